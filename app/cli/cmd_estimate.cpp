@@ -1,0 +1,61 @@
+// shardscope-cli estimate: the theory engine's per-rank memory and communication (DESIGN.md
+// "Memory accounting"), or DeepSpeed's own estimators with --deepspeed.
+#include <algorithm>
+#include <cstdio>
+
+#include "commands.h"
+#include "estimate_common.h"
+
+namespace shardscope::cli {
+
+namespace {
+
+constexpr const char* kHelp =
+    "usage: shardscope-cli estimate --params P --ranks N [flags]\n"
+    "       shardscope-cli estimate --deepspeed zero2|zero3 --params P [--largest-layer L]\n"
+    "                               --gpus-per-node G --nodes M [--json]\n"
+    "\n"
+    "Per-rank model states (params, grads, optimizer) by ledger category and tier, the\n"
+    "communication per step and the formula behind every number.\n"
+    "\n"
+    "  --params P               parameter count: 7.5e9, 7500000000, 1.3B, 124M\n"
+    "  --model-shape L,d,h,V,T  a GPT shape instead of --params (units padded to N)\n"
+    "  --ranks N                data-parallel ranks (≥ 1)\n"
+    "  --strategy S             ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid|all,\n"
+    "                           or a comma list; all = ddp,zero1,zero2,zero3,fsdp (default)\n"
+    "  --precision X            bf16|fp16 (2+2+12 B/param, default), fp32 (4+4+8), custom\n"
+    "  --optimizer-bytes K      optimizer bytes per param with --precision custom (0–64)\n"
+    "  --hybrid-group G         fsdp_hybrid shard group size; must divide N\n"
+    "  --offload-optimizer T    device|host|nvme: where master weights and Adam m, v live\n"
+    "  --offload-param T        device|host|nvme: param shards (zero3 / fsdp only)\n"
+    "  --micro-batch B          micro-batch for the activation term of the peak (with a shape)\n"
+    "  --json                   machine-readable output\n"
+    "\n"
+    "DeepSpeed mode reproduces estimate_zero{2,3}_model_states_mem_needs_all_live:\n"
+    "  --deepspeed zero2|zero3  which estimator\n"
+    "  --largest-layer L        largest layer's params (ZeRO-3; derived from --model-shape)\n"
+    "  --gpus-per-node G        GPUs per node (default 1)\n"
+    "  --nodes M                nodes (default 1)\n"
+    "\n"
+    "Units: GB = 1e9 bytes, GiB = 2^30 bytes. Bad input exits with code 2.\n";
+
+} // namespace
+
+int cmdEstimate(std::span<const std::string> argv) {
+    const bool help = std::any_of(argv.begin(), argv.end(),
+                                  [](const std::string& a) { return a == "--help" || a == "-h"; });
+    if (help) {
+        std::fputs(kHelp, stdout);
+        return 0;
+    }
+    Args args("estimate",
+              {"--params", "--model-shape", "--ranks", "--strategy", "--precision",
+               "--optimizer-bytes", "--hybrid-group", "--offload-optimizer", "--offload-param",
+               "--micro-batch", "--deepspeed", "--largest-layer", "--gpus-per-node", "--nodes"},
+              {"--json"});
+    args.parse(argv);
+    if (args.has("--deepspeed")) return estimateDeepSpeed(args);
+    return estimateTheory(args);
+}
+
+} // namespace shardscope::cli

@@ -1,0 +1,12 @@
+#pragma once
+// shardscope-cli subcommands. Each returns the process exit code and throws
+// shardscope::Error for bad input (main maps it to one line on stderr and exit 2).
+#include <span>
+#include <string>
+
+namespace shardscope::cli {
+
+int cmdEstimate(std::span<const std::string> args); // cmd_estimate.cpp
+int cmdRun(std::span<const std::string> args);      // cmd_run.cpp
+
+} // namespace shardscope::cli

@@ -1,0 +1,29 @@
+#pragma once
+// Shared pieces of `shardscope-cli estimate` (cmd_estimate.cpp, estimate_theory.cpp,
+// estimate_deepspeed.cpp). Everything throws Error(InvalidArgument) naming the flag.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "args.h"
+#include "core/categories.h"
+#include "theory/shape.h"
+
+namespace shardscope::cli {
+
+// "1.88 GB (1.75 GiB)": decimal and binary units, always labelled.
+std::string humanBytes(std::uint64_t bytes);
+
+// --model-shape layers,d,heads,vocab,seq (validated, including d divisible by heads).
+std::optional<theory::GptShape> modelShapeFlag(const Args& args);
+
+// --offload-optimizer / --offload-param: device|host|nvme (cpu is accepted for host).
+Tier tierFlag(const Args& args, const std::string& flag);
+
+// Rejects flags of the other estimate mode, e.g. --ranks together with --deepspeed.
+void rejectFlags(const Args& args, std::initializer_list<const char*> flags, const std::string& why);
+
+int estimateTheory(const Args& args);    // estimate --params P --ranks N …
+int estimateDeepSpeed(const Args& args); // estimate --deepspeed zero2|zero3 …
+
+} // namespace shardscope::cli

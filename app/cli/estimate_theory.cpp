@@ -1,0 +1,191 @@
+// estimate --params P --ranks N: one row per strategy from the theory engine.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "core/error.h"
+#include "estimate_common.h"
+#include "theory/estimate.h"
+
+namespace shardscope::cli {
+
+namespace {
+
+using namespace theory;
+
+constexpr std::int64_t kMaxRanks = std::int64_t{1} << 30;
+
+struct Row {
+    Scenario scenario;
+    ModelStates states;
+    CommPerStep comm;
+    PeakPrediction peak;
+};
+
+std::vector<Strategy> strategiesFlag(const Args& args) {
+    const std::string text = args.value("--strategy").value_or("all");
+    std::vector<Strategy> out;
+    std::stringstream in(text);
+    std::string name;
+    while (std::getline(in, name, ',')) {
+        if (name == "all") {
+            for (Strategy s : classicStrategies()) out.push_back(s);
+            if (args.has("--hybrid-group")) out.push_back(Strategy::FsdpHybridShard);
+        } else if (auto s = parseStrategy(name)) {
+            out.push_back(*s);
+        } else {
+            throwInvalid("--strategy: unknown strategy '" + name +
+                         "' (ddp, zero1, zero2, zero3, fsdp, fsdp_grad_op, fsdp_hybrid, all)");
+        }
+    }
+    if (out.empty()) throwInvalid("--strategy needs at least one strategy");
+    return out;
+}
+
+Precision precisionFlag(const Args& args) {
+    Precision p;
+    if (auto text = args.value("--precision")) {
+        auto kind = parsePrecision(*text);
+        if (!kind) throwInvalid("--precision expects bf16, fp16, fp32 or custom, got '" + *text + "'");
+        p.kind = *kind;
+    } else if (args.has("--optimizer-bytes")) {
+        p.kind = PrecisionKind::Custom; // K alone implies custom
+    }
+    if (args.has("--optimizer-bytes")) {
+        if (p.kind != PrecisionKind::Custom)
+            throwInvalid("--optimizer-bytes needs --precision custom, got --precision " +
+                         std::string(precisionName(p.kind)));
+        p.customOptimizerBytes = static_cast<std::uint32_t>(args.integer("--optimizer-bytes", 0, 64));
+    }
+    return p;
+}
+
+Scenario baseScenario(const Args& args) {
+    rejectFlags(args, {"--largest-layer", "--gpus-per-node", "--nodes"}, "applies only with --deepspeed");
+    Scenario s;
+    s.shape = modelShapeFlag(args);
+    if (s.shape && args.has("--params")) throwInvalid("--params and --model-shape exclude each other");
+    if (!s.shape) s.params = args.count("--params");
+    s.ranks = static_cast<int>(args.integer("--ranks", 1, kMaxRanks));
+    s.precision = precisionFlag(args);
+    s.offload.optimizer = tierFlag(args, "--offload-optimizer");
+    s.offload.param = tierFlag(args, "--offload-param");
+    if (args.has("--hybrid-group")) {
+        s.knobs.hybridGroupSize = static_cast<int>(args.integer("--hybrid-group", 1, kMaxRanks));
+        if (s.ranks % s.knobs.hybridGroupSize != 0)
+            throwInvalid("--hybrid-group " + std::to_string(s.knobs.hybridGroupSize) +
+                         " does not divide --ranks " + std::to_string(s.ranks));
+    }
+    if (args.has("--micro-batch")) s.activations.microBatch = args.integer("--micro-batch", 1, 1 << 20);
+    return s;
+}
+
+// Everything is computed (and validated) before anything is printed: errors leave stdout empty.
+std::vector<Row> computeRows(const Args& args) {
+    const Scenario base = baseScenario(args);
+    std::vector<Row> rows;
+    for (Strategy st : strategiesFlag(args)) {
+        Scenario s = base;
+        s.strategy = st;
+        validate(s);
+        rows.push_back({s, modelStates(s), commPerStep(s), predictPeak(s)});
+    }
+    return rows;
+}
+
+nlohmann::json rowJson(const Row& r) {
+    const ByteTable& t = r.states.perRank;
+    nlohmann::json byCategory = nlohmann::json::object(), byTier = nlohmann::json::object();
+    for (Category c : kAllCategories) byCategory[std::string(categoryName(c))] = t.category(c);
+    for (Tier tier : kAllTiers) byTier[std::string(tierName(tier))] = t.tier(tier);
+    nlohmann::json derivation = nlohmann::json::array();
+    for (const auto& l : r.states.lines)
+        derivation.push_back({{"category", categoryName(l.category)}, {"tier", tierName(l.tier)},
+                              {"bytes", l.bytes}, {"formula", l.formula}, {"source", l.source}});
+    nlohmann::json comm = nlohmann::json::object(), collectives = nlohmann::json::array();
+    for (const auto& v : r.comm.byKind) {
+        comm[std::string(collectiveName(v.kind))] = v.sentBytes;
+        collectives.push_back({{"kind", collectiveName(v.kind)}, {"payload_bytes", v.payloadBytes},
+                               {"sent_bytes", v.sentBytes}, {"calls", v.calls}});
+    }
+    comm["total"] = r.comm.totalSentBytes;
+    return {{"strategy", strategyName(r.scenario.strategy)},
+            {"per_rank_bytes",
+             {{"param", t.group(StateGroup::Param)}, {"grad", t.group(StateGroup::Grad)},
+              {"optimizer", t.group(StateGroup::Optimizer)}, {"total", t.total()}}},
+            {"by_category", byCategory},
+            {"by_tier", byTier},
+            {"shard_count", r.states.shardCount},
+            {"padding_bytes", r.states.paddingBytes},
+            {"derivation", derivation},
+            {"comm_bytes_per_step", comm},
+            {"collectives", collectives},
+            {"comm_psi_equivalents", r.comm.psiEquivalents},
+            {"predicted_peak_bytes", r.peak.peakBytes},
+            {"peak_notes", r.peak.notes}};
+}
+
+void printJson(const std::vector<Row>& rows) {
+    const Scenario& s = rows.front().scenario;
+    nlohmann::json out = {{"params", rows.front().states.paramCount},
+                          {"ranks", s.ranks},
+                          {"precision", precisionName(s.precision.kind)},
+                          {"rows", nlohmann::json::array()}};
+    if (s.shape)
+        out["model_shape"] = {{"layers", s.shape->layers}, {"d_model", s.shape->dModel},
+                              {"heads", s.shape->heads}, {"vocab", s.shape->vocab},
+                              {"seq_len", s.shape->seqLen}};
+    for (const Row& r : rows) out["rows"].push_back(rowJson(r));
+    std::printf("%s\n", out.dump(2).c_str());
+}
+
+void printDerivation(const Row& r) {
+    std::printf("\nderivation (%s):\n", std::string(strategyName(r.scenario.strategy)).c_str());
+    for (const auto& l : r.states.lines)
+        std::printf("  %-12s %-7s %-24s = %s\n               source: %s\n",
+                    std::string(categoryName(l.category)).c_str(), std::string(tierName(l.tier)).c_str(),
+                    humanBytes(l.bytes).c_str(), l.formula.c_str(), l.source.c_str());
+    std::printf("\ncommunication per rank per step (ring; ≈ %.2f × Ψ·param bytes):\n", r.comm.psiEquivalents);
+    for (const auto& v : r.comm.byKind)
+        std::printf("  %-14s %4d call(s), buffer %s, sent %s\n", std::string(collectiveName(v.kind)).c_str(),
+                    v.calls, humanBytes(v.payloadBytes).c_str(), humanBytes(v.sentBytes).c_str());
+    std::printf("\npredicted peak (device): %s", humanBytes(r.peak.peakBytes).c_str());
+    std::printf("  = states %s + activations %s + gathered %s + full grads %s + buckets %s\n",
+                humanBytes(r.peak.modelStates.tier(Tier::Device)).c_str(),
+                humanBytes(r.peak.activationBytes).c_str(), humanBytes(r.peak.gatheredBytes).c_str(),
+                humanBytes(r.peak.gradFullBytes).c_str(), humanBytes(r.peak.bucketBytes).c_str());
+    for (const auto& note : r.peak.notes) std::printf("  note: %s\n", note.c_str());
+}
+
+void printTable(const std::vector<Row>& rows) {
+    const Scenario& s = rows.front().scenario;
+    const Precision& p = s.precision;
+    std::printf("Ψ = %llu params, N = %d ranks, %s (%u+%u+%u B/param)%s\n",
+                static_cast<unsigned long long>(rows.front().states.paramCount), s.ranks,
+                std::string(precisionName(p.kind)).c_str(), p.paramBytes(), p.gradBytes(),
+                p.optimizerBytes(), s.shape ? ", units padded to a multiple of the shard count" : "");
+    std::printf("per-rank model states (GB = 1e9 B, GiB = 2^30 B)\n");
+    std::printf("%-13s %-24s %-24s %-24s %-24s %s\n", "strategy", "param", "grad", "optimizer", "total",
+                "comm sent/step");
+    for (const Row& r : rows) {
+        const ByteTable& t = r.states.perRank;
+        std::printf("%-13s %-24s %-24s %-24s %-24s %s\n", std::string(strategyName(r.scenario.strategy)).c_str(),
+                    humanBytes(t.group(StateGroup::Param)).c_str(), humanBytes(t.group(StateGroup::Grad)).c_str(),
+                    humanBytes(t.group(StateGroup::Optimizer)).c_str(), humanBytes(t.total()).c_str(),
+                    humanBytes(r.comm.totalSentBytes).c_str());
+    }
+    if (rows.size() == 1) printDerivation(rows.front());
+    else std::printf("(--strategy S shows the derivation, communication and peak of one strategy)\n");
+}
+
+} // namespace
+
+int estimateTheory(const Args& args) {
+    const std::vector<Row> rows = computeRows(args);
+    if (args.has("--json")) printJson(rows);
+    else printTable(rows);
+    return 0;
+}
+
+} // namespace shardscope::cli

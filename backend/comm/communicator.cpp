@@ -1,0 +1,135 @@
+#include "comm/communicator.h"
+
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "core/ledger.h"
+#include "device/device.h"
+#include "kernels/cpu/bf16.h"
+
+namespace shardscope::comm {
+
+std::size_t dtypeBytes(DType t) { return t == DType::F32 ? 4 : 2; }
+
+std::uint64_t CommStats::totalSentBytes() const {
+    std::uint64_t sum = 0;
+    for (auto b : sentBytes) sum += b;
+    return sum;
+}
+
+void CommStats::add(const CommStats& o) {
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        calls[i] += o.calls[i];
+        payloadBytes[i] += o.payloadBytes[i];
+        sentBytes[i] += o.sentBytes[i];
+        busyNs[i] += o.busyNs[i];
+    }
+}
+
+template <class F>
+void Communicator::traced(CollectiveOp op, std::int32_t unit, std::uint64_t payload,
+                          std::uint64_t sent, F&& body) {
+    Event e;
+    e.kind = EventKind::CollectiveBegin;
+    e.collective = op;
+    e.unit = unit;
+    e.bytes = payload;
+    e.peers = size();
+    if (device_) device_->ledger().emit(e);
+    const std::uint64_t t0 = monotonicNs();
+    body();
+    const auto i = static_cast<std::size_t>(op);
+    stats_.calls[i] += 1;
+    stats_.payloadBytes[i] += payload;
+    stats_.sentBytes[i] += sent;
+    stats_.busyNs[i] += monotonicNs() - t0;
+    e.kind = EventKind::CollectiveEnd;
+    if (device_) device_->ledger().emit(e);
+}
+
+// Ring-algorithm bytes sent per rank (nccl-tests' busbw model): AG/RS send (N−1)/N of the
+// full buffer, all-reduce 2(N−1)/N of it.
+void Communicator::allGather(const void* shard, void* full, std::size_t count, DType t,
+                             std::int32_t unit) {
+    const std::uint64_t n = static_cast<std::uint64_t>(size());
+    const std::uint64_t shardBytes = count * dtypeBytes(t);
+    traced(CollectiveOp::AllGather, unit, shardBytes * n, shardBytes * (n - 1),
+           [&] { doAllGather(shard, full, count, t); });
+}
+
+void Communicator::reduceScatter(const void* full, void* shard, std::size_t count, DType t,
+                                 std::int32_t unit) {
+    const std::uint64_t n = static_cast<std::uint64_t>(size());
+    const std::uint64_t shardBytes = count * dtypeBytes(t);
+    traced(CollectiveOp::ReduceScatter, unit, shardBytes * n, shardBytes * (n - 1),
+           [&] { doReduceScatter(full, shard, count, t); });
+}
+
+void Communicator::allReduce(void* data, std::size_t count, DType t, std::int32_t unit) {
+    const std::uint64_t n = static_cast<std::uint64_t>(size());
+    const std::uint64_t bytes = count * dtypeBytes(t);
+    // 2(N−1)/N × bytes, kept exact in integers: 2(N−1)·bytes/N rounded down.
+    traced(CollectiveOp::AllReduce, unit, bytes, 2 * (n - 1) * bytes / n,
+           [&] { doAllReduce(data, count, t); });
+}
+
+void Communicator::broadcast(void* data, std::size_t bytes, int root) {
+    if (root < 0 || root >= size())
+        throw Error(ErrorKind::Internal, "broadcast root " + std::to_string(root) + " out of range");
+    traced(CollectiveOp::Broadcast, kNoUnit, bytes, rank() == root ? bytes : 0,
+           [&] { doBroadcast(data, bytes, root); });
+}
+
+double Communicator::sumScalar(double value) { return doScalar(value, false); }
+double Communicator::maxScalar(double value) { return doScalar(value, true); }
+
+void sumInRankOrder(const void* const* parts, int nparts, void* out, std::size_t count, DType t) {
+    if (t == DType::F32) {
+        auto* dst = static_cast<float*>(out);
+        for (std::size_t i = 0; i < count; ++i) {
+            float acc = 0.0f;
+            for (int r = 0; r < nparts; ++r) acc += static_cast<const float*>(parts[r])[i];
+            dst[i] = acc;
+        }
+        return;
+    }
+    auto* dst = static_cast<kernels::Bf16*>(out);
+    for (std::size_t i = 0; i < count; ++i) {
+        float acc = 0.0f;
+        for (int r = 0; r < nparts; ++r)
+            acc += kernels::toFloat(static_cast<const kernels::Bf16*>(parts[r])[i]);
+        dst[i] = kernels::toBf16(acc);
+    }
+}
+
+namespace {
+
+class SelfCommunicator final : public Communicator {
+public:
+    using Communicator::Communicator;
+    int rank() const override { return 0; }
+    int size() const override { return 1; }
+    std::string name() const override { return "self"; }
+    void barrier() override {}
+    std::vector<std::string> gatherBytes(const std::string& local, int) override { return {local}; }
+
+protected:
+    void doAllGather(const void* shard, void* full, std::size_t count, DType t) override {
+        if (shard != full) std::memmove(full, shard, count * dtypeBytes(t));
+    }
+    void doReduceScatter(const void* full, void* shard, std::size_t count, DType t) override {
+        if (shard != full) std::memmove(shard, full, count * dtypeBytes(t));
+    }
+    void doAllReduce(void*, std::size_t, DType) override {}
+    void doBroadcast(void*, std::size_t, int) override {}
+    double doScalar(double value, bool) override { return value; }
+};
+
+} // namespace
+
+std::unique_ptr<Communicator> makeSelfCommunicator(device::Device* device) {
+    return std::make_unique<SelfCommunicator>(device);
+}
+
+} // namespace shardscope::comm

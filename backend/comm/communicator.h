@@ -1,0 +1,108 @@
+#pragma once
+// Collectives between the ranks of one job. A Communicator is one rank's handle; every call is
+// collective (all ranks of the group call it in the same order).
+//
+// Note: buffers are flat and contiguous. For all-gather and reduce-scatter the full buffer is
+// `count × size()` elements and rank r's shard sits at offset `r × count` — the layout of
+// FSDP's flat parameter padded to a multiple of N (model/layout.h). Every call emits a
+// CollectiveBegin/CollectiveEnd event pair to the device's ledger and adds to CommStats, so
+// measured communication comes from what was actually called.
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/event.h"
+
+namespace shardscope::device {
+class Device;
+}
+
+namespace shardscope::comm {
+
+enum class DType : std::uint8_t { F32, Bf16 };
+std::size_t dtypeBytes(DType t);
+
+// Per collective kind (indexed by CollectiveOp): what this rank called.
+struct CommStats {
+    std::array<std::uint64_t, 5> calls{};
+    std::array<std::uint64_t, 5> payloadBytes{}; // nccl-tests "size": AG/RS full buffer, AR buffer
+    std::array<std::uint64_t, 5> sentBytes{};    // what a ring algorithm sends from this rank
+    std::array<std::uint64_t, 5> busyNs{};       // wall time inside the calls
+
+    std::uint64_t totalSentBytes() const;
+    void add(const CommStats& other);
+};
+
+class Communicator {
+public:
+    // Events go to the device's ledger; scratch buffers (deterministic reductions) are
+    // allocated on it as comm_buffer. device may be null (no events, scratch on the heap).
+    explicit Communicator(device::Device* device) : device_(device) {}
+    virtual ~Communicator() = default;
+    Communicator(const Communicator&) = delete;
+    Communicator& operator=(const Communicator&) = delete;
+
+    virtual int rank() const = 0;
+    virtual int size() const = 0;
+    virtual std::string name() const = 0; // "self", "mpi", …
+
+    // shard (count) → full (count × size), rank order.
+    void allGather(const void* shard, void* full, std::size_t count, DType t, std::int32_t unit);
+    // full (count × size) summed over ranks → this rank's shard (count).
+    void reduceScatter(const void* full, void* shard, std::size_t count, DType t,
+                       std::int32_t unit);
+    // data (count) summed over ranks, in place.
+    void allReduce(void* data, std::size_t count, DType t, std::int32_t unit);
+    void broadcast(void* data, std::size_t bytes, int root);
+    // Small scalar reductions (loss, squared gradient norm); not counted as payload.
+    double sumScalar(double value);
+    double maxScalar(double value);
+    virtual void barrier() = 0;
+    // Instrumentation, not training traffic (no events, not in CommStats): every rank's bytes
+    // arrive at `root` in rank order; other ranks get an empty vector. Used to batch each
+    // step's events to rank 0, which writes the stream and the recording.
+    virtual std::vector<std::string> gatherBytes(const std::string& local, int root) = 0;
+
+    // Sums in rank order 0..N−1 so every strategy reduces bit-identically (--deterministic).
+    void setDeterministic(bool on) { deterministic_ = on; }
+    bool deterministic() const { return deterministic_; }
+    // A collective that has not completed within the deadline throws Error(Comm).
+    void setTimeout(std::chrono::milliseconds t) { timeout_ = t; }
+    std::chrono::milliseconds timeout() const { return timeout_; }
+
+    const CommStats& stats() const { return stats_; }
+    void resetStats() { stats_ = {}; }
+
+protected:
+    virtual void doAllGather(const void* shard, void* full, std::size_t count, DType t) = 0;
+    virtual void doReduceScatter(const void* full, void* shard, std::size_t count, DType t) = 0;
+    virtual void doAllReduce(void* data, std::size_t count, DType t) = 0;
+    virtual void doBroadcast(void* data, std::size_t bytes, int root) = 0;
+    virtual double doScalar(double value, bool max) = 0;
+
+private:
+    template <class F>
+    void traced(CollectiveOp op, std::int32_t unit, std::uint64_t payload, std::uint64_t sent,
+                F&& body);
+
+protected:
+    device::Device* device_;
+
+private:
+    CommStats stats_{};
+    bool deterministic_ = false;
+    std::chrono::milliseconds timeout_{30000};
+};
+
+// One rank, no peers: collectives are copies. Used by single-rank runs and builds without MPI.
+std::unique_ptr<Communicator> makeSelfCommunicator(device::Device* device);
+
+// Sums `parts` (each `count` elements, rank order) into `out`, accumulating in fp32 and
+// rounding once: the deterministic reduction every communicator shares.
+void sumInRankOrder(const void* const* parts, int nparts, void* out, std::size_t count, DType t);
+
+} // namespace shardscope::comm

@@ -1,0 +1,277 @@
+#include "comm/mpi_communicator.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "device/device.h"
+#include "kernels/cpu/bf16.h"
+
+namespace shardscope::comm {
+
+bool mpiCompiledIn() { return true; }
+
+namespace {
+
+void check(int rc, const char* what) {
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    throw Error(ErrorKind::Comm, std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+}
+
+// Sum of bf16 values in fp32, rounded once per pair (MPI reduces pairwise).
+void bf16Sum(void* in, void* inout, int* len, MPI_Datatype*) {
+    const auto* a = static_cast<const kernels::Bf16*>(in);
+    auto* b = static_cast<kernels::Bf16*>(inout);
+    for (int i = 0; i < *len; ++i)
+        b[i] = kernels::toBf16(kernels::toFloat(a[i]) + kernels::toFloat(b[i]));
+}
+
+MPI_Op bf16SumOp() {
+    static MPI_Op op = [] {
+        MPI_Op o;
+        MPI_Op_create(&bf16Sum, 1, &o);
+        return o;
+    }();
+    return op;
+}
+
+MPI_Datatype mpiType(DType t) { return t == DType::F32 ? MPI_FLOAT : MPI_UINT16_T; }
+MPI_Op sumOp(DType t) { return t == DType::F32 ? MPI_SUM : bf16SumOp(); }
+
+// Scratch memory for deterministic reductions, counted in the ledger as comm_buffer.
+class Scratch {
+public:
+    Scratch(device::Device* dev, std::uint64_t bytes) {
+        if (dev) buffer_ = dev->allocate(bytes, {Category::CommBuffer, Tier::Device, kNoUnit});
+        else heap_.resize(bytes);
+    }
+    char* data() { return buffer_.empty() ? heap_.data() : buffer_.ptr<char>(); }
+
+private:
+    device::Buffer buffer_;
+    std::vector<char> heap_;
+};
+
+class MpiCommunicator final : public Communicator {
+public:
+    MpiCommunicator(device::Device* dev, MPI_Comm comm, bool owned)
+        : Communicator(dev), comm_(comm), owned_(owned) {
+        MPI_Comm_rank(comm_, &rank_);
+        MPI_Comm_size(comm_, &size_);
+    }
+    ~MpiCommunicator() override {
+        if (owned_) MPI_Comm_free(&comm_);
+    }
+    int rank() const override { return rank_; }
+    int size() const override { return size_; }
+    std::string name() const override { return "mpi"; }
+    void barrier() override {
+        MPI_Request req;
+        check(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
+        wait(req, "barrier");
+    }
+
+    std::vector<std::string> gatherBytes(const std::string& local, int root) override {
+        const int mine = toInt(local.size());
+        std::vector<int> sizes(rank_ == root ? static_cast<std::size_t>(size_) : 0);
+        MPI_Request req;
+        check(MPI_Igather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, root, comm_, &req),
+              "MPI_Igather");
+        wait(req, "event gather");
+        std::vector<int> displs(sizes.size());
+        std::string all;
+        if (rank_ == root) {
+            std::size_t total = 0;
+            for (std::size_t r = 0; r < sizes.size(); ++r) {
+                displs[r] = toInt(total);
+                total += static_cast<std::size_t>(sizes[r]);
+            }
+            all.resize(total);
+        }
+        check(MPI_Igatherv(local.data(), mine, MPI_BYTE, all.data(), sizes.data(), displs.data(),
+                           MPI_BYTE, root, comm_, &req),
+              "MPI_Igatherv");
+        wait(req, "event gather");
+        std::vector<std::string> out;
+        for (std::size_t r = 0; r < sizes.size(); ++r)
+            out.push_back(all.substr(static_cast<std::size_t>(displs[r]),
+                                     static_cast<std::size_t>(sizes[r])));
+        return out;
+    }
+
+protected:
+    void doAllGather(const void* shard, void* full, std::size_t count, DType t) override {
+        MPI_Request req;
+        const void* send = shard;
+        // In place when the shard already sits at this rank's slot of the full buffer.
+        if (shard == static_cast<const char*>(full) + rank_ * count * dtypeBytes(t))
+            send = MPI_IN_PLACE;
+        check(MPI_Iallgather(send, toInt(count), mpiType(t), full, toInt(count), mpiType(t), comm_,
+                             &req),
+              "MPI_Iallgather");
+        wait(req, "all-gather");
+    }
+
+    void doReduceScatter(const void* full, void* shard, std::size_t count, DType t) override {
+        if (!deterministic()) {
+            MPI_Request req;
+            check(MPI_Ireduce_scatter_block(full, shard, toInt(count), mpiType(t), sumOp(t), comm_,
+                                            &req),
+                  "MPI_Ireduce_scatter_block");
+            wait(req, "reduce-scatter");
+            return;
+        }
+        // Every rank receives everybody's copy of its chunk and sums them in rank order.
+        const std::size_t chunkBytes = count * dtypeBytes(t);
+        Scratch recv(device_, chunkBytes * static_cast<std::size_t>(size_));
+        alltoall(full, recv.data(), count, t);
+        sumChunks(recv.data(), shard, count, t);
+    }
+
+    void doAllReduce(void* data, std::size_t count, DType t) override {
+        if (!deterministic()) {
+            MPI_Request req;
+            check(MPI_Iallreduce(MPI_IN_PLACE, data, toInt(count), mpiType(t), sumOp(t), comm_, &req),
+                  "MPI_Iallreduce");
+            wait(req, "all-reduce");
+            return;
+        }
+        // Deterministic all-reduce = padded reduce-scatter in rank order + all-gather, so each
+        // element is summed exactly as the reduce-scatter of ZeRO/FSDP sums it.
+        const std::size_t n = static_cast<std::size_t>(size_);
+        const std::size_t chunk = (count + n - 1) / n;
+        const std::size_t eb = dtypeBytes(t);
+        Scratch staging(device_, chunk * n * eb);
+        Scratch recv(device_, chunk * n * eb);
+        std::memcpy(staging.data(), data, count * eb);
+        std::memset(staging.data() + count * eb, 0, (chunk * n - count) * eb);
+        alltoall(staging.data(), recv.data(), chunk, t);
+        char* mine = staging.data() + static_cast<std::size_t>(rank_) * chunk * eb;
+        sumChunks(recv.data(), mine, chunk, t);
+        MPI_Request req;
+        check(MPI_Iallgather(MPI_IN_PLACE, toInt(chunk), mpiType(t), staging.data(), toInt(chunk),
+                             mpiType(t), comm_, &req),
+              "MPI_Iallgather");
+        wait(req, "all-reduce");
+        std::memcpy(data, staging.data(), count * eb);
+    }
+
+    void doBroadcast(void* data, std::size_t bytes, int root) override {
+        MPI_Request req;
+        check(MPI_Ibcast(data, toInt(bytes), MPI_BYTE, root, comm_, &req), "MPI_Ibcast");
+        wait(req, "broadcast");
+    }
+
+    double doScalar(double value, bool max) override {
+        if (!max && deterministic()) {
+            // Gather all values and add them in rank order: the same sum on every rank, always.
+            std::vector<double> all(static_cast<std::size_t>(size_));
+            MPI_Request req;
+            check(MPI_Iallgather(&value, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm_, &req),
+                  "MPI_Iallgather");
+            wait(req, "scalar sum");
+            double sum = 0;
+            for (double v : all) sum += v;
+            return sum;
+        }
+        double out = 0;
+        MPI_Request req;
+        check(MPI_Iallreduce(&value, &out, 1, MPI_DOUBLE, max ? MPI_MAX : MPI_SUM, comm_, &req),
+              "MPI_Iallreduce");
+        wait(req, max ? "scalar max" : "scalar sum");
+        return out;
+    }
+
+private:
+    static int toInt(std::size_t count) {
+        if (count > static_cast<std::size_t>(INT32_MAX))
+            throw Error(ErrorKind::Internal, "collective of " + std::to_string(count) +
+                                                 " elements exceeds MPI's int count");
+        return static_cast<int>(count);
+    }
+
+    void alltoall(const void* send, void* recv, std::size_t count, DType t) {
+        MPI_Request req;
+        check(MPI_Ialltoall(send, toInt(count), mpiType(t), recv, toInt(count), mpiType(t), comm_,
+                            &req),
+              "MPI_Ialltoall");
+        wait(req, "reduce-scatter");
+    }
+
+    void sumChunks(const char* recv, void* out, std::size_t count, DType t) const {
+        std::vector<const void*> parts(static_cast<std::size_t>(size_));
+        for (int r = 0; r < size_; ++r)
+            parts[static_cast<std::size_t>(r)] = recv + static_cast<std::size_t>(r) * count * dtypeBytes(t);
+        sumInRankOrder(parts.data(), size_, out, count, t);
+    }
+
+    // Polls instead of MPI_Wait so a dead or stuck peer becomes an error, never a hang.
+    void wait(MPI_Request& req, const char* what) const {
+        using clock = std::chrono::steady_clock;
+        const auto deadline = clock::now() + timeout();
+        for (unsigned spins = 0;; ++spins) {
+            int done = 0;
+            check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), what);
+            if (done) return;
+            if (spins < 2000) continue; // short collectives finish while spinning
+            if (clock::now() > deadline)
+                throw Error(ErrorKind::Comm,
+                            std::string(what) + " on rank " + std::to_string(rank_) +
+                                " timed out after " + std::to_string(timeout().count() / 1000) +
+                                " s waiting for its peers");
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+    }
+
+    MPI_Comm comm_;
+    bool owned_;
+    int rank_ = 0;
+    int size_ = 1;
+};
+
+} // namespace
+
+MpiRuntime::MpiRuntime(int* argc, char*** argv) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+        int provided = 0;
+        check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    }
+    // Errors come back as return codes so they can be turned into messages naming the rank.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiRuntime::~MpiRuntime() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+}
+
+void MpiRuntime::abort(int exitCode) {
+    MPI_Abort(MPI_COMM_WORLD, exitCode);
+    std::_Exit(exitCode);
+}
+
+std::unique_ptr<Communicator> makeMpiWorldCommunicator(device::Device* device) {
+    return std::make_unique<MpiCommunicator>(device, MPI_COMM_WORLD, false);
+}
+
+std::unique_ptr<Communicator> makeMpiSplitCommunicator(device::Device* device, int color, int key) {
+    MPI_Comm sub;
+    check(MPI_Comm_split(MPI_COMM_WORLD, color, key, &sub), "MPI_Comm_split");
+    MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+    return std::make_unique<MpiCommunicator>(device, sub, true);
+}
+
+} // namespace shardscope::comm

@@ -1,0 +1,279 @@
+#include "core/protocol.h"
+
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace shardscope::protocol {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the codec writes host integers as little-endian");
+
+[[noreturn]] void malformed(const std::string& what) { throw Error(ErrorKind::Format, what); }
+
+template <class T> void put(std::string& out, T value) {
+    char raw[sizeof(T)];
+    std::memcpy(raw, &value, sizeof(T));
+    out.append(raw, sizeof(T));
+}
+
+void putString(std::string& out, std::string_view s) {
+    put<std::uint32_t>(out, static_cast<std::uint32_t>(s.size()));
+    out.append(s);
+}
+
+// Reads fields from one record's payload; every read is bounds-checked.
+class Reader {
+public:
+    Reader(std::string_view payload, const char* record) : p_(payload), record_(record) {}
+    template <class T> T get() {
+        need(sizeof(T));
+        T v;
+        std::memcpy(&v, p_.data() + at_, sizeof(T));
+        at_ += sizeof(T);
+        return v;
+    }
+    std::string getString() {
+        const auto n = get<std::uint32_t>();
+        need(n);
+        std::string s(p_.substr(at_, n));
+        at_ += n;
+        return s;
+    }
+    void finish() const {
+        if (at_ != p_.size())
+            malformed(std::string(record_) + " record has " + std::to_string(p_.size() - at_) +
+                      " trailing bytes");
+    }
+
+private:
+    void need(std::size_t n) const {
+        if (p_.size() - at_ < n) malformed(std::string(record_) + " record is too short");
+    }
+    std::string_view p_;
+    const char* record_;
+    std::size_t at_ = 0;
+};
+
+template <class E> E checkedEnum(std::uint8_t raw, std::uint8_t count, const char* field) {
+    if (raw >= count)
+        malformed(std::string("event has an invalid ") + field + " (" + std::to_string(raw) + ")");
+    return static_cast<E>(raw);
+}
+
+void putEvent(std::string& out, const Event& e) {
+    put<std::uint64_t>(out, e.timeNs);
+    put<std::uint64_t>(out, e.bytes);
+    put<std::int64_t>(out, e.step);
+    put<std::int32_t>(out, e.rank);
+    put<std::int32_t>(out, e.unit);
+    put<std::int32_t>(out, e.peers);
+    put<std::uint8_t>(out, static_cast<std::uint8_t>(e.kind));
+    put<std::uint8_t>(out, static_cast<std::uint8_t>(e.category));
+    put<std::uint8_t>(out, static_cast<std::uint8_t>(e.tier));
+    put<std::uint8_t>(out, static_cast<std::uint8_t>(e.phase));
+    put<std::uint8_t>(out, static_cast<std::uint8_t>(e.collective));
+}
+
+Event getEvent(Reader& r) {
+    Event e;
+    e.timeNs = r.get<std::uint64_t>();
+    e.bytes = r.get<std::uint64_t>();
+    e.step = r.get<std::int64_t>();
+    e.rank = r.get<std::int32_t>();
+    e.unit = r.get<std::int32_t>();
+    e.peers = r.get<std::int32_t>();
+    e.kind = checkedEnum<EventKind>(r.get<std::uint8_t>(), 8, "kind");
+    e.category = checkedEnum<Category>(r.get<std::uint8_t>(), kCategoryCount, "category");
+    e.tier = checkedEnum<Tier>(r.get<std::uint8_t>(), kTierCount, "tier");
+    e.phase = checkedEnum<Phase>(r.get<std::uint8_t>(), 5, "phase");
+    e.collective = checkedEnum<CollectiveOp>(r.get<std::uint8_t>(), 5, "collective");
+    return e;
+}
+
+struct PayloadWriter {
+    std::string& out;
+    void operator()(const Handshake& h) const {
+        put(out, h.rank);
+        put(out, h.worldSize);
+        putString(out, h.configJson);
+    }
+    void operator()(const EventBatch& b) const {
+        put(out, b.rank);
+        put<std::uint32_t>(out, static_cast<std::uint32_t>(b.events.size()));
+        for (const Event& e : b.events) putEvent(out, e);
+    }
+    void operator()(const StepSummary& s) const {
+        put(out, s.step);
+        put(out, s.loss);
+        put(out, s.stepNs);
+    }
+    void operator()(const Report& r) const { putString(out, r.json); }
+    void operator()(const Failure& f) const {
+        put(out, f.rank);
+        put(out, f.step);
+        putString(out, f.message);
+    }
+    void operator()(const End&) const {}
+};
+
+RecordType typeOf(const Record& r) {
+    return static_cast<RecordType>(r.index() + 1); // variant order = RecordType order
+}
+
+Record decodePayload(RecordType type, std::string_view payload) {
+    switch (type) {
+    case RecordType::Handshake: {
+        Reader r(payload, "handshake");
+        Handshake h{r.get<std::int32_t>(), r.get<std::int32_t>(), r.getString()};
+        r.finish();
+        if (h.worldSize < 1 || h.rank < 0 || h.rank >= h.worldSize)
+            malformed("handshake names rank " + std::to_string(h.rank) + " of world size " +
+                      std::to_string(h.worldSize));
+        return h;
+    }
+    case RecordType::EventBatch: {
+        Reader r(payload, "event batch");
+        EventBatch b;
+        b.rank = r.get<std::int32_t>();
+        const auto n = r.get<std::uint32_t>();
+        if (payload.size() != 8 + std::uint64_t{n} * kEventBytes)
+            malformed("event batch says " + std::to_string(n) + " events but holds " +
+                      std::to_string(payload.size()) + " bytes");
+        b.events.reserve(n);
+        for (std::uint32_t i = 0; i < n; ++i) b.events.push_back(getEvent(r));
+        r.finish();
+        return b;
+    }
+    case RecordType::StepSummary: {
+        Reader r(payload, "step summary");
+        StepSummary s{r.get<std::int64_t>(), r.get<double>(), r.get<std::uint64_t>()};
+        r.finish();
+        return s;
+    }
+    case RecordType::Report: {
+        Reader r(payload, "report");
+        Report rep{r.getString()};
+        r.finish();
+        return rep;
+    }
+    case RecordType::Failure: {
+        Reader r(payload, "failure");
+        Failure f{r.get<std::int32_t>(), r.get<std::int64_t>(), r.getString()};
+        r.finish();
+        return f;
+    }
+    case RecordType::End:
+        if (!payload.empty()) malformed("end record has a payload");
+        return End{};
+    }
+    malformed("unknown record type " + std::to_string(static_cast<int>(type)));
+}
+
+} // namespace
+
+void writeHeader(std::string& out) {
+    out.append(kMagic);
+    put<std::uint32_t>(out, kProtocolVersion);
+}
+
+void writeRecord(std::string& out, const Record& record) {
+    std::string payload;
+    std::visit(PayloadWriter{payload}, record);
+    if (payload.size() > kMaxRecordBytes)
+        throw Error(ErrorKind::Internal, "record of " + std::to_string(payload.size()) +
+                                             " bytes exceeds the protocol's limit");
+    put<std::uint32_t>(out, static_cast<std::uint32_t>(payload.size()));
+    put<std::uint8_t>(out, static_cast<std::uint8_t>(typeOf(record)));
+    out.append(payload);
+}
+
+std::string encode(const Record& record) {
+    std::string out;
+    writeRecord(out, record);
+    return out;
+}
+
+void StreamDecoder::feed(std::string_view bytes) {
+    // Compact lazily so a long stream doesn't keep every byte it ever saw.
+    if (offset_ > 0 && offset_ * 2 > buffer_.size()) {
+        buffer_.erase(0, offset_);
+        offset_ = 0;
+    }
+    buffer_.append(bytes.data(), bytes.size());
+}
+
+void StreamDecoder::readHeader() {
+    const std::string_view avail(buffer_.data() + offset_, buffer_.size() - offset_);
+    const std::size_t cmp = std::min(avail.size(), kMagic.size());
+    if (avail.substr(0, cmp) != kMagic.substr(0, cmp))
+        malformed("not a ShardScope stream (bad magic)");
+    if (avail.size() < kHeaderBytes) return;
+    std::uint32_t version = 0;
+    std::memcpy(&version, avail.data() + kMagic.size(), sizeof version);
+    if (version != kProtocolVersion)
+        malformed("protocol version " + std::to_string(version) + ", but this build reads version " +
+                  std::to_string(kProtocolVersion));
+    offset_ += kHeaderBytes;
+    headerSeen_ = true;
+}
+
+std::optional<Record> StreamDecoder::next() {
+    if (!headerSeen_) {
+        readHeader();
+        if (!headerSeen_) return std::nullopt;
+    }
+    const std::size_t avail = buffer_.size() - offset_;
+    if (avail < 5) return std::nullopt;
+    std::uint32_t length = 0;
+    std::memcpy(&length, buffer_.data() + offset_, sizeof length);
+    if (length > kMaxRecordBytes)
+        malformed("record length " + std::to_string(length) + " exceeds the protocol's limit");
+    if (avail < 5 + std::size_t{length}) return std::nullopt;
+    const auto type = static_cast<RecordType>(static_cast<std::uint8_t>(buffer_[offset_ + 4]));
+    const std::string_view payload(buffer_.data() + offset_ + 5, length);
+    Record record = decodePayload(type, payload);
+    offset_ += 5 + std::size_t{length};
+    ++records_;
+    return record;
+}
+
+Recording decodeRecording(std::string_view bytes, const std::string& what) {
+    StreamDecoder decoder;
+    decoder.feed(bytes);
+    Recording rec;
+    try {
+        while (auto record = decoder.next()) {
+            if (auto* h = std::get_if<Handshake>(&*record)) rec.handshakes.push_back(std::move(*h));
+            else if (auto* b = std::get_if<EventBatch>(&*record)) rec.batches.push_back(std::move(*b));
+            else if (auto* s = std::get_if<StepSummary>(&*record)) rec.steps.push_back(*s);
+            else if (auto* r = std::get_if<Report>(&*record)) rec.reportJson = std::move(r->json);
+            else if (auto* f = std::get_if<Failure>(&*record)) rec.failures.push_back(std::move(*f));
+            else rec.ended = true;
+        }
+    } catch (const Error& e) {
+        throw Error(ErrorKind::Format, what + ": " + e.what());
+    }
+    if (!decoder.headerSeen()) throw Error(ErrorKind::Format, what + ": too short to be a recording");
+    if (decoder.bufferedBytes() != 0)
+        throw Error(ErrorKind::Format, what + ": truncated (" +
+                                           std::to_string(decoder.bufferedBytes()) +
+                                           " bytes of an unfinished record at the end)");
+    if (rec.handshakes.empty()) throw Error(ErrorKind::Format, what + ": no handshake record");
+    return rec;
+}
+
+Recording readRecording(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(ErrorKind::Io, "cannot open recording '" + path + "'");
+    std::ostringstream data;
+    data << in.rdbuf();
+    if (in.bad()) throw Error(ErrorKind::Io, "cannot read recording '" + path + "'");
+    return decodeRecording(data.str(), "recording '" + path + "'");
+}
+
+} // namespace shardscope::protocol

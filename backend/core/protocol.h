@@ -1,0 +1,107 @@
+#pragma once
+// The one versioned wire format shared by workers, the CLI, the GUI and recordings (.sstrace).
+//
+// Layout: an 8-byte magic "SSTRACE\n", a little-endian u32 protocol version, then records.
+// Each record is u32 payload length, u8 record type, payload. Integers are little-endian.
+// A recording file is exactly the stream a job sends to its parent.
+//
+// Note: bump kProtocolVersion whenever a record's payload changes; readers refuse other
+// versions with a message naming both (no best-effort decoding of a foreign layout).
+// Event enum values are part of this format (see core/event.h, core/categories.h).
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/event.h"
+
+namespace shardscope::protocol {
+
+inline constexpr std::string_view kMagic = "SSTRACE\n";
+inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::size_t kHeaderBytes = 12;           // magic + version
+inline constexpr std::uint32_t kMaxRecordBytes = 64u << 20; // refuse absurd lengths early
+inline constexpr std::size_t kEventBytes = 41;            // one encoded Event
+
+enum class RecordType : std::uint8_t {
+    Handshake = 1,  // once per rank: who it is and what it runs
+    EventBatch = 2, // one rank's events, batched per step
+    StepSummary = 3,// per step, from rank 0: loss and step time
+    Report = 4,     // the final JSON report
+    Failure = 5,    // a rank failed: rank, step, message
+    End = 6,        // clean end of stream
+};
+
+struct Handshake {
+    std::int32_t rank = 0;
+    std::int32_t worldSize = 1;
+    std::string configJson; // the RunConfig as JSON (strategy, model, knobs, unit names…)
+};
+
+struct EventBatch {
+    std::int32_t rank = 0;
+    std::vector<Event> events;
+};
+
+struct StepSummary {
+    std::int64_t step = 0;
+    double loss = 0;
+    std::uint64_t stepNs = 0;
+};
+
+struct Report {
+    std::string json;
+};
+
+struct Failure {
+    std::int32_t rank = -1; // -1: the launcher itself
+    std::int64_t step = -1;
+    std::string message;
+};
+
+struct End {};
+
+using Record = std::variant<Handshake, EventBatch, StepSummary, Report, Failure, End>;
+
+// Appends the stream header / one record to `out`.
+void writeHeader(std::string& out);
+void writeRecord(std::string& out, const Record& record);
+std::string encode(const Record& record); // record only, no header
+
+// Incremental decoder: feed any split of the stream (one byte at a time works), pull complete
+// records. Malformed input throws Error(Format) with a message naming what is wrong; after a
+// throw the decoder stays failed.
+class StreamDecoder {
+public:
+    void feed(std::string_view bytes);
+    std::optional<Record> next();
+
+    bool headerSeen() const { return headerSeen_; }
+    std::size_t bufferedBytes() const { return buffer_.size() - offset_; }
+    std::uint64_t recordsDecoded() const { return records_; }
+
+private:
+    void readHeader();
+    std::string buffer_;
+    std::size_t offset_ = 0;
+    bool headerSeen_ = false;
+    std::uint64_t records_ = 0;
+};
+
+// A whole recording read from a file. Throws Error(Io) if unreadable, Error(Format) if broken,
+// including a stream that stops mid-record ("truncated").
+struct Recording {
+    std::vector<Handshake> handshakes; // index = rank once sorted; size = world size
+    std::vector<EventBatch> batches;
+    std::vector<StepSummary> steps;
+    std::optional<std::string> reportJson;
+    std::vector<Failure> failures;
+    bool ended = false; // an End record was seen
+};
+Recording readRecording(const std::string& path);
+Recording decodeRecording(std::string_view bytes, const std::string& what = "recording");
+
+} // namespace shardscope::protocol

@@ -1,0 +1,93 @@
+#include "core/stream_writer.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace shardscope {
+
+StreamWriter::~StreamWriter() {
+    if (socket_ >= 0) ::close(socket_);
+    if (file_) {
+        std::fclose(file_);
+        std::remove((path_ + ".partial").c_str()); // never finished: leave nothing behind
+    }
+}
+
+void StreamWriter::connectSocket(const std::string& path) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path.size() >= sizeof(addr.sun_path))
+        throw Error(ErrorKind::Io, "stream socket path is too long: " + path);
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw Error(ErrorKind::Io, std::string("socket(): ") + std::strerror(errno));
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+        const int err = errno;
+        ::close(fd);
+        throw Error(ErrorKind::Io, "cannot connect to the stream socket " + path + ": " +
+                                       std::strerror(err));
+    }
+    // A parent that dies must not kill rank 0 with SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
+    socket_ = fd;
+}
+
+void StreamWriter::openRecording(const std::string& path) {
+    path_ = path;
+    file_ = std::fopen((path + ".partial").c_str(), "wb");
+    if (!file_)
+        throw Error(ErrorKind::Io, "cannot write recording '" + path + "': " + std::strerror(errno));
+}
+
+void StreamWriter::writeBytes(const std::string& bytes) {
+    if (socket_ >= 0) {
+        std::size_t done = 0;
+        while (done < bytes.size()) {
+            const ssize_t n = ::send(socket_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) { // the parent is gone; keep recording
+                ::close(socket_);
+                socket_ = -1;
+                break;
+            }
+            done += static_cast<std::size_t>(n);
+        }
+    }
+    if (file_ && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
+        throw Error(ErrorKind::Io, "cannot write recording '" + path_ + "': " + std::strerror(errno));
+}
+
+void StreamWriter::write(const protocol::Record& record) {
+    std::string bytes;
+    if (!headerWritten_) {
+        protocol::writeHeader(bytes);
+        headerWritten_ = true;
+    }
+    protocol::writeRecord(bytes, record);
+    writeBytes(bytes);
+}
+
+void StreamWriter::flush() {
+    if (file_) std::fflush(file_);
+}
+
+void StreamWriter::finish() {
+    if (!file_) return;
+    const bool ok = std::fclose(file_) == 0;
+    file_ = nullptr;
+    const std::string partial = path_ + ".partial";
+    if (!ok || std::rename(partial.c_str(), path_.c_str()) != 0) {
+        const int err = errno;
+        std::remove(partial.c_str());
+        throw Error(ErrorKind::Io, "cannot finish recording '" + path_ + "': " + std::strerror(err));
+    }
+}
+
+} // namespace shardscope

@@ -1,0 +1,108 @@
+#pragma once
+// Where every buffer of a run comes from. A Device allocates memory of its kind and tags each
+// allocation with a ledger category, tier and unit, so the Ledger is a true picture of the
+// process. CpuDevice exists now; a CudaDevice implements the same four virtuals later.
+//
+// Note: Buffer is move-only and frees itself (RAII), so a free can never be forgotten and the
+// ledger's live bytes return to the model states at the end of every step.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "core/categories.h"
+#include "core/event.h"
+#include "core/ledger.h"
+
+namespace shardscope::device {
+
+enum class DeviceKind : std::uint8_t { Cpu, Cuda };
+
+struct AllocTag {
+    Category category = Category::Workspace;
+    Tier tier = Tier::Device;
+    std::int32_t unit = kNoUnit;
+};
+
+class Device;
+
+class Buffer {
+public:
+    Buffer() = default;
+    ~Buffer() { reset(); }
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+    Buffer& operator=(Buffer&& o) noexcept;
+
+    void reset() noexcept; // frees now (the ledger records it); idempotent
+    bool empty() const { return data_ == nullptr; }
+    std::uint64_t bytes() const { return bytes_; }
+    const AllocTag& tag() const { return tag_; }
+    void* data() const { return data_; }
+
+    // Typed views; the byte size must be a multiple of sizeof(T).
+    template <class T> std::span<T> as() const {
+        return {static_cast<T*>(data_), static_cast<std::size_t>(bytes_ / sizeof(T))};
+    }
+    template <class T> T* ptr() const { return static_cast<T*>(data_); }
+
+private:
+    friend class Device;
+    Buffer(Device* device, void* data, std::uint64_t bytes, AllocTag tag)
+        : device_(device), data_(data), bytes_(bytes), tag_(tag) {}
+
+    Device* device_ = nullptr;
+    void* data_ = nullptr;
+    std::uint64_t bytes_ = 0;
+    AllocTag tag_{};
+};
+
+class Device {
+public:
+    explicit Device(Ledger& ledger) : ledger_(ledger) {}
+    virtual ~Device() = default;
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+
+    virtual DeviceKind kind() const = 0;
+    virtual std::string name() const = 0;
+
+    // Records the allocation in the ledger first (which enforces the capacity budget and throws
+    // Error(OutOfMemory) naming category/unit/bytes), then allocates. zeroed = filled with 0.
+    // A zero-byte request yields an empty Buffer and no ledger entry.
+    Buffer allocate(std::uint64_t bytes, AllocTag tag, bool zeroed = false);
+    template <class T> Buffer allocateArray(std::uint64_t count, AllocTag tag, bool zeroed = false) {
+        return allocate(count * sizeof(T), tag, zeroed);
+    }
+
+    Ledger& ledger() { return ledger_; }
+    const Ledger& ledger() const { return ledger_; }
+
+protected:
+    virtual void* rawAllocate(std::uint64_t bytes) = 0; // throws Error(OutOfMemory) on failure
+    virtual void rawFree(void* data, std::uint64_t bytes) noexcept = 0;
+    virtual void rawZero(void* data, std::uint64_t bytes) = 0;
+
+private:
+    friend class Buffer;
+    void release(void* data, std::uint64_t bytes, const AllocTag& tag) noexcept;
+    Ledger& ledger_;
+};
+
+// Host memory, 64-byte aligned (cache line / AVX-512), counted as tier `device` because on a
+// CPU rank the host *is* the compute device; host-tier buffers (offload) pass Tier::Host.
+class CpuDevice final : public Device {
+public:
+    using Device::Device;
+    DeviceKind kind() const override { return DeviceKind::Cpu; }
+    std::string name() const override { return "cpu"; }
+
+protected:
+    void* rawAllocate(std::uint64_t bytes) override;
+    void rawFree(void* data, std::uint64_t bytes) noexcept override;
+    void rawZero(void* data, std::uint64_t bytes) override;
+};
+
+} // namespace shardscope::device

@@ -1,0 +1,42 @@
+#include "kernels/cpu/gemm.h"
+
+#include <cblas.h>
+
+#include "core/event.h"
+
+namespace shardscope::kernels {
+
+namespace {
+thread_local GemmTimer* tlsTimer = nullptr;
+}
+
+GemmTimer* setGemmTimer(GemmTimer* timer) {
+    GemmTimer* previous = tlsTimer;
+    tlsTimer = timer;
+    return previous;
+}
+
+void gemm(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+          const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+          std::int64_t ldc) {
+    GemmTimer* timer = tlsTimer;
+    const std::uint64_t begin = timer ? monotonicNs() : 0;
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
+                static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
+                static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
+                static_cast<blasint>(ldc));
+    if (timer) {
+        timer->ns += monotonicNs() - begin;
+        timer->calls += 1;
+        timer->flops += 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+    }
+}
+
+void setBlasThreads(int threads) {
+    if (threads > 0) openblas_set_num_threads(threads);
+}
+
+int blasThreads() { return openblas_get_num_threads(); }
+
+} // namespace shardscope::kernels

@@ -1,0 +1,27 @@
+#pragma once
+// Row-major single-precision GEMM through OpenBLAS, with an optional per-thread timer so a
+// benchmark can report which fraction of a step is spent in GEMM.
+#include <cstdint>
+
+namespace shardscope::kernels {
+
+// C[m×n] = alpha · op(A)[m×k] · op(B)[k×n] + beta · C; leading dimensions in elements.
+void gemm(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+          const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+          std::int64_t ldc);
+
+struct GemmTimer {
+    std::uint64_t ns = 0;
+    std::uint64_t calls = 0;
+    double flops = 0; // 2·m·n·k per call
+};
+
+// Installs a timer for GEMMs on the calling thread (nullptr = off, the default: no clock reads).
+// Returns the previous one.
+GemmTimer* setGemmTimer(GemmTimer* timer);
+
+// OpenBLAS worker threads (≤ 0 leaves the library default / OPENBLAS_NUM_THREADS).
+void setBlasThreads(int threads);
+int blasThreads();
+
+} // namespace shardscope::kernels

@@ -1,0 +1,116 @@
+// The GEMM-shaped ops: linear layers and causal attention (both run their matrix products
+// through kernels::gemm so the GEMM timer sees all of them).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/ops.h"
+
+namespace shardscope::kernels {
+
+void linearForward(const float* x, const float* w, const float* bias, float* y, std::int64_t rows,
+                   std::int64_t in, std::int64_t out, bool accumulate) {
+    // The bias is broadcast into y first so one GEMM with beta = 1 finishes the job.
+    if (bias) {
+        for (std::int64_t r = 0; r < rows; ++r) {
+            float* yr = y + r * out;
+            if (accumulate)
+                for (std::int64_t j = 0; j < out; ++j) yr[j] += bias[j];
+            else
+                std::memcpy(yr, bias, static_cast<std::size_t>(out) * sizeof(float));
+        }
+    }
+    const float beta = (bias || accumulate) ? 1.0f : 0.0f;
+    gemm(false, false, rows, out, in, 1.0f, x, in, w, out, beta, y, out);
+}
+
+void linearBackward(const float* dy, const float* x, const float* w, float* dx, float* dw,
+                    float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out) {
+    if (dx) gemm(false, true, rows, in, out, 1.0f, dy, out, w, out, 1.0f, dx, in);
+    gemm(true, false, in, out, rows, 1.0f, x, in, dy, out, 1.0f, dw, out);
+    if (dbias) {
+        for (std::int64_t r = 0; r < rows; ++r) {
+            const float* dyr = dy + r * out;
+            for (std::int64_t j = 0; j < out; ++j) dbias[j] += dyr[j];
+        }
+    }
+}
+
+namespace {
+
+// Row-wise causal softmax in place: row i keeps columns 0..i, the rest become 0.
+void causalSoftmax(float* p, std::int64_t seq) {
+    for (std::int64_t i = 0; i < seq; ++i) {
+        float* row = p + i * seq;
+        float maxv = row[0];
+        for (std::int64_t j = 1; j <= i; ++j) maxv = std::max(maxv, row[j]);
+        float sum = 0.0f;
+        for (std::int64_t j = 0; j <= i; ++j) {
+            row[j] = std::exp(row[j] - maxv);
+            sum += row[j];
+        }
+        const float inv = 1.0f / sum;
+        for (std::int64_t j = 0; j <= i; ++j) row[j] *= inv;
+        for (std::int64_t j = i + 1; j < seq; ++j) row[j] = 0.0f;
+    }
+}
+
+} // namespace
+
+void attentionForward(const float* qkv, float* probs, float* out, std::int64_t batch,
+                      std::int64_t seq, std::int64_t heads, std::int64_t headDim) {
+    const std::int64_t d = heads * headDim;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(headDim));
+    for (std::int64_t b = 0; b < batch; ++b) {
+        for (std::int64_t h = 0; h < heads; ++h) {
+            const float* q = qkv + b * seq * 3 * d + h * headDim;
+            const float* k = q + d;
+            const float* v = q + 2 * d;
+            float* p = probs + (b * heads + h) * seq * seq;
+            gemm(false, true, seq, seq, headDim, scale, q, 3 * d, k, 3 * d, 0.0f, p, seq);
+            causalSoftmax(p, seq);
+            gemm(false, false, seq, headDim, seq, 1.0f, p, seq, v, 3 * d, 0.0f,
+                 out + b * seq * d + h * headDim, d);
+        }
+    }
+}
+
+void attentionBackward(const float* dout, const float* qkv, const float* probs, float* dqkv,
+                       std::span<float> scratch, std::int64_t batch, std::int64_t seq,
+                       std::int64_t heads, std::int64_t headDim) {
+    if (static_cast<std::int64_t>(scratch.size()) < seq * seq)
+        throw Error(ErrorKind::Internal, "attentionBackward: scratch smaller than seq²");
+    const std::int64_t d = heads * headDim;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(headDim));
+    float* ds = scratch.data();
+    for (std::int64_t b = 0; b < batch; ++b) {
+        for (std::int64_t h = 0; h < heads; ++h) {
+            const std::int64_t offset = b * seq * 3 * d + h * headDim;
+            const float* q = qkv + offset;
+            const float* k = q + d;
+            const float* v = q + 2 * d;
+            float* dq = dqkv + offset;
+            float* dk = dq + d;
+            float* dv = dq + 2 * d;
+            const float* p = probs + (b * heads + h) * seq * seq;
+            const float* dO = dout + b * seq * d + h * headDim;
+            gemm(false, true, seq, seq, headDim, 1.0f, dO, d, v, 3 * d, 0.0f, ds, seq); // dP
+            gemm(true, false, seq, headDim, seq, 1.0f, p, seq, dO, d, 0.0f, dv, 3 * d);   // dV
+            // Softmax backward: dS = P ⊙ (dP − Σ_j dP·P); P is 0 above the diagonal.
+            for (std::int64_t i = 0; i < seq; ++i) {
+                float* row = ds + i * seq;
+                const float* prow = p + i * seq;
+                float dot = 0.0f;
+                for (std::int64_t j = 0; j <= i; ++j) dot += row[j] * prow[j];
+                for (std::int64_t j = 0; j <= i; ++j) row[j] = prow[j] * (row[j] - dot);
+                for (std::int64_t j = i + 1; j < seq; ++j) row[j] = 0.0f;
+            }
+            gemm(false, false, seq, headDim, seq, scale, ds, seq, k, 3 * d, 0.0f, dq, 3 * d);
+            gemm(true, false, seq, headDim, seq, scale, ds, seq, q, 3 * d, 0.0f, dk, 3 * d);
+        }
+    }
+}
+
+} // namespace shardscope::kernels

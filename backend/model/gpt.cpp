@@ -1,0 +1,258 @@
+#include "model/gpt.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "core/error.h"
+#include "kernels/cpu/ops.h"
+
+namespace shardscope::model {
+
+namespace k = shardscope::kernels;
+using device::Buffer;
+
+void GptModel::BlockActs::reset() {
+    for (Buffer* b : {&ln1Stats, &ln1Out, &qkv, &attnProbs, &attnOut, &resid1, &ln2Stats, &ln2Out,
+                      &fcPre, &geluOut})
+        b->reset();
+}
+
+GptModel::GptModel(ModelConfig config, device::Device& device)
+    : config_(config), device_(device), units_(unitLayouts(config.shape)),
+      tokens_(config.microBatch * config.shape.seqLen), d_(config.shape.dModel) {
+    theory::validate(config_.shape);
+    if (config_.microBatch < 1) throwInvalid("micro-batch must be at least 1");
+    outs_.resize(units_.size());
+    blocks_.resize(units_.size());
+}
+
+Buffer GptModel::activation(std::uint64_t floats, std::int32_t unit) {
+    return device_.allocateArray<float>(floats, {Category::Activation, Tier::Device, unit});
+}
+
+Buffer GptModel::workspace(std::uint64_t floats, std::int32_t unit, bool zeroed) {
+    return device_.allocateArray<float>(floats, {Category::Workspace, Tier::Device, unit}, zeroed);
+}
+
+const float* GptModel::slot(const float* params, std::int32_t unit, const char* name) const {
+    return params + units_[static_cast<std::size_t>(unit)].slot(name).offset;
+}
+
+float* GptModel::slot(float* grads, std::int32_t unit, const char* name) const {
+    return grads + units_[static_cast<std::size_t>(unit)].slot(name).offset;
+}
+
+void GptModel::forward(std::int32_t unit, const float* params, const Batch& batch) {
+    if (unit < 0 || unit >= unitCount()) throw Error(ErrorKind::Internal, "forward: bad unit");
+    switch (units_[static_cast<std::size_t>(unit)].kind()) {
+    case UnitKind::Embedding: embeddingForward(params, batch); break;
+    case UnitKind::Block:
+        blockForward(unit, params, blocks_[static_cast<std::size_t>(unit)], true);
+        // Checkpointing: only the output survives the forward (it is the next unit's input).
+        if (config_.checkpointing) blocks_[static_cast<std::size_t>(unit)].reset();
+        break;
+    case UnitKind::Head: headForward(params, batch); break;
+    }
+}
+
+void GptModel::backward(std::int32_t unit, const float* params, float* grads) {
+    if (unit < 0 || unit >= unitCount()) throw Error(ErrorKind::Internal, "backward: bad unit");
+    switch (units_[static_cast<std::size_t>(unit)].kind()) {
+    case UnitKind::Embedding: embeddingBackward(grads); break;
+    case UnitKind::Block: blockBackward(unit, params, grads); break;
+    case UnitKind::Head: headBackward(params, grads); break;
+    }
+}
+
+void GptModel::discardActivations() {
+    tokenIds_.reset();
+    for (Buffer& b : outs_) b.reset();
+    for (BlockActs& a : blocks_) a.reset();
+    head_ = HeadActs{};
+    gradStream_.reset();
+}
+
+// ---- embedding -------------------------------------------------------------------------------
+
+void GptModel::embeddingForward(const float* params, const Batch& batch) {
+    if (batch.sequences != config_.microBatch || batch.seqLen != config_.shape.seqLen ||
+        static_cast<std::int64_t>(batch.inputs.size()) != tokens_)
+        throwInvalid("batch shape does not match the model (micro-batch × context)");
+    discardActivations(); // a new step: nothing of the previous one may survive
+    const auto tokens = static_cast<std::uint64_t>(tokens_);
+    tokenIds_ = device_.allocateArray<std::int32_t>(tokens, {Category::Activation, Tier::Device, 0});
+    std::memcpy(tokenIds_.data(), batch.inputs.data(), tokens * sizeof(std::int32_t));
+    outs_[0] = activation(tokens * static_cast<std::uint64_t>(d_), 0);
+    k::embeddingForward(tokenIds_.ptr<std::int32_t>(), slot(params, 0, "wte"), slot(params, 0, "wpe"),
+                        outs_[0].ptr<float>(), config_.microBatch, config_.shape.seqLen, d_,
+                        config_.shape.vocab);
+}
+
+void GptModel::embeddingBackward(float* grads) {
+    k::embeddingBackward(tokenIds_.ptr<std::int32_t>(), gradStream_.ptr<float>(), slot(grads, 0, "wte"),
+                         slot(grads, 0, "wpe"), config_.microBatch, config_.shape.seqLen, d_);
+    tokenIds_.reset();
+    gradStream_.reset();
+}
+
+// ---- transformer block -----------------------------------------------------------------------
+
+void GptModel::blockForward(std::int32_t unit, const float* p, BlockActs& a, bool keepOutput) {
+    const std::int64_t T = tokens_, d = d_;
+    const auto td = static_cast<std::uint64_t>(T * d);
+    const auto t = static_cast<std::uint64_t>(T);
+    const std::int64_t heads = config_.shape.heads, seq = config_.shape.seqLen;
+    const float* x = outs_[static_cast<std::size_t>(unit - 1)].ptr<float>();
+
+    a.ln1Stats = activation(2 * t, unit);
+    a.ln1Out = activation(td, unit);
+    k::layerNormForward(x, slot(p, unit, "ln1.weight"), slot(p, unit, "ln1.bias"), a.ln1Out.ptr<float>(),
+                        a.ln1Stats.ptr<float>(), a.ln1Stats.ptr<float>() + T, T, d);
+    a.qkv = activation(3 * td, unit);
+    k::linearForward(a.ln1Out.ptr<float>(), slot(p, unit, "attn.qkv.weight"),
+                     slot(p, unit, "attn.qkv.bias"), a.qkv.ptr<float>(), T, d, 3 * d, false);
+    a.attnProbs = activation(static_cast<std::uint64_t>(config_.microBatch * heads * seq * seq), unit);
+    a.attnOut = activation(td, unit);
+    k::attentionForward(a.qkv.ptr<float>(), a.attnProbs.ptr<float>(), a.attnOut.ptr<float>(),
+                        config_.microBatch, seq, heads, d / heads);
+    // Residual: resid1 = x + attnOut·Wproj + b (copy x, then the GEMM accumulates onto it).
+    a.resid1 = activation(td, unit);
+    std::memcpy(a.resid1.data(), x, td * sizeof(float));
+    k::linearForward(a.attnOut.ptr<float>(), slot(p, unit, "attn.proj.weight"),
+                     slot(p, unit, "attn.proj.bias"), a.resid1.ptr<float>(), T, d, d, true);
+    a.ln2Stats = activation(2 * t, unit);
+    a.ln2Out = activation(td, unit);
+    k::layerNormForward(a.resid1.ptr<float>(), slot(p, unit, "ln2.weight"), slot(p, unit, "ln2.bias"),
+                        a.ln2Out.ptr<float>(), a.ln2Stats.ptr<float>(), a.ln2Stats.ptr<float>() + T,
+                        T, d);
+    a.fcPre = activation(4 * td, unit);
+    k::linearForward(a.ln2Out.ptr<float>(), slot(p, unit, "mlp.fc.weight"),
+                     slot(p, unit, "mlp.fc.bias"), a.fcPre.ptr<float>(), T, d, 4 * d, false);
+    a.geluOut = activation(4 * td, unit);
+    k::geluForward(a.fcPre.ptr<float>(), a.geluOut.ptr<float>(), 4 * T * d);
+    // The recompute in backward does not need the block output (nobody reads it there).
+    if (!keepOutput) return;
+    Buffer& out = outs_[static_cast<std::size_t>(unit)];
+    out = activation(td, unit);
+    std::memcpy(out.data(), a.resid1.data(), td * sizeof(float));
+    k::linearForward(a.geluOut.ptr<float>(), slot(p, unit, "mlp.proj.weight"),
+                     slot(p, unit, "mlp.proj.bias"), out.ptr<float>(), T, 4 * d, d, true);
+}
+
+void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
+    BlockActs& a = blocks_[static_cast<std::size_t>(unit)];
+    if (config_.checkpointing) {
+        Event span;
+        span.kind = EventKind::ComputeBegin;
+        span.unit = unit;
+        span.phase = Phase::Recompute;
+        device_.ledger().emit(span);
+        blockForward(unit, p, a, false);
+        span.kind = EventKind::ComputeEnd;
+        device_.ledger().emit(span);
+    }
+    const std::int64_t T = tokens_, d = d_;
+    const auto td = static_cast<std::uint64_t>(T * d);
+    const std::int64_t heads = config_.shape.heads, seq = config_.shape.seqLen;
+    // gradStream_ holds ∂L/∂out on entry; the residual paths add into it in place, so on exit it
+    // holds ∂L/∂x for the previous unit.
+    float* dStream = gradStream_.ptr<float>();
+
+    Buffer dGelu = workspace(4 * td, unit, true);
+    k::linearBackward(dStream, a.geluOut.ptr<float>(), slot(p, unit, "mlp.proj.weight"),
+                      dGelu.ptr<float>(), slot(g, unit, "mlp.proj.weight"),
+                      slot(g, unit, "mlp.proj.bias"), T, 4 * d, d);
+    a.geluOut.reset();
+    Buffer dFcPre = workspace(4 * td, unit, false);
+    k::geluBackward(dGelu.ptr<float>(), a.fcPre.ptr<float>(), dFcPre.ptr<float>(), 4 * T * d);
+    a.fcPre.reset();
+    dGelu.reset();
+    Buffer dLn2 = workspace(td, unit, true);
+    k::linearBackward(dFcPre.ptr<float>(), a.ln2Out.ptr<float>(), slot(p, unit, "mlp.fc.weight"),
+                      dLn2.ptr<float>(), slot(g, unit, "mlp.fc.weight"), slot(g, unit, "mlp.fc.bias"),
+                      T, d, 4 * d);
+    a.ln2Out.reset();
+    dFcPre.reset();
+    k::layerNormBackward(dLn2.ptr<float>(), a.resid1.ptr<float>(), a.ln2Stats.ptr<float>(),
+                         a.ln2Stats.ptr<float>() + T, slot(p, unit, "ln2.weight"), dStream,
+                         slot(g, unit, "ln2.weight"), slot(g, unit, "ln2.bias"), T, d);
+    a.resid1.reset();
+    a.ln2Stats.reset();
+    dLn2.reset();
+
+    Buffer dAttn = workspace(td, unit, true);
+    k::linearBackward(dStream, a.attnOut.ptr<float>(), slot(p, unit, "attn.proj.weight"),
+                      dAttn.ptr<float>(), slot(g, unit, "attn.proj.weight"),
+                      slot(g, unit, "attn.proj.bias"), T, d, d);
+    a.attnOut.reset();
+    Buffer dQkv = workspace(3 * td, unit, false);
+    Buffer scratch = workspace(static_cast<std::uint64_t>(seq * seq), unit, false);
+    k::attentionBackward(dAttn.ptr<float>(), a.qkv.ptr<float>(), a.attnProbs.ptr<float>(),
+                         dQkv.ptr<float>(), scratch.as<float>(), config_.microBatch, seq, heads,
+                         d / heads);
+    a.attnProbs.reset();
+    a.qkv.reset();
+    scratch.reset();
+    dAttn.reset();
+    Buffer dLn1 = workspace(td, unit, true);
+    k::linearBackward(dQkv.ptr<float>(), a.ln1Out.ptr<float>(), slot(p, unit, "attn.qkv.weight"),
+                      dLn1.ptr<float>(), slot(g, unit, "attn.qkv.weight"),
+                      slot(g, unit, "attn.qkv.bias"), T, d, 3 * d);
+    a.ln1Out.reset();
+    dQkv.reset();
+    Buffer& input = outs_[static_cast<std::size_t>(unit - 1)];
+    k::layerNormBackward(dLn1.ptr<float>(), input.ptr<float>(), a.ln1Stats.ptr<float>(),
+                         a.ln1Stats.ptr<float>() + T, slot(p, unit, "ln1.weight"), dStream,
+                         slot(g, unit, "ln1.weight"), slot(g, unit, "ln1.bias"), T, d);
+    a.ln1Stats.reset();
+    dLn1.reset();
+    input.reset(); // the previous unit's output: this was its last use
+}
+
+// ---- head ------------------------------------------------------------------------------------
+
+void GptModel::headForward(const float* p, const Batch& batch) {
+    const std::int32_t unit = unitCount() - 1;
+    const std::int64_t T = tokens_, d = d_, vocab = config_.shape.vocab;
+    const auto t = static_cast<std::uint64_t>(T);
+    const float* x = outs_[static_cast<std::size_t>(unit - 1)].ptr<float>();
+    head_.lnfStats = activation(2 * t, unit);
+    head_.lnfOut = activation(t * static_cast<std::uint64_t>(d), unit);
+    k::layerNormForward(x, slot(p, unit, "ln_f.weight"), slot(p, unit, "ln_f.bias"),
+                        head_.lnfOut.ptr<float>(), head_.lnfStats.ptr<float>(),
+                        head_.lnfStats.ptr<float>() + T, T, d);
+    head_.probs = activation(t * static_cast<std::uint64_t>(vocab), unit);
+    k::linearForward(head_.lnfOut.ptr<float>(), slot(p, unit, "lm_head.weight"), nullptr,
+                     head_.probs.ptr<float>(), T, d, vocab, false);
+    head_.targets = device_.allocateArray<std::int32_t>(t, {Category::Activation, Tier::Device, unit});
+    std::memcpy(head_.targets.data(), batch.targets.data(), t * sizeof(std::int32_t));
+    loss_ = k::crossEntropyForward(head_.probs.ptr<float>(), head_.targets.ptr<std::int32_t>(), T, vocab);
+}
+
+void GptModel::headBackward(const float* p, float* g) {
+    const std::int32_t unit = unitCount() - 1;
+    const std::int64_t T = tokens_, d = d_, vocab = config_.shape.vocab;
+    const auto td = static_cast<std::uint64_t>(T * d);
+    // The probabilities become ∂L/∂logits in place: no second [T × vocab] buffer.
+    float* dLogits = head_.probs.ptr<float>();
+    k::crossEntropyBackward(dLogits, head_.targets.ptr<std::int32_t>(), dLogits, T, vocab,
+                            1.0f / static_cast<float>(T));
+    head_.targets.reset();
+    Buffer dLnf = workspace(td, unit, true);
+    k::linearBackward(dLogits, head_.lnfOut.ptr<float>(), slot(p, unit, "lm_head.weight"),
+                      dLnf.ptr<float>(), slot(g, unit, "lm_head.weight"), nullptr, T, d, vocab);
+    head_.probs.reset();
+    head_.lnfOut.reset();
+    gradStream_ = workspace(td, unit, true);
+    Buffer& input = outs_[static_cast<std::size_t>(unit - 1)];
+    k::layerNormBackward(dLnf.ptr<float>(), input.ptr<float>(), head_.lnfStats.ptr<float>(),
+                         head_.lnfStats.ptr<float>() + T, slot(p, unit, "ln_f.weight"),
+                         gradStream_.ptr<float>(), slot(g, unit, "ln_f.weight"),
+                         slot(g, unit, "ln_f.bias"), T, d);
+    head_.lnfStats.reset();
+    dLnf.reset();
+    input.reset();
+}
+
+} // namespace shardscope::model

@@ -1,0 +1,86 @@
+#pragma once
+// The GPT-2-style decoder, unit by unit: the step driver calls forward(u) for every unit in
+// order and backward(u) in reverse, handing each call the unit's flat fp32 parameters (and
+// gradients), so a sharding strategy can unshard/reshard around every call.
+//
+// Note: activations (category `activation`) are allocated by forward from the Device and freed
+// in backward right after their last use; with checkpointing a block keeps only its output
+// (the next block's input) and recomputes the rest at the start of its backward. The exact
+// list of saved tensors is theory::activationBreakdown (tests compare the ledger against it).
+// Gradients flowing between units and other transients are category `workspace`.
+#include <cstdint>
+#include <vector>
+
+#include "device/device.h"
+#include "model/data.h"
+#include "model/layout.h"
+#include "theory/shape.h"
+
+namespace shardscope::model {
+
+struct ModelConfig {
+    theory::GptShape shape;
+    std::int64_t microBatch = 1;
+    bool checkpointing = false;
+};
+
+class GptModel {
+public:
+    GptModel(ModelConfig config, device::Device& device); // validates the shape
+    GptModel(const GptModel&) = delete;
+    GptModel& operator=(const GptModel&) = delete;
+
+    const ModelConfig& config() const { return config_; }
+    const std::vector<UnitLayout>& units() const { return units_; }
+    std::int32_t unitCount() const { return static_cast<std::int32_t>(units_.size()); }
+    std::int64_t tokensPerBatch() const { return tokens_; }
+
+    // Forward of `unit` (units in order 0 … U−1 within a step); `params` is the unit's flat fp32
+    // parameters. The batch must have microBatch × seqLen tokens.
+    void forward(std::int32_t unit, const float* params, const Batch& batch);
+    double loss() const { return loss_; } // mean cross-entropy of the last complete forward
+
+    // Backward of `unit` (U−1 … 0, after a complete forward); ACCUMULATES into `grads`, the
+    // unit's flat fp32 gradient.
+    void backward(std::int32_t unit, const float* params, float* grads);
+
+    // Frees every saved activation and the gradient in flight (a step abandoned midway).
+    void discardActivations();
+
+private:
+    struct BlockActs {
+        device::Buffer ln1Stats, ln1Out, qkv, attnProbs, attnOut, resid1, ln2Stats, ln2Out, fcPre,
+            geluOut;
+        void reset();
+    };
+    struct HeadActs {
+        device::Buffer lnfStats, lnfOut, probs, targets;
+    };
+
+    device::Buffer activation(std::uint64_t floats, std::int32_t unit);
+    device::Buffer workspace(std::uint64_t floats, std::int32_t unit, bool zeroed);
+    const float* slot(const float* params, std::int32_t unit, const char* name) const;
+    float* slot(float* grads, std::int32_t unit, const char* name) const;
+
+    void embeddingForward(const float* params, const Batch& batch);
+    void blockForward(std::int32_t unit, const float* params, BlockActs& acts, bool keepOutput);
+    void headForward(const float* params, const Batch& batch);
+    void embeddingBackward(float* grads);
+    void blockBackward(std::int32_t unit, const float* params, float* grads);
+    void headBackward(const float* params, float* grads);
+
+    ModelConfig config_;
+    device::Device& device_;
+    std::vector<UnitLayout> units_;
+    std::int64_t tokens_;
+    std::int64_t d_;
+
+    device::Buffer tokenIds_;            // embedding: the input ids (needed by its backward)
+    std::vector<device::Buffer> outs_;   // outs_[u]: unit u's output = unit u+1's input
+    std::vector<BlockActs> blocks_;      // indexed by unit (embedding/head slots unused)
+    HeadActs head_;
+    device::Buffer gradStream_;          // ∂L/∂(output of the unit whose backward runs next)
+    double loss_ = 0.0;
+};
+
+} // namespace shardscope::model

@@ -1,0 +1,26 @@
+#pragma once
+// Model presets (resources/presets/models.json, compiled into the library so a binary does not
+// depend on its working directory).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "theory/shape.h"
+
+namespace shardscope::model {
+
+struct ModelPreset {
+    std::string name;
+    std::string description;
+    theory::GptShape shape;
+    std::int64_t microBatch = 1;
+    double learningRate = 1e-3;
+};
+
+std::vector<ModelPreset> modelPresets();                 // in file order
+ModelPreset modelPreset(std::string_view name);          // throws Error(InvalidArgument) naming the choices
+std::string_view embeddedPresetsJson();                  // the JSON text as built in
+std::vector<ModelPreset> parsePresets(std::string_view json); // throws Error(Format)
+
+} // namespace shardscope::model

@@ -1,0 +1,92 @@
+#pragma once
+// Per-rank model states, communication and predicted peak for one scenario.
+// Every formula names its source next to it in estimate.cpp.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/categories.h"
+#include "theory/policy.h"
+#include "theory/shape.h"
+
+namespace shardscope::theory {
+
+// Either a bare parameter count (the ZeRO paper's view: one unit, no padding) or a GPT
+// shape (unit-wise flat buffers padded to a multiple of the shard count).
+struct Scenario {
+    std::optional<GptShape> shape;
+    std::uint64_t params = 0; // used when shape is empty
+    Strategy strategy = Strategy::Ddp;
+    int ranks = 1;
+    Precision precision{};
+    Offload offload{};
+    Knobs knobs{};
+    ActivationConfig activations{};
+};
+
+// Throws Error(InvalidArgument) naming the field and its CLI flag: ranks < 1 (--ranks),
+// params == 0 (--params), a hybrid group that does not divide ranks (--hybrid-group),
+// offloading params with a strategy that does not shard them (--offload-param), custom
+// optimizer bytes > 64 (--optimizer-bytes), knobs out of range, and sizes whose byte counts
+// would overflow 64 bits. Every other function here assumes a validated scenario.
+void validate(const Scenario& s);
+
+// One line of the derivation table: which bytes, by which formula, from which source.
+struct DerivationLine {
+    Category category;
+    Tier tier;
+    std::string formula; // e.g. "2 B × ⌈Ψ/N⌉·N / N"
+    std::string source;  // e.g. "ZeRO paper §5.1 (Pos+g+p)"
+    std::uint64_t bytes;
+};
+
+struct ModelStates {
+    ByteTable perRank;                 // bytes per (category, tier) on one rank
+    std::vector<DerivationLine> lines; // how each non-zero entry was derived
+    std::uint64_t paramCount = 0;      // Ψ
+    std::uint64_t paddedParamCount = 0; // Σ units padded to a multiple of the shard count
+    int shardCount = 1;                 // ranks a unit is split over: 1 (DDP), N, or G (hybrid)
+    std::uint64_t paddingBytes = 0;     // of perRank, bytes that only pad shards to equal size
+};
+ModelStates modelStates(const Scenario& s);
+
+enum class CollectiveKind : std::uint8_t { AllGather, ReduceScatter, AllReduce, Broadcast };
+std::string_view collectiveName(CollectiveKind k); // all_gather reduce_scatter all_reduce broadcast
+
+// nccl-tests: busbw = algbw × factor; AG/RS (N−1)/N, AR 2(N−1)/N, broadcast 1.
+double busBandwidthFactor(CollectiveKind k, int ranks);
+
+struct CommVolume {
+    CollectiveKind kind;
+    std::uint64_t payloadBytes; // the collective's buffer size summed over calls (nccl-tests "size")
+    std::uint64_t sentBytes;    // what one rank actually sends per step (ring algorithm)
+    int calls;                  // collective calls per step
+};
+struct CommPerStep {
+    std::vector<CommVolume> byKind;
+    std::uint64_t totalSentBytes = 0;
+    double psiEquivalents = 0; // totalSentBytes / (paramBytes × Ψ): DDP ≈ 2, ZeRO-3 ≈ 3
+};
+CommPerStep commPerStep(const Scenario& s);
+
+struct PeakPrediction {
+    ByteTable modelStates;           // persistent states (as modelStates().perRank)
+    std::uint64_t activationBytes = 0;  // activation peak for the shape, micro-batch, checkpointing
+    std::uint64_t gatheredBytes = 0;    // param_full in flight: largest unit × (1 + prefetch)
+    std::uint64_t gradFullBytes = 0;    // transient full-gradient buffers (ZeRO-2/3 buckets)
+    std::uint64_t bucketBytes = 0;      // communication buckets
+    std::uint64_t paddingBytes = 0;     // included above; reported for the derivation
+    std::uint64_t peakBytes = 0;        // device tier
+    std::vector<std::string> notes;     // why it may differ from a measurement
+};
+PeakPrediction predictPeak(const Scenario& s);
+
+// Ranks a unit's flat buffer is split over: 1 for DDP, the hybrid group for HYBRID_SHARD, N else.
+int shardCount(const Scenario& s);
+
+// The ZeRO paper's per-device total for a stage (Table 1's cells), in bytes, with K = 12.
+// stage: 0 = baseline DDP, 1 = Pos, 2 = Pos+g, 3 = Pos+g+p.
+double zeroPaperBytes(double psi, double ranks, int stage);
+
+} // namespace shardscope::theory

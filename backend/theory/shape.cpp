@@ -1,0 +1,92 @@
+// GPT shapes and their sharding units (shape.h).
+#include "theory/shape.h"
+
+#include <limits>
+
+#include "core/error.h"
+
+namespace shardscope::theory {
+
+namespace {
+
+// Parameter counts are kept ≤ 2^53 so every count is exact in a double (the CLI's parseCount
+// has the same bound) and bytes = count × (≤ 1 KiB per element) still fit in 64 bits.
+constexpr std::uint64_t kMaxParams = std::uint64_t{1} << 53;
+// Every block is a unit with its own name and flat buffer; real GPTs have at most a few hundred.
+constexpr std::int64_t kMaxLayers = 100'000;
+
+std::uint64_t mulChecked(std::uint64_t a, std::uint64_t b, const char* what) {
+    std::uint64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r)) throwInvalid(std::string(what) + " overflows 64 bits");
+    return r;
+}
+
+std::uint64_t addChecked(std::uint64_t a, std::uint64_t b, const char* what) {
+    std::uint64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r)) throwInvalid(std::string(what) + " overflows 64 bits");
+    return r;
+}
+
+void requirePositive(std::int64_t value, const char* field) {
+    if (value < 1)
+        throwInvalid(std::string("model shape: ") + field + " must be at least 1, got " +
+                     std::to_string(value));
+}
+
+} // namespace
+
+std::vector<UnitParams> unitParams(const GptShape& shape) {
+    const auto d = static_cast<std::uint64_t>(shape.dModel);
+    const auto v = static_cast<std::uint64_t>(shape.vocab);
+    const auto t = static_cast<std::uint64_t>(shape.seqLen);
+    std::vector<UnitParams> units;
+    units.reserve(static_cast<std::size_t>(shape.layers) + 2);
+    units.push_back({"embedding", v * d + t * d}); // token table + learned positions
+    // ln1 (2d) + qkv (3d²+3d) + attn proj (d²+d) + ln2 (2d) + fc (4d²+4d) + fc_proj (4d²+d)
+    const std::uint64_t block = 12 * d * d + 13 * d;
+    for (std::int64_t l = 0; l < shape.layers; ++l)
+        units.push_back({"block" + std::to_string(l), block});
+    units.push_back({"head", 2 * d + v * d}); // final LN + untied LM head (no bias)
+    return units;
+}
+
+std::uint64_t paramCount(const GptShape& shape) {
+    std::uint64_t total = 0;
+    for (const auto& u : unitParams(shape)) total += u.params;
+    return total;
+}
+
+std::uint64_t paddedElements(std::uint64_t elements, std::uint64_t shards) {
+    if (shards <= 1) return elements;
+    const std::uint64_t rem = elements % shards;
+    return rem == 0 ? elements : elements + (shards - rem);
+}
+
+void validate(const GptShape& shape) {
+    requirePositive(shape.layers, "layers");
+    if (shape.layers > kMaxLayers)
+        throwInvalid("model shape: layers must be at most " + std::to_string(kMaxLayers) + ", got " +
+                     std::to_string(shape.layers));
+    requirePositive(shape.dModel, "d_model");
+    requirePositive(shape.heads, "heads");
+    requirePositive(shape.vocab, "vocab");
+    requirePositive(shape.seqLen, "seq_len");
+    if (shape.dModel % shape.heads != 0)
+        throwInvalid("model shape: d_model " + std::to_string(shape.dModel) +
+                     " is not divisible by heads " + std::to_string(shape.heads));
+    // Recompute the counts with overflow checks before anyone multiplies unchecked.
+    const auto d = static_cast<std::uint64_t>(shape.dModel);
+    const char* what = "model shape: parameter count";
+    const std::uint64_t dd = mulChecked(d, d, what);
+    const std::uint64_t block = addChecked(mulChecked(12, dd, what), mulChecked(13, d, what), what);
+    const std::uint64_t blocks = mulChecked(block, static_cast<std::uint64_t>(shape.layers), what);
+    const std::uint64_t vocabRows = mulChecked(static_cast<std::uint64_t>(shape.vocab), d, what);
+    const std::uint64_t posRows = mulChecked(static_cast<std::uint64_t>(shape.seqLen), d, what);
+    std::uint64_t total = addChecked(blocks, mulChecked(2, vocabRows, what), what);
+    total = addChecked(addChecked(total, posRows, what), 2 * d, what);
+    if (total > kMaxParams)
+        throwInvalid("model shape: " + std::to_string(total) +
+                     " parameters is too large (at most 2^53)");
+}
+
+} // namespace shardscope::theory

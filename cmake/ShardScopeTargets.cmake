@@ -1,0 +1,34 @@
+# Interface targets that carry build policy: every ShardScope target links
+# shardscope::options; nothing is set directory-wide.
+add_library(shardscope_options INTERFACE)
+add_library(shardscope::options ALIAS shardscope_options)
+target_compile_features(shardscope_options INTERFACE cxx_std_20)
+
+add_library(shardscope_warnings INTERFACE)
+add_library(shardscope::warnings ALIAS shardscope_warnings)
+target_compile_options(shardscope_warnings INTERFACE
+  $<$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+     -Wcast-align -Wunused -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion -Wformat=2
+     -Wimplicit-fallthrough>
+  $<$<AND:$<BOOL:${SHARDSCOPE_WERROR}>,$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>>:-Werror>)
+
+add_library(shardscope_sanitizers INTERFACE)
+add_library(shardscope::sanitizers ALIAS shardscope_sanitizers)
+if(SHARDSCOPE_SANITIZE)
+  target_compile_options(shardscope_sanitizers INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
+  target_link_options(shardscope_sanitizers INTERFACE -fsanitize=address,undefined)
+endif()
+target_link_libraries(shardscope_options INTERFACE shardscope_warnings shardscope_sanitizers)
+
+# shardscope_add_library(name SOURCES ... ) — one library per backend folder; includes are
+# rooted at backend/ so code says #include "core/ledger.h".
+function(shardscope_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  add_library(shardscope::${name} ALIAS ${name})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/backend)
+  target_link_libraries(${name} PRIVATE shardscope::options)
+  target_compile_features(${name} PUBLIC cxx_std_20)
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+endfunction()

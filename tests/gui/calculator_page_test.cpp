@@ -1,0 +1,153 @@
+// Calculator page: edits reach the chart and the derivation table with the theory engine's
+// numbers, recomputes are coalesced, and invalid input is an inline message, not a crash.
+#include <QComboBox>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTest>
+#include <qcustomplot.h>
+
+#include "calculator_page.h"
+#include "derivation_model.h"
+#include "scaling_chart.h"
+#include "theory/estimate.h"
+
+using namespace shardscope;
+using namespace shardscope::widgets;
+
+class CalculatorPageTest : public QObject {
+    Q_OBJECT
+
+    template <class T> T* child(CalculatorPage& page, const char* name) {
+        T* w = page.findChild<T*>(QLatin1String(name));
+        if (!w) qFatal("missing child %s", name);
+        return w;
+    }
+
+    void selectPreset(CalculatorPage& page, const QString& id) {
+        auto* combo = child<QComboBox>(page, "presetCombo");
+        const int i = combo->findData(id);
+        QVERIFY2(i >= 0, qPrintable(id));
+        combo->setCurrentIndex(i);
+    }
+
+    void selectStrategy(CalculatorPage& page, theory::Strategy s) {
+        auto* combo = child<QComboBox>(page, "strategyCombo");
+        combo->setCurrentIndex(combo->findData(static_cast<int>(s)));
+    }
+
+    // What the engine says for the page's model, ZeRO-3, bf16, no offload, at N ranks.
+    static theory::ModelStates expected(const CalculatorPage& page, int ranks) {
+        theory::Scenario s = scenarioFor(page.result()->input, theory::Strategy::Zero3, ranks);
+        return theory::modelStates(s);
+    }
+
+private Q_SLOTS:
+    void changingNUpdatesChartMarkerAndTable() {
+        CalculatorPage page;
+        selectPreset(page, QStringLiteral("llama2-7b-like")); // a shape: per-unit padding matters
+        selectStrategy(page, theory::Strategy::Zero3);
+        auto* ranks = child<QSpinBox>(page, "ranksSpin");
+        ranks->setValue(4);
+        QTRY_COMPARE(page.result()->input.ranks, 4);
+        const double at4 = page.findChild<ScalingChart*>()->markerPosition().y();
+
+        ranks->setValue(64);
+        QTRY_COMPARE(page.result()->input.ranks, 64);
+        QVERIFY(page.result()->input.shape.has_value());
+        const theory::ModelStates want = expected(page, 64);
+        const auto device = static_cast<double>(want.perRank.tier(Tier::Device));
+
+        // The ZeRO-3 curve has a point at N = 64 with the engine's bytes, and the marker sits on it.
+        auto* chart = page.findChild<ScalingChart*>();
+        QCPGraph* zero3 = chart->graphFor(theory::Strategy::Zero3);
+        QVERIFY(zero3);
+        auto it = zero3->data()->findBegin(64, false);
+        QVERIFY(it != zero3->data()->constEnd());
+        QCOMPARE(it->key, 64.0);
+        QCOMPARE(it->value, device);
+        QCOMPARE(chart->markerPosition(), QPointF(64.0, device));
+        QVERIFY(at4 > device * 10); // ZeRO-3 divides by N: 16× fewer bytes at 64 than at 4
+        QVERIFY(zero3->data()->size() <= 13); // capped: powers of two to 1024 plus N
+
+        // The derivation table lists the engine's lines and its total.
+        auto* table = child<QTableView>(page, "derivationTable");
+        QAbstractItemModel* model = table->model();
+        QCOMPARE(model->rowCount(), static_cast<int>(want.lines.size()) + 1);
+        for (int r = 0; r < static_cast<int>(want.lines.size()); ++r)
+            QCOMPARE(model->index(r, DerivationModel::BytesCol).data(DerivationModel::BytesRole).toULongLong(),
+                     want.lines[static_cast<std::size_t>(r)].bytes);
+        const int total = model->rowCount() - 1;
+        QCOMPARE(model->index(total, DerivationModel::BytesCol).data(DerivationModel::BytesRole).toULongLong(),
+                 want.perRank.total());
+        QCOMPARE(model->index(total, DerivationModel::GbCol).data().toString(),
+                 QString::number(static_cast<double>(want.perRank.total()) / 1e9, 'f', 3));
+    }
+
+    void zeroPaperTableOneAtN64() {
+        CalculatorPage page; // default preset: the ZeRO paper's Ψ = 7.5B, N = 64
+        page.recomputeNow();
+        const auto& atN = page.result()->atN;
+        const double want[] = {120e9, 31.40625e9, 16.6406e9, 1.875e9}; // Table 1, N = 64
+        for (int stage = 0; stage < 4; ++stage) {
+            QVERIFY(atN[static_cast<std::size_t>(stage)].perRank.has_value());
+            const auto got = static_cast<double>(atN[static_cast<std::size_t>(stage)].perRank->tier(Tier::Device));
+            QVERIFY2(std::abs(got - want[stage]) < 1e7, qPrintable(QString::number(got)));
+        }
+    }
+
+    void spinDragIsCoalescedIntoOneRecompute() {
+        CalculatorPage page;
+        page.recomputeNow();
+        QSignalSpy recomputed(&page, &CalculatorPage::statusMessage);
+        auto* ranks = child<QSpinBox>(page, "ranksSpin");
+        for (int n = 2; n <= 40; ++n) ranks->setValue(n); // one drag, many ticks
+        QTRY_COMPARE(page.result()->input.ranks, 40);
+        QCOMPARE(recomputed.count(), 1);
+    }
+
+    void invalidHybridGroupIsAnInlineError() {
+        CalculatorPage page;
+        page.show();
+        selectStrategy(page, theory::Strategy::FsdpHybridShard);
+        child<QSpinBox>(page, "ranksSpin")->setValue(64);
+        child<QSpinBox>(page, "hybridGroupSpin")->setValue(3);
+        QTRY_VERIFY(!page.errorText().isEmpty());
+        QVERIFY2(page.errorText().contains(QLatin1String("3")) && page.errorText().contains(QLatin1String("64")),
+                 qPrintable(page.errorText()));
+        QVERIFY(child<QLabel>(page, "calculatorError")->isVisible());
+        // The last valid result stays on screen.
+        QVERIFY(page.result() && page.result()->error.isEmpty());
+
+        child<QSpinBox>(page, "hybridGroupSpin")->setValue(8);
+        QTRY_VERIFY(page.errorText().isEmpty());
+        QCOMPARE(page.result()->input.strategy, theory::Strategy::FsdpHybridShard);
+        QVERIFY(!child<QLabel>(page, "calculatorError")->isVisible());
+    }
+
+    void invalidParameterCountsAreInlineErrors_data() {
+        QTest::addColumn<QString>("text");
+        QTest::newRow("zero") << QStringLiteral("0");
+        QTest::newRow("nan") << QStringLiteral("nan");
+        QTest::newRow("garbage") << QStringLiteral("seven");
+        QTest::newRow("too large") << QStringLiteral("1e20");
+        QTest::newRow("negative") << QStringLiteral("-5B");
+    }
+    void invalidParameterCountsAreInlineErrors() {
+        QFETCH(QString, text);
+        CalculatorPage page;
+        page.show();
+        selectPreset(page, QStringLiteral("custom"));
+        auto* edit = child<QLineEdit>(page, "paramsEdit");
+        edit->clear();
+        QTest::keyClicks(edit, text);
+        QTRY_VERIFY2(!page.errorText().isEmpty(), qPrintable(text));
+        edit->clear();
+        QTest::keyClicks(edit, QStringLiteral("1.3B"));
+        QTRY_VERIFY(page.errorText().isEmpty());
+        QCOMPARE(page.result()->states.paramCount, std::uint64_t{1'300'000'000});
+    }
+};
+
+QTEST_MAIN(CalculatorPageTest)
+#include "calculator_page_test.moc"

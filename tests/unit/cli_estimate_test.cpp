@@ -1,0 +1,191 @@
+// shardscope-cli estimate, run as the real binary: JSON shape and values, DeepSpeed tables,
+// and bad input → exit code 2 with one line naming the flag and nothing on stdout.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fcntl.h>
+#include <fstream>
+#include <initializer_list>
+#include <spawn.h>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include "theory/estimate.h"
+
+extern char** environ;
+
+namespace {
+
+struct Result {
+    int exitCode = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// stdout and stderr go to temp files, so a chatty child can never block on a full pipe.
+Result runCli(std::initializer_list<std::string> args) {
+    const std::string binary = SHARDSCOPE_BIN_DIR "/shardscope-cli";
+    char outPath[] = "/tmp/cli_estimate_out_XXXXXX";
+    char errPath[] = "/tmp/cli_estimate_err_XXXXXX";
+    const int outFd = mkstemp(outPath), errFd = mkstemp(errPath);
+    EXPECT_GE(outFd, 0);
+    EXPECT_GE(errFd, 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, outFd, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, errFd, STDERR_FILENO);
+    std::vector<std::string> argv{binary, "estimate"};
+    argv.insert(argv.end(), args);
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    Result r;
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, cargv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(outFd);
+    close(errFd);
+    EXPECT_EQ(rc, 0) << "cannot start " << binary;
+    if (rc == 0) {
+        int status = 0;
+        waitpid(pid, &status, 0);
+        r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    r.out = slurp(outPath);
+    r.err = slurp(errPath);
+    unlink(outPath);
+    unlink(errPath);
+    return r;
+}
+
+void expectBadInput(std::initializer_list<std::string> args, const std::string& flag) {
+    const Result r = runCli(args);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_EQ(r.out, "") << "stdout must stay empty on errors";
+    EXPECT_NE(r.err.find(flag), std::string::npos) << "stderr should name " << flag << ": " << r.err;
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+}
+
+TEST(cliEstimate, JsonForThePapersExample) {
+    const Result r = runCli({"--params", "7.5e9", "--ranks", "64", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["params"], 7'500'000'000ull);
+    EXPECT_EQ(j["ranks"], 64);
+    const std::vector<std::string> expected{"ddp", "zero1", "zero2", "zero3", "fsdp"};
+    ASSERT_EQ(j["rows"].size(), expected.size());
+    const std::uint64_t totals[] = {120'000'000'000, 31'406'250'000, 16'640'625'000, 1'875'000'000,
+                                    1'875'000'000};
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        const auto& row = j["rows"][i];
+        EXPECT_EQ(row["strategy"], expected[i]);
+        const auto& b = row["per_rank_bytes"];
+        EXPECT_EQ(b["total"], totals[i]) << expected[i];
+        EXPECT_EQ(b["param"].get<std::uint64_t>() + b["grad"].get<std::uint64_t>() +
+                      b["optimizer"].get<std::uint64_t>(),
+                  b["total"].get<std::uint64_t>());
+    }
+    const auto& zero3 = j["rows"][3]["per_rank_bytes"];
+    EXPECT_EQ(zero3["param"], 234'375'000u);
+    EXPECT_EQ(zero3["grad"], 234'375'000u);
+    EXPECT_EQ(zero3["optimizer"], 1'406'250'000u);
+    EXPECT_EQ(j["rows"][3]["by_category"]["param_shard"], 234'375'000u);
+    EXPECT_EQ(j["rows"][0]["comm_bytes_per_step"]["all_reduce"], 2 * 15'000'000'000ull * 63 / 64);
+}
+
+TEST(cliEstimate, ModelShapeMatchesTheLibrary) {
+    const Result r = runCli({"--model-shape", "2,64,4,1000,128", "--ranks", "3", "--strategy",
+                             "zero3,fsdp_grad_op", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    shardscope::theory::Scenario s;
+    s.shape = shardscope::theory::GptShape{2, 64, 4, 1000, 128};
+    s.ranks = 3;
+    EXPECT_EQ(j["params"], shardscope::theory::paramCount(*s.shape));
+    ASSERT_EQ(j["rows"].size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+        s.strategy = i == 0 ? shardscope::theory::Strategy::Zero3 : shardscope::theory::Strategy::FsdpShardGradOp;
+        const auto ms = shardscope::theory::modelStates(s);
+        EXPECT_EQ(j["rows"][i]["per_rank_bytes"]["total"], ms.perRank.total());
+        EXPECT_EQ(j["rows"][i]["padding_bytes"], ms.paddingBytes);
+        EXPECT_EQ(j["rows"][i]["predicted_peak_bytes"], shardscope::theory::predictPeak(s).peakBytes);
+    }
+}
+
+TEST(cliEstimate, TableLabelsBothUnits) {
+    const Result r = runCli({"--params", "7.5B", "--ranks", "64", "--strategy", "zero3"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("1.88 GB (1.75 GiB)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("§5.3"), std::string::npos) << "derivation names its source";
+}
+
+TEST(cliEstimate, HelpListsTheFlags) {
+    const Result r = runCli({"--help"});
+    EXPECT_EQ(r.exitCode, 0);
+    for (const char* flag : {"--params", "--ranks", "--strategy", "--deepspeed", "--hybrid-group",
+                             "--offload-optimizer", "--json"})
+        EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+}
+
+TEST(cliEstimate, DeepSpeedZero3Json) {
+    // Rows from stage3.py estimate_zero3_model_states_mem_needs (see theory_deepspeed_test.cpp).
+    const Result r = runCli({"--deepspeed", "zero3", "--params", "1000000007", "--largest-layer",
+                             "50000000", "--gpus-per-node", "3", "--nodes", "2", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["deepspeed"], "zero3");
+    EXPECT_EQ(j["params"], 1'000'000'007u);
+    ASSERT_EQ(j["rows"].size(), 6u);
+    const auto& first = j["rows"][0];
+    EXPECT_EQ(first["offload_param"], "cpu");
+    EXPECT_EQ(first["offload_optimizer"], "cpu");
+    EXPECT_EQ(first["zero_init"], 1);
+    EXPECT_EQ(first["cpu_bytes"], 13'500'000'094u);
+    EXPECT_EQ(first["gpu_bytes"], 200'000'000u);
+    EXPECT_EQ(j["rows"][5]["zero_init"], 0);
+    EXPECT_EQ(j["rows"][5]["gpu_bytes"], 3'200'000'021u);
+}
+
+TEST(cliEstimate, DeepSpeedZero2Table) {
+    const Result r = runCli({"--deepspeed", "zero2", "--params", "6738415616", "--gpus-per-node", "8",
+                             "--nodes", "1"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("HW: Setup with 1 node, 8 GPUs per node."), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("SW: Model with 6738M total params."), std::string::npos) << r.out;
+    // 323,443,949,568 B = 301.23 GiB; 13,476,831,232 B = 12.55 GiB (DeepSpeed's %6.2f "GB").
+    EXPECT_NE(r.out.find("  301.23GB |  12.55GB | offload_optimizer=cpu "), std::string::npos) << r.out;
+}
+
+TEST(cliEstimate, BadInputExitsTwoNamingTheFlag) {
+    expectBadInput({"--params", "1e9", "--ranks", "0"}, "--ranks");
+    expectBadInput({"--params", "nan", "--ranks", "4"}, "--params");
+    expectBadInput({"--params", "inf", "--ranks", "4"}, "--params");
+    expectBadInput({"--params", "abc", "--ranks", "4"}, "--params");
+    expectBadInput({"--params", "1e30", "--ranks", "4"}, "--params");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--bogus"}, "--bogus");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--strategy", "nope"}, "--strategy");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--strategy", "fsdp_hybrid", "--hybrid-group", "3"},
+                   "--hybrid-group");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--hybrid-group", "3"}, "--hybrid-group");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--offload-param", "host"}, "--offload-param");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--offload-optimizer", "disk"}, "--offload-optimizer");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--precision", "fp8"}, "--precision");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--model-shape", "2,10,3,100,16"}, "--model-shape");
+    expectBadInput({"--deepspeed", "zero4", "--params", "1e9"}, "--deepspeed");
+    expectBadInput({"--deepspeed", "zero3", "--params", "1e9", "--nodes", "0"}, "--nodes");
+    expectBadInput({"--deepspeed", "zero3", "--params", "1e9", "--ranks", "4"}, "--ranks");
+}
+
+} // namespace

@@ -1,0 +1,81 @@
+// The mpirun command line and the reading of mpirun's failure messages (real OpenMPI 4.1 text).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/launch.h"
+
+using namespace shardscope::launch;
+
+namespace {
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+} // namespace
+
+TEST(Launch, OneMachineAsRootOversubscribed) {
+    MpirunOptions o;
+    o.ranks = 4;
+    o.localCores = 2;
+    o.runningAsRoot = true;
+    const auto argv = mpirunArgv(o, "/opt/bin/shardscope-worker", {"--steps", "3"});
+    EXPECT_EQ(argv.front(), "mpirun");
+    EXPECT_TRUE(contains(argv, "--allow-run-as-root"));
+    EXPECT_TRUE(contains(argv, "--oversubscribe"));
+    EXPECT_TRUE(contains(argv, "self,vader"));
+    EXPECT_TRUE(contains(argv, "btl_vader_single_copy_mechanism"));
+    const auto np = std::find(argv.begin(), argv.end(), "-np");
+    ASSERT_NE(np, argv.end());
+    EXPECT_EQ(*(np + 1), "4");
+    EXPECT_EQ(*(np + 2), "/opt/bin/shardscope-worker");
+    EXPECT_EQ(argv.back(), "3");
+}
+
+TEST(Launch, HostfileAndExtraArgsPassThroughWithoutLocalFlags) {
+    MpirunOptions o;
+    o.ranks = 2;
+    o.localCores = 16;
+    o.hostfile = "hosts.txt";
+    o.extraArgs = {"--mca", "btl_tcp_if_include", "eth0"};
+    const auto argv = mpirunArgv(o, "w", {});
+    EXPECT_FALSE(contains(argv, "--allow-run-as-root"));
+    EXPECT_FALSE(contains(argv, "self,vader"));
+    EXPECT_TRUE(contains(argv, "hosts.txt"));
+    EXPECT_TRUE(contains(argv, "btl_tcp_if_include"));
+    EXPECT_EQ(argv.back(), "w");
+}
+
+TEST(Launch, ParsesASignalledRank) {
+    const char* text =
+        "--------------------------------------------------------------------------\n"
+        "mpirun noticed that process rank 2 with PID 0 on node vm exited on signal 9 (Killed).\n"
+        "--------------------------------------------------------------------------\n";
+    const auto e = parseMpirunFailure(text);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->rank, 2);
+    EXPECT_EQ(e->signal, 9);
+    EXPECT_EQ(describe(*e, 3), "rank 2 exited (signal 9) in step 3");
+}
+
+TEST(Launch, ParsesANonZeroExit) {
+    const char* text =
+        "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+        "the job to be terminated. The first process to do so was:\n\n"
+        "  Process name: [[19669,1],1]\n"
+        "  Exit code:    3\n";
+    const auto e = parseMpirunFailure(text);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->rank, 1);
+    EXPECT_EQ(e->exitCode, 3);
+    EXPECT_EQ(describe(*e, -1), "rank 1 exited (exit code 3)");
+}
+
+TEST(Launch, NothingToParseInOrdinaryOutput) {
+    EXPECT_FALSE(parseMpirunFailure("step 1 loss 5.5\nall good\n"));
+}
+
+TEST(Launch, FindsExecutablesOnPath) {
+    EXPECT_TRUE(findExecutable("sh"));
+    EXPECT_FALSE(findExecutable("definitely-not-a-program-xyz"));
+    EXPECT_FALSE(findExecutable("/nonexistent/bin/tool"));
+}

@@ -1,0 +1,113 @@
+// Units, flat-parameter layouts and presets: the contract with theory::unitParams.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "model/layout.h"
+#include "model/presets.h"
+#include "theory/shape.h"
+
+namespace shardscope {
+namespace {
+
+TEST(modelLayout, UnitsMatchTheoryElementCountsAndOrder) {
+    for (const model::ModelPreset& p : model::modelPresets()) {
+        const auto layouts = model::unitLayouts(p.shape);
+        const auto expected = theory::unitParams(p.shape);
+        ASSERT_EQ(layouts.size(), expected.size()) << p.name;
+        std::uint64_t total = 0;
+        for (std::size_t u = 0; u < layouts.size(); ++u) {
+            EXPECT_EQ(layouts[u].name(), expected[u].name) << p.name;
+            EXPECT_EQ(layouts[u].elements(), expected[u].params) << p.name << " " << expected[u].name;
+            total += layouts[u].elements();
+        }
+        EXPECT_EQ(total, theory::paramCount(p.shape)) << p.name;
+    }
+}
+
+TEST(modelLayout, SlotsAreContiguousAndQueryable) {
+    const theory::GptShape shape{2, 8, 2, 11, 5};
+    const auto units = model::unitLayouts(shape);
+    for (const auto& unit : units) {
+        std::uint64_t next = 0;
+        for (const auto& s : unit.slots()) {
+            EXPECT_EQ(s.offset, next) << unit.name() << " " << s.name;
+            next += s.elements();
+        }
+        EXPECT_EQ(next, unit.elements());
+    }
+    const auto& block = units[1];
+    EXPECT_EQ(block.slot("attn.qkv.weight").rows, 8);
+    EXPECT_EQ(block.slot("attn.qkv.weight").cols, 24);
+    EXPECT_EQ(block.slot("mlp.proj.weight").rows, 32);
+    EXPECT_TRUE(block.slot("mlp.fc.weight").decay);
+    EXPECT_FALSE(block.slot("ln2.bias").decay);
+    EXPECT_EQ(units.back().slot("lm_head.weight").offset, 16u); // after ln_f weight and bias
+    EXPECT_THROW(block.slot("no.such.tensor"), std::exception);
+}
+
+TEST(modelLayout, PaddingToShardCount) {
+    const theory::GptShape shape{2, 8, 2, 11, 5};
+    const auto units = model::unitLayouts(shape);
+    const std::uint64_t head = units.back().elements(); // 2·8 + 11·8 = 104
+    ASSERT_EQ(head, 104u);
+    EXPECT_EQ(units.back().paddedElements(1), 104u);
+    EXPECT_EQ(units.back().paddedElements(3), 105u);
+    EXPECT_EQ(units.back().shardElements(3), 35u);
+    EXPECT_EQ(units.back().paddedElements(8), 104u);
+}
+
+TEST(modelPresets, ExactParameterCountsAndSizes) {
+    const auto presets = model::modelPresets();
+    ASSERT_EQ(presets.size(), 3u);
+    EXPECT_EQ(presets[0].name, "tiny");
+    EXPECT_EQ(presets[1].name, "small");
+    EXPECT_EQ(presets[2].name, "medium");
+    EXPECT_EQ(theory::paramCount(presets[0].shape), 71'900u);
+    EXPECT_EQ(theory::paramCount(presets[1].shape), 3'300'000u);
+    EXPECT_EQ(theory::paramCount(presets[2].shape), 25'162'480u);
+    EXPECT_LT(theory::paramCount(model::modelPreset("tiny").shape), 1'000'000u);
+    EXPECT_THROW(model::modelPreset("huge"), std::exception);
+}
+
+TEST(modelPresets, NoUnitDividesEvenlyIntoThreeOrFourShards) {
+    // Sharding over small N must exercise padding, for every preset and every unit.
+    for (const model::ModelPreset& p : model::modelPresets())
+        for (const auto& unit : model::unitLayouts(p.shape))
+            for (std::uint64_t n : {3u, 4u})
+                EXPECT_NE(unit.elements() % n, 0u) << p.name << " " << unit.name() << " N=" << n;
+}
+
+TEST(modelPresets, MalformedJsonIsAFormatError) {
+    EXPECT_THROW(model::parsePresets("{"), std::exception);
+    EXPECT_THROW(model::parsePresets(R"({"x": {"layers": 0, "d_model": 8, "heads": 2, "vocab": 5,
+                                      "seq_len": 4, "micro_batch": 1}})"),
+                 std::exception);
+    const auto ok = model::parsePresets(R"({"x": {"layers": 1, "d_model": 8, "heads": 2,
+                                         "vocab": 5, "seq_len": 4, "micro_batch": 3}})");
+    ASSERT_EQ(ok.size(), 1u);
+    EXPECT_EQ(ok[0].microBatch, 3);
+}
+
+TEST(modelInit, Gpt2InitialisationIsDeterministicPerUnit) {
+    const theory::GptShape shape{2, 16, 2, 13, 6};
+    const auto units = model::unitLayouts(shape);
+    const auto& block = units[1];
+    std::vector<float> a(block.elements() + 3, 9.0f), b(a.size()), c(a.size());
+    model::initUnit(block, shape.layers, 42, 1, a.data(), a.size());
+    model::initUnit(block, shape.layers, 42, 1, b.data(), b.size());
+    model::initUnit(block, shape.layers, 42, 2, c.data(), c.size());
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c) << "units draw from independent streams";
+    for (std::size_t i = block.elements(); i < a.size(); ++i) EXPECT_EQ(a[i], 0.0f) << "padding is zero";
+    EXPECT_EQ(a[block.slot("ln1.weight").offset], 1.0f);
+    EXPECT_EQ(a[block.slot("attn.qkv.bias").offset], 0.0f);
+    const auto& fc = block.slot("mlp.fc.weight");
+    double sq = 0;
+    for (std::uint64_t i = 0; i < fc.elements(); ++i) sq += static_cast<double>(a[fc.offset + i]) * static_cast<double>(a[fc.offset + i]);
+    EXPECT_NEAR(std::sqrt(sq / static_cast<double>(fc.elements())), 0.02, 0.002);
+}
+
+} // namespace
+} // namespace shardscope

@@ -1,0 +1,141 @@
+// The wire format: round trips, partial input, and refusal of broken or foreign streams.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/error.h"
+#include "core/protocol.h"
+
+using namespace shardscope;
+using namespace shardscope::protocol;
+
+namespace {
+
+Event sampleEvent(int i) {
+    Event e;
+    e.timeNs = 1000u + static_cast<std::uint64_t>(i);
+    e.rank = i % 4;
+    e.kind = static_cast<EventKind>(i % 8);
+    e.category = static_cast<Category>(i % static_cast<int>(kCategoryCount));
+    e.tier = Tier::Host;
+    e.bytes = (1ull << 40) + static_cast<std::uint64_t>(i);
+    e.unit = i - 1;
+    e.phase = Phase::Backward;
+    e.collective = CollectiveOp::ReduceScatter;
+    e.peers = 4;
+    e.step = i / 3;
+    return e;
+}
+
+std::string sampleStream() {
+    std::string s;
+    writeHeader(s);
+    writeRecord(s, Handshake{1, 4, R"({"strategy":"zero3"})"});
+    EventBatch batch{1, {}};
+    for (int i = 0; i < 50; ++i) batch.events.push_back(sampleEvent(i));
+    writeRecord(s, batch);
+    writeRecord(s, StepSummary{0, 5.25, 123456});
+    writeRecord(s, Failure{2, 3, "rank 2 exited (signal 9) in step 3"});
+    writeRecord(s, Report{R"({"ok":true})"});
+    writeRecord(s, End{});
+    return s;
+}
+
+bool sameEvent(const Event& a, const Event& b) {
+    return a.timeNs == b.timeNs && a.rank == b.rank && a.kind == b.kind &&
+           a.category == b.category && a.tier == b.tier && a.bytes == b.bytes && a.unit == b.unit &&
+           a.phase == b.phase && a.collective == b.collective && a.peers == b.peers &&
+           a.step == b.step;
+}
+
+} // namespace
+
+TEST(Protocol, RoundTripsEveryRecordType) {
+    const Recording rec = decodeRecording(sampleStream());
+    ASSERT_EQ(rec.handshakes.size(), 1u);
+    EXPECT_EQ(rec.handshakes[0].rank, 1);
+    EXPECT_EQ(rec.handshakes[0].worldSize, 4);
+    EXPECT_EQ(rec.handshakes[0].configJson, R"({"strategy":"zero3"})");
+    ASSERT_EQ(rec.batches.size(), 1u);
+    ASSERT_EQ(rec.batches[0].events.size(), 50u);
+    for (int i = 0; i < 50; ++i) EXPECT_TRUE(sameEvent(rec.batches[0].events[i], sampleEvent(i)));
+    ASSERT_EQ(rec.steps.size(), 1u);
+    EXPECT_DOUBLE_EQ(rec.steps[0].loss, 5.25);
+    EXPECT_EQ(rec.steps[0].stepNs, 123456u);
+    ASSERT_EQ(rec.failures.size(), 1u);
+    EXPECT_EQ(rec.failures[0].message, "rank 2 exited (signal 9) in step 3");
+    EXPECT_EQ(rec.reportJson.value_or(""), R"({"ok":true})");
+    EXPECT_TRUE(rec.ended);
+}
+
+TEST(Protocol, EventEncodingHasTheDocumentedSize) {
+    EXPECT_EQ(encode(EventBatch{0, {sampleEvent(3)}}).size(), 5 + 8 + kEventBytes);
+}
+
+TEST(Protocol, DecoderCopesWithOneByteAtATime) {
+    const std::string stream = sampleStream();
+    StreamDecoder decoder;
+    std::size_t records = 0;
+    for (char c : stream) {
+        decoder.feed(std::string_view(&c, 1));
+        while (decoder.next()) ++records;
+    }
+    EXPECT_EQ(records, 6u);
+    EXPECT_EQ(decoder.bufferedBytes(), 0u);
+}
+
+TEST(Protocol, RefusesAnotherVersionNamingBoth) {
+    std::string stream = sampleStream();
+    stream[8] = 7; // version field, little-endian low byte
+    try {
+        decodeRecording(stream);
+        FAIL() << "a foreign version was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Format);
+        EXPECT_NE(std::string(e.what()).find("version 7"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("version 1"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Protocol, RefusesBadMagicTruncationAndBadEnums) {
+    EXPECT_THROW(decodeRecording("not a trace at all"), Error);
+    const std::string stream = sampleStream();
+    EXPECT_THROW(decodeRecording(stream.substr(0, stream.size() - 3)), Error);
+    EXPECT_THROW(decodeRecording(stream.substr(0, 6)), Error);
+
+    std::string s;
+    writeHeader(s);
+    writeRecord(s, Handshake{0, 1, "{}"});
+    std::string batch = encode(EventBatch{0, {sampleEvent(0)}});
+    batch[5 + 8 + 36 + 1] = 99; // the category byte of the first event
+    s += batch;
+    try {
+        decodeRecording(s);
+        FAIL() << "an invalid category was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("category"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Protocol, RefusesInconsistentHandshakeAndHugeLengths) {
+    std::string s;
+    writeHeader(s);
+    writeRecord(s, Handshake{5, 4, "{}"});
+    EXPECT_THROW(decodeRecording(s), Error);
+
+    std::string huge;
+    writeHeader(huge);
+    huge += std::string("\xff\xff\xff\xff\x01", 5);
+    StreamDecoder d;
+    d.feed(huge);
+    EXPECT_THROW(d.next(), Error);
+}
+
+TEST(Protocol, ReadRecordingReportsMissingFilesAsIo) {
+    try {
+        readRecording("/nonexistent/dir/x.sstrace");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Io);
+    }
+}

@@ -1,0 +1,295 @@
+// Per-rank model states: category mapping, sharding properties, padding, persistence,
+// hybrid sharding, offload tiers, validation and the predicted peak.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/error.h"
+#include "theory/activations.h"
+#include "theory/estimate.h"
+
+namespace {
+
+using namespace shardscope;
+using namespace shardscope::theory;
+
+constexpr std::uint64_t kPsi = 1'000'000'000;
+
+Scenario bare(Strategy strategy, std::uint64_t params, int ranks) {
+    Scenario s;
+    s.strategy = strategy;
+    s.params = params;
+    s.ranks = ranks;
+    return s;
+}
+
+GptShape smallGpt() { return GptShape{4, 64, 4, 1000, 128}; }
+
+Scenario shaped(Strategy strategy, int ranks, GptShape shape = smallGpt()) {
+    Scenario s;
+    s.strategy = strategy;
+    s.shape = shape;
+    s.ranks = ranks;
+    return s;
+}
+
+std::string messageOf(const Scenario& s) {
+    try {
+        validate(s);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+        return e.what();
+    }
+    return "";
+}
+
+TEST(theoryEstimate, DdpHoldsEverythingFull) {
+    const ByteTable t = modelStates(bare(Strategy::Ddp, kPsi, 8)).perRank;
+    EXPECT_EQ(t.at(Category::ParamFull, Tier::Device), 2 * kPsi);
+    EXPECT_EQ(t.at(Category::GradFull, Tier::Device), 2 * kPsi);
+    for (Category c : {Category::MasterFp32, Category::AdamM, Category::AdamV})
+        EXPECT_EQ(t.at(c, Tier::Device), 4 * kPsi);
+    EXPECT_EQ(t.category(Category::ParamShard) + t.category(Category::GradShard), 0u);
+    EXPECT_EQ(t.total(), 16 * kPsi);
+}
+
+TEST(theoryEstimate, Zero1ShardsOnlyTheOptimizer) {
+    const ByteTable t = modelStates(bare(Strategy::Zero1, kPsi, 8)).perRank;
+    EXPECT_EQ(t.at(Category::ParamFull, Tier::Device), 2 * kPsi);
+    EXPECT_EQ(t.at(Category::GradFull, Tier::Device), 2 * kPsi);
+    EXPECT_EQ(t.group(StateGroup::Optimizer), 12 * kPsi / 8);
+}
+
+TEST(theoryEstimate, Zero2ShardsGradientsToo) {
+    const ByteTable t = modelStates(bare(Strategy::Zero2, kPsi, 8)).perRank;
+    EXPECT_EQ(t.at(Category::ParamFull, Tier::Device), 2 * kPsi);
+    EXPECT_EQ(t.category(Category::GradFull), 0u);
+    EXPECT_EQ(t.at(Category::GradShard, Tier::Device), 2 * kPsi / 8);
+    EXPECT_EQ(t.group(StateGroup::Optimizer), 12 * kPsi / 8);
+}
+
+TEST(theoryEstimate, Zero3AndFsdpShardEverything) {
+    for (Strategy st : {Strategy::Zero3, Strategy::FsdpFullShard}) {
+        const ByteTable t = modelStates(bare(st, kPsi, 8)).perRank;
+        EXPECT_EQ(t.at(Category::ParamShard, Tier::Device), 2 * kPsi / 8);
+        EXPECT_EQ(t.category(Category::ParamFull), 0u);
+        EXPECT_EQ(t.at(Category::GradShard, Tier::Device), 2 * kPsi / 8);
+        EXPECT_EQ(t.total(), 16 * kPsi / 8);
+    }
+}
+
+TEST(theoryEstimate, ShardGradOpKeepsGatheredParamsFromForwardToBackward) {
+    const ModelStates ms = modelStates(bare(Strategy::FsdpShardGradOp, kPsi, 8));
+    EXPECT_EQ(ms.perRank.at(Category::ParamShard, Tier::Device), 2 * kPsi / 8);
+    EXPECT_EQ(ms.perRank.at(Category::ParamFull, Tier::Device), 2 * kPsi);
+    Scenario noReshard = bare(Strategy::FsdpFullShard, kPsi, 8);
+    noReshard.knobs.reshardAfterForward = false;
+    EXPECT_EQ(modelStates(noReshard).perRank, ms.perRank);
+}
+
+TEST(theoryEstimate, Zero3Is16PsiOverNExactly) {
+    for (int n : {1, 2, 3, 8, 64, 1000, 4096}) {
+        const std::uint64_t psi = 7'000'000ull * static_cast<std::uint64_t>(n) * 3; // N | Ψ
+        EXPECT_EQ(modelStates(bare(Strategy::Zero3, psi, n)).perRank.total(),
+                  16 * psi / static_cast<std::uint64_t>(n))
+            << "N=" << n;
+    }
+    // Ψ not a multiple of N: ⌈⌉ per category keeps us within 5 bytes above 16Ψ/N.
+    const std::uint64_t total = modelStates(bare(Strategy::Zero3, 1'000'000'007, 64)).perRank.total();
+    EXPECT_GE(static_cast<double>(total), 16.0 * 1'000'000'007 / 64);
+    EXPECT_LT(static_cast<double>(total), 16.0 * 1'000'000'007 / 64 + 5);
+}
+
+TEST(theoryEstimate, SavingsVsDdpApproach4x8xAndN) {
+    const int n = 1 << 20;
+    const std::uint64_t psi = std::uint64_t{1} << 40; // divisible by N
+    const double ddp = static_cast<double>(modelStates(bare(Strategy::Ddp, psi, n)).perRank.total());
+    auto ratio = [&](Strategy st) {
+        return ddp / static_cast<double>(modelStates(bare(st, psi, n)).perRank.total());
+    };
+    EXPECT_GT(ratio(Strategy::Zero1), 3.999);
+    EXPECT_LT(ratio(Strategy::Zero1), 4.0);
+    EXPECT_GT(ratio(Strategy::Zero2), 7.999);
+    EXPECT_LT(ratio(Strategy::Zero2), 8.0);
+    EXPECT_DOUBLE_EQ(ratio(Strategy::Zero3), n);
+    // …and the ratios grow towards those limits.
+    const double small = ddp / static_cast<double>(modelStates(bare(Strategy::Zero1, psi, 4)).perRank.total());
+    EXPECT_LT(small, ratio(Strategy::Zero1));
+}
+
+// Bare Ψ: every strategy is non-increasing in N. With a shape, sharded-only strategies stay
+// monotonic; ZeRO-1/2 pad their *full* buffers to a multiple of N, which can grow with N.
+TEST(theoryEstimate, PerRankBytesNonIncreasingInRanks) {
+    for (Strategy st : classicStrategies()) {
+        std::uint64_t previous = UINT64_MAX;
+        for (int n = 1; n <= 300; ++n) {
+            const std::uint64_t now = modelStates(bare(st, 123'456'789, n)).perRank.total();
+            EXPECT_LE(now, previous) << strategyName(st) << " N=" << n;
+            previous = now;
+        }
+    }
+    for (Strategy st : {Strategy::Zero3, Strategy::FsdpFullShard}) {
+        std::uint64_t previous = UINT64_MAX;
+        for (int n = 1; n <= 300; ++n) {
+            const std::uint64_t now = modelStates(shaped(st, n)).perRank.total();
+            EXPECT_LE(now, previous) << strategyName(st) << " shape N=" << n;
+            previous = now;
+        }
+    }
+}
+
+TEST(theoryEstimate, PaddedShardsCoverTheModelWithLessThanOneRowOfPadding) {
+    const GptShape shape = smallGpt();
+    const std::uint64_t psi = paramCount(shape);
+    const std::uint64_t units = unitParams(shape).size();
+    for (int n : {1, 3, 7, 64, 1000}) {
+        const ModelStates ms = modelStates(shaped(Strategy::Zero3, n));
+        const auto bigN = static_cast<std::uint64_t>(n);
+        for (auto [c, b] : {std::pair{Category::ParamShard, 2ull}, {Category::GradShard, 2ull},
+                            {Category::AdamM, 4ull}}) {
+            const std::uint64_t all = ms.perRank.category(c) * bigN;
+            EXPECT_GE(all, psi * b) << "N=" << n;
+            EXPECT_LT(all, psi * b + bigN * units * b) << "N=" << n;
+        }
+        EXPECT_EQ(ms.paramCount, psi);
+        EXPECT_EQ(ms.paddedParamCount % bigN, 0u);
+        EXPECT_EQ(ms.paddingBytes, (ms.paddedParamCount - psi) * 16 / bigN);
+    }
+}
+
+TEST(theoryEstimate, PersistenceThresholdKeepsSmallUnitsWhole) {
+    Scenario s = shaped(Strategy::Zero3, 8);
+    const std::uint64_t block = 12 * 64 * 64 + 13 * 64; // 49984 < embedding, head
+    s.knobs.persistenceThresholdParams = block;
+    const ModelStates ms = modelStates(s);
+    EXPECT_EQ(ms.perRank.at(Category::ParamFull, Tier::Device), 4 * block * 2);
+    const std::uint64_t embedding = 1000 * 64 + 128 * 64, head = 2 * 64 + 1000 * 64;
+    EXPECT_EQ(ms.perRank.at(Category::ParamShard, Tier::Device), (embedding + head) / 8 * 2);
+    // Gradients and optimizer states of persistent units are still sharded.
+    EXPECT_EQ(ms.perRank.at(Category::GradShard, Tier::Device), (embedding + head + 4 * block) / 8 * 2);
+    // FSDP has no persistence threshold.
+    s.strategy = Strategy::FsdpFullShard;
+    EXPECT_EQ(modelStates(s).perRank.category(Category::ParamFull), 0u);
+}
+
+TEST(theoryEstimate, HybridShardsWithinTheGroup) {
+    Scenario s = bare(Strategy::FsdpHybridShard, kPsi, 8);
+    s.knobs.hybridGroupSize = 4;
+    validate(s);
+    const ModelStates ms = modelStates(s);
+    EXPECT_EQ(ms.shardCount, 4);
+    EXPECT_EQ(ms.perRank.total(), 16 * kPsi / 4);
+}
+
+TEST(theoryEstimate, OptimizerOffloadMovesStatesAndGradShardsOffDevice) {
+    Scenario s = bare(Strategy::Zero2, kPsi, 8);
+    s.offload.optimizer = Tier::Host;
+    ByteTable t = modelStates(s).perRank;
+    // ZeRO-Offload: only the 16-bit params stay on the GPU (DeepSpeed's 2Ψ gpu_mem).
+    EXPECT_EQ(t.tier(Tier::Device), 2 * kPsi);
+    EXPECT_EQ(t.at(Category::GradShard, Tier::Host), 2 * kPsi / 8);
+    EXPECT_EQ(t.group(StateGroup::Optimizer, Tier::Host), 12 * kPsi / 8);
+    s.offload.optimizer = Tier::Nvme;
+    t = modelStates(s).perRank;
+    EXPECT_EQ(t.group(StateGroup::Optimizer, Tier::Nvme), 12 * kPsi / 8);
+    EXPECT_EQ(t.total(), 2 * kPsi + 14 * kPsi / 8);
+}
+
+TEST(theoryEstimate, ParamOffloadOnlyForParamShardingStrategies) {
+    Scenario s = bare(Strategy::Zero3, kPsi, 8);
+    s.offload.param = Tier::Nvme;
+    validate(s);
+    EXPECT_EQ(modelStates(s).perRank.at(Category::ParamShard, Tier::Nvme), 2 * kPsi / 8);
+    for (Strategy st : {Strategy::Ddp, Strategy::Zero1, Strategy::Zero2}) {
+        s.strategy = st;
+        EXPECT_NE(messageOf(s).find("--offload-param"), std::string::npos) << strategyName(st);
+    }
+}
+
+TEST(theoryEstimate, PrecisionBytesPerParameter) {
+    Scenario s = bare(Strategy::Ddp, kPsi, 1);
+    s.precision.kind = PrecisionKind::Fp32;
+    ByteTable t = modelStates(s).perRank;
+    EXPECT_EQ(t.category(Category::ParamFull), 4 * kPsi);
+    EXPECT_EQ(t.category(Category::MasterFp32), 0u);
+    EXPECT_EQ(t.total(), 16 * kPsi);
+    s.precision = {PrecisionKind::Custom, 6}; // 8-bit Adam states + fp32 master
+    t = modelStates(s).perRank;
+    EXPECT_EQ(t.category(Category::MasterFp32), 4 * kPsi);
+    EXPECT_EQ(t.category(Category::AdamM), kPsi);
+    EXPECT_EQ(t.category(Category::AdamV), kPsi);
+    EXPECT_EQ(t.total(), 10 * kPsi);
+    s.precision.kind = PrecisionKind::MixedFp16;
+    EXPECT_EQ(modelStates(s).perRank.total(), 16 * kPsi);
+}
+
+TEST(theoryEstimate, EveryEntryHasADerivationLine) {
+    for (Strategy st : allStrategies()) {
+        Scenario s = shaped(st, 8);
+        s.knobs.hybridGroupSize = 4;
+        const ModelStates ms = modelStates(s);
+        std::uint64_t sum = 0;
+        for (const auto& line : ms.lines) {
+            EXPECT_FALSE(line.formula.empty());
+            EXPECT_FALSE(line.source.empty());
+            sum += line.bytes;
+        }
+        EXPECT_EQ(sum, ms.perRank.total()) << strategyName(st);
+    }
+    const ModelStates z2 = modelStates(bare(Strategy::Zero2, kPsi, 8));
+    EXPECT_NE(z2.lines.front().source.find("§5.2"), std::string::npos);
+}
+
+TEST(theoryEstimate, ValidationNamesTheField) {
+    EXPECT_NE(messageOf(bare(Strategy::Ddp, kPsi, 0)).find("--ranks"), std::string::npos);
+    EXPECT_NE(messageOf(bare(Strategy::Ddp, 0, 4)).find("--params"), std::string::npos);
+    EXPECT_NE(messageOf(bare(Strategy::Ddp, (std::uint64_t{1} << 53) + 1, 4)).find("--params"),
+              std::string::npos);
+    Scenario hybrid = bare(Strategy::FsdpHybridShard, kPsi, 4);
+    hybrid.knobs.hybridGroupSize = 3;
+    EXPECT_NE(messageOf(hybrid).find("--hybrid-group"), std::string::npos);
+    hybrid.knobs.hybridGroupSize = 0;
+    EXPECT_NE(messageOf(hybrid).find("--hybrid-group"), std::string::npos);
+    Scenario custom = bare(Strategy::Ddp, kPsi, 4);
+    custom.precision = {PrecisionKind::Custom, 65};
+    EXPECT_NE(messageOf(custom).find("--optimizer-bytes"), std::string::npos);
+    Scenario badShape = shaped(Strategy::Zero3, 4, GptShape{2, 10, 3, 100, 16});
+    EXPECT_NE(messageOf(badShape).find("heads"), std::string::npos);
+    // Every block is a unit; absurd layer counts are refused before any unit list is built.
+    Scenario manyUnits = shaped(Strategy::Zero3, 1 << 30, GptShape{100'000'000, 8, 1, 8, 8});
+    EXPECT_NE(messageOf(manyUnits).find("layers"), std::string::npos);
+    Scenario fine = shaped(Strategy::Zero3, 4);
+    EXPECT_EQ(messageOf(fine), "");
+}
+
+TEST(theoryEstimate, PeakAddsActivationsGatheredUnitsAndTransientGrads) {
+    Scenario s = shaped(Strategy::Zero3, 8);
+    s.activations.microBatch = 2;
+    const PeakPrediction peak = predictPeak(s);
+    const ModelStates ms = modelStates(s);
+    EXPECT_EQ(peak.modelStates, ms.perRank);
+    EXPECT_EQ(peak.activationBytes, activationBreakdown(*s.shape, s.activations).peakBytes);
+    const std::uint64_t largestPadded = 72192; // embedding 1000·64 + 128·64, already a multiple of 8
+    EXPECT_EQ(peak.gatheredBytes, largestPadded * 2 * 2); // bf16 × (1 + prefetch 1)
+    EXPECT_EQ(peak.gradFullBytes, largestPadded * 2);
+    EXPECT_EQ(peak.bucketBytes, 0u);
+    EXPECT_EQ(peak.peakBytes, ms.perRank.tier(Tier::Device) + peak.activationBytes +
+                                  peak.gatheredBytes + peak.gradFullBytes);
+    s.knobs.prefetchDepth = 0;
+    EXPECT_EQ(predictPeak(s).gatheredBytes, largestPadded * 2);
+
+    const PeakPrediction ddp = predictPeak(bare(Strategy::Ddp, kPsi, 8));
+    EXPECT_EQ(ddp.bucketBytes, 25ull << 20);
+    EXPECT_EQ(ddp.gatheredBytes, 0u);
+    EXPECT_EQ(ddp.activationBytes, 0u);
+    EXPECT_FALSE(ddp.notes.empty());
+}
+
+TEST(theoryEstimate, CheckpointingLowersTheActivationPeak) {
+    Scenario s = shaped(Strategy::Ddp, 1);
+    const std::uint64_t full = predictPeak(s).activationBytes;
+    s.activations.checkpointing = true;
+    EXPECT_LT(predictPeak(s).activationBytes, full);
+}
+
+} // namespace

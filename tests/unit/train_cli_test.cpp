@@ -1,0 +1,120 @@
+// `shardscope-cli run`, as a real process: the JSON report and exit code 2 on bad flags.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+    int code = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+Result runCli(const std::string& args) {
+    const fs::path dir = fs::temp_directory_path();
+    const fs::path out = dir / "shardscope_train_cli.out", err = dir / "shardscope_train_cli.err";
+    const std::string cmd = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli " + args + " >" +
+                            out.string() + " 2>" + err.string();
+    const int status = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+}
+
+TEST(trainCli, RunTinyWritesACompleteJsonReport) {
+    const fs::path json = fs::temp_directory_path() / "shardscope_train_cli_report.json";
+    fs::remove(json);
+    const Result r = runCli("run --model tiny --ranks 1 --strategy ddp --steps 3 --json " + json.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("step     3/3"), std::string::npos) << r.out;
+    const nlohmann::json j = nlohmann::json::parse(slurp(json));
+    EXPECT_EQ(j["param_count"], 71900);
+    EXPECT_EQ(j["world_size"], 1);
+    EXPECT_EQ(j["strategy"], "ddp");
+    ASSERT_EQ(j["losses"].size(), 3u);
+    for (const auto& l : j["losses"]) {
+        EXPECT_TRUE(std::isfinite(l.get<double>()));
+        EXPECT_GT(l.get<double>(), 0.0);
+    }
+    ASSERT_EQ(j["ranks"].size(), 1u);
+    const auto& rank = j["ranks"][0];
+    EXPECT_EQ(rank["rank"], 0);
+    std::uint64_t states = 0;
+    for (const auto& [category, bytes] : rank["model_state_bytes"].items()) states += bytes.get<std::uint64_t>();
+    EXPECT_EQ(states, 16u * 71900u);
+    EXPECT_EQ(rank["model_state_bytes"], j["theory"]["model_state_bytes"]);
+    EXPECT_EQ(rank["peak_bytes"]["activation"], j["theory"]["activation_peak_bytes"]);
+    EXPECT_GT(rank["peak_bytes"]["workspace"].get<std::uint64_t>(), 0u);
+    EXPECT_TRUE(j["comm_bytes_per_step"].is_object());
+    EXPECT_TRUE(j["comm_bytes_per_step"].empty());
+    const std::string digest = j["param_digest"];
+    EXPECT_EQ(digest.size(), 16u);
+    EXPECT_EQ(digest.find_first_not_of("0123456789abcdef"), std::string::npos);
+    // Same seed → same digest; fp32 and checkpointing flags are accepted.
+    const Result again = runCli("run --model tiny --ranks 1 --strategy ddp --steps 3 --checkpointing --json " + json.string());
+    ASSERT_EQ(again.code, 0) << again.err;
+    EXPECT_EQ(nlohmann::json::parse(slurp(json))["param_digest"], digest);
+    EXPECT_EQ(runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --precision fp32 --seed 4 --micro-batch 2 --lr 0.001").code, 0);
+    fs::remove(json);
+}
+
+TEST(trainCli, ByteLevelDataFile) {
+    const fs::path text = fs::temp_directory_path() / "shardscope_train_cli_text.txt";
+    std::ofstream(text) << std::string(200, 'a') + "hello world, hello shardscope\n";
+    const Result r = runCli("run --model tiny --ranks 1 --strategy ddp --steps 2 --data " + text.string());
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("vocab 256"), std::string::npos) << r.out;
+    fs::remove(text);
+}
+
+TEST(trainCli, BadFlagsExitTwoWithOneLine) {
+    const fs::path json = fs::temp_directory_path() / "shardscope_no_such_dir" / "x.json";
+    const char* cases[] = {
+        "run --model tiny --ranks 1 --strategy ddp --steps 0",
+        "run --model huge --ranks 1 --strategy ddp --steps 1",
+        "run --model tiny --ranks 2 --strategy ddp --steps 1",
+        "run --model tiny --ranks 1 --strategy zero3 --steps 1",
+        "run --model tiny --ranks 1 --strategy nope --steps 1",
+        "run --model tiny --ranks 1 --strategy ddp --steps 1 --precision fp8",
+        "run --model tiny --ranks 1 --strategy ddp --steps 1 --bogus",
+        "run --model tiny --ranks 1 --strategy ddp --steps 1 --lr nan",
+        "run --model tiny --ranks 1 --strategy ddp --steps 1 --data /no/such/file",
+        "run --model tiny --ranks 1 --strategy ddp",
+    };
+    for (const char* args : cases) {
+        const Result r = runCli(args);
+        EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+    }
+    const Result r = runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --json " + json.string());
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_FALSE(fs::exists(json));
+    // Exceeding the capacity budget is a run-time failure (exit 1) that names the allocation.
+    const Result oom = runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --capacity 1200000");
+    EXPECT_EQ(oom.code, 1) << oom.err;
+    EXPECT_NE(oom.err.find("out of memory"), std::string::npos) << oom.err;
+}
+
+} // namespace

@@ -1,0 +1,169 @@
+#include "calculator_compute.h"
+
+#include <QCoreApplication>
+#include <algorithm>
+#include <exception>
+
+#include "core/error.h"
+#include "theory/shape.h"
+
+namespace shardscope::widgets {
+
+using theory::Strategy;
+
+namespace {
+
+bool shardsParams(Strategy s) {
+    return s == Strategy::Zero3 || s == Strategy::FsdpFullShard ||
+           s == Strategy::FsdpShardGradOp || s == Strategy::FsdpHybridShard;
+}
+
+// Checks the GUI can phrase itself (translated); everything else is left to theory::validate.
+QString precheck(const CalculatorInput& in) {
+    if (!in.paramsError.isEmpty()) return in.paramsError;
+    if (in.ranks < 1) return QCoreApplication::translate("CalculatorCompute", "N must be at least 1.");
+    if (in.strategy == Strategy::FsdpHybridShard &&
+        (in.hybridGroupSize < 1 || in.ranks % in.hybridGroupSize != 0))
+        return QCoreApplication::translate("CalculatorCompute", "Hybrid shard group size %1 does not divide N = %2: every replica group needs "
+                                           "the same number of ranks.")
+            .arg(in.hybridGroupSize)
+            .arg(in.ranks);
+    return {};
+}
+
+// Runs one engine call; invalid scenarios come back as a message, never as an exception.
+template <class F> QString guarded(F&& f) {
+    try {
+        f();
+        return {};
+    } catch (const std::exception& e) {
+        return QString::fromUtf8(e.what());
+    }
+}
+
+ScalingLimits limitsFor(const CalculatorInput& in) {
+    const theory::ModelStates ddp = theory::modelStates(scenarioFor(in, Strategy::Ddp, 1));
+    const ByteTable& t = ddp.perRank;
+    ScalingLimits l;
+    l.ddpBytes = static_cast<double>(t.tier(Tier::Device));
+    l.zero2Limit = static_cast<double>(t.group(StateGroup::Param, Tier::Device));
+    l.zero1Limit = l.zero2Limit + static_cast<double>(t.group(StateGroup::Grad, Tier::Device));
+    l.paramCount = static_cast<double>(ddp.paramCount);
+    return l;
+}
+
+StrategySeries seriesFor(const CalculatorInput& in, Strategy s, const std::vector<int>& ranks) {
+    StrategySeries series{s, {}};
+    for (int n : ranks) {
+        const theory::Scenario sc = scenarioFor(in, s, n);
+        ByteTable table;
+        const QString err = guarded([&] {
+            theory::validate(sc);
+            table = theory::modelStates(sc).perRank;
+        });
+        if (err.isEmpty())
+            series.points.push_back({n, static_cast<double>(table.tier(Tier::Device))});
+    }
+    return series;
+}
+
+StrategyAtN atNFor(const CalculatorInput& in, Strategy s) {
+    StrategyAtN at{s, std::nullopt, {}};
+    const theory::Scenario sc = scenarioFor(in, s, in.ranks);
+    at.invalidReason = guarded([&] {
+        theory::validate(sc);
+        at.perRank = theory::modelStates(sc).perRank;
+    });
+    return at;
+}
+
+std::uint64_t largestUnit(const CalculatorInput& in) {
+    if (!in.shape) return 0;
+    std::uint64_t largest = 0;
+    for (const auto& u : theory::unitParams(*in.shape)) largest = std::max(largest, u.params);
+    return largest;
+}
+
+// DeepSpeed's estimator assumes fp16 mixed-precision Adam; ShardScope's columns use the same.
+DeepSpeedComparison deepspeedFor(const CalculatorInput& in, std::uint64_t paramCount) {
+    DeepSpeedComparison d;
+    d.zero3 = shardsParams(in.strategy);
+    d.totalGpus = in.gpusPerNode * in.nodes;
+    d.largestLayerParams = largestUnit(in);
+    d.error = guarded([&] {
+        theory::DeepSpeedInput ds;
+        ds.params = paramCount;
+        ds.largestLayerParams = d.largestLayerParams;
+        ds.gpusPerNode = in.gpusPerNode;
+        ds.nodes = in.nodes;
+        d.rows = d.zero3 ? theory::deepspeedZero3AllLive(ds) : theory::deepspeedZero2AllLive(ds);
+        for (const auto& row : d.rows) {
+            CalculatorInput mine = in;
+            mine.precision = theory::Precision{theory::PrecisionKind::MixedFp16, 12};
+            mine.offload.optimizer = row.offloadOptimizer ? Tier::Host : Tier::Device;
+            mine.offload.param = row.offloadParam ? Tier::Host : Tier::Device;
+            const auto sc = scenarioFor(mine, d.zero3 ? Strategy::Zero3 : Strategy::Zero2, d.totalGpus);
+            const ByteTable t = theory::modelStates(sc).perRank;
+            d.shardscope.emplace_back(t.tier(Tier::Device),
+                                      t.tier(Tier::Host) * static_cast<std::uint64_t>(in.gpusPerNode));
+        }
+    });
+    return d;
+}
+
+void fillChosen(CalculatorResult& r) {
+    const theory::Scenario sc = scenarioFor(r.input, r.input.strategy, r.input.ranks);
+    r.error = guarded([&] {
+        theory::validate(sc);
+        r.states = theory::modelStates(sc);
+        r.comm = theory::commPerStep(sc);
+    });
+    if (!r.error.isEmpty()) return;
+    // The peak needs activations; a bare count has none, and the engine may decline.
+    theory::PeakPrediction peak;
+    if (guarded([&] { peak = theory::predictPeak(sc); }).isEmpty()) r.peak = peak;
+}
+
+} // namespace
+
+std::vector<int> sweepRanks(int chosen) {
+    std::vector<int> ranks;
+    for (int n = 1; n <= 1024; n *= 2) ranks.push_back(n);
+    if (chosen >= 1) ranks.push_back(chosen);
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    return ranks;
+}
+
+theory::Scenario scenarioFor(const CalculatorInput& in, Strategy s, int ranks) {
+    theory::Scenario sc;
+    sc.shape = in.shape;
+    sc.params = in.params;
+    sc.strategy = s;
+    sc.ranks = ranks;
+    sc.precision = in.precision;
+    sc.offload = in.offload;
+    if (!shardsParams(s)) sc.offload.param = Tier::Device;
+    sc.knobs.hybridGroupSize = s == Strategy::FsdpHybridShard ? in.hybridGroupSize : 0;
+    return sc;
+}
+
+std::shared_ptr<const CalculatorResult> computeCalculator(const CalculatorInput& in) {
+    auto r = std::make_shared<CalculatorResult>();
+    r->input = in;
+    r->error = precheck(in);
+    if (r->error.isEmpty()) fillChosen(*r);
+    if (!r->error.isEmpty()) return r;
+
+    r->sweepRanks = sweepRanks(in.ranks);
+    // DDP may reject the input's offload; then the chart simply has no limit lines.
+    (void)guarded([&] { r->limits = limitsFor(in); });
+    for (Strategy s : theory::allStrategies()) {
+        r->series.push_back(seriesFor(in, s, r->sweepRanks));
+        r->atN.push_back(atNFor(in, s));
+    }
+    r->deepspeed = deepspeedFor(in, r->states.paramCount);
+    return r;
+}
+
+} // namespace shardscope::widgets

@@ -1,0 +1,84 @@
+#pragma once
+// The calculator's data: one immutable CalculatorResult per input, computed entirely by the
+// theory engine. Widgets only draw a result; they never call the engine themselves, so the
+// page can later receive results from a worker process instead.
+#include <QString>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "theory/deepspeed.h"
+#include "theory/estimate.h"
+
+namespace shardscope::widgets {
+
+struct CalculatorInput {
+    std::optional<theory::GptShape> shape; // preset with a shape
+    std::uint64_t params = 0;              // bare parameter count when shape is empty
+    QString paramsError;                   // the form could not parse the count (shown as is)
+    theory::Strategy strategy = theory::Strategy::Zero3;
+    int ranks = 64;
+    int hybridGroupSize = 8;
+    theory::Precision precision{};
+    theory::Offload offload{};
+    int gpusPerNode = 8; // DeepSpeed estimator inputs
+    int nodes = 8;
+};
+
+struct ScalingPoint {
+    int ranks = 0;
+    double deviceBytes = 0; // model states per rank on the device tier
+};
+struct StrategySeries {
+    theory::Strategy strategy;
+    std::vector<ScalingPoint> points; // sweep ranks where the scenario is valid
+};
+
+// Where each stage's per-rank bytes go as N grows: ZeRO-1 keeps params + grads whole, ZeRO-2
+// keeps params whole, ZeRO-3 shards everything (DDP / N). Read off DDP's own ledger at N = 1.
+struct ScalingLimits {
+    double ddpBytes = 0;
+    double zero1Limit = 0; // DDP's param + grad groups
+    double zero2Limit = 0; // DDP's param group
+    double paramCount = 0;
+};
+
+struct StrategyAtN {
+    theory::Strategy strategy;
+    std::optional<ByteTable> perRank; // empty when this strategy is invalid at N
+    QString invalidReason;
+};
+
+struct DeepSpeedComparison {
+    bool zero3 = false;
+    int totalGpus = 0;
+    std::uint64_t largestLayerParams = 0;
+    std::vector<theory::DeepSpeedRow> rows;
+    // ShardScope's per-rank device bytes and per-node host bytes for each row's offload setting.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> shardscope;
+    QString error;
+};
+
+struct CalculatorResult {
+    CalculatorInput input;
+    QString error; // non-empty: the chosen scenario is invalid; nothing below is filled
+    std::vector<int> sweepRanks;
+    std::vector<StrategySeries> series;
+    ScalingLimits limits;
+    std::vector<StrategyAtN> atN;
+    theory::ModelStates states; // chosen strategy at the chosen N
+    theory::CommPerStep comm;
+    std::optional<theory::PeakPrediction> peak;
+    DeepSpeedComparison deepspeed;
+};
+
+// Ranks of the scaling sweep: powers of two 1..1024 plus the chosen N (at most 13 points).
+std::vector<int> sweepRanks(int chosen);
+
+// The scenario the engine sees for a strategy at a rank count: the input's model, precision and
+// offload, with param offload dropped for strategies that never shard params.
+theory::Scenario scenarioFor(const CalculatorInput& in, theory::Strategy s, int ranks);
+
+std::shared_ptr<const CalculatorResult> computeCalculator(const CalculatorInput& in);
+
+} // namespace shardscope::widgets

@@ -1,0 +1,21 @@
+#pragma once
+// One colour per ledger category, shared by every view (calculator bars, rank ledgers,
+// timeline, flows) so "adam_m is orange" holds everywhere in the app.
+#include <QColor>
+#include <QString>
+
+#include "core/categories.h"
+
+namespace shardscope::widgets {
+
+QColor categoryColor(Category c);
+// Translated, human-readable category name; the wire name (categoryName) stays in tooltips.
+QString categoryLabel(Category c);
+QString tierLabel(Tier t);
+
+} // namespace shardscope::widgets
+
+namespace shardscope::widgets {
+// One colour per strategy, for every chart that compares strategies (calculator, compare page).
+QColor strategyColor(int strategyIndex);
+} // namespace shardscope::widgets

@@ -1,0 +1,65 @@
+#pragma once
+// The main window wires pages into a sidebar + stack; it does not contain them. A page is any
+// QWidget registered with addPage(); its sidebar entry and View-menu action follow the language.
+#include <QMainWindow>
+#include <functional>
+#include <vector>
+
+class QAction;
+class QActionGroup;
+class QLabel;
+class QListWidget;
+class QMenu;
+class QStackedWidget;
+
+namespace shardscope::widgets {
+
+class LanguageManager;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    using TitleFn = std::function<QString()>; // re-evaluated on every language change
+
+    // `language` may be shared with main(); when null the window owns one.
+    explicit MainWindow(LanguageManager* language = nullptr, QWidget* parent = nullptr);
+
+    void addPage(const QString& id, TitleFn title, QWidget* page);
+    bool showPage(const QString& id); // false for an unknown id
+    QStringList pageIds() const;
+    QWidget* page(const QString& id) const;
+    LanguageManager* language() const { return language_; }
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    struct Page {
+        QString id;
+        TitleFn title;
+        QWidget* widget;
+        QAction* action;
+    };
+    void buildMenus();
+    void retranslateUi();
+    void showAbout();
+
+    LanguageManager* language_;
+    std::vector<Page> pages_;
+    QListWidget* sidebar_ = nullptr;
+    QStackedWidget* stack_ = nullptr;
+    QMenu* fileMenu_ = nullptr;
+    QMenu* viewMenu_ = nullptr;
+    QMenu* languageMenu_ = nullptr;
+    QMenu* helpMenu_ = nullptr;
+    QAction* quitAction_ = nullptr;
+    QAction* aboutAction_ = nullptr;
+    QActionGroup* pageGroup_ = nullptr;
+    QActionGroup* languageGroup_ = nullptr;
+    QLabel* versionLabel_ = nullptr;
+};
+
+// The window with every page this build has (today: the Calculator).
+void addDefaultPages(MainWindow& window);
+
+} // namespace shardscope::widgets

@@ -1,0 +1,42 @@
+#pragma once
+// Per-rank model states on the device versus N (log-log), one curve per strategy, with the
+// ZeRO stages' limits (ZeRO-1 → 4×, ZeRO-2 → 8×, ZeRO-3 → N× for mixed-precision Adam) and a
+// marker at the chosen N.
+#include <QPointF>
+#include <QWidget>
+
+#include "calculator_compute.h"
+
+class QCustomPlot;
+class QCPGraph;
+class QCPItemTracer;
+
+namespace shardscope::widgets {
+
+class ScalingChart : public QWidget {
+    Q_OBJECT
+public:
+    explicit ScalingChart(QWidget* parent = nullptr);
+
+    void setResult(std::shared_ptr<const CalculatorResult> result);
+
+    QCustomPlot* plot() const { return plot_; }
+    // The curve of a strategy (nullptr when absent) and the chosen-N marker, for tests.
+    QCPGraph* graphFor(theory::Strategy s) const;
+    QPointF markerPosition() const;
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void rebuild();
+    void addLimitLines(double xMin, double xMax);
+    void addLimitLine(double y, double xMin, double xMax, const QString& label);
+    void addMarker();
+
+    std::shared_ptr<const CalculatorResult> result_;
+    QCustomPlot* plot_ = nullptr;
+    QCPItemTracer* marker_ = nullptr;
+};
+
+} // namespace shardscope::widgets
