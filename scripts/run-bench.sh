@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Runs every benchmark binary built under <build>/bin whose name starts with bench_,
+# Runs every benchmark binary built under <build>/bin whose name contains "bench",
 # printing Google Benchmark's console table (ratios are reported as counters side by side).
 set -euo pipefail
 build=${1:-build}
 shopt -s nullglob
-benches=("$build"/bin/bench_*)
+benches=("$build"/bin/*bench*)
 if [ ${#benches[@]} -eq 0 ]; then
   echo "run-bench: no benchmarks in $build/bin (configure with SHARDSCOPE_BENCH=ON)" >&2
   exit 2

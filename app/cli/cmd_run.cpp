@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/ledger.h"
 #include "device/device.h"
+#include "kernels/cpu/gemm.h"
 #include "model/data.h"
 #include "model/presets.h"
 #include "theory/activations.h"
@@ -251,6 +252,8 @@ int cmdRun(std::span<const std::string> argv) {
                 o.preset.name.c_str(), static_cast<unsigned long long>(trainer.paramCount()),
                 data->describe().c_str(), std::string(theory::precisionName(o.precision)).c_str(),
                 o.checkpointing ? ", checkpointing" : "", static_cast<long long>(o.preset.microBatch));
+    if (const std::string advice = kernels::blasAdvice(); !advice.empty())
+        std::printf("note: %s\n", advice.c_str());
     std::printf("initial loss ≈ ln(vocab) = %.4f\n", std::log(static_cast<double>(o.preset.shape.vocab)));
     const Measured m = runSteps(trainer, o.steps);
 

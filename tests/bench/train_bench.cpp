@@ -90,4 +90,15 @@ BENCHMARK(mediumBench)
 
 } // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+    // Which GEMM kernel OpenBLAS picked decides most of the figures: record it with them.
+    benchmark::AddCustomContext("blas_core", shardscope::kernels::blasCoreName());
+    benchmark::AddCustomContext("blas_threads", std::to_string(shardscope::kernels::blasThreads()));
+    if (const std::string advice = shardscope::kernels::blasAdvice(); !advice.empty())
+        benchmark::AddCustomContext("blas_advice", advice);
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

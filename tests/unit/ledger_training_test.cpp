@@ -109,8 +109,8 @@ TEST(ledgerTraining, ActivationPeakEqualsTheoryWithAndWithoutCheckpointing) {
 
 TEST(ledgerTraining, EachUnitAllocatesExactlyTheListedTensorsAndFreesThemInBackward) {
     for (bool checkpointing : {false, true}) {
+        std::vector<Event> events; // declared first: the sink sees the frees of ~Rig too
         Rig rig(PrecisionKind::MixedBf16, checkpointing);
-        std::vector<Event> events;
         rig.ledger.setSink([&](const Event& e) { events.push_back(e); });
         rig.trainer().step();
         const auto predicted = theory::activationBreakdown(rig.preset.shape, {rig.data.microBatch(), checkpointing});

@@ -7,6 +7,8 @@
 #include <set>
 #include <string>
 
+#include <unistd.h>
+
 #include "model/data.h"
 
 namespace shardscope {
@@ -64,7 +66,7 @@ TEST(modelData, MarkovChainIsLearnableStructure) {
 }
 
 TEST(modelData, ByteFileSourceReadsWindowsOfTheFile) {
-    const auto path = std::filesystem::temp_directory_path() / "shardscope_model_data_test.txt";
+    const auto path = std::filesystem::temp_directory_path() / ("shardscope_model_data_test_" + std::to_string(::getpid()) + ".txt");
     std::string text;
     for (int i = 0; i < 50; ++i) text += "the quick brown fox " + std::to_string(i) + "\n";
     std::ofstream(path, std::ios::binary) << text;

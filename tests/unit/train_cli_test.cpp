@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <algorithm>
@@ -31,8 +32,11 @@ std::string slurp(const fs::path& p) {
 }
 
 Result runCli(const std::string& args) {
+    // ctest runs test cases as parallel processes: every call gets its own capture files.
+    static int calls = 0;
+    const std::string stem = "shardscope_train_cli_" + std::to_string(::getpid()) + "_" + std::to_string(++calls);
     const fs::path dir = fs::temp_directory_path();
-    const fs::path out = dir / "shardscope_train_cli.out", err = dir / "shardscope_train_cli.err";
+    const fs::path out = dir / (stem + ".out"), err = dir / (stem + ".err");
     const std::string cmd = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli " + args + " >" +
                             out.string() + " 2>" + err.string();
     const int status = std::system(cmd.c_str());
@@ -40,11 +44,13 @@ Result runCli(const std::string& args) {
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.out = slurp(out);
     r.err = slurp(err);
+    fs::remove(out);
+    fs::remove(err);
     return r;
 }
 
 TEST(trainCli, RunTinyWritesACompleteJsonReport) {
-    const fs::path json = fs::temp_directory_path() / "shardscope_train_cli_report.json";
+    const fs::path json = fs::temp_directory_path() / ("shardscope_train_cli_report_" + std::to_string(::getpid()) + ".json");
     fs::remove(json);
     const Result r = runCli("run --model tiny --ranks 1 --strategy ddp --steps 3 --json " + json.string());
     ASSERT_EQ(r.code, 0) << r.err;
@@ -81,7 +87,7 @@ TEST(trainCli, RunTinyWritesACompleteJsonReport) {
 }
 
 TEST(trainCli, ByteLevelDataFile) {
-    const fs::path text = fs::temp_directory_path() / "shardscope_train_cli_text.txt";
+    const fs::path text = fs::temp_directory_path() / ("shardscope_train_cli_text_" + std::to_string(::getpid()) + ".txt");
     std::ofstream(text) << std::string(200, 'a') + "hello world, hello shardscope\n";
     const Result r = runCli("run --model tiny --ranks 1 --strategy ddp --steps 2 --data " + text.string());
     EXPECT_EQ(r.code, 0) << r.err;

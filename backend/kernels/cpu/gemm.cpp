@@ -39,4 +39,25 @@ void setBlasThreads(int threads) {
 
 int blasThreads() { return openblas_get_num_threads(); }
 
+std::string blasCoreName() {
+    const char* name = openblas_get_corename();
+    return name ? name : "unknown";
+}
+
+std::string blasAdvice() {
+    const std::string core = blasCoreName();
+    const bool generic = core == "Prescott" || core == "prescott" || core == "Core2" ||
+                         core == "core2" || core == "Nehalem" || core == "nehalem";
+    if (!generic) return "";
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (__builtin_cpu_supports("avx512f"))
+        return "OpenBLAS uses its generic " + core +
+               " GEMM kernel on this AVX-512 CPU; set OPENBLAS_CORETYPE=SkylakeX for 3-4x faster GEMM";
+    if (__builtin_cpu_supports("avx2"))
+        return "OpenBLAS uses its generic " + core +
+               " GEMM kernel on this AVX2 CPU; set OPENBLAS_CORETYPE=Haswell for faster GEMM";
+#endif
+    return "";
+}
+
 } // namespace shardscope::kernels

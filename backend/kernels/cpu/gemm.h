@@ -2,6 +2,7 @@
 // Row-major single-precision GEMM through OpenBLAS, with an optional per-thread timer so a
 // benchmark can report which fraction of a step is spent in GEMM.
 #include <cstdint>
+#include <string>
 
 namespace shardscope::kernels {
 
@@ -23,5 +24,13 @@ GemmTimer* setGemmTimer(GemmTimer* timer);
 // OpenBLAS worker threads (≤ 0 leaves the library default / OPENBLAS_NUM_THREADS).
 void setBlasThreads(int threads);
 int blasThreads();
+
+// OpenBLAS's name for the GEMM kernel it picked ("SkylakeX", "Haswell", "Prescott", …).
+std::string blasCoreName();
+// A one-line hint when OpenBLAS picked a kernel far below what this CPU supports (releases older
+// than the CPU fall back to the SSE3 "Prescott" kernel: 3–4× slower GEMM on AVX-512 machines);
+// empty when all is well. OPENBLAS_CORETYPE is read when the library loads, so only the
+// environment of a new process can change it.
+std::string blasAdvice();
 
 } // namespace shardscope::kernels

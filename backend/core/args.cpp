@@ -1,4 +1,4 @@
-#include "args.h"
+#include "core/args.h"
 
 #include <cctype>
 #include <charconv>
@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 
-namespace shardscope::cli {
+namespace shardscope {
 
 Args::Args(std::string command, std::set<std::string> valueFlags, std::set<std::string> switches)
     : command_(std::move(command)), valueFlags_(std::move(valueFlags)),
@@ -140,4 +140,4 @@ double Args::real(const std::string& flag, double min, double max) const {
     return v;
 }
 
-} // namespace shardscope::cli
+} // namespace shardscope

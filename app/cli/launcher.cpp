@@ -1,0 +1,151 @@
+#include "launcher.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "core/error.h"
+#include "core/launch.h"
+#include "job.h"
+
+namespace shardscope::cli {
+namespace {
+
+// The recording is re-encoded from decoded records, so it only ever holds whole records; a
+// job that dies mid-record still leaves a valid file that ends with a Failure record.
+class RecordingTee {
+public:
+    explicit RecordingTee(std::string path) : path_(std::move(path)) {
+        if (path_.empty()) return;
+        file_ = std::fopen((path_ + ".partial").c_str(), "wb");
+        if (!file_) throw Error(ErrorKind::Io, "cannot write recording '" + path_ + "'");
+        std::string header;
+        protocol::writeHeader(header);
+        put(header);
+    }
+    ~RecordingTee() {
+        if (file_) {
+            std::fclose(file_);
+            std::remove((path_ + ".partial").c_str());
+        }
+    }
+    void write(const protocol::Record& r) {
+        if (file_) put(protocol::encode(r));
+    }
+    void finish() {
+        if (!file_) return;
+        const bool ok = std::fclose(file_) == 0;
+        file_ = nullptr;
+        if (!ok || std::rename((path_ + ".partial").c_str(), path_.c_str()) != 0)
+            throw Error(ErrorKind::Io, "cannot finish recording '" + path_ + "'");
+    }
+
+private:
+    void put(const std::string& bytes) {
+        if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
+            throw Error(ErrorKind::Io, "cannot write recording '" + path_ + "'");
+    }
+    std::string path_;
+    std::FILE* file_ = nullptr;
+};
+
+std::string lastLine(const std::string& text) {
+    std::size_t end = text.find_last_not_of(" \n\r\t-");
+    if (end == std::string::npos) return {};
+    std::size_t begin = text.rfind('\n', end);
+    return text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
+}
+
+// Workers report their own errors on stderr as "shardscope-worker: rank R, step S: message"
+// before aborting the job; that line says more than mpirun's summary.
+std::optional<std::string> workerErrorLine(const std::string& text) {
+    const std::string tag = "shardscope-worker: ";
+    const auto at = text.find(tag);
+    if (at == std::string::npos) return std::nullopt;
+    const auto end = text.find('\n', at);
+    return text.substr(at + tag.size(), end == std::string::npos ? std::string::npos : end - at - tag.size());
+}
+
+std::optional<std::string> describeFailure(const JobResult& job, const LaunchOutcome& out,
+                                           std::int64_t lastStep, std::chrono::milliseconds stall) {
+    if (out.failure) return out.failure; // the worker said it itself
+    if (job.interrupted) return std::string("interrupted: the job was stopped");
+    if (job.stalled)
+        return "no progress for " + std::to_string(stall.count() / 1000) +
+               " s after step " + std::to_string(lastStep) + ": a rank is stuck; the job was torn down";
+    if (auto line = workerErrorLine(job.stderrText)) return line;
+    if (job.rankExit) return launch::describe(*job.rankExit, lastStep + 1);
+    if (job.exitCode != 0) {
+        std::string line = lastLine(job.stderrText);
+        return "mpirun exited with code " + std::to_string(job.exitCode) +
+               (line.empty() ? std::string() : ": " + line);
+    }
+    if (!job.sawEnd || !out.reportJson) return std::string("the job ended without a report");
+    return std::nullopt;
+}
+
+} // namespace
+
+std::string workerPath() {
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const auto beside = self.parent_path() / "shardscope-worker";
+        if (::access(beside.c_str(), X_OK) == 0) return beside.string();
+    }
+    if (auto found = launch::findExecutable("shardscope-worker")) return *found;
+    throwInvalid("shardscope-worker not found beside " + self.string() + " or on PATH");
+}
+
+LaunchOutcome launchJob(const LaunchRequest& req) {
+    const auto mpirun = launch::findExecutable(req.mpirun);
+    if (!mpirun) throwInvalid("mpirun not found (install OpenMPI: openmpi-bin) — looked for '" +
+                              req.mpirun + "'");
+    const std::string worker = workerPath();
+
+    Job job;
+    launch::MpirunOptions opts;
+    opts.mpirun = *mpirun;
+    opts.ranks = req.ranks;
+    opts.hostfile = req.hostfile;
+    opts.extraArgs = req.mpirunArgs;
+    opts.runningAsRoot = ::geteuid() == 0;
+    opts.localCores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::string> workerArgs = req.workerArgs;
+    workerArgs.insert(workerArgs.end(), {"--stream", job.socketPath()});
+    const auto argv = launch::mpirunArgv(opts, worker, workerArgs);
+
+    RecordingTee tee(req.tracePath);
+    LaunchOutcome out;
+    std::int64_t lastStep = -1;
+    const JobResult result = job.run(
+        argv,
+        [&](const protocol::Record& record) {
+            tee.write(record);
+            if (auto* s = std::get_if<protocol::StepSummary>(&record)) {
+                out.steps.push_back(*s);
+                lastStep = s->step;
+                if (req.onStep) req.onStep(*s);
+            } else if (auto* r = std::get_if<protocol::Report>(&record)) {
+                out.reportJson = r->json;
+            } else if (auto* f = std::get_if<protocol::Failure>(&record)) {
+                out.failure = f->rank >= 0 ? "rank " + std::to_string(f->rank) + ": " + f->message
+                                           : f->message;
+            }
+        },
+        nullptr, req.stallTimeout);
+    out.userInputError = result.exitCode == 2 && !result.rankExit;
+    out.failure = describeFailure(result, out, lastStep, req.stallTimeout);
+    if (out.failure && !result.sawEnd) {
+        // Close the recording with what the launcher knows, so it stays a valid file.
+        tee.write(protocol::Failure{result.rankExit ? result.rankExit->rank : -1, lastStep + 1,
+                                    *out.failure});
+        tee.write(protocol::End{});
+    }
+    tee.finish();
+    return out;
+}
+
+} // namespace shardscope::cli

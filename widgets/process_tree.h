@@ -1,0 +1,20 @@
+#pragma once
+// The processes below a pid, read from /proc. OpenMPI puts each rank in its own process group,
+// so killing mpirun's group does not reach the ranks; a teardown that must leave no orphans
+// collects the tree first and signals every member.
+#include <sys/types.h>
+#include <vector>
+
+namespace shardscope::widgets {
+
+// A process identified by pid and start time, so a pid the kernel reused for an unrelated
+// process is never signalled.
+struct ProcessId {
+    pid_t pid = -1;
+    unsigned long long startTime = 0;
+};
+
+std::vector<ProcessId> descendantPids(pid_t root); // empty where /proc is unavailable
+void signalAll(const std::vector<ProcessId>& processes, int signal);
+
+} // namespace shardscope::widgets

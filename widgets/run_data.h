@@ -1,0 +1,120 @@
+#pragma once
+// What the GUI knows about a run, as immutable values: the configuration from the handshake,
+// each step's events with ledger snapshots, the final report and a failure. Produced off the
+// UI thread (StreamAssembler) and handed to widgets as shared_ptr<const …>; plain C++ (no Qt)
+// so the replay can be tested and benchmarked without a window.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/categories.h"
+#include "core/event.h"
+
+namespace shardscope::widgets {
+
+using CategoryBytes = std::array<std::uint64_t, kCategoryCount>;
+
+struct UnitInfo {
+    std::string name;
+    std::uint64_t params = 0;
+    std::uint64_t padded = 0;
+};
+
+// The handshake's configJson. Missing or unknown keys leave defaults: older or newer workers
+// still show what they can.
+struct RunInfo {
+    std::string strategy;   // CLI name: zero3, fsdp, …
+    int worldSize = 1;
+    std::string model;      // preset name
+    std::uint64_t paramCount = 0;
+    std::string precision;  // bf16 | fp32
+    std::int64_t steps = 0; // steps the run will make (0: unknown)
+    std::vector<UnitInfo> units;
+    std::optional<CategoryBytes> theoryModelStates;    // per rank, by category
+    std::optional<CategoryBytes> ddpTheoryModelStates; // DDP at the same N, per rank
+    std::uint64_t predictedPeakBytes = 0;
+    std::optional<std::uint64_t> capacityBytes;
+    std::string configJson; // as received, for the details tooltip
+
+    std::string unitName(std::int32_t unit) const; // "block2", or "unit 7" when unnamed
+};
+// Throws shardscope::Error(Format) naming the problem when the JSON does not parse.
+RunInfo parseRunInfo(const std::string& configJson, int worldSize);
+
+struct RankReport {
+    int rank = 0;
+    CategoryBytes peakBytes{};
+    CategoryBytes modelStateBytes{};
+};
+struct RunReport {
+    std::vector<double> losses;
+    std::vector<RankReport> ranks;
+    std::vector<std::pair<std::string, std::uint64_t>> commBytesPerStep; // collective → bytes
+    std::optional<CategoryBytes> theoryModelStates;
+    std::string paramDigest;
+    std::string json;
+};
+RunReport parseRunReport(const std::string& json); // throws Error(Format)
+
+struct FailureInfo {
+    int rank = -1;
+    std::int64_t step = -1;
+    std::string message;
+};
+
+// ---- ledger state, replayed event by event ----
+
+inline constexpr std::size_t kTrackedUnits = 64; // units beyond this are not shown as gathered
+
+// One rank's ledger after some prefix of the run's events.
+struct RankState {
+    ByteTable live;
+    std::uint64_t liveTotal = 0;
+    std::uint64_t peakTotal = 0; // maximum of liveTotal so far (since the run began)
+    std::int64_t step = -1;
+    std::int32_t computeUnit = kNoUnit; // open compute span, if any
+    Phase phase = Phase::None;
+    std::int32_t collectiveUnit = kNoUnit; // open collective, if any
+    CollectiveOp collective = CollectiveOp::None;
+    std::uint64_t collectiveBytes = 0;
+    std::array<std::uint16_t, kTrackedUnits> gathered{}; // live param_full buffers per unit
+
+    bool isGathered(std::int32_t unit) const {
+        return unit >= 0 && static_cast<std::size_t>(unit) < kTrackedUnits && gathered[static_cast<std::size_t>(unit)] > 0;
+    }
+    bool operator==(const RankState&) const = default;
+};
+using LedgerState = std::vector<RankState>; // index = rank
+
+// The one definition of how an event changes a rank's ledger; the assembler, the replay
+// cursor and the tests' recomputation all call this. A free larger than what is live clamps
+// at zero instead of wrapping (a malformed stream must not draw absurd bars).
+void applyEvent(RankState& state, const Event& e);
+
+// One step of the run: every rank's events merged in time order, with snapshots of the ledger
+// so a seek replays at most `snapshotEvery` events.
+struct StepData {
+    std::int64_t step = -1;
+    bool complete = false;           // a StepSummary closed it (false: cut short by a failure)
+    double loss = 0;                 // valid when complete
+    std::uint64_t stepNs = 0;        // as measured by rank 0
+    std::uint64_t firstEvent = 0;    // global index of events[0]
+    std::uint64_t startNs = 0;       // timeNs of events[0]
+    std::uint64_t durationNs = 0;    // last timeNs − first timeNs
+    std::uint64_t replayStartNs = 0; // replay clock at events[0]: earlier steps back to back
+    std::vector<Event> events;
+    std::size_t snapshotEvery = 1;
+    std::vector<LedgerState> snapshots; // snapshots[j]: state before events[j × snapshotEvery]
+    LedgerState endState;               // state after the last event
+    std::uint64_t peakEvent = 0;        // global index just after the step's highest rank total
+
+    std::uint64_t endEvent() const { return firstEvent + events.size(); }
+    std::uint64_t replayNs(std::size_t local) const { return replayStartNs + (events[local].timeNs - startNs); }
+};
+using StepPtr = std::shared_ptr<const StepData>;
+using StepList = std::vector<StepPtr>;
+
+} // namespace shardscope::widgets

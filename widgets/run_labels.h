@@ -1,0 +1,19 @@
+#pragma once
+// Translated names for the event vocabulary (phases, collectives) and the one-line story of
+// each strategy, shared by the rank view, the replay controls and the page header.
+#include <QString>
+#include <optional>
+#include <string>
+
+#include "core/event.h"
+#include "theory/policy.h"
+
+namespace shardscope::widgets {
+
+QString phaseLabel(Phase p);             // "forward", "backward", …
+QString collectiveLabel(CollectiveOp c); // "all-gather", "reduce-scatter", …
+// What this strategy shards and what it gathers, in one sentence for newcomers.
+QString strategyStory(theory::Strategy s, int ranks, int hybridGroup);
+std::optional<theory::Strategy> strategyFromName(const std::string& name);
+
+} // namespace shardscope::widgets

@@ -1,0 +1,153 @@
+#include "run_request.h"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace shardscope::widgets {
+namespace {
+
+using theory::Strategy;
+
+QString tr(const char* text) { return QCoreApplication::translate("RunRequest", text); }
+
+bool isFsdp(Strategy s) {
+    return s == Strategy::FsdpFullShard || s == Strategy::FsdpShardGradOp || s == Strategy::FsdpHybridShard;
+}
+
+QString divisorsOf(int n) {
+    QStringList ds;
+    for (int d = 1; d <= n; ++d)
+        if (n % d == 0) ds << QString::number(d);
+    return ds.join(QStringLiteral(", "));
+}
+
+} // namespace
+
+std::vector<RunModelPreset> loadRunPresets() {
+    std::vector<RunModelPreset> out;
+    QFile file(QStringLiteral(":/presets/models.json"));
+    if (!file.open(QIODevice::ReadOnly)) return out;
+    const QJsonObject root = QJsonDocument::fromJson(file.readAll()).object();
+    for (const QString& id : {QStringLiteral("tiny"), QStringLiteral("small"), QStringLiteral("medium")}) {
+        const QJsonObject o = root.value(id).toObject();
+        if (o.isEmpty()) continue;
+        RunModelPreset p;
+        p.id = id;
+        p.description = o.value(QStringLiteral("description")).toString();
+        p.shape.layers = o.value(QStringLiteral("layers")).toInteger();
+        p.shape.dModel = o.value(QStringLiteral("d_model")).toInteger();
+        p.shape.heads = o.value(QStringLiteral("heads")).toInteger();
+        p.shape.vocab = o.value(QStringLiteral("vocab")).toInteger();
+        p.shape.seqLen = o.value(QStringLiteral("seq_len")).toInteger();
+        p.microBatch = o.value(QStringLiteral("micro_batch")).toInteger(1);
+        out.push_back(p);
+    }
+    return out;
+}
+
+std::optional<RunModelPreset> findRunPreset(const QString& id) {
+    for (const RunModelPreset& p : loadRunPresets())
+        if (p.id == id) return p;
+    return std::nullopt;
+}
+
+bool usesPrefetch(Strategy s) { return s == Strategy::Zero3 || isFsdp(s); }
+bool usesReshardAfterForward(Strategy s) { return s == Strategy::FsdpFullShard || s == Strategy::FsdpHybridShard; }
+bool usesMaxInflight(Strategy s) { return isFsdp(s); }
+bool usesPersistence(Strategy s) { return s == Strategy::Zero3; }
+bool usesHybridGroup(Strategy s) { return s == Strategy::FsdpHybridShard; }
+
+std::vector<FieldIssue> validate(const RunRequest& r) {
+    std::vector<FieldIssue> issues;
+    auto add = [&](RunField f, const QString& m) { issues.push_back({f, m}); };
+    if (!findRunPreset(r.model)) add(RunField::Model, tr("unknown model preset '%1' (expected tiny, small or medium)").arg(r.model));
+    if (r.ranks < 1 || r.ranks > kMaxRanks) add(RunField::Ranks, tr("ranks must be between 1 and %1").arg(kMaxRanks));
+    if (r.gpu) add(RunField::Backend, tr("no CUDA device: this build/machine has none"));
+    if (r.steps < 1 || r.steps > kMaxSteps) add(RunField::Steps, tr("steps must be between 1 and %1").arg(kMaxSteps));
+    if (r.capacityBytes && *r.capacityBytes == 0) add(RunField::Capacity, tr("a capacity budget must be more than 0 bytes"));
+    if (r.bucketBytes < 1024) add(RunField::Bucket, tr("buckets must hold at least 1 KiB"));
+    if (usesPrefetch(r.strategy) && (r.prefetch < 0 || r.prefetch > 8)) add(RunField::Prefetch, tr("prefetch depth must be between 0 and 8 units"));
+    if (usesMaxInflight(r.strategy) && (r.maxInflight < 1 || r.maxInflight > 16))
+        add(RunField::MaxInflight, tr("in-flight all-gathers must be between 1 and 16"));
+    if (usesHybridGroup(r.strategy)) {
+        if (r.hybridGroup < 1 || r.ranks < 1 || r.ranks % r.hybridGroup != 0)
+            add(RunField::HybridGroup, tr("the hybrid group must divide the ranks (%1 ranks: %2)").arg(r.ranks).arg(divisorsOf(std::max(r.ranks, 1))));
+    }
+    if (r.microBatch < 0 || r.microBatch > 256) add(RunField::MicroBatch, tr("micro-batch must be between 1 and 256 (0: the preset's)"));
+    return issues;
+}
+
+theory::Scenario scenarioOf(const RunRequest& r, const RunModelPreset& preset) {
+    theory::Scenario s;
+    s.shape = preset.shape;
+    s.strategy = r.strategy;
+    s.ranks = r.ranks;
+    s.precision.kind = r.precision;
+    s.knobs.reduceBucketBytes = r.bucketBytes;
+    s.knobs.allGatherBucketBytes = r.bucketBytes;
+    s.knobs.prefetchDepth = r.prefetch;
+    s.knobs.reshardAfterForward = r.strategy == Strategy::FsdpShardGradOp ? false : r.reshardAfterForward;
+    s.knobs.maxInflightAllGathers = r.maxInflight;
+    s.knobs.persistenceThresholdParams = r.persistenceThreshold;
+    s.knobs.hybridGroupSize = usesHybridGroup(r.strategy) ? r.hybridGroup : 0;
+    s.activations.microBatch = r.microBatch > 0 ? r.microBatch : preset.microBatch;
+    s.activations.checkpointing = r.checkpointing;
+    return s;
+}
+
+QStringList workerArguments(const RunRequest& r, const QString& socketPath) {
+    const theory::Knobs defaults;
+    const auto name = theory::strategyName(r.strategy);
+    QStringList a{QStringLiteral("--model"), r.model,
+                  QStringLiteral("--strategy"), QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size())),
+                  QStringLiteral("--steps"), QString::number(r.steps),
+                  QStringLiteral("--seed"), QString::number(r.seed),
+                  QStringLiteral("--precision"), r.precision == theory::PrecisionKind::Fp32 ? QStringLiteral("fp32") : QStringLiteral("bf16")};
+    if (r.checkpointing) a << QStringLiteral("--checkpointing");
+    if (r.microBatch > 0) a << QStringLiteral("--micro-batch") << QString::number(r.microBatch);
+    // Knobs are sent only where the strategy reads them and they differ from the worker's
+    // defaults, so the command line shows exactly what the user changed.
+    if (r.bucketBytes != defaults.reduceBucketBytes) a << QStringLiteral("--bucket-bytes") << QString::number(r.bucketBytes);
+    if (usesPrefetch(r.strategy) && r.prefetch != defaults.prefetchDepth) a << QStringLiteral("--prefetch") << QString::number(r.prefetch);
+    if (usesReshardAfterForward(r.strategy) && !r.reshardAfterForward) a << QStringLiteral("--reshard-after-forward") << QStringLiteral("0");
+    if (usesMaxInflight(r.strategy) && r.maxInflight != defaults.maxInflightAllGathers)
+        a << QStringLiteral("--max-inflight") << QString::number(r.maxInflight);
+    if (usesPersistence(r.strategy) && r.persistenceThreshold > 0)
+        a << QStringLiteral("--persistence-threshold") << QString::number(r.persistenceThreshold);
+    if (usesHybridGroup(r.strategy)) a << QStringLiteral("--hybrid-group") << QString::number(r.hybridGroup);
+    if (r.capacityBytes) a << QStringLiteral("--capacity") << QString::number(*r.capacityBytes);
+    a << QStringLiteral("--stream") << socketPath;
+    return a;
+}
+
+std::optional<std::uint64_t> parseByteText(const QString& text, QString* error) {
+    const QString t = text.trimmed();
+    if (t.isEmpty()) return std::nullopt;
+    static const QRegularExpression re(QStringLiteral("^([0-9]+(?:\\.[0-9]+)?)\\s*([KMGT]i?B?|B)?$"),
+                                       QRegularExpression::CaseInsensitiveOption);
+    const auto m = re.match(t);
+    if (!m.hasMatch()) {
+        *error = tr("'%1' is not a size (examples: 64MiB, 1.5GB, 1000000)").arg(t);
+        return std::nullopt;
+    }
+    const QString unit = m.captured(2).toUpper();
+    double scale = 1;
+    if (!unit.isEmpty() && unit != QLatin1String("B")) {
+        const int power = QStringLiteral("KMGT").indexOf(unit.front()) + 1;
+        scale = std::pow(unit.contains(QLatin1Char('I')) ? 1024.0 : 1000.0, power);
+    }
+    const double bytes = m.captured(1).toDouble() * scale;
+    if (!(bytes < 1.8e19)) {
+        *error = tr("'%1' is too large").arg(t);
+        return std::nullopt;
+    }
+    return static_cast<std::uint64_t>(std::llround(bytes));
+}
+
+} // namespace shardscope::widgets

@@ -1,0 +1,240 @@
+#include "run_session.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <csignal>
+#include <unistd.h>
+
+#include "core/launch.h"
+
+namespace shardscope::widgets {
+
+RunSession::RunSession(QObject* parent)
+    : QObject(parent), workerPath_(QCoreApplication::applicationDirPath() + QStringLiteral("/shardscope-worker")) {
+    registerRunMetaTypes();
+    receiver_ = new StreamReceiver;
+    receiver_->moveToThread(&thread_);
+    connect(&thread_, &QThread::finished, receiver_, &QObject::deleteLater);
+    connect(receiver_, &StreamReceiver::runInfoReady, this, &RunSession::runInfoReady);
+    connect(receiver_, &StreamReceiver::stepsReady, this, &RunSession::onSteps);
+    connect(receiver_, &StreamReceiver::reportReady, this, &RunSession::reportReady);
+    connect(receiver_, &StreamReceiver::failureReceived, this, [this](const FailureInfo& f) {
+        if (!failure_) failure_ = f;
+        Q_EMIT failureReceived(f);
+    });
+    connect(receiver_, &StreamReceiver::streamEnded, this, [this] { streamEnded_ = true; });
+    connect(receiver_, &StreamReceiver::streamError, this, &RunSession::onStreamError);
+    connect(receiver_, &StreamReceiver::connectionOpened, this, [this] { streamOpen_ = true; });
+    connect(receiver_, &StreamReceiver::connectionClosed, this, [this] {
+        streamOpen_ = false;
+        if (processExited_) finishLive();
+    });
+    connect(receiver_, &StreamReceiver::finishedReading, this, &RunSession::finishRecording);
+    thread_.setObjectName(QStringLiteral("shardscope-decoder"));
+    thread_.start();
+
+    killTimer_.setSingleShot(true);
+    killTimer_.setInterval(kGraceMs);
+    connect(&killTimer_, &QTimer::timeout, this, &RunSession::killTree);
+    drainTimer_.setSingleShot(true);
+    drainTimer_.setInterval(kDrainMs);
+    connect(&drainTimer_, &QTimer::timeout, this, &RunSession::finishLive);
+}
+
+RunSession::~RunSession() {
+    if (process_) {
+        disconnect(process_, nullptr, this, nullptr);
+        tree_ = descendantPids(static_cast<pid_t>(process_->processId()));
+        process_->terminate();
+        if (!process_->waitForFinished(kGraceMs)) {
+            killTree();
+            process_->waitForFinished(1000);
+        }
+        signalAll(tree_, SIGKILL); // ranks mpirun may have left behind
+    }
+    QMetaObject::invokeMethod(receiver_, &StreamReceiver::close, Qt::BlockingQueuedConnection);
+    thread_.quit();
+    thread_.wait();
+}
+
+qint64 RunSession::processId() const { return process_ ? process_->processId() : 0; }
+
+double RunSession::elapsedSeconds() const { return clock_.isValid() ? static_cast<double>(clock_.elapsed()) / 1000.0 : 0.0; }
+
+bool RunSession::refuse(const QString& message) {
+    Q_EMIT finished(Outcome::Failed, message);
+    return false;
+}
+
+void RunSession::beginSession(bool live) {
+    active_ = true;
+    streamOpen_ = streamEnded_ = processExited_ = stopRequested_ = crashed_ = false;
+    failure_.reset();
+    streamError_.clear();
+    stderrTail_.clear();
+    tree_.clear();
+    lastStep_ = -1;
+    exitCode_ = 0;
+    clock_.start();
+    Q_EMIT started(live);
+}
+
+bool RunSession::start(const RunRequest& request) {
+    if (active_) return false;
+    if (const auto issues = validate(request); !issues.empty())
+        return refuse(tr("Invalid settings: %1").arg(issues.front().message));
+    const auto mpirun = launch::findExecutable(mpirun_.toStdString());
+    if (!mpirun)
+        return refuse(tr("mpirun was not found on PATH: install OpenMPI (e.g. apt install openmpi-bin) to run jobs"));
+    if (!QFileInfo(workerPath_).isExecutable())
+        return refuse(tr("shardscope-worker was not found at %1: build it beside the GUI (target shardscope-worker)").arg(workerPath_));
+
+    // A private 0700 folder: only this user can reach the socket, and the name never collides.
+    socketDir_ = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/shardscope-XXXXXX"));
+    if (!socketDir_->isValid()) return refuse(tr("cannot create a private folder for the event stream: %1").arg(socketDir_->errorString()));
+    const QString socketPath = socketDir_->filePath(QStringLiteral("stream.sock"));
+    QString listenError;
+    QMetaObject::invokeMethod(receiver_, [&] { return receiver_->listen(socketPath); }, Qt::BlockingQueuedConnection, &listenError);
+    if (!listenError.isEmpty()) return refuse(tr("cannot listen for the event stream: %1").arg(listenError));
+    // The receiver has closed the previous stream (listen() closes first): deliver whatever
+    // it queued for the previous run now, before this run's started() resets the views.
+    QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
+
+    launch::MpirunOptions options;
+    options.mpirun = *mpirun;
+    options.ranks = request.ranks;
+    options.runningAsRoot = ::geteuid() == 0;
+    options.localCores = QThread::idealThreadCount();
+    std::vector<std::string> workerArgs;
+    for (const QString& a : workerArguments(request, socketPath)) workerArgs.push_back(a.toStdString());
+    const auto argv = launch::mpirunArgv(options, workerPath_.toStdString(), workerArgs);
+
+    beginSession(true);
+    process_ = new QProcess(this);
+    process_->setStandardOutputFile(QProcess::nullDevice()); // progress lines; the stream carries the data
+    QStringList args;
+    for (std::size_t i = 1; i < argv.size(); ++i) args << QString::fromStdString(argv[i]);
+    process_->setProgram(QString::fromStdString(argv[0]));
+    process_->setArguments(args);
+    connect(process_, &QProcess::readyReadStandardError, this, [this] {
+        stderrTail_ += QString::fromLocal8Bit(process_->readAllStandardError());
+        if (stderrTail_.size() > 65536) stderrTail_ = stderrTail_.right(65536); // mpirun's summary is at the end
+    });
+    connect(process_, &QProcess::finished, this, &RunSession::onProcessFinished);
+    connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
+        if (e != QProcess::FailedToStart) return;
+        crashed_ = true;
+        stderrTail_ = process_->errorString();
+        processExited_ = true;
+        finishLive();
+    });
+    process_->start();
+    return true;
+}
+
+bool RunSession::openRecording(const QString& path) {
+    if (active_) return false;
+    QMetaObject::invokeMethod(receiver_, &StreamReceiver::close, Qt::BlockingQueuedConnection);
+    QCoreApplication::sendPostedEvents(this, QEvent::MetaCall); // the previous run's tail, see start()
+    beginSession(false);
+    recordingPath_ = path;
+    QMetaObject::invokeMethod(receiver_, [this, path] { receiver_->readFile(path); }, Qt::QueuedConnection);
+    return true;
+}
+
+void RunSession::stop() {
+    if (!process_ || processExited_) return;
+    stopRequested_ = true;
+    tree_ = descendantPids(static_cast<pid_t>(process_->processId()));
+    process_->terminate();
+    killTimer_.start();
+}
+
+void RunSession::killTree() {
+    if (process_ && !processExited_) tree_ = descendantPids(static_cast<pid_t>(process_->processId()));
+    signalAll(tree_, SIGKILL);
+    if (process_ && !processExited_) process_->kill();
+}
+
+void RunSession::onSteps(const StepListPtr& steps) {
+    for (const StepPtr& s : *steps)
+        if (s->complete) lastStep_ = std::max(lastStep_, s->step);
+    Q_EMIT stepsReady(steps);
+}
+
+void RunSession::onStreamError(const QString& message) {
+    if (streamError_.isEmpty()) streamError_ = message;
+    // A stream we cannot read is useless to keep running; a recording just stops here.
+    if (process_ && !processExited_) {
+        tree_ = descendantPids(static_cast<pid_t>(process_->processId()));
+        process_->terminate();
+        killTimer_.start();
+    }
+}
+
+void RunSession::onProcessFinished(int exitCode, QProcess::ExitStatus status) {
+    exitCode_ = exitCode;
+    crashed_ = status == QProcess::CrashExit;
+    processExited_ = true;
+    killTimer_.stop();
+    signalAll(tree_, SIGKILL); // after a forced stop: any rank mpirun did not take down
+    if (streamOpen_) drainTimer_.start(); // the stream's tail is still in flight
+    else finishLive();
+}
+
+QString RunSession::liveFailureMessage() const {
+    if (!streamError_.isEmpty()) return tr("The event stream could not be read: %1").arg(streamError_);
+    if (failure_) {
+        if (failure_->rank < 0) return tr("The launcher failed: %1").arg(QString::fromStdString(failure_->message));
+        return tr("Rank %1 failed in step %2: %3").arg(failure_->rank).arg(failure_->step).arg(QString::fromStdString(failure_->message));
+    }
+    const std::int64_t step = lastStep_ + 1; // the step that was running
+    if (const auto exit = launch::parseMpirunFailure(stderrTail_.toStdString())) {
+        if (exit->signal > 0) return tr("Rank %1 exited (signal %2) in step %3").arg(exit->rank).arg(exit->signal).arg(step);
+        return tr("Rank %1 exited (exit code %2) in step %3").arg(exit->rank).arg(exit->exitCode).arg(step);
+    }
+    const QStringList lines = stderrTail_.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    const QString last = lines.isEmpty() ? QString() : lines.last().trimmed();
+    if (crashed_) return tr("mpirun did not run: %1").arg(last);
+    if (exitCode_ != 0) return tr("mpirun exited with code %1: %2").arg(exitCode_).arg(last);
+    return tr("The run ended without finishing its event stream (last complete step: %1)").arg(lastStep_);
+}
+
+void RunSession::finishLive() {
+    if (!active_ || !process_) return;
+    drainTimer_.stop();
+    if (stopRequested_) {
+        cleanup(Outcome::Stopped, lastStep_ >= 0 ? tr("Stopped after step %1").arg(lastStep_) : tr("Stopped before the first step"));
+        return;
+    }
+    const bool ok = !crashed_ && exitCode_ == 0 && streamEnded_ && streamError_.isEmpty() && !failure_;
+    cleanup(ok ? Outcome::Completed : Outcome::Failed, ok ? tr("Run finished in %1 s").arg(elapsedSeconds(), 0, 'f', 1) : liveFailureMessage());
+}
+
+void RunSession::finishRecording() {
+    if (!active_ || process_) return;
+    if (!streamError_.isEmpty()) {
+        cleanup(Outcome::Failed, tr("Cannot open the recording: %1").arg(streamError_));
+    } else if (failure_) {
+        cleanup(Outcome::Failed, tr("This recording ends in a failure: rank %1 in step %2: %3")
+                                     .arg(failure_->rank).arg(failure_->step).arg(QString::fromStdString(failure_->message)));
+    } else {
+        cleanup(Outcome::Completed, tr("Opened %1").arg(QFileInfo(recordingPath_).fileName()));
+    }
+}
+
+void RunSession::cleanup(Outcome outcome, const QString& message) {
+    if (process_) {
+        process_->disconnect(this);
+        process_->deleteLater();
+        process_ = nullptr;
+    }
+    QMetaObject::invokeMethod(receiver_, &StreamReceiver::close, Qt::QueuedConnection);
+    socketDir_.reset();
+    active_ = false;
+    Q_EMIT finished(outcome, message);
+}
+
+} // namespace shardscope::widgets

@@ -1,0 +1,69 @@
+#pragma once
+// Measured against theory: per-category model states of one rank next to what the handshake's
+// theory predicted (plus the peak), and the savings against DDP at this N placed on the
+// theory's curves for ZeRO-1/2/3 as N grows, with their limits (4×, 8× and N× for
+// mixed-precision Adam).
+#include <QWidget>
+#include <optional>
+
+#include "run_data.h"
+
+class QCustomPlot;
+
+namespace shardscope::widgets {
+
+// What both charts need from a run, gathered by the page from the replay and the report.
+struct TheoryComparison {
+    std::shared_ptr<const RunInfo> info;
+    int rank = 0;
+    CategoryBytes measuredStates{};   // model states of `rank` at the end of the last step
+    std::uint64_t measuredPeak = 0;   // highest live total of `rank` so far
+    bool fromReport = false;          // measuredStates came from the final report
+};
+
+// Model-state categories only (params, grads, optimizer): what the ZeRO paper's table counts.
+std::uint64_t modelStateTotal(const CategoryBytes& bytes);
+
+class MeasuredVsTheoryChart : public QWidget {
+    Q_OBJECT
+public:
+    explicit MeasuredVsTheoryChart(QWidget* parent = nullptr);
+    void setComparison(const TheoryComparison& c);
+    QCustomPlot* plot() const { return plot_; }
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void rebuild();
+    QCustomPlot* plot_;
+    TheoryComparison data_;
+};
+
+class SavingsChart : public QWidget {
+    Q_OBJECT
+public:
+    explicit SavingsChart(QWidget* parent = nullptr);
+    void setComparison(const TheoryComparison& c);
+    QCustomPlot* plot() const { return plot_; }
+    // DDP's model states ÷ this run's, at its N (nullopt before any step).
+    std::optional<double> measuredSavings() const { return measured_; }
+    std::optional<double> theorySavings() const { return theory_; }
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void rebuild();
+    void addLimits(double xMax);
+    void addMeasuredPoint();
+    QCustomPlot* plot_;
+    TheoryComparison data_;
+    std::optional<double> measured_;
+    std::optional<double> theory_;
+};
+
+// DDP's per-rank model states for this run: from the handshake, else the theory engine.
+std::optional<std::uint64_t> ddpModelStates(const RunInfo& info);
+
+} // namespace shardscope::widgets
