@@ -18,6 +18,9 @@ build: configure
 	@cmake --build --preset $(PRESET) -j $(JOBS)
 
 run: build
+	@if [ -z "$${DISPLAY:-}$${WAYLAND_DISPLAY:-}" ] && [ -z "$${QT_QPA_PLATFORM:-}" ]; then \
+	  echo "make run: no display (DISPLAY/WAYLAND_DISPLAY unset). On a headless machine try:"; \
+	  echo "  QT_QPA_PLATFORM=offscreen ./$(BUILD)/bin/shardscope --screenshot shot.png"; exit 2; fi
 	./$(BUILD)/bin/shardscope
 
 test: build

@@ -8,7 +8,7 @@ add_library(shardscope_warnings INTERFACE)
 add_library(shardscope::warnings ALIAS shardscope_warnings)
 target_compile_options(shardscope_warnings INTERFACE
   $<$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
-     -Wcast-align -Wunused -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion -Wformat=2
+     -Wcast-align -Wunused -Woverloaded-virtual -Wdouble-promotion -Wformat=2
      -Wimplicit-fallthrough>
   $<$<AND:$<BOOL:${SHARDSCOPE_WERROR}>,$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>>:-Werror>)
 

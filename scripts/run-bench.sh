@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every benchmark binary built under <build>/bin whose name contains "bench",
-# printing Google Benchmark's console table (ratios are reported as counters side by side).
+# Runs every benchmark built under <build>/bin (names containing "bench"). Google Benchmark
+# binaries print their table; MPI benchmarks (…bench_comm…) run under mpirun with 4 ranks.
 set -euo pipefail
 build=${1:-build}
 shopt -s nullglob
@@ -9,7 +9,13 @@ if [ ${#benches[@]} -eq 0 ]; then
   echo "run-bench: no benchmarks in $build/bin (configure with SHARDSCOPE_BENCH=ON)" >&2
   exit 2
 fi
+mpirun_flags=(--oversubscribe --bind-to none --mca btl self,vader
+              --mca btl_vader_single_copy_mechanism none)
+[ "$(id -u)" -eq 0 ] && mpirun_flags+=(--allow-run-as-root)
 for b in "${benches[@]}"; do
   echo "== $(basename "$b")"
-  "$b" --benchmark_counters_tabular=true
+  case "$b" in
+    *bench_comm*|*bench_mpi*) mpirun "${mpirun_flags[@]}" -np "${BENCH_RANKS:-4}" "$b" ;;
+    *) "$b" --benchmark_counters_tabular=true ;;
+  esac
 done

@@ -2,6 +2,25 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>BatchCapture</name>
+    <message>
+        <source>the default run produced %1 of %2 steps within %3 s</source>
+        <translation>默认运行在 %3 秒内只完成了 %2 步中的 %1 步</translation>
+    </message>
+    <message>
+        <source>cannot open %1</source>
+        <translation>无法打开 %1</translation>
+    </message>
+    <message>
+        <source>reading %1 took longer than %2 s</source>
+        <translation>读取 %1 超过了 %2 秒</translation>
+    </message>
+    <message>
+        <source>%1 holds no steps</source>
+        <translation>%1 中没有任何训练步</translation>
+    </message>
+</context>
+<context>
     <name>CalculatorCompute</name>
     <message>
         <source>N must be at least 1.</source>
@@ -56,6 +75,327 @@
     </message>
 </context>
 <context>
+    <name>ChartExport</name>
+    <message>
+        <source>nothing to export: the view has no size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot write %1: %2</source>
+        <translation type="unfinished">无法写入 %1：%2</translation>
+    </message>
+    <message>
+        <source>cannot encode %1 as PNG</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot start an SVG document for %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot start a PDF document for %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PNG image (*.png)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>SVG drawing (*.svg)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PDF document (*.pdf)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: use a .png, .svg or .pdf file name</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>Explain</name>
+    <message>
+        <source>No events yet: start a run or open a recording.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The run has not started yet: press Play or step forward.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 begins step %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 finishes step %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 all-gathers %2: %3 shards of %4 become %5 of full parameters, freed after its %6.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 all-gathers %2: %3 shards of %4 become %5 of full parameters.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 reduce-scatters %2&apos;s gradients: %3 ranks&apos; %4 gradients are summed chunk by chunk, and each rank keeps its %5 shard.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 all-reduces %2 with the other %3 ranks: the gradient norm every rank needs to clip alike.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 all-reduces %2&apos;s gradients (%3): every rank ends with the same sum.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 takes part in a broadcast of %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 holds %2&apos;s full parameters (%3): the unit is unsharded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 holds its summed shard of %2&apos;s gradient (%3 of %4).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 has the all-reduced value, the same on every rank.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 has the summed gradients of %2 (%3), identical on every rank.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 has received the broadcast (%2).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 allocates %2 for %3&apos;s parameters: a full replica, as DDP keeps on every rank.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 allocates %2 for %3&apos;s full parameters, ready to unshard.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 allocates its %2 shard of %3&apos;s parameters: 1/%4 of the unit.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 allocates %2 to hold %3&apos;s full gradient.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 allocates %2 for its shard of %3&apos;s gradient.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 allocates %2 of optimizer state (%3) for %4.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 keeps %2 of %3&apos;s activations for the backward pass.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 allocates a %2 communication buffer.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 allocates %2 of temporary workspace for %3.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 frees %2 of %3&apos;s parameters.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 reshards %2: it frees %3 of full parameters and keeps only its %4 shard.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 frees %2&apos;s full gradient (%3); only its shard remains.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 frees %2 of %3&apos;s activations: the backward pass has used them.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 frees %2 of temporary workspace.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 frees %2 of %3 (%4).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 runs %2&apos;s forward on its own copy of the parameters.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 runs %2&apos;s forward on the gathered full parameters.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 runs %2&apos;s backward: gradients for its parameters and its input.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 recomputes %2&apos;s forward activations (activation checkpointing trades this compute for memory).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 updates all parameters with AdamW, as every other rank does.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 updates only its shard of the parameters with AdamW: its optimizer state covers 1/%2 of the model.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 starts computing.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 finishes the optimizer step.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 finishes %2&apos;s %3.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1: %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>Glossary</name>
+    <message>
+        <source>unit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A sharding unit: the group of parameters gathered and freed together (FSDP: one wrapped module&apos;s flat parameter; here the embedding, each transformer block and the head). Its flat buffer is padded to a multiple of the rank count so every shard has the same size.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shard</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A rank&apos;s 1/N slice of a unit&apos;s flat buffer. Sharded strategies keep only shards between uses.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unshard (all-gather)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>all-gather</source>
+        <translation>all-gather（全收集）</translation>
+    </message>
+    <message>
+        <source>unshard</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every rank sends its shard to every other rank, so all ranks end with the full unit: N shards of S bytes become N × S bytes on each rank. Each rank sends (N−1)/N of the full size.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>reshard</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Freeing a unit&apos;s gathered full parameters after use, keeping only the shard. This is what keeps ZeRO-3 / FSDP memory at 1/N of the model plus the units in flight.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>reduce-scatter</source>
+        <translation>reduce-scatter（规约分散）</translation>
+    </message>
+    <message>
+        <source>Each rank&apos;s full gradient is cut into N chunks; chunk j is summed over all ranks and lands on rank j, which keeps it as its gradient shard. Half the traffic of an all-reduce.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>all-reduce</source>
+        <translation>all-reduce（全规约）</translation>
+    </message>
+    <message>
+        <source>Every rank ends with the sum of all ranks&apos; buffers (DDP&apos;s gradient synchronisation). A ring sends 2(N−1)/N of the buffer per rank: a reduce-scatter followed by an all-gather.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>prefetch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Starting the next unit&apos;s all-gather before the current unit&apos;s compute ends, so communication overlaps compute; it costs one more gathered unit of memory.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ledger</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Per rank, the live and peak bytes of every category and tier, updated by every allocation and free.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This rank&apos;s slice of the parameters (bf16 with mixed precision): persistent under ZeRO-3 / FSDP.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A unit&apos;s whole parameters: always live under DDP and ZeRO-1/2; under ZeRO-3 only between unshard and reshard.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A unit&apos;s whole gradient as backward produces it, before it is reduced.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This rank&apos;s slice of the summed gradient, what its optimizer shard needs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The fp32 copy of the weights the optimizer updates (mixed precision), 4 bytes per parameter.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Adam&apos;s first moment, 4 bytes per parameter; sharded from ZeRO-1 on.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Adam&apos;s second moment, 4 bytes per parameter; sharded from ZeRO-1 on.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer outputs kept from the forward pass for the backward pass; checkpointing recomputes them instead.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Staging buffers for collectives, such as gradient buckets.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Short-lived scratch memory of kernels, such as fp32 copies of bf16 weights.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>Precision</name>
     <message>
         <source>bf16 mixed (2+2+12 B)</source>
@@ -72,6 +412,120 @@
     <message>
         <source>Custom K</source>
         <translation>自定义 K</translation>
+    </message>
+</context>
+<context>
+    <name>RunLabels</name>
+    <message>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>all-gather</source>
+        <translation>all-gather（全收集）</translation>
+    </message>
+    <message>
+        <source>reduce-scatter</source>
+        <translation>reduce-scatter（规约分散）</translation>
+    </message>
+    <message>
+        <source>all-reduce</source>
+        <translation>all-reduce（全规约）</translation>
+    </message>
+    <message>
+        <source>broadcast</source>
+        <translation>broadcast（广播）</translation>
+    </message>
+    <message>
+        <source>DDP: every rank keeps the whole model — parameters, gradients and optimizer state — and all-reduces gradients.</source>
+        <translation>DDP：每个 rank 都保存完整模型——参数、梯度和优化器状态——并对梯度做 all-reduce。</translation>
+    </message>
+    <message>
+        <source>ZeRO-1: each rank keeps 1/%1 of the optimizer state (fp32 master, Adam m, v); parameters and gradients stay whole.</source>
+        <translation>ZeRO-1：每个 rank 只保存 1/%1 的优化器状态（fp32 主权重、Adam m、v）；参数和梯度仍是完整的。</translation>
+    </message>
+    <message>
+        <source>ZeRO-2: optimizer state and gradients are sharded 1/%1; gradients are reduce-scattered bucket by bucket during backward.</source>
+        <translation>ZeRO-2：优化器状态和梯度按 1/%1 分片；反向传播期间梯度按桶逐个 reduce-scatter。</translation>
+    </message>
+    <message>
+        <source>ZeRO-3: parameters, gradients and optimizer state are all sharded 1/%1; each unit is all-gathered just before it computes and freed right after.</source>
+        <translation>ZeRO-3：参数、梯度和优化器状态全部按 1/%1 分片；每个单元在计算前才 all-gather，计算后立即释放。</translation>
+    </message>
+    <message>
+        <source>FSDP full shard: each unit&apos;s flat parameter is sharded 1/%1, all-gathered for forward and backward, and resharded after use.</source>
+        <translation>FSDP 完全分片：每个单元的扁平参数按 1/%1 分片，前向和反向时 all-gather，用完后重新分片。</translation>
+    </message>
+    <message>
+        <source>FSDP shard grad-op: gradients and optimizer state are sharded 1/%1; parameters stay gathered from forward until backward ends.</source>
+        <translation>FSDP 梯度与优化器分片：梯度和优化器状态按 1/%1 分片；参数从前向开始一直保持收集状态，直到反向结束。</translation>
+    </message>
+    <message>
+        <source>FSDP hybrid shard: units are sharded inside groups of %1 ranks and replicated across the %2 groups.</source>
+        <translation>FSDP 混合分片：单元在每组 %1 个 rank 内分片，并在 %2 个组之间复制。</translation>
+    </message>
+</context>
+<context>
+    <name>RunRequest</name>
+    <message>
+        <source>unknown model preset &apos;%1&apos; (expected tiny, small or medium)</source>
+        <translation>未知的模型预设“%1”（应为 tiny、small 或 medium）</translation>
+    </message>
+    <message>
+        <source>ranks must be between 1 and %1</source>
+        <translation>rank 数必须在 1 到 %1 之间</translation>
+    </message>
+    <message>
+        <source>no CUDA device: this build/machine has none</source>
+        <translation>没有 CUDA 设备：此构建/此机器不具备</translation>
+    </message>
+    <message>
+        <source>steps must be between 1 and %1</source>
+        <translation>步数必须在 1 到 %1 之间</translation>
+    </message>
+    <message>
+        <source>a capacity budget must be more than 0 bytes</source>
+        <translation>容量预算必须大于 0 字节</translation>
+    </message>
+    <message>
+        <source>buckets must hold at least 1 KiB</source>
+        <translation>桶大小至少为 1 KiB</translation>
+    </message>
+    <message>
+        <source>prefetch depth must be between 0 and 8 units</source>
+        <translation>预取深度必须在 0 到 8 个单元之间</translation>
+    </message>
+    <message>
+        <source>in-flight all-gathers must be between 1 and 16</source>
+        <translation>同时进行的 all-gather 数必须在 1 到 16 之间</translation>
+    </message>
+    <message>
+        <source>the hybrid group must divide the ranks (%1 ranks: %2)</source>
+        <translation>混合分片组大小必须整除 rank 数（%1 个 rank：%2）</translation>
+    </message>
+    <message>
+        <source>micro-batch must be between 1 and 256 (0: the preset&apos;s)</source>
+        <translation>微批大小必须在 1 到 256 之间（0：使用预设值）</translation>
+    </message>
+    <message>
+        <source>&apos;%1&apos; is not a size (examples: 64MiB, 1.5GB, 1000000)</source>
+        <translation>“%1”不是有效的大小（例如：64MiB、1.5GB、1000000）</translation>
+    </message>
+    <message>
+        <source>&apos;%1&apos; is too large</source>
+        <translation>“%1”太大</translation>
     </message>
 </context>
 <context>
@@ -117,6 +571,29 @@
     </message>
 </context>
 <context>
+    <name>StreamReceiver</name>
+    <message>
+        <source>cannot open %1: %2</source>
+        <translation>无法打开 %1：%2</translation>
+    </message>
+    <message>
+        <source>cannot read %1: %2</source>
+        <translation>无法读取 %1：%2</translation>
+    </message>
+    <message>
+        <source>%1 is not a ShardScope recording (too short)</source>
+        <translation>%1 不是 ShardScope 录制文件（太短）</translation>
+    </message>
+    <message>
+        <source>%1 is truncated (%2 bytes of an unfinished record at the end)</source>
+        <translation>%1 已被截断（末尾有 %2 字节的未完成记录）</translation>
+    </message>
+    <message>
+        <source>%1 has no handshake record</source>
+        <translation>%1 中没有握手记录</translation>
+    </message>
+</context>
+<context>
     <name>Tier</name>
     <message>
         <source>Device</source>
@@ -132,6 +609,65 @@
     </message>
 </context>
 <context>
+    <name>TimelinePainter</name>
+    <message>
+        <source>gathered parameters</source>
+        <translation>已收集的参数</translation>
+    </message>
+    <message>
+        <source>%1 ns</source>
+        <translation>%1 纳秒</translation>
+    </message>
+    <message>
+        <source>%1 µs</source>
+        <translation>%1 微秒</translation>
+    </message>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 GB/s</source>
+        <translation>%1 GB/s</translation>
+    </message>
+    <message>
+        <source>%1 MB/s</source>
+        <translation>%1 MB/s</translation>
+    </message>
+    <message>
+        <source>%1 kB/s</source>
+        <translation>%1 kB/s</translation>
+    </message>
+    <message>
+        <source>step %1</source>
+        <translation>第 %1 步</translation>
+    </message>
+    <message>
+        <source>unit %1</source>
+        <translation>单元 %1</translation>
+    </message>
+    <message>
+        <source>live bytes (memory curve)</source>
+        <translation>实时字节数（内存曲线）</translation>
+    </message>
+    <message>
+        <source>No events yet: run a job or open a recording.</source>
+        <translation>尚无事件：请运行任务或打开录制文件。</translation>
+    </message>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <source>peak %1</source>
+        <translation>峰值 %1</translation>
+    </message>
+</context>
+<context>
     <name>main</name>
     <message>
         <source>ZeRO and FSDP, executed and explained.</source>
@@ -140,10 +676,6 @@
     <message>
         <source>Render the window to a PNG and exit.</source>
         <translation>将窗口渲染为 PNG 后退出。</translation>
-    </message>
-    <message>
-        <source>Page to show: calculator.</source>
-        <translation>要显示的页面：calculator。</translation>
     </message>
     <message>
         <source>UI language: en or zh_CN.</source>
@@ -160,6 +692,30 @@
     <message>
         <source>unknown view &apos;%1&apos; (expected: %2)</source>
         <translation>未知视图 &apos;%1&apos;（可选：%2）</translation>
+    </message>
+    <message>
+        <source>Page to show: ranks or calculator.</source>
+        <translation>要显示的页面：ranks 或 calculator。</translation>
+    </message>
+    <message>
+        <source>Open a recording (.sstrace) on the Ranks page.</source>
+        <translation>在 Rank 视图页面打开录制文件（.sstrace）。</translation>
+    </message>
+    <message>
+        <source>Run the default scenario (small, 4 CPU ranks, ZeRO-3); the default without --view or --open.</source>
+        <translation>运行默认场景（small，4 个 CPU rank，ZeRO-3）；未指定 --view 或 --open 时默认如此。</translation>
+    </message>
+    <message>
+        <source>With --screenshot: capture once this many steps have run (default 1).</source>
+        <translation>与 --screenshot 一起使用：运行到这么多步后截图（默认 1）。</translation>
+    </message>
+    <message>
+        <source>--after-steps needs a step count between 1 and %1, got &apos;%2&apos;</source>
+        <translation>--after-steps 需要 1 到 %1 之间的步数，实际为“%2”</translation>
+    </message>
+    <message>
+        <source>--run-default and --open cannot be combined</source>
+        <translation>--run-default 与 --open 不能同时使用</translation>
     </message>
 </context>
 <context>
@@ -300,6 +856,103 @@
     </message>
 </context>
 <context>
+    <name>shardscope::widgets::CompareView</name>
+    <message>
+        <source>cannot read %1: %2</source>
+        <translation>无法读取 %1：%2</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>reference (DDP)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bitwise equal to DDP</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>max |Δ| vs DDP = %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bitwise equal to DDP (same weight digest)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>weights differ from DDP (digest)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no DDP run to compare with</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Compare: open a compare report (shardscope-cli compare --json FILE) or several run reports.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n run(s) of model %1 on %2 ranks. Bars: measured; ◆ and lines: the theory for the same configuration.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Final fp32 master weights of %1 against DDP&apos;s after the same steps. Digest %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank ledgers: model states per rank by category, grouped by strategy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bytes per rank (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>r%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>measured peak</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>theory: model states</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Peak bytes per rank</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>peak (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>rank</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 theory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Communication per rank per step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bytes sent (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>theory</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>shardscope::widgets::DeepSpeedPanel</name>
     <message>
         <source>DeepSpeed&apos;s estimator vs. ShardScope</source>
@@ -430,6 +1083,161 @@ CPU/节点</translation>
     </message>
 </context>
 <context>
+    <name>shardscope::widgets::ExplainPanel</name>
+    <message>
+        <source>What is happening</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Glossary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show the ZeRO / FSDP terms used here; terms in the sentence link to their entries</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::FlowView</name>
+    <message>
+        <source>shard only</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unsharding (all-gather)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>full parameters</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>computing %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>resharded (full freed)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>reduce-scattering</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>gradient shard summed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>all-reducing</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>gradient summed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the gradient norm</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unit %1</source>
+        <translation>单元 %1</translation>
+    </message>
+    <message>
+        <source>for its %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>step %1</source>
+        <translation>第 %1 步</translation>
+    </message>
+    <message>
+        <source>done</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 shards of %2 become %3 of full parameters on every rank; each rank sends %4.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every rank&apos;s %1 gradient is cut into %2 chunks of %3; chunk j is summed over all ranks into rank j&apos;s shard; each rank sends %4.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every rank contributes %1 and ends with the same sum; each rank sends %2 (2(N−1)/N of it).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>One rank sends %1 to every other rank.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <source>each rank&apos;s shard</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>full parameters (param_full)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>full gradients (grad_full)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>summed gradient shard</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>each rank&apos;s buffer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>after: the sum on every rank</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gradient cycle:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unit cycle:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source> (%n rank(s))</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>No collective yet at this point of the replay: the flows appear with the first all-gather, reduce-scatter or all-reduce.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No run yet: start a run or open a recording, then play it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::LossChart</name>
+    <message>
+        <source>Training loss per step (rank 0)</source>
+        <translation>每步训练损失（rank 0）</translation>
+    </message>
+    <message>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+</context>
+<context>
     <name>shardscope::widgets::MainWindow</name>
     <message>
         <source>ShardScope — ZeRO and FSDP, executed and explained</source>
@@ -475,6 +1283,568 @@ CPU/节点</translation>
         <source>Calculator</source>
         <translation>计算器</translation>
     </message>
+    <message>
+        <source>Ranks</source>
+        <translation>Rank 视图</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::MeasuredVsTheoryChart</name>
+    <message>
+        <source>Rank %1: measured vs theory, by category</source>
+        <translation>Rank %1：实测与理论对比（按类别）</translation>
+    </message>
+    <message>
+        <source>bytes per rank</source>
+        <translation>每个 rank 的字节数</translation>
+    </message>
+    <message>
+        <source>measured (final report)</source>
+        <translation>实测（最终报告）</translation>
+    </message>
+    <message>
+        <source>measured (end of last step)</source>
+        <translation>实测（最后一步结束时）</translation>
+    </message>
+    <message>
+        <source>theory (handshake)</source>
+        <translation>理论（握手信息）</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::MemoryTimelineChart</name>
+    <message>
+        <source>Memory of rank %1 over the run (stacked by category)</source>
+        <translation>rank %1 在运行过程中的内存（按类别堆叠）</translation>
+    </message>
+    <message>
+        <source>time in the run (ms, steps back to back)</source>
+        <translation>运行时间（毫秒，各步首尾相接）</translation>
+    </message>
+    <message>
+        <source>live bytes</source>
+        <translation>实时字节数</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::PlaybackBar</name>
+    <message>
+        <source>event ›</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>‹ event</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unit ▸</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>◂ unit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>phase ▸▸</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>◂◂ phase</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>step ⏭</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>⏮ step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next event, any rank (→)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous event, any rank (←)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next unit: where the focus rank starts work on another unit (Shift+→)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous unit boundary of the focus rank (Shift+←)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next phase: forward → backward → optimizer, on the focus rank (Ctrl+→)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous phase change of the focus rank (Ctrl+←)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start of the next step (Page Down)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start of this or the previous step (Page Up)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>speed %1×</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> · step %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>event %1 / %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Play</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Play or pause the replay (Space)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>focus rank</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unit and phase steps follow this rank (ranks reach each boundary at slightly different times)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loop</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start again from the beginning when the replay reaches the end</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Drag to scrub through every event of the run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Replay speed, 0.1× to 100× of the default pace (one step in about %1 s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::RankLedgerView</name>
+    <message>
+        <source>No run yet. Press Run to train real sharded steps, or open a recording (.sstrace).</source>
+        <translation>还没有运行。点击“运行”来训练真实的分片训练步，或打开录制文件（.sstrace）。</translation>
+    </message>
+    <message>
+        <source>Units under each bar:</source>
+        <translation>每根柱下方的单元：</translation>
+    </message>
+    <message>
+        <source>only this rank&apos;s shard</source>
+        <translation>仅有本 rank 的分片</translation>
+    </message>
+    <message>
+        <source>gathered: the full unit is here</source>
+        <translation>已收集：完整单元在此</translation>
+    </message>
+    <message>
+        <source>computing</source>
+        <translation>正在计算</translation>
+    </message>
+    <message>
+        <source>peak %1</source>
+        <translation>峰值 %1</translation>
+    </message>
+    <message>
+        <source>rank %1 · %2</source>
+        <translation>rank %1 · %2</translation>
+    </message>
+    <message>
+        <source>theory: peak</source>
+        <translation>理论：峰值</translation>
+    </message>
+    <message>
+        <source>capacity</source>
+        <translation>容量</translation>
+    </message>
+    <message>
+        <source>Rank %1 failed in step %2: %3</source>
+        <translation>rank %1 在第 %2 步失败：%3</translation>
+    </message>
+    <message>
+        <source>The launcher failed: %1</source>
+        <translation>启动器失败：%1</translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Rank %1&lt;/b&gt;: %2 live, peak %3</source>
+        <translation>&lt;b&gt;Rank %1&lt;/b&gt;：实时 %2，峰值 %3</translation>
+    </message>
+    <message>
+        <source>Now: %1</source>
+        <translation>当前：%1</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::RanksPage</name>
+    <message>
+        <source>Invalid settings: %1</source>
+        <translation>设置无效：%1</translation>
+    </message>
+    <message>
+        <source>Open a recording</source>
+        <translation>打开录制文件</translation>
+    </message>
+    <message>
+        <source>ShardScope recordings (*.sstrace);;All files (*)</source>
+        <translation>ShardScope 录制文件 (*.sstrace);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Starting %1 ranks…</source>
+        <translation>正在启动 %1 个 rank…</translation>
+    </message>
+    <message>
+        <source>Reading the recording…</source>
+        <translation>正在读取录制文件…</translation>
+    </message>
+    <message>
+        <source>step %1 of %2 · event %3 of %4</source>
+        <translation>第 %1/%2 步 · 事件 %3/%4</translation>
+    </message>
+    <message>
+        <source>step %1 of %2</source>
+        <translation>第 %1/%2 步</translation>
+    </message>
+    <message>
+        <source>%1 steps</source>
+        <translation>%1 步</translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>Ranks: what every rank holds, step by step</source>
+        <translation>Rank 视图：每个 rank 逐步持有的内容</translation>
+    </message>
+    <message>
+        <source>Press &lt;b&gt;Run&lt;/b&gt; to train real sharded steps of a small GPT on CPU ranks (OpenMPI), or open a recording.</source>
+        <translation>点击&lt;b&gt;运行&lt;/b&gt;，在 CPU rank（OpenMPI）上训练小型 GPT 的真实分片训练步，或打开录制文件。</translation>
+    </message>
+    <message>
+        <source>%1 on %2 ranks · model %3 (Ψ = %4 parameters, %5)</source>
+        <translation>%1，%2 个 rank · 模型 %3（Ψ = %4 个参数，%5）</translation>
+    </message>
+    <message>
+        <source>slow motion %1× (a step ≈ %2 s)</source>
+        <translation>慢放 %1 倍（每步约 %2 秒）</translation>
+    </message>
+    <message>
+        <source>slow motion %1×</source>
+        <translation>慢放 %1 倍</translation>
+    </message>
+    <message>
+        <source>Settings for the next run</source>
+        <translation>下一次运行的设置</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Open recording…</source>
+        <translation>打开录制文件…</translation>
+    </message>
+    <message>
+        <source>&amp;Open recording…</source>
+        <translation>打开录制文件(&amp;O)…</translation>
+    </message>
+    <message>
+        <source>Play / pause the replay</source>
+        <translation>播放 / 暂停回放</translation>
+    </message>
+    <message>
+        <source>Scrub through every event of the run</source>
+        <translation>拖动浏览运行中的每个事件</translation>
+    </message>
+    <message>
+        <source>Replay speed: steps take milliseconds on real hardware; slow motion makes them watchable</source>
+        <translation>回放速度：真实硬件上一步只需几毫秒；慢放让过程清晰可见</translation>
+    </message>
+    <message>
+        <source>Charts for rank:</source>
+        <translation>图表对应的 rank：</translation>
+    </message>
+    <message>
+        <source>Memory over time</source>
+        <translation>内存随时间变化</translation>
+    </message>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Model states per rank: %1 measured&lt;/b&gt; (theory %2) vs %3 with DDP → &lt;b&gt;%4× less memory&lt;/b&gt; (theory %5×). Peak on rank %6: %7.</source>
+        <translation>&lt;b&gt;每个 rank 的模型状态：实测 %1&lt;/b&gt;（理论 %2），DDP 为 %3 → &lt;b&gt;内存减少 %4 倍&lt;/b&gt;（理论 %5 倍）。rank %6 的峰值：%7。</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::RunConfigPanel</name>
+    <message>
+        <source>&lt;b&gt;Theory per rank&lt;/b&gt;: model states %1 (DDP: %2, %3× less), predicted peak %4. Ψ = %5 parameters.</source>
+        <translation>&lt;b&gt;每个 rank 的理论值&lt;/b&gt;：模型状态 %1（DDP：%2，减少 %3 倍），预测峰值 %4。Ψ = %5 个参数。</translation>
+    </message>
+    <message>
+        <source>Theory cannot size this run: %1</source>
+        <translation>理论模型无法估算此次运行：%1</translation>
+    </message>
+    <message>
+        <source>Model preset</source>
+        <translation>模型预设</translation>
+    </message>
+    <message>
+        <source>Ranks</source>
+        <translation>Rank 数</translation>
+    </message>
+    <message>
+        <source>Backend</source>
+        <translation>后端</translation>
+    </message>
+    <message>
+        <source>Strategy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>Steps</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <source>Micro-batch</source>
+        <translation>微批大小</translation>
+    </message>
+    <message>
+        <source>Capacity budget</source>
+        <translation>容量预算</translation>
+    </message>
+    <message>
+        <source>Bucket size</source>
+        <translation>桶大小</translation>
+    </message>
+    <message>
+        <source>Prefetch (units)</source>
+        <translation>预取（单元数）</translation>
+    </message>
+    <message>
+        <source>In-flight all-gathers</source>
+        <translation>并行 all-gather 数</translation>
+    </message>
+    <message>
+        <source>Persistence threshold</source>
+        <translation>常驻阈值</translation>
+    </message>
+    <message>
+        <source>Hybrid group (ranks)</source>
+        <translation>混合分片组（rank 数）</translation>
+    </message>
+    <message>
+        <source>CPU (OpenMPI ranks)</source>
+        <translation>CPU（OpenMPI rank）</translation>
+    </message>
+    <message>
+        <source>GPU (CUDA)</source>
+        <translation>GPU（CUDA）</translation>
+    </message>
+    <message>
+        <source>no CUDA device: this build/machine has none</source>
+        <translation>没有 CUDA 设备：此构建/此机器不具备</translation>
+    </message>
+    <message>
+        <source>Activation checkpointing</source>
+        <translation>激活检查点</translation>
+    </message>
+    <message>
+        <source>Keep only each block&apos;s input and recompute its activations in backward.</source>
+        <translation>只保留每个块的输入，在反向传播时重新计算其激活。</translation>
+    </message>
+    <message>
+        <source>Reshard after forward</source>
+        <translation>前向后重新分片</translation>
+    </message>
+    <message>
+        <source>FSDP: free the gathered parameters after forward and gather them again for backward.</source>
+        <translation>FSDP：前向结束后释放已收集的参数，反向时再次收集。</translation>
+    </message>
+    <message>
+        <source>none (e.g. 64MiB)</source>
+        <translation>无（例如 64MiB）</translation>
+    </message>
+    <message>
+        <source>Device memory budget per rank; an allocation beyond it fails the run and names what failed.</source>
+        <translation>每个 rank 的设备内存预算；超出预算的分配会使运行失败，并指明失败的分配。</translation>
+    </message>
+    <message>
+        <source>All-reduce / reduce-scatter bucket size (DDP, ZeRO-1/2) and all-gather bucket (ZeRO-1/2).</source>
+        <translation>all-reduce / reduce-scatter 桶大小（DDP、ZeRO-1/2）以及 all-gather 桶大小（ZeRO-1/2）。</translation>
+    </message>
+    <message>
+        <source>Units all-gathered ahead of the one computing (ZeRO-3, FSDP).</source>
+        <translation>在当前计算单元之前提前 all-gather 的单元数（ZeRO-3、FSDP）。</translation>
+    </message>
+    <message>
+        <source>FSDP&apos;s limit on all-gathers in flight at once.</source>
+        <translation>FSDP 对同时进行的 all-gather 数量的限制。</translation>
+    </message>
+    <message>
+        <source>ZeRO-3: units with at most this many parameters stay whole on every rank.</source>
+        <translation>ZeRO-3：参数量不超过此值的单元在每个 rank 上保持完整。</translation>
+    </message>
+    <message>
+        <source>FSDP hybrid shard: ranks per shard group; must divide the ranks.</source>
+        <translation>FSDP 混合分片：每个分片组的 rank 数；必须整除总 rank 数。</translation>
+    </message>
+    <message>
+        <source>preset&apos;s</source>
+        <translation>预设值</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::RunSession</name>
+    <message>
+        <source>Invalid settings: %1</source>
+        <translation>设置无效：%1</translation>
+    </message>
+    <message>
+        <source>mpirun was not found on PATH: install OpenMPI (e.g. apt install openmpi-bin) to run jobs</source>
+        <translation>在 PATH 中找不到 mpirun：请安装 OpenMPI（例如 apt install openmpi-bin）后再运行任务</translation>
+    </message>
+    <message>
+        <source>shardscope-worker was not found at %1: build it beside the GUI (target shardscope-worker)</source>
+        <translation>在 %1 找不到 shardscope-worker：请在 GUI 旁构建它（目标 shardscope-worker）</translation>
+    </message>
+    <message>
+        <source>cannot create a private folder for the event stream: %1</source>
+        <translation>无法为事件流创建私有目录：%1</translation>
+    </message>
+    <message>
+        <source>cannot listen for the event stream: %1</source>
+        <translation>无法监听事件流：%1</translation>
+    </message>
+    <message>
+        <source>The event stream could not be read: %1</source>
+        <translation>无法读取事件流：%1</translation>
+    </message>
+    <message>
+        <source>The launcher failed: %1</source>
+        <translation>启动器失败：%1</translation>
+    </message>
+    <message>
+        <source>Rank %1 failed in step %2: %3</source>
+        <translation>rank %1 在第 %2 步失败：%3</translation>
+    </message>
+    <message>
+        <source>Rank %1 exited (signal %2) in step %3</source>
+        <translation>rank %1 在第 %3 步退出（信号 %2）</translation>
+    </message>
+    <message>
+        <source>Rank %1 exited (exit code %2) in step %3</source>
+        <translation>rank %1 在第 %3 步退出（退出码 %2）</translation>
+    </message>
+    <message>
+        <source>mpirun did not run: %1</source>
+        <translation>mpirun 未能运行：%1</translation>
+    </message>
+    <message>
+        <source>mpirun exited with code %1: %2</source>
+        <translation>mpirun 以退出码 %1 结束：%2</translation>
+    </message>
+    <message>
+        <source>The run ended without finishing its event stream (last complete step: %1)</source>
+        <translation>运行结束时事件流不完整（最后完成的步：%1）</translation>
+    </message>
+    <message>
+        <source>Stopped before the first step</source>
+        <translation>在第一步之前已停止</translation>
+    </message>
+    <message>
+        <source>Run finished in %1 s</source>
+        <translation>运行完成，用时 %1 秒</translation>
+    </message>
+    <message>
+        <source>Cannot open the recording: %1</source>
+        <translation>无法打开录制文件：%1</translation>
+    </message>
+    <message>
+        <source>This recording ends in a failure: rank %1 in step %2: %3</source>
+        <translation>此录制以失败结束：rank %1 在第 %2 步：%3</translation>
+    </message>
+    <message>
+        <source>Opened %1</source>
+        <translation>已打开 %1</translation>
+    </message>
+    <message numerus="yes">
+        <source>Stopped after %n step(s)</source>
+        <translation>
+            <numerusform>已在 %n 步后停止</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::SavingsChart</name>
+    <message>
+        <source>Savings vs DDP (model states)</source>
+        <translation>相对 DDP 的节省（模型状态）</translation>
+    </message>
+    <message>
+        <source>ranks N</source>
+        <translation>rank 数 N</translation>
+    </message>
+    <message>
+        <source>DDP ÷ this strategy, per rank</source>
+        <translation>DDP ÷ 本策略（每个 rank）</translation>
+    </message>
+    <message>
+        <source>theory: %1</source>
+        <translation>理论：%1</translation>
+    </message>
+    <message>
+        <source>ZeRO-1 limit %1×</source>
+        <translation>ZeRO-1 极限 %1 倍</translation>
+    </message>
+    <message>
+        <source>ZeRO-2 limit %1×</source>
+        <translation>ZeRO-2 极限 %1 倍</translation>
+    </message>
+    <message>
+        <source>N× (ZeRO-3 limit)</source>
+        <translation>N 倍（ZeRO-3 极限）</translation>
+    </message>
+    <message>
+        <source>measured (this run)</source>
+        <translation>实测（本次运行）</translation>
+    </message>
+    <message>
+        <source>%1×  at N = %2</source>
+        <translation>N = %2 时为 %1 倍</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::ScalingChart</name>
@@ -509,6 +1879,39 @@ CPU/节点</translation>
     <message>
         <source>N = %1: %2</source>
         <translation>N = %1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::TimelineView</name>
+    <message>
+        <source>unit %1</source>
+        <translation>单元 %1</translation>
+    </message>
+    <message>
+        <source>rank %1, %2</source>
+        <translation>rank %1，%2</translation>
+    </message>
+    <message>
+        <source>from %1 to %2</source>
+        <translation>从 %1 到 %2</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 over %n rank(s)</source>
+        <translation>
+            <numerusform>%1，涉及 %n 个 rank</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>algbw %1, busbw %2</source>
+        <translation>算法带宽 %1，总线带宽 %2</translation>
+    </message>
+    <message>
+        <source>%1 of full parameters, alive from unshard to reshard</source>
+        <translation>%1 的完整参数，从收集到重新分片期间一直存在</translation>
+    </message>
+    <message>
+        <source>events %1–%2; click to seek here</source>
+        <translation>事件 %1–%2；点击跳转到此处</translation>
     </message>
 </context>
 </TS>

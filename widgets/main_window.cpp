@@ -14,6 +14,7 @@
 
 #include "calculator_page.h"
 #include "language.h"
+#include "ranks_page.h"
 
 namespace shardscope::widgets {
 
@@ -89,6 +90,11 @@ void MainWindow::addPage(const QString& id, TitleFn title, QWidget* page) {
     if (pages_.size() == 1) showPage(id);
 }
 
+void MainWindow::addFileAction(QAction* action) {
+    fileMenu_->insertAction(quitAction_, action);
+    if (fileMenu_->actions().size() == 2) fileMenu_->insertSeparator(quitAction_);
+}
+
 bool MainWindow::showPage(const QString& id) {
     for (std::size_t i = 0; i < pages_.size(); ++i) {
         if (pages_[i].id != id) continue;
@@ -140,6 +146,9 @@ void MainWindow::showAbout() {
 }
 
 void addDefaultPages(MainWindow& window) {
+    auto* ranks = new RanksPage;
+    window.addPage(QStringLiteral("ranks"), [] { return MainWindow::tr("Ranks"); }, ranks);
+    window.addFileAction(ranks->openAction());
     window.addPage(QStringLiteral("calculator"), [] { return MainWindow::tr("Calculator"); }, new CalculatorPage);
 }
 

@@ -25,6 +25,8 @@ public:
     explicit MainWindow(LanguageManager* language = nullptr, QWidget* parent = nullptr);
 
     void addPage(const QString& id, TitleFn title, QWidget* page);
+    // Puts a page's action into the File menu, above Quit (e.g. "Open recording…").
+    void addFileAction(QAction* action);
     bool showPage(const QString& id); // false for an unknown id
     QStringList pageIds() const;
     QWidget* page(const QString& id) const;
@@ -59,7 +61,7 @@ private:
     QLabel* versionLabel_ = nullptr;
 };
 
-// The window with every page this build has (today: the Calculator).
+// The window with every page this build has: Ranks (live runs and recordings), Calculator.
 void addDefaultPages(MainWindow& window);
 
 } // namespace shardscope::widgets

@@ -1,6 +1,7 @@
 #include "rank_ledger_view.h"
 
 #include <QHelpEvent>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
@@ -31,6 +32,7 @@ struct RankLedgerView::Geometry {
 namespace {
 
 constexpr int kAxisWidth = 64;
+constexpr int kGuideWidth = 104; // right of the columns: labels of the theory and capacity lines
 constexpr double kSmoothing = 0.3; // fraction of the remaining distance covered per frame
 
 } // namespace
@@ -117,13 +119,13 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
     const QFontMetrics fm(font());
     const int itemWidth = 170;
     const int perRow = std::max(1, (width() - 16) / itemWidth);
-    const int legendRows = (static_cast<int>(kCategoryCount) + perRow - 1) / perRow;
+    const int legendRows = (static_cast<int>(kCategoryCount) + perRow - 1) / perRow + 1; // + the unit strip's key
     g.legend = QRect(8, 4, width() - 16, legendRows * (fm.height() + 2) + 2);
     g.stripHeight = g.compact ? 6 : 14;
     const int textHeight = g.compact ? fm.height() + 2 : 2 * fm.height() + 4;
     const int bottom = height() - 4 - textHeight - g.stripHeight - 4;
-    const int top = g.legend.bottom() + 8 + fm.height(); // room for the guides' labels
-    g.plot = QRect(kAxisWidth, top, width() - kAxisWidth - 12, std::max(20, bottom - top));
+    const int top = g.legend.bottom() + 8 + fm.height(); // room for the peak labels
+    g.plot = QRect(kAxisWidth, top, width() - kAxisWidth - kGuideWidth, std::max(20, bottom - top));
     g.columnWidth = std::max(1, g.plot.width() / g.ranks);
     g.barWidth = std::max(2, std::min(110, g.columnWidth * (g.compact ? 3 : 3) / 5));
     g.textTop = g.plot.bottom() + g.stripHeight + 6;
@@ -164,6 +166,28 @@ void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
         p.setPen(palette().color(QPalette::Text));
         p.drawText(item.adjusted(16, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
                    fm.elidedText(categoryLabel(order[i]), Qt::ElideRight, itemWidth - 20));
+    }
+    // The unit strip's key, on its own line: what "sharded" and "gathered" look like.
+    const int y = area.top() + ((static_cast<int>(order.size()) + perRow - 1) / perRow) * (fm.height() + 2);
+    int x = area.left();
+    p.setPen(palette().color(QPalette::Text));
+    const QString lead = tr("Units under each bar:");
+    p.drawText(QRect(x, y, fm.horizontalAdvance(lead) + 4, fm.height()), Qt::AlignVCenter, lead);
+    x += fm.horizontalAdvance(lead) + 10;
+    const std::pair<QColor, QString> keys[] = {
+        {categoryColor(Category::ParamShard), tr("only this rank's shard")},
+        {categoryColor(Category::ParamFull), tr("gathered: the full unit is here")},
+        {QColor(), tr("computing")}};
+    for (const auto& [colour, text] : keys) {
+        const QRect box(x, y + 2, 16, fm.height() - 4);
+        if (colour.isValid()) p.fillRect(box, colour);
+        else {
+            p.setPen(QPen(QColor(0x20, 0x20, 0x20), 2));
+            p.drawRect(box.adjusted(1, 1, -1, -1));
+        }
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(QRect(x + 20, y, fm.horizontalAdvance(text) + 4, fm.height()), Qt::AlignVCenter, text);
+        x += 20 + fm.horizontalAdvance(text) + 16;
     }
 }
 
@@ -242,20 +266,20 @@ void RankLedgerView::paintUnits(QPainter& p, const QRect& strip, const RankState
 
 void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
     const QFontMetrics fm(font());
-    auto guide = [&](std::uint64_t bytes, const QColor& colour, Qt::PenStyle style, const QString& text, bool right) {
+    // Lines across every column; their labels sit right of the columns, clear of the peaks.
+    auto guide = [&](std::uint64_t bytes, const QColor& colour, Qt::PenStyle style, const QString& name) {
         const int y = yFor(g, static_cast<double>(bytes));
         p.setPen(QPen(colour, 1.5, style));
-        p.drawLine(g.plot.left(), y, g.plot.right(), y);
+        p.drawLine(g.plot.left(), y, g.plot.right() + 6, y);
         p.setPen(colour);
-        p.drawText(QRect(g.plot.left() + 4, y - fm.height() - 1, g.plot.width() - 8, fm.height()),
-                   (right ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignBottom, text);
+        const QRect label(g.plot.right() + 8, y - fm.height(), kGuideWidth - 10, 2 * fm.height());
+        p.drawText(label, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
+                   name + QLatin1Char('\n') + formatDecimal(static_cast<double>(bytes)));
     };
     if (info_ && info_->predictedPeakBytes > 0)
-        guide(info_->predictedPeakBytes, QColor(0x55, 0x55, 0x55), Qt::DotLine,
-              tr("theory: predicted peak %1").arg(formatDecimal(static_cast<double>(info_->predictedPeakBytes))), true);
+        guide(info_->predictedPeakBytes, QColor(0x55, 0x55, 0x55), Qt::DotLine, tr("theory: peak"));
     if (info_ && info_->capacityBytes)
-        guide(*info_->capacityBytes, QColor(0xc0, 0x39, 0x2b), Qt::DashLine,
-              tr("capacity %1").arg(formatBoth(static_cast<double>(*info_->capacityBytes))), false);
+        guide(*info_->capacityBytes, QColor(0xc0, 0x39, 0x2b), Qt::DashLine, tr("capacity"));
     if (failure_) {
         p.setPen(QColor(0xc0, 0x39, 0x2b));
         const QString message = QString::fromStdString(failure_->message);
@@ -301,6 +325,11 @@ QString RankLedgerView::tooltipFor(int rank) const {
     const QString activity = activityText(s);
     if (!activity.isEmpty()) html += QStringLiteral("<br>") + tr("Now: %1").arg(activity.toHtmlEscaped());
     return html;
+}
+
+void RankLedgerView::mousePressEvent(QMouseEvent* event) {
+    if (const int r = rankAt(event->pos()); r >= 0) Q_EMIT rankClicked(r);
+    QWidget::mousePressEvent(event);
 }
 
 bool RankLedgerView::event(QEvent* e) {

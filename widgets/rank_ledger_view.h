@@ -35,7 +35,11 @@ public:
 
     QSize minimumSizeHint() const override { return {320, 240}; }
 
+Q_SIGNALS:
+    void rankClicked(int rank);
+
 protected:
+    void mousePressEvent(QMouseEvent* event) override;
     void paintEvent(QPaintEvent* event) override;
     bool event(QEvent* event) override;
 

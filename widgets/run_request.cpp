@@ -14,7 +14,6 @@ namespace {
 
 using theory::Strategy;
 
-QString tr(const char* text) { return QCoreApplication::translate("RunRequest", text); }
 
 bool isFsdp(Strategy s) {
     return s == Strategy::FsdpFullShard || s == Strategy::FsdpShardGradOp || s == Strategy::FsdpHybridShard;
@@ -66,20 +65,20 @@ bool usesHybridGroup(Strategy s) { return s == Strategy::FsdpHybridShard; }
 std::vector<FieldIssue> validate(const RunRequest& r) {
     std::vector<FieldIssue> issues;
     auto add = [&](RunField f, const QString& m) { issues.push_back({f, m}); };
-    if (!findRunPreset(r.model)) add(RunField::Model, tr("unknown model preset '%1' (expected tiny, small or medium)").arg(r.model));
-    if (r.ranks < 1 || r.ranks > kMaxRanks) add(RunField::Ranks, tr("ranks must be between 1 and %1").arg(kMaxRanks));
-    if (r.gpu) add(RunField::Backend, tr("no CUDA device: this build/machine has none"));
-    if (r.steps < 1 || r.steps > kMaxSteps) add(RunField::Steps, tr("steps must be between 1 and %1").arg(kMaxSteps));
-    if (r.capacityBytes && *r.capacityBytes == 0) add(RunField::Capacity, tr("a capacity budget must be more than 0 bytes"));
-    if (r.bucketBytes < 1024) add(RunField::Bucket, tr("buckets must hold at least 1 KiB"));
-    if (usesPrefetch(r.strategy) && (r.prefetch < 0 || r.prefetch > 8)) add(RunField::Prefetch, tr("prefetch depth must be between 0 and 8 units"));
+    if (!findRunPreset(r.model)) add(RunField::Model, QCoreApplication::translate("RunRequest", "unknown model preset '%1' (expected tiny, small or medium)").arg(r.model));
+    if (r.ranks < 1 || r.ranks > kMaxRanks) add(RunField::Ranks, QCoreApplication::translate("RunRequest", "ranks must be between 1 and %1").arg(kMaxRanks));
+    if (r.gpu) add(RunField::Backend, QCoreApplication::translate("RunRequest", "no CUDA device: this build/machine has none"));
+    if (r.steps < 1 || r.steps > kMaxSteps) add(RunField::Steps, QCoreApplication::translate("RunRequest", "steps must be between 1 and %1").arg(kMaxSteps));
+    if (r.capacityBytes && *r.capacityBytes == 0) add(RunField::Capacity, QCoreApplication::translate("RunRequest", "a capacity budget must be more than 0 bytes"));
+    if (r.bucketBytes < 1024) add(RunField::Bucket, QCoreApplication::translate("RunRequest", "buckets must hold at least 1 KiB"));
+    if (usesPrefetch(r.strategy) && (r.prefetch < 0 || r.prefetch > 8)) add(RunField::Prefetch, QCoreApplication::translate("RunRequest", "prefetch depth must be between 0 and 8 units"));
     if (usesMaxInflight(r.strategy) && (r.maxInflight < 1 || r.maxInflight > 16))
-        add(RunField::MaxInflight, tr("in-flight all-gathers must be between 1 and 16"));
+        add(RunField::MaxInflight, QCoreApplication::translate("RunRequest", "in-flight all-gathers must be between 1 and 16"));
     if (usesHybridGroup(r.strategy)) {
         if (r.hybridGroup < 1 || r.ranks < 1 || r.ranks % r.hybridGroup != 0)
-            add(RunField::HybridGroup, tr("the hybrid group must divide the ranks (%1 ranks: %2)").arg(r.ranks).arg(divisorsOf(std::max(r.ranks, 1))));
+            add(RunField::HybridGroup, QCoreApplication::translate("RunRequest", "the hybrid group must divide the ranks (%1 ranks: %2)").arg(r.ranks).arg(divisorsOf(std::max(r.ranks, 1))));
     }
-    if (r.microBatch < 0 || r.microBatch > 256) add(RunField::MicroBatch, tr("micro-batch must be between 1 and 256 (0: the preset's)"));
+    if (r.microBatch < 0 || r.microBatch > 256) add(RunField::MicroBatch, QCoreApplication::translate("RunRequest", "micro-batch must be between 1 and 256 (0: the preset's)"));
     return issues;
 }
 
@@ -133,7 +132,7 @@ std::optional<std::uint64_t> parseByteText(const QString& text, QString* error) 
                                        QRegularExpression::CaseInsensitiveOption);
     const auto m = re.match(t);
     if (!m.hasMatch()) {
-        *error = tr("'%1' is not a size (examples: 64MiB, 1.5GB, 1000000)").arg(t);
+        *error = QCoreApplication::translate("RunRequest", "'%1' is not a size (examples: 64MiB, 1.5GB, 1000000)").arg(t);
         return std::nullopt;
     }
     const QString unit = m.captured(2).toUpper();
@@ -144,7 +143,7 @@ std::optional<std::uint64_t> parseByteText(const QString& text, QString* error) 
     }
     const double bytes = m.captured(1).toDouble() * scale;
     if (!(bytes < 1.8e19)) {
-        *error = tr("'%1' is too large").arg(t);
+        *error = QCoreApplication::translate("RunRequest", "'%1' is too large").arg(t);
         return std::nullopt;
     }
     return static_cast<std::uint64_t>(std::llround(bytes));

@@ -76,6 +76,7 @@ void RunSession::beginSession(bool live) {
     stderrTail_.clear();
     tree_.clear();
     lastStep_ = -1;
+    completeSteps_ = 0;
     exitCode_ = 0;
     clock_.start();
     Q_EMIT started(live);
@@ -160,7 +161,10 @@ void RunSession::killTree() {
 
 void RunSession::onSteps(const StepListPtr& steps) {
     for (const StepPtr& s : *steps)
-        if (s->complete) lastStep_ = std::max(lastStep_, s->step);
+        if (s->complete) {
+            lastStep_ = std::max(lastStep_, s->step);
+            ++completeSteps_;
+        }
     Q_EMIT stepsReady(steps);
 }
 
@@ -206,7 +210,7 @@ void RunSession::finishLive() {
     if (!active_ || !process_) return;
     drainTimer_.stop();
     if (stopRequested_) {
-        cleanup(Outcome::Stopped, lastStep_ >= 0 ? tr("Stopped after step %1").arg(lastStep_) : tr("Stopped before the first step"));
+        cleanup(Outcome::Stopped, completeSteps_ > 0 ? tr("Stopped after %n step(s)", nullptr, completeSteps_) : tr("Stopped before the first step"));
         return;
     }
     const bool ok = !crashed_ && exitCode_ == 0 && streamEnded_ && streamError_.isEmpty() && !failure_;

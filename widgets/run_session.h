@@ -37,6 +37,8 @@ public:
     bool isLive() const { return process_ != nullptr; }
     qint64 processId() const; // mpirun's pid while running, else 0
     double elapsedSeconds() const;
+    // Why the last stream or recording could not be read to its end (empty if it could).
+    QString streamError() const { return streamError_; }
 
     // Both return false (and emit finished(Failed, reason)) when nothing could be started.
     bool start(const RunRequest& request);
@@ -82,7 +84,8 @@ private:
     QString stderrTail_;
     QString streamError_;
     std::optional<FailureInfo> failure_;
-    std::int64_t lastStep_ = -1;
+    std::int64_t lastStep_ = -1; // the worker's number of the last complete step
+    int completeSteps_ = 0;
     int exitCode_ = 0;
     bool crashed_ = false;
     bool active_ = false;

@@ -1,6 +1,6 @@
 #pragma once
 // Measured against theory: per-category model states of one rank next to what the handshake's
-// theory predicted (plus the peak), and the savings against DDP at this N placed on the
+// theory predicted, and the savings against DDP at this N placed on the
 // theory's curves for ZeRO-1/2/3 as N grows, with their limits (4×, 8× and N× for
 // mixed-precision Adam).
 #include <QWidget>

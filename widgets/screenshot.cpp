@@ -7,6 +7,7 @@
 #include <QWidget>
 
 #include "calculator_page.h"
+#include "ranks_page.h"
 
 namespace shardscope::widgets {
 
@@ -16,6 +17,8 @@ bool renderScreenshot(QWidget& window, const QString& file, QSize size, QString*
     window.show();
     // Pages coalesce recomputes on a timer; a screenshot must show the final state.
     for (CalculatorPage* page : window.findChildren<CalculatorPage*>()) page->recomputeNow();
+    QApplication::processEvents();
+    for (RanksPage* page : window.findChildren<RanksPage*>()) page->finishPendingDraws();
     QApplication::processEvents();
     QApplication::processEvents();
     const QImage image = window.grab().toImage();

@@ -1,20 +1,39 @@
 // shardscope: the Qt GUI. Parses the command line and shows MainWindow; all pages live in
-// shardscope::widgets. Batch mode: --screenshot FILE renders a view offscreen and exits.
+// shardscope::widgets. Plain `shardscope` opens the Ranks page and runs the default scenario.
+// Batch mode: --screenshot FILE renders a view offscreen and exits (0, or 2 with one line).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QTimer>
 #include <cstdio>
 
+#include "batch_capture.h"
 #include "language.h"
 #include "main_window.h"
+#include "ranks_page.h"
 #include "screenshot.h"
 
 namespace {
 
 // Bad input is exit code 2 with one line naming what was wrong (DESIGN.md).
 int fail(const QString& message) {
-    std::fprintf(stderr, "shardscope: %s\n", qPrintable(message));
+    std::fprintf(stderr, "shardscope: %s\n", qPrintable(message.simplified()));
     return 2;
 }
+
+struct Options {
+    QCommandLineOption screenshot{QStringLiteral("screenshot"), QApplication::translate("main", "Render the window to a PNG and exit."),
+                                  QStringLiteral("FILE")};
+    QCommandLineOption view{QStringLiteral("view"), QApplication::translate("main", "Page to show: ranks or calculator."),
+                            QStringLiteral("VIEW"), QStringLiteral("ranks")};
+    QCommandLineOption lang{QStringLiteral("lang"), QApplication::translate("main", "UI language: en or zh_CN."), QStringLiteral("LANG")};
+    QCommandLineOption open{QStringLiteral("open"), QApplication::translate("main", "Open a recording (.sstrace) on the Ranks page."),
+                            QStringLiteral("RECORDING")};
+    QCommandLineOption runDefault{QStringLiteral("run-default"),
+                                  QApplication::translate("main", "Run the default scenario (small, 4 CPU ranks, ZeRO-3); the default without --view or --open.")};
+    QCommandLineOption afterSteps{QStringLiteral("after-steps"),
+                                  QApplication::translate("main", "With --screenshot: capture once this many steps have run (default 1)."),
+                                  QStringLiteral("K")};
+};
 
 } // namespace
 
@@ -27,37 +46,49 @@ int main(int argc, char** argv) {
     parser.setApplicationDescription(QApplication::translate("main", "ZeRO and FSDP, executed and explained."));
     parser.addHelpOption();
     parser.addVersionOption();
-    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
-                                        QApplication::translate("main", "Render the window to a PNG and exit."),
-                                        QStringLiteral("FILE"));
-    const QCommandLineOption view(QStringLiteral("view"), QApplication::translate("main", "Page to show: calculator."),
-                                  QStringLiteral("VIEW"), QStringLiteral("calculator"));
-    const QCommandLineOption lang(QStringLiteral("lang"), QApplication::translate("main", "UI language: en or zh_CN."),
-                                  QStringLiteral("LANG"));
-    parser.addOptions({screenshot, view, lang});
+    const Options o;
+    parser.addOptions({o.screenshot, o.view, o.lang, o.open, o.runDefault, o.afterSteps});
     if (!parser.parse(QApplication::arguments())) return fail(parser.errorText());
     if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);
     if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
     if (!parser.positionalArguments().isEmpty())
         return fail(QApplication::translate("main", "unexpected argument '%1'").arg(parser.positionalArguments().first()));
+    bool stepsOk = true;
+    const int afterSteps = parser.isSet(o.afterSteps) ? parser.value(o.afterSteps).toInt(&stepsOk) : 0;
+    if (!stepsOk || afterSteps < 0 || afterSteps > shardscope::widgets::kMaxSteps)
+        return fail(QApplication::translate("main", "--after-steps needs a step count between 1 and %1, got '%2'")
+                        .arg(shardscope::widgets::kMaxSteps).arg(parser.value(o.afterSteps)));
+    if (parser.isSet(o.runDefault) && parser.isSet(o.open))
+        return fail(QApplication::translate("main", "--run-default and --open cannot be combined"));
 
     shardscope::widgets::LanguageManager language;
-    const QString code = parser.isSet(lang) ? parser.value(lang) : shardscope::widgets::LanguageManager::systemDefault();
+    const QString code = parser.isSet(o.lang) ? parser.value(o.lang) : shardscope::widgets::LanguageManager::systemDefault();
     if (!language.setLanguage(code))
         return fail(QApplication::translate("main", "unknown language '%1' (expected: en, zh_CN)").arg(code));
 
     shardscope::widgets::MainWindow window(&language);
     shardscope::widgets::addDefaultPages(window);
-    if (!window.showPage(parser.value(view)))
+    if (!window.showPage(parser.value(o.view)))
         return fail(QApplication::translate("main", "unknown view '%1' (expected: %2)")
-                        .arg(parser.value(view), window.pageIds().join(QStringLiteral(", "))));
-    if (parser.isSet(screenshot)) {
+                        .arg(parser.value(o.view), window.pageIds().join(QStringLiteral(", "))));
+    auto* ranks = qobject_cast<shardscope::widgets::RanksPage*>(window.page(QStringLiteral("ranks")));
+
+    if (parser.isSet(o.screenshot)) {
+        shardscope::widgets::BatchRequest batch;
+        batch.runDefault = parser.isSet(o.runDefault);
+        batch.afterSteps = afterSteps > 0 ? afterSteps : (batch.runDefault ? 1 : 0);
+        batch.openPath = parser.value(o.open);
+        if (const QString error = shardscope::widgets::prepareBatch(*ranks, batch); !error.isEmpty()) return fail(error);
         QString error;
-        if (!shardscope::widgets::renderScreenshot(window, parser.value(screenshot), shardscope::widgets::kScreenshotSize, &error))
+        if (!shardscope::widgets::renderScreenshot(window, parser.value(o.screenshot), shardscope::widgets::kScreenshotSize, &error))
             return fail(error);
         return 0;
     }
     window.resize(shardscope::widgets::kScreenshotSize);
     window.show();
+    // A newcomer sees a real run animating within seconds: plain `shardscope` runs the default.
+    const bool plain = !parser.isSet(o.view) && !parser.isSet(o.open);
+    if (parser.isSet(o.open)) QTimer::singleShot(0, ranks, [ranks, path = parser.value(o.open)] { ranks->openRecording(path); });
+    else if (plain || parser.isSet(o.runDefault)) QTimer::singleShot(0, ranks, [ranks] { ranks->runDefault(); });
     return QApplication::exec();
 }

@@ -70,14 +70,23 @@ struct CommPerStep {
 };
 CommPerStep commPerStep(const Scenario& s);
 
+// With a shape, predictPeak replays one training step of THIS implementation (train::Trainer
+// driving strategy/sharded.cpp over model/gpt.cpp) allocation by allocation — model states,
+// gathered units, transient gradients, activations, workspaces (fp32 widened params and
+// gradients, backward scratch), reduce/gather buckets and deterministic-reduction scratch — so
+// the prediction is the ledger's peak. Without a shape it adds the ZeRO-paper terms.
 struct PeakPrediction {
-    ByteTable modelStates;           // persistent states (as modelStates().perRank)
+    ByteTable modelStates;              // persistent states (as modelStates().perRank)
     std::uint64_t activationBytes = 0;  // activation peak for the shape, micro-batch, checkpointing
-    std::uint64_t gatheredBytes = 0;    // param_full in flight: largest unit × (1 + prefetch)
-    std::uint64_t gradFullBytes = 0;    // transient full-gradient buffers (ZeRO-2/3 buckets)
-    std::uint64_t bucketBytes = 0;      // communication buckets
+    std::uint64_t gatheredBytes = 0;    // param_full in flight at most (≤ largest unit × (1 + prefetch))
+    std::uint64_t gradFullBytes = 0;    // transient full-gradient buffers at most
+    std::uint64_t bucketBytes = 0;      // communication buffers (buckets, scratch) at most
+    std::uint64_t workspaceBytes = 0;   // workspaces at most (0 without a shape)
     std::uint64_t paddingBytes = 0;     // included above; reported for the derivation
     std::uint64_t peakBytes = 0;        // device tier
+    ByteTable atPeak;                   // live bytes per category at the predicted peak
+    ByteTable categoryPeaks;            // each category's own maximum over the step
+    std::string peakPhase;              // where the peak happens, e.g. "backward of block1"
     std::vector<std::string> notes;     // why it may differ from a measurement
 };
 PeakPrediction predictPeak(const Scenario& s);

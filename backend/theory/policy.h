@@ -62,6 +62,9 @@ struct Knobs {
     int hybridGroupSize = 0;                          // HYBRID_SHARD: ranks per shard group
     int gradAccumSteps = 1;
     bool noSync = false; // FSDP no_sync during accumulation: keep full unsharded grads
+    // --deterministic: reductions summed in rank order through comm_buffer scratch (the
+    // MPI communicator's alltoall staging), which the peak prediction counts.
+    bool deterministicReductions = false;
 };
 
 struct ActivationConfig {

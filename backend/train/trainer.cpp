@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "kernels/cpu/bf16.h"
+#include "train/grad_norm.h"
 
 namespace shardscope::train {
 
@@ -13,16 +14,16 @@ using device::Buffer;
 using kernels::Bf16;
 
 Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSource& data,
-                 StepHooks* hooks)
-    : config_(config), device_(device), data_(data), hooks_(hooks ? hooks : &defaultHooks_),
+                 strategy::Sharding* sharding)
+    : config_(config), device_(device), data_(data), sharding_(sharding),
       model_(config.model, device) {
     const auto& shape = config_.model.shape;
     if (!mixed() && config_.precision != theory::PrecisionKind::Fp32)
         throwInvalid("precision " + std::string(theory::precisionName(config_.precision)) +
                      " is not supported by the trainer (use bf16 or fp32)");
-    if (config_.worldSize < 1 || config_.rank < 0 || config_.rank >= config_.worldSize)
-        throwInvalid("rank " + std::to_string(config_.rank) + " is outside a world of " +
-                     std::to_string(config_.worldSize));
+    if (config_.gradAccumSteps < 1)
+        throwInvalid("gradient accumulation steps must be at least 1, got " +
+                     std::to_string(config_.gradAccumSteps));
     if (data.vocab() != shape.vocab || data.seqLen() != shape.seqLen ||
         data.microBatch() != config_.model.microBatch)
         throwInvalid("the data source (vocab " + std::to_string(data.vocab()) + ", context " +
@@ -31,34 +32,30 @@ Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSo
     std::vector<std::string> names;
     for (const auto& u : model_.units()) names.push_back(u.name());
     device_.ledger().setUnitNames(std::move(names));
-    allocateStates();
+    if (!sharding_) {
+        selfComm_ = comm::makeSelfCommunicator(&device_);
+        strategy::StrategyConfig sc;
+        sc.strategy = theory::Strategy::Ddp;
+        sc.precision = config_.precision;
+        sc.shape = shape;
+        sc.seed = config_.seed;
+        sc.knobs.gradAccumSteps = config_.gradAccumSteps;
+        ownSharding_ = strategy::makeSharding(sc, device_, {selfComm_.get(), selfComm_.get(), nullptr});
+        sharding_ = ownSharding_.get();
+    }
+    if (sharding_->units().size() != model_.units().size())
+        throw Error(ErrorKind::Internal, "the strategy was built for another model");
+    for (const auto& u : model_.units()) paddedTotal_ += u.paddedElements(static_cast<std::uint64_t>(sharding_->dataRanks()));
+    // Initialisation transients are not part of any step.
+    device_.ledger().resetPeaks();
 }
+
+Trainer::~Trainer() = default;
 
 std::uint64_t Trainer::paramCount() const {
     std::uint64_t n = 0;
     for (const auto& u : model_.units()) n += u.elements();
     return n;
-}
-
-void Trainer::allocateStates() {
-    const auto shards = static_cast<std::uint64_t>(config_.worldSize);
-    const std::uint64_t paramBytes = mixed() ? sizeof(Bf16) : sizeof(float);
-    states_.resize(model_.units().size());
-    for (std::int32_t u = 0; u < model_.unitCount(); ++u) {
-        const auto& layout = model_.units()[static_cast<std::size_t>(u)];
-        const std::uint64_t n = layout.paddedElements(shards);
-        UnitState& s = states_[static_cast<std::size_t>(u)];
-        s.param = device_.allocate(n * paramBytes, {Category::ParamFull, Tier::Device, u});
-        s.grad = device_.allocate(n * paramBytes, {Category::GradFull, Tier::Device, u}, true);
-        if (mixed())
-            s.master = device_.allocateArray<float>(n, {Category::MasterFp32, Tier::Device, u});
-        s.adamM = device_.allocateArray<float>(n, {Category::AdamM, Tier::Device, u}, true);
-        s.adamV = device_.allocateArray<float>(n, {Category::AdamV, Tier::Device, u}, true);
-        // Initialise in fp32 (the master), then round once into the bf16 working copy.
-        Buffer& fp32 = mixed() ? s.master : s.param;
-        model::initUnit(layout, config_.model.shape.layers, config_.seed, u, fp32.ptr<float>(), n);
-        if (mixed()) kernels::toBf16(s.master.as<const float>(), s.param.as<Bf16>());
-    }
 }
 
 void Trainer::emitSpan(EventKind kind, std::int32_t unit, Phase phase) const {
@@ -69,90 +66,98 @@ void Trainer::emitSpan(EventKind kind, std::int32_t unit, Phase phase) const {
     device_.ledger().emit(e);
 }
 
-Buffer Trainer::widenParams(std::int32_t unit) {
-    const UnitState& s = states_[static_cast<std::size_t>(unit)];
+Buffer Trainer::widen(std::int32_t unit, const strategy::ParamView& view) {
     const std::uint64_t n = model_.units()[static_cast<std::size_t>(unit)].elements();
     Buffer fp32 = device_.allocateArray<float>(n, {Category::Workspace, Tier::Device, unit});
-    kernels::toFloat(s.param.as<const Bf16>().first(n), fp32.as<float>());
+    kernels::toFloat(std::span<const Bf16>(static_cast<const Bf16*>(view.data), n), fp32.as<float>());
     return fp32;
 }
 
 void Trainer::forwardUnit(std::int32_t unit, const model::Batch& batch) {
-    UnitContext ctx{unit, model_.units()[static_cast<std::size_t>(unit)],
-                    states_[static_cast<std::size_t>(unit)]};
-    hooks_->beforeForward(ctx);
+    sharding_->beforeForward(unit);
     emitSpan(EventKind::ComputeBegin, unit, Phase::Forward);
+    const strategy::ParamView view = sharding_->params(unit);
     if (mixed()) {
-        Buffer params = widenParams(unit);
+        Buffer params = widen(unit, view);
         model_.forward(unit, params.ptr<float>(), batch);
     } else {
-        model_.forward(unit, ctx.state.param.ptr<float>(), batch);
+        model_.forward(unit, static_cast<const float*>(view.data), batch);
     }
     emitSpan(EventKind::ComputeEnd, unit, Phase::Forward);
-    hooks_->afterForward(ctx);
+    sharding_->afterForward(unit);
 }
 
-void Trainer::backwardUnit(std::int32_t unit) {
-    UnitContext ctx{unit, model_.units()[static_cast<std::size_t>(unit)],
-                    states_[static_cast<std::size_t>(unit)]};
-    hooks_->beforeBackward(ctx);
+void Trainer::backwardUnit(std::int32_t unit, const strategy::MicroStep& micro) {
+    sharding_->beforeBackward(unit);
     emitSpan(EventKind::ComputeBegin, unit, Phase::Backward);
-    const std::uint64_t n = ctx.layout.elements();
-    if (mixed()) {
-        Buffer params = widenParams(unit);
-        Buffer grads = device_.allocateArray<float>(n, {Category::Workspace, Tier::Device, unit}, true);
-        model_.backward(unit, params.ptr<float>(), grads.ptr<float>());
-        kernels::toBf16(grads.as<const float>(), ctx.state.grad.as<Bf16>().first(n));
-    } else {
-        std::memset(ctx.state.grad.data(), 0, ctx.state.grad.bytes());
-        model_.backward(unit, ctx.state.param.ptr<float>(), ctx.state.grad.ptr<float>());
-    }
+    const std::uint64_t n = model_.units()[static_cast<std::size_t>(unit)].elements();
+    const strategy::ParamView view = sharding_->params(unit);
+    Buffer params;
+    if (mixed()) params = widen(unit, view);
+    Buffer grads = device_.allocateArray<float>(n, {Category::Workspace, Tier::Device, unit}, true);
+    model_.backward(unit, mixed() ? params.ptr<float>() : static_cast<const float*>(view.data), grads.ptr<float>());
+    params.reset();
     emitSpan(EventKind::ComputeEnd, unit, Phase::Backward);
-    hooks_->afterBackward(ctx);
+    sharding_->storeGradients(unit, grads.as<const float>(), micro);
+    grads.reset();
+    sharding_->afterBackward(unit, micro);
 }
 
-double Trainer::computeGradients(const model::Batch& batch) {
+double Trainer::computeGradients(const model::Batch& batch, int micro, int micros) {
+    const strategy::MicroStep m{micro, micros};
     try {
         for (std::int32_t u = 0; u < model_.unitCount(); ++u) forwardUnit(u, batch);
         const double loss = model_.loss();
-        for (std::int32_t u = model_.unitCount() - 1; u >= 0; --u) backwardUnit(u);
+        for (std::int32_t u = model_.unitCount() - 1; u >= 0; --u) backwardUnit(u, m);
+        sharding_->endBackward(m);
         return loss;
     } catch (...) {
         model_.discardActivations(); // leave the ledger at the model states
+        sharding_->discardTransients();
         throw;
     }
 }
 
 double Trainer::optimizerStep() {
     emitSpan(EventKind::ComputeBegin, kNoUnit, Phase::Optimizer);
-    double local = 0.0;
-    for (std::int32_t u = 0; u < model_.unitCount(); ++u) {
-        const UnitState& s = states_[static_cast<std::size_t>(u)];
-        local += mixed() ? sumSquares(s.grad.as<const Bf16>()) : sumSquares(s.grad.as<const float>());
+    const std::int32_t units = model_.unitCount();
+    std::vector<strategy::OwnedSlice> slices;
+    std::vector<GradRange> normRanges;
+    for (std::int32_t u = 0; u < units; ++u) {
+        const strategy::OwnedSlice o = sharding_->owned(u);
+        slices.push_back(o);
+        const std::uint64_t eb = o.gradsBf16 ? sizeof(Bf16) : sizeof(float);
+        normRanges.push_back({static_cast<const char*>(o.grads) + (o.normBegin - o.begin) * eb,
+                              o.normEnd - o.normBegin, o.gradsBf16});
     }
-    const double norm = std::sqrt(hooks_->allReduceSum(local));
-    AdamWStep step{step_ + 1, clipScale(norm, config_.optimizer.clipNorm), false};
-    for (std::int32_t u = 0; u < model_.unitCount(); ++u) {
-        UnitState& s = states_[static_cast<std::size_t>(u)];
+    // The gradients are sums over ranks and micro-steps: average once, with the clip.
+    const double parts = static_cast<double>(sharding_->dataRanks()) * config_.gradAccumSteps;
+    const double norm = std::sqrt(globalSquaredNorm(normRanges, sharding_->world(), paddedTotal_)) / parts;
+    double coefficient = 1.0;
+    if (config_.optimizer.clipNorm > 0.0 && std::isfinite(norm))
+        coefficient = std::min(1.0, config_.optimizer.clipNorm / (norm + 1e-6));
+    AdamWStep step{step_ + 1, static_cast<float>(coefficient / parts), false};
+    for (std::int32_t u = 0; u < units; ++u) {
+        const strategy::OwnedSlice& o = slices[static_cast<std::size_t>(u)];
         const auto& layout = model_.units()[static_cast<std::size_t>(u)];
         // Per tensor, so weight decay follows the layout; padding is never touched (stays 0).
         for (const model::TensorSlot& slot : layout.slots()) {
+            const std::uint64_t a = std::max(o.begin, slot.offset);
+            const std::uint64_t b = std::min(o.end, slot.offset + slot.elements());
+            if (a >= b) continue;
             step.decay = slot.decay;
-            auto part = [&](const Buffer& b) { return b.as<float>().subspan(slot.offset, slot.elements()); };
-            std::span<float> weights = mixed() ? part(s.master) : part(s.param);
-            if (mixed())
-                adamwUpdate(config_.optimizer, step, weights,
-                            s.grad.as<const Bf16>().subspan(slot.offset, slot.elements()),
-                            part(s.adamM), part(s.adamV));
+            const std::uint64_t at = a - o.begin, len = b - a;
+            std::span<float> w(o.weights + at, len), m(o.m + at, len), v(o.v + at, len);
+            if (o.gradsBf16)
+                adamwUpdate(config_.optimizer, step, w,
+                            std::span<const Bf16>(static_cast<const Bf16*>(o.grads) + at, len), m, v);
             else
-                adamwUpdate(config_.optimizer, step, weights,
-                            s.grad.as<const float>().subspan(slot.offset, slot.elements()),
-                            part(s.adamM), part(s.adamV));
+                adamwUpdate(config_.optimizer, step, w,
+                            std::span<const float>(static_cast<const float*>(o.grads) + at, len), m, v);
         }
-        if (mixed()) kernels::toBf16(s.master.as<const float>(), s.param.as<Bf16>());
     }
     emitSpan(EventKind::ComputeEnd, kNoUnit, Phase::Optimizer);
-    hooks_->afterOptimizer();
+    sharding_->afterOptimizer();
     return norm;
 }
 
@@ -163,32 +168,57 @@ StepResult Trainer::step() {
     const std::uint64_t begin = monotonicNs();
     StepResult r;
     r.step = step_;
-    const model::Batch batch = data_.batchFor(step_, config_.rank, config_.worldSize);
-    r.loss = computeGradients(batch);
-    r.gradNorm = optimizerStep();
+    const int micros = config_.gradAccumSteps;
+    double lossSum = 0.0;
+    try {
+        for (int m = 0; m < micros; ++m) {
+            const strategy::MicroStep micro{m, micros};
+            const model::Batch batch = data_.batchFor(step_ * micros + m, sharding_->dataRank(), sharding_->dataRanks());
+            for (std::int32_t u = 0; u < model_.unitCount(); ++u) forwardUnit(u, batch);
+            lossSum += model_.loss();
+            if (m == 0)
+                for (Category c : kAllCategories)
+                    if (stateGroup(c) != StateGroup::Other)
+                        for (Tier t : kAllTiers) r.modelStates.at(c, t) = ledger.live().at(c, t);
+            for (std::int32_t u = model_.unitCount() - 1; u >= 0; --u) backwardUnit(u, micro);
+            sharding_->endBackward(micro);
+        }
+        r.gradNorm = optimizerStep();
+    } catch (...) {
+        model_.discardActivations();
+        sharding_->discardTransients();
+        throw;
+    }
+    r.loss = sharding_->world().sumScalar(lossSum) / (static_cast<double>(sharding_->dataRanks()) * micros);
     r.stepNs = monotonicNs() - begin;
     emitSpan(EventKind::StepEnd, kNoUnit, Phase::None);
     ++step_;
     return r;
 }
 
-std::vector<float> Trainer::weights(std::int32_t unit) const {
-    const UnitState& s = states_.at(static_cast<std::size_t>(unit));
-    const std::uint64_t n = model_.units()[static_cast<std::size_t>(unit)].elements();
-    const auto fp32 = (mixed() ? s.master : s.param).as<const float>().first(n);
-    return {fp32.begin(), fp32.end()};
+std::vector<std::vector<float>> Trainer::fullWeights() { return sharding_->gatherWeights(); }
+
+std::vector<float> Trainer::weights(std::int32_t unit) {
+    auto all = fullWeights();
+    if (all.empty()) return {};
+    return std::move(all.at(static_cast<std::size_t>(unit)));
 }
 
-std::uint64_t Trainer::paramDigest() const {
+std::uint64_t fnv1a(const std::vector<std::vector<float>>& weights) {
     std::uint64_t h = 0xcbf29ce484222325ull; // FNV-1a 64 offset basis
-    for (std::int32_t u = 0; u < model_.unitCount(); ++u) {
-        for (float w : weights(u)) {
+    for (const auto& unit : weights) {
+        for (float w : unit) {
             unsigned char bytes[sizeof(float)];
             std::memcpy(bytes, &w, sizeof(float));
             for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull; // FNV prime
         }
     }
     return h;
+}
+
+std::uint64_t Trainer::paramDigest() {
+    const auto all = fullWeights();
+    return all.empty() ? 0 : fnv1a(all);
 }
 
 std::string digestHex(std::uint64_t digest) {

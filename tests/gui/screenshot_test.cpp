@@ -5,6 +5,9 @@
 #include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
+#include <fstream>
+
+#include "synthetic_stream.h"
 
 namespace {
 
@@ -34,6 +37,14 @@ QStringList ourLines(const QString& stderrText) {
     return lines;
 }
 
+// Charts, palette and text: far more than a blank or single-colour window.
+int colourCount(const QImage& image) {
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 3)
+        for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
+    return static_cast<int>(colours.size());
+}
+
 } // namespace
 
 class ScreenshotTest : public QObject {
@@ -61,6 +72,57 @@ private Q_SLOTS:
         QVERIFY2(colours.size() > 200, qPrintable(QString::number(colours.size())));
     }
 
+    void rendersRanksFromARecording() {
+        QTemporaryDir dir;
+        const QString recording = dir.filePath(QStringLiteral("run.sstrace"));
+        shardscope::testing::SyntheticRun run;
+        run.ranks = 8;
+        std::ofstream(recording.toStdString(), std::ios::binary) << shardscope::testing::syntheticStream(run);
+        const QString file = dir.filePath(QStringLiteral("ranks.png"));
+        const Run r = runGui({QStringLiteral("--open"), recording, QStringLiteral("--view"), QStringLiteral("ranks"),
+                              QStringLiteral("--screenshot"), file});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        QImage image;
+        QVERIFY(image.load(file));
+        QCOMPARE(image.size(), QSize(1400, 900));
+        QVERIFY2(colourCount(image) > 200, qPrintable(QString::number(colourCount(image))));
+        // Every ledger colour of a ZeRO-3 step is on screen (the shards and a gathered unit).
+        for (QRgb c : {qRgb(0x4c, 0x78, 0xa8), qRgb(0x9e, 0xc5, 0xe8), qRgb(0xe4, 0x57, 0x56), qRgb(0xb2, 0x79, 0xa2)}) {
+            bool found = false;
+            for (int y = 0; y < image.height() && !found; y += 2)
+                for (int x = 0; x < image.width() && !found; x += 2) found = image.pixel(x, y) == c;
+            QVERIFY2(found, qPrintable(QString::number(c, 16)));
+        }
+    }
+
+    void rendersTheDefaultRun() {
+        if (!QFileInfo(QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-worker")).isExecutable())
+            QSKIP("build/bin/shardscope-worker is missing: build the worker target to render a live run");
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("live.png"));
+        const Run r = runGui({QStringLiteral("--run-default"), QStringLiteral("--after-steps"), QStringLiteral("2"),
+                              QStringLiteral("--screenshot"), file});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        QImage image;
+        QVERIFY(image.load(file));
+        QVERIFY(colourCount(image) > 200);
+    }
+
+    void brokenRecordingExitsTwo() {
+        QTemporaryDir dir;
+        const QString recording = dir.filePath(QStringLiteral("bad.sstrace"));
+        std::string bytes = shardscope::testing::syntheticStream({});
+        bytes.resize(bytes.size() - 10);
+        std::ofstream(recording.toStdString(), std::ios::binary) << bytes;
+        const QString file = dir.filePath(QStringLiteral("bad.png"));
+        const Run r = runGui({QStringLiteral("--open"), recording, QStringLiteral("--screenshot"), file});
+        QCOMPARE(r.exitCode, 2);
+        const QStringList lines = ourLines(r.stderrText);
+        QCOMPARE(lines.size(), 1);
+        QVERIFY2(lines.first().contains(QStringLiteral("truncated")), qPrintable(lines.first()));
+        QVERIFY(!QFile::exists(file));
+    }
+
     void badArgumentsExitTwo_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
@@ -72,6 +134,9 @@ private Q_SLOTS:
                                                          QStringLiteral("--lang"), QStringLiteral("xx")}
                                           << QStringLiteral("unknown language 'xx'");
         QTest::newRow("missing value") << QStringList{QStringLiteral("--screenshot")} << QStringLiteral("screenshot");
+        QTest::newRow("bad step count") << QStringList{QStringLiteral("--screenshot"), QStringLiteral("x.png"), QStringLiteral("--run-default"),
+                                                       QStringLiteral("--after-steps"), QStringLiteral("zero")}
+                                        << QStringLiteral("--after-steps");
         QTest::newRow("unwritable file") << QStringList{QStringLiteral("--screenshot"), QStringLiteral("/nonexistent-dir/x.png")}
                                          << QStringLiteral("cannot write");
     }

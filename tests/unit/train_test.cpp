@@ -12,6 +12,8 @@
 #include "model/data.h"
 #include "model/presets.h"
 #include "train/optimizer.h"
+#include "comm/communicator.h"
+#include "strategy/sharding.h"
 #include "train/trainer.h"
 
 namespace shardscope {
@@ -25,7 +27,7 @@ struct TrainingRun {
 };
 
 TrainingRun train(int steps, std::uint64_t seed, PrecisionKind precision, bool checkpointing,
-          train::StepHooks* hooks = nullptr) {
+          strategy::Sharding* sharding = nullptr) {
     const model::ModelPreset preset = model::modelPreset("tiny");
     Ledger ledger;
     device::CpuDevice cpu(ledger);
@@ -35,7 +37,7 @@ TrainingRun train(int steps, std::uint64_t seed, PrecisionKind precision, bool c
     cfg.precision = precision;
     cfg.optimizer.learningRate = preset.learningRate;
     cfg.seed = seed;
-    train::Trainer trainer(cfg, cpu, data, hooks);
+    train::Trainer trainer(cfg, cpu, data, sharding);
     TrainingRun run;
     for (int k = 0; k < steps; ++k) run.losses.push_back(trainer.step().loss);
     run.digest = trainer.paramDigest();
@@ -80,7 +82,7 @@ TEST(train, WorkingCopyIsTheRoundedMaster) {
     trainer.step();
     const std::vector<float> master = trainer.weights(1);
     EXPECT_NE(before, master);
-    const auto bf16 = trainer.states()[1].param.as<const kernels::Bf16>();
+    const auto* bf16 = static_cast<const kernels::Bf16*>(trainer.sharding().params(1).data);
     for (std::size_t i = 0; i < master.size(); ++i) ASSERT_EQ(bf16[i], kernels::toBf16(master[i])) << i;
 }
 
@@ -117,26 +119,56 @@ TEST(trainOptimizer, GlobalNormClipping) {
     EXPECT_EQ(train::clipScale(5.0, 0.0), 1.0f) << "clipNorm ≤ 0 disables clipping";
 }
 
-// Records the order of hook calls: the seams a sharding strategy will use.
-class RecordingHooks : public train::StepHooks {
+// Records the order of strategy calls around a real one-rank DDP strategy: the seams where
+// ZeRO/FSDP unshard, reshard and reduce-scatter.
+class RecordingSharding : public strategy::Sharding {
 public:
+    RecordingSharding(const model::ModelPreset& preset, Ledger& ledger, device::CpuDevice& cpu, std::uint64_t seed)
+        : self(comm::makeSelfCommunicator(&cpu)) {
+        (void)ledger;
+        strategy::StrategyConfig sc;
+        sc.shape = preset.shape;
+        sc.seed = seed;
+        inner = strategy::makeSharding(sc, cpu, {self.get(), self.get(), nullptr});
+    }
     std::vector<std::string> calls;
-    void beforeForward(train::UnitContext& c) override { calls.push_back("unshard " + c.layout.name()); }
-    void afterForward(train::UnitContext& c) override { calls.push_back("reshard " + c.layout.name()); }
-    void beforeBackward(train::UnitContext& c) override { calls.push_back("unshard-bw " + c.layout.name()); }
-    void afterBackward(train::UnitContext& c) override {
-        EXPECT_FALSE(c.state.grad.empty());
-        calls.push_back("reduce-scatter " + c.layout.name());
+    std::string name() const override { return "recording"; }
+    const std::vector<model::UnitLayout>& units() const override { return inner->units(); }
+    comm::Communicator& world() override { return inner->world(); }
+    int dataRank() const override { return 0; }
+    int dataRanks() const override { return 1; }
+    void beforeForward(std::int32_t u) override { calls.push_back("unshard " + nameOf(u)); inner->beforeForward(u); }
+    void afterForward(std::int32_t u) override { calls.push_back("reshard " + nameOf(u)); inner->afterForward(u); }
+    void beforeBackward(std::int32_t u) override { calls.push_back("unshard-bw " + nameOf(u)); inner->beforeBackward(u); }
+    strategy::ParamView params(std::int32_t u) const override { return inner->params(u); }
+    void storeGradients(std::int32_t u, std::span<const float> g, const strategy::MicroStep& m) override {
+        EXPECT_EQ(g.size(), inner->units()[static_cast<std::size_t>(u)].elements());
+        inner->storeGradients(u, g, m);
     }
-    double allReduceSum(double local) override {
-        calls.push_back("norm");
-        return local;
+    void afterBackward(std::int32_t u, const strategy::MicroStep& m) override {
+        calls.push_back("reduce-scatter " + nameOf(u));
+        inner->afterBackward(u, m);
     }
-    void afterOptimizer() override { calls.push_back("all-gather"); }
+    void endBackward(const strategy::MicroStep& m) override { inner->endBackward(m); }
+    strategy::OwnedSlice owned(std::int32_t u) override {
+        if (u == 0) calls.push_back("optimizer");
+        return inner->owned(u);
+    }
+    void afterOptimizer() override { calls.push_back("all-gather"); inner->afterOptimizer(); }
+    std::vector<std::vector<float>> gatherWeights() override { return inner->gatherWeights(); }
+    void discardTransients() override { inner->discardTransients(); }
+
+private:
+    std::string nameOf(std::int32_t u) const { return inner->units()[static_cast<std::size_t>(u)].name(); }
+    std::unique_ptr<comm::Communicator> self;
+    std::unique_ptr<strategy::Sharding> inner;
 };
 
-TEST(train, HooksFireAroundEveryUnitInFsdpOrderAndDoNotChangeTheMath) {
-    RecordingHooks hooks;
+TEST(train, StrategyCallsComeAroundEveryUnitInFsdpOrderAndDoNotChangeTheMath) {
+    const model::ModelPreset preset = model::modelPreset("tiny");
+    Ledger ledger;
+    device::CpuDevice cpu(ledger);
+    RecordingSharding hooks(preset, ledger, cpu, 3);
     const TrainingRun hooked = train(1, 3, PrecisionKind::MixedBf16, false, &hooks);
     const TrainingRun plain = train(1, 3, PrecisionKind::MixedBf16, false);
     EXPECT_EQ(hooked.digest, plain.digest);
@@ -145,7 +177,7 @@ TEST(train, HooksFireAroundEveryUnitInFsdpOrderAndDoNotChangeTheMath) {
         "unshard block1", "reshard block1", "unshard head", "reshard head",
         "unshard-bw head", "reduce-scatter head", "unshard-bw block1", "reduce-scatter block1",
         "unshard-bw block0", "reduce-scatter block0", "unshard-bw embedding",
-        "reduce-scatter embedding", "norm", "all-gather"};
+        "reduce-scatter embedding", "optimizer", "all-gather"};
     EXPECT_EQ(hooks.calls, expected);
 }
 

@@ -1,0 +1,46 @@
+#pragma once
+// The strategies as data: what each one shards, when it unshards/reshards parameters and how
+// it reduces gradients (DESIGN.md "Step semantics"). theory/ models exactly these choices.
+//
+//   DDP        full params, grads, optimizer; gradients accumulate locally over micro-steps and
+//              are all-reduced once per step in buckets of reduceBucketBytes during the last
+//              backward (PyTorch DDP with no_sync during accumulation).
+//   ZeRO-1     optimizer states sharded; full gradients accumulate locally and are
+//              reduce-scattered (bucketed) after the last backward (DeepSpeed stage 1 reduces at
+//              the accumulation boundary); the rank updates its slice; updated params are
+//              all-gathered in buckets of allGatherBucketBytes.
+//   ZeRO-2     as ZeRO-1, but each unit's full gradient is packed into the reduce bucket right
+//              after its backward and freed; buckets are reduce-scattered during backward, every
+//              micro-step, and the shards accumulate.
+//   ZeRO-3     params sharded too: unshard (all-gather) before forward and again before backward,
+//              reshard after each; prefetchDepth units ahead are gathered before the current one
+//              computes; units with ≤ persistenceThresholdParams parameters stay whole (and are
+//              all-gathered after the optimizer). Gradients reduce-scatter per unit after its
+//              backward, every micro-step.
+//   FSDP       as ZeRO-3 with FSDP's knobs: reshard_after_forward (SHARD_GRAD_OP = false: params
+//              stay gathered from forward until the unit's backward), in-flight all-gathers
+//              limited to maxInflightAllGathers, no_sync (full gradients kept and accumulated
+//              locally, reduce-scattered in the last micro-step), HYBRID_SHARD (shard within a
+//              group of hybridGroupSize ranks, all-reduce the shard across the groups).
+#include <cstdint>
+
+#include "theory/policy.h"
+
+namespace shardscope::strategy {
+
+struct Policy {
+    theory::Strategy strategy = theory::Strategy::Ddp;
+    bool shardOptimizer = false;  // master, m, v hold the rank's slice only
+    bool shardGrads = false;      // grad_shard persists; grad_full is transient
+    bool shardParams = false;     // param_shard persists; param_full is gathered on demand
+    bool bucketedReduce = false;  // DDP / ZeRO-1 / ZeRO-2: gradients go through reduce buckets
+    bool reduceEveryMicroStep = false; // else: accumulate locally, reduce in the last micro-step
+    bool reshardAfterForward = false;
+    bool hybrid = false;
+    int gatherWindow = 1;         // units unsharded at once in a pass: the current one + prefetch
+    std::uint64_t persistenceThreshold = 0; // ZeRO-3: units this small are never sharded
+};
+
+Policy policyFor(theory::Strategy strategy, const theory::Knobs& knobs);
+
+} // namespace shardscope::strategy

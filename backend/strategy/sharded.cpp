@@ -1,0 +1,533 @@
+// The one mechanism behind every strategy (policy.h says which parts each one uses).
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "core/error.h"
+#include "kernels/cpu/bf16.h"
+#include "model/layout.h"
+#include "strategy/policy.h"
+#include "strategy/sharding.h"
+#include "theory/buckets.h"
+
+namespace shardscope::strategy {
+
+std::vector<comm::Communicator*> CommGroups::distinct() const {
+    std::vector<comm::Communicator*> out;
+    for (comm::Communicator* c : {world, shard, replica})
+        if (c && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    return out;
+}
+
+namespace {
+
+using device::Buffer;
+using kernels::Bf16;
+
+struct UnitState {
+    const model::UnitLayout* layout = nullptr;
+    std::uint64_t n = 0;      // elements
+    std::uint64_t padded = 0; // P: a multiple of the shard count
+    std::uint64_t shard = 0;  // S = P / shards
+    std::uint64_t lo = 0;     // this rank's slice [lo, lo + S)
+    bool persistent = false;  // ZeRO-3 param persistence: param_full kept whole (n elements)
+    Buffer paramFull, paramShard, gradFull, gradShard, master, adamM, adamV;
+};
+
+enum class BucketOp { AllReduce, ReduceScatter };
+
+class Sharded final : public Sharding {
+public:
+    Sharded(const StrategyConfig& config, device::Device& device, const CommGroups& groups);
+
+    std::string name() const override { return std::string(theory::strategyName(config_.strategy)); }
+    const std::vector<model::UnitLayout>& units() const override { return layouts_; }
+    comm::Communicator& world() override { return *groups_.world; }
+    int dataRank() const override { return groups_.world->rank(); }
+    int dataRanks() const override { return groups_.world->size(); }
+
+    void beforeForward(std::int32_t unit) override;
+    void afterForward(std::int32_t unit) override;
+    void beforeBackward(std::int32_t unit) override;
+    ParamView params(std::int32_t unit) const override;
+    void storeGradients(std::int32_t unit, std::span<const float> grads, const MicroStep& micro) override;
+    void afterBackward(std::int32_t unit, const MicroStep& micro) override;
+    void endBackward(const MicroStep& micro) override;
+    OwnedSlice owned(std::int32_t unit) override;
+    void afterOptimizer() override;
+    std::vector<std::vector<float>> gatherWeights() override;
+    void discardTransients() override;
+
+private:
+    UnitState& state(std::int32_t u) { return units_.at(static_cast<std::size_t>(u)); }
+    std::int32_t unitCount() const { return static_cast<std::int32_t>(units_.size()); }
+    comm::Communicator& shardComm() { return *groups_.shard; }
+    comm::DType dtype() const { return mixed_ ? comm::DType::Bf16 : comm::DType::F32; }
+    Buffer allocate(std::uint64_t elements, Category c, std::int32_t unit, bool zeroed = false) {
+        return device_.allocate(elements * eb_, {c, Tier::Device, unit}, zeroed);
+    }
+    void setup();
+    void gather(std::int32_t unit);
+    void reshard(std::int32_t unit);
+    void packForReduce(std::int32_t unit, const MicroStep& micro);
+    void flushReduce(const theory::Bucket& bucket, const MicroStep& micro);
+    void reduceUnit(std::int32_t unit, const MicroStep& micro);
+    void gatherUpdatedParams();
+    void writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t length, void* out);
+    void gatherPersistent(UnitState& s, std::int32_t unit);
+    // dst[i] (+)= src[i] in the working dtype: bf16 adds in fp32 and rounds once.
+    void combine(void* dst, const void* src, std::uint64_t count, bool accumulate) const;
+
+    StrategyConfig config_;
+    Policy policy_;
+    device::Device& device_;
+    CommGroups groups_;
+    bool mixed_;
+    std::uint64_t eb_; // bytes per element of params and grads (2 bf16, 4 fp32)
+    std::uint64_t shards_ = 1;
+    std::uint64_t shardRank_ = 0;
+    std::vector<model::UnitLayout> layouts_;
+    std::vector<UnitState> units_;
+
+    BucketOp reduceOp_ = BucketOp::AllReduce;
+    std::vector<theory::Bucket> reducePlan_; // backward order U−1 … 0
+    std::vector<theory::Bucket> gatherPlan_; // unit order 0 … U−1 (ZeRO-1/2 after the optimizer)
+    std::size_t reduceBucket_ = 0;           // cursor: the bucket being packed
+    std::size_t reducePiece_ = 0;
+    Buffer bucket_;                          // staging of the bucket being packed (comm_buffer)
+};
+
+Sharded::Sharded(const StrategyConfig& config, device::Device& device, const CommGroups& groups)
+    : config_(config), policy_(policyFor(config.strategy, config.knobs)), device_(device),
+      groups_(groups), mixed_(config.precision == theory::PrecisionKind::MixedBf16),
+      eb_(mixed_ ? sizeof(Bf16) : sizeof(float)), layouts_(model::unitLayouts(config.shape)) {
+    if (!mixed_ && config.precision != theory::PrecisionKind::Fp32)
+        throwInvalid("precision " + std::string(theory::precisionName(config.precision)) +
+                     " is not supported by the trainer (use bf16 or fp32)");
+    if (!groups_.world) throw Error(ErrorKind::Internal, "a strategy needs a world communicator");
+    if (!groups_.shard) groups_.shard = groups_.world;
+    if (policy_.hybrid) {
+        const int g = config.knobs.hybridGroupSize;
+        if (!groups_.replica || groups_.shard->size() != g ||
+            groups_.shard->size() * groups_.replica->size() != groups_.world->size())
+            throw Error(ErrorKind::Internal, "fsdp_hybrid needs a shard group of " + std::to_string(g) +
+                                                 " ranks and a replica group across the groups");
+    } else if (groups_.shard->size() != groups_.world->size()) {
+        throw Error(ErrorKind::Internal, "only fsdp_hybrid shards over a sub-group");
+    }
+    if (config.strategy != theory::Strategy::Ddp) {
+        shards_ = static_cast<std::uint64_t>(groups_.shard->size());
+        shardRank_ = static_cast<std::uint64_t>(groups_.shard->rank());
+    }
+    setup();
+}
+
+void Sharded::setup() {
+    const auto count = static_cast<std::int32_t>(layouts_.size());
+    units_.resize(layouts_.size());
+    for (std::int32_t u = 0; u < count; ++u) {
+        UnitState& s = state(u);
+        s.layout = &layouts_[static_cast<std::size_t>(u)];
+        s.n = s.layout->elements();
+        s.padded = s.layout->paddedElements(shards_);
+        s.shard = s.padded / shards_;
+        s.lo = shardRank_ * s.shard;
+        s.persistent = policy_.shardParams && policy_.persistenceThreshold > 0 &&
+                       s.n <= policy_.persistenceThreshold;
+        const std::uint64_t optimizerElements = policy_.shardOptimizer ? s.shard : s.n;
+        // Allocation order per unit: params, grads, master, m, v (what an OOM names first).
+        if (!policy_.shardParams) s.paramFull = allocate(s.padded, Category::ParamFull, u);
+        else if (s.persistent) s.paramFull = allocate(s.n, Category::ParamFull, u);
+        else s.paramShard = allocate(s.shard, Category::ParamShard, u);
+        if (!policy_.shardGrads) s.gradFull = allocate(s.padded, Category::GradFull, u, true);
+        else s.gradShard = allocate(s.shard, Category::GradShard, u, true);
+        if (mixed_)
+            s.master = device_.allocateArray<float>(optimizerElements, {Category::MasterFp32, Tier::Device, u});
+        s.adamM = device_.allocateArray<float>(optimizerElements, {Category::AdamM, Tier::Device, u}, true);
+        s.adamV = device_.allocateArray<float>(optimizerElements, {Category::AdamV, Tier::Device, u}, true);
+
+        // Every rank initialises the whole unit (deterministic in seed and unit), keeps its part.
+        Buffer init;
+        float* full = nullptr;
+        if (!policy_.shardOptimizer && mixed_) {
+            full = s.master.ptr<float>();
+        } else if (!policy_.shardParams && !mixed_) {
+            full = s.paramFull.ptr<float>();
+        } else {
+            init = device_.allocateArray<float>(s.padded, {Category::Workspace, Tier::Device, u});
+            full = init.ptr<float>();
+        }
+        model::initUnit(*s.layout, config_.shape.layers, config_.seed, u, full, s.padded);
+        const std::span<const float> all(full, s.padded);
+        const std::span<const float> mine = all.subspan(s.lo, s.shard);
+        if (mixed_) {
+            if (policy_.shardOptimizer) std::memcpy(s.master.data(), mine.data(), s.shard * sizeof(float));
+            if (!s.paramFull.empty()) kernels::toBf16(all.first(s.paramFull.bytes() / eb_), s.paramFull.as<Bf16>());
+            if (!s.paramShard.empty()) kernels::toBf16(mine, s.paramShard.as<Bf16>());
+        } else {
+            if (!s.paramFull.empty() && s.paramFull.ptr<float>() != full)
+                std::memcpy(s.paramFull.data(), full, s.paramFull.bytes());
+            if (!s.paramShard.empty()) std::memcpy(s.paramShard.data(), mine.data(), s.shard * sizeof(float));
+        }
+    }
+    // Bucket plans (theory/buckets.h cuts them the same way for the prediction).
+    if (policy_.bucketedReduce && groups_.world->size() > 1) {
+        reduceOp_ = policy_.shardOptimizer ? BucketOp::ReduceScatter : BucketOp::AllReduce;
+        std::vector<theory::UnitRange> backward, forward;
+        for (std::int32_t u = count - 1; u >= 0; --u) {
+            const UnitState& s = state(u);
+            backward.push_back({u, reduceOp_ == BucketOp::AllReduce ? s.n : s.shard});
+        }
+        const std::uint64_t slots = reduceOp_ == BucketOp::AllReduce ? 1 : shards_;
+        reducePlan_ = theory::planBuckets(
+            backward, theory::bucketCapacity(config_.knobs.reduceBucketBytes, eb_, slots));
+        if (policy_.shardOptimizer) {
+            for (std::int32_t u = 0; u < count; ++u) forward.push_back({u, state(u).shard});
+            gatherPlan_ = theory::planBuckets(
+                forward, theory::bucketCapacity(config_.knobs.allGatherBucketBytes, eb_, shards_));
+        }
+    }
+}
+
+// ---- parameters -------------------------------------------------------------------------------
+
+void Sharded::gather(std::int32_t unit) {
+    UnitState& s = state(unit);
+    if (s.persistent || !s.paramFull.empty()) return;
+    s.paramFull = allocate(s.padded, Category::ParamFull, unit);
+    if (shards_ > 1) shardComm().allGather(s.paramShard.data(), s.paramFull.data(), s.shard, dtype(), unit);
+    else std::memcpy(s.paramFull.data(), s.paramShard.data(), s.shard * eb_);
+}
+
+void Sharded::reshard(std::int32_t unit) {
+    UnitState& s = state(unit);
+    if (!s.persistent) s.paramFull.reset();
+}
+
+void Sharded::beforeForward(std::int32_t unit) {
+    if (!policy_.shardParams) return;
+    // The unit itself first, then the prefetched ones (they are live while this one computes).
+    const std::int32_t end = std::min(unitCount(), unit + policy_.gatherWindow);
+    for (std::int32_t u = unit; u < end; ++u) gather(u);
+}
+
+void Sharded::afterForward(std::int32_t unit) {
+    if (policy_.shardParams && policy_.reshardAfterForward) reshard(unit);
+}
+
+void Sharded::beforeBackward(std::int32_t unit) {
+    if (!policy_.shardParams) return;
+    const std::int32_t end = std::max(-1, unit - policy_.gatherWindow);
+    for (std::int32_t u = unit; u > end; --u) gather(u);
+}
+
+ParamView Sharded::params(std::int32_t unit) const {
+    const UnitState& s = units_.at(static_cast<std::size_t>(unit));
+    if (s.paramFull.empty()) throw Error(ErrorKind::Internal, "unit " + s.layout->name() + " is not unsharded");
+    return {s.paramFull.data(), mixed_};
+}
+
+// ---- gradients --------------------------------------------------------------------------------
+
+void Sharded::combine(void* dst, const void* src, std::uint64_t count, bool accumulate) const {
+    if (!accumulate) {
+        std::memcpy(dst, src, count * eb_);
+        return;
+    }
+    if (mixed_) {
+        auto* d = static_cast<Bf16*>(dst);
+        const auto* a = static_cast<const Bf16*>(src);
+        for (std::uint64_t i = 0; i < count; ++i)
+            d[i] = kernels::toBf16(kernels::toFloat(d[i]) + kernels::toFloat(a[i]));
+    } else {
+        auto* d = static_cast<float*>(dst);
+        const auto* a = static_cast<const float*>(src);
+        for (std::uint64_t i = 0; i < count; ++i) d[i] += a[i];
+    }
+}
+
+void Sharded::storeGradients(std::int32_t unit, std::span<const float> grads, const MicroStep& micro) {
+    UnitState& s = state(unit);
+    if (grads.size() != s.n) throw Error(ErrorKind::Internal, "storeGradients: wrong element count");
+    // ZeRO-2/3 and FSDP (sync) start a fresh full gradient every micro-step; DDP, ZeRO-1 and
+    // FSDP no_sync accumulate the local gradient in it across micro-steps.
+    const bool accumulate = !policy_.reduceEveryMicroStep && !micro.first();
+    if (s.gradFull.empty()) s.gradFull = allocate(s.padded, Category::GradFull, unit, true);
+    if (mixed_) {
+        const auto out = s.gradFull.as<Bf16>().first(s.n);
+        if (!accumulate) {
+            kernels::toBf16(grads, out);
+        } else {
+            for (std::uint64_t i = 0; i < s.n; ++i) out[i] = kernels::toBf16(kernels::toFloat(out[i]) + grads[i]);
+        }
+    } else {
+        float* out = s.gradFull.ptr<float>();
+        if (!accumulate) std::memcpy(out, grads.data(), s.n * sizeof(float));
+        else
+            for (std::uint64_t i = 0; i < s.n; ++i) out[i] += grads[i];
+    }
+}
+
+void Sharded::afterBackward(std::int32_t unit, const MicroStep& micro) {
+    UnitState& s = state(unit);
+    if (policy_.shardParams) reshard(unit);
+    if (policy_.bucketedReduce) {
+        const bool reduceNow = policy_.reduceEveryMicroStep ? true : (micro.last() && !policy_.shardOptimizer);
+        if (policy_.shardGrads) { // ZeRO-2: pack, free the full gradient
+            if (reducePlan_.empty()) combine(s.gradShard.data(), s.gradFull.data(), s.shard, !micro.first());
+            else packForReduce(unit, micro);
+            s.gradFull.reset();
+        } else if (reduceNow && !reducePlan_.empty()) { // DDP, last micro-step
+            packForReduce(unit, micro);
+        }
+        return;
+    }
+    if (policy_.reduceEveryMicroStep || micro.last()) {
+        reduceUnit(unit, micro);
+        s.gradFull.reset();
+    }
+}
+
+void Sharded::endBackward(const MicroStep& micro) {
+    // ZeRO-1: the full gradients are reduce-scattered after the (last) backward.
+    if (policy_.bucketedReduce && policy_.shardOptimizer && !policy_.shardGrads && micro.last() &&
+        !reducePlan_.empty())
+        for (std::int32_t u = unitCount() - 1; u >= 0; --u) packForReduce(u, micro);
+    if (reduceBucket_ != 0 && reduceBucket_ != reducePlan_.size())
+        throw Error(ErrorKind::Internal, "a reduce bucket was left unflushed");
+    reduceBucket_ = 0;
+    reducePiece_ = 0;
+}
+
+// Copies unit's pieces into the bucket(s) they belong to; a bucket is reduced as soon as its
+// last piece is in.
+void Sharded::packForReduce(std::int32_t unit, const MicroStep& micro) {
+    const UnitState& s = state(unit);
+    const std::uint64_t slots = reduceOp_ == BucketOp::AllReduce ? 1 : shards_;
+    while (reduceBucket_ < reducePlan_.size()) {
+        const theory::Bucket& b = reducePlan_[reduceBucket_];
+        const theory::BucketPiece& p = b.pieces[reducePiece_];
+        if (p.unit != unit) return;
+        if (bucket_.empty())
+            bucket_ = device_.allocate(b.count * eb_ * (slots + (reduceOp_ == BucketOp::ReduceScatter ? 1 : 0)),
+                                       {Category::CommBuffer, Tier::Device, kNoUnit});
+        std::uint64_t pos = 0;
+        for (std::size_t i = 0; i < reducePiece_; ++i) pos += b.pieces[i].length;
+        auto* buf = bucket_.ptr<char>();
+        const auto* src = s.gradFull.ptr<const char>();
+        for (std::uint64_t r = 0; r < slots; ++r)
+            std::memcpy(buf + (r * b.count + pos) * eb_, src + (r * s.shard + p.offset) * eb_, p.length * eb_);
+        if (++reducePiece_ == b.pieces.size()) {
+            flushReduce(b, micro);
+            ++reduceBucket_;
+            reducePiece_ = 0;
+        }
+    }
+}
+
+void Sharded::flushReduce(const theory::Bucket& b, const MicroStep& micro) {
+    std::int32_t unit = b.pieces.front().unit;
+    for (const auto& p : b.pieces)
+        if (p.unit != unit) unit = kNoUnit; // a bucket spanning units
+    auto* buf = bucket_.ptr<char>();
+    if (reduceOp_ == BucketOp::AllReduce) {
+        groups_.world->allReduce(buf, b.count, dtype(), unit);
+        std::uint64_t pos = 0;
+        for (const auto& p : b.pieces) {
+            std::memcpy(state(p.unit).gradFull.ptr<char>() + p.offset * eb_, buf + pos * eb_, p.length * eb_);
+            pos += p.length;
+        }
+    } else {
+        char* out = buf + shards_ * b.count * eb_;
+        shardComm().reduceScatter(buf, out, b.count, dtype(), unit);
+        std::uint64_t pos = 0;
+        for (const auto& p : b.pieces) {
+            UnitState& s = state(p.unit);
+            if (policy_.shardGrads) // ZeRO-2: into the gradient shard, accumulating over micro-steps
+                combine(s.gradShard.ptr<char>() + p.offset * eb_, out + pos * eb_, p.length, !micro.first());
+            else // ZeRO-1: into the rank's own slice of the full gradient
+                std::memcpy(s.gradFull.ptr<char>() + (s.lo + p.offset) * eb_, out + pos * eb_, p.length * eb_);
+            pos += p.length;
+        }
+    }
+    bucket_.reset();
+}
+
+void Sharded::reduceUnit(std::int32_t unit, const MicroStep& micro) {
+    UnitState& s = state(unit);
+    // With no_sync the full gradient already holds every micro-step: reduce it once, assign.
+    const bool accumulate = policy_.reduceEveryMicroStep && !micro.first();
+    Buffer temp;
+    void* target = s.gradShard.data();
+    if (accumulate) {
+        temp = allocate(s.shard, Category::CommBuffer, unit);
+        target = temp.data();
+    }
+    if (shards_ > 1) shardComm().reduceScatter(s.gradFull.data(), target, s.shard, dtype(), unit);
+    else std::memcpy(target, s.gradFull.data(), s.shard * eb_);
+    if (policy_.hybrid && groups_.replica->size() > 1) groups_.replica->allReduce(target, s.shard, dtype(), unit);
+    if (accumulate) combine(s.gradShard.data(), temp.data(), s.shard, true);
+}
+
+// ---- optimizer --------------------------------------------------------------------------------
+
+OwnedSlice Sharded::owned(std::int32_t unit) {
+    UnitState& s = state(unit);
+    OwnedSlice o;
+    if (!policy_.shardOptimizer) {
+        o.begin = 0;
+        o.end = s.n;
+        o.weights = mixed_ ? s.master.ptr<float>() : s.paramFull.ptr<float>();
+        o.grads = s.gradFull.data();
+        // Every rank holds everything; the norm is split into equal parts.
+        const auto ranks = static_cast<std::uint64_t>(groups_.world->size());
+        const auto r = static_cast<std::uint64_t>(groups_.world->rank());
+        const std::uint64_t chunk = (s.n + ranks - 1) / ranks;
+        o.normBegin = std::min(s.n, r * chunk);
+        o.normEnd = std::min(s.n, (r + 1) * chunk);
+    } else {
+        o.begin = s.lo;
+        o.end = std::max(s.lo, std::min(s.lo + s.shard, s.n));
+        if (mixed_) o.weights = s.master.ptr<float>();
+        else if (!s.paramShard.empty()) o.weights = s.paramShard.ptr<float>();
+        else o.weights = s.paramFull.ptr<float>() + s.lo; // ZeRO-1/2 and persistent units: in place
+        o.grads = policy_.shardGrads ? s.gradShard.data() : s.gradFull.ptr<char>() + s.lo * eb_;
+        const bool counts = !policy_.hybrid || groups_.replica->rank() == 0;
+        o.normBegin = o.begin;
+        o.normEnd = counts ? o.end : o.begin;
+    }
+    o.gradsBf16 = mixed_;
+    o.m = s.adamM.ptr<float>();
+    o.v = s.adamV.ptr<float>();
+    return o;
+}
+
+// This rank's updated parameters [offset, offset + length) of its slice, in the working dtype.
+void Sharded::writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t length, void* out) {
+    if (mixed_) {
+        kernels::toBf16(s.master.as<const float>().subspan(offset, length),
+                        std::span<Bf16>(static_cast<Bf16*>(out), length));
+        return;
+    }
+    // fp32: the weights themselves (a persistent unit's param_full holds only n elements).
+    const float* w = !s.paramShard.empty() ? s.paramShard.ptr<float>() : s.paramFull.ptr<float>() + s.lo;
+    const std::uint64_t limit = s.paramShard.empty() ? s.n - std::min(s.n, s.lo) : s.shard;
+    const std::uint64_t valid = offset >= limit ? 0 : std::min(length, limit - offset);
+    std::memcpy(out, w + offset, valid * sizeof(float));
+    std::memset(static_cast<float*>(out) + valid, 0, (length - valid) * sizeof(float));
+}
+
+void Sharded::afterOptimizer() {
+    if (!policy_.shardOptimizer) { // DDP
+        if (mixed_)
+            for (UnitState& s : units_) kernels::toBf16(s.master.as<const float>(), s.paramFull.as<Bf16>().first(s.n));
+        return;
+    }
+    if (!policy_.shardParams) { // ZeRO-1/2: all-gather the updated parameters
+        if (shards_ == 1) {
+            if (mixed_)
+                for (UnitState& s : units_) kernels::toBf16(s.master.as<const float>(), s.paramFull.as<Bf16>());
+            return;
+        }
+        gatherUpdatedParams();
+        return;
+    }
+    for (std::int32_t u = 0; u < unitCount(); ++u) {
+        UnitState& s = state(u);
+        if (s.persistent) gatherPersistent(s, u);
+        else if (mixed_) kernels::toBf16(s.master.as<const float>(), s.paramShard.as<Bf16>());
+    }
+}
+
+void Sharded::gatherUpdatedParams() {
+    for (const theory::Bucket& b : gatherPlan_) {
+        Buffer staging = device_.allocate(b.count * eb_ * shards_, {Category::CommBuffer, Tier::Device, kNoUnit});
+        auto* buf = staging.ptr<char>();
+        char* mine = buf + shardRank_ * b.count * eb_;
+        std::uint64_t pos = 0;
+        std::int32_t unit = b.pieces.front().unit;
+        for (const auto& p : b.pieces) {
+            writeOwnParams(state(p.unit), p.offset, p.length, mine + pos * eb_);
+            pos += p.length;
+            if (p.unit != unit) unit = kNoUnit;
+        }
+        shardComm().allGather(mine, buf, b.count, dtype(), unit);
+        for (std::uint64_t r = 0; r < shards_; ++r) {
+            pos = 0;
+            for (const auto& p : b.pieces) {
+                UnitState& s = state(p.unit);
+                std::memcpy(s.paramFull.ptr<char>() + (r * s.shard + p.offset) * eb_,
+                            buf + (r * b.count + pos) * eb_, p.length * eb_);
+                pos += p.length;
+            }
+        }
+    }
+}
+
+// ZeRO-3 persistent unit: sharded optimizer, whole params — gather the updated slices.
+void Sharded::gatherPersistent(UnitState& s, std::int32_t unit) {
+    Buffer staging = allocate(s.padded, Category::CommBuffer, unit);
+    auto* buf = staging.ptr<char>();
+    char* mine = buf + s.lo * eb_;
+    writeOwnParams(s, 0, s.shard, mine);
+    if (shards_ > 1) shardComm().allGather(mine, buf, s.shard, dtype(), unit);
+    std::memcpy(s.paramFull.data(), buf, s.n * eb_);
+}
+
+// ---- bookkeeping ------------------------------------------------------------------------------
+
+std::vector<std::vector<float>> Sharded::gatherWeights() {
+    // Each rank sends (begin, end, fp32 weights) per unit for the part it owns; DDP's rank 0 and
+    // HYBRID_SHARD's first replica cover everything.
+    std::string mine;
+    const bool sends = policy_.shardOptimizer ? (!policy_.hybrid || groups_.replica->rank() == 0)
+                                              : groups_.world->rank() == 0;
+    for (std::int32_t u = 0; u < unitCount(); ++u) {
+        std::uint64_t range[2] = {0, 0};
+        OwnedSlice o = owned(u);
+        if (sends) {
+            range[0] = o.begin;
+            range[1] = o.end;
+        }
+        mine.append(reinterpret_cast<const char*>(range), sizeof(range));
+        mine.append(reinterpret_cast<const char*>(o.weights), (range[1] - range[0]) * sizeof(float));
+    }
+    const std::vector<std::string> parts = groups_.world->gatherBytes(mine, 0);
+    std::vector<std::vector<float>> out;
+    if (groups_.world->rank() != 0) return out;
+    out.resize(units_.size());
+    for (std::size_t u = 0; u < units_.size(); ++u) out[u].assign(units_[u].n, 0.0f);
+    for (const std::string& part : parts) {
+        std::size_t at = 0;
+        for (std::size_t u = 0; u < units_.size(); ++u) {
+            std::uint64_t range[2];
+            std::memcpy(range, part.data() + at, sizeof(range));
+            at += sizeof(range);
+            const std::uint64_t len = range[1] - range[0];
+            if (range[1] > units_[u].n || at + len * sizeof(float) > part.size())
+                throw Error(ErrorKind::Internal, "gatherWeights: malformed part");
+            std::memcpy(out[u].data() + range[0], part.data() + at, len * sizeof(float));
+            at += len * sizeof(float);
+        }
+    }
+    return out;
+}
+
+void Sharded::discardTransients() {
+    bucket_.reset();
+    reduceBucket_ = 0;
+    reducePiece_ = 0;
+    for (UnitState& s : units_) {
+        if (policy_.shardParams && !s.persistent) s.paramFull.reset();
+        if (policy_.shardGrads) s.gradFull.reset();
+    }
+}
+
+} // namespace
+
+std::unique_ptr<Sharding> makeSharding(const StrategyConfig& config, device::Device& device,
+                                       const CommGroups& groups) {
+    return std::make_unique<Sharded>(config, device, groups);
+}
+
+} // namespace shardscope::strategy

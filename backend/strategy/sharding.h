@@ -1,0 +1,118 @@
+#pragma once
+// Where a unit's parameters, gradients and optimizer states live on one rank, and how they move
+// between ranks around the step driver's (train::Trainer) forward, backward and optimizer.
+//
+// Note: one implementation (strategy/sharded.cpp) serves every strategy; a strategy is a Policy
+// (policy.h) — which states are sharded, when parameters are unsharded and resharded, how
+// gradients are reduced — not a class hierarchy. The driver calls, per micro-step:
+//   forward:  beforeForward(u) → params(u) → afterForward(u)                    u = 0 … U−1
+//   backward: beforeBackward(u) → params(u) → storeGradients(u, fp32) → afterBackward(u)
+//                                                                              u = U−1 … 0
+//             endBackward()
+// then owned(u) for the optimizer (AdamW on the rank's slice) and afterOptimizer().
+// Every allocation goes through the device (ledger category per DESIGN.md), every transfer
+// through a comm::Communicator (events + CommStats), so the ledger and the counters are
+// measurements of what this code did.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "device/device.h"
+#include "model/layout.h"
+#include "theory/policy.h"
+#include "theory/shape.h"
+
+namespace shardscope::strategy {
+
+// The communicators a rank takes part in. `shard` is where a unit's flat buffer is split
+// (the world, or the HYBRID_SHARD group); `replica` joins the ranks that hold the same shard
+// (HYBRID_SHARD only). A single-rank run may pass the same self communicator everywhere.
+struct CommGroups {
+    comm::Communicator* world = nullptr;
+    comm::Communicator* shard = nullptr;
+    comm::Communicator* replica = nullptr;
+    std::vector<comm::Communicator*> distinct() const; // each communicator once
+};
+
+struct StrategyConfig {
+    theory::Strategy strategy = theory::Strategy::Ddp;
+    theory::Knobs knobs{};
+    theory::PrecisionKind precision = theory::PrecisionKind::MixedBf16; // MixedBf16 or Fp32
+    theory::GptShape shape{};
+    std::uint64_t seed = 0; // parameter initialisation
+};
+
+struct MicroStep {
+    int index = 0;
+    int count = 1;
+    bool first() const { return index == 0; }
+    bool last() const { return index + 1 == count; }
+};
+
+// The full (padded) working copy of a unit: bf16 in mixed precision, fp32 otherwise.
+struct ParamView {
+    const void* data = nullptr;
+    bool bf16 = true;
+};
+
+// What the optimizer updates on this rank for one unit: elements [begin, end) of the unit's
+// flat index space (padding beyond the unit's elements is never updated). Index i of the unit
+// is weights[i − begin], grads[i − begin], m[i − begin], v[i − begin].
+struct OwnedSlice {
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+    float* weights = nullptr;     // fp32 master shard, or the fp32 params themselves
+    const void* grads = nullptr;  // the reduced gradient SUM over ranks (and micro-steps)
+    bool gradsBf16 = true;
+    float* m = nullptr;
+    float* v = nullptr;
+    // The part of the unit whose squared gradient this rank adds to the global norm: the
+    // ranges of all ranks partition every unit exactly once.
+    std::uint64_t normBegin = 0;
+    std::uint64_t normEnd = 0;
+};
+
+class Sharding {
+public:
+    virtual ~Sharding() = default;
+    Sharding() = default;
+    Sharding(const Sharding&) = delete;
+    Sharding& operator=(const Sharding&) = delete;
+
+    virtual std::string name() const = 0;
+    virtual const std::vector<model::UnitLayout>& units() const = 0;
+    virtual comm::Communicator& world() = 0;
+    // Ranks that see different data (the data-parallel world size) and this rank's index.
+    virtual int dataRank() const = 0;
+    virtual int dataRanks() const = 0;
+
+    virtual void beforeForward(std::int32_t unit) = 0;
+    virtual void afterForward(std::int32_t unit) = 0;
+    virtual void beforeBackward(std::int32_t unit) = 0;
+    virtual ParamView params(std::int32_t unit) const = 0;
+    // The unit's local fp32 gradient of this micro-step (its unpadded elements).
+    virtual void storeGradients(std::int32_t unit, std::span<const float> grads, const MicroStep& micro) = 0;
+    virtual void afterBackward(std::int32_t unit, const MicroStep& micro) = 0;
+    virtual void endBackward(const MicroStep& micro) = 0;
+
+    virtual OwnedSlice owned(std::int32_t unit) = 0;
+    virtual void afterOptimizer() = 0;
+
+    // Collective over the world: the unpadded fp32 weights of every unit, at world rank 0
+    // (other ranks get an empty vector). Instrumentation traffic: no events, no CommStats.
+    virtual std::vector<std::vector<float>> gatherWeights() = 0;
+
+    // Frees every transient buffer (a step abandoned midway): the ledger returns to the states.
+    virtual void discardTransients() = 0;
+};
+
+// The strategy for `config` over `groups` (see policy.h for what each strategy does).
+// Allocates and initialises the model states; throws Error(OutOfMemory) when they exceed the
+// ledger's capacity, Error(InvalidArgument) for a configuration the strategy cannot run.
+std::unique_ptr<Sharding> makeSharding(const StrategyConfig& config, device::Device& device,
+                                       const CommGroups& groups);
+
+} // namespace shardscope::strategy

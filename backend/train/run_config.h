@@ -1,0 +1,68 @@
+#pragma once
+// What one training job runs: model, strategy and its knobs, precision, steps, I/O. Parsed from
+// shardscope-worker's flags (the GUI and the CLI build these flags with toWorkerArgs or by hand);
+// the one place that validates them.
+//
+// Worker flags:
+//   --model tiny|small|medium --strategy ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid
+//   --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]
+//   [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]
+//   [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]
+//   [--no-sync] [--capacity BYTES] [--data FILE] [--stream SOCKET_PATH] [--trace FILE]
+//   [--json FILE] [--weights-out FILE] [--timeout-ms T] [--no-events]
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/data.h"
+#include "model/presets.h"
+#include "strategy/sharding.h"
+#include "theory/estimate.h"
+#include "train/trainer.h"
+
+namespace shardscope::train {
+
+struct RunConfig {
+    model::ModelPreset preset;        // --model, with --micro-batch, --lr and --data applied
+    theory::Strategy strategy = theory::Strategy::Ddp;
+    std::int64_t steps = 1;
+    std::uint64_t seed = 1;           // data and initialisation
+    theory::PrecisionKind precision = theory::PrecisionKind::MixedBf16;
+    bool checkpointing = false;
+    bool deterministic = false;       // reductions summed in rank order: bitwise parity
+    theory::Knobs knobs{};            // buckets, prefetch, reshard, in-flight, persistence,
+                                      // hybrid group, grad accumulation, no_sync
+    std::optional<std::uint64_t> capacityBytes; // ledger budget per rank (device tier)
+    std::optional<std::string> dataFile;        // byte-level training data (vocab 256)
+    int worldSize = 1;                // mpirun's -np (not a flag: the job's size)
+
+    // Worker I/O and instrumentation.
+    std::optional<std::string> streamPath;  // the parent's Unix socket
+    std::optional<std::string> tracePath;   // recording (.sstrace)
+    std::optional<std::string> jsonPath;    // report
+    std::optional<std::string> weightsPath; // final fp32 weights, raw little-endian
+    std::int64_t timeoutMs = 30000;         // collective deadline
+    bool events = true;                     // --no-events: no per-event tracing
+};
+
+// Throws Error(InvalidArgument) naming the flag (unknown flags, missing --model/--strategy/
+// --steps, values out of range, a hybrid group that does not divide the ranks, …) and
+// Error(Io) for a --data file that cannot be read or an output folder that does not exist.
+RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize);
+// The flags that parse back into the same configuration (worldSize aside).
+std::vector<std::string> toWorkerArgs(const RunConfig& config);
+// The configuration as JSON (the handshake's base): names as the flags spell them.
+nlohmann::json toJson(const RunConfig& config);
+
+// The theory engine's view of this run.
+theory::Scenario scenarioOf(const RunConfig& config);
+TrainConfig trainConfigOf(const RunConfig& config);
+strategy::StrategyConfig strategyConfigOf(const RunConfig& config);
+std::unique_ptr<model::DataSource> makeDataSource(const RunConfig& config);
+
+} // namespace shardscope::train

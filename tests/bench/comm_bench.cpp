@@ -1,0 +1,79 @@
+// Our collectives against raw MPI in the same job, side by side (run under mpirun -np N).
+// For each size: busbw of MPI_Allgather vs Communicator::allGather and of
+// MPI_Reduce_scatter_block vs Communicator::reduceScatter, and the ratio ours / raw
+// (goal ≥ 0.9). busbw follows nccl-tests: algbw = size / time, busbw = algbw × (N−1)/N.
+// Each timing is the slowest rank's (MPI_MAX), the median over the repetitions.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+#include "comm/mpi_communicator.h"
+#include "core/ledger.h"
+#include "device/device.h"
+
+using namespace shardscope;
+
+namespace {
+
+double medianSeconds(const std::function<void()>& op, int reps) {
+    std::vector<double> times;
+    op(); // warm-up: connections, page faults
+    for (int i = 0; i < reps; ++i) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = MPI_Wtime();
+        op();
+        double dt = MPI_Wtime() - t0, slowest = 0;
+        MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        times.push_back(slowest);
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+double busbwGBs(std::size_t bytes, double seconds, int n) {
+    return static_cast<double>(bytes) / seconds * (n - 1) / n / 1e9;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    comm::MpiRuntime mpi(&argc, &argv);
+    Ledger ledger(mpi.worldRank());
+    device::CpuDevice dev(ledger);
+    auto comm = comm::makeMpiWorldCommunicator(&dev);
+    const int n = mpi.worldSize();
+    const int reps = argc > 1 ? std::max(3, std::atoi(argv[1])) : 9;
+    if (mpi.worldRank() == 0) {
+        std::printf("collectives, %d ranks, median of %d (slowest rank), busbw in GB/s\n", n, reps);
+        std::printf("%10s  %12s %12s %7s  %12s %12s %7s\n", "size", "AG raw", "AG ours", "ratio",
+                    "RS raw", "RS ours", "ratio");
+    }
+    for (std::size_t mib : {1, 4, 16, 64}) {
+        const std::size_t fullBytes = mib << 20;
+        const std::size_t count = fullBytes / 4 / static_cast<std::size_t>(n); // fp32 per shard
+        std::vector<float> shard(count, 1.0f), full(count * static_cast<std::size_t>(n), 1.0f);
+        const int c = static_cast<int>(count);
+        const double agRaw = medianSeconds([&] {
+            MPI_Allgather(shard.data(), c, MPI_FLOAT, full.data(), c, MPI_FLOAT, MPI_COMM_WORLD);
+        }, reps);
+        const double agOurs = medianSeconds([&] {
+            comm->allGather(shard.data(), full.data(), count, comm::DType::F32, 0);
+        }, reps);
+        const double rsRaw = medianSeconds([&] {
+            MPI_Reduce_scatter_block(full.data(), shard.data(), c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        }, reps);
+        const double rsOurs = medianSeconds([&] {
+            comm->reduceScatter(full.data(), shard.data(), count, comm::DType::F32, 0);
+        }, reps);
+        if (mpi.worldRank() == 0) {
+            const std::size_t bytes = count * 4 * static_cast<std::size_t>(n);
+            std::printf("%7zu MiB  %12.3f %12.3f %7.3f  %12.3f %12.3f %7.3f\n", mib,
+                        busbwGBs(bytes, agRaw, n), busbwGBs(bytes, agOurs, n), agRaw / agOurs,
+                        busbwGBs(bytes, rsRaw, n), busbwGBs(bytes, rsOurs, n), rsRaw / rsOurs);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,93 @@
+// Compare mode: reports as the worker writes them (backend/train/report.cpp) parse into the
+// numbers the charts show; parity badges say bitwise equal / |Δ| / digest against DDP.
+#include <QTest>
+#include <qcustomplot.h>
+
+#include "compare_view.h"
+#include "core/error.h"
+
+using namespace shardscope;
+using namespace shardscope::widgets;
+
+namespace {
+
+std::string report(const std::string& strategy, std::uint64_t shard, std::uint64_t peak, const std::string& digest,
+                   const std::string& extra = "") {
+    std::string ranks;
+    for (int r = 0; r < 4; ++r) {
+        if (r) ranks += ",";
+        ranks += "{\"rank\":" + std::to_string(r) + ",\"peak_bytes\":{\"param_shard\":" + std::to_string(shard) +
+                 ",\"activation\":1000,\"total\":" + std::to_string(peak + static_cast<std::uint64_t>(r)) +
+                 "},\"model_state_bytes\":{\"param_shard\":" + std::to_string(shard) + ",\"adam_m\":" + std::to_string(2 * shard) +
+                 "},\"comm_bytes_per_step\":{\"all_gather\":3000}}";
+    }
+    return "{\"strategy\":\"" + strategy + "\",\"model\":\"tiny\",\"world_size\":4,\"ranks\":[" + ranks +
+           "],\"comm_bytes_per_step\":{\"all_gather\":3000,\"reduce_scatter\":1500.5}," +
+           "\"theory\":{\"model_state_bytes\":{\"param_shard\":" + std::to_string(shard) + ",\"adam_m\":" + std::to_string(2 * shard) +
+           "},\"predicted_peak_bytes\":" + std::to_string(peak) + ",\"comm_bytes_per_step\":{\"all_gather\":3000,\"reduce_scatter\":1500}}," +
+           "\"param_digest\":\"" + digest + "\"" + extra + "}";
+}
+
+} // namespace
+
+class CompareViewTest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void parsesWorkerReports() {
+        const CompareRun r = parseCompareRun(report("zero3", 100, 5000, "abc"));
+        QCOMPARE(r.strategy, std::string("zero3"));
+        QCOMPARE(r.worldSize, 4);
+        QCOMPARE(r.ranks.size(), std::size_t{4});
+        QCOMPARE(r.ranks[2].peakTotal, std::uint64_t{5002});
+        QCOMPARE(r.peakMax(), std::uint64_t{5003});
+        QCOMPARE(r.ranks[1].modelStates[index(Category::AdamM)], std::uint64_t{200});
+        QCOMPARE(r.commTotal(), 4500.5);
+        QCOMPARE(r.theoryCommTotal(), 4500.0);
+        QCOMPARE(r.theoryPeak, std::uint64_t{5000});
+        QVERIFY(!r.maxAbsDeltaVsDdp);
+        // compare --json: {"runs": [...]}; a bare array; errors name the problem.
+        const auto runs = parseCompareRuns("{\"runs\":[" + report("ddp", 400, 9000, "d") + "," + report("zero3", 100, 5000, "d") + "]}");
+        QCOMPARE(runs.size(), std::size_t{2});
+        QCOMPARE(parseCompareRuns("[" + report("zero2", 1, 2, "x") + "]").size(), std::size_t{1});
+        QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("{\"runs\":[{\"strategy\":\"ddp\"}]}"));
+        QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("not json"));
+    }
+
+    void parityAgainstDdp() {
+        const std::vector<CompareRun> runs = {
+            parseCompareRun(report("ddp", 400, 9000, "d1")),
+            parseCompareRun(report("zero1", 200, 7000, "d1")),
+            parseCompareRun(report("zero2", 150, 6000, "ff")),
+            parseCompareRun(report("zero3", 100, 5000, "ff", ",\"max_abs_delta_vs_ddp\":0")),
+            parseCompareRun(report("fsdp", 100, 5000, "ff", ",\"max_abs_delta_vs_ddp\":2.5e-7"))};
+        QCOMPARE(parityOf(runs[0], runs).kind, Parity::Kind::Reference);
+        QCOMPARE(parityOf(runs[1], runs).kind, Parity::Kind::DigestEqual);
+        QCOMPARE(parityOf(runs[2], runs).kind, Parity::Kind::DigestDiffers);
+        QCOMPARE(parityOf(runs[3], runs).kind, Parity::Kind::BitwiseEqual);
+        const Parity fsdp = parityOf(runs[4], runs);
+        QCOMPARE(fsdp.kind, Parity::Kind::Delta);
+        QCOMPARE(fsdp.delta, 2.5e-7);
+        QCOMPARE(parityOf(runs[1], {runs[1]}).kind, Parity::Kind::NoReference);
+
+        CompareView view;
+        view.resize(1200, 800);
+        view.setRuns(runs);
+        const QStringList badges = view.badgeTexts();
+        QCOMPARE(badges.size(), 5);
+        QVERIFY2(badges[3].contains(QStringLiteral("bitwise equal")), qPrintable(badges[3]));
+        QVERIFY2(badges[4].contains(QStringLiteral("2.5e-07")), qPrintable(badges[4]));
+        // Ledger: one stacked bar series per category present (param_shard, adam_m), a peak and
+        // a theory series; peak chart: one bar series per strategy + one theory line each;
+        // comm: all-gather and reduce-scatter stacks + theory markers.
+        QCOMPARE(view.ledgerPlot()->plottableCount(), 4);
+        QCOMPARE(view.peakPlot()->plottableCount(), 10);
+        QCOMPARE(view.commPlot()->plottableCount(), 3);
+        auto* bars = qobject_cast<QCPBars*>(view.commPlot()->plottable(0));
+        QVERIFY(bars);
+        QCOMPARE(bars->data()->size(), 5);
+        QCOMPARE(bars->data()->at(0)->value, 3.0); // 3000 B in kB
+    }
+};
+
+QTEST_MAIN(CompareViewTest)
+#include "compare_view_test.moc"

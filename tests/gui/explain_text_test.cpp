@@ -1,0 +1,112 @@
+// The explain panel's sentences for known events of a ZeRO-3 and a DDP recording, and the
+// glossary links in them.
+#include <QLabel>
+#include <QTest>
+
+#include "byte_format.h"
+#include "explain_panel.h"
+#include "explain_text.h"
+#include "glossary_terms.h"
+#include "timeline_test_recording.h"
+
+using namespace shardscope;
+using namespace shardscope::widgets;
+
+namespace {
+
+QString sentenceFor(const ReplayModel& m, int rank, const std::function<bool(const Event&)>& pred) {
+    const std::uint64_t i = testrec::findEvent(m, rank, pred);
+    if (i >= m.eventCount()) return QStringLiteral("<no such event>");
+    return Explain::explain(m, i + 1, *m.info());
+}
+
+QString kb(std::uint64_t b) { return formatDecimal(static_cast<double>(b)); }
+
+} // namespace
+
+class ExplainTextTest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void zero3Sentences() {
+        testrec::Spec spec;
+        const auto m = testrec::loadModel(testrec::makeRecording(spec));
+        const QString full = kb(testrec::fullBytes(spec)), shard = kb(testrec::shardBytes(spec));
+        QCOMPARE(Explain::explain(*m, 0, *m->info()), QStringLiteral("The run has not started yet: press Play or step forward."));
+        // Unit 2 is "block1" (embedding, block0, block1, head).
+        QCOMPARE(sentenceFor(*m, 2, [](const Event& e) {
+                     return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllGather && e.unit == 2;
+                 }),
+                 QStringLiteral("Rank 2 all-gathers block1: 4 shards of %1 become %2 of full parameters, freed after its forward.").arg(shard, full));
+        // Its second all-gather serves the backward.
+        const std::uint64_t agBwd = testrec::findEvent(*m, 1, [](const Event& e) {
+            return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllGather && e.unit == 2;
+        }, 1);
+        QCOMPARE(Explain::explain(*m, agBwd + 1, *m->info()),
+                 QStringLiteral("Rank 1 all-gathers block1: 4 shards of %1 become %2 of full parameters, freed after its backward.").arg(shard, full));
+        QCOMPARE(sentenceFor(*m, 0, [](const Event& e) { return e.kind == EventKind::Free && e.category == Category::ParamFull && e.unit == 1; }),
+                 QStringLiteral("Rank 0 reshards block0: it frees %1 of full parameters and keeps only its %2 shard.").arg(full, shard));
+        QCOMPARE(sentenceFor(*m, 3, [](const Event& e) { return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::ReduceScatter && e.unit == 0; }),
+                 QStringLiteral("Rank 3 reduce-scatters embedding's gradients: 4 ranks' %1 gradients are summed chunk by chunk, and each rank keeps its %2 shard.")
+                     .arg(full, shard));
+        QCOMPARE(sentenceFor(*m, 0, [](const Event& e) { return e.kind == EventKind::ComputeBegin && e.phase == Phase::Forward && e.unit == 3; }),
+                 QStringLiteral("Rank 0 runs head's forward on the gathered full parameters."));
+        QCOMPARE(sentenceFor(*m, 2, [](const Event& e) { return e.kind == EventKind::ComputeBegin && e.phase == Phase::Optimizer; }),
+                 QStringLiteral("Rank 2 updates only its shard of the parameters with AdamW: its optimizer state covers 1/4 of the model."));
+        QCOMPARE(sentenceFor(*m, 0, [](const Event& e) { return e.kind == EventKind::CollectiveEnd && e.collective == CollectiveOp::AllGather && e.unit == 0; }),
+                 QStringLiteral("Rank 0 holds embedding's full parameters (%1): the unit is unsharded.").arg(full));
+        QCOMPARE(sentenceFor(*m, 1, [](const Event& e) { return e.kind == EventKind::Free && e.category == Category::GradFull && e.unit == 3; }),
+                 QStringLiteral("Rank 1 frees head's full gradient (%1); only its shard remains.").arg(full));
+        QCOMPARE(sentenceFor(*m, 0, [](const Event& e) { return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllReduce; }),
+                 QStringLiteral("Rank 0 all-reduces %1 with the other 3 ranks: the gradient norm every rank needs to clip alike.").arg(kb(8)));
+        // Every event of the run gets a sentence naming its rank.
+        for (std::uint64_t i = 0; i < m->eventCount(); ++i) {
+            const QString s = Explain::explain(*m, i + 1, *m->info());
+            QVERIFY2(s.startsWith(QStringLiteral("Rank %1 ").arg(m->event(i).rank)), qPrintable(s));
+        }
+    }
+
+    void ddpSentences() {
+        testrec::Spec spec;
+        spec.ddp = true;
+        spec.ranks = 2;
+        const auto m = testrec::loadModel(testrec::makeRecording(spec));
+        QCOMPARE(sentenceFor(*m, 1, [](const Event& e) { return e.kind == EventKind::ComputeBegin && e.phase == Phase::Optimizer; }),
+                 QStringLiteral("Rank 1 updates all parameters with AdamW, as every other rank does."));
+        QCOMPARE(sentenceFor(*m, 0, [](const Event& e) { return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllReduce && e.unit == 1; }),
+                 QStringLiteral("Rank 0 all-reduces block0's gradients (%1): every rank ends with the same sum.").arg(kb(testrec::fullBytes(spec))));
+    }
+
+    void glossaryLinksTerms() {
+        const auto entries = Glossary::entries();
+        QVERIFY(Glossary::find(entries, QStringLiteral("reduce-scatter")));
+        QVERIFY(Glossary::find(entries, QStringLiteral("param_full")));
+        for (const char* id : {"unit", "shard", "all-gather", "reshard", "reduce-scatter", "all-reduce", "prefetch"})
+            QVERIFY2(Glossary::find(entries, QString::fromLatin1(id)), id);
+        // "reshards" links to reshard, not to shard inside it; "shard" later still links once.
+        const QString html = Glossary::linkTerms(QStringLiteral("Rank 0 reshards x: keeps only its <1> shard."), entries);
+        QVERIFY2(html.contains(QStringLiteral("<a href=\"glossary:reshard\">reshard</a>s")), qPrintable(html));
+        QVERIFY2(html.contains(QStringLiteral("<a href=\"glossary:shard\">shard</a>.")), qPrintable(html));
+        QVERIFY2(html.contains(QStringLiteral("&lt;1&gt;")), qPrintable(html)); // escaped
+        QCOMPARE(html.count(QStringLiteral("<a ")), 2);
+        const QString ag = Glossary::linkTerms(QStringLiteral("Rank 2 all-gathers block1"), entries);
+        QVERIFY2(ag.contains(QStringLiteral("glossary:all-gather")), qPrintable(ag));
+    }
+
+    void panelFollowsThePosition() {
+        const auto m = testrec::loadModel(testrec::makeRecording({}));
+        ExplainPanel panel;
+        panel.setModel(m.get());
+        const std::uint64_t rs = testrec::findEvent(*m, 0, [](const Event& e) {
+            return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::ReduceScatter;
+        });
+        panel.setPosition(rs + 1);
+        QCOMPARE(panel.sentence(), Explain::explain(*m, rs + 1, *m->info()));
+        QVERIFY(panel.sentenceHtml().contains(QStringLiteral("glossary:reduce-scatter")));
+        QVERIFY(!panel.glossaryVisible());
+        panel.showGlossary(QStringLiteral("reduce-scatter"));
+        QVERIFY(panel.glossaryVisible());
+    }
+};
+
+QTEST_MAIN(ExplainTextTest)
+#include "explain_text_test.moc"

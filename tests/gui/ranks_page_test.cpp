@@ -1,0 +1,285 @@
+// The Ranks page as a user drives it: recordings replay deterministically into the rank view,
+// every error path ends in an inline message with the page still usable, settings are
+// validated inline, and — where the worker and mpirun exist — real jobs run, stop and die.
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QComboBox>
+#include <QTemporaryDir>
+#include <QTest>
+#include <csignal>
+#include <fstream>
+
+#include "core/launch.h"
+#include "process_tree.h"
+#include "rank_ledger_view.h"
+#include "ranks_page.h"
+#include "replay_player.h"
+#include "run_config_panel.h"
+#include "run_theory_charts.h"
+#include "run_timeline_charts.h"
+#include "ledger_reference.h"
+#include "synthetic_stream.h"
+
+using namespace shardscope;
+using namespace shardscope::widgets;
+
+namespace {
+
+const QString kWorker = QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-worker");
+
+QString writeFile(const QTemporaryDir& dir, const QString& name, const std::string& bytes) {
+    const QString path = dir.filePath(name);
+    std::ofstream(path.toStdString(), std::ios::binary) << bytes;
+    return path;
+}
+
+// Waits for the page's current job or recording to end; returns the outcome.
+RunSession::Outcome waitForEnd(QSignalSpy& ended, int timeoutMs) {
+    if (ended.isEmpty()) ended.wait(timeoutMs);
+    if (ended.isEmpty()) return RunSession::Outcome::Failed;
+    return ended.takeFirst().at(0).value<RunSession::Outcome>();
+}
+
+bool canRunLive(QString* why) {
+    if (!QFileInfo(kWorker).isExecutable()) {
+        *why = QStringLiteral("build/bin/shardscope-worker is missing: build the worker target to run live jobs");
+        return false;
+    }
+    if (!launch::findExecutable("mpirun")) {
+        *why = QStringLiteral("mpirun is not on PATH: install OpenMPI to run live jobs");
+        return false;
+    }
+    return true;
+}
+
+RunRequest tinyRequest(int steps) {
+    RunRequest r;
+    r.model = QStringLiteral("tiny");
+    r.ranks = 2;
+    r.steps = steps;
+    return r;
+}
+
+} // namespace
+
+class RanksPageTest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { qRegisterMetaType<RunSession::Outcome>(); }
+
+    void recordingReplaysIntoTheRankView() {
+        QTemporaryDir dir;
+        testing::SyntheticRun run;
+        run.ranks = 3;
+        const QString path = writeFile(dir, QStringLiteral("run.sstrace"), testing::syntheticStream(run));
+        RanksPage page;
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        QVERIFY(page.openRecording(path));
+        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
+        QCOMPARE(page.model().stepCount(), std::size_t{2});
+        QCOMPARE(page.model().worldSize(), 3);
+        QVERIFY(page.bannerText().isEmpty());
+        // Seek anywhere: the view shows exactly the model's ledger at that event.
+        for (std::uint64_t k : {std::uint64_t{0}, std::uint64_t{17}, page.model().eventCount() / 2, page.model().eventCount()}) {
+            page.player().seek(k);
+            QVERIFY(page.rankView()->state() == page.model().stateAt(k));
+        }
+        page.showPeakOfStep(1);
+        const LedgerState& shown = page.rankView()->state();
+        QVERIFY(std::any_of(shown.begin(), shown.end(), [](const RankState& s) { return s.live.category(Category::ParamFull) > 0; }));
+        page.finishPendingDraws();
+        QVERIFY(page.savingsChart()->measuredSavings().has_value());
+        // ZeRO-3 on 3 ranks: model states are about a third of DDP's (padding makes it a bit less).
+        QVERIFY2(std::abs(*page.savingsChart()->measuredSavings() - 3.0) < 0.05, qPrintable(QString::number(*page.savingsChart()->measuredSavings())));
+        QVERIFY(page.memoryChart()->pointCount() > 10);
+        QCOMPARE(page.lossChart()->pointCount(), 2);
+    }
+
+    void goldenRecordingDrivesTheRankView() {
+        const QString golden = QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace");
+        QFile file(golden);
+        if (!file.open(QIODevice::ReadOnly)) QSKIP("tests/data/golden_zero3_tiny_2r.sstrace is missing");
+        const testing::Reference ref(file.readAll().toStdString());
+        RanksPage page;
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        QVERIFY(page.openRecording(golden));
+        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
+        QCOMPARE(page.model().eventCount(), ref.order.size());
+        QString why;
+        // Scrub backwards and forwards, then play forward one event at a time through a step.
+        for (std::uint64_t k = page.model().eventCount(); k > 0; k -= std::min<std::uint64_t>(k, 29)) {
+            page.player().seek(k);
+            QVERIFY2(testing::sameAsReference(ref, page.rankView()->state(), k, &why), qPrintable(why));
+        }
+        for (std::uint64_t k = 0; k <= page.model().eventCount(); ++k) {
+            page.player().seek(k);
+            QVERIFY2(testing::sameAsReference(ref, page.rankView()->state(), k, &why), qPrintable(why));
+        }
+        QVERIFY(page.bannerText().isEmpty());
+    }
+
+    void playbackAdvancesInSlowMotion() {
+        QTemporaryDir dir;
+        const QString path = writeFile(dir, QStringLiteral("run.sstrace"), testing::syntheticStream(testing::SyntheticRun{}));
+        RanksPage page;
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        QVERIFY(page.openRecording(path));
+        waitForEnd(ended, 10000);
+        page.player().seek(0);
+        page.player().setSlowMotion(ReplayPlayer::kMinSlowMotion * 20000); // the synthetic step lasts ~0.1 ms
+        page.player().play();
+        QTRY_VERIFY_WITH_TIMEOUT(page.player().cursor().index() > 20, 5000);
+        QVERIFY(page.player().cursor().index() < page.model().eventCount());
+        page.player().pause();
+    }
+
+    void corruptRecordingsShowAMessageAndThePageStaysUsable_data() {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<QString>("message");
+        const std::string good = testing::syntheticStream(testing::SyntheticRun{});
+        QTest::newRow("truncated") << QByteArray::fromStdString(good.substr(0, good.size() - 30)) << QStringLiteral("truncated");
+        QTest::newRow("not a recording") << QByteArray("hello, world, this is text") << QStringLiteral("not a ShardScope stream");
+        std::string future = good;
+        future[8] = 99; // protocol version 99
+        QTest::newRow("other version") << QByteArray::fromStdString(future) << QStringLiteral("protocol version 99");
+        QTest::newRow("empty") << QByteArray() << QStringLiteral("too short");
+    }
+    void corruptRecordingsShowAMessageAndThePageStaysUsable() {
+        QFETCH(QByteArray, bytes);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const QString bad = writeFile(dir, QStringLiteral("bad.sstrace"), bytes.toStdString());
+        RanksPage page;
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        QVERIFY(page.openRecording(bad));
+        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Failed);
+        QVERIFY2(page.bannerText().contains(message), qPrintable(page.bannerText()));
+        QVERIFY(!page.isBusy());
+        const QString good = writeFile(dir, QStringLiteral("good.sstrace"), testing::syntheticStream(testing::SyntheticRun{}));
+        QVERIFY(page.openRecording(good));
+        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
+        QVERIFY(page.bannerText().isEmpty());
+        QCOMPARE(page.model().stepCount(), std::size_t{2});
+    }
+
+    void missingFileIsAnInlineError() {
+        RanksPage page;
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        QVERIFY(page.openRecording(QStringLiteral("/nonexistent/run.sstrace")));
+        QCOMPARE(waitForEnd(ended, 5000), RunSession::Outcome::Failed);
+        QVERIFY2(page.bannerText().contains(QStringLiteral("cannot open")), qPrintable(page.bannerText()));
+    }
+
+    void outOfMemoryRecordingNamesTheAllocation() {
+        QTemporaryDir dir;
+        testing::SyntheticRun run;
+        run.failRank = 1;
+        const QString path = writeFile(dir, QStringLiteral("oom.sstrace"), testing::syntheticStream(run));
+        RanksPage page;
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        QVERIFY(page.openRecording(path));
+        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Failed);
+        QVERIFY2(page.bannerText().contains(QStringLiteral("rank 1")) && page.bannerText().contains(QStringLiteral("activation of block1")),
+                 qPrintable(page.bannerText()));
+        QCOMPARE(page.model().stepCount(), std::size_t{2}); // the cut-short step still replays
+    }
+
+    void missingWorkerAndMpirunAreInlineErrors() {
+        RanksPage page;
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        page.session().setWorkerPath(QStringLiteral("/nonexistent/shardscope-worker"));
+        QVERIFY(!page.runDefault());
+        QCOMPARE(ended.size(), 1);
+        QVERIFY2(page.bannerText().contains(QStringLiteral("shardscope-worker was not found")), qPrintable(page.bannerText()));
+        page.session().setMpirun(QStringLiteral("mpirun-that-does-not-exist"));
+        QVERIFY(!page.runDefault());
+        QVERIFY2(page.bannerText().contains(QStringLiteral("mpirun was not found")), qPrintable(page.bannerText()));
+        QVERIFY(page.findChild<QPushButton*>(QStringLiteral("runButton"))->isEnabled()); // usable: try again
+    }
+
+    void invalidSettingsAreShownInlineAndBlockRun() {
+        RanksPage page;
+        RunConfigPanel* panel = page.configPanel();
+        RunRequest r;
+        r.strategy = theory::Strategy::FsdpHybridShard;
+        r.ranks = 4;
+        r.hybridGroup = 3;
+        panel->setRequest(r);
+        QVERIFY2(panel->errorText(RunField::HybridGroup).contains(QStringLiteral("must divide")), qPrintable(panel->errorText(RunField::HybridGroup)));
+        QVERIFY(!page.findChild<QPushButton*>(QStringLiteral("runButton"))->isEnabled());
+        QVERIFY(!page.runConfigured());
+        QVERIFY(page.bannerText().contains(QStringLiteral("Invalid settings")));
+        qobject_cast<QSpinBox*>(panel->fieldWidget(RunField::HybridGroup))->setValue(2);
+        QVERIFY(panel->errorText(RunField::HybridGroup).isEmpty());
+        QVERIFY(page.findChild<QPushButton*>(QStringLiteral("runButton"))->isEnabled());
+        // GPU is listed but cannot be picked, and says why.
+        auto* backend = qobject_cast<QComboBox*>(panel->fieldWidget(RunField::Backend));
+        QVERIFY(backend->itemData(1, Qt::ToolTipRole).toString().contains(QStringLiteral("no CUDA device")));
+    }
+
+    void liveRunOfTwoRanks() {
+        QString why;
+        if (!canRunLive(&why)) QSKIP(qPrintable(why));
+        RanksPage page;
+        page.session().setWorkerPath(kWorker);
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        QVERIFY(page.runRequest(tinyRequest(2)));
+        const auto outcome = waitForEnd(ended, 120000);
+        QVERIFY2(outcome == RunSession::Outcome::Completed, qPrintable(page.bannerText()));
+        QCOMPARE(page.model().worldSize(), 2);
+        QCOMPARE(page.model().stepCount(), std::size_t{2});
+        QVERIFY(page.model().eventCount() > 0);
+        page.finishPendingDraws();
+        QVERIFY(page.savingsChart()->measuredSavings().value_or(0) > 1.5); // ZeRO-3 on 2 ranks: ≈ 2×
+    }
+
+    void killedRankIsReportedAndNothingIsLeft() {
+        QString why;
+        if (!canRunLive(&why)) QSKIP(qPrintable(why));
+        RanksPage page;
+        page.session().setWorkerPath(kWorker);
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        QVERIFY(page.runRequest(tinyRequest(2000)));
+        QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 60000);
+        const auto mpirun = static_cast<pid_t>(page.session().processId());
+        std::vector<ProcessId> tree = descendantPids(mpirun);
+        pid_t victim = -1;
+        for (const ProcessId& p : tree) {
+            std::ifstream comm("/proc/" + std::to_string(p.pid) + "/comm");
+            std::string name;
+            comm >> name;
+            if (name.rfind("shardscope-wor", 0) == 0) victim = p.pid; // the last rank found
+        }
+        QVERIFY2(victim > 0, "no worker process under mpirun");
+        ::kill(victim, SIGKILL);
+        QCOMPARE(waitForEnd(ended, 60000), RunSession::Outcome::Failed);
+        QVERIFY2(page.bannerText().contains(QStringLiteral("exited")) || page.bannerText().contains(QStringLiteral("failed")),
+                 qPrintable(page.bannerText()));
+        QTRY_VERIFY_WITH_TIMEOUT(std::none_of(tree.begin(), tree.end(), [](const ProcessId& p) { return ::kill(p.pid, 0) == 0; }), 10000);
+        // Still usable: a recording opens.
+        QTemporaryDir dir;
+        QVERIFY(page.openRecording(writeFile(dir, QStringLiteral("r.sstrace"), testing::syntheticStream(testing::SyntheticRun{}))));
+        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
+    }
+
+    void stopTearsTheJobDown() {
+        QString why;
+        if (!canRunLive(&why)) QSKIP(qPrintable(why));
+        RanksPage page;
+        page.session().setWorkerPath(kWorker);
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        QVERIFY(page.runRequest(tinyRequest(2000)));
+        QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 60000);
+        const std::vector<ProcessId> tree = descendantPids(static_cast<pid_t>(page.session().processId()));
+        QVERIFY(!tree.empty());
+        page.stop();
+        QCOMPARE(waitForEnd(ended, 20000), RunSession::Outcome::Stopped);
+        QTRY_VERIFY_WITH_TIMEOUT(std::none_of(tree.begin(), tree.end(), [](const ProcessId& p) { return ::kill(p.pid, 0) == 0; }), 10000);
+        QVERIFY(page.bannerText().isEmpty());
+    }
+};
+
+QTEST_MAIN(RanksPageTest)
+#include "ranks_page_test.moc"

@@ -1,0 +1,161 @@
+// shardscope-worker under a real mpirun: the report, the recording and the weights file of a
+// good run; one line and exit 2 for a bad flag; one line, a Failure record and a finished
+// recording for an out-of-memory rank.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/protocol.h"
+#include "train/report.h"
+#include "train/trainer.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct WorkerRun {
+    int exitCode = -1;
+    std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+class WorkerTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir = fs::temp_directory_path() / ("ss-worker-" + std::to_string(::getpid()) + "-" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir);
+    }
+    void TearDown() override { fs::remove_all(dir); }
+
+    WorkerRun worker(int ranks, const std::string& args) {
+        const std::string cmd = std::string(SHARDSCOPE_MPIRUN) + " -np " + std::to_string(ranks) + " " +
+                                SHARDSCOPE_WORKER + " " + args + " >" + (dir / "out").string() + " 2>" +
+                                (dir / "err").string();
+        const int status = std::system(cmd.c_str());
+        WorkerRun r;
+        r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        r.out = slurp(dir / "out");
+        r.err = slurp(dir / "err");
+        return r;
+    }
+    std::string path(const char* name) const { return (dir / name).string(); }
+    fs::path dir;
+};
+
+std::vector<std::vector<float>> readWeights(const std::string& path) {
+    const std::string bytes = slurp(path);
+    std::vector<float> flat(bytes.size() / sizeof(float));
+    std::memcpy(flat.data(), bytes.data(), flat.size() * sizeof(float));
+    return {flat};
+}
+
+int countLines(const std::string& text, const std::string& needle) {
+    int n = 0;
+    for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+}
+
+TEST_F(WorkerTest, ReportRecordingAndWeightsOfAGoodRun) {
+    const std::string common = "--model tiny --steps 2 --deterministic --seed 5";
+    const WorkerRun z3 = worker(3, "--strategy zero3 " + common + " --json " + path("z3.json") + " --trace " +
+                                 path("z3.sstrace") + " --weights-out " + path("z3.w"));
+    ASSERT_EQ(z3.exitCode, 0) << z3.err;
+    const WorkerRun ddp = worker(3, "--strategy ddp " + common + " --json " + path("ddp.json") + " --weights-out " + path("ddp.w"));
+    ASSERT_EQ(ddp.exitCode, 0) << ddp.err;
+
+    const auto report = nlohmann::json::parse(slurp(path("z3.json")));
+    for (const char* key : {"param_count", "world_size", "strategy", "losses", "ranks", "comm_bytes_per_step",
+                            "theory", "param_digest", "step_ms", "comparison", "notes"})
+        EXPECT_TRUE(report.contains(key)) << key;
+    EXPECT_EQ(report["param_count"], 71900);
+    EXPECT_EQ(report["world_size"], 3);
+    EXPECT_EQ(report["strategy"], "zero3");
+    EXPECT_EQ(report["losses"].size(), 2u);
+    ASSERT_EQ(report["ranks"].size(), 3u);
+    EXPECT_EQ(report["ranks"][2]["model_state_bytes"], report["theory"]["model_state_bytes"]);
+    EXPECT_EQ(report["ranks"][1]["peak_bytes"]["total"], report["theory"]["predicted_peak_bytes"]);
+    EXPECT_EQ(report["comm_bytes_per_step"], report["theory"]["comm_bytes_per_step"]);
+    EXPECT_TRUE(report["comparison"]["model_states_equal"].get<bool>());
+    EXPECT_GT(report["theory"]["psi_equivalents"].get<double>(), 1.9); // ZeRO-3 ≈ 3Ψ·(N−1)/N in bf16 units
+
+    // The weights file is every unit's fp32 weights; its digest is the report's, and DDP's.
+    const auto w = readWeights(path("z3.w"));
+    EXPECT_EQ(w[0].size(), 71900u);
+    EXPECT_EQ(shardscope::train::digestHex(shardscope::train::fnv1a(w)), report["param_digest"]);
+    EXPECT_EQ(slurp(path("z3.w")), slurp(path("ddp.w"))) << "ZeRO-3 and DDP end bit-identical";
+    EXPECT_EQ(shardscope::train::maxAbsDelta(shardscope::train::readWeightsFile(path("z3.w")),
+                                             shardscope::train::readWeightsFile(path("ddp.w"))), 0.0);
+    const auto ddpReport = nlohmann::json::parse(slurp(path("ddp.json")));
+    EXPECT_EQ(ddpReport["param_digest"], report["param_digest"]);
+    EXPECT_EQ(ddpReport["losses"], report["losses"]);
+
+    // The recording: a handshake per rank, the states' allocations, per step a batch per rank
+    // and a summary, then the report and End.
+    const auto rec = shardscope::protocol::readRecording(path("z3.sstrace"));
+    ASSERT_EQ(rec.handshakes.size(), 3u);
+    const auto config = nlohmann::json::parse(rec.handshakes[0].configJson);
+    EXPECT_EQ(config["strategy"], "zero3");
+    EXPECT_EQ(config["units"].size(), 4u);
+    EXPECT_EQ(config["units"][0]["padded"], 6051); // 6050 padded to a multiple of 3
+    EXPECT_TRUE(config["theory"].contains("ddp_model_state_bytes"));
+    EXPECT_EQ(rec.batches.size(), 3u * 3u);
+    EXPECT_EQ(rec.steps.size(), 2u);
+    ASSERT_TRUE(rec.reportJson.has_value());
+    EXPECT_TRUE(rec.ended);
+    EXPECT_TRUE(rec.failures.empty());
+    std::size_t gathers = 0;
+    for (const auto& b : rec.batches)
+        for (const auto& e : b.events)
+            if (e.kind == shardscope::EventKind::CollectiveBegin && e.collective == shardscope::CollectiveOp::AllGather) ++gathers;
+    EXPECT_EQ(gathers, 3u * 2u * 2u * 4u) << "ranks × steps × passes × units";
+}
+
+TEST_F(WorkerTest, NoEventsKeepsTheStreamButDropsTheEvents) {
+    const WorkerRun r = worker(2, "--model tiny --strategy zero2 --steps 1 --no-events --trace " + path("t.sstrace"));
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto rec = shardscope::protocol::readRecording(path("t.sstrace"));
+    for (const auto& b : rec.batches) EXPECT_TRUE(b.events.empty());
+    EXPECT_TRUE(rec.ended);
+}
+
+TEST_F(WorkerTest, BadFlagIsOneLineAndExitTwo) {
+    const WorkerRun r = worker(2, "--model tiny --strategy zero9 --steps 1");
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_EQ(countLines(r.err, "shardscope-worker: --strategy: unknown strategy 'zero9'"), 1) << r.err;
+    const WorkerRun h = worker(3, "--model tiny --strategy fsdp_hybrid --hybrid-group 2 --steps 1");
+    EXPECT_EQ(h.exitCode, 2);
+    EXPECT_EQ(countLines(h.err, "shardscope-worker: hybrid group size (--hybrid-group) 2 does not divide"), 1) << h.err;
+}
+
+TEST_F(WorkerTest, OutOfMemoryIsOneLinePerRankAFailureRecordAndAFinishedRecording) {
+    const WorkerRun r = worker(2, "--model tiny --strategy zero3 --steps 2 --capacity 700000 --trace " + path("oom.sstrace"));
+    EXPECT_NE(r.exitCode, 0);
+    EXPECT_GE(countLines(r.err, "shardscope-worker: rank "), 1) << r.err;
+    EXPECT_NE(r.err.find(", step 0: "), std::string::npos) << r.err;
+    ASSERT_TRUE(fs::exists(path("oom.sstrace"))) << "finished (renamed), not left as .partial";
+    const auto rec = shardscope::protocol::readRecording(path("oom.sstrace"));
+    ASSERT_EQ(rec.failures.size(), 1u);
+    EXPECT_EQ(rec.failures[0].rank, 0);
+    EXPECT_EQ(rec.failures[0].step, 0);
+    EXPECT_TRUE(rec.ended);
+}
+
+} // namespace

@@ -1,0 +1,30 @@
+#pragma once
+// Exports a chart (QCustomPlot) or any widget to PNG, SVG or PDF, chosen by the file's suffix.
+// Writes go through QSaveFile: a failure leaves no partial file, and an existing file is only
+// replaced once the new one is complete.
+#include <QCoreApplication>
+#include <QSize>
+#include <QString>
+#include <optional>
+
+class QCustomPlot;
+class QWidget;
+
+namespace shardscope::widgets {
+
+enum class ExportFormat { Png, Svg, Pdf };
+
+class ChartExport {
+    Q_DECLARE_TR_FUNCTIONS(ChartExport)
+public:
+    static std::optional<ExportFormat> formatFor(const QString& path); // by suffix, case-insensitive
+    static QString fileFilter(); // for QFileDialog: "PNG image (*.png);;SVG …"
+
+    // The widget as it is laid out now (size: its current size). Returns false with a one-line
+    // reason in *error.
+    static bool exportWidget(QWidget& widget, const QString& path, QString* error);
+    // A QCustomPlot through its own vector painter (crisp SVG/PDF); size 0 = its current size.
+    static bool exportPlot(QCustomPlot& plot, const QString& path, QString* error, QSize size = {});
+};
+
+} // namespace shardscope::widgets

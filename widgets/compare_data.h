@@ -1,0 +1,53 @@
+#pragma once
+// Several runs' reports side by side (the worker's JSON, DESIGN.md "Events, recordings and
+// reports"): per rank peak and model-state bytes by category and communication per step, the
+// theory's values for the same, the final-weights digest and, from `compare`, the largest
+// |Δ| of the final weights against DDP. Plain C++ so the compare view's numbers are testable.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "run_data.h"
+
+namespace shardscope::widgets {
+
+struct CompareRank {
+    int rank = 0;
+    CategoryBytes peak{};        // each category's own maximum
+    std::uint64_t peakTotal = 0; // the maximum of the total (peak_bytes.total)
+    CategoryBytes modelStates{};
+    double commBytes = 0;        // sent per step, all kinds
+};
+
+struct CompareRun {
+    std::string strategy; // CLI name
+    std::string model;
+    int worldSize = 1;
+    std::vector<CompareRank> ranks;
+    std::vector<std::pair<std::string, double>> comm;       // rank 0, sent bytes per step by kind
+    std::vector<std::pair<std::string, double>> theoryComm; // the theory's, same kinds
+    std::optional<CategoryBytes> theoryModelStates;
+    std::uint64_t theoryPeak = 0;
+    std::string paramDigest;
+    std::optional<double> maxAbsDeltaVsDdp;
+
+    double commTotal() const;
+    double theoryCommTotal() const;
+    std::uint64_t peakMax() const; // over ranks
+};
+
+// One report object. Throws Error(Format) naming what is missing or malformed.
+CompareRun parseCompareRun(const std::string& json);
+// A file's text: one report, an array of reports, or {"runs": [...]} (shardscope-cli compare).
+std::vector<CompareRun> parseCompareRuns(const std::string& json);
+
+struct Parity {
+    enum class Kind { Reference, BitwiseEqual, Delta, DigestEqual, DigestDiffers, NoReference };
+    Kind kind = Kind::NoReference;
+    double delta = 0;
+};
+// Against the DDP run among `all` (or the report's own max_abs_delta_vs_ddp).
+Parity parityOf(const CompareRun& run, const std::vector<CompareRun>& all);
+
+} // namespace shardscope::widgets

@@ -1,0 +1,75 @@
+#pragma once
+// The Ranks page's settings: model preset, ranks, backend, strategy and its knobs, precision,
+// checkpointing, capacity budget, steps. Every field is validated as it changes, with the
+// reason shown under it; knobs the chosen strategy does not read are disabled. A one-line
+// theory preview (model states, savings, predicted peak) sizes the run before it starts.
+#include <QWidget>
+#include <map>
+
+#include "run_request.h"
+
+class QCheckBox;
+class QComboBox;
+class QFormLayout;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+
+namespace shardscope::widgets {
+
+class RunConfigPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit RunConfigPanel(QWidget* parent = nullptr);
+
+    RunRequest request() const;
+    void setRequest(const RunRequest& r);
+    // Semantic issues plus text fields that did not parse; empty when the run can start.
+    std::vector<FieldIssue> issues() const;
+    bool isValid() const { return issues().empty(); }
+    QString errorText(RunField field) const; // the message shown under a field, or empty
+
+    // Widgets by field, for tests that type into them.
+    QWidget* fieldWidget(RunField field) const;
+
+Q_SIGNALS:
+    void requestChanged();
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void build();
+    void addField(RunField field, QWidget* widget);
+    void onChanged();
+    void updatePreview();
+    void retranslateUi();
+    void fillCombos();
+
+    QFormLayout* form_ = nullptr;
+    QComboBox* model_ = nullptr;
+    QSpinBox* ranks_ = nullptr;
+    QComboBox* backend_ = nullptr;
+    QComboBox* strategy_ = nullptr;
+    QSpinBox* steps_ = nullptr;
+    QComboBox* precision_ = nullptr;
+    QCheckBox* checkpointing_ = nullptr;
+    QLineEdit* capacity_ = nullptr;
+    QLineEdit* bucket_ = nullptr;
+    QSpinBox* prefetch_ = nullptr;
+    QCheckBox* reshard_ = nullptr;
+    QSpinBox* inflight_ = nullptr;
+    QSpinBox* persistence_ = nullptr;
+    QSpinBox* hybrid_ = nullptr;
+    QSpinBox* microBatch_ = nullptr;
+    QLabel* preview_ = nullptr;
+    struct Row {
+        QWidget* widget = nullptr;
+        QLabel* label = nullptr;
+        QLabel* error = nullptr;
+    };
+    std::map<RunField, Row> rows_;
+    bool loading_ = false;
+};
+
+} // namespace shardscope::widgets
