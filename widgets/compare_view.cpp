@@ -44,6 +44,7 @@ QColor colorOf(const std::string& name) {
 QCustomPlot* makePlot(QWidget* parent) {
     auto* plot = new QCustomPlot(parent);
     plot->setMinimumSize(320, 220);
+    plot->setFocusPolicy(Qt::ClickFocus); // the clicked chart is the one File → Export saves
     plot->plotLayout()->insertRow(0);
     plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, QString(), QFont(parent->font().family(), 10, QFont::Bold)));
     plot->legend->setVisible(true);
@@ -146,8 +147,8 @@ void CompareView::rebuild() {
         header_->setText(tr("Compare: open a compare report (shardscope-cli compare --json FILE) or several run reports."));
     } else {
         const CompareRun& f = runs_.front();
-        header_->setText(tr("%n run(s) of model %1 on %2 ranks. Bars: measured; ◆ and lines: the theory for the same configuration.",
-                            nullptr, static_cast<int>(runs_.size()))
+        header_->setText(tr("Runs: %1 · model %2 on %3 ranks. Bars: measured; ◆ and lines: the theory for the same configuration.")
+                             .arg(runs_.size())
                              .arg(QString::fromStdString(f.model))
                              .arg(f.worldSize));
     }
@@ -235,7 +236,7 @@ void CompareView::buildLedger() {
     theory->setLineStyle(QCPGraph::lsLine);
     theory->setPen(QPen(QColor(200, 30, 30), 2));
     ledger_->xAxis->setTicker(ticker);
-    ledger_->xAxis->setRange(-0.8, std::max(x - 0.2, 1.0));
+    ledger_->xAxis->setRange(-0.8, std::max(x - 1.2, 1.0)); // x ran one gap past the last group
     ledger_->yAxis->setRange(0, maxBytes / u.scale * 1.12);
     ledger_->replot();
 }

@@ -168,6 +168,15 @@ FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std
         s.active = s.active || fr.inCollective;
         const bool computing = g.unit >= 0 && rs.computeUnit == g.unit;
         fr.phase = computing ? rs.phase : Phase::None;
+        if (fr.collectiveDone) {
+            fr.progress = 1;
+        } else if (fr.inCollective) {
+            // Its own begin and end on the replay clock (replayNsAt(i + 1) = time of event i).
+            const double t0 = static_cast<double>(model.replayNsAt(b + 1));
+            const double t1 = e == UINT64_MAX ? static_cast<double>(g.endNs) : static_cast<double>(model.replayNsAt(e + 1));
+            fr.progress = t1 > t0 ? std::clamp((now - t0) / (t1 - t0), 0.0, 1.0) : 0.0;
+        }
+        if (rs.computeUnit >= 0 && rs.computeUnit != g.unit && s.overlapUnit == kNoUnit) s.overlapUnit = rs.computeUnit;
         fr.cycle = cycleOf(g.op, fr.inCollective, fr.collectiveDone, computing, rs.isGathered(g.unit), freed[r]);
     }
     return s;

@@ -58,6 +58,7 @@ struct FlowRank {
     Phase phase = Phase::None; // while computing
     bool inCollective = false;
     bool collectiveDone = false;
+    double progress = 0; // this rank's share of its own collective span (1 once it ended)
 };
 
 struct FlowState {
@@ -75,6 +76,8 @@ struct FlowState {
     std::vector<int> chunkOwners;  // chunk j of the full buffer → the rank owning it (−1: all)
     std::vector<FlowRank> ranks;
     std::size_t group = 0;         // index into FlowIndex::groups()
+    // A unit some rank computes meanwhile (≠ unit): the collective is a prefetch overlapping it.
+    std::int32_t overlapUnit = kNoUnit;
 };
 
 FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std::uint64_t k);

@@ -93,6 +93,11 @@ QString FlowView::title() const {
         text += QStringLiteral(" · ") + tr("for its %1").arg(phaseLabel(s.phase));
     text += QStringLiteral(" · ") + tr("step %1").arg(s.step);
     if (!s.active) text += QStringLiteral(" · ") + tr("done");
+    if (s.overlapUnit >= 0 && s.kind == CollectiveOp::AllGather) {
+        const QString other = model_ && model_->info() ? QString::fromStdString(model_->info()->unitName(s.overlapUnit))
+                                                       : tr("unit %1").arg(s.overlapUnit);
+        text += QStringLiteral(" · ") + tr("prefetched while %1 computes").arg(other);
+    }
     return text;
 }
 
@@ -120,7 +125,8 @@ QString FlowView::subtitle() const {
 
 double FlowView::chunkFill(int holder, int chunk, bool top) const {
     if (top) return 1;
-    const double p = state_.progress;
+    // Each rank fills at its own pace: ranks enter and leave a collective at different times.
+    const double p = holder < static_cast<int>(state_.ranks.size()) ? state_.ranks[static_cast<std::size_t>(holder)].progress : state_.progress;
     switch (state_.kind) {
     case CollectiveOp::AllGather: return chunk == holder ? 1 : p; // own shard is there already
     case CollectiveOp::ReduceScatter: return chunk == holder ? p : 0;
@@ -186,7 +192,7 @@ void FlowView::paintLinks(QPainter& p, const Layout& l) const {
     const int n = l.n;
     const double alpha = n <= 8 ? 110 : 50;
     const double dotR = n <= 8 ? 4 : 2.5;
-    auto link = [&](QPointF a, QPointF b, const QColor& c) {
+    auto link = [&](QPointF a, QPointF b, const QColor& c, int dest) {
         QColor lc = c;
         lc.setAlpha(static_cast<int>(alpha));
         QPainterPath path(a);
@@ -195,10 +201,11 @@ void FlowView::paintLinks(QPainter& p, const Layout& l) const {
         p.setPen(QPen(lc, n <= 8 ? 1.5 : 0.8));
         p.setBrush(Qt::NoBrush);
         p.drawPath(path);
-        if (s.active && s.progress > 0 && s.progress < 1) {
+        const double progress = dest < static_cast<int>(s.ranks.size()) ? s.ranks[static_cast<std::size_t>(dest)].progress : s.progress;
+        if (s.active && progress > 0 && progress < 1) {
             p.setPen(Qt::NoPen);
             p.setBrush(c);
-            p.drawEllipse(path.pointAtPercent(s.progress), dotR, dotR);
+            p.drawEllipse(path.pointAtPercent(progress), dotR, dotR);
         }
     };
     const auto bottomOf = [&](const QRectF& r) { return QPointF(r.center().x(), r.bottom()); };
@@ -207,13 +214,13 @@ void FlowView::paintLinks(QPainter& p, const Layout& l) const {
         for (int b = 0; b < n; ++b) {
             switch (s.kind) {
             case CollectiveOp::AllGather: // owner a's shard → chunk a of rank b
-                if (a != b) link(bottomOf(l.chunk(a, a, true)), topOf(l.chunk(b, a, false)), rankColor(a, n));
+                if (a != b) link(bottomOf(l.chunk(a, a, true)), topOf(l.chunk(b, a, false)), rankColor(a, n), b);
                 break;
             case CollectiveOp::ReduceScatter: // rank a's chunk b → owner b's shard
-                link(bottomOf(l.chunk(a, b, true)), topOf(l.chunk(b, b, false)), rankColor(b, n));
+                link(bottomOf(l.chunk(a, b, true)), topOf(l.chunk(b, b, false)), rankColor(b, n), b);
                 break;
             default: // all-reduce / broadcast: whole buffers
-                if (a != b || n == 1) link(bottomOf(l.card(a, true)), topOf(l.card(b, false)), rankColor(a, n));
+                if (a != b || n == 1) link(bottomOf(l.card(a, true)), topOf(l.card(b, false)), rankColor(a, n), b);
                 break;
             }
         }
@@ -252,7 +259,7 @@ void FlowView::paintCycle(QPainter& p, const Layout& l) const {
         const UnitCycle c = chain[i];
         const int count = static_cast<int>(std::count_if(s.ranks.begin(), s.ranks.end(), [c](const FlowRank& f) { return f.cycle == c; }));
         const QString text = cycleLabel(c, gradients ? Phase::Backward : s.phase) +
-                             (count > 0 ? tr(" (%n rank(s))", nullptr, count) : QString());
+                             (count > 0 ? tr(" (ranks: %1)").arg(count) : QString());
         p.setBrush(cycleColor(c));
         p.setPen(Qt::NoPen);
         p.drawEllipse(QPointF(x + 5, y + fm.height() / 2.0), 5, 5);

@@ -1,4 +1,5 @@
 #include "main_window.h"
+#include "playback_files.h"
 
 #include <QAction>
 #include <QActionGroup>
@@ -149,6 +150,7 @@ void addDefaultPages(MainWindow& window) {
     auto* ranks = new RanksPage;
     window.addPage(QStringLiteral("ranks"), [] { return MainWindow::tr("Ranks"); }, ranks);
     window.addFileAction(ranks->openAction());
+    addExplorerPages(window, *ranks); // Timeline, Flows, Compare over the same replay
     window.addPage(QStringLiteral("calculator"), [] { return MainWindow::tr("Calculator"); }, new CalculatorPage);
 }
 

@@ -61,7 +61,8 @@ private:
     QLabel* versionLabel_ = nullptr;
 };
 
-// The window with every page this build has: Ranks (live runs and recordings), Calculator.
+// The window with every page this build has: Ranks (live runs and recordings), Timeline,
+// Flows and Compare (the same replay), Calculator.
 void addDefaultPages(MainWindow& window);
 
 } // namespace shardscope::widgets

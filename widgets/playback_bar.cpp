@@ -26,7 +26,7 @@ QString navText(NavTarget t, bool forward) {
     case NavTarget::Event: return forward ? PlaybackBar::tr("event ›") : PlaybackBar::tr("‹ event");
     case NavTarget::Unit: return forward ? PlaybackBar::tr("unit ▸") : PlaybackBar::tr("◂ unit");
     case NavTarget::Phase: return forward ? PlaybackBar::tr("phase ▸▸") : PlaybackBar::tr("◂◂ phase");
-    case NavTarget::Step: return forward ? PlaybackBar::tr("step ⏭") : PlaybackBar::tr("⏮ step");
+    case NavTarget::Step: return forward ? PlaybackBar::tr("step ▸|") : PlaybackBar::tr("|◂ step");
     }
     return {};
 }

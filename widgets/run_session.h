@@ -39,6 +39,7 @@ public:
     double elapsedSeconds() const;
     // Why the last stream or recording could not be read to its end (empty if it could).
     QString streamError() const { return streamError_; }
+    QString recordingPath() const { return recordingPath_; } // the file opened last (empty for live runs)
 
     // Both return false (and emit finished(Failed, reason)) when nothing could be started.
     bool start(const RunRequest& request);

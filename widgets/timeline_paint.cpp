@@ -131,13 +131,15 @@ void paintAxis(QPainter& p, const TimelineGeometry& g, const TimeWindow& w, cons
     }
 }
 
-void paintSteps(QPainter& p, const TimelineGeometry& g, const TimelineScene& s) {
-    if (!s.model) return;
+// Draws the step boundaries; returns their labels, painted over the lanes afterwards.
+std::vector<std::pair<QPointF, QString>> paintSteps(QPainter& p, const TimelineGeometry& g, const TimelineScene& s) {
+    if (!s.model) return {};
     const TimeWindow& w = s.window;
     const QFontMetrics fm(p.font());
     // Level of detail: boundaries closer than a few pixels are skipped, and a label only goes
     // where the previous one has ended (800 steps across 1600 px must not cost 800 texts).
     double lastLine = -1e9, lastLabelEnd = -1e9;
+    bool clampedLabel = false;
     std::vector<QLineF> lines;
     std::vector<std::pair<QPointF, QString>> labels;
     for (std::size_t i = 0; i < s.model->stepCount(); ++i) {
@@ -151,8 +153,12 @@ void paintSteps(QPainter& p, const TimelineGeometry& g, const TimelineScene& s) 
             lastLine = x;
         }
         const double labelX = std::max<double>(x, g.plot.left()) + 3;
-        if (labelX < lastLabelEnd) continue;
         QString label = TimelinePainter::tr("step %1").arg(st.step);
+        // A step that began left of the window is labelled at the edge, but gives way to the
+        // next step's label when that one's boundary is in sight.
+        if (labelX < lastLabelEnd && !(x >= g.plot.left() && clampedLabel)) continue;
+        if (labelX < lastLabelEnd) labels.pop_back();
+        clampedLabel = x < g.plot.left();
         lastLabelEnd = labelX + fm.horizontalAdvance(label) + 8;
         labels.emplace_back(QPointF(labelX, g.plot.top() + fm.ascent()), std::move(label));
     }
@@ -161,8 +167,18 @@ void paintSteps(QPainter& p, const TimelineGeometry& g, const TimelineScene& s) 
     pen.setCosmetic(true);
     p.setPen(pen);
     if (!lines.empty()) p.drawLines(lines.data(), static_cast<int>(lines.size()));
-    p.setPen(QColor(90, 90, 90));
-    for (const auto& [at, text] : labels) p.drawText(at, text);
+    return labels;
+}
+
+void paintStepLabels(QPainter& p, const std::vector<std::pair<QPointF, QString>>& labels, const QPalette& pal) {
+    const QFontMetrics fm(p.font());
+    for (const auto& [at, text] : labels) {
+        QColor bg = pal.color(QPalette::Base);
+        bg.setAlpha(210);
+        p.fillRect(QRectF(at.x() - 2, at.y() - fm.ascent(), fm.horizontalAdvance(text) + 4, fm.height()), bg);
+        p.setPen(QColor(70, 70, 70));
+        p.drawText(at, text);
+    }
 }
 
 void paintMemory(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, int rank,
@@ -295,7 +311,7 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
     s.window.widthPx = g.plot.width();
     paintAxis(p, g, s.window, pal);
     p.setClipRect(g.plot.adjusted(0, 0, 1, 1));
-    paintSteps(p, g, s);
+    const auto stepLabels = paintSteps(p, g, s);
     std::vector<DrawBox> boxes;
     std::vector<MemColumn> cols;
     const QFontMetrics fm(p.font());
@@ -304,6 +320,7 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
         paintMemory(p, g, s, r, cols);
         paintLane(p, g, s, r, boxes, stats);
     }
+    paintStepLabels(p, stepLabels, pal);
     if (s.highlight) {
         const auto& [rank, b] = *s.highlight;
         const QRectF row = g.rowRect(rank, b.row);

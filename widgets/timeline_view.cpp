@@ -136,7 +136,7 @@ QString TimelineView::describe(const Hit& h) const {
     text += QStringLiteral("<br>") + tr("from %1 to %2").arg(TimelinePainter::formatDuration(static_cast<double>(s.beginNs)),
                                                             TimelinePainter::formatDuration(static_cast<double>(s.endNs)));
     if (isCollective(s.kind)) {
-        text += QStringLiteral("<br>") + tr("%1 over %n rank(s)", nullptr, s.peers).arg(formatDecimal(static_cast<double>(s.bytes)));
+        text += QStringLiteral("<br>") + tr("%1 across %2 ranks").arg(formatDecimal(static_cast<double>(s.bytes))).arg(s.peers);
         text += QStringLiteral("<br>") + tr("algbw %1, busbw %2")
                                              .arg(TimelinePainter::formatRate(algBandwidth(s.bytes, s.durationNs())),
                                                   TimelinePainter::formatRate(busBandwidth(s.kind, s.bytes, s.durationNs(), s.peers)));

@@ -74,9 +74,11 @@ std::optional<std::string> describeFailure(const JobResult& job, const LaunchOut
     if (job.interrupted) return std::string("interrupted: the job was stopped");
     if (job.stalled)
         return "no progress for " + std::to_string(stall.count() / 1000) +
-               " s after step " + std::to_string(lastStep) + ": a rank is stuck; the job was torn down";
+               " s after step " + std::to_string(lastStep + 1) + ": a rank is stuck; the job was torn down";
     if (auto line = workerErrorLine(job.stderrText)) return line;
-    if (job.rankExit) return launch::describe(*job.rankExit, lastStep + 1);
+    // lastStep is the last completed step counted from 0; people count from 1, and the rank
+    // died in the step after it.
+    if (job.rankExit) return launch::describe(*job.rankExit, lastStep + 2);
     if (job.exitCode != 0) {
         std::string line = lastLine(job.stderrText);
         return "mpirun exited with code " + std::to_string(job.exitCode) +
@@ -84,6 +86,18 @@ std::optional<std::string> describeFailure(const JobResult& job, const LaunchOut
     }
     if (!job.sawEnd || !out.reportJson) return std::string("the job ended without a report");
     return std::nullopt;
+}
+
+// Without mpirun nobody names the rank: the worker is rank 0, and its status says how it ended.
+JobResult directResult(bool direct, JobResult r) {
+    if (direct && r.exitCode != 0 && !r.rankExit && !r.stalled && !r.interrupted) {
+        launch::RankExit e;
+        e.rank = 0;
+        if (r.exitCode > 128) e.signal = r.exitCode - 128;
+        else e.exitCode = r.exitCode;
+        if (e.signal > 0 || r.exitCode != 2) r.rankExit = e;
+    }
+    return r;
 }
 
 } // namespace
@@ -100,7 +114,7 @@ std::string workerPath() {
 }
 
 LaunchOutcome launchJob(const LaunchRequest& req) {
-    const auto mpirun = launch::findExecutable(req.mpirun);
+    const auto mpirun = req.direct ? std::optional<std::string>("") : launch::findExecutable(req.mpirun);
     if (!mpirun) throwInvalid("mpirun not found (install OpenMPI: openmpi-bin) — looked for '" +
                               req.mpirun + "'");
     const std::string worker = workerPath();
@@ -115,12 +129,14 @@ LaunchOutcome launchJob(const LaunchRequest& req) {
     opts.localCores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     std::vector<std::string> workerArgs = req.workerArgs;
     workerArgs.insert(workerArgs.end(), {"--stream", job.socketPath()});
-    const auto argv = launch::mpirunArgv(opts, worker, workerArgs);
+    std::vector<std::string> argv{worker};
+    if (req.direct) argv.insert(argv.end(), workerArgs.begin(), workerArgs.end());
+    else argv = launch::mpirunArgv(opts, worker, workerArgs);
 
     RecordingTee tee(req.tracePath);
     LaunchOutcome out;
     std::int64_t lastStep = -1;
-    const JobResult result = job.run(
+    const JobResult jobResult = job.run(
         argv,
         [&](const protocol::Record& record) {
             tee.write(record);
@@ -136,6 +152,7 @@ LaunchOutcome launchJob(const LaunchRequest& req) {
             }
         },
         nullptr, req.stallTimeout);
+    JobResult result = directResult(req.direct, jobResult);
     out.userInputError = result.exitCode == 2 && !result.rankExit;
     out.failure = describeFailure(result, out, lastStep, req.stallTimeout);
     if (out.failure && !result.sawEnd) {

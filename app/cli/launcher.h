@@ -20,6 +20,7 @@ struct LaunchRequest {
     std::string mpirun = "mpirun";
     std::string tracePath;               // empty: no recording
     std::chrono::milliseconds stallTimeout{60000};
+    bool direct = false; // one rank on this machine: start the worker itself, without mpirun
     std::function<void(const protocol::StepSummary&)> onStep; // progress
 };
 

@@ -11,6 +11,7 @@
 #include "main_window.h"
 #include "ranks_page.h"
 #include "screenshot.h"
+#include "timeline_page.h"
 
 namespace {
 
@@ -23,7 +24,7 @@ int fail(const QString& message) {
 struct Options {
     QCommandLineOption screenshot{QStringLiteral("screenshot"), QApplication::translate("main", "Render the window to a PNG and exit."),
                                   QStringLiteral("FILE")};
-    QCommandLineOption view{QStringLiteral("view"), QApplication::translate("main", "Page to show: ranks or calculator."),
+    QCommandLineOption view{QStringLiteral("view"), QApplication::translate("main", "Page to show: ranks, timeline, flows, compare or calculator."),
                             QStringLiteral("VIEW"), QStringLiteral("ranks")};
     QCommandLineOption lang{QStringLiteral("lang"), QApplication::translate("main", "UI language: en or zh_CN."), QStringLiteral("LANG")};
     QCommandLineOption open{QStringLiteral("open"), QApplication::translate("main", "Open a recording (.sstrace) on the Ranks page."),
@@ -79,6 +80,10 @@ int main(int argc, char** argv) {
         batch.afterSteps = afterSteps > 0 ? afterSteps : (batch.runDefault ? 1 : 0);
         batch.openPath = parser.value(o.open);
         if (const QString error = shardscope::widgets::prepareBatch(*ranks, batch); !error.isEmpty()) return fail(error);
+        // The timeline shows the step holding the playhead (prepareBatch put it at that step's
+        // busiest moment), so one step's unshard → compute → reshard cycles are readable.
+        if (auto* timeline = qobject_cast<shardscope::widgets::TimelinePage*>(window.page(QStringLiteral("timeline"))))
+            timeline->zoomToCurrentStep();
         QString error;
         if (!shardscope::widgets::renderScreenshot(window, parser.value(o.screenshot), shardscope::widgets::kScreenshotSize, &error))
             return fail(error);

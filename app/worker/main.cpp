@@ -4,7 +4,8 @@
 //
 // Errors: a bad configuration is one line "shardscope-worker: <message>" (rank 0) and exit 2 on
 // every rank; an error inside a rank (out of memory against --capacity, a collective timeout,
-// anything) is one line "shardscope-worker: rank R, step S: <message>" from that rank, a Failure
+// anything) is one line "shardscope-worker: rank R, step S: <message>" (S from 1, or "setup")
+// from that rank, a Failure
 // record when rank 0 knows, and MPI_Abort so the whole job ends.
 #include <cstdio>
 #include <cstdlib>
@@ -165,8 +166,9 @@ int main(int argc, char** argv) {
         return run(job);
     } catch (const std::exception& e) {
         const std::int64_t step = ledger.step();
-        std::fprintf(stderr, "shardscope-worker: rank %d, step %lld: %s\n", rank,
-                     static_cast<long long>(step), e.what());
+        // Steps are counted from 1 for people (the progress lines do the same); -1 is setup.
+        const std::string when = step < 0 ? "setup" : "step " + std::to_string(step + 1);
+        std::fprintf(stderr, "shardscope-worker: rank %d, %s: %s\n", rank, when.c_str(), e.what());
         std::fflush(stderr);
         if (rank == 0 && job.writer.active()) {
             try {

@@ -23,12 +23,13 @@ private Q_SLOTS:
         MainWindow window(&language);
         addDefaultPages(window);
         window.addPage(QStringLiteral("extra"), [] { return QStringLiteral("Extra"); }, new QLabel);
-        QCOMPARE(window.pageIds(), QStringList({QStringLiteral("ranks"), QStringLiteral("calculator"), QStringLiteral("extra")}));
+        QCOMPARE(window.pageIds(), QStringList({QStringLiteral("ranks"), QStringLiteral("timeline"), QStringLiteral("flows"),
+                                              QStringLiteral("compare"), QStringLiteral("calculator"), QStringLiteral("extra")}));
         QVERIFY(qobject_cast<CalculatorPage*>(window.page(QStringLiteral("calculator"))));
         QVERIFY(qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks"))));
         QCOMPARE(window.findChild<QListWidget*>(QStringLiteral("pageList"))->currentRow(), 0); // Ranks first
         QVERIFY(window.showPage(QStringLiteral("extra")));
-        QCOMPARE(window.findChild<QListWidget*>(QStringLiteral("pageList"))->currentRow(), 2);
+        QCOMPARE(window.findChild<QListWidget*>(QStringLiteral("pageList"))->currentRow(), 5);
         // File → Open recording… comes from the Ranks page, above Quit.
         const auto fileActions = window.menuBar()->actions().first()->menu()->actions();
         QCOMPARE(fileActions.first(), qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks")))->openAction());
@@ -44,14 +45,14 @@ private Q_SLOTS:
         auto* strategy = window.findChild<QComboBox*>(QStringLiteral("strategyCombo"));
         auto* run = window.findChild<QPushButton*>(QStringLiteral("runButton"));
         QCOMPARE(pages->item(0)->text(), QStringLiteral("Ranks"));
-        QCOMPARE(pages->item(1)->text(), QStringLiteral("Calculator"));
+        QCOMPARE(pages->item(4)->text(), QStringLiteral("Calculator"));
         QCOMPARE(run->text(), QStringLiteral("Run"));
         QCOMPARE(window.menuBar()->actions().first()->text(), QStringLiteral("&File"));
         const QString englishStrategy = strategy->currentText();
 
         // Qt posts QEvent::LanguageChange to every widget; it arrives on the next event loop turn.
         QVERIFY(language.setLanguage(QStringLiteral("zh_CN")));
-        QTRY_COMPARE(pages->item(1)->text(), QStringLiteral("计算器"));
+        QTRY_COMPARE(pages->item(4)->text(), QStringLiteral("计算器"));
         QCOMPARE(pages->item(0)->text(), QStringLiteral("Rank 视图"));
         QCOMPARE(run->text(), QStringLiteral("运行"));
         QCOMPARE(window.menuBar()->actions().first()->text(), QStringLiteral("文件(&F)"));
@@ -62,7 +63,7 @@ private Q_SLOTS:
         QCOMPARE(title->title(), QStringLiteral("DeepSpeed 估算器与 ShardScope 对比"));
 
         QVERIFY(language.setLanguage(QStringLiteral("en")));
-        QTRY_COMPARE(pages->item(1)->text(), QStringLiteral("Calculator"));
+        QTRY_COMPARE(pages->item(4)->text(), QStringLiteral("Calculator"));
         QCOMPARE(run->text(), QStringLiteral("Run"));
         QCOMPARE(strategy->currentText(), englishStrategy);
     }

@@ -149,7 +149,7 @@ TEST_F(WorkerTest, OutOfMemoryIsOneLinePerRankAFailureRecordAndAFinishedRecordin
     const WorkerRun r = worker(2, "--model tiny --strategy zero3 --steps 2 --capacity 700000 --trace " + path("oom.sstrace"));
     EXPECT_NE(r.exitCode, 0);
     EXPECT_GE(countLines(r.err, "shardscope-worker: rank "), 1) << r.err;
-    EXPECT_NE(r.err.find(", step 0: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(", step 1: "), std::string::npos) << r.err;
     ASSERT_TRUE(fs::exists(path("oom.sstrace"))) << "finished (renamed), not left as .partial";
     const auto rec = shardscope::protocol::readRecording(path("oom.sstrace"));
     ASSERT_EQ(rec.failures.size(), 1u);

@@ -100,8 +100,9 @@ TEST(trainCli, BadFlagsExitTwoWithOneLine) {
     const char* cases[] = {
         "run --model tiny --ranks 1 --strategy ddp --steps 0",
         "run --model huge --ranks 1 --strategy ddp --steps 1",
-        "run --model tiny --ranks 2 --strategy ddp --steps 1",
-        "run --model tiny --ranks 1 --strategy zero3 --steps 1",
+        "run --model tiny --ranks 0 --strategy ddp --steps 1",
+        "run --model tiny --ranks 4 --strategy fsdp_hybrid --hybrid-group 3 --steps 1",
+        "run --model tiny --ranks 1 --strategy ddp --steps 1 --backend tpu",
         "run --model tiny --ranks 1 --strategy nope --steps 1",
         "run --model tiny --ranks 1 --strategy ddp --steps 1 --precision fp8",
         "run --model tiny --ranks 1 --strategy ddp --steps 1 --bogus",

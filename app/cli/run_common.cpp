@@ -1,0 +1,109 @@
+#include "run_common.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "core/args.h"
+#include "core/error.h"
+
+namespace shardscope::cli {
+
+namespace {
+const std::vector<std::string> kLauncherValueFlags = {"--ranks", "--hostfile", "--mpirun-args",
+                                                      "--json", "--trace", "--stall-timeout",
+                                                      "--backend"};
+} // namespace
+
+std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, LauncherFlags& out,
+                                            const std::vector<std::string>& extraValueFlags,
+                                            std::vector<std::pair<std::string, std::string>>& extras) {
+    std::vector<std::string> worker;
+    auto isIn = [](const std::vector<std::string>& v, const std::string& s) {
+        return std::find(v.begin(), v.end(), s) != v.end();
+    };
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        std::string flag = argv[i];
+        std::optional<std::string> value;
+        if (auto eq = flag.find('='); eq != std::string::npos && flag.rfind("--", 0) == 0) {
+            value = flag.substr(eq + 1);
+            flag = flag.substr(0, eq);
+        }
+        if (flag == "--help") {
+            out.help = true;
+            continue;
+        }
+        const bool launcher = isIn(kLauncherValueFlags, flag);
+        if (!launcher && !isIn(extraValueFlags, flag)) {
+            worker.push_back(argv[i]);
+            continue;
+        }
+        if (!value) {
+            if (i + 1 >= argv.size()) throwInvalid(flag + " needs a value");
+            value = argv[++i];
+        }
+        if (!launcher) {
+            extras.emplace_back(flag, *value);
+            continue;
+        }
+        Args one("run", {flag}, {});
+        const std::vector<std::string> pair = {flag, *value};
+        one.parse(pair);
+        if (flag == "--ranks") out.ranks = static_cast<int>(one.integer("--ranks", 1, 1024));
+        else if (flag == "--hostfile") out.hostfile = *value;
+        else if (flag == "--json") out.jsonPath = *value;
+        else if (flag == "--trace") out.tracePath = *value;
+        else if (flag == "--stall-timeout") out.stallSeconds = one.integer(flag, 1, 86400);
+        else if (flag == "--backend") {
+            if (*value == "cuda")
+                throwInvalid("--backend cuda: this build has no CUDA backend for training yet; use --backend cpu");
+            if (*value != "cpu") throwInvalid("--backend must be cpu or cuda, got '" + *value + "'");
+        } else { // --mpirun-args
+            std::istringstream words(*value);
+            for (std::string w; words >> w;) out.mpirunArgs.push_back(w);
+        }
+    }
+    return worker;
+}
+
+void checkOutputPath(const std::string& path, const std::string& flag) {
+    const auto dir = std::filesystem::path(path).parent_path();
+    if (!dir.empty() && !std::filesystem::is_directory(dir))
+        throw Error(ErrorKind::Io, flag + ": folder '" + dir.string() + "' does not exist");
+}
+
+nlohmann::json runJob(const train::RunConfig& config, const LauncherFlags& flags,
+                      const std::optional<std::string>& tracePath, bool quiet) {
+    LaunchRequest req;
+    req.ranks = flags.ranks;
+    req.hostfile = flags.hostfile;
+    req.mpirunArgs = flags.mpirunArgs;
+    req.tracePath = tracePath.value_or("");
+    req.stallTimeout = std::chrono::seconds(flags.stallSeconds);
+    req.direct = flags.ranks == 1 && flags.hostfile.empty() && flags.mpirunArgs.empty();
+    train::RunConfig workerConfig = config;
+    // The launcher owns the stream and the recording; the report comes back in the stream.
+    workerConfig.streamPath.reset();
+    workerConfig.tracePath.reset();
+    workerConfig.jsonPath.reset();
+    req.workerArgs = train::toWorkerArgs(workerConfig);
+    const auto steps = config.steps;
+    if (!quiet)
+        req.onStep = [steps](const protocol::StepSummary& s) {
+            std::printf("step %5lld/%lld  loss %.4f  %9.2f ms\n", static_cast<long long>(s.step + 1),
+                        static_cast<long long>(steps), s.loss, static_cast<double>(s.stepNs) / 1e6);
+            std::fflush(stdout);
+        };
+    const LaunchOutcome out = launchJob(req);
+    if (out.failure) {
+        if (out.userInputError) throwInvalid(*out.failure);
+        throw Error(ErrorKind::Comm, *out.failure);
+    }
+    try {
+        return nlohmann::json::parse(*out.reportJson);
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(ErrorKind::Format, std::string("the worker's report is not valid JSON: ") + e.what());
+    }
+}
+
+} // namespace shardscope::cli

@@ -1,0 +1,45 @@
+#pragma once
+// What `run` and `compare` share: splitting the launcher's flags from the worker's, starting a
+// job through launchJob, and reading its report.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "estimate_common.h" // humanBytes
+#include "launcher.h"
+#include "train/run_config.h"
+
+namespace shardscope::cli {
+
+// Flags the CLI itself consumes; everything else goes to the worker (train/run_config.h).
+struct LauncherFlags {
+    int ranks = 1;
+    std::string hostfile;
+    std::vector<std::string> mpirunArgs; // --mpirun-args "…" split on spaces
+    std::optional<std::string> jsonPath;
+    std::optional<std::string> tracePath;
+    std::int64_t stallSeconds = 60;
+    bool help = false;
+};
+
+// Takes the launcher flags (and --backend, checked here) out of argv; the rest is returned.
+// `extraValueFlags` / `extraSwitches` are command-specific flags also taken out (values land
+// in `extras`). Throws Error(InvalidArgument) naming the flag.
+std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, LauncherFlags& out,
+                                            const std::vector<std::string>& extraValueFlags,
+                                            std::vector<std::pair<std::string, std::string>>& extras);
+
+// Runs one configuration (already validated) and returns its report, or throws
+// Error(Comm) with the job's one-line failure. Progress lines go to stdout unless quiet.
+nlohmann::json runJob(const train::RunConfig& config, const LauncherFlags& flags,
+                      const std::optional<std::string>& tracePath, bool quiet);
+
+// Checks that the folder of an output file exists before anything runs.
+void checkOutputPath(const std::string& path, const std::string& flag);
+
+
+} // namespace shardscope::cli

@@ -1,0 +1,166 @@
+// shardscope-cli run/compare as a user runs them: real mpirun jobs, the JSON report and the
+// recording, and a rank killed with SIGKILL mid-run — reported within seconds, naming the rank
+// and the step, with no process left behind.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/protocol.h"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kCli = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli";
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+fs::path scratch(const std::string& name) {
+    return fs::temp_directory_path() / ("shardscope_cli_jobs_" + std::to_string(::getpid()) + "_" + name);
+}
+
+struct Proc {
+    pid_t pid = -1;
+    fs::path out, err;
+};
+
+Proc start(const std::vector<std::string>& args, const std::string& tag) {
+    Proc p{-1, scratch(tag + ".out"), scratch(tag + ".err")};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, p.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, p.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    std::vector<std::string> all = {kCli};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    EXPECT_EQ(posix_spawn(&p.pid, kCli.c_str(), &fa, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    return p;
+}
+
+int finish(const Proc& p) {
+    int status = 0;
+    waitpid(p.pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Worker processes (argv[0] = …/shardscope-worker) whose command line holds `marker`.
+std::vector<pid_t> workers(const std::string& marker) {
+    std::vector<pid_t> pids;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+        const std::string name = e.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::string cmd = slurp(e.path() / "cmdline");
+        std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+        const auto first = cmd.substr(0, cmd.find(' '));
+        if (first.size() >= 17 && first.ends_with("shardscope-worker") &&
+            cmd.find(marker) != std::string::npos)
+            pids.push_back(static_cast<pid_t>(std::stoi(name)));
+    }
+    return pids;
+}
+
+} // namespace
+
+TEST(cliJobs, RunWritesReportAndRecordingThatAgree) {
+    const fs::path json = scratch("run.json"), trace = scratch("run.sstrace");
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero3", "--steps",
+                          "2", "--deterministic", "--json", json.string(), "--trace", trace.string()},
+                         "run");
+    ASSERT_EQ(finish(p), 0) << slurp(p.err);
+    const auto report = nlohmann::json::parse(slurp(json));
+    EXPECT_EQ(report["world_size"], 3);
+    EXPECT_EQ(report["strategy"], "zero3");
+    ASSERT_EQ(report["ranks"].size(), 3u);
+    EXPECT_EQ(report["ranks"][1]["model_state_bytes"], report["theory"]["model_state_bytes"]);
+    EXPECT_TRUE(report["comparison"]["model_states_equal"].get<bool>());
+    const auto rec = shardscope::protocol::readRecording(trace.string());
+    EXPECT_EQ(rec.handshakes.size(), 3u);
+    EXPECT_EQ(rec.steps.size(), 2u);
+    EXPECT_TRUE(rec.ended);
+    ASSERT_TRUE(rec.reportJson);
+    EXPECT_EQ(nlohmann::json::parse(*rec.reportJson)["param_digest"], report["param_digest"]);
+    fs::remove(json);
+    fs::remove(trace);
+}
+
+TEST(cliJobs, CompareShowsBitwiseParityAndExactModelStates) {
+    const fs::path json = scratch("compare.json");
+    const Proc p = start({"compare", "--ranks", "2", "--strategies", "zero1,zero3", "--steps", "2",
+                          "--json", json.string()},
+                         "compare");
+    ASSERT_EQ(finish(p), 0) << slurp(p.err);
+    const auto out = slurp(p.out);
+    EXPECT_NE(out.find("0 (bitwise)"), std::string::npos) << out;
+    const auto j = nlohmann::json::parse(slurp(json));
+    ASSERT_EQ(j["strategies"].size(), 3u); // ddp is always the baseline
+    EXPECT_EQ(j["strategies"][0]["strategy"], "ddp");
+    for (const auto& s : j["strategies"]) {
+        EXPECT_EQ(s["max_abs_delta_vs_ddp"].get<double>(), 0.0) << s["strategy"];
+        EXPECT_EQ(s["param_digest"], j["strategies"][0]["param_digest"]);
+    }
+    fs::remove(json);
+}
+
+TEST(cliJobs, InvalidConfigurationIsRejectedBeforeLaunch) {
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "4", "--strategy", "fsdp_hybrid",
+                          "--hybrid-group", "3", "--steps", "1", "--seed", "424242"},
+                         "invalid");
+    EXPECT_EQ(finish(p), 2);
+    const std::string err = slurp(p.err);
+    EXPECT_NE(err.find("hybrid"), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_TRUE(workers("424242").empty());
+}
+
+TEST(cliJobs, KilledRankEndsTheJobWithinTenSecondsNamingRankAndStep) {
+    const std::string marker = "31337"; // the seed doubles as a tag for this job's processes
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero3", "--steps",
+                          "100000", "--seed", marker},
+                         "kill");
+    // Wait until the job is training (a few steps printed), then SIGKILL one rank.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (slurp(p.out).find("step     3/") == std::string::npos) {
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << slurp(p.err);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    const auto pids = workers(marker);
+    ASSERT_EQ(pids.size(), 3u);
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(::kill(pids[1], SIGKILL), 0);
+    const int code = finish(p);
+    const auto elapsed = std::chrono::steady_clock::now() - t0;
+    EXPECT_NE(code, 0);
+    EXPECT_LT(elapsed, std::chrono::seconds(10));
+    const std::string err = slurp(p.err);
+    EXPECT_TRUE(std::regex_search(err, std::regex(R"(rank \d+ exited \(signal 9\) in step \d+)"))) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_TRUE(workers(marker).empty()) << "orphan worker processes";
+    fs::remove(p.out);
+    fs::remove(p.err);
+}

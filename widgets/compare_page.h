@@ -1,0 +1,43 @@
+#pragma once
+// The Compare page: every run finished (or recording opened) in this session adds its report,
+// one per strategy (a newer run of the same strategy replaces the older), plus reports opened
+// from files (`shardscope-cli compare --json`, or single run reports). Shows CompareView.
+#include <QWidget>
+
+#include "compare_data.h"
+
+class QPushButton;
+
+namespace shardscope::widgets {
+
+class CompareView;
+
+class ComparePage : public QWidget {
+    Q_OBJECT
+public:
+    explicit ComparePage(QWidget* parent = nullptr);
+
+    // A report JSON as the worker writes it; false (and nothing changes) when it does not parse.
+    bool addReport(const std::string& json, QString* error = nullptr);
+    bool openFiles(const QStringList& paths, QString* error);
+    void clear();
+    CompareView* view() const { return view_; }
+    QWidget* exportTarget() const;
+
+Q_SIGNALS:
+    void statusMessage(const QString& message);
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void merge(std::vector<CompareRun> runs);
+    void chooseFiles();
+    void retranslateUi();
+
+    CompareView* view_;
+    QPushButton* open_;
+    QPushButton* clear_;
+};
+
+} // namespace shardscope::widgets
