@@ -19,3 +19,5 @@ for b in "${benches[@]}"; do
     *) "$b" --benchmark_counters_tabular=true ;;
   esac
 done
+echo "== strategies (step-time ratios, tracing overhead)"
+bash "$(dirname "$0")/bench-strategies.sh" "$build" "${BENCH_RANKS:-4}" "${BENCH_MODEL:-small}"

@@ -112,6 +112,10 @@
         <source>%1: use a .png, .svg or .pdf file name</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <source>cannot paint %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Explain</name>
@@ -694,10 +698,6 @@
         <translation>未知视图 &apos;%1&apos;（可选：%2）</translation>
     </message>
     <message>
-        <source>Page to show: ranks or calculator.</source>
-        <translation>要显示的页面：ranks 或 calculator。</translation>
-    </message>
-    <message>
         <source>Open a recording (.sstrace) on the Ranks page.</source>
         <translation>在 Rank 视图页面打开录制文件（.sstrace）。</translation>
     </message>
@@ -716,6 +716,10 @@
     <message>
         <source>--run-default and --open cannot be combined</source>
         <translation>--run-default 与 --open 不能同时使用</translation>
+    </message>
+    <message>
+        <source>Page to show: ranks, timeline, flows, compare or calculator.</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -856,6 +860,45 @@
     </message>
 </context>
 <context>
+    <name>shardscope::widgets::ComparePage</name>
+    <message>
+        <source>cannot read %1: %2</source>
+        <translation type="unfinished">无法读取 %1：%2</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open run or compare reports</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reports (*.json);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open reports…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add runs from JSON reports: shardscope-cli run --json, or shardscope-cli compare --json</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Clear</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove every run from the comparison (runs finished from now on are added again)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>shardscope::widgets::CompareView</name>
     <message>
         <source>cannot read %1: %2</source>
@@ -892,12 +935,6 @@
     <message>
         <source>Compare: open a compare report (shardscope-cli compare --json FILE) or several run reports.</source>
         <translation type="unfinished"></translation>
-    </message>
-    <message numerus="yes">
-        <source>%n run(s) of model %1 on %2 ranks. Bars: measured; ◆ and lines: the theory for the same configuration.</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-        </translation>
     </message>
     <message>
         <source>Final fp32 master weights of %1 against DDP&apos;s after the same steps. Digest %2.</source>
@@ -949,6 +986,10 @@
     </message>
     <message>
         <source>theory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Runs: %1 · model %2 on %3 ranks. Bars: measured; ◆ and lines: the theory for the same configuration.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1098,6 +1139,13 @@ CPU/节点</translation>
     </message>
 </context>
 <context>
+    <name>shardscope::widgets::FlowPage</name>
+    <message>
+        <source>Flows</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>shardscope::widgets::FlowView</name>
     <message>
         <source>shard only</source>
@@ -1207,18 +1255,20 @@ CPU/节点</translation>
         <source>Unit cycle:</source>
         <translation type="unfinished"></translation>
     </message>
-    <message numerus="yes">
-        <source> (%n rank(s))</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-        </translation>
-    </message>
     <message>
         <source>No collective yet at this point of the replay: the flows appear with the first all-gather, reduce-scatter or all-reduce.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <source>No run yet: start a run or open a recording, then play it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>prefetched while %1 computes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> (ranks: %1)</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1353,14 +1403,6 @@ CPU/节点</translation>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>step ⏭</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>⏮ step</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <source>Next event, any rank (→)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -1438,6 +1480,14 @@ CPU/节点</translation>
     </message>
     <message>
         <source>Replay speed, 0.1× to 100× of the default pace (one step in about %1 s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>step ▸|</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>|◂ step</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -1608,6 +1658,57 @@ CPU/节点</translation>
     </message>
 </context>
 <context>
+    <name>shardscope::widgets::RecordingFiles</name>
+    <message>
+        <source>Save recording</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ShardScope recordings (*.sstrace)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export current view</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>nothing to save: run a job or open a recording first</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cannot write %1: %2</source>
+        <translation type="unfinished">无法写入 %1：%2</translation>
+    </message>
+    <message>
+        <source>no page to export</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open &amp;recent</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Save recording as…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write the run shown (live or opened) as a .sstrace recording</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Export current view…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save the current chart or view as PNG, SVG or PDF</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>shardscope::widgets::RunConfigPanel</name>
     <message>
         <source>&lt;b&gt;Theory per rank&lt;/b&gt;: model states %1 (DDP: %2, %3× less), predicted peak %4. Ψ = %5 parameters.</source>
@@ -1724,6 +1825,10 @@ CPU/节点</translation>
     <message>
         <source>preset&apos;s</source>
         <translation>预设值</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation type="unfinished">精度</translation>
     </message>
 </context>
 <context>
@@ -1882,6 +1987,13 @@ CPU/节点</translation>
     </message>
 </context>
 <context>
+    <name>shardscope::widgets::TimelinePage</name>
+    <message>
+        <source>Timeline</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>shardscope::widgets::TimelineView</name>
     <message>
         <source>unit %1</source>
@@ -1895,12 +2007,6 @@ CPU/节点</translation>
         <source>from %1 to %2</source>
         <translation>从 %1 到 %2</translation>
     </message>
-    <message numerus="yes">
-        <source>%1 over %n rank(s)</source>
-        <translation>
-            <numerusform>%1，涉及 %n 个 rank</numerusform>
-        </translation>
-    </message>
     <message>
         <source>algbw %1, busbw %2</source>
         <translation>算法带宽 %1，总线带宽 %2</translation>
@@ -1912,6 +2018,10 @@ CPU/节点</translation>
     <message>
         <source>events %1–%2; click to seek here</source>
         <translation>事件 %1–%2；点击跳转到此处</translation>
+    </message>
+    <message>
+        <source>%1 across %2 ranks</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 </TS>

@@ -68,7 +68,8 @@ void RunConfigPanel::build() {
     addField(RunField::Strategy, strategy_);
     addField(RunField::Steps, steps_);
     addField(RunField::MicroBatch, microBatch_);
-    form_->addRow(QString(), precision_);
+    precisionLabel_ = new QLabel;
+    form_->addRow(precisionLabel_, precision_);
     form_->addRow(QString(), checkpointing_);
     addField(RunField::Capacity, capacity_);
     addField(RunField::Bucket, bucket_);
@@ -248,6 +249,7 @@ void RunConfigPanel::retranslateUi() {
     for (int i = 0; i < strategy_->count(); ++i) strategy_->setItemText(i, strategyLabel(static_cast<Strategy>(strategy_->itemData(i).toInt())));
     for (int i = 0; i < precision_->count(); ++i)
         precision_->setItemText(i, precisionLabel(static_cast<theory::PrecisionKind>(precision_->itemData(i).toInt())));
+    precisionLabel_->setText(tr("Precision"));
     checkpointing_->setText(tr("Activation checkpointing"));
     checkpointing_->setToolTip(tr("Keep only each block's input and recompute its activations in backward."));
     reshard_->setText(tr("Reshard after forward"));

@@ -53,6 +53,7 @@ private:
     QComboBox* strategy_ = nullptr;
     QSpinBox* steps_ = nullptr;
     QComboBox* precision_ = nullptr;
+    QLabel* precisionLabel_ = nullptr;
     QCheckBox* checkpointing_ = nullptr;
     QLineEdit* capacity_ = nullptr;
     QLineEdit* bucket_ = nullptr;
