@@ -78,325 +78,325 @@
     <name>ChartExport</name>
     <message>
         <source>nothing to export: the view has no size</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可导出的内容：该视图尺寸为零</translation>
     </message>
     <message>
         <source>cannot write %1: %2</source>
-        <translation type="unfinished">无法写入 %1：%2</translation>
+        <translation>无法写入 %1：%2</translation>
     </message>
     <message>
         <source>cannot encode %1 as PNG</source>
-        <translation type="unfinished"></translation>
+        <translation>无法将 %1 编码为 PNG</translation>
     </message>
     <message>
         <source>cannot start an SVG document for %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法为 %1 创建 SVG 文档</translation>
     </message>
     <message>
         <source>cannot start a PDF document for %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法为 %1 创建 PDF 文档</translation>
     </message>
     <message>
         <source>PNG image (*.png)</source>
-        <translation type="unfinished"></translation>
+        <translation>PNG 图像 (*.png)</translation>
     </message>
     <message>
         <source>SVG drawing (*.svg)</source>
-        <translation type="unfinished"></translation>
+        <translation>SVG 矢量图 (*.svg)</translation>
     </message>
     <message>
         <source>PDF document (*.pdf)</source>
-        <translation type="unfinished"></translation>
+        <translation>PDF 文档 (*.pdf)</translation>
     </message>
     <message>
         <source>%1: use a .png, .svg or .pdf file name</source>
-        <translation type="unfinished"></translation>
+        <translation>%1：请使用 .png、.svg 或 .pdf 文件名</translation>
     </message>
     <message>
         <source>cannot paint %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法绘制 %1</translation>
     </message>
 </context>
 <context>
     <name>Explain</name>
     <message>
         <source>No events yet: start a run or open a recording.</source>
-        <translation type="unfinished"></translation>
+        <translation>尚无事件：请开始运行或打开录制文件。</translation>
     </message>
     <message>
         <source>The run has not started yet: press Play or step forward.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行尚未开始：请点击“播放”或向前单步。</translation>
     </message>
     <message>
         <source>the model</source>
-        <translation type="unfinished"></translation>
+        <translation>整个模型</translation>
     </message>
     <message>
         <source>Rank %1 begins step %2.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 开始第 %2 步。</translation>
     </message>
     <message>
         <source>Rank %1 finishes step %2.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 完成第 %2 步。</translation>
     </message>
     <message>
         <source>Rank %1 all-gathers %2: %3 shards of %4 become %5 of full parameters, freed after its %6.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 对 %2 执行 all-gather：%3 个 %4 的分片合成 %5 的完整参数，在其%6计算后释放。</translation>
     </message>
     <message>
         <source>Rank %1 all-gathers %2: %3 shards of %4 become %5 of full parameters.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 对 %2 执行 all-gather：%3 个 %4 的分片合成 %5 的完整参数。</translation>
     </message>
     <message>
         <source>Rank %1 reduce-scatters %2&apos;s gradients: %3 ranks&apos; %4 gradients are summed chunk by chunk, and each rank keeps its %5 shard.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 对 %2 的梯度执行 reduce-scatter：%3 个 rank 各自 %4 的梯度逐块求和，每个 rank 保留属于自己的 %5 分片。</translation>
     </message>
     <message>
         <source>Rank %1 all-reduces %2 with the other %3 ranks: the gradient norm every rank needs to clip alike.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 与其他 %3 个 rank 对 %2 执行 all-reduce：这是每个 rank 以相同方式裁剪梯度所需的梯度范数。</translation>
     </message>
     <message>
         <source>Rank %1 all-reduces %2&apos;s gradients (%3): every rank ends with the same sum.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 对 %2 的梯度（%3）执行 all-reduce：每个 rank 最终得到相同的总和。</translation>
     </message>
     <message>
         <source>Rank %1 takes part in a broadcast of %2.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 参与一次 %2 的广播。</translation>
     </message>
     <message>
         <source>Rank %1 holds %2&apos;s full parameters (%3): the unit is unsharded.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 持有 %2 的完整参数（%3）：该单元已完成收集（unshard）。</translation>
     </message>
     <message>
         <source>Rank %1 holds its summed shard of %2&apos;s gradient (%3 of %4).</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 持有 %2 梯度中属于自己的已求和分片（%4 中的 %3）。</translation>
     </message>
     <message>
         <source>Rank %1 has the all-reduced value, the same on every rank.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 已得到 all-reduce 后的值，所有 rank 上都相同。</translation>
     </message>
     <message>
         <source>Rank %1 has the summed gradients of %2 (%3), identical on every rank.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 已得到 %2 的梯度总和（%3），所有 rank 上完全相同。</translation>
     </message>
     <message>
         <source>Rank %1 has received the broadcast (%2).</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 已收到广播（%2）。</translation>
     </message>
     <message>
         <source>Rank %1 allocates %2 for %3&apos;s parameters: a full replica, as DDP keeps on every rank.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 为 %3 的参数分配 %2：一份完整副本，DDP 在每个 rank 上都保存一份。</translation>
     </message>
     <message>
         <source>Rank %1 allocates %2 for %3&apos;s full parameters, ready to unshard.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 为 %3 的完整参数分配 %2，准备收集（unshard）。</translation>
     </message>
     <message>
         <source>Rank %1 allocates its %2 shard of %3&apos;s parameters: 1/%4 of the unit.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 分配 %3 参数中属于自己的 %2 分片：该单元的 1/%4。</translation>
     </message>
     <message>
         <source>Rank %1 allocates %2 to hold %3&apos;s full gradient.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 分配 %2 来存放 %3 的完整梯度。</translation>
     </message>
     <message>
         <source>Rank %1 allocates %2 for its shard of %3&apos;s gradient.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 为 %3 梯度中属于自己的分片分配 %2。</translation>
     </message>
     <message>
         <source>Rank %1 allocates %2 of optimizer state (%3) for %4.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 为 %4 分配 %2 的优化器状态（%3）。</translation>
     </message>
     <message>
         <source>Rank %1 keeps %2 of %3&apos;s activations for the backward pass.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 为反向传播保留 %3 的 %2 激活值。</translation>
     </message>
     <message>
         <source>Rank %1 allocates a %2 communication buffer.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 分配一个 %2 的通信缓冲区。</translation>
     </message>
     <message>
         <source>Rank %1 allocates %2 of temporary workspace for %3.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 为 %3 分配 %2 的临时工作区。</translation>
     </message>
     <message>
         <source>Rank %1 frees %2 of %3&apos;s parameters.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 释放 %3 的 %2 参数。</translation>
     </message>
     <message>
         <source>Rank %1 reshards %2: it frees %3 of full parameters and keeps only its %4 shard.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 对 %2 重新分片（reshard）：释放 %3 的完整参数，只保留自己的 %4 分片。</translation>
     </message>
     <message>
         <source>Rank %1 frees %2&apos;s full gradient (%3); only its shard remains.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 释放 %2 的完整梯度（%3）；只剩下自己的分片。</translation>
     </message>
     <message>
         <source>Rank %1 frees %2 of %3&apos;s activations: the backward pass has used them.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 释放 %3 的 %2 激活值：反向传播已经用完它们。</translation>
     </message>
     <message>
         <source>Rank %1 frees %2 of temporary workspace.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 释放 %2 的临时工作区。</translation>
     </message>
     <message>
         <source>Rank %1 frees %2 of %3 (%4).</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 释放 %2 的%3（%4）。</translation>
     </message>
     <message>
         <source>Rank %1 runs %2&apos;s forward on its own copy of the parameters.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 用自己的参数副本运行 %2 的前向计算。</translation>
     </message>
     <message>
         <source>Rank %1 runs %2&apos;s forward on the gathered full parameters.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 用收集到的完整参数运行 %2 的前向计算。</translation>
     </message>
     <message>
         <source>Rank %1 runs %2&apos;s backward: gradients for its parameters and its input.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 运行 %2 的反向计算：求其参数和输入的梯度。</translation>
     </message>
     <message>
         <source>Rank %1 recomputes %2&apos;s forward activations (activation checkpointing trades this compute for memory).</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 重新计算 %2 的前向激活值（激活检查点用这部分计算换取内存）。</translation>
     </message>
     <message>
         <source>Rank %1 updates all parameters with AdamW, as every other rank does.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 用 AdamW 更新全部参数，其他每个 rank 也都这样做。</translation>
     </message>
     <message>
         <source>Rank %1 updates only its shard of the parameters with AdamW: its optimizer state covers 1/%2 of the model.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 用 AdamW 只更新自己的参数分片：它的优化器状态只覆盖模型的 1/%2。</translation>
     </message>
     <message>
         <source>Rank %1 starts computing.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 开始计算。</translation>
     </message>
     <message>
         <source>Rank %1 finishes the optimizer step.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 完成优化器步骤。</translation>
     </message>
     <message>
         <source>Rank %1 finishes %2&apos;s %3.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 完成 %2 的%3计算。</translation>
     </message>
     <message>
         <source>Rank %1: %2.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1：%2。</translation>
     </message>
 </context>
 <context>
     <name>Glossary</name>
     <message>
         <source>unit</source>
-        <translation type="unfinished"></translation>
+        <translation>单元</translation>
     </message>
     <message>
         <source>A sharding unit: the group of parameters gathered and freed together (FSDP: one wrapped module&apos;s flat parameter; here the embedding, each transformer block and the head). Its flat buffer is padded to a multiple of the rank count so every shard has the same size.</source>
-        <translation type="unfinished"></translation>
+        <translation>分片单元：一起收集、一起释放的一组参数（FSDP 中是一个被包装模块的扁平参数；这里是嵌入层、每个 Transformer 块和输出头）。它的扁平缓冲区会填充到 rank 数的整数倍，使每个分片大小相同。</translation>
     </message>
     <message>
         <source>shard</source>
-        <translation type="unfinished"></translation>
+        <translation>分片</translation>
     </message>
     <message>
         <source>A rank&apos;s 1/N slice of a unit&apos;s flat buffer. Sharded strategies keep only shards between uses.</source>
-        <translation type="unfinished"></translation>
+        <translation>一个 rank 持有的单元扁平缓冲区的 1/N。分片策略在两次使用之间只保留分片。</translation>
     </message>
     <message>
         <source>unshard (all-gather)</source>
-        <translation type="unfinished"></translation>
+        <translation>收集（unshard，all-gather）</translation>
     </message>
     <message>
         <source>all-gather</source>
-        <translation>all-gather（全收集）</translation>
+        <translation>all-gather</translation>
     </message>
     <message>
         <source>unshard</source>
-        <translation type="unfinished"></translation>
+        <translation>收集</translation>
     </message>
     <message>
         <source>Every rank sends its shard to every other rank, so all ranks end with the full unit: N shards of S bytes become N × S bytes on each rank. Each rank sends (N−1)/N of the full size.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 把自己的分片发给其他所有 rank，于是所有 rank 都得到完整单元：N 个 S 字节的分片在每个 rank 上变成 N × S 字节。每个 rank 发送完整大小的 (N−1)/N。</translation>
     </message>
     <message>
         <source>reshard</source>
-        <translation type="unfinished"></translation>
+        <translation>重新分片</translation>
     </message>
     <message>
         <source>Freeing a unit&apos;s gathered full parameters after use, keeping only the shard. This is what keeps ZeRO-3 / FSDP memory at 1/N of the model plus the units in flight.</source>
-        <translation type="unfinished"></translation>
+        <translation>用完后释放单元收集来的完整参数，只保留分片。正因如此，ZeRO-3 / FSDP 的内存才能保持在模型的 1/N 加上正在使用的单元。</translation>
     </message>
     <message>
         <source>reduce-scatter</source>
-        <translation>reduce-scatter（规约分散）</translation>
+        <translation>reduce-scatter</translation>
     </message>
     <message>
         <source>Each rank&apos;s full gradient is cut into N chunks; chunk j is summed over all ranks and lands on rank j, which keeps it as its gradient shard. Half the traffic of an all-reduce.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 的完整梯度被切成 N 块；第 j 块在所有 rank 上求和后落到 rank j，作为它的梯度分片保存。通信量是 all-reduce 的一半。</translation>
     </message>
     <message>
         <source>all-reduce</source>
-        <translation>all-reduce（全规约）</translation>
+        <translation>all-reduce</translation>
     </message>
     <message>
         <source>Every rank ends with the sum of all ranks&apos; buffers (DDP&apos;s gradient synchronisation). A ring sends 2(N−1)/N of the buffer per rank: a reduce-scatter followed by an all-gather.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 最终都得到所有 rank 缓冲区的总和（DDP 的梯度同步）。环形算法每个 rank 发送缓冲区的 2(N−1)/N：先 reduce-scatter，再 all-gather。</translation>
     </message>
     <message>
         <source>prefetch</source>
-        <translation type="unfinished"></translation>
+        <translation>预取</translation>
     </message>
     <message>
         <source>Starting the next unit&apos;s all-gather before the current unit&apos;s compute ends, so communication overlaps compute; it costs one more gathered unit of memory.</source>
-        <translation type="unfinished"></translation>
+        <translation>在当前单元的计算结束之前就开始下一个单元的 all-gather，让通信与计算重叠；代价是多占用一个已收集单元的内存。</translation>
     </message>
     <message>
         <source>ledger</source>
-        <translation type="unfinished"></translation>
+        <translation>账本</translation>
     </message>
     <message>
         <source>Per rank, the live and peak bytes of every category and tier, updated by every allocation and free.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 上每个类别和层级的当前字节数与峰值字节数，每次分配和释放都会更新。</translation>
     </message>
     <message>
         <source>This rank&apos;s slice of the parameters (bf16 with mixed precision): persistent under ZeRO-3 / FSDP.</source>
-        <translation type="unfinished"></translation>
+        <translation>本 rank 持有的参数切片（混合精度下为 bf16）：在 ZeRO-3 / FSDP 下常驻。</translation>
     </message>
     <message>
         <source>A unit&apos;s whole parameters: always live under DDP and ZeRO-1/2; under ZeRO-3 only between unshard and reshard.</source>
-        <translation type="unfinished"></translation>
+        <translation>单元的全部参数：在 DDP 和 ZeRO-1/2 下始终存在；在 ZeRO-3 下只在收集与重新分片之间存在。</translation>
     </message>
     <message>
         <source>A unit&apos;s whole gradient as backward produces it, before it is reduced.</source>
-        <translation type="unfinished"></translation>
+        <translation>反向传播产生的单元完整梯度，尚未规约。</translation>
     </message>
     <message>
         <source>This rank&apos;s slice of the summed gradient, what its optimizer shard needs.</source>
-        <translation type="unfinished"></translation>
+        <translation>本 rank 持有的已求和梯度切片，正是它的优化器分片所需要的。</translation>
     </message>
     <message>
         <source>The fp32 copy of the weights the optimizer updates (mixed precision), 4 bytes per parameter.</source>
-        <translation type="unfinished"></translation>
+        <translation>优化器更新的 fp32 权重副本（混合精度），每个参数 4 字节。</translation>
     </message>
     <message>
         <source>Adam&apos;s first moment, 4 bytes per parameter; sharded from ZeRO-1 on.</source>
-        <translation type="unfinished"></translation>
+        <translation>Adam 的一阶矩，每个参数 4 字节；从 ZeRO-1 起分片。</translation>
     </message>
     <message>
         <source>Adam&apos;s second moment, 4 bytes per parameter; sharded from ZeRO-1 on.</source>
-        <translation type="unfinished"></translation>
+        <translation>Adam 的二阶矩，每个参数 4 字节；从 ZeRO-1 起分片。</translation>
     </message>
     <message>
         <source>Layer outputs kept from the forward pass for the backward pass; checkpointing recomputes them instead.</source>
-        <translation type="unfinished"></translation>
+        <translation>前向传播中为反向传播保留的各层输出；激活检查点则改为重新计算它们。</translation>
     </message>
     <message>
         <source>Staging buffers for collectives, such as gradient buckets.</source>
-        <translation type="unfinished"></translation>
+        <translation>集合通信的中转缓冲区，例如梯度桶。</translation>
     </message>
     <message>
         <source>Short-lived scratch memory of kernels, such as fp32 copies of bf16 weights.</source>
-        <translation type="unfinished"></translation>
+        <translation>算子使用的短期临时内存，例如 bf16 权重的 fp32 副本。</translation>
     </message>
 </context>
 <context>
@@ -719,7 +719,7 @@
     </message>
     <message>
         <source>Page to show: ranks, timeline, flows, compare or calculator.</source>
-        <translation type="unfinished"></translation>
+        <translation>要显示的页面：ranks、timeline、flows、compare 或 calculator。</translation>
     </message>
 </context>
 <context>
@@ -863,39 +863,39 @@
     <name>shardscope::widgets::ComparePage</name>
     <message>
         <source>cannot read %1: %2</source>
-        <translation type="unfinished">无法读取 %1：%2</translation>
+        <translation>无法读取 %1：%2</translation>
     </message>
     <message>
         <source>%1: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1：%2</translation>
     </message>
     <message>
         <source>Open run or compare reports</source>
-        <translation type="unfinished"></translation>
+        <translation>打开运行报告或对比报告</translation>
     </message>
     <message>
         <source>Reports (*.json);;All files (*)</source>
-        <translation type="unfinished"></translation>
+        <translation>报告 (*.json);;所有文件 (*)</translation>
     </message>
     <message>
         <source>Open reports…</source>
-        <translation type="unfinished"></translation>
+        <translation>打开报告…</translation>
     </message>
     <message>
         <source>Add runs from JSON reports: shardscope-cli run --json, or shardscope-cli compare --json</source>
-        <translation type="unfinished"></translation>
+        <translation>从 JSON 报告添加运行：shardscope-cli run --json 或 shardscope-cli compare --json</translation>
     </message>
     <message>
         <source>Clear</source>
-        <translation type="unfinished"></translation>
+        <translation>清空</translation>
     </message>
     <message>
         <source>Remove every run from the comparison (runs finished from now on are added again)</source>
-        <translation type="unfinished"></translation>
+        <translation>从对比中移除所有运行（之后完成的运行会重新加入）</translation>
     </message>
     <message>
         <source>Compare</source>
-        <translation type="unfinished"></translation>
+        <translation>对比</translation>
     </message>
 </context>
 <context>
@@ -906,91 +906,91 @@
     </message>
     <message>
         <source>%1: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1：%2</translation>
     </message>
     <message>
         <source>reference (DDP)</source>
-        <translation type="unfinished"></translation>
+        <translation>基准（DDP）</translation>
     </message>
     <message>
         <source>bitwise equal to DDP</source>
-        <translation type="unfinished"></translation>
+        <translation>与 DDP 逐位相同</translation>
     </message>
     <message>
         <source>max |Δ| vs DDP = %1</source>
-        <translation type="unfinished"></translation>
+        <translation>与 DDP 的最大 |Δ| = %1</translation>
     </message>
     <message>
         <source>bitwise equal to DDP (same weight digest)</source>
-        <translation type="unfinished"></translation>
+        <translation>与 DDP 逐位相同（权重摘要一致）</translation>
     </message>
     <message>
         <source>weights differ from DDP (digest)</source>
-        <translation type="unfinished"></translation>
+        <translation>权重与 DDP 不同（摘要不一致）</translation>
     </message>
     <message>
         <source>no DDP run to compare with</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可供对比的 DDP 运行</translation>
     </message>
     <message>
         <source>Compare: open a compare report (shardscope-cli compare --json FILE) or several run reports.</source>
-        <translation type="unfinished"></translation>
+        <translation>对比：请打开对比报告（shardscope-cli compare --json FILE）或多个运行报告。</translation>
     </message>
     <message>
         <source>Final fp32 master weights of %1 against DDP&apos;s after the same steps. Digest %2.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 与 DDP 在相同步数后的最终 fp32 主权重对比。摘要 %2。</translation>
     </message>
     <message>
         <source>Rank ledgers: model states per rank by category, grouped by strategy</source>
-        <translation type="unfinished"></translation>
+        <translation>rank 账本：每个 rank 按类别的模型状态，按策略分组</translation>
     </message>
     <message>
         <source>bytes per rank (%1)</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 的字节数（%1）</translation>
     </message>
     <message>
         <source>r%1</source>
-        <translation type="unfinished"></translation>
+        <translation>r%1</translation>
     </message>
     <message>
         <source>measured peak</source>
-        <translation type="unfinished"></translation>
+        <translation>实测峰值</translation>
     </message>
     <message>
         <source>theory: model states</source>
-        <translation type="unfinished"></translation>
+        <translation>理论：模型状态</translation>
     </message>
     <message>
         <source>Peak bytes per rank</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 的峰值字节数</translation>
     </message>
     <message>
         <source>peak (%1)</source>
-        <translation type="unfinished"></translation>
+        <translation>峰值（%1）</translation>
     </message>
     <message>
         <source>rank</source>
-        <translation type="unfinished"></translation>
+        <translation>rank</translation>
     </message>
     <message>
         <source>%1 theory</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 理论值</translation>
     </message>
     <message>
         <source>Communication per rank per step</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 每步的通信量</translation>
     </message>
     <message>
         <source>bytes sent (%1)</source>
-        <translation type="unfinished"></translation>
+        <translation>发送字节数（%1）</translation>
     </message>
     <message>
         <source>theory</source>
-        <translation type="unfinished"></translation>
+        <translation>理论值</translation>
     </message>
     <message>
         <source>Runs: %1 · model %2 on %3 ranks. Bars: measured; ◆ and lines: the theory for the same configuration.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行数：%1 · 模型 %2，%3 个 rank。柱：实测值；◆ 和线：相同配置下的理论值。</translation>
     </message>
 </context>
 <context>
@@ -1127,65 +1127,65 @@ CPU/节点</translation>
     <name>shardscope::widgets::ExplainPanel</name>
     <message>
         <source>What is happening</source>
-        <translation type="unfinished"></translation>
+        <translation>正在发生什么</translation>
     </message>
     <message>
         <source>Glossary</source>
-        <translation type="unfinished"></translation>
+        <translation>术语表</translation>
     </message>
     <message>
         <source>Show the ZeRO / FSDP terms used here; terms in the sentence link to their entries</source>
-        <translation type="unfinished"></translation>
+        <translation>显示这里用到的 ZeRO / FSDP 术语；句子中的术语链接到对应条目</translation>
     </message>
 </context>
 <context>
     <name>shardscope::widgets::FlowPage</name>
     <message>
         <source>Flows</source>
-        <translation type="unfinished"></translation>
+        <translation>数据流</translation>
     </message>
 </context>
 <context>
     <name>shardscope::widgets::FlowView</name>
     <message>
         <source>shard only</source>
-        <translation type="unfinished"></translation>
+        <translation>仅有分片</translation>
     </message>
     <message>
         <source>unsharding (all-gather)</source>
-        <translation type="unfinished"></translation>
+        <translation>收集中（all-gather）</translation>
     </message>
     <message>
         <source>full parameters</source>
-        <translation type="unfinished"></translation>
+        <translation>完整参数</translation>
     </message>
     <message>
         <source>computing %1</source>
-        <translation type="unfinished"></translation>
+        <translation>%1计算中</translation>
     </message>
     <message>
         <source>resharded (full freed)</source>
-        <translation type="unfinished"></translation>
+        <translation>已重新分片（完整参数已释放）</translation>
     </message>
     <message>
         <source>reduce-scattering</source>
-        <translation type="unfinished"></translation>
+        <translation>reduce-scatter 中</translation>
     </message>
     <message>
         <source>gradient shard summed</source>
-        <translation type="unfinished"></translation>
+        <translation>梯度分片已求和</translation>
     </message>
     <message>
         <source>all-reducing</source>
-        <translation type="unfinished"></translation>
+        <translation>all-reduce 中</translation>
     </message>
     <message>
         <source>gradient summed</source>
-        <translation type="unfinished"></translation>
+        <translation>梯度已求和</translation>
     </message>
     <message>
         <source>the gradient norm</source>
-        <translation type="unfinished"></translation>
+        <translation>梯度范数</translation>
     </message>
     <message>
         <source>unit %1</source>
@@ -1193,7 +1193,7 @@ CPU/节点</translation>
     </message>
     <message>
         <source>for its %1</source>
-        <translation type="unfinished"></translation>
+        <translation>用于其%1</translation>
     </message>
     <message>
         <source>step %1</source>
@@ -1201,23 +1201,23 @@ CPU/节点</translation>
     </message>
     <message>
         <source>done</source>
-        <translation type="unfinished"></translation>
+        <translation>已完成</translation>
     </message>
     <message>
         <source>%1 shards of %2 become %3 of full parameters on every rank; each rank sends %4.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 个 %2 的分片在每个 rank 上合成 %3 的完整参数；每个 rank 发送 %4。</translation>
     </message>
     <message>
         <source>Every rank&apos;s %1 gradient is cut into %2 chunks of %3; chunk j is summed over all ranks into rank j&apos;s shard; each rank sends %4.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 的 %1 梯度被切成 %2 块、每块 %3；第 j 块在所有 rank 上求和后存入 rank j 的分片；每个 rank 发送 %4。</translation>
     </message>
     <message>
         <source>Every rank contributes %1 and ends with the same sum; each rank sends %2 (2(N−1)/N of it).</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 贡献 %1，最终都得到相同的总和；每个 rank 发送 %2（它的 2(N−1)/N）。</translation>
     </message>
     <message>
         <source>One rank sends %1 to every other rank.</source>
-        <translation type="unfinished"></translation>
+        <translation>一个 rank 把 %1 发送给其他所有 rank。</translation>
     </message>
     <message>
         <source>rank %1</source>
@@ -1225,51 +1225,51 @@ CPU/节点</translation>
     </message>
     <message>
         <source>each rank&apos;s shard</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 的分片</translation>
     </message>
     <message>
         <source>full parameters (param_full)</source>
-        <translation type="unfinished"></translation>
+        <translation>完整参数（param_full）</translation>
     </message>
     <message>
         <source>full gradients (grad_full)</source>
-        <translation type="unfinished"></translation>
+        <translation>完整梯度（grad_full）</translation>
     </message>
     <message>
         <source>summed gradient shard</source>
-        <translation type="unfinished"></translation>
+        <translation>已求和的梯度分片</translation>
     </message>
     <message>
         <source>each rank&apos;s buffer</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 的缓冲区</translation>
     </message>
     <message>
         <source>after: the sum on every rank</source>
-        <translation type="unfinished"></translation>
+        <translation>之后：每个 rank 上的总和</translation>
     </message>
     <message>
         <source>Gradient cycle:</source>
-        <translation type="unfinished"></translation>
+        <translation>梯度周期：</translation>
     </message>
     <message>
         <source>Unit cycle:</source>
-        <translation type="unfinished"></translation>
+        <translation>单元周期：</translation>
     </message>
     <message>
         <source>No collective yet at this point of the replay: the flows appear with the first all-gather, reduce-scatter or all-reduce.</source>
-        <translation type="unfinished"></translation>
+        <translation>回放到这里还没有集合通信：数据流会在第一次 all-gather、reduce-scatter 或 all-reduce 时出现。</translation>
     </message>
     <message>
         <source>No run yet: start a run or open a recording, then play it.</source>
-        <translation type="unfinished"></translation>
+        <translation>尚无运行：请开始运行或打开录制文件，然后播放。</translation>
     </message>
     <message>
         <source>prefetched while %1 computes</source>
-        <translation type="unfinished"></translation>
+        <translation>在 %1 计算时预取</translation>
     </message>
     <message>
         <source> (ranks: %1)</source>
-        <translation type="unfinished"></translation>
+        <translation>（rank 数：%1）</translation>
     </message>
 </context>
 <context>
@@ -1380,115 +1380,115 @@ CPU/节点</translation>
     <name>shardscope::widgets::PlaybackBar</name>
     <message>
         <source>event ›</source>
-        <translation type="unfinished"></translation>
+        <translation>事件 ›</translation>
     </message>
     <message>
         <source>‹ event</source>
-        <translation type="unfinished"></translation>
+        <translation>‹ 事件</translation>
     </message>
     <message>
         <source>unit ▸</source>
-        <translation type="unfinished"></translation>
+        <translation>单元 ▸</translation>
     </message>
     <message>
         <source>◂ unit</source>
-        <translation type="unfinished"></translation>
+        <translation>◂ 单元</translation>
     </message>
     <message>
         <source>phase ▸▸</source>
-        <translation type="unfinished"></translation>
+        <translation>阶段 ▸▸</translation>
     </message>
     <message>
         <source>◂◂ phase</source>
-        <translation type="unfinished"></translation>
+        <translation>◂◂ 阶段</translation>
     </message>
     <message>
         <source>Next event, any rank (→)</source>
-        <translation type="unfinished"></translation>
+        <translation>下一个事件，任意 rank（→）</translation>
     </message>
     <message>
         <source>Previous event, any rank (←)</source>
-        <translation type="unfinished"></translation>
+        <translation>上一个事件，任意 rank（←）</translation>
     </message>
     <message>
         <source>Next unit: where the focus rank starts work on another unit (Shift+→)</source>
-        <translation type="unfinished"></translation>
+        <translation>下一个单元：关注的 rank 开始处理另一个单元的位置（Shift+→）</translation>
     </message>
     <message>
         <source>Previous unit boundary of the focus rank (Shift+←)</source>
-        <translation type="unfinished"></translation>
+        <translation>关注 rank 的上一个单元边界（Shift+←）</translation>
     </message>
     <message>
         <source>Next phase: forward → backward → optimizer, on the focus rank (Ctrl+→)</source>
-        <translation type="unfinished"></translation>
+        <translation>下一个阶段：前向 → 反向 → 优化器，以关注的 rank 为准（Ctrl+→）</translation>
     </message>
     <message>
         <source>Previous phase change of the focus rank (Ctrl+←)</source>
-        <translation type="unfinished"></translation>
+        <translation>关注 rank 的上一次阶段切换（Ctrl+←）</translation>
     </message>
     <message>
         <source>Start of the next step (Page Down)</source>
-        <translation type="unfinished"></translation>
+        <translation>下一步的开头（Page Down）</translation>
     </message>
     <message>
         <source>Start of this or the previous step (Page Up)</source>
-        <translation type="unfinished"></translation>
+        <translation>本步或上一步的开头（Page Up）</translation>
     </message>
     <message>
         <source>speed %1×</source>
-        <translation type="unfinished"></translation>
+        <translation>速度 %1×</translation>
     </message>
     <message>
         <source> · step %1</source>
-        <translation type="unfinished"></translation>
+        <translation> · 第 %1 步</translation>
     </message>
     <message>
         <source>event %1 / %2</source>
-        <translation type="unfinished"></translation>
+        <translation>事件 %1 / %2</translation>
     </message>
     <message>
         <source>Pause</source>
-        <translation type="unfinished"></translation>
+        <translation>暂停</translation>
     </message>
     <message>
         <source>Play</source>
-        <translation type="unfinished"></translation>
+        <translation>播放</translation>
     </message>
     <message>
         <source>Play or pause the replay (Space)</source>
-        <translation type="unfinished"></translation>
+        <translation>播放或暂停回放（空格）</translation>
     </message>
     <message>
         <source>focus rank</source>
-        <translation type="unfinished"></translation>
+        <translation>关注 rank</translation>
     </message>
     <message>
         <source>Unit and phase steps follow this rank (ranks reach each boundary at slightly different times)</source>
-        <translation type="unfinished"></translation>
+        <translation>按单元和阶段单步时以该 rank 为准（各 rank 到达边界的时间略有不同）</translation>
     </message>
     <message>
         <source>Loop</source>
-        <translation type="unfinished"></translation>
+        <translation>循环</translation>
     </message>
     <message>
         <source>Start again from the beginning when the replay reaches the end</source>
-        <translation type="unfinished"></translation>
+        <translation>回放到结尾时从头开始</translation>
     </message>
     <message>
         <source>Drag to scrub through every event of the run</source>
-        <translation type="unfinished"></translation>
+        <translation>拖动以浏览本次运行的每个事件</translation>
     </message>
     <message>
         <source>Replay speed, 0.1× to 100× of the default pace (one step in about %1 s)</source>
-        <translation type="unfinished"></translation>
+        <translation>回放速度，为默认节奏（每步约 %1 秒）的 0.1× 到 100×</translation>
     </message>
     <message>
         <source>step ▸|</source>
-        <translation type="unfinished"></translation>
+        <translation>步 ▸|</translation>
     </message>
     <message>
         <source>|◂ step</source>
-        <translation type="unfinished"></translation>
+        <translation>|◂ 步</translation>
     </message>
 </context>
 <context>
@@ -1661,51 +1661,51 @@ CPU/节点</translation>
     <name>shardscope::widgets::RecordingFiles</name>
     <message>
         <source>Save recording</source>
-        <translation type="unfinished"></translation>
+        <translation>保存录制文件</translation>
     </message>
     <message>
         <source>ShardScope recordings (*.sstrace)</source>
-        <translation type="unfinished"></translation>
+        <translation>ShardScope 录制文件 (*.sstrace)</translation>
     </message>
     <message>
         <source>Export current view</source>
-        <translation type="unfinished"></translation>
+        <translation>导出当前视图</translation>
     </message>
     <message>
         <source>Export</source>
-        <translation type="unfinished"></translation>
+        <translation>导出</translation>
     </message>
     <message>
         <source>nothing to save: run a job or open a recording first</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可保存的内容：请先运行任务或打开录制文件</translation>
     </message>
     <message>
         <source>cannot write %1: %2</source>
-        <translation type="unfinished">无法写入 %1：%2</translation>
+        <translation>无法写入 %1：%2</translation>
     </message>
     <message>
         <source>no page to export</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可导出的页面</translation>
     </message>
     <message>
         <source>Open &amp;recent</source>
-        <translation type="unfinished"></translation>
+        <translation>最近打开(&amp;R)</translation>
     </message>
     <message>
         <source>&amp;Save recording as…</source>
-        <translation type="unfinished"></translation>
+        <translation>录制文件另存为(&amp;S)…</translation>
     </message>
     <message>
         <source>Write the run shown (live or opened) as a .sstrace recording</source>
-        <translation type="unfinished"></translation>
+        <translation>将当前显示的运行（实时或已打开）写为 .sstrace 录制文件</translation>
     </message>
     <message>
         <source>&amp;Export current view…</source>
-        <translation type="unfinished"></translation>
+        <translation>导出当前视图(&amp;E)…</translation>
     </message>
     <message>
         <source>Save the current chart or view as PNG, SVG or PDF</source>
-        <translation type="unfinished"></translation>
+        <translation>将当前图表或视图保存为 PNG、SVG 或 PDF</translation>
     </message>
 </context>
 <context>
@@ -1828,7 +1828,7 @@ CPU/节点</translation>
     </message>
     <message>
         <source>Precision</source>
-        <translation type="unfinished">精度</translation>
+        <translation>精度</translation>
     </message>
 </context>
 <context>
@@ -1990,7 +1990,7 @@ CPU/节点</translation>
     <name>shardscope::widgets::TimelinePage</name>
     <message>
         <source>Timeline</source>
-        <translation type="unfinished"></translation>
+        <translation>时间线</translation>
     </message>
 </context>
 <context>
@@ -2021,7 +2021,7 @@ CPU/节点</translation>
     </message>
     <message>
         <source>%1 across %2 ranks</source>
-        <translation type="unfinished"></translation>
+        <translation>%1，跨 %2 个 rank</translation>
     </message>
 </context>
 </TS>

@@ -182,8 +182,11 @@ void FlowView::paintRow(QPainter& p, const Layout& l, bool top) const {
     case CollectiveOp::ReduceScatter: caption = top ? tr("full gradients (grad_full)") : tr("summed gradient shard"); break;
     default: caption = top ? tr("each rank's buffer") : tr("after: the sum on every rank"); break;
     }
-    p.setPen(QColor(90, 90, 90));
     const double y = top ? l.topY + l.rowH + 2 : l.bottomY - fm.height() - 2;
+    // On a backdrop: the links pass under the caption.
+    const double w = fm.horizontalAdvance(caption) + 8;
+    p.fillRect(QRectF(l.area.center().x() - w / 2, y, w, fm.height()), palette().color(QPalette::Base));
+    p.setPen(QColor(90, 90, 90));
     p.drawText(QRectF(l.area.left(), y, l.area.width(), fm.height()), Qt::AlignHCenter, caption);
 }
 

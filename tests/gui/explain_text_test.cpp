@@ -7,6 +7,7 @@
 #include "explain_panel.h"
 #include "explain_text.h"
 #include "glossary_terms.h"
+#include "language.h"
 #include "timeline_test_recording.h"
 
 using namespace shardscope;
@@ -90,6 +91,29 @@ private Q_SLOTS:
         QCOMPARE(html.count(QStringLiteral("<a ")), 2);
         const QString ag = Glossary::linkTerms(QStringLiteral("Rank 2 all-gathers block1"), entries);
         QVERIFY2(ag.contains(QStringLiteral("glossary:all-gather")), qPrintable(ag));
+    }
+
+    void chineseAfterLoadingTheTranslator() {
+        testrec::Spec spec;
+        const auto m = testrec::loadModel(testrec::makeRecording(spec));
+        const std::uint64_t ag = testrec::findEvent(*m, 2, [](const Event& e) {
+            return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllGather && e.unit == 2;
+        });
+        const QString english = Explain::explain(*m, ag + 1, *m->info());
+        LanguageManager language;
+        QVERIFY(language.setLanguage(QStringLiteral("zh_CN")));
+        const QString chinese = Explain::explain(*m, ag + 1, *m->info());
+        QVERIFY2(chinese != english, qPrintable(chinese));
+        QVERIFY2(chinese.contains(QStringLiteral("分片")) && chinese.contains(QStringLiteral("block1")) &&
+                     chinese.contains(formatDecimal(static_cast<double>(testrec::fullBytes(spec)))),
+                 qPrintable(chinese));
+        // Every sentence of the run is translated (no English "Rank … " left), and the
+        // glossary links its Latin terms in Chinese too.
+        for (std::uint64_t i = 1; i <= m->eventCount(); ++i)
+            QVERIFY2(!Explain::explain(*m, i, *m->info()).startsWith(QStringLiteral("Rank ")), qPrintable(Explain::explain(*m, i, *m->info())));
+        QVERIFY(Glossary::linkTerms(chinese, Glossary::entries()).contains(QStringLiteral("glossary:all-gather")));
+        QVERIFY(language.setLanguage(QStringLiteral("en")));
+        QCOMPARE(Explain::explain(*m, ag + 1, *m->info()), english);
     }
 
     void panelFollowsThePosition() {
