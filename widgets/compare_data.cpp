@@ -94,7 +94,9 @@ std::vector<CompareRun> parseCompareRuns(const std::string& text) {
     const json j = json::parse(text, nullptr, false);
     if (j.is_discarded()) bad("the file is not valid JSON");
     const json* list = &j;
-    if (j.is_object() && j.contains("runs")) list = &j["runs"];
+    // shardscope-cli compare --json: {"ranks": N, "deterministic": …, "strategies": [report…]}.
+    if (j.is_object() && j.contains("strategies") && j["strategies"].is_array()) list = &j["strategies"];
+    else if (j.is_object() && j.contains("runs")) list = &j["runs"];
     std::vector<CompareRun> out;
     if (list->is_array()) {
         for (const json& r : *list) out.push_back(fromJson(r));

@@ -39,7 +39,8 @@ struct CompareRun {
 
 // One report object. Throws Error(Format) naming what is missing or malformed.
 CompareRun parseCompareRun(const std::string& json);
-// A file's text: one report, an array of reports, or {"runs": [...]} (shardscope-cli compare).
+// A file's text: one report, an array of reports, or shardscope-cli compare --json's
+// {"strategies": [...]} (also {"runs": [...]}).
 std::vector<CompareRun> parseCompareRuns(const std::string& json);
 
 struct Parity {

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "batch_capture.h"
+#include "compare_page.h"
 #include "language.h"
 #include "main_window.h"
 #include "ranks_page.h"
@@ -27,7 +28,7 @@ struct Options {
     QCommandLineOption view{QStringLiteral("view"), QApplication::translate("main", "Page to show: ranks, timeline, flows, compare or calculator."),
                             QStringLiteral("VIEW"), QStringLiteral("ranks")};
     QCommandLineOption lang{QStringLiteral("lang"), QApplication::translate("main", "UI language: en or zh_CN."), QStringLiteral("LANG")};
-    QCommandLineOption open{QStringLiteral("open"), QApplication::translate("main", "Open a recording (.sstrace) on the Ranks page."),
+    QCommandLineOption open{QStringLiteral("open"), QApplication::translate("main", "Open a recording (.sstrace) on the Ranks page, or a run/compare report (.json) on the Compare page."),
                             QStringLiteral("RECORDING")};
     QCommandLineOption runDefault{QStringLiteral("run-default"),
                                   QApplication::translate("main", "Run the default scenario (small, 4 CPU ranks, ZeRO-3); the default without --view or --open.")};
@@ -74,11 +75,19 @@ int main(int argc, char** argv) {
                         .arg(parser.value(o.view), window.pageIds().join(QStringLiteral(", "))));
     auto* ranks = qobject_cast<shardscope::widgets::RanksPage*>(window.page(QStringLiteral("ranks")));
 
+    // --open REPORT.json (a run report or `shardscope-cli compare --json`): the Compare page.
+    const bool openReports = parser.isSet(o.open) && parser.value(o.open).endsWith(QStringLiteral(".json"), Qt::CaseInsensitive);
+    if (openReports) {
+        auto* compare = qobject_cast<shardscope::widgets::ComparePage*>(window.page(QStringLiteral("compare")));
+        QString error;
+        if (!compare || !compare->openFiles({parser.value(o.open)}, &error)) return fail(error);
+        if (!parser.isSet(o.view)) window.showPage(QStringLiteral("compare"));
+    }
     if (parser.isSet(o.screenshot)) {
         shardscope::widgets::BatchRequest batch;
         batch.runDefault = parser.isSet(o.runDefault);
         batch.afterSteps = afterSteps > 0 ? afterSteps : (batch.runDefault ? 1 : 0);
-        batch.openPath = parser.value(o.open);
+        if (!openReports) batch.openPath = parser.value(o.open);
         if (const QString error = shardscope::widgets::prepareBatch(*ranks, batch); !error.isEmpty()) return fail(error);
         // The timeline shows the step holding the playhead (prepareBatch put it at that step's
         // busiest moment), so one step's unshard → compute → reshard cycles are readable.
@@ -93,7 +102,7 @@ int main(int argc, char** argv) {
     window.show();
     // A newcomer sees a real run animating within seconds: plain `shardscope` runs the default.
     const bool plain = !parser.isSet(o.view) && !parser.isSet(o.open);
-    if (parser.isSet(o.open)) QTimer::singleShot(0, ranks, [ranks, path = parser.value(o.open)] { ranks->openRecording(path); });
+    if (parser.isSet(o.open) && !openReports) QTimer::singleShot(0, ranks, [ranks, path = parser.value(o.open)] { ranks->openRecording(path); });
     else if (plain || parser.isSet(o.runDefault)) QTimer::singleShot(0, ranks, [ranks] { ranks->runDefault(); });
     return QApplication::exec();
 }

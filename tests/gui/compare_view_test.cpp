@@ -49,6 +49,11 @@ private Q_SLOTS:
         const auto runs = parseCompareRuns("{\"runs\":[" + report("ddp", 400, 9000, "d") + "," + report("zero3", 100, 5000, "d") + "]}");
         QCOMPARE(runs.size(), std::size_t{2});
         QCOMPARE(parseCompareRuns("[" + report("zero2", 1, 2, "x") + "]").size(), std::size_t{1});
+        // shardscope-cli compare --json (app/cli/cmd_compare.cpp): reports under "strategies".
+        const auto cli = parseCompareRuns("{\"ranks\":4,\"deterministic\":true,\"strategies\":[" + report("ddp", 400, 9000, "d") + "," +
+                                          report("zero3", 100, 5000, "d", ",\"max_abs_delta_vs_ddp\":0") + "]}");
+        QCOMPARE(cli.size(), std::size_t{2});
+        QCOMPARE(cli[1].maxAbsDeltaVsDdp.value_or(-1), 0.0);
         QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("{\"runs\":[{\"strategy\":\"ddp\"}]}"));
         QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("not json"));
     }
