@@ -698,10 +698,6 @@
         <translation>未知视图 &apos;%1&apos;（可选：%2）</translation>
     </message>
     <message>
-        <source>Open a recording (.sstrace) on the Ranks page.</source>
-        <translation>在 Rank 视图页面打开录制文件（.sstrace）。</translation>
-    </message>
-    <message>
         <source>Run the default scenario (small, 4 CPU ranks, ZeRO-3); the default without --view or --open.</source>
         <translation>运行默认场景（small，4 个 CPU rank，ZeRO-3）；未指定 --view 或 --open 时默认如此。</translation>
     </message>
@@ -720,6 +716,10 @@
     <message>
         <source>Page to show: ranks, timeline, flows, compare or calculator.</source>
         <translation>要显示的页面：ranks、timeline、flows、compare 或 calculator。</translation>
+    </message>
+    <message>
+        <source>Open a recording (.sstrace) on the Ranks page, or a run/compare report (.json) on the Compare page.</source>
+        <translation>在 Rank 视图页面打开录制文件（.sstrace），或在对比页面打开运行/对比报告（.json）。</translation>
     </message>
 </context>
 <context>
@@ -896,6 +896,111 @@
     <message>
         <source>Compare</source>
         <translation>对比</translation>
+    </message>
+    <message numerus="yes">
+        <source>Comparison finished: %n strategies</source>
+        <translation>
+            <numerusform>对比完成：%n 种策略</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::CompareRunner</name>
+    <message>
+        <source>shardscope-cli was not found at %1: build the shardscope-cli target (it runs the comparison)</source>
+        <translation>在 %1 找不到 shardscope-cli：请构建 shardscope-cli 目标（对比由它运行）</translation>
+    </message>
+    <message>
+        <source>cannot create a temporary folder for the report: %1</source>
+        <translation>无法为报告创建临时文件夹：%1</translation>
+    </message>
+    <message>
+        <source>Starting shardscope-cli compare…</source>
+        <translation>正在启动 shardscope-cli compare…</translation>
+    </message>
+    <message>
+        <source>Stopping…</source>
+        <translation>正在停止…</translation>
+    </message>
+    <message numerus="yes">
+        <source>Running %1 on %n rank(s) (%2 of %3)…</source>
+        <translation>
+            <numerusform>正在 %n 个 rank 上运行 %1（第 %2 个，共 %3 个）…</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Stopped.</source>
+        <translation>已停止。</translation>
+    </message>
+    <message>
+        <source>Comparison stopped</source>
+        <translation>对比已停止</translation>
+    </message>
+    <message>
+        <source>shardscope-cli crashed</source>
+        <translation>shardscope-cli 崩溃了</translation>
+    </message>
+    <message>
+        <source>shardscope-cli exited with code %1</source>
+        <translation>shardscope-cli 以退出码 %1 结束</translation>
+    </message>
+    <message>
+        <source>cannot read the comparison report %1: %2</source>
+        <translation>无法读取对比报告 %1：%2</translation>
+    </message>
+    <message numerus="yes">
+        <source>Done: %1 strategies on %n rank(s).</source>
+        <translation>
+            <numerusform>完成：在 %n 个 rank 上运行了 %1 种策略。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>cannot start %1: %2</source>
+        <translation>无法启动 %1：%2</translation>
+    </message>
+    <message>
+        <source>Run all strategies:</source>
+        <translation>运行全部策略：</translation>
+    </message>
+    <message>
+        <source>Ranks</source>
+        <translation>rank 数</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Steps</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Stop the comparison (the CLI tears its mpirun jobs down)</source>
+        <translation>停止对比（CLI 会终止它启动的 mpirun 任务）</translation>
+    </message>
+    <message>
+        <source>Run DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP back to back with the same seed (shardscope-cli compare --deterministic) and show them side by side</source>
+        <translation>使用相同随机种子依次运行 DDP、ZeRO-1、ZeRO-2、ZeRO-3 和 FSDP（shardscope-cli compare --deterministic），并将结果并排显示</translation>
+    </message>
+    <message>
+        <source>Data-parallel ranks: one mpirun process each</source>
+        <translation>数据并行的 rank 数：每个 rank 是一个 mpirun 进程</translation>
+    </message>
+    <message>
+        <source>The GPT preset every strategy trains</source>
+        <translation>每种策略训练的 GPT 预设模型</translation>
+    </message>
+    <message>
+        <source>Training steps per strategy</source>
+        <translation>每种策略的训练步数</translation>
     </message>
 </context>
 <context>
@@ -1931,24 +2036,16 @@ CPU/节点</translation>
         <translation>理论：%1</translation>
     </message>
     <message>
-        <source>ZeRO-1 limit %1×</source>
-        <translation>ZeRO-1 极限 %1 倍</translation>
-    </message>
-    <message>
-        <source>ZeRO-2 limit %1×</source>
-        <translation>ZeRO-2 极限 %1 倍</translation>
-    </message>
-    <message>
         <source>N× (ZeRO-3 limit)</source>
         <translation>N 倍（ZeRO-3 极限）</translation>
     </message>
     <message>
-        <source>measured (this run)</source>
-        <translation>实测（本次运行）</translation>
+        <source>ZeRO-1/2 limits</source>
+        <translation>ZeRO-1/2 极限</translation>
     </message>
     <message>
-        <source>%1×  at N = %2</source>
-        <translation>N = %2 时为 %1 倍</translation>
+        <source>measured: %1×</source>
+        <translation>实测：%1 倍</translation>
     </message>
 </context>
 <context>

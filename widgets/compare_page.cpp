@@ -9,13 +9,17 @@
 #include <algorithm>
 #include <qcustomplot.h>
 
+#include "compare_runner.h"
 #include "compare_view.h"
 #include "core/error.h"
 #include "theory/policy.h"
 
 namespace shardscope::widgets {
 
-ComparePage::ComparePage(QWidget* parent) : QWidget(parent), view_(new CompareView(this)) {
+ComparePage::ComparePage(QWidget* parent) : QWidget(parent), view_(new CompareView(this)), runner_(new CompareRunner(this)) {
+    runner_->setObjectName(QStringLiteral("compareRunner"));
+    connect(runner_, &CompareRunner::finished, this, &ComparePage::showComparison);
+    connect(runner_, &CompareRunner::statusMessage, this, &ComparePage::statusMessage);
     open_ = new QPushButton(this);
     clear_ = new QPushButton(this);
     connect(open_, &QPushButton::clicked, this, &ComparePage::chooseFiles);
@@ -26,6 +30,7 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent), view_(new CompareVi
     buttons->addStretch(1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(runner_);
     layout->addLayout(buttons);
     layout->addWidget(view_, 1);
     retranslateUi();
@@ -77,6 +82,19 @@ bool ComparePage::openFiles(const QStringList& paths, QString* error) {
 }
 
 void ComparePage::clear() { view_->setRuns({}); }
+
+// A fresh comparison replaces what was shown: its runs share one model, N and seed, and mixing
+// them with older runs of another configuration would make the parity badges meaningless.
+void ComparePage::showComparison(const QByteArray& json) {
+    try {
+        std::vector<CompareRun> runs = parseCompareRuns(json.toStdString());
+        view_->setRuns({});
+        merge(std::move(runs));
+        Q_EMIT statusMessage(tr("Comparison finished: %n strategies", nullptr, static_cast<int>(view_->runs().size())));
+    } catch (const Error& e) {
+        Q_EMIT statusMessage(QString::fromUtf8(e.what()));
+    }
+}
 
 QWidget* ComparePage::exportTarget() const {
     // The chart the user last clicked into, else the ledgers.

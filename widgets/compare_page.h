@@ -1,7 +1,8 @@
 #pragma once
 // The Compare page: every run finished (or recording opened) in this session adds its report,
 // one per strategy (a newer run of the same strategy replaces the older), plus reports opened
-// from files (`shardscope-cli compare --json`, or single run reports). Shows CompareView.
+// from files (`shardscope-cli compare --json`, or single run reports), or a fresh comparison of
+// every strategy run by CompareRunner (the real CLI). Shows CompareView.
 #include <QWidget>
 
 #include "compare_data.h"
@@ -10,6 +11,7 @@ class QPushButton;
 
 namespace shardscope::widgets {
 
+class CompareRunner;
 class CompareView;
 
 class ComparePage : public QWidget {
@@ -22,6 +24,7 @@ public:
     bool openFiles(const QStringList& paths, QString* error);
     void clear();
     CompareView* view() const { return view_; }
+    CompareRunner* runner() const { return runner_; }
     QWidget* exportTarget() const;
 
 Q_SIGNALS:
@@ -32,10 +35,12 @@ protected:
 
 private:
     void merge(std::vector<CompareRun> runs);
+    void showComparison(const QByteArray& json);
     void chooseFiles();
     void retranslateUi();
 
     CompareView* view_;
+    CompareRunner* runner_;
     QPushButton* open_;
     QPushButton* clear_;
 };

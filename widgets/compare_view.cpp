@@ -45,6 +45,9 @@ QCustomPlot* makePlot(QWidget* parent) {
     auto* plot = new QCustomPlot(parent);
     plot->setMinimumSize(320, 220);
     plot->setFocusPolicy(Qt::ClickFocus); // the clicked chart is the one File → Export saves
+    // x = 0 is the first bar's centre here, not an origin: its solid zero line read as a
+    // needle sticking out of that bar.
+    plot->xAxis->grid()->setZeroLinePen(Qt::NoPen);
     plot->plotLayout()->insertRow(0);
     plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, QString(), QFont(parent->font().family(), 10, QFont::Bold)));
     plot->legend->setVisible(true);

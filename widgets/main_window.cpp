@@ -30,9 +30,14 @@ MainWindow::MainWindow(LanguageManager* language, QWidget* parent)
     sidebar_->setObjectName(QStringLiteral("pageList"));
     sidebar_->setFixedWidth(120);
     sidebar_->setFrameShape(QFrame::NoFrame);
-    sidebar_->setStyleSheet(QStringLiteral("QListWidget { background: #2b3440; color: #e8edf2; font-size: 11pt; }"
-                                           "QListWidget::item { padding: 10px 8px; }"
-                                           "QListWidget::item:selected { background: #4c78a8; color: white; }"));
+    // Every item state gets the same box (padding, border, margin): with the box set on
+    // ::item alone, the style drew unselected items without it and the selected text stood
+    // shifted right of the others. outline: none drops the focus frame that also nudged it.
+    sidebar_->setStyleSheet(QStringLiteral("QListWidget { background: #2b3440; color: #e8edf2; font-size: 11pt; outline: none; }"
+                                           "QListWidget::item, QListWidget::item:selected, QListWidget::item:hover {"
+                                           " padding: 10px 8px; margin: 0px; border: 0px; }"
+                                           "QListWidget::item:selected { background: #4c78a8; color: white; }"
+                                           "QListWidget::item:hover:!selected { background: #35404e; }"));
     stack_ = new QStackedWidget(central);
     layout->addWidget(sidebar_);
     layout->addWidget(stack_, 1);

@@ -181,6 +181,7 @@ void SavingsChart::rebuild() {
     plot_->yAxis->setLabel(tr("DDP ÷ this strategy, per rank"));
     measured_.reset();
     theory_.reset();
+    plot_->yAxis2->setVisible(false); // addLimits shows it when there are limits to name
     const RunInfo* info = data_.info.get();
     const int n = info ? info->worldSize : 4;
     const double xMax = std::max(64.0, std::pow(2.0, std::ceil(std::log2(std::max(n, 1)))) * 2);
@@ -217,21 +218,32 @@ void SavingsChart::addLimits(double xMax) {
     const double total = static_cast<double>(ddp.tier(Tier::Device));
     const double params = static_cast<double>(ddp.group(StateGroup::Param, Tier::Device));
     const double grads = static_cast<double>(ddp.group(StateGroup::Grad, Tier::Device));
-    auto line = [&](double y, const QString& text) {
+    // The limits are named on the right axis, not inside the axes: every text placed next to a
+    // dashed line collided with a curve (ZeRO-1/2 approach their limit from below, the ZeRO-3
+    // diagonal crosses both lines) or with the measured point in the small chart.
+    auto limits = QSharedPointer<QCPAxisTickerText>::create();
+    bool first = true;
+    auto line = [&](double y, Strategy s) {
         QCPGraph* g = plot_->addGraph();
-        g->setPen(QPen(QColor(0x70, 0x70, 0x70), 1, Qt::DashLine));
+        QColor c = strategyColor(static_cast<int>(s));
+        c.setAlpha(150);
+        g->setPen(QPen(c, 1, Qt::DashLine));
         g->addData(1, y);
         g->addData(xMax, y);
-        g->removeFromLegend();
-        auto* label = new QCPItemText(plot_);
-        // At the right end, away from the measured point (which sits at small N).
-        label->position->setCoords(xMax * 0.95, y);
-        label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
-        label->setText(text);
-        label->setColor(QColor(0x50, 0x50, 0x50));
+        // One legend entry explains both dashed lines; their colour says whose limit it is.
+        if (first) g->setName(tr("ZeRO-1/2 limits"));
+        else g->removeFromLegend();
+        first = false;
+        limits->addTick(y, QString::number(y, 'g', 3) + QStringLiteral("×"));
     };
-    if (params + grads > 0) line(total / (params + grads), tr("ZeRO-1 limit %1×").arg(total / (params + grads), 0, 'g', 3));
-    if (params > 0) line(total / params, tr("ZeRO-2 limit %1×").arg(total / params, 0, 'g', 3));
+    if (params + grads > 0) line(total / (params + grads), Strategy::Zero1);
+    if (params > 0) line(total / params, Strategy::Zero2);
+    plot_->yAxis2->setVisible(true);
+    plot_->yAxis2->setScaleType(QCPAxis::stLogarithmic);
+    plot_->yAxis2->setRange(plot_->yAxis->range());
+    plot_->yAxis2->setTicker(limits);
+    plot_->yAxis2->setTickLabelColor(QColor(0x50, 0x50, 0x50));
+    plot_->yAxis2->setSubTicks(false);
     QCPGraph* diag = plot_->addGraph();
     diag->setName(tr("N× (ZeRO-3 limit)"));
     diag->setPen(QPen(QColor(0x99, 0x99, 0x99), 1, Qt::DotLine));
@@ -248,19 +260,13 @@ void SavingsChart::addMeasuredPoint() {
     if (!ddp || measured == 0) return;
     measured_ = static_cast<double>(*ddp) / static_cast<double>(measured);
     QCPGraph* point = plot_->addGraph();
-    point->setName(tr("measured (this run)"));
+    // The value lives in the legend: the point sits on a theory curve by construction, so a
+    // label beside it always crossed that curve or the limit lines.
+    // (Short: the legend's two columns share the chart's width; N is the point's x.)
+    point->setName(tr("measured: %1×").arg(*measured_, 0, 'f', 2));
     point->setLineStyle(QCPGraph::lsNone);
-    point->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, QColor(0x20, 0x20, 0x20), QColor(0xf2, 0xc1, 0x4e), 13));
+    point->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, QColor(0x20, 0x20, 0x20), QColor(0xf2, 0xc1, 0x4e), 11));
     point->addData(info.worldSize, *measured_);
-    auto* label = new QCPItemText(plot_);
-    // Left of the point when it sits in the right half, so the text stays inside the axes.
-    const bool rightHalf = info.worldSize * info.worldSize > plot_->xAxis->range().upper;
-    label->position->setCoords(info.worldSize * (rightHalf ? 0.85 : 1.15), *measured_);
-    label->setPositionAlignment((rightHalf ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter);
-    label->setText(tr("%1×  at N = %2").arg(*measured_, 0, 'f', 2).arg(info.worldSize));
-    QFont bold = font();
-    bold.setBold(true);
-    label->setFont(bold);
 }
 
 void SavingsChart::changeEvent(QEvent* event) {

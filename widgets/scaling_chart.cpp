@@ -159,6 +159,10 @@ void ScalingChart::addLimitLine(double y, double xMin, double xMax, const QStrin
     text->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
     text->setText(label);
     text->setColor(Qt::darkGray);
+    // The next curve down can still reach this band at large N (ZeRO-2 under ZeRO-1's label):
+    // a translucent backing keeps the text readable where a curve passes behind it.
+    text->setBrush(QBrush(QColor(255, 255, 255, 210)));
+    text->setPadding(QMargins(2, 0, 2, 0));
 }
 
 void ScalingChart::addMarker() {

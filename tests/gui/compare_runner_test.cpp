@@ -1,0 +1,78 @@
+// Compare page, "Run all strategies": the real shardscope-cli compare runs DDP, ZeRO-1/2/3 and
+// FSDP through mpirun (skipped where the CLI or mpirun is missing), and its report lands in the
+// view with bitwise parity badges; a missing CLI is an inline message, never a crash.
+#include <QFileInfo>
+#include <QLabel>
+#include <QTest>
+
+#include "compare_page.h"
+#include "compare_runner.h"
+#include "compare_view.h"
+#include "core/launch.h"
+
+using namespace shardscope;
+using namespace shardscope::widgets;
+
+namespace {
+const QString kCli = QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-cli");
+}
+
+class CompareRunnerTest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void argumentsAreTheCliContract() {
+        CompareRunner runner;
+        runner.setRanks(3);
+        runner.setModel(QStringLiteral("small"));
+        runner.setSteps(2);
+        QCOMPARE(runner.arguments(QStringLiteral("/tmp/x.json")),
+                 (QStringList{"compare", "--ranks", "3", "--model", "small", "--steps", "2", "--strategies",
+                              "ddp,zero1,zero2,zero3,fsdp", "--json", "/tmp/x.json"}));
+    }
+
+    void missingCliIsAnInlineMessage() {
+        ComparePage page;
+        page.resize(1200, 800);
+        page.runner()->setCliPath(QStringLiteral("/nonexistent/shardscope-cli"));
+        page.runner()->start();
+        QVERIFY(!page.runner()->isRunning());
+        QVERIFY2(page.runner()->errorText().contains(QStringLiteral("shardscope-cli was not found")), qPrintable(page.runner()->errorText()));
+        QVERIFY(page.view()->runs().empty());
+    }
+
+    void failingCliShowsItsLastStderrLine() {
+        // /bin/sh stands in for a CLI that rejects its input: it cannot open a script named
+        // "compare", says so in one stderr line and exits non-zero.
+        if (!QFileInfo(QStringLiteral("/bin/sh")).isExecutable()) QSKIP("/bin/sh is missing");
+        ComparePage page;
+        page.runner()->setCliPath(QStringLiteral("/bin/sh"));
+        page.runner()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(!page.runner()->isRunning(), 10000);
+        QVERIFY2(page.runner()->errorText().contains(QStringLiteral("compare")), qPrintable(page.runner()->errorText()));
+        QVERIFY(page.view()->runs().empty());
+    }
+
+    void runsEveryStrategyWithTheRealCli() {
+        if (!QFileInfo(kCli).isExecutable()) QSKIP("build/bin/shardscope-cli is missing: build the shardscope-cli target to run comparisons");
+        if (!launch::findExecutable("mpirun")) QSKIP("mpirun is not on PATH: install OpenMPI to run comparisons");
+        ComparePage page;
+        page.resize(1200, 800);
+        page.runner()->setCliPath(kCli);
+        page.runner()->setRanks(2);
+        page.runner()->setModel(QStringLiteral("tiny"));
+        page.runner()->setSteps(1);
+        page.runner()->start();
+        QVERIFY(page.runner()->isRunning());
+        QTRY_VERIFY_WITH_TIMEOUT(!page.runner()->isRunning(), 120000);
+        QVERIFY2(page.runner()->errorText().isEmpty(), qPrintable(page.runner()->errorText()));
+        QCOMPARE(page.view()->runs().size(), std::size_t{5});
+        const QStringList badges = page.view()->badgeTexts();
+        QCOMPARE(badges.size(), 5);
+        QVERIFY2(badges[0].contains(QStringLiteral("reference")), qPrintable(badges[0]));
+        for (int i = 1; i < 5; ++i) QVERIFY2(badges[i].contains(QStringLiteral("bitwise")), qPrintable(badges[i]));
+        QVERIFY2(page.runner()->progressText().contains(QStringLiteral("Done")), qPrintable(page.runner()->progressText()));
+    }
+};
+
+QTEST_MAIN(CompareRunnerTest)
+#include "compare_runner_test.moc"
