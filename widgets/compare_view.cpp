@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <qcustomplot.h>
 
+#include "plot_setup.h"
+
 #include "byte_format.h"
 #include "category_palette.h"
 #include "core/error.h"
@@ -58,10 +60,6 @@ QCustomPlot* makePlot(QWidget* parent) {
     plot->plotLayout()->addElement(2, 0, plot->legend);
     plot->plotLayout()->setRowStretchFactor(2, 0.001);
     return plot;
-}
-
-void setTitle(QCustomPlot* plot, const QString& text) {
-    if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) t->setText(text);
 }
 
 void reset(QCustomPlot* plot) {
@@ -183,7 +181,7 @@ void CompareView::buildBadges() {
 // x layout of the ledger chart: strategy groups of N ranks, one empty slot between groups.
 void CompareView::buildLedger() {
     reset(ledger_);
-    setTitle(ledger_, tr("Rank ledgers: model states per rank by category, grouped by strategy"));
+    setPlotTitle(ledger_, tr("Rank ledgers: model states per rank by category, grouped by strategy"));
     double maxBytes = 1;
     for (const auto& r : runs_)
         for (const auto& rk : r.ranks) maxBytes = std::max(maxBytes, static_cast<double>(rk.peakTotal));
@@ -246,7 +244,7 @@ void CompareView::buildLedger() {
 
 void CompareView::buildPeak() {
     reset(peak_);
-    setTitle(peak_, tr("Peak bytes per rank"));
+    setPlotTitle(peak_, tr("Peak bytes per rank"));
     double maxBytes = 1;
     int ranks = 1;
     for (const auto& r : runs_) {
@@ -284,7 +282,7 @@ void CompareView::buildPeak() {
 
 void CompareView::buildComm() {
     reset(comm_);
-    setTitle(comm_, tr("Communication per rank per step"));
+    setPlotTitle(comm_, tr("Communication per rank per step"));
     double maxBytes = 1;
     for (const auto& r : runs_) maxBytes = std::max({maxBytes, r.commTotal(), r.theoryCommTotal()});
     const AxisUnit u = unitFor(maxBytes);

@@ -6,6 +6,7 @@
 #include <qcustomplot.h>
 
 #include "byte_format.h"
+#include "plot_setup.h"
 #include "category_palette.h"
 #include "run_request.h"
 #include "theory/estimate.h"
@@ -16,26 +17,10 @@ namespace {
 
 using theory::Strategy;
 
-class ByteTicker : public QCPAxisTicker {
-protected:
-    QString getTickLabel(double tick, const QLocale&, QChar, int) override { return formatDecimal(tick); }
-};
-
 class TimesLogTicker : public QCPAxisTickerLog {
 protected:
     QString getTickLabel(double tick, const QLocale&, QChar, int) override { return QString::number(tick, 'g', 3) + QStringLiteral("×"); }
 };
-
-QCustomPlot* makePlot(QWidget* owner) {
-    auto* plot = new QCustomPlot(owner);
-    auto* layout = new QVBoxLayout(owner);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(plot);
-    plot->setMinimumSize(240, 180);
-    plot->plotLayout()->insertRow(0);
-    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, QString(), QFont(owner->font().family(), 9, QFont::Bold)));
-    return plot;
-}
 
 // The legend in its own row under the axes, so it never covers bars, curves or labels.
 void legendBelow(QCustomPlot* plot, int columns) {
@@ -50,10 +35,6 @@ void legendBelow(QCustomPlot* plot, int columns) {
     plot->legend->setRowSpacing(0);
     plot->plotLayout()->addElement(2, 0, plot->legend);
     plot->plotLayout()->setRowStretchFactor(2, 0.001);
-}
-
-void setTitle(QCustomPlot* plot, const QString& title) {
-    if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) t->setText(title);
 }
 
 // The run's model at N ranks under strategy s, as the theory engine sees it: the preset's GPT
@@ -97,7 +78,7 @@ std::optional<std::uint64_t> ddpModelStates(const RunInfo& info) {
 
 // ---- measured vs theory, by category ----
 
-MeasuredVsTheoryChart::MeasuredVsTheoryChart(QWidget* parent) : QWidget(parent), plot_(makePlot(this)) {
+MeasuredVsTheoryChart::MeasuredVsTheoryChart(QWidget* parent) : QWidget(parent), plot_(makeTitledPlot(this)) {
     plot_->setObjectName(QStringLiteral("measuredVsTheoryPlot"));
     // Horizontal bars: the category names read left to right, however narrow the chart is.
     auto bytes = QSharedPointer<ByteTicker>::create();
@@ -115,7 +96,7 @@ void MeasuredVsTheoryChart::setComparison(const TheoryComparison& c) {
 
 void MeasuredVsTheoryChart::rebuild() {
     plot_->clearPlottables();
-    setTitle(plot_, tr("Rank %1: measured vs theory, by category").arg(data_.rank));
+    setPlotTitle(plot_, tr("Rank %1: measured vs theory, by category").arg(data_.rank));
     plot_->xAxis->setLabel(tr("bytes per rank"));
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     auto* group = new QCPBarsGroup(plot_);
@@ -159,7 +140,7 @@ void MeasuredVsTheoryChart::changeEvent(QEvent* event) {
 
 // ---- savings vs DDP ----
 
-SavingsChart::SavingsChart(QWidget* parent) : QWidget(parent), plot_(makePlot(this)) {
+SavingsChart::SavingsChart(QWidget* parent) : QWidget(parent), plot_(makeTitledPlot(this)) {
     plot_->setObjectName(QStringLiteral("savingsPlot"));
     plot_->xAxis->setScaleType(QCPAxis::stLogarithmic);
     plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
@@ -176,7 +157,7 @@ void SavingsChart::setComparison(const TheoryComparison& c) {
 void SavingsChart::rebuild() {
     plot_->clearPlottables();
     plot_->clearItems();
-    setTitle(plot_, tr("Savings vs DDP (model states)"));
+    setPlotTitle(plot_, tr("Savings vs DDP (model states)"));
     plot_->xAxis->setLabel(tr("ranks N"));
     plot_->yAxis->setLabel(tr("DDP ÷ this strategy, per rank"));
     measured_.reset();

@@ -5,36 +5,16 @@
 #include <qcustomplot.h>
 
 #include "byte_format.h"
+#include "plot_setup.h"
 #include "category_palette.h"
 #include "rank_ledger_view.h"
 
 namespace shardscope::widgets {
 namespace {
 
-class ByteTicker : public QCPAxisTicker {
-protected:
-    QString getTickLabel(double tick, const QLocale&, QChar, int) override { return formatDecimal(tick); }
-};
-
-QCustomPlot* makePlot(QWidget* owner) {
-    auto* plot = new QCustomPlot(owner);
-    auto* layout = new QVBoxLayout(owner);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(plot);
-    plot->setMinimumSize(240, 180);
-    plot->plotLayout()->insertRow(0);
-    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, QString(), QFont(owner->font().family(), 9, QFont::Bold)));
-    plot->setNoAntialiasingOnDrag(true);
-    return plot;
-}
-
-void setTitle(QCustomPlot* plot, const QString& title) {
-    if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) t->setText(title);
-}
-
 } // namespace
 
-MemoryTimelineChart::MemoryTimelineChart(QWidget* parent) : QWidget(parent), plot_(makePlot(this)) {
+MemoryTimelineChart::MemoryTimelineChart(QWidget* parent) : QWidget(parent), plot_(makeTitledPlot(this)) {
     plot_->setObjectName(QStringLiteral("memoryTimelinePlot"));
     plot_->yAxis->setTicker(QSharedPointer<ByteTicker>::create());
     // One graph per category, stacked in the rank view's order; each fills down to the one below.
@@ -126,13 +106,13 @@ void MemoryTimelineChart::changeEvent(QEvent* event) {
 }
 
 void MemoryTimelineChart::retranslateUi() {
-    setTitle(plot_, tr("Memory of rank %1 over the run (stacked by category)").arg(rank_));
+    setPlotTitle(plot_, tr("Memory of rank %1 over the run (stacked by category)").arg(rank_));
     plot_->xAxis->setLabel(tr("time in the run (ms, steps back to back)"));
     plot_->yAxis->setLabel(tr("live bytes"));
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-LossChart::LossChart(QWidget* parent) : QWidget(parent), plot_(makePlot(this)) {
+LossChart::LossChart(QWidget* parent) : QWidget(parent), plot_(makeTitledPlot(this)) {
     plot_->setObjectName(QStringLiteral("lossPlot"));
     QCPGraph* g = plot_->addGraph();
     g->setPen(QPen(QColor(0xd6, 0x27, 0x28), 2));
@@ -169,7 +149,7 @@ void LossChart::changeEvent(QEvent* event) {
 }
 
 void LossChart::retranslateUi() {
-    setTitle(plot_, tr("Training loss per step (rank 0)"));
+    setPlotTitle(plot_, tr("Training loss per step (rank 0)"));
     plot_->xAxis->setLabel(tr("step"));
     plot_->yAxis->setLabel(tr("loss"));
     plot_->replot(QCustomPlot::rpQueuedReplot);
