@@ -10,9 +10,6 @@
 #include "rank_ledger_view.h"
 
 namespace shardscope::widgets {
-namespace {
-
-} // namespace
 
 MemoryTimelineChart::MemoryTimelineChart(QWidget* parent) : QWidget(parent), plot_(makeTitledPlot(this)) {
     plot_->setObjectName(QStringLiteral("memoryTimelinePlot"));
