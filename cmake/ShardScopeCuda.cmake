@@ -12,6 +12,9 @@ if(NOT SHARDSCOPE_CUDA STREQUAL "OFF")
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       set(CMAKE_CUDA_ARCHITECTURES 80 90)
     endif()
+    # One CUDA runtime per process: the worker links cudart through several libraries, and the
+    # probe dlopen()s libcudart — a static copy in each would each hold its own context state.
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(SHARDSCOPE_WITH_CUDA ON)

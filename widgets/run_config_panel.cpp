@@ -10,6 +10,7 @@
 #include <QStandardItemModel>
 
 #include "byte_format.h"
+#include "run_request.h"
 #include "run_theory_charts.h"
 #include "theory_names.h"
 
@@ -245,7 +246,7 @@ void RunConfigPanel::retranslateUi() {
     for (const auto& [field, text] : labels) rows_[field].label->setText(text);
     backend_->setItemText(0, tr("CPU (OpenMPI ranks)"));
     backend_->setItemText(1, tr("GPU (CUDA)"));
-    backend_->setItemData(1, tr("no CUDA device: this build/machine has none"), Qt::ToolTipRole);
+    backend_->setItemData(1, gpuUnavailableReason(), Qt::ToolTipRole);
     for (int i = 0; i < strategy_->count(); ++i) strategy_->setItemText(i, strategyLabel(static_cast<Strategy>(strategy_->itemData(i).toInt())));
     for (int i = 0; i < precision_->count(); ++i)
         precision_->setItemText(i, precisionLabel(static_cast<theory::PrecisionKind>(precision_->itemData(i).toInt())));

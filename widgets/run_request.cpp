@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "device/cuda_probe.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -67,7 +68,7 @@ std::vector<FieldIssue> validate(const RunRequest& r) {
     auto add = [&](RunField f, const QString& m) { issues.push_back({f, m}); };
     if (!findRunPreset(r.model)) add(RunField::Model, QCoreApplication::translate("RunRequest", "unknown model preset '%1' (expected tiny, small or medium)").arg(r.model));
     if (r.ranks < 1 || r.ranks > kMaxRanks) add(RunField::Ranks, QCoreApplication::translate("RunRequest", "ranks must be between 1 and %1").arg(kMaxRanks));
-    if (r.gpu) add(RunField::Backend, QCoreApplication::translate("RunRequest", "no CUDA device: this build/machine has none"));
+    if (r.gpu) add(RunField::Backend, gpuUnavailableReason());
     if (r.steps < 1 || r.steps > kMaxSteps) add(RunField::Steps, QCoreApplication::translate("RunRequest", "steps must be between 1 and %1").arg(kMaxSteps));
     if (r.capacityBytes && *r.capacityBytes == 0) add(RunField::Capacity, QCoreApplication::translate("RunRequest", "a capacity budget must be more than 0 bytes"));
     if (r.bucketBytes < 1024) add(RunField::Bucket, QCoreApplication::translate("RunRequest", "buckets must hold at least 1 KiB"));
@@ -147,6 +148,16 @@ std::optional<std::uint64_t> parseByteText(const QString& text, QString* error) 
         return std::nullopt;
     }
     return static_cast<std::uint64_t>(std::llround(bytes));
+}
+
+QString gpuUnavailableReason() {
+    static const device::CudaAvailability probe = device::probeCuda();
+    if (!probe.available)
+        return QCoreApplication::translate("RunRequest", "GPU unavailable: %1").arg(QString::fromStdString(probe.reason));
+    return QCoreApplication::translate("RunRequest",
+                                       "GPU found (%1), but this build trains on CPU ranks only: the CUDA kernels and "
+                                       "communicators are built, the worker's GPU path is not wired yet")
+        .arg(QString::fromStdString(device::describe(probe)));
 }
 
 } // namespace shardscope::widgets

@@ -69,4 +69,8 @@ QStringList workerArguments(const RunRequest& r, const QString& socketPath);
 // "64MiB", "1.5 GB", "1000000" → bytes; empty text → nullopt without error.
 std::optional<std::uint64_t> parseByteText(const QString& text, QString* error);
 
+// Why the GPU backend cannot be chosen: the CUDA probe's answer (cached; the probe dlopen()s
+// libcudart and never throws), or — with a device — that the worker's GPU path is not wired.
+QString gpuUnavailableReason();
+
 } // namespace shardscope::widgets

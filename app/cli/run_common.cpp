@@ -6,6 +6,7 @@
 
 #include "core/args.h"
 #include "core/error.h"
+#include "device/cuda_probe.h"
 
 namespace shardscope::cli {
 
@@ -55,8 +56,12 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
         else if (flag == "--trace") out.tracePath = *value;
         else if (flag == "--stall-timeout") out.stallSeconds = one.integer(flag, 1, 86400);
         else if (flag == "--backend") {
-            if (*value == "cuda")
-                throwInvalid("--backend cuda: this build has no CUDA backend for training yet; use --backend cpu");
+            if (*value == "cuda") {
+                const auto cuda = device::probeCuda();
+                if (!cuda.available) throwInvalid("--backend cuda: " + cuda.reason);
+                throwInvalid("--backend cuda: " + device::describe(cuda) +
+                             ", but the worker's GPU path is not wired yet (docs/gpu.md); use --backend cpu");
+            }
             if (*value != "cpu") throwInvalid("--backend must be cpu or cuda, got '" + *value + "'");
         } else { // --mpirun-args
             std::istringstream words(*value);
