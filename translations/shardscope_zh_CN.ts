@@ -492,10 +492,6 @@
         <translation>rank 数必须在 1 到 %1 之间</translation>
     </message>
     <message>
-        <source>no CUDA device: this build/machine has none</source>
-        <translation>没有 CUDA 设备：此构建/此机器不具备</translation>
-    </message>
-    <message>
         <source>steps must be between 1 and %1</source>
         <translation>步数必须在 1 到 %1 之间</translation>
     </message>
@@ -530,6 +526,14 @@
     <message>
         <source>&apos;%1&apos; is too large</source>
         <translation>“%1”太大</translation>
+    </message>
+    <message>
+        <source>GPU unavailable: %1</source>
+        <translation>GPU 不可用：%1</translation>
+    </message>
+    <message>
+        <source>GPU found (%1), but this build trains on CPU ranks only: the CUDA kernels and communicators are built, the worker&apos;s GPU path is not wired yet</source>
+        <translation>已找到 GPU（%1），但此版本只在 CPU rank 上训练：CUDA 内核和通信器已构建，worker 的 GPU 路径尚未接通</translation>
     </message>
 </context>
 <context>
@@ -1878,10 +1882,6 @@ CPU/节点</translation>
     <message>
         <source>GPU (CUDA)</source>
         <translation>GPU（CUDA）</translation>
-    </message>
-    <message>
-        <source>no CUDA device: this build/machine has none</source>
-        <translation>没有 CUDA 设备：此构建/此机器不具备</translation>
     </message>
     <message>
         <source>Activation checkpointing</source>
