@@ -480,6 +480,14 @@
         <source>FSDP hybrid shard: units are sharded inside groups of %1 ranks and replicated across the %2 groups.</source>
         <translation>FSDP 混合分片：单元在每组 %1 个 rank 内分片，并在 %2 个组之间复制。</translation>
     </message>
+    <message>
+        <source>during setup</source>
+        <translation>在初始化阶段</translation>
+    </message>
+    <message>
+        <source>in step %1</source>
+        <translation>在第 %1 步</translation>
+    </message>
 </context>
 <context>
     <name>RunRequest</name>
@@ -1639,10 +1647,6 @@ CPU/节点</translation>
         <translation>容量</translation>
     </message>
     <message>
-        <source>Rank %1 failed in step %2: %3</source>
-        <translation>rank %1 在第 %2 步失败：%3</translation>
-    </message>
-    <message>
         <source>The launcher failed: %1</source>
         <translation>启动器失败：%1</translation>
     </message>
@@ -1657,6 +1661,10 @@ CPU/节点</translation>
     <message>
         <source>Now: %1</source>
         <translation>当前：%1</translation>
+    </message>
+    <message>
+        <source>Rank %1 failed %2: %3</source>
+        <translation>Rank %1 %2失败：%3</translation>
     </message>
 </context>
 <context>
@@ -1967,10 +1975,6 @@ CPU/节点</translation>
         <translation>启动器失败：%1</translation>
     </message>
     <message>
-        <source>Rank %1 failed in step %2: %3</source>
-        <translation>rank %1 在第 %2 步失败：%3</translation>
-    </message>
-    <message>
         <source>Rank %1 exited (signal %2) in step %3</source>
         <translation>rank %1 在第 %3 步退出（信号 %2）</translation>
     </message>
@@ -2003,10 +2007,6 @@ CPU/节点</translation>
         <translation>无法打开录制文件：%1</translation>
     </message>
     <message>
-        <source>This recording ends in a failure: rank %1 in step %2: %3</source>
-        <translation>此录制以失败结束：rank %1 在第 %2 步：%3</translation>
-    </message>
-    <message>
         <source>Opened %1</source>
         <translation>已打开 %1</translation>
     </message>
@@ -2015,6 +2015,14 @@ CPU/节点</translation>
         <translation>
             <numerusform>已在 %n 步后停止</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Rank %1 failed %2: %3</source>
+        <translation>Rank %1 %2失败：%3</translation>
+    </message>
+    <message>
+        <source>This recording ends in a failure: rank %1 %2: %3</source>
+        <translation>此录制以失败结束：rank %1 %2：%3</translation>
     </message>
 </context>
 <context>

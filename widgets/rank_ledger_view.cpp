@@ -284,7 +284,7 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
         p.setPen(QColor(0xc0, 0x39, 0x2b));
         const QString message = QString::fromStdString(failure_->message);
         const QString text = failure_->rank >= 0
-                                 ? tr("Rank %1 failed in step %2: %3").arg(failure_->rank).arg(failure_->step).arg(message)
+                                 ? tr("Rank %1 failed %2: %3").arg(failure_->rank).arg(failureWhen(failure_->step)).arg(message)
                                  : tr("The launcher failed: %1").arg(message);
         QFont bold = font();
         bold.setBold(true);

@@ -48,4 +48,9 @@ QString strategyStory(theory::Strategy s, int ranks, int hybridGroup) {
 
 std::optional<theory::Strategy> strategyFromName(const std::string& name) { return theory::parseStrategy(name); }
 
+QString failureWhen(std::int64_t protocolStep) {
+    if (protocolStep < 0) return QCoreApplication::translate("RunLabels", "during setup");
+    return QCoreApplication::translate("RunLabels", "in step %1").arg(protocolStep + 1);
+}
+
 } // namespace shardscope::widgets

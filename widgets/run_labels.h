@@ -15,5 +15,8 @@ QString collectiveLabel(CollectiveOp c); // "all-gather", "reduce-scatter", …
 // What this strategy shards and what it gathers, in one sentence for newcomers.
 QString strategyStory(theory::Strategy s, int ranks, int hybridGroup);
 std::optional<theory::Strategy> strategyFromName(const std::string& name);
+// Where a failure happened, for people: protocol steps count from 0 (−1 = setup), the CLI's
+// and the worker's messages count from 1 — so "in step 3" means the same step everywhere.
+QString failureWhen(std::int64_t protocolStep);
 
 } // namespace shardscope::widgets

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/launch.h"
+#include "run_labels.h"
 
 namespace shardscope::widgets {
 
@@ -192,7 +193,7 @@ QString RunSession::liveFailureMessage() const {
     if (!streamError_.isEmpty()) return tr("The event stream could not be read: %1").arg(streamError_);
     if (failure_) {
         if (failure_->rank < 0) return tr("The launcher failed: %1").arg(QString::fromStdString(failure_->message));
-        return tr("Rank %1 failed in step %2: %3").arg(failure_->rank).arg(failure_->step).arg(QString::fromStdString(failure_->message));
+        return tr("Rank %1 failed %2: %3").arg(failure_->rank).arg(failureWhen(failure_->step)).arg(QString::fromStdString(failure_->message));
     }
     const std::int64_t step = lastStep_ + 1; // the step that was running
     if (const auto exit = launch::parseMpirunFailure(stderrTail_.toStdString())) {
@@ -222,8 +223,8 @@ void RunSession::finishRecording() {
     if (!streamError_.isEmpty()) {
         cleanup(Outcome::Failed, tr("Cannot open the recording: %1").arg(streamError_));
     } else if (failure_) {
-        cleanup(Outcome::Failed, tr("This recording ends in a failure: rank %1 in step %2: %3")
-                                     .arg(failure_->rank).arg(failure_->step).arg(QString::fromStdString(failure_->message)));
+        cleanup(Outcome::Failed, tr("This recording ends in a failure: rank %1 %2: %3")
+                                     .arg(failure_->rank).arg(failureWhen(failure_->step)).arg(QString::fromStdString(failure_->message)));
     } else {
         cleanup(Outcome::Completed, tr("Opened %1").arg(QFileInfo(recordingPath_).fileName()));
     }

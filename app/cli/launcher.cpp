@@ -8,48 +8,11 @@
 
 #include "core/error.h"
 #include "core/launch.h"
+#include "core/stream_writer.h"
 #include "job.h"
 
 namespace shardscope::cli {
 namespace {
-
-// The recording is re-encoded from decoded records, so it only ever holds whole records; a
-// job that dies mid-record still leaves a valid file that ends with a Failure record.
-class RecordingTee {
-public:
-    explicit RecordingTee(std::string path) : path_(std::move(path)) {
-        if (path_.empty()) return;
-        file_ = std::fopen((path_ + ".partial").c_str(), "wb");
-        if (!file_) throw Error(ErrorKind::Io, "cannot write recording '" + path_ + "'");
-        std::string header;
-        protocol::writeHeader(header);
-        put(header);
-    }
-    ~RecordingTee() {
-        if (file_) {
-            std::fclose(file_);
-            std::remove((path_ + ".partial").c_str());
-        }
-    }
-    void write(const protocol::Record& r) {
-        if (file_) put(protocol::encode(r));
-    }
-    void finish() {
-        if (!file_) return;
-        const bool ok = std::fclose(file_) == 0;
-        file_ = nullptr;
-        if (!ok || std::rename((path_ + ".partial").c_str(), path_.c_str()) != 0)
-            throw Error(ErrorKind::Io, "cannot finish recording '" + path_ + "'");
-    }
-
-private:
-    void put(const std::string& bytes) {
-        if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
-            throw Error(ErrorKind::Io, "cannot write recording '" + path_ + "'");
-    }
-    std::string path_;
-    std::FILE* file_ = nullptr;
-};
 
 std::string lastLine(const std::string& text) {
     std::size_t end = text.find_last_not_of(" \n\r\t-");
@@ -133,7 +96,11 @@ LaunchOutcome launchJob(const LaunchRequest& req) {
     if (req.direct) argv.insert(argv.end(), workerArgs.begin(), workerArgs.end());
     else argv = launch::mpirunArgv(opts, worker, workerArgs);
 
-    RecordingTee tee(req.tracePath);
+    // The recording is re-encoded from decoded records (StreamWriter: .partial, renamed when
+    // finished), so it only ever holds whole records; a job that dies mid-record still leaves a
+    // valid file that ends with a Failure record.
+    StreamWriter tee;
+    if (!req.tracePath.empty()) tee.openRecording(req.tracePath);
     LaunchOutcome out;
     std::int64_t lastStep = -1;
     const JobResult jobResult = job.run(

@@ -58,7 +58,7 @@ struct Report {
 
 struct Failure {
     std::int32_t rank = -1; // -1: the launcher itself
-    std::int64_t step = -1;
+    std::int64_t step = -1; // counted from 0 like StepSummary; -1: during setup
     std::string message;
 };
 

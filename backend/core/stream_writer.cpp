@@ -65,6 +65,7 @@ void StreamWriter::writeBytes(const std::string& bytes) {
 }
 
 void StreamWriter::write(const protocol::Record& record) {
+    if (!active()) return; // nobody listens: don't encode
     std::string bytes;
     if (!headerWritten_) {
         protocol::writeHeader(bytes);
