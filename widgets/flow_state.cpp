@@ -25,6 +25,7 @@ void FlowIndex::reset(int worldSize) {
     groups_.clear();
     worldSize_ = worldSize;
     ordinal_.assign(static_cast<std::size_t>(std::max(worldSize, 0)), 0);
+    open_.assign(static_cast<std::size_t>(std::max(worldSize, 0)), {});
     steps_ = 0;
 }
 
@@ -54,8 +55,10 @@ void FlowIndex::update(const ReplayModel& model) {
                     groups_.push_back(std::move(grp));
                 }
                 groups_[g].beginEvent[r] = k;
-            } else if (e.kind == EventKind::CollectiveEnd && ordinal_[r] > 0) {
-                CollectiveGroup& grp = groups_[ordinal_[r] - 1];
+                open_[r].push_back(g);
+            } else if (e.kind == EventKind::CollectiveEnd && !open_[r].empty()) {
+                CollectiveGroup& grp = groups_[open_[r].back()];
+                open_[r].pop_back();
                 grp.endEvent[r] = k;
                 grp.lastEnd = std::max(grp.lastEnd, k);
                 grp.endNs = std::max(grp.endNs, step.replayNs(i));

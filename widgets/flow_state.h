@@ -36,6 +36,9 @@ public:
 private:
     std::vector<CollectiveGroup> groups_;
     std::vector<std::size_t> ordinal_; // per rank: collectives seen
+    // Per rank: the groups begun and not yet ended. A prefetch's all-gather stays open while other
+    // collectives run, and collectives nest (comm/communicator.h), so an end closes the innermost.
+    std::vector<std::vector<std::size_t>> open_;
     std::size_t steps_ = 0;
     int worldSize_ = 0;
 };

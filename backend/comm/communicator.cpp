@@ -58,6 +58,47 @@ void Communicator::allGather(const void* shard, void* full, std::size_t count, D
            [&] { doAllGather(shard, full, count, t); });
 }
 
+std::uint64_t Communicator::startAllGather(const void* shard, void* full, std::size_t count,
+                                           DType t, std::int32_t unit) {
+    if (started_) throw Error(ErrorKind::Internal, "an all-gather was started while another is outstanding");
+    const std::uint64_t n = static_cast<std::uint64_t>(size());
+    const std::uint64_t shardBytes = count * dtypeBytes(t);
+    Started s;
+    s.ticket = nextTicket_++;
+    s.begin.kind = EventKind::CollectiveBegin;
+    s.begin.collective = CollectiveOp::AllGather;
+    s.begin.unit = unit;
+    s.begin.bytes = shardBytes * n;
+    s.begin.peers = size();
+    s.payload = shardBytes * n;
+    s.sent = shardBytes * (n - 1);
+    if (device_) device_->ledger().emit(s.begin);
+    s.t0 = monotonicNs();
+    started_ = s;
+    try {
+        started_->inFlight = doStartAllGather(shard, full, count, t);
+    } catch (...) {
+        started_.reset();
+        throw;
+    }
+    return s.ticket;
+}
+
+void Communicator::finishAllGather(std::uint64_t ticket) {
+    if (!started_ || started_->ticket != ticket)
+        throw Error(ErrorKind::Internal, "finishAllGather: no such all-gather outstanding");
+    Started s = *started_;
+    started_.reset(); // a failed wait leaves nothing outstanding: the error ends the run
+    if (s.inFlight) doFinishAllGather();
+    const auto i = static_cast<std::size_t>(CollectiveOp::AllGather);
+    stats_.calls[i] += 1;
+    stats_.payloadBytes[i] += s.payload;
+    stats_.sentBytes[i] += s.sent;
+    stats_.busyNs[i] += monotonicNs() - s.t0;
+    s.begin.kind = EventKind::CollectiveEnd;
+    if (device_) device_->ledger().emit(s.begin);
+}
+
 void Communicator::reduceScatter(const void* full, void* shard, std::size_t count, DType t,
                                  std::int32_t unit) {
     const std::uint64_t n = static_cast<std::uint64_t>(size());

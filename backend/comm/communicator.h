@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,16 @@ public:
 
     // shard (count) → full (count × size), rank order.
     void allGather(const void* shard, void* full, std::size_t count, DType t, std::int32_t unit);
+    // The same all-gather, started: it may still be moving data when this returns, so the
+    // caller can compute meanwhile (prefetch); finishAllGather(ticket) waits for it. Its events
+    // span start → finish. One started collective at a time per communicator (other collectives
+    // may run while it is outstanding — their events nest inside its span); its buffers must not
+    // be touched until it is finished. Communicators without asynchronous collectives complete
+    // it before returning (then the span is the call itself).
+    std::uint64_t startAllGather(const void* shard, void* full, std::size_t count, DType t,
+                                 std::int32_t unit);
+    void finishAllGather(std::uint64_t ticket);
+    bool hasStarted() const { return started_.has_value(); }
     // full (count × size) summed over ranks → this rank's shard (count).
     void reduceScatter(const void* full, void* shard, std::size_t count, DType t,
                        std::int32_t unit);
@@ -83,6 +94,13 @@ protected:
     virtual void doAllReduce(void* data, std::size_t count, DType t) = 0;
     virtual void doBroadcast(void* data, std::size_t bytes, int root) = 0;
     virtual double doScalar(double value, bool max) = 0;
+    // Asynchronous all-gather: returns false when it completed inside the call, true when it is
+    // in flight (doFinishAllGather then completes it). The default completes it at once.
+    virtual bool doStartAllGather(const void* shard, void* full, std::size_t count, DType t) {
+        doAllGather(shard, full, count, t);
+        return false;
+    }
+    virtual void doFinishAllGather() {}
 
 private:
     template <class F>
@@ -93,6 +111,14 @@ protected:
     device::Device* device_;
 
 private:
+    struct Started {
+        std::uint64_t ticket = 0;
+        Event begin{};
+        std::uint64_t t0 = 0, payload = 0, sent = 0;
+        bool inFlight = false;
+    };
+    std::optional<Started> started_;
+    std::uint64_t nextTicket_ = 1;
     CommStats stats_{};
     bool deterministic_ = false;
     std::chrono::milliseconds timeout_{30000};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "device/cuda_ops.h"
 #include "device/cuda_probe.h"
 #include "kernels/cuda/cuda_check.h"
 
@@ -72,6 +73,7 @@ CudaDevice::CudaDevice(Ledger& ledger, int ordinal) : Device(ledger), ordinal_(o
 }
 
 CudaDevice::~CudaDevice() {
+    ops_.reset(); // its cuBLAS handle and scratch are bound to the stream destroyed below
     {
         std::lock_guard lock(registry().mutex);
         auto& pools = registry().pools;
@@ -107,6 +109,11 @@ void CudaDevice::rawFree(void* data, std::uint64_t) noexcept {
 
 void CudaDevice::rawZero(void* data, std::uint64_t bytes) {
     CUDA_CHECK(cudaMemsetAsync(data, 0, bytes, stream_));
+}
+
+Ops& CudaDevice::ops() {
+    if (!ops_) ops_ = std::make_unique<CudaOps>(*this);
+    return *ops_;
 }
 
 void CudaDevice::synchronize() { CUDA_CHECK(cudaStreamSynchronize(stream_)); }

@@ -15,6 +15,7 @@
 // The pool keeps what it reserved (release threshold = max), as PyTorch's caching allocator
 // does, so steady-state steps allocate nothing from the driver and "reserved" is the footprint.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "device/device.h"
@@ -49,6 +50,9 @@ public:
     std::string name() const override { return name_; } // "cuda:0 (NVIDIA H200)"
     int ordinal() const { return ordinal_; }
     CUstream_st* stream() const { return stream_; } // the rank's compute stream
+    // CudaOps (device/cuda_ops.h) on this device's stream, made on first use: call it from the
+    // thread that owns the device (cuBLAS handles are per thread).
+    Ops& ops() override;
 
     // Waits for the rank's stream (makes stream-ordered frees visible in the pool's counters).
     void synchronize();
@@ -67,6 +71,7 @@ private:
     std::string name_;
     CUstream_st* stream_ = nullptr;
     CUmemPoolHandle_st* pool_ = nullptr;
+    std::unique_ptr<Ops> ops_; // destroyed first in ~CudaDevice: it uses the stream
 };
 
 } // namespace shardscope::device

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "core/error.h"
+#include "device/cpu_ops.h"
 
 namespace shardscope::device {
 
@@ -48,6 +49,9 @@ void Device::release(void* data, std::uint64_t bytes, const AllocTag& tag) noexc
 namespace {
 constexpr std::uint64_t kAlignBytes = 64;
 }
+
+CpuDevice::CpuDevice(Ledger& ledger) : Device(ledger), ops_(std::make_unique<CpuOps>()) {}
+CpuDevice::~CpuDevice() = default;
 
 void* CpuDevice::rawAllocate(std::uint64_t bytes) {
     // aligned_alloc needs a size that is a multiple of the alignment; the ledger keeps the

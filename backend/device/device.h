@@ -1,12 +1,14 @@
 #pragma once
 // Where every buffer of a run comes from. A Device allocates memory of its kind and tags each
 // allocation with a ledger category, tier and unit, so the Ledger is a true picture of the
-// process. CpuDevice exists now; a CudaDevice implements the same four virtuals later.
+// process, and offers the arithmetic on that memory through ops() (device/ops.h): CpuDevice
+// here, CudaDevice in device/cuda_device.h.
 //
 // Note: Buffer is move-only and frees itself (RAII), so a free can never be forgotten and the
 // ledger's live bytes return to the model states at the end of every step.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -26,6 +28,7 @@ struct AllocTag {
 };
 
 class Device;
+class Ops;
 
 class Buffer {
 public:
@@ -68,6 +71,9 @@ public:
 
     virtual DeviceKind kind() const = 0;
     virtual std::string name() const = 0;
+    // The compute and copy operations on this device's memory (one object per device, used
+    // from the thread that owns the device).
+    virtual Ops& ops() = 0;
 
     // Records the allocation in the ledger first (which enforces the capacity budget and throws
     // Error(OutOfMemory) naming category/unit/bytes), then allocates. zeroed = filled with 0.
@@ -95,14 +101,19 @@ private:
 // CPU rank the host *is* the compute device; host-tier buffers (offload) pass Tier::Host.
 class CpuDevice final : public Device {
 public:
-    using Device::Device;
+    explicit CpuDevice(Ledger& ledger);
+    ~CpuDevice() override;
     DeviceKind kind() const override { return DeviceKind::Cpu; }
     std::string name() const override { return "cpu"; }
+    Ops& ops() override { return *ops_; }
 
 protected:
     void* rawAllocate(std::uint64_t bytes) override;
     void rawFree(void* data, std::uint64_t bytes) noexcept override;
     void rawZero(void* data, std::uint64_t bytes) override;
+
+private:
+    std::unique_ptr<Ops> ops_;
 };
 
 } // namespace shardscope::device

@@ -1,16 +1,26 @@
 #include "model/gpt.h"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 #include "core/error.h"
-#include "kernels/cpu/ops.h"
+#include "device/ops.h"
 
 namespace shardscope::model {
 
-namespace k = shardscope::kernels;
 using device::Buffer;
+
+namespace {
+
+// Ids come from the host; the device kernels cannot throw, so they are checked here, once.
+void checkIds(const std::vector<std::int32_t>& ids, std::int64_t vocab, const char* what) {
+    for (std::int32_t id : ids)
+        if (id < 0 || id >= vocab)
+            throwInvalid(std::string(what) + " id " + std::to_string(id) + " is outside the vocabulary (" +
+                         std::to_string(vocab) + ")");
+}
+
+} // namespace
 
 void GptModel::BlockActs::reset() {
     for (Buffer* b : {&ln1Stats, &ln1Out, &qkv, &attnProbs, &attnOut, &resid1, &ln2Stats, &ln2Out,
@@ -19,7 +29,7 @@ void GptModel::BlockActs::reset() {
 }
 
 GptModel::GptModel(ModelConfig config, device::Device& device)
-    : config_(config), device_(device), units_(unitLayouts(config.shape)),
+    : config_(config), device_(device), ops_(device.ops()), units_(unitLayouts(config.shape)),
       tokens_(config.microBatch * config.shape.seqLen), d_(config.shape.dModel) {
     theory::validate(config_.shape);
     if (config_.microBatch < 1) throwInvalid("micro-batch must be at least 1");
@@ -82,16 +92,18 @@ void GptModel::embeddingForward(const float* params, const Batch& batch) {
     discardActivations(); // a new step: nothing of the previous one may survive
     const auto tokens = static_cast<std::uint64_t>(tokens_);
     tokenIds_ = device_.allocateArray<std::int32_t>(tokens, {Category::Activation, Tier::Device, 0});
-    std::memcpy(tokenIds_.data(), batch.inputs.data(), tokens * sizeof(std::int32_t));
+    checkIds(batch.inputs, config_.shape.vocab, "token");
+    ops_.upload(tokenIds_.data(), batch.inputs.data(), tokens * sizeof(std::int32_t));
     outs_[0] = activation(tokens * static_cast<std::uint64_t>(d_), 0);
-    k::embeddingForward(tokenIds_.ptr<std::int32_t>(), slot(params, 0, "wte"), slot(params, 0, "wpe"),
+    ops_.embeddingForward(tokenIds_.ptr<std::int32_t>(), slot(params, 0, "wte"), slot(params, 0, "wpe"),
                         outs_[0].ptr<float>(), config_.microBatch, config_.shape.seqLen, d_,
                         config_.shape.vocab);
 }
 
 void GptModel::embeddingBackward(float* grads) {
-    k::embeddingBackward(tokenIds_.ptr<std::int32_t>(), gradStream_.ptr<float>(), slot(grads, 0, "wte"),
-                         slot(grads, 0, "wpe"), config_.microBatch, config_.shape.seqLen, d_);
+    ops_.embeddingBackward(tokenIds_.ptr<std::int32_t>(), gradStream_.ptr<float>(), slot(grads, 0, "wte"),
+                           slot(grads, 0, "wpe"), config_.microBatch, config_.shape.seqLen, d_,
+                           config_.shape.vocab);
     tokenIds_.reset();
     gradStream_.reset();
 }
@@ -107,36 +119,36 @@ void GptModel::blockForward(std::int32_t unit, const float* p, BlockActs& a, boo
 
     a.ln1Stats = activation(2 * t, unit);
     a.ln1Out = activation(td, unit);
-    k::layerNormForward(x, slot(p, unit, "ln1.weight"), slot(p, unit, "ln1.bias"), a.ln1Out.ptr<float>(),
+    ops_.layerNormForward(x, slot(p, unit, "ln1.weight"), slot(p, unit, "ln1.bias"), a.ln1Out.ptr<float>(),
                         a.ln1Stats.ptr<float>(), a.ln1Stats.ptr<float>() + T, T, d);
     a.qkv = activation(3 * td, unit);
-    k::linearForward(a.ln1Out.ptr<float>(), slot(p, unit, "attn.qkv.weight"),
+    ops_.linearForward(a.ln1Out.ptr<float>(), slot(p, unit, "attn.qkv.weight"),
                      slot(p, unit, "attn.qkv.bias"), a.qkv.ptr<float>(), T, d, 3 * d, false);
     a.attnProbs = activation(static_cast<std::uint64_t>(config_.microBatch * heads * seq * seq), unit);
     a.attnOut = activation(td, unit);
-    k::attentionForward(a.qkv.ptr<float>(), a.attnProbs.ptr<float>(), a.attnOut.ptr<float>(),
+    ops_.attentionForward(a.qkv.ptr<float>(), a.attnProbs.ptr<float>(), a.attnOut.ptr<float>(),
                         config_.microBatch, seq, heads, d / heads);
     // Residual: resid1 = x + attnOut·Wproj + b (copy x, then the GEMM accumulates onto it).
     a.resid1 = activation(td, unit);
-    std::memcpy(a.resid1.data(), x, td * sizeof(float));
-    k::linearForward(a.attnOut.ptr<float>(), slot(p, unit, "attn.proj.weight"),
+    ops_.copy(a.resid1.data(), x, td * sizeof(float));
+    ops_.linearForward(a.attnOut.ptr<float>(), slot(p, unit, "attn.proj.weight"),
                      slot(p, unit, "attn.proj.bias"), a.resid1.ptr<float>(), T, d, d, true);
     a.ln2Stats = activation(2 * t, unit);
     a.ln2Out = activation(td, unit);
-    k::layerNormForward(a.resid1.ptr<float>(), slot(p, unit, "ln2.weight"), slot(p, unit, "ln2.bias"),
+    ops_.layerNormForward(a.resid1.ptr<float>(), slot(p, unit, "ln2.weight"), slot(p, unit, "ln2.bias"),
                         a.ln2Out.ptr<float>(), a.ln2Stats.ptr<float>(), a.ln2Stats.ptr<float>() + T,
                         T, d);
     a.fcPre = activation(4 * td, unit);
-    k::linearForward(a.ln2Out.ptr<float>(), slot(p, unit, "mlp.fc.weight"),
+    ops_.linearForward(a.ln2Out.ptr<float>(), slot(p, unit, "mlp.fc.weight"),
                      slot(p, unit, "mlp.fc.bias"), a.fcPre.ptr<float>(), T, d, 4 * d, false);
     a.geluOut = activation(4 * td, unit);
-    k::geluForward(a.fcPre.ptr<float>(), a.geluOut.ptr<float>(), 4 * T * d);
+    ops_.geluForward(a.fcPre.ptr<float>(), a.geluOut.ptr<float>(), 4 * T * d);
     // The recompute in backward does not need the block output (nobody reads it there).
     if (!keepOutput) return;
     Buffer& out = outs_[static_cast<std::size_t>(unit)];
     out = activation(td, unit);
-    std::memcpy(out.data(), a.resid1.data(), td * sizeof(float));
-    k::linearForward(a.geluOut.ptr<float>(), slot(p, unit, "mlp.proj.weight"),
+    ops_.copy(out.data(), a.resid1.data(), td * sizeof(float));
+    ops_.linearForward(a.geluOut.ptr<float>(), slot(p, unit, "mlp.proj.weight"),
                      slot(p, unit, "mlp.proj.bias"), out.ptr<float>(), T, 4 * d, d, true);
 }
 
@@ -149,6 +161,7 @@ void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
         span.phase = Phase::Recompute;
         device_.ledger().emit(span);
         blockForward(unit, p, a, false);
+        ops_.synchronize(); // the span is device time (train/trainer.cpp's emitSpan)
         span.kind = EventKind::ComputeEnd;
         device_.ledger().emit(span);
     }
@@ -160,21 +173,21 @@ void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
     float* dStream = gradStream_.ptr<float>();
 
     Buffer dGelu = workspace(4 * td, unit, true);
-    k::linearBackward(dStream, a.geluOut.ptr<float>(), slot(p, unit, "mlp.proj.weight"),
+    ops_.linearBackward(dStream, a.geluOut.ptr<float>(), slot(p, unit, "mlp.proj.weight"),
                       dGelu.ptr<float>(), slot(g, unit, "mlp.proj.weight"),
                       slot(g, unit, "mlp.proj.bias"), T, 4 * d, d);
     a.geluOut.reset();
     Buffer dFcPre = workspace(4 * td, unit, false);
-    k::geluBackward(dGelu.ptr<float>(), a.fcPre.ptr<float>(), dFcPre.ptr<float>(), 4 * T * d);
+    ops_.geluBackward(dGelu.ptr<float>(), a.fcPre.ptr<float>(), dFcPre.ptr<float>(), 4 * T * d);
     a.fcPre.reset();
     dGelu.reset();
     Buffer dLn2 = workspace(td, unit, true);
-    k::linearBackward(dFcPre.ptr<float>(), a.ln2Out.ptr<float>(), slot(p, unit, "mlp.fc.weight"),
+    ops_.linearBackward(dFcPre.ptr<float>(), a.ln2Out.ptr<float>(), slot(p, unit, "mlp.fc.weight"),
                       dLn2.ptr<float>(), slot(g, unit, "mlp.fc.weight"), slot(g, unit, "mlp.fc.bias"),
                       T, d, 4 * d);
     a.ln2Out.reset();
     dFcPre.reset();
-    k::layerNormBackward(dLn2.ptr<float>(), a.resid1.ptr<float>(), a.ln2Stats.ptr<float>(),
+    ops_.layerNormBackward(dLn2.ptr<float>(), a.resid1.ptr<float>(), a.ln2Stats.ptr<float>(),
                          a.ln2Stats.ptr<float>() + T, slot(p, unit, "ln2.weight"), dStream,
                          slot(g, unit, "ln2.weight"), slot(g, unit, "ln2.bias"), T, d);
     a.resid1.reset();
@@ -182,27 +195,27 @@ void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
     dLn2.reset();
 
     Buffer dAttn = workspace(td, unit, true);
-    k::linearBackward(dStream, a.attnOut.ptr<float>(), slot(p, unit, "attn.proj.weight"),
+    ops_.linearBackward(dStream, a.attnOut.ptr<float>(), slot(p, unit, "attn.proj.weight"),
                       dAttn.ptr<float>(), slot(g, unit, "attn.proj.weight"),
                       slot(g, unit, "attn.proj.bias"), T, d, d);
     a.attnOut.reset();
     Buffer dQkv = workspace(3 * td, unit, false);
-    Buffer scratch = workspace(static_cast<std::uint64_t>(seq * seq), unit, false);
-    k::attentionBackward(dAttn.ptr<float>(), a.qkv.ptr<float>(), a.attnProbs.ptr<float>(),
-                         dQkv.ptr<float>(), scratch.as<float>(), config_.microBatch, seq, heads,
-                         d / heads);
+    Buffer scratch = workspace(static_cast<std::uint64_t>(device::Ops::attentionScratchFloats(seq)), unit, false);
+    ops_.attentionBackward(dAttn.ptr<float>(), a.qkv.ptr<float>(), a.attnProbs.ptr<float>(),
+                           dQkv.ptr<float>(), scratch.ptr<float>(), config_.microBatch, seq, heads,
+                           d / heads);
     a.attnProbs.reset();
     a.qkv.reset();
     scratch.reset();
     dAttn.reset();
     Buffer dLn1 = workspace(td, unit, true);
-    k::linearBackward(dQkv.ptr<float>(), a.ln1Out.ptr<float>(), slot(p, unit, "attn.qkv.weight"),
+    ops_.linearBackward(dQkv.ptr<float>(), a.ln1Out.ptr<float>(), slot(p, unit, "attn.qkv.weight"),
                       dLn1.ptr<float>(), slot(g, unit, "attn.qkv.weight"),
                       slot(g, unit, "attn.qkv.bias"), T, d, 3 * d);
     a.ln1Out.reset();
     dQkv.reset();
     Buffer& input = outs_[static_cast<std::size_t>(unit - 1)];
-    k::layerNormBackward(dLn1.ptr<float>(), input.ptr<float>(), a.ln1Stats.ptr<float>(),
+    ops_.layerNormBackward(dLn1.ptr<float>(), input.ptr<float>(), a.ln1Stats.ptr<float>(),
                          a.ln1Stats.ptr<float>() + T, slot(p, unit, "ln1.weight"), dStream,
                          slot(g, unit, "ln1.weight"), slot(g, unit, "ln1.bias"), T, d);
     a.ln1Stats.reset();
@@ -219,15 +232,21 @@ void GptModel::headForward(const float* p, const Batch& batch) {
     const float* x = outs_[static_cast<std::size_t>(unit - 1)].ptr<float>();
     head_.lnfStats = activation(2 * t, unit);
     head_.lnfOut = activation(t * static_cast<std::uint64_t>(d), unit);
-    k::layerNormForward(x, slot(p, unit, "ln_f.weight"), slot(p, unit, "ln_f.bias"),
+    ops_.layerNormForward(x, slot(p, unit, "ln_f.weight"), slot(p, unit, "ln_f.bias"),
                         head_.lnfOut.ptr<float>(), head_.lnfStats.ptr<float>(),
                         head_.lnfStats.ptr<float>() + T, T, d);
     head_.probs = activation(t * static_cast<std::uint64_t>(vocab), unit);
-    k::linearForward(head_.lnfOut.ptr<float>(), slot(p, unit, "lm_head.weight"), nullptr,
+    ops_.linearForward(head_.lnfOut.ptr<float>(), slot(p, unit, "lm_head.weight"), nullptr,
                      head_.probs.ptr<float>(), T, d, vocab, false);
     head_.targets = device_.allocateArray<std::int32_t>(t, {Category::Activation, Tier::Device, unit});
-    std::memcpy(head_.targets.data(), batch.targets.data(), t * sizeof(std::int32_t));
-    loss_ = k::crossEntropyForward(head_.probs.ptr<float>(), head_.targets.ptr<std::int32_t>(), T, vocab);
+    checkIds(batch.targets, vocab, "target");
+    ops_.upload(head_.targets.data(), batch.targets.data(), t * sizeof(std::int32_t));
+    // Row terms and the mean (device::Ops: the same scratch on every backend).
+    const Buffer lossScratch = device_.allocateArray<double>(
+        static_cast<std::uint64_t>(device::Ops::crossEntropyScratchDoubles(T)),
+        {Category::Workspace, Tier::Device, unit});
+    loss_ = ops_.crossEntropyForward(head_.probs.ptr<float>(), head_.targets.ptr<std::int32_t>(),
+                                     lossScratch.ptr<double>(), T, vocab);
 }
 
 void GptModel::headBackward(const float* p, float* g) {
@@ -236,17 +255,17 @@ void GptModel::headBackward(const float* p, float* g) {
     const auto td = static_cast<std::uint64_t>(T * d);
     // The probabilities become ∂L/∂logits in place: no second [T × vocab] buffer.
     float* dLogits = head_.probs.ptr<float>();
-    k::crossEntropyBackward(dLogits, head_.targets.ptr<std::int32_t>(), dLogits, T, vocab,
+    ops_.crossEntropyBackward(dLogits, head_.targets.ptr<std::int32_t>(), dLogits, T, vocab,
                             1.0f / static_cast<float>(T));
     head_.targets.reset();
     Buffer dLnf = workspace(td, unit, true);
-    k::linearBackward(dLogits, head_.lnfOut.ptr<float>(), slot(p, unit, "lm_head.weight"),
+    ops_.linearBackward(dLogits, head_.lnfOut.ptr<float>(), slot(p, unit, "lm_head.weight"),
                       dLnf.ptr<float>(), slot(g, unit, "lm_head.weight"), nullptr, T, d, vocab);
     head_.probs.reset();
     head_.lnfOut.reset();
     gradStream_ = workspace(td, unit, true);
     Buffer& input = outs_[static_cast<std::size_t>(unit - 1)];
-    k::layerNormBackward(dLnf.ptr<float>(), input.ptr<float>(), head_.lnfStats.ptr<float>(),
+    ops_.layerNormBackward(dLnf.ptr<float>(), input.ptr<float>(), head_.lnfStats.ptr<float>(),
                          head_.lnfStats.ptr<float>() + T, slot(p, unit, "ln_f.weight"),
                          gradStream_.ptr<float>(), slot(g, unit, "ln_f.weight"),
                          slot(g, unit, "ln_f.bias"), T, d);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "device/device.h"
+#include "device/ops.h"
 #include "model/data.h"
 #include "model/layout.h"
 #include "theory/shape.h"
@@ -71,6 +72,7 @@ private:
 
     ModelConfig config_;
     device::Device& device_;
+    device::Ops& ops_; // the device's arithmetic (CPU kernels or CUDA kernels on its stream)
     std::vector<UnitLayout> units_;
     std::int64_t tokens_;
     std::int64_t d_;

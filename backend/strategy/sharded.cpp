@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "device/ops.h"
 #include "kernels/cpu/bf16.h"
 #include "model/layout.h"
 #include "strategy/policy.h"
@@ -67,7 +68,8 @@ private:
         return device_.allocate(elements * eb_, {c, Tier::Device, unit}, zeroed);
     }
     void setup();
-    void gather(std::int32_t unit);
+    void gather(std::int32_t unit, bool prefetch);
+    void finishInflight();
     void reshard(std::int32_t unit);
     void packForReduce(std::int32_t unit, const MicroStep& micro);
     void flushReduce(const theory::Bucket& bucket, const MicroStep& micro);
@@ -81,6 +83,7 @@ private:
     StrategyConfig config_;
     Policy policy_;
     device::Device& device_;
+    device::Ops& ops_; // copies and conversions on the device's memory
     CommGroups groups_;
     bool mixed_;
     std::uint64_t eb_; // bytes per element of params and grads (2 bf16, 4 fp32)
@@ -95,11 +98,13 @@ private:
     std::size_t reduceBucket_ = 0;           // cursor: the bucket being packed
     std::size_t reducePiece_ = 0;
     Buffer bucket_;                          // staging of the bucket being packed (comm_buffer)
+    std::int32_t inflightUnit_ = kNoUnit;    // the prefetch whose all-gather is in flight
+    std::uint64_t inflightTicket_ = 0;
 };
 
 Sharded::Sharded(const StrategyConfig& config, device::Device& device, const CommGroups& groups)
     : config_(config), policy_(policyFor(config.strategy, config.knobs)), device_(device),
-      groups_(groups), mixed_(config.precision == theory::PrecisionKind::MixedBf16),
+      ops_(device.ops()), groups_(groups), mixed_(config.precision == theory::PrecisionKind::MixedBf16),
       eb_(mixed_ ? sizeof(Bf16) : sizeof(float)), layouts_(model::unitLayouts(config.shape)) {
     if (!mixed_ && config.precision != theory::PrecisionKind::Fp32)
         throwInvalid("precision " + std::string(theory::precisionName(config.precision)) +
@@ -146,28 +151,25 @@ void Sharded::setup() {
         s.adamM = device_.allocateArray<float>(optimizerElements, {Category::AdamM, Tier::Device, u}, true);
         s.adamV = device_.allocateArray<float>(optimizerElements, {Category::AdamV, Tier::Device, u}, true);
 
-        // Every rank initialises the whole unit (deterministic in seed and unit), keeps its part.
-        Buffer init;
-        float* full = nullptr;
-        if (!policy_.shardOptimizer && mixed_) {
-            full = s.master.ptr<float>();
-        } else if (!policy_.shardParams && !mixed_) {
-            full = s.paramFull.ptr<float>();
-        } else {
-            init = device_.allocateArray<float>(s.padded, {Category::Workspace, Tier::Device, u});
-            full = init.ptr<float>();
-        }
-        model::initUnit(*s.layout, config_.shape.layers, config_.seed, u, full, s.padded);
-        const std::span<const float> all(full, s.padded);
+        // Every rank initialises the whole unit on the host (deterministic in seed and unit),
+        // uploads its part. Host staging is not device memory: it is not in the ledger.
+        std::vector<float> full(s.padded);
+        model::initUnit(*s.layout, config_.shape.layers, config_.seed, u, full.data(), s.padded);
+        const std::span<const float> all(full);
         const std::span<const float> mine = all.subspan(s.lo, s.shard);
+        auto uploadBf16 = [&](std::span<const float> values, Buffer& to) {
+            std::vector<Bf16> rounded(values.size());
+            kernels::toBf16(values, rounded);
+            ops_.upload(to.data(), rounded.data(), rounded.size() * sizeof(Bf16));
+        };
         if (mixed_) {
-            if (policy_.shardOptimizer) std::memcpy(s.master.data(), mine.data(), s.shard * sizeof(float));
-            if (!s.paramFull.empty()) kernels::toBf16(all.first(s.paramFull.bytes() / eb_), s.paramFull.as<Bf16>());
-            if (!s.paramShard.empty()) kernels::toBf16(mine, s.paramShard.as<Bf16>());
+            const std::span<const float> masterValues = policy_.shardOptimizer ? mine : all.first(s.n);
+            ops_.upload(s.master.data(), masterValues.data(), masterValues.size() * sizeof(float));
+            if (!s.paramFull.empty()) uploadBf16(all.first(s.paramFull.bytes() / eb_), s.paramFull);
+            if (!s.paramShard.empty()) uploadBf16(mine, s.paramShard);
         } else {
-            if (!s.paramFull.empty() && s.paramFull.ptr<float>() != full)
-                std::memcpy(s.paramFull.data(), full, s.paramFull.bytes());
-            if (!s.paramShard.empty()) std::memcpy(s.paramShard.data(), mine.data(), s.shard * sizeof(float));
+            if (!s.paramFull.empty()) ops_.upload(s.paramFull.data(), full.data(), s.paramFull.bytes());
+            if (!s.paramShard.empty()) ops_.upload(s.paramShard.data(), mine.data(), s.shard * sizeof(float));
         }
     }
     // Bucket plans (theory/buckets.h cuts them the same way for the prediction).
@@ -191,16 +193,37 @@ void Sharded::setup() {
 
 // ---- parameters -------------------------------------------------------------------------------
 
-void Sharded::gather(std::int32_t unit) {
+// Unshards `unit`. A prefetch (`prefetch`) is started and left in flight while the current
+// unit computes; anything else is complete on return. One prefetch is in flight at a time (the
+// communicator's rule), so a deeper window finishes the older one before starting the next.
+void Sharded::gather(std::int32_t unit, bool prefetch) {
+    if (inflightUnit_ == unit) {
+        if (!prefetch) finishInflight();
+        return;
+    }
     UnitState& s = state(unit);
     if (s.persistent || !s.paramFull.empty()) return;
     s.paramFull = allocate(s.padded, Category::ParamFull, unit);
-    if (shards_ > 1) shardComm().allGather(s.paramShard.data(), s.paramFull.data(), s.shard, dtype(), unit);
-    else std::memcpy(s.paramFull.data(), s.paramShard.data(), s.shard * eb_);
+    if (shards_ == 1) {
+        ops_.copy(s.paramFull.data(), s.paramShard.data(), s.shard * eb_);
+    } else if (!prefetch) {
+        shardComm().allGather(s.paramShard.data(), s.paramFull.data(), s.shard, dtype(), unit);
+    } else {
+        finishInflight();
+        inflightTicket_ = shardComm().startAllGather(s.paramShard.data(), s.paramFull.data(), s.shard, dtype(), unit);
+        inflightUnit_ = unit;
+    }
+}
+
+void Sharded::finishInflight() {
+    if (inflightUnit_ == kNoUnit) return;
+    inflightUnit_ = kNoUnit;
+    shardComm().finishAllGather(inflightTicket_);
 }
 
 void Sharded::reshard(std::int32_t unit) {
     UnitState& s = state(unit);
+    if (inflightUnit_ == unit) finishInflight(); // never free a buffer a collective still writes
     if (!s.persistent) s.paramFull.reset();
 }
 
@@ -208,7 +231,7 @@ void Sharded::beforeForward(std::int32_t unit) {
     if (!policy_.shardParams) return;
     // The unit itself first, then the prefetched ones (they are live while this one computes).
     const std::int32_t end = std::min(unitCount(), unit + policy_.gatherWindow);
-    for (std::int32_t u = unit; u < end; ++u) gather(u);
+    for (std::int32_t u = unit; u < end; ++u) gather(u, u != unit);
 }
 
 void Sharded::afterForward(std::int32_t unit) {
@@ -218,32 +241,21 @@ void Sharded::afterForward(std::int32_t unit) {
 void Sharded::beforeBackward(std::int32_t unit) {
     if (!policy_.shardParams) return;
     const std::int32_t end = std::max(-1, unit - policy_.gatherWindow);
-    for (std::int32_t u = unit; u > end; --u) gather(u);
+    for (std::int32_t u = unit; u > end; --u) gather(u, u != unit);
 }
 
 ParamView Sharded::params(std::int32_t unit) const {
     const UnitState& s = units_.at(static_cast<std::size_t>(unit));
-    if (s.paramFull.empty()) throw Error(ErrorKind::Internal, "unit " + s.layout->name() + " is not unsharded");
+    if (s.paramFull.empty() || inflightUnit_ == unit)
+        throw Error(ErrorKind::Internal, "unit " + s.layout->name() + " is not unsharded");
     return {s.paramFull.data(), mixed_};
 }
 
 // ---- gradients --------------------------------------------------------------------------------
 
 void Sharded::combine(void* dst, const void* src, std::uint64_t count, bool accumulate) const {
-    if (!accumulate) {
-        std::memcpy(dst, src, count * eb_);
-        return;
-    }
-    if (mixed_) {
-        auto* d = static_cast<Bf16*>(dst);
-        const auto* a = static_cast<const Bf16*>(src);
-        for (std::uint64_t i = 0; i < count; ++i)
-            d[i] = kernels::toBf16(kernels::toFloat(d[i]) + kernels::toFloat(a[i]));
-    } else {
-        auto* d = static_cast<float*>(dst);
-        const auto* a = static_cast<const float*>(src);
-        for (std::uint64_t i = 0; i < count; ++i) d[i] += a[i];
-    }
+    if (accumulate) ops_.accumulate(dst, src, count, mixed_);
+    else ops_.copy(dst, src, count * eb_);
 }
 
 void Sharded::storeGradients(std::int32_t unit, std::span<const float> grads, const MicroStep& micro) {
@@ -254,17 +266,11 @@ void Sharded::storeGradients(std::int32_t unit, std::span<const float> grads, co
     const bool accumulate = !policy_.reduceEveryMicroStep && !micro.first();
     if (s.gradFull.empty()) s.gradFull = allocate(s.padded, Category::GradFull, unit, true);
     if (mixed_) {
-        const auto out = s.gradFull.as<Bf16>().first(s.n);
-        if (!accumulate) {
-            kernels::toBf16(grads, out);
-        } else {
-            for (std::uint64_t i = 0; i < s.n; ++i) out[i] = kernels::toBf16(kernels::toFloat(out[i]) + grads[i]);
-        }
+        if (!accumulate) ops_.toBf16(grads.data(), s.gradFull.ptr<Bf16>(), s.n);
+        else ops_.accumulateRounded(s.gradFull.ptr<Bf16>(), grads.data(), s.n);
     } else {
-        float* out = s.gradFull.ptr<float>();
-        if (!accumulate) std::memcpy(out, grads.data(), s.n * sizeof(float));
-        else
-            for (std::uint64_t i = 0; i < s.n; ++i) out[i] += grads[i];
+        if (!accumulate) ops_.copy(s.gradFull.data(), grads.data(), s.n * sizeof(float));
+        else ops_.accumulate(s.gradFull.data(), grads.data(), s.n, false);
     }
 }
 
@@ -316,7 +322,7 @@ void Sharded::packForReduce(std::int32_t unit, const MicroStep& micro) {
         auto* buf = bucket_.ptr<char>();
         const auto* src = s.gradFull.ptr<const char>();
         for (std::uint64_t r = 0; r < slots; ++r)
-            std::memcpy(buf + (r * b.count + pos) * eb_, src + (r * s.shard + p.offset) * eb_, p.length * eb_);
+            ops_.copy(buf + (r * b.count + pos) * eb_, src + (r * s.shard + p.offset) * eb_, p.length * eb_);
         if (++reducePiece_ == b.pieces.size()) {
             flushReduce(b, micro);
             ++reduceBucket_;
@@ -334,7 +340,7 @@ void Sharded::flushReduce(const theory::Bucket& b, const MicroStep& micro) {
         groups_.world->allReduce(buf, b.count, dtype(), unit);
         std::uint64_t pos = 0;
         for (const auto& p : b.pieces) {
-            std::memcpy(state(p.unit).gradFull.ptr<char>() + p.offset * eb_, buf + pos * eb_, p.length * eb_);
+            ops_.copy(state(p.unit).gradFull.ptr<char>() + p.offset * eb_, buf + pos * eb_, p.length * eb_);
             pos += p.length;
         }
     } else {
@@ -346,7 +352,7 @@ void Sharded::flushReduce(const theory::Bucket& b, const MicroStep& micro) {
             if (policy_.shardGrads) // ZeRO-2: into the gradient shard, accumulating over micro-steps
                 combine(s.gradShard.ptr<char>() + p.offset * eb_, out + pos * eb_, p.length, !micro.first());
             else // ZeRO-1: into the rank's own slice of the full gradient
-                std::memcpy(s.gradFull.ptr<char>() + (s.lo + p.offset) * eb_, out + pos * eb_, p.length * eb_);
+                ops_.copy(s.gradFull.ptr<char>() + (s.lo + p.offset) * eb_, out + pos * eb_, p.length * eb_);
             pos += p.length;
         }
     }
@@ -364,7 +370,7 @@ void Sharded::reduceUnit(std::int32_t unit, const MicroStep& micro) {
         target = temp.data();
     }
     if (shards_ > 1) shardComm().reduceScatter(s.gradFull.data(), target, s.shard, dtype(), unit);
-    else std::memcpy(target, s.gradFull.data(), s.shard * eb_);
+    else ops_.copy(target, s.gradFull.data(), s.shard * eb_);
     if (policy_.hybrid && groups_.replica->size() > 1) groups_.replica->allReduce(target, s.shard, dtype(), unit);
     if (accumulate) combine(s.gradShard.data(), temp.data(), s.shard, true);
 }
@@ -405,28 +411,27 @@ OwnedSlice Sharded::owned(std::int32_t unit) {
 // This rank's updated parameters [offset, offset + length) of its slice, in the working dtype.
 void Sharded::writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t length, void* out) {
     if (mixed_) {
-        kernels::toBf16(s.master.as<const float>().subspan(offset, length),
-                        std::span<Bf16>(static_cast<Bf16*>(out), length));
+        ops_.toBf16(s.master.ptr<const float>() + offset, static_cast<Bf16*>(out), length);
         return;
     }
     // fp32: the weights themselves (a persistent unit's param_full holds only n elements).
     const float* w = !s.paramShard.empty() ? s.paramShard.ptr<float>() : s.paramFull.ptr<float>() + s.lo;
     const std::uint64_t limit = s.paramShard.empty() ? s.n - std::min(s.n, s.lo) : s.shard;
     const std::uint64_t valid = offset >= limit ? 0 : std::min(length, limit - offset);
-    std::memcpy(out, w + offset, valid * sizeof(float));
-    std::memset(static_cast<float*>(out) + valid, 0, (length - valid) * sizeof(float));
+    ops_.copy(out, w + offset, valid * sizeof(float));
+    ops_.zero(static_cast<float*>(out) + valid, (length - valid) * sizeof(float));
 }
 
 void Sharded::afterOptimizer() {
     if (!policy_.shardOptimizer) { // DDP
         if (mixed_)
-            for (UnitState& s : units_) kernels::toBf16(s.master.as<const float>(), s.paramFull.as<Bf16>().first(s.n));
+            for (UnitState& s : units_) ops_.toBf16(s.master.ptr<const float>(), s.paramFull.ptr<Bf16>(), s.n);
         return;
     }
     if (!policy_.shardParams) { // ZeRO-1/2: all-gather the updated parameters
         if (shards_ == 1) {
             if (mixed_)
-                for (UnitState& s : units_) kernels::toBf16(s.master.as<const float>(), s.paramFull.as<Bf16>());
+                for (UnitState& s : units_) ops_.toBf16(s.master.ptr<const float>(), s.paramFull.ptr<Bf16>(), s.padded);
             return;
         }
         gatherUpdatedParams();
@@ -435,7 +440,7 @@ void Sharded::afterOptimizer() {
     for (std::int32_t u = 0; u < unitCount(); ++u) {
         UnitState& s = state(u);
         if (s.persistent) gatherPersistent(s, u);
-        else if (mixed_) kernels::toBf16(s.master.as<const float>(), s.paramShard.as<Bf16>());
+        else if (mixed_) ops_.toBf16(s.master.ptr<const float>(), s.paramShard.ptr<Bf16>(), s.shard);
     }
 }
 
@@ -456,8 +461,8 @@ void Sharded::gatherUpdatedParams() {
             pos = 0;
             for (const auto& p : b.pieces) {
                 UnitState& s = state(p.unit);
-                std::memcpy(s.paramFull.ptr<char>() + (r * s.shard + p.offset) * eb_,
-                            buf + (r * b.count + pos) * eb_, p.length * eb_);
+                ops_.copy(s.paramFull.ptr<char>() + (r * s.shard + p.offset) * eb_,
+                          buf + (r * b.count + pos) * eb_, p.length * eb_);
                 pos += p.length;
             }
         }
@@ -471,7 +476,7 @@ void Sharded::gatherPersistent(UnitState& s, std::int32_t unit) {
     char* mine = buf + s.lo * eb_;
     writeOwnParams(s, 0, s.shard, mine);
     if (shards_ > 1) shardComm().allGather(mine, buf, s.shard, dtype(), unit);
-    std::memcpy(s.paramFull.data(), buf, s.n * eb_);
+    ops_.copy(s.paramFull.data(), buf, s.n * eb_);
 }
 
 // ---- bookkeeping ------------------------------------------------------------------------------
@@ -490,7 +495,9 @@ std::vector<std::vector<float>> Sharded::gatherWeights() {
             range[1] = o.end;
         }
         mine.append(reinterpret_cast<const char*>(range), sizeof(range));
-        mine.append(reinterpret_cast<const char*>(o.weights), (range[1] - range[0]) * sizeof(float));
+        const std::size_t at = mine.size();
+        mine.resize(at + (range[1] - range[0]) * sizeof(float));
+        ops_.download(mine.data() + at, o.weights, (range[1] - range[0]) * sizeof(float));
     }
     const std::vector<std::string> parts = groups_.world->gatherBytes(mine, 0);
     std::vector<std::vector<float>> out;
@@ -514,6 +521,11 @@ std::vector<std::vector<float>> Sharded::gatherWeights() {
 }
 
 void Sharded::discardTransients() {
+    try {
+        finishInflight(); // its buffer is about to be freed
+    } catch (...) {
+        // The step is being abandoned for another error already; that one is reported.
+    }
     bucket_.reset();
     reduceBucket_ = 0;
     reducePiece_ = 0;

@@ -156,6 +156,8 @@ struct StepModel {
             r.alloc(Category::Activation, td);
             r.alloc(Category::Activation, probs);
             r.alloc(Category::Activation, t * 4);
+            r.alloc(Category::Workspace, (t + 1) * 8); // cross-entropy row terms + mean (device/ops.h)
+            r.free(Category::Workspace, (t + 1) * 8);
         } else {
             for (const auto& a : blockFull) r.alloc(Category::Activation, a.bytes);
             if (checkpointing) r.free(Category::Activation, totalBytes(blockFull) - td); // keeps block.out

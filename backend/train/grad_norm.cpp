@@ -4,36 +4,21 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/cpu/bf16.h"
+#include <algorithm>
 
 namespace shardscope::train {
 
-namespace {
-
 __extension__ typedef unsigned __int128 Uint128;
 
-template <class F> void forEach(const GradRange& r, F&& f) {
-    if (r.bf16) {
-        const auto* g = static_cast<const kernels::Bf16*>(r.data);
-        for (std::uint64_t i = 0; i < r.count; ++i) f(kernels::toFloat(g[i]));
-    } else {
-        const auto* g = static_cast<const float*>(r.data);
-        for (std::uint64_t i = 0; i < r.count; ++i) f(g[i]);
-    }
-}
-
-} // namespace
-
-double globalSquaredNorm(std::span<const GradRange> local, comm::Communicator& world,
-                         std::uint64_t totalElements) {
+double globalSquaredNorm(std::span<const GradRange> local, device::Ops& ops,
+                         comm::Communicator& world, std::uint64_t totalElements) {
     double maxAbs = 0.0;
     bool finite = true;
-    for (const GradRange& r : local)
-        forEach(r, [&](float g) {
-            const double a = std::fabs(static_cast<double>(g));
-            if (!std::isfinite(a)) finite = false;
-            else if (a > maxAbs) maxAbs = a;
-        });
+    for (const GradRange& r : local) {
+        const device::GradientStats st = ops.gradientStats(r.data, r.count, r.bf16);
+        finite = finite && st.finite;
+        maxAbs = std::max(maxAbs, st.maxAbs);
+    }
     // Non-finite gradients: the norm is not finite either (clipping then leaves them alone).
     if (world.maxScalar(finite ? 0.0 : 1.0) > 0.0) return std::numeric_limits<double>::infinity();
     const double globalMax = world.maxScalar(maxAbs);
@@ -44,11 +29,10 @@ double globalSquaredNorm(std::span<const GradRange> local, comm::Communicator& w
     const int k = 126 - bits; // Σ of totalElements values < 2^k stays below 2^126
     const int shift = k - 2 * e;
     Uint128 sum = 0;
-    for (const GradRange& r : local)
-        forEach(r, [&](float g) {
-            const double sq = static_cast<double>(g) * static_cast<double>(g);
-            sum += static_cast<Uint128>(std::ldexp(sq, shift)); // truncates toward zero
-        });
+    for (const GradRange& r : local) {
+        const device::Uint128Parts part = ops.sumSquaresFixed(r.data, r.count, r.bf16, shift);
+        sum += (static_cast<Uint128>(part.hi) << 64) | part.lo;
+    }
     // Four 32-bit limbs: each cross-rank sum stays an exact integer in a double.
     Uint128 total = 0;
     for (int limb = 3; limb >= 0; --limb) {

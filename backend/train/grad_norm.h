@@ -13,6 +13,7 @@
 #include <span>
 
 #include "comm/communicator.h"
+#include "device/ops.h"
 
 namespace shardscope::train {
 
@@ -24,7 +25,8 @@ struct GradRange {
 
 // Σ g² over the ranges of every rank of `world` (collective). `totalElements` bounds the number
 // of elements summed over all ranks (the model's padded parameter count).
-double globalSquaredNorm(std::span<const GradRange> local, comm::Communicator& world,
-                         std::uint64_t totalElements);
+// The per-rank passes run on the device (`ops`: the ranges are its memory).
+double globalSquaredNorm(std::span<const GradRange> local, device::Ops& ops,
+                         comm::Communicator& world, std::uint64_t totalElements);
 
 } // namespace shardscope::train

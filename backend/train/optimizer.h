@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 
+#include "kernels/cpu/adamw.h"
 #include "kernels/cpu/bf16.h"
 
 namespace shardscope::train {
@@ -29,6 +30,9 @@ struct AdamWStep {
     float gradScale = 1.0f;  // clipping coefficient
     bool decay = false;
 };
+
+// The kernel scalars of one update (kernels/cpu/adamw.h: what the device ops take).
+kernels::AdamWScalars scalarsOf(const AdamWConfig& cfg, const AdamWStep& step);
 
 // One AdamW update of `params` (fp32 master or fp32 params) in place:
 //   p ← p·(1 − lr·wd);  m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²;

@@ -13,11 +13,11 @@
 
 #include "comm/communicator.h"
 #include "gpu_test_support.h"
+#include "kernels/cpu/adamw.h"
 #include "kernels/cpu/bf16.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cuda/ops.h"
-#include "train/optimizer.h"
 
 namespace shardscope {
 namespace {
@@ -280,23 +280,22 @@ TEST_F(gpuOps, CrossEntropyMatchesTheCpu) {
 }
 
 TEST_F(gpuOps, AdamWIsBitwiseTheCpus) {
-    train::AdamWConfig cfg;
-    cfg.learningRate = 3e-3;
-    cfg.weightDecay = 0.1;
+    const double lr = 3e-3, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weightDecay = 0.1;
     const std::size_t n = 10000;
     for (bool bf16Grads : {false, true}) {
         for (bool decay : {false, true}) {
             auto p = randomFloats(n, 60), m = randomFloats(n, 61, 0.01f), v = randomFloats(n, 62, 0.01f);
             for (float& x : v) x = std::fabs(x);
             const auto g = randomFloats(n, 63);
+            const auto gb = toBf16(g);
             DeviceArray<float> dP(p), dM(m), dV(v), dG(g);
-            DeviceArray<kernels::Bf16> hG(toBf16(g));
+            DeviceArray<kernels::Bf16> hG(gb);
             for (std::int64_t step : {1, 2, 10}) {
-                const train::AdamWStep s{step, 0.5f, decay};
-                if (bf16Grads) train::adamwUpdate(cfg, s, p, std::span<const kernels::Bf16>(toBf16(g)), m, v);
-                else train::adamwUpdate(cfg, s, p, std::span<const float>(g), m, v);
-                const kc::AdamWScalars sc = kc::adamwScalars(cfg.learningRate, cfg.beta1, cfg.beta2, cfg.eps,
-                                                             cfg.weightDecay, step, decay, 0.5f);
+                // One set of host scalars for both backends (kernels/cpu/adamw.h).
+                const kernels::AdamWScalars sc =
+                    kernels::adamwScalars(lr, beta1, beta2, eps, weightDecay, step, decay, 0.5f);
+                if (bf16Grads) kernels::adamwUpdate(sc, p.data(), gb.data(), m.data(), v.data(), n);
+                else kernels::adamwUpdate(sc, p.data(), g.data(), m.data(), v.data(), n);
                 if (bf16Grads) kc::adamwUpdate(sc, dP.get(), hG.get(), dM.get(), dV.get(), static_cast<std::int64_t>(n), stream_);
                 else kc::adamwUpdate(sc, dP.get(), dG.get(), dM.get(), dV.get(), static_cast<std::int64_t>(n), stream_);
             }

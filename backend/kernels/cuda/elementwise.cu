@@ -1,5 +1,5 @@
 // Elementwise and column-wise CUDA kernels: embedding, GELU, residual add, bias, bf16 casts,
-// AdamW, cross-entropy's backward and the communicators' rank-order sums.
+// AdamW, gradient accumulation, cross-entropy's backward and the communicators' rank-order sums.
 //
 // Where the CPU kernel's arithmetic can be reproduced exactly (no transcendental functions) the
 // kernel uses the __f*_rn intrinsics: they round every operation and forbid nvcc's default FMA
@@ -132,7 +132,7 @@ __global__ void toFloatKernel(const Bf16* in, float* out, std::int64_t n) {
     for (std::int64_t i = globalIndex(); i < n; i += gridStride()) out[i] = bf16ToFloat(in[i].bits);
 }
 
-// ---- AdamW: train/optimizer.cpp's loop body, operation by operation ------------------------------
+// ---- AdamW: kernels/cpu/adamw.cpp's loop body, operation by operation ---------------------------
 
 template <class G>
 __global__ void adamwKernel(AdamWScalars s, float* p, const G* g, float* m, float* v,
@@ -147,6 +147,21 @@ __global__ void adamwKernel(AdamWScalars s, float* p, const G* g, float* m, floa
         const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(vi), s.vCorrection), s.eps);
         p[i] = __fsub_rn(__fmul_rn(p[i], s.decay), __fdiv_rn(__fmul_rn(s.stepSize, mi), denom));
     }
+}
+
+// ---- gradient accumulation ----------------------------------------------------------------------
+
+__global__ void accumulateF32Kernel(float* dst, const float* src, std::int64_t n) {
+    for (std::int64_t i = globalIndex(); i < n; i += gridStride())
+        dst[i] = __fadd_rn(dst[i], src[i]);
+}
+__global__ void accumulateBf16Kernel(Bf16* dst, const Bf16* src, std::int64_t n) {
+    for (std::int64_t i = globalIndex(); i < n; i += gridStride())
+        dst[i].bits = bf16Bits(__fadd_rn(load(dst, i), load(src, i)));
+}
+__global__ void accumulateRoundedKernel(Bf16* dst, const float* src, std::int64_t n) {
+    for (std::int64_t i = globalIndex(); i < n; i += gridStride())
+        dst[i].bits = bf16Bits(__fadd_rn(load(dst, i), src[i]));
 }
 
 // ---- rank-order sums ----------------------------------------------------------------------------
@@ -258,21 +273,6 @@ void toFloat(const Bf16* in, float* out, std::int64_t n, Stream stream) {
     CUDA_CHECK_LAUNCH();
 }
 
-AdamWScalars adamwScalars(double learningRate, double beta1, double beta2, double eps,
-                          double weightDecay, std::int64_t step, bool decay, float gradScale) {
-    // Exactly train/optimizer.cpp: bias corrections in double, folded into the step size.
-    const auto t = static_cast<double>(step);
-    AdamWScalars s;
-    s.beta1 = static_cast<float>(beta1);
-    s.beta2 = static_cast<float>(beta2);
-    s.eps = static_cast<float>(eps);
-    s.decay = decay ? static_cast<float>(1.0 - learningRate * weightDecay) : 1.0f;
-    s.stepSize = static_cast<float>(learningRate / (1.0 - std::pow(beta1, t)));
-    s.vCorrection = static_cast<float>(std::sqrt(1.0 - std::pow(beta2, t)));
-    s.gradScale = gradScale;
-    return s;
-}
-
 void adamwUpdate(const AdamWScalars& s, float* params, const float* grads, float* m, float* v,
                  std::int64_t n, Stream stream) {
     adamwKernel<<<blocksFor(n), kThreads, 0, stream>>>(s, params, grads, m, v, n);
@@ -282,6 +282,23 @@ void adamwUpdate(const AdamWScalars& s, float* params, const float* grads, float
 void adamwUpdate(const AdamWScalars& s, float* params, const Bf16* grads, float* m, float* v,
                  std::int64_t n, Stream stream) {
     adamwKernel<<<blocksFor(n), kThreads, 0, stream>>>(s, params, grads, m, v, n);
+    CUDA_CHECK_LAUNCH();
+}
+
+void accumulate(void* dst, const void* src, std::int64_t n, Elem t, Stream stream) {
+    if (n <= 0) return;
+    if (t == Elem::F32)
+        accumulateF32Kernel<<<blocksFor(n), kThreads, 0, stream>>>(
+            static_cast<float*>(dst), static_cast<const float*>(src), n);
+    else
+        accumulateBf16Kernel<<<blocksFor(n), kThreads, 0, stream>>>(
+            static_cast<Bf16*>(dst), static_cast<const Bf16*>(src), n);
+    CUDA_CHECK_LAUNCH();
+}
+
+void accumulateRounded(Bf16* dst, const float* src, std::int64_t n, Stream stream) {
+    if (n <= 0) return;
+    accumulateRoundedKernel<<<blocksFor(n), kThreads, 0, stream>>>(dst, src, n);
     CUDA_CHECK_LAUNCH();
 }
 

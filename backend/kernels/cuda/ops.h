@@ -24,7 +24,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cpu/adamw.h" // AdamWScalars, adamwScalars: the same on both backends
 #include "kernels/cpu/bf16.h"
+#include "kernels/cuda/fixed_point.h" // Uint128Parts
 
 struct CUstream_st;   // cudaStream_t is CUstream_st*
 struct cublasContext; // cublasHandle_t is cublasContext*
@@ -117,27 +119,46 @@ void columnSum(const Bf16* dy, float* dbias, std::int64_t rows, std::int64_t col
 void toBf16(const float* in, Bf16* out, std::int64_t n, Stream stream);
 void toFloat(const Bf16* in, float* out, std::int64_t n, Stream stream);
 
-// ---- AdamW (train/optimizer.h's formula, evaluated in the same order without FMA contraction,
-// so the result is bitwise the CPU's) ------------------------------------------------------------
+// ---- AdamW: kernels/cpu/adamw.h's elementwise update (its scalars come from
+// kernels::adamwScalars on the host), evaluated in the same order without FMA contraction, so
+// the result is bitwise the CPU's ----------------------------------------------------------------
 
-struct AdamWScalars {
-    float beta1 = 0, beta2 = 0, eps = 0;
-    float decay = 1;       // 1 − lr·wd where the layout says decay, else 1
-    float stepSize = 0;    // lr / (1 − β1^t)
-    float vCorrection = 1; // √(1 − β2^t)
-    float gradScale = 1;   // clipping coefficient
-};
-// The host-side part of train::adamwUpdate (bias corrections in double, then rounded to float).
-AdamWScalars adamwScalars(double learningRate, double beta1, double beta2, double eps,
-                          double weightDecay, std::int64_t step, bool decay, float gradScale);
 void adamwUpdate(const AdamWScalars& s, float* params, const float* grads, float* m, float* v,
                  std::int64_t n, Stream stream);
 void adamwUpdate(const AdamWScalars& s, float* params, const Bf16* grads, float* m, float* v,
                  std::int64_t n, Stream stream);
 
-// ---- rank-order sums for the communicators (comm::sumInRankOrder on the device) ----------------
+// ---- gradient accumulation (bitwise the CPU's: one fp32 addition, one bf16 rounding) ------------
 
 enum class Elem : std::uint8_t { F32, Bf16 };
+// dst[i] += src[i]; bf16: dst = bf16(float(dst) + float(src)).
+void accumulate(void* dst, const void* src, std::int64_t n, Elem t, Stream stream);
+// dst[i] = bf16(float(dst[i]) + src[i]).
+void accumulateRounded(Bf16* dst, const float* src, std::int64_t n, Stream stream);
+
+// ---- the exact global gradient norm's local reductions (train/grad_norm.cpp's arithmetic) -------
+// Two passes each: per-block partials into `scratch` (kReductionScratchBytes of device memory),
+// then one block folds them into `*result` (device memory). Both reductions are order-independent
+// (a max, and integer addition), so the result is bitwise the CPU's for any grid.
+
+inline constexpr int kReductionBlocks = 512;
+inline constexpr std::size_t kReductionScratchBytes = kReductionBlocks * 16;
+
+struct GradientStatsResult {
+    double maxAbs;        // max |g| over the finite elements (0 when none)
+    std::uint32_t finite; // 1 when every element was finite
+    std::uint32_t unused;
+};
+void gradientStats(const void* grads, std::int64_t n, Elem t, void* scratch,
+                   GradientStatsResult* result, Stream stream);
+
+// Σ trunc(ldexp(double(g)², shift)) as a 128-bit integer (wraps mod 2¹²⁸ like the CPU's; the
+// caller picks `shift` so it cannot). Non-finite g are the caller's to exclude (gradientStats).
+void sumSquaresFixed(const void* grads, std::int64_t n, Elem t, int shift, void* scratch,
+                     Uint128Parts* result, Stream stream);
+
+// ---- rank-order sums for the communicators (comm::sumInRankOrder on the device) ----------------
+
 inline constexpr int kMaxRankParts = 64; // one GPU's ranks in shared-device mode
 // out[i] = Σ_r parts[r][i] in rank order, fp32 accumulation, one rounding for bf16. `parts` is a
 // host array of device pointers (at most kMaxRankParts). out may alias one of the parts.

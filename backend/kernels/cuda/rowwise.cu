@@ -1,4 +1,5 @@
-// Row-wise CUDA kernels: LayerNorm, the causal softmax of attention and cross-entropy's forward.
+// Row-wise CUDA kernels: LayerNorm, the causal softmax of attention, cross-entropy's forward, and
+// the gradient reductions of the exact global norm (max |g|, Σ fixed-point g²).
 // A block (LayerNorm, cross-entropy: rows of d or vocab elements) or a warp (softmax: rows of
 // seq elements) owns a row; row statistics are accumulated in double as the CPU kernels do,
 // through a fixed reduction tree, so results do not depend on scheduling. Parameter gradients
@@ -8,6 +9,7 @@
 
 #include "kernels/cpu/ops.h" // kLayerNormEps: the same ε as the CPU
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/fixed_point.h"
 #include "kernels/cuda/ops.h"
 
 namespace shardscope::kernels::cuda {
@@ -194,6 +196,99 @@ __global__ void meanInOrderKernel(const double* rowLoss, double* mean, std::int6
     *mean = total / static_cast<double>(rows);
 }
 
+// ---- gradient reductions (train/grad_norm.cpp) --------------------------------------------------
+// Pass 1: kReductionBlocks (or fewer) blocks of kReduceThreads, grid-stride, a shared-memory tree
+// per block, one partial per block in scratch. Pass 2: one block folds the partials. A max and
+// integer sums do not depend on the order, so no fixed tree is needed for determinism.
+
+constexpr int kReduceThreads = 256;
+
+__device__ inline float loadGrad(const void* g, std::int64_t i, bool bf16) {
+    if (!bf16) return static_cast<const float*>(g)[i];
+    const std::uint16_t bits = static_cast<const Bf16*>(g)[i].bits;
+    return __uint_as_float(static_cast<std::uint32_t>(bits) << 16);
+}
+
+struct StatsPartial {
+    float maxAbs; // |g| is exact in float, so the max in float widens to the CPU's double max
+    std::uint32_t finite;
+};
+static_assert(sizeof(StatsPartial) * kReductionBlocks <= kReductionScratchBytes);
+static_assert(sizeof(Uint128Parts) * kReductionBlocks <= kReductionScratchBytes);
+
+__device__ inline StatsPartial combine(StatsPartial a, StatsPartial b) {
+    return {fmaxf(a.maxAbs, b.maxAbs), a.finite & b.finite};
+}
+
+__device__ inline Uint128Parts combine(Uint128Parts a, Uint128Parts b) {
+    return addUint128(a, b); // integer addition: any order gives the CPU's sum
+}
+
+// Tree over the block in shared memory; thread 0 gets the total.
+template <class T> __device__ T blockCombine(T v, T* shared) {
+    shared[threadIdx.x] = v;
+    __syncthreads();
+    for (unsigned half = blockDim.x / 2; half > 0; half >>= 1) {
+        if (threadIdx.x < half)
+            shared[threadIdx.x] = combine(shared[threadIdx.x], shared[threadIdx.x + half]);
+        __syncthreads();
+    }
+    return shared[0];
+}
+
+__global__ void gradientStatsKernel(const void* g, std::int64_t n, bool bf16,
+                                    StatsPartial* partials) {
+    __shared__ StatsPartial shared[kReduceThreads];
+    StatsPartial acc{0.0f, 1u};
+    const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+         i += stride) {
+        const float a = fabsf(loadGrad(g, i, bf16));
+        if (!isfinite(a)) acc.finite = 0u;
+        else acc.maxAbs = fmaxf(acc.maxAbs, a);
+    }
+    const StatsPartial total = blockCombine(acc, shared);
+    if (threadIdx.x == 0) partials[blockIdx.x] = total;
+}
+
+__global__ void gradientStatsFinalKernel(const StatsPartial* partials, int count,
+                                         GradientStatsResult* result) {
+    __shared__ StatsPartial shared[kReduceThreads];
+    StatsPartial acc{0.0f, 1u};
+    for (int b = static_cast<int>(threadIdx.x); b < count; b += static_cast<int>(blockDim.x))
+        acc = combine(acc, partials[b]);
+    const StatsPartial total = blockCombine(acc, shared);
+    if (threadIdx.x == 0) *result = {static_cast<double>(total.maxAbs), total.finite, 0u};
+}
+
+__global__ void sumSquaresFixedKernel(const void* g, std::int64_t n, bool bf16, int shift,
+                                      Uint128Parts* partials) {
+    __shared__ Uint128Parts shared[kReduceThreads];
+    Uint128Parts acc{0u, 0u};
+    const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+         i += stride)
+        acc = addUint128(acc, fixedSquare(loadGrad(g, i, bf16), shift)); // exact, as on the CPU
+    const Uint128Parts total = blockCombine(acc, shared);
+    if (threadIdx.x == 0) partials[blockIdx.x] = total;
+}
+
+__global__ void sumSquaresFixedFinalKernel(const Uint128Parts* partials, int count,
+                                           Uint128Parts* result) {
+    __shared__ Uint128Parts shared[kReduceThreads];
+    Uint128Parts acc{0u, 0u};
+    for (int b = static_cast<int>(threadIdx.x); b < count; b += static_cast<int>(blockDim.x))
+        acc = combine(acc, partials[b]);
+    const Uint128Parts total = blockCombine(acc, shared);
+    if (threadIdx.x == 0) *result = total;
+}
+
+int reductionBlocks(std::int64_t n) {
+    const std::int64_t blocks = (n + kReduceThreads - 1) / kReduceThreads;
+    return static_cast<int>(blocks < 1 ? 1
+                                       : (blocks > kReductionBlocks ? kReductionBlocks : blocks));
+}
+
 unsigned warpBlocks(std::int64_t rows) {
     return static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
 }
@@ -250,6 +345,28 @@ void crossEntropyForward(float* logitsToProbs, const std::int32_t* targets, doub
         logitsToProbs, targets, rowLossScratch, vocab);
     CUDA_CHECK_LAUNCH();
     meanInOrderKernel<<<1, 1, 0, stream>>>(rowLossScratch, meanLoss, rows);
+    CUDA_CHECK_LAUNCH();
+}
+
+void gradientStats(const void* grads, std::int64_t n, Elem t, void* scratch,
+                   GradientStatsResult* result, Stream stream) {
+    const int blocks = reductionBlocks(n);
+    auto* partials = static_cast<StatsPartial*>(scratch);
+    gradientStatsKernel<<<static_cast<unsigned>(blocks), kReduceThreads, 0, stream>>>(
+        grads, n < 0 ? 0 : n, t == Elem::Bf16, partials);
+    CUDA_CHECK_LAUNCH();
+    gradientStatsFinalKernel<<<1, kReduceThreads, 0, stream>>>(partials, blocks, result);
+    CUDA_CHECK_LAUNCH();
+}
+
+void sumSquaresFixed(const void* grads, std::int64_t n, Elem t, int shift, void* scratch,
+                     Uint128Parts* result, Stream stream) {
+    const int blocks = reductionBlocks(n);
+    auto* partials = static_cast<Uint128Parts*>(scratch);
+    sumSquaresFixedKernel<<<static_cast<unsigned>(blocks), kReduceThreads, 0, stream>>>(
+        grads, n < 0 ? 0 : n, t == Elem::Bf16, shift, partials);
+    CUDA_CHECK_LAUNCH();
+    sumSquaresFixedFinalKernel<<<1, kReduceThreads, 0, stream>>>(partials, blocks, result);
     CUDA_CHECK_LAUNCH();
 }
 

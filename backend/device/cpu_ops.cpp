@@ -1,0 +1,141 @@
+#include "device/cpu_ops.h"
+
+#include <cmath>
+#include <cstring>
+#include <span>
+
+#include "kernels/cpu/ops.h"
+
+namespace shardscope::device {
+
+namespace k = shardscope::kernels;
+
+void CpuOps::copy(void* dst, const void* src, std::uint64_t bytes) {
+    if (bytes) std::memmove(dst, src, bytes);
+}
+void CpuOps::upload(void* dst, const void* host, std::uint64_t bytes) { copy(dst, host, bytes); }
+void CpuOps::download(void* host, const void* src, std::uint64_t bytes) { copy(host, src, bytes); }
+void CpuOps::zero(void* dst, std::uint64_t bytes) {
+    if (bytes) std::memset(dst, 0, bytes);
+}
+
+void CpuOps::toBf16(const float* in, Bf16* out, std::uint64_t n) {
+    k::toBf16(std::span<const float>(in, n), std::span<Bf16>(out, n));
+}
+void CpuOps::toFloat(const Bf16* in, float* out, std::uint64_t n) {
+    k::toFloat(std::span<const Bf16>(in, n), std::span<float>(out, n));
+}
+
+void CpuOps::accumulate(void* dst, const void* src, std::uint64_t n, bool bf16) {
+    if (bf16) {
+        auto* d = static_cast<Bf16*>(dst);
+        const auto* a = static_cast<const Bf16*>(src);
+        for (std::uint64_t i = 0; i < n; ++i) d[i] = k::toBf16(k::toFloat(d[i]) + k::toFloat(a[i]));
+    } else {
+        auto* d = static_cast<float*>(dst);
+        const auto* a = static_cast<const float*>(src);
+        for (std::uint64_t i = 0; i < n; ++i) d[i] += a[i];
+    }
+}
+
+void CpuOps::accumulateRounded(Bf16* dst, const float* src, std::uint64_t n) {
+    for (std::uint64_t i = 0; i < n; ++i) dst[i] = k::toBf16(k::toFloat(dst[i]) + src[i]);
+}
+
+void CpuOps::embeddingForward(const std::int32_t* ids, const float* wte, const float* wpe,
+                              float* out, std::int64_t batch, std::int64_t seq, std::int64_t d,
+                              std::int64_t vocab) {
+    k::embeddingForward(ids, wte, wpe, out, batch, seq, d, vocab);
+}
+void CpuOps::embeddingBackward(const std::int32_t* ids, const float* dout, float* dwte,
+                               float* dwpe, std::int64_t batch, std::int64_t seq, std::int64_t d,
+                               std::int64_t) {
+    k::embeddingBackward(ids, dout, dwte, dwpe, batch, seq, d);
+}
+void CpuOps::layerNormForward(const float* x, const float* gamma, const float* beta, float* out,
+                              float* mean, float* rstd, std::int64_t rows, std::int64_t d) {
+    k::layerNormForward(x, gamma, beta, out, mean, rstd, rows, d);
+}
+void CpuOps::layerNormBackward(const float* dout, const float* x, const float* mean,
+                               const float* rstd, const float* gamma, float* dx, float* dgamma,
+                               float* dbeta, std::int64_t rows, std::int64_t d) {
+    k::layerNormBackward(dout, x, mean, rstd, gamma, dx, dgamma, dbeta, rows, d);
+}
+void CpuOps::linearForward(const float* x, const float* w, const float* bias, float* y,
+                           std::int64_t rows, std::int64_t in, std::int64_t out, bool accumulate) {
+    k::linearForward(x, w, bias, y, rows, in, out, accumulate);
+}
+void CpuOps::linearBackward(const float* dy, const float* x, const float* w, float* dx, float* dw,
+                            float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out) {
+    k::linearBackward(dy, x, w, dx, dw, dbias, rows, in, out);
+}
+void CpuOps::attentionForward(const float* qkv, float* probs, float* out, std::int64_t batch,
+                              std::int64_t seq, std::int64_t heads, std::int64_t headDim) {
+    k::attentionForward(qkv, probs, out, batch, seq, heads, headDim);
+}
+void CpuOps::attentionBackward(const float* dout, const float* qkv, const float* probs,
+                               float* dqkv, float* scratch, std::int64_t batch, std::int64_t seq,
+                               std::int64_t heads, std::int64_t headDim) {
+    const auto floats = static_cast<std::size_t>(attentionScratchFloats(seq));
+    k::attentionBackward(dout, qkv, probs, dqkv, std::span<float>(scratch, floats), batch, seq,
+                         heads, headDim);
+}
+void CpuOps::geluForward(const float* x, float* y, std::int64_t n) { k::geluForward(x, y, n); }
+void CpuOps::geluBackward(const float* dy, const float* x, float* dx, std::int64_t n) {
+    k::geluBackward(dy, x, dx, n);
+}
+void CpuOps::add(const float* a, const float* b, float* y, std::int64_t n) { k::add(a, b, y, n); }
+
+double CpuOps::crossEntropyForward(float* logitsToProbs, const std::int32_t* targets,
+                                   double* scratch, std::int64_t rows, std::int64_t vocab) {
+    // The CPU kernel sums the row terms as it goes; the mean lands where the CUDA one puts it.
+    const double mean = k::crossEntropyForward(logitsToProbs, targets, rows, vocab);
+    scratch[rows] = mean;
+    return mean;
+}
+void CpuOps::crossEntropyBackward(const float* probs, const std::int32_t* targets, float* dlogits,
+                                  std::int64_t rows, std::int64_t vocab, float scale) {
+    k::crossEntropyBackward(probs, targets, dlogits, rows, vocab, scale);
+}
+
+void CpuOps::adamw(const kernels::AdamWScalars& s, float* params, const void* grads,
+                   bool gradsBf16, float* m, float* v, std::uint64_t n) {
+    if (gradsBf16) k::adamwUpdate(s, params, static_cast<const Bf16*>(grads), m, v, n);
+    else k::adamwUpdate(s, params, static_cast<const float*>(grads), m, v, n);
+}
+
+namespace {
+
+template <class F> void forEach(const void* data, std::uint64_t n, bool bf16, F&& f) {
+    if (bf16) {
+        const auto* g = static_cast<const Bf16*>(data);
+        for (std::uint64_t i = 0; i < n; ++i) f(k::toFloat(g[i]));
+    } else {
+        const auto* g = static_cast<const float*>(data);
+        for (std::uint64_t i = 0; i < n; ++i) f(g[i]);
+    }
+}
+
+} // namespace
+
+GradientStats CpuOps::gradientStats(const void* grads, std::uint64_t n, bool bf16) {
+    GradientStats s;
+    forEach(grads, n, bf16, [&](float g) {
+        const double a = std::fabs(static_cast<double>(g));
+        if (!std::isfinite(a)) s.finite = false;
+        else if (a > s.maxAbs) s.maxAbs = a;
+    });
+    return s;
+}
+
+Uint128Parts CpuOps::sumSquaresFixed(const void* grads, std::uint64_t n, bool bf16, int shift) {
+    __extension__ typedef unsigned __int128 Uint128;
+    Uint128 sum = 0;
+    forEach(grads, n, bf16, [&](float g) {
+        const double sq = static_cast<double>(g) * static_cast<double>(g);
+        sum += static_cast<Uint128>(std::ldexp(sq, shift)); // truncates toward zero
+    });
+    return {static_cast<std::uint64_t>(sum), static_cast<std::uint64_t>(sum >> 64)};
+}
+
+} // namespace shardscope::device
