@@ -1,180 +1,174 @@
 #!/usr/bin/env bash
-# The GPU backend's check on a machine with a GPU (issue 7): configure without GUI and MPI,
-# build the GPU tests, run `ctest -L gpu` with SHARDSCOPE_EXPECT_GPU=1 (a missing device FAILS
-# instead of skipping), time PyTorch eager on the same GPT, and print a table. Under 5 minutes
-# on one GPU with 16 cores. No network is used.
+# The GPU backend's check on a machine with one GPU (issue 7). Needs CMake >= 3.25, ninja, a C++20
+# compiler, the CUDA toolkit and python3 (PyTorch optional); Qt, OpenMPI, OpenBLAS, GoogleTest and
+# nlohmann_json are NOT needed (GUI and MPI are off; the others fall back to third_party/ and the
+# built-in GEMM). No network is used. Budget: under 5 minutes on an H200 with 16 cores, build included.
 #
-#   scripts/gpu-check.sh [BUILD_DIR]        (default: build-gpucheck)
+#   1. configure (GUI off, MPI off, CUDA on for this GPU's architecture) and build the GPU tests,
+#      the worker and the CLI;
+#   2. ctest -L gpu with SHARDSCOPE_EXPECT_GPU=1 (a missing device FAILS instead of skipping);
+#   3. shardscope-worker --backend cuda --shared-device --ranks 4 --model gpt100m for ddp, zero1,
+#      zero2, zero3 and fsdp; per strategy: measured vs theory per ledger category, the device's
+#      pool reserved vs the ledger's peak (goal <= 1.05), median step time after warm-up, the
+#      exposed-communication fraction (scripts/gpu_check_report.py);
+#   4. PyTorch eager bf16 on the same GPT and global batch (scripts/torch_gpt_bench.py);
+#   5. a table.
+#
+#   scripts/gpu-check.sh [--dry-run] [BUILD_DIR]          (default BUILD_DIR: build-gpucheck)
+#
+# --dry-run exercises everything without a GPU: CUDA only if nvcc is there, the GPU tests take
+# their skip path, and the worker runs the same shared-device strategies on the CPU
+# (--backend cpu, model tiny unless GPU_CHECK_MODEL says otherwise).
 #
 # Environment:
-#   NLOHMANN_JSON_HPP=/path/to/json.hpp   use this single header when no nlohmann_json CMake
-#                                         package is installed (a CMake shim is generated)
-#   GPU_CHECK_PRESET=small                the GPT preset for the PyTorch timing
-#   CUDA_ARCH=90                          CMAKE_CUDA_ARCHITECTURES (default: the GPU's own)
+#   GPU_CHECK_MODEL=gpt100m          the GPT preset (resources/presets/models.json)
+#   GPU_CHECK_RANKS=4                shared-device ranks
+#   GPU_CHECK_STEPS=6                steps per strategy; the first GPU_CHECK_WARMUP=2 are warm-up
+#   GPU_CHECK_STRATEGIES=ddp,zero1,zero2,zero3,fsdp
+#   GPU_CHECK_WORKER_TIMEOUT=100     seconds per worker run (5 runs must fit a 10-minute session)
+#   CUDA_ARCH=90                     CMAKE_CUDA_ARCHITECTURES (default: nvidia-smi's compute_cap)
+#   GPU_CHECK_WERROR=1               configure with -Werror (off: a newer compiler's new warnings
+#                                    must not cost the GPU run; CI builds with -Werror)
+#   GPU_CHECK_CMAKE_ARGS="..."       extra configure arguments, e.g.
+#                                    "-DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON -DSHARDSCOPE_BLAS=BUILTIN"
+#   OUT=/some/dir                    also write the output (gpu-check.log) and the reports there
 #
-# Exit code: 0 when every required step passed on a GPU; 1 otherwise (including a dry run on a
-# machine without a GPU, which still builds and runs the tests' skip path); 2 when a dependency
-# is missing (the script says which and how to provide it).
+# Exit code: 0 when everything ran on a GPU and every check passed (or --dry-run passed); 1 when
+# something failed, or no GPU was found without --dry-run; 2 when a tool is missing.
 set -u -o pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
-BUILD=${1:-build-gpucheck}
+DRY_RUN=0
+BUILD=""
+for arg in "$@"; do
+  case "$arg" in
+    --dry-run) DRY_RUN=1 ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "gpu-check.sh: unknown option $arg (see --help)"; exit 2 ;;
+    *) BUILD=$arg ;;
+  esac
+done
+BUILD=${BUILD:-build-gpucheck}
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-PRESET=${GPU_CHECK_PRESET:-small}
+RANKS=${GPU_CHECK_RANKS:-4}
+STEPS=${GPU_CHECK_STEPS:-6}
+WARMUP=${GPU_CHECK_WARMUP:-2}
+STRATEGIES=${GPU_CHECK_STRATEGIES:-ddp,zero1,zero2,zero3,fsdp}
+WORKER_TIMEOUT=${GPU_CHECK_WORKER_TIMEOUT:-100}
+REPORTS="$BUILD/gpu-check"
 START=$(date +%s)
 declare -a ROWS=()
 FAILED=0
-MISSING=()
 
-row() { ROWS+=("$(printf '%-34s %-14s %s' "$1" "$2" "$3")"); }
+row() { ROWS+=("$(printf '%-30s %-14s %s' "$1" "$2" "$3")"); }
 table() {
-  printf '\n%-34s %-14s %s\n' "check" "result" "detail"
+  printf '\n%-30s %-14s %s\n' "check" "result" "detail"
   printf '%s\n' "${ROWS[@]}"
 }
-say() { printf '\n== %s\n' "$*"; }
-elapsed() { echo "$(( $(date +%s) - START ))s"; }
+say() { printf '\n== %s  [%ss]\n' "$*" "$(( $(date +%s) - START ))"; }
+save_reports() {
+  if [ -n "${OUT:-}" ] && [ -d "$REPORTS" ]; then
+    mkdir -p "$OUT/gpu-check" && cp -f "$REPORTS"/* "$OUT/gpu-check/" 2>/dev/null
+  fi
+}
+finish() { # exit code
+  save_reports
+  say "summary"
+  table
+  exit "$1"
+}
 
+main() {
 # ---- 1. the GPU ------------------------------------------------------------------------------
 say "GPU"
 GPU_OK=0
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/tmp/gpu-check-smi.$$ 2>&1; then
-  cat /tmp/gpu-check-smi.$$
-  GPU_NAME=$(head -1 /tmp/gpu-check-smi.$$ | sed 's/ (UUID.*//')
+CAP=""
+if command -v nvidia-smi >/dev/null 2>&1 && smi=$(nvidia-smi -L 2>&1); then
+  echo "$smi"
+  GPU_NAME=$(echo "$smi" | head -1 | sed 's/ (UUID.*//')
   CAP=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
   DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
   GPU_OK=1
   row "GPU" "ok" "${GPU_NAME}, driver ${DRIVER:-?}, sm_${CAP:-?}"
 else
-  echo "nvidia-smi: $(cat /tmp/gpu-check-smi.$$ 2>/dev/null || echo 'not found')"
-  row "GPU" "NONE" "no nvidia-smi / no driver: DRY RUN (builds, tests take their skip path)"
+  echo "nvidia-smi: ${smi:-not found}"
+  row "GPU" "none" "no nvidia-smi / no driver$([ $DRY_RUN = 1 ] && echo ': dry run')"
 fi
-rm -f /tmp/gpu-check-smi.$$
-ARCH=${CUDA_ARCH:-${CAP:-}}
-if [ -z "$ARCH" ]; then ARCH="80;90"; fi
+ARCH=${CUDA_ARCH:-$CAP}
+[ -z "$ARCH" ] && ARCH="80;90" # no GPU to ask: the project's default architectures
 
-# ---- 2. tools and libraries ------------------------------------------------------------------
-say "dependencies"
-need() { # name, how to get it
-  MISSING+=("$1: $2")
-  row "$1" "MISSING" "$2"
-}
+# ---- 2. tools ----------------------------------------------------------------------------------
+say "tools"
+MISSING=0
+need() { row "$1" "MISSING" "$2"; MISSING=1; }
 version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -1)" = "$2" ]; }
-
 if command -v cmake >/dev/null; then
   CMV=$(cmake --version | head -1 | awk '{print $3}')
   if version_ge "$CMV" 3.25; then row "cmake" "ok" "$CMV"; else need "cmake" "3.25 or newer (have $CMV): pip install 'cmake>=3.25'"; fi
 else need "cmake" "pip install 'cmake>=3.25' (or apt-get install cmake)"; fi
 if command -v ninja >/dev/null; then row "ninja" "ok" "$(ninja --version)"; else need "ninja" "pip install ninja (or apt-get install ninja-build)"; fi
 if command -v c++ >/dev/null; then row "C++ compiler" "ok" "$(c++ --version | head -1)"; else need "C++ compiler" "g++ 12 or newer (C++20)"; fi
+if command -v python3 >/dev/null; then row "python3" "ok" "$(python3 --version 2>&1)"; else need "python3" "reads the reports (standard library only)"; fi
 NVCC=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)
-if [ -n "$NVCC" ]; then row "nvcc" "ok" "$("$NVCC" --version | grep -o 'release [0-9.]*')"; else need "nvcc" "the CUDA toolkit (nvcc in PATH or /usr/local/cuda/bin)"; fi
+if [ -n "$NVCC" ]; then
+  row "nvcc" "ok" "$("$NVCC" --version | grep -o 'release [0-9.]*')"
+elif [ $DRY_RUN = 1 ]; then
+  row "nvcc" "absent" "dry run: CUDA code not built"
+else
+  need "nvcc" "the CUDA toolkit (nvcc in PATH or /usr/local/cuda/bin)"
+fi
 CUDA_HOME_GUESS=$(dirname "$(dirname "${NVCC:-/usr/local/cuda/bin/nvcc}")")
 if [ -f "$CUDA_HOME_GUESS/include/nccl.h" ] || [ -f /usr/include/nccl.h ] || [ -n "${NCCL_HOME:-}" ]; then
-  row "NCCL" "ok" "NcclCommunicator will be built"
+  row "NCCL" "found" "NcclCommunicator will be built (not used by --shared-device)"
 else
-  row "NCCL" "absent" "NcclCommunicator not built (set NCCL_HOME or pip install nvidia-nccl-cu13)"
+  row "NCCL" "absent" "NcclCommunicator not built (not needed here: ranks share one GPU)"
 fi
-if pkg-config --exists openblas 2>/dev/null; then
-  row "OpenBLAS" "ok" "$(pkg-config --modversion openblas)"
-else
-  need "OpenBLAS" "the CPU kernels (and the parity tests' reference) need it: apt-get install libopenblas-dev, or PKG_CONFIG_PATH to an openblas.pc"
-fi
-if [ -f /usr/include/gtest/gtest.h ] || [ -f /usr/local/include/gtest/gtest.h ] || \
-   ls /usr/lib/*/cmake/GTest/GTestConfig.cmake /usr/local/lib/cmake/GTest/GTestConfig.cmake >/dev/null 2>&1; then
-  row "GoogleTest" "ok" ""
-else
-  need "GoogleTest" "the tests need it: apt-get install libgtest-dev (or -DGTest_DIR=…)"
-fi
+[ $MISSING = 1 ] && { echo "missing tools: see the table"; finish 2; }
 
-# nlohmann_json: a CMake package, or else a single json.hpp found on this machine (or given in
-# NLOHMANN_JSON_HPP) wrapped in a generated package config. PyTorch wheels do not ship it.
-JSON_ARGS=()
-json_config=$(ls /usr/share/cmake/nlohmann_json/nlohmann_jsonConfig.cmake \
-                 /usr/lib/*/cmake/nlohmann_json/nlohmann_jsonConfig.cmake \
-                 /usr/local/share/cmake/nlohmann_json/nlohmann_jsonConfig.cmake \
-                 /usr/local/lib/cmake/nlohmann_json/nlohmann_jsonConfig.cmake \
-                 ${CONDA_PREFIX:+$CONDA_PREFIX/share/cmake/nlohmann_json/nlohmann_jsonConfig.cmake} 2>/dev/null | head -1)
-if [ -z "${NLOHMANN_JSON_HPP:-}" ] && [ -n "$json_config" ]; then
-  row "nlohmann_json" "ok" "$json_config"
-else
-  hpp=${NLOHMANN_JSON_HPP:-}
-  if [ -z "$hpp" ]; then
-    roots=(/usr/include /usr/local/include ${CONDA_PREFIX:+$CONDA_PREFIX/include})
-    site=$(python3 -c 'import site,sys; print(" ".join(site.getsitepackages()+[site.getusersitepackages()]))' 2>/dev/null || true)
-    for r in "${roots[@]}" $site; do
-      [ -d "$r" ] || continue
-      hpp=$(find "$r" -maxdepth 6 -path '*nlohmann/json.hpp' 2>/dev/null | head -1)
-      [ -n "$hpp" ] && break
-    done
-  fi
-  if [ -n "${NLOHMANN_JSON_HPP:-}" ] && [ ! -f "$hpp" ]; then
-    need "nlohmann_json" "NLOHMANN_JSON_HPP=$hpp does not exist"
-  elif [ -n "$hpp" ]; then
-    # The version macros live in json.hpp (single header) or detail/abi_macros.hpp (3.11+ tree).
-    jsonver() { grep -rhE "^#define NLOHMANN_JSON_VERSION_$1 +[0-9]+" "$hpp" "$(dirname "$hpp")" 2>/dev/null | head -1 | awk '{print $3}'; }
-    major=$(jsonver MAJOR); minor=$(jsonver MINOR); patch=$(jsonver PATCH)
-    version="${major:-0}.${minor:-0}.${patch:-0}"
-    if version_ge "$version" 3.10; then
-      shim="$BUILD/_nlohmann_shim"
-      mkdir -p "$shim"
-      include_dir=$(dirname "$(dirname "$hpp")")
-      cat >"$shim/nlohmann_jsonConfig.cmake" <<EOF
-# Generated by scripts/gpu-check.sh: the header-only library found at $hpp
-if(NOT TARGET nlohmann_json::nlohmann_json)
-  add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
-  set_target_properties(nlohmann_json::nlohmann_json PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "$include_dir")
-endif()
-EOF
-      cat >"$shim/nlohmann_jsonConfigVersion.cmake" <<EOF
-set(PACKAGE_VERSION "$version")
-if(PACKAGE_FIND_VERSION VERSION_GREATER PACKAGE_VERSION)
-  set(PACKAGE_VERSION_COMPATIBLE FALSE)
-else()
-  set(PACKAGE_VERSION_COMPATIBLE TRUE)
-endif()
-EOF
-      JSON_ARGS=(-Dnlohmann_json_DIR="$shim")
-      row "nlohmann_json" "shim" "header $hpp ($version) wrapped in $shim"
-    else
-      need "nlohmann_json" "found $hpp but version $version < 3.10"
-    fi
-  else
-    need "nlohmann_json" "no package and no nlohmann/json.hpp here: apt-get install nlohmann-json3-dev, or copy json.hpp (3.10+, single header) to the machine and set NLOHMANN_JSON_HPP=/path/to/nlohmann/json.hpp"
-  fi
-fi
-
-if [ ${#MISSING[@]} -gt 0 ]; then
-  say "cannot build: missing dependencies"
-  for m in "${MISSING[@]}"; do echo "  - $m"; done
-  table
-  exit 2
-fi
-
-# ---- 3. configure and build ------------------------------------------------------------------
-say "configure ($BUILD, CUDA architectures $ARCH)"
-mkdir -p "$BUILD"
+# ---- 3. configure and build ---------------------------------------------------------------------
+CUDA_MODE=ON
+[ $DRY_RUN = 1 ] && CUDA_MODE=AUTO
+WERROR=OFF
+[ "${GPU_CHECK_WERROR:-0}" = 1 ] && WERROR=ON
+# shellcheck disable=SC2206 # word splitting of the extra arguments is intended
+EXTRA=(${GPU_CHECK_CMAKE_ARGS:-})
+say "configure ($BUILD; CUDA $CUDA_MODE, architectures $ARCH)"
+mkdir -p "$BUILD" "$REPORTS"
+rm -f "$REPORTS"/*
 if ! cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-     -DSHARDSCOPE_GUI=OFF -DSHARDSCOPE_MPI=OFF -DSHARDSCOPE_CUDA=ON -DSHARDSCOPE_BENCH=OFF \
-     -DSHARDSCOPE_WERROR=ON "-DCMAKE_CUDA_ARCHITECTURES=$ARCH" ${NVCC:+-DCMAKE_CUDA_COMPILER=$NVCC} \
-     "${JSON_ARGS[@]}" >"$BUILD/gpu-check-configure.log" 2>&1; then
+     -DSHARDSCOPE_GUI=OFF -DSHARDSCOPE_MPI=OFF -DSHARDSCOPE_CUDA=$CUDA_MODE -DSHARDSCOPE_BENCH=OFF \
+     -DSHARDSCOPE_TESTS=ON -DSHARDSCOPE_WERROR=$WERROR "-DCMAKE_CUDA_ARCHITECTURES=$ARCH" \
+     ${NVCC:+-DCMAKE_CUDA_COMPILER=$NVCC} "${EXTRA[@]}" >"$BUILD/gpu-check-configure.log" 2>&1; then
   tail -30 "$BUILD/gpu-check-configure.log"
+  cp -f "$BUILD/gpu-check-configure.log" "$REPORTS/" 2>/dev/null
   row "configure" "FAILED" "see $BUILD/gpu-check-configure.log"
-  table
-  exit 1
+  finish 1
 fi
-grep "ShardScope:" "$BUILD/gpu-check-configure.log"
-row "configure" "ok" "GUI off, MPI off, CUDA on ($ARCH)"
+# Which of the project's dependencies came from the system and which from the fallbacks.
+grep -E "^-- (ShardScope:|nlohmann_json:|GoogleTest:|CPU GEMM:)" "$BUILD/gpu-check-configure.log"
+WITH_CUDA=$(sed -n 's/^-- ShardScope:.*CUDA=\([A-Z]*\).*/\1/p' "$BUILD/gpu-check-configure.log" | tail -1)
+row "configure" "ok" "GUI off, MPI off, CUDA ${WITH_CUDA:-?} ($ARCH), -Werror $WERROR"
+for dep in nlohmann_json GoogleTest "CPU GEMM"; do
+  row "$dep" "info" "$(sed -n "s/^-- $dep: //p" "$BUILD/gpu-check-configure.log" | tail -1)"
+done
 
 say "build"
-TARGETS=(gpu_probe_test comm_shared_host_test gpu_kernels_test gpu_device_test gpu_comm_test)
+# The GPU tests are the executables tests/gpu/CMakeLists.txt declares; those a CPU-only
+# configuration does not define are left out (ninja lists the targets it knows).
+mapfile -t GPU_TESTS < <(sed -n 's/^gpu_add_gtest(\([A-Za-z0-9_]*\).*/\1/p' "$ROOT/tests/gpu/CMakeLists.txt")
+KNOWN=$(ninja -C "$BUILD" -t targets all 2>/dev/null | sed -n 's/^\([A-Za-z0-9_.-]*\): .*/\1/p')
+TARGETS=()
+for t in "${GPU_TESTS[@]}" shardscope-worker shardscope-cli; do
+  if grep -qx "$t" <<<"$KNOWN"; then TARGETS+=("$t"); fi
+done
 t0=$(date +%s)
 if cmake --build "$BUILD" --target "${TARGETS[@]}" -j "$(nproc)" >"$BUILD/gpu-check-build.log" 2>&1; then
-  row "build (GPU tests)" "ok" "$(( $(date +%s) - t0 ))s"
+  row "build" "ok" "$(( $(date +%s) - t0 ))s: ${TARGETS[*]}"
 else
-  grep -m 20 -B 2 -A 10 "error" "$BUILD/gpu-check-build.log" || tail -40 "$BUILD/gpu-check-build.log"
-  row "build (GPU tests)" "FAILED" "see $BUILD/gpu-check-build.log"
-  table
-  exit 1
+  grep -m 20 -B 2 -A 10 -E "error|FAILED" "$BUILD/gpu-check-build.log" || tail -40 "$BUILD/gpu-check-build.log"
+  tail -300 "$BUILD/gpu-check-build.log" >"$REPORTS/gpu-check-build.tail.log"
+  row "build" "FAILED" "see $BUILD/gpu-check-build.log"
+  finish 1
 fi
 
 # ---- 4. ctest -L gpu ---------------------------------------------------------------------------
@@ -187,49 +181,97 @@ if [ "$GPU_OK" != 1 ] && [[ "$probe" =~ ^CUDA:\ [0-9]+\ device ]]; then
 fi
 say "ctest -L gpu"
 export SHARDSCOPE_EXPECT_GPU=$GPU_OK
-ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 120 -j 1 \
-  >"$BUILD/gpu-check-ctest.log" 2>&1
+ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 120 -j 1 >"$BUILD/gpu-check-ctest.log" 2>&1
 CTEST_RC=$?
-grep -E "tests passed|tests failed|\*\*\*Failed|\*\*\*Skipped|\*\*\*Timeout" "$BUILD/gpu-check-ctest.log" | head -40
+cp -f "$BUILD/gpu-check-ctest.log" "$REPORTS/"
+grep -E "tests passed|tests failed|\*\*\*Failed|\*\*\*Skipped|\*\*\*Timeout|Not Run" "$BUILD/gpu-check-ctest.log" | head -40
 summary=$(grep -E "tests passed" "$BUILD/gpu-check-ctest.log" | tail -1)
 skipped=$(grep -c "\*\*\*Skipped" "$BUILD/gpu-check-ctest.log")
-if [ $CTEST_RC -eq 0 ] && [ "$GPU_OK" = 1 ] && [ "$skipped" -eq 0 ]; then
-  row "ctest -L gpu" "ok" "$summary"
-elif [ -z "$summary" ]; then
+if [ -z "$summary" ]; then
   row "ctest -L gpu" "FAILED" "no tests ran (see $BUILD/gpu-check-ctest.log)"
   FAILED=1
-elif [ $CTEST_RC -eq 0 ] && [ "$GPU_OK" = 1 ]; then
-  # Only the multi-GPU tests may skip on a one-GPU machine.
-  row "ctest -L gpu" "ok" "$summary; $skipped skipped (need 2+ GPUs)"
-elif [ $CTEST_RC -eq 0 ]; then
-  row "ctest -L gpu" "dry run" "$summary; $skipped skipped (no GPU)"
-else
+elif [ $CTEST_RC -ne 0 ]; then
   row "ctest -L gpu" "FAILED" "$summary (see $BUILD/gpu-check-ctest.log)"
   FAILED=1
+elif [ "$GPU_OK" = 1 ]; then
+  # Only the multi-GPU tests may skip on a one-GPU machine.
+  row "ctest -L gpu" "ok" "$summary$([ "$skipped" -gt 0 ] && echo "; $skipped skipped (need 2+ GPUs)")"
+else
+  row "ctest -L gpu" "dry run" "$summary; $skipped skipped (no GPU)"
 fi
 
-# ---- 5. PyTorch eager, same GPT ----------------------------------------------------------------
-say "PyTorch eager step time ($PRESET)"
-for dtype in bf16 fp32; do
-  out=$(timeout 120 python3 "$ROOT/scripts/torch_gpt_bench.py" --preset "$PRESET" --dtype "$dtype" 2>&1)
+# ---- 5. the strategies on one shared device --------------------------------------------------
+if [ "$GPU_OK" = 1 ]; then
+  BACKEND=cuda
+  MODEL=${GPU_CHECK_MODEL:-gpt100m}
+elif [ $DRY_RUN = 1 ]; then
+  BACKEND=cpu
+  MODEL=${GPU_CHECK_MODEL:-tiny}
+else
+  row "strategies" "not run" "no GPU; scripts/gpu-check.sh --dry-run runs them on the CPU"
+  finish 1
+fi
+WORKER="$BUILD/bin/shardscope-worker"
+say "shardscope-worker --backend $BACKEND --shared-device --ranks $RANKS --model $MODEL ($STEPS steps, $WARMUP warm-up)"
+PARAMS=""
+IFS=, read -r -a STRATEGY_LIST <<<"$STRATEGIES"
+for s in "${STRATEGY_LIST[@]}"; do
+  t0=$(date +%s)
+  timeout "$WORKER_TIMEOUT" "$WORKER" --backend "$BACKEND" --shared-device --ranks "$RANKS" --model "$MODEL" \
+    --strategy "$s" --steps "$STEPS" --precision bf16 --json "$REPORTS/worker-$s.json" --no-events \
+    >"$REPORTS/worker-$s.log" 2>&1
   rc=$?
-  echo "$out" | tail -3
-  if [ $rc -eq 0 ]; then
-    row "torch eager $dtype ($PRESET)" "ok" "$(echo "$out" | tail -1 | sed 's/^.*: //')"
+  took=$(( $(date +%s) - t0 ))
+  if [ $rc -eq 0 ] && [ -f "$REPORTS/worker-$s.json" ]; then
+    row "worker $s" "ok" "${took}s"
+    echo "$s: ok (${took}s)"
+    [ -z "$PARAMS" ] && PARAMS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["param_count"])' "$REPORTS/worker-$s.json" 2>/dev/null)
   else
-    row "torch eager $dtype ($PRESET)" "not run" "$(echo "$out" | tail -1)"
+    [ $rc -eq 124 ] && echo "timed out after ${WORKER_TIMEOUT}s (GPU_CHECK_WORKER_TIMEOUT)" >>"$REPORTS/worker-$s.log"
+    rm -f "$REPORTS/worker-$s.json" # a failed run leaves no report to be read as a result
+    why=$(grep -v '^\s*$' "$REPORTS/worker-$s.log" | tail -1)
+    row "worker $s" "FAILED" "exit $rc: $why"
+    echo "$s: FAILED (exit $rc after ${took}s): $why"
+    FAILED=1
   fi
 done
 
-# ---- 6. what the CUDA backend cannot run yet --------------------------------------------------
-row "ShardScope CUDA step time" "not yet wired" "GptModel calls the CPU kernels directly; needs the kernel-dispatch layer (docs/gpu.md)"
-row "--shared-device strategies" "not yet wired" "worker has no --backend cuda / --shared-device yet (docs/gpu.md)"
-row "NCCL across processes" "not run here" "needs OpenMPI; the thread-bootstrapped NCCL tests cover 2+ GPUs"
-
-say "summary ($(elapsed))"
-table
-if [ "$GPU_OK" != 1 ]; then
-  echo "no GPU on this machine: this was a dry run"
-  exit 1
+# The ZeRO paper's per-rank model states for the same Ψ and N (the report has the exact replay).
+if [ -n "$PARAMS" ]; then
+  "$BUILD/bin/shardscope-cli" estimate --params "$PARAMS" --ranks "$RANKS" --strategy all --json \
+    >"$REPORTS/estimate.json" 2>"$REPORTS/estimate.log" || rm -f "$REPORTS/estimate.json"
 fi
-exit $FAILED
+
+# ---- 6. PyTorch eager on the same GPT and global batch ------------------------------------------
+MB=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]["micro_batch"])' \
+     "$ROOT/resources/presets/models.json" "$MODEL" 2>/dev/null || echo 1)
+say "PyTorch eager bf16 ($MODEL, micro-batch $RANKS x $MB)"
+timeout 180 python3 "$ROOT/scripts/torch_gpt_bench.py" --preset "$MODEL" --dtype bf16 \
+  --micro-batch $(( RANKS * MB )) --steps 20 --warmup 5 --json >"$REPORTS/torch.json" 2>"$REPORTS/torch.log"
+rc=$?
+if [ $rc -eq 0 ]; then
+  row "torch eager bf16" "ok" "$(python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).read().splitlines()[-1]); print('%.2f ms median' % r['step_ms_median'])" "$REPORTS/torch.json" 2>/dev/null)"
+else
+  # torch_gpt_bench prints its reason ("not run: …") on stdout: keep it for the report.
+  cat "$REPORTS/torch.json" >>"$REPORTS/torch.log"
+  rm -f "$REPORTS/torch.json"
+  [ $rc -eq 124 ] && echo "not run: timed out after 180 s" >>"$REPORTS/torch.log"
+  row "torch eager bf16" "not run" "$(grep -v '^\s*$' "$REPORTS/torch.log" | tail -1)"
+fi
+
+# ---- 7. the comparison -------------------------------------------------------------------------
+say "results"
+python3 "$ROOT/scripts/gpu_check_report.py" "$REPORTS" --strategies "$STRATEGIES" --warmup "$WARMUP"
+REPORT_RC=$?
+if [ $REPORT_RC -eq 0 ]; then row "report checks" "ok" "$REPORTS/summary.txt"; else row "report checks" "FAILED" "see the PROBLEM lines above"; FAILED=1; fi
+[ "$GPU_OK" != 1 ] && echo "no GPU on this machine: this was a dry run (CPU ranks, tests skipped)"
+finish $FAILED
+}
+
+if [ -n "${OUT:-}" ]; then
+  # Everything printed also lands in $OUT (the device machine's results folder).
+  mkdir -p "$OUT"
+  main 2>&1 | tee "$OUT/gpu-check.log"
+  exit "${PIPESTATUS[0]}"
+fi
+main

@@ -8,6 +8,9 @@ resources/presets/models.json, and times forward + backward + AdamW (betas 0.9/0
 weight decay 0.1, as train/optimizer.h) on random tokens. bf16 = autocast with fp32 master
 weights (mixed precision, as ShardScope's bf16 working copy); fp32 = no autocast, TF32 off.
 
+--micro-batch overrides the preset's (gpu-check.sh passes ranks x micro-batch, so one PyTorch
+process does the same work per step as N shared-device ShardScope ranks).
+
 Prints one line, or a JSON object with --json. Exit code 3 when PyTorch or a CUDA device is
 missing (the caller reports "not run" with the printed reason).
 """
@@ -89,6 +92,7 @@ def main():
     ap.add_argument("--preset", default="small")
     ap.add_argument("--dtype", choices=["bf16", "fp32"], default="bf16")
     ap.add_argument("--attention", choices=["manual", "sdpa"], default="manual")
+    ap.add_argument("--micro-batch", type=int, default=0, help="0: the preset's")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--json", action="store_true")
@@ -115,7 +119,7 @@ def main():
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=p.get("learning_rate", 1e-3), betas=(0.9, 0.95), eps=1e-8)
-    mb, seq, vocab = p["micro_batch"], p["seq_len"], p["vocab"]
+    mb, seq, vocab = args.micro_batch or p["micro_batch"], p["seq_len"], p["vocab"]
     ids = torch.randint(0, vocab, (mb, seq), device=dev)
     targets = torch.randint(0, vocab, (mb, seq), device=dev)
 
@@ -145,10 +149,11 @@ def main():
         "framework": f"torch {torch.__version__} eager",
         "device": torch.cuda.get_device_name(0),
         "preset": args.preset, "dtype": args.dtype, "attention": args.attention,
-        "param_count": params, "tokens_per_step": mb * seq,
+        "param_count": params, "micro_batch": mb, "tokens_per_step": mb * seq,
         "step_ms_median": statistics.median(times),
         "step_ms_p90": times[min(len(times) - 1, int(0.9 * len(times)))],
         "peak_allocated_bytes": torch.cuda.max_memory_allocated(),
+        "peak_reserved_bytes": torch.cuda.max_memory_reserved(),
         "final_loss": float(loss),
     }
     if args.json:

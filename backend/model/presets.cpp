@@ -49,8 +49,8 @@ std::vector<ModelPreset> parsePresets(std::string_view json) {
 }
 
 std::vector<ModelPreset> modelPresets() {
-    // nlohmann's object keeps keys sorted; the order users see is tiny, small, medium, which
-    // is also ascending size, so sort by parameter count.
+    // nlohmann's object keeps keys sorted; the order users see is tiny, small, medium, gpt100m,
+    // which is also ascending size, so sort by parameter count.
     auto presets = parsePresets(embeddedPresetsJson());
     std::stable_sort(presets.begin(), presets.end(), [](const ModelPreset& a, const ModelPreset& b) {
         return theory::paramCount(a.shape) < theory::paramCount(b.shape);

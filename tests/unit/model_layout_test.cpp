@@ -60,13 +60,20 @@ TEST(modelLayout, PaddingToShardCount) {
 
 TEST(modelPresets, ExactParameterCountsAndSizes) {
     const auto presets = model::modelPresets();
-    ASSERT_EQ(presets.size(), 3u);
+    ASSERT_EQ(presets.size(), 4u);
     EXPECT_EQ(presets[0].name, "tiny");
     EXPECT_EQ(presets[1].name, "small");
     EXPECT_EQ(presets[2].name, "medium");
+    EXPECT_EQ(presets[3].name, "gpt100m");
     EXPECT_EQ(theory::paramCount(presets[0].shape), 71'900u);
     EXPECT_EQ(theory::paramCount(presets[1].shape), 3'300'000u);
     EXPECT_EQ(theory::paramCount(presets[2].shape), 25'162'480u);
+    // GPU check model (scripts/gpu-check.sh): 12 blocks of 7,124,810 + embedding 12,812,030 +
+    // head 12,616,450; GPT-2-small shape with d = 770 and 11 heads of 70.
+    EXPECT_EQ(theory::paramCount(presets[3].shape), 110'926'200u);
+    EXPECT_EQ(presets[3].shape.layers, 12);
+    EXPECT_EQ(presets[3].shape.dModel / presets[3].shape.heads, 70);
+    EXPECT_EQ(presets[3].microBatch, 8);
     EXPECT_LT(theory::paramCount(model::modelPreset("tiny").shape), 1'000'000u);
     EXPECT_THROW(model::modelPreset("huge"), std::exception);
 }

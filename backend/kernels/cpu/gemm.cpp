@@ -1,8 +1,13 @@
 #include "kernels/cpu/gemm.h"
 
+// SHARDSCOPE_HAVE_OPENBLAS comes from kernels/cpu/CMakeLists.txt: 1 when pkg-config found
+// OpenBLAS (and SHARDSCOPE_BLAS is not BUILTIN), else 0 and GEMM is gemmBuiltin().
+#if SHARDSCOPE_HAVE_OPENBLAS
 #include <cblas.h>
+#endif
 
 #include "core/event.h"
+#include "kernels/cpu/gemm_builtin.h"
 
 namespace shardscope::kernels {
 
@@ -21,17 +26,23 @@ void gemm(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t
           std::int64_t ldc) {
     GemmTimer* timer = tlsTimer;
     const std::uint64_t begin = timer ? monotonicNs() : 0;
+#if SHARDSCOPE_HAVE_OPENBLAS
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
                 transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
                 static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
                 static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
                 static_cast<blasint>(ldc));
+#else
+    gemmBuiltin(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+#endif
     if (timer) {
         timer->ns += monotonicNs() - begin;
         timer->calls += 1;
         timer->flops += 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
     }
 }
+
+#if SHARDSCOPE_HAVE_OPENBLAS
 
 void setBlasThreads(int threads) {
     if (threads > 0) openblas_set_num_threads(threads);
@@ -44,6 +55,23 @@ std::string blasCoreName() {
     return name ? name : "unknown";
 }
 
+#else
+
+// The built-in GEMM runs on the calling thread only (deterministic by construction).
+void setBlasThreads(int) {}
+
+int blasThreads() { return 1; }
+
+std::string blasCoreName() { return "built-in (no OpenBLAS)"; }
+
+#endif
+
+#if !SHARDSCOPE_HAVE_OPENBLAS
+std::string blasAdvice() {
+    return "built without OpenBLAS: GEMM is the single-threaded built-in kernel; install OpenBLAS "
+           "(libopenblas-dev) and reconfigure for fast CPU runs";
+}
+#else
 std::string blasAdvice() {
     const std::string core = blasCoreName();
     const bool generic = core == "Prescott" || core == "prescott" || core == "Core2" ||
@@ -59,5 +87,6 @@ std::string blasAdvice() {
 #endif
     return "";
 }
+#endif
 
 } // namespace shardscope::kernels

@@ -1,6 +1,7 @@
 #pragma once
-// Row-major single-precision GEMM through OpenBLAS, with an optional per-thread timer so a
-// benchmark can report which fraction of a step is spent in GEMM.
+// Row-major single-precision GEMM through OpenBLAS (or, in a build without it, the built-in
+// blocked kernel of gemm_builtin.h), with an optional per-thread timer so a benchmark can report
+// which fraction of a step is spent in GEMM.
 #include <cstdint>
 #include <string>
 
@@ -21,11 +22,13 @@ struct GemmTimer {
 // Returns the previous one.
 GemmTimer* setGemmTimer(GemmTimer* timer);
 
-// OpenBLAS worker threads (≤ 0 leaves the library default / OPENBLAS_NUM_THREADS).
+// OpenBLAS worker threads (≤ 0 leaves the library default / OPENBLAS_NUM_THREADS); the built-in
+// GEMM always runs on the calling thread (blasThreads() = 1).
 void setBlasThreads(int threads);
 int blasThreads();
 
-// OpenBLAS's name for the GEMM kernel it picked ("SkylakeX", "Haswell", "Prescott", …).
+// OpenBLAS's name for the GEMM kernel it picked ("SkylakeX", "Haswell", "Prescott", …);
+// "built-in (no OpenBLAS)" in a build without OpenBLAS.
 std::string blasCoreName();
 // A one-line hint when OpenBLAS picked a kernel far below what this CPU supports (releases older
 // than the CPU fall back to the SSE3 "Prescott" kernel: 3–4× slower GEMM on AVX-512 machines);
