@@ -1,5 +1,7 @@
 #include "run_data.h"
 
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -128,14 +130,19 @@ void applyEvent(RankState& s, const Event& e) {
         s.phase = Phase::None;
         break;
     case EventKind::CollectiveBegin:
+        if (s.collective != CollectiveOp::None) {
+            s.outerUnit = s.collectiveUnit;
+            s.outerCollective = s.collective;
+            s.outerBytes = s.collectiveBytes;
+        }
         s.collectiveUnit = e.unit;
         s.collective = e.collective;
         s.collectiveBytes = e.bytes;
         break;
     case EventKind::CollectiveEnd:
-        s.collectiveUnit = kNoUnit;
-        s.collective = CollectiveOp::None;
-        s.collectiveBytes = 0;
+        s.collectiveUnit = std::exchange(s.outerUnit, kNoUnit);
+        s.collective = std::exchange(s.outerCollective, CollectiveOp::None);
+        s.collectiveBytes = std::exchange(s.outerBytes, 0);
         break;
     case EventKind::StepBegin:
     case EventKind::StepEnd:

@@ -80,6 +80,11 @@ struct RankState {
     std::int32_t collectiveUnit = kNoUnit; // open collective, if any
     CollectiveOp collective = CollectiveOp::None;
     std::uint64_t collectiveBytes = 0;
+    // A prefetch's all-gather stays open while other collectives run inside it
+    // (comm/communicator.h); the enclosing one is kept here and shown again when they end.
+    std::int32_t outerUnit = kNoUnit;
+    CollectiveOp outerCollective = CollectiveOp::None;
+    std::uint64_t outerBytes = 0;
     std::array<std::uint16_t, kTrackedUnits> gathered{}; // live param_full buffers per unit
 
     bool isGathered(std::int32_t unit) const {

@@ -47,6 +47,8 @@ public:
         computeReady_.reset(e);
         CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
         commDone_.reset(e);
+        CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        startedDone_.reset(e);
 
         ncclUniqueId id{};
         if (rank_ == 0) {
@@ -96,6 +98,25 @@ protected:
         run("all-gather", [&] {
             settle(ncclAllGather(shard, full, count, ncclType(t), comm_, comm()), "all-gather");
         });
+    }
+
+    // A prefetch: issued on the communication stream after the compute stream's work so far,
+    // left running while the compute stream goes on; finishing waits for it (deadline, errors)
+    // and orders the compute stream after it. Collectives called meanwhile queue behind it on
+    // the same stream.
+    bool doStartAllGather(const void* shard, void* full, std::size_t count, DType t) override {
+        ensureAlive("all-gather");
+        CUDA_CHECK(cudaEventRecord(computeReady_.get(), cuda_.stream()));
+        CUDA_CHECK(cudaStreamWaitEvent(comm(), computeReady_.get(), 0));
+        settle(ncclAllGather(shard, full, count, ncclType(t), comm_, comm()), "all-gather");
+        CUDA_CHECK(cudaEventRecord(startedDone_.get(), comm()));
+        return true;
+    }
+
+    void doFinishAllGather() override {
+        ensureAlive("all-gather");
+        waitFor(startedDone_.get(), "all-gather");
+        CUDA_CHECK(cudaStreamWaitEvent(cuda_.stream(), startedDone_.get(), 0));
     }
 
     void doReduceScatter(const void* full, void* shard, std::size_t count, DType t) override {
@@ -174,16 +195,20 @@ private:
     // compute stream → [event] → communication stream: issue → [event] → wait with a deadline
     // → compute stream continues after the communication.
     template <class Issue> void run(const char* what, Issue&& issue) {
-        if (!comm_)
-            throw Error(ErrorKind::Comm, std::string(what) + " on rank " + std::to_string(rank_) +
-                                             ": the NCCL communicator was aborted earlier (" +
-                                             aborted_ + ")");
+        ensureAlive(what);
         CUDA_CHECK(cudaEventRecord(computeReady_.get(), cuda_.stream()));
         CUDA_CHECK(cudaStreamWaitEvent(comm(), computeReady_.get(), 0));
         issue();
         CUDA_CHECK(cudaEventRecord(commDone_.get(), comm()));
-        waitDone(what);
+        waitFor(commDone_.get(), what);
         CUDA_CHECK(cudaStreamWaitEvent(cuda_.stream(), commDone_.get(), 0));
+    }
+
+    void ensureAlive(const char* what) const {
+        if (!comm_)
+            throw Error(ErrorKind::Comm, std::string(what) + " on rank " + std::to_string(rank_) +
+                                             ": the NCCL communicator was aborted earlier (" +
+                                             aborted_ + ")");
     }
 
     // Everybody's chunk q of `send` goes to rank q; chunk q of `recv` comes from rank q.
@@ -216,11 +241,11 @@ private:
         }
     }
 
-    // Polls the end-of-collective event, NCCL's error state and the deadline.
-    void waitDone(const char* what) {
+    // Polls an end-of-collective event, NCCL's error state and the deadline.
+    void waitFor(cudaEvent_t done, const char* what) {
         const auto deadline = Clock::now() + timeout();
         for (unsigned spins = 0;; ++spins) {
-            const cudaError_t q = cudaEventQuery(commDone_.get());
+            const cudaError_t q = cudaEventQuery(done);
             if (q == cudaSuccess) return;
             if (q != cudaErrorNotReady) CUDA_CHECK(q);
             ncclResult_t state = ncclSuccess;
@@ -261,6 +286,7 @@ private:
     int size_;
     std::unique_ptr<CUstream_st, StreamDeleter> commStream_;
     std::unique_ptr<CUevent_st, EventDeleter> computeReady_, commDone_;
+    std::unique_ptr<CUevent_st, EventDeleter> startedDone_; // end of the started all-gather
     ncclComm_t comm_ = nullptr;
     std::string aborted_;
 };

@@ -7,7 +7,8 @@
 // Note: every pointer argument is memory of the Device that owns this Ops, except upload's
 // source and download's target (host memory). CUDA implementations are stream-ordered: a call
 // returns before the work has run, except the calls that return a host value
-// (crossEntropyForward, gradientStats, sumSquaresFixed) and download/synchronize, which wait.
+// (crossEntropyForward, gradientStats, sumSquaresFixed) and upload/download/synchronize, which
+// wait (an upload's host buffer may be reused as soon as it returns).
 // Both backends allocate the same scratch (attention: seq² floats; cross-entropy: rows + 1
 // doubles) through the caller, so the ledger — and theory::predictPeak's replay of it — is the
 // same on both. The model ops have the semantics of kernels/cpu/ops.h (backward functions
@@ -42,7 +43,7 @@ public:
 
     // ---- memory -------------------------------------------------------------------------------
     virtual void copy(void* dst, const void* src, std::uint64_t bytes) = 0;        // device → device
-    virtual void upload(void* dst, const void* host, std::uint64_t bytes) = 0;     // host → device
+    virtual void upload(void* dst, const void* host, std::uint64_t bytes) = 0;     // host → device, waits
     virtual void download(void* host, const void* src, std::uint64_t bytes) = 0;   // waits
     virtual void zero(void* dst, std::uint64_t bytes) = 0;
     virtual void synchronize() = 0; // every call so far has completed (CPU: nothing to do)
@@ -67,6 +68,10 @@ public:
     virtual void layerNormBackward(const float* dout, const float* x, const float* mean,
                                    const float* rstd, const float* gamma, float* dx, float* dgamma,
                                    float* dbeta, std::int64_t rows, std::int64_t d) = 0;
+    // Mixed precision (set by the step driver): a device with bf16 GEMMs rounds the operands of
+    // linear layers to bf16 and accumulates in fp32, as autocast does; CpuOps keeps fp32 GEMMs
+    // (parity between the backends is then within bf16 tolerances, not bitwise).
+    virtual void setBf16Linear(bool on) { (void)on; }
     virtual void linearForward(const float* x, const float* w, const float* bias, float* y,
                                std::int64_t rows, std::int64_t in, std::int64_t out,
                                bool accumulate) = 0;

@@ -31,6 +31,7 @@ Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSo
         throwInvalid("the data source (vocab " + std::to_string(data.vocab()) + ", context " +
                      std::to_string(data.seqLen()) + ") does not match the model (vocab " +
                      std::to_string(shape.vocab) + ", context " + std::to_string(shape.seqLen) + ")");
+    device_.ops().setBf16Linear(mixed());
     std::vector<std::string> names;
     for (const auto& u : model_.units()) names.push_back(u.name());
     device_.ledger().setUnitNames(std::move(names));
