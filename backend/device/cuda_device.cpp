@@ -116,6 +116,10 @@ Ops& CudaDevice::ops() {
     return *ops_;
 }
 
+std::uint64_t CudaDevice::declaredWorkspaceBytes() const {
+    return ops_ ? ops_->declaredWorkspaceBytes() : 0;
+}
+
 void CudaDevice::synchronize() { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
 CudaMemoryReport CudaDevice::measure() {
@@ -138,6 +142,7 @@ CudaMemoryReport CudaDevice::measure() {
     CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
     r.deviceFree = freeBytes;
     r.deviceTotal = totalBytes;
+    r.declaredWorkspace = declaredWorkspaceBytes();
     return r;
 }
 

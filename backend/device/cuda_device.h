@@ -25,6 +25,8 @@ struct CUmemPoolHandle_st;  // cudaMemPool_t
 
 namespace shardscope::device {
 
+class CudaOps;
+
 struct CudaMemoryReport {
     int ordinal = 0;
     std::uint64_t ledgerLive = 0, ledgerPeak = 0;             // the ledger's device tier
@@ -32,6 +34,10 @@ struct CudaMemoryReport {
     std::uint64_t poolReserved = 0, poolReservedHigh = 0;
     std::uint64_t allPoolsReserved = 0;                       // every ShardScope pool on this GPU
     std::uint64_t deviceTotal = 0, deviceFree = 0;            // cudaMemGetInfo (whole GPU)
+    // This rank's declared workspaces (CudaOps::declaredWorkspaceBytes: the bf16 cast buffer,
+    // the reduction scratch, cuBLAS's workspace): plain cudaMalloc outside every pool, so they
+    // are part of outsideLedger(); 0 before ops() was first used.
+    std::uint64_t declaredWorkspace = 0;
     std::uint64_t deviceUsed() const { return deviceTotal - deviceFree; }
     // Device memory in use that no ShardScope pool holds (context, libraries, other processes).
     std::uint64_t outsideLedger() const {
@@ -53,6 +59,9 @@ public:
     // CudaOps (device/cuda_ops.h) on this device's stream, made on first use: call it from the
     // thread that owns the device (cuBLAS handles are per thread).
     Ops& ops() override;
+    // Device memory this rank's CudaOps holds outside the pool and the ledger, by its own
+    // declaration (CudaOps::declaredWorkspaceBytes); 0 before ops() was first used.
+    std::uint64_t declaredWorkspaceBytes() const;
 
     // Waits for the rank's stream (makes stream-ordered frees visible in the pool's counters).
     void synchronize();
@@ -71,7 +80,7 @@ private:
     std::string name_;
     CUstream_st* stream_ = nullptr;
     CUmemPoolHandle_st* pool_ = nullptr;
-    std::unique_ptr<Ops> ops_; // destroyed first in ~CudaDevice: it uses the stream
+    std::unique_ptr<CudaOps> ops_; // destroyed first in ~CudaDevice: it uses the stream
 };
 
 } // namespace shardscope::device

@@ -33,18 +33,83 @@ kc::Elem elem(bool bf16) {
     return bf16 ? kc::Elem::Bf16 : kc::Elem::F32;
 }
 
+// Operands inside the cast buffer start 256 bytes apart at least (cudaMalloc's alignment, which
+// cuBLAS's fastest kernels want); the buffer grows in cudaMalloc's large-block granularity.
+constexpr std::uint64_t kCastAlign = 256;
+constexpr std::uint64_t kCastGranularity = std::uint64_t{2} << 20;
+
+std::uint64_t alignUp(std::uint64_t v, std::uint64_t a) {
+    return (v + a - 1) / a * a;
+}
+
+// Bytes one bf16 operand of `rows` × `cols` takes in the cast buffer.
+std::uint64_t castBytesOf(std::int64_t rows, std::int64_t cols) {
+    if (rows < 0 || cols < 0)
+        throw Error(ErrorKind::Internal, "CudaOps: negative GEMM dimension " +
+                                             std::to_string(rows) + " × " + std::to_string(cols));
+    const std::uint64_t n = static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols);
+    return alignUp(n * sizeof(Bf16), kCastAlign);
+}
+
+Bf16* at(void* base, std::uint64_t offset) {
+    return static_cast<Bf16*>(static_cast<void*>(static_cast<char*>(base) + offset));
+}
+
 } // namespace
 
-CudaOps::CudaOps(CudaDevice& device) : stream_(device.stream()) {
-    CUDA_CHECK(cudaSetDevice(device.ordinal())); // cuBLAS binds its handle to the current device
-    blas_ = std::make_unique<kc::Blas>(stream_);
-    CUDA_CHECK(cudaMalloc(&scratch_, kScratchBytes));
+CudaOps::CudaOps(CudaDevice& device) : ordinal_(device.ordinal()), stream_(device.stream()) {
+    CUDA_CHECK(cudaSetDevice(ordinal_)); // cuBLAS binds its handle to the current device
+    int major = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal_));
+    blasWorkspaceBytes_ = alignUp(kc::recommendedBlasWorkspaceBytes(major), kCastAlign);
+    fixedBytes_ = blasWorkspaceBytes_ + kScratchBytes;
+    CUDA_CHECK(cudaMalloc(&fixed_, fixedBytes_));
+    try {
+        blas_ = std::make_unique<kc::Blas>(stream_);
+        blas_->setWorkspace(fixed_, blasWorkspaceBytes_);
+    } catch (...) {
+        blas_.reset();
+        cudaFree(fixed_);
+        throw;
+    }
+    scratch_ = static_cast<char*>(fixed_) + blasWorkspaceBytes_;
 }
 
 CudaOps::~CudaOps() {
     // Destructors cannot report errors; a failing sync means the context is already gone.
     cudaStreamSynchronize(stream_);
-    cudaFree(scratch_);
+    blas_.reset(); // before its workspace goes
+    cudaFree(fixed_);
+    cudaFree(cast_);
+}
+
+void* CudaOps::castSpace(std::uint64_t bytes) {
+    if (bytes <= castBytes_) return cast_;
+    const std::uint64_t grown = alignUp(bytes, kCastGranularity);
+    // Queued casts and GEMMs may still read the old buffer: wait for them, then free it.
+    synchronize();
+    CUDA_CHECK(cudaSetDevice(ordinal_)); // cudaMalloc allocates on the calling thread's device
+    if (cast_) {
+        CUDA_CHECK(cudaFree(cast_));
+        cast_ = nullptr;
+        castBytes_ = 0;
+    }
+    void* p = nullptr;
+    const cudaError_t rc = cudaMalloc(&p, grown);
+    if (rc == cudaErrorMemoryAllocation) {
+        cudaGetLastError(); // not sticky: clear it so the next call does not see it
+        std::size_t freeBytes = 0, totalBytes = 0;
+        cudaMemGetInfo(&freeBytes, &totalBytes);
+        throw Error(
+            ErrorKind::OutOfMemory,
+            "cuda:" + std::to_string(ordinal_) + ": the GPU refused the " + std::to_string(grown) +
+                "-byte bf16 cast buffer of a mixed-precision GEMM (" + std::to_string(freeBytes) +
+                " of " + std::to_string(totalBytes) + " bytes free)");
+    }
+    CUDA_CHECK(rc);
+    cast_ = p;
+    castBytes_ = grown;
+    return cast_;
 }
 
 // ---- memory -------------------------------------------------------------------------------------
@@ -113,11 +178,38 @@ void CudaOps::layerNormBackward(const float* dout, const float* x, const float* 
 }
 void CudaOps::linearForward(const float* x, const float* w, const float* bias, float* y,
                             std::int64_t rows, std::int64_t in, std::int64_t out, bool accumulate) {
-    kc::linearForward(*blas_, x, w, bias, y, rows, in, out, accumulate);
+    if (!bf16Linear_) {
+        kc::linearForward(*blas_, x, w, bias, y, rows, in, out, accumulate);
+        return;
+    }
+    // x and W rounded to bf16 side by side in the cast buffer; the bias stays fp32.
+    const std::uint64_t xBytes = castBytesOf(rows, in), wBytes = castBytesOf(in, out);
+    void* base = castSpace(xBytes + wBytes);
+    Bf16* xb = at(base, 0);
+    Bf16* wb = at(base, xBytes);
+    kc::toBf16(x, xb, rows * in, stream_);
+    kc::toBf16(w, wb, in * out, stream_);
+    kc::linearForward(*blas_, xb, wb, bias, y, rows, in, out, accumulate);
 }
 void CudaOps::linearBackward(const float* dy, const float* x, const float* w, float* dx, float* dw,
                              float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out) {
-    kc::linearBackward(*blas_, dy, x, w, dx, dw, dbias, rows, in, out);
+    if (!bf16Linear_) {
+        kc::linearBackward(*blas_, dy, x, w, dx, dw, dbias, rows, in, out);
+        return;
+    }
+    // dy, x and (only for dx) W rounded to bf16; both GEMMs by the Bf16 overload. dbias is the
+    // fp32 column sum of the fp32 dy, as in fp32 mode (the bias is no GEMM operand).
+    const std::uint64_t dyBytes = castBytesOf(rows, out), xBytes = castBytesOf(rows, in);
+    const std::uint64_t wBytes = dx ? castBytesOf(in, out) : 0;
+    void* base = castSpace(dyBytes + xBytes + wBytes);
+    Bf16* dyb = at(base, 0);
+    Bf16* xb = at(base, dyBytes);
+    Bf16* wb = dx ? at(base, dyBytes + xBytes) : nullptr; // only the dx GEMM reads W
+    kc::toBf16(dy, dyb, rows * out, stream_);
+    kc::toBf16(x, xb, rows * in, stream_);
+    if (dx) kc::toBf16(w, wb, in * out, stream_);
+    kc::linearBackward(*blas_, dyb, xb, wb, dx, dw, nullptr, rows, in, out);
+    if (dbias) kc::columnSum(dy, dbias, rows, out, stream_);
 }
 void CudaOps::attentionForward(const float* qkv, float* probs, float* out, std::int64_t batch,
                                std::int64_t seq, std::int64_t heads, std::int64_t headDim) {

@@ -76,7 +76,7 @@ struct StepModel {
     bool mixed = true;              // fp32 compute on a 2-byte working copy: widen into workspace
     std::uint64_t ranks = 1, shards = 1, replicas = 1;
     bool shardParams = false, shardGrads = false, shardOptimizer = false, bucketed = false;
-    bool reduceEveryMicro = false, reshardAfterForward = false, deterministic = false;
+    bool reduceEveryMicro = false, reshardAfterForward = false, deterministic = false, shared = false;
     std::uint64_t window = 1;
     std::vector<bool> gathered;
     // activations (bytes)
@@ -95,13 +95,19 @@ struct StepModel {
 
     // --- collectives' scratch (comm/mpi_communicator.cpp, deterministic mode) ---
     void reduceScatterScratch(std::uint64_t count, std::uint64_t participants) {
-        if (!deterministic || participants <= 1) return;
+        if (shared || !deterministic || participants <= 1) return;
         r.alloc(Category::CommBuffer, count * g * participants);
         r.free(Category::CommBuffer, count * g * participants);
     }
     void allReduceScratch(std::uint64_t count, std::uint64_t participants) {
-        if (!deterministic || participants <= 1) return;
+        if (participants <= 1) return;
         const std::uint64_t chunk = (count + participants - 1) / participants;
+        if (shared) { // the shared group's reduce-scatter target, then copies
+            r.alloc(Category::CommBuffer, chunk * g);
+            r.free(Category::CommBuffer, chunk * g);
+            return;
+        }
+        if (!deterministic) return;
         r.alloc(Category::CommBuffer, chunk * participants * g);
         r.alloc(Category::CommBuffer, chunk * participants * g);
         r.free(Category::CommBuffer, 2 * chunk * participants * g);
@@ -342,6 +348,7 @@ PeakPrediction predictPeak(const Scenario& s) {
                          (fsdp && !(s.knobs.noSync && s.knobs.gradAccumSteps > 1));
     m.reshardAfterForward = detail::reshardsAfterForward(s);
     m.deterministic = s.knobs.deterministicReductions;
+    m.shared = s.knobs.sharedDeviceCollectives;
     std::uint64_t window = 1 + static_cast<std::uint64_t>(std::max(0, s.knobs.prefetchDepth));
     if (fsdp) window = std::min<std::uint64_t>(window, static_cast<std::uint64_t>(std::max(1, s.knobs.maxInflightAllGathers)));
     m.window = window;
@@ -382,7 +389,7 @@ PeakPrediction predictPeak(const Scenario& s) {
                             std::to_string(plan.largestGatheredUnit() * p * inflight) + " B");
     }
     out.notes.push_back("replay of this implementation's allocations: the peak is at the " + out.peakPhase);
-    if (!m.deterministic && s.ranks > 1)
+    if (!m.deterministic && !m.shared && s.ranks > 1)
         out.notes.emplace_back("MPI's internal reduction buffers are outside the ledger and not predicted");
     out.notes.emplace_back("allocator rounding and fragmentation are not counted (the ledger counts requested bytes)");
     return out;

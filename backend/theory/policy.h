@@ -65,6 +65,9 @@ struct Knobs {
     // --deterministic: reductions summed in rank order through comm_buffer scratch (the
     // MPI communicator's alltoall staging), which the peak prediction counts.
     bool deterministicReductions = false;
+    // --shared-device: ranks are threads (comm/shared_device_communicator.h); every reduction is
+    // in rank order, reduce-scatter needs no scratch, all-reduce one chunk of ⌈count/N⌉.
+    bool sharedDeviceCollectives = false;
 };
 
 struct ActivationConfig {

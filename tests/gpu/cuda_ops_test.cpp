@@ -3,7 +3,10 @@
 // the CPU's arithmetic (memory, bf16 casts, accumulation, embedding, add, cross-entropy
 // backward, AdamW, the gradient-norm reductions); norm-wise relative error ≤ 1e-4 otherwise.
 // GPU memory comes from the CudaDevice (ledgered Buffers), so the tests also check that the ops
-// allocate nothing in the ledger or the rank's pool. Skips without a CUDA device.
+// allocate nothing in the ledger or the rank's pool. Mixed precision (setBf16Linear): linear
+// layers bitwise the kernels' Bf16 overloads on host-rounded operands, within bf16 tolerance of
+// the CPU's fp32, and the cast buffer a declared workspace outside the ledger and the pool.
+// Skips without a CUDA device.
 //
 // Note: NaN inputs are kept out of the additions: x86 and NVIDIA GPUs propagate different NaN
 // payloads, so NaN sums are only equal as NaNs, not bit for bit.
@@ -15,6 +18,7 @@
 #include "gpu_test_support.h"
 #include "kernels/cpu/adamw.h"
 #include "kernels/cpu/bf16.h"
+#include "kernels/cuda/ops.h"
 
 #include <bit>
 #include <cmath>
@@ -272,6 +276,203 @@ TEST_F(gpuDeviceOps, LinearMatchesTheCpuWithAndWithoutOptionalOutputs) {
         EXPECT_LE(relError(fromGpu<float>(gDw), dw), kFp32Tol) << "dw, optional " << optional;
         EXPECT_LE(relError(fromGpu<float>(gDb), db), kFp32Tol) << "dbias, optional " << optional;
     }
+}
+
+// ---- mixed precision: setBf16Linear(true) ------------------------------------------------------
+//
+// Tolerance against CpuOps's fp32 GEMMs. RNE to bf16 (8 significant bits) moves an operand by at
+// most 2^-9 of itself, so a product of two rounded operands is off by at most ~2^-8 ≈ 3.9e-3
+// relative, and a sum of K products by at most 3.9e-3 · Σ|a·b| — a bound that grows like √K
+// against |Σ a·b| for random signs, but the per-term errors are independent and mostly cancel.
+// Measured on the host (double sums of the exactly rounded operands, 200 seeds each, these
+// distributions, shapes 21×32×40 … 64×256×128): the norm-wise error max|Δ| / max|y| of y, dx and
+// dW is 1.6e-3 … 4.2e-3. kBf16Tol = 1e-2 leaves a 2.4× margin; fp32 accumulation adds ~1e-6.
+// The same measurement bounds it from below (≥ 1.6e-3 when nothing else is added to y): an error
+// above kBf16MinError shows the operands really were rounded.
+constexpr double kBf16Tol = 1e-2;
+constexpr double kBf16MinError = 5e-4;
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+
+// bf16(f) widened back: the value a bf16 GEMM multiplies (exact in fp32).
+std::vector<float> bf16Rounded(const std::vector<float>& f) {
+    std::vector<float> r(f.size());
+    for (std::size_t i = 0; i < f.size(); ++i)
+        r[i] = kernels::toFloat(kernels::toBf16(f[i]));
+    return r;
+}
+
+TEST_F(gpuDeviceOps, Bf16LinearIsTheBf16KernelsOnRoundedOperands) {
+    const std::int64_t rows = 37, in = 96, out = 80;
+    const auto x = randomFloats(static_cast<std::size_t>(rows * in), 70);
+    const auto w = randomFloats(static_cast<std::size_t>(in * out), 71, 0.2f);
+    const auto bias = randomFloats(static_cast<std::size_t>(out), 72);
+    const auto y0 = randomFloats(static_cast<std::size_t>(rows * out), 73);
+    const auto dy = randomFloats(y0.size(), 74);
+    const auto xr = bf16Rounded(x), wr = bf16Rounded(w), dyr = bf16Rounded(dy);
+    Buffer gX = toGpu(x), gW = toGpu(w), gBias = toGpu(bias), gDy = toGpu(dy);
+    // The reference: kernels::cuda's Bf16 overloads on operands rounded by kernels::toBf16 on the
+    // host, on the same stream, through a cuBLAS handle with a workspace of the same size as
+    // CudaOps's (cuBLAS chooses its algorithm by the problem AND the workspace size), so the
+    // GEMMs are the same cuBLAS calls and must give the same bits.
+    Buffer gXb = toGpu(bf16Of(x)), gWb = toGpu(bf16Of(w)), gDyb = toGpu(bf16Of(dy));
+    auto& ops = dynamic_cast<CudaOps&>(gpu());
+    gputest::DeviceArray<std::uint8_t> refWorkspace(ops.blasWorkspaceBytes());
+    kernels::cuda::Blas ref(gpu_->stream());
+    ref.setWorkspace(refWorkspace.get(), refWorkspace.size());
+
+    gpu().setBf16Linear(true);
+    EXPECT_TRUE(ops.bf16Linear());
+    for (bool withBias : {false, true}) {
+        for (bool accumulate : {false, true}) {
+            Buffer gY = toGpu(y0), gRef = toGpu(y0);
+            const float* gb = withBias ? gBias.ptr<float>() : nullptr;
+            gpu().linearForward(gX.ptr<float>(), gW.ptr<float>(), gb, gY.ptr<float>(), rows, in,
+                                out, accumulate);
+            kernels::cuda::linearForward(ref, gXb.ptr<Bf16>(), gWb.ptr<Bf16>(), gb,
+                                         gRef.ptr<float>(), rows, in, out, accumulate);
+            const std::vector<float> got = fromGpu<float>(gY);
+            EXPECT_EQ(bitDifferences(got, fromGpu<float>(gRef)), 0u)
+                << "bias " << withBias << " acc " << accumulate;
+
+            const float* b = withBias ? bias.data() : nullptr;
+            std::vector<float> fp32 = y0, onRounded = y0;
+            cpu().linearForward(x.data(), w.data(), b, fp32.data(), rows, in, out, accumulate);
+            cpu().linearForward(xr.data(), wr.data(), b, onRounded.data(), rows, in, out,
+                                accumulate);
+            EXPECT_LE(relError(got, fp32), kBf16Tol)
+                << "bias " << withBias << " acc " << accumulate;
+            if (!withBias && !accumulate) {
+                EXPECT_GT(relError(got, fp32), kBf16MinError) << "operands were rounded";
+            }
+            // Only x and W are rounded (the fp32 bias and y are not): the CPU's fp32 GEMM on the
+            // rounded values differs by accumulation order alone.
+            EXPECT_LE(relError(got, onRounded), kFp32Tol)
+                << "bias " << withBias << " acc " << accumulate;
+        }
+    }
+    for (bool optional : {false, true}) { // optional: dx and dbias present
+        const auto dx0 = randomFloats(x.size(), 75), dw0 = randomFloats(w.size(), 76),
+                   db0 = randomFloats(bias.size(), 77);
+        Buffer gDx = toGpu(dx0), gDw = toGpu(dw0), gDb = toGpu(db0);
+        Buffer gRefDx = toGpu(dx0), gRefDw = toGpu(dw0);
+        gpu().linearBackward(gDy.ptr<float>(), gX.ptr<float>(), gW.ptr<float>(),
+                             optional ? gDx.ptr<float>() : nullptr, gDw.ptr<float>(),
+                             optional ? gDb.ptr<float>() : nullptr, rows, in, out);
+        kernels::cuda::linearBackward(ref, gDyb.ptr<Bf16>(), gXb.ptr<Bf16>(), gWb.ptr<Bf16>(),
+                                      optional ? gRefDx.ptr<float>() : nullptr, gRefDw.ptr<float>(),
+                                      nullptr, rows, in, out);
+        const std::vector<float> gotDx = fromGpu<float>(gDx), gotDw = fromGpu<float>(gDw),
+                                 gotDb = fromGpu<float>(gDb);
+        EXPECT_EQ(bitDifferences(gotDx, fromGpu<float>(gRefDx)), 0u) << "dx, optional " << optional;
+        EXPECT_EQ(bitDifferences(gotDw, fromGpu<float>(gRefDw)), 0u) << "dw, optional " << optional;
+
+        std::vector<float> dx = dx0, dw = dw0, db = db0, dxR = dx0, dwR = dw0;
+        cpu().linearBackward(dy.data(), x.data(), w.data(), optional ? dx.data() : nullptr,
+                             dw.data(), optional ? db.data() : nullptr, rows, in, out);
+        cpu().linearBackward(dyr.data(), xr.data(), wr.data(), optional ? dxR.data() : nullptr,
+                             dwR.data(), nullptr, rows, in, out);
+        EXPECT_LE(relError(gotDx, dx), kBf16Tol) << "dx, optional " << optional;
+        EXPECT_LE(relError(gotDw, dw), kBf16Tol) << "dw, optional " << optional;
+        EXPECT_LE(relError(gotDx, dxR), kFp32Tol) << "dx, optional " << optional;
+        EXPECT_LE(relError(gotDw, dwR), kFp32Tol) << "dw, optional " << optional;
+        if (!optional) {
+            EXPECT_EQ(bitDifferences(gotDx, dx0), 0u) << "dx skipped when null";
+            EXPECT_EQ(bitDifferences(gotDb, db0), 0u) << "dbias skipped when null";
+        }
+        // dbias: the fp32 column sum of the fp32 dy, bitwise the CPU's (the bias is no GEMM
+        // operand and stays fp32, as in fp32 mode).
+        EXPECT_EQ(bitDifferences(gotDb, db), 0u) << "dbias, optional " << optional;
+    }
+
+    // Off again: fp32 GEMMs as before.
+    gpu().setBf16Linear(false);
+    EXPECT_FALSE(ops.bf16Linear());
+    Buffer gY = toGpu(y0);
+    std::vector<float> y = y0;
+    gpu().linearForward(gX.ptr<float>(), gW.ptr<float>(), nullptr, gY.ptr<float>(), rows, in, out,
+                        false);
+    cpu().linearForward(x.data(), w.data(), nullptr, y.data(), rows, in, out, false);
+    EXPECT_LE(relError(fromGpu<float>(gY), y), kFp32Tol);
+    std::vector<float> dx = randomFloats(x.size(), 78), dw = randomFloats(w.size(), 79),
+                       db = randomFloats(bias.size(), 80);
+    Buffer gDx = toGpu(dx), gDw = toGpu(dw), gDb = toGpu(db);
+    gpu().linearBackward(gDy.ptr<float>(), gX.ptr<float>(), gW.ptr<float>(), gDx.ptr<float>(),
+                         gDw.ptr<float>(), gDb.ptr<float>(), rows, in, out);
+    cpu().linearBackward(dy.data(), x.data(), w.data(), dx.data(), dw.data(), db.data(), rows, in,
+                         out);
+    EXPECT_LE(relError(fromGpu<float>(gDx), dx), kFp32Tol);
+    EXPECT_LE(relError(fromGpu<float>(gDw), dw), kFp32Tol);
+    EXPECT_EQ(bitDifferences(fromGpu<float>(gDb), db), 0u);
+}
+
+TEST_F(gpuDeviceOps, Bf16CastBufferIsADeclaredWorkspaceOutsideTheLedgerAndThePool) {
+    EXPECT_EQ(gpu_->declaredWorkspaceBytes(), 0u) << "before ops() was first used";
+    EXPECT_EQ(gpu_->measure().declaredWorkspace, 0u);
+    auto& ops = dynamic_cast<CudaOps&>(gpu());
+    const std::uint64_t fixed = ops.declaredWorkspaceBytes();
+    EXPECT_GE(ops.blasWorkspaceBytes(), 4 * kMiB);
+    EXPECT_GE(fixed, ops.blasWorkspaceBytes() + kernels::cuda::kReductionScratchBytes);
+    EXPECT_EQ(ops.castBufferBytes(), 0u);
+    EXPECT_FALSE(ops.bf16Linear()) << "fp32 until the step driver says otherwise";
+    EXPECT_EQ(gpu_->declaredWorkspaceBytes(), fixed);
+
+    // A small problem (1 KiB of bf16 operands) and a large one: 512×1024 · 1024×1024 needs 3 MiB
+    // forward (x, W) and 4 MiB backward (dy, x, W). Every buffer is made before `before`.
+    const std::int64_t sRows = 8, sIn = 16, sOut = 24, lRows = 512, lIn = 1024, lOut = 1024;
+    const auto sx = randomFloats(static_cast<std::size_t>(sRows * sIn), 90),
+               sw = randomFloats(static_cast<std::size_t>(sIn * sOut), 91, 0.3f);
+    const auto lx = randomFloats(static_cast<std::size_t>(lRows * lIn), 92),
+               lw = randomFloats(static_cast<std::size_t>(lIn * lOut), 93, 0.03f),
+               ldy = randomFloats(static_cast<std::size_t>(lRows * lOut), 94);
+    Buffer gSx = toGpu(sx), gSw = toGpu(sw), gLx = toGpu(lx), gLw = toGpu(lw), gLdy = toGpu(ldy);
+    Buffer gSy1 = gpuArray<float>(static_cast<std::size_t>(sRows * sOut)),
+           gSy2 = gpuArray<float>(static_cast<std::size_t>(sRows * sOut)),
+           gLy = gpuArray<float>(static_cast<std::size_t>(lRows * lOut)),
+           gLdx = gpuArray<float>(lx.size()), gLdw = gpuArray<float>(lw.size());
+
+    gpu().linearForward(gSx.ptr<float>(), gSw.ptr<float>(), nullptr, gSy1.ptr<float>(), sRows, sIn,
+                        sOut, false);
+    gpu().synchronize();
+    EXPECT_EQ(ops.castBufferBytes(), 0u) << "fp32 GEMMs cast nothing";
+
+    const CudaMemoryReport before = gpu_->measure();
+    gpu().setBf16Linear(true);
+    gpu().linearForward(gSx.ptr<float>(), gSw.ptr<float>(), nullptr, gSy1.ptr<float>(), sRows, sIn,
+                        sOut, false);
+    EXPECT_EQ(ops.castBufferBytes(), 2 * kMiB) << "grown in 2 MiB steps";
+    // Queued work still reads the small buffer when the large problem grows it: growing waits
+    // for the stream before freeing, so the small result must be intact.
+    gpu().linearForward(gLx.ptr<float>(), gLw.ptr<float>(), nullptr, gLy.ptr<float>(), lRows, lIn,
+                        lOut, false);
+    EXPECT_EQ(ops.castBufferBytes(), 4 * kMiB);
+    gpu().linearBackward(gLdy.ptr<float>(), gLx.ptr<float>(), gLw.ptr<float>(), gLdx.ptr<float>(),
+                         gLdw.ptr<float>(), nullptr, lRows, lIn, lOut);
+    EXPECT_EQ(ops.castBufferBytes(), 4 * kMiB) << "dy + x + W = 4 MiB exactly";
+    gpu().linearForward(gSx.ptr<float>(), gSw.ptr<float>(), nullptr, gSy2.ptr<float>(), sRows, sIn,
+                        sOut, false);
+    EXPECT_EQ(ops.castBufferBytes(), 4 * kMiB) << "never shrinks";
+
+    const std::vector<float> sy1 = fromGpu<float>(gSy1);
+    EXPECT_EQ(bitDifferences(sy1, fromGpu<float>(gSy2)), 0u) << "the same call, the same bits";
+    std::vector<float> sy(sy1.size());
+    cpu().linearForward(sx.data(), sw.data(), nullptr, sy.data(), sRows, sIn, sOut, false);
+    EXPECT_LE(relError(sy1, sy), kBf16Tol);
+    std::vector<float> ly(static_cast<std::size_t>(lRows * lOut));
+    cpu().linearForward(lx.data(), lw.data(), nullptr, ly.data(), lRows, lIn, lOut, false);
+    EXPECT_LE(relError(fromGpu<float>(gLy), ly), kBf16Tol);
+    std::vector<float> ldx(lx.size()), ldw(lw.size());
+    cpu().linearBackward(ldy.data(), lx.data(), lw.data(), ldx.data(), ldw.data(), nullptr, lRows,
+                         lIn, lOut);
+    EXPECT_LE(relError(fromGpu<float>(gLdx), ldx), kBf16Tol);
+    EXPECT_LE(relError(fromGpu<float>(gLdw), ldw), kBf16Tol);
+
+    const CudaMemoryReport after = gpu_->measure();
+    EXPECT_EQ(after.ledgerLive, before.ledgerLive) << "the cast buffer is not ledgered";
+    EXPECT_EQ(after.poolUsed, before.poolUsed) << "nor taken from the rank's pool";
+    EXPECT_EQ(after.poolReserved, before.poolReserved);
+    EXPECT_EQ(after.declaredWorkspace, fixed + 4 * kMiB);
+    EXPECT_EQ(after.declaredWorkspace, gpu_->declaredWorkspaceBytes());
+    EXPECT_GE(after.outsideLedger(), after.declaredWorkspace) << "part of what the pools miss";
 }
 
 TEST_F(gpuDeviceOps, AttentionMatchesTheCpuWithTheSharedScratchSize) {

@@ -39,6 +39,18 @@ Blas::~Blas() {
     if (handle_) cublasDestroy(handle_); // nothing useful to do with a failure in a destructor
 }
 
+void Blas::setWorkspace(void* workspace, std::size_t bytes) {
+    // cublasSetStream resets the workspace to cuBLAS's default: the stream is set once, in the
+    // constructor, so this call sticks.
+    CUBLAS_CHECK(cublasSetWorkspace(handle_, workspace, bytes));
+    workspaceBytes_ = bytes;
+}
+
+std::size_t recommendedBlasWorkspaceBytes(int computeCapabilityMajor) {
+    constexpr std::size_t MiB = std::size_t{1} << 20;
+    return computeCapabilityMajor >= 9 ? 32 * MiB : 4 * MiB;
+}
+
 namespace {
 
 int toInt(std::int64_t v, const char* what) {

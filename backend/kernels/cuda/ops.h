@@ -44,11 +44,24 @@ public:
     Blas& operator=(const Blas&) = delete;
     Stream stream() const { return stream_; }
     cublasContext* handle() const { return handle_; }
+    // Gives cuBLAS `bytes` of caller-owned device memory (256-byte aligned) as its workspace
+    // (cublasSetWorkspace) instead of the pool it would allocate itself, so the memory is the
+    // caller's to count. It must stay allocated until the handle is destroyed or given another
+    // workspace, and until the work queued on the stream that may use it has run. cuBLAS picks
+    // its algorithms knowing the workspace size, so two handles are sure to run the same
+    // algorithm (and give the same bits) only with the same size.
+    void setWorkspace(void* workspace, std::size_t bytes);
+    std::size_t workspaceBytes() const { return workspaceBytes_; } // 0: cuBLAS's own default
 
 private:
     cublasContext* handle_ = nullptr;
     Stream stream_ = nullptr;
+    std::size_t workspaceBytes_ = 0;
 };
+
+// cuBLAS's recommended user workspace for a GPU of this compute capability (cuBLAS docs,
+// cublasSetWorkspace): 32 MiB from Hopper (9.x) on, 4 MiB before.
+std::size_t recommendedBlasWorkspaceBytes(int computeCapabilityMajor);
 
 // GEMM input precision; accumulation and C are always fp32.
 enum class Precision : std::uint8_t { Fp32, Bf16 };
