@@ -23,7 +23,9 @@ constexpr const char* kCompareHelp =
     "usage: shardscope-cli compare --ranks N --strategies ddp,zero1,zero2,zero3,fsdp --steps K\n"
     "                              [--model tiny|small|medium] [--json FILE] [worker flags]\n"
     "  Runs each strategy with the same seed (DDP first: the baseline) and prints them side by\n"
-    "  side. --deterministic is on unless --nondeterministic is given. Worker flags as in `run`.\n";
+    "  side. --deterministic is on unless --nondeterministic is given. Worker flags as in `run`\n"
+    "  (--shared-device and --backend too). The exposed column is the median share of a step\n"
+    "  spent in communication that no compute hid (the rank that waits most).\n";
 
 struct Row {
     std::string strategy;
@@ -77,9 +79,9 @@ void printTable(const std::vector<Row>& rows) {
     const auto& ddp = rows.front().report;
     const double ddpStates = static_cast<double>(sumOf(worstRank(ddp)["model_state_bytes"]));
     const double ddpTheory = static_cast<double>(sumOf(ddp["theory"]["model_state_bytes"]));
-    std::printf("\n%-13s %13s %13s %6s %15s %13s %13s %9s %12s\n", "strategy", "states meas.",
+    std::printf("\n%-13s %13s %13s %6s %15s %13s %13s %9s %8s %12s\n", "strategy", "states meas.",
                 "states theory", "equal", "savings m/t", "comm meas.", "comm theory", "step ms",
-                "max|Δ| vs ddp");
+                "exposed", "max|Δ| vs ddp");
     for (const Row& r : rows) {
         const auto& rank = worstRank(r.report);
         const std::uint64_t states = sumOf(rank["model_state_bytes"]);
@@ -89,13 +91,17 @@ void printTable(const std::vector<Row>& rows) {
                       ddpTheory / static_cast<double>(theoryStates));
         char delta[32];
         std::snprintf(delta, sizeof delta, r.maxDelta == 0 ? "0 (bitwise)" : "%.3g", r.maxDelta);
-        std::printf("%-13s %13llu %13llu %6s %15s %13llu %13llu %9.2f %12s\n", r.strategy.c_str(),
+        // Exposed communication: the median share of a step the most-waiting rank spent in
+        // collectives no compute hid.
+        char exposed[16];
+        std::snprintf(exposed, sizeof exposed, "%.1f%%", 100.0 * r.report.value("exposed_comm_fraction", 0.0));
+        std::printf("%-13s %13llu %13llu %6s %15s %13llu %13llu %9.2f %8s %12s\n", r.strategy.c_str(),
                     static_cast<unsigned long long>(states),
                     static_cast<unsigned long long>(theoryStates),
                     states == theoryStates ? "yes" : "NO", savings,
                     static_cast<unsigned long long>(sumOf(r.report["comm_bytes_per_step"])),
                     static_cast<unsigned long long>(sumOf(r.report["theory"]["comm_bytes_per_step"])),
-                    medianStepMs(r.report) , delta);
+                    medianStepMs(r.report), exposed, delta);
     }
     std::printf("\nper-rank peak by category (the rank with the largest peak; bytes):\n%-13s", "strategy");
     const std::vector<std::string> cats = {"param_shard", "param_full", "grad_full", "grad_shard",
@@ -144,7 +150,7 @@ int cmdCompare(std::span<const std::string> argv) {
     for (const auto& s : strategies) {
         std::vector<std::string> args = workerArgs;
         args.insert(args.end(), {"--strategy", s});
-        configs.push_back(train::parseRunConfig(args, flags.ranks));
+        configs.push_back(parseJobConfig(args, flags));
     }
     if (!::mkdtemp(dirTemplate)) throw Error(ErrorKind::Io, "cannot create a temporary folder");
     const std::filesystem::path dir(dirTemplate);
@@ -153,8 +159,8 @@ int cmdCompare(std::span<const std::string> argv) {
         for (std::size_t i = 0; i < configs.size(); ++i) {
             train::RunConfig cfg = configs[i];
             cfg.weightsPath = (dir / (strategies[i] + ".weights")).string();
-            std::printf("compare: %s on %d rank%s …\n", strategies[i].c_str(), flags.ranks,
-                        flags.ranks == 1 ? "" : "s");
+            std::printf("compare: %s on %d rank%s%s …\n", strategies[i].c_str(), flags.ranks,
+                        flags.ranks == 1 ? "" : "s", flags.sharedDevice ? " (shared device)" : "");
             std::fflush(stdout);
             Row row{strategies[i], runJob(cfg, flags, std::nullopt, true), {}, 0};
             row.weights = train::readWeightsFile(*cfg.weightsPath);

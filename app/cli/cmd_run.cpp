@@ -1,5 +1,6 @@
-// `shardscope-cli run`: real training steps on N ranks (mpirun + shardscope-worker; one rank
-// runs the worker directly), progress per step, then measured vs theory and the JSON report.
+// `shardscope-cli run`: real training steps on N ranks (mpirun + shardscope-worker; one rank,
+// or --shared-device, runs the worker directly), progress per step, then measured vs theory
+// and the JSON report.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -17,7 +18,9 @@ constexpr const char* kRunHelp =
     "usage: shardscope-cli run --model PRESET --ranks N --strategy S --steps K [flags]\n"
     "launcher:\n"
     "  --ranks N                 data-parallel ranks (mpirun -np N; 1 runs the worker directly)\n"
-    "  --backend cpu             compute backend (cpu; the CUDA backend is not built yet)\n"
+    "  --shared-device           run the N ranks as threads of one worker process, no mpirun\n"
+    "                            (with --backend cuda: all on one GPU)\n"
+    "  --backend cpu|cuda        compute backend (cpu); cuda: one GPU per rank under mpirun\n"
     "  --json FILE               write the report as JSON (atomically)\n"
     "  --trace FILE              write the recording (.sstrace) for the GUI\n"
     "  --hostfile FILE           mpirun --hostfile (multi-node)\n"
@@ -42,17 +45,26 @@ std::uint64_t sumValues(const nlohmann::json& obj) {
     return sum;
 }
 
+// The median share of a step this rank spent in communication that no compute hid.
+std::string exposedText(const nlohmann::json& rank) {
+    if (!rank.contains("exposed_comm")) return "-";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f%% of step", 100.0 * rank["exposed_comm"].value("fraction_median", 0.0));
+    return text;
+}
+
 void printSummary(const nlohmann::json& r) {
     const auto& theory = r["theory"];
     const std::uint64_t predictedPeak = u64(theory, "predicted_peak_bytes");
     const std::uint64_t theoryStates = sumValues(theory["model_state_bytes"]);
-    std::printf("\n%-6s %-28s %-28s %-28s\n", "rank", "model states (measured)", "peak (measured)",
-                "comm sent/step");
+    std::printf("\n%-6s %-28s %-28s %-28s %s\n", "rank", "model states (measured)", "peak (measured)",
+                "comm sent/step", "exposed comm");
     for (const auto& rank : r["ranks"]) {
-        std::printf("%-6d %-28s %-28s %-28s\n", rank["rank"].get<int>(),
+        std::printf("%-6d %-28s %-28s %-28s %s\n", rank["rank"].get<int>(),
                     humanBytes(sumValues(rank["model_state_bytes"])).c_str(),
                     humanBytes(u64(rank["peak_bytes"], "total")).c_str(),
-                    humanBytes(sumValues(rank["comm_bytes_per_step"])).c_str());
+                    humanBytes(sumValues(rank["comm_bytes_per_step"])).c_str(),
+                    exposedText(rank).c_str());
     }
     std::printf("theory: model states %s, predicted peak %s, comm %s per step (≈ %.2f Ψ)\n",
                 humanBytes(theoryStates).c_str(), humanBytes(predictedPeak).c_str(),
@@ -82,14 +94,15 @@ int cmdRun(std::span<const std::string> argv) {
         return 0;
     }
     // Everything is validated here, before anything is launched.
-    const train::RunConfig config = train::parseRunConfig(workerArgs, flags.ranks);
+    const train::RunConfig config = parseJobConfig(workerArgs, flags);
     if (flags.jsonPath) checkOutputPath(*flags.jsonPath, "--json");
     if (flags.tracePath) checkOutputPath(*flags.tracePath, "--trace");
 
-    std::printf("run: %s (vocab %lld, %s), %d rank%s, %s, %lld steps\n", config.preset.name.c_str(),
+    std::printf("run: %s (vocab %lld, %s), %d rank%s%s on %s, %s, %lld steps\n", config.preset.name.c_str(),
                 static_cast<long long>(config.preset.shape.vocab),
                 config.dataFile ? ("bytes of " + *config.dataFile).c_str() : "synthetic Markov data",
-                flags.ranks, flags.ranks == 1 ? "" : "s",
+                flags.ranks, flags.ranks == 1 ? "" : "s", config.sharedDevice ? " (threads of one process)" : "",
+                std::string(train::backendName(config.backend)).c_str(),
                 std::string(theory::strategyName(config.strategy)).c_str(),
                 static_cast<long long>(config.steps));
     std::fflush(stdout);

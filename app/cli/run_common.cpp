@@ -12,8 +12,7 @@ namespace shardscope::cli {
 
 namespace {
 const std::vector<std::string> kLauncherValueFlags = {"--ranks", "--hostfile", "--mpirun-args",
-                                                      "--json", "--trace", "--stall-timeout",
-                                                      "--backend"};
+                                                      "--json", "--trace", "--stall-timeout"};
 } // namespace
 
 std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, LauncherFlags& out,
@@ -32,6 +31,11 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
         }
         if (flag == "--help") {
             out.help = true;
+            continue;
+        }
+        if (flag == "--shared-device") {
+            if (value) throwInvalid("--shared-device takes no value");
+            out.sharedDevice = true;
             continue;
         }
         const bool launcher = isIn(kLauncherValueFlags, flag);
@@ -55,20 +59,32 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
         else if (flag == "--json") out.jsonPath = *value;
         else if (flag == "--trace") out.tracePath = *value;
         else if (flag == "--stall-timeout") out.stallSeconds = one.integer(flag, 1, 86400);
-        else if (flag == "--backend") {
-            if (*value == "cuda") {
-                const auto cuda = device::probeCuda();
-                if (!cuda.available) throwInvalid("--backend cuda: " + cuda.reason);
-                throwInvalid("--backend cuda: " + device::describe(cuda) +
-                             ", but the worker's GPU path is not wired yet (docs/gpu.md); use --backend cpu");
-            }
-            if (*value != "cpu") throwInvalid("--backend must be cpu or cuda, got '" + *value + "'");
-        } else { // --mpirun-args
+        else { // --mpirun-args
             std::istringstream words(*value);
             for (std::string w; words >> w;) out.mpirunArgs.push_back(w);
         }
     }
     return worker;
+}
+
+train::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, const LauncherFlags& flags) {
+    std::vector<std::string> args = workerArgs;
+    int processes = flags.ranks;
+    if (flags.sharedDevice) {
+        // One worker process on this machine runs every rank: nothing for mpirun to place.
+        if (!flags.hostfile.empty()) throwInvalid("--hostfile: --shared-device runs every rank in one process on this machine");
+        if (!flags.mpirunArgs.empty()) throwInvalid("--mpirun-args: --shared-device does not use mpirun");
+        args.insert(args.end(), {"--shared-device", "--ranks", std::to_string(flags.ranks)});
+        processes = 1;
+    }
+    train::RunConfig config = train::parseRunConfig(args, processes);
+    if (config.backend == train::Backend::Cuda && flags.hostfile.empty()) {
+        // Say why here, before any process starts (the worker probes again on its machine;
+        // with a hostfile the GPUs are on other machines, and the ranks agree on the verdict).
+        const auto cuda = device::probeCuda();
+        if (!cuda.available) throwInvalid("--backend cuda: " + cuda.reason);
+    }
+    return config;
 }
 
 void checkOutputPath(const std::string& path, const std::string& flag) {
@@ -85,7 +101,8 @@ nlohmann::json runJob(const train::RunConfig& config, const LauncherFlags& flags
     req.mpirunArgs = flags.mpirunArgs;
     req.tracePath = tracePath.value_or("");
     req.stallTimeout = std::chrono::seconds(flags.stallSeconds);
-    req.direct = flags.ranks == 1 && flags.hostfile.empty() && flags.mpirunArgs.empty();
+    // One process without mpirun: a single rank, or every rank as a thread (--shared-device).
+    req.direct = config.sharedDevice || (flags.ranks == 1 && flags.hostfile.empty() && flags.mpirunArgs.empty());
     train::RunConfig workerConfig = config;
     // The launcher owns the stream and the recording; the report comes back in the stream.
     workerConfig.streamPath.reset();

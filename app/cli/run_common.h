@@ -23,15 +23,23 @@ struct LauncherFlags {
     std::optional<std::string> jsonPath;
     std::optional<std::string> tracePath;
     std::int64_t stallSeconds = 60;
+    bool sharedDevice = false; // --shared-device: the worker runs the ranks as threads (no mpirun)
     bool help = false;
 };
 
-// Takes the launcher flags (and --backend, checked here) out of argv; the rest is returned.
+// Takes the launcher flags out of argv; the rest (including --backend) is returned.
 // `extraValueFlags` / `extraSwitches` are command-specific flags also taken out (values land
 // in `extras`). Throws Error(InvalidArgument) naming the flag.
 std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, LauncherFlags& out,
                                             const std::vector<std::string>& extraValueFlags,
                                             std::vector<std::pair<std::string, std::string>>& extras);
+
+// The worker's configuration for these flags, validated before anything is launched: with
+// --shared-device the worker gets --shared-device --ranks N (one process, N rank threads);
+// --backend cuda needs a CUDA device here unless --hostfile sends the ranks elsewhere
+// (otherwise the probe's reason). Throws
+// Error(InvalidArgument) / Error(Io) naming the flag.
+train::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, const LauncherFlags& flags);
 
 // Runs one configuration (already validated) and returns its report, or throws
 // Error(Comm) with the job's one-line failure. Progress lines go to stdout unless quiet.

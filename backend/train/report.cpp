@@ -1,5 +1,6 @@
 #include "train/report.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -54,6 +55,31 @@ nlohmann::json commJson(const comm::CommStats& s, std::int64_t steps, int which)
     return j;
 }
 
+nlohmann::json exposedCommJson(const std::vector<StepOverlap>& steps) {
+    const OverlapSummary s = summarize(steps);
+    nlohmann::json perStep = nlohmann::json::array();
+    for (const StepOverlap& o : steps) perStep.push_back(o.fraction());
+    return {{"fraction_median", s.medianFraction},
+            {"fraction_per_step", perStep},
+            {"comm_union_ns", s.commUnionNs},
+            {"exposed_ns", s.exposedNs},
+            {"step_ns", s.stepNs}};
+}
+
+nlohmann::json deviceJson(const DeviceMemory& d) {
+    return {{"name", d.name},
+            {"ordinal", d.ordinal},
+            {"ledger_peak_bytes", d.ledgerPeak},
+            {"pool_used_bytes", d.poolUsed},
+            {"pool_used_high_bytes", d.poolUsedHigh},
+            {"pool_reserved_bytes", d.poolReserved},
+            {"pool_reserved_high_bytes", d.poolReservedHigh},
+            {"device_total_bytes", d.deviceTotal},
+            {"device_used_bytes", d.deviceUsed},
+            {"outside_ledger_bytes", d.outsideLedger},
+            {"declared_workspace_bytes", d.declaredWorkspace}};
+}
+
 std::string mib(double bytes) {
     char text[48];
     std::snprintf(text, sizeof(text), "%.3f MiB", bytes / 1048576.0);
@@ -70,6 +96,22 @@ std::string encodeRankResult(const RankResult& r) {
     putTable(out, r.modelStates);
     for (const auto* arr : {&r.comm.calls, &r.comm.payloadBytes, &r.comm.sentBytes, &r.comm.busyNs})
         for (std::uint64_t v : *arr) put(out, v);
+    put(out, static_cast<std::uint64_t>(r.overlap.size()));
+    for (const StepOverlap& o : r.overlap) {
+        put(out, o.stepNs);
+        put(out, o.commUnionNs);
+        put(out, o.exposedNs);
+    }
+    put(out, static_cast<std::uint8_t>(r.device ? 1 : 0));
+    if (r.device) {
+        const DeviceMemory& d = *r.device;
+        put(out, static_cast<std::uint64_t>(d.name.size()));
+        out += d.name;
+        put(out, d.ordinal);
+        for (std::uint64_t v : {d.ledgerPeak, d.poolUsed, d.poolUsedHigh, d.poolReserved, d.poolReservedHigh,
+                                d.deviceTotal, d.deviceUsed, d.outsideLedger, d.declaredWorkspace})
+            put(out, v);
+    }
     return out;
 }
 
@@ -82,6 +124,30 @@ RankResult decodeRankResult(const std::string& in) {
     r.modelStates = takeTable(in, at);
     for (auto* arr : {&r.comm.calls, &r.comm.payloadBytes, &r.comm.sentBytes, &r.comm.busyNs})
         for (std::uint64_t& v : *arr) v = take<std::uint64_t>(in, at);
+    const auto steps = take<std::uint64_t>(in, at);
+    // Each step is three u64s: a count that the remaining bytes cannot hold is corrupt (and must
+    // not drive a huge reserve).
+    if (steps > (in.size() - at) / (3 * sizeof(std::uint64_t)))
+        throw Error(ErrorKind::Format, "rank result is truncated");
+    for (std::uint64_t k = 0; k < steps; ++k) {
+        StepOverlap o;
+        o.stepNs = take<std::uint64_t>(in, at);
+        o.commUnionNs = take<std::uint64_t>(in, at);
+        o.exposedNs = take<std::uint64_t>(in, at);
+        r.overlap.push_back(o);
+    }
+    if (take<std::uint8_t>(in, at) != 0) {
+        DeviceMemory d;
+        const auto nameBytes = take<std::uint64_t>(in, at);
+        if (nameBytes > in.size() - at) throw Error(ErrorKind::Format, "rank result is truncated");
+        d.name = in.substr(at, static_cast<std::size_t>(nameBytes));
+        at += static_cast<std::size_t>(nameBytes);
+        d.ordinal = take<std::int32_t>(in, at);
+        for (std::uint64_t* v : {&d.ledgerPeak, &d.poolUsed, &d.poolUsedHigh, &d.poolReserved, &d.poolReservedHigh,
+                                 &d.deviceTotal, &d.deviceUsed, &d.outsideLedger, &d.declaredWorkspace})
+            *v = take<std::uint64_t>(in, at);
+        r.device = d;
+    }
     if (at != in.size()) throw Error(ErrorKind::Format, "rank result has trailing bytes");
     return r;
 }
@@ -132,13 +198,18 @@ nlohmann::json buildReport(const RunOutcome& o) {
     nlohmann::json ranks = nlohmann::json::array();
     bool statesEqual = true;
     std::uint64_t peakMax = 0;
+    double exposedMax = 0.0;
     for (const RankResult& r : o.ranks) {
         nlohmann::json peakJson = categoryBytesJson(r.peak);
         peakJson["total"] = r.peakTotal;
-        ranks.push_back({{"rank", r.rank},
-                         {"peak_bytes", peakJson},
-                         {"model_state_bytes", stateBytesJson(r.modelStates)},
-                         {"comm_bytes_per_step", commJson(r.comm, c.steps, 0)}});
+        nlohmann::json rank = {{"rank", r.rank},
+                               {"peak_bytes", peakJson},
+                               {"model_state_bytes", stateBytesJson(r.modelStates)},
+                               {"comm_bytes_per_step", commJson(r.comm, c.steps, 0)},
+                               {"exposed_comm", exposedCommJson(r.overlap)}};
+        if (r.device) rank["device"] = deviceJson(*r.device);
+        ranks.push_back(rank);
+        exposedMax = std::max(exposedMax, summarize(r.overlap).medianFraction);
         statesEqual = statesEqual && r.modelStates == states.perRank;
         peakMax = std::max(peakMax, r.peakTotal);
     }
@@ -195,7 +266,10 @@ nlohmann::json buildReport(const RunOutcome& o) {
         why.append(" the prediction replays this implementation's allocations, so a difference is a model gap");
         notes.push_back(why);
     }
-    if (c.deterministic)
+    if (c.sharedDevice)
+        notes.push_back("--shared-device: the ranks are threads of one process; collectives copy between their "
+                        "buffers and always sum in rank order (bitwise equal to MPI's --deterministic results)");
+    else if (c.deterministic)
         notes.push_back("deterministic reductions stage through comm_buffer scratch (alltoall + rank-order sum), "
                         "which the prediction includes");
     else if (c.worldSize > 1)
@@ -221,6 +295,7 @@ nlohmann::json buildReport(const RunOutcome& o) {
             {"comm_bytes_per_step", commJson(rank0, c.steps, 0)},
             {"comm_payload_bytes_per_step", commJson(rank0, c.steps, 1)},
             {"comm_calls_per_step", commJson(rank0, c.steps, 2)},
+            {"exposed_comm_fraction", exposedMax},
             {"theory", theoryJson},
             {"comparison",
              {{"model_states_equal", statesEqual},

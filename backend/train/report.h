@@ -5,7 +5,14 @@
 // Report keys: param_count, world_size, strategy, model, precision, checkpointing, micro_batch,
 // grad_accum, steps, seed, deterministic, data, config (toJson), losses (per step), step_ms,
 // ranks [{rank, peak_bytes {category…, total}, model_state_bytes {category…},
-//         comm_bytes_per_step {kind: sent bytes}}],
+//         comm_bytes_per_step {kind: sent bytes},
+//         exposed_comm {fraction_median, fraction_per_step [..], comm_union_ns, exposed_ns,
+//                       step_ns},
+//         device {name, ordinal, ledger_peak_bytes, pool_used_bytes, pool_used_high_bytes,
+//                 pool_reserved_bytes, pool_reserved_high_bytes, device_total_bytes,
+//                 device_used_bytes, outside_ledger_bytes, declared_workspace_bytes}
+//                                                             (CUDA ranks only)}],
+// exposed_comm_fraction (the largest per-rank median: the rank that waits most),
 // comm_bytes_per_step {kind: sent bytes per rank per step} (rank 0),
 // comm_payload_bytes_per_step {kind: bytes}, comm_calls_per_step {kind: calls},
 // theory {model_state_bytes {category}, ddp_model_state_bytes {category}, predicted_peak_bytes,
@@ -16,6 +23,7 @@
 // notes [why measured and predicted differ], param_digest (16 hex digits).
 // `max_abs_delta_vs_ddp` is left to `compare`, which has both runs' weights (--weights-out).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,9 +32,27 @@
 #include "comm/communicator.h"
 #include "core/categories.h"
 #include "model/layout.h"
+#include "train/overlap.h"
 #include "train/run_config.h"
 
 namespace shardscope::train {
+
+// A CUDA rank's memory as the GPU saw it (device::CudaDevice::measure() at the end of the run,
+// copied here so that the report needs no CUDA): the ledger's device-tier peak next to the
+// rank's pool (what it used / reserved, now and at the high-water mark) and the whole GPU.
+struct DeviceMemory {
+    std::string name;                                      // "cuda:0 (NVIDIA H200)"
+    std::int32_t ordinal = 0;
+    std::uint64_t ledgerPeak = 0;                          // bytes the model asked for, at peak
+    std::uint64_t poolUsed = 0, poolUsedHigh = 0;          // ledger + the pool's rounding
+    std::uint64_t poolReserved = 0, poolReservedHigh = 0;  // what the rank holds from the driver
+    std::uint64_t deviceTotal = 0, deviceUsed = 0;         // cudaMemGetInfo (every process)
+    std::uint64_t outsideLedger = 0;                       // used − every ShardScope pool's reserve
+    // Outside the pool on purpose and counted in outsideLedger: cuBLAS workspace, the bf16 cast
+    // buffer of mixed-precision GEMMs, reduction scratch (device/cuda_ops.h).
+    std::uint64_t declaredWorkspace = 0;
+    bool operator==(const DeviceMemory&) const = default;
+};
 
 // What one rank measured over the whole run (sent to rank 0 with Communicator::gatherBytes).
 struct RankResult {
@@ -35,6 +61,8 @@ struct RankResult {
     std::uint64_t peakTotal = 0; // the maximum of the total (ledger.peakBytes())
     ByteTable modelStates;       // at the end of the first forward (StepResult::modelStates)
     comm::CommStats comm;        // the training steps' collectives, all of the rank's communicators
+    std::vector<StepOverlap> overlap;   // per step: step, communication union and exposed time
+    std::optional<DeviceMemory> device; // CUDA ranks only
 };
 std::string encodeRankResult(const RankResult& r);
 RankResult decodeRankResult(const std::string& bytes); // throws Error(Format)

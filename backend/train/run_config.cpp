@@ -12,6 +12,9 @@ namespace shardscope::train {
 namespace {
 
 constexpr std::int64_t kMaxSteps = 1'000'000;
+// Rank threads in one process: each holds a full model replica's worth of transients, and a
+// thread per rank beyond this is a typo rather than a plan.
+constexpr std::int64_t kMaxSharedRanks = 256;
 
 std::string formatBytes(std::uint64_t b) { return std::to_string(b); }
 
@@ -22,21 +25,41 @@ void requireFolder(const std::string& flag, const std::string& path) {
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
         throw Error(ErrorKind::Io, flag + ": directory '" + dir.string() + "' does not exist");
+    // Refused now rather than after the whole run, when the file would replace the folder.
+    if (std::filesystem::is_directory(p, ec)) throw Error(ErrorKind::Io, flag + ": '" + path + "' is a directory");
 }
 
 } // namespace
+
+std::string_view backendName(Backend b) { return b == Backend::Cuda ? "cuda" : "cpu"; }
 
 RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize) {
     Args args("shardscope-worker",
               {"--model", "--strategy", "--steps", "--seed", "--precision", "--micro-batch", "--lr",
                "--prefetch", "--bucket-bytes", "--reshard-after-forward", "--max-inflight",
                "--persistence-threshold", "--hybrid-group", "--grad-accum", "--capacity", "--data",
-               "--stream", "--trace", "--json", "--weights-out", "--timeout-ms"},
-              {"--checkpointing", "--deterministic", "--no-events", "--no-sync"});
+               "--stream", "--trace", "--json", "--weights-out", "--timeout-ms", "--backend", "--ranks"},
+              {"--checkpointing", "--deterministic", "--no-events", "--no-sync", "--shared-device"});
     args.parse(workerArgs);
     if (worldSize < 1) throwInvalid("ranks (mpirun -np) must be at least 1, got " + std::to_string(worldSize));
     RunConfig c;
     c.worldSize = worldSize;
+    c.sharedDevice = args.has("--shared-device");
+    if (c.sharedDevice) {
+        if (!args.has("--ranks")) throwInvalid("--shared-device needs --ranks N (the ranks to run as threads)");
+        if (worldSize != 1)
+            throwInvalid("--shared-device runs every rank as a thread of one process: start it without mpirun "
+                         "(this job has " + std::to_string(worldSize) + " processes)");
+        c.worldSize = static_cast<int>(args.integer("--ranks", 1, kMaxSharedRanks));
+    } else if (args.has("--ranks")) {
+        throwInvalid("--ranks is for --shared-device (under mpirun the ranks are mpirun -np)");
+    }
+    if (args.has("--backend")) {
+        const std::string b = args.required("--backend");
+        if (b == "cpu") c.backend = Backend::Cpu;
+        else if (b == "cuda") c.backend = Backend::Cuda;
+        else throwInvalid("--backend must be cpu or cuda, got '" + b + "'");
+    }
     const std::string modelName = args.required("--model");
     try {
         c.preset = model::modelPreset(modelName);
@@ -119,8 +142,9 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
         theory::validate(s);
     } catch (const Error& e) {
         std::string m = e.what();
-        // theory speaks of --ranks; here the rank count is the job's size (mpirun -np).
-        if (auto at = m.find("ranks (--ranks)"); at != std::string::npos) m.replace(at, 15, "ranks (mpirun -np)");
+        // theory speaks of --ranks; under mpirun the rank count is the job's size (mpirun -np).
+        if (auto at = m.find("ranks (--ranks)"); at != std::string::npos && !c.sharedDevice)
+            m.replace(at, 15, "ranks (mpirun -np)");
         throwInvalid(m);
     }
     return c;
@@ -160,6 +184,8 @@ std::vector<std::string> toWorkerArgs(const RunConfig& c) {
     if (c.weightsPath) a.insert(a.end(), {"--weights-out", *c.weightsPath});
     if (c.timeoutMs != 30000) a.insert(a.end(), {"--timeout-ms", std::to_string(c.timeoutMs)});
     if (!c.events) a.push_back("--no-events");
+    if (c.backend != Backend::Cpu) a.insert(a.end(), {"--backend", std::string(backendName(c.backend))});
+    if (c.sharedDevice) a.insert(a.end(), {"--shared-device", "--ranks", std::to_string(c.worldSize)});
     return a;
 }
 
@@ -191,6 +217,8 @@ nlohmann::json toJson(const RunConfig& c) {
           {"no_sync", k.noSync}}},
         {"timeout_ms", c.timeoutMs},
         {"events", c.events},
+        {"backend", std::string(backendName(c.backend))},
+        {"shared_device", c.sharedDevice},
     };
     j["capacity_bytes"] = c.capacityBytes ? nlohmann::json(*c.capacityBytes) : nlohmann::json(nullptr);
     j["data"] = c.dataFile ? nlohmann::json(*c.dataFile) : nlohmann::json("synthetic");
@@ -206,6 +234,7 @@ theory::Scenario scenarioOf(const RunConfig& c) {
     s.knobs = c.knobs;
     if (c.strategy == theory::Strategy::FsdpShardGradOp) s.knobs.reshardAfterForward = false;
     s.knobs.deterministicReductions = c.deterministic;
+    s.knobs.sharedDeviceCollectives = c.sharedDevice;
     s.activations = {c.preset.microBatch, c.checkpointing};
     return s;
 }

@@ -9,12 +9,18 @@
 //   [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]
 //   [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]
 //   [--no-sync] [--capacity BYTES] [--data FILE] [--stream SOCKET_PATH] [--trace FILE]
-//   [--json FILE] [--weights-out FILE] [--timeout-ms T] [--no-events]
+//   [--json FILE] [--weights-out FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]
+//   [--shared-device --ranks N]
+//
+// The job's size is mpirun's -np, except with --shared-device: then the worker is ONE process
+// (not under mpirun) that runs --ranks N ranks as threads — on one GPU with --backend cuda,
+// or on the CPU (same protocol, shared-host communicators).
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +32,9 @@
 #include "train/trainer.h"
 
 namespace shardscope::train {
+
+enum class Backend : std::uint8_t { Cpu, Cuda };
+std::string_view backendName(Backend b); // "cpu", "cuda"
 
 struct RunConfig {
     model::ModelPreset preset;        // --model, with --micro-batch, --lr and --data applied
@@ -39,7 +48,9 @@ struct RunConfig {
                                       // hybrid group, grad accumulation, no_sync
     std::optional<std::uint64_t> capacityBytes; // ledger budget per rank (device tier)
     std::optional<std::string> dataFile;        // byte-level training data (vocab 256)
-    int worldSize = 1;                // mpirun's -np (not a flag: the job's size)
+    int worldSize = 1;                // mpirun's -np, or --ranks with --shared-device
+    Backend backend = Backend::Cpu;   // --backend
+    bool sharedDevice = false;        // --shared-device: ranks are threads of one process
 
     // Worker I/O and instrumentation.
     std::optional<std::string> streamPath;  // the parent's Unix socket
@@ -51,8 +62,10 @@ struct RunConfig {
 };
 
 // Throws Error(InvalidArgument) naming the flag (unknown flags, missing --model/--strategy/
-// --steps, values out of range, a hybrid group that does not divide the ranks, …) and
+// --steps, values out of range, a hybrid group that does not divide the ranks, --ranks without
+// --shared-device or the reverse, --shared-device in a job of several processes, …) and
 // Error(Io) for a --data file that cannot be read or an output folder that does not exist.
+// `worldSize` is the number of processes of the job (mpirun's -np; 1 without mpirun).
 RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize);
 // The flags that parse back into the same configuration (worldSize aside).
 std::vector<std::string> toWorkerArgs(const RunConfig& config);

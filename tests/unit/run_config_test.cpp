@@ -157,6 +157,59 @@ TEST(runConfig, InvalidConfigurationsNameTheFlag) {
     }
 }
 
+// --shared-device --ranks N: one process (the job size given is 1) runs N ranks; the flags
+// round-trip, and each half without the other is refused.
+TEST(runConfig, SharedDeviceTakesItsRanksFromTheFlag) {
+    const train::RunConfig c = train::parseRunConfig(
+        Argv{"--model", "tiny", "--strategy", "fsdp_hybrid", "--hybrid-group", "2", "--steps", "1", "--shared-device",
+             "--ranks", "4", "--backend", "cuda"},
+        1);
+    EXPECT_TRUE(c.sharedDevice);
+    EXPECT_EQ(c.worldSize, 4);
+    EXPECT_EQ(c.backend, train::Backend::Cuda);
+    EXPECT_EQ(train::toJson(c)["world_size"], 4);
+    EXPECT_EQ(train::toJson(c)["shared_device"], true);
+    EXPECT_EQ(train::toJson(c)["backend"], "cuda");
+    EXPECT_EQ(theory::shardCount(train::scenarioOf(c)), 2);
+    const train::RunConfig back = train::parseRunConfig(train::toWorkerArgs(c), 1);
+    EXPECT_EQ(train::toJson(back), train::toJson(c));
+    EXPECT_EQ(train::toWorkerArgs(back), train::toWorkerArgs(c));
+    EXPECT_EQ(parse({}).backend, train::Backend::Cpu);
+    EXPECT_FALSE(parse({}).sharedDevice);
+    EXPECT_EQ(parse({"--backend", "cpu"}).backend, train::Backend::Cpu);
+
+    const std::vector<std::pair<Argv, const char*>> refused = {
+        {{"--shared-device"}, "--shared-device needs --ranks"},
+        {{"--ranks", "2"}, "--ranks is for --shared-device"},
+        {{"--shared-device", "--ranks", "0"}, "--ranks"},
+        {{"--shared-device", "--ranks", "two"}, "--ranks"},
+        {{"--shared-device", "--ranks", "100000"}, "--ranks"},
+        {{"--backend", "tpu"}, "--backend must be cpu or cuda, got 'tpu'"},
+    };
+    for (const auto& [extra, needle] : refused) {
+        const auto [message, kind] = refusalWith(extra, 1);
+        EXPECT_NE(message.find(needle), std::string::npos) << needle << " → '" << message << "'";
+        EXPECT_EQ(kind, ErrorKind::InvalidArgument);
+    }
+    // Started by mpirun with several processes: each would run every rank.
+    EXPECT_NE(refusalWith({"--shared-device", "--ranks", "2"}, 2).first.find("start it without mpirun"), std::string::npos);
+    // The hybrid group must divide --ranks, and the message names --ranks, not mpirun.
+    const std::string hybrid =
+        refusal(Argv{"--model", "tiny", "--strategy", "fsdp_hybrid", "--hybrid-group", "2", "--steps", "1",
+                     "--shared-device", "--ranks", "3"},
+                1)
+            .first;
+    EXPECT_NE(hybrid.find("(--ranks) 3"), std::string::npos) << hybrid;
+}
+
+TEST(runConfig, AnOutputPathThatIsAFolderIsRefusedUpFront) {
+    for (const char* flag : {"--json", "--trace", "--weights-out"}) {
+        const auto [message, kind] = refusalWith({flag, SHARDSCOPE_SOURCE_DIR "/docs"});
+        EXPECT_NE(message.find("is a directory"), std::string::npos) << flag << ": " << message;
+        EXPECT_EQ(kind, ErrorKind::Io) << flag;
+    }
+}
+
 TEST(runConfig, RanksZeroIsRefusedByTheJobSize) {
     EXPECT_NE(refusalWith({}, 0).first.find("ranks"), std::string::npos);
 }

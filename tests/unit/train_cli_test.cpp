@@ -95,6 +95,55 @@ TEST(trainCli, ByteLevelDataFile) {
     fs::remove(text);
 }
 
+// --shared-device: the CLI starts ONE worker process (no mpirun) that runs the ranks as
+// threads; the report is the same report, with the exposed-communication figures.
+TEST(trainCli, SharedDeviceRunsRanksAsThreadsAndReportsExposedCommunication) {
+    const fs::path json = fs::temp_directory_path() / ("shardscope_train_cli_shared_" + std::to_string(::getpid()) + ".json");
+    fs::remove(json);
+    const Result r = runCli("run --model tiny --ranks 3 --shared-device --strategy zero3 --steps 2 --deterministic --json " +
+                            json.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("3 ranks (threads of one process) on cpu"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("exposed comm"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("% of step"), std::string::npos) << r.out;
+    const nlohmann::json j = nlohmann::json::parse(slurp(json));
+    EXPECT_EQ(j["world_size"], 3);
+    EXPECT_EQ(j["config"]["shared_device"], true);
+    EXPECT_EQ(j["config"]["backend"], "cpu");
+    ASSERT_EQ(j["ranks"].size(), 3u);
+    EXPECT_EQ(j["ranks"][2]["model_state_bytes"], j["theory"]["model_state_bytes"]);
+    for (const auto& rank : j["ranks"]) {
+        const auto& e = rank["exposed_comm"];
+        const double f = e["fraction_median"].get<double>();
+        EXPECT_GE(f, 0.0);
+        EXPECT_LE(f, 1.0);
+        EXPECT_LE(e["exposed_ns"].get<std::uint64_t>(), e["comm_union_ns"].get<std::uint64_t>());
+        EXPECT_LE(e["comm_union_ns"].get<std::uint64_t>(), e["step_ns"].get<std::uint64_t>());
+        EXPECT_GT(e["comm_union_ns"].get<std::uint64_t>(), 0u) << "ZeRO-3 gathers every unit";
+        EXPECT_EQ(e["fraction_per_step"].size(), 2u);
+    }
+    EXPECT_TRUE(j.contains("exposed_comm_fraction"));
+    // A failing rank: exit 1 and one line naming it (the worker's, relayed).
+    const Result oom = runCli("run --model tiny --ranks 4 --shared-device --strategy zero3 --steps 2 --capacity 1200000");
+    EXPECT_EQ(oom.code, 1) << oom.err;
+    EXPECT_EQ(std::count(oom.err.begin(), oom.err.end(), '\n'), 1) << oom.err;
+    EXPECT_NE(oom.err.find("out of memory"), std::string::npos) << oom.err;
+    EXPECT_NE(oom.err.find("rank "), std::string::npos) << oom.err;
+    fs::remove(json);
+}
+
+TEST(trainCli, BackendCudaWithoutADeviceSaysWhy) {
+    // This machine has no GPU (or no driver): exit 2 and the probe's reason, for the MPI path and
+    // the shared-device path alike. On a machine with a GPU the run goes to the worker instead.
+    for (const char* shared : {"", " --shared-device"}) {
+        const Result r = runCli(std::string("run --model tiny --ranks 2 --strategy ddp --steps 1 --backend cuda") + shared);
+        if (r.code == 0) GTEST_SKIP() << "a CUDA device is present";
+        EXPECT_EQ(r.code, 2) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_NE(r.err.find("--backend cuda: "), std::string::npos) << r.err;
+    }
+}
+
 TEST(trainCli, BadFlagsExitTwoWithOneLine) {
     const fs::path json = fs::temp_directory_path() / "shardscope_no_such_dir" / "x.json";
     const char* cases[] = {
@@ -109,6 +158,13 @@ TEST(trainCli, BadFlagsExitTwoWithOneLine) {
         "run --model tiny --ranks 1 --strategy ddp --steps 1 --lr nan",
         "run --model tiny --ranks 1 --strategy ddp --steps 1 --data /no/such/file",
         "run --model tiny --ranks 1 --strategy ddp",
+        // shared device / backend combinations
+        "run --model tiny --ranks 0 --shared-device --strategy ddp --steps 1",
+        "run --model tiny --ranks 2 --shared-device --strategy ddp --steps 1 --backend foo",
+        "run --model tiny --ranks 2 --shared-device --strategy ddp --steps 1 --hostfile hosts",
+        "run --model tiny --ranks 2 --shared-device --strategy ddp --steps 1 --mpirun-args \"-x A\"",
+        "run --model tiny --ranks 2 --shared-device=yes --strategy ddp --steps 1",
+        "run --model tiny --ranks 3 --shared-device --strategy fsdp_hybrid --hybrid-group 2 --steps 1",
     };
     for (const char* args : cases) {
         const Result r = runCli(args);

@@ -1,0 +1,15 @@
+#pragma once
+// The two ways the worker hosts ranks. Both return the process's exit code (0, or 1 after a
+// rank failed, with the one line printed and a Failure record written where rank 0 can).
+#include "train/run_config.h"
+
+namespace shardscope::worker {
+
+// One process per rank under mpirun (or alone): this process is world rank `rank` of `size`.
+// A failing rank prints its line and ends the whole job (MPI_Abort); never returns then.
+int runMpiJob(const train::RunConfig& config, int rank, int size);
+
+// --shared-device: config.worldSize rank threads in this process, no MPI.
+int runSharedJob(const train::RunConfig& config);
+
+} // namespace shardscope::worker

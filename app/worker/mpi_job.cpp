@@ -1,0 +1,42 @@
+// One rank per process under mpirun. Errors inside a rank: its one line, a Failure record when
+// it is rank 0 (which holds the stream), and MPI_Abort so that the whole job ends at once.
+#include <exception>
+
+#include "backends.h"
+#include "comm/mpi_communicator.h"
+#include "jobs.h"
+#include "rank.h"
+
+namespace shardscope::worker {
+
+int runMpiJob(const train::RunConfig& config, int rank, int size) {
+    // Declaration order is teardown order in reverse: communicators, then the device, then the
+    // ledger they report to.
+    Ledger ledger(rank);
+    StreamWriter writer;
+    MpiRankSetup setup;
+    try {
+        if (rank == 0) {
+            if (config.streamPath) writer.connectSocket(*config.streamPath);
+            if (config.tracePath) writer.openRecording(*config.tracePath);
+        }
+        setup = makeMpiRank(config, ledger, rank, size);
+        runRank(config, *setup.device, setup.comms.groups, rank == 0 ? &writer : nullptr);
+        return 0;
+    } catch (const std::exception& e) {
+        const std::int64_t step = ledger.step();
+        printRankFailure(rank, step, config.steps, e.what());
+        if (rank == 0 && writer.active()) {
+            try {
+                writer.write(protocol::Failure{rank, step, e.what()});
+                writer.write(protocol::End{});
+                writer.finish();
+            } catch (...) {
+                // The line above already said what went wrong; the recording stays .partial.
+            }
+        }
+        comm::MpiRuntime::abort(1);
+    }
+}
+
+} // namespace shardscope::worker

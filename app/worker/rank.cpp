@@ -1,0 +1,150 @@
+#include "rank.h"
+
+#include <chrono>
+#include <cstdio>
+#include <utility>
+
+#include "backends.h"
+#include "core/error.h"
+#include "core/ledger.h"
+#include "core/protocol.h"
+#include "train/overlap.h"
+#include "train/report.h"
+#include "train/trainer.h"
+
+namespace shardscope::worker {
+
+namespace {
+
+// Records encoded on a rank, decoded at rank 0 (the codec is the one parser of the format).
+protocol::Record decodeOne(const std::string& encoded) {
+    std::string stream;
+    protocol::writeHeader(stream);
+    stream += encoded;
+    protocol::StreamDecoder decoder;
+    decoder.feed(stream);
+    auto record = decoder.next();
+    if (!record) throw Error(ErrorKind::Internal, "an event batch did not decode");
+    return std::move(*record);
+}
+
+// What the rank's ledger emits: every event for the stream (unless --no-events) and the spans
+// for the exposed-communication figures (always).
+struct RankEvents {
+    bool ship = true;
+    std::vector<Event> pending;
+    train::OverlapTracker overlap;
+    void onEvent(const Event& e) {
+        overlap.onEvent(e);
+        if (ship) pending.push_back(e);
+    }
+};
+
+// The sink captures a RankEvents on runRank's stack: clear it when runRank ends, whichever way,
+// after the trainer and the strategy have freed their buffers (declared after this guard).
+class SinkGuard {
+public:
+    explicit SinkGuard(Ledger& ledger, RankEvents& events) : ledger_(ledger) {
+        ledger_.setSink([&events](const Event& e) { events.onEvent(e); });
+    }
+    ~SinkGuard() { ledger_.setSink({}); }
+    SinkGuard(const SinkGuard&) = delete;
+    SinkGuard& operator=(const SinkGuard&) = delete;
+
+private:
+    Ledger& ledger_;
+};
+
+// Every rank's events since the last call, to rank 0's stream.
+void shipEvents(RankEvents& events, comm::Communicator& world, StreamWriter* writer) {
+    protocol::EventBatch batch{world.rank(), std::move(events.pending)};
+    events.pending.clear();
+    const std::vector<std::string> parts = world.gatherBytes(protocol::encode(batch), 0);
+    if (!writer || !writer->active()) return;
+    for (const std::string& part : parts) writer->write(decodeOne(part));
+}
+
+} // namespace
+
+void configureComms(RankComms& comms, const train::RunConfig& config) {
+    for (comm::Communicator* c : comms.groups.distinct()) {
+        c->setDeterministic(config.deterministic);
+        c->setTimeout(std::chrono::milliseconds(config.timeoutMs));
+    }
+}
+
+void runRank(const train::RunConfig& cfg, device::Device& device, const strategy::CommGroups& groups,
+             StreamWriter* writer) {
+    Ledger& ledger = device.ledger();
+    ledger.setCapacity(Tier::Device, cfg.capacityBytes);
+    comm::Communicator& world = *groups.world;
+    const int rank = world.rank(), size = world.size();
+    RankEvents events;
+    events.ship = cfg.events;
+    const SinkGuard sinkGuard(ledger, events);
+
+    const std::unique_ptr<model::DataSource> data = train::makeDataSource(cfg);
+    const std::unique_ptr<strategy::Sharding> sharding =
+        strategy::makeSharding(train::strategyConfigOf(cfg), device, groups);
+    train::Trainer trainer(train::trainConfigOf(cfg), device, *data, sharding.get());
+
+    // Handshakes (one per rank, rank 0 first), then the states' allocations (step −1).
+    if (writer) {
+        const std::string configJson = train::handshakeJson(cfg, trainer.model().units()).dump();
+        for (int r = 0; r < size; ++r) writer->write(protocol::Handshake{r, size, configJson});
+    }
+    shipEvents(events, world, writer);
+
+    train::RunOutcome outcome;
+    outcome.config = cfg;
+    outcome.paramCount = trainer.paramCount();
+    ByteTable modelStates;
+    for (std::int64_t k = 0; k < cfg.steps; ++k) {
+        const train::StepResult r = trainer.step();
+        if (k == 0) modelStates = r.modelStates;
+        outcome.losses.push_back(r.loss);
+        outcome.stepMs.push_back(static_cast<double>(r.stepNs) / 1e6);
+        shipEvents(events, world, writer);
+        if (writer && writer->active()) {
+            writer->write(protocol::StepSummary{r.step, r.loss, r.stepNs});
+            writer->flush();
+        }
+    }
+    ledger.setStep(cfg.steps);
+
+    // Final weights (instrumentation traffic: not in the per-step communication).
+    const std::vector<std::vector<float>> weights = trainer.fullWeights();
+    train::RankResult mine;
+    mine.rank = rank;
+    mine.peak = ledger.peak();
+    mine.peakTotal = ledger.peakBytes();
+    mine.modelStates = modelStates;
+    for (comm::Communicator* c : groups.distinct()) mine.comm.add(c->stats());
+    mine.overlap = events.overlap.steps();
+    mine.device = measureDevice(device);
+    const std::vector<std::string> results = world.gatherBytes(train::encodeRankResult(mine), 0);
+    if (rank != 0) return;
+
+    outcome.digest = train::fnv1a(weights);
+    for (const std::string& r : results) outcome.ranks.push_back(train::decodeRankResult(r));
+    const std::string report = train::buildReport(outcome).dump(2) + "\n";
+    if (cfg.weightsPath) train::writeWeightsFile(*cfg.weightsPath, weights);
+    if (cfg.jsonPath) train::writeTextFile(*cfg.jsonPath, report, "--json");
+    if (writer && writer->active()) {
+        writer->write(protocol::Report{report});
+        writer->write(protocol::End{});
+        writer->finish();
+    }
+}
+
+void printRankFailure(int rank, std::int64_t ledgerStep, std::int64_t steps, const std::string& message) {
+    // Steps are counted from 1 for people (the progress lines do the same); -1 is setup, and
+    // the ledger's step after the last one is the final weights and the report.
+    const std::string when = ledgerStep < 0       ? "setup"
+                             : ledgerStep >= steps ? "after step " + std::to_string(steps)
+                                                   : "step " + std::to_string(ledgerStep + 1);
+    std::fprintf(stderr, "shardscope-worker: rank %d, %s: %s\n", rank, when.c_str(), message.c_str());
+    std::fflush(stderr);
+}
+
+} // namespace shardscope::worker

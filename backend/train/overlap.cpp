@@ -1,0 +1,122 @@
+#include "train/overlap.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace shardscope::train {
+
+std::vector<Span> mergeSpans(std::span<const Span> spans) {
+    std::vector<Span> sorted;
+    sorted.reserve(spans.size());
+    for (const Span& s : spans)
+        if (s.end > s.begin) sorted.push_back(s);
+    std::sort(sorted.begin(), sorted.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+    std::vector<Span> merged;
+    for (const Span& s : sorted) {
+        // Touching spans merge too: the union has no gap there.
+        if (!merged.empty() && s.begin <= merged.back().end) merged.back().end = std::max(merged.back().end, s.end);
+        else merged.push_back(s);
+    }
+    return merged;
+}
+
+std::uint64_t unionNs(std::span<const Span> spans) {
+    std::uint64_t total = 0;
+    for (const Span& s : mergeSpans(spans)) total += s.end - s.begin;
+    return total;
+}
+
+std::uint64_t exposedNs(std::span<const Span> covered, std::span<const Span> hiding) {
+    const std::vector<Span> c = mergeSpans(covered), h = mergeSpans(hiding);
+    std::uint64_t exposed = 0;
+    std::size_t j = 0; // first hiding span that may still overlap the current covered span
+    for (const Span& s : c) {
+        std::uint64_t at = s.begin; // everything of s before `at` is accounted for
+        while (j < h.size() && h[j].end <= at) ++j;
+        for (std::size_t k = j; k < h.size() && h[k].begin < s.end; ++k) {
+            if (h[k].begin > at) exposed += h[k].begin - at;
+            at = std::max(at, h[k].end);
+            if (at >= s.end) break;
+        }
+        if (at < s.end) exposed += s.end - at;
+    }
+    return exposed;
+}
+
+StepOverlap stepOverlap(std::uint64_t stepBegin, std::uint64_t stepEnd, std::span<const Span> comm,
+                        std::span<const Span> compute) {
+    StepOverlap o;
+    if (stepEnd <= stepBegin) return o;
+    o.stepNs = stepEnd - stepBegin;
+    auto clip = [&](std::span<const Span> spans) {
+        std::vector<Span> out;
+        out.reserve(spans.size());
+        for (const Span& s : spans) out.push_back({std::max(s.begin, stepBegin), std::min(s.end, stepEnd)});
+        return out;
+    };
+    const std::vector<Span> c = clip(comm), k = clip(compute);
+    o.commUnionNs = unionNs(c);
+    o.exposedNs = exposedNs(c, k);
+    return o;
+}
+
+OverlapSummary summarize(std::span<const StepOverlap> steps) {
+    OverlapSummary s;
+    std::vector<double> fractions;
+    for (const StepOverlap& o : steps) {
+        s.stepNs += o.stepNs;
+        s.commUnionNs += o.commUnionNs;
+        s.exposedNs += o.exposedNs;
+        fractions.push_back(o.fraction());
+    }
+    if (fractions.empty()) return s;
+    std::sort(fractions.begin(), fractions.end());
+    const std::size_t mid = fractions.size() / 2;
+    s.medianFraction = fractions.size() % 2 == 1 ? fractions[mid] : (fractions[mid - 1] + fractions[mid]) / 2.0;
+    return s;
+}
+
+void OverlapTracker::close(std::vector<Open>& open, std::vector<Span>& into, const Event& e, std::uint8_t what) {
+    for (auto it = open.rbegin(); it != open.rend(); ++it)
+        if (it->unit == e.unit && it->what == what) {
+            into.push_back({it->begin, e.timeNs});
+            open.erase(std::next(it).base());
+            return;
+        }
+}
+
+void OverlapTracker::onEvent(const Event& e) {
+    const auto phase = static_cast<std::uint8_t>(e.phase);
+    const auto op = static_cast<std::uint8_t>(e.collective);
+    switch (e.kind) {
+    case EventKind::StepBegin:
+        inStep_ = true;
+        stepBegin_ = e.timeNs;
+        openComm_.clear();
+        openCompute_.clear();
+        comm_.clear();
+        compute_.clear();
+        return;
+    case EventKind::StepEnd:
+        if (inStep_) steps_.push_back(stepOverlap(stepBegin_, e.timeNs, comm_, compute_));
+        inStep_ = false;
+        return;
+    case EventKind::ComputeBegin:
+        if (inStep_) openCompute_.push_back({e.unit, phase, e.timeNs});
+        return;
+    case EventKind::ComputeEnd:
+        if (inStep_) close(openCompute_, compute_, e, phase);
+        return;
+    case EventKind::CollectiveBegin:
+        if (inStep_) openComm_.push_back({e.unit, op, e.timeNs});
+        return;
+    case EventKind::CollectiveEnd:
+        if (inStep_) close(openComm_, comm_, e, op);
+        return;
+    case EventKind::Alloc:
+    case EventKind::Free:
+        return;
+    }
+}
+
+} // namespace shardscope::train

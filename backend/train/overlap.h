@@ -1,0 +1,82 @@
+#pragma once
+// How much of a step's communication the rank's compute did NOT hide: the exposed-communication
+// fraction. Per step (StepBegin .. StepEnd of one rank):
+//   commUnion = |∪ collective spans|,   exposed = |∪ collective spans \ ∪ compute spans|,
+//   fraction  = exposed / step duration.
+// Unions, not sums of durations: two collectives that overlap in time (a prefetch running
+// while another gather completes) count their common time once, and a collective that runs
+// entirely under a compute span is hidden (exposed 0). With today's blocking communicators
+// nothing overlaps and the fraction is the share of the step spent waiting in collectives;
+// the definition already measures asynchronous overlap once the strategies have it.
+//
+// Note: the tracker takes the same events the ledger emits (train::Trainer's ComputeBegin/End
+// and StepBegin/End, the communicators' CollectiveBegin/End), so it works whether or not those
+// events are also shipped to the stream (--no-events).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/event.h"
+
+namespace shardscope::train {
+
+struct Span {
+    std::uint64_t begin = 0; // ns, monotonic
+    std::uint64_t end = 0;   // end ≥ begin; an inverted span counts as empty
+};
+
+// Sorted, disjoint, non-empty spans covering exactly the union of `spans`.
+std::vector<Span> mergeSpans(std::span<const Span> spans);
+// |∪ spans|.
+std::uint64_t unionNs(std::span<const Span> spans);
+// |∪ covered \ ∪ hiding|: the time inside some `covered` span and inside no `hiding` span.
+std::uint64_t exposedNs(std::span<const Span> covered, std::span<const Span> hiding);
+
+struct StepOverlap {
+    std::uint64_t stepNs = 0;      // StepEnd − StepBegin
+    std::uint64_t commUnionNs = 0; // ≤ stepNs (spans are clipped to the step)
+    std::uint64_t exposedNs = 0;   // ≤ commUnionNs
+    double fraction() const {      // exposedNs / stepNs, 0 for an empty step
+        return stepNs > 0 ? static_cast<double>(exposedNs) / static_cast<double>(stepNs) : 0.0;
+    }
+};
+
+// One step from its boundaries and spans (spans are clipped to [stepBegin, stepEnd]).
+StepOverlap stepOverlap(std::uint64_t stepBegin, std::uint64_t stepEnd, std::span<const Span> comm,
+                        std::span<const Span> compute);
+
+// Over a run's steps: the median of the per-step fractions (mean of the middle two for an even
+// count; 0 without steps) and the totals.
+struct OverlapSummary {
+    std::uint64_t stepNs = 0, commUnionNs = 0, exposedNs = 0;
+    double medianFraction = 0.0;
+};
+OverlapSummary summarize(std::span<const StepOverlap> steps);
+
+// Builds StepOverlap records from one rank's event sequence. An End closes the most recent open
+// Begin of the same span — the same unit and phase (compute) or the same unit and collective
+// kind — because spans of a rank need not nest: a prefetched all-gather started before one
+// unit's forward ends after it, while other collectives begin and end in between. Spans
+// outside a step (setup, final weights) are ignored; a step abandoned by an exception (no
+// StepEnd) yields no record.
+class OverlapTracker {
+public:
+    void onEvent(const Event& e);
+    const std::vector<StepOverlap>& steps() const { return steps_; }
+
+private:
+    struct Open {
+        std::int32_t unit = kNoUnit;
+        std::uint8_t what = 0; // Phase (compute) or CollectiveOp (collective)
+        std::uint64_t begin = 0;
+    };
+    static void close(std::vector<Open>& open, std::vector<Span>& into, const Event& e, std::uint8_t what);
+
+    bool inStep_ = false;
+    std::uint64_t stepBegin_ = 0;
+    std::vector<Open> openComm_, openCompute_;
+    std::vector<Span> comm_, compute_;
+    std::vector<StepOverlap> steps_;
+};
+
+} // namespace shardscope::train

@@ -1,0 +1,127 @@
+// The exposed-communication arithmetic (train/overlap.h): unions of spans, communication not
+// covered by compute, per-step records from an event sequence, and the run's summary.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/event.h"
+#include "train/overlap.h"
+
+namespace shardscope::train {
+namespace {
+
+using Spans = std::vector<Span>;
+
+TEST(trainOverlap, UnionOfNothingIsZero) {
+    EXPECT_EQ(unionNs(Spans{}), 0u);
+    EXPECT_EQ(exposedNs(Spans{}, Spans{{0, 100}}), 0u);
+    EXPECT_EQ(exposedNs(Spans{{10, 30}}, Spans{}), 20u);
+    EXPECT_EQ(unionNs(Spans{{5, 5}, {9, 3}}), 0u) << "empty and inverted spans count as nothing";
+}
+
+TEST(trainOverlap, DisjointSpansAdd) {
+    EXPECT_EQ(unionNs(Spans{{40, 50}, {0, 10}, {20, 25}}), 25u);
+    // Compute elsewhere hides nothing.
+    EXPECT_EQ(exposedNs(Spans{{0, 10}, {20, 25}}, Spans{{10, 20}, {30, 40}}), 15u);
+}
+
+TEST(trainOverlap, OverlappingCollectivesCountTheirCommonTimeOnce) {
+    // Two collectives in flight together: 0–30 and 20–50 are 50 ns of communication, not 60.
+    EXPECT_EQ(unionNs(Spans{{0, 30}, {20, 50}}), 50u);
+    EXPECT_EQ(exposedNs(Spans{{0, 30}, {20, 50}}, Spans{}), 50u);
+    // Touching spans leave no gap.
+    EXPECT_EQ(unionNs(Spans{{0, 10}, {10, 20}}), 20u);
+    EXPECT_EQ(mergeSpans(Spans{{10, 20}, {0, 10}}).size(), 1u);
+}
+
+TEST(trainOverlap, NestedSpansAreTheOuterOne) {
+    EXPECT_EQ(unionNs(Spans{{0, 100}, {10, 20}, {30, 90}}), 100u);
+    // A collective nested in another, partly under compute.
+    EXPECT_EQ(exposedNs(Spans{{0, 100}, {40, 60}}, Spans{{30, 70}}), 60u);
+}
+
+TEST(trainOverlap, CommunicationFullyUnderComputeIsHidden) {
+    EXPECT_EQ(exposedNs(Spans{{10, 20}, {30, 40}}, Spans{{0, 50}}), 0u);
+    // Covered by two compute spans that together span it.
+    EXPECT_EQ(exposedNs(Spans{{10, 40}}, Spans{{0, 25}, {25, 60}}), 0u);
+}
+
+TEST(trainOverlap, PartlyHiddenCommunicationExposesTheGaps) {
+    // comm 0–100, compute 10–20, 50–60, 90–120: exposed 0–10, 20–50, 60–90 = 70.
+    EXPECT_EQ(exposedNs(Spans{{0, 100}}, Spans{{90, 120}, {10, 20}, {50, 60}}), 70u);
+    // Several comm spans against one long compute span in the middle.
+    EXPECT_EQ(exposedNs(Spans{{0, 10}, {15, 40}, {45, 60}}, Spans{{5, 50}}), 5u + 10u);
+}
+
+TEST(trainOverlap, StepClipsToItsBoundariesAndKeepsTheOrdering) {
+    const StepOverlap o = stepOverlap(100, 200, Spans{{90, 120}, {150, 260}}, Spans{{110, 160}});
+    EXPECT_EQ(o.stepNs, 100u);
+    EXPECT_EQ(o.commUnionNs, 20u + 50u);
+    EXPECT_EQ(o.exposedNs, 10u + 40u);
+    EXPECT_DOUBLE_EQ(o.fraction(), 0.5);
+    EXPECT_LE(o.exposedNs, o.commUnionNs);
+    EXPECT_LE(o.commUnionNs, o.stepNs);
+    EXPECT_EQ(stepOverlap(5, 5, Spans{{0, 10}}, Spans{}).fraction(), 0.0) << "an empty step";
+}
+
+TEST(trainOverlap, SummaryIsTheMedianFractionAndTheTotals) {
+    EXPECT_EQ(summarize(std::vector<StepOverlap>{}).medianFraction, 0.0);
+    const std::vector<StepOverlap> odd = {{100, 50, 10}, {100, 80, 80}, {200, 60, 40}};
+    const OverlapSummary s = summarize(odd);
+    EXPECT_DOUBLE_EQ(s.medianFraction, 0.2); // 0.1, 0.8, 0.2
+    EXPECT_EQ(s.stepNs, 400u);
+    EXPECT_EQ(s.commUnionNs, 190u);
+    EXPECT_EQ(s.exposedNs, 130u);
+    const std::vector<StepOverlap> even = {{100, 50, 10}, {100, 80, 80}};
+    EXPECT_DOUBLE_EQ(summarize(even).medianFraction, 0.45);
+}
+
+Event at(EventKind kind, std::uint64_t t, std::int32_t unit = kNoUnit, Phase phase = Phase::None,
+         CollectiveOp op = CollectiveOp::None) {
+    Event e;
+    e.kind = kind;
+    e.timeNs = t;
+    e.unit = unit;
+    e.phase = phase;
+    e.collective = op;
+    return e;
+}
+
+TEST(trainOverlap, TrackerPairsSpansThatDoNotNest) {
+    using K = EventKind;
+    OverlapTracker t;
+    const std::vector<Event> events = {
+        at(K::CollectiveBegin, 0, 0, Phase::None, CollectiveOp::Broadcast), // setup: ignored
+        at(K::CollectiveEnd, 5, 0, Phase::None, CollectiveOp::Broadcast),
+        at(K::StepBegin, 10),
+        at(K::CollectiveBegin, 10, 0, Phase::None, CollectiveOp::AllGather),
+        at(K::CollectiveEnd, 20, 0, Phase::None, CollectiveOp::AllGather),
+        // unit 1's gather is prefetched under unit 0's forward and ends after it
+        at(K::CollectiveBegin, 20, 1, Phase::None, CollectiveOp::AllGather),
+        at(K::ComputeBegin, 22, 0, Phase::Forward),
+        at(K::Alloc, 23),
+        at(K::ComputeEnd, 40, 0, Phase::Forward),
+        // a reduce-scatter begins and ends inside the gather's span
+        at(K::CollectiveBegin, 42, 0, Phase::None, CollectiveOp::ReduceScatter),
+        at(K::CollectiveEnd, 45, 0, Phase::None, CollectiveOp::ReduceScatter),
+        at(K::CollectiveEnd, 50, 1, Phase::None, CollectiveOp::AllGather),
+        at(K::ComputeBegin, 50, 1, Phase::Forward),
+        at(K::ComputeEnd, 70, 1, Phase::Forward),
+        at(K::StepEnd, 110),
+        at(K::CollectiveBegin, 120, 0, Phase::None, CollectiveOp::AllGather), // after the step
+        at(K::CollectiveEnd, 130, 0, Phase::None, CollectiveOp::AllGather),
+    };
+    for (const Event& e : events) t.onEvent(e);
+    ASSERT_EQ(t.steps().size(), 1u);
+    const StepOverlap& o = t.steps()[0];
+    EXPECT_EQ(o.stepNs, 100u);
+    EXPECT_EQ(o.commUnionNs, 40u);       // 10–50
+    EXPECT_EQ(o.exposedNs, 10u + 2u + 10u); // 10–22 and 40–50
+    // A step abandoned without StepEnd leaves no record.
+    t.onEvent(at(K::StepBegin, 200));
+    t.onEvent(at(K::ComputeBegin, 201, 0, Phase::Forward));
+    EXPECT_EQ(t.steps().size(), 1u);
+}
+
+} // namespace
+} // namespace shardscope::train

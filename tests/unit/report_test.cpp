@@ -1,0 +1,103 @@
+// What a rank sends rank 0 (RankResult) survives the trip, and the report shows the exposed
+// communication and a CUDA rank's device memory under the documented keys.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "train/report.h"
+#include "train/run_config.h"
+
+namespace shardscope::train {
+namespace {
+
+RankResult sample(std::int32_t rank, bool cuda) {
+    RankResult r;
+    r.rank = rank;
+    r.peak.at(Category::Activation, Tier::Device) = 1234;
+    r.peakTotal = 5678;
+    r.modelStates.at(Category::ParamShard, Tier::Device) = 42;
+    r.comm.calls[1] = 3;
+    r.comm.sentBytes[1] = 300;
+    r.overlap = {{1000, 400, 100}, {1000, 500, 300}, {2000, 600, 200}};
+    if (cuda) {
+        DeviceMemory d;
+        d.name = "cuda:0 (test GPU)";
+        d.ordinal = 0;
+        d.ledgerPeak = 5678;
+        d.poolUsed = 4096;
+        d.poolUsedHigh = 8192;
+        d.poolReserved = 1 << 20;
+        d.poolReservedHigh = 2 << 20;
+        d.deviceTotal = 80ull << 30;
+        d.deviceUsed = 3ull << 30;
+        d.outsideLedger = 500ull << 20;
+        d.declaredWorkspace = 96ull << 20;
+        r.device = d;
+    }
+    return r;
+}
+
+TEST(trainReport, RankResultRoundTripsWithOverlapAndDeviceMemory) {
+    for (bool cuda : {false, true}) {
+        const RankResult r = sample(3, cuda);
+        const std::string bytes = encodeRankResult(r);
+        const RankResult back = decodeRankResult(bytes);
+        EXPECT_EQ(back.rank, 3);
+        EXPECT_EQ(back.peak, r.peak);
+        EXPECT_EQ(back.peakTotal, r.peakTotal);
+        EXPECT_EQ(back.modelStates, r.modelStates);
+        EXPECT_EQ(back.comm.sentBytes, r.comm.sentBytes);
+        ASSERT_EQ(back.overlap.size(), 3u);
+        EXPECT_EQ(back.overlap[2].stepNs, 2000u);
+        EXPECT_EQ(back.overlap[2].commUnionNs, 600u);
+        EXPECT_EQ(back.overlap[2].exposedNs, 200u);
+        EXPECT_EQ(back.device, r.device);
+        // Every truncation is a Format error, never a crash or a partial result.
+        for (std::size_t cut = 0; cut < bytes.size(); cut += 7) {
+            try {
+                decodeRankResult(bytes.substr(0, cut));
+                ADD_FAILURE() << "decoded " << cut << " of " << bytes.size() << " bytes";
+            } catch (const Error& e) {
+                EXPECT_EQ(e.kind(), ErrorKind::Format);
+            }
+        }
+        EXPECT_THROW(decodeRankResult(bytes + "x"), Error);
+    }
+}
+
+TEST(trainReport, ReportShowsExposedCommunicationAndDeviceMemory) {
+    RunOutcome o;
+    o.config = parseRunConfig(std::vector<std::string>{"--model", "tiny", "--strategy", "zero3", "--steps", "3"}, 2);
+    o.paramCount = 71900;
+    o.losses = {4.0, 3.9, 3.8};
+    o.stepMs = {1.0, 1.0, 2.0};
+    o.ranks = {sample(0, false), sample(1, true)};
+    o.ranks[1].overlap = {{1000, 900, 800}, {1000, 900, 700}, {1000, 900, 900}};
+    const nlohmann::json j = buildReport(o);
+    const auto& e0 = j["ranks"][0]["exposed_comm"];
+    EXPECT_DOUBLE_EQ(e0["fraction_median"].get<double>(), 0.1); // 0.1, 0.3, 0.1
+    EXPECT_EQ(e0["fraction_per_step"].size(), 3u);
+    EXPECT_EQ(e0["comm_union_ns"], 1500);
+    EXPECT_EQ(e0["exposed_ns"], 600);
+    EXPECT_EQ(e0["step_ns"], 4000);
+    EXPECT_FALSE(j["ranks"][0].contains("device")) << "CPU ranks have no device figures";
+    EXPECT_DOUBLE_EQ(j["ranks"][1]["exposed_comm"]["fraction_median"].get<double>(), 0.8);
+    EXPECT_DOUBLE_EQ(j["exposed_comm_fraction"].get<double>(), 0.8) << "the rank that waits most";
+    const auto& d = j["ranks"][1]["device"];
+    EXPECT_EQ(d["name"], "cuda:0 (test GPU)");
+    EXPECT_EQ(d["ledger_peak_bytes"], 5678);
+    EXPECT_EQ(d["pool_used_high_bytes"], 8192);
+    EXPECT_EQ(d["pool_reserved_high_bytes"], 2 << 20);
+    EXPECT_EQ(d["device_total_bytes"], 80ull << 30);
+    EXPECT_EQ(d["device_used_bytes"], 3ull << 30);
+    EXPECT_EQ(d["outside_ledger_bytes"], 500ull << 20);
+    EXPECT_EQ(d["declared_workspace_bytes"], 96ull << 20);
+    for (const char* key : {"ordinal", "pool_used_bytes", "pool_reserved_bytes"}) EXPECT_TRUE(d.contains(key)) << key;
+    EXPECT_EQ(j["config"]["backend"], "cpu");
+    EXPECT_EQ(j["config"]["shared_device"], false);
+}
+
+} // namespace
+} // namespace shardscope::train
