@@ -398,6 +398,14 @@
         <source>Short-lived scratch memory of kernels, such as fp32 copies of bf16 weights.</source>
         <translation>算子使用的短期临时内存，例如 bf16 权重的 fp32 副本。</translation>
     </message>
+    <message>
+        <source>exposed communication</source>
+        <translation>暴露通信</translation>
+    </message>
+    <message>
+        <source>The share of a step a rank spends waiting for communication that no compute hid: the union of the intervals in which any collective was outstanding, minus the time the rank was computing, over the step time. Prefetching the next unit&apos;s all-gather and reducing gradients in buckets during backward hide communication behind compute; what is left is exposed.</source>
+        <translation>一步中某个 rank 等待通信、且没有被计算掩盖的时间占比：所有集合通信未完成区间的并集，减去该 rank 正在计算的时间，再除以步时间。预取下一个单元的 all-gather、在反向传播中按桶规约梯度，都能把通信隐藏在计算之后；剩下的就是暴露通信。</translation>
+    </message>
 </context>
 <context>
     <name>Precision</name>
@@ -488,6 +496,10 @@
         <source>in step %1</source>
         <translation>在第 %1 步</translation>
     </message>
+    <message>
+        <source>Exposed communication: the share of the step spent waiting for communication that no compute hid — the union of the intervals in which a collective was outstanding, minus compute, over the step time. Lower is better: prefetching and bucketing hide communication behind compute.</source>
+        <translation>暴露通信：一步中等待通信、且没有被计算掩盖的时间占比——集合通信未完成区间的并集减去计算时间，再除以步时间。越低越好：预取和分桶会把通信隐藏在计算之后。</translation>
+    </message>
 </context>
 <context>
     <name>RunRequest</name>
@@ -539,9 +551,27 @@
         <source>GPU unavailable: %1</source>
         <translation>GPU 不可用：%1</translation>
     </message>
+    <message numerus="yes">
+        <source>%1 ranks on %n GPU(s): under mpirun each rank needs its own GPU. Tick “Ranks as threads in one process” to run them all on GPU 0.</source>
+        <translation>
+            <numerusform>%1 个 rank，%n 块 GPU：在 mpirun 下每个 rank 需要独占一块 GPU。勾选“以单进程内的线程运行各 rank”，即可让它们全部在 GPU 0 上运行。</numerusform>
+        </translation>
+    </message>
     <message>
-        <source>GPU found (%1), but this build trains on CPU ranks only: the CUDA kernels and communicators are built, the worker&apos;s GPU path is not wired yet</source>
-        <translation>已找到 GPU（%1），但此版本只在 CPU rank 上训练：CUDA 内核和通信器已构建，worker 的 GPU 路径尚未接通</translation>
+        <source>This build has no NCCL, which GPU ranks under mpirun need. Tick “Ranks as threads in one process” to run them on GPU 0.</source>
+        <translation>此版本未包含 NCCL，而 mpirun 下的 GPU rank 需要它。勾选“以单进程内的线程运行各 rank”，即可让它们在 GPU 0 上运行。</translation>
+    </message>
+    <message>
+        <source>GPU found (%1), but this build&apos;s worker has no CUDA backend: configure with nvcc available (SHARDSCOPE_CUDA=AUTO or ON)</source>
+        <translation>已找到 GPU（%1），但此版本的 worker 没有 CUDA 后端：请在可用 nvcc 的环境下配置（SHARDSCOPE_CUDA=AUTO 或 ON）</translation>
+    </message>
+    <message>
+        <source>this build&apos;s worker has no MPI</source>
+        <translation>此版本的 worker 不含 MPI</translation>
+    </message>
+    <message>
+        <source>mpirun not found</source>
+        <translation>找不到 mpirun</translation>
     </message>
 </context>
 <context>
@@ -995,10 +1025,6 @@
         <translation>运行</translation>
     </message>
     <message>
-        <source>Stop the comparison (the CLI tears its mpirun jobs down)</source>
-        <translation>停止对比（CLI 会终止它启动的 mpirun 任务）</translation>
-    </message>
-    <message>
         <source>Run DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP back to back with the same seed (shardscope-cli compare --deterministic) and show them side by side</source>
         <translation>使用相同随机种子依次运行 DDP、ZeRO-1、ZeRO-2、ZeRO-3 和 FSDP（shardscope-cli compare --deterministic），并将结果并排显示</translation>
     </message>
@@ -1013,6 +1039,26 @@
     <message>
         <source>Training steps per strategy</source>
         <translation>每种策略的训练步数</translation>
+    </message>
+    <message>
+        <source>Stop the comparison (the CLI tears its jobs down)</source>
+        <translation>停止对比（CLI 会终止它启动的任务）</translation>
+    </message>
+    <message>
+        <source>Data-parallel ranks: threads of one worker process</source>
+        <translation>数据并行 rank：同一 worker 进程中的线程</translation>
+    </message>
+    <message>
+        <source>As threads (no MPI)</source>
+        <translation>以线程运行（无需 MPI）</translation>
+    </message>
+    <message>
+        <source>Run each strategy&apos;s ranks as threads of one shardscope-worker process (shardscope-cli compare --shared-device) instead of mpirun processes</source>
+        <translation>把每种策略的各 rank 作为同一个 shardscope-worker 进程中的线程运行（shardscope-cli compare --shared-device），而不是 mpirun 进程</translation>
+    </message>
+    <message>
+        <source>%1: the ranks run as threads of one process (shardscope-cli compare --shared-device)</source>
+        <translation>%1：各 rank 作为同一进程中的线程运行（shardscope-cli compare --shared-device）</translation>
     </message>
 </context>
 <context>
@@ -1108,6 +1154,38 @@
     <message>
         <source>Runs: %1 · model %2 on %3 ranks. Bars: measured; ◆ and lines: the theory for the same configuration.</source>
         <translation>运行数：%1 · 模型 %2，%3 个 rank。柱：实测值；◆ 和线：相同配置下的理论值。</translation>
+    </message>
+    <message>
+        <source>Final weights:</source>
+        <translation>最终权重：</translation>
+    </message>
+    <message>
+        <source>Exposed communication (worst rank, median step):</source>
+        <translation>暴露通信（等待最多的 rank，各步中位数）：</translation>
+    </message>
+    <message>
+        <source>%1: rank %2 waits most, %3 of its step (median over the steps).</source>
+        <translation>%1：rank %2 等待最多，占其步时间的 %3（各步中位数）。</translation>
+    </message>
+    <message>
+        <source>%1: %2 of the step for the rank that waits most (median over the steps).</source>
+        <translation>%1：等待最多的 rank 占步时间的 %2（各步中位数）。</translation>
+    </message>
+    <message>
+        <source>r%1 %2</source>
+        <translation>r%1 %2</translation>
+    </message>
+    <message>
+        <source>Per rank: %1.</source>
+        <translation>各 rank：%1。</translation>
+    </message>
+    <message>
+        <source>n/a</source>
+        <translation>无数据</translation>
+    </message>
+    <message>
+        <source>%1: this report has no exposed-communication figures (written by an older worker).</source>
+        <translation>%1：此报告没有暴露通信数据（由旧版 worker 生成）。</translation>
     </message>
 </context>
 <context>
@@ -1710,10 +1788,6 @@ CPU/节点</translation>
         <translation>Rank 视图：每个 rank 逐步持有的内容</translation>
     </message>
     <message>
-        <source>Press &lt;b&gt;Run&lt;/b&gt; to train real sharded steps of a small GPT on CPU ranks (OpenMPI), or open a recording.</source>
-        <translation>点击&lt;b&gt;运行&lt;/b&gt;，在 CPU rank（OpenMPI）上训练小型 GPT 的真实分片训练步，或打开录制文件。</translation>
-    </message>
-    <message>
         <source>%1 on %2 ranks · model %3 (Ψ = %4 parameters, %5)</source>
         <translation>%1，%2 个 rank · 模型 %3（Ψ = %4 个参数，%5）</translation>
     </message>
@@ -1772,6 +1846,46 @@ CPU/节点</translation>
     <message>
         <source>&lt;b&gt;Model states per rank: %1 measured&lt;/b&gt; (theory %2) vs %3 with DDP → &lt;b&gt;%4× less memory&lt;/b&gt; (theory %5×). Peak on rank %6: %7.</source>
         <translation>&lt;b&gt;每个 rank 的模型状态：实测 %1&lt;/b&gt;（理论 %2），DDP 为 %3 → &lt;b&gt;内存减少 %4 倍&lt;/b&gt;（理论 %5 倍）。rank %6 的峰值：%7。</translation>
+    </message>
+    <message>
+        <source>Starting %1 ranks as threads of one process…</source>
+        <translation>正在以单进程内的 %1 个线程启动各 rank…</translation>
+    </message>
+    <message>
+        <source>rank %1 %2</source>
+        <translation>rank %1 %2</translation>
+    </message>
+    <message>
+        <source>least %1 (rank %2)</source>
+        <translation>最少 %1（rank %2）</translation>
+    </message>
+    <message>
+        <source>most %1 (rank %2)</source>
+        <translation>最多 %1（rank %2）</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Exposed communication&lt;/b&gt; (median share of a step waiting for communication no compute hid): %1.</source>
+        <translation>&lt;b&gt;暴露通信&lt;/b&gt;（一步中等待未被计算掩盖的通信所占比例的中位数）：%1。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;GPU&lt;/b&gt; %1 (rank %2): pool high-water %3, outside the ledger %4.</source>
+        <translation>&lt;b&gt;GPU&lt;/b&gt; %1（rank %2）：内存池高水位 %3，账本之外 %4。</translation>
+    </message>
+    <message>
+        <source>Press &lt;b&gt;Run&lt;/b&gt; to train real sharded steps of a small GPT on CPU ranks (OpenMPI processes, or threads of one process), or open a recording.</source>
+        <translation>点击&lt;b&gt;运行&lt;/b&gt;，在 CPU rank（OpenMPI 进程，或同一进程中的线程）上训练小型 GPT 的真实分片训练步，或打开录制文件。</translation>
+    </message>
+    <message>
+        <source>CUDA</source>
+        <translation>CUDA</translation>
+    </message>
+    <message>
+        <source>threads</source>
+        <translation>线程</translation>
+    </message>
+    <message>
+        <source>The ranks ran as threads of one shardscope-worker process (--shared-device), not as mpirun processes.</source>
+        <translation>各 rank 作为同一个 shardscope-worker 进程中的线程运行（--shared-device），而不是 mpirun 进程。</translation>
     </message>
 </context>
 <context>
@@ -1884,10 +1998,6 @@ CPU/节点</translation>
         <translation>混合分片组（rank 数）</translation>
     </message>
     <message>
-        <source>CPU (OpenMPI ranks)</source>
-        <translation>CPU（OpenMPI rank）</translation>
-    </message>
-    <message>
         <source>GPU (CUDA)</source>
         <translation>GPU（CUDA）</translation>
     </message>
@@ -1943,16 +2053,40 @@ CPU/节点</translation>
         <source>Precision</source>
         <translation>精度</translation>
     </message>
+    <message>
+        <source>%1: the ranks run as threads of one process</source>
+        <translation>%1：各 rank 作为同一进程中的线程运行</translation>
+    </message>
+    <message>
+        <source>All %1 ranks share GPU 0, each with its own stream and memory pool.</source>
+        <translation>全部 %1 个 rank 共用 GPU 0，各自有独立的流和内存池。</translation>
+    </message>
+    <message>
+        <source>One worker process, no mpirun: the ranks exchange data through shared memory.</source>
+        <translation>单个 worker 进程，无需 mpirun：各 rank 通过共享内存交换数据。</translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+    <message>
+        <source>Ranks as threads in one process (no MPI)</source>
+        <translation>以单进程内的线程运行各 rank（无需 MPI）</translation>
+    </message>
+    <message>
+        <source>Run every rank as a thread of one shardscope-worker process (--shared-device --ranks N) instead of one process per rank under mpirun. On the CPU the ranks exchange data through shared memory; with the GPU backend they all share GPU 0. Needed for more ranks than GPUs.</source>
+        <translation>把每个 rank 作为同一个 shardscope-worker 进程中的线程运行（--shared-device --ranks N），而不是在 mpirun 下每个 rank 一个进程。在 CPU 上各 rank 通过共享内存交换数据；使用 GPU 后端时它们共用 GPU 0。rank 数多于 GPU 数时必须使用此模式。</translation>
+    </message>
+    <message>
+        <source>Every rank computes on the CPU.</source>
+        <translation>每个 rank 都在 CPU 上计算。</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RunSession</name>
     <message>
         <source>Invalid settings: %1</source>
         <translation>设置无效：%1</translation>
-    </message>
-    <message>
-        <source>mpirun was not found on PATH: install OpenMPI (e.g. apt install openmpi-bin) to run jobs</source>
-        <translation>在 PATH 中找不到 mpirun：请安装 OpenMPI（例如 apt install openmpi-bin）后再运行任务</translation>
     </message>
     <message>
         <source>shardscope-worker was not found at %1: build it beside the GUI (target shardscope-worker)</source>
@@ -2023,6 +2157,22 @@ CPU/节点</translation>
     <message>
         <source>This recording ends in a failure: rank %1 %2: %3</source>
         <translation>此录制以失败结束：rank %1 %2：%3</translation>
+    </message>
+    <message>
+        <source>mpirun was not found on PATH: install OpenMPI (e.g. apt install openmpi-bin) to run jobs, or tick “Ranks as threads in one process”</source>
+        <translation>在 PATH 中找不到 mpirun：请安装 OpenMPI（例如 apt install openmpi-bin）后再运行任务，或勾选“以单进程内的线程运行各 rank”</translation>
+    </message>
+    <message>
+        <source>shardscope-worker did not run: %1</source>
+        <translation>shardscope-worker 未能运行：%1</translation>
+    </message>
+    <message>
+        <source>shardscope-worker was killed or crashed in step %1</source>
+        <translation>shardscope-worker 在第 %1 步被终止或崩溃</translation>
+    </message>
+    <message>
+        <source>shardscope-worker exited with code %1: %2</source>
+        <translation>shardscope-worker 以退出码 %1 结束：%2</translation>
     </message>
 </context>
 <context>

@@ -61,6 +61,8 @@ CompareRun fromJson(const json& j) {
         }
         if (const auto m = rk.find("model_state_bytes"); m != rk.end()) cr.modelStates = categories(*m);
         if (const auto c = rk.find("comm_bytes_per_step"); c != rk.end()) cr.commBytes = sum(kinds(*c));
+        if (const auto e = rk.find("exposed_comm"); e != rk.end() && e->is_object())
+            if (const auto m = e->find("fraction_median"); m != e->end() && m->is_number()) cr.exposedComm = m->get<double>();
         r.ranks.push_back(cr);
     }
     if (const auto c = j.find("comm_bytes_per_step"); c != j.end()) r.comm = kinds(*c);
@@ -68,6 +70,18 @@ CompareRun fromJson(const json& j) {
         if (const auto m = t->find("model_state_bytes"); m != t->end() && m->is_object()) r.theoryModelStates = categories(*m);
         r.theoryPeak = t->value("predicted_peak_bytes", t->value("peak_bytes", std::uint64_t{0}));
         if (const auto c = t->find("comm_bytes_per_step"); c != t->end()) r.theoryComm = kinds(*c);
+    }
+    for (const CompareRank& cr : r.ranks)
+        if (cr.exposedComm && (!r.exposedComm || *cr.exposedComm > *r.exposedComm)) {
+            r.exposedComm = cr.exposedComm;
+            r.exposedRank = cr.rank;
+        }
+    if (const auto e = j.find("exposed_comm_fraction"); e != j.end() && e->is_number()) {
+        r.exposedComm = e->get<double>();
+        const auto same = std::find_if(r.ranks.begin(), r.ranks.end(), [&r](const CompareRank& c) {
+            return c.exposedComm && std::abs(*c.exposedComm - *r.exposedComm) < 1e-12;
+        });
+        r.exposedRank = same != r.ranks.end() ? same->rank : -1;
     }
     r.paramDigest = j.value("param_digest", std::string());
     if (const auto d = j.find("max_abs_delta_vs_ddp"); d != j.end() && d->is_number()) r.maxAbsDeltaVsDdp = d->get<double>();

@@ -18,6 +18,7 @@ struct CompareRank {
     std::uint64_t peakTotal = 0; // the maximum of the total (peak_bytes.total)
     CategoryBytes modelStates{};
     double commBytes = 0;        // sent per step, all kinds
+    std::optional<double> exposedComm; // median share of a step spent in exposed communication
 };
 
 struct CompareRun {
@@ -31,6 +32,10 @@ struct CompareRun {
     std::uint64_t theoryPeak = 0;
     std::string paramDigest;
     std::optional<double> maxAbsDeltaVsDdp;
+    // exposed_comm_fraction: the rank that waits most (its median over the steps); older
+    // reports without it: the largest rank value, if any.
+    std::optional<double> exposedComm;
+    int exposedRank = -1; // the rank with that value (-1: unknown)
 
     double commTotal() const;
     double theoryCommTotal() const;

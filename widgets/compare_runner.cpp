@@ -1,5 +1,6 @@
 #include "compare_runner.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDir>
@@ -15,6 +16,7 @@
 #include <QVBoxLayout>
 
 #include "run_labels.h"
+#include "run_request.h"
 #include "theory_names.h"
 
 namespace shardscope::widgets {
@@ -30,7 +32,7 @@ constexpr int kKillAfterMs = 3000;
 CompareRunner::CompareRunner(QWidget* parent)
     : QWidget(parent), cliPath_(QCoreApplication::applicationDirPath() + QStringLiteral("/shardscope-cli")),
       title_(new QLabel(this)), ranksLabel_(new QLabel(this)), modelLabel_(new QLabel(this)), stepsLabel_(new QLabel(this)),
-      ranks_(new QSpinBox(this)), model_(new QComboBox(this)), steps_(new QSpinBox(this)), run_(new QPushButton(this)),
+      ranks_(new QSpinBox(this)), model_(new QComboBox(this)), steps_(new QSpinBox(this)), threads_(new QCheckBox(this)), run_(new QPushButton(this)),
       progress_(new QLabel(this)), error_(new QLabel(this)), killTimer_(new QTimer(this)) {
     QFont bold = title_->font();
     bold.setBold(true);
@@ -44,6 +46,7 @@ CompareRunner::CompareRunner(QWidget* parent)
     steps_->setRange(1, 1000);
     steps_->setValue(3);
     steps_->setObjectName(QStringLiteral("compareSteps"));
+    threads_->setObjectName(QStringLiteral("compareThreads"));
     run_->setObjectName(QStringLiteral("compareRun"));
     progress_->setObjectName(QStringLiteral("compareProgress"));
     progress_->setTextFormat(Qt::PlainText);
@@ -58,6 +61,7 @@ CompareRunner::CompareRunner(QWidget* parent)
         if (process_ && process_->state() != QProcess::NotRunning) process_->kill();
     });
     connect(run_, &QPushButton::clicked, this, [this] { isRunning() ? stop() : start(); });
+    connect(threads_, &QCheckBox::toggled, this, &CompareRunner::retranslateUi);
 
     auto* row = new QHBoxLayout;
     row->setContentsMargins(0, 0, 0, 0);
@@ -69,12 +73,15 @@ CompareRunner::CompareRunner(QWidget* parent)
         row->addWidget(field);
         row->addSpacing(6);
     }
+    row->addWidget(threads_);
+    row->addSpacing(6);
     row->addWidget(run_);
     row->addWidget(progress_, 1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(row);
     layout->addWidget(error_);
+    setMpiUnavailable(mpiUnavailableReason());
     retranslateUi();
 }
 
@@ -93,6 +100,18 @@ CompareRunner::~CompareRunner() {
 
 void CompareRunner::setRanks(int ranks) { ranks_->setValue(ranks); }
 void CompareRunner::setSteps(int steps) { steps_->setValue(steps); }
+void CompareRunner::setThreads(bool threads) { threads_->setChecked(threads || !mpiUnavailable_.isEmpty()); }
+bool CompareRunner::threads() const { return threads_->isChecked(); }
+
+void CompareRunner::setMpiUnavailable(const QString& reason) {
+    const bool wasForced = !mpiUnavailable_.isEmpty();
+    mpiUnavailable_ = reason;
+    if (!reason.isEmpty()) threads_->setChecked(true);
+    else if (wasForced) threads_->setChecked(false);
+    threads_->setEnabled(reason.isEmpty() && !isRunning());
+    retranslateUi();
+}
+
 void CompareRunner::setModel(const QString& preset) {
     const int i = model_->findData(preset);
     if (i >= 0) model_->setCurrentIndex(i);
@@ -103,10 +122,12 @@ QString CompareRunner::progressText() const { return progress_->text(); }
 QString CompareRunner::errorText() const { return error_->isHidden() ? QString() : error_->text(); }
 
 QStringList CompareRunner::arguments(const QString& jsonPath) const {
-    return {QStringLiteral("compare"), QStringLiteral("--ranks"), QString::number(ranks_->value()),
-            QStringLiteral("--model"), model_->currentData().toString(),
-            QStringLiteral("--steps"), QString::number(steps_->value()),
-            QStringLiteral("--strategies"), kStrategies, QStringLiteral("--json"), jsonPath};
+    QStringList a{QStringLiteral("compare"), QStringLiteral("--ranks"), QString::number(ranks_->value()),
+                  QStringLiteral("--model"), model_->currentData().toString(),
+                  QStringLiteral("--steps"), QString::number(steps_->value()),
+                  QStringLiteral("--strategies"), kStrategies, QStringLiteral("--json"), jsonPath};
+    if (threads_->isChecked()) a << QStringLiteral("--shared-device");
+    return a;
 }
 
 void CompareRunner::start() {
@@ -211,6 +232,7 @@ void CompareRunner::setRunning(bool running) {
     ranks_->setEnabled(!running);
     model_->setEnabled(!running);
     steps_->setEnabled(!running);
+    threads_->setEnabled(!running && mpiUnavailable_.isEmpty());
     retranslateUi();
 }
 
@@ -225,10 +247,16 @@ void CompareRunner::retranslateUi() {
     modelLabel_->setText(tr("Model"));
     stepsLabel_->setText(tr("Steps"));
     run_->setText(isRunning() ? tr("Stop") : tr("Run"));
-    run_->setToolTip(isRunning() ? tr("Stop the comparison (the CLI tears its mpirun jobs down)")
+    run_->setToolTip(isRunning() ? tr("Stop the comparison (the CLI tears its jobs down)")
                                  : tr("Run DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP back to back with the same seed "
                                       "(shardscope-cli compare --deterministic) and show them side by side"));
-    ranks_->setToolTip(tr("Data-parallel ranks: one mpirun process each"));
+    ranks_->setToolTip(threads_->isChecked() ? tr("Data-parallel ranks: threads of one worker process")
+                                             : tr("Data-parallel ranks: one mpirun process each"));
+    threads_->setText(tr("As threads (no MPI)"));
+    threads_->setToolTip(mpiUnavailable_.isEmpty()
+                             ? tr("Run each strategy's ranks as threads of one shardscope-worker process "
+                                  "(shardscope-cli compare --shared-device) instead of mpirun processes")
+                             : tr("%1: the ranks run as threads of one process (shardscope-cli compare --shared-device)").arg(mpiUnavailable_));
     model_->setToolTip(tr("The GPT preset every strategy trains"));
     steps_->setToolTip(tr("Training steps per strategy"));
 }

@@ -1,7 +1,8 @@
 #pragma once
 // "Run all strategies" on the Compare page: starts the real `shardscope-cli compare` (beside
 // the GUI binary) as a QProcess with an argument list — the CLI validates, runs DDP, ZeRO-1/2/3
-// and FSDP one after another through mpirun with the same seed and --deterministic, and writes
+// and FSDP one after another through mpirun (or as threads of one worker process, --shared-device)
+// with the same seed and --deterministic, and writes
 // one JSON report into a private temporary folder, which is handed on through finished().
 // The CLI, not the GUI, owns the launch logic, so GUI and CLI comparisons are the same runs.
 #include <QProcess>
@@ -9,6 +10,7 @@
 #include <QWidget>
 #include <memory>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QPushButton;
@@ -30,6 +32,11 @@ public:
     void setRanks(int ranks);
     void setModel(const QString& preset);
     void setSteps(int steps);
+    // Ranks as threads of one worker process (compare --shared-device): no mpirun. Ticked and
+    // locked when mpirun cannot run here (mpiUnavailableReason()).
+    void setThreads(bool threads);
+    bool threads() const;
+    void setMpiUnavailable(const QString& reason);
 
     void start();
     void stop();
@@ -64,6 +71,8 @@ private:
     QSpinBox* ranks_;
     QComboBox* model_;
     QSpinBox* steps_;
+    QCheckBox* threads_;
+    QString mpiUnavailable_;
     QPushButton* run_;
     QLabel* progress_;
     QLabel* error_;

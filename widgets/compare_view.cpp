@@ -84,6 +84,16 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     header_->setWordWrap(true);
     badges_ = new QHBoxLayout;
     badges_->setContentsMargins(0, 0, 0, 0);
+    badgesTitle_ = new QLabel(this);
+    badges_->addWidget(badgesTitle_);
+    badges_->addStretch(1);
+    exposedRow_ = new QWidget(this);
+    exposedRow_->setObjectName(QStringLiteral("compareExposedRow"));
+    exposed_ = new QHBoxLayout(exposedRow_);
+    exposed_->setContentsMargins(0, 0, 0, 0);
+    exposedTitle_ = new QLabel(exposedRow_);
+    exposed_->addWidget(exposedTitle_);
+    exposed_->addStretch(1);
     ledger_ = makePlot(this);
     ledger_->setObjectName(QStringLiteral("compareLedgerPlot"));
     peak_ = makePlot(this);
@@ -101,6 +111,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(header_);
     layout->addLayout(badges_);
+    layout->addWidget(exposedRow_);
     layout->addWidget(split, 1);
     rebuild();
 }
@@ -137,6 +148,20 @@ QString CompareView::parityText(const Parity& p) {
     return {};
 }
 
+QString CompareView::exposedExplanation() { return exposedCommExplanation(); }
+
+QStringList CompareView::exposedTexts() const {
+    QStringList out;
+    for (const QLabel* l : exposedLabels_) out << l->text();
+    return out;
+}
+
+QStringList CompareView::exposedToolTips() const {
+    QStringList out;
+    for (const QLabel* l : exposedLabels_) out << l->toolTip();
+    return out;
+}
+
 QStringList CompareView::badgeTexts() const {
     QStringList out;
     for (const QLabel* l : badgeLabels_) out << l->text();
@@ -154,6 +179,7 @@ void CompareView::rebuild() {
                              .arg(f.worldSize));
     }
     buildBadges();
+    buildExposed();
     buildLedger();
     buildPeak();
     buildComm();
@@ -162,6 +188,9 @@ void CompareView::rebuild() {
 void CompareView::buildBadges() {
     for (QLabel* l : badgeLabels_) l->deleteLater();
     badgeLabels_.clear();
+    badgesTitle_->setText(tr("Final weights:"));
+    badgesTitle_->setVisible(!runs_.empty());
+    int at = 1; // after the title, before the stretch
     for (const CompareRun& r : runs_) {
         const Parity p = parityOf(r, runs_);
         auto* l = new QLabel(strategyText(r.strategy) + QStringLiteral(": ") + parityText(p), this);
@@ -172,10 +201,47 @@ void CompareView::buildBadges() {
                              .arg(bg, colorOf(r.strategy).name()));
         l->setToolTip(tr("Final fp32 master weights of %1 against DDP's after the same steps. Digest %2.")
                           .arg(strategyText(r.strategy), QString::fromStdString(r.paramDigest)));
-        badges_->addWidget(l);
+        badges_->insertWidget(at++, l);
         badgeLabels_.push_back(l);
     }
-    badges_->addStretch(0);
+}
+
+void CompareView::buildExposed() {
+    for (QLabel* l : exposedLabels_) l->deleteLater();
+    exposedLabels_.clear();
+    const bool any = std::any_of(runs_.begin(), runs_.end(), [](const CompareRun& r) { return r.exposedComm.has_value(); });
+    exposedRow_->setVisible(any);
+    exposedTitle_->setText(tr("Exposed communication (worst rank, median step):"));
+    exposedTitle_->setToolTip(QStringLiteral("<p>%1</p>").arg(exposedExplanation().toHtmlEscaped()));
+    if (!any) return;
+    int at = 1; // after the title, before the stretch
+    for (const CompareRun& r : runs_) {
+        QString text = strategyText(r.strategy) + QStringLiteral(" ");
+        QString detail;
+        if (r.exposedComm) {
+            text += percentText(*r.exposedComm);
+            detail = r.exposedRank >= 0 ? tr("%1: rank %2 waits most, %3 of its step (median over the steps).")
+                                              .arg(strategyText(r.strategy)).arg(r.exposedRank).arg(percentText(*r.exposedComm))
+                                        : tr("%1: %2 of the step for the rank that waits most (median over the steps).")
+                                              .arg(strategyText(r.strategy), percentText(*r.exposedComm));
+            QStringList perRank;
+            for (const CompareRank& rk : r.ranks)
+                if (rk.exposedComm) perRank << tr("r%1 %2").arg(rk.rank).arg(percentText(*rk.exposedComm));
+            if (!perRank.isEmpty()) detail += QLatin1Char(' ') + tr("Per rank: %1.").arg(perRank.join(QStringLiteral(", ")));
+        } else {
+            text += tr("n/a");
+            detail = tr("%1: this report has no exposed-communication figures (written by an older worker).").arg(strategyText(r.strategy));
+        }
+        // Rich text, so the tooltip wraps instead of running off the screen.
+        const QString tip = QStringLiteral("<p>%1</p><p>%2</p>").arg(exposedExplanation().toHtmlEscaped(), detail.toHtmlEscaped());
+        auto* l = new QLabel(text, exposedRow_);
+        l->setObjectName(QStringLiteral("exposed_%1").arg(QString::fromStdString(r.strategy)));
+        l->setStyleSheet(QStringLiteral("QLabel{background:#eef2f7;border:1px solid %1;border-radius:8px;padding:2px 8px;}")
+                             .arg(colorOf(r.strategy).name()));
+        l->setToolTip(tip);
+        exposed_->insertWidget(at++, l);
+        exposedLabels_.push_back(l);
+    }
 }
 
 // x layout of the ledger chart: strategy groups of N ranks, one empty slot between groups.

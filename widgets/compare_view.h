@@ -4,7 +4,9 @@
 //     with each rank's measured peak (◆) and the theory's model states (—);
 //   • per-rank peak bytes per strategy (grouped bars) with the theory's predicted peak;
 //   • communication bytes per step per strategy, stacked by collective, theory marked (◆);
-//   • a parity badge per run: the largest |Δ| of its final weights against DDP.
+//   • a parity badge per run: the largest |Δ| of its final weights against DDP;
+//   • the exposed communication per run: the share of a step spent waiting for communication
+//     that no compute hid (the rank that waits most, median over the steps).
 #include <QWidget>
 
 #include "compare_data.h"
@@ -29,7 +31,10 @@ public:
     QCustomPlot* peakPlot() const { return peak_; }
     QCustomPlot* commPlot() const { return comm_; }
     QStringList badgeTexts() const;
+    QStringList exposedTexts() const;   // "ZeRO-3 47.1%" per run (empty when no run has it)
+    QStringList exposedToolTips() const;
     static QString parityText(const Parity& p);
+    static QString exposedExplanation(); // what "exposed communication" means (tooltips)
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -40,11 +45,17 @@ private:
     void buildPeak();
     void buildComm();
     void buildBadges();
+    void buildExposed();
 
     std::vector<CompareRun> runs_;
     QLabel* header_ = nullptr;
     QHBoxLayout* badges_ = nullptr;
+    QLabel* badgesTitle_ = nullptr;
     std::vector<QLabel*> badgeLabels_;
+    QWidget* exposedRow_ = nullptr;
+    QHBoxLayout* exposed_ = nullptr;
+    QLabel* exposedTitle_ = nullptr;
+    std::vector<QLabel*> exposedLabels_;
     QCustomPlot* ledger_ = nullptr;
     QCustomPlot* peak_ = nullptr;
     QCustomPlot* comm_ = nullptr;

@@ -30,6 +30,11 @@ std::vector<GlossaryEntry> Glossary::entries() {
         {QStringLiteral("prefetch"), tr("prefetch"), {tr("prefetch")},
          tr("Starting the next unit's all-gather before the current unit's compute ends, so communication overlaps "
             "compute; it costs one more gathered unit of memory.")},
+        {QStringLiteral("exposed-communication"), tr("exposed communication"), {tr("exposed communication")},
+         tr("The share of a step a rank spends waiting for communication that no compute hid: the union of the "
+            "intervals in which any collective was outstanding, minus the time the rank was computing, over the step "
+            "time. Prefetching the next unit's all-gather and reducing gradients in buckets during backward hide "
+            "communication behind compute; what is left is exposed.")},
         {QStringLiteral("ledger"), tr("ledger"), {tr("ledger")},
          tr("Per rank, the live and peak bytes of every category and tier, updated by every allocation and free.")},
     };

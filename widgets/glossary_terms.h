@@ -1,6 +1,7 @@
 #pragma once
 // The short glossary of ZeRO/FSDP words the views use, in the UI language: unit, shard,
-// unshard (all-gather), reshard, reduce-scatter, all-reduce, prefetch, and every ledger category.
+// unshard (all-gather), reshard, reduce-scatter, all-reduce, prefetch, exposed communication,
+// and every ledger category.
 // linkTerms() turns a sentence into rich text whose terms link to their entries ("glossary:ID"),
 // so the explain panel can show a definition as a tooltip and open the glossary on click.
 #include <QCoreApplication>

@@ -20,6 +20,7 @@ struct RankLedgerView::Geometry {
     int barWidth = 0;
     int stripHeight = 0; // unit strip under each bar
     int textTop = 0;     // rank labels start here
+    QRect failureBand;   // the failure's text, above the plot and its peak labels (empty: none)
     int ranks = 0;
     bool compact = false;
     QRect column(int rank) const { return {plot.left() + rank * columnWidth, plot.top(), columnWidth, plot.height()}; }
@@ -122,9 +123,20 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
     const int legendRows = (static_cast<int>(kCategoryCount) + perRow - 1) / perRow + 1; // + the unit strip's key
     g.legend = QRect(8, 4, width() - 16, legendRows * (fm.height() + 2) + 2);
     g.stripHeight = g.compact ? 6 : 14;
-    const int textHeight = g.compact ? fm.height() + 2 : 2 * fm.height() + 4;
+    // + a third of a line: a CJK fallback glyph sits lower than the Latin font's metrics say.
+    const int textHeight = (g.compact ? fm.height() + 2 : 2 * fm.height() + 4) + fm.height() / 3;
     const int bottom = height() - 4 - textHeight - g.stripHeight - 4;
-    const int top = g.legend.bottom() + 8 + fm.height(); // room for the peak labels
+    int top = g.legend.bottom() + 8;
+    if (const QString failure = failureText(); !failure.isEmpty()) {
+        // A band of its own: drawn over the plot, the text hid peak labels and guide lines.
+        QFont bold = font();
+        bold.setBold(true);
+        const QRect area(kAxisWidth, top, std::max(40, width() - kAxisWidth - 8), 1000);
+        const int h = QFontMetrics(bold).boundingRect(area, Qt::AlignHCenter | Qt::TextWordWrap, failure).height();
+        g.failureBand = QRect(area.left(), top, area.width(), h);
+        top += h + 4;
+    }
+    top += fm.height(); // room for the peak labels
     g.plot = QRect(kAxisWidth, top, width() - kAxisWidth - kGuideWidth, std::max(20, bottom - top));
     g.columnWidth = std::max(1, g.plot.width() / g.ranks);
     g.barWidth = std::max(2, std::min(110, g.columnWidth * (g.compact ? 3 : 3) / 5));
@@ -239,11 +251,12 @@ void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const
     if (rank % every != 0) return;
     const QString label = g.compact ? QString::number(rank)
                                     : tr("rank %1 · %2").arg(rank).arg(formatDecimal(static_cast<double>(s.liveTotal)));
+    // TextDontClip: a CJK fallback glyph is taller than the Latin font's height.
     p.drawText(QRect(column.left() - (g.compact ? 10 : 0), g.textTop, column.width() + (g.compact ? 20 : 0), fm.height()),
-               Qt::AlignHCenter, fm.elidedText(label, Qt::ElideRight, column.width() + (g.compact ? 20 : 0)));
+               Qt::AlignHCenter | Qt::TextDontClip, fm.elidedText(label, Qt::ElideRight, column.width() + (g.compact ? 20 : 0)));
     if (!g.compact) {
         p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(QRect(column.left(), g.textTop + fm.height() + 2, column.width(), fm.height()), Qt::AlignHCenter,
+        p.drawText(QRect(column.left(), g.textTop + fm.height() + 2, column.width(), fm.height()), Qt::AlignHCenter | Qt::TextDontClip,
                    fm.elidedText(activityText(s), Qt::ElideRight, column.width()));
     }
 }
@@ -280,18 +293,21 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
         guide(info_->predictedPeakBytes, QColor(0x55, 0x55, 0x55), Qt::DotLine, tr("theory: peak"));
     if (info_ && info_->capacityBytes)
         guide(*info_->capacityBytes, QColor(0xc0, 0x39, 0x2b), Qt::DashLine, tr("capacity"));
-    if (failure_) {
+    if (!g.failureBand.isEmpty()) {
         p.setPen(QColor(0xc0, 0x39, 0x2b));
-        const QString message = QString::fromStdString(failure_->message);
-        const QString text = failure_->rank >= 0
-                                 ? tr("Rank %1 failed %2: %3").arg(failure_->rank).arg(failureWhen(failure_->step)).arg(message)
-                                 : tr("The launcher failed: %1").arg(message);
         QFont bold = font();
         bold.setBold(true);
         p.setFont(bold);
-        p.drawText(g.plot.adjusted(8, 4, -8, 0), Qt::AlignTop | Qt::AlignHCenter | Qt::TextWordWrap, text);
+        p.drawText(g.failureBand, Qt::AlignTop | Qt::AlignHCenter | Qt::TextWordWrap, failureText());
         p.setFont(font());
     }
+}
+
+QString RankLedgerView::failureText() const {
+    if (!failure_) return {};
+    const QString message = QString::fromStdString(failure_->message);
+    return failure_->rank >= 0 ? tr("Rank %1 failed %2: %3").arg(failure_->rank).arg(failureWhen(failure_->step)).arg(message)
+                               : tr("The launcher failed: %1").arg(message);
 }
 
 QString RankLedgerView::activityText(const RankState& s) const {

@@ -53,6 +53,7 @@ private:
     void paintGuides(QPainter& p, const Geometry& g) const;
     int yFor(const Geometry& g, double bytes) const;
     QString activityText(const RankState& s) const;
+    QString failureText() const; // empty without a failure
     QString tooltipFor(int rank) const;
     int rankAt(QPoint pos) const;
     void animate();

@@ -16,6 +16,7 @@
 #include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 #include "byte_format.h"
@@ -112,6 +113,7 @@ QWidget* RanksPage::buildRight() {
     title_->setStyleSheet(QStringLiteral("font-size: 13pt; font-weight: bold;"));
     story_ = wrapped(right, QStringLiteral("runStory"));
     savingsLine_ = wrapped(right, QStringLiteral("runSavings"));
+    exposedLine_ = wrapped(right, QStringLiteral("runExposed"));
     auto* buttons = new QHBoxLayout;
     runButton_ = new QPushButton(right);
     runButton_->setObjectName(QStringLiteral("runButton"));
@@ -143,7 +145,9 @@ QWidget* RanksPage::buildRight() {
     vsplit->addWidget(buildCharts());
     vsplit->setStretchFactor(0, 5);
     vsplit->setStretchFactor(1, 4);
-    for (QWidget* w : {static_cast<QWidget*>(title_), static_cast<QWidget*>(story_), static_cast<QWidget*>(savingsLine_)}) v->addWidget(w);
+    for (QWidget* w : {static_cast<QWidget*>(title_), static_cast<QWidget*>(story_), static_cast<QWidget*>(savingsLine_),
+                       static_cast<QWidget*>(exposedLine_)})
+        v->addWidget(w);
     v->addLayout(buttons);
     v->addWidget(banner_);
     v->addWidget(vsplit, 1);
@@ -266,7 +270,10 @@ void RanksPage::onStarted(bool live) {
     updateProgress();
     updateButtons();
     if (live) clockTimer_.start();
-    Q_EMIT statusMessage(live ? tr("Starting %1 ranks…").arg(config_->request().ranks) : tr("Reading the recording…"));
+    const RunRequest request = config_->request();
+    Q_EMIT statusMessage(!live ? tr("Reading the recording…")
+                         : request.threads ? tr("Starting %1 ranks as threads of one process…").arg(request.ranks)
+                                           : tr("Starting %1 ranks…").arg(request.ranks));
 }
 
 void RanksPage::onRunInfo(const RunInfoPtr& info) {
@@ -346,6 +353,44 @@ void RanksPage::showBanner(const QString& text) {
     banner_->setVisible(!text.isEmpty());
 }
 
+QString RanksPage::exposedText() const { return exposedLine_->text(); }
+
+// The report's exposed communication per rank (median over the steps), and a CUDA rank's view
+// of its GPU memory: shown once a run has finished or a recording has been read.
+void RanksPage::updateExposed(int chartRank) {
+    QStringList parts;
+    if (report_) {
+        std::vector<std::pair<int, double>> exposed;
+        for (const RankReport& rr : report_->ranks)
+            if (rr.exposedComm) exposed.emplace_back(rr.rank, rr.exposedComm->fractionMedian);
+        if (!exposed.empty()) {
+            QStringList values;
+            if (exposed.size() <= 8) {
+                for (const auto& [rank, f] : exposed) values << tr("rank %1 %2").arg(rank).arg(percentText(f));
+            } else {
+                const auto [lo, hi] = std::minmax_element(exposed.begin(), exposed.end(),
+                                                          [](const auto& a, const auto& b) { return a.second < b.second; });
+                values << tr("least %1 (rank %2)").arg(percentText(lo->second)).arg(lo->first)
+                       << tr("most %1 (rank %2)").arg(percentText(hi->second)).arg(hi->first);
+                for (const auto& [rank, f] : exposed)
+                    if (rank == chartRank) values << tr("rank %1 %2").arg(rank).arg(percentText(f));
+            }
+            parts << tr("<b>Exposed communication</b> (median share of a step waiting for communication no compute hid): %1.")
+                         .arg(values.join(QStringLiteral(" · ")));
+        }
+        for (const RankReport& rr : report_->ranks)
+            if (rr.rank == chartRank && rr.device && !rr.device->name.empty())
+                parts << tr("<b>GPU</b> %1 (rank %2): pool high-water %3, outside the ledger %4.")
+                             .arg(QString::fromStdString(rr.device->name).toHtmlEscaped())
+                             .arg(rr.rank)
+                             .arg(formatDecimal(static_cast<double>(rr.device->poolReservedHighBytes)),
+                                  formatDecimal(static_cast<double>(rr.device->outsideLedgerBytes)));
+    }
+    exposedLine_->setText(parts.join(QStringLiteral(" ")));
+    exposedLine_->setToolTip(parts.isEmpty() ? QString() : QStringLiteral("<p>%1</p>").arg(exposedCommExplanation().toHtmlEscaped()));
+    exposedLine_->setVisible(!parts.isEmpty());
+}
+
 QString RanksPage::bannerText() const { return banner_->isHidden() ? QString() : banner_->text(); }
 
 void RanksPage::showPeakOfStep(std::size_t i) {
@@ -385,17 +430,24 @@ void RanksPage::updateHeader() {
     const RunInfo* info = model_.info().get();
     if (!info) {
         title_->setText(tr("Ranks: what every rank holds, step by step"));
-        story_->setText(tr("Press <b>Run</b> to train real sharded steps of a small GPT on CPU ranks (OpenMPI), or open a recording."));
+        story_->setText(tr("Press <b>Run</b> to train real sharded steps of a small GPT on CPU ranks (OpenMPI processes, or threads "
+                           "of one process), or open a recording."));
+        title_->setToolTip(QString());
         savingsLine_->clear();
         return;
     }
     const auto strategy = strategyFromName(info->strategy);
+    QStringList details{QString::fromStdString(info->precision)};
+    if (info->backend == "cuda") details << tr("CUDA");
+    if (info->sharedDevice) details << tr("threads");
+    const QString how = details.join(QStringLiteral(", "));
     title_->setText(tr("%1 on %2 ranks · model %3 (Ψ = %4 parameters, %5)")
                         .arg(strategy ? strategyLabel(*strategy) : QString::fromStdString(info->strategy))
                         .arg(info->worldSize)
-                        .arg(QString::fromStdString(info->model), formatCount(static_cast<double>(info->paramCount)),
-                             QString::fromStdString(info->precision)));
+                        .arg(QString::fromStdString(info->model), formatCount(static_cast<double>(info->paramCount)), how));
     story_->setText(strategy ? strategyStory(*strategy, info->worldSize, 0) : QString());
+    title_->setToolTip(info->sharedDevice ? tr("The ranks ran as threads of one shardscope-worker process (--shared-device), not as mpirun processes.")
+                                          : QString());
 }
 
 void RanksPage::updateComparison() {
@@ -417,6 +469,7 @@ void RanksPage::updateComparison() {
     }
     for (Category cat : kAllCategories)
         if (stateGroup(cat) == StateGroup::Other) c.measuredStates[index(cat)] = 0;
+    updateExposed(c.rank);
     measured_->setComparison(c);
     savings_->setComparison(c);
     const auto measured = savings_->measuredSavings();

@@ -58,6 +58,7 @@ public:
     MemoryTimelineChart* memoryChart() const { return memory_; }
     LossChart* lossChart() const { return loss_; }
     QString bannerText() const;
+    QString exposedText() const; // the exposed-communication summary of the finished run, or empty
     bool isBusy() const { return session_->isActive(); }
 
     static RunRequest defaultRequest();
@@ -86,6 +87,7 @@ private:
     void updateButtons();
     void updateHeader();
     void updateComparison();
+    void updateExposed(int chartRank);
     void updateProgress();
     void updateSpeedLabel();
     void setSlowMotionFromSlider(int value);
@@ -100,6 +102,7 @@ private:
     QLabel* title_ = nullptr;
     QLabel* story_ = nullptr;
     QLabel* savingsLine_ = nullptr;
+    QLabel* exposedLine_ = nullptr;
     QLabel* banner_ = nullptr;
     QLabel* settingsTitle_ = nullptr;
     QPushButton* runButton_ = nullptr;

@@ -35,10 +35,13 @@ QString bytesText(std::uint64_t bytes) {
 
 } // namespace
 
-RunConfigPanel::RunConfigPanel(QWidget* parent) : QWidget(parent) {
+RunConfigPanel::RunConfigPanel(QWidget* parent) : QWidget(parent), gpu_(GpuSupport::probed()) {
     setObjectName(QStringLiteral("runConfigPanel"));
     build();
     fillCombos();
+    loading_ = true;
+    setMpiUnavailable(mpiUnavailableReason());
+    loading_ = false;
     setRequest(RunRequest{});
     retranslateUi();
 }
@@ -66,6 +69,15 @@ void RunConfigPanel::build() {
     addField(RunField::Model, model_);
     addField(RunField::Ranks, ranks_);
     addField(RunField::Backend, backend_);
+    threads_ = new QCheckBox;
+    threads_->setObjectName(QStringLiteral("threadsCheck"));
+    addField(RunField::Threads, threads_); // a whole row: its text is longer than a field
+    launchNote_ = new QLabel;
+    launchNote_->setObjectName(QStringLiteral("launchNote"));
+    launchNote_->setWordWrap(true);
+    launchNote_->setStyleSheet(QStringLiteral("color: #4a5968;"));
+    launchNote_->setVisible(false);
+    form_->insertRow(form_->rowCount() - 1, launchNote_); // under the checkbox, above its error
     addField(RunField::Strategy, strategy_);
     addField(RunField::Steps, steps_);
     addField(RunField::MicroBatch, microBatch_);
@@ -93,20 +105,25 @@ void RunConfigPanel::build() {
     }
     for (QSpinBox* s : {ranks_, steps_, prefetch_, inflight_, persistence_, hybrid_, microBatch_})
         connect(s, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
-    for (QCheckBox* c : {checkpointing_, reshard_}) connect(c, &QCheckBox::toggled, this, &RunConfigPanel::onChanged);
+    for (QCheckBox* c : {checkpointing_, reshard_, threads_}) connect(c, &QCheckBox::toggled, this, &RunConfigPanel::onChanged);
     for (QLineEdit* e : {capacity_, bucket_}) connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
 }
 
 void RunConfigPanel::addField(RunField field, QWidget* widget) {
     Row row;
     row.widget = widget;
-    row.label = new QLabel;
+    row.label = new QLabel(this);
     row.error = new QLabel;
     row.error->setWordWrap(true);
     row.error->setStyleSheet(QStringLiteral("color: #c0392b;"));
     row.error->setVisible(false);
     row.error->setObjectName(QStringLiteral("fieldError%1").arg(static_cast<int>(field)));
-    form_->addRow(row.label, widget);
+    if (field == RunField::Threads) {
+        row.label->setVisible(false);
+        form_->addRow(widget);
+    } else {
+        form_->addRow(row.label, widget);
+    }
     form_->addRow(row.error);
     rows_[field] = row;
 }
@@ -122,15 +139,43 @@ void RunConfigPanel::fillCombos() {
     precision_->addItem(QString(), static_cast<int>(theory::PrecisionKind::Fp32));
     backend_->addItem(QString());
     backend_->addItem(QString());
-    // No CUDA in this build: the entry stays visible (users look for it) but cannot be chosen.
-    if (auto* m = qobject_cast<QStandardItemModel*>(backend_->model())) m->item(1)->setEnabled(false);
+    updateBackendItem();
 }
+
+// No usable GPU: the entry stays visible (users look for it) but cannot be chosen, and its
+// tooltip says why.
+void RunConfigPanel::updateBackendItem() {
+    const bool usable = gpuUnavailableReason(gpu_).isEmpty();
+    if (auto* m = qobject_cast<QStandardItemModel*>(backend_->model())) m->item(1)->setEnabled(usable);
+    backend_->setItemData(1, gpuDescription(gpu_), Qt::ToolTipRole);
+}
+
+void RunConfigPanel::setGpuSupport(const GpuSupport& gpu) {
+    gpu_ = gpu;
+    updateBackendItem();
+    onChanged();
+}
+
+void RunConfigPanel::setMpiUnavailable(const QString& reason) {
+    const bool wasForced = !mpiUnavailable_.isEmpty();
+    mpiUnavailable_ = reason;
+    {
+        const QSignalBlocker block(threads_);
+        if (!reason.isEmpty()) threads_->setChecked(true);
+        else if (wasForced) threads_->setChecked(false); // back to the default: mpirun
+    }
+    threads_->setEnabled(reason.isEmpty());
+    onChanged();
+}
+
+QString RunConfigPanel::launchNote() const { return launchNote_->isHidden() ? QString() : launchNote_->text(); }
 
 RunRequest RunConfigPanel::request() const {
     RunRequest r;
     r.model = model_->currentData().toString();
     r.ranks = ranks_->value();
     r.gpu = backend_->currentIndex() == 1;
+    r.threads = threads_->isChecked();
     r.strategy = static_cast<Strategy>(strategy_->currentData().toInt());
     r.precision = static_cast<theory::PrecisionKind>(precision_->currentData().toInt());
     r.checkpointing = checkpointing_->isChecked();
@@ -151,7 +196,8 @@ void RunConfigPanel::setRequest(const RunRequest& r) {
     loading_ = true; // one onChanged() at the end, not one per field
     model_->setCurrentIndex(std::max(0, model_->findData(r.model)));
     ranks_->setValue(r.ranks);
-    backend_->setCurrentIndex(0);
+    backend_->setCurrentIndex(r.gpu ? 1 : 0);
+    threads_->setChecked(r.threads || !mpiUnavailable_.isEmpty());
     strategy_->setCurrentIndex(std::max(0, strategy_->findData(static_cast<int>(r.strategy))));
     precision_->setCurrentIndex(std::max(0, precision_->findData(static_cast<int>(r.precision))));
     checkpointing_->setChecked(r.checkpointing);
@@ -174,7 +220,7 @@ std::vector<FieldIssue> RunConfigPanel::issues() const {
     if (parseByteText(capacity_->text(), &error); !error.isEmpty()) out.push_back({RunField::Capacity, error});
     error.clear();
     if (parseByteText(bucket_->text(), &error); !error.isEmpty()) out.push_back({RunField::Bucket, error});
-    for (FieldIssue& i : validate(request()))
+    for (FieldIssue& i : validate(request(), gpu_))
         if (std::none_of(out.begin(), out.end(), [&](const FieldIssue& o) { return o.field == i.field; })) out.push_back(i);
     return out;
 }
@@ -197,6 +243,13 @@ void RunConfigPanel::onChanged() {
     inflight_->setEnabled(usesMaxInflight(s));
     persistence_->setEnabled(usesPersistence(s));
     hybrid_->setEnabled(usesHybridGroup(s));
+    const RunRequest r = request();
+    QString note;
+    if (!mpiUnavailable_.isEmpty()) note = tr("%1: the ranks run as threads of one process").arg(mpiUnavailable_);
+    else if (r.threads && r.gpu) note = tr("All %1 ranks share GPU 0, each with its own stream and memory pool.").arg(r.ranks);
+    else if (r.threads) note = tr("One worker process, no mpirun: the ranks exchange data through shared memory.");
+    launchNote_->setText(note);
+    launchNote_->setVisible(!note.isEmpty());
     for (auto& [field, row] : rows_) row.error->setVisible(false);
     for (const FieldIssue& i : issues()) {
         Row& row = rows_[i.field];
@@ -244,9 +297,14 @@ void RunConfigPanel::retranslateUi() {
         {RunField::Prefetch, tr("Prefetch (units)")}, {RunField::MaxInflight, tr("In-flight all-gathers")},
         {RunField::Persistence, tr("Persistence threshold")}, {RunField::HybridGroup, tr("Hybrid group (ranks)")}};
     for (const auto& [field, text] : labels) rows_[field].label->setText(text);
-    backend_->setItemText(0, tr("CPU (OpenMPI ranks)"));
+    backend_->setItemText(0, tr("CPU"));
     backend_->setItemText(1, tr("GPU (CUDA)"));
-    backend_->setItemData(1, gpuUnavailableReason(), Qt::ToolTipRole);
+    backend_->setItemData(0, tr("Every rank computes on the CPU."), Qt::ToolTipRole);
+    backend_->setItemData(1, gpuDescription(gpu_), Qt::ToolTipRole);
+    threads_->setText(tr("Ranks as threads in one process (no MPI)"));
+    threads_->setToolTip(tr("Run every rank as a thread of one shardscope-worker process (--shared-device --ranks N) "
+                            "instead of one process per rank under mpirun. On the CPU the ranks exchange data through "
+                            "shared memory; with the GPU backend they all share GPU 0. Needed for more ranks than GPUs."));
     for (int i = 0; i < strategy_->count(); ++i) strategy_->setItemText(i, strategyLabel(static_cast<Strategy>(strategy_->itemData(i).toInt())));
     for (int i = 0; i < precision_->count(); ++i)
         precision_->setItemText(i, precisionLabel(static_cast<theory::PrecisionKind>(precision_->itemData(i).toInt())));

@@ -32,6 +32,14 @@ public:
     // Widgets by field, for tests that type into them.
     QWidget* fieldWidget(RunField field) const;
 
+    // Why ranks cannot run under mpirun here (mpiUnavailableReason()); non-empty ticks and
+    // locks "Ranks as threads in one process" and says why under it. Empty: the user chooses
+    // (default off).
+    void setMpiUnavailable(const QString& reason);
+    // What the GPU entry can do (default GpuSupport::probed()); tests pretend a device.
+    void setGpuSupport(const GpuSupport& gpu);
+    QString launchNote() const; // the hint under the threads checkbox, or empty
+
 Q_SIGNALS:
     void requestChanged();
 
@@ -45,6 +53,7 @@ private:
     void updatePreview();
     void retranslateUi();
     void fillCombos();
+    void updateBackendItem();
 
     QFormLayout* form_ = nullptr;
     QComboBox* model_ = nullptr;
@@ -55,6 +64,8 @@ private:
     QComboBox* precision_ = nullptr;
     QLabel* precisionLabel_ = nullptr;
     QCheckBox* checkpointing_ = nullptr;
+    QCheckBox* threads_ = nullptr;
+    QLabel* launchNote_ = nullptr;
     QLineEdit* capacity_ = nullptr;
     QLineEdit* bucket_ = nullptr;
     QSpinBox* prefetch_ = nullptr;
@@ -70,6 +81,8 @@ private:
         QLabel* error = nullptr;
     };
     std::map<RunField, Row> rows_;
+    GpuSupport gpu_;
+    QString mpiUnavailable_;
     bool loading_ = false;
 };
 

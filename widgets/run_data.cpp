@@ -1,5 +1,6 @@
 #include "run_data.h"
 
+#include <algorithm>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -57,6 +58,8 @@ RunInfo parseRunInfo(const std::string& configJson, int worldSize) {
     info.model = valueOr<std::string>(j, "model", "");
     info.paramCount = valueOr<std::uint64_t>(j, "param_count", 0);
     info.precision = valueOr<std::string>(j, "precision", "");
+    info.backend = valueOr<std::string>(j, "backend", "cpu");
+    info.sharedDevice = valueOr<bool>(j, "shared_device", false);
     info.steps = valueOr<std::int64_t>(j, "steps", 0);
     if (const auto units = j.find("units"); units != j.end() && units->is_array()) {
         for (const json& u : *units) {
@@ -88,6 +91,28 @@ RunReport parseRunReport(const std::string& text) {
             rr.rank = valueOr<int>(rk, "rank", static_cast<int>(r.ranks.size()));
             rr.peakBytes = categoryBytes(rk, "peak_bytes").value_or(CategoryBytes{});
             rr.modelStateBytes = categoryBytes(rk, "model_state_bytes").value_or(CategoryBytes{});
+            if (const auto ex = rk.find("exposed_comm"); ex != rk.end() && ex->is_object()) {
+                const auto median = ex->find("fraction_median");
+                if (median != ex->end() && median->is_number()) {
+                    ExposedComm e;
+                    e.fractionMedian = median->get<double>();
+                    if (const auto per = ex->find("fraction_per_step"); per != ex->end() && per->is_array())
+                        for (const json& f : *per)
+                            if (f.is_number()) e.fractionPerStep.push_back(f.get<double>());
+                    e.commUnionNs = valueOr<std::uint64_t>(*ex, "comm_union_ns", 0);
+                    e.exposedNs = valueOr<std::uint64_t>(*ex, "exposed_ns", 0);
+                    e.stepNs = valueOr<std::uint64_t>(*ex, "step_ns", 0);
+                    rr.exposedComm = std::move(e);
+                }
+            }
+            if (const auto dev = rk.find("device"); dev != rk.end() && dev->is_object()) {
+                DeviceReport d;
+                d.name = valueOr<std::string>(*dev, "name", "");
+                d.ledgerPeakBytes = valueOr<std::uint64_t>(*dev, "ledger_peak_bytes", 0);
+                d.poolReservedHighBytes = valueOr<std::uint64_t>(*dev, "pool_reserved_high_bytes", 0);
+                d.outsideLedgerBytes = valueOr<std::uint64_t>(*dev, "outside_ledger_bytes", 0);
+                rr.device = std::move(d);
+            }
             r.ranks.push_back(rr);
         }
     }
@@ -97,6 +122,13 @@ RunReport parseRunReport(const std::string& text) {
     if (const auto theory = j.find("theory"); theory != j.end() && theory->is_object())
         r.theoryModelStates = categoryBytes(*theory, "model_state_bytes");
     r.paramDigest = valueOr<std::string>(j, "param_digest", "");
+    if (const auto f = j.find("exposed_comm_fraction"); f != j.end() && f->is_number()) {
+        r.exposedCommFraction = f->get<double>();
+    } else {
+        // Older top level, newer ranks: the rank that waits most, as the worker defines it.
+        for (const RankReport& rr : r.ranks)
+            if (rr.exposedComm) r.exposedCommFraction = std::max(r.exposedCommFraction.value_or(0.0), rr.exposedComm->fractionMedian);
+    }
     return r;
 }
 

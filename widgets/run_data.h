@@ -31,6 +31,8 @@ struct RunInfo {
     std::string model;      // preset name
     std::uint64_t paramCount = 0;
     std::string precision;  // bf16 | fp32
+    std::string backend = "cpu"; // cpu | cuda
+    bool sharedDevice = false;   // ranks were threads of one worker process (--shared-device)
     std::int64_t steps = 0; // steps the run will make (0: unknown)
     std::vector<UnitInfo> units;
     std::optional<CategoryBytes> theoryModelStates;    // per rank, by category
@@ -44,14 +46,35 @@ struct RunInfo {
 // Throws shardscope::Error(Format) naming the problem when the JSON does not parse.
 RunInfo parseRunInfo(const std::string& configJson, int worldSize);
 
+// Exposed communication of one rank (report ranks[i].exposed_comm): the time a collective was
+// outstanding while the rank was not computing — the union of the collectives' intervals minus
+// compute — as a share of the step.
+struct ExposedComm {
+    double fractionMedian = 0;            // median over the steps
+    std::vector<double> fractionPerStep;
+    std::uint64_t commUnionNs = 0;        // summed over the steps
+    std::uint64_t exposedNs = 0;
+    std::uint64_t stepNs = 0;
+};
+// A CUDA rank's memory as the GPU saw it (report ranks[i].device, CUDA ranks only).
+struct DeviceReport {
+    std::string name; // "cuda:0 (NVIDIA H200)"
+    std::uint64_t ledgerPeakBytes = 0;
+    std::uint64_t poolReservedHighBytes = 0;
+    std::uint64_t outsideLedgerBytes = 0;
+};
 struct RankReport {
     int rank = 0;
     CategoryBytes peakBytes{};
     CategoryBytes modelStateBytes{};
+    std::optional<ExposedComm> exposedComm; // absent in reports of older workers
+    std::optional<DeviceReport> device;
 };
 struct RunReport {
     std::vector<double> losses;
     std::vector<RankReport> ranks;
+    // exposed_comm_fraction: the largest per-rank median (the rank that waits most).
+    std::optional<double> exposedCommFraction;
     std::vector<std::pair<std::string, std::uint64_t>> commBytesPerStep; // collective → bytes
     std::optional<CategoryBytes> theoryModelStates;
     std::string paramDigest;

@@ -53,4 +53,14 @@ QString failureWhen(std::int64_t protocolStep) {
     return QCoreApplication::translate("RunLabels", "in step %1").arg(protocolStep + 1);
 }
 
+QString exposedCommExplanation() {
+    return QCoreApplication::translate("RunLabels",
+                                       "Exposed communication: the share of the step spent waiting for communication that no "
+                                       "compute hid — the union of the intervals in which a collective was outstanding, minus "
+                                       "compute, over the step time. Lower is better: prefetching and bucketing hide "
+                                       "communication behind compute.");
+}
+
+QString percentText(double fraction) { return QStringLiteral("%1%").arg(fraction * 100.0, 0, 'f', 1); }
+
 } // namespace shardscope::widgets

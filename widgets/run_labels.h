@@ -18,5 +18,9 @@ std::optional<theory::Strategy> strategyFromName(const std::string& name);
 // Where a failure happened, for people: protocol steps count from 0 (−1 = setup), the CLI's
 // and the worker's messages count from 1 — so "in step 3" means the same step everywhere.
 QString failureWhen(std::int64_t protocolStep);
+// Exposed communication, for tooltips: the share of the step spent waiting for communication
+// that no compute hid (union of intervals) — what the reports' exposed_comm figures mean.
+QString exposedCommExplanation();
+QString percentText(double fraction); // 0.4706 → "47.1%"
 
 } // namespace shardscope::widgets

@@ -8,7 +8,19 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/launch.h"
 #include "device/cuda_probe.h"
+
+// Set by widgets/CMakeLists.txt from the build's CUDA/NCCL options (the worker's backends).
+#ifndef SHARDSCOPE_WORKER_CUDA
+#define SHARDSCOPE_WORKER_CUDA 0
+#endif
+#ifndef SHARDSCOPE_WORKER_NCCL
+#define SHARDSCOPE_WORKER_NCCL 0
+#endif
+#ifndef SHARDSCOPE_WORKER_MPI
+#define SHARDSCOPE_WORKER_MPI 1
+#endif
 
 namespace shardscope::widgets {
 namespace {
@@ -63,12 +75,34 @@ bool usesMaxInflight(Strategy s) { return isFsdp(s); }
 bool usesPersistence(Strategy s) { return s == Strategy::Zero3; }
 bool usesHybridGroup(Strategy s) { return s == Strategy::FsdpHybridShard; }
 
-std::vector<FieldIssue> validate(const RunRequest& r) {
+const GpuSupport& GpuSupport::probed() {
+    static const GpuSupport support{device::probeCuda(), SHARDSCOPE_WORKER_CUDA != 0, SHARDSCOPE_WORKER_NCCL != 0};
+    return support;
+}
+
+std::vector<FieldIssue> validate(const RunRequest& r) { return validate(r, GpuSupport::probed()); }
+
+std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu) {
     std::vector<FieldIssue> issues;
     auto add = [&](RunField f, const QString& m) { issues.push_back({f, m}); };
     if (!findRunPreset(r.model)) add(RunField::Model, QCoreApplication::translate("RunRequest", "unknown model preset '%1' (expected tiny, small or medium)").arg(r.model));
     if (r.ranks < 1 || r.ranks > kMaxRanks) add(RunField::Ranks, QCoreApplication::translate("RunRequest", "ranks must be between 1 and %1").arg(kMaxRanks));
-    if (r.gpu) add(RunField::Backend, gpuUnavailableReason());
+    if (r.gpu) {
+        if (const QString why = gpuUnavailableReason(gpu); !why.isEmpty()) {
+            add(RunField::Backend, why);
+        } else if (!r.threads && r.ranks > gpu.cuda.deviceCount) {
+            // NCCL refuses two ranks on one GPU (DESIGN.md, Running ranks).
+            add(RunField::Threads, QCoreApplication::translate("RunRequest",
+                                                               "%1 ranks on %n GPU(s): under mpirun each rank needs its own GPU. "
+                                                               "Tick “Ranks as threads in one process” to run them all on GPU 0.",
+                                                               nullptr, gpu.cuda.deviceCount)
+                                       .arg(r.ranks));
+        } else if (!r.threads && r.ranks > 1 && !gpu.workerNccl) {
+            add(RunField::Threads, QCoreApplication::translate("RunRequest",
+                                                               "This build has no NCCL, which GPU ranks under mpirun need. "
+                                                               "Tick “Ranks as threads in one process” to run them on GPU 0."));
+        }
+    }
     if (r.steps < 1 || r.steps > kMaxSteps) add(RunField::Steps, QCoreApplication::translate("RunRequest", "steps must be between 1 and %1").arg(kMaxSteps));
     if (r.capacityBytes && *r.capacityBytes == 0) add(RunField::Capacity, QCoreApplication::translate("RunRequest", "a capacity budget must be more than 0 bytes"));
     if (r.bucketBytes < 1024) add(RunField::Bucket, QCoreApplication::translate("RunRequest", "buckets must hold at least 1 KiB"));
@@ -123,7 +157,26 @@ QStringList workerArguments(const RunRequest& r, const QString& socketPath) {
     if (usesHybridGroup(r.strategy)) a << QStringLiteral("--hybrid-group") << QString::number(r.hybridGroup);
     if (r.capacityBytes) a << QStringLiteral("--capacity") << QString::number(*r.capacityBytes);
     a << QStringLiteral("--stream") << socketPath;
+    if (r.gpu) a << QStringLiteral("--backend") << QStringLiteral("cuda");
+    if (r.threads) a << QStringLiteral("--shared-device") << QStringLiteral("--ranks") << QString::number(r.ranks);
     return a;
+}
+
+LaunchCommand launchCommand(const RunRequest& r, const LaunchSettings& settings, const QString& socketPath) {
+    const QStringList worker = workerArguments(r, socketPath);
+    if (r.threads) return {settings.workerPath, worker, true};
+    launch::MpirunOptions options;
+    options.mpirun = settings.mpirunPath.toStdString();
+    options.ranks = r.ranks;
+    options.runningAsRoot = settings.runningAsRoot;
+    options.localCores = settings.localCores;
+    std::vector<std::string> workerArgs;
+    for (const QString& a : worker) workerArgs.push_back(a.toStdString());
+    const auto argv = launch::mpirunArgv(options, settings.workerPath.toStdString(), workerArgs);
+    LaunchCommand c;
+    c.program = QString::fromStdString(argv.front());
+    for (std::size_t i = 1; i < argv.size(); ++i) c.arguments << QString::fromStdString(argv[i]);
+    return c;
 }
 
 std::optional<std::uint64_t> parseByteText(const QString& text, QString* error) {
@@ -150,14 +203,27 @@ std::optional<std::uint64_t> parseByteText(const QString& text, QString* error) 
     return static_cast<std::uint64_t>(std::llround(bytes));
 }
 
-QString gpuUnavailableReason() {
-    static const device::CudaAvailability probe = device::probeCuda();
-    if (!probe.available)
-        return QCoreApplication::translate("RunRequest", "GPU unavailable: %1").arg(QString::fromStdString(probe.reason));
-    return QCoreApplication::translate("RunRequest",
-                                       "GPU found (%1), but this build trains on CPU ranks only: the CUDA kernels and "
-                                       "communicators are built, the worker's GPU path is not wired yet")
-        .arg(QString::fromStdString(device::describe(probe)));
+QString gpuUnavailableReason() { return gpuUnavailableReason(GpuSupport::probed()); }
+
+QString gpuUnavailableReason(const GpuSupport& gpu) {
+    if (!gpu.cuda.available)
+        return QCoreApplication::translate("RunRequest", "GPU unavailable: %1").arg(QString::fromStdString(gpu.cuda.reason));
+    if (!gpu.workerCuda)
+        return QCoreApplication::translate("RunRequest", "GPU found (%1), but this build's worker has no CUDA backend: "
+                                                         "configure with nvcc available (SHARDSCOPE_CUDA=AUTO or ON)")
+            .arg(QString::fromStdString(device::describe(gpu.cuda)));
+    return {};
+}
+
+QString mpiUnavailableReason(const QString& mpirun) {
+    if (!SHARDSCOPE_WORKER_MPI) return QCoreApplication::translate("RunRequest", "this build's worker has no MPI");
+    if (!launch::findExecutable(mpirun.toStdString())) return QCoreApplication::translate("RunRequest", "mpirun not found");
+    return {};
+}
+
+QString gpuDescription(const GpuSupport& gpu) {
+    if (const QString why = gpuUnavailableReason(gpu); !why.isEmpty()) return why;
+    return QString::fromStdString(device::describe(gpu.cuda));
 }
 
 } // namespace shardscope::widgets

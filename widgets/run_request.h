@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "device/cuda_probe.h"
 #include "theory/estimate.h"
 
 namespace shardscope::widgets {
@@ -22,7 +23,7 @@ struct RunModelPreset {
 std::vector<RunModelPreset> loadRunPresets();
 std::optional<RunModelPreset> findRunPreset(const QString& id);
 
-enum class RunField { Model, Ranks, Backend, Strategy, Steps, Capacity, Bucket, Prefetch, MaxInflight, Persistence, HybridGroup, MicroBatch };
+enum class RunField { Model, Ranks, Backend, Strategy, Steps, Capacity, Bucket, Prefetch, MaxInflight, Persistence, HybridGroup, MicroBatch, Threads };
 
 struct FieldIssue {
     RunField field;
@@ -32,7 +33,10 @@ struct FieldIssue {
 struct RunRequest {
     QString model = QStringLiteral("small");
     int ranks = 4;
-    bool gpu = false; // the CUDA backend (not in this build)
+    bool gpu = false; // the CUDA backend (--backend cuda)
+    // Ranks as threads of ONE worker process (--shared-device --ranks N), no mpirun: on the CPU
+    // the shared-host communicators, on a GPU every rank shares GPU 0.
+    bool threads = false;
     theory::Strategy strategy = theory::Strategy::Zero3;
     theory::PrecisionKind precision = theory::PrecisionKind::MixedBf16;
     bool checkpointing = false;
@@ -58,19 +62,53 @@ bool usesMaxInflight(theory::Strategy s);
 bool usesPersistence(theory::Strategy s);
 bool usesHybridGroup(theory::Strategy s);
 
-std::vector<FieldIssue> validate(const RunRequest& r);
+// What the GPU option can do on this machine: the CUDA probe's answer and what the worker
+// beside the GUI was built with (the GUI never links CUDA; the build tells it).
+struct GpuSupport {
+    device::CudaAvailability cuda;
+    bool workerCuda = false; // shardscope-worker has --backend cuda
+    bool workerNccl = false; // … and NCCL for one rank per GPU under mpirun
+    static const GpuSupport& probed(); // this machine, probed once (dlopen, never throws)
+};
+
+std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu);
+std::vector<FieldIssue> validate(const RunRequest& r); // with GpuSupport::probed()
 
 // The same scenario the worker's theory reports: for previews before a run starts.
 theory::Scenario scenarioOf(const RunRequest& r, const RunModelPreset& preset);
 
-// shardscope-worker's arguments (the part after `mpirun … -np N worker`).
+// shardscope-worker's arguments (the part after `mpirun … -np N worker`; with r.threads the
+// whole command line after the worker, ending in --shared-device --ranks N).
 QStringList workerArguments(const RunRequest& r, const QString& socketPath);
+
+// How the job starts on this machine.
+struct LaunchSettings {
+    QString workerPath;
+    QString mpirunPath;       // resolved (launch::findExecutable); unused with r.threads
+    bool runningAsRoot = false;
+    int localCores = 1;
+};
+// The program and its arguments (a QProcess argument list, never a shell string): with
+// r.threads the worker itself — one process, no mpirun — otherwise launch::mpirunArgv.
+struct LaunchCommand {
+    QString program;
+    QStringList arguments;
+    bool direct = false; // the worker is the process (no mpirun)
+};
+LaunchCommand launchCommand(const RunRequest& r, const LaunchSettings& settings, const QString& socketPath);
 
 // "64MiB", "1.5 GB", "1000000" → bytes; empty text → nullopt without error.
 std::optional<std::uint64_t> parseByteText(const QString& text, QString* error);
 
-// Why the GPU backend cannot be chosen: the CUDA probe's answer (cached; the probe dlopen()s
-// libcudart and never throws), or — with a device — that the worker's GPU path is not wired.
-QString gpuUnavailableReason();
+// Why the GPU backend cannot be chosen (the probe's reason, or a worker built without CUDA);
+// empty when it can.
+QString gpuUnavailableReason(const GpuSupport& gpu);
+QString gpuUnavailableReason(); // GpuSupport::probed()
+// Why ranks cannot run as mpirun processes here (empty when they can): `mpirun` (a name on
+// $PATH or a path) is missing, or the worker was built without MPI (SHARDSCOPE_MPI=OFF).
+// The Ranks page then runs them as threads of one worker process.
+QString mpiUnavailableReason(const QString& mpirun = QStringLiteral("mpirun"));
+// The GPU entry's tooltip: the reason, or the devices found ("CUDA: 1 device (runtime …)").
+QString gpuDescription(const GpuSupport& gpu);
 
 } // namespace shardscope::widgets

@@ -71,7 +71,7 @@ bool RunSession::refuse(const QString& message) {
 
 void RunSession::beginSession(bool live) {
     active_ = true;
-    streamOpen_ = streamEnded_ = processExited_ = stopRequested_ = crashed_ = false;
+    streamOpen_ = streamEnded_ = processExited_ = stopRequested_ = crashed_ = failedToStart_ = false;
     failure_.reset();
     streamError_.clear();
     stderrTail_.clear();
@@ -87,9 +87,14 @@ bool RunSession::start(const RunRequest& request) {
     if (active_) return false;
     if (const auto issues = validate(request); !issues.empty())
         return refuse(tr("Invalid settings: %1").arg(issues.front().message));
-    const auto mpirun = launch::findExecutable(mpirun_.toStdString());
-    if (!mpirun)
-        return refuse(tr("mpirun was not found on PATH: install OpenMPI (e.g. apt install openmpi-bin) to run jobs"));
+    // Ranks as threads (--shared-device): the worker is the only process, mpirun is not needed.
+    std::optional<std::string> mpirun;
+    if (!request.threads) {
+        mpirun = launch::findExecutable(mpirun_.toStdString());
+        if (!mpirun)
+            return refuse(tr("mpirun was not found on PATH: install OpenMPI (e.g. apt install openmpi-bin) to run jobs, "
+                             "or tick “Ranks as threads in one process”"));
+    }
     if (!QFileInfo(workerPath_).isExecutable())
         return refuse(tr("shardscope-worker was not found at %1: build it beside the GUI (target shardscope-worker)").arg(workerPath_));
 
@@ -104,22 +109,19 @@ bool RunSession::start(const RunRequest& request) {
     // it queued for the previous run now, before this run's started() resets the views.
     QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
 
-    launch::MpirunOptions options;
-    options.mpirun = *mpirun;
-    options.ranks = request.ranks;
-    options.runningAsRoot = ::geteuid() == 0;
-    options.localCores = QThread::idealThreadCount();
-    std::vector<std::string> workerArgs;
-    for (const QString& a : workerArguments(request, socketPath)) workerArgs.push_back(a.toStdString());
-    const auto argv = launch::mpirunArgv(options, workerPath_.toStdString(), workerArgs);
+    LaunchSettings settings;
+    settings.workerPath = workerPath_;
+    settings.mpirunPath = mpirun ? QString::fromStdString(*mpirun) : QString();
+    settings.runningAsRoot = ::geteuid() == 0;
+    settings.localCores = QThread::idealThreadCount();
+    const LaunchCommand command = launchCommand(request, settings, socketPath);
 
     beginSession(true);
+    direct_ = command.direct;
     process_ = new QProcess(this);
     process_->setStandardOutputFile(QProcess::nullDevice()); // progress lines; the stream carries the data
-    QStringList args;
-    for (std::size_t i = 1; i < argv.size(); ++i) args << QString::fromStdString(argv[i]);
-    process_->setProgram(QString::fromStdString(argv[0]));
-    process_->setArguments(args);
+    process_->setProgram(command.program);
+    process_->setArguments(command.arguments);
     connect(process_, &QProcess::readyReadStandardError, this, [this] {
         stderrTail_ += QString::fromLocal8Bit(process_->readAllStandardError());
         if (stderrTail_.size() > 65536) stderrTail_ = stderrTail_.right(65536); // mpirun's summary is at the end
@@ -127,7 +129,7 @@ bool RunSession::start(const RunRequest& request) {
     connect(process_, &QProcess::finished, this, &RunSession::onProcessFinished);
     connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
         if (e != QProcess::FailedToStart) return;
-        crashed_ = true;
+        crashed_ = failedToStart_ = true;
         stderrTail_ = process_->errorString();
         processExited_ = true;
         finishLive();
@@ -202,6 +204,12 @@ QString RunSession::liveFailureMessage() const {
     }
     const QStringList lines = stderrTail_.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     const QString last = lines.isEmpty() ? QString() : lines.last().trimmed();
+    if (direct_) {
+        // One worker process: its own last line names the rank and the step.
+        if (failedToStart_) return tr("shardscope-worker did not run: %1").arg(last);
+        if (crashed_) return tr("shardscope-worker was killed or crashed in step %1").arg(step);
+        if (exitCode_ != 0) return tr("shardscope-worker exited with code %1: %2").arg(exitCode_).arg(last);
+    }
     if (crashed_) return tr("mpirun did not run: %1").arg(last);
     if (exitCode_ != 0) return tr("mpirun exited with code %1: %2").arg(exitCode_).arg(last);
     return tr("The run ended without finishing its event stream (last complete step: %1)").arg(lastStep_);

@@ -1,7 +1,8 @@
 #pragma once
 // One job or one recording at a time, as the GUI sees it. A live run is `mpirun … -np N
-// shardscope-worker …` (launch::mpirunArgv, a QProcess with an argument list) streaming to a
-// private local socket; the stream is decoded on a QThread (StreamReceiver). Every way a run
+// shardscope-worker …` (launch::mpirunArgv, a QProcess with an argument list), or with
+// RunRequest::threads the worker alone (`shardscope-worker … --shared-device --ranks N`, every
+// rank a thread of that one process), streaming to a private local socket; the stream is decoded on a QThread (StreamReceiver). Every way a run
 // can end becomes finished(outcome, one translated line); the session is reusable afterwards.
 #include <QElapsedTimer>
 #include <QObject>
@@ -35,7 +36,8 @@ public:
 
     bool isActive() const { return active_; }
     bool isLive() const { return process_ != nullptr; }
-    qint64 processId() const; // mpirun's pid while running, else 0
+    qint64 processId() const; // mpirun's (threads: the worker's) pid while running, else 0
+    bool isDirect() const { return direct_; } // the last live run started the worker without mpirun
     double elapsedSeconds() const;
     // Why the last stream or recording could not be read to its end (empty if it could).
     QString streamError() const { return streamError_; }
@@ -89,6 +91,8 @@ private:
     int completeSteps_ = 0;
     int exitCode_ = 0;
     bool crashed_ = false;
+    bool failedToStart_ = false;
+    bool direct_ = false;
     bool active_ = false;
     bool streamOpen_ = false;
     bool streamEnded_ = false;

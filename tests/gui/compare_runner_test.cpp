@@ -25,9 +25,16 @@ private Q_SLOTS:
         runner.setRanks(3);
         runner.setModel(QStringLiteral("small"));
         runner.setSteps(2);
+        runner.setMpiUnavailable(QString()); // as where mpirun is found: processes by default
         QCOMPARE(runner.arguments(QStringLiteral("/tmp/x.json")),
                  (QStringList{"compare", "--ranks", "3", "--model", "small", "--steps", "2", "--strategies",
                               "ddp,zero1,zero2,zero3,fsdp", "--json", "/tmp/x.json"}));
+        runner.setThreads(true);
+        QCOMPARE(runner.arguments(QStringLiteral("/tmp/x.json")).last(), QStringLiteral("--shared-device"));
+        runner.setThreads(false);
+        runner.setMpiUnavailable(QStringLiteral("mpirun not found")); // no mpirun: threads, locked
+        QVERIFY(runner.threads());
+        QVERIFY(runner.arguments(QStringLiteral("/tmp/x.json")).contains(QStringLiteral("--shared-device")));
     }
 
     void missingCliIsAnInlineMessage() {
@@ -52,12 +59,20 @@ private Q_SLOTS:
         QVERIFY(page.view()->runs().empty());
     }
 
+    void runsEveryStrategyWithTheRealCli_data() {
+        QTest::addColumn<bool>("threads");
+        QTest::newRow("mpirun") << false;
+        QTest::newRow("threads") << true;
+    }
+
     void runsEveryStrategyWithTheRealCli() {
+        QFETCH(bool, threads);
         if (!QFileInfo(kCli).isExecutable()) QSKIP("build/bin/shardscope-cli is missing: build the shardscope-cli target to run comparisons");
-        if (!launch::findExecutable("mpirun")) QSKIP("mpirun is not on PATH: install OpenMPI to run comparisons");
+        if (!threads && !launch::findExecutable("mpirun")) QSKIP("mpirun is not on PATH: install OpenMPI to run comparisons");
         ComparePage page;
         page.resize(1200, 800);
         page.runner()->setCliPath(kCli);
+        page.runner()->setThreads(threads);
         page.runner()->setRanks(2);
         page.runner()->setModel(QStringLiteral("tiny"));
         page.runner()->setSteps(1);
@@ -71,6 +86,7 @@ private Q_SLOTS:
         QVERIFY2(badges[0].contains(QStringLiteral("reference")), qPrintable(badges[0]));
         for (int i = 1; i < 5; ++i) QVERIFY2(badges[i].contains(QStringLiteral("bitwise")), qPrintable(badges[i]));
         QVERIFY2(page.runner()->progressText().contains(QStringLiteral("Done")), qPrintable(page.runner()->progressText()));
+        QCOMPARE(page.view()->exposedTexts().size(), 5); // every run reports its exposed communication
     }
 };
 

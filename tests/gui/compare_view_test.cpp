@@ -1,7 +1,12 @@
 // Compare mode: reports as the worker writes them (backend/train/report.cpp) parse into the
 // numbers the charts show; parity badges say bitwise equal / |Δ| / digest against DDP.
+#include <QFile>
+#include <QLabel>
+#include <QTemporaryDir>
 #include <QTest>
 #include <qcustomplot.h>
+
+#include "compare_page.h"
 
 #include "compare_view.h"
 #include "core/error.h"
@@ -91,6 +96,54 @@ private Q_SLOTS:
         QVERIFY(bars);
         QCOMPARE(bars->data()->size(), 5);
         QCOMPARE(bars->data()->at(0)->value, 3.0); // 3000 B in kB
+    }
+
+    // The exposed-communication figure of each strategy, from a report file as the worker
+    // writes it: one chip per run, the worst rank's median, explained in the tooltip.
+    void showsExposedCommunicationPerStrategy() {
+        auto withExposed = [](const std::string& json, double r0, double r1, double top) {
+            std::string out = json;
+            for (auto [rank, f] : {std::pair{0, r0}, std::pair{1, r1}}) {
+                const std::string key = "{\"rank\":" + std::to_string(rank) + ",";
+                out.replace(out.find(key), key.size(), key + "\"exposed_comm\":{\"fraction_median\":" + std::to_string(f) +
+                                                           ",\"fraction_per_step\":[" + std::to_string(f) + "]},");
+            }
+            return out.substr(0, out.size() - 1) + ",\"exposed_comm_fraction\":" + std::to_string(top) + "}";
+        };
+        const std::string file = "{\"ranks\":4,\"strategies\":[" + withExposed(report("ddp", 400, 9000, "d"), 0.05, 0.064, 0.064) +
+                                 "," + withExposed(report("zero3", 100, 5000, "d"), 0.471, 0.2, 0.471) + "," +
+                                 report("zero2", 150, 6000, "d") + "]}"; // an older report: no figures
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("compare.json"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray::fromStdString(file));
+        f.close();
+
+        const auto runs = parseCompareRuns(file);
+        QCOMPARE(runs[1].exposedComm.value_or(-1), 0.471);
+        QCOMPARE(runs[1].exposedRank, 0);
+        QCOMPARE(runs[1].ranks[1].exposedComm.value_or(-1), 0.2);
+        QVERIFY(!runs[2].exposedComm.has_value());
+
+        ComparePage page;
+        page.resize(1200, 800);
+        QString error;
+        QVERIFY2(page.openFiles({path}, &error), qPrintable(error));
+        const QStringList texts = page.view()->exposedTexts();
+        QCOMPARE(texts.size(), 3); // DDP, ZeRO-2, ZeRO-3 (the theory's order)
+        QVERIFY2(texts[0].startsWith(QStringLiteral("DDP")) && texts[0].contains(QStringLiteral("6.4%")), qPrintable(texts[0]));
+        QVERIFY2(texts[1].contains(QStringLiteral("n/a")), qPrintable(texts[1]));
+        QVERIFY2(texts[2].contains(QStringLiteral("47.1%")), qPrintable(texts[2]));
+        const QString tip = page.view()->exposedToolTips()[2];
+        QVERIFY2(tip.contains(QStringLiteral("no compute hid")) && tip.contains(QStringLiteral("union of the intervals")), qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("rank 0 waits most")) && tip.contains(QStringLiteral("r1 20.0%")), qPrintable(tip));
+        QVERIFY(page.view()->findChild<QWidget*>(QStringLiteral("compareExposedRow"))->isVisibleTo(page.view()));
+        // Reports without any figure: the row is hidden.
+        page.clear();
+        QVERIFY(page.addReport(report("zero1", 200, 7000, "d"), &error));
+        QVERIFY(page.view()->exposedTexts().isEmpty());
+        QVERIFY(!page.view()->findChild<QWidget*>(QStringLiteral("compareExposedRow"))->isVisibleTo(page.view()));
     }
 };
 

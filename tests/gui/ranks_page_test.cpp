@@ -5,7 +5,9 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QCheckBox>
 #include <QComboBox>
+#include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <QTest>
 #include <csignal>
@@ -49,6 +51,14 @@ bool canRunLive(QString* why) {
     }
     if (!launch::findExecutable("mpirun")) {
         *why = QStringLiteral("mpirun is not on PATH: install OpenMPI to run live jobs");
+        return false;
+    }
+    return true;
+}
+
+bool canRunThreads(QString* why) {
+    if (!QFileInfo(kWorker).isExecutable()) {
+        *why = QStringLiteral("build/bin/shardscope-worker is missing: build the worker target to run live jobs");
         return false;
     }
     return true;
@@ -214,9 +224,132 @@ private Q_SLOTS:
         qobject_cast<QSpinBox*>(panel->fieldWidget(RunField::HybridGroup))->setValue(2);
         QVERIFY(panel->errorText(RunField::HybridGroup).isEmpty());
         QVERIFY(page.findChild<QPushButton*>(QStringLiteral("runButton"))->isEnabled());
-        // GPU is listed but cannot be picked, and says why.
+        // GPU is listed but cannot be picked without a device, and says why.
+        GpuSupport none;
+        none.cuda.reason = "no CUDA device (cudaGetDeviceCount: test)";
+        panel->setGpuSupport(none);
         auto* backend = qobject_cast<QComboBox*>(panel->fieldWidget(RunField::Backend));
+        QVERIFY(!qobject_cast<QStandardItemModel*>(backend->model())->item(1)->isEnabled());
         QVERIFY(backend->itemData(1, Qt::ToolTipRole).toString().contains(QStringLiteral("no CUDA device")));
+    }
+
+    // Without mpirun the checkbox is ticked, locked and explained; with it the user chooses.
+    void threadsCheckboxFollowsMpirun() {
+        RanksPage page;
+        RunConfigPanel* panel = page.configPanel();
+        auto* threads = panel->findChild<QCheckBox*>(QStringLiteral("threadsCheck"));
+        QVERIFY(threads);
+        QVERIFY(!threads->text().isEmpty());
+        panel->setMpiUnavailable(QString());
+        QVERIFY(!threads->isChecked()); // mpirun found: off by default
+        QVERIFY(threads->isEnabled());
+        QVERIFY(!panel->request().threads);
+        QVERIFY(panel->launchNote().isEmpty());
+        panel->setMpiUnavailable(QStringLiteral("mpirun not found"));
+        QVERIFY(threads->isChecked());
+        QVERIFY(!threads->isEnabled());
+        QVERIFY(panel->request().threads);
+        QVERIFY2(panel->launchNote().contains(QStringLiteral("mpirun not found")), qPrintable(panel->launchNote()));
+        QVERIFY(panel->isValid());
+        panel->setRequest(tinyRequest(2)); // a request without threads cannot untick it
+        QVERIFY(panel->request().threads);
+        panel->setMpiUnavailable(QString());
+        QVERIFY(!threads->isChecked());
+        threads->setChecked(true);
+        QVERIFY(panel->request().threads);
+        QVERIFY(!panel->launchNote().isEmpty()); // says what the mode does
+    }
+
+    // With a device the GPU entry can be chosen; more ranks than GPUs need the threads mode,
+    // said under the checkbox, and Run waits until it is ticked.
+    void gpuRanksBeyondTheGpusAskForThreads() {
+        RanksPage page;
+        RunConfigPanel* panel = page.configPanel();
+        panel->setMpiUnavailable(QString());
+        GpuSupport gpu;
+        gpu.cuda.available = true;
+        gpu.cuda.deviceCount = 1;
+        gpu.workerCuda = gpu.workerNccl = true;
+        panel->setGpuSupport(gpu);
+        auto* backend = qobject_cast<QComboBox*>(panel->fieldWidget(RunField::Backend));
+        auto* model = qobject_cast<QStandardItemModel*>(backend->model());
+        QVERIFY(model->item(1)->isEnabled());
+        backend->setCurrentIndex(1);
+        qobject_cast<QSpinBox*>(panel->fieldWidget(RunField::Ranks))->setValue(2);
+        QVERIFY2(panel->errorText(RunField::Threads).contains(QStringLiteral("GPU")), qPrintable(panel->errorText(RunField::Threads)));
+        QVERIFY(!page.findChild<QPushButton*>(QStringLiteral("runButton"))->isEnabled());
+        panel->findChild<QCheckBox*>(QStringLiteral("threadsCheck"))->setChecked(true);
+        QVERIFY(panel->errorText(RunField::Threads).isEmpty());
+        QVERIFY(panel->isValid());
+        QVERIFY2(panel->launchNote().contains(QStringLiteral("GPU 0")), qPrintable(panel->launchNote()));
+        QVERIFY(panel->request().gpu && panel->request().threads);
+        // No device: the entry is disabled again and its tooltip carries the probe's reason.
+        GpuSupport none;
+        none.cuda.reason = "no CUDA device (test)";
+        panel->setGpuSupport(none);
+        QVERIFY(!model->item(1)->isEnabled());
+        QVERIFY(backend->itemData(1, Qt::ToolTipRole).toString().contains(QStringLiteral("no CUDA device (test)")));
+    }
+
+    // A real 2-rank run as threads of one worker process: no mpirun in the tree, the stream and
+    // report arrive as from mpirun, and the summary shows each rank's exposed communication.
+    void liveRunAsThreads() {
+        QString why;
+        if (!canRunThreads(&why)) QSKIP(qPrintable(why));
+        RanksPage page;
+        page.session().setWorkerPath(kWorker);
+        page.session().setMpirun(QStringLiteral("mpirun-that-does-not-exist")); // never asked for
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        RunRequest r = tinyRequest(2);
+        r.threads = true;
+        QVERIFY(page.runRequest(r));
+        QVERIFY(page.session().isDirect());
+        QCOMPARE(waitForEnd(ended, 30000), RunSession::Outcome::Completed);
+        QVERIFY2(page.bannerText().isEmpty(), qPrintable(page.bannerText()));
+        QCOMPARE(page.model().worldSize(), 2);
+        QCOMPARE(page.model().stepCount(), std::size_t{2});
+        page.finishPendingDraws();
+        QVERIFY2(page.exposedText().contains(QStringLiteral("rank 1")) && page.exposedText().contains(QStringLiteral("%")),
+                 qPrintable(page.exposedText()));
+    }
+
+    // A rank thread that fails ends the one process; the banner names the rank and the cause.
+    void failingThreadsRunNamesTheRank() {
+        QString why;
+        if (!canRunThreads(&why)) QSKIP(qPrintable(why));
+        RanksPage page;
+        page.session().setWorkerPath(kWorker);
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        RunRequest r = tinyRequest(3);
+        r.ranks = 3;
+        r.threads = true;
+        r.capacityBytes = 1500000; // below the tiny model's ZeRO-3 peak on 3 ranks
+        QVERIFY(page.runRequest(r));
+        QCOMPARE(waitForEnd(ended, 30000), RunSession::Outcome::Failed);
+        QVERIFY2(page.bannerText().contains(QStringLiteral("out of memory")) && page.bannerText().contains(QStringLiteral("Rank ")),
+                 qPrintable(page.bannerText()));
+    }
+
+    // Stop: the one worker process goes (SIGTERM, then SIGKILL after the grace period).
+    void stopEndsTheThreadsWorker() {
+        QString why;
+        if (!canRunThreads(&why)) QSKIP(qPrintable(why));
+        RanksPage page;
+        page.session().setWorkerPath(kWorker);
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        RunRequest r = tinyRequest(100000);
+        r.threads = true;
+        QVERIFY(page.runRequest(r));
+        QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 30000);
+        const auto pid = static_cast<pid_t>(page.session().processId());
+        std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+        std::string name;
+        comm >> name;
+        QVERIFY2(name.rfind("shardscope-wor", 0) == 0, name.c_str()); // the worker itself, not mpirun
+        page.stop();
+        QCOMPARE(waitForEnd(ended, 20000), RunSession::Outcome::Stopped);
+        QTRY_VERIFY_WITH_TIMEOUT(::kill(pid, 0) != 0, 10000);
+        QVERIFY(page.bannerText().isEmpty());
     }
 
     void liveRunOfTwoRanks() {
