@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Step-time ratio of each strategy to DDP, and tracing overhead (events on vs off), measured
+# Step-time ratio of each strategy to DDP (with the exposed-communication fraction), tracing
+# overhead (events on vs off) and rank threads vs mpirun processes (--shared-device), measured
 # side by side in one session with the same seed. Runs are interleaved (on, off, on, off…) so
 # machine noise hits both sides alike; the figure is the ratio of median step times.
 # usage: scripts/bench-strategies.sh [build] [ranks] [model] [steps] [repeats]
@@ -18,8 +19,15 @@ print(f"{statistics.median(ms):.3f}")
 PY
 }
 
+exposed() { # median over the reports of the worst rank's median exposed-communication fraction
+  python3 - "$@" <<'PY'
+import json, sys, statistics
+print(f"{statistics.median(json.load(open(f))['exposed_comm_fraction'] for f in sys.argv[1:]):.3f}")
+PY
+}
+
 echo "== step time per strategy ($model, $ranks ranks, $steps steps × $repeats, median of steps 2…)"
-declare -A med
+declare -A med exp
 for s in ddp zero1 zero2 zero3 fsdp; do
   files=()
   for r in $(seq "$repeats"); do
@@ -27,10 +35,11 @@ for s in ddp zero1 zero2 zero3 fsdp; do
     files+=("$tmp/$s.$r.json")
   done
   med[$s]=$(median_ms "${files[@]}")
+  exp[$s]=$(exposed "${files[@]}")
 done
-printf "%-8s %12s %14s\n" strategy "step ms" "ratio to ddp"
+printf "%-8s %12s %14s %16s\n" strategy "step ms" "ratio to ddp" "exposed comm"
 for s in ddp zero1 zero2 zero3 fsdp; do
-  printf "%-8s %12s %14s\n" "$s" "${med[$s]}" "$(python3 -c "print(f'{${med[$s]}/${med[ddp]}:.3f}')")"
+  printf "%-8s %12s %14s %16s\n" "$s" "${med[$s]}" "$(python3 -c "print(f'{${med[$s]}/${med[ddp]}:.3f}')")" "${exp[$s]}"
 done
 
 echo "== tracing overhead (zero3, events on vs --no-events, interleaved)"
@@ -43,3 +52,14 @@ for r in $(seq "$repeats"); do
 done
 m_on=$(median_ms "${on[@]}"); m_off=$(median_ms "${off[@]}")
 echo "events on: $m_on ms/step; events off: $m_off ms/step; throughput on/off = $(python3 -c "print(f'{$m_off/$m_on:.3f}')") (goal ≥ 0.98)"
+
+echo "== rank threads vs processes (zero3, --shared-device vs mpirun, interleaved)"
+thr=(); prc=()
+for r in $(seq "$repeats"); do
+  "$cli" run --model "$model" --ranks "$ranks" --strategy zero3 --steps "$steps" --shared-device --json "$tmp/thr.$r.json" >/dev/null
+  thr+=("$tmp/thr.$r.json")
+  "$cli" run --model "$model" --ranks "$ranks" --strategy zero3 --steps "$steps" --json "$tmp/prc.$r.json" >/dev/null
+  prc+=("$tmp/prc.$r.json")
+done
+m_thr=$(median_ms "${thr[@]}"); m_prc=$(median_ms "${prc[@]}")
+echo "threads: $m_thr ms/step (exposed $(exposed "${thr[@]}")); mpirun: $m_prc ms/step (exposed $(exposed "${prc[@]}")); step time threads/mpirun = $(python3 -c "print(f'{$m_thr/$m_prc:.3f}')")"
