@@ -34,6 +34,13 @@ public:
             // Timing off: these events only order work, and timing makes record/wait dearer.
             CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
             events_.push_back(Event(e));
+            CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+            asideEvents_.push_back(Event(e));
+            CUDA_CHECK(cudaSetDevice(d->ordinal()));
+            cudaStream_t s = nullptr;
+            // Non-blocking: no implicit ordering with the legacy default stream.
+            CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+            asideStreams_.push_back(Stream(s));
         }
     }
 
@@ -51,17 +58,38 @@ public:
                                       stream(r));
     }
 
+    // A started all-gather's copies run on the rank's second stream, after every rank's publish
+    // of this collective (its own included: the gathered buffer was allocated on its compute
+    // stream); the compute stream waits for them only when the all-gather is finished.
+    void beginAside(int r) {
+        for (std::size_t q = 0; q < events_.size(); ++q)
+            CUDA_CHECK(cudaStreamWaitEvent(aside(r), events_[q].get(), 0));
+    }
+    void copyAside(int r, void* dst, const void* src, std::size_t bytes) {
+        CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, aside(r)));
+    }
+    void recordAside(int r) { CUDA_CHECK(cudaEventRecord(asideEvent(r), aside(r))); }
+    void joinAside(int r) { CUDA_CHECK(cudaStreamWaitEvent(stream(r), asideEvent(r), 0)); }
+
 private:
     struct EventDeleter {
         void operator()(CUevent_st* e) const noexcept { cudaEventDestroy(e); }
     };
     using Event = std::unique_ptr<CUevent_st, EventDeleter>;
+    struct StreamDeleter {
+        void operator()(CUstream_st* s) const noexcept { cudaStreamDestroy(s); }
+    };
+    using Stream = std::unique_ptr<CUstream_st, StreamDeleter>;
 
     cudaStream_t stream(int r) const { return streams_[static_cast<std::size_t>(r)]; }
     cudaEvent_t event(int r) const { return events_[static_cast<std::size_t>(r)].get(); }
+    cudaStream_t aside(int r) const { return asideStreams_[static_cast<std::size_t>(r)].get(); }
+    cudaEvent_t asideEvent(int r) const { return asideEvents_[static_cast<std::size_t>(r)].get(); }
 
     std::vector<cudaStream_t> streams_;
     std::vector<Event> events_;
+    std::vector<Stream> asideStreams_; // one per rank: started all-gathers' copies
+    std::vector<Event> asideEvents_;
 };
 
 } // namespace

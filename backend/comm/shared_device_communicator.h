@@ -17,6 +17,12 @@
 // Sums are in rank order with fp32 accumulation (comm::sumInRankOrder), always — so the
 // results are deterministic and bitwise equal to the MPI communicator's --deterministic mode.
 //
+// A started all-gather (Communicator::startAllGather, the strategy's prefetch) runs steps 1–3 at
+// the start, with its copies issued "aside" (CUDA: on the rank's second stream, so they overlap
+// the compute queued meanwhile; CPU: done on the spot), and step 4 when it is finished; the
+// collectives called in between run their own steps 1–4 inside it, in the same order on every
+// rank, so the barrier generations still line up.
+//
 // Every wait has the communicator's deadline. A rank that does not arrive is named ("waiting for
 // rank 2"); a rank whose communicator is destroyed (its thread finished or unwound from an
 // exception) breaks the group, so its peers fail at once instead of waiting for the deadline.
@@ -149,14 +155,24 @@ struct HostCopyReduce {
     void reduce(int, const void* const* parts, int n, void* out, std::size_t count, DType t) {
         sumInRankOrder(parts, n, out, count, t);
     }
+    // A started all-gather's copies: ordered after every rank's publish (beginAside), issued
+    // (copyAside), marked (recordAside); joinAside orders the rank's own work after them.
+    void beginAside(int) {}
+    void copyAside(int r, void* dst, const void* src, std::size_t bytes) { copy(r, dst, src, bytes); }
+    void recordAside(int) {}
+    void joinAside(int) {}
 };
 
 template <class Backend> struct SharedGroup {
     SharedGroup(int n, Backend b)
-        : backend(std::move(b)), barrier(n), calls(static_cast<std::size_t>(n)) {}
+        : backend(std::move(b)), barrier(n), calls(static_cast<std::size_t>(n)),
+          started(static_cast<std::size_t>(n)) {}
     Backend backend;
     RankBarrier barrier;
     std::vector<SharedCall> calls;
+    // A started all-gather's calls: its peers read them after collectives that ran in between
+    // have reused `calls`; the all-gather's finish barrier ends their use.
+    std::vector<SharedCall> started;
 };
 
 template <class Backend> class SharedRankCommunicator final : public Communicator {
@@ -200,6 +216,24 @@ protected:
             if (dst != src) group_->backend.copy(rank_, dst, src, bytes); // skip in-place shard
         }
         finish("all-gather", true);
+    }
+
+    bool doStartAllGather(const void* shard, void* full, std::size_t count, DType t) override {
+        meet(call(SharedCall::Op::AllGather, shard, full, count, t), "all-gather", true, group_->started);
+        group_->backend.beginAside(rank_);
+        const std::size_t bytes = count * dtypeBytes(t);
+        for (int q = 0; q < size(); ++q) {
+            char* dst = static_cast<char*>(full) + static_cast<std::size_t>(q) * bytes;
+            const void* src = group_->started[static_cast<std::size_t>(q)].in;
+            if (dst != src) group_->backend.copyAside(rank_, dst, src, bytes);
+        }
+        group_->backend.recordAside(rank_);
+        return true;
+    }
+
+    void doFinishAllGather() override {
+        group_->backend.joinAside(rank_);
+        finish("all-gather", true); // nobody reads a shard any more; the gathered data is here
     }
 
     void doReduceScatter(const void* full, void* shard, std::size_t count, DType t) override {
@@ -292,13 +326,14 @@ private:
     }
 
     // Steps 1–2: publish, barrier, check that everyone called the same thing, order after peers.
-    void meet(const SharedCall& mine, const char* what, bool device) {
-        group_->calls[static_cast<std::size_t>(rank_)] = mine;
+    void meet(const SharedCall& mine, const char* what, bool device) { meet(mine, what, device, group_->calls); }
+    void meet(const SharedCall& mine, const char* what, bool device, std::vector<SharedCall>& slots) {
+        slots[static_cast<std::size_t>(rank_)] = mine;
         if (device) group_->backend.publish(rank_);
         group_->barrier.arriveAndWait(rank_, timeout(), what);
-        const SharedCall& first = group_->calls[0];
-        for (std::size_t q = 1; q < group_->calls.size(); ++q) {
-            const SharedCall& c = group_->calls[q];
+        const SharedCall& first = slots[0];
+        for (std::size_t q = 1; q < slots.size(); ++q) {
+            const SharedCall& c = slots[q];
             if (c.op != first.op || c.count != first.count || c.type != first.type ||
                 c.root != first.root || c.max != first.max) {
                 const std::string reason = "collective mismatch in " + std::string(what) + ": rank 0 and rank " +

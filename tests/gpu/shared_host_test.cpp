@@ -127,6 +127,51 @@ TEST_P(SharedHost, ReduceScatterAndAllReduceSumInRankOrderBitwise) {
     }
 }
 
+// The prefetch pattern: an all-gather started, a reduce-scatter and an all-reduce called while it
+// is outstanding, then the all-gather finished — every result as if each ran alone.
+TEST_P(SharedHost, StartedAllGatherWithCollectivesInsideIt) {
+    const int n = GetParam();
+    const std::size_t count = 5;
+    std::vector<std::vector<float>> inputs;
+    for (int r = 0; r < n; ++r)
+        inputs.push_back(adversarial(count * static_cast<std::size_t>(n), 40u + static_cast<unsigned>(r)));
+    std::vector<float> expected(count * static_cast<std::size_t>(n));
+    std::vector<const void*> parts;
+    for (auto& in : inputs) parts.push_back(in.data());
+    sumInRankOrder(parts.data(), n, expected.data(), expected.size(), DType::F32);
+
+    Comms comms = makeGroup(n);
+    std::vector<std::vector<float>> gathered(static_cast<std::size_t>(n)), shards(gathered), reduced(gathered);
+    expectNoErrors(runRanks(comms, [&](int r, Communicator& c) {
+        const auto me = static_cast<std::size_t>(r);
+        const std::vector<float> mine(count, static_cast<float>(r) + 0.5f);
+        std::vector<float> full(count * static_cast<std::size_t>(n), -1.0f);
+        const std::uint64_t ticket = c.startAllGather(mine.data(), full.data(), count, DType::F32, 3);
+        EXPECT_TRUE(c.hasStarted());
+        EXPECT_THROW(c.startAllGather(mine.data(), full.data(), count, DType::F32, 4), Error)
+            << "one started all-gather at a time";
+        std::vector<float> shard(count);
+        c.reduceScatter(inputs[me].data(), shard.data(), count, DType::F32, 2);
+        std::vector<float> data = inputs[me];
+        c.allReduce(data.data(), data.size(), DType::F32, 2);
+        c.finishAllGather(ticket);
+        EXPECT_FALSE(c.hasStarted());
+        EXPECT_EQ(c.stats().calls[static_cast<std::size_t>(CollectiveOp::AllGather)], 1u);
+        gathered[me] = full;
+        shards[me] = shard;
+        reduced[me] = data;
+    }));
+    for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
+        for (std::size_t q = 0; q < static_cast<std::size_t>(n); ++q)
+            for (std::size_t i = 0; i < count; ++i)
+                ASSERT_EQ(gathered[r][q * count + i], static_cast<float>(q) + 0.5f) << "rank " << r << " shard " << q;
+        for (std::size_t i = 0; i < count; ++i)
+            ASSERT_EQ(bits(shards[r][i]), bits(expected[r * count + i])) << "reduce-scatter rank " << r;
+        for (std::size_t i = 0; i < expected.size(); ++i)
+            ASSERT_EQ(bits(reduced[r][i]), bits(expected[i])) << "all-reduce rank " << r;
+    }
+}
+
 TEST_P(SharedHost, Bf16SumsRoundOnceLikeTheReference) {
     const int n = GetParam();
     const std::size_t count = 9;
