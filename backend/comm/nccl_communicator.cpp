@@ -248,6 +248,9 @@ private:
             const cudaError_t q = cudaEventQuery(done);
             if (q == cudaSuccess) return;
             if (q != cudaErrorNotReady) CUDA_CHECK(q);
+            // cudaErrorNotReady is also stored as this thread's last error: clear it, or the next
+            // CUDA_CHECK_LAUNCH (cudaGetLastError) on this thread reports it as a launch failure.
+            (void)cudaGetLastError();
             ncclResult_t state = ncclSuccess;
             check(ncclCommGetAsyncError(comm_, &state), what);
             if (state != ncclSuccess && state != ncclInProgress) fail(what, ncclText(state));

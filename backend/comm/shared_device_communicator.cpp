@@ -30,13 +30,15 @@ public:
                 throw Error(ErrorKind::InvalidArgument,
                             "--shared-device: every rank must use the same GPU");
             streams_.push_back(d->stream());
+            // Events and streams belong to the device current when they are made: make the
+            // rank's GPU current first (cudaEventRecord fails for an event of another device).
+            CUDA_CHECK(cudaSetDevice(d->ordinal()));
             cudaEvent_t e = nullptr;
             // Timing off: these events only order work, and timing makes record/wait dearer.
             CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
             events_.push_back(Event(e));
             CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
             asideEvents_.push_back(Event(e));
-            CUDA_CHECK(cudaSetDevice(d->ordinal()));
             cudaStream_t s = nullptr;
             // Non-blocking: no implicit ordering with the legacy default stream.
             CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));

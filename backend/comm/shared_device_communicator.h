@@ -219,7 +219,7 @@ protected:
     }
 
     bool doStartAllGather(const void* shard, void* full, std::size_t count, DType t) override {
-        meet(call(SharedCall::Op::AllGather, shard, full, count, t), "all-gather", true, group_->started);
+        meet(call(SharedCall::Op::AllGather, shard, full, count, t), "all-gather", true, group_->started, false);
         group_->backend.beginAside(rank_);
         const std::size_t bytes = count * dtypeBytes(t);
         for (int q = 0; q < size(); ++q) {
@@ -326,8 +326,11 @@ private:
     }
 
     // Steps 1–2: publish, barrier, check that everyone called the same thing, order after peers.
-    void meet(const SharedCall& mine, const char* what, bool device) { meet(mine, what, device, group_->calls); }
-    void meet(const SharedCall& mine, const char* what, bool device, std::vector<SharedCall>& slots) {
+    void meet(const SharedCall& mine, const char* what, bool device) { meet(mine, what, device, group_->calls, true); }
+    // acquire = false: the rank's own stream is not ordered after the peers (a started
+    // all-gather orders only its aside copies, so this rank's compute is not held back).
+    void meet(const SharedCall& mine, const char* what, bool device, std::vector<SharedCall>& slots,
+              bool acquire) {
         slots[static_cast<std::size_t>(rank_)] = mine;
         if (device) group_->backend.publish(rank_);
         group_->barrier.arriveAndWait(rank_, timeout(), what);
@@ -345,7 +348,7 @@ private:
                 throw Error(ErrorKind::Internal, reason);
             }
         }
-        if (device)
+        if (device && acquire)
             for (int q = 0; q < size(); ++q)
                 if (q != rank_) group_->backend.acquire(rank_, q);
     }

@@ -37,8 +37,9 @@ Buffer Device::allocate(std::uint64_t bytes, AllocTag tag, bool zeroed) {
         ledger_.recordFree(tag.category, tag.tier, bytes, tag.unit);
         throw;
     }
+    Buffer buffer(this, data, bytes, tag); // from here on a throw frees it and its ledger entry
     if (zeroed) rawZero(data, bytes);
-    return Buffer(this, data, bytes, tag);
+    return buffer;
 }
 
 void Device::release(void* data, std::uint64_t bytes, const AllocTag& tag) noexcept {

@@ -17,6 +17,10 @@ namespace shardscope::kernels::cuda {
 
 [[noreturn]] inline void throwCudaError(cudaError_t rc, const char* expr, const char* file,
                                         int line) {
+    // The failing call also left rc in this thread's last-error slot: clear it (a no-op for
+    // sticky errors), so a caller that catches this error is not handed it again by the next
+    // CUDA_CHECK_LAUNCH as if an unrelated kernel launch had failed.
+    (void)cudaGetLastError();
     throw Error(ErrorKind::Internal, std::string(file) + ":" + std::to_string(line) + ": " + expr +
                                          " failed: " + cudaGetErrorName(rc) + " (" +
                                          cudaGetErrorString(rc) + ")");
