@@ -16,18 +16,6 @@ namespace shardscope::worker {
 
 namespace {
 
-// Records encoded on a rank, decoded at rank 0 (the codec is the one parser of the format).
-protocol::Record decodeOne(const std::string& encoded) {
-    std::string stream;
-    protocol::writeHeader(stream);
-    stream += encoded;
-    protocol::StreamDecoder decoder;
-    decoder.feed(stream);
-    auto record = decoder.next();
-    if (!record) throw Error(ErrorKind::Internal, "an event batch did not decode");
-    return std::move(*record);
-}
-
 // What the rank's ledger emits: every event for the stream (unless --no-events) and the spans
 // for the exposed-communication figures (always).
 struct RankEvents {
@@ -61,7 +49,7 @@ void shipEvents(RankEvents& events, comm::Communicator& world, StreamWriter* wri
     events.pending.clear();
     const std::vector<std::string> parts = world.gatherBytes(protocol::encode(batch), 0);
     if (!writer || !writer->active()) return;
-    for (const std::string& part : parts) writer->write(decodeOne(part));
+    for (const std::string& part : parts) writer->writeEncoded(part);
 }
 
 } // namespace

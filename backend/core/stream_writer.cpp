@@ -75,6 +75,18 @@ void StreamWriter::write(const protocol::Record& record) {
     writeBytes(bytes);
 }
 
+void StreamWriter::writeEncoded(const std::string& encodedRecord) {
+    if (!active()) return;
+    if (!headerWritten_) {
+        std::string header;
+        protocol::writeHeader(header);
+        headerWritten_ = true;
+        writeBytes(header + encodedRecord);
+        return;
+    }
+    writeBytes(encodedRecord);
+}
+
 void StreamWriter::flush() {
     if (file_) std::fflush(file_);
 }

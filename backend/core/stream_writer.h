@@ -29,6 +29,9 @@ public:
     // Writes the header on first use, then the record, to every open target. A parent that
     // went away (EPIPE) is dropped silently; the recording goes on.
     void write(const protocol::Record& record);
+    // A record another rank already encoded (protocol::encode), passed through byte for byte:
+    // rank 0 forwards every rank's event batches without decoding and re-encoding them.
+    void writeEncoded(const std::string& encodedRecord);
     void flush();
     // Flushes, closes and renames the recording into place.
     void finish();
