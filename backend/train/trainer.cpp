@@ -141,9 +141,7 @@ double Trainer::optimizerStep() {
     const double parts = static_cast<double>(sharding_->dataRanks()) * config_.gradAccumSteps;
     const double norm =
         std::sqrt(globalSquaredNorm(normRanges, device_.ops(), sharding_->world(), paddedTotal_)) / parts;
-    double coefficient = 1.0;
-    if (config_.optimizer.clipNorm > 0.0 && std::isfinite(norm))
-        coefficient = std::min(1.0, config_.optimizer.clipNorm / (norm + 1e-6));
+    const double coefficient = clipCoefficient(norm, config_.optimizer.clipNorm);
     const auto gradScale = static_cast<float>(coefficient / parts);
     const AdamWConfig& opt = config_.optimizer;
     device::Ops& ops = device_.ops();
