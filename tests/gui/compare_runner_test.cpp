@@ -8,7 +8,7 @@
 #include "compare_page.h"
 #include "compare_runner.h"
 #include "compare_view.h"
-#include "core/launch.h"
+#include "launch/mpirun.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -28,7 +28,7 @@ private Q_SLOTS:
         runner.setMpiUnavailable(QString()); // as where mpirun is found: processes by default
         QCOMPARE(runner.arguments(QStringLiteral("/tmp/x.json")),
                  (QStringList{"compare", "--ranks", "3", "--model", "small", "--steps", "2", "--strategies",
-                              "ddp,zero1,zero2,zero3,fsdp", "--json", "/tmp/x.json"}));
+                              "ddp,zero1,zero2,zero3,fsdp", "--json", "/tmp/x.json", "--ending", "/tmp/ending.json"}));
         runner.setThreads(true);
         QCOMPARE(runner.arguments(QStringLiteral("/tmp/x.json")).last(), QStringLiteral("--shared-device"));
         runner.setThreads(false);

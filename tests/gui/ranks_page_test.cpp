@@ -13,8 +13,8 @@
 #include <csignal>
 #include <fstream>
 
-#include "core/launch.h"
-#include "process_tree.h"
+#include "launch/mpirun.h"
+#include "launch/process_tree.h"
 #include "rank_ledger_view.h"
 #include "ranks_page.h"
 #include "replay_player.h"
@@ -26,6 +26,8 @@
 
 using namespace shardscope;
 using namespace shardscope::widgets;
+using shardscope::launch::descendantPids;
+using shardscope::launch::ProcessId;
 
 namespace {
 
@@ -330,7 +332,7 @@ private Q_SLOTS:
                  qPrintable(page.bannerText()));
     }
 
-    // Stop: the one worker process goes (SIGTERM, then SIGKILL after the grace period).
+    // Stop: the one worker process goes (the CLI's SIGTERM, then SIGKILL after the grace period).
     void stopEndsTheThreadsWorker() {
         QString why;
         if (!canRunThreads(&why)) QSKIP(qPrintable(why));
@@ -341,14 +343,17 @@ private Q_SLOTS:
         r.threads = true;
         QVERIFY(page.runRequest(r));
         QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 30000);
-        const auto pid = static_cast<pid_t>(page.session().processId());
+        // Under the supervising CLI: the worker itself, no mpirun.
+        const std::vector<ProcessId> tree = descendantPids(static_cast<pid_t>(page.session().processId()));
+        QCOMPARE(tree.size(), std::size_t{1});
+        const pid_t pid = tree.front().pid;
         std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
         std::string name;
         comm >> name;
-        QVERIFY2(name.rfind("shardscope-wor", 0) == 0, name.c_str()); // the worker itself, not mpirun
+        QVERIFY2(name.rfind("shardscope-wor", 0) == 0, name.c_str());
         page.stop();
         QCOMPARE(waitForEnd(ended, 20000), RunSession::Outcome::Stopped);
-        QTRY_VERIFY_WITH_TIMEOUT(::kill(pid, 0) != 0, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(std::ifstream("/proc/" + std::to_string(pid) + "/comm").fail(), 10000);
         QVERIFY(page.bannerText().isEmpty());
     }
 
@@ -376,8 +381,8 @@ private Q_SLOTS:
         QSignalSpy ended(&page, &RanksPage::runEnded);
         QVERIFY(page.runRequest(tinyRequest(2000)));
         QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 60000);
-        const auto mpirun = static_cast<pid_t>(page.session().processId());
-        std::vector<ProcessId> tree = descendantPids(mpirun);
+        const auto cli = static_cast<pid_t>(page.session().processId());
+        std::vector<ProcessId> tree = descendantPids(cli); // mpirun and its ranks
         pid_t victim = -1;
         for (const ProcessId& p : tree) {
             std::ifstream comm("/proc/" + std::to_string(p.pid) + "/comm");
@@ -390,6 +395,13 @@ private Q_SLOTS:
         QCOMPARE(waitForEnd(ended, 60000), RunSession::Outcome::Failed);
         QVERIFY2(page.bannerText().contains(QStringLiteral("exited")) || page.bannerText().contains(QStringLiteral("failed")),
                  qPrintable(page.bannerText()));
+        // The same step as the CLI prints (cli_jobs_test): counted from 1, the step after the
+        // last complete one, and the banner shows that number.
+        const auto& ending = page.session().lastEnding();
+        QVERIFY(ending && ending->rank && ending->step);
+        QCOMPARE(*ending->step, ending->completedSteps + 1);
+        QVERIFY(ending->completedSteps >= 1);
+        QVERIFY2(page.bannerText().contains(QStringLiteral("in step %1").arg(*ending->step)), qPrintable(page.bannerText()));
         QTRY_VERIFY_WITH_TIMEOUT(std::none_of(tree.begin(), tree.end(), [](const ProcessId& p) { return ::kill(p.pid, 0) == 0; }), 10000);
         // Still usable: a recording opens.
         QTemporaryDir dir;
