@@ -29,7 +29,8 @@ namespace {
 // The order the CLI runs them in (DDP first: the baseline every parity badge measures against).
 const QString kStrategies = QStringLiteral("ddp,zero1,zero2,zero3,fsdp");
 constexpr int kStrategyCount = 5;
-constexpr int kKillAfterMs = 3000;
+// The CLI's own SIGTERM-to-SIGKILL teardown must finish first; killing it sooner orphans the job.
+constexpr int kKillAfterMs = RunSession::kGraceMs;
 
 } // namespace
 
@@ -152,6 +153,7 @@ void CompareRunner::start() {
     jsonPath_ = dir_->filePath(QStringLiteral("compare.json"));
     delete process_;
     process_ = new QProcess(this);
+    superviseFromHere(*process_);
     stdoutBuffer_.clear();
     stderr_.clear();
     stopping_ = false;

@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <csignal>
+#include <sys/prctl.h>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,11 @@
 #include "run_labels.h"
 
 namespace shardscope::widgets {
+
+void superviseFromHere(QProcess& process) {
+    // Runs in the child between fork and exec: only async-signal-safe calls.
+    process.setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGTERM); });
+}
 
 RunSession::RunSession(QObject* parent)
     : QObject(parent), cliPath_(QCoreApplication::applicationDirPath() + QStringLiteral("/shardscope-cli")),
@@ -126,6 +132,7 @@ bool RunSession::start(const RunRequest& request) {
     beginSession(true);
     direct_ = request.threads;
     process_ = new QProcess(this);
+    superviseFromHere(*process_);
     process_->setStandardOutputFile(QProcess::nullDevice()); // progress lines; the stream carries the data
     process_->setProgram(cliPath_);
     process_->setArguments(arguments);

@@ -21,6 +21,10 @@ class QTemporaryDir;
 
 namespace shardscope::widgets {
 
+// The CLI started by `process` gets SIGTERM when this process dies (even by SIGKILL), so it
+// tears its job down instead of training on behind a crashed GUI.
+void superviseFromHere(QProcess& process);
+
 class RunSession : public QObject {
     Q_OBJECT
 public:
