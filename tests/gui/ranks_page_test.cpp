@@ -32,6 +32,7 @@ using shardscope::launch::ProcessId;
 namespace {
 
 const QString kWorker = QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-worker");
+const QString kCli = QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-cli"); // RunSession's default: beside this binary
 
 QString writeFile(const QTemporaryDir& dir, const QString& name, const std::string& bytes) {
     const QString path = dir.filePath(name);
@@ -47,6 +48,10 @@ RunSession::Outcome waitForEnd(QSignalSpy& ended, int timeoutMs) {
 }
 
 bool canRunLive(QString* why) {
+    if (!QFileInfo(kCli).isExecutable()) {
+        *why = QStringLiteral("build/bin/shardscope-cli is missing: build the shardscope-cli target to run live jobs");
+        return false;
+    }
     if (!QFileInfo(kWorker).isExecutable()) {
         *why = QStringLiteral("build/bin/shardscope-worker is missing: build the worker target to run live jobs");
         return false;
@@ -59,6 +64,10 @@ bool canRunLive(QString* why) {
 }
 
 bool canRunThreads(QString* why) {
+    if (!QFileInfo(kCli).isExecutable()) {
+        *why = QStringLiteral("build/bin/shardscope-cli is missing: build the shardscope-cli target to run live jobs");
+        return false;
+    }
     if (!QFileInfo(kWorker).isExecutable()) {
         *why = QStringLiteral("build/bin/shardscope-worker is missing: build the worker target to run live jobs");
         return false;
