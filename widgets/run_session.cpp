@@ -138,7 +138,7 @@ bool RunSession::start(const RunRequest& request) {
     process_->setArguments(arguments);
     connect(process_, &QProcess::readyReadStandardError, this, [this] {
         stderrTail_ += QString::fromLocal8Bit(process_->readAllStandardError());
-        if (stderrTail_.size() > 65536) stderrTail_ = stderrTail_.right(65536); // mpirun's summary is at the end
+        if (stderrTail_.size() > 65536) stderrTail_ = stderrTail_.right(65536); // the CLI's one line is at the end
     });
     connect(process_, &QProcess::finished, this, &RunSession::onProcessFinished);
     connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
