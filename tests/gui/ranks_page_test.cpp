@@ -21,6 +21,7 @@
 #include "run_config_panel.h"
 #include "run_theory_charts.h"
 #include "run_timeline_charts.h"
+#include "fake_cli.h"
 #include "ledger_reference.h"
 #include "synthetic_stream.h"
 
@@ -218,6 +219,25 @@ private Q_SLOTS:
         QVERIFY(!page.runDefault());
         QVERIFY2(page.bannerText().contains(QStringLiteral("mpirun was not found")), qPrintable(page.bannerText()));
         QVERIFY(page.findChild<QPushButton*>(QStringLiteral("runButton"))->isEnabled()); // usable: try again
+    }
+
+    // The banner phrases the CLI's typed ending (--ending) in the GUI's words; the CLI's own
+    // English line is not what the user reads.
+    void failedRunShowsTheTypedEnding() {
+        QTemporaryDir dir;
+        const QString cli = testing::writeFakeCli(dir, testing::kRank2KilledInStep3);
+        QVERIFY(!cli.isEmpty());
+        RanksPage page;
+        page.session().setCliPath(cli);
+        page.session().setWorkerPath(QStringLiteral("/bin/sh")); // never started by the fake
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        RunRequest r = tinyRequest(5);
+        r.threads = true; // no mpirun needed
+        QVERIFY(page.runRequest(r));
+        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Failed);
+        QCOMPARE(page.bannerText(), QStringLiteral("Rank 2 exited (signal 9) in step 3"));
+        QVERIFY(page.session().lastEnding());
+        QCOMPARE(page.session().lastEnding()->step, std::optional<std::int64_t>(3));
     }
 
     void invalidSettingsAreShownInlineAndBlockRun() {
