@@ -15,8 +15,12 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <nlohmann/json.hpp>
+
+#include "launch/ending.h"
 #include "run_labels.h"
 #include "run_request.h"
+#include "run_session.h"
 #include "theory_names.h"
 
 namespace shardscope::widgets {
@@ -25,7 +29,8 @@ namespace {
 // The order the CLI runs them in (DDP first: the baseline every parity badge measures against).
 const QString kStrategies = QStringLiteral("ddp,zero1,zero2,zero3,fsdp");
 constexpr int kStrategyCount = 5;
-constexpr int kKillAfterMs = 3000;
+// The CLI's own SIGTERM-to-SIGKILL teardown must finish first; killing it sooner orphans the job.
+constexpr int kKillAfterMs = RunSession::kGraceMs;
 
 } // namespace
 
@@ -125,7 +130,8 @@ QStringList CompareRunner::arguments(const QString& jsonPath) const {
     QStringList a{QStringLiteral("compare"), QStringLiteral("--ranks"), QString::number(ranks_->value()),
                   QStringLiteral("--model"), model_->currentData().toString(),
                   QStringLiteral("--steps"), QString::number(steps_->value()),
-                  QStringLiteral("--strategies"), kStrategies, QStringLiteral("--json"), jsonPath};
+                  QStringLiteral("--strategies"), kStrategies, QStringLiteral("--json"), jsonPath,
+                  QStringLiteral("--ending"), QFileInfo(jsonPath).dir().filePath(QStringLiteral("ending.json"))};
     if (threads_->isChecked()) a << QStringLiteral("--shared-device");
     return a;
 }
@@ -147,6 +153,7 @@ void CompareRunner::start() {
     jsonPath_ = dir_->filePath(QStringLiteral("compare.json"));
     delete process_;
     process_ = new QProcess(this);
+    superviseFromHere(*process_);
     stdoutBuffer_.clear();
     stderr_.clear();
     stopping_ = false;
@@ -194,7 +201,21 @@ void CompareRunner::onFinished(int exitCode, QProcess::ExitStatus status) {
         return;
     }
     if (status != QProcess::NormalExit || exitCode != 0) {
-        // The CLI's contract: one line naming what was wrong (the last one, if mpirun added more).
+        // A job that ran and failed: the CLI's typed ending, in the user's language.
+        QFile endingFile(QFileInfo(jsonPath_).dir().filePath(QStringLiteral("ending.json")));
+        if (endingFile.open(QIODevice::ReadOnly)) {
+            try {
+                const auto ending = launch::endingFromJson(nlohmann::json::parse(endingFile.readAll().toStdString()));
+                if (ending.kind != launch::EndingKind::Completed) {
+                    progress_->clear();
+                    showError(RunSession::endingText(ending));
+                    return;
+                }
+            } catch (const std::exception&) {
+                // unreadable: the stderr line below says what the CLI said
+            }
+        }
+        // Refused before any job ran: the CLI's one line naming what was wrong (the last one).
         const QStringList lines = QString::fromUtf8(stderr_).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
         const QString why = lines.isEmpty() ? (status == QProcess::CrashExit ? tr("shardscope-cli crashed") : tr("shardscope-cli exited with code %1").arg(exitCode))
                                             : lines.last().trimmed();

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "core/launch.h"
+#include "launch/mpirun.h"
 #include "device/cuda_probe.h"
 
 // Set by widgets/CMakeLists.txt from the build's CUDA/NCCL options (the worker's backends).

@@ -2,18 +2,29 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <csignal>
-#include <unistd.h>
+#include <sys/prctl.h>
 
-#include "core/launch.h"
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "launch/mpirun.h"
+#include "launch/process_tree.h"
 #include "run_labels.h"
 
 namespace shardscope::widgets {
 
+void superviseFromHere(QProcess& process) {
+    // Runs in the child between fork and exec: only async-signal-safe calls.
+    process.setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGTERM); });
+}
+
 RunSession::RunSession(QObject* parent)
-    : QObject(parent), workerPath_(QCoreApplication::applicationDirPath() + QStringLiteral("/shardscope-worker")) {
+    : QObject(parent), cliPath_(QCoreApplication::applicationDirPath() + QStringLiteral("/shardscope-cli")),
+      workerPath_(QCoreApplication::applicationDirPath() + QStringLiteral("/shardscope-worker")) {
     registerRunMetaTypes();
     receiver_ = new StreamReceiver;
     receiver_->moveToThread(&thread_);
@@ -47,13 +58,11 @@ RunSession::RunSession(QObject* parent)
 RunSession::~RunSession() {
     if (process_) {
         disconnect(process_, nullptr, this, nullptr);
-        tree_ = descendantPids(static_cast<pid_t>(process_->processId()));
-        process_->terminate();
+        process_->terminate(); // the CLI tears its job down
         if (!process_->waitForFinished(kGraceMs)) {
             killTree();
             process_->waitForFinished(1000);
         }
-        signalAll(tree_, SIGKILL); // ranks mpirun may have left behind
     }
     QMetaObject::invokeMethod(receiver_, &StreamReceiver::close, Qt::BlockingQueuedConnection);
     thread_.quit();
@@ -75,8 +84,7 @@ void RunSession::beginSession(bool live) {
     failure_.reset();
     streamError_.clear();
     stderrTail_.clear();
-    tree_.clear();
-    lastStep_ = -1;
+    ending_.reset();
     completeSteps_ = 0;
     exitCode_ = 0;
     clock_.start();
@@ -97,6 +105,9 @@ bool RunSession::start(const RunRequest& request) {
     }
     if (!QFileInfo(workerPath_).isExecutable())
         return refuse(tr("shardscope-worker was not found at %1: build it beside the GUI (target shardscope-worker)").arg(workerPath_));
+    if (!QFileInfo(cliPath_).isExecutable())
+        return refuse(tr("shardscope-cli was not found at %1: build it beside the GUI (target shardscope-cli); it supervises every run")
+                          .arg(cliPath_));
 
     // A private 0700 folder: only this user can reach the socket, and the name never collides.
     socketDir_ = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/shardscope-XXXXXX"));
@@ -109,22 +120,25 @@ bool RunSession::start(const RunRequest& request) {
     // it queued for the previous run now, before this run's started() resets the views.
     QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
 
-    LaunchSettings settings;
-    settings.workerPath = workerPath_;
-    settings.mpirunPath = mpirun ? QString::fromStdString(*mpirun) : QString();
-    settings.runningAsRoot = ::geteuid() == 0;
-    settings.localCores = QThread::idealThreadCount();
-    const LaunchCommand command = launchCommand(request, settings, socketPath);
+    // The CLI validates again, supervises the job and forwards the stream to socketPath; the
+    // worker's flags are the same either way (threads: they carry --shared-device --ranks N).
+    endingPath_ = socketDir_->filePath(QStringLiteral("ending.json"));
+    QStringList arguments{QStringLiteral("run")};
+    if (!request.threads) arguments << QStringLiteral("--ranks") << QString::number(request.ranks);
+    arguments << workerArguments(request, socketPath) << QStringLiteral("--worker") << workerPath_
+              << QStringLiteral("--ending") << endingPath_;
+    if (mpirun) arguments << QStringLiteral("--mpirun") << QString::fromStdString(*mpirun);
 
     beginSession(true);
-    direct_ = command.direct;
+    direct_ = request.threads;
     process_ = new QProcess(this);
+    superviseFromHere(*process_);
     process_->setStandardOutputFile(QProcess::nullDevice()); // progress lines; the stream carries the data
-    process_->setProgram(command.program);
-    process_->setArguments(command.arguments);
+    process_->setProgram(cliPath_);
+    process_->setArguments(arguments);
     connect(process_, &QProcess::readyReadStandardError, this, [this] {
         stderrTail_ += QString::fromLocal8Bit(process_->readAllStandardError());
-        if (stderrTail_.size() > 65536) stderrTail_ = stderrTail_.right(65536); // mpirun's summary is at the end
+        if (stderrTail_.size() > 65536) stderrTail_ = stderrTail_.right(65536); // the CLI's one line is at the end
     });
     connect(process_, &QProcess::finished, this, &RunSession::onProcessFinished);
     connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
@@ -151,23 +165,21 @@ bool RunSession::openRecording(const QString& path) {
 void RunSession::stop() {
     if (!process_ || processExited_) return;
     stopRequested_ = true;
-    tree_ = descendantPids(static_cast<pid_t>(process_->processId()));
     process_->terminate();
     killTimer_.start();
 }
 
+// The last resort when the CLI did not end within its own grace period: nothing of its tree
+// may outlive the session.
 void RunSession::killTree() {
-    if (process_ && !processExited_) tree_ = descendantPids(static_cast<pid_t>(process_->processId()));
-    signalAll(tree_, SIGKILL);
-    if (process_ && !processExited_) process_->kill();
+    if (!process_ || processExited_) return;
+    launch::signalAll(launch::descendantPids(static_cast<pid_t>(process_->processId())), SIGKILL);
+    process_->kill();
 }
 
 void RunSession::onSteps(const StepListPtr& steps) {
     for (const StepPtr& s : *steps)
-        if (s->complete) {
-            lastStep_ = std::max(lastStep_, s->step);
-            ++completeSteps_;
-        }
+        if (s->complete) ++completeSteps_;
     Q_EMIT stepsReady(steps);
 }
 
@@ -175,7 +187,6 @@ void RunSession::onStreamError(const QString& message) {
     if (streamError_.isEmpty()) streamError_ = message;
     // A stream we cannot read is useless to keep running; a recording just stops here.
     if (process_ && !processExited_) {
-        tree_ = descendantPids(static_cast<pid_t>(process_->processId()));
         process_->terminate();
         killTimer_.start();
     }
@@ -186,43 +197,69 @@ void RunSession::onProcessFinished(int exitCode, QProcess::ExitStatus status) {
     crashed_ = status == QProcess::CrashExit;
     processExited_ = true;
     killTimer_.stop();
-    signalAll(tree_, SIGKILL); // after a forced stop: any rank mpirun did not take down
     if (streamOpen_) drainTimer_.start(); // the stream's tail is still in flight
     else finishLive();
 }
 
-QString RunSession::liveFailureMessage() const {
+QString RunSession::endingText(const launch::JobEnding& e) {
+    using launch::EndingKind;
+    const QString cause = QString::fromStdString(e.cause);
+    switch (e.kind) {
+    case EndingKind::Completed: return tr("Run finished");
+    case EndingKind::Failed:
+        if (!e.rank) return tr("The launcher failed: %1").arg(cause);
+        if (e.signal > 0)
+            return e.step ? tr("Rank %1 exited (signal %2) in step %3").arg(*e.rank).arg(e.signal).arg(*e.step)
+                          : tr("Rank %1 exited (signal %2)").arg(*e.rank).arg(e.signal);
+        if (e.exitCode != 0)
+            return e.step ? tr("Rank %1 exited (exit code %2) in step %3").arg(*e.rank).arg(e.exitCode).arg(*e.step)
+                          : tr("Rank %1 exited (exit code %2)").arg(*e.rank).arg(e.exitCode);
+        return tr("Rank %1 failed %2: %3").arg(*e.rank).arg(failureWhen(e.step ? *e.step - 1 : -1)).arg(cause);
+    case EndingKind::Stalled:
+        return tr("No progress in step %1 for the stall timeout: a rank is stuck; the job was torn down").arg(e.step.value_or(1));
+    case EndingKind::Interrupted: return tr("The job was interrupted in step %1 and torn down").arg(e.step.value_or(1));
+    case EndingKind::Stopped:
+        return e.completedSteps > 0 ? tr("Stopped after %n step(s)", nullptr, static_cast<int>(e.completedSteps))
+                                    : tr("Stopped before the first step");
+    case EndingKind::InvalidInput: return tr("The worker refused its settings: %1").arg(cause);
+    case EndingKind::LaunchError:
+        if (e.exitCode != 0) return tr("mpirun exited with code %1: %2").arg(e.exitCode).arg(cause);
+        return tr("The job could not run: %1").arg(cause);
+    case EndingKind::StreamError: return tr("The event stream could not be read: %1").arg(cause);
+    }
+    return cause;
+}
+
+// The CLI's typed ending (--ending FILE); without one the CLI refused before any job started,
+// and its one stderr line says why.
+QString RunSession::liveFailureMessage() {
     if (!streamError_.isEmpty()) return tr("The event stream could not be read: %1").arg(streamError_);
-    if (failure_) {
-        if (failure_->rank < 0) return tr("The launcher failed: %1").arg(QString::fromStdString(failure_->message));
-        return tr("Rank %1 failed %2: %3").arg(failure_->rank).arg(failureWhen(failure_->step)).arg(QString::fromStdString(failure_->message));
-    }
-    const std::int64_t step = lastStep_ + 1; // the step that was running
-    if (const auto exit = launch::parseMpirunFailure(stderrTail_.toStdString())) {
-        if (exit->signal > 0) return tr("Rank %1 exited (signal %2) in step %3").arg(exit->rank).arg(exit->signal).arg(step);
-        return tr("Rank %1 exited (exit code %2) in step %3").arg(exit->rank).arg(exit->exitCode).arg(step);
-    }
+    if (ending_ && ending_->kind != launch::EndingKind::Completed) return endingText(*ending_);
     const QStringList lines = stderrTail_.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     const QString last = lines.isEmpty() ? QString() : lines.last().trimmed();
-    if (direct_) {
-        // One worker process: its own last line names the rank and the step.
-        if (failedToStart_) return tr("shardscope-worker did not run: %1").arg(last);
-        if (crashed_) return tr("shardscope-worker was killed or crashed in step %1").arg(step);
-        if (exitCode_ != 0) return tr("shardscope-worker exited with code %1: %2").arg(exitCode_).arg(last);
-    }
-    if (crashed_) return tr("mpirun did not run: %1").arg(last);
-    if (exitCode_ != 0) return tr("mpirun exited with code %1: %2").arg(exitCode_).arg(last);
-    return tr("The run ended without finishing its event stream (last complete step: %1)").arg(lastStep_);
+    if (failedToStart_) return tr("shardscope-cli did not run: %1").arg(last);
+    if (crashed_) return tr("shardscope-cli was killed or crashed");
+    if (exitCode_ != 0) return tr("shardscope-cli exited with code %1: %2").arg(exitCode_).arg(last);
+    return tr("The run ended without finishing its event stream (complete steps: %1)").arg(completeSteps_);
 }
 
 void RunSession::finishLive() {
     if (!active_ || !process_) return;
     drainTimer_.stop();
+    QFile endingFile(endingPath_);
+    if (endingFile.open(QIODevice::ReadOnly)) {
+        try {
+            ending_ = launch::endingFromJson(nlohmann::json::parse(endingFile.readAll().toStdString()));
+        } catch (const std::exception&) {
+            ending_.reset(); // a CLI that died while writing it: its exit status says the rest
+        }
+    }
     if (stopRequested_) {
         cleanup(Outcome::Stopped, completeSteps_ > 0 ? tr("Stopped after %n step(s)", nullptr, completeSteps_) : tr("Stopped before the first step"));
         return;
     }
-    const bool ok = !crashed_ && exitCode_ == 0 && streamEnded_ && streamError_.isEmpty() && !failure_;
+    const bool ok = !crashed_ && exitCode_ == 0 && streamEnded_ && streamError_.isEmpty() && !failure_ &&
+                    ending_ && ending_->kind == launch::EndingKind::Completed;
     cleanup(ok ? Outcome::Completed : Outcome::Failed, ok ? tr("Run finished in %1 s").arg(elapsedSeconds(), 0, 'f', 1) : liveFailureMessage());
 }
 

@@ -1,9 +1,10 @@
 #pragma once
-// One job or one recording at a time, as the GUI sees it. A live run is `mpirun … -np N
-// shardscope-worker …` (launch::mpirunArgv, a QProcess with an argument list), or with
-// RunRequest::threads the worker alone (`shardscope-worker … --shared-device --ranks N`, every
-// rank a thread of that one process), streaming to a private local socket; the stream is decoded on a QThread (StreamReceiver). Every way a run
-// can end becomes finished(outcome, one translated line); the session is reusable afterwards.
+// One job or one recording at a time, as the GUI sees it. A live run is `shardscope-cli run …
+// --stream SOCKET --ending FILE` (a QProcess with an argument list): the CLI supervises the job
+// (launch::Job: mpirun or, with RunRequest::threads, the worker alone) and forwards its event
+// stream to this session's private local socket, decoded on a QThread (StreamReceiver). Stop
+// sends SIGTERM to the CLI, which tears the job's tree down. The CLI's typed ending
+// (launch::JobEnding) becomes finished(outcome, one translated line); the session is reusable.
 #include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
@@ -12,13 +13,17 @@
 #include <QTimer>
 #include <memory>
 
-#include "process_tree.h"
+#include "launch/ending.h"
 #include "run_request.h"
 #include "stream_receiver.h"
 
 class QTemporaryDir;
 
 namespace shardscope::widgets {
+
+// The CLI started by `process` gets SIGTERM when this process dies (even by SIGKILL), so it
+// tears its job down instead of training on behind a crashed GUI.
+void superviseFromHere(QProcess& process);
 
 class RunSession : public QObject {
     Q_OBJECT
@@ -29,15 +34,19 @@ public:
     explicit RunSession(QObject* parent = nullptr);
     ~RunSession() override; // tears down a running job: no orphans
 
-    // Defaults: shardscope-worker beside this binary, mpirun on PATH.
+    // Defaults: shardscope-cli and shardscope-worker beside this binary, mpirun on PATH.
+    void setCliPath(const QString& path) { cliPath_ = path; }
+    QString cliPath() const { return cliPath_; }
     void setWorkerPath(const QString& path) { workerPath_ = path; }
     QString workerPath() const { return workerPath_; }
     void setMpirun(const QString& nameOrPath) { mpirun_ = nameOrPath; }
 
     bool isActive() const { return active_; }
     bool isLive() const { return process_ != nullptr; }
-    qint64 processId() const; // mpirun's (threads: the worker's) pid while running, else 0
+    qint64 processId() const; // the supervising shardscope-cli's pid while running, else 0
     bool isDirect() const { return direct_; } // the last live run started the worker without mpirun
+    // How the last live run ended, as the CLI classified it (none: it never got that far).
+    const std::optional<launch::JobEnding>& lastEnding() const { return ending_; }
     double elapsedSeconds() const;
     // Why the last stream or recording could not be read to its end (empty if it could).
     QString streamError() const { return streamError_; }
@@ -46,12 +55,14 @@ public:
     // Both return false (and emit finished(Failed, reason)) when nothing could be started.
     bool start(const RunRequest& request);
     bool openRecording(const QString& path);
-    // Terminates the job (mpirun forwards SIGTERM to the ranks), then kills every process of
-    // the job's tree after kGraceMs.
+    // SIGTERM to the CLI, which tears the job down; kill after kGraceMs as the last resort.
     void stop();
 
-    static constexpr int kGraceMs = 3000;
-    static constexpr int kDrainMs = 2000; // after mpirun exits, wait this long for the stream's tail
+    // The ending in the user's language, from its typed fields.
+    static QString endingText(const launch::JobEnding& ending);
+
+    static constexpr int kGraceMs = 6000; // the CLI's own SIGTERM-to-SIGKILL grace, and some
+    static constexpr int kDrainMs = 2000; // after the CLI exits, wait this long for the stream's tail
 
 Q_SIGNALS:
     void started(bool live);
@@ -69,10 +80,11 @@ private:
     void onStreamError(const QString& message);
     void finishLive();
     void finishRecording();
-    QString liveFailureMessage() const;
+    QString liveFailureMessage();
     void killTree();
     void cleanup(Outcome outcome, const QString& message);
 
+    QString cliPath_;
     QString workerPath_;
     QString mpirun_ = QStringLiteral("mpirun");
     QThread thread_;
@@ -82,12 +94,12 @@ private:
     QTimer killTimer_;
     QTimer drainTimer_;
     QElapsedTimer clock_;
-    std::vector<ProcessId> tree_;
+    QString endingPath_;
+    std::optional<launch::JobEnding> ending_;
     QString recordingPath_;
     QString stderrTail_;
     QString streamError_;
     std::optional<FailureInfo> failure_;
-    std::int64_t lastStep_ = -1; // the worker's number of the last complete step
     int completeSteps_ = 0;
     int exitCode_ = 0;
     bool crashed_ = false;

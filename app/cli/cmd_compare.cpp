@@ -21,11 +21,12 @@ namespace {
 
 constexpr const char* kCompareHelp =
     "usage: shardscope-cli compare --ranks N --strategies ddp,zero1,zero2,zero3,fsdp --steps K\n"
-    "                              [--model tiny|small|medium] [--json FILE] [worker flags]\n"
+    "                              [--model tiny|small|medium] [--json FILE] [--ending FILE] [worker flags]\n"
     "  Runs each strategy with the same seed (DDP first: the baseline) and prints them side by\n"
     "  side. --deterministic is on unless --nondeterministic is given. Worker flags as in `run`\n"
     "  (--shared-device and --backend too). The exposed column is the median share of a step\n"
-    "  spent in communication that no compute hid (the rank that waits most).\n";
+    "  spent in communication that no compute hid (the rank that waits most). --ending FILE\n"
+    "  writes how the last job ended as JSON (kind, rank, step, cause).\n";
 
 struct Row {
     std::string strategy;
@@ -130,6 +131,7 @@ int cmdCompare(std::span<const std::string> argv) {
         return 0;
     }
     if (flags.tracePath) throwInvalid("--trace: compare runs several jobs; record them one by one with `run`");
+    if (!flags.streamPath.empty()) throwInvalid("--stream: compare runs several jobs; stream them one by one with `run`");
     std::string strategiesText = "ddp,zero1,zero2,zero3,fsdp";
     for (const auto& [flag, value] : extras) strategiesText = value;
     const std::vector<std::string> strategies = strategiesFlag(strategiesText);

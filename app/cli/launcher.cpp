@@ -1,67 +1,56 @@
 #include "launcher.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
 #include "core/error.h"
-#include "core/launch.h"
 #include "core/stream_writer.h"
-#include "job.h"
+#include "launch/job.h"
+#include "launch/mpirun.h"
 
 namespace shardscope::cli {
 namespace {
 
-std::string lastLine(const std::string& text) {
-    std::size_t end = text.find_last_not_of(" \n\r\t-");
-    if (end == std::string::npos) return {};
-    std::size_t begin = text.rfind('\n', end);
-    return text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
-}
-
-// Workers report their own errors on stderr as "shardscope-worker: rank R, step S: message"
-// before aborting the job; that line says more than mpirun's summary.
-std::optional<std::string> workerErrorLine(const std::string& text) {
-    const std::string tag = "shardscope-worker: ";
-    const auto at = text.find(tag);
-    if (at == std::string::npos) return std::nullopt;
-    const auto end = text.find('\n', at);
-    return text.substr(at + tag.size(), end == std::string::npos ? std::string::npos : end - at - tag.size());
-}
-
-std::optional<std::string> describeFailure(const JobResult& job, const LaunchOutcome& out,
-                                           std::int64_t lastStep, std::chrono::milliseconds stall) {
-    if (out.failure) return out.failure; // the worker said it itself
-    if (job.interrupted) return std::string("interrupted: the job was stopped");
-    if (job.stalled)
-        return "no progress for " + std::to_string(stall.count() / 1000) +
-               " s after step " + std::to_string(lastStep + 1) + ": a rank is stuck; the job was torn down";
-    if (auto line = workerErrorLine(job.stderrText)) return line;
-    // lastStep is the last completed step counted from 0; people count from 1, and the rank
-    // died in the step after it.
-    if (job.rankExit) return launch::describe(*job.rankExit, lastStep + 2);
-    if (job.exitCode != 0) {
-        std::string line = lastLine(job.stderrText);
-        return "mpirun exited with code " + std::to_string(job.exitCode) +
-               (line.empty() ? std::string() : ": " + line);
+// The GUI's end of the stream (`run --stream PATH`): the bytes go on as they came.
+class Forward {
+public:
+    explicit Forward(const std::string& path) {
+        if (path.empty()) return;
+        sockaddr_un addr{};
+        if (path.size() >= sizeof addr.sun_path) throwInvalid("--stream: path too long: " + path);
+        fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        addr.sun_family = AF_UNIX;
+        std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+        if (fd_ < 0 || ::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
+            throw Error(ErrorKind::Io, "--stream: cannot connect to " + path + ": " + std::strerror(errno));
     }
-    if (!job.sawEnd || !out.reportJson) return std::string("the job ended without a report");
-    return std::nullopt;
-}
-
-// Without mpirun nobody names the rank: the worker is rank 0, and its status says how it ended.
-JobResult directResult(bool direct, JobResult r) {
-    if (direct && r.exitCode != 0 && !r.rankExit && !r.stalled && !r.interrupted) {
-        launch::RankExit e;
-        e.rank = 0;
-        if (r.exitCode > 128) e.signal = r.exitCode - 128;
-        else e.exitCode = r.exitCode;
-        if (e.signal > 0 || r.exitCode != 2) r.rankExit = e;
+    ~Forward() {
+        if (fd_ >= 0) ::close(fd_);
     }
-    return r;
-}
+    Forward(const Forward&) = delete;
+    Forward& operator=(const Forward&) = delete;
+    void write(std::string_view bytes) {
+        while (fd_ >= 0 && !bytes.empty()) {
+            const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) { // the reader went away: the job goes on for the CLI's own outputs
+                ::close(fd_);
+                fd_ = -1;
+                return;
+            }
+            bytes.remove_prefix(static_cast<std::size_t>(n));
+        }
+    }
+
+private:
+    int fd_ = -1;
+};
 
 } // namespace
 
@@ -80,9 +69,15 @@ LaunchOutcome launchJob(const LaunchRequest& req) {
     const auto mpirun = req.direct ? std::optional<std::string>("") : launch::findExecutable(req.mpirun);
     if (!mpirun) throwInvalid("mpirun not found (install OpenMPI: openmpi-bin) — looked for '" +
                               req.mpirun + "'");
-    const std::string worker = workerPath();
+    std::string worker = req.worker;
+    if (worker.empty()) worker = workerPath();
+    else if (!launch::findExecutable(worker)) throwInvalid("--worker: " + worker + " is not an executable");
 
-    Job job;
+    // Installed before the job's folder exists: from here on a signal tears the job down and
+    // the destructors remove the folder.
+    const launch::SignalGuard guard;
+    Forward forward(req.forwardPath);
+    launch::Job job;
     launch::MpirunOptions opts;
     opts.mpirun = *mpirun;
     opts.ranks = req.ranks;
@@ -102,30 +97,25 @@ LaunchOutcome launchJob(const LaunchRequest& req) {
     StreamWriter tee;
     if (!req.tracePath.empty()) tee.openRecording(req.tracePath);
     LaunchOutcome out;
-    std::int64_t lastStep = -1;
-    const JobResult jobResult = job.run(
+    bool sawEnd = false;
+    out.ending = job.run(
         argv,
         [&](const protocol::Record& record) {
             tee.write(record);
             if (auto* s = std::get_if<protocol::StepSummary>(&record)) {
                 out.steps.push_back(*s);
-                lastStep = s->step;
                 if (req.onStep) req.onStep(*s);
             } else if (auto* r = std::get_if<protocol::Report>(&record)) {
                 out.reportJson = r->json;
-            } else if (auto* f = std::get_if<protocol::Failure>(&record)) {
-                out.failure = f->rank >= 0 ? "rank " + std::to_string(f->rank) + ": " + f->message
-                                           : f->message;
+            } else if (std::holds_alternative<protocol::End>(record)) {
+                sawEnd = true;
             }
         },
-        nullptr, req.stallTimeout);
-    JobResult result = directResult(req.direct, jobResult);
-    out.userInputError = result.exitCode == 2 && !result.rankExit;
-    out.failure = describeFailure(result, out, lastStep, req.stallTimeout);
-    if (out.failure && !result.sawEnd) {
+        [&](std::string_view bytes) { forward.write(bytes); }, req.stallTimeout, req.direct);
+    if (out.ending.kind != launch::EndingKind::Completed && !sawEnd && tee.active()) {
         // Close the recording with what the launcher knows, so it stays a valid file.
-        tee.write(protocol::Failure{result.rankExit ? result.rankExit->rank : -1, lastStep + 1,
-                                    *out.failure});
+        tee.write(protocol::Failure{out.ending.rank.value_or(-1), out.ending.step ? *out.ending.step - 1 : -1,
+                                    launch::describe(out.ending)});
         tee.write(protocol::End{});
     }
     tee.finish();

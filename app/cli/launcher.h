@@ -1,14 +1,15 @@
 #pragma once
-// Starts `mpirun … shardscope-worker …`, follows its event stream, tees it into a recording,
-// and turns every way a job can end into one outcome: a report, or one line naming the failure.
+// Starts `mpirun … shardscope-worker …` (or the worker itself) under a launch::Job, follows
+// its event stream, tees it into a recording and, for the GUI, forwards it to another socket;
+// every way the job can end comes back as one typed launch::JobEnding.
 #include <chrono>
-#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/protocol.h"
+#include "launch/ending.h"
 
 namespace shardscope::cli {
 
@@ -18,7 +19,9 @@ struct LaunchRequest {
     std::string hostfile;
     std::vector<std::string> mpirunArgs; // extra, passed through
     std::string mpirun = "mpirun";
+    std::string worker;                  // empty: workerPath()
     std::string tracePath;               // empty: no recording
+    std::string forwardPath;             // empty: the stream is not forwarded
     std::chrono::milliseconds stallTimeout{60000};
     bool direct = false; // one rank on this machine: start the worker itself, without mpirun
     std::function<void(const protocol::StepSummary&)> onStep; // progress
@@ -27,15 +30,15 @@ struct LaunchRequest {
 struct LaunchOutcome {
     std::optional<std::string> reportJson; // the worker's Report record
     std::vector<protocol::StepSummary> steps;
-    std::optional<std::string> failure;    // one line: what went wrong
-    bool userInputError = false;           // the worker refused its configuration (exit 2)
+    launch::JobEnding ending;
 };
 
 // The worker binary beside this executable (…/bin/shardscope-worker), or PATH.
 std::string workerPath();
 
-// Throws Error(InvalidArgument) when mpirun or the worker cannot be found; every failure of
-// the job itself comes back in LaunchOutcome::failure.
+// Throws Error(InvalidArgument) when mpirun or the worker cannot be found, Error(Io) when the
+// forwarding socket cannot be reached; every ending of the job itself is in LaunchOutcome::ending.
+// SIGINT, SIGTERM and SIGHUP during the job tear it down (ending Interrupted).
 LaunchOutcome launchJob(const LaunchRequest& request);
 
 } // namespace shardscope::cli

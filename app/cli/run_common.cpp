@@ -2,17 +2,31 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "core/args.h"
 #include "core/error.h"
 #include "device/cuda_probe.h"
+#include "launch/ending.h"
 
 namespace shardscope::cli {
 
 namespace {
-const std::vector<std::string> kLauncherValueFlags = {"--ranks", "--hostfile", "--mpirun-args",
-                                                      "--json", "--trace", "--stall-timeout"};
+const std::vector<std::string> kLauncherValueFlags = {"--ranks", "--hostfile", "--mpirun-args", "--json",
+                                                      "--trace", "--stall-timeout", "--stream", "--ending",
+                                                      "--worker", "--mpirun"};
+
+// Written beside and renamed into place: a reader never sees half a file.
+void writeEnding(const std::string& path, const launch::JobEnding& ending) {
+    const std::string partial = path + ".partial";
+    {
+        std::ofstream out(partial, std::ios::trunc);
+        out << launch::toJson(ending).dump() << "\n";
+        if (!out) throw Error(ErrorKind::Io, "--ending: cannot write " + path);
+    }
+    std::filesystem::rename(partial, path);
+}
 } // namespace
 
 std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, LauncherFlags& out,
@@ -59,6 +73,10 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
         else if (flag == "--json") out.jsonPath = *value;
         else if (flag == "--trace") out.tracePath = *value;
         else if (flag == "--stall-timeout") out.stallSeconds = one.integer(flag, 1, 86400);
+        else if (flag == "--stream") out.streamPath = *value;
+        else if (flag == "--ending") out.endingPath = *value;
+        else if (flag == "--worker") out.workerPath = *value;
+        else if (flag == "--mpirun") out.mpirun = *value;
         else { // --mpirun-args
             std::istringstream words(*value);
             for (std::string w; words >> w;) out.mpirunArgs.push_back(w);
@@ -99,6 +117,9 @@ nlohmann::json runJob(const train::RunConfig& config, const LauncherFlags& flags
     req.ranks = flags.ranks;
     req.hostfile = flags.hostfile;
     req.mpirunArgs = flags.mpirunArgs;
+    req.mpirun = flags.mpirun;
+    req.worker = flags.workerPath;
+    req.forwardPath = flags.streamPath;
     req.tracePath = tracePath.value_or("");
     req.stallTimeout = std::chrono::seconds(flags.stallSeconds);
     // One process without mpirun: a single rank, or every rank as a thread (--shared-device).
@@ -117,10 +138,9 @@ nlohmann::json runJob(const train::RunConfig& config, const LauncherFlags& flags
             std::fflush(stdout);
         };
     const LaunchOutcome out = launchJob(req);
-    if (out.failure) {
-        if (out.userInputError) throwInvalid(*out.failure);
-        throw Error(ErrorKind::Comm, *out.failure);
-    }
+    if (!flags.endingPath.empty()) writeEnding(flags.endingPath, out.ending);
+    if (out.ending.kind == launch::EndingKind::InvalidInput) throwInvalid(launch::describe(out.ending));
+    if (out.ending.kind != launch::EndingKind::Completed) throw Error(ErrorKind::Comm, launch::describe(out.ending));
     try {
         return nlohmann::json::parse(*out.reportJson);
     } catch (const nlohmann::json::exception& e) {

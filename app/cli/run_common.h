@@ -23,6 +23,10 @@ struct LauncherFlags {
     std::optional<std::string> jsonPath;
     std::optional<std::string> tracePath;
     std::int64_t stallSeconds = 60;
+    std::string streamPath;  // --stream: also forward the live event stream to this socket
+    std::string endingPath;  // --ending: write the job's typed ending here (JSON)
+    std::string workerPath;  // --worker: this shardscope-worker instead of the one beside the CLI
+    std::string mpirun = "mpirun"; // --mpirun
     bool sharedDevice = false; // --shared-device: the worker runs the ranks as threads (no mpirun)
     bool help = false;
 };
@@ -41,8 +45,10 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
 // Error(InvalidArgument) / Error(Io) naming the flag.
 train::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, const LauncherFlags& flags);
 
-// Runs one configuration (already validated) and returns its report, or throws
-// Error(Comm) with the job's one-line failure. Progress lines go to stdout unless quiet.
+// Runs one configuration (already validated) and returns its report, or throws with the job's
+// one-line ending (launch::describe): Error(InvalidArgument) when the worker refused its
+// configuration, else Error(Comm). With --ending the typed ending is written first. Progress
+// lines go to stdout unless quiet.
 nlohmann::json runJob(const train::RunConfig& config, const LauncherFlags& flags,
                       const std::optional<std::string>& tracePath, bool quiet);
 

@@ -3,12 +3,14 @@
 // view with bitwise parity badges; a missing CLI is an inline message, never a crash.
 #include <QFileInfo>
 #include <QLabel>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "compare_page.h"
 #include "compare_runner.h"
 #include "compare_view.h"
-#include "core/launch.h"
+#include "fake_cli.h"
+#include "launch/mpirun.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -28,7 +30,7 @@ private Q_SLOTS:
         runner.setMpiUnavailable(QString()); // as where mpirun is found: processes by default
         QCOMPARE(runner.arguments(QStringLiteral("/tmp/x.json")),
                  (QStringList{"compare", "--ranks", "3", "--model", "small", "--steps", "2", "--strategies",
-                              "ddp,zero1,zero2,zero3,fsdp", "--json", "/tmp/x.json"}));
+                              "ddp,zero1,zero2,zero3,fsdp", "--json", "/tmp/x.json", "--ending", "/tmp/ending.json"}));
         runner.setThreads(true);
         QCOMPARE(runner.arguments(QStringLiteral("/tmp/x.json")).last(), QStringLiteral("--shared-device"));
         runner.setThreads(false);
@@ -56,6 +58,19 @@ private Q_SLOTS:
         page.runner()->start();
         QTRY_VERIFY_WITH_TIMEOUT(!page.runner()->isRunning(), 10000);
         QVERIFY2(page.runner()->errorText().contains(QStringLiteral("compare")), qPrintable(page.runner()->errorText()));
+        QVERIFY(page.view()->runs().empty());
+    }
+
+    // A job that ran and died: the banner phrases the CLI's typed ending (--ending), not its text.
+    void failedJobShowsTheTypedEnding() {
+        QTemporaryDir dir;
+        const QString cli = testing::writeFakeCli(dir, testing::kRank2KilledInStep3);
+        QVERIFY(!cli.isEmpty());
+        ComparePage page;
+        page.runner()->setCliPath(cli);
+        page.runner()->start();
+        QTRY_VERIFY_WITH_TIMEOUT(!page.runner()->isRunning(), 10000);
+        QCOMPARE(page.runner()->errorText(), QStringLiteral("Rank 2 exited (signal 9) in step 3"));
         QVERIFY(page.view()->runs().empty());
     }
 

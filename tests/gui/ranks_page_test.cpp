@@ -13,23 +13,27 @@
 #include <csignal>
 #include <fstream>
 
-#include "core/launch.h"
-#include "process_tree.h"
+#include "launch/mpirun.h"
+#include "launch/process_tree.h"
 #include "rank_ledger_view.h"
 #include "ranks_page.h"
 #include "replay_player.h"
 #include "run_config_panel.h"
 #include "run_theory_charts.h"
 #include "run_timeline_charts.h"
+#include "fake_cli.h"
 #include "ledger_reference.h"
 #include "synthetic_stream.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
+using shardscope::launch::descendantPids;
+using shardscope::launch::ProcessId;
 
 namespace {
 
 const QString kWorker = QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-worker");
+const QString kCli = QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-cli"); // RunSession's default: beside this binary
 
 QString writeFile(const QTemporaryDir& dir, const QString& name, const std::string& bytes) {
     const QString path = dir.filePath(name);
@@ -45,6 +49,10 @@ RunSession::Outcome waitForEnd(QSignalSpy& ended, int timeoutMs) {
 }
 
 bool canRunLive(QString* why) {
+    if (!QFileInfo(kCli).isExecutable()) {
+        *why = QStringLiteral("build/bin/shardscope-cli is missing: build the shardscope-cli target to run live jobs");
+        return false;
+    }
     if (!QFileInfo(kWorker).isExecutable()) {
         *why = QStringLiteral("build/bin/shardscope-worker is missing: build the worker target to run live jobs");
         return false;
@@ -57,6 +65,10 @@ bool canRunLive(QString* why) {
 }
 
 bool canRunThreads(QString* why) {
+    if (!QFileInfo(kCli).isExecutable()) {
+        *why = QStringLiteral("build/bin/shardscope-cli is missing: build the shardscope-cli target to run live jobs");
+        return false;
+    }
     if (!QFileInfo(kWorker).isExecutable()) {
         *why = QStringLiteral("build/bin/shardscope-worker is missing: build the worker target to run live jobs");
         return false;
@@ -209,6 +221,25 @@ private Q_SLOTS:
         QVERIFY(page.findChild<QPushButton*>(QStringLiteral("runButton"))->isEnabled()); // usable: try again
     }
 
+    // The banner phrases the CLI's typed ending (--ending) in the GUI's words; the CLI's own
+    // English line is not what the user reads.
+    void failedRunShowsTheTypedEnding() {
+        QTemporaryDir dir;
+        const QString cli = testing::writeFakeCli(dir, testing::kRank2KilledInStep3);
+        QVERIFY(!cli.isEmpty());
+        RanksPage page;
+        page.session().setCliPath(cli);
+        page.session().setWorkerPath(QStringLiteral("/bin/sh")); // never started by the fake
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        RunRequest r = tinyRequest(5);
+        r.threads = true; // no mpirun needed
+        QVERIFY(page.runRequest(r));
+        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Failed);
+        QCOMPARE(page.bannerText(), QStringLiteral("Rank 2 exited (signal 9) in step 3"));
+        QVERIFY(page.session().lastEnding());
+        QCOMPARE(page.session().lastEnding()->step, std::optional<std::int64_t>(3));
+    }
+
     void invalidSettingsAreShownInlineAndBlockRun() {
         RanksPage page;
         RunConfigPanel* panel = page.configPanel();
@@ -330,7 +361,7 @@ private Q_SLOTS:
                  qPrintable(page.bannerText()));
     }
 
-    // Stop: the one worker process goes (SIGTERM, then SIGKILL after the grace period).
+    // Stop: the one worker process goes (the CLI's SIGTERM, then SIGKILL after the grace period).
     void stopEndsTheThreadsWorker() {
         QString why;
         if (!canRunThreads(&why)) QSKIP(qPrintable(why));
@@ -341,14 +372,17 @@ private Q_SLOTS:
         r.threads = true;
         QVERIFY(page.runRequest(r));
         QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 30000);
-        const auto pid = static_cast<pid_t>(page.session().processId());
+        // Under the supervising CLI: the worker itself, no mpirun.
+        const std::vector<ProcessId> tree = descendantPids(static_cast<pid_t>(page.session().processId()));
+        QCOMPARE(tree.size(), std::size_t{1});
+        const pid_t pid = tree.front().pid;
         std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
         std::string name;
         comm >> name;
-        QVERIFY2(name.rfind("shardscope-wor", 0) == 0, name.c_str()); // the worker itself, not mpirun
+        QVERIFY2(name.rfind("shardscope-wor", 0) == 0, name.c_str());
         page.stop();
         QCOMPARE(waitForEnd(ended, 20000), RunSession::Outcome::Stopped);
-        QTRY_VERIFY_WITH_TIMEOUT(::kill(pid, 0) != 0, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(std::ifstream("/proc/" + std::to_string(pid) + "/comm").fail(), 10000);
         QVERIFY(page.bannerText().isEmpty());
     }
 
@@ -376,8 +410,8 @@ private Q_SLOTS:
         QSignalSpy ended(&page, &RanksPage::runEnded);
         QVERIFY(page.runRequest(tinyRequest(2000)));
         QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 60000);
-        const auto mpirun = static_cast<pid_t>(page.session().processId());
-        std::vector<ProcessId> tree = descendantPids(mpirun);
+        const auto cli = static_cast<pid_t>(page.session().processId());
+        std::vector<ProcessId> tree = descendantPids(cli); // mpirun and its ranks
         pid_t victim = -1;
         for (const ProcessId& p : tree) {
             std::ifstream comm("/proc/" + std::to_string(p.pid) + "/comm");
@@ -390,6 +424,13 @@ private Q_SLOTS:
         QCOMPARE(waitForEnd(ended, 60000), RunSession::Outcome::Failed);
         QVERIFY2(page.bannerText().contains(QStringLiteral("exited")) || page.bannerText().contains(QStringLiteral("failed")),
                  qPrintable(page.bannerText()));
+        // The same step as the CLI prints (cli_jobs_test): counted from 1, the step after the
+        // last complete one, and the banner shows that number.
+        const auto& ending = page.session().lastEnding();
+        QVERIFY(ending && ending->rank && ending->step);
+        QCOMPARE(*ending->step, ending->completedSteps + 1);
+        QVERIFY(ending->completedSteps >= 1);
+        QVERIFY2(page.bannerText().contains(QStringLiteral("in step %1").arg(*ending->step)), qPrintable(page.bannerText()));
         QTRY_VERIFY_WITH_TIMEOUT(std::none_of(tree.begin(), tree.end(), [](const ProcessId& p) { return ::kill(p.pid, 0) == 0; }), 10000);
         // Still usable: a recording opens.
         QTemporaryDir dir;

@@ -1,6 +1,7 @@
 // shardscope-cli run/compare as a user runs them: real mpirun jobs, the JSON report and the
-// recording, and a rank killed with SIGKILL mid-run — reported within seconds, naming the rank
-// and the step, with no process left behind.
+// recording, a rank killed with SIGKILL mid-run — reported within seconds, naming the rank and
+// the step, with no process left behind — and the CLI itself stopped with SIGTERM or SIGHUP
+// (as the GUI stops it), which must tear the whole job down and remove its private folder.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -68,20 +69,89 @@ int finish(const Proc& p) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// Worker processes (argv[0] = …/shardscope-worker) whose command line holds `marker`.
-std::vector<pid_t> workers(const std::string& marker) {
-    std::vector<pid_t> pids;
+struct Running {
+    pid_t pid;
+    std::string cmd; // the command line, arguments separated by spaces
+};
+
+// Processes whose argv[0] ends with one of `programs` and whose command line holds `marker`.
+std::vector<Running> processes(const std::string& marker, const std::vector<std::string>& programs) {
+    std::vector<Running> found;
     for (const auto& e : fs::directory_iterator("/proc")) {
         const std::string name = e.path().filename();
         if (name.find_first_not_of("0123456789") != std::string::npos) continue;
         std::string cmd = slurp(e.path() / "cmdline");
         std::replace(cmd.begin(), cmd.end(), '\0', ' ');
         const auto first = cmd.substr(0, cmd.find(' '));
-        if (first.size() >= 17 && first.ends_with("shardscope-worker") &&
-            cmd.find(marker) != std::string::npos)
-            pids.push_back(static_cast<pid_t>(std::stoi(name)));
+        if (cmd.find(marker) == std::string::npos) continue;
+        if (std::string state = slurp(e.path() / "stat"); state.find(") Z") != std::string::npos) continue; // a zombie
+        for (const auto& program : programs)
+            if (first.ends_with(program)) found.push_back({static_cast<pid_t>(std::stoi(name)), cmd});
     }
+    return found;
+}
+
+// Worker processes (argv[0] = …/shardscope-worker) whose command line holds `marker`.
+std::vector<pid_t> workers(const std::string& marker) {
+    std::vector<pid_t> pids;
+    for (const Running& r : processes(marker, {"shardscope-worker"})) pids.push_back(r.pid);
     return pids;
+}
+
+// Waits until `p` has printed progress for `steps` steps.
+void waitForSteps(const Proc& p, int steps) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    const std::string line = "step " + std::string(steps < 10 ? "    " : "   ") + std::to_string(steps) + "/";
+    while (slurp(p.out).find(line) == std::string::npos) {
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << slurp(p.err);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+}
+
+int countOf(const std::string& text, const std::string& what) {
+    int n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+// Sends `signal` to the CLI in the middle of a 4-rank run: within 5 s no worker or mpirun of the
+// job is left, its private stream folder is gone, and the CLI has exited non-zero with one line.
+void signalTheCliMidRun(int signal, const std::string& marker) {
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "4", "--strategy", "zero3", "--steps", "100000",
+                          "--seed", marker},
+                         "signal" + std::to_string(signal));
+    waitForSteps(p, 2);
+    const auto job = processes(marker, {"shardscope-worker", "mpirun", "orterun"});
+    ASSERT_GE(job.size(), 5u) << "mpirun and 4 ranks";
+    // The private folder, from the --stream argument the CLI gave the workers.
+    const std::smatch folder = [&] {
+        std::smatch m;
+        std::regex_search(job.front().cmd, m, std::regex(R"(--stream (\S+)/stream\.sock)"));
+        return m;
+    }();
+    ASSERT_FALSE(folder.empty()) << job.front().cmd;
+    const fs::path dir = folder[1].str();
+    ASSERT_TRUE(fs::is_directory(dir));
+
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(::kill(p.pid, signal), 0);
+    const int code = finish(p);
+    EXPECT_NE(code, 0);
+    EXPECT_LT(code, 128) << "the CLI died of the signal instead of handling it";
+    while (!processes(marker, {"shardscope-worker", "mpirun", "orterun"}).empty() &&
+           std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5))
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    for (const Running& r : processes(marker, {"shardscope-worker", "mpirun", "orterun"})) {
+        ADD_FAILURE() << "left running: " << r.cmd;
+        ::kill(r.pid, SIGKILL);
+    }
+    EXPECT_FALSE(fs::exists(dir)) << dir;
+    const std::string err = slurp(p.err);
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_NE(err.find("interrupted by SIG"), std::string::npos) << err;
+    fs::remove(p.out);
+    fs::remove(p.err);
 }
 
 } // namespace
@@ -143,11 +213,7 @@ TEST(cliJobs, KilledRankEndsTheJobWithinTenSecondsNamingRankAndStep) {
                           "100000", "--seed", marker},
                          "kill");
     // Wait until the job is training (a few steps printed), then SIGKILL one rank.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (slurp(p.out).find("step     3/") == std::string::npos) {
-        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << slurp(p.err);
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    waitForSteps(p, 3);
     const auto pids = workers(marker);
     ASSERT_EQ(pids.size(), 3u);
     const auto t0 = std::chrono::steady_clock::now();
@@ -157,10 +223,20 @@ TEST(cliJobs, KilledRankEndsTheJobWithinTenSecondsNamingRankAndStep) {
     EXPECT_NE(code, 0);
     EXPECT_LT(elapsed, std::chrono::seconds(10));
     const std::string err = slurp(p.err);
-    EXPECT_TRUE(std::regex_search(err, std::regex(R"(rank \d+ exited \(signal 9\) in step \d+)"))) << err;
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(err, m, std::regex(R"(rank \d+ exited \(signal 9\) in step (\d+))"))) << err;
+    // The step counted from 1 in which the rank died: the one after the last step printed (the
+    // GUI's ranks_page_test checks the same rule on its side).
+    if (!m.empty()) {
+        EXPECT_EQ(std::stoi(m[1]), countOf(slurp(p.out), "loss ") + 1) << slurp(p.out) << err;
+    }
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     EXPECT_TRUE(workers(marker).empty()) << "orphan worker processes";
     fs::remove(p.out);
     fs::remove(p.err);
 }
+
+TEST(cliJobs, SigtermToTheCliTearsTheJobDown) { signalTheCliMidRun(SIGTERM, "31338"); }
+
+TEST(cliJobs, SighupToTheCliTearsTheJobDown) { signalTheCliMidRun(SIGHUP, "31339"); }

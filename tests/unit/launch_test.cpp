@@ -3,7 +3,8 @@
 
 #include <algorithm>
 
-#include "core/launch.h"
+#include "launch/ending.h"
+#include "launch/mpirun.h"
 
 using namespace shardscope::launch;
 
@@ -13,7 +14,7 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }
 } // namespace
 
-TEST(Launch, OneMachineAsRootOversubscribed) {
+TEST(launchMpirun, OneMachineAsRootOversubscribed) {
     MpirunOptions o;
     o.ranks = 4;
     o.localCores = 2;
@@ -31,7 +32,7 @@ TEST(Launch, OneMachineAsRootOversubscribed) {
     EXPECT_EQ(argv.back(), "3");
 }
 
-TEST(Launch, HostfileAndExtraArgsPassThroughWithoutLocalFlags) {
+TEST(launchMpirun, HostfileAndExtraArgsPassThroughWithoutLocalFlags) {
     MpirunOptions o;
     o.ranks = 2;
     o.localCores = 16;
@@ -45,7 +46,7 @@ TEST(Launch, HostfileAndExtraArgsPassThroughWithoutLocalFlags) {
     EXPECT_EQ(argv.back(), "w");
 }
 
-TEST(Launch, ParsesASignalledRank) {
+TEST(launchMpirun, ParsesASignalledRank) {
     const char* text =
         "--------------------------------------------------------------------------\n"
         "mpirun noticed that process rank 2 with PID 0 on node vm exited on signal 9 (Killed).\n"
@@ -54,10 +55,14 @@ TEST(Launch, ParsesASignalledRank) {
     ASSERT_TRUE(e);
     EXPECT_EQ(e->rank, 2);
     EXPECT_EQ(e->signal, 9);
-    EXPECT_EQ(describe(*e, 3), "rank 2 exited (signal 9) in step 3");
+    JobEvidence evidence;
+    evidence.stderrText = text;
+    evidence.exitCode = 137;
+    evidence.lastCompleteStep = 1; // steps 1 and 2 complete: it died in step 3
+    EXPECT_EQ(describe(classify(evidence)), "rank 2 exited (signal 9) in step 3");
 }
 
-TEST(Launch, ParsesANonZeroExit) {
+TEST(launchMpirun, ParsesANonZeroExit) {
     const char* text =
         "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
         "the job to be terminated. The first process to do so was:\n\n"
@@ -67,14 +72,19 @@ TEST(Launch, ParsesANonZeroExit) {
     ASSERT_TRUE(e);
     EXPECT_EQ(e->rank, 1);
     EXPECT_EQ(e->exitCode, 3);
-    EXPECT_EQ(describe(*e, -1), "rank 1 exited (exit code 3)");
+    JobEnding ending;
+    ending.kind = EndingKind::Failed;
+    ending.rank = e->rank;
+    ending.exitCode = e->exitCode;
+    ending.cause = "exited (exit code 3)";
+    EXPECT_EQ(describe(ending), "rank 1 exited (exit code 3)");
 }
 
-TEST(Launch, NothingToParseInOrdinaryOutput) {
+TEST(launchMpirun, NothingToParseInOrdinaryOutput) {
     EXPECT_FALSE(parseMpirunFailure("step 1 loss 5.5\nall good\n"));
 }
 
-TEST(Launch, FindsExecutablesOnPath) {
+TEST(launchMpirun, FindsExecutablesOnPath) {
     EXPECT_TRUE(findExecutable("sh"));
     EXPECT_FALSE(findExecutable("definitely-not-a-program-xyz"));
     EXPECT_FALSE(findExecutable("/nonexistent/bin/tool"));

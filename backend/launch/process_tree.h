@@ -5,7 +5,7 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace shardscope::widgets {
+namespace shardscope::launch {
 
 // A process identified by pid and start time, so a pid the kernel reused for an unrelated
 // process is never signalled.
@@ -17,4 +17,4 @@ struct ProcessId {
 std::vector<ProcessId> descendantPids(pid_t root); // empty where /proc is unavailable
 void signalAll(const std::vector<ProcessId>& processes, int signal);
 
-} // namespace shardscope::widgets
+} // namespace shardscope::launch

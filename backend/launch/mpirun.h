@@ -1,7 +1,7 @@
 #pragma once
-// How a multi-rank job is started: the mpirun command line, and what mpirun's last words mean.
-// Shared by the CLI (posix_spawn) and the GUI (QProcess with an argument list, never a shell
-// string). Scaling out is OpenMPI's job: hostfiles and extra mpirun arguments pass through.
+// How a multi-rank job is started: the mpirun command line, and what mpirun's last words mean
+// (read by the ending classifier, ending.h). Scaling out is OpenMPI's job: hostfiles and extra
+// mpirun arguments pass through.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,9 +31,6 @@ struct RankExit {
     int exitCode = 0; // when it exited with a non-zero status
 };
 std::optional<RankExit> parseMpirunFailure(std::string_view stderrText);
-
-// "rank 2 exited (signal 9) in step 3" — step < 0 omits the step.
-std::string describe(const RankExit& exit, std::int64_t step);
 
 // Finds an executable: an absolute/relative path with a slash is taken as is, otherwise $PATH.
 std::optional<std::string> findExecutable(const std::string& name);

@@ -1,4 +1,4 @@
-#include "core/launch.h"
+#include "launch/mpirun.h"
 
 #include <unistd.h>
 
@@ -43,15 +43,6 @@ std::optional<RankExit> parseMpirunFailure(std::string_view text) {
     static const std::regex aborted(R"(MPI_ABORT was invoked on rank (\d+) in communicator \S+\s+with errorcode (\d+))");
     if (std::regex_search(s, m, aborted)) return RankExit{std::stoi(m[1]), 0, std::stoi(m[2])};
     return std::nullopt;
-}
-
-std::string describe(const RankExit& e, std::int64_t step) {
-    std::ostringstream out;
-    out << "rank " << e.rank << " exited";
-    if (e.signal > 0) out << " (signal " << e.signal << ")";
-    else out << " (exit code " << e.exitCode << ")";
-    if (step >= 0) out << " in step " << step;
-    return out.str();
 }
 
 std::optional<std::string> findExecutable(const std::string& name) {

@@ -1,4 +1,4 @@
-#include "process_tree.h"
+#include "launch/process_tree.h"
 
 #include <csignal>
 #include <dirent.h>
@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-namespace shardscope::widgets {
+namespace shardscope::launch {
 namespace {
 
 struct Stat {
@@ -67,4 +67,4 @@ void signalAll(const std::vector<ProcessId>& processes, int signal) {
     }
 }
 
-} // namespace shardscope::widgets
+} // namespace shardscope::launch

@@ -1,0 +1,221 @@
+#include "launch/ending.h"
+
+#include <csignal>
+#include <cstring>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "launch/mpirun.h"
+
+namespace shardscope::launch {
+namespace {
+
+constexpr std::string_view kWorkerTag = "shardscope-worker: ";
+
+std::string lastLine(const std::string& text) {
+    const std::size_t end = text.find_last_not_of(" \n\r\t-");
+    if (end == std::string::npos) return {};
+    const std::size_t newline = text.rfind('\n', end);
+    const std::size_t begin = newline == std::string::npos ? 0 : newline + 1;
+    return text.substr(begin, end + 1 - begin);
+}
+
+std::string signalName(int signal) {
+    switch (signal) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "signal " + std::to_string(signal);
+    }
+}
+
+// The step the job was in when a rank died without saying so itself.
+std::int64_t runningStep(const JobEvidence& e) { return e.lastCompleteStep + 2; }
+
+} // namespace
+
+std::optional<WorkerErrorLine> parseWorkerErrorLine(const std::string& text) {
+    for (std::size_t at = text.find(kWorkerTag); at != std::string::npos; at = text.find(kWorkerTag, at + 1)) {
+        if (at > 0 && text[at - 1] != '\n') continue; // only at the start of a line
+        const std::size_t begin = at + kWorkerTag.size();
+        const std::size_t end = text.find('\n', begin);
+        const std::string line = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+        static const std::regex ranked(R"(^rank (\d+), (setup|step (\d+)|after step (\d+)): (.*)$)");
+        std::smatch m;
+        WorkerErrorLine out;
+        if (std::regex_match(line, m, ranked)) {
+            out.rank = std::stoi(m[1]);
+            if (m[3].matched) out.step = std::stoll(m[3]);
+            else if (m[4].matched) out.step = std::stoll(m[4]) + 1; // writing the report after the last step
+            out.message = m[5];
+        } else {
+            out.message = line; // the worker refused its configuration (rank 0 says why)
+        }
+        return out;
+    }
+    return std::nullopt;
+}
+
+JobEnding classify(const JobEvidence& e) {
+    JobEnding out;
+    out.completedSteps = e.lastCompleteStep + 1;
+    auto atRunningStep = [&](JobEnding& r) { r.step = runningStep(e); };
+
+    if (e.stopRequested) {
+        out.kind = EndingKind::Stopped;
+        out.cause = "stopped";
+        atRunningStep(out);
+        return out;
+    }
+    if (e.interruptSignal != 0) {
+        out.kind = EndingKind::Interrupted;
+        out.signal = e.interruptSignal;
+        out.cause = "interrupted by " + signalName(e.interruptSignal);
+        atRunningStep(out);
+        return out;
+    }
+    if (!e.streamError.empty()) {
+        out.kind = EndingKind::StreamError;
+        out.cause = e.streamError;
+        return out;
+    }
+    if (e.failureRank) { // the worker said it itself
+        out.kind = EndingKind::Failed;
+        if (*e.failureRank >= 0) out.rank = *e.failureRank;
+        if (e.failureStep >= 0) out.step = e.failureStep + 1;
+        else out.setup = true;
+        out.cause = e.failureMessage;
+        return out;
+    }
+    if (e.startFailed) {
+        out.kind = EndingKind::LaunchError;
+        out.cause = lastLine(e.stderrText);
+        return out;
+    }
+    if (e.stalled) {
+        out.kind = EndingKind::Stalled;
+        out.cause = "no progress for " + std::to_string(e.stallTimeout.count() / 1000) + " s: a rank is stuck";
+        atRunningStep(out);
+        return out;
+    }
+    if (const auto line = parseWorkerErrorLine(e.stderrText); line && line->rank >= 0) {
+        out.kind = EndingKind::Failed;
+        out.rank = line->rank;
+        out.step = line->step;
+        out.setup = !line->step;
+        out.cause = line->message;
+        return out;
+    }
+    std::optional<RankExit> exit = parseMpirunFailure(e.stderrText);
+    if (!exit && e.direct && e.exitCode != 0 && (e.exitCode > 128 || e.exitCode != 2)) {
+        // Without mpirun nobody names the rank: the worker is rank 0, its status says how it ended.
+        exit = RankExit{0, e.exitCode > 128 ? e.exitCode - 128 : 0, e.exitCode > 128 ? 0 : e.exitCode};
+    }
+    if (exit) {
+        out.kind = EndingKind::Failed;
+        out.rank = exit->rank;
+        out.signal = exit->signal;
+        out.exitCode = exit->exitCode;
+        out.cause = exit->signal > 0 ? "exited (signal " + std::to_string(exit->signal) + ")"
+                                     : "exited (exit code " + std::to_string(exit->exitCode) + ")";
+        atRunningStep(out);
+        return out;
+    }
+    if (e.exitCode == 2) {
+        out.kind = EndingKind::InvalidInput;
+        out.exitCode = 2;
+        const auto line = parseWorkerErrorLine(e.stderrText);
+        out.cause = line ? line->message : lastLine(e.stderrText);
+        return out;
+    }
+    if (e.exitCode != 0) {
+        out.kind = EndingKind::LaunchError;
+        out.exitCode = e.exitCode;
+        out.cause = lastLine(e.stderrText);
+        return out;
+    }
+    if (!e.sawEnd || !e.sawReport) {
+        out.kind = EndingKind::LaunchError;
+        out.cause = "the job ended without a report";
+        return out;
+    }
+    return out; // Completed
+}
+
+std::string describe(const JobEnding& e) {
+    const std::string where = e.step ? " in step " + std::to_string(*e.step) : std::string();
+    switch (e.kind) {
+    case EndingKind::Completed: return {};
+    case EndingKind::Failed: {
+        if (!e.rank) return "the launcher failed" + where + ": " + e.cause;
+        const std::string rank = "rank " + std::to_string(*e.rank);
+        if (e.signal > 0 || e.exitCode != 0) return rank + " " + e.cause + where;
+        return rank + ", " + (e.step ? "step " + std::to_string(*e.step) : std::string("setup")) + ": " + e.cause;
+    }
+    case EndingKind::Stalled: return e.cause + where + "; the job was torn down";
+    case EndingKind::Interrupted:
+    case EndingKind::Stopped: return e.cause + where + ": the job was torn down";
+    case EndingKind::InvalidInput: return e.cause;
+    case EndingKind::LaunchError:
+        if (e.exitCode != 0)
+            return "mpirun exited with code " + std::to_string(e.exitCode) + (e.cause.empty() ? "" : ": " + e.cause);
+        return e.cause;
+    case EndingKind::StreamError: return "the event stream could not be read: " + e.cause;
+    }
+    return e.cause;
+}
+
+namespace {
+constexpr std::pair<EndingKind, std::string_view> kKindNames[] = {
+    {EndingKind::Completed, "completed"},        {EndingKind::Failed, "failed"},
+    {EndingKind::Stalled, "stalled"},            {EndingKind::Interrupted, "interrupted"},
+    {EndingKind::Stopped, "stopped"},            {EndingKind::InvalidInput, "invalid_input"},
+    {EndingKind::LaunchError, "launch_error"},   {EndingKind::StreamError, "stream_error"},
+};
+static_assert(std::size(kKindNames) == static_cast<std::size_t>(EndingKind::StreamError) + 1);
+} // namespace
+
+std::string_view endingKindName(EndingKind kind) {
+    for (const auto& [k, name] : kKindNames)
+        if (k == kind) return name;
+    return "unknown";
+}
+
+std::optional<EndingKind> endingKindFromName(std::string_view name) {
+    for (const auto& [k, n] : kKindNames)
+        if (n == name) return k;
+    return std::nullopt;
+}
+
+nlohmann::json toJson(const JobEnding& e) {
+    nlohmann::json j{{"kind", endingKindName(e.kind)}, {"cause", e.cause}, {"completed_steps", e.completedSteps}};
+    j["rank"] = e.rank ? nlohmann::json(*e.rank) : nlohmann::json(nullptr);
+    j["step"] = e.step ? nlohmann::json(*e.step) : nlohmann::json(nullptr);
+    if (e.signal) j["signal"] = e.signal;
+    if (e.exitCode) j["exit_code"] = e.exitCode;
+    if (e.setup) j["setup"] = true;
+    return j;
+}
+
+JobEnding endingFromJson(const nlohmann::json& j) {
+    try {
+        JobEnding e;
+        const auto kind = endingKindFromName(j.at("kind").get<std::string>());
+        if (!kind) throw Error(ErrorKind::Format, "unknown job ending kind '" + j.at("kind").get<std::string>() + "'");
+        e.kind = *kind;
+        e.cause = j.at("cause").get<std::string>();
+        e.completedSteps = j.value("completed_steps", std::int64_t{0});
+        if (j.contains("rank") && !j["rank"].is_null()) e.rank = j["rank"].get<int>();
+        if (j.contains("step") && !j["step"].is_null()) e.step = j["step"].get<std::int64_t>();
+        e.signal = j.value("signal", 0);
+        e.exitCode = j.value("exit_code", 0);
+        e.setup = j.value("setup", false);
+        return e;
+    } catch (const nlohmann::json::exception& x) {
+        throw Error(ErrorKind::Format, std::string("not a job ending: ") + x.what());
+    }
+}
+
+} // namespace shardscope::launch

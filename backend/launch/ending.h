@@ -1,0 +1,85 @@
+#pragma once
+// How a job ended, decided in one place for every front end. The CLI prints describe(ending)
+// as its one line; the GUI phrases the same typed fields in its own (translated) words.
+//
+// Note: steps are numbered the way people count them — `step` is the 1-based step in which
+// the job ended. The stream counts from 0 (StepSummary::step, Failure::step); a rank that
+// died after the stream's last complete step k (0-based) died in step k + 2.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace shardscope::launch {
+
+enum class EndingKind {
+    Completed,    // the stream ended with an End record and a report, and the job exited 0
+    Failed,       // a rank failed: its Failure record, its stderr line, or mpirun's summary
+    Stalled,      // no stream bytes for the stall timeout: torn down
+    Interrupted,  // this process got SIGINT / SIGTERM / SIGHUP: torn down
+    Stopped,      // stop() was asked for: torn down
+    InvalidInput, // the worker refused its configuration (exit code 2, no rank named)
+    LaunchError,  // mpirun or the worker did not run, or ended without naming a rank or a report
+    StreamError,  // the event stream could not be decoded
+};
+
+struct JobEnding {
+    EndingKind kind = EndingKind::Completed;
+    std::optional<int> rank;          // the rank that ended the job, where one did
+    std::optional<std::int64_t> step; // 1-based step in which it ended; none: during setup / unknown
+    std::string cause;                // what happened, in the source's words ("out of memory …")
+    int signal = 0;                   // a rank (or this process, when Interrupted) got this signal
+    int exitCode = 0;                 // a rank's (or mpirun's) non-zero exit status
+    std::int64_t completedSteps = 0;  // steps the stream reported complete
+    bool setup = false;               // a rank failed before its first step
+};
+
+// Everything the supervisor and the stream knew when the job ended. Stream facts are filled by
+// whoever decodes the stream (the CLI decodes in the launcher, the GUI on its decoder thread).
+struct JobEvidence {
+    std::int64_t lastCompleteStep = -1;  // 0-based StepSummary::step of the last step; -1: none
+    bool sawEnd = false;                 // an End record arrived
+    bool sawReport = false;              // a Report record arrived
+    std::optional<int> failureRank;      // the first Failure record (-1: the launcher)
+    std::int64_t failureStep = -1;       //   its 0-based step (-1: setup)
+    std::string failureMessage;
+    std::string streamError;             // non-empty: the stream could not be decoded
+    std::string stderrText;              // mpirun's and the ranks' stderr
+    int exitCode = 0;                    // the child's status (128 + signal when signalled)
+    bool exited = false;                 // the child exited by itself (not torn down)
+    bool direct = false;                 // the child was the worker itself, not mpirun
+    bool startFailed = false;            // spawning failed; stderrText says why
+    bool stalled = false;
+    std::chrono::milliseconds stallTimeout{0};
+    int interruptSignal = 0;             // SIGINT / SIGTERM / SIGHUP received by this process
+    bool stopRequested = false;
+};
+
+// The one classifier (rules in order: stop, signal, stream error, Failure record, stall,
+// worker stderr line, mpirun's summary, the direct worker's status, mpirun's status, no report).
+JobEnding classify(const JobEvidence& evidence);
+
+// One English line: "rank 2 exited (signal 9) in step 3", "rank 1, step 2: out of memory …",
+// "interrupted by SIGTERM in step 4: the job was torn down". Empty for Completed.
+std::string describe(const JobEnding& ending);
+
+std::string_view endingKindName(EndingKind kind);
+std::optional<EndingKind> endingKindFromName(std::string_view name);
+
+// The typed ending as JSON (`shardscope-cli run --ending FILE`, read by the GUI).
+nlohmann::json toJson(const JobEnding& ending);
+// Throws Error(Format) when `json` is not an ending.
+JobEnding endingFromJson(const nlohmann::json& json);
+
+// A worker's own stderr line "shardscope-worker: rank R, step S: message" (S from 1, or
+// "setup"): the first one in `text`.
+struct WorkerErrorLine {
+    int rank = -1;
+    std::optional<std::int64_t> step; // 1-based; none: setup
+    std::string message;
+};
+std::optional<WorkerErrorLine> parseWorkerErrorLine(const std::string& text);
+
+} // namespace shardscope::launch

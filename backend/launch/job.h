@@ -1,0 +1,62 @@
+#pragma once
+// One job as a supervised child: mpirun (or the worker itself) in its own process group,
+// streaming to a Unix socket in a private 0700 folder. The job ends by itself, by a stall, by
+// stop(), or by SIGINT / SIGTERM / SIGHUP to this process (while a SignalGuard is installed);
+// in every case nothing is left running and the folder is removed, and classify() turns what
+// was seen into one JobEnding.
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/protocol.h"
+#include "launch/ending.h"
+
+namespace shardscope::launch {
+
+// While one exists, SIGINT, SIGTERM and SIGHUP are recorded instead of ending this process, so
+// a running Job can tear its tree down first. The previous handlers come back on destruction.
+class SignalGuard {
+public:
+    SignalGuard();
+    ~SignalGuard();
+    SignalGuard(const SignalGuard&) = delete;
+    SignalGuard& operator=(const SignalGuard&) = delete;
+};
+int pendingSignal(); // the first signal a SignalGuard recorded; 0: none
+
+class Job {
+public:
+    Job();  // creates the 0700 folder with the listening socket inside
+    ~Job(); // tears down anything still running, removes the folder
+    Job(const Job&) = delete;
+    Job& operator=(const Job&) = delete;
+
+    const std::string& socketPath() const { return socketPath_; }
+    const std::string& folder() const { return dir_; }
+
+    // Starts argv[0] and pumps until the job ends. Records go to onRecord as they are decoded,
+    // the raw stream bytes to onBytes (either may be empty). `direct`: argv[0] is the worker.
+    JobEnding run(const std::vector<std::string>& argv,
+                  const std::function<void(const protocol::Record&)>& onRecord,
+                  const std::function<void(std::string_view)>& onBytes,
+                  std::chrono::milliseconds stallTimeout, bool direct);
+
+    // Asks a running job to end (from any thread); run() tears it down and returns Stopped.
+    void stop() { stopRequested_ = true; }
+
+    static constexpr std::chrono::milliseconds kGrace{3000}; // SIGTERM to SIGKILL
+    static constexpr std::chrono::milliseconds kDrain{2000}; // after exit: the stream's tail
+
+private:
+    void teardown();
+    std::string dir_;
+    std::string socketPath_;
+    int listenFd_ = -1;
+    int pid_ = -1;
+    std::atomic<bool> stopRequested_{false};
+};
+
+} // namespace shardscope::launch

@@ -1,0 +1,30 @@
+#pragma once
+// A stand-in for shardscope-cli: a shell script that writes a given typed ending to the file
+// after --ending, prints one English stderr line and exits 1 — so a test can tell whether the
+// GUI phrased the typed ending or showed the CLI's text.
+#include <QFile>
+#include <QTemporaryDir>
+
+namespace shardscope::testing {
+
+inline QString writeFakeCli(const QTemporaryDir& dir, const QByteArray& endingJson) {
+    const QString path = dir.filePath(QStringLiteral("fake-shardscope-cli"));
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) return {};
+    f.write("#!/bin/sh\n"
+            "while [ $# -gt 0 ]; do\n"
+            "  if [ \"$1\" = --ending ]; then shift; printf '%s\\n' '" + endingJson + "' > \"$1\"; fi\n"
+            "  shift\n"
+            "done\n"
+            "echo 'shardscope-cli run: THE CLI TEXT' >&2\n"
+            "exit 1\n");
+    f.close();
+    f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    return path;
+}
+
+// Rank 2 killed in step 3 (steps 1 and 2 complete), as the CLI's --ending writes it.
+inline const QByteArray kRank2KilledInStep3 =
+    R"json({"kind":"failed","rank":2,"step":3,"signal":9,"cause":"exited (signal 9)","completed_steps":2})json";
+
+} // namespace shardscope::testing

@@ -1,0 +1,160 @@
+// The one classifier of how a job ended. The fixture is one death — rank 2 killed in step 3
+// (steps 1 and 2 complete, so the stream's last StepSummary::step is 1) — as each source reports
+// it; every source must yield the same 1-based step, which the CLI prints and the GUI shows.
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "launch/ending.h"
+
+using namespace shardscope::launch;
+
+namespace {
+
+JobEvidence diedInStep3() {
+    JobEvidence e;
+    e.lastCompleteStep = 1;
+    e.exited = true;
+    e.exitCode = 137;
+    e.stallTimeout = std::chrono::seconds(60);
+    return e;
+}
+
+constexpr const char* kMpirunSignal9 =
+    "--------------------------------------------------------------------------\n"
+    "mpirun noticed that process rank 2 with PID 4242 on node vm exited on signal 9 (Killed).\n"
+    "--------------------------------------------------------------------------\n";
+
+} // namespace
+
+TEST(launchEnding, FailureRecordCountsFromZeroAndIsReportedFromOne) {
+    JobEvidence e = diedInStep3();
+    e.failureRank = 2;
+    e.failureStep = 2; // protocol: counted from 0
+    e.failureMessage = "out of memory: 4096 bytes of activation";
+    e.stderrText = kMpirunSignal9; // the worker's own word wins over mpirun's summary
+    const JobEnding end = classify(e);
+    EXPECT_EQ(end.kind, EndingKind::Failed);
+    EXPECT_EQ(end.rank, 2);
+    EXPECT_EQ(end.step, 3);
+    EXPECT_EQ(describe(end), "rank 2, step 3: out of memory: 4096 bytes of activation");
+}
+
+TEST(launchEnding, WorkerStderrLineIsAlreadyFromOne) {
+    JobEvidence e = diedInStep3();
+    e.exitCode = 1;
+    e.stderrText = "some noise\nshardscope-worker: rank 2, step 3: collective timed out after 5000 ms\n" +
+                   std::string(kMpirunSignal9);
+    const JobEnding end = classify(e);
+    EXPECT_EQ(end.kind, EndingKind::Failed);
+    EXPECT_EQ(end.rank, 2);
+    EXPECT_EQ(end.step, 3);
+    EXPECT_EQ(end.cause, "collective timed out after 5000 ms");
+}
+
+TEST(launchEnding, WorkerStderrLineDuringSetupHasNoStep) {
+    JobEvidence e;
+    e.exited = true;
+    e.exitCode = 1;
+    e.stderrText = "shardscope-worker: rank 1, setup: capacity below the model states\n";
+    const JobEnding end = classify(e);
+    EXPECT_EQ(end.rank, 1);
+    EXPECT_FALSE(end.step);
+    EXPECT_TRUE(end.setup);
+    EXPECT_EQ(describe(end), "rank 1, setup: capacity below the model states");
+}
+
+TEST(launchEnding, MpirunSummaryDiesInTheStepAfterTheLastCompleteOne) {
+    JobEvidence e = diedInStep3();
+    e.stderrText = kMpirunSignal9;
+    const JobEnding end = classify(e);
+    EXPECT_EQ(end.kind, EndingKind::Failed);
+    EXPECT_EQ(end.rank, 2);
+    EXPECT_EQ(end.signal, 9);
+    EXPECT_EQ(end.step, 3);
+    EXPECT_EQ(end.completedSteps, 2);
+    EXPECT_EQ(describe(end), "rank 2 exited (signal 9) in step 3");
+}
+
+TEST(launchEnding, DirectWorkerKilledIsRankZero) {
+    JobEvidence e = diedInStep3();
+    e.direct = true;
+    const JobEnding end = classify(e);
+    EXPECT_EQ(end.rank, 0);
+    EXPECT_EQ(end.signal, 9);
+    EXPECT_EQ(end.step, 3);
+}
+
+TEST(launchEnding, StallIsReportedInTheStepThatHung) {
+    JobEvidence e = diedInStep3();
+    e.exited = false;
+    e.exitCode = 1;
+    e.stalled = true;
+    const JobEnding end = classify(e);
+    EXPECT_EQ(end.kind, EndingKind::Stalled);
+    EXPECT_EQ(end.step, 3);
+    EXPECT_EQ(describe(end), "no progress for 60 s: a rank is stuck in step 3; the job was torn down");
+}
+
+TEST(launchEnding, SignalsAndStopTearDownInTheRunningStep) {
+    JobEvidence e = diedInStep3();
+    e.exited = false;
+    e.interruptSignal = SIGHUP;
+    JobEnding end = classify(e);
+    EXPECT_EQ(end.kind, EndingKind::Interrupted);
+    EXPECT_EQ(end.step, 3);
+    EXPECT_EQ(describe(end), "interrupted by SIGHUP in step 3: the job was torn down");
+    e.interruptSignal = 0;
+    e.stopRequested = true;
+    end = classify(e);
+    EXPECT_EQ(end.kind, EndingKind::Stopped);
+    EXPECT_EQ(end.completedSteps, 2);
+}
+
+TEST(launchEnding, RefusedConfigurationIsUserInput) {
+    JobEvidence e;
+    e.exited = true;
+    e.exitCode = 2;
+    e.direct = true;
+    e.stderrText = "shardscope-worker: --hybrid-group 3 must divide --ranks 4\n";
+    const JobEnding end = classify(e);
+    EXPECT_EQ(end.kind, EndingKind::InvalidInput);
+    EXPECT_EQ(describe(end), "--hybrid-group 3 must divide --ranks 4");
+}
+
+TEST(launchEnding, MpirunWithoutARankAndAMissingReport) {
+    JobEvidence e;
+    e.exited = true;
+    e.exitCode = 1;
+    e.stderrText = "mpirun was unable to launch the specified application\n----\n";
+    JobEnding end = classify(e);
+    EXPECT_EQ(end.kind, EndingKind::LaunchError);
+    EXPECT_EQ(describe(end), "mpirun exited with code 1: mpirun was unable to launch the specified application");
+    e.exitCode = 0;
+    e.stderrText.clear();
+    e.sawEnd = true;
+    EXPECT_EQ(classify(e).kind, EndingKind::LaunchError); // End without a Report
+    e.sawReport = true;
+    end = classify(e);
+    EXPECT_EQ(end.kind, EndingKind::Completed);
+    EXPECT_EQ(describe(end), "");
+}
+
+TEST(launchEnding, JsonRoundTrip) {
+    JobEvidence e = diedInStep3();
+    e.stderrText = kMpirunSignal9;
+    const JobEnding end = classify(e);
+    const JobEnding back = endingFromJson(nlohmann::json::parse(toJson(end).dump()));
+    EXPECT_EQ(back.kind, end.kind);
+    EXPECT_EQ(back.rank, end.rank);
+    EXPECT_EQ(back.step, end.step);
+    EXPECT_EQ(back.signal, end.signal);
+    EXPECT_EQ(back.cause, end.cause);
+    EXPECT_EQ(back.completedSteps, end.completedSteps);
+    EXPECT_EQ(toJson(end)["kind"], "failed");
+    EXPECT_THROW(endingFromJson(nlohmann::json{{"kind", "exploded"}, {"cause", ""}}), shardscope::Error);
+    EXPECT_THROW(endingFromJson(nlohmann::json::array()), shardscope::Error);
+}
