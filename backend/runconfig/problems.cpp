@@ -1,7 +1,5 @@
 #include "runconfig/problems.h"
 
-#include <stdexcept>
-
 #include "runconfig/run_config.h"
 #include "core/error.h"
 
@@ -19,12 +17,6 @@ void checkRange(std::vector<Problem>& out, Field field, std::int64_t value) {
 }
 
 } // namespace
-
-const Limit& limitOf(Field field) {
-    for (const Limit& l : kLimits)
-        if (l.field == field) return l;
-    throw std::out_of_range("runconfig: no limit for this field");
-}
 
 std::vector<Problem> validate(const RunConfig& c) {
     std::vector<Problem> out;

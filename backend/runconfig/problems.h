@@ -8,6 +8,7 @@
 // sets its spin boxes from it: CLI, worker and GUI accept the same values.
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,7 +68,12 @@ inline constexpr std::array<Limit, 12> kLimits = {{
 // The learning rate is real: more than 0, at most this.
 inline constexpr double kMaxLearningRate = 10.0;
 
-const Limit& limitOf(Field field); // fields of kLimits only (others: std::out_of_range)
+// Fields of kLimits only (others: std::out_of_range, or a compile error in a constant).
+constexpr const Limit& limitOf(Field field) {
+    for (const Limit& l : kLimits)
+        if (l.field == field) return l;
+    throw std::out_of_range("runconfig: no limit for this field");
+}
 
 // Every problem of a configuration (empty: it can run): ranges, the strategy's options, the
 // hybrid group dividing the ranks, then the theory engine's checks.

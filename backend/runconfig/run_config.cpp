@@ -136,10 +136,12 @@ std::vector<std::string> toWorkerArgs(const RunConfig& c) {
     std::vector<std::string> a = {"--model", c.preset.name, "--strategy", std::string(theory::strategyName(c.strategy)),
                                   "--steps", std::to_string(c.steps), "--seed", std::to_string(c.seed),
                                   "--precision", c.precision == theory::PrecisionKind::Fp32 ? "fp32" : "bf16"};
-    const ModelPreset base = modelPreset(c.preset.name);
+    // Micro-batch and learning rate are sent where they differ from the preset's.
+    const ModelPreset* base = findPreset(c.preset.name);
     if (c.checkpointing) a.push_back("--checkpointing");
-    if (c.preset.microBatch != base.microBatch) a.insert(a.end(), {"--micro-batch", std::to_string(c.preset.microBatch)});
-    if (c.preset.learningRate != base.learningRate) {
+    if (!base || c.preset.microBatch != base->microBatch)
+        a.insert(a.end(), {"--micro-batch", std::to_string(c.preset.microBatch)});
+    if (!base || c.preset.learningRate != base->learningRate) {
         char text[64];
         std::snprintf(text, sizeof(text), "%.17g", c.preset.learningRate);
         a.insert(a.end(), {"--lr", text});
