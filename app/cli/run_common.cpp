@@ -7,6 +7,7 @@
 #include "core/args.h"
 #include "core/error.h"
 #include "device/cuda_probe.h"
+#include "runconfig/problems.h"
 
 namespace shardscope::cli {
 
@@ -54,8 +55,10 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
         Args one("run", {flag}, {});
         const std::vector<std::string> pair = {flag, *value};
         one.parse(pair);
-        if (flag == "--ranks") out.ranks = static_cast<int>(one.integer("--ranks", 1, 1024));
-        else if (flag == "--hostfile") out.hostfile = *value;
+        if (flag == "--ranks") {
+            const runconfig::Limit& ranks = runconfig::limitOf(runconfig::Field::Ranks);
+            out.ranks = static_cast<int>(one.integer("--ranks", ranks.min, ranks.max));
+        } else if (flag == "--hostfile") out.hostfile = *value;
         else if (flag == "--json") out.jsonPath = *value;
         else if (flag == "--trace") out.tracePath = *value;
         else if (flag == "--stall-timeout") out.stallSeconds = one.integer(flag, 1, 86400);
