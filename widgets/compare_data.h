@@ -1,13 +1,14 @@
 #pragma once
-// Several runs' reports side by side (the worker's JSON, DESIGN.md "Events, recordings and
-// reports"): per rank peak and model-state bytes by category and communication per step, the
-// theory's values for the same, the final-weights digest and, from `compare`, the largest
-// |Δ| of the final weights against DDP. Plain C++ so the compare view's numbers are testable.
+// Several runs' reports side by side, as the compare view shows them: per rank peak and
+// model-state bytes by category and communication per step, the theory's values for the same,
+// the final-weights digest and, from `compare`, the largest |Δ| of the final weights against
+// DDP. Read by the one report reader (report/report.h); plain C++ so the numbers are testable.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "report/report.h"
 #include "run_data.h"
 
 namespace shardscope::widgets {
@@ -32,8 +33,7 @@ struct CompareRun {
     std::uint64_t theoryPeak = 0;
     std::string paramDigest;
     std::optional<double> maxAbsDeltaVsDdp;
-    // exposed_comm_fraction: the rank that waits most (its median over the steps); older
-    // reports without it: the largest rank value, if any.
+    // exposed_comm_fraction: the rank that waits most (its median over the steps).
     std::optional<double> exposedComm;
     int exposedRank = -1; // the rank with that value (-1: unknown)
 
@@ -42,10 +42,10 @@ struct CompareRun {
     std::uint64_t peakMax() const; // over ranks
 };
 
-// One report object. Throws Error(Format) naming what is missing or malformed.
+// One run report. Throws Error(Format) with the reader's one line (a report without a schema
+// says so).
 CompareRun parseCompareRun(const std::string& json);
-// A file's text: one report, an array of reports, or shardscope-cli compare --json's
-// {"strategies": [...]} (also {"runs": [...]}).
+// A file's text: one run report, or shardscope-cli compare --json's report.
 std::vector<CompareRun> parseCompareRuns(const std::string& json);
 
 struct Parity {

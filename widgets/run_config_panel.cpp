@@ -8,6 +8,8 @@
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <algorithm>
+#include <climits>
 
 #include "byte_format.h"
 #include "run_request.h"
@@ -18,6 +20,12 @@ namespace shardscope::widgets {
 namespace {
 
 using theory::Strategy;
+
+// A spin box over the run configuration's own range for `field` (runconfig::kLimits).
+int limitMax(runconfig::Field field, int cap = INT_MAX) {
+    return static_cast<int>(std::min<std::int64_t>(runconfig::limitOf(field).max, cap));
+}
+int limitMin(runconfig::Field field) { return static_cast<int>(runconfig::limitOf(field).min); }
 
 QSpinBox* spin(int lo, int hi, int value) {
     auto* s = new QSpinBox;
@@ -60,12 +68,13 @@ void RunConfigPanel::build() {
     checkpointing_ = new QCheckBox;
     capacity_ = new QLineEdit;
     bucket_ = new QLineEdit;
-    prefetch_ = spin(0, 8, 1);
+    using runconfig::Field;
+    prefetch_ = spin(limitMin(Field::Prefetch), limitMax(Field::Prefetch), 1);
     reshard_ = new QCheckBox;
-    inflight_ = spin(1, 16, 2);
-    persistence_ = spin(0, 1000000000, 0);
-    hybrid_ = spin(1, kMaxRanks, 2);
-    microBatch_ = spin(0, 256, 0);
+    inflight_ = spin(limitMin(Field::MaxInflight), limitMax(Field::MaxInflight), 2);
+    persistence_ = spin(limitMin(Field::Persistence), limitMax(Field::Persistence, 1000000000), 0);
+    hybrid_ = spin(limitMin(Field::HybridGroup), kMaxRanks, 2);
+    microBatch_ = spin(0, limitMax(Field::MicroBatch), 0); // 0: the preset's
     addField(RunField::Model, model_);
     addField(RunField::Ranks, ranks_);
     addField(RunField::Backend, backend_);
@@ -130,9 +139,11 @@ void RunConfigPanel::addField(RunField field, QWidget* widget) {
 
 void RunConfigPanel::fillCombos() {
     const QSignalBlocker b1(model_), b2(strategy_), b3(precision_), b4(backend_);
-    for (const RunModelPreset& p : loadRunPresets()) {
-        model_->addItem(p.id, p.id);
-        model_->setItemData(model_->count() - 1, p.description, Qt::ToolTipRole);
+    // Every preset the worker accepts, as it parses them.
+    for (const runconfig::ModelPreset& p : runconfig::modelPresets()) {
+        const QString id = QString::fromStdString(p.name);
+        model_->addItem(id, id);
+        model_->setItemData(model_->count() - 1, QString::fromStdString(p.description), Qt::ToolTipRole);
     }
     for (Strategy s : theory::allStrategies()) strategy_->addItem(QString(), static_cast<int>(s));
     precision_->addItem(QString(), static_cast<int>(theory::PrecisionKind::MixedBf16));
@@ -262,13 +273,13 @@ void RunConfigPanel::onChanged() {
 
 void RunConfigPanel::updatePreview() {
     const RunRequest r = request();
-    const auto preset = findRunPreset(r.model);
+    const runconfig::ModelPreset* preset = findRunPreset(r.model);
     if (!preset || !isValid()) {
         preview_->clear();
         return;
     }
     try {
-        theory::Scenario sc = scenarioOf(r, *preset);
+        theory::Scenario sc = runconfig::scenarioOf(toRunConfig(r));
         theory::validate(sc);
         const auto states = static_cast<double>(theory::modelStates(sc).perRank.tier(Tier::Device));
         const auto peak = static_cast<double>(theory::predictPeak(sc).peakBytes);

@@ -12,38 +12,16 @@
 
 #include "core/categories.h"
 #include "core/event.h"
+#include "report/run_info.h"
 
 namespace shardscope::widgets {
 
-using CategoryBytes = std::array<std::uint64_t, kCategoryCount>;
+using CategoryBytes = report::CategoryBytes;
 
-struct UnitInfo {
-    std::string name;
-    std::uint64_t params = 0;
-    std::uint64_t padded = 0;
-};
-
-// The handshake's configJson. Missing or unknown keys leave defaults: older or newer workers
-// still show what they can.
-struct RunInfo {
-    std::string strategy;   // CLI name: zero3, fsdp, …
-    int worldSize = 1;
-    std::string model;      // preset name
-    std::uint64_t paramCount = 0;
-    std::string precision;  // bf16 | fp32
-    std::string backend = "cpu"; // cpu | cuda
-    bool sharedDevice = false;   // ranks were threads of one worker process (--shared-device)
-    std::int64_t steps = 0; // steps the run will make (0: unknown)
-    std::vector<UnitInfo> units;
-    std::optional<CategoryBytes> theoryModelStates;    // per rank, by category
-    std::optional<CategoryBytes> ddpTheoryModelStates; // DDP at the same N, per rank
-    std::uint64_t predictedPeakBytes = 0;
-    std::optional<std::uint64_t> capacityBytes;
-    std::string configJson; // as received, for the details tooltip
-
-    std::string unitName(std::int32_t unit) const; // "block2", or "unit 7" when unnamed
-};
-// Throws shardscope::Error(Format) naming the problem when the JSON does not parse.
+// The handshake's configuration (report/run_info.h).
+using report::RunInfo;
+using report::UnitInfo;
+// Throws shardscope::Error(Format) naming the problem when the JSON does not read.
 RunInfo parseRunInfo(const std::string& configJson, int worldSize);
 
 // Exposed communication of one rank (report ranks[i].exposed_comm): the time a collective was
@@ -67,9 +45,10 @@ struct RankReport {
     int rank = 0;
     CategoryBytes peakBytes{};
     CategoryBytes modelStateBytes{};
-    std::optional<ExposedComm> exposedComm; // absent in reports of older workers
+    std::optional<ExposedComm> exposedComm;
     std::optional<DeviceReport> device;
 };
+// What the Ranks page shows of the final report (report::RunReport, read by the one reader).
 struct RunReport {
     std::vector<double> losses;
     std::vector<RankReport> ranks;
@@ -80,7 +59,8 @@ struct RunReport {
     std::string paramDigest;
     std::string json;
 };
-RunReport parseRunReport(const std::string& json); // throws Error(Format)
+// Throws Error(Format) with the reader's one line (a report without a schema says so).
+RunReport parseRunReport(const std::string& json);
 
 struct FailureInfo {
     int rank = -1;

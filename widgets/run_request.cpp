@@ -1,10 +1,8 @@
 #include "run_request.h"
 
 #include <QCoreApplication>
-#include <QFile>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QRegularExpression>
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -25,55 +23,95 @@
 namespace shardscope::widgets {
 namespace {
 
+using runconfig::Code;
+using runconfig::Field;
 using theory::Strategy;
 
-
-bool isFsdp(Strategy s) {
-    return s == Strategy::FsdpFullShard || s == Strategy::FsdpShardGradOp || s == Strategy::FsdpHybridShard;
-}
-
-QString divisorsOf(int n) {
+QString divisorsOf(std::int64_t n) {
     QStringList ds;
-    for (int d = 1; d <= n; ++d)
+    for (std::int64_t d = 1; d <= n; ++d)
         if (n % d == 0) ds << QString::number(d);
     return ds.join(QStringLiteral(", "));
 }
 
 } // namespace
 
-std::vector<RunModelPreset> loadRunPresets() {
-    std::vector<RunModelPreset> out;
-    QFile file(QStringLiteral(":/presets/models.json"));
-    if (!file.open(QIODevice::ReadOnly)) return out;
-    const QJsonObject root = QJsonDocument::fromJson(file.readAll()).object();
-    for (const QString& id : {QStringLiteral("tiny"), QStringLiteral("small"), QStringLiteral("medium")}) {
-        const QJsonObject o = root.value(id).toObject();
-        if (o.isEmpty()) continue;
-        RunModelPreset p;
-        p.id = id;
-        p.description = o.value(QStringLiteral("description")).toString();
-        p.shape.layers = o.value(QStringLiteral("layers")).toInteger();
-        p.shape.dModel = o.value(QStringLiteral("d_model")).toInteger();
-        p.shape.heads = o.value(QStringLiteral("heads")).toInteger();
-        p.shape.vocab = o.value(QStringLiteral("vocab")).toInteger();
-        p.shape.seqLen = o.value(QStringLiteral("seq_len")).toInteger();
-        p.microBatch = o.value(QStringLiteral("micro_batch")).toInteger(1);
-        out.push_back(p);
+const runconfig::ModelPreset* findRunPreset(const QString& id) { return runconfig::findPreset(id.toStdString()); }
+
+runconfig::RunConfig toRunConfig(const RunRequest& r) {
+    runconfig::RunConfig c;
+    if (const runconfig::ModelPreset* p = findRunPreset(r.model)) c.preset = *p;
+    else c.preset.name = r.model.toStdString();
+    c.strategy = r.strategy;
+    c.steps = r.steps;
+    c.seed = r.seed;
+    c.precision = r.precision;
+    c.checkpointing = r.checkpointing;
+    c.worldSize = r.ranks;
+    c.sharedDevice = r.threads;
+    c.backend = r.gpu ? runconfig::Backend::Cuda : runconfig::Backend::Cpu;
+    c.capacityBytes = r.capacityBytes;
+    if (r.microBatch > 0) c.preset.microBatch = r.microBatch;
+    // Knobs are set only where the strategy reads them, so the worker's command line shows
+    // exactly what the user changed.
+    theory::Knobs& k = c.knobs;
+    k.reduceBucketBytes = k.allGatherBucketBytes = r.bucketBytes;
+    if (usesPrefetch(r.strategy)) k.prefetchDepth = r.prefetch;
+    if (usesReshardAfterForward(r.strategy)) k.reshardAfterForward = r.reshardAfterForward;
+    if (r.strategy == Strategy::FsdpShardGradOp) k.reshardAfterForward = false; // as the worker sets it
+    if (usesMaxInflight(r.strategy)) k.maxInflightAllGathers = r.maxInflight;
+    if (usesPersistence(r.strategy)) k.persistenceThresholdParams = r.persistenceThreshold;
+    if (usesHybridGroup(r.strategy)) k.hybridGroupSize = r.hybridGroup;
+    return c;
+}
+
+RunField fieldOf(Field f) {
+    switch (f) {
+    case Field::Model: return RunField::Model;
+    case Field::Ranks:
+    case Field::SharedRanks: return RunField::Ranks;
+    case Field::Steps: return RunField::Steps;
+    case Field::MicroBatch: return RunField::MicroBatch;
+    case Field::BucketBytes: return RunField::Bucket;
+    case Field::Prefetch: return RunField::Prefetch;
+    case Field::MaxInflight: return RunField::MaxInflight;
+    case Field::Persistence: return RunField::Persistence;
+    case Field::HybridGroup: return RunField::HybridGroup;
+    case Field::Capacity: return RunField::Capacity;
+    case Field::Backend: return RunField::Backend;
+    case Field::SharedDevice: return RunField::Threads;
+    default: return RunField::Strategy; // options of the strategy the panel sets itself
     }
-    return out;
 }
 
-std::optional<RunModelPreset> findRunPreset(const QString& id) {
-    for (const RunModelPreset& p : loadRunPresets())
-        if (p.id == id) return p;
-    return std::nullopt;
+QString describe(const runconfig::Problem& p) {
+    const auto tr = [](const char* text) { return QCoreApplication::translate("RunRequest", text); };
+    switch (p.code) {
+    case Code::OutOfRange:
+        switch (p.field) {
+        case Field::Ranks:
+        case Field::SharedRanks: return tr("ranks must be between %1 and %2").arg(p.min).arg(p.max);
+        case Field::Steps: return tr("steps must be between %1 and %2").arg(p.min).arg(p.max);
+        case Field::MicroBatch: return tr("micro-batch must be between %1 and %2 (0: the preset's)").arg(p.min).arg(p.max);
+        case Field::BucketBytes: return tr("buckets must hold at least %1 byte(s)").arg(p.min);
+        case Field::Prefetch: return tr("prefetch depth must be between %1 and %2 units").arg(p.min).arg(p.max);
+        case Field::MaxInflight: return tr("in-flight all-gathers must be between %1 and %2").arg(p.min).arg(p.max);
+        case Field::Persistence: return tr("the persistence threshold must be between %1 and %2 parameters").arg(p.min).arg(p.max);
+        case Field::HybridGroup: return tr("the hybrid group must be between %1 and %2 ranks").arg(p.min).arg(p.max);
+        case Field::Capacity: return tr("a capacity budget must be more than 0 bytes");
+        default: return tr("value %1 is outside %2–%3").arg(p.value).arg(p.min).arg(p.max);
+        }
+    case Code::UnknownName:
+        return tr("unknown model preset '%1' (expected %2)")
+            .arg(QString::fromStdString(p.text), QString::fromStdString(runconfig::presetChoices()));
+    case Code::NotADivisor:
+        return tr("the hybrid group must divide the ranks (%1 ranks: %2)").arg(p.max).arg(divisorsOf(p.max));
+    case Code::ContradictsStrategy: return tr("FSDP SHARD_GRAD_OP keeps parameters gathered: it cannot reshard after forward");
+    case Code::NotForStrategy: return tr("no_sync is an FSDP option");
+    case Code::Theory: return tr("theory cannot size this run: %1").arg(QString::fromStdString(p.text));
+    }
+    return QString::fromStdString(p.text);
 }
-
-bool usesPrefetch(Strategy s) { return s == Strategy::Zero3 || isFsdp(s); }
-bool usesReshardAfterForward(Strategy s) { return s == Strategy::FsdpFullShard || s == Strategy::FsdpHybridShard; }
-bool usesMaxInflight(Strategy s) { return isFsdp(s); }
-bool usesPersistence(Strategy s) { return s == Strategy::Zero3; }
-bool usesHybridGroup(Strategy s) { return s == Strategy::FsdpHybridShard; }
 
 const GpuSupport& GpuSupport::probed() {
     static const GpuSupport support{device::probeCuda(), SHARDSCOPE_WORKER_CUDA != 0, SHARDSCOPE_WORKER_NCCL != 0};
@@ -85,7 +123,6 @@ std::vector<FieldIssue> validate(const RunRequest& r) { return validate(r, GpuSu
 std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu) {
     std::vector<FieldIssue> issues;
     auto add = [&](RunField f, const QString& m) { issues.push_back({f, m}); };
-    if (!findRunPreset(r.model)) add(RunField::Model, QCoreApplication::translate("RunRequest", "unknown model preset '%1' (expected tiny, small or medium)").arg(r.model));
     if (r.ranks < 1 || r.ranks > kMaxRanks) add(RunField::Ranks, QCoreApplication::translate("RunRequest", "ranks must be between 1 and %1").arg(kMaxRanks));
     if (r.gpu) {
         if (const QString why = gpuUnavailableReason(gpu); !why.isEmpty()) {
@@ -103,62 +140,22 @@ std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu) {
                                                                "Tick “Ranks as threads in one process” to run them on GPU 0."));
         }
     }
-    if (r.steps < 1 || r.steps > kMaxSteps) add(RunField::Steps, QCoreApplication::translate("RunRequest", "steps must be between 1 and %1").arg(kMaxSteps));
-    if (r.capacityBytes && *r.capacityBytes == 0) add(RunField::Capacity, QCoreApplication::translate("RunRequest", "a capacity budget must be more than 0 bytes"));
-    if (r.bucketBytes < 1024) add(RunField::Bucket, QCoreApplication::translate("RunRequest", "buckets must hold at least 1 KiB"));
-    if (usesPrefetch(r.strategy) && (r.prefetch < 0 || r.prefetch > 8)) add(RunField::Prefetch, QCoreApplication::translate("RunRequest", "prefetch depth must be between 0 and 8 units"));
-    if (usesMaxInflight(r.strategy) && (r.maxInflight < 1 || r.maxInflight > 16))
-        add(RunField::MaxInflight, QCoreApplication::translate("RunRequest", "in-flight all-gathers must be between 1 and 16"));
-    if (usesHybridGroup(r.strategy)) {
-        if (r.hybridGroup < 1 || r.ranks < 1 || r.ranks % r.hybridGroup != 0)
-            add(RunField::HybridGroup, QCoreApplication::translate("RunRequest", "the hybrid group must divide the ranks (%1 ranks: %2)").arg(r.ranks).arg(divisorsOf(std::max(r.ranks, 1))));
+    if (r.microBatch < 0) add(RunField::MicroBatch, describe({Field::MicroBatch, Code::OutOfRange, r.microBatch, 1,
+                                                              runconfig::limitOf(Field::MicroBatch).max, {}}));
+    // Everything else as the worker checks it, one problem per field.
+    for (const runconfig::Problem& p : runconfig::validate(toRunConfig(r))) {
+        const RunField f = fieldOf(p.field);
+        if (std::none_of(issues.begin(), issues.end(), [f](const FieldIssue& i) { return i.field == f; }))
+            add(f, describe(p));
     }
-    if (r.microBatch < 0 || r.microBatch > 256) add(RunField::MicroBatch, QCoreApplication::translate("RunRequest", "micro-batch must be between 1 and 256 (0: the preset's)"));
     return issues;
 }
 
-theory::Scenario scenarioOf(const RunRequest& r, const RunModelPreset& preset) {
-    theory::Scenario s;
-    s.shape = preset.shape;
-    s.strategy = r.strategy;
-    s.ranks = r.ranks;
-    s.precision.kind = r.precision;
-    s.knobs.reduceBucketBytes = r.bucketBytes;
-    s.knobs.allGatherBucketBytes = r.bucketBytes;
-    s.knobs.prefetchDepth = r.prefetch;
-    s.knobs.reshardAfterForward = r.strategy == Strategy::FsdpShardGradOp ? false : r.reshardAfterForward;
-    s.knobs.maxInflightAllGathers = r.maxInflight;
-    s.knobs.persistenceThresholdParams = r.persistenceThreshold;
-    s.knobs.hybridGroupSize = usesHybridGroup(r.strategy) ? r.hybridGroup : 0;
-    s.activations.microBatch = r.microBatch > 0 ? r.microBatch : preset.microBatch;
-    s.activations.checkpointing = r.checkpointing;
-    return s;
-}
-
 QStringList workerArguments(const RunRequest& r, const QString& socketPath) {
-    const theory::Knobs defaults;
-    const auto name = theory::strategyName(r.strategy);
-    QStringList a{QStringLiteral("--model"), r.model,
-                  QStringLiteral("--strategy"), QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size())),
-                  QStringLiteral("--steps"), QString::number(r.steps),
-                  QStringLiteral("--seed"), QString::number(r.seed),
-                  QStringLiteral("--precision"), r.precision == theory::PrecisionKind::Fp32 ? QStringLiteral("fp32") : QStringLiteral("bf16")};
-    if (r.checkpointing) a << QStringLiteral("--checkpointing");
-    if (r.microBatch > 0) a << QStringLiteral("--micro-batch") << QString::number(r.microBatch);
-    // Knobs are sent only where the strategy reads them and they differ from the worker's
-    // defaults, so the command line shows exactly what the user changed.
-    if (r.bucketBytes != defaults.reduceBucketBytes) a << QStringLiteral("--bucket-bytes") << QString::number(r.bucketBytes);
-    if (usesPrefetch(r.strategy) && r.prefetch != defaults.prefetchDepth) a << QStringLiteral("--prefetch") << QString::number(r.prefetch);
-    if (usesReshardAfterForward(r.strategy) && !r.reshardAfterForward) a << QStringLiteral("--reshard-after-forward") << QStringLiteral("0");
-    if (usesMaxInflight(r.strategy) && r.maxInflight != defaults.maxInflightAllGathers)
-        a << QStringLiteral("--max-inflight") << QString::number(r.maxInflight);
-    if (usesPersistence(r.strategy) && r.persistenceThreshold > 0)
-        a << QStringLiteral("--persistence-threshold") << QString::number(r.persistenceThreshold);
-    if (usesHybridGroup(r.strategy)) a << QStringLiteral("--hybrid-group") << QString::number(r.hybridGroup);
-    if (r.capacityBytes) a << QStringLiteral("--capacity") << QString::number(*r.capacityBytes);
-    a << QStringLiteral("--stream") << socketPath;
-    if (r.gpu) a << QStringLiteral("--backend") << QStringLiteral("cuda");
-    if (r.threads) a << QStringLiteral("--shared-device") << QStringLiteral("--ranks") << QString::number(r.ranks);
+    runconfig::RunConfig c = toRunConfig(r);
+    c.streamPath = socketPath.toStdString();
+    QStringList a;
+    for (const std::string& s : runconfig::toWorkerArgs(c)) a << QString::fromStdString(s);
     return a;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // What the user asks the Ranks page to run: model preset, ranks, strategy and its knobs,
-// precision, checkpointing, capacity budget, steps. Validation names each field with the
-// reason, and the worker's argument list is built here (the one place that knows the flags).
+// precision, checkpointing, capacity budget, steps — the panel's values, turned into a
+// runconfig::RunConfig (runconfig/run_config.h) for validation, previews and the worker's
+// flags (toWorkerArgs). Here only what is the GUI's own: the GPU and mpirun checks of this
+// machine, the rank view's column limit, and the translated wording of each problem.
 #include <QString>
 #include <QStringList>
 #include <cstdint>
@@ -9,19 +11,15 @@
 #include <vector>
 
 #include "device/cuda_probe.h"
+#include "runconfig/problems.h"
+#include "runconfig/run_config.h"
 #include "theory/estimate.h"
 
 namespace shardscope::widgets {
 
-// The worker's GPT presets (resources/presets/models.json, compiled in).
-struct RunModelPreset {
-    QString id; // tiny | small | medium
-    QString description;
-    theory::GptShape shape;
-    std::int64_t microBatch = 1;
-};
-std::vector<RunModelPreset> loadRunPresets();
-std::optional<RunModelPreset> findRunPreset(const QString& id);
+// The worker's GPT presets, as the worker parses them (runconfig::modelPresets): nullptr
+// when `id` is not one.
+const runconfig::ModelPreset* findRunPreset(const QString& id);
 
 enum class RunField { Model, Ranks, Backend, Strategy, Steps, Capacity, Bucket, Prefetch, MaxInflight, Persistence, HybridGroup, MicroBatch, Threads };
 
@@ -52,15 +50,15 @@ struct RunRequest {
     std::uint64_t seed = 1;
 };
 
-inline constexpr int kMaxRanks = 64; // the rank view's columns
-inline constexpr int kMaxSteps = 10000;
+inline constexpr int kMaxRanks = 64; // the rank view's columns (the worker takes more)
+inline constexpr int kMaxSteps = static_cast<int>(runconfig::limitOf(runconfig::Field::Steps).max);
 
 // Which knobs the chosen strategy reads (the others are disabled in the panel, not sent).
-bool usesPrefetch(theory::Strategy s);
-bool usesReshardAfterForward(theory::Strategy s);
-bool usesMaxInflight(theory::Strategy s);
-bool usesPersistence(theory::Strategy s);
-bool usesHybridGroup(theory::Strategy s);
+using runconfig::usesHybridGroup;
+using runconfig::usesMaxInflight;
+using runconfig::usesPersistence;
+using runconfig::usesPrefetch;
+using runconfig::usesReshardAfterForward;
 
 // What the GPU option can do on this machine: the CUDA probe's answer and what the worker
 // beside the GUI was built with (the GUI never links CUDA; the build tells it).
@@ -74,11 +72,16 @@ struct GpuSupport {
 std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu);
 std::vector<FieldIssue> validate(const RunRequest& r); // with GpuSupport::probed()
 
-// The same scenario the worker's theory reports: for previews before a run starts.
-theory::Scenario scenarioOf(const RunRequest& r, const RunModelPreset& preset);
+// The run configuration these settings make (an unknown model keeps the name with a default
+// shape; validate() reports it). Knobs the strategy does not read keep their defaults.
+runconfig::RunConfig toRunConfig(const RunRequest& r);
+// A configuration problem in the panel's words (translated), and the field that shows it.
+QString describe(const runconfig::Problem& p);
+RunField fieldOf(runconfig::Field f);
 
-// shardscope-worker's arguments (the part after `mpirun … -np N worker`; with r.threads the
-// whole command line after the worker, ending in --shared-device --ranks N).
+// shardscope-worker's arguments (runconfig::toWorkerArgs: the part after `mpirun … -np N
+// worker`; with r.threads the whole command line after the worker, ending in --shared-device
+// --ranks N).
 QStringList workerArguments(const RunRequest& r, const QString& socketPath);
 
 // How the job starts on this machine.

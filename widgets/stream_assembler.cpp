@@ -40,7 +40,13 @@ void StreamAssembler::consume(protocol::Record record) {
         if (!info_) inconsistent("a step summary arrived before any handshake");
         closeStep(s->step, true, s->loss, s->stepNs);
     } else if (auto* r = std::get_if<protocol::Report>(&record)) {
-        out_.report = std::make_shared<const RunReport>(parseRunReport(r->json));
+        // The report is a summary beside the events: a recording whose report does not read
+        // (one from before reports had a schema) still replays, and says why it has none.
+        try {
+            out_.report = std::make_shared<const RunReport>(parseRunReport(r->json));
+        } catch (const Error& e) {
+            out_.reportProblem = e.what();
+        }
     } else if (auto* f = std::get_if<protocol::Failure>(&record)) {
         flushPartialStep();
         out_.failures.push_back({f->rank, f->step, f->message});

@@ -19,9 +19,12 @@ public:
         std::shared_ptr<const RunInfo> runInfo;
         StepList steps;
         std::shared_ptr<const RunReport> report;
+        std::string reportProblem; // the report record did not read (report stays null)
         std::vector<FailureInfo> failures;
         bool ended = false;
-        bool empty() const { return !runInfo && steps.empty() && !report && failures.empty() && !ended; }
+        bool empty() const {
+            return !runInfo && steps.empty() && !report && reportProblem.empty() && failures.empty() && !ended;
+        }
     };
 
     // Throws Error(Format) for a stream that is well-formed on the wire but inconsistent

@@ -102,6 +102,7 @@ void StreamReceiver::flush() {
     if (out.runInfo) Q_EMIT runInfoReady(out.runInfo);
     if (!out.steps.empty()) Q_EMIT stepsReady(std::make_shared<const StepList>(std::move(out.steps)));
     if (out.report) Q_EMIT reportReady(out.report);
+    if (!out.reportProblem.empty()) Q_EMIT reportUnreadable(QString::fromStdString(out.reportProblem));
     for (const FailureInfo& f : out.failures) Q_EMIT failureReceived(f);
     if (out.ended) Q_EMIT streamEnded();
 }

@@ -39,6 +39,7 @@ Q_SIGNALS:
     void runInfoReady(shardscope::widgets::RunInfoPtr info);
     void stepsReady(shardscope::widgets::StepListPtr steps);
     void reportReady(shardscope::widgets::RunReportPtr report);
+    void reportUnreadable(const QString& message); // the run replays without its report
     void failureReceived(shardscope::widgets::FailureInfo failure);
     void streamEnded();                        // an End record
     void streamError(const QString& message);  // unreadable or inconsistent stream

@@ -9,5 +9,6 @@ namespace shardscope::cli {
 int cmdEstimate(std::span<const std::string> args); // cmd_estimate.cpp
 int cmdRun(std::span<const std::string> args);      // cmd_run.cpp
 int cmdCompare(std::span<const std::string> args);  // cmd_compare.cpp
+int cmdReport(std::span<const std::string> args);   // cmd_report.cpp
 
 } // namespace shardscope::cli

@@ -15,6 +15,7 @@ constexpr const char* kUsage =
     "  estimate   per-rank memory of DDP / ZeRO-1/2/3 / FSDP from theory (or DeepSpeed's estimators)\n"
     "  run        run real training steps and report measured vs theory\n"
     "  compare    run several strategies with the same seed, side by side\n"
+    "  report     print saved reports (run --json, compare --json)\n"
     "run 'shardscope-cli <command> --help' for its flags\n";
 
 } // namespace
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
         if (command == "estimate") return cli::cmdEstimate(rest);
         if (command == "run") return cli::cmdRun(rest);
         if (command == "compare") return cli::cmdCompare(rest);
+        if (command == "report") return cli::cmdReport(rest);
         std::fprintf(stderr, "shardscope-cli: unknown command '%s' (try --help)\n", command.c_str());
         return 2;
     } catch (const Error& e) {

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "device/cuda_probe.h"
 #include "launch/ending.h"
+#include "runconfig/problems.h"
 
 namespace shardscope::cli {
 
@@ -68,8 +69,10 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
         Args one("run", {flag}, {});
         const std::vector<std::string> pair = {flag, *value};
         one.parse(pair);
-        if (flag == "--ranks") out.ranks = static_cast<int>(one.integer("--ranks", 1, 1024));
-        else if (flag == "--hostfile") out.hostfile = *value;
+        if (flag == "--ranks") {
+            const runconfig::Limit& ranks = runconfig::limitOf(runconfig::Field::Ranks);
+            out.ranks = static_cast<int>(one.integer("--ranks", ranks.min, ranks.max));
+        } else if (flag == "--hostfile") out.hostfile = *value;
         else if (flag == "--json") out.jsonPath = *value;
         else if (flag == "--trace") out.tracePath = *value;
         else if (flag == "--stall-timeout") out.stallSeconds = one.integer(flag, 1, 86400);
@@ -85,7 +88,7 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
     return worker;
 }
 
-train::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, const LauncherFlags& flags) {
+runconfig::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, const LauncherFlags& flags) {
     std::vector<std::string> args = workerArgs;
     int processes = flags.ranks;
     if (flags.sharedDevice) {
@@ -95,8 +98,8 @@ train::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, cons
         args.insert(args.end(), {"--shared-device", "--ranks", std::to_string(flags.ranks)});
         processes = 1;
     }
-    train::RunConfig config = train::parseRunConfig(args, processes);
-    if (config.backend == train::Backend::Cuda && flags.hostfile.empty()) {
+    runconfig::RunConfig config = runconfig::parseRunConfig(args, processes);
+    if (config.backend == runconfig::Backend::Cuda && flags.hostfile.empty()) {
         // Say why here, before any process starts (the worker probes again on its machine;
         // with a hostfile the GPUs are on other machines, and the ranks agree on the verdict).
         const auto cuda = device::probeCuda();
@@ -111,8 +114,8 @@ void checkOutputPath(const std::string& path, const std::string& flag) {
         throw Error(ErrorKind::Io, flag + ": folder '" + dir.string() + "' does not exist");
 }
 
-nlohmann::json runJob(const train::RunConfig& config, const LauncherFlags& flags,
-                      const std::optional<std::string>& tracePath, bool quiet) {
+report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags& flags,
+                         const std::optional<std::string>& tracePath, bool quiet) {
     LaunchRequest req;
     req.ranks = flags.ranks;
     req.hostfile = flags.hostfile;
@@ -124,12 +127,12 @@ nlohmann::json runJob(const train::RunConfig& config, const LauncherFlags& flags
     req.stallTimeout = std::chrono::seconds(flags.stallSeconds);
     // One process without mpirun: a single rank, or every rank as a thread (--shared-device).
     req.direct = config.sharedDevice || (flags.ranks == 1 && flags.hostfile.empty() && flags.mpirunArgs.empty());
-    train::RunConfig workerConfig = config;
+    runconfig::RunConfig workerConfig = config;
     // The launcher owns the stream and the recording; the report comes back in the stream.
     workerConfig.streamPath.reset();
     workerConfig.tracePath.reset();
     workerConfig.jsonPath.reset();
-    req.workerArgs = train::toWorkerArgs(workerConfig);
+    req.workerArgs = runconfig::toWorkerArgs(workerConfig);
     const auto steps = config.steps;
     if (!quiet)
         req.onStep = [steps](const protocol::StepSummary& s) {
@@ -141,11 +144,9 @@ nlohmann::json runJob(const train::RunConfig& config, const LauncherFlags& flags
     if (!flags.endingPath.empty()) writeEnding(flags.endingPath, out.ending);
     if (out.ending.kind == launch::EndingKind::InvalidInput) throwInvalid(launch::describe(out.ending));
     if (out.ending.kind != launch::EndingKind::Completed) throw Error(ErrorKind::Comm, launch::describe(out.ending));
-    try {
-        return nlohmann::json::parse(*out.reportJson);
-    } catch (const nlohmann::json::exception& e) {
-        throw Error(ErrorKind::Format, std::string("the worker's report is not valid JSON: ") + e.what());
-    }
+    report::Parsed<report::RunReport> parsed = report::parseRunReport(*out.reportJson);
+    if (!parsed) throw Error(ErrorKind::Format, "the worker's report: " + parsed.error);
+    return std::move(*parsed.value);
 }
 
 } // namespace shardscope::cli

@@ -11,11 +11,12 @@
 
 #include "estimate_common.h" // humanBytes
 #include "launcher.h"
-#include "train/run_config.h"
+#include "report/report.h"
+#include "runconfig/run_config.h"
 
 namespace shardscope::cli {
 
-// Flags the CLI itself consumes; everything else goes to the worker (train/run_config.h).
+// Flags the CLI itself consumes; everything else goes to the worker (runconfig/run_config.h).
 struct LauncherFlags {
     int ranks = 1;
     std::string hostfile;
@@ -43,14 +44,14 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
 // --backend cuda needs a CUDA device here unless --hostfile sends the ranks elsewhere
 // (otherwise the probe's reason). Throws
 // Error(InvalidArgument) / Error(Io) naming the flag.
-train::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, const LauncherFlags& flags);
+runconfig::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, const LauncherFlags& flags);
 
 // Runs one configuration (already validated) and returns its report, or throws with the job's
 // one-line ending (launch::describe): Error(InvalidArgument) when the worker refused its
-// configuration, else Error(Comm). With --ending the typed ending is written first. Progress
-// lines go to stdout unless quiet.
-nlohmann::json runJob(const train::RunConfig& config, const LauncherFlags& flags,
-                      const std::optional<std::string>& tracePath, bool quiet);
+// configuration, else Error(Comm); Error(Format) for a report that does not read. With --ending
+// the typed ending is written first. Progress lines go to stdout unless quiet.
+report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags& flags,
+                         const std::optional<std::string>& tracePath, bool quiet);
 
 // Checks that the folder of an output file exists before anything runs.
 void checkOutputPath(const std::string& path, const std::string& flag);

@@ -5,10 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
-#include <unistd.h>
-#include <filesystem>
 
 #include "core/error.h"
 #include "theory/activations.h"
@@ -44,40 +40,50 @@ double perStep(std::uint64_t total, std::int64_t steps) {
     return steps > 0 ? static_cast<double>(total) / static_cast<double>(steps) : 0.0;
 }
 
-nlohmann::json commJson(const comm::CommStats& s, std::int64_t steps, int which) {
-    nlohmann::json j = nlohmann::json::object();
+// Sent bytes (which 0), payload bytes (1) or calls (2) per step, by collective kind.
+report::KindValues commPerStep(const comm::CommStats& s, std::int64_t steps, int which) {
+    report::KindValues out;
     for (std::size_t op = 1; op < kOpNames.size(); ++op) {
         if (s.calls[op] == 0) continue;
         const std::uint64_t v = which == 0 ? s.sentBytes[op] : which == 1 ? s.payloadBytes[op] : s.calls[op];
-        const double ps = perStep(v, steps);
-        j[kOpNames[op]] = std::floor(ps) == ps ? nlohmann::json(static_cast<std::uint64_t>(ps)) : nlohmann::json(ps);
+        out.emplace_back(kOpNames[op], perStep(v, steps));
     }
-    return j;
+    return out;
 }
 
-nlohmann::json exposedCommJson(const std::vector<StepOverlap>& steps) {
+report::ExposedComm exposedComm(const std::vector<StepOverlap>& steps) {
     const OverlapSummary s = summarize(steps);
-    nlohmann::json perStep = nlohmann::json::array();
-    for (const StepOverlap& o : steps) perStep.push_back(o.fraction());
-    return {{"fraction_median", s.medianFraction},
-            {"fraction_per_step", perStep},
-            {"comm_union_ns", s.commUnionNs},
-            {"exposed_ns", s.exposedNs},
-            {"step_ns", s.stepNs}};
+    report::ExposedComm e;
+    e.fractionMedian = s.medianFraction;
+    for (const StepOverlap& o : steps) e.fractionPerStep.push_back(o.fraction());
+    e.commUnionNs = s.commUnionNs;
+    e.exposedNs = s.exposedNs;
+    e.stepNs = s.stepNs;
+    return e;
 }
 
-nlohmann::json deviceJson(const DeviceMemory& d) {
-    return {{"name", d.name},
-            {"ordinal", d.ordinal},
-            {"ledger_peak_bytes", d.ledgerPeak},
-            {"pool_used_bytes", d.poolUsed},
-            {"pool_used_high_bytes", d.poolUsedHigh},
-            {"pool_reserved_bytes", d.poolReserved},
-            {"pool_reserved_high_bytes", d.poolReservedHigh},
-            {"device_total_bytes", d.deviceTotal},
-            {"device_used_bytes", d.deviceUsed},
-            {"outside_ledger_bytes", d.outsideLedger},
-            {"declared_workspace_bytes", d.declaredWorkspace}};
+report::DeviceMemory deviceMemory(const DeviceMemory& d) {
+    report::DeviceMemory m;
+    m.name = d.name;
+    m.ordinal = d.ordinal;
+    m.ledgerPeakBytes = d.ledgerPeak;
+    m.poolUsedBytes = d.poolUsed;
+    m.poolUsedHighBytes = d.poolUsedHigh;
+    m.poolReservedBytes = d.poolReserved;
+    m.poolReservedHighBytes = d.poolReservedHigh;
+    m.deviceTotalBytes = d.deviceTotal;
+    m.deviceUsedBytes = d.deviceUsed;
+    m.outsideLedgerBytes = d.outsideLedger;
+    m.declaredWorkspaceBytes = d.declaredWorkspace;
+    return m;
+}
+
+// The ledger's bytes by category (summed over tiers); model-state categories only when asked.
+report::CategoryBytes categoryBytes(const ByteTable& table, bool statesOnly) {
+    report::CategoryBytes out{};
+    for (Category c : kAllCategories)
+        if (!statesOnly || stateGroup(c) != StateGroup::Other) out[index(c)] = table.category(c);
+    return out;
 }
 
 std::string mib(double bytes) {
@@ -152,41 +158,23 @@ RankResult decodeRankResult(const std::string& in) {
     return r;
 }
 
-nlohmann::json stateBytesJson(const ByteTable& table) {
-    nlohmann::json j = nlohmann::json::object();
-    for (Category c : kAllCategories)
-        if (stateGroup(c) != StateGroup::Other) j[std::string(categoryName(c))] = table.category(c);
-    return j;
-}
-
-nlohmann::json categoryBytesJson(const ByteTable& table) {
-    nlohmann::json j = nlohmann::json::object();
-    for (Category c : kAllCategories) j[std::string(categoryName(c))] = table.category(c);
-    return j;
-}
-
 nlohmann::json handshakeJson(const RunConfig& config, const std::vector<model::UnitLayout>& units) {
-    nlohmann::json j = toJson(config);
     const theory::Scenario s = scenarioOf(config);
-    const theory::ModelStates states = theory::modelStates(s);
     theory::Scenario ddp = s;
     ddp.strategy = theory::Strategy::Ddp;
     const auto shards = static_cast<std::uint64_t>(theory::shardCount(s));
-    nlohmann::json list = nlohmann::json::array();
+    std::vector<report::UnitInfo> list;
     std::uint64_t params = 0;
     for (const auto& u : units) {
-        list.push_back({{"name", u.name()}, {"params", u.elements()}, {"padded", u.paddedElements(shards)}});
+        list.push_back({u.name(), u.elements(), u.paddedElements(shards)});
         params += u.elements();
     }
-    j["param_count"] = params;
-    j["units"] = list;
-    j["theory"] = {{"model_state_bytes", stateBytesJson(states.perRank)},
-                   {"ddp_model_state_bytes", stateBytesJson(theory::modelStates(ddp).perRank)},
-                   {"predicted_peak_bytes", theory::predictPeak(s).peakBytes}};
-    return j;
+    return report::handshakeJson(toJson(config), params, list, categoryBytes(theory::modelStates(s).perRank, true),
+                                 categoryBytes(theory::modelStates(ddp).perRank, true),
+                                 theory::predictPeak(s).peakBytes);
 }
 
-nlohmann::json buildReport(const RunOutcome& o) {
+report::RunReport makeReport(const RunOutcome& o) {
     const RunConfig& c = o.config;
     const theory::Scenario s = scenarioOf(c);
     const theory::ModelStates states = theory::modelStates(s);
@@ -195,50 +183,59 @@ nlohmann::json buildReport(const RunOutcome& o) {
     theory::Scenario ddpScenario = s;
     ddpScenario.strategy = theory::Strategy::Ddp;
 
-    nlohmann::json ranks = nlohmann::json::array();
+    report::RunReport r;
+    r.paramCount = o.paramCount;
+    r.worldSize = c.worldSize;
+    r.strategy = std::string(theory::strategyName(c.strategy));
+    r.model = c.preset.name;
+    r.precision = std::string(theory::precisionName(c.precision));
+    r.checkpointing = c.checkpointing;
+    r.microBatch = c.preset.microBatch;
+    r.gradAccum = c.knobs.gradAccumSteps;
+    r.steps = c.steps;
+    r.seed = c.seed;
+    r.deterministic = c.deterministic;
+    r.data = c.dataFile ? *c.dataFile : std::string("synthetic");
+    r.config = toJson(c);
+    r.losses = o.losses;
+    r.stepMs = o.stepMs;
+
     bool statesEqual = true;
     std::uint64_t peakMax = 0;
-    double exposedMax = 0.0;
-    for (const RankResult& r : o.ranks) {
-        nlohmann::json peakJson = categoryBytesJson(r.peak);
-        peakJson["total"] = r.peakTotal;
-        nlohmann::json rank = {{"rank", r.rank},
-                               {"peak_bytes", peakJson},
-                               {"model_state_bytes", stateBytesJson(r.modelStates)},
-                               {"comm_bytes_per_step", commJson(r.comm, c.steps, 0)},
-                               {"exposed_comm", exposedCommJson(r.overlap)}};
-        if (r.device) rank["device"] = deviceJson(*r.device);
-        ranks.push_back(rank);
-        exposedMax = std::max(exposedMax, summarize(r.overlap).medianFraction);
-        statesEqual = statesEqual && r.modelStates == states.perRank;
-        peakMax = std::max(peakMax, r.peakTotal);
+    for (const RankResult& rr : o.ranks) {
+        report::RankReport rank;
+        rank.rank = rr.rank;
+        rank.peakBytes = categoryBytes(rr.peak, false);
+        rank.peakTotal = rr.peakTotal;
+        rank.modelStateBytes = categoryBytes(rr.modelStates, true);
+        rank.commBytesPerStep = commPerStep(rr.comm, c.steps, 0);
+        rank.exposedComm = exposedComm(rr.overlap);
+        if (rr.device) rank.device = deviceMemory(*rr.device);
+        r.exposedCommFraction = std::max(r.exposedCommFraction, rank.exposedComm.fractionMedian);
+        r.ranks.push_back(std::move(rank));
+        statesEqual = statesEqual && rr.modelStates == states.perRank;
+        peakMax = std::max(peakMax, rr.peakTotal);
     }
 
-    nlohmann::json theoryComm = nlohmann::json::object(), theoryPayload = nlohmann::json::object(),
-                   theoryCalls = nlohmann::json::object();
+    report::TheoryValues& t = r.theory;
+    t.modelStateBytes = categoryBytes(states.perRank, true);
+    t.ddpModelStateBytes = categoryBytes(theory::modelStates(ddpScenario).perRank, true);
+    t.paddingBytes = states.paddingBytes;
+    t.predictedPeakBytes = peak.peakBytes;
+    t.peakAt = categoryBytes(peak.atPeak, false);
+    t.peakByCategory = categoryBytes(peak.categoryPeaks, false);
+    t.peakPhase = peak.peakPhase;
+    t.activationPeakBytes = peak.activationBytes;
     for (const theory::CommVolume& v : comm.byKind) {
         const std::string k(theory::collectiveName(v.kind));
-        theoryComm[k] = v.sentBytes;
-        theoryPayload[k] = v.payloadBytes;
-        theoryCalls[k] = v.calls;
+        t.commBytesPerStep.emplace_back(k, static_cast<double>(v.sentBytes));
+        t.commPayloadBytesPerStep.emplace_back(k, static_cast<double>(v.payloadBytes));
+        t.commCallsPerStep.emplace_back(k, static_cast<double>(v.calls));
     }
-    nlohmann::json theoryJson = {
-        {"model_state_bytes", stateBytesJson(states.perRank)},
-        {"ddp_model_state_bytes", stateBytesJson(theory::modelStates(ddpScenario).perRank)},
-        {"padding_bytes", states.paddingBytes},
-        {"predicted_peak_bytes", peak.peakBytes},
-        {"peak_at", categoryBytesJson(peak.atPeak)},
-        {"peak_by_category", categoryBytesJson(peak.categoryPeaks)},
-        {"peak_phase", peak.peakPhase},
-        {"activation_peak_bytes", peak.activationBytes},
-        {"comm_bytes_per_step", theoryComm},
-        {"comm_payload_bytes_per_step", theoryPayload},
-        {"comm_calls_per_step", theoryCalls},
-        {"psi_equivalents", comm.psiEquivalents},
-        {"notes", peak.notes}};
+    t.psiEquivalents = comm.psiEquivalents;
+    t.notes = peak.notes;
 
     // How measurement and prediction compare, and why they differ where they do.
-    nlohmann::json notes = nlohmann::json::array();
     const comm::CommStats& rank0 = o.ranks.empty() ? comm::CommStats{} : o.ranks.front().comm;
     const double measuredSent = perStep(rank0.totalSentBytes(), c.steps);
     const double commDelta = comm.totalSentBytes > 0
@@ -246,6 +243,8 @@ nlohmann::json buildReport(const RunOutcome& o) {
                                  : measuredSent;
     const auto peakDelta = static_cast<std::int64_t>(peakMax) - static_cast<std::int64_t>(peak.peakBytes);
     const double peakFraction = peak.peakBytes > 0 ? static_cast<double>(peakDelta) / static_cast<double>(peak.peakBytes) : 0.0;
+    r.comparison = {statesEqual, peakDelta, peakFraction, commDelta};
+    std::vector<std::string>& notes = r.notes;
     if (!statesEqual) notes.push_back("model states differ from theory::modelStates (a bug: they are modelled byte for byte)");
     if (peakDelta == 0) {
         std::string same = "measured peak equals the predicted peak byte for byte (";
@@ -260,8 +259,8 @@ nlohmann::json buildReport(const RunOutcome& o) {
         if (!o.ranks.empty())
             for (Category cat : kAllCategories) {
                 const auto m = static_cast<std::int64_t>(o.ranks.front().peak.category(cat));
-                const auto t = static_cast<std::int64_t>(peak.categoryPeaks.category(cat));
-                if (m != t) why.append(" ").append(categoryName(cat)).append(" peak ").append(std::to_string(m - t)).append(" B;");
+                const auto pt = static_cast<std::int64_t>(peak.categoryPeaks.category(cat));
+                if (m != pt) why.append(" ").append(categoryName(cat)).append(" peak ").append(std::to_string(m - pt)).append(" B;");
             }
         why.append(" the prediction replays this implementation's allocations, so a difference is a model gap");
         notes.push_back(why);
@@ -275,84 +274,13 @@ nlohmann::json buildReport(const RunOutcome& o) {
     else if (c.worldSize > 1)
         notes.push_back("MPI's internal reduction buffers are outside the ledger (not counted on either side)");
 
-    nlohmann::json losses = o.losses, stepMs = o.stepMs;
-    return {{"param_count", o.paramCount},
-            {"world_size", c.worldSize},
-            {"strategy", std::string(theory::strategyName(c.strategy))},
-            {"model", c.preset.name},
-            {"precision", std::string(theory::precisionName(c.precision))},
-            {"checkpointing", c.checkpointing},
-            {"micro_batch", c.preset.microBatch},
-            {"grad_accum", c.knobs.gradAccumSteps},
-            {"steps", c.steps},
-            {"seed", c.seed},
-            {"deterministic", c.deterministic},
-            {"data", c.dataFile ? *c.dataFile : std::string("synthetic")},
-            {"config", toJson(c)},
-            {"losses", losses},
-            {"step_ms", stepMs},
-            {"ranks", ranks},
-            {"comm_bytes_per_step", commJson(rank0, c.steps, 0)},
-            {"comm_payload_bytes_per_step", commJson(rank0, c.steps, 1)},
-            {"comm_calls_per_step", commJson(rank0, c.steps, 2)},
-            {"exposed_comm_fraction", exposedMax},
-            {"theory", theoryJson},
-            {"comparison",
-             {{"model_states_equal", statesEqual},
-              {"peak_delta_bytes", peakDelta},
-              {"peak_delta_fraction", peakFraction},
-              {"comm_delta_fraction", commDelta}}},
-            {"notes", notes},
-            {"param_digest", digestHex(o.digest)}};
+    r.commBytesPerStep = commPerStep(rank0, c.steps, 0);
+    r.commPayloadBytesPerStep = commPerStep(rank0, c.steps, 1);
+    r.commCallsPerStep = commPerStep(rank0, c.steps, 2);
+    r.paramDigest = digestHex(o.digest);
+    return r;
 }
 
-void writeTextFile(const std::string& path, const std::string& text, const std::string& flag) {
-    const std::string tmp = path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out.write(text.data(), static_cast<std::streamsize>(text.size()));
-        out.flush();
-        if (!out) {
-            std::error_code ec;
-            std::filesystem::remove(tmp, ec);
-            throw Error(ErrorKind::Io, flag + ": cannot write '" + path + "'");
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        throw Error(ErrorKind::Io, flag + ": cannot create '" + path + "'");
-    }
-}
-
-void writeWeightsFile(const std::string& path, const std::vector<std::vector<float>>& weights) {
-    static_assert(std::endian::native == std::endian::little, "weights files are little-endian");
-    std::string bytes;
-    for (const auto& unit : weights)
-        bytes.append(reinterpret_cast<const char*>(unit.data()), unit.size() * sizeof(float));
-    writeTextFile(path, bytes, "--weights-out");
-}
-
-std::vector<float> readWeightsFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(ErrorKind::Io, "cannot read weights file '" + path + "'");
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (bytes.size() % sizeof(float) != 0)
-        throw Error(ErrorKind::Format, "weights file '" + path + "' is not a whole number of fp32 values");
-    std::vector<float> out(bytes.size() / sizeof(float));
-    std::memcpy(out.data(), bytes.data(), bytes.size());
-    return out;
-}
-
-double maxAbsDelta(const std::vector<float>& a, const std::vector<float>& b) {
-    if (a.size() != b.size())
-        throw Error(ErrorKind::Format, "weights of different sizes (" + std::to_string(a.size()) + " vs " +
-                                           std::to_string(b.size()) + " values)");
-    double worst = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
-    return worst;
-}
+nlohmann::json buildReport(const RunOutcome& o) { return report::toJson(makeReport(o)); }
 
 } // namespace shardscope::train

@@ -1,27 +1,6 @@
 #pragma once
-// The JSON report of a run (DESIGN.md "Events, recordings and reports") and the handshake
-// configuration, built at rank 0 from what every rank measured.
-//
-// Report keys: param_count, world_size, strategy, model, precision, checkpointing, micro_batch,
-// grad_accum, steps, seed, deterministic, data, config (toJson), losses (per step), step_ms,
-// ranks [{rank, peak_bytes {category…, total}, model_state_bytes {category…},
-//         comm_bytes_per_step {kind: sent bytes},
-//         exposed_comm {fraction_median, fraction_per_step [..], comm_union_ns, exposed_ns,
-//                       step_ns},
-//         device {name, ordinal, ledger_peak_bytes, pool_used_bytes, pool_used_high_bytes,
-//                 pool_reserved_bytes, pool_reserved_high_bytes, device_total_bytes,
-//                 device_used_bytes, outside_ledger_bytes, declared_workspace_bytes}
-//                                                             (CUDA ranks only)}],
-// exposed_comm_fraction (the largest per-rank median: the rank that waits most),
-// comm_bytes_per_step {kind: sent bytes per rank per step} (rank 0),
-// comm_payload_bytes_per_step {kind: bytes}, comm_calls_per_step {kind: calls},
-// theory {model_state_bytes {category}, ddp_model_state_bytes {category}, predicted_peak_bytes,
-//         peak_at {category}, peak_by_category {category}, peak_phase, activation_peak_bytes,
-//         comm_bytes_per_step {kind}, comm_payload_bytes_per_step {kind}, comm_calls_per_step
-//         {kind}, psi_equivalents, notes [..]},
-// comparison {model_states_equal, peak_delta_bytes, peak_delta_fraction, comm_delta_fraction},
-// notes [why measured and predicted differ], param_digest (16 hex digits).
-// `max_abs_delta_vs_ddp` is left to `compare`, which has both runs' weights (--weights-out).
+// The run report (report/report.h: the type, its keys and schema) filled at rank 0 from what
+// every rank measured, and the handshake configuration (report/run_info.h) of each rank.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,6 +12,9 @@
 #include "core/categories.h"
 #include "model/layout.h"
 #include "train/overlap.h"
+#include "report/files.h"
+#include "report/report.h"
+#include "report/run_info.h"
 #include "train/run_config.h"
 
 namespace shardscope::train {
@@ -76,25 +58,17 @@ struct RunOutcome {
     std::vector<RankResult> ranks; // index = rank
 };
 
-nlohmann::json buildReport(const RunOutcome& outcome);
+report::RunReport makeReport(const RunOutcome& outcome);
+nlohmann::json buildReport(const RunOutcome& outcome); // report::toJson(makeReport(outcome))
 
 // Each rank's Handshake configJson: toJson(config) + param_count, units [{name, params,
-// padded}], theory {model_state_bytes, ddp_model_state_bytes, predicted_peak_bytes},
-// capacity_bytes.
+// padded}], theory {model_state_bytes, ddp_model_state_bytes, predicted_peak_bytes}.
 nlohmann::json handshakeJson(const RunConfig& config, const std::vector<model::UnitLayout>& units);
 
-// {"param_shard": …, …} over the seven model-state categories / every category (+ "total").
-nlohmann::json stateBytesJson(const ByteTable& table);
-nlohmann::json categoryBytesJson(const ByteTable& table);
-
-// FNV-1a 64 of raw fp32 weights, and their file form for --weights-out: every unit's unpadded
-// fp32 weights, little-endian, unit order, written atomically (tmp + rename).
-void writeWeightsFile(const std::string& path, const std::vector<std::vector<float>>& weights);
-// For `compare`: a --weights-out file back (all units concatenated; throws Error(Io) /
-// Error(Format) when unreadable or not a whole number of floats) and the largest |a − b|
-// (Error(Format) when the lengths differ).
-std::vector<float> readWeightsFile(const std::string& path);
-double maxAbsDelta(const std::vector<float>& a, const std::vector<float>& b);
-void writeTextFile(const std::string& path, const std::string& text, const std::string& flag);
+// The run's files (report/files.h), for the worker.
+using report::maxAbsDelta;
+using report::readWeightsFile;
+using report::writeTextFile;
+using report::writeWeightsFile;
 
 } // namespace shardscope::train

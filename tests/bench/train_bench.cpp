@@ -11,7 +11,7 @@
 #include "device/device.h"
 #include "kernels/cpu/gemm.h"
 #include "model/data.h"
-#include "model/presets.h"
+#include "runconfig/presets.h"
 #include "train/trainer.h"
 
 namespace {
@@ -20,7 +20,7 @@ using namespace shardscope;
 
 struct Rig {
     Rig(const std::string& preset, theory::PrecisionKind precision, bool checkpointing)
-        : p(model::modelPreset(preset)), cpu(ledger),
+        : p(runconfig::modelPreset(preset)), cpu(ledger),
           data(p.shape.vocab, p.shape.seqLen, p.microBatch, 1) {
         train::TrainConfig cfg;
         cfg.model = {p.shape, p.microBatch, checkpointing};
@@ -28,7 +28,7 @@ struct Rig {
         cfg.optimizer.learningRate = p.learningRate;
         trainer = std::make_unique<train::Trainer>(cfg, cpu, data);
     }
-    model::ModelPreset p;
+    runconfig::ModelPreset p;
     Ledger ledger;
     device::CpuDevice cpu;
     model::MarkovSource data;

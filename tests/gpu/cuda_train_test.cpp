@@ -14,7 +14,7 @@
 #include "device/ops.h"
 #include "gpu_test_support.h"
 #include "model/data.h"
-#include "model/presets.h"
+#include "runconfig/presets.h"
 #include "train/trainer.h"
 
 namespace shardscope {
@@ -30,7 +30,7 @@ struct Outcome {
 };
 
 train::TrainConfig configFor(PrecisionKind precision) {
-    const model::ModelPreset preset = model::modelPreset("tiny");
+    const runconfig::ModelPreset preset = runconfig::modelPreset("tiny");
     train::TrainConfig cfg;
     cfg.model = {preset.shape, preset.microBatch, false};
     cfg.precision = precision;

@@ -1,4 +1,4 @@
-// Compare mode: reports as the worker writes them (backend/train/report.cpp) parse into the
+// Compare mode: reports as the worker writes them (report::toJson) parse into the
 // numbers the charts show; parity badges say bitwise equal / |Δ| / digest against DDP.
 #include <QFile>
 #include <QLabel>
@@ -10,27 +10,45 @@
 
 #include "compare_view.h"
 #include "core/error.h"
+#include "report/report.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
 
 namespace {
 
-std::string report(const std::string& strategy, std::uint64_t shard, std::uint64_t peak, const std::string& digest,
-                   const std::string& extra = "") {
-    std::string ranks;
-    for (int r = 0; r < 4; ++r) {
-        if (r) ranks += ",";
-        ranks += "{\"rank\":" + std::to_string(r) + ",\"peak_bytes\":{\"param_shard\":" + std::to_string(shard) +
-                 ",\"activation\":1000,\"total\":" + std::to_string(peak + static_cast<std::uint64_t>(r)) +
-                 "},\"model_state_bytes\":{\"param_shard\":" + std::to_string(shard) + ",\"adam_m\":" + std::to_string(2 * shard) +
-                 "},\"comm_bytes_per_step\":{\"all_gather\":3000}}";
+// A report as the worker writes it (report::toJson of the typed report): four ranks.
+report::RunReport typedReport(const std::string& strategy, std::uint64_t shard, std::uint64_t peak,
+                              const std::string& digest, std::optional<double> deltaVsDdp = std::nullopt) {
+    report::RunReport r;
+    r.strategy = strategy;
+    r.model = "tiny";
+    r.worldSize = 4;
+    r.steps = 1;
+    for (int rank = 0; rank < 4; ++rank) {
+        report::RankReport rr;
+        rr.rank = rank;
+        rr.peakBytes[index(Category::ParamShard)] = shard;
+        rr.peakBytes[index(Category::Activation)] = 1000;
+        rr.peakTotal = peak + static_cast<std::uint64_t>(rank);
+        rr.modelStateBytes[index(Category::ParamShard)] = shard;
+        rr.modelStateBytes[index(Category::AdamM)] = 2 * shard;
+        rr.commBytesPerStep = {{"all_gather", 3000}};
+        r.ranks.push_back(rr);
     }
-    return "{\"strategy\":\"" + strategy + "\",\"model\":\"tiny\",\"world_size\":4,\"ranks\":[" + ranks +
-           "],\"comm_bytes_per_step\":{\"all_gather\":3000,\"reduce_scatter\":1500.5}," +
-           "\"theory\":{\"model_state_bytes\":{\"param_shard\":" + std::to_string(shard) + ",\"adam_m\":" + std::to_string(2 * shard) +
-           "},\"predicted_peak_bytes\":" + std::to_string(peak) + ",\"comm_bytes_per_step\":{\"all_gather\":3000,\"reduce_scatter\":1500}}," +
-           "\"param_digest\":\"" + digest + "\"" + extra + "}";
+    r.commBytesPerStep = {{"all_gather", 3000}, {"reduce_scatter", 1500.5}};
+    r.theory.modelStateBytes[index(Category::ParamShard)] = shard;
+    r.theory.modelStateBytes[index(Category::AdamM)] = 2 * shard;
+    r.theory.predictedPeakBytes = peak;
+    r.theory.commBytesPerStep = {{"all_gather", 3000}, {"reduce_scatter", 1500}};
+    r.paramDigest = digest;
+    r.maxAbsDeltaVsDdp = deltaVsDdp;
+    return r;
+}
+
+std::string reportJson(const std::string& strategy, std::uint64_t shard, std::uint64_t peak, const std::string& digest,
+                   std::optional<double> deltaVsDdp = std::nullopt) {
+    return report::toJson(typedReport(strategy, shard, peak, digest, deltaVsDdp)).dump();
 }
 
 } // namespace
@@ -39,7 +57,7 @@ class CompareViewTest : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void parsesWorkerReports() {
-        const CompareRun r = parseCompareRun(report("zero3", 100, 5000, "abc"));
+        const CompareRun r = parseCompareRun(reportJson("zero3", 100, 5000, "abc"));
         QCOMPARE(r.strategy, std::string("zero3"));
         QCOMPARE(r.worldSize, 4);
         QCOMPARE(r.ranks.size(), std::size_t{4});
@@ -50,26 +68,27 @@ private Q_SLOTS:
         QCOMPARE(r.theoryCommTotal(), 4500.0);
         QCOMPARE(r.theoryPeak, std::uint64_t{5000});
         QVERIFY(!r.maxAbsDeltaVsDdp);
-        // compare --json: {"runs": [...]}; a bare array; errors name the problem.
-        const auto runs = parseCompareRuns("{\"runs\":[" + report("ddp", 400, 9000, "d") + "," + report("zero3", 100, 5000, "d") + "]}");
-        QCOMPARE(runs.size(), std::size_t{2});
-        QCOMPARE(parseCompareRuns("[" + report("zero2", 1, 2, "x") + "]").size(), std::size_t{1});
-        // shardscope-cli compare --json (app/cli/cmd_compare.cpp): reports under "strategies".
-        const auto cli = parseCompareRuns("{\"ranks\":4,\"deterministic\":true,\"strategies\":[" + report("ddp", 400, 9000, "d") + "," +
-                                          report("zero3", 100, 5000, "d", ",\"max_abs_delta_vs_ddp\":0") + "]}");
+        // One run report; shardscope-cli compare --json (app/cli/cmd_compare.cpp); errors name
+        // the problem.
+        QCOMPARE(parseCompareRuns(reportJson("zero2", 1, 2, "x")).size(), std::size_t{1});
+        report::CompareReport both;
+        both.ranks = 4;
+        both.strategies = {typedReport("ddp", 400, 9000, "d"), typedReport("zero3", 100, 5000, "d", 0.0)};
+        const auto cli = parseCompareRuns(report::toJson(both).dump());
         QCOMPARE(cli.size(), std::size_t{2});
         QCOMPARE(cli[1].maxAbsDeltaVsDdp.value_or(-1), 0.0);
-        QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("{\"runs\":[{\"strategy\":\"ddp\"}]}"));
+        QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("{\"runs\":[" + reportJson("ddp", 400, 9000, "d") + "]}"));
+        QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("[" + reportJson("zero2", 1, 2, "x") + "]"));
         QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("not json"));
     }
 
     void parityAgainstDdp() {
         const std::vector<CompareRun> runs = {
-            parseCompareRun(report("ddp", 400, 9000, "d1")),
-            parseCompareRun(report("zero1", 200, 7000, "d1")),
-            parseCompareRun(report("zero2", 150, 6000, "ff")),
-            parseCompareRun(report("zero3", 100, 5000, "ff", ",\"max_abs_delta_vs_ddp\":0")),
-            parseCompareRun(report("fsdp", 100, 5000, "ff", ",\"max_abs_delta_vs_ddp\":2.5e-7"))};
+            parseCompareRun(reportJson("ddp", 400, 9000, "d1")),
+            parseCompareRun(reportJson("zero1", 200, 7000, "d1")),
+            parseCompareRun(reportJson("zero2", 150, 6000, "ff")),
+            parseCompareRun(reportJson("zero3", 100, 5000, "ff", 0.0)),
+            parseCompareRun(reportJson("fsdp", 100, 5000, "ff", 2.5e-7))};
         QCOMPARE(parityOf(runs[0], runs).kind, Parity::Kind::Reference);
         QCOMPARE(parityOf(runs[1], runs).kind, Parity::Kind::DigestEqual);
         QCOMPARE(parityOf(runs[2], runs).kind, Parity::Kind::DigestDiffers);
@@ -101,18 +120,18 @@ private Q_SLOTS:
     // The exposed-communication figure of each strategy, from a report file as the worker
     // writes it: one chip per run, the worst rank's median, explained in the tooltip.
     void showsExposedCommunicationPerStrategy() {
-        auto withExposed = [](const std::string& json, double r0, double r1, double top) {
-            std::string out = json;
-            for (auto [rank, f] : {std::pair{0, r0}, std::pair{1, r1}}) {
-                const std::string key = "{\"rank\":" + std::to_string(rank) + ",";
-                out.replace(out.find(key), key.size(), key + "\"exposed_comm\":{\"fraction_median\":" + std::to_string(f) +
-                                                           ",\"fraction_per_step\":[" + std::to_string(f) + "]},");
-            }
-            return out.substr(0, out.size() - 1) + ",\"exposed_comm_fraction\":" + std::to_string(top) + "}";
+        auto withExposed = [](report::RunReport r, double r0, double r1, double top) {
+            r.ranks[0].exposedComm = {r0, {r0}, 0, 0, 0};
+            r.ranks[1].exposedComm = {r1, {r1}, 0, 0, 0};
+            r.exposedCommFraction = top;
+            return r;
         };
-        const std::string file = "{\"ranks\":4,\"strategies\":[" + withExposed(report("ddp", 400, 9000, "d"), 0.05, 0.064, 0.064) +
-                                 "," + withExposed(report("zero3", 100, 5000, "d"), 0.471, 0.2, 0.471) + "," +
-                                 report("zero2", 150, 6000, "d") + "]}"; // an older report: no figures
+        report::CompareReport compare;
+        compare.ranks = 4;
+        compare.strategies = {withExposed(typedReport("ddp", 400, 9000, "d"), 0.05, 0.064, 0.064),
+                              withExposed(typedReport("zero3", 100, 5000, "d"), 0.471, 0.2, 0.471),
+                              typedReport("zero2", 150, 6000, "d")}; // no communication exposed
+        const std::string file = report::toJson(compare).dump();
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("compare.json"));
         QFile f(path);
@@ -124,7 +143,7 @@ private Q_SLOTS:
         QCOMPARE(runs[1].exposedComm.value_or(-1), 0.471);
         QCOMPARE(runs[1].exposedRank, 0);
         QCOMPARE(runs[1].ranks[1].exposedComm.value_or(-1), 0.2);
-        QVERIFY(!runs[2].exposedComm.has_value());
+        QCOMPARE(runs[2].exposedComm.value_or(-1), 0.0);
 
         ComparePage page;
         page.resize(1200, 800);
@@ -133,17 +152,23 @@ private Q_SLOTS:
         const QStringList texts = page.view()->exposedTexts();
         QCOMPARE(texts.size(), 3); // DDP, ZeRO-2, ZeRO-3 (the theory's order)
         QVERIFY2(texts[0].startsWith(QStringLiteral("DDP")) && texts[0].contains(QStringLiteral("6.4%")), qPrintable(texts[0]));
-        QVERIFY2(texts[1].contains(QStringLiteral("n/a")), qPrintable(texts[1]));
+        QVERIFY2(texts[1].contains(QStringLiteral("0.0%")), qPrintable(texts[1]));
         QVERIFY2(texts[2].contains(QStringLiteral("47.1%")), qPrintable(texts[2]));
         const QString tip = page.view()->exposedToolTips()[2];
         QVERIFY2(tip.contains(QStringLiteral("no compute hid")) && tip.contains(QStringLiteral("union of the intervals")), qPrintable(tip));
         QVERIFY2(tip.contains(QStringLiteral("rank 0 waits most")) && tip.contains(QStringLiteral("r1 20.0%")), qPrintable(tip));
         QVERIFY(page.view()->findChild<QWidget*>(QStringLiteral("compareExposedRow"))->isVisibleTo(page.view()));
-        // Reports without any figure: the row is hidden.
-        page.clear();
-        QVERIFY(page.addReport(report("zero1", 200, 7000, "d"), &error));
-        QVERIFY(page.view()->exposedTexts().isEmpty());
-        QVERIFY(!page.view()->findChild<QWidget*>(QStringLiteral("compareExposedRow"))->isVisibleTo(page.view()));
+        // A report from before reports carried a schema: refused with the file's name and one line.
+        nlohmann::json old = nlohmann::json::parse(reportJson("zero1", 200, 7000, "d"));
+        old.erase("schema");
+        QFile oldFile(dir.filePath(QStringLiteral("old.json")));
+        QVERIFY(oldFile.open(QIODevice::WriteOnly));
+        oldFile.write(QByteArray::fromStdString(old.dump()));
+        oldFile.close();
+        QVERIFY(!page.openFiles({oldFile.fileName()}, &error));
+        QCOMPARE(error, oldFile.fileName() +
+                            QStringLiteral(": report has no schema field (written by an older ShardScope); re-run to regenerate"));
+        QVERIFY(!page.addReport(old.dump(), &error));
     }
 };
 

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "report/report.h"
 #include "rank_series.h"
 #include "replay_model.h"
 #include "run_request.h"
@@ -322,13 +323,22 @@ private Q_SLOTS:
         QVERIFY(gpuUnavailableReason(one).isEmpty());
     }
 
+    // The Ranks page's view of the final report, read by the one report reader.
     void runReportReadsExposedCommunication() {
-        const std::string json = R"json({"losses":[4.5,4.3],"exposed_comm_fraction":0.47,
-            "ranks":[{"rank":0,"exposed_comm":{"fraction_median":0.47,"fraction_per_step":[0.5,0.47,0.4],
-                      "comm_union_ns":2400,"exposed_ns":1300,"step_ns":2800}},
-                     {"rank":1,"exposed_comm":{"fraction_median":0.0625,"fraction_per_step":[0.07,0.0625]},
-                      "device":{"name":"cuda:0 (Test GPU)","pool_reserved_high_bytes":4096,"outside_ledger_bytes":512}},
-                     {"rank":2}]})json";
+        report::RunReport typed;
+        typed.worldSize = 3;
+        typed.steps = 3;
+        typed.losses = {4.5, 4.3};
+        typed.exposedCommFraction = 0.47;
+        typed.ranks.resize(3);
+        for (int i = 0; i < 3; ++i) typed.ranks[static_cast<std::size_t>(i)].rank = i;
+        typed.ranks[0].exposedComm = {0.47, {0.5, 0.47, 0.4}, 2400, 1300, 2800};
+        typed.ranks[1].exposedComm = {0.0625, {0.07, 0.0625}, 0, 0, 0};
+        typed.ranks[1].device = report::DeviceMemory{};
+        typed.ranks[1].device->name = "cuda:0 (Test GPU)";
+        typed.ranks[1].device->poolReservedHighBytes = 4096;
+        typed.ranks[1].device->outsideLedgerBytes = 512;
+        const std::string json = report::toJson(typed).dump();
         const RunReport r = parseRunReport(json);
         QCOMPARE(r.ranks.size(), std::size_t{3});
         QCOMPARE(r.exposedCommFraction.value_or(-1), 0.47);
@@ -342,12 +352,24 @@ private Q_SLOTS:
         QVERIFY(!r.ranks[0].device.has_value());
         QCOMPARE(r.ranks[1].device->name, std::string("cuda:0 (Test GPU)"));
         QCOMPARE(r.ranks[1].device->poolReservedHighBytes, std::uint64_t{4096});
-        QVERIFY(!r.ranks[2].exposedComm.has_value()); // older workers: absent, not zero
-        // No top-level figure: the rank that waits most.
-        const RunReport older = parseRunReport(R"({"ranks":[{"rank":0,"exposed_comm":{"fraction_median":0.2}},
-                                                            {"rank":1,"exposed_comm":{"fraction_median":0.3}}]})");
-        QCOMPARE(older.exposedCommFraction.value_or(-1), 0.3);
-        QVERIFY(!parseRunReport(R"({"ranks":[]})").exposedCommFraction.has_value());
+        QCOMPARE(r.json, json);
+        // A report from before reports carried a schema: one line that says so, not a guess.
+        nlohmann::json old = nlohmann::json::parse(json);
+        old.erase("schema");
+        try {
+            parseRunReport(old.dump());
+            QFAIL("a report without a schema was read");
+        } catch (const Error& e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("report has no schema field")), e.what());
+        }
+        // In a recording the report is a summary beside the events: the run still replays and
+        // the assembler says why it has no report.
+        StreamAssembler assembler;
+        assembler.consume(protocol::Report{old.dump()});
+        const StreamAssembler::Output out = assembler.take();
+        QVERIFY(!out.report);
+        QVERIFY2(QString::fromStdString(out.reportProblem).contains(QStringLiteral("re-run to regenerate")),
+                 out.reportProblem.c_str());
         // The handshake says how the ranks ran.
         const RunInfo info = parseRunInfo(R"({"strategy":"zero3","backend":"cuda","shared_device":true})", 2);
         QCOMPARE(info.backend, std::string("cuda"));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/protocol.h"
+#include "report/report.h"
 
 namespace shardscope::testing {
 
@@ -132,10 +133,28 @@ inline std::string syntheticStream(const SyntheticRun& r) {
         protocol::writeRecord(out, protocol::StepSummary{step, 5.0 - 0.5 * step, end - start});
         start = end + 5'000'000; // idle time between steps: the replay skips it
     }
-    if (r.withReport)
-        protocol::writeRecord(out, protocol::Report{"{\"param_count\":" + std::to_string(r.unitParams * static_cast<std::uint64_t>(r.units)) +
-                                                    ",\"world_size\":" + std::to_string(r.ranks) +
-                                                    ",\"strategy\":\"zero3\",\"losses\":[5.0,4.5],\"param_digest\":\"abc\"}"});
+    if (r.withReport) { // as the worker writes it (report::toJson)
+        report::RunReport rep;
+        rep.paramCount = r.unitParams * static_cast<std::uint64_t>(r.units);
+        rep.worldSize = r.ranks;
+        rep.strategy = "zero3";
+        rep.steps = r.steps;
+        rep.losses = {5.0, 4.5};
+        // Model states as syntheticConfig's theory has them (ZeRO-3: everything sharded).
+        const std::uint64_t stateShard = paddedParams(r) / static_cast<std::uint64_t>(r.ranks) * static_cast<std::uint64_t>(r.units);
+        report::CategoryBytes states{};
+        states[index(Category::ParamShard)] = 2 * stateShard;
+        states[index(Category::GradShard)] = 2 * stateShard;
+        for (Category c : {Category::MasterFp32, Category::AdamM, Category::AdamV}) states[index(c)] = 4 * stateShard;
+        rep.theory.modelStateBytes = states;
+        rep.ranks.resize(static_cast<std::size_t>(r.ranks));
+        for (int rank = 0; rank < r.ranks; ++rank) {
+            rep.ranks[static_cast<std::size_t>(rank)].rank = rank;
+            rep.ranks[static_cast<std::size_t>(rank)].modelStateBytes = states;
+        }
+        rep.paramDigest = "abc";
+        protocol::writeRecord(out, protocol::Report{report::toJson(rep).dump()});
+    }
     if (r.withEnd) protocol::writeRecord(out, protocol::End{});
     return out;
 }

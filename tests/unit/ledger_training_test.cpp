@@ -11,7 +11,7 @@
 #include "core/ledger.h"
 #include "device/device.h"
 #include "model/data.h"
-#include "model/presets.h"
+#include "runconfig/presets.h"
 #include "theory/activations.h"
 #include "theory/estimate.h"
 #include "train/trainer.h"
@@ -24,7 +24,7 @@ using theory::PrecisionKind;
 struct Rig {
     explicit Rig(PrecisionKind precision, bool checkpointing = false, std::int64_t microBatch = 0,
                  std::optional<std::uint64_t> capacity = std::nullopt)
-        : preset(model::modelPreset("tiny")), cpu(ledger),
+        : preset(runconfig::modelPreset("tiny")), cpu(ledger),
           data(preset.shape.vocab, preset.shape.seqLen, microBatch ? microBatch : preset.microBatch, 1) {
         ledger.setCapacity(Tier::Device, capacity);
         cfg.model = {preset.shape, data.microBatch(), checkpointing};
@@ -42,7 +42,7 @@ struct Rig {
         s.activations = {cfg.model.microBatch, cfg.model.checkpointing};
         return s;
     }
-    model::ModelPreset preset;
+    runconfig::ModelPreset preset;
     Ledger ledger;
     device::CpuDevice cpu;
     model::MarkovSource data;
@@ -102,7 +102,7 @@ TEST(ledgerTraining, ActivationPeakEqualsTheoryWithAndWithoutCheckpointing) {
         }
     }
     // Checkpointing must actually save memory on this shape.
-    const theory::GptShape tiny = model::modelPreset("tiny").shape;
+    const theory::GptShape tiny = runconfig::modelPreset("tiny").shape;
     EXPECT_LT(theory::activationBreakdown(tiny, {4, true}).peakBytes,
               theory::activationBreakdown(tiny, {4, false}).peakBytes);
 }

@@ -5,14 +5,14 @@
 #include <set>
 
 #include "model/layout.h"
-#include "model/presets.h"
+#include "runconfig/presets.h"
 #include "theory/shape.h"
 
 namespace shardscope {
 namespace {
 
 TEST(modelLayout, UnitsMatchTheoryElementCountsAndOrder) {
-    for (const model::ModelPreset& p : model::modelPresets()) {
+    for (const runconfig::ModelPreset& p : runconfig::modelPresets()) {
         const auto layouts = model::unitLayouts(p.shape);
         const auto expected = theory::unitParams(p.shape);
         ASSERT_EQ(layouts.size(), expected.size()) << p.name;
@@ -59,7 +59,7 @@ TEST(modelLayout, PaddingToShardCount) {
 }
 
 TEST(modelPresets, ExactParameterCountsAndSizes) {
-    const auto presets = model::modelPresets();
+    const auto presets = runconfig::modelPresets();
     ASSERT_EQ(presets.size(), 4u);
     EXPECT_EQ(presets[0].name, "tiny");
     EXPECT_EQ(presets[1].name, "small");
@@ -74,24 +74,24 @@ TEST(modelPresets, ExactParameterCountsAndSizes) {
     EXPECT_EQ(presets[3].shape.layers, 12);
     EXPECT_EQ(presets[3].shape.dModel / presets[3].shape.heads, 70);
     EXPECT_EQ(presets[3].microBatch, 8);
-    EXPECT_LT(theory::paramCount(model::modelPreset("tiny").shape), 1'000'000u);
-    EXPECT_THROW(model::modelPreset("huge"), std::exception);
+    EXPECT_LT(theory::paramCount(runconfig::modelPreset("tiny").shape), 1'000'000u);
+    EXPECT_THROW(runconfig::modelPreset("huge"), std::exception);
 }
 
 TEST(modelPresets, NoUnitDividesEvenlyIntoThreeOrFourShards) {
     // Sharding over small N must exercise padding, for every preset and every unit.
-    for (const model::ModelPreset& p : model::modelPresets())
+    for (const runconfig::ModelPreset& p : runconfig::modelPresets())
         for (const auto& unit : model::unitLayouts(p.shape))
             for (std::uint64_t n : {3u, 4u})
                 EXPECT_NE(unit.elements() % n, 0u) << p.name << " " << unit.name() << " N=" << n;
 }
 
 TEST(modelPresets, MalformedJsonIsAFormatError) {
-    EXPECT_THROW(model::parsePresets("{"), std::exception);
-    EXPECT_THROW(model::parsePresets(R"({"x": {"layers": 0, "d_model": 8, "heads": 2, "vocab": 5,
+    EXPECT_THROW(runconfig::parsePresets("{"), std::exception);
+    EXPECT_THROW(runconfig::parsePresets(R"({"x": {"layers": 0, "d_model": 8, "heads": 2, "vocab": 5,
                                       "seq_len": 4, "micro_batch": 1}})"),
                  std::exception);
-    const auto ok = model::parsePresets(R"({"x": {"layers": 1, "d_model": 8, "heads": 2,
+    const auto ok = runconfig::parsePresets(R"({"x": {"layers": 1, "d_model": 8, "heads": 2,
                                          "vocab": 5, "seq_len": 4, "micro_batch": 3}})");
     ASSERT_EQ(ok.size(), 1u);
     EXPECT_EQ(ok[0].microBatch, 3);

@@ -97,6 +97,22 @@ TEST(trainReport, ReportShowsExposedCommunicationAndDeviceMemory) {
     for (const char* key : {"ordinal", "pool_used_bytes", "pool_reserved_bytes"}) EXPECT_TRUE(d.contains(key)) << key;
     EXPECT_EQ(j["config"]["backend"], "cpu");
     EXPECT_EQ(j["config"]["shared_device"], false);
+    EXPECT_EQ(j["schema"], "shardscope.run/1");
+}
+
+// What the worker writes is what every reader gets back: the typed report survives JSON.
+TEST(trainReport, ReportRoundTripsThroughTheReader) {
+    RunOutcome o;
+    o.config = parseRunConfig(std::vector<std::string>{"--model", "tiny", "--strategy", "fsdp", "--steps", "3"}, 2);
+    o.paramCount = 71900;
+    o.losses = {4.0, 3.9, 3.8};
+    o.stepMs = {1.0, 1.0, 2.0};
+    o.ranks = {sample(0, true), sample(1, false)};
+    const report::RunReport typed = makeReport(o);
+    const report::Parsed<report::RunReport> back = report::parseRunReport(buildReport(o).dump(2));
+    ASSERT_TRUE(back) << back.error;
+    EXPECT_EQ(*back.value, typed);
+    EXPECT_EQ(back.value->ranks[0].device->ledgerPeakBytes, 5678u);
 }
 
 } // namespace

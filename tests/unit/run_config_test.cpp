@@ -1,4 +1,4 @@
-// The worker's run configuration: every flag parses, round-trips through toWorkerArgs, and
+// The run configuration (runconfig): every worker flag parses, round-trips through toWorkerArgs, and
 // every invalid value is refused with a message naming the flag.
 #include <gtest/gtest.h>
 
@@ -6,23 +6,24 @@
 #include <vector>
 
 #include "core/error.h"
-#include "train/run_config.h"
+#include "runconfig/problems.h"
+#include "runconfig/run_config.h"
 
 namespace shardscope {
 namespace {
 
 using Argv = std::vector<std::string>;
 
-train::RunConfig parse(Argv extra, int ranks = 4) {
+runconfig::RunConfig parse(Argv extra, int ranks = 4) {
     Argv a = {"--model", "tiny", "--strategy", "zero3", "--steps", "3"};
     a.insert(a.end(), extra.begin(), extra.end());
-    return train::parseRunConfig(a, ranks);
+    return runconfig::parseRunConfig(a, ranks);
 }
 
 // The message of the Error parse throws (and its kind), or "" when it parses.
 std::pair<std::string, ErrorKind> refusal(const Argv& argv, int ranks = 4) {
     try {
-        train::parseRunConfig(argv, ranks);
+        runconfig::parseRunConfig(argv, ranks);
     } catch (const Error& e) {
         return {e.what(), e.kind()};
     }
@@ -36,7 +37,7 @@ std::pair<std::string, ErrorKind> refusalWith(Argv extra, int ranks = 4) {
 }
 
 TEST(runConfig, DefaultsComeFromThePreset) {
-    const train::RunConfig c = parse({});
+    const runconfig::RunConfig c = parse({});
     EXPECT_EQ(c.preset.name, "tiny");
     EXPECT_EQ(c.strategy, theory::Strategy::Zero3);
     EXPECT_EQ(c.steps, 3);
@@ -52,7 +53,7 @@ TEST(runConfig, DefaultsComeFromThePreset) {
 }
 
 TEST(runConfig, EveryFlagParsesAndRoundTrips) {
-    const train::RunConfig c = parse({"--seed", "7", "--precision", "fp32", "--checkpointing", "--micro-batch", "2",
+    const runconfig::RunConfig c = parse({"--seed", "7", "--precision", "fp32", "--checkpointing", "--micro-batch", "2",
                                       "--lr", "0.003", "--deterministic", "--prefetch", "2", "--bucket-bytes", "64KiB",
                                       "--max-inflight", "3", "--persistence-threshold", "5000", "--grad-accum", "2",
                                       "--capacity", "64MiB", "--timeout-ms", "5000", "--no-events",
@@ -77,9 +78,9 @@ TEST(runConfig, EveryFlagParsesAndRoundTrips) {
     EXPECT_EQ(c.tracePath, "run.sstrace");
     EXPECT_EQ(c.weightsPath, "w.bin");
     EXPECT_EQ(c.streamPath, "/tmp/sock");
-    const train::RunConfig back = train::parseRunConfig(train::toWorkerArgs(c), 4);
-    EXPECT_EQ(train::toJson(back), train::toJson(c));
-    EXPECT_EQ(train::toWorkerArgs(back), train::toWorkerArgs(c));
+    const runconfig::RunConfig back = runconfig::parseRunConfig(runconfig::toWorkerArgs(c), 4);
+    EXPECT_EQ(runconfig::toJson(back), runconfig::toJson(c));
+    EXPECT_EQ(runconfig::toWorkerArgs(back), runconfig::toWorkerArgs(c));
 
 }
 
@@ -88,21 +89,21 @@ TEST(runConfig, FsdpFlavoursAndTheirKnobs) {
     auto with = [&](Argv extra) {
         Argv a = base;
         a.insert(a.end(), extra.begin(), extra.end());
-        return train::parseRunConfig(a, 4);
+        return runconfig::parseRunConfig(a, 4);
     };
-    const train::RunConfig hybrid = with({"fsdp_hybrid", "--hybrid-group", "2", "--no-sync", "--grad-accum", "2"});
+    const runconfig::RunConfig hybrid = with({"fsdp_hybrid", "--hybrid-group", "2", "--no-sync", "--grad-accum", "2"});
     EXPECT_EQ(hybrid.knobs.hybridGroupSize, 2);
     EXPECT_TRUE(hybrid.knobs.noSync);
-    EXPECT_EQ(theory::shardCount(train::scenarioOf(hybrid)), 2);
-    const train::RunConfig gradOp = with({"fsdp_grad_op"});
+    EXPECT_EQ(theory::shardCount(runconfig::scenarioOf(hybrid)), 2);
+    const runconfig::RunConfig gradOp = with({"fsdp_grad_op"});
     EXPECT_FALSE(gradOp.knobs.reshardAfterForward) << "SHARD_GRAD_OP keeps params from forward to backward";
-    EXPECT_FALSE(train::scenarioOf(gradOp).knobs.reshardAfterForward);
+    EXPECT_FALSE(runconfig::scenarioOf(gradOp).knobs.reshardAfterForward);
     EXPECT_FALSE(with({"fsdp", "--reshard-after-forward", "0"}).knobs.reshardAfterForward);
-    EXPECT_TRUE(train::scenarioOf(with({"fsdp", "--deterministic"})).knobs.deterministicReductions);
-    const train::RunConfig data = train::parseRunConfig(
+    EXPECT_TRUE(runconfig::scenarioOf(with({"fsdp", "--deterministic"})).knobs.deterministicReductions);
+    const runconfig::RunConfig data = runconfig::parseRunConfig(
         Argv{"--model", "small", "--strategy", "ddp", "--steps", "1", "--data", SHARDSCOPE_SOURCE_DIR "/README.md"}, 2);
     EXPECT_EQ(data.preset.shape.vocab, 256) << "byte-level data";
-    EXPECT_EQ(train::toJson(data)["world_size"], 2);
+    EXPECT_EQ(runconfig::toJson(data)["world_size"], 2);
 }
 
 TEST(runConfig, InvalidConfigurationsNameTheFlag) {
@@ -160,23 +161,23 @@ TEST(runConfig, InvalidConfigurationsNameTheFlag) {
 // --shared-device --ranks N: one process (the job size given is 1) runs N ranks; the flags
 // round-trip, and each half without the other is refused.
 TEST(runConfig, SharedDeviceTakesItsRanksFromTheFlag) {
-    const train::RunConfig c = train::parseRunConfig(
+    const runconfig::RunConfig c = runconfig::parseRunConfig(
         Argv{"--model", "tiny", "--strategy", "fsdp_hybrid", "--hybrid-group", "2", "--steps", "1", "--shared-device",
              "--ranks", "4", "--backend", "cuda"},
         1);
     EXPECT_TRUE(c.sharedDevice);
     EXPECT_EQ(c.worldSize, 4);
-    EXPECT_EQ(c.backend, train::Backend::Cuda);
-    EXPECT_EQ(train::toJson(c)["world_size"], 4);
-    EXPECT_EQ(train::toJson(c)["shared_device"], true);
-    EXPECT_EQ(train::toJson(c)["backend"], "cuda");
-    EXPECT_EQ(theory::shardCount(train::scenarioOf(c)), 2);
-    const train::RunConfig back = train::parseRunConfig(train::toWorkerArgs(c), 1);
-    EXPECT_EQ(train::toJson(back), train::toJson(c));
-    EXPECT_EQ(train::toWorkerArgs(back), train::toWorkerArgs(c));
-    EXPECT_EQ(parse({}).backend, train::Backend::Cpu);
+    EXPECT_EQ(c.backend, runconfig::Backend::Cuda);
+    EXPECT_EQ(runconfig::toJson(c)["world_size"], 4);
+    EXPECT_EQ(runconfig::toJson(c)["shared_device"], true);
+    EXPECT_EQ(runconfig::toJson(c)["backend"], "cuda");
+    EXPECT_EQ(theory::shardCount(runconfig::scenarioOf(c)), 2);
+    const runconfig::RunConfig back = runconfig::parseRunConfig(runconfig::toWorkerArgs(c), 1);
+    EXPECT_EQ(runconfig::toJson(back), runconfig::toJson(c));
+    EXPECT_EQ(runconfig::toWorkerArgs(back), runconfig::toWorkerArgs(c));
+    EXPECT_EQ(parse({}).backend, runconfig::Backend::Cpu);
     EXPECT_FALSE(parse({}).sharedDevice);
-    EXPECT_EQ(parse({"--backend", "cpu"}).backend, train::Backend::Cpu);
+    EXPECT_EQ(parse({"--backend", "cpu"}).backend, runconfig::Backend::Cpu);
 
     const std::vector<std::pair<Argv, const char*>> refused = {
         {{"--shared-device"}, "--shared-device needs --ranks"},
@@ -212,6 +213,58 @@ TEST(runConfig, AnOutputPathThatIsAFolderIsRefusedUpFront) {
 
 TEST(runConfig, RanksZeroIsRefusedByTheJobSize) {
     EXPECT_NE(refusalWith({}, 0).first.find("ranks"), std::string::npos);
+}
+
+} // namespace
+} // namespace shardscope
+
+namespace shardscope {
+namespace {
+
+// Validation is data: a front end phrases each problem; the flag phrasing names the flag, and
+// a configuration built elsewhere (the GUI's panel) is checked against the same table.
+TEST(runConfig, ProblemsAreStructuredAndPhrasedPerFrontEnd) {
+    runconfig::RunConfig c = runconfig::parseRunConfig(
+        std::vector<std::string>{"--model", "tiny", "--strategy", "fsdp_hybrid", "--hybrid-group", "2", "--steps", "1"}, 4);
+    EXPECT_TRUE(runconfig::validate(c).empty());
+    c.worldSize = 6;
+    c.knobs.hybridGroupSize = 4;
+    c.knobs.prefetchDepth = 65;
+    const auto problems = runconfig::validate(c);
+    ASSERT_EQ(problems.size(), 2u);
+    EXPECT_EQ(problems[0], (runconfig::Problem{runconfig::Field::Prefetch, runconfig::Code::OutOfRange, 65, 0, 64, {}}));
+    EXPECT_EQ(problems[1], (runconfig::Problem{runconfig::Field::HybridGroup, runconfig::Code::NotADivisor, 4, 0, 6, {}}));
+    EXPECT_EQ(runconfig::describeForFlags(problems[0], false), "--prefetch must be between 0 and 64, got 65");
+    EXPECT_EQ(runconfig::describeForFlags(problems[1], false),
+              "hybrid group size (--hybrid-group) 4 does not divide ranks (mpirun -np) 6");
+    EXPECT_NE(runconfig::describeForFlags(problems[1], true).find("(--ranks) 6"), std::string::npos);
+    // The flags are accepted at the table's lower edges and refused just below them.
+    for (const runconfig::Limit& l : runconfig::kLimits) {
+        if (l.field == runconfig::Field::Ranks || l.field == runconfig::Field::SharedRanks) continue;
+        const std::string flag(runconfig::flagName(l.field));
+        std::vector<std::string> argv = {"--model", "tiny", "--strategy", "zero3", "--steps", "1", flag, std::to_string(l.min)};
+        if (l.field == runconfig::Field::Steps) argv = {"--model", "tiny", "--strategy", "zero3", "--steps", std::to_string(l.min)};
+        if (l.field == runconfig::Field::HybridGroup) argv[3] = "fsdp_hybrid";
+        EXPECT_NO_THROW(runconfig::parseRunConfig(argv, 4)) << flag << " " << l.min;
+        if (l.min > 0) {
+            argv.back() = std::to_string(l.min - 1);
+            EXPECT_THROW(runconfig::parseRunConfig(argv, 4), Error) << flag << " " << l.min - 1;
+        }
+    }
+}
+
+// The worker accepts every preset in models.json, parsed once; the GUI's list is built from it.
+TEST(runConfig, PresetsAreEveryEntryOfModelsJson) {
+    const auto& presets = runconfig::modelPresets();
+    EXPECT_EQ(&presets, &runconfig::modelPresets()) << "parsed once";
+    std::vector<std::string> names;
+    for (const auto& p : presets) names.push_back(p.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"tiny", "small", "medium", "gpt100m"}));
+    EXPECT_EQ(runconfig::presetChoices(), "tiny, small, medium, gpt100m");
+    for (const auto& p : presets)
+        EXPECT_NO_THROW(runconfig::parseRunConfig(
+            std::vector<std::string>{"--model", p.name, "--strategy", "zero3", "--steps", "1"}, 2))
+            << p.name;
 }
 
 } // namespace

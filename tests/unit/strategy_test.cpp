@@ -10,7 +10,7 @@
 #include "core/ledger.h"
 #include "device/device.h"
 #include "model/data.h"
-#include "model/presets.h"
+#include "runconfig/presets.h"
 #include "strategy/policy.h"
 #include "strategy/sharding.h"
 #include "theory/buckets.h"
@@ -74,7 +74,7 @@ struct OneRank {
 };
 
 OneRank oneRank(Strategy s, theory::Knobs knobs = {}) {
-    const model::ModelPreset preset = model::modelPreset("tiny");
+    const runconfig::ModelPreset preset = runconfig::modelPreset("tiny");
     Ledger ledger;
     device::CpuDevice cpu(ledger);
     auto self = comm::makeSelfCommunicator(&cpu);

@@ -83,6 +83,29 @@ TEST(trainCli, RunTinyWritesACompleteJsonReport) {
     ASSERT_EQ(again.code, 0) << again.err;
     EXPECT_EQ(nlohmann::json::parse(slurp(json))["param_digest"], digest);
     EXPECT_EQ(runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --precision fp32 --seed 4 --micro-batch 2 --lr 0.001").code, 0);
+    EXPECT_EQ(j["schema"], "shardscope.run/1");
+    // The saved report reads back through the CLI's reader and prints as `run` printed it.
+    const Result shown = runCli("report " + json.string());
+    ASSERT_EQ(shown.code, 0) << shown.err;
+    EXPECT_NE(shown.out.find("param digest"), std::string::npos) << shown.out;
+
+    // A report from before reports carried a schema: one line naming the file, exit code 2.
+    nlohmann::json old = nlohmann::json::parse(slurp(json));
+    old.erase("schema");
+    std::ofstream(json) << old.dump(2);
+    const Result refused = runCli("report " + json.string());
+    EXPECT_EQ(refused.code, 2);
+    EXPECT_EQ(refused.err, "shardscope-cli report: " + json.string() +
+                               ": report has no schema field (written by an older ShardScope); re-run to regenerate\n");
+    // A hostile one: a rank beyond world_size, also one line and exit code 2.
+    old["schema"] = "shardscope.run/1";
+    old["ranks"][0]["rank"] = 7;
+    std::ofstream(json) << old.dump(2);
+    const Result hostile = runCli("report " + json.string());
+    EXPECT_EQ(hostile.code, 2);
+    EXPECT_NE(hostile.err.find("ranks[0].rank"), std::string::npos) << hostile.err;
+    EXPECT_EQ(std::count(hostile.err.begin(), hostile.err.end(), '\n'), 1) << hostile.err;
+    EXPECT_EQ(runCli("report /nonexistent/r.json").code, 2);
     fs::remove(json);
 }
 

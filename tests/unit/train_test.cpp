@@ -12,7 +12,7 @@
 #include "kernels/cpu/adamw.h"
 #include "kernels/cpu/bf16.h"
 #include "model/data.h"
-#include "model/presets.h"
+#include "runconfig/presets.h"
 #include "train/optimizer.h"
 #include "comm/communicator.h"
 #include "strategy/sharding.h"
@@ -30,7 +30,7 @@ struct TrainingRun {
 
 TrainingRun train(int steps, std::uint64_t seed, PrecisionKind precision, bool checkpointing,
           strategy::Sharding* sharding = nullptr) {
-    const model::ModelPreset preset = model::modelPreset("tiny");
+    const runconfig::ModelPreset preset = runconfig::modelPreset("tiny");
     Ledger ledger;
     device::CpuDevice cpu(ledger);
     model::MarkovSource data(preset.shape.vocab, preset.shape.seqLen, preset.microBatch, seed);
@@ -73,7 +73,7 @@ TEST(train, SameSeedIsBitIdenticalAndCheckpointingChangesNothing) {
 }
 
 TEST(train, WorkingCopyIsTheRoundedMaster) {
-    const model::ModelPreset preset = model::modelPreset("tiny");
+    const runconfig::ModelPreset preset = runconfig::modelPreset("tiny");
     Ledger ledger;
     device::CpuDevice cpu(ledger);
     model::MarkovSource data(preset.shape.vocab, preset.shape.seqLen, preset.microBatch, 1);
@@ -129,7 +129,7 @@ TEST(trainOptimizer, GlobalNormClipping) {
 // ZeRO/FSDP unshard, reshard and reduce-scatter.
 class RecordingSharding : public strategy::Sharding {
 public:
-    RecordingSharding(const model::ModelPreset& preset, Ledger& ledger, device::CpuDevice& cpu, std::uint64_t seed)
+    RecordingSharding(const runconfig::ModelPreset& preset, Ledger& ledger, device::CpuDevice& cpu, std::uint64_t seed)
         : self(comm::makeSelfCommunicator(&cpu)) {
         (void)ledger;
         strategy::StrategyConfig sc;
@@ -171,7 +171,7 @@ private:
 };
 
 TEST(train, StrategyCallsComeAroundEveryUnitInFsdpOrderAndDoNotChangeTheMath) {
-    const model::ModelPreset preset = model::modelPreset("tiny");
+    const runconfig::ModelPreset preset = runconfig::modelPreset("tiny");
     Ledger ledger;
     device::CpuDevice cpu(ledger);
     RecordingSharding hooks(preset, ledger, cpu, 3);

@@ -1,4 +1,4 @@
-#include "model/presets.h"
+#include "runconfig/presets.h"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace shardscope::model {
+namespace shardscope::runconfig {
 
 namespace detail {
 extern const std::string_view kPresetsJson;
@@ -48,23 +48,34 @@ std::vector<ModelPreset> parsePresets(std::string_view json) {
     return presets;
 }
 
-std::vector<ModelPreset> modelPresets() {
-    // nlohmann's object keeps keys sorted; the order users see is tiny, small, medium, gpt100m,
-    // which is also ascending size, so sort by parameter count.
-    auto presets = parsePresets(embeddedPresetsJson());
-    std::stable_sort(presets.begin(), presets.end(), [](const ModelPreset& a, const ModelPreset& b) {
-        return theory::paramCount(a.shape) < theory::paramCount(b.shape);
-    });
+const std::vector<ModelPreset>& modelPresets() {
+    // Parsed once. nlohmann's object keeps keys sorted; the order users see is tiny, small,
+    // medium, gpt100m, which is also ascending size, so sort by parameter count.
+    static const std::vector<ModelPreset> presets = [] {
+        auto list = parsePresets(embeddedPresetsJson());
+        std::stable_sort(list.begin(), list.end(), [](const ModelPreset& a, const ModelPreset& b) {
+            return theory::paramCount(a.shape) < theory::paramCount(b.shape);
+        });
+        return list;
+    }();
     return presets;
 }
 
-ModelPreset modelPreset(std::string_view name) {
+std::string presetChoices() {
     std::string choices;
-    for (ModelPreset& p : modelPresets()) {
-        if (p.name == name) return p;
-        choices += (choices.empty() ? "" : ", ") + p.name;
-    }
-    throwInvalid("unknown model preset '" + std::string(name) + "' (choices: " + choices + ")");
+    for (const ModelPreset& p : modelPresets()) choices += (choices.empty() ? "" : ", ") + p.name;
+    return choices;
 }
 
-} // namespace shardscope::model
+const ModelPreset* findPreset(std::string_view name) {
+    for (const ModelPreset& p : modelPresets())
+        if (p.name == name) return &p;
+    return nullptr;
+}
+
+ModelPreset modelPreset(std::string_view name) {
+    if (const ModelPreset* p = findPreset(name)) return *p;
+    throwInvalid("unknown model preset '" + std::string(name) + "' (choices: " + presetChoices() + ")");
+}
+
+} // namespace shardscope::runconfig

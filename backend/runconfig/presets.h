@@ -8,7 +8,7 @@
 
 #include "theory/shape.h"
 
-namespace shardscope::model {
+namespace shardscope::runconfig {
 
 struct ModelPreset {
     std::string name;
@@ -18,9 +18,12 @@ struct ModelPreset {
     double learningRate = 1e-3;
 };
 
-std::vector<ModelPreset> modelPresets();                 // in file order
+// Every preset the worker accepts, smallest first (parsed once from the embedded JSON).
+const std::vector<ModelPreset>& modelPresets();
+const ModelPreset* findPreset(std::string_view name);    // nullptr when unknown
 ModelPreset modelPreset(std::string_view name);          // throws Error(InvalidArgument) naming the choices
+std::string presetChoices();                             // "tiny, small, medium, gpt100m"
 std::string_view embeddedPresetsJson();                  // the JSON text as built in
 std::vector<ModelPreset> parsePresets(std::string_view json); // throws Error(Format)
 
-} // namespace shardscope::model
+} // namespace shardscope::runconfig

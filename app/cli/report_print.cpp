@@ -1,0 +1,104 @@
+#include "report_print.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "core/error.h"
+#include "estimate_common.h" // humanBytes
+
+namespace shardscope::cli {
+namespace {
+
+std::uint64_t kindsTotal(const report::KindValues& v) { return static_cast<std::uint64_t>(report::total(v)); }
+
+double medianStepMs(const report::RunReport& r) {
+    std::vector<double> ms = r.stepMs;
+    if (ms.empty()) return 0;
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
+} // namespace
+
+void printRunSummary(const report::RunReport& r) {
+    std::printf("\n%-6s %-28s %-28s %-28s %s\n", "rank", "model states (measured)", "peak (measured)",
+                "comm sent/step", "exposed comm");
+    for (const report::RankReport& rank : r.ranks) {
+        char exposed[32];
+        std::snprintf(exposed, sizeof exposed, "%.1f%% of step", 100.0 * rank.exposedComm.fractionMedian);
+        std::printf("%-6d %-28s %-28s %-28s %s\n", rank.rank, humanBytes(report::stateTotal(rank.modelStateBytes)).c_str(),
+                    humanBytes(rank.peakTotal).c_str(), humanBytes(kindsTotal(rank.commBytesPerStep)).c_str(), exposed);
+    }
+    std::printf("theory: model states %s, predicted peak %s, comm %s per step (≈ %.2f Ψ)\n",
+                humanBytes(report::stateTotal(r.theory.modelStateBytes)).c_str(),
+                humanBytes(r.theory.predictedPeakBytes).c_str(),
+                humanBytes(kindsTotal(r.theory.commBytesPerStep)).c_str(), r.theory.psiEquivalents);
+    std::printf("model states equal theory: %s; peak Δ %+.2f%%; comm Δ %+.2f%%\n",
+                r.comparison.modelStatesEqual ? "yes, byte for byte" : "NO", 100.0 * r.comparison.peakDeltaFraction,
+                100.0 * r.comparison.commDeltaFraction);
+    for (const std::string& n : r.notes) std::printf("note: %s\n", n.c_str());
+    if (!r.losses.empty()) std::printf("final loss %.4f; ", r.losses.back());
+    std::printf("param digest %s\n", r.paramDigest.c_str());
+}
+
+void printCompareTable(const report::CompareReport& c) {
+    if (c.strategies.empty()) return;
+    const report::RunReport& ddp = c.strategies.front();
+    const double ddpStates = static_cast<double>(report::stateTotal(ddp.worstRank().modelStateBytes));
+    const double ddpTheory = static_cast<double>(report::stateTotal(ddp.theory.modelStateBytes));
+    std::printf("\n%-13s %13s %13s %6s %15s %13s %13s %9s %8s %12s\n", "strategy", "states meas.",
+                "states theory", "equal", "savings m/t", "comm meas.", "comm theory", "step ms",
+                "exposed", "max|Δ| vs ddp");
+    for (const report::RunReport& r : c.strategies) {
+        const std::uint64_t states = report::stateTotal(r.worstRank().modelStateBytes);
+        const std::uint64_t theoryStates = report::stateTotal(r.theory.modelStateBytes);
+        char savings[32];
+        std::snprintf(savings, sizeof savings, "%.2f×/%.2f×", ddpStates / static_cast<double>(states),
+                      ddpTheory / static_cast<double>(theoryStates));
+        const double maxDelta = r.maxAbsDeltaVsDdp.value_or(0.0);
+        char delta[32];
+        std::snprintf(delta, sizeof delta, maxDelta == 0 ? "0 (bitwise)" : "%.3g", maxDelta);
+        // Exposed communication: the median share of a step the most-waiting rank spent in
+        // collectives no compute hid.
+        char exposed[16];
+        std::snprintf(exposed, sizeof exposed, "%.1f%%", 100.0 * r.exposedCommFraction);
+        std::printf("%-13s %13llu %13llu %6s %15s %13llu %13llu %9.2f %8s %12s\n", r.strategy.c_str(),
+                    static_cast<unsigned long long>(states), static_cast<unsigned long long>(theoryStates),
+                    states == theoryStates ? "yes" : "NO", savings,
+                    static_cast<unsigned long long>(kindsTotal(r.commBytesPerStep)),
+                    static_cast<unsigned long long>(kindsTotal(r.theory.commBytesPerStep)), medianStepMs(r), exposed,
+                    delta);
+    }
+    std::printf("\nper-rank peak by category (the rank with the largest peak; bytes):\n%-13s", "strategy");
+    for (Category cat : kAllCategories) std::printf(" %11s", std::string(categoryName(cat)).c_str());
+    std::printf(" %11s %11s\n", "peak", "predicted");
+    for (const report::RunReport& r : c.strategies) {
+        const report::RankReport& worst = r.worstRank();
+        std::printf("%-13s", r.strategy.c_str());
+        for (Category cat : kAllCategories)
+            std::printf(" %11llu", static_cast<unsigned long long>(worst.peakBytes[index(cat)]));
+        std::printf(" %11llu %11llu\n", static_cast<unsigned long long>(worst.peakTotal),
+                    static_cast<unsigned long long>(r.theory.predictedPeakBytes));
+    }
+}
+
+report::CompareReport readReportFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(ErrorKind::Io, "cannot read '" + path + "'");
+    // A report is a few hundred KiB at most; a file far past that is not one.
+    constexpr std::streamsize kMaxBytes = std::streamsize{64} << 20;
+    std::string text;
+    text.resize(static_cast<std::size_t>(kMaxBytes) + 1);
+    in.read(text.data(), kMaxBytes + 1);
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (static_cast<std::streamsize>(text.size()) > kMaxBytes)
+        throw Error(ErrorKind::Format, path + ": larger than 64 MiB, not a report");
+    report::Parsed<report::CompareReport> parsed = report::parseCompareReport(text);
+    if (!parsed) throw Error(ErrorKind::Format, path + ": " + parsed.error);
+    return std::move(*parsed.value);
+}
+
+} // namespace shardscope::cli

@@ -1,0 +1,169 @@
+#pragma once
+// The run report (DESIGN.md "Events, recordings and reports") and the compare report as C++
+// types, with the one JSON writer and the one reader. The worker fills a RunReport; the CLI and
+// the GUI read files and streams back into it. Readers check what they read (types, counts,
+// ranks below world_size, sizes) and answer one line, never an exception.
+//
+// Note: every report carries "schema". A file without it was written before reports were typed:
+// readers refuse it with kNoSchemaMessage instead of guessing at its keys. A change to a key's
+// meaning or type bumps the number after the slash.
+//
+// Report keys: schema, param_count, world_size, strategy, model, precision, checkpointing,
+// micro_batch, grad_accum, steps, seed, deterministic, data, config (the run configuration's
+// JSON, runconfig::toJson), losses (per step), step_ms,
+// ranks [{rank, peak_bytes {category…, total}, model_state_bytes {state category…},
+//         comm_bytes_per_step {kind: sent bytes},
+//         exposed_comm {fraction_median, fraction_per_step [..], comm_union_ns, exposed_ns, step_ns},
+//         device {name, ordinal, ledger_peak_bytes, pool_used_bytes, pool_used_high_bytes,
+//                 pool_reserved_bytes, pool_reserved_high_bytes, device_total_bytes,
+//                 device_used_bytes, outside_ledger_bytes, declared_workspace_bytes}
+//                                                             (CUDA ranks only)}],
+// exposed_comm_fraction (the largest per-rank median: the rank that waits most),
+// comm_bytes_per_step {kind: sent bytes per rank per step} (rank 0),
+// comm_payload_bytes_per_step {kind: bytes}, comm_calls_per_step {kind: calls},
+// theory {model_state_bytes {category}, ddp_model_state_bytes {category}, padding_bytes,
+//         predicted_peak_bytes, peak_at {category}, peak_by_category {category}, peak_phase,
+//         activation_peak_bytes, comm_bytes_per_step {kind}, comm_payload_bytes_per_step {kind},
+//         comm_calls_per_step {kind}, psi_equivalents, notes [..]},
+// comparison {model_states_equal, peak_delta_bytes, peak_delta_fraction, comm_delta_fraction},
+// notes [why measured and predicted differ], param_digest (16 hex digits),
+// max_abs_delta_vs_ddp (only in `compare`'s reports, which has both runs' weights).
+// Compare report: {schema, ranks, deterministic, strategies [run report…]}, DDP first.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/categories.h"
+
+namespace shardscope::report {
+
+inline constexpr std::string_view kRunSchema = "shardscope.run/1";
+inline constexpr std::string_view kCompareSchema = "shardscope.compare/1";
+inline constexpr std::string_view kNoSchemaMessage =
+    "report has no schema field (written by an older ShardScope); re-run to regenerate";
+
+using CategoryBytes = std::array<std::uint64_t, kCategoryCount>;
+// Per collective kind ("all_gather", …), in the writer's order; per-step values may be fractional.
+using KindValues = std::vector<std::pair<std::string, double>>;
+double total(const KindValues& values);
+std::uint64_t stateTotal(const CategoryBytes& bytes); // the sum over the categories
+
+// Exposed communication of one rank: the time a collective was outstanding while the rank was
+// not computing, as a share of the step.
+struct ExposedComm {
+    double fractionMedian = 0;            // median over the steps
+    std::vector<double> fractionPerStep;
+    std::uint64_t commUnionNs = 0;        // summed over the steps
+    std::uint64_t exposedNs = 0;
+    std::uint64_t stepNs = 0;
+    bool operator==(const ExposedComm&) const = default;
+};
+
+// A CUDA rank's memory as the GPU saw it at the end of the run: the ledger's device-tier peak
+// next to the rank's pool (used / reserved, now and at the high-water mark) and the whole GPU.
+struct DeviceMemory {
+    std::string name;                    // "cuda:0 (NVIDIA H200)"
+    std::int32_t ordinal = 0;
+    std::uint64_t ledgerPeakBytes = 0;   // bytes the model asked for, at peak
+    std::uint64_t poolUsedBytes = 0, poolUsedHighBytes = 0;          // ledger + the pool's rounding
+    std::uint64_t poolReservedBytes = 0, poolReservedHighBytes = 0;  // held from the driver
+    std::uint64_t deviceTotalBytes = 0, deviceUsedBytes = 0;         // cudaMemGetInfo (every process)
+    std::uint64_t outsideLedgerBytes = 0;                            // used − every ShardScope pool's reserve
+    std::uint64_t declaredWorkspaceBytes = 0; // cuBLAS workspace, casts, scratch (device/cuda_ops.h)
+    bool operator==(const DeviceMemory&) const = default;
+};
+
+struct RankReport {
+    int rank = 0;
+    CategoryBytes peakBytes{};     // each category's own maximum
+    std::uint64_t peakTotal = 0;   // the maximum of the total
+    CategoryBytes modelStateBytes{}; // the model-state categories (the others are 0)
+    KindValues commBytesPerStep;   // sent per step
+    ExposedComm exposedComm;
+    std::optional<DeviceMemory> device; // CUDA ranks only
+    bool operator==(const RankReport&) const = default;
+};
+
+struct TheoryValues {
+    CategoryBytes modelStateBytes{};
+    CategoryBytes ddpModelStateBytes{};
+    std::uint64_t paddingBytes = 0;
+    std::uint64_t predictedPeakBytes = 0;
+    CategoryBytes peakAt{};
+    CategoryBytes peakByCategory{};
+    std::string peakPhase;
+    std::uint64_t activationPeakBytes = 0;
+    KindValues commBytesPerStep, commPayloadBytesPerStep, commCallsPerStep;
+    double psiEquivalents = 0;
+    std::vector<std::string> notes;
+    bool operator==(const TheoryValues&) const = default;
+};
+
+struct Comparison {
+    bool modelStatesEqual = false;
+    std::int64_t peakDeltaBytes = 0;
+    double peakDeltaFraction = 0;
+    double commDeltaFraction = 0;
+    bool operator==(const Comparison&) const = default;
+};
+
+struct RunReport {
+    std::uint64_t paramCount = 0;
+    int worldSize = 1;
+    std::string strategy;  // CLI name: zero3, fsdp, …
+    std::string model;     // preset name
+    std::string precision; // bf16 | fp32
+    bool checkpointing = false;
+    std::int64_t microBatch = 1;
+    std::int64_t gradAccum = 1;
+    std::int64_t steps = 0;
+    std::uint64_t seed = 0;
+    bool deterministic = false;
+    std::string data;      // "synthetic" or the --data file
+    nlohmann::json config = nlohmann::json::object(); // runconfig::toJson of the run
+    std::vector<double> losses;
+    std::vector<double> stepMs;
+    std::vector<RankReport> ranks; // index = rank
+    KindValues commBytesPerStep, commPayloadBytesPerStep, commCallsPerStep; // rank 0
+    double exposedCommFraction = 0;
+    TheoryValues theory;
+    Comparison comparison;
+    std::vector<std::string> notes;
+    std::string paramDigest;
+    std::optional<double> maxAbsDeltaVsDdp; // compare only
+
+    const RankReport& worstRank() const; // the largest peak: it decides whether a job fits
+    std::uint64_t peakMax() const;       // over ranks
+    bool operator==(const RunReport&) const = default;
+};
+
+struct CompareReport {
+    int ranks = 1;
+    bool deterministic = true;
+    std::vector<RunReport> strategies; // DDP first
+    bool operator==(const CompareReport&) const = default;
+};
+
+nlohmann::json toJson(const RunReport& report);
+nlohmann::json toJson(const CompareReport& report);
+
+// A reader's answer: the value, or one line saying what is wrong (no path: callers prefix it).
+template <class T> struct Parsed {
+    std::optional<T> value;
+    std::string error;
+    explicit operator bool() const { return value.has_value(); }
+};
+
+Parsed<RunReport> fromJson(const nlohmann::json& j);
+Parsed<RunReport> parseRunReport(std::string_view text);
+Parsed<CompareReport> compareFromJson(const nlohmann::json& j);
+// A file's text: a compare report, or one run report (then the only row).
+Parsed<CompareReport> parseCompareReport(std::string_view text);
+
+} // namespace shardscope::report

@@ -1,0 +1,96 @@
+#include "report/run_info.h"
+
+namespace shardscope::report {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxUnits = 1 << 20;
+constexpr int kMaxWorldSize = 1 << 20;
+
+template <class T> T valueOr(const json& j, const char* key, T fallback) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return fallback;
+    try {
+        return it->get<T>();
+    } catch (const json::exception&) {
+        return fallback; // a key of another type is treated as missing
+    }
+}
+
+std::optional<CategoryBytes> categoryBytes(const json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_object()) return std::nullopt;
+    CategoryBytes out{};
+    for (const auto& [name, value] : it->items()) {
+        const auto c = parseCategory(name);
+        if (c && value.is_number_unsigned()) out[index(*c)] = value.get<std::uint64_t>();
+    }
+    return out;
+}
+
+json statesJson(const CategoryBytes& b) {
+    json j = json::object();
+    for (Category c : kAllCategories)
+        if (stateGroup(c) != StateGroup::Other) j[std::string(categoryName(c))] = b[index(c)];
+    return j;
+}
+
+} // namespace
+
+std::string RunInfo::unitName(std::int32_t unit) const {
+    if (unit >= 0 && static_cast<std::size_t>(unit) < units.size() && !units[static_cast<std::size_t>(unit)].name.empty())
+        return units[static_cast<std::size_t>(unit)].name;
+    return "unit " + std::to_string(unit);
+}
+
+json handshakeJson(json config, std::uint64_t paramCount, const std::vector<UnitInfo>& units,
+                   const CategoryBytes& theoryModelStates, const CategoryBytes& ddpTheoryModelStates,
+                   std::uint64_t predictedPeakBytes) {
+    json list = json::array();
+    for (const UnitInfo& u : units) list.push_back({{"name", u.name}, {"params", u.params}, {"padded", u.padded}});
+    config["param_count"] = paramCount;
+    config["units"] = std::move(list);
+    config["theory"] = {{"model_state_bytes", statesJson(theoryModelStates)},
+                        {"ddp_model_state_bytes", statesJson(ddpTheoryModelStates)},
+                        {"predicted_peak_bytes", predictedPeakBytes}};
+    return config;
+}
+
+Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize) {
+    const json j = json::parse(configJson.begin(), configJson.end(), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return {std::nullopt, "the handshake's configuration is not a JSON object"};
+    RunInfo info;
+    info.configJson = std::string(configJson);
+    info.strategy = valueOr<std::string>(j, "strategy", "");
+    info.worldSize = valueOr<int>(j, "world_size", worldSize);
+    if (info.worldSize < 1 || info.worldSize > kMaxWorldSize)
+        return {std::nullopt, "the handshake's world_size " + std::to_string(info.worldSize) + " is out of range"};
+    info.model = valueOr<std::string>(j, "model", "");
+    info.paramCount = valueOr<std::uint64_t>(j, "param_count", 0);
+    info.precision = valueOr<std::string>(j, "precision", "");
+    info.backend = valueOr<std::string>(j, "backend", "cpu");
+    info.sharedDevice = valueOr<bool>(j, "shared_device", false);
+    info.steps = valueOr<std::int64_t>(j, "steps", 0);
+    if (const auto units = j.find("units"); units != j.end() && units->is_array()) {
+        if (units->size() > kMaxUnits)
+            return {std::nullopt, "the handshake lists " + std::to_string(units->size()) + " units, more than " +
+                                      std::to_string(kMaxUnits)};
+        for (const json& u : *units) {
+            if (!u.is_object()) continue;
+            info.units.push_back({valueOr<std::string>(u, "name", ""), valueOr<std::uint64_t>(u, "params", 0),
+                                  valueOr<std::uint64_t>(u, "padded", 0)});
+        }
+    }
+    if (const auto theory = j.find("theory"); theory != j.end() && theory->is_object()) {
+        info.theoryModelStates = categoryBytes(*theory, "model_state_bytes");
+        info.ddpTheoryModelStates = categoryBytes(*theory, "ddp_model_state_bytes");
+        info.predictedPeakBytes = valueOr<std::uint64_t>(*theory, "predicted_peak_bytes", 0);
+    }
+    if (const auto cap = j.find("capacity_bytes"); cap != j.end() && cap->is_number_unsigned())
+        info.capacityBytes = cap->get<std::uint64_t>();
+    return {std::move(info), {}};
+}
+
+} // namespace shardscope::report

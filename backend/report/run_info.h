@@ -1,0 +1,57 @@
+#pragma once
+// The handshake's configuration (protocol::Handshake::configJson) as a type: the run
+// configuration's JSON plus what the worker knows before the first step — the parameter count,
+// the units and the theory's per-rank model states and peak. Written by every rank, read by the
+// GUI's stream assembler.
+//
+// Note: the handshake travels inside the versioned protocol (protocol::kProtocolVersion), so it
+// carries no schema of its own. Its reader is tolerant where reports are strict: a key that is
+// missing or of another type leaves the default, so a recording still replays what it can; what
+// it does read is bounded (unit count, world size).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/report.h"
+
+namespace shardscope::report {
+
+struct UnitInfo {
+    std::string name;
+    std::uint64_t params = 0;
+    std::uint64_t padded = 0;
+    bool operator==(const UnitInfo&) const = default;
+};
+
+struct RunInfo {
+    std::string strategy;   // CLI name: zero3, fsdp, …
+    int worldSize = 1;
+    std::string model;      // preset name
+    std::uint64_t paramCount = 0;
+    std::string precision;  // bf16 | fp32
+    std::string backend = "cpu"; // cpu | cuda
+    bool sharedDevice = false;   // ranks were threads of one worker process (--shared-device)
+    std::int64_t steps = 0; // steps the run will make (0: unknown)
+    std::vector<UnitInfo> units;
+    std::optional<CategoryBytes> theoryModelStates;    // per rank, by category
+    std::optional<CategoryBytes> ddpTheoryModelStates; // DDP at the same N, per rank
+    std::uint64_t predictedPeakBytes = 0;
+    std::optional<std::uint64_t> capacityBytes;
+    std::string configJson; // as received, for the details tooltip
+
+    std::string unitName(std::int32_t unit) const; // "block2", or "unit 7" when unnamed
+};
+
+// `config` is the run configuration's JSON (runconfig::toJson); the rest is added to it.
+nlohmann::json handshakeJson(nlohmann::json config, std::uint64_t paramCount, const std::vector<UnitInfo>& units,
+                             const CategoryBytes& theoryModelStates, const CategoryBytes& ddpTheoryModelStates,
+                             std::uint64_t predictedPeakBytes);
+// `worldSize`: the handshake record's own (used when the JSON has none). Not a JSON object:
+// an error line.
+Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize);
+
+} // namespace shardscope::report

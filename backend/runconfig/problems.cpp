@@ -1,0 +1,119 @@
+#include "runconfig/problems.h"
+
+#include "runconfig/run_config.h"
+#include "core/error.h"
+
+namespace shardscope::runconfig {
+
+namespace {
+
+std::int64_t clampToInt64(std::uint64_t v) {
+    return v > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(v);
+}
+
+void checkRange(std::vector<Problem>& out, Field field, std::int64_t value) {
+    const Limit& l = limitOf(field);
+    if (value < l.min || value > l.max) out.push_back({field, Code::OutOfRange, value, l.min, l.max, {}});
+}
+
+} // namespace
+
+std::vector<Problem> validate(const RunConfig& c) {
+    std::vector<Problem> out;
+    if (!findPreset(c.preset.name)) out.push_back({Field::Model, Code::UnknownName, 0, 0, 0, c.preset.name});
+    checkRange(out, c.sharedDevice ? Field::SharedRanks : Field::Ranks, c.worldSize);
+    checkRange(out, Field::Steps, c.steps);
+    checkRange(out, Field::Seed, clampToInt64(c.seed));
+    checkRange(out, Field::MicroBatch, c.preset.microBatch);
+    if (!(c.preset.learningRate > 0.0 && c.preset.learningRate <= kMaxLearningRate))
+        out.push_back({Field::LearningRate, Code::OutOfRange, 0, 0, static_cast<std::int64_t>(kMaxLearningRate), {}});
+    const theory::Knobs& k = c.knobs;
+    checkRange(out, Field::BucketBytes, clampToInt64(k.reduceBucketBytes));
+    checkRange(out, Field::Prefetch, k.prefetchDepth);
+    checkRange(out, Field::MaxInflight, k.maxInflightAllGathers);
+    checkRange(out, Field::Persistence, clampToInt64(k.persistenceThresholdParams));
+    checkRange(out, Field::GradAccum, k.gradAccumSteps);
+    checkRange(out, Field::TimeoutMs, c.timeoutMs);
+    if (c.capacityBytes && *c.capacityBytes < 1)
+        out.push_back({Field::Capacity, Code::OutOfRange, 0, 1, INT64_MAX, {}});
+    if (c.strategy == theory::Strategy::FsdpShardGradOp && k.reshardAfterForward)
+        out.push_back({Field::ReshardAfterForward, Code::ContradictsStrategy, 1, 0, 0, {}});
+    if (k.noSync && !usesNoSync(c.strategy)) out.push_back({Field::NoSync, Code::NotForStrategy, 1, 0, 0, {}});
+    if (usesHybridGroup(c.strategy)) {
+        const Limit& g = limitOf(Field::HybridGroup);
+        if (k.hybridGroupSize < g.min || k.hybridGroupSize > g.max)
+            out.push_back({Field::HybridGroup, Code::OutOfRange, k.hybridGroupSize, g.min, g.max, {}});
+        else if (c.worldSize >= 1 && c.worldSize % k.hybridGroupSize != 0)
+            out.push_back({Field::HybridGroup, Code::NotADivisor, k.hybridGroupSize, 0, c.worldSize, {}});
+    }
+    if (!out.empty()) return out;
+    // Everything else the theory engine checks (sizes that would overflow, …).
+    try {
+        theory::validate(scenarioOf(c));
+    } catch (const Error& e) {
+        out.push_back({Field::Model, Code::Theory, 0, 0, 0, e.what()});
+    }
+    return out;
+}
+
+std::string_view flagName(Field field) {
+    switch (field) {
+    case Field::Model: return "--model";
+    case Field::Strategy: return "--strategy";
+    case Field::Ranks: return "mpirun -np";
+    case Field::SharedRanks: return "--ranks";
+    case Field::Steps: return "--steps";
+    case Field::Seed: return "--seed";
+    case Field::Precision: return "--precision";
+    case Field::MicroBatch: return "--micro-batch";
+    case Field::LearningRate: return "--lr";
+    case Field::BucketBytes: return "--bucket-bytes";
+    case Field::Prefetch: return "--prefetch";
+    case Field::ReshardAfterForward: return "--reshard-after-forward";
+    case Field::MaxInflight: return "--max-inflight";
+    case Field::Persistence: return "--persistence-threshold";
+    case Field::HybridGroup: return "--hybrid-group";
+    case Field::GradAccum: return "--grad-accum";
+    case Field::NoSync: return "--no-sync";
+    case Field::Capacity: return "--capacity";
+    case Field::TimeoutMs: return "--timeout-ms";
+    case Field::Backend: return "--backend";
+    case Field::SharedDevice: return "--shared-device";
+    case Field::Data: return "--data";
+    case Field::Stream: return "--stream";
+    case Field::Trace: return "--trace";
+    case Field::Json: return "--json";
+    case Field::WeightsOut: return "--weights-out";
+    }
+    return "?";
+}
+
+std::string describeForFlags(const Problem& p, bool sharedDevice) {
+    const std::string flag(flagName(p.field));
+    const std::string ranks = sharedDevice ? "ranks (--ranks)" : "ranks (mpirun -np)";
+    switch (p.code) {
+    case Code::OutOfRange:
+        if (p.field == Field::LearningRate) return "--lr must be more than 0 and at most " + std::to_string(p.max);
+        if (p.field == Field::HybridGroup && p.value < 1)
+            return "fsdp_hybrid needs a shard group size (--hybrid-group) of at least 1";
+        if (p.max == INT64_MAX) return flag + " must be at least " + std::to_string(p.min);
+        return flag + " must be between " + std::to_string(p.min) + " and " + std::to_string(p.max) + ", got " +
+               std::to_string(p.value);
+    case Code::UnknownName:
+        if (p.field == Field::Model) return "--model: unknown model preset '" + p.text + "' (choices: " + presetChoices() + ")";
+        return flag + ": unknown value '" + p.text + "'";
+    case Code::NotADivisor:
+        return "hybrid group size (--hybrid-group) " + std::to_string(p.value) + " does not divide " + ranks + " " +
+               std::to_string(p.max);
+    case Code::ContradictsStrategy:
+        return "--reshard-after-forward 1 contradicts fsdp_grad_op (SHARD_GRAD_OP keeps params gathered from "
+               "forward to backward; use fsdp)";
+    case Code::NotForStrategy:
+        return "--no-sync is an FSDP option (fsdp, fsdp_grad_op, fsdp_hybrid); DDP and ZeRO-1 always accumulate "
+               "locally, ZeRO-2/3 cannot";
+    case Code::Theory: return p.text;
+    }
+    return p.text;
+}
+
+} // namespace shardscope::runconfig

@@ -1,0 +1,237 @@
+#include "runconfig/run_config.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/args.h"
+#include "core/error.h"
+#include "runconfig/problems.h"
+
+namespace shardscope::runconfig {
+
+namespace {
+
+// A flag's integer value, checked against the one table of limits.
+std::int64_t integerFlag(const Args& args, const std::string& flag, Field field) {
+    const Limit& l = limitOf(field);
+    return args.integer(flag, l.min, l.max);
+}
+
+std::string formatBytes(std::uint64_t b) { return std::to_string(b); }
+
+void requireFolder(const std::string& flag, const std::string& path) {
+    if (path.empty()) throwInvalid(flag + " needs a file name");
+    const std::filesystem::path p(path);
+    const auto dir = p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+        throw Error(ErrorKind::Io, flag + ": directory '" + dir.string() + "' does not exist");
+    // Refused now rather than after the whole run, when the file would replace the folder.
+    if (std::filesystem::is_directory(p, ec)) throw Error(ErrorKind::Io, flag + ": '" + path + "' is a directory");
+}
+
+} // namespace
+
+std::string_view backendName(Backend b) { return b == Backend::Cuda ? "cuda" : "cpu"; }
+
+RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize) {
+    Args args("shardscope-worker",
+              {"--model", "--strategy", "--steps", "--seed", "--precision", "--micro-batch", "--lr",
+               "--prefetch", "--bucket-bytes", "--reshard-after-forward", "--max-inflight",
+               "--persistence-threshold", "--hybrid-group", "--grad-accum", "--capacity", "--data",
+               "--stream", "--trace", "--json", "--weights-out", "--timeout-ms", "--backend", "--ranks"},
+              {"--checkpointing", "--deterministic", "--no-events", "--no-sync", "--shared-device"});
+    args.parse(workerArgs);
+    if (worldSize < 1) throwInvalid("ranks (mpirun -np) must be at least 1, got " + std::to_string(worldSize));
+    RunConfig c;
+    c.worldSize = worldSize;
+    c.sharedDevice = args.has("--shared-device");
+    if (c.sharedDevice) {
+        if (!args.has("--ranks")) throwInvalid("--shared-device needs --ranks N (the ranks to run as threads)");
+        if (worldSize != 1)
+            throwInvalid("--shared-device runs every rank as a thread of one process: start it without mpirun "
+                         "(this job has " + std::to_string(worldSize) + " processes)");
+        c.worldSize = static_cast<int>(integerFlag(args, "--ranks", Field::SharedRanks));
+    } else if (args.has("--ranks")) {
+        throwInvalid("--ranks is for --shared-device (under mpirun the ranks are mpirun -np)");
+    }
+    if (args.has("--backend")) {
+        const std::string b = args.required("--backend");
+        if (b == "cpu") c.backend = Backend::Cpu;
+        else if (b == "cuda") c.backend = Backend::Cuda;
+        else throwInvalid("--backend must be cpu or cuda, got '" + b + "'");
+    }
+    const std::string modelName = args.required("--model");
+    const ModelPreset* preset = findPreset(modelName);
+    if (!preset) throwInvalid(describeForFlags({Field::Model, Code::UnknownName, 0, 0, 0, modelName}, c.sharedDevice));
+    c.preset = *preset;
+    const std::string strategyText = args.required("--strategy");
+    const auto strategy = theory::parseStrategy(strategyText);
+    if (!strategy)
+        throwInvalid("--strategy: unknown strategy '" + strategyText +
+                     "' (ddp, zero1, zero2, zero3, fsdp, fsdp_grad_op, fsdp_hybrid)");
+    c.strategy = *strategy;
+    c.steps = integerFlag(args, "--steps", Field::Steps);
+    if (args.has("--seed")) c.seed = static_cast<std::uint64_t>(integerFlag(args, "--seed", Field::Seed));
+    if (args.has("--precision")) {
+        const std::string p = args.required("--precision");
+        if (p == "bf16") c.precision = theory::PrecisionKind::MixedBf16;
+        else if (p == "fp32") c.precision = theory::PrecisionKind::Fp32;
+        else throwInvalid("--precision must be bf16 or fp32, got '" + p + "'");
+    }
+    c.checkpointing = args.has("--checkpointing");
+    c.deterministic = args.has("--deterministic");
+    c.events = !args.has("--no-events");
+    if (args.has("--micro-batch")) c.preset.microBatch = integerFlag(args, "--micro-batch", Field::MicroBatch);
+    if (args.has("--lr")) c.preset.learningRate = args.real("--lr", 0.0, kMaxLearningRate);
+    theory::Knobs& k = c.knobs;
+    if (args.has("--bucket-bytes")) {
+        const std::uint64_t b = args.bytes("--bucket-bytes");
+        k.reduceBucketBytes = k.allGatherBucketBytes = b;
+    }
+    if (args.has("--prefetch")) k.prefetchDepth = static_cast<int>(integerFlag(args, "--prefetch", Field::Prefetch));
+    if (args.has("--reshard-after-forward"))
+        k.reshardAfterForward = args.integer("--reshard-after-forward", 0, 1) == 1;
+    // SHARD_GRAD_OP never reshards after forward: the default follows it, an explicit 1 is a
+    // problem validate() reports.
+    if (c.strategy == theory::Strategy::FsdpShardGradOp && !args.has("--reshard-after-forward"))
+        k.reshardAfterForward = false;
+    if (args.has("--max-inflight")) k.maxInflightAllGathers = static_cast<int>(integerFlag(args, "--max-inflight", Field::MaxInflight));
+    if (args.has("--persistence-threshold"))
+        k.persistenceThresholdParams =
+            static_cast<std::uint64_t>(integerFlag(args, "--persistence-threshold", Field::Persistence));
+    if (args.has("--hybrid-group"))
+        k.hybridGroupSize = static_cast<int>(integerFlag(args, "--hybrid-group", Field::HybridGroup));
+    if (args.has("--grad-accum")) k.gradAccumSteps = static_cast<int>(integerFlag(args, "--grad-accum", Field::GradAccum));
+    k.noSync = args.has("--no-sync");
+    if (args.has("--capacity")) {
+        const std::uint64_t cap = args.bytes("--capacity");
+        c.capacityBytes = cap;
+    }
+    if (args.has("--data")) {
+        c.dataFile = args.required("--data");
+        std::ifstream probe(*c.dataFile, std::ios::binary);
+        if (!probe) throw Error(ErrorKind::Io, "--data: cannot read '" + *c.dataFile + "'");
+        c.preset.shape.vocab = 256; // byte-level
+    }
+    if (args.has("--stream")) {
+        c.streamPath = args.required("--stream");
+        if (c.streamPath->empty()) throwInvalid("--stream needs a socket path");
+    }
+    for (auto [flag, field] : {std::pair{"--trace", &c.tracePath}, std::pair{"--json", &c.jsonPath},
+                               std::pair{"--weights-out", &c.weightsPath}}) {
+        if (!args.has(flag)) continue;
+        *field = args.required(flag);
+        requireFolder(flag, **field);
+    }
+    if (args.has("--timeout-ms")) c.timeoutMs = integerFlag(args, "--timeout-ms", Field::TimeoutMs);
+    if (const std::vector<Problem> problems = validate(c); !problems.empty())
+        throwInvalid(describeForFlags(problems.front(), c.sharedDevice));
+    return c;
+}
+
+std::vector<std::string> toWorkerArgs(const RunConfig& c) {
+    const theory::Knobs defaults;
+    std::vector<std::string> a = {"--model", c.preset.name, "--strategy", std::string(theory::strategyName(c.strategy)),
+                                  "--steps", std::to_string(c.steps), "--seed", std::to_string(c.seed),
+                                  "--precision", c.precision == theory::PrecisionKind::Fp32 ? "fp32" : "bf16"};
+    // Micro-batch and learning rate are sent where they differ from the preset's.
+    const ModelPreset* base = findPreset(c.preset.name);
+    if (c.checkpointing) a.push_back("--checkpointing");
+    if (!base || c.preset.microBatch != base->microBatch)
+        a.insert(a.end(), {"--micro-batch", std::to_string(c.preset.microBatch)});
+    if (!base || c.preset.learningRate != base->learningRate) {
+        char text[64];
+        std::snprintf(text, sizeof(text), "%.17g", c.preset.learningRate);
+        a.insert(a.end(), {"--lr", text});
+    }
+    if (c.deterministic) a.push_back("--deterministic");
+    const theory::Knobs& k = c.knobs;
+    if (k.reduceBucketBytes != defaults.reduceBucketBytes) a.insert(a.end(), {"--bucket-bytes", formatBytes(k.reduceBucketBytes)});
+    if (k.prefetchDepth != defaults.prefetchDepth) a.insert(a.end(), {"--prefetch", std::to_string(k.prefetchDepth)});
+    if (k.reshardAfterForward != defaults.reshardAfterForward && c.strategy != theory::Strategy::FsdpShardGradOp)
+        a.insert(a.end(), {"--reshard-after-forward", k.reshardAfterForward ? "1" : "0"});
+    if (k.maxInflightAllGathers != defaults.maxInflightAllGathers)
+        a.insert(a.end(), {"--max-inflight", std::to_string(k.maxInflightAllGathers)});
+    if (k.persistenceThresholdParams != 0)
+        a.insert(a.end(), {"--persistence-threshold", std::to_string(k.persistenceThresholdParams)});
+    if (k.hybridGroupSize != 0) a.insert(a.end(), {"--hybrid-group", std::to_string(k.hybridGroupSize)});
+    if (k.gradAccumSteps != 1) a.insert(a.end(), {"--grad-accum", std::to_string(k.gradAccumSteps)});
+    if (k.noSync) a.push_back("--no-sync");
+    if (c.capacityBytes) a.insert(a.end(), {"--capacity", formatBytes(*c.capacityBytes)});
+    if (c.dataFile) a.insert(a.end(), {"--data", *c.dataFile});
+    if (c.streamPath) a.insert(a.end(), {"--stream", *c.streamPath});
+    if (c.tracePath) a.insert(a.end(), {"--trace", *c.tracePath});
+    if (c.jsonPath) a.insert(a.end(), {"--json", *c.jsonPath});
+    if (c.weightsPath) a.insert(a.end(), {"--weights-out", *c.weightsPath});
+    if (c.timeoutMs != 30000) a.insert(a.end(), {"--timeout-ms", std::to_string(c.timeoutMs)});
+    if (!c.events) a.push_back("--no-events");
+    if (c.backend != Backend::Cpu) a.insert(a.end(), {"--backend", std::string(backendName(c.backend))});
+    if (c.sharedDevice) a.insert(a.end(), {"--shared-device", "--ranks", std::to_string(c.worldSize)});
+    return a;
+}
+
+nlohmann::json toJson(const RunConfig& c) {
+    const theory::Knobs& k = c.knobs;
+    nlohmann::json j = {
+        {"model", c.preset.name},
+        {"strategy", std::string(theory::strategyName(c.strategy))},
+        {"world_size", c.worldSize},
+        {"steps", c.steps},
+        {"seed", c.seed},
+        {"precision", std::string(theory::precisionName(c.precision))},
+        {"checkpointing", c.checkpointing},
+        {"micro_batch", c.preset.microBatch},
+        {"learning_rate", c.preset.learningRate},
+        {"deterministic", c.deterministic},
+        {"shape",
+         {{"layers", c.preset.shape.layers}, {"d_model", c.preset.shape.dModel}, {"heads", c.preset.shape.heads},
+          {"vocab", c.preset.shape.vocab}, {"seq_len", c.preset.shape.seqLen}}},
+        {"knobs",
+         {{"reduce_bucket_bytes", k.reduceBucketBytes},
+          {"allgather_bucket_bytes", k.allGatherBucketBytes},
+          {"prefetch", k.prefetchDepth},
+          {"reshard_after_forward", k.reshardAfterForward},
+          {"max_inflight", k.maxInflightAllGathers},
+          {"persistence_threshold", k.persistenceThresholdParams},
+          {"hybrid_group", k.hybridGroupSize},
+          {"grad_accum", k.gradAccumSteps},
+          {"no_sync", k.noSync}}},
+        {"timeout_ms", c.timeoutMs},
+        {"events", c.events},
+        {"backend", std::string(backendName(c.backend))},
+        {"shared_device", c.sharedDevice},
+    };
+    j["capacity_bytes"] = c.capacityBytes ? nlohmann::json(*c.capacityBytes) : nlohmann::json(nullptr);
+    j["data"] = c.dataFile ? nlohmann::json(*c.dataFile) : nlohmann::json("synthetic");
+    return j;
+}
+
+bool usesPrefetch(theory::Strategy s) { return s == theory::Strategy::Zero3 || usesNoSync(s); }
+bool usesReshardAfterForward(theory::Strategy s) {
+    return s == theory::Strategy::FsdpFullShard || s == theory::Strategy::FsdpHybridShard;
+}
+bool usesMaxInflight(theory::Strategy s) { return usesNoSync(s); }
+bool usesPersistence(theory::Strategy s) { return s == theory::Strategy::Zero3; }
+bool usesHybridGroup(theory::Strategy s) { return s == theory::Strategy::FsdpHybridShard; }
+bool usesNoSync(theory::Strategy s) {
+    return s == theory::Strategy::FsdpFullShard || s == theory::Strategy::FsdpShardGradOp ||
+           s == theory::Strategy::FsdpHybridShard;
+}
+
+theory::Scenario scenarioOf(const RunConfig& c) {
+    theory::Scenario s;
+    s.shape = c.preset.shape;
+    s.strategy = c.strategy;
+    s.ranks = c.worldSize;
+    s.precision.kind = c.precision;
+    s.knobs = c.knobs;
+    if (c.strategy == theory::Strategy::FsdpShardGradOp) s.knobs.reshardAfterForward = false;
+    s.knobs.deterministicReductions = c.deterministic;
+    s.knobs.sharedDeviceCollectives = c.sharedDevice;
+    s.activations = {c.preset.microBatch, c.checkpointing};
+    return s;
+}
+
+} // namespace shardscope::runconfig

@@ -1,0 +1,83 @@
+#pragma once
+// What one training job runs: model, strategy and its knobs, precision, steps, I/O. Parsed from
+// shardscope-worker's flags and written back to them (toWorkerArgs: the CLI and the GUI start
+// the worker with these); validated in one place (problems.h), against one table of limits.
+//
+// Worker flags:
+//   --model tiny|small|medium|gpt100m --strategy ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid
+//   --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]
+//   [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]
+//   [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]
+//   [--no-sync] [--capacity BYTES] [--data FILE] [--stream SOCKET_PATH] [--trace FILE]
+//   [--json FILE] [--weights-out FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]
+//   [--shared-device --ranks N]
+//
+// The job's size is mpirun's -np, except with --shared-device: then the worker is ONE process
+// (not under mpirun) that runs --ranks N ranks as threads — on one GPU with --backend cuda,
+// or on the CPU (same protocol, shared-host communicators).
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runconfig/presets.h"
+#include "theory/estimate.h"
+
+namespace shardscope::runconfig {
+
+enum class Backend : std::uint8_t { Cpu, Cuda };
+std::string_view backendName(Backend b); // "cpu", "cuda"
+
+struct RunConfig {
+    ModelPreset preset;               // --model, with --micro-batch, --lr and --data applied
+    theory::Strategy strategy = theory::Strategy::Ddp;
+    std::int64_t steps = 1;
+    std::uint64_t seed = 1;           // data and initialisation
+    theory::PrecisionKind precision = theory::PrecisionKind::MixedBf16;
+    bool checkpointing = false;
+    bool deterministic = false;       // reductions summed in rank order: bitwise parity
+    theory::Knobs knobs{};            // buckets, prefetch, reshard, in-flight, persistence,
+                                      // hybrid group, grad accumulation, no_sync
+    std::optional<std::uint64_t> capacityBytes; // ledger budget per rank (device tier)
+    std::optional<std::string> dataFile;        // byte-level training data (vocab 256)
+    int worldSize = 1;                // mpirun's -np, or --ranks with --shared-device
+    Backend backend = Backend::Cpu;   // --backend
+    bool sharedDevice = false;        // --shared-device: ranks are threads of one process
+
+    // Worker I/O and instrumentation.
+    std::optional<std::string> streamPath;  // the parent's Unix socket
+    std::optional<std::string> tracePath;   // recording (.sstrace)
+    std::optional<std::string> jsonPath;    // report
+    std::optional<std::string> weightsPath; // final fp32 weights, raw little-endian
+    std::int64_t timeoutMs = 30000;         // collective deadline
+    bool events = true;                     // --no-events: no per-event tracing
+};
+
+// Throws Error(InvalidArgument) naming the flag (unknown flags, missing --model/--strategy/
+// --steps, values out of range, a hybrid group that does not divide the ranks, --ranks without
+// --shared-device or the reverse, --shared-device in a job of several processes, …) and
+// Error(Io) for a --data file that cannot be read or an output folder that does not exist.
+// `worldSize` is the number of processes of the job (mpirun's -np; 1 without mpirun).
+RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize);
+// The flags that parse back into the same configuration (worldSize aside); values equal to
+// their defaults are left out.
+std::vector<std::string> toWorkerArgs(const RunConfig& config);
+// The configuration as JSON (the handshake's base): names as the flags spell them.
+nlohmann::json toJson(const RunConfig& config);
+
+// The theory engine's view of this run.
+theory::Scenario scenarioOf(const RunConfig& config);
+
+// Which knobs a strategy reads (the others are neither sent nor shown as active).
+bool usesPrefetch(theory::Strategy s);
+bool usesReshardAfterForward(theory::Strategy s);
+bool usesMaxInflight(theory::Strategy s);
+bool usesPersistence(theory::Strategy s);
+bool usesHybridGroup(theory::Strategy s);
+bool usesNoSync(theory::Strategy s);
+
+} // namespace shardscope::runconfig

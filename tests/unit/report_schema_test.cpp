@@ -1,0 +1,172 @@
+// Reports as types (report/report.h): what is written reads back equal, a file without a
+// schema gets the one line that says so, and hostile files are refused with one line — never
+// an exception, a crash or a huge allocation.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "report/report.h"
+#include "report/run_info.h"
+
+namespace shardscope::report {
+namespace {
+
+using nlohmann::json;
+
+RunReport sample() {
+    RunReport r;
+    r.paramCount = 71900;
+    r.worldSize = 2;
+    r.strategy = "zero3";
+    r.model = "tiny";
+    r.precision = "bf16";
+    r.microBatch = 4;
+    r.steps = 3;
+    r.seed = 7;
+    r.data = "synthetic";
+    r.config = {{"model", "tiny"}, {"knobs", {{"prefetch", 1}}}};
+    r.losses = {4.5, 4.25, 4.0};
+    r.stepMs = {1.5, 1.25, 1.0};
+    for (int rank = 0; rank < 2; ++rank) {
+        RankReport rr;
+        rr.rank = rank;
+        rr.peakBytes[index(Category::Activation)] = 1000 + static_cast<std::uint64_t>(rank);
+        rr.peakTotal = 5000;
+        rr.modelStateBytes[index(Category::ParamShard)] = 42;
+        rr.commBytesPerStep = {{"all_gather", 300}, {"reduce_scatter", 150.5}};
+        rr.exposedComm = {0.25, {0.5, 0.25, 0.125}, 2400, 1300, 2800};
+        if (rank == 1) {
+            DeviceMemory d;
+            d.name = "cuda:0 (test GPU)";
+            d.poolReservedHighBytes = 4096;
+            d.outsideLedgerBytes = 512;
+            rr.device = d;
+        }
+        r.ranks.push_back(rr);
+    }
+    r.commBytesPerStep = {{"all_gather", 300}};
+    r.commPayloadBytesPerStep = {{"all_gather", 600}};
+    r.commCallsPerStep = {{"all_gather", 4}};
+    r.exposedCommFraction = 0.25;
+    r.theory.modelStateBytes[index(Category::ParamShard)] = 42;
+    r.theory.ddpModelStateBytes[index(Category::ParamFull)] = 84;
+    r.theory.predictedPeakBytes = 5000;
+    r.theory.peakPhase = "backward block1";
+    r.theory.commBytesPerStep = {{"all_gather", 300}};
+    r.theory.psiEquivalents = 3.0;
+    r.theory.notes = {"a note"};
+    r.comparison = {true, -12, -0.5, 0.0};
+    r.notes = {"measured peak equals the predicted peak"};
+    r.paramDigest = "0123456789abcdef";
+    return r;
+}
+
+std::string errorOf(const json& j) {
+    const Parsed<RunReport> p = fromJson(j);
+    EXPECT_FALSE(p.value.has_value()) << j.dump();
+    EXPECT_EQ(p.error.find('\n'), std::string::npos) << "one line: " << p.error;
+    return p.error;
+}
+
+TEST(reportSchema, RunReportRoundTrips) {
+    const RunReport r = sample();
+    const json j = toJson(r);
+    EXPECT_EQ(j["schema"], "shardscope.run/1");
+    for (const char* key : {"param_count", "world_size", "strategy", "losses", "ranks", "comm_bytes_per_step",
+                            "theory", "param_digest"})
+        EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_TRUE(j["ranks"][0]["peak_bytes"].contains("total"));
+    const Parsed<RunReport> back = fromJson(j);
+    ASSERT_TRUE(back) << back.error;
+    EXPECT_EQ(*back.value, r);
+    EXPECT_EQ(toJson(*back.value), j);
+    const Parsed<RunReport> text = parseRunReport(j.dump(2));
+    ASSERT_TRUE(text) << text.error;
+    EXPECT_EQ(*text.value, r);
+}
+
+TEST(reportSchema, CompareReportRoundTripsAndAcceptsOneRun) {
+    CompareReport c;
+    c.ranks = 2;
+    c.strategies = {sample(), sample()};
+    c.strategies[0].strategy = "ddp";
+    c.strategies[1].maxAbsDeltaVsDdp = 0.0;
+    const json j = toJson(c);
+    EXPECT_EQ(j["schema"], "shardscope.compare/1");
+    const Parsed<CompareReport> back = compareFromJson(j);
+    ASSERT_TRUE(back) << back.error;
+    EXPECT_EQ(*back.value, c);
+    const Parsed<CompareReport> one = parseCompareReport(toJson(sample()).dump());
+    ASSERT_TRUE(one) << one.error;
+    EXPECT_EQ(one.value->strategies.size(), 1u);
+}
+
+TEST(reportSchema, AFileWithoutSchemaGetsOneClearLine) {
+    json j = toJson(sample());
+    j.erase("schema");
+    EXPECT_EQ(errorOf(j), "report has no schema field (written by an older ShardScope); re-run to regenerate");
+    EXPECT_EQ(parseCompareReport(j.dump()).error, kNoSchemaMessage);
+    json other = toJson(sample());
+    other["schema"] = "shardscope.run/9";
+    EXPECT_NE(errorOf(other).find("shardscope.run/9"), std::string::npos);
+}
+
+TEST(reportSchema, HostileFilesAreRefusedWithOneLine) {
+    const json good = toJson(sample());
+    const std::vector<std::pair<std::function<void(json&)>, const char*>> cases = {
+        {[](json& j) { j["world_size"] = "two"; }, "world_size"},
+        {[](json& j) { j["world_size"] = 0; }, "world_size"},
+        {[](json& j) { j["world_size"] = 1ull << 40; }, "world_size"},
+        {[](json& j) { j["ranks"][1]["rank"] = 2; }, "ranks[1].rank"},
+        {[](json& j) { j["ranks"][1]["rank"] = 0; }, "twice"},
+        {[](json& j) { j["ranks"][0]["rank"] = -1; }, "ranks[0].rank"},
+        {[](json& j) { j["ranks"].push_back(j["ranks"][0]); }, "3 entries for world_size 2"},
+        {[](json& j) { j["ranks"] = json::object(); }, "ranks"},
+        {[](json& j) { j["losses"] = json::array({1.0, "x"}); }, "losses"},
+        {[](json& j) { j["losses"] = std::vector<double>(1'000'001, 1.0); }, "losses"},
+        {[](json& j) { j["ranks"][0]["peak_bytes"]["activation"] = -5; }, "activation"},
+        {[](json& j) { j["ranks"][0]["peak_bytes"]["bogus"] = 5; }, "bogus"},
+        {[](json& j) { j["ranks"][0]["peak_bytes"].erase("total"); }, "total"},
+        {[](json& j) { j["ranks"][0]["exposed_comm"]["fraction_median"] = nullptr; }, "fraction_median"},
+        {[](json& j) { j["ranks"][1]["device"]["name"] = 3; }, "device.name"},
+        {[](json& j) { j["theory"]["comm_bytes_per_step"]["all_gather"] = "lots"; }, "all_gather"},
+        {[](json& j) { j["theory"]["notes"] = std::vector<std::string>(1000, "n"); }, "notes"},
+        {[](json& j) { j["param_digest"] = std::string(5000, 'f'); }, "param_digest"},
+        {[](json& j) { j.erase("theory"); }, "theory"},
+        {[](json& j) { j["comparison"]["peak_delta_bytes"] = 1.5; }, "peak_delta_bytes"},
+        {[](json& j) { j = json::array(); }, "not a JSON object"},
+    };
+    for (const auto& [mutate, needle] : cases) {
+        json j = good;
+        mutate(j);
+        const std::string e = errorOf(j);
+        EXPECT_NE(e.find(needle), std::string::npos) << needle << " → '" << e << "'";
+    }
+    EXPECT_EQ(parseRunReport("not json").error, "the report is not valid JSON");
+    EXPECT_FALSE(parseCompareReport(R"({"schema":"shardscope.compare/1","ranks":2,"deterministic":true,"strategies":[]})"));
+    // Every key replaced by a value of each other type: an answer, never an exception.
+    for (const auto& [key, value] : good.items())
+        for (const json& replacement : {json(nullptr), json("x"), json(-1), json(1e300), json::array(), json::object()}) {
+            json j = good;
+            j[key] = replacement;
+            EXPECT_NO_THROW((void)fromJson(j)) << key;
+        }
+}
+
+TEST(reportSchema, HandshakeRunInfoIsTolerantButBounded) {
+    const Parsed<RunInfo> info = parseRunInfo(R"({"strategy":"zero3","backend":"cuda","shared_device":true})", 2);
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info.value->backend, "cuda");
+    EXPECT_EQ(info.value->worldSize, 2);
+    EXPECT_FALSE(parseRunInfo("[1]", 2));
+    EXPECT_FALSE(parseRunInfo(R"({"world_size": -3})", 2));
+    const json written = handshakeJson({{"strategy", "ddp"}}, 10, {{"block0", 10, 12}}, {}, {}, 99);
+    const Parsed<RunInfo> back = parseRunInfo(written.dump(), 1);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back.value->units, (std::vector<UnitInfo>{{"block0", 10, 12}}));
+    EXPECT_EQ(back.value->predictedPeakBytes, 99u);
+}
+
+} // namespace
+} // namespace shardscope::report
