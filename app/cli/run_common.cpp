@@ -6,7 +6,7 @@
 
 #include "core/args.h"
 #include "core/error.h"
-#include "device/cuda_probe.h"
+#include "platform/cuda_probe.h"
 
 namespace shardscope::cli {
 
@@ -81,7 +81,7 @@ train::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, cons
     if (config.backend == train::Backend::Cuda && flags.hostfile.empty()) {
         // Say why here, before any process starts (the worker probes again on its machine;
         // with a hostfile the GPUs are on other machines, and the ranks agree on the verdict).
-        const auto cuda = device::probeCuda();
+        const auto cuda = platform::probeCuda();
         if (!cuda.available) throwInvalid("--backend cuda: " + cuda.reason);
     }
     return config;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/cuda_device.h"
 #include "device/device.h"
 #include "device/ops.h"

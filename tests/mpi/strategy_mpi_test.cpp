@@ -19,6 +19,7 @@
 #include "comm/mpi_communicator.h"
 #include "core/error.h"
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/device.h"
 #include "kernels/cpu/gemm.h"
 #include "strategy/sharding.h"

@@ -8,6 +8,7 @@
 
 #include "comm/communicator.h"
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/device.h"
 #include "model/data.h"
 #include "model/presets.h"
