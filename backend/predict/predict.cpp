@@ -82,15 +82,42 @@ struct StepWatch {
     }
 };
 
+// The trainer keeps fp32 master, m and v on the device. A custom optimizer (K bytes per
+// parameter) and offloaded states (ZeRO-Offload) change only those persistent cells — and the
+// tier of the param and gradient shards — which are the same at every moment of the step: rescale and move them,
+// and the device peak moves by the same constant (the phase of the peak does not change).
+void restateOptimizer(StepPrediction& p, const theory::Scenario& s) {
+    struct Move {
+        Category category;
+        std::optional<std::uint32_t> bytesPerElement; // none: keep the bytes
+        Tier tier;
+    };
+    const std::uint32_t fp32 = sizeof(float);
+    const Move moves[] = {
+        {Category::MasterFp32, s.precision.masterBytes(), s.offload.optimizer},
+        {Category::AdamM, s.precision.adamMBytes(), s.offload.optimizer},
+        {Category::AdamV, s.precision.adamVBytes(), s.offload.optimizer},
+        {Category::ParamShard, std::nullopt, s.offload.param},
+        // ZeRO-Offload: the CPU optimizer reads the gradient shards from the host.
+        {Category::GradShard, std::nullopt, s.offload.optimizer == Tier::Device ? Tier::Device : Tier::Host},
+    };
+    for (const Move& m : moves) {
+        const std::uint64_t before = p.stepStart.at(m.category, Tier::Device);
+        const std::uint64_t after = m.bytesPerElement ? before / fp32 * *m.bytesPerElement : before;
+        if (before == after && m.tier == Tier::Device) continue;
+        for (ByteTable* t : {&p.stepStart, &p.atPeak, &p.categoryPeaks, &p.modelStates}) {
+            t->at(m.category, Tier::Device) = 0;
+            t->at(m.category, m.tier) = after;
+        }
+        p.peakBytes = p.peakBytes - before + (m.tier == Tier::Device ? after : 0);
+    }
+}
+
 } // namespace
 
 StepPrediction predictStep(const theory::Scenario& s, int rank) {
     if (!s.shape) throwInvalid("a dry run needs a model shape");
     theory::validate(s);
-    if (s.offload.param != Tier::Device || s.offload.optimizer != Tier::Device)
-        throwInvalid("the trainer does not offload: a dry run cannot predict an offloaded step");
-    if (s.precision.kind == theory::PrecisionKind::Custom)
-        throwInvalid("the trainer has no custom optimizer: a dry run needs bf16, fp16 or fp32");
     if (rank < 0 || rank >= s.ranks)
         throwInvalid("rank " + std::to_string(rank) + " is not one of " + std::to_string(s.ranks));
 
@@ -115,9 +142,9 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
     sc.strategy = s.strategy;
     sc.knobs = s.knobs;
     if (s.strategy == theory::Strategy::FsdpShardGradOp) sc.knobs.reshardAfterForward = false;
-    // fp16 has bf16's byte counts, and the trainer runs bf16.
+    // fp16 and a custom optimizer have bf16's working copy (2 + 2 bytes), and the trainer runs bf16.
     const theory::PrecisionKind precision =
-        s.precision.kind == theory::PrecisionKind::MixedFp16 ? theory::PrecisionKind::MixedBf16 : s.precision.kind;
+        s.precision.kind == theory::PrecisionKind::Fp32 ? theory::PrecisionKind::Fp32 : theory::PrecisionKind::MixedBf16;
     sc.precision = precision;
     sc.shape = *s.shape;
     std::unique_ptr<strategy::Sharding> sharding = strategy::makeSharding(sc, device, groups);
@@ -144,6 +171,7 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
     out.categoryPeaks = ledger.peak();
     out.modelStates = r.modelStates;
     for (comm::Communicator* c : groups.distinct()) out.comm.add(c->stats());
+    restateOptimizer(out, s);
     return out;
 }
 

@@ -40,8 +40,10 @@ struct StepPrediction {
     comm::CommStats comm;          // summed over the rank's communicators
 };
 
-// Runs one optimizer step (every micro-step) of rank `rank` of `s`. Needs s.shape; throws
-// Error(InvalidArgument) for a scenario the trainer cannot run (e.g. fp16 precision, offload).
+// Runs one optimizer step (every micro-step) of rank `rank` of `s`. Needs s.shape (throws
+// Error(InvalidArgument) without one). The trainer runs bf16 or fp32 with every state on the
+// device: fp16 runs as bf16 (the same bytes); a custom optimizer's K bytes and offloaded states
+// are persistent cells, rescaled and moved to their tier after the run.
 StepPrediction predictStep(const theory::Scenario& s, int rank = 0);
 
 // theory::PeakPrediction filled from the dry run (with a shape), or theory::predictPeak's

@@ -177,14 +177,32 @@ TEST(predictDryRun, SevenBillionAtSixtyFourRanks) {
     }
 }
 
-TEST(predictDryRun, RefusesWhatTheTrainerCannotRun) {
-    Scenario s = scenario(model::modelPreset("tiny"), Strategy::Zero3, 2);
-    s.precision.kind = theory::PrecisionKind::Custom;
-    EXPECT_ANY_THROW(predict::predictStep(s));
-    s = scenario(model::modelPreset("tiny"), Strategy::Zero3, 2);
-    s.offload.optimizer = Tier::Host;
-    EXPECT_ANY_THROW(predict::predictStep(s));
-    s = Scenario{};
+// The trainer has neither offload nor a custom optimizer: those persistent cells are restated.
+TEST(predictDryRun, OffloadAndCustomOptimizerBytes) {
+    for (const char* preset : {"tiny", "small"})
+        forEachStrategy([&](Strategy st) {
+            for (int n : {1, 2, 4}) {
+                for (std::uint32_t k : {6u, 12u, 2u, 16u}) {
+                    Scenario s = scenario(model::modelPreset(preset), st, n);
+                    s.precision = {theory::PrecisionKind::Custom, k};
+                    expectSame(s);
+                }
+                for (Tier opt : {Tier::Device, Tier::Host, Tier::Nvme})
+                    for (Tier param : {Tier::Device, Tier::Host}) {
+                        Scenario s = scenario(model::modelPreset(preset), st, n);
+                        const bool shardsParams = st == Strategy::Zero3 || st == Strategy::FsdpFullShard ||
+                                                  st == Strategy::FsdpHybridShard;
+                        if (param != Tier::Device && !shardsParams) continue;
+                        s.offload.optimizer = opt;
+                        s.offload.param = param;
+                        expectSame(s);
+                    }
+            }
+        });
+}
+
+TEST(predictDryRun, NeedsAShape) {
+    Scenario s;
     s.params = 1000;
     EXPECT_ANY_THROW(predict::predictStep(s));
 }
