@@ -12,6 +12,7 @@
 #include "device/device.h"
 #include "model/data.h"
 #include "model/presets.h"
+#include "predict/predict.h"
 #include "strategy/policy.h"
 #include "strategy/sharding.h"
 #include "theory/buckets.h"
@@ -106,7 +107,7 @@ OneRank oneRank(Strategy s, theory::Knobs knobs = {}) {
     scenario.ranks = 1;
     scenario.knobs = knobs;
     scenario.activations = {preset.microBatch, false};
-    out.predictedPeak = theory::predictPeak(scenario).peakBytes;
+    out.predictedPeak = predict::predictPeak(scenario).peakBytes;
     out.predictedStates = theory::modelStates(scenario).perRank;
     return out;
 }
