@@ -10,8 +10,8 @@
 // (crossEntropyForward, gradientStats, sumSquaresFixed) and upload/download/synchronize, which
 // wait (an upload's host buffer may be reused as soon as it returns).
 // Both backends allocate the same scratch (attention: seq² floats; cross-entropy: rows + 1
-// doubles) through the caller, so the ledger — and theory::predictPeak's replay of it — is the
-// same on both. The model ops have the semantics of kernels/cpu/ops.h (backward functions
+// doubles) through the caller, so the ledger — and the dry run's prediction of it (predict/) —
+// is the same on both. The model ops have the semantics of kernels/cpu/ops.h (backward functions
 // ACCUMULATE into parameter gradients and into dx where documented there).
 #include <cstdint>
 
