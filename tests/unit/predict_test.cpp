@@ -12,7 +12,9 @@
 
 #include "model/presets.h"
 #include "predict/predict.h"
+#include "theory/buckets.h"
 #include "theory/estimate.h"
+#include "theory/shape.h"
 
 namespace shardscope {
 namespace {
@@ -151,6 +153,47 @@ TEST(predictDryRun, RecordsTheCollectives) {
         if (c.op == CollectiveOp::AllGather) gathered += c.bytes;
     }
     EXPECT_EQ(gathered, step.comm.payloadBytes[static_cast<std::size_t>(CollectiveOp::AllGather)]);
+}
+
+// The bucket plan the dry run records is theory/buckets.h's cut of the units: DDP all-reduces
+// whole units, ZeRO-1/2 reduce-scatter and all-gather shards, in bucket order.
+std::vector<std::uint64_t> payloads(const predict::StepPrediction& p, CollectiveOp op) {
+    std::vector<std::uint64_t> out;
+    for (const auto& c : p.collectives)
+        if (c.op == op) out.push_back(c.bytes);
+    return out;
+}
+
+std::vector<std::uint64_t> planned(const Scenario& s, bool backward, bool shards, std::uint64_t bucketBytes) {
+    const auto units = theory::unitParams(*s.shape);
+    const auto n = static_cast<std::uint64_t>(s.ranks);
+    std::vector<theory::UnitRange> ranges;
+    for (std::size_t i = 0; i < units.size(); ++i) {
+        const std::size_t u = backward ? units.size() - 1 - i : i;
+        const std::uint64_t length = shards ? theory::paddedElements(units[u].params, n) / n : units[u].params;
+        ranges.push_back({static_cast<std::int32_t>(u), length});
+    }
+    const std::uint64_t eb = 2; // bf16 params and grads
+    std::vector<std::uint64_t> out;
+    for (const theory::Bucket& b : theory::planBuckets(ranges, theory::bucketCapacity(bucketBytes, eb, shards ? n : 1)))
+        out.push_back(b.count * eb * (shards ? n : 1));
+    return out;
+}
+
+TEST(predictDryRun, BucketPlanIsTheTheorysCut) {
+    for (std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{100000}, std::uint64_t{25} << 20}) {
+        Scenario s = scenario(model::modelPreset("small"), Strategy::Ddp, 4);
+        s.knobs.reduceBucketBytes = bytes;
+        s.knobs.allGatherBucketBytes = bytes;
+        ASSERT_FALSE(planned(s, true, false, bytes).empty());
+        EXPECT_EQ(payloads(predict::predictStep(s), CollectiveOp::AllReduce), planned(s, true, false, bytes)) << bytes;
+        for (Strategy st : {Strategy::Zero1, Strategy::Zero2}) {
+            s.strategy = st;
+            const predict::StepPrediction p = predict::predictStep(s);
+            EXPECT_EQ(payloads(p, CollectiveOp::ReduceScatter), planned(s, true, true, bytes)) << bytes;
+            EXPECT_EQ(payloads(p, CollectiveOp::AllGather), planned(s, false, true, bytes)) << bytes;
+        }
+    }
 }
 
 // The Calculator's scale: a 7B GPT at N = 64 runs without any memory, and its model states are
