@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "core/error.h"
+#include "predict/predict.h"
 #include "theory/shape.h"
 
 namespace shardscope::widgets {
@@ -121,7 +122,7 @@ void fillChosen(CalculatorResult& r) {
     if (!r.error.isEmpty()) return;
     // The peak needs activations; a bare count has none, and the engine may decline.
     theory::PeakPrediction peak;
-    if (guarded([&] { peak = theory::predictPeak(sc); }).isEmpty()) r.peak = peak;
+    if (guarded([&] { peak = predict::predictPeak(sc); }).isEmpty()) r.peak = peak;
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 #include "run_request.h"
 #include "run_theory_charts.h"
 #include "theory_names.h"
+#include "predict/predict.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -282,7 +283,7 @@ void RunConfigPanel::updatePreview() {
         theory::Scenario sc = runconfig::scenarioOf(toRunConfig(r));
         theory::validate(sc);
         const auto states = static_cast<double>(theory::modelStates(sc).perRank.tier(Tier::Device));
-        const auto peak = static_cast<double>(theory::predictPeak(sc).peakBytes);
+        const auto peak = static_cast<double>(predict::predictPeak(sc).peakBytes);
         sc.strategy = Strategy::Ddp;
         const auto ddp = static_cast<double>(theory::modelStates(sc).perRank.tier(Tier::Device));
         preview_->setText(tr("<b>Theory per rank</b>: model states %1 (DDP: %2, %3× less), predicted peak %4. Ψ = %5 parameters.")

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "launch/mpirun.h"
-#include "device/cuda_probe.h"
+#include "platform/cuda_probe.h"
 
 // Set by widgets/CMakeLists.txt from the build's CUDA/NCCL options (the worker's backends).
 #ifndef SHARDSCOPE_WORKER_CUDA
@@ -114,7 +114,7 @@ QString describe(const runconfig::Problem& p) {
 }
 
 const GpuSupport& GpuSupport::probed() {
-    static const GpuSupport support{device::probeCuda(), SHARDSCOPE_WORKER_CUDA != 0, SHARDSCOPE_WORKER_NCCL != 0};
+    static const GpuSupport support{platform::probeCuda(), SHARDSCOPE_WORKER_CUDA != 0, SHARDSCOPE_WORKER_NCCL != 0};
     return support;
 }
 
@@ -208,7 +208,7 @@ QString gpuUnavailableReason(const GpuSupport& gpu) {
     if (!gpu.workerCuda)
         return QCoreApplication::translate("RunRequest", "GPU found (%1), but this build's worker has no CUDA backend: "
                                                          "configure with nvcc available (SHARDSCOPE_CUDA=AUTO or ON)")
-            .arg(QString::fromStdString(device::describe(gpu.cuda)));
+            .arg(QString::fromStdString(platform::describe(gpu.cuda)));
     return {};
 }
 
@@ -220,7 +220,7 @@ QString mpiUnavailableReason(const QString& mpirun) {
 
 QString gpuDescription(const GpuSupport& gpu) {
     if (const QString why = gpuUnavailableReason(gpu); !why.isEmpty()) return why;
-    return QString::fromStdString(device::describe(gpu.cuda));
+    return QString::fromStdString(platform::describe(gpu.cuda));
 }
 
 } // namespace shardscope::widgets

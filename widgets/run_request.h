@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "device/cuda_probe.h"
+#include "platform/cuda_probe.h"
 #include "runconfig/problems.h"
 #include "runconfig/run_config.h"
 #include "theory/estimate.h"
@@ -63,7 +63,7 @@ using runconfig::usesReshardAfterForward;
 // What the GPU option can do on this machine: the CUDA probe's answer and what the worker
 // beside the GUI was built with (the GUI never links CUDA; the build tells it).
 struct GpuSupport {
-    device::CudaAvailability cuda;
+    platform::CudaAvailability cuda;
     bool workerCuda = false; // shardscope-worker has --backend cuda
     bool workerNccl = false; // … and NCCL for one rank per GPU under mpirun
     static const GpuSupport& probed(); // this machine, probed once (dlopen, never throws)

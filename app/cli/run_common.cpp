@@ -7,8 +7,8 @@
 
 #include "core/args.h"
 #include "core/error.h"
-#include "device/cuda_probe.h"
 #include "launch/ending.h"
+#include "platform/cuda_probe.h"
 #include "runconfig/problems.h"
 
 namespace shardscope::cli {
@@ -102,7 +102,7 @@ runconfig::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, 
     if (config.backend == runconfig::Backend::Cuda && flags.hostfile.empty()) {
         // Say why here, before any process starts (the worker probes again on its machine;
         // with a hostfile the GPUs are on other machines, and the ranks agree on the verdict).
-        const auto cuda = device::probeCuda();
+        const auto cuda = platform::probeCuda();
         if (!cuda.available) throwInvalid("--backend cuda: " + cuda.reason);
     }
     return config;

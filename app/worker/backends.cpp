@@ -3,7 +3,8 @@
 #include "comm/mpi_communicator.h"
 #include "comm/shared_device_communicator.h"
 #include "core/error.h"
-#include "device/cuda_probe.h"
+#include "device/cpu_device.h"
+#include "platform/cuda_probe.h"
 
 #if SHARDSCOPE_HAVE_CUDA
 #include "device/cuda_device.h"
@@ -73,7 +74,7 @@ void distribute(std::vector<std::unique_ptr<comm::Communicator>> group, const st
 std::optional<std::string> backendUnavailable(const train::RunConfig& c) {
     if (c.backend != train::Backend::Cuda) return std::nullopt;
 #if SHARDSCOPE_HAVE_CUDA
-    const device::CudaAvailability cuda = device::probeCuda();
+    const platform::CudaAvailability cuda = platform::probeCuda();
     if (!cuda.available) return "--backend cuda: " + cuda.reason;
     return std::nullopt;
 #else
@@ -147,7 +148,7 @@ MpiRankSetup makeMpiRank(const train::RunConfig& c, Ledger& ledger, int rank, in
         return s;
     }
 #if SHARDSCOPE_HAVE_NCCL
-    const device::CudaAvailability cuda = device::probeCuda();
+    const platform::CudaAvailability cuda = platform::probeCuda();
     // The host communicator carries NCCL's bootstrap and what is not GPU traffic (event
     // batches, scalars); it has no device, so it emits no events of its own.
     std::unique_ptr<comm::Communicator> host = comm::makeMpiWorldCommunicator(nullptr);

@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "core/ledger.h"
 #include "device/device.h"
-#include "kernels/cpu/bf16.h"
+#include "core/numeric.h"
 
 namespace shardscope::comm {
 
@@ -135,12 +135,12 @@ void sumInRankOrder(const void* const* parts, int nparts, void* out, std::size_t
         }
         return;
     }
-    auto* dst = static_cast<kernels::Bf16*>(out);
+    auto* dst = static_cast<Bf16*>(out);
     for (std::size_t i = 0; i < count; ++i) {
         float acc = 0.0f;
         for (int r = 0; r < nparts; ++r)
-            acc += kernels::toFloat(static_cast<const kernels::Bf16*>(parts[r])[i]);
-        dst[i] = kernels::toBf16(acc);
+            acc += toFloat(static_cast<const Bf16*>(parts[r])[i]);
+        dst[i] = toBf16(acc);
     }
 }
 

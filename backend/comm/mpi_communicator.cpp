@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "device/device.h"
-#include "kernels/cpu/bf16.h"
+#include "core/numeric.h"
 
 namespace shardscope::comm {
 
@@ -28,10 +28,10 @@ void check(int rc, const char* what) {
 
 // Sum of bf16 values in fp32, rounded once per pair (MPI reduces pairwise).
 void bf16Sum(void* in, void* inout, int* len, MPI_Datatype*) {
-    const auto* a = static_cast<const kernels::Bf16*>(in);
-    auto* b = static_cast<kernels::Bf16*>(inout);
+    const auto* a = static_cast<const Bf16*>(in);
+    auto* b = static_cast<Bf16*>(inout);
     for (int i = 0; i < *len; ++i)
-        b[i] = kernels::toBf16(kernels::toFloat(a[i]) + kernels::toFloat(b[i]));
+        b[i] = toBf16(toFloat(a[i]) + toFloat(b[i]));
 }
 
 MPI_Op bf16SumOp() {

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <span>
 
+#include "kernels/cpu/adamw.h"
+#include "kernels/cpu/bf16.h"
 #include "kernels/cpu/ops.h"
 
 namespace shardscope::device {
@@ -98,7 +100,7 @@ void CpuOps::crossEntropyBackward(const float* probs, const std::int32_t* target
     k::crossEntropyBackward(probs, targets, dlogits, rows, vocab, scale);
 }
 
-void CpuOps::adamw(const kernels::AdamWScalars& s, float* params, const void* grads,
+void CpuOps::adamw(const AdamWScalars& s, float* params, const void* grads,
                    bool gradsBf16, float* m, float* v, std::uint64_t n) {
     if (gradsBf16) k::adamwUpdate(s, params, static_cast<const Bf16*>(grads), m, v, n);
     else k::adamwUpdate(s, params, static_cast<const float*>(grads), m, v, n);

@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 #include "device/cuda_ops.h"
-#include "device/cuda_probe.h"
+#include "platform/cuda_probe.h"
 #include "kernels/cuda/cuda_check.h"
 
 namespace shardscope::device {
@@ -36,7 +36,7 @@ std::uint64_t poolAttribute(cudaMemPool_t pool, cudaMemPoolAttr attr) {
 } // namespace
 
 CudaDevice::CudaDevice(Ledger& ledger, int ordinal) : Device(ledger), ordinal_(ordinal) {
-    const CudaAvailability cuda = probeCuda();
+    const platform::CudaAvailability cuda = platform::probeCuda();
     if (!cuda.available) throwInvalid("--backend cuda: " + cuda.reason);
     if (ordinal < 0 || ordinal >= cuda.deviceCount)
         throwInvalid("CUDA device " + std::to_string(ordinal) + " does not exist (this machine has " +

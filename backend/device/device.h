@@ -2,7 +2,8 @@
 // Where every buffer of a run comes from. A Device allocates memory of its kind and tags each
 // allocation with a ledger category, tier and unit, so the Ledger is a true picture of the
 // process, and offers the arithmetic on that memory through ops() (device/ops.h): CpuDevice
-// here, CudaDevice in device/cuda_device.h.
+// (device/cpu_device.h), CudaDevice (device/cuda_device.h), and CountingDevice
+// (device/counting_device.h), which keeps the ledger of a dry run without any memory.
 //
 // Note: Buffer is move-only and frees itself (RAII), so a free can never be forgotten and the
 // ledger's live bytes return to the model states at the end of every step.
@@ -74,6 +75,9 @@ public:
     // The compute and copy operations on this device's memory (one object per device, used
     // from the thread that owns the device).
     virtual Ops& ops() = 0;
+    // False for a device that only keeps the ledger (CountingDevice): its buffers have
+    // addresses but no memory, so host code must not fill or read them, only call ops().
+    virtual bool holdsData() const { return true; }
 
     // Records the allocation in the ledger first (which enforces the capacity budget and throws
     // Error(OutOfMemory) naming category/unit/bytes), then allocates. zeroed = filled with 0.
@@ -95,25 +99,6 @@ private:
     friend class Buffer;
     void release(void* data, std::uint64_t bytes, const AllocTag& tag) noexcept;
     Ledger& ledger_;
-};
-
-// Host memory, 64-byte aligned (cache line / AVX-512), counted as tier `device` because on a
-// CPU rank the host *is* the compute device; host-tier buffers (offload) pass Tier::Host.
-class CpuDevice final : public Device {
-public:
-    explicit CpuDevice(Ledger& ledger);
-    ~CpuDevice() override;
-    DeviceKind kind() const override { return DeviceKind::Cpu; }
-    std::string name() const override { return "cpu"; }
-    Ops& ops() override { return *ops_; }
-
-protected:
-    void* rawAllocate(std::uint64_t bytes) override;
-    void rawFree(void* data, std::uint64_t bytes) noexcept override;
-    void rawZero(void* data, std::uint64_t bytes) override;
-
-private:
-    std::unique_ptr<Ops> ops_;
 };
 
 } // namespace shardscope::device

@@ -10,17 +10,14 @@
 // (crossEntropyForward, gradientStats, sumSquaresFixed) and upload/download/synchronize, which
 // wait (an upload's host buffer may be reused as soon as it returns).
 // Both backends allocate the same scratch (attention: seq² floats; cross-entropy: rows + 1
-// doubles) through the caller, so the ledger — and theory::predictPeak's replay of it — is the
-// same on both. The model ops have the semantics of kernels/cpu/ops.h (backward functions
+// doubles) through the caller, so the ledger — and the dry run's prediction of it (predict/) —
+// is the same on both. The model ops have the semantics of kernels/cpu/ops.h (backward functions
 // ACCUMULATE into parameter gradients and into dx where documented there).
 #include <cstdint>
 
-#include "kernels/cpu/adamw.h"
-#include "kernels/cpu/bf16.h"
+#include "core/numeric.h"
 
 namespace shardscope::device {
-
-using kernels::Bf16;
 
 // max |g| over a range and whether every element was finite.
 struct GradientStats {
@@ -49,7 +46,7 @@ public:
     virtual void synchronize() = 0; // every call so far has completed (CPU: nothing to do)
 
     // ---- precision ----------------------------------------------------------------------------
-    virtual void toBf16(const float* in, Bf16* out, std::uint64_t n) = 0; // RNE, kernels/cpu/bf16.h
+    virtual void toBf16(const float* in, Bf16* out, std::uint64_t n) = 0; // RNE, core/numeric.h
     virtual void toFloat(const Bf16* in, float* out, std::uint64_t n) = 0;
     // dst[i] += src[i] for n elements of fp32 (bf16 = false) or bf16 (added in fp32, rounded once).
     virtual void accumulate(void* dst, const void* src, std::uint64_t n, bool bf16) = 0;
@@ -97,8 +94,8 @@ public:
                                       float* dlogits, std::int64_t rows, std::int64_t vocab,
                                       float scale) = 0;
 
-    // ---- optimizer (kernels/cpu/adamw.h: bitwise the same on both backends) -----------------
-    virtual void adamw(const kernels::AdamWScalars& s, float* params, const void* grads,
+    // ---- optimizer (core/numeric.h, kernels/cpu/adamw.h: bitwise the same on both backends) -----------------
+    virtual void adamw(const AdamWScalars& s, float* params, const void* grads,
                        bool gradsBf16, float* m, float* v, std::uint64_t n) = 0;
 
     // ---- the exact gradient norm (train/grad_norm.h) --------------------------------------------

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/numeric.h"
 #include "device/ops.h"
-#include "kernels/cpu/bf16.h"
 #include "model/layout.h"
 #include "strategy/policy.h"
 #include "strategy/sharding.h"
@@ -23,7 +23,6 @@ std::vector<comm::Communicator*> CommGroups::distinct() const {
 namespace {
 
 using device::Buffer;
-using kernels::Bf16;
 
 struct UnitState {
     const model::UnitLayout* layout = nullptr;
@@ -152,14 +151,16 @@ void Sharded::setup() {
         s.adamV = device_.allocateArray<float>(optimizerElements, {Category::AdamV, Tier::Device, u}, true);
 
         // Every rank initialises the whole unit on the host (deterministic in seed and unit),
-        // uploads its part. Host staging is not device memory: it is not in the ledger.
+        // uploads its part. Host staging is not device memory: it is not in the ledger. A device
+        // without memory (a dry run) has nothing to initialise.
+        if (!device_.holdsData()) continue;
         std::vector<float> full(s.padded);
         model::initUnit(*s.layout, config_.shape.layers, config_.seed, u, full.data(), s.padded);
         const std::span<const float> all(full);
         const std::span<const float> mine = all.subspan(s.lo, s.shard);
         auto uploadBf16 = [&](std::span<const float> values, Buffer& to) {
             std::vector<Bf16> rounded(values.size());
-            kernels::toBf16(values, rounded);
+            std::transform(values.begin(), values.end(), rounded.begin(), [](float f) { return toBf16(f); });
             ops_.upload(to.data(), rounded.data(), rounded.size() * sizeof(Bf16));
         };
         if (mixed_) {

@@ -9,7 +9,9 @@
 //   comm (MPI, --deterministic) alltoall staging for rank-order reductions;
 //   model/gpt.cpp          activations per theory::activationBreakdown, freed in backward in the
 //                          order blockBackward/headBackward free them, and their workspaces.
-// Change those files and this one together: tests/mpi/strategy_* compare the ledger's peak.
+// predict/ runs that code itself on a CountingDevice (a dry run) and is what the Calculator and
+// the strategy tests use; tests/unit/predict_test.cpp keeps this replay equal to it until the
+// report and `estimate` take their peak from the dry run too.
 #include <algorithm>
 #include <string>
 

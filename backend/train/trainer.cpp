@@ -5,15 +5,13 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/numeric.h"
 #include "device/ops.h"
-#include "kernels/cpu/adamw.h"
-#include "kernels/cpu/bf16.h"
 #include "train/grad_norm.h"
 
 namespace shardscope::train {
 
 using device::Buffer;
-using kernels::Bf16;
 
 Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSource& data,
                  strategy::Sharding* sharding)
@@ -153,7 +151,7 @@ double Trainer::optimizerStep() {
             const std::uint64_t a = std::max(o.begin, slot.offset);
             const std::uint64_t b = std::min(o.end, slot.offset + slot.elements());
             if (a >= b) continue;
-            const kernels::AdamWScalars scalars = kernels::adamwScalars(
+            const AdamWScalars scalars = adamwScalars(
                 opt.learningRate, opt.beta1, opt.beta2, opt.eps, opt.weightDecay, step_ + 1, slot.decay, gradScale);
             const std::uint64_t at = a - o.begin, len = b - a;
             const std::uint64_t gradBytes = o.gradsBf16 ? sizeof(Bf16) : sizeof(float);

@@ -12,6 +12,7 @@
 
 #include "comm/mpi_communicator.h"
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/device.h"
 
 using namespace shardscope;

@@ -8,6 +8,7 @@
 
 #include "core/event.h"
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/device.h"
 #include "kernels/cpu/gemm.h"
 #include "model/data.h"

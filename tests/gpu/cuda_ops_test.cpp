@@ -11,6 +11,7 @@
 // Note: NaN inputs are kept out of the additions: x86 and NVIDIA GPUs propagate different NaN
 // payloads, so NaN sums are only equal as NaNs, not bit for bit.
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/cuda_device.h"
 #include "device/cuda_ops.h"
 #include "device/device.h"

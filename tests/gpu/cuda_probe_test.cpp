@@ -1,4 +1,4 @@
-// The CUDA probe (device/cuda_probe.h): works in every build (it dlopen()s libcudart), never
+// The CUDA probe (platform/cuda_probe.h): works in every build (it dlopen()s libcudart), never
 // crashes, and explains "no CUDA device". On a machine without a GPU or driver this runs the
 // no-device path for real; with SHARDSCOPE_EXPECT_GPU=1 (scripts/gpu-check.sh) it insists on a
 // device, so a broken probe cannot make every GPU test skip silently.
@@ -8,9 +8,9 @@
 #include <iostream>
 #include <string>
 
-#include "device/cuda_probe.h"
+#include "platform/cuda_probe.h"
 
-namespace shardscope::device {
+namespace shardscope::platform {
 namespace {
 
 bool expectGpu() {
@@ -84,4 +84,4 @@ TEST(gpuProbe, ProbingTwiceGivesTheSameAnswer) {
 }
 
 } // namespace
-} // namespace shardscope::device
+} // namespace shardscope::platform

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/ledger.h"
+#include "core/numeric.h"
+#include "device/cpu_device.h"
 #include "device/cuda_device.h"
 #include "device/device.h"
 #include "device/ops.h"
@@ -42,9 +44,9 @@ train::TrainConfig configFor(PrecisionKind precision) {
 std::vector<float> download(device::Device& dev, const void* data, std::uint64_t n, bool bf16) {
     std::vector<float> out(n);
     if (bf16) {
-        std::vector<kernels::Bf16> raw(n);
-        dev.ops().download(raw.data(), data, n * sizeof(kernels::Bf16));
-        for (std::uint64_t i = 0; i < n; ++i) out[i] = kernels::toFloat(raw[i]);
+        std::vector<Bf16> raw(n);
+        dev.ops().download(raw.data(), data, n * sizeof(Bf16));
+        for (std::uint64_t i = 0; i < n; ++i) out[i] = toFloat(raw[i]);
     } else {
         dev.ops().download(out.data(), data, n * sizeof(float));
     }

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "device/cuda_probe.h"
+#include "platform/cuda_probe.h"
 #include "kernels/cuda/cuda_check.h"
 
 namespace shardscope::gputest {
 
-inline const device::CudaAvailability& cuda() {
-    static const device::CudaAvailability a = device::probeCuda();
+inline const platform::CudaAvailability& cuda() {
+    static const platform::CudaAvailability a = platform::probeCuda();
     return a;
 }
 

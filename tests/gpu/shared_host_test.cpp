@@ -18,6 +18,7 @@
 #include "comm/shared_device_communicator.h"
 #include "core/error.h"
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/device.h"
 #include "kernels/cpu/bf16.h"
 

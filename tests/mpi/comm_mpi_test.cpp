@@ -11,6 +11,7 @@
 #include "comm/mpi_communicator.h"
 #include "core/error.h"
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/device.h"
 #include "kernels/cpu/bf16.h"
 

@@ -3,8 +3,9 @@
 //  - parity: losses per step and final fp32 master weights equal DDP's — bit for bit with
 //    --deterministic, within rounding otherwise (and for HYBRID_SHARD's two-level reduction);
 //  - the ledger against the theory engine: model states per category equal
-//    theory::modelStates, the peak equals theory::predictPeak (a replay of this
-//    implementation), communication per step equals theory::commPerStep — on every rank;
+//    theory::modelStates, the peak equals predict::predictPeak (a dry run of this rank's step
+//    on a CountingDevice), communication per step equals theory::commPerStep and the dry run's
+//    collectives — on every rank;
 //  - a --capacity of exactly the predicted peak fits, one byte less is OutOfMemory.
 #include <gtest/gtest.h>
 
@@ -19,8 +20,10 @@
 #include "comm/mpi_communicator.h"
 #include "core/error.h"
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/device.h"
 #include "kernels/cpu/gemm.h"
+#include "predict/predict.h"
 #include "strategy/sharding.h"
 #include "theory/estimate.h"
 #include "train/report.h"
@@ -83,7 +86,7 @@ JobResult runJob(std::vector<std::string> flags, std::int64_t steps = 3) {
 
     const theory::Scenario scenario = train::scenarioOf(cfg);
     const theory::ModelStates theoryStates = theory::modelStates(scenario);
-    const theory::PeakPrediction peak = theory::predictPeak(scenario);
+    const theory::PeakPrediction peak = predict::predictPeak(scenario);
     EXPECT_EQ(states, theoryStates.perRank) << label << "rank " << gRank << ": model states by category";
     for (Category c : kAllCategories)
         EXPECT_EQ(states.category(c), theoryStates.perRank.category(c))
@@ -120,6 +123,14 @@ JobResult runJob(std::vector<std::string> flags, std::int64_t steps = 3) {
         EXPECT_LE(std::fabs(static_cast<double>(mv.second) - static_cast<double>(pv.second)),
                   0.01 * static_cast<double>(pv.second))
             << label << kind << " sent bytes per step: " << mv.second << " vs " << pv.second;
+    }
+    // The dry run of this rank called the same collectives with the same payloads.
+    const predict::StepPrediction dry = predict::predictStep(scenario, gRank);
+    const auto k = static_cast<std::uint64_t>(steps);
+    for (std::size_t op = 1; op < 5; ++op) {
+        EXPECT_EQ(stats.calls[op], dry.comm.calls[op] * k) << label << names[op] << " calls";
+        EXPECT_EQ(stats.payloadBytes[op], dry.comm.payloadBytes[op] * k) << label << names[op] << " payload";
+        EXPECT_EQ(stats.sentBytes[op], dry.comm.sentBytes[op] * k) << label << names[op] << " sent";
     }
     return out;
 }
@@ -251,7 +262,7 @@ TEST(strategyMpi, GradientAccumulationFamiliesAreBitwiseWithinAndCloseAcross) {
 TEST(strategyMpi, CapacityOfExactlyThePredictedPeakFitsAndOneByteLessDoesNot) {
     for (const char* s : {"zero2", "zero3"}) {
         train::RunConfig cfg = train::parseRunConfig(std::vector<std::string>{"--model", "tiny", "--strategy", s, "--steps", "1"}, gSize);
-        const std::uint64_t peak = theory::predictPeak(train::scenarioOf(cfg)).peakBytes;
+        const std::uint64_t peak = predict::predictPeak(train::scenarioOf(cfg)).peakBytes;
         EXPECT_NO_THROW(runJob({"--strategy", s, "--capacity", std::to_string(peak)}, 1)) << s;
         try {
             runJob({"--strategy", s, "--capacity", std::to_string(peak - 1)}, 1);

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/device.h"
 
 namespace shardscope {

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/device.h"
 #include "model/data.h"
 #include "runconfig/presets.h"

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/device.h"
 #include "model/data.h"
 #include "model/gpt.h"

@@ -8,8 +8,10 @@
 
 #include "comm/communicator.h"
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/device.h"
 #include "model/data.h"
+#include "predict/predict.h"
 #include "runconfig/presets.h"
 #include "strategy/policy.h"
 #include "strategy/sharding.h"
@@ -105,7 +107,7 @@ OneRank oneRank(Strategy s, theory::Knobs knobs = {}) {
     scenario.ranks = 1;
     scenario.knobs = knobs;
     scenario.activations = {preset.microBatch, false};
-    out.predictedPeak = theory::predictPeak(scenario).peakBytes;
+    out.predictedPeak = predict::predictPeak(scenario).peakBytes;
     out.predictedStates = theory::modelStates(scenario).perRank;
     return out;
 }

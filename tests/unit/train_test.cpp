@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/ledger.h"
+#include "device/cpu_device.h"
 #include "device/device.h"
 #include "kernels/cpu/adamw.h"
 #include "kernels/cpu/bf16.h"

@@ -4,21 +4,6 @@
 
 namespace shardscope::kernels {
 
-AdamWScalars adamwScalars(double learningRate, double beta1, double beta2, double eps,
-                          double weightDecay, std::int64_t step, bool decay, float gradScale) {
-    const auto t = static_cast<double>(step);
-    AdamWScalars s;
-    s.beta1 = static_cast<float>(beta1);
-    s.beta2 = static_cast<float>(beta2);
-    s.eps = static_cast<float>(eps);
-    s.decay = decay ? static_cast<float>(1.0 - learningRate * weightDecay) : 1.0f;
-    // Bias corrections folded into the step size, as PyTorch does (computed once, in double).
-    s.stepSize = static_cast<float>(learningRate / (1.0 - std::pow(beta1, t)));
-    s.vCorrection = static_cast<float>(std::sqrt(1.0 - std::pow(beta2, t)));
-    s.gradScale = gradScale;
-    return s;
-}
-
 namespace {
 
 template <class G, class ToFloat>

@@ -24,7 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cpu/adamw.h" // AdamWScalars, adamwScalars: the same on both backends
+#include "core/numeric.h" // Bf16, AdamWScalars: the same on both backends
 #include "kernels/cpu/bf16.h"
 #include "kernels/cuda/fixed_point.h" // Uint128Parts
 
@@ -127,13 +127,13 @@ void addBiasRows(const float* bias, float* y, std::int64_t rows, std::int64_t co
 void columnSum(const float* dy, float* dbias, std::int64_t rows, std::int64_t cols, Stream stream);
 void columnSum(const Bf16* dy, float* dbias, std::int64_t rows, std::int64_t cols, Stream stream);
 
-// ---- bf16 conversion (kernels/cpu/bf16.h's rounding: RNE, NaN stays a quiet NaN) ---------------
+// ---- bf16 conversion (core/numeric.h's rounding: RNE, NaN stays a quiet NaN) ---------------
 
 void toBf16(const float* in, Bf16* out, std::int64_t n, Stream stream);
 void toFloat(const Bf16* in, float* out, std::int64_t n, Stream stream);
 
 // ---- AdamW: kernels/cpu/adamw.h's elementwise update (its scalars come from
-// kernels::adamwScalars on the host), evaluated in the same order without FMA contraction, so
+// adamwScalars (core/numeric.h) on the host), evaluated in the same order without FMA contraction, so
 // the result is bitwise the CPU's ----------------------------------------------------------------
 
 void adamwUpdate(const AdamWScalars& s, float* params, const float* grads, float* m, float* v,

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace shardscope::device {
+namespace shardscope::platform {
 
 struct CudaAvailability {
     bool available = false;
@@ -40,4 +40,4 @@ std::string cudaVersionText(int version);
 // "CUDA: no CUDA device (…)".
 std::string describe(const CudaAvailability& a);
 
-} // namespace shardscope::device
+} // namespace shardscope::platform

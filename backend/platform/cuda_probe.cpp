@@ -1,11 +1,11 @@
-#include "device/cuda_probe.h"
+#include "platform/cuda_probe.h"
 
 #include <dlfcn.h>
 
 #include <cstdlib>
 #include <mutex>
 
-namespace shardscope::device {
+namespace shardscope::platform {
 
 namespace {
 
@@ -126,4 +126,4 @@ std::string describe(const CudaAvailability& a) {
            cudaVersionText(a.runtimeVersion) + ", driver " + cudaVersionText(a.driverVersion) + ")";
 }
 
-} // namespace shardscope::device
+} // namespace shardscope::platform

@@ -1,0 +1,30 @@
+#pragma once
+// The CPU rank's device: host memory and CpuOps (device/cpu_ops.h) over kernels/cpu. Its own
+// library (device_cpu), so that naming a Device does not link the CPU kernels or OpenBLAS.
+#include <memory>
+#include <string>
+
+#include "device/device.h"
+
+namespace shardscope::device {
+
+// Host memory, 64-byte aligned (cache line / AVX-512), counted as tier `device` because on a
+// CPU rank the host *is* the compute device; host-tier buffers (offload) pass Tier::Host.
+class CpuDevice final : public Device {
+public:
+    explicit CpuDevice(Ledger& ledger);
+    ~CpuDevice() override;
+    DeviceKind kind() const override { return DeviceKind::Cpu; }
+    std::string name() const override { return "cpu"; }
+    Ops& ops() override { return *ops_; }
+
+protected:
+    void* rawAllocate(std::uint64_t bytes) override;
+    void rawFree(void* data, std::uint64_t bytes) noexcept override;
+    void rawZero(void* data, std::uint64_t bytes) override;
+
+private:
+    std::unique_ptr<Ops> ops_;
+};
+
+} // namespace shardscope::device
