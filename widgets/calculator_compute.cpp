@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "core/error.h"
+#include "plan/policy.h"
 #include "theory/shape.h"
 
 namespace shardscope::widgets {
@@ -12,11 +13,6 @@ namespace shardscope::widgets {
 using theory::Strategy;
 
 namespace {
-
-bool shardsParams(Strategy s) {
-    return s == Strategy::Zero3 || s == Strategy::FsdpFullShard ||
-           s == Strategy::FsdpShardGradOp || s == Strategy::FsdpHybridShard;
-}
 
 // Checks the GUI can phrase itself (translated); everything else is left to theory::validate.
 QString precheck(const CalculatorInput& in) {
@@ -87,7 +83,7 @@ std::uint64_t largestUnit(const CalculatorInput& in) {
 // DeepSpeed's estimator assumes fp16 mixed-precision Adam; ShardScope's columns use the same.
 DeepSpeedComparison deepspeedFor(const CalculatorInput& in, std::uint64_t paramCount) {
     DeepSpeedComparison d;
-    d.zero3 = shardsParams(in.strategy);
+    d.zero3 = plan::policyFor(in.strategy).shardParams;
     d.totalGpus = in.gpusPerNode * in.nodes;
     d.largestLayerParams = largestUnit(in);
     d.error = guarded([&] {
@@ -143,7 +139,7 @@ theory::Scenario scenarioFor(const CalculatorInput& in, Strategy s, int ranks) {
     sc.ranks = ranks;
     sc.precision = in.precision;
     sc.offload = in.offload;
-    if (!shardsParams(s)) sc.offload.param = Tier::Device;
+    if (!plan::policyFor(s).shardParams) sc.offload.param = Tier::Device;
     sc.knobs.hybridGroupSize = s == Strategy::FsdpHybridShard ? in.hybridGroupSize : 0;
     return sc;
 }

@@ -7,6 +7,7 @@
 #include "core/ledger.h"
 #include "device/device.h"
 #include "kernels/cpu/bf16.h"
+#include "plan/collective.h"
 
 namespace shardscope::comm {
 
@@ -48,13 +49,12 @@ void Communicator::traced(CollectiveOp op, std::int32_t unit, std::uint64_t payl
     if (device_) device_->ledger().emit(e);
 }
 
-// Ring-algorithm bytes sent per rank (nccl-tests' busbw model): AG/RS send (N−1)/N of the
-// full buffer, all-reduce 2(N−1)/N of it.
+// Sent bytes per rank: plan::sentBytes (the ring algorithm of nccl-tests' busbw model).
 void Communicator::allGather(const void* shard, void* full, std::size_t count, DType t,
                              std::int32_t unit) {
     const std::uint64_t n = static_cast<std::uint64_t>(size());
     const std::uint64_t shardBytes = count * dtypeBytes(t);
-    traced(CollectiveOp::AllGather, unit, shardBytes * n, shardBytes * (n - 1),
+    traced(CollectiveOp::AllGather, unit, shardBytes * n, plan::sentBytes(CollectiveOp::AllGather, shardBytes * n, n),
            [&] { doAllGather(shard, full, count, t); });
 }
 
@@ -71,7 +71,7 @@ std::uint64_t Communicator::startAllGather(const void* shard, void* full, std::s
     s.begin.bytes = shardBytes * n;
     s.begin.peers = size();
     s.payload = shardBytes * n;
-    s.sent = shardBytes * (n - 1);
+    s.sent = plan::sentBytes(CollectiveOp::AllGather, s.payload, n);
     if (device_) device_->ledger().emit(s.begin);
     s.t0 = monotonicNs();
     started_ = s;
@@ -103,22 +103,24 @@ void Communicator::reduceScatter(const void* full, void* shard, std::size_t coun
                                  std::int32_t unit) {
     const std::uint64_t n = static_cast<std::uint64_t>(size());
     const std::uint64_t shardBytes = count * dtypeBytes(t);
-    traced(CollectiveOp::ReduceScatter, unit, shardBytes * n, shardBytes * (n - 1),
+    traced(CollectiveOp::ReduceScatter, unit, shardBytes * n,
+           plan::sentBytes(CollectiveOp::ReduceScatter, shardBytes * n, n),
            [&] { doReduceScatter(full, shard, count, t); });
 }
 
 void Communicator::allReduce(void* data, std::size_t count, DType t, std::int32_t unit) {
     const std::uint64_t n = static_cast<std::uint64_t>(size());
     const std::uint64_t bytes = count * dtypeBytes(t);
-    // 2(N−1)/N × bytes, kept exact in integers: 2(N−1)·bytes/N rounded down.
-    traced(CollectiveOp::AllReduce, unit, bytes, 2 * (n - 1) * bytes / n,
+    traced(CollectiveOp::AllReduce, unit, bytes, plan::sentBytes(CollectiveOp::AllReduce, bytes, n),
            [&] { doAllReduce(data, count, t); });
 }
 
 void Communicator::broadcast(void* data, std::size_t bytes, int root) {
     if (root < 0 || root >= size())
         throw Error(ErrorKind::Internal, "broadcast root " + std::to_string(root) + " out of range");
-    traced(CollectiveOp::Broadcast, kNoUnit, bytes, rank() == root ? bytes : 0,
+    const auto n = static_cast<std::uint64_t>(size());
+    traced(CollectiveOp::Broadcast, kNoUnit, bytes,
+           rank() == root ? plan::sentBytes(CollectiveOp::Broadcast, bytes, n) : 0,
            [&] { doBroadcast(data, bytes, root); });
 }
 

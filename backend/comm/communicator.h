@@ -29,10 +29,10 @@ std::size_t dtypeBytes(DType t);
 
 // Per collective kind (indexed by CollectiveOp): what this rank called.
 struct CommStats {
-    std::array<std::uint64_t, 5> calls{};
-    std::array<std::uint64_t, 5> payloadBytes{}; // nccl-tests "size": AG/RS full buffer, AR buffer
-    std::array<std::uint64_t, 5> sentBytes{};    // what a ring algorithm sends from this rank
-    std::array<std::uint64_t, 5> busyNs{};       // wall time inside the calls
+    std::array<std::uint64_t, kCollectiveOpCount> calls{};
+    std::array<std::uint64_t, kCollectiveOpCount> payloadBytes{}; // nccl-tests "size" (plan/collective.h)
+    std::array<std::uint64_t, kCollectiveOpCount> sentBytes{};    // plan::sentBytes: ring bytes from this rank
+    std::array<std::uint64_t, kCollectiveOpCount> busyNs{};       // wall time inside the calls
 
     std::uint64_t totalSentBytes() const;
     void add(const CommStats& other);

@@ -17,9 +17,6 @@ namespace shardscope::train {
 
 namespace {
 
-// CollectiveOp index → theory's name (CollectiveOp::None is index 0).
-constexpr std::array<const char*, 5> kOpNames = {"none", "all_gather", "reduce_scatter", "all_reduce", "broadcast"};
-
 template <class T> void put(std::string& out, const T& v) { out.append(reinterpret_cast<const char*>(&v), sizeof(T)); }
 template <class T> T take(const std::string& in, std::size_t& at) {
     if (at + sizeof(T) > in.size()) throw Error(ErrorKind::Format, "rank result is truncated");
@@ -46,11 +43,11 @@ double perStep(std::uint64_t total, std::int64_t steps) {
 
 nlohmann::json commJson(const comm::CommStats& s, std::int64_t steps, int which) {
     nlohmann::json j = nlohmann::json::object();
-    for (std::size_t op = 1; op < kOpNames.size(); ++op) {
+    for (std::size_t op = 1; op < kCollectiveOpCount; ++op) { // 0 is CollectiveOp::None
         if (s.calls[op] == 0) continue;
         const std::uint64_t v = which == 0 ? s.sentBytes[op] : which == 1 ? s.payloadBytes[op] : s.calls[op];
         const double ps = perStep(v, steps);
-        j[kOpNames[op]] = std::floor(ps) == ps ? nlohmann::json(static_cast<std::uint64_t>(ps)) : nlohmann::json(ps);
+        j[std::string(collectiveOpName(static_cast<CollectiveOp>(op)))] = std::floor(ps) == ps ? nlohmann::json(static_cast<std::uint64_t>(ps)) : nlohmann::json(ps);
     }
     return j;
 }
@@ -217,7 +214,7 @@ nlohmann::json buildReport(const RunOutcome& o) {
     nlohmann::json theoryComm = nlohmann::json::object(), theoryPayload = nlohmann::json::object(),
                    theoryCalls = nlohmann::json::object();
     for (const theory::CommVolume& v : comm.byKind) {
-        const std::string k(theory::collectiveName(v.kind));
+        const std::string k(collectiveOpName(v.kind));
         theoryComm[k] = v.sentBytes;
         theoryPayload[k] = v.payloadBytes;
         theoryCalls[k] = v.calls;

@@ -106,13 +106,12 @@ JobResult runJob(std::vector<std::string> flags, std::int64_t steps = 3) {
     for (comm::Communicator* c : groups.distinct()) stats.add(c->stats());
     const theory::CommPerStep theoryComm = theory::commPerStep(scenario);
     std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> measured, predicted; // payload, sent
-    const char* names[] = {"none", "all_gather", "reduce_scatter", "all_reduce", "broadcast"};
-    for (std::size_t op = 1; op < 5; ++op)
+    for (std::size_t op = 1; op < kCollectiveOpCount; ++op) // 0 is CollectiveOp::None
         if (stats.calls[op] > 0)
-            measured[names[op]] = {stats.payloadBytes[op] / static_cast<std::uint64_t>(steps),
+            measured[std::string(collectiveOpName(static_cast<CollectiveOp>(op)))] = {stats.payloadBytes[op] / static_cast<std::uint64_t>(steps),
                                    stats.sentBytes[op] / static_cast<std::uint64_t>(steps)};
     for (const auto& v : theoryComm.byKind)
-        predicted[std::string(theory::collectiveName(v.kind))] = {v.payloadBytes, v.sentBytes};
+        predicted[std::string(collectiveOpName(v.kind))] = {v.payloadBytes, v.sentBytes};
     EXPECT_EQ(measured.size(), predicted.size()) << label;
     for (const auto& [kind, pv] : predicted) {
         const auto& mv = measured[kind];
