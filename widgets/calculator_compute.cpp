@@ -18,7 +18,7 @@ namespace {
 QString precheck(const CalculatorInput& in) {
     if (!in.paramsError.isEmpty()) return in.paramsError;
     if (in.ranks < 1) return QCoreApplication::translate("CalculatorCompute", "N must be at least 1.");
-    if (in.strategy == Strategy::FsdpHybridShard &&
+    if (plan::policyFor(in.strategy).usesHybridGroup() &&
         (in.hybridGroupSize < 1 || in.ranks % in.hybridGroupSize != 0))
         return QCoreApplication::translate("CalculatorCompute", "Hybrid shard group size %1 does not divide N = %2: every replica group needs "
                                            "the same number of ranks.")
@@ -140,7 +140,7 @@ theory::Scenario scenarioFor(const CalculatorInput& in, Strategy s, int ranks) {
     sc.precision = in.precision;
     sc.offload = in.offload;
     if (!plan::policyFor(s).shardParams) sc.offload.param = Tier::Device;
-    sc.knobs.hybridGroupSize = s == Strategy::FsdpHybridShard ? in.hybridGroupSize : 0;
+    sc.knobs.hybridGroupSize = plan::policyFor(s).usesHybridGroup() ? in.hybridGroupSize : 0;
     return sc;
 }
 

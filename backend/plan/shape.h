@@ -1,7 +1,9 @@
 #pragma once
-// GPT shapes, their parameter count and shard padding. Pure functions, no I/O. The units of
-// a shape are units.h.
+// GPT shapes, their units' sizes, parameter count and shard padding. Pure functions, no I/O.
+// The units' tensor slots are units.h (the model's view; theory and the GUI need only sizes).
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace shardscope::plan {
 
@@ -15,7 +17,14 @@ struct GptShape {
     std::int64_t seqLen = 0; // context length (position-embedding rows)
 };
 
-// Σ of unitParams(shape) (units.h).
+struct UnitParams {
+    std::string name;     // "embedding", "block0" … "block{L-1}", "head"
+    std::uint64_t params; // elements, before padding
+};
+// The units' names and element counts: the slots of unitLayouts (units.h) counted, cheap at
+// any depth.
+std::vector<UnitParams> unitParams(const GptShape& shape);
+// Σ of unitParams(shape).
 std::uint64_t paramCount(const GptShape& shape);
 
 // A unit's flat buffer is padded to a multiple of the shard count so every shard has the

@@ -2,9 +2,9 @@
 // Sharding units and their flat-parameter layout (FSDP's FlatParameter): every unit's tensors
 // live back to back in one contiguous buffer, in a fixed order, so a shard is a plain slice.
 //
-// Note: this is the one list of units. unitParams() counts the slots of unitLayouts(), so the
-// theory engine's element counts and backend/model's allocations cannot drift apart. Weights
-// are stored [in × out] row-major (GPT-2's Conv1D layout: y = x·W + b).
+// Note: this is the one list of units. unitParams() (shape.h) counts the slots of
+// unitLayouts(), so the theory engine's element counts and backend/model's allocations cannot
+// drift apart. Weights are stored [in × out] row-major (GPT-2's Conv1D layout: y = x·W + b).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -50,12 +50,5 @@ private:
 // block:     ln1 2d, qkv 3d²+3d, proj d²+d, ln2 2d, fc 4d²+4d, fc_proj 4d²+d  = 12d² + 13d
 // head:      final LN 2d + untied LM head d × vocab (no bias)
 std::vector<UnitLayout> unitLayouts(const GptShape& shape);
-
-struct UnitParams {
-    std::string name;     // "embedding", "block0" … "block{L-1}", "head"
-    std::uint64_t params; // elements, before padding
-};
-// The units' names and element counts (unitLayouts without the slots: cheap at any depth).
-std::vector<UnitParams> unitParams(const GptShape& shape);
 
 } // namespace shardscope::plan

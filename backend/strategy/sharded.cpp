@@ -35,8 +35,6 @@ struct UnitState {
     Buffer paramFull, paramShard, gradFull, gradShard, master, adamM, adamV;
 };
 
-enum class BucketOp { AllReduce, ReduceScatter };
-
 class Sharded final : public Sharding {
 public:
     Sharded(const StrategyConfig& config, device::Device& device, const CommGroups& groups);
@@ -92,7 +90,7 @@ private:
     std::vector<model::UnitLayout> layouts_;
     std::vector<UnitState> units_;
 
-    BucketOp reduceOp_ = BucketOp::AllReduce;
+    CollectiveOp reduceOp_ = CollectiveOp::AllReduce; // of the reduce buckets: all-reduce or reduce-scatter
     std::vector<plan::Bucket> reducePlan_; // backward order U−1 … 0
     std::vector<plan::Bucket> gatherPlan_; // unit order 0 … U−1 (ZeRO-1/2 after the optimizer)
     std::size_t reduceBucket_ = 0;           // cursor: the bucket being packed
@@ -174,13 +172,13 @@ void Sharded::setup() {
     }
     // Bucket plans (plan/buckets.h: the prediction cuts them the same way).
     if (policy_.bucketedReduce && groups_.world->size() > 1) {
-        reduceOp_ = policy_.shardOptimizer ? BucketOp::ReduceScatter : BucketOp::AllReduce;
+        reduceOp_ = policy_.shardOptimizer ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
         std::vector<plan::UnitRange> backward, forward;
         for (std::int32_t u = count - 1; u >= 0; --u) {
             const UnitState& s = state(u);
-            backward.push_back({u, reduceOp_ == BucketOp::AllReduce ? s.n : s.shard});
+            backward.push_back({u, reduceOp_ == CollectiveOp::AllReduce ? s.n : s.shard});
         }
-        const std::uint64_t slots = reduceOp_ == BucketOp::AllReduce ? 1 : shards_;
+        const std::uint64_t slots = reduceOp_ == CollectiveOp::AllReduce ? 1 : shards_;
         reducePlan_ = plan::planBuckets(
             backward, plan::bucketCapacity(config_.knobs.reduceBucketBytes, eb_, slots));
         if (policy_.shardOptimizer) {
@@ -309,13 +307,13 @@ void Sharded::endBackward(const MicroStep& micro) {
 // last piece is in.
 void Sharded::packForReduce(std::int32_t unit, const MicroStep& micro) {
     const UnitState& s = state(unit);
-    const std::uint64_t slots = reduceOp_ == BucketOp::AllReduce ? 1 : shards_;
+    const std::uint64_t slots = reduceOp_ == CollectiveOp::AllReduce ? 1 : shards_;
     while (reduceBucket_ < reducePlan_.size()) {
         const plan::Bucket& b = reducePlan_[reduceBucket_];
         const plan::BucketPiece& p = b.pieces[reducePiece_];
         if (p.unit != unit) return;
         if (bucket_.empty())
-            bucket_ = device_.allocate(b.count * eb_ * (slots + (reduceOp_ == BucketOp::ReduceScatter ? 1 : 0)),
+            bucket_ = device_.allocate(b.count * eb_ * (slots + (reduceOp_ == CollectiveOp::ReduceScatter ? 1 : 0)),
                                        {Category::CommBuffer, Tier::Device, kNoUnit});
         std::uint64_t pos = 0;
         for (std::size_t i = 0; i < reducePiece_; ++i) pos += b.pieces[i].length;
@@ -336,7 +334,7 @@ void Sharded::flushReduce(const plan::Bucket& b, const MicroStep& micro) {
     for (const auto& p : b.pieces)
         if (p.unit != unit) unit = kNoUnit; // a bucket spanning units
     auto* buf = bucket_.ptr<char>();
-    if (reduceOp_ == BucketOp::AllReduce) {
+    if (reduceOp_ == CollectiveOp::AllReduce) {
         groups_.world->allReduce(buf, b.count, dtype(), unit);
         std::uint64_t pos = 0;
         for (const auto& p : b.pieces) {

@@ -169,7 +169,7 @@ void validate(const Scenario& s) {
         check(s.precision.customOptimizerBytes <= kMaxOptimizerBytes,
               "optimizer bytes per parameter (--optimizer-bytes) must be at most 64, got " +
                   std::to_string(s.precision.customOptimizerBytes));
-    if (s.strategy == Strategy::FsdpHybridShard) {
+    if (detail::policyOf(s).hybrid) {
         const int g = s.knobs.hybridGroupSize;
         check(g >= 1, "fsdp_hybrid needs a shard group size (--hybrid-group) of at least 1");
         check(s.ranks % g == 0, "hybrid group size (--hybrid-group) " + std::to_string(g) +
@@ -200,7 +200,7 @@ struct StatesBuilder {
                std::to_string(plan.paddedTotal()) + " padded elements, " + psi() + ")";
     }
     std::string shardSymbol() const {
-        return (s.strategy == Strategy::FsdpHybridShard ? "G = " : "N = ") + std::to_string(plan.shards);
+        return (detail::policyOf(s).hybrid ? "G = " : "N = ") + std::to_string(plan.shards);
     }
 
     void add(Category c, Tier t, std::uint64_t bytes, std::string formula, std::string source) {

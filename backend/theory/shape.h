@@ -1,7 +1,6 @@
 #pragma once
-// The theory engine's shapes and units are plan's (backend/plan/shape.h, units.h).
+// The theory engine's shapes and units are plan's (backend/plan/shape.h).
 #include "plan/shape.h"
-#include "plan/units.h"
 
 namespace shardscope::theory {
 
