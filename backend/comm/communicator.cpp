@@ -54,7 +54,8 @@ void Communicator::allGather(const void* shard, void* full, std::size_t count, D
                              std::int32_t unit) {
     const std::uint64_t n = static_cast<std::uint64_t>(size());
     const std::uint64_t shardBytes = count * dtypeBytes(t);
-    traced(CollectiveOp::AllGather, unit, shardBytes * n, plan::sentBytes(CollectiveOp::AllGather, shardBytes * n, n),
+    traced(CollectiveOp::AllGather, unit, shardBytes * n,
+           plan::sentBytes(CollectiveOp::AllGather, shardBytes * n, n),
            [&] { doAllGather(shard, full, count, t); });
 }
 
