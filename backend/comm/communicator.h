@@ -103,9 +103,12 @@ protected:
     virtual void doFinishAllGather() {}
 
 private:
+    // Runs one collective between its Begin/End events and counts it; a rank that only
+    // receives (a broadcast's non-root) sends nothing, others plan::sentBytes.
     template <class F>
-    void traced(CollectiveOp op, std::int32_t unit, std::uint64_t payload, std::uint64_t sent,
-                F&& body);
+    void traced(CollectiveOp op, std::int32_t unit, std::uint64_t payload, F&& body, bool sender = true);
+    // Adds one completed call that began at monotonic time t0 to the statistics.
+    void addStats(CollectiveOp op, std::uint64_t payload, std::uint64_t sent, std::uint64_t t0);
 
 protected:
     device::Device* device_;
