@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "core/error.h"
+#include "plan/policy.h"
 #include "predict/predict.h"
 #include "theory/shape.h"
 
@@ -14,16 +15,11 @@ using theory::Strategy;
 
 namespace {
 
-bool shardsParams(Strategy s) {
-    return s == Strategy::Zero3 || s == Strategy::FsdpFullShard ||
-           s == Strategy::FsdpShardGradOp || s == Strategy::FsdpHybridShard;
-}
-
 // Checks the GUI can phrase itself (translated); everything else is left to theory::validate.
 QString precheck(const CalculatorInput& in) {
     if (!in.paramsError.isEmpty()) return in.paramsError;
     if (in.ranks < 1) return QCoreApplication::translate("CalculatorCompute", "N must be at least 1.");
-    if (in.strategy == Strategy::FsdpHybridShard &&
+    if (plan::policyFor(in.strategy).usesHybridGroup() &&
         (in.hybridGroupSize < 1 || in.ranks % in.hybridGroupSize != 0))
         return QCoreApplication::translate("CalculatorCompute", "Hybrid shard group size %1 does not divide N = %2: every replica group needs "
                                            "the same number of ranks.")
@@ -88,7 +84,7 @@ std::uint64_t largestUnit(const CalculatorInput& in) {
 // DeepSpeed's estimator assumes fp16 mixed-precision Adam; ShardScope's columns use the same.
 DeepSpeedComparison deepspeedFor(const CalculatorInput& in, std::uint64_t paramCount) {
     DeepSpeedComparison d;
-    d.zero3 = shardsParams(in.strategy);
+    d.zero3 = plan::policyFor(in.strategy).shardParams;
     d.totalGpus = in.gpusPerNode * in.nodes;
     d.largestLayerParams = largestUnit(in);
     d.error = guarded([&] {
@@ -144,8 +140,8 @@ theory::Scenario scenarioFor(const CalculatorInput& in, Strategy s, int ranks) {
     sc.ranks = ranks;
     sc.precision = in.precision;
     sc.offload = in.offload;
-    if (!shardsParams(s)) sc.offload.param = Tier::Device;
-    sc.knobs.hybridGroupSize = s == Strategy::FsdpHybridShard ? in.hybridGroupSize : 0;
+    if (!plan::policyFor(s).shardParams) sc.offload.param = Tier::Device;
+    sc.knobs.hybridGroupSize = plan::policyFor(s).usesHybridGroup() ? in.hybridGroupSize : 0;
     return sc;
 }
 

@@ -12,6 +12,7 @@
 
 #include "byte_format.h"
 #include "category_palette.h"
+#include "plan/policy.h"
 #include "theory_names.h"
 
 namespace shardscope::widgets {
@@ -147,12 +148,11 @@ void CalculatorInputs::onPresetChanged() {
 void CalculatorInputs::updateEnabled() {
     paramsEdit_->setReadOnly(currentPreset() != nullptr);
     const auto s = static_cast<Strategy>(strategyCombo_->currentData().toInt());
-    hybridSpin_->setEnabled(s == Strategy::FsdpHybridShard);
+    const plan::Policy policy = plan::policyFor(s);
+    hybridSpin_->setEnabled(policy.usesHybridGroup());
     kSpin_->setEnabled(precisionCombo_->currentData().toInt() == static_cast<int>(PrecisionKind::Custom));
     // Only strategies that shard params can keep their param shards off the device.
-    const bool paramsSharded = s == Strategy::Zero3 || s == Strategy::FsdpFullShard ||
-                               s == Strategy::FsdpShardGradOp || s == Strategy::FsdpHybridShard;
-    paramOffloadCombo_->setEnabled(paramsSharded);
+    paramOffloadCombo_->setEnabled(policy.shardParams);
 }
 
 CalculatorInput CalculatorInputs::input() const {

@@ -172,7 +172,7 @@ QString CalculatorPage::summaryText() const {
                                          .arg(QString::number(r.comm.psiEquivalents, 'f', 2));
     for (const auto& v : r.comm.byKind)
         html += QStringLiteral("<br>&nbsp;&nbsp;· ") + tr("%1: %2 sent in %3 calls")
-                                                         .arg(QString::fromUtf8(theory::collectiveName(v.kind).data(), static_cast<qsizetype>(theory::collectiveName(v.kind).size())))
+                                                         .arg(QString::fromUtf8(collectiveOpName(v.kind).data(), static_cast<qsizetype>(collectiveOpName(v.kind).size())))
                                                          .arg(formatDecimal(static_cast<double>(v.sentBytes)))
                                                          .arg(v.calls);
     return html;

@@ -14,6 +14,7 @@
 #include "byte_format.h"
 #include "category_palette.h"
 #include "core/error.h"
+#include "plan/collective.h"
 #include "rank_ledger_view.h"
 #include "run_labels.h"
 #include "theory_names.h"
@@ -355,11 +356,10 @@ void CompareView::buildComm() {
     comm_->yAxis->setLabel(tr("bytes sent (%1)").arg(u.name));
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     for (std::size_t i = 0; i < runs_.size(); ++i) ticker->addTick(static_cast<double>(i), strategyText(runs_[i].strategy));
-    const std::vector<std::pair<std::string, SpanKind>> kinds = {
-        {"all_gather", SpanKind::AllGather}, {"reduce_scatter", SpanKind::ReduceScatter},
-        {"all_reduce", SpanKind::AllReduce}, {"broadcast", SpanKind::Broadcast}};
     QCPBars* below = nullptr;
-    for (const auto& [name, kind] : kinds) {
+    for (CollectiveOp op : plan::kCollectives) {
+        const std::string name(collectiveOpName(op)); // the report's key
+        const SpanKind kind = spanKindOf(op);
         QVector<double> keys, values;
         bool any = false;
         for (std::size_t i = 0; i < runs_.size(); ++i) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "plan/collective.h"
+
 namespace shardscope::widgets {
 namespace {
 // How far to look for the compute that gives a collective its phase (forward or backward);
@@ -10,15 +12,7 @@ constexpr std::uint64_t kPhaseLookahead = 200000;
 } // namespace
 
 std::uint64_t ringBytesSent(CollectiveOp op, std::uint64_t bytes, int peers) {
-    const auto n = static_cast<std::uint64_t>(std::max(peers, 1));
-    switch (op) {
-    case CollectiveOp::AllGather:
-    case CollectiveOp::ReduceScatter: return bytes / n * (n - 1);
-    case CollectiveOp::AllReduce: return 2 * (n - 1) * bytes / n;
-    case CollectiveOp::Broadcast: return bytes;
-    case CollectiveOp::None: break;
-    }
-    return 0;
+    return plan::sentBytes(op, bytes, static_cast<std::uint64_t>(std::max(peers, 1)));
 }
 
 void FlowIndex::reset(int worldSize) {

@@ -8,6 +8,7 @@
 
 #include "byte_format.h"
 #include "category_palette.h"
+#include "plan/policy.h"
 #include "theory_names.h"
 
 namespace shardscope::widgets {
@@ -29,9 +30,7 @@ QSharedPointer<QCPAxisTickerText> powerOfTwoTicker(double xMax) {
     return ticker;
 }
 
-bool dashed(Strategy s) {
-    return s == Strategy::FsdpFullShard || s == Strategy::FsdpShardGradOp || s == Strategy::FsdpHybridShard;
-}
+bool dashed(Strategy s) { return plan::policyFor(s).fsdp; }
 
 // "4×", "8×", "2.7×": the reduction against DDP, shown only where it is a reduction.
 QString ratioText(double ddp, double limit) {

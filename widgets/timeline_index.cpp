@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "plan/collective.h"
+
 namespace shardscope::widgets {
 
 SpanKind spanKindOf(Phase p) {
@@ -43,12 +45,12 @@ double algBandwidth(std::uint64_t bytes, std::uint64_t ns) {
 }
 
 double busBandwidth(SpanKind kind, std::uint64_t bytes, std::uint64_t ns, int peers) {
-    const double n = std::max(peers, 1);
     const double alg = algBandwidth(bytes, ns);
     switch (kind) {
-    case SpanKind::AllGather:
-    case SpanKind::ReduceScatter: return alg * (n - 1) / n;
-    case SpanKind::AllReduce: return alg * 2 * (n - 1) / n;
+    case SpanKind::AllGather: return alg * plan::busBandwidthFactor(CollectiveOp::AllGather, peers);
+    case SpanKind::ReduceScatter: return alg * plan::busBandwidthFactor(CollectiveOp::ReduceScatter, peers);
+    case SpanKind::AllReduce: return alg * plan::busBandwidthFactor(CollectiveOp::AllReduce, peers);
+    case SpanKind::Broadcast: return alg * plan::busBandwidthFactor(CollectiveOp::Broadcast, peers);
     default: return alg;
     }
 }

@@ -57,8 +57,8 @@ struct TimelineLane {
     std::uint64_t peakBytes = 0;
 };
 
-// nccl-tests' bandwidths: algbw = bytes / time; busbw = algbw × (N−1)/N for all-gather and
-// reduce-scatter, × 2(N−1)/N for all-reduce, × 1 for broadcast. Bytes per second.
+// nccl-tests' bandwidths in bytes per second: algbw = bytes / time; busbw = algbw × the
+// collective's factor (plan/collective.h).
 double algBandwidth(std::uint64_t bytes, std::uint64_t ns);
 double busBandwidth(SpanKind kind, std::uint64_t bytes, std::uint64_t ns, int peers);
 

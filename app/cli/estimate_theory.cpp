@@ -105,8 +105,8 @@ nlohmann::json rowJson(const Row& r) {
                               {"bytes", l.bytes}, {"formula", l.formula}, {"source", l.source}});
     nlohmann::json comm = nlohmann::json::object(), collectives = nlohmann::json::array();
     for (const auto& v : r.comm.byKind) {
-        comm[std::string(collectiveName(v.kind))] = v.sentBytes;
-        collectives.push_back({{"kind", collectiveName(v.kind)}, {"payload_bytes", v.payloadBytes},
+        comm[std::string(collectiveOpName(v.kind))] = v.sentBytes;
+        collectives.push_back({{"kind", collectiveOpName(v.kind)}, {"payload_bytes", v.payloadBytes},
                                {"sent_bytes", v.sentBytes}, {"calls", v.calls}});
     }
     comm["total"] = r.comm.totalSentBytes;
@@ -148,7 +148,7 @@ void printDerivation(const Row& r) {
                     humanBytes(l.bytes).c_str(), l.formula.c_str(), l.source.c_str());
     std::printf("\ncommunication per rank per step (ring; ≈ %.2f × Ψ·param bytes):\n", r.comm.psiEquivalents);
     for (const auto& v : r.comm.byKind)
-        std::printf("  %-14s %4d call(s), buffer %s, sent %s\n", std::string(collectiveName(v.kind)).c_str(),
+        std::printf("  %-14s %4d call(s), buffer %s, sent %s\n", std::string(collectiveOpName(v.kind)).c_str(),
                     v.calls, humanBytes(v.payloadBytes).c_str(), humanBytes(v.sentBytes).c_str());
     std::printf("\npredicted peak (device): %s", humanBytes(r.peak.peakBytes).c_str());
     std::printf("  = states %s + activations %s + gathered %s + full grads %s + buckets %s\n",

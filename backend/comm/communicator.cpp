@@ -7,6 +7,7 @@
 #include "core/ledger.h"
 #include "device/device.h"
 #include "core/numeric.h"
+#include "plan/collective.h"
 
 namespace shardscope::comm {
 
@@ -27,9 +28,17 @@ void CommStats::add(const CommStats& o) {
     }
 }
 
+void Communicator::addStats(CollectiveOp op, std::uint64_t payload, std::uint64_t sent, std::uint64_t t0) {
+    const auto i = static_cast<std::size_t>(op);
+    stats_.calls[i] += 1;
+    stats_.payloadBytes[i] += payload;
+    stats_.sentBytes[i] += sent;
+    stats_.busyNs[i] += monotonicNs() - t0;
+}
+
 template <class F>
-void Communicator::traced(CollectiveOp op, std::int32_t unit, std::uint64_t payload,
-                          std::uint64_t sent, F&& body) {
+void Communicator::traced(CollectiveOp op, std::int32_t unit, std::uint64_t payload, F&& body,
+                          bool sender) {
     Event e;
     e.kind = EventKind::CollectiveBegin;
     e.collective = op;
@@ -39,23 +48,16 @@ void Communicator::traced(CollectiveOp op, std::int32_t unit, std::uint64_t payl
     if (device_) device_->ledger().emit(e);
     const std::uint64_t t0 = monotonicNs();
     body();
-    const auto i = static_cast<std::size_t>(op);
-    stats_.calls[i] += 1;
-    stats_.payloadBytes[i] += payload;
-    stats_.sentBytes[i] += sent;
-    stats_.busyNs[i] += monotonicNs() - t0;
+    addStats(op, payload, sender ? plan::sentBytes(op, payload, static_cast<std::uint64_t>(size())) : 0, t0);
     e.kind = EventKind::CollectiveEnd;
     if (device_) device_->ledger().emit(e);
 }
 
-// Ring-algorithm bytes sent per rank (nccl-tests' busbw model): AG/RS send (N−1)/N of the
-// full buffer, all-reduce 2(N−1)/N of it.
 void Communicator::allGather(const void* shard, void* full, std::size_t count, DType t,
                              std::int32_t unit) {
     const std::uint64_t n = static_cast<std::uint64_t>(size());
     const std::uint64_t shardBytes = count * dtypeBytes(t);
-    traced(CollectiveOp::AllGather, unit, shardBytes * n, shardBytes * (n - 1),
-           [&] { doAllGather(shard, full, count, t); });
+    traced(CollectiveOp::AllGather, unit, shardBytes * n, [&] { doAllGather(shard, full, count, t); });
 }
 
 std::uint64_t Communicator::startAllGather(const void* shard, void* full, std::size_t count,
@@ -71,7 +73,7 @@ std::uint64_t Communicator::startAllGather(const void* shard, void* full, std::s
     s.begin.bytes = shardBytes * n;
     s.begin.peers = size();
     s.payload = shardBytes * n;
-    s.sent = shardBytes * (n - 1);
+    s.sent = plan::sentBytes(CollectiveOp::AllGather, s.payload, n);
     if (device_) device_->ledger().emit(s.begin);
     s.t0 = monotonicNs();
     started_ = s;
@@ -90,11 +92,7 @@ void Communicator::finishAllGather(std::uint64_t ticket) {
     Started s = *started_;
     started_.reset(); // a failed wait leaves nothing outstanding: the error ends the run
     if (s.inFlight) doFinishAllGather();
-    const auto i = static_cast<std::size_t>(CollectiveOp::AllGather);
-    stats_.calls[i] += 1;
-    stats_.payloadBytes[i] += s.payload;
-    stats_.sentBytes[i] += s.sent;
-    stats_.busyNs[i] += monotonicNs() - s.t0;
+    addStats(CollectiveOp::AllGather, s.payload, s.sent, s.t0);
     s.begin.kind = EventKind::CollectiveEnd;
     if (device_) device_->ledger().emit(s.begin);
 }
@@ -103,23 +101,17 @@ void Communicator::reduceScatter(const void* full, void* shard, std::size_t coun
                                  std::int32_t unit) {
     const std::uint64_t n = static_cast<std::uint64_t>(size());
     const std::uint64_t shardBytes = count * dtypeBytes(t);
-    traced(CollectiveOp::ReduceScatter, unit, shardBytes * n, shardBytes * (n - 1),
-           [&] { doReduceScatter(full, shard, count, t); });
+    traced(CollectiveOp::ReduceScatter, unit, shardBytes * n, [&] { doReduceScatter(full, shard, count, t); });
 }
 
 void Communicator::allReduce(void* data, std::size_t count, DType t, std::int32_t unit) {
-    const std::uint64_t n = static_cast<std::uint64_t>(size());
-    const std::uint64_t bytes = count * dtypeBytes(t);
-    // 2(N−1)/N × bytes, kept exact in integers: 2(N−1)·bytes/N rounded down.
-    traced(CollectiveOp::AllReduce, unit, bytes, 2 * (n - 1) * bytes / n,
-           [&] { doAllReduce(data, count, t); });
+    traced(CollectiveOp::AllReduce, unit, count * dtypeBytes(t), [&] { doAllReduce(data, count, t); });
 }
 
 void Communicator::broadcast(void* data, std::size_t bytes, int root) {
     if (root < 0 || root >= size())
         throw Error(ErrorKind::Internal, "broadcast root " + std::to_string(root) + " out of range");
-    traced(CollectiveOp::Broadcast, kNoUnit, bytes, rank() == root ? bytes : 0,
-           [&] { doBroadcast(data, bytes, root); });
+    traced(CollectiveOp::Broadcast, kNoUnit, bytes, [&] { doBroadcast(data, bytes, root); }, rank() == root);
 }
 
 double Communicator::sumScalar(double value) { return doScalar(value, false); }

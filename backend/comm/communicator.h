@@ -29,10 +29,10 @@ std::size_t dtypeBytes(DType t);
 
 // Per collective kind (indexed by CollectiveOp): what this rank called.
 struct CommStats {
-    std::array<std::uint64_t, 5> calls{};
-    std::array<std::uint64_t, 5> payloadBytes{}; // nccl-tests "size": AG/RS full buffer, AR buffer
-    std::array<std::uint64_t, 5> sentBytes{};    // what a ring algorithm sends from this rank
-    std::array<std::uint64_t, 5> busyNs{};       // wall time inside the calls
+    std::array<std::uint64_t, kCollectiveOpCount> calls{};
+    std::array<std::uint64_t, kCollectiveOpCount> payloadBytes{}; // nccl-tests "size" (plan/collective.h)
+    std::array<std::uint64_t, kCollectiveOpCount> sentBytes{};    // plan::sentBytes: ring bytes from this rank
+    std::array<std::uint64_t, kCollectiveOpCount> busyNs{};       // wall time inside the calls
 
     std::uint64_t totalSentBytes() const;
     void add(const CommStats& other);
@@ -103,9 +103,12 @@ protected:
     virtual void doFinishAllGather() {}
 
 private:
+    // Runs one collective between its Begin/End events and counts it; a rank that only
+    // receives (a broadcast's non-root) sends nothing, others plan::sentBytes.
     template <class F>
-    void traced(CollectiveOp op, std::int32_t unit, std::uint64_t payload, std::uint64_t sent,
-                F&& body);
+    void traced(CollectiveOp op, std::int32_t unit, std::uint64_t payload, F&& body, bool sender = true);
+    // Adds one completed call that began at monotonic time t0 to the statistics.
+    void addStats(CollectiveOp op, std::uint64_t payload, std::uint64_t sent, std::uint64_t t0);
 
 protected:
     device::Device* device_;

@@ -23,9 +23,11 @@ enum class Category : std::uint8_t {
     Workspace,
 };
 inline constexpr std::size_t kCategoryCount = 10;
+static_assert(kCategoryCount == static_cast<std::size_t>(Category::Workspace) + 1);
 
 enum class Tier : std::uint8_t { Device, Host, Nvme };
 inline constexpr std::size_t kTierCount = 3;
+static_assert(kTierCount == static_cast<std::size_t>(Tier::Nvme) + 1);
 
 inline constexpr std::array<Category, kCategoryCount> kAllCategories = {
     Category::ParamShard, Category::ParamFull,  Category::GradFull,   Category::GradShard,

@@ -1,11 +1,15 @@
 #pragma once
 // The event vocabulary of a run: every allocation and free, compute span, collective and step
 // boundary of one rank, with a monotonic timestamp. The GUI replays these; the protocol and the
-// recording file (core/protocol.h, a later issue) serialise them.
+// recording file (core/protocol.h) serialise them.
 //
 // Note: Event is one flat record (not a variant) so the codec can write it field by field;
 // the fields that do not apply to a kind keep their defaults. Enumerator values are part of
-// the recording format: append new values at the end, never reorder.
+// the recording format: append new values at the end (before the kCount line), never reorder.
+// Each enum's kCount sizes its name table (static_assert'ed below) and the decoder's range
+// check; core/protocol.cpp asserts the counts fit the record's u8 fields.
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string_view>
@@ -26,13 +30,18 @@ enum class EventKind : std::uint8_t {
     StepBegin,
     StepEnd,
 };
+inline constexpr std::size_t kEventKindCount = 8;
 
 // What a compute span is doing. Recompute is the forward replay of a checkpointed block
 // inside backward, so the timeline can show the extra work checkpointing costs.
 enum class Phase : std::uint8_t { None, Forward, Backward, Optimizer, Recompute };
+inline constexpr std::size_t kPhaseCount = 5;
 
-// Collective operations as they appear in events (same order as theory::CollectiveKind).
+// The one collective vocabulary: events, the communicators' statistics, the theory engine's
+// volumes and plan/collective.h's traits table are all indexed by it. None (0) marks events
+// that are not collectives.
 enum class CollectiveOp : std::uint8_t { None, AllGather, ReduceScatter, AllReduce, Broadcast };
+inline constexpr std::size_t kCollectiveOpCount = 5;
 
 struct Event {
     std::uint64_t timeNs = 0;  // monotonic clock (steady_clock), not wall time
@@ -52,9 +61,23 @@ struct Event {
     std::int64_t step = -1;
 };
 
-std::string_view eventKindName(EventKind k);   // alloc free compute_begin … step_end
-std::string_view phaseName(Phase p);           // none forward backward optimizer recompute
-std::string_view collectiveOpName(CollectiveOp c); // none all_gather reduce_scatter …
+// Wire and JSON names: index = enumerator value.
+inline constexpr std::array<std::string_view, kEventKindCount> kEventKindNames = {
+    "alloc", "free", "compute_begin", "compute_end", "collective_begin", "collective_end", "step_begin",
+    "step_end"};
+inline constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {"none", "forward", "backward",
+                                                                         "optimizer", "recompute"};
+inline constexpr std::array<std::string_view, kCollectiveOpCount> kCollectiveOpNames = {
+    "none", "all_gather", "reduce_scatter", "all_reduce", "broadcast"};
+static_assert(kEventKindNames.size() == static_cast<std::size_t>(EventKind::StepEnd) + 1);
+static_assert(kPhaseNames.size() == static_cast<std::size_t>(Phase::Recompute) + 1);
+static_assert(kCollectiveOpNames.size() == static_cast<std::size_t>(CollectiveOp::Broadcast) + 1);
+
+constexpr std::string_view eventKindName(EventKind k) { return kEventKindNames[static_cast<std::size_t>(k)]; }
+constexpr std::string_view phaseName(Phase p) { return kPhaseNames[static_cast<std::size_t>(p)]; }
+constexpr std::string_view collectiveOpName(CollectiveOp c) {
+    return kCollectiveOpNames[static_cast<std::size_t>(c)];
+}
 
 // Monotonic nanoseconds since an arbitrary epoch (std::chrono::steady_clock).
 std::uint64_t monotonicNs();

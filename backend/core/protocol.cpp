@@ -13,6 +13,16 @@ namespace {
 static_assert(std::endian::native == std::endian::little,
               "the codec writes host integers as little-endian");
 
+// Every enum of an event is written as one u8: its values must fit.
+template <class E> constexpr bool fitsU8(std::size_t count) {
+    return sizeof(E) == sizeof(std::uint8_t) && count <= 256;
+}
+static_assert(fitsU8<EventKind>(kEventKindCount) && fitsU8<Category>(kCategoryCount) &&
+              fitsU8<Tier>(kTierCount) && fitsU8<Phase>(kPhaseCount) &&
+              fitsU8<CollectiveOp>(kCollectiveOpCount));
+// Version 1's event layout; a different size means a changed layout and a new kProtocolVersion.
+static_assert(kEventBytes == 41 && kProtocolVersion == 1, "event layout changed: bump kProtocolVersion");
+
 [[noreturn]] void malformed(const std::string& what) { throw Error(ErrorKind::Format, what); }
 
 template <class T> void put(std::string& out, T value) {
@@ -59,7 +69,7 @@ private:
     std::size_t at_ = 0;
 };
 
-template <class E> E checkedEnum(std::uint8_t raw, std::uint8_t count, const char* field) {
+template <class E> E checkedEnum(std::uint8_t raw, std::size_t count, const char* field) {
     if (raw >= count)
         malformed(std::string("event has an invalid ") + field + " (" + std::to_string(raw) + ")");
     return static_cast<E>(raw);
@@ -87,11 +97,11 @@ Event getEvent(Reader& r) {
     e.rank = r.get<std::int32_t>();
     e.unit = r.get<std::int32_t>();
     e.peers = r.get<std::int32_t>();
-    e.kind = checkedEnum<EventKind>(r.get<std::uint8_t>(), 8, "kind");
+    e.kind = checkedEnum<EventKind>(r.get<std::uint8_t>(), kEventKindCount, "kind");
     e.category = checkedEnum<Category>(r.get<std::uint8_t>(), kCategoryCount, "category");
     e.tier = checkedEnum<Tier>(r.get<std::uint8_t>(), kTierCount, "tier");
-    e.phase = checkedEnum<Phase>(r.get<std::uint8_t>(), 5, "phase");
-    e.collective = checkedEnum<CollectiveOp>(r.get<std::uint8_t>(), 5, "collective");
+    e.phase = checkedEnum<Phase>(r.get<std::uint8_t>(), kPhaseCount, "phase");
+    e.collective = checkedEnum<CollectiveOp>(r.get<std::uint8_t>(), kCollectiveOpCount, "collective");
     return e;
 }
 

@@ -24,7 +24,11 @@ inline constexpr std::string_view kMagic = "SSTRACE\n";
 inline constexpr std::uint32_t kProtocolVersion = 1;
 inline constexpr std::size_t kHeaderBytes = 12;           // magic + version
 inline constexpr std::uint32_t kMaxRecordBytes = 64u << 20; // refuse absurd lengths early
-inline constexpr std::size_t kEventBytes = 41;            // one encoded Event
+// One encoded Event: its fields back to back, in putEvent's order (protocol.cpp).
+inline constexpr std::size_t kEventBytes =
+    sizeof(Event::timeNs) + sizeof(Event::bytes) + sizeof(Event::step) + sizeof(Event::rank) +
+    sizeof(Event::unit) + sizeof(Event::peers) + sizeof(Event::kind) + sizeof(Event::category) +
+    sizeof(Event::tier) + sizeof(Event::phase) + sizeof(Event::collective);
 
 enum class RecordType : std::uint8_t {
     Handshake = 1,  // once per rank: who it is and what it runs

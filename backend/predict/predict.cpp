@@ -196,11 +196,10 @@ theory::PeakPrediction predictPeak(const theory::Scenario& s) {
     out.gradFullBytes = grown(Category::GradFull);
     out.bucketBytes = out.categoryPeaks.category(Category::CommBuffer);
     out.workspaceBytes = out.categoryPeaks.category(Category::Workspace);
-    if (theory::detail::reshardsAfterForward(s)) {
+    const plan::Policy policy = theory::detail::policyOf(s);
+    if (policy.reshardAfterForward) {
         const theory::detail::ShardPlan plan = theory::detail::makePlan(s);
-        std::uint64_t inflight = 1 + static_cast<std::uint64_t>(s.knobs.prefetchDepth);
-        if (theory::detail::isFsdp(s.strategy))
-            inflight = std::min<std::uint64_t>(inflight, static_cast<std::uint64_t>(s.knobs.maxInflightAllGathers));
+        std::uint64_t inflight = static_cast<std::uint64_t>(policy.gatherWindow);
         inflight = std::min<std::uint64_t>(inflight, plan.gatheredUnitCount());
         out.notes.push_back("gathered params at most " + std::to_string(out.gatheredBytes) +
                             " B ≤ largest unit × (1 + prefetch) = " +

@@ -1,4 +1,4 @@
-// The one mechanism behind every strategy (policy.h says which parts each one uses).
+// The one mechanism behind every strategy (plan/policy.h says which parts each one uses).
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -7,9 +7,9 @@
 #include "core/numeric.h"
 #include "device/ops.h"
 #include "model/layout.h"
-#include "strategy/policy.h"
+#include "plan/buckets.h"
+#include "plan/policy.h"
 #include "strategy/sharding.h"
-#include "theory/buckets.h"
 
 namespace shardscope::strategy {
 
@@ -33,8 +33,6 @@ struct UnitState {
     bool persistent = false;  // ZeRO-3 param persistence: param_full kept whole (n elements)
     Buffer paramFull, paramShard, gradFull, gradShard, master, adamM, adamV;
 };
-
-enum class BucketOp { AllReduce, ReduceScatter };
 
 class Sharded final : public Sharding {
 public:
@@ -71,7 +69,7 @@ private:
     void finishInflight();
     void reshard(std::int32_t unit);
     void packForReduce(std::int32_t unit, const MicroStep& micro);
-    void flushReduce(const theory::Bucket& bucket, const MicroStep& micro);
+    void flushReduce(const plan::Bucket& bucket, const MicroStep& micro);
     void reduceUnit(std::int32_t unit, const MicroStep& micro);
     void gatherUpdatedParams();
     void writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t length, void* out);
@@ -80,7 +78,7 @@ private:
     void combine(void* dst, const void* src, std::uint64_t count, bool accumulate) const;
 
     StrategyConfig config_;
-    Policy policy_;
+    plan::Policy policy_;
     device::Device& device_;
     device::Ops& ops_; // copies and conversions on the device's memory
     CommGroups groups_;
@@ -91,9 +89,9 @@ private:
     std::vector<model::UnitLayout> layouts_;
     std::vector<UnitState> units_;
 
-    BucketOp reduceOp_ = BucketOp::AllReduce;
-    std::vector<theory::Bucket> reducePlan_; // backward order U−1 … 0
-    std::vector<theory::Bucket> gatherPlan_; // unit order 0 … U−1 (ZeRO-1/2 after the optimizer)
+    CollectiveOp reduceOp_ = CollectiveOp::AllReduce; // of the reduce buckets: all-reduce or reduce-scatter
+    std::vector<plan::Bucket> reducePlan_; // backward order U−1 … 0
+    std::vector<plan::Bucket> gatherPlan_; // unit order 0 … U−1 (ZeRO-1/2 after the optimizer)
     std::size_t reduceBucket_ = 0;           // cursor: the bucket being packed
     std::size_t reducePiece_ = 0;
     Buffer bucket_;                          // staging of the bucket being packed (comm_buffer)
@@ -102,7 +100,7 @@ private:
 };
 
 Sharded::Sharded(const StrategyConfig& config, device::Device& device, const CommGroups& groups)
-    : config_(config), policy_(policyFor(config.strategy, config.knobs)), device_(device),
+    : config_(config), policy_(plan::policyFor(config.strategy, config.knobs)), device_(device),
       ops_(device.ops()), groups_(groups), mixed_(config.precision == theory::PrecisionKind::MixedBf16),
       eb_(mixed_ ? sizeof(Bf16) : sizeof(float)), layouts_(model::unitLayouts(config.shape)) {
     if (!mixed_ && config.precision != theory::PrecisionKind::Fp32)
@@ -173,21 +171,21 @@ void Sharded::setup() {
             if (!s.paramShard.empty()) ops_.upload(s.paramShard.data(), mine.data(), s.shard * sizeof(float));
         }
     }
-    // Bucket plans (theory/buckets.h cuts them the same way for the prediction).
+    // Bucket plans (plan/buckets.h: the prediction cuts them the same way).
     if (policy_.bucketedReduce && groups_.world->size() > 1) {
-        reduceOp_ = policy_.shardOptimizer ? BucketOp::ReduceScatter : BucketOp::AllReduce;
-        std::vector<theory::UnitRange> backward, forward;
+        reduceOp_ = policy_.shardOptimizer ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
+        std::vector<plan::UnitRange> backward, forward;
         for (std::int32_t u = count - 1; u >= 0; --u) {
             const UnitState& s = state(u);
-            backward.push_back({u, reduceOp_ == BucketOp::AllReduce ? s.n : s.shard});
+            backward.push_back({u, reduceOp_ == CollectiveOp::AllReduce ? s.n : s.shard});
         }
-        const std::uint64_t slots = reduceOp_ == BucketOp::AllReduce ? 1 : shards_;
-        reducePlan_ = theory::planBuckets(
-            backward, theory::bucketCapacity(config_.knobs.reduceBucketBytes, eb_, slots));
+        const std::uint64_t slots = reduceOp_ == CollectiveOp::AllReduce ? 1 : shards_;
+        reducePlan_ = plan::planBuckets(
+            backward, plan::bucketCapacity(config_.knobs.reduceBucketBytes, eb_, slots));
         if (policy_.shardOptimizer) {
             for (std::int32_t u = 0; u < count; ++u) forward.push_back({u, state(u).shard});
-            gatherPlan_ = theory::planBuckets(
-                forward, theory::bucketCapacity(config_.knobs.allGatherBucketBytes, eb_, shards_));
+            gatherPlan_ = plan::planBuckets(
+                forward, plan::bucketCapacity(config_.knobs.allGatherBucketBytes, eb_, shards_));
         }
     }
 }
@@ -310,13 +308,13 @@ void Sharded::endBackward(const MicroStep& micro) {
 // last piece is in.
 void Sharded::packForReduce(std::int32_t unit, const MicroStep& micro) {
     const UnitState& s = state(unit);
-    const std::uint64_t slots = reduceOp_ == BucketOp::AllReduce ? 1 : shards_;
+    const std::uint64_t slots = reduceOp_ == CollectiveOp::AllReduce ? 1 : shards_;
     while (reduceBucket_ < reducePlan_.size()) {
-        const theory::Bucket& b = reducePlan_[reduceBucket_];
-        const theory::BucketPiece& p = b.pieces[reducePiece_];
+        const plan::Bucket& b = reducePlan_[reduceBucket_];
+        const plan::BucketPiece& p = b.pieces[reducePiece_];
         if (p.unit != unit) return;
         if (bucket_.empty())
-            bucket_ = device_.allocate(b.count * eb_ * (slots + (reduceOp_ == BucketOp::ReduceScatter ? 1 : 0)),
+            bucket_ = device_.allocate(b.count * eb_ * (slots + (reduceOp_ == CollectiveOp::ReduceScatter ? 1 : 0)),
                                        {Category::CommBuffer, Tier::Device, kNoUnit});
         std::uint64_t pos = 0;
         for (std::size_t i = 0; i < reducePiece_; ++i) pos += b.pieces[i].length;
@@ -332,12 +330,12 @@ void Sharded::packForReduce(std::int32_t unit, const MicroStep& micro) {
     }
 }
 
-void Sharded::flushReduce(const theory::Bucket& b, const MicroStep& micro) {
+void Sharded::flushReduce(const plan::Bucket& b, const MicroStep& micro) {
     std::int32_t unit = b.pieces.front().unit;
     for (const auto& p : b.pieces)
         if (p.unit != unit) unit = kNoUnit; // a bucket spanning units
     auto* buf = bucket_.ptr<char>();
-    if (reduceOp_ == BucketOp::AllReduce) {
+    if (reduceOp_ == CollectiveOp::AllReduce) {
         groups_.world->allReduce(buf, b.count, dtype(), unit);
         std::uint64_t pos = 0;
         for (const auto& p : b.pieces) {
@@ -446,7 +444,7 @@ void Sharded::afterOptimizer() {
 }
 
 void Sharded::gatherUpdatedParams() {
-    for (const theory::Bucket& b : gatherPlan_) {
+    for (const plan::Bucket& b : gatherPlan_) {
         Buffer staging = device_.allocate(b.count * eb_ * shards_, {Category::CommBuffer, Tier::Device, kNoUnit});
         auto* buf = staging.ptr<char>();
         char* mine = buf + shardRank_ * b.count * eb_;

@@ -3,7 +3,7 @@
 // between ranks around the step driver's (train::Trainer) forward, backward and optimizer.
 //
 // Note: one implementation (strategy/sharded.cpp) serves every strategy; a strategy is a Policy
-// (policy.h) — which states are sharded, when parameters are unsharded and resharded, how
+// (plan/policy.h) — which states are sharded, when parameters are unsharded and resharded, how
 // gradients are reduced — not a class hierarchy. The driver calls, per micro-step:
 //   forward:  beforeForward(u) → params(u) → afterForward(u)                    u = 0 … U−1
 //   backward: beforeBackward(u) → params(u) → storeGradients(u, fp32) → afterBackward(u)
@@ -109,7 +109,7 @@ public:
     virtual void discardTransients() = 0;
 };
 
-// The strategy for `config` over `groups` (see policy.h for what each strategy does).
+// The strategy for `config` over `groups` (see plan/policy.h for what each strategy does).
 // Allocates and initialises the model states; throws Error(OutOfMemory) when they exceed the
 // ledger's capacity, Error(InvalidArgument) for a configuration the strategy cannot run.
 std::unique_ptr<Sharding> makeSharding(const StrategyConfig& config, device::Device& device,

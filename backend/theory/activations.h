@@ -15,7 +15,7 @@
 //    of (the last block's forward: embedding + (L−1)·out + blockFull) and (the head's
 //    forward: embedding + L·out + head) — a recompute is always smaller than the former.
 // Gradients flowing between units and other transients are `workspace`, not listed here.
-// Change both sides together; tests/unit/ledger_activation_test compares them byte for byte.
+// Change both sides together; tests/unit/ledger_training_test.cpp compares them byte for byte.
 #include <cstdint>
 #include <string>
 #include <vector>

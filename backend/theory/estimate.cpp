@@ -54,34 +54,14 @@ std::size_t ShardPlan::gatheredUnitCount() const {
         std::count_if(units.begin(), units.end(), [](const PlanUnit& u) { return !u.persistent; }));
 }
 
-bool shardsParams(Strategy s) {
-    return s == Strategy::Zero3 || isFsdp(s);
-}
-
-bool isFsdp(Strategy s) {
-    return s == Strategy::FsdpFullShard || s == Strategy::FsdpShardGradOp ||
-           s == Strategy::FsdpHybridShard;
-}
-
-bool reshardsAfterForward(const Scenario& s) {
-    if (s.strategy == Strategy::Zero3) return true; // DeepSpeed releases after each module
-    if (s.strategy == Strategy::FsdpFullShard || s.strategy == Strategy::FsdpHybridShard)
-        return s.knobs.reshardAfterForward;
-    return false;
-}
-
-bool keepsParamsGathered(const Scenario& s) {
-    return shardsParams(s.strategy) && !reshardsAfterForward(s);
-}
-
 ShardPlan makePlan(const Scenario& s) {
     ShardPlan plan;
     plan.shards = static_cast<std::uint64_t>(shardCount(s));
     plan.bare = !s.shape.has_value();
     // DeepSpeed's param_persistence_threshold: only ZeRO-3 keeps small params whole.
-    const bool persistence = s.strategy == Strategy::Zero3 && s.knobs.persistenceThresholdParams > 0;
+    const std::uint64_t threshold = policyOf(s).persistenceThreshold;
     auto add = [&](std::string name, std::uint64_t params) {
-        const bool persistent = persistence && params <= s.knobs.persistenceThresholdParams;
+        const bool persistent = threshold > 0 && params <= threshold;
         const std::uint64_t padded = plan.bare ? params : paddedElements(params, plan.shards);
         plan.units.push_back({std::move(name), params, padded, persistent});
         plan.params += params;
@@ -181,13 +161,7 @@ void validateSizes(const Scenario& s) {
 
 } // namespace
 
-int shardCount(const Scenario& s) {
-    switch (s.strategy) {
-    case Strategy::Ddp: return 1;
-    case Strategy::FsdpHybridShard: return std::max(1, s.knobs.hybridGroupSize); // 0 is refused by validate()
-    default: return s.ranks;
-    }
-}
+int shardCount(const Scenario& s) { return detail::policyOf(s).shardCount(s.ranks); }
 
 void validate(const Scenario& s) {
     check(s.ranks >= 1, "ranks (--ranks) must be at least 1, got " + std::to_string(s.ranks));
@@ -195,14 +169,14 @@ void validate(const Scenario& s) {
         check(s.precision.customOptimizerBytes <= kMaxOptimizerBytes,
               "optimizer bytes per parameter (--optimizer-bytes) must be at most 64, got " +
                   std::to_string(s.precision.customOptimizerBytes));
-    if (s.strategy == Strategy::FsdpHybridShard) {
+    if (detail::policyOf(s).hybrid) {
         const int g = s.knobs.hybridGroupSize;
         check(g >= 1, "fsdp_hybrid needs a shard group size (--hybrid-group) of at least 1");
         check(s.ranks % g == 0, "hybrid group size (--hybrid-group) " + std::to_string(g) +
                                     " does not divide ranks (--ranks) " + std::to_string(s.ranks));
     }
     if (s.offload.param != Tier::Device)
-        check(detail::shardsParams(s.strategy),
+        check(detail::policyOf(s).shardParams,
               "param offload (--offload-param " + std::string(tierName(s.offload.param)) +
                   ") needs a strategy that shards params (zero3, fsdp, fsdp_grad_op, fsdp_hybrid), not " +
                   std::string(strategyName(s.strategy)));
@@ -226,7 +200,7 @@ struct StatesBuilder {
                std::to_string(plan.paddedTotal()) + " padded elements, " + psi() + ")";
     }
     std::string shardSymbol() const {
-        return (s.strategy == Strategy::FsdpHybridShard ? "G = " : "N = ") + std::to_string(plan.shards);
+        return (detail::policyOf(s).hybrid ? "G = " : "N = ") + std::to_string(plan.shards);
     }
 
     void add(Category c, Tier t, std::uint64_t bytes, std::string formula, std::string source) {
@@ -288,7 +262,7 @@ void addParams(StatesBuilder& b) {
     const Scenario& s = b.s;
     const std::uint32_t p = s.precision.paramBytes();
     const char* src = strategySource(s.strategy);
-    if (!detail::shardsParams(s.strategy)) {
+    if (!detail::policyOf(s).shardParams) {
         b.full(Category::ParamFull, Tier::Device, p, src);
         return;
     }
@@ -299,7 +273,7 @@ void addParams(StatesBuilder& b) {
     b.add(Category::ParamFull, Tier::Device, persistentBytes,
           std::to_string(p) + " B × Σ units ≤ " + std::to_string(s.knobs.persistenceThresholdParams) +
               " params (kept whole)", kSrcPersist);
-    if (detail::keepsParamsGathered(s)) {
+    if (detail::policyOf(s).keepsParamsGathered) {
         // Unsharded after forward and kept until backward: every unit's full padded buffer.
         const std::uint64_t gathered = b.plan.fullBytes(p);
         b.add(Category::ParamFull, Tier::Device, gathered,
@@ -312,7 +286,7 @@ void addGrads(StatesBuilder& b) {
     const Scenario& s = b.s;
     const std::uint32_t g = s.precision.gradBytes();
     const char* src = strategySource(s.strategy);
-    if (s.strategy == Strategy::Ddp || s.strategy == Strategy::Zero1) {
+    if (!detail::policyOf(s).shardGrads) {
         b.full(Category::GradFull, Tier::Device, g, src);
         return;
     }
@@ -327,7 +301,7 @@ ModelStates modelStates(const Scenario& s) {
     StatesBuilder b{s, plan, {}};
     addParams(b);
     addGrads(b);
-    addOptimizer(b, s.strategy != Strategy::Ddp);
+    addOptimizer(b, detail::policyOf(s).shardOptimizer);
     b.out.paramCount = plan.params;
     b.out.paddedParamCount = plan.paddedTotal();
     b.out.shardCount = static_cast<int>(plan.shards);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/categories.h"
+#include "core/event.h"
 #include "theory/policy.h"
 #include "theory/shape.h"
 
@@ -51,14 +52,9 @@ struct ModelStates {
 };
 ModelStates modelStates(const Scenario& s);
 
-enum class CollectiveKind : std::uint8_t { AllGather, ReduceScatter, AllReduce, Broadcast };
-std::string_view collectiveName(CollectiveKind k); // all_gather reduce_scatter all_reduce broadcast
-
-// nccl-tests: busbw = algbw × factor; AG/RS (N−1)/N, AR 2(N−1)/N, broadcast 1.
-double busBandwidthFactor(CollectiveKind k, int ranks);
-
+// Names, sent bytes and busbw of each collective: plan/collective.h.
 struct CommVolume {
-    CollectiveKind kind;
+    CollectiveOp kind;
     std::uint64_t payloadBytes; // the collective's buffer size summed over calls (nccl-tests "size")
     std::uint64_t sentBytes;    // what one rank actually sends per step (ring algorithm)
     int calls;                  // collective calls per step
@@ -91,7 +87,7 @@ struct PeakPrediction {
 };
 PeakPrediction predictPeak(const Scenario& s);
 
-// Ranks a unit's flat buffer is split over: 1 for DDP, the hybrid group for HYBRID_SHARD, N else.
+// Ranks a unit's flat buffer is split over (plan::Policy::shardCount).
 int shardCount(const Scenario& s);
 
 // The ZeRO paper's per-device total for a stage (Table 1's cells), in bytes, with K = 12.

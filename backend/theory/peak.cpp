@@ -5,7 +5,7 @@
 //   train/trainer.cpp      per unit: widen params (mixed), fp32 gradient workspace, hand the
 //                          gradient to the strategy, free the workspaces;
 //   strategy/sharded.cpp   unshard/prefetch/reshard, transient grad_full, reduce/gather buckets
-//                          (theory/buckets.h cuts them), per-unit reduce-scatter, accumulation;
+//                          (plan/buckets.h cuts them), per-unit reduce-scatter, accumulation;
 //   comm (MPI, --deterministic) alltoall staging for rank-order reductions;
 //   model/gpt.cpp          activations per theory::activationBreakdown, freed in backward in the
 //                          order blockBackward/headBackward free them, and their workspaces.
@@ -16,7 +16,7 @@
 #include <string>
 
 #include "theory/activations.h"
-#include "theory/buckets.h"
+#include "plan/buckets.h"
 #include "theory/estimate.h"
 #include "theory/shard_plan.h"
 
@@ -25,13 +25,9 @@ namespace shardscope::theory {
 namespace {
 
 std::uint64_t unitsInFlight(const Scenario& s, const detail::ShardPlan& plan) {
-    std::uint64_t inflight = 1 + static_cast<std::uint64_t>(s.knobs.prefetchDepth);
-    if (detail::isFsdp(s.strategy))
-        inflight = std::min<std::uint64_t>(inflight, static_cast<std::uint64_t>(s.knobs.maxInflightAllGathers));
+    const auto inflight = static_cast<std::uint64_t>(detail::policyOf(s).gatherWindow);
     return std::min<std::uint64_t>(inflight, plan.gatheredUnitCount());
 }
-
-bool shardsGrads(Strategy s) { return s != Strategy::Ddp && s != Strategy::Zero1; }
 
 // The live ledger of one rank during the replay.
 class Replay {
@@ -78,14 +74,14 @@ struct StepModel {
     bool mixed = true;              // fp32 compute on a 2-byte working copy: widen into workspace
     std::uint64_t ranks = 1, shards = 1, replicas = 1;
     bool shardParams = false, shardGrads = false, shardOptimizer = false, bucketed = false;
-    bool reduceEveryMicro = false, reshardAfterForward = false, deterministic = false, shared = false;
+    bool reduceEveryMicro = false, reshardAfterForward = false, deterministic = false, shared = false, hybrid = false;
     std::uint64_t window = 1;
     std::vector<bool> gathered;
     // activations (bytes)
     std::uint64_t t = 0, td = 0, d = 0, seq = 0, vocab = 0, probs = 0, attnProbs = 0;
     std::vector<ActivationTensor> blockFull;
     bool checkpointing = false;
-    std::vector<Bucket> reducePlan, gatherPlan;
+    std::vector<plan::Bucket> reducePlan, gatherPlan;
     std::size_t reduceCursor = 0, pieceCursor = 0;
     bool bucketLive = false;
     std::uint64_t bucketBytesLive = 0;
@@ -132,7 +128,7 @@ struct StepModel {
         const bool allReduce = !shardOptimizer;
         const std::uint64_t slots = allReduce ? 1 : shards;
         while (reduceCursor < reducePlan.size()) {
-            const Bucket& b = reducePlan[reduceCursor];
+            const plan::Bucket& b = reducePlan[reduceCursor];
             if (static_cast<std::size_t>(b.pieces[pieceCursor].unit) != u) return;
             if (!bucketLive) {
                 bucketBytesLive = b.count * g * (slots + (allReduce ? 0 : 1));
@@ -253,7 +249,7 @@ struct StepModel {
             const std::uint64_t shard = shardOf(u);
             if (accumulate) r.alloc(Category::CommBuffer, shard * g);
             reduceScatterScratch(shard, shards);
-            if (s.strategy == Strategy::FsdpHybridShard) allReduceScratch(shard, replicas);
+            if (hybrid) allReduceScratch(shard, replicas);
             if (accumulate) r.free(Category::CommBuffer, shard * g);
             r.free(Category::GradFull, unit(u).padded * g);
         }
@@ -270,7 +266,7 @@ struct StepModel {
     void afterOptimizer() {
         r.phase("parameter all-gather");
         if (shardOptimizer && !shardParams && shards > 1) {
-            for (const Bucket& b : gatherPlan) {
+            for (const plan::Bucket& b : gatherPlan) {
                 r.alloc(Category::CommBuffer, b.count * p * shards);
                 r.free(Category::CommBuffer, b.count * p * shards);
             }
@@ -299,6 +295,7 @@ struct StepModel {
 PeakPrediction predictPeak(const Scenario& s) {
     const ModelStates states = modelStates(s);
     const detail::ShardPlan plan = detail::makePlan(s);
+    const plan::Policy policy = detail::policyOf(s);
     const std::uint64_t p = s.precision.paramBytes();
     const std::uint64_t g = s.precision.gradBytes();
     PeakPrediction out;
@@ -309,14 +306,14 @@ PeakPrediction predictPeak(const Scenario& s) {
         // ZeRO paper view: states + one gathered unit (+ prefetch) + a gradient + a bucket.
         out.notes.emplace_back("no model shape: activations and workspaces are not predicted and the whole "
                                "model counts as one unit");
-        if (detail::reshardsAfterForward(s)) out.gatheredBytes = plan.largestGatheredUnit() * p * unitsInFlight(s, plan);
-        if (shardsGrads(s.strategy)) {
-            const bool keepAll = detail::isFsdp(s.strategy) && s.knobs.noSync && s.knobs.gradAccumSteps > 1;
+        if (policy.reshardAfterForward) out.gatheredBytes = plan.largestGatheredUnit() * p * unitsInFlight(s, plan);
+        if (policy.shardGrads) {
+            const bool keepAll = policy.keepFullGrads;
             std::uint64_t largest = 0;
             for (const auto& u : plan.units) largest = std::max(largest, u.padded);
             out.gradFullBytes = keepAll ? plan.fullBytes(g) : largest * g;
         }
-        if (!detail::shardsParams(s.strategy)) out.bucketBytes = std::min(s.knobs.reduceBucketBytes, plan.fullBytes(g));
+        if (!policy.shardParams) out.bucketBytes = std::min(s.knobs.reduceBucketBytes, plan.fullBytes(g));
         out.peakBytes = states.perRank.tier(Tier::Device) + out.gatheredBytes + out.gradFullBytes + out.bucketBytes;
         out.atPeak = states.perRank;
         out.atPeak.at(Category::ParamFull, Tier::Device) += out.gatheredBytes;
@@ -332,7 +329,7 @@ PeakPrediction predictPeak(const Scenario& s) {
     // by unit in the replay, so they start out of the base.
     ByteTable base;
     for (Category c : kAllCategories) base.at(c, Tier::Device) = states.perRank.at(c, Tier::Device);
-    if (detail::keepsParamsGathered(s)) base.at(Category::ParamFull, Tier::Device) -= plan.fullBytes(p);
+    if (policy.keepsParamsGathered) base.at(Category::ParamFull, Tier::Device) -= plan.fullBytes(p);
     Replay replay(base);
     StepModel m(s, plan, replay);
     m.p = p;
@@ -341,19 +338,16 @@ PeakPrediction predictPeak(const Scenario& s) {
     m.ranks = static_cast<std::uint64_t>(s.ranks);
     m.shards = plan.shards;
     m.replicas = m.ranks / m.shards;
-    m.shardParams = detail::shardsParams(s.strategy);
-    m.shardGrads = shardsGrads(s.strategy);
-    m.shardOptimizer = s.strategy != Strategy::Ddp;
-    m.bucketed = !m.shardParams;
-    const bool fsdp = detail::isFsdp(s.strategy);
-    m.reduceEveryMicro = s.strategy == Strategy::Zero2 || s.strategy == Strategy::Zero3 ||
-                         (fsdp && !(s.knobs.noSync && s.knobs.gradAccumSteps > 1));
-    m.reshardAfterForward = detail::reshardsAfterForward(s);
+    m.shardParams = policy.shardParams;
+    m.shardGrads = policy.shardGrads;
+    m.shardOptimizer = policy.shardOptimizer;
+    m.bucketed = policy.bucketedReduce;
+    m.reduceEveryMicro = policy.reduceEveryMicroStep;
+    m.reshardAfterForward = policy.reshardAfterForward;
+    m.hybrid = policy.hybrid;
     m.deterministic = s.knobs.deterministicReductions;
     m.shared = s.knobs.sharedDeviceCollectives;
-    std::uint64_t window = 1 + static_cast<std::uint64_t>(std::max(0, s.knobs.prefetchDepth));
-    if (fsdp) window = std::min<std::uint64_t>(window, static_cast<std::uint64_t>(std::max(1, s.knobs.maxInflightAllGathers)));
-    m.window = window;
+    m.window = static_cast<std::uint64_t>(policy.gatherWindow);
     m.gathered.assign(plan.units.size(), false);
     const GptShape& shape = *s.shape;
     const ActivationBreakdown acts = activationBreakdown(shape, s.activations);
@@ -365,13 +359,13 @@ PeakPrediction predictPeak(const Scenario& s) {
     m.blockFull = acts.blockFull;
     m.checkpointing = s.activations.checkpointing;
     if (m.bucketed && m.ranks > 1) {
-        std::vector<UnitRange> backward, forward;
+        std::vector<plan::UnitRange> backward, forward;
         for (std::size_t u = plan.units.size(); u-- > 0;)
             backward.push_back({static_cast<std::int32_t>(u), m.shardOptimizer ? m.shardOf(u) : plan.units[u].params});
-        m.reducePlan = planBuckets(backward, bucketCapacity(s.knobs.reduceBucketBytes, g, m.shardOptimizer ? m.shards : 1));
+        m.reducePlan = plan::planBuckets(backward, plan::bucketCapacity(s.knobs.reduceBucketBytes, g, m.shardOptimizer ? m.shards : 1));
         if (m.shardOptimizer) {
             for (std::size_t u = 0; u < plan.units.size(); ++u) forward.push_back({static_cast<std::int32_t>(u), m.shardOf(u)});
-            m.gatherPlan = planBuckets(forward, bucketCapacity(s.knobs.allGatherBucketBytes, p, m.shards));
+            m.gatherPlan = plan::planBuckets(forward, plan::bucketCapacity(s.knobs.allGatherBucketBytes, p, m.shards));
         }
     }
     m.run();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/policy.h"
 #include "theory/estimate.h"
 
 namespace shardscope::theory::detail {
@@ -39,11 +40,7 @@ struct ShardPlan {
 
 ShardPlan makePlan(const Scenario& s);
 
-bool shardsParams(Strategy s);       // ZeRO-3 and every FSDP flavour
-bool isFsdp(Strategy s);
-// Params are all-gathered before forward and again before backward (resharded in between).
-bool reshardsAfterForward(const Scenario& s);
-// Full params stay gathered from forward to backward (SHARD_GRAD_OP, reshard_after_forward=false).
-bool keepsParamsGathered(const Scenario& s);
+// What the scenario's strategy does with its knobs (the one classification, plan/policy.h).
+inline plan::Policy policyOf(const Scenario& s) { return plan::policyFor(s.strategy, s.knobs); }
 
 } // namespace shardscope::theory::detail

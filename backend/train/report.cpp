@@ -13,9 +13,6 @@ namespace shardscope::train {
 
 namespace {
 
-// CollectiveOp index → theory's name (CollectiveOp::None is index 0).
-constexpr std::array<const char*, 5> kOpNames = {"none", "all_gather", "reduce_scatter", "all_reduce", "broadcast"};
-
 template <class T> void put(std::string& out, const T& v) { out.append(reinterpret_cast<const char*>(&v), sizeof(T)); }
 template <class T> T take(const std::string& in, std::size_t& at) {
     if (at + sizeof(T) > in.size()) throw Error(ErrorKind::Format, "rank result is truncated");
@@ -43,10 +40,10 @@ double perStep(std::uint64_t total, std::int64_t steps) {
 // Sent bytes (which 0), payload bytes (1) or calls (2) per step, by collective kind.
 report::KindValues commPerStep(const comm::CommStats& s, std::int64_t steps, int which) {
     report::KindValues out;
-    for (std::size_t op = 1; op < kOpNames.size(); ++op) {
+    for (std::size_t op = 1; op < kCollectiveOpCount; ++op) { // 0 is CollectiveOp::None
         if (s.calls[op] == 0) continue;
         const std::uint64_t v = which == 0 ? s.sentBytes[op] : which == 1 ? s.payloadBytes[op] : s.calls[op];
-        out.emplace_back(kOpNames[op], perStep(v, steps));
+        out.emplace_back(std::string(collectiveOpName(static_cast<CollectiveOp>(op))), perStep(v, steps));
     }
     return out;
 }
@@ -227,7 +224,7 @@ report::RunReport makeReport(const RunOutcome& o) {
     t.peakPhase = peak.peakPhase;
     t.activationPeakBytes = peak.activationBytes;
     for (const theory::CommVolume& v : comm.byKind) {
-        const std::string k(theory::collectiveName(v.kind));
+        const std::string k(collectiveOpName(v.kind));
         t.commBytesPerStep.emplace_back(k, static_cast<double>(v.sentBytes));
         t.commPayloadBytesPerStep.emplace_back(k, static_cast<double>(v.payloadBytes));
         t.commCallsPerStep.emplace_back(k, static_cast<double>(v.calls));

@@ -1,7 +1,8 @@
 // Our collectives against raw MPI in the same job, side by side (run under mpirun -np N).
 // For each size: busbw of MPI_Allgather vs Communicator::allGather and of
 // MPI_Reduce_scatter_block vs Communicator::reduceScatter, and the ratio ours / raw
-// (goal ≥ 0.9); also the prefetch path (startAllGather + finishAllGather) against raw. busbw follows nccl-tests: algbw = size / time, busbw = algbw × (N−1)/N.
+// (goal ≥ 0.9); also the prefetch path (startAllGather + finishAllGather) against raw. busbw
+// follows nccl-tests (plan/collective.h): algbw = size / time, busbw = algbw × the kind's factor.
 // Each timing is the slowest rank's (MPI_MAX), the median over the repetitions.
 #include <mpi.h>
 
@@ -14,6 +15,7 @@
 #include "core/ledger.h"
 #include "device/cpu_device.h"
 #include "device/device.h"
+#include "plan/collective.h"
 
 using namespace shardscope;
 
@@ -34,8 +36,8 @@ double medianSeconds(const std::function<void()>& op, int reps) {
     return times[times.size() / 2];
 }
 
-double busbwGBs(std::size_t bytes, double seconds, int n) {
-    return static_cast<double>(bytes) / seconds * (n - 1) / n / 1e9;
+double busbwGBs(CollectiveOp op, std::size_t bytes, double seconds, int n) {
+    return plan::busBandwidth(op, bytes, seconds, n) / 1e9;
 }
 
 } // namespace
@@ -74,10 +76,11 @@ int main(int argc, char** argv) {
         }, reps);
         if (mpi.worldRank() == 0) {
             const std::size_t bytes = count * 4 * static_cast<std::size_t>(n);
+            constexpr CollectiveOp ag = CollectiveOp::AllGather, rs = CollectiveOp::ReduceScatter;
             std::printf("%7zu MiB  %12.3f %12.3f %7.3f  %12.3f %7.3f  %12.3f %12.3f %7.3f\n", mib,
-                        busbwGBs(bytes, agRaw, n), busbwGBs(bytes, agOurs, n), agRaw / agOurs,
-                        busbwGBs(bytes, agStarted, n), agRaw / agStarted,
-                        busbwGBs(bytes, rsRaw, n), busbwGBs(bytes, rsOurs, n), rsRaw / rsOurs);
+                        busbwGBs(ag, bytes, agRaw, n), busbwGBs(ag, bytes, agOurs, n), agRaw / agOurs,
+                        busbwGBs(ag, bytes, agStarted, n), agRaw / agStarted,
+                        busbwGBs(rs, bytes, rsRaw, n), busbwGBs(rs, bytes, rsOurs, n), rsRaw / rsOurs);
         }
     }
     return 0;

@@ -109,13 +109,12 @@ JobResult runJob(std::vector<std::string> flags, std::int64_t steps = 3) {
     for (comm::Communicator* c : groups.distinct()) stats.add(c->stats());
     const theory::CommPerStep theoryComm = theory::commPerStep(scenario);
     std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> measured, predicted; // payload, sent
-    const char* names[] = {"none", "all_gather", "reduce_scatter", "all_reduce", "broadcast"};
-    for (std::size_t op = 1; op < 5; ++op)
+    for (std::size_t op = 1; op < kCollectiveOpCount; ++op) // 0 is CollectiveOp::None
         if (stats.calls[op] > 0)
-            measured[names[op]] = {stats.payloadBytes[op] / static_cast<std::uint64_t>(steps),
+            measured[std::string(collectiveOpName(static_cast<CollectiveOp>(op)))] = {stats.payloadBytes[op] / static_cast<std::uint64_t>(steps),
                                    stats.sentBytes[op] / static_cast<std::uint64_t>(steps)};
     for (const auto& v : theoryComm.byKind)
-        predicted[std::string(theory::collectiveName(v.kind))] = {v.payloadBytes, v.sentBytes};
+        predicted[std::string(collectiveOpName(v.kind))] = {v.payloadBytes, v.sentBytes};
     EXPECT_EQ(measured.size(), predicted.size()) << label;
     for (const auto& [kind, pv] : predicted) {
         const auto& mv = measured[kind];
@@ -127,10 +126,11 @@ JobResult runJob(std::vector<std::string> flags, std::int64_t steps = 3) {
     // The dry run of this rank called the same collectives with the same payloads.
     const predict::StepPrediction dry = predict::predictStep(scenario, gRank);
     const auto k = static_cast<std::uint64_t>(steps);
-    for (std::size_t op = 1; op < 5; ++op) {
-        EXPECT_EQ(stats.calls[op], dry.comm.calls[op] * k) << label << names[op] << " calls";
-        EXPECT_EQ(stats.payloadBytes[op], dry.comm.payloadBytes[op] * k) << label << names[op] << " payload";
-        EXPECT_EQ(stats.sentBytes[op], dry.comm.sentBytes[op] * k) << label << names[op] << " sent";
+    for (std::size_t op = 1; op < kCollectiveOpCount; ++op) {
+        const std::string_view name = collectiveOpName(static_cast<CollectiveOp>(op));
+        EXPECT_EQ(stats.calls[op], dry.comm.calls[op] * k) << label << name << " calls";
+        EXPECT_EQ(stats.payloadBytes[op], dry.comm.payloadBytes[op] * k) << label << name << " payload";
+        EXPECT_EQ(stats.sentBytes[op], dry.comm.sentBytes[op] * k) << label << name << " sent";
     }
     return out;
 }

@@ -1,4 +1,5 @@
-// Units, flat-parameter layouts and presets: the contract with theory::unitParams.
+// Presets and unit initialisation over plan's unit layouts (plan/units.h; the layouts' own
+// tests are plan_shape_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +12,7 @@
 namespace shardscope {
 namespace {
 
-TEST(modelLayout, UnitsMatchTheoryElementCountsAndOrder) {
+TEST(modelLayout, PresetUnitsMatchPlanElementCountsAndOrder) {
     for (const runconfig::ModelPreset& p : runconfig::modelPresets()) {
         const auto layouts = model::unitLayouts(p.shape);
         const auto expected = theory::unitParams(p.shape);
@@ -24,38 +25,6 @@ TEST(modelLayout, UnitsMatchTheoryElementCountsAndOrder) {
         }
         EXPECT_EQ(total, theory::paramCount(p.shape)) << p.name;
     }
-}
-
-TEST(modelLayout, SlotsAreContiguousAndQueryable) {
-    const theory::GptShape shape{2, 8, 2, 11, 5};
-    const auto units = model::unitLayouts(shape);
-    for (const auto& unit : units) {
-        std::uint64_t next = 0;
-        for (const auto& s : unit.slots()) {
-            EXPECT_EQ(s.offset, next) << unit.name() << " " << s.name;
-            next += s.elements();
-        }
-        EXPECT_EQ(next, unit.elements());
-    }
-    const auto& block = units[1];
-    EXPECT_EQ(block.slot("attn.qkv.weight").rows, 8);
-    EXPECT_EQ(block.slot("attn.qkv.weight").cols, 24);
-    EXPECT_EQ(block.slot("mlp.proj.weight").rows, 32);
-    EXPECT_TRUE(block.slot("mlp.fc.weight").decay);
-    EXPECT_FALSE(block.slot("ln2.bias").decay);
-    EXPECT_EQ(units.back().slot("lm_head.weight").offset, 16u); // after ln_f weight and bias
-    EXPECT_THROW(block.slot("no.such.tensor"), std::exception);
-}
-
-TEST(modelLayout, PaddingToShardCount) {
-    const theory::GptShape shape{2, 8, 2, 11, 5};
-    const auto units = model::unitLayouts(shape);
-    const std::uint64_t head = units.back().elements(); // 2·8 + 11·8 = 104
-    ASSERT_EQ(head, 104u);
-    EXPECT_EQ(units.back().paddedElements(1), 104u);
-    EXPECT_EQ(units.back().paddedElements(3), 105u);
-    EXPECT_EQ(units.back().shardElements(3), 35u);
-    EXPECT_EQ(units.back().paddedElements(8), 104u);
 }
 
 TEST(modelPresets, ExactParameterCountsAndSizes) {

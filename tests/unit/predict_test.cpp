@@ -12,7 +12,7 @@
 
 #include "runconfig/presets.h"
 #include "predict/predict.h"
-#include "theory/buckets.h"
+#include "plan/buckets.h"
 #include "theory/estimate.h"
 #include "theory/shape.h"
 
@@ -155,7 +155,7 @@ TEST(predictDryRun, RecordsTheCollectives) {
     EXPECT_EQ(gathered, step.comm.payloadBytes[static_cast<std::size_t>(CollectiveOp::AllGather)]);
 }
 
-// The bucket plan the dry run records is theory/buckets.h's cut of the units: DDP all-reduces
+// The bucket plan the dry run records is plan/buckets.h's cut of the units: DDP all-reduces
 // whole units, ZeRO-1/2 reduce-scatter and all-gather shards, in bucket order.
 std::vector<std::uint64_t> payloads(const predict::StepPrediction& p, CollectiveOp op) {
     std::vector<std::uint64_t> out;
@@ -167,7 +167,7 @@ std::vector<std::uint64_t> payloads(const predict::StepPrediction& p, Collective
 std::vector<std::uint64_t> planned(const Scenario& s, bool backward, bool shards, std::uint64_t bucketBytes) {
     const auto units = theory::unitParams(*s.shape);
     const auto n = static_cast<std::uint64_t>(s.ranks);
-    std::vector<theory::UnitRange> ranges;
+    std::vector<plan::UnitRange> ranges;
     for (std::size_t i = 0; i < units.size(); ++i) {
         const std::size_t u = backward ? units.size() - 1 - i : i;
         const std::uint64_t length = shards ? theory::paddedElements(units[u].params, n) / n : units[u].params;
@@ -175,7 +175,7 @@ std::vector<std::uint64_t> planned(const Scenario& s, bool backward, bool shards
     }
     const std::uint64_t eb = 2; // bf16 params and grads
     std::vector<std::uint64_t> out;
-    for (const theory::Bucket& b : theory::planBuckets(ranges, theory::bucketCapacity(bucketBytes, eb, shards ? n : 1)))
+    for (const plan::Bucket& b : plan::planBuckets(ranges, plan::bucketCapacity(bucketBytes, eb, shards ? n : 1)))
         out.push_back(b.count * eb * (shards ? n : 1));
     return out;
 }

@@ -1,6 +1,6 @@
-// Strategies on one rank (self communicator) and their building blocks: the bucket planner
-// shared with the theory engine, the policies, and the one-rank equivalence of every strategy
-// (the multi-rank parity runs under mpirun: tests/mpi/strategy_mpi_test.cpp).
+// Strategies on one rank (self communicator): the one-rank equivalence of every strategy (the
+// multi-rank parity runs under mpirun: tests/mpi/strategy_mpi_test.cpp; the bucket planner and
+// the policies they share with the theory engine are tested in plan_test.cpp).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -13,9 +13,7 @@
 #include "model/data.h"
 #include "predict/predict.h"
 #include "runconfig/presets.h"
-#include "strategy/policy.h"
 #include "strategy/sharding.h"
-#include "theory/buckets.h"
 #include "theory/estimate.h"
 #include "train/trainer.h"
 
@@ -23,48 +21,6 @@ namespace shardscope {
 namespace {
 
 using theory::Strategy;
-
-TEST(strategyBuckets, PiecesFillBucketsInOrderAndSplitLargeUnits) {
-    const std::vector<theory::UnitRange> ranges = {{3, 5}, {2, 12}, {1, 1}, {0, 4}};
-    const auto plan = theory::planBuckets(ranges, 8);
-    ASSERT_EQ(plan.size(), 3u);
-    EXPECT_EQ(plan[0].count, 8u);
-    ASSERT_EQ(plan[0].pieces.size(), 2u);
-    EXPECT_EQ(plan[0].pieces[1].unit, 2);
-    EXPECT_EQ(plan[0].pieces[1].offset, 0u);
-    EXPECT_EQ(plan[0].pieces[1].length, 3u);
-    EXPECT_EQ(plan[1].count, 8u);
-    EXPECT_EQ(plan[1].pieces[0].offset, 3u);
-    EXPECT_EQ(plan[1].pieces[0].length, 8u);
-    EXPECT_EQ(plan[2].count, 6u); // 1 of unit 2, 1 of unit 1, 4 of unit 0
-    std::uint64_t total = 0;
-    for (const auto& b : plan) total += b.count;
-    EXPECT_EQ(total, 22u);
-    EXPECT_EQ(theory::bucketCapacity(25u << 20, 2, 4), (25u << 20) / 8);
-    EXPECT_EQ(theory::bucketCapacity(3, 2, 4), 1u) << "at least one element";
-}
-
-TEST(strategyPolicy, EachStrategyShardsWhatTheZeroPaperSays) {
-    const theory::Knobs k;
-    EXPECT_FALSE(strategy::policyFor(Strategy::Ddp, k).shardOptimizer);
-    const auto z1 = strategy::policyFor(Strategy::Zero1, k);
-    EXPECT_TRUE(z1.shardOptimizer && !z1.shardGrads && !z1.shardParams);
-    const auto z2 = strategy::policyFor(Strategy::Zero2, k);
-    EXPECT_TRUE(z2.shardGrads && !z2.shardParams && z2.reduceEveryMicroStep);
-    const auto z3 = strategy::policyFor(Strategy::Zero3, k);
-    EXPECT_TRUE(z3.shardParams && z3.reshardAfterForward);
-    EXPECT_EQ(z3.gatherWindow, 2);
-    theory::Knobs fsdp;
-    fsdp.prefetchDepth = 4;
-    fsdp.maxInflightAllGathers = 3;
-    EXPECT_EQ(strategy::policyFor(Strategy::FsdpFullShard, fsdp).gatherWindow, 3) << "limit_all_gathers";
-    EXPECT_EQ(strategy::policyFor(Strategy::Zero3, fsdp).gatherWindow, 5);
-    EXPECT_FALSE(strategy::policyFor(Strategy::FsdpShardGradOp, k).reshardAfterForward);
-    fsdp.noSync = true;
-    fsdp.gradAccumSteps = 2;
-    EXPECT_FALSE(strategy::policyFor(Strategy::FsdpFullShard, fsdp).reduceEveryMicroStep);
-    EXPECT_TRUE(strategy::policyFor(Strategy::Zero3, fsdp).reduceEveryMicroStep) << "ZeRO-3 has no no_sync";
-}
 
 struct OneRank {
     std::vector<double> losses;

@@ -1,12 +1,13 @@
 // Communication volume per rank per step: ZeRO paper §7 (DDP ≈ 2Ψ, ZeRO-1/2 ≈ 2Ψ, ZeRO-3 ≈ 3Ψ)
-// with nccl-tests' ring factors, SHARD_GRAD_OP's single all-gather and HYBRID_SHARD's
-// cross-group all-reduce.
+// with nccl-tests' ring factors (plan_test.cpp tests the factors themselves), SHARD_GRAD_OP's
+// single all-gather and HYBRID_SHARD's cross-group all-reduce.
 #include <gtest/gtest.h>
 
 #include "theory/estimate.h"
 
 namespace {
 
+using namespace shardscope;
 using namespace shardscope::theory;
 
 constexpr std::uint64_t kPsi = 1'000'000'000;
@@ -19,26 +20,17 @@ Scenario bare(Strategy strategy, int ranks) {
     return s;
 }
 
-const CommVolume* find(const CommPerStep& c, CollectiveKind k) {
+const CommVolume* find(const CommPerStep& c, CollectiveOp k) {
     for (const auto& v : c.byKind)
         if (v.kind == k) return &v;
     return nullptr;
-}
-
-TEST(theoryComm, BusBandwidthFactorsAreNcclTests) {
-    EXPECT_DOUBLE_EQ(busBandwidthFactor(CollectiveKind::AllReduce, 8), 2.0 * 7 / 8);
-    EXPECT_DOUBLE_EQ(busBandwidthFactor(CollectiveKind::AllGather, 8), 7.0 / 8);
-    EXPECT_DOUBLE_EQ(busBandwidthFactor(CollectiveKind::ReduceScatter, 4), 3.0 / 4);
-    EXPECT_DOUBLE_EQ(busBandwidthFactor(CollectiveKind::Broadcast, 8), 1.0);
-    EXPECT_DOUBLE_EQ(busBandwidthFactor(CollectiveKind::AllReduce, 1), 0.0);
-    EXPECT_EQ(collectiveName(CollectiveKind::ReduceScatter), "reduce_scatter");
 }
 
 TEST(theoryComm, DdpAllReducesGradientsOnce) {
     const CommPerStep c = commPerStep(bare(Strategy::Ddp, 8));
     ASSERT_EQ(c.byKind.size(), 1u);
     const CommVolume& ar = c.byKind[0];
-    EXPECT_EQ(ar.kind, CollectiveKind::AllReduce);
+    EXPECT_EQ(ar.kind, CollectiveOp::AllReduce);
     EXPECT_EQ(ar.payloadBytes, 2 * kPsi);
     EXPECT_EQ(ar.sentBytes, 2 * 2 * kPsi * 7 / 8);
     EXPECT_EQ(ar.calls, static_cast<int>((2 * kPsi + (25u << 20) - 1) / (25u << 20)));
@@ -48,19 +40,19 @@ TEST(theoryComm, DdpAllReducesGradientsOnce) {
 TEST(theoryComm, Zero1And2ReduceScatterPlusAllGather) {
     for (Strategy st : {Strategy::Zero1, Strategy::Zero2}) {
         const CommPerStep c = commPerStep(bare(st, 8));
-        ASSERT_NE(find(c, CollectiveKind::ReduceScatter), nullptr);
-        ASSERT_NE(find(c, CollectiveKind::AllGather), nullptr);
-        EXPECT_EQ(find(c, CollectiveKind::ReduceScatter)->sentBytes, 2 * kPsi * 7 / 8);
-        EXPECT_EQ(find(c, CollectiveKind::AllGather)->sentBytes, 2 * kPsi * 7 / 8);
+        ASSERT_NE(find(c, CollectiveOp::ReduceScatter), nullptr);
+        ASSERT_NE(find(c, CollectiveOp::AllGather), nullptr);
+        EXPECT_EQ(find(c, CollectiveOp::ReduceScatter)->sentBytes, 2 * kPsi * 7 / 8);
+        EXPECT_EQ(find(c, CollectiveOp::AllGather)->sentBytes, 2 * kPsi * 7 / 8);
         EXPECT_DOUBLE_EQ(c.psiEquivalents, 2.0 * 7 / 8);
     }
 }
 
 TEST(theoryComm, Zero3GathersTwiceAndApproaches3Psi) {
     const CommPerStep c = commPerStep(bare(Strategy::Zero3, 8));
-    EXPECT_EQ(find(c, CollectiveKind::AllGather)->payloadBytes, 2 * 2 * kPsi);
-    EXPECT_EQ(find(c, CollectiveKind::AllGather)->calls, 2);
-    EXPECT_EQ(find(c, CollectiveKind::ReduceScatter)->payloadBytes, 2 * kPsi);
+    EXPECT_EQ(find(c, CollectiveOp::AllGather)->payloadBytes, 2 * 2 * kPsi);
+    EXPECT_EQ(find(c, CollectiveOp::AllGather)->calls, 2);
+    EXPECT_EQ(find(c, CollectiveOp::ReduceScatter)->payloadBytes, 2 * kPsi);
     EXPECT_DOUBLE_EQ(c.psiEquivalents, 3.0 * 7 / 8);
     Scenario big = bare(Strategy::FsdpFullShard, 1024);
     EXPECT_NEAR(commPerStep(big).psiEquivalents, 3.0, 0.003);
@@ -77,9 +69,9 @@ TEST(theoryComm, HybridAllReducesTheShardAcrossGroups) {
     Scenario s = bare(Strategy::FsdpHybridShard, 8);
     s.knobs.hybridGroupSize = 4; // 2 replicas of a 4-way shard
     const CommPerStep c = commPerStep(s);
-    EXPECT_EQ(find(c, CollectiveKind::AllGather)->sentBytes, 2 * 2 * kPsi * 3 / 4);
-    EXPECT_EQ(find(c, CollectiveKind::ReduceScatter)->sentBytes, 2 * kPsi * 3 / 4);
-    const CommVolume* ar = find(c, CollectiveKind::AllReduce);
+    EXPECT_EQ(find(c, CollectiveOp::AllGather)->sentBytes, 2 * 2 * kPsi * 3 / 4);
+    EXPECT_EQ(find(c, CollectiveOp::ReduceScatter)->sentBytes, 2 * kPsi * 3 / 4);
+    const CommVolume* ar = find(c, CollectiveOp::AllReduce);
     ASSERT_NE(ar, nullptr);
     EXPECT_EQ(ar->payloadBytes, 2 * kPsi / 4);
     EXPECT_EQ(ar->sentBytes, 2 * (2 * kPsi / 4) * 1 / 2);
@@ -98,12 +90,12 @@ TEST(theoryComm, GradientAccumulationRepeatsGathersPerMicroStep) {
     Scenario s = bare(Strategy::Zero3, 8);
     s.knobs.gradAccumSteps = 4;
     const CommPerStep c = commPerStep(s);
-    EXPECT_EQ(find(c, CollectiveKind::AllGather)->payloadBytes, 4 * 2 * 2 * kPsi);
-    EXPECT_EQ(find(c, CollectiveKind::ReduceScatter)->payloadBytes, 4 * 2 * kPsi);
+    EXPECT_EQ(find(c, CollectiveOp::AllGather)->payloadBytes, 4 * 2 * 2 * kPsi);
+    EXPECT_EQ(find(c, CollectiveOp::ReduceScatter)->payloadBytes, 4 * 2 * kPsi);
     Scenario fsdp = bare(Strategy::FsdpFullShard, 8);
     fsdp.knobs.gradAccumSteps = 4;
     fsdp.knobs.noSync = true; // accumulate unsharded, reduce once
-    EXPECT_EQ(find(commPerStep(fsdp), CollectiveKind::ReduceScatter)->payloadBytes, 2 * kPsi);
+    EXPECT_EQ(find(commPerStep(fsdp), CollectiveOp::ReduceScatter)->payloadBytes, 2 * kPsi);
 }
 
 TEST(theoryComm, ShapedUnitsCallOncePerUnitPerPass) {
@@ -112,9 +104,9 @@ TEST(theoryComm, ShapedUnitsCallOncePerUnitPerPass) {
     s.shape = GptShape{4, 64, 4, 1000, 128};
     s.ranks = 8;
     const CommPerStep c = commPerStep(s);
-    EXPECT_EQ(find(c, CollectiveKind::AllGather)->calls, 2 * 6);
-    EXPECT_EQ(find(c, CollectiveKind::ReduceScatter)->calls, 6);
-    EXPECT_EQ(find(c, CollectiveKind::AllGather)->payloadBytes, 2 * 2 * modelStates(s).paddedParamCount);
+    EXPECT_EQ(find(c, CollectiveOp::AllGather)->calls, 2 * 6);
+    EXPECT_EQ(find(c, CollectiveOp::ReduceScatter)->calls, 6);
+    EXPECT_EQ(find(c, CollectiveOp::AllGather)->payloadBytes, 2 * 2 * modelStates(s).paddedParamCount);
 }
 
 } // namespace

@@ -1,11 +1,12 @@
-// GPT shapes and their sharding units (shape.h).
-#include "theory/shape.h"
+// GPT shapes: parameter count, padding, validation (shape.h).
+#include "plan/shape.h"
 
 #include <limits>
 
 #include "core/error.h"
+#include "plan/units.h"
 
-namespace shardscope::theory {
+namespace shardscope::plan {
 
 namespace {
 
@@ -34,21 +35,6 @@ void requirePositive(std::int64_t value, const char* field) {
 }
 
 } // namespace
-
-std::vector<UnitParams> unitParams(const GptShape& shape) {
-    const auto d = static_cast<std::uint64_t>(shape.dModel);
-    const auto v = static_cast<std::uint64_t>(shape.vocab);
-    const auto t = static_cast<std::uint64_t>(shape.seqLen);
-    std::vector<UnitParams> units;
-    units.reserve(static_cast<std::size_t>(shape.layers) + 2);
-    units.push_back({"embedding", v * d + t * d}); // token table + learned positions
-    // ln1 (2d) + qkv (3d²+3d) + attn proj (d²+d) + ln2 (2d) + fc (4d²+4d) + fc_proj (4d²+d)
-    const std::uint64_t block = 12 * d * d + 13 * d;
-    for (std::int64_t l = 0; l < shape.layers; ++l)
-        units.push_back({"block" + std::to_string(l), block});
-    units.push_back({"head", 2 * d + v * d}); // final LN + untied LM head (no bias)
-    return units;
-}
 
 std::uint64_t paramCount(const GptShape& shape) {
     std::uint64_t total = 0;
@@ -89,4 +75,4 @@ void validate(const GptShape& shape) {
                      " parameters is too large (at most 2^53)");
 }
 
-} // namespace shardscope::theory
+} // namespace shardscope::plan

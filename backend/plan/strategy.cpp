@@ -1,14 +1,14 @@
-// Strategy / precision names and per-element byte counts (policy.h).
-#include "theory/policy.h"
+// Strategy / precision names and per-element byte counts (strategy.h).
+#include "plan/strategy.h"
 
 #include <algorithm>
 #include <array>
 
-namespace shardscope::theory {
+namespace shardscope::plan {
 
 namespace {
 
-constexpr std::array<std::pair<Strategy, std::string_view>, 7> kStrategyNames = {{
+constexpr std::array<std::pair<Strategy, std::string_view>, kStrategyCount> kStrategyNames = {{
     {Strategy::Ddp, "ddp"},
     {Strategy::Zero1, "zero1"},
     {Strategy::Zero2, "zero2"},
@@ -17,6 +17,7 @@ constexpr std::array<std::pair<Strategy, std::string_view>, 7> kStrategyNames = 
     {Strategy::FsdpShardGradOp, "fsdp_grad_op"},
     {Strategy::FsdpHybridShard, "fsdp_hybrid"},
 }};
+static_assert(kStrategyNames.back().first == Strategy::FsdpHybridShard, "one name per strategy, in order");
 
 constexpr std::array<std::pair<PrecisionKind, std::string_view>, 4> kPrecisionNames = {{
     {PrecisionKind::MixedBf16, "bf16"},
@@ -97,4 +98,4 @@ std::uint32_t Precision::optimizerBytes() const {
     return masterBytes() + adamMBytes() + adamVBytes();
 }
 
-} // namespace shardscope::theory
+} // namespace shardscope::plan

@@ -1,8 +1,8 @@
-#include "theory/buckets.h"
+#include "plan/buckets.h"
 
 #include <algorithm>
 
-namespace shardscope::theory {
+namespace shardscope::plan {
 
 std::uint64_t bucketCapacity(std::uint64_t bucketBytes, std::uint64_t elementBytes, std::uint64_t slots) {
     const std::uint64_t perElement = std::max<std::uint64_t>(1, elementBytes * std::max<std::uint64_t>(1, slots));
@@ -30,4 +30,4 @@ std::vector<Bucket> planBuckets(std::span<const UnitRange> ranges, std::uint64_t
     return out;
 }
 
-} // namespace shardscope::theory
+} // namespace shardscope::plan

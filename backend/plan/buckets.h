@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-namespace shardscope::theory {
+namespace shardscope::plan {
 
 struct BucketPiece {
     std::int32_t unit = 0;
@@ -34,4 +34,4 @@ std::uint64_t bucketCapacity(std::uint64_t bucketBytes, std::uint64_t elementByt
 
 std::vector<Bucket> planBuckets(std::span<const UnitRange> ranges, std::uint64_t capacity);
 
-} // namespace shardscope::theory
+} // namespace shardscope::plan

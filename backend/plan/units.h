@@ -1,0 +1,54 @@
+#pragma once
+// Sharding units and their flat-parameter layout (FSDP's FlatParameter): every unit's tensors
+// live back to back in one contiguous buffer, in a fixed order, so a shard is a plain slice.
+//
+// Note: this is the one list of units. unitParams() (shape.h) counts the slots of
+// unitLayouts(), so the theory engine's element counts and backend/model's allocations cannot
+// drift apart. Weights are stored [in × out] row-major (GPT-2's Conv1D layout: y = x·W + b).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plan/shape.h"
+
+namespace shardscope::plan {
+
+enum class UnitKind : std::uint8_t { Embedding, Block, Head };
+
+struct TensorSlot {
+    std::string name;          // e.g. "attn.qkv.weight"
+    std::uint64_t offset = 0;  // elements from the start of the unit's flat buffer
+    std::int64_t rows = 1;     // [rows × cols]; vectors have rows = 1
+    std::int64_t cols = 0;
+    bool decay = false;        // AdamW weight decay applies (matrices, not biases/LayerNorm)
+    std::uint64_t elements() const { return static_cast<std::uint64_t>(rows * cols); }
+};
+
+class UnitLayout {
+public:
+    UnitLayout(std::string name, UnitKind kind, std::vector<TensorSlot> slots);
+
+    const std::string& name() const { return name_; }
+    UnitKind kind() const { return kind_; }
+    const std::vector<TensorSlot>& slots() const { return slots_; }
+    std::uint64_t elements() const { return elements_; } // before padding
+    // Elements padded to a multiple of `shards` so every rank's shard has the same size.
+    std::uint64_t paddedElements(std::uint64_t shards) const;
+    std::uint64_t shardElements(std::uint64_t shards) const { return paddedElements(shards) / shards; }
+    const TensorSlot& slot(std::string_view name) const; // throws Error(Internal) if absent
+
+private:
+    std::string name_;
+    UnitKind kind_;
+    std::vector<TensorSlot> slots_;
+    std::uint64_t elements_ = 0;
+};
+
+// [embedding, block0 … block{L−1}, head]:
+// embedding: wte (vocab × d) + wpe (seqLen × d)
+// block:     ln1 2d, qkv 3d²+3d, proj d²+d, ln2 2d, fc 4d²+4d, fc_proj 4d²+d  = 12d² + 13d
+// head:      final LN 2d + untied LM head d × vocab (no bias)
+std::vector<UnitLayout> unitLayouts(const GptShape& shape);
+
+} // namespace shardscope::plan
