@@ -39,4 +39,4 @@ format:
 	@git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
 
 clean:
-	rm -rf build build-asan build-worker
+	rm -rf build build-asan build-debug build-worker

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU backend's check on a machine with one GPU (issue 7). Needs CMake >= 3.25, ninja, a C++20
+# The GPU backend's check on a machine with one GPU. Needs CMake >= 3.25, ninja, a C++20
 # compiler, the CUDA toolkit and python3 (PyTorch optional); Qt, OpenMPI, OpenBLAS, GoogleTest and
 # nlohmann_json are NOT needed (GUI and MPI are off; the others fall back to third_party/ and the
 # built-in GEMM). No network is used. Budget: under 5 minutes on an H200 with 16 cores, build included.

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "plan/shape.h"
+#include "runconfig/presets.h"
 #include "runconfig/problems.h"
 #include "runconfig/run_config.h"
 
@@ -265,6 +267,15 @@ TEST(runConfig, PresetsAreEveryEntryOfModelsJson) {
         EXPECT_NO_THROW(runconfig::parseRunConfig(
             std::vector<std::string>{"--model", p.name, "--strategy", "zero3", "--steps", "1"}, 2))
             << p.name;
+}
+
+// The parameter counts models.json's comment promises (no unit divisible by 3 or 4 is checked
+// by the layout tests); a changed shape must change the comment too.
+TEST(runConfig, PresetParameterCountsAreTheDocumentedOnes) {
+    EXPECT_EQ(plan::paramCount(runconfig::modelPreset("tiny").shape), 71'900u);
+    EXPECT_EQ(plan::paramCount(runconfig::modelPreset("small").shape), 3'300'000u);
+    EXPECT_EQ(plan::paramCount(runconfig::modelPreset("medium").shape), 25'162'480u);
+    EXPECT_EQ(plan::paramCount(runconfig::modelPreset("gpt100m").shape), 110'926'200u);
 }
 
 } // namespace
