@@ -4,7 +4,9 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "core/error.h"
 #include "estimate_common.h"
+#include "theory/input_error.h"
 
 namespace shardscope::cli {
 
@@ -39,6 +41,26 @@ constexpr const char* kHelp =
     "\n"
     "Units: GB = 1e9 bytes, GiB = 2^30 bytes. Bad input exits with code 2.\n";
 
+// The flag through which the user gave the input theory refused.
+const char* flagOf(theory::InputField field) {
+    using theory::InputField;
+    switch (field) {
+    case InputField::Ranks: return "--ranks";
+    case InputField::Params: return "--params";
+    case InputField::ModelShape: return "--model-shape";
+    case InputField::MicroBatch: return "--micro-batch";
+    case InputField::OptimizerBytes: return "--optimizer-bytes";
+    case InputField::HybridGroup: return "--hybrid-group";
+    case InputField::OffloadParam: return "--offload-param";
+    case InputField::Knobs: return "--strategy";
+    case InputField::GpusPerNode: return "--gpus-per-node";
+    case InputField::Nodes: return "--nodes";
+    case InputField::LargestLayer: return "--largest-layer";
+    case InputField::BufferFactor: return "--deepspeed";
+    }
+    return "estimate";
+}
+
 } // namespace
 
 int cmdEstimate(std::span<const std::string> argv) {
@@ -54,8 +76,12 @@ int cmdEstimate(std::span<const std::string> argv) {
                "--micro-batch", "--deepspeed", "--largest-layer", "--gpus-per-node", "--nodes"},
               {"--json"});
     args.parse(argv);
-    if (args.has("--deepspeed")) return estimateDeepSpeed(args);
-    return estimateTheory(args);
+    try {
+        if (args.has("--deepspeed")) return estimateDeepSpeed(args);
+        return estimateTheory(args);
+    } catch (const theory::InputError& e) {
+        throwInvalid(std::string(flagOf(e.field())) + ": " + e.what());
+    }
 }
 
 } // namespace shardscope::cli

@@ -2,6 +2,7 @@
 
 #include "runconfig/run_config.h"
 #include "core/error.h"
+#include "theory/input_error.h"
 
 namespace shardscope::runconfig {
 
@@ -14,6 +15,19 @@ std::int64_t clampToInt64(std::uint64_t v) {
 void checkRange(std::vector<Problem>& out, Field field, std::int64_t value) {
     const Limit& l = limitOf(field);
     if (value < l.min || value > l.max) out.push_back({field, Code::OutOfRange, value, l.min, l.max, {}});
+}
+
+// The run-configuration field behind an input theory refused (the model preset for what the
+// configuration does not set directly: the shape, its parameter count).
+Field fieldOf(theory::InputField f, bool sharedDevice) {
+    using theory::InputField;
+    switch (f) {
+    case InputField::Ranks: return sharedDevice ? Field::SharedRanks : Field::Ranks;
+    case InputField::MicroBatch: return Field::MicroBatch;
+    case InputField::HybridGroup: return Field::HybridGroup;
+    case InputField::Knobs: return Field::Strategy;
+    default: return Field::Model;
+    }
 }
 
 } // namespace
@@ -50,8 +64,8 @@ std::vector<Problem> validate(const RunConfig& c) {
     // Everything else the theory engine checks (sizes that would overflow, …).
     try {
         theory::validate(scenarioOf(c));
-    } catch (const Error& e) {
-        out.push_back({Field::Model, Code::Theory, 0, 0, 0, e.what()});
+    } catch (const theory::InputError& e) {
+        out.push_back({fieldOf(e.field(), c.sharedDevice), Code::Theory, 0, 0, 0, e.what()});
     }
     return out;
 }
@@ -111,7 +125,7 @@ std::string describeForFlags(const Problem& p, bool sharedDevice) {
     case Code::NotForStrategy:
         return "--no-sync is an FSDP option (fsdp, fsdp_grad_op, fsdp_hybrid); DDP and ZeRO-1 always accumulate "
                "locally, ZeRO-2/3 cannot";
-    case Code::Theory: return p.text;
+    case Code::Theory: return flag + ": " + p.text;
     }
     return p.text;
 }

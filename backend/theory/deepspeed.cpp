@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "theory/input_error.h"
 
 namespace shardscope::theory {
 
@@ -20,7 +21,7 @@ constexpr double kTwoPow64 = 18446744073709551616.0;
 std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
     std::uint64_t r = 0;
     if (__builtin_mul_overflow(a, b, &r))
-        throwInvalid("--params: DeepSpeed's estimate overflows 64 bits for these values");
+        throwInput(InputField::Params, "DeepSpeed's estimate overflows 64 bits for these values");
     return r;
 }
 
@@ -36,7 +37,7 @@ double pyTrueDiv(std::uint64_t a, std::uint64_t b) {
 // Python's int(x) for the non-negative floats these formulas produce.
 std::uint64_t pyInt(double x) {
     if (!(x >= 0.0) || x >= kTwoPow64)
-        throwInvalid("--params: DeepSpeed's estimate overflows 64 bits for these values");
+        throwInput(InputField::Params, "DeepSpeed's estimate overflows 64 bits for these values");
     return static_cast<std::uint64_t>(x);
 }
 
@@ -105,18 +106,18 @@ DeepSpeedRow zero3Row(const DeepSpeedInput& in, bool cpuOffload, bool offloadPar
 } // namespace
 
 void validate(const DeepSpeedInput& in) {
-    if (in.params == 0) throwInvalid("--params must be at least 1");
+    if (in.params == 0) throwInput(InputField::Params, "the parameter count must be at least 1");
     if (in.gpusPerNode < 1)
-        throwInvalid("--gpus-per-node must be at least 1, got " + std::to_string(in.gpusPerNode));
-    if (in.nodes < 1) throwInvalid("--nodes must be at least 1, got " + std::to_string(in.nodes));
+        throwInput(InputField::GpusPerNode, "GPUs per node must be at least 1, got " + std::to_string(in.gpusPerNode));
+    if (in.nodes < 1) throwInput(InputField::Nodes, "nodes must be at least 1, got " + std::to_string(in.nodes));
     if (!std::isfinite(in.additionalBufferFactor) || in.additionalBufferFactor <= 0.0)
-        throwInvalid("additional buffer factor must be a finite positive number");
+        throwInput(InputField::BufferFactor, "additional buffer factor must be a finite positive number");
     if (static_cast<double>(in.params) > kTwoPow53)
-        throwInvalid("--params " + std::to_string(in.params) + " is too large (at most 2^53)");
+        throwInput(InputField::Params, "parameter count " + std::to_string(in.params) + " is too large (at most 2^53)");
     if (static_cast<double>(in.largestLayerParams) > static_cast<double>(in.params))
-        throwInvalid("--largest-layer " + std::to_string(in.largestLayerParams) +
-                     " exceeds --params " + std::to_string(in.params));
-    // Evaluate every row once so an overflow surfaces here, naming the flag, not mid-print.
+        throwInput(InputField::LargestLayer, "largest layer " + std::to_string(in.largestLayerParams) +
+                                                  " exceeds the parameter count " + std::to_string(in.params));
+    // Evaluate every row once so an overflow surfaces here, naming the input, not mid-print.
     (void)deepspeedZero2AllLive(in);
     (void)deepspeedZero3AllLive(in);
 }

@@ -27,9 +27,9 @@ struct DeepSpeedInput {
     double additionalBufferFactor = 1.5;
 };
 
-// Throws Error(InvalidArgument) naming the CLI flag: params 0 (--params), gpus/nodes < 1
-// (--gpus-per-node, --nodes), a buffer factor that is not finite and positive, or products
-// DeepSpeed computes that would not fit in 64 bits.
+// Throws InputError (theory/input_error.h) naming the input at fault: params 0 or above 2^53,
+// gpus/nodes < 1, a largest layer above params, a buffer factor that is not finite and
+// positive, or products DeepSpeed computes that would not fit in 64 bits.
 void validate(const DeepSpeedInput& in);
 
 // Rows in DeepSpeed's print order. ZeRO-2: offload_optimizer cpu, none.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "theory/input_error.h"
 #include "theory/shard_plan.h"
 
 namespace shardscope::theory {
@@ -109,24 +110,24 @@ const char* strategySource(Strategy s) {
     return kSrcBaseline;
 }
 
-void check(bool ok, const std::string& message) {
-    if (!ok) throwInvalid(message);
+void check(bool ok, InputField field, const std::string& message) {
+    if (!ok) throwInput(field, message);
 }
 
 void validateKnobs(const Knobs& k) {
-    check(k.reduceBucketBytes >= 1, "reduce bucket size must be at least 1 byte");
-    check(k.allGatherBucketBytes >= 1, "all-gather bucket size must be at least 1 byte");
-    check(k.prefetchDepth >= 0, "prefetch depth must be ≥ 0, got " + std::to_string(k.prefetchDepth));
-    check(k.maxInflightAllGathers >= 1, "max in-flight all-gathers must be ≥ 1, got " +
+    check(k.reduceBucketBytes >= 1, InputField::Knobs, "reduce bucket size must be at least 1 byte");
+    check(k.allGatherBucketBytes >= 1, InputField::Knobs, "all-gather bucket size must be at least 1 byte");
+    check(k.prefetchDepth >= 0, InputField::Knobs, "prefetch depth must be ≥ 0, got " + std::to_string(k.prefetchDepth));
+    check(k.maxInflightAllGathers >= 1, InputField::Knobs, "max in-flight all-gathers must be ≥ 1, got " +
                                             std::to_string(k.maxInflightAllGathers));
-    check(k.gradAccumSteps >= 1,
+    check(k.gradAccumSteps >= 1, InputField::Knobs,
           "gradient accumulation steps must be ≥ 1, got " + std::to_string(k.gradAccumSteps));
 }
 
 // Activation tensors scale with B·T·max(4d, h·T, V) per block; bound that product (× 8 tensors
 // × 4 B × (L + 2) units) so activationBreakdown never wraps.
 void validateActivations(const Scenario& s) {
-    check(s.activations.microBatch >= 1, "micro-batch (--micro-batch) must be at least 1, got " +
+    check(s.activations.microBatch >= 1, InputField::MicroBatch, "micro-batch must be at least 1, got " +
                                              std::to_string(s.activations.microBatch));
     if (!s.shape) return;
     const GptShape& g = *s.shape;
@@ -136,15 +137,19 @@ void validateActivations(const Scenario& s) {
                           __builtin_mul_overflow(r, widest, &r) ||
                           __builtin_mul_overflow(r, std::uint64_t{32}, &r) ||
                           __builtin_mul_overflow(r, static_cast<std::uint64_t>(g.layers) + 2, &r);
-    check(!overflow, "micro-batch (--micro-batch) × model shape: activation bytes overflow 64 bits");
+    check(!overflow, InputField::MicroBatch, "micro-batch × model shape: activation bytes overflow 64 bits");
 }
 
 void validateSizes(const Scenario& s) {
     if (s.shape) {
-        validate(*s.shape);
+        try {
+            validate(*s.shape);
+        } catch (const Error& e) {
+            throwInput(InputField::ModelShape, e.what());
+        }
     } else {
-        check(s.params >= 1, "parameter count (--params) must be at least 1");
-        check(s.params <= kMaxParams, "parameter count (--params) " + std::to_string(s.params) +
+        check(s.params >= 1, InputField::Params, "parameter count must be at least 1");
+        check(s.params <= kMaxParams, InputField::Params, "parameter count " + std::to_string(s.params) +
                                           " is too large (at most 2^53)");
     }
     // Padding adds up to S−1 elements per unit: bound it before anything multiplies by bytes.
@@ -156,7 +161,7 @@ void validateSizes(const Scenario& s) {
     const std::uint64_t padding = padOf(units[0].params) + padOf(units[2].params) +
                                   static_cast<std::uint64_t>(s.shape->layers) * padOf(units[1].params);
     check(paramCount(*s.shape) + padding <= kMaxPaddedElements,
-          "ranks (--ranks) × units: padded parameter count is too large");
+          InputField::Ranks, "ranks × units: padded parameter count is too large");
 }
 
 } // namespace
@@ -164,21 +169,21 @@ void validateSizes(const Scenario& s) {
 int shardCount(const Scenario& s) { return detail::policyOf(s).shardCount(s.ranks); }
 
 void validate(const Scenario& s) {
-    check(s.ranks >= 1, "ranks (--ranks) must be at least 1, got " + std::to_string(s.ranks));
+    check(s.ranks >= 1, InputField::Ranks, "ranks must be at least 1, got " + std::to_string(s.ranks));
     if (s.precision.kind == PrecisionKind::Custom)
-        check(s.precision.customOptimizerBytes <= kMaxOptimizerBytes,
-              "optimizer bytes per parameter (--optimizer-bytes) must be at most 64, got " +
+        check(s.precision.customOptimizerBytes <= kMaxOptimizerBytes, InputField::OptimizerBytes,
+              "optimizer bytes per parameter must be at most 64, got " +
                   std::to_string(s.precision.customOptimizerBytes));
     if (detail::policyOf(s).hybrid) {
         const int g = s.knobs.hybridGroupSize;
-        check(g >= 1, "fsdp_hybrid needs a shard group size (--hybrid-group) of at least 1");
-        check(s.ranks % g == 0, "hybrid group size (--hybrid-group) " + std::to_string(g) +
-                                    " does not divide ranks (--ranks) " + std::to_string(s.ranks));
+        check(g >= 1, InputField::HybridGroup, "fsdp_hybrid needs a shard group size of at least 1");
+        check(s.ranks % g == 0, InputField::HybridGroup,
+              "hybrid group size " + std::to_string(g) + " does not divide ranks " + std::to_string(s.ranks));
     }
     if (s.offload.param != Tier::Device)
-        check(detail::policyOf(s).shardParams,
-              "param offload (--offload-param " + std::string(tierName(s.offload.param)) +
-                  ") needs a strategy that shards params (zero3, fsdp, fsdp_grad_op, fsdp_hybrid), not " +
+        check(detail::policyOf(s).shardParams, InputField::OffloadParam,
+              "param offload to " + std::string(tierName(s.offload.param)) +
+                  " needs a strategy that shards params (zero3, fsdp, fsdp_grad_op, fsdp_hybrid), not " +
                   std::string(strategyName(s.strategy)));
     validateKnobs(s.knobs);
     validateSizes(s);

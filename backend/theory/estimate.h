@@ -26,11 +26,11 @@ struct Scenario {
     ActivationConfig activations{};
 };
 
-// Throws Error(InvalidArgument) naming the field and its CLI flag: ranks < 1 (--ranks),
-// params == 0 (--params), a hybrid group that does not divide ranks (--hybrid-group),
-// offloading params with a strategy that does not shard them (--offload-param), custom
-// optimizer bytes > 64 (--optimizer-bytes), knobs out of range, and sizes whose byte counts
-// would overflow 64 bits. Every other function here assumes a validated scenario.
+// Throws InputError (theory/input_error.h) naming the input at fault: ranks < 1, params == 0,
+// a hybrid group that does not divide ranks, offloading params with a strategy that does not
+// shard them, custom optimizer bytes > 64, knobs out of range, a bad model shape, and sizes
+// whose byte counts would overflow 64 bits. Every other function here assumes a validated
+// scenario.
 void validate(const Scenario& s);
 
 // One line of the derivation table: which bytes, by which formula, from which source.

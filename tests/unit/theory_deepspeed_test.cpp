@@ -9,10 +9,13 @@
 //   all values go through int() (truncation), rows in the *_all_cold loop order.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <tuple>
 
 #include "core/error.h"
 #include "theory/deepspeed.h"
+#include "theory/input_error.h"
 
 namespace {
 
@@ -93,21 +96,24 @@ TEST(theoryDeepSpeed, LargestLayerOfAGptIsItsBiggestModule) {
     EXPECT_EQ(deepspeedLargestLayerParams({2, 1024, 8, 100, 64}), 4u * 1024 * 1024 + 4 * 1024); // fc
 }
 
-TEST(theoryDeepSpeed, ValidateNamesTheFlag) {
-    auto message = [](DeepSpeedInput in) -> std::string {
+TEST(theoryDeepSpeed, ValidateNamesTheInput) {
+    // The field at fault (nullopt when valid); messages never spell a CLI flag.
+    auto field = [](DeepSpeedInput in) -> std::optional<InputField> {
         try {
             validate(in);
-        } catch (const Error& e) {
-            return e.what();
+        } catch (const InputError& e) {
+            EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
+            return e.field();
         }
-        return "";
+        return std::nullopt;
     };
-    EXPECT_NE(message({0, 0, 1, 1, 1.5}).find("--params"), std::string::npos);
-    EXPECT_NE(message({10, 0, 0, 1, 1.5}).find("--gpus-per-node"), std::string::npos);
-    EXPECT_NE(message({10, 0, 1, 0, 1.5}).find("--nodes"), std::string::npos);
-    EXPECT_NE(message({10, 11, 1, 1, 1.5}).find("--largest-layer"), std::string::npos);
-    EXPECT_NE(message({std::uint64_t{1} << 53, 0, 1 << 20, 1 << 20, 1.5}).find("overflow"), std::string::npos);
-    EXPECT_EQ(message({10, 5, 8, 2, 1.5}), "");
+    EXPECT_EQ(field({0, 0, 1, 1, 1.5}), InputField::Params);
+    EXPECT_EQ(field({10, 0, 0, 1, 1.5}), InputField::GpusPerNode);
+    EXPECT_EQ(field({10, 0, 1, 0, 1.5}), InputField::Nodes);
+    EXPECT_EQ(field({10, 11, 1, 1, 1.5}), InputField::LargestLayer);
+    EXPECT_EQ(field({10, 0, 1, 1, 0.0}), InputField::BufferFactor);
+    EXPECT_EQ(field({std::uint64_t{1} << 53, 0, 1 << 20, 1 << 20, 1.5}), InputField::Params);
+    EXPECT_EQ(field({10, 5, 8, 2, 1.5}), std::nullopt);
 }
 
 } // namespace
