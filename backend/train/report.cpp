@@ -260,7 +260,7 @@ report::RunReport makeReport(const RunOutcome& o) {
                 const auto pt = static_cast<std::int64_t>(peak.categoryPeaks.category(cat));
                 if (m != pt) why.append(" ").append(categoryName(cat)).append(" peak ").append(std::to_string(m - pt)).append(" B;");
             }
-        why.append(" the prediction replays this implementation's allocations, so a difference is a model gap");
+        why.append(" the prediction is a dry run of this implementation's step, so a difference is a gap in the dry run");
         notes.push_back(why);
     }
     if (c.sharedDevice)
