@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "args.h"
 #include "core/categories.h"
+#include "theory/estimate.h"
 #include "theory/shape.h"
 
 namespace shardscope::cli {
@@ -22,6 +24,11 @@ Tier tierFlag(const Args& args, const std::string& flag);
 
 // Rejects flags of the other estimate mode, e.g. --ranks together with --deepspeed.
 void rejectFlags(const Args& args, std::initializer_list<const char*> flags, const std::string& why);
+
+// The predicted peak of each (shaped) scenario, from the worker's dry run of the real step
+// (shardscope-worker --predict, estimate_predict.cpp). Throws Error(InvalidArgument) when the
+// worker is missing or refuses a scenario, Error(Format) when its answer does not read.
+std::vector<theory::PeakPrediction> dryRunPeaks(const std::vector<theory::Scenario>& scenarios);
 
 int estimateTheory(const Args& args);    // estimate --params P --ranks N …
 int estimateDeepSpeed(const Args& args); // estimate --deepspeed zero2|zero3 …

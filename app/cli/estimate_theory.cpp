@@ -1,4 +1,5 @@
-// estimate --params P --ranks N: one row per strategy from the theory engine.
+// estimate --params P --ranks N: one row per strategy from the theory engine; with a model
+// shape the predicted peak is the worker's dry run of the step (dryRunPeaks).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -89,7 +90,15 @@ std::vector<Row> computeRows(const Args& args) {
         Scenario s = base;
         s.strategy = st;
         validate(s);
-        rows.push_back({s, modelStates(s), commPerStep(s), predictPeak(s)});
+        rows.push_back({s, modelStates(s), commPerStep(s), {}});
+    }
+    if (base.shape) {
+        std::vector<Scenario> scenarios;
+        for (const Row& r : rows) scenarios.push_back(r.scenario);
+        std::vector<PeakPrediction> peaks = dryRunPeaks(scenarios);
+        for (std::size_t i = 0; i < rows.size(); ++i) rows[i].peak = std::move(peaks[i]);
+    } else {
+        for (Row& r : rows) r.peak = closedFormPeak(r.scenario);
     }
     return rows;
 }

@@ -1,6 +1,9 @@
 #pragma once
 // The two ways the worker hosts ranks. Both return the process's exit code (0, or 1 after a
 // rank failed, with the one line printed and a Failure record written where rank 0 can).
+#include <string>
+#include <vector>
+
 #include "train/run_config.h"
 
 namespace shardscope::worker {
@@ -11,5 +14,10 @@ int runMpiJob(const train::RunConfig& config, int rank, int size);
 
 // --shared-device: config.worldSize rank threads in this process, no MPI.
 int runSharedJob(const train::RunConfig& config);
+
+// --predict REQUEST (report/prediction.h, one process, no MPI, no training): the dry run's
+// predicted peak of each scenario of the request, printed to stdout as one answer. A request
+// that does not read, or a scenario that does not validate: one line on stderr and exit 2.
+int runPredict(const std::vector<std::string>& args);
 
 } // namespace shardscope::worker

@@ -4,6 +4,9 @@
 // events to rank 0, which writes the stream (the parent's socket) and/or the recording, then
 // the report.
 //
+// With --predict REQUEST it trains nothing: it prints the dry run's predicted peak of each
+// scenario in the request (jobs.h: runPredict), for `shardscope-cli estimate`.
+//
 // Errors: a bad configuration, or a backend this machine or build cannot run, is one line
 // "shardscope-worker: <message>" (rank 0) and exit 2 on every rank; an error inside a rank (out
 // of memory against --capacity, a collective timeout, anything) is one line
@@ -62,6 +65,8 @@ int main(int argc, char** argv) {
     // rank, each of which calls BLAS itself.
     kernels::setBlasThreads(1);
     const std::vector<std::string> args(argv + 1, argv + argc);
+    // A prediction runs no ranks: no MPI, no backend.
+    if (std::find(args.begin(), args.end(), "--predict") != args.end()) return worker::runPredict(args);
     // A --shared-device job is one process that needs no MPI; skipping MPI's start-up spares a
     // singleton's ~0.4 s. Under mpirun MPI is initialised all the same, so that the job size can
     // be checked (parseRunConfig refuses --shared-device in a job of several processes).

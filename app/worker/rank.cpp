@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/ledger.h"
 #include "core/protocol.h"
+#include "predict/predict.h"
 #include "train/overlap.h"
 #include "train/report.h"
 #include "train/trainer.h"
@@ -71,6 +72,11 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
     events.ship = cfg.events;
     const SinkGuard sinkGuard(ledger, events);
 
+    // Rank 0 writes the handshake and the report: the predicted peak is its dry run of one step,
+    // made once, before this rank's own states exist.
+    theory::PeakPrediction predicted;
+    if (rank == 0) predicted = predict::predictPeak(train::scenarioOf(cfg));
+
     const std::unique_ptr<model::DataSource> data = train::makeDataSource(cfg);
     const std::unique_ptr<strategy::Sharding> sharding =
         strategy::makeSharding(train::strategyConfigOf(cfg), device, groups);
@@ -78,7 +84,7 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
 
     // Handshakes (one per rank, rank 0 first), then the states' allocations (step −1).
     if (writer) {
-        const std::string configJson = train::handshakeJson(cfg, trainer.model().units()).dump();
+        const std::string configJson = train::handshakeJson(cfg, trainer.model().units(), predicted.peakBytes).dump();
         for (int r = 0; r < size; ++r) writer->write(protocol::Handshake{r, size, configJson});
     }
     shipEvents(events, world, writer);
@@ -86,6 +92,7 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
     train::RunOutcome outcome;
     outcome.config = cfg;
     outcome.paramCount = trainer.paramCount();
+    outcome.predicted = predicted;
     ByteTable modelStates;
     for (std::int64_t k = 0; k < cfg.steps; ++k) {
         const train::StepResult r = trainer.step();

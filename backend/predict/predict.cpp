@@ -11,7 +11,7 @@
 #include "model/data.h"
 #include "strategy/sharding.h"
 #include "theory/activations.h"
-#include "theory/shard_plan.h"
+#include "plan/policy.h"
 #include "train/trainer.h"
 
 namespace shardscope::predict {
@@ -176,7 +176,7 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
 }
 
 theory::PeakPrediction predictPeak(const theory::Scenario& s) {
-    if (!s.shape) return theory::predictPeak(s); // the ZeRO paper's closed form
+    if (!s.shape) return theory::closedFormPeak(s);
     const StepPrediction step = predictStep(s);
     const theory::ModelStates states = theory::modelStates(s);
     theory::PeakPrediction out;
@@ -196,15 +196,9 @@ theory::PeakPrediction predictPeak(const theory::Scenario& s) {
     out.gradFullBytes = grown(Category::GradFull);
     out.bucketBytes = out.categoryPeaks.category(Category::CommBuffer);
     out.workspaceBytes = out.categoryPeaks.category(Category::Workspace);
-    const plan::Policy policy = theory::detail::policyOf(s);
-    if (policy.reshardAfterForward) {
-        const theory::detail::ShardPlan plan = theory::detail::makePlan(s);
-        std::uint64_t inflight = static_cast<std::uint64_t>(policy.gatherWindow);
-        inflight = std::min<std::uint64_t>(inflight, plan.gatheredUnitCount());
+    if (plan::policyFor(s.strategy, s.knobs).reshardAfterForward)
         out.notes.push_back("gathered params at most " + std::to_string(out.gatheredBytes) +
-                            " B ≤ largest unit × (1 + prefetch) = " +
-                            std::to_string(plan.largestGatheredUnit() * s.precision.paramBytes() * inflight) + " B");
-    }
+                            " B ≤ largest unit × (1 + prefetch) = " + std::to_string(theory::gatheredBytesBound(s)) + " B");
     out.notes.push_back("dry run of this implementation's step: the peak is at the " + out.peakPhase);
     if (!s.knobs.deterministicReductions && !s.knobs.sharedDeviceCollectives && s.ranks > 1)
         out.notes.emplace_back("MPI's internal reduction buffers are outside the ledger and not predicted");

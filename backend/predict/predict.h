@@ -46,8 +46,8 @@ struct StepPrediction {
 // are persistent cells, rescaled and moved to their tier after the run.
 StepPrediction predictStep(const theory::Scenario& s, int rank = 0);
 
-// theory::PeakPrediction filled from the dry run (with a shape), or theory::predictPeak's
-// closed form without one: what the report, the Calculator and the CLI show.
+// theory::PeakPrediction filled from the dry run (with a shape), or theory::closedFormPeak
+// without one: what the report, the Calculator and the CLI show.
 theory::PeakPrediction predictPeak(const theory::Scenario& s);
 
 } // namespace shardscope::predict

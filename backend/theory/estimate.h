@@ -1,5 +1,5 @@
 #pragma once
-// Per-rank model states, communication and predicted peak for one scenario.
+// Per-rank model states, communication and the closed-form peak for one scenario.
 // Every formula names its source next to it in estimate.cpp.
 #include <cstdint>
 #include <optional>
@@ -66,11 +66,10 @@ struct CommPerStep {
 };
 CommPerStep commPerStep(const Scenario& s);
 
-// With a shape, predictPeak replays one training step of THIS implementation (train::Trainer
-// driving strategy/sharded.cpp over model/gpt.cpp) allocation by allocation — model states,
-// gathered units, transient gradients, activations, workspaces (fp32 widened params and
-// gradients, backward scratch), reduce/gather buckets and deterministic-reduction scratch — so
-// the prediction is the ledger's peak. Without a shape it adds the ZeRO-paper terms.
+// A predicted peak and its terms. With a GPT shape, predict::predictPeak fills it by dry-running
+// this implementation's step (train::Trainer, strategy/sharded.cpp, model/gpt.cpp on a counting
+// device), so it equals the ledger's peak of a real run; closedFormPeak below fills it from the
+// ZeRO paper's terms.
 struct PeakPrediction {
     ByteTable modelStates;              // persistent states (as modelStates().perRank)
     std::uint64_t activationBytes = 0;  // activation peak for the shape, micro-batch, checkpointing
@@ -85,7 +84,17 @@ struct PeakPrediction {
     std::string peakPhase;              // where the peak happens, e.g. "backward of block1"
     std::vector<std::string> notes;     // why it may differ from a measurement
 };
-PeakPrediction predictPeak(const Scenario& s);
+
+// The ZeRO paper's peak: persistent states + the gathered units in flight (gatheredBytesBound)
+// + one full gradient (all of them where the strategy keeps them) + one bucket. Activations and
+// workspaces are not predicted. What `estimate --params` shows; a shaped scenario's peak is the
+// dry run's (predict/predict.h).
+PeakPrediction closedFormPeak(const Scenario& s);
+
+// param_full in flight at most: the largest gathered unit × the units a pass keeps gathered
+// (1 + prefetch, capped by the FSDP in-flight limit and the unit count) × param bytes; 0 where
+// params are not resharded after forward.
+std::uint64_t gatheredBytesBound(const Scenario& s);
 
 // Ranks a unit's flat buffer is split over (plan::Policy::shardCount).
 int shardCount(const Scenario& s);

@@ -1,6 +1,6 @@
 #pragma once
 // Internal to backend/theory: how a scenario's parameters split into units and shards.
-// Shared by estimate.cpp (model states), comm.cpp (volumes) and peak.cpp.
+// Shared by estimate.cpp (model states), comm.cpp (volumes) and peak.cpp (the closed form).
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -155,7 +155,8 @@ RankResult decodeRankResult(const std::string& in) {
     return r;
 }
 
-nlohmann::json handshakeJson(const RunConfig& config, const std::vector<model::UnitLayout>& units) {
+nlohmann::json handshakeJson(const RunConfig& config, const std::vector<model::UnitLayout>& units,
+                             std::uint64_t predictedPeakBytes) {
     const theory::Scenario s = scenarioOf(config);
     theory::Scenario ddp = s;
     ddp.strategy = theory::Strategy::Ddp;
@@ -168,14 +169,14 @@ nlohmann::json handshakeJson(const RunConfig& config, const std::vector<model::U
     }
     return report::handshakeJson(toJson(config), params, list, categoryBytes(theory::modelStates(s).perRank, true),
                                  categoryBytes(theory::modelStates(ddp).perRank, true),
-                                 theory::predictPeak(s).peakBytes);
+                                 predictedPeakBytes);
 }
 
 report::RunReport makeReport(const RunOutcome& o) {
     const RunConfig& c = o.config;
     const theory::Scenario s = scenarioOf(c);
     const theory::ModelStates states = theory::modelStates(s);
-    const theory::PeakPrediction peak = theory::predictPeak(s);
+    const theory::PeakPrediction& peak = o.predicted;
     const theory::CommPerStep comm = theory::commPerStep(s);
     theory::Scenario ddpScenario = s;
     ddpScenario.strategy = theory::Strategy::Ddp;
@@ -259,7 +260,7 @@ report::RunReport makeReport(const RunOutcome& o) {
                 const auto pt = static_cast<std::int64_t>(peak.categoryPeaks.category(cat));
                 if (m != pt) why.append(" ").append(categoryName(cat)).append(" peak ").append(std::to_string(m - pt)).append(" B;");
             }
-        why.append(" the prediction replays this implementation's allocations, so a difference is a model gap");
+        why.append(" the prediction is a dry run of this implementation's step, so a difference is a gap in the dry run");
         notes.push_back(why);
     }
     if (c.sharedDevice)

@@ -15,6 +15,7 @@
 #include "report/files.h"
 #include "report/report.h"
 #include "report/run_info.h"
+#include "theory/estimate.h"
 #include "train/run_config.h"
 
 namespace shardscope::train {
@@ -56,14 +57,19 @@ struct RunOutcome {
     std::vector<double> stepMs;
     std::uint64_t digest = 0;
     std::vector<RankResult> ranks; // index = rank
+    // predict::predictPeak(scenarioOf(config)), the dry run of one step: the caller computes it
+    // once per run (predict links train, so train cannot call it).
+    theory::PeakPrediction predicted;
 };
 
 report::RunReport makeReport(const RunOutcome& outcome);
 nlohmann::json buildReport(const RunOutcome& outcome); // report::toJson(makeReport(outcome))
 
 // Each rank's Handshake configJson: toJson(config) + param_count, units [{name, params,
-// padded}], theory {model_state_bytes, ddp_model_state_bytes, predicted_peak_bytes}.
-nlohmann::json handshakeJson(const RunConfig& config, const std::vector<model::UnitLayout>& units);
+// padded}], theory {model_state_bytes, ddp_model_state_bytes, predicted_peak_bytes} (the last
+// from the caller, as RunOutcome::predicted).
+nlohmann::json handshakeJson(const RunConfig& config, const std::vector<model::UnitLayout>& units,
+                             std::uint64_t predictedPeakBytes);
 
 // The run's files (report/files.h), for the worker.
 using report::maxAbsDelta;

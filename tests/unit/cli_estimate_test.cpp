@@ -10,10 +10,12 @@
 #include <spawn.h>
 #include <sstream>
 #include <string>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
+#include "predict/predict.h"
 #include "theory/estimate.h"
 
 extern char** environ;
@@ -34,8 +36,8 @@ std::string slurp(const std::string& path) {
 }
 
 // stdout and stderr go to temp files, so a chatty child can never block on a full pipe.
-Result runCli(std::initializer_list<std::string> args) {
-    const std::string binary = SHARDSCOPE_BIN_DIR "/shardscope-cli";
+Result runCli(std::initializer_list<std::string> args, const std::string& binary = SHARDSCOPE_BIN_DIR "/shardscope-cli",
+              char** env = environ) {
     char outPath[] = "/tmp/cli_estimate_out_XXXXXX";
     char errPath[] = "/tmp/cli_estimate_err_XXXXXX";
     const int outFd = mkstemp(outPath), errFd = mkstemp(errPath);
@@ -52,7 +54,7 @@ Result runCli(std::initializer_list<std::string> args) {
     cargv.push_back(nullptr);
     Result r;
     pid_t pid = 0;
-    const int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, cargv.data(), environ);
+    const int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, cargv.data(), env);
     posix_spawn_file_actions_destroy(&actions);
     close(outFd);
     close(errFd);
@@ -120,8 +122,34 @@ TEST(cliEstimate, ModelShapeMatchesTheLibrary) {
         const auto ms = shardscope::theory::modelStates(s);
         EXPECT_EQ(j["rows"][i]["per_rank_bytes"]["total"], ms.perRank.total());
         EXPECT_EQ(j["rows"][i]["padding_bytes"], ms.paddingBytes);
-        EXPECT_EQ(j["rows"][i]["predicted_peak_bytes"], shardscope::theory::predictPeak(s).peakBytes);
+        const shardscope::theory::PeakPrediction dry = shardscope::predict::predictPeak(s);
+        EXPECT_EQ(j["rows"][i]["predicted_peak_bytes"], dry.peakBytes);
+        EXPECT_EQ(j["rows"][i]["peak_notes"], dry.notes);
     }
+}
+
+// The shaped peak is the worker's dry run: without a worker beside the CLI or on PATH, one line
+// and exit 2; a shape-free estimate needs no worker.
+TEST(cliEstimate, ModelShapeWithoutAWorkerIsOneLine) {
+    char dir[] = "/tmp/cli_estimate_alone_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string alone = std::string(dir) + "/shardscope-cli";
+    {
+        std::ifstream in(SHARDSCOPE_BIN_DIR "/shardscope-cli", std::ios::binary);
+        std::ofstream out(alone, std::ios::binary);
+        out << in.rdbuf();
+    }
+    ASSERT_EQ(chmod(alone.c_str(), 0755), 0);
+    std::string path = "PATH=" + std::string(dir);
+    char* env[] = {path.data(), nullptr};
+    const Result r = runCli({"--model-shape", "2,64,4,1000,128", "--ranks", "3", "--json"}, alone, env);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("shardscope-worker not found"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+    EXPECT_EQ(runCli({"--params", "1B", "--ranks", "4"}, alone, env).exitCode, 0);
+    unlink(alone.c_str());
+    rmdir(dir);
 }
 
 TEST(cliEstimate, TableLabelsBothUnits) {

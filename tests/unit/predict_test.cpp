@@ -1,8 +1,9 @@
-// The dry run (predict/predict.h) against theory's closed forms and, while it exists, against
-// theory::predictPeak's hand replay of the step: for every preset, strategy and FSDP flavour,
-// rank counts 1..8 and the knobs that move the peak.
+// The dry run (predict/predict.h) against theory's closed forms and the facts of the plan
+// (bucket cuts, gathered windows, activation breakdown): for every preset, strategy and FSDP
+// flavour, rank counts 1..8 and the knobs that move the peak.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -12,7 +13,10 @@
 
 #include "runconfig/presets.h"
 #include "predict/predict.h"
+#include "report/prediction.h"
 #include "plan/buckets.h"
+#include "plan/policy.h"
+#include "theory/activations.h"
 #include "theory/estimate.h"
 #include "theory/shape.h"
 
@@ -47,24 +51,101 @@ std::string label(const Scenario& s) {
            " hybrid=" + std::to_string(k.hybridGroupSize);
 }
 
-// The dry run's peak equals the hand replay's, cell by cell, and its model states equal the
-// closed form's.
-void expectSame(const Scenario& s) {
+// The largest unit's padded elements (the unit a gathered pass or a transient gradient holds).
+std::uint64_t largestPadded(const Scenario& s) {
+    const auto shards = static_cast<std::uint64_t>(theory::shardCount(s));
+    std::uint64_t largest = 0;
+    for (const auto& u : theory::unitParams(*s.shape))
+        largest = std::max(largest, theory::paddedElements(u.params, shards));
+    return largest;
+}
+
+std::uint64_t paddedTotal(const Scenario& s) {
+    const auto shards = static_cast<std::uint64_t>(theory::shardCount(s));
+    std::uint64_t total = 0;
+    for (const auto& u : theory::unitParams(*s.shape)) total += theory::paddedElements(u.params, shards);
+    return total;
+}
+
+// The reduce buckets plan/buckets.h cuts for a bucketed strategy: the largest one's payload.
+std::uint64_t largestReduceBucket(const Scenario& s, const plan::Policy& policy) {
+    const auto units = theory::unitParams(*s.shape);
+    const auto shards = static_cast<std::uint64_t>(policy.shardOptimizer ? theory::shardCount(s) : 1);
+    const std::uint64_t g = s.precision.gradBytes();
+    std::vector<plan::UnitRange> ranges;
+    for (std::size_t i = units.size(); i-- > 0;)
+        ranges.push_back({static_cast<std::int32_t>(i), theory::paddedElements(units[i].params, shards) / shards});
+    std::uint64_t largest = 0;
+    for (const plan::Bucket& b : plan::planBuckets(ranges, plan::bucketCapacity(s.knobs.reduceBucketBytes, g, shards)))
+        largest = std::max(largest, b.count * g * shards);
+    return largest;
+}
+
+// The dry run against facts that do not come from running the step: theory's closed-form model
+// states and padding, the activation breakdown (theory/activations.h, the model's contract), the
+// gathered window's bounds, the transient gradient and bucket sizes, and the ledger's own
+// arithmetic (the peak is what is live at one moment, never more than every cell at its maximum).
+void expectConsistent(const Scenario& s) {
     SCOPED_TRACE(label(s));
-    const theory::PeakPrediction replay = theory::predictPeak(s);
     const theory::PeakPrediction dry = predict::predictPeak(s);
-    EXPECT_EQ(dry.peakBytes, replay.peakBytes);
-    EXPECT_EQ(dry.atPeak, replay.atPeak);
-    EXPECT_EQ(dry.categoryPeaks, replay.categoryPeaks);
-    EXPECT_EQ(dry.peakPhase, replay.peakPhase);
-    EXPECT_EQ(dry.gatheredBytes, replay.gatheredBytes);
-    EXPECT_EQ(dry.gradFullBytes, replay.gradFullBytes);
-    EXPECT_EQ(dry.bucketBytes, replay.bucketBytes);
-    EXPECT_EQ(dry.workspaceBytes, replay.workspaceBytes);
-    EXPECT_EQ(dry.activationBytes, replay.activationBytes);
-    EXPECT_EQ(dry.paddingBytes, replay.paddingBytes);
-    EXPECT_EQ(dry.notes.size(), replay.notes.size());
-    EXPECT_EQ(dry.modelStates, theory::modelStates(s).perRank);
+    const theory::ModelStates states = theory::modelStates(s);
+    const plan::Policy policy = plan::policyFor(s.strategy, s.knobs);
+    const std::uint64_t g = s.precision.gradBytes();
+
+    EXPECT_EQ(dry.modelStates, states.perRank);
+    EXPECT_EQ(dry.paddingBytes, states.paddingBytes);
+    // Persistent states are the same at every moment of the step (the peak is the device's).
+    for (Category c : {Category::ParamShard, Category::GradShard, Category::MasterFp32, Category::AdamM, Category::AdamV}) {
+        EXPECT_EQ(dry.categoryPeaks.at(c, Tier::Device), states.perRank.at(c, Tier::Device)) << categoryName(c);
+        EXPECT_EQ(dry.atPeak.at(c, Tier::Device), states.perRank.at(c, Tier::Device)) << categoryName(c);
+    }
+
+    const theory::ActivationBreakdown acts = theory::activationBreakdown(*s.shape, s.activations);
+    EXPECT_EQ(dry.activationBytes, acts.peakBytes);
+    EXPECT_EQ(dry.categoryPeaks.category(Category::Activation), acts.peakBytes);
+
+    EXPECT_EQ(dry.peakBytes, dry.atPeak.tier(Tier::Device));
+    std::uint64_t everyMaximum = 0;
+    for (Category c : kAllCategories) {
+        EXPECT_LE(dry.atPeak.at(c, Tier::Device), dry.categoryPeaks.at(c, Tier::Device)) << categoryName(c);
+        everyMaximum += dry.categoryPeaks.at(c, Tier::Device);
+    }
+    EXPECT_LE(dry.peakBytes, everyMaximum);
+    EXPECT_GT(dry.peakBytes, states.perRank.tier(Tier::Device));
+    EXPECT_GT(dry.workspaceBytes, 0u);
+    EXPECT_FALSE(dry.peakPhase.empty());
+
+    // Gathered params: at least the largest unit, at most the largest unit × the window.
+    if (!policy.shardParams) {
+        EXPECT_EQ(dry.gatheredBytes, 0u);
+    } else if (policy.reshardAfterForward && policy.persistenceThreshold == 0) {
+        Scenario one = s;
+        one.knobs.prefetchDepth = 0;
+        EXPECT_GE(dry.gatheredBytes, theory::gatheredBytesBound(one));
+        EXPECT_LE(dry.gatheredBytes, theory::gatheredBytesBound(s));
+    }
+    // Transient full gradients: none where grads are a full model state; else at least one unit's.
+    if (!policy.shardGrads) EXPECT_EQ(dry.gradFullBytes, 0u);
+    else {
+        EXPECT_GE(dry.gradFullBytes, largestPadded(s) * g);
+        EXPECT_LE(dry.gradFullBytes, paddedTotal(s) * g);
+    }
+    // Buckets: at least the largest reduce bucket of plan/buckets.h's cut; none without buckets
+    // or scratch.
+    if (policy.bucketedReduce && s.ranks > 1) {
+        EXPECT_GE(dry.bucketBytes, largestReduceBucket(s, policy));
+    } else if (!s.knobs.deterministicReductions && !s.knobs.sharedDeviceCollectives && s.knobs.gradAccumSteps == 1 &&
+               policy.persistenceThreshold == 0) {
+        EXPECT_EQ(dry.bucketBytes, 0u);
+    }
+
+    const auto has = [&](const std::string& start) {
+        for (const std::string& n : dry.notes)
+            if (n.rfind(start, 0) == 0) return true;
+        return false;
+    };
+    EXPECT_TRUE(has("dry run of this implementation's step: the peak is at the " + dry.peakPhase));
+    EXPECT_EQ(has("gathered params at most"), policy.reshardAfterForward);
 }
 
 void forEachStrategy(const std::function<void(Strategy)>& f) {
@@ -74,7 +155,7 @@ void forEachStrategy(const std::function<void(Strategy)>& f) {
 TEST(predictDryRun, EveryPresetStrategyAndRankCount) {
     for (const runconfig::ModelPreset& p : runconfig::modelPresets())
         forEachStrategy([&](Strategy s) {
-            for (int n = 1; n <= 8; ++n) expectSame(scenario(p, s, n));
+            for (int n = 1; n <= 8; ++n) expectConsistent(scenario(p, s, n));
         });
 }
 
@@ -118,7 +199,7 @@ TEST(predictDryRun, Knobs) {
                     Scenario s = scenario(*p, st, n);
                     knob(s);
                     if (st == Strategy::FsdpShardGradOp) s.knobs.reshardAfterForward = false;
-                    expectSame(s);
+                    expectConsistent(s);
                 }
             });
 }
@@ -130,11 +211,11 @@ TEST(predictDryRun, HybridGroups) {
             if (n % g != 0) continue;
             Scenario s = scenario(tiny, Strategy::FsdpHybridShard, n);
             s.knobs.hybridGroupSize = g;
-            expectSame(s);
+            expectConsistent(s);
             s.knobs.deterministicReductions = true;
-            expectSame(s);
+            expectConsistent(s);
             s.knobs.sharedDeviceCollectives = true;
-            expectSame(s);
+            expectConsistent(s);
         }
 }
 
@@ -228,7 +309,7 @@ TEST(predictDryRun, OffloadAndCustomOptimizerBytes) {
                 for (std::uint32_t k : {6u, 12u, 2u, 16u}) {
                     Scenario s = scenario(runconfig::modelPreset(preset), st, n);
                     s.precision = {theory::PrecisionKind::Custom, k};
-                    expectSame(s);
+                    expectConsistent(s);
                 }
                 for (Tier opt : {Tier::Device, Tier::Host, Tier::Nvme})
                     for (Tier param : {Tier::Device, Tier::Host}) {
@@ -238,10 +319,120 @@ TEST(predictDryRun, OffloadAndCustomOptimizerBytes) {
                         if (param != Tier::Device && !shardsParams) continue;
                         s.offload.optimizer = opt;
                         s.offload.param = param;
-                        expectSame(s);
+                        expectConsistent(s);
                     }
             }
         });
+}
+
+// The peak is what is live at one moment (the ledger's peak of a real run, tests/mpi/strategy_*),
+// not a sum of worst cases: the terms are each category's maximum over the step.
+TEST(predictDryRun, PeakSumsWhatIsLiveAtOneMoment) {
+    Scenario s;
+    s.shape = theory::GptShape{4, 64, 4, 1000, 128};
+    s.strategy = Strategy::Zero3;
+    s.ranks = 8;
+    s.activations.microBatch = 2;
+    const theory::PeakPrediction peak = predict::predictPeak(s);
+    const theory::ModelStates ms = theory::modelStates(s);
+    EXPECT_EQ(peak.modelStates, ms.perRank);
+    EXPECT_EQ(peak.activationBytes, theory::activationBreakdown(*s.shape, s.activations).peakBytes);
+    const std::uint64_t largestPadded = 72192; // embedding 1000·64 + 128·64, already a multiple of 8
+    const std::uint64_t blockPadded = 49984;   // 12·64² + 13·64, a multiple of 8
+    // 1 + prefetch 1 consecutive units at most: the embedding and block0, ≤ largest × 2.
+    EXPECT_EQ(peak.gatheredBytes, (largestPadded + blockPadded) * 2);
+    EXPECT_LE(peak.gatheredBytes, largestPadded * 2 * 2);
+    EXPECT_EQ(peak.gradFullBytes, largestPadded * 2);
+    EXPECT_EQ(peak.bucketBytes, 0u);
+    EXPECT_GT(peak.workspaceBytes, 0u) << "widened fp32 params and gradients, backward scratch";
+    EXPECT_EQ(peak.peakBytes, peak.atPeak.tier(Tier::Device));
+    EXPECT_LE(peak.atPeak.category(Category::Activation), peak.activationBytes);
+    EXPECT_GT(peak.peakBytes, ms.perRank.tier(Tier::Device) + peak.activationBytes);
+    EXPECT_LE(peak.peakBytes, ms.perRank.tier(Tier::Device) + peak.activationBytes + peak.gatheredBytes +
+                                  peak.gradFullBytes + peak.workspaceBytes);
+    EXPECT_FALSE(peak.peakPhase.empty());
+    s.knobs.prefetchDepth = 0;
+    EXPECT_EQ(predict::predictPeak(s).gatheredBytes, largestPadded * 2);
+}
+
+TEST(predictDryRun, CheckpointingLowersTheActivationPeak) {
+    Scenario s;
+    s.shape = theory::GptShape{4, 64, 4, 1000, 128};
+    s.strategy = Strategy::Ddp;
+    const theory::PeakPrediction full = predict::predictPeak(s);
+    s.activations.checkpointing = true;
+    const theory::PeakPrediction checkpointed = predict::predictPeak(s);
+    EXPECT_LT(checkpointed.activationBytes, full.activationBytes);
+    EXPECT_LT(checkpointed.categoryPeaks.category(Category::Activation), full.categoryPeaks.category(Category::Activation));
+    EXPECT_LT(checkpointed.peakBytes, full.peakBytes);
+}
+
+// Without a shape there is nothing to run: the ZeRO paper's closed form.
+TEST(predictDryRun, WithoutAShapeTheClosedForm) {
+    Scenario s;
+    s.params = 1'000'000'000;
+    s.strategy = Strategy::Zero3;
+    s.ranks = 8;
+    const theory::PeakPrediction closed = theory::closedFormPeak(s);
+    const theory::PeakPrediction peak = predict::predictPeak(s);
+    EXPECT_EQ(peak.peakBytes, closed.peakBytes);
+    EXPECT_EQ(peak.notes, closed.notes);
+}
+
+// The worker's --predict exchange (report/prediction.h): every field of a scenario and of a
+// prediction survives JSON, and a request that does not read is one line, not a default.
+TEST(predictDryRun, ScenarioAndPredictionSurviveJson) {
+    Scenario s = scenario(runconfig::modelPreset("small"), Strategy::FsdpHybridShard, 4);
+    s.precision = {theory::PrecisionKind::Custom, 6};
+    s.offload = {Tier::Host, Tier::Nvme};
+    s.knobs.reduceBucketBytes = 12345;
+    s.knobs.allGatherBucketBytes = 678;
+    s.knobs.prefetchDepth = 3;
+    s.knobs.reshardAfterForward = false;
+    s.knobs.maxInflightAllGathers = 5;
+    s.knobs.persistenceThresholdParams = 99;
+    s.knobs.gradAccumSteps = 2;
+    s.knobs.noSync = true;
+    s.knobs.deterministicReductions = true;
+    s.knobs.sharedDeviceCollectives = true;
+    s.activations = {3, true};
+    Scenario bare;
+    bare.params = 7'500'000'000;
+    bare.ranks = 64;
+    const auto request = report::parsePredictRequest(report::predictRequestJson({s, bare}).dump());
+    ASSERT_TRUE(request) << request.error;
+    ASSERT_EQ(request.value->size(), 2u);
+    EXPECT_EQ(report::toJson((*request.value)[0]), report::toJson(s));
+    const Scenario& back = (*request.value)[0];
+    EXPECT_EQ(back.shape->dModel, s.shape->dModel);
+    EXPECT_EQ(back.offload.param, Tier::Nvme);
+    EXPECT_EQ(back.knobs.persistenceThresholdParams, 99u);
+    EXPECT_EQ(back.activations.microBatch, 3);
+    EXPECT_FALSE((*request.value)[1].shape.has_value());
+    EXPECT_EQ((*request.value)[1].params, 7'500'000'000u);
+
+    const theory::PeakPrediction dry = predict::predictPeak(scenario(runconfig::modelPreset("small"), Strategy::Zero3, 4));
+    const auto answer = report::parsePredictAnswer(report::predictAnswerJson({dry}).dump());
+    ASSERT_TRUE(answer) << answer.error;
+    const theory::PeakPrediction& p = answer.value->front();
+    EXPECT_EQ(p.peakBytes, dry.peakBytes);
+    EXPECT_EQ(p.modelStates, dry.modelStates);
+    EXPECT_EQ(p.atPeak, dry.atPeak);
+    EXPECT_EQ(p.categoryPeaks, dry.categoryPeaks);
+    EXPECT_EQ(p.peakPhase, dry.peakPhase);
+    EXPECT_EQ(p.notes, dry.notes);
+    EXPECT_EQ(report::toJson(p), report::toJson(dry));
+
+    for (const char* bad : {"", "{}", "[1]", R"({"schema":"shardscope.predict/1"})",
+                            R"({"schema":"shardscope.predict/1","scenarios":[{"ranks":4}]})",
+                            R"({"schema":"shardscope.run/1","scenarios":[]})"}) {
+        const auto r = report::parsePredictRequest(bad);
+        EXPECT_FALSE(r) << bad;
+        EXPECT_FALSE(r.error.empty()) << bad;
+    }
+    nlohmann::json broken = report::predictAnswerJson({dry});
+    broken["predictions"][0]["peak_bytes"] = "many";
+    EXPECT_FALSE(report::parsePredictAnswer(broken.dump()));
 }
 
 TEST(predictDryRun, NeedsAShape) {

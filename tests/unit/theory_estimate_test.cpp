@@ -1,5 +1,5 @@
 // Per-rank model states: category mapping, sharding properties, padding, persistence,
-// hybrid sharding, offload tiers, validation and the predicted peak.
+// hybrid sharding, offload tiers, validation, the closed-form peak and the gathered-bytes bound.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -277,46 +277,41 @@ TEST(theoryEstimate, ValidationNamesTheField) {
     EXPECT_EQ(messageOf(fine), "");
 }
 
-// Issue 4 changed the shaped peak from a sum of worst cases (states + activation peak + largest
-// unit × (1 + prefetch) + largest gradient) to a replay of the implementation's allocations
-// (theory/peak.cpp), so it equals the ledger's peak of a real run (tests/mpi/strategy_*):
-// the terms below are each category's maximum, and the peak is what is live at one moment.
-TEST(theoryEstimate, PeakReplaysTheStepAndSumsWhatIsLiveAtOneMoment) {
-    Scenario s = shaped(Strategy::Zero3, 8);
-    s.activations.microBatch = 2;
-    const PeakPrediction peak = predictPeak(s);
-    const ModelStates ms = modelStates(s);
-    EXPECT_EQ(peak.modelStates, ms.perRank);
-    EXPECT_EQ(peak.activationBytes, activationBreakdown(*s.shape, s.activations).peakBytes);
-    const std::uint64_t largestPadded = 72192; // embedding 1000·64 + 128·64, already a multiple of 8
-    const std::uint64_t blockPadded = 49984;   // 12·64² + 13·64, a multiple of 8
-    // 1 + prefetch 1 consecutive units at most: the embedding and block0, ≤ largest × 2.
-    EXPECT_EQ(peak.gatheredBytes, (largestPadded + blockPadded) * 2);
-    EXPECT_LE(peak.gatheredBytes, largestPadded * 2 * 2);
-    EXPECT_EQ(peak.gradFullBytes, largestPadded * 2);
-    EXPECT_EQ(peak.bucketBytes, 0u);
-    EXPECT_GT(peak.workspaceBytes, 0u) << "widened fp32 params and gradients, backward scratch";
-    EXPECT_EQ(peak.peakBytes, peak.atPeak.tier(Tier::Device));
-    EXPECT_LE(peak.atPeak.category(Category::Activation), peak.activationBytes);
-    EXPECT_GT(peak.peakBytes, ms.perRank.tier(Tier::Device) + peak.activationBytes);
-    EXPECT_LE(peak.peakBytes, ms.perRank.tier(Tier::Device) + peak.activationBytes + peak.gatheredBytes +
-                                  peak.gradFullBytes + peak.workspaceBytes);
-    EXPECT_FALSE(peak.peakPhase.empty());
-    s.knobs.prefetchDepth = 0;
-    EXPECT_EQ(predictPeak(s).gatheredBytes, largestPadded * 2);
-
-    const PeakPrediction ddp = predictPeak(bare(Strategy::Ddp, kPsi, 8));
+// The closed form (the ZeRO paper's view): states + gathered units + a gradient + a bucket. A
+// shaped scenario's peak is the dry run's (tests/unit/predict_test.cpp).
+TEST(theoryEstimate, ClosedFormPeakAddsThePapersTerms) {
+    const PeakPrediction ddp = closedFormPeak(bare(Strategy::Ddp, kPsi, 8));
     EXPECT_EQ(ddp.bucketBytes, 25ull << 20);
     EXPECT_EQ(ddp.gatheredBytes, 0u);
     EXPECT_EQ(ddp.activationBytes, 0u);
     EXPECT_FALSE(ddp.notes.empty());
+    EXPECT_EQ(ddp.peakBytes, modelStates(bare(Strategy::Ddp, kPsi, 8)).perRank.tier(Tier::Device) + (25ull << 20));
+
+    const Scenario zero3 = bare(Strategy::Zero3, kPsi, 8);
+    const PeakPrediction z = closedFormPeak(zero3);
+    EXPECT_EQ(z.gatheredBytes, gatheredBytesBound(zero3));
+    EXPECT_EQ(z.gatheredBytes, kPsi * 2) << "one unit: the whole model, gathered once";
+    EXPECT_EQ(z.gradFullBytes, kPsi * 2);
+    EXPECT_EQ(z.bucketBytes, 0u);
+    EXPECT_EQ(z.peakBytes, modelStates(zero3).perRank.tier(Tier::Device) + 2 * kPsi * 2);
+    EXPECT_EQ(z.peakBytes, z.atPeak.tier(Tier::Device));
 }
 
-TEST(theoryEstimate, CheckpointingLowersTheActivationPeak) {
-    Scenario s = shaped(Strategy::Ddp, 1);
-    const std::uint64_t full = predictPeak(s).activationBytes;
-    s.activations.checkpointing = true;
-    EXPECT_LT(predictPeak(s).activationBytes, full);
+// param_full in flight: the largest gathered unit × the pass's window (1 + prefetch, capped by
+// the FSDP in-flight limit and the unit count); nothing where params stay gathered.
+TEST(theoryEstimate, GatheredBytesBound) {
+    Scenario s = shaped(Strategy::Zero3, 8);
+    const std::uint64_t largestPadded = 72192; // embedding 1000·64 + 128·64, already a multiple of 8
+    EXPECT_EQ(gatheredBytesBound(s), largestPadded * 2 * 2);
+    s.knobs.prefetchDepth = 0;
+    EXPECT_EQ(gatheredBytesBound(s), largestPadded * 2);
+    s.knobs.prefetchDepth = 100;
+    EXPECT_EQ(gatheredBytesBound(s), largestPadded * 2 * 6) << "4 blocks + embedding + head";
+    s.strategy = Strategy::FsdpFullShard;
+    s.knobs.maxInflightAllGathers = 3;
+    EXPECT_EQ(gatheredBytesBound(s), largestPadded * 2 * 3);
+    EXPECT_EQ(gatheredBytesBound(shaped(Strategy::Zero2, 8)), 0u);
+    EXPECT_EQ(gatheredBytesBound(shaped(Strategy::FsdpShardGradOp, 8)), 0u);
 }
 
 } // namespace
