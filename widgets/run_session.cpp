@@ -7,8 +7,8 @@
 #include <csignal>
 #include <unistd.h>
 
+#include "common/run_labels.h"
 #include "core/launch.h"
-#include "run_labels.h"
 
 namespace shardscope::widgets {
 

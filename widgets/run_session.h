@@ -13,8 +13,8 @@
 #include <memory>
 
 #include "process_tree.h"
+#include "run/stream_receiver.h"
 #include "run_request.h"
-#include "stream_receiver.h"
 
 class QTemporaryDir;
 

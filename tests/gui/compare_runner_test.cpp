@@ -5,9 +5,9 @@
 #include <QLabel>
 #include <QTest>
 
-#include "compare_page.h"
-#include "compare_runner.h"
-#include "compare_view.h"
+#include "compare/compare_page.h"
+#include "compare/compare_runner.h"
+#include "compare/compare_view.h"
 #include "core/launch.h"
 
 using namespace shardscope;
