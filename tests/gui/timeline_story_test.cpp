@@ -16,6 +16,7 @@
 #include "app/pages.h"
 #include "app/recording_files.h"
 #include "common/language.h"
+#include "flows/flow_page.h"
 #include "flows/flow_view.h"
 #include "playback/explain_panel.h"
 #include "playback/explain_text.h"

@@ -4,6 +4,7 @@
 #include "app/recording_files.h"
 #include "calculator/calculator_page.h"
 #include "compare/compare_page.h"
+#include "flows/flow_page.h"
 #include "ranks/ranks_page.h"
 #include "run/run_document.h"
 #include "timeline/timeline_page.h"

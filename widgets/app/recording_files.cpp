@@ -16,7 +16,7 @@
 #include "compare/compare_page.h"
 #include "core/protocol.h"
 #include "run/run_document.h"
-#include "timeline/timeline_page.h"
+#include "playback/replay_page.h"
 
 namespace shardscope::widgets {
 namespace {

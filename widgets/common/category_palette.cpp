@@ -67,4 +67,26 @@ QColor strategyColor(int strategyIndex) {
     return colors[static_cast<std::size_t>(strategyIndex) % colors.size()];
 }
 
+const std::array<Category, kCategoryCount>& categoryStackOrder() {
+    static const std::array<Category, kCategoryCount> order = {
+        Category::MasterFp32, Category::AdamM,     Category::AdamV,      Category::ParamShard, Category::GradShard,
+        Category::ParamFull,  Category::GradFull,  Category::Activation, Category::CommBuffer, Category::Workspace};
+    return order;
+}
+
+QColor spanKindColor(replay::SpanKind k) {
+    switch (k) {
+    case replay::SpanKind::Forward: return QColor(0x4c, 0x78, 0xa8);
+    case replay::SpanKind::Backward: return QColor(0xe4, 0x57, 0x56);
+    case replay::SpanKind::Recompute: return QColor(0xb2, 0x79, 0xa2);
+    case replay::SpanKind::Optimizer: return QColor(0x54, 0xa2, 0x4b);
+    case replay::SpanKind::AllGather: return QColor(0x2a, 0x9d, 0x8f);
+    case replay::SpanKind::ReduceScatter: return QColor(0xf5, 0x85, 0x18);
+    case replay::SpanKind::AllReduce: return QColor(0xd4, 0xa0, 0x17);
+    case replay::SpanKind::Broadcast: return QColor(0x9d, 0x75, 0x5d);
+    case replay::SpanKind::ParamFull: return categoryColor(Category::ParamFull);
+    }
+    return Qt::gray;
+}
+
 } // namespace shardscope::widgets

@@ -25,6 +25,22 @@ QString collectiveLabel(CollectiveOp c) {
     return {};
 }
 
+QString spanKindLabel(replay::SpanKind k) {
+    switch (k) {
+    case replay::SpanKind::Forward: return phaseLabel(Phase::Forward);
+    case replay::SpanKind::Backward: return phaseLabel(Phase::Backward);
+    case replay::SpanKind::Recompute: return phaseLabel(Phase::Recompute);
+    case replay::SpanKind::Optimizer: return phaseLabel(Phase::Optimizer);
+    case replay::SpanKind::AllGather: return collectiveLabel(CollectiveOp::AllGather);
+    case replay::SpanKind::ReduceScatter: return collectiveLabel(CollectiveOp::ReduceScatter);
+    case replay::SpanKind::AllReduce: return collectiveLabel(CollectiveOp::AllReduce);
+    case replay::SpanKind::Broadcast: return collectiveLabel(CollectiveOp::Broadcast);
+    // The timeline's context keeps the existing translation.
+    case replay::SpanKind::ParamFull: return QCoreApplication::translate("TimelinePainter", "gathered parameters");
+    }
+    return {};
+}
+
 QString strategyStory(theory::Strategy s, int ranks, int hybridGroup) {
     using theory::Strategy;
     switch (s) {

@@ -6,12 +6,14 @@
 #include <string>
 
 #include "core/event.h"
+#include "replay/timeline_index.h"
 #include "theory/policy.h"
 
 namespace shardscope::widgets {
 
 QString phaseLabel(Phase p);             // "forward", "backward", …
 QString collectiveLabel(CollectiveOp c); // "all-gather", "reduce-scatter", …
+QString spanKindLabel(replay::SpanKind k); // a phase, a collective, or "gathered parameters"
 // What this strategy shards and what it gathers, in one sentence for newcomers.
 QString strategyStory(theory::Strategy s, int ranks, int hybridGroup);
 std::optional<theory::Strategy> strategyFromName(const std::string& name);

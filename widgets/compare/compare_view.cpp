@@ -16,8 +16,6 @@
 #include "common/run_labels.h"
 #include "common/theory_names.h"
 #include "core/error.h"
-#include "ranks/rank_ledger_view.h"
-#include "timeline/timeline_paint.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -267,7 +265,7 @@ void CompareView::buildLedger() {
         x += 1;
     }
     QCPBars* below = nullptr;
-    for (Category c : RankLedgerView::stackOrder()) {
+    for (Category c : categoryStackOrder()) {
         QVector<double> keys, values;
         bool any = false;
         for (std::size_t i = 0; i < columns.size(); ++i) {
@@ -372,11 +370,11 @@ void CompareView::buildComm() {
         }
         if (!any) continue;
         auto* bars = new QCPBars(comm_->xAxis, comm_->yAxis);
-        bars->setName(TimelinePainter::kindLabel(kind));
+        bars->setName(spanKindLabel(kind));
         bars->setData(keys, values);
         bars->setWidth(0.55);
         bars->setPen(Qt::NoPen);
-        bars->setBrush(TimelinePainter::color(kind));
+        bars->setBrush(spanKindColor(kind));
         if (below) bars->moveAbove(below);
         below = bars;
     }

@@ -12,7 +12,7 @@
 
 namespace shardscope::widgets {
 
-QColor rankColor(int rank, int ranks); // distinct hues; also used by the timeline's lanes
+QColor rankColor(int rank, int ranks); // distinct hues, one per rank
 
 class FlowView : public QWidget {
     Q_OBJECT

@@ -38,13 +38,6 @@ constexpr double kSmoothing = 0.3; // fraction of the remaining distance covered
 
 } // namespace
 
-const std::array<Category, kCategoryCount>& RankLedgerView::stackOrder() {
-    static const std::array<Category, kCategoryCount> order = {
-        Category::MasterFp32, Category::AdamM,     Category::AdamV,      Category::ParamShard, Category::GradShard,
-        Category::ParamFull,  Category::GradFull,  Category::Activation, Category::CommBuffer, Category::Workspace};
-    return order;
-}
-
 RankLedgerView::RankLedgerView(QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("rankLedgerView"));
     setAttribute(Qt::WA_OpaquePaintEvent);
@@ -169,7 +162,7 @@ void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
     const QFontMetrics fm(font());
     const int itemWidth = 170;
     const int perRow = std::max(1, area.width() / itemWidth);
-    const auto& order = stackOrder();
+    const auto& order = categoryStackOrder();
     for (std::size_t i = 0; i < order.size(); ++i) {
         const int row = static_cast<int>(i) / perRow;
         const int col = static_cast<int>(i) % perRow;
@@ -225,7 +218,7 @@ void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const
     const bool failed = failure_ && failure_->rank == rank;
     if (failed) p.fillRect(column.adjusted(1, 0, -1, 0), QColor(255, 226, 226));
     double below = 0;
-    for (Category c : stackOrder()) {
+    for (Category c : categoryStackOrder()) {
         const double bytes = r < shown_.size() ? shown_[r][index(c)] : 0.0;
         if (bytes <= 0) continue;
         const int y0 = yFor(g, below);
@@ -330,7 +323,7 @@ QString RankLedgerView::tooltipFor(int rank) const {
     const RankState& s = state_[static_cast<std::size_t>(rank)];
     QString html = tr("<b>Rank %1</b>: %2 live, peak %3").arg(rank).arg(formatBoth(static_cast<double>(s.liveTotal)),
                                                                         formatBoth(static_cast<double>(s.peakTotal)));
-    for (auto it = stackOrder().rbegin(); it != stackOrder().rend(); ++it) {
+    for (auto it = categoryStackOrder().rbegin(); it != categoryStackOrder().rend(); ++it) {
         const std::uint64_t b = s.live.category(*it);
         if (b == 0) continue;
         const auto wire = categoryName(*it);

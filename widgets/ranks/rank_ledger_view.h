@@ -30,8 +30,6 @@ public:
     std::uint64_t scaleBytes() const { return scale_; }
     bool isCompact() const;
     static constexpr int kCompactAbove = 16;
-    // Bar stacking order, bottom to top: persistent states first, transient on top.
-    static const std::array<Category, kCategoryCount>& stackOrder();
 
     QSize minimumSizeHint() const override { return {320, 240}; }
 

@@ -16,7 +16,7 @@ MemoryTimelineChart::MemoryTimelineChart(QWidget* parent) : QWidget(parent), plo
     plot_->yAxis->setTicker(QSharedPointer<ByteTicker>::create());
     // One graph per category, stacked in the rank view's order; each fills down to the one below.
     QCPGraph* below = nullptr;
-    for (Category c : RankLedgerView::stackOrder()) {
+    for (Category c : categoryStackOrder()) {
         QCPGraph* g = plot_->addGraph();
         g->setPen(QPen(categoryColor(c).darker(115), 1));
         g->setBrush(categoryColor(c));
@@ -81,7 +81,7 @@ void MemoryTimelineChart::rebuild() {
         std::vector<double> sums(all.size(), 0.0);
         for (std::size_t i = 0; i < all.size(); ++i) keys[static_cast<qsizetype>(i)] = static_cast<double>(all[i].replayNs) / 1e6;
         int g = 0;
-        for (Category c : RankLedgerView::stackOrder()) {
+        for (Category c : categoryStackOrder()) {
             QVector<double> values(static_cast<qsizetype>(all.size()));
             for (std::size_t i = 0; i < all.size(); ++i) {
                 sums[i] += static_cast<double>(all[i].bytes[index(c)]);

@@ -11,7 +11,6 @@
 
 #include "common/byte_format.h"
 #include "common/theory_names.h"
-#include "ranks/run_theory_charts.h"
 #include "run_request.h"
 
 namespace shardscope::widgets {

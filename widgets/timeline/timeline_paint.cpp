@@ -63,36 +63,6 @@ std::optional<replay::TimelineRow> TimelineGeometry::rowAt(int lane, int y) cons
     return std::nullopt;
 }
 
-QColor TimelinePainter::color(replay::SpanKind k) {
-    switch (k) {
-    case replay::SpanKind::Forward: return QColor(0x4c, 0x78, 0xa8);
-    case replay::SpanKind::Backward: return QColor(0xe4, 0x57, 0x56);
-    case replay::SpanKind::Recompute: return QColor(0xb2, 0x79, 0xa2);
-    case replay::SpanKind::Optimizer: return QColor(0x54, 0xa2, 0x4b);
-    case replay::SpanKind::AllGather: return QColor(0x2a, 0x9d, 0x8f);
-    case replay::SpanKind::ReduceScatter: return QColor(0xf5, 0x85, 0x18);
-    case replay::SpanKind::AllReduce: return QColor(0xd4, 0xa0, 0x17);
-    case replay::SpanKind::Broadcast: return QColor(0x9d, 0x75, 0x5d);
-    case replay::SpanKind::ParamFull: return categoryColor(Category::ParamFull);
-    }
-    return Qt::gray;
-}
-
-QString TimelinePainter::kindLabel(replay::SpanKind k) {
-    switch (k) {
-    case replay::SpanKind::Forward: return phaseLabel(Phase::Forward);
-    case replay::SpanKind::Backward: return phaseLabel(Phase::Backward);
-    case replay::SpanKind::Recompute: return phaseLabel(Phase::Recompute);
-    case replay::SpanKind::Optimizer: return phaseLabel(Phase::Optimizer);
-    case replay::SpanKind::AllGather: return collectiveLabel(CollectiveOp::AllGather);
-    case replay::SpanKind::ReduceScatter: return collectiveLabel(CollectiveOp::ReduceScatter);
-    case replay::SpanKind::AllReduce: return collectiveLabel(CollectiveOp::AllReduce);
-    case replay::SpanKind::Broadcast: return collectiveLabel(CollectiveOp::Broadcast);
-    case replay::SpanKind::ParamFull: return tr("gathered parameters");
-    }
-    return {};
-}
-
 QString TimelinePainter::formatDuration(double ns) {
     if (ns < 1e3) return tr("%1 ns").arg(ns, 0, 'f', 0);
     if (ns < 1e6) return tr("%1 µs").arg(ns / 1e3, 0, 'f', ns < 1e4 ? 2 : 1);
@@ -233,9 +203,9 @@ QString boxLabel(const TimelineScene& s, const replay::TimelineSpan& span) {
     if (span.unit >= 0)
         unit = s.model && s.model->info() ? QString::fromStdString(s.model->info()->unitName(span.unit))
                                           : TimelinePainter::tr("unit %1").arg(span.unit);
-    if (replay::isCollective(span.kind)) return unit.isEmpty() ? TimelinePainter::kindLabel(span.kind)
-                                                       : TimelinePainter::kindLabel(span.kind) + QLatin1Char(' ') + unit;
-    if (span.kind == replay::SpanKind::Optimizer) return TimelinePainter::kindLabel(span.kind);
+    if (replay::isCollective(span.kind)) return unit.isEmpty() ? spanKindLabel(span.kind)
+                                                       : spanKindLabel(span.kind) + QLatin1Char(' ') + unit;
+    if (span.kind == replay::SpanKind::Optimizer) return spanKindLabel(span.kind);
     return unit;
 }
 
@@ -257,7 +227,7 @@ void paintLane(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, i
             y += std::min<int>(b.depth, replay::kMaxDepth) * h;
         }
         const QRectF r(g.plot.left() + b.x0, y + 1, std::max(b.x1 - b.x0, 1.0), std::max(h - 2, 1.0));
-        QColor c = TimelinePainter::color(b.kind);
+        QColor c = spanKindColor(b.kind);
         if (b.merged > 1) c.setAlpha(150); // a summary of several spans: lighter, no label
         p.fillRect(r, c);
         ++stats.boxes;
@@ -282,8 +252,8 @@ void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal) {
     for (std::size_t k = 0; k < replay::kSpanKindCount; ++k) {
         const auto kind = static_cast<replay::SpanKind>(k);
         if (kind == replay::SpanKind::Broadcast) continue; // rare; its tooltip names it
-        const QString text = TimelinePainter::kindLabel(kind);
-        p.fillRect(QRect(x, y + 2, 12, 10), TimelinePainter::color(kind));
+        const QString text = spanKindLabel(kind);
+        p.fillRect(QRect(x, y + 2, 12, 10), spanKindColor(kind));
         p.setPen(pal.color(QPalette::WindowText));
         p.drawText(QPoint(x + 16, y + fm.ascent()), text);
         x += 16 + fm.horizontalAdvance(text) + 14;

@@ -51,8 +51,6 @@ class TimelinePainter {
 public:
     static TimelinePaintStats paint(QPainter& p, const QRect& rect, const TimelineScene& scene);
 
-    static QColor color(replay::SpanKind k);
-    static QString kindLabel(replay::SpanKind k);
     static QString formatDuration(double ns);
     static QString formatRate(double bytesPerSecond);
     // Tick spacing of 1, 2 or 5 × 10^k ns giving about `target` ticks across `spanNs`.

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "common/byte_format.h"
+#include "common/run_labels.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -130,7 +131,7 @@ QString TimelineView::describe(const Hit& h) const {
     const auto info = model_ ? model_->info() : nullptr;
     QString unit;
     if (s.unit >= 0) unit = info ? QString::fromStdString(info->unitName(s.unit)) : tr("unit %1").arg(s.unit);
-    QString text = QStringLiteral("<b>%1</b>").arg(TimelinePainter::kindLabel(s.kind).toHtmlEscaped());
+    QString text = QStringLiteral("<b>%1</b>").arg(spanKindLabel(s.kind).toHtmlEscaped());
     if (!unit.isEmpty()) text += QStringLiteral(" · ") + unit.toHtmlEscaped();
     text += QStringLiteral("<br>") + tr("rank %1, %2").arg(h.rank).arg(TimelinePainter::formatDuration(static_cast<double>(s.durationNs())));
     text += QStringLiteral("<br>") + tr("from %1 to %2").arg(TimelinePainter::formatDuration(static_cast<double>(s.beginNs)),
