@@ -17,7 +17,7 @@ bool waitFor(RanksPage& page, int timeoutSeconds, const std::function<bool()>& d
     QTimer timeout;
     timeout.setSingleShot(true);
     QObject::connect(&timeout, &QTimer::timeout, &loop, &QEventLoop::quit);
-    QObject::connect(&page, &RanksPage::stepsAvailable, &loop, [&] { if (done()) loop.quit(); });
+    QObject::connect(&page.document(), &RunDocument::stepsAppended, &loop, [&] { if (done()) loop.quit(); });
     QObject::connect(&page, &RanksPage::runEnded, &loop, &QEventLoop::quit);
     timeout.start(timeoutSeconds * 1000);
     loop.exec();

@@ -1,9 +1,10 @@
 #pragma once
-// Transport controls over the shared ReplayPlayer (the Ranks page's): play/pause, step to the
-// previous/next event, unit, phase or step (playback_nav.h), a scrubbing slider, the speed as
-// 0.1× … 100× of a comfortable default (one step ≈ ReplayPlayer::kTargetStepSeconds on screen)
-// on a log slider, and loop. Every view follows the player's positionChanged, so the timeline,
-// flows, explain panel and rank view move together whichever control moved them.
+// Transport controls over the shared ReplayPlayer (the window's RunDocument): play/pause, step
+// to the previous/next event, unit, phase or step (replay/playback_nav.h), a scrubbing slider,
+// the speed as 0.1× … 100× of a comfortable default (one step ≈
+// ReplayPlayer::kTargetStepSeconds on screen) on a log slider, and loop. Every view follows the
+// player's positionChanged, so the timeline, flows, explain panel and rank view move together
+// whichever control moved them.
 //
 // Keys (when the bar or a child has focus): Space play/pause; ←/→ event; Shift+←/→ unit;
 // Ctrl+←/→ phase; PgUp/PgDn step; Home/End start/end.

@@ -304,7 +304,6 @@ void RanksPage::onSteps(const StepListPtr& steps) {
     scrub_->setRange(0, static_cast<int>(std::min<std::uint64_t>(model_.eventCount(), INT32_MAX)));
     updateProgress();
     comparisonTimer_.start();
-    Q_EMIT stepsAvailable(static_cast<int>(model_.stepCount()));
 }
 
 void RanksPage::onReport(const RunReportPtr& report) {

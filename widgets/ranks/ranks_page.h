@@ -67,7 +67,6 @@ public:
 
 Q_SIGNALS:
     void statusMessage(const QString& message);
-    void stepsAvailable(int steps);
     void runEnded(shardscope::widgets::RunSession::Outcome outcome, const QString& message);
 
 protected:
