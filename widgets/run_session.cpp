@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/run_labels.h"
 #include "core/error.h"
 #include "launch/mpirun.h"
 #include "launch/process_tree.h"
-#include "run_labels.h"
 
 namespace shardscope::widgets {
 

@@ -14,8 +14,8 @@
 #include <memory>
 
 #include "launch/ending.h"
+#include "run/stream_receiver.h"
 #include "run_request.h"
-#include "stream_receiver.h"
 
 class QTemporaryDir;
 

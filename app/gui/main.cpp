@@ -6,13 +6,14 @@
 #include <QTimer>
 #include <cstdio>
 
-#include "batch_capture.h"
-#include "compare_page.h"
-#include "language.h"
-#include "main_window.h"
-#include "ranks_page.h"
-#include "screenshot.h"
-#include "timeline_page.h"
+#include "app/batch_capture.h"
+#include "app/main_window.h"
+#include "app/pages.h"
+#include "app/screenshot.h"
+#include "common/language.h"
+#include "compare/compare_page.h"
+#include "ranks/ranks_page.h"
+#include "timeline/timeline_page.h"
 
 namespace {
 

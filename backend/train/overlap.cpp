@@ -1,7 +1,6 @@
 #include "train/overlap.h"
 
 #include <algorithm>
-#include <iterator>
 
 namespace shardscope::train {
 
@@ -76,24 +75,12 @@ OverlapSummary summarize(std::span<const StepOverlap> steps) {
     return s;
 }
 
-void OverlapTracker::close(std::vector<Open>& open, std::vector<Span>& into, const Event& e, std::uint8_t what) {
-    for (auto it = open.rbegin(); it != open.rend(); ++it)
-        if (it->unit == e.unit && it->what == what) {
-            into.push_back({it->begin, e.timeNs});
-            open.erase(std::next(it).base());
-            return;
-        }
-}
-
 void OverlapTracker::onEvent(const Event& e) {
-    const auto phase = static_cast<std::uint8_t>(e.phase);
-    const auto op = static_cast<std::uint8_t>(e.collective);
     switch (e.kind) {
     case EventKind::StepBegin:
         inStep_ = true;
         stepBegin_ = e.timeNs;
-        openComm_.clear();
-        openCompute_.clear();
+        open_.clear();
         comm_.clear();
         compute_.clear();
         return;
@@ -102,16 +89,14 @@ void OverlapTracker::onEvent(const Event& e) {
         inStep_ = false;
         return;
     case EventKind::ComputeBegin:
-        if (inStep_) openCompute_.push_back({e.unit, phase, e.timeNs});
+    case EventKind::CollectiveBegin:
+        if (inStep_) open_.open(*spanKeyOf(e), e.timeNs);
         return;
     case EventKind::ComputeEnd:
-        if (inStep_) close(openCompute_, compute_, e, phase);
-        return;
-    case EventKind::CollectiveBegin:
-        if (inStep_) openComm_.push_back({e.unit, op, e.timeNs});
-        return;
     case EventKind::CollectiveEnd:
-        if (inStep_) close(openComm_, comm_, e, op);
+        if (!inStep_) return;
+        if (const auto begin = open_.close(*spanKeyOf(e)))
+            (e.kind == EventKind::ComputeEnd ? compute_ : comm_).push_back({*begin, e.timeNs});
         return;
     case EventKind::Alloc:
     case EventKind::Free:

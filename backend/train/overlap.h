@@ -5,9 +5,9 @@
 //   fraction  = exposed / step duration.
 // Unions, not sums of durations: two collectives that overlap in time (a prefetch running
 // while another gather completes) count their common time once, and a collective that runs
-// entirely under a compute span is hidden (exposed 0). With today's blocking communicators
-// nothing overlaps and the fraction is the share of the step spent waiting in collectives;
-// the definition already measures asynchronous overlap once the strategies have it.
+// entirely under a compute span is hidden (exposed 0). A blocking collective is fully exposed;
+// a prefetched all-gather (started before the current unit's compute, finished after it) is
+// hidden for the time the compute covers.
 //
 // Note: the tracker takes the same events the ledger emits (train::Trainer's ComputeBegin/End
 // and StepBegin/End, the communicators' CollectiveBegin/End), so it works whether or not those
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/event.h"
+#include "core/span_pairing.h"
 
 namespace shardscope::train {
 
@@ -53,28 +54,18 @@ struct OverlapSummary {
 };
 OverlapSummary summarize(std::span<const StepOverlap> steps);
 
-// Builds StepOverlap records from one rank's event sequence. An End closes the most recent open
-// Begin of the same span — the same unit and phase (compute) or the same unit and collective
-// kind — because spans of a rank need not nest: a prefetched all-gather started before one
-// unit's forward ends after it, while other collectives begin and end in between. Spans
-// outside a step (setup, final weights) are ignored; a step abandoned by an exception (no
-// StepEnd) yields no record.
+// Builds StepOverlap records from one rank's event sequence, pairing Begin and End events by
+// core/span_pairing.h. Spans outside a step (setup, final weights) are ignored; a step abandoned
+// by an exception (no StepEnd) yields no record.
 class OverlapTracker {
 public:
     void onEvent(const Event& e);
     const std::vector<StepOverlap>& steps() const { return steps_; }
 
 private:
-    struct Open {
-        std::int32_t unit = kNoUnit;
-        std::uint8_t what = 0; // Phase (compute) or CollectiveOp (collective)
-        std::uint64_t begin = 0;
-    };
-    static void close(std::vector<Open>& open, std::vector<Span>& into, const Event& e, std::uint8_t what);
-
     bool inStep_ = false;
     std::uint64_t stepBegin_ = 0;
-    std::vector<Open> openComm_, openCompute_;
+    SpanPairing<std::uint64_t> open_; // begin times of the open compute and collective spans
     std::vector<Span> comm_, compute_;
     std::vector<StepOverlap> steps_;
 };

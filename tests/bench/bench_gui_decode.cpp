@@ -2,8 +2,8 @@
 // steps (decode + merge ranks in time order + ledger snapshots). Goal: ≥ 1M events/s.
 #include <benchmark/benchmark.h>
 
-#include "replay_model.h"
-#include "stream_assembler.h"
+#include "replay/replay_model.h"
+#include "replay/stream_assembler.h"
 #include "synthetic_stream.h"
 
 namespace {
@@ -28,7 +28,7 @@ void BM_DecodeAndAssemble(benchmark::State& state) {
     std::uint64_t events = 0;
     for (auto _ : state) {
         protocol::StreamDecoder decoder;
-        widgets::StreamAssembler assembler;
+        replay::StreamAssembler assembler;
         for (std::size_t at = 0; at < bytes.size(); at += chunk) {
             decoder.feed(std::string_view(bytes).substr(at, chunk));
             while (auto r = decoder.next()) assembler.consume(std::move(*r));
@@ -58,11 +58,11 @@ BENCHMARK(BM_DecodeOnly)->Unit(benchmark::kMillisecond);
 // Random seeks over the 64-rank run: the cost of scrubbing (snapshot + at most one interval).
 void BM_Seek(benchmark::State& state) {
     protocol::StreamDecoder decoder;
-    widgets::StreamAssembler assembler;
+    replay::StreamAssembler assembler;
     decoder.feed(stream64());
     while (auto r = decoder.next()) assembler.consume(std::move(*r));
     auto out = assembler.take();
-    widgets::ReplayModel model;
+    replay::ReplayModel model;
     model.reset(out.runInfo);
     model.append(out.steps);
     std::uint64_t k = 0;

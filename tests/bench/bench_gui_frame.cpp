@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <benchmark/benchmark.h>
 
-#include "rank_ledger_view.h"
-#include "replay_model.h"
-#include "stream_assembler.h"
+#include "ranks/rank_ledger_view.h"
+#include "replay/replay_model.h"
+#include "replay/stream_assembler.h"
 #include "synthetic_stream.h"
 
 namespace {
@@ -22,14 +22,14 @@ void BM_RankViewFrame64(benchmark::State& state) {
     run.units = 24;
     run.steps = 3;
     protocol::StreamDecoder decoder;
-    widgets::StreamAssembler assembler;
+    replay::StreamAssembler assembler;
     decoder.feed(testing::syntheticStream(run));
     while (auto r = decoder.next()) assembler.consume(std::move(*r));
     auto out = assembler.take();
-    widgets::ReplayModel model;
+    replay::ReplayModel model;
     model.reset(out.runInfo);
     model.append(out.steps);
-    widgets::ReplayCursor cursor(model);
+    replay::ReplayCursor cursor(model);
     cursor.reset();
     widgets::RankLedgerView view;
     view.resize(1000, 450);

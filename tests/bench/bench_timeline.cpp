@@ -10,11 +10,12 @@
 #include <chrono>
 #include <memory>
 
-#include "timeline_paint.h"
+#include "timeline/timeline_paint.h"
 #include "timeline_test_recording.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
+using namespace shardscope::replay;
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <QTest>
 #include <qcustomplot.h>
 
-#include "calculator_page.h"
-#include "derivation_model.h"
-#include "scaling_chart.h"
+#include "calculator/calculator_page.h"
+#include "calculator/derivation_model.h"
+#include "calculator/scaling_chart.h"
 #include "theory/estimate.h"
 
 using namespace shardscope;

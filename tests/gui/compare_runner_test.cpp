@@ -6,9 +6,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "compare_page.h"
-#include "compare_runner.h"
-#include "compare_view.h"
+#include "compare/compare_page.h"
+#include "compare/compare_runner.h"
+#include "compare/compare_view.h"
 #include "fake_cli.h"
 #include "launch/mpirun.h"
 

@@ -6,9 +6,9 @@
 #include <QTest>
 #include <qcustomplot.h>
 
-#include "compare_page.h"
+#include "compare/compare_page.h"
 
-#include "compare_view.h"
+#include "compare/compare_view.h"
 #include "core/error.h"
 #include "report/report.h"
 

@@ -3,15 +3,16 @@
 #include <QLabel>
 #include <QTest>
 
-#include "byte_format.h"
-#include "explain_panel.h"
-#include "explain_text.h"
-#include "glossary_terms.h"
-#include "language.h"
+#include "common/byte_format.h"
+#include "common/language.h"
+#include "playback/explain_panel.h"
+#include "playback/explain_text.h"
+#include "playback/glossary_terms.h"
 #include "timeline_test_recording.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
+using namespace shardscope::replay;
 
 namespace {
 

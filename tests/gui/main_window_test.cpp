@@ -8,10 +8,11 @@
 #include <QPushButton>
 #include <QTest>
 
-#include "calculator_page.h"
-#include "language.h"
-#include "main_window.h"
-#include "ranks_page.h"
+#include "app/main_window.h"
+#include "app/pages.h"
+#include "calculator/calculator_page.h"
+#include "common/language.h"
+#include "ranks/ranks_page.h"
 
 using namespace shardscope::widgets;
 

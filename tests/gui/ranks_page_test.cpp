@@ -13,16 +13,16 @@
 #include <csignal>
 #include <fstream>
 
+#include "fake_cli.h"
 #include "launch/mpirun.h"
 #include "launch/process_tree.h"
-#include "rank_ledger_view.h"
-#include "ranks_page.h"
-#include "replay_player.h"
-#include "run_config_panel.h"
-#include "run_theory_charts.h"
-#include "run_timeline_charts.h"
-#include "fake_cli.h"
 #include "ledger_reference.h"
+#include "playback/replay_player.h"
+#include "ranks/rank_ledger_view.h"
+#include "ranks/ranks_page.h"
+#include "ranks/run_theory_charts.h"
+#include "ranks/run_timeline_charts.h"
+#include "run/run_config_panel.h"
 #include "synthetic_stream.h"
 
 using namespace shardscope;
@@ -96,7 +96,8 @@ private Q_SLOTS:
         testing::SyntheticRun run;
         run.ranks = 3;
         const QString path = writeFile(dir, QStringLiteral("run.sstrace"), testing::syntheticStream(run));
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         QSignalSpy ended(&page, &RanksPage::runEnded);
         QVERIFY(page.openRecording(path));
         QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
@@ -124,20 +125,21 @@ private Q_SLOTS:
         QFile file(golden);
         if (!file.open(QIODevice::ReadOnly)) QSKIP("tests/data/golden_zero3_tiny_2r.sstrace is missing");
         const testing::Reference ref(file.readAll().toStdString());
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         QSignalSpy ended(&page, &RanksPage::runEnded);
         QVERIFY(page.openRecording(golden));
         QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
         QCOMPARE(page.model().eventCount(), ref.order.size());
-        QString why;
+        std::string why;
         // Scrub backwards and forwards, then play forward one event at a time through a step.
         for (std::uint64_t k = page.model().eventCount(); k > 0; k -= std::min<std::uint64_t>(k, 29)) {
             page.player().seek(k);
-            QVERIFY2(testing::sameAsReference(ref, page.rankView()->state(), k, &why), qPrintable(why));
+            QVERIFY2(testing::sameAsReference(ref, page.rankView()->state(), k, &why), why.c_str());
         }
         for (std::uint64_t k = 0; k <= page.model().eventCount(); ++k) {
             page.player().seek(k);
-            QVERIFY2(testing::sameAsReference(ref, page.rankView()->state(), k, &why), qPrintable(why));
+            QVERIFY2(testing::sameAsReference(ref, page.rankView()->state(), k, &why), why.c_str());
         }
         QVERIFY(page.bannerText().isEmpty());
     }
@@ -145,7 +147,8 @@ private Q_SLOTS:
     void playbackAdvancesInSlowMotion() {
         QTemporaryDir dir;
         const QString path = writeFile(dir, QStringLiteral("run.sstrace"), testing::syntheticStream(testing::SyntheticRun{}));
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         QSignalSpy ended(&page, &RanksPage::runEnded);
         QVERIFY(page.openRecording(path));
         waitForEnd(ended, 10000);
@@ -173,7 +176,8 @@ private Q_SLOTS:
         QFETCH(QString, message);
         QTemporaryDir dir;
         const QString bad = writeFile(dir, QStringLiteral("bad.sstrace"), bytes.toStdString());
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         QSignalSpy ended(&page, &RanksPage::runEnded);
         QVERIFY(page.openRecording(bad));
         QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Failed);
@@ -187,7 +191,8 @@ private Q_SLOTS:
     }
 
     void missingFileIsAnInlineError() {
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         QSignalSpy ended(&page, &RanksPage::runEnded);
         QVERIFY(page.openRecording(QStringLiteral("/nonexistent/run.sstrace")));
         QCOMPARE(waitForEnd(ended, 5000), RunSession::Outcome::Failed);
@@ -199,7 +204,8 @@ private Q_SLOTS:
         testing::SyntheticRun run;
         run.failRank = 1;
         const QString path = writeFile(dir, QStringLiteral("oom.sstrace"), testing::syntheticStream(run));
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         QSignalSpy ended(&page, &RanksPage::runEnded);
         QVERIFY(page.openRecording(path));
         QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Failed);
@@ -209,7 +215,8 @@ private Q_SLOTS:
     }
 
     void missingWorkerAndMpirunAreInlineErrors() {
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         QSignalSpy ended(&page, &RanksPage::runEnded);
         page.session().setWorkerPath(QStringLiteral("/nonexistent/shardscope-worker"));
         QVERIFY(!page.runDefault());
@@ -227,7 +234,8 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString cli = testing::writeFakeCli(dir, testing::kRank2KilledInStep3);
         QVERIFY(!cli.isEmpty());
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         page.session().setCliPath(cli);
         page.session().setWorkerPath(QStringLiteral("/bin/sh")); // never started by the fake
         QSignalSpy ended(&page, &RanksPage::runEnded);
@@ -241,7 +249,8 @@ private Q_SLOTS:
     }
 
     void invalidSettingsAreShownInlineAndBlockRun() {
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         RunConfigPanel* panel = page.configPanel();
         RunRequest r;
         r.strategy = theory::Strategy::FsdpHybridShard;
@@ -266,7 +275,8 @@ private Q_SLOTS:
 
     // Without mpirun the checkbox is ticked, locked and explained; with it the user chooses.
     void threadsCheckboxFollowsMpirun() {
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         RunConfigPanel* panel = page.configPanel();
         auto* threads = panel->findChild<QCheckBox*>(QStringLiteral("threadsCheck"));
         QVERIFY(threads);
@@ -294,7 +304,8 @@ private Q_SLOTS:
     // With a device the GPU entry can be chosen; more ranks than GPUs need the threads mode,
     // said under the checkbox, and Run waits until it is ticked.
     void gpuRanksBeyondTheGpusAskForThreads() {
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         RunConfigPanel* panel = page.configPanel();
         panel->setMpiUnavailable(QString());
         GpuSupport gpu;
@@ -327,7 +338,8 @@ private Q_SLOTS:
     void liveRunAsThreads() {
         QString why;
         if (!canRunThreads(&why)) QSKIP(qPrintable(why));
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         page.session().setWorkerPath(kWorker);
         page.session().setMpirun(QStringLiteral("mpirun-that-does-not-exist")); // never asked for
         QSignalSpy ended(&page, &RanksPage::runEnded);
@@ -348,7 +360,8 @@ private Q_SLOTS:
     void failingThreadsRunNamesTheRank() {
         QString why;
         if (!canRunThreads(&why)) QSKIP(qPrintable(why));
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         page.session().setWorkerPath(kWorker);
         QSignalSpy ended(&page, &RanksPage::runEnded);
         RunRequest r = tinyRequest(3);
@@ -365,7 +378,8 @@ private Q_SLOTS:
     void stopEndsTheThreadsWorker() {
         QString why;
         if (!canRunThreads(&why)) QSKIP(qPrintable(why));
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         page.session().setWorkerPath(kWorker);
         QSignalSpy ended(&page, &RanksPage::runEnded);
         RunRequest r = tinyRequest(100000);
@@ -389,7 +403,8 @@ private Q_SLOTS:
     void liveRunOfTwoRanks() {
         QString why;
         if (!canRunLive(&why)) QSKIP(qPrintable(why));
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         page.session().setWorkerPath(kWorker);
         QSignalSpy ended(&page, &RanksPage::runEnded);
         QVERIFY(page.runRequest(tinyRequest(2)));
@@ -405,7 +420,8 @@ private Q_SLOTS:
     void killedRankIsReportedAndNothingIsLeft() {
         QString why;
         if (!canRunLive(&why)) QSKIP(qPrintable(why));
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         page.session().setWorkerPath(kWorker);
         QSignalSpy ended(&page, &RanksPage::runEnded);
         QVERIFY(page.runRequest(tinyRequest(2000)));
@@ -441,7 +457,8 @@ private Q_SLOTS:
     void stopTearsTheJobDown() {
         QString why;
         if (!canRunLive(&why)) QSKIP(qPrintable(why));
-        RanksPage page;
+        RunDocument document;
+        RanksPage page(document);
         page.session().setWorkerPath(kWorker);
         QSignalSpy ended(&page, &RanksPage::runEnded);
         QVERIFY(page.runRequest(tinyRequest(2000)));

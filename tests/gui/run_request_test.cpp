@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "run_config_panel.h"
+#include "run/run_config_panel.h"
 #include "run_request.h"
 #include "runconfig/problems.h"
 

@@ -7,11 +7,11 @@
 #include <QTest>
 #include <qcustomplot.h>
 
-#include "chart_export.h"
-#include "compare_view.h"
-#include "flow_view.h"
+#include "common/chart_export.h"
+#include "compare/compare_view.h"
+#include "flows/flow_view.h"
+#include "timeline/timeline_view.h"
 #include "timeline_test_recording.h"
-#include "timeline_view.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;

@@ -12,21 +12,24 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "explain_panel.h"
-#include "explain_text.h"
-#include "flow_view.h"
-#include "language.h"
-#include "main_window.h"
-#include "playback_bar.h"
-#include "playback_files.h"
-#include "ranks_page.h"
-#include "replay_player.h"
-#include "timeline_page.h"
+#include "app/main_window.h"
+#include "app/pages.h"
+#include "app/recording_files.h"
+#include "common/language.h"
+#include "flows/flow_page.h"
+#include "flows/flow_view.h"
+#include "playback/explain_panel.h"
+#include "playback/explain_text.h"
+#include "playback/playback_bar.h"
+#include "playback/replay_player.h"
+#include "ranks/ranks_page.h"
+#include "timeline/timeline_page.h"
+#include "timeline/timeline_view.h"
 #include "timeline_test_recording.h"
-#include "timeline_view.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
+using namespace shardscope::replay;
 
 namespace {
 

@@ -1,17 +1,18 @@
-// TimelineView and its index: spans per lane match the recorded events, hit-testing returns the
-// event under the mouse, a click asks for a seek there, narrow spans merge into a bounded number
-// of boxes at a wide zoom, the memory curve keeps every peak, and zoom / pan / keys behave.
+// TimelineView: hit-testing returns the event under the mouse, a click asks for a seek there,
+// narrow spans merge into a bounded number of boxes at a wide zoom, and zoom / pan / keys
+// behave. The index it draws is tested in tests/unit/timeline_index_test.cpp.
 #include <QImage>
 #include <algorithm>
 #include <QPainter>
 #include <QSignalSpy>
 #include <QTest>
 
+#include "timeline/timeline_view.h"
 #include "timeline_test_recording.h"
-#include "timeline_view.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
+using namespace shardscope::replay;
 
 namespace {
 
@@ -33,48 +34,6 @@ QPoint centreOf(const TimelineView& v, int rank, TimelineRow row, const Timeline
 class TimelineViewTest : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void indexHoldsEverySpan() {
-        testrec::Spec spec;
-        spec.steps = 2;
-        const auto model = testrec::loadModel(testrec::makeRecording(spec));
-        TimelineIndex index;
-        index.update(*model);
-        QCOMPARE(index.laneCount(), 4);
-        const auto steps = static_cast<std::size_t>(spec.steps), units = static_cast<std::size_t>(spec.units);
-        for (int r = 0; r < 4; ++r) {
-            const TimelineLane& lane = index.lane(r);
-            // forward + backward per unit, one optimizer span per step
-            QCOMPARE(lane.rows[0].size(), steps * (2 * units + 1));
-            // two all-gathers and one reduce-scatter per unit, the norm's all-reduce
-            QCOMPARE(lane.rows[1].size(), steps * (3 * units + 1));
-            // param_full lives twice per unit per step (forward and backward)
-            QCOMPARE(lane.rows[2].size(), steps * 2 * units);
-            for (std::size_t row = 0; row < kTimelineRowCount; ++row)
-                QVERIFY(std::is_sorted(lane.rows[row].begin(), lane.rows[row].end(),
-                                       [](const TimelineSpan& a, const TimelineSpan& b) { return a.beginNs < b.beginNs; }));
-            // Every span's events are the rank's own, opening and closing it.
-            for (const TimelineSpan& s : lane.rows[1]) {
-                QCOMPARE(model->event(s.beginEvent).kind, EventKind::CollectiveBegin);
-                QCOMPARE(model->event(s.endEvent).kind, EventKind::CollectiveEnd);
-                QCOMPARE(model->event(s.beginEvent).rank, r);
-            }
-            for (const TimelineSpan& s : lane.rows[2]) {
-                QCOMPARE(model->event(s.beginEvent).category, Category::ParamFull);
-                QCOMPARE(s.bytes, testrec::fullBytes(spec));
-            }
-        }
-        // Incremental: indexing one step, then the next, gives the same spans.
-        widgets::ReplayModel partial;
-        partial.reset(model->info());
-        partial.append({model->steps()[0]});
-        TimelineIndex grown;
-        grown.update(partial);
-        partial.append({model->steps()[1]});
-        grown.update(partial);
-        QCOMPARE(grown.spanCount(), index.spanCount());
-        QCOMPARE(grown.peakBytes(), index.peakBytes());
-    }
-
     void hitTestReturnsTheEventUnderTheMouse() {
         testrec::Spec spec;
         const auto model = testrec::loadModel(testrec::makeRecording(spec));
@@ -172,22 +131,6 @@ private Q_SLOTS:
         QVERIFY(close.boxes > 0 && close.boxes < 40);
     }
 
-    void memoryCurveKeepsPeaks() {
-        testrec::Spec spec;
-        spec.steps = 50;
-        const auto model = testrec::loadModel(testrec::makeRecording(spec));
-        TimelineIndex index;
-        index.update(*model);
-        std::vector<MemColumn> cols;
-        const TimeWindow w{0, static_cast<double>(index.endNs()) + 1, 300};
-        memoryColumns(index.lane(1), w, 300, cols);
-        std::uint64_t hi = 0;
-        for (const MemColumn& c : cols) hi = std::max(hi, c.valid ? c.hi : 0);
-        QCOMPARE(hi, index.lane(1).peakBytes);
-        // The peak equals the ledger replay's.
-        QCOMPARE(index.lane(1).peakBytes, model->steps().back()->endState[1].peakTotal);
-    }
-
     void zoomPanAndKeys() {
         const auto model = testrec::loadModel(testrec::makeRecording({}));
         TimelineView view;
@@ -244,15 +187,6 @@ private Q_SLOTS:
         QVERIFY(view.windowStart() <= t && t <= view.windowEnd()); // scrolled to keep it in sight
     }
 
-    void bandwidthFollowsNcclTests() {
-        // 1 MB in 1 ms: algbw 1 GB/s; AG/RS × (N−1)/N, all-reduce × 2(N−1)/N.
-        QCOMPARE(algBandwidth(1000000, 1000000), 1e9);
-        QCOMPARE(busBandwidth(SpanKind::AllGather, 1000000, 1000000, 4), 0.75e9);
-        QCOMPARE(busBandwidth(SpanKind::ReduceScatter, 1000000, 1000000, 4), 0.75e9);
-        QCOMPARE(busBandwidth(SpanKind::AllReduce, 1000000, 1000000, 4), 1.5e9);
-        QCOMPARE(busBandwidth(SpanKind::Broadcast, 1000000, 1000000, 4), 1e9);
-        QCOMPARE(algBandwidth(5, 0), 0.0);
-    }
 };
 
 QTEST_MAIN(TimelineViewTest)

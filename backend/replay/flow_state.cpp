@@ -1,0 +1,190 @@
+#include "replay/flow_state.h"
+
+#include <algorithm>
+
+#include "plan/collective.h"
+
+namespace shardscope::replay {
+namespace {
+// How far to look for the compute that gives a collective its phase (forward or backward);
+// in a real run it is a handful of events away, the cap only bounds a malformed stream.
+constexpr std::uint64_t kPhaseLookahead = 200000;
+} // namespace
+
+std::uint64_t ringBytesSent(CollectiveOp op, std::uint64_t bytes, int peers) {
+    return plan::sentBytes(op, bytes, static_cast<std::uint64_t>(std::max(peers, 1)));
+}
+
+void FlowIndex::reset(int worldSize) {
+    groups_.clear();
+    worldSize_ = worldSize;
+    ordinal_.assign(static_cast<std::size_t>(std::max(worldSize, 0)), 0);
+    open_.assign(static_cast<std::size_t>(std::max(worldSize, 0)), {});
+    steps_ = 0;
+}
+
+void FlowIndex::update(const ReplayModel& model) {
+    if (worldSize_ != model.worldSize() || model.stepCount() < steps_) reset(model.worldSize());
+    const auto n = static_cast<std::size_t>(worldSize_);
+    for (; steps_ < model.stepCount(); ++steps_) {
+        const StepData& step = model.step(steps_);
+        for (std::size_t i = 0; i < step.events.size(); ++i) {
+            const Event& e = step.events[i];
+            if (e.rank < 0 || static_cast<std::size_t>(e.rank) >= n) continue;
+            const auto r = static_cast<std::size_t>(e.rank);
+            const std::uint64_t k = step.firstEvent + i;
+            if (e.kind == EventKind::CollectiveBegin) {
+                const std::size_t g = ordinal_[r]++;
+                if (g >= groups_.size()) {
+                    CollectiveGroup grp;
+                    grp.op = e.collective;
+                    grp.unit = e.unit;
+                    grp.bytes = e.bytes;
+                    grp.peers = e.peers > 0 ? e.peers : worldSize_;
+                    grp.step = e.step;
+                    grp.firstBegin = k;
+                    grp.beginNs = step.replayNs(i);
+                    grp.beginEvent.assign(n, UINT64_MAX);
+                    grp.endEvent.assign(n, UINT64_MAX);
+                    groups_.push_back(std::move(grp));
+                }
+                groups_[g].beginEvent[r] = k;
+                open_[r].open(*spanKeyOf(e), g);
+            } else if (e.kind == EventKind::CollectiveEnd) {
+                const auto g = open_[r].close(*spanKeyOf(e));
+                if (!g) continue;
+                CollectiveGroup& grp = groups_[*g];
+                grp.endEvent[r] = k;
+                grp.lastEnd = std::max(grp.lastEnd, k);
+                grp.endNs = std::max(grp.endNs, step.replayNs(i));
+            }
+        }
+    }
+}
+
+std::ptrdiff_t FlowIndex::groupAt(std::uint64_t k) const {
+    const auto it = std::lower_bound(groups_.begin(), groups_.end(), k,
+                                     [](const CollectiveGroup& g, std::uint64_t v) { return g.firstBegin < v; });
+    return (it - groups_.begin()) - 1;
+}
+
+namespace {
+
+// The phase of the compute that belongs to this collective: the unit's next compute for an
+// all-gather (it unshards for that), its previous one for a reduction (it reduces its output).
+Phase phaseOf(const ReplayModel& m, const CollectiveGroup& g) {
+    if (g.unit < 0) return Phase::Optimizer;
+    const bool forwardLook = g.op == CollectiveOp::AllGather;
+    const std::uint64_t n = m.eventCount();
+    for (std::uint64_t d = 1; d <= kPhaseLookahead; ++d) {
+        if (forwardLook ? g.firstBegin + d >= n : d > g.firstBegin) break;
+        const Event& e = m.event(forwardLook ? g.firstBegin + d : g.firstBegin - d);
+        if (e.kind == EventKind::ComputeBegin && e.unit == g.unit)
+            return e.phase == Phase::Recompute ? Phase::Backward : e.phase;
+    }
+    return Phase::None;
+}
+
+UnitCycle cycleOf(CollectiveOp op, bool inColl, bool done, bool computing, bool gathered, bool freed) {
+    if (op == CollectiveOp::AllGather) {
+        if (inColl) return UnitCycle::Gathering;
+        // Before its all-gather a rank may already hold the empty receive buffer (param_full is
+        // allocated first): that is not "gathered" yet.
+        if (!done) return freed ? UnitCycle::Freed : UnitCycle::ShardOnly;
+    } else if (op == CollectiveOp::ReduceScatter) {
+        if (inColl) return UnitCycle::ReduceScattering;
+        if (done) return UnitCycle::Reduced;
+    } else if (op == CollectiveOp::AllReduce) {
+        if (inColl) return UnitCycle::AllReducing;
+        if (done) return UnitCycle::AllReduced;
+    }
+    if (computing) return UnitCycle::Computing;
+    if (gathered) return UnitCycle::Gathered;
+    if (freed) return UnitCycle::Freed;
+    return UnitCycle::ShardOnly;
+}
+
+} // namespace
+
+FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std::uint64_t k) {
+    FlowState s;
+    s.worldSize = model.worldSize();
+    k = std::min(k, model.eventCount());
+    const std::ptrdiff_t gi = index.groupAt(k);
+    if (gi < 0) return s;
+    const CollectiveGroup& g = index.groups()[static_cast<std::size_t>(gi)];
+    const int n = std::max(g.peers, 1);
+    s.valid = true;
+    s.group = static_cast<std::size_t>(gi);
+    s.kind = g.op;
+    s.unit = g.unit;
+    s.step = g.step;
+    s.bytes = g.bytes;
+    s.chunkBytes = g.bytes / static_cast<std::uint64_t>(n);
+    s.sentPerRank = ringBytesSent(g.op, g.bytes, n);
+    s.phase = phaseOf(model, g);
+    const bool sharded = g.op == CollectiveOp::AllGather || g.op == CollectiveOp::ReduceScatter;
+    s.chunkOwners.resize(static_cast<std::size_t>(n));
+    for (int j = 0; j < n; ++j) s.chunkOwners[static_cast<std::size_t>(j)] = sharded ? j : -1;
+
+    const double now = static_cast<double>(model.replayNsAt(k));
+    const bool finished = g.lastEnd > 0 && g.lastEnd < k &&
+                          std::none_of(g.endEvent.begin(), g.endEvent.end(), [](std::uint64_t e) { return e == UINT64_MAX; });
+    if (finished) {
+        s.progress = 1;
+    } else if (g.endNs > g.beginNs) {
+        s.progress = std::clamp((now - static_cast<double>(g.beginNs)) / static_cast<double>(g.endNs - g.beginNs), 0.0, 1.0);
+    }
+
+    // Resharded: the rank's latest param_full event for this unit in this step is a free (the
+    // forward's reshard, or the backward's before its reduce-scatter). Scanning back within
+    // the step stops as soon as every rank is resolved, usually after a few events.
+    const auto ranks = static_cast<std::size_t>(s.worldSize);
+    std::vector<bool> freed(ranks, false), resolved(ranks, false);
+    if (g.unit >= 0 && k > 0) {
+        const std::uint64_t stepStart = model.step(model.stepIndexOf(k - 1)).firstEvent;
+        std::size_t open = ranks;
+        for (std::uint64_t i = k; i-- > stepStart && open > 0;) {
+            const Event& e = model.event(i);
+            const auto r = static_cast<std::size_t>(e.rank);
+            if (r >= ranks || resolved[r] || e.category != Category::ParamFull || e.unit != g.unit) continue;
+            if (e.kind != EventKind::Alloc && e.kind != EventKind::Free) continue;
+            freed[r] = e.kind == EventKind::Free;
+            resolved[r] = true;
+            --open;
+        }
+    }
+    const LedgerState state = model.stateAt(k);
+    s.ranks.resize(ranks);
+    for (std::size_t r = 0; r < ranks && r < state.size(); ++r) {
+        FlowRank& fr = s.ranks[r];
+        const RankState& rs = state[r];
+        const std::uint64_t b = r < g.beginEvent.size() ? g.beginEvent[r] : UINT64_MAX;
+        const std::uint64_t e = r < g.endEvent.size() ? g.endEvent[r] : UINT64_MAX;
+        fr.inCollective = b < k && (e == UINT64_MAX || e >= k);
+        fr.collectiveDone = e != UINT64_MAX && e < k;
+        s.active = s.active || fr.inCollective;
+        const bool computing = g.unit >= 0 && rs.computeUnit == g.unit;
+        fr.phase = computing ? rs.phase : Phase::None;
+        if (fr.collectiveDone) {
+            fr.progress = 1;
+        } else if (fr.inCollective) {
+            // Its own begin and end on the replay clock (replayNsAt(i + 1) = time of event i).
+            const double t0 = static_cast<double>(model.replayNsAt(b + 1));
+            const double t1 = e == UINT64_MAX ? static_cast<double>(g.endNs) : static_cast<double>(model.replayNsAt(e + 1));
+            fr.progress = t1 > t0 ? std::clamp((now - t0) / (t1 - t0), 0.0, 1.0) : 0.0;
+        }
+        if (rs.computeUnit >= 0 && rs.computeUnit != g.unit && s.overlapUnit == kNoUnit) s.overlapUnit = rs.computeUnit;
+        fr.cycle = cycleOf(g.op, fr.inCollective, fr.collectiveDone, computing, rs.isGathered(g.unit), freed[r]);
+    }
+    return s;
+}
+
+FlowState computeFlowState(const ReplayModel& model, std::uint64_t k) {
+    FlowIndex index;
+    index.reset(model.worldSize());
+    index.update(model);
+    return computeFlowState(model, index, k);
+}
+
+} // namespace shardscope::replay

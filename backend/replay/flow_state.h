@@ -1,0 +1,93 @@
+#pragma once
+// What the flow diagram shows at a playhead position, as a plain value: the collective in
+// flight (or the last one, finished), which shard goes where, and each rank's place in the
+// unit's unshard → compute → reshard cycle. Pure C++ so tests check it for a known collective.
+//
+// Collectives are matched across ranks by order: every rank issues the same collectives in the
+// same order (MPI and NCCL require it), so rank r's i-th collective is everyone's i-th.
+#include <cstdint>
+#include <vector>
+
+#include "core/span_pairing.h"
+#include "replay/replay_model.h"
+
+namespace shardscope::replay {
+
+// One collective as all ranks executed it.
+struct CollectiveGroup {
+    CollectiveOp op = CollectiveOp::None;
+    std::int32_t unit = kNoUnit;
+    std::uint64_t bytes = 0;  // payload per rank (all-gather / reduce-scatter: the full buffer)
+    std::int32_t peers = 0;
+    std::int64_t step = -1;
+    std::uint64_t firstBegin = 0; // global event index of the earliest rank's begin
+    std::uint64_t lastEnd = 0;    // … of the latest rank's end (eventCount if still open)
+    std::uint64_t beginNs = 0, endNs = 0; // replay clock, earliest begin / latest end
+    std::vector<std::uint64_t> beginEvent, endEvent; // per rank
+};
+
+class FlowIndex {
+public:
+    void reset(int worldSize);
+    void update(const ReplayModel& model); // indexes steps not seen yet
+    const std::vector<CollectiveGroup>& groups() const { return groups_; }
+    // The last group any rank had begun before position k (events [0,k) applied); −1: none.
+    std::ptrdiff_t groupAt(std::uint64_t k) const;
+
+private:
+    std::vector<CollectiveGroup> groups_;
+    std::vector<std::size_t> ordinal_; // per rank: collectives seen
+    // Per rank: the groups begun and not yet ended (a prefetch's all-gather stays open while other
+    // collectives run), paired with their ends by core/span_pairing.h.
+    std::vector<SpanPairing<std::size_t>> open_;
+    std::size_t steps_ = 0;
+    int worldSize_ = 0;
+};
+
+// A rank's place in the cycle of the current collective's unit.
+enum class UnitCycle : std::uint8_t {
+    ShardOnly,      // holds only its shard (before the unshard, or the unit is not gathered)
+    Gathering,      // in the all-gather
+    Gathered,       // full parameters live, not computing
+    Computing,      // forward / backward / recompute of the unit
+    Freed,          // resharded: full parameters freed after use, the shard remains
+    ReduceScattering,
+    Reduced,        // reduce-scatter done: holds the summed gradient shard
+    AllReducing,
+    AllReduced,     // holds the full summed gradient (DDP)
+};
+
+struct FlowRank {
+    UnitCycle cycle = UnitCycle::ShardOnly;
+    Phase phase = Phase::None; // while computing
+    bool inCollective = false;
+    bool collectiveDone = false;
+    double progress = 0; // this rank's share of its own collective span (1 once it ended)
+};
+
+struct FlowState {
+    bool valid = false;   // false: no collective yet
+    bool active = false;  // some rank is still inside it
+    CollectiveOp kind = CollectiveOp::None;
+    std::int32_t unit = kNoUnit;
+    std::int64_t step = -1;
+    Phase phase = Phase::None;     // forward / backward context of an all-gather (from the next compute)
+    int worldSize = 0;
+    std::uint64_t bytes = 0;       // full buffer per rank
+    std::uint64_t chunkBytes = 0;  // bytes / N: one shard
+    std::uint64_t sentPerRank = 0; // ring model: (N−1)/N × bytes, 2(N−1)/N for all-reduce
+    double progress = 0;           // 0…1 of the collective's time span at the playhead
+    std::vector<int> chunkOwners;  // chunk j of the full buffer → the rank owning it (−1: all)
+    std::vector<FlowRank> ranks;
+    std::size_t group = 0;         // index into FlowIndex::groups()
+    // A unit some rank computes meanwhile (≠ unit): the collective is a prefetch overlapping it.
+    std::int32_t overlapUnit = kNoUnit;
+};
+
+FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std::uint64_t k);
+// Convenience for tests: builds the index first.
+FlowState computeFlowState(const ReplayModel& model, std::uint64_t k);
+
+std::uint64_t ringBytesSent(CollectiveOp op, std::uint64_t bytes, int peers);
+
+} // namespace shardscope::replay

@@ -1,0 +1,60 @@
+#pragma once
+// Turns decoded protocol records into immutable run data: the RunInfo from the
+// handshakes, one StepData per step (all ranks' batches merged in time order, with ledger
+// snapshots), the report and failures. Pure C++, no Qt: runs on the decoder thread, and in
+// tests and benchmarks directly.
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/protocol.h"
+#include "replay/run_data.h"
+
+namespace shardscope::replay {
+
+class StreamAssembler {
+public:
+    // What consume() produced since the last take().
+    struct Output {
+        std::shared_ptr<const RunInfo> runInfo;
+        StepList steps;
+        std::shared_ptr<const RunReport> report;
+        std::string reportProblem; // the report record did not read (report stays null)
+        std::vector<FailureInfo> failures;
+        bool ended = false;
+        bool empty() const {
+            return !runInfo && steps.empty() && !report && reportProblem.empty() && failures.empty() && !ended;
+        }
+    };
+
+    // Throws Error(Format) for a stream that is well-formed on the wire but inconsistent
+    // (events before any handshake, a rank outside the world, unparsable JSON).
+    void consume(protocol::Record record);
+    // Closes a step cut short (failure, or a stream that stopped) so its events still show.
+    void flushPartialStep();
+    Output take();
+
+    bool hasRunInfo() const { return info_ != nullptr; }
+    std::int64_t lastStep() const { return lastStep_; }
+    std::uint64_t eventsSeen() const { return nextEvent_; }
+
+    // Ledger snapshots are taken every this many events of a step (more ranks: sparser, so a
+    // snapshot's size × count stays bounded; a seek replays at most this many events).
+    static std::size_t snapshotInterval(int worldSize);
+
+private:
+    void onHandshake(const protocol::Handshake& h);
+    void onBatch(protocol::EventBatch&& b);
+    void closeStep(std::int64_t step, bool complete, double loss, std::uint64_t stepNs);
+
+    std::shared_ptr<const RunInfo> info_;
+    int worldSize_ = 0;
+    std::vector<std::vector<Event>> pending_; // per rank, the current step's events
+    LedgerState running_;
+    std::uint64_t nextEvent_ = 0;
+    std::uint64_t replayNs_ = 0;
+    std::int64_t lastStep_ = -1;
+    Output out_;
+};
+
+} // namespace shardscope::replay

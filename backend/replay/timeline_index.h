@@ -1,0 +1,142 @@
+#pragma once
+// The timeline's data, pre-built once per run so a repaint never walks raw events: per rank
+// (lane) the compute spans, the collectives and the lifetimes of gathered parameters
+// (param_full), each sorted by begin time with a running maximum of end times for binary search,
+// and the rank's live-bytes curve. Plus the level-of-detail layout: the boxes to draw for a
+// time window at a pixel width, with spans narrower than ~2 px merged into summary boxes, and
+// the memory curve reduced to min/max per pixel column. Pure C++ (no widgets) so the tests and
+// the benchmark drive exactly what the view paints.
+//
+// Times are on the replay clock of ReplayModel (each step's real timestamps, steps back to
+// back), so a playhead index and a timeline position convert through the model.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/span_pairing.h"
+#include "replay/replay_model.h"
+
+namespace shardscope::replay {
+
+enum class SpanKind : std::uint8_t {
+    Forward, Backward, Recompute, Optimizer,         // compute row
+    AllGather, ReduceScatter, AllReduce, Broadcast,  // communication row
+    ParamFull,                                       // buffer row: a gathered unit's lifetime
+};
+inline constexpr std::size_t kSpanKindCount = 9;
+
+enum class TimelineRow : std::uint8_t { Compute, Comm, Buffers };
+inline constexpr std::size_t kTimelineRowCount = 3;
+// Nested / overlapping spans of one row stack in sub-rows (recompute inside backward; a
+// prefetched unit's buffer beside the current one). Deeper overlaps share the last sub-row.
+inline constexpr std::uint8_t kMaxDepth = 3;
+
+SpanKind spanKindOf(Phase p);
+SpanKind spanKindOf(CollectiveOp c);
+TimelineRow rowOf(SpanKind k);
+bool isCollective(SpanKind k);
+
+struct TimelineSpan {
+    std::uint64_t beginNs = 0;    // replay clock
+    std::uint64_t endNs = 0;
+    std::uint64_t beginEvent = 0; // global event index of the opening event (Begin / Alloc)
+    std::uint64_t endEvent = 0;   // … and of the closing one (End / Free)
+    std::uint64_t bytes = 0;      // collective payload, or the buffer's size
+    std::int32_t unit = kNoUnit;
+    std::int32_t peers = 0;       // collectives: the group size
+    SpanKind kind = SpanKind::Forward;
+    std::uint8_t depth = 0;
+    std::uint64_t durationNs() const { return endNs - beginNs; }
+};
+
+struct TimelineLane {
+    std::array<std::vector<TimelineSpan>, kTimelineRowCount> rows;   // sorted by beginNs
+    std::array<std::vector<std::uint64_t>, kTimelineRowCount> maxEnd; // running max of endNs
+    std::vector<std::uint64_t> memNs;    // after each alloc/free: when …
+    std::vector<std::uint64_t> memBytes; // … and the rank's live total then
+    std::uint64_t peakBytes = 0;
+};
+
+// nccl-tests' bandwidths in bytes per second: algbw = bytes / time; busbw = algbw × the
+// collective's factor (plan/collective.h).
+double algBandwidth(std::uint64_t bytes, std::uint64_t ns);
+double busBandwidth(SpanKind kind, std::uint64_t bytes, std::uint64_t ns, int peers);
+
+class TimelineIndex {
+public:
+    void reset(int worldSize);
+    // Indexes steps [indexedSteps(), model.stepCount()): call again as a live run grows.
+    void update(const ReplayModel& model);
+    std::size_t indexedSteps() const { return steps_; }
+
+    int laneCount() const { return static_cast<int>(lanes_.size()); }
+    const TimelineLane& lane(int rank) const { return lanes_[static_cast<std::size_t>(rank)]; }
+    std::uint64_t endNs() const { return endNs_; }     // replay clock at the last event
+    std::uint64_t peakBytes() const { return peak_; }  // highest live total of any rank
+    std::size_t spanCount() const;
+
+    // Index of the first span of (rank,row) that may overlap [t, …): its end ≥ t.
+    std::size_t firstEndingAtOrAfter(int rank, TimelineRow row, std::uint64_t t) const;
+    // The innermost span of (rank,row) whose [begin − slack, end + slack] holds t.
+    std::optional<std::size_t> spanAt(int rank, TimelineRow row, std::uint64_t t, std::uint64_t slackNs) const;
+
+private:
+    struct Open {
+        std::uint64_t ns, event, bytes;
+        std::int32_t unit, peers;
+        SpanKind kind;
+        std::uint8_t depth;
+    };
+    struct RankBuild {
+        SpanPairing<Open> compute;     // open compute spans: their count is the next one's depth
+        SpanPairing<Open> collectives; // open collectives (a prefetch's all-gather beside others)
+        SpanPairing<Open> buffers;     // open param_full, any unit
+        RankState ledger;
+        std::array<std::vector<TimelineSpan>, kTimelineRowCount> fresh; // closed this update
+    };
+    void close(int rank, TimelineRow row, const Open& o, std::uint64_t ns, std::uint64_t event);
+    void merge(TimelineLane& lane, RankBuild& b);
+
+    std::vector<TimelineLane> lanes_;
+    std::vector<RankBuild> build_;
+    std::size_t steps_ = 0;
+    std::uint64_t endNs_ = 0;
+    std::uint64_t peak_ = 0;
+};
+
+// ---- level of detail ----
+
+struct TimeWindow {
+    double t0 = 0, t1 = 1; // replay ns at the left and right edge
+    double widthPx = 1;
+    double xOf(double t) const { return (t - t0) / (t1 - t0) * widthPx; }
+    double tOf(double x) const { return t0 + x / widthPx * (t1 - t0); }
+    double nsPerPx() const { return (t1 - t0) / widthPx; }
+};
+
+struct DrawBox {
+    double x0 = 0, x1 = 0;        // pixels from the window's left edge
+    TimelineRow row = TimelineRow::Compute;
+    std::uint8_t depth = 0;
+    SpanKind kind = SpanKind::Forward; // single span; for a summary, the kind covering most time
+    std::uint32_t merged = 1;          // spans in this box (1: a real span, drawn with detail)
+    std::size_t span = 0;              // index into the row when merged == 1
+};
+
+inline constexpr double kMinBoxPx = 2.0;
+// The boxes of one lane visible in `w`, every row. Spans narrower than minPx are merged with
+// their neighbours of the same row and depth while the gap between them is under minPx, so at
+// any zoom a row yields at most about widthPx / minPx boxes per depth.
+void layoutLane(const TimelineLane& lane, const TimeWindow& w, std::vector<DrawBox>& out,
+                double minPx = kMinBoxPx);
+
+// Memory curve per pixel column: the min and max live bytes the column covers (the value
+// carried in from the left included), or empty columns before the first sample.
+struct MemColumn {
+    std::uint64_t lo = 0, hi = 0;
+    bool valid = false;
+};
+void memoryColumns(const TimelineLane& lane, const TimeWindow& w, int columns, std::vector<MemColumn>& out);
+
+} // namespace shardscope::replay

@@ -1,0 +1,52 @@
+// FlowView shows the FlowState of its position, drawn in the owners' colours. FlowState itself
+// is tested in tests/unit/flow_state_test.cpp.
+#include <QTest>
+
+#include "flows/flow_view.h"
+#include "timeline_test_recording.h"
+
+using namespace shardscope;
+using namespace shardscope::widgets;
+using namespace shardscope::replay;
+
+namespace {
+
+auto collective(EventKind k, CollectiveOp op, int unit) {
+    return [=](const Event& e) { return e.kind == k && e.collective == op && e.unit == unit; };
+}
+
+std::vector<UnitCycle> cycles(const FlowState& s) {
+    std::vector<UnitCycle> out;
+    for (const FlowRank& r : s.ranks) out.push_back(r.cycle);
+    return out;
+}
+
+} // namespace
+
+class FlowViewTest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void viewShowsTheSameState() {
+        const auto model = testrec::loadModel(testrec::makeRecording({}));
+        FlowView view;
+        view.resize(900, 460);
+        view.setModel(model.get());
+        const std::uint64_t k = testrec::findEvent(*model, 2, collective(EventKind::CollectiveBegin, CollectiveOp::AllGather, 1)) + 1;
+        view.setPosition(k);
+        const FlowState expected = computeFlowState(*model, k);
+        QCOMPARE(view.state().kind, expected.kind);
+        QCOMPARE(view.state().unit, expected.unit);
+        QCOMPARE(cycles(view.state()), cycles(expected));
+        const QImage shot = view.grab().toImage();
+        QVERIFY(!shot.isNull());
+        // The drawing uses the owners' colours: rank 1's hue appears (its shard and its links).
+        const QRgb owner = rankColor(1, 4).rgb();
+        bool found = false;
+        for (int y = 0; y < shot.height() && !found; y += 2)
+            for (int x = 0; x < shot.width() && !found; x += 2) found = shot.pixel(x, y) == owner;
+        QVERIFY(found);
+    }
+};
+
+QTEST_MAIN(FlowViewTest)
+#include "flow_view_test.moc"

@@ -1,0 +1,119 @@
+// FlowState for known collectives of a ZeRO-3 and a DDP recording: which collective is current,
+// the chunks' owners and sizes, and every rank's place in the unshard → compute → reshard cycle.
+#include <gtest/gtest.h>
+
+#include "replay/flow_state.h"
+#include "timeline_test_recording.h"
+
+using namespace shardscope;
+using namespace shardscope::replay;
+
+namespace {
+
+auto collective(EventKind k, CollectiveOp op, int unit) {
+    return [=](const Event& e) { return e.kind == k && e.collective == op && e.unit == unit; };
+}
+auto paramFull(EventKind k, int unit) {
+    return [=](const Event& e) { return e.kind == k && e.category == Category::ParamFull && e.unit == unit; };
+}
+
+std::vector<UnitCycle> cycles(const FlowState& s) {
+    std::vector<UnitCycle> out;
+    for (const FlowRank& r : s.ranks) out.push_back(r.cycle);
+    return out;
+}
+
+} // namespace
+
+TEST(FlowState, nothingBeforeTheFirstCollective) {
+    const auto model = testrec::loadModel(testrec::makeRecording({}));
+    const std::uint64_t first = testrec::findEvent(*model, 0, collective(EventKind::CollectiveBegin, CollectiveOp::AllGather, 0));
+    EXPECT_TRUE(!computeFlowState(*model, 0).valid);
+    // The first all-gather begins on rank 0 first (the others start 37 ns apart).
+    EXPECT_TRUE(!computeFlowState(*model, first).valid);
+    EXPECT_TRUE(computeFlowState(*model, first + 1).valid);
+}
+
+TEST(FlowState, allGatherOfAForwardUnit) {
+    testrec::Spec spec;
+    const auto model = testrec::loadModel(testrec::makeRecording(spec));
+    const int unit = 2;
+    // Just after rank 1 began the forward all-gather of unit 2: ranks 0 and 1 are in it,
+    // ranks 2 and 3 (slightly behind) are still on the previous unit.
+    const std::uint64_t b1 = testrec::findEvent(*model, 1, collective(EventKind::CollectiveBegin, CollectiveOp::AllGather, unit));
+    const std::uint64_t b2 = testrec::findEvent(*model, 2, collective(EventKind::CollectiveBegin, CollectiveOp::AllGather, unit));
+    EXPECT_TRUE(b1 < b2);
+    FlowState s = computeFlowState(*model, b1 + 1);
+    EXPECT_TRUE(s.valid);
+    EXPECT_TRUE(s.active);
+    EXPECT_EQ(s.kind, CollectiveOp::AllGather);
+    EXPECT_EQ(s.unit, unit);
+    EXPECT_EQ(s.phase, Phase::Forward);
+    EXPECT_EQ(s.step, std::int64_t{0});
+    EXPECT_EQ(s.bytes, testrec::fullBytes(spec));
+    EXPECT_EQ(s.chunkBytes, testrec::shardBytes(spec));
+    EXPECT_EQ(s.sentPerRank, testrec::shardBytes(spec) * 3);
+    EXPECT_EQ(s.chunkOwners, (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_EQ(cycles(s), (std::vector<UnitCycle>{UnitCycle::Gathering, UnitCycle::Gathering, UnitCycle::ShardOnly, UnitCycle::ShardOnly}));
+    EXPECT_TRUE(s.progress >= 0 && s.progress < 0.05);
+
+    // After every rank's all-gather ended and rank 0 began computing: rank 0 computes,
+    // the rest hold full parameters.
+    const std::uint64_t c0 = testrec::findEvent(*model, 0, [&](const Event& e) {
+        return e.kind == EventKind::ComputeBegin && e.unit == unit && e.phase == Phase::Forward;
+    });
+    const std::uint64_t e3 = testrec::findEvent(*model, 3, collective(EventKind::CollectiveEnd, CollectiveOp::AllGather, unit));
+    s = computeFlowState(*model, std::max(c0, e3) + 1);
+    EXPECT_EQ(s.kind, CollectiveOp::AllGather);
+    EXPECT_TRUE(!s.active);
+    EXPECT_DOUBLE_EQ(s.progress, 1.0);
+    EXPECT_EQ(s.ranks[0].cycle, UnitCycle::Computing);
+    EXPECT_EQ(s.ranks[0].phase, Phase::Forward);
+    for (int r = 1; r < 4; ++r) EXPECT_TRUE(s.ranks[static_cast<std::size_t>(r)].cycle == UnitCycle::Computing ||
+                                        s.ranks[static_cast<std::size_t>(r)].cycle == UnitCycle::Gathered);
+
+    // After rank 0 resharded (freed param_full) but before the next all-gather: freed.
+    const std::uint64_t f0 = testrec::findEvent(*model, 0, paramFull(EventKind::Free, unit));
+    s = computeFlowState(*model, f0 + 1);
+    EXPECT_EQ(s.unit, unit);
+    EXPECT_EQ(s.ranks[0].cycle, UnitCycle::Freed);
+}
+
+TEST(FlowState, reduceScatterInBackward) {
+    testrec::Spec spec;
+    const auto model = testrec::loadModel(testrec::makeRecording(spec));
+    const int unit = 1;
+    const std::uint64_t b0 = testrec::findEvent(*model, 0, collective(EventKind::CollectiveBegin, CollectiveOp::ReduceScatter, unit));
+    FlowState s = computeFlowState(*model, b0 + 1);
+    EXPECT_EQ(s.kind, CollectiveOp::ReduceScatter);
+    EXPECT_EQ(s.unit, unit);
+    EXPECT_EQ(s.phase, Phase::Backward);
+    EXPECT_EQ(s.chunkOwners, (std::vector<int>{0, 1, 2, 3})); // chunk j lands on rank j
+    EXPECT_EQ(s.chunkBytes, testrec::shardBytes(spec));
+    EXPECT_EQ(s.ranks[0].cycle, UnitCycle::ReduceScattering);
+    // Rank 1 freed its full parameters (resharded) before reaching its reduce-scatter.
+    EXPECT_EQ(s.ranks[1].cycle, UnitCycle::Freed);
+    // Once every rank finished: each holds its summed gradient shard.
+    const std::uint64_t e3 = testrec::findEvent(*model, 3, collective(EventKind::CollectiveEnd, CollectiveOp::ReduceScatter, unit));
+    s = computeFlowState(*model, e3 + 1);
+    EXPECT_EQ(s.kind, CollectiveOp::ReduceScatter);
+    EXPECT_EQ(cycles(s), std::vector<UnitCycle>(4, UnitCycle::Reduced));
+    EXPECT_TRUE(!s.active);
+    EXPECT_DOUBLE_EQ(s.progress, 1.0);
+}
+
+TEST(FlowState, allReduceUnderDdp) {
+    testrec::Spec spec;
+    spec.ddp = true;
+    spec.ranks = 2;
+    const auto model = testrec::loadModel(testrec::makeRecording(spec));
+    const std::uint64_t b0 = testrec::findEvent(*model, 0, collective(EventKind::CollectiveBegin, CollectiveOp::AllReduce, 3));
+    const FlowState s = computeFlowState(*model, b0 + 1);
+    EXPECT_EQ(s.kind, CollectiveOp::AllReduce);
+    EXPECT_EQ(s.unit, 3);
+    EXPECT_EQ(s.chunkOwners, (std::vector<int>{-1, -1}));
+    EXPECT_EQ(s.sentPerRank, testrec::fullBytes(spec)); // 2(N−1)/N = 1 at N = 2
+    EXPECT_EQ(s.ranks[0].cycle, UnitCycle::AllReducing);
+    // DDP keeps full parameters: rank 1, not yet in the all-reduce, holds them.
+    EXPECT_EQ(s.ranks[1].cycle, UnitCycle::Gathered);
+}

@@ -1,0 +1,31 @@
+#include "app/pages.h"
+
+#include "app/main_window.h"
+#include "app/recording_files.h"
+#include "calculator/calculator_page.h"
+#include "compare/compare_page.h"
+#include "flows/flow_page.h"
+#include "ranks/ranks_page.h"
+#include "run/run_document.h"
+#include "timeline/timeline_page.h"
+
+namespace shardscope::widgets {
+
+void addDefaultPages(MainWindow& window) {
+    RunDocument& document = window.document();
+    auto* ranks = new RanksPage(document);
+    window.addPage(QStringLiteral("ranks"), [] { return MainWindow::tr("Ranks"); }, ranks);
+    window.addFileAction(ranks->openAction());
+    window.addPage(QStringLiteral("timeline"), [] { return TimelinePage::tr("Timeline"); }, new TimelinePage(document));
+    window.addPage(QStringLiteral("flows"), [] { return FlowPage::tr("Flows"); }, new FlowPage(document));
+    auto* compare = new ComparePage;
+    window.addPage(QStringLiteral("compare"), [] { return ComparePage::tr("Compare"); }, compare);
+    // Every finished run and opened recording joins the comparison (one per strategy).
+    QObject::connect(&document.session(), &RunSession::reportReady, compare, [compare](const RunReportPtr& r) {
+        if (r) compare->addReport(r->json);
+    });
+    new RecordingFiles(window, document);
+    window.addPage(QStringLiteral("calculator"), [] { return MainWindow::tr("Calculator"); }, new CalculatorPage);
+}
+
+} // namespace shardscope::widgets

@@ -1,0 +1,135 @@
+#include "calculator/category_bar_chart.h"
+
+#include <QEvent>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <qcustomplot.h>
+
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+#include "common/theory_names.h"
+
+namespace shardscope::widgets {
+
+namespace {
+
+struct Unit {
+    double scale;
+    const char* name; // "GB = 10⁹ B": the decimal unit, labelled as such
+};
+
+// Linear axis in the largest decimal unit that keeps the tallest bar above 1.
+Unit unitFor(double maxBytes) {
+    if (maxBytes >= 1e12) return {1e12, "TB = 10¹² B"};
+    if (maxBytes >= 1e9) return {1e9, "GB = 10⁹ B"};
+    if (maxBytes >= 1e6) return {1e6, "MB = 10⁶ B"};
+    return {1e3, "kB = 10³ B"};
+}
+
+double deviceTotal(const StrategyAtN& at) { return at.perRank ? static_cast<double>(at.perRank->tier(Tier::Device)) : 0; }
+
+} // namespace
+
+CategoryBarChart::CategoryBarChart(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(this)) {
+    plot_->setObjectName(QStringLiteral("categoryPlot"));
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(plot_);
+    plot_->setMinimumSize(320, 260);
+    plot_->plotLayout()->insertRow(0);
+    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, QString(), QFont(font().family(), 10, QFont::Bold)));
+    plot_->legend->setVisible(true);
+    plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    plot_->legend->setWrap(2);
+    QFont legendFont = font();
+    legendFont.setPointSizeF(legendFont.pointSizeF() * 0.9);
+    plot_->legend->setFont(legendFont);
+    plot_->legend->setIconSize(14, 10);
+    plot_->legend->setBorderPen(Qt::NoPen);
+    plot_->plotLayout()->addElement(2, 0, plot_->legend);
+    plot_->plotLayout()->setRowStretchFactor(2, 0.001);
+    plot_->xAxis->setTickLabelRotation(-25);
+}
+
+void CategoryBarChart::setResult(std::shared_ptr<const CalculatorResult> result) {
+    result_ = std::move(result);
+    rebuild();
+}
+
+void CategoryBarChart::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::LanguageChange) rebuild();
+    QWidget::changeEvent(event);
+}
+
+void CategoryBarChart::rebuild() {
+    plot_->clearPlottables();
+    plot_->clearItems();
+    if (auto* title = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0)))
+        title->setText(result_ && result_->error.isEmpty()
+                           ? tr("Device bytes per rank by category at N = %1").arg(result_->input.ranks)
+                           : tr("Device bytes per rank by category"));
+    if (!result_ || !result_->error.isEmpty()) {
+        plot_->replot();
+        return;
+    }
+    double maxBytes = 0;
+    for (const StrategyAtN& at : result_->atN) maxBytes = std::max(maxBytes, deviceTotal(at));
+    const Unit unit = unitFor(maxBytes);
+    plot_->yAxis->setLabel(tr("Per rank (%1)").arg(QString::fromUtf8(unit.name)));
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    for (std::size_t i = 0; i < result_->atN.size(); ++i)
+        ticker->addTick(static_cast<double>(i + 1), strategyShortLabel(result_->atN[i].strategy));
+    plot_->xAxis->setTicker(ticker);
+    plot_->xAxis->setRange(0.4, static_cast<double>(result_->atN.size()) + 0.6);
+    plot_->yAxis->setRange(0, maxBytes / unit.scale * 1.18); // headroom for the total labels
+    addBars(unit.scale);
+    addTotals(unit.scale);
+    plot_->replot();
+}
+
+void CategoryBarChart::addBars(double scale) {
+    QCPBars* below = nullptr;
+    for (Category c : kAllCategories) {
+        QVector<double> keys, values;
+        for (std::size_t i = 0; i < result_->atN.size(); ++i) {
+            const auto& t = result_->atN[i].perRank;
+            keys.push_back(static_cast<double>(i + 1));
+            values.push_back(t ? static_cast<double>(t->at(c, Tier::Device)) / scale : 0);
+        }
+        if (std::all_of(values.begin(), values.end(), [](double v) { return v == 0; })) continue;
+        auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
+        bars->setName(categoryLabel(c));
+        bars->setWidth(0.62);
+        bars->setPen(QPen(categoryColor(c).darker(130), 0.8));
+        bars->setBrush(categoryColor(c));
+        bars->setData(keys, values, true);
+        if (below) bars->moveAbove(below);
+        below = bars;
+    }
+}
+
+void CategoryBarChart::addTotals(double scale) {
+    for (std::size_t i = 0; i < result_->atN.size(); ++i) {
+        const StrategyAtN& at = result_->atN[i];
+        auto* text = new QCPItemText(plot_);
+        text->position->setCoords(static_cast<double>(i + 1), deviceTotal(at) / scale);
+        text->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+        const bool chosen = at.strategy == result_->input.strategy;
+        QFont f = font();
+        f.setPointSizeF(f.pointSizeF() * 0.85);
+        f.setBold(chosen);
+        text->setFont(f);
+        // An invalid strategy (e.g. a hybrid group that does not divide N) says so in place.
+        text->setText(at.perRank ? formatDecimal(deviceTotal(at)) : tr("n/a"));
+        if (chosen) {
+            auto* band = new QCPItemRect(plot_);
+            band->setLayer(QStringLiteral("grid"));
+            band->topLeft->setCoords(static_cast<double>(i + 1) - 0.45, plot_->yAxis->range().upper);
+            band->bottomRight->setCoords(static_cast<double>(i + 1) + 0.45, 0);
+            band->setPen(Qt::NoPen);
+            band->setBrush(QColor(255, 235, 150, 110));
+        }
+    }
+}
+
+} // namespace shardscope::widgets

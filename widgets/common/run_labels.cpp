@@ -1,0 +1,82 @@
+#include "common/run_labels.h"
+
+#include <QCoreApplication>
+
+namespace shardscope::widgets {
+QString phaseLabel(Phase p) {
+    switch (p) {
+    case Phase::None: return {};
+    case Phase::Forward: return QCoreApplication::translate("RunLabels", "forward");
+    case Phase::Backward: return QCoreApplication::translate("RunLabels", "backward");
+    case Phase::Optimizer: return QCoreApplication::translate("RunLabels", "optimizer");
+    case Phase::Recompute: return QCoreApplication::translate("RunLabels", "recompute");
+    }
+    return {};
+}
+
+QString collectiveLabel(CollectiveOp c) {
+    switch (c) {
+    case CollectiveOp::None: return {};
+    case CollectiveOp::AllGather: return QCoreApplication::translate("RunLabels", "all-gather");
+    case CollectiveOp::ReduceScatter: return QCoreApplication::translate("RunLabels", "reduce-scatter");
+    case CollectiveOp::AllReduce: return QCoreApplication::translate("RunLabels", "all-reduce");
+    case CollectiveOp::Broadcast: return QCoreApplication::translate("RunLabels", "broadcast");
+    }
+    return {};
+}
+
+QString spanKindLabel(replay::SpanKind k) {
+    switch (k) {
+    case replay::SpanKind::Forward: return phaseLabel(Phase::Forward);
+    case replay::SpanKind::Backward: return phaseLabel(Phase::Backward);
+    case replay::SpanKind::Recompute: return phaseLabel(Phase::Recompute);
+    case replay::SpanKind::Optimizer: return phaseLabel(Phase::Optimizer);
+    case replay::SpanKind::AllGather: return collectiveLabel(CollectiveOp::AllGather);
+    case replay::SpanKind::ReduceScatter: return collectiveLabel(CollectiveOp::ReduceScatter);
+    case replay::SpanKind::AllReduce: return collectiveLabel(CollectiveOp::AllReduce);
+    case replay::SpanKind::Broadcast: return collectiveLabel(CollectiveOp::Broadcast);
+    // The timeline's context keeps the existing translation.
+    case replay::SpanKind::ParamFull: return QCoreApplication::translate("TimelinePainter", "gathered parameters");
+    }
+    return {};
+}
+
+QString strategyStory(theory::Strategy s, int ranks, int hybridGroup) {
+    using theory::Strategy;
+    switch (s) {
+    case Strategy::Ddp:
+        return QCoreApplication::translate("RunLabels", "DDP: every rank keeps the whole model — parameters, gradients and optimizer state — and all-reduces gradients.");
+    case Strategy::Zero1:
+        return QCoreApplication::translate("RunLabels", "ZeRO-1: each rank keeps 1/%1 of the optimizer state (fp32 master, Adam m, v); parameters and gradients stay whole.").arg(ranks);
+    case Strategy::Zero2:
+        return QCoreApplication::translate("RunLabels", "ZeRO-2: optimizer state and gradients are sharded 1/%1; gradients are reduce-scattered bucket by bucket during backward.").arg(ranks);
+    case Strategy::Zero3:
+        return QCoreApplication::translate("RunLabels", "ZeRO-3: parameters, gradients and optimizer state are all sharded 1/%1; each unit is all-gathered just before it computes and freed right after.").arg(ranks);
+    case Strategy::FsdpFullShard:
+        return QCoreApplication::translate("RunLabels", "FSDP full shard: each unit's flat parameter is sharded 1/%1, all-gathered for forward and backward, and resharded after use.").arg(ranks);
+    case Strategy::FsdpShardGradOp:
+        return QCoreApplication::translate("RunLabels", "FSDP shard grad-op: gradients and optimizer state are sharded 1/%1; parameters stay gathered from forward until backward ends.").arg(ranks);
+    case Strategy::FsdpHybridShard:
+        return QCoreApplication::translate("RunLabels", "FSDP hybrid shard: units are sharded inside groups of %1 ranks and replicated across the %2 groups.").arg(hybridGroup).arg(hybridGroup > 0 ? ranks / hybridGroup : 0);
+    }
+    return {};
+}
+
+std::optional<theory::Strategy> strategyFromName(const std::string& name) { return theory::parseStrategy(name); }
+
+QString failureWhen(std::int64_t protocolStep) {
+    if (protocolStep < 0) return QCoreApplication::translate("RunLabels", "during setup");
+    return QCoreApplication::translate("RunLabels", "in step %1").arg(protocolStep + 1);
+}
+
+QString exposedCommExplanation() {
+    return QCoreApplication::translate("RunLabels",
+                                       "Exposed communication: the share of the step spent waiting for communication that no "
+                                       "compute hid — the union of the intervals in which a collective was outstanding, minus "
+                                       "compute, over the step time. Lower is better: prefetching and bucketing hide "
+                                       "communication behind compute.");
+}
+
+QString percentText(double fraction) { return QStringLiteral("%1%").arg(fraction * 100.0, 0, 'f', 1); }
+
+} // namespace shardscope::widgets

@@ -1,0 +1,28 @@
+#pragma once
+// Translated names for the event vocabulary (phases, collectives) and the one-line story of
+// each strategy, shared by the rank view, the replay controls and the page header.
+#include <QString>
+#include <optional>
+#include <string>
+
+#include "core/event.h"
+#include "replay/timeline_index.h"
+#include "theory/policy.h"
+
+namespace shardscope::widgets {
+
+QString phaseLabel(Phase p);             // "forward", "backward", …
+QString collectiveLabel(CollectiveOp c); // "all-gather", "reduce-scatter", …
+QString spanKindLabel(replay::SpanKind k); // a phase, a collective, or "gathered parameters"
+// What this strategy shards and what it gathers, in one sentence for newcomers.
+QString strategyStory(theory::Strategy s, int ranks, int hybridGroup);
+std::optional<theory::Strategy> strategyFromName(const std::string& name);
+// Where a failure happened, for people: protocol steps count from 0 (−1 = setup), the CLI's
+// and the worker's messages count from 1 — so "in step 3" means the same step everywhere.
+QString failureWhen(std::int64_t protocolStep);
+// Exposed communication, for tooltips: the share of the step spent waiting for communication
+// that no compute hid (union of intervals) — what the reports' exposed_comm figures mean.
+QString exposedCommExplanation();
+QString percentText(double fraction); // 0.4706 → "47.1%"
+
+} // namespace shardscope::widgets

@@ -1,0 +1,126 @@
+#include "compare/compare_page.h"
+
+#include <QEvent>
+#include <QFile>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QPushButton>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <qcustomplot.h>
+
+#include "compare/compare_runner.h"
+#include "compare/compare_view.h"
+#include "core/error.h"
+#include "theory/policy.h"
+
+namespace shardscope::widgets {
+
+ComparePage::ComparePage(QWidget* parent) : QWidget(parent), view_(new CompareView(this)), runner_(new CompareRunner(this)) {
+    runner_->setObjectName(QStringLiteral("compareRunner"));
+    connect(runner_, &CompareRunner::finished, this, &ComparePage::showComparison);
+    connect(runner_, &CompareRunner::statusMessage, this, &ComparePage::statusMessage);
+    open_ = new QPushButton(this);
+    clear_ = new QPushButton(this);
+    connect(open_, &QPushButton::clicked, this, &ComparePage::chooseFiles);
+    connect(clear_, &QPushButton::clicked, this, &ComparePage::clear);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(open_);
+    buttons->addWidget(clear_);
+    buttons->addStretch(1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(runner_);
+    layout->addLayout(buttons);
+    layout->addWidget(view_, 1);
+    retranslateUi();
+}
+
+// Same strategy: the newer report wins. Order: DDP, ZeRO-1…3, FSDP variants (the theory's).
+void ComparePage::merge(std::vector<CompareRun> runs) {
+    std::vector<CompareRun> all = view_->runs();
+    for (CompareRun& r : runs) {
+        const auto same = std::find_if(all.begin(), all.end(), [&r](const CompareRun& o) { return o.strategy == r.strategy; });
+        if (same != all.end()) *same = std::move(r);
+        else all.push_back(std::move(r));
+    }
+    const auto rank = [](const CompareRun& r) {
+        const auto s = theory::parseStrategy(r.strategy);
+        return s ? static_cast<int>(*s) : 100;
+    };
+    std::stable_sort(all.begin(), all.end(), [&rank](const CompareRun& a, const CompareRun& b) { return rank(a) < rank(b); });
+    view_->setRuns(std::move(all));
+}
+
+bool ComparePage::addReport(const std::string& json, QString* error) {
+    try {
+        merge({parseCompareRun(json)});
+    } catch (const Error& e) {
+        if (error) *error = QString::fromUtf8(e.what());
+        return false;
+    }
+    return true;
+}
+
+bool ComparePage::openFiles(const QStringList& paths, QString* error) {
+    std::vector<CompareRun> runs;
+    for (const QString& path : paths) {
+        QFile f(path);
+        if (!f.open(QIODevice::ReadOnly)) {
+            if (error) *error = tr("cannot read %1: %2").arg(path, f.errorString());
+            return false;
+        }
+        try {
+            for (CompareRun& r : parseCompareRuns(f.readAll().toStdString())) runs.push_back(std::move(r));
+        } catch (const Error& e) {
+            if (error) *error = tr("%1: %2").arg(path, QString::fromUtf8(e.what()));
+            return false;
+        }
+    }
+    merge(std::move(runs));
+    return true;
+}
+
+void ComparePage::clear() { view_->setRuns({}); }
+
+// A fresh comparison replaces what was shown: its runs share one model, N and seed, and mixing
+// them with older runs of another configuration would make the parity badges meaningless.
+void ComparePage::showComparison(const QByteArray& json) {
+    try {
+        std::vector<CompareRun> runs = parseCompareRuns(json.toStdString());
+        view_->setRuns({});
+        merge(std::move(runs));
+        Q_EMIT statusMessage(tr("Comparison finished: %n strategies", nullptr, static_cast<int>(view_->runs().size())));
+    } catch (const Error& e) {
+        Q_EMIT statusMessage(QString::fromUtf8(e.what()));
+    }
+}
+
+QWidget* ComparePage::exportTarget() const {
+    // The chart the user last clicked into, else the ledgers.
+    for (QCustomPlot* plot : {view_->ledgerPlot(), view_->peakPlot(), view_->commPlot()})
+        if (plot->hasFocus()) return plot;
+    return view_->ledgerPlot();
+}
+
+void ComparePage::chooseFiles() {
+    const QStringList paths = QFileDialog::getOpenFileNames(this, tr("Open run or compare reports"), QString(),
+                                                            tr("Reports (*.json);;All files (*)"));
+    if (paths.isEmpty()) return;
+    QString error;
+    if (!openFiles(paths, &error)) Q_EMIT statusMessage(error);
+}
+
+void ComparePage::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::LanguageChange) retranslateUi();
+    QWidget::changeEvent(event);
+}
+
+void ComparePage::retranslateUi() {
+    open_->setText(tr("Open reports…"));
+    open_->setToolTip(tr("Add runs from JSON reports: shardscope-cli run --json, or shardscope-cli compare --json"));
+    clear_->setText(tr("Clear"));
+    clear_->setToolTip(tr("Remove every run from the comparison (runs finished from now on are added again)"));
+}
+
+} // namespace shardscope::widgets

@@ -1,0 +1,285 @@
+#include "compare/compare_runner.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDir>
+#include <QEvent>
+#include <QFile>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <nlohmann/json.hpp>
+
+#include "common/run_labels.h"
+#include "common/theory_names.h"
+#include "launch/ending.h"
+#include "run_request.h"
+#include "run_session.h"
+
+namespace shardscope::widgets {
+namespace {
+
+// The order the CLI runs them in (DDP first: the baseline every parity badge measures against).
+const QString kStrategies = QStringLiteral("ddp,zero1,zero2,zero3,fsdp");
+constexpr int kStrategyCount = 5;
+// The CLI's own SIGTERM-to-SIGKILL teardown must finish first; killing it sooner orphans the job.
+constexpr int kKillAfterMs = RunSession::kGraceMs;
+
+} // namespace
+
+CompareRunner::CompareRunner(QWidget* parent)
+    : QWidget(parent), cliPath_(QCoreApplication::applicationDirPath() + QStringLiteral("/shardscope-cli")),
+      title_(new QLabel(this)), ranksLabel_(new QLabel(this)), modelLabel_(new QLabel(this)), stepsLabel_(new QLabel(this)),
+      ranks_(new QSpinBox(this)), model_(new QComboBox(this)), steps_(new QSpinBox(this)), threads_(new QCheckBox(this)), run_(new QPushButton(this)),
+      progress_(new QLabel(this)), error_(new QLabel(this)), killTimer_(new QTimer(this)) {
+    QFont bold = title_->font();
+    bold.setBold(true);
+    title_->setFont(bold);
+    ranks_->setRange(1, 64);
+    ranks_->setValue(4);
+    ranks_->setObjectName(QStringLiteral("compareRanks"));
+    // Preset ids are the CLI's --model values, so they stay untranslated.
+    for (const char* id : {"tiny", "small", "medium"}) model_->addItem(QString::fromLatin1(id), QString::fromLatin1(id));
+    model_->setObjectName(QStringLiteral("compareModel"));
+    steps_->setRange(1, 1000);
+    steps_->setValue(3);
+    steps_->setObjectName(QStringLiteral("compareSteps"));
+    threads_->setObjectName(QStringLiteral("compareThreads"));
+    run_->setObjectName(QStringLiteral("compareRun"));
+    progress_->setObjectName(QStringLiteral("compareProgress"));
+    progress_->setTextFormat(Qt::PlainText);
+    error_->setObjectName(QStringLiteral("compareError"));
+    error_->setTextFormat(Qt::PlainText);
+    error_->setWordWrap(true);
+    error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    error_->setStyleSheet(QStringLiteral("background: #fdecea; color: #8e1f14; border: 1px solid #e6a49c; padding: 6px; font-weight: bold;"));
+    error_->setVisible(false);
+    killTimer_->setSingleShot(true);
+    connect(killTimer_, &QTimer::timeout, this, [this] {
+        if (process_ && process_->state() != QProcess::NotRunning) process_->kill();
+    });
+    connect(run_, &QPushButton::clicked, this, [this] { isRunning() ? stop() : start(); });
+    connect(threads_, &QCheckBox::toggled, this, &CompareRunner::retranslateUi);
+
+    auto* row = new QHBoxLayout;
+    row->setContentsMargins(0, 0, 0, 0);
+    row->addWidget(title_);
+    row->addSpacing(8);
+    for (auto [label, field] : {std::pair<QLabel*, QWidget*>{ranksLabel_, ranks_}, {modelLabel_, model_}, {stepsLabel_, steps_}}) {
+        label->setBuddy(field);
+        row->addWidget(label);
+        row->addWidget(field);
+        row->addSpacing(6);
+    }
+    row->addWidget(threads_);
+    row->addSpacing(6);
+    row->addWidget(run_);
+    row->addWidget(progress_, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(row);
+    layout->addWidget(error_);
+    setMpiUnavailable(mpiUnavailableReason());
+    retranslateUi();
+}
+
+CompareRunner::~CompareRunner() {
+    // Never leave a job running behind a closed window: the CLI tears down its mpirun tree on
+    // SIGTERM; the kill is the backstop.
+    if (process_ && process_->state() != QProcess::NotRunning) {
+        process_->disconnect(this);
+        process_->terminate();
+        if (!process_->waitForFinished(kKillAfterMs)) {
+            process_->kill();
+            process_->waitForFinished(1000);
+        }
+    }
+}
+
+void CompareRunner::setRanks(int ranks) { ranks_->setValue(ranks); }
+void CompareRunner::setSteps(int steps) { steps_->setValue(steps); }
+void CompareRunner::setThreads(bool threads) { threads_->setChecked(threads || !mpiUnavailable_.isEmpty()); }
+bool CompareRunner::threads() const { return threads_->isChecked(); }
+
+void CompareRunner::setMpiUnavailable(const QString& reason) {
+    const bool wasForced = !mpiUnavailable_.isEmpty();
+    mpiUnavailable_ = reason;
+    if (!reason.isEmpty()) threads_->setChecked(true);
+    else if (wasForced) threads_->setChecked(false);
+    threads_->setEnabled(reason.isEmpty() && !isRunning());
+    retranslateUi();
+}
+
+void CompareRunner::setModel(const QString& preset) {
+    const int i = model_->findData(preset);
+    if (i >= 0) model_->setCurrentIndex(i);
+}
+
+bool CompareRunner::isRunning() const { return process_ && process_->state() != QProcess::NotRunning; }
+QString CompareRunner::progressText() const { return progress_->text(); }
+QString CompareRunner::errorText() const { return error_->isHidden() ? QString() : error_->text(); }
+
+QStringList CompareRunner::arguments(const QString& jsonPath) const {
+    QStringList a{QStringLiteral("compare"), QStringLiteral("--ranks"), QString::number(ranks_->value()),
+                  QStringLiteral("--model"), model_->currentData().toString(),
+                  QStringLiteral("--steps"), QString::number(steps_->value()),
+                  QStringLiteral("--strategies"), kStrategies, QStringLiteral("--json"), jsonPath,
+                  QStringLiteral("--ending"), QFileInfo(jsonPath).dir().filePath(QStringLiteral("ending.json"))};
+    if (threads_->isChecked()) a << QStringLiteral("--shared-device");
+    return a;
+}
+
+void CompareRunner::start() {
+    if (isRunning()) return;
+    error_->setVisible(false);
+    const QFileInfo cli(cliPath_);
+    if (!cli.exists() || !cli.isExecutable()) {
+        showError(tr("shardscope-cli was not found at %1: build the shardscope-cli target (it runs the comparison)")
+                      .arg(QDir::toNativeSeparators(cliPath_)));
+        return;
+    }
+    dir_ = std::make_unique<QTemporaryDir>();
+    if (!dir_->isValid()) {
+        showError(tr("cannot create a temporary folder for the report: %1").arg(dir_->errorString()));
+        return;
+    }
+    jsonPath_ = dir_->filePath(QStringLiteral("compare.json"));
+    delete process_;
+    process_ = new QProcess(this);
+    superviseFromHere(*process_);
+    stdoutBuffer_.clear();
+    stderr_.clear();
+    stopping_ = false;
+    done_ = 0;
+    connect(process_, &QProcess::readyReadStandardOutput, this, &CompareRunner::readProgress);
+    connect(process_, &QProcess::readyReadStandardError, this, [this] { stderr_ += process_->readAllStandardError(); });
+    connect(process_, &QProcess::finished, this, &CompareRunner::onFinished);
+    connect(process_, &QProcess::errorOccurred, this, &CompareRunner::onError);
+    progress_->setText(tr("Starting shardscope-cli compare…"));
+    setRunning(true);
+    process_->start(cliPath_, arguments(jsonPath_));
+}
+
+void CompareRunner::stop() {
+    if (!isRunning()) return;
+    stopping_ = true;
+    progress_->setText(tr("Stopping…"));
+    process_->terminate();
+    killTimer_->start(kKillAfterMs);
+}
+
+// "compare: zero2 on 4 ranks …" per strategy, then the table; only the former is progress.
+void CompareRunner::readProgress() {
+    stdoutBuffer_ += process_->readAllStandardOutput();
+    for (qsizetype nl = stdoutBuffer_.indexOf('\n'); nl >= 0; nl = stdoutBuffer_.indexOf('\n')) {
+        const QString line = QString::fromUtf8(stdoutBuffer_.left(nl)).trimmed();
+        stdoutBuffer_.remove(0, nl + 1);
+        if (!line.startsWith(QStringLiteral("compare: "))) continue;
+        const QString name = line.section(QLatin1Char(' '), 1, 1);
+        const auto s = strategyFromName(name.toStdString());
+        ++done_;
+        progress_->setText(tr("Running %1 on %n rank(s) (%2 of %3)…", nullptr, ranks_->value())
+                               .arg(s ? strategyShortLabel(*s) : name)
+                               .arg(done_)
+                               .arg(kStrategyCount));
+    }
+}
+
+void CompareRunner::onFinished(int exitCode, QProcess::ExitStatus status) {
+    killTimer_->stop();
+    setRunning(false);
+    if (stopping_) {
+        progress_->setText(tr("Stopped."));
+        Q_EMIT statusMessage(tr("Comparison stopped"));
+        return;
+    }
+    if (status != QProcess::NormalExit || exitCode != 0) {
+        // A job that ran and failed: the CLI's typed ending, in the user's language.
+        QFile endingFile(QFileInfo(jsonPath_).dir().filePath(QStringLiteral("ending.json")));
+        if (endingFile.open(QIODevice::ReadOnly)) {
+            try {
+                const auto ending = launch::endingFromJson(nlohmann::json::parse(endingFile.readAll().toStdString()));
+                if (ending.kind != launch::EndingKind::Completed) {
+                    progress_->clear();
+                    showError(RunSession::endingText(ending));
+                    return;
+                }
+            } catch (const std::exception&) {
+                // unreadable: the stderr line below says what the CLI said
+            }
+        }
+        // Refused before any job ran: the CLI's one line naming what was wrong (the last one).
+        const QStringList lines = QString::fromUtf8(stderr_).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        const QString why = lines.isEmpty() ? (status == QProcess::CrashExit ? tr("shardscope-cli crashed") : tr("shardscope-cli exited with code %1").arg(exitCode))
+                                            : lines.last().trimmed();
+        progress_->clear();
+        showError(why);
+        return;
+    }
+    QFile f(jsonPath_);
+    if (!f.open(QIODevice::ReadOnly)) {
+        progress_->clear();
+        showError(tr("cannot read the comparison report %1: %2").arg(jsonPath_, f.errorString()));
+        return;
+    }
+    const QByteArray json = f.readAll();
+    f.close();
+    dir_.reset(); // the report is in memory now; the folder goes
+    progress_->setText(tr("Done: %1 strategies on %n rank(s).", nullptr, ranks_->value()).arg(kStrategyCount));
+    Q_EMIT finished(json);
+}
+
+void CompareRunner::onError(QProcess::ProcessError error) {
+    if (error != QProcess::FailedToStart) return; // the others end in finished()
+    setRunning(false);
+    progress_->clear();
+    showError(tr("cannot start %1: %2").arg(QDir::toNativeSeparators(cliPath_), process_->errorString()));
+}
+
+void CompareRunner::showError(const QString& text) {
+    error_->setText(text);
+    error_->setVisible(!text.isEmpty());
+    Q_EMIT statusMessage(text);
+}
+
+void CompareRunner::setRunning(bool running) {
+    ranks_->setEnabled(!running);
+    model_->setEnabled(!running);
+    steps_->setEnabled(!running);
+    threads_->setEnabled(!running && mpiUnavailable_.isEmpty());
+    retranslateUi();
+}
+
+void CompareRunner::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::LanguageChange) retranslateUi();
+    QWidget::changeEvent(event);
+}
+
+void CompareRunner::retranslateUi() {
+    title_->setText(tr("Run all strategies:"));
+    ranksLabel_->setText(tr("Ranks"));
+    modelLabel_->setText(tr("Model"));
+    stepsLabel_->setText(tr("Steps"));
+    run_->setText(isRunning() ? tr("Stop") : tr("Run"));
+    run_->setToolTip(isRunning() ? tr("Stop the comparison (the CLI tears its jobs down)")
+                                 : tr("Run DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP back to back with the same seed "
+                                      "(shardscope-cli compare --deterministic) and show them side by side"));
+    ranks_->setToolTip(threads_->isChecked() ? tr("Data-parallel ranks: threads of one worker process")
+                                             : tr("Data-parallel ranks: one mpirun process each"));
+    threads_->setText(tr("As threads (no MPI)"));
+    threads_->setToolTip(mpiUnavailable_.isEmpty()
+                             ? tr("Run each strategy's ranks as threads of one shardscope-worker process "
+                                  "(shardscope-cli compare --shared-device) instead of mpirun processes")
+                             : tr("%1: the ranks run as threads of one process (shardscope-cli compare --shared-device)").arg(mpiUnavailable_));
+    model_->setToolTip(tr("The GPT preset every strategy trains"));
+    steps_->setToolTip(tr("Training steps per strategy"));
+}
+
+} // namespace shardscope::widgets

@@ -1,0 +1,396 @@
+#include "compare/compare_view.h"
+
+#include <QEvent>
+#include <QFile>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <qcustomplot.h>
+
+#include "common/plot_setup.h"
+
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+#include "common/run_labels.h"
+#include "common/theory_names.h"
+#include "core/error.h"
+#include "plan/collective.h"
+#include "replay/timeline_index.h"
+
+namespace shardscope::widgets {
+namespace {
+
+struct AxisUnit {
+    double scale;
+    QString name;
+};
+AxisUnit unitFor(double maxBytes) {
+    if (maxBytes >= 1e9) return {1e9, QStringLiteral("GB")};
+    if (maxBytes >= 1e6) return {1e6, QStringLiteral("MB")};
+    if (maxBytes >= 1e3) return {1e3, QStringLiteral("kB")};
+    return {1, QStringLiteral("B")};
+}
+
+QString strategyText(const std::string& name) {
+    if (const auto s = strategyFromName(name)) return strategyShortLabel(*s);
+    return QString::fromStdString(name);
+}
+
+QColor colorOf(const std::string& name) {
+    const auto s = strategyFromName(name);
+    return strategyColor(s ? static_cast<int>(*s) : 0);
+}
+
+QCustomPlot* makePlot(QWidget* parent) {
+    auto* plot = new QCustomPlot(parent);
+    plot->setMinimumSize(320, 220);
+    plot->setFocusPolicy(Qt::ClickFocus); // the clicked chart is the one File → Export saves
+    // x = 0 is the first bar's centre here, not an origin: its solid zero line read as a
+    // needle sticking out of that bar.
+    plot->xAxis->grid()->setZeroLinePen(Qt::NoPen);
+    plot->plotLayout()->insertRow(0);
+    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, QString(), QFont(parent->font().family(), 10, QFont::Bold)));
+    plot->legend->setVisible(true);
+    plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    plot->legend->setWrap(4);
+    plot->legend->setBorderPen(Qt::NoPen);
+    plot->legend->setIconSize(14, 10);
+    plot->plotLayout()->addElement(2, 0, plot->legend);
+    plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    return plot;
+}
+
+void reset(QCustomPlot* plot) {
+    plot->clearPlottables();
+    plot->clearItems();
+    plot->clearGraphs();
+}
+
+QCPGraph* markers(QCustomPlot* plot, const QString& name, const QColor& c, QCPScatterStyle::ScatterShape shape) {
+    QCPGraph* g = plot->addGraph();
+    g->setName(name);
+    g->setLineStyle(QCPGraph::lsNone);
+    g->setScatterStyle(QCPScatterStyle(shape, c.darker(130), c, 9));
+    g->setPen(QPen(c.darker(130)));
+    return g;
+}
+
+} // namespace
+
+CompareView::CompareView(QWidget* parent) : QWidget(parent) {
+    header_ = new QLabel(this);
+    header_->setWordWrap(true);
+    badges_ = new QHBoxLayout;
+    badges_->setContentsMargins(0, 0, 0, 0);
+    badgesTitle_ = new QLabel(this);
+    badges_->addWidget(badgesTitle_);
+    badges_->addStretch(1);
+    exposedRow_ = new QWidget(this);
+    exposedRow_->setObjectName(QStringLiteral("compareExposedRow"));
+    exposed_ = new QHBoxLayout(exposedRow_);
+    exposed_->setContentsMargins(0, 0, 0, 0);
+    exposedTitle_ = new QLabel(exposedRow_);
+    exposed_->addWidget(exposedTitle_);
+    exposed_->addStretch(1);
+    ledger_ = makePlot(this);
+    ledger_->setObjectName(QStringLiteral("compareLedgerPlot"));
+    peak_ = makePlot(this);
+    peak_->setObjectName(QStringLiteral("comparePeakPlot"));
+    comm_ = makePlot(this);
+    comm_->setObjectName(QStringLiteral("compareCommPlot"));
+    auto* lower = new QSplitter(Qt::Horizontal, this);
+    lower->addWidget(peak_);
+    lower->addWidget(comm_);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(ledger_);
+    split->addWidget(lower);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(header_);
+    layout->addLayout(badges_);
+    layout->addWidget(exposedRow_);
+    layout->addWidget(split, 1);
+    rebuild();
+}
+
+void CompareView::setRuns(std::vector<CompareRun> runs) {
+    runs_ = std::move(runs);
+    rebuild();
+}
+
+bool CompareView::loadFile(const QString& path, QString* error) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        if (error) *error = tr("cannot read %1: %2").arg(path, f.errorString());
+        return false;
+    }
+    try {
+        setRuns(parseCompareRuns(f.readAll().toStdString()));
+    } catch (const Error& e) {
+        if (error) *error = tr("%1: %2").arg(path, QString::fromUtf8(e.what()));
+        return false;
+    }
+    return true;
+}
+
+QString CompareView::parityText(const Parity& p) {
+    switch (p.kind) {
+    case Parity::Kind::Reference: return tr("reference (DDP)");
+    case Parity::Kind::BitwiseEqual: return tr("bitwise equal to DDP");
+    case Parity::Kind::Delta: return tr("max |Δ| vs DDP = %1").arg(p.delta, 0, 'g', 3);
+    case Parity::Kind::DigestEqual: return tr("bitwise equal to DDP (same weight digest)");
+    case Parity::Kind::DigestDiffers: return tr("weights differ from DDP (digest)");
+    case Parity::Kind::NoReference: return tr("no DDP run to compare with");
+    }
+    return {};
+}
+
+QString CompareView::exposedExplanation() { return exposedCommExplanation(); }
+
+QStringList CompareView::exposedTexts() const {
+    QStringList out;
+    for (const QLabel* l : exposedLabels_) out << l->text();
+    return out;
+}
+
+QStringList CompareView::exposedToolTips() const {
+    QStringList out;
+    for (const QLabel* l : exposedLabels_) out << l->toolTip();
+    return out;
+}
+
+QStringList CompareView::badgeTexts() const {
+    QStringList out;
+    for (const QLabel* l : badgeLabels_) out << l->text();
+    return out;
+}
+
+void CompareView::rebuild() {
+    if (runs_.empty()) {
+        header_->setText(tr("Compare: open a compare report (shardscope-cli compare --json FILE) or several run reports."));
+    } else {
+        const CompareRun& f = runs_.front();
+        header_->setText(tr("Runs: %1 · model %2 on %3 ranks. Bars: measured; ◆ and lines: the theory for the same configuration.")
+                             .arg(runs_.size())
+                             .arg(QString::fromStdString(f.model))
+                             .arg(f.worldSize));
+    }
+    buildBadges();
+    buildExposed();
+    buildLedger();
+    buildPeak();
+    buildComm();
+}
+
+void CompareView::buildBadges() {
+    for (QLabel* l : badgeLabels_) l->deleteLater();
+    badgeLabels_.clear();
+    badgesTitle_->setText(tr("Final weights:"));
+    badgesTitle_->setVisible(!runs_.empty());
+    int at = 1; // after the title, before the stretch
+    for (const CompareRun& r : runs_) {
+        const Parity p = parityOf(r, runs_);
+        auto* l = new QLabel(strategyText(r.strategy) + QStringLiteral(": ") + parityText(p), this);
+        const bool good = p.kind == Parity::Kind::BitwiseEqual || p.kind == Parity::Kind::DigestEqual || p.kind == Parity::Kind::Reference;
+        const bool warn = p.kind == Parity::Kind::DigestDiffers || (p.kind == Parity::Kind::Delta && p.delta > 1e-3);
+        const QString bg = good ? QStringLiteral("#dff0d8") : warn ? QStringLiteral("#f8d7da") : QStringLiteral("#fff3cd");
+        l->setStyleSheet(QStringLiteral("QLabel{background:%1;border:1px solid %2;border-radius:8px;padding:2px 8px;}")
+                             .arg(bg, colorOf(r.strategy).name()));
+        l->setToolTip(tr("Final fp32 master weights of %1 against DDP's after the same steps. Digest %2.")
+                          .arg(strategyText(r.strategy), QString::fromStdString(r.paramDigest)));
+        badges_->insertWidget(at++, l);
+        badgeLabels_.push_back(l);
+    }
+}
+
+void CompareView::buildExposed() {
+    for (QLabel* l : exposedLabels_) l->deleteLater();
+    exposedLabels_.clear();
+    const bool any = std::any_of(runs_.begin(), runs_.end(), [](const CompareRun& r) { return r.exposedComm.has_value(); });
+    exposedRow_->setVisible(any);
+    exposedTitle_->setText(tr("Exposed communication (worst rank, median step):"));
+    exposedTitle_->setToolTip(QStringLiteral("<p>%1</p>").arg(exposedExplanation().toHtmlEscaped()));
+    if (!any) return;
+    int at = 1; // after the title, before the stretch
+    for (const CompareRun& r : runs_) {
+        QString text = strategyText(r.strategy) + QStringLiteral(" ");
+        QString detail;
+        if (r.exposedComm) {
+            text += percentText(*r.exposedComm);
+            detail = r.exposedRank >= 0 ? tr("%1: rank %2 waits most, %3 of its step (median over the steps).")
+                                              .arg(strategyText(r.strategy)).arg(r.exposedRank).arg(percentText(*r.exposedComm))
+                                        : tr("%1: %2 of the step for the rank that waits most (median over the steps).")
+                                              .arg(strategyText(r.strategy), percentText(*r.exposedComm));
+            QStringList perRank;
+            for (const CompareRank& rk : r.ranks)
+                if (rk.exposedComm) perRank << tr("r%1 %2").arg(rk.rank).arg(percentText(*rk.exposedComm));
+            if (!perRank.isEmpty()) detail += QLatin1Char(' ') + tr("Per rank: %1.").arg(perRank.join(QStringLiteral(", ")));
+        } else {
+            text += tr("n/a");
+            detail = tr("%1: this report has no exposed-communication figures (written by an older worker).").arg(strategyText(r.strategy));
+        }
+        // Rich text, so the tooltip wraps instead of running off the screen.
+        const QString tip = QStringLiteral("<p>%1</p><p>%2</p>").arg(exposedExplanation().toHtmlEscaped(), detail.toHtmlEscaped());
+        auto* l = new QLabel(text, exposedRow_);
+        l->setObjectName(QStringLiteral("exposed_%1").arg(QString::fromStdString(r.strategy)));
+        l->setStyleSheet(QStringLiteral("QLabel{background:#eef2f7;border:1px solid %1;border-radius:8px;padding:2px 8px;}")
+                             .arg(colorOf(r.strategy).name()));
+        l->setToolTip(tip);
+        exposed_->insertWidget(at++, l);
+        exposedLabels_.push_back(l);
+    }
+}
+
+// x layout of the ledger chart: strategy groups of N ranks, one empty slot between groups.
+void CompareView::buildLedger() {
+    reset(ledger_);
+    setPlotTitle(ledger_, tr("Rank ledgers: model states per rank by category, grouped by strategy"));
+    double maxBytes = 1;
+    for (const auto& r : runs_)
+        for (const auto& rk : r.ranks) maxBytes = std::max(maxBytes, static_cast<double>(rk.peakTotal));
+    const AxisUnit u = unitFor(maxBytes);
+    ledger_->yAxis->setLabel(tr("bytes per rank (%1)").arg(u.name));
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    std::vector<double> xs;
+    std::vector<std::pair<const CompareRun*, const CompareRank*>> columns;
+    double x = 0;
+    for (const CompareRun& r : runs_) {
+        for (const CompareRank& rk : r.ranks) {
+            ticker->addTick(x, rk.rank == 0 ? strategyText(r.strategy) + QStringLiteral("\n") + tr("r%1").arg(rk.rank) : tr("r%1").arg(rk.rank));
+            xs.push_back(x);
+            columns.emplace_back(&r, &rk);
+            x += 1;
+        }
+        x += 1;
+    }
+    QCPBars* below = nullptr;
+    for (Category c : categoryStackOrder()) {
+        QVector<double> keys, values;
+        bool any = false;
+        for (std::size_t i = 0; i < columns.size(); ++i) {
+            const double v = static_cast<double>(columns[i].second->modelStates[index(c)]) / u.scale;
+            any = any || v > 0;
+            keys << xs[i];
+            values << v;
+        }
+        if (!any) continue;
+        auto* bars = new QCPBars(ledger_->xAxis, ledger_->yAxis);
+        bars->setName(categoryLabel(c));
+        bars->setData(keys, values);
+        bars->setWidth(0.7);
+        bars->setPen(Qt::NoPen);
+        bars->setBrush(categoryColor(c));
+        if (below) bars->moveAbove(below);
+        below = bars;
+    }
+    QCPGraph* peaks = markers(ledger_, tr("measured peak"), QColor(40, 40, 40), QCPScatterStyle::ssDiamond);
+    QCPGraph* theory = markers(ledger_, tr("theory: model states"), QColor(200, 30, 30), QCPScatterStyle::ssDisc);
+    theory->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+        peaks->addData(xs[i], static_cast<double>(columns[i].second->peakTotal) / u.scale);
+        if (const auto& t = columns[i].first->theoryModelStates) {
+            double sum = 0;
+            for (auto b : *t) sum += static_cast<double>(b);
+            // A short horizontal dash over the bar; NaN breaks the line between bars.
+            theory->addData(xs[i] - 0.4, sum / u.scale);
+            theory->addData(xs[i] + 0.4, sum / u.scale);
+            theory->addData(xs[i] + 0.45, qQNaN());
+        }
+    }
+    theory->setLineStyle(QCPGraph::lsLine);
+    theory->setPen(QPen(QColor(200, 30, 30), 2));
+    ledger_->xAxis->setTicker(ticker);
+    ledger_->xAxis->setRange(-0.8, std::max(x - 1.2, 1.0)); // x ran one gap past the last group
+    ledger_->yAxis->setRange(0, maxBytes / u.scale * 1.12);
+    ledger_->replot();
+}
+
+void CompareView::buildPeak() {
+    reset(peak_);
+    setPlotTitle(peak_, tr("Peak bytes per rank"));
+    double maxBytes = 1;
+    int ranks = 1;
+    for (const auto& r : runs_) {
+        maxBytes = std::max({maxBytes, static_cast<double>(r.peakMax()), static_cast<double>(r.theoryPeak)});
+        ranks = std::max(ranks, static_cast<int>(r.ranks.size()));
+    }
+    const AxisUnit u = unitFor(maxBytes);
+    peak_->yAxis->setLabel(tr("peak (%1)").arg(u.name));
+    peak_->xAxis->setLabel(tr("rank"));
+    auto* group = new QCPBarsGroup(peak_);
+    const double width = 0.8 / std::max<std::size_t>(runs_.size(), 1);
+    for (const CompareRun& r : runs_) {
+        auto* bars = new QCPBars(peak_->xAxis, peak_->yAxis);
+        bars->setName(strategyText(r.strategy));
+        for (const CompareRank& rk : r.ranks) bars->addData(rk.rank, static_cast<double>(rk.peakTotal) / u.scale);
+        bars->setWidth(width);
+        bars->setPen(Qt::NoPen);
+        bars->setBrush(colorOf(r.strategy));
+        bars->setBarsGroup(group);
+        if (r.theoryPeak > 0) {
+            QCPGraph* line = peak_->addGraph();
+            line->setName(tr("%1 theory").arg(strategyText(r.strategy)));
+            line->setPen(QPen(colorOf(r.strategy), 1.5, Qt::DashLine));
+            line->addData(-0.5, static_cast<double>(r.theoryPeak) / u.scale);
+            line->addData(ranks - 0.5, static_cast<double>(r.theoryPeak) / u.scale);
+        }
+    }
+    auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+    ticker->setTickStep(1);
+    peak_->xAxis->setTicker(ticker);
+    peak_->xAxis->setRange(-0.6, ranks - 0.4);
+    peak_->yAxis->setRange(0, maxBytes / u.scale * 1.15);
+    peak_->replot();
+}
+
+void CompareView::buildComm() {
+    reset(comm_);
+    setPlotTitle(comm_, tr("Communication per rank per step"));
+    double maxBytes = 1;
+    for (const auto& r : runs_) maxBytes = std::max({maxBytes, r.commTotal(), r.theoryCommTotal()});
+    const AxisUnit u = unitFor(maxBytes);
+    comm_->yAxis->setLabel(tr("bytes sent (%1)").arg(u.name));
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    for (std::size_t i = 0; i < runs_.size(); ++i) ticker->addTick(static_cast<double>(i), strategyText(runs_[i].strategy));
+    QCPBars* below = nullptr;
+    for (CollectiveOp op : plan::kCollectives) {
+        const std::string name(collectiveOpName(op)); // the report's key
+        const replay::SpanKind kind = replay::spanKindOf(op);
+        QVector<double> keys, values;
+        bool any = false;
+        for (std::size_t i = 0; i < runs_.size(); ++i) {
+            double v = 0;
+            for (const auto& [k, b] : runs_[i].comm)
+                if (k == name) v = b;
+            any = any || v > 0;
+            keys << static_cast<double>(i);
+            values << v / u.scale;
+        }
+        if (!any) continue;
+        auto* bars = new QCPBars(comm_->xAxis, comm_->yAxis);
+        bars->setName(spanKindLabel(kind));
+        bars->setData(keys, values);
+        bars->setWidth(0.55);
+        bars->setPen(Qt::NoPen);
+        bars->setBrush(spanKindColor(kind));
+        if (below) bars->moveAbove(below);
+        below = bars;
+    }
+    QCPGraph* theory = markers(comm_, tr("theory"), QColor(200, 30, 30), QCPScatterStyle::ssDiamond);
+    for (std::size_t i = 0; i < runs_.size(); ++i)
+        if (!runs_[i].theoryComm.empty()) theory->addData(static_cast<double>(i), runs_[i].theoryCommTotal() / u.scale);
+    comm_->xAxis->setTicker(ticker);
+    comm_->xAxis->setRange(-0.6, std::max<double>(static_cast<double>(runs_.size()) - 0.4, 0.6));
+    comm_->yAxis->setRange(0, maxBytes / u.scale * 1.15);
+    comm_->replot();
+}
+
+void CompareView::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::LanguageChange) rebuild();
+    QWidget::changeEvent(event);
+}
+
+} // namespace shardscope::widgets

@@ -1,0 +1,17 @@
+#include "flows/flow_page.h"
+
+#include "flows/flow_view.h"
+#include "run/run_document.h"
+
+namespace shardscope::widgets {
+
+FlowPage::FlowPage(RunDocument& document, QWidget* parent) : ReplayPageBase(document, new FlowView, parent) {
+    view_ = static_cast<FlowView*>(exportTarget());
+    connectAll();
+}
+
+void FlowPage::resetView() { view_->setModel(&document().model()); }
+void FlowPage::growView() { view_->refresh(); }
+void FlowPage::moveView(std::uint64_t index) { view_->setPosition(index); }
+
+} // namespace shardscope::widgets

@@ -1,0 +1,44 @@
+#pragma once
+// The explain panel: the sentence for the playhead (Explain::explain) with its ZeRO/FSDP terms
+// linked to the glossary. Hovering a term shows its definition; clicking opens the glossary
+// below at that entry.
+#include <QWidget>
+
+#include "replay/replay_model.h"
+
+class QLabel;
+class QTextBrowser;
+class QToolButton;
+
+namespace shardscope::widgets {
+
+class ExplainPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ExplainPanel(QWidget* parent = nullptr);
+
+    void setModel(const replay::ReplayModel* model); // not owned
+    void setPosition(std::uint64_t index);
+    QString sentence() const { return sentence_; } // plain text
+    QString sentenceHtml() const;                  // with glossary links
+    bool glossaryVisible() const;
+    void showGlossary(const QString& id = {});     // opens the glossary (at an entry)
+
+protected:
+    void changeEvent(QEvent* event) override;
+
+private:
+    void refreshText();
+    void retranslateUi();
+    void onLinkHovered(const QString& link);
+
+    const replay::ReplayModel* model_ = nullptr;
+    std::uint64_t position_ = 0;
+    QString sentence_;
+    QLabel* title_ = nullptr;
+    QLabel* text_ = nullptr;
+    QToolButton* toggle_ = nullptr;
+    QTextBrowser* glossary_ = nullptr;
+};
+
+} // namespace shardscope::widgets

@@ -1,0 +1,140 @@
+#include "playback/explain_text.h"
+
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+#include "common/run_labels.h"
+#include "replay/playback_nav.h"
+
+namespace shardscope::widgets {
+namespace {
+
+// An all-gather is explained by the compute it serves: the next compute of the same unit on
+// the same rank, within the step. A few events ahead in a real run; the cap bounds the search.
+constexpr std::uint64_t kLookahead = 200000;
+
+Phase servedPhase(const replay::ReplayModel& m, std::uint64_t i) {
+    const Event& begin = m.event(i);
+    for (std::uint64_t j = i + 1; j < m.eventCount() && j <= i + kLookahead; ++j) {
+        const Event& e = m.event(j);
+        if (e.rank != begin.rank) continue;
+        if (e.kind == EventKind::StepEnd) break;
+        if (e.kind == EventKind::ComputeBegin && e.unit == begin.unit) return replay::phaseGroup(e.phase);
+    }
+    return Phase::None;
+}
+
+bool replicated(const RunInfo& info) { return info.strategy == "ddp"; }
+
+QString bytes(std::uint64_t b) { return formatDecimal(static_cast<double>(b)); }
+
+} // namespace
+
+QString Explain::explain(const replay::ReplayModel& model, std::uint64_t index, const RunInfo& info) {
+    if (model.eventCount() == 0) return tr("No events yet: start a run or open a recording.");
+    if (index == 0) return tr("The run has not started yet: press Play or step forward.");
+    return sentence(model, std::min(index, model.eventCount()) - 1, info);
+}
+
+QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, const RunInfo& info) {
+    const Event& e = model.event(i);
+    const int n = std::max(e.peers > 0 ? e.peers : info.worldSize, 1);
+    const auto un = static_cast<std::uint64_t>(n);
+    const QString rank = QString::number(e.rank);
+    const QString unit = e.unit >= 0 ? QString::fromStdString(info.unitName(e.unit)) : tr("the model");
+    switch (e.kind) {
+    case EventKind::StepBegin: return tr("Rank %1 begins step %2.").arg(rank).arg(e.step);
+    case EventKind::StepEnd: return tr("Rank %1 finishes step %2.").arg(rank).arg(e.step);
+    case EventKind::CollectiveBegin:
+        switch (e.collective) {
+        case CollectiveOp::AllGather: {
+            const QString shard = bytes(e.bytes / un), full = bytes(e.bytes);
+            const Phase p = servedPhase(model, i);
+            if (p == Phase::Forward || p == Phase::Backward)
+                return tr("Rank %1 all-gathers %2: %3 shards of %4 become %5 of full parameters, freed after its %6.")
+                    .arg(rank, unit).arg(n).arg(shard, full, phaseLabel(p));
+            return tr("Rank %1 all-gathers %2: %3 shards of %4 become %5 of full parameters.")
+                .arg(rank, unit).arg(n).arg(shard, full);
+        }
+        case CollectiveOp::ReduceScatter:
+            return tr("Rank %1 reduce-scatters %2's gradients: %3 ranks' %4 gradients are summed chunk by chunk, and each rank keeps its %5 shard.")
+                .arg(rank, unit).arg(n).arg(bytes(e.bytes), bytes(e.bytes / un));
+        case CollectiveOp::AllReduce:
+            if (e.unit < 0)
+                return tr("Rank %1 all-reduces %2 with the other %3 ranks: the gradient norm every rank needs to clip alike.")
+                    .arg(rank, bytes(e.bytes)).arg(n - 1);
+            return tr("Rank %1 all-reduces %2's gradients (%3): every rank ends with the same sum.")
+                .arg(rank, unit, bytes(e.bytes));
+        case CollectiveOp::Broadcast: return tr("Rank %1 takes part in a broadcast of %2.").arg(rank, bytes(e.bytes));
+        case CollectiveOp::None: break;
+        }
+        break;
+    case EventKind::CollectiveEnd:
+        switch (e.collective) {
+        case CollectiveOp::AllGather:
+            return tr("Rank %1 holds %2's full parameters (%3): the unit is unsharded.").arg(rank, unit, bytes(e.bytes));
+        case CollectiveOp::ReduceScatter:
+            return tr("Rank %1 holds its summed shard of %2's gradient (%3 of %4).")
+                .arg(rank, unit, bytes(e.bytes / un), bytes(e.bytes));
+        case CollectiveOp::AllReduce:
+            if (e.unit < 0) return tr("Rank %1 has the all-reduced value, the same on every rank.").arg(rank);
+            return tr("Rank %1 has the summed gradients of %2 (%3), identical on every rank.").arg(rank, unit, bytes(e.bytes));
+        case CollectiveOp::Broadcast: return tr("Rank %1 has received the broadcast (%2).").arg(rank, bytes(e.bytes));
+        case CollectiveOp::None: break;
+        }
+        break;
+    case EventKind::Alloc:
+        switch (e.category) {
+        case Category::ParamFull:
+            if (replicated(info))
+                return tr("Rank %1 allocates %2 for %3's parameters: a full replica, as DDP keeps on every rank.").arg(rank, bytes(e.bytes), unit);
+            return tr("Rank %1 allocates %2 for %3's full parameters, ready to unshard.").arg(rank, bytes(e.bytes), unit);
+        case Category::ParamShard:
+            return tr("Rank %1 allocates its %2 shard of %3's parameters: 1/%4 of the unit.").arg(rank, bytes(e.bytes), unit).arg(info.worldSize);
+        case Category::GradFull: return tr("Rank %1 allocates %2 to hold %3's full gradient.").arg(rank, bytes(e.bytes), unit);
+        case Category::GradShard: return tr("Rank %1 allocates %2 for its shard of %3's gradient.").arg(rank, bytes(e.bytes), unit);
+        case Category::MasterFp32:
+        case Category::AdamM:
+        case Category::AdamV:
+            return tr("Rank %1 allocates %2 of optimizer state (%3) for %4.").arg(rank, bytes(e.bytes), categoryLabel(e.category), unit);
+        case Category::Activation:
+            return tr("Rank %1 keeps %2 of %3's activations for the backward pass.").arg(rank, bytes(e.bytes), unit);
+        case Category::CommBuffer: return tr("Rank %1 allocates a %2 communication buffer.").arg(rank, bytes(e.bytes));
+        case Category::Workspace: return tr("Rank %1 allocates %2 of temporary workspace for %3.").arg(rank, bytes(e.bytes), unit);
+        }
+        break;
+    case EventKind::Free:
+        switch (e.category) {
+        case Category::ParamFull:
+            if (replicated(info)) return tr("Rank %1 frees %2 of %3's parameters.").arg(rank, bytes(e.bytes), unit);
+            return tr("Rank %1 reshards %2: it frees %3 of full parameters and keeps only its %4 shard.")
+                .arg(rank, unit, bytes(e.bytes), bytes(e.bytes / static_cast<std::uint64_t>(std::max(info.worldSize, 1))));
+        case Category::GradFull: return tr("Rank %1 frees %2's full gradient (%3); only its shard remains.").arg(rank, unit, bytes(e.bytes));
+        case Category::Activation:
+            return tr("Rank %1 frees %2 of %3's activations: the backward pass has used them.").arg(rank, bytes(e.bytes), unit);
+        case Category::Workspace: return tr("Rank %1 frees %2 of temporary workspace.").arg(rank, bytes(e.bytes));
+        default: return tr("Rank %1 frees %2 of %3 (%4).").arg(rank, bytes(e.bytes), categoryLabel(e.category), unit);
+        }
+    case EventKind::ComputeBegin:
+        switch (e.phase) {
+        case Phase::Forward:
+            if (replicated(info)) return tr("Rank %1 runs %2's forward on its own copy of the parameters.").arg(rank, unit);
+            return tr("Rank %1 runs %2's forward on the gathered full parameters.").arg(rank, unit);
+        case Phase::Backward:
+            return tr("Rank %1 runs %2's backward: gradients for its parameters and its input.").arg(rank, unit);
+        case Phase::Recompute:
+            return tr("Rank %1 recomputes %2's forward activations (activation checkpointing trades this compute for memory).").arg(rank, unit);
+        case Phase::Optimizer:
+            if (replicated(info)) return tr("Rank %1 updates all parameters with AdamW, as every other rank does.").arg(rank);
+            return tr("Rank %1 updates only its shard of the parameters with AdamW: its optimizer state covers 1/%2 of the model.")
+                .arg(rank).arg(info.worldSize);
+        case Phase::None: return tr("Rank %1 starts computing.").arg(rank);
+        }
+        break;
+    case EventKind::ComputeEnd:
+        if (e.phase == Phase::Optimizer) return tr("Rank %1 finishes the optimizer step.").arg(rank);
+        return tr("Rank %1 finishes %2's %3.").arg(rank, unit, phaseLabel(e.phase));
+    }
+    return tr("Rank %1: %2.").arg(rank, QString::fromUtf8(eventKindName(e.kind).data(), static_cast<qsizetype>(eventKindName(e.kind).size())));
+}
+
+} // namespace shardscope::widgets

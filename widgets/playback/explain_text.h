@@ -1,0 +1,22 @@
+#pragma once
+// One plain sentence for what is happening at a replay position, e.g. "Rank 2 all-gathers
+// block3: 4 shards of 1.2 MB become 4.8 MB of full parameters, freed after its forward."
+// Pure (model + position in, translated text out) so tests pin the sentences in English and,
+// with the zh_CN translator loaded, in Chinese.
+#include <QCoreApplication>
+#include <QString>
+
+#include "replay/replay_model.h"
+
+namespace shardscope::widgets {
+
+class Explain {
+    Q_DECLARE_TR_FUNCTIONS(Explain)
+public:
+    // About the last applied event, i.e. events[index − 1] (index 0: before the run starts).
+    static QString explain(const replay::ReplayModel& model, std::uint64_t index, const RunInfo& info);
+    // The same, for a given event (tests, tooltips).
+    static QString sentence(const replay::ReplayModel& model, std::uint64_t eventIndex, const RunInfo& info);
+};
+
+} // namespace shardscope::widgets

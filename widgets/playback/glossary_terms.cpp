@@ -1,0 +1,108 @@
+#include "playback/glossary_terms.h"
+
+#include <algorithm>
+#include <array>
+
+#include "common/category_palette.h"
+
+namespace shardscope::widgets {
+
+std::vector<GlossaryEntry> Glossary::entries() {
+    std::vector<GlossaryEntry> e = {
+        {QStringLiteral("unit"), tr("unit"), {tr("unit")},
+         tr("A sharding unit: the group of parameters gathered and freed together (FSDP: one wrapped module's flat "
+            "parameter; here the embedding, each transformer block and the head). Its flat buffer is padded to a "
+            "multiple of the rank count so every shard has the same size.")},
+        {QStringLiteral("shard"), tr("shard"), {tr("shard")},
+         tr("A rank's 1/N slice of a unit's flat buffer. Sharded strategies keep only shards between uses.")},
+        {QStringLiteral("all-gather"), tr("unshard (all-gather)"), {tr("all-gather"), tr("unshard")},
+         tr("Every rank sends its shard to every other rank, so all ranks end with the full unit: N shards of S bytes "
+            "become N × S bytes on each rank. Each rank sends (N−1)/N of the full size.")},
+        {QStringLiteral("reshard"), tr("reshard"), {tr("reshard")},
+         tr("Freeing a unit's gathered full parameters after use, keeping only the shard. This is what keeps ZeRO-3 / "
+            "FSDP memory at 1/N of the model plus the units in flight.")},
+        {QStringLiteral("reduce-scatter"), tr("reduce-scatter"), {tr("reduce-scatter")},
+         tr("Each rank's full gradient is cut into N chunks; chunk j is summed over all ranks and lands on rank j, "
+            "which keeps it as its gradient shard. Half the traffic of an all-reduce.")},
+        {QStringLiteral("all-reduce"), tr("all-reduce"), {tr("all-reduce")},
+         tr("Every rank ends with the sum of all ranks' buffers (DDP's gradient synchronisation). A ring sends "
+            "2(N−1)/N of the buffer per rank: a reduce-scatter followed by an all-gather.")},
+        {QStringLiteral("prefetch"), tr("prefetch"), {tr("prefetch")},
+         tr("Starting the next unit's all-gather before the current unit's compute ends, so communication overlaps "
+            "compute; it costs one more gathered unit of memory.")},
+        {QStringLiteral("exposed-communication"), tr("exposed communication"), {tr("exposed communication")},
+         tr("The share of a step a rank spends waiting for communication that no compute hid: the union of the "
+            "intervals in which any collective was outstanding, minus the time the rank was computing, over the step "
+            "time. Prefetching the next unit's all-gather and reducing gradients in buckets during backward hide "
+            "communication behind compute; what is left is exposed.")},
+        {QStringLiteral("ledger"), tr("ledger"), {tr("ledger")},
+         tr("Per rank, the live and peak bytes of every category and tier, updated by every allocation and free.")},
+    };
+    // Ledger categories: linked by their translated label and by their wire name.
+    static const std::array<const char*, kCategoryCount> defs = {
+        QT_TR_NOOP("This rank's slice of the parameters (bf16 with mixed precision): persistent under ZeRO-3 / FSDP."),
+        QT_TR_NOOP("A unit's whole parameters: always live under DDP and ZeRO-1/2; under ZeRO-3 only between unshard and reshard."),
+        QT_TR_NOOP("A unit's whole gradient as backward produces it, before it is reduced."),
+        QT_TR_NOOP("This rank's slice of the summed gradient, what its optimizer shard needs."),
+        QT_TR_NOOP("The fp32 copy of the weights the optimizer updates (mixed precision), 4 bytes per parameter."),
+        QT_TR_NOOP("Adam's first moment, 4 bytes per parameter; sharded from ZeRO-1 on."),
+        QT_TR_NOOP("Adam's second moment, 4 bytes per parameter; sharded from ZeRO-1 on."),
+        QT_TR_NOOP("Layer outputs kept from the forward pass for the backward pass; checkpointing recomputes them instead."),
+        QT_TR_NOOP("Staging buffers for collectives, such as gradient buckets."),
+        QT_TR_NOOP("Short-lived scratch memory of kernels, such as fp32 copies of bf16 weights."),
+    };
+    for (Category c : kAllCategories) {
+        const QString wire = QString::fromLatin1(categoryName(c).data(), static_cast<qsizetype>(categoryName(c).size()));
+        e.push_back({wire, categoryLabel(c) + QStringLiteral(" (") + wire + QLatin1Char(')'), {wire, categoryLabel(c)},
+                     tr(defs[index(c)])});
+    }
+    return e;
+}
+
+const GlossaryEntry* Glossary::find(const std::vector<GlossaryEntry>& entries, const QString& id) {
+    const auto it = std::find_if(entries.begin(), entries.end(), [&id](const GlossaryEntry& g) { return g.id == id; });
+    return it == entries.end() ? nullptr : &*it;
+}
+
+QString Glossary::linkTerms(const QString& sentence, const std::vector<GlossaryEntry>& entries) {
+    struct Match {
+        qsizetype pos, len;
+        const GlossaryEntry* entry;
+    };
+    std::vector<Match> all;
+    for (const GlossaryEntry& g : entries)
+        for (const QString& word : g.match)
+            if (!word.isEmpty())
+                for (qsizetype pos = sentence.indexOf(word, 0, Qt::CaseInsensitive); pos >= 0;
+                     pos = sentence.indexOf(word, pos + 1, Qt::CaseInsensitive))
+                    all.push_back({pos, word.size(), &g});
+    // Longer words claim their text first ("reshard" before the "shard" inside it), then the
+    // earliest occurrence; one link per entry.
+    std::sort(all.begin(), all.end(), [](const Match& a, const Match& b) { return a.len != b.len ? a.len > b.len : a.pos < b.pos; });
+    std::vector<Match> chosen;
+    for (const Match& m : all) {
+        const bool overlaps = std::any_of(chosen.begin(), chosen.end(), [&m](const Match& c) {
+            return m.entry == c.entry || (m.pos < c.pos + c.len && c.pos < m.pos + m.len);
+        });
+        if (!overlaps) chosen.push_back(m);
+    }
+    std::sort(chosen.begin(), chosen.end(), [](const Match& a, const Match& b) { return a.pos < b.pos; });
+    QString out;
+    qsizetype at = 0;
+    for (const Match& m : chosen) {
+        out += sentence.mid(at, m.pos - at).toHtmlEscaped();
+        out += QStringLiteral("<a href=\"glossary:%1\">%2</a>").arg(m.entry->id, sentence.mid(m.pos, m.len).toHtmlEscaped());
+        at = m.pos + m.len;
+    }
+    out += sentence.mid(at).toHtmlEscaped();
+    return out;
+}
+
+QString Glossary::html(const std::vector<GlossaryEntry>& entries) {
+    QString out;
+    for (const GlossaryEntry& g : entries)
+        out += QStringLiteral("<p><a name=\"%1\"></a><b>%2</b>: %3</p>").arg(g.id, g.term.toHtmlEscaped(), g.definition.toHtmlEscaped());
+    return out;
+}
+
+} // namespace shardscope::widgets

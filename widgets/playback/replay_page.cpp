@@ -1,0 +1,54 @@
+#include "playback/replay_page.h"
+
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "playback/explain_panel.h"
+#include "playback/playback_bar.h"
+#include "playback/replay_player.h"
+#include "run/run_document.h"
+
+namespace shardscope::widgets {
+
+ReplayPageBase::ReplayPageBase(RunDocument& document, QWidget* view, QWidget* parent)
+    : QWidget(parent), document_(document), view_(view) {
+    explain_ = new ExplainPanel(this);
+    playback_ = new PlaybackBar(document.model(), document.player(), this);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(view);
+    split->addWidget(explain_);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 0);
+    split->setChildrenCollapsible(false);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(split, 1);
+    layout->addWidget(playback_);
+}
+
+void ReplayPageBase::connectAll() {
+    // The document resets its model on these signals (connected first, so it runs first):
+    // then the views re-read it from scratch.
+    const auto reset = [this] {
+        explain_->setModel(&document_.model());
+        playback_->refresh();
+        resetView();
+    };
+    connect(&document_.session(), &RunSession::started, this, reset);
+    connect(&document_.session(), &RunSession::runInfoReady, this, reset);
+    connect(&document_, &RunDocument::stepsAppended, this, [this] {
+        playback_->refresh();
+        growView();
+    });
+    connect(&document_.player(), &ReplayPlayer::positionChanged, this, [this](std::uint64_t k) {
+        explain_->setPosition(k);
+        moveView(k);
+    });
+    reset();
+    growView();
+    const std::uint64_t k = document_.player().cursor().index();
+    explain_->setPosition(k);
+    moveView(k);
+}
+
+} // namespace shardscope::widgets

@@ -1,0 +1,67 @@
+#pragma once
+// One column per rank: a stacked bar of live bytes by ledger category (the shared palette),
+// the rank's peak so far, the theory's predicted peak and an optional capacity line, and
+// beneath each bar a strip of the model's units showing which are gathered right now. Bars
+// glide to new heights (exponential smoothing per frame) so a replay reads as motion.
+// Past kCompactAbove ranks the layout drops per-rank text and keeps the bars.
+#include <QTimer>
+#include <QWidget>
+#include <optional>
+
+#include "run_data.h"
+
+namespace shardscope::widgets {
+
+class RankLedgerView : public QWidget {
+    Q_OBJECT
+public:
+    explicit RankLedgerView(QWidget* parent = nullptr);
+
+    void setRunInfo(std::shared_ptr<const RunInfo> info);
+    void setState(const LedgerState& state);
+    // The byte value the plot's top stands for; constant during a replay so bars don't rescale.
+    void setScaleBytes(std::uint64_t bytes);
+    void setFailure(std::optional<FailureInfo> failure);
+    void clear();
+    // Jumps the animation to its target (screenshots, tests, seeking while paused).
+    void settle();
+
+    const LedgerState& state() const { return state_; }
+    std::uint64_t scaleBytes() const { return scale_; }
+    bool isCompact() const;
+    static constexpr int kCompactAbove = 16;
+
+    QSize minimumSizeHint() const override { return {320, 240}; }
+
+Q_SIGNALS:
+    void rankClicked(int rank);
+
+protected:
+    void mousePressEvent(QMouseEvent* event) override;
+    void paintEvent(QPaintEvent* event) override;
+    bool event(QEvent* event) override;
+
+private:
+    struct Geometry;
+    Geometry geometry() const;
+    void paintLegend(QPainter& p, const QRect& area) const;
+    void paintAxis(QPainter& p, const Geometry& g) const;
+    void paintColumn(QPainter& p, const Geometry& g, int rank) const;
+    void paintUnits(QPainter& p, const QRect& strip, const RankState& s) const;
+    void paintGuides(QPainter& p, const Geometry& g) const;
+    int yFor(const Geometry& g, double bytes) const;
+    QString activityText(const RankState& s) const;
+    QString failureText() const; // empty without a failure
+    QString tooltipFor(int rank) const;
+    int rankAt(QPoint pos) const;
+    void animate();
+
+    std::shared_ptr<const RunInfo> info_;
+    LedgerState state_;
+    std::vector<std::array<double, kCategoryCount>> shown_; // animated bytes per rank, category
+    std::uint64_t scale_ = 1;
+    std::optional<FailureInfo> failure_;
+    QTimer frame_;
+};
+
+} // namespace shardscope::widgets

@@ -1,0 +1,523 @@
+#include "ranks/ranks_page.h"
+
+#include <QAction>
+#include <QEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSlider>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStyle>
+#include <QTabWidget>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "common/byte_format.h"
+#include "common/run_labels.h"
+#include "common/theory_names.h"
+#include "playback/replay_player.h"
+#include "ranks/rank_ledger_view.h"
+#include "ranks/run_theory_charts.h"
+#include "ranks/run_timeline_charts.h"
+#include "run/run_config_panel.h"
+
+namespace shardscope::widgets {
+namespace {
+
+constexpr int kSpeedSteps = 10; // slider ticks per factor of ten
+
+QLabel* wrapped(QWidget* parent, const QString& objectName) {
+    auto* l = new QLabel(parent);
+    l->setObjectName(objectName);
+    l->setWordWrap(true);
+    l->setTextFormat(Qt::RichText);
+    return l;
+}
+
+} // namespace
+
+RunRequest RanksPage::defaultRequest() {
+    RunRequest r; // RunRequest's defaults are the default scenario: small, 4 CPU ranks, ZeRO-3
+    return r;
+}
+
+RanksPage::RanksPage(RunDocument& document, QWidget* parent)
+    : QWidget(parent), document_(document), session_(&document.session()), model_(document.model()),
+      player_(&document.player()) {
+    setObjectName(QStringLiteral("ranksPage"));
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    split->addWidget(buildLeft());
+    split->addWidget(buildRight());
+    split->setStretchFactor(1, 1);
+    split->setSizes({330, 950});
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(split);
+
+    openAction_ = new QAction(this);
+    openAction_->setShortcut(QKeySequence::Open);
+    connect(openAction_, &QAction::triggered, this, &RanksPage::chooseRecording);
+    connect(session_, &RunSession::started, this, &RanksPage::onStarted);
+    connect(session_, &RunSession::runInfoReady, this, &RanksPage::onRunInfo);
+    connect(&document_, &RunDocument::stepsAppended, this, &RanksPage::onSteps);
+    connect(session_, &RunSession::reportReady, this, &RanksPage::onReport);
+    connect(session_, &RunSession::failureReceived, this, &RanksPage::onFailure);
+    connect(session_, &RunSession::finished, this, &RanksPage::onFinished);
+    connect(player_, &ReplayPlayer::positionChanged, this, &RanksPage::onPosition);
+    connect(player_, &ReplayPlayer::playingChanged, this, [this](bool playing) {
+        playButton_->setIcon(style()->standardIcon(playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+    });
+    clockTimer_.setInterval(200);
+    connect(&clockTimer_, &QTimer::timeout, this, &RanksPage::updateProgress);
+    comparisonTimer_.setSingleShot(true);
+    comparisonTimer_.setInterval(150);
+    connect(&comparisonTimer_, &QTimer::timeout, this, &RanksPage::updateComparison);
+    retranslateUi();
+    updateButtons();
+}
+
+RanksPage::~RanksPage() = default;
+
+QWidget* RanksPage::buildLeft() {
+    auto* left = new QWidget;
+    auto* v = new QVBoxLayout(left);
+    v->setContentsMargins(2, 2, 2, 2);
+    settingsTitle_ = new QLabel(left);
+    settingsTitle_->setStyleSheet(QStringLiteral("font-weight: bold;"));
+    config_ = new RunConfigPanel(left);
+    connect(config_, &RunConfigPanel::requestChanged, this, &RanksPage::updateButtons);
+    v->addWidget(settingsTitle_);
+    v->addWidget(config_);
+    v->addStretch(1);
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(left);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(300);
+    return scroll;
+}
+
+QWidget* RanksPage::buildRight() {
+    auto* right = new QWidget;
+    auto* v = new QVBoxLayout(right);
+    v->setContentsMargins(4, 0, 0, 0);
+    v->setSpacing(4);
+    title_ = wrapped(right, QStringLiteral("runTitle"));
+    title_->setStyleSheet(QStringLiteral("font-size: 13pt; font-weight: bold;"));
+    story_ = wrapped(right, QStringLiteral("runStory"));
+    savingsLine_ = wrapped(right, QStringLiteral("runSavings"));
+    exposedLine_ = wrapped(right, QStringLiteral("runExposed"));
+    auto* buttons = new QHBoxLayout;
+    runButton_ = new QPushButton(right);
+    runButton_->setObjectName(QStringLiteral("runButton"));
+    stopButton_ = new QPushButton(right);
+    stopButton_->setObjectName(QStringLiteral("stopButton"));
+    openButton_ = new QPushButton(right);
+    progress_ = new QProgressBar(right);
+    progress_->setObjectName(QStringLiteral("runProgress"));
+    elapsed_ = new QLabel(right);
+    elapsed_->setMinimumWidth(70);
+    connect(runButton_, &QPushButton::clicked, this, &RanksPage::runConfigured);
+    connect(stopButton_, &QPushButton::clicked, this, &RanksPage::stop);
+    connect(openButton_, &QPushButton::clicked, this, &RanksPage::chooseRecording);
+    for (QWidget* w : {static_cast<QWidget*>(runButton_), static_cast<QWidget*>(stopButton_), static_cast<QWidget*>(openButton_)}) buttons->addWidget(w);
+    buttons->addWidget(progress_, 1);
+    buttons->addWidget(elapsed_);
+    banner_ = wrapped(right, QStringLiteral("runBanner"));
+    banner_->setTextFormat(Qt::PlainText);
+    banner_->setStyleSheet(QStringLiteral("background: #fdecea; color: #8e1f14; border: 1px solid #e6a49c; padding: 6px; font-weight: bold;"));
+    banner_->setVisible(false);
+    view_ = new RankLedgerView(right);
+    auto* top = new QWidget;
+    auto* topLayout = new QVBoxLayout(top);
+    topLayout->setContentsMargins(0, 0, 0, 0);
+    topLayout->addWidget(view_, 1);
+    topLayout->addWidget(buildControls());
+    auto* vsplit = new QSplitter(Qt::Vertical);
+    vsplit->addWidget(top);
+    vsplit->addWidget(buildCharts());
+    vsplit->setStretchFactor(0, 5);
+    vsplit->setStretchFactor(1, 4);
+    for (QWidget* w : {static_cast<QWidget*>(title_), static_cast<QWidget*>(story_), static_cast<QWidget*>(savingsLine_),
+                       static_cast<QWidget*>(exposedLine_)})
+        v->addWidget(w);
+    v->addLayout(buttons);
+    v->addWidget(banner_);
+    v->addWidget(vsplit, 1);
+    return right;
+}
+
+QWidget* RanksPage::buildControls() {
+    auto* bar = new QWidget;
+    auto* h = new QHBoxLayout(bar);
+    h->setContentsMargins(0, 0, 0, 0);
+    playButton_ = new QToolButton(bar);
+    playButton_->setObjectName(QStringLiteral("playButton"));
+    playButton_->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
+    connect(playButton_, &QToolButton::clicked, this, [this] { player_->isPlaying() ? player_->pause() : player_->play(); });
+    scrub_ = new QSlider(Qt::Horizontal, bar);
+    scrub_->setObjectName(QStringLiteral("scrubSlider"));
+    connect(scrub_, &QSlider::sliderMoved, this, [this](int v) { player_->seek(static_cast<std::uint64_t>(v)); });
+    position_ = new QLabel(bar);
+    position_->setMinimumWidth(260);
+    speed_ = new QSlider(Qt::Horizontal, bar);
+    speed_->setObjectName(QStringLiteral("speedSlider"));
+    speed_->setRange(0, 7 * kSpeedSteps); // slow motion 1× … 10,000,000×
+    speed_->setValue(3 * kSpeedSteps);
+    speed_->setMaximumWidth(140);
+    speed_->setInvertedAppearance(true); // right = faster
+    connect(speed_, &QSlider::valueChanged, this, [this](int v) {
+        speedTouched_ = true;
+        setSlowMotionFromSlider(v);
+    });
+    speedLabel_ = new QLabel(bar);
+    h->addWidget(playButton_);
+    h->addWidget(scrub_, 1);
+    h->addWidget(position_);
+    h->addWidget(speed_);
+    h->addWidget(speedLabel_);
+    return bar;
+}
+
+QWidget* RanksPage::buildCharts() {
+    auto* charts = new QWidget;
+    auto* v = new QVBoxLayout(charts);
+    v->setContentsMargins(0, 0, 0, 0);
+    auto* rankRow = new QHBoxLayout;
+    rankLabel_ = new QLabel(charts);
+    chartRank_ = new QSpinBox(charts);
+    chartRank_->setObjectName(QStringLiteral("chartRank"));
+    chartRank_->setRange(0, 0);
+    rankRow->addWidget(rankLabel_);
+    rankRow->addWidget(chartRank_);
+    rankRow->addStretch(1);
+    memory_ = new MemoryTimelineChart;
+    loss_ = new LossChart;
+    measured_ = new MeasuredVsTheoryChart;
+    savings_ = new SavingsChart;
+    timeTabs_ = new QTabWidget;
+    timeTabs_->addTab(memory_, QString());
+    timeTabs_->addTab(loss_, QString());
+    auto* split = new QSplitter(Qt::Horizontal);
+    split->addWidget(timeTabs_);
+    split->addWidget(measured_);
+    split->addWidget(savings_);
+    split->setSizes({400, 300, 300});
+    connect(chartRank_, &QSpinBox::valueChanged, this, [this](int r) {
+        memory_->setRank(r);
+        comparisonTimer_.start();
+    });
+    connect(view_, &RankLedgerView::rankClicked, chartRank_, &QSpinBox::setValue);
+    v->addLayout(rankRow);
+    v->addWidget(split, 1);
+    return charts;
+}
+
+bool RanksPage::runConfigured() {
+    if (session_->isActive()) return false;
+    if (const auto issues = config_->issues(); !issues.empty()) {
+        showBanner(tr("Invalid settings: %1").arg(issues.front().message));
+        return false;
+    }
+    plannedSteps_ = config_->request().steps;
+    return session_->start(config_->request());
+}
+
+bool RanksPage::runRequest(const RunRequest& request) {
+    config_->setRequest(request);
+    return runConfigured();
+}
+
+bool RanksPage::runDefault() { return runRequest(defaultRequest()); }
+
+bool RanksPage::openRecording(const QString& path) {
+    if (session_->isActive()) return false;
+    plannedSteps_ = 0;
+    lastRecordingDir_ = QFileInfo(path).absolutePath();
+    return session_->openRecording(path);
+}
+
+void RanksPage::stop() { session_->stop(); }
+
+void RanksPage::chooseRecording() {
+    if (session_->isActive()) return;
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a recording"), lastRecordingDir_,
+                                                      tr("ShardScope recordings (*.sstrace);;All files (*)"));
+    if (!path.isEmpty()) openRecording(path);
+}
+
+void RanksPage::onStarted(bool live) {
+    live_ = live;
+    if (!live) plannedSteps_ = 0; // a recording says in its handshake how many steps it has
+    view_->clear();
+    memory_->reset();
+    loss_->reset();
+    report_.reset();
+    failure_.reset();
+    scale_ = 0;
+    banner_->setVisible(false);
+    chartRank_->setValue(0);
+    updateHeader();
+    updateComparison();
+    updateProgress();
+    updateButtons();
+    if (live) clockTimer_.start();
+    const RunRequest request = config_->request();
+    Q_EMIT statusMessage(!live ? tr("Reading the recording…")
+                         : request.threads ? tr("Starting %1 ranks as threads of one process…").arg(request.ranks)
+                                           : tr("Starting %1 ranks…").arg(request.ranks));
+}
+
+void RanksPage::onRunInfo(const RunInfoPtr& info) {
+    view_->setRunInfo(info);
+    view_->setState(model_.emptyState());
+    chartRank_->setRange(0, std::max(0, info->worldSize - 1));
+    if (info->steps > 0) plannedSteps_ = info->steps;
+    scale_ = std::max<std::uint64_t>(info->predictedPeakBytes, info->capacityBytes.value_or(0));
+    view_->setScaleBytes(scale_ + scale_ / 10);
+    updateHeader();
+    updateProgress();
+    comparisonTimer_.start();
+}
+
+void RanksPage::onSteps(const StepListPtr& steps) {
+    // The scale only grows, so bars never jump while a run streams in.
+    for (const RankState& s : steps->back()->endState) scale_ = std::max(scale_, s.peakTotal);
+    view_->setScaleBytes(scale_ + scale_ / 10);
+    if (!speedTouched_ && model_.stepCount() == steps->size()) {
+        const QSignalBlocker block(speed_);
+        const double factor = ReplayPlayer::slowMotionFor(model_.step(0).durationNs);
+        speed_->setValue(static_cast<int>(std::lround(std::log10(factor) * kSpeedSteps)));
+        setSlowMotionFromSlider(speed_->value());
+        player_->play(); // a newcomer sees motion without touching anything
+    }
+    memory_->appendSteps(*steps);
+    loss_->appendSteps(*steps);
+    scrub_->setRange(0, static_cast<int>(std::min<std::uint64_t>(model_.eventCount(), INT32_MAX)));
+    updateProgress();
+    comparisonTimer_.start();
+}
+
+void RanksPage::onReport(const RunReportPtr& report) {
+    report_ = report;
+    comparisonTimer_.start();
+}
+
+void RanksPage::onFailure(const FailureInfo& failure) {
+    failure_ = failure;
+    view_->setFailure(failure);
+}
+
+void RanksPage::onFinished(RunSession::Outcome outcome, const QString& message) {
+    clockTimer_.stop();
+    updateProgress();
+    updateButtons();
+    if (outcome == RunSession::Outcome::Failed) showBanner(message);
+    if (model_.stepCount() > 0 && !player_->isPlaying() && !live_) player_->play();
+    comparisonTimer_.start();
+    Q_EMIT statusMessage(message);
+    Q_EMIT runEnded(outcome, message);
+}
+
+void RanksPage::onPosition(std::uint64_t index) {
+    view_->setState(player_->cursor().state());
+    memory_->setCursorNs(player_->replayNs());
+    if (!scrub_->isSliderDown()) {
+        const QSignalBlocker block(scrub_);
+        scrub_->setValue(static_cast<int>(std::min<std::uint64_t>(index, INT32_MAX)));
+    }
+    if (model_.stepCount() == 0) {
+        position_->clear();
+        return;
+    }
+    const std::size_t step = model_.stepIndexOf(index == 0 ? 0 : index - 1);
+    position_->setText(tr("step %1 of %2 · event %3 of %4").arg(step + 1).arg(model_.stepCount()).arg(index).arg(model_.eventCount()));
+    if (index >= model_.eventCount() && !session_->isActive()) player_->pause();
+}
+
+void RanksPage::showBanner(const QString& text) {
+    banner_->setText(text);
+    banner_->setVisible(!text.isEmpty());
+}
+
+QString RanksPage::exposedText() const { return exposedLine_->text(); }
+
+// The report's exposed communication per rank (median over the steps), and a CUDA rank's view
+// of its GPU memory: shown once a run has finished or a recording has been read.
+void RanksPage::updateExposed(int chartRank) {
+    QStringList parts;
+    if (report_) {
+        std::vector<std::pair<int, double>> exposed;
+        for (const RankReport& rr : report_->ranks)
+            if (rr.exposedComm) exposed.emplace_back(rr.rank, rr.exposedComm->fractionMedian);
+        if (!exposed.empty()) {
+            QStringList values;
+            if (exposed.size() <= 8) {
+                for (const auto& [rank, f] : exposed) values << tr("rank %1 %2").arg(rank).arg(percentText(f));
+            } else {
+                const auto [lo, hi] = std::minmax_element(exposed.begin(), exposed.end(),
+                                                          [](const auto& a, const auto& b) { return a.second < b.second; });
+                values << tr("least %1 (rank %2)").arg(percentText(lo->second)).arg(lo->first)
+                       << tr("most %1 (rank %2)").arg(percentText(hi->second)).arg(hi->first);
+                for (const auto& [rank, f] : exposed)
+                    if (rank == chartRank) values << tr("rank %1 %2").arg(rank).arg(percentText(f));
+            }
+            parts << tr("<b>Exposed communication</b> (median share of a step waiting for communication no compute hid): %1.")
+                         .arg(values.join(QStringLiteral(" · ")));
+        }
+        for (const RankReport& rr : report_->ranks)
+            if (rr.rank == chartRank && rr.device && !rr.device->name.empty())
+                parts << tr("<b>GPU</b> %1 (rank %2): pool high-water %3, outside the ledger %4.")
+                             .arg(QString::fromStdString(rr.device->name).toHtmlEscaped())
+                             .arg(rr.rank)
+                             .arg(formatDecimal(static_cast<double>(rr.device->poolReservedHighBytes)),
+                                  formatDecimal(static_cast<double>(rr.device->outsideLedgerBytes)));
+    }
+    exposedLine_->setText(parts.join(QStringLiteral(" ")));
+    exposedLine_->setToolTip(parts.isEmpty() ? QString() : QStringLiteral("<p>%1</p>").arg(exposedCommExplanation().toHtmlEscaped()));
+    exposedLine_->setVisible(!parts.isEmpty());
+}
+
+QString RanksPage::bannerText() const { return banner_->isHidden() ? QString() : banner_->text(); }
+
+void RanksPage::showPeakOfStep(std::size_t i) {
+    if (i >= model_.stepCount()) return;
+    player_->pause();
+    player_->seek(model_.step(i).peakEvent);
+    view_->settle();
+}
+
+void RanksPage::finishPendingDraws() {
+    if (comparisonTimer_.isActive()) {
+        comparisonTimer_.stop();
+        updateComparison();
+    }
+    memory_->redrawNow();
+    view_->settle();
+}
+
+void RanksPage::updateButtons() {
+    const bool busy = session_->isActive();
+    runButton_->setEnabled(!busy && config_->isValid());
+    stopButton_->setEnabled(busy && session_->isLive());
+    openButton_->setEnabled(!busy);
+    openAction_->setEnabled(!busy);
+    config_->setEnabled(!busy);
+}
+
+void RanksPage::updateProgress() {
+    const int have = static_cast<int>(model_.stepCount());
+    progress_->setRange(0, static_cast<int>(std::max<std::int64_t>(plannedSteps_, std::max(have, 1))));
+    progress_->setValue(have);
+    progress_->setFormat(plannedSteps_ > 0 ? tr("step %1 of %2").arg(have).arg(plannedSteps_) : tr("%1 steps").arg(have));
+    elapsed_->setText(session_->isLive() || live_ ? tr("%1 s").arg(session_->elapsedSeconds(), 0, 'f', 1) : QString());
+}
+
+void RanksPage::updateHeader() {
+    const RunInfo* info = model_.info().get();
+    if (!info) {
+        title_->setText(tr("Ranks: what every rank holds, step by step"));
+        story_->setText(tr("Press <b>Run</b> to train real sharded steps of a small GPT on CPU ranks (OpenMPI processes, or threads "
+                           "of one process), or open a recording."));
+        title_->setToolTip(QString());
+        savingsLine_->clear();
+        return;
+    }
+    const auto strategy = strategyFromName(info->strategy);
+    QStringList details{QString::fromStdString(info->precision)};
+    if (info->backend == "cuda") details << tr("CUDA");
+    if (info->sharedDevice) details << tr("threads");
+    const QString how = details.join(QStringLiteral(", "));
+    title_->setText(tr("%1 on %2 ranks · model %3 (Ψ = %4 parameters, %5)")
+                        .arg(strategy ? strategyLabel(*strategy) : QString::fromStdString(info->strategy))
+                        .arg(info->worldSize)
+                        .arg(QString::fromStdString(info->model), formatCount(static_cast<double>(info->paramCount)), how));
+    story_->setText(strategy ? strategyStory(*strategy, info->worldSize, 0) : QString());
+    title_->setToolTip(info->sharedDevice ? tr("The ranks ran as threads of one shardscope-worker process (--shared-device), not as mpirun processes.")
+                                          : QString());
+}
+
+void RanksPage::updateComparison() {
+    TheoryComparison c;
+    c.info = model_.info();
+    c.rank = chartRank_->value();
+    const auto r = static_cast<std::size_t>(c.rank);
+    if (model_.stepCount() > 0 && r < model_.steps().back()->endState.size()) {
+        const RankState& end = model_.steps().back()->endState[r];
+        for (Category cat : kAllCategories) c.measuredStates[index(cat)] = end.live.category(cat);
+        c.measuredPeak = end.peakTotal;
+    }
+    if (report_) {
+        for (const RankReport& rr : report_->ranks)
+            if (rr.rank == c.rank) {
+                c.measuredStates = rr.modelStateBytes;
+                c.fromReport = true;
+            }
+    }
+    for (Category cat : kAllCategories)
+        if (stateGroup(cat) == StateGroup::Other) c.measuredStates[index(cat)] = 0;
+    updateExposed(c.rank);
+    measured_->setComparison(c);
+    savings_->setComparison(c);
+    const auto measured = savings_->measuredSavings();
+    if (!c.info || !measured) {
+        savingsLine_->clear();
+        return;
+    }
+    const auto ddp = ddpModelStates(*c.info);
+    const std::uint64_t theoryStates = c.info->theoryModelStates ? modelStateTotal(*c.info->theoryModelStates) : 0;
+    savingsLine_->setText(tr("<b>Model states per rank: %1 measured</b> (theory %2) vs %3 with DDP → <b>%4× less memory</b>"
+                             " (theory %5×). Peak on rank %6: %7.")
+                              .arg(formatDecimal(static_cast<double>(modelStateTotal(c.measuredStates))),
+                                   formatDecimal(static_cast<double>(theoryStates)), formatDecimal(static_cast<double>(ddp.value_or(0))))
+                              .arg(*measured, 0, 'f', 2)
+                              .arg(savings_->theorySavings().value_or(0), 0, 'f', 2)
+                              .arg(c.rank)
+                              .arg(formatDecimal(static_cast<double>(c.measuredPeak))));
+}
+
+void RanksPage::setSlowMotionFromSlider(int value) {
+    player_->setSlowMotion(std::pow(10.0, static_cast<double>(value) / kSpeedSteps));
+    updateSpeedLabel();
+}
+
+void RanksPage::updateSpeedLabel() {
+    const double f = player_->slowMotion();
+    const double stepSeconds = model_.stepCount() > 0 ? static_cast<double>(model_.step(0).durationNs) * f / 1e9 : 0;
+    speedLabel_->setText(stepSeconds > 0 ? tr("slow motion %1× (a step ≈ %2 s)").arg(f, 0, 'f', 0).arg(stepSeconds, 0, 'f', 1)
+                                         : tr("slow motion %1×").arg(f, 0, 'f', 0));
+}
+
+void RanksPage::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::LanguageChange) retranslateUi();
+    QWidget::changeEvent(event);
+}
+
+void RanksPage::retranslateUi() {
+    settingsTitle_->setText(tr("Settings for the next run"));
+    runButton_->setText(tr("Run"));
+    stopButton_->setText(tr("Stop"));
+    openButton_->setText(tr("Open recording…"));
+    openAction_->setText(tr("&Open recording…"));
+    playButton_->setToolTip(tr("Play / pause the replay"));
+    scrub_->setToolTip(tr("Scrub through every event of the run"));
+    speed_->setToolTip(tr("Replay speed: steps take milliseconds on real hardware; slow motion makes them watchable"));
+    rankLabel_->setText(tr("Charts for rank:"));
+    timeTabs_->setTabText(0, tr("Memory over time"));
+    timeTabs_->setTabText(1, tr("Loss"));
+    updateHeader();
+    updateProgress();
+    updateSpeedLabel();
+    comparisonTimer_.start();
+    onPosition(player_->cursor().index());
+}
+
+} // namespace shardscope::widgets

@@ -1,0 +1,338 @@
+#include "run/run_config_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QEvent>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <algorithm>
+#include <climits>
+
+#include "common/byte_format.h"
+#include "common/theory_names.h"
+#include "run_request.h"
+#include "predict/predict.h"
+
+namespace shardscope::widgets {
+namespace {
+
+using theory::Strategy;
+
+// A spin box over the run configuration's own range for `field` (runconfig::kLimits).
+int limitMax(runconfig::Field field, int cap = INT_MAX) {
+    return static_cast<int>(std::min<std::int64_t>(runconfig::limitOf(field).max, cap));
+}
+int limitMin(runconfig::Field field) { return static_cast<int>(runconfig::limitOf(field).min); }
+
+QSpinBox* spin(int lo, int hi, int value) {
+    auto* s = new QSpinBox;
+    s->setRange(lo, hi);
+    s->setValue(value);
+    s->setKeyboardTracking(false);
+    return s;
+}
+
+QString bytesText(std::uint64_t bytes) {
+    if (bytes % (1ull << 20) == 0) return QStringLiteral("%1MiB").arg(bytes >> 20);
+    if (bytes % 1024 == 0) return QStringLiteral("%1KiB").arg(bytes >> 10);
+    return QString::number(bytes);
+}
+
+} // namespace
+
+RunConfigPanel::RunConfigPanel(QWidget* parent) : QWidget(parent), gpu_(GpuSupport::probed()) {
+    setObjectName(QStringLiteral("runConfigPanel"));
+    build();
+    fillCombos();
+    loading_ = true;
+    setMpiUnavailable(mpiUnavailableReason());
+    loading_ = false;
+    setRequest(RunRequest{});
+    retranslateUi();
+}
+
+void RunConfigPanel::build() {
+    form_ = new QFormLayout(this);
+    form_->setContentsMargins(4, 4, 4, 4);
+    form_->setRowWrapPolicy(QFormLayout::DontWrapRows);
+    form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    model_ = new QComboBox;
+    ranks_ = spin(1, kMaxRanks, 4);
+    backend_ = new QComboBox;
+    strategy_ = new QComboBox;
+    steps_ = spin(1, kMaxSteps, 10);
+    precision_ = new QComboBox;
+    checkpointing_ = new QCheckBox;
+    capacity_ = new QLineEdit;
+    bucket_ = new QLineEdit;
+    using runconfig::Field;
+    prefetch_ = spin(limitMin(Field::Prefetch), limitMax(Field::Prefetch), 1);
+    reshard_ = new QCheckBox;
+    inflight_ = spin(limitMin(Field::MaxInflight), limitMax(Field::MaxInflight), 2);
+    persistence_ = spin(limitMin(Field::Persistence), limitMax(Field::Persistence, 1000000000), 0);
+    hybrid_ = spin(limitMin(Field::HybridGroup), kMaxRanks, 2);
+    microBatch_ = spin(0, limitMax(Field::MicroBatch), 0); // 0: the preset's
+    addField(RunField::Model, model_);
+    addField(RunField::Ranks, ranks_);
+    addField(RunField::Backend, backend_);
+    threads_ = new QCheckBox;
+    threads_->setObjectName(QStringLiteral("threadsCheck"));
+    addField(RunField::Threads, threads_); // a whole row: its text is longer than a field
+    launchNote_ = new QLabel;
+    launchNote_->setObjectName(QStringLiteral("launchNote"));
+    launchNote_->setWordWrap(true);
+    launchNote_->setStyleSheet(QStringLiteral("color: #4a5968;"));
+    launchNote_->setVisible(false);
+    form_->insertRow(form_->rowCount() - 1, launchNote_); // under the checkbox, above its error
+    addField(RunField::Strategy, strategy_);
+    addField(RunField::Steps, steps_);
+    addField(RunField::MicroBatch, microBatch_);
+    precisionLabel_ = new QLabel;
+    form_->addRow(precisionLabel_, precision_);
+    form_->addRow(QString(), checkpointing_);
+    addField(RunField::Capacity, capacity_);
+    addField(RunField::Bucket, bucket_);
+    addField(RunField::Prefetch, prefetch_);
+    form_->addRow(QString(), reshard_);
+    addField(RunField::MaxInflight, inflight_);
+    addField(RunField::Persistence, persistence_);
+    addField(RunField::HybridGroup, hybrid_);
+    preview_ = new QLabel;
+    preview_->setObjectName(QStringLiteral("theoryPreview"));
+    preview_->setWordWrap(true);
+    preview_->setTextFormat(Qt::RichText);
+    form_->addRow(preview_);
+
+    for (QComboBox* c : {model_, backend_, strategy_, precision_}) {
+        // Long entries (strategy names) must not widen the settings column past the screen.
+        c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        c->setMinimumContentsLength(8);
+        connect(c, &QComboBox::currentIndexChanged, this, &RunConfigPanel::onChanged);
+    }
+    for (QSpinBox* s : {ranks_, steps_, prefetch_, inflight_, persistence_, hybrid_, microBatch_})
+        connect(s, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
+    for (QCheckBox* c : {checkpointing_, reshard_, threads_}) connect(c, &QCheckBox::toggled, this, &RunConfigPanel::onChanged);
+    for (QLineEdit* e : {capacity_, bucket_}) connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
+}
+
+void RunConfigPanel::addField(RunField field, QWidget* widget) {
+    Row row;
+    row.widget = widget;
+    row.label = new QLabel(this);
+    row.error = new QLabel;
+    row.error->setWordWrap(true);
+    row.error->setStyleSheet(QStringLiteral("color: #c0392b;"));
+    row.error->setVisible(false);
+    row.error->setObjectName(QStringLiteral("fieldError%1").arg(static_cast<int>(field)));
+    if (field == RunField::Threads) {
+        row.label->setVisible(false);
+        form_->addRow(widget);
+    } else {
+        form_->addRow(row.label, widget);
+    }
+    form_->addRow(row.error);
+    rows_[field] = row;
+}
+
+void RunConfigPanel::fillCombos() {
+    const QSignalBlocker b1(model_), b2(strategy_), b3(precision_), b4(backend_);
+    // Every preset the worker accepts, as it parses them.
+    for (const runconfig::ModelPreset& p : runconfig::modelPresets()) {
+        const QString id = QString::fromStdString(p.name);
+        model_->addItem(id, id);
+        model_->setItemData(model_->count() - 1, QString::fromStdString(p.description), Qt::ToolTipRole);
+    }
+    for (Strategy s : theory::allStrategies()) strategy_->addItem(QString(), static_cast<int>(s));
+    precision_->addItem(QString(), static_cast<int>(theory::PrecisionKind::MixedBf16));
+    precision_->addItem(QString(), static_cast<int>(theory::PrecisionKind::Fp32));
+    backend_->addItem(QString());
+    backend_->addItem(QString());
+    updateBackendItem();
+}
+
+// No usable GPU: the entry stays visible (users look for it) but cannot be chosen, and its
+// tooltip says why.
+void RunConfigPanel::updateBackendItem() {
+    const bool usable = gpuUnavailableReason(gpu_).isEmpty();
+    if (auto* m = qobject_cast<QStandardItemModel*>(backend_->model())) m->item(1)->setEnabled(usable);
+    backend_->setItemData(1, gpuDescription(gpu_), Qt::ToolTipRole);
+}
+
+void RunConfigPanel::setGpuSupport(const GpuSupport& gpu) {
+    gpu_ = gpu;
+    updateBackendItem();
+    onChanged();
+}
+
+void RunConfigPanel::setMpiUnavailable(const QString& reason) {
+    const bool wasForced = !mpiUnavailable_.isEmpty();
+    mpiUnavailable_ = reason;
+    {
+        const QSignalBlocker block(threads_);
+        if (!reason.isEmpty()) threads_->setChecked(true);
+        else if (wasForced) threads_->setChecked(false); // back to the default: mpirun
+    }
+    threads_->setEnabled(reason.isEmpty());
+    onChanged();
+}
+
+QString RunConfigPanel::launchNote() const { return launchNote_->isHidden() ? QString() : launchNote_->text(); }
+
+RunRequest RunConfigPanel::request() const {
+    RunRequest r;
+    r.model = model_->currentData().toString();
+    r.ranks = ranks_->value();
+    r.gpu = backend_->currentIndex() == 1;
+    r.threads = threads_->isChecked();
+    r.strategy = static_cast<Strategy>(strategy_->currentData().toInt());
+    r.precision = static_cast<theory::PrecisionKind>(precision_->currentData().toInt());
+    r.checkpointing = checkpointing_->isChecked();
+    r.steps = steps_->value();
+    QString ignored;
+    r.capacityBytes = parseByteText(capacity_->text(), &ignored);
+    r.bucketBytes = parseByteText(bucket_->text(), &ignored).value_or(RunRequest{}.bucketBytes);
+    r.prefetch = prefetch_->value();
+    r.reshardAfterForward = reshard_->isChecked();
+    r.maxInflight = inflight_->value();
+    r.persistenceThreshold = static_cast<std::uint64_t>(persistence_->value());
+    r.hybridGroup = hybrid_->value();
+    r.microBatch = microBatch_->value();
+    return r;
+}
+
+void RunConfigPanel::setRequest(const RunRequest& r) {
+    loading_ = true; // one onChanged() at the end, not one per field
+    model_->setCurrentIndex(std::max(0, model_->findData(r.model)));
+    ranks_->setValue(r.ranks);
+    backend_->setCurrentIndex(r.gpu ? 1 : 0);
+    threads_->setChecked(r.threads || !mpiUnavailable_.isEmpty());
+    strategy_->setCurrentIndex(std::max(0, strategy_->findData(static_cast<int>(r.strategy))));
+    precision_->setCurrentIndex(std::max(0, precision_->findData(static_cast<int>(r.precision))));
+    checkpointing_->setChecked(r.checkpointing);
+    steps_->setValue(r.steps);
+    capacity_->setText(r.capacityBytes ? bytesText(*r.capacityBytes) : QString());
+    bucket_->setText(bytesText(r.bucketBytes));
+    prefetch_->setValue(r.prefetch);
+    reshard_->setChecked(r.reshardAfterForward);
+    inflight_->setValue(r.maxInflight);
+    persistence_->setValue(static_cast<int>(r.persistenceThreshold));
+    hybrid_->setValue(r.hybridGroup);
+    microBatch_->setValue(r.microBatch);
+    loading_ = false;
+    onChanged();
+}
+
+std::vector<FieldIssue> RunConfigPanel::issues() const {
+    std::vector<FieldIssue> out;
+    QString error;
+    if (parseByteText(capacity_->text(), &error); !error.isEmpty()) out.push_back({RunField::Capacity, error});
+    error.clear();
+    if (parseByteText(bucket_->text(), &error); !error.isEmpty()) out.push_back({RunField::Bucket, error});
+    for (FieldIssue& i : validate(request(), gpu_))
+        if (std::none_of(out.begin(), out.end(), [&](const FieldIssue& o) { return o.field == i.field; })) out.push_back(i);
+    return out;
+}
+
+QString RunConfigPanel::errorText(RunField field) const {
+    const auto it = rows_.find(field);
+    return it != rows_.end() && !it->second.error->isHidden() ? it->second.error->text() : QString();
+}
+
+QWidget* RunConfigPanel::fieldWidget(RunField field) const {
+    const auto it = rows_.find(field);
+    return it != rows_.end() ? it->second.widget : nullptr;
+}
+
+void RunConfigPanel::onChanged() {
+    if (loading_) return;
+    const Strategy s = static_cast<Strategy>(strategy_->currentData().toInt());
+    prefetch_->setEnabled(usesPrefetch(s));
+    reshard_->setEnabled(usesReshardAfterForward(s));
+    inflight_->setEnabled(usesMaxInflight(s));
+    persistence_->setEnabled(usesPersistence(s));
+    hybrid_->setEnabled(usesHybridGroup(s));
+    const RunRequest r = request();
+    QString note;
+    if (!mpiUnavailable_.isEmpty()) note = tr("%1: the ranks run as threads of one process").arg(mpiUnavailable_);
+    else if (r.threads && r.gpu) note = tr("All %1 ranks share GPU 0, each with its own stream and memory pool.").arg(r.ranks);
+    else if (r.threads) note = tr("One worker process, no mpirun: the ranks exchange data through shared memory.");
+    launchNote_->setText(note);
+    launchNote_->setVisible(!note.isEmpty());
+    for (auto& [field, row] : rows_) row.error->setVisible(false);
+    for (const FieldIssue& i : issues()) {
+        Row& row = rows_[i.field];
+        row.error->setText(i.message);
+        row.error->setVisible(true);
+    }
+    updatePreview();
+    Q_EMIT requestChanged();
+}
+
+void RunConfigPanel::updatePreview() {
+    const RunRequest r = request();
+    const runconfig::ModelPreset* preset = findRunPreset(r.model);
+    if (!preset || !isValid()) {
+        preview_->clear();
+        return;
+    }
+    try {
+        theory::Scenario sc = runconfig::scenarioOf(toRunConfig(r));
+        theory::validate(sc);
+        const auto states = static_cast<double>(theory::modelStates(sc).perRank.tier(Tier::Device));
+        const auto peak = static_cast<double>(predict::predictPeak(sc).peakBytes);
+        sc.strategy = Strategy::Ddp;
+        const auto ddp = static_cast<double>(theory::modelStates(sc).perRank.tier(Tier::Device));
+        preview_->setText(tr("<b>Theory per rank</b>: model states %1 (DDP: %2, %3× less), predicted peak %4. Ψ = %5 parameters.")
+                              .arg(formatDecimal(states), formatDecimal(ddp))
+                              .arg(ddp / std::max(states, 1.0), 0, 'f', 2)
+                              .arg(formatDecimal(peak), formatCount(static_cast<double>(theory::paramCount(preset->shape)))));
+    } catch (const std::exception& e) {
+        preview_->setText(tr("Theory cannot size this run: %1").arg(QString::fromStdString(e.what()).toHtmlEscaped()));
+    }
+}
+
+void RunConfigPanel::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::LanguageChange) retranslateUi();
+    QWidget::changeEvent(event);
+}
+
+void RunConfigPanel::retranslateUi() {
+    const std::pair<RunField, QString> labels[] = {
+        {RunField::Model, tr("Model preset")},      {RunField::Ranks, tr("Ranks")},
+        {RunField::Backend, tr("Backend")},         {RunField::Strategy, tr("Strategy")},
+        {RunField::Steps, tr("Steps")},             {RunField::MicroBatch, tr("Micro-batch")},
+        {RunField::Capacity, tr("Capacity budget")}, {RunField::Bucket, tr("Bucket size")},
+        {RunField::Prefetch, tr("Prefetch (units)")}, {RunField::MaxInflight, tr("In-flight all-gathers")},
+        {RunField::Persistence, tr("Persistence threshold")}, {RunField::HybridGroup, tr("Hybrid group (ranks)")}};
+    for (const auto& [field, text] : labels) rows_[field].label->setText(text);
+    backend_->setItemText(0, tr("CPU"));
+    backend_->setItemText(1, tr("GPU (CUDA)"));
+    backend_->setItemData(0, tr("Every rank computes on the CPU."), Qt::ToolTipRole);
+    backend_->setItemData(1, gpuDescription(gpu_), Qt::ToolTipRole);
+    threads_->setText(tr("Ranks as threads in one process (no MPI)"));
+    threads_->setToolTip(tr("Run every rank as a thread of one shardscope-worker process (--shared-device --ranks N) "
+                            "instead of one process per rank under mpirun. On the CPU the ranks exchange data through "
+                            "shared memory; with the GPU backend they all share GPU 0. Needed for more ranks than GPUs."));
+    for (int i = 0; i < strategy_->count(); ++i) strategy_->setItemText(i, strategyLabel(static_cast<Strategy>(strategy_->itemData(i).toInt())));
+    for (int i = 0; i < precision_->count(); ++i)
+        precision_->setItemText(i, precisionLabel(static_cast<theory::PrecisionKind>(precision_->itemData(i).toInt())));
+    precisionLabel_->setText(tr("Precision"));
+    checkpointing_->setText(tr("Activation checkpointing"));
+    checkpointing_->setToolTip(tr("Keep only each block's input and recompute its activations in backward."));
+    reshard_->setText(tr("Reshard after forward"));
+    reshard_->setToolTip(tr("FSDP: free the gathered parameters after forward and gather them again for backward."));
+    capacity_->setPlaceholderText(tr("none (e.g. 64MiB)"));
+    capacity_->setToolTip(tr("Device memory budget per rank; an allocation beyond it fails the run and names what failed."));
+    bucket_->setToolTip(tr("All-reduce / reduce-scatter bucket size (DDP, ZeRO-1/2) and all-gather bucket (ZeRO-1/2)."));
+    prefetch_->setToolTip(tr("Units all-gathered ahead of the one computing (ZeRO-3, FSDP)."));
+    inflight_->setToolTip(tr("FSDP's limit on all-gathers in flight at once."));
+    persistence_->setToolTip(tr("ZeRO-3: units with at most this many parameters stay whole on every rank."));
+    hybrid_->setToolTip(tr("FSDP hybrid shard: ranks per shard group; must divide the ranks."));
+    microBatch_->setSpecialValueText(tr("preset's"));
+    onChanged(); // error texts are translated when they are made
+}
+
+} // namespace shardscope::widgets

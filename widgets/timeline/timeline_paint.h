@@ -1,0 +1,60 @@
+#pragma once
+// Paints the timeline into any QPainter (the widget, a QImage in the benchmark, SVG/PDF export):
+// one lane per rank with a compute row, a communication row, a thin row of gathered-parameter
+// lifetimes and the rank's memory curve; step boundaries, a time axis, a legend and the playhead.
+// The geometry is shared with hit-testing so a click lands on what was drawn.
+#include <QCoreApplication>
+#include <QColor>
+#include <QPalette>
+#include <QRect>
+#include <QString>
+#include <optional>
+
+#include "replay/timeline_index.h"
+
+class QPainter;
+
+namespace shardscope::widgets {
+
+struct TimelineGeometry {
+    QRect plot;       // the lanes' area, right of the labels
+    QRect axis;       // time axis above the lanes
+    QRect legend;     // below the lanes
+    int lanes = 0;
+    double laneH = 0; // pixels per lane
+
+    static TimelineGeometry compute(const QRect& rect, int lanes);
+    int laneAt(int y) const;                            // −1 outside
+    std::optional<replay::TimelineRow> rowAt(int lane, int y) const; // nullopt: the memory curve or a gap
+    QRectF rowRect(int lane, replay::TimelineRow row) const;
+    QRectF memoryRect(int lane) const;
+    static constexpr int kGutter = 104;
+};
+
+struct TimelineScene {
+    const replay::TimelineIndex* index = nullptr;
+    const replay::ReplayModel* model = nullptr; // step boundaries and unit names; may be null
+    replay::TimeWindow window;                  // widthPx is overwritten with the plot's width
+    std::optional<std::uint64_t> playheadNs;
+    std::optional<std::pair<int, replay::DrawBox>> highlight; // rank and box under the mouse
+    QPalette palette;                   // the widget's (text, base, highlight colours)
+};
+
+struct TimelinePaintStats {
+    std::size_t boxes = 0;   // rectangles drawn for spans (real or summary)
+    std::size_t summaries = 0;
+    std::size_t spansCovered = 0;
+};
+
+class TimelinePainter {
+    Q_DECLARE_TR_FUNCTIONS(TimelinePainter)
+public:
+    static TimelinePaintStats paint(QPainter& p, const QRect& rect, const TimelineScene& scene);
+
+    static QString formatDuration(double ns);
+    static QString formatRate(double bytesPerSecond);
+    // Tick spacing of 1, 2 or 5 × 10^k ns giving about `target` ticks across `spanNs`.
+    static double tickStep(double spanNs, int target);
+};
+
+} // namespace shardscope::widgets
