@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "core/stream_writer.h"
+#include "protocol/stream_writer.h"
 #include "launch/job.h"
 #include "launch/mpirun.h"
 

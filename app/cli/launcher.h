@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 #include "launch/ending.h"
 
 namespace shardscope::cli {

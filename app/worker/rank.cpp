@@ -7,7 +7,7 @@
 #include "backends.h"
 #include "core/error.h"
 #include "core/ledger.h"
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 #include "predict/predict.h"
 #include "train/overlap.h"
 #include "train/report.h"

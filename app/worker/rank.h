@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "core/stream_writer.h"
+#include "protocol/stream_writer.h"
 #include "device/device.h"
 #include "strategy/sharding.h"
 #include "train/run_config.h"

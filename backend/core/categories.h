@@ -2,7 +2,7 @@
 // Ledger vocabulary shared by the theory engine, the devices, the protocol and the GUI.
 //
 // Note: the enumerators' numeric values are part of the recording format
-// (core/protocol.h). Append new values at the end; never reorder.
+// (protocol/protocol.h). Append new values at the end; never reorder.
 #include <array>
 #include <cstdint>
 #include <optional>

@@ -1,13 +1,13 @@
 #pragma once
 // The event vocabulary of a run: every allocation and free, compute span, collective and step
 // boundary of one rank, with a monotonic timestamp. The GUI replays these; the protocol and the
-// recording file (core/protocol.h) serialise them.
+// recording file (protocol/protocol.h) serialise them.
 //
 // Note: Event is one flat record (not a variant) so the codec can write it field by field;
 // the fields that do not apply to a kind keep their defaults. Enumerator values are part of
 // the recording format: append new values at the end (before the kCount line), never reorder.
 // Each enum's kCount sizes its name table (static_assert'ed below) and the decoder's range
-// check; core/protocol.cpp asserts the counts fit the record's u8 fields.
+// check; protocol/protocol.cpp asserts the counts fit the record's u8 fields.
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 #include "launch/ending.h"
 
 namespace shardscope::launch {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 #include "replay/run_data.h"
 
 namespace shardscope::replay {

@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 
 extern char** environ;
 

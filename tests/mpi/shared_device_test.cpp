@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 
 namespace fs = std::filesystem;
 

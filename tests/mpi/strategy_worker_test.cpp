@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 #include "train/report.h"
 #include "train/trainer.h"
 

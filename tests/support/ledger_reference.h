@@ -6,7 +6,7 @@
 #include <map>
 #include <string>
 
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 #include "replay/run_data.h"
 
 namespace shardscope::testing {

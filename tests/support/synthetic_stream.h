@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 #include "report/report.h"
 
 namespace shardscope::testing {

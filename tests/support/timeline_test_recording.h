@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 #include "replay/replay_model.h"
 #include "replay/stream_assembler.h"
 

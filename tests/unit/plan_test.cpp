@@ -10,7 +10,7 @@
 
 #include "core/categories.h"
 #include "core/event.h"
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 #include "plan/buckets.h"
 #include "plan/collective.h"
 #include "plan/policy.h"

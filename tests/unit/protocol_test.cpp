@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 
 using namespace shardscope;
 using namespace shardscope::protocol;

@@ -3,7 +3,7 @@
 // the pairing itself, the exposed-communication tracker's inputs, the timeline and the flows.
 #include <gtest/gtest.h>
 
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 #include "core/span_pairing.h"
 #include "replay/flow_state.h"
 #include "replay/timeline_index.h"

@@ -14,7 +14,7 @@
 #include "app/main_window.h"
 #include "common/chart_export.h"
 #include "compare/compare_page.h"
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 #include "run/run_document.h"
 #include "playback/replay_page.h"
 

@@ -8,7 +8,7 @@
 #include <QTimer>
 #include <memory>
 
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 #include "replay/stream_assembler.h"
 
 class QLocalServer;

@@ -1,4 +1,4 @@
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 
 #include <bit>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "core/stream_writer.h"
+#include "protocol/stream_writer.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>

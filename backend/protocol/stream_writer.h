@@ -1,6 +1,6 @@
 #pragma once
 // Where rank 0 sends the event stream: a Unix socket opened by the parent (CLI or GUI) and/or
-// a recording file. Both receive the identical byte stream (core/protocol.h).
+// a recording file. Both receive the identical byte stream (protocol/protocol.h).
 //
 // Note: a recording is written to "<path>.partial" and renamed into place by finish(), so a
 // crash never leaves a half-written file under the requested name. A failed run still calls
@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "core/protocol.h"
+#include "protocol/protocol.h"
 
 namespace shardscope {
 
