@@ -124,7 +124,7 @@ int runSharedJob(const train::RunConfig& config) {
         settingUp = 0;
         comms = makeSharedComms(config, raw);
     } catch (const std::exception& e) {
-        const RankFailure f{settingUp, -1, e.what(), false};
+        const RankFailure f{settingUp, -1, describeFailure(e), false};
         printRankFailure(f.rank, f.step, config.steps, f.message);
         writeFailure(writer, f);
         return 1;
@@ -138,7 +138,7 @@ int runSharedJob(const train::RunConfig& config) {
             try {
                 runRank(config, *devices[static_cast<std::size_t>(r)], mine.groups, r == 0 ? &writer : nullptr);
             } catch (const std::exception& e) {
-                supervisor.failed({r, ledgers[static_cast<std::size_t>(r)]->step(), e.what(), isConsequence(e)});
+                supervisor.failed({r, ledgers[static_cast<std::size_t>(r)]->step(), describeFailure(e), isConsequence(e)});
             } catch (...) {
                 supervisor.failed({r, ledgers[static_cast<std::size_t>(r)]->step(), "unknown exception", false});
             }
