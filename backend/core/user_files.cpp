@@ -90,7 +90,7 @@ std::string ioErrorText(int err) {
 
 void checkOutputPath(const std::string& path, const std::string& flag) {
     if (path.empty()) throwInvalid(flag + " needs a file name");
-    if (std::string why = refusal(path, flag); !why.empty()) throwInvalid(why);
+    if (std::string why = refusal(path, flag); !why.empty()) throw Error(ErrorKind::Io, why);
     const std::string target = resolveTarget(path);
     checkFolder(target, flag);
     // The one honest test of "can this file be written": create a file beside it. Catches
@@ -127,7 +127,7 @@ void checkDistinctFiles(const std::vector<std::pair<std::string, std::string>>& 
 
 OutputFile::OutputFile(const std::string& path, std::string flag) : path_(path), flag_(std::move(flag)) {
     if (path.empty()) throwInvalid(flag_ + " needs a file name");
-    if (std::string why = refusal(path, flag_); !why.empty()) throwInvalid(why);
+    if (std::string why = refusal(path, flag_); !why.empty()) throw Error(ErrorKind::Io, why);
     target_ = resolveTarget(path);
     checkFolder(target_, flag_);
     struct stat st{};
@@ -224,8 +224,8 @@ std::pair<int, std::uint64_t> openInputFile(const std::string& path, const std::
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         const bool dir = S_ISDIR(st.st_mode);
         ::close(fd);
-        throwInvalid(flag + ": " + inQuotes(path) +
-                     (dir ? " is a directory, not a file" : " is not a regular file (a device, FIFO or socket)"));
+        throw Error(ErrorKind::Io, flag + ": " + inQuotes(path) +
+                                       (dir ? " is a directory, not a file" : " is not a regular file (a device, FIFO or socket)"));
     }
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (size < minBytes || size > maxBytes) {

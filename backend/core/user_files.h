@@ -27,9 +27,9 @@ namespace shardscope {
 // errno as a lower-case phrase for a one-line message: ENOSPC → "no space left on device".
 std::string ioErrorText(int err);
 
-// Throws Error(InvalidArgument) when `path` is empty, a directory or a special file, and
-// Error(Io) when its folder does not exist or no file can be created in it; `flag` leads the
-// message ("--json: folder 'out' does not exist").
+// Throws Error(InvalidArgument) when `path` is empty, and Error(Io) when it is a directory or a
+// special file, its folder does not exist or no file can be created in it; `flag` leads the
+// message ("--json: folder 'out' does not exist"). Both are bad input (exit 2).
 void checkOutputPath(const std::string& path, const std::string& flag);
 
 // Refuses (Error(InvalidArgument), one line naming both flags) two files of `named` that are the
@@ -74,8 +74,8 @@ inline constexpr std::uint64_t kMaxDataFileBytes = std::uint64_t{4} << 30;
 
 // Opens an input file for reading without blocking (a FIFO never blocks): regular files only,
 // at least `minBytes` and at most `maxBytes` long. Returns the descriptor (close-on-exec; the
-// caller closes it) and the size. Error(InvalidArgument) naming `flag` for a directory, special
-// file, or a size out of range; Error(Io) when it cannot be opened.
+// caller closes it) and the size. Error(Io) naming `flag` when it cannot be opened or is a
+// directory or special file; Error(InvalidArgument) for a size out of range.
 std::pair<int, std::uint64_t> openInputFile(const std::string& path, const std::string& flag,
                                             std::uint64_t minBytes, std::uint64_t maxBytes);
 
