@@ -297,7 +297,7 @@ TEST(trainCli, DataThatIsNotARegularFileOfEnoughBytesIsBadInputUpFront) {
 TEST(trainCli, TwoRunsWithOneTraceNeitherCorruptNorSilentlyReplace) {
     const Scratch s("two");
     const std::string cli = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli";
-    const std::string one = cli + " run --model tiny --ranks 1 --strategy ddp --steps 25 --trace " + (s / "t.sstrace");
+    const std::string one = cli + " run --model tiny --ranks 1 --strategy ddp --steps 300 --trace " + (s / "t.sstrace");
     const std::string cmd = "(" + one + " >" + (s / "a.out") + " 2>" + (s / "a.err") + "; echo $? >" + (s / "a.rc") + ") & (" +
                             one + " >" + (s / "b.out") + " 2>" + (s / "b.err") + "; echo $? >" + (s / "b.rc") + ") & wait";
     ASSERT_EQ(std::system(("bash -c '" + cmd + "'").c_str()), 0);
