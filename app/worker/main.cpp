@@ -87,12 +87,10 @@ int main(int argc, char** argv) {
     // be checked (parseRunConfig refuses --shared-device in a job of several processes).
     const bool shared = std::find(args.begin(), args.end(), "--shared-device") != args.end();
     std::optional<comm::MpiRuntime> mpi;
-    if (startedByMpirun()) {
-        // A failing rank prints its one line, then MPI_Abort ends the job; without this OpenMPI
-        // adds an 8-line notice to every failure. Set before MPI_Init, and only when the user has
-        // not chosen otherwise.
-        ::setenv("OMPI_MCA_orte_execute_quiet", "1", 0);
-    }
+    // A failing rank prints its one line, then MPI_Abort ends the job; without this OpenMPI adds
+    // an 8-line notice to every failure (and, in a singleton, a garbled show_help error). Set
+    // before MPI_Init, unless the user has chosen otherwise.
+    ::setenv("OMPI_MCA_orte_execute_quiet", "1", 0);
     if (!shared || startedByMpirun()) mpi.emplace(&argc, &argv);
     const int rank = mpi ? mpi->worldRank() : 0;
     const int size = mpi ? mpi->worldSize() : 1;

@@ -1,5 +1,6 @@
 // One rank per process under mpirun. Errors inside a rank: its one line, a Failure record when
-// it is rank 0 (which holds the stream), and MPI_Abort so that the whole job ends at once.
+// it is rank 0 (which holds the stream), and MPI_Abort so that the whole job ends at once (a job
+// of one process just returns 1).
 #include <exception>
 #include <string>
 
@@ -37,6 +38,8 @@ int runMpiJob(const train::RunConfig& config, int rank, int size) {
                 // The line above already said what went wrong; the recording stays .partial.
             }
         }
+        // Alone there are no peers to stop: a normal exit (MPI_Finalize) instead of MPI_Abort.
+        if (size == 1) return 1;
         comm::MpiRuntime::abort(1);
     }
 }

@@ -190,4 +190,23 @@ TEST_F(WorkerTest, OutputsNamingOneFileAreRefusedBeforeTraining) {
     EXPECT_FALSE(fs::exists(path("x")));
 }
 
+// Host memory that runs out (here: an address-space limit far below gpt100m's 1.6 GB of model
+// states) is a sentence, not "std::bad_alloc"; a job of one process exits 1 without MPI's notice.
+TEST_F(WorkerTest, HostMemoryThatRunsOutIsASentence) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "AddressSanitizer cannot start under an address-space limit";
+#else
+    const std::string cmd = "ulimit -v 600000; " + std::string(SHARDSCOPE_WORKER) +
+                            " --model gpt100m --strategy ddp --steps 1 >" + path("out") + " 2>" + path("err");
+    const int status = std::system(("bash -c '" + cmd + "'").c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1);
+    const std::string err = slurp(path("err"));
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_EQ(err.rfind("shardscope-worker: rank 0, setup: ", 0), 0u) << err;
+    EXPECT_EQ(err.find(": std::bad_alloc\n"), std::string::npos) << err;
+    EXPECT_EQ(err.find("MPI_ABORT"), std::string::npos) << err;
+#endif
+}
+
 } // namespace
