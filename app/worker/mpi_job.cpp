@@ -35,7 +35,8 @@ int runMpiJob(const train::RunConfig& config, int rank, int size) {
                 writer.write(protocol::End{});
                 writer.finish();
             } catch (...) {
-                // The line above already said what went wrong; the recording stays .partial.
+                // The line above already said what went wrong; no half-written recording stays.
+                writer.discard();
             }
         }
         // Alone there are no peers to stop: a normal exit (MPI_Finalize) instead of MPI_Abort.

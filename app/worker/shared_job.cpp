@@ -98,7 +98,8 @@ void writeFailure(StreamWriter& writer, const RankFailure& f) {
         writer.write(protocol::End{});
         writer.finish();
     } catch (...) {
-        // The line on stderr already said what went wrong; the recording stays .partial.
+        // The line on stderr already said what went wrong; no half-written recording stays.
+        writer.discard();
     }
 }
 

@@ -38,6 +38,9 @@ public:
     // given, or the name it was kept under when another process wrote that path meanwhile;
     // empty without a recording).
     std::string finish();
+    // Drops an unfinished recording (its temporary file is removed): for a process about to
+    // end without running destructors (MPI_Abort, _Exit) after finish() failed.
+    void discard() { file_.reset(); }
 
 private:
     void writeBytes(const std::string& bytes);
