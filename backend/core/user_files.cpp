@@ -234,7 +234,7 @@ std::pair<int, std::uint64_t> openInputFile(const std::string& path, const std::
             throwInvalid(flag + ": " + inQuotes(path) + " has " + std::to_string(size) + " bytes; at least " +
                          std::to_string(minBytes) + " (context + 1) are needed");
         throwInvalid(flag + ": " + inQuotes(path) + " has " + std::to_string(size) + " bytes; at most " +
-                     std::to_string(maxBytes) + " (4 GiB) are read");
+                     std::to_string(maxBytes) + " are read");
     }
     // Reads block from here on (a regular file never waits long).
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);

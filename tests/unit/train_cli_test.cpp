@@ -292,6 +292,16 @@ TEST(trainCli, DataThatIsNotARegularFileOfEnoughBytesIsBadInputUpFront) {
     }
 }
 
+TEST(trainCli, ReportOfAFifoOrDeviceIsRefusedWithoutBlocking) {
+    const Scratch s("report");
+    ASSERT_EQ(::mkfifo((s / "fifo").c_str(), 0600), 0);
+    for (const std::string& file : std::vector<std::string>{s / "fifo", "/dev/zero", s.dir.string()}) {
+        const Result r = runCli("report " + file);
+        EXPECT_EQ(r.code, 2) << file << "\n" << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << file << "\n" << r.err;
+    }
+}
+
 // Two runs recording to one path at the same time: each writes its own temporary file, and the
 // one that finishes second does not replace the first one's recording without saying so.
 TEST(trainCli, TwoRunsWithOneTraceNeitherCorruptNorSilentlyReplace) {
