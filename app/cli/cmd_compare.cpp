@@ -81,8 +81,26 @@ int cmdCompare(std::span<const std::string> argv) {
     // Validate every configuration before the first job starts.
     std::vector<runconfig::RunConfig> configs;
     char dirTemplate[] = "/tmp/shardscope-compare-XXXXXX";
+    // --hybrid-group is fsdp_hybrid's: given to the rows that have shard groups, refused when
+    // none has (parseRunConfig refuses it for any other strategy).
+    std::vector<std::string> hybridGroup;
+    for (auto it = workerArgs.begin(); it != workerArgs.end();) {
+        if (*it == "--hybrid-group" && it + 1 != workerArgs.end()) {
+            hybridGroup.insert(hybridGroup.end(), it, it + 2);
+            it = workerArgs.erase(it, it + 2);
+        } else if (it->rfind("--hybrid-group=", 0) == 0) {
+            hybridGroup.push_back(*it);
+            it = workerArgs.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    const auto hasGroups = [](const std::string& s) { return runconfig::usesHybridGroup(*theory::parseStrategy(s)); };
+    if (!hybridGroup.empty() && std::none_of(strategies.begin(), strategies.end(), hasGroups))
+        throwInvalid("--hybrid-group is an fsdp_hybrid option; --strategies " + strategiesText + " has no shard groups");
     for (const auto& s : strategies) {
         std::vector<std::string> args = workerArgs;
+        if (hasGroups(s)) args.insert(args.end(), hybridGroup.begin(), hybridGroup.end());
         args.insert(args.end(), {"--strategy", s});
         configs.push_back(parseJobConfig(args, flags));
     }

@@ -275,6 +275,10 @@ TEST(trainCli, ContradictoryOrRepeatedFlagsAreRefused) {
         EXPECT_TRUE(noStepRan(r)) << args;
     }
     EXPECT_NE(runCli(run + "--steps 2").err.find("--steps is given twice"), std::string::npos);
+    // In compare the group goes to the rows that have shard groups (and twice is still twice).
+    const Result hybrid = runCli("compare --ranks 2 --shared-device --steps 1 --strategies ddp,fsdp_hybrid --hybrid-group 2");
+    EXPECT_EQ(hybrid.code, 0) << hybrid.err;
+    EXPECT_EQ(runCli("compare --ranks 2 --steps 1 --strategies fsdp_hybrid --hybrid-group 2 --hybrid-group 2").code, 2);
 }
 
 TEST(trainCli, DataThatIsNotARegularFileOfEnoughBytesIsBadInputUpFront) {
