@@ -83,7 +83,8 @@ std::string keptName(const std::string& target) {
 
 std::string ioErrorText(int err) {
     std::string text = std::strerror(err);
-    if (!text.empty() && !(text.size() > 1 && std::isupper(static_cast<unsigned char>(text[1]))))
+    // "No space left on device" → "no space …", but "I/O error" and "EOF" keep their capitals.
+    if (text.size() > 1 && std::islower(static_cast<unsigned char>(text[1])))
         text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
     return text;
 }
