@@ -83,7 +83,7 @@ std::string keptName(const std::string& target) {
 
 std::string ioErrorText(int err) {
     std::string text = std::strerror(err);
-    // "No space left on device" → "no space …", but "I/O error" and "EOF" keep their capitals.
+    // "No space left on device" → "no space …"; a leading acronym ("EOF …") keeps its capitals.
     if (text.size() > 1 && std::islower(static_cast<unsigned char>(text[1])))
         text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
     return text;

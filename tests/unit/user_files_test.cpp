@@ -160,7 +160,7 @@ TEST_F(coreFiles, TemporaryFilesAreUniqueAndAFinishedFileIsNotClobbered) {
 TEST_F(coreFiles, WriteErrorsSayWhatTheSystemSaid) {
     EXPECT_EQ(ioErrorText(ENOSPC), "no space left on device");
     EXPECT_EQ(ioErrorText(EACCES), "permission denied");
-    EXPECT_EQ(ioErrorText(EIO), "I/O error");
+    EXPECT_EQ(ioErrorText(EIO), "input/output error");
     // A write that fails (here: past RLIMIT_FSIZE, EFBIG) names the reason, not "Unknown error".
     rlimit saved{};
     ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
