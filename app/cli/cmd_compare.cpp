@@ -61,23 +61,50 @@ int cmdCompare(std::span<const std::string> argv) {
     const std::vector<std::string> strategies = strategiesFlag(strategiesText);
     if (std::find(workerArgs.begin(), workerArgs.end(), "--strategy") != workerArgs.end())
         throwInvalid("--strategy: compare takes --strategies (a comma list)");
+    if (std::find(workerArgs.begin(), workerArgs.end(), "--weights-out") != workerArgs.end())
+        throwInvalid("--weights-out: compare writes each strategy's weights itself (to a temporary folder)");
     const auto nondet = std::find(workerArgs.begin(), workerArgs.end(), "--nondeterministic");
     const bool deterministic = nondet == workerArgs.end();
-    if (!deterministic) workerArgs.erase(nondet);
-    else if (std::find(workerArgs.begin(), workerArgs.end(), "--deterministic") == workerArgs.end())
+    const bool askedDeterministic = std::find(workerArgs.begin(), workerArgs.end(), "--deterministic") != workerArgs.end();
+    if (!deterministic && askedDeterministic)
+        throwInvalid("--nondeterministic and --deterministic contradict each other; give one");
+    if (!deterministic) {
+        workerArgs.erase(nondet);
+        if (std::find(workerArgs.begin(), workerArgs.end(), "--nondeterministic") != workerArgs.end())
+            throwInvalid("--nondeterministic is given twice; give it once");
+    } else if (!askedDeterministic) {
         workerArgs.push_back("--deterministic");
+    }
     if (std::find(workerArgs.begin(), workerArgs.end(), "--model") == workerArgs.end())
         workerArgs.insert(workerArgs.end(), {"--model", "tiny"});
-    if (flags.jsonPath) checkOutputPath(*flags.jsonPath, "--json");
 
     // Validate every configuration before the first job starts.
     std::vector<runconfig::RunConfig> configs;
     char dirTemplate[] = "/tmp/shardscope-compare-XXXXXX";
+    // --hybrid-group is fsdp_hybrid's: given to the rows that have shard groups, refused when
+    // none has (parseRunConfig refuses it for any other strategy).
+    std::vector<std::string> hybridGroup;
+    for (auto it = workerArgs.begin(); it != workerArgs.end();) {
+        if (*it == "--hybrid-group" && it + 1 != workerArgs.end()) {
+            hybridGroup.insert(hybridGroup.end(), it, it + 2);
+            it = workerArgs.erase(it, it + 2);
+        } else if (it->rfind("--hybrid-group=", 0) == 0) {
+            hybridGroup.push_back(*it);
+            it = workerArgs.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    const auto hasGroups = [](const std::string& s) { return runconfig::usesHybridGroup(*theory::parseStrategy(s)); };
+    if (!hybridGroup.empty() && std::none_of(strategies.begin(), strategies.end(), hasGroups))
+        throwInvalid("--hybrid-group is an fsdp_hybrid option; --strategies " + strategiesText + " has no shard groups");
     for (const auto& s : strategies) {
         std::vector<std::string> args = workerArgs;
+        if (hasGroups(s)) args.insert(args.end(), hybridGroup.begin(), hybridGroup.end());
         args.insert(args.end(), {"--strategy", s});
         configs.push_back(parseJobConfig(args, flags));
     }
+    checkOutputs(flags, configs.front());
     if (!::mkdtemp(dirTemplate)) throw Error(ErrorKind::Io, "cannot create a temporary folder");
     const std::filesystem::path dir(dirTemplate);
     report::CompareReport result;
@@ -103,11 +130,11 @@ int cmdCompare(std::span<const std::string> argv) {
     }
     std::filesystem::remove_all(dir);
     printCompareTable(result);
-    if (flags.jsonPath) {
-        report::writeTextFile(*flags.jsonPath, report::toJson(result).dump(2) + "\n", "--json");
+    if (flags.jsonPath &&
+        noteWhereWritten(*flags.jsonPath,
+                         report::writeTextFile(*flags.jsonPath, report::toJson(result).dump(2) + "\n", "--json")))
         std::printf("report written to %s\n", flags.jsonPath->c_str());
-    }
-    return 0;
+    return conflicts() == 0 ? 0 : 1;
 }
 
 } // namespace shardscope::cli

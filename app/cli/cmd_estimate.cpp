@@ -2,6 +2,8 @@
 // "Memory accounting"), or DeepSpeed's own estimators with --deepspeed.
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
+#include <string>
 
 #include "commands.h"
 #include "core/error.h"
@@ -76,6 +78,14 @@ int cmdEstimate(std::span<const std::string> argv) {
                "--micro-batch", "--deepspeed", "--largest-layer", "--gpus-per-node", "--nodes"},
               {"--json"});
     args.parse(argv);
+    if (args.has("--hybrid-group") && !args.has("--deepspeed")) {
+        // Only fsdp_hybrid has shard groups; "all" adds it when --hybrid-group is given.
+        const std::string list = args.value("--strategy").value_or("all");
+        bool hybrid = false;
+        std::stringstream names(list);
+        for (std::string name; std::getline(names, name, ',');) hybrid = hybrid || name == "fsdp_hybrid" || name == "all";
+        if (!hybrid) throwInvalid("--hybrid-group is an fsdp_hybrid option; --strategy " + list + " has no shard groups");
+    }
     try {
         if (args.has("--deepspeed")) return estimateDeepSpeed(args);
         return estimateTheory(args);

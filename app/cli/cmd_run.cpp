@@ -21,7 +21,7 @@ constexpr const char* kRunHelp =
     "  --shared-device           run the N ranks as threads of one worker process, no mpirun\n"
     "                            (with --backend cuda: all on one GPU)\n"
     "  --backend cpu|cuda        compute backend (cpu); cuda: one GPU per rank under mpirun\n"
-    "  --json FILE               write the report as JSON (atomically)\n"
+    "  --json FILE               write the report as JSON (atomically; never over a device or FIFO)\n"
     "  --trace FILE              write the recording (.sstrace) for the GUI\n"
     "  --hostfile FILE           mpirun --hostfile (multi-node)\n"
     "  --mpirun-args \"…\"         extra mpirun arguments, passed through\n"
@@ -49,8 +49,7 @@ int cmdRun(std::span<const std::string> argv) {
     }
     // Everything is validated here, before anything is launched.
     const runconfig::RunConfig config = parseJobConfig(workerArgs, flags);
-    if (flags.jsonPath) checkOutputPath(*flags.jsonPath, "--json");
-    if (flags.tracePath) checkOutputPath(*flags.tracePath, "--trace");
+    checkOutputs(flags, config);
 
     std::printf("run: %s (vocab %lld, %s), %d rank%s%s on %s, %s, %lld steps\n", config.preset.name.c_str(),
                 static_cast<long long>(config.preset.shape.vocab),
@@ -62,12 +61,12 @@ int cmdRun(std::span<const std::string> argv) {
     std::fflush(stdout);
     const report::RunReport result = runJob(config, flags, flags.tracePath, false);
     printRunSummary(result);
-    if (flags.jsonPath) {
-        report::writeTextFile(*flags.jsonPath, report::toJson(result).dump(2) + "\n", "--json");
+    if (flags.jsonPath &&
+        noteWhereWritten(*flags.jsonPath,
+                         report::writeTextFile(*flags.jsonPath, report::toJson(result).dump(2) + "\n", "--json")))
         std::printf("report written to %s\n", flags.jsonPath->c_str());
-    }
-    if (flags.tracePath) std::printf("recording written to %s\n", flags.tracePath->c_str());
-    return 0;
+    if (flags.tracePath && conflicts() == 0) std::printf("recording written to %s\n", flags.tracePath->c_str());
+    return conflicts() == 0 ? 0 : 1;
 }
 
 } // namespace shardscope::cli

@@ -118,7 +118,8 @@ LaunchOutcome launchJob(const LaunchRequest& req) {
                                     launch::describe(out.ending)});
         tee.write(protocol::End{});
     }
-    tee.finish();
+    if (const std::string wentTo = tee.finish(); !wentTo.empty() && wentTo != req.tracePath)
+        out.recordingKeptAs = wentTo;
     return out;
 }
 

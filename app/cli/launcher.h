@@ -31,6 +31,9 @@ struct LaunchOutcome {
     std::optional<std::string> reportJson; // the worker's Report record
     std::vector<protocol::StepSummary> steps;
     launch::JobEnding ending;
+    // Set when another process wrote the recording's path while the job ran: the recording
+    // was kept under this name instead (core/user_files.h).
+    std::optional<std::string> recordingKeptAs;
 };
 
 // The worker binary beside this executable (…/bin/shardscope-worker), or PATH.

@@ -1,6 +1,7 @@
 // shardscope-cli: the launcher and reports without a GUI (scripts, CI, clusters).
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,12 @@ int main(int argc, char** argv) {
     } catch (const Error& e) {
         std::fprintf(stderr, "shardscope-cli %s: %s\n", command.c_str(), e.what());
         return e.isUserInput() ? 2 : 1;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr,
+                     "shardscope-cli %s: out of host memory: the CLI could not allocate memory for the job's "
+                     "results (std::bad_alloc)\n",
+                     command.c_str());
+        return 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "shardscope-cli %s: internal error: %s\n", command.c_str(), e.what());
         return 1;

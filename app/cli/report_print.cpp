@@ -1,12 +1,16 @@
 #include "report_print.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <iterator>
 #include <vector>
 
 #include "core/error.h"
+#include "core/user_files.h"
 #include "estimate_common.h" // humanBytes
 
 namespace shardscope::cli {
@@ -86,16 +90,20 @@ void printCompareTable(const report::CompareReport& c) {
 }
 
 report::CompareReport readReportFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(ErrorKind::Io, "cannot read '" + path + "'");
-    // A report is a few hundred KiB at most; a file far past that is not one.
-    constexpr std::streamsize kMaxBytes = std::streamsize{64} << 20;
-    std::string text;
-    text.resize(static_cast<std::size_t>(kMaxBytes) + 1);
-    in.read(text.data(), kMaxBytes + 1);
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    if (static_cast<std::streamsize>(text.size()) > kMaxBytes)
-        throw Error(ErrorKind::Format, path + ": larger than 64 MiB, not a report");
+    // A report is a few hundred KiB at most; a file far past that is not one. Regular files
+    // only: a FIFO or device would block or never end.
+    constexpr std::uint64_t kMaxBytes = std::uint64_t{64} << 20;
+    const auto [fd, size] = openInputFile(path, "report", 0, kMaxBytes);
+    std::string text(static_cast<std::size_t>(size), '\0');
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    text.resize(done);
     report::Parsed<report::CompareReport> parsed = report::parseCompareReport(text);
     if (!parsed) throw Error(ErrorKind::Format, path + ": " + parsed.error);
     return std::move(*parsed.value);

@@ -1,14 +1,15 @@
 #include "run_common.h"
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include <set>
 #include <sstream>
 
 #include "core/args.h"
 #include "core/error.h"
+#include "core/user_files.h"
 #include "launch/ending.h"
 #include "platform/cuda_probe.h"
+#include "report/files.h"
 #include "runconfig/problems.h"
 
 namespace shardscope::cli {
@@ -18,17 +19,22 @@ const std::vector<std::string> kLauncherValueFlags = {"--ranks", "--hostfile", "
                                                       "--trace", "--stall-timeout", "--stream", "--ending",
                                                       "--worker", "--mpirun"};
 
-// Written beside and renamed into place: a reader never sees half a file.
-void writeEnding(const std::string& path, const launch::JobEnding& ending) {
-    const std::string partial = path + ".partial";
-    {
-        std::ofstream out(partial, std::ios::trunc);
-        out << launch::toJson(ending).dump() << "\n";
-        if (!out) throw Error(ErrorKind::Io, "--ending: cannot write " + path);
-    }
-    std::filesystem::rename(partial, path);
-}
 } // namespace
+
+bool noteWhereWritten(const std::string& path, const std::string& wentTo) {
+    if (wentTo == path) return true;
+    std::fprintf(stderr,
+                 "shardscope-cli: '%s' was written by another process while this job ran; it was not replaced, "
+                 "this job's file is '%s'\n",
+                 path.c_str(), wentTo.c_str());
+    conflicts() += 1;
+    return false;
+}
+
+int& conflicts() {
+    static int count = 0;
+    return count;
+}
 
 std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, LauncherFlags& out,
                                             const std::vector<std::string>& extraValueFlags,
@@ -37,6 +43,7 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
     auto isIn = [](const std::vector<std::string>& v, const std::string& s) {
         return std::find(v.begin(), v.end(), s) != v.end();
     };
+    std::set<std::string> seen; // a launcher flag given twice is refused, as Args refuses worker flags
     for (std::size_t i = 0; i < argv.size(); ++i) {
         std::string flag = argv[i];
         std::optional<std::string> value;
@@ -48,6 +55,8 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
             out.help = true;
             continue;
         }
+        const bool ours = flag == "--shared-device" || isIn(kLauncherValueFlags, flag) || isIn(extraValueFlags, flag);
+        if (ours && !seen.insert(flag).second) throwInvalid(flag + " is given twice; give it once");
         if (flag == "--shared-device") {
             if (value) throwInvalid("--shared-device takes no value");
             out.sharedDevice = true;
@@ -108,10 +117,16 @@ runconfig::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, 
     return config;
 }
 
-void checkOutputPath(const std::string& path, const std::string& flag) {
-    const auto dir = std::filesystem::path(path).parent_path();
-    if (!dir.empty() && !std::filesystem::is_directory(dir))
-        throw Error(ErrorKind::Io, flag + ": folder '" + dir.string() + "' does not exist");
+void checkOutputs(const LauncherFlags& flags, const runconfig::RunConfig& config) {
+    if (flags.jsonPath) checkOutputPath(*flags.jsonPath, "--json");
+    if (flags.tracePath) checkOutputPath(*flags.tracePath, "--trace");
+    if (!flags.endingPath.empty()) checkOutputPath(flags.endingPath, "--ending");
+    // --weights-out was checked with the worker's flags (parseRunConfig).
+    checkDistinctFiles({{"--data", config.dataFile.value_or("")},
+                        {"--json", flags.jsonPath.value_or("")},
+                        {"--trace", flags.tracePath.value_or("")},
+                        {"--ending", flags.endingPath},
+                        {"--weights-out", config.weightsPath.value_or("")}});
 }
 
 report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags& flags,
@@ -141,7 +156,10 @@ report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags
             std::fflush(stdout);
         };
     const LaunchOutcome out = launchJob(req);
-    if (!flags.endingPath.empty()) writeEnding(flags.endingPath, out.ending);
+    if (!flags.endingPath.empty())
+        noteWhereWritten(flags.endingPath,
+                         report::writeTextFile(flags.endingPath, launch::toJson(out.ending).dump() + "\n", "--ending"));
+    if (out.recordingKeptAs) noteWhereWritten(*tracePath, *out.recordingKeptAs);
     if (out.ending.kind == launch::EndingKind::InvalidInput) throwInvalid(launch::describe(out.ending));
     if (out.ending.kind != launch::EndingKind::Completed) throw Error(ErrorKind::Comm, launch::describe(out.ending));
     report::Parsed<report::RunReport> parsed = report::parseRunReport(*out.reportJson);

@@ -53,8 +53,17 @@ runconfig::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, 
 report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags& flags,
                          const std::optional<std::string>& tracePath, bool quiet);
 
-// Checks that the folder of an output file exists before anything runs.
-void checkOutputPath(const std::string& path, const std::string& flag);
+// Every output path (--json, --trace, --ending; --weights-out with the worker's flags) is
+// checked before anything runs (core/user_files.h: not a directory or special file, its folder
+// exists and takes new files), and no two of them, nor --data, name the same file. Throws
+// Error(InvalidArgument) / Error(Io) naming the flag.
+void checkOutputs(const LauncherFlags& flags, const runconfig::RunConfig& config);
+
+// An output that another process wrote meanwhile is not replaced (OutputFile::commit): says so
+// on stderr when `wentTo` is not `path` and counts it (the command then exits 1). Returns
+// whether the file went where it was asked to.
+bool noteWhereWritten(const std::string& path, const std::string& wentTo);
+int& conflicts(); // how many outputs this process could not put in place
 
 
 } // namespace shardscope::cli

@@ -9,7 +9,8 @@
 namespace shardscope::worker {
 
 // One process per rank under mpirun (or alone): this process is world rank `rank` of `size`.
-// A failing rank prints its line and ends the whole job (MPI_Abort); never returns then.
+// A failing rank prints its line and ends the whole job (MPI_Abort; never returns then), except
+// in a job of one process, which returns 1.
 int runMpiJob(const train::RunConfig& config, int rank, int size);
 
 // --shared-device: config.worldSize rank threads in this process, no MPI.

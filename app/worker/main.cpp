@@ -11,7 +11,8 @@
 // "shardscope-worker: <message>" (rank 0) and exit 2 on every rank; an error inside a rank (out
 // of memory against --capacity, a collective timeout, anything) is one line
 // "shardscope-worker: rank R, step S: <message>" (S from 1, or "setup"), a Failure record when
-// rank 0's stream is reachable, and exit 1 (under mpirun: MPI_Abort, so the whole job ends).
+// rank 0's stream is reachable, and exit 1 (under mpirun: MPI_Abort, so the whole job ends;
+// OpenMPI's own multi-line MPI_ABORT notice is switched off, the one line says it all).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,23 @@ using namespace shardscope;
 namespace {
 
 // mpirun (OpenMPI, or a PMI/PMIx launcher) exports these to every process it starts.
+constexpr const char* kUsage =
+    "usage: shardscope-worker --model PRESET --strategy S --steps K [flags]\n"
+    "  The ranks of one training job, started by shardscope-cli or the GUI (under mpirun, one\n"
+    "  process per rank; with --shared-device --ranks N, N rank threads in one process).\n"
+    "  Flags (runconfig/run_config.h):\n"
+    "  --model tiny|small|medium|gpt100m --strategy ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid\n"
+    "  --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]\n"
+    "  [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]\n"
+    "  [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]\n"
+    "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]\n"
+    "  [--shared-device --ranks N]\n"
+    "  Outputs: [--trace FILE] [--json FILE] [--weights-out FILE]; --stream SOCKET is the event\n"
+    "  stream to the launching process's Unix socket (set by shardscope-cli and the GUI).\n"
+    "usage: shardscope-worker --predict REQUEST\n"
+    "  Trains nothing: prints the dry run's predicted peak of each scenario in REQUEST (JSON, as\n"
+    "  shardscope-cli estimate writes it) on stdout.\n";
+
 bool startedByMpirun() {
     for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"})
         if (std::getenv(v)) return true;
@@ -65,6 +83,11 @@ int main(int argc, char** argv) {
     // rank, each of which calls BLAS itself.
     kernels::setBlasThreads(1);
     const std::vector<std::string> args(argv + 1, argv + argc);
+    if (std::find(args.begin(), args.end(), "--help") != args.end() ||
+        std::find(args.begin(), args.end(), "-h") != args.end()) {
+        std::fputs(kUsage, stdout);
+        return 0;
+    }
     // A prediction runs no ranks: no MPI, no backend.
     if (std::find(args.begin(), args.end(), "--predict") != args.end()) return worker::runPredict(args);
     // A --shared-device job is one process that needs no MPI; skipping MPI's start-up spares a
@@ -72,6 +95,10 @@ int main(int argc, char** argv) {
     // be checked (parseRunConfig refuses --shared-device in a job of several processes).
     const bool shared = std::find(args.begin(), args.end(), "--shared-device") != args.end();
     std::optional<comm::MpiRuntime> mpi;
+    // A failing rank prints its one line, then MPI_Abort ends the job; without this OpenMPI adds
+    // an 8-line notice to every failure (and, in a singleton, a garbled show_help error). Set
+    // before MPI_Init, unless the user has chosen otherwise.
+    ::setenv("OMPI_MCA_orte_execute_quiet", "1", 0);
     if (!shared || startedByMpirun()) mpi.emplace(&argc, &argv);
     const int rank = mpi ? mpi->worldRank() : 0;
     const int size = mpi ? mpi->worldSize() : 1;

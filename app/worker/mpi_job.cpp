@@ -1,6 +1,8 @@
 // One rank per process under mpirun. Errors inside a rank: its one line, a Failure record when
-// it is rank 0 (which holds the stream), and MPI_Abort so that the whole job ends at once.
+// it is rank 0 (which holds the stream), and MPI_Abort so that the whole job ends at once (a job
+// of one process just returns 1).
 #include <exception>
+#include <string>
 
 #include "backends.h"
 #include "comm/mpi_communicator.h"
@@ -25,16 +27,20 @@ int runMpiJob(const train::RunConfig& config, int rank, int size) {
         return 0;
     } catch (const std::exception& e) {
         const std::int64_t step = ledger.step();
-        printRankFailure(rank, step, config.steps, e.what());
+        const std::string message = describeFailure(e);
+        printRankFailure(rank, step, config.steps, message);
         if (rank == 0 && writer.active()) {
             try {
-                writer.write(protocol::Failure{rank, step, e.what()});
+                writer.write(protocol::Failure{rank, step, message});
                 writer.write(protocol::End{});
                 writer.finish();
             } catch (...) {
-                // The line above already said what went wrong; the recording stays .partial.
+                // The line above already said what went wrong; no half-written recording stays.
+                writer.discard();
             }
         }
+        // Alone there are no peers to stop: a normal exit (MPI_Finalize) instead of MPI_Abort.
+        if (size == 1) return 1;
         comm::MpiRuntime::abort(1);
     }
 }

@@ -1,6 +1,7 @@
 #include "rank.h"
 
 #include <chrono>
+#include <new>
 #include <cstdio>
 #include <utility>
 
@@ -130,6 +131,14 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
         writer->write(protocol::End{});
         writer->finish();
     }
+}
+
+std::string describeFailure(const std::exception& e) {
+    if (dynamic_cast<const std::bad_alloc*>(&e))
+        return "out of host memory: this process could not allocate memory for the rank's model, optimizer "
+               "states, activations or buffers (std::bad_alloc); try a smaller --model or --micro-batch, or "
+               "fewer ranks on this machine";
+    return e.what();
 }
 
 void printRankFailure(int rank, std::int64_t ledgerStep, std::int64_t steps, const std::string& message) {

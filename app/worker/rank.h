@@ -3,6 +3,7 @@
 // thread of a --shared-device worker (shared_job.cpp). The host builds the rank's Ledger,
 // Device and communicators; runRank does everything else the same way in both.
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@ void configureComms(RankComms& comms, const train::RunConfig& config);
 // ledger's step says where (-1: setup). The ledger's event sink is cleared before returning.
 void runRank(const train::RunConfig& config, device::Device& device, const strategy::CommGroups& groups,
              StreamWriter* writer);
+
+// What a rank's exception says, for people: e.what(), except that std::bad_alloc (whose what()
+// is only "std::bad_alloc") becomes a sentence saying which memory ran out.
+std::string describeFailure(const std::exception& e);
 
 // "shardscope-worker: rank R, step S: message" (S counted from 1; "setup" before the first
 // step, "after step K" once the K steps are done), flushed: the one line a failing job prints.

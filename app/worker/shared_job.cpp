@@ -98,7 +98,8 @@ void writeFailure(StreamWriter& writer, const RankFailure& f) {
         writer.write(protocol::End{});
         writer.finish();
     } catch (...) {
-        // The line on stderr already said what went wrong; the recording stays .partial.
+        // The line on stderr already said what went wrong; no half-written recording stays.
+        writer.discard();
     }
 }
 
@@ -124,7 +125,7 @@ int runSharedJob(const train::RunConfig& config) {
         settingUp = 0;
         comms = makeSharedComms(config, raw);
     } catch (const std::exception& e) {
-        const RankFailure f{settingUp, -1, e.what(), false};
+        const RankFailure f{settingUp, -1, describeFailure(e), false};
         printRankFailure(f.rank, f.step, config.steps, f.message);
         writeFailure(writer, f);
         return 1;
@@ -138,7 +139,7 @@ int runSharedJob(const train::RunConfig& config) {
             try {
                 runRank(config, *devices[static_cast<std::size_t>(r)], mine.groups, r == 0 ? &writer : nullptr);
             } catch (const std::exception& e) {
-                supervisor.failed({r, ledgers[static_cast<std::size_t>(r)]->step(), e.what(), isConsequence(e)});
+                supervisor.failed({r, ledgers[static_cast<std::size_t>(r)]->step(), describeFailure(e), isConsequence(e)});
             } catch (...) {
                 supervisor.failed({r, ledgers[static_cast<std::size_t>(r)]->step(), "unknown exception", false});
             }

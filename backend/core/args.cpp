@@ -23,6 +23,10 @@ void Args::parse(std::span<const std::string> argv) {
             inlineValue = arg.substr(eq + 1);
             arg = arg.substr(0, eq);
         }
+        // One value per flag: "--steps 5 --steps 50" is a typo or a script bug, and either
+        // reading of it (first wins, last wins) would run something the user did not check.
+        if ((switches_.count(arg) || valueFlags_.count(arg)) && values_.count(arg))
+            throwInvalid(arg + " is given twice; give it once");
         if (switches_.count(arg)) {
             if (inlineValue) throwInvalid(arg + " takes no value");
             values_[arg] = "";
@@ -86,6 +90,11 @@ bool splitNumber(const std::string& text, double& number, double& scale,
     }
     if (digits.empty() || !(std::isdigit(static_cast<unsigned char>(digits[0])) || digits[0] == '.'))
         return false;
+    // Decimal only: strtod would also read hexadecimal ("0x10" as 16) and hex floats.
+    for (const char ch : digits)
+        if (!(std::isdigit(static_cast<unsigned char>(ch)) || ch == '.' || ch == 'e' || ch == 'E' || ch == '+' ||
+              ch == '-'))
+            return false;
     char* end = nullptr;
     number = std::strtod(digits.c_str(), &end);
     return end == digits.c_str() + digits.size() && std::isfinite(number);
@@ -132,7 +141,8 @@ double Args::real(const std::string& flag, double min, double max) const {
     const std::string text = required(flag);
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
+    const bool decimal = text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+    if (text.empty() || !decimal || end != text.c_str() + text.size() || !std::isfinite(v))
         throwInvalid(flag + " expects a finite number, got '" + text + "'");
     if (v < min || v > max)
         throwInvalid(flag + " must be between " + std::to_string(min) + " and " +

@@ -1,10 +1,13 @@
 #include "model/data.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
-#include <fstream>
 
 #include "core/error.h"
+#include "core/user_files.h"
 #include "model/rng.h"
 
 namespace shardscope::model {
@@ -116,31 +119,36 @@ double MarkovSource::entropyRateNats() const {
 ByteFileSource::ByteFileSource(const std::filesystem::path& path, std::int64_t seqLen,
                                std::int64_t microBatch, std::uint64_t seed)
     : DataSource(seqLen, microBatch, seed), path_(path.string()) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw Error(ErrorKind::Io, "--data: '" + path_ + "' is a directory, not a file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(ErrorKind::Io, "--data: cannot read '" + path_ + "'");
-    // Read in chunks (istreambuf_iterator trips GCC 12's -Wnull-dereference inside libstdc++).
-    char chunk[1 << 16];
-    while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0)
-        bytes_.insert(bytes_.end(), chunk, chunk + in.gcount());
-    if (in.bad()) throw Error(ErrorKind::Io, "--data: error while reading '" + path_ + "'");
-    if (static_cast<std::int64_t>(bytes_.size()) < seqLen + 1)
-        throwInvalid("--data: '" + path_ + "' has " + std::to_string(bytes_.size()) +
-                     " bytes; at least " + std::to_string(seqLen + 1) + " (context + 1) are needed");
+    const auto [fd, size] =
+        openInputFile(path_, "--data", static_cast<std::uint64_t>(seqLen) + 1, kMaxDataFileBytes);
+    fd_ = fd;
+    size_ = size;
+}
+
+ByteFileSource::~ByteFileSource() {
+    if (fd_ >= 0) ::close(fd_);
 }
 
 std::string ByteFileSource::describe() const {
-    return "bytes of " + path_ + " (" + std::to_string(bytes_.size()) + " bytes, vocab 256)";
+    return "bytes of " + path_ + " (" + std::to_string(size_) + " bytes, vocab 256)";
 }
 
 void ByteFileSource::fillSequence(std::int64_t step, std::int64_t globalIndex,
                                   std::span<std::int32_t> tokens) const {
     Rng rng(mixSeed(seed(), static_cast<std::uint64_t>(step), static_cast<std::uint64_t>(globalIndex)));
-    const std::uint64_t starts = bytes_.size() - tokens.size() + 1;
-    const std::size_t start = static_cast<std::size_t>(rng.below(starts));
-    for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = bytes_[start + i];
+    const std::uint64_t starts = size_ - tokens.size() + 1;
+    const auto start = static_cast<off_t>(rng.below(starts));
+    std::vector<unsigned char> window(tokens.size());
+    std::size_t done = 0;
+    while (done < window.size()) {
+        const ssize_t n = ::pread(fd_, window.data() + done, window.size() - done, start + static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            throw Error(ErrorKind::Io, "--data: cannot read '" + path_ + "': " +
+                                           (n == 0 ? std::string("the file became shorter during the run") : ioErrorText(errno)));
+        done += static_cast<std::size_t>(n);
+    }
+    for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = window[i];
 }
 
 } // namespace shardscope::model

@@ -72,12 +72,21 @@ private:
 };
 
 // Byte-level language modelling on a file: each sequence starts at a seeded random offset.
+//
+// Note: the file is never read whole. Each sequence's seqLen + 1 bytes are read at its offset
+// (pread), so memory does not grow with the file; only regular files of at most
+// kMaxDataFileBytes (core/user_files.h) are accepted, and a FIFO or device is refused at once
+// rather than read forever.
 class ByteFileSource final : public DataSource {
 public:
-    // Throws Error(Io) if the file cannot be read, Error(InvalidArgument) if it is shorter than
-    // seqLen + 1 bytes.
+    // Throws Error(Io) if the file cannot be opened, Error(InvalidArgument) if it is a directory
+    // or special file, shorter than seqLen + 1 bytes or larger than the cap; Error(Io) later from
+    // batchFor when the file shrank under a running job.
     ByteFileSource(const std::filesystem::path& path, std::int64_t seqLen, std::int64_t microBatch,
                    std::uint64_t seed);
+    ~ByteFileSource() override;
+    ByteFileSource(const ByteFileSource&) = delete;
+    ByteFileSource& operator=(const ByteFileSource&) = delete;
     std::int64_t vocab() const override { return 256; }
     std::string describe() const override;
 
@@ -87,7 +96,8 @@ protected:
 
 private:
     std::string path_;
-    std::vector<unsigned char> bytes_;
+    int fd_ = -1;
+    std::uint64_t size_ = 0;
 };
 
 } // namespace shardscope::model

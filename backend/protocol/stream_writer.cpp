@@ -13,11 +13,7 @@
 namespace shardscope {
 
 StreamWriter::~StreamWriter() {
-    if (socket_ >= 0) ::close(socket_);
-    if (file_) {
-        std::fclose(file_);
-        std::remove((path_ + ".partial").c_str()); // never finished: leave nothing behind
-    }
+    if (socket_ >= 0) ::close(socket_); // an unfinished recording's OutputFile removes its temporary file
 }
 
 void StreamWriter::connectSocket(const std::string& path) {
@@ -40,10 +36,7 @@ void StreamWriter::connectSocket(const std::string& path) {
 }
 
 void StreamWriter::openRecording(const std::string& path) {
-    path_ = path;
-    file_ = std::fopen((path + ".partial").c_str(), "wb");
-    if (!file_)
-        throw Error(ErrorKind::Io, "cannot write recording '" + path + "': " + std::strerror(errno));
+    file_ = std::make_unique<OutputFile>(path, "--trace");
 }
 
 void StreamWriter::writeBytes(const std::string& bytes) {
@@ -60,8 +53,7 @@ void StreamWriter::writeBytes(const std::string& bytes) {
             done += static_cast<std::size_t>(n);
         }
     }
-    if (file_ && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
-        throw Error(ErrorKind::Io, "cannot write recording '" + path_ + "': " + std::strerror(errno));
+    if (file_) file_->write(bytes);
 }
 
 void StreamWriter::write(const protocol::Record& record) {
@@ -88,19 +80,13 @@ void StreamWriter::writeEncoded(const std::string& encodedRecord) {
 }
 
 void StreamWriter::flush() {
-    if (file_) std::fflush(file_);
+    if (file_) file_->flush();
 }
 
-void StreamWriter::finish() {
-    if (!file_) return;
-    const bool ok = std::fclose(file_) == 0;
-    file_ = nullptr;
-    const std::string partial = path_ + ".partial";
-    if (!ok || std::rename(partial.c_str(), path_.c_str()) != 0) {
-        const int err = errno;
-        std::remove(partial.c_str());
-        throw Error(ErrorKind::Io, "cannot finish recording '" + path_ + "': " + std::strerror(err));
-    }
+std::string StreamWriter::finish() {
+    if (!file_) return {};
+    const std::unique_ptr<OutputFile> file = std::move(file_);
+    return file->commit();
 }
 
 } // namespace shardscope

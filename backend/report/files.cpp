@@ -7,38 +7,24 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <unistd.h>
 
 #include "core/error.h"
+#include "core/user_files.h"
 
 namespace shardscope::report {
 
-void writeTextFile(const std::string& path, const std::string& text, const std::string& flag) {
-    const std::string tmp = path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out.write(text.data(), static_cast<std::streamsize>(text.size()));
-        out.flush();
-        if (!out) {
-            std::error_code ec;
-            std::filesystem::remove(tmp, ec);
-            throw Error(ErrorKind::Io, flag + ": cannot write '" + path + "'");
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        throw Error(ErrorKind::Io, flag + ": cannot create '" + path + "'");
-    }
+std::string writeTextFile(const std::string& path, const std::string& text, const std::string& flag) {
+    OutputFile out(path, flag);
+    out.write(text);
+    return out.commit();
 }
 
-void writeWeightsFile(const std::string& path, const std::vector<std::vector<float>>& weights) {
+std::string writeWeightsFile(const std::string& path, const std::vector<std::vector<float>>& weights) {
     static_assert(std::endian::native == std::endian::little, "weights files are little-endian");
     std::string bytes;
     for (const auto& unit : weights)
         bytes.append(reinterpret_cast<const char*>(unit.data()), unit.size() * sizeof(float));
-    writeTextFile(path, bytes, "--weights-out");
+    return writeTextFile(path, bytes, "--weights-out");
 }
 
 std::vector<float> readWeightsFile(const std::string& path) {

@@ -1,11 +1,12 @@
 #include "runconfig/run_config.h"
 
+#include <unistd.h>
+
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 
 #include "core/args.h"
 #include "core/error.h"
+#include "core/user_files.h"
 #include "runconfig/problems.h"
 
 namespace shardscope::runconfig {
@@ -19,17 +20,6 @@ std::int64_t integerFlag(const Args& args, const std::string& flag, Field field)
 }
 
 std::string formatBytes(std::uint64_t b) { return std::to_string(b); }
-
-void requireFolder(const std::string& flag, const std::string& path) {
-    if (path.empty()) throwInvalid(flag + " needs a file name");
-    const std::filesystem::path p(path);
-    const auto dir = p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
-    std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec))
-        throw Error(ErrorKind::Io, flag + ": directory '" + dir.string() + "' does not exist");
-    // Refused now rather than after the whole run, when the file would replace the folder.
-    if (std::filesystem::is_directory(p, ec)) throw Error(ErrorKind::Io, flag + ": '" + path + "' is a directory");
-}
 
 } // namespace
 
@@ -101,6 +91,8 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
     if (args.has("--persistence-threshold"))
         k.persistenceThresholdParams =
             static_cast<std::uint64_t>(integerFlag(args, "--persistence-threshold", Field::Persistence));
+    if (args.has("--hybrid-group") && !usesHybridGroup(c.strategy))
+        throwInvalid("--hybrid-group is an fsdp_hybrid option; --strategy " + strategyText + " has no shard groups");
     if (args.has("--hybrid-group"))
         k.hybridGroupSize = static_cast<int>(integerFlag(args, "--hybrid-group", Field::HybridGroup));
     if (args.has("--grad-accum")) k.gradAccumSteps = static_cast<int>(integerFlag(args, "--grad-accum", Field::GradAccum));
@@ -111,8 +103,10 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
     }
     if (args.has("--data")) {
         c.dataFile = args.required("--data");
-        std::ifstream probe(*c.dataFile, std::ios::binary);
-        if (!probe) throw Error(ErrorKind::Io, "--data: cannot read '" + *c.dataFile + "'");
+        // Checked here, on the launching side too, so that bad data is exit 2 before a launch.
+        const auto [fd, size] = openInputFile(*c.dataFile, "--data",
+                                              static_cast<std::uint64_t>(c.preset.shape.seqLen) + 1, kMaxDataFileBytes);
+        ::close(fd);
         c.preset.shape.vocab = 256; // byte-level
     }
     if (args.has("--stream")) {
@@ -123,8 +117,10 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
                                std::pair{"--weights-out", &c.weightsPath}}) {
         if (!args.has(flag)) continue;
         *field = args.required(flag);
-        requireFolder(flag, **field);
+        checkOutputPath(**field, flag);
     }
+    checkDistinctFiles({{"--data", c.dataFile.value_or("")}, {"--trace", c.tracePath.value_or("")},
+                        {"--json", c.jsonPath.value_or("")}, {"--weights-out", c.weightsPath.value_or("")}});
     if (args.has("--timeout-ms")) c.timeoutMs = integerFlag(args, "--timeout-ms", Field::TimeoutMs);
     if (const std::vector<Problem> problems = validate(c); !problems.empty())
         throwInvalid(describeForFlags(problems.front(), c.sharedDevice));
@@ -156,7 +152,7 @@ std::vector<std::string> toWorkerArgs(const RunConfig& c) {
         a.insert(a.end(), {"--max-inflight", std::to_string(k.maxInflightAllGathers)});
     if (k.persistenceThresholdParams != 0)
         a.insert(a.end(), {"--persistence-threshold", std::to_string(k.persistenceThresholdParams)});
-    if (k.hybridGroupSize != 0) a.insert(a.end(), {"--hybrid-group", std::to_string(k.hybridGroupSize)});
+    if (k.hybridGroupSize != 0 && usesHybridGroup(c.strategy)) a.insert(a.end(), {"--hybrid-group", std::to_string(k.hybridGroupSize)});
     if (k.gradAccumSteps != 1) a.insert(a.end(), {"--grad-accum", std::to_string(k.gradAccumSteps)});
     if (k.noSync) a.push_back("--no-sync");
     if (c.capacityBytes) a.insert(a.end(), {"--capacity", formatBytes(*c.capacityBytes)});

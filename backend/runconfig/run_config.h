@@ -60,7 +60,11 @@ struct RunConfig {
 // Throws Error(InvalidArgument) naming the flag (unknown flags, missing --model/--strategy/
 // --steps, values out of range, a hybrid group that does not divide the ranks, --ranks without
 // --shared-device or the reverse, --shared-device in a job of several processes, …) and
-// Error(Io) for a --data file that cannot be read or an output folder that does not exist.
+// Error(Io) for a --data file that cannot be read or is not a regular file, and for an output
+// that cannot be written (core/user_files.h: checkOutputPath); Error(InvalidArgument) for a flag
+// given twice, --hybrid-group with a strategy other than fsdp_hybrid, --data shorter than the
+// context + 1 or past kMaxDataFileBytes, and two of --data/--trace/--json/--weights-out naming
+// one file.
 // `worldSize` is the number of processes of the job (mpirun's -np; 1 without mpirun).
 RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize);
 // The flags that parse back into the same configuration (worldSize aside); values equal to

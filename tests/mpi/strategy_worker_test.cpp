@@ -3,6 +3,7 @@
 // recording for an out-of-memory rank.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -156,6 +157,56 @@ TEST_F(WorkerTest, OutOfMemoryIsOneLinePerRankAFailureRecordAndAFinishedRecordin
     EXPECT_EQ(rec.failures[0].rank, 0);
     EXPECT_EQ(rec.failures[0].step, 0);
     EXPECT_TRUE(rec.ended);
+}
+
+// A failing rank under mpirun: only the worker's own lines, not OpenMPI's 8-line MPI_ABORT notice.
+TEST_F(WorkerTest, AFailingRankIsItsOwnLineWithoutOpenMpisAbortNotice) {
+    const WorkerRun r = worker(2, "--model tiny --strategy zero3 --steps 2 --capacity 700000");
+    EXPECT_EQ(r.exitCode, 1) << r.err;
+    EXPECT_EQ(r.err.find("MPI_ABORT"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("-----"), std::string::npos) << r.err;
+    const auto lines = std::count(r.err.begin(), r.err.end(), '\n');
+    EXPECT_GE(lines, 1);
+    EXPECT_EQ(countLines(r.err, "shardscope-worker: rank "), lines) << "every line is a rank's one line:\n" << r.err;
+}
+
+TEST_F(WorkerTest, HelpIsUsageAndExitZero) {
+    for (const char* flag : {"--help", "-h"}) {
+        const std::string cmd = std::string(SHARDSCOPE_WORKER) + " " + flag + " >" + path("out") + " 2>" + path("err");
+        const int status = std::system(cmd.c_str());
+        ASSERT_TRUE(WIFEXITED(status));
+        EXPECT_EQ(WEXITSTATUS(status), 0) << flag;
+        const std::string out = slurp(path("out"));
+        EXPECT_EQ(out.rfind("usage: shardscope-worker", 0), 0u) << out;
+        EXPECT_NE(out.find("--stream SOCKET"), std::string::npos) << "the internal flag is documented as such";
+        EXPECT_EQ(slurp(path("err")), "");
+    }
+}
+
+TEST_F(WorkerTest, OutputsNamingOneFileAreRefusedBeforeTraining) {
+    const WorkerRun r = worker(2, "--model tiny --strategy ddp --steps 1 --json " + path("x") + " --trace " + path("x"));
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_EQ(countLines(r.err, "shardscope-worker: --trace and --json name the same file"), 1) << r.err;
+    EXPECT_FALSE(fs::exists(path("x")));
+}
+
+// Host memory that runs out (here: an address-space limit below gpt100m's 1.8 GB of model
+// states) is a sentence, not "std::bad_alloc"; a job of one process exits 1 without MPI's notice.
+TEST_F(WorkerTest, HostMemoryThatRunsOutIsASentence) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "AddressSanitizer cannot start under an address-space limit";
+#else
+    const std::string cmd = "ulimit -v 1500000; " + std::string(SHARDSCOPE_WORKER) +
+                            " --model gpt100m --strategy ddp --steps 1 >" + path("out") + " 2>" + path("err");
+    const int status = std::system(("bash -c '" + cmd + "'").c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1);
+    const std::string err = slurp(path("err"));
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_EQ(err.rfind("shardscope-worker: rank 0, setup: ", 0), 0u) << err;
+    EXPECT_EQ(err.find(": std::bad_alloc\n"), std::string::npos) << err;
+    EXPECT_EQ(err.find("MPI_ABORT"), std::string::npos) << err;
+#endif
 }
 
 } // namespace

@@ -216,4 +216,17 @@ TEST(cliEstimate, BadInputExitsTwoNamingTheFlag) {
     expectBadInput({"--deepspeed", "zero3", "--params", "1e9", "--ranks", "4"}, "--ranks");
 }
 
+TEST(cliEstimate, RepeatedFlagsHexCountsAndStrayOptionsAreRefused) {
+    expectBadInput({"--params", "0x10", "--ranks", "4"}, "--params");
+    expectBadInput({"--params", "1e9", "--ranks", "0x4"}, "--ranks");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--ranks", "8"}, "--ranks is given twice");
+    expectBadInput({"--params", "1e9", "--params", "2e9", "--ranks", "4"}, "--params is given twice");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--json", "--json"}, "--json is given twice");
+    // --hybrid-group belongs to fsdp_hybrid only (with "all" it adds fsdp_hybrid to the list).
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--strategy", "zero3", "--hybrid-group", "2"}, "--hybrid-group");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--strategy", "ddp,fsdp", "--hybrid-group", "2"}, "--hybrid-group");
+    EXPECT_EQ(runCli({"--params", "1e9", "--ranks", "4", "--strategy", "zero3,fsdp_hybrid", "--hybrid-group", "2"}).exitCode, 0);
+    EXPECT_EQ(runCli({"--params", "1e9", "--ranks", "4", "--hybrid-group", "2"}).exitCode, 0);
+}
+
 } // namespace

@@ -1,14 +1,17 @@
 // Synthetic Markov data and byte-level file data: determinism and rank slicing.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "model/data.h"
 
 namespace shardscope {
@@ -84,6 +87,37 @@ TEST(modelData, ByteFileSourceReadsWindowsOfTheFile) {
     std::filesystem::remove(path);
     EXPECT_THROW(model::ByteFileSource(path, 16, 2, 3), std::exception);
     EXPECT_THROW(model::ByteFileSource(std::filesystem::temp_directory_path(), 16, 2, 3), std::exception);
+}
+
+// The file is read window by window (never whole), only when it is a regular file: a FIFO is
+// refused without waiting for a writer, a device without reading it, and a file that shrinks
+// under a running job is an error, not a crash.
+TEST(modelData, ByteFileSourceTakesRegularFilesOnlyAndReadsWindows) {
+    const auto dir = std::filesystem::temp_directory_path() / ("shardscope_model_data_fifo_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto fifo = dir / "fifo";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_THROW(model::ByteFileSource(fifo, 16, 2, 3), Error);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+    EXPECT_THROW(model::ByteFileSource("/dev/zero", 16, 2, 3), Error);
+    std::ofstream(dir / "empty");
+    try {
+        model::ByteFileSource(dir / "empty", 16, 2, 3);
+        ADD_FAILURE() << "an empty file is refused";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+        EXPECT_NE(std::string(e.what()).find("has 0 bytes; at least 17"), std::string::npos) << e.what();
+    }
+    const auto text = dir / "text";
+    std::ofstream(text, std::ios::binary) << std::string(4096, 'x');
+    model::ByteFileSource data(text, 16, 2, 3);
+    EXPECT_NE(data.describe().find("4096 bytes"), std::string::npos);
+    EXPECT_EQ(data.batchFor(0, 0, 1).inputs, std::vector<std::int32_t>(32, 'x'));
+    std::filesystem::resize_file(text, 8); // shorter than a window
+    EXPECT_THROW(data.batchFor(1, 0, 1), Error);
+    std::filesystem::remove_all(dir);
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 // every invalid value is refused with a message naming the flag.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -210,6 +211,46 @@ TEST(runConfig, AnOutputPathThatIsAFolderIsRefusedUpFront) {
         const auto [message, kind] = refusalWith({flag, SHARDSCOPE_SOURCE_DIR "/docs"});
         EXPECT_NE(message.find("is a directory"), std::string::npos) << flag << ": " << message;
         EXPECT_EQ(kind, ErrorKind::Io) << flag;
+    }
+}
+
+TEST(runConfig, RepeatedFlagsHexNumbersAndStrayOptionsAreRefused) {
+    const std::vector<std::pair<Argv, const char*>> cases = {
+        {{"--steps", "5"}, "--steps is given twice"},
+        {{"--deterministic", "--deterministic"}, "--deterministic is given twice"},
+        {{"--seed", "0x10"}, "--seed"},
+        {{"--capacity", "0x100000"}, "--capacity"},
+        {{"--persistence-threshold", "0x10"}, "--persistence-threshold"},
+        {{"--lr", "0x1p-3"}, "--lr"},
+        {{"--hybrid-group", "2"}, "--hybrid-group is an fsdp_hybrid option; --strategy zero3"},
+    };
+    for (const auto& [extra, needle] : cases) {
+        const auto [message, kind] = refusalWith(extra);
+        EXPECT_NE(message.find(needle), std::string::npos) << needle << " → '" << message << "'";
+        EXPECT_EQ(kind, ErrorKind::InvalidArgument) << needle;
+    }
+    // A hybrid group set on a non-hybrid configuration (the GUI keeps its spin box) is not sent.
+    runconfig::RunConfig c = parse({});
+    c.knobs.hybridGroupSize = 2;
+    const Argv args = runconfig::toWorkerArgs(c);
+    EXPECT_EQ(std::find(args.begin(), args.end(), "--hybrid-group"), args.end());
+    EXPECT_NO_THROW(runconfig::parseRunConfig(args, 4));
+}
+
+TEST(runConfig, OutputsAndDataNamingOneFileOrSpecialFilesAreRefused) {
+    const std::string dir = SHARDSCOPE_SOURCE_DIR "/docs";
+    const std::vector<std::pair<Argv, const char*>> cases = {
+        {{"--json", "/tmp/ss-same.json", "--trace", "/tmp/ss-same.json"}, "--trace and --json name the same file"},
+        {{"--json", "/tmp/ss-same", "--weights-out", "/tmp/./ss-same"}, "--json and --weights-out name the same file"},
+        {{"--data", dir + "/architecture.md", "--trace", dir + "/architecture.md"}, "--data and --trace name the same file"},
+        {{"--json", "/dev/null"}, "--json: '/dev/null' is not a regular file"},
+        {{"--data", "/dev/zero"}, "--data: '/dev/zero' is not a regular file"},
+        {{"--data", dir}, "is a directory"},
+    };
+    for (const auto& [extra, needle] : cases) {
+        const auto [message, kind] = refusalWith(extra);
+        EXPECT_NE(message.find(needle), std::string::npos) << needle << " → '" << message << "'";
+        EXPECT_NE(kind, ErrorKind::Internal) << needle;
     }
 }
 

@@ -1,6 +1,8 @@
-// `shardscope-cli run`, as a real process: the JSON report and exit code 2 on bad flags.
+// `shardscope-cli run`, as a real process: the JSON report, exit code 2 on bad flags, and
+// outputs and inputs checked before anything runs.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -201,6 +204,133 @@ TEST(trainCli, BadFlagsExitTwoWithOneLine) {
     const Result oom = runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --capacity 1200000");
     EXPECT_EQ(oom.code, 1) << oom.err;
     EXPECT_NE(oom.err.find("out of memory"), std::string::npos) << oom.err;
+}
+
+// A folder of its own per test, removed afterwards.
+struct Scratch {
+    explicit Scratch(const std::string& name)
+        : dir(fs::temp_directory_path() / ("shardscope_train_cli_" + name + "_" + std::to_string(::getpid()))) {
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+    }
+    ~Scratch() { fs::remove_all(dir); }
+    std::string operator/(const std::string& name) const { return (dir / name).string(); }
+    fs::path dir;
+};
+
+bool noStepRan(const Result& r) { return r.out.find("step ") == std::string::npos; }
+
+TEST(trainCli, OutputsThatCannotBeWrittenAreRefusedBeforeRunning) {
+    const Scratch s("outputs");
+    ASSERT_EQ(::mkfifo((s / "fifo").c_str(), 0600), 0);
+    fs::create_directories(s.dir / "folder");
+    const std::string run = "run --model tiny --ranks 1 --strategy ddp --steps 2 ";
+    for (const std::string& flags : std::vector<std::string>{"--json " + (s / "fifo"), "--trace " + (s / "fifo"), "--ending " + (s / "fifo"),
+                                     "--json " + (s / "folder"), "--trace " + (s / "folder"),
+                                     "--ending " + (s / "folder"), "--weights-out " + (s / "folder"),
+                                     "--json " + (s / "missing/r.json"), "--trace /proc/r.sstrace"}) {
+        const Result r = runCli(run + flags);
+        EXPECT_EQ(r.code, 2) << flags << "\n" << r.err;
+        EXPECT_TRUE(noStepRan(r)) << flags << ": refused before the run\n" << r.out;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << flags << "\n" << r.err;
+    }
+    struct stat st{};
+    ASSERT_EQ(::stat((s / "fifo").c_str(), &st), 0);
+    EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was not replaced by a regular file";
+    EXPECT_TRUE(fs::is_directory(s.dir / "folder"));
+}
+
+TEST(trainCli, TwoOutputsNamingOneFileAreRefusedBeforeRunning) {
+    const Scratch s("same");
+    std::ofstream(s / "data.txt") << std::string(300, 'a');
+    fs::create_directories(s.dir / "sub");
+    const std::string run = "run --model tiny --ranks 1 --strategy ddp --steps 2 ";
+    for (const std::string& flags :
+         {"--json " + (s / "x") + " --trace " + (s / "x"), "--json " + (s / "x") + " --trace " + (s / "sub/../x"),
+          "--json " + (s / "x") + " --ending " + (s / "x"), "--trace " + (s / "x") + " --weights-out " + (s / "x"),
+          "--data " + (s / "data.txt") + " --json " + (s / "data.txt")}) {
+        const Result r = runCli(run + flags);
+        EXPECT_EQ(r.code, 2) << flags << "\n" << r.err;
+        EXPECT_NE(r.err.find("name the same file"), std::string::npos) << flags << "\n" << r.err;
+        EXPECT_TRUE(noStepRan(r)) << flags << "\n" << r.out;
+    }
+    EXPECT_FALSE(fs::exists(s.dir / "x"));
+    EXPECT_EQ(slurp(s / "data.txt"), std::string(300, 'a')) << "the training data is untouched";
+}
+
+TEST(trainCli, ContradictoryOrRepeatedFlagsAreRefused) {
+    const std::string run = "run --model tiny --ranks 1 --strategy ddp --steps 1 ";
+    for (const std::string& args :
+         {run + "--steps 2", run + "--json a.json --json b.json", run + "--ranks 1", run + "--shared-device --shared-device",
+          run + "--deterministic --deterministic", run + "--seed 0x10", run + "--lr 0x1p-3",
+          std::string("run --model tiny --ranks 2 --strategy zero3 --steps 1 --hybrid-group 2"),
+          std::string("run --model tiny --ranks 2 --strategy ddp --steps 1 --hybrid-group 1"),
+          std::string("compare --ranks 1 --steps 1 --nondeterministic --deterministic"),
+          std::string("compare --ranks 1 --steps 1 --strategies ddp --strategies zero1"),
+          std::string("compare --ranks 1 --steps 1 --weights-out w.bin"),
+          std::string("compare --ranks 2 --steps 1 --strategies ddp,zero3 --hybrid-group 2")}) {
+        const Result r = runCli(args);
+        EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+        EXPECT_TRUE(noStepRan(r)) << args;
+    }
+    EXPECT_NE(runCli(run + "--steps 2").err.find("--steps is given twice"), std::string::npos);
+    // In compare the group goes to the rows that have shard groups (and twice is still twice).
+    const Result hybrid = runCli("compare --ranks 2 --shared-device --steps 1 --strategies ddp,fsdp_hybrid --hybrid-group 2");
+    EXPECT_EQ(hybrid.code, 0) << hybrid.err;
+    EXPECT_EQ(runCli("compare --ranks 2 --steps 1 --strategies fsdp_hybrid --hybrid-group 2 --hybrid-group 2").code, 2);
+}
+
+TEST(trainCli, DataThatIsNotARegularFileOfEnoughBytesIsBadInputUpFront) {
+    const Scratch s("data");
+    ASSERT_EQ(::mkfifo((s / "fifo").c_str(), 0600), 0);
+    std::ofstream(s / "empty");
+    std::ofstream(s / "short") << "tiny";
+    // timeout: the old reader blocked on a FIFO and read /dev/zero until memory ran out.
+    for (const std::string& data : std::vector<std::string>{s / "fifo", std::string("/dev/zero"), s / "empty", s / "short", s.dir.string()}) {
+        const Result r = runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --data " + data);
+        EXPECT_EQ(r.code, 2) << data << "\n" << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << data << "\n" << r.err;
+        EXPECT_NE(r.err.find("--data: "), std::string::npos) << r.err;
+        EXPECT_EQ(r.out, "") << data << ": refused before the run starts";
+    }
+}
+
+TEST(trainCli, ReportOfAFifoOrDeviceIsRefusedWithoutBlocking) {
+    const Scratch s("report");
+    ASSERT_EQ(::mkfifo((s / "fifo").c_str(), 0600), 0);
+    for (const std::string& file : std::vector<std::string>{s / "fifo", "/dev/zero", s.dir.string()}) {
+        const Result r = runCli("report " + file);
+        EXPECT_EQ(r.code, 2) << file << "\n" << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << file << "\n" << r.err;
+    }
+}
+
+// Two runs recording to one path at the same time: each writes its own temporary file, and the
+// one that finishes second does not replace the first one's recording without saying so.
+TEST(trainCli, TwoRunsWithOneTraceNeitherCorruptNorSilentlyReplace) {
+    const Scratch s("two");
+    const std::string cli = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli";
+    const std::string one = cli + " run --model tiny --ranks 1 --strategy ddp --steps 300 --trace " + (s / "t.sstrace");
+    const std::string cmd = "(" + one + " >" + (s / "a.out") + " 2>" + (s / "a.err") + "; echo $? >" + (s / "a.rc") + ") & (" +
+                            one + " >" + (s / "b.out") + " 2>" + (s / "b.err") + "; echo $? >" + (s / "b.rc") + ") & wait";
+    ASSERT_EQ(std::system(("bash -c '" + cmd + "'").c_str()), 0);
+    const int a = std::stoi(slurp(s / "a.rc")), b = std::stoi(slurp(s / "b.rc"));
+    const std::string errs = slurp(s / "a.err") + slurp(s / "b.err");
+    EXPECT_EQ(a + b, 1) << "one run put its recording in place, the other says where its own went\n" << errs;
+    EXPECT_NE(errs.find("was written by another process while this job ran"), std::string::npos) << errs;
+    EXPECT_TRUE(fs::exists(s.dir / "t.sstrace"));
+    int recordings = 0, partial = 0;
+    for (const auto& e : fs::directory_iterator(s.dir)) {
+        const std::string name = e.path().filename().string();
+        if (name.ends_with(".sstrace")) {
+            ++recordings;
+            EXPECT_GT(fs::file_size(e.path()), 1000u) << name;
+        }
+        if (name.find("partial") != std::string::npos) ++partial;
+    }
+    EXPECT_EQ(recordings, 2) << "both recordings kept";
+    EXPECT_EQ(partial, 0) << "no temporary file left behind";
 }
 
 } // namespace
