@@ -57,7 +57,7 @@ class CompareViewTest : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     void parsesWorkerReports() {
-        const CompareRun r = parseCompareRun(reportJson("zero3", 100, 5000, "abc"));
+        const replay::CompareRun r = replay::parseCompareRun(reportJson("zero3", 100, 5000, "abc"));
         QCOMPARE(r.strategy, std::string("zero3"));
         QCOMPARE(r.worldSize, 4);
         QCOMPARE(r.ranks.size(), std::size_t{4});
@@ -70,33 +70,33 @@ private Q_SLOTS:
         QVERIFY(!r.maxAbsDeltaVsDdp);
         // One run report; shardscope-cli compare --json (app/cli/cmd_compare.cpp); errors name
         // the problem.
-        QCOMPARE(parseCompareRuns(reportJson("zero2", 1, 2, "x")).size(), std::size_t{1});
+        QCOMPARE(replay::parseCompareRuns(reportJson("zero2", 1, 2, "x")).size(), std::size_t{1});
         report::CompareReport both;
         both.ranks = 4;
         both.strategies = {typedReport("ddp", 400, 9000, "d"), typedReport("zero3", 100, 5000, "d", 0.0)};
-        const auto cli = parseCompareRuns(report::toJson(both).dump());
+        const auto cli = replay::parseCompareRuns(report::toJson(both).dump());
         QCOMPARE(cli.size(), std::size_t{2});
         QCOMPARE(cli[1].maxAbsDeltaVsDdp.value_or(-1), 0.0);
-        QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("{\"runs\":[" + reportJson("ddp", 400, 9000, "d") + "]}"));
-        QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("[" + reportJson("zero2", 1, 2, "x") + "]"));
-        QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("not json"));
+        QVERIFY_THROWS_EXCEPTION(Error, replay::parseCompareRuns("{\"runs\":[" + reportJson("ddp", 400, 9000, "d") + "]}"));
+        QVERIFY_THROWS_EXCEPTION(Error, replay::parseCompareRuns("[" + reportJson("zero2", 1, 2, "x") + "]"));
+        QVERIFY_THROWS_EXCEPTION(Error, replay::parseCompareRuns("not json"));
     }
 
     void parityAgainstDdp() {
-        const std::vector<CompareRun> runs = {
-            parseCompareRun(reportJson("ddp", 400, 9000, "d1")),
-            parseCompareRun(reportJson("zero1", 200, 7000, "d1")),
-            parseCompareRun(reportJson("zero2", 150, 6000, "ff")),
-            parseCompareRun(reportJson("zero3", 100, 5000, "ff", 0.0)),
-            parseCompareRun(reportJson("fsdp", 100, 5000, "ff", 2.5e-7))};
-        QCOMPARE(parityOf(runs[0], runs).kind, Parity::Kind::Reference);
-        QCOMPARE(parityOf(runs[1], runs).kind, Parity::Kind::DigestEqual);
-        QCOMPARE(parityOf(runs[2], runs).kind, Parity::Kind::DigestDiffers);
-        QCOMPARE(parityOf(runs[3], runs).kind, Parity::Kind::BitwiseEqual);
-        const Parity fsdp = parityOf(runs[4], runs);
-        QCOMPARE(fsdp.kind, Parity::Kind::Delta);
+        const std::vector<replay::CompareRun> runs = {
+            replay::parseCompareRun(reportJson("ddp", 400, 9000, "d1")),
+            replay::parseCompareRun(reportJson("zero1", 200, 7000, "d1")),
+            replay::parseCompareRun(reportJson("zero2", 150, 6000, "ff")),
+            replay::parseCompareRun(reportJson("zero3", 100, 5000, "ff", 0.0)),
+            replay::parseCompareRun(reportJson("fsdp", 100, 5000, "ff", 2.5e-7))};
+        QCOMPARE(replay::parityOf(runs[0], runs).kind, replay::Parity::Kind::Reference);
+        QCOMPARE(replay::parityOf(runs[1], runs).kind, replay::Parity::Kind::DigestEqual);
+        QCOMPARE(replay::parityOf(runs[2], runs).kind, replay::Parity::Kind::DigestDiffers);
+        QCOMPARE(replay::parityOf(runs[3], runs).kind, replay::Parity::Kind::BitwiseEqual);
+        const replay::Parity fsdp = replay::parityOf(runs[4], runs);
+        QCOMPARE(fsdp.kind, replay::Parity::Kind::Delta);
         QCOMPARE(fsdp.delta, 2.5e-7);
-        QCOMPARE(parityOf(runs[1], {runs[1]}).kind, Parity::Kind::NoReference);
+        QCOMPARE(replay::parityOf(runs[1], {runs[1]}).kind, replay::Parity::Kind::NoReference);
 
         CompareView view;
         view.resize(1200, 800);
@@ -139,7 +139,7 @@ private Q_SLOTS:
         f.write(QByteArray::fromStdString(file));
         f.close();
 
-        const auto runs = parseCompareRuns(file);
+        const auto runs = replay::parseCompareRuns(file);
         QCOMPARE(runs[1].exposedComm.value_or(-1), 0.471);
         QCOMPARE(runs[1].exposedRank, 0);
         QCOMPARE(runs[1].ranks[1].exposedComm.value_or(-1), 0.2);
