@@ -143,7 +143,7 @@ private Q_SLOTS:
         QVERIFY2(document.reportProblem().contains(QStringLiteral("report has no schema field")),
                  qPrintable(document.reportProblem()));
         page.finishPendingDraws();
-        QVERIFY2(page.exposedText().contains(QStringLiteral("could not be read")) &&
+        QVERIFY2(page.exposedText().contains(QStringLiteral("Report unreadable")) &&
                      page.exposedText().contains(QStringLiteral("report has no schema field")),
                  qPrintable(page.exposedText()));
 
@@ -153,7 +153,7 @@ private Q_SLOTS:
         QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
         QVERIFY(document.reportProblem().isEmpty());
         page.finishPendingDraws();
-        QVERIFY2(!page.exposedText().contains(QStringLiteral("could not be read")), qPrintable(page.exposedText()));
+        QVERIFY2(!page.exposedText().contains(QStringLiteral("Report unreadable")), qPrintable(page.exposedText()));
     }
 
     void goldenRecordingDrivesTheRankView() {

@@ -357,7 +357,7 @@ QString RanksPage::exposedText() const { return exposedLine_->text(); }
 void RanksPage::updateExposed(int chartRank) {
     QStringList parts;
     if (!report_ && !document_.reportProblem().isEmpty())
-        parts << tr("<b>No report</b>: the run's report could not be read (%1). The steps replay without it.")
+        parts << tr("<b>Report unreadable</b> — %1. The steps replay without it.")
                      .arg(document_.reportProblem().toHtmlEscaped());
     if (report_) {
         std::vector<std::pair<int, double>> exposed;
