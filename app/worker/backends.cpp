@@ -4,6 +4,7 @@
 #include "comm/shared_device_communicator.h"
 #include "core/error.h"
 #include "device/cpu_device.h"
+#include "plan/policy.h"
 #include "platform/cuda_probe.h"
 
 #if SHARDSCOPE_HAVE_CUDA
@@ -17,7 +18,7 @@ namespace shardscope::worker {
 
 namespace {
 
-bool hybrid(const train::RunConfig& c) { return c.strategy == theory::Strategy::FsdpHybridShard; }
+bool hybrid(const train::RunConfig& c) { return plan::policyFor(c.strategy).hybrid; }
 
 // The members of every group of a kind, in rank order within each group: the world, HYBRID's
 // shard groups (consecutive ranks) and its replica groups (same index in every shard group).

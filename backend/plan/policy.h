@@ -54,6 +54,7 @@ struct Policy {
     bool usesMaxInflight() const { return fsdp; }
     bool usesPersistence() const { return strategy == Strategy::Zero3; }
     bool usesHybridGroup() const { return hybrid; }
+    bool usesNoSync() const { return fsdp; }
 };
 
 Policy policyFor(Strategy strategy, const Knobs& knobs);

@@ -1,6 +1,7 @@
 #include "runconfig/problems.h"
 
 #include "runconfig/run_config.h"
+#include "plan/policy.h"
 #include "core/error.h"
 #include "theory/input_error.h"
 
@@ -52,8 +53,9 @@ std::vector<Problem> validate(const RunConfig& c) {
         out.push_back({Field::Capacity, Code::OutOfRange, 0, 1, INT64_MAX, {}});
     if (c.strategy == theory::Strategy::FsdpShardGradOp && k.reshardAfterForward)
         out.push_back({Field::ReshardAfterForward, Code::ContradictsStrategy, 1, 0, 0, {}});
-    if (k.noSync && !usesNoSync(c.strategy)) out.push_back({Field::NoSync, Code::NotForStrategy, 1, 0, 0, {}});
-    if (usesHybridGroup(c.strategy)) {
+    const plan::Policy policy = plan::policyFor(c.strategy);
+    if (k.noSync && !policy.usesNoSync()) out.push_back({Field::NoSync, Code::NotForStrategy, 1, 0, 0, {}});
+    if (policy.usesHybridGroup()) {
         const Limit& g = limitOf(Field::HybridGroup);
         if (k.hybridGroupSize < g.min || k.hybridGroupSize > g.max)
             out.push_back({Field::HybridGroup, Code::OutOfRange, k.hybridGroupSize, g.min, g.max, {}});

@@ -204,18 +204,6 @@ nlohmann::json toJson(const RunConfig& c) {
     return j;
 }
 
-bool usesPrefetch(theory::Strategy s) { return s == theory::Strategy::Zero3 || usesNoSync(s); }
-bool usesReshardAfterForward(theory::Strategy s) {
-    return s == theory::Strategy::FsdpFullShard || s == theory::Strategy::FsdpHybridShard;
-}
-bool usesMaxInflight(theory::Strategy s) { return usesNoSync(s); }
-bool usesPersistence(theory::Strategy s) { return s == theory::Strategy::Zero3; }
-bool usesHybridGroup(theory::Strategy s) { return s == theory::Strategy::FsdpHybridShard; }
-bool usesNoSync(theory::Strategy s) {
-    return s == theory::Strategy::FsdpFullShard || s == theory::Strategy::FsdpShardGradOp ||
-           s == theory::Strategy::FsdpHybridShard;
-}
-
 theory::Scenario scenarioOf(const RunConfig& c) {
     theory::Scenario s;
     s.shape = c.preset.shape;

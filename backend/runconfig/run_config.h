@@ -76,12 +76,4 @@ nlohmann::json toJson(const RunConfig& config);
 // The theory engine's view of this run.
 theory::Scenario scenarioOf(const RunConfig& config);
 
-// Which knobs a strategy reads (the others are neither sent nor shown as active).
-bool usesPrefetch(theory::Strategy s);
-bool usesReshardAfterForward(theory::Strategy s);
-bool usesMaxInflight(theory::Strategy s);
-bool usesPersistence(theory::Strategy s);
-bool usesHybridGroup(theory::Strategy s);
-bool usesNoSync(theory::Strategy s);
-
 } // namespace shardscope::runconfig

@@ -1,5 +1,6 @@
-// Compare mode: reports as the worker writes them (report::toJson) parse into the
-// numbers the charts show; parity badges say bitwise equal / |Δ| / digest against DDP.
+// Compare mode: reports as the worker writes them (report::toJson) become the charts and the
+// parity badges (bitwise equal / |Δ| / digest against DDP). The numbers themselves are tested in
+// tests/unit/compare_data_test.cpp.
 #include <QFile>
 #include <QLabel>
 #include <QTemporaryDir>
@@ -11,93 +12,26 @@
 #include "compare/compare_view.h"
 #include "core/error.h"
 #include "report/report.h"
+#include "sample_reports.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
 
-namespace {
-
-// A report as the worker writes it (report::toJson of the typed report): four ranks.
-report::RunReport typedReport(const std::string& strategy, std::uint64_t shard, std::uint64_t peak,
-                              const std::string& digest, std::optional<double> deltaVsDdp = std::nullopt) {
-    report::RunReport r;
-    r.strategy = strategy;
-    r.model = "tiny";
-    r.worldSize = 4;
-    r.steps = 1;
-    for (int rank = 0; rank < 4; ++rank) {
-        report::RankReport rr;
-        rr.rank = rank;
-        rr.peakBytes[index(Category::ParamShard)] = shard;
-        rr.peakBytes[index(Category::Activation)] = 1000;
-        rr.peakTotal = peak + static_cast<std::uint64_t>(rank);
-        rr.modelStateBytes[index(Category::ParamShard)] = shard;
-        rr.modelStateBytes[index(Category::AdamM)] = 2 * shard;
-        rr.commBytesPerStep = {{"all_gather", 3000}};
-        r.ranks.push_back(rr);
-    }
-    r.commBytesPerStep = {{"all_gather", 3000}, {"reduce_scatter", 1500.5}};
-    r.theory.modelStateBytes[index(Category::ParamShard)] = shard;
-    r.theory.modelStateBytes[index(Category::AdamM)] = 2 * shard;
-    r.theory.predictedPeakBytes = peak;
-    r.theory.commBytesPerStep = {{"all_gather", 3000}, {"reduce_scatter", 1500}};
-    r.paramDigest = digest;
-    r.maxAbsDeltaVsDdp = deltaVsDdp;
-    return r;
-}
-
-std::string reportJson(const std::string& strategy, std::uint64_t shard, std::uint64_t peak, const std::string& digest,
-                   std::optional<double> deltaVsDdp = std::nullopt) {
-    return report::toJson(typedReport(strategy, shard, peak, digest, deltaVsDdp)).dump();
-}
-
-} // namespace
+using shardscope::testing::reportJson;
+using shardscope::testing::typedReport;
 
 class CompareViewTest : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void parsesWorkerReports() {
-        const CompareRun r = parseCompareRun(reportJson("zero3", 100, 5000, "abc"));
-        QCOMPARE(r.strategy, std::string("zero3"));
-        QCOMPARE(r.worldSize, 4);
-        QCOMPARE(r.ranks.size(), std::size_t{4});
-        QCOMPARE(r.ranks[2].peakTotal, std::uint64_t{5002});
-        QCOMPARE(r.peakMax(), std::uint64_t{5003});
-        QCOMPARE(r.ranks[1].modelStates[index(Category::AdamM)], std::uint64_t{200});
-        QCOMPARE(r.commTotal(), 4500.5);
-        QCOMPARE(r.theoryCommTotal(), 4500.0);
-        QCOMPARE(r.theoryPeak, std::uint64_t{5000});
-        QVERIFY(!r.maxAbsDeltaVsDdp);
-        // One run report; shardscope-cli compare --json (app/cli/cmd_compare.cpp); errors name
-        // the problem.
-        QCOMPARE(parseCompareRuns(reportJson("zero2", 1, 2, "x")).size(), std::size_t{1});
-        report::CompareReport both;
-        both.ranks = 4;
-        both.strategies = {typedReport("ddp", 400, 9000, "d"), typedReport("zero3", 100, 5000, "d", 0.0)};
-        const auto cli = parseCompareRuns(report::toJson(both).dump());
-        QCOMPARE(cli.size(), std::size_t{2});
-        QCOMPARE(cli[1].maxAbsDeltaVsDdp.value_or(-1), 0.0);
-        QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("{\"runs\":[" + reportJson("ddp", 400, 9000, "d") + "]}"));
-        QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("[" + reportJson("zero2", 1, 2, "x") + "]"));
-        QVERIFY_THROWS_EXCEPTION(Error, parseCompareRuns("not json"));
-    }
-
+    // The badges say what parityOf says (tests/unit/compare_data_test.cpp); the charts show
+    // every run.
     void parityAgainstDdp() {
-        const std::vector<CompareRun> runs = {
-            parseCompareRun(reportJson("ddp", 400, 9000, "d1")),
-            parseCompareRun(reportJson("zero1", 200, 7000, "d1")),
-            parseCompareRun(reportJson("zero2", 150, 6000, "ff")),
-            parseCompareRun(reportJson("zero3", 100, 5000, "ff", 0.0)),
-            parseCompareRun(reportJson("fsdp", 100, 5000, "ff", 2.5e-7))};
-        QCOMPARE(parityOf(runs[0], runs).kind, Parity::Kind::Reference);
-        QCOMPARE(parityOf(runs[1], runs).kind, Parity::Kind::DigestEqual);
-        QCOMPARE(parityOf(runs[2], runs).kind, Parity::Kind::DigestDiffers);
-        QCOMPARE(parityOf(runs[3], runs).kind, Parity::Kind::BitwiseEqual);
-        const Parity fsdp = parityOf(runs[4], runs);
-        QCOMPARE(fsdp.kind, Parity::Kind::Delta);
-        QCOMPARE(fsdp.delta, 2.5e-7);
-        QCOMPARE(parityOf(runs[1], {runs[1]}).kind, Parity::Kind::NoReference);
-
+        const std::vector<replay::CompareRun> runs = {
+            replay::parseCompareRun(reportJson("ddp", 400, 9000, "d1")),
+            replay::parseCompareRun(reportJson("zero1", 200, 7000, "d1")),
+            replay::parseCompareRun(reportJson("zero2", 150, 6000, "ff")),
+            replay::parseCompareRun(reportJson("zero3", 100, 5000, "ff", 0.0)),
+            replay::parseCompareRun(reportJson("fsdp", 100, 5000, "ff", 2.5e-7))};
         CompareView view;
         view.resize(1200, 800);
         view.setRuns(runs);
@@ -139,7 +73,7 @@ private Q_SLOTS:
         f.write(QByteArray::fromStdString(file));
         f.close();
 
-        const auto runs = parseCompareRuns(file);
+        const auto runs = replay::parseCompareRuns(file);
         QCOMPARE(runs[1].exposedComm.value_or(-1), 0.471);
         QCOMPARE(runs[1].exposedRank, 0);
         QCOMPARE(runs[1].ranks[1].exposedComm.value_or(-1), 0.2);

@@ -110,14 +110,50 @@ private Q_SLOTS:
             QVERIFY(page.rankView()->state() == page.model().stateAt(k));
         }
         page.showPeakOfStep(1);
-        const LedgerState& shown = page.rankView()->state();
-        QVERIFY(std::any_of(shown.begin(), shown.end(), [](const RankState& s) { return s.live.category(Category::ParamFull) > 0; }));
+        const replay::LedgerState& shown = page.rankView()->state();
+        QVERIFY(std::any_of(shown.begin(), shown.end(), [](const replay::RankState& s) { return s.live.category(Category::ParamFull) > 0; }));
         page.finishPendingDraws();
         QVERIFY(page.savingsChart()->measuredSavings().has_value());
         // ZeRO-3 on 3 ranks: model states are about a third of DDP's (padding makes it a bit less).
         QVERIFY2(std::abs(*page.savingsChart()->measuredSavings() - 3.0) < 0.05, qPrintable(QString::number(*page.savingsChart()->measuredSavings())));
         QVERIFY(page.memoryChart()->pointCount() > 10);
         QCOMPARE(page.lossChart()->pointCount(), 2);
+    }
+
+    // A recording whose report does not read (here: from before reports had a schema) still
+    // replays, and the page says why it has no report.
+    void unreadableReportIsExplained() {
+        QTemporaryDir dir;
+        testing::SyntheticRun run;
+        run.withReport = false;
+        run.withEnd = false;
+        std::string bytes = testing::syntheticStream(run);
+        nlohmann::json old = report::toJson(report::RunReport{});
+        old.erase("schema");
+        protocol::writeRecord(bytes, protocol::Report{old.dump()});
+        protocol::writeRecord(bytes, protocol::End{});
+        const QString path = writeFile(dir, QStringLiteral("old.sstrace"), bytes);
+        RunDocument document;
+        RanksPage page(document);
+        QSignalSpy ended(&page, &RanksPage::runEnded);
+        QVERIFY(page.openRecording(path));
+        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
+        QCOMPARE(page.model().stepCount(), std::size_t{2});
+        QVERIFY(!document.report());
+        QVERIFY2(document.reportProblem().contains(QStringLiteral("report has no schema field")),
+                 qPrintable(document.reportProblem()));
+        page.finishPendingDraws();
+        QVERIFY2(page.exposedText().contains(QStringLiteral("Report unreadable")) &&
+                     page.exposedText().contains(QStringLiteral("report has no schema field")),
+                 qPrintable(page.exposedText()));
+
+        // The next recording reads its report: the reason goes away.
+        const QString good = writeFile(dir, QStringLiteral("good.sstrace"), testing::syntheticStream(testing::SyntheticRun{}));
+        QVERIFY(page.openRecording(good));
+        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
+        QVERIFY(document.reportProblem().isEmpty());
+        page.finishPendingDraws();
+        QVERIFY2(!page.exposedText().contains(QStringLiteral("Report unreadable")), qPrintable(page.exposedText()));
     }
 
     void goldenRecordingDrivesTheRankView() {

@@ -1,16 +1,18 @@
 // The Ranks page's run settings are the worker's run configuration: the same presets (every
-// entry of models.json), the same limits (one table), the worker's flags from toWorkerArgs.
+// entry of models.json), the same limits (one table), the worker's flags from toWorkerArgs;
+// validation with reasons, threads vs mpirun, GPU placement.
 #include <QComboBox>
 #include <QSpinBox>
 #include <QTest>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "run/run_config_panel.h"
-#include "run_request.h"
+#include "run/run_request.h"
 #include "runconfig/problems.h"
 
 using namespace shardscope;
@@ -85,6 +87,100 @@ private Q_SLOTS:
         expected.streamPath = "/tmp/s.sock";
         QCOMPARE(runconfig::toJson(back).dump(), runconfig::toJson(expected).dump());
         QCOMPARE(back.knobs.prefetchDepth, 3);
+    }
+
+    void settingsAreValidatedWithReasons() {
+        RunRequest r;
+        QVERIFY(validate(r).empty());
+        r.strategy = theory::Strategy::FsdpHybridShard;
+        r.ranks = 6;
+        r.hybridGroup = 4;
+        const auto issues = validate(r);
+        QCOMPARE(issues.size(), std::size_t{1});
+        QCOMPARE(issues[0].field, RunField::HybridGroup);
+        QVERIFY2(issues[0].message.contains(QStringLiteral("1, 2, 3, 6")), qPrintable(issues[0].message));
+        r.gpu = true;
+        GpuSupport none; // no device: the probe's reason under the backend
+        none.cuda.reason = "no CUDA device (test)";
+        const auto withGpu = validate(r, none);
+        QVERIFY(std::any_of(withGpu.begin(), withGpu.end(), [](const FieldIssue& i) {
+            return i.field == RunField::Backend && i.message.contains(QStringLiteral("no CUDA device (test)"));
+        }));
+        QString error;
+        QCOMPARE(parseByteText(QStringLiteral("64MiB"), &error).value(), std::uint64_t{64} << 20);
+        QCOMPARE(parseByteText(QStringLiteral("1.5 GB"), &error).value(), std::uint64_t{1500000000});
+        QVERIFY(!parseByteText(QString(), &error) && error.isEmpty());
+        QVERIFY(!parseByteText(QStringLiteral("lots"), &error) && error.contains(QStringLiteral("lots")));
+    }
+
+    void workerArgumentsNameOnlyWhatTheStrategyReads() {
+        RunRequest r;
+        r.prefetch = 2;
+        r.maxInflight = 5; // FSDP-only: not sent for ZeRO-3
+        r.capacityBytes = 1000000;
+        const QStringList a = workerArguments(r, QStringLiteral("/tmp/x/stream.sock"));
+        QVERIFY(a.join(QLatin1Char(' ')).contains(QStringLiteral("--model small --strategy zero3 --steps 10")));
+        QVERIFY(a.contains(QStringLiteral("--prefetch")));
+        QVERIFY(!a.contains(QStringLiteral("--max-inflight")));
+        QCOMPARE(a.at(a.indexOf(QStringLiteral("--capacity")) + 1), QStringLiteral("1000000"));
+        QCOMPARE(a.last(), QStringLiteral("/tmp/x/stream.sock"));
+    }
+
+    // Ranks as threads: the worker runs them itself, told how many (no mpirun, no -np); under
+    // mpirun the same worker arguments without them.
+    void threadsAskTheWorkerForSharedDeviceRanks() {
+        RunRequest r;
+        r.model = QStringLiteral("tiny");
+        r.ranks = 3;
+        const QStringList mpi = workerArguments(r, QStringLiteral("/tmp/s.sock"));
+        QVERIFY(!mpi.contains(QStringLiteral("--shared-device")));
+        QVERIFY(!mpi.contains(QStringLiteral("--ranks")));
+
+        r.threads = true;
+        const QStringList threads = workerArguments(r, QStringLiteral("/tmp/s.sock"));
+        QVERIFY(!threads.join(QLatin1Char(' ')).contains(QStringLiteral("mpirun")));
+        QVERIFY(!threads.contains(QStringLiteral("-np")));
+        QVERIFY(threads.join(QLatin1Char(' ')).endsWith(QStringLiteral("--shared-device --ranks 3")));
+        QCOMPARE(threads.at(threads.indexOf(QStringLiteral("--stream")) + 1), QStringLiteral("/tmp/s.sock"));
+
+        r.gpu = true;
+        const QStringList gpu = workerArguments(r, QStringLiteral("/tmp/s.sock"));
+        QCOMPARE(gpu.at(gpu.indexOf(QStringLiteral("--backend")) + 1), QStringLiteral("cuda"));
+    }
+
+    // With a device, GPU ranks under mpirun need a GPU each (NCCL refuses two ranks on one);
+    // more ranks than GPUs ask for the threads mode, which shares GPU 0.
+    void gpuWithMoreRanksThanGpusNeedsThreads() {
+        GpuSupport one;
+        one.cuda.available = true;
+        one.cuda.deviceCount = 1;
+        one.workerCuda = one.workerNccl = true;
+        RunRequest r;
+        r.model = QStringLiteral("tiny");
+        r.ranks = 2;
+        r.gpu = true;
+        const auto issues = validate(r, one);
+        QCOMPARE(issues.size(), std::size_t{1});
+        QCOMPARE(issues[0].field, RunField::Threads);
+        QVERIFY2(issues[0].message.contains(QStringLiteral("Ranks as threads in one process")), qPrintable(issues[0].message));
+        r.threads = true;
+        QVERIFY(validate(r, one).empty());
+        r.threads = false;
+        r.ranks = 1;
+        QVERIFY(validate(r, one).empty());
+        // Enough GPUs but no NCCL in this build: threads again.
+        GpuSupport noNccl = one;
+        noNccl.cuda.deviceCount = 4;
+        noNccl.workerNccl = false;
+        r.ranks = 2;
+        QCOMPARE(validate(r, noNccl).size(), std::size_t{1});
+        noNccl.workerNccl = true;
+        QVERIFY(validate(r, noNccl).empty());
+        // A device, but a worker without CUDA: the backend says so.
+        GpuSupport noCuda = one;
+        noCuda.workerCuda = false;
+        QVERIFY(!gpuUnavailableReason(noCuda).isEmpty());
+        QVERIFY(gpuUnavailableReason(one).isEmpty());
     }
 };
 

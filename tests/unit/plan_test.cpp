@@ -185,6 +185,7 @@ TEST(planPolicy, EveryStrategyAndFsdpFlavour) {
         EXPECT_FALSE(p.keepFullGrads) << name;
         EXPECT_EQ(p.usesPrefetch(), r.params) << name;
         EXPECT_EQ(p.usesMaxInflight(), r.fsdp) << name;
+        EXPECT_EQ(p.usesNoSync(), r.fsdp) << name;
         EXPECT_EQ(p.usesHybridGroup(), r.hybrid) << name;
         EXPECT_EQ(p.usesPersistence(), r.s == Strategy::Zero3) << name;
         EXPECT_EQ(p.usesReshardAfterForward(), r.s == Strategy::FsdpFullShard || r.hybrid) << name;

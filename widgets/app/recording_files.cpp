@@ -23,14 +23,14 @@ namespace {
 const QString kRecentKey = QStringLiteral("recent/recordings");
 }
 
-std::string encodeRecording(const replay::ReplayModel& m, const std::string& reportJson, const std::vector<FailureInfo>& failures) {
+std::string encodeRecording(const replay::ReplayModel& m, const std::string& reportJson, const std::vector<replay::FailureInfo>& failures) {
     std::string out;
     protocol::writeHeader(out);
     const int n = m.worldSize();
     const std::string config = m.info() ? m.info()->configJson : std::string("{}");
     for (int r = 0; r < n; ++r) protocol::writeRecord(out, protocol::Handshake{r, n, config});
     std::vector<std::vector<Event>> perRank(static_cast<std::size_t>(n));
-    for (const StepPtr& s : m.steps()) {
+    for (const replay::StepPtr& s : m.steps()) {
         for (auto& v : perRank) v.clear();
         for (const Event& e : s->events)
             if (e.rank >= 0 && e.rank < n) perRank[static_cast<std::size_t>(e.rank)].push_back(e);
@@ -41,7 +41,7 @@ std::string encodeRecording(const replay::ReplayModel& m, const std::string& rep
         if (s->complete) protocol::writeRecord(out, protocol::StepSummary{s->step, s->loss, s->stepNs});
     }
     if (!reportJson.empty()) protocol::writeRecord(out, protocol::Report{reportJson});
-    for (const FailureInfo& f : failures) protocol::writeRecord(out, protocol::Failure{f.rank, f.step, f.message});
+    for (const replay::FailureInfo& f : failures) protocol::writeRecord(out, protocol::Failure{f.rank, f.step, f.message});
     protocol::writeRecord(out, protocol::End{});
     return out;
 }

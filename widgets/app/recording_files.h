@@ -22,7 +22,7 @@ class RunDocument;
 
 // The recording of what `model` holds (protocol::writeHeader + records).
 std::string encodeRecording(const replay::ReplayModel& model, const std::string& reportJson,
-                            const std::vector<FailureInfo>& failures);
+                            const std::vector<replay::FailureInfo>& failures);
 
 class RecordingFiles : public QObject {
     Q_OBJECT

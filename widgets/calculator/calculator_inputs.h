@@ -3,8 +3,8 @@
 // It only reports what the user chose; validity is decided when the result is computed.
 #include <QWidget>
 
-#include "calculator_compute.h"
-#include "presets.h"
+#include "calculator/calculator_compute.h"
+#include "calculator/presets.h"
 
 class QComboBox;
 class QLabel;

@@ -6,7 +6,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "calculator_compute.h"
+#include "calculator/calculator_compute.h"
 
 class QLabel;
 class QTableView;

@@ -3,7 +3,7 @@
 // the shared category palette.
 #include <QWidget>
 
-#include "calculator_compute.h"
+#include "calculator/calculator_compute.h"
 
 class QCustomPlot;
 

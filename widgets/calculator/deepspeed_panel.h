@@ -3,7 +3,7 @@
 // Ψ next to ShardScope's bytes for the same offload setting, and why the two differ.
 #include <QGroupBox>
 
-#include "calculator_compute.h"
+#include "calculator/calculator_compute.h"
 
 class QLabel;
 class QSpinBox;

@@ -4,7 +4,7 @@
 #include <QAbstractTableModel>
 #include <memory>
 
-#include "calculator_compute.h"
+#include "calculator/calculator_compute.h"
 
 namespace shardscope::widgets {
 

@@ -5,7 +5,7 @@
 #include <QPointF>
 #include <QWidget>
 
-#include "calculator_compute.h"
+#include "calculator/calculator_compute.h"
 
 class QCustomPlot;
 class QCPGraph;

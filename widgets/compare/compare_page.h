@@ -5,7 +5,7 @@
 // every strategy run by CompareRunner (the real CLI). Shows CompareView.
 #include <QWidget>
 
-#include "compare_data.h"
+#include "replay/compare_data.h"
 
 class QPushButton;
 
@@ -34,7 +34,7 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
-    void merge(std::vector<CompareRun> runs);
+    void merge(std::vector<replay::CompareRun> runs);
     void showComparison(const QByteArray& json);
     void chooseFiles();
     void retranslateUi();

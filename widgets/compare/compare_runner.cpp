@@ -20,8 +20,8 @@
 #include "common/run_labels.h"
 #include "common/theory_names.h"
 #include "launch/ending.h"
-#include "run_request.h"
-#include "run_session.h"
+#include "run/run_request.h"
+#include "run/run_session.h"
 
 namespace shardscope::widgets {
 namespace {

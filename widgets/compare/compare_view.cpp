@@ -116,7 +116,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     rebuild();
 }
 
-void CompareView::setRuns(std::vector<CompareRun> runs) {
+void CompareView::setRuns(std::vector<replay::CompareRun> runs) {
     runs_ = std::move(runs);
     rebuild();
 }
@@ -128,7 +128,7 @@ bool CompareView::loadFile(const QString& path, QString* error) {
         return false;
     }
     try {
-        setRuns(parseCompareRuns(f.readAll().toStdString()));
+        setRuns(replay::parseCompareRuns(f.readAll().toStdString()));
     } catch (const Error& e) {
         if (error) *error = tr("%1: %2").arg(path, QString::fromUtf8(e.what()));
         return false;
@@ -136,14 +136,14 @@ bool CompareView::loadFile(const QString& path, QString* error) {
     return true;
 }
 
-QString CompareView::parityText(const Parity& p) {
+QString CompareView::parityText(const replay::Parity& p) {
     switch (p.kind) {
-    case Parity::Kind::Reference: return tr("reference (DDP)");
-    case Parity::Kind::BitwiseEqual: return tr("bitwise equal to DDP");
-    case Parity::Kind::Delta: return tr("max |Δ| vs DDP = %1").arg(p.delta, 0, 'g', 3);
-    case Parity::Kind::DigestEqual: return tr("bitwise equal to DDP (same weight digest)");
-    case Parity::Kind::DigestDiffers: return tr("weights differ from DDP (digest)");
-    case Parity::Kind::NoReference: return tr("no DDP run to compare with");
+    case replay::Parity::Kind::Reference: return tr("reference (DDP)");
+    case replay::Parity::Kind::BitwiseEqual: return tr("bitwise equal to DDP");
+    case replay::Parity::Kind::Delta: return tr("max |Δ| vs DDP = %1").arg(p.delta, 0, 'g', 3);
+    case replay::Parity::Kind::DigestEqual: return tr("bitwise equal to DDP (same weight digest)");
+    case replay::Parity::Kind::DigestDiffers: return tr("weights differ from DDP (digest)");
+    case replay::Parity::Kind::NoReference: return tr("no DDP run to compare with");
     }
     return {};
 }
@@ -172,7 +172,7 @@ void CompareView::rebuild() {
     if (runs_.empty()) {
         header_->setText(tr("Compare: open a compare report (shardscope-cli compare --json FILE) or several run reports."));
     } else {
-        const CompareRun& f = runs_.front();
+        const replay::CompareRun& f = runs_.front();
         header_->setText(tr("Runs: %1 · model %2 on %3 ranks. Bars: measured; ◆ and lines: the theory for the same configuration.")
                              .arg(runs_.size())
                              .arg(QString::fromStdString(f.model))
@@ -191,11 +191,11 @@ void CompareView::buildBadges() {
     badgesTitle_->setText(tr("Final weights:"));
     badgesTitle_->setVisible(!runs_.empty());
     int at = 1; // after the title, before the stretch
-    for (const CompareRun& r : runs_) {
-        const Parity p = parityOf(r, runs_);
+    for (const replay::CompareRun& r : runs_) {
+        const replay::Parity p = replay::parityOf(r, runs_);
         auto* l = new QLabel(strategyText(r.strategy) + QStringLiteral(": ") + parityText(p), this);
-        const bool good = p.kind == Parity::Kind::BitwiseEqual || p.kind == Parity::Kind::DigestEqual || p.kind == Parity::Kind::Reference;
-        const bool warn = p.kind == Parity::Kind::DigestDiffers || (p.kind == Parity::Kind::Delta && p.delta > 1e-3);
+        const bool good = p.kind == replay::Parity::Kind::BitwiseEqual || p.kind == replay::Parity::Kind::DigestEqual || p.kind == replay::Parity::Kind::Reference;
+        const bool warn = p.kind == replay::Parity::Kind::DigestDiffers || (p.kind == replay::Parity::Kind::Delta && p.delta > 1e-3);
         const QString bg = good ? QStringLiteral("#dff0d8") : warn ? QStringLiteral("#f8d7da") : QStringLiteral("#fff3cd");
         l->setStyleSheet(QStringLiteral("QLabel{background:%1;border:1px solid %2;border-radius:8px;padding:2px 8px;}")
                              .arg(bg, colorOf(r.strategy).name()));
@@ -209,13 +209,13 @@ void CompareView::buildBadges() {
 void CompareView::buildExposed() {
     for (QLabel* l : exposedLabels_) l->deleteLater();
     exposedLabels_.clear();
-    const bool any = std::any_of(runs_.begin(), runs_.end(), [](const CompareRun& r) { return r.exposedComm.has_value(); });
+    const bool any = std::any_of(runs_.begin(), runs_.end(), [](const replay::CompareRun& r) { return r.exposedComm.has_value(); });
     exposedRow_->setVisible(any);
     exposedTitle_->setText(tr("Exposed communication (worst rank, median step):"));
     exposedTitle_->setToolTip(QStringLiteral("<p>%1</p>").arg(exposedExplanation().toHtmlEscaped()));
     if (!any) return;
     int at = 1; // after the title, before the stretch
-    for (const CompareRun& r : runs_) {
+    for (const replay::CompareRun& r : runs_) {
         QString text = strategyText(r.strategy) + QStringLiteral(" ");
         QString detail;
         if (r.exposedComm) {
@@ -225,7 +225,7 @@ void CompareView::buildExposed() {
                                         : tr("%1: %2 of the step for the rank that waits most (median over the steps).")
                                               .arg(strategyText(r.strategy), percentText(*r.exposedComm));
             QStringList perRank;
-            for (const CompareRank& rk : r.ranks)
+            for (const replay::CompareRank& rk : r.ranks)
                 if (rk.exposedComm) perRank << tr("r%1 %2").arg(rk.rank).arg(percentText(*rk.exposedComm));
             if (!perRank.isEmpty()) detail += QLatin1Char(' ') + tr("Per rank: %1.").arg(perRank.join(QStringLiteral(", ")));
         } else {
@@ -255,10 +255,10 @@ void CompareView::buildLedger() {
     ledger_->yAxis->setLabel(tr("bytes per rank (%1)").arg(u.name));
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     std::vector<double> xs;
-    std::vector<std::pair<const CompareRun*, const CompareRank*>> columns;
+    std::vector<std::pair<const replay::CompareRun*, const replay::CompareRank*>> columns;
     double x = 0;
-    for (const CompareRun& r : runs_) {
-        for (const CompareRank& rk : r.ranks) {
+    for (const replay::CompareRun& r : runs_) {
+        for (const replay::CompareRank& rk : r.ranks) {
             ticker->addTick(x, rk.rank == 0 ? strategyText(r.strategy) + QStringLiteral("\n") + tr("r%1").arg(rk.rank) : tr("r%1").arg(rk.rank));
             xs.push_back(x);
             columns.emplace_back(&r, &rk);
@@ -322,10 +322,10 @@ void CompareView::buildPeak() {
     peak_->xAxis->setLabel(tr("rank"));
     auto* group = new QCPBarsGroup(peak_);
     const double width = 0.8 / std::max<std::size_t>(runs_.size(), 1);
-    for (const CompareRun& r : runs_) {
+    for (const replay::CompareRun& r : runs_) {
         auto* bars = new QCPBars(peak_->xAxis, peak_->yAxis);
         bars->setName(strategyText(r.strategy));
-        for (const CompareRank& rk : r.ranks) bars->addData(rk.rank, static_cast<double>(rk.peakTotal) / u.scale);
+        for (const replay::CompareRank& rk : r.ranks) bars->addData(rk.rank, static_cast<double>(rk.peakTotal) / u.scale);
         bars->setWidth(width);
         bars->setPen(Qt::NoPen);
         bars->setBrush(colorOf(r.strategy));

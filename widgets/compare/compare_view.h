@@ -9,7 +9,7 @@
 //     that no compute hid (the rank that waits most, median over the steps).
 #include <QWidget>
 
-#include "compare_data.h"
+#include "replay/compare_data.h"
 
 class QCustomPlot;
 class QHBoxLayout;
@@ -22,8 +22,8 @@ class CompareView : public QWidget {
 public:
     explicit CompareView(QWidget* parent = nullptr);
 
-    void setRuns(std::vector<CompareRun> runs);
-    const std::vector<CompareRun>& runs() const { return runs_; }
+    void setRuns(std::vector<replay::CompareRun> runs);
+    const std::vector<replay::CompareRun>& runs() const { return runs_; }
     // Reads a file (one report, an array, or `compare --json` output); false with a reason.
     bool loadFile(const QString& path, QString* error);
 
@@ -33,7 +33,7 @@ public:
     QStringList badgeTexts() const;
     QStringList exposedTexts() const;   // "ZeRO-3 47.1%" per run (empty when no run has it)
     QStringList exposedToolTips() const;
-    static QString parityText(const Parity& p);
+    static QString parityText(const replay::Parity& p);
     static QString exposedExplanation(); // what "exposed communication" means (tooltips)
 
 protected:
@@ -47,7 +47,7 @@ private:
     void buildBadges();
     void buildExposed();
 
-    std::vector<CompareRun> runs_;
+    std::vector<replay::CompareRun> runs_;
     QLabel* header_ = nullptr;
     QHBoxLayout* badges_ = nullptr;
     QLabel* badgesTitle_ = nullptr;

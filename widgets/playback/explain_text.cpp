@@ -23,19 +23,19 @@ Phase servedPhase(const replay::ReplayModel& m, std::uint64_t i) {
     return Phase::None;
 }
 
-bool replicated(const RunInfo& info) { return info.strategy == "ddp"; }
+bool replicated(const replay::RunInfo& info) { return info.strategy == "ddp"; }
 
 QString bytes(std::uint64_t b) { return formatDecimal(static_cast<double>(b)); }
 
 } // namespace
 
-QString Explain::explain(const replay::ReplayModel& model, std::uint64_t index, const RunInfo& info) {
+QString Explain::explain(const replay::ReplayModel& model, std::uint64_t index, const replay::RunInfo& info) {
     if (model.eventCount() == 0) return tr("No events yet: start a run or open a recording.");
     if (index == 0) return tr("The run has not started yet: press Play or step forward.");
     return sentence(model, std::min(index, model.eventCount()) - 1, info);
 }
 
-QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, const RunInfo& info) {
+QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, const replay::RunInfo& info) {
     const Event& e = model.event(i);
     const int n = std::max(e.peers > 0 ? e.peers : info.worldSize, 1);
     const auto un = static_cast<std::uint64_t>(n);

@@ -14,9 +14,9 @@ class Explain {
     Q_DECLARE_TR_FUNCTIONS(Explain)
 public:
     // About the last applied event, i.e. events[index − 1] (index 0: before the run starts).
-    static QString explain(const replay::ReplayModel& model, std::uint64_t index, const RunInfo& info);
+    static QString explain(const replay::ReplayModel& model, std::uint64_t index, const replay::RunInfo& info);
     // The same, for a given event (tests, tooltips).
-    static QString sentence(const replay::ReplayModel& model, std::uint64_t eventIndex, const RunInfo& info);
+    static QString sentence(const replay::ReplayModel& model, std::uint64_t eventIndex, const replay::RunInfo& info);
 };
 
 } // namespace shardscope::widgets

@@ -46,7 +46,7 @@ RankLedgerView::RankLedgerView(QWidget* parent) : QWidget(parent) {
     connect(&frame_, &QTimer::timeout, this, &RankLedgerView::animate);
 }
 
-void RankLedgerView::setRunInfo(std::shared_ptr<const RunInfo> info) {
+void RankLedgerView::setRunInfo(std::shared_ptr<const replay::RunInfo> info) {
     info_ = std::move(info);
     update();
 }
@@ -61,7 +61,7 @@ void RankLedgerView::clear() {
     update();
 }
 
-void RankLedgerView::setState(const LedgerState& state) {
+void RankLedgerView::setState(const replay::LedgerState& state) {
     state_ = state;
     if (shown_.size() != state_.size()) {
         shown_.assign(state_.size(), {});
@@ -76,7 +76,7 @@ void RankLedgerView::setScaleBytes(std::uint64_t bytes) {
     update();
 }
 
-void RankLedgerView::setFailure(std::optional<FailureInfo> failure) {
+void RankLedgerView::setFailure(std::optional<replay::FailureInfo> failure) {
     failure_ = std::move(failure);
     update();
 }
@@ -212,7 +212,7 @@ void RankLedgerView::paintAxis(QPainter& p, const Geometry& g) const {
 
 void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const {
     const auto r = static_cast<std::size_t>(rank);
-    const RankState& s = state_[r];
+    const replay::RankState& s = state_[r];
     const QRect column = g.column(rank);
     const QRect bar = g.bar(rank);
     const bool failed = failure_ && failure_->rank == rank;
@@ -256,8 +256,8 @@ void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const
 
 // One cell per unit: dark = only this rank's shard is here, light = the full unit is gathered
 // (param_full live), outlined = computing now.
-void RankLedgerView::paintUnits(QPainter& p, const QRect& strip, const RankState& s) const {
-    const int units = info_ ? static_cast<int>(std::min(info_->units.size(), kTrackedUnits)) : 0;
+void RankLedgerView::paintUnits(QPainter& p, const QRect& strip, const replay::RankState& s) const {
+    const int units = info_ ? static_cast<int>(std::min(info_->units.size(), replay::kTrackedUnits)) : 0;
     if (units == 0 || strip.width() < units) return;
     const double w = static_cast<double>(strip.width()) / units;
     for (int u = 0; u < units; ++u) {
@@ -303,7 +303,7 @@ QString RankLedgerView::failureText() const {
                                : tr("The launcher failed: %1").arg(message);
 }
 
-QString RankLedgerView::activityText(const RankState& s) const {
+QString RankLedgerView::activityText(const replay::RankState& s) const {
     auto unit = [this](std::int32_t u) { return info_ ? QString::fromStdString(info_->unitName(u)) : QString::number(u); };
     if (s.collective != CollectiveOp::None)
         return s.collectiveUnit >= 0 ? tr("%1 %2").arg(collectiveLabel(s.collective), unit(s.collectiveUnit)) : collectiveLabel(s.collective);
@@ -320,7 +320,7 @@ int RankLedgerView::rankAt(QPoint pos) const {
 }
 
 QString RankLedgerView::tooltipFor(int rank) const {
-    const RankState& s = state_[static_cast<std::size_t>(rank)];
+    const replay::RankState& s = state_[static_cast<std::size_t>(rank)];
     QString html = tr("<b>Rank %1</b>: %2 live, peak %3").arg(rank).arg(formatBoth(static_cast<double>(s.liveTotal)),
                                                                         formatBoth(static_cast<double>(s.peakTotal)));
     for (auto it = categoryStackOrder().rbegin(); it != categoryStackOrder().rend(); ++it) {

@@ -8,7 +8,7 @@
 #include <QWidget>
 #include <optional>
 
-#include "run_data.h"
+#include "replay/run_data.h"
 
 namespace shardscope::widgets {
 
@@ -17,16 +17,16 @@ class RankLedgerView : public QWidget {
 public:
     explicit RankLedgerView(QWidget* parent = nullptr);
 
-    void setRunInfo(std::shared_ptr<const RunInfo> info);
-    void setState(const LedgerState& state);
+    void setRunInfo(std::shared_ptr<const replay::RunInfo> info);
+    void setState(const replay::LedgerState& state);
     // The byte value the plot's top stands for; constant during a replay so bars don't rescale.
     void setScaleBytes(std::uint64_t bytes);
-    void setFailure(std::optional<FailureInfo> failure);
+    void setFailure(std::optional<replay::FailureInfo> failure);
     void clear();
     // Jumps the animation to its target (screenshots, tests, seeking while paused).
     void settle();
 
-    const LedgerState& state() const { return state_; }
+    const replay::LedgerState& state() const { return state_; }
     std::uint64_t scaleBytes() const { return scale_; }
     bool isCompact() const;
     static constexpr int kCompactAbove = 16;
@@ -47,20 +47,20 @@ private:
     void paintLegend(QPainter& p, const QRect& area) const;
     void paintAxis(QPainter& p, const Geometry& g) const;
     void paintColumn(QPainter& p, const Geometry& g, int rank) const;
-    void paintUnits(QPainter& p, const QRect& strip, const RankState& s) const;
+    void paintUnits(QPainter& p, const QRect& strip, const replay::RankState& s) const;
     void paintGuides(QPainter& p, const Geometry& g) const;
     int yFor(const Geometry& g, double bytes) const;
-    QString activityText(const RankState& s) const;
+    QString activityText(const replay::RankState& s) const;
     QString failureText() const; // empty without a failure
     QString tooltipFor(int rank) const;
     int rankAt(QPoint pos) const;
     void animate();
 
-    std::shared_ptr<const RunInfo> info_;
-    LedgerState state_;
+    std::shared_ptr<const replay::RunInfo> info_;
+    replay::LedgerState state_;
     std::vector<std::array<double, kCategoryCount>> shown_; // animated bytes per rank, category
     std::uint64_t scale_ = 1;
-    std::optional<FailureInfo> failure_;
+    std::optional<replay::FailureInfo> failure_;
     QTimer frame_;
 };
 

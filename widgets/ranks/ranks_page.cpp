@@ -68,6 +68,7 @@ RanksPage::RanksPage(RunDocument& document, QWidget* parent)
     connect(session_, &RunSession::runInfoReady, this, &RanksPage::onRunInfo);
     connect(&document_, &RunDocument::stepsAppended, this, &RanksPage::onSteps);
     connect(session_, &RunSession::reportReady, this, &RanksPage::onReport);
+    connect(&document_, &RunDocument::reportUnreadable, this, [this] { comparisonTimer_.start(); });
     connect(session_, &RunSession::failureReceived, this, &RanksPage::onFailure);
     connect(session_, &RunSession::finished, this, &RanksPage::onFinished);
     connect(player_, &ReplayPlayer::positionChanged, this, &RanksPage::onPosition);
@@ -290,7 +291,7 @@ void RanksPage::onRunInfo(const RunInfoPtr& info) {
 
 void RanksPage::onSteps(const StepListPtr& steps) {
     // The scale only grows, so bars never jump while a run streams in.
-    for (const RankState& s : steps->back()->endState) scale_ = std::max(scale_, s.peakTotal);
+    for (const replay::RankState& s : steps->back()->endState) scale_ = std::max(scale_, s.peakTotal);
     view_->setScaleBytes(scale_ + scale_ / 10);
     if (!speedTouched_ && model_.stepCount() == steps->size()) {
         const QSignalBlocker block(speed_);
@@ -311,7 +312,7 @@ void RanksPage::onReport(const RunReportPtr& report) {
     comparisonTimer_.start();
 }
 
-void RanksPage::onFailure(const FailureInfo& failure) {
+void RanksPage::onFailure(const replay::FailureInfo& failure) {
     failure_ = failure;
     view_->setFailure(failure);
 }
@@ -351,12 +352,16 @@ void RanksPage::showBanner(const QString& text) {
 QString RanksPage::exposedText() const { return exposedLine_->text(); }
 
 // The report's exposed communication per rank (median over the steps), and a CUDA rank's view
-// of its GPU memory: shown once a run has finished or a recording has been read.
+// of its GPU memory: shown once a run has finished or a recording has been read. A report that
+// did not read says why here instead (the run still replays).
 void RanksPage::updateExposed(int chartRank) {
     QStringList parts;
+    if (!report_ && !document_.reportProblem().isEmpty())
+        parts << tr("<b>Report unreadable</b> — %1. The steps replay without it.")
+                     .arg(document_.reportProblem().toHtmlEscaped());
     if (report_) {
         std::vector<std::pair<int, double>> exposed;
-        for (const RankReport& rr : report_->ranks)
+        for (const replay::RankReport& rr : report_->ranks)
             if (rr.exposedComm) exposed.emplace_back(rr.rank, rr.exposedComm->fractionMedian);
         if (!exposed.empty()) {
             QStringList values;
@@ -373,7 +378,7 @@ void RanksPage::updateExposed(int chartRank) {
             parts << tr("<b>Exposed communication</b> (median share of a step waiting for communication no compute hid): %1.")
                          .arg(values.join(QStringLiteral(" · ")));
         }
-        for (const RankReport& rr : report_->ranks)
+        for (const replay::RankReport& rr : report_->ranks)
             if (rr.rank == chartRank && rr.device && !rr.device->name.empty())
                 parts << tr("<b>GPU</b> %1 (rank %2): pool high-water %3, outside the ledger %4.")
                              .arg(QString::fromStdString(rr.device->name).toHtmlEscaped())
@@ -382,7 +387,7 @@ void RanksPage::updateExposed(int chartRank) {
                                   formatDecimal(static_cast<double>(rr.device->outsideLedgerBytes)));
     }
     exposedLine_->setText(parts.join(QStringLiteral(" ")));
-    exposedLine_->setToolTip(parts.isEmpty() ? QString() : QStringLiteral("<p>%1</p>").arg(exposedCommExplanation().toHtmlEscaped()));
+    exposedLine_->setToolTip(parts.isEmpty() || !report_ ? QString() : QStringLiteral("<p>%1</p>").arg(exposedCommExplanation().toHtmlEscaped()));
     exposedLine_->setVisible(!parts.isEmpty());
 }
 
@@ -422,7 +427,7 @@ void RanksPage::updateProgress() {
 }
 
 void RanksPage::updateHeader() {
-    const RunInfo* info = model_.info().get();
+    const replay::RunInfo* info = model_.info().get();
     if (!info) {
         title_->setText(tr("Ranks: what every rank holds, step by step"));
         story_->setText(tr("Press <b>Run</b> to train real sharded steps of a small GPT on CPU ranks (OpenMPI processes, or threads "
@@ -451,12 +456,12 @@ void RanksPage::updateComparison() {
     c.rank = chartRank_->value();
     const auto r = static_cast<std::size_t>(c.rank);
     if (model_.stepCount() > 0 && r < model_.steps().back()->endState.size()) {
-        const RankState& end = model_.steps().back()->endState[r];
+        const replay::RankState& end = model_.steps().back()->endState[r];
         for (Category cat : kAllCategories) c.measuredStates[index(cat)] = end.live.category(cat);
         c.measuredPeak = end.peakTotal;
     }
     if (report_) {
-        for (const RankReport& rr : report_->ranks)
+        for (const replay::RankReport& rr : report_->ranks)
             if (rr.rank == c.rank) {
                 c.measuredStates = rr.modelStateBytes;
                 c.fromReport = true;

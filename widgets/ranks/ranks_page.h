@@ -81,7 +81,7 @@ private:
     void onRunInfo(const RunInfoPtr& info);
     void onSteps(const StepListPtr& steps); // after the document appended them
     void onReport(const RunReportPtr& report);
-    void onFailure(const FailureInfo& failure);
+    void onFailure(const replay::FailureInfo& failure);
     void onFinished(RunSession::Outcome outcome, const QString& message);
     void onPosition(std::uint64_t index);
     void showBanner(const QString& text);
@@ -128,7 +128,7 @@ private:
     QTimer clockTimer_;
     QTimer comparisonTimer_;
     RunReportPtr report_;
-    std::optional<FailureInfo> failure_;
+    std::optional<replay::FailureInfo> failure_;
     std::int64_t plannedSteps_ = 0;
     std::uint64_t scale_ = 0;
     bool speedTouched_ = false;

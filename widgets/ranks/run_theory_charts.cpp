@@ -9,7 +9,7 @@
 #include "common/category_palette.h"
 #include "common/plot_setup.h"
 #include "common/theory_names.h"
-#include "run_request.h"
+#include "run/run_request.h"
 #include "theory/estimate.h"
 
 namespace shardscope::widgets {
@@ -39,7 +39,7 @@ void legendBelow(QCustomPlot* plot, int columns) {
 
 // The run's model at N ranks under strategy s, as the theory engine sees it: the preset's GPT
 // shape when the handshake names a known preset (padding included), else the bare count.
-std::optional<theory::Scenario> scenarioFor(const RunInfo& info, Strategy s, int ranks) {
+std::optional<theory::Scenario> scenarioFor(const replay::RunInfo& info, Strategy s, int ranks) {
     theory::Scenario sc;
     if (const auto preset = findRunPreset(QString::fromStdString(info.model))) sc.shape = preset->shape;
     else if (info.paramCount > 0) sc.params = info.paramCount;
@@ -50,7 +50,7 @@ std::optional<theory::Scenario> scenarioFor(const RunInfo& info, Strategy s, int
     return sc;
 }
 
-std::optional<double> theoryDevice(const RunInfo& info, Strategy s, int ranks) {
+std::optional<double> theoryDevice(const replay::RunInfo& info, Strategy s, int ranks) {
     const auto sc = scenarioFor(info, s, ranks);
     if (!sc) return std::nullopt;
     try {
@@ -63,14 +63,14 @@ std::optional<double> theoryDevice(const RunInfo& info, Strategy s, int ranks) {
 
 } // namespace
 
-std::uint64_t modelStateTotal(const CategoryBytes& bytes) {
+std::uint64_t modelStateTotal(const replay::CategoryBytes& bytes) {
     std::uint64_t t = 0;
     for (Category c : kAllCategories)
         if (stateGroup(c) != StateGroup::Other) t += bytes[index(c)];
     return t;
 }
 
-std::optional<std::uint64_t> ddpModelStates(const RunInfo& info) {
+std::optional<std::uint64_t> ddpModelStates(const replay::RunInfo& info) {
     if (info.ddpTheoryModelStates) return modelStateTotal(*info.ddpTheoryModelStates);
     if (const auto d = theoryDevice(info, Strategy::Ddp, info.worldSize)) return static_cast<std::uint64_t>(*d);
     return std::nullopt;
@@ -112,7 +112,7 @@ void MeasuredVsTheoryChart::rebuild() {
         b->setWidth(0.38);
         b->setBarsGroup(group);
     }
-    const RunInfo* info = data_.info.get();
+    const replay::RunInfo* info = data_.info.get();
     double x = 1;
     for (Category c : kAllCategories) {
         if (stateGroup(c) == StateGroup::Other) continue;
@@ -163,7 +163,7 @@ void SavingsChart::rebuild() {
     measured_.reset();
     theory_.reset();
     plot_->yAxis2->setVisible(false); // addLimits shows it when there are limits to name
-    const RunInfo* info = data_.info.get();
+    const replay::RunInfo* info = data_.info.get();
     const int n = info ? info->worldSize : 4;
     const double xMax = std::max(64.0, std::pow(2.0, std::ceil(std::log2(std::max(n, 1)))) * 2);
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
@@ -190,7 +190,7 @@ void SavingsChart::rebuild() {
 }
 
 void SavingsChart::addLimits(double xMax) {
-    const RunInfo& info = *data_.info;
+    const replay::RunInfo& info = *data_.info;
     const auto ddp1 = scenarioFor(info, Strategy::Ddp, 1);
     if (!ddp1) return;
     // ZeRO-1 keeps params + grads whole, ZeRO-2 keeps params whole: their savings level off at
@@ -233,7 +233,7 @@ void SavingsChart::addLimits(double xMax) {
 }
 
 void SavingsChart::addMeasuredPoint() {
-    const RunInfo& info = *data_.info;
+    const replay::RunInfo& info = *data_.info;
     const std::uint64_t measured = modelStateTotal(data_.measuredStates);
     const auto ddp = ddpModelStates(info);
     if (info.theoryModelStates && ddp && modelStateTotal(*info.theoryModelStates) > 0)

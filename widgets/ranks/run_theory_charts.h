@@ -6,7 +6,7 @@
 #include <QWidget>
 #include <optional>
 
-#include "run_data.h"
+#include "replay/run_data.h"
 
 class QCustomPlot;
 
@@ -14,15 +14,15 @@ namespace shardscope::widgets {
 
 // What both charts need from a run, gathered by the page from the replay and the report.
 struct TheoryComparison {
-    std::shared_ptr<const RunInfo> info;
+    std::shared_ptr<const replay::RunInfo> info;
     int rank = 0;
-    CategoryBytes measuredStates{};   // model states of `rank` at the end of the last step
+    replay::CategoryBytes measuredStates{};   // model states of `rank` at the end of the last step
     std::uint64_t measuredPeak = 0;   // highest live total of `rank` so far
     bool fromReport = false;          // measuredStates came from the final report
 };
 
 // Model-state categories only (params, grads, optimizer): what the ZeRO paper's table counts.
-std::uint64_t modelStateTotal(const CategoryBytes& bytes);
+std::uint64_t modelStateTotal(const replay::CategoryBytes& bytes);
 
 class MeasuredVsTheoryChart : public QWidget {
     Q_OBJECT
@@ -64,6 +64,6 @@ private:
 };
 
 // DDP's per-rank model states for this run: from the handshake, else the theory engine.
-std::optional<std::uint64_t> ddpModelStates(const RunInfo& info);
+std::optional<std::uint64_t> ddpModelStates(const replay::RunInfo& info);
 
 } // namespace shardscope::widgets

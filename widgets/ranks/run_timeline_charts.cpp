@@ -40,8 +40,8 @@ void MemoryTimelineChart::reset() {
     redraw_.start();
 }
 
-void MemoryTimelineChart::appendSteps(const StepList& steps) {
-    for (const StepPtr& s : steps) {
+void MemoryTimelineChart::appendSteps(const replay::StepList& steps) {
+    for (const replay::StepPtr& s : steps) {
         steps_.push_back(s);
         perStep_.push_back(replay::rankSeries(*s, rank_, kPointsPerStep));
     }
@@ -132,8 +132,8 @@ void LossChart::reset() {
     redraw_.start();
 }
 
-void LossChart::appendSteps(const StepList& steps) {
-    for (const StepPtr& s : steps)
+void LossChart::appendSteps(const replay::StepList& steps) {
+    for (const replay::StepPtr& s : steps)
         if (s->complete) plot_->graph(0)->addData(static_cast<double>(s->step), s->loss);
     if (!redraw_.isActive()) redraw_.start();
 }

@@ -18,7 +18,7 @@ public:
     explicit MemoryTimelineChart(QWidget* parent = nullptr);
 
     void reset();
-    void appendSteps(const StepList& steps);
+    void appendSteps(const replay::StepList& steps);
     void setRank(int rank);
     int rank() const { return rank_; }
     void setCursorNs(std::uint64_t replayNs);
@@ -40,7 +40,7 @@ private:
     QCustomPlot* plot_;
     QCPItemStraightLine* cursor_ = nullptr;
     QTimer redraw_;
-    StepList steps_;
+    replay::StepList steps_;
     std::vector<std::vector<replay::SeriesPoint>> perStep_; // for rank_, one entry per step
     int rank_ = 0;
     std::uint64_t cursorNs_ = 0;
@@ -53,7 +53,7 @@ class LossChart : public QWidget {
 public:
     explicit LossChart(QWidget* parent = nullptr);
     void reset();
-    void appendSteps(const StepList& steps);
+    void appendSteps(const replay::StepList& steps);
     QCustomPlot* plot() const { return plot_; }
     int pointCount() const;
 

@@ -13,7 +13,8 @@
 
 #include "common/byte_format.h"
 #include "common/theory_names.h"
-#include "run_request.h"
+#include "plan/policy.h"
+#include "run/run_request.h"
 #include "predict/predict.h"
 
 namespace shardscope::widgets {
@@ -249,11 +250,12 @@ QWidget* RunConfigPanel::fieldWidget(RunField field) const {
 void RunConfigPanel::onChanged() {
     if (loading_) return;
     const Strategy s = static_cast<Strategy>(strategy_->currentData().toInt());
-    prefetch_->setEnabled(usesPrefetch(s));
-    reshard_->setEnabled(usesReshardAfterForward(s));
-    inflight_->setEnabled(usesMaxInflight(s));
-    persistence_->setEnabled(usesPersistence(s));
-    hybrid_->setEnabled(usesHybridGroup(s));
+    const plan::Policy policy = plan::policyFor(s);
+    prefetch_->setEnabled(policy.usesPrefetch());
+    reshard_->setEnabled(policy.usesReshardAfterForward());
+    inflight_->setEnabled(policy.usesMaxInflight());
+    persistence_->setEnabled(policy.usesPersistence());
+    hybrid_->setEnabled(policy.usesHybridGroup());
     const RunRequest r = request();
     QString note;
     if (!mpiUnavailable_.isEmpty()) note = tr("%1: the ranks run as threads of one process").arg(mpiUnavailable_);

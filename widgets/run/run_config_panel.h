@@ -6,7 +6,7 @@
 #include <QWidget>
 #include <map>
 
-#include "run_request.h"
+#include "run/run_request.h"
 
 class QCheckBox;
 class QComboBox;

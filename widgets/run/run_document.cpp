@@ -9,6 +9,7 @@ RunDocument::RunDocument(QObject* parent)
     connect(session_, &RunSession::started, this, [this] {
         clear(nullptr);
         report_.reset();
+        reportProblem_.clear();
         failures_.clear();
     });
     connect(session_, &RunSession::runInfoReady, this, [this](const RunInfoPtr& info) { clear(info); });
@@ -18,7 +19,11 @@ RunDocument::RunDocument(QObject* parent)
         Q_EMIT stepsAppended(steps);
     });
     connect(session_, &RunSession::reportReady, this, [this](const RunReportPtr& report) { report_ = report; });
-    connect(session_, &RunSession::failureReceived, this, [this](const FailureInfo& f) { failures_.push_back(f); });
+    connect(session_, &RunSession::reportUnreadable, this, [this](const QString& reason) {
+        reportProblem_ = reason;
+        Q_EMIT reportUnreadable(reason);
+    });
+    connect(session_, &RunSession::failureReceived, this, [this](const replay::FailureInfo& f) { failures_.push_back(f); });
 }
 
 RunDocument::~RunDocument() = default;

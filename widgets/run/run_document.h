@@ -7,10 +7,11 @@
 // a session signal runs, the model already reflects it (reset on started / runInfoReady); new
 // steps reach pages through stepsAppended, after they were appended.
 #include <QObject>
+#include <QString>
 #include <vector>
 
 #include "replay/replay_model.h"
-#include "run_session.h"
+#include "run/run_session.h"
 
 namespace shardscope::widgets {
 
@@ -27,11 +28,14 @@ public:
     const replay::ReplayModel& model() const { return model_; }
     ReplayPlayer& player() { return *player_; }
     const RunReportPtr& report() const { return report_; }                 // null until the run reports
-    const std::vector<FailureInfo>& failures() const { return failures_; } // as received
+    // Why the run's report did not read (it replays without one); empty when it read or none came.
+    const QString& reportProblem() const { return reportProblem_; }
+    const std::vector<replay::FailureInfo>& failures() const { return failures_; } // as received
 
 Q_SIGNALS:
     // Steps were appended to the model; `steps` are the new ones.
     void stepsAppended(shardscope::widgets::StepListPtr steps);
+    void reportUnreadable(const QString& reason);
 
 private:
     void clear(const RunInfoPtr& info);
@@ -40,7 +44,8 @@ private:
     replay::ReplayModel model_;
     ReplayPlayer* player_;
     RunReportPtr report_;
-    std::vector<FailureInfo> failures_;
+    QString reportProblem_;
+    std::vector<replay::FailureInfo> failures_;
 };
 
 } // namespace shardscope::widgets

@@ -13,7 +13,7 @@ void registerRunMetaTypes() {
     qRegisterMetaType<RunInfoPtr>("shardscope::widgets::RunInfoPtr");
     qRegisterMetaType<StepListPtr>("shardscope::widgets::StepListPtr");
     qRegisterMetaType<RunReportPtr>("shardscope::widgets::RunReportPtr");
-    qRegisterMetaType<FailureInfo>("shardscope::widgets::FailureInfo");
+    qRegisterMetaType<replay::FailureInfo>("shardscope::replay::FailureInfo");
 }
 
 StreamReceiver::StreamReceiver(QObject* parent) : QObject(parent), flushTimer_(this) {
@@ -100,10 +100,10 @@ void StreamReceiver::flush() {
     replay::StreamAssembler::Output out = assembler_->take();
     if (out.empty()) return;
     if (out.runInfo) Q_EMIT runInfoReady(out.runInfo);
-    if (!out.steps.empty()) Q_EMIT stepsReady(std::make_shared<const StepList>(std::move(out.steps)));
+    if (!out.steps.empty()) Q_EMIT stepsReady(std::make_shared<const replay::StepList>(std::move(out.steps)));
     if (out.report) Q_EMIT reportReady(out.report);
     if (!out.reportProblem.empty()) Q_EMIT reportUnreadable(QString::fromStdString(out.reportProblem));
-    for (const FailureInfo& f : out.failures) Q_EMIT failureReceived(f);
+    for (const replay::FailureInfo& f : out.failures) Q_EMIT failureReceived(f);
     if (out.ended) Q_EMIT streamEnded();
 }
 

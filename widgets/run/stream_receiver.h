@@ -16,9 +16,9 @@ class QLocalSocket;
 
 namespace shardscope::widgets {
 
-using StepListPtr = std::shared_ptr<const StepList>;
-using RunInfoPtr = std::shared_ptr<const RunInfo>;
-using RunReportPtr = std::shared_ptr<const RunReport>;
+using StepListPtr = std::shared_ptr<const replay::StepList>;
+using RunInfoPtr = std::shared_ptr<const replay::RunInfo>;
+using RunReportPtr = std::shared_ptr<const replay::RunReport>;
 
 class StreamReceiver : public QObject {
     Q_OBJECT
@@ -40,7 +40,7 @@ Q_SIGNALS:
     void stepsReady(shardscope::widgets::StepListPtr steps);
     void reportReady(shardscope::widgets::RunReportPtr report);
     void reportUnreadable(const QString& message); // the run replays without its report
-    void failureReceived(shardscope::widgets::FailureInfo failure);
+    void failureReceived(shardscope::replay::FailureInfo failure);
     void streamEnded();                        // an End record
     void streamError(const QString& message);  // unreadable or inconsistent stream
     void connectionOpened();                   // rank 0 connected

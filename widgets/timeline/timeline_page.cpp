@@ -26,7 +26,7 @@ void TimelinePage::zoomToCurrentStep() {
     const replay::ReplayModel& m = document().model();
     if (m.stepCount() == 0) return;
     const std::uint64_t k = document().player().cursor().index();
-    const StepData& s = m.step(m.stepIndexOf(k == 0 ? 0 : k - 1));
+    const replay::StepData& s = m.step(m.stepIndexOf(k == 0 ? 0 : k - 1));
     const double margin = static_cast<double>(s.durationNs) * 0.02;
     view_->setWindow(static_cast<double>(s.replayStartNs) - margin, static_cast<double>(s.replayStartNs + s.durationNs) + margin);
 }

@@ -113,7 +113,7 @@ std::vector<std::pair<QPointF, QString>> paintSteps(QPainter& p, const TimelineG
     std::vector<QLineF> lines;
     std::vector<std::pair<QPointF, QString>> labels;
     for (std::size_t i = 0; i < s.model->stepCount(); ++i) {
-        const StepData& st = s.model->step(i);
+        const replay::StepData& st = s.model->step(i);
         const double t = static_cast<double>(st.replayStartNs);
         if (t > w.t1) break;
         if (t + static_cast<double>(st.durationNs) < w.t0) continue;

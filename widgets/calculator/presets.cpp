@@ -1,4 +1,4 @@
-#include "presets.h"
+#include "calculator/presets.h"
 
 #include <QFile>
 #include <QJsonArray>

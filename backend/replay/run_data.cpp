@@ -1,11 +1,12 @@
-#include "run_data.h"
+#include "replay/run_data.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "core/error.h"
+#include "core/span_pairing.h"
 
-namespace shardscope::widgets {
+namespace shardscope::replay {
 
 RunInfo parseRunInfo(const std::string& configJson, int worldSize) {
     report::Parsed<RunInfo> info = report::parseRunInfo(configJson, worldSize);
@@ -40,6 +41,15 @@ RunReport parseRunReport(const std::string& text) {
     return r;
 }
 
+namespace {
+
+SpanKey computeKey(std::int32_t unit, Phase phase) { return {SpanClass::Compute, unit, static_cast<std::uint8_t>(phase)}; }
+SpanKey collectiveKey(std::int32_t unit, CollectiveOp op) {
+    return {SpanClass::Collective, unit, static_cast<std::uint8_t>(op)};
+}
+
+} // namespace
+
 void applyEvent(RankState& s, const Event& e) {
     s.step = e.step;
     switch (e.kind) {
@@ -62,13 +72,24 @@ void applyEvent(RankState& s, const Event& e) {
         break;
     }
     case EventKind::ComputeBegin:
+        if (s.phase != Phase::None) {
+            s.outerComputeUnit = s.computeUnit;
+            s.outerPhase = s.phase;
+        }
         s.computeUnit = e.unit;
         s.phase = e.phase;
         break;
-    case EventKind::ComputeEnd:
-        s.computeUnit = kNoUnit;
-        s.phase = Phase::None;
+    case EventKind::ComputeEnd: {
+        const std::optional<SpanKey> key = spanKeyOf(e);
+        if (s.phase != Phase::None && key == computeKey(s.computeUnit, s.phase)) {
+            s.computeUnit = std::exchange(s.outerComputeUnit, kNoUnit);
+            s.phase = std::exchange(s.outerPhase, Phase::None);
+        } else if (s.outerPhase != Phase::None && key == computeKey(s.outerComputeUnit, s.outerPhase)) {
+            s.outerComputeUnit = kNoUnit;
+            s.outerPhase = Phase::None;
+        }
         break;
+    }
     case EventKind::CollectiveBegin:
         if (s.collective != CollectiveOp::None) {
             s.outerUnit = s.collectiveUnit;
@@ -79,15 +100,23 @@ void applyEvent(RankState& s, const Event& e) {
         s.collective = e.collective;
         s.collectiveBytes = e.bytes;
         break;
-    case EventKind::CollectiveEnd:
-        s.collectiveUnit = std::exchange(s.outerUnit, kNoUnit);
-        s.collective = std::exchange(s.outerCollective, CollectiveOp::None);
-        s.collectiveBytes = std::exchange(s.outerBytes, 0);
+    case EventKind::CollectiveEnd: {
+        const std::optional<SpanKey> key = spanKeyOf(e);
+        if (s.collective != CollectiveOp::None && key == collectiveKey(s.collectiveUnit, s.collective)) {
+            s.collectiveUnit = std::exchange(s.outerUnit, kNoUnit);
+            s.collective = std::exchange(s.outerCollective, CollectiveOp::None);
+            s.collectiveBytes = std::exchange(s.outerBytes, 0);
+        } else if (s.outerCollective != CollectiveOp::None && key == collectiveKey(s.outerUnit, s.outerCollective)) {
+            s.outerUnit = kNoUnit;
+            s.outerCollective = CollectiveOp::None;
+            s.outerBytes = 0;
+        }
         break;
+    }
     case EventKind::StepBegin:
     case EventKind::StepEnd:
         break;
     }
 }
 
-} // namespace shardscope::widgets
+} // namespace shardscope::replay

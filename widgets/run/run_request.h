@@ -53,13 +53,6 @@ struct RunRequest {
 inline constexpr int kMaxRanks = 64; // the rank view's columns (the worker takes more)
 inline constexpr int kMaxSteps = static_cast<int>(runconfig::limitOf(runconfig::Field::Steps).max);
 
-// Which knobs the chosen strategy reads (the others are disabled in the panel, not sent).
-using runconfig::usesHybridGroup;
-using runconfig::usesMaxInflight;
-using runconfig::usesPersistence;
-using runconfig::usesPrefetch;
-using runconfig::usesReshardAfterForward;
-
 // What the GPU option can do on this machine: the CUDA probe's answer and what the worker
 // beside the GUI was built with (the GUI never links CUDA; the build tells it).
 struct GpuSupport {
@@ -81,24 +74,8 @@ RunField fieldOf(runconfig::Field f);
 
 // shardscope-worker's arguments (runconfig::toWorkerArgs: the part after `mpirun … -np N
 // worker`; with r.threads the whole command line after the worker, ending in --shared-device
-// --ranks N).
+// --ranks N). Jobs start through shardscope-cli, which builds the mpirun line (launch/).
 QStringList workerArguments(const RunRequest& r, const QString& socketPath);
-
-// How the job starts on this machine.
-struct LaunchSettings {
-    QString workerPath;
-    QString mpirunPath;       // resolved (launch::findExecutable); unused with r.threads
-    bool runningAsRoot = false;
-    int localCores = 1;
-};
-// The program and its arguments (a QProcess argument list, never a shell string): with
-// r.threads the worker itself — one process, no mpirun — otherwise launch::mpirunArgv.
-struct LaunchCommand {
-    QString program;
-    QStringList arguments;
-    bool direct = false; // the worker is the process (no mpirun)
-};
-LaunchCommand launchCommand(const RunRequest& r, const LaunchSettings& settings, const QString& socketPath);
 
 // "64MiB", "1.5 GB", "1000000" → bytes; empty text → nullopt without error.
 std::optional<std::uint64_t> parseByteText(const QString& text, QString* error);

@@ -1,4 +1,4 @@
-#include "run_request.h"
+#include "run/run_request.h"
 
 #include <QCoreApplication>
 #include <QRegularExpression>
@@ -7,18 +7,9 @@
 
 #include "core/error.h"
 #include "launch/mpirun.h"
+#include "plan/policy.h"
 #include "platform/cuda_probe.h"
-
-// Set by widgets/CMakeLists.txt from the build's CUDA/NCCL options (the worker's backends).
-#ifndef SHARDSCOPE_WORKER_CUDA
-#define SHARDSCOPE_WORKER_CUDA 0
-#endif
-#ifndef SHARDSCOPE_WORKER_NCCL
-#define SHARDSCOPE_WORKER_NCCL 0
-#endif
-#ifndef SHARDSCOPE_WORKER_MPI
-#define SHARDSCOPE_WORKER_MPI 1
-#endif
+#include "shardscope/worker_features.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -56,12 +47,13 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     // exactly what the user changed.
     theory::Knobs& k = c.knobs;
     k.reduceBucketBytes = k.allGatherBucketBytes = r.bucketBytes;
-    if (usesPrefetch(r.strategy)) k.prefetchDepth = r.prefetch;
-    if (usesReshardAfterForward(r.strategy)) k.reshardAfterForward = r.reshardAfterForward;
+    const plan::Policy policy = plan::policyFor(r.strategy);
+    if (policy.usesPrefetch()) k.prefetchDepth = r.prefetch;
+    if (policy.usesReshardAfterForward()) k.reshardAfterForward = r.reshardAfterForward;
     if (r.strategy == Strategy::FsdpShardGradOp) k.reshardAfterForward = false; // as the worker sets it
-    if (usesMaxInflight(r.strategy)) k.maxInflightAllGathers = r.maxInflight;
-    if (usesPersistence(r.strategy)) k.persistenceThresholdParams = r.persistenceThreshold;
-    if (usesHybridGroup(r.strategy)) k.hybridGroupSize = r.hybridGroup;
+    if (policy.usesMaxInflight()) k.maxInflightAllGathers = r.maxInflight;
+    if (policy.usesPersistence()) k.persistenceThresholdParams = r.persistenceThreshold;
+    if (policy.usesHybridGroup()) k.hybridGroupSize = r.hybridGroup;
     return c;
 }
 
@@ -114,7 +106,7 @@ QString describe(const runconfig::Problem& p) {
 }
 
 const GpuSupport& GpuSupport::probed() {
-    static const GpuSupport support{platform::probeCuda(), SHARDSCOPE_WORKER_CUDA != 0, SHARDSCOPE_WORKER_NCCL != 0};
+    static const GpuSupport support{platform::probeCuda(), kWorkerCuda, kWorkerNccl};
     return support;
 }
 
@@ -159,23 +151,6 @@ QStringList workerArguments(const RunRequest& r, const QString& socketPath) {
     return a;
 }
 
-LaunchCommand launchCommand(const RunRequest& r, const LaunchSettings& settings, const QString& socketPath) {
-    const QStringList worker = workerArguments(r, socketPath);
-    if (r.threads) return {settings.workerPath, worker, true};
-    launch::MpirunOptions options;
-    options.mpirun = settings.mpirunPath.toStdString();
-    options.ranks = r.ranks;
-    options.runningAsRoot = settings.runningAsRoot;
-    options.localCores = settings.localCores;
-    std::vector<std::string> workerArgs;
-    for (const QString& a : worker) workerArgs.push_back(a.toStdString());
-    const auto argv = launch::mpirunArgv(options, settings.workerPath.toStdString(), workerArgs);
-    LaunchCommand c;
-    c.program = QString::fromStdString(argv.front());
-    for (std::size_t i = 1; i < argv.size(); ++i) c.arguments << QString::fromStdString(argv[i]);
-    return c;
-}
-
 std::optional<std::uint64_t> parseByteText(const QString& text, QString* error) {
     const QString t = text.trimmed();
     if (t.isEmpty()) return std::nullopt;
@@ -213,7 +188,7 @@ QString gpuUnavailableReason(const GpuSupport& gpu) {
 }
 
 QString mpiUnavailableReason(const QString& mpirun) {
-    if (!SHARDSCOPE_WORKER_MPI) return QCoreApplication::translate("RunRequest", "this build's worker has no MPI");
+    if (!kWorkerMpi) return QCoreApplication::translate("RunRequest", "this build's worker has no MPI");
     if (!launch::findExecutable(mpirun.toStdString())) return QCoreApplication::translate("RunRequest", "mpirun not found");
     return {};
 }

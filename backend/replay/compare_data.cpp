@@ -1,11 +1,11 @@
-#include "compare_data.h"
+#include "replay/compare_data.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
 
-namespace shardscope::widgets {
+namespace shardscope::replay {
 namespace {
 
 double sum(const std::vector<std::pair<std::string, double>>& v) {
@@ -72,4 +72,4 @@ Parity parityOf(const CompareRun& run, const std::vector<CompareRun>& all) {
     return {ddp->paramDigest == run.paramDigest ? Parity::Kind::DigestEqual : Parity::Kind::DigestDiffers, 0};
 }
 
-} // namespace shardscope::widgets
+} // namespace shardscope::replay

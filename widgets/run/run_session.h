@@ -15,7 +15,7 @@
 
 #include "launch/ending.h"
 #include "run/stream_receiver.h"
-#include "run_request.h"
+#include "run/run_request.h"
 
 class QTemporaryDir;
 
@@ -69,7 +69,8 @@ Q_SIGNALS:
     void runInfoReady(shardscope::widgets::RunInfoPtr info);
     void stepsReady(shardscope::widgets::StepListPtr steps);
     void reportReady(shardscope::widgets::RunReportPtr report);
-    void failureReceived(shardscope::widgets::FailureInfo failure);
+    void reportUnreadable(const QString& reason); // the run replays without its report
+    void failureReceived(shardscope::replay::FailureInfo failure);
     void finished(shardscope::widgets::RunSession::Outcome outcome, const QString& message);
 
 private:
@@ -99,7 +100,7 @@ private:
     QString recordingPath_;
     QString stderrTail_;
     QString streamError_;
-    std::optional<FailureInfo> failure_;
+    std::optional<replay::FailureInfo> failure_;
     int completeSteps_ = 0;
     int exitCode_ = 0;
     bool crashed_ = false;

@@ -1,4 +1,4 @@
-#include "calculator_compute.h"
+#include "calculator/calculator_compute.h"
 
 #include <QCoreApplication>
 #include <algorithm>

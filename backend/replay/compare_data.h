@@ -2,22 +2,22 @@
 // Several runs' reports side by side, as the compare view shows them: per rank peak and
 // model-state bytes by category and communication per step, the theory's values for the same,
 // the final-weights digest and, from `compare`, the largest |Δ| of the final weights against
-// DDP. Read by the one report reader (report/report.h); plain C++ so the numbers are testable.
+// DDP. Read by the one report reader (report/report.h); plain C++ so the numbers are testable
+// and a front end other than the GUI's Compare page can show the same table.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "report/report.h"
-#include "run_data.h"
 
-namespace shardscope::widgets {
+namespace shardscope::replay {
 
 struct CompareRank {
     int rank = 0;
-    CategoryBytes peak{};        // each category's own maximum
+    report::CategoryBytes peak{};        // each category's own maximum
     std::uint64_t peakTotal = 0; // the maximum of the total (peak_bytes.total)
-    CategoryBytes modelStates{};
+    report::CategoryBytes modelStates{};
     double commBytes = 0;        // sent per step, all kinds
     std::optional<double> exposedComm; // median share of a step spent in exposed communication
 };
@@ -29,7 +29,7 @@ struct CompareRun {
     std::vector<CompareRank> ranks;
     std::vector<std::pair<std::string, double>> comm;       // rank 0, sent bytes per step by kind
     std::vector<std::pair<std::string, double>> theoryComm; // the theory's, same kinds
-    std::optional<CategoryBytes> theoryModelStates;
+    std::optional<report::CategoryBytes> theoryModelStates;
     std::uint64_t theoryPeak = 0;
     std::string paramDigest;
     std::optional<double> maxAbsDeltaVsDdp;
@@ -56,4 +56,4 @@ struct Parity {
 // Against the DDP run among `all` (or the report's own max_abs_delta_vs_ddp).
 Parity parityOf(const CompareRun& run, const std::vector<CompareRun>& all);
 
-} // namespace shardscope::widgets
+} // namespace shardscope::replay

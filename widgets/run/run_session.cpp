@@ -1,4 +1,4 @@
-#include "run_session.h"
+#include "run/run_session.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -32,7 +32,8 @@ RunSession::RunSession(QObject* parent)
     connect(receiver_, &StreamReceiver::runInfoReady, this, &RunSession::runInfoReady);
     connect(receiver_, &StreamReceiver::stepsReady, this, &RunSession::onSteps);
     connect(receiver_, &StreamReceiver::reportReady, this, &RunSession::reportReady);
-    connect(receiver_, &StreamReceiver::failureReceived, this, [this](const FailureInfo& f) {
+    connect(receiver_, &StreamReceiver::reportUnreadable, this, &RunSession::reportUnreadable);
+    connect(receiver_, &StreamReceiver::failureReceived, this, [this](const replay::FailureInfo& f) {
         if (!failure_) failure_ = f;
         Q_EMIT failureReceived(f);
     });
@@ -178,7 +179,7 @@ void RunSession::killTree() {
 }
 
 void RunSession::onSteps(const StepListPtr& steps) {
-    for (const StepPtr& s : *steps)
+    for (const replay::StepPtr& s : *steps)
         if (s->complete) ++completeSteps_;
     Q_EMIT stepsReady(steps);
 }

@@ -1,0 +1,55 @@
+// The compare table: reports as the worker writes them (report::toJson) parse into the numbers
+// the Compare page charts; parity against DDP (bitwise equal, |Δ|, digest).
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "replay/compare_data.h"
+#include "sample_reports.h"
+
+using namespace shardscope;
+using namespace shardscope::replay;
+using shardscope::testing::reportJson;
+using shardscope::testing::typedReport;
+
+TEST(CompareData, ParsesWorkerReports) {
+    const CompareRun r = parseCompareRun(reportJson("zero3", 100, 5000, "abc"));
+    EXPECT_EQ(r.strategy, std::string("zero3"));
+    EXPECT_EQ(r.worldSize, 4);
+    EXPECT_EQ(r.ranks.size(), std::size_t{4});
+    EXPECT_EQ(r.ranks[2].peakTotal, std::uint64_t{5002});
+    EXPECT_EQ(r.peakMax(), std::uint64_t{5003});
+    EXPECT_EQ(r.ranks[1].modelStates[index(Category::AdamM)], std::uint64_t{200});
+    EXPECT_EQ(r.commTotal(), 4500.5);
+    EXPECT_EQ(r.theoryCommTotal(), 4500.0);
+    EXPECT_EQ(r.theoryPeak, std::uint64_t{5000});
+    EXPECT_FALSE(r.maxAbsDeltaVsDdp);
+    // One run report; shardscope-cli compare --json (app/cli/cmd_compare.cpp); errors name
+    // the problem.
+    EXPECT_EQ(parseCompareRuns(reportJson("zero2", 1, 2, "x")).size(), std::size_t{1});
+    report::CompareReport both;
+    both.ranks = 4;
+    both.strategies = {typedReport("ddp", 400, 9000, "d"), typedReport("zero3", 100, 5000, "d", 0.0)};
+    const auto cli = parseCompareRuns(report::toJson(both).dump());
+    EXPECT_EQ(cli.size(), std::size_t{2});
+    EXPECT_EQ(cli[1].maxAbsDeltaVsDdp.value_or(-1), 0.0);
+    EXPECT_THROW(parseCompareRuns("{\"runs\":[" + reportJson("ddp", 400, 9000, "d") + "]}"), Error);
+    EXPECT_THROW(parseCompareRuns("[" + reportJson("zero2", 1, 2, "x") + "]"), Error);
+    EXPECT_THROW(parseCompareRuns("not json"), Error);
+}
+
+TEST(CompareData, ParityAgainstDdp) {
+    const std::vector<CompareRun> runs = {
+        parseCompareRun(reportJson("ddp", 400, 9000, "d1")),
+        parseCompareRun(reportJson("zero1", 200, 7000, "d1")),
+        parseCompareRun(reportJson("zero2", 150, 6000, "ff")),
+        parseCompareRun(reportJson("zero3", 100, 5000, "ff", 0.0)),
+        parseCompareRun(reportJson("fsdp", 100, 5000, "ff", 2.5e-7))};
+    EXPECT_EQ(parityOf(runs[0], runs).kind, Parity::Kind::Reference);
+    EXPECT_EQ(parityOf(runs[1], runs).kind, Parity::Kind::DigestEqual);
+    EXPECT_EQ(parityOf(runs[2], runs).kind, Parity::Kind::DigestDiffers);
+    EXPECT_EQ(parityOf(runs[3], runs).kind, Parity::Kind::BitwiseEqual);
+    const Parity fsdp = parityOf(runs[4], runs);
+    EXPECT_EQ(fsdp.kind, Parity::Kind::Delta);
+    EXPECT_EQ(fsdp.delta, 2.5e-7);
+    EXPECT_EQ(parityOf(runs[1], {runs[1]}).kind, Parity::Kind::NoReference);
+}
