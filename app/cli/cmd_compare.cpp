@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "plan/policy.h"
 #include "report/files.h"
 #include "report_print.h"
 #include "run_common.h"
@@ -95,7 +96,7 @@ int cmdCompare(std::span<const std::string> argv) {
             ++it;
         }
     }
-    const auto hasGroups = [](const std::string& s) { return runconfig::usesHybridGroup(*theory::parseStrategy(s)); };
+    const auto hasGroups = [](const std::string& s) { return plan::policyFor(*theory::parseStrategy(s)).usesHybridGroup(); };
     if (!hybridGroup.empty() && std::none_of(strategies.begin(), strategies.end(), hasGroups))
         throwInvalid("--hybrid-group is an fsdp_hybrid option; --strategies " + strategiesText + " has no shard groups");
     for (const auto& s : strategies) {

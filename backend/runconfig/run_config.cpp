@@ -7,6 +7,7 @@
 #include "core/args.h"
 #include "core/error.h"
 #include "core/user_files.h"
+#include "plan/policy.h"
 #include "runconfig/problems.h"
 
 namespace shardscope::runconfig {
@@ -91,7 +92,7 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
     if (args.has("--persistence-threshold"))
         k.persistenceThresholdParams =
             static_cast<std::uint64_t>(integerFlag(args, "--persistence-threshold", Field::Persistence));
-    if (args.has("--hybrid-group") && !usesHybridGroup(c.strategy))
+    if (args.has("--hybrid-group") && !plan::policyFor(c.strategy).usesHybridGroup())
         throwInvalid("--hybrid-group is an fsdp_hybrid option; --strategy " + strategyText + " has no shard groups");
     if (args.has("--hybrid-group"))
         k.hybridGroupSize = static_cast<int>(integerFlag(args, "--hybrid-group", Field::HybridGroup));
@@ -152,7 +153,7 @@ std::vector<std::string> toWorkerArgs(const RunConfig& c) {
         a.insert(a.end(), {"--max-inflight", std::to_string(k.maxInflightAllGathers)});
     if (k.persistenceThresholdParams != 0)
         a.insert(a.end(), {"--persistence-threshold", std::to_string(k.persistenceThresholdParams)});
-    if (k.hybridGroupSize != 0 && usesHybridGroup(c.strategy)) a.insert(a.end(), {"--hybrid-group", std::to_string(k.hybridGroupSize)});
+    if (k.hybridGroupSize != 0 && plan::policyFor(c.strategy).usesHybridGroup()) a.insert(a.end(), {"--hybrid-group", std::to_string(k.hybridGroupSize)});
     if (k.gradAccumSteps != 1) a.insert(a.end(), {"--grad-accum", std::to_string(k.gradAccumSteps)});
     if (k.noSync) a.push_back("--no-sync");
     if (c.capacityBytes) a.insert(a.end(), {"--capacity", formatBytes(*c.capacityBytes)});
