@@ -504,40 +504,8 @@
 <context>
     <name>RunRequest</name>
     <message>
-        <source>unknown model preset &apos;%1&apos; (expected tiny, small or medium)</source>
-        <translation>未知的模型预设“%1”（应为 tiny、small 或 medium）</translation>
-    </message>
-    <message>
         <source>ranks must be between 1 and %1</source>
         <translation>rank 数必须在 1 到 %1 之间</translation>
-    </message>
-    <message>
-        <source>steps must be between 1 and %1</source>
-        <translation>步数必须在 1 到 %1 之间</translation>
-    </message>
-    <message>
-        <source>a capacity budget must be more than 0 bytes</source>
-        <translation>容量预算必须大于 0 字节</translation>
-    </message>
-    <message>
-        <source>buckets must hold at least 1 KiB</source>
-        <translation>桶大小至少为 1 KiB</translation>
-    </message>
-    <message>
-        <source>prefetch depth must be between 0 and 8 units</source>
-        <translation>预取深度必须在 0 到 8 个单元之间</translation>
-    </message>
-    <message>
-        <source>in-flight all-gathers must be between 1 and 16</source>
-        <translation>同时进行的 all-gather 数必须在 1 到 16 之间</translation>
-    </message>
-    <message>
-        <source>the hybrid group must divide the ranks (%1 ranks: %2)</source>
-        <translation>混合分片组大小必须整除 rank 数（%1 个 rank：%2）</translation>
-    </message>
-    <message>
-        <source>micro-batch must be between 1 and 256 (0: the preset&apos;s)</source>
-        <translation>微批大小必须在 1 到 256 之间（0：使用预设值）</translation>
     </message>
     <message>
         <source>&apos;%1&apos; is not a size (examples: 64MiB, 1.5GB, 1000000)</source>
@@ -762,6 +730,69 @@
     <message>
         <source>Open a recording (.sstrace) on the Ranks page, or a run/compare report (.json) on the Compare page.</source>
         <translation>在 Rank 视图页面打开录制文件（.sstrace），或在对比页面打开运行/对比报告（.json）。</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets</name>
+    <message>
+        <source>ranks must be between %1 and %2</source>
+        <translation>rank 数必须在 %1 到 %2 之间</translation>
+    </message>
+    <message>
+        <source>steps must be between %1 and %2</source>
+        <translation>步数必须在 %1 到 %2 之间</translation>
+    </message>
+    <message>
+        <source>micro-batch must be between %1 and %2 (0: the preset&apos;s)</source>
+        <translation>微批大小必须在 %1 到 %2 之间（0：使用预设值）</translation>
+    </message>
+    <message>
+        <source>buckets must hold at least %1 byte(s)</source>
+        <translation>桶至少要容纳 %1 字节</translation>
+    </message>
+    <message>
+        <source>prefetch depth must be between %1 and %2 units</source>
+        <translation>预取深度必须在 %1 到 %2 个单元之间</translation>
+    </message>
+    <message>
+        <source>in-flight all-gathers must be between %1 and %2</source>
+        <translation>同时进行的 all-gather 数必须在 %1 到 %2 之间</translation>
+    </message>
+    <message>
+        <source>the persistence threshold must be between %1 and %2 parameters</source>
+        <translation>常驻阈值必须在 %1 到 %2 个参数之间</translation>
+    </message>
+    <message>
+        <source>the hybrid group must be between %1 and %2 ranks</source>
+        <translation>混合分片组必须在 %1 到 %2 个 rank 之间</translation>
+    </message>
+    <message>
+        <source>a capacity budget must be more than 0 bytes</source>
+        <translation>容量预算必须大于 0 字节</translation>
+    </message>
+    <message>
+        <source>value %1 is outside %2–%3</source>
+        <translation>值 %1 超出范围 %2–%3</translation>
+    </message>
+    <message>
+        <source>unknown model preset &apos;%1&apos; (expected %2)</source>
+        <translation>未知的模型预设“%1”（可选：%2）</translation>
+    </message>
+    <message>
+        <source>the hybrid group must divide the ranks (%1 ranks: %2)</source>
+        <translation>混合分片组大小必须整除 rank 数（%1 个 rank：%2）</translation>
+    </message>
+    <message>
+        <source>FSDP SHARD_GRAD_OP keeps parameters gathered: it cannot reshard after forward</source>
+        <translation>FSDP SHARD_GRAD_OP 会一直保留聚合后的参数：不能在前向之后重新分片</translation>
+    </message>
+    <message>
+        <source>no_sync is an FSDP option</source>
+        <translation>no_sync 是 FSDP 的选项</translation>
+    </message>
+    <message>
+        <source>theory cannot size this run: %1</source>
+        <translation>理论模型无法估算此次运行：%1</translation>
     </message>
 </context>
 <context>
@@ -1887,6 +1918,10 @@ CPU/节点</translation>
         <source>The ranks ran as threads of one shardscope-worker process (--shared-device), not as mpirun processes.</source>
         <translation>各 rank 作为同一个 shardscope-worker 进程中的线程运行（--shared-device），而不是 mpirun 进程。</translation>
     </message>
+    <message>
+        <source>&lt;b&gt;Report unreadable&lt;/b&gt; — %1. The steps replay without it.</source>
+        <translation>&lt;b&gt;报告无法读取&lt;/b&gt; — %1。各步骤仍可在没有报告的情况下回放。</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RecordingFiles</name>
@@ -2117,16 +2152,8 @@ CPU/节点</translation>
         <translation>rank %1 在第 %3 步退出（退出码 %2）</translation>
     </message>
     <message>
-        <source>mpirun did not run: %1</source>
-        <translation>mpirun 未能运行：%1</translation>
-    </message>
-    <message>
         <source>mpirun exited with code %1: %2</source>
         <translation>mpirun 以退出码 %1 结束：%2</translation>
-    </message>
-    <message>
-        <source>The run ended without finishing its event stream (last complete step: %1)</source>
-        <translation>运行结束时事件流不完整（最后完成的步：%1）</translation>
     </message>
     <message>
         <source>Stopped before the first step</source>
@@ -2163,16 +2190,52 @@ CPU/节点</translation>
         <translation>在 PATH 中找不到 mpirun：请安装 OpenMPI（例如 apt install openmpi-bin）后再运行任务，或勾选“以单进程内的线程运行各 rank”</translation>
     </message>
     <message>
-        <source>shardscope-worker did not run: %1</source>
-        <translation>shardscope-worker 未能运行：%1</translation>
+        <source>shardscope-cli was not found at %1: build it beside the GUI (target shardscope-cli); it supervises every run</source>
+        <translation>在 %1 找不到 shardscope-cli：请在 GUI 旁边构建它（目标 shardscope-cli）；每次运行都由它监管</translation>
     </message>
     <message>
-        <source>shardscope-worker was killed or crashed in step %1</source>
-        <translation>shardscope-worker 在第 %1 步被终止或崩溃</translation>
+        <source>Run finished</source>
+        <translation>运行完成</translation>
     </message>
     <message>
-        <source>shardscope-worker exited with code %1: %2</source>
-        <translation>shardscope-worker 以退出码 %1 结束：%2</translation>
+        <source>Rank %1 exited (signal %2)</source>
+        <translation>Rank %1 已退出（信号 %2）</translation>
+    </message>
+    <message>
+        <source>Rank %1 exited (exit code %2)</source>
+        <translation>Rank %1 已退出（退出码 %2）</translation>
+    </message>
+    <message>
+        <source>No progress in step %1 for the stall timeout: a rank is stuck; the job was torn down</source>
+        <translation>第 %1 步在停滞超时内没有进展：有 rank 卡住了；作业已被终止</translation>
+    </message>
+    <message>
+        <source>The job was interrupted in step %1 and torn down</source>
+        <translation>作业在第 %1 步被中断并已终止</translation>
+    </message>
+    <message>
+        <source>The worker refused its settings: %1</source>
+        <translation>worker 拒绝了其设置：%1</translation>
+    </message>
+    <message>
+        <source>The job could not run: %1</source>
+        <translation>作业无法运行：%1</translation>
+    </message>
+    <message>
+        <source>shardscope-cli did not run: %1</source>
+        <translation>shardscope-cli 未能运行：%1</translation>
+    </message>
+    <message>
+        <source>shardscope-cli was killed or crashed</source>
+        <translation>shardscope-cli 被终止或崩溃</translation>
+    </message>
+    <message>
+        <source>shardscope-cli exited with code %1: %2</source>
+        <translation>shardscope-cli 以退出码 %1 结束：%2</translation>
+    </message>
+    <message>
+        <source>The run ended without finishing its event stream (complete steps: %1)</source>
+        <translation>运行结束时事件流未完整（完整的步数：%1）</translation>
     </message>
 </context>
 <context>
