@@ -38,6 +38,22 @@ struct CommStats {
     void add(const CommStats& other);
 };
 
+// This process's collectives as seen by its launcher (launch/progress.h): which one a rank
+// entered (and in which step), when it left, and a heartbeat while it waits. Process-wide: a
+// process under mpirun is one rank; rank threads (--shared-device) name a missing peer
+// themselves and set none.
+class CollectiveObserver {
+public:
+    virtual ~CollectiveObserver() = default;
+    // `counted`: a new collective (false: waiting again in one already entered, e.g. the finish
+    // of a started all-gather).
+    virtual void entered(const char* what, std::int32_t unit, std::int64_t step, bool counted) = 0;
+    virtual void left() = 0;
+    virtual void alive() = 0;
+};
+void setCollectiveObserver(CollectiveObserver* observer); // null: none
+CollectiveObserver* collectiveObserver();
+
 class Communicator {
 public:
     // Events go to the device's ledger; scratch buffers (deterministic reductions) are
@@ -111,6 +127,11 @@ private:
     void addStats(CollectiveOp op, std::uint64_t payload, std::uint64_t sent, std::uint64_t t0);
 
 protected:
+    // Tells the process's CollectiveObserver, if any (with the device ledger's step).
+    void noteEntered(const char* what, std::int32_t unit, bool counted = true) const;
+    static void noteLeft();
+    static void noteAlive();
+
     device::Device* device_;
 
 private:

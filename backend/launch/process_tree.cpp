@@ -60,6 +60,11 @@ std::vector<ProcessId> descendantPids(pid_t root) {
     return out;
 }
 
+unsigned long long startTimeOf(pid_t pid) {
+    Stat st;
+    return readStat(pid, st) ? st.startTime : 0;
+}
+
 void signalAll(const std::vector<ProcessId>& processes, int signal) {
     for (const ProcessId& p : processes) {
         Stat st;

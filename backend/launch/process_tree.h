@@ -16,5 +16,7 @@ struct ProcessId {
 
 std::vector<ProcessId> descendantPids(pid_t root); // empty where /proc is unavailable
 void signalAll(const std::vector<ProcessId>& processes, int signal);
+// The start time of `pid` (0 where it is gone).
+unsigned long long startTimeOf(pid_t pid);
 
 } // namespace shardscope::launch
