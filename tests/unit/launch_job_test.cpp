@@ -116,3 +116,47 @@ TEST(launchJob, MissingProgramIsALaunchError) {
     EXPECT_EQ(end.kind, EndingKind::LaunchError);
     EXPECT_NE(end.cause.find("/nonexistent/shardscope-worker"), std::string::npos) << end.cause;
 }
+
+TEST(launchJob, ProcessesLeftByAnExitedRootAreKilled) {
+    // The root exits at once, leaving two sleeps in process groups of their own (as mpirun
+    // killed with SIGKILL leaves its ranks): they are this job's and must not outlive it.
+    const std::string pidFile = "/tmp/shardscope_launch_orphans_" + std::to_string(::getpid());
+    std::filesystem::remove(pidFile);
+    std::string folder;
+    {
+        Job job;
+        folder = job.folder();
+        job.run({"/bin/sh", "-c",
+                 "setsid sleep 30 & echo $! > " + pidFile + "; setsid sleep 30 & echo $! >> " + pidFile + "; exit 0"},
+                nullptr, nullptr, 60s, true);
+    }
+    const std::vector<pid_t> left = readPids(pidFile);
+    EXPECT_EQ(left.size(), 2u);
+    for (pid_t p : left) EXPECT_FALSE(alive(p)) << "pid " << p << " outlived its job";
+    EXPECT_FALSE(std::filesystem::exists(folder));
+    std::filesystem::remove(pidFile);
+}
+
+TEST(launchJob, TheJobGetsTheProgressFolderAndLoopbackOnlyWhereAvailable) {
+    const std::string out = "/tmp/shardscope_launch_env_" + std::to_string(::getpid());
+    Job job;
+    job.setLoopbackOnly(true);
+    job.run({"/bin/sh", "-c", "echo \"$SHARDSCOPE_PROGRESS_DIR\" > " + out + "; cat /proc/net/dev >> " + out}, nullptr,
+            nullptr, 60s, true);
+    std::ifstream in(out);
+    std::string dir;
+    std::getline(in, dir);
+    EXPECT_EQ(dir, job.folder());
+    if (Job::loopbackIsolationAvailable()) {
+        std::string line;
+        std::getline(in, line); // two header lines
+        std::getline(in, line);
+        int interfaces = 0;
+        while (std::getline(in, line)) {
+            ++interfaces;
+            EXPECT_NE(line.find("lo:"), std::string::npos) << line;
+        }
+        EXPECT_EQ(interfaces, 1);
+    }
+    std::filesystem::remove(out);
+}
