@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "core/event.h"
 
 namespace shardscope::device {
@@ -36,6 +37,22 @@ struct CommStats {
 
     std::uint64_t totalSentBytes() const;
     void add(const CommStats& other);
+};
+
+// A collective whose deadline passed, where the communicator knows who did not arrive (rank
+// threads do): `missing` are ranks of a group of `groupSize`, `what` the collective.
+class CollectiveTimeout : public Error {
+public:
+    CollectiveTimeout(const std::string& message, std::string what, std::vector<int> missing, int groupSize)
+        : Error(ErrorKind::Comm, message), what_(std::move(what)), missing_(std::move(missing)), groupSize_(groupSize) {}
+    const std::string& collective() const { return what_; }
+    const std::vector<int>& missing() const { return missing_; }
+    int groupSize() const { return groupSize_; }
+
+private:
+    std::string what_;
+    std::vector<int> missing_;
+    int groupSize_;
 };
 
 // This process's collectives as seen by its launcher (launch/progress.h): which one a rank

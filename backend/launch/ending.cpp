@@ -35,6 +35,8 @@ std::string signalName(int signal) {
 // The step the job was in when a rank died without saying so itself.
 std::int64_t runningStep(const JobEvidence& e) { return e.lastCompleteStep + 2; }
 
+constexpr std::string_view kDidNotArrive = "it did not arrive at ";
+
 bool isTimeout(const std::string& message) { return message.find("timed out") != std::string::npos; }
 
 // "the all-gather of block1": what the stuck rank's peers wait in.
@@ -61,7 +63,7 @@ std::optional<JobEnding> stuckEnding(const JobEvidence& e) {
     out.rank = stuck->rank;
     if (stuck->step >= 0) out.step = stuck->step + 1;
     else out.setup = true;
-    out.cause = (stuck->arrived ? "it stopped inside " : "it did not arrive at ") + collectiveOf(*stuck, e.unitNames);
+    out.cause = (stuck->arrived ? std::string("it stopped inside ") : std::string(kDidNotArrive)) + collectiveOf(*stuck, e.unitNames);
     if (!stuck->alsoStuck.empty()) {
         std::string others;
         for (int r : stuck->alsoStuck) others += (others.empty() ? "" : ", ") + std::to_string(r);
@@ -122,6 +124,15 @@ JobEnding classify(const JobEvidence& e) {
         return out; // Completed: everything the run produces has arrived
     if (e.failureRank && isTimeout(e.failureMessage)) {
         if (auto stuck = stuckEnding(e); stuck && stuck->rank != *e.failureRank) return *stuck;
+    }
+    if (e.failureRank && *e.failureRank >= 0 && e.failureMessage.starts_with(kDidNotArrive)) {
+        // Rank threads name the rank that did not arrive themselves.
+        out.kind = EndingKind::Stalled;
+        out.rank = *e.failureRank;
+        if (e.failureStep >= 0) out.step = e.failureStep + 1;
+        else out.setup = true;
+        out.cause = e.failureMessage;
+        return out;
     }
     if (e.failureRank) { // the worker said it itself
         out.kind = EndingKind::Failed;

@@ -160,6 +160,7 @@ SignalGuard::SignalGuard() {
 
 SignalGuard::~SignalGuard() {
     for (std::size_t i = 0; i < std::size(kGuarded); ++i) ::sigaction(kGuarded[i], &gPrevious[i], nullptr);
+    gSignal = 0; // a signal counts only while a guard is installed
 }
 
 int pendingSignal() { return gSignal; }

@@ -32,7 +32,7 @@ public:
     SignalGuard(const SignalGuard&) = delete;
     SignalGuard& operator=(const SignalGuard&) = delete;
 };
-int pendingSignal(); // the first signal a SignalGuard recorded; 0: none
+int pendingSignal(); // the first signal the installed SignalGuard recorded; 0: none (or no guard)
 
 class Job {
 public:

@@ -81,7 +81,10 @@ std::string mpirunMessage(std::string_view text) {
         if (line.starts_with("[") && line.find("] ") != std::string::npos &&
             line.find("ORTE_ERROR_LOG") != std::string::npos)
             continue; // a log line with source locations, not a message
-        if (line.starts_with("mpirun: Error: ")) line.erase(0, 15);
+        // "/usr/bin/mpirun: Error: unknown option …": mpirun names itself by its path
+        if (const auto at = line.find(": Error: "); at != std::string::npos && line.find(' ') > at &&
+                                                     (line.substr(0, at).ends_with("mpirun") || line.substr(0, at).ends_with("orterun")))
+            line.erase(0, at + 9);
         // "…hostfile:" followed by the indented name it could not open
         while (line.ends_with(":") && i + 1 < lines.size() && !lines[i + 1].empty() &&
                (lines[i + 1][0] == ' ' || lines[i + 1][0] == '\t'))

@@ -180,6 +180,7 @@ TEST(launchMpirun, MpirunsOwnMessageIsItsFirstMeaningfulLine) {
     EXPECT_EQ(mpirunMessage(hostfile), "Open RTE was unable to open the hostfile: /nonexistent");
     EXPECT_EQ(mpirunMessage("mpirun: Error: unknown option \"--bogus\"\nType 'mpirun --help' for usage.\n"),
               "unknown option \"--bogus\"");
+    EXPECT_EQ(mpirunMessage("/usr/bin/mpirun: Error: unknown option \"--x\"\n"), "unknown option \"--x\"");
     EXPECT_EQ(mpirunMessage("\n---\n"), "");
     EXPECT_LE(mpirunMessage(std::string(1000, 'x')).size(), 300u);
 
@@ -230,4 +231,18 @@ TEST(launchMpirun, OneMachineKeepsMpirunsTcpOnLoopback) {
     o.extraArgs.clear();
     o.hostfile = "/etc/hosts.mpi";
     EXPECT_FALSE(singleHost(o));
+}
+
+TEST(launchEnding, RankThreadsNameTheRankThatDidNotArriveThemselves) {
+    JobEvidence e;
+    e.exited = true;
+    e.exitCode = 1;
+    e.direct = true;
+    e.failureRank = 2;
+    e.failureStep = 4;
+    e.failureMessage = "it did not arrive at the all-gather (rank 0 waited 30000 ms)";
+    const JobEnding end = classify(e);
+    EXPECT_EQ(end.kind, EndingKind::Stalled);
+    EXPECT_EQ(describe(end), "rank 2 is stuck in step 5: it did not arrive at the all-gather (rank 0 waited 30000 ms); "
+                             "the job was torn down");
 }
