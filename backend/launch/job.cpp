@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -16,6 +17,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -33,6 +35,7 @@ namespace shardscope::launch {
 namespace {
 
 volatile std::sig_atomic_t gSignal = 0;
+int gDepth = 0; // nested guards: only the outermost installs and restores the handlers
 void onSignal(int signal) {
     if (gSignal == 0) gSignal = signal;
 }
@@ -150,6 +153,7 @@ bool Job::loopbackIsolationAvailable() {
 }
 
 SignalGuard::SignalGuard() {
+    if (gDepth++ > 0) return; // an outer guard is installed and keeps what it recorded
     gSignal = 0;
     struct sigaction action {};
     action.sa_handler = onSignal;
@@ -159,16 +163,38 @@ SignalGuard::SignalGuard() {
 }
 
 SignalGuard::~SignalGuard() {
+    if (--gDepth > 0) return;
     for (std::size_t i = 0; i < std::size(kGuarded); ++i) ::sigaction(kGuarded[i], &gPrevious[i], nullptr);
     gSignal = 0; // a signal counts only while a guard is installed
 }
 
 int pendingSignal() { return gSignal; }
 
+std::string makePrivateFolder(const std::string& prefix) {
+    const std::string base = "/tmp/" + prefix + "-";
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/tmp", ec)) {
+        // <prefix>-<pid>-XXXXXX of this user whose process is gone (killed with SIGKILL)
+        const std::string path = entry.path().string();
+        if (!path.starts_with(base)) continue;
+        const std::string rest = path.substr(base.size());
+        const auto dash = rest.find('-');
+        if (dash == std::string::npos || dash == 0 || dash > 9 || rest.size() != dash + 7 ||
+            rest.find_first_not_of("0123456789") != dash)
+            continue;
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+        const auto pid = static_cast<pid_t>(std::stol(rest.substr(0, dash)));
+        if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+        std::filesystem::remove_all(path, ec);
+    }
+    std::string tmpl = base + std::to_string(::getpid()) + "-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) sysFail("cannot create a private folder in /tmp");
+    return tmpl; // mkdtemp makes it 0700: only this user can reach what is inside
+}
+
 Job::Job() {
-    char tmpl[] = "/tmp/shardscope-XXXXXX";
-    if (!::mkdtemp(tmpl)) sysFail("cannot create a private folder for the event stream");
-    dir_ = tmpl; // mkdtemp makes it 0700: only this user can reach the socket
+    dir_ = makePrivateFolder("shardscope");
     socketPath_ = dir_ + "/stream.sock";
     listenFd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (listenFd_ < 0) sysFail("socket()");

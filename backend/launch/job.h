@@ -25,6 +25,8 @@ namespace shardscope::launch {
 
 // While one exists, SIGINT, SIGTERM and SIGHUP are recorded instead of ending this process, so
 // a running Job can tear its tree down first. The previous handlers come back on destruction.
+// Guards nest (one thread): an inner guard keeps a signal the outer one recorded, so a command
+// that runs several jobs notices a signal that came between them.
 class SignalGuard {
 public:
     SignalGuard();
@@ -33,6 +35,11 @@ public:
     SignalGuard& operator=(const SignalGuard&) = delete;
 };
 int pendingSignal(); // the first signal the installed SignalGuard recorded; 0: none (or no guard)
+
+// A private 0700 folder /tmp/<prefix>-<pid>-XXXXXX. Folders of the same prefix that a process of
+// this user left behind and that no longer exists (killed with SIGKILL, so it could not clean
+// up) are removed first.
+std::string makePrivateFolder(const std::string& prefix);
 
 class Job {
 public:

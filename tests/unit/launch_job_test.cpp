@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -159,4 +160,25 @@ TEST(launchJob, TheJobGetsTheProgressFolderAndLoopbackOnlyWhereAvailable) {
         EXPECT_EQ(interfaces, 1);
     }
     std::filesystem::remove(out);
+}
+
+TEST(launchJob, FoldersLeftByAKilledSupervisorAreRemovedNextTime) {
+    // A supervisor killed with SIGKILL cannot remove its folder: the next one does.
+    const pid_t dead = ::fork();
+    if (dead == 0) ::_exit(0);
+    ::waitpid(dead, nullptr, 0);
+    const std::filesystem::path stale = "/tmp/shardscope-launchtest-" + std::to_string(dead) + "-abcdef";
+    const std::filesystem::path mine = "/tmp/shardscope-launchtest-" + std::to_string(::getpid()) + "-ghijkl";
+    const std::filesystem::path other = "/tmp/shardscope-launchtest-1-mnopqr"; // init never dies
+    for (const auto& p : {stale, mine, other}) {
+        std::filesystem::create_directories(p);
+        std::ofstream(p / "leftover") << "x";
+    }
+    const std::string made = makePrivateFolder("shardscope-launchtest");
+    EXPECT_TRUE(made.starts_with("/tmp/shardscope-launchtest-" + std::to_string(::getpid()) + "-")) << made;
+    EXPECT_EQ(std::filesystem::status(made).permissions() & std::filesystem::perms::all, std::filesystem::perms::owner_all);
+    EXPECT_FALSE(std::filesystem::exists(stale));
+    EXPECT_TRUE(std::filesystem::exists(mine));
+    EXPECT_TRUE(std::filesystem::exists(other));
+    for (const auto& p : {std::filesystem::path(made), mine, other}) std::filesystem::remove_all(p);
 }
