@@ -149,6 +149,15 @@ JobEnding classify(const JobEvidence& e) {
     }
     if (e.stalled) {
         if (auto stuck = stuckEnding(e)) return *stuck;
+        if (e.childStopped) { // the one worker process holds every rank: all of them are stuck
+            out.kind = EndingKind::Stalled;
+            if (e.worldSize <= 1) out.rank = 0;
+            atRunningStep(out);
+            out.cause = e.worldSize > 1 ? "no progress for " + std::to_string(e.stallTimeout.count() / 1000) +
+                                              " s: the worker process holding every rank thread is stopped (SIGSTOP)"
+                                        : "its process is stopped (SIGSTOP)";
+            return out;
+        }
         out.kind = EndingKind::Stalled;
         out.cause = "no progress for " + std::to_string(e.stallTimeout.count() / 1000) + " s: a rank is stuck";
         atRunningStep(out);

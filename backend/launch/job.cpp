@@ -382,6 +382,7 @@ JobEnding Job::run(const std::vector<std::string>& argv,
                             evidence.sawEnd = true;
                             endAt = std::chrono::steady_clock::now();
                         } else if (auto* h = std::get_if<protocol::Handshake>(&*record); h && evidence.unitNames.empty()) {
+                            evidence.worldSize = h->worldSize;
                             const auto config = nlohmann::json::parse(h->configJson, nullptr, false);
                             if (config.is_object() && config.contains("units") && config["units"].is_array())
                                 for (const auto& u : config["units"])
@@ -441,6 +442,7 @@ JobEnding Job::run(const std::vector<std::string>& argv,
         }
         if (now - lastBytes > stallTimeout) {
             evidence.stalled = true;
+            evidence.childStopped = direct && isStopped(pid_);
             takeProgress();
             break;
         }

@@ -11,6 +11,7 @@ namespace shardscope::launch {
 namespace {
 
 struct Stat {
+    char state = '?';
     pid_t parent = -1;
     unsigned long long startTime = 0;
 };
@@ -26,6 +27,7 @@ bool readStat(pid_t pid, Stat& out) {
     std::istringstream fields(text.substr(close + 1));
     std::string state;
     fields >> state >> out.parent;
+    out.state = state.empty() ? '?' : state[0];
     std::string skip;
     for (int i = 5; i < 22 && fields; ++i) fields >> skip; // fields 5 … 21
     fields >> out.startTime;
@@ -63,6 +65,11 @@ std::vector<ProcessId> descendantPids(pid_t root) {
 unsigned long long startTimeOf(pid_t pid) {
     Stat st;
     return readStat(pid, st) ? st.startTime : 0;
+}
+
+bool isStopped(pid_t pid) {
+    Stat st;
+    return readStat(pid, st) && st.state == 'T';
 }
 
 void signalAll(const std::vector<ProcessId>& processes, int signal) {

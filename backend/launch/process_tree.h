@@ -18,5 +18,7 @@ std::vector<ProcessId> descendantPids(pid_t root); // empty where /proc is unava
 void signalAll(const std::vector<ProcessId>& processes, int signal);
 // The start time of `pid` (0 where it is gone).
 unsigned long long startTimeOf(pid_t pid);
+// True when `pid` is stopped (SIGSTOP / SIGTSTP: state T in /proc).
+bool isStopped(pid_t pid);
 
 } // namespace shardscope::launch

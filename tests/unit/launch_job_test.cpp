@@ -182,3 +182,10 @@ TEST(launchJob, FoldersLeftByAKilledSupervisorAreRemovedNextTime) {
     EXPECT_TRUE(std::filesystem::exists(other));
     for (const auto& p : {std::filesystem::path(made), mine, other}) std::filesystem::remove_all(p);
 }
+
+TEST(launchJob, AStoppedDirectWorkerIsReportedStoppedAndTornDown) {
+    Job job;
+    const JobEnding end = job.run({"/bin/sh", "-c", "kill -STOP $$; sleep 30"}, nullptr, nullptr, 500ms, true);
+    EXPECT_EQ(end.kind, EndingKind::Stalled);
+    EXPECT_NE(end.cause.find("stopped (SIGSTOP)"), std::string::npos) << end.cause;
+}

@@ -246,3 +246,18 @@ TEST(launchEnding, RankThreadsNameTheRankThatDidNotArriveThemselves) {
     EXPECT_EQ(describe(end), "rank 2 is stuck in step 5: it did not arrive at the all-gather (rank 0 waited 30000 ms); "
                              "the job was torn down");
 }
+
+TEST(launchEnding, AStoppedWorkerProcessIsSaidToBeStopped) {
+    JobEvidence e;
+    e.stalled = true;
+    e.direct = true;
+    e.childStopped = true;
+    e.stallTimeout = std::chrono::seconds(5);
+    e.lastCompleteStep = 6;
+    e.worldSize = 1;
+    EXPECT_EQ(describe(classify(e)), "rank 0 is stuck in step 8: its process is stopped (SIGSTOP); the job was torn down");
+    e.worldSize = 3;
+    EXPECT_EQ(describe(classify(e)),
+              "no progress for 5 s: the worker process holding every rank thread is stopped (SIGSTOP) in step 8; "
+              "the job was torn down");
+}
