@@ -10,6 +10,8 @@
 #   - exit code 0, 1 (the job failed) or 2 (bad input) — never a signal's;
 #   - stderr: nothing on success, else exactly one line "shardscope-cli run: …" that is not
 #     mpirun's boilerplate, "Unknown error" or a bare exception name;
+#   - SIGTERM is reported as such, and a rank process stopped or killed (of several) is the
+#     rank the message names;
 #   - no process of the round left 5 s after the CLI exited, and its private stream folder gone;
 #   - no output half-written: no *.partial, the JSON and the ending parse, the recording is
 #     whole records ending with End; on exit 0 the JSON exists.
@@ -105,11 +107,16 @@ for round in $(seq 1 "$rounds"); do
         sleep 0.1
     done
     victim=""
+    vrank=""
     case $fault in
         kill_rank | stop_rank)
             pids=($(rank_pids))
             [ ${#pids[@]} -gt 0 ] && victim=${pids[$((RANDOM % ${#pids[@]}))]}
-            [ -n "$victim" ] && kill "-$([ $fault = kill_rank ] && echo KILL || echo STOP)" "$victim" 2> /dev/null ;;
+            if [ -n "$victim" ]; then
+                vrank=$(tr '\0' '\n' < "/proc/$victim/environ" 2> /dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p')
+                kill "-$([ $fault = kill_rank ] && echo KILL || echo STOP)" "$victim" 2> /dev/null
+                desc="$desc rank=${vrank:-?}"
+            fi ;;
         kill_mpirun | stop_mpirun)
             victim=$(mpirun_pid)
             [ -n "$victim" ] && kill "-$([ $fault = kill_mpirun ] && echo KILL || echo STOP)" "$victim" 2> /dev/null ;;
@@ -144,8 +151,13 @@ for round in $(seq 1 "$rounds"); do
         *) violation "exit code $code: $err" ;;
     esac
     [ "$fault" = term_cli ] && [ "$code" != 0 ] && case $err in *"interrupted by SIGTERM"*) ;; *) violation "SIGTERM not reported: $err" ;; esac
-    if [ "$fault" = stop_rank ] && [ "$code" = 1 ] && [ "$shared" = 0 ]; then
-        case $err in *" is stuck "*) ;; *) violation "a stopped rank not named as stuck: $err" ;; esac
+    # A rank process of several that was stopped or killed is the one named.
+    if [ -n "$vrank" ] && [ "$ranks" -gt 1 ] && [ "$code" = 1 ]; then
+        case $fault:$err in
+            stop_rank:*"rank $vrank is stuck "*) ;;
+            kill_rank:*"rank $vrank exited (signal 9)"*) ;;
+            *) violation "rank $vrank got $fault but the message says: $err" ;;
+        esac
     fi
 
     # Nothing left running, the folder gone.
