@@ -149,6 +149,12 @@ JobEnding classify(const JobEvidence& e) {
     }
     if (e.stalled) {
         if (auto stuck = stuckEnding(e)) return *stuck;
+        if (e.childStopped && !e.direct) {
+            out.kind = EndingKind::Stalled;
+            atRunningStep(out);
+            out.cause = "no progress for " + std::to_string(e.stallTimeout.count() / 1000) + " s: mpirun is stopped (SIGSTOP)";
+            return out;
+        }
         if (e.childStopped) { // the one worker process holds every rank: all of them are stuck
             out.kind = EndingKind::Stalled;
             if (e.worldSize <= 1) out.rank = 0;

@@ -61,7 +61,7 @@ struct JobEvidence {
     int interruptSignal = 0;             // SIGINT / SIGTERM / SIGHUP received by this process
     bool stopRequested = false;
     bool hungAfterEnd = false;           // report and End arrived, then the job did not exit
-    bool childStopped = false;           // at a stall the direct worker was stopped (SIGSTOP)
+    bool childStopped = false;           // at a stall the child (worker or mpirun) was stopped (SIGSTOP)
     int worldSize = 0;                   // from the handshake (0: none arrived)
     std::vector<RankProgress> progress;  // the ranks' progress records (progress.h) …
     std::uint64_t progressAtNs = 0;      //   read at this monotonic time

@@ -442,7 +442,7 @@ JobEnding Job::run(const std::vector<std::string>& argv,
         }
         if (now - lastBytes > stallTimeout) {
             evidence.stalled = true;
-            evidence.childStopped = direct && isStopped(pid_);
+            evidence.childStopped = isStopped(pid_);
             takeProgress();
             break;
         }
