@@ -202,6 +202,13 @@ JobEnding classify(const JobEvidence& e) {
         out.cause = line ? line->message : lastLine(e.stderrText);
         return out;
     }
+    if (e.exitCode > 128 && e.exited && !e.direct) { // mpirun itself was killed
+        out.kind = EndingKind::LaunchError;
+        out.signal = e.exitCode - 128;
+        out.cause = "mpirun was killed (signal " + std::to_string(out.signal) + ")";
+        atRunningStep(out);
+        return out;
+    }
     if (e.exitCode != 0) {
         out.kind = EndingKind::LaunchError;
         out.exitCode = e.exitCode;
@@ -236,6 +243,7 @@ std::string describe(const JobEnding& e) {
     case EndingKind::Stopped: return e.cause + where + ": the job was torn down";
     case EndingKind::InvalidInput: return e.cause;
     case EndingKind::LaunchError:
+        if (e.signal > 0) return e.cause + where + "; the job was torn down";
         if (e.exitCode != 0)
             return "mpirun exited with code " + std::to_string(e.exitCode) + (e.cause.empty() ? "" : ": " + e.cause);
         return e.cause;

@@ -263,3 +263,14 @@ TEST(launchEnding, AStoppedWorkerProcessIsSaidToBeStopped) {
     e.direct = false; // mpirun itself stopped before the ranks could start
     EXPECT_EQ(describe(classify(e)), "no progress for 5 s: mpirun is stopped (SIGSTOP) in step 8; the job was torn down");
 }
+
+TEST(launchEnding, MpirunKilledIsSaidSo) {
+    JobEvidence e;
+    e.exited = true;
+    e.exitCode = 128 + 9;
+    e.lastCompleteStep = 3;
+    const JobEnding end = classify(e);
+    EXPECT_EQ(end.kind, EndingKind::LaunchError);
+    EXPECT_EQ(end.signal, 9);
+    EXPECT_EQ(describe(end), "mpirun was killed (signal 9) in step 5; the job was torn down");
+}
