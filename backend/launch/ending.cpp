@@ -181,6 +181,14 @@ JobEnding classify(const JobEvidence& e) {
         return out;
     }
     std::optional<RankExit> exit = parseMpirunFailure(e.stderrText);
+    if (!exit && e.direct && e.exitCode > 128 && e.worldSize > 1) {
+        // Rank threads: the process that held them all is gone, no rank in particular.
+        out.kind = EndingKind::Failed;
+        out.signal = e.exitCode - 128;
+        out.cause = "the worker process with every rank thread exited (signal " + std::to_string(out.signal) + ")";
+        atRunningStep(out);
+        return out;
+    }
     if (!exit && e.direct && e.exitCode != 0 && (e.exitCode > 128 || e.exitCode != 2)) {
         // Without mpirun nobody names the rank: the worker is rank 0, its status says how it ended.
         exit = RankExit{0, e.exitCode > 128 ? e.exitCode - 128 : 0, e.exitCode > 128 ? 0 : e.exitCode};
@@ -228,6 +236,7 @@ std::string describe(const JobEnding& e) {
     switch (e.kind) {
     case EndingKind::Completed: return {};
     case EndingKind::Failed: {
+        if (!e.rank && e.signal > 0) return e.cause + where;
         if (!e.rank) return "the launcher failed" + where + ": " + e.cause;
         const std::string rank = "rank " + std::to_string(*e.rank);
         if (e.signal > 0 || e.exitCode != 0) return rank + " " + e.cause + where;

@@ -274,3 +274,15 @@ TEST(launchEnding, MpirunKilledIsSaidSo) {
     EXPECT_EQ(end.signal, 9);
     EXPECT_EQ(describe(end), "mpirun was killed (signal 9) in step 5; the job was torn down");
 }
+
+TEST(launchEnding, TheKilledProcessOfRankThreadsIsNotRankZero) {
+    JobEvidence e;
+    e.exited = true;
+    e.direct = true;
+    e.exitCode = 128 + 9;
+    e.lastCompleteStep = 3;
+    e.worldSize = 4;
+    EXPECT_EQ(describe(classify(e)), "the worker process with every rank thread exited (signal 9) in step 5");
+    e.worldSize = 1; // one rank: it is rank 0
+    EXPECT_EQ(describe(classify(e)), "rank 0 exited (signal 9) in step 5");
+}
