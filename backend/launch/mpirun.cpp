@@ -32,14 +32,22 @@ std::vector<std::string> mpirunArgv(const MpirunOptions& o, const std::string& w
     std::vector<std::string> argv{o.mpirun};
     if (o.runningAsRoot) argv.push_back("--allow-run-as-root");
     if (o.ranks > o.localCores || !o.hostfile.empty()) argv.push_back("--oversubscribe");
+    // mpirun refuses an MCA parameter given twice: the user's --mpirun-args win.
+    const auto mca = [&](const std::string& name, const std::string& value) {
+        for (std::size_t i = 0; i + 1 < o.extraArgs.size(); ++i)
+            if ((o.extraArgs[i] == "--mca" || o.extraArgs[i] == "-mca") && o.extraArgs[i + 1] == name) return;
+        argv.insert(argv.end(), {"--mca", name, value});
+    };
     if (o.hostfile.empty()) {
-        argv.insert(argv.end(), {"--mca", "btl", "self,vader", "--mca",
-                                 "btl_vader_single_copy_mechanism", "none"});
+        mca("btl", "self,vader");
+        mca("btl_vader_single_copy_mechanism", "none");
     } else {
         argv.insert(argv.end(), {"--hostfile", o.hostfile});
     }
-    if (singleHost(o))
-        argv.insert(argv.end(), {"--mca", "oob_tcp_if_include", "lo", "--mca", "btl_tcp_if_include", "lo"});
+    if (singleHost(o)) {
+        mca("oob_tcp_if_include", "lo");
+        mca("btl_tcp_if_include", "lo");
+    }
     // Ranks poll with short sleeps while waiting; binding N>cores ranks to cores only hurts.
     argv.insert(argv.end(), {"--bind-to", "none"});
     argv.insert(argv.end(), o.extraArgs.begin(), o.extraArgs.end());

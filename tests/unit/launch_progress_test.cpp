@@ -224,6 +224,11 @@ TEST(launchMpirun, OneMachineKeepsMpirunsTcpOnLoopback) {
     EXPECT_EQ(*(oob + 1), "lo");
     EXPECT_NE(std::find(argv.begin(), argv.end(), "btl_tcp_if_include"), argv.end());
     EXPECT_TRUE(singleHost(o));
+    o.extraArgs = {"--mca", "oob_tcp_if_include", "eth0", "--mca", "btl", "self,tcp"};
+    argv = mpirunArgv(o, "w", {});
+    EXPECT_EQ(std::count(argv.begin(), argv.end(), "oob_tcp_if_include"), 1) << "mpirun refuses a parameter twice";
+    EXPECT_EQ(std::count(argv.begin(), argv.end(), "btl"), 1);
+    EXPECT_EQ(std::count(argv.begin(), argv.end(), "btl_tcp_if_include"), 1);
     o.extraArgs = {"--host", "a,b"};
     EXPECT_FALSE(singleHost(o));
     argv = mpirunArgv(o, "w", {});
