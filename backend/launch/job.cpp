@@ -210,10 +210,8 @@ Job::~Job() {
     teardown();
     killStragglers();
     if (listenFd_ >= 0) ::close(listenFd_);
-    ::unlink(socketPath_.c_str());
-    for (const RankProgress& p : readProgress(dir_))
-        ::unlink((dir_ + "/progress." + std::to_string(p.rank)).c_str());
-    ::rmdir(dir_.c_str());
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec); // the socket and the ranks' progress records
 }
 
 void Job::collectTree() {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -84,6 +85,11 @@ std::vector<RankProgress> readProgress(const std::string& folder) {
         if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
         const int fd = ::open((folder + "/" + name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0) continue;
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) < kRecordBytes) {
+            ::close(fd); // not (yet) a whole record: reading past its end would be SIGBUS
+            continue;
+        }
         void* map = ::mmap(nullptr, kRecordBytes, PROT_READ, MAP_SHARED, fd, 0);
         ::close(fd);
         if (map == MAP_FAILED) continue;
