@@ -55,7 +55,7 @@ std::optional<JobEnding> stuckEnding(const JobEvidence& e) {
     // the waiting ones beat many times a second.
     const auto half = std::chrono::nanoseconds(e.stallTimeout) / 2;
     const auto silent = std::clamp<std::chrono::nanoseconds>(half, std::chrono::milliseconds(200), std::chrono::seconds(2));
-    const auto stuck = findStuckRank(e.progress, e.progressAtNs, static_cast<std::uint64_t>(silent.count()));
+    const auto stuck = findStuckRank(e.progress, static_cast<std::uint64_t>(silent.count()));
     if (!stuck) return std::nullopt;
     JobEnding out;
     out.kind = EndingKind::Stalled;

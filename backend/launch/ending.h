@@ -63,8 +63,7 @@ struct JobEvidence {
     bool hungAfterEnd = false;           // report and End arrived, then the job did not exit
     bool childStopped = false;           // at a stall the child (worker or mpirun) was stopped (SIGSTOP)
     int worldSize = 0;                   // from the handshake (0: none arrived)
-    std::vector<RankProgress> progress;  // the ranks' progress records (progress.h) …
-    std::uint64_t progressAtNs = 0;      //   read at this monotonic time
+    std::vector<RankProgress> progress;  // the ranks' progress records (progress.h)
     std::vector<std::string> unitNames;  // from the handshake: unit index → name
 };
 

@@ -24,7 +24,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/event.h"
 #include "launch/mpirun.h"
 #include "launch/process_tree.h"
 #include "launch/progress.h"
@@ -353,7 +352,6 @@ JobEnding Job::run(const std::vector<std::string>& argv,
         if (progressTaken) return;
         progressTaken = true;
         evidence.progress = readProgress(dir_);
-        evidence.progressAtNs = monotonicNs();
     };
 
     while (true) {
@@ -450,10 +448,7 @@ JobEnding Job::run(const std::vector<std::string>& argv,
         drain(errFd, evidence.stderrText);
         ::close(errFd);
     }
-    if (!progressTaken) { // for a timeout reported in a rank's stderr line only
-        evidence.progress = readProgress(dir_);
-        evidence.progressAtNs = monotonicNs();
-    }
+    if (!progressTaken) evidence.progress = readProgress(dir_); // a timeout in a stderr line only
     if (evidence.exited) {
         evidence.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     } else {

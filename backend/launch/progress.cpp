@@ -117,10 +117,13 @@ std::vector<RankProgress> readProgress(const std::string& folder) {
     return out;
 }
 
-std::optional<StuckRank> findStuckRank(const std::vector<RankProgress>& ranks, std::uint64_t nowNs,
-                                       std::uint64_t silentNs) {
+std::optional<StuckRank> findStuckRank(const std::vector<RankProgress>& ranks, std::uint64_t silentNs) {
     if (ranks.size() < 2) return std::nullopt;
-    const auto fresh = [&](const RankProgress& p) { return nowNs < p.heartbeatNs + silentNs; };
+    // Against the latest heartbeat, not the clock: records read after the job was torn down
+    // (every rank silent since) still tell the rank that stopped long before the others.
+    std::uint64_t latest = 0;
+    for (const RankProgress& p : ranks) latest = std::max(latest, p.heartbeatNs);
+    const auto fresh = [&](const RankProgress& p) { return latest < p.heartbeatNs + silentNs; };
     const bool anyFresh = std::any_of(ranks.begin(), ranks.end(), fresh);
     const bool anySilent = !std::all_of(ranks.begin(), ranks.end(), fresh);
     // The collective the others wait in (or just gave up on): the furthest live rank's last one.
