@@ -149,6 +149,13 @@ JobEnding classify(const JobEvidence& e) {
     }
     if (e.stalled) {
         if (auto stuck = stuckEnding(e)) return *stuck;
+        if (!e.stoppedRanks.empty()) { // before its first collective: its process state says it
+            out.kind = EndingKind::Stalled;
+            out.rank = e.stoppedRanks.front();
+            atRunningStep(out);
+            out.cause = "its process is stopped (SIGSTOP)";
+            return out;
+        }
         if (e.childStopped && !e.direct) {
             out.kind = EndingKind::Stalled;
             atRunningStep(out);

@@ -439,6 +439,11 @@ JobEnding Job::run(const std::vector<std::string>& argv,
         if (now - lastBytes > stallTimeout) {
             evidence.stalled = true;
             evidence.childStopped = isStopped(pid_);
+            collectTree();
+            for (const ProcessId& p : tree_)
+                if (isStopped(p.pid))
+                    if (const int rank = mpiRankOf(p.pid); rank >= 0) evidence.stoppedRanks.push_back(rank);
+            std::sort(evidence.stoppedRanks.begin(), evidence.stoppedRanks.end());
             takeProgress();
             break;
         }

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 namespace shardscope::launch {
 namespace {
@@ -70,6 +71,19 @@ unsigned long long startTimeOf(pid_t pid) {
 bool isStopped(pid_t pid) {
     Stat st;
     return readStat(pid, st) && st.state == 'T';
+}
+
+int mpiRankOf(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/environ");
+    for (std::string var; std::getline(in, var, '\0');) {
+        for (const std::string_view name : {"OMPI_COMM_WORLD_RANK=", "PMIX_RANK="}) {
+            if (!var.starts_with(name)) continue;
+            const std::string value = var.substr(name.size());
+            if (!value.empty() && value.size() < 8 && value.find_first_not_of("0123456789") == std::string::npos)
+                return std::stoi(value);
+        }
+    }
+    return -1;
 }
 
 void signalAll(const std::vector<ProcessId>& processes, int signal) {

@@ -296,3 +296,11 @@ TEST(launchEnding, TheKilledProcessOfRankThreadsIsNotRankZero) {
     e.worldSize = 1; // one rank: it is rank 0
     EXPECT_EQ(describe(classify(e)), "rank 0 exited (signal 9) in step 5");
 }
+
+TEST(launchEnding, ARankStoppedBeforeItsFirstCollectiveIsNamedByItsProcessState) {
+    JobEvidence e;
+    e.stalled = true;
+    e.stallTimeout = std::chrono::seconds(5);
+    e.stoppedRanks = {2};
+    EXPECT_EQ(describe(classify(e)), "rank 2 is stuck in step 1: its process is stopped (SIGSTOP); the job was torn down");
+}
