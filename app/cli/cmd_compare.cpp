@@ -3,6 +3,7 @@
 // vs theoretical, communication measured vs theory, step time, and the largest |Δ| of the
 // final fp32 weights against DDP (bitwise 0 with --deterministic).
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "launch/job.h"
 #include "plan/policy.h"
 #include "report/files.h"
 #include "report_print.h"
@@ -81,7 +83,6 @@ int cmdCompare(std::span<const std::string> argv) {
 
     // Validate every configuration before the first job starts.
     std::vector<runconfig::RunConfig> configs;
-    char dirTemplate[] = "/tmp/shardscope-compare-XXXXXX";
     // --hybrid-group is fsdp_hybrid's: given to the rows that have shard groups, refused when
     // none has (parseRunConfig refuses it for any other strategy).
     std::vector<std::string> hybridGroup;
@@ -106,8 +107,10 @@ int cmdCompare(std::span<const std::string> argv) {
         configs.push_back(parseJobConfig(args, flags));
     }
     checkOutputs(flags, configs.front());
-    if (!::mkdtemp(dirTemplate)) throw Error(ErrorKind::Io, "cannot create a temporary folder");
-    const std::filesystem::path dir(dirTemplate);
+    // Installed before the folder exists: a signal between two jobs is noticed, and the folder
+    // with the weights goes with it; one left by a compare killed with SIGKILL goes next time.
+    const launch::SignalGuard guard;
+    const std::filesystem::path dir(launch::makePrivateFolder("shardscope-compare"));
     report::CompareReport result;
     result.ranks = flags.ranks;
     result.deterministic = deterministic;
@@ -119,6 +122,11 @@ int cmdCompare(std::span<const std::string> argv) {
             std::printf("compare: %s on %d rank%s%s …\n", strategies[i].c_str(), flags.ranks,
                         flags.ranks == 1 ? "" : "s", flags.sharedDevice ? " (shared device)" : "");
             std::fflush(stdout);
+            if (const int signal = launch::pendingSignal()) {
+                const char* name = signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "SIGHUP";
+                throw Error(ErrorKind::Comm, std::string("interrupted by ") + name + " before " + strategies[i] +
+                                                 " started: the job was torn down");
+            }
             report::RunReport run = runJob(cfg, flags, std::nullopt, true);
             const std::vector<float> weights = report::readWeightsFile(*cfg.weightsPath);
             if (i == 0) ddpWeights = weights; // strategiesFlag puts DDP first

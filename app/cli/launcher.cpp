@@ -90,6 +90,9 @@ LaunchOutcome launchJob(const LaunchRequest& req) {
     std::vector<std::string> argv{worker};
     if (req.direct) argv.insert(argv.end(), workerArgs.begin(), workerArgs.end());
     else argv = launch::mpirunArgv(opts, worker, workerArgs);
+    // A job on this machine opens nothing another machine can reach (mpirun's listener binds
+    // every interface; its own namespace has only loopback).
+    job.setLoopbackOnly(req.direct || launch::singleHost(opts));
 
     // The recording is re-encoded from decoded records (StreamWriter: .partial, renamed when
     // finished), so it only ever holds whole records; a job that dies mid-record still leaves a

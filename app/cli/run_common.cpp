@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/user_files.h"
 #include "launch/ending.h"
+#include "launch/mpirun.h"
 #include "platform/cuda_probe.h"
 #include "report/files.h"
 #include "runconfig/problems.h"
@@ -90,8 +91,7 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
         else if (flag == "--worker") out.workerPath = *value;
         else if (flag == "--mpirun") out.mpirun = *value;
         else { // --mpirun-args
-            std::istringstream words(*value);
-            for (std::string w; words >> w;) out.mpirunArgs.push_back(w);
+            for (std::string& w : launch::splitMpirunArgs(*value)) out.mpirunArgs.push_back(std::move(w));
         }
     }
     return worker;
@@ -108,6 +108,8 @@ runconfig::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, 
         processes = 1;
     }
     runconfig::RunConfig config = runconfig::parseRunConfig(args, processes);
+    // mpirun would say so only after starting, in its own words.
+    if (!flags.hostfile.empty()) launch::checkHostfile(flags.hostfile);
     if (config.backend == runconfig::Backend::Cuda && flags.hostfile.empty()) {
         // Say why here, before any process starts (the worker probes again on its machine;
         // with a hostfile the GPUs are on other machines, and the ranks agree on the verdict).

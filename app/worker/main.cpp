@@ -13,7 +13,10 @@
 // "shardscope-worker: rank R, step S: <message>" (S from 1, or "setup"), a Failure record when
 // rank 0's stream is reachable, and exit 1 (under mpirun: MPI_Abort, so the whole job ends;
 // OpenMPI's own multi-line MPI_ABORT notice is switched off, the one line says it all).
+#include <sys/prctl.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -79,6 +82,9 @@ std::optional<std::string> agreedBackendProblem(const train::RunConfig& config, 
 } // namespace
 
 int main(int argc, char** argv) {
+    // A rank never outlives whoever started it (mpirun, or the CLI for a direct worker): were
+    // that killed with SIGKILL, the rank would otherwise train on for nobody.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     // One core per rank: mpirun places the processes; a shared-device job runs one thread per
     // rank, each of which calls BLAS itself.
     kernels::setBlasThreads(1);

@@ -1,19 +1,49 @@
 // One rank per process under mpirun. Errors inside a rank: its one line, a Failure record when
 // it is rank 0 (which holds the stream), and MPI_Abort so that the whole job ends at once (a job
 // of one process just returns 1).
+#include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "backends.h"
 #include "comm/mpi_communicator.h"
 #include "jobs.h"
+#include "launch/progress.h"
 #include "rank.h"
 
 namespace shardscope::worker {
+namespace {
+
+// This rank's collectives in the launcher's progress folder (set in the environment by the
+// launcher on this machine), so that a stuck rank is named by the launcher.
+class ProgressObserver final : public comm::CollectiveObserver {
+public:
+    explicit ProgressObserver(int rank) {
+        if (const char* dir = std::getenv(launch::kProgressEnv)) writer_.emplace(dir, rank);
+        if (writer_ && writer_->active()) comm::setCollectiveObserver(this);
+    }
+    ~ProgressObserver() override {
+        if (comm::collectiveObserver() == this) comm::setCollectiveObserver(nullptr);
+    }
+    ProgressObserver(const ProgressObserver&) = delete;
+    ProgressObserver& operator=(const ProgressObserver&) = delete;
+    void entered(const char* what, std::int32_t unit, std::int64_t step, bool counted) override {
+        writer_->entered(what, unit, step, counted);
+    }
+    void left() override { writer_->left(); }
+    void alive() override { writer_->alive(); }
+
+private:
+    std::optional<launch::ProgressWriter> writer_;
+};
+
+} // namespace
 
 int runMpiJob(const train::RunConfig& config, int rank, int size) {
     // Declaration order is teardown order in reverse: communicators, then the device, then the
     // ledger they report to.
+    const ProgressObserver progress(rank);
     Ledger ledger(rank);
     StreamWriter writer;
     MpiRankSetup setup;

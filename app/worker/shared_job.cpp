@@ -138,6 +138,16 @@ int runSharedJob(const train::RunConfig& config) {
             RankComms mine = std::move(comms[static_cast<std::size_t>(r)]);
             try {
                 runRank(config, *devices[static_cast<std::size_t>(r)], mine.groups, r == 0 ? &writer : nullptr);
+            } catch (const comm::CollectiveTimeout& e) {
+                // The rank that did not arrive is the cause, not this one that waited for it.
+                const std::int64_t step = ledgers[static_cast<std::size_t>(r)]->step();
+                if (e.groupSize() == n && !e.missing().empty())
+                    supervisor.failed({e.missing().front(), step,
+                                       "it did not arrive at the " + e.collective() + " (rank " + std::to_string(r) +
+                                           " waited " + std::to_string(config.timeoutMs) + " ms)",
+                                       false});
+                else
+                    supervisor.failed({r, step, e.what(), false});
             } catch (const std::exception& e) {
                 supervisor.failed({r, ledgers[static_cast<std::size_t>(r)]->step(), describeFailure(e), isConsequence(e)});
             } catch (...) {

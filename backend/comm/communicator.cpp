@@ -1,5 +1,6 @@
 #include "comm/communicator.h"
 
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -36,6 +37,31 @@ void Communicator::addStats(CollectiveOp op, std::uint64_t payload, std::uint64_
     stats_.busyNs[i] += monotonicNs() - t0;
 }
 
+namespace {
+std::atomic<CollectiveObserver*> gObserver{nullptr};
+
+// Leaves the observed collective however the body ends (a timeout throws).
+struct LeaveGuard {
+    ~LeaveGuard() {
+        if (CollectiveObserver* o = gObserver.load(std::memory_order_relaxed)) o->left();
+    }
+};
+} // namespace
+
+void setCollectiveObserver(CollectiveObserver* observer) { gObserver.store(observer); }
+CollectiveObserver* collectiveObserver() { return gObserver.load(std::memory_order_relaxed); }
+
+void Communicator::noteEntered(const char* what, std::int32_t unit, bool counted) const {
+    if (CollectiveObserver* o = gObserver.load(std::memory_order_relaxed))
+        o->entered(what, unit, device_ ? device_->ledger().step() : -1, counted);
+}
+void Communicator::noteLeft() {
+    if (CollectiveObserver* o = gObserver.load(std::memory_order_relaxed)) o->left();
+}
+void Communicator::noteAlive() {
+    if (CollectiveObserver* o = gObserver.load(std::memory_order_relaxed)) o->alive();
+}
+
 template <class F>
 void Communicator::traced(CollectiveOp op, std::int32_t unit, std::uint64_t payload, F&& body,
                           bool sender) {
@@ -47,7 +73,11 @@ void Communicator::traced(CollectiveOp op, std::int32_t unit, std::uint64_t payl
     e.peers = size();
     if (device_) device_->ledger().emit(e);
     const std::uint64_t t0 = monotonicNs();
-    body();
+    {
+        noteEntered(plan::traits(op).displayName.data(), unit);
+        const LeaveGuard leave;
+        body();
+    }
     addStats(op, payload, sender ? plan::sentBytes(op, payload, static_cast<std::uint64_t>(size())) : 0, t0);
     e.kind = EventKind::CollectiveEnd;
     if (device_) device_->ledger().emit(e);
@@ -78,6 +108,8 @@ std::uint64_t Communicator::startAllGather(const void* shard, void* full, std::s
     s.t0 = monotonicNs();
     started_ = s;
     try {
+        noteEntered(plan::traits(CollectiveOp::AllGather).displayName.data(), unit);
+        const LeaveGuard leave;
         started_->inFlight = doStartAllGather(shard, full, count, t);
     } catch (...) {
         started_.reset();
@@ -91,7 +123,11 @@ void Communicator::finishAllGather(std::uint64_t ticket) {
         throw Error(ErrorKind::Internal, "finishAllGather: no such all-gather outstanding");
     Started s = *started_;
     started_.reset(); // a failed wait leaves nothing outstanding: the error ends the run
-    if (s.inFlight) doFinishAllGather();
+    if (s.inFlight) {
+        noteEntered(plan::traits(CollectiveOp::AllGather).displayName.data(), s.begin.unit, false);
+        const LeaveGuard leave;
+        doFinishAllGather();
+    }
     addStats(CollectiveOp::AllGather, s.payload, s.sent, s.t0);
     s.begin.kind = EventKind::CollectiveEnd;
     if (device_) device_->ledger().emit(s.begin);
@@ -114,8 +150,16 @@ void Communicator::broadcast(void* data, std::size_t bytes, int root) {
     traced(CollectiveOp::Broadcast, kNoUnit, bytes, [&] { doBroadcast(data, bytes, root); }, rank() == root);
 }
 
-double Communicator::sumScalar(double value) { return doScalar(value, false); }
-double Communicator::maxScalar(double value) { return doScalar(value, true); }
+double Communicator::sumScalar(double value) {
+    noteEntered("scalar sum", kNoUnit);
+    const LeaveGuard leave;
+    return doScalar(value, false);
+}
+double Communicator::maxScalar(double value) {
+    noteEntered("scalar max", kNoUnit);
+    const LeaveGuard leave;
+    return doScalar(value, true);
+}
 
 void sumInRankOrder(const void* const* parts, int nparts, void* out, std::size_t count, DType t) {
     if (t == DType::F32) {

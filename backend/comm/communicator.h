@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "core/event.h"
 
 namespace shardscope::device {
@@ -37,6 +38,38 @@ struct CommStats {
     std::uint64_t totalSentBytes() const;
     void add(const CommStats& other);
 };
+
+// A collective whose deadline passed, where the communicator knows who did not arrive (rank
+// threads do): `missing` are ranks of a group of `groupSize`, `what` the collective.
+class CollectiveTimeout : public Error {
+public:
+    CollectiveTimeout(const std::string& message, std::string what, std::vector<int> missing, int groupSize)
+        : Error(ErrorKind::Comm, message), what_(std::move(what)), missing_(std::move(missing)), groupSize_(groupSize) {}
+    const std::string& collective() const { return what_; }
+    const std::vector<int>& missing() const { return missing_; }
+    int groupSize() const { return groupSize_; }
+
+private:
+    std::string what_;
+    std::vector<int> missing_;
+    int groupSize_;
+};
+
+// This process's collectives as seen by its launcher (launch/progress.h): which one a rank
+// entered (and in which step), when it left, and a heartbeat while it waits. Process-wide: a
+// process under mpirun is one rank; rank threads (--shared-device) name a missing peer
+// themselves and set none.
+class CollectiveObserver {
+public:
+    virtual ~CollectiveObserver() = default;
+    // `counted`: a new collective (false: waiting again in one already entered, e.g. the finish
+    // of a started all-gather).
+    virtual void entered(const char* what, std::int32_t unit, std::int64_t step, bool counted) = 0;
+    virtual void left() = 0;
+    virtual void alive() = 0;
+};
+void setCollectiveObserver(CollectiveObserver* observer); // null: none
+CollectiveObserver* collectiveObserver();
 
 class Communicator {
 public:
@@ -111,6 +144,11 @@ private:
     void addStats(CollectiveOp op, std::uint64_t payload, std::uint64_t sent, std::uint64_t t0);
 
 protected:
+    // Tells the process's CollectiveObserver, if any (with the device ledger's step).
+    void noteEntered(const char* what, std::int32_t unit, bool counted = true) const;
+    static void noteLeft();
+    static void noteAlive();
+
     device::Device* device_;
 
 private:

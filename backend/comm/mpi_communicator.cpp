@@ -74,12 +74,16 @@ public:
     int size() const override { return size_; }
     std::string name() const override { return "mpi"; }
     void barrier() override {
+        noteEntered("barrier", kNoUnit);
+        const Leave leave;
         MPI_Request req;
         check(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
         wait(req, "barrier");
     }
 
     std::vector<std::string> gatherBytes(const std::string& local, int root) override {
+        noteEntered("event gather", kNoUnit);
+        const Leave leave;
         const int mine = toInt(local.size());
         std::vector<int> sizes(rank_ == root ? static_cast<std::size_t>(size_) : 0);
         MPI_Request req;
@@ -205,6 +209,10 @@ protected:
     }
 
 private:
+    struct Leave {
+        ~Leave() { noteLeft(); }
+    };
+
     static int toInt(std::size_t count) {
         if (count > static_cast<std::size_t>(INT32_MAX))
             throw Error(ErrorKind::Internal, "collective of " + std::to_string(count) +
@@ -237,6 +245,7 @@ private:
             int done = 0;
             check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), what);
             if (done) return;
+            if (polls % 16 == 0) noteAlive();
             if (polls % 256 == 0 && clock::now() > deadline)
                 throw Error(ErrorKind::Comm,
                             std::string(what) + " on rank " + std::to_string(rank_) +

@@ -75,10 +75,21 @@ public:
             if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && generation_ == gen &&
                 !broken_) {
                 std::string missing;
+                std::vector<int> ranks;
                 for (std::size_t q = 0; q < arrivedAt_.size(); ++q)
-                    if (arrivedAt_[q] != gen) missing += (missing.empty() ? "" : ", ") + std::to_string(q);
-                breakLocked("rank " + std::to_string(rank) + ": " + what + " timed out after " +
-                            std::to_string(timeout.count()) + " ms waiting for rank(s) " + missing);
+                    if (arrivedAt_[q] != gen) {
+                        missing += (missing.empty() ? "" : ", ") + std::to_string(q);
+                        ranks.push_back(static_cast<int>(q));
+                    }
+                const std::string reason = "rank " + std::to_string(rank) + ": " + what + " timed out after " +
+                                           std::to_string(timeout.count()) + " ms waiting for rank(s) " + missing;
+                if (!broken_) {
+                    broken_ = true;
+                    reason_ = reason;
+                    cv_.notify_all();
+                    throw CollectiveTimeout(reason, what, std::move(ranks), n_);
+                }
+                throw Error(ErrorKind::Comm, reason_);
             }
         }
         if (generation_ == gen) throwIfBroken();

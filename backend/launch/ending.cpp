@@ -1,5 +1,6 @@
 #include "launch/ending.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <regex>
@@ -33,6 +34,44 @@ std::string signalName(int signal) {
 
 // The step the job was in when a rank died without saying so itself.
 std::int64_t runningStep(const JobEvidence& e) { return e.lastCompleteStep + 2; }
+
+constexpr std::string_view kDidNotArrive = "it did not arrive at ";
+
+bool isTimeout(const std::string& message) { return message.find("timed out") != std::string::npos; }
+
+// "the all-gather of block1": what the stuck rank's peers wait in.
+std::string collectiveOf(const StuckRank& s, const std::vector<std::string>& units) {
+    std::string out = "the " + (s.what.empty() ? std::string("collective") : s.what);
+    if (s.unit >= 0) {
+        const auto u = static_cast<std::size_t>(s.unit);
+        out += " of " + (u < units.size() && !units[u].empty() ? units[u] : "unit " + std::to_string(s.unit));
+    }
+    return out;
+}
+
+// The rank the progress records single out, as a Stalled ending; none when they do not.
+std::optional<JobEnding> stuckEnding(const JobEvidence& e) {
+    // A stuck rank has been silent for about the stall timeout (or the collective's deadline);
+    // the waiting ones beat many times a second.
+    const auto half = std::chrono::nanoseconds(e.stallTimeout) / 2;
+    const auto silent = std::clamp<std::chrono::nanoseconds>(half, std::chrono::milliseconds(200), std::chrono::seconds(2));
+    const auto stuck = findStuckRank(e.progress, static_cast<std::uint64_t>(silent.count()));
+    if (!stuck) return std::nullopt;
+    JobEnding out;
+    out.kind = EndingKind::Stalled;
+    out.completedSteps = e.lastCompleteStep + 1;
+    out.rank = stuck->rank;
+    if (stuck->step >= 0) out.step = stuck->step + 1;
+    else out.setup = true;
+    out.cause = (stuck->arrived ? std::string("it stopped inside ") : std::string(kDidNotArrive)) + collectiveOf(*stuck, e.unitNames);
+    if (!stuck->alsoStuck.empty()) {
+        std::string others;
+        for (int r : stuck->alsoStuck) others += (others.empty() ? "" : ", ") + std::to_string(r);
+        out.cause += " (nor did rank" + std::string(stuck->alsoStuck.size() > 1 ? "s " : " ") + others + ")";
+    }
+    return out;
+}
+
 
 } // namespace
 
@@ -81,6 +120,20 @@ JobEnding classify(const JobEvidence& e) {
         out.cause = e.streamError;
         return out;
     }
+    if (e.sawEnd && e.sawReport && !e.failureRank && (e.hungAfterEnd || e.stalled))
+        return out; // Completed: everything the run produces has arrived
+    if (e.failureRank && isTimeout(e.failureMessage)) {
+        if (auto stuck = stuckEnding(e); stuck && stuck->rank != *e.failureRank) return *stuck;
+    }
+    if (e.failureRank && *e.failureRank >= 0 && e.failureMessage.starts_with(kDidNotArrive)) {
+        // Rank threads name the rank that did not arrive themselves.
+        out.kind = EndingKind::Stalled;
+        out.rank = *e.failureRank;
+        if (e.failureStep >= 0) out.step = e.failureStep + 1;
+        else out.setup = true;
+        out.cause = e.failureMessage;
+        return out;
+    }
     if (e.failureRank) { // the worker said it itself
         out.kind = EndingKind::Failed;
         if (*e.failureRank >= 0) out.rank = *e.failureRank;
@@ -95,12 +148,38 @@ JobEnding classify(const JobEvidence& e) {
         return out;
     }
     if (e.stalled) {
+        if (auto stuck = stuckEnding(e)) return *stuck;
+        if (!e.stoppedRanks.empty()) { // before its first collective: its process state says it
+            out.kind = EndingKind::Stalled;
+            out.rank = e.stoppedRanks.front();
+            atRunningStep(out);
+            out.cause = "its process is stopped (SIGSTOP)";
+            return out;
+        }
+        if (e.childStopped && !e.direct) {
+            out.kind = EndingKind::Stalled;
+            atRunningStep(out);
+            out.cause = "no progress for " + std::to_string(e.stallTimeout.count() / 1000) + " s: mpirun is stopped (SIGSTOP)";
+            return out;
+        }
+        if (e.childStopped) { // the one worker process holds every rank: all of them are stuck
+            out.kind = EndingKind::Stalled;
+            if (e.worldSize <= 1) out.rank = 0;
+            atRunningStep(out);
+            out.cause = e.worldSize > 1 ? "no progress for " + std::to_string(e.stallTimeout.count() / 1000) +
+                                              " s: the worker process holding every rank thread is stopped (SIGSTOP)"
+                                        : "its process is stopped (SIGSTOP)";
+            return out;
+        }
         out.kind = EndingKind::Stalled;
         out.cause = "no progress for " + std::to_string(e.stallTimeout.count() / 1000) + " s: a rank is stuck";
         atRunningStep(out);
         return out;
     }
     if (const auto line = parseWorkerErrorLine(e.stderrText); line && line->rank >= 0) {
+        if (isTimeout(line->message)) {
+            if (auto stuck = stuckEnding(e); stuck && stuck->rank != line->rank) return *stuck;
+        }
         out.kind = EndingKind::Failed;
         out.rank = line->rank;
         out.step = line->step;
@@ -109,6 +188,14 @@ JobEnding classify(const JobEvidence& e) {
         return out;
     }
     std::optional<RankExit> exit = parseMpirunFailure(e.stderrText);
+    if (!exit && e.direct && e.exitCode > 128 && e.worldSize > 1) {
+        // Rank threads: the process that held them all is gone, no rank in particular.
+        out.kind = EndingKind::Failed;
+        out.signal = e.exitCode - 128;
+        out.cause = "the worker process with every rank thread exited (signal " + std::to_string(out.signal) + ")";
+        atRunningStep(out);
+        return out;
+    }
     if (!exit && e.direct && e.exitCode != 0 && (e.exitCode > 128 || e.exitCode != 2)) {
         // Without mpirun nobody names the rank: the worker is rank 0, its status says how it ended.
         exit = RankExit{0, e.exitCode > 128 ? e.exitCode - 128 : 0, e.exitCode > 128 ? 0 : e.exitCode};
@@ -130,10 +217,17 @@ JobEnding classify(const JobEvidence& e) {
         out.cause = line ? line->message : lastLine(e.stderrText);
         return out;
     }
+    if (e.exitCode > 128 && e.exited && !e.direct) { // mpirun itself was killed
+        out.kind = EndingKind::LaunchError;
+        out.signal = e.exitCode - 128;
+        out.cause = "mpirun was killed (signal " + std::to_string(out.signal) + ")";
+        atRunningStep(out);
+        return out;
+    }
     if (e.exitCode != 0) {
         out.kind = EndingKind::LaunchError;
         out.exitCode = e.exitCode;
-        out.cause = lastLine(e.stderrText);
+        out.cause = e.direct ? lastLine(e.stderrText) : mpirunMessage(e.stderrText);
         return out;
     }
     if (!e.sawEnd || !e.sawReport) {
@@ -149,16 +243,23 @@ std::string describe(const JobEnding& e) {
     switch (e.kind) {
     case EndingKind::Completed: return {};
     case EndingKind::Failed: {
+        if (!e.rank && e.signal > 0) return e.cause + where;
         if (!e.rank) return "the launcher failed" + where + ": " + e.cause;
         const std::string rank = "rank " + std::to_string(*e.rank);
         if (e.signal > 0 || e.exitCode != 0) return rank + " " + e.cause + where;
         return rank + ", " + (e.step ? "step " + std::to_string(*e.step) : std::string("setup")) + ": " + e.cause;
     }
-    case EndingKind::Stalled: return e.cause + where + "; the job was torn down";
+    case EndingKind::Stalled:
+        if (e.rank)
+            return "rank " + std::to_string(*e.rank) + " is stuck " +
+                   (e.step ? "in step " + std::to_string(*e.step) : std::string("during setup")) + ": " + e.cause +
+                   "; the job was torn down";
+        return e.cause + where + "; the job was torn down";
     case EndingKind::Interrupted:
     case EndingKind::Stopped: return e.cause + where + ": the job was torn down";
     case EndingKind::InvalidInput: return e.cause;
     case EndingKind::LaunchError:
+        if (e.signal > 0) return e.cause + where + "; the job was torn down";
         if (e.exitCode != 0)
             return "mpirun exited with code " + std::to_string(e.exitCode) + (e.cause.empty() ? "" : ": " + e.cause);
         return e.cause;

@@ -10,14 +10,19 @@
 #include <optional>
 #include <string>
 
+#include <vector>
+
 #include <nlohmann/json_fwd.hpp>
+
+#include "launch/progress.h"
 
 namespace shardscope::launch {
 
 enum class EndingKind {
     Completed,    // the stream ended with an End record and a report, and the job exited 0
     Failed,       // a rank failed: its Failure record, its stderr line, or mpirun's summary
-    Stalled,      // no stream bytes for the stall timeout: torn down
+    Stalled,      // no stream bytes for the stall timeout, or a collective timed out: torn down
+                  // (`rank`: the rank whose progress stopped, where the records name one)
     Interrupted,  // this process got SIGINT / SIGTERM / SIGHUP: torn down
     Stopped,      // stop() was asked for: torn down
     InvalidInput, // the worker refused its configuration (exit code 2, no rank named)
@@ -55,10 +60,20 @@ struct JobEvidence {
     std::chrono::milliseconds stallTimeout{0};
     int interruptSignal = 0;             // SIGINT / SIGTERM / SIGHUP received by this process
     bool stopRequested = false;
+    bool hungAfterEnd = false;           // report and End arrived, then the job did not exit
+    bool childStopped = false;           // at a stall the child (worker or mpirun) was stopped (SIGSTOP)
+    std::vector<int> stoppedRanks;       // at a stall: ranks whose process was stopped
+    int worldSize = 0;                   // from the handshake (0: none arrived)
+    std::vector<RankProgress> progress;  // the ranks' progress records (progress.h)
+    std::vector<std::string> unitNames;  // from the handshake: unit index → name
 };
 
-// The one classifier (rules in order: stop, signal, stream error, Failure record, stall,
-// worker stderr line, mpirun's summary, the direct worker's status, mpirun's status, no report).
+// The one classifier (rules in order: stop, signal, stream error, a complete run, Failure
+// record, stall, worker stderr line, mpirun's summary, the direct worker's status, mpirun's
+// status, no report). A collective's timeout (in a Failure record or a stderr line) and a
+// stall become Stalled naming the rank the progress records single out (findStuckRank): the
+// rank that did not arrive, not the one that noticed. A run that delivered its report and End
+// is Completed even when the job then had to be torn down.
 JobEnding classify(const JobEvidence& evidence);
 
 // One English line: "rank 2 exited (signal 9) in step 3", "rank 1, step 2: out of memory …",

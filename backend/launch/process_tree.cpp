@@ -6,11 +6,13 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 namespace shardscope::launch {
 namespace {
 
 struct Stat {
+    char state = '?';
     pid_t parent = -1;
     unsigned long long startTime = 0;
 };
@@ -26,6 +28,7 @@ bool readStat(pid_t pid, Stat& out) {
     std::istringstream fields(text.substr(close + 1));
     std::string state;
     fields >> state >> out.parent;
+    out.state = state.empty() ? '?' : state[0];
     std::string skip;
     for (int i = 5; i < 22 && fields; ++i) fields >> skip; // fields 5 … 21
     fields >> out.startTime;
@@ -58,6 +61,29 @@ std::vector<ProcessId> descendantPids(pid_t root) {
         }
     }
     return out;
+}
+
+unsigned long long startTimeOf(pid_t pid) {
+    Stat st;
+    return readStat(pid, st) ? st.startTime : 0;
+}
+
+bool isStopped(pid_t pid) {
+    Stat st;
+    return readStat(pid, st) && st.state == 'T';
+}
+
+int mpiRankOf(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/environ");
+    for (std::string var; std::getline(in, var, '\0');) {
+        for (const std::string_view name : {"OMPI_COMM_WORLD_RANK=", "PMIX_RANK="}) {
+            if (!var.starts_with(name)) continue;
+            const std::string value = var.substr(name.size());
+            if (!value.empty() && value.size() < 8 && value.find_first_not_of("0123456789") == std::string::npos)
+                return std::stoi(value);
+        }
+    }
+    return -1;
 }
 
 void signalAll(const std::vector<ProcessId>& processes, int signal) {

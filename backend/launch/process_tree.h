@@ -16,5 +16,12 @@ struct ProcessId {
 
 std::vector<ProcessId> descendantPids(pid_t root); // empty where /proc is unavailable
 void signalAll(const std::vector<ProcessId>& processes, int signal);
+// The start time of `pid` (0 where it is gone).
+unsigned long long startTimeOf(pid_t pid);
+// True when `pid` is stopped (SIGSTOP / SIGTSTP: state T in /proc).
+bool isStopped(pid_t pid);
+// The MPI world rank of a process mpirun started (OMPI_COMM_WORLD_RANK / PMIX_RANK in its
+// environment); -1 when it has none or cannot be read.
+int mpiRankOf(pid_t pid);
 
 } // namespace shardscope::launch

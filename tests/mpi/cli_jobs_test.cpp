@@ -1,12 +1,17 @@
 // shardscope-cli run/compare as a user runs them: real mpirun jobs, the JSON report and the
 // recording, a rank killed with SIGKILL mid-run — reported within seconds, naming the rank and
 // the step, with no process left behind — and the CLI itself stopped with SIGTERM or SIGHUP
-// (as the GUI stops it), which must tear the whole job down and remove its private folder.
+// (as the GUI stops it), which must tear the whole job down and remove its private folder, or
+// killed with SIGKILL, which must leave nothing running either. A rank stopped with SIGSTOP is
+// named as the stuck one; a stopped mpirun after a complete run still yields the report;
+// mpirun's own errors are its words or caught before launching; a local job listens on no
+// address another machine can reach.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -154,6 +159,44 @@ void signalTheCliMidRun(int signal, const std::string& marker) {
     fs::remove(p.err);
 }
 
+// The world rank of a worker under mpirun (OMPI_COMM_WORLD_RANK in its environment).
+int rankOf(pid_t pid) {
+    std::string env = slurp("/proc/" + std::to_string(pid) + "/environ");
+    std::replace(env.begin(), env.end(), '\0', '\n');
+    std::smatch m;
+    if (std::regex_search(env, m, std::regex(R"((^|\n)OMPI_COMM_WORLD_RANK=(\d+))"))) return std::stoi(m[2]);
+    return -1;
+}
+
+pid_t workerOfRank(const std::string& marker, int rank) {
+    for (pid_t p : workers(marker))
+        if (rankOf(p) == rank) return p;
+    return -1;
+}
+
+void expectNothingOfTheJobWithin(const std::string& marker, std::chrono::steady_clock::time_point t0,
+                                 std::chrono::seconds limit) {
+    const std::vector<std::string> programs = {"shardscope-worker", "mpirun", "orterun", "orted"};
+    while (!processes(marker, programs).empty() && std::chrono::steady_clock::now() - t0 < limit)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (const Running& r : processes(marker, programs)) {
+        ADD_FAILURE() << "left running: " << r.cmd;
+        ::kill(r.pid, SIGCONT);
+        ::kill(r.pid, SIGKILL);
+    }
+}
+
+// Socket inodes of `pid` ("socket:[123]" links under /proc/pid/fd).
+std::vector<std::string> socketInodes(pid_t pid) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+        const std::string target = fs::read_symlink(e.path(), ec).string();
+        if (target.starts_with("socket:[")) out.push_back(target.substr(8, target.size() - 9));
+    }
+    return out;
+}
+
 } // namespace
 
 TEST(cliJobs, RunWritesReportAndRecordingThatAgree) {
@@ -240,3 +283,175 @@ TEST(cliJobs, KilledRankEndsTheJobWithinTenSecondsNamingRankAndStep) {
 TEST(cliJobs, SigtermToTheCliTearsTheJobDown) { signalTheCliMidRun(SIGTERM, "31338"); }
 
 TEST(cliJobs, SighupToTheCliTearsTheJobDown) { signalTheCliMidRun(SIGHUP, "31339"); }
+
+TEST(cliJobs, KillNineOfTheCliLeavesNoProcessWithinFiveSeconds) {
+    const std::string marker = "31340";
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero3", "--steps", "100000",
+                          "--seed", marker},
+                         "kill9");
+    waitForSteps(p, 2);
+    ASSERT_GE(processes(marker, {"shardscope-worker", "mpirun"}).size(), 4u);
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(::kill(p.pid, SIGKILL), 0);
+    EXPECT_EQ(finish(p), 128 + SIGKILL);
+    expectNothingOfTheJobWithin(marker, t0, std::chrono::seconds(5));
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    fs::remove(p.out);
+    fs::remove(p.err);
+}
+
+TEST(cliJobs, KillNineOfCompareLeavesNoProcessWithinFiveSeconds) {
+    const std::string marker = "31341";
+    const Proc p = start({"compare", "--ranks", "2", "--strategies", "zero3", "--steps", "100000", "--seed", marker},
+                         "kill9compare");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (workers(marker).size() < 2 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_EQ(workers(marker).size(), 2u);
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(::kill(p.pid, SIGKILL), 0);
+    finish(p);
+    expectNothingOfTheJobWithin(marker, t0, std::chrono::seconds(5));
+    fs::remove(p.out);
+    fs::remove(p.err);
+}
+
+TEST(cliJobs, AStoppedRankIsNamedWithinTheStallTimeout) {
+    const std::string marker = "31342";
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero3", "--steps", "100000",
+                          "--seed", marker, "--stall-timeout", "4"},
+                         "sigstop");
+    waitForSteps(p, 3);
+    const pid_t rank2 = workerOfRank(marker, 2);
+    ASSERT_GT(rank2, 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(::kill(rank2, SIGSTOP), 0);
+    const int code = finish(p);
+    EXPECT_EQ(code, 1);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(4 + 5)); // the stall timeout + teardown
+    const std::string err = slurp(p.err);
+    EXPECT_TRUE(std::regex_search(err, std::regex(R"(rank 2 is stuck in step \d+: it (did not arrive at|stopped inside) the )")))
+        << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    expectNothingOfTheJobWithin(marker, std::chrono::steady_clock::now(), std::chrono::seconds(3));
+    fs::remove(p.out);
+    fs::remove(p.err);
+}
+
+TEST(cliJobs, AStoppedRankIsNamedWhenAHealthyRanksCollectiveTimesOut) {
+    const std::string marker = "31343";
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero2", "--steps", "100000",
+                          "--seed", marker, "--timeout-ms", "3000"},
+                         "timeout");
+    waitForSteps(p, 3);
+    const pid_t rank1 = workerOfRank(marker, 1);
+    ASSERT_GT(rank1, 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(::kill(rank1, SIGSTOP), 0);
+    EXPECT_EQ(finish(p), 1);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3 + 6));
+    const std::string err = slurp(p.err);
+    EXPECT_NE(err.find("rank 1 is stuck in step "), std::string::npos) << err;
+    EXPECT_EQ(err.find("rank 0"), std::string::npos) << err;
+    expectNothingOfTheJobWithin(marker, std::chrono::steady_clock::now(), std::chrono::seconds(3));
+    fs::remove(p.out);
+    fs::remove(p.err);
+}
+
+TEST(cliJobs, AStoppedMpirunAfterACompleteRunStillWritesTheReport) {
+    const std::string marker = "31344";
+    const fs::path json = scratch("stopped_mpirun.json");
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "zero2", "--steps", "400", "--seed",
+                          marker, "--json", json.string(), "--stall-timeout", "20"},
+                         "stopmpirun");
+    waitForSteps(p, 1);
+    const auto runners = processes(marker, {"mpirun", "orterun"});
+    ASSERT_EQ(runners.size(), 1u);
+    ASSERT_EQ(::kill(runners.front().pid, SIGSTOP), 0);
+    EXPECT_EQ(finish(p), 0) << slurp(p.err);
+    EXPECT_TRUE(nlohmann::json::parse(slurp(json), nullptr, false).contains("param_digest")) << slurp(p.err);
+    expectNothingOfTheJobWithin(marker, std::chrono::steady_clock::now(), std::chrono::seconds(3));
+    fs::remove(json);
+    fs::remove(p.out);
+    fs::remove(p.err);
+}
+
+TEST(cliJobs, MpirunErrorsAreCaughtBeforeLaunchOrShownInMpirunsWords) {
+    {
+        const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "ddp", "--steps", "1", "--hostfile",
+                              "/nonexistent/hosts"},
+                             "hostfile");
+        EXPECT_EQ(finish(p), 2);
+        const std::string err = slurp(p.err);
+        EXPECT_NE(err.find("--hostfile: cannot read /nonexistent/hosts"), std::string::npos) << err;
+        EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    }
+    {
+        const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "ddp", "--steps", "1", "--mpirun-args", "-x \"A=b"},
+                             "quote");
+        EXPECT_EQ(finish(p), 2);
+        EXPECT_NE(slurp(p.err).find("--mpirun-args: unclosed"), std::string::npos) << slurp(p.err);
+    }
+    {
+        const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "ddp", "--steps", "1", "--mpirun-args",
+                              "--no-such-mpirun-flag"},
+                             "badflag");
+        EXPECT_NE(finish(p), 0);
+        const std::string err = slurp(p.err);
+        EXPECT_NE(err.find("--no-such-mpirun-flag"), std::string::npos) << err;
+        EXPECT_EQ(err.find("reported to the developers"), std::string::npos) << err;
+        EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    }
+}
+
+// During a local 2-rank run no socket of the job (mpirun, its ranks) listens on an address
+// another machine can reach: bound to loopback, or in a network namespace whose only
+// interface is loopback.
+TEST(cliJobs, ALocalRunListensOnLoopbackOnly) {
+    const std::string marker = "31345";
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "zero3", "--steps", "100000",
+                          "--seed", marker},
+                         "listen");
+    waitForSteps(p, 2);
+    const auto job = processes(marker, {"shardscope-worker", "mpirun", "orterun", "orted"});
+    ASSERT_GE(job.size(), 3u);
+    int listening = 0;
+    for (const Running& r : job) {
+        const std::string proc = "/proc/" + std::to_string(r.pid);
+        std::vector<std::string> interfaces;
+        {
+            std::istringstream dev(slurp(proc + "/net/dev"));
+            std::string line;
+            std::getline(dev, line);
+            std::getline(dev, line);
+            while (std::getline(dev, line)) interfaces.push_back(line.substr(0, line.find(':')));
+        }
+        const bool loopbackOnlyNamespace = std::all_of(interfaces.begin(), interfaces.end(), [](std::string n) {
+            n.erase(0, n.find_first_not_of(' '));
+            return n == "lo";
+        });
+        const std::vector<std::string> inodes = socketInodes(r.pid);
+        for (const char* table : {"/net/tcp", "/net/tcp6"}) {
+            std::istringstream rows(slurp(proc + table));
+            std::string line;
+            std::getline(rows, line); // header
+            while (std::getline(rows, line)) {
+                std::istringstream f(line);
+                std::string slot, local, remote, state, queues, timer, retr, uid, timeout, inode;
+                f >> slot >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
+                if (state != "0A" || std::find(inodes.begin(), inodes.end(), inode) == inodes.end()) continue;
+                ++listening;
+                const std::string addr = local.substr(0, local.find(':'));
+                const bool loopback = addr == "0100007F" || addr == "00000000000000000000000001000000";
+                EXPECT_TRUE(loopback || loopbackOnlyNamespace)
+                    << r.cmd << " listens on " << local << " (" << table << ") in a namespace with "
+                    << interfaces.size() << " interfaces";
+            }
+        }
+    }
+    EXPECT_GT(listening, 0) << "mpirun listens somewhere; the check must have seen it";
+    ::kill(p.pid, SIGTERM);
+    finish(p);
+    fs::remove(p.out);
+    fs::remove(p.err);
+}

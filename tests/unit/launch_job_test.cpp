@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -115,4 +116,76 @@ TEST(launchJob, MissingProgramIsALaunchError) {
     const JobEnding end = job.run({"/nonexistent/shardscope-worker"}, nullptr, nullptr, 60s, true);
     EXPECT_EQ(end.kind, EndingKind::LaunchError);
     EXPECT_NE(end.cause.find("/nonexistent/shardscope-worker"), std::string::npos) << end.cause;
+}
+
+TEST(launchJob, ProcessesLeftByAnExitedRootAreKilled) {
+    // The root exits at once, leaving two sleeps in process groups of their own (as mpirun
+    // killed with SIGKILL leaves its ranks): they are this job's and must not outlive it.
+    const std::string pidFile = "/tmp/shardscope_launch_orphans_" + std::to_string(::getpid());
+    std::filesystem::remove(pidFile);
+    std::string folder;
+    {
+        Job job;
+        folder = job.folder();
+        job.run({"/bin/sh", "-c",
+                 "setsid sleep 30 & echo $! > " + pidFile + "; setsid sleep 30 & echo $! >> " + pidFile + "; exit 0"},
+                nullptr, nullptr, 60s, true);
+    }
+    const std::vector<pid_t> left = readPids(pidFile);
+    EXPECT_EQ(left.size(), 2u);
+    for (pid_t p : left) EXPECT_FALSE(alive(p)) << "pid " << p << " outlived its job";
+    EXPECT_FALSE(std::filesystem::exists(folder));
+    std::filesystem::remove(pidFile);
+}
+
+TEST(launchJob, TheJobGetsTheProgressFolderAndLoopbackOnlyWhereAvailable) {
+    const std::string out = "/tmp/shardscope_launch_env_" + std::to_string(::getpid());
+    Job job;
+    job.setLoopbackOnly(true);
+    job.run({"/bin/sh", "-c", "echo \"$SHARDSCOPE_PROGRESS_DIR\" > " + out + "; cat /proc/net/dev >> " + out}, nullptr,
+            nullptr, 60s, true);
+    std::ifstream in(out);
+    std::string dir;
+    std::getline(in, dir);
+    EXPECT_EQ(dir, job.folder());
+    if (Job::loopbackIsolationAvailable()) {
+        std::string line;
+        std::getline(in, line); // two header lines
+        std::getline(in, line);
+        int interfaces = 0;
+        while (std::getline(in, line)) {
+            ++interfaces;
+            EXPECT_NE(line.find("lo:"), std::string::npos) << line;
+        }
+        EXPECT_EQ(interfaces, 1);
+    }
+    std::filesystem::remove(out);
+}
+
+TEST(launchJob, FoldersLeftByAKilledSupervisorAreRemovedNextTime) {
+    // A supervisor killed with SIGKILL cannot remove its folder: the next one does.
+    const pid_t dead = ::fork();
+    if (dead == 0) ::_exit(0);
+    ::waitpid(dead, nullptr, 0);
+    const std::filesystem::path stale = "/tmp/shardscope-launchtest-" + std::to_string(dead) + "-abcdef";
+    const std::filesystem::path mine = "/tmp/shardscope-launchtest-" + std::to_string(::getpid()) + "-ghijkl";
+    const std::filesystem::path other = "/tmp/shardscope-launchtest-1-mnopqr"; // init never dies
+    for (const auto& p : {stale, mine, other}) {
+        std::filesystem::create_directories(p);
+        std::ofstream(p / "leftover") << "x";
+    }
+    const std::string made = makePrivateFolder("shardscope-launchtest");
+    EXPECT_TRUE(made.starts_with("/tmp/shardscope-launchtest-" + std::to_string(::getpid()) + "-")) << made;
+    EXPECT_EQ(std::filesystem::status(made).permissions() & std::filesystem::perms::all, std::filesystem::perms::owner_all);
+    EXPECT_FALSE(std::filesystem::exists(stale));
+    EXPECT_TRUE(std::filesystem::exists(mine));
+    EXPECT_TRUE(std::filesystem::exists(other));
+    for (const auto& p : {std::filesystem::path(made), mine, other}) std::filesystem::remove_all(p);
+}
+
+TEST(launchJob, AStoppedDirectWorkerIsReportedStoppedAndTornDown) {
+    Job job;
+    const JobEnding end = job.run({"/bin/sh", "-c", "kill -STOP $$; sleep 30"}, nullptr, nullptr, 500ms, true);
+    EXPECT_EQ(end.kind, EndingKind::Stalled);
+    EXPECT_NE(end.cause.find("stopped (SIGSTOP)"), std::string::npos) << end.cause;
 }
