@@ -2237,6 +2237,30 @@ CPU/节点</translation>
         <source>The run ended without finishing its event stream (complete steps: %1)</source>
         <translation>运行结束时事件流未完整（完整的步数：%1）</translation>
     </message>
+    <message>
+        <source>The job ended in step %1: %2</source>
+        <translation>作业在第 %1 步结束：%2</translation>
+    </message>
+    <message>
+        <source>The job ended: %1</source>
+        <translation>作业已结束：%1</translation>
+    </message>
+    <message>
+        <source>Rank %1 is stuck in step %2: %3; the job was torn down</source>
+        <translation>Rank %1 在第 %2 步卡住：%3；作业已被终止</translation>
+    </message>
+    <message>
+        <source>Rank %1 is stuck during setup: %2; the job was torn down</source>
+        <translation>Rank %1 在初始化阶段卡住：%2；作业已被终止</translation>
+    </message>
+    <message>
+        <source>mpirun was killed (signal %1) in step %2; the job was torn down</source>
+        <translation>mpirun 在第 %2 步被终止（信号 %1）；作业已被终止</translation>
+    </message>
+    <message>
+        <source>mpirun was killed (signal %1); the job was torn down</source>
+        <translation>mpirun 被终止（信号 %1）；作业已被终止</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::SavingsChart</name>

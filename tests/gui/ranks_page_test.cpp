@@ -284,6 +284,35 @@ private Q_SLOTS:
         QCOMPARE(page.session().lastEnding()->step, std::optional<std::int64_t>(3));
     }
 
+    // The GUI words every ending the CLI can hand back from its typed fields: the rank the
+    // progress records named as stuck, mpirun killed, the rank threads' process killed.
+    void typedEndingsNameWhatTheCliNamed() {
+        using launch::EndingKind;
+        launch::JobEnding stuck;
+        stuck.kind = EndingKind::Stalled;
+        stuck.rank = 2;
+        stuck.step = 3;
+        stuck.cause = "it did not arrive at the all-gather of block1";
+        QCOMPARE(RunSession::endingText(stuck),
+                 QStringLiteral("Rank 2 is stuck in step 3: it did not arrive at the all-gather of block1; the job was torn down"));
+        stuck.rank.reset();
+        QCOMPARE(RunSession::endingText(stuck),
+                 QStringLiteral("No progress in step 3 for the stall timeout: a rank is stuck; the job was torn down"));
+        launch::JobEnding mpirun;
+        mpirun.kind = EndingKind::LaunchError;
+        mpirun.signal = 9;
+        mpirun.step = 2;
+        mpirun.cause = "mpirun was killed (signal 9)";
+        QCOMPARE(RunSession::endingText(mpirun), QStringLiteral("mpirun was killed (signal 9) in step 2; the job was torn down"));
+        launch::JobEnding threads;
+        threads.kind = EndingKind::Failed;
+        threads.signal = 9;
+        threads.step = 1;
+        threads.cause = "the worker process with every rank thread exited (signal 9)";
+        QCOMPARE(RunSession::endingText(threads),
+                 QStringLiteral("The job ended in step 1: the worker process with every rank thread exited (signal 9)"));
+    }
+
     void invalidSettingsAreShownInlineAndBlockRun() {
         RunDocument document;
         RanksPage page(document);

@@ -208,6 +208,9 @@ QString RunSession::endingText(const launch::JobEnding& e) {
     switch (e.kind) {
     case EndingKind::Completed: return tr("Run finished");
     case EndingKind::Failed:
+        // No rank but a signal: the process holding every rank thread (or mpirun) was killed.
+        if (!e.rank && e.signal > 0)
+            return e.step ? tr("The job ended in step %1: %2").arg(*e.step).arg(cause) : tr("The job ended: %1").arg(cause);
         if (!e.rank) return tr("The launcher failed: %1").arg(cause);
         if (e.signal > 0)
             return e.step ? tr("Rank %1 exited (signal %2) in step %3").arg(*e.rank).arg(e.signal).arg(*e.step)
@@ -217,6 +220,10 @@ QString RunSession::endingText(const launch::JobEnding& e) {
                           : tr("Rank %1 exited (exit code %2)").arg(*e.rank).arg(e.exitCode);
         return tr("Rank %1 failed %2: %3").arg(*e.rank).arg(failureWhen(e.step ? *e.step - 1 : -1)).arg(cause);
     case EndingKind::Stalled:
+        // The progress records named the rank that went silent; the cause says where it stopped.
+        if (e.rank)
+            return e.step ? tr("Rank %1 is stuck in step %2: %3; the job was torn down").arg(*e.rank).arg(*e.step).arg(cause)
+                          : tr("Rank %1 is stuck during setup: %2; the job was torn down").arg(*e.rank).arg(cause);
         return tr("No progress in step %1 for the stall timeout: a rank is stuck; the job was torn down").arg(e.step.value_or(1));
     case EndingKind::Interrupted: return tr("The job was interrupted in step %1 and torn down").arg(e.step.value_or(1));
     case EndingKind::Stopped:
@@ -224,6 +231,9 @@ QString RunSession::endingText(const launch::JobEnding& e) {
                                     : tr("Stopped before the first step");
     case EndingKind::InvalidInput: return tr("The worker refused its settings: %1").arg(cause);
     case EndingKind::LaunchError:
+        if (e.signal > 0)
+            return e.step ? tr("mpirun was killed (signal %1) in step %2; the job was torn down").arg(e.signal).arg(*e.step)
+                          : tr("mpirun was killed (signal %1); the job was torn down").arg(e.signal);
         if (e.exitCode != 0) return tr("mpirun exited with code %1: %2").arg(e.exitCode).arg(cause);
         return tr("The job could not run: %1").arg(cause);
     case EndingKind::StreamError: return tr("The event stream could not be read: %1").arg(cause);
