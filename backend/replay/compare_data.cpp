@@ -14,9 +14,9 @@ double sum(const std::vector<std::pair<std::string, double>>& v) {
     return s;
 }
 
-// The view of one typed report (report/report.h): the worst rank's exposed figure is the
-// report's own exposed_comm_fraction.
-CompareRun fromReport(const report::RunReport& t) {
+} // namespace
+
+CompareRun compareRunOf(const report::RunReport& t) {
     CompareRun r;
     r.strategy = t.strategy;
     r.model = t.model;
@@ -38,8 +38,6 @@ CompareRun fromReport(const report::RunReport& t) {
     return r;
 }
 
-} // namespace
-
 double CompareRun::commTotal() const { return sum(comm); }
 double CompareRun::theoryCommTotal() const { return sum(theoryComm); }
 std::uint64_t CompareRun::peakMax() const {
@@ -51,14 +49,14 @@ std::uint64_t CompareRun::peakMax() const {
 CompareRun parseCompareRun(const std::string& text) {
     const report::Parsed<report::RunReport> parsed = report::parseRunReport(text);
     if (!parsed) throw Error(ErrorKind::Format, parsed.error);
-    return fromReport(*parsed.value);
+    return compareRunOf(*parsed.value);
 }
 
 std::vector<CompareRun> parseCompareRuns(const std::string& text) {
     const report::Parsed<report::CompareReport> parsed = report::parseCompareReport(text);
     if (!parsed) throw Error(ErrorKind::Format, parsed.error);
     std::vector<CompareRun> out;
-    for (const report::RunReport& r : parsed.value->strategies) out.push_back(fromReport(r));
+    for (const report::RunReport& r : parsed.value->strategies) out.push_back(compareRunOf(r));
     return out;
 }
 

@@ -42,7 +42,10 @@ struct CompareRun {
     std::uint64_t peakMax() const; // over ranks
 };
 
-// One run report. Throws Error(Format) with the reader's one line (a report without a schema
+// The compare view's row of one typed report: the worst rank's exposed figure is the report's own
+// exposed_comm_fraction.
+CompareRun compareRunOf(const report::RunReport& report);
+// One run report's text. Throws Error(Format) with the reader's one line (a report without a schema
 // says so).
 CompareRun parseCompareRun(const std::string& json);
 // A file's text: one run report, or shardscope-cli compare --json's report.

@@ -52,15 +52,7 @@ void ComparePage::merge(std::vector<replay::CompareRun> runs) {
     view_->setRuns(std::move(all));
 }
 
-bool ComparePage::addReport(const std::string& json, QString* error) {
-    try {
-        merge({replay::parseCompareRun(json)});
-    } catch (const Error& e) {
-        if (error) *error = QString::fromUtf8(e.what());
-        return false;
-    }
-    return true;
-}
+void ComparePage::addReport(const report::RunReport& report) { merge({replay::compareRunOf(report)}); }
 
 bool ComparePage::openFiles(const QStringList& paths, QString* error) {
     std::vector<replay::CompareRun> runs;
