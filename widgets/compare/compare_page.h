@@ -34,7 +34,7 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
-    void merge(std::vector<replay::CompareRun> runs);
+    void merge(std::vector<report::RunReport> runs);
     void showComparison(const QByteArray& json);
     void chooseFiles();
     void retranslateUi();
