@@ -1,11 +1,9 @@
 #pragma once
-// Several runs' reports side by side, as the compare view shows them: per rank peak and
-// model-state bytes by category and communication per step, the theory's values for the same,
-// the final-weights digest and, from `compare`, the largest |Δ| of the final weights against
-// DDP. Read by the one report reader (report/report.h); plain C++ so the numbers are testable
-// and a front end other than the GUI's Compare page can show the same table.
-#include <cstdint>
-#include <optional>
+// Several runs' reports side by side, as the compare view shows them: each run is the typed
+// report (report/report.h), read by the one report reader; this adds what the view derives from
+// them — which rank waits most, and the final weights' parity against DDP (the digest or, from
+// `compare`, the largest |Δ|). Plain C++ so the numbers are testable and a front end other than
+// the GUI's Compare page can show the same table.
 #include <string>
 #include <vector>
 
@@ -13,40 +11,14 @@
 
 namespace shardscope::replay {
 
-struct CompareRank {
-    int rank = 0;
-    report::CategoryBytes peak{};        // each category's own maximum
-    std::uint64_t peakTotal = 0; // the maximum of the total (peak_bytes.total)
-    report::CategoryBytes modelStates{};
-    double commBytes = 0;        // sent per step, all kinds
-    std::optional<double> exposedComm; // median share of a step spent in exposed communication
-};
-
-struct CompareRun {
-    std::string strategy; // CLI name
-    std::string model;
-    int worldSize = 1;
-    std::vector<CompareRank> ranks;
-    std::vector<std::pair<std::string, double>> comm;       // rank 0, sent bytes per step by kind
-    std::vector<std::pair<std::string, double>> theoryComm; // the theory's, same kinds
-    std::optional<report::CategoryBytes> theoryModelStates;
-    std::uint64_t theoryPeak = 0;
-    std::string paramDigest;
-    std::optional<double> maxAbsDeltaVsDdp;
-    // exposed_comm_fraction: the rank that waits most (its median over the steps).
-    std::optional<double> exposedComm;
-    int exposedRank = -1; // the rank with that value (-1: unknown)
-
-    double commTotal() const;
-    double theoryCommTotal() const;
-    std::uint64_t peakMax() const; // over ranks
-};
-
-// One run report. Throws Error(Format) with the reader's one line (a report without a schema
+// A file's text: one run report, or shardscope-cli compare --json's report, each run as the
+// typed report. Throws Error(Format) with the reader's one line (a report without a schema
 // says so).
-CompareRun parseCompareRun(const std::string& json);
-// A file's text: one run report, or shardscope-cli compare --json's report.
-std::vector<CompareRun> parseCompareRuns(const std::string& json);
+std::vector<report::RunReport> parseCompareRuns(const std::string& json);
+
+// The rank whose median is the report's exposed_comm_fraction (the rank that waits most);
+// -1 when no rank's matches.
+int exposedRank(const report::RunReport& run);
 
 struct Parity {
     enum class Kind { Reference, BitwiseEqual, Delta, DigestEqual, DigestDiffers, NoReference };
@@ -54,6 +26,6 @@ struct Parity {
     double delta = 0;
 };
 // Against the DDP run among `all` (or the report's own max_abs_delta_vs_ddp).
-Parity parityOf(const CompareRun& run, const std::vector<CompareRun>& all);
+Parity parityOf(const report::RunReport& run, const std::vector<report::RunReport>& all);
 
 } // namespace shardscope::replay

@@ -14,33 +14,6 @@ RunInfo parseRunInfo(const std::string& configJson, int worldSize) {
     return std::move(*info.value);
 }
 
-RunReport parseRunReport(const std::string& text) {
-    const report::Parsed<report::RunReport> parsed = report::parseRunReport(text);
-    if (!parsed) throw Error(ErrorKind::Format, "the run's report: " + parsed.error);
-    const report::RunReport& typed = *parsed.value;
-    RunReport r;
-    r.json = text;
-    r.losses = typed.losses;
-    for (const report::RankReport& rr : typed.ranks) {
-        RankReport view;
-        view.rank = rr.rank;
-        view.peakBytes = rr.peakBytes;
-        view.modelStateBytes = rr.modelStateBytes;
-        const report::ExposedComm& e = rr.exposedComm;
-        view.exposedComm = ExposedComm{e.fractionMedian, e.fractionPerStep, e.commUnionNs, e.exposedNs, e.stepNs};
-        if (rr.device)
-            view.device = DeviceReport{rr.device->name, rr.device->ledgerPeakBytes, rr.device->poolReservedHighBytes,
-                                       rr.device->outsideLedgerBytes};
-        r.ranks.push_back(std::move(view));
-    }
-    r.exposedCommFraction = typed.exposedCommFraction;
-    for (const auto& [kind, bytes] : typed.commBytesPerStep)
-        r.commBytesPerStep.emplace_back(kind, static_cast<std::uint64_t>(bytes));
-    r.theoryModelStates = typed.theory.modelStateBytes;
-    r.paramDigest = typed.paramDigest;
-    return r;
-}
-
 namespace {
 
 SpanKey computeKey(std::int32_t unit, Phase phase) { return {SpanClass::Compute, unit, static_cast<std::uint8_t>(phase)}; }

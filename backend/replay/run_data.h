@@ -1,12 +1,12 @@
 #pragma once
 // What the replay knows about a run, as immutable values: the configuration from the handshake,
-// each step's events with ledger snapshots, the final report and a failure, and applyEvent (how
-// an event changes a rank's ledger). Produced by the StreamAssembler and handed to the GUI's
-// pages (and the CLI, the benchmarks) as shared_ptr<const …>; plain C++, no Qt.
+// each step's events with ledger snapshots and a failure, and applyEvent (how an event changes a
+// rank's ledger). Produced by the StreamAssembler and handed to the GUI's pages (and the CLI,
+// the benchmarks) as shared_ptr<const …>; plain C++, no Qt. The run's final report is the typed
+// report::RunReport (report/report.h) itself: the replay has no view of its own.
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,44 +23,6 @@ using report::RunInfo;
 using report::UnitInfo;
 // Throws shardscope::Error(Format) naming the problem when the JSON does not read.
 RunInfo parseRunInfo(const std::string& configJson, int worldSize);
-
-// Exposed communication of one rank (report ranks[i].exposed_comm): the time a collective was
-// outstanding while the rank was not computing — the union of the collectives' intervals minus
-// compute — as a share of the step.
-struct ExposedComm {
-    double fractionMedian = 0;            // median over the steps
-    std::vector<double> fractionPerStep;
-    std::uint64_t commUnionNs = 0;        // summed over the steps
-    std::uint64_t exposedNs = 0;
-    std::uint64_t stepNs = 0;
-};
-// A CUDA rank's memory as the GPU saw it (report ranks[i].device, CUDA ranks only).
-struct DeviceReport {
-    std::string name; // "cuda:0 (NVIDIA H200)"
-    std::uint64_t ledgerPeakBytes = 0;
-    std::uint64_t poolReservedHighBytes = 0;
-    std::uint64_t outsideLedgerBytes = 0;
-};
-struct RankReport {
-    int rank = 0;
-    CategoryBytes peakBytes{};
-    CategoryBytes modelStateBytes{};
-    std::optional<ExposedComm> exposedComm;
-    std::optional<DeviceReport> device;
-};
-// What the Ranks page shows of the final report (report::RunReport, read by the one reader).
-struct RunReport {
-    std::vector<double> losses;
-    std::vector<RankReport> ranks;
-    // exposed_comm_fraction: the largest per-rank median (the rank that waits most).
-    std::optional<double> exposedCommFraction;
-    std::vector<std::pair<std::string, std::uint64_t>> commBytesPerStep; // collective → bytes
-    std::optional<CategoryBytes> theoryModelStates;
-    std::string paramDigest;
-    std::string json;
-};
-// Throws Error(Format) with the reader's one line (a report without a schema says so).
-RunReport parseRunReport(const std::string& json);
 
 struct FailureInfo {
     int rank = -1;

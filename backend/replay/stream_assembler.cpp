@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "core/error.h"
 
@@ -42,11 +43,9 @@ void StreamAssembler::consume(protocol::Record record) {
     } else if (auto* r = std::get_if<protocol::Report>(&record)) {
         // The report is a summary beside the events: a recording whose report does not read
         // (one from before reports had a schema) still replays, and says why it has none.
-        try {
-            out_.report = std::make_shared<const RunReport>(parseRunReport(r->json));
-        } catch (const Error& e) {
-            out_.reportProblem = e.what();
-        }
+        report::Parsed<report::RunReport> parsed = report::parseRunReport(r->json);
+        if (parsed) out_.report = std::make_shared<const report::RunReport>(std::move(*parsed.value));
+        else out_.reportProblem = "the run's report: " + parsed.error;
     } else if (auto* f = std::get_if<protocol::Failure>(&record)) {
         flushPartialStep();
         out_.failures.push_back({f->rank, f->step, f->message});

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "protocol/protocol.h"
+#include "report/report.h"
 #include "replay/run_data.h"
 
 namespace shardscope::replay {
@@ -18,7 +19,7 @@ public:
     struct Output {
         std::shared_ptr<const RunInfo> runInfo;
         StepList steps;
-        std::shared_ptr<const RunReport> report;
+        std::shared_ptr<const report::RunReport> report;
         std::string reportProblem; // the report record did not read (report stays null)
         std::vector<FailureInfo> failures;
         bool ended = false;

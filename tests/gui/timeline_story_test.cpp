@@ -1,7 +1,8 @@
 // The explorer pages in the real window: Timeline, Flows and the Ranks page follow one
 // playhead; stepping unit by unit through a ZeRO-3 step keeps the timeline's playhead, the
 // flow diagram and both explain panels on the same event. Save recording writes what the
-// window holds and reads back to the same replay; the recent-files list remembers it.
+// window holds (the report through the one writer) and reads back to the same replay; the
+// recent-files list remembers it.
 //
 // With SHARDSCOPE_STORY_DIR set, each stop is also written as PNGs (timeline and flows) —
 // of SHARDSCOPE_STORY_RECORDING when given (a real worker recording), else the test's own.
@@ -25,6 +26,9 @@
 #include "ranks/ranks_page.h"
 #include "timeline/timeline_page.h"
 #include "timeline/timeline_view.h"
+#include "report/report.h"
+#include "run/run_document.h"
+#include "synthetic_stream.h"
 #include "timeline_test_recording.h"
 
 using namespace shardscope;
@@ -149,6 +153,26 @@ private Q_SLOTS:
         window.resize(1200, 800);
         QVERIFY2(files->exportCurrentView(dir.filePath(QStringLiteral("view.svg")), &error), qPrintable(error));
         QVERIFY(qobject_cast<TimelineView*>(files->currentExportTarget()));
+
+        // The replay keeps only the typed report; a saved recording carries it back, written by
+        // the one writer, and reads to the same value.
+        const QString withReport = dir.filePath(QStringLiteral("with_report.sstrace"));
+        {
+            QFile out(withReport);
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(QByteArray::fromStdString(testing::syntheticStream(testing::SyntheticRun{})));
+        }
+        QVERIFY(openAndWait(*ranks, withReport));
+        QTRY_VERIFY(window.document().report());
+        const report::RunReport& held = *window.document().report();
+        QCOMPARE(held.paramDigest, std::string("abc"));
+        const QString savedReport = dir.filePath(QStringLiteral("saved_report.sstrace"));
+        QVERIFY2(files->saveRecording(savedReport, &error), qPrintable(error));
+        const protocol::Recording again = protocol::readRecording(savedReport.toStdString());
+        QVERIFY(again.reportJson.has_value());
+        const report::Parsed<report::RunReport> read = report::parseRunReport(*again.reportJson);
+        QVERIFY2(read, read.error.c_str());
+        QVERIFY(*read.value == held);
     }
 };
 

@@ -1,5 +1,6 @@
-// The compare table: reports as the worker writes them (report::toJson) parse into the numbers
-// the Compare page charts; parity against DDP (bitwise equal, |Δ|, digest).
+// The compare table: reports as the worker writes them (report::toJson) read back as the typed
+// reports the Compare page charts; which rank waits most; parity against DDP (bitwise equal,
+// |Δ|, digest).
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -12,16 +13,18 @@ using shardscope::testing::reportJson;
 using shardscope::testing::typedReport;
 
 TEST(CompareData, ParsesWorkerReports) {
-    const CompareRun r = parseCompareRun(reportJson("zero3", 100, 5000, "abc"));
+    const std::vector<report::RunReport> one = parseCompareRuns(reportJson("zero3", 100, 5000, "abc"));
+    ASSERT_EQ(one.size(), std::size_t{1});
+    const report::RunReport& r = one[0];
     EXPECT_EQ(r.strategy, std::string("zero3"));
     EXPECT_EQ(r.worldSize, 4);
     EXPECT_EQ(r.ranks.size(), std::size_t{4});
     EXPECT_EQ(r.ranks[2].peakTotal, std::uint64_t{5002});
     EXPECT_EQ(r.peakMax(), std::uint64_t{5003});
-    EXPECT_EQ(r.ranks[1].modelStates[index(Category::AdamM)], std::uint64_t{200});
-    EXPECT_EQ(r.commTotal(), 4500.5);
-    EXPECT_EQ(r.theoryCommTotal(), 4500.0);
-    EXPECT_EQ(r.theoryPeak, std::uint64_t{5000});
+    EXPECT_EQ(r.ranks[1].modelStateBytes[index(Category::AdamM)], std::uint64_t{200});
+    EXPECT_EQ(report::total(r.commBytesPerStep), 4500.5);
+    EXPECT_EQ(report::total(r.theory.commBytesPerStep), 4500.0);
+    EXPECT_EQ(r.theory.predictedPeakBytes, std::uint64_t{5000});
     EXPECT_FALSE(r.maxAbsDeltaVsDdp);
     // One run report; shardscope-cli compare --json (app/cli/cmd_compare.cpp); errors name
     // the problem.
@@ -38,12 +41,9 @@ TEST(CompareData, ParsesWorkerReports) {
 }
 
 TEST(CompareData, ParityAgainstDdp) {
-    const std::vector<CompareRun> runs = {
-        parseCompareRun(reportJson("ddp", 400, 9000, "d1")),
-        parseCompareRun(reportJson("zero1", 200, 7000, "d1")),
-        parseCompareRun(reportJson("zero2", 150, 6000, "ff")),
-        parseCompareRun(reportJson("zero3", 100, 5000, "ff", 0.0)),
-        parseCompareRun(reportJson("fsdp", 100, 5000, "ff", 2.5e-7))};
+    const std::vector<report::RunReport> runs = {
+        typedReport("ddp", 400, 9000, "d1"), typedReport("zero1", 200, 7000, "d1"), typedReport("zero2", 150, 6000, "ff"),
+        typedReport("zero3", 100, 5000, "ff", 0.0), typedReport("fsdp", 100, 5000, "ff", 2.5e-7)};
     EXPECT_EQ(parityOf(runs[0], runs).kind, Parity::Kind::Reference);
     EXPECT_EQ(parityOf(runs[1], runs).kind, Parity::Kind::DigestEqual);
     EXPECT_EQ(parityOf(runs[2], runs).kind, Parity::Kind::DigestDiffers);
@@ -52,4 +52,13 @@ TEST(CompareData, ParityAgainstDdp) {
     EXPECT_EQ(fsdp.kind, Parity::Kind::Delta);
     EXPECT_EQ(fsdp.delta, 2.5e-7);
     EXPECT_EQ(parityOf(runs[1], {runs[1]}).kind, Parity::Kind::NoReference);
+}
+
+TEST(CompareData, ExposedRankIsTheRankThatWaitsMost) {
+    report::RunReport r = typedReport("zero3", 100, 5000, "d");
+    for (std::size_t i = 0; i < r.ranks.size(); ++i) r.ranks[i].exposedComm.fractionMedian = 0.1 * static_cast<double>(i);
+    r.exposedCommFraction = 0.2;
+    EXPECT_EQ(exposedRank(r), 2);
+    r.exposedCommFraction = 0.25; // no rank's median: unknown
+    EXPECT_EQ(exposedRank(r), -1);
 }

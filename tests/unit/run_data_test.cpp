@@ -1,6 +1,6 @@
 // The run's values: applyEvent's open compute and collective spans close by the one span
 // pairing (core/span_pairing.h), an End closes the span with its own key, never simply "the
-// latest"; the Ranks page's view of the report, read by the one report reader; the handshake.
+// latest"; the final report handed on as the typed report; the handshake.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -80,8 +80,9 @@ TEST(RunData, OuterCollectiveEndingFirstKeepsTheCurrentOne) {
     EXPECT_EQ(s.collectiveUnit, kNoUnit);
 }
 
-// The Ranks page's view of the final report, read by the one report reader.
-TEST(RunData, RunReportReadsExposedCommunication) {
+// The final report reaches the pages as the typed report the worker wrote (report/report.h),
+// read by the one report reader: exposed communication per rank, a CUDA rank's device.
+TEST(RunData, AssemblerHandsOnTheTypedReport) {
     report::RunReport typed;
     typed.worldSize = 3;
     typed.steps = 3;
@@ -95,37 +96,30 @@ TEST(RunData, RunReportReadsExposedCommunication) {
     typed.ranks[1].device->name = "cuda:0 (Test GPU)";
     typed.ranks[1].device->poolReservedHighBytes = 4096;
     typed.ranks[1].device->outsideLedgerBytes = 512;
+    typed.commBytesPerStep = {{"all_gather", 1500.5}}; // per-step values may be fractional
     const std::string json = report::toJson(typed).dump();
-    const RunReport r = parseRunReport(json);
-    ASSERT_EQ(r.ranks.size(), 3u);
-    EXPECT_EQ(r.exposedCommFraction.value_or(-1), 0.47);
-    ASSERT_TRUE(r.ranks[0].exposedComm.has_value());
-    EXPECT_EQ(r.ranks[0].exposedComm->fractionMedian, 0.47);
-    EXPECT_EQ(r.ranks[0].exposedComm->fractionPerStep, (std::vector<double>{0.5, 0.47, 0.4}));
-    EXPECT_EQ(r.ranks[0].exposedComm->commUnionNs, 2400u);
-    EXPECT_EQ(r.ranks[0].exposedComm->exposedNs, 1300u);
-    EXPECT_EQ(r.ranks[0].exposedComm->stepNs, 2800u);
-    EXPECT_EQ(r.ranks[1].exposedComm->fractionMedian, 0.0625);
-    EXPECT_FALSE(r.ranks[0].device.has_value());
-    ASSERT_TRUE(r.ranks[1].device.has_value());
-    EXPECT_EQ(r.ranks[1].device->name, "cuda:0 (Test GPU)");
-    EXPECT_EQ(r.ranks[1].device->poolReservedHighBytes, 4096u);
-    EXPECT_EQ(r.json, json);
-    // A report from before reports carried a schema: one line that says so, not a guess.
+    {
+        StreamAssembler assembler;
+        assembler.consume(protocol::Report{json});
+        const StreamAssembler::Output out = assembler.take();
+        ASSERT_TRUE(out.report);
+        EXPECT_TRUE(out.reportProblem.empty()) << out.reportProblem;
+        EXPECT_EQ(*out.report, typed);
+        EXPECT_EQ(out.report->ranks[0].exposedComm.fractionPerStep, (std::vector<double>{0.5, 0.47, 0.4}));
+        EXPECT_FALSE(out.report->ranks[0].device.has_value());
+        ASSERT_TRUE(out.report->ranks[1].device.has_value());
+        EXPECT_EQ(out.report->ranks[1].device->name, "cuda:0 (Test GPU)");
+        EXPECT_EQ(out.report->commBytesPerStep[0].second, 1500.5);
+    }
+    // In a recording the report is a summary beside the events: a report from before reports
+    // carried a schema still lets the run replay, and the assembler says why it has no report.
     nlohmann::json old = nlohmann::json::parse(json);
     old.erase("schema");
-    try {
-        parseRunReport(old.dump());
-        ADD_FAILURE() << "a report without a schema was read";
-    } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("report has no schema field"), std::string::npos) << e.what();
-    }
-    // In a recording the report is a summary beside the events: the run still replays and
-    // the assembler says why it has no report.
     StreamAssembler assembler;
     assembler.consume(protocol::Report{old.dump()});
     const StreamAssembler::Output out = assembler.take();
     EXPECT_FALSE(out.report);
+    EXPECT_NE(out.reportProblem.find("report has no schema field"), std::string::npos) << out.reportProblem;
     EXPECT_NE(out.reportProblem.find("re-run to regenerate"), std::string::npos) << out.reportProblem;
 }
 

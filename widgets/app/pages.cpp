@@ -22,7 +22,7 @@ void addDefaultPages(MainWindow& window) {
     window.addPage(QStringLiteral("compare"), [] { return ComparePage::tr("Compare"); }, compare);
     // Every finished run and opened recording joins the comparison (one per strategy).
     QObject::connect(&document.session(), &RunSession::reportReady, compare, [compare](const RunReportPtr& r) {
-        if (r) compare->addReport(r->json);
+        if (r) compare->addReport(*r);
     });
     new RecordingFiles(window, document);
     window.addPage(QStringLiteral("calculator"), [] { return MainWindow::tr("Calculator"); }, new CalculatorPage);

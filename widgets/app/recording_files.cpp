@@ -15,6 +15,7 @@
 #include "common/chart_export.h"
 #include "compare/compare_page.h"
 #include "protocol/protocol.h"
+#include "report/report.h"
 #include "run/run_document.h"
 #include "playback/replay_page.h"
 
@@ -84,7 +85,8 @@ bool RecordingFiles::saveRecording(const QString& path, QString* error) const {
         if (error) *error = tr("nothing to save: run a job or open a recording first");
         return false;
     }
-    const std::string bytes = encodeRecording(document_.model(), document_.report() ? document_.report()->json : std::string(),
+    // The report goes back through the one writer: the typed value is all the replay keeps.
+    const std::string bytes = encodeRecording(document_.model(), document_.report() ? report::toJson(*document_.report()).dump() : std::string(),
                                               document_.failures());
     QSaveFile f(path);
     if (!f.open(QIODevice::WriteOnly) || f.write(bytes.data(), static_cast<qint64>(bytes.size())) != static_cast<qint64>(bytes.size()) ||

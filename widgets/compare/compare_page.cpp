@@ -37,33 +37,25 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent), view_(new CompareVi
 }
 
 // Same strategy: the newer report wins. Order: DDP, ZeRO-1…3, FSDP variants (the theory's).
-void ComparePage::merge(std::vector<replay::CompareRun> runs) {
-    std::vector<replay::CompareRun> all = view_->runs();
-    for (replay::CompareRun& r : runs) {
-        const auto same = std::find_if(all.begin(), all.end(), [&r](const replay::CompareRun& o) { return o.strategy == r.strategy; });
+void ComparePage::merge(std::vector<report::RunReport> runs) {
+    std::vector<report::RunReport> all = view_->runs();
+    for (report::RunReport& r : runs) {
+        const auto same = std::find_if(all.begin(), all.end(), [&r](const report::RunReport& o) { return o.strategy == r.strategy; });
         if (same != all.end()) *same = std::move(r);
         else all.push_back(std::move(r));
     }
-    const auto rank = [](const replay::CompareRun& r) {
+    const auto rank = [](const report::RunReport& r) {
         const auto s = theory::parseStrategy(r.strategy);
         return s ? static_cast<int>(*s) : 100;
     };
-    std::stable_sort(all.begin(), all.end(), [&rank](const replay::CompareRun& a, const replay::CompareRun& b) { return rank(a) < rank(b); });
+    std::stable_sort(all.begin(), all.end(), [&rank](const report::RunReport& a, const report::RunReport& b) { return rank(a) < rank(b); });
     view_->setRuns(std::move(all));
 }
 
-bool ComparePage::addReport(const std::string& json, QString* error) {
-    try {
-        merge({replay::parseCompareRun(json)});
-    } catch (const Error& e) {
-        if (error) *error = QString::fromUtf8(e.what());
-        return false;
-    }
-    return true;
-}
+void ComparePage::addReport(const report::RunReport& report) { merge({report}); }
 
 bool ComparePage::openFiles(const QStringList& paths, QString* error) {
-    std::vector<replay::CompareRun> runs;
+    std::vector<report::RunReport> runs;
     for (const QString& path : paths) {
         QFile f(path);
         if (!f.open(QIODevice::ReadOnly)) {
@@ -71,7 +63,7 @@ bool ComparePage::openFiles(const QStringList& paths, QString* error) {
             return false;
         }
         try {
-            for (replay::CompareRun& r : replay::parseCompareRuns(f.readAll().toStdString())) runs.push_back(std::move(r));
+            for (report::RunReport& r : replay::parseCompareRuns(f.readAll().toStdString())) runs.push_back(std::move(r));
         } catch (const Error& e) {
             if (error) *error = tr("%1: %2").arg(path, QString::fromUtf8(e.what()));
             return false;
@@ -87,7 +79,7 @@ void ComparePage::clear() { view_->setRuns({}); }
 // them with older runs of another configuration would make the parity badges meaningless.
 void ComparePage::showComparison(const QByteArray& json) {
     try {
-        std::vector<replay::CompareRun> runs = replay::parseCompareRuns(json.toStdString());
+        std::vector<report::RunReport> runs = replay::parseCompareRuns(json.toStdString());
         view_->setRuns({});
         merge(std::move(runs));
         Q_EMIT statusMessage(tr("Comparison finished: %n strategies", nullptr, static_cast<int>(view_->runs().size())));

@@ -19,8 +19,8 @@ class ComparePage : public QWidget {
 public:
     explicit ComparePage(QWidget* parent = nullptr);
 
-    // A report JSON as the worker writes it; false (and nothing changes) when it does not parse.
-    bool addReport(const std::string& json, QString* error = nullptr);
+    // A run's report, as the replay read it.
+    void addReport(const report::RunReport& report);
     bool openFiles(const QStringList& paths, QString* error);
     void clear();
     CompareView* view() const { return view_; }
@@ -34,7 +34,7 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
-    void merge(std::vector<replay::CompareRun> runs);
+    void merge(std::vector<report::RunReport> runs);
     void showComparison(const QByteArray& json);
     void chooseFiles();
     void retranslateUi();

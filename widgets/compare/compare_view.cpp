@@ -116,7 +116,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     rebuild();
 }
 
-void CompareView::setRuns(std::vector<replay::CompareRun> runs) {
+void CompareView::setRuns(std::vector<report::RunReport> runs) {
     runs_ = std::move(runs);
     rebuild();
 }
@@ -172,7 +172,7 @@ void CompareView::rebuild() {
     if (runs_.empty()) {
         header_->setText(tr("Compare: open a compare report (shardscope-cli compare --json FILE) or several run reports."));
     } else {
-        const replay::CompareRun& f = runs_.front();
+        const report::RunReport& f = runs_.front();
         header_->setText(tr("Runs: %1 · model %2 on %3 ranks. Bars: measured; ◆ and lines: the theory for the same configuration.")
                              .arg(runs_.size())
                              .arg(QString::fromStdString(f.model))
@@ -191,7 +191,7 @@ void CompareView::buildBadges() {
     badgesTitle_->setText(tr("Final weights:"));
     badgesTitle_->setVisible(!runs_.empty());
     int at = 1; // after the title, before the stretch
-    for (const replay::CompareRun& r : runs_) {
+    for (const report::RunReport& r : runs_) {
         const replay::Parity p = replay::parityOf(r, runs_);
         auto* l = new QLabel(strategyText(r.strategy) + QStringLiteral(": ") + parityText(p), this);
         const bool good = p.kind == replay::Parity::Kind::BitwiseEqual || p.kind == replay::Parity::Kind::DigestEqual || p.kind == replay::Parity::Kind::Reference;
@@ -209,29 +209,20 @@ void CompareView::buildBadges() {
 void CompareView::buildExposed() {
     for (QLabel* l : exposedLabels_) l->deleteLater();
     exposedLabels_.clear();
-    const bool any = std::any_of(runs_.begin(), runs_.end(), [](const replay::CompareRun& r) { return r.exposedComm.has_value(); });
-    exposedRow_->setVisible(any);
+    exposedRow_->setVisible(!runs_.empty());
     exposedTitle_->setText(tr("Exposed communication (worst rank, median step):"));
     exposedTitle_->setToolTip(QStringLiteral("<p>%1</p>").arg(exposedExplanation().toHtmlEscaped()));
-    if (!any) return;
     int at = 1; // after the title, before the stretch
-    for (const replay::CompareRun& r : runs_) {
-        QString text = strategyText(r.strategy) + QStringLiteral(" ");
-        QString detail;
-        if (r.exposedComm) {
-            text += percentText(*r.exposedComm);
-            detail = r.exposedRank >= 0 ? tr("%1: rank %2 waits most, %3 of its step (median over the steps).")
-                                              .arg(strategyText(r.strategy)).arg(r.exposedRank).arg(percentText(*r.exposedComm))
-                                        : tr("%1: %2 of the step for the rank that waits most (median over the steps).")
-                                              .arg(strategyText(r.strategy), percentText(*r.exposedComm));
-            QStringList perRank;
-            for (const replay::CompareRank& rk : r.ranks)
-                if (rk.exposedComm) perRank << tr("r%1 %2").arg(rk.rank).arg(percentText(*rk.exposedComm));
-            if (!perRank.isEmpty()) detail += QLatin1Char(' ') + tr("Per rank: %1.").arg(perRank.join(QStringLiteral(", ")));
-        } else {
-            text += tr("n/a");
-            detail = tr("%1: this report has no exposed-communication figures (written by an older worker).").arg(strategyText(r.strategy));
-        }
+    for (const report::RunReport& r : runs_) {
+        const QString text = strategyText(r.strategy) + QStringLiteral(" ") + percentText(r.exposedCommFraction);
+        const int worst = replay::exposedRank(r);
+        QString detail = worst >= 0 ? tr("%1: rank %2 waits most, %3 of its step (median over the steps).")
+                                          .arg(strategyText(r.strategy)).arg(worst).arg(percentText(r.exposedCommFraction))
+                                    : tr("%1: %2 of the step for the rank that waits most (median over the steps).")
+                                          .arg(strategyText(r.strategy), percentText(r.exposedCommFraction));
+        QStringList perRank;
+        for (const report::RankReport& rk : r.ranks) perRank << tr("r%1 %2").arg(rk.rank).arg(percentText(rk.exposedComm.fractionMedian));
+        if (!perRank.isEmpty()) detail += QLatin1Char(' ') + tr("Per rank: %1.").arg(perRank.join(QStringLiteral(", ")));
         // Rich text, so the tooltip wraps instead of running off the screen.
         const QString tip = QStringLiteral("<p>%1</p><p>%2</p>").arg(exposedExplanation().toHtmlEscaped(), detail.toHtmlEscaped());
         auto* l = new QLabel(text, exposedRow_);
@@ -255,10 +246,10 @@ void CompareView::buildLedger() {
     ledger_->yAxis->setLabel(tr("bytes per rank (%1)").arg(u.name));
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     std::vector<double> xs;
-    std::vector<std::pair<const replay::CompareRun*, const replay::CompareRank*>> columns;
+    std::vector<std::pair<const report::RunReport*, const report::RankReport*>> columns;
     double x = 0;
-    for (const replay::CompareRun& r : runs_) {
-        for (const replay::CompareRank& rk : r.ranks) {
+    for (const report::RunReport& r : runs_) {
+        for (const report::RankReport& rk : r.ranks) {
             ticker->addTick(x, rk.rank == 0 ? strategyText(r.strategy) + QStringLiteral("\n") + tr("r%1").arg(rk.rank) : tr("r%1").arg(rk.rank));
             xs.push_back(x);
             columns.emplace_back(&r, &rk);
@@ -271,7 +262,7 @@ void CompareView::buildLedger() {
         QVector<double> keys, values;
         bool any = false;
         for (std::size_t i = 0; i < columns.size(); ++i) {
-            const double v = static_cast<double>(columns[i].second->modelStates[index(c)]) / u.scale;
+            const double v = static_cast<double>(columns[i].second->modelStateBytes[index(c)]) / u.scale;
             any = any || v > 0;
             keys << xs[i];
             values << v;
@@ -291,14 +282,11 @@ void CompareView::buildLedger() {
     theory->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
     for (std::size_t i = 0; i < columns.size(); ++i) {
         peaks->addData(xs[i], static_cast<double>(columns[i].second->peakTotal) / u.scale);
-        if (const auto& t = columns[i].first->theoryModelStates) {
-            double sum = 0;
-            for (auto b : *t) sum += static_cast<double>(b);
-            // A short horizontal dash over the bar; NaN breaks the line between bars.
-            theory->addData(xs[i] - 0.4, sum / u.scale);
-            theory->addData(xs[i] + 0.4, sum / u.scale);
-            theory->addData(xs[i] + 0.45, qQNaN());
-        }
+        const double sum = static_cast<double>(report::stateTotal(columns[i].first->theory.modelStateBytes));
+        // A short horizontal dash over the bar; NaN breaks the line between bars.
+        theory->addData(xs[i] - 0.4, sum / u.scale);
+        theory->addData(xs[i] + 0.4, sum / u.scale);
+        theory->addData(xs[i] + 0.45, qQNaN());
     }
     theory->setLineStyle(QCPGraph::lsLine);
     theory->setPen(QPen(QColor(200, 30, 30), 2));
@@ -314,7 +302,7 @@ void CompareView::buildPeak() {
     double maxBytes = 1;
     int ranks = 1;
     for (const auto& r : runs_) {
-        maxBytes = std::max({maxBytes, static_cast<double>(r.peakMax()), static_cast<double>(r.theoryPeak)});
+        maxBytes = std::max({maxBytes, static_cast<double>(r.peakMax()), static_cast<double>(r.theory.predictedPeakBytes)});
         ranks = std::max(ranks, static_cast<int>(r.ranks.size()));
     }
     const AxisUnit u = unitFor(maxBytes);
@@ -322,20 +310,20 @@ void CompareView::buildPeak() {
     peak_->xAxis->setLabel(tr("rank"));
     auto* group = new QCPBarsGroup(peak_);
     const double width = 0.8 / std::max<std::size_t>(runs_.size(), 1);
-    for (const replay::CompareRun& r : runs_) {
+    for (const report::RunReport& r : runs_) {
         auto* bars = new QCPBars(peak_->xAxis, peak_->yAxis);
         bars->setName(strategyText(r.strategy));
-        for (const replay::CompareRank& rk : r.ranks) bars->addData(rk.rank, static_cast<double>(rk.peakTotal) / u.scale);
+        for (const report::RankReport& rk : r.ranks) bars->addData(rk.rank, static_cast<double>(rk.peakTotal) / u.scale);
         bars->setWidth(width);
         bars->setPen(Qt::NoPen);
         bars->setBrush(colorOf(r.strategy));
         bars->setBarsGroup(group);
-        if (r.theoryPeak > 0) {
+        if (r.theory.predictedPeakBytes > 0) {
             QCPGraph* line = peak_->addGraph();
             line->setName(tr("%1 theory").arg(strategyText(r.strategy)));
             line->setPen(QPen(colorOf(r.strategy), 1.5, Qt::DashLine));
-            line->addData(-0.5, static_cast<double>(r.theoryPeak) / u.scale);
-            line->addData(ranks - 0.5, static_cast<double>(r.theoryPeak) / u.scale);
+            line->addData(-0.5, static_cast<double>(r.theory.predictedPeakBytes) / u.scale);
+            line->addData(ranks - 0.5, static_cast<double>(r.theory.predictedPeakBytes) / u.scale);
         }
     }
     auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
@@ -350,7 +338,7 @@ void CompareView::buildComm() {
     reset(comm_);
     setPlotTitle(comm_, tr("Communication per rank per step"));
     double maxBytes = 1;
-    for (const auto& r : runs_) maxBytes = std::max({maxBytes, r.commTotal(), r.theoryCommTotal()});
+    for (const auto& r : runs_) maxBytes = std::max({maxBytes, report::total(r.commBytesPerStep), report::total(r.theory.commBytesPerStep)});
     const AxisUnit u = unitFor(maxBytes);
     comm_->yAxis->setLabel(tr("bytes sent (%1)").arg(u.name));
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
@@ -363,7 +351,7 @@ void CompareView::buildComm() {
         bool any = false;
         for (std::size_t i = 0; i < runs_.size(); ++i) {
             double v = 0;
-            for (const auto& [k, b] : runs_[i].comm)
+            for (const auto& [k, b] : runs_[i].commBytesPerStep)
                 if (k == name) v = b;
             any = any || v > 0;
             keys << static_cast<double>(i);
@@ -381,7 +369,8 @@ void CompareView::buildComm() {
     }
     QCPGraph* theory = markers(comm_, tr("theory"), QColor(200, 30, 30), QCPScatterStyle::ssDiamond);
     for (std::size_t i = 0; i < runs_.size(); ++i)
-        if (!runs_[i].theoryComm.empty()) theory->addData(static_cast<double>(i), runs_[i].theoryCommTotal() / u.scale);
+        if (!runs_[i].theory.commBytesPerStep.empty())
+            theory->addData(static_cast<double>(i), report::total(runs_[i].theory.commBytesPerStep) / u.scale);
     comm_->xAxis->setTicker(ticker);
     comm_->xAxis->setRange(-0.6, std::max<double>(static_cast<double>(runs_.size()) - 0.4, 0.6));
     comm_->yAxis->setRange(0, maxBytes / u.scale * 1.15);

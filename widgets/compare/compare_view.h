@@ -22,8 +22,8 @@ class CompareView : public QWidget {
 public:
     explicit CompareView(QWidget* parent = nullptr);
 
-    void setRuns(std::vector<replay::CompareRun> runs);
-    const std::vector<replay::CompareRun>& runs() const { return runs_; }
+    void setRuns(std::vector<report::RunReport> runs);
+    const std::vector<report::RunReport>& runs() const { return runs_; }
     // Reads a file (one report, an array, or `compare --json` output); false with a reason.
     bool loadFile(const QString& path, QString* error);
 
@@ -47,7 +47,7 @@ private:
     void buildBadges();
     void buildExposed();
 
-    std::vector<replay::CompareRun> runs_;
+    std::vector<report::RunReport> runs_;
     QLabel* header_ = nullptr;
     QHBoxLayout* badges_ = nullptr;
     QLabel* badgesTitle_ = nullptr;

@@ -361,8 +361,7 @@ void RanksPage::updateExposed(int chartRank) {
                      .arg(document_.reportProblem().toHtmlEscaped());
     if (report_) {
         std::vector<std::pair<int, double>> exposed;
-        for (const replay::RankReport& rr : report_->ranks)
-            if (rr.exposedComm) exposed.emplace_back(rr.rank, rr.exposedComm->fractionMedian);
+        for (const report::RankReport& rr : report_->ranks) exposed.emplace_back(rr.rank, rr.exposedComm.fractionMedian);
         if (!exposed.empty()) {
             QStringList values;
             if (exposed.size() <= 8) {
@@ -378,7 +377,7 @@ void RanksPage::updateExposed(int chartRank) {
             parts << tr("<b>Exposed communication</b> (median share of a step waiting for communication no compute hid): %1.")
                          .arg(values.join(QStringLiteral(" · ")));
         }
-        for (const replay::RankReport& rr : report_->ranks)
+        for (const report::RankReport& rr : report_->ranks)
             if (rr.rank == chartRank && rr.device && !rr.device->name.empty())
                 parts << tr("<b>GPU</b> %1 (rank %2): pool high-water %3, outside the ledger %4.")
                              .arg(QString::fromStdString(rr.device->name).toHtmlEscaped())
@@ -461,7 +460,7 @@ void RanksPage::updateComparison() {
         c.measuredPeak = end.peakTotal;
     }
     if (report_) {
-        for (const replay::RankReport& rr : report_->ranks)
+        for (const report::RankReport& rr : report_->ranks)
             if (rr.rank == c.rank) {
                 c.measuredStates = rr.modelStateBytes;
                 c.fromReport = true;

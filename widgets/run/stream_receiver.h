@@ -18,7 +18,7 @@ namespace shardscope::widgets {
 
 using StepListPtr = std::shared_ptr<const replay::StepList>;
 using RunInfoPtr = std::shared_ptr<const replay::RunInfo>;
-using RunReportPtr = std::shared_ptr<const replay::RunReport>;
+using RunReportPtr = std::shared_ptr<const report::RunReport>;
 
 class StreamReceiver : public QObject {
     Q_OBJECT
