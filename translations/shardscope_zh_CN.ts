@@ -1210,14 +1210,6 @@
         <source>Per rank: %1.</source>
         <translation>各 rank：%1。</translation>
     </message>
-    <message>
-        <source>n/a</source>
-        <translation>无数据</translation>
-    </message>
-    <message>
-        <source>%1: this report has no exposed-communication figures (written by an older worker).</source>
-        <translation>%1：此报告没有暴露通信数据（由旧版 worker 生成）。</translation>
-    </message>
 </context>
 <context>
     <name>shardscope::widgets::DeepSpeedPanel</name>
