@@ -36,7 +36,7 @@ std::vector<std::string> strategiesFlag(const std::string& text) {
     std::vector<std::string> out;
     std::stringstream in(text);
     for (std::string s; std::getline(in, s, ',');) {
-        if (!theory::parseStrategy(s)) throwInvalid("--strategies: unknown strategy '" + s + "'");
+        if (!plan::parseStrategy(s)) throwInvalid("--strategies: unknown strategy '" + s + "'");
         if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
     }
     if (out.empty()) throwInvalid("--strategies needs at least one strategy");
@@ -97,7 +97,7 @@ int cmdCompare(std::span<const std::string> argv) {
             ++it;
         }
     }
-    const auto hasGroups = [](const std::string& s) { return plan::policyFor(*theory::parseStrategy(s)).usesHybridGroup(); };
+    const auto hasGroups = [](const std::string& s) { return plan::policyFor(*plan::parseStrategy(s)).usesHybridGroup(); };
     if (!hybridGroup.empty() && std::none_of(strategies.begin(), strategies.end(), hasGroups))
         throwInvalid("--hybrid-group is an fsdp_hybrid option; --strategies " + strategiesText + " has no shard groups");
     for (const auto& s : strategies) {

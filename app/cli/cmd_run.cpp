@@ -56,7 +56,7 @@ int cmdRun(std::span<const std::string> argv) {
                 config.dataFile ? ("bytes of " + *config.dataFile).c_str() : "synthetic Markov data",
                 flags.ranks, flags.ranks == 1 ? "" : "s", config.sharedDevice ? " (threads of one process)" : "",
                 std::string(runconfig::backendName(config.backend)).c_str(),
-                std::string(theory::strategyName(config.strategy)).c_str(),
+                std::string(plan::strategyName(config.strategy)).c_str(),
                 static_cast<long long>(config.steps));
     std::fflush(stdout);
     const report::RunReport result = runJob(config, flags, flags.tracePath, false);

@@ -33,7 +33,7 @@ std::string humanBytes(std::uint64_t bytes) {
            scaled(bytes, 1024.0, {"B", "KiB", "MiB", "GiB", "TiB", "PiB"}) + ")";
 }
 
-std::optional<theory::GptShape> modelShapeFlag(const Args& args) {
+std::optional<plan::GptShape> modelShapeFlag(const Args& args) {
     const auto text = args.value("--model-shape");
     if (!text) return std::nullopt;
     std::vector<std::int64_t> fields;
@@ -48,9 +48,9 @@ std::optional<theory::GptShape> modelShapeFlag(const Args& args) {
     }
     if (fields.size() != 5)
         throwInvalid("--model-shape expects 5 fields layers,d,heads,vocab,seq, got '" + *text + "'");
-    theory::GptShape shape{fields[0], fields[1], fields[2], fields[3], fields[4]};
+    plan::GptShape shape{fields[0], fields[1], fields[2], fields[3], fields[4]};
     try {
-        theory::validate(shape);
+        plan::validate(shape);
     } catch (const Error& e) {
         throwInvalid(std::string("--model-shape: ") + e.what());
     }

@@ -8,8 +8,8 @@
 
 #include "args.h"
 #include "core/categories.h"
+#include "plan/shape.h"
 #include "theory/estimate.h"
-#include "theory/shape.h"
 
 namespace shardscope::cli {
 
@@ -17,7 +17,7 @@ namespace shardscope::cli {
 std::string humanBytes(std::uint64_t bytes);
 
 // --model-shape layers,d,heads,vocab,seq (validated, including d divisible by heads).
-std::optional<theory::GptShape> modelShapeFlag(const Args& args);
+std::optional<plan::GptShape> modelShapeFlag(const Args& args);
 
 // --offload-optimizer / --offload-param: device|host|nvme (cpu is accepted for host).
 Tier tierFlag(const Args& args, const std::string& flag);

@@ -36,7 +36,7 @@ DeepSpeedRun parseRun(const Args& args) {
     if (shape && args.has("--params")) throwInvalid("--params and --model-shape exclude each other");
     if (shape && args.has("--largest-layer"))
         throwInvalid("--largest-layer and --model-shape exclude each other (the shape gives it)");
-    run.input.params = shape ? paramCount(*shape) : args.count("--params");
+    run.input.params = shape ? plan::paramCount(*shape) : args.count("--params");
     if (shape) {
         run.input.largestLayerParams = deepspeedLargestLayerParams(*shape);
         run.largestLayerGiven = true;

@@ -24,16 +24,16 @@ struct Row {
     PeakPrediction peak;
 };
 
-std::vector<Strategy> strategiesFlag(const Args& args) {
+std::vector<plan::Strategy> strategiesFlag(const Args& args) {
     const std::string text = args.value("--strategy").value_or("all");
-    std::vector<Strategy> out;
+    std::vector<plan::Strategy> out;
     std::stringstream in(text);
     std::string name;
     while (std::getline(in, name, ',')) {
         if (name == "all") {
-            for (Strategy s : classicStrategies()) out.push_back(s);
-            if (args.has("--hybrid-group")) out.push_back(Strategy::FsdpHybridShard);
-        } else if (auto s = parseStrategy(name)) {
+            for (plan::Strategy s : plan::classicStrategies()) out.push_back(s);
+            if (args.has("--hybrid-group")) out.push_back(plan::Strategy::FsdpHybridShard);
+        } else if (auto s = plan::parseStrategy(name)) {
             out.push_back(*s);
         } else {
             throwInvalid("--strategy: unknown strategy '" + name +
@@ -44,19 +44,19 @@ std::vector<Strategy> strategiesFlag(const Args& args) {
     return out;
 }
 
-Precision precisionFlag(const Args& args) {
-    Precision p;
+plan::Precision precisionFlag(const Args& args) {
+    plan::Precision p;
     if (auto text = args.value("--precision")) {
-        auto kind = parsePrecision(*text);
+        auto kind = plan::parsePrecision(*text);
         if (!kind) throwInvalid("--precision expects bf16, fp16, fp32 or custom, got '" + *text + "'");
         p.kind = *kind;
     } else if (args.has("--optimizer-bytes")) {
-        p.kind = PrecisionKind::Custom; // K alone implies custom
+        p.kind = plan::PrecisionKind::Custom; // K alone implies custom
     }
     if (args.has("--optimizer-bytes")) {
-        if (p.kind != PrecisionKind::Custom)
+        if (p.kind != plan::PrecisionKind::Custom)
             throwInvalid("--optimizer-bytes needs --precision custom, got --precision " +
-                         std::string(precisionName(p.kind)));
+                         std::string(plan::precisionName(p.kind)));
         p.customOptimizerBytes = static_cast<std::uint32_t>(args.integer("--optimizer-bytes", 0, 64));
     }
     return p;
@@ -86,7 +86,7 @@ Scenario baseScenario(const Args& args) {
 std::vector<Row> computeRows(const Args& args) {
     const Scenario base = baseScenario(args);
     std::vector<Row> rows;
-    for (Strategy st : strategiesFlag(args)) {
+    for (plan::Strategy st : strategiesFlag(args)) {
         Scenario s = base;
         s.strategy = st;
         validate(s);
@@ -119,7 +119,7 @@ nlohmann::json rowJson(const Row& r) {
                                {"sent_bytes", v.sentBytes}, {"calls", v.calls}});
     }
     comm["total"] = r.comm.totalSentBytes;
-    return {{"strategy", strategyName(r.scenario.strategy)},
+    return {{"strategy", plan::strategyName(r.scenario.strategy)},
             {"per_rank_bytes",
              {{"param", t.group(StateGroup::Param)}, {"grad", t.group(StateGroup::Grad)},
               {"optimizer", t.group(StateGroup::Optimizer)}, {"total", t.total()}}},
@@ -139,7 +139,7 @@ void printJson(const std::vector<Row>& rows) {
     const Scenario& s = rows.front().scenario;
     nlohmann::json out = {{"params", rows.front().states.paramCount},
                           {"ranks", s.ranks},
-                          {"precision", precisionName(s.precision.kind)},
+                          {"precision", plan::precisionName(s.precision.kind)},
                           {"rows", nlohmann::json::array()}};
     if (s.shape)
         out["model_shape"] = {{"layers", s.shape->layers}, {"d_model", s.shape->dModel},
@@ -150,7 +150,7 @@ void printJson(const std::vector<Row>& rows) {
 }
 
 void printDerivation(const Row& r) {
-    std::printf("\nderivation (%s):\n", std::string(strategyName(r.scenario.strategy)).c_str());
+    std::printf("\nderivation (%s):\n", std::string(plan::strategyName(r.scenario.strategy)).c_str());
     for (const auto& l : r.states.lines)
         std::printf("  %-12s %-7s %-24s = %s\n               source: %s\n",
                     std::string(categoryName(l.category)).c_str(), std::string(tierName(l.tier)).c_str(),
@@ -169,17 +169,17 @@ void printDerivation(const Row& r) {
 
 void printTable(const std::vector<Row>& rows) {
     const Scenario& s = rows.front().scenario;
-    const Precision& p = s.precision;
+    const plan::Precision& p = s.precision;
     std::printf("Ψ = %llu params, N = %d ranks, %s (%u+%u+%u B/param)%s\n",
                 static_cast<unsigned long long>(rows.front().states.paramCount), s.ranks,
-                std::string(precisionName(p.kind)).c_str(), p.paramBytes(), p.gradBytes(),
+                std::string(plan::precisionName(p.kind)).c_str(), p.paramBytes(), p.gradBytes(),
                 p.optimizerBytes(), s.shape ? ", units padded to a multiple of the shard count" : "");
     std::printf("per-rank model states (GB = 1e9 B, GiB = 2^30 B)\n");
     std::printf("%-13s %-24s %-24s %-24s %-24s %s\n", "strategy", "param", "grad", "optimizer", "total",
                 "comm sent/step");
     for (const Row& r : rows) {
         const ByteTable& t = r.states.perRank;
-        std::printf("%-13s %-24s %-24s %-24s %-24s %s\n", std::string(strategyName(r.scenario.strategy)).c_str(),
+        std::printf("%-13s %-24s %-24s %-24s %-24s %s\n", std::string(plan::strategyName(r.scenario.strategy)).c_str(),
                     humanBytes(t.group(StateGroup::Param)).c_str(), humanBytes(t.group(StateGroup::Grad)).c_str(),
                     humanBytes(t.group(StateGroup::Optimizer)).c_str(), humanBytes(t.total()).c_str(),
                     humanBytes(r.comm.totalSentBytes).c_str());

@@ -4,7 +4,7 @@
 //
 // Note: buffers are flat and contiguous. For all-gather and reduce-scatter the full buffer is
 // `count × size()` elements and rank r's shard sits at offset `r × count` — the layout of
-// FSDP's flat parameter padded to a multiple of N (model/layout.h). Every call emits a
+// FSDP's flat parameter padded to a multiple of N (plan::paddedElements). Every call emits a
 // CollectiveBegin/CollectiveEnd event pair to the device's ledger and adds to CommStats, so
 // measured communication comes from what was actually called.
 #include <array>

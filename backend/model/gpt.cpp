@@ -29,9 +29,9 @@ void GptModel::BlockActs::reset() {
 }
 
 GptModel::GptModel(ModelConfig config, device::Device& device)
-    : config_(config), device_(device), ops_(device.ops()), units_(unitLayouts(config.shape)),
+    : config_(config), device_(device), ops_(device.ops()), units_(plan::unitLayouts(config.shape)),
       tokens_(config.microBatch * config.shape.seqLen), d_(config.shape.dModel) {
-    theory::validate(config_.shape);
+    plan::validate(config_.shape);
     if (config_.microBatch < 1) throwInvalid("micro-batch must be at least 1");
     outs_.resize(units_.size());
     blocks_.resize(units_.size());
@@ -56,22 +56,22 @@ float* GptModel::slot(float* grads, std::int32_t unit, const char* name) const {
 void GptModel::forward(std::int32_t unit, const float* params, const Batch& batch) {
     if (unit < 0 || unit >= unitCount()) throw Error(ErrorKind::Internal, "forward: bad unit");
     switch (units_[static_cast<std::size_t>(unit)].kind()) {
-    case UnitKind::Embedding: embeddingForward(params, batch); break;
-    case UnitKind::Block:
+    case plan::UnitKind::Embedding: embeddingForward(params, batch); break;
+    case plan::UnitKind::Block:
         blockForward(unit, params, blocks_[static_cast<std::size_t>(unit)], true);
         // Checkpointing: only the output survives the forward (it is the next unit's input).
         if (config_.checkpointing) blocks_[static_cast<std::size_t>(unit)].reset();
         break;
-    case UnitKind::Head: headForward(params, batch); break;
+    case plan::UnitKind::Head: headForward(params, batch); break;
     }
 }
 
 void GptModel::backward(std::int32_t unit, const float* params, float* grads) {
     if (unit < 0 || unit >= unitCount()) throw Error(ErrorKind::Internal, "backward: bad unit");
     switch (units_[static_cast<std::size_t>(unit)].kind()) {
-    case UnitKind::Embedding: embeddingBackward(grads); break;
-    case UnitKind::Block: blockBackward(unit, params, grads); break;
-    case UnitKind::Head: headBackward(params, grads); break;
+    case plan::UnitKind::Embedding: embeddingBackward(grads); break;
+    case plan::UnitKind::Block: blockBackward(unit, params, grads); break;
+    case plan::UnitKind::Head: headBackward(params, grads); break;
     }
 }
 

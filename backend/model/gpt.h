@@ -14,13 +14,13 @@
 #include "device/device.h"
 #include "device/ops.h"
 #include "model/data.h"
-#include "model/layout.h"
-#include "theory/shape.h"
+#include "plan/shape.h"
+#include "plan/units.h"
 
 namespace shardscope::model {
 
 struct ModelConfig {
-    theory::GptShape shape;
+    plan::GptShape shape;
     std::int64_t microBatch = 1;
     bool checkpointing = false;
 };
@@ -32,7 +32,7 @@ public:
     GptModel& operator=(const GptModel&) = delete;
 
     const ModelConfig& config() const { return config_; }
-    const std::vector<UnitLayout>& units() const { return units_; }
+    const std::vector<plan::UnitLayout>& units() const { return units_; }
     std::int32_t unitCount() const { return static_cast<std::int32_t>(units_.size()); }
     std::int64_t tokensPerBatch() const { return tokens_; }
 
@@ -73,7 +73,7 @@ private:
     ModelConfig config_;
     device::Device& device_;
     device::Ops& ops_; // the device's arithmetic (CPU kernels or CUDA kernels on its stream)
-    std::vector<UnitLayout> units_;
+    std::vector<plan::UnitLayout> units_;
     std::int64_t tokens_;
     std::int64_t d_;
 

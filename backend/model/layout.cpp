@@ -7,13 +7,13 @@
 
 namespace shardscope::model {
 
-void initUnit(const UnitLayout& layout, std::int64_t layers, std::uint64_t seed,
+void initUnit(const plan::UnitLayout& layout, std::int64_t layers, std::uint64_t seed,
               std::int32_t unitIndex, float* flat, std::uint64_t flatElements) {
     if (flatElements < layout.elements())
         throw Error(ErrorKind::Internal, "initUnit: buffer smaller than unit " + layout.name());
     Rng rng(mixSeed(seed, 0x1417u, static_cast<std::uint64_t>(unitIndex)));
     const double residualStd = 0.02 / std::sqrt(2.0 * static_cast<double>(layers));
-    for (const TensorSlot& s : layout.slots()) {
+    for (const plan::TensorSlot& s : layout.slots()) {
         float* p = flat + s.offset;
         const bool isLnWeight = s.name.find("ln") == 0 && s.name.ends_with(".weight");
         if (s.decay) {

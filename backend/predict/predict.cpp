@@ -24,7 +24,7 @@ class PhaseMarks final : public strategy::Sharding {
 public:
     PhaseMarks(strategy::Sharding& inner, std::string& phase) : inner_(inner), phase_(phase) {}
     std::string name() const override { return inner_.name(); }
-    const std::vector<model::UnitLayout>& units() const override { return inner_.units(); }
+    const std::vector<plan::UnitLayout>& units() const override { return inner_.units(); }
     comm::Communicator& world() override { return inner_.world(); }
     int dataRank() const override { return inner_.dataRank(); }
     int dataRanks() const override { return inner_.dataRanks(); }
@@ -129,7 +129,7 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
     std::unique_ptr<comm::Communicator> world = comm::makeVirtualCommunicator(&device, s.ranks, rank, kind);
     std::unique_ptr<comm::Communicator> shardGroup, replicaGroup;
     strategy::CommGroups groups{world.get(), world.get(), nullptr};
-    if (s.strategy == theory::Strategy::FsdpHybridShard) {
+    if (s.strategy == plan::Strategy::FsdpHybridShard) {
         const int g = s.knobs.hybridGroupSize;
         shardGroup = comm::makeVirtualCommunicator(&device, g, rank % g, kind);
         replicaGroup = comm::makeVirtualCommunicator(&device, s.ranks / g, rank / g, kind);
@@ -141,10 +141,10 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
     strategy::StrategyConfig sc;
     sc.strategy = s.strategy;
     sc.knobs = s.knobs;
-    if (s.strategy == theory::Strategy::FsdpShardGradOp) sc.knobs.reshardAfterForward = false;
+    if (s.strategy == plan::Strategy::FsdpShardGradOp) sc.knobs.reshardAfterForward = false;
     // fp16 and a custom optimizer have bf16's working copy (2 + 2 bytes), and the trainer runs bf16.
-    const theory::PrecisionKind precision =
-        s.precision.kind == theory::PrecisionKind::Fp32 ? theory::PrecisionKind::Fp32 : theory::PrecisionKind::MixedBf16;
+    const plan::PrecisionKind precision =
+        s.precision.kind == plan::PrecisionKind::Fp32 ? plan::PrecisionKind::Fp32 : plan::PrecisionKind::MixedBf16;
     sc.precision = precision;
     sc.shape = *s.shape;
     std::unique_ptr<strategy::Sharding> sharding = strategy::makeSharding(sc, device, groups);

@@ -69,17 +69,17 @@ theory::Scenario scenario(const json& j) {
     theory::Scenario s;
     const json& shape = field(j, "shape");
     if (!shape.is_null())
-        s.shape = theory::GptShape{number<std::int64_t>(shape, "layers"), number<std::int64_t>(shape, "d_model"),
+        s.shape = plan::GptShape{number<std::int64_t>(shape, "layers"), number<std::int64_t>(shape, "d_model"),
                                    number<std::int64_t>(shape, "heads"), number<std::int64_t>(shape, "vocab"),
                                    number<std::int64_t>(shape, "seq_len")};
     s.params = number<std::uint64_t>(j, "params");
     const std::string strategy = text(j, "strategy");
-    const auto st = theory::parseStrategy(strategy);
+    const auto st = plan::parseStrategy(strategy);
     if (!st) throw Bad{"unknown strategy '" + strategy + "'"};
     s.strategy = *st;
     s.ranks = number<int>(j, "ranks");
     const std::string precision = text(j, "precision");
-    const auto kind = theory::parsePrecision(precision);
+    const auto kind = plan::parsePrecision(precision);
     if (!kind) throw Bad{"unknown precision '" + precision + "'"};
     s.precision.kind = *kind;
     s.precision.customOptimizerBytes = number<std::uint32_t>(j, "optimizer_bytes");
@@ -151,12 +151,12 @@ json toJson(const theory::Scenario& s) {
     if (s.shape)
         shape = {{"layers", s.shape->layers}, {"d_model", s.shape->dModel}, {"heads", s.shape->heads},
                  {"vocab", s.shape->vocab}, {"seq_len", s.shape->seqLen}};
-    const theory::Knobs& k = s.knobs;
+    const plan::Knobs& k = s.knobs;
     return {{"shape", shape},
             {"params", s.params},
-            {"strategy", theory::strategyName(s.strategy)},
+            {"strategy", plan::strategyName(s.strategy)},
             {"ranks", s.ranks},
-            {"precision", theory::precisionName(s.precision.kind)},
+            {"precision", plan::precisionName(s.precision.kind)},
             {"optimizer_bytes", s.precision.customOptimizerBytes},
             {"offload_optimizer", tierName(s.offload.optimizer)},
             {"offload_param", tierName(s.offload.param)},

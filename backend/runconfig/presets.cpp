@@ -42,7 +42,7 @@ std::vector<ModelPreset> parsePresets(std::string_view json) {
         p.shape.seqLen = positiveInt(j, name, "seq_len");
         p.microBatch = positiveInt(j, name, "micro_batch");
         p.learningRate = j.value("learning_rate", 1e-3);
-        theory::validate(p.shape);
+        plan::validate(p.shape);
         presets.push_back(std::move(p));
     }
     return presets;
@@ -54,7 +54,7 @@ const std::vector<ModelPreset>& modelPresets() {
     static const std::vector<ModelPreset> presets = [] {
         auto list = parsePresets(embeddedPresetsJson());
         std::stable_sort(list.begin(), list.end(), [](const ModelPreset& a, const ModelPreset& b) {
-            return theory::paramCount(a.shape) < theory::paramCount(b.shape);
+            return plan::paramCount(a.shape) < plan::paramCount(b.shape);
         });
         return list;
     }();

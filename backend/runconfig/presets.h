@@ -6,14 +6,14 @@
 #include <string_view>
 #include <vector>
 
-#include "theory/shape.h"
+#include "plan/shape.h"
 
 namespace shardscope::runconfig {
 
 struct ModelPreset {
     std::string name;
     std::string description;
-    theory::GptShape shape;
+    plan::GptShape shape;
     std::int64_t microBatch = 1;
     double learningRate = 1e-3;
 };

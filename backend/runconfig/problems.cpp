@@ -42,7 +42,7 @@ std::vector<Problem> validate(const RunConfig& c) {
     checkRange(out, Field::MicroBatch, c.preset.microBatch);
     if (!(c.preset.learningRate > 0.0 && c.preset.learningRate <= kMaxLearningRate))
         out.push_back({Field::LearningRate, Code::OutOfRange, 0, 0, static_cast<std::int64_t>(kMaxLearningRate), {}});
-    const theory::Knobs& k = c.knobs;
+    const plan::Knobs& k = c.knobs;
     checkRange(out, Field::BucketBytes, clampToInt64(k.reduceBucketBytes));
     checkRange(out, Field::Prefetch, k.prefetchDepth);
     checkRange(out, Field::MaxInflight, k.maxInflightAllGathers);
@@ -51,7 +51,7 @@ std::vector<Problem> validate(const RunConfig& c) {
     checkRange(out, Field::TimeoutMs, c.timeoutMs);
     if (c.capacityBytes && *c.capacityBytes < 1)
         out.push_back({Field::Capacity, Code::OutOfRange, 0, 1, INT64_MAX, {}});
-    if (c.strategy == theory::Strategy::FsdpShardGradOp && k.reshardAfterForward)
+    if (c.strategy == plan::Strategy::FsdpShardGradOp && k.reshardAfterForward)
         out.push_back({Field::ReshardAfterForward, Code::ContradictsStrategy, 1, 0, 0, {}});
     const plan::Policy policy = plan::policyFor(c.strategy);
     if (k.noSync && !policy.usesNoSync()) out.push_back({Field::NoSync, Code::NotForStrategy, 1, 0, 0, {}});

@@ -58,7 +58,7 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
     if (!preset) throwInvalid(describeForFlags({Field::Model, Code::UnknownName, 0, 0, 0, modelName}, c.sharedDevice));
     c.preset = *preset;
     const std::string strategyText = args.required("--strategy");
-    const auto strategy = theory::parseStrategy(strategyText);
+    const auto strategy = plan::parseStrategy(strategyText);
     if (!strategy)
         throwInvalid("--strategy: unknown strategy '" + strategyText +
                      "' (ddp, zero1, zero2, zero3, fsdp, fsdp_grad_op, fsdp_hybrid)");
@@ -67,8 +67,8 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
     if (args.has("--seed")) c.seed = static_cast<std::uint64_t>(integerFlag(args, "--seed", Field::Seed));
     if (args.has("--precision")) {
         const std::string p = args.required("--precision");
-        if (p == "bf16") c.precision = theory::PrecisionKind::MixedBf16;
-        else if (p == "fp32") c.precision = theory::PrecisionKind::Fp32;
+        if (p == "bf16") c.precision = plan::PrecisionKind::MixedBf16;
+        else if (p == "fp32") c.precision = plan::PrecisionKind::Fp32;
         else throwInvalid("--precision must be bf16 or fp32, got '" + p + "'");
     }
     c.checkpointing = args.has("--checkpointing");
@@ -76,7 +76,7 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
     c.events = !args.has("--no-events");
     if (args.has("--micro-batch")) c.preset.microBatch = integerFlag(args, "--micro-batch", Field::MicroBatch);
     if (args.has("--lr")) c.preset.learningRate = args.real("--lr", 0.0, kMaxLearningRate);
-    theory::Knobs& k = c.knobs;
+    plan::Knobs& k = c.knobs;
     if (args.has("--bucket-bytes")) {
         const std::uint64_t b = args.bytes("--bucket-bytes");
         k.reduceBucketBytes = k.allGatherBucketBytes = b;
@@ -86,7 +86,7 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
         k.reshardAfterForward = args.integer("--reshard-after-forward", 0, 1) == 1;
     // SHARD_GRAD_OP never reshards after forward: the default follows it, an explicit 1 is a
     // problem validate() reports.
-    if (c.strategy == theory::Strategy::FsdpShardGradOp && !args.has("--reshard-after-forward"))
+    if (c.strategy == plan::Strategy::FsdpShardGradOp && !args.has("--reshard-after-forward"))
         k.reshardAfterForward = false;
     if (args.has("--max-inflight")) k.maxInflightAllGathers = static_cast<int>(integerFlag(args, "--max-inflight", Field::MaxInflight));
     if (args.has("--persistence-threshold"))
@@ -129,10 +129,10 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
 }
 
 std::vector<std::string> toWorkerArgs(const RunConfig& c) {
-    const theory::Knobs defaults;
-    std::vector<std::string> a = {"--model", c.preset.name, "--strategy", std::string(theory::strategyName(c.strategy)),
+    const plan::Knobs defaults;
+    std::vector<std::string> a = {"--model", c.preset.name, "--strategy", std::string(plan::strategyName(c.strategy)),
                                   "--steps", std::to_string(c.steps), "--seed", std::to_string(c.seed),
-                                  "--precision", c.precision == theory::PrecisionKind::Fp32 ? "fp32" : "bf16"};
+                                  "--precision", c.precision == plan::PrecisionKind::Fp32 ? "fp32" : "bf16"};
     // Micro-batch and learning rate are sent where they differ from the preset's.
     const ModelPreset* base = findPreset(c.preset.name);
     if (c.checkpointing) a.push_back("--checkpointing");
@@ -144,10 +144,10 @@ std::vector<std::string> toWorkerArgs(const RunConfig& c) {
         a.insert(a.end(), {"--lr", text});
     }
     if (c.deterministic) a.push_back("--deterministic");
-    const theory::Knobs& k = c.knobs;
+    const plan::Knobs& k = c.knobs;
     if (k.reduceBucketBytes != defaults.reduceBucketBytes) a.insert(a.end(), {"--bucket-bytes", formatBytes(k.reduceBucketBytes)});
     if (k.prefetchDepth != defaults.prefetchDepth) a.insert(a.end(), {"--prefetch", std::to_string(k.prefetchDepth)});
-    if (k.reshardAfterForward != defaults.reshardAfterForward && c.strategy != theory::Strategy::FsdpShardGradOp)
+    if (k.reshardAfterForward != defaults.reshardAfterForward && c.strategy != plan::Strategy::FsdpShardGradOp)
         a.insert(a.end(), {"--reshard-after-forward", k.reshardAfterForward ? "1" : "0"});
     if (k.maxInflightAllGathers != defaults.maxInflightAllGathers)
         a.insert(a.end(), {"--max-inflight", std::to_string(k.maxInflightAllGathers)});
@@ -170,14 +170,14 @@ std::vector<std::string> toWorkerArgs(const RunConfig& c) {
 }
 
 nlohmann::json toJson(const RunConfig& c) {
-    const theory::Knobs& k = c.knobs;
+    const plan::Knobs& k = c.knobs;
     nlohmann::json j = {
         {"model", c.preset.name},
-        {"strategy", std::string(theory::strategyName(c.strategy))},
+        {"strategy", std::string(plan::strategyName(c.strategy))},
         {"world_size", c.worldSize},
         {"steps", c.steps},
         {"seed", c.seed},
-        {"precision", std::string(theory::precisionName(c.precision))},
+        {"precision", std::string(plan::precisionName(c.precision))},
         {"checkpointing", c.checkpointing},
         {"micro_batch", c.preset.microBatch},
         {"learning_rate", c.preset.learningRate},
@@ -212,7 +212,7 @@ theory::Scenario scenarioOf(const RunConfig& c) {
     s.ranks = c.worldSize;
     s.precision.kind = c.precision;
     s.knobs = c.knobs;
-    if (c.strategy == theory::Strategy::FsdpShardGradOp) s.knobs.reshardAfterForward = false;
+    if (c.strategy == plan::Strategy::FsdpShardGradOp) s.knobs.reshardAfterForward = false;
     s.knobs.deterministicReductions = c.deterministic;
     s.knobs.sharedDeviceCollectives = c.sharedDevice;
     s.activations = {c.preset.microBatch, c.checkpointing};

@@ -34,13 +34,13 @@ std::string_view backendName(Backend b); // "cpu", "cuda"
 
 struct RunConfig {
     ModelPreset preset;               // --model, with --micro-batch, --lr and --data applied
-    theory::Strategy strategy = theory::Strategy::Ddp;
+    plan::Strategy strategy = plan::Strategy::Ddp;
     std::int64_t steps = 1;
     std::uint64_t seed = 1;           // data and initialisation
-    theory::PrecisionKind precision = theory::PrecisionKind::MixedBf16;
+    plan::PrecisionKind precision = plan::PrecisionKind::MixedBf16;
     bool checkpointing = false;
     bool deterministic = false;       // reductions summed in rank order: bitwise parity
-    theory::Knobs knobs{};            // buckets, prefetch, reshard, in-flight, persistence,
+    plan::Knobs knobs{};            // buckets, prefetch, reshard, in-flight, persistence,
                                       // hybrid group, grad accumulation, no_sync
     std::optional<std::uint64_t> capacityBytes; // ledger budget per rank (device tier)
     std::optional<std::string> dataFile;        // byte-level training data (vocab 256)

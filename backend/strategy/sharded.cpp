@@ -25,7 +25,7 @@ namespace {
 using device::Buffer;
 
 struct UnitState {
-    const model::UnitLayout* layout = nullptr;
+    const plan::UnitLayout* layout = nullptr;
     std::uint64_t n = 0;      // elements
     std::uint64_t padded = 0; // P: a multiple of the shard count
     std::uint64_t shard = 0;  // S = P / shards
@@ -38,8 +38,8 @@ class Sharded final : public Sharding {
 public:
     Sharded(const StrategyConfig& config, device::Device& device, const CommGroups& groups);
 
-    std::string name() const override { return std::string(theory::strategyName(config_.strategy)); }
-    const std::vector<model::UnitLayout>& units() const override { return layouts_; }
+    std::string name() const override { return std::string(plan::strategyName(config_.strategy)); }
+    const std::vector<plan::UnitLayout>& units() const override { return layouts_; }
     comm::Communicator& world() override { return *groups_.world; }
     int dataRank() const override { return groups_.world->rank(); }
     int dataRanks() const override { return groups_.world->size(); }
@@ -86,7 +86,7 @@ private:
     std::uint64_t eb_; // bytes per element of params and grads (2 bf16, 4 fp32)
     std::uint64_t shards_ = 1;
     std::uint64_t shardRank_ = 0;
-    std::vector<model::UnitLayout> layouts_;
+    std::vector<plan::UnitLayout> layouts_;
     std::vector<UnitState> units_;
 
     CollectiveOp reduceOp_ = CollectiveOp::AllReduce; // of the reduce buckets: all-reduce or reduce-scatter
@@ -101,10 +101,10 @@ private:
 
 Sharded::Sharded(const StrategyConfig& config, device::Device& device, const CommGroups& groups)
     : config_(config), policy_(plan::policyFor(config.strategy, config.knobs)), device_(device),
-      ops_(device.ops()), groups_(groups), mixed_(config.precision == theory::PrecisionKind::MixedBf16),
-      eb_(mixed_ ? sizeof(Bf16) : sizeof(float)), layouts_(model::unitLayouts(config.shape)) {
-    if (!mixed_ && config.precision != theory::PrecisionKind::Fp32)
-        throwInvalid("precision " + std::string(theory::precisionName(config.precision)) +
+      ops_(device.ops()), groups_(groups), mixed_(config.precision == plan::PrecisionKind::MixedBf16),
+      eb_(mixed_ ? sizeof(Bf16) : sizeof(float)), layouts_(plan::unitLayouts(config.shape)) {
+    if (!mixed_ && config.precision != plan::PrecisionKind::Fp32)
+        throwInvalid("precision " + std::string(plan::precisionName(config.precision)) +
                      " is not supported by the trainer (use bf16 or fp32)");
     if (!groups_.world) throw Error(ErrorKind::Internal, "a strategy needs a world communicator");
     if (!groups_.shard) groups_.shard = groups_.world;
@@ -117,7 +117,7 @@ Sharded::Sharded(const StrategyConfig& config, device::Device& device, const Com
     } else if (groups_.shard->size() != groups_.world->size()) {
         throw Error(ErrorKind::Internal, "only fsdp_hybrid shards over a sub-group");
     }
-    if (config.strategy != theory::Strategy::Ddp) {
+    if (config.strategy != plan::Strategy::Ddp) {
         shards_ = static_cast<std::uint64_t>(groups_.shard->size());
         shardRank_ = static_cast<std::uint64_t>(groups_.shard->rank());
     }

@@ -21,9 +21,9 @@
 
 #include "comm/communicator.h"
 #include "device/device.h"
-#include "model/layout.h"
-#include "theory/policy.h"
-#include "theory/shape.h"
+#include "plan/shape.h"
+#include "plan/strategy.h"
+#include "plan/units.h"
 
 namespace shardscope::strategy {
 
@@ -38,10 +38,10 @@ struct CommGroups {
 };
 
 struct StrategyConfig {
-    theory::Strategy strategy = theory::Strategy::Ddp;
-    theory::Knobs knobs{};
-    theory::PrecisionKind precision = theory::PrecisionKind::MixedBf16; // MixedBf16 or Fp32
-    theory::GptShape shape{};
+    plan::Strategy strategy = plan::Strategy::Ddp;
+    plan::Knobs knobs{};
+    plan::PrecisionKind precision = plan::PrecisionKind::MixedBf16; // MixedBf16 or Fp32
+    plan::GptShape shape{};
     std::uint64_t seed = 0; // parameter initialisation
 };
 
@@ -83,7 +83,7 @@ public:
     Sharding& operator=(const Sharding&) = delete;
 
     virtual std::string name() const = 0;
-    virtual const std::vector<model::UnitLayout>& units() const = 0;
+    virtual const std::vector<plan::UnitLayout>& units() const = 0;
     virtual comm::Communicator& world() = 0;
     // Ranks that see different data (the data-parallel world size) and this rank's index.
     virtual int dataRank() const = 0;

@@ -12,8 +12,8 @@ std::uint64_t totalBytes(const std::vector<ActivationTensor>& tensors) {
     return sum;
 }
 
-ActivationBreakdown activationBreakdown(const GptShape& shape, const ActivationConfig& cfg) {
-    validate(shape);
+ActivationBreakdown activationBreakdown(const plan::GptShape& shape, const plan::ActivationConfig& cfg) {
+    plan::validate(shape);
     if (cfg.microBatch < 1) throwInvalid("micro-batch must be at least 1");
     constexpr std::uint64_t kF32 = 4, kI32 = 4;
     const auto b = static_cast<std::uint64_t>(cfg.microBatch);

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "theory/policy.h"
-#include "theory/shape.h"
+#include "plan/shape.h"
+#include "plan/strategy.h"
 
 namespace shardscope::theory {
 
@@ -42,6 +42,6 @@ struct ActivationBreakdown {
 std::uint64_t totalBytes(const std::vector<ActivationTensor>& tensors);
 
 // Throws Error(InvalidArgument) for an invalid shape or a micro-batch < 1.
-ActivationBreakdown activationBreakdown(const GptShape& shape, const ActivationConfig& cfg);
+ActivationBreakdown activationBreakdown(const plan::GptShape& shape, const plan::ActivationConfig& cfg);
 
 } // namespace shardscope::theory

@@ -104,20 +104,20 @@ CommPerStep commPerStep(const Scenario& s) {
         b.out.totalSentBytes += sb.sent * r;
     };
     switch (s.strategy) {
-    case Strategy::Ddp: // ZeRO paper §7.1: all-reduce = reduce-scatter + all-gather ≈ 2Ψ
+    case plan::Strategy::Ddp: // ZeRO paper §7.1: all-reduce = reduce-scatter + all-gather ≈ 2Ψ
         addBucketed(CollectiveOp::AllReduce, gradBytes, s.knobs.reduceBucketBytes, g, 1, false);
         break;
-    case Strategy::Zero1:
-    case Strategy::Zero2: { // ZeRO paper §7.2.1: reduce-scatter grads + all-gather params ≈ 2Ψ
+    case plan::Strategy::Zero1:
+    case plan::Strategy::Zero2: { // ZeRO paper §7.2.1: reduce-scatter grads + all-gather params ≈ 2Ψ
         // ZeRO-2 keeps no full gradient, so it must reduce-scatter every micro-step.
         addBucketed(CollectiveOp::ReduceScatter, gradBytes, s.knobs.reduceBucketBytes, g, reductions, false);
         addBucketed(CollectiveOp::AllGather, plan.fullBytes(p), s.knobs.allGatherBucketBytes, p, 1, true);
         break;
     }
-    case Strategy::Zero3:
-    case Strategy::FsdpFullShard:
-    case Strategy::FsdpShardGradOp:
-    case Strategy::FsdpHybridShard: {
+    case plan::Strategy::Zero3:
+    case plan::Strategy::FsdpFullShard:
+    case plan::Strategy::FsdpShardGradOp:
+    case plan::Strategy::FsdpHybridShard: {
         // ZeRO paper §7.2.2: all-gather in forward and again in backward + reduce-scatter ≈ 3Ψ;
         // without resharding after forward (SHARD_GRAD_OP) one all-gather ≈ 2Ψ.
         const int passes = policy.reshardAfterForward ? 2 : 1;

@@ -147,7 +147,7 @@ std::string deepspeedOptions(const DeepSpeedRow& row, int stage) {
            ", zero_init=" + (row.zeroInit ? "1" : "0");
 }
 
-std::uint64_t deepspeedLargestLayerParams(const GptShape& shape) {
+std::uint64_t deepspeedLargestLayerParams(const plan::GptShape& shape) {
     const auto d = static_cast<std::uint64_t>(shape.dModel);
     const std::uint64_t tokenTable = static_cast<std::uint64_t>(shape.vocab) * d; // also the LM head
     const std::uint64_t positions = static_cast<std::uint64_t>(shape.seqLen) * d;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "theory/shape.h"
+#include "plan/shape.h"
 
 namespace shardscope::theory {
 
@@ -45,6 +45,6 @@ std::string deepspeedOptions(const DeepSpeedRow& row, int stage);
 // What DeepSpeed's model_to_params() finds as largest_layer_params for this GPT: the largest
 // module's own (non-recursive) parameters — max(token embedding V·d, positions T·d,
 // MLP fc 4d²+4d, LM head V·d). Not a ShardScope unit.
-std::uint64_t deepspeedLargestLayerParams(const GptShape& shape);
+std::uint64_t deepspeedLargestLayerParams(const plan::GptShape& shape);
 
 } // namespace shardscope::theory

@@ -63,14 +63,14 @@ ShardPlan makePlan(const Scenario& s) {
     const std::uint64_t threshold = policyOf(s).persistenceThreshold;
     auto add = [&](std::string name, std::uint64_t params) {
         const bool persistent = threshold > 0 && params <= threshold;
-        const std::uint64_t padded = plan.bare ? params : paddedElements(params, plan.shards);
+        const std::uint64_t padded = plan.bare ? params : plan::paddedElements(params, plan.shards);
         plan.units.push_back({std::move(name), params, padded, persistent});
         plan.params += params;
     };
     if (plan.bare) {
         add("model", s.params);
     } else {
-        for (auto& u : unitParams(*s.shape)) add(std::move(u.name), u.params);
+        for (auto& u : plan::unitParams(*s.shape)) add(std::move(u.name), u.params);
     }
     return plan;
 }
@@ -97,15 +97,15 @@ constexpr const char* kSrcPersist = "DeepSpeed ZeRO-3 param_persistence_threshol
 constexpr const char* kSrcOffload = "ZeRO-Offload (Ren et al. 2021) §4";
 constexpr const char* kSrcInfinity = "ZeRO-Infinity (Rajbhandari et al. 2021) §5";
 
-const char* strategySource(Strategy s) {
+const char* strategySource(plan::Strategy s) {
     switch (s) {
-    case Strategy::Ddp: return kSrcBaseline;
-    case Strategy::Zero1: return kSrcPos;
-    case Strategy::Zero2: return kSrcPosG;
-    case Strategy::Zero3: return kSrcPosGP;
-    case Strategy::FsdpFullShard: return kSrcFsdp;
-    case Strategy::FsdpShardGradOp: return kSrcGradOp;
-    case Strategy::FsdpHybridShard: return kSrcHybrid;
+    case plan::Strategy::Ddp: return kSrcBaseline;
+    case plan::Strategy::Zero1: return kSrcPos;
+    case plan::Strategy::Zero2: return kSrcPosG;
+    case plan::Strategy::Zero3: return kSrcPosGP;
+    case plan::Strategy::FsdpFullShard: return kSrcFsdp;
+    case plan::Strategy::FsdpShardGradOp: return kSrcGradOp;
+    case plan::Strategy::FsdpHybridShard: return kSrcHybrid;
     }
     return kSrcBaseline;
 }
@@ -114,7 +114,7 @@ void check(bool ok, InputField field, const std::string& message) {
     if (!ok) throwInput(field, message);
 }
 
-void validateKnobs(const Knobs& k) {
+void validateKnobs(const plan::Knobs& k) {
     check(k.reduceBucketBytes >= 1, InputField::Knobs, "reduce bucket size must be at least 1 byte");
     check(k.allGatherBucketBytes >= 1, InputField::Knobs, "all-gather bucket size must be at least 1 byte");
     check(k.prefetchDepth >= 0, InputField::Knobs, "prefetch depth must be ≥ 0, got " + std::to_string(k.prefetchDepth));
@@ -130,7 +130,7 @@ void validateActivations(const Scenario& s) {
     check(s.activations.microBatch >= 1, InputField::MicroBatch, "micro-batch must be at least 1, got " +
                                              std::to_string(s.activations.microBatch));
     if (!s.shape) return;
-    const GptShape& g = *s.shape;
+    const plan::GptShape& g = *s.shape;
     const auto widest = static_cast<std::uint64_t>(std::max({4 * g.dModel, g.vocab, g.heads * g.seqLen}));
     std::uint64_t r = static_cast<std::uint64_t>(s.activations.microBatch);
     const bool overflow = __builtin_mul_overflow(r, static_cast<std::uint64_t>(g.seqLen), &r) ||
@@ -143,7 +143,7 @@ void validateActivations(const Scenario& s) {
 void validateSizes(const Scenario& s) {
     if (s.shape) {
         try {
-            validate(*s.shape);
+            plan::validate(*s.shape);
         } catch (const Error& e) {
             throwInput(InputField::ModelShape, e.what());
         }
@@ -157,10 +157,11 @@ void validateSizes(const Scenario& s) {
     if (!s.shape) return;
     const auto shards = static_cast<std::uint64_t>(shardCount(s));
     const auto padOf = [shards](std::uint64_t params) { return (shards - params % shards) % shards; };
-    const auto units = unitParams(GptShape{1, s.shape->dModel, s.shape->heads, s.shape->vocab, s.shape->seqLen});
+    const auto units =
+        plan::unitParams(plan::GptShape{1, s.shape->dModel, s.shape->heads, s.shape->vocab, s.shape->seqLen});
     const std::uint64_t padding = padOf(units[0].params) + padOf(units[2].params) +
                                   static_cast<std::uint64_t>(s.shape->layers) * padOf(units[1].params);
-    check(paramCount(*s.shape) + padding <= kMaxPaddedElements,
+    check(plan::paramCount(*s.shape) + padding <= kMaxPaddedElements,
           InputField::Ranks, "ranks × units: padded parameter count is too large");
 }
 
@@ -170,7 +171,7 @@ int shardCount(const Scenario& s) { return detail::policyOf(s).shardCount(s.rank
 
 void validate(const Scenario& s) {
     check(s.ranks >= 1, InputField::Ranks, "ranks must be at least 1, got " + std::to_string(s.ranks));
-    if (s.precision.kind == PrecisionKind::Custom)
+    if (s.precision.kind == plan::PrecisionKind::Custom)
         check(s.precision.customOptimizerBytes <= kMaxOptimizerBytes, InputField::OptimizerBytes,
               "optimizer bytes per parameter must be at most 64, got " +
                   std::to_string(s.precision.customOptimizerBytes));
@@ -184,7 +185,7 @@ void validate(const Scenario& s) {
         check(detail::policyOf(s).shardParams, InputField::OffloadParam,
               "param offload to " + std::string(tierName(s.offload.param)) +
                   " needs a strategy that shards params (zero3, fsdp, fsdp_grad_op, fsdp_hybrid), not " +
-                  std::string(strategyName(s.strategy)));
+                  std::string(plan::strategyName(s.strategy)));
     validateKnobs(s.knobs);
     validateSizes(s);
     validateActivations(s);

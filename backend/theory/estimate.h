@@ -8,22 +8,22 @@
 
 #include "core/categories.h"
 #include "core/event.h"
-#include "theory/policy.h"
-#include "theory/shape.h"
+#include "plan/shape.h"
+#include "plan/strategy.h"
 
 namespace shardscope::theory {
 
 // Either a bare parameter count (the ZeRO paper's view: one unit, no padding) or a GPT
 // shape (unit-wise flat buffers padded to a multiple of the shard count).
 struct Scenario {
-    std::optional<GptShape> shape;
+    std::optional<plan::GptShape> shape;
     std::uint64_t params = 0; // used when shape is empty
-    Strategy strategy = Strategy::Ddp;
+    plan::Strategy strategy = plan::Strategy::Ddp;
     int ranks = 1;
-    Precision precision{};
-    Offload offload{};
-    Knobs knobs{};
-    ActivationConfig activations{};
+    plan::Precision precision{};
+    plan::Offload offload{};
+    plan::Knobs knobs{};
+    plan::ActivationConfig activations{};
 };
 
 // Throws InputError (theory/input_error.h) naming the input at fault: ranks < 1, params == 0,

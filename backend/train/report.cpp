@@ -155,11 +155,11 @@ RankResult decodeRankResult(const std::string& in) {
     return r;
 }
 
-nlohmann::json handshakeJson(const RunConfig& config, const std::vector<model::UnitLayout>& units,
+nlohmann::json handshakeJson(const RunConfig& config, const std::vector<plan::UnitLayout>& units,
                              std::uint64_t predictedPeakBytes) {
     const theory::Scenario s = scenarioOf(config);
     theory::Scenario ddp = s;
-    ddp.strategy = theory::Strategy::Ddp;
+    ddp.strategy = plan::Strategy::Ddp;
     const auto shards = static_cast<std::uint64_t>(theory::shardCount(s));
     std::vector<report::UnitInfo> list;
     std::uint64_t params = 0;
@@ -179,14 +179,14 @@ report::RunReport makeReport(const RunOutcome& o) {
     const theory::PeakPrediction& peak = o.predicted;
     const theory::CommPerStep comm = theory::commPerStep(s);
     theory::Scenario ddpScenario = s;
-    ddpScenario.strategy = theory::Strategy::Ddp;
+    ddpScenario.strategy = plan::Strategy::Ddp;
 
     report::RunReport r;
     r.paramCount = o.paramCount;
     r.worldSize = c.worldSize;
-    r.strategy = std::string(theory::strategyName(c.strategy));
+    r.strategy = std::string(plan::strategyName(c.strategy));
     r.model = c.preset.name;
-    r.precision = std::string(theory::precisionName(c.precision));
+    r.precision = std::string(plan::precisionName(c.precision));
     r.checkpointing = c.checkpointing;
     r.microBatch = c.preset.microBatch;
     r.gradAccum = c.knobs.gradAccumSteps;

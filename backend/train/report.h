@@ -10,7 +10,7 @@
 
 #include "comm/communicator.h"
 #include "core/categories.h"
-#include "model/layout.h"
+#include "plan/units.h"
 #include "train/overlap.h"
 #include "report/files.h"
 #include "report/report.h"
@@ -68,7 +68,7 @@ nlohmann::json buildReport(const RunOutcome& outcome); // report::toJson(makeRep
 // Each rank's Handshake configJson: toJson(config) + param_count, units [{name, params,
 // padded}], theory {model_state_bytes, ddp_model_state_bytes, predicted_peak_bytes} (the last
 // from the caller, as RunOutcome::predicted).
-nlohmann::json handshakeJson(const RunConfig& config, const std::vector<model::UnitLayout>& units,
+nlohmann::json handshakeJson(const RunConfig& config, const std::vector<plan::UnitLayout>& units,
                              std::uint64_t predictedPeakBytes);
 
 // The run's files (report/files.h), for the worker.

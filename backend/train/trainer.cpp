@@ -18,8 +18,8 @@ Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSo
     : config_(config), device_(device), data_(data), sharding_(sharding),
       model_(config.model, device) {
     const auto& shape = config_.model.shape;
-    if (!mixed() && config_.precision != theory::PrecisionKind::Fp32)
-        throwInvalid("precision " + std::string(theory::precisionName(config_.precision)) +
+    if (!mixed() && config_.precision != plan::PrecisionKind::Fp32)
+        throwInvalid("precision " + std::string(plan::precisionName(config_.precision)) +
                      " is not supported by the trainer (use bf16 or fp32)");
     if (config_.gradAccumSteps < 1)
         throwInvalid("gradient accumulation steps must be at least 1, got " +
@@ -36,7 +36,7 @@ Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSo
     if (!sharding_) {
         selfComm_ = comm::makeSelfCommunicator(&device_);
         strategy::StrategyConfig sc;
-        sc.strategy = theory::Strategy::Ddp;
+        sc.strategy = plan::Strategy::Ddp;
         sc.precision = config_.precision;
         sc.shape = shape;
         sc.seed = config_.seed;
@@ -147,7 +147,7 @@ double Trainer::optimizerStep() {
         const strategy::OwnedSlice& o = slices[static_cast<std::size_t>(u)];
         const auto& layout = model_.units()[static_cast<std::size_t>(u)];
         // Per tensor, so weight decay follows the layout; padding is never touched (stays 0).
-        for (const model::TensorSlot& slot : layout.slots()) {
+        for (const plan::TensorSlot& slot : layout.slots()) {
             const std::uint64_t a = std::max(o.begin, slot.offset);
             const std::uint64_t b = std::min(o.end, slot.offset + slot.elements());
             if (a >= b) continue;

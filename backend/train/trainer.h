@@ -21,15 +21,15 @@
 #include "device/device.h"
 #include "model/data.h"
 #include "model/gpt.h"
+#include "plan/strategy.h"
 #include "strategy/sharding.h"
-#include "theory/policy.h"
 #include "train/optimizer.h"
 
 namespace shardscope::train {
 
 struct TrainConfig {
     model::ModelConfig model;
-    theory::PrecisionKind precision = theory::PrecisionKind::MixedBf16; // MixedBf16 or Fp32
+    plan::PrecisionKind precision = plan::PrecisionKind::MixedBf16; // MixedBf16 or Fp32
     AdamWConfig optimizer;
     std::uint64_t seed = 0;  // parameter initialisation (the data source has its own seed)
     int gradAccumSteps = 1;  // micro-steps per optimizer step
@@ -79,7 +79,7 @@ private:
     double optimizerStep(); // returns the norm of the averaged gradient
     device::Buffer widen(std::int32_t unit, const strategy::ParamView& view);
     void emitSpan(EventKind kind, std::int32_t unit, Phase phase) const;
-    bool mixed() const { return config_.precision == theory::PrecisionKind::MixedBf16; }
+    bool mixed() const { return config_.precision == plan::PrecisionKind::MixedBf16; }
 
     TrainConfig config_;
     device::Device& device_;

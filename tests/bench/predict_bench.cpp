@@ -11,17 +11,17 @@ using namespace shardscope;
 
 void dryRun7B(benchmark::State& state) {
     theory::Scenario s;
-    s.shape = theory::GptShape{32, 4096, 32, 50257, 2048};
-    s.strategy = static_cast<theory::Strategy>(state.range(0));
+    s.shape = plan::GptShape{32, 4096, 32, 50257, 2048};
+    s.strategy = static_cast<plan::Strategy>(state.range(0));
     s.ranks = static_cast<int>(state.range(1));
-    if (s.strategy == theory::Strategy::FsdpHybridShard) s.knobs.hybridGroupSize = 8;
-    if (s.strategy == theory::Strategy::FsdpShardGradOp) s.knobs.reshardAfterForward = false;
+    if (s.strategy == plan::Strategy::FsdpHybridShard) s.knobs.hybridGroupSize = 8;
+    if (s.strategy == plan::Strategy::FsdpShardGradOp) s.knobs.reshardAfterForward = false;
     for (auto _ : state) benchmark::DoNotOptimize(predict::predictStep(s).peakBytes);
-    state.SetLabel(std::string(theory::strategyName(s.strategy)));
+    state.SetLabel(std::string(plan::strategyName(s.strategy)));
 }
 
 void strategiesAndRanks(benchmark::internal::Benchmark* b) {
-    for (theory::Strategy s : theory::allStrategies())
+    for (plan::Strategy s : plan::allStrategies())
         for (int n : {8, 64, 512}) b->Args({static_cast<long>(s), n});
 }
 

@@ -20,7 +20,7 @@ namespace {
 using namespace shardscope;
 
 struct Rig {
-    Rig(const std::string& preset, theory::PrecisionKind precision, bool checkpointing)
+    Rig(const std::string& preset, plan::PrecisionKind precision, bool checkpointing)
         : p(runconfig::modelPreset(preset)), cpu(ledger),
           data(p.shape.vocab, p.shape.seqLen, p.microBatch, 1) {
         train::TrainConfig cfg;
@@ -38,7 +38,7 @@ struct Rig {
 
 // args: 0 = bf16, 1 = fp32; checkpointing 0/1; wholeStep 0 = forward+backward, 1 = + optimizer
 void trainBench(benchmark::State& state, const std::string& preset) {
-    const auto precision = state.range(0) == 0 ? theory::PrecisionKind::MixedBf16 : theory::PrecisionKind::Fp32;
+    const auto precision = state.range(0) == 0 ? plan::PrecisionKind::MixedBf16 : plan::PrecisionKind::Fp32;
     const bool checkpointing = state.range(1) != 0;
     const bool wholeStep = state.range(2) != 0;
     Rig rig(preset, precision, checkpointing);
@@ -65,7 +65,7 @@ void trainBench(benchmark::State& state, const std::string& preset) {
     state.counters["gemm_GFLOP/s"] = gemm.flops / static_cast<double>(gemm.ns);
     state.counters["params"] = static_cast<double>(rig.trainer->paramCount());
     state.counters["peak_MiB"] = static_cast<double>(rig.ledger.peakBytes()) / 1048576.0;
-    state.SetLabel(std::string(precision == theory::PrecisionKind::MixedBf16 ? "bf16" : "fp32") +
+    state.SetLabel(std::string(precision == plan::PrecisionKind::MixedBf16 ? "bf16" : "fp32") +
                    (checkpointing ? " ckpt" : "") + (wholeStep ? " step" : " fwd+bwd"));
 }
 

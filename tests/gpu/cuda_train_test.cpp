@@ -22,7 +22,7 @@
 namespace shardscope {
 namespace {
 
-using theory::PrecisionKind;
+using plan::PrecisionKind;
 
 struct Outcome {
     std::vector<double> losses;

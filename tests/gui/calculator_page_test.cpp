@@ -31,14 +31,14 @@ class CalculatorPageTest : public QObject {
         combo->setCurrentIndex(i);
     }
 
-    void selectStrategy(CalculatorPage& page, theory::Strategy s) {
+    void selectStrategy(CalculatorPage& page, plan::Strategy s) {
         auto* combo = child<QComboBox>(page, "strategyCombo");
         combo->setCurrentIndex(combo->findData(static_cast<int>(s)));
     }
 
     // What the engine says for the page's model, ZeRO-3, bf16, no offload, at N ranks.
     static theory::ModelStates expected(const CalculatorPage& page, int ranks) {
-        theory::Scenario s = scenarioFor(page.result()->input, theory::Strategy::Zero3, ranks);
+        theory::Scenario s = scenarioFor(page.result()->input, plan::Strategy::Zero3, ranks);
         return theory::modelStates(s);
     }
 
@@ -46,7 +46,7 @@ private Q_SLOTS:
     void changingNUpdatesChartMarkerAndTable() {
         CalculatorPage page;
         selectPreset(page, QStringLiteral("llama2-7b-like")); // a shape: per-unit padding matters
-        selectStrategy(page, theory::Strategy::Zero3);
+        selectStrategy(page, plan::Strategy::Zero3);
         auto* ranks = child<QSpinBox>(page, "ranksSpin");
         ranks->setValue(4);
         QTRY_COMPARE(page.result()->input.ranks, 4);
@@ -60,7 +60,7 @@ private Q_SLOTS:
 
         // The ZeRO-3 curve has a point at N = 64 with the engine's bytes, and the marker sits on it.
         auto* chart = page.findChild<ScalingChart*>();
-        QCPGraph* zero3 = chart->graphFor(theory::Strategy::Zero3);
+        QCPGraph* zero3 = chart->graphFor(plan::Strategy::Zero3);
         QVERIFY(zero3);
         auto it = zero3->data()->findBegin(64, false);
         QVERIFY(it != zero3->data()->constEnd());
@@ -109,7 +109,7 @@ private Q_SLOTS:
     void invalidHybridGroupIsAnInlineError() {
         CalculatorPage page;
         page.show();
-        selectStrategy(page, theory::Strategy::FsdpHybridShard);
+        selectStrategy(page, plan::Strategy::FsdpHybridShard);
         child<QSpinBox>(page, "ranksSpin")->setValue(64);
         child<QSpinBox>(page, "hybridGroupSpin")->setValue(3);
         QTRY_VERIFY(!page.errorText().isEmpty());
@@ -121,7 +121,7 @@ private Q_SLOTS:
 
         child<QSpinBox>(page, "hybridGroupSpin")->setValue(8);
         QTRY_VERIFY(page.errorText().isEmpty());
-        QCOMPARE(page.result()->input.strategy, theory::Strategy::FsdpHybridShard);
+        QCOMPARE(page.result()->input.strategy, plan::Strategy::FsdpHybridShard);
         QVERIFY(!child<QLabel>(page, "calculatorError")->isVisible());
     }
 

@@ -318,7 +318,7 @@ private Q_SLOTS:
         RanksPage page(document);
         RunConfigPanel* panel = page.configPanel();
         RunRequest r;
-        r.strategy = theory::Strategy::FsdpHybridShard;
+        r.strategy = plan::Strategy::FsdpHybridShard;
         r.ranks = 4;
         r.hybridGroup = 3;
         panel->setRequest(r);

@@ -76,7 +76,7 @@ private Q_SLOTS:
     void workerArgumentsParseBackIntoTheSameConfiguration() {
         RunRequest r;
         r.model = QStringLiteral("tiny");
-        r.strategy = theory::Strategy::FsdpHybridShard;
+        r.strategy = plan::Strategy::FsdpHybridShard;
         r.hybridGroup = 2;
         r.prefetch = 3;
         r.threads = true;
@@ -92,7 +92,7 @@ private Q_SLOTS:
     void settingsAreValidatedWithReasons() {
         RunRequest r;
         QVERIFY(validate(r).empty());
-        r.strategy = theory::Strategy::FsdpHybridShard;
+        r.strategy = plan::Strategy::FsdpHybridShard;
         r.ranks = 6;
         r.hybridGroup = 4;
         const auto issues = validate(r);

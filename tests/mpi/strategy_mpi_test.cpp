@@ -60,7 +60,7 @@ JobResult runJob(std::vector<std::string> flags, std::int64_t steps = 3) {
     device::CpuDevice cpu(ledger);
     std::unique_ptr<comm::Communicator> world = comm::makeMpiWorldCommunicator(&cpu), shard, replica;
     strategy::CommGroups groups{world.get(), world.get(), nullptr};
-    if (cfg.strategy == theory::Strategy::FsdpHybridShard) {
+    if (cfg.strategy == plan::Strategy::FsdpHybridShard) {
         const int g = cfg.knobs.hybridGroupSize;
         shard = comm::makeMpiSplitCommunicator(&cpu, gRank / g, gRank);
         replica = comm::makeMpiSplitCommunicator(&cpu, gRank % g, gRank);
@@ -97,8 +97,8 @@ JobResult runJob(std::vector<std::string> flags, std::int64_t steps = 3) {
     EXPECT_LE(std::fabs(static_cast<double>(ledger.peakBytes()) - static_cast<double>(peak.peakBytes)),
               0.02 * static_cast<double>(peak.peakBytes));
     // SHARD_GRAD_OP-like runs hold full params from forward to backward only (a state in theory).
-    const bool heldForwardToBackward = scenario.strategy == theory::Strategy::FsdpShardGradOp ||
-        ((scenario.strategy == theory::Strategy::FsdpFullShard || scenario.strategy == theory::Strategy::FsdpHybridShard) &&
+    const bool heldForwardToBackward = scenario.strategy == plan::Strategy::FsdpShardGradOp ||
+        ((scenario.strategy == plan::Strategy::FsdpFullShard || scenario.strategy == plan::Strategy::FsdpHybridShard) &&
          !scenario.knobs.reshardAfterForward);
     const std::uint64_t persistent = theoryStates.perRank.tier(Tier::Device) -
                                      (heldForwardToBackward ? theoryStates.perRank.category(Category::ParamFull) : 0);

@@ -113,12 +113,12 @@ TEST(cliEstimate, ModelShapeMatchesTheLibrary) {
     ASSERT_EQ(r.exitCode, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     shardscope::theory::Scenario s;
-    s.shape = shardscope::theory::GptShape{2, 64, 4, 1000, 128};
+    s.shape = shardscope::plan::GptShape{2, 64, 4, 1000, 128};
     s.ranks = 3;
-    EXPECT_EQ(j["params"], shardscope::theory::paramCount(*s.shape));
+    EXPECT_EQ(j["params"], shardscope::plan::paramCount(*s.shape));
     ASSERT_EQ(j["rows"].size(), 2u);
     for (std::size_t i = 0; i < 2; ++i) {
-        s.strategy = i == 0 ? shardscope::theory::Strategy::Zero3 : shardscope::theory::Strategy::FsdpShardGradOp;
+        s.strategy = i == 0 ? shardscope::plan::Strategy::Zero3 : shardscope::plan::Strategy::FsdpShardGradOp;
         const auto ms = shardscope::theory::modelStates(s);
         EXPECT_EQ(j["rows"][i]["per_rank_bytes"]["total"], ms.perRank.total());
         EXPECT_EQ(j["rows"][i]["padding_bytes"], ms.paddingBytes);

@@ -20,7 +20,7 @@
 namespace shardscope {
 namespace {
 
-using theory::PrecisionKind;
+using plan::PrecisionKind;
 
 struct Rig {
     explicit Rig(PrecisionKind precision, bool checkpointing = false, std::int64_t microBatch = 0,
@@ -103,7 +103,7 @@ TEST(ledgerTraining, ActivationPeakEqualsTheoryWithAndWithoutCheckpointing) {
         }
     }
     // Checkpointing must actually save memory on this shape.
-    const theory::GptShape tiny = runconfig::modelPreset("tiny").shape;
+    const plan::GptShape tiny = runconfig::modelPreset("tiny").shape;
     EXPECT_LT(theory::activationBreakdown(tiny, {4, true}).peakBytes,
               theory::activationBreakdown(tiny, {4, false}).peakBytes);
 }

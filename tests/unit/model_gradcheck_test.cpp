@@ -17,7 +17,7 @@
 namespace shardscope {
 namespace {
 
-const theory::GptShape kShape{2, 8, 2, 11, 5};
+const plan::GptShape kShape{2, 8, 2, 11, 5};
 constexpr std::int64_t kMicroBatch = 2;
 
 // Random parameters, larger than GPT-2's init so every gradient is well above FD noise;
@@ -25,7 +25,7 @@ constexpr std::int64_t kMicroBatch = 2;
 std::vector<std::vector<float>> randomParams() {
     std::vector<std::vector<float>> params;
     model::Rng rng(77);
-    for (const auto& unit : model::unitLayouts(kShape)) {
+    for (const auto& unit : plan::unitLayouts(kShape)) {
         std::vector<float> p(unit.elements());
         for (const auto& s : unit.slots()) {
             const bool lnWeight = s.name.starts_with("ln") && s.name.ends_with(".weight");
@@ -84,7 +84,7 @@ TEST(modelGradcheck, WholeModelMatchesDoublePrecisionFiniteDifferences) {
         }
         EXPECT_GT(maxGrad, 1e-2) << "unit " << u << " has a vacuous gradient";
     }
-    EXPECT_EQ(checked, theory::paramCount(kShape));
+    EXPECT_EQ(checked, plan::paramCount(kShape));
 }
 
 TEST(modelGradcheck, CheckpointingGivesBitIdenticalGradients) {

@@ -6,16 +6,16 @@
 #include <set>
 
 #include "model/layout.h"
+#include "plan/shape.h"
 #include "runconfig/presets.h"
-#include "theory/shape.h"
 
 namespace shardscope {
 namespace {
 
 TEST(modelLayout, PresetUnitsMatchPlanElementCountsAndOrder) {
     for (const runconfig::ModelPreset& p : runconfig::modelPresets()) {
-        const auto layouts = model::unitLayouts(p.shape);
-        const auto expected = theory::unitParams(p.shape);
+        const auto layouts = plan::unitLayouts(p.shape);
+        const auto expected = plan::unitParams(p.shape);
         ASSERT_EQ(layouts.size(), expected.size()) << p.name;
         std::uint64_t total = 0;
         for (std::size_t u = 0; u < layouts.size(); ++u) {
@@ -23,7 +23,7 @@ TEST(modelLayout, PresetUnitsMatchPlanElementCountsAndOrder) {
             EXPECT_EQ(layouts[u].elements(), expected[u].params) << p.name << " " << expected[u].name;
             total += layouts[u].elements();
         }
-        EXPECT_EQ(total, theory::paramCount(p.shape)) << p.name;
+        EXPECT_EQ(total, plan::paramCount(p.shape)) << p.name;
     }
 }
 
@@ -34,23 +34,23 @@ TEST(modelPresets, ExactParameterCountsAndSizes) {
     EXPECT_EQ(presets[1].name, "small");
     EXPECT_EQ(presets[2].name, "medium");
     EXPECT_EQ(presets[3].name, "gpt100m");
-    EXPECT_EQ(theory::paramCount(presets[0].shape), 71'900u);
-    EXPECT_EQ(theory::paramCount(presets[1].shape), 3'300'000u);
-    EXPECT_EQ(theory::paramCount(presets[2].shape), 25'162'480u);
+    EXPECT_EQ(plan::paramCount(presets[0].shape), 71'900u);
+    EXPECT_EQ(plan::paramCount(presets[1].shape), 3'300'000u);
+    EXPECT_EQ(plan::paramCount(presets[2].shape), 25'162'480u);
     // GPU check model (scripts/gpu-check.sh): 12 blocks of 7,124,810 + embedding 12,812,030 +
     // head 12,616,450; GPT-2-small shape with d = 770 and 11 heads of 70.
-    EXPECT_EQ(theory::paramCount(presets[3].shape), 110'926'200u);
+    EXPECT_EQ(plan::paramCount(presets[3].shape), 110'926'200u);
     EXPECT_EQ(presets[3].shape.layers, 12);
     EXPECT_EQ(presets[3].shape.dModel / presets[3].shape.heads, 70);
     EXPECT_EQ(presets[3].microBatch, 8);
-    EXPECT_LT(theory::paramCount(runconfig::modelPreset("tiny").shape), 1'000'000u);
+    EXPECT_LT(plan::paramCount(runconfig::modelPreset("tiny").shape), 1'000'000u);
     EXPECT_THROW(runconfig::modelPreset("huge"), std::exception);
 }
 
 TEST(modelPresets, NoUnitDividesEvenlyIntoThreeOrFourShards) {
     // Sharding over small N must exercise padding, for every preset and every unit.
     for (const runconfig::ModelPreset& p : runconfig::modelPresets())
-        for (const auto& unit : model::unitLayouts(p.shape))
+        for (const auto& unit : plan::unitLayouts(p.shape))
             for (std::uint64_t n : {3u, 4u})
                 EXPECT_NE(unit.elements() % n, 0u) << p.name << " " << unit.name() << " N=" << n;
 }
@@ -67,8 +67,8 @@ TEST(modelPresets, MalformedJsonIsAFormatError) {
 }
 
 TEST(modelInit, Gpt2InitialisationIsDeterministicPerUnit) {
-    const theory::GptShape shape{2, 16, 2, 13, 6};
-    const auto units = model::unitLayouts(shape);
+    const plan::GptShape shape{2, 16, 2, 13, 6};
+    const auto units = plan::unitLayouts(shape);
     const auto& block = units[1];
     std::vector<float> a(block.elements() + 3, 9.0f), b(a.size()), c(a.size());
     model::initUnit(block, shape.layers, 42, 1, a.data(), a.size());

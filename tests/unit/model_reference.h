@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "model/data.h"
-#include "model/layout.h"
-#include "theory/shape.h"
+#include "plan/shape.h"
+#include "plan/units.h"
 
 namespace shardscope::testref {
 
@@ -117,10 +117,10 @@ inline Vec add(const Vec& a, const Vec& b) {
     return y;
 }
 
-// The whole GPT's mean loss in double; params[u] is unit u's flat buffer (model::unitLayouts).
-inline double gptLoss(const theory::GptShape& shape, const std::vector<Vec>& params,
+// The whole GPT's mean loss in double; params[u] is unit u's flat buffer (plan::unitLayouts).
+inline double gptLoss(const plan::GptShape& shape, const std::vector<Vec>& params,
                       const model::Batch& batch) {
-    const auto units = model::unitLayouts(shape);
+    const auto units = plan::unitLayouts(shape);
     const std::int64_t d = shape.dModel, T = batch.sequences * batch.seqLen;
     auto p = [&](std::size_t u, const char* name) { return params[u].data() + units[u].slot(name).offset; };
     Vec x = embedding(batch.inputs, p(0, "wte"), p(0, "wpe"), batch.sequences, batch.seqLen, d);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/shape.h"
 #include "runconfig/presets.h"
 #include "predict/predict.h"
 #include "report/prediction.h"
@@ -18,13 +19,12 @@
 #include "plan/policy.h"
 #include "theory/activations.h"
 #include "theory/estimate.h"
-#include "theory/shape.h"
 
 namespace shardscope {
 namespace {
 
 using theory::Scenario;
-using theory::Strategy;
+using plan::Strategy;
 
 Scenario scenario(const runconfig::ModelPreset& p, Strategy s, int ranks) {
     Scenario sc;
@@ -39,9 +39,9 @@ Scenario scenario(const runconfig::ModelPreset& p, Strategy s, int ranks) {
 
 std::string label(const Scenario& s) {
     const auto& k = s.knobs;
-    return std::string(theory::strategyName(s.strategy)) + " N=" + std::to_string(s.ranks) +
+    return std::string(plan::strategyName(s.strategy)) + " N=" + std::to_string(s.ranks) +
            " L=" + std::to_string(s.shape->layers) + " d=" + std::to_string(s.shape->dModel) +
-           " prec=" + std::string(theory::precisionName(s.precision.kind)) +
+           " prec=" + std::string(plan::precisionName(s.precision.kind)) +
            " mb=" + std::to_string(s.activations.microBatch) + " ckpt=" + std::to_string(s.activations.checkpointing) +
            " prefetch=" + std::to_string(k.prefetchDepth) + " inflight=" + std::to_string(k.maxInflightAllGathers) +
            " persist=" + std::to_string(k.persistenceThresholdParams) + " rb=" + std::to_string(k.reduceBucketBytes) +
@@ -55,26 +55,26 @@ std::string label(const Scenario& s) {
 std::uint64_t largestPadded(const Scenario& s) {
     const auto shards = static_cast<std::uint64_t>(theory::shardCount(s));
     std::uint64_t largest = 0;
-    for (const auto& u : theory::unitParams(*s.shape))
-        largest = std::max(largest, theory::paddedElements(u.params, shards));
+    for (const auto& u : plan::unitParams(*s.shape))
+        largest = std::max(largest, plan::paddedElements(u.params, shards));
     return largest;
 }
 
 std::uint64_t paddedTotal(const Scenario& s) {
     const auto shards = static_cast<std::uint64_t>(theory::shardCount(s));
     std::uint64_t total = 0;
-    for (const auto& u : theory::unitParams(*s.shape)) total += theory::paddedElements(u.params, shards);
+    for (const auto& u : plan::unitParams(*s.shape)) total += plan::paddedElements(u.params, shards);
     return total;
 }
 
 // The reduce buckets plan/buckets.h cuts for a bucketed strategy: the largest one's payload.
 std::uint64_t largestReduceBucket(const Scenario& s, const plan::Policy& policy) {
-    const auto units = theory::unitParams(*s.shape);
+    const auto units = plan::unitParams(*s.shape);
     const auto shards = static_cast<std::uint64_t>(policy.shardOptimizer ? theory::shardCount(s) : 1);
     const std::uint64_t g = s.precision.gradBytes();
     std::vector<plan::UnitRange> ranges;
     for (std::size_t i = units.size(); i-- > 0;)
-        ranges.push_back({static_cast<std::int32_t>(i), theory::paddedElements(units[i].params, shards) / shards});
+        ranges.push_back({static_cast<std::int32_t>(i), plan::paddedElements(units[i].params, shards) / shards});
     std::uint64_t largest = 0;
     for (const plan::Bucket& b : plan::planBuckets(ranges, plan::bucketCapacity(s.knobs.reduceBucketBytes, g, shards)))
         largest = std::max(largest, b.count * g * shards);
@@ -149,7 +149,7 @@ void expectConsistent(const Scenario& s) {
 }
 
 void forEachStrategy(const std::function<void(Strategy)>& f) {
-    for (Strategy s : theory::allStrategies()) f(s);
+    for (Strategy s : plan::allStrategies()) f(s);
 }
 
 TEST(predictDryRun, EveryPresetStrategyAndRankCount) {
@@ -173,8 +173,8 @@ TEST(predictDryRun, Knobs) {
         [](Scenario& s) { s.knobs.reduceBucketBytes = 100000; s.knobs.allGatherBucketBytes = 3000; },
         [](Scenario& s) { s.knobs.allGatherBucketBytes = 1 << 20; },
         [](Scenario& s) { s.activations.checkpointing = true; },
-        [](Scenario& s) { s.precision.kind = theory::PrecisionKind::Fp32; },
-        [](Scenario& s) { s.precision.kind = theory::PrecisionKind::MixedFp16; },
+        [](Scenario& s) { s.precision.kind = plan::PrecisionKind::Fp32; },
+        [](Scenario& s) { s.precision.kind = plan::PrecisionKind::MixedFp16; },
         [](Scenario& s) { s.activations.microBatch = 1; },
         [](Scenario& s) { s.activations.microBatch = 3; },
         [](Scenario& s) { s.knobs.gradAccumSteps = 2; },
@@ -189,7 +189,7 @@ TEST(predictDryRun, Knobs) {
             s.knobs.deterministicReductions = true;
             s.knobs.gradAccumSteps = 2;
             s.knobs.prefetchDepth = 2;
-            s.precision.kind = theory::PrecisionKind::Fp32;
+            s.precision.kind = plan::PrecisionKind::Fp32;
         },
     };
     for (const runconfig::ModelPreset* p : {&tiny, &small})
@@ -246,12 +246,12 @@ std::vector<std::uint64_t> payloads(const predict::StepPrediction& p, Collective
 }
 
 std::vector<std::uint64_t> planned(const Scenario& s, bool backward, bool shards, std::uint64_t bucketBytes) {
-    const auto units = theory::unitParams(*s.shape);
+    const auto units = plan::unitParams(*s.shape);
     const auto n = static_cast<std::uint64_t>(s.ranks);
     std::vector<plan::UnitRange> ranges;
     for (std::size_t i = 0; i < units.size(); ++i) {
         const std::size_t u = backward ? units.size() - 1 - i : i;
-        const std::uint64_t length = shards ? theory::paddedElements(units[u].params, n) / n : units[u].params;
+        const std::uint64_t length = shards ? plan::paddedElements(units[u].params, n) / n : units[u].params;
         ranges.push_back({static_cast<std::int32_t>(u), length});
     }
     const std::uint64_t eb = 2; // bf16 params and grads
@@ -280,7 +280,7 @@ TEST(predictDryRun, BucketPlanIsTheTheorysCut) {
 // The Calculator's scale: a 7B GPT at N = 64 runs without any memory, and its model states are
 // theory's closed form.
 TEST(predictDryRun, SevenBillionAtSixtyFourRanks) {
-    theory::GptShape shape;
+    plan::GptShape shape;
     shape.layers = 32;
     shape.dModel = 4096;
     shape.heads = 32;
@@ -294,7 +294,7 @@ TEST(predictDryRun, SevenBillionAtSixtyFourRanks) {
         const auto t0 = std::chrono::steady_clock::now();
         const predict::StepPrediction step = predict::predictStep(s);
         const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        std::cout << theory::strategyName(st) << " 7B, N=64: dry run " << ms << " ms, peak "
+        std::cout << plan::strategyName(st) << " 7B, N=64: dry run " << ms << " ms, peak "
                   << step.peakBytes << " B\n";
         EXPECT_EQ(step.modelStates, theory::modelStates(s).perRank);
         EXPECT_GT(step.peakBytes, step.modelStates.tier(Tier::Device));
@@ -308,7 +308,7 @@ TEST(predictDryRun, OffloadAndCustomOptimizerBytes) {
             for (int n : {1, 2, 4}) {
                 for (std::uint32_t k : {6u, 12u, 2u, 16u}) {
                     Scenario s = scenario(runconfig::modelPreset(preset), st, n);
-                    s.precision = {theory::PrecisionKind::Custom, k};
+                    s.precision = {plan::PrecisionKind::Custom, k};
                     expectConsistent(s);
                 }
                 for (Tier opt : {Tier::Device, Tier::Host, Tier::Nvme})
@@ -329,7 +329,7 @@ TEST(predictDryRun, OffloadAndCustomOptimizerBytes) {
 // not a sum of worst cases: the terms are each category's maximum over the step.
 TEST(predictDryRun, PeakSumsWhatIsLiveAtOneMoment) {
     Scenario s;
-    s.shape = theory::GptShape{4, 64, 4, 1000, 128};
+    s.shape = plan::GptShape{4, 64, 4, 1000, 128};
     s.strategy = Strategy::Zero3;
     s.ranks = 8;
     s.activations.microBatch = 2;
@@ -357,7 +357,7 @@ TEST(predictDryRun, PeakSumsWhatIsLiveAtOneMoment) {
 
 TEST(predictDryRun, CheckpointingLowersTheActivationPeak) {
     Scenario s;
-    s.shape = theory::GptShape{4, 64, 4, 1000, 128};
+    s.shape = plan::GptShape{4, 64, 4, 1000, 128};
     s.strategy = Strategy::Ddp;
     const theory::PeakPrediction full = predict::predictPeak(s);
     s.activations.checkpointing = true;
@@ -383,7 +383,7 @@ TEST(predictDryRun, WithoutAShapeTheClosedForm) {
 // prediction survives JSON, and a request that does not read is one line, not a default.
 TEST(predictDryRun, ScenarioAndPredictionSurviveJson) {
     Scenario s = scenario(runconfig::modelPreset("small"), Strategy::FsdpHybridShard, 4);
-    s.precision = {theory::PrecisionKind::Custom, 6};
+    s.precision = {plan::PrecisionKind::Custom, 6};
     s.offload = {Tier::Host, Tier::Nvme};
     s.knobs.reduceBucketBytes = 12345;
     s.knobs.allGatherBucketBytes = 678;

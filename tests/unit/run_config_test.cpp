@@ -42,17 +42,17 @@ std::pair<std::string, ErrorKind> refusalWith(Argv extra, int ranks = 4) {
 TEST(runConfig, DefaultsComeFromThePreset) {
     const runconfig::RunConfig c = parse({});
     EXPECT_EQ(c.preset.name, "tiny");
-    EXPECT_EQ(c.strategy, theory::Strategy::Zero3);
+    EXPECT_EQ(c.strategy, plan::Strategy::Zero3);
     EXPECT_EQ(c.steps, 3);
     EXPECT_EQ(c.seed, 1u);
-    EXPECT_EQ(c.precision, theory::PrecisionKind::MixedBf16);
+    EXPECT_EQ(c.precision, plan::PrecisionKind::MixedBf16);
     EXPECT_EQ(c.preset.microBatch, 4);
     EXPECT_DOUBLE_EQ(c.preset.learningRate, 0.01);
     EXPECT_EQ(c.worldSize, 4);
     EXPECT_EQ(c.timeoutMs, 30000);
     EXPECT_TRUE(c.events);
     EXPECT_FALSE(c.deterministic);
-    EXPECT_EQ(c.knobs.reduceBucketBytes, theory::Knobs{}.reduceBucketBytes);
+    EXPECT_EQ(c.knobs.reduceBucketBytes, plan::Knobs{}.reduceBucketBytes);
 }
 
 TEST(runConfig, EveryFlagParsesAndRoundTrips) {
@@ -63,7 +63,7 @@ TEST(runConfig, EveryFlagParsesAndRoundTrips) {
                                       "--json", "report.json", "--trace", "run.sstrace", "--weights-out", "w.bin",
                                       "--stream", "/tmp/sock"});
     EXPECT_EQ(c.seed, 7u);
-    EXPECT_EQ(c.precision, theory::PrecisionKind::Fp32);
+    EXPECT_EQ(c.precision, plan::PrecisionKind::Fp32);
     EXPECT_TRUE(c.checkpointing);
     EXPECT_EQ(c.preset.microBatch, 2);
     EXPECT_DOUBLE_EQ(c.preset.learningRate, 0.003);

@@ -20,7 +20,7 @@
 namespace shardscope {
 namespace {
 
-using theory::Strategy;
+using plan::Strategy;
 
 struct OneRank {
     std::vector<double> losses;
@@ -31,7 +31,7 @@ struct OneRank {
     ByteTable predictedStates;
 };
 
-OneRank oneRank(Strategy s, theory::Knobs knobs = {}) {
+OneRank oneRank(Strategy s, plan::Knobs knobs = {}) {
     const runconfig::ModelPreset preset = runconfig::modelPreset("tiny");
     Ledger ledger;
     device::CpuDevice cpu(ledger);
@@ -70,16 +70,16 @@ OneRank oneRank(Strategy s, theory::Knobs knobs = {}) {
 
 TEST(strategyOneRank, EveryStrategyIsDdpOnOneRankAndMatchesTheTheory) {
     const OneRank ddp = oneRank(Strategy::Ddp);
-    theory::Knobs hybrid;
+    plan::Knobs hybrid;
     hybrid.hybridGroupSize = 1;
-    for (Strategy s : theory::allStrategies()) {
-        const OneRank r = oneRank(s, s == Strategy::FsdpHybridShard ? hybrid : theory::Knobs{});
-        EXPECT_EQ(r.losses, ddp.losses) << theory::strategyName(s);
-        EXPECT_EQ(r.digest, ddp.digest) << theory::strategyName(s);
-        EXPECT_EQ(r.states, r.predictedStates) << theory::strategyName(s);
-        EXPECT_EQ(r.peak, r.predictedPeak) << theory::strategyName(s);
+    for (Strategy s : plan::allStrategies()) {
+        const OneRank r = oneRank(s, s == Strategy::FsdpHybridShard ? hybrid : plan::Knobs{});
+        EXPECT_EQ(r.losses, ddp.losses) << plan::strategyName(s);
+        EXPECT_EQ(r.digest, ddp.digest) << plan::strategyName(s);
+        EXPECT_EQ(r.states, r.predictedStates) << plan::strategyName(s);
+        EXPECT_EQ(r.peak, r.predictedPeak) << plan::strategyName(s);
     }
-    theory::Knobs accum;
+    plan::Knobs accum;
     accum.gradAccumSteps = 2;
     accum.noSync = true;
     const OneRank a = oneRank(Strategy::FsdpFullShard, accum);

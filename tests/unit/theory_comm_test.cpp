@@ -12,7 +12,7 @@ using namespace shardscope::theory;
 
 constexpr std::uint64_t kPsi = 1'000'000'000;
 
-Scenario bare(Strategy strategy, int ranks) {
+Scenario bare(plan::Strategy strategy, int ranks) {
     Scenario s;
     s.strategy = strategy;
     s.params = kPsi;
@@ -27,7 +27,7 @@ const CommVolume* find(const CommPerStep& c, CollectiveOp k) {
 }
 
 TEST(theoryComm, DdpAllReducesGradientsOnce) {
-    const CommPerStep c = commPerStep(bare(Strategy::Ddp, 8));
+    const CommPerStep c = commPerStep(bare(plan::Strategy::Ddp, 8));
     ASSERT_EQ(c.byKind.size(), 1u);
     const CommVolume& ar = c.byKind[0];
     EXPECT_EQ(ar.kind, CollectiveOp::AllReduce);
@@ -38,7 +38,7 @@ TEST(theoryComm, DdpAllReducesGradientsOnce) {
 }
 
 TEST(theoryComm, Zero1And2ReduceScatterPlusAllGather) {
-    for (Strategy st : {Strategy::Zero1, Strategy::Zero2}) {
+    for (plan::Strategy st : {plan::Strategy::Zero1, plan::Strategy::Zero2}) {
         const CommPerStep c = commPerStep(bare(st, 8));
         ASSERT_NE(find(c, CollectiveOp::ReduceScatter), nullptr);
         ASSERT_NE(find(c, CollectiveOp::AllGather), nullptr);
@@ -49,24 +49,24 @@ TEST(theoryComm, Zero1And2ReduceScatterPlusAllGather) {
 }
 
 TEST(theoryComm, Zero3GathersTwiceAndApproaches3Psi) {
-    const CommPerStep c = commPerStep(bare(Strategy::Zero3, 8));
+    const CommPerStep c = commPerStep(bare(plan::Strategy::Zero3, 8));
     EXPECT_EQ(find(c, CollectiveOp::AllGather)->payloadBytes, 2 * 2 * kPsi);
     EXPECT_EQ(find(c, CollectiveOp::AllGather)->calls, 2);
     EXPECT_EQ(find(c, CollectiveOp::ReduceScatter)->payloadBytes, 2 * kPsi);
     EXPECT_DOUBLE_EQ(c.psiEquivalents, 3.0 * 7 / 8);
-    Scenario big = bare(Strategy::FsdpFullShard, 1024);
+    Scenario big = bare(plan::Strategy::FsdpFullShard, 1024);
     EXPECT_NEAR(commPerStep(big).psiEquivalents, 3.0, 0.003);
 }
 
 TEST(theoryComm, NoReshardAfterForwardGathersOnce) {
-    EXPECT_DOUBLE_EQ(commPerStep(bare(Strategy::FsdpShardGradOp, 8)).psiEquivalents, 2.0 * 7 / 8);
-    Scenario s = bare(Strategy::FsdpFullShard, 8);
+    EXPECT_DOUBLE_EQ(commPerStep(bare(plan::Strategy::FsdpShardGradOp, 8)).psiEquivalents, 2.0 * 7 / 8);
+    Scenario s = bare(plan::Strategy::FsdpFullShard, 8);
     s.knobs.reshardAfterForward = false;
     EXPECT_DOUBLE_EQ(commPerStep(s).psiEquivalents, 2.0 * 7 / 8);
 }
 
 TEST(theoryComm, HybridAllReducesTheShardAcrossGroups) {
-    Scenario s = bare(Strategy::FsdpHybridShard, 8);
+    Scenario s = bare(plan::Strategy::FsdpHybridShard, 8);
     s.knobs.hybridGroupSize = 4; // 2 replicas of a 4-way shard
     const CommPerStep c = commPerStep(s);
     EXPECT_EQ(find(c, CollectiveOp::AllGather)->sentBytes, 2 * 2 * kPsi * 3 / 4);
@@ -79,20 +79,20 @@ TEST(theoryComm, HybridAllReducesTheShardAcrossGroups) {
 }
 
 TEST(theoryComm, OneRankSendsNothing) {
-    for (Strategy st : classicStrategies()) {
+    for (plan::Strategy st : plan::classicStrategies()) {
         const CommPerStep c = commPerStep(bare(st, 1));
-        EXPECT_TRUE(c.byKind.empty()) << strategyName(st);
+        EXPECT_TRUE(c.byKind.empty()) << plan::strategyName(st);
         EXPECT_EQ(c.totalSentBytes, 0u);
     }
 }
 
 TEST(theoryComm, GradientAccumulationRepeatsGathersPerMicroStep) {
-    Scenario s = bare(Strategy::Zero3, 8);
+    Scenario s = bare(plan::Strategy::Zero3, 8);
     s.knobs.gradAccumSteps = 4;
     const CommPerStep c = commPerStep(s);
     EXPECT_EQ(find(c, CollectiveOp::AllGather)->payloadBytes, 4 * 2 * 2 * kPsi);
     EXPECT_EQ(find(c, CollectiveOp::ReduceScatter)->payloadBytes, 4 * 2 * kPsi);
-    Scenario fsdp = bare(Strategy::FsdpFullShard, 8);
+    Scenario fsdp = bare(plan::Strategy::FsdpFullShard, 8);
     fsdp.knobs.gradAccumSteps = 4;
     fsdp.knobs.noSync = true; // accumulate unsharded, reduce once
     EXPECT_EQ(find(commPerStep(fsdp), CollectiveOp::ReduceScatter)->payloadBytes, 2 * kPsi);
@@ -100,8 +100,8 @@ TEST(theoryComm, GradientAccumulationRepeatsGathersPerMicroStep) {
 
 TEST(theoryComm, ShapedUnitsCallOncePerUnitPerPass) {
     Scenario s;
-    s.strategy = Strategy::Zero3;
-    s.shape = GptShape{4, 64, 4, 1000, 128};
+    s.strategy = plan::Strategy::Zero3;
+    s.shape = plan::GptShape{4, 64, 4, 1000, 128};
     s.ranks = 8;
     const CommPerStep c = commPerStep(s);
     EXPECT_EQ(find(c, CollectiveOp::AllGather)->calls, 2 * 6);

@@ -18,7 +18,7 @@ using namespace shardscope::theory;
 
 constexpr std::uint64_t kPsi = 1'000'000'000;
 
-Scenario bare(Strategy strategy, std::uint64_t params, int ranks) {
+Scenario bare(plan::Strategy strategy, std::uint64_t params, int ranks) {
     Scenario s;
     s.strategy = strategy;
     s.params = params;
@@ -26,9 +26,9 @@ Scenario bare(Strategy strategy, std::uint64_t params, int ranks) {
     return s;
 }
 
-GptShape smallGpt() { return GptShape{4, 64, 4, 1000, 128}; }
+plan::GptShape smallGpt() { return plan::GptShape{4, 64, 4, 1000, 128}; }
 
-Scenario shaped(Strategy strategy, int ranks, GptShape shape = smallGpt()) {
+Scenario shaped(plan::Strategy strategy, int ranks, plan::GptShape shape = smallGpt()) {
     Scenario s;
     s.strategy = strategy;
     s.shape = shape;
@@ -59,7 +59,7 @@ std::optional<InputField> fieldOf(const Scenario& s) {
 }
 
 TEST(theoryEstimate, DdpHoldsEverythingFull) {
-    const ByteTable t = modelStates(bare(Strategy::Ddp, kPsi, 8)).perRank;
+    const ByteTable t = modelStates(bare(plan::Strategy::Ddp, kPsi, 8)).perRank;
     EXPECT_EQ(t.at(Category::ParamFull, Tier::Device), 2 * kPsi);
     EXPECT_EQ(t.at(Category::GradFull, Tier::Device), 2 * kPsi);
     for (Category c : {Category::MasterFp32, Category::AdamM, Category::AdamV})
@@ -69,14 +69,14 @@ TEST(theoryEstimate, DdpHoldsEverythingFull) {
 }
 
 TEST(theoryEstimate, Zero1ShardsOnlyTheOptimizer) {
-    const ByteTable t = modelStates(bare(Strategy::Zero1, kPsi, 8)).perRank;
+    const ByteTable t = modelStates(bare(plan::Strategy::Zero1, kPsi, 8)).perRank;
     EXPECT_EQ(t.at(Category::ParamFull, Tier::Device), 2 * kPsi);
     EXPECT_EQ(t.at(Category::GradFull, Tier::Device), 2 * kPsi);
     EXPECT_EQ(t.group(StateGroup::Optimizer), 12 * kPsi / 8);
 }
 
 TEST(theoryEstimate, Zero2ShardsGradientsToo) {
-    const ByteTable t = modelStates(bare(Strategy::Zero2, kPsi, 8)).perRank;
+    const ByteTable t = modelStates(bare(plan::Strategy::Zero2, kPsi, 8)).perRank;
     EXPECT_EQ(t.at(Category::ParamFull, Tier::Device), 2 * kPsi);
     EXPECT_EQ(t.category(Category::GradFull), 0u);
     EXPECT_EQ(t.at(Category::GradShard, Tier::Device), 2 * kPsi / 8);
@@ -84,7 +84,7 @@ TEST(theoryEstimate, Zero2ShardsGradientsToo) {
 }
 
 TEST(theoryEstimate, Zero3AndFsdpShardEverything) {
-    for (Strategy st : {Strategy::Zero3, Strategy::FsdpFullShard}) {
+    for (plan::Strategy st : {plan::Strategy::Zero3, plan::Strategy::FsdpFullShard}) {
         const ByteTable t = modelStates(bare(st, kPsi, 8)).perRank;
         EXPECT_EQ(t.at(Category::ParamShard, Tier::Device), 2 * kPsi / 8);
         EXPECT_EQ(t.category(Category::ParamFull), 0u);
@@ -94,10 +94,10 @@ TEST(theoryEstimate, Zero3AndFsdpShardEverything) {
 }
 
 TEST(theoryEstimate, ShardGradOpKeepsGatheredParamsFromForwardToBackward) {
-    const ModelStates ms = modelStates(bare(Strategy::FsdpShardGradOp, kPsi, 8));
+    const ModelStates ms = modelStates(bare(plan::Strategy::FsdpShardGradOp, kPsi, 8));
     EXPECT_EQ(ms.perRank.at(Category::ParamShard, Tier::Device), 2 * kPsi / 8);
     EXPECT_EQ(ms.perRank.at(Category::ParamFull, Tier::Device), 2 * kPsi);
-    Scenario noReshard = bare(Strategy::FsdpFullShard, kPsi, 8);
+    Scenario noReshard = bare(plan::Strategy::FsdpFullShard, kPsi, 8);
     noReshard.knobs.reshardAfterForward = false;
     EXPECT_EQ(modelStates(noReshard).perRank, ms.perRank);
 }
@@ -105,12 +105,12 @@ TEST(theoryEstimate, ShardGradOpKeepsGatheredParamsFromForwardToBackward) {
 TEST(theoryEstimate, Zero3Is16PsiOverNExactly) {
     for (int n : {1, 2, 3, 8, 64, 1000, 4096}) {
         const std::uint64_t psi = 7'000'000ull * static_cast<std::uint64_t>(n) * 3; // N | Ψ
-        EXPECT_EQ(modelStates(bare(Strategy::Zero3, psi, n)).perRank.total(),
+        EXPECT_EQ(modelStates(bare(plan::Strategy::Zero3, psi, n)).perRank.total(),
                   16 * psi / static_cast<std::uint64_t>(n))
             << "N=" << n;
     }
     // Ψ not a multiple of N: ⌈⌉ per category keeps us within 5 bytes above 16Ψ/N.
-    const std::uint64_t total = modelStates(bare(Strategy::Zero3, 1'000'000'007, 64)).perRank.total();
+    const std::uint64_t total = modelStates(bare(plan::Strategy::Zero3, 1'000'000'007, 64)).perRank.total();
     EXPECT_GE(static_cast<double>(total), 16.0 * 1'000'000'007 / 64);
     EXPECT_LT(static_cast<double>(total), 16.0 * 1'000'000'007 / 64 + 5);
 }
@@ -118,47 +118,47 @@ TEST(theoryEstimate, Zero3Is16PsiOverNExactly) {
 TEST(theoryEstimate, SavingsVsDdpApproach4x8xAndN) {
     const int n = 1 << 20;
     const std::uint64_t psi = std::uint64_t{1} << 40; // divisible by N
-    const double ddp = static_cast<double>(modelStates(bare(Strategy::Ddp, psi, n)).perRank.total());
-    auto ratio = [&](Strategy st) {
+    const double ddp = static_cast<double>(modelStates(bare(plan::Strategy::Ddp, psi, n)).perRank.total());
+    auto ratio = [&](plan::Strategy st) {
         return ddp / static_cast<double>(modelStates(bare(st, psi, n)).perRank.total());
     };
-    EXPECT_GT(ratio(Strategy::Zero1), 3.999);
-    EXPECT_LT(ratio(Strategy::Zero1), 4.0);
-    EXPECT_GT(ratio(Strategy::Zero2), 7.999);
-    EXPECT_LT(ratio(Strategy::Zero2), 8.0);
-    EXPECT_DOUBLE_EQ(ratio(Strategy::Zero3), n);
+    EXPECT_GT(ratio(plan::Strategy::Zero1), 3.999);
+    EXPECT_LT(ratio(plan::Strategy::Zero1), 4.0);
+    EXPECT_GT(ratio(plan::Strategy::Zero2), 7.999);
+    EXPECT_LT(ratio(plan::Strategy::Zero2), 8.0);
+    EXPECT_DOUBLE_EQ(ratio(plan::Strategy::Zero3), n);
     // …and the ratios grow towards those limits.
-    const double small = ddp / static_cast<double>(modelStates(bare(Strategy::Zero1, psi, 4)).perRank.total());
-    EXPECT_LT(small, ratio(Strategy::Zero1));
+    const double small = ddp / static_cast<double>(modelStates(bare(plan::Strategy::Zero1, psi, 4)).perRank.total());
+    EXPECT_LT(small, ratio(plan::Strategy::Zero1));
 }
 
 // Bare Ψ: every strategy is non-increasing in N. With a shape, sharded-only strategies stay
 // monotonic; ZeRO-1/2 pad their *full* buffers to a multiple of N, which can grow with N.
 TEST(theoryEstimate, PerRankBytesNonIncreasingInRanks) {
-    for (Strategy st : classicStrategies()) {
+    for (plan::Strategy st : plan::classicStrategies()) {
         std::uint64_t previous = UINT64_MAX;
         for (int n = 1; n <= 300; ++n) {
             const std::uint64_t now = modelStates(bare(st, 123'456'789, n)).perRank.total();
-            EXPECT_LE(now, previous) << strategyName(st) << " N=" << n;
+            EXPECT_LE(now, previous) << plan::strategyName(st) << " N=" << n;
             previous = now;
         }
     }
-    for (Strategy st : {Strategy::Zero3, Strategy::FsdpFullShard}) {
+    for (plan::Strategy st : {plan::Strategy::Zero3, plan::Strategy::FsdpFullShard}) {
         std::uint64_t previous = UINT64_MAX;
         for (int n = 1; n <= 300; ++n) {
             const std::uint64_t now = modelStates(shaped(st, n)).perRank.total();
-            EXPECT_LE(now, previous) << strategyName(st) << " shape N=" << n;
+            EXPECT_LE(now, previous) << plan::strategyName(st) << " shape N=" << n;
             previous = now;
         }
     }
 }
 
 TEST(theoryEstimate, PaddedShardsCoverTheModelWithLessThanOneRowOfPadding) {
-    const GptShape shape = smallGpt();
-    const std::uint64_t psi = paramCount(shape);
-    const std::uint64_t units = unitParams(shape).size();
+    const plan::GptShape shape = smallGpt();
+    const std::uint64_t psi = plan::paramCount(shape);
+    const std::uint64_t units = plan::unitParams(shape).size();
     for (int n : {1, 3, 7, 64, 1000}) {
-        const ModelStates ms = modelStates(shaped(Strategy::Zero3, n));
+        const ModelStates ms = modelStates(shaped(plan::Strategy::Zero3, n));
         const auto bigN = static_cast<std::uint64_t>(n);
         for (auto [c, b] : {std::pair{Category::ParamShard, 2ull}, {Category::GradShard, 2ull},
                             {Category::AdamM, 4ull}}) {
@@ -173,7 +173,7 @@ TEST(theoryEstimate, PaddedShardsCoverTheModelWithLessThanOneRowOfPadding) {
 }
 
 TEST(theoryEstimate, PersistenceThresholdKeepsSmallUnitsWhole) {
-    Scenario s = shaped(Strategy::Zero3, 8);
+    Scenario s = shaped(plan::Strategy::Zero3, 8);
     const std::uint64_t block = 12 * 64 * 64 + 13 * 64; // 49984 < embedding, head
     s.knobs.persistenceThresholdParams = block;
     const ModelStates ms = modelStates(s);
@@ -183,12 +183,12 @@ TEST(theoryEstimate, PersistenceThresholdKeepsSmallUnitsWhole) {
     // Gradients and optimizer states of persistent units are still sharded.
     EXPECT_EQ(ms.perRank.at(Category::GradShard, Tier::Device), (embedding + head + 4 * block) / 8 * 2);
     // FSDP has no persistence threshold.
-    s.strategy = Strategy::FsdpFullShard;
+    s.strategy = plan::Strategy::FsdpFullShard;
     EXPECT_EQ(modelStates(s).perRank.category(Category::ParamFull), 0u);
 }
 
 TEST(theoryEstimate, HybridShardsWithinTheGroup) {
-    Scenario s = bare(Strategy::FsdpHybridShard, kPsi, 8);
+    Scenario s = bare(plan::Strategy::FsdpHybridShard, kPsi, 8);
     s.knobs.hybridGroupSize = 4;
     validate(s);
     const ModelStates ms = modelStates(s);
@@ -197,7 +197,7 @@ TEST(theoryEstimate, HybridShardsWithinTheGroup) {
 }
 
 TEST(theoryEstimate, OptimizerOffloadMovesStatesAndGradShardsOffDevice) {
-    Scenario s = bare(Strategy::Zero2, kPsi, 8);
+    Scenario s = bare(plan::Strategy::Zero2, kPsi, 8);
     s.offload.optimizer = Tier::Host;
     ByteTable t = modelStates(s).perRank;
     // ZeRO-Offload: only the 16-bit params stay on the GPU (DeepSpeed's 2Ψ gpu_mem).
@@ -211,35 +211,35 @@ TEST(theoryEstimate, OptimizerOffloadMovesStatesAndGradShardsOffDevice) {
 }
 
 TEST(theoryEstimate, ParamOffloadOnlyForParamShardingStrategies) {
-    Scenario s = bare(Strategy::Zero3, kPsi, 8);
+    Scenario s = bare(plan::Strategy::Zero3, kPsi, 8);
     s.offload.param = Tier::Nvme;
     validate(s);
     EXPECT_EQ(modelStates(s).perRank.at(Category::ParamShard, Tier::Nvme), 2 * kPsi / 8);
-    for (Strategy st : {Strategy::Ddp, Strategy::Zero1, Strategy::Zero2}) {
+    for (plan::Strategy st : {plan::Strategy::Ddp, plan::Strategy::Zero1, plan::Strategy::Zero2}) {
         s.strategy = st;
-        EXPECT_EQ(fieldOf(s), InputField::OffloadParam) << strategyName(st);
+        EXPECT_EQ(fieldOf(s), InputField::OffloadParam) << plan::strategyName(st);
     }
 }
 
 TEST(theoryEstimate, PrecisionBytesPerParameter) {
-    Scenario s = bare(Strategy::Ddp, kPsi, 1);
-    s.precision.kind = PrecisionKind::Fp32;
+    Scenario s = bare(plan::Strategy::Ddp, kPsi, 1);
+    s.precision.kind = plan::PrecisionKind::Fp32;
     ByteTable t = modelStates(s).perRank;
     EXPECT_EQ(t.category(Category::ParamFull), 4 * kPsi);
     EXPECT_EQ(t.category(Category::MasterFp32), 0u);
     EXPECT_EQ(t.total(), 16 * kPsi);
-    s.precision = {PrecisionKind::Custom, 6}; // 8-bit Adam states + fp32 master
+    s.precision = {plan::PrecisionKind::Custom, 6}; // 8-bit Adam states + fp32 master
     t = modelStates(s).perRank;
     EXPECT_EQ(t.category(Category::MasterFp32), 4 * kPsi);
     EXPECT_EQ(t.category(Category::AdamM), kPsi);
     EXPECT_EQ(t.category(Category::AdamV), kPsi);
     EXPECT_EQ(t.total(), 10 * kPsi);
-    s.precision.kind = PrecisionKind::MixedFp16;
+    s.precision.kind = plan::PrecisionKind::MixedFp16;
     EXPECT_EQ(modelStates(s).perRank.total(), 16 * kPsi);
 }
 
 TEST(theoryEstimate, EveryEntryHasADerivationLine) {
-    for (Strategy st : allStrategies()) {
+    for (plan::Strategy st : plan::allStrategies()) {
         Scenario s = shaped(st, 8);
         s.knobs.hybridGroupSize = 4;
         const ModelStates ms = modelStates(s);
@@ -249,45 +249,45 @@ TEST(theoryEstimate, EveryEntryHasADerivationLine) {
             EXPECT_FALSE(line.source.empty());
             sum += line.bytes;
         }
-        EXPECT_EQ(sum, ms.perRank.total()) << strategyName(st);
+        EXPECT_EQ(sum, ms.perRank.total()) << plan::strategyName(st);
     }
-    const ModelStates z2 = modelStates(bare(Strategy::Zero2, kPsi, 8));
+    const ModelStates z2 = modelStates(bare(plan::Strategy::Zero2, kPsi, 8));
     EXPECT_NE(z2.lines.front().source.find("§5.2"), std::string::npos);
 }
 
 TEST(theoryEstimate, ValidationNamesTheField) {
-    EXPECT_EQ(fieldOf(bare(Strategy::Ddp, kPsi, 0)), InputField::Ranks);
-    EXPECT_EQ(fieldOf(bare(Strategy::Ddp, 0, 4)), InputField::Params);
-    EXPECT_EQ(fieldOf(bare(Strategy::Ddp, (std::uint64_t{1} << 53) + 1, 4)), InputField::Params);
-    Scenario hybrid = bare(Strategy::FsdpHybridShard, kPsi, 4);
+    EXPECT_EQ(fieldOf(bare(plan::Strategy::Ddp, kPsi, 0)), InputField::Ranks);
+    EXPECT_EQ(fieldOf(bare(plan::Strategy::Ddp, 0, 4)), InputField::Params);
+    EXPECT_EQ(fieldOf(bare(plan::Strategy::Ddp, (std::uint64_t{1} << 53) + 1, 4)), InputField::Params);
+    Scenario hybrid = bare(plan::Strategy::FsdpHybridShard, kPsi, 4);
     hybrid.knobs.hybridGroupSize = 3;
     EXPECT_EQ(fieldOf(hybrid), InputField::HybridGroup);
     hybrid.knobs.hybridGroupSize = 0;
     EXPECT_EQ(fieldOf(hybrid), InputField::HybridGroup);
-    Scenario custom = bare(Strategy::Ddp, kPsi, 4);
-    custom.precision = {PrecisionKind::Custom, 65};
+    Scenario custom = bare(plan::Strategy::Ddp, kPsi, 4);
+    custom.precision = {plan::PrecisionKind::Custom, 65};
     EXPECT_EQ(fieldOf(custom), InputField::OptimizerBytes);
-    Scenario badShape = shaped(Strategy::Zero3, 4, GptShape{2, 10, 3, 100, 16});
+    Scenario badShape = shaped(plan::Strategy::Zero3, 4, plan::GptShape{2, 10, 3, 100, 16});
     EXPECT_NE(messageOf(badShape).find("heads"), std::string::npos);
     EXPECT_EQ(fieldOf(badShape), InputField::ModelShape);
     // Every block is a unit; absurd layer counts are refused before any unit list is built.
-    Scenario manyUnits = shaped(Strategy::Zero3, 1 << 30, GptShape{100'000'000, 8, 1, 8, 8});
+    Scenario manyUnits = shaped(plan::Strategy::Zero3, 1 << 30, plan::GptShape{100'000'000, 8, 1, 8, 8});
     EXPECT_NE(messageOf(manyUnits).find("layers"), std::string::npos);
-    Scenario fine = shaped(Strategy::Zero3, 4);
+    Scenario fine = shaped(plan::Strategy::Zero3, 4);
     EXPECT_EQ(messageOf(fine), "");
 }
 
 // The closed form (the ZeRO paper's view): states + gathered units + a gradient + a bucket. A
 // shaped scenario's peak is the dry run's (tests/unit/predict_test.cpp).
 TEST(theoryEstimate, ClosedFormPeakAddsThePapersTerms) {
-    const PeakPrediction ddp = closedFormPeak(bare(Strategy::Ddp, kPsi, 8));
+    const PeakPrediction ddp = closedFormPeak(bare(plan::Strategy::Ddp, kPsi, 8));
     EXPECT_EQ(ddp.bucketBytes, 25ull << 20);
     EXPECT_EQ(ddp.gatheredBytes, 0u);
     EXPECT_EQ(ddp.activationBytes, 0u);
     EXPECT_FALSE(ddp.notes.empty());
-    EXPECT_EQ(ddp.peakBytes, modelStates(bare(Strategy::Ddp, kPsi, 8)).perRank.tier(Tier::Device) + (25ull << 20));
+    EXPECT_EQ(ddp.peakBytes, modelStates(bare(plan::Strategy::Ddp, kPsi, 8)).perRank.tier(Tier::Device) + (25ull << 20));
 
-    const Scenario zero3 = bare(Strategy::Zero3, kPsi, 8);
+    const Scenario zero3 = bare(plan::Strategy::Zero3, kPsi, 8);
     const PeakPrediction z = closedFormPeak(zero3);
     EXPECT_EQ(z.gatheredBytes, gatheredBytesBound(zero3));
     EXPECT_EQ(z.gatheredBytes, kPsi * 2) << "one unit: the whole model, gathered once";
@@ -300,18 +300,18 @@ TEST(theoryEstimate, ClosedFormPeakAddsThePapersTerms) {
 // param_full in flight: the largest gathered unit × the pass's window (1 + prefetch, capped by
 // the FSDP in-flight limit and the unit count); nothing where params stay gathered.
 TEST(theoryEstimate, GatheredBytesBound) {
-    Scenario s = shaped(Strategy::Zero3, 8);
+    Scenario s = shaped(plan::Strategy::Zero3, 8);
     const std::uint64_t largestPadded = 72192; // embedding 1000·64 + 128·64, already a multiple of 8
     EXPECT_EQ(gatheredBytesBound(s), largestPadded * 2 * 2);
     s.knobs.prefetchDepth = 0;
     EXPECT_EQ(gatheredBytesBound(s), largestPadded * 2);
     s.knobs.prefetchDepth = 100;
     EXPECT_EQ(gatheredBytesBound(s), largestPadded * 2 * 6) << "4 blocks + embedding + head";
-    s.strategy = Strategy::FsdpFullShard;
+    s.strategy = plan::Strategy::FsdpFullShard;
     s.knobs.maxInflightAllGathers = 3;
     EXPECT_EQ(gatheredBytesBound(s), largestPadded * 2 * 3);
-    EXPECT_EQ(gatheredBytesBound(shaped(Strategy::Zero2, 8)), 0u);
-    EXPECT_EQ(gatheredBytesBound(shaped(Strategy::FsdpShardGradOp, 8)), 0u);
+    EXPECT_EQ(gatheredBytesBound(shaped(plan::Strategy::Zero2, 8)), 0u);
+    EXPECT_EQ(gatheredBytesBound(shaped(plan::Strategy::FsdpShardGradOp, 8)), 0u);
 }
 
 } // namespace

@@ -77,8 +77,9 @@ TEST(theoryZeroPaper, BaselineIs16PsiAndStagesAgreeAtOneRank) {
     EXPECT_THROW(zeroPaperBytes(7.5e9, 4, 4), Error);
 }
 
-Strategy stageStrategy(int stage) {
-    constexpr Strategy kByStage[] = {Strategy::Ddp, Strategy::Zero1, Strategy::Zero2, Strategy::Zero3};
+plan::Strategy stageStrategy(int stage) {
+    constexpr plan::Strategy kByStage[] = {plan::Strategy::Ddp, plan::Strategy::Zero1, plan::Strategy::Zero2,
+                                           plan::Strategy::Zero3};
     return kByStage[stage];
 }
 

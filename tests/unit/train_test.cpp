@@ -22,7 +22,7 @@
 namespace shardscope {
 namespace {
 
-using theory::PrecisionKind;
+using plan::PrecisionKind;
 
 struct TrainingRun {
     std::vector<double> losses;
@@ -140,7 +140,7 @@ public:
     }
     std::vector<std::string> calls;
     std::string name() const override { return "recording"; }
-    const std::vector<model::UnitLayout>& units() const override { return inner->units(); }
+    const std::vector<plan::UnitLayout>& units() const override { return inner->units(); }
     comm::Communicator& world() override { return inner->world(); }
     int dataRank() const override { return 0; }
     int dataRanks() const override { return 1; }

@@ -6,12 +6,12 @@
 
 #include "core/error.h"
 #include "plan/policy.h"
+#include "plan/shape.h"
 #include "predict/predict.h"
-#include "theory/shape.h"
 
 namespace shardscope::widgets {
 
-using theory::Strategy;
+using plan::Strategy;
 
 namespace {
 
@@ -77,7 +77,7 @@ StrategyAtN atNFor(const CalculatorInput& in, Strategy s) {
 std::uint64_t largestUnit(const CalculatorInput& in) {
     if (!in.shape) return 0;
     std::uint64_t largest = 0;
-    for (const auto& u : theory::unitParams(*in.shape)) largest = std::max(largest, u.params);
+    for (const auto& u : plan::unitParams(*in.shape)) largest = std::max(largest, u.params);
     return largest;
 }
 
@@ -96,7 +96,7 @@ DeepSpeedComparison deepspeedFor(const CalculatorInput& in, std::uint64_t paramC
         d.rows = d.zero3 ? theory::deepspeedZero3AllLive(ds) : theory::deepspeedZero2AllLive(ds);
         for (const auto& row : d.rows) {
             CalculatorInput mine = in;
-            mine.precision = theory::Precision{theory::PrecisionKind::MixedFp16, 12};
+            mine.precision = plan::Precision{plan::PrecisionKind::MixedFp16, 12};
             mine.offload.optimizer = row.offloadOptimizer ? Tier::Host : Tier::Device;
             mine.offload.param = row.offloadParam ? Tier::Host : Tier::Device;
             const auto sc = scenarioFor(mine, d.zero3 ? Strategy::Zero3 : Strategy::Zero2, d.totalGpus);
@@ -155,7 +155,7 @@ std::shared_ptr<const CalculatorResult> computeCalculator(const CalculatorInput&
     r->sweepRanks = sweepRanks(in.ranks);
     // DDP may reject the input's offload; then the chart simply has no limit lines.
     (void)guarded([&] { r->limits = limitsFor(in); });
-    for (Strategy s : theory::allStrategies()) {
+    for (Strategy s : plan::allStrategies()) {
         r->series.push_back(seriesFor(in, s, r->sweepRanks));
         r->atN.push_back(atNFor(in, s));
     }

@@ -13,14 +13,14 @@
 namespace shardscope::widgets {
 
 struct CalculatorInput {
-    std::optional<theory::GptShape> shape; // preset with a shape
+    std::optional<plan::GptShape> shape; // preset with a shape
     std::uint64_t params = 0;              // bare parameter count when shape is empty
     QString paramsError;                   // the form could not parse the count (shown as is)
-    theory::Strategy strategy = theory::Strategy::Zero3;
+    plan::Strategy strategy = plan::Strategy::Zero3;
     int ranks = 64;
     int hybridGroupSize = 8;
-    theory::Precision precision{};
-    theory::Offload offload{};
+    plan::Precision precision{};
+    plan::Offload offload{};
     int gpusPerNode = 8; // DeepSpeed estimator inputs
     int nodes = 8;
 };
@@ -30,7 +30,7 @@ struct ScalingPoint {
     double deviceBytes = 0; // model states per rank on the device tier
 };
 struct StrategySeries {
-    theory::Strategy strategy;
+    plan::Strategy strategy;
     std::vector<ScalingPoint> points; // sweep ranks where the scenario is valid
 };
 
@@ -44,7 +44,7 @@ struct ScalingLimits {
 };
 
 struct StrategyAtN {
-    theory::Strategy strategy;
+    plan::Strategy strategy;
     std::optional<ByteTable> perRank; // empty when this strategy is invalid at N
     QString invalidReason;
 };
@@ -77,7 +77,7 @@ std::vector<int> sweepRanks(int chosen);
 
 // The scenario the engine sees for a strategy at a rank count: the input's model, precision and
 // offload, with param offload dropped for strategies that never shard params.
-theory::Scenario scenarioFor(const CalculatorInput& in, theory::Strategy s, int ranks);
+theory::Scenario scenarioFor(const CalculatorInput& in, plan::Strategy s, int ranks);
 
 std::shared_ptr<const CalculatorResult> computeCalculator(const CalculatorInput& in);
 

@@ -17,8 +17,8 @@
 
 namespace shardscope::widgets {
 
-using theory::PrecisionKind;
-using theory::Strategy;
+using plan::PrecisionKind;
+using plan::Strategy;
 
 namespace {
 
@@ -88,7 +88,7 @@ void CalculatorInputs::buildWidgets() {
     ranksSpin_->setRange(1, 4096);
     ranksSpin_->setValue(64);
     strategyCombo_ = make(new QComboBox(this), "strategyCombo");
-    for (Strategy s : theory::allStrategies()) strategyCombo_->addItem(QString(), static_cast<int>(s));
+    for (Strategy s : plan::allStrategies()) strategyCombo_->addItem(QString(), static_cast<int>(s));
     strategyCombo_->setCurrentIndex(strategyCombo_->findData(static_cast<int>(Strategy::Zero3)));
     hybridSpin_ = make(new QSpinBox(this), "hybridGroupSpin");
     hybridSpin_->setRange(1, 4096);
@@ -138,7 +138,7 @@ const ModelPreset* CalculatorInputs::currentPreset() const {
 
 void CalculatorInputs::onPresetChanged() {
     if (const ModelPreset* p = currentPreset()) {
-        const std::uint64_t psi = p->shape ? theory::paramCount(*p->shape) : p->params;
+        const std::uint64_t psi = p->shape ? plan::paramCount(*p->shape) : p->params;
         paramsEdit_->setText(QString::number(psi));
     }
     updateEnabled();
@@ -208,7 +208,7 @@ void CalculatorInputs::retranslateUi() {
         const auto& s = *p->shape;
         shapeLabel_->setText(tr("%1 layers · d_model %2 · %3 heads · vocab %4 · seq %5 (%6 params)")
                                  .arg(s.layers).arg(s.dModel).arg(s.heads).arg(s.vocab).arg(s.seqLen)
-                                 .arg(formatCount(static_cast<double>(theory::paramCount(s)))));
+                                 .arg(formatCount(static_cast<double>(plan::paramCount(s)))));
     } else {
         shapeLabel_->setText(tr("Bare parameter count: one flat buffer, no per-unit padding"));
     }

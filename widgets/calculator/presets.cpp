@@ -17,7 +17,7 @@ std::optional<ModelPreset> parsePreset(const QJsonObject& o) {
     for (auto it = names.begin(); it != names.end(); ++it) p.names.insert(it.key(), it.value().toString());
     if (o.contains(QStringLiteral("shape"))) {
         const QJsonObject s = o.value(QStringLiteral("shape")).toObject();
-        theory::GptShape shape;
+        plan::GptShape shape;
         shape.layers = s.value(QStringLiteral("layers")).toInteger();
         shape.dModel = s.value(QStringLiteral("d_model")).toInteger();
         shape.heads = s.value(QStringLiteral("heads")).toInteger();

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "theory/shape.h"
+#include "plan/shape.h"
 
 namespace shardscope::widgets {
 
@@ -15,7 +15,7 @@ struct ModelPreset {
     QMap<QString, QString> names;  // other UI languages ("zh_CN" → name), from the JSON
     // The name in `language` (e.g. QLocale().name()), falling back to English.
     QString displayName(const QString& language) const { return names.value(language, name); }
-    std::optional<theory::GptShape> shape; // GPT shape: padding and largest unit derived
+    std::optional<plan::GptShape> shape; // GPT shape: padding and largest unit derived
     std::uint64_t params = 0;              // bare count when shape is empty
 };
 

@@ -13,7 +13,7 @@
 
 namespace shardscope::widgets {
 
-using theory::Strategy;
+using plan::Strategy;
 
 namespace {
 

@@ -22,7 +22,7 @@ public:
 
     QCustomPlot* plot() const { return plot_; }
     // The curve of a strategy (nullptr when absent) and the chosen-N marker, for tests.
-    QCPGraph* graphFor(theory::Strategy s) const;
+    QCPGraph* graphFor(plan::Strategy s) const;
     QPointF markerPosition() const;
 
 protected:

@@ -41,8 +41,8 @@ QString spanKindLabel(replay::SpanKind k) {
     return {};
 }
 
-QString strategyStory(theory::Strategy s, int ranks, int hybridGroup) {
-    using theory::Strategy;
+QString strategyStory(plan::Strategy s, int ranks, int hybridGroup) {
+    using plan::Strategy;
     switch (s) {
     case Strategy::Ddp:
         return QCoreApplication::translate("RunLabels", "DDP: every rank keeps the whole model — parameters, gradients and optimizer state — and all-reduces gradients.");
@@ -62,7 +62,7 @@ QString strategyStory(theory::Strategy s, int ranks, int hybridGroup) {
     return {};
 }
 
-std::optional<theory::Strategy> strategyFromName(const std::string& name) { return theory::parseStrategy(name); }
+std::optional<plan::Strategy> strategyFromName(const std::string& name) { return plan::parseStrategy(name); }
 
 QString failureWhen(std::int64_t protocolStep) {
     if (protocolStep < 0) return QCoreApplication::translate("RunLabels", "during setup");

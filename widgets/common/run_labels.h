@@ -6,8 +6,8 @@
 #include <string>
 
 #include "core/event.h"
+#include "plan/strategy.h"
 #include "replay/timeline_index.h"
-#include "theory/policy.h"
 
 namespace shardscope::widgets {
 
@@ -15,8 +15,8 @@ QString phaseLabel(Phase p);             // "forward", "backward", …
 QString collectiveLabel(CollectiveOp c); // "all-gather", "reduce-scatter", …
 QString spanKindLabel(replay::SpanKind k); // a phase, a collective, or "gathered parameters"
 // What this strategy shards and what it gathers, in one sentence for newcomers.
-QString strategyStory(theory::Strategy s, int ranks, int hybridGroup);
-std::optional<theory::Strategy> strategyFromName(const std::string& name);
+QString strategyStory(plan::Strategy s, int ranks, int hybridGroup);
+std::optional<plan::Strategy> strategyFromName(const std::string& name);
 // Where a failure happened, for people: protocol steps count from 0 (−1 = setup), the CLI's
 // and the worker's messages count from 1 — so "in step 3" means the same step everywhere.
 QString failureWhen(std::int64_t protocolStep);

@@ -4,8 +4,8 @@
 
 namespace shardscope::widgets {
 
-using theory::PrecisionKind;
-using theory::Strategy;
+using plan::PrecisionKind;
+using plan::Strategy;
 
 QString strategyLabel(Strategy s) {
     switch (s) {

@@ -2,13 +2,13 @@
 // Translated display names for the theory engine's enums (the engine keeps its CLI names).
 #include <QString>
 
-#include "theory/policy.h"
+#include "plan/strategy.h"
 
 namespace shardscope::widgets {
 
-QString strategyLabel(theory::Strategy s);
+QString strategyLabel(plan::Strategy s);
 // Short form for chart legends and bar labels, e.g. "FSDP grad-op".
-QString strategyShortLabel(theory::Strategy s);
-QString precisionLabel(theory::PrecisionKind k);
+QString strategyShortLabel(plan::Strategy s);
+QString precisionLabel(plan::PrecisionKind k);
 
 } // namespace shardscope::widgets

@@ -12,7 +12,7 @@
 #include "compare/compare_runner.h"
 #include "compare/compare_view.h"
 #include "core/error.h"
-#include "theory/policy.h"
+#include "plan/strategy.h"
 
 namespace shardscope::widgets {
 
@@ -45,7 +45,7 @@ void ComparePage::merge(std::vector<report::RunReport> runs) {
         else all.push_back(std::move(r));
     }
     const auto rank = [](const report::RunReport& r) {
-        const auto s = theory::parseStrategy(r.strategy);
+        const auto s = plan::parseStrategy(r.strategy);
         return s ? static_cast<int>(*s) : 100;
     };
     std::stable_sort(all.begin(), all.end(), [&rank](const report::RunReport& a, const report::RunReport& b) { return rank(a) < rank(b); });

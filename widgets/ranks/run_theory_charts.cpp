@@ -15,7 +15,7 @@
 namespace shardscope::widgets {
 namespace {
 
-using theory::Strategy;
+using plan::Strategy;
 
 class TimesLogTicker : public QCPAxisTickerLog {
 protected:
@@ -46,7 +46,7 @@ std::optional<theory::Scenario> scenarioFor(const replay::RunInfo& info, Strateg
     else return std::nullopt;
     sc.strategy = s;
     sc.ranks = ranks;
-    sc.precision.kind = info.precision == "fp32" ? theory::PrecisionKind::Fp32 : theory::PrecisionKind::MixedBf16;
+    sc.precision.kind = info.precision == "fp32" ? plan::PrecisionKind::Fp32 : plan::PrecisionKind::MixedBf16;
     return sc;
 }
 

@@ -20,7 +20,7 @@
 namespace shardscope::widgets {
 namespace {
 
-using theory::Strategy;
+using plan::Strategy;
 
 // A spin box over the run configuration's own range for `field` (runconfig::kLimits).
 int limitMax(runconfig::Field field, int cap = INT_MAX) {
@@ -146,9 +146,9 @@ void RunConfigPanel::fillCombos() {
         model_->addItem(id, id);
         model_->setItemData(model_->count() - 1, QString::fromStdString(p.description), Qt::ToolTipRole);
     }
-    for (Strategy s : theory::allStrategies()) strategy_->addItem(QString(), static_cast<int>(s));
-    precision_->addItem(QString(), static_cast<int>(theory::PrecisionKind::MixedBf16));
-    precision_->addItem(QString(), static_cast<int>(theory::PrecisionKind::Fp32));
+    for (Strategy s : plan::allStrategies()) strategy_->addItem(QString(), static_cast<int>(s));
+    precision_->addItem(QString(), static_cast<int>(plan::PrecisionKind::MixedBf16));
+    precision_->addItem(QString(), static_cast<int>(plan::PrecisionKind::Fp32));
     backend_->addItem(QString());
     backend_->addItem(QString());
     updateBackendItem();
@@ -189,7 +189,7 @@ RunRequest RunConfigPanel::request() const {
     r.gpu = backend_->currentIndex() == 1;
     r.threads = threads_->isChecked();
     r.strategy = static_cast<Strategy>(strategy_->currentData().toInt());
-    r.precision = static_cast<theory::PrecisionKind>(precision_->currentData().toInt());
+    r.precision = static_cast<plan::PrecisionKind>(precision_->currentData().toInt());
     r.checkpointing = checkpointing_->isChecked();
     r.steps = steps_->value();
     QString ignored;
@@ -290,7 +290,7 @@ void RunConfigPanel::updatePreview() {
         preview_->setText(tr("<b>Theory per rank</b>: model states %1 (DDP: %2, %3× less), predicted peak %4. Ψ = %5 parameters.")
                               .arg(formatDecimal(states), formatDecimal(ddp))
                               .arg(ddp / std::max(states, 1.0), 0, 'f', 2)
-                              .arg(formatDecimal(peak), formatCount(static_cast<double>(theory::paramCount(preset->shape)))));
+                              .arg(formatDecimal(peak), formatCount(static_cast<double>(plan::paramCount(preset->shape)))));
     } catch (const std::exception& e) {
         preview_->setText(tr("Theory cannot size this run: %1").arg(QString::fromStdString(e.what()).toHtmlEscaped()));
     }
@@ -320,7 +320,7 @@ void RunConfigPanel::retranslateUi() {
                             "shared memory; with the GPU backend they all share GPU 0. Needed for more ranks than GPUs."));
     for (int i = 0; i < strategy_->count(); ++i) strategy_->setItemText(i, strategyLabel(static_cast<Strategy>(strategy_->itemData(i).toInt())));
     for (int i = 0; i < precision_->count(); ++i)
-        precision_->setItemText(i, precisionLabel(static_cast<theory::PrecisionKind>(precision_->itemData(i).toInt())));
+        precision_->setItemText(i, precisionLabel(static_cast<plan::PrecisionKind>(precision_->itemData(i).toInt())));
     precisionLabel_->setText(tr("Precision"));
     checkpointing_->setText(tr("Activation checkpointing"));
     checkpointing_->setToolTip(tr("Keep only each block's input and recompute its activations in backward."));

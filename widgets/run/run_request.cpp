@@ -16,7 +16,7 @@ namespace {
 
 using runconfig::Code;
 using runconfig::Field;
-using theory::Strategy;
+using plan::Strategy;
 
 QString divisorsOf(std::int64_t n) {
     QStringList ds;
@@ -45,7 +45,7 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     if (r.microBatch > 0) c.preset.microBatch = r.microBatch;
     // Knobs are set only where the strategy reads them, so the worker's command line shows
     // exactly what the user changed.
-    theory::Knobs& k = c.knobs;
+    plan::Knobs& k = c.knobs;
     k.reduceBucketBytes = k.allGatherBucketBytes = r.bucketBytes;
     const plan::Policy policy = plan::policyFor(r.strategy);
     if (policy.usesPrefetch()) k.prefetchDepth = r.prefetch;

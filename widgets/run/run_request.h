@@ -35,8 +35,8 @@ struct RunRequest {
     // Ranks as threads of ONE worker process (--shared-device --ranks N), no mpirun: on the CPU
     // the shared-host communicators, on a GPU every rank shares GPU 0.
     bool threads = false;
-    theory::Strategy strategy = theory::Strategy::Zero3;
-    theory::PrecisionKind precision = theory::PrecisionKind::MixedBf16;
+    plan::Strategy strategy = plan::Strategy::Zero3;
+    plan::PrecisionKind precision = plan::PrecisionKind::MixedBf16;
     bool checkpointing = false;
     int steps = 10;
     std::optional<std::uint64_t> capacityBytes;
