@@ -5,7 +5,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTest>
-#include <qcustomplot.h>
+#include "common/qcustomplot.h"
 
 #include "calculator/calculator_page.h"
 #include "calculator/derivation_model.h"

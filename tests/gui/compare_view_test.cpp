@@ -5,7 +5,7 @@
 #include <QLabel>
 #include <QTemporaryDir>
 #include <QTest>
-#include <qcustomplot.h>
+#include "common/qcustomplot.h"
 
 #include "compare/compare_page.h"
 

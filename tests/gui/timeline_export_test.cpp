@@ -5,7 +5,7 @@
 #include <QImage>
 #include <QTemporaryDir>
 #include <QTest>
-#include <qcustomplot.h>
+#include "common/qcustomplot.h"
 
 #include "common/chart_export.h"
 #include "compare/compare_view.h"

@@ -9,7 +9,7 @@
 #include <QSaveFile>
 #include <QSettings>
 #include <QStackedWidget>
-#include <qcustomplot.h>
+#include "common/qcustomplot.h"
 
 #include "app/main_window.h"
 #include "common/chart_export.h"

@@ -4,7 +4,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
-#include <qcustomplot.h>
+#include "common/qcustomplot.h"
 
 #include "common/byte_format.h"
 #include "common/category_palette.h"

@@ -9,7 +9,7 @@
 #include <QSvgGenerator>
 #include <QWidget>
 #include <functional>
-#include <qcustomplot.h>
+#include "common/qcustomplot.h"
 
 namespace shardscope::widgets {
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 // The plot frame every run chart shares: a QCustomPlot filling its owner, a bold title row on
 // top, and tick labels in the app's byte units.
-#include <qcustomplot.h>
+#include "common/qcustomplot.h"
 
 class QWidget;
 

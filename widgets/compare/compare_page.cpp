@@ -7,7 +7,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <qcustomplot.h>
+#include "common/qcustomplot.h"
 
 #include "compare/compare_runner.h"
 #include "compare/compare_view.h"

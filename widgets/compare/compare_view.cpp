@@ -7,7 +7,7 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <qcustomplot.h>
+#include "common/qcustomplot.h"
 
 #include "common/plot_setup.h"
 

@@ -3,7 +3,7 @@
 #include <QEvent>
 #include <QVBoxLayout>
 #include <cmath>
-#include <qcustomplot.h>
+#include "common/qcustomplot.h"
 
 #include "common/byte_format.h"
 #include "common/category_palette.h"

@@ -2,7 +2,7 @@
 
 #include <QEvent>
 #include <QVBoxLayout>
-#include <qcustomplot.h>
+#include "common/qcustomplot.h"
 
 #include "common/byte_format.h"
 #include "common/category_palette.h"
