@@ -19,6 +19,16 @@ if(SHARDSCOPE_SANITIZE)
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
   target_link_options(shardscope_sanitizers INTERFACE -fsanitize=address,undefined)
 endif()
+# Fuzzing: everything instrumented for coverage and the sanitizers; only the fuzz targets link
+# libFuzzer's main (tests/fuzz).
+if(SHARDSCOPE_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "SHARDSCOPE_FUZZ needs clang (the fuzz preset sets clang++-14)")
+  endif()
+  target_compile_options(shardscope_sanitizers INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
+  target_link_options(shardscope_sanitizers INTERFACE -fsanitize=address,undefined)
+endif()
 target_link_libraries(shardscope_options INTERFACE shardscope_warnings shardscope_sanitizers)
 
 # shardscope_add_library(name SOURCES ... ) — one library per backend folder; includes are
