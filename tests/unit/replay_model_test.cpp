@@ -173,6 +173,25 @@ TEST(ReplayModel, stepsOutOfOrderAreRefused) {
     EXPECT_FALSE(formatErrorOf(huge).empty());
 }
 
+// A run recorded with --no-events has steps but no events: every query past the end clamps.
+TEST(ReplayModel, aRunWithoutEventsAnswersEveryQuery) {
+    std::string bytes;
+    protocol::writeHeader(bytes);
+    protocol::writeRecord(bytes, protocol::Handshake{0, 2, "{}"});
+    protocol::writeRecord(bytes, protocol::StepSummary{0, 1, 1});
+    protocol::writeRecord(bytes, protocol::StepSummary{1, 1, 1});
+    protocol::writeRecord(bytes, protocol::End{});
+    ReplayModel model;
+    load(model, bytes);
+    EXPECT_EQ(model.stepCount(), std::size_t{2});
+    EXPECT_EQ(model.eventCount(), std::uint64_t{0});
+    EXPECT_EQ(model.replayNsAt(5), std::uint64_t{0});
+    EXPECT_EQ(model.stateAt(5).size(), std::size_t{2});
+    ReplayCursor cursor(model);
+    cursor.moveTo(7);
+    EXPECT_EQ(cursor.index(), std::uint64_t{0});
+}
+
 TEST(ReplayModel, splitFeedingGivesTheSameSteps) {
     const std::string bytes = shardscope::testing::syntheticStream(SyntheticRun{});
     ReplayModel whole, bytewise;
