@@ -1,5 +1,6 @@
 // libFuzzer: a recording's bytes through the decoder AND the replay the GUI builds from them
-// (StreamAssembler → ReplayModel → ledger queries, a cursor and the replay clock). A malformed
+// (StreamAssembler → ReplayModel → ledger queries, a cursor, the replay clock, the timeline and
+// flow indexes, playback navigation and the plotted series). A malformed
 // stream may end in Error (the GUI shows it); anything else — a crash, a sanitizer report, another
 // exception type — is a finding.
 #include <cstddef>
@@ -8,8 +9,12 @@
 
 #include "core/error.h"
 #include "protocol/protocol.h"
+#include "replay/flow_state.h"
+#include "replay/playback_nav.h"
+#include "replay/rank_series.h"
 #include "replay/replay_model.h"
 #include "replay/stream_assembler.h"
+#include "replay/timeline_index.h"
 
 using namespace shardscope;
 
@@ -28,6 +33,24 @@ void query(const replay::ReplayModel& model) {
     cursor.moveTo(n / 2);
     cursor.moveTo(n);
     cursor.moveTo(1);
+    if (model.stepCount() == 0) return;
+    replay::TimelineIndex timeline;
+    timeline.reset(model.worldSize());
+    timeline.update(model);
+    (void)timeline.spanCount();
+    for (int rank = 0; rank < timeline.laneCount(); ++rank)
+        (void)timeline.spanAt(rank, replay::TimelineRow{}, timeline.endNs() / 2, 10);
+    replay::FlowIndex flows;
+    flows.reset(model.worldSize());
+    flows.update(model);
+    for (const std::uint64_t k : {std::uint64_t{0}, n / 2, n}) {
+        (void)replay::computeFlowState(model, flows, k);
+        for (const auto target : {replay::NavTarget::Event, replay::NavTarget::Unit, replay::NavTarget::Phase, replay::NavTarget::Step}) {
+            (void)replay::nextTarget(model, k, target, model.worldSize() - 1);
+            (void)replay::previousTarget(model, k, target, 0);
+        }
+    }
+    for (int rank = 0; rank < model.worldSize() && rank < 4; ++rank) (void)replay::rankSeries(model.step(0), rank, 64);
 }
 
 } // namespace

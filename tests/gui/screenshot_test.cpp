@@ -159,6 +159,9 @@ private Q_SLOTS:
             shardscope::protocol::writeRecord(cut, *r);
         }
         QTest::newRow("cut short") << QByteArray::fromStdString(cut) << QStringLiteral("ends before the run finished");
+        std::string older = golden.str();
+        older[8] = 1; // a recording from before checksums (protocol version 1)
+        QTest::newRow("older version") << QByteArray::fromStdString(older) << QStringLiteral("protocol version 1, but this build reads version 2");
         std::string huge;
         shardscope::protocol::writeHeader(huge);
         shardscope::protocol::writeRecord(huge, shardscope::protocol::Handshake{0, 1 << 24, "{}"});
