@@ -99,6 +99,12 @@ void StreamAssembler::onBatch(protocol::EventBatch&& b) {
     if (b.rank < 0 || b.rank >= worldSize_)
         inconsistent("an event batch names rank " + std::to_string(b.rank) + " in a run of " +
                      std::to_string(worldSize_) + " ranks");
+    // Units index the configuration's list where it has one (a run without one names none).
+    const std::size_t units = info_->units.size();
+    for (const Event& e : b.events)
+        if (units > 0 && e.unit != kNoUnit && (e.unit < 0 || static_cast<std::size_t>(e.unit) >= units))
+            inconsistent("rank " + std::to_string(b.rank) + " sent an event for unit " + std::to_string(e.unit) +
+                         " of a model with " + std::to_string(units) + " units");
     auto& into = pending_[static_cast<std::size_t>(b.rank)];
     for (Event& e : b.events) {
         e.rank = b.rank; // the batch's rank is authoritative: the ledger of that rank changes

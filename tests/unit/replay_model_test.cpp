@@ -158,6 +158,16 @@ TEST(ReplayModel, replayMemoryStaysProportionalToTheStream) {
     EXPECT_NE(why.find("MiB of replay state"), std::string::npos) << why;
 }
 
+TEST(ReplayModel, eventsForUnitsTheModelDoesNotHaveAreRefused) {
+    std::string bytes;
+    protocol::writeHeader(bytes);
+    protocol::writeRecord(bytes, protocol::Handshake{0, SyntheticRun{}.ranks, shardscope::testing::syntheticConfig(SyntheticRun{})});
+    Event e;
+    e.unit = 4; // the synthetic model has units 0–3
+    protocol::writeRecord(bytes, protocol::EventBatch{0, {e}});
+    EXPECT_NE(formatErrorOf(bytes).find("unit 4 of a model with 4 units"), std::string::npos) << formatErrorOf(bytes);
+}
+
 TEST(ReplayModel, stepsOutOfOrderAreRefused) {
     std::string bytes;
     protocol::writeHeader(bytes);
