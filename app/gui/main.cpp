@@ -38,6 +38,7 @@ void batchMessageFilter(QtMsgType type, const QMessageLogContext& context, const
             return;
     }
     if (qtHandler) qtHandler(type, context, message);
+    else std::fprintf(stderr, "%s\n", qPrintable(qFormatLogMessage(type, context, message)));
 }
 
 // --open takes regular files only: a FIFO or a device would block the window (or the batch
