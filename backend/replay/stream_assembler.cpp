@@ -68,6 +68,7 @@ void StreamAssembler::consume(protocol::Record record) {
         flushPartialStep();
         // The message is the file's text: shown, never interpreted (escaped, capped).
         out_.failures.push_back({f->rank, f->step, protocol::printableText(f->message)});
+        ended_ = true;
     } else {
         flushPartialStep();
         out_.ended = true;

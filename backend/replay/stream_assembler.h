@@ -43,7 +43,8 @@ public:
     bool hasRunInfo() const { return info_ != nullptr; }
     std::int64_t lastStep() const { return lastStep_; }
     std::uint64_t eventsSeen() const { return nextEvent_; }
-    // An End record arrived: the stream is complete (a recording without one was cut short).
+    // The stream said how the run ended (an End or a Failure record); a recording with neither
+    // was cut short.
     bool ended() const { return ended_; }
 
     // Ledger snapshots are taken every this many events of a step (more ranks: sparser, so a
