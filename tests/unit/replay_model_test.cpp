@@ -168,6 +168,20 @@ TEST(ReplayModel, eventsForUnitsTheModelDoesNotHaveAreRefused) {
     EXPECT_NE(formatErrorOf(bytes).find("unit 4 of a model with 4 units"), std::string::npos) << formatErrorOf(bytes);
 }
 
+// A failure message is the file's text: shown escaped and capped, never interpreted.
+TEST(ReplayModel, failureTextIsEscapedAndCapped) {
+    StreamAssembler a;
+    a.consume(protocol::Handshake{0, 1, "{}"});
+    a.consume(protocol::Failure{0, 0, "rank 0: \x1b[2J<b>gone</b>\n" + std::string(10000, 'x')});
+    const auto out = a.take();
+    ASSERT_EQ(out.failures.size(), std::size_t{1});
+    const std::string& m = out.failures[0].message;
+    EXPECT_EQ(m.rfind("rank 0: \\x1b[2J<b>gone</b>\\n", 0), std::size_t{0}) << m;
+    EXPECT_EQ(m.find('\x1b'), std::string::npos);
+    EXPECT_LT(m.size(), std::size_t{2100});
+    EXPECT_TRUE(a.ended());
+}
+
 TEST(ReplayModel, stepsOutOfOrderAreRefused) {
     std::string bytes;
     protocol::writeHeader(bytes);
