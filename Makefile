@@ -4,7 +4,9 @@ JOBS   ?= $(shell nproc)
 PRESET ?= default
 BUILD  := $(if $(filter default,$(PRESET)),build,build-$(PRESET))
 
-.PHONY: all deps configure build run test test-asan bench format translations clean
+FUZZ_SECONDS ?= 300
+
+.PHONY: all deps configure build run test test-asan fuzz ci bench format translations clean
 
 all: build
 
@@ -29,6 +31,16 @@ test: build
 test-asan:
 	@$(MAKE) --no-print-directory test PRESET=asan
 
+# libFuzzer targets (tests/fuzz), each for FUZZ_SECONDS; fails on any crash or sanitizer report.
+fuzz: deps
+	@bash tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+# What CI runs (.ci/run): the Release suite, the ASan + UBSan suite, a short fuzz run per target.
+ci:
+	@$(MAKE) --no-print-directory test
+	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60
+
 bench: build
 	@bash scripts/run-bench.sh $(BUILD)
 
@@ -39,4 +51,4 @@ format:
 	@git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
 
 clean:
-	rm -rf build build-asan build-debug build-worker
+	rm -rf build build-asan build-debug build-worker build-fuzz

@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth fonts-noto-cjk fonts-dejavu-core
+  clang-14 libclang-rt-14-dev   # make fuzz: libFuzzer with ASan/UBSan (the fuzz preset)
 )
 
 missing=()

@@ -5,6 +5,9 @@
 #include <QCommandLineParser>
 #include <QTimer>
 #include <cstdio>
+#include <cstdint>
+#include <limits>
+#include <unistd.h>
 
 #include "app/batch_capture.h"
 #include "app/main_window.h"
@@ -12,6 +15,8 @@
 #include "app/screenshot.h"
 #include "common/language.h"
 #include "compare/compare_page.h"
+#include "core/error.h"
+#include "core/user_files.h"
 #include "ranks/ranks_page.h"
 #include "timeline/timeline_page.h"
 
@@ -23,8 +28,34 @@ int fail(const QString& message) {
     return 2;
 }
 
+// Batch mode's stderr is its one line: Qt's chatter that says nothing about the result (libpng's
+// warnings about a profile in an icon, the offscreen platform's propagateSizeHints notice) is
+// dropped; every other message goes to Qt's own handler.
+QtMessageHandler qtHandler = nullptr;
+void batchMessageFilter(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+    if (type == QtDebugMsg || type == QtInfoMsg || type == QtWarningMsg) {
+        if (message.startsWith(QLatin1String("libpng warning")) || message.contains(QLatin1String("propagateSizeHints")))
+            return;
+    }
+    if (qtHandler) qtHandler(type, context, message);
+    else std::fprintf(stderr, "%s\n", qPrintable(qFormatLogMessage(type, context, message)));
+}
+
+// --open takes regular files only: a FIFO or a device would block the window (or the batch
+// run) in open() before anything could say why.
+QString openablePathError(const QString& path) {
+    try {
+        const auto [fd, size] = shardscope::openInputFile(path.toStdString(), "--open", 0, std::numeric_limits<std::uint64_t>::max());
+        (void)size;
+        ::close(fd);
+    } catch (const shardscope::Error& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
 struct Options {
-    QCommandLineOption screenshot{QStringLiteral("screenshot"), QApplication::translate("main", "Render the window to a PNG and exit."),
+    QCommandLineOption screenshot{QStringLiteral("screenshot"), QApplication::translate("main", "Render the window to an image (.png, .jpg or .bmp) and exit."),
                                   QStringLiteral("FILE")};
     QCommandLineOption view{QStringLiteral("view"), QApplication::translate("main", "Page to show: ranks, timeline, flows, compare or calculator."),
                             QStringLiteral("VIEW"), QStringLiteral("ranks")};
@@ -41,6 +72,12 @@ struct Options {
 } // namespace
 
 int main(int argc, char** argv) {
+    // Installed before QApplication so the platform plugin's own start-up notices are filtered.
+    for (int i = 1; i < argc; ++i)
+        if (QByteArray(argv[i]) == "--screenshot" || QByteArray(argv[i]).startsWith("--screenshot=")) {
+            qtHandler = qInstallMessageHandler(batchMessageFilter);
+            break;
+        }
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("shardscope"));
     QApplication::setApplicationVersion(QStringLiteral(SHARDSCOPE_VERSION));
@@ -63,6 +100,11 @@ int main(int argc, char** argv) {
                         .arg(shardscope::widgets::kMaxSteps).arg(parser.value(o.afterSteps)));
     if (parser.isSet(o.runDefault) && parser.isSet(o.open))
         return fail(QApplication::translate("main", "--run-default and --open cannot be combined"));
+    if (parser.isSet(o.open))
+        if (const QString error = openablePathError(parser.value(o.open)); !error.isEmpty()) return fail(error);
+    if (parser.isSet(o.screenshot))
+        if (const QString error = shardscope::widgets::screenshotFormatError(parser.value(o.screenshot)); !error.isEmpty())
+            return fail(error);
 
     shardscope::widgets::LanguageManager language;
     const QString code = parser.isSet(o.lang) ? parser.value(o.lang) : shardscope::widgets::LanguageManager::systemDefault();

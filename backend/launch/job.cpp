@@ -389,7 +389,7 @@ JobEnding Job::run(const std::vector<std::string>& argv,
                         else if (auto* f = std::get_if<protocol::Failure>(&*record); f && !evidence.failureRank) {
                             evidence.failureRank = f->rank;
                             evidence.failureStep = f->step;
-                            evidence.failureMessage = f->message;
+                            evidence.failureMessage = protocol::printableText(f->message); // shown, never interpreted
                             failureAt = std::chrono::steady_clock::now();
                             takeProgress();
                         }

@@ -1,5 +1,6 @@
 #include "protocol/protocol.h"
 
+#include <array>
 #include <bit>
 #include <cstring>
 #include <fstream>
@@ -21,7 +22,30 @@ static_assert(fitsU8<EventKind>(kEventKindCount) && fitsU8<Category>(kCategoryCo
               fitsU8<Tier>(kTierCount) && fitsU8<Phase>(kPhaseCount) &&
               fitsU8<CollectiveOp>(kCollectiveOpCount));
 // Version 1's event layout; a different size means a changed layout and a new kProtocolVersion.
-static_assert(kEventBytes == 41 && kProtocolVersion == 1, "event layout changed: bump kProtocolVersion");
+static_assert(kEventBytes == 41 && kProtocolVersion == 2, "event layout changed: bump kProtocolVersion");
+
+constexpr std::array<std::uint32_t, 256> crcTable() {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+        std::uint32_t c = i;
+        for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        t[i] = c;
+    }
+    return t;
+}
+constexpr std::array<std::uint32_t, 256> kCrcTable = crcTable();
+
+const char* recordName(std::uint8_t type) {
+    switch (static_cast<RecordType>(type)) {
+    case RecordType::Handshake: return "handshake";
+    case RecordType::EventBatch: return "event batch";
+    case RecordType::StepSummary: return "step summary";
+    case RecordType::Report: return "report";
+    case RecordType::Failure: return "failure";
+    case RecordType::End: return "end";
+    }
+    return "unknown";
+}
 
 [[noreturn]] void malformed(const std::string& what) { throw Error(ErrorKind::Format, what); }
 
@@ -141,7 +165,10 @@ Record decodePayload(RecordType type, std::string_view payload) {
         Reader r(payload, "handshake");
         Handshake h{r.get<std::int32_t>(), r.get<std::int32_t>(), r.getString()};
         r.finish();
-        if (h.worldSize < 1 || h.rank < 0 || h.rank >= h.worldSize)
+        if (h.worldSize < 1 || h.worldSize > kMaxWorldSize)
+            malformed("handshake names world size " + std::to_string(h.worldSize) + " (readers accept 1 to " +
+                      std::to_string(kMaxWorldSize) + ")");
+        if (h.rank < 0 || h.rank >= h.worldSize)
             malformed("handshake names rank " + std::to_string(h.rank) + " of world size " +
                       std::to_string(h.worldSize));
         return h;
@@ -186,6 +213,43 @@ Record decodePayload(RecordType type, std::string_view payload) {
 
 } // namespace
 
+std::uint32_t crc32c(std::string_view bytes, std::uint32_t crc) {
+    crc = ~crc;
+    for (const char c : bytes) crc = kCrcTable[(crc ^ static_cast<std::uint8_t>(c)) & 0xffu] ^ (crc >> 8);
+    return ~crc;
+}
+
+std::string printableText(std::string_view text, std::size_t maxChars) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < text.size(); ++chars) {
+        if (chars == maxChars) {
+            out += "…";
+            break;
+        }
+        const auto c = static_cast<unsigned char>(text[i]);
+        // A whole UTF-8 sequence passes as one character; a broken one is escaped byte by byte.
+        const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        bool valid = len > 0 && i + len <= text.size();
+        for (std::size_t k = 1; valid && k < len; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+        if (valid && len > 1) {
+            out.append(text.substr(i, len));
+            i += len;
+        } else if (valid && c >= 0x20 && c != 0x7f) {
+            out += static_cast<char>(c);
+            ++i;
+        } else {
+            if (c == '\n') out += "\\n";
+            else if (c == '\t') out += "\\t";
+            else if (c == '\r') out += "\\r";
+            else out += std::string("\\x") + kHex[c >> 4] + kHex[c & 0xf];
+            ++i;
+        }
+    }
+    return out;
+}
+
 void writeHeader(std::string& out) {
     out.append(kMagic);
     put<std::uint32_t>(out, kProtocolVersion);
@@ -197,8 +261,10 @@ void writeRecord(std::string& out, const Record& record) {
     if (payload.size() > kMaxRecordBytes)
         throw Error(ErrorKind::Internal, "record of " + std::to_string(payload.size()) +
                                              " bytes exceeds the protocol's limit");
+    const auto type = static_cast<std::uint8_t>(typeOf(record));
     put<std::uint32_t>(out, static_cast<std::uint32_t>(payload.size()));
-    put<std::uint8_t>(out, static_cast<std::uint8_t>(typeOf(record)));
+    put<std::uint8_t>(out, type);
+    put<std::uint32_t>(out, crc32c(payload, crc32c(std::string_view(reinterpret_cast<const char*>(&type), 1))));
     out.append(payload);
 }
 
@@ -212,6 +278,7 @@ void StreamDecoder::feed(std::string_view bytes) {
     // Compact lazily so a long stream doesn't keep every byte it ever saw.
     if (offset_ > 0 && offset_ * 2 > buffer_.size()) {
         buffer_.erase(0, offset_);
+        consumed_ += offset_;
         offset_ = 0;
     }
     buffer_.append(bytes.data(), bytes.size());
@@ -226,8 +293,8 @@ void StreamDecoder::readHeader() {
     std::uint32_t version = 0;
     std::memcpy(&version, avail.data() + kMagic.size(), sizeof version);
     if (version != kProtocolVersion)
-        malformed("protocol version " + std::to_string(version) + ", but this build reads version " +
-                  std::to_string(kProtocolVersion));
+        malformed("written with protocol version " + std::to_string(version) + ", but this build reads version " +
+                  std::to_string(kProtocolVersion) + " (record the run again with this build)");
     offset_ += kHeaderBytes;
     headerSeen_ = true;
 }
@@ -238,16 +305,28 @@ std::optional<Record> StreamDecoder::next() {
         if (!headerSeen_) return std::nullopt;
     }
     const std::size_t avail = buffer_.size() - offset_;
-    if (avail < 5) return std::nullopt;
+    if (avail < kRecordHeaderBytes) return std::nullopt;
+    const std::string at = "damaged at byte " + std::to_string(position()) + ": ";
     std::uint32_t length = 0;
     std::memcpy(&length, buffer_.data() + offset_, sizeof length);
     if (length > kMaxRecordBytes)
-        malformed("record length " + std::to_string(length) + " exceeds the protocol's limit");
-    if (avail < 5 + std::size_t{length}) return std::nullopt;
-    const auto type = static_cast<RecordType>(static_cast<std::uint8_t>(buffer_[offset_ + 4]));
-    const std::string_view payload(buffer_.data() + offset_ + 5, length);
-    Record record = decodePayload(type, payload);
-    offset_ += 5 + std::size_t{length};
+        malformed(at + "record length " + std::to_string(length) + " exceeds the protocol's limit");
+    if (avail < kRecordHeaderBytes + std::size_t{length}) return std::nullopt;
+    const std::string_view typeByte(buffer_.data() + offset_ + 4, 1);
+    std::uint32_t checksum = 0;
+    std::memcpy(&checksum, buffer_.data() + offset_ + 5, sizeof checksum);
+    const std::string_view payload(buffer_.data() + offset_ + kRecordHeaderBytes, length);
+    const auto rawType = static_cast<std::uint8_t>(typeByte[0]);
+    if (crc32c(payload, crc32c(typeByte)) != checksum)
+        malformed(at + "the " + recordName(rawType) + " record's checksum does not match");
+    Record record = [&] {
+        try {
+            return decodePayload(static_cast<RecordType>(rawType), payload);
+        } catch (const Error& e) {
+            malformed(at + e.what());
+        }
+    }();
+    offset_ += kRecordHeaderBytes + std::size_t{length};
     ++records_;
     return record;
 }

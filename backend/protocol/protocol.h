@@ -2,8 +2,10 @@
 // The one versioned wire format shared by workers, the CLI, the GUI and recordings (.sstrace).
 //
 // Layout: an 8-byte magic "SSTRACE\n", a little-endian u32 protocol version, then records.
-// Each record is u32 payload length, u8 record type, payload. Integers are little-endian.
-// A recording file is exactly the stream a job sends to its parent.
+// Each record is u32 payload length, u8 record type, u32 CRC-32C of the type byte and the
+// payload, then the payload. Integers are little-endian. A recording file is exactly the stream
+// a job sends to its parent; a complete one ends with an End record (every run, failed or not,
+// writes one), so a file without it was cut short.
 //
 // Note: bump kProtocolVersion whenever a record's payload changes; readers refuse other
 // versions with a message naming both (no best-effort decoding of a foreign layout).
@@ -21,9 +23,14 @@
 namespace shardscope::protocol {
 
 inline constexpr std::string_view kMagic = "SSTRACE\n";
-inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kProtocolVersion = 2;
 inline constexpr std::size_t kHeaderBytes = 12;           // magic + version
+inline constexpr std::size_t kRecordHeaderBytes = 9;      // length + type + checksum
 inline constexpr std::uint32_t kMaxRecordBytes = 64u << 20; // refuse absurd lengths early
+// The largest world size a stream may name. Readers size per-rank tables from it before any
+// event arrives, so it is bounded here, not by whatever a file says; a larger job needs a new
+// protocol version.
+inline constexpr std::int32_t kMaxWorldSize = 4096;
 // One encoded Event: its fields back to back, in putEvent's order (protocol.cpp).
 inline constexpr std::size_t kEventBytes =
     sizeof(Event::timeNs) + sizeof(Event::bytes) + sizeof(Event::step) + sizeof(Event::rank) +
@@ -70,14 +77,22 @@ struct End {};
 
 using Record = std::variant<Handshake, EventBatch, StepSummary, Report, Failure, End>;
 
+// CRC-32C (Castagnoli), continuing from `crc` (0 to start).
+std::uint32_t crc32c(std::string_view bytes, std::uint32_t crc = 0);
+
+// Text from a stream, made safe to show: control characters and invalid bytes escaped (\n,
+// \x1b…), capped at `maxChars` with "…" appended. A message from a file is shown, never
+// interpreted.
+std::string printableText(std::string_view text, std::size_t maxChars = 2000);
+
 // Appends the stream header / one record to `out`.
 void writeHeader(std::string& out);
 void writeRecord(std::string& out, const Record& record);
 std::string encode(const Record& record); // record only, no header
 
 // Incremental decoder: feed any split of the stream (one byte at a time works), pull complete
-// records. Malformed input throws Error(Format) with a message naming what is wrong; after a
-// throw the decoder stays failed.
+// records. Malformed input throws Error(Format) with a message naming what is wrong and where
+// ("damaged at byte N: …"); after a throw the decoder stays failed.
 class StreamDecoder {
 public:
     void feed(std::string_view bytes);
@@ -86,17 +101,21 @@ public:
     bool headerSeen() const { return headerSeen_; }
     std::size_t bufferedBytes() const { return buffer_.size() - offset_; }
     std::uint64_t recordsDecoded() const { return records_; }
+    // Bytes of the stream consumed by complete records (and the header) so far.
+    std::uint64_t position() const { return consumed_ + offset_; }
 
 private:
     void readHeader();
     std::string buffer_;
     std::size_t offset_ = 0;
+    std::uint64_t consumed_ = 0; // bytes dropped from the front of buffer_
     bool headerSeen_ = false;
     std::uint64_t records_ = 0;
 };
 
 // A whole recording read from a file. Throws Error(Io) if unreadable, Error(Format) if broken,
-// including a stream that stops mid-record ("truncated").
+// including a stream that stops mid-record ("truncated"); a stream cut at a record boundary
+// reads, with ended == false.
 struct Recording {
     std::vector<Handshake> handshakes; // index = rank once sorted; size = world size
     std::vector<EventBatch> batches;

@@ -53,8 +53,8 @@ std::uint64_t ReplayModel::totalReplayNs() const {
 }
 
 std::uint64_t ReplayModel::replayNsAt(std::uint64_t k) const {
+    k = std::min(k, events_); // before the test: a run without events has nothing to time
     if (k == 0 || steps_.empty()) return 0;
-    k = std::min(k, events_);
     const StepData& s = *steps_[stepIndexOf(k - 1)];
     return s.replayNs(k - 1 - s.firstEvent);
 }

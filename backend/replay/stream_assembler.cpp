@@ -1,6 +1,7 @@
 #include "replay/stream_assembler.h"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -26,6 +27,19 @@ std::vector<Event> mergeByTime(std::vector<std::vector<Event>>& perRank) {
     return merged;
 }
 
+// The record's size on the wire (length, type, payload): what the stream paid for it.
+std::uint64_t encodedSize(const protocol::Record& record) {
+    struct Size {
+        std::uint64_t operator()(const protocol::Handshake& h) const { return 12 + h.configJson.size(); }
+        std::uint64_t operator()(const protocol::EventBatch& b) const { return 8 + b.events.size() * protocol::kEventBytes; }
+        std::uint64_t operator()(const protocol::StepSummary&) const { return 24; }
+        std::uint64_t operator()(const protocol::Report& r) const { return 4 + r.json.size(); }
+        std::uint64_t operator()(const protocol::Failure& f) const { return 16 + f.message.size(); }
+        std::uint64_t operator()(const protocol::End&) const { return 0; }
+    };
+    return 5 + std::visit(Size{}, record);
+}
+
 } // namespace
 
 std::size_t StreamAssembler::snapshotInterval(int worldSize) {
@@ -33,12 +47,15 @@ std::size_t StreamAssembler::snapshotInterval(int worldSize) {
 }
 
 void StreamAssembler::consume(protocol::Record record) {
+    inputBytes_ += encodedSize(record);
     if (auto* h = std::get_if<protocol::Handshake>(&record)) {
         onHandshake(*h);
     } else if (auto* b = std::get_if<protocol::EventBatch>(&record)) {
         onBatch(std::move(*b));
     } else if (auto* s = std::get_if<protocol::StepSummary>(&record)) {
         if (!info_) inconsistent("a step summary arrived before any handshake");
+        if (s->step <= lastStep_ || s->step >= kMaxStep)
+            inconsistent("a step summary for step " + std::to_string(s->step) + " follows step " + std::to_string(lastStep_));
         closeStep(s->step, true, s->loss, s->stepNs);
     } else if (auto* r = std::get_if<protocol::Report>(&record)) {
         // The report is a summary beside the events: a recording whose report does not read
@@ -48,10 +65,13 @@ void StreamAssembler::consume(protocol::Record record) {
         else out_.reportProblem = "the run's report: " + parsed.error;
     } else if (auto* f = std::get_if<protocol::Failure>(&record)) {
         flushPartialStep();
-        out_.failures.push_back({f->rank, f->step, f->message});
+        // The message is the file's text: shown, never interpreted (escaped, capped).
+        out_.failures.push_back({f->rank, f->step, protocol::printableText(f->message)});
+        ended_ = true;
     } else {
         flushPartialStep();
         out_.ended = true;
+        ended_ = true;
     }
 }
 
@@ -62,8 +82,13 @@ void StreamAssembler::onHandshake(const protocol::Handshake& h) {
                          ", rank 0 said " + std::to_string(worldSize_));
         return; // every rank sends the same configuration; the first one describes the run
     }
+    auto info = std::make_shared<const RunInfo>(parseRunInfo(h.configJson, h.worldSize));
+    if (info->worldSize != h.worldSize)
+        inconsistent("the handshake's configuration says world size " + std::to_string(info->worldSize) +
+                     ", its record says " + std::to_string(h.worldSize));
     worldSize_ = h.worldSize;
-    info_ = std::make_shared<const RunInfo>(parseRunInfo(h.configJson, h.worldSize));
+    chargeLedger(1);
+    info_ = std::move(info);
     pending_.assign(static_cast<std::size_t>(worldSize_), {});
     running_.assign(static_cast<std::size_t>(worldSize_), RankState{});
     out_.runInfo = info_;
@@ -74,6 +99,12 @@ void StreamAssembler::onBatch(protocol::EventBatch&& b) {
     if (b.rank < 0 || b.rank >= worldSize_)
         inconsistent("an event batch names rank " + std::to_string(b.rank) + " in a run of " +
                      std::to_string(worldSize_) + " ranks");
+    // Units index the configuration's list where it has one (a run without one names none).
+    const std::size_t units = info_->units.size();
+    for (const Event& e : b.events)
+        if (units > 0 && e.unit != kNoUnit && (e.unit < 0 || static_cast<std::size_t>(e.unit) >= units))
+            inconsistent("rank " + std::to_string(b.rank) + " sent an event for unit " + std::to_string(e.unit) +
+                         " of a model with " + std::to_string(units) + " units");
     auto& into = pending_[static_cast<std::size_t>(b.rank)];
     for (Event& e : b.events) {
         e.rank = b.rank; // the batch's rank is authoritative: the ledger of that rank changes
@@ -87,7 +118,20 @@ void StreamAssembler::flushPartialStep() {
     if (anything) closeStep(lastStep_ + 1, false, 0, 0);
 }
 
+void StreamAssembler::chargeLedger(std::size_t states) {
+    ledgerBytes_ += states * static_cast<std::uint64_t>(worldSize_) * sizeof(RankState);
+    if (ledgerBytes_ > kLedgerAllowanceBytes + kLedgerBytesPerInputByte * inputBytes_)
+        inconsistent("the stream asks for " + std::to_string(ledgerBytes_ >> 20) + " MiB of replay state (world size " +
+                     std::to_string(worldSize_) + ", " + std::to_string(lastStep_ + 1) + " steps) from " +
+                     std::to_string(inputBytes_) + " bytes");
+}
+
 void StreamAssembler::closeStep(std::int64_t step, bool complete, double loss, std::uint64_t stepNs) {
+    if (step >= kMaxStep) inconsistent("step " + std::to_string(step) + " is out of range");
+    // Snapshots, one per snapshotInterval events (at least one), and the end state.
+    const std::size_t events = std::accumulate(pending_.begin(), pending_.end(), std::size_t{0},
+                                               [](std::size_t n, const auto& v) { return n + v.size(); });
+    chargeLedger(events / snapshotInterval(worldSize_) + 2);
     auto data = std::make_shared<StepData>();
     data->step = step;
     data->complete = complete;

@@ -6,7 +6,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <fstream>
+#include <iterator>
+#include <sstream>
+#include <sys/stat.h>
 
+#include "protocol/protocol.h"
 #include "synthetic_stream.h"
 
 namespace {
@@ -70,6 +74,121 @@ private Q_SLOTS:
         for (int y = 0; y < image.height(); y += 3)
             for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
         QVERIFY2(colours.size() > 200, qPrintable(QString::number(colours.size())));
+        // Batch mode's stderr carries no libpng or platform chatter.
+        QVERIFY2(!r.stderrText.contains(QStringLiteral("propagateSizeHints")), qPrintable(r.stderrText));
+        QVERIFY2(!r.stderrText.contains(QStringLiteral("libpng")), qPrintable(r.stderrText));
+    }
+
+    // The suffix names the format written; other suffixes are refused before anything runs.
+    void writesTheFormatTheSuffixNames_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QByteArray>("magic");
+        QTest::newRow("png") << QStringLiteral("x.png") << QByteArray("\x89PNG");
+        QTest::newRow("jpg") << QStringLiteral("x.jpg") << QByteArray("\xff\xd8\xff");
+        QTest::newRow("JPEG") << QStringLiteral("x.JPEG") << QByteArray("\xff\xd8\xff");
+        QTest::newRow("bmp") << QStringLiteral("x.bmp") << QByteArray("BM");
+    }
+    void writesTheFormatTheSuffixNames() {
+        QFETCH(QString, name);
+        QFETCH(QByteArray, magic);
+        QTemporaryDir dir;
+        const QString file = dir.filePath(name);
+        const Run r = runGui({QStringLiteral("--screenshot"), file, QStringLiteral("--view"), QStringLiteral("calculator")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY2(f.read(magic.size()) == magic, qPrintable(name));
+    }
+    void refusesOtherSuffixes() {
+        QTemporaryDir dir;
+        for (const QString& name : {QStringLiteral("x.gif"), QStringLiteral("x.txt"), QStringLiteral("x")}) {
+            const QString file = dir.filePath(name);
+            const Run r = runGui({QStringLiteral("--screenshot"), file, QStringLiteral("--view"), QStringLiteral("calculator")});
+            QCOMPARE(r.exitCode, 2);
+            const QStringList lines = ourLines(r.stderrText);
+            QCOMPARE(lines.size(), 1);
+            QVERIFY2(lines.first().contains(QStringLiteral(".png")), qPrintable(lines.first()));
+            QVERIFY(!QFile::exists(file));
+        }
+    }
+
+    // --open takes regular files: a FIFO (no writer) or a folder is one line and exit 2, never a hang.
+    void openSpecialFileExitsTwo() {
+        QTemporaryDir dir;
+        const QString fifo = dir.filePath(QStringLiteral("pipe.sstrace"));
+        QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
+        for (const QString& path : {fifo, dir.path(), dir.filePath(QStringLiteral("pipe.json"))}) {
+            if (path.endsWith(QStringLiteral(".json"))) QCOMPARE(::mkfifo(path.toLocal8Bit().constData(), 0600), 0);
+            const QString file = dir.filePath(QStringLiteral("x.png"));
+            const Run r = runGui({QStringLiteral("--open"), path, QStringLiteral("--screenshot"), file});
+            QCOMPARE(r.exitCode, 2);
+            const QStringList lines = ourLines(r.stderrText);
+            QCOMPARE(lines.size(), 1);
+            QVERIFY2(lines.first().contains(QStringLiteral("regular file")) || lines.first().contains(QStringLiteral("directory")),
+                     qPrintable(lines.first()));
+        }
+    }
+
+    // A recording whose numbers disagree (one flipped bit of a real file, a world size past the
+    // limit) is one line and exit 2, not a crash.
+    void hostileRecordingsExitTwo_data() {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<QString>("message");
+        std::ostringstream golden;
+        golden << std::ifstream(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace", std::ios::binary).rdbuf();
+        std::string flipped = golden.str();
+        std::string relabelled;
+        shardscope::protocol::writeHeader(relabelled);
+        shardscope::protocol::StreamDecoder decoder;
+        decoder.feed(flipped);
+        while (auto r = decoder.next()) {
+            if (auto* h = std::get_if<shardscope::protocol::Handshake>(&*r))
+                h->configJson.replace(h->configJson.find("\"world_size\":2"), 14, "\"world_size\":3");
+            shardscope::protocol::writeRecord(relabelled, *r);
+        }
+        QTest::newRow("config world size disagrees") << QByteArray::fromStdString(relabelled) << QStringLiteral("world size 3");
+        if (const auto at = flipped.find("\"world_size\":2"); at != std::string::npos) flipped[at + 13] = '3';
+        QTest::newRow("one flipped bit") << QByteArray::fromStdString(flipped) << QStringLiteral("damaged at byte 12");
+        // Cut at a record boundary after the steps (no report, no End): not a complete run.
+        std::string cut;
+        shardscope::protocol::writeHeader(cut);
+        shardscope::protocol::StreamDecoder steps;
+        steps.feed(golden.str());
+        while (auto r = steps.next()) {
+            if (std::holds_alternative<shardscope::protocol::Report>(*r)) break;
+            shardscope::protocol::writeRecord(cut, *r);
+        }
+        QTest::newRow("cut short") << QByteArray::fromStdString(cut) << QStringLiteral("ends before the run finished");
+        std::string older = golden.str();
+        older[8] = 1; // a recording from before checksums (protocol version 1)
+        QTest::newRow("older version") << QByteArray::fromStdString(older) << QStringLiteral("protocol version 1, but this build reads version 2");
+        std::string huge;
+        shardscope::protocol::writeHeader(huge);
+        shardscope::protocol::writeRecord(huge, shardscope::protocol::Handshake{0, 1 << 24, "{}"});
+        for (int s = 0; s < 40; ++s) shardscope::protocol::writeRecord(huge, shardscope::protocol::StepSummary{s, 1, 1});
+        QTest::newRow("huge world size") << QByteArray::fromStdString(huge) << QStringLiteral("world size 16777216");
+        std::string negative;
+        shardscope::protocol::writeHeader(negative);
+        shardscope::protocol::writeRecord(negative, shardscope::protocol::Handshake{0, 2, "{\"world_size\":-2}"});
+        shardscope::protocol::writeRecord(negative, shardscope::protocol::StepSummary{0, 1, 1});
+        QTest::newRow("negative world size") << QByteArray::fromStdString(negative) << QStringLiteral("world");
+    }
+    void hostileRecordingsExitTwo() {
+        QFETCH(QByteArray, bytes);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const QString recording = dir.filePath(QStringLiteral("hostile.sstrace"));
+        QFile out(recording);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(bytes);
+        out.close();
+        const QString file = dir.filePath(QStringLiteral("x.png"));
+        const Run r = runGui({QStringLiteral("--open"), recording, QStringLiteral("--screenshot"), file});
+        QCOMPARE(r.exitCode, 2);
+        const QStringList lines = ourLines(r.stderrText);
+        QCOMPARE(lines.size(), 1);
+        QVERIFY2(lines.first().contains(message), qPrintable(lines.first()));
+        QVERIFY(!QFile::exists(file));
     }
 
     void rendersRanksFromARecording() {

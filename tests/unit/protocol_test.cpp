@@ -1,6 +1,7 @@
 // The wire format: round trips, partial input, and refusal of broken or foreign streams.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 
 #include "core/error.h"
@@ -41,6 +42,12 @@ std::string sampleStream() {
     return s;
 }
 
+// Recomputes an encoded record's checksum after a test edited its payload on purpose.
+void reseal(std::string& record) {
+    const std::uint32_t crc = crc32c(std::string_view(record).substr(kRecordHeaderBytes), crc32c(std::string_view(record).substr(4, 1)));
+    std::memcpy(record.data() + 5, &crc, sizeof crc);
+}
+
 bool sameEvent(const Event& a, const Event& b) {
     return a.timeNs == b.timeNs && a.rank == b.rank && a.kind == b.kind &&
            a.category == b.category && a.tier == b.tier && a.bytes == b.bytes && a.unit == b.unit &&
@@ -69,7 +76,7 @@ TEST(Protocol, RoundTripsEveryRecordType) {
 }
 
 TEST(Protocol, EventEncodingHasTheDocumentedSize) {
-    EXPECT_EQ(encode(EventBatch{0, {sampleEvent(3)}}).size(), 5 + 8 + kEventBytes);
+    EXPECT_EQ(encode(EventBatch{0, {sampleEvent(3)}}).size(), kRecordHeaderBytes + 8 + kEventBytes);
 }
 
 TEST(Protocol, DecoderCopesWithOneByteAtATime) {
@@ -93,7 +100,7 @@ TEST(Protocol, RefusesAnotherVersionNamingBoth) {
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::Format);
         EXPECT_NE(std::string(e.what()).find("version 7"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("version 1"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("version 2"), std::string::npos) << e.what();
     }
 }
 
@@ -107,7 +114,8 @@ TEST(Protocol, RefusesBadMagicTruncationAndBadEnums) {
     writeHeader(s);
     writeRecord(s, Handshake{0, 1, "{}"});
     std::string batch = encode(EventBatch{0, {sampleEvent(0)}});
-    batch[5 + 8 + 36 + 1] = 99; // the category byte of the first event
+    batch[kRecordHeaderBytes + 8 + 36 + 1] = 99; // the category byte of the first event
+    reseal(batch);
     s += batch;
     try {
         decodeRecording(s);
@@ -125,10 +133,69 @@ TEST(Protocol, RefusesInconsistentHandshakeAndHugeLengths) {
 
     std::string huge;
     writeHeader(huge);
-    huge += std::string("\xff\xff\xff\xff\x01", 5);
+    huge += std::string("\xff\xff\xff\xff\x01\0\0\0\0", 9);
     StreamDecoder d;
     d.feed(huge);
     EXPECT_THROW(d.next(), Error);
+}
+
+TEST(Protocol, RefusesWorldSizesPastTheLimit) {
+    for (const std::int32_t world : {kMaxWorldSize + 1, 1 << 30}) {
+        std::string s;
+        writeHeader(s);
+        writeRecord(s, Handshake{0, world, "{}"});
+        try {
+            decodeRecording(s);
+            FAIL() << world << " accepted";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("world size " + std::to_string(world)), std::string::npos) << e.what();
+        }
+    }
+    std::string ok;
+    writeHeader(ok);
+    writeRecord(ok, Handshake{kMaxWorldSize - 1, kMaxWorldSize, "{}"});
+    EXPECT_EQ(decodeRecording(ok).handshakes.size(), 1u);
+}
+
+// Every record carries a CRC-32C: one flipped bit anywhere in a record names the byte where
+// the damaged record starts.
+TEST(Protocol, ChecksumsFindDamageAndNameTheByte) {
+    EXPECT_EQ(crc32c("123456789"), 0xE3069283u); // the CRC-32C check value
+    const std::string stream = sampleStream();
+    const std::size_t handshakeEnd = kHeaderBytes + encode(Handshake{1, 4, R"({"strategy":"zero3"})"}).size();
+    for (const std::size_t at : {handshakeEnd + 4, handshakeEnd + 6, handshakeEnd + kRecordHeaderBytes + 100, stream.size() - 20}) {
+        std::string damaged = stream;
+        damaged[at] = static_cast<char>(damaged[at] ^ 0x10);
+        try {
+            decodeRecording(damaged);
+            FAIL() << "damage at " << at << " went unnoticed";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::Format);
+            EXPECT_NE(std::string(e.what()).find("damaged at byte "), std::string::npos) << e.what();
+            if (at < handshakeEnd + kRecordHeaderBytes + 1000) {
+                EXPECT_NE(std::string(e.what()).find("byte " + std::to_string(handshakeEnd) + ":"), std::string::npos) << e.what();
+            }
+        }
+    }
+}
+
+TEST(Protocol, AStreamCutAtARecordBoundaryIsNotEnded) {
+    std::string s;
+    writeHeader(s);
+    writeRecord(s, Handshake{0, 1, "{}"});
+    writeRecord(s, StepSummary{0, 1, 1});
+    EXPECT_FALSE(decodeRecording(s).ended);
+    writeRecord(s, End{});
+    EXPECT_TRUE(decodeRecording(s).ended);
+}
+
+TEST(Protocol, PrintableTextEscapesControlsAndCaps) {
+    EXPECT_EQ(printableText("rank 1: out of memory"), "rank 1: out of memory");
+    EXPECT_EQ(printableText("a\x1b[31mred\nb\t\x7f"), "a\\x1b[31mred\\nb\\t\\x7f");
+    EXPECT_EQ(printableText("größe ✓"), "größe ✓");            // whole UTF-8 sequences pass
+    EXPECT_EQ(printableText("\xff\xc3"), "\\xff\\xc3");         // broken ones are escaped
+    EXPECT_EQ(printableText(std::string(5000, 'x'), 10), std::string(10, 'x') + "…");
+    EXPECT_EQ(printableText(std::string(5000, 'x')).size(), 2000u + std::string("…").size());
 }
 
 TEST(Protocol, ReadRecordingReportsMissingFilesAsIo) {

@@ -87,6 +87,135 @@ TEST(ReplayModel, goldenRecordingLedgerEqualsRecomputation) {
         }
 }
 
+// What a recording says sizes nothing until it is cross-checked: each of these crashed (an
+// out-of-bounds write, std::length_error, std::bad_alloc) before they were refused.
+namespace {
+std::string goldenBytes() {
+    std::ifstream file(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace", std::ios::binary);
+    return {(std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>()};
+}
+std::string formatErrorOf(const std::string& bytes) {
+    try {
+        ReplayModel model;
+        load(model, bytes);
+        for (std::uint64_t k = 0; k <= model.eventCount(); k += 7) (void)model.stateAt(k);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Format);
+        return e.what();
+    }
+    return {};
+}
+} // namespace
+
+TEST(ReplayModel, configWorldSizeDisagreeingWithTheHandshakeIsRefused) {
+    std::string bytes = goldenBytes();
+    if (bytes.empty()) GTEST_SKIP() << "tests/data/golden_zero3_tiny_2r.sstrace is missing";
+    const auto at = bytes.find("\"world_size\":2");
+    ASSERT_NE(at, std::string::npos);
+    bytes[at + 13] = '3'; // one flipped bit: '2' is 0x32; the checksum notices
+    EXPECT_NE(formatErrorOf(bytes).find("damaged at byte 12:"), std::string::npos) << formatErrorOf(bytes);
+    // The same change with valid checksums (a writer that lied): the replay cross-checks.
+    for (const char* world : {"3", "1", "4096"}) {
+        std::string relabelled;
+        protocol::writeHeader(relabelled);
+        protocol::StreamDecoder decoder;
+        decoder.feed(goldenBytes());
+        while (auto r = decoder.next()) {
+            if (auto* h = std::get_if<protocol::Handshake>(&*r))
+                h->configJson.replace(h->configJson.find("\"world_size\":2"), 14, std::string("\"world_size\":") + world);
+            protocol::writeRecord(relabelled, *r);
+        }
+        const std::string why = formatErrorOf(relabelled);
+        EXPECT_NE(why.find(std::string("world size ") + world), std::string::npos) << why;
+    }
+}
+
+TEST(ReplayModel, worldSizeIsBoundedBeforeItSizesAnything) {
+    for (const std::int32_t world : {-3, 0, protocol::kMaxWorldSize + 1, 1 << 30}) {
+        std::string bytes;
+        protocol::writeHeader(bytes);
+        // writeRecord's encoder does not validate; the reader must.
+        protocol::writeRecord(bytes, protocol::Handshake{0, world, "{}"});
+        protocol::writeRecord(bytes, protocol::StepSummary{0, 1, 1});
+        const std::string why = formatErrorOf(bytes);
+        EXPECT_NE(why.find("world size"), std::string::npos) << world << ": " << why;
+    }
+    const std::string config = "{\"world_size\": -2}";
+    std::string bytes;
+    protocol::writeHeader(bytes);
+    protocol::writeRecord(bytes, protocol::Handshake{0, 2, config});
+    EXPECT_FALSE(formatErrorOf(bytes).empty());
+}
+
+TEST(ReplayModel, replayMemoryStaysProportionalToTheStream) {
+    // The largest world a stream may name, and thousands of 29-byte empty steps: each would keep
+    // two full ledger states (megabytes) if nothing counted them.
+    std::string bytes;
+    protocol::writeHeader(bytes);
+    protocol::writeRecord(bytes, protocol::Handshake{0, protocol::kMaxWorldSize, "{}"});
+    for (std::int64_t s = 0; s < 20000; ++s) protocol::writeRecord(bytes, protocol::StepSummary{s, 1, 1});
+    const std::string why = formatErrorOf(bytes);
+    EXPECT_NE(why.find("MiB of replay state"), std::string::npos) << why;
+}
+
+TEST(ReplayModel, eventsForUnitsTheModelDoesNotHaveAreRefused) {
+    std::string bytes;
+    protocol::writeHeader(bytes);
+    protocol::writeRecord(bytes, protocol::Handshake{0, SyntheticRun{}.ranks, shardscope::testing::syntheticConfig(SyntheticRun{})});
+    Event e;
+    e.unit = 4; // the synthetic model has units 0–3
+    protocol::writeRecord(bytes, protocol::EventBatch{0, {e}});
+    EXPECT_NE(formatErrorOf(bytes).find("unit 4 of a model with 4 units"), std::string::npos) << formatErrorOf(bytes);
+}
+
+// A failure message is the file's text: shown escaped and capped, never interpreted.
+TEST(ReplayModel, failureTextIsEscapedAndCapped) {
+    StreamAssembler a;
+    a.consume(protocol::Handshake{0, 1, "{}"});
+    a.consume(protocol::Failure{0, 0, "rank 0: \x1b[2J<b>gone</b>\n" + std::string(10000, 'x')});
+    const auto out = a.take();
+    ASSERT_EQ(out.failures.size(), std::size_t{1});
+    const std::string& m = out.failures[0].message;
+    EXPECT_EQ(m.rfind("rank 0: \\x1b[2J<b>gone</b>\\n", 0), std::size_t{0}) << m;
+    EXPECT_EQ(m.find('\x1b'), std::string::npos);
+    EXPECT_LT(m.size(), std::size_t{2100});
+    EXPECT_TRUE(a.ended());
+}
+
+TEST(ReplayModel, stepsOutOfOrderAreRefused) {
+    std::string bytes;
+    protocol::writeHeader(bytes);
+    protocol::writeRecord(bytes, protocol::Handshake{0, 1, "{}"});
+    protocol::writeRecord(bytes, protocol::StepSummary{3, 1, 1});
+    protocol::writeRecord(bytes, protocol::StepSummary{3, 1, 1});
+    EXPECT_NE(formatErrorOf(bytes).find("step 3"), std::string::npos);
+    std::string huge;
+    protocol::writeHeader(huge);
+    protocol::writeRecord(huge, protocol::Handshake{0, 1, "{}"});
+    protocol::writeRecord(huge, protocol::StepSummary{INT64_MAX, 1, 1});
+    protocol::writeRecord(huge, protocol::Failure{0, 0, "x"});
+    EXPECT_FALSE(formatErrorOf(huge).empty());
+}
+
+// A run recorded with --no-events has steps but no events: every query past the end clamps.
+TEST(ReplayModel, aRunWithoutEventsAnswersEveryQuery) {
+    std::string bytes;
+    protocol::writeHeader(bytes);
+    protocol::writeRecord(bytes, protocol::Handshake{0, 2, "{}"});
+    protocol::writeRecord(bytes, protocol::StepSummary{0, 1, 1});
+    protocol::writeRecord(bytes, protocol::StepSummary{1, 1, 1});
+    protocol::writeRecord(bytes, protocol::End{});
+    ReplayModel model;
+    load(model, bytes);
+    EXPECT_EQ(model.stepCount(), std::size_t{2});
+    EXPECT_EQ(model.eventCount(), std::uint64_t{0});
+    EXPECT_EQ(model.replayNsAt(5), std::uint64_t{0});
+    EXPECT_EQ(model.stateAt(5).size(), std::size_t{2});
+    ReplayCursor cursor(model);
+    cursor.moveTo(7);
+    EXPECT_EQ(cursor.index(), std::uint64_t{0});
+}
+
 TEST(ReplayModel, splitFeedingGivesTheSameSteps) {
     const std::string bytes = shardscope::testing::syntheticStream(SyntheticRun{});
     ReplayModel whole, bytewise;

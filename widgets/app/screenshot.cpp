@@ -1,7 +1,9 @@
 #include "app/screenshot.h"
 
 #include <QApplication>
+#include <QFileInfo>
 #include <QImage>
+#include <QImageWriter>
 #include <QPixmap>
 #include <QSaveFile>
 #include <QWidget>
@@ -10,6 +12,28 @@
 #include "ranks/ranks_page.h"
 
 namespace shardscope::widgets {
+namespace {
+
+// Suffix → the Qt image format written; only formats this Qt build can write are offered.
+QByteArray formatFor(const QString& file) {
+    const QString suffix = QFileInfo(file).suffix().toLower();
+    QByteArray format;
+    if (suffix == QLatin1String("png")) format = "png";
+    else if (suffix == QLatin1String("jpg") || suffix == QLatin1String("jpeg")) format = "jpeg";
+    else if (suffix == QLatin1String("bmp")) format = "bmp";
+    return QImageWriter::supportedImageFormats().contains(format) ? format : QByteArray();
+}
+
+} // namespace
+
+QString screenshotFormatError(const QString& file) {
+    if (!formatFor(file).isEmpty()) return {};
+    QStringList offered;
+    for (const char* f : {"png", "jpeg", "bmp"})
+        if (QImageWriter::supportedImageFormats().contains(f)) offered << (QStringLiteral(".") + QString::fromLatin1(f == QByteArray("jpeg") ? "jpg" : f));
+    return QApplication::translate("Screenshot", "cannot write a screenshot as '%1': the name must end in %2")
+        .arg(QFileInfo(file).fileName(), offered.join(QStringLiteral(", ")));
+}
 
 bool renderScreenshot(QWidget& window, const QString& file, QSize size, QString* error) {
     window.setAttribute(Qt::WA_DontShowOnScreen);
@@ -27,8 +51,13 @@ bool renderScreenshot(QWidget& window, const QString& file, QSize size, QString*
                      .arg(image.width()).arg(image.height()).arg(size.width()).arg(size.height());
         return false;
     }
+    const QByteArray format = formatFor(file);
+    if (format.isEmpty()) {
+        *error = screenshotFormatError(file);
+        return false;
+    }
     QSaveFile out(file);
-    if (!out.open(QIODevice::WriteOnly) || !image.save(&out, "PNG") || !out.commit()) {
+    if (!out.open(QIODevice::WriteOnly) || !image.save(&out, format.constData()) || !out.commit()) {
         *error = QApplication::translate("Screenshot", "cannot write %1: %2").arg(file, out.errorString());
         return false;
     }

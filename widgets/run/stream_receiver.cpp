@@ -2,6 +2,7 @@
 
 #include <QCoreApplication>
 #include <QFile>
+#include <QFileInfo>
 #include <QLocalServer>
 #include <QLocalSocket>
 
@@ -120,6 +121,12 @@ void StreamReceiver::readFile(const QString& path) {
     close();
     resetDecoder();
     QFile file(path);
+    // Regular files only: opening a FIFO or a device would block the window.
+    if (const QFileInfo info(path); info.exists() && !info.isFile()) {
+        fail(QCoreApplication::translate("StreamReceiver", "cannot open %1: not a regular file").arg(path));
+        Q_EMIT finishedReading();
+        return;
+    }
     if (!file.open(QIODevice::ReadOnly)) {
         fail(QCoreApplication::translate("StreamReceiver", "cannot open %1: %2").arg(path, file.errorString()));
         Q_EMIT finishedReading();
@@ -147,6 +154,9 @@ void StreamReceiver::readFile(const QString& path) {
                      .arg(path).arg(decoder_->bufferedBytes()));
         else if (!assembler_->hasRunInfo())
             fail(QCoreApplication::translate("StreamReceiver", "%1 has no handshake record").arg(path));
+        else if (!assembler_->ended())
+            fail(QCoreApplication::translate("StreamReceiver", "%1 ends before the run finished — showing the first %n step(s)", nullptr,
+                                             static_cast<int>(assembler_->lastStep() + 1)).arg(path));
     }
     if (!failed_) assembler_->flushPartialStep();
     flushTimer_.stop();

@@ -1,0 +1,20 @@
+// libFuzzer: the report JSON reader (run reports and compare reports, as the GUI's Compare page
+// and `shardscope-cli compare` read them). Every input gets a value or one line of error.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "report/report.h"
+
+using namespace shardscope;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    const auto run = report::parseRunReport(text);
+    if (!run && run.error.empty()) __builtin_trap();
+    if (run) (void)report::toJson(*run.value).dump();
+    const auto compare = report::parseCompareReport(text);
+    if (!compare && compare.error.empty()) __builtin_trap();
+    if (compare) (void)report::toJson(*compare.value).dump();
+    return 0;
+}
