@@ -35,32 +35,26 @@ namespace {
 const QString kWorker = QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-worker");
 const QString kCli = QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-cli"); // RunSession's default: beside this binary
 
-QString writeFile(const QTemporaryDir& dir, const QString& name, const std::string& bytes) {
-    const QString path = dir.filePath(name);
-    std::ofstream(path.toStdString(), std::ios::binary) << bytes;
-    return path;
+// Why live jobs cannot run here (as threads, or under mpirun), or empty when they can.
+QString missingForThreads() {
+    if (!QFileInfo(kCli).isExecutable())
+        return QStringLiteral("build/bin/shardscope-cli is missing: build the shardscope-cli target to run live jobs");
+    if (!QFileInfo(kWorker).isExecutable())
+        return QStringLiteral("build/bin/shardscope-worker is missing: build the worker target to run live jobs");
+    return {};
 }
 
-bool canRunThreads(QString* why) {
-    if (!QFileInfo(kCli).isExecutable()) {
-        *why = QStringLiteral("build/bin/shardscope-cli is missing: build the shardscope-cli target to run live jobs");
-        return false;
-    }
-    if (!QFileInfo(kWorker).isExecutable()) {
-        *why = QStringLiteral("build/bin/shardscope-worker is missing: build the worker target to run live jobs");
-        return false;
-    }
-    return true;
+QString missingForMpirun() {
+    if (QString why = missingForThreads(); !why.isEmpty()) return why;
+    if (!launch::findExecutable("mpirun")) return QStringLiteral("mpirun is not on PATH: install OpenMPI to run live jobs");
+    return {};
 }
 
-bool canRunLive(QString* why) {
-    if (!canRunThreads(why)) return false;
-    if (!launch::findExecutable("mpirun")) {
-        *why = QStringLiteral("mpirun is not on PATH: install OpenMPI to run live jobs");
-        return false;
-    }
-    return true;
-}
+// QSKIP returns from the test function, so skipping on a missing prerequisite is a macro.
+#define SKIP_IF_MISSING(why)                                                        \
+    do {                                                                            \
+        if (const QString reason = (why); !reason.isEmpty()) QSKIP(qPrintable(reason)); \
+    } while (false)
 
 RunRequest tinyRequest(int steps) {
     RunRequest r;
@@ -88,17 +82,29 @@ bool allGone(const std::vector<ProcessId>& tree) {
     return std::none_of(tree.begin(), tree.end(), [](const ProcessId& p) { return ::kill(p.pid, 0) == 0; });
 }
 
-struct OwnDocument {
+struct PageOwned {
     RunDocument document;
+    QTemporaryDir dir; // the recordings the test writes
+    int files = 0;
 };
 
 // A Ranks page over its own document, with a spy on runEnded: what every test drives.
-// Note: OwnDocument is the first base so the document outlives the page that holds a
-// reference to it; the spy, a member, goes before both.
-class TestPage : private OwnDocument, public RanksPage {
+// Note: PageOwned is the first base so the document and the recordings outlive the page
+// that refers to them; the spy, a member, goes before both.
+class TestPage : private PageOwned, public RanksPage {
 public:
     TestPage() : RanksPage(document) {}
-    using OwnDocument::document;
+    using PageOwned::document;
+
+    // Writes bytes as a new recording file; returns its path.
+    QString saveRecording(const std::string& bytes) {
+        const QString path = dir.filePath(QStringLiteral("run%1.sstrace").arg(++files));
+        std::ofstream(path.toStdString(), std::ios::binary) << bytes;
+        return path;
+    }
+    QString saveRecording(const testing::SyntheticRun& run = testing::SyntheticRun{}) {
+        return saveRecording(testing::syntheticStream(run));
+    }
 
     // Waits for the page's current job or recording to end; returns the outcome.
     RunSession::Outcome waitForEnd(int timeoutMs) {
@@ -124,12 +130,8 @@ private Q_SLOTS:
     void initTestCase() { qRegisterMetaType<RunSession::Outcome>(); }
 
     void recordingReplaysIntoTheRankView() {
-        QTemporaryDir dir;
-        testing::SyntheticRun run;
-        run.ranks = 3;
-        const QString path = writeFile(dir, QStringLiteral("run.sstrace"), testing::syntheticStream(run));
         TestPage page;
-        QVERIFY(page.openRecording(path));
+        QVERIFY(page.openRecording(page.saveRecording({.ranks = 3})));
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
         QCOMPARE(page.model().stepCount(), std::size_t{2});
         QCOMPARE(page.model().worldSize(), 3);
@@ -153,18 +155,13 @@ private Q_SLOTS:
     // A recording whose report does not read (here: from before reports had a schema) still
     // replays, and the page says why it has no report.
     void unreadableReportIsExplained() {
-        QTemporaryDir dir;
-        testing::SyntheticRun run;
-        run.withReport = false;
-        run.withEnd = false;
-        std::string bytes = testing::syntheticStream(run);
+        std::string bytes = testing::syntheticStream({.withReport = false, .withEnd = false});
         nlohmann::json old = report::toJson(report::RunReport{});
         old.erase("schema");
         protocol::writeRecord(bytes, protocol::Report{old.dump()});
         protocol::writeRecord(bytes, protocol::End{});
-        const QString path = writeFile(dir, QStringLiteral("old.sstrace"), bytes);
         TestPage page;
-        QVERIFY(page.openRecording(path));
+        QVERIFY(page.openRecording(page.saveRecording(bytes)));
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
         QCOMPARE(page.model().stepCount(), std::size_t{2});
         QVERIFY(!page.document.report());
@@ -176,8 +173,7 @@ private Q_SLOTS:
                  qPrintable(page.exposedText()));
 
         // The next recording reads its report: the reason goes away.
-        const QString good = writeFile(dir, QStringLiteral("good.sstrace"), testing::syntheticStream(testing::SyntheticRun{}));
-        QVERIFY(page.openRecording(good));
+        QVERIFY(page.openRecording(page.saveRecording()));
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
         QVERIFY(page.document.reportProblem().isEmpty());
         page.finishPendingDraws();
@@ -207,10 +203,8 @@ private Q_SLOTS:
     }
 
     void playbackAdvancesInSlowMotion() {
-        QTemporaryDir dir;
-        const QString path = writeFile(dir, QStringLiteral("run.sstrace"), testing::syntheticStream(testing::SyntheticRun{}));
         TestPage page;
-        QVERIFY(page.openRecording(path));
+        QVERIFY(page.openRecording(page.saveRecording()));
         page.waitForEnd(10000);
         page.player().seek(0);
         page.player().setSlowMotion(ReplayPlayer::kMinSlowMotion * 20000); // the synthetic step lasts ~0.1 ms
@@ -234,15 +228,12 @@ private Q_SLOTS:
     void corruptRecordingsShowAMessageAndThePageStaysUsable() {
         QFETCH(QByteArray, bytes);
         QFETCH(QString, message);
-        QTemporaryDir dir;
-        const QString bad = writeFile(dir, QStringLiteral("bad.sstrace"), bytes.toStdString());
         TestPage page;
-        QVERIFY(page.openRecording(bad));
+        QVERIFY(page.openRecording(page.saveRecording(bytes.toStdString())));
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Failed);
         QVERIFY2(page.bannerText().contains(message), qPrintable(page.bannerText()));
         QVERIFY(!page.isBusy());
-        const QString good = writeFile(dir, QStringLiteral("good.sstrace"), testing::syntheticStream(testing::SyntheticRun{}));
-        QVERIFY(page.openRecording(good));
+        QVERIFY(page.openRecording(page.saveRecording()));
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
         QVERIFY(page.bannerText().isEmpty());
         QCOMPARE(page.model().stepCount(), std::size_t{2});
@@ -256,12 +247,8 @@ private Q_SLOTS:
     }
 
     void outOfMemoryRecordingNamesTheAllocation() {
-        QTemporaryDir dir;
-        testing::SyntheticRun run;
-        run.failRank = 1;
-        const QString path = writeFile(dir, QStringLiteral("oom.sstrace"), testing::syntheticStream(run));
         TestPage page;
-        QVERIFY(page.openRecording(path));
+        QVERIFY(page.openRecording(page.saveRecording({.failRank = 1})));
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Failed);
         QVERIFY2(page.bannerText().contains(QStringLiteral("rank 1")) && page.bannerText().contains(QStringLiteral("activation of block1")),
                  qPrintable(page.bannerText()));
@@ -300,11 +287,7 @@ private Q_SLOTS:
     // progress records named as stuck, mpirun killed, the rank threads' process killed.
     void typedEndingsNameWhatTheCliNamed() {
         using launch::EndingKind;
-        launch::JobEnding stuck;
-        stuck.kind = EndingKind::Stalled;
-        stuck.rank = 2;
-        stuck.step = 3;
-        stuck.cause = "it did not arrive at the all-gather of block1";
+        launch::JobEnding stuck{.kind = EndingKind::Stalled, .rank = 2, .step = 3, .cause = "it did not arrive at the all-gather of block1"};
         QCOMPARE(RunSession::endingText(stuck),
                  QStringLiteral("Rank 2 is stuck in step 3: it did not arrive at the all-gather of block1; the job was torn down"));
         stuck.rank.reset();
@@ -410,8 +393,7 @@ private Q_SLOTS:
     // A real 2-rank run as threads of one worker process: no mpirun in the tree, the stream and
     // report arrive as from mpirun, and the summary shows each rank's exposed communication.
     void liveRunAsThreads() {
-        QString why;
-        if (!canRunThreads(&why)) QSKIP(qPrintable(why));
+        SKIP_IF_MISSING(missingForThreads());
         LivePage page;
         page.session().setMpirun(QStringLiteral("mpirun-that-does-not-exist")); // never asked for
         QVERIFY(page.runRequest(tinyThreadsRequest(2)));
@@ -427,8 +409,7 @@ private Q_SLOTS:
 
     // A rank thread that fails ends the one process; the banner names the rank and the cause.
     void failingThreadsRunNamesTheRank() {
-        QString why;
-        if (!canRunThreads(&why)) QSKIP(qPrintable(why));
+        SKIP_IF_MISSING(missingForThreads());
         LivePage page;
         RunRequest r = tinyThreadsRequest(3);
         r.ranks = 3;
@@ -441,8 +422,7 @@ private Q_SLOTS:
 
     // Stop: the one worker process goes (the CLI's SIGTERM, then SIGKILL after the grace period).
     void stopEndsTheThreadsWorker() {
-        QString why;
-        if (!canRunThreads(&why)) QSKIP(qPrintable(why));
+        SKIP_IF_MISSING(missingForThreads());
         LivePage page;
         QVERIFY(page.runRequest(tinyThreadsRequest(100000)));
         QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 30000);
@@ -459,8 +439,7 @@ private Q_SLOTS:
     }
 
     void liveRunOfTwoRanks() {
-        QString why;
-        if (!canRunLive(&why)) QSKIP(qPrintable(why));
+        SKIP_IF_MISSING(missingForMpirun());
         LivePage page;
         QVERIFY(page.runRequest(tinyRequest(2)));
         const auto outcome = page.waitForEnd(120000);
@@ -473,8 +452,7 @@ private Q_SLOTS:
     }
 
     void killedRankIsReportedAndNothingIsLeft() {
-        QString why;
-        if (!canRunLive(&why)) QSKIP(qPrintable(why));
+        SKIP_IF_MISSING(missingForMpirun());
         LivePage page;
         QVERIFY(page.runRequest(tinyRequest(2000)));
         QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 60000);
@@ -498,14 +476,12 @@ private Q_SLOTS:
         QVERIFY2(page.bannerText().contains(QStringLiteral("in step %1").arg(*ending->step)), qPrintable(page.bannerText()));
         QTRY_VERIFY_WITH_TIMEOUT(allGone(tree), 10000);
         // Still usable: a recording opens.
-        QTemporaryDir dir;
-        QVERIFY(page.openRecording(writeFile(dir, QStringLiteral("r.sstrace"), testing::syntheticStream(testing::SyntheticRun{}))));
+        QVERIFY(page.openRecording(page.saveRecording()));
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
     }
 
     void stopTearsTheJobDown() {
-        QString why;
-        if (!canRunLive(&why)) QSKIP(qPrintable(why));
+        SKIP_IF_MISSING(missingForMpirun());
         LivePage page;
         QVERIFY(page.runRequest(tinyRequest(2000)));
         QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 60000);
