@@ -36,15 +36,7 @@ void Ledger::recordAlloc(Category c, Tier t, std::uint64_t bytes, std::int32_t u
     peakTier_[index(t)] = std::max(peakTier_[index(t)], liveTier_[index(t)]);
     peakTotal_ = std::max(peakTotal_, liveTotal_);
     ++allocations_;
-    if (sink_) {
-        Event e;
-        e.kind = EventKind::Alloc;
-        e.category = c;
-        e.tier = t;
-        e.bytes = bytes;
-        e.unit = unit;
-        emit(e);
-    }
+    if (sink_) emit(Event{.kind = EventKind::Alloc, .category = c, .tier = t, .bytes = bytes, .unit = unit});
 }
 
 void Ledger::recordFree(Category c, Tier t, std::uint64_t bytes, std::int32_t unit) noexcept {
@@ -59,15 +51,7 @@ void Ledger::recordFree(Category c, Tier t, std::uint64_t bytes, std::int32_t un
     live_.at(c, t) -= bytes;
     liveTier_[index(t)] -= bytes;
     liveTotal_ -= bytes;
-    if (sink_) {
-        Event e;
-        e.kind = EventKind::Free;
-        e.category = c;
-        e.tier = t;
-        e.bytes = bytes;
-        e.unit = unit;
-        emit(e);
-    }
+    if (sink_) emit(Event{.kind = EventKind::Free, .category = c, .tier = t, .bytes = bytes, .unit = unit});
 }
 
 void Ledger::emit(Event e) const noexcept {

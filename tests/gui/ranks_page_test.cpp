@@ -35,46 +35,26 @@ namespace {
 const QString kWorker = QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-worker");
 const QString kCli = QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-cli"); // RunSession's default: beside this binary
 
-QString writeFile(const QTemporaryDir& dir, const QString& name, const std::string& bytes) {
-    const QString path = dir.filePath(name);
-    std::ofstream(path.toStdString(), std::ios::binary) << bytes;
-    return path;
+// Why live jobs cannot run here (as threads, or under mpirun), or empty when they can.
+QString missingForThreads() {
+    if (!QFileInfo(kCli).isExecutable())
+        return QStringLiteral("build/bin/shardscope-cli is missing: build the shardscope-cli target to run live jobs");
+    if (!QFileInfo(kWorker).isExecutable())
+        return QStringLiteral("build/bin/shardscope-worker is missing: build the worker target to run live jobs");
+    return {};
 }
 
-// Waits for the page's current job or recording to end; returns the outcome.
-RunSession::Outcome waitForEnd(QSignalSpy& ended, int timeoutMs) {
-    if (ended.isEmpty()) ended.wait(timeoutMs);
-    if (ended.isEmpty()) return RunSession::Outcome::Failed;
-    return ended.takeFirst().at(0).value<RunSession::Outcome>();
+QString missingForMpirun() {
+    if (QString why = missingForThreads(); !why.isEmpty()) return why;
+    if (!launch::findExecutable("mpirun")) return QStringLiteral("mpirun is not on PATH: install OpenMPI to run live jobs");
+    return {};
 }
 
-bool canRunLive(QString* why) {
-    if (!QFileInfo(kCli).isExecutable()) {
-        *why = QStringLiteral("build/bin/shardscope-cli is missing: build the shardscope-cli target to run live jobs");
-        return false;
-    }
-    if (!QFileInfo(kWorker).isExecutable()) {
-        *why = QStringLiteral("build/bin/shardscope-worker is missing: build the worker target to run live jobs");
-        return false;
-    }
-    if (!launch::findExecutable("mpirun")) {
-        *why = QStringLiteral("mpirun is not on PATH: install OpenMPI to run live jobs");
-        return false;
-    }
-    return true;
-}
-
-bool canRunThreads(QString* why) {
-    if (!QFileInfo(kCli).isExecutable()) {
-        *why = QStringLiteral("build/bin/shardscope-cli is missing: build the shardscope-cli target to run live jobs");
-        return false;
-    }
-    if (!QFileInfo(kWorker).isExecutable()) {
-        *why = QStringLiteral("build/bin/shardscope-worker is missing: build the worker target to run live jobs");
-        return false;
-    }
-    return true;
-}
+// QSKIP returns from the test function, so skipping on a missing prerequisite is a macro.
+#define SKIP_IF_MISSING(why)                                                        \
+    do {                                                                            \
+        if (const QString reason = (why); !reason.isEmpty()) QSKIP(qPrintable(reason)); \
+    } while (false)
 
 RunRequest tinyRequest(int steps) {
     RunRequest r;
@@ -84,6 +64,64 @@ RunRequest tinyRequest(int steps) {
     return r;
 }
 
+RunRequest tinyThreadsRequest(int steps) {
+    RunRequest r = tinyRequest(steps);
+    r.threads = true;
+    return r;
+}
+
+// The executable name the kernel reports for a process ("" once it is gone).
+std::string processName(pid_t pid) {
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    comm >> name;
+    return name;
+}
+
+bool allGone(const std::vector<ProcessId>& tree) {
+    return std::none_of(tree.begin(), tree.end(), [](const ProcessId& p) { return ::kill(p.pid, 0) == 0; });
+}
+
+struct PageOwned {
+    RunDocument document;
+    QTemporaryDir dir; // the recordings the test writes
+    int files = 0;
+};
+
+// A Ranks page over its own document, with a spy on runEnded: what every test drives.
+// Note: PageOwned is the first base so the document and the recordings outlive the page
+// that refers to them; the spy, a member, goes before both.
+class TestPage : private PageOwned, public RanksPage {
+public:
+    TestPage() : RanksPage(document) {}
+    using PageOwned::document;
+
+    // Writes bytes as a new recording file; returns its path.
+    QString saveRecording(const std::string& bytes) {
+        const QString path = dir.filePath(QStringLiteral("run%1.sstrace").arg(++files));
+        std::ofstream(path.toStdString(), std::ios::binary) << bytes;
+        return path;
+    }
+    QString saveRecording(const testing::SyntheticRun& run = testing::SyntheticRun{}) {
+        return saveRecording(testing::syntheticStream(run));
+    }
+
+    // Waits for the page's current job or recording to end; returns the outcome.
+    RunSession::Outcome waitForEnd(int timeoutMs) {
+        if (ended.isEmpty()) ended.wait(timeoutMs);
+        if (ended.isEmpty()) return RunSession::Outcome::Failed;
+        return ended.takeFirst().at(0).value<RunSession::Outcome>();
+    }
+
+    QSignalSpy ended{this, &RanksPage::runEnded};
+};
+
+// A page that starts real jobs with the built worker.
+class LivePage : public TestPage {
+public:
+    LivePage() { session().setWorkerPath(kWorker); }
+};
+
 } // namespace
 
 class RanksPageTest : public QObject {
@@ -92,15 +130,9 @@ private Q_SLOTS:
     void initTestCase() { qRegisterMetaType<RunSession::Outcome>(); }
 
     void recordingReplaysIntoTheRankView() {
-        QTemporaryDir dir;
-        testing::SyntheticRun run;
-        run.ranks = 3;
-        const QString path = writeFile(dir, QStringLiteral("run.sstrace"), testing::syntheticStream(run));
-        RunDocument document;
-        RanksPage page(document);
-        QSignalSpy ended(&page, &RanksPage::runEnded);
-        QVERIFY(page.openRecording(path));
-        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
+        TestPage page;
+        QVERIFY(page.openRecording(page.saveRecording({.ranks = 3})));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
         QCOMPARE(page.model().stepCount(), std::size_t{2});
         QCOMPARE(page.model().worldSize(), 3);
         QVERIFY(page.bannerText().isEmpty());
@@ -123,35 +155,27 @@ private Q_SLOTS:
     // A recording whose report does not read (here: from before reports had a schema) still
     // replays, and the page says why it has no report.
     void unreadableReportIsExplained() {
-        QTemporaryDir dir;
-        testing::SyntheticRun run;
-        run.withReport = false;
-        run.withEnd = false;
-        std::string bytes = testing::syntheticStream(run);
+        std::string bytes = testing::syntheticStream({.withReport = false, .withEnd = false});
         nlohmann::json old = report::toJson(report::RunReport{});
         old.erase("schema");
         protocol::writeRecord(bytes, protocol::Report{old.dump()});
         protocol::writeRecord(bytes, protocol::End{});
-        const QString path = writeFile(dir, QStringLiteral("old.sstrace"), bytes);
-        RunDocument document;
-        RanksPage page(document);
-        QSignalSpy ended(&page, &RanksPage::runEnded);
-        QVERIFY(page.openRecording(path));
-        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
+        TestPage page;
+        QVERIFY(page.openRecording(page.saveRecording(bytes)));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
         QCOMPARE(page.model().stepCount(), std::size_t{2});
-        QVERIFY(!document.report());
-        QVERIFY2(document.reportProblem().contains(QStringLiteral("report has no schema field")),
-                 qPrintable(document.reportProblem()));
+        QVERIFY(!page.document.report());
+        QVERIFY2(page.document.reportProblem().contains(QStringLiteral("report has no schema field")),
+                 qPrintable(page.document.reportProblem()));
         page.finishPendingDraws();
         QVERIFY2(page.exposedText().contains(QStringLiteral("Report unreadable")) &&
                      page.exposedText().contains(QStringLiteral("report has no schema field")),
                  qPrintable(page.exposedText()));
 
         // The next recording reads its report: the reason goes away.
-        const QString good = writeFile(dir, QStringLiteral("good.sstrace"), testing::syntheticStream(testing::SyntheticRun{}));
-        QVERIFY(page.openRecording(good));
-        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
-        QVERIFY(document.reportProblem().isEmpty());
+        QVERIFY(page.openRecording(page.saveRecording()));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
+        QVERIFY(page.document.reportProblem().isEmpty());
         page.finishPendingDraws();
         QVERIFY2(!page.exposedText().contains(QStringLiteral("Report unreadable")), qPrintable(page.exposedText()));
     }
@@ -161,11 +185,9 @@ private Q_SLOTS:
         QFile file(golden);
         if (!file.open(QIODevice::ReadOnly)) QSKIP("tests/data/golden_zero3_tiny_2r.sstrace is missing");
         const testing::Reference ref(file.readAll().toStdString());
-        RunDocument document;
-        RanksPage page(document);
-        QSignalSpy ended(&page, &RanksPage::runEnded);
+        TestPage page;
         QVERIFY(page.openRecording(golden));
-        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
         QCOMPARE(page.model().eventCount(), ref.order.size());
         std::string why;
         // Scrub backwards and forwards, then play forward one event at a time through a step.
@@ -181,13 +203,9 @@ private Q_SLOTS:
     }
 
     void playbackAdvancesInSlowMotion() {
-        QTemporaryDir dir;
-        const QString path = writeFile(dir, QStringLiteral("run.sstrace"), testing::syntheticStream(testing::SyntheticRun{}));
-        RunDocument document;
-        RanksPage page(document);
-        QSignalSpy ended(&page, &RanksPage::runEnded);
-        QVERIFY(page.openRecording(path));
-        waitForEnd(ended, 10000);
+        TestPage page;
+        QVERIFY(page.openRecording(page.saveRecording()));
+        page.waitForEnd(10000);
         page.player().seek(0);
         page.player().setSlowMotion(ReplayPlayer::kMinSlowMotion * 20000); // the synthetic step lasts ~0.1 ms
         page.player().play();
@@ -210,53 +228,38 @@ private Q_SLOTS:
     void corruptRecordingsShowAMessageAndThePageStaysUsable() {
         QFETCH(QByteArray, bytes);
         QFETCH(QString, message);
-        QTemporaryDir dir;
-        const QString bad = writeFile(dir, QStringLiteral("bad.sstrace"), bytes.toStdString());
-        RunDocument document;
-        RanksPage page(document);
-        QSignalSpy ended(&page, &RanksPage::runEnded);
-        QVERIFY(page.openRecording(bad));
-        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Failed);
+        TestPage page;
+        QVERIFY(page.openRecording(page.saveRecording(bytes.toStdString())));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Failed);
         QVERIFY2(page.bannerText().contains(message), qPrintable(page.bannerText()));
         QVERIFY(!page.isBusy());
-        const QString good = writeFile(dir, QStringLiteral("good.sstrace"), testing::syntheticStream(testing::SyntheticRun{}));
-        QVERIFY(page.openRecording(good));
-        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
+        QVERIFY(page.openRecording(page.saveRecording()));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
         QVERIFY(page.bannerText().isEmpty());
         QCOMPARE(page.model().stepCount(), std::size_t{2});
     }
 
     void missingFileIsAnInlineError() {
-        RunDocument document;
-        RanksPage page(document);
-        QSignalSpy ended(&page, &RanksPage::runEnded);
+        TestPage page;
         QVERIFY(page.openRecording(QStringLiteral("/nonexistent/run.sstrace")));
-        QCOMPARE(waitForEnd(ended, 5000), RunSession::Outcome::Failed);
+        QCOMPARE(page.waitForEnd(5000), RunSession::Outcome::Failed);
         QVERIFY2(page.bannerText().contains(QStringLiteral("cannot open")), qPrintable(page.bannerText()));
     }
 
     void outOfMemoryRecordingNamesTheAllocation() {
-        QTemporaryDir dir;
-        testing::SyntheticRun run;
-        run.failRank = 1;
-        const QString path = writeFile(dir, QStringLiteral("oom.sstrace"), testing::syntheticStream(run));
-        RunDocument document;
-        RanksPage page(document);
-        QSignalSpy ended(&page, &RanksPage::runEnded);
-        QVERIFY(page.openRecording(path));
-        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Failed);
+        TestPage page;
+        QVERIFY(page.openRecording(page.saveRecording({.failRank = 1})));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Failed);
         QVERIFY2(page.bannerText().contains(QStringLiteral("rank 1")) && page.bannerText().contains(QStringLiteral("activation of block1")),
                  qPrintable(page.bannerText()));
         QCOMPARE(page.model().stepCount(), std::size_t{2}); // the cut-short step still replays
     }
 
     void missingWorkerAndMpirunAreInlineErrors() {
-        RunDocument document;
-        RanksPage page(document);
-        QSignalSpy ended(&page, &RanksPage::runEnded);
+        TestPage page;
         page.session().setWorkerPath(QStringLiteral("/nonexistent/shardscope-worker"));
         QVERIFY(!page.runDefault());
-        QCOMPARE(ended.size(), 1);
+        QCOMPARE(page.ended.size(), 1);
         QVERIFY2(page.bannerText().contains(QStringLiteral("shardscope-worker was not found")), qPrintable(page.bannerText()));
         page.session().setMpirun(QStringLiteral("mpirun-that-does-not-exist"));
         QVERIFY(!page.runDefault());
@@ -270,15 +273,11 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString cli = testing::writeFakeCli(dir, testing::kRank2KilledInStep3);
         QVERIFY(!cli.isEmpty());
-        RunDocument document;
-        RanksPage page(document);
+        TestPage page;
         page.session().setCliPath(cli);
         page.session().setWorkerPath(QStringLiteral("/bin/sh")); // never started by the fake
-        QSignalSpy ended(&page, &RanksPage::runEnded);
-        RunRequest r = tinyRequest(5);
-        r.threads = true; // no mpirun needed
-        QVERIFY(page.runRequest(r));
-        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Failed);
+        QVERIFY(page.runRequest(tinyThreadsRequest(5))); // no mpirun needed
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Failed);
         QCOMPARE(page.bannerText(), QStringLiteral("Rank 2 exited (signal 9) in step 3"));
         QVERIFY(page.session().lastEnding());
         QCOMPARE(page.session().lastEnding()->step, std::optional<std::int64_t>(3));
@@ -288,11 +287,7 @@ private Q_SLOTS:
     // progress records named as stuck, mpirun killed, the rank threads' process killed.
     void typedEndingsNameWhatTheCliNamed() {
         using launch::EndingKind;
-        launch::JobEnding stuck;
-        stuck.kind = EndingKind::Stalled;
-        stuck.rank = 2;
-        stuck.step = 3;
-        stuck.cause = "it did not arrive at the all-gather of block1";
+        launch::JobEnding stuck{.kind = EndingKind::Stalled, .rank = 2, .step = 3, .cause = "it did not arrive at the all-gather of block1"};
         QCOMPARE(RunSession::endingText(stuck),
                  QStringLiteral("Rank 2 is stuck in step 3: it did not arrive at the all-gather of block1; the job was torn down"));
         stuck.rank.reset();
@@ -314,8 +309,7 @@ private Q_SLOTS:
     }
 
     void invalidSettingsAreShownInlineAndBlockRun() {
-        RunDocument document;
-        RanksPage page(document);
+        TestPage page;
         RunConfigPanel* panel = page.configPanel();
         RunRequest r;
         r.strategy = plan::Strategy::FsdpHybridShard;
@@ -340,8 +334,7 @@ private Q_SLOTS:
 
     // Without mpirun the checkbox is ticked, locked and explained; with it the user chooses.
     void threadsCheckboxFollowsMpirun() {
-        RunDocument document;
-        RanksPage page(document);
+        TestPage page;
         RunConfigPanel* panel = page.configPanel();
         auto* threads = panel->findChild<QCheckBox*>(QStringLiteral("threadsCheck"));
         QVERIFY(threads);
@@ -369,8 +362,7 @@ private Q_SLOTS:
     // With a device the GPU entry can be chosen; more ranks than GPUs need the threads mode,
     // said under the checkbox, and Run waits until it is ticked.
     void gpuRanksBeyondTheGpusAskForThreads() {
-        RunDocument document;
-        RanksPage page(document);
+        TestPage page;
         RunConfigPanel* panel = page.configPanel();
         panel->setMpiUnavailable(QString());
         GpuSupport gpu;
@@ -401,18 +393,12 @@ private Q_SLOTS:
     // A real 2-rank run as threads of one worker process: no mpirun in the tree, the stream and
     // report arrive as from mpirun, and the summary shows each rank's exposed communication.
     void liveRunAsThreads() {
-        QString why;
-        if (!canRunThreads(&why)) QSKIP(qPrintable(why));
-        RunDocument document;
-        RanksPage page(document);
-        page.session().setWorkerPath(kWorker);
+        SKIP_IF_MISSING(missingForThreads());
+        LivePage page;
         page.session().setMpirun(QStringLiteral("mpirun-that-does-not-exist")); // never asked for
-        QSignalSpy ended(&page, &RanksPage::runEnded);
-        RunRequest r = tinyRequest(2);
-        r.threads = true;
-        QVERIFY(page.runRequest(r));
+        QVERIFY(page.runRequest(tinyThreadsRequest(2)));
         QVERIFY(page.session().isDirect());
-        QCOMPARE(waitForEnd(ended, 30000), RunSession::Outcome::Completed);
+        QCOMPARE(page.waitForEnd(30000), RunSession::Outcome::Completed);
         QVERIFY2(page.bannerText().isEmpty(), qPrintable(page.bannerText()));
         QCOMPARE(page.model().worldSize(), 2);
         QCOMPARE(page.model().stepCount(), std::size_t{2});
@@ -423,57 +409,40 @@ private Q_SLOTS:
 
     // A rank thread that fails ends the one process; the banner names the rank and the cause.
     void failingThreadsRunNamesTheRank() {
-        QString why;
-        if (!canRunThreads(&why)) QSKIP(qPrintable(why));
-        RunDocument document;
-        RanksPage page(document);
-        page.session().setWorkerPath(kWorker);
-        QSignalSpy ended(&page, &RanksPage::runEnded);
-        RunRequest r = tinyRequest(3);
+        SKIP_IF_MISSING(missingForThreads());
+        LivePage page;
+        RunRequest r = tinyThreadsRequest(3);
         r.ranks = 3;
-        r.threads = true;
         r.capacityBytes = 1500000; // below the tiny model's ZeRO-3 peak on 3 ranks
         QVERIFY(page.runRequest(r));
-        QCOMPARE(waitForEnd(ended, 30000), RunSession::Outcome::Failed);
+        QCOMPARE(page.waitForEnd(30000), RunSession::Outcome::Failed);
         QVERIFY2(page.bannerText().contains(QStringLiteral("out of memory")) && page.bannerText().contains(QStringLiteral("Rank ")),
                  qPrintable(page.bannerText()));
     }
 
     // Stop: the one worker process goes (the CLI's SIGTERM, then SIGKILL after the grace period).
     void stopEndsTheThreadsWorker() {
-        QString why;
-        if (!canRunThreads(&why)) QSKIP(qPrintable(why));
-        RunDocument document;
-        RanksPage page(document);
-        page.session().setWorkerPath(kWorker);
-        QSignalSpy ended(&page, &RanksPage::runEnded);
-        RunRequest r = tinyRequest(100000);
-        r.threads = true;
-        QVERIFY(page.runRequest(r));
+        SKIP_IF_MISSING(missingForThreads());
+        LivePage page;
+        QVERIFY(page.runRequest(tinyThreadsRequest(100000)));
         QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 30000);
         // Under the supervising CLI: the worker itself, no mpirun.
         const std::vector<ProcessId> tree = descendantPids(static_cast<pid_t>(page.session().processId()));
         QCOMPARE(tree.size(), std::size_t{1});
         const pid_t pid = tree.front().pid;
-        std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-        std::string name;
-        comm >> name;
+        const std::string name = processName(pid);
         QVERIFY2(name.rfind("shardscope-wor", 0) == 0, name.c_str());
         page.stop();
-        QCOMPARE(waitForEnd(ended, 20000), RunSession::Outcome::Stopped);
-        QTRY_VERIFY_WITH_TIMEOUT(std::ifstream("/proc/" + std::to_string(pid) + "/comm").fail(), 10000);
+        QCOMPARE(page.waitForEnd(20000), RunSession::Outcome::Stopped);
+        QTRY_VERIFY_WITH_TIMEOUT(processName(pid).empty(), 10000);
         QVERIFY(page.bannerText().isEmpty());
     }
 
     void liveRunOfTwoRanks() {
-        QString why;
-        if (!canRunLive(&why)) QSKIP(qPrintable(why));
-        RunDocument document;
-        RanksPage page(document);
-        page.session().setWorkerPath(kWorker);
-        QSignalSpy ended(&page, &RanksPage::runEnded);
+        SKIP_IF_MISSING(missingForMpirun());
+        LivePage page;
         QVERIFY(page.runRequest(tinyRequest(2)));
-        const auto outcome = waitForEnd(ended, 120000);
+        const auto outcome = page.waitForEnd(120000);
         QVERIFY2(outcome == RunSession::Outcome::Completed, qPrintable(page.bannerText()));
         QCOMPARE(page.model().worldSize(), 2);
         QCOMPARE(page.model().stepCount(), std::size_t{2});
@@ -483,26 +452,19 @@ private Q_SLOTS:
     }
 
     void killedRankIsReportedAndNothingIsLeft() {
-        QString why;
-        if (!canRunLive(&why)) QSKIP(qPrintable(why));
-        RunDocument document;
-        RanksPage page(document);
-        page.session().setWorkerPath(kWorker);
-        QSignalSpy ended(&page, &RanksPage::runEnded);
+        SKIP_IF_MISSING(missingForMpirun());
+        LivePage page;
         QVERIFY(page.runRequest(tinyRequest(2000)));
         QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 60000);
         const auto cli = static_cast<pid_t>(page.session().processId());
         std::vector<ProcessId> tree = descendantPids(cli); // mpirun and its ranks
         pid_t victim = -1;
         for (const ProcessId& p : tree) {
-            std::ifstream comm("/proc/" + std::to_string(p.pid) + "/comm");
-            std::string name;
-            comm >> name;
-            if (name.rfind("shardscope-wor", 0) == 0) victim = p.pid; // the last rank found
+            if (processName(p.pid).rfind("shardscope-wor", 0) == 0) victim = p.pid; // the last rank found
         }
         QVERIFY2(victim > 0, "no worker process under mpirun");
         ::kill(victim, SIGKILL);
-        QCOMPARE(waitForEnd(ended, 60000), RunSession::Outcome::Failed);
+        QCOMPARE(page.waitForEnd(60000), RunSession::Outcome::Failed);
         QVERIFY2(page.bannerText().contains(QStringLiteral("exited")) || page.bannerText().contains(QStringLiteral("failed")),
                  qPrintable(page.bannerText()));
         // The same step as the CLI prints (cli_jobs_test): counted from 1, the step after the
@@ -512,27 +474,22 @@ private Q_SLOTS:
         QCOMPARE(*ending->step, ending->completedSteps + 1);
         QVERIFY(ending->completedSteps >= 1);
         QVERIFY2(page.bannerText().contains(QStringLiteral("in step %1").arg(*ending->step)), qPrintable(page.bannerText()));
-        QTRY_VERIFY_WITH_TIMEOUT(std::none_of(tree.begin(), tree.end(), [](const ProcessId& p) { return ::kill(p.pid, 0) == 0; }), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(allGone(tree), 10000);
         // Still usable: a recording opens.
-        QTemporaryDir dir;
-        QVERIFY(page.openRecording(writeFile(dir, QStringLiteral("r.sstrace"), testing::syntheticStream(testing::SyntheticRun{}))));
-        QCOMPARE(waitForEnd(ended, 10000), RunSession::Outcome::Completed);
+        QVERIFY(page.openRecording(page.saveRecording()));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
     }
 
     void stopTearsTheJobDown() {
-        QString why;
-        if (!canRunLive(&why)) QSKIP(qPrintable(why));
-        RunDocument document;
-        RanksPage page(document);
-        page.session().setWorkerPath(kWorker);
-        QSignalSpy ended(&page, &RanksPage::runEnded);
+        SKIP_IF_MISSING(missingForMpirun());
+        LivePage page;
         QVERIFY(page.runRequest(tinyRequest(2000)));
         QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 60000);
         const std::vector<ProcessId> tree = descendantPids(static_cast<pid_t>(page.session().processId()));
         QVERIFY(!tree.empty());
         page.stop();
-        QCOMPARE(waitForEnd(ended, 20000), RunSession::Outcome::Stopped);
-        QTRY_VERIFY_WITH_TIMEOUT(std::none_of(tree.begin(), tree.end(), [](const ProcessId& p) { return ::kill(p.pid, 0) == 0; }), 10000);
+        QCOMPARE(page.waitForEnd(20000), RunSession::Outcome::Stopped);
+        QTRY_VERIFY_WITH_TIMEOUT(allGone(tree), 10000);
         QVERIFY(page.bannerText().isEmpty());
     }
 };

@@ -7,6 +7,7 @@
 
 #include "common/byte_format.h"
 #include "common/category_palette.h"
+#include "common/plot_setup.h"
 #include "common/theory_names.h"
 
 namespace shardscope::widgets {
@@ -64,10 +65,9 @@ void CategoryBarChart::changeEvent(QEvent* event) {
 void CategoryBarChart::rebuild() {
     plot_->clearPlottables();
     plot_->clearItems();
-    if (auto* title = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0)))
-        title->setText(result_ && result_->error.isEmpty()
-                           ? tr("Device bytes per rank by category at N = %1").arg(result_->input.ranks)
-                           : tr("Device bytes per rank by category"));
+    setPlotTitle(plot_, result_ && result_->error.isEmpty()
+                            ? tr("Device bytes per rank by category at N = %1").arg(result_->input.ranks)
+                            : tr("Device bytes per rank by category"));
     if (!result_ || !result_->error.isEmpty()) {
         plot_->replot();
         return;

@@ -8,6 +8,7 @@
 
 #include "common/byte_format.h"
 #include "common/category_palette.h"
+#include "common/plot_setup.h"
 #include "common/theory_names.h"
 #include "plan/policy.h"
 
@@ -90,8 +91,7 @@ void ScalingChart::rebuild() {
     plot_->clearGraphs();
     plot_->clearItems();
     marker_ = nullptr;
-    if (auto* title = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0)))
-        title->setText(tr("Model states per rank on the device vs. N"));
+    setPlotTitle(plot_, tr("Model states per rank on the device vs. N"));
     plot_->xAxis->setLabel(tr("Ranks N (log scale)"));
     plot_->yAxis->setLabel(tr("Bytes per rank (GB = 10⁹)"));
     if (!result_ || !result_->error.isEmpty()) {
