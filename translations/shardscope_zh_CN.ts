@@ -552,6 +552,10 @@
         <source>cannot write %1: %2</source>
         <translation>无法写入 %1：%2</translation>
     </message>
+    <message>
+        <source>cannot write a screenshot as &apos;%1&apos;: the name must end in %2</source>
+        <translation>无法将截图写为“%1”：文件名必须以 %2 结尾</translation>
+    </message>
 </context>
 <context>
     <name>Strategy</name>
@@ -605,6 +609,16 @@
     <message>
         <source>%1 has no handshake record</source>
         <translation>%1 中没有握手记录</translation>
+    </message>
+    <message>
+        <source>cannot open %1: not a regular file</source>
+        <translation>无法打开 %1：不是普通文件</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 ends before the run finished — showing the first %n step(s)</source>
+        <translation>
+            <numerusform>%1 在运行结束前就中断了 — 只显示前 %n 步</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -688,10 +702,6 @@
         <translation>ZeRO 与 FSDP：真实执行，逐项解释。</translation>
     </message>
     <message>
-        <source>Render the window to a PNG and exit.</source>
-        <translation>将窗口渲染为 PNG 后退出。</translation>
-    </message>
-    <message>
         <source>UI language: en or zh_CN.</source>
         <translation>界面语言：en 或 zh_CN。</translation>
     </message>
@@ -730,6 +740,10 @@
     <message>
         <source>Open a recording (.sstrace) on the Ranks page, or a run/compare report (.json) on the Compare page.</source>
         <translation>在 Rank 视图页面打开录制文件（.sstrace），或在对比页面打开运行/对比报告（.json）。</translation>
+    </message>
+    <message>
+        <source>Render the window to an image (.png, .jpg or .bmp) and exit.</source>
+        <translation>将窗口渲染为图像（.png、.jpg 或 .bmp）后退出。</translation>
     </message>
 </context>
 <context>

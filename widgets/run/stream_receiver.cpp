@@ -154,9 +154,10 @@ void StreamReceiver::readFile(const QString& path) {
                      .arg(path).arg(decoder_->bufferedBytes()));
         else if (!assembler_->hasRunInfo())
             fail(QCoreApplication::translate("StreamReceiver", "%1 has no handshake record").arg(path));
-        else if (!assembler_->ended())
-            fail(QCoreApplication::translate("StreamReceiver", "%1 ends before the run finished — showing the first %n step(s)", nullptr,
-                                             static_cast<int>(assembler_->lastStep() + 1)).arg(path));
+        else if (const int shown = static_cast<int>(assembler_->lastStep() + 1); !assembler_->ended())
+            fail(QCoreApplication::translate("StreamReceiver", "%1 ends before the run finished — showing the first %n step(s)",
+                                             nullptr, shown)
+                     .arg(path));
     }
     if (!failed_) assembler_->flushPartialStep();
     flushTimer_.stop();
