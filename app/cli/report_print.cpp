@@ -93,7 +93,7 @@ report::CompareReport readReportFile(const std::string& path) {
     // A report is a few hundred KiB at most; a file far past that is not one. Regular files
     // only: a FIFO or device would block or never end.
     constexpr std::uint64_t kMaxBytes = std::uint64_t{64} << 20;
-    const auto [fd, size] = openInputFile(path, "report", 0, kMaxBytes);
+    const auto [fd, size] = openInputFile(path, "FILE", 0, kMaxBytes);
     std::string text(static_cast<std::size_t>(size), '\0');
     std::size_t done = 0;
     while (done < text.size()) {

@@ -303,6 +303,8 @@ TEST(trainCli, ReportOfAFifoOrDeviceIsRefusedWithoutBlocking) {
         const Result r = runCli("report " + file);
         EXPECT_EQ(r.code, 2) << file << "\n" << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << file << "\n" << r.err;
+        EXPECT_EQ(r.err.find("report: report:"), std::string::npos) << "the command is named once\n" << r.err;
+        EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
     }
 }
 
