@@ -6,6 +6,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QCheckBox>
+#include <QElapsedTimer>
 #include <QComboBox>
 #include <QStandardItemModel>
 #include <QTemporaryDir>
@@ -436,6 +437,43 @@ private Q_SLOTS:
         QCOMPARE(page.waitForEnd(20000), RunSession::Outcome::Stopped);
         QTRY_VERIFY_WITH_TIMEOUT(processName(pid).empty(), 10000);
         QVERIFY(page.bannerText().isEmpty());
+    }
+
+    // Stop is enabled from the moment a job starts (not only once its first step arrived), the
+    // status bar follows the steps, and Escape ends the whole job — the CLI, mpirun and every
+    // rank — within 5 s, with no process of it left.
+    void stopIsLiveFromTheStartAndEscapeEndsTheJob() {
+        SKIP_IF_MISSING(missingForThreads());
+        LivePage page;
+        QStringList status;
+        QObject::connect(&page, &RanksPage::statusMessage, &page, [&status](const QString& m) { status << m; });
+        page.resize(1200, 800);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowActive(&page));
+        auto* stopButton = page.findChild<QPushButton*>(QStringLiteral("stopButton"));
+        QVERIFY(!stopButton->isEnabled());
+        const bool mpirun = missingForMpirun().isEmpty();
+        QVERIFY(page.runRequest(mpirun ? tinyRequest(100000) : tinyThreadsRequest(100000)));
+        QVERIFY(stopButton->isEnabled());
+        QVERIFY2(!status.isEmpty() && status.last().startsWith(QStringLiteral("Starting")), qPrintable(status.join(QLatin1Char('|'))));
+        QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 2, 60000);
+        QVERIFY(stopButton->isEnabled());
+        QTRY_VERIFY2(status.last().contains(QStringLiteral("of 100000")), qPrintable(status.last()));
+        QVERIFY2(!status.last().startsWith(QStringLiteral("Starting")), qPrintable(status.last()));
+        const auto cli = static_cast<pid_t>(page.session().processId());
+        std::vector<ProcessId> tree = descendantPids(cli);
+        QVERIFY(!tree.empty());
+        tree.push_back({cli, 0});
+        QElapsedTimer clock;
+        clock.start();
+        QTest::keyClick(&page, Qt::Key_Escape);
+        QVERIFY(!stopButton->isEnabled());
+        QCOMPARE(page.waitForEnd(5000), RunSession::Outcome::Stopped);
+        QTRY_VERIFY_WITH_TIMEOUT(allGone(tree), std::max<int>(1, 5000 - static_cast<int>(clock.elapsed())));
+        QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
+        QVERIFY2(status.last().startsWith(QStringLiteral("Stopped after")), qPrintable(status.last()));
+        QVERIFY(!stopButton->isEnabled());
+        QVERIFY(page.findChild<QPushButton*>(QStringLiteral("runButton"))->isEnabled());
     }
 
     void liveRunOfTwoRanks() {

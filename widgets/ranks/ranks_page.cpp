@@ -9,6 +9,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QShortcut>
 #include <QSlider>
 #include <QSpinBox>
 #include <QSplitter>
@@ -60,6 +61,11 @@ RanksPage::RanksPage(RunDocument& document, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(split);
+
+    // Escape stops a live job while this page is showing (the Stop button's shortcut).
+    auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), this);
+    escape->setObjectName(QStringLiteral("stopShortcut"));
+    connect(escape, &QShortcut::activated, this, &RanksPage::stop);
 
     openAction_ = new QAction(this);
     openAction_->setShortcut(QKeySequence::Open);
@@ -246,7 +252,12 @@ bool RanksPage::openRecording(const QString& path) {
     return session_->openRecording(path);
 }
 
-void RanksPage::stop() { session_->stop(); }
+void RanksPage::stop() {
+    if (!session_->canStop()) return;
+    session_->stop();
+    updateButtons();
+    Q_EMIT statusMessage(tr("Stopping the job…"));
+}
 
 void RanksPage::chooseRecording() {
     if (session_->isActive()) return;
@@ -287,6 +298,8 @@ void RanksPage::onRunInfo(const RunInfoPtr& info) {
     updateHeader();
     updateProgress();
     comparisonTimer_.start();
+    if (session_->canStop())
+        Q_EMIT statusMessage(tr("Running on %n rank(s): step 1 of %1…", nullptr, info->worldSize).arg(plannedSteps_));
 }
 
 void RanksPage::onSteps(const StepListPtr& steps) {
@@ -302,6 +315,12 @@ void RanksPage::onSteps(const StepListPtr& steps) {
     }
     memory_->appendSteps(*steps);
     loss_->appendSteps(*steps);
+    if (session_->canStop()) {
+        const auto done = static_cast<std::int64_t>(model_.stepCount());
+        Q_EMIT statusMessage(plannedSteps_ > done ? tr("Running: step %1 of %2 finished, step %3 in progress…")
+                                                        .arg(done).arg(plannedSteps_).arg(done + 1)
+                                                  : tr("Running: step %1 of %2 finished").arg(done).arg(plannedSteps_));
+    }
     scrub_->setRange(0, static_cast<int>(std::min<std::uint64_t>(model_.eventCount(), INT32_MAX)));
     updateProgress();
     comparisonTimer_.start();
@@ -411,7 +430,7 @@ void RanksPage::finishPendingDraws() {
 void RanksPage::updateButtons() {
     const bool busy = session_->isActive();
     runButton_->setEnabled(!busy && config_->isValid());
-    stopButton_->setEnabled(busy && session_->isLive());
+    stopButton_->setEnabled(session_->canStop());
     openButton_->setEnabled(!busy);
     openAction_->setEnabled(!busy);
     config_->setEnabled(!busy);
@@ -509,6 +528,7 @@ void RanksPage::retranslateUi() {
     settingsTitle_->setText(tr("Settings for the next run"));
     runButton_->setText(tr("Run"));
     stopButton_->setText(tr("Stop"));
+    stopButton_->setToolTip(tr("Stop the job and every process it started (Esc)"));
     openButton_->setText(tr("Open recording…"));
     openAction_->setText(tr("&Open recording…"));
     playButton_->setToolTip(tr("Play / pause the replay"));

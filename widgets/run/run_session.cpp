@@ -89,7 +89,7 @@ void RunSession::beginSession(bool live) {
     completeSteps_ = 0;
     exitCode_ = 0;
     clock_.start();
-    Q_EMIT started(live);
+    live_ = live;
 }
 
 bool RunSession::start(const RunRequest& request) {
@@ -149,6 +149,8 @@ bool RunSession::start(const RunRequest& request) {
         processExited_ = true;
         finishLive();
     });
+    // Announced once the process exists, so whoever listens sees a job it can stop.
+    Q_EMIT started(true);
     process_->start();
     return true;
 }
@@ -159,6 +161,7 @@ bool RunSession::openRecording(const QString& path) {
     QCoreApplication::sendPostedEvents(this, QEvent::MetaCall); // the previous run's tail, see start()
     beginSession(false);
     recordingPath_ = path;
+    Q_EMIT started(false);
     QMetaObject::invokeMethod(receiver_, [this, path] { receiver_->readFile(path); }, Qt::QueuedConnection);
     return true;
 }

@@ -43,6 +43,8 @@ public:
 
     bool isActive() const { return active_; }
     bool isLive() const { return process_ != nullptr; }
+    // A live job is running and stop() would end it (from started(true) until finished()).
+    bool canStop() const { return active_ && live_ && process_ != nullptr && !stopRequested_ && !processExited_; }
     qint64 processId() const; // the supervising shardscope-cli's pid while running, else 0
     bool isDirect() const { return direct_; } // the last live run started the worker without mpirun
     // How the last live run ended, as the CLI classified it (none: it never got that far).
@@ -107,6 +109,7 @@ private:
     bool failedToStart_ = false;
     bool direct_ = false;
     bool active_ = false;
+    bool live_ = false;
     bool streamOpen_ = false;
     bool streamEnded_ = false;
     bool processExited_ = false;
