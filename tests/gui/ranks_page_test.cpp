@@ -14,6 +14,7 @@
 #include <csignal>
 #include <fstream>
 
+#include "common/byte_format.h"
 #include "fake_cli.h"
 #include "launch/mpirun.h"
 #include "launch/process_tree.h"
@@ -203,6 +204,37 @@ private Q_SLOTS:
         QVERIFY(page.bannerText().isEmpty());
     }
 
+    // The settings follow what is loaded: an opened recording replaces the previous run's
+    // configuration (and its theory preview) with its own; one the panel cannot show says so.
+    void openedRecordingShowsItsSettings() {
+        const QString golden = QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace");
+        if (!QFileInfo::exists(golden)) QSKIP("tests/data/golden_zero3_tiny_2r.sstrace is missing");
+        TestPage page;
+        RunRequest before;
+        before.model = QStringLiteral("small");
+        before.ranks = 8;
+        before.strategy = plan::Strategy::Ddp;
+        before.steps = 5;
+        page.configPanel()->setRequest(before);
+        const QString previewBefore = page.configPanel()->findChild<QLabel*>(QStringLiteral("theoryPreview"))->text();
+        QVERIFY(page.openRecording(golden));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
+        const RunRequest shown = page.configPanel()->request();
+        QVERIFY2(shown.model == QStringLiteral("tiny"), qPrintable(page.settingsTitle()));
+        QCOMPARE(shown.ranks, 2);
+        QCOMPARE(shown.strategy, plan::Strategy::Zero3);
+        QCOMPARE(static_cast<std::int64_t>(shown.steps), page.model().info()->steps);
+        const QString preview = page.configPanel()->findChild<QLabel*>(QStringLiteral("theoryPreview"))->text();
+        QVERIFY2(preview != previewBefore && preview.contains(formatCount(static_cast<double>(page.model().info()->paramCount))),
+                 qPrintable(preview));
+        QVERIFY2(page.settingsTitle().contains(QStringLiteral("opened recording")), qPrintable(page.settingsTitle()));
+
+        // A model that is no preset cannot be shown: the title says why and whose settings these are.
+        QVERIFY(page.openRecording(page.saveRecording()));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
+        QVERIFY2(page.settingsTitle().contains(QStringLiteral("“synthetic” is not a preset")), qPrintable(page.settingsTitle()));
+    }
+
     void playbackAdvancesInSlowMotion() {
         TestPage page;
         QVERIFY(page.openRecording(page.saveRecording()));
@@ -282,6 +314,45 @@ private Q_SLOTS:
         QCOMPARE(page.bannerText(), QStringLiteral("Rank 2 exited (signal 9) in step 3"));
         QVERIFY(page.session().lastEnding());
         QCOMPARE(page.session().lastEnding()->step, std::optional<std::int64_t>(3));
+    }
+
+    // A capacity failure keeps its reason: a rank's exit status alone is not the cause, the
+    // allocation that did not fit is.
+    void capacityFailureShowsTheNamedCause() {
+        QTemporaryDir dir;
+        const QString cli = testing::writeFakeCli(dir, testing::kRank3OutOfMemoryInStep1);
+        QVERIFY(!cli.isEmpty());
+        TestPage page;
+        page.session().setCliPath(cli);
+        page.session().setWorkerPath(QStringLiteral("/bin/sh")); // never started by the fake
+        QVERIFY(page.runRequest(tinyThreadsRequest(2)));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Failed);
+        QCOMPARE(page.bannerText(), QStringLiteral("Rank 3 exited (exit code 1) in step 1: out of memory on rank 3: allocating 25600 "
+                                                   "bytes of workspace for head would exceed the device capacity of 1500000 bytes "
+                                                   "(1479880 bytes live)"));
+        // An exit status with nothing more to say stays as it was.
+        launch::JobEnding plain{.kind = launch::EndingKind::Failed, .rank = 1, .step = 2, .cause = "exited (exit code 1)", .exitCode = 1};
+        QCOMPARE(RunSession::endingText(plain), QStringLiteral("Rank 1 exited (exit code 1) in step 2"));
+    }
+
+    // The settings warn before the run when the predicted peak per rank exceeds the budget
+    // (the run may still start: a class may want to see the failure).
+    void budgetBelowThePredictedPeakIsWarnedBeforeTheRun() {
+        TestPage page;
+        RunConfigPanel* panel = page.configPanel();
+        RunRequest r = tinyThreadsRequest(2);
+        r.ranks = 4;
+        panel->setRequest(r);
+        QVERIFY(panel->capacityWarning().isEmpty());
+        QVERIFY(panel->predictedPeakBytes().value_or(0) > 1700000);
+        r.capacityBytes = 1700000;
+        panel->setRequest(r);
+        QVERIFY2(panel->capacityWarning().contains(QStringLiteral("exceeds")) && panel->capacityWarning().contains(QStringLiteral("out of memory")),
+                 qPrintable(panel->capacityWarning()));
+        QVERIFY(panel->isValid()); // a warning, not an error
+        r.capacityBytes = *panel->predictedPeakBytes() * 2;
+        panel->setRequest(r);
+        QVERIFY(panel->capacityWarning().isEmpty());
     }
 
     // The GUI words every ending the CLI can hand back from its typed fields: the rank the
@@ -487,6 +558,23 @@ private Q_SLOTS:
         QVERIFY(page.model().eventCount() > 0);
         page.finishPendingDraws();
         QVERIFY(page.savingsChart()->measuredSavings().value_or(0) > 1.5); // ZeRO-3 on 2 ranks: ≈ 2×
+    }
+
+    // A run over its memory budget under mpirun: the banner names the rank, the step as the
+    // progress counts it, and the allocation that did not fit — what the CLI names.
+    void capacityFailureUnderMpirunNamesTheAllocation() {
+        SKIP_IF_MISSING(missingForMpirun());
+        LivePage page;
+        RunRequest r = tinyRequest(2);
+        r.ranks = 4;
+        r.capacityBytes = 1700000; // fits the states, not the first step's workspaces
+        QVERIFY(page.runRequest(r));
+        QCOMPARE(page.waitForEnd(60000), RunSession::Outcome::Failed);
+        const QString banner = page.bannerText();
+        QVERIFY2(banner.contains(QStringLiteral("out of memory")) && banner.contains(QStringLiteral("allocating")) &&
+                     banner.contains(QStringLiteral("in step 1")),
+                 qPrintable(banner));
+        QVERIFY2(!banner.contains(QStringLiteral("step 0")), qPrintable(banner));
     }
 
     void killedRankIsReportedAndNothingIsLeft() {

@@ -97,6 +97,8 @@ QWidget* RanksPage::buildLeft() {
     auto* v = new QVBoxLayout(left);
     v->setContentsMargins(2, 2, 2, 2);
     settingsTitle_ = new QLabel(left);
+    settingsTitle_->setObjectName(QStringLiteral("settingsTitle"));
+    settingsTitle_->setWordWrap(true);
     settingsTitle_->setStyleSheet(QStringLiteral("font-weight: bold;"));
     config_ = new RunConfigPanel(left);
     connect(config_, &RunConfigPanel::requestChanged, this, &RanksPage::updateButtons);
@@ -268,6 +270,8 @@ void RanksPage::chooseRecording() {
 
 void RanksPage::onStarted(bool live) {
     live_ = live;
+    settingsNote_.clear();
+    updateSettingsTitle();
     if (!live) plannedSteps_ = 0; // a recording says in its handshake how many steps it has
     view_->clear();
     memory_->reset();
@@ -289,6 +293,7 @@ void RanksPage::onStarted(bool live) {
 }
 
 void RanksPage::onRunInfo(const RunInfoPtr& info) {
+    if (!live_) showRecordingSettings(*info);
     view_->setRunInfo(info);
     view_->setState(model_.emptyState());
     chartRank_->setRange(0, std::max(0, info->worldSize - 1));
@@ -300,6 +305,19 @@ void RanksPage::onRunInfo(const RunInfoPtr& info) {
     comparisonTimer_.start();
     if (session_->canStop())
         Q_EMIT statusMessage(tr("Running on %n rank(s): step 1 of %1…", nullptr, info->worldSize).arg(plannedSteps_));
+}
+
+// An opened recording's settings replace the previous run's in the panel (and with them the
+// theory preview), so the panel describes what is loaded; Run then repeats that run.
+void RanksPage::showRecordingSettings(const replay::RunInfo& info) {
+    QString why;
+    if (const auto request = requestFromConfigJson(info.configJson, &why)) {
+        config_->setRequest(*request);
+        settingsNote_.clear();
+    } else {
+        settingsNote_ = tr("The opened recording's settings cannot be shown here: %1. These are the next run's.").arg(why);
+    }
+    updateSettingsTitle();
 }
 
 void RanksPage::onSteps(const StepListPtr& steps) {
@@ -409,6 +427,14 @@ void RanksPage::updateExposed(int chartRank) {
     exposedLine_->setVisible(!parts.isEmpty());
 }
 
+QString RanksPage::settingsTitle() const { return settingsTitle_->text(); }
+
+void RanksPage::updateSettingsTitle() {
+    settingsTitle_->setText(!settingsNote_.isEmpty() ? settingsNote_
+                            : model_.info() && !live_ ? tr("Settings of the opened recording (Run repeats it)")
+                                                      : tr("Settings for the next run"));
+}
+
 QString RanksPage::bannerText() const { return banner_->isHidden() ? QString() : banner_->text(); }
 
 void RanksPage::showPeakOfStep(std::size_t i) {
@@ -439,8 +465,11 @@ void RanksPage::updateButtons() {
 void RanksPage::updateProgress() {
     const int have = static_cast<int>(model_.stepCount());
     progress_->setRange(0, static_cast<int>(std::max<std::int64_t>(plannedSteps_, std::max(have, 1))));
-    progress_->setValue(have);
-    progress_->setFormat(plannedSteps_ > 0 ? tr("step %1 of %2").arg(have).arg(plannedSteps_) : tr("%1 steps").arg(have));
+    // Finished steps, not arrived ones: a step cut short by a failure is the step it failed in
+    // (1-based, as the banner says), not one more done.
+    const auto done = std::count_if(model_.steps().begin(), model_.steps().end(), [](const replay::StepPtr& s) { return s->complete; });
+    progress_->setValue(static_cast<int>(done));
+    progress_->setFormat(plannedSteps_ > 0 ? tr("%1 of %2 steps done").arg(done).arg(plannedSteps_) : tr("%1 steps done").arg(done));
     elapsed_->setText(session_->isLive() || live_ ? tr("%1 s").arg(session_->elapsedSeconds(), 0, 'f', 1) : QString());
 }
 
@@ -525,7 +554,7 @@ void RanksPage::changeEvent(QEvent* event) {
 }
 
 void RanksPage::retranslateUi() {
-    settingsTitle_->setText(tr("Settings for the next run"));
+    updateSettingsTitle();
     runButton_->setText(tr("Run"));
     stopButton_->setText(tr("Stop"));
     stopButton_->setToolTip(tr("Stop the job and every process it started (Esc)"));

@@ -62,6 +62,8 @@ public:
 
     // The ending in the user's language, from its typed fields.
     static QString endingText(const launch::JobEnding& ending);
+    // The ending's cause names what happened, not only how a process exited ("exited (…)").
+    static bool hasNamedCause(const launch::JobEnding& ending);
 
     static constexpr int kGraceMs = 6000; // the CLI's own SIGTERM-to-SIGKILL grace, and some
     static constexpr int kDrainMs = 2000; // after the CLI exits, wait this long for the stream's tail
