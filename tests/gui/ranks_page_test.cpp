@@ -232,7 +232,7 @@ private Q_SLOTS:
         // A model that is no preset cannot be shown: the title says why and whose settings these are.
         QVERIFY(page.openRecording(page.saveRecording()));
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
-        QVERIFY2(page.settingsTitle().contains(QStringLiteral("“synthetic” is not a preset")), qPrintable(page.settingsTitle()));
+        QVERIFY2(page.settingsTitle().contains(QStringLiteral("names no preset (synthetic)")), qPrintable(page.settingsTitle()));
     }
 
     void playbackAdvancesInSlowMotion() {

@@ -4,11 +4,11 @@
 #include <QRegularExpression>
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 #include "core/error.h"
 #include "launch/mpirun.h"
 #include "plan/policy.h"
+#include "runconfig/config_json.h"
 #include "platform/cuda_probe.h"
 #include "shardscope/worker_features.h"
 
@@ -58,109 +58,41 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     return c;
 }
 
-namespace {
-
-// One value of the configuration JSON: absent keeps the default; present but of another type
-// or out of [lo, hi] is refused, naming the key.
-template <class T>
-bool readValue(const nlohmann::json& j, const char* key, T& out, T lo, T hi, QString* why) {
-    const auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return true;
-    bool ok = false;
-    T v{};
-    if constexpr (std::is_same_v<T, bool>) {
-        ok = it->is_boolean();
-        if (ok) v = it->get<bool>();
-    } else {
-        ok = it->is_number_integer() || it->is_number_unsigned();
-        if (ok) {
-            if (it->is_number_unsigned()) {
-                const auto u = it->get<std::uint64_t>();
-                ok = u <= static_cast<std::uint64_t>(hi);
-                v = static_cast<T>(u);
-            } else {
-                const auto s = it->get<std::int64_t>();
-                ok = s >= 0 && static_cast<std::uint64_t>(s) <= static_cast<std::uint64_t>(hi);
-                v = static_cast<T>(s);
-            }
-            ok = ok && v >= lo && v <= hi;
-        }
-    }
-    if (!ok) {
-        if (why) *why = QCoreApplication::translate("RunRequest", "its “%1” is not one the settings can show").arg(QString::fromLatin1(key));
-        return false;
-    }
-    out = v;
-    return true;
-}
-
-} // namespace
-
 std::optional<RunRequest> requestFromConfigJson(const std::string& text, QString* why) {
+    const auto refuse = [why](const QString& reason) {
+        if (why) *why = reason;
+        return std::nullopt;
+    };
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-        if (why) *why = QCoreApplication::translate("RunRequest", "its configuration is not a JSON object");
-        return std::nullopt;
+    runconfig::RunConfig c;
+    try {
+        c = runconfig::configFromJson(j);
+    } catch (const Error& e) {
+        return refuse(QString::fromUtf8(e.what()));
     }
+    if (c.worldSize > kMaxRanks)
+        return refuse(QCoreApplication::translate("RunRequest", "its %1 ranks are more than the rank view shows (%2)").arg(c.worldSize).arg(kMaxRanks));
+    const runconfig::ModelPreset* preset = runconfig::findPreset(c.preset.name);
     RunRequest r;
-    const auto text_ = [&j](const char* key) {
-        const auto it = j.find(key);
-        return it != j.end() && it->is_string() ? std::optional<std::string>(it->get<std::string>()) : std::nullopt;
-    };
-    const auto model = text_("model");
-    const runconfig::ModelPreset* preset = model ? runconfig::findPreset(*model) : nullptr;
-    if (!preset) {
-        if (why) *why = QCoreApplication::translate("RunRequest", "its model “%1” is not a preset").arg(QString::fromStdString(model.value_or("?")));
-        return std::nullopt;
-    }
-    r.model = QString::fromStdString(*model);
-    const auto strategy = text_("strategy") ? plan::parseStrategy(*text_("strategy")) : std::nullopt;
-    const auto precision = text_("precision") ? plan::parsePrecision(*text_("precision")) : std::optional(r.precision);
-    if (!strategy || !precision) {
-        if (why) *why = QCoreApplication::translate("RunRequest", "its strategy or precision is not one the settings know");
-        return std::nullopt;
-    }
-    r.strategy = *strategy;
-    r.precision = *precision;
-    r.gpu = text_("backend").value_or("cpu") == "cuda";
-    std::uint64_t capacity = 0;
-    std::int64_t microBatch = 0;
-    const nlohmann::json knobs = j.contains("knobs") && j["knobs"].is_object() ? j["knobs"] : nlohmann::json::object();
-    const auto limit = [](Field f) { return runconfig::limitOf(f); };
-    using runconfig::limitOf;
-    // Knobs the strategy does not read may hold anything (0: unset); those it reads must fit.
-    std::int64_t prefetch = r.prefetch, inflight = r.maxInflight, hybrid = r.hybridGroup;
-    constexpr std::int64_t kAny = INT32_MAX;
-    const bool ok =
-        readValue(j, "world_size", r.ranks, 1, kMaxRanks, why) && readValue(j, "steps", r.steps, 1, kMaxSteps, why) &&
-        readValue<std::uint64_t>(j, "seed", r.seed, 0, UINT64_MAX, why) &&
-        readValue(j, "checkpointing", r.checkpointing, false, true, why) && readValue(j, "shared_device", r.threads, false, true, why) &&
-        readValue<std::uint64_t>(j, "capacity_bytes", capacity, 1, UINT64_MAX, why) &&
-        readValue<std::int64_t>(j, "micro_batch", microBatch, 1, limit(Field::MicroBatch).max, why) &&
-        readValue<std::uint64_t>(knobs, "reduce_bucket_bytes", r.bucketBytes, 1, UINT64_MAX, why) &&
-        readValue<std::int64_t>(knobs, "prefetch", prefetch, 0, kAny, why) &&
-        readValue(knobs, "reshard_after_forward", r.reshardAfterForward, false, true, why) &&
-        readValue<std::int64_t>(knobs, "max_inflight", inflight, 0, kAny, why) &&
-        readValue<std::uint64_t>(knobs, "persistence_threshold", r.persistenceThreshold, 0, 1000000000, why) &&
-        readValue<std::int64_t>(knobs, "hybrid_group", hybrid, 0, kAny, why);
-    if (!ok) return std::nullopt;
-    const plan::Policy policy = plan::policyFor(r.strategy);
-    const auto knob = [&why](std::int64_t v, Field f, std::int64_t hi, bool used, const char* key, int& out) {
-        if (v >= limitOf(f).min && v <= hi) {
-            out = static_cast<int>(v);
-            return true;
-        }
-        if (!used) return true; // keeps the panel's default
-        if (why) *why = QCoreApplication::translate("RunRequest", "its “%1” is not one the settings can show").arg(QString::fromLatin1(key));
-        return false;
-    };
-    if (!knob(prefetch, Field::Prefetch, limitOf(Field::Prefetch).max, policy.usesPrefetch(), "prefetch", r.prefetch) ||
-        !knob(inflight, Field::MaxInflight, limitOf(Field::MaxInflight).max, policy.usesMaxInflight(), "max_inflight", r.maxInflight) ||
-        !knob(hybrid, Field::HybridGroup, kMaxRanks, policy.usesHybridGroup(), "hybrid_group", r.hybridGroup))
-        return std::nullopt;
-    if (j.contains("capacity_bytes") && !j["capacity_bytes"].is_null()) r.capacityBytes = capacity;
+    r.model = QString::fromStdString(c.preset.name);
+    r.ranks = c.worldSize;
+    r.gpu = c.backend == runconfig::Backend::Cuda;
+    r.threads = c.sharedDevice;
+    r.strategy = c.strategy;
+    r.precision = c.precision;
+    r.checkpointing = c.checkpointing;
+    r.steps = static_cast<int>(c.steps); // within kLimits' steps, which is the panel's range
+    r.seed = c.seed;
+    r.capacityBytes = c.capacityBytes;
     // The preset's own micro-batch shows as "the preset's" (0).
-    r.microBatch = microBatch > 0 && microBatch != preset->microBatch ? static_cast<int>(microBatch) : 0;
+    r.microBatch = preset && c.preset.microBatch != preset->microBatch ? static_cast<int>(c.preset.microBatch) : 0;
+    const plan::Knobs& k = c.knobs;
+    r.bucketBytes = k.reduceBucketBytes;
+    r.prefetch = k.prefetchDepth;
+    r.reshardAfterForward = k.reshardAfterForward;
+    r.maxInflight = k.maxInflightAllGathers;
+    r.persistenceThreshold = k.persistenceThresholdParams;
+    if (k.hybridGroupSize >= 1) r.hybridGroup = std::min(k.hybridGroupSize, kMaxRanks);
     return r;
 }
 
