@@ -565,10 +565,14 @@ private Q_SLOTS:
     void capacityFailureUnderMpirunNamesTheAllocation() {
         SKIP_IF_MISSING(missingForMpirun());
         LivePage page;
+        QStringList status;
+        QObject::connect(&page, &RanksPage::statusMessage, &page, [&status](const QString& m) { status << m; });
         RunRequest r = tinyRequest(2);
         r.ranks = 4;
         r.capacityBytes = 1700000; // fits the states, not the first step's workspaces
         QVERIFY(page.runRequest(r));
+        // Warned as it starts, not only after the failure.
+        QVERIFY2(!status.isEmpty() && status.first().contains(QStringLiteral("exceeds the budget")), qPrintable(status.join(QLatin1Char('|'))));
         QCOMPARE(page.waitForEnd(60000), RunSession::Outcome::Failed);
         const QString banner = page.bannerText();
         QVERIFY2(banner.contains(QStringLiteral("out of memory")) && banner.contains(QStringLiteral("allocating")) &&

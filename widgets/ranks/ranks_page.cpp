@@ -287,9 +287,12 @@ void RanksPage::onStarted(bool live) {
     updateButtons();
     if (live) clockTimer_.start();
     const RunRequest request = config_->request();
-    Q_EMIT statusMessage(!live ? tr("Reading the recording…")
-                         : request.threads ? tr("Starting %1 ranks as threads of one process…").arg(request.ranks)
-                                           : tr("Starting %1 ranks…").arg(request.ranks));
+    QString status = !live ? tr("Reading the recording…")
+                     : request.threads ? tr("Starting %1 ranks as threads of one process…").arg(request.ranks)
+                                       : tr("Starting %1 ranks…").arg(request.ranks);
+    // A budget below the predicted peak was warned in the settings; the status repeats it.
+    if (live && !config_->capacityWarning().isEmpty()) status += QLatin1Char(' ') + config_->capacityWarning();
+    Q_EMIT statusMessage(status);
 }
 
 void RanksPage::onRunInfo(const RunInfoPtr& info) {
