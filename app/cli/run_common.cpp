@@ -1,5 +1,7 @@
 #include "run_common.h"
 
+#include "core/step_number.h"
+
 #include <cstdio>
 #include <set>
 #include <sstream>
@@ -153,7 +155,7 @@ report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags
     const auto steps = config.steps;
     if (!quiet)
         req.onStep = [steps](const protocol::StepSummary& s) {
-            std::printf("step %5lld/%lld  loss %.4f  %9.2f ms\n", static_cast<long long>(s.step + 1),
+            std::printf("step %5lld/%lld  loss %.4f  %9.2f ms\n", static_cast<long long>(displayStep(s.step)),
                         static_cast<long long>(steps), s.loss, static_cast<double>(s.stepNs) / 1e6);
             std::fflush(stdout);
         };

@@ -20,12 +20,24 @@ std::vector<report::RunReport> parseCompareRuns(const std::string& json);
 // -1 when no rank's matches.
 int exposedRank(const report::RunReport& run);
 
+// Two runs whose final weights may be compared, and whose charts may share one header: the same
+// model (preset and parameter count), steps, ranks, seed, precision, data and batch
+// (micro-batch and gradient accumulation). Their strategies may differ.
+bool comparable(const report::RunReport& a, const report::RunReport& b);
+
+// Runs split into configurations (comparable runs together), in order of first appearance;
+// each group holds indices into `runs`.
+std::vector<std::vector<std::size_t>> configurationGroups(const std::vector<report::RunReport>& runs);
+
 struct Parity {
-    enum class Kind { Reference, BitwiseEqual, Delta, DigestEqual, DigestDiffers, NoReference };
+    // NoReference: no DDP run at all; NoComparableReference: DDP runs exist, none of this
+    // run's configuration.
+    enum class Kind { Reference, BitwiseEqual, Delta, DigestEqual, DigestDiffers, NoReference, NoComparableReference };
     Kind kind = Kind::NoReference;
     double delta = 0;
 };
-// Against the DDP run among `all` (or the report's own max_abs_delta_vs_ddp).
+// Against the comparable DDP run among `all` (or the report's own max_abs_delta_vs_ddp, which
+// `compare` measured against its own DDP run).
 Parity parityOf(const report::RunReport& run, const std::vector<report::RunReport>& all);
 
 } // namespace shardscope::replay

@@ -11,6 +11,10 @@
 #include "compare/compare_view.h"
 #include "fake_cli.h"
 #include "launch/mpirun.h"
+#include "launch/process_tree.h"
+
+#include <QElapsedTimer>
+#include <csignal>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -71,6 +75,43 @@ private Q_SLOTS:
         page.runner()->start();
         QTRY_VERIFY_WITH_TIMEOUT(!page.runner()->isRunning(), 10000);
         QCOMPARE(page.runner()->errorText(), QStringLiteral("Rank 2 exited (signal 9) in step 3"));
+        QVERIFY(page.view()->runs().empty());
+    }
+
+    // "Run all strategies" can be cancelled: the button reads Stop from the moment the CLI
+    // starts, and Escape ends the CLI and every process of its current job within 5 s.
+    void escapeCancelsRunAll() {
+        if (!QFileInfo(kCli).isExecutable()) QSKIP("build/bin/shardscope-cli is missing: build the shardscope-cli target to run comparisons");
+        ComparePage page;
+        page.resize(1200, 800);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowActive(&page));
+        page.runner()->setCliPath(kCli);
+        page.runner()->setThreads(true);
+        page.runner()->setRanks(2);
+        page.runner()->setModel(QStringLiteral("tiny"));
+        page.runner()->setSteps(1000);
+        page.runner()->start();
+        QVERIFY(page.runner()->isRunning());
+        QCOMPARE(page.runner()->runButtonText(), QStringLiteral("Stop"));
+        const auto cli = static_cast<pid_t>(page.runner()->processId());
+        QVERIFY(cli > 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!launch::descendantPids(cli).empty(), 90000); // the first job's worker (slow on a busy machine)
+        QTest::qWait(300);
+        std::vector<launch::ProcessId> tree = launch::descendantPids(cli);
+        tree.push_back({cli, 0});
+        QElapsedTimer clock;
+        clock.start();
+        QTest::keyClick(&page, Qt::Key_Escape);
+        QTRY_VERIFY_WITH_TIMEOUT(!page.runner()->isRunning(), 5000);
+        const auto gone = [&tree] {
+            return std::none_of(tree.begin(), tree.end(), [](const launch::ProcessId& p) { return ::kill(p.pid, 0) == 0; });
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(gone(), std::max<int>(1, 5000 - static_cast<int>(clock.elapsed())));
+        QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
+        QCOMPARE(page.runner()->progressText(), QStringLiteral("Stopped."));
+        QCOMPARE(page.runner()->runButtonText(), QStringLiteral("Run"));
+        QVERIFY(page.runner()->errorText().isEmpty());
         QVERIFY(page.view()->runs().empty());
     }
 

@@ -48,6 +48,58 @@ private Q_SLOTS:
         QCOMPARE(bars->data()->at(0)->value, 3.0); // 3000 B in kB
     }
 
+    // Runs from the Ranks page land on Compare whatever their configuration: a badge compares a
+    // run only with a DDP run of the same model, steps, N, seed, precision, data and batch; a DDP
+    // of another model joins as its own group instead of replacing the reference, and the header
+    // names every configuration instead of claiming one model.
+    void verdictsStayWithinOneConfiguration() {
+        ComparePage page;
+        page.resize(1200, 800);
+        report::RunReport ddp3 = typedReport("ddp", 400, 9000, "d1");
+        ddp3.steps = 3;
+        report::RunReport zero1 = typedReport("zero1", 200, 7000, "x10");
+        zero1.steps = 10;
+        page.addReport(ddp3);
+        page.addReport(zero1);
+        QCOMPARE(page.view()->runs().size(), std::size_t{2});
+        QStringList badges = page.view()->badgeTexts();
+        QVERIFY2(badges[1].contains(QStringLiteral("no DDP run of the same configuration")), qPrintable(badges.join(QLatin1Char('|'))));
+        QVERIFY2(!badges.join(QLatin1Char('|')).contains(QStringLiteral("differ")), qPrintable(badges.join(QLatin1Char('|'))));
+        QVERIFY2(page.view()->headerText().contains(QStringLiteral("2 configurations")), qPrintable(page.view()->headerText()));
+
+        // A DDP of another model: its own group, the 3-step tiny DDP stays the reference of its own.
+        report::RunReport ddpSmall = typedReport("ddp", 800, 19000, "s");
+        ddpSmall.model = "small";
+        ddpSmall.steps = 10;
+        page.addReport(ddpSmall);
+        QCOMPARE(page.view()->runs().size(), std::size_t{3});
+        const QString header = page.view()->headerText();
+        QVERIFY2(header.contains(QStringLiteral("3 configurations")) && header.contains(QStringLiteral("model tiny")) &&
+                     header.contains(QStringLiteral("model small")),
+                 qPrintable(header));
+        badges = page.view()->badgeTexts();
+        QVERIFY2(badges.filter(QStringLiteral("reference (DDP)")).size() == 2, qPrintable(badges.join(QLatin1Char('|'))));
+        QVERIFY2(badges.filter(QStringLiteral("no DDP run of the same configuration")).size() == 1, qPrintable(badges.join(QLatin1Char('|'))));
+        // Labels tell the groups apart on the charts too.
+        QVERIFY2(page.view()->runLabel(0) != page.view()->runLabel(2), qPrintable(page.view()->runLabel(0)));
+
+        // The comparable DDP arrives: ZeRO-1 is judged against it, and only against it.
+        report::RunReport ddp10 = typedReport("ddp", 400, 9000, "x10");
+        ddp10.steps = 10;
+        page.addReport(ddp10);
+        QCOMPARE(page.view()->runs().size(), std::size_t{4});
+        badges = page.view()->badgeTexts();
+        QVERIFY2(badges.filter(QStringLiteral("bitwise equal to DDP")).size() == 1, qPrintable(badges.join(QLatin1Char('|'))));
+        // One configuration only: the header names it once.
+        page.clear();
+        page.addReport(ddp10);
+        page.addReport(zero1);
+        QVERIFY2(page.view()->headerText().contains(QStringLiteral("model tiny on 4 ranks, 10 steps")) &&
+                     !page.view()->headerText().contains(QStringLiteral("configurations")),
+                 qPrintable(page.view()->headerText()));
+        QCOMPARE(page.view()->runLabel(1), QStringLiteral("ZeRO-1"));
+    }
+
     // The exposed-communication figure of each strategy, from a report file as the worker
     // writes it: one chip per run, the worst rank's median, explained in the tooltip.
     void showsExposedCommunicationPerStrategy() {

@@ -131,6 +131,24 @@ private Q_SLOTS:
         panel.showGlossary(QStringLiteral("reduce-scatter"));
         QVERIFY(panel.glossaryVisible());
     }
+
+    // "What is happening" narrates the focus rank, not whichever rank logged the last event.
+    void narrationFollowsTheFocusRank() {
+        const auto m = testrec::loadModel(testrec::makeRecording({})); // 4 ranks
+        const std::uint64_t k = testrec::findEvent(*m, 2, [](const Event& e) {
+            return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllGather && e.unit == 2;
+        });
+        QVERIFY(Explain::explain(*m, k + 1, *m->info()).startsWith(QStringLiteral("Rank 2 ")));
+        ExplainPanel panel;
+        panel.setModel(m.get());
+        panel.setPosition(k + 1);
+        QCOMPARE(panel.focusRank(), 0);
+        QVERIFY2(panel.sentence().startsWith(QStringLiteral("Rank 0 ")), qPrintable(panel.sentence()));
+        panel.setFocusRank(2);
+        QCOMPARE(panel.sentence(), Explain::explain(*m, k + 1, *m->info()));
+        panel.setFocusRank(3);
+        QVERIFY2(panel.sentence().startsWith(QStringLiteral("Rank 3 ")), qPrintable(panel.sentence()));
+    }
 };
 
 QTEST_MAIN(ExplainTextTest)

@@ -27,4 +27,9 @@ inline QString writeFakeCli(const QTemporaryDir& dir, const QByteArray& endingJs
 inline const QByteArray kRank2KilledInStep3 =
     R"json({"kind":"failed","rank":2,"step":3,"signal":9,"cause":"exited (signal 9)","completed_steps":2})json";
 
+// Rank 3 over its memory budget in step 1, seen by mpirun as an exit code: the cause names the
+// allocation.
+inline const QByteArray kRank3OutOfMemoryInStep1 =
+    R"json({"kind":"failed","rank":3,"step":1,"exit_code":1,"cause":"out of memory on rank 3: allocating 25600 bytes of workspace for head would exceed the device capacity of 1500000 bytes (1479880 bytes live)","completed_steps":0})json";
+
 } // namespace shardscope::testing

@@ -94,7 +94,7 @@ private Q_SLOTS:
             const std::uint64_t k = ranks->player().cursor().index();
             QCOMPARE(*timeline->view()->playheadNs(), m.replayNsAt(k));
             QCOMPARE(flows->view()->position(), k);
-            QCOMPARE(timeline->explain()->sentence(), Explain::explain(m, k, *m.info()));
+            QCOMPARE(timeline->explain()->sentence(), Explain::explainForRank(m, k, *m.info(), timeline->playback()->focusRank()));
             QCOMPARE(flows->explain()->sentence(), timeline->explain()->sentence());
             QCOMPARE(flows->playback()->position(), k);
             if (!storyDir.isEmpty()) {
@@ -109,6 +109,10 @@ private Q_SLOTS:
             ++stop;
         }
         QVERIFY(stop >= 8); // a 4-unit ZeRO-3 step: 4 forward + 4 backward cycles at least
+        // The sentence follows the bar's focus rank.
+        timeline->playback()->setFocusRank(3);
+        QVERIFY2(timeline->explain()->sentence().startsWith(QStringLiteral("Rank 3 ")), qPrintable(timeline->explain()->sentence()));
+        timeline->playback()->setFocusRank(0);
 
         // A click on the timeline moves every page.
         timeline->view()->setWindow(0, static_cast<double>(m.totalReplayNs()));

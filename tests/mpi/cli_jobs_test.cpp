@@ -217,6 +217,13 @@ TEST(cliJobs, RunWritesReportAndRecordingThatAgree) {
     EXPECT_TRUE(rec.ended);
     ASSERT_TRUE(rec.reportJson);
     EXPECT_EQ(nlohmann::json::parse(*rec.reportJson)["param_digest"], report["param_digest"]);
+    // Steps as people count them (core/step_number.h): the recording's steps 0 and 1 are the
+    // progress lines' 1/2 and 2/2.
+    EXPECT_EQ(rec.steps.front().step, 0);
+    const std::string out = slurp(p.out);
+    EXPECT_NE(out.find("step     1/2"), std::string::npos) << out;
+    EXPECT_NE(out.find("step     2/2"), std::string::npos) << out;
+    EXPECT_EQ(out.find("step     0/"), std::string::npos) << out;
     fs::remove(json);
     fs::remove(trace);
 }

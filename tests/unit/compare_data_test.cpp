@@ -62,3 +62,33 @@ TEST(CompareData, ExposedRankIsTheRankThatWaitsMost) {
     r.exposedCommFraction = 0.25; // no rank's median: unknown
     EXPECT_EQ(exposedRank(r), -1);
 }
+
+// A badge compares only runs of one configuration: a 3-step DDP says nothing about a 10-step
+// ZeRO-1, nor a DDP of another model, N, seed, precision, data or batch.
+TEST(CompareData, ParityOnlyWithinOneConfiguration) {
+    const report::RunReport ddp = typedReport("ddp", 400, 9000, "d1");
+    report::RunReport zero1 = typedReport("zero1", 200, 7000, "other");
+    zero1.steps = 10;
+    EXPECT_FALSE(comparable(ddp, zero1));
+    EXPECT_EQ(parityOf(zero1, {ddp, zero1}).kind, Parity::Kind::NoComparableReference);
+    const auto differsIn = [&ddp](auto change) {
+        report::RunReport r = typedReport("zero3", 100, 5000, "d1");
+        EXPECT_TRUE(comparable(ddp, r));
+        change(r);
+        return !comparable(ddp, r) && parityOf(r, {ddp, r}).kind == Parity::Kind::NoComparableReference;
+    };
+    EXPECT_TRUE(differsIn([](report::RunReport& r) { r.model = "small"; }));
+    EXPECT_TRUE(differsIn([](report::RunReport& r) { r.paramCount = 7; }));
+    EXPECT_TRUE(differsIn([](report::RunReport& r) { r.worldSize = 2; }));
+    EXPECT_TRUE(differsIn([](report::RunReport& r) { r.seed = 3; }));
+    EXPECT_TRUE(differsIn([](report::RunReport& r) { r.precision = "fp32"; }));
+    EXPECT_TRUE(differsIn([](report::RunReport& r) { r.data = "corpus.txt"; }));
+    EXPECT_TRUE(differsIn([](report::RunReport& r) { r.microBatch = 2; }));
+    EXPECT_TRUE(differsIn([](report::RunReport& r) { r.gradAccum = 4; }));
+    // A comparable DDP among others is found; the groups keep the order of first appearance.
+    report::RunReport ddp10 = typedReport("ddp", 400, 9000, "other");
+    ddp10.steps = 10;
+    const std::vector<report::RunReport> all = {ddp, zero1, ddp10};
+    EXPECT_EQ(parityOf(zero1, all).kind, Parity::Kind::DigestEqual);
+    EXPECT_EQ(configurationGroups(all), (std::vector<std::vector<std::size_t>>{{0}, {1, 2}}));
+}

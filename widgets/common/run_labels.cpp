@@ -1,5 +1,7 @@
 #include "common/run_labels.h"
 
+#include "core/step_number.h"
+
 #include <QCoreApplication>
 
 namespace shardscope::widgets {
@@ -66,7 +68,7 @@ std::optional<plan::Strategy> strategyFromName(const std::string& name) { return
 
 QString failureWhen(std::int64_t protocolStep) {
     if (protocolStep < 0) return QCoreApplication::translate("RunLabels", "during setup");
-    return QCoreApplication::translate("RunLabels", "in step %1").arg(protocolStep + 1);
+    return QCoreApplication::translate("RunLabels", "in step %1").arg(displayStep(protocolStep));
 }
 
 QString exposedCommExplanation() {

@@ -5,6 +5,7 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QPushButton>
+#include <QShortcut>
 #include <QVBoxLayout>
 #include <algorithm>
 #include "common/qcustomplot.h"
@@ -20,6 +21,10 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent), view_(new CompareVi
     runner_->setObjectName(QStringLiteral("compareRunner"));
     connect(runner_, &CompareRunner::finished, this, &ComparePage::showComparison);
     connect(runner_, &CompareRunner::statusMessage, this, &ComparePage::statusMessage);
+    // Escape cancels "Run all strategies" while this page is showing.
+    auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), this);
+    escape->setObjectName(QStringLiteral("compareStopShortcut"));
+    connect(escape, &QShortcut::activated, runner_, &CompareRunner::stop);
     open_ = new QPushButton(this);
     clear_ = new QPushButton(this);
     connect(open_, &QPushButton::clicked, this, &ComparePage::chooseFiles);
@@ -36,11 +41,15 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent), view_(new CompareVi
     retranslateUi();
 }
 
-// Same strategy: the newer report wins. Order: DDP, ZeRO-1…3, FSDP variants (the theory's).
+// Same strategy of the same configuration (replay::comparable): the newer report wins; a run
+// of another configuration joins as its own group. Order: the configurations as they first
+// arrived, inside each DDP, ZeRO-1…3, FSDP variants (the theory's).
 void ComparePage::merge(std::vector<report::RunReport> runs) {
     std::vector<report::RunReport> all = view_->runs();
     for (report::RunReport& r : runs) {
-        const auto same = std::find_if(all.begin(), all.end(), [&r](const report::RunReport& o) { return o.strategy == r.strategy; });
+        const auto same = std::find_if(all.begin(), all.end(), [&r](const report::RunReport& o) {
+            return o.strategy == r.strategy && replay::comparable(o, r);
+        });
         if (same != all.end()) *same = std::move(r);
         else all.push_back(std::move(r));
     }
@@ -48,8 +57,13 @@ void ComparePage::merge(std::vector<report::RunReport> runs) {
         const auto s = plan::parseStrategy(r.strategy);
         return s ? static_cast<int>(*s) : 100;
     };
-    std::stable_sort(all.begin(), all.end(), [&rank](const report::RunReport& a, const report::RunReport& b) { return rank(a) < rank(b); });
-    view_->setRuns(std::move(all));
+    std::vector<report::RunReport> ordered;
+    ordered.reserve(all.size());
+    for (std::vector<std::size_t> group : replay::configurationGroups(all)) {
+        std::stable_sort(group.begin(), group.end(), [&](std::size_t a, std::size_t b) { return rank(all[a]) < rank(all[b]); });
+        for (std::size_t i : group) ordered.push_back(std::move(all[i]));
+    }
+    view_->setRuns(std::move(ordered));
 }
 
 void ComparePage::addReport(const report::RunReport& report) { merge({report}); }

@@ -1,6 +1,7 @@
 #pragma once
 // The Compare page: every run finished (or recording opened) in this session adds its report,
-// one per strategy (a newer run of the same strategy replaces the older), plus reports opened
+// one per strategy and configuration (a newer run of both replaces the older; runs of other
+// configurations form their own groups, see replay::comparable), plus reports opened
 // from files (`shardscope-cli compare --json`, or single run reports), or a fresh comparison of
 // every strategy run by CompareRunner (the real CLI). Shows CompareView.
 #include <QWidget>

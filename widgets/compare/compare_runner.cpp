@@ -65,7 +65,7 @@ CompareRunner::CompareRunner(QWidget* parent)
     connect(killTimer_, &QTimer::timeout, this, [this] {
         if (process_ && process_->state() != QProcess::NotRunning) process_->kill();
     });
-    connect(run_, &QPushButton::clicked, this, [this] { isRunning() ? stop() : start(); });
+    connect(run_, &QPushButton::clicked, this, [this] { running_ ? stop() : start(); });
     connect(threads_, &QCheckBox::toggled, this, &CompareRunner::retranslateUi);
 
     auto* row = new QHBoxLayout;
@@ -123,6 +123,8 @@ void CompareRunner::setModel(const QString& preset) {
 }
 
 bool CompareRunner::isRunning() const { return process_ && process_->state() != QProcess::NotRunning; }
+qint64 CompareRunner::processId() const { return isRunning() ? process_->processId() : 0; }
+QString CompareRunner::runButtonText() const { return run_->text(); }
 QString CompareRunner::progressText() const { return progress_->text(); }
 QString CompareRunner::errorText() const { return error_->isHidden() ? QString() : error_->text(); }
 
@@ -168,9 +170,10 @@ void CompareRunner::start() {
 }
 
 void CompareRunner::stop() {
-    if (!isRunning()) return;
+    if (!isRunning() || stopping_) return;
     stopping_ = true;
     progress_->setText(tr("Stopping…"));
+    Q_EMIT statusMessage(progress_->text());
     process_->terminate();
     killTimer_->start(kKillAfterMs);
 }
@@ -189,6 +192,7 @@ void CompareRunner::readProgress() {
                                .arg(s ? strategyShortLabel(*s) : name)
                                .arg(done_)
                                .arg(kStrategyCount));
+        Q_EMIT statusMessage(progress_->text());
     }
 }
 
@@ -250,6 +254,7 @@ void CompareRunner::showError(const QString& text) {
 }
 
 void CompareRunner::setRunning(bool running) {
+    running_ = running;
     ranks_->setEnabled(!running);
     model_->setEnabled(!running);
     steps_->setEnabled(!running);
@@ -267,8 +272,8 @@ void CompareRunner::retranslateUi() {
     ranksLabel_->setText(tr("Ranks"));
     modelLabel_->setText(tr("Model"));
     stepsLabel_->setText(tr("Steps"));
-    run_->setText(isRunning() ? tr("Stop") : tr("Run"));
-    run_->setToolTip(isRunning() ? tr("Stop the comparison (the CLI tears its jobs down)")
+    run_->setText(running_ ? tr("Stop") : tr("Run"));
+    run_->setToolTip(running_ ? tr("Stop the comparison (the CLI tears its jobs down) (Esc)")
                                  : tr("Run DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP back to back with the same seed "
                                       "(shardscope-cli compare --deterministic) and show them side by side"));
     ranks_->setToolTip(threads_->isChecked() ? tr("Data-parallel ranks: threads of one worker process")

@@ -41,6 +41,8 @@ public:
     void start();
     void stop();
     bool isRunning() const;
+    qint64 processId() const; // the shardscope-cli compare's pid while it runs, else 0
+    QString runButtonText() const;
     QString progressText() const;
     QString errorText() const; // empty while hidden
 
@@ -83,6 +85,7 @@ private:
     QByteArray stdoutBuffer_;
     QByteArray stderr_;
     bool stopping_ = false;
+    bool running_ = false; // from start() until the CLI has exited (the button is Stop meanwhile)
     int done_ = 0; // strategies started so far (progress lines seen)
 };
 

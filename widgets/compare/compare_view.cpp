@@ -144,6 +144,7 @@ QString CompareView::parityText(const replay::Parity& p) {
     case replay::Parity::Kind::DigestEqual: return tr("bitwise equal to DDP (same weight digest)");
     case replay::Parity::Kind::DigestDiffers: return tr("weights differ from DDP (digest)");
     case replay::Parity::Kind::NoReference: return tr("no DDP run to compare with");
+    case replay::Parity::Kind::NoComparableReference: return tr("no DDP run of the same configuration");
     }
     return {};
 }
@@ -162,6 +163,26 @@ QStringList CompareView::exposedToolTips() const {
     return out;
 }
 
+QString CompareView::headerText() const { return header_->text(); }
+
+QString CompareView::runLabel(std::size_t i) const {
+    const QString name = strategyText(runs_[i].strategy);
+    if (groupCount_ <= 1 || i >= groupOf_.size()) return name;
+    return tr("%1 (%2)").arg(name, QChar(u'A' + groupOf_[i] % 26));
+}
+
+QString CompareView::configurationText(const report::RunReport& r) {
+    QString text = tr("model %1 on %2 ranks, %3 steps, seed %4")
+                       .arg(QString::fromStdString(r.model))
+                       .arg(r.worldSize)
+                       .arg(r.steps)
+                       .arg(r.seed);
+    if (!r.precision.empty()) text += QStringLiteral(", ") + QString::fromStdString(r.precision);
+    if (!r.data.empty() && r.data != "synthetic") text += tr(", data %1").arg(QString::fromStdString(r.data));
+    if (r.microBatch != 1 || r.gradAccum != 1) text += tr(", micro-batch %1 × %2 accumulated").arg(r.microBatch).arg(r.gradAccum);
+    return text;
+}
+
 QStringList CompareView::badgeTexts() const {
     QStringList out;
     for (const QLabel* l : badgeLabels_) out << l->text();
@@ -169,14 +190,30 @@ QStringList CompareView::badgeTexts() const {
 }
 
 void CompareView::rebuild() {
+    const auto groups = replay::configurationGroups(runs_);
+    groupCount_ = static_cast<int>(groups.size());
+    groupOf_.assign(runs_.size(), 0);
+    for (std::size_t g = 0; g < groups.size(); ++g)
+        for (std::size_t i : groups[g]) groupOf_[i] = static_cast<int>(g);
     if (runs_.empty()) {
         header_->setText(tr("Compare: open a compare report (shardscope-cli compare --json FILE) or several run reports."));
-    } else {
-        const report::RunReport& f = runs_.front();
-        header_->setText(tr("Runs: %1 · model %2 on %3 ranks. Bars: measured; ◆ and lines: the theory for the same configuration.")
+    } else if (groups.size() == 1) {
+        header_->setText(tr("Runs: %1 · %2. Bars: measured; ◆ and lines: the theory for the same configuration.")
                              .arg(runs_.size())
-                             .arg(QString::fromStdString(f.model))
-                             .arg(f.worldSize));
+                             .arg(configurationText(runs_.front())));
+    } else {
+        // Never one model for a mixed set: each configuration is named, and badges stay inside one.
+        QStringList lines;
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+            QStringList names;
+            for (std::size_t i : groups[g]) names << strategyText(runs_[i].strategy);
+            lines << tr("(%1) %2: %3").arg(QChar(u'A' + static_cast<int>(g) % 26)).arg(configurationText(runs_[groups[g].front()]),
+                                                                                     names.join(QStringLiteral(", ")));
+        }
+        header_->setText(tr("Runs: %1 in %2 configurations; weights are compared only within one configuration.")
+                             .arg(runs_.size())
+                             .arg(groups.size()) +
+                         QLatin1Char('\n') + lines.join(QLatin1Char('\n')));
     }
     buildBadges();
     buildExposed();
@@ -191,16 +228,17 @@ void CompareView::buildBadges() {
     badgesTitle_->setText(tr("Final weights:"));
     badgesTitle_->setVisible(!runs_.empty());
     int at = 1; // after the title, before the stretch
-    for (const report::RunReport& r : runs_) {
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+        const report::RunReport& r = runs_[i];
         const replay::Parity p = replay::parityOf(r, runs_);
-        auto* l = new QLabel(strategyText(r.strategy) + QStringLiteral(": ") + parityText(p), this);
+        auto* l = new QLabel(runLabel(i) + QStringLiteral(": ") + parityText(p), this);
         const bool good = p.kind == replay::Parity::Kind::BitwiseEqual || p.kind == replay::Parity::Kind::DigestEqual || p.kind == replay::Parity::Kind::Reference;
         const bool warn = p.kind == replay::Parity::Kind::DigestDiffers || (p.kind == replay::Parity::Kind::Delta && p.delta > 1e-3);
         const QString bg = good ? QStringLiteral("#dff0d8") : warn ? QStringLiteral("#f8d7da") : QStringLiteral("#fff3cd");
         l->setStyleSheet(QStringLiteral("QLabel{background:%1;border:1px solid %2;border-radius:8px;padding:2px 8px;}")
                              .arg(bg, colorOf(r.strategy).name()));
-        l->setToolTip(tr("Final fp32 master weights of %1 against DDP's after the same steps. Digest %2.")
-                          .arg(strategyText(r.strategy), QString::fromStdString(r.paramDigest)));
+        l->setToolTip(tr("Final fp32 master weights of %1 against those of a DDP run of the same configuration (%2). Digest %3.")
+                          .arg(strategyText(r.strategy), configurationText(r), QString::fromStdString(r.paramDigest)));
         badges_->insertWidget(at++, l);
         badgeLabels_.push_back(l);
     }
@@ -213,8 +251,9 @@ void CompareView::buildExposed() {
     exposedTitle_->setText(tr("Exposed communication (worst rank, median step):"));
     exposedTitle_->setToolTip(QStringLiteral("<p>%1</p>").arg(exposedExplanation().toHtmlEscaped()));
     int at = 1; // after the title, before the stretch
-    for (const report::RunReport& r : runs_) {
-        const QString text = strategyText(r.strategy) + QStringLiteral(" ") + percentText(r.exposedCommFraction);
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+        const report::RunReport& r = runs_[i];
+        const QString text = runLabel(i) + QStringLiteral(" ") + percentText(r.exposedCommFraction);
         const int worst = replay::exposedRank(r);
         QString detail = worst >= 0 ? tr("%1: rank %2 waits most, %3 of its step (median over the steps).")
                                           .arg(strategyText(r.strategy)).arg(worst).arg(percentText(r.exposedCommFraction))
@@ -248,9 +287,10 @@ void CompareView::buildLedger() {
     std::vector<double> xs;
     std::vector<std::pair<const report::RunReport*, const report::RankReport*>> columns;
     double x = 0;
-    for (const report::RunReport& r : runs_) {
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+        const report::RunReport& r = runs_[i];
         for (const report::RankReport& rk : r.ranks) {
-            ticker->addTick(x, rk.rank == 0 ? strategyText(r.strategy) + QStringLiteral("\n") + tr("r%1").arg(rk.rank) : tr("r%1").arg(rk.rank));
+            ticker->addTick(x, rk.rank == 0 ? runLabel(i) + QStringLiteral("\n") + tr("r%1").arg(rk.rank) : tr("r%1").arg(rk.rank));
             xs.push_back(x);
             columns.emplace_back(&r, &rk);
             x += 1;
@@ -310,9 +350,10 @@ void CompareView::buildPeak() {
     peak_->xAxis->setLabel(tr("rank"));
     auto* group = new QCPBarsGroup(peak_);
     const double width = 0.8 / std::max<std::size_t>(runs_.size(), 1);
-    for (const report::RunReport& r : runs_) {
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+        const report::RunReport& r = runs_[i];
         auto* bars = new QCPBars(peak_->xAxis, peak_->yAxis);
-        bars->setName(strategyText(r.strategy));
+        bars->setName(runLabel(i));
         for (const report::RankReport& rk : r.ranks) bars->addData(rk.rank, static_cast<double>(rk.peakTotal) / u.scale);
         bars->setWidth(width);
         bars->setPen(Qt::NoPen);
@@ -320,7 +361,7 @@ void CompareView::buildPeak() {
         bars->setBarsGroup(group);
         if (r.theory.predictedPeakBytes > 0) {
             QCPGraph* line = peak_->addGraph();
-            line->setName(tr("%1 theory").arg(strategyText(r.strategy)));
+            line->setName(tr("%1 theory").arg(runLabel(i)));
             line->setPen(QPen(colorOf(r.strategy), 1.5, Qt::DashLine));
             line->addData(-0.5, static_cast<double>(r.theory.predictedPeakBytes) / u.scale);
             line->addData(ranks - 0.5, static_cast<double>(r.theory.predictedPeakBytes) / u.scale);
@@ -342,7 +383,7 @@ void CompareView::buildComm() {
     const AxisUnit u = unitFor(maxBytes);
     comm_->yAxis->setLabel(tr("bytes sent (%1)").arg(u.name));
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    for (std::size_t i = 0; i < runs_.size(); ++i) ticker->addTick(static_cast<double>(i), strategyText(runs_[i].strategy));
+    for (std::size_t i = 0; i < runs_.size(); ++i) ticker->addTick(static_cast<double>(i), runLabel(i));
     QCPBars* below = nullptr;
     for (CollectiveOp op : plan::kCollectives) {
         const std::string name(collectiveOpName(op)); // the report's key

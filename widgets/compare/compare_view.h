@@ -1,10 +1,12 @@
 #pragma once
-// Compare mode: several runs (one per strategy, same model and N) side by side.
+// Compare mode: several runs side by side, grouped by configuration (replay::comparable: one
+// model, steps, N, seed, precision, data and batch per group; a mixed set is labelled A, B, …).
 //   • ledgers: per rank, the model states by category as stacked bars, grouped per strategy,
 //     with each rank's measured peak (◆) and the theory's model states (—);
 //   • per-rank peak bytes per strategy (grouped bars) with the theory's predicted peak;
 //   • communication bytes per step per strategy, stacked by collective, theory marked (◆);
-//   • a parity badge per run: the largest |Δ| of its final weights against DDP;
+//   • a parity badge per run: the largest |Δ| of its final weights against the DDP run of its
+//     own configuration, or that there is none;
 //   • the exposed communication per run: the share of a step spent waiting for communication
 //     that no compute hid (the rank that waits most, median over the steps).
 #include <QWidget>
@@ -31,6 +33,9 @@ public:
     QCustomPlot* peakPlot() const { return peak_; }
     QCustomPlot* commPlot() const { return comm_; }
     QStringList badgeTexts() const;
+    QString headerText() const;
+    QString runLabel(std::size_t i) const; // "ZeRO-3", or "ZeRO-3 (B)" when configurations are mixed
+    static QString configurationText(const report::RunReport& run); // "model tiny on 4 ranks, 3 steps, …"
     QStringList exposedTexts() const;   // "ZeRO-3 47.1%" per run (empty when no run has it)
     QStringList exposedToolTips() const;
     static QString parityText(const replay::Parity& p);
@@ -48,6 +53,8 @@ private:
     void buildExposed();
 
     std::vector<report::RunReport> runs_;
+    std::vector<int> groupOf_; // per run: its configuration group (0, 1, …)
+    int groupCount_ = 0;
     QLabel* header_ = nullptr;
     QHBoxLayout* badges_ = nullptr;
     QLabel* badgesTitle_ = nullptr;

@@ -63,6 +63,12 @@ void ExplainPanel::setPosition(std::uint64_t index) {
     refreshText();
 }
 
+void ExplainPanel::setFocusRank(int rank) {
+    if (rank == focusRank_) return;
+    focusRank_ = rank;
+    refreshText();
+}
+
 QString ExplainPanel::sentenceHtml() const { return Glossary::linkTerms(sentence_, Glossary::entries()); }
 
 bool ExplainPanel::glossaryVisible() const { return toggle_->isChecked(); }
@@ -76,7 +82,8 @@ void ExplainPanel::refreshText() {
     if (!model_ || !model_->info()) {
         sentence_ = Explain::tr("No events yet: start a run or open a recording.");
     } else {
-        sentence_ = Explain::explain(*model_, position_, *model_->info());
+        sentence_ = focusRank_ >= 0 ? Explain::explainForRank(*model_, position_, *model_->info(), focusRank_)
+                                    : Explain::explain(*model_, position_, *model_->info());
     }
     text_->setText(sentenceHtml());
 }

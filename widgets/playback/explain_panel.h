@@ -19,6 +19,9 @@ public:
 
     void setModel(const replay::ReplayModel* model); // not owned
     void setPosition(std::uint64_t index);
+    // The rank the sentence follows (the playback bar's focus rank); −1: whichever rank logged last.
+    void setFocusRank(int rank);
+    int focusRank() const { return focusRank_; }
     QString sentence() const { return sentence_; } // plain text
     QString sentenceHtml() const;                  // with glossary links
     bool glossaryVisible() const;
@@ -34,6 +37,7 @@ private:
 
     const replay::ReplayModel* model_ = nullptr;
     std::uint64_t position_ = 0;
+    int focusRank_ = 0;
     QString sentence_;
     QLabel* title_ = nullptr;
     QLabel* text_ = nullptr;

@@ -1,5 +1,7 @@
 #include "playback/explain_text.h"
 
+#include "core/step_number.h"
+
 #include "common/byte_format.h"
 #include "common/category_palette.h"
 #include "common/run_labels.h"
@@ -35,6 +37,17 @@ QString Explain::explain(const replay::ReplayModel& model, std::uint64_t index, 
     return sentence(model, std::min(index, model.eventCount()) - 1, info);
 }
 
+QString Explain::explainForRank(const replay::ReplayModel& model, std::uint64_t index, const replay::RunInfo& info, int rank) {
+    if (model.eventCount() == 0 || index == 0) return explain(model, index, info);
+    const std::uint64_t last = std::min(index, model.eventCount()) - 1;
+    // Back through this step and the one before: a seek costs at most two steps' events.
+    const std::size_t step = model.stepIndexOf(last);
+    const std::uint64_t floor = model.step(step > 0 ? step - 1 : 0).firstEvent;
+    for (std::uint64_t k = last + 1; k-- > floor;)
+        if (model.event(k).rank == rank) return sentence(model, k, info);
+    return tr("Rank %1 has not logged an event yet at this point of the replay.").arg(rank);
+}
+
 QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, const replay::RunInfo& info) {
     const Event& e = model.event(i);
     const int n = std::max(e.peers > 0 ? e.peers : info.worldSize, 1);
@@ -42,8 +55,8 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, con
     const QString rank = QString::number(e.rank);
     const QString unit = e.unit >= 0 ? QString::fromStdString(info.unitName(e.unit)) : tr("the model");
     switch (e.kind) {
-    case EventKind::StepBegin: return tr("Rank %1 begins step %2.").arg(rank).arg(e.step);
-    case EventKind::StepEnd: return tr("Rank %1 finishes step %2.").arg(rank).arg(e.step);
+    case EventKind::StepBegin: return tr("Rank %1 begins step %2.").arg(rank).arg(displayStep(e.step));
+    case EventKind::StepEnd: return tr("Rank %1 finishes step %2.").arg(rank).arg(displayStep(e.step));
     case EventKind::CollectiveBegin:
         switch (e.collective) {
         case CollectiveOp::AllGather: {

@@ -15,6 +15,9 @@ class Explain {
 public:
     // About the last applied event, i.e. events[index − 1] (index 0: before the run starts).
     static QString explain(const replay::ReplayModel& model, std::uint64_t index, const replay::RunInfo& info);
+    // About the last event of `rank` applied by `index` (the focus rank's view): what the rank
+    // the user follows is doing, not whichever rank happened to log last.
+    static QString explainForRank(const replay::ReplayModel& model, std::uint64_t index, const replay::RunInfo& info, int rank);
     // The same, for a given event (tests, tooltips).
     static QString sentence(const replay::ReplayModel& model, std::uint64_t eventIndex, const replay::RunInfo& info);
 };

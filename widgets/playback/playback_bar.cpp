@@ -1,5 +1,7 @@
 #include "playback/playback_bar.h"
 
+#include "core/step_number.h"
+
 #include <QCheckBox>
 #include <QEvent>
 #include <QHBoxLayout>
@@ -116,6 +118,8 @@ QToolButton* PlaybackBar::navButton(replay::NavTarget target, bool forward) {
     return b;
 }
 
+QString PlaybackBar::positionText() const { return positionLabel_->text(); }
+
 std::uint64_t PlaybackBar::position() const { return player_.cursor().index(); }
 
 void PlaybackBar::refresh() {
@@ -181,7 +185,7 @@ void PlaybackBar::onPosition(std::uint64_t index) {
         scrub_->setValue(static_cast<int>(std::min<std::uint64_t>(index, INT32_MAX)));
     }
     QString step;
-    if (model_.stepCount() > 0 && n > 0) step = tr(" · step %1").arg(model_.step(model_.stepIndexOf(std::min(index, n - 1))).step);
+    if (model_.stepCount() > 0 && n > 0) step = tr(" · step %1").arg(displayStep(model_.step(model_.stepIndexOf(std::min(index, n - 1))).step));
     positionLabel_->setText(tr("event %1 / %2").arg(index).arg(n) + step);
 }
 

@@ -30,6 +30,7 @@ public:
     void refresh(); // the model grew or was reset: slider range, default speed
     void go(replay::NavTarget target, bool forward);
     std::uint64_t position() const;
+    QString positionText() const; // "event K / N · step S" as shown
 
     double speed() const { return speed_; } // multiple of the default pace
     void setSpeed(double speed);            // clamped to [kMinSpeed, kMaxSpeed]

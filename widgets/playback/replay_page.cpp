@@ -32,10 +32,13 @@ void ReplayPageBase::connectAll() {
     const auto reset = [this] {
         explain_->setModel(&document_.model());
         playback_->refresh();
+        explain_->setFocusRank(playback_->focusRank());
         resetView();
     };
     connect(&document_.session(), &RunSession::started, this, reset);
     connect(&document_.session(), &RunSession::runInfoReady, this, reset);
+    // The sentence narrates the rank the bar follows.
+    connect(playback_, &PlaybackBar::focusRankChanged, explain_, &ExplainPanel::setFocusRank);
     connect(&document_, &RunDocument::stepsAppended, this, [this] {
         playback_->refresh();
         growView();

@@ -9,6 +9,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QShortcut>
 #include <QSlider>
 #include <QSpinBox>
 #include <QSplitter>
@@ -61,6 +62,11 @@ RanksPage::RanksPage(RunDocument& document, QWidget* parent)
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(split);
 
+    // Escape stops a live job while this page is showing (the Stop button's shortcut).
+    auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), this);
+    escape->setObjectName(QStringLiteral("stopShortcut"));
+    connect(escape, &QShortcut::activated, this, &RanksPage::stop);
+
     openAction_ = new QAction(this);
     openAction_->setShortcut(QKeySequence::Open);
     connect(openAction_, &QAction::triggered, this, &RanksPage::chooseRecording);
@@ -91,6 +97,8 @@ QWidget* RanksPage::buildLeft() {
     auto* v = new QVBoxLayout(left);
     v->setContentsMargins(2, 2, 2, 2);
     settingsTitle_ = new QLabel(left);
+    settingsTitle_->setObjectName(QStringLiteral("settingsTitle"));
+    settingsTitle_->setWordWrap(true);
     settingsTitle_->setStyleSheet(QStringLiteral("font-weight: bold;"));
     config_ = new RunConfigPanel(left);
     connect(config_, &RunConfigPanel::requestChanged, this, &RanksPage::updateButtons);
@@ -246,7 +254,12 @@ bool RanksPage::openRecording(const QString& path) {
     return session_->openRecording(path);
 }
 
-void RanksPage::stop() { session_->stop(); }
+void RanksPage::stop() {
+    if (!session_->canStop()) return;
+    session_->stop();
+    updateButtons();
+    Q_EMIT statusMessage(tr("Stopping the job…"));
+}
 
 void RanksPage::chooseRecording() {
     if (session_->isActive()) return;
@@ -257,6 +270,8 @@ void RanksPage::chooseRecording() {
 
 void RanksPage::onStarted(bool live) {
     live_ = live;
+    settingsNote_.clear();
+    updateSettingsTitle();
     if (!live) plannedSteps_ = 0; // a recording says in its handshake how many steps it has
     view_->clear();
     memory_->reset();
@@ -272,12 +287,16 @@ void RanksPage::onStarted(bool live) {
     updateButtons();
     if (live) clockTimer_.start();
     const RunRequest request = config_->request();
-    Q_EMIT statusMessage(!live ? tr("Reading the recording…")
-                         : request.threads ? tr("Starting %1 ranks as threads of one process…").arg(request.ranks)
-                                           : tr("Starting %1 ranks…").arg(request.ranks));
+    QString status = !live ? tr("Reading the recording…")
+                     : request.threads ? tr("Starting %1 ranks as threads of one process…").arg(request.ranks)
+                                       : tr("Starting %1 ranks…").arg(request.ranks);
+    // A budget below the predicted peak was warned in the settings; the status repeats it.
+    if (live && !config_->capacityWarning().isEmpty()) status += QLatin1Char(' ') + config_->capacityWarning();
+    Q_EMIT statusMessage(status);
 }
 
 void RanksPage::onRunInfo(const RunInfoPtr& info) {
+    if (!live_) showRecordingSettings(*info);
     view_->setRunInfo(info);
     view_->setState(model_.emptyState());
     chartRank_->setRange(0, std::max(0, info->worldSize - 1));
@@ -287,6 +306,21 @@ void RanksPage::onRunInfo(const RunInfoPtr& info) {
     updateHeader();
     updateProgress();
     comparisonTimer_.start();
+    if (session_->canStop())
+        Q_EMIT statusMessage(tr("Running on %n rank(s): step 1 of %1…", nullptr, info->worldSize).arg(plannedSteps_));
+}
+
+// An opened recording's settings replace the previous run's in the panel (and with them the
+// theory preview), so the panel describes what is loaded; Run then repeats that run.
+void RanksPage::showRecordingSettings(const replay::RunInfo& info) {
+    QString why;
+    if (const auto request = requestFromConfigJson(info.configJson, &why)) {
+        config_->setRequest(*request);
+        settingsNote_.clear();
+    } else {
+        settingsNote_ = tr("The opened recording's settings cannot be shown here: %1. These are the next run's.").arg(why);
+    }
+    updateSettingsTitle();
 }
 
 void RanksPage::onSteps(const StepListPtr& steps) {
@@ -302,6 +336,12 @@ void RanksPage::onSteps(const StepListPtr& steps) {
     }
     memory_->appendSteps(*steps);
     loss_->appendSteps(*steps);
+    if (session_->canStop()) {
+        const auto done = static_cast<std::int64_t>(model_.stepCount());
+        Q_EMIT statusMessage(plannedSteps_ > done ? tr("Running: step %1 of %2 finished, step %3 in progress…")
+                                                        .arg(done).arg(plannedSteps_).arg(done + 1)
+                                                  : tr("Running: step %1 of %2 finished").arg(done).arg(plannedSteps_));
+    }
     scrub_->setRange(0, static_cast<int>(std::min<std::uint64_t>(model_.eventCount(), INT32_MAX)));
     updateProgress();
     comparisonTimer_.start();
@@ -390,6 +430,14 @@ void RanksPage::updateExposed(int chartRank) {
     exposedLine_->setVisible(!parts.isEmpty());
 }
 
+QString RanksPage::settingsTitle() const { return settingsTitle_->text(); }
+
+void RanksPage::updateSettingsTitle() {
+    settingsTitle_->setText(!settingsNote_.isEmpty() ? settingsNote_
+                            : model_.info() && !live_ ? tr("Settings of the opened recording (Run repeats it)")
+                                                      : tr("Settings for the next run"));
+}
+
 QString RanksPage::bannerText() const { return banner_->isHidden() ? QString() : banner_->text(); }
 
 void RanksPage::showPeakOfStep(std::size_t i) {
@@ -411,7 +459,7 @@ void RanksPage::finishPendingDraws() {
 void RanksPage::updateButtons() {
     const bool busy = session_->isActive();
     runButton_->setEnabled(!busy && config_->isValid());
-    stopButton_->setEnabled(busy && session_->isLive());
+    stopButton_->setEnabled(session_->canStop());
     openButton_->setEnabled(!busy);
     openAction_->setEnabled(!busy);
     config_->setEnabled(!busy);
@@ -420,8 +468,11 @@ void RanksPage::updateButtons() {
 void RanksPage::updateProgress() {
     const int have = static_cast<int>(model_.stepCount());
     progress_->setRange(0, static_cast<int>(std::max<std::int64_t>(plannedSteps_, std::max(have, 1))));
-    progress_->setValue(have);
-    progress_->setFormat(plannedSteps_ > 0 ? tr("step %1 of %2").arg(have).arg(plannedSteps_) : tr("%1 steps").arg(have));
+    // Finished steps, not arrived ones: a step cut short by a failure is the step it failed in
+    // (1-based, as the banner says), not one more done.
+    const auto done = std::count_if(model_.steps().begin(), model_.steps().end(), [](const replay::StepPtr& s) { return s->complete; });
+    progress_->setValue(static_cast<int>(done));
+    progress_->setFormat(plannedSteps_ > 0 ? tr("%1 of %2 steps done").arg(done).arg(plannedSteps_) : tr("%1 steps done").arg(done));
     elapsed_->setText(session_->isLive() || live_ ? tr("%1 s").arg(session_->elapsedSeconds(), 0, 'f', 1) : QString());
 }
 
@@ -506,9 +557,10 @@ void RanksPage::changeEvent(QEvent* event) {
 }
 
 void RanksPage::retranslateUi() {
-    settingsTitle_->setText(tr("Settings for the next run"));
+    updateSettingsTitle();
     runButton_->setText(tr("Run"));
     stopButton_->setText(tr("Stop"));
+    stopButton_->setToolTip(tr("Stop the job and every process it started (Esc)"));
     openButton_->setText(tr("Open recording…"));
     openAction_->setText(tr("&Open recording…"));
     playButton_->setToolTip(tr("Play / pause the replay"));

@@ -60,6 +60,7 @@ public:
     MemoryTimelineChart* memoryChart() const { return memory_; }
     LossChart* lossChart() const { return loss_; }
     QString bannerText() const;
+    QString settingsTitle() const;
     QString exposedText() const; // the exposed-communication summary of the finished run, or empty
     bool isBusy() const { return session_->isActive(); }
 
@@ -80,6 +81,8 @@ private:
     void onStarted(bool live);
     void onRunInfo(const RunInfoPtr& info);
     void onSteps(const StepListPtr& steps); // after the document appended them
+    void showRecordingSettings(const replay::RunInfo& info);
+    void updateSettingsTitle();
     void onReport(const RunReportPtr& report);
     void onFailure(const replay::FailureInfo& failure);
     void onFinished(RunSession::Outcome outcome, const QString& message);
@@ -134,6 +137,7 @@ private:
     bool speedTouched_ = false;
     bool live_ = false;
     QString lastRecordingDir_;
+    QString settingsNote_; // why the panel could not show the opened recording's settings
 };
 
 } // namespace shardscope::widgets

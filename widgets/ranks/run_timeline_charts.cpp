@@ -1,5 +1,7 @@
 #include "ranks/run_timeline_charts.h"
 
+#include "core/step_number.h"
+
 #include <QEvent>
 #include <QVBoxLayout>
 #include "common/qcustomplot.h"
@@ -134,7 +136,7 @@ void LossChart::reset() {
 
 void LossChart::appendSteps(const replay::StepList& steps) {
     for (const replay::StepPtr& s : steps)
-        if (s->complete) plot_->graph(0)->addData(static_cast<double>(s->step), s->loss);
+        if (s->complete) plot_->graph(0)->addData(static_cast<double>(displayStep(s->step)), s->loss);
     if (!redraw_.isActive()) redraw_.start();
 }
 

@@ -95,6 +95,12 @@ void RunConfigPanel::build() {
     form_->addRow(precisionLabel_, precision_);
     form_->addRow(QString(), checkpointing_);
     addField(RunField::Capacity, capacity_);
+    capacityWarning_ = new QLabel;
+    capacityWarning_->setObjectName(QStringLiteral("capacityWarning"));
+    capacityWarning_->setWordWrap(true);
+    capacityWarning_->setStyleSheet(QStringLiteral("color: #8a5300;"));
+    capacityWarning_->setVisible(false);
+    form_->addRow(capacityWarning_);
     addField(RunField::Bucket, bucket_);
     addField(RunField::Prefetch, prefetch_);
     form_->addRow(QString(), reshard_);
@@ -276,15 +282,18 @@ void RunConfigPanel::onChanged() {
 void RunConfigPanel::updatePreview() {
     const RunRequest r = request();
     const runconfig::ModelPreset* preset = findRunPreset(r.model);
+    predictedPeak_.reset();
     if (!preset || !isValid()) {
         preview_->clear();
+        updateCapacityWarning(r);
         return;
     }
     try {
         theory::Scenario sc = runconfig::scenarioOf(toRunConfig(r));
         theory::validate(sc);
         const auto states = static_cast<double>(theory::modelStates(sc).perRank.tier(Tier::Device));
-        const auto peak = static_cast<double>(predict::predictPeak(sc).peakBytes);
+        predictedPeak_ = predict::predictPeak(sc).peakBytes;
+        const auto peak = static_cast<double>(*predictedPeak_);
         sc.strategy = Strategy::Ddp;
         const auto ddp = static_cast<double>(theory::modelStates(sc).perRank.tier(Tier::Device));
         preview_->setText(tr("<b>Theory per rank</b>: model states %1 (DDP: %2, %3× less), predicted peak %4. Ψ = %5 parameters.")
@@ -294,7 +303,21 @@ void RunConfigPanel::updatePreview() {
     } catch (const std::exception& e) {
         preview_->setText(tr("Theory cannot size this run: %1").arg(QString::fromStdString(e.what()).toHtmlEscaped()));
     }
+    updateCapacityWarning(r);
 }
+
+// A warning, not an error: a run over its budget is a lesson too, but nobody should start one
+// by accident.
+void RunConfigPanel::updateCapacityWarning(const RunRequest& r) {
+    QString text;
+    if (r.capacityBytes && predictedPeak_ && *predictedPeak_ > *r.capacityBytes)
+        text = tr("The predicted peak per rank (%1) exceeds the budget (%2): the run is expected to stop with out of memory.")
+                   .arg(formatDecimal(static_cast<double>(*predictedPeak_)), formatDecimal(static_cast<double>(*r.capacityBytes)));
+    capacityWarning_->setText(text);
+    capacityWarning_->setVisible(!text.isEmpty());
+}
+
+QString RunConfigPanel::capacityWarning() const { return capacityWarning_->text(); }
 
 void RunConfigPanel::changeEvent(QEvent* event) {
     if (event->type() == QEvent::LanguageChange) retranslateUi();

@@ -39,6 +39,10 @@ public:
     // What the GPU entry can do (default GpuSupport::probed()); tests pretend a device.
     void setGpuSupport(const GpuSupport& gpu);
     QString launchNote() const; // the hint under the threads checkbox, or empty
+    // The predicted device peak per rank of the current settings (none while they are invalid),
+    // and the warning shown when it exceeds the capacity budget (empty when it does not).
+    std::optional<std::uint64_t> predictedPeakBytes() const { return predictedPeak_; }
+    QString capacityWarning() const;
 
 Q_SIGNALS:
     void requestChanged();
@@ -51,6 +55,7 @@ private:
     void addField(RunField field, QWidget* widget);
     void onChanged();
     void updatePreview();
+    void updateCapacityWarning(const RunRequest& r);
     void retranslateUi();
     void fillCombos();
     void updateBackendItem();
@@ -75,6 +80,8 @@ private:
     QSpinBox* hybrid_ = nullptr;
     QSpinBox* microBatch_ = nullptr;
     QLabel* preview_ = nullptr;
+    QLabel* capacityWarning_ = nullptr;
+    std::optional<std::uint64_t> predictedPeak_;
     struct Row {
         QWidget* widget = nullptr;
         QLabel* label = nullptr;

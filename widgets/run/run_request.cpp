@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "launch/mpirun.h"
 #include "plan/policy.h"
+#include "runconfig/config_json.h"
 #include "platform/cuda_probe.h"
 #include "shardscope/worker_features.h"
 
@@ -55,6 +56,44 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     if (policy.usesPersistence()) k.persistenceThresholdParams = r.persistenceThreshold;
     if (policy.usesHybridGroup()) k.hybridGroupSize = r.hybridGroup;
     return c;
+}
+
+std::optional<RunRequest> requestFromConfigJson(const std::string& text, QString* why) {
+    const auto refuse = [why](const QString& reason) {
+        if (why) *why = reason;
+        return std::nullopt;
+    };
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    runconfig::RunConfig c;
+    try {
+        c = runconfig::configFromJson(j);
+    } catch (const Error& e) {
+        return refuse(QString::fromUtf8(e.what()));
+    }
+    if (c.worldSize > kMaxRanks)
+        return refuse(QCoreApplication::translate("RunRequest", "its %1 ranks are more than the rank view shows (%2)").arg(c.worldSize).arg(kMaxRanks));
+    const runconfig::ModelPreset* preset = runconfig::findPreset(c.preset.name);
+    RunRequest r;
+    r.model = QString::fromStdString(c.preset.name);
+    r.ranks = c.worldSize;
+    r.gpu = c.backend == runconfig::Backend::Cuda;
+    r.threads = c.sharedDevice;
+    r.strategy = c.strategy;
+    r.precision = c.precision;
+    r.checkpointing = c.checkpointing;
+    r.steps = static_cast<int>(c.steps); // within kLimits' steps, which is the panel's range
+    r.seed = c.seed;
+    r.capacityBytes = c.capacityBytes;
+    // The preset's own micro-batch shows as "the preset's" (0).
+    r.microBatch = preset && c.preset.microBatch != preset->microBatch ? static_cast<int>(c.preset.microBatch) : 0;
+    const plan::Knobs& k = c.knobs;
+    r.bucketBytes = k.reduceBucketBytes;
+    r.prefetch = k.prefetchDepth;
+    r.reshardAfterForward = k.reshardAfterForward;
+    r.maxInflight = k.maxInflightAllGathers;
+    r.persistenceThreshold = k.persistenceThresholdParams;
+    if (k.hybridGroupSize >= 1) r.hybridGroup = std::min(k.hybridGroupSize, kMaxRanks);
+    return r;
 }
 
 RunField fieldOf(Field f) {

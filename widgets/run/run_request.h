@@ -68,6 +68,11 @@ std::vector<FieldIssue> validate(const RunRequest& r); // with GpuSupport::probe
 // The run configuration these settings make (an unknown model keeps the name with a default
 // shape; validate() reports it). Knobs the strategy does not read keep their defaults.
 runconfig::RunConfig toRunConfig(const RunRequest& r);
+// The settings a recording or report was made with (the run configuration's JSON as the
+// handshake carries it, runconfig::toJson), so the settings panel can show the loaded run.
+// Every value is type- and range-checked; nullopt with *why (translated) when one is not the
+// panel's (a model that is no preset, more ranks than the rank view shows, …).
+std::optional<RunRequest> requestFromConfigJson(const std::string& json, QString* why);
 // A configuration problem in the panel's words (translated), and the field that shows it.
 QString describe(const runconfig::Problem& p);
 RunField fieldOf(runconfig::Field f);

@@ -89,7 +89,7 @@ void RunSession::beginSession(bool live) {
     completeSteps_ = 0;
     exitCode_ = 0;
     clock_.start();
-    Q_EMIT started(live);
+    live_ = live;
 }
 
 bool RunSession::start(const RunRequest& request) {
@@ -149,6 +149,8 @@ bool RunSession::start(const RunRequest& request) {
         processExited_ = true;
         finishLive();
     });
+    // Announced once the process exists, so whoever listens sees a job it can stop.
+    Q_EMIT started(true);
     process_->start();
     return true;
 }
@@ -159,6 +161,7 @@ bool RunSession::openRecording(const QString& path) {
     QCoreApplication::sendPostedEvents(this, QEvent::MetaCall); // the previous run's tail, see start()
     beginSession(false);
     recordingPath_ = path;
+    Q_EMIT started(false);
     QMetaObject::invokeMethod(receiver_, [this, path] { receiver_->readFile(path); }, Qt::QueuedConnection);
     return true;
 }
@@ -212,12 +215,14 @@ QString RunSession::endingText(const launch::JobEnding& e) {
         if (!e.rank && e.signal > 0)
             return e.step ? tr("The job ended in step %1: %2").arg(*e.step).arg(cause) : tr("The job ended: %1").arg(cause);
         if (!e.rank) return tr("The launcher failed: %1").arg(cause);
-        if (e.signal > 0)
-            return e.step ? tr("Rank %1 exited (signal %2) in step %3").arg(*e.rank).arg(e.signal).arg(*e.step)
-                          : tr("Rank %1 exited (signal %2)").arg(*e.rank).arg(e.signal);
-        if (e.exitCode != 0)
-            return e.step ? tr("Rank %1 exited (exit code %2) in step %3").arg(*e.rank).arg(e.exitCode).arg(*e.step)
-                          : tr("Rank %1 exited (exit code %2)").arg(*e.rank).arg(e.exitCode);
+        if (e.signal > 0 || e.exitCode != 0) {
+            const QString how = e.signal > 0 ? (e.step ? tr("Rank %1 exited (signal %2) in step %3").arg(*e.rank).arg(e.signal).arg(*e.step)
+                                                       : tr("Rank %1 exited (signal %2)").arg(*e.rank).arg(e.signal))
+                                             : (e.step ? tr("Rank %1 exited (exit code %2) in step %3").arg(*e.rank).arg(e.exitCode).arg(*e.step)
+                                                       : tr("Rank %1 exited (exit code %2)").arg(*e.rank).arg(e.exitCode));
+            // Where the cause says more than how the process ended (what did not fit), say it.
+            return hasNamedCause(e) ? tr("%1: %2").arg(how, cause) : how;
+        }
         return tr("Rank %1 failed %2: %3").arg(*e.rank).arg(failureWhen(e.step ? *e.step - 1 : -1)).arg(cause);
     case EndingKind::Stalled:
         // The progress records named the rank that went silent; the cause says where it stopped.
@@ -241,11 +246,24 @@ QString RunSession::endingText(const launch::JobEnding& e) {
     return cause;
 }
 
+bool RunSession::hasNamedCause(const launch::JobEnding& e) {
+    return !e.cause.empty() && e.cause.rfind("exited (", 0) != 0;
+}
+
 // The CLI's typed ending (--ending FILE); without one the CLI refused before any job started,
 // and its one stderr line says why.
 QString RunSession::liveFailureMessage() {
     if (!streamError_.isEmpty()) return tr("The event stream could not be read: %1").arg(streamError_);
-    if (ending_ && ending_->kind != launch::EndingKind::Completed) return endingText(*ending_);
+    if (ending_ && ending_->kind != launch::EndingKind::Completed) {
+        // A rank's exit status alone ("exited (exit code 1)") hides why it exited: the stream's
+        // Failure record, where one arrived, names it (an allocation beyond the budget, …).
+        if (ending_->kind == launch::EndingKind::Failed && !hasNamedCause(*ending_) && failure_ && !failure_->message.empty()) {
+            launch::JobEnding named = *ending_;
+            named.cause = failure_->message;
+            return endingText(named);
+        }
+        return endingText(*ending_);
+    }
     const QStringList lines = stderrTail_.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     const QString last = lines.isEmpty() ? QString() : lines.last().trimmed();
     if (failedToStart_) return tr("shardscope-cli did not run: %1").arg(last);

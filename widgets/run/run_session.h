@@ -43,6 +43,8 @@ public:
 
     bool isActive() const { return active_; }
     bool isLive() const { return process_ != nullptr; }
+    // A live job is running and stop() would end it (from started(true) until finished()).
+    bool canStop() const { return active_ && live_ && process_ != nullptr && !stopRequested_ && !processExited_; }
     qint64 processId() const; // the supervising shardscope-cli's pid while running, else 0
     bool isDirect() const { return direct_; } // the last live run started the worker without mpirun
     // How the last live run ended, as the CLI classified it (none: it never got that far).
@@ -60,6 +62,8 @@ public:
 
     // The ending in the user's language, from its typed fields.
     static QString endingText(const launch::JobEnding& ending);
+    // The ending's cause names what happened, not only how a process exited ("exited (…)").
+    static bool hasNamedCause(const launch::JobEnding& ending);
 
     static constexpr int kGraceMs = 6000; // the CLI's own SIGTERM-to-SIGKILL grace, and some
     static constexpr int kDrainMs = 2000; // after the CLI exits, wait this long for the stream's tail
@@ -107,6 +111,7 @@ private:
     bool failedToStart_ = false;
     bool direct_ = false;
     bool active_ = false;
+    bool live_ = false;
     bool streamOpen_ = false;
     bool streamEnded_ = false;
     bool processExited_ = false;

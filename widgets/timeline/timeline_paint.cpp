@@ -1,5 +1,7 @@
 #include "timeline/timeline_paint.h"
 
+#include "core/step_number.h"
+
 #include <QPainter>
 #include <QPalette>
 #include <algorithm>
@@ -123,7 +125,7 @@ std::vector<std::pair<QPointF, QString>> paintSteps(QPainter& p, const TimelineG
             lastLine = x;
         }
         const double labelX = std::max<double>(x, g.plot.left()) + 3;
-        QString label = TimelinePainter::tr("step %1").arg(st.step);
+        QString label = TimelinePainter::tr("step %1").arg(displayStep(st.step));
         // A step that began left of the window is labelled at the edge, but gives way to the
         // next step's label when that one's boundary is in sight.
         if (labelX < lastLabelEnd && !(x >= g.plot.left() && clampedLabel)) continue;
@@ -291,6 +293,7 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
         paintLane(p, g, s, r, boxes, stats);
     }
     paintStepLabels(p, stepLabels, pal);
+    for (const auto& [at, text] : stepLabels) stats.stepLabels.push_back(text);
     if (s.highlight) {
         const auto& [rank, b] = *s.highlight;
         const QRectF row = g.rowRect(rank, b.row);

@@ -9,6 +9,7 @@
 #include <QRect>
 #include <QString>
 #include <optional>
+#include <vector>
 
 #include "replay/timeline_index.h"
 
@@ -44,6 +45,7 @@ struct TimelinePaintStats {
     std::size_t boxes = 0;   // rectangles drawn for spans (real or summary)
     std::size_t summaries = 0;
     std::size_t spansCovered = 0;
+    std::vector<QString> stepLabels; // the step boundaries' labels drawn, left to right
 };
 
 class TimelinePainter {

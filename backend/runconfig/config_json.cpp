@@ -1,0 +1,113 @@
+#include "runconfig/config_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "plan/strategy.h"
+#include "runconfig/problems.h"
+
+namespace shardscope::runconfig {
+namespace {
+
+[[noreturn]] void refuse(const std::string& key, const std::string& why) {
+    throw Error(ErrorKind::InvalidArgument, "configuration: \"" + key + "\" " + why);
+}
+
+const nlohmann::json* find(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    return it == j.end() || it->is_null() ? nullptr : &*it;
+}
+
+// An integer in [lo, hi], or the value `out` already holds (a default).
+template <class T> void readInt(const nlohmann::json& j, const char* key, std::int64_t lo, std::int64_t hi, T& out) {
+    const nlohmann::json* v = find(j, key);
+    if (!v) return;
+    if (!v->is_number_integer()) refuse(key, "is not an integer");
+    if (v->is_number_unsigned()) {
+        const auto u = v->get<std::uint64_t>();
+        if (u == static_cast<std::uint64_t>(out)) return;
+        if (u > static_cast<std::uint64_t>(hi) || static_cast<std::int64_t>(u) < lo)
+            refuse(key, "is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        out = static_cast<T>(u);
+    } else {
+        const auto s = v->get<std::int64_t>();
+        if (s >= 0 && static_cast<std::uint64_t>(s) == static_cast<std::uint64_t>(out)) return;
+        if (s < lo || s > hi) refuse(key, "is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        out = static_cast<T>(s);
+    }
+}
+
+template <class T> void readLimited(const nlohmann::json& j, const char* key, Field field, T& out) {
+    readInt(j, key, limitOf(field).min, limitOf(field).max, out);
+}
+
+void readBool(const nlohmann::json& j, const char* key, bool& out) {
+    const nlohmann::json* v = find(j, key);
+    if (!v) return;
+    if (!v->is_boolean()) refuse(key, "is not true or false");
+    out = v->get<bool>();
+}
+
+std::optional<std::string> readText(const nlohmann::json& j, const char* key) {
+    const nlohmann::json* v = find(j, key);
+    if (!v) return std::nullopt;
+    if (!v->is_string()) refuse(key, "is not a string");
+    return v->get<std::string>();
+}
+
+} // namespace
+
+RunConfig configFromJson(const nlohmann::json& j) {
+    if (!j.is_object()) throw Error(ErrorKind::InvalidArgument, "configuration: not a JSON object");
+    RunConfig c;
+    const auto model = readText(j, "model");
+    if (!model) refuse("model", "is missing");
+    const ModelPreset* preset = findPreset(*model);
+    if (!preset) refuse("model", "names no preset (" + model->substr(0, 64) + ")");
+    c.preset = *preset;
+    const auto strategy = readText(j, "strategy");
+    const auto parsed = strategy ? plan::parseStrategy(*strategy) : std::nullopt;
+    if (!parsed) refuse("strategy", "names no strategy");
+    c.strategy = *parsed;
+    if (const auto precision = readText(j, "precision")) {
+        const auto p = plan::parsePrecision(*precision);
+        if (!p) refuse("precision", "names no precision");
+        c.precision = *p;
+    }
+    if (const auto backend = readText(j, "backend")) {
+        if (*backend == "cuda") c.backend = Backend::Cuda;
+        else if (*backend != "cpu") refuse("backend", "is neither cpu nor cuda");
+    }
+    if (const auto data = readText(j, "data"); data && *data != "synthetic") c.dataFile = *data;
+    readLimited(j, "world_size", Field::Ranks, c.worldSize);
+    readLimited(j, "steps", Field::Steps, c.steps);
+    readLimited(j, "seed", Field::Seed, c.seed);
+    readLimited(j, "micro_batch", Field::MicroBatch, c.preset.microBatch);
+    readLimited(j, "timeout_ms", Field::TimeoutMs, c.timeoutMs);
+    readBool(j, "checkpointing", c.checkpointing);
+    readBool(j, "deterministic", c.deterministic);
+    readBool(j, "shared_device", c.sharedDevice);
+    readBool(j, "events", c.events);
+    if (find(j, "capacity_bytes")) {
+        std::uint64_t capacity = 0;
+        readInt(j, "capacity_bytes", 1, INT64_MAX, capacity);
+        if (capacity == 0) refuse("capacity_bytes", "is 0");
+        c.capacityBytes = capacity;
+    }
+    if (const nlohmann::json* knobs = find(j, "knobs")) {
+        if (!knobs->is_object()) refuse("knobs", "is not an object");
+        plan::Knobs& k = c.knobs;
+        readLimited(*knobs, "reduce_bucket_bytes", Field::BucketBytes, k.reduceBucketBytes);
+        readLimited(*knobs, "allgather_bucket_bytes", Field::BucketBytes, k.allGatherBucketBytes);
+        readLimited(*knobs, "prefetch", Field::Prefetch, k.prefetchDepth);
+        readBool(*knobs, "reshard_after_forward", k.reshardAfterForward);
+        readLimited(*knobs, "max_inflight", Field::MaxInflight, k.maxInflightAllGathers);
+        readLimited(*knobs, "persistence_threshold", Field::Persistence, k.persistenceThresholdParams);
+        readLimited(*knobs, "hybrid_group", Field::HybridGroup, k.hybridGroupSize);
+        readLimited(*knobs, "grad_accum", Field::GradAccum, k.gradAccumSteps);
+        readBool(*knobs, "no_sync", k.noSync);
+    }
+    return c;
+}
+
+} // namespace shardscope::runconfig

@@ -1,0 +1,17 @@
+#pragma once
+// A run configuration read back from its JSON (toJson's output: the base of a recording's
+// handshake and of a report's "config"), so a front end can show the run that is loaded.
+#include <nlohmann/json_fwd.hpp>
+
+#include "runconfig/run_config.h"
+
+namespace shardscope::runconfig {
+
+// Every key is type-checked and, where it is a count or size, read against kLimits (a knob
+// may also keep its default, which strategies that do not read it carry) before it sizes
+// anything; keys it does not know are ignored (the handshake adds its own). The model must be
+// a preset. Throws Error(InvalidArgument) naming the key. What reads may still have problems
+// that validate() reports (a hybrid group that does not divide the ranks, …).
+RunConfig configFromJson(const nlohmann::json& json);
+
+} // namespace shardscope::runconfig
