@@ -64,6 +64,12 @@ QString FlowView::cycleLabel(replay::UnitCycle c, Phase phase) {
     case replay::UnitCycle::Reduced: return tr("gradient shard summed");
     case replay::UnitCycle::AllReducing: return tr("all-reducing");
     case replay::UnitCycle::AllReduced: return tr("gradient summed");
+    case replay::UnitCycle::GradientsReady: return tr("gradients computed");
+    case replay::UnitCycle::SliceUpdated: return tr("own slice updated");
+    case replay::UnitCycle::GatheringUpdates: return tr("all-gathering updates");
+    case replay::UnitCycle::ParamsUpdated: return tr("all parameters updated");
+    case replay::UnitCycle::NormPart: return tr("own part of the norm");
+    case replay::UnitCycle::NormSummed: return tr("global norm known");
     }
     return {};
 }
@@ -79,26 +85,54 @@ QColor FlowView::cycleColor(replay::UnitCycle c) {
     case replay::UnitCycle::Reduced: return QColor(0xb8, 0x5c, 0x00);
     case replay::UnitCycle::AllReducing: return QColor(0xd4, 0xa0, 0x17);
     case replay::UnitCycle::AllReduced: return QColor(0x9c, 0x75, 0x00);
+    case replay::UnitCycle::GradientsReady: return QColor(0x8a, 0x8a, 0x8a);
+    case replay::UnitCycle::SliceUpdated: return QColor(0x8a, 0x8a, 0x8a);
+    case replay::UnitCycle::GatheringUpdates: return QColor(0x2a, 0x9d, 0x8f);
+    case replay::UnitCycle::ParamsUpdated: return QColor(0x26, 0x6d, 0xa8);
+    case replay::UnitCycle::NormPart: return QColor(0x8a, 0x8a, 0x8a);
+    case replay::UnitCycle::NormSummed: return QColor(0x9c, 0x75, 0x00);
     }
     return Qt::gray;
 }
 
+QString FlowView::unitName(std::int32_t unit) const {
+    return model_ && model_->info() ? QString::fromStdString(model_->info()->unitName(unit)) : tr("unit %1").arg(unit);
+}
+
+QString FlowView::subject() const {
+    const replay::FlowState& s = state_;
+    switch (s.scope) {
+    case replay::CollectiveScope::Unit: return unitName(s.unit);
+    case replay::CollectiveScope::GradNorm: return tr("the gradient norm");
+    case replay::CollectiveScope::Bucket:
+        return s.kind == CollectiveOp::AllGather ? tr("updated parameters of several units (one bucket)")
+                                                 : tr("gradients of several units (one bucket)");
+    }
+    return {};
+}
+
 QString FlowView::title() const {
     const replay::FlowState& s = state_;
-    QString unit = tr("the gradient norm");
-    if (s.unit >= 0)
-        unit = model_ && model_->info() ? QString::fromStdString(model_->info()->unitName(s.unit)) : tr("unit %1").arg(s.unit);
-    QString text = collectiveLabel(s.kind) + QStringLiteral(" · ") + unit;
-    if (s.phase == Phase::Forward || s.phase == Phase::Backward)
+    QString text = collectiveLabel(s.kind) + QStringLiteral(" · ") + subject();
+    if (s.scope == replay::CollectiveScope::Bucket)
+        text += QStringLiteral(" · ") + (s.kind == CollectiveOp::AllGather ? tr("after the optimizer step") : tr("of the backward pass"));
+    else if (s.phase == Phase::Forward || s.phase == Phase::Backward)
         text += QStringLiteral(" · ") + tr("for its %1").arg(phaseLabel(s.phase));
     text += QStringLiteral(" · ") + tr("step %1").arg(s.step);
     if (!s.active) text += QStringLiteral(" · ") + tr("done");
-    if (s.overlapUnit >= 0 && s.kind == CollectiveOp::AllGather) {
-        const QString other = model_ && model_->info() ? QString::fromStdString(model_->info()->unitName(s.overlapUnit))
-                                                       : tr("unit %1").arg(s.overlapUnit);
-        text += QStringLiteral(" · ") + tr("prefetched while %1 computes").arg(other);
-    }
+    if (s.overlapUnit >= 0 && s.kind == CollectiveOp::AllGather && s.scope == replay::CollectiveScope::Unit)
+        text += QStringLiteral(" · ") + tr("prefetched while %1 computes").arg(unitName(s.overlapUnit));
     return text;
+}
+
+QString FlowView::emptyText() const {
+    if (!model_ || model_->eventCount() == 0) return tr("No run yet: start a run or open a recording, then play it.");
+    if (state_.earlierStep)
+        return tr("No collective in step %1 so far: the last one, the %2 of step %3, has finished; the flows appear with this step's first collective.")
+            .arg(state_.playheadStep)
+            .arg(collectiveLabel(state_.kind))
+            .arg(state_.step);
+    return tr("No collective yet at this point of the replay: the flows appear with the first all-gather, reduce-scatter or all-reduce.");
 }
 
 QString FlowView::subtitle() const {
@@ -107,6 +141,12 @@ QString FlowView::subtitle() const {
     const QString chunk = formatDecimal(static_cast<double>(s.chunkBytes));
     const QString sent = formatDecimal(static_cast<double>(s.sentPerRank));
     const int n = std::max(s.worldSize, 1);
+    if (s.scope == replay::CollectiveScope::GradNorm)
+        return tr("Every rank contributes its part of the squared gradient norm (%1) and ends with the same global norm, so every rank clips its gradients alike.")
+            .arg(full);
+    if (s.scope == replay::CollectiveScope::Bucket && s.kind == CollectiveOp::AllGather)
+        return tr("Each rank updated only its own slice (%1); %2 slices become %3 of updated parameters on every rank; each rank sends %4.")
+            .arg(chunk).arg(n).arg(full, sent);
     switch (s.kind) {
     case CollectiveOp::AllGather:
         return tr("%1 shards of %2 become %3 of full parameters on every rank; each rank sends %4.")
@@ -177,10 +217,19 @@ void FlowView::paintRow(QPainter& p, const Layout& l, bool top) const {
     }
     // Row caption at the left margin.
     QString caption;
+    const bool bucket = s.scope == replay::CollectiveScope::Bucket;
     switch (s.kind) {
-    case CollectiveOp::AllGather: caption = top ? tr("each rank's shard") : tr("full parameters (param_full)"); break;
-    case CollectiveOp::ReduceScatter: caption = top ? tr("full gradients (grad_full)") : tr("summed gradient shard"); break;
-    default: caption = top ? tr("each rank's buffer") : tr("after: the sum on every rank"); break;
+    case CollectiveOp::AllGather:
+        caption = bucket ? (top ? tr("each rank's updated slice") : tr("updated parameters on every rank"))
+                         : (top ? tr("each rank's shard") : tr("full parameters"));
+        break;
+    case CollectiveOp::ReduceScatter: caption = top ? tr("full gradients") : tr("summed gradient shard"); break;
+    default:
+        if (s.scope == replay::CollectiveScope::GradNorm)
+            caption = top ? tr("each rank's part of the norm") : tr("after: the global norm on every rank");
+        else
+            caption = top ? tr("each rank's buffer") : tr("after: the sum on every rank");
+        break;
     }
     const double y = top ? l.topY + l.rowH + 2 : l.bottomY - fm.height() - 2;
     // On a backdrop: the links pass under the caption.
@@ -246,7 +295,20 @@ void FlowView::paintCycle(QPainter& p, const Layout& l) const {
     // The cycle as a chain, so a still picture says where these states sit in the story.
     const bool gradients = s.kind == CollectiveOp::ReduceScatter || s.kind == CollectiveOp::AllReduce;
     std::vector<replay::UnitCycle> chain;
-    if (s.kind == CollectiveOp::AllReduce)
+    QString lead = gradients ? tr("Gradient cycle:") : tr("Unit cycle:");
+    if (s.scope == replay::CollectiveScope::GradNorm) {
+        chain = {replay::UnitCycle::NormPart, replay::UnitCycle::AllReducing, replay::UnitCycle::NormSummed};
+        lead = tr("Gradient norm:");
+    } else if (s.scope == replay::CollectiveScope::Bucket) {
+        if (s.kind == CollectiveOp::AllGather) {
+            chain = {replay::UnitCycle::SliceUpdated, replay::UnitCycle::GatheringUpdates, replay::UnitCycle::ParamsUpdated};
+            lead = tr("Parameter update:");
+        } else if (s.kind == CollectiveOp::ReduceScatter) {
+            chain = {replay::UnitCycle::GradientsReady, replay::UnitCycle::ReduceScattering, replay::UnitCycle::Reduced};
+        } else {
+            chain = {replay::UnitCycle::GradientsReady, replay::UnitCycle::AllReducing, replay::UnitCycle::AllReduced};
+        }
+    } else if (s.kind == CollectiveOp::AllReduce)
         chain = {replay::UnitCycle::Computing, replay::UnitCycle::AllReducing, replay::UnitCycle::AllReduced};
     else if (gradients)
         chain = {replay::UnitCycle::Computing, replay::UnitCycle::Freed, replay::UnitCycle::ReduceScattering, replay::UnitCycle::Reduced};
@@ -255,7 +317,6 @@ void FlowView::paintCycle(QPainter& p, const Layout& l) const {
     const double y = l.cycleY + pillH + 14;
     double x = l.area.left();
     p.setPen(QColor(90, 90, 90));
-    const QString lead = gradients ? tr("Gradient cycle:") : tr("Unit cycle:");
     p.drawText(QPointF(x, y + fm.ascent()), lead);
     x += fm.horizontalAdvance(lead) + 10;
     for (std::size_t i = 0; i < chain.size(); ++i) {
@@ -289,10 +350,7 @@ void FlowView::paintEvent(QPaintEvent*) {
     const QFontMetrics fm(p.font());
     if (!state_.valid) {
         p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(rect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap,
-                   model_ && model_->eventCount() > 0
-                       ? tr("No collective yet at this point of the replay: the flows appear with the first all-gather, reduce-scatter or all-reduce.")
-                       : tr("No run yet: start a run or open a recording, then play it."));
+        p.drawText(rect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap, emptyText());
         return;
     }
     Layout l;

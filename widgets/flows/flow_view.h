@@ -26,6 +26,7 @@ public:
     std::uint64_t position() const { return position_; }
 
     static QString cycleLabel(replay::UnitCycle c, Phase phase);
+    QString title() const; // what the picture shows, one line
     static QColor cycleColor(replay::UnitCycle c);
 
     QSize sizeHint() const override { return {900, 460}; }
@@ -37,7 +38,9 @@ protected:
 
 private:
     struct Layout;
-    QString title() const;
+    QString unitName(std::int32_t unit) const;
+    QString subject() const; // what the collective moves: a unit, a bucket, the gradient norm
+    QString emptyText() const;
     QString subtitle() const;
     void paintRow(QPainter& p, const Layout& l, bool top) const;
     void paintLinks(QPainter& p, const Layout& l) const;
