@@ -7,6 +7,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 #include <algorithm>
+#include "common/palette_legend.h"
 #include "common/qcustomplot.h"
 
 #include "compare/compare_runner.h"
@@ -33,6 +34,7 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent), view_(new CompareVi
     layout->addWidget(runner_);
     layout->addLayout(buttons);
     layout->addWidget(view_, 1);
+    layout->addWidget(new PaletteLegend({ColorFamily::Memory, ColorFamily::Activities, ColorFamily::Ranks}, this));
     retranslateUi();
 }
 

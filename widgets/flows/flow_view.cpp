@@ -11,14 +11,6 @@
 
 namespace shardscope::widgets {
 
-QColor rankColor(int rank, int ranks) {
-    // Golden-angle hue steps keep neighbours distinct at any N; fixed saturation/value keeps
-    // white text readable on every hue.
-    Q_UNUSED(ranks);
-    const int hue = static_cast<int>(std::fmod(210.0 + rank * 137.508, 360.0));
-    return QColor::fromHsv(hue, 150, 200);
-}
-
 struct FlowView::Layout {
     QRectF area;
     int n = 1;
@@ -75,24 +67,26 @@ QString FlowView::cycleLabel(replay::UnitCycle c, Phase phase) {
 }
 
 QColor FlowView::cycleColor(replay::UnitCycle c) {
+    // A state is drawn in the colour of what it is: a collective in flight in its activity's
+    // colour, what a rank holds in its memory category's; waiting is neutral.
     switch (c) {
-    case replay::UnitCycle::ShardOnly: return QColor(0x8a, 0x8a, 0x8a);
-    case replay::UnitCycle::Gathering: return QColor(0x2a, 0x9d, 0x8f);
-    case replay::UnitCycle::Gathered: return QColor(0x26, 0x6d, 0xa8);
-    case replay::UnitCycle::Computing: return QColor(0x4c, 0x78, 0xa8).darker(115);
-    case replay::UnitCycle::Freed: return QColor(0x6b, 0x8e, 0x23);
-    case replay::UnitCycle::ReduceScattering: return QColor(0xf5, 0x85, 0x18);
-    case replay::UnitCycle::Reduced: return QColor(0xb8, 0x5c, 0x00);
-    case replay::UnitCycle::AllReducing: return QColor(0xd4, 0xa0, 0x17);
-    case replay::UnitCycle::AllReduced: return QColor(0x9c, 0x75, 0x00);
-    case replay::UnitCycle::GradientsReady: return QColor(0x8a, 0x8a, 0x8a);
-    case replay::UnitCycle::SliceUpdated: return QColor(0x8a, 0x8a, 0x8a);
-    case replay::UnitCycle::GatheringUpdates: return QColor(0x2a, 0x9d, 0x8f);
-    case replay::UnitCycle::ParamsUpdated: return QColor(0x26, 0x6d, 0xa8);
-    case replay::UnitCycle::NormPart: return QColor(0x8a, 0x8a, 0x8a);
-    case replay::UnitCycle::NormSummed: return QColor(0x9c, 0x75, 0x00);
+    case replay::UnitCycle::ShardOnly:
+    case replay::UnitCycle::GradientsReady:
+    case replay::UnitCycle::SliceUpdated:
+    case replay::UnitCycle::NormPart: return neutralColor(0x8a);
+    case replay::UnitCycle::Gathering:
+    case replay::UnitCycle::GatheringUpdates: return activityColor(Activity::AllGather);
+    case replay::UnitCycle::Gathered:
+    case replay::UnitCycle::ParamsUpdated: return categoryColor(Category::ParamFull);
+    case replay::UnitCycle::Computing: return activityColor(Activity::Forward);
+    case replay::UnitCycle::Freed: return categoryColor(Category::ParamShard);
+    case replay::UnitCycle::ReduceScattering: return activityColor(Activity::ReduceScatter);
+    case replay::UnitCycle::Reduced: return categoryColor(Category::GradShard);
+    case replay::UnitCycle::AllReducing: return activityColor(Activity::AllReduce);
+    case replay::UnitCycle::AllReduced: return categoryColor(Category::GradFull);
+    case replay::UnitCycle::NormSummed: return neutralColor(0x50);
     }
-    return Qt::gray;
+    return neutralColor(0x8a);
 }
 
 QString FlowView::unitName(std::int32_t unit) const {
@@ -191,14 +185,14 @@ void FlowView::paintRow(QPainter& p, const Layout& l, bool top) const {
             if (fill <= 0) continue;
             const int owner = s.chunkOwners.empty() || s.chunkOwners[static_cast<std::size_t>(j)] < 0 ? r : s.chunkOwners[static_cast<std::size_t>(j)];
             QColor c = rankColor(owner, l.n);
-            if (s.kind == CollectiveOp::AllReduce && !top) c = QColor(0x55, 0x55, 0x55);
+            if (s.kind == CollectiveOp::AllReduce && !top) c = neutralColor(0x55);
             const QRectF ch = l.chunk(r, j, top);
             p.fillRect(QRectF(ch.left(), ch.top(), ch.width() * fill, ch.height()), c);
             p.setPen(QPen(palette().color(QPalette::Base), 1));
             p.drawLine(ch.topRight(), ch.bottomRight());
             const bool sum = (s.kind == CollectiveOp::ReduceScatter && !top) || (s.kind == CollectiveOp::AllReduce && !top);
             if (ch.width() > fm.horizontalAdvance(QStringLiteral("Σ0")) + 4 && fill >= 1) {
-                p.setPen(Qt::white);
+                p.setPen(textOn(c));
                 p.drawText(ch, Qt::AlignCenter, sum ? QStringLiteral("Σ") : QString::number(owner));
             }
         }
@@ -289,7 +283,7 @@ void FlowView::paintCycle(QPainter& p, const Layout& l) const {
         p.setPen(Qt::NoPen);
         p.setBrush(cycleColor(fr.cycle));
         p.drawRoundedRect(pill, pillH / 2, pillH / 2);
-        p.setPen(Qt::white);
+        p.setPen(textOn(cycleColor(fr.cycle)));
         p.drawText(pill, Qt::AlignCenter, fm.elidedText(cycleLabel(fr.cycle, fr.phase), Qt::ElideRight, static_cast<int>(pill.width()) - 8));
     }
     // The cycle as a chain, so a still picture says where these states sit in the story.

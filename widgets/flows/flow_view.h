@@ -8,11 +8,10 @@
 // Beneath, each rank's place in the unit's unshard → compute → reshard cycle.
 #include <QWidget>
 
+#include "common/category_palette.h"
 #include "replay/flow_state.h"
 
 namespace shardscope::widgets {
-
-QColor rankColor(int rank, int ranks); // distinct hues, one per rank
 
 class FlowView : public QWidget {
     Q_OBJECT
