@@ -19,6 +19,7 @@
 #include "playback/replay_player.h"
 #include "ranks/ranks_page.h"
 #include "ranks/run_theory_charts.h"
+#include "ranks/run_timeline_charts.h"
 #include "run/run_document.h"
 #include "sample_reports.h"
 #include "timeline/timeline_page.h"
@@ -130,6 +131,22 @@ private Q_SLOTS:
         QCoreApplication::removeTranslator(&shout);
         QVERIFY2(formula.contains(QStringLiteral("PADDED ELEMENTS")) || formula.contains(QStringLiteral("UNPADDED")), qPrintable(formula));
         QVERIFY2(source.contains(QStringLiteral("ZERO PAPER")), qPrintable(source));
+    }
+
+    // A chart narrower than its title wraps it instead of clipping both ends.
+    void narrowChartTitlesWrap() {
+        MemoryTimelineChart chart;
+        chart.setRank(1); // sets the title
+        chart.resize(250, 220);
+        chart.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&chart));
+        auto* title = qobject_cast<QCPTextElement*>(chart.plot()->plotLayout()->element(0, 0));
+        QVERIFY(title);
+        QTRY_VERIFY(title->text().contains(QLatin1Char('\n')));
+        const QFontMetrics fm(title->font());
+        for (const QString& line : title->text().split(QLatin1Char('\n'))) QVERIFY2(fm.horizontalAdvance(line) <= 250, qPrintable(line));
+        chart.resize(1400, 220);
+        QTRY_VERIFY(!title->text().contains(QLatin1Char('\n')));
     }
 
     void followLiveJumpsToTheNewestStep() {

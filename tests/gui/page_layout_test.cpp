@@ -75,6 +75,9 @@ private Q_SLOTS:
                                                            QStringLiteral(", got ") + sizeText(window.size()) + greedyChildren(page)));
                 QVERIFY2(window.minimumSizeHint().width() <= kSmall.width() && window.minimumSizeHint().height() <= kSmall.height(),
                          qPrintable(id + QStringLiteral(": window needs ") + sizeText(window.minimumSizeHint())));
+                // SHARDSCOPE_LAYOUT_SHOTS=DIR keeps a picture of every page at both sizes, to look at.
+                if (const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS"); !shots.isEmpty())
+                    window.grab().save(QStringLiteral("%1/%2-%3-%4.png").arg(shots, id, lang, sizeText(size)));
                 if (id == QStringLiteral("ranks")) {
                     const int h = ranks->rankView()->height();
                     QVERIFY2(h >= kUsableRankChartHeight, qPrintable(QStringLiteral("Ranks chart %1 px high at ").arg(h) + sizeText(size)));

@@ -146,6 +146,7 @@ PeakBreakdown::PeakBreakdown(QWidget* parent) : QWidget(parent) {
     table_->verticalHeader()->setVisible(false);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setWordWrap(true);
+    table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents); // rows follow the formula's wrap
     table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
     table_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
@@ -180,8 +181,7 @@ QString PeakBreakdown::formula(const PeakTerm& t) const {
     const QString where = r.peak && !r.peak->peakPhase.empty() ? QString::fromStdString(r.peak->peakPhase) : QString();
     switch (t.kind) {
     case PeakTermKind::ModelStates:
-        return tr("persistent states on the device: the sum of the device rows of the model-state derivation (%1 on device)")
-            .arg(formatDecimal(static_cast<double>(r.states.perRank.tier(Tier::Device))));
+        return tr("what the strategy keeps between steps: the device rows of the model-state derivation");
     case PeakTermKind::Activations:
         return r.input.shape ? tr("tensors saved for backward that are still live at the peak (%1)").arg(where)
                              : tr("not predicted: a bare parameter count has no shape");
@@ -242,7 +242,6 @@ void PeakBreakdown::rebuild() {
         bytes->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         table_->setItem(row, 2, bytes);
     }
-    table_->resizeRowsToContents();
     note_->setText(terms_.empty() ? tr("No peak prediction for this scenario.") : assumptionText());
     bar_->update();
 }
