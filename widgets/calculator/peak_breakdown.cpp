@@ -34,10 +34,11 @@ Category categoryOf(PeakTermKind k) {
     return Category::Workspace;
 }
 
-std::uint64_t largestUnitParams(const CalculatorInput& in) {
-    if (!in.shape) return 0;
+// Without a shape the whole model is one unit (theory::closedFormPeak).
+std::uint64_t largestUnitParams(const CalculatorResult& r) {
+    if (!r.input.shape) return r.states.paramCount;
     std::uint64_t largest = 0;
-    for (const auto& u : plan::unitParams(*in.shape)) largest = std::max(largest, u.params);
+    for (const auto& u : plan::unitParams(*r.input.shape)) largest = std::max(largest, u.params);
     return largest;
 }
 
@@ -188,7 +189,7 @@ QString PeakBreakdown::formula(const PeakTerm& t) const {
     case PeakTermKind::Gathered:
         if (!policy.shardParams) return tr("none: %1 keeps full parameters as a model state").arg(strategyLabel(r.input.strategy));
         return tr("largest unit %1 params × (1 + prefetch %2) × %3 B/param, at most %4")
-            .arg(formatCount(static_cast<double>(largestUnitParams(r.input))))
+            .arg(formatCount(static_cast<double>(largestUnitParams(r))))
             .arg(scenarioFor(r.input, r.input.strategy, r.input.ranks).knobs.prefetchDepth)
             .arg(r.input.precision.paramBytes())
             .arg(formatDecimal(static_cast<double>(r.peak ? r.peak->gatheredBytes : 0)));

@@ -1,6 +1,7 @@
 #include "calculator/scaling_chart.h"
 
 #include <QEvent>
+#include <QResizeEvent>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -24,9 +25,10 @@ protected:
     QString getTickLabel(double tick, const QLocale&, QChar, int) override { return formatDecimal(tick); }
 };
 
-QSharedPointer<QCPAxisTickerText> powerOfTwoTicker(double xMax) {
+// Every power of two, or every other one where the chart is too narrow for eleven labels.
+QSharedPointer<QCPAxisTickerText> powerOfTwoTicker(double xMax, bool narrow) {
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    for (double n = 1; n <= xMax * 1.01; n *= 2) ticker->addTick(n, QString::number(n, 'f', 0));
+    for (double n = 1; n <= xMax * 1.01; n *= narrow ? 4 : 2) ticker->addTick(n, QString::number(n, 'f', 0));
     ticker->setSubTickCount(0);
     return ticker;
 }
@@ -82,6 +84,11 @@ void ScalingChart::setResult(std::shared_ptr<const CalculatorResult> result) {
     rebuild();
 }
 
+void ScalingChart::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if ((width() < kNarrowWidth) != narrow_) rebuild();
+}
+
 void ScalingChart::changeEvent(QEvent* event) {
     if (event->type() == QEvent::LanguageChange) rebuild();
     QWidget::changeEvent(event);
@@ -127,7 +134,8 @@ void ScalingChart::rebuild() {
         g->setData(keys, values, true);
     }
     const double xMax = std::max(1024.0, static_cast<double>(result_->sweepRanks.back()));
-    plot_->xAxis->setTicker(powerOfTwoTicker(xMax));
+    narrow_ = width() < kNarrowWidth;
+    plot_->xAxis->setTicker(powerOfTwoTicker(xMax, narrow_));
     plot_->xAxis->setRange(0.8, xMax * 1.25);
     if (yMax <= 0) yMin = 1e6, yMax = 1e9; // nothing on the device at any N
     plot_->yAxis->setRange(yMin / 4, yMax * 4); // room for the limit labels

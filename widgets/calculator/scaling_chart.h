@@ -34,6 +34,7 @@ public:
 
 protected:
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void rebuild();
@@ -46,6 +47,8 @@ private:
     QCustomPlot* plot_ = nullptr;
     QCPItemTracer* marker_ = nullptr;
     double zeroFloor_ = 1; // where "0 B" marks sit: just above the y axis' lower end
+    bool narrow_ = false;  // fewer N labels below kNarrowWidth
+    static constexpr int kNarrowWidth = 460;
 };
 
 } // namespace shardscope::widgets

@@ -9,7 +9,7 @@ PaletteLegend::PaletteLegend(std::initializer_list<ColorFamily> families, QWidge
     setObjectName(QStringLiteral("paletteLegend"));
     setTextFormat(Qt::RichText);
     setWordWrap(true);
-    setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred); // never widens the page
+    setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Maximum); // never widens the page, never takes spare height
     retranslateUi();
 }
 
