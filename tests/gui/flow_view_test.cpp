@@ -64,7 +64,11 @@ private Q_SLOTS:
         const QString rs = titleAt(CollectiveOp::ReduceScatter);
         QVERIFY2(!rs.contains(QStringLiteral("gradient norm")), qPrintable(rs));
         QVERIFY2(rs.contains(QStringLiteral("gradients of several units")), qPrintable(rs));
+        if (const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS"); !shots.isEmpty())
+            view.grab().save(shots + QStringLiteral("/flows-zero1-reduce-scatter.png"));
         const QString ag = titleAt(CollectiveOp::AllGather);
+        if (const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS"); !shots.isEmpty())
+            view.grab().save(shots + QStringLiteral("/flows-zero1-all-gather.png"));
         QVERIFY2(!ag.contains(QStringLiteral("gradient norm")), qPrintable(ag));
         QVERIFY2(ag.contains(QStringLiteral("updated parameters")), qPrintable(ag));
         QVERIFY2(!ag.contains(QStringLiteral("prefetched")), qPrintable(ag));

@@ -72,16 +72,16 @@ const std::array<QColor, kStrategyColors>& strategyColors() {
     // dashed, so overlapping curves stay distinguishable.
     static const std::array<QColor, kStrategyColors> colors = {
         QColor(0x3f, 0x00, 0x7d), // DDP               deep purple
-        QColor(0x80, 0x73, 0xc8), // ZeRO-1            violet
+        QColor(0x84, 0x70, 0xc8), // ZeRO-1            violet
         QColor(0xb1, 0x5a, 0xc5), // ZeRO-2            orchid
         QColor(0xd6, 0x33, 0x8a), // ZeRO-3            magenta
         QColor(0xa8, 0x32, 0x7a), // FSDP full shard   dark magenta
         QColor(0xd4, 0xa6, 0xe8), // FSDP shard grad-op lilac
-        QColor(0x9e, 0x9a, 0xc8), // FSDP hybrid       periwinkle
+        QColor(0xa9, 0x9a, 0xd0), // FSDP hybrid       periwinkle
     };
     return colors;
 }
-constexpr double kRankHueLo = 245, kRankHueSpan = 90;
+constexpr double kRankHueLo = 250, kRankHueSpan = 85;
 } // namespace
 
 QColor strategyColor(int strategyIndex) {
@@ -90,12 +90,13 @@ QColor strategyColor(int strategyIndex) {
 }
 
 QColor rankColor(int rank, int ranks) {
-    // Golden-ratio steps through the family's hues keep neighbours apart at any N; alternating
-    // value separates ranks whose hues land close. White text reads on every one.
+    // Golden-ratio steps through the family's hues keep neighbours apart at any N; a value
+    // cycle of three separates ranks whose hues land close. Labels use textOn().
     Q_UNUSED(ranks);
     const double step = std::fmod(std::max(rank, 0) * 0.6180339887, 1.0);
     const int hue = static_cast<int>(kRankHueLo + step * kRankHueSpan);
-    return QColor::fromHsv(hue, 160, rank % 2 == 0 ? 200 : 165);
+    static constexpr int kValues[] = {215, 150, 185};
+    return QColor::fromHsv(hue, 170, kValues[std::max(rank, 0) % 3]);
 }
 
 QColor neutralColor(int lightness) {

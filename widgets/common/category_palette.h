@@ -3,7 +3,7 @@
 // three families whose hues never overlap, so a colour means the same thing on every page:
 //   memory      ledger categories and tiers     greens, teals, blues   (hue  62°–240°)
 //   activities  compute phases and collectives  reds, oranges, yellows (hue 345°–55°)
-//   ranks       ranks and strategies            violets, magentas      (hue 245°–335°)
+//   ranks       ranks and strategies            violets, magentas      (hue 250°–335°)
 // Greys (no hue) mean "no meaning of their own": theory lines, idle states, axes.
 // Each page says which families it uses in a legend line (common/palette_legend.h).
 #include <QColor>
