@@ -70,23 +70,18 @@ std::ptrdiff_t FlowIndex::groupAt(std::uint64_t k) const {
 
 namespace {
 
-// The compute span the first rank was inside when it began the collective (None: between spans).
-Phase enclosingPhase(const ReplayModel& m, const CollectiveGroup& g) {
-    const Event& first = m.event(g.firstBegin);
-    for (std::uint64_t d = 1; d <= kPhaseLookahead && d <= g.firstBegin; ++d) {
-        const Event& e = m.event(g.firstBegin - d);
-        if (e.rank != first.rank) continue;
+// The compute span event k's rank was inside at k (None: between spans).
+Phase enclosingPhase(const ReplayModel& m, std::uint64_t k) {
+    const Event& at = m.event(k);
+    for (std::uint64_t d = 1; d <= kPhaseLookahead && d <= k; ++d) {
+        const Event& e = m.event(k - d);
+        if (e.rank != at.rank) continue;
         if (e.kind == EventKind::ComputeEnd || e.kind == EventKind::StepBegin) return Phase::None;
         if (e.kind == EventKind::ComputeBegin) return e.phase;
     }
     return Phase::None;
 }
 
-CollectiveScope scopeOf(const ReplayModel& m, const CollectiveGroup& g) {
-    if (g.unit >= 0) return CollectiveScope::Unit;
-    if (g.op == CollectiveOp::AllReduce && enclosingPhase(m, g) == Phase::Optimizer) return CollectiveScope::GradNorm;
-    return CollectiveScope::Bucket;
-}
 
 // The phase of the compute that belongs to this collective: the unit's next compute for an
 // all-gather (it unshards for that), its previous one for a reduction (it reduces its output).
@@ -139,6 +134,13 @@ UnitCycle cycleOf(CollectiveOp op, bool inColl, bool done, bool computing, bool 
 
 } // namespace
 
+CollectiveScope collectiveScopeAt(const ReplayModel& m, std::uint64_t k) {
+    const Event& e = m.event(k);
+    if (e.unit >= 0) return CollectiveScope::Unit;
+    if (e.collective == CollectiveOp::AllReduce && enclosingPhase(m, k) == Phase::Optimizer) return CollectiveScope::GradNorm;
+    return CollectiveScope::Bucket;
+}
+
 FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std::uint64_t k) {
     FlowState s;
     s.worldSize = model.worldSize();
@@ -159,7 +161,7 @@ FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std
         return s;
     }
     s.valid = true;
-    s.scope = scopeOf(model, g);
+    s.scope = collectiveScopeAt(model, g.firstBegin);
     s.bytes = g.bytes;
     s.chunkBytes = g.bytes / static_cast<std::uint64_t>(n);
     s.sentPerRank = ringBytesSent(g.op, g.bytes, n);

@@ -107,4 +107,7 @@ FlowState computeFlowState(const ReplayModel& model, std::uint64_t k);
 
 std::uint64_t ringBytesSent(CollectiveOp op, std::uint64_t bytes, int peers);
 
+// What the collective whose begin or end is event k moves (k < eventCount()).
+CollectiveScope collectiveScopeAt(const ReplayModel& model, std::uint64_t k);
+
 } // namespace shardscope::replay

@@ -28,6 +28,8 @@ struct Spec {
     // ZeRO-1: full replicas, sharded optimizer; one reduce-scatter of a bucket spanning every
     // unit after backward and one all-gather of the updated parameters after the optimizer.
     bool zero1 = false;
+    // DDP with one all-reduce of a bucket spanning every unit after backward (no unit named).
+    bool fusedAllReduce = false;
     std::uint64_t skewNs = 37;  // rank r starts r × skew later (ranks are never in lockstep)
 };
 
@@ -126,15 +128,16 @@ inline void writeStep(RankWriter& w, const Spec& s, std::int64_t step) {
         for (int a = 0; a < s.activationsPerUnit; ++a) w.alloc(Category::Activation, act, u, true);
         w.alloc(Category::Workspace, full * 2, u, true);
         w.compute(false, Phase::Backward, u, 80000);
-        if (s.ddp) {
+        if (s.ddp && !s.fusedAllReduce) {
             w.collective(CollectiveOp::AllReduce, u, full, n, 30000);
-        } else if (!s.zero1) {
+        } else if (!s.zero1 && !s.ddp) {
             w.alloc(Category::ParamFull, full, u, true);
             w.collective(CollectiveOp::ReduceScatter, u, full, n, 25000);
             w.alloc(Category::GradFull, full, u, true);
         }
     }
     const auto all = static_cast<std::uint64_t>(s.units) * full;
+    if (s.ddp && s.fusedAllReduce) w.collective(CollectiveOp::AllReduce, kNoUnit, all, n, 30000);
     if (s.zero1) {
         w.alloc(Category::CommBuffer, all * 2, kNoUnit);
         w.collective(CollectiveOp::ReduceScatter, kNoUnit, all, n, 25000);
