@@ -56,12 +56,19 @@ private Q_SLOTS:
         addDefaultPages(window);
         auto* ranks = qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks")));
         QVERIFY(ranks);
-        // A recording fills the Ranks page's header lines and charts, as after a run.
-        QVERIFY(ranks->openRecording(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace")));
+        window.resize(kSmall);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
+        // A recording fills the Ranks page's header lines and charts, as after a run; the Run
+        // button stays where it was.
+        auto* run = ranks->findChild<QWidget*>(QStringLiteral("runButton"));
+        QVERIFY(run);
+        const QPoint runAt = run->mapTo(&window, QPoint(0, 0));
+        QVERIFY(ranks->openRecording(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace")));
         QTRY_VERIFY_WITH_TIMEOUT(!ranks->isBusy() && ranks->model().stepCount() > 0, 20000); // decoded on a thread
         ranks->finishPendingDraws();
+        QCoreApplication::processEvents();
+        QCOMPARE(run->mapTo(&window, QPoint(0, 0)), runAt);
         for (const QString& id : window.pageIds()) {
             QVERIFY(window.showPage(id));
             QWidget* page = window.page(id);

@@ -149,10 +149,11 @@ QWidget* RanksPage::buildRight() {
     vsplit->addWidget(buildCharts());
     vsplit->setStretchFactor(0, 5);
     vsplit->setStretchFactor(1, 4);
+    // Run/Stop on top: the header lines below grow as a run reports, and must not move them.
+    v->addLayout(buttons);
     for (QWidget* w : {static_cast<QWidget*>(title_), static_cast<QWidget*>(story_), static_cast<QWidget*>(savingsLine_),
                        static_cast<QWidget*>(exposedLine_)})
         v->addWidget(w);
-    v->addLayout(buttons);
     v->addWidget(banner_);
     v->addWidget(vsplit, 1);
     return right;
