@@ -106,12 +106,22 @@ void RankLedgerView::animate() {
 
 bool RankLedgerView::isCompact() const { return static_cast<int>(state_.size()) > kCompactAbove; }
 
+// As wide as the longest category name needs: more keys per row leave the bars more height.
+int RankLedgerView::legendItemWidth() const {
+    const QFontMetrics fm(font());
+    int widest = 0;
+    for (Category c : kAllCategories) widest = std::max(widest, fm.horizontalAdvance(categoryLabel(c)));
+    return std::min(170, widest + 24);
+}
+
+QRect RankLedgerView::plotArea() const { return geometry().plot; }
+
 RankLedgerView::Geometry RankLedgerView::geometry() const {
     Geometry g;
     g.ranks = std::max<int>(1, static_cast<int>(state_.size()));
     g.compact = isCompact();
     const QFontMetrics fm(font());
-    const int itemWidth = 170;
+    const int itemWidth = legendItemWidth();
     const int perRow = std::max(1, (width() - 16) / itemWidth);
     const int legendRows = (static_cast<int>(kCategoryCount) + perRow - 1) / perRow + 1; // + the unit strip's key
     g.legend = QRect(8, 4, width() - 16, legendRows * (fm.height() + 2) + 2);
@@ -160,7 +170,7 @@ void RankLedgerView::paintEvent(QPaintEvent*) {
 
 void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
     const QFontMetrics fm(font());
-    const int itemWidth = 170;
+    const int itemWidth = legendItemWidth();
     const int perRow = std::max(1, area.width() / itemWidth);
     const auto& order = categoryStackOrder();
     for (std::size_t i = 0; i < order.size(); ++i) {

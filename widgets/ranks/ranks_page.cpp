@@ -147,8 +147,8 @@ QWidget* RanksPage::buildRight() {
     auto* vsplit = new QSplitter(Qt::Vertical);
     vsplit->addWidget(top);
     vsplit->addWidget(buildCharts());
-    vsplit->setStretchFactor(0, 5);
-    vsplit->setStretchFactor(1, 4);
+    vsplit->setStretchFactor(0, 3); // the rank view first: the charts below have tabs
+    vsplit->setStretchFactor(1, 2);
     // Run/Stop on top: the header lines below grow as a run reports, and must not move them.
     v->addLayout(buttons);
     for (QWidget* w : {static_cast<QWidget*>(title_), static_cast<QWidget*>(story_), static_cast<QWidget*>(savingsLine_),
@@ -220,7 +220,7 @@ QWidget* RanksPage::buildCharts() {
     theoryTabs_ = new QTabWidget;
     theoryTabs_->addTab(measured_, QString());
     theoryTabs_->addTab(savings_, QString());
-    for (QCustomPlot* plot : {memory_->plot(), loss_->plot(), measured_->plot(), savings_->plot()}) plot->setMinimumSize(220, 150);
+    for (QCustomPlot* plot : {memory_->plot(), loss_->plot(), measured_->plot(), savings_->plot()}) plot->setMinimumSize(220, 130);
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(timeTabs_);
     split->addWidget(theoryTabs_);
