@@ -70,10 +70,25 @@ std::ptrdiff_t FlowIndex::groupAt(std::uint64_t k) const {
 
 namespace {
 
+// The compute span event k's rank was inside at k (None: between spans).
+Phase enclosingPhase(const ReplayModel& m, std::uint64_t k) {
+    const Event& at = m.event(k);
+    for (std::uint64_t d = 1; d <= kPhaseLookahead && d <= k; ++d) {
+        const Event& e = m.event(k - d);
+        if (e.rank != at.rank) continue;
+        if (e.kind == EventKind::ComputeEnd || e.kind == EventKind::StepBegin) return Phase::None;
+        if (e.kind == EventKind::ComputeBegin) return e.phase;
+    }
+    return Phase::None;
+}
+
+
 // The phase of the compute that belongs to this collective: the unit's next compute for an
 // all-gather (it unshards for that), its previous one for a reduction (it reduces its output).
-Phase phaseOf(const ReplayModel& m, const CollectiveGroup& g) {
-    if (g.unit < 0) return Phase::Optimizer;
+// A bucket's gradients come from backward; its updated parameters and the norm from the optimizer.
+Phase phaseOf(const ReplayModel& m, const CollectiveGroup& g, CollectiveScope scope) {
+    if (scope == CollectiveScope::GradNorm) return Phase::Optimizer;
+    if (scope == CollectiveScope::Bucket) return g.op == CollectiveOp::AllGather ? Phase::Optimizer : Phase::Backward;
     const bool forwardLook = g.op == CollectiveOp::AllGather;
     const std::uint64_t n = m.eventCount();
     for (std::uint64_t d = 1; d <= kPhaseLookahead; ++d) {
@@ -83,6 +98,19 @@ Phase phaseOf(const ReplayModel& m, const CollectiveGroup& g) {
             return e.phase == Phase::Recompute ? Phase::Backward : e.phase;
     }
     return Phase::None;
+}
+
+// A bucket or the norm has no unshard/reshard cycle: before, inside, after its collective.
+UnitCycle bucketCycleOf(CollectiveOp op, CollectiveScope scope, bool inColl, bool done) {
+    if (scope == CollectiveScope::GradNorm)
+        return inColl ? UnitCycle::AllReducing : done ? UnitCycle::NormSummed : UnitCycle::NormPart;
+    switch (op) {
+    case CollectiveOp::AllGather:
+        return inColl ? UnitCycle::GatheringUpdates : done ? UnitCycle::ParamsUpdated : UnitCycle::SliceUpdated;
+    case CollectiveOp::ReduceScatter:
+        return inColl ? UnitCycle::ReduceScattering : done ? UnitCycle::Reduced : UnitCycle::GradientsReady;
+    default: return inColl ? UnitCycle::AllReducing : done ? UnitCycle::AllReduced : UnitCycle::GradientsReady;
+    }
 }
 
 UnitCycle cycleOf(CollectiveOp op, bool inColl, bool done, bool computing, bool gathered, bool freed) {
@@ -106,6 +134,13 @@ UnitCycle cycleOf(CollectiveOp op, bool inColl, bool done, bool computing, bool 
 
 } // namespace
 
+CollectiveScope collectiveScopeAt(const ReplayModel& m, std::uint64_t k) {
+    const Event& e = m.event(k);
+    if (e.unit >= 0) return CollectiveScope::Unit;
+    if (e.collective == CollectiveOp::AllReduce && enclosingPhase(m, k) == Phase::Optimizer) return CollectiveScope::GradNorm;
+    return CollectiveScope::Bucket;
+}
+
 FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std::uint64_t k) {
     FlowState s;
     s.worldSize = model.worldSize();
@@ -114,15 +149,23 @@ FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std
     if (gi < 0) return s;
     const CollectiveGroup& g = index.groups()[static_cast<std::size_t>(gi)];
     const int n = std::max(g.peers, 1);
-    s.valid = true;
     s.group = static_cast<std::size_t>(gi);
     s.kind = g.op;
     s.unit = g.unit;
     s.step = g.step;
+    s.playheadStep = k > 0 ? model.step(model.stepIndexOf(k - 1)).step : g.step;
+    const bool finishedEarlier = g.step < s.playheadStep &&
+                                 std::none_of(g.endEvent.begin(), g.endEvent.end(), [k](std::uint64_t e) { return e == UINT64_MAX || e >= k; });
+    if (finishedEarlier) { // nothing of this step has been communicated yet
+        s.earlierStep = true;
+        return s;
+    }
+    s.valid = true;
+    s.scope = collectiveScopeAt(model, g.firstBegin);
     s.bytes = g.bytes;
     s.chunkBytes = g.bytes / static_cast<std::uint64_t>(n);
     s.sentPerRank = ringBytesSent(g.op, g.bytes, n);
-    s.phase = phaseOf(model, g);
+    s.phase = phaseOf(model, g, s.scope);
     const bool sharded = g.op == CollectiveOp::AllGather || g.op == CollectiveOp::ReduceScatter;
     s.chunkOwners.resize(static_cast<std::size_t>(n));
     for (int j = 0; j < n; ++j) s.chunkOwners[static_cast<std::size_t>(j)] = sharded ? j : -1;
@@ -174,9 +217,15 @@ FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std
             const double t1 = e == UINT64_MAX ? static_cast<double>(g.endNs) : static_cast<double>(model.replayNsAt(e + 1));
             fr.progress = t1 > t0 ? std::clamp((now - t0) / (t1 - t0), 0.0, 1.0) : 0.0;
         }
-        if (rs.computeUnit >= 0 && rs.computeUnit != g.unit && s.overlapUnit == kNoUnit) s.overlapUnit = rs.computeUnit;
-        fr.cycle = cycleOf(g.op, fr.inCollective, fr.collectiveDone, computing, rs.isGathered(g.unit), freed[r]);
+        if (s.scope != CollectiveScope::Unit)
+            fr.cycle = bucketCycleOf(g.op, s.scope, fr.inCollective, fr.collectiveDone);
+        else
+            fr.cycle = cycleOf(g.op, fr.inCollective, fr.collectiveDone, computing, rs.isGathered(g.unit), freed[r]);
     }
+    // A prefetch: some unit computes while the collective is still in flight on some rank.
+    if (s.active)
+        for (std::size_t r = 0; r < ranks && r < state.size() && s.overlapUnit == kNoUnit; ++r)
+            if (state[r].computeUnit >= 0 && state[r].computeUnit != g.unit) s.overlapUnit = state[r].computeUnit;
     return s;
 }
 

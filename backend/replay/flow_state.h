@@ -44,7 +44,13 @@ private:
     int worldSize_ = 0;
 };
 
-// A rank's place in the cycle of the current collective's unit.
+// What a collective moves. Its events name a unit only when it moves one unit's buffer; a
+// bucket spanning several units (ZeRO-1/2's gradient reduce-scatter and updated-parameter
+// all-gather, DDP's fused buckets) names none, and neither does the optimizer's all-reduce of
+// the gradient norm (told apart by running inside the optimizer).
+enum class CollectiveScope : std::uint8_t { Unit, Bucket, GradNorm };
+
+// A rank's place in the cycle of the current collective's unit, or of the bucket / norm it moves.
 enum class UnitCycle : std::uint8_t {
     ShardOnly,      // holds only its shard (before the unshard, or the unit is not gathered)
     Gathering,      // in the all-gather
@@ -55,6 +61,12 @@ enum class UnitCycle : std::uint8_t {
     Reduced,        // reduce-scatter done: holds the summed gradient shard
     AllReducing,
     AllReduced,     // holds the full summed gradient (DDP)
+    GradientsReady, // a bucket's gradients computed, its reduction not begun
+    SliceUpdated,   // ZeRO-1/2: updated its own slice, the all-gather of updates not begun
+    GatheringUpdates,
+    ParamsUpdated,  // holds every rank's updated parameters
+    NormPart,       // holds its part of the squared gradient norm
+    NormSummed,     // holds the global norm, the same on every rank
 };
 
 struct FlowRank {
@@ -69,8 +81,13 @@ struct FlowState {
     bool valid = false;   // false: no collective yet
     bool active = false;  // some rank is still inside it
     CollectiveOp kind = CollectiveOp::None;
+    CollectiveScope scope = CollectiveScope::Unit;
     std::int32_t unit = kNoUnit;
     std::int64_t step = -1;
+    // The step at the playhead; when the last collective belongs to an earlier step the state
+    // is not valid (the flows show nothing stale) and `step`/`kind` name that last collective.
+    std::int64_t playheadStep = -1;
+    bool earlierStep = false;
     Phase phase = Phase::None;     // forward / backward context of an all-gather (from the next compute)
     int worldSize = 0;
     std::uint64_t bytes = 0;       // full buffer per rank
@@ -80,7 +97,7 @@ struct FlowState {
     std::vector<int> chunkOwners;  // chunk j of the full buffer → the rank owning it (−1: all)
     std::vector<FlowRank> ranks;
     std::size_t group = 0;         // index into FlowIndex::groups()
-    // A unit some rank computes meanwhile (≠ unit): the collective is a prefetch overlapping it.
+    // A unit some rank computes while the collective is in flight (≠ unit): a prefetch.
     std::int32_t overlapUnit = kNoUnit;
 };
 
@@ -89,5 +106,8 @@ FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std
 FlowState computeFlowState(const ReplayModel& model, std::uint64_t k);
 
 std::uint64_t ringBytesSent(CollectiveOp op, std::uint64_t bytes, int peers);
+
+// What the collective whose begin or end is event k moves (k < eventCount()).
+CollectiveScope collectiveScopeAt(const ReplayModel& model, std::uint64_t k);
 
 } // namespace shardscope::replay

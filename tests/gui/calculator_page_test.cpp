@@ -9,6 +9,9 @@
 
 #include "calculator/calculator_page.h"
 #include "calculator/derivation_model.h"
+#include "calculator/peak_breakdown.h"
+#include <QLabel>
+#include <QTableWidget>
 #include "calculator/scaling_chart.h"
 #include "theory/estimate.h"
 
@@ -43,6 +46,21 @@ class CalculatorPageTest : public QObject {
     }
 
 private Q_SLOTS:
+    // The DeepSpeed panel describes the scenario's N (8 ranks: 8 GPUs on 1 node, not 64).
+    void deepSpeedPanelFollowsTheRanks() {
+        CalculatorPage page;
+        auto* ranks = child<QSpinBox>(page, "ranksSpin");
+        for (const int n : {8, 12, 3, 64}) {
+            ranks->setValue(n);
+            QTRY_COMPARE(page.result()->input.ranks, n);
+            const int gpus = child<QSpinBox>(page, "gpusPerNodeSpin")->value();
+            const int nodes = child<QSpinBox>(page, "nodesSpin")->value();
+            QCOMPARE(gpus * nodes, n);
+            QVERIFY(gpus <= 8);
+            QCOMPARE(page.result()->deepspeed.totalGpus, n);
+        }
+    }
+
     void changingNUpdatesChartMarkerAndTable() {
         CalculatorPage page;
         selectPreset(page, QStringLiteral("llama2-7b-like")); // a shape: per-unit padding matters
@@ -146,6 +164,76 @@ private Q_SLOTS:
         QTest::keyClicks(edit, QStringLiteral("1.3B"));
         QTRY_VERIFY(page.errorText().isEmpty());
         QCOMPARE(page.result()->states.paramCount, std::uint64_t{1'300'000'000});
+    }
+
+    // "model states 13.4 GB" beside "predicted device peak 119 GB" must come with its terms:
+    // a bar and rows (shard + activations + gathered unit(s) + buffers + workspace) that sum
+    // to the engine's peak, each with a formula.
+    void peakIsExplainedTermByTerm() {
+        CalculatorPage page;
+        selectPreset(page, QStringLiteral("llama2-7b-like"));
+        selectStrategy(page, plan::Strategy::Zero3);
+        child<QSpinBox>(page, "ranksSpin")->setValue(8);
+        QTRY_COMPARE(page.result()->input.ranks, 8);
+        QVERIFY(page.result()->peak.has_value());
+        const std::uint64_t peak = page.result()->peak->peakBytes;
+        QVERIFY(peak > page.result()->states.perRank.tier(Tier::Device));
+        auto* table = child<QTableWidget>(page, "peakTable");
+        QCOMPARE(table->rowCount(), 7); // six terms and the total
+        std::uint64_t sum = 0;
+        QStringList names;
+        for (int r = 0; r + 1 < table->rowCount(); ++r) {
+            sum += table->item(r, 2)->data(Qt::UserRole).toULongLong();
+            names << table->item(r, 0)->text();
+            QVERIFY(!table->item(r, 1)->text().isEmpty()); // every term has its formula
+        }
+        QCOMPARE(sum, peak);
+        QCOMPARE(table->item(table->rowCount() - 1, 2)->data(Qt::UserRole).toULongLong(), peak);
+        for (const char* term : {"Model states (shard)", "Activations", "Gathered unit(s)", "Communication buffers", "Workspace"})
+            QVERIFY2(names.contains(QLatin1String(term)), term);
+        const std::vector<PeakTerm> terms = peakTerms(*page.result());
+        const auto bytesOf = [&](PeakTermKind k) {
+            for (const PeakTerm& t : terms) if (t.kind == k) return t.bytes;
+            return std::uint64_t{0};
+        };
+        QVERIFY(bytesOf(PeakTermKind::Activations) > 0);
+        QVERIFY(bytesOf(PeakTermKind::Gathered) > 0); // ZeRO-3 gathers units
+        QVERIFY(bytesOf(PeakTermKind::Gathered) <= page.result()->peak->gatheredBytes);
+    }
+
+    void bareParameterCountSaysWhatItAssumed() {
+        CalculatorPage page;
+        selectPreset(page, QStringLiteral("custom"));
+        auto* edit = child<QLineEdit>(page, "paramsEdit");
+        edit->clear();
+        QTest::keyClicks(edit, QStringLiteral("1.3B"));
+        QTRY_COMPARE(page.result()->states.paramCount, std::uint64_t{1'300'000'000});
+        QVERIFY(!page.result()->input.shape);
+        const QString note = child<QLabel>(page, "peakAssumption")->text();
+        QVERIFY2(note.contains(QStringLiteral("no activations")), qPrintable(note));
+        QVERIFY(child<QLabel>(page, "calculatorSummary")->text().contains(QStringLiteral("bare parameter count")));
+    }
+
+    // Parameters on NVMe and the optimizer on the host leave ZeRO-3 nothing on the device: a
+    // "0 B" mark on the axis floor, not a point at 1 B.
+    void nothingOnTheDeviceIsDrawnAsZero() {
+        CalculatorPage page;
+        selectPreset(page, QStringLiteral("llama2-7b-like"));
+        selectStrategy(page, plan::Strategy::Zero3);
+        child<QSpinBox>(page, "ranksSpin")->setValue(8);
+        auto* optimizer = child<QComboBox>(page, "optimizerOffloadCombo");
+        optimizer->setCurrentIndex(optimizer->findData(static_cast<int>(Tier::Host)));
+        auto* params = child<QComboBox>(page, "paramOffloadCombo");
+        params->setCurrentIndex(params->findData(static_cast<int>(Tier::Nvme)));
+        QTRY_COMPARE(page.result()->input.offload.param, Tier::Nvme);
+        QCOMPARE(page.result()->states.perRank.tier(Tier::Device), std::uint64_t{0});
+        auto* chart = page.findChild<ScalingChart*>();
+        QCPGraph* zero3 = chart->graphFor(plan::Strategy::Zero3);
+        QVERIFY(zero3);
+        for (auto it = zero3->data()->constBegin(); it != zero3->data()->constEnd(); ++it)
+            QVERIFY2(std::isnan(it->value) || it->value > 1.0, qPrintable(QString::number(it->value)));
+        QVERIFY(chart->zeroOnDeviceAt(plan::Strategy::Zero3, 8));
+        QVERIFY(!chart->zeroOnDeviceAt(plan::Strategy::Ddp, 8));
     }
 };
 

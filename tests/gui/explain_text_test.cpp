@@ -78,6 +78,23 @@ private Q_SLOTS:
                  QStringLiteral("Rank 0 all-reduces block0's gradients (%1): every rank ends with the same sum.").arg(kb(testrec::fullBytes(spec))));
     }
 
+    // A DDP bucket spanning units names no unit, yet it is gradients, not the gradient norm.
+    void ddpFusedBucketIsNotTheGradientNorm() {
+        testrec::Spec spec;
+        spec.ddp = true;
+        spec.fusedAllReduce = true;
+        spec.ranks = 2;
+        const auto m = testrec::loadModel(testrec::makeRecording(spec));
+        const auto all = static_cast<std::uint64_t>(spec.units) * testrec::fullBytes(spec);
+        const QString bucket = sentenceFor(*m, 0, [&](const Event& e) {
+            return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllReduce && e.bytes == all;
+        });
+        QCOMPARE(bucket, QStringLiteral("Rank 0 all-reduces a bucket of several units' gradients (%1): every rank ends with the same sum.")
+                             .arg(kb(all)));
+        QCOMPARE(sentenceFor(*m, 0, [](const Event& e) { return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllReduce && e.bytes == 8; }),
+                 QStringLiteral("Rank 0 all-reduces %1 with the other 1 ranks: the gradient norm every rank needs to clip alike.").arg(kb(8)));
+    }
+
     void glossaryLinksTerms() {
         const auto entries = Glossary::entries();
         QVERIFY(Glossary::find(entries, QStringLiteral("reduce-scatter")));

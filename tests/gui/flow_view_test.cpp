@@ -46,6 +46,51 @@ private Q_SLOTS:
             for (int x = 0; x < shot.width() && !found; x += 2) found = shot.pixel(x, y) == owner;
         QVERIFY(found);
     }
+
+    // ZeRO-1's reduce-scatter and all-gather move buckets spanning every unit: titled as such,
+    // never "the gradient norm"; the norm's own all-reduce keeps that title.
+    void zero1CollectivesTitledByWhatTheyMove() {
+        testrec::Spec spec;
+        spec.zero1 = true;
+        spec.steps = 2;
+        const auto model = testrec::loadModel(testrec::makeRecording(spec));
+        FlowView view;
+        view.resize(900, 460);
+        view.setModel(model.get());
+        const auto titleAt = [&](CollectiveOp op) {
+            view.setPosition(testrec::findEvent(*model, 0, collective(EventKind::CollectiveBegin, op, kNoUnit)) + 1);
+            return view.title();
+        };
+        const QString rs = titleAt(CollectiveOp::ReduceScatter);
+        QVERIFY2(!rs.contains(QStringLiteral("gradient norm")), qPrintable(rs));
+        QVERIFY2(rs.contains(QStringLiteral("gradients of several units")), qPrintable(rs));
+        if (const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS"); !shots.isEmpty())
+            view.grab().save(shots + QStringLiteral("/flows-zero1-reduce-scatter.png"));
+        const QString ag = titleAt(CollectiveOp::AllGather);
+        if (const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS"); !shots.isEmpty())
+            view.grab().save(shots + QStringLiteral("/flows-zero1-all-gather.png"));
+        QVERIFY2(!ag.contains(QStringLiteral("gradient norm")), qPrintable(ag));
+        QVERIFY2(ag.contains(QStringLiteral("updated parameters")), qPrintable(ag));
+        QVERIFY2(!ag.contains(QStringLiteral("prefetched")), qPrintable(ag));
+        for (const FlowRank& r : view.state().ranks) QVERIFY(FlowView::cycleLabel(r.cycle, r.phase) != QStringLiteral("shard only"));
+        QVERIFY(titleAt(CollectiveOp::AllReduce).contains(QStringLiteral("the gradient norm")));
+    }
+
+    // Steps count from 1 for people: the stream's step 0 is titled "step 1", as on every page.
+    void titleCountsStepsFromOne() {
+        testrec::Spec spec;
+        spec.steps = 2;
+        const auto model = testrec::loadModel(testrec::makeRecording(spec));
+        FlowView view;
+        view.resize(900, 460);
+        view.setModel(model.get());
+        view.setPosition(testrec::findEvent(*model, 0, [](const Event& e) {
+                             return e.kind == EventKind::CollectiveBegin && e.step == 0;
+                         }) + 1);
+        QCOMPARE(view.state().step, std::int64_t{0});
+        QVERIFY2(view.title().contains(QStringLiteral("step 1")), qPrintable(view.title()));
+        QVERIFY2(!view.title().contains(QStringLiteral("step 0")), qPrintable(view.title()));
+    }
 };
 
 QTEST_MAIN(FlowViewTest)

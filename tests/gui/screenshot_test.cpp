@@ -10,6 +10,7 @@
 #include <sstream>
 #include <sys/stat.h>
 
+#include "common/category_palette.h"
 #include "protocol/protocol.h"
 #include "synthetic_stream.h"
 
@@ -206,7 +207,10 @@ private Q_SLOTS:
         QCOMPARE(image.size(), QSize(1400, 900));
         QVERIFY2(colourCount(image) > 200, qPrintable(QString::number(colourCount(image))));
         // Every ledger colour of a ZeRO-3 step is on screen (the shards and a gathered unit).
-        for (QRgb c : {qRgb(0x4c, 0x78, 0xa8), qRgb(0x9e, 0xc5, 0xe8), qRgb(0xe4, 0x57, 0x56), qRgb(0xb2, 0x79, 0xa2)}) {
+        using shardscope::Category;
+        using shardscope::widgets::categoryColor;
+        for (QRgb c : {categoryColor(Category::ParamShard).rgb(), categoryColor(Category::ParamFull).rgb(),
+                       categoryColor(Category::MasterFp32).rgb(), categoryColor(Category::Activation).rgb()}) {
             bool found = false;
             for (int y = 0; y < image.height() && !found; y += 2)
                 for (int x = 0; x < image.width() && !found; x += 2) found = image.pixel(x, y) == c;

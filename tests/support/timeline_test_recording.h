@@ -25,6 +25,11 @@ struct Spec {
     int activationsPerUnit = 3; // activation buffers each forward keeps for backward
     std::uint64_t unitParams = 300000;
     bool ddp = false;           // full replicas + all-reduce of each unit's gradient
+    // ZeRO-1: full replicas, sharded optimizer; one reduce-scatter of a bucket spanning every
+    // unit after backward and one all-gather of the updated parameters after the optimizer.
+    bool zero1 = false;
+    // DDP with one all-reduce of a bucket spanning every unit after backward (no unit named).
+    bool fusedAllReduce = false;
     std::uint64_t skewNs = 37;  // rank r starts r × skew later (ranks are never in lockstep)
 };
 
@@ -90,19 +95,20 @@ inline void writeStep(RankWriter& w, const Spec& s, std::int64_t step) {
     const std::uint64_t full = fullBytes(s), shard = shardBytes(s), act = 64 * 1024;
     const int n = s.ranks;
     w.add(EventKind::StepBegin, 1000);
+    const bool replicas = s.ddp || s.zero1; // full parameters and gradients on every rank
     if (step == 0) {
         // Model states, allocated once: shards under ZeRO-3, whole replicas under DDP.
         for (int u = 0; u < s.units; ++u) {
             const std::uint64_t p = s.ddp ? full : shard;
-            w.alloc(s.ddp ? Category::ParamFull : Category::ParamShard, p, u);
+            w.alloc(replicas ? Category::ParamFull : Category::ParamShard, replicas ? full : shard, u);
             w.alloc(Category::MasterFp32, p * 2, u);
             w.alloc(Category::AdamM, p * 2, u);
             w.alloc(Category::AdamV, p * 2, u);
-            w.alloc(s.ddp ? Category::GradFull : Category::GradShard, p, u);
+            w.alloc(replicas ? Category::GradFull : Category::GradShard, replicas ? full : shard, u);
         }
     }
     for (int u = 0; u < s.units; ++u) {
-        if (!s.ddp) {
+        if (!replicas) {
             w.alloc(Category::ParamFull, full, u);
             w.collective(CollectiveOp::AllGather, u, full, n, 20000);
         }
@@ -112,7 +118,7 @@ inline void writeStep(RankWriter& w, const Spec& s, std::int64_t step) {
         if (!s.ddp) w.alloc(Category::ParamFull, full, u, true);
     }
     for (int u = s.units - 1; u >= 0; --u) {
-        if (!s.ddp) {
+        if (!replicas) {
             w.alloc(Category::ParamFull, full, u);
             w.collective(CollectiveOp::AllGather, u, full, n, 20000);
             w.alloc(Category::GradFull, full, u);
@@ -122,17 +128,29 @@ inline void writeStep(RankWriter& w, const Spec& s, std::int64_t step) {
         for (int a = 0; a < s.activationsPerUnit; ++a) w.alloc(Category::Activation, act, u, true);
         w.alloc(Category::Workspace, full * 2, u, true);
         w.compute(false, Phase::Backward, u, 80000);
-        if (s.ddp) {
+        if (s.ddp && !s.fusedAllReduce) {
             w.collective(CollectiveOp::AllReduce, u, full, n, 30000);
-        } else {
+        } else if (!s.zero1 && !s.ddp) {
             w.alloc(Category::ParamFull, full, u, true);
             w.collective(CollectiveOp::ReduceScatter, u, full, n, 25000);
             w.alloc(Category::GradFull, full, u, true);
         }
     }
+    const auto all = static_cast<std::uint64_t>(s.units) * full;
+    if (s.ddp && s.fusedAllReduce) w.collective(CollectiveOp::AllReduce, kNoUnit, all, n, 30000);
+    if (s.zero1) {
+        w.alloc(Category::CommBuffer, all * 2, kNoUnit);
+        w.collective(CollectiveOp::ReduceScatter, kNoUnit, all, n, 25000);
+        w.alloc(Category::CommBuffer, all * 2, kNoUnit, true);
+    }
     w.compute(true, Phase::Optimizer, kNoUnit, 500);
     w.collective(CollectiveOp::AllReduce, kNoUnit, 8, n, 3000); // the gradient norm
     w.compute(false, Phase::Optimizer, kNoUnit, 30000);
+    if (s.zero1) {
+        w.alloc(Category::CommBuffer, all, kNoUnit);
+        w.collective(CollectiveOp::AllGather, kNoUnit, all, n, 25000);
+        w.alloc(Category::CommBuffer, all, kNoUnit, true);
+    }
     w.add(EventKind::StepEnd, 500);
 }
 
@@ -143,7 +161,7 @@ inline std::string configJson(const Spec& s) {
         units += "{\"name\":\"" + unitName(u, s.units) + "\",\"params\":" + std::to_string(s.unitParams) +
                  ",\"padded\":" + std::to_string(paddedParams(s)) + "}";
     }
-    return "{\"strategy\":\"" + std::string(s.ddp ? "ddp" : "zero3") + "\",\"world_size\":" +
+    return "{\"strategy\":\"" + std::string(s.ddp ? "ddp" : s.zero1 ? "zero1" : "zero3") + "\",\"world_size\":" +
            std::to_string(s.ranks) + ",\"model\":\"tiny\",\"precision\":\"bf16\",\"steps\":" +
            std::to_string(s.steps) + ",\"units\":[" + units + "]}";
 }

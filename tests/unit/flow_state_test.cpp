@@ -117,3 +117,53 @@ TEST(FlowState, allReduceUnderDdp) {
     // DDP keeps full parameters: rank 1, not yet in the all-reduce, holds them.
     EXPECT_EQ(s.ranks[1].cycle, UnitCycle::Gathered);
 }
+
+// ZeRO-1 moves buckets spanning every unit: its collectives name no unit, yet they are not the
+// gradient norm, and no rank is ever "shard only" for them.
+TEST(FlowState, zero1BucketsAreNotTheGradientNorm) {
+    testrec::Spec spec;
+    spec.zero1 = true;
+    spec.steps = 2;
+    const auto model = testrec::loadModel(testrec::makeRecording(spec));
+    const std::uint64_t rs = testrec::findEvent(*model, 0, collective(EventKind::CollectiveBegin, CollectiveOp::ReduceScatter, kNoUnit));
+    FlowState s = computeFlowState(*model, rs + 1);
+    EXPECT_TRUE(s.valid);
+    EXPECT_EQ(s.scope, CollectiveScope::Bucket);
+    EXPECT_EQ(s.phase, Phase::Backward);
+    EXPECT_EQ(s.ranks[0].cycle, UnitCycle::ReduceScattering);
+    EXPECT_EQ(s.ranks[3].cycle, UnitCycle::GradientsReady);
+
+    const std::uint64_t norm = testrec::findEvent(*model, 0, collective(EventKind::CollectiveBegin, CollectiveOp::AllReduce, kNoUnit));
+    s = computeFlowState(*model, norm + 1);
+    EXPECT_EQ(s.scope, CollectiveScope::GradNorm);
+    EXPECT_EQ(s.ranks[0].cycle, UnitCycle::AllReducing);
+    EXPECT_EQ(s.ranks[3].cycle, UnitCycle::NormPart);
+
+    const std::uint64_t ag = testrec::findEvent(*model, 0, collective(EventKind::CollectiveBegin, CollectiveOp::AllGather, kNoUnit));
+    s = computeFlowState(*model, ag + 1);
+    EXPECT_EQ(s.scope, CollectiveScope::Bucket);
+    EXPECT_EQ(s.kind, CollectiveOp::AllGather);
+    EXPECT_EQ(s.ranks[0].cycle, UnitCycle::GatheringUpdates);
+    EXPECT_EQ(s.ranks[3].cycle, UnitCycle::SliceUpdated);
+    for (const FlowRank& r : s.ranks) EXPECT_NE(r.cycle, UnitCycle::ShardOnly);
+}
+
+// In step 1's backward nothing of step 1 has been communicated yet: the flows show no stale
+// all-gather of step 0, and claim no prefetch overlapping the head's compute.
+TEST(FlowState, noStaleCollectiveFromAnEarlierStep) {
+    testrec::Spec spec;
+    spec.zero1 = true;
+    spec.steps = 2;
+    const auto model = testrec::loadModel(testrec::makeRecording(spec));
+    const int head = spec.units - 1;
+    const std::uint64_t k = testrec::findEvent(
+        *model, 0, [&](const Event& e) { return e.kind == EventKind::ComputeBegin && e.phase == Phase::Backward && e.unit == head && e.step == 1; });
+    ASSERT_LT(k, model->eventCount());
+    const FlowState s = computeFlowState(*model, k + 1);
+    EXPECT_FALSE(s.valid);
+    EXPECT_TRUE(s.earlierStep);
+    EXPECT_EQ(s.playheadStep, 1);
+    EXPECT_EQ(s.step, 0);
+    EXPECT_EQ(s.kind, CollectiveOp::AllGather);
+    EXPECT_EQ(s.overlapUnit, kNoUnit);
+}

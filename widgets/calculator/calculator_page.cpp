@@ -6,15 +6,18 @@
 #include <QLabel>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 
 #include "calculator/calculator_inputs.h"
 #include "calculator/category_bar_chart.h"
 #include "calculator/deepspeed_panel.h"
+#include "calculator/peak_breakdown.h"
 #include "calculator/derivation_model.h"
 #include "calculator/scaling_chart.h"
 #include "common/byte_format.h"
+#include "common/palette_legend.h"
 #include "common/theory_names.h"
 
 namespace shardscope::widgets {
@@ -28,6 +31,7 @@ CalculatorPage::CalculatorPage(QWidget* parent) : QWidget(parent) {
     split->setSizes({385, 915});
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(new PaletteLegend({ColorFamily::Memory, ColorFamily::Ranks}, this));
     layout->addWidget(split);
 
     recomputeTimer_.setSingleShot(true);
@@ -62,7 +66,7 @@ QWidget* CalculatorPage::buildInputColumn() {
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(330);
+    scroll->setMinimumWidth(300);
     return scroll;
 }
 
@@ -94,11 +98,16 @@ QWidget* CalculatorPage::buildOutputs() {
     auto* charts = new QSplitter(Qt::Horizontal);
     charts->addWidget(scaling_);
     charts->addWidget(bars_);
+    peak_ = new PeakBreakdown;
+    numberTabs_ = new QTabWidget;
+    numberTabs_->setObjectName(QStringLiteral("calculatorNumberTabs"));
+    numberTabs_->addTab(peak_, QString());
+    numberTabs_->addTab(table_, QString());
     auto* numbers = new QWidget;
     auto* numbersLayout = new QVBoxLayout(numbers);
     numbersLayout->setContentsMargins(0, 0, 0, 0);
     numbersLayout->addWidget(summary_);
-    numbersLayout->addWidget(table_, 1);
+    numbersLayout->addWidget(numberTabs_, 1);
     auto* outputs = new QSplitter(Qt::Vertical);
     outputs->addWidget(charts);
     outputs->addWidget(numbers);
@@ -120,6 +129,11 @@ void CalculatorPage::recompute() {
     QElapsedTimer clock;
     clock.start();
     CalculatorInput in = inputs_->input();
+    // The DeepSpeed panel describes the same N as the scenario until the user splits it otherwise.
+    if (in.ranks != followedRanks_) {
+        deepspeed_->followRanks(in.ranks);
+        followedRanks_ = in.ranks;
+    }
     in.gpusPerNode = deepspeed_->gpusPerNode();
     in.nodes = deepspeed_->nodes();
     auto result = computeCalculator(in);
@@ -137,6 +151,7 @@ void CalculatorPage::showResult(std::shared_ptr<const CalculatorResult> result) 
     scaling_->setResult(shown_);
     bars_->setResult(shown_);
     derivation_->setResult(shown_);
+    peak_->setResult(shown_);
     deepspeed_->setResult(shown_);
     summary_->setText(summaryText());
 }
@@ -148,6 +163,8 @@ void CalculatorPage::changeEvent(QEvent* event) {
 
 void CalculatorPage::retranslateUi() {
     inputsTitle_->setText(tr("Scenario"));
+    numberTabs_->setTabText(0, tr("Why the peak exceeds the model states"));
+    numberTabs_->setTabText(1, tr("Model-state derivation"));
     derivation_->retranslate();
     summary_->setText(summaryText());
     if (!error_.isEmpty()) recompute(); // our own messages are translated at compute time
@@ -166,7 +183,10 @@ QString CalculatorPage::summaryText() const {
                                               formatDecimal(static_cast<double>(t.tier(Tier::Host))),
                                               formatDecimal(static_cast<double>(t.tier(Tier::Nvme))));
     if (r.peak && r.peak->peakBytes > 0)
+    {
         html += QStringLiteral("<br>") + tr("Predicted device peak: %1").arg(formatBoth(static_cast<double>(r.peak->peakBytes)));
+        if (!r.input.shape) html += QStringLiteral(" ") + tr("(a bare parameter count: activations and workspace not predicted)");
+    }
     html += QStringLiteral("<br>") + tr("Communication per rank per step: <b>%1</b> sent (≈ %2 Ψ)")
                                          .arg(formatDecimal(static_cast<double>(r.comm.totalSentBytes)))
                                          .arg(QString::number(r.comm.psiEquivalents, 'f', 2));

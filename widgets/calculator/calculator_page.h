@@ -10,6 +10,7 @@
 
 class QLabel;
 class QTableView;
+class QTabWidget;
 
 namespace shardscope::widgets {
 
@@ -17,6 +18,7 @@ class CalculatorInputs;
 class CategoryBarChart;
 class DeepSpeedPanel;
 class DerivationModel;
+class PeakBreakdown;
 class ScalingChart;
 
 class CalculatorPage : public QWidget {
@@ -54,7 +56,10 @@ private:
     CategoryBarChart* bars_ = nullptr;
     DerivationModel* derivation_ = nullptr;
     QTableView* table_ = nullptr;
+    PeakBreakdown* peak_ = nullptr;
+    QTabWidget* numberTabs_ = nullptr;
     DeepSpeedPanel* deepspeed_ = nullptr;
+    int followedRanks_ = 0;
     QLabel* inputsTitle_ = nullptr;
     std::shared_ptr<const CalculatorResult> shown_;
     QString error_;

@@ -4,8 +4,10 @@
 #include <QGridLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QTableWidget>
+#include <algorithm>
 
 #include "common/byte_format.h"
 
@@ -67,6 +69,15 @@ DeepSpeedPanel::DeepSpeedPanel(QWidget* parent) : QGroupBox(parent) {
 
 int DeepSpeedPanel::gpusPerNode() const { return gpusSpin_->value(); }
 int DeepSpeedPanel::nodes() const { return nodesSpin_->value(); }
+
+void DeepSpeedPanel::followRanks(int ranks) {
+    if (ranks < 1) return;
+    int perNode = std::min(ranks, 8);
+    while (ranks % perNode != 0) --perNode; // the largest node size that divides N
+    const QSignalBlocker g(gpusSpin_), n(nodesSpin_);
+    gpusSpin_->setValue(perNode);
+    nodesSpin_->setValue(ranks / perNode);
+}
 
 void DeepSpeedPanel::setResult(std::shared_ptr<const CalculatorResult> result) {
     result_ = std::move(result);

@@ -18,6 +18,8 @@ public:
 
     int gpusPerNode() const;
     int nodes() const;
+    // The scenario's N as GPUs per node × nodes (at most 8 per node); the spins stay editable.
+    void followRanks(int ranks);
     void setResult(std::shared_ptr<const CalculatorResult> result);
 
 Q_SIGNALS:

@@ -1,6 +1,7 @@
 #include "calculator/derivation_model.h"
 
 #include <QBrush>
+#include <QCoreApplication>
 #include <QFont>
 
 #include "common/byte_format.h"
@@ -17,6 +18,25 @@ QVariant bytesCell(std::uint64_t bytes, int column) {
     case DerivationModel::GibCol: return QString::number(static_cast<double>(bytes) / (1ull << 30), 'f', 3);
     default: return {};
     }
+}
+
+// The engine writes its formulas and sources in English (the CLI prints them too); their words
+// are translated here, fragment by fragment, while the symbols and numbers stay as they are.
+QString theoryText(const std::string& text) {
+    static const char* const kFragments[] = {
+        QT_TRANSLATE_NOOP("TheoryText", "unpadded, rounded up"),
+        QT_TRANSLATE_NOOP("TheoryText", "padded elements"),
+        QT_TRANSLATE_NOOP("TheoryText", "params (kept whole)"),
+        QT_TRANSLATE_NOOP("TheoryText", "gathered from forward to backward"),
+        QT_TRANSLATE_NOOP("TheoryText", "ZeRO paper"),
+        QT_TRANSLATE_NOOP("TheoryText", "baseline DP"),
+        QT_TRANSLATE_NOOP("TheoryText", "PyTorch FSDP"),
+        QT_TRANSLATE_NOOP("TheoryText", "FULL_SHARD flat parameter"),
+        QT_TRANSLATE_NOOP("TheoryText", "et al."),
+    };
+    QString out = QString::fromStdString(text);
+    for (const char* f : kFragments) out.replace(QLatin1String(f), QCoreApplication::translate("TheoryText", f));
+    return out;
 }
 
 bool isNumeric(int column) {
@@ -61,13 +81,13 @@ QVariant DerivationModel::lineData(const theory::DerivationLine& line, int colum
     if (role == Qt::DecorationRole && column == CategoryCol) return categoryColor(line.category);
     if (role == Qt::ToolTipRole && column == CategoryCol) return QString::fromUtf8(categoryName(line.category).data(), static_cast<qsizetype>(categoryName(line.category).size()));
     if (role == Qt::ToolTipRole && (column == FormulaCol || column == SourceCol))
-        return QString::fromStdString(column == FormulaCol ? line.formula : line.source);
+        return theoryText(column == FormulaCol ? line.formula : line.source);
     if (role != Qt::DisplayRole) return {};
     switch (column) {
     case CategoryCol: return categoryLabel(line.category);
     case TierCol: return tierLabel(line.tier);
-    case FormulaCol: return QString::fromStdString(line.formula);
-    case SourceCol: return QString::fromStdString(line.source);
+    case FormulaCol: return theoryText(line.formula);
+    case SourceCol: return theoryText(line.source);
     default: return bytesCell(line.bytes, column);
     }
 }

@@ -1,6 +1,7 @@
 #include "calculator/scaling_chart.h"
 
 #include <QEvent>
+#include <QResizeEvent>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -24,9 +25,10 @@ protected:
     QString getTickLabel(double tick, const QLocale&, QChar, int) override { return formatDecimal(tick); }
 };
 
-QSharedPointer<QCPAxisTickerText> powerOfTwoTicker(double xMax) {
+// Every power of two, or every other one where the chart is too narrow for eleven labels.
+QSharedPointer<QCPAxisTickerText> powerOfTwoTicker(double xMax, bool narrow) {
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    for (double n = 1; n <= xMax * 1.01; n *= 2) ticker->addTick(n, QString::number(n, 'f', 0));
+    for (double n = 1; n <= xMax * 1.01; n *= narrow ? 4 : 2) ticker->addTick(n, QString::number(n, 'f', 0));
     ticker->setSubTickCount(0);
     return ticker;
 }
@@ -46,7 +48,7 @@ ScalingChart::ScalingChart(QWidget* parent) : QWidget(parent), plot_(new QCustom
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(plot_);
-    plot_->setMinimumSize(320, 260);
+    plot_->setMinimumSize(260, 220); // two side by side beside the inputs fit a 1024 px window
     plot_->xAxis->setScaleType(QCPAxis::stLogarithmic);
     plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
     plot_->yAxis->setTicker(QSharedPointer<ByteLogTicker>::create());
@@ -82,6 +84,11 @@ void ScalingChart::setResult(std::shared_ptr<const CalculatorResult> result) {
     rebuild();
 }
 
+void ScalingChart::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if ((width() < kNarrowWidth) != narrow_) rebuild();
+}
+
 void ScalingChart::changeEvent(QEvent* event) {
     if (event->type() == QEvent::LanguageChange) rebuild();
     QWidget::changeEvent(event);
@@ -99,14 +106,23 @@ void ScalingChart::rebuild() {
         return;
     }
     double yMin = 1e300, yMax = 0;
+    // A log axis has no 0: points with nothing on the device (everything offloaded) leave a gap
+    // in their curve and sit as "0 B" marks on the axis floor instead of posing as 1 B.
+    std::vector<std::pair<const StrategySeries*, QVector<double>>> zeros;
     for (const StrategySeries& s : result_->series) {
-        QVector<double> keys, values;
+        QVector<double> keys, values, zeroKeys;
         for (const ScalingPoint& p : s.points) {
             keys.push_back(p.ranks);
-            values.push_back(std::max(p.deviceBytes, 1.0)); // log axis: 0 B (all offloaded) drawn at 1 B
+            if (p.deviceBytes <= 0) {
+                values.push_back(qQNaN());
+                zeroKeys.push_back(p.ranks);
+                continue;
+            }
+            values.push_back(p.deviceBytes);
             yMin = std::min(yMin, values.back());
             yMax = std::max(yMax, values.back());
         }
+        if (!zeroKeys.isEmpty()) zeros.emplace_back(&s, zeroKeys);
         QCPGraph* g = plot_->addGraph();
         g->setProperty("strategy", static_cast<int>(s.strategy) + 1);
         g->setName(strategyShortLabel(s.strategy));
@@ -118,9 +134,13 @@ void ScalingChart::rebuild() {
         g->setData(keys, values, true);
     }
     const double xMax = std::max(1024.0, static_cast<double>(result_->sweepRanks.back()));
-    plot_->xAxis->setTicker(powerOfTwoTicker(xMax));
+    narrow_ = width() < kNarrowWidth;
+    plot_->xAxis->setTicker(powerOfTwoTicker(xMax, narrow_));
     plot_->xAxis->setRange(0.8, xMax * 1.25);
-    if (yMax > 0) plot_->yAxis->setRange(yMin / 4, yMax * 4); // room for the limit labels
+    if (yMax <= 0) yMin = 1e6, yMax = 1e9; // nothing on the device at any N
+    plot_->yAxis->setRange(yMin / 4, yMax * 4); // room for the limit labels
+    zeroFloor_ = yMin / 4 * 1.6;
+    addZeroMarks(zeros);
     addLimitLines(1, xMax);
     addMarker();
     plot_->replot();
@@ -164,8 +184,44 @@ void ScalingChart::addLimitLine(double y, double xMin, double xMax, const QStrin
     text->setPadding(QMargins(2, 0, 2, 0));
 }
 
+void ScalingChart::addZeroMarks(const std::vector<std::pair<const StrategySeries*, QVector<double>>>& zeros) {
+    for (const auto& [series, keys] : zeros) {
+        QCPGraph* g = plot_->addGraph();
+        g->setProperty("zeroOf", static_cast<int>(series->strategy) + 1);
+        g->setLineStyle(QCPGraph::lsNone);
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, strategyColor(static_cast<int>(series->strategy)),
+                                           strategyColor(static_cast<int>(series->strategy)), 8));
+        g->setData(keys, QVector<double>(keys.size(), zeroFloor_), true);
+        g->removeFromLegend();
+    }
+    if (zeros.empty()) return;
+    auto* text = new QCPItemText(plot_);
+    text->setObjectName(QStringLiteral("zeroOnDevice"));
+    text->position->setType(QCPItemPosition::ptAxisRectRatio);
+    text->position->setCoords(0.02, 0.97);
+    text->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+    text->setText(tr("▼ 0 B on the device (all offloaded)"));
+    text->setColor(Qt::darkGray);
+    text->setBrush(QBrush(QColor(255, 255, 255, 210)));
+}
+
+QCPGraph* ScalingChart::zeroGraphFor(Strategy s) const {
+    for (int i = 0; i < plot_->graphCount(); ++i)
+        if (plot_->graph(i)->property("zeroOf").toInt() == static_cast<int>(s) + 1) return plot_->graph(i);
+    return nullptr;
+}
+
+bool ScalingChart::zeroOnDeviceAt(Strategy s, int ranks) const {
+    const QCPGraph* g = zeroGraphFor(s);
+    if (!g) return false;
+    for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
+        if (it->key == ranks) return true;
+    return false;
+}
+
 void ScalingChart::addMarker() {
-    QCPGraph* g = graphFor(result_->input.strategy);
+    const bool zero = zeroOnDeviceAt(result_->input.strategy, result_->input.ranks);
+    QCPGraph* g = zero ? zeroGraphFor(result_->input.strategy) : graphFor(result_->input.strategy);
     if (!g || g->data()->isEmpty()) return;
     const double n = result_->input.ranks;
     marker_ = new QCPItemTracer(plot_);
@@ -187,7 +243,7 @@ void ScalingChart::addMarker() {
     const bool rightHalf = std::log(n / x.lower) > 0.5 * std::log(x.upper / x.lower);
     label->position->setCoords(rightHalf ? -10 : 10, -8);
     label->setPositionAlignment((rightHalf ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignBottom);
-    label->setText(tr("N = %1: %2").arg(result_->input.ranks).arg(formatDecimal(marker_->position->value())));
+    label->setText(tr("N = %1: %2").arg(result_->input.ranks).arg(zero ? formatDecimal(0) : formatDecimal(marker_->position->value())));
     label->setBrush(QBrush(QColor(255, 255, 255, 220)));
     label->setPadding(QMargins(3, 1, 3, 1));
 }

@@ -2,25 +2,149 @@
 
 #include <QCoreApplication>
 #include <array>
+#include <cmath>
 
 namespace shardscope::widgets {
 
 QColor categoryColor(Category c) {
-    // Groups share a hue family (params blue, grads green, optimizer warm, rest grey/purple)
-    // so the ZeRO paper's three model-state groups read at a glance; shades separate members.
+    // Within the memory family, the ZeRO paper's groups keep sub-families: parameters blue,
+    // gradients teal, optimizer states green; shades (dark = shard, light = full) separate members.
     static const std::array<QColor, kCategoryCount> colors = {
-        QColor(0x4c, 0x78, 0xa8), // param_shard   blue
-        QColor(0x9e, 0xc5, 0xe8), // param_full    light blue
-        QColor(0x8f, 0xd1, 0x7f), // grad_full     light green
-        QColor(0x3a, 0x92, 0x3a), // grad_shard    green
-        QColor(0xe4, 0x57, 0x56), // master_fp32   red
-        QColor(0xf5, 0x85, 0x18), // adam_m        orange
-        QColor(0xf2, 0xc1, 0x4e), // adam_v        yellow
-        QColor(0xb2, 0x79, 0xa2), // activation    purple
-        QColor(0x72, 0xb7, 0xb2), // comm_buffer   teal
-        QColor(0x9d, 0x96, 0x8d), // workspace     grey
+        QColor(0x1f, 0x5f, 0xa6), // param_shard   dark blue
+        QColor(0x7f, 0xb0, 0xe3), // param_full    light blue
+        QColor(0x9f, 0xde, 0xc8), // grad_full     light mint
+        QColor(0x1b, 0x9e, 0x77), // grad_shard    dark teal
+        QColor(0x2e, 0x7d, 0x32), // master_fp32   dark green
+        QColor(0x66, 0xbb, 0x4a), // adam_m        green
+        QColor(0xb0, 0xd4, 0x5a), // adam_v        yellow-green
+        QColor(0x5c, 0x6b, 0xc0), // activation    indigo
+        QColor(0x26, 0xc6, 0xda), // comm_buffer   cyan
+        QColor(0xaa, 0xb3, 0x2a), // workspace     olive
     };
     return colors[index(c)];
+}
+
+QColor tierColor(Tier t) {
+    // Slate: the memory family's hue, desaturated, darker the closer to the compute.
+    static const std::array<QColor, kTierCount> colors = {
+        QColor(0x37, 0x47, 0x4f), // device
+        QColor(0x78, 0x90, 0x9c), // host
+        QColor(0xb0, 0xbe, 0xc5), // nvme
+    };
+    return colors[index(t)];
+}
+
+QColor activityColor(Activity a) {
+    // Compute phases red/orange/brown, collectives gold/yellow/rust.
+    static const std::array<QColor, kActivityCount> colors = {
+        QColor(0xf2, 0x8e, 0x2b), // forward        orange
+        QColor(0xd6, 0x27, 0x28), // backward       red
+        QColor(0xf4, 0xa3, 0xa8), // recompute      light red
+        QColor(0x8c, 0x51, 0x0a), // optimizer      brown
+        QColor(0xe6, 0xab, 0x02), // all-gather     gold
+        QColor(0xc4, 0x45, 0x1c), // reduce-scatter rust
+        QColor(0xff, 0xd9, 0x2f), // all-reduce     yellow
+        QColor(0xd9, 0xb3, 0x8c), // broadcast      tan
+        QColor(0xfd, 0xd0, 0xa2), // TP all-reduce  peach
+    };
+    return colors[static_cast<std::size_t>(a)];
+}
+
+QColor spanKindColor(replay::SpanKind k) {
+    switch (k) {
+    case replay::SpanKind::Forward: return activityColor(Activity::Forward);
+    case replay::SpanKind::Backward: return activityColor(Activity::Backward);
+    case replay::SpanKind::Recompute: return activityColor(Activity::Recompute);
+    case replay::SpanKind::Optimizer: return activityColor(Activity::Optimizer);
+    case replay::SpanKind::AllGather: return activityColor(Activity::AllGather);
+    case replay::SpanKind::ReduceScatter: return activityColor(Activity::ReduceScatter);
+    case replay::SpanKind::AllReduce: return activityColor(Activity::AllReduce);
+    case replay::SpanKind::Broadcast: return activityColor(Activity::Broadcast);
+    case replay::SpanKind::ParamFull: return categoryColor(Category::ParamFull);
+    }
+    return neutralColor(128);
+}
+
+namespace {
+constexpr int kStrategyColors = 7;
+const std::array<QColor, kStrategyColors>& strategyColors() {
+    // FSDP variants sit near their ZeRO twins (full ≈ ZeRO-3, grad-op ≈ ZeRO-2) and are drawn
+    // dashed, so overlapping curves stay distinguishable.
+    static const std::array<QColor, kStrategyColors> colors = {
+        QColor(0x3f, 0x00, 0x7d), // DDP               deep purple
+        QColor(0x84, 0x70, 0xc8), // ZeRO-1            violet
+        QColor(0xb1, 0x5a, 0xc5), // ZeRO-2            orchid
+        QColor(0xd6, 0x33, 0x8a), // ZeRO-3            magenta
+        QColor(0xa8, 0x32, 0x7a), // FSDP full shard   dark magenta
+        QColor(0xd4, 0xa6, 0xe8), // FSDP shard grad-op lilac
+        QColor(0xa9, 0x9a, 0xd0), // FSDP hybrid       periwinkle
+    };
+    return colors;
+}
+constexpr double kRankHueLo = 250, kRankHueSpan = 85;
+} // namespace
+
+QColor strategyColor(int strategyIndex) {
+    const auto i = static_cast<std::size_t>(std::max(strategyIndex, 0)) % strategyColors().size();
+    return strategyColors()[i];
+}
+
+QColor rankColor(int rank, int ranks) {
+    // Golden-ratio steps through the family's hues keep neighbours apart at any N; a value
+    // cycle of three separates ranks whose hues land close. Labels use textOn().
+    Q_UNUSED(ranks);
+    const double step = std::fmod(std::max(rank, 0) * 0.6180339887, 1.0);
+    const int hue = static_cast<int>(kRankHueLo + step * kRankHueSpan);
+    static constexpr int kValues[] = {215, 150, 185};
+    return QColor::fromHsv(hue, 170, kValues[std::max(rank, 0) % 3]);
+}
+
+QColor neutralColor(int lightness) {
+    const int v = std::clamp(lightness, 0, 255);
+    return QColor(v, v, v);
+}
+
+QColor alertColor() { return QColor(0xc0, 0x39, 0x2b); }
+
+QColor textOn(const QColor& background) {
+    const double luma = 0.299 * static_cast<double>(background.redF()) + 0.587 * static_cast<double>(background.greenF()) + 0.114 * static_cast<double>(background.blueF());
+    return luma > 0.6 ? QColor(0x20, 0x20, 0x20) : QColor(Qt::white);
+}
+
+std::vector<QColor> familyColors(ColorFamily f) {
+    std::vector<QColor> out;
+    switch (f) {
+    case ColorFamily::Memory:
+        for (Category c : kAllCategories) out.push_back(categoryColor(c));
+        for (Tier t : kAllTiers) out.push_back(tierColor(t));
+        break;
+    case ColorFamily::Activities:
+        for (std::size_t a = 0; a < kActivityCount; ++a) out.push_back(activityColor(static_cast<Activity>(a)));
+        break;
+    case ColorFamily::Ranks:
+        for (const QColor& c : strategyColors()) out.push_back(c);
+        for (int r = 0; r < 64; ++r) out.push_back(rankColor(r, 64));
+        break;
+    }
+    return out;
+}
+
+std::pair<int, int> familyHues(ColorFamily f) {
+    switch (f) {
+    case ColorFamily::Memory: return {62, 240};
+    case ColorFamily::Activities: return {345, 55};
+    case ColorFamily::Ranks: return {static_cast<int>(kRankHueLo), static_cast<int>(kRankHueLo + kRankHueSpan)};
+    }
+    return {0, 0};
+}
+
+QString familyName(ColorFamily f) {
+    switch (f) {
+    case ColorFamily::Memory: return QCoreApplication::translate("Palette", "memory (greens, blues)");
+    case ColorFamily::Activities: return QCoreApplication::translate("Palette", "activities (reds, yellows)");
+    case ColorFamily::Ranks: return QCoreApplication::translate("Palette", "ranks and strategies (violets)");
+    }
+    return {};
 }
 
 QString categoryLabel(Category c) {
@@ -48,45 +172,11 @@ QString tierLabel(Tier t) {
     return QCoreApplication::translate("Tier", labels[index(t)]);
 }
 
-} // namespace shardscope::widgets
-
-namespace shardscope::widgets {
-
-QColor strategyColor(int strategyIndex) {
-    // Tableau-10-like hues; FSDP variants get hues near their ZeRO twins (full ≈ ZeRO-3,
-    // grad-op ≈ ZeRO-2) and are drawn dashed, so overlapping curves stay distinguishable.
-    static const std::array<QColor, 7> colors = {
-        QColor(0x33, 0x33, 0x33), // DDP
-        QColor(0x1f, 0x77, 0xb4), // ZeRO-1
-        QColor(0x2c, 0xa0, 0x2c), // ZeRO-2
-        QColor(0xd6, 0x27, 0x28), // ZeRO-3
-        QColor(0xff, 0x7f, 0x0e), // FSDP full shard
-        QColor(0x17, 0xbe, 0xcf), // FSDP shard grad-op
-        QColor(0x94, 0x67, 0xbd), // FSDP hybrid
-    };
-    return colors[static_cast<std::size_t>(strategyIndex) % colors.size()];
-}
-
 const std::array<Category, kCategoryCount>& categoryStackOrder() {
     static const std::array<Category, kCategoryCount> order = {
         Category::MasterFp32, Category::AdamM,     Category::AdamV,      Category::ParamShard, Category::GradShard,
         Category::ParamFull,  Category::GradFull,  Category::Activation, Category::CommBuffer, Category::Workspace};
     return order;
-}
-
-QColor spanKindColor(replay::SpanKind k) {
-    switch (k) {
-    case replay::SpanKind::Forward: return QColor(0x4c, 0x78, 0xa8);
-    case replay::SpanKind::Backward: return QColor(0xe4, 0x57, 0x56);
-    case replay::SpanKind::Recompute: return QColor(0xb2, 0x79, 0xa2);
-    case replay::SpanKind::Optimizer: return QColor(0x54, 0xa2, 0x4b);
-    case replay::SpanKind::AllGather: return QColor(0x2a, 0x9d, 0x8f);
-    case replay::SpanKind::ReduceScatter: return QColor(0xf5, 0x85, 0x18);
-    case replay::SpanKind::AllReduce: return QColor(0xd4, 0xa0, 0x17);
-    case replay::SpanKind::Broadcast: return QColor(0x9d, 0x75, 0x5d);
-    case replay::SpanKind::ParamFull: return categoryColor(Category::ParamFull);
-    }
-    return Qt::gray;
 }
 
 } // namespace shardscope::widgets

@@ -1,28 +1,60 @@
 #pragma once
-// One colour per ledger category, shared by every view (calculator bars, rank ledgers,
-// timeline, flows) so "adam_m is orange" holds everywhere in the app.
+// The app's one palette. Every colour that carries a meaning comes from here, drawn from one of
+// three families whose hues never overlap, so a colour means the same thing on every page:
+//   memory      ledger categories and tiers     greens, teals, blues   (hue  62°–240°)
+//   activities  compute phases and collectives  reds, oranges, yellows (hue 345°–55°)
+//   ranks       ranks and strategies            violets, magentas      (hue 250°–335°)
+// Greys (no hue) mean "no meaning of their own": theory lines, idle states, axes.
+// Each page says which families it uses in a legend line (common/palette_legend.h).
 #include <QColor>
 #include <QString>
 #include <array>
+#include <vector>
 
 #include "core/categories.h"
 #include "replay/timeline_index.h"
 
 namespace shardscope::widgets {
 
+enum class ColorFamily : std::uint8_t { Memory, Activities, Ranks };
+inline constexpr std::size_t kColorFamilyCount = 3;
+
+// What a rank is busy with: the timeline's compute phases and collectives, plus the
+// tensor-parallel all-reduce of a layer's partial outputs.
+enum class Activity : std::uint8_t {
+    Forward, Backward, Recompute, Optimizer, AllGather, ReduceScatter, AllReduce, Broadcast, TpAllReduce,
+};
+inline constexpr std::size_t kActivityCount = 9;
+
+// Memory family.
 QColor categoryColor(Category c);
+QColor tierColor(Tier t);
+// Activities family.
+QColor activityColor(Activity a);
+// The timeline's span kinds: activities, and a gathered unit's lifetime (param_full, memory).
+QColor spanKindColor(replay::SpanKind k);
+// Ranks family: one colour per strategy (calculator, compare, ranks pages) and per rank.
+QColor strategyColor(int strategyIndex);
+QColor rankColor(int rank, int ranks);
+// Neutral (no hue): reference lines, idle states.
+QColor neutralColor(int lightness); // 0 black … 255 white
+
+// A failure or a crossed limit: text and outlines only, never a fill, so it never reads as an
+// activity.
+QColor alertColor();
+// Black or white, whichever reads on `background`.
+QColor textOn(const QColor& background);
+
+// Every colour of a family (tests check the families' hues are disjoint; legends show them).
+std::vector<QColor> familyColors(ColorFamily f);
+// Inclusive hue range of a family, degrees; a range may wrap past 360.
+std::pair<int, int> familyHues(ColorFamily f);
+QString familyName(ColorFamily f);
+
 // Translated, human-readable category name; the wire name (categoryName) stays in tooltips.
 QString categoryLabel(Category c);
 QString tierLabel(Tier t);
 // Bar stacking order, bottom to top: persistent states first, transient on top.
 const std::array<Category, kCategoryCount>& categoryStackOrder();
-// One colour per timeline span kind (compute phases, collectives, gathered parameters), shared
-// by the timeline and the compare page's communication bars.
-QColor spanKindColor(replay::SpanKind k);
 
-} // namespace shardscope::widgets
-
-namespace shardscope::widgets {
-// One colour per strategy, for every chart that compares strategies (calculator, compare page).
-QColor strategyColor(int strategyIndex);
 } // namespace shardscope::widgets

@@ -15,7 +15,9 @@ protected:
 
 // A plot that fills `owner` (a fresh QVBoxLayout), with an empty title element in row 0.
 QCustomPlot* makeTitledPlot(QWidget* owner);
-// Sets the text of the title element a titled plot has in row 0.
+// Sets the text of the title element a titled plot has in row 0; it wraps onto further lines
+// when the plot is narrower than the title, never clipped at both ends.
 void setPlotTitle(QCustomPlot* plot, const QString& title);
+QString plotTitle(const QCustomPlot* plot); // the full title, unwrapped
 
 } // namespace shardscope::widgets

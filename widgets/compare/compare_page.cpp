@@ -8,6 +8,7 @@
 #include <QShortcut>
 #include <QVBoxLayout>
 #include <algorithm>
+#include "common/palette_legend.h"
 #include "common/qcustomplot.h"
 
 #include "compare/compare_runner.h"
@@ -38,6 +39,7 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent), view_(new CompareVi
     layout->addWidget(runner_);
     layout->addLayout(buttons);
     layout->addWidget(view_, 1);
+    layout->addWidget(new PaletteLegend({ColorFamily::Memory, ColorFamily::Activities, ColorFamily::Ranks}, this));
     retranslateUi();
 }
 

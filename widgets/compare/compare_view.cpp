@@ -2,7 +2,6 @@
 
 #include <QEvent>
 #include <QFile>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -13,6 +12,7 @@
 
 #include "common/byte_format.h"
 #include "common/category_palette.h"
+#include "common/flow_layout.h"
 #include "common/run_labels.h"
 #include "common/theory_names.h"
 #include "core/error.h"
@@ -45,7 +45,7 @@ QColor colorOf(const std::string& name) {
 
 QCustomPlot* makePlot(QWidget* parent) {
     auto* plot = new QCustomPlot(parent);
-    plot->setMinimumSize(320, 220);
+    plot->setMinimumSize(280, 160); // the badge rows above may wrap; the page still fits 700 px
     plot->setFocusPolicy(Qt::ClickFocus); // the clicked chart is the one File → Export saves
     // x = 0 is the first bar's centre here, not an origin: its solid zero line read as a
     // needle sticking out of that bar.
@@ -82,18 +82,16 @@ QCPGraph* markers(QCustomPlot* plot, const QString& name, const QColor& c, QCPSc
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     header_ = new QLabel(this);
     header_->setWordWrap(true);
-    badges_ = new QHBoxLayout;
-    badges_->setContentsMargins(0, 0, 0, 0);
-    badgesTitle_ = new QLabel(this);
+    auto* badgesRow = new QWidget(this);
+    badgesRow->setObjectName(QStringLiteral("compareBadgesRow"));
+    badges_ = new FlowLayout(badgesRow);
+    badgesTitle_ = new QLabel(badgesRow);
     badges_->addWidget(badgesTitle_);
-    badges_->addStretch(1);
     exposedRow_ = new QWidget(this);
     exposedRow_->setObjectName(QStringLiteral("compareExposedRow"));
-    exposed_ = new QHBoxLayout(exposedRow_);
-    exposed_->setContentsMargins(0, 0, 0, 0);
+    exposed_ = new FlowLayout(exposedRow_);
     exposedTitle_ = new QLabel(exposedRow_);
     exposed_->addWidget(exposedTitle_);
-    exposed_->addStretch(1);
     ledger_ = makePlot(this);
     ledger_->setObjectName(QStringLiteral("compareLedgerPlot"));
     peak_ = makePlot(this);
@@ -108,11 +106,18 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     split->addWidget(lower);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    charts_ = split;
+    empty_ = new QLabel(this);
+    empty_->setObjectName(QStringLiteral("compareEmpty"));
+    empty_->setAlignment(Qt::AlignCenter);
+    empty_->setWordWrap(true);
+    empty_->setStyleSheet(QStringLiteral("color: palette(placeholder-text); font-size: 12pt; padding: 24px;"));
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(header_);
-    layout->addLayout(badges_);
+    layout->addWidget(badgesRow);
     layout->addWidget(exposedRow_);
     layout->addWidget(split, 1);
+    layout->addWidget(empty_, 1);
     rebuild();
 }
 
@@ -189,12 +194,21 @@ QStringList CompareView::badgeTexts() const {
     return out;
 }
 
+QString CompareView::emptyText() const {
+    return tr("Nothing to compare yet.\n\nPress Run in the “Run all strategies” row above to train DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP "
+              "on the same model and see their memory, peaks, communication and final weights side by side, "
+              "or open reports with “Open reports…” (shardscope-cli compare --json FILE, or several run --json files).");
+}
+
 void CompareView::rebuild() {
     const auto groups = replay::configurationGroups(runs_);
     groupCount_ = static_cast<int>(groups.size());
     groupOf_.assign(runs_.size(), 0);
     for (std::size_t g = 0; g < groups.size(); ++g)
         for (std::size_t i : groups[g]) groupOf_[i] = static_cast<int>(g);
+    charts_->setVisible(!runs_.empty());
+    empty_->setVisible(runs_.empty());
+    empty_->setText(emptyText());
     if (runs_.empty()) {
         header_->setText(tr("Compare: open a compare report (shardscope-cli compare --json FILE) or several run reports."));
     } else if (groups.size() == 1) {
@@ -227,7 +241,7 @@ void CompareView::buildBadges() {
     badgeLabels_.clear();
     badgesTitle_->setText(tr("Final weights:"));
     badgesTitle_->setVisible(!runs_.empty());
-    int at = 1; // after the title, before the stretch
+    int at = 1; // after the title
     for (std::size_t i = 0; i < runs_.size(); ++i) {
         const report::RunReport& r = runs_[i];
         const replay::Parity p = replay::parityOf(r, runs_);
@@ -250,7 +264,7 @@ void CompareView::buildExposed() {
     exposedRow_->setVisible(!runs_.empty());
     exposedTitle_->setText(tr("Exposed communication (worst rank, median step):"));
     exposedTitle_->setToolTip(QStringLiteral("<p>%1</p>").arg(exposedExplanation().toHtmlEscaped()));
-    int at = 1; // after the title, before the stretch
+    int at = 1; // after the title
     for (std::size_t i = 0; i < runs_.size(); ++i) {
         const report::RunReport& r = runs_[i];
         const QString text = runLabel(i) + QStringLiteral(" ") + percentText(r.exposedCommFraction);
@@ -317,8 +331,8 @@ void CompareView::buildLedger() {
         if (below) bars->moveAbove(below);
         below = bars;
     }
-    QCPGraph* peaks = markers(ledger_, tr("measured peak"), QColor(40, 40, 40), QCPScatterStyle::ssDiamond);
-    QCPGraph* theory = markers(ledger_, tr("theory: model states"), QColor(200, 30, 30), QCPScatterStyle::ssDisc);
+    QCPGraph* peaks = markers(ledger_, tr("measured peak"), neutralColor(40), QCPScatterStyle::ssDiamond);
+    QCPGraph* theory = markers(ledger_, tr("theory: model states"), neutralColor(140), QCPScatterStyle::ssDisc);
     theory->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
     for (std::size_t i = 0; i < columns.size(); ++i) {
         peaks->addData(xs[i], static_cast<double>(columns[i].second->peakTotal) / u.scale);
@@ -329,7 +343,7 @@ void CompareView::buildLedger() {
         theory->addData(xs[i] + 0.45, qQNaN());
     }
     theory->setLineStyle(QCPGraph::lsLine);
-    theory->setPen(QPen(QColor(200, 30, 30), 2));
+    theory->setPen(QPen(neutralColor(140), 2));
     ledger_->xAxis->setTicker(ticker);
     ledger_->xAxis->setRange(-0.8, std::max(x - 1.2, 1.0)); // x ran one gap past the last group
     ledger_->yAxis->setRange(0, maxBytes / u.scale * 1.12);
@@ -408,7 +422,7 @@ void CompareView::buildComm() {
         if (below) bars->moveAbove(below);
         below = bars;
     }
-    QCPGraph* theory = markers(comm_, tr("theory"), QColor(200, 30, 30), QCPScatterStyle::ssDiamond);
+    QCPGraph* theory = markers(comm_, tr("theory"), neutralColor(140), QCPScatterStyle::ssDiamond);
     for (std::size_t i = 0; i < runs_.size(); ++i)
         if (!runs_[i].theory.commBytesPerStep.empty())
             theory->addData(static_cast<double>(i), report::total(runs_[i].theory.commBytesPerStep) / u.scale);

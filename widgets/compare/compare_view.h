@@ -14,10 +14,11 @@
 #include "replay/compare_data.h"
 
 class QCustomPlot;
-class QHBoxLayout;
 class QLabel;
 
 namespace shardscope::widgets {
+
+class FlowLayout;
 
 class CompareView : public QWidget {
     Q_OBJECT
@@ -40,6 +41,7 @@ public:
     QStringList exposedToolTips() const;
     static QString parityText(const replay::Parity& p);
     static QString exposedExplanation(); // what "exposed communication" means (tooltips)
+    QString emptyText() const;           // shown while there is nothing to compare
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -56,16 +58,18 @@ private:
     std::vector<int> groupOf_; // per run: its configuration group (0, 1, …)
     int groupCount_ = 0;
     QLabel* header_ = nullptr;
-    QHBoxLayout* badges_ = nullptr;
+    FlowLayout* badges_ = nullptr; // wraps: many runs never widen the window
     QLabel* badgesTitle_ = nullptr;
     std::vector<QLabel*> badgeLabels_;
     QWidget* exposedRow_ = nullptr;
-    QHBoxLayout* exposed_ = nullptr;
+    FlowLayout* exposed_ = nullptr;
     QLabel* exposedTitle_ = nullptr;
     std::vector<QLabel*> exposedLabels_;
     QCustomPlot* ledger_ = nullptr;
     QCustomPlot* peak_ = nullptr;
     QCustomPlot* comm_ = nullptr;
+    QWidget* charts_ = nullptr;
+    QLabel* empty_ = nullptr; // instead of empty axes: what to do to fill the page
 };
 
 } // namespace shardscope::widgets

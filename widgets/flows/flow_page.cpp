@@ -1,5 +1,8 @@
 #include "flows/flow_page.h"
 
+#include <QVBoxLayout>
+
+#include "common/palette_legend.h"
 #include "flows/flow_view.h"
 #include "run/run_document.h"
 
@@ -7,6 +10,8 @@ namespace shardscope::widgets {
 
 FlowPage::FlowPage(RunDocument& document, QWidget* parent) : ReplayPageBase(document, new FlowView, parent) {
     view_ = static_cast<FlowView*>(exportTarget());
+    if (auto* v = qobject_cast<QVBoxLayout*>(layout()))
+        v->insertWidget(0, new PaletteLegend({ColorFamily::Ranks, ColorFamily::Activities, ColorFamily::Memory}, this));
     connectAll();
 }
 

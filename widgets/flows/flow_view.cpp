@@ -8,16 +8,9 @@
 
 #include "common/byte_format.h"
 #include "common/run_labels.h"
+#include "core/step_number.h"
 
 namespace shardscope::widgets {
-
-QColor rankColor(int rank, int ranks) {
-    // Golden-angle hue steps keep neighbours distinct at any N; fixed saturation/value keeps
-    // white text readable on every hue.
-    Q_UNUSED(ranks);
-    const int hue = static_cast<int>(std::fmod(210.0 + rank * 137.508, 360.0));
-    return QColor::fromHsv(hue, 150, 200);
-}
 
 struct FlowView::Layout {
     QRectF area;
@@ -64,41 +57,77 @@ QString FlowView::cycleLabel(replay::UnitCycle c, Phase phase) {
     case replay::UnitCycle::Reduced: return tr("gradient shard summed");
     case replay::UnitCycle::AllReducing: return tr("all-reducing");
     case replay::UnitCycle::AllReduced: return tr("gradient summed");
+    case replay::UnitCycle::GradientsReady: return tr("gradients computed");
+    case replay::UnitCycle::SliceUpdated: return tr("own slice updated");
+    case replay::UnitCycle::GatheringUpdates: return tr("all-gathering updates");
+    case replay::UnitCycle::ParamsUpdated: return tr("all parameters updated");
+    case replay::UnitCycle::NormPart: return tr("own part of the norm");
+    case replay::UnitCycle::NormSummed: return tr("global norm known");
     }
     return {};
 }
 
 QColor FlowView::cycleColor(replay::UnitCycle c) {
+    // A state is drawn in the colour of what it is: a collective in flight in its activity's
+    // colour, what a rank holds in its memory category's; waiting is neutral.
     switch (c) {
-    case replay::UnitCycle::ShardOnly: return QColor(0x8a, 0x8a, 0x8a);
-    case replay::UnitCycle::Gathering: return QColor(0x2a, 0x9d, 0x8f);
-    case replay::UnitCycle::Gathered: return QColor(0x26, 0x6d, 0xa8);
-    case replay::UnitCycle::Computing: return QColor(0x4c, 0x78, 0xa8).darker(115);
-    case replay::UnitCycle::Freed: return QColor(0x6b, 0x8e, 0x23);
-    case replay::UnitCycle::ReduceScattering: return QColor(0xf5, 0x85, 0x18);
-    case replay::UnitCycle::Reduced: return QColor(0xb8, 0x5c, 0x00);
-    case replay::UnitCycle::AllReducing: return QColor(0xd4, 0xa0, 0x17);
-    case replay::UnitCycle::AllReduced: return QColor(0x9c, 0x75, 0x00);
+    case replay::UnitCycle::ShardOnly:
+    case replay::UnitCycle::GradientsReady:
+    case replay::UnitCycle::SliceUpdated:
+    case replay::UnitCycle::NormPart: return neutralColor(0x8a);
+    case replay::UnitCycle::Gathering:
+    case replay::UnitCycle::GatheringUpdates: return activityColor(Activity::AllGather);
+    case replay::UnitCycle::Gathered:
+    case replay::UnitCycle::ParamsUpdated: return categoryColor(Category::ParamFull);
+    case replay::UnitCycle::Computing: return activityColor(Activity::Forward);
+    case replay::UnitCycle::Freed: return categoryColor(Category::ParamShard);
+    case replay::UnitCycle::ReduceScattering: return activityColor(Activity::ReduceScatter);
+    case replay::UnitCycle::Reduced: return categoryColor(Category::GradShard);
+    case replay::UnitCycle::AllReducing: return activityColor(Activity::AllReduce);
+    case replay::UnitCycle::AllReduced: return categoryColor(Category::GradFull);
+    case replay::UnitCycle::NormSummed: return neutralColor(0x50);
     }
-    return Qt::gray;
+    return neutralColor(0x8a);
+}
+
+QString FlowView::unitName(std::int32_t unit) const {
+    return model_ && model_->info() ? QString::fromStdString(model_->info()->unitName(unit)) : tr("unit %1").arg(unit);
+}
+
+QString FlowView::subject() const {
+    const replay::FlowState& s = state_;
+    switch (s.scope) {
+    case replay::CollectiveScope::Unit: return unitName(s.unit);
+    case replay::CollectiveScope::GradNorm: return tr("the gradient norm");
+    case replay::CollectiveScope::Bucket:
+        return s.kind == CollectiveOp::AllGather ? tr("updated parameters of several units (one bucket)")
+                                                 : tr("gradients of several units (one bucket)");
+    }
+    return {};
 }
 
 QString FlowView::title() const {
     const replay::FlowState& s = state_;
-    QString unit = tr("the gradient norm");
-    if (s.unit >= 0)
-        unit = model_ && model_->info() ? QString::fromStdString(model_->info()->unitName(s.unit)) : tr("unit %1").arg(s.unit);
-    QString text = collectiveLabel(s.kind) + QStringLiteral(" · ") + unit;
-    if (s.phase == Phase::Forward || s.phase == Phase::Backward)
+    QString text = collectiveLabel(s.kind) + QStringLiteral(" · ") + subject();
+    if (s.scope == replay::CollectiveScope::Bucket)
+        text += QStringLiteral(" · ") + (s.kind == CollectiveOp::AllGather ? tr("after the optimizer step") : tr("of the backward pass"));
+    else if (s.phase == Phase::Forward || s.phase == Phase::Backward)
         text += QStringLiteral(" · ") + tr("for its %1").arg(phaseLabel(s.phase));
-    text += QStringLiteral(" · ") + tr("step %1").arg(s.step);
+    text += QStringLiteral(" · ") + tr("step %1").arg(displayStep(s.step));
     if (!s.active) text += QStringLiteral(" · ") + tr("done");
-    if (s.overlapUnit >= 0 && s.kind == CollectiveOp::AllGather) {
-        const QString other = model_ && model_->info() ? QString::fromStdString(model_->info()->unitName(s.overlapUnit))
-                                                       : tr("unit %1").arg(s.overlapUnit);
-        text += QStringLiteral(" · ") + tr("prefetched while %1 computes").arg(other);
-    }
+    if (s.overlapUnit >= 0 && s.kind == CollectiveOp::AllGather && s.scope == replay::CollectiveScope::Unit)
+        text += QStringLiteral(" · ") + tr("prefetched while %1 computes").arg(unitName(s.overlapUnit));
     return text;
+}
+
+QString FlowView::emptyText() const {
+    if (!model_ || model_->eventCount() == 0) return tr("No run yet: start a run or open a recording, then play it.");
+    if (state_.earlierStep)
+        return tr("No collective in step %1 so far: the last one, the %2 of step %3, has finished; the flows appear with this step's first collective.")
+            .arg(displayStep(state_.playheadStep))
+            .arg(collectiveLabel(state_.kind))
+            .arg(displayStep(state_.step));
+    return tr("No collective yet at this point of the replay: the flows appear with the first all-gather, reduce-scatter or all-reduce.");
 }
 
 QString FlowView::subtitle() const {
@@ -107,6 +136,12 @@ QString FlowView::subtitle() const {
     const QString chunk = formatDecimal(static_cast<double>(s.chunkBytes));
     const QString sent = formatDecimal(static_cast<double>(s.sentPerRank));
     const int n = std::max(s.worldSize, 1);
+    if (s.scope == replay::CollectiveScope::GradNorm)
+        return tr("Every rank contributes its part of the squared gradient norm (%1) and ends with the same global norm, so every rank clips its gradients alike.")
+            .arg(full);
+    if (s.scope == replay::CollectiveScope::Bucket && s.kind == CollectiveOp::AllGather)
+        return tr("Each rank updated only its own slice (%1); %2 slices become %3 of updated parameters on every rank; each rank sends %4.")
+            .arg(chunk).arg(n).arg(full, sent);
     switch (s.kind) {
     case CollectiveOp::AllGather:
         return tr("%1 shards of %2 become %3 of full parameters on every rank; each rank sends %4.")
@@ -151,14 +186,14 @@ void FlowView::paintRow(QPainter& p, const Layout& l, bool top) const {
             if (fill <= 0) continue;
             const int owner = s.chunkOwners.empty() || s.chunkOwners[static_cast<std::size_t>(j)] < 0 ? r : s.chunkOwners[static_cast<std::size_t>(j)];
             QColor c = rankColor(owner, l.n);
-            if (s.kind == CollectiveOp::AllReduce && !top) c = QColor(0x55, 0x55, 0x55);
+            if (s.kind == CollectiveOp::AllReduce && !top) c = neutralColor(0x55);
             const QRectF ch = l.chunk(r, j, top);
             p.fillRect(QRectF(ch.left(), ch.top(), ch.width() * fill, ch.height()), c);
             p.setPen(QPen(palette().color(QPalette::Base), 1));
             p.drawLine(ch.topRight(), ch.bottomRight());
             const bool sum = (s.kind == CollectiveOp::ReduceScatter && !top) || (s.kind == CollectiveOp::AllReduce && !top);
             if (ch.width() > fm.horizontalAdvance(QStringLiteral("Σ0")) + 4 && fill >= 1) {
-                p.setPen(Qt::white);
+                p.setPen(textOn(c));
                 p.drawText(ch, Qt::AlignCenter, sum ? QStringLiteral("Σ") : QString::number(owner));
             }
         }
@@ -177,10 +212,19 @@ void FlowView::paintRow(QPainter& p, const Layout& l, bool top) const {
     }
     // Row caption at the left margin.
     QString caption;
+    const bool bucket = s.scope == replay::CollectiveScope::Bucket;
     switch (s.kind) {
-    case CollectiveOp::AllGather: caption = top ? tr("each rank's shard") : tr("full parameters (param_full)"); break;
-    case CollectiveOp::ReduceScatter: caption = top ? tr("full gradients (grad_full)") : tr("summed gradient shard"); break;
-    default: caption = top ? tr("each rank's buffer") : tr("after: the sum on every rank"); break;
+    case CollectiveOp::AllGather:
+        caption = bucket ? (top ? tr("each rank's updated slice") : tr("updated parameters on every rank"))
+                         : (top ? tr("each rank's shard") : tr("full parameters"));
+        break;
+    case CollectiveOp::ReduceScatter: caption = top ? tr("full gradients") : tr("summed gradient shard"); break;
+    default:
+        if (s.scope == replay::CollectiveScope::GradNorm)
+            caption = top ? tr("each rank's part of the norm") : tr("after: the global norm on every rank");
+        else
+            caption = top ? tr("each rank's buffer") : tr("after: the sum on every rank");
+        break;
     }
     const double y = top ? l.topY + l.rowH + 2 : l.bottomY - fm.height() - 2;
     // On a backdrop: the links pass under the caption.
@@ -240,13 +284,26 @@ void FlowView::paintCycle(QPainter& p, const Layout& l) const {
         p.setPen(Qt::NoPen);
         p.setBrush(cycleColor(fr.cycle));
         p.drawRoundedRect(pill, pillH / 2, pillH / 2);
-        p.setPen(Qt::white);
+        p.setPen(textOn(cycleColor(fr.cycle)));
         p.drawText(pill, Qt::AlignCenter, fm.elidedText(cycleLabel(fr.cycle, fr.phase), Qt::ElideRight, static_cast<int>(pill.width()) - 8));
     }
     // The cycle as a chain, so a still picture says where these states sit in the story.
     const bool gradients = s.kind == CollectiveOp::ReduceScatter || s.kind == CollectiveOp::AllReduce;
     std::vector<replay::UnitCycle> chain;
-    if (s.kind == CollectiveOp::AllReduce)
+    QString lead = gradients ? tr("Gradient cycle:") : tr("Unit cycle:");
+    if (s.scope == replay::CollectiveScope::GradNorm) {
+        chain = {replay::UnitCycle::NormPart, replay::UnitCycle::AllReducing, replay::UnitCycle::NormSummed};
+        lead = tr("Gradient norm:");
+    } else if (s.scope == replay::CollectiveScope::Bucket) {
+        if (s.kind == CollectiveOp::AllGather) {
+            chain = {replay::UnitCycle::SliceUpdated, replay::UnitCycle::GatheringUpdates, replay::UnitCycle::ParamsUpdated};
+            lead = tr("Parameter update:");
+        } else if (s.kind == CollectiveOp::ReduceScatter) {
+            chain = {replay::UnitCycle::GradientsReady, replay::UnitCycle::ReduceScattering, replay::UnitCycle::Reduced};
+        } else {
+            chain = {replay::UnitCycle::GradientsReady, replay::UnitCycle::AllReducing, replay::UnitCycle::AllReduced};
+        }
+    } else if (s.kind == CollectiveOp::AllReduce)
         chain = {replay::UnitCycle::Computing, replay::UnitCycle::AllReducing, replay::UnitCycle::AllReduced};
     else if (gradients)
         chain = {replay::UnitCycle::Computing, replay::UnitCycle::Freed, replay::UnitCycle::ReduceScattering, replay::UnitCycle::Reduced};
@@ -255,7 +312,6 @@ void FlowView::paintCycle(QPainter& p, const Layout& l) const {
     const double y = l.cycleY + pillH + 14;
     double x = l.area.left();
     p.setPen(QColor(90, 90, 90));
-    const QString lead = gradients ? tr("Gradient cycle:") : tr("Unit cycle:");
     p.drawText(QPointF(x, y + fm.ascent()), lead);
     x += fm.horizontalAdvance(lead) + 10;
     for (std::size_t i = 0; i < chain.size(); ++i) {
@@ -289,10 +345,7 @@ void FlowView::paintEvent(QPaintEvent*) {
     const QFontMetrics fm(p.font());
     if (!state_.valid) {
         p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(rect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap,
-                   model_ && model_->eventCount() > 0
-                       ? tr("No collective yet at this point of the replay: the flows appear with the first all-gather, reduce-scatter or all-reduce.")
-                       : tr("No run yet: start a run or open a recording, then play it."));
+        p.drawText(rect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap, emptyText());
         return;
     }
     Layout l;

@@ -8,11 +8,10 @@
 // Beneath, each rank's place in the unit's unshard → compute → reshard cycle.
 #include <QWidget>
 
+#include "common/category_palette.h"
 #include "replay/flow_state.h"
 
 namespace shardscope::widgets {
-
-QColor rankColor(int rank, int ranks); // distinct hues, one per rank
 
 class FlowView : public QWidget {
     Q_OBJECT
@@ -26,6 +25,7 @@ public:
     std::uint64_t position() const { return position_; }
 
     static QString cycleLabel(replay::UnitCycle c, Phase phase);
+    QString title() const; // what the picture shows, one line
     static QColor cycleColor(replay::UnitCycle c);
 
     QSize sizeHint() const override { return {900, 460}; }
@@ -37,7 +37,9 @@ protected:
 
 private:
     struct Layout;
-    QString title() const;
+    QString unitName(std::int32_t unit) const;
+    QString subject() const; // what the collective moves: a unit, a bucket, the gradient norm
+    QString emptyText() const;
     QString subtitle() const;
     void paintRow(QPainter& p, const Layout& l, bool top) const;
     void paintLinks(QPainter& p, const Layout& l) const;

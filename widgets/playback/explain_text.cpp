@@ -5,6 +5,7 @@
 #include "common/byte_format.h"
 #include "common/category_palette.h"
 #include "common/run_labels.h"
+#include "replay/flow_state.h"
 #include "replay/playback_nav.h"
 
 namespace shardscope::widgets {
@@ -72,9 +73,12 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, con
             return tr("Rank %1 reduce-scatters %2's gradients: %3 ranks' %4 gradients are summed chunk by chunk, and each rank keeps its %5 shard.")
                 .arg(rank, unit).arg(n).arg(bytes(e.bytes), bytes(e.bytes / un));
         case CollectiveOp::AllReduce:
-            if (e.unit < 0)
+            if (e.unit < 0 && replay::collectiveScopeAt(model, i) == replay::CollectiveScope::GradNorm)
                 return tr("Rank %1 all-reduces %2 with the other %3 ranks: the gradient norm every rank needs to clip alike.")
                     .arg(rank, bytes(e.bytes)).arg(n - 1);
+            if (e.unit < 0) // a bucket spanning units
+                return tr("Rank %1 all-reduces a bucket of several units' gradients (%2): every rank ends with the same sum.")
+                    .arg(rank, bytes(e.bytes));
             return tr("Rank %1 all-reduces %2's gradients (%3): every rank ends with the same sum.")
                 .arg(rank, unit, bytes(e.bytes));
         case CollectiveOp::Broadcast: return tr("Rank %1 takes part in a broadcast of %2.").arg(rank, bytes(e.bytes));

@@ -71,6 +71,10 @@ PlaybackBar::PlaybackBar(const replay::ReplayModel& model, ReplayPlayer& player,
     top->addWidget(rankLabel_);
     top->addWidget(rank_);
     top->addStretch(1);
+    followLive_ = new QCheckBox(this);
+    followLive_->setObjectName(QStringLiteral("followLive"));
+    connect(followLive_, &QCheckBox::toggled, this, [this] { catchUp(); });
+    top->addWidget(followLive_);
     loop_ = new QCheckBox(this);
     top->addWidget(loop_);
 
@@ -132,7 +136,21 @@ void PlaybackBar::refresh() {
     rank_->setValue(focusRank_);
     applySpeed();
     onPosition(position());
+    catchUp();
 }
+
+// Following a live run: the replay is slower than the run, so when a newer step has arrived
+// the playhead jumps to its start and plays it, skipping the steps in between.
+void PlaybackBar::catchUp() {
+    if (!followLive_->isChecked() || model_.stepCount() == 0) return;
+    const replay::StepData& newest = model_.step(model_.stepCount() - 1);
+    if (position() >= newest.firstEvent) return;
+    player_.seek(newest.firstEvent);
+    if (!player_.isPlaying()) player_.play();
+}
+
+bool PlaybackBar::followsLive() const { return followLive_->isChecked(); }
+void PlaybackBar::setFollowLive(bool follow) { followLive_->setChecked(follow); }
 
 double PlaybackBar::baseSlowMotion() const {
     // The first complete step sets the pace (the first may include one-off allocations, but
@@ -225,6 +243,8 @@ void PlaybackBar::retranslateUi() {
     play_->setToolTip(tr("Play or pause the replay (Space)"));
     rankLabel_->setText(tr("focus rank"));
     rank_->setToolTip(tr("Unit and phase steps follow this rank (ranks reach each boundary at slightly different times)"));
+    followLive_->setText(tr("Follow live"));
+    followLive_->setToolTip(tr("Keep up with the running job: jump to each new step as it arrives and play it"));
     loop_->setText(tr("Loop"));
     loop_->setToolTip(tr("Start again from the beginning when the replay reaches the end"));
     scrub_->setToolTip(tr("Drag to scrub through every event of the run"));

@@ -36,6 +36,9 @@ public:
     void setSpeed(double speed);            // clamped to [kMinSpeed, kMaxSpeed]
     bool loops() const;
     void setLoop(bool loop);
+    // Follow live: each new step of a running job is played as it arrives (older ones skipped).
+    bool followsLive() const;
+    void setFollowLive(bool follow);
     int focusRank() const { return focusRank_; }
     void setFocusRank(int rank);
     // Slow-motion factor at 1×: one step of the run lasts about kTargetStepSeconds.
@@ -55,6 +58,7 @@ private:
     void onPosition(std::uint64_t index);
     void onPlaying(bool playing);
     void applySpeed();
+    void catchUp();
     void retranslateUi();
     QToolButton* navButton(replay::NavTarget target, bool forward);
 
@@ -71,6 +75,7 @@ private:
     QLabel* rankLabel_ = nullptr;
     QSpinBox* rank_ = nullptr;
     QCheckBox* loop_ = nullptr;
+    QCheckBox* followLive_ = nullptr;
 };
 
 } // namespace shardscope::widgets

@@ -106,12 +106,22 @@ void RankLedgerView::animate() {
 
 bool RankLedgerView::isCompact() const { return static_cast<int>(state_.size()) > kCompactAbove; }
 
+// As wide as the longest category name needs: more keys per row leave the bars more height.
+int RankLedgerView::legendItemWidth() const {
+    const QFontMetrics fm(font());
+    int widest = 0;
+    for (Category c : kAllCategories) widest = std::max(widest, fm.horizontalAdvance(categoryLabel(c)));
+    return std::min(170, widest + 24);
+}
+
+QRect RankLedgerView::plotArea() const { return geometry().plot; }
+
 RankLedgerView::Geometry RankLedgerView::geometry() const {
     Geometry g;
     g.ranks = std::max<int>(1, static_cast<int>(state_.size()));
     g.compact = isCompact();
     const QFontMetrics fm(font());
-    const int itemWidth = 170;
+    const int itemWidth = legendItemWidth();
     const int perRow = std::max(1, (width() - 16) / itemWidth);
     const int legendRows = (static_cast<int>(kCategoryCount) + perRow - 1) / perRow + 1; // + the unit strip's key
     g.legend = QRect(8, 4, width() - 16, legendRows * (fm.height() + 2) + 2);
@@ -160,7 +170,7 @@ void RankLedgerView::paintEvent(QPaintEvent*) {
 
 void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
     const QFontMetrics fm(font());
-    const int itemWidth = 170;
+    const int itemWidth = legendItemWidth();
     const int perRow = std::max(1, area.width() / itemWidth);
     const auto& order = categoryStackOrder();
     for (std::size_t i = 0; i < order.size(); ++i) {
@@ -187,7 +197,7 @@ void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
         const QRect box(x, y + 2, 16, fm.height() - 4);
         if (colour.isValid()) p.fillRect(box, colour);
         else {
-            p.setPen(QPen(QColor(0x20, 0x20, 0x20), 2));
+            p.setPen(QPen(neutralColor(0x20), 2));
             p.drawRect(box.adjusted(1, 1, -1, -1));
         }
         p.setPen(palette().color(QPalette::Text));
@@ -228,18 +238,18 @@ void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const
     }
     // The rank's peak so far: a dark tick across the bar.
     const int peakY = yFor(g, static_cast<double>(s.peakTotal));
-    p.setPen(QPen(QColor(0x20, 0x20, 0x20), 2));
+    p.setPen(QPen(neutralColor(0x20), 2));
     p.drawLine(bar.left() - 3, peakY, bar.right() + 3, peakY);
     const QFontMetrics fm(font());
     if (!g.compact)
         p.drawText(QRect(column.left(), peakY - fm.height() - 1, column.width(), fm.height()), Qt::AlignHCenter | Qt::AlignBottom,
                    tr("peak %1").arg(formatDecimal(static_cast<double>(s.peakTotal))));
     if (failed) {
-        p.setPen(QPen(QColor(0xc0, 0x39, 0x2b), 2));
+        p.setPen(QPen(alertColor(), 2));
         p.drawRect(column.adjusted(1, 0, -2, 0));
     }
     paintUnits(p, QRect(bar.left(), g.plot.bottom() + 3, bar.width(), g.stripHeight), s);
-    p.setPen(failed ? QColor(0xc0, 0x39, 0x2b) : palette().color(QPalette::Text));
+    p.setPen(failed ? alertColor() : palette().color(QPalette::Text));
     const int every = g.compact ? std::max(1, (fm.horizontalAdvance(QStringLiteral("63")) + 6) / std::max(1, g.columnWidth) + 1) : 1;
     if (rank % every != 0) return;
     const QString label = g.compact ? QString::number(rank)
@@ -264,7 +274,7 @@ void RankLedgerView::paintUnits(QPainter& p, const QRect& strip, const replay::R
         const QRectF cell(strip.left() + u * w, strip.top(), w - (w > 4 ? 1 : 0), strip.height());
         p.fillRect(cell, s.isGathered(u) ? categoryColor(Category::ParamFull) : categoryColor(Category::ParamShard));
         if (s.computeUnit == u) {
-            p.setPen(QPen(QColor(0x20, 0x20, 0x20), 2));
+            p.setPen(QPen(neutralColor(0x20), 2));
             p.drawRect(cell.adjusted(1, 1, -1, -1));
         }
     }
@@ -283,11 +293,11 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
                    name + QLatin1Char('\n') + formatDecimal(static_cast<double>(bytes)));
     };
     if (info_ && info_->predictedPeakBytes > 0)
-        guide(info_->predictedPeakBytes, QColor(0x55, 0x55, 0x55), Qt::DotLine, tr("theory: peak"));
+        guide(info_->predictedPeakBytes, neutralColor(0x55), Qt::DotLine, tr("theory: peak"));
     if (info_ && info_->capacityBytes)
-        guide(*info_->capacityBytes, QColor(0xc0, 0x39, 0x2b), Qt::DashLine, tr("capacity"));
+        guide(*info_->capacityBytes, alertColor(), Qt::DashLine, tr("capacity"));
     if (!g.failureBand.isEmpty()) {
-        p.setPen(QColor(0xc0, 0x39, 0x2b));
+        p.setPen(alertColor());
         QFont bold = font();
         bold.setBold(true);
         p.setFont(bold);

@@ -41,9 +41,13 @@ protected:
     void paintEvent(QPaintEvent* event) override;
     bool event(QEvent* event) override;
 
+public:
+    QRect plotArea() const; // where the bars are drawn (tests: a usable height at 1024×700)
+
 private:
     struct Geometry;
     Geometry geometry() const;
+    int legendItemWidth() const;
     void paintLegend(QPainter& p, const QRect& area) const;
     void paintAxis(QPainter& p, const Geometry& g) const;
     void paintColumn(QPainter& p, const Geometry& g, int rank) const;

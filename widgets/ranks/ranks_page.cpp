@@ -21,6 +21,8 @@
 #include <cmath>
 
 #include "common/byte_format.h"
+#include "common/palette_legend.h"
+#include "common/qcustomplot.h"
 #include "common/run_labels.h"
 #include "common/theory_names.h"
 #include "playback/replay_player.h"
@@ -153,12 +155,13 @@ QWidget* RanksPage::buildRight() {
     auto* vsplit = new QSplitter(Qt::Vertical);
     vsplit->addWidget(top);
     vsplit->addWidget(buildCharts());
-    vsplit->setStretchFactor(0, 5);
-    vsplit->setStretchFactor(1, 4);
+    vsplit->setStretchFactor(0, 3); // the rank view first: the charts below have tabs
+    vsplit->setStretchFactor(1, 2);
+    // Run/Stop on top: the header lines below grow as a run reports, and must not move them.
+    v->addLayout(buttons);
     for (QWidget* w : {static_cast<QWidget*>(title_), static_cast<QWidget*>(story_), static_cast<QWidget*>(savingsLine_),
                        static_cast<QWidget*>(exposedLine_)})
         v->addWidget(w);
-    v->addLayout(buttons);
     v->addWidget(banner_);
     v->addWidget(vsplit, 1);
     return right;
@@ -176,7 +179,9 @@ QWidget* RanksPage::buildControls() {
     scrub_->setObjectName(QStringLiteral("scrubSlider"));
     connect(scrub_, &QSlider::sliderMoved, this, [this](int v) { player_->seek(static_cast<std::uint64_t>(v)); });
     position_ = new QLabel(bar);
-    position_->setMinimumWidth(260);
+    // Long in some languages: it takes the room left, never widens the page.
+    position_->setMinimumWidth(120);
+    position_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     speed_ = new QSlider(Qt::Horizontal, bar);
     speed_->setObjectName(QStringLiteral("speedSlider"));
     speed_->setRange(0, 7 * kSpeedSteps); // slow motion 1× … 10,000,000×
@@ -188,11 +193,13 @@ QWidget* RanksPage::buildControls() {
         setSlowMotionFromSlider(v);
     });
     speedLabel_ = new QLabel(bar);
+    speedLabel_->setMinimumWidth(80);
+    speedLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     h->addWidget(playButton_);
     h->addWidget(scrub_, 1);
-    h->addWidget(position_);
+    h->addWidget(position_, 1);
     h->addWidget(speed_);
-    h->addWidget(speedLabel_);
+    h->addWidget(speedLabel_, 1);
     return bar;
 }
 
@@ -207,7 +214,8 @@ QWidget* RanksPage::buildCharts() {
     chartRank_->setRange(0, 0);
     rankRow->addWidget(rankLabel_);
     rankRow->addWidget(chartRank_);
-    rankRow->addStretch(1);
+    rankRow->addSpacing(12);
+    rankRow->addWidget(new PaletteLegend({ColorFamily::Memory, ColorFamily::Ranks}, charts), 1);
     memory_ = new MemoryTimelineChart;
     loss_ = new LossChart;
     measured_ = new MeasuredVsTheoryChart;
@@ -215,11 +223,16 @@ QWidget* RanksPage::buildCharts() {
     timeTabs_ = new QTabWidget;
     timeTabs_->addTab(memory_, QString());
     timeTabs_->addTab(loss_, QString());
+    // Two panes of tabs, not three charts side by side: each chart keeps a readable width at
+    // 1024 px, and the page never asks for more.
+    theoryTabs_ = new QTabWidget;
+    theoryTabs_->addTab(measured_, QString());
+    theoryTabs_->addTab(savings_, QString());
+    for (QCustomPlot* plot : {memory_->plot(), loss_->plot(), measured_->plot(), savings_->plot()}) plot->setMinimumSize(220, 130);
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(timeTabs_);
-    split->addWidget(measured_);
-    split->addWidget(savings_);
-    split->setSizes({400, 300, 300});
+    split->addWidget(theoryTabs_);
+    split->setSizes({500, 500});
     connect(chartRank_, &QSpinBox::valueChanged, this, [this](int r) {
         memory_->setRank(r);
         comparisonTimer_.start();
@@ -381,6 +394,7 @@ void RanksPage::onPosition(std::uint64_t index) {
     }
     const std::size_t step = model_.stepIndexOf(index == 0 ? 0 : index - 1);
     position_->setText(tr("step %1 of %2 · event %3 of %4").arg(step + 1).arg(model_.stepCount()).arg(index).arg(model_.eventCount()));
+    position_->setToolTip(position_->text());
     if (index >= model_.eventCount() && !session_->isActive()) player_->pause();
 }
 
@@ -529,6 +543,15 @@ void RanksPage::updateComparison() {
     }
     const auto ddp = ddpModelStates(*c.info);
     const std::uint64_t theoryStates = c.info->theoryModelStates ? modelStateTotal(*c.info->theoryModelStates) : 0;
+    if (strategyFromName(c.info->strategy) == plan::Strategy::Ddp) { // the baseline saves nothing against itself
+        savingsLine_->setText(tr("<b>Model states per rank: %1 measured</b> (theory %2): DDP is the baseline, every rank holds "
+                                 "everything; the sharded strategies are measured against it. Peak on rank %3: %4.")
+                                  .arg(formatDecimal(static_cast<double>(modelStateTotal(c.measuredStates))),
+                                       formatDecimal(static_cast<double>(theoryStates)))
+                                  .arg(c.rank)
+                                  .arg(formatDecimal(static_cast<double>(c.measuredPeak))));
+        return;
+    }
     savingsLine_->setText(tr("<b>Model states per rank: %1 measured</b> (theory %2) vs %3 with DDP → <b>%4× less memory</b>"
                              " (theory %5×). Peak on rank %6: %7.")
                               .arg(formatDecimal(static_cast<double>(modelStateTotal(c.measuredStates))),
@@ -549,6 +572,7 @@ void RanksPage::updateSpeedLabel() {
     const double stepSeconds = model_.stepCount() > 0 ? static_cast<double>(model_.step(0).durationNs) * f / 1e9 : 0;
     speedLabel_->setText(stepSeconds > 0 ? tr("slow motion %1× (a step ≈ %2 s)").arg(f, 0, 'f', 0).arg(stepSeconds, 0, 'f', 1)
                                          : tr("slow motion %1×").arg(f, 0, 'f', 0));
+    speedLabel_->setToolTip(speedLabel_->text()); // the label may be cut at small widths
 }
 
 void RanksPage::changeEvent(QEvent* event) {
@@ -569,6 +593,8 @@ void RanksPage::retranslateUi() {
     rankLabel_->setText(tr("Charts for rank:"));
     timeTabs_->setTabText(0, tr("Memory over time"));
     timeTabs_->setTabText(1, tr("Loss"));
+    theoryTabs_->setTabText(0, tr("Measured vs theory"));
+    theoryTabs_->setTabText(1, tr("Savings vs DDP"));
     updateHeader();
     updateProgress();
     updateSpeedLabel();

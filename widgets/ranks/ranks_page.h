@@ -123,6 +123,7 @@ private:
     QLabel* rankLabel_ = nullptr;
     QSpinBox* chartRank_ = nullptr;
     QTabWidget* timeTabs_ = nullptr;
+    QTabWidget* theoryTabs_ = nullptr;
     MemoryTimelineChart* memory_ = nullptr;
     LossChart* loss_ = nullptr;
     MeasuredVsTheoryChart* measured_ = nullptr;

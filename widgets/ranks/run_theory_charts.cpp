@@ -104,10 +104,10 @@ void MeasuredVsTheoryChart::rebuild() {
     auto* theory = new QCPBars(plot_->yAxis, plot_->xAxis);
     measured->setName(data_.fromReport ? tr("measured (final report)") : tr("measured (end of last step)"));
     theory->setName(tr("theory (handshake)"));
-    measured->setBrush(QColor(0x4c, 0x78, 0xa8));
+    measured->setBrush(neutralColor(0x50));
     measured->setPen(Qt::NoPen);
-    theory->setBrush(QColor(0xc8, 0xc8, 0xc8));
-    theory->setPen(QPen(QColor(0x60, 0x60, 0x60)));
+    theory->setBrush(neutralColor(0xd0));
+    theory->setPen(QPen(neutralColor(0x60)));
     for (auto* b : {measured, theory}) {
         b->setWidth(0.38);
         b->setBarsGroup(group);
@@ -121,8 +121,7 @@ void MeasuredVsTheoryChart::rebuild() {
         if (m == 0 && t == 0) continue;
         measured->addData(x, m);
         theory->addData(x, t);
-        const auto wire = categoryName(c);
-        ticker->addTick(x, QString::fromLatin1(wire.data(), static_cast<qsizetype>(wire.size())));
+        ticker->addTick(x, categoryLabel(c)); // readable, translated; the wire name is for tooltips
         x += 1;
     }
     plot_->yAxis->setTicker(ticker);
@@ -223,11 +222,11 @@ void SavingsChart::addLimits(double xMax) {
     plot_->yAxis2->setScaleType(QCPAxis::stLogarithmic);
     plot_->yAxis2->setRange(plot_->yAxis->range());
     plot_->yAxis2->setTicker(limits);
-    plot_->yAxis2->setTickLabelColor(QColor(0x50, 0x50, 0x50));
+    plot_->yAxis2->setTickLabelColor(neutralColor(0x50));
     plot_->yAxis2->setSubTicks(false);
     QCPGraph* diag = plot_->addGraph();
     diag->setName(tr("N× (ZeRO-3 limit)"));
-    diag->setPen(QPen(QColor(0x99, 0x99, 0x99), 1, Qt::DotLine));
+    diag->setPen(QPen(neutralColor(0x99), 1, Qt::DotLine));
     diag->addData(1, 1);
     diag->addData(xMax, xMax);
 }
@@ -246,7 +245,7 @@ void SavingsChart::addMeasuredPoint() {
     // (Short: the legend's two columns share the chart's width; N is the point's x.)
     point->setName(tr("measured: %1×").arg(*measured_, 0, 'f', 2));
     point->setLineStyle(QCPGraph::lsNone);
-    point->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, QColor(0x20, 0x20, 0x20), QColor(0xf2, 0xc1, 0x4e), 11));
+    point->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, neutralColor(0x20), Qt::white, 11));
     point->addData(info.worldSize, *measured_);
 }
 

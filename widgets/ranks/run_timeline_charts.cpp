@@ -27,7 +27,7 @@ MemoryTimelineChart::MemoryTimelineChart(QWidget* parent) : QWidget(parent), plo
         below = g;
     }
     cursor_ = new QCPItemStraightLine(plot_);
-    cursor_->setPen(QPen(QColor(0x20, 0x20, 0x20), 1.5, Qt::DashLine));
+    cursor_->setPen(QPen(neutralColor(0x20), 1.5, Qt::DashLine));
     redraw_.setSingleShot(true);
     redraw_.setInterval(kRedrawMs);
     connect(&redraw_, &QTimer::timeout, this, &MemoryTimelineChart::rebuild);
@@ -114,7 +114,7 @@ void MemoryTimelineChart::retranslateUi() {
 LossChart::LossChart(QWidget* parent) : QWidget(parent), plot_(makeTitledPlot(this)) {
     plot_->setObjectName(QStringLiteral("lossPlot"));
     QCPGraph* g = plot_->addGraph();
-    g->setPen(QPen(QColor(0xd6, 0x27, 0x28), 2));
+    g->setPen(QPen(neutralColor(0x30), 2)); // neutral: red would read as backward
     g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
     plot_->xAxis->setTicker(QSharedPointer<QCPAxisTickerFixed>::create());
     qSharedPointerCast<QCPAxisTickerFixed>(plot_->xAxis->ticker())->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);

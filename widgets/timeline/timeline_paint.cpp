@@ -188,7 +188,7 @@ void paintMemory(QPainter& p, const TimelineGeometry& g, const TimelineScene& s,
     }
     if (areas.empty()) return;
     outline << QPointF(areas.back().right(), outline.back().y());
-    const QColor line(0x3b, 0x6e, 0x9e);
+    const QColor line = neutralColor(0x50); // neutral: memory totals are no one category
     p.setPen(Qt::NoPen);
     p.setBrush(QColor(line.red(), line.green(), line.blue(), 70));
     p.drawRects(areas.data(), static_cast<int>(areas.size()));
@@ -260,7 +260,9 @@ void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal) {
         p.drawText(QPoint(x + 16, y + fm.ascent()), text);
         x += 16 + fm.horizontalAdvance(text) + 14;
     }
-    p.fillRect(QRect(x, y + 2, 12, 10), QColor(0x3b, 0x6e, 0x9e, 120));
+    QColor curve = neutralColor(0x50);
+    curve.setAlpha(120);
+    p.fillRect(QRect(x, y + 2, 12, 10), curve);
     p.drawText(QPoint(x + 16, y + fm.ascent()), TimelinePainter::tr("live bytes (memory curve)"));
 }
 
