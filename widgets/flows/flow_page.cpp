@@ -7,6 +7,7 @@ namespace shardscope::widgets {
 
 FlowPage::FlowPage(RunDocument& document, QWidget* parent) : ReplayPageBase(document, new FlowView, parent) {
     view_ = static_cast<FlowView*>(exportTarget());
+    view_->setObjectName(QStringLiteral("flowView"));
     connectAll();
 }
 

@@ -10,6 +10,7 @@ namespace shardscope::widgets {
 TimelinePage::TimelinePage(RunDocument& document, QWidget* parent)
     : ReplayPageBase(document, new TimelineView, parent) {
     view_ = static_cast<TimelineView*>(exportTarget());
+    view_->setObjectName(QStringLiteral("timelineView"));
     connect(view_, &TimelineView::seekRequested, this, [this](std::uint64_t k) {
         this->document().player().pause();
         this->document().player().seek(k);
