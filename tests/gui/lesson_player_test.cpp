@@ -151,6 +151,14 @@ private Q_SLOTS:
         QCOMPARE(model.stepIndexOf(k - 1), std::size_t{1});
         QVERIFY(f.player->paragraph().contains(formatDecimal(static_cast<double>(e.bytes))));
 
+        // Lesson 4 stands at rank 0's own peak of step 2 (not the busiest rank's moment): the
+        // ledger it quotes at the playhead is rank 0's measured peak.
+        QVERIFY(f.player->start(QStringLiteral("peak"), 0));
+        QVERIFY(f.player->waitUntilSettled(30000));
+        const LessonFacts atPeak = lessonFacts(f.window.document(), 0);
+        QCOMPARE(atPeak.value(QStringLiteral("live.total")), atPeak.value(QStringLiteral("peak")));
+        QCOMPARE(f.window.document().player().cursor().state()[0].liveTotal, f.window.document().report()->ranks[0].peakTotal);
+
         // A fact the run does not have stays visible as its name, and is reported.
         QStringList missing;
         QCOMPARE(fillPlaceholders(QStringLiteral("a {nope} b {n}"), facts, &missing), QStringLiteral("a {nope} b 4"));

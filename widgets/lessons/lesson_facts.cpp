@@ -164,7 +164,27 @@ std::optional<std::uint64_t> seekIndex(const replay::ReplayModel& model, const l
     const replay::StepData& step = model.step(seek.step == 0 ? model.stepCount() - 1 : static_cast<std::size_t>(seek.step - 1));
     switch (seek.at) {
     case lessons::Seek::At::Start: return step.firstEvent;
-    case lessons::Seek::At::Peak: return step.peakEvent;
+    case lessons::Seek::At::Peak: {
+        // The focus rank's own peak in this step (step.peakEvent is the busiest rank's), so the
+        // ledger the paragraph quotes at the playhead is that rank's peak.
+        if (seek.rank >= model.worldSize()) {
+            *why = tr("the run has %1 ranks, the lesson asks for rank %2").arg(model.worldSize()).arg(seek.rank);
+            return std::nullopt;
+        }
+        replay::ReplayCursor cursor(model);
+        cursor.moveTo(step.firstEvent);
+        std::uint64_t best = step.firstEvent;
+        std::uint64_t bestBytes = cursor.state()[static_cast<std::size_t>(seek.rank)].liveTotal;
+        for (std::uint64_t k = step.firstEvent + 1; k <= step.endEvent(); ++k) {
+            cursor.moveTo(k);
+            const std::uint64_t bytes = cursor.state()[static_cast<std::size_t>(seek.rank)].liveTotal;
+            if (bytes > bestBytes) {
+                best = k;
+                bestBytes = bytes;
+            }
+        }
+        return best;
+    }
     case lessons::Seek::At::End: return step.endEvent();
     case lessons::Seek::At::Event: break;
     }

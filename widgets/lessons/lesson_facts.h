@@ -33,7 +33,8 @@ void addReportFacts(LessonFacts& facts, const report::RunReport& report, int ran
 // `text` with every {name} that `facts` holds replaced; the names it lacks go to `missing`.
 QString fillPlaceholders(const QString& text, const LessonFacts& facts, QStringList* missing);
 
-// The event index (events [0, k) applied) a seek lands on, or nullopt naming why in `why`
+// The event index (events [0, k) applied) a seek lands on (At::Peak: where the seek's rank holds
+// the most in that step), or nullopt naming why in `why`
 // (no such step, no matching event).
 std::optional<std::uint64_t> seekIndex(const replay::ReplayModel& model, const lessons::Seek& seek, QString* why);
 
