@@ -168,7 +168,8 @@ bool LessonPlayer::eventFilter(QObject* watched, QEvent* event) {
 
 // The card goes into the corner of the page area that covers least of the outlined element.
 void LessonPlayer::placePanel() {
-    QWidget* area = window_.centralWidget();
+    // The pages' area (right of the sidebar), or the whole central widget without pages.
+    QWidget* area = window_.pageIds().isEmpty() ? window_.centralWidget() : window_.page(window_.pageIds().first())->parentWidget();
     if (!area) return;
     const QRect a(area->mapTo(&window_, QPoint(0, 0)), area->size());
     const int margin = 12;
