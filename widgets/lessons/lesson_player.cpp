@@ -295,8 +295,9 @@ void LessonPlayer::showStep() {
     }
     if (open) {
         const QString source = bundledRecording(recording);
-        const QString path = extracted_.filePath(recording);
-        if (source.isEmpty() || !extracted_.isValid() || (!QFile::exists(path) && !QFile::copy(source, path))) {
+        if (!extracted_) extracted_ = std::make_unique<QTemporaryDir>();
+        const QString path = extracted_->filePath(recording);
+        if (source.isEmpty() || !extracted_->isValid() || (!QFile::exists(path) && !QFile::copy(source, path))) {
             problem_ = tr("the bundled recording %1 cannot be read").arg(recording);
             finishStep();
             return;

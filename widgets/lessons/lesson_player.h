@@ -80,7 +80,7 @@ private:
     QString loaded_;         // the bundled recording the document shows; empty after any other run
     QStringList missing_;
     QString problem_;
-    QTemporaryDir extracted_; // bundled recordings, copied out of the resources for the reader
+    std::unique_ptr<QTemporaryDir> extracted_; // bundled recordings copied out for the reader (made on first use)
     QFrame* panel_ = nullptr;
     QLabel* lessonTitle_ = nullptr;
     QScrollArea* scroll_ = nullptr;
