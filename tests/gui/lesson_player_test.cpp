@@ -185,6 +185,14 @@ private Q_SLOTS:
         QCOMPARE(f.player->stepIndex(), 0);
         QVERIFY(f.player->paragraph() != zero1);
         QCOMPARE(QString::fromStdString(f.window.document().report()->strategy), QStringLiteral("ddp"));
+        // Switching the language rewrites the paragraph and the menu with the same numbers.
+        const QString english = f.player->paragraph();
+        QVERIFY(f.language.setLanguage(QStringLiteral("zh_CN")));
+        QVERIFY2(f.player->paragraph().contains(QStringLiteral("每个 rank")), qPrintable(f.player->paragraph()));
+        QVERIFY(f.player->paragraph().contains(formatDecimal(static_cast<double>(report::stateTotal(f.window.document().report()->ranks[0].modelStateBytes)))));
+        QVERIFY(menu->actions().at(0)->text().contains(QStringLiteral("账本")));
+        QVERIFY(f.language.setLanguage(QStringLiteral("en")));
+        QCOMPARE(f.player->paragraph(), english);
         QVERIFY(!f.player->start(QStringLiteral("no-such-lesson")));
         QVERIFY(!f.player->start(QStringLiteral("zero-stages"), 99));
     }
