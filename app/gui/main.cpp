@@ -78,6 +78,45 @@ int listLessons(const QString& language) {
     return 0;
 }
 
+// --lesson ID [--lesson-step K]: the lesson and its 1-based step, checked against the bundled
+// lessons before any window exists.
+struct LessonRequest {
+    const shardscope::lessons::Lesson* lesson = nullptr;
+    QString id;
+    int step = 1;
+};
+LessonRequest lessonRequest(const QString& id, const QString& stepText, QString* error) {
+    const auto& library = shardscope::widgets::LessonLibrary::bundled();
+    LessonRequest r{library.find(id), id, 1};
+    if (!r.lesson) {
+        QStringList ids;
+        for (const auto& l : library.lessons) ids << QString::fromStdString(l.id);
+        *error = QApplication::translate("main", "unknown lesson '%1' (expected: %2)").arg(id, ids.join(QStringLiteral(", ")));
+        return r;
+    }
+    bool ok = true;
+    if (!stepText.isNull()) r.step = stepText.toInt(&ok);
+    const int count = static_cast<int>(r.lesson->steps.size());
+    if (!ok || r.step < 1 || r.step > count) {
+        *error = QApplication::translate("main", "--lesson-step needs a step between 1 and %1 for lesson '%2', got '%3'").arg(count).arg(id, stepText);
+        r.lesson = nullptr;
+    }
+    return r;
+}
+
+// Plays the lesson up to its step (its recording loaded, page shown, element outlined) and
+// writes the window to `file`; empty on success, else one line.
+QString renderLessonStep(shardscope::widgets::MainWindow& window, const LessonRequest& lesson, const QString& file, QSize size) {
+    auto* player = window.findChild<shardscope::widgets::LessonPlayer*>();
+    if (!player || !player->start(lesson.id, lesson.step - 1)) return QApplication::translate("main", "this window has no lessons");
+    if (!player->waitUntilSettled(120000))
+        return QApplication::translate("main", "lesson '%1' step %2 did not load within 120 s").arg(lesson.id).arg(lesson.step);
+    if (!player->problem().isEmpty()) return player->problem();
+    QString error;
+    shardscope::widgets::renderScreenshot(window, file, size, &error);
+    return error;
+}
+
 struct Options {
     QCommandLineOption screenshot{QStringLiteral("screenshot"), QApplication::translate("main", "Render the window to an image (.png, .jpg or .bmp) and exit."),
                                   QStringLiteral("FILE")};
@@ -147,23 +186,11 @@ int main(int argc, char** argv) {
                             .arg(kMinSide).arg(kMaxSide).arg(parser.value(o.size)));
         size = *parsed;
     }
-    const shardscope::lessons::Lesson* lesson = nullptr;
-    int lessonStep = 1;
-    if (parser.isSet(o.lesson)) {
-        const auto& library = shardscope::widgets::LessonLibrary::bundled();
-        lesson = library.find(parser.value(o.lesson));
-        if (!lesson) {
-            QStringList ids;
-            for (const auto& l : library.lessons) ids << QString::fromStdString(l.id);
-            return fail(QApplication::translate("main", "unknown lesson '%1' (expected: %2)").arg(parser.value(o.lesson), ids.join(QStringLiteral(", "))));
-        }
-        bool ok = true;
-        if (parser.isSet(o.lessonStep)) lessonStep = parser.value(o.lessonStep).toInt(&ok);
-        const int count = static_cast<int>(lesson->steps.size());
-        if (!ok || lessonStep < 1 || lessonStep > count)
-            return fail(QApplication::translate("main", "--lesson-step needs a step between 1 and %1 for lesson '%2', got '%3'")
-                            .arg(count).arg(parser.value(o.lesson), parser.value(o.lessonStep)));
-    }
+    QString lessonError;
+    const LessonRequest lesson = parser.isSet(o.lesson)
+                                     ? lessonRequest(parser.value(o.lesson), parser.isSet(o.lessonStep) ? parser.value(o.lessonStep) : QString(), &lessonError)
+                                     : LessonRequest{};
+    if (parser.isSet(o.lesson) && !lesson.lesson) return fail(lessonError);
 
     shardscope::widgets::LanguageManager language;
     const QString code = parser.isSet(o.lang) ? parser.value(o.lang) : shardscope::widgets::LanguageManager::systemDefault();
@@ -187,13 +214,8 @@ int main(int argc, char** argv) {
         if (!parser.isSet(o.view)) window.showPage(QStringLiteral("compare"));
     }
     auto* lessons = window.findChild<shardscope::widgets::LessonPlayer*>();
-    if (lesson && parser.isSet(o.screenshot)) {
-        if (!lessons || !lessons->start(parser.value(o.lesson), lessonStep - 1)) return fail(QApplication::translate("main", "this window has no lessons"));
-        if (!lessons->waitUntilSettled(120000))
-            return fail(QApplication::translate("main", "lesson '%1' step %2 did not load within 120 s").arg(parser.value(o.lesson)).arg(lessonStep));
-        if (!lessons->problem().isEmpty()) return fail(lessons->problem());
-        QString error;
-        if (!shardscope::widgets::renderScreenshot(window, parser.value(o.screenshot), size, &error)) return fail(error);
+    if (lesson.lesson && parser.isSet(o.screenshot)) {
+        if (const QString error = renderLessonStep(window, lesson, parser.value(o.screenshot), size); !error.isEmpty()) return fail(error);
         return 0;
     }
     if (parser.isSet(o.screenshot)) {
@@ -213,8 +235,8 @@ int main(int argc, char** argv) {
     }
     window.resize(size);
     window.show();
-    if (lesson && lessons) {
-        QTimer::singleShot(0, lessons, [lessons, id = parser.value(o.lesson), lessonStep] { lessons->start(id, lessonStep - 1); });
+    if (lesson.lesson && lessons) {
+        QTimer::singleShot(0, lessons, [lessons, lesson] { lessons->start(lesson.id, lesson.step - 1); });
         return QApplication::exec();
     }
     // A newcomer sees a real run animating within seconds: plain `shardscope` runs the default.
