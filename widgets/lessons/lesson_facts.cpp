@@ -15,8 +15,6 @@
 namespace shardscope::widgets {
 namespace {
 
-QString tr(const char* text) { return QCoreApplication::translate("LessonFacts", text); }
-
 QString key(std::string_view prefix, std::string_view name) {
     return QString::fromLatin1(prefix.data(), static_cast<int>(prefix.size())) + QString::fromLatin1(name.data(), static_cast<int>(name.size()));
 }
@@ -69,7 +67,7 @@ void addReportFacts(LessonFacts& f, const report::RunReport& r, int rank, const 
     f[p + QStringLiteral("state_total")] = formatDecimal(static_cast<double>(total));
     f[p + QStringLiteral("bpp_total")] = ratio(static_cast<double>(total) / psi);
     f[p + QStringLiteral("theory_total")] = formatDecimal(static_cast<double>(report::stateTotal(r.theory.modelStateBytes)));
-    f[p + QStringLiteral("states_equal")] = r.comparison.modelStatesEqual ? tr("equal, byte for byte") : tr("not equal");
+    f[p + QStringLiteral("states_equal")] = r.comparison.modelStatesEqual ? QCoreApplication::translate("LessonFacts", "equal, byte for byte") : QCoreApplication::translate("LessonFacts", "not equal");
     f[p + QStringLiteral("padding")] = formatDecimal(static_cast<double>(r.theory.paddingBytes));
     f[p + QStringLiteral("ddp_total")] = formatDecimal(static_cast<double>(ddp));
     f[p + QStringLiteral("bpp_ddp")] = ratio(static_cast<double>(ddp) / psi);
@@ -102,13 +100,13 @@ void addPlayhead(LessonFacts& f, RunDocument& document, int rank) {
         QStringList gathered;
         for (std::size_t u = 0; u < replay::kTrackedUnits; ++u)
             if (s.isGathered(static_cast<std::int32_t>(u)) && model.info()) gathered << QString::fromStdString(model.info()->unitName(static_cast<std::int32_t>(u)));
-        f[QStringLiteral("gathered")] = gathered.isEmpty() ? tr("none") : gathered.join(QStringLiteral(", "));
+        f[QStringLiteral("gathered")] = gathered.isEmpty() ? QCoreApplication::translate("LessonFacts", "none") : gathered.join(QStringLiteral(", "));
     }
     if (k == 0 || k > model.eventCount() || !model.info()) return;
     const Event& e = model.event(k - 1);
     f[QStringLiteral("ev.step")] = QString::number(model.stepIndexOf(k - 1) + 1);
     f[QStringLiteral("ev.rank")] = QString::number(e.rank);
-    f[QStringLiteral("ev.unit")] = e.unit == kNoUnit ? tr("no unit") : QString::fromStdString(model.info()->unitName(e.unit));
+    f[QStringLiteral("ev.unit")] = e.unit == kNoUnit ? QCoreApplication::translate("LessonFacts", "no unit") : QString::fromStdString(model.info()->unitName(e.unit));
     f[QStringLiteral("ev.bytes")] = formatDecimal(static_cast<double>(e.bytes));
     f[QStringLiteral("ev.phase")] = phaseLabel(e.phase);
     f[QStringLiteral("ev.collective")] = collectiveLabel(e.collective);
@@ -154,11 +152,11 @@ QString fillPlaceholders(const QString& text, const LessonFacts& facts, QStringL
 
 std::optional<std::uint64_t> seekIndex(const replay::ReplayModel& model, const lessons::Seek& seek, QString* why) {
     if (model.stepCount() == 0) {
-        *why = tr("the run has no steps");
+        *why = QCoreApplication::translate("LessonFacts", "the run has no steps");
         return std::nullopt;
     }
     if (seek.step > static_cast<std::int64_t>(model.stepCount())) {
-        *why = tr("the run has %1 steps, the lesson asks for step %2").arg(model.stepCount()).arg(seek.step);
+        *why = QCoreApplication::translate("LessonFacts", "the run has %1 steps, the lesson asks for step %2").arg(model.stepCount()).arg(seek.step);
         return std::nullopt;
     }
     const replay::StepData& step = model.step(seek.step == 0 ? model.stepCount() - 1 : static_cast<std::size_t>(seek.step - 1));
@@ -168,7 +166,7 @@ std::optional<std::uint64_t> seekIndex(const replay::ReplayModel& model, const l
         // The focus rank's own peak in this step (step.peakEvent is the busiest rank's), so the
         // ledger the paragraph quotes at the playhead is that rank's peak.
         if (seek.rank >= model.worldSize()) {
-            *why = tr("the run has %1 ranks, the lesson asks for rank %2").arg(model.worldSize()).arg(seek.rank);
+            *why = QCoreApplication::translate("LessonFacts", "the run has %1 ranks, the lesson asks for rank %2").arg(model.worldSize()).arg(seek.rank);
             return std::nullopt;
         }
         replay::ReplayCursor cursor(model);
@@ -191,7 +189,7 @@ std::optional<std::uint64_t> seekIndex(const replay::ReplayModel& model, const l
     int seen = 0;
     for (std::size_t i = 0; i < step.events.size(); ++i)
         if (matches(step.events[i], seek, model.info().get()) && ++seen == seek.nth) return step.firstEvent + i + 1;
-    *why = tr("no event of step %1 matches the lesson's seek").arg(step.step + 1);
+    *why = QCoreApplication::translate("LessonFacts", "no event of step %1 matches the lesson's seek").arg(step.step + 1);
     return std::nullopt;
 }
 
