@@ -98,6 +98,11 @@ private Q_SLOTS:
                 const QString text = f.player->paragraph();
                 QVERIFY2(!text.contains(QLatin1Char('{')) && !text.contains(QLatin1Char('}')), qPrintable(where + QStringLiteral(": ") + text));
                 QVERIFY(f.player->panel()->isVisible());
+                const bool last = k + 1 == lesson.steps.size();
+                QCOMPARE(f.player->panel()->findChild<QPushButton*>(QStringLiteral("lessonNext"))->text(),
+                         last ? LessonPlayer::tr("Finish") : LessonPlayer::tr("Next"));
+                QCOMPARE(f.player->panel()->findChild<QLabel*>(QStringLiteral("lessonCounter"))->text(),
+                         LessonPlayer::tr("Step %1 of %2").arg(k + 1).arg(lesson.steps.size()));
                 if (!step.page.empty()) QCOMPARE(currentPage(f.window), f.window.page(QString::fromStdString(step.page)));
                 if (!step.highlight.empty()) {
                     QWidget* target = f.player->highlighted();
@@ -175,6 +180,7 @@ private Q_SLOTS:
         QVERIFY(f.player->waitUntilSettled(30000));
         QCOMPARE(QString::fromStdString(f.player->lesson()->id), QStringLiteral("zero-stages"));
         auto* back = f.player->panel()->findChild<QPushButton*>(QStringLiteral("lessonBack"));
+        auto* next = f.player->panel()->findChild<QPushButton*>(QStringLiteral("lessonNext"));
         QVERIFY(!back->isEnabled());
         f.player->next();
         QVERIFY(f.player->waitUntilSettled(30000));
@@ -193,6 +199,8 @@ private Q_SLOTS:
         QVERIFY(menu->actions().at(0)->text().contains(QStringLiteral("账本")));
         QVERIFY(f.language.setLanguage(QStringLiteral("en")));
         QCOMPARE(f.player->paragraph(), english);
+        QCOMPARE(f.player->panel()->findChild<QLabel*>(QStringLiteral("lessonCounter"))->text(), QStringLiteral("Step 1 of 5"));
+        QCOMPARE(next->text(), QStringLiteral("Next"));
         QVERIFY(!f.player->start(QStringLiteral("no-such-lesson")));
         QVERIFY(!f.player->start(QStringLiteral("zero-stages"), 99));
     }

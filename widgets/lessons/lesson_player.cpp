@@ -214,18 +214,24 @@ void LessonPlayer::rebuildMenu() {
 void LessonPlayer::retranslate() {
     menu_->setTitle(tr("&Lessons"));
     back_->setText(tr("Back"));
-    next_->setText(tr("Next"));
     close_->setText(tr("Close lesson"));
     rebuildMenu();
-    if (lesson_) {
-        lessonTitle_->setText(tr("Lesson: %1").arg(q(lesson_->title.in(window_.language()->current().toStdString()))));
-        if (settled_) render();
-    }
+    updateControls();
+    if (lesson_ && settled_) render();
+}
+
+void LessonPlayer::updateControls() {
+    const int count = lesson_ ? static_cast<int>(lesson_->steps.size()) : 0;
+    next_->setText(step_ + 1 < count ? tr("Next") : tr("Finish"));
+    if (!lesson_) return;
+    lessonTitle_->setText(tr("Lesson: %1").arg(q(lesson_->title.in(window_.language()->current().toStdString()))));
+    counter_->setText(tr("Step %1 of %2").arg(step_ + 1).arg(count));
+    back_->setEnabled(step_ > 0);
 }
 
 bool LessonPlayer::start(const QString& id, int step) {
     const lessons::Lesson* l = library_.find(id);
-    if (!l || step < 0 || static_cast<std::size_t>(step) >= l->steps.size()) return false;
+    if (!settled_ || !l || step < 0 || static_cast<std::size_t>(step) >= l->steps.size()) return false;
     lesson_ = l;
     step_ = step;
     retranslate();
@@ -263,10 +269,7 @@ void LessonPlayer::showStep() {
     problem_.clear();
     missing_.clear();
     overlay_->setTarget(nullptr);
-    const int count = static_cast<int>(lesson_->steps.size());
-    counter_->setText(tr("Step %1 of %2").arg(step_ + 1).arg(count));
-    back_->setEnabled(step_ > 0);
-    next_->setText(step_ + 1 < count ? tr("Next") : tr("Finish"));
+    updateControls();
     panel_->show();
     placePanel();
     RanksPage* page = ranks();

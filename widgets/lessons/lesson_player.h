@@ -32,8 +32,8 @@ public:
     explicit LessonPlayer(MainWindow& window, const LessonLibrary& library = LessonLibrary::bundled());
     ~LessonPlayer() override;
 
-    // Starts lesson `id` at step `step` (0-based); false (and nothing changes) for an unknown id
-    // or a step out of range.
+    // Starts lesson `id` at step `step` (0-based); false (and nothing changes) for an unknown id,
+    // a step out of range, or while a step is still loading.
     bool start(const QString& id, int step = 0);
     void next();
     void back();
@@ -65,6 +65,7 @@ private:
     void buildPanel();
     void rebuildMenu();
     void retranslate();
+    void updateControls(); // title, "Step k of n", Back/Next for the current step
     void showStep();
     void finishStep();
     void render();
