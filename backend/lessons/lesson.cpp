@@ -24,7 +24,11 @@ void onlyKeys(const json& object, const std::set<std::string>& allowed, const st
     if (!object.is_object()) bad(where, "must be an object");
     for (const auto& [key, value] : object.items()) {
         (void)value;
-        if (!allowed.count(key)) bad(where, "unknown key \"" + key.substr(0, kMaxNameBytes) + "\"");
+        if (allowed.count(key)) continue;
+        std::string shown = key.substr(0, kMaxNameBytes); // echoed on one line: no control characters
+        for (char& c : shown)
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+        bad(where, "unknown key \"" + shown + "\"");
     }
 }
 

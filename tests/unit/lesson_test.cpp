@@ -72,6 +72,7 @@ TEST(lessonFile, RefusesBadInputWithOneLine) {
         {"schema", R"({"schema":"shardscope.lesson/9","id":"a","order":1,"title":{"en":"A"},"steps":[)" + ok + "]}", "schema"},
         {"unknown key", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"hightlight":"a"})"), "unknown key \"hightlight\""},
         {"no steps", lessonWith(""), "steps"},
+        {"key with newline", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"a\nb":1})"), "unknown key \"a?b\""},
         {"id with slash", R"({"schema":"shardscope.lesson/1","id":"../x","order":1,"title":{"en":"A"},"steps":[)" + ok + "]}", "id"},
         {"recording path", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"recording":"../etc/passwd"})"), "recording"},
         {"recording suffix", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"recording":"x.json"})"), ".sstrace"},
