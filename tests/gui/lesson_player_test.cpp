@@ -201,6 +201,16 @@ private Q_SLOTS:
         QCOMPARE(f.player->paragraph(), english);
         QCOMPARE(f.player->panel()->findChild<QLabel*>(QStringLiteral("lessonCounter"))->text(), QStringLiteral("Step 1 of 5"));
         QCOMPARE(next->text(), QStringLiteral("Next"));
+        // Another recording replaces the lesson's: the card says so and keeps its numbers.
+        const QString before = f.player->paragraph();
+        QVERIFY(qobject_cast<RanksPage*>(f.window.page(QStringLiteral("ranks")))->openRecording(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace")));
+        QTRY_VERIFY(!f.player->problem().isEmpty());
+        QCOMPARE(f.player->paragraph(), before);
+        QTRY_VERIFY(!qobject_cast<RanksPage*>(f.window.page(QStringLiteral("ranks")))->isBusy());
+        f.player->next(); // reloads the lesson's recording
+        QVERIFY(f.player->waitUntilSettled(30000));
+        QVERIFY2(f.player->problem().isEmpty(), qPrintable(f.player->problem()));
+        QCOMPARE(QString::fromStdString(f.window.document().report()->strategy), QStringLiteral("zero1"));
         QVERIFY(!f.player->start(QStringLiteral("no-such-lesson")));
         QVERIFY(!f.player->start(QStringLiteral("zero-stages"), 99));
     }

@@ -69,7 +69,15 @@ LessonPlayer::LessonPlayer(MainWindow& window, const LessonLibrary& library)
     RunSession& session = window_.document().session();
     // Another run or recording replaces the one the lesson opened: the next step opens it again.
     connect(&session, &RunSession::started, this, [this] {
-        if (!loading_) loaded_.clear();
+        if (loading_) return;
+        loaded_.clear();
+        // The paragraph keeps the numbers of the run it explains; it says they are not on screen.
+        if (lesson_ && settled_) {
+            problem_ = tr("another run replaced the one this step explains: press Back and Next to load it again");
+            problemLabel_->setText(problem_);
+            problemLabel_->show();
+            placePanel();
+        }
     });
     connect(&session, &RunSession::finished, this, [this](RunSession::Outcome, const QString& message) {
         if (!loading_) return;
