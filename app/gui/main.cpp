@@ -3,10 +3,12 @@
 // Batch mode: --screenshot FILE renders a view offscreen and exits (0, or 2 with one line).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QRegularExpression>
 #include <QTimer>
 #include <cstdio>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <unistd.h>
 
 #include "app/batch_capture.h"
@@ -17,6 +19,7 @@
 #include "compare/compare_page.h"
 #include "core/error.h"
 #include "core/user_files.h"
+#include "lessons/lesson_player.h"
 #include "ranks/ranks_page.h"
 #include "timeline/timeline_page.h"
 
@@ -54,6 +57,66 @@ QString openablePathError(const QString& path) {
     return {};
 }
 
+// --size WxH: the window's size in pixels, each side within what a screen can hold.
+constexpr int kMinSide = 320;
+constexpr int kMaxSide = 8192;
+std::optional<QSize> parseSize(const QString& text) {
+    static const QRegularExpression form(QStringLiteral("^([0-9]{1,5})[xX]([0-9]{1,5})$"));
+    const QRegularExpressionMatch m = form.match(text);
+    if (!m.hasMatch()) return std::nullopt;
+    const int w = m.captured(1).toInt(), h = m.captured(2).toInt();
+    if (w < kMinSide || w > kMaxSide || h < kMinSide || h > kMaxSide) return std::nullopt;
+    return QSize(w, h);
+}
+
+// --list-lessons: one line per lesson, "ID<tab>TITLE", in the lessons' order.
+int listLessons(const QString& language) {
+    const auto& library = shardscope::widgets::LessonLibrary::bundled();
+    if (!library.problems.isEmpty()) return fail(library.problems.first());
+    for (const auto& lesson : library.lessons)
+        std::printf("%s\t%s\n", lesson.id.c_str(), lesson.title.in(language.toStdString()).c_str());
+    return 0;
+}
+
+// --lesson ID [--lesson-step K]: the lesson and its 1-based step, checked against the bundled
+// lessons before any window exists.
+struct LessonRequest {
+    const shardscope::lessons::Lesson* lesson = nullptr;
+    QString id;
+    int step = 1;
+};
+LessonRequest lessonRequest(const QString& id, const QString& stepText, QString* error) {
+    const auto& library = shardscope::widgets::LessonLibrary::bundled();
+    LessonRequest r{library.find(id), id, 1};
+    if (!r.lesson) {
+        QStringList ids;
+        for (const auto& l : library.lessons) ids << QString::fromStdString(l.id);
+        *error = QApplication::translate("main", "unknown lesson '%1' (expected: %2)").arg(id, ids.join(QStringLiteral(", ")));
+        return r;
+    }
+    bool ok = true;
+    if (!stepText.isNull()) r.step = stepText.toInt(&ok);
+    const int count = static_cast<int>(r.lesson->steps.size());
+    if (!ok || r.step < 1 || r.step > count) {
+        *error = QApplication::translate("main", "--lesson-step needs a step between 1 and %1 for lesson '%2', got '%3'").arg(count).arg(id, stepText);
+        r.lesson = nullptr;
+    }
+    return r;
+}
+
+// Plays the lesson up to its step (its recording loaded, page shown, element outlined) and
+// writes the window to `file`; empty on success, else one line.
+QString renderLessonStep(shardscope::widgets::MainWindow& window, const LessonRequest& lesson, const QString& file, QSize size) {
+    auto* player = window.findChild<shardscope::widgets::LessonPlayer*>();
+    if (!player || !player->start(lesson.id, lesson.step - 1)) return QApplication::translate("main", "this window has no lessons");
+    if (!player->waitUntilSettled(120000))
+        return QApplication::translate("main", "lesson '%1' step %2 did not load within 120 s").arg(lesson.id).arg(lesson.step);
+    if (!player->problem().isEmpty()) return player->problem();
+    QString error;
+    shardscope::widgets::renderScreenshot(window, file, size, &error);
+    return error;
+}
+
 struct Options {
     QCommandLineOption screenshot{QStringLiteral("screenshot"), QApplication::translate("main", "Render the window to an image (.png, .jpg or .bmp) and exit."),
                                   QStringLiteral("FILE")};
@@ -66,6 +129,12 @@ struct Options {
                                   QApplication::translate("main", "Run the default scenario (small, 4 CPU ranks, ZeRO-3); the default without --view or --open.")};
     QCommandLineOption afterSteps{QStringLiteral("after-steps"),
                                   QApplication::translate("main", "With --screenshot: capture once this many steps have run (default 1)."),
+                                  QStringLiteral("K")};
+    QCommandLineOption size{QStringLiteral("size"), QApplication::translate("main", "Window size in pixels, e.g. 1024x700 (with --screenshot: the image's size)."),
+                            QStringLiteral("WxH")};
+    QCommandLineOption listLessons{QStringLiteral("list-lessons"), QApplication::translate("main", "List the lessons (ID and title) and exit.")};
+    QCommandLineOption lesson{QStringLiteral("lesson"), QApplication::translate("main", "Start the lesson ID (see --list-lessons)."), QStringLiteral("ID")};
+    QCommandLineOption lessonStep{QStringLiteral("lesson-step"), QApplication::translate("main", "With --lesson: start at step K (from 1)."),
                                   QStringLiteral("K")};
 };
 
@@ -87,7 +156,7 @@ int main(int argc, char** argv) {
     parser.addHelpOption();
     parser.addVersionOption();
     const Options o;
-    parser.addOptions({o.screenshot, o.view, o.lang, o.open, o.runDefault, o.afterSteps});
+    parser.addOptions({o.screenshot, o.view, o.lang, o.open, o.runDefault, o.afterSteps, o.size, o.listLessons, o.lesson, o.lessonStep});
     if (!parser.parse(QApplication::arguments())) return fail(parser.errorText());
     if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);
     if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
@@ -98,6 +167,9 @@ int main(int argc, char** argv) {
     if (!stepsOk || afterSteps < 0 || afterSteps > shardscope::widgets::kMaxSteps)
         return fail(QApplication::translate("main", "--after-steps needs a step count between 1 and %1, got '%2'")
                         .arg(shardscope::widgets::kMaxSteps).arg(parser.value(o.afterSteps)));
+    if (parser.isSet(o.lessonStep) && !parser.isSet(o.lesson)) return fail(QApplication::translate("main", "--lesson-step needs --lesson ID"));
+    if (parser.isSet(o.lesson) && (parser.isSet(o.open) || parser.isSet(o.runDefault)))
+        return fail(QApplication::translate("main", "--lesson opens its own runs: it cannot be combined with --open or --run-default"));
     if (parser.isSet(o.runDefault) && parser.isSet(o.open))
         return fail(QApplication::translate("main", "--run-default and --open cannot be combined"));
     if (parser.isSet(o.open))
@@ -106,10 +178,25 @@ int main(int argc, char** argv) {
         if (const QString error = shardscope::widgets::screenshotFormatError(parser.value(o.screenshot)); !error.isEmpty())
             return fail(error);
 
+    QSize size = shardscope::widgets::kScreenshotSize;
+    if (parser.isSet(o.size)) {
+        const auto parsed = parseSize(parser.value(o.size));
+        if (!parsed)
+            return fail(QApplication::translate("main", "--size needs WIDTHxHEIGHT with each side between %1 and %2 pixels, got '%3'")
+                            .arg(kMinSide).arg(kMaxSide).arg(parser.value(o.size)));
+        size = *parsed;
+    }
+    QString lessonError;
+    const LessonRequest lesson = parser.isSet(o.lesson)
+                                     ? lessonRequest(parser.value(o.lesson), parser.isSet(o.lessonStep) ? parser.value(o.lessonStep) : QString(), &lessonError)
+                                     : LessonRequest{};
+    if (parser.isSet(o.lesson) && !lesson.lesson) return fail(lessonError);
+
     shardscope::widgets::LanguageManager language;
     const QString code = parser.isSet(o.lang) ? parser.value(o.lang) : shardscope::widgets::LanguageManager::systemDefault();
     if (!language.setLanguage(code))
         return fail(QApplication::translate("main", "unknown language '%1' (expected: en, zh_CN)").arg(code));
+    if (parser.isSet(o.listLessons)) return listLessons(language.current());
 
     shardscope::widgets::MainWindow window(&language);
     shardscope::widgets::addDefaultPages(window);
@@ -126,6 +213,11 @@ int main(int argc, char** argv) {
         if (!compare || !compare->openFiles({parser.value(o.open)}, &error)) return fail(error);
         if (!parser.isSet(o.view)) window.showPage(QStringLiteral("compare"));
     }
+    auto* lessons = window.findChild<shardscope::widgets::LessonPlayer*>();
+    if (lesson.lesson && parser.isSet(o.screenshot)) {
+        if (const QString error = renderLessonStep(window, lesson, parser.value(o.screenshot), size); !error.isEmpty()) return fail(error);
+        return 0;
+    }
     if (parser.isSet(o.screenshot)) {
         shardscope::widgets::BatchRequest batch;
         batch.runDefault = parser.isSet(o.runDefault);
@@ -137,12 +229,16 @@ int main(int argc, char** argv) {
         if (auto* timeline = qobject_cast<shardscope::widgets::TimelinePage*>(window.page(QStringLiteral("timeline"))))
             timeline->zoomToCurrentStep();
         QString error;
-        if (!shardscope::widgets::renderScreenshot(window, parser.value(o.screenshot), shardscope::widgets::kScreenshotSize, &error))
+        if (!shardscope::widgets::renderScreenshot(window, parser.value(o.screenshot), size, &error))
             return fail(error);
         return 0;
     }
-    window.resize(shardscope::widgets::kScreenshotSize);
+    window.resize(size);
     window.show();
+    if (lesson.lesson && lessons) {
+        QTimer::singleShot(0, lessons, [lessons, lesson] { lessons->start(lesson.id, lesson.step - 1); });
+        return QApplication::exec();
+    }
     // A newcomer sees a real run animating within seconds: plain `shardscope` runs the default.
     const bool plain = !parser.isSet(o.view) && !parser.isSet(o.open);
     if (parser.isSet(o.open) && !openReports) QTimer::singleShot(0, ranks, [ranks, path = parser.value(o.open)] { ranks->openRecording(path); });

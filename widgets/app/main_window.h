@@ -33,6 +33,7 @@ public:
     QStringList pageIds() const;
     QWidget* page(const QString& id) const;
     LanguageManager* language() const { return language_; }
+    QMenu* helpMenu() const { return helpMenu_; } // Help → Lessons adds itself here
     RunDocument& document() const { return *document_; }
 
 protected:

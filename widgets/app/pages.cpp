@@ -5,6 +5,7 @@
 #include "calculator/calculator_page.h"
 #include "compare/compare_page.h"
 #include "flows/flow_page.h"
+#include "lessons/lesson_player.h"
 #include "ranks/ranks_page.h"
 #include "run/run_document.h"
 #include "timeline/timeline_page.h"
@@ -26,6 +27,7 @@ void addDefaultPages(MainWindow& window) {
     });
     new RecordingFiles(window, document);
     window.addPage(QStringLiteral("calculator"), [] { return MainWindow::tr("Calculator"); }, new CalculatorPage);
+    new LessonPlayer(window); // Help → Lessons, over the pages above
 }
 
 } // namespace shardscope::widgets

@@ -12,6 +12,7 @@ FlowPage::FlowPage(RunDocument& document, QWidget* parent) : ReplayPageBase(docu
     view_ = static_cast<FlowView*>(exportTarget());
     if (auto* v = qobject_cast<QVBoxLayout*>(layout()))
         v->insertWidget(0, new PaletteLegend({ColorFamily::Ranks, ColorFamily::Activities, ColorFamily::Memory}, this));
+    view_->setObjectName(QStringLiteral("flowView"));
     connectAll();
 }
 

@@ -13,7 +13,9 @@ namespace shardscope::widgets {
 ReplayPageBase::ReplayPageBase(RunDocument& document, QWidget* view, QWidget* parent)
     : QWidget(parent), document_(document), view_(view) {
     explain_ = new ExplainPanel(this);
+    explain_->setObjectName(QStringLiteral("explainPanel"));
     playback_ = new PlaybackBar(document.model(), document.player(), this);
+    playback_->setObjectName(QStringLiteral("playbackBar"));
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(view);
     split->addWidget(explain_);

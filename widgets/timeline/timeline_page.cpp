@@ -23,6 +23,7 @@ TimelinePage::TimelinePage(RunDocument& document, QWidget* parent)
     view_ = static_cast<TimelineView*>(exportTarget());
     if (auto* v = qobject_cast<QVBoxLayout*>(layout())) v->insertWidget(0, buildZoomRow());
     view_->installEventFilter(this);
+    view_->setObjectName(QStringLiteral("timelineView"));
     connect(view_, &TimelineView::seekRequested, this, [this](std::uint64_t k) {
         this->document().player().pause();
         this->document().player().seek(k);

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Records the bundled recordings the lessons open (resources/recordings/*.sstrace) with the real
+# worker: the tiny model on 4 ranks, 2 steps, bf16, so each file stays well under
+# 200 KB. Re-run after a protocol change (backend/protocol/protocol.h: kProtocolVersion) and commit
+# the files.  Usage: scripts/record-lesson-recordings.sh [BUILD_DIR]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cli=${1:-$root/build}/bin/shardscope-cli
+out=$root/resources/recordings
+mkdir -p "$out"
+common=(--model tiny --ranks 4 --steps 2 --precision bf16)
+for s in ddp zero1 zero2 zero3 fsdp; do
+  "$cli" run "${common[@]}" --strategy "$s" --trace "$out/${s}_tiny_4r.sstrace"
+done
+# What activation checkpointing and prefetch change (lesson "peak"): ZeRO-3 without prefetch, and
+# ZeRO-3 with checkpointing.
+"$cli" run "${common[@]}" --strategy zero3 --prefetch 0 --trace "$out/zero3_noprefetch_tiny_4r.sstrace"
+"$cli" run "${common[@]}" --strategy zero3 --checkpointing --trace "$out/zero3_ckpt_tiny_4r.sstrace"
+ls -l "$out"
