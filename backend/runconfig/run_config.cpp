@@ -31,7 +31,8 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
               {"--model", "--strategy", "--steps", "--seed", "--precision", "--micro-batch", "--lr",
                "--prefetch", "--bucket-bytes", "--reshard-after-forward", "--max-inflight",
                "--persistence-threshold", "--hybrid-group", "--grad-accum", "--capacity", "--data",
-               "--stream", "--trace", "--json", "--weights-out", "--timeout-ms", "--backend", "--ranks"},
+               "--stream", "--trace", "--json", "--weights-out", "--timeout-ms", "--backend", "--ranks",
+               "--offload-optimizer", "--offload-params"},
               {"--checkpointing", "--deterministic", "--no-events", "--no-sync", "--shared-device"});
     args.parse(workerArgs);
     if (worldSize < 1) throwInvalid("ranks (mpirun -np) must be at least 1, got " + std::to_string(worldSize));
@@ -102,6 +103,14 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
         const std::uint64_t cap = args.bytes("--capacity");
         c.capacityBytes = cap;
     }
+    for (const auto& [flag, tier] : {std::pair{"--offload-optimizer", &c.offload.optimizer},
+                                     std::pair{"--offload-params", &c.offload.param}}) {
+        if (!args.has(flag)) continue;
+        const std::string t = args.required(flag);
+        const std::optional<Tier> parsed = t == "cpu" ? std::optional<Tier>(Tier::Host) : parseTier(t);
+        if (!parsed) throwInvalid(std::string(flag) + " must be device, host or nvme, got '" + t + "'");
+        *tier = *parsed;
+    }
     if (args.has("--data")) {
         c.dataFile = args.required("--data");
         // Checked here, on the launching side too, so that bad data is exit 2 before a launch.
@@ -157,6 +166,9 @@ std::vector<std::string> toWorkerArgs(const RunConfig& c) {
     if (k.gradAccumSteps != 1) a.insert(a.end(), {"--grad-accum", std::to_string(k.gradAccumSteps)});
     if (k.noSync) a.push_back("--no-sync");
     if (c.capacityBytes) a.insert(a.end(), {"--capacity", formatBytes(*c.capacityBytes)});
+    if (c.offload.optimizer != Tier::Device)
+        a.insert(a.end(), {"--offload-optimizer", std::string(tierName(c.offload.optimizer))});
+    if (c.offload.param != Tier::Device) a.insert(a.end(), {"--offload-params", std::string(tierName(c.offload.param))});
     if (c.dataFile) a.insert(a.end(), {"--data", *c.dataFile});
     if (c.streamPath) a.insert(a.end(), {"--stream", *c.streamPath});
     if (c.tracePath) a.insert(a.end(), {"--trace", *c.tracePath});
@@ -201,6 +213,8 @@ nlohmann::json toJson(const RunConfig& c) {
         {"shared_device", c.sharedDevice},
     };
     j["capacity_bytes"] = c.capacityBytes ? nlohmann::json(*c.capacityBytes) : nlohmann::json(nullptr);
+    j["offload"] = {{"optimizer", std::string(tierName(c.offload.optimizer))},
+                    {"param", std::string(tierName(c.offload.param))}};
     j["data"] = c.dataFile ? nlohmann::json(*c.dataFile) : nlohmann::json("synthetic");
     return j;
 }
@@ -216,6 +230,7 @@ theory::Scenario scenarioOf(const RunConfig& c) {
     s.knobs.deterministicReductions = c.deterministic;
     s.knobs.sharedDeviceCollectives = c.sharedDevice;
     s.activations = {c.preset.microBatch, c.checkpointing};
+    s.offload = c.offload;
     return s;
 }
 

@@ -10,7 +10,7 @@
 //   [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]
 //   [--no-sync] [--capacity BYTES] [--data FILE] [--stream SOCKET_PATH] [--trace FILE]
 //   [--json FILE] [--weights-out FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]
-//   [--shared-device --ranks N]
+//   [--shared-device --ranks N] [--offload-optimizer device|host] [--offload-params device|host]
 //
 // The job's size is mpirun's -np, except with --shared-device: then the worker is ONE process
 // (not under mpirun) that runs --ranks N ranks as threads — on one GPU with --backend cuda,
@@ -43,6 +43,7 @@ struct RunConfig {
     plan::Knobs knobs{};            // buckets, prefetch, reshard, in-flight, persistence,
                                       // hybrid group, grad accumulation, no_sync
     std::optional<std::uint64_t> capacityBytes; // ledger budget per rank (device tier)
+    plan::Offload offload{};          // --offload-optimizer, --offload-params: device|host
     std::optional<std::string> dataFile;        // byte-level training data (vocab 256)
     int worldSize = 1;                // mpirun's -np, or --ranks with --shared-device
     Backend backend = Backend::Cpu;   // --backend

@@ -43,6 +43,9 @@ struct StrategyConfig {
     plan::PrecisionKind precision = plan::PrecisionKind::MixedBf16; // MixedBf16 or Fp32
     plan::GptShape shape{};
     std::uint64_t seed = 0; // parameter initialisation
+    // ZeRO-Offload: master, m, v (and, where grads are sharded, the gradient shards the CPU
+    // optimizer reads) in the host tier; param shards in the host tier (ZeRO-3 / FSDP).
+    plan::Offload offload{};
 };
 
 struct MicroStep {
@@ -73,6 +76,10 @@ struct OwnedSlice {
     // ranges of all ranks partition every unit exactly once.
     std::uint64_t normBegin = 0;
     std::uint64_t normEnd = 0;
+    // ZeRO-Offload: weights, m and v are host-tier memory (the CPU optimizer updates them);
+    // grads are host memory too where gradsOnHost, device memory otherwise.
+    bool stateOnHost = false;
+    bool gradsOnHost = false;
 };
 
 class Sharding {
@@ -111,7 +118,9 @@ public:
 
 // The strategy for `config` over `groups` (see plan/policy.h for what each strategy does).
 // Allocates and initialises the model states; throws Error(OutOfMemory) when they exceed the
-// ledger's capacity, Error(InvalidArgument) for a configuration the strategy cannot run.
+// ledger's capacity, Error(InvalidArgument) for a configuration the strategy cannot run
+// (offloading the optimizer without a sharded optimizer or in fp32, params without sharded
+// params, anything to NVMe).
 std::unique_ptr<Sharding> makeSharding(const StrategyConfig& config, device::Device& device,
                                        const CommGroups& groups);
 

@@ -19,6 +19,7 @@ strategy::StrategyConfig strategyConfigOf(const RunConfig& c) {
     s.precision = c.precision;
     s.shape = c.preset.shape;
     s.seed = c.seed;
+    s.offload = c.offload;
     return s;
 }
 

@@ -6,6 +6,7 @@
 #include <QWidget>
 #include <map>
 
+#include "plan/policy.h"
 #include "run/run_request.h"
 
 class QCheckBox;
@@ -49,6 +50,7 @@ protected:
 private:
     void build();
     void addField(RunField field, QWidget* widget);
+    void updateOffloadChoices(const plan::Policy& policy);
     void onChanged();
     void updatePreview();
     void retranslateUi();
@@ -74,6 +76,8 @@ private:
     QSpinBox* persistence_ = nullptr;
     QSpinBox* hybrid_ = nullptr;
     QSpinBox* microBatch_ = nullptr;
+    QComboBox* offloadOptimizer_ = nullptr; // device | host
+    QComboBox* offloadParams_ = nullptr;
     QLabel* preview_ = nullptr;
     struct Row {
         QWidget* widget = nullptr;
