@@ -67,7 +67,7 @@ std::vector<Problem> validate(const RunConfig& c) {
                                       std::pair{Field::OffloadParams, c.offload.param}}) {
         if (tier == Tier::Device) continue;
         const bool fits = field == Field::OffloadOptimizer ? policy.shardOptimizer : policy.shardParams;
-        if (tier == Tier::Nvme) out.push_back({field, Code::OffloadTierNotBuilt, 0, 0, 0, "nvme"});
+        if (tier == Tier::Nvme && field == Field::OffloadParams) out.push_back({field, Code::OffloadTierNotBuilt, 0, 0, 0, "nvme"});
         else if (!fits) out.push_back({field, Code::OffloadNotForStrategy, 0, 0, 0, strategyText});
         else if (c.precision != plan::PrecisionKind::MixedBf16) out.push_back({field, Code::OffloadNeedsBf16, 0, 0, 0, {}});
     }
@@ -147,7 +147,7 @@ std::string describeForFlags(const Problem& p, bool sharedDevice) {
     case Code::OffloadNeedsBf16:
         return flag + " needs --precision bf16 (the host tier holds fp32 master weights and bf16 params)";
     case Code::OffloadTierNotBuilt:
-        return flag + " " + p.text + ": the NVMe tier (ZeRO-Infinity) is not available in this build; use host";
+        return flag + " " + p.text + ": parameters on the NVMe tier are not available in this build; use host";
     }
     return p.text;
 }

@@ -48,6 +48,9 @@ Sharded::Sharded(const StrategyConfig& config, device::Device& device, const Com
     optimizerTier_ = config.offload.optimizer;
     gradTier_ = optimizerTier_ != Tier::Device && policy_.shardGrads ? Tier::Host : Tier::Device;
     paramTier_ = config.offload.param;
+    nvmeCells_.ledger = &device_.ledger();
+    if (optimizerTier_ == Tier::Nvme && device_.holdsData())
+        nvme_ = std::make_unique<offload::NvmeStore>(config.nvme, groups_.world->rank());
     setup();
 }
 
@@ -70,10 +73,14 @@ void Sharded::setup() {
         else s.paramShard = allocate(s.shard, Category::ParamShard, u, false, paramTier_);
         if (!policy_.shardGrads) s.gradFull = allocate(s.padded, Category::GradFull, u, true);
         else s.gradShard = allocate(s.shard, Category::GradShard, u, true, gradTier_);
-        if (mixed_)
-            s.master = device_.allocateArray<float>(optimizerElements, {Category::MasterFp32, optimizerTier_, u});
-        s.adamM = device_.allocateArray<float>(optimizerElements, {Category::AdamM, optimizerTier_, u}, true);
-        s.adamV = device_.allocateArray<float>(optimizerElements, {Category::AdamV, optimizerTier_, u}, true);
+        if (optimizerTier_ == Tier::Nvme) {
+            setupNvme(s, u, optimizerElements);
+        } else {
+            if (mixed_)
+                s.master = device_.allocateArray<float>(optimizerElements, {Category::MasterFp32, optimizerTier_, u});
+            s.adamM = device_.allocateArray<float>(optimizerElements, {Category::AdamM, optimizerTier_, u}, true);
+            s.adamV = device_.allocateArray<float>(optimizerElements, {Category::AdamV, optimizerTier_, u}, true);
+        }
 
         // Every rank initialises the whole unit on the host (deterministic in seed and unit),
         // uploads its part. Host staging is not device memory: it is not in the ledger. A device
@@ -90,7 +97,8 @@ void Sharded::setup() {
         };
         if (mixed_) {
             const std::span<const float> masterValues = policy_.shardOptimizer ? mine : all.first(s.n);
-            put(s.master, 0, masterValues.data(), masterValues.size() * sizeof(float));
+            if (optimizerTier_ == Tier::Nvme) writeInitialNvme(s, u, masterValues);
+            else put(s.master, 0, masterValues.data(), masterValues.size() * sizeof(float));
             if (!s.paramFull.empty()) uploadBf16(all.first(s.paramFull.bytes() / eb_), s.paramFull);
             if (!s.paramShard.empty()) uploadBf16(mine, s.paramShard);
         } else {
@@ -345,7 +353,7 @@ OwnedSlice Sharded::owned(std::int32_t unit) {
         o.normEnd = counts ? o.end : o.begin;
     }
     o.gradsBf16 = mixed_;
-    o.stateOnHost = optimizerTier_ == Tier::Host;
+    o.stateOnHost = optimizerTier_ != Tier::Device; // NVMe: staged in host memory by beginUpdate
     o.gradsOnHost = policy_.shardGrads && onHost(s.gradShard);
     o.m = s.adamM.ptr<float>();
     o.v = s.adamV.ptr<float>();
@@ -354,8 +362,12 @@ OwnedSlice Sharded::owned(std::int32_t unit) {
 
 // This rank's updated parameters [offset, offset + length) of its slice, in the working dtype.
 void Sharded::writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t length, void* out) {
+    if (mixed_ && optimizerTier_ == Tier::Nvme) { // rounded when the unit was updated (endUpdate)
+        ops_.upload(out, s.rounded.ptr<const Bf16>() + offset, length * sizeof(Bf16));
+        return;
+    }
     if (mixed_ && onHost(s.master)) {
-        roundMasterInto(s, offset, length, out, false);
+        roundInto(s.master.ptr<const float>() + offset, length, out, false);
         return;
     }
     if (mixed_) {
@@ -371,6 +383,11 @@ void Sharded::writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t l
 }
 
 void Sharded::afterOptimizer() {
+    updateComputeWeights();
+    for (UnitState& s : units_) s.rounded.reset(); // the NVMe tier's rounded weights are consumed
+}
+
+void Sharded::updateComputeWeights() {
     if (!policy_.shardOptimizer) { // DDP
         if (mixed_)
             for (UnitState& s : units_) ops_.toBf16(s.master.ptr<const float>(), s.paramFull.ptr<Bf16>(), s.n);
@@ -379,7 +396,7 @@ void Sharded::afterOptimizer() {
     if (!policy_.shardParams) { // ZeRO-1/2: all-gather the updated parameters
         if (shards_ == 1) {
             if (mixed_)
-                for (UnitState& s : units_) ops_.toBf16(s.master.ptr<const float>(), s.paramFull.ptr<Bf16>(), s.padded);
+                for (UnitState& s : units_) writeOwnParams(s, 0, s.padded, s.paramFull.data());
             return;
         }
         gatherUpdatedParams();
@@ -388,7 +405,8 @@ void Sharded::afterOptimizer() {
     for (std::int32_t u = 0; u < unitCount(); ++u) {
         UnitState& s = state(u);
         if (s.persistent) gatherPersistent(s, u);
-        else if (mixed_ && onHost(s.master)) roundMasterInto(s, 0, s.shard, s.paramShard.data(), onHost(s.paramShard));
+        else if (optimizerTier_ == Tier::Nvme) continue; // rounded into the shard by endUpdate
+        else if (mixed_ && onHost(s.master)) roundInto(s.master.ptr<const float>(), s.shard, s.paramShard.data(), onHost(s.paramShard));
         else if (mixed_ && onHost(s.paramShard)) { // device optimizer, host-tier params: round, device → host
             Buffer staging = allocate(s.shard, Category::Workspace, u);
             ops_.toBf16(s.master.ptr<const float>(), staging.ptr<Bf16>(), s.shard);
@@ -451,7 +469,9 @@ std::vector<std::vector<float>> Sharded::gatherWeights() {
         const std::size_t at = mine.size();
         mine.resize(at + (range[1] - range[0]) * sizeof(float));
         const std::uint64_t bytes = (range[1] - range[0]) * sizeof(float);
-        if (o.stateOnHost) std::memcpy(mine.data() + at, o.weights, bytes);
+        if (optimizerTier_ == Tier::Nvme) {
+            if (bytes > 0) std::memcpy(mine.data() + at, readNvmeMaster(state(u)).data(), bytes);
+        } else if (o.stateOnHost) std::memcpy(mine.data() + at, o.weights, bytes);
         else ops_.download(mine.data() + at, o.weights, bytes);
     }
     const std::vector<std::string> parts = groups_.world->gatherBytes(mine, 0);
@@ -486,6 +506,8 @@ void Sharded::discardTransients() {
     reducePiece_ = 0;
     for (UnitState& s : units_) {
         s.stage.reset();
+        s.nvmeStage.reset();
+        s.rounded.reset();
         if (policy_.shardParams && !s.persistent) s.paramFull.reset();
         if (policy_.shardGrads) s.gradFull.reset();
     }

@@ -3,6 +3,7 @@
 // reshard, gradient reduction, the optimizer's slices) and sharded_offload.cpp (ZeRO-Offload's
 // tier crossings). Private to the strategy library: the interface is strategy/sharding.h.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +25,32 @@ struct UnitState {
     bool persistent = false;  // ZeRO-3 param persistence: param_full kept whole (n elements)
     Buffer paramFull, paramShard, gradFull, gradShard, master, adamM, adamV;
     Buffer stage; // device copy of a host-tier param shard, the all-gather's input
+    // NVMe tier: master, m, v of the shard in one file region of 3 × nvmeRegion bytes at nvmeAt,
+    // staged in host memory around the unit's update; `rounded` keeps the updated bf16 weights
+    // for the parameter all-gather after the optimizer (ZeRO-1/2, persistent units).
+    std::uint64_t nvmeElements = 0, nvmeAt = 0, nvmeRegion = 0;
+    Buffer nvmeStage, rounded;
+};
+
+// Ledger cells of bytes that live in files (the NVMe tier): counted while this lives.
+struct NvmeCells {
+    Ledger* ledger = nullptr;
+    struct Cell {
+        Category category;
+        std::int32_t unit;
+        std::uint64_t bytes;
+    };
+    std::vector<Cell> cells;
+    NvmeCells() = default;
+    NvmeCells(const NvmeCells&) = delete;
+    NvmeCells& operator=(const NvmeCells&) = delete;
+    void add(Category c, std::int32_t unit, std::uint64_t bytes) {
+        ledger->recordAlloc(c, Tier::Nvme, bytes, unit);
+        cells.push_back({c, unit, bytes});
+    }
+    ~NvmeCells() {
+        for (auto it = cells.rbegin(); it != cells.rend(); ++it) ledger->recordFree(it->category, Tier::Nvme, it->bytes, it->unit);
+    }
 };
 
 class Sharded final : public Sharding {
@@ -44,6 +71,8 @@ public:
     void afterBackward(std::int32_t unit, const MicroStep& micro) override;
     void endBackward(const MicroStep& micro) override;
     OwnedSlice owned(std::int32_t unit) override;
+    OwnedSlice beginUpdate(std::int32_t unit, OwnedSlice slice) override;
+    void endUpdate(std::int32_t unit) override;
     void afterOptimizer() override;
     std::vector<std::vector<float>> gatherWeights() override;
     void discardTransients() override;
@@ -65,8 +94,11 @@ private:
     // dtype if asked (through a host staging buffer).
     void intoHost(Buffer& to, std::uint64_t elementOffset, const void* deviceSrc, std::uint64_t count,
                   bool accumulate, std::int32_t unit);
-    // bf16 of master[offset, offset + count) (host tier) into `out` (device or host memory).
-    void roundMasterInto(UnitState& s, std::uint64_t offset, std::uint64_t count, void* out, bool outOnHost);
+    // bf16 of `count` host fp32 values into `out` (device or host memory).
+    void roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost);
+    void setupNvme(UnitState& s, std::int32_t unit, std::uint64_t elements);
+    void writeInitialNvme(UnitState& s, std::int32_t unit, std::span<const float> master);
+    std::vector<float> readNvmeMaster(const UnitState& s); // instrumentation (gatherWeights)
     void validateOffload() const;
     void setup();
     void gather(std::int32_t unit, bool prefetch);
@@ -75,6 +107,7 @@ private:
     void packForReduce(std::int32_t unit, const MicroStep& micro);
     void flushReduce(const plan::Bucket& bucket, const MicroStep& micro);
     void reduceUnit(std::int32_t unit, const MicroStep& micro);
+    void updateComputeWeights(); // after the optimizer: the working copies from the master weights
     void gatherUpdatedParams();
     void writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t length, void* out);
     void gatherPersistent(UnitState& s, std::int32_t unit);
@@ -87,10 +120,12 @@ private:
     device::Ops& ops_; // copies and conversions on the device's memory
     CommGroups groups_;
     bool mixed_;
-    std::uint64_t eb_;
+    std::uint64_t eb_; // bytes per element of params and grads (2 bf16, 4 fp32)
     Tier optimizerTier_ = Tier::Device; // master, m, v
     Tier gradTier_ = Tier::Device;      // gradient shards (ZeRO-2/3, FSDP)
-    Tier paramTier_ = Tier::Device;     // param shards (ZeRO-3, FSDP) // bytes per element of params and grads (2 bf16, 4 fp32)
+    Tier paramTier_ = Tier::Device;     // param shards (ZeRO-3, FSDP)
+    std::unique_ptr<offload::NvmeStore> nvme_; // the rank's file (absent on a device without memory)
+    NvmeCells nvmeCells_;
     std::uint64_t shards_ = 1;
     std::uint64_t shardRank_ = 0;
     std::vector<plan::UnitLayout> layouts_;

@@ -1,6 +1,8 @@
 // ZeRO-Offload's tier crossings: what may be offloaded, copies into host-tier buffers, the
 // device → host gradient shards and the host → device compute weights.
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -8,6 +10,7 @@
 #include "core/numeric.h"
 #include "device/ops.h"
 #include "offload/host_adamw.h"
+#include "offload/nvme_store.h"
 #include "strategy/sharded.h"
 
 namespace shardscope::strategy::detail {
@@ -15,8 +18,9 @@ namespace shardscope::strategy::detail {
 void Sharded::validateOffload() const {
     const plan::Offload& o = config_.offload;
     const std::string name(plan::strategyName(config_.strategy));
-    for (const auto& [tier, what] : {std::pair{o.optimizer, "--offload-optimizer"}, std::pair{o.param, "--offload-params"}})
-        if (tier == Tier::Nvme) throwInvalid(std::string(what) + " nvme is not available in this build (host is)");
+    if (o.param == Tier::Nvme) throwInvalid("--offload-params nvme is not available in this build (host is)");
+    if (o.optimizer == Tier::Nvme && !offload::nvmeAvailable())
+        throwInvalid("--offload-optimizer nvme needs liburing, which this build was configured without");
     if (o.optimizer != Tier::Device && !policy_.shardOptimizer)
         throwInvalid("--offload-optimizer needs a strategy that shards the optimizer (zero1, zero2, zero3, fsdp, "
                      "fsdp_grad_op, fsdp_hybrid), not " + name);
@@ -46,15 +50,73 @@ void Sharded::intoHost(Buffer& to, std::uint64_t elementOffset, const void* devi
     offload::hostAccumulate(dst, staging.data(), count, mixed_);
 }
 
-void Sharded::roundMasterInto(UnitState& s, std::uint64_t offset, std::uint64_t count, void* out, bool outOnHost) {
+void Sharded::roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost) {
     if (outOnHost) {
-        if (device_.holdsData()) offload::hostToBf16(s.master.ptr<const float>() + offset, static_cast<Bf16*>(out), count);
+        if (device_.holdsData()) offload::hostToBf16(master, static_cast<Bf16*>(out), count);
         return;
     }
     // Rounded on the host, then one host → device copy of the compute weights.
     Buffer staging = device_.allocateArray<Bf16>(count, {Category::Workspace, Tier::Host, kNoUnit});
-    if (device_.holdsData()) offload::hostToBf16(s.master.ptr<const float>() + offset, staging.ptr<Bf16>(), count);
+    if (device_.holdsData()) offload::hostToBf16(master, staging.ptr<Bf16>(), count);
     ops_.upload(out, staging.data(), count * sizeof(Bf16));
+}
+
+// ---- the NVMe tier ----------------------------------------------------------------------------
+
+void Sharded::setupNvme(UnitState& s, std::int32_t unit, std::uint64_t elements) {
+    const std::uint64_t bytes = elements * sizeof(float);
+    // Allocation order as on the other tiers: master, m, v.
+    for (Category c : {Category::MasterFp32, Category::AdamM, Category::AdamV}) nvmeCells_.add(c, unit, bytes);
+    s.nvmeElements = elements;
+    s.nvmeRegion = offload::alignedBytes(bytes);
+    if (nvme_) s.nvmeAt = nvme_->reserve(3 * s.nvmeRegion);
+}
+
+void Sharded::writeInitialNvme(UnitState& s, std::int32_t unit, std::span<const float> master) {
+    if (!nvme_ || s.nvmeElements == 0) return;
+    Buffer staging = device_.allocate(3 * s.nvmeRegion, {Category::Workspace, Tier::Host, unit}, true); // m, v = 0
+    std::memcpy(staging.data(), master.data(), master.size() * sizeof(float));
+    nvme_->write(s.nvmeAt, staging.data(), 3 * s.nvmeRegion);
+}
+
+std::vector<float> Sharded::readNvmeMaster(const UnitState& s) {
+    std::vector<float> out(s.nvmeElements);
+    if (!nvme_ || s.nvmeElements == 0) return out;
+    // Instrumentation (gatherWeights), not a step: outside the ledger.
+    std::unique_ptr<void, decltype(&std::free)> buffer(std::aligned_alloc(offload::kAlign, s.nvmeRegion), &std::free);
+    if (!buffer) throw Error(ErrorKind::OutOfMemory, "nvme: no host memory to read the master weights back");
+    nvme_->read(s.nvmeAt, buffer.get(), s.nvmeRegion);
+    std::memcpy(out.data(), buffer.get(), out.size() * sizeof(float));
+    return out;
+}
+
+OwnedSlice Sharded::beginUpdate(std::int32_t unit, OwnedSlice o) {
+    if (optimizerTier_ != Tier::Nvme) return o;
+    UnitState& s = state(unit);
+    // One read of the unit's three regions into pinned staging (host tier, in the ledger).
+    s.nvmeStage = device_.allocate(3 * s.nvmeRegion, {Category::Workspace, Tier::Host, unit});
+    if (nvme_ && s.nvmeElements > 0) nvme_->read(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+    char* base = s.nvmeStage.ptr<char>();
+    o.weights = reinterpret_cast<float*>(base);
+    o.m = reinterpret_cast<float*>(base + s.nvmeRegion);
+    o.v = reinterpret_cast<float*>(base + 2 * s.nvmeRegion);
+    return o;
+}
+
+void Sharded::endUpdate(std::int32_t unit) {
+    if (optimizerTier_ != Tier::Nvme) return;
+    UnitState& s = state(unit);
+    if (nvme_ && s.nvmeElements > 0) nvme_->write(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+    const float* master = s.nvmeStage.ptr<const float>();
+    // The compute weights while the master is in memory: into the param shard (ZeRO-3, FSDP), or
+    // kept rounded for the all-gather after the optimizer (ZeRO-1/2, persistent units).
+    if (policy_.shardParams && !s.persistent) {
+        roundInto(master, s.shard, s.paramShard.data(), onHost(s.paramShard));
+    } else {
+        s.rounded = device_.allocateArray<Bf16>(s.shard, {Category::Workspace, Tier::Host, unit});
+        if (device_.holdsData()) offload::hostToBf16(master, s.rounded.ptr<Bf16>(), s.shard);
+    }
+    s.nvmeStage.reset();
 }
 
 

@@ -21,6 +21,7 @@
 
 #include "comm/communicator.h"
 #include "device/device.h"
+#include "offload/nvme_store.h"
 #include "plan/shape.h"
 #include "plan/strategy.h"
 #include "plan/units.h"
@@ -46,6 +47,7 @@ struct StrategyConfig {
     // ZeRO-Offload: master, m, v (and, where grads are sharded, the gradient shards the CPU
     // optimizer reads) in the host tier; param shards in the host tier (ZeRO-3 / FSDP).
     plan::Offload offload{};
+    offload::NvmeOptions nvme{}; // where and how the NVMe tier's file is written (offload nvme)
 };
 
 struct MicroStep {
@@ -106,6 +108,15 @@ public:
     virtual void endBackward(const MicroStep& micro) = 0;
 
     virtual OwnedSlice owned(std::int32_t unit) = 0;
+    // The optimizer's view of one unit around its update, given owned(unit): beginUpdate brings
+    // states that live in files (the NVMe tier) into host staging and points the slice at them;
+    // endUpdate writes them back. Elsewhere the slice is unchanged and endUpdate does nothing. A
+    // wrapper around another Sharding forwards both.
+    virtual OwnedSlice beginUpdate(std::int32_t unit, OwnedSlice slice) {
+        (void)unit;
+        return slice;
+    }
+    virtual void endUpdate(std::int32_t unit) { (void)unit; }
     virtual void afterOptimizer() = 0;
 
     // Collective over the world: the unpadded fp32 weights of every unit, at world rank 0

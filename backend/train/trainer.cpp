@@ -145,7 +145,7 @@ double Trainer::optimizerStep() {
     const AdamWConfig& opt = config_.optimizer;
     device::Ops& ops = device_.ops();
     for (std::int32_t u = 0; u < units; ++u) {
-        strategy::OwnedSlice o = slices[static_cast<std::size_t>(u)];
+        strategy::OwnedSlice o = sharding_->beginUpdate(u, slices[static_cast<std::size_t>(u)]);
         const auto& layout = model_.units()[static_cast<std::size_t>(u)];
         // ZeRO-Offload with device gradients (ZeRO-1's slice of the all-reduced gradient): the
         // CPU optimizer reads them from a host staging copy.
@@ -171,6 +171,7 @@ double Trainer::optimizerStep() {
             else if (device_.holdsData()) // the CPU optimizer: bitwise the device update
                 offload::hostAdamW(scalars, o.weights + at, grads, o.gradsBf16, o.m + at, o.v + at, len);
         }
+        sharding_->endUpdate(u);
     }
     emitSpan(EventKind::ComputeEnd, kNoUnit, Phase::Optimizer);
     sharding_->afterOptimizer();

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -60,8 +61,9 @@ protected:
         std::uint64_t host = 0;
         for (const json& rank : offloaded["ranks"]) {
             EXPECT_EQ(rank["model_state_bytes_by_tier"], theory["model_state_bytes_by_tier"]) << what;
-            for (const auto& [category, bytes] : rank["model_state_bytes_by_tier"]["host"].items())
-                host += bytes.get<std::uint64_t>();
+            for (const char* tier : {"host", "nvme"})
+                for (const auto& [category, bytes] : rank["model_state_bytes_by_tier"][tier].items())
+                    host += bytes.get<std::uint64_t>();
         }
         EXPECT_GT(host, 0u) << what;
         const json& rank0 = offloaded["ranks"][0]["peak_bytes_by_tier"];
@@ -84,6 +86,9 @@ TEST_F(OffloadWorker, RankThreadsAtOneTwoThreeRanksEqualTheDeviceRun) {
         expectParityAndTiers(zero3, run(false, n, "zero3", "--offload-optimizer host --offload-params host"), "zero3 both" + at);
         expectParityAndTiers(zero3, run(false, n, "fsdp", "--offload-params host"), "fsdp params" + at);
         expectParityAndTiers(zero3, run(false, n, "fsdp_grad_op", "--offload-optimizer host"), "fsdp_grad_op optimizer" + at);
+        const std::string nvme = "--offload-optimizer nvme --nvme-dir " + dir.string();
+        expectParityAndTiers(zero1, run(false, n, "zero1", nvme), "zero1 nvme" + at);
+        expectParityAndTiers(zero3, run(false, n, "zero3", nvme + " --offload-params host --aio-block-bytes 8KiB"), "zero3 nvme" + at);
     }
 }
 
@@ -91,22 +96,41 @@ TEST_F(OffloadWorker, MpiRanksEqualTheDeviceRun) {
     for (int n : {2, 3}) {
         const std::string at = " at N=" + std::to_string(n) + " (mpirun)";
         expectParityAndTiers(run(true, n, "zero1", ""), run(true, n, "zero1", "--offload-optimizer host"), "zero1 optimizer" + at);
-        expectParityAndTiers(run(true, n, "zero3", ""), run(true, n, "zero3", "--offload-optimizer host --offload-params host"),
-                             "zero3 both" + at);
+        const json zero3 = run(true, n, "zero3", "");
+        expectParityAndTiers(zero3, run(true, n, "zero3", "--offload-optimizer host --offload-params host"), "zero3 both" + at);
+        expectParityAndTiers(zero3, run(true, n, "zero3", "--offload-optimizer nvme --nvme-dir " + dir.string()), "zero3 nvme" + at);
     }
 }
 
+TEST_F(OffloadWorker, NvmeFilesAreRemovedUnlessKept) {
+    const std::string nvme = "--offload-optimizer nvme --nvme-dir " + dir.string();
+    ASSERT_FALSE(run(false, 2, "zero2", nvme).is_null());
+    std::size_t files = 0;
+    for (const auto& e : fs::directory_iterator(dir)) files += e.path().extension() == ".nvme";
+    EXPECT_EQ(files, 0u);
+    ASSERT_FALSE(run(false, 2, "zero2", nvme + " --keep-nvme").is_null());
+    for (const auto& e : fs::directory_iterator(dir)) files += e.path().extension() == ".nvme";
+    EXPECT_EQ(files, 2u) << "one file per rank";
+}
+
 TEST_F(OffloadWorker, BadOffloadFlagsAreOneLineAndExitTwo) {
-    const std::string cmd = std::string(SHARDSCOPE_WORKER) + " --model tiny --strategy ddp --steps 1 --offload-optimizer host >" +
-                            (dir / "out").string() + " 2>&1";
-    const int status = std::system(cmd.c_str());
-    ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 2);
-    std::ifstream in(dir / "out");
-    std::string line, extra;
-    std::getline(in, line);
-    EXPECT_NE(line.find("--offload-optimizer needs a strategy that shards the optimizer"), std::string::npos) << line;
-    EXPECT_FALSE(std::getline(in, extra)) << "more than one line: " << extra;
+    const std::pair<std::string, std::string> cases[] = {
+        {"--strategy ddp --offload-optimizer host", "--offload-optimizer needs a strategy that shards the optimizer"},
+        {"--strategy zero3 --offload-optimizer nvme --nvme-dir " + (dir / "missing").string(), "No such file or directory"},
+        {"--strategy zero3 --offload-optimizer nvme --nvme-dir /etc/hostname", "is not a directory"},
+    };
+    for (const auto& [flags, expected] : cases) {
+        const std::string cmd = std::string(SHARDSCOPE_WORKER) + " --model tiny --steps 1 " + flags + " >" +
+                                (dir / "out").string() + " 2>&1";
+        const int status = std::system(cmd.c_str());
+        ASSERT_TRUE(WIFEXITED(status));
+        EXPECT_EQ(WEXITSTATUS(status), 2) << flags;
+        std::ifstream in(dir / "out");
+        std::string line, extra;
+        std::getline(in, line);
+        EXPECT_NE(line.find(expected), std::string::npos) << line;
+        EXPECT_FALSE(std::getline(in, extra)) << "more than one line: " << extra;
+    }
 }
 
 } // namespace

@@ -5,8 +5,11 @@
 // refused with one line. (Several ranks, MPI and rank threads: tests/mpi/offload_worker_test.cpp.)
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <random>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,7 @@
 #include "kernels/cpu/adamw.h"
 #include "model/data.h"
 #include "offload/host_adamw.h"
+#include "offload/nvme_store.h"
 #include "plan/policy.h"
 #include "predict/predict.h"
 #include "runconfig/presets.h"
@@ -143,7 +147,7 @@ theory::Scenario scenarioFor(Strategy s, plan::Offload offload) {
 }
 
 OneRun runOneRank(Strategy s, plan::Offload offload, std::optional<std::uint64_t> capacity = std::nullopt,
-               int gradAccum = 1) {
+               int gradAccum = 1, const offload::NvmeOptions& nvme = {}) {
     const runconfig::ModelPreset preset = runconfig::modelPreset("tiny");
     Ledger ledger;
     ledger.setCapacity(Tier::Device, capacity);
@@ -157,6 +161,7 @@ OneRun runOneRank(Strategy s, plan::Offload offload, std::optional<std::uint64_t
     sc.shape = preset.shape;
     sc.seed = 2;
     sc.offload = offload;
+    sc.nvme = nvme;
     auto sharding = strategy::makeSharding(sc, cpu, {self.get(), self.get(), s == Strategy::FsdpHybridShard ? self.get() : nullptr});
     train::TrainConfig cfg;
     cfg.model = {preset.shape, preset.microBatch, false};
@@ -236,8 +241,96 @@ TEST(offloadStrategy, RefusesWhatItCannotRun) {
     EXPECT_THROW(make(Strategy::Ddp, {Tier::Host, Tier::Device}), Error);
     EXPECT_THROW(make(Strategy::Zero2, {Tier::Device, Tier::Host}), Error);
     EXPECT_THROW(make(Strategy::Zero3, {Tier::Host, Tier::Device}, plan::PrecisionKind::Fp32), Error);
-    EXPECT_THROW(make(Strategy::Zero3, {Tier::Nvme, Tier::Device}), Error);
+    EXPECT_THROW(make(Strategy::Zero3, {Tier::Device, Tier::Nvme}), Error); // params stay off NVMe
+    EXPECT_THROW(make(Strategy::Zero3, {Tier::Nvme, Tier::Device}), Error); // no --nvme-dir
     EXPECT_EQ(ledger.liveBytes(), 0u); // nothing half-allocated
+}
+
+// ---- the NVMe tier ---------------------------------------------------------------------------
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+    fs::path path = fs::temp_directory_path() / ("ss-nvme-" + std::to_string(::getpid()));
+    TempDir() { fs::create_directories(path); }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+struct Aligned {
+    explicit Aligned(std::uint64_t bytes) : data(static_cast<unsigned char*>(std::aligned_alloc(offload::kAlign, bytes))), size(bytes) {}
+    ~Aligned() { std::free(data); }
+    unsigned char* data;
+    std::uint64_t size;
+};
+
+TEST(offloadNvme, WritesAndReadsBackThroughSmallBlocksAndRemovesItsFile) {
+    TempDir dir;
+    std::string path;
+    {
+        offload::NvmeStore store({dir.path.string(), false, 8192, 3}, 5);
+        path = store.path();
+        EXPECT_TRUE(fs::exists(path));
+        EXPECT_NE(path.find("rank5"), std::string::npos);
+        const std::uint64_t a = store.reserve(5000), b = store.reserve(100000);
+        EXPECT_EQ(a, 0u);
+        EXPECT_EQ(b, offload::alignedBytes(5000));
+        Aligned one(offload::alignedBytes(5000)), two(offload::alignedBytes(100000)), back(offload::alignedBytes(100000));
+        for (std::uint64_t i = 0; i < one.size; ++i) one.data[i] = static_cast<unsigned char>(i * 7);
+        for (std::uint64_t i = 0; i < two.size; ++i) two.data[i] = static_cast<unsigned char>(i * 13 + 1);
+        store.write(a, one.data, 5000);
+        store.write(b, two.data, 100000); // 13 blocks of 8 KiB, 3 in flight
+        store.read(b, back.data, 100000);
+        EXPECT_EQ(std::memcmp(back.data, two.data, two.size), 0);
+        store.read(a, back.data, 5000);
+        EXPECT_EQ(std::memcmp(back.data, one.data, 5000), 0);
+        EXPECT_THROW(store.read(b + 1, back.data, 10), Error);              // unaligned offset
+        EXPECT_THROW(store.read(store.size(), back.data, 4096), Error);     // past the regions
+    }
+    EXPECT_FALSE(fs::exists(path)) << "removed without --keep-nvme";
+    {
+        offload::NvmeStore kept({dir.path.string(), true, 1 << 20, 8}, 0);
+        path = kept.path();
+    }
+    EXPECT_TRUE(fs::exists(path)) << "kept with --keep-nvme";
+}
+
+TEST(offloadNvme, AFileCutShortMidRunIsAnErrorNamingFileAndOffset) {
+    TempDir dir;
+    offload::NvmeStore store({dir.path.string(), false, 4096, 2}, 0);
+    const std::uint64_t at = store.reserve(3 * 4096);
+    Aligned buffer(3 * 4096);
+    std::memset(buffer.data, 1, buffer.size);
+    store.write(at, buffer.data, buffer.size);
+    fs::resize_file(store.path(), 4096); // another process (or a full disk) cut it short
+    try {
+        store.read(at, buffer.data, buffer.size);
+        ADD_FAILURE() << "a read past the end of a truncated file succeeded";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Io);
+        const std::string what = e.what();
+        EXPECT_NE(what.find(store.path()), std::string::npos) << what;
+        EXPECT_NE(what.find("at offset 4096"), std::string::npos) << what;
+        EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+}
+
+TEST(offloadNvme, OptimizerStatesOnNvmeEqualTheDeviceRunAndEveryTierTheTheory) {
+    TempDir dir;
+    const plan::Offload nvme{Tier::Nvme, Tier::Device};
+    for (Strategy s : {Strategy::Zero1, Strategy::Zero2, Strategy::Zero3, Strategy::FsdpFullShard}) {
+        const std::string what(plan::strategyName(s));
+        const OneRun device = runOneRank(s, {}, std::nullopt, 2);
+        const OneRun r = runOneRank(s, nvme, std::nullopt, 2, {dir.path.string(), false, 8192, 4});
+        EXPECT_EQ(r.losses, device.losses) << what;
+        EXPECT_EQ(r.digest, device.digest) << what;
+        theory::Scenario scenario = scenarioFor(s, nvme);
+        scenario.knobs.gradAccumSteps = 2;
+        EXPECT_EQ(r.states, theory::modelStates(scenario).perRank) << what;
+        EXPECT_GT(r.states.tier(Tier::Nvme), 0u) << what;
+        const theory::PeakPrediction predicted = predict::predictPeak(scenario);
+        for (Tier t : kAllTiers) EXPECT_EQ(r.tierPeaks[index(t)], predicted.tierPeaks[index(t)]) << what << " " << tierName(t);
+    }
+    EXPECT_TRUE(fs::is_empty(dir.path)) << "every rank file removed";
 }
 
 // ---- flags ------------------------------------------------------------------------------------
@@ -254,6 +347,14 @@ TEST(offloadRunConfig, FlagsParseRoundTripAndReachTheScenario) {
     const runconfig::RunConfig back = runconfig::parseRunConfig(runconfig::toWorkerArgs(c), 2);
     EXPECT_EQ(runconfig::toJson(back), runconfig::toJson(c));
     EXPECT_EQ(runconfig::toJson(c)["offload"]["optimizer"], "host");
+    const Argv nvmeArgs = {"--model", "tiny", "--strategy", "zero2", "--steps", "1", "--offload-optimizer", "nvme",
+                           "--nvme-dir", "/tmp", "--keep-nvme", "--aio-block-bytes", "64KiB", "--aio-queue-depth", "4"};
+    const runconfig::RunConfig n = runconfig::parseRunConfig(nvmeArgs, 1);
+    EXPECT_EQ(n.nvmeDir, "/tmp");
+    EXPECT_TRUE(n.keepNvme);
+    EXPECT_EQ(n.aioBlockBytes, 65536u);
+    EXPECT_EQ(n.aioQueueDepth, 4);
+    EXPECT_EQ(runconfig::toJson(runconfig::parseRunConfig(runconfig::toWorkerArgs(n), 1)), runconfig::toJson(n));
     const Argv plain = {"--model", "tiny", "--strategy", "zero3", "--steps", "1"};
     for (const std::string& a : runconfig::toWorkerArgs(runconfig::parseRunConfig(plain, 2)))
         EXPECT_EQ(a.find("offload"), std::string::npos); // defaults are left out
@@ -275,7 +376,12 @@ TEST(offloadRunConfig, WhatCannotRunIsOneLineNamingTheFlag) {
     EXPECT_NE(refusal({"--offload-optimizer", "host"}, "ddp").find("--offload-optimizer needs a strategy that shards the optimizer"), std::string::npos);
     EXPECT_NE(refusal({"--offload-params", "host"}, "zero2").find("--offload-params needs a strategy that shards params"), std::string::npos);
     EXPECT_NE(refusal({"--offload-params", "host", "--precision", "fp32"}).find("needs --precision bf16"), std::string::npos);
-    EXPECT_NE(refusal({"--offload-optimizer", "nvme"}).find("NVMe"), std::string::npos);
+    EXPECT_NE(refusal({"--offload-params", "nvme", "--nvme-dir", "/tmp"}).find("parameters on the NVMe tier"), std::string::npos);
+    EXPECT_NE(refusal({"--offload-optimizer", "nvme"}).find("needs --nvme-dir"), std::string::npos);
+    EXPECT_NE(refusal({"--offload-optimizer", "nvme", "--nvme-dir", "/nonexistent-ss"}).find("--nvme-dir /nonexistent-ss"), std::string::npos);
+    EXPECT_NE(refusal({"--offload-optimizer", "nvme", "--nvme-dir", "/etc/hostname"}).find("is not a directory"), std::string::npos);
+    EXPECT_NE(refusal({"--offload-optimizer", "nvme", "--nvme-dir", "/tmp", "--aio-block-bytes", "1000"}).find("multiple of 4096"), std::string::npos);
+    EXPECT_NE(refusal({"--nvme-dir", "/tmp"}).find("is for the NVMe tier"), std::string::npos);
     EXPECT_NE(refusal({"--offload-optimizer", "disk"}).find("must be device, host or nvme"), std::string::npos);
     for (const std::string& line : {refusal({"--offload-optimizer", "host"}, "ddp"), refusal({"--offload-optimizer", "nvme"})})
         EXPECT_EQ(line.find('\n'), std::string::npos) << line;
