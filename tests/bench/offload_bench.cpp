@@ -3,14 +3,18 @@
 //    next to the plain scalar loop and to this machine's memory bandwidth (AdamW touches
 //    26 bytes per parameter with bf16 gradients: p, m, v read and written, g read);
 //  - step time of ZeRO-3 on one rank with the optimizer and params on the device, the optimizer
-//    on the host, and both on the host.
-// Run: build/bin/shardscope_bench_offload [elements] (default 16 Mi parameters).
+//    on the host, and both on the host;
+//  - with a directory: the NVMe engine (offload/nvme_store.h, io_uring, O_DIRECT, 1 MiB blocks,
+//    queue depth 8) writing and reading 256 MiB, next to dd oflag=direct / iflag=direct with the
+//    same block size on the same file system.
+// Run: build/bin/shardscope_bench_offload [elements] [nvme-dir] (default 16 Mi parameters).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -20,6 +24,7 @@
 #include "device/cpu_device.h"
 #include "model/data.h"
 #include "offload/host_adamw.h"
+#include "offload/nvme_store.h"
 #include "runconfig/presets.h"
 #include "strategy/sharding.h"
 #include "train/trainer.h"
@@ -79,35 +84,83 @@ void adamwBench(std::uint64_t n) {
     std::printf("  memory bandwidth   %8.2f GB/s (1 thread), %.2f GB/s (%d threads)\n", bw1 / 1e9, bwAll / 1e9, all);
 }
 
-double medianStepSeconds(const plan::Offload& offload, int steps) {
-    const runconfig::ModelPreset preset = runconfig::modelPreset("small");
+// One rank of ZeRO-3 on the `small` preset with the given offload.
+struct StepRig {
+    explicit StepRig(const plan::Offload& offload)
+        : preset(runconfig::modelPreset("small")), cpu(ledger), self(comm::makeSelfCommunicator(&cpu)),
+          data(preset.shape.vocab, preset.shape.seqLen, preset.microBatch, 1) {
+        strategy::StrategyConfig sc;
+        sc.strategy = plan::Strategy::Zero3;
+        sc.shape = preset.shape;
+        sc.offload = offload;
+        sharding = strategy::makeSharding(sc, cpu, {self.get(), self.get(), nullptr});
+        train::TrainConfig cfg;
+        cfg.model = {preset.shape, preset.microBatch, false};
+        trainer = std::make_unique<train::Trainer>(cfg, cpu, data, sharding.get());
+    }
+    runconfig::ModelPreset preset;
     Ledger ledger;
-    device::CpuDevice cpu(ledger);
-    auto self = comm::makeSelfCommunicator(&cpu);
-    model::MarkovSource data(preset.shape.vocab, preset.shape.seqLen, preset.microBatch, 1);
-    strategy::StrategyConfig sc;
-    sc.strategy = plan::Strategy::Zero3;
-    sc.shape = preset.shape;
-    sc.offload = offload;
-    auto sharding = strategy::makeSharding(sc, cpu, {self.get(), self.get(), nullptr});
-    train::TrainConfig cfg;
-    cfg.model = {preset.shape, preset.microBatch, false};
-    train::Trainer trainer(cfg, cpu, data, sharding.get());
-    std::vector<double> times;
-    for (int k = 0; k < steps; ++k) times.push_back(static_cast<double>(trainer.step().stepNs) / 1e9);
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-}
+    device::CpuDevice cpu;
+    std::unique_ptr<comm::Communicator> self;
+    model::MarkovSource data;
+    std::unique_ptr<strategy::Sharding> sharding;
+    std::unique_ptr<train::Trainer> trainer;
+    std::vector<double> seconds;
+};
 
 void stepBench() {
     const int steps = 7;
-    const double device = medianStepSeconds({}, steps);
-    const double optimizer = medianStepSeconds({Tier::Host, Tier::Device}, steps);
-    const double both = medianStepSeconds({Tier::Host, Tier::Host}, steps);
-    std::printf("ZeRO-3 step time, model small, one rank (median of %d steps)\n", steps);
-    std::printf("  device             %8.2f ms\n", device * 1e3);
-    std::printf("  optimizer on host  %8.2f ms   %.3fx the device run\n", optimizer * 1e3, optimizer / device);
-    std::printf("  + params on host   %8.2f ms   %.3fx the device run\n", both * 1e3, both / device);
+    // Interleaved, step by step, so that load on the machine falls on all three alike.
+    StepRig device({}), optimizer({Tier::Host, Tier::Device}), both({Tier::Host, Tier::Host});
+    for (int k = 0; k < steps; ++k)
+        for (StepRig* r : {&device, &optimizer, &both})
+            r->seconds.push_back(static_cast<double>(r->trainer->step().stepNs) / 1e9);
+    const auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    const double d = median(device.seconds), o = median(optimizer.seconds), b = median(both.seconds);
+    std::printf("ZeRO-3 step time, model small, one rank (median of %d interleaved steps)\n", steps);
+    std::printf("  device             %8.2f ms\n", d * 1e3);
+    std::printf("  optimizer on host  %8.2f ms   %.3fx the device run\n", o * 1e3, o / d);
+    std::printf("  + params on host   %8.2f ms   %.3fx the device run\n", b * 1e3, b / d);
+}
+
+// Seconds of a shell command (dd), or a negative number when it failed.
+double commandSeconds(const std::string& cmd) {
+    const auto t0 = Clock::now();
+    if (std::system(cmd.c_str()) != 0) return -1.0;
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void nvmeBench(const std::string& dir) {
+    const std::uint64_t bytes = 256ull << 20;
+    offload::NvmeStore store({dir, false, 1 << 20, 8}, 0);
+    const std::uint64_t at = store.reserve(bytes);
+    std::unique_ptr<void, decltype(&std::free)> buffer(std::aligned_alloc(offload::kAlign, bytes), &std::free);
+    std::memset(buffer.get(), 0x5a, bytes);
+    store.write(at, buffer.get(), bytes); // allocate the blocks once
+    const double write = bestSeconds(3, [&] { store.write(at, buffer.get(), bytes); });
+    const double read = bestSeconds(3, [&] { store.read(at, buffer.get(), bytes); });
+    const std::string file = dir + "/shardscope-bench-dd.bin";
+    const std::string count = std::to_string(bytes >> 20);
+    const std::string ddWrite = "dd if=/dev/zero of=" + file + " bs=1M count=" + count + " oflag=direct conv=notrunc status=none";
+    const std::string ddRead = "dd if=" + file + " of=/dev/null bs=1M count=" + count + " iflag=direct status=none";
+    commandSeconds(ddWrite);
+    double dw = 1e30, dr = 1e30;
+    for (int r = 0; r < 3; ++r) {
+        dw = std::min(dw, commandSeconds(ddWrite));
+        dr = std::min(dr, commandSeconds(ddRead));
+    }
+    std::remove(file.c_str());
+    const double gb = static_cast<double>(bytes) / 1e9;
+    std::printf("NVMe tier, 256 MiB in %s (%s), 1 MiB blocks\n", dir.c_str(), store.direct() ? "O_DIRECT" : "buffered");
+    if (dw <= 0 || dr <= 0) {
+        std::printf("  dd with O_DIRECT failed here: no baseline\n");
+        dw = dr = 1e30;
+    }
+    std::printf("  write: engine QD 8 %.2f GB/s, dd oflag=direct QD 1 %.2f GB/s: %.2fx\n", gb / write, gb / dw, dw / write);
+    std::printf("  read:  engine QD 8 %.2f GB/s, dd iflag=direct QD 1 %.2f GB/s: %.2fx\n", gb / read, gb / dr, dr / read);
 }
 
 } // namespace
@@ -124,5 +177,6 @@ int main(int argc, char** argv) {
     }
     adamwBench(n);
     stepBench();
+    if (argc > 2) nvmeBench(argv[2]);
     return 0;
 }
