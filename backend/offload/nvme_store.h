@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace shardscope::offload {
 
@@ -41,12 +43,35 @@ public:
     void write(std::uint64_t offset, const void* buffer, std::uint64_t bytes);
     void read(std::uint64_t offset, void* buffer, std::uint64_t bytes);
 
+    // Asynchronous: the transfer is started (its first blocks submitted) and runs while the caller
+    // computes; wait(ticket) returns when it is complete. Transfers share the queue depth. The
+    // buffer must stay alive and untouched (a read) or unchanged (a write) until then. An error
+    // is thrown by the wait that meets it, after every block in flight has completed.
+    using Ticket = std::uint64_t;
+    Ticket startWrite(std::uint64_t offset, const void* buffer, std::uint64_t bytes);
+    Ticket startRead(std::uint64_t offset, void* buffer, std::uint64_t bytes);
+    void wait(Ticket ticket);
+    void waitAll() noexcept; // for teardown: completes everything, errors ignored
+
     const std::string& path() const { return path_; }
     bool direct() const { return direct_; }
     std::uint64_t size() const { return size_; }
 
 private:
-    void transfer(bool write, std::uint64_t offset, char* buffer, std::uint64_t bytes);
+    struct Transfer {
+        bool write = false;
+        std::uint64_t offset = 0;
+        char* buffer = nullptr;
+        std::uint64_t bytes = 0;
+        std::uint64_t next = 0; // bytes handed to the kernel
+        std::uint64_t done = 0; // bytes completed
+        int error = 0;          // errno of the first failure
+        std::uint64_t errorAt = 0;
+    };
+    Ticket start(bool write, std::uint64_t offset, char* buffer, std::uint64_t bytes);
+    void submit();        // hands blocks of the open transfers to the kernel, up to the queue depth
+    void completeOne();   // waits for one block and accounts it to its transfer
+    void fail(const Transfer& t);
 
     struct Ring;
     NvmeOptions options_;
@@ -55,6 +80,9 @@ private:
     bool direct_ = true;
     std::uint64_t size_ = 0;
     std::unique_ptr<Ring> ring_;
+    std::vector<std::pair<Ticket, Transfer>> open_; // in start order
+    Ticket nextTicket_ = 1;
+    unsigned inflight_ = 0;
 };
 
 } // namespace shardscope::offload

@@ -504,8 +504,10 @@ void Sharded::discardTransients() {
     bucket_.reset();
     reduceBucket_ = 0;
     reducePiece_ = 0;
+    if (nvme_) nvme_->waitAll(); // before the staging it reads into or writes from is freed
     for (UnitState& s : units_) {
         s.stage.reset();
+        s.nvmeTicket = 0;
         s.nvmeStage.reset();
         s.rounded.reset();
         if (policy_.shardParams && !s.persistent) s.paramFull.reset();

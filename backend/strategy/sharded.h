@@ -30,6 +30,7 @@ struct UnitState {
     // for the parameter all-gather after the optimizer (ZeRO-1/2, persistent units).
     std::uint64_t nvmeElements = 0, nvmeAt = 0, nvmeRegion = 0;
     Buffer nvmeStage, rounded;
+    offload::NvmeStore::Ticket nvmeTicket = 0; // the read or write of nvmeStage in flight (0: none)
 };
 
 // Ledger cells of bytes that live in files (the NVMe tier): counted while this lives.
@@ -56,6 +57,10 @@ struct NvmeCells {
 class Sharded final : public Sharding {
 public:
     Sharded(const StrategyConfig& config, device::Device& device, const CommGroups& groups);
+    // No block of the NVMe tier may still be in flight into a staging buffer freed below.
+    ~Sharded() override {
+        if (nvme_) nvme_->waitAll();
+    }
 
     std::string name() const override { return std::string(plan::strategyName(config_.strategy)); }
     const std::vector<plan::UnitLayout>& units() const override { return layouts_; }
@@ -98,6 +103,8 @@ private:
     void roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost);
     void setupNvme(UnitState& s, std::int32_t unit, std::uint64_t elements);
     void writeInitialNvme(UnitState& s, std::int32_t unit, std::span<const float> master);
+    void startNvmeRead(UnitState& s, std::int32_t unit);
+    void finishNvmeTransfer(UnitState& s); // waits for its read or write
     std::vector<float> readNvmeMaster(const UnitState& s); // instrumentation (gatherWeights)
     void validateOffload() const;
     void setup();

@@ -90,12 +90,24 @@ std::vector<float> Sharded::readNvmeMaster(const UnitState& s) {
     return out;
 }
 
+void Sharded::startNvmeRead(UnitState& s, std::int32_t unit) {
+    // The unit's three regions in one read, into pinned staging (host tier, in the ledger).
+    s.nvmeStage = device_.allocate(3 * s.nvmeRegion, {Category::Workspace, Tier::Host, unit});
+    if (nvme_ && s.nvmeElements > 0) s.nvmeTicket = nvme_->startRead(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+}
+
+void Sharded::finishNvmeTransfer(UnitState& s) {
+    if (nvme_ && s.nvmeTicket != 0) nvme_->wait(std::exchange(s.nvmeTicket, 0));
+}
+
+// Pipelined per unit: unit u+1's read is in flight while unit u updates, and unit u's write
+// drains while unit u+1 updates; at most three staging buffers (u−1 writing, u, u+1 reading).
 OwnedSlice Sharded::beginUpdate(std::int32_t unit, OwnedSlice o) {
     if (optimizerTier_ != Tier::Nvme) return o;
     UnitState& s = state(unit);
-    // One read of the unit's three regions into pinned staging (host tier, in the ledger).
-    s.nvmeStage = device_.allocate(3 * s.nvmeRegion, {Category::Workspace, Tier::Host, unit});
-    if (nvme_ && s.nvmeElements > 0) nvme_->read(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+    if (s.nvmeStage.empty()) startNvmeRead(s, unit); // not prefetched: the first unit
+    finishNvmeTransfer(s);
+    if (unit + 1 < unitCount()) startNvmeRead(state(unit + 1), unit + 1);
     char* base = s.nvmeStage.ptr<char>();
     o.weights = reinterpret_cast<float*>(base);
     o.m = reinterpret_cast<float*>(base + s.nvmeRegion);
@@ -105,19 +117,27 @@ OwnedSlice Sharded::beginUpdate(std::int32_t unit, OwnedSlice o) {
 
 void Sharded::endUpdate(std::int32_t unit) {
     if (optimizerTier_ != Tier::Nvme) return;
+    if (unit > 0) { // the previous unit's write has drained behind this unit's update
+        UnitState& previous = state(unit - 1);
+        finishNvmeTransfer(previous);
+        previous.nvmeStage.reset();
+    }
     UnitState& s = state(unit);
-    if (nvme_ && s.nvmeElements > 0) nvme_->write(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+    if (nvme_ && s.nvmeElements > 0) s.nvmeTicket = nvme_->startWrite(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
     const float* master = s.nvmeStage.ptr<const float>();
-    // The compute weights while the master is in memory: into the param shard (ZeRO-3, FSDP), or
-    // kept rounded for the all-gather after the optimizer (ZeRO-1/2, persistent units).
+    // The compute weights while the master is in memory (the write only reads it): into the
+    // param shard (ZeRO-3, FSDP), or kept rounded for the all-gather after the optimizer
+    // (ZeRO-1/2, persistent units).
     if (policy_.shardParams && !s.persistent) {
         roundInto(master, s.shard, s.paramShard.data(), onHost(s.paramShard));
     } else {
         s.rounded = device_.allocateArray<Bf16>(s.shard, {Category::Workspace, Tier::Host, unit});
         if (device_.holdsData()) offload::hostToBf16(master, s.rounded.ptr<Bf16>(), s.shard);
     }
-    s.nvmeStage.reset();
+    if (unit + 1 == unitCount()) { // the last: the step goes on with every state in its file
+        finishNvmeTransfer(s);
+        s.nvmeStage.reset();
+    }
 }
-
 
 } // namespace shardscope::strategy::detail

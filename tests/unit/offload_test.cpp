@@ -294,6 +294,32 @@ TEST(offloadNvme, WritesAndReadsBackThroughSmallBlocksAndRemovesItsFile) {
     EXPECT_TRUE(fs::exists(path)) << "kept with --keep-nvme";
 }
 
+TEST(offloadNvme, TransfersInFlightTogetherShareTheQueueAndCompleteInAnyOrder) {
+    TempDir dir;
+    offload::NvmeStore store({dir.path.string(), false, 4096, 2}, 1);
+    const std::uint64_t bytes = 10 * 4096;
+    const std::uint64_t a = store.reserve(bytes), b = store.reserve(bytes), c = store.reserve(bytes);
+    Aligned x(bytes), y(bytes), z(bytes), backX(bytes), backY(bytes);
+    std::memset(x.data, 0x11, bytes);
+    std::memset(y.data, 0x22, bytes);
+    std::memset(z.data, 0x33, bytes);
+    store.write(c, z.data, bytes);
+    const auto wx = store.startWrite(a, x.data, bytes);
+    const auto wy = store.startWrite(b, y.data, bytes);
+    const auto rz = store.startRead(c, backX.data, bytes); // 30 blocks, 2 in flight at a time
+    store.wait(rz);                                        // the last started, waited first
+    store.wait(wy);
+    store.wait(wx);
+    EXPECT_EQ(std::memcmp(backX.data, z.data, bytes), 0);
+    const auto ry = store.startRead(b, backY.data, bytes);
+    const auto rx = store.startRead(a, backX.data, bytes);
+    store.wait(rx);
+    store.wait(ry);
+    EXPECT_EQ(std::memcmp(backX.data, x.data, bytes), 0);
+    EXPECT_EQ(std::memcmp(backY.data, y.data, bytes), 0);
+    EXPECT_THROW(store.wait(rx), Error); // a ticket is waited once
+}
+
 TEST(offloadNvme, AFileCutShortMidRunIsAnErrorNamingFileAndOffset) {
     TempDir dir;
     offload::NvmeStore store({dir.path.string(), false, 4096, 2}, 0);
