@@ -44,8 +44,9 @@ struct StrategyConfig {
     plan::PrecisionKind precision = plan::PrecisionKind::MixedBf16; // MixedBf16 or Fp32
     plan::GptShape shape{};
     std::uint64_t seed = 0; // parameter initialisation
-    // ZeRO-Offload: master, m, v (and, where grads are sharded, the gradient shards the CPU
-    // optimizer reads) in the host tier; param shards in the host tier (ZeRO-3 / FSDP).
+    // ZeRO-Offload: master, m, v in the host or NVMe tier (the gradient shards the CPU optimizer
+    // reads, where grads are sharded, in the host tier); param shards in the host tier (ZeRO-3 /
+    // FSDP).
     plan::Offload offload{};
     offload::NvmeOptions nvme{}; // where and how the NVMe tier's file is written (offload nvme)
 };
@@ -131,7 +132,8 @@ public:
 // Allocates and initialises the model states; throws Error(OutOfMemory) when they exceed the
 // ledger's capacity, Error(InvalidArgument) for a configuration the strategy cannot run
 // (offloading the optimizer without a sharded optimizer or in fp32, params without sharded
-// params, anything to NVMe).
+// params or to NVMe, the NVMe tier without a directory or liburing), Error(Io) when the NVMe
+// tier's file cannot be created or written.
 std::unique_ptr<Sharding> makeSharding(const StrategyConfig& config, device::Device& device,
                                        const CommGroups& groups);
 
