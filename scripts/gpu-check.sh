@@ -236,6 +236,22 @@ for s in "${STRATEGY_LIST[@]}"; do
   fi
 done
 
+# ZeRO-Offload on the same device: master, m, v and the param shards in pinned host memory, the
+# CPU AdamW between reduce-scatter and all-gather; the digest must equal the device run's.
+for o in device host; do
+  flags=(); [ $o = host ] && flags=(--offload-optimizer host --offload-params host)
+  timeout "$WORKER_TIMEOUT" "$WORKER" --backend "$BACKEND" --shared-device --ranks "$RANKS" --model "$MODEL" \
+    --strategy zero3 --steps "$STEPS" --deterministic --json "$REPORTS/offload-$o.json" --no-events "${flags[@]}" \
+    >"$REPORTS/offload-$o.log" 2>&1 || rm -f "$REPORTS/offload-$o.json"
+done
+if python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); sys.exit(a["param_digest"]!=b["param_digest"] or not b["comparison"]["model_states_equal"])' \
+     "$REPORTS/offload-device.json" "$REPORTS/offload-host.json" 2>/dev/null; then
+  row "zero3 offload host" "ok" "digest equals the device run; tiers equal theory"
+else
+  row "zero3 offload host" "FAILED" "$(grep -v '^\s*$' "$REPORTS/offload-host.log" 2>/dev/null | tail -1)"
+  FAILED=1
+fi
+
 # The ZeRO paper's per-rank model states for the same Ψ and N (the report has the exact replay).
 if [ -n "$PARAMS" ]; then
   "$BUILD/bin/shardscope-cli" estimate --params "$PARAMS" --ranks "$RANKS" --strategy all --json \

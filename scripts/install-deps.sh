@@ -9,6 +9,7 @@ packages=(
   libqcustomplot-dev
   openmpi-bin libopenmpi-dev
   libopenblas-dev
+  liburing-dev                  # the NVMe tier (ZeRO-Infinity): O_DIRECT through io_uring
   nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth fonts-noto-cjk fonts-dejavu-core

@@ -35,7 +35,9 @@ constexpr const char* kRunHelp =
     "  --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]\n"
     "  [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]\n"
     "  [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]\n"
-    "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events]\n";
+    "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events]\n"
+    "  [--offload-optimizer device|host|nvme] [--offload-params device|host]\n"
+    "  [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]\n";
 
 } // namespace
 

@@ -114,6 +114,7 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
     mine.rank = rank;
     mine.peak = ledger.peak();
     mine.peakTotal = ledger.peakBytes();
+    for (Tier t : kAllTiers) mine.tierPeaks[index(t)] = ledger.peakTierBytes(t);
     mine.modelStates = modelStates;
     for (comm::Communicator* c : groups.distinct()) mine.comm.add(c->stats());
     mine.overlap = events.overlap.steps();

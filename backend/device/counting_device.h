@@ -31,6 +31,8 @@ protected:
     void* rawAllocate(std::uint64_t bytes) override;
     void rawFree(void* data, std::uint64_t bytes) noexcept override;
     void rawZero(void* data, std::uint64_t bytes) override;
+    void* rawAllocateHost(std::uint64_t bytes) override { return rawAllocate(bytes); }
+    void rawFreeHost(void* data, std::uint64_t bytes) noexcept override { rawFree(data, bytes); }
 
 private:
     DeviceKind kind_;

@@ -111,6 +111,23 @@ void CudaDevice::rawZero(void* data, std::uint64_t bytes) {
     CUDA_CHECK(cudaMemsetAsync(data, 0, bytes, stream_));
 }
 
+void* CudaDevice::rawAllocateHost(std::uint64_t bytes) {
+    void* p = nullptr;
+    const cudaError_t rc = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
+    if (rc == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        throw Error(ErrorKind::OutOfMemory, name_ + ": the host refused " + std::to_string(bytes) + " pinned bytes");
+    }
+    CUDA_CHECK(rc);
+    return p;
+}
+
+void CudaDevice::rawFreeHost(void* data, std::uint64_t) noexcept {
+    // A copy on the stream may still read or write it.
+    cudaStreamSynchronize(stream_);
+    cudaFreeHost(data);
+}
+
 Ops& CudaDevice::ops() {
     if (!ops_) ops_ = std::make_unique<CudaOps>(*this);
     return *ops_;

@@ -74,6 +74,9 @@ protected:
     void* rawAllocate(std::uint64_t bytes) override;
     void rawFree(void* data, std::uint64_t bytes) noexcept override;
     void rawZero(void* data, std::uint64_t bytes) override;
+    // Pinned (cudaHostAlloc): copies between it and the device run asynchronously on the stream.
+    void* rawAllocateHost(std::uint64_t bytes) override;
+    void rawFreeHost(void* data, std::uint64_t bytes) noexcept override;
 
 private:
     int ordinal_ = 0;

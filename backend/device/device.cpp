@@ -1,5 +1,8 @@
 #include "device/device.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "core/error.h"
 
 namespace shardscope::device {
@@ -24,22 +27,45 @@ void Buffer::reset() noexcept {
 
 Buffer Device::allocate(std::uint64_t bytes, AllocTag tag, bool zeroed) {
     if (bytes == 0) return Buffer();
+    if (tag.tier == Tier::Nvme)
+        throw Error(ErrorKind::Internal, "nvme-tier bytes live in files, not in a device buffer");
     ledger_.recordAlloc(tag.category, tag.tier, bytes, tag.unit);
     void* data = nullptr;
     try {
-        data = rawAllocate(bytes);
+        data = tag.tier == Tier::Host ? rawAllocateHost(bytes) : rawAllocate(bytes);
     } catch (...) {
         ledger_.recordFree(tag.category, tag.tier, bytes, tag.unit);
         throw;
     }
     Buffer buffer(this, data, bytes, tag); // from here on a throw frees it and its ledger entry
-    if (zeroed) rawZero(data, bytes);
+    if (zeroed) {
+        if (tag.tier == Tier::Host) {
+            if (holdsData()) std::memset(data, 0, bytes);
+        } else {
+            rawZero(data, bytes);
+        }
+    }
     return buffer;
 }
 
 void Device::release(void* data, std::uint64_t bytes, const AllocTag& tag) noexcept {
-    rawFree(data, bytes);
+    if (tag.tier == Tier::Host) rawFreeHost(data, bytes);
+    else rawFree(data, bytes);
     ledger_.recordFree(tag.category, tag.tier, bytes, tag.unit);
 }
+
+namespace {
+constexpr std::uint64_t kHostAlignBytes = 4096; // a page: O_DIRECT staging and DMA friendly
+}
+
+void* Device::rawAllocateHost(std::uint64_t bytes) {
+    const std::uint64_t rounded = (bytes + kHostAlignBytes - 1) / kHostAlignBytes * kHostAlignBytes;
+    void* p = std::aligned_alloc(kHostAlignBytes, rounded);
+    if (!p)
+        throw Error(ErrorKind::OutOfMemory, "host: the system refused " + std::to_string(bytes) + " bytes");
+    return p;
+}
+
+void Device::rawFreeHost(void* data, std::uint64_t) noexcept { std::free(data); }
 
 } // namespace shardscope::device

@@ -81,7 +81,9 @@ public:
 
     // Records the allocation in the ledger first (which enforces the capacity budget and throws
     // Error(OutOfMemory) naming category/unit/bytes), then allocates. zeroed = filled with 0.
-    // A zero-byte request yields an empty Buffer and no ledger entry.
+    // A zero-byte request yields an empty Buffer and no ledger entry. Tier::Host buffers come
+    // from the host allocator (host code reads and writes them directly, when holdsData());
+    // Tier::Nvme bytes are files, never a Buffer (offload/nvme_store.h).
     Buffer allocate(std::uint64_t bytes, AllocTag tag, bool zeroed = false);
     template <class T> Buffer allocateArray(std::uint64_t count, AllocTag tag, bool zeroed = false) {
         return allocate(count * sizeof(T), tag, zeroed);
@@ -94,6 +96,11 @@ protected:
     virtual void* rawAllocate(std::uint64_t bytes) = 0; // throws Error(OutOfMemory) on failure
     virtual void rawFree(void* data, std::uint64_t bytes) noexcept = 0;
     virtual void rawZero(void* data, std::uint64_t bytes) = 0;
+    // Host-tier memory (offloaded states and their staging buffers): its own allocator, so that
+    // a device budget (--capacity) never counts it. Page-aligned host memory here; pinned
+    // (cudaHostAlloc) on the CUDA device, so copies to and from it can be asynchronous.
+    virtual void* rawAllocateHost(std::uint64_t bytes);
+    virtual void rawFreeHost(void* data, std::uint64_t bytes) noexcept;
 
 private:
     friend class Buffer;

@@ -50,6 +50,8 @@ public:
         inner_.endBackward(m);
     }
     strategy::OwnedSlice owned(std::int32_t u) override { return inner_.owned(u); }
+    strategy::OwnedSlice beginUpdate(std::int32_t u, strategy::OwnedSlice o) override { return inner_.beginUpdate(u, o); }
+    void endUpdate(std::int32_t u) override { inner_.endUpdate(u); }
     void afterOptimizer() override {
         phase_ = "parameter all-gather";
         inner_.afterOptimizer();
@@ -113,6 +115,17 @@ void restateOptimizer(StepPrediction& p, const theory::Scenario& s) {
     }
 }
 
+// Whether the engine runs this offload itself (strategy/sharded.cpp: the optimizer to host or
+// NVMe, params to host, bf16, a strategy that shards what is offloaded).
+bool runtimeOffload(const theory::Scenario& s) {
+    const plan::Offload& o = s.offload;
+    if (o.optimizer == Tier::Device && o.param == Tier::Device) return false;
+    if (o.param == Tier::Nvme) return false; // the NVMe tier holds optimizer states only
+    if (s.precision.kind != plan::PrecisionKind::MixedBf16) return false;
+    const plan::Policy policy = plan::policyFor(s.strategy, s.knobs);
+    return (o.optimizer == Tier::Device || policy.shardOptimizer) && (o.param == Tier::Device || policy.shardParams);
+}
+
 } // namespace
 
 StepPrediction predictStep(const theory::Scenario& s, int rank) {
@@ -147,6 +160,11 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
         s.precision.kind == plan::PrecisionKind::Fp32 ? plan::PrecisionKind::Fp32 : plan::PrecisionKind::MixedBf16;
     sc.precision = precision;
     sc.shape = *s.shape;
+    // Offload the strategy runs (host tier, bf16) is dry-run as such: its staging buffers and
+    // the device-side reduce buffers are then in the prediction. Anything else (NVMe, fp16, a
+    // custom optimizer, DDP) is restated afterwards (restateOptimizer).
+    const bool runsOffload = runtimeOffload(s);
+    if (runsOffload) sc.offload = s.offload;
     std::unique_ptr<strategy::Sharding> sharding = strategy::makeSharding(sc, device, groups);
     std::string phase = "start of step";
     PhaseMarks marked(*sharding, phase);
@@ -171,7 +189,17 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
     out.categoryPeaks = ledger.peak();
     out.modelStates = r.modelStates;
     for (comm::Communicator* c : groups.distinct()) out.comm.add(c->stats());
-    restateOptimizer(out, s);
+    for (Tier t : kAllTiers) out.tierPeaks[index(t)] = ledger.peakTierBytes(t);
+    if (runsOffload) {
+        theory::Scenario onDevice = s; // the tiers are already real: rescale bytes only
+        onDevice.offload = {};
+        restateOptimizer(out, onDevice);
+    } else {
+        restateOptimizer(out, s);
+        // Restated tiers: the host and NVMe peaks are their persistent states.
+        for (Tier t : {Tier::Host, Tier::Nvme}) out.tierPeaks[index(t)] = out.stepStart.tier(t);
+    }
+    out.tierPeaks[index(Tier::Device)] = out.peakBytes;
     return out;
 }
 
@@ -188,6 +216,7 @@ theory::PeakPrediction predictPeak(const theory::Scenario& s) {
         out.categoryPeaks.at(c, Tier::Device) = step.categoryPeaks.at(c, Tier::Device);
     }
     out.peakPhase = step.peakPhase;
+    out.tierPeaks = step.tierPeaks;
     out.activationBytes = theory::activationBreakdown(*s.shape, s.activations).peakBytes;
     const auto grown = [&](Category c) {
         return out.categoryPeaks.category(c) - step.stepStart.at(c, Tier::Device);

@@ -10,6 +10,7 @@
 // device are arithmetic-free; the arithmetic is behind Device::ops()), so the GUI's Calculator
 // can call it. theory/ stays pure formulas: its closed-form model states are the independent
 // check of the dry run's (tests compare them).
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@ struct StepPrediction {
     ByteTable modelStates;         // the ledger's model-state cells when they all coexist
     std::vector<CollectiveCall> collectives; // in call order
     comm::CommStats comm;          // summed over the rank's communicators
+    std::array<std::uint64_t, kTierCount> tierPeaks{}; // each tier's peak over the step (device = peakBytes)
 };
 
 // Runs one optimizer step (every micro-step) of rank `rank` of `s`. Needs s.shape (throws

@@ -36,6 +36,22 @@ json categoriesJson(const CategoryBytes& b, bool statesOnly) {
     return j;
 }
 
+json tierCategoriesJson(const TierCategoryBytes& b, bool statesOnly, const TierBytes* totals) {
+    json j = json::object();
+    for (Tier t : kAllTiers) {
+        json cells = categoriesJson(b[index(t)], statesOnly);
+        if (totals) cells["total"] = (*totals)[index(t)];
+        j[std::string(tierName(t))] = std::move(cells);
+    }
+    return j;
+}
+
+json tiersJson(const TierBytes& b) {
+    json j = json::object();
+    for (Tier t : kAllTiers) j[std::string(tierName(t))] = b[index(t)];
+    return j;
+}
+
 // A JSON object read key by key; every failure names the key's path.
 class Reader {
 public:
@@ -109,6 +125,24 @@ public:
             out[index(*c)] = r.u64(name.c_str());
         }
         if (total && !r.has("total")) throw Bad{r.where() + "has no \"total\""};
+        return out;
+    }
+    // {"device": {category…[, total]}, "host": …, "nvme": …}: every tier present, no other key.
+    TierCategoryBytes tierCategories(const char* key, TierBytes* totals = nullptr) const {
+        const Reader r = object(key);
+        TierCategoryBytes out{};
+        if (r.j_.size() != kTierCount) throw Bad{r.where() + "expected the tiers device, host and nvme"};
+        for (Tier t : kAllTiers) {
+            const std::string name(tierName(t));
+            out[index(t)] = r.categories(name.c_str(), totals ? &(*totals)[index(t)] : nullptr);
+        }
+        return out;
+    }
+    TierBytes tiers(const char* key) const {
+        const Reader r = object(key);
+        TierBytes out{};
+        if (r.j_.size() != kTierCount) throw Bad{r.where() + "expected the tiers device, host and nvme"};
+        for (Tier t : kAllTiers) out[index(t)] = r.u64(std::string(tierName(t)).c_str());
         return out;
     }
     KindValues kinds(const char* key) const {
@@ -190,6 +224,15 @@ RunReport readRun(const json& j, const std::string& path) {
         rr.rank = static_cast<int>(rank);
         rr.peakBytes = rk.categories("peak_bytes", &rr.peakTotal);
         rr.modelStateBytes = rk.categories("model_state_bytes");
+        // Reports written before tiers were measured have no split: everything was on the device.
+        if (rk.has("model_state_bytes_by_tier")) {
+            rr.modelStateBytesByTier = rk.tierCategories("model_state_bytes_by_tier");
+            rr.peakBytesByTier = rk.tierCategories("peak_bytes_by_tier", &rr.peakTotalByTier);
+        } else {
+            rr.modelStateBytesByTier[index(Tier::Device)] = rr.modelStateBytes;
+            rr.peakBytesByTier[index(Tier::Device)] = rr.peakBytes;
+            rr.peakTotalByTier[index(Tier::Device)] = rr.peakTotal;
+        }
         rr.commBytesPerStep = rk.kinds("comm_bytes_per_step");
         const Reader ex = rk.object("exposed_comm");
         rr.exposedComm.fractionMedian = ex.real("fraction_median");
@@ -224,6 +267,13 @@ RunReport readRun(const json& j, const std::string& path) {
     th.modelStateBytes = t.categories("model_state_bytes");
     th.ddpModelStateBytes = t.categories("ddp_model_state_bytes");
     th.paddingBytes = t.u64("padding_bytes");
+    if (t.has("model_state_bytes_by_tier")) {
+        th.modelStateBytesByTier = t.tierCategories("model_state_bytes_by_tier");
+        th.peakBytesByTier = t.tiers("peak_bytes_by_tier");
+    } else {
+        th.modelStateBytesByTier[index(Tier::Device)] = th.modelStateBytes;
+        th.peakBytesByTier[index(Tier::Device)] = t.u64("predicted_peak_bytes");
+    }
     th.predictedPeakBytes = t.u64("predicted_peak_bytes");
     th.peakAt = t.categories("peak_at");
     th.peakByCategory = t.categories("peak_by_category");
@@ -293,6 +343,8 @@ json toJson(const RunReport& r) {
         json rank = {{"rank", rr.rank},
                      {"peak_bytes", peak},
                      {"model_state_bytes", categoriesJson(rr.modelStateBytes, true)},
+                     {"model_state_bytes_by_tier", tierCategoriesJson(rr.modelStateBytesByTier, true, nullptr)},
+                     {"peak_bytes_by_tier", tierCategoriesJson(rr.peakBytesByTier, false, &rr.peakTotalByTier)},
                      {"comm_bytes_per_step", kindsJson(rr.commBytesPerStep)},
                      {"exposed_comm",
                       {{"fraction_median", rr.exposedComm.fractionMedian},
@@ -342,6 +394,8 @@ json toJson(const RunReport& r) {
                  {{"model_state_bytes", categoriesJson(t.modelStateBytes, true)},
                   {"ddp_model_state_bytes", categoriesJson(t.ddpModelStateBytes, true)},
                   {"padding_bytes", t.paddingBytes},
+                  {"model_state_bytes_by_tier", tierCategoriesJson(t.modelStateBytesByTier, true, nullptr)},
+                  {"peak_bytes_by_tier", tiersJson(t.peakBytesByTier)},
                   {"predicted_peak_bytes", t.predictedPeakBytes},
                   {"peak_at", categoriesJson(t.peakAt, false)},
                   {"peak_by_category", categoriesJson(t.peakByCategory, false)},

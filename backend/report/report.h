@@ -12,6 +12,8 @@
 // micro_batch, grad_accum, steps, seed, deterministic, data, config (the run configuration's
 // JSON, runconfig::toJson), losses (per step), step_ms,
 // ranks [{rank, peak_bytes {category…, total}, model_state_bytes {state category…},
+//         model_state_bytes_by_tier {device|host|nvme: {state category…}},
+//         peak_bytes_by_tier {device|host|nvme: {category…, total}},
 //         comm_bytes_per_step {kind: sent bytes},
 //         exposed_comm {fraction_median, fraction_per_step [..], comm_union_ns, exposed_ns, step_ns},
 //         device {name, ordinal, ledger_peak_bytes, pool_used_bytes, pool_used_high_bytes,
@@ -22,6 +24,7 @@
 // comm_bytes_per_step {kind: sent bytes per rank per step} (rank 0),
 // comm_payload_bytes_per_step {kind: bytes}, comm_calls_per_step {kind: calls},
 // theory {model_state_bytes {category}, ddp_model_state_bytes {category}, padding_bytes,
+//         model_state_bytes_by_tier {tier: {category}}, peak_bytes_by_tier {tier: bytes},
 //         predicted_peak_bytes, peak_at {category}, peak_by_category {category}, peak_phase,
 //         activation_peak_bytes, comm_bytes_per_step {kind}, comm_payload_bytes_per_step {kind},
 //         comm_calls_per_step {kind}, psi_equivalents, notes [..]},
@@ -49,6 +52,9 @@ inline constexpr std::string_view kNoSchemaMessage =
     "report has no schema field (written by an older ShardScope); re-run to regenerate";
 
 using CategoryBytes = std::array<std::uint64_t, kCategoryCount>;
+// Per tier (index = core/categories.h Tier): device, host, nvme.
+using TierCategoryBytes = std::array<CategoryBytes, kTierCount>;
+using TierBytes = std::array<std::uint64_t, kTierCount>;
 // Per collective kind ("all_gather", …), in the writer's order; per-step values may be fractional.
 using KindValues = std::vector<std::pair<std::string, double>>;
 double total(const KindValues& values);
@@ -84,6 +90,10 @@ struct RankReport {
     CategoryBytes peakBytes{};     // each category's own maximum
     std::uint64_t peakTotal = 0;   // the maximum of the total
     CategoryBytes modelStateBytes{}; // the model-state categories (the others are 0)
+    // The same split by the tier the bytes live in (ZeRO-Offload: host; ZeRO-Infinity: nvme).
+    TierCategoryBytes modelStateBytesByTier{};
+    TierCategoryBytes peakBytesByTier{}; // each cell's own maximum
+    TierBytes peakTotalByTier{};         // the maximum of each tier's total
     KindValues commBytesPerStep;   // sent per step
     ExposedComm exposedComm;
     std::optional<DeviceMemory> device; // CUDA ranks only
@@ -93,6 +103,8 @@ struct RankReport {
 struct TheoryValues {
     CategoryBytes modelStateBytes{};
     CategoryBytes ddpModelStateBytes{};
+    TierCategoryBytes modelStateBytesByTier{};
+    TierBytes peakBytesByTier{}; // device: the predicted peak; host/nvme: the dry run's peaks
     std::uint64_t paddingBytes = 0;
     std::uint64_t predictedPeakBytes = 0;
     CategoryBytes peakAt{};

@@ -62,6 +62,15 @@ std::vector<Problem> validate(const RunConfig& c) {
         else if (c.worldSize >= 1 && c.worldSize % k.hybridGroupSize != 0)
             out.push_back({Field::HybridGroup, Code::NotADivisor, k.hybridGroupSize, 0, c.worldSize, {}});
     }
+    const std::string strategyText(plan::strategyName(c.strategy));
+    for (const auto& [field, tier] : {std::pair{Field::OffloadOptimizer, c.offload.optimizer},
+                                      std::pair{Field::OffloadParams, c.offload.param}}) {
+        if (tier == Tier::Device) continue;
+        const bool fits = field == Field::OffloadOptimizer ? policy.shardOptimizer : policy.shardParams;
+        if (tier == Tier::Nvme && field == Field::OffloadParams) out.push_back({field, Code::OffloadTierNotBuilt, 0, 0, 0, "nvme"});
+        else if (!fits) out.push_back({field, Code::OffloadNotForStrategy, 0, 0, 0, strategyText});
+        else if (c.precision != plan::PrecisionKind::MixedBf16) out.push_back({field, Code::OffloadNeedsBf16, 0, 0, 0, {}});
+    }
     if (!out.empty()) return out;
     // Everything else the theory engine checks (sizes that would overflow, …).
     try {
@@ -100,6 +109,8 @@ std::string_view flagName(Field field) {
     case Field::Trace: return "--trace";
     case Field::Json: return "--json";
     case Field::WeightsOut: return "--weights-out";
+    case Field::OffloadOptimizer: return "--offload-optimizer";
+    case Field::OffloadParams: return "--offload-params";
     }
     return "?";
 }
@@ -128,6 +139,15 @@ std::string describeForFlags(const Problem& p, bool sharedDevice) {
         return "--no-sync is an FSDP option (fsdp, fsdp_grad_op, fsdp_hybrid); DDP and ZeRO-1 always accumulate "
                "locally, ZeRO-2/3 cannot";
     case Code::Theory: return flag + ": " + p.text;
+    case Code::OffloadNotForStrategy:
+        if (p.field == Field::OffloadOptimizer)
+            return flag + " needs a strategy that shards the optimizer (zero1, zero2, zero3, fsdp, fsdp_grad_op, "
+                          "fsdp_hybrid), not " + p.text;
+        return flag + " needs a strategy that shards params (zero3, fsdp, fsdp_grad_op, fsdp_hybrid), not " + p.text;
+    case Code::OffloadNeedsBf16:
+        return flag + " needs --precision bf16 (the host tier holds fp32 master weights and bf16 params)";
+    case Code::OffloadTierNotBuilt:
+        return flag + " " + p.text + ": parameters on the NVMe tier are not available in this build; use host";
     }
     return p.text;
 }

@@ -21,6 +21,7 @@ enum class Field : std::uint8_t {
     Model, Strategy, Ranks, SharedRanks, Steps, Seed, Precision, MicroBatch, LearningRate,
     BucketBytes, Prefetch, ReshardAfterForward, MaxInflight, Persistence, HybridGroup, GradAccum,
     NoSync, Capacity, TimeoutMs, Backend, SharedDevice, Data, Stream, Trace, Json, WeightsOut,
+    OffloadOptimizer, OffloadParams,
 };
 
 enum class Code : std::uint8_t {
@@ -30,6 +31,9 @@ enum class Code : std::uint8_t {
     ContradictsStrategy, // the field's value cannot hold for this strategy (reshard with SHARD_GRAD_OP)
     NotForStrategy,      // the strategy does not have this option (no_sync outside FSDP)
     Theory,              // text: the theory engine's own check (theory::validate), verbatim
+    OffloadNotForStrategy, // text: the strategy; the optimizer needs a sharded optimizer, params sharded params
+    OffloadNeedsBf16,      // offload keeps fp32 master + bf16 params: not with --precision fp32
+    OffloadTierNotBuilt,   // text: the tier (nvme) this build cannot run
 };
 
 struct Problem {

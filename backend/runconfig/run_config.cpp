@@ -1,6 +1,11 @@
 #include "runconfig/run_config.h"
 
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cmath>
 
@@ -24,6 +29,43 @@ std::string formatBytes(std::uint64_t b) { return std::to_string(b); }
 
 } // namespace
 
+// --nvme-dir and its I/O settings; the directory is checked here so that a bad one is exit 2
+// before anything trains: it must be a writable directory with room for this rank's states.
+static void parseNvme(const Args& args, RunConfig& c) {
+    const bool nvme = c.offload.optimizer == Tier::Nvme || c.offload.param == Tier::Nvme;
+    for (const char* flag : {"--nvme-dir", "--keep-nvme", "--aio-block-bytes", "--aio-queue-depth"})
+        if (args.has(flag) && !nvme) throwInvalid(std::string(flag) + " is for the NVMe tier (--offload-optimizer nvme)");
+    if (!nvme) return;
+    if (!args.has("--nvme-dir")) throwInvalid("--offload-optimizer nvme needs --nvme-dir DIR (where each rank's file goes)");
+    c.nvmeDir = args.required("--nvme-dir");
+    c.keepNvme = args.has("--keep-nvme");
+    if (args.has("--aio-block-bytes")) {
+        c.aioBlockBytes = args.bytes("--aio-block-bytes");
+        if (c.aioBlockBytes < 4096 || c.aioBlockBytes % 4096 != 0 || c.aioBlockBytes > (1ull << 30))
+            throwInvalid("--aio-block-bytes must be a multiple of 4096 between 4KiB and 1GiB, got " +
+                         std::to_string(c.aioBlockBytes));
+    }
+    if (args.has("--aio-queue-depth")) c.aioQueueDepth = args.integer("--aio-queue-depth", 1, 1024);
+    struct stat st{};
+    if (::stat(c.nvmeDir.c_str(), &st) != 0)
+        throwInvalid("--nvme-dir " + c.nvmeDir + ": " + std::strerror(errno));
+    if (!S_ISDIR(st.st_mode)) throwInvalid("--nvme-dir " + c.nvmeDir + " is not a directory");
+    if (::access(c.nvmeDir.c_str(), W_OK | X_OK) != 0)
+        throwInvalid("--nvme-dir " + c.nvmeDir + " is not writable: " + std::strerror(errno));
+    struct statvfs fs{};
+    if (::statvfs(c.nvmeDir.c_str(), &fs) == 0 && !(fs.f_flag & ST_RDONLY)) {
+        // Each rank's states, rounded up per unit to the 4 KiB alignment of O_DIRECT.
+        const std::uint64_t perRank = scenarioOf(c).shape ? theory::modelStates(scenarioOf(c)).perRank.tier(Tier::Nvme) : 0;
+        const std::uint64_t need = (perRank + 4096 * 3 * 64) * static_cast<std::uint64_t>(c.worldSize);
+        const std::uint64_t room = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+        if (need > room)
+            throwInvalid("--nvme-dir " + c.nvmeDir + " has " + std::to_string(room) + " bytes free; the NVMe tier needs " +
+                         std::to_string(need));
+    } else {
+        throwInvalid("--nvme-dir " + c.nvmeDir + " is on a read-only file system");
+    }
+}
+
 std::string_view backendName(Backend b) { return b == Backend::Cuda ? "cuda" : "cpu"; }
 
 RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize) {
@@ -31,8 +73,9 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
               {"--model", "--strategy", "--steps", "--seed", "--precision", "--micro-batch", "--lr",
                "--prefetch", "--bucket-bytes", "--reshard-after-forward", "--max-inflight",
                "--persistence-threshold", "--hybrid-group", "--grad-accum", "--capacity", "--data",
-               "--stream", "--trace", "--json", "--weights-out", "--timeout-ms", "--backend", "--ranks"},
-              {"--checkpointing", "--deterministic", "--no-events", "--no-sync", "--shared-device"});
+               "--stream", "--trace", "--json", "--weights-out", "--timeout-ms", "--backend", "--ranks",
+               "--offload-optimizer", "--offload-params", "--nvme-dir", "--aio-block-bytes", "--aio-queue-depth"},
+              {"--checkpointing", "--deterministic", "--no-events", "--no-sync", "--shared-device", "--keep-nvme"});
     args.parse(workerArgs);
     if (worldSize < 1) throwInvalid("ranks (mpirun -np) must be at least 1, got " + std::to_string(worldSize));
     RunConfig c;
@@ -102,6 +145,15 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
         const std::uint64_t cap = args.bytes("--capacity");
         c.capacityBytes = cap;
     }
+    for (const auto& [flag, tier] : {std::pair{"--offload-optimizer", &c.offload.optimizer},
+                                     std::pair{"--offload-params", &c.offload.param}}) {
+        if (!args.has(flag)) continue;
+        const std::string t = args.required(flag);
+        const std::optional<Tier> parsed = t == "cpu" ? std::optional<Tier>(Tier::Host) : parseTier(t);
+        if (!parsed) throwInvalid(std::string(flag) + " must be device, host or nvme, got '" + t + "'");
+        *tier = *parsed;
+    }
+    parseNvme(args, c);
     if (args.has("--data")) {
         c.dataFile = args.required("--data");
         // Checked here, on the launching side too, so that bad data is exit 2 before a launch.
@@ -157,6 +209,15 @@ std::vector<std::string> toWorkerArgs(const RunConfig& c) {
     if (k.gradAccumSteps != 1) a.insert(a.end(), {"--grad-accum", std::to_string(k.gradAccumSteps)});
     if (k.noSync) a.push_back("--no-sync");
     if (c.capacityBytes) a.insert(a.end(), {"--capacity", formatBytes(*c.capacityBytes)});
+    if (c.offload.optimizer != Tier::Device)
+        a.insert(a.end(), {"--offload-optimizer", std::string(tierName(c.offload.optimizer))});
+    if (c.offload.param != Tier::Device) a.insert(a.end(), {"--offload-params", std::string(tierName(c.offload.param))});
+    if (!c.nvmeDir.empty()) {
+        a.insert(a.end(), {"--nvme-dir", c.nvmeDir});
+        if (c.keepNvme) a.push_back("--keep-nvme");
+        if (c.aioBlockBytes != (1u << 20)) a.insert(a.end(), {"--aio-block-bytes", formatBytes(c.aioBlockBytes)});
+        if (c.aioQueueDepth != 8) a.insert(a.end(), {"--aio-queue-depth", std::to_string(c.aioQueueDepth)});
+    }
     if (c.dataFile) a.insert(a.end(), {"--data", *c.dataFile});
     if (c.streamPath) a.insert(a.end(), {"--stream", *c.streamPath});
     if (c.tracePath) a.insert(a.end(), {"--trace", *c.tracePath});
@@ -201,6 +262,12 @@ nlohmann::json toJson(const RunConfig& c) {
         {"shared_device", c.sharedDevice},
     };
     j["capacity_bytes"] = c.capacityBytes ? nlohmann::json(*c.capacityBytes) : nlohmann::json(nullptr);
+    j["offload"] = {{"optimizer", std::string(tierName(c.offload.optimizer))},
+                    {"param", std::string(tierName(c.offload.param))},
+                    {"nvme_dir", c.nvmeDir},
+                    {"keep_nvme", c.keepNvme},
+                    {"aio_block_bytes", c.aioBlockBytes},
+                    {"aio_queue_depth", c.aioQueueDepth}};
     j["data"] = c.dataFile ? nlohmann::json(*c.dataFile) : nlohmann::json("synthetic");
     return j;
 }
@@ -216,6 +283,7 @@ theory::Scenario scenarioOf(const RunConfig& c) {
     s.knobs.deterministicReductions = c.deterministic;
     s.knobs.sharedDeviceCollectives = c.sharedDevice;
     s.activations = {c.preset.microBatch, c.checkpointing};
+    s.offload = c.offload;
     return s;
 }
 

@@ -10,7 +10,8 @@
 //   [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]
 //   [--no-sync] [--capacity BYTES] [--data FILE] [--stream SOCKET_PATH] [--trace FILE]
 //   [--json FILE] [--weights-out FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]
-//   [--shared-device --ranks N]
+//   [--shared-device --ranks N] [--offload-optimizer device|host|nvme] [--offload-params device|host]
+//   [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]
 //
 // The job's size is mpirun's -np, except with --shared-device: then the worker is ONE process
 // (not under mpirun) that runs --ranks N ranks as threads — on one GPU with --backend cuda,
@@ -43,6 +44,11 @@ struct RunConfig {
     plan::Knobs knobs{};            // buckets, prefetch, reshard, in-flight, persistence,
                                       // hybrid group, grad accumulation, no_sync
     std::optional<std::uint64_t> capacityBytes; // ledger budget per rank (device tier)
+    plan::Offload offload{};          // --offload-optimizer device|host|nvme, --offload-params device|host
+    std::string nvmeDir;              // --nvme-dir: the NVMe tier's files (one per rank)
+    bool keepNvme = false;            // --keep-nvme: leave them behind
+    std::uint64_t aioBlockBytes = 1 << 20; // --aio-block-bytes (DeepSpeed aio block_size)
+    std::int64_t aioQueueDepth = 8;   // --aio-queue-depth (DeepSpeed aio queue_depth)
     std::optional<std::string> dataFile;        // byte-level training data (vocab 256)
     int worldSize = 1;                // mpirun's -np, or --ranks with --shared-device
     Backend backend = Backend::Cpu;   // --backend

@@ -9,7 +9,7 @@
 #include "model/layout.h"
 #include "plan/buckets.h"
 #include "plan/policy.h"
-#include "strategy/sharding.h"
+#include "strategy/sharded.h"
 
 namespace shardscope::strategy {
 
@@ -20,84 +20,7 @@ std::vector<comm::Communicator*> CommGroups::distinct() const {
     return out;
 }
 
-namespace {
-
-using device::Buffer;
-
-struct UnitState {
-    const plan::UnitLayout* layout = nullptr;
-    std::uint64_t n = 0;      // elements
-    std::uint64_t padded = 0; // P: a multiple of the shard count
-    std::uint64_t shard = 0;  // S = P / shards
-    std::uint64_t lo = 0;     // this rank's slice [lo, lo + S)
-    bool persistent = false;  // ZeRO-3 param persistence: param_full kept whole (n elements)
-    Buffer paramFull, paramShard, gradFull, gradShard, master, adamM, adamV;
-};
-
-class Sharded final : public Sharding {
-public:
-    Sharded(const StrategyConfig& config, device::Device& device, const CommGroups& groups);
-
-    std::string name() const override { return std::string(plan::strategyName(config_.strategy)); }
-    const std::vector<plan::UnitLayout>& units() const override { return layouts_; }
-    comm::Communicator& world() override { return *groups_.world; }
-    int dataRank() const override { return groups_.world->rank(); }
-    int dataRanks() const override { return groups_.world->size(); }
-
-    void beforeForward(std::int32_t unit) override;
-    void afterForward(std::int32_t unit) override;
-    void beforeBackward(std::int32_t unit) override;
-    ParamView params(std::int32_t unit) const override;
-    void storeGradients(std::int32_t unit, std::span<const float> grads, const MicroStep& micro) override;
-    void afterBackward(std::int32_t unit, const MicroStep& micro) override;
-    void endBackward(const MicroStep& micro) override;
-    OwnedSlice owned(std::int32_t unit) override;
-    void afterOptimizer() override;
-    std::vector<std::vector<float>> gatherWeights() override;
-    void discardTransients() override;
-
-private:
-    UnitState& state(std::int32_t u) { return units_.at(static_cast<std::size_t>(u)); }
-    std::int32_t unitCount() const { return static_cast<std::int32_t>(units_.size()); }
-    comm::Communicator& shardComm() { return *groups_.shard; }
-    comm::DType dtype() const { return mixed_ ? comm::DType::Bf16 : comm::DType::F32; }
-    Buffer allocate(std::uint64_t elements, Category c, std::int32_t unit, bool zeroed = false) {
-        return device_.allocate(elements * eb_, {c, Tier::Device, unit}, zeroed);
-    }
-    void setup();
-    void gather(std::int32_t unit, bool prefetch);
-    void finishInflight();
-    void reshard(std::int32_t unit);
-    void packForReduce(std::int32_t unit, const MicroStep& micro);
-    void flushReduce(const plan::Bucket& bucket, const MicroStep& micro);
-    void reduceUnit(std::int32_t unit, const MicroStep& micro);
-    void gatherUpdatedParams();
-    void writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t length, void* out);
-    void gatherPersistent(UnitState& s, std::int32_t unit);
-    // dst[i] (+)= src[i] in the working dtype: bf16 adds in fp32 and rounds once.
-    void combine(void* dst, const void* src, std::uint64_t count, bool accumulate) const;
-
-    StrategyConfig config_;
-    plan::Policy policy_;
-    device::Device& device_;
-    device::Ops& ops_; // copies and conversions on the device's memory
-    CommGroups groups_;
-    bool mixed_;
-    std::uint64_t eb_; // bytes per element of params and grads (2 bf16, 4 fp32)
-    std::uint64_t shards_ = 1;
-    std::uint64_t shardRank_ = 0;
-    std::vector<plan::UnitLayout> layouts_;
-    std::vector<UnitState> units_;
-
-    CollectiveOp reduceOp_ = CollectiveOp::AllReduce; // of the reduce buckets: all-reduce or reduce-scatter
-    std::vector<plan::Bucket> reducePlan_; // backward order U−1 … 0
-    std::vector<plan::Bucket> gatherPlan_; // unit order 0 … U−1 (ZeRO-1/2 after the optimizer)
-    std::size_t reduceBucket_ = 0;           // cursor: the bucket being packed
-    std::size_t reducePiece_ = 0;
-    Buffer bucket_;                          // staging of the bucket being packed (comm_buffer)
-    std::int32_t inflightUnit_ = kNoUnit;    // the prefetch whose all-gather is in flight
-    std::uint64_t inflightTicket_ = 0;
-};
+namespace detail {
 
 Sharded::Sharded(const StrategyConfig& config, device::Device& device, const CommGroups& groups)
     : config_(config), policy_(plan::policyFor(config.strategy, config.knobs)), device_(device),
@@ -121,6 +44,13 @@ Sharded::Sharded(const StrategyConfig& config, device::Device& device, const Com
         shards_ = static_cast<std::uint64_t>(groups_.shard->size());
         shardRank_ = static_cast<std::uint64_t>(groups_.shard->rank());
     }
+    validateOffload();
+    optimizerTier_ = config.offload.optimizer;
+    gradTier_ = optimizerTier_ != Tier::Device && policy_.shardGrads ? Tier::Host : Tier::Device;
+    paramTier_ = config.offload.param;
+    nvmeCells_.ledger = &device_.ledger();
+    if (optimizerTier_ == Tier::Nvme && device_.holdsData())
+        nvme_ = std::make_unique<offload::NvmeStore>(config.nvme, groups_.world->rank());
     setup();
 }
 
@@ -140,13 +70,17 @@ void Sharded::setup() {
         // Allocation order per unit: params, grads, master, m, v (what an OOM names first).
         if (!policy_.shardParams) s.paramFull = allocate(s.padded, Category::ParamFull, u);
         else if (s.persistent) s.paramFull = allocate(s.n, Category::ParamFull, u);
-        else s.paramShard = allocate(s.shard, Category::ParamShard, u);
+        else s.paramShard = allocate(s.shard, Category::ParamShard, u, false, paramTier_);
         if (!policy_.shardGrads) s.gradFull = allocate(s.padded, Category::GradFull, u, true);
-        else s.gradShard = allocate(s.shard, Category::GradShard, u, true);
-        if (mixed_)
-            s.master = device_.allocateArray<float>(optimizerElements, {Category::MasterFp32, Tier::Device, u});
-        s.adamM = device_.allocateArray<float>(optimizerElements, {Category::AdamM, Tier::Device, u}, true);
-        s.adamV = device_.allocateArray<float>(optimizerElements, {Category::AdamV, Tier::Device, u}, true);
+        else s.gradShard = allocate(s.shard, Category::GradShard, u, true, gradTier_);
+        if (optimizerTier_ == Tier::Nvme) {
+            setupNvme(s, u, optimizerElements);
+        } else {
+            if (mixed_)
+                s.master = device_.allocateArray<float>(optimizerElements, {Category::MasterFp32, optimizerTier_, u});
+            s.adamM = device_.allocateArray<float>(optimizerElements, {Category::AdamM, optimizerTier_, u}, true);
+            s.adamV = device_.allocateArray<float>(optimizerElements, {Category::AdamV, optimizerTier_, u}, true);
+        }
 
         // Every rank initialises the whole unit on the host (deterministic in seed and unit),
         // uploads its part. Host staging is not device memory: it is not in the ledger. A device
@@ -159,11 +93,12 @@ void Sharded::setup() {
         auto uploadBf16 = [&](std::span<const float> values, Buffer& to) {
             std::vector<Bf16> rounded(values.size());
             std::transform(values.begin(), values.end(), rounded.begin(), [](float f) { return toBf16(f); });
-            ops_.upload(to.data(), rounded.data(), rounded.size() * sizeof(Bf16));
+            put(to, 0, rounded.data(), rounded.size() * sizeof(Bf16));
         };
         if (mixed_) {
             const std::span<const float> masterValues = policy_.shardOptimizer ? mine : all.first(s.n);
-            ops_.upload(s.master.data(), masterValues.data(), masterValues.size() * sizeof(float));
+            if (optimizerTier_ == Tier::Nvme) writeInitialNvme(s, u, masterValues);
+            else put(s.master, 0, masterValues.data(), masterValues.size() * sizeof(float));
             if (!s.paramFull.empty()) uploadBf16(all.first(s.paramFull.bytes() / eb_), s.paramFull);
             if (!s.paramShard.empty()) uploadBf16(mine, s.paramShard);
         } else {
@@ -204,20 +139,32 @@ void Sharded::gather(std::int32_t unit, bool prefetch) {
     if (s.persistent || !s.paramFull.empty()) return;
     s.paramFull = allocate(s.padded, Category::ParamFull, unit);
     if (shards_ == 1) {
-        ops_.copy(s.paramFull.data(), s.paramShard.data(), s.shard * eb_);
-    } else if (!prefetch) {
-        shardComm().allGather(s.paramShard.data(), s.paramFull.data(), s.shard, dtype(), unit);
+        if (onHost(s.paramShard)) ops_.upload(s.paramFull.data(), s.paramShard.data(), s.shard * eb_);
+        else ops_.copy(s.paramFull.data(), s.paramShard.data(), s.shard * eb_);
+        return;
+    }
+    if (prefetch) finishInflight(); // before its staging buffer is allocated: one in flight
+    // A host-tier shard goes host → device first: the all-gather's input is device memory.
+    const void* input = s.paramShard.data();
+    if (onHost(s.paramShard)) {
+        s.stage = allocate(s.shard, Category::CommBuffer, unit);
+        ops_.upload(s.stage.data(), s.paramShard.data(), s.shard * eb_);
+        input = s.stage.data();
+    }
+    if (!prefetch) {
+        shardComm().allGather(input, s.paramFull.data(), s.shard, dtype(), unit);
+        s.stage.reset();
     } else {
-        finishInflight();
-        inflightTicket_ = shardComm().startAllGather(s.paramShard.data(), s.paramFull.data(), s.shard, dtype(), unit);
+        inflightTicket_ = shardComm().startAllGather(input, s.paramFull.data(), s.shard, dtype(), unit);
         inflightUnit_ = unit;
     }
 }
 
 void Sharded::finishInflight() {
     if (inflightUnit_ == kNoUnit) return;
-    inflightUnit_ = kNoUnit;
+    const std::int32_t unit = std::exchange(inflightUnit_, kNoUnit);
     shardComm().finishAllGather(inflightTicket_);
+    state(unit).stage.reset();
 }
 
 void Sharded::reshard(std::int32_t unit) {
@@ -348,7 +295,9 @@ void Sharded::flushReduce(const plan::Bucket& b, const MicroStep& micro) {
         std::uint64_t pos = 0;
         for (const auto& p : b.pieces) {
             UnitState& s = state(p.unit);
-            if (policy_.shardGrads) // ZeRO-2: into the gradient shard, accumulating over micro-steps
+            if (policy_.shardGrads && onHost(s.gradShard)) // ZeRO-Offload: device → host
+                intoHost(s.gradShard, p.offset, out + pos * eb_, p.length, !micro.first(), p.unit);
+            else if (policy_.shardGrads) // ZeRO-2: into the gradient shard, accumulating over micro-steps
                 combine(s.gradShard.ptr<char>() + p.offset * eb_, out + pos * eb_, p.length, !micro.first());
             else // ZeRO-1: into the rank's own slice of the full gradient
                 ops_.copy(s.gradFull.ptr<char>() + (s.lo + p.offset) * eb_, out + pos * eb_, p.length * eb_);
@@ -362,16 +311,18 @@ void Sharded::reduceUnit(std::int32_t unit, const MicroStep& micro) {
     UnitState& s = state(unit);
     // With no_sync the full gradient already holds every micro-step: reduce it once, assign.
     const bool accumulate = policy_.reduceEveryMicroStep && !micro.first();
+    const bool hostShard = onHost(s.gradShard); // ZeRO-Offload: reduced on the device, then device → host
     Buffer temp;
     void* target = s.gradShard.data();
-    if (accumulate) {
+    if (accumulate || hostShard) {
         temp = allocate(s.shard, Category::CommBuffer, unit);
         target = temp.data();
     }
     if (shards_ > 1) shardComm().reduceScatter(s.gradFull.data(), target, s.shard, dtype(), unit);
     else ops_.copy(target, s.gradFull.data(), s.shard * eb_);
     if (policy_.hybrid && groups_.replica->size() > 1) groups_.replica->allReduce(target, s.shard, dtype(), unit);
-    if (accumulate) combine(s.gradShard.data(), temp.data(), s.shard, true);
+    if (hostShard) intoHost(s.gradShard, 0, temp.data(), s.shard, accumulate, unit);
+    else if (accumulate) combine(s.gradShard.data(), temp.data(), s.shard, true);
 }
 
 // ---- optimizer --------------------------------------------------------------------------------
@@ -402,6 +353,8 @@ OwnedSlice Sharded::owned(std::int32_t unit) {
         o.normEnd = counts ? o.end : o.begin;
     }
     o.gradsBf16 = mixed_;
+    o.stateOnHost = optimizerTier_ != Tier::Device; // NVMe: staged in host memory by beginUpdate
+    o.gradsOnHost = policy_.shardGrads && onHost(s.gradShard);
     o.m = s.adamM.ptr<float>();
     o.v = s.adamV.ptr<float>();
     return o;
@@ -409,6 +362,14 @@ OwnedSlice Sharded::owned(std::int32_t unit) {
 
 // This rank's updated parameters [offset, offset + length) of its slice, in the working dtype.
 void Sharded::writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t length, void* out) {
+    if (mixed_ && optimizerTier_ == Tier::Nvme) { // rounded when the unit was updated (endUpdate)
+        ops_.upload(out, s.rounded.ptr<const Bf16>() + offset, length * sizeof(Bf16));
+        return;
+    }
+    if (mixed_ && onHost(s.master)) {
+        roundInto(s.master.ptr<const float>() + offset, length, out, false);
+        return;
+    }
     if (mixed_) {
         ops_.toBf16(s.master.ptr<const float>() + offset, static_cast<Bf16*>(out), length);
         return;
@@ -422,6 +383,11 @@ void Sharded::writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t l
 }
 
 void Sharded::afterOptimizer() {
+    updateComputeWeights();
+    for (UnitState& s : units_) s.rounded.reset(); // the NVMe tier's rounded weights are consumed
+}
+
+void Sharded::updateComputeWeights() {
     if (!policy_.shardOptimizer) { // DDP
         if (mixed_)
             for (UnitState& s : units_) ops_.toBf16(s.master.ptr<const float>(), s.paramFull.ptr<Bf16>(), s.n);
@@ -430,7 +396,7 @@ void Sharded::afterOptimizer() {
     if (!policy_.shardParams) { // ZeRO-1/2: all-gather the updated parameters
         if (shards_ == 1) {
             if (mixed_)
-                for (UnitState& s : units_) ops_.toBf16(s.master.ptr<const float>(), s.paramFull.ptr<Bf16>(), s.padded);
+                for (UnitState& s : units_) writeOwnParams(s, 0, s.padded, s.paramFull.data());
             return;
         }
         gatherUpdatedParams();
@@ -439,7 +405,13 @@ void Sharded::afterOptimizer() {
     for (std::int32_t u = 0; u < unitCount(); ++u) {
         UnitState& s = state(u);
         if (s.persistent) gatherPersistent(s, u);
-        else if (mixed_) ops_.toBf16(s.master.ptr<const float>(), s.paramShard.ptr<Bf16>(), s.shard);
+        else if (optimizerTier_ == Tier::Nvme) continue; // rounded into the shard by endUpdate
+        else if (mixed_ && onHost(s.master)) roundInto(s.master.ptr<const float>(), s.shard, s.paramShard.data(), onHost(s.paramShard));
+        else if (mixed_ && onHost(s.paramShard)) { // device optimizer, host-tier params: round, device → host
+            Buffer staging = allocate(s.shard, Category::Workspace, u);
+            ops_.toBf16(s.master.ptr<const float>(), staging.ptr<Bf16>(), s.shard);
+            if (device_.holdsData()) ops_.download(s.paramShard.data(), staging.data(), s.shard * eb_);
+        } else if (mixed_) ops_.toBf16(s.master.ptr<const float>(), s.paramShard.ptr<Bf16>(), s.shard);
     }
 }
 
@@ -496,7 +468,11 @@ std::vector<std::vector<float>> Sharded::gatherWeights() {
         mine.append(reinterpret_cast<const char*>(range), sizeof(range));
         const std::size_t at = mine.size();
         mine.resize(at + (range[1] - range[0]) * sizeof(float));
-        ops_.download(mine.data() + at, o.weights, (range[1] - range[0]) * sizeof(float));
+        const std::uint64_t bytes = (range[1] - range[0]) * sizeof(float);
+        if (optimizerTier_ == Tier::Nvme) {
+            if (bytes > 0) std::memcpy(mine.data() + at, readNvmeMaster(state(u)).data(), bytes);
+        } else if (o.stateOnHost) std::memcpy(mine.data() + at, o.weights, bytes);
+        else ops_.download(mine.data() + at, o.weights, bytes);
     }
     const std::vector<std::string> parts = groups_.world->gatherBytes(mine, 0);
     std::vector<std::vector<float>> out;
@@ -528,17 +504,22 @@ void Sharded::discardTransients() {
     bucket_.reset();
     reduceBucket_ = 0;
     reducePiece_ = 0;
+    if (nvme_) nvme_->waitAll(); // before the staging it reads into or writes from is freed
     for (UnitState& s : units_) {
+        s.stage.reset();
+        s.nvmeTicket = 0;
+        s.nvmeStage.reset();
+        s.rounded.reset();
         if (policy_.shardParams && !s.persistent) s.paramFull.reset();
         if (policy_.shardGrads) s.gradFull.reset();
     }
 }
 
-} // namespace
+} // namespace detail
 
 std::unique_ptr<Sharding> makeSharding(const StrategyConfig& config, device::Device& device,
                                        const CommGroups& groups) {
-    return std::make_unique<Sharded>(config, device, groups);
+    return std::make_unique<detail::Sharded>(config, device, groups);
 }
 
 } // namespace shardscope::strategy

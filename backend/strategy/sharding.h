@@ -21,6 +21,7 @@
 
 #include "comm/communicator.h"
 #include "device/device.h"
+#include "offload/nvme_store.h"
 #include "plan/shape.h"
 #include "plan/strategy.h"
 #include "plan/units.h"
@@ -43,6 +44,11 @@ struct StrategyConfig {
     plan::PrecisionKind precision = plan::PrecisionKind::MixedBf16; // MixedBf16 or Fp32
     plan::GptShape shape{};
     std::uint64_t seed = 0; // parameter initialisation
+    // ZeRO-Offload: master, m, v in the host or NVMe tier (the gradient shards the CPU optimizer
+    // reads, where grads are sharded, in the host tier); param shards in the host tier (ZeRO-3 /
+    // FSDP).
+    plan::Offload offload{};
+    offload::NvmeOptions nvme{}; // where and how the NVMe tier's file is written (offload nvme)
 };
 
 struct MicroStep {
@@ -73,6 +79,10 @@ struct OwnedSlice {
     // ranges of all ranks partition every unit exactly once.
     std::uint64_t normBegin = 0;
     std::uint64_t normEnd = 0;
+    // ZeRO-Offload: weights, m and v are host-tier memory (the CPU optimizer updates them);
+    // grads are host memory too where gradsOnHost, device memory otherwise.
+    bool stateOnHost = false;
+    bool gradsOnHost = false;
 };
 
 class Sharding {
@@ -99,6 +109,15 @@ public:
     virtual void endBackward(const MicroStep& micro) = 0;
 
     virtual OwnedSlice owned(std::int32_t unit) = 0;
+    // The optimizer's view of one unit around its update, given owned(unit): beginUpdate brings
+    // states that live in files (the NVMe tier) into host staging and points the slice at them;
+    // endUpdate writes them back. Elsewhere the slice is unchanged and endUpdate does nothing. A
+    // wrapper around another Sharding forwards both.
+    virtual OwnedSlice beginUpdate(std::int32_t unit, OwnedSlice slice) {
+        (void)unit;
+        return slice;
+    }
+    virtual void endUpdate(std::int32_t unit) { (void)unit; }
     virtual void afterOptimizer() = 0;
 
     // Collective over the world: the unpadded fp32 weights of every unit, at world rank 0
@@ -111,7 +130,10 @@ public:
 
 // The strategy for `config` over `groups` (see plan/policy.h for what each strategy does).
 // Allocates and initialises the model states; throws Error(OutOfMemory) when they exceed the
-// ledger's capacity, Error(InvalidArgument) for a configuration the strategy cannot run.
+// ledger's capacity, Error(InvalidArgument) for a configuration the strategy cannot run
+// (offloading the optimizer without a sharded optimizer or in fp32, params without sharded
+// params or to NVMe, the NVMe tier without a directory or liburing), Error(Io) when the NVMe
+// tier's file cannot be created or written.
 std::unique_ptr<Sharding> makeSharding(const StrategyConfig& config, device::Device& device,
                                        const CommGroups& groups);
 

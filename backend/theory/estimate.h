@@ -1,6 +1,7 @@
 #pragma once
 // Per-rank model states, communication and the closed-form peak for one scenario.
 // Every formula names its source next to it in estimate.cpp.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -79,6 +80,7 @@ struct PeakPrediction {
     std::uint64_t workspaceBytes = 0;   // workspaces at most (0 without a shape)
     std::uint64_t paddingBytes = 0;     // included above; reported for the derivation
     std::uint64_t peakBytes = 0;        // device tier
+    std::array<std::uint64_t, kTierCount> tierPeaks{}; // each tier's peak (device = peakBytes; dry run only)
     ByteTable atPeak;                   // live bytes per category at the predicted peak
     ByteTable categoryPeaks;            // each category's own maximum over the step
     std::string peakPhase;              // where the peak happens, e.g. "backward of block1"

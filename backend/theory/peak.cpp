@@ -37,6 +37,7 @@ PeakPrediction closedFormPeak(const Scenario& s) {
     }
     if (!policy.shardParams) out.bucketBytes = std::min(s.knobs.reduceBucketBytes, plan.fullBytes(g));
     out.peakBytes = states.perRank.tier(Tier::Device) + out.gatheredBytes + out.gradFullBytes + out.bucketBytes;
+    out.tierPeaks = {out.peakBytes, states.perRank.tier(Tier::Host), states.perRank.tier(Tier::Nvme)};
     out.atPeak = states.perRank;
     out.atPeak.at(Category::ParamFull, Tier::Device) += out.gatheredBytes;
     out.atPeak.at(Category::GradFull, Tier::Device) += out.gradFullBytes;

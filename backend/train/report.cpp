@@ -75,6 +75,15 @@ report::DeviceMemory deviceMemory(const DeviceMemory& d) {
     return m;
 }
 
+// One tier's bytes by category; model-state categories only when asked.
+report::TierCategoryBytes tierCategoryBytes(const ByteTable& table, bool statesOnly) {
+    report::TierCategoryBytes out{};
+    for (Tier t : kAllTiers)
+        for (Category c : kAllCategories)
+            if (!statesOnly || stateGroup(c) != StateGroup::Other) out[index(t)][index(c)] = table.at(c, t);
+    return out;
+}
+
 // The ledger's bytes by category (summed over tiers); model-state categories only when asked.
 report::CategoryBytes categoryBytes(const ByteTable& table, bool statesOnly) {
     report::CategoryBytes out{};
@@ -96,6 +105,7 @@ std::string encodeRankResult(const RankResult& r) {
     put(out, r.rank);
     putTable(out, r.peak);
     put(out, r.peakTotal);
+    for (std::uint64_t v : r.tierPeaks) put(out, v);
     putTable(out, r.modelStates);
     for (const auto* arr : {&r.comm.calls, &r.comm.payloadBytes, &r.comm.sentBytes, &r.comm.busyNs})
         for (std::uint64_t v : *arr) put(out, v);
@@ -124,6 +134,7 @@ RankResult decodeRankResult(const std::string& in) {
     r.rank = take<std::int32_t>(in, at);
     r.peak = takeTable(in, at);
     r.peakTotal = take<std::uint64_t>(in, at);
+    for (std::uint64_t& v : r.tierPeaks) v = take<std::uint64_t>(in, at);
     r.modelStates = takeTable(in, at);
     for (auto* arr : {&r.comm.calls, &r.comm.payloadBytes, &r.comm.sentBytes, &r.comm.busyNs})
         for (std::uint64_t& v : *arr) v = take<std::uint64_t>(in, at);
@@ -206,19 +217,24 @@ report::RunReport makeReport(const RunOutcome& o) {
         rank.peakBytes = categoryBytes(rr.peak, false);
         rank.peakTotal = rr.peakTotal;
         rank.modelStateBytes = categoryBytes(rr.modelStates, true);
+        rank.modelStateBytesByTier = tierCategoryBytes(rr.modelStates, true);
+        rank.peakBytesByTier = tierCategoryBytes(rr.peak, false);
+        rank.peakTotalByTier = rr.tierPeaks;
         rank.commBytesPerStep = commPerStep(rr.comm, c.steps, 0);
         rank.exposedComm = exposedComm(rr.overlap);
         if (rr.device) rank.device = deviceMemory(*rr.device);
         r.exposedCommFraction = std::max(r.exposedCommFraction, rank.exposedComm.fractionMedian);
         r.ranks.push_back(std::move(rank));
         statesEqual = statesEqual && rr.modelStates == states.perRank;
-        peakMax = std::max(peakMax, rr.peakTotal);
+        peakMax = std::max(peakMax, rr.tierPeaks[index(Tier::Device)]); // the prediction is the device tier's
     }
 
     report::TheoryValues& t = r.theory;
     t.modelStateBytes = categoryBytes(states.perRank, true);
     t.ddpModelStateBytes = categoryBytes(theory::modelStates(ddpScenario).perRank, true);
     t.paddingBytes = states.paddingBytes;
+    t.modelStateBytesByTier = tierCategoryBytes(states.perRank, true);
+    t.peakBytesByTier = peak.tierPeaks;
     t.predictedPeakBytes = peak.peakBytes;
     t.peakAt = categoryBytes(peak.atPeak, false);
     t.peakByCategory = categoryBytes(peak.categoryPeaks, false);
@@ -256,8 +272,8 @@ report::RunReport makeReport(const RunOutcome& o) {
         why.append(std::to_string(peakDelta)).append(" B):");
         if (!o.ranks.empty())
             for (Category cat : kAllCategories) {
-                const auto m = static_cast<std::int64_t>(o.ranks.front().peak.category(cat));
-                const auto pt = static_cast<std::int64_t>(peak.categoryPeaks.category(cat));
+                const auto m = static_cast<std::int64_t>(o.ranks.front().peak.at(cat, Tier::Device));
+                const auto pt = static_cast<std::int64_t>(peak.categoryPeaks.at(cat, Tier::Device));
                 if (m != pt) why.append(" ").append(categoryName(cat)).append(" peak ").append(std::to_string(m - pt)).append(" B;");
             }
         why.append(" the prediction is a dry run of this implementation's step, so a difference is a gap in the dry run");

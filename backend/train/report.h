@@ -1,6 +1,7 @@
 #pragma once
 // The run report (report/report.h: the type, its keys and schema) filled at rank 0 from what
 // every rank measured, and the handshake configuration (report/run_info.h) of each rank.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +43,7 @@ struct RankResult {
     std::int32_t rank = 0;
     ByteTable peak;              // each cell's own maximum (ledger.peak())
     std::uint64_t peakTotal = 0; // the maximum of the total (ledger.peakBytes())
+    std::array<std::uint64_t, kTierCount> tierPeaks{}; // each tier's maximum (ledger.peakTierBytes)
     ByteTable modelStates;       // at the end of the first forward (StepResult::modelStates)
     comm::CommStats comm;        // the training steps' collectives, all of the rank's communicators
     std::vector<StepOverlap> overlap;   // per step: step, communication union and exposed time

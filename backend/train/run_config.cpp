@@ -19,6 +19,8 @@ strategy::StrategyConfig strategyConfigOf(const RunConfig& c) {
     s.precision = c.precision;
     s.shape = c.preset.shape;
     s.seed = c.seed;
+    s.offload = c.offload;
+    s.nvme = {c.nvmeDir, c.keepNvme, c.aioBlockBytes, static_cast<int>(c.aioQueueDepth)};
     return s;
 }
 

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/numeric.h"
 #include "device/ops.h"
+#include "offload/host_adamw.h"
 #include "train/grad_norm.h"
 
 namespace shardscope::train {
@@ -144,8 +145,17 @@ double Trainer::optimizerStep() {
     const AdamWConfig& opt = config_.optimizer;
     device::Ops& ops = device_.ops();
     for (std::int32_t u = 0; u < units; ++u) {
-        const strategy::OwnedSlice& o = slices[static_cast<std::size_t>(u)];
+        strategy::OwnedSlice o = sharding_->beginUpdate(u, slices[static_cast<std::size_t>(u)]);
         const auto& layout = model_.units()[static_cast<std::size_t>(u)];
+        // ZeRO-Offload with device gradients (ZeRO-1's slice of the all-reduced gradient): the
+        // CPU optimizer reads them from a host staging copy.
+        Buffer hostGrads;
+        if (o.stateOnHost && !o.gradsOnHost && o.end > o.begin) {
+            const std::uint64_t bytes = (o.end - o.begin) * (o.gradsBf16 ? sizeof(Bf16) : sizeof(float));
+            hostGrads = device_.allocate(bytes, {Category::Workspace, Tier::Host, u});
+            if (device_.holdsData()) ops.download(hostGrads.data(), o.grads, bytes);
+            o.grads = hostGrads.data();
+        }
         // Per tensor, so weight decay follows the layout; padding is never touched (stays 0).
         for (const plan::TensorSlot& slot : layout.slots()) {
             const std::uint64_t a = std::max(o.begin, slot.offset);
@@ -155,9 +165,13 @@ double Trainer::optimizerStep() {
                 opt.learningRate, opt.beta1, opt.beta2, opt.eps, opt.weightDecay, step_ + 1, slot.decay, gradScale);
             const std::uint64_t at = a - o.begin, len = b - a;
             const std::uint64_t gradBytes = o.gradsBf16 ? sizeof(Bf16) : sizeof(float);
-            ops.adamw(scalars, o.weights + at, static_cast<const char*>(o.grads) + at * gradBytes, o.gradsBf16,
-                      o.m + at, o.v + at, len);
+            const void* grads = static_cast<const char*>(o.grads) + at * gradBytes;
+            if (!o.stateOnHost)
+                ops.adamw(scalars, o.weights + at, grads, o.gradsBf16, o.m + at, o.v + at, len);
+            else if (device_.holdsData()) // the CPU optimizer: bitwise the device update
+                offload::hostAdamW(scalars, o.weights + at, grads, o.gradsBf16, o.m + at, o.v + at, len);
         }
+        sharding_->endUpdate(u);
     }
     emitSpan(EventKind::ComputeEnd, kNoUnit, Phase::Optimizer);
     sharding_->afterOptimizer();

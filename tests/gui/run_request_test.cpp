@@ -126,6 +126,42 @@ private Q_SLOTS:
         QCOMPARE(a.last(), QStringLiteral("/tmp/x/stream.sock"));
     }
 
+    // Offload choices: offered where the strategy shards the state, disabled with the reason
+    // as tooltip elsewhere; a chosen offload reaches the worker's flags.
+    void offloadChoicesFollowTheStrategyAndReachTheWorker() {
+        RunConfigPanel panel;
+        auto* optimizer = qobject_cast<QComboBox*>(panel.fieldWidget(RunField::OffloadOptimizer));
+        auto* params = qobject_cast<QComboBox*>(panel.fieldWidget(RunField::OffloadParams));
+        QVERIFY(optimizer && params);
+        RunRequest r;
+        r.strategy = plan::Strategy::Zero3;
+        r.offloadOptimizer = Tier::Host;
+        r.offloadParams = Tier::Host;
+        panel.setRequest(r);
+        QVERIFY(optimizer->isEnabled() && params->isEnabled());
+        QCOMPARE(panel.request().offloadParams, Tier::Host);
+        const QStringList a = workerArguments(panel.request(), QStringLiteral("/tmp/s.sock"));
+        QCOMPARE(a.at(a.indexOf(QStringLiteral("--offload-optimizer")) + 1), QStringLiteral("host"));
+        QCOMPARE(a.at(a.indexOf(QStringLiteral("--offload-params")) + 1), QStringLiteral("host"));
+        r.strategy = plan::Strategy::Zero2; // shards the optimizer, not the params
+        panel.setRequest(r);
+        QVERIFY(optimizer->isEnabled());
+        QVERIFY(!params->isEnabled());
+        QVERIFY2(params->toolTip().contains(QStringLiteral("ZeRO-3 and FSDP")), qPrintable(params->toolTip()));
+        QCOMPARE(panel.request().offloadParams, Tier::Device); // a disabled choice is not sent
+        QVERIFY(!workerArguments(panel.request(), QStringLiteral("/tmp/s.sock")).contains(QStringLiteral("--offload-params")));
+        r.strategy = plan::Strategy::Ddp;
+        panel.setRequest(r);
+        QVERIFY(!optimizer->isEnabled());
+        QVERIFY2(optimizer->toolTip().contains(QStringLiteral("does not shard the optimizer")), qPrintable(optimizer->toolTip()));
+        r.strategy = plan::Strategy::Zero2;
+        r.offloadParams = Tier::Host; // set directly: validation names the field and the reason
+        const auto issues = validate(r);
+        QVERIFY(std::any_of(issues.begin(), issues.end(), [](const FieldIssue& i) {
+            return i.field == RunField::OffloadParams && i.message.contains(QStringLiteral("zero2"));
+        }));
+    }
+
     // Ranks as threads: the worker runs them itself, told how many (no mpirun, no -np); under
     // mpirun the same worker arguments without them.
     void threadsAskTheWorkerForSharedDeviceRanks() {

@@ -102,6 +102,42 @@ TEST(reportSchema, CompareReportRoundTripsAndAcceptsOneRun) {
     EXPECT_EQ(one.value->strategies.size(), 1u);
 }
 
+TEST(reportSchema, TiersRoundTripAndOldFilesReadAsDeviceOnly) {
+    RunReport r = sample();
+    r.ranks[0].modelStateBytesByTier[index(Tier::Host)][index(Category::AdamM)] = 12;
+    r.ranks[0].modelStateBytesByTier[index(Tier::Nvme)][index(Category::MasterFp32)] = 24;
+    r.ranks[0].peakBytesByTier[index(Tier::Host)][index(Category::Workspace)] = 36;
+    r.ranks[0].peakTotalByTier = {5000, 48, 24};
+    r.theory.modelStateBytesByTier[index(Tier::Host)][index(Category::AdamV)] = 12;
+    r.theory.peakBytesByTier = {5000, 48, 24};
+    const json j = toJson(r);
+    EXPECT_EQ(j["ranks"][0]["model_state_bytes_by_tier"]["nvme"]["master_fp32"], 24);
+    EXPECT_EQ(j["ranks"][0]["peak_bytes_by_tier"]["host"]["total"], 48);
+    EXPECT_EQ(j["theory"]["peak_bytes_by_tier"]["nvme"], 24);
+    const Parsed<RunReport> back = fromJson(j);
+    ASSERT_TRUE(back.value) << back.error;
+    EXPECT_EQ(*back.value, r);
+
+    json old = toJson(sample()); // a report from before tiers were measured
+    for (json& rank : old["ranks"]) {
+        rank.erase("model_state_bytes_by_tier");
+        rank.erase("peak_bytes_by_tier");
+    }
+    old["theory"].erase("model_state_bytes_by_tier");
+    old["theory"].erase("peak_bytes_by_tier");
+    const Parsed<RunReport> legacy = fromJson(old);
+    ASSERT_TRUE(legacy.value) << legacy.error;
+    EXPECT_EQ(legacy.value->ranks[0].peakTotalByTier[index(Tier::Device)], 5000u);
+    EXPECT_EQ(legacy.value->ranks[0].modelStateBytesByTier[index(Tier::Device)][index(Category::ParamShard)], 42u);
+
+    json missingTier = j;
+    missingTier["ranks"][0]["model_state_bytes_by_tier"].erase("nvme");
+    EXPECT_NE(errorOf(missingTier).find("expected the tiers device, host and nvme"), std::string::npos);
+    json badTier = j;
+    badTier["ranks"][0]["peak_bytes_by_tier"]["host"].erase("total");
+    EXPECT_NE(errorOf(badTier).find("has no \"total\""), std::string::npos);
+}
+
 TEST(reportSchema, AFileWithoutSchemaGetsOneClearLine) {
     json j = toJson(sample());
     j.erase("schema");

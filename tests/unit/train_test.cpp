@@ -161,6 +161,8 @@ public:
         if (u == 0) calls.push_back("optimizer");
         return inner->owned(u);
     }
+    strategy::OwnedSlice beginUpdate(std::int32_t u, strategy::OwnedSlice o) override { return inner->beginUpdate(u, o); }
+    void endUpdate(std::int32_t u) override { inner->endUpdate(u); }
     void afterOptimizer() override { calls.push_back("all-gather"); inner->afterOptimizer(); }
     std::vector<std::vector<float>> gatherWeights() override { return inner->gatherWeights(); }
     void discardTransients() override { inner->discardTransients(); }

@@ -107,13 +107,21 @@ void RunConfigPanel::build() {
     addField(RunField::MaxInflight, inflight_);
     addField(RunField::Persistence, persistence_);
     addField(RunField::HybridGroup, hybrid_);
+    offloadOptimizer_ = new QComboBox;
+    offloadParams_ = new QComboBox;
+    for (QComboBox* c : {offloadOptimizer_, offloadParams_}) {
+        c->addItem(QString(), static_cast<int>(Tier::Device));
+        c->addItem(QString(), static_cast<int>(Tier::Host));
+    }
+    addField(RunField::OffloadOptimizer, offloadOptimizer_);
+    addField(RunField::OffloadParams, offloadParams_);
     preview_ = new QLabel;
     preview_->setObjectName(QStringLiteral("theoryPreview"));
     preview_->setWordWrap(true);
     preview_->setTextFormat(Qt::RichText);
     form_->addRow(preview_);
 
-    for (QComboBox* c : {model_, backend_, strategy_, precision_}) {
+    for (QComboBox* c : {model_, backend_, strategy_, precision_, offloadOptimizer_, offloadParams_}) {
         // Long entries (strategy names) must not widen the settings column past the screen.
         c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         c->setMinimumContentsLength(8);
@@ -207,6 +215,9 @@ RunRequest RunConfigPanel::request() const {
     r.persistenceThreshold = static_cast<std::uint64_t>(persistence_->value());
     r.hybridGroup = hybrid_->value();
     r.microBatch = microBatch_->value();
+    // A disabled choice is not a choice: the strategy cannot offload that state.
+    if (offloadOptimizer_->isEnabled()) r.offloadOptimizer = static_cast<Tier>(offloadOptimizer_->currentData().toInt());
+    if (offloadParams_->isEnabled()) r.offloadParams = static_cast<Tier>(offloadParams_->currentData().toInt());
     return r;
 }
 
@@ -228,6 +239,8 @@ void RunConfigPanel::setRequest(const RunRequest& r) {
     persistence_->setValue(static_cast<int>(r.persistenceThreshold));
     hybrid_->setValue(r.hybridGroup);
     microBatch_->setValue(r.microBatch);
+    offloadOptimizer_->setCurrentIndex(std::max(0, offloadOptimizer_->findData(static_cast<int>(r.offloadOptimizer))));
+    offloadParams_->setCurrentIndex(std::max(0, offloadParams_->findData(static_cast<int>(r.offloadParams))));
     loading_ = false;
     onChanged();
 }
@@ -262,6 +275,7 @@ void RunConfigPanel::onChanged() {
     inflight_->setEnabled(policy.usesMaxInflight());
     persistence_->setEnabled(policy.usesPersistence());
     hybrid_->setEnabled(policy.usesHybridGroup());
+    updateOffloadChoices(policy);
     const RunRequest r = request();
     QString note;
     if (!mpiUnavailable_.isEmpty()) note = tr("%1: the ranks run as threads of one process").arg(mpiUnavailable_);
@@ -277,6 +291,28 @@ void RunConfigPanel::onChanged() {
     }
     updatePreview();
     Q_EMIT requestChanged();
+}
+
+// Offload choices stay visible but are disabled, with the reason as their tooltip, where the
+// strategy or the precision cannot offload that state (runconfig/problems.h says the same).
+void RunConfigPanel::updateOffloadChoices(const plan::Policy& policy) {
+    const bool bf16 = static_cast<plan::PrecisionKind>(precision_->currentData().toInt()) == plan::PrecisionKind::MixedBf16;
+    const QString strategy = strategy_->currentText();
+    QString optimizerWhy, paramsWhy;
+    if (!policy.shardOptimizer) optimizerWhy = tr("%1 does not shard the optimizer: every rank updates everything on its device.").arg(strategy);
+    else if (!bf16) optimizerWhy = tr("Offload keeps fp32 master weights beside bf16 parameters: choose bf16 precision.");
+    if (!policy.shardParams) paramsWhy = tr("%1 keeps whole parameters on every device: only ZeRO-3 and FSDP shard them.").arg(strategy);
+    else if (!bf16) paramsWhy = tr("Offload keeps fp32 master weights beside bf16 parameters: choose bf16 precision.");
+    offloadOptimizer_->setEnabled(optimizerWhy.isEmpty());
+    offloadParams_->setEnabled(paramsWhy.isEmpty());
+    offloadOptimizer_->setToolTip(optimizerWhy.isEmpty()
+                                      ? tr("ZeRO-Offload: master weights, Adam m and v (and gradient shards) in host memory; "
+                                           "the optimizer step runs on the CPU.")
+                                      : optimizerWhy);
+    offloadParams_->setToolTip(paramsWhy.isEmpty()
+                                   ? tr("ZeRO-Offload: parameter shards in host memory, copied to the device before each "
+                                        "all-gather.")
+                                   : paramsWhy);
 }
 
 void RunConfigPanel::updatePreview() {
@@ -331,7 +367,8 @@ void RunConfigPanel::retranslateUi() {
         {RunField::Steps, tr("Steps")},             {RunField::MicroBatch, tr("Micro-batch")},
         {RunField::Capacity, tr("Capacity budget")}, {RunField::Bucket, tr("Bucket size")},
         {RunField::Prefetch, tr("Prefetch (units)")}, {RunField::MaxInflight, tr("In-flight all-gathers")},
-        {RunField::Persistence, tr("Persistence threshold")}, {RunField::HybridGroup, tr("Hybrid group (ranks)")}};
+        {RunField::Persistence, tr("Persistence threshold")}, {RunField::HybridGroup, tr("Hybrid group (ranks)")},
+        {RunField::OffloadOptimizer, tr("Optimizer states")}, {RunField::OffloadParams, tr("Parameter shards")}};
     for (const auto& [field, text] : labels) rows_[field].label->setText(text);
     backend_->setItemText(0, tr("CPU"));
     backend_->setItemText(1, tr("GPU (CUDA)"));
@@ -357,6 +394,10 @@ void RunConfigPanel::retranslateUi() {
     persistence_->setToolTip(tr("ZeRO-3: units with at most this many parameters stay whole on every rank."));
     hybrid_->setToolTip(tr("FSDP hybrid shard: ranks per shard group; must divide the ranks."));
     microBatch_->setSpecialValueText(tr("preset's"));
+    for (QComboBox* c : {offloadOptimizer_, offloadParams_}) {
+        c->setItemText(0, tr("on the device"));
+        c->setItemText(1, tr("offloaded to host memory"));
+    }
     onChanged(); // error texts are translated when they are made
 }
 

@@ -6,6 +6,7 @@
 #include <QWidget>
 #include <map>
 
+#include "plan/policy.h"
 #include "run/run_request.h"
 
 class QCheckBox;
@@ -53,6 +54,7 @@ protected:
 private:
     void build();
     void addField(RunField field, QWidget* widget);
+    void updateOffloadChoices(const plan::Policy& policy);
     void onChanged();
     void updatePreview();
     void updateCapacityWarning(const RunRequest& r);
@@ -79,6 +81,8 @@ private:
     QSpinBox* persistence_ = nullptr;
     QSpinBox* hybrid_ = nullptr;
     QSpinBox* microBatch_ = nullptr;
+    QComboBox* offloadOptimizer_ = nullptr; // device | host
+    QComboBox* offloadParams_ = nullptr;
     QLabel* preview_ = nullptr;
     QLabel* capacityWarning_ = nullptr;
     std::optional<std::uint64_t> predictedPeak_;

@@ -55,6 +55,7 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     if (policy.usesMaxInflight()) k.maxInflightAllGathers = r.maxInflight;
     if (policy.usesPersistence()) k.persistenceThresholdParams = r.persistenceThreshold;
     if (policy.usesHybridGroup()) k.hybridGroupSize = r.hybridGroup;
+    c.offload = {r.offloadOptimizer, r.offloadParams};
     return c;
 }
 
@@ -111,6 +112,8 @@ RunField fieldOf(Field f) {
     case Field::Capacity: return RunField::Capacity;
     case Field::Backend: return RunField::Backend;
     case Field::SharedDevice: return RunField::Threads;
+    case Field::OffloadOptimizer: return RunField::OffloadOptimizer;
+    case Field::OffloadParams: return RunField::OffloadParams;
     default: return RunField::Strategy; // options of the strategy the panel sets itself
     }
 }
@@ -140,6 +143,14 @@ QString describe(const runconfig::Problem& p) {
     case Code::ContradictsStrategy: return tr("FSDP SHARD_GRAD_OP keeps parameters gathered: it cannot reshard after forward");
     case Code::NotForStrategy: return tr("no_sync is an FSDP option");
     case Code::Theory: return tr("theory cannot size this run: %1").arg(QString::fromStdString(p.text));
+    case Code::OffloadNotForStrategy:
+        if (p.field == Field::OffloadOptimizer)
+            return tr("optimizer offload needs a strategy that shards the optimizer (ZeRO-1/2/3, FSDP), not %1")
+                .arg(QString::fromStdString(p.text));
+        return tr("parameter offload needs a strategy that shards parameters (ZeRO-3, FSDP), not %1")
+            .arg(QString::fromStdString(p.text));
+    case Code::OffloadNeedsBf16: return tr("offload needs bf16 mixed precision (fp32 master weights on the host)");
+    case Code::OffloadTierNotBuilt: return tr("the NVMe tier is not available in this build");
     }
     return QString::fromStdString(p.text);
 }

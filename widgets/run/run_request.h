@@ -21,7 +21,8 @@ namespace shardscope::widgets {
 // when `id` is not one.
 const runconfig::ModelPreset* findRunPreset(const QString& id);
 
-enum class RunField { Model, Ranks, Backend, Strategy, Steps, Capacity, Bucket, Prefetch, MaxInflight, Persistence, HybridGroup, MicroBatch, Threads };
+enum class RunField { Model, Ranks, Backend, Strategy, Steps, Capacity, Bucket, Prefetch, MaxInflight, Persistence, HybridGroup, MicroBatch, Threads,
+                      OffloadOptimizer, OffloadParams };
 
 struct FieldIssue {
     RunField field;
@@ -48,6 +49,8 @@ struct RunRequest {
     int hybridGroup = 2;
     int microBatch = 0; // 0: the preset's
     std::uint64_t seed = 1;
+    Tier offloadOptimizer = Tier::Device; // --offload-optimizer: master, m, v (and grad shards) on the host
+    Tier offloadParams = Tier::Device;    // --offload-params: param shards on the host
 };
 
 inline constexpr int kMaxRanks = 64; // the rank view's columns (the worker takes more)

@@ -1,0 +1,143 @@
+// ZeRO-Offload's tier crossings: what may be offloaded, copies into host-tier buffers, the
+// device → host gradient shards and the host → device compute weights.
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "core/error.h"
+#include "core/numeric.h"
+#include "device/ops.h"
+#include "offload/host_adamw.h"
+#include "offload/nvme_store.h"
+#include "strategy/sharded.h"
+
+namespace shardscope::strategy::detail {
+
+void Sharded::validateOffload() const {
+    const plan::Offload& o = config_.offload;
+    const std::string name(plan::strategyName(config_.strategy));
+    if (o.param == Tier::Nvme) throwInvalid("--offload-params nvme is not available in this build (host is)");
+    if (o.optimizer == Tier::Nvme && !offload::nvmeAvailable())
+        throwInvalid("--offload-optimizer nvme needs liburing, which this build was configured without");
+    if (o.optimizer != Tier::Device && !policy_.shardOptimizer)
+        throwInvalid("--offload-optimizer needs a strategy that shards the optimizer (zero1, zero2, zero3, fsdp, "
+                     "fsdp_grad_op, fsdp_hybrid), not " + name);
+    if ((o.optimizer != Tier::Device || o.param != Tier::Device) && !mixed_)
+        throwInvalid("offloading needs --precision bf16 (the host tier holds fp32 master weights and bf16 params)");
+    if (o.param != Tier::Device && !policy_.shardParams)
+        throwInvalid("--offload-params needs a strategy that shards params (zero3, fsdp, fsdp_grad_op, fsdp_hybrid), not " +
+                     name);
+}
+
+void Sharded::put(const Buffer& to, std::uint64_t byteOffset, const void* from, std::uint64_t bytes) {
+    if (bytes == 0) return;
+    if (!onHost(to)) ops_.upload(to.ptr<char>() + byteOffset, from, bytes);
+    else if (device_.holdsData()) std::memcpy(to.ptr<char>() + byteOffset, from, bytes);
+}
+
+void Sharded::intoHost(Buffer& to, std::uint64_t elementOffset, const void* deviceSrc, std::uint64_t count,
+                       bool accumulate, std::int32_t unit) {
+    char* dst = to.ptr<char>() + elementOffset * eb_;
+    if (!accumulate) {
+        if (device_.holdsData()) ops_.download(dst, deviceSrc, count * eb_);
+        return;
+    }
+    Buffer staging = allocate(count, Category::Workspace, unit, false, Tier::Host);
+    if (!device_.holdsData()) return;
+    ops_.download(staging.data(), deviceSrc, count * eb_);
+    offload::hostAccumulate(dst, staging.data(), count, mixed_);
+}
+
+void Sharded::roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost) {
+    if (outOnHost) {
+        if (device_.holdsData()) offload::hostToBf16(master, static_cast<Bf16*>(out), count);
+        return;
+    }
+    // Rounded on the host, then one host → device copy of the compute weights.
+    Buffer staging = device_.allocateArray<Bf16>(count, {Category::Workspace, Tier::Host, kNoUnit});
+    if (device_.holdsData()) offload::hostToBf16(master, staging.ptr<Bf16>(), count);
+    ops_.upload(out, staging.data(), count * sizeof(Bf16));
+}
+
+// ---- the NVMe tier ----------------------------------------------------------------------------
+
+void Sharded::setupNvme(UnitState& s, std::int32_t unit, std::uint64_t elements) {
+    const std::uint64_t bytes = elements * sizeof(float);
+    // Allocation order as on the other tiers: master, m, v.
+    for (Category c : {Category::MasterFp32, Category::AdamM, Category::AdamV}) nvmeCells_.add(c, unit, bytes);
+    s.nvmeElements = elements;
+    s.nvmeRegion = offload::alignedBytes(bytes);
+    if (nvme_) s.nvmeAt = nvme_->reserve(3 * s.nvmeRegion);
+}
+
+void Sharded::writeInitialNvme(UnitState& s, std::int32_t unit, std::span<const float> master) {
+    if (!nvme_ || s.nvmeElements == 0) return;
+    Buffer staging = device_.allocate(3 * s.nvmeRegion, {Category::Workspace, Tier::Host, unit}, true); // m, v = 0
+    std::memcpy(staging.data(), master.data(), master.size() * sizeof(float));
+    nvme_->write(s.nvmeAt, staging.data(), 3 * s.nvmeRegion);
+}
+
+std::vector<float> Sharded::readNvmeMaster(const UnitState& s) {
+    std::vector<float> out(s.nvmeElements);
+    if (!nvme_ || s.nvmeElements == 0) return out;
+    // Instrumentation (gatherWeights), not a step: outside the ledger.
+    std::unique_ptr<void, decltype(&std::free)> buffer(std::aligned_alloc(offload::kAlign, s.nvmeRegion), &std::free);
+    if (!buffer) throw Error(ErrorKind::OutOfMemory, "nvme: no host memory to read the master weights back");
+    nvme_->read(s.nvmeAt, buffer.get(), s.nvmeRegion);
+    std::memcpy(out.data(), buffer.get(), out.size() * sizeof(float));
+    return out;
+}
+
+void Sharded::startNvmeRead(UnitState& s, std::int32_t unit) {
+    // The unit's three regions in one read, into pinned staging (host tier, in the ledger).
+    s.nvmeStage = device_.allocate(3 * s.nvmeRegion, {Category::Workspace, Tier::Host, unit});
+    if (nvme_ && s.nvmeElements > 0) s.nvmeTicket = nvme_->startRead(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+}
+
+void Sharded::finishNvmeTransfer(UnitState& s) {
+    if (nvme_ && s.nvmeTicket != 0) nvme_->wait(std::exchange(s.nvmeTicket, 0));
+}
+
+// Pipelined per unit: unit u+1's read is in flight while unit u updates, and unit u's write
+// drains while unit u+1 updates; at most three staging buffers (u−1 writing, u, u+1 reading).
+OwnedSlice Sharded::beginUpdate(std::int32_t unit, OwnedSlice o) {
+    if (optimizerTier_ != Tier::Nvme) return o;
+    UnitState& s = state(unit);
+    if (s.nvmeStage.empty()) startNvmeRead(s, unit); // not prefetched: the first unit
+    finishNvmeTransfer(s);
+    if (unit + 1 < unitCount()) startNvmeRead(state(unit + 1), unit + 1);
+    char* base = s.nvmeStage.ptr<char>();
+    o.weights = reinterpret_cast<float*>(base);
+    o.m = reinterpret_cast<float*>(base + s.nvmeRegion);
+    o.v = reinterpret_cast<float*>(base + 2 * s.nvmeRegion);
+    return o;
+}
+
+void Sharded::endUpdate(std::int32_t unit) {
+    if (optimizerTier_ != Tier::Nvme) return;
+    if (unit > 0) { // the previous unit's write has drained behind this unit's update
+        UnitState& previous = state(unit - 1);
+        finishNvmeTransfer(previous);
+        previous.nvmeStage.reset();
+    }
+    UnitState& s = state(unit);
+    if (nvme_ && s.nvmeElements > 0) s.nvmeTicket = nvme_->startWrite(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+    const float* master = s.nvmeStage.ptr<const float>();
+    // The compute weights while the master is in memory (the write only reads it): into the
+    // param shard (ZeRO-3, FSDP), or kept rounded for the all-gather after the optimizer
+    // (ZeRO-1/2, persistent units).
+    if (policy_.shardParams && !s.persistent) {
+        roundInto(master, s.shard, s.paramShard.data(), onHost(s.paramShard));
+    } else {
+        s.rounded = device_.allocateArray<Bf16>(s.shard, {Category::Workspace, Tier::Host, unit});
+        if (device_.holdsData()) offload::hostToBf16(master, s.rounded.ptr<Bf16>(), s.shard);
+    }
+    if (unit + 1 == unitCount()) { // the last: the step goes on with every state in its file
+        finishNvmeTransfer(s);
+        s.nvmeStage.reset();
+    }
+}
+
+} // namespace shardscope::strategy::detail
