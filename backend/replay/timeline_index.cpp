@@ -21,7 +21,8 @@ SpanKind spanKindOf(Phase p) {
 SpanKind spanKindOf(CollectiveOp c) {
     switch (c) {
     case CollectiveOp::ReduceScatter: return SpanKind::ReduceScatter;
-    case CollectiveOp::AllReduce: return SpanKind::AllReduce;
+    case CollectiveOp::AllReduce:
+    case CollectiveOp::TpAllReduce: return SpanKind::AllReduce;
     case CollectiveOp::Broadcast: return SpanKind::Broadcast;
     case CollectiveOp::AllGather:
     case CollectiveOp::None: break;

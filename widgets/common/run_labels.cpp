@@ -21,6 +21,7 @@ QString collectiveLabel(CollectiveOp c) {
     case CollectiveOp::ReduceScatter: return QCoreApplication::translate("RunLabels", "reduce-scatter");
     case CollectiveOp::AllReduce: return QCoreApplication::translate("RunLabels", "all-reduce");
     case CollectiveOp::Broadcast: return QCoreApplication::translate("RunLabels", "broadcast");
+    case CollectiveOp::TpAllReduce: return QCoreApplication::translate("RunLabels", "tensor-parallel all-reduce");
     }
     return {};
 }
