@@ -38,6 +38,7 @@ QString spanKindLabel(replay::SpanKind k) {
     case replay::SpanKind::Broadcast: return collectiveLabel(CollectiveOp::Broadcast);
     // The timeline's context keeps the existing translation.
     case replay::SpanKind::ParamFull: return QCoreApplication::translate("TimelinePainter", "gathered parameters");
+    case replay::SpanKind::TpAllReduce: return QCoreApplication::translate("RunLabels", "TP all-reduce");
     }
     return {};
 }

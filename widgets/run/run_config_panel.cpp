@@ -76,8 +76,11 @@ void RunConfigPanel::build() {
     persistence_ = spin(limitMin(Field::Persistence), limitMax(Field::Persistence, 1000000000), 0);
     hybrid_ = spin(limitMin(Field::HybridGroup), kMaxRanks, 2);
     microBatch_ = spin(0, limitMax(Field::MicroBatch), 0); // 0: the preset's
+    tensorParallel_ = spin(limitMin(Field::TensorParallel), kMaxRanks, 1);
+    tensorParallel_->setObjectName(QStringLiteral("tensorParallelSpin"));
     addField(RunField::Model, model_);
     addField(RunField::Ranks, ranks_);
+    addField(RunField::TensorParallel, tensorParallel_);
     addField(RunField::Backend, backend_);
     threads_ = new QCheckBox;
     threads_->setObjectName(QStringLiteral("threadsCheck"));
@@ -113,7 +116,7 @@ void RunConfigPanel::build() {
         c->setMinimumContentsLength(8);
         connect(c, &QComboBox::currentIndexChanged, this, &RunConfigPanel::onChanged);
     }
-    for (QSpinBox* s : {ranks_, steps_, prefetch_, inflight_, persistence_, hybrid_, microBatch_})
+    for (QSpinBox* s : {ranks_, steps_, prefetch_, inflight_, persistence_, hybrid_, microBatch_, tensorParallel_})
         connect(s, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
     for (QCheckBox* c : {checkpointing_, reshard_, threads_}) connect(c, &QCheckBox::toggled, this, &RunConfigPanel::onChanged);
     for (QLineEdit* e : {capacity_, bucket_}) connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
@@ -201,6 +204,7 @@ RunRequest RunConfigPanel::request() const {
     r.persistenceThreshold = static_cast<std::uint64_t>(persistence_->value());
     r.hybridGroup = hybrid_->value();
     r.microBatch = microBatch_->value();
+    r.tensorParallel = tensorParallel_->value();
     return r;
 }
 
@@ -222,6 +226,7 @@ void RunConfigPanel::setRequest(const RunRequest& r) {
     persistence_->setValue(static_cast<int>(r.persistenceThreshold));
     hybrid_->setValue(r.hybridGroup);
     microBatch_->setValue(r.microBatch);
+    tensorParallel_->setValue(r.tensorParallel);
     loading_ = false;
     onChanged();
 }
@@ -308,7 +313,8 @@ void RunConfigPanel::retranslateUi() {
         {RunField::Steps, tr("Steps")},             {RunField::MicroBatch, tr("Micro-batch")},
         {RunField::Capacity, tr("Capacity budget")}, {RunField::Bucket, tr("Bucket size")},
         {RunField::Prefetch, tr("Prefetch (units)")}, {RunField::MaxInflight, tr("In-flight all-gathers")},
-        {RunField::Persistence, tr("Persistence threshold")}, {RunField::HybridGroup, tr("Hybrid group (ranks)")}};
+        {RunField::Persistence, tr("Persistence threshold")}, {RunField::HybridGroup, tr("Hybrid group (ranks)")},
+        {RunField::TensorParallel, tr("Tensor parallel (T)")}};
     for (const auto& [field, text] : labels) rows_[field].label->setText(text);
     backend_->setItemText(0, tr("CPU"));
     backend_->setItemText(1, tr("GPU (CUDA)"));
@@ -334,6 +340,10 @@ void RunConfigPanel::retranslateUi() {
     persistence_->setToolTip(tr("ZeRO-3: units with at most this many parameters stay whole on every rank."));
     hybrid_->setToolTip(tr("FSDP hybrid shard: ranks per shard group; must divide the ranks."));
     microBatch_->setSpecialValueText(tr("preset's"));
+    tensorParallel_->setToolTip(tr("Tensor parallelism: the ranks form a T × D mesh. Each group of T consecutive ranks splits "
+                                   "every block's computation (heads and MLP features; all-reduces of activations), and the "
+                                   "strategy shards each slice's states over the D data-parallel ranks. T must divide the "
+                                   "ranks and the model's heads (the *_tp presets have 4)."));
     onChanged(); // error texts are translated when they are made
 }
 

@@ -73,6 +73,7 @@ private:
     QSpinBox* inflight_ = nullptr;
     QSpinBox* persistence_ = nullptr;
     QSpinBox* hybrid_ = nullptr;
+    QSpinBox* tensorParallel_ = nullptr;
     QSpinBox* microBatch_ = nullptr;
     QLabel* preview_ = nullptr;
     struct Row {

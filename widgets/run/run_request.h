@@ -21,7 +21,7 @@ namespace shardscope::widgets {
 // when `id` is not one.
 const runconfig::ModelPreset* findRunPreset(const QString& id);
 
-enum class RunField { Model, Ranks, Backend, Strategy, Steps, Capacity, Bucket, Prefetch, MaxInflight, Persistence, HybridGroup, MicroBatch, Threads };
+enum class RunField { Model, Ranks, Backend, Strategy, Steps, Capacity, Bucket, Prefetch, MaxInflight, Persistence, HybridGroup, MicroBatch, Threads, TensorParallel };
 
 struct FieldIssue {
     RunField field;
@@ -48,6 +48,7 @@ struct RunRequest {
     int hybridGroup = 2;
     int microBatch = 0; // 0: the preset's
     std::uint64_t seed = 1;
+    int tensorParallel = 1; // --tp: T of a T × D mesh of the ranks
 };
 
 inline constexpr int kMaxRanks = 64; // the rank view's columns (the worker takes more)
