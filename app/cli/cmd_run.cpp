@@ -35,7 +35,9 @@ constexpr const char* kRunHelp =
     "  --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]\n"
     "  [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]\n"
     "  [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]\n"
-    "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events]\n";
+    "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events]\n"
+    "  [--tp T]  tensor parallel: a T x D mesh of the ranks (T consecutive ranks split each block's\n"
+    "            heads and MLP; the strategy shards over the D = ranks / T data-parallel ranks)\n";
 
 } // namespace
 
