@@ -33,6 +33,8 @@ constexpr const char* kHelp =
     "  --offload-optimizer T    device|host|nvme: where master weights and Adam m, v live\n"
     "  --offload-param T        device|host|nvme: param shards (zero3 / fsdp only)\n"
     "  --micro-batch B          micro-batch for the activation term of the peak (with a shape)\n"
+    "  --tp T                   tensor parallel: a T x D mesh of --ranks (with a shape); per-rank\n"
+    "                           states of one TP slice over D, TP all-reduce bytes per step\n"
     "  --json                   machine-readable output\n"
     "\n"
     "DeepSpeed mode reproduces estimate_zero{2,3}_model_states_mem_needs_all_live:\n"
@@ -75,7 +77,7 @@ int cmdEstimate(std::span<const std::string> argv) {
     Args args("estimate",
               {"--params", "--model-shape", "--ranks", "--strategy", "--precision",
                "--optimizer-bytes", "--hybrid-group", "--offload-optimizer", "--offload-param",
-               "--micro-batch", "--deepspeed", "--largest-layer", "--gpus-per-node", "--nodes"},
+               "--micro-batch", "--deepspeed", "--largest-layer", "--gpus-per-node", "--nodes", "--tp"},
               {"--json"});
     args.parse(argv);
     if (args.has("--hybrid-group") && !args.has("--deepspeed")) {

@@ -25,7 +25,7 @@ struct DeepSpeedRun {
 
 DeepSpeedRun parseRun(const Args& args) {
     rejectFlags(args, {"--ranks", "--strategy", "--precision", "--optimizer-bytes", "--hybrid-group",
-                       "--offload-optimizer", "--offload-param", "--micro-batch"},
+                       "--offload-optimizer", "--offload-param", "--micro-batch", "--tp"},
                 "does not apply to --deepspeed (it takes --gpus-per-node and --nodes and lists every offload option)");
     DeepSpeedRun run;
     const std::string stage = args.required("--deepspeed");

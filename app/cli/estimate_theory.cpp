@@ -79,6 +79,18 @@ Scenario baseScenario(const Args& args) {
                          " does not divide --ranks " + std::to_string(s.ranks));
     }
     if (args.has("--micro-batch")) s.activations.microBatch = args.integer("--micro-batch", 1, 1 << 20);
+    if (args.has("--tp")) {
+        // A T × D mesh of --ranks: the theory's ranks are the DP group's, its shape one TP slice.
+        const auto t = static_cast<int>(args.integer("--tp", 1, kMaxRanks));
+        if (!s.shape) throwInvalid("--tp needs --model-shape (tensor parallelism splits the heads and the MLP)");
+        if (s.ranks % t != 0)
+            throwInvalid("--tp " + std::to_string(t) + " does not divide --ranks " + std::to_string(s.ranks));
+        s.shape->tp = t;
+        s.ranks /= t;
+        if (s.knobs.hybridGroupSize > 0 && s.ranks % s.knobs.hybridGroupSize != 0)
+            throwInvalid("--hybrid-group " + std::to_string(s.knobs.hybridGroupSize) + " does not divide the " +
+                         std::to_string(s.ranks) + " data-parallel ranks (--ranks / --tp)");
+    }
     return s;
 }
 
@@ -145,6 +157,11 @@ void printJson(const std::vector<Row>& rows) {
         out["model_shape"] = {{"layers", s.shape->layers}, {"d_model", s.shape->dModel},
                               {"heads", s.shape->heads}, {"vocab", s.shape->vocab},
                               {"seq_len", s.shape->seqLen}};
+    // With --tp: "params" and the per-rank rows are one TP slice's, "ranks" the DP group's.
+    if (s.shape && s.shape->tp > 1) {
+        out["tp"] = s.shape->tp;
+        out["model_params"] = plan::modelParamCount(*s.shape);
+    }
     for (const Row& r : rows) out["rows"].push_back(rowJson(r));
     std::printf("%s\n", out.dump(2).c_str());
 }
@@ -174,6 +191,11 @@ void printTable(const std::vector<Row>& rows) {
                 static_cast<unsigned long long>(rows.front().states.paramCount), s.ranks,
                 std::string(plan::precisionName(p.kind)).c_str(), p.paramBytes(), p.gradBytes(),
                 p.optimizerBytes(), s.shape ? ", units padded to a multiple of the shard count" : "");
+    if (s.shape && s.shape->tp > 1)
+        std::printf("tensor parallel T = %lld: Ψ is one TP rank's slice of %llu, N the data-parallel ranks "
+                    "(D = --ranks / T); the TP all-reduces are in the comm column\n",
+                    static_cast<long long>(s.shape->tp),
+                    static_cast<unsigned long long>(plan::modelParamCount(*s.shape)));
     std::printf("per-rank model states (GB = 1e9 B, GiB = 2^30 B)\n");
     std::printf("%-13s %-24s %-24s %-24s %-24s %s\n", "strategy", "param", "grad", "optimizer", "total",
                 "comm sent/step");

@@ -20,17 +20,25 @@ namespace {
 
 bool hybrid(const train::RunConfig& c) { return plan::policyFor(c.strategy).hybrid; }
 
-// The members of every group of a kind, in rank order within each group: the world, HYBRID's
-// shard groups (consecutive ranks) and its replica groups (same index in every shard group).
-// This is the layout MPI_Comm_split gives the MPI path (color rank/G resp. rank%G, key rank).
-std::vector<std::vector<int>> shardGroups(int n, int g) {
-    std::vector<std::vector<int>> out(static_cast<std::size_t>(n / g));
-    for (int r = 0; r < n; ++r) out[static_cast<std::size_t>(r / g)].push_back(r);
-    return out;
-}
-std::vector<std::vector<int>> replicaGroups(int n, int g) {
-    std::vector<std::vector<int>> out(static_cast<std::size_t>(g));
-    for (int r = 0; r < n; ++r) out[static_cast<std::size_t>(r % g)].push_back(r);
+// The mesh (T × D ranks): TP group = T consecutive ranks (color rank / T), DP group = the ranks
+// with the same TP index (color rank % T), data-parallel rank = rank / T. HYBRID's shard groups
+// are consecutive DP ranks [k·G, (k+1)·G) of one DP group, its replica groups the same index
+// in every shard group. Colors of MPI_Comm_split (key: the world rank, so members keep rank
+// order); the shared path groups the ranks by the same colors.
+int tensorColor(int rank, int t) { return rank / t; }
+int dataColor(int rank, int t) { return rank % t; }
+int shardColor(int rank, int t, int d, int g) { return (rank % t) * (d / g) + (rank / t) / g; }
+int replicaColor(int rank, int t, int g) { return (rank % t) * g + (rank / t) % g; }
+
+// The members of every group with the same color, in rank order within each group.
+template <class Color>
+std::vector<std::vector<int>> groupsBy(int n, Color color) {
+    std::vector<std::vector<int>> out;
+    for (int r = 0; r < n; ++r) {
+        const auto c = static_cast<std::size_t>(color(r));
+        if (out.size() <= c) out.resize(c + 1);
+        out[c].push_back(r);
+    }
     return out;
 }
 
@@ -102,16 +110,26 @@ std::vector<RankComms> makeSharedComms(const train::RunConfig& c, const std::vec
     std::vector<int> everyone;
     for (int r = 0; r < n; ++r) everyone.push_back(r);
     distribute(sharedGroup(c, devices, everyone), everyone, out, &strategy::CommGroups::world);
+    // Separate shared groups, each with its own rendezvous: a rank is in several groups and
+    // calls them in the order the model and the strategy do, exactly like the MPI split
+    // communicators.
+    const int t = c.tensorParallel, d = n / t;
+    if (t > 1) {
+        for (const auto& members : groupsBy(n, [&](int r) { return tensorColor(r, t); }))
+            distribute(sharedGroup(c, devices, members), members, out, &strategy::CommGroups::tensor);
+        for (const auto& members : groupsBy(n, [&](int r) { return dataColor(r, t); }))
+            distribute(sharedGroup(c, devices, members), members, out, &strategy::CommGroups::data);
+    } else {
+        for (RankComms& rc : out) rc.groups.data = rc.groups.world;
+    }
     if (hybrid(c)) {
-        // Separate shared groups, each with its own rendezvous: a rank is in three groups and
-        // calls them in the order the strategy does, exactly like the MPI split communicators.
         const int g = c.knobs.hybridGroupSize;
-        for (const auto& members : shardGroups(n, g))
+        for (const auto& members : groupsBy(n, [&](int r) { return shardColor(r, t, d, g); }))
             distribute(sharedGroup(c, devices, members), members, out, &strategy::CommGroups::shard);
-        for (const auto& members : replicaGroups(n, g))
+        for (const auto& members : groupsBy(n, [&](int r) { return replicaColor(r, t, g); }))
             distribute(sharedGroup(c, devices, members), members, out, &strategy::CommGroups::replica);
     } else {
-        for (RankComms& rc : out) rc.groups.shard = rc.groups.world;
+        for (RankComms& rc : out) rc.groups.shard = rc.groups.data;
     }
     for (RankComms& rc : out) configureComms(rc, c);
     return out;
@@ -121,20 +139,28 @@ MpiRankSetup makeMpiRank(const train::RunConfig& c, Ledger& ledger, int rank, in
     MpiRankSetup s;
     const bool mpi = comm::mpiCompiledIn();
     const int g = hybrid(c) ? c.knobs.hybridGroupSize : 0;
+    const int t = c.tensorParallel, d = size / t;
     if (c.backend == train::Backend::Cpu) {
         s.device = std::make_unique<device::CpuDevice>(ledger);
-        device::Device* d = s.device.get();
+        device::Device* dev = s.device.get();
         // A build without MPI still runs one rank (mpirun is then not involved).
         auto add = [&](std::unique_ptr<comm::Communicator> cm) {
             s.comms.owned.push_back(std::move(cm));
             return s.comms.owned.back().get();
         };
-        s.comms.groups.world = add(mpi ? comm::makeMpiWorldCommunicator(d) : comm::makeSelfCommunicator(d));
-        s.comms.groups.shard = s.comms.groups.world;
+        auto split = [&](int color) {
+            return add(mpi ? comm::makeMpiSplitCommunicator(dev, color, rank) : comm::makeSelfCommunicator(dev));
+        };
+        s.comms.groups.world = add(mpi ? comm::makeMpiWorldCommunicator(dev) : comm::makeSelfCommunicator(dev));
+        s.comms.groups.data = s.comms.groups.world;
+        if (t > 1) { // split once: the TP group, then the DP group
+            s.comms.groups.tensor = split(tensorColor(rank, t));
+            s.comms.groups.data = split(dataColor(rank, t));
+        }
+        s.comms.groups.shard = s.comms.groups.data;
         if (g > 0) {
-            // Shard groups are consecutive ranks [k·G, (k+1)·G); replicas hold the same shard index.
-            s.comms.groups.shard = add(mpi ? comm::makeMpiSplitCommunicator(d, rank / g, rank) : comm::makeSelfCommunicator(d));
-            s.comms.groups.replica = add(mpi ? comm::makeMpiSplitCommunicator(d, rank % g, rank) : comm::makeSelfCommunicator(d));
+            s.comms.groups.shard = split(shardColor(rank, t, d, g));
+            s.comms.groups.replica = split(replicaColor(rank, t, g));
         }
         configureComms(s.comms, c);
         return s;
@@ -157,12 +183,18 @@ MpiRankSetup makeMpiRank(const train::RunConfig& c, Ledger& ledger, int rank, in
     s.device = std::make_unique<device::CudaDevice>(ledger, ordinal);
     device::CudaDevice& dev = asCuda(*s.device);
     s.comms.owned.push_back(comm::makeNcclCommunicator(dev, std::move(host)));
-    s.comms.groups.world = s.comms.groups.shard = s.comms.owned.back().get();
+    s.comms.groups.world = s.comms.groups.data = s.comms.groups.shard = s.comms.owned.back().get();
+    auto split = [&](int color) {
+        s.comms.owned.push_back(comm::makeNcclCommunicator(dev, comm::makeMpiSplitCommunicator(nullptr, color, rank)));
+        return s.comms.owned.back().get();
+    };
+    if (t > 1) {
+        s.comms.groups.tensor = split(tensorColor(rank, t));
+        s.comms.groups.data = s.comms.groups.shard = split(dataColor(rank, t));
+    }
     if (g > 0) {
-        s.comms.owned.push_back(comm::makeNcclCommunicator(dev, comm::makeMpiSplitCommunicator(nullptr, rank / g, rank)));
-        s.comms.groups.shard = s.comms.owned.back().get();
-        s.comms.owned.push_back(comm::makeNcclCommunicator(dev, comm::makeMpiSplitCommunicator(nullptr, rank % g, rank)));
-        s.comms.groups.replica = s.comms.owned.back().get();
+        s.comms.groups.shard = split(shardColor(rank, t, d, g));
+        s.comms.groups.replica = split(replicaColor(rank, t, g));
     }
     configureComms(s.comms, c);
     return s;

@@ -47,7 +47,7 @@ constexpr const char* kUsage =
     "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]\n"
     "  [--offload-optimizer device|host|nvme] [--offload-params device|host]\n"
     "  [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]\n"
-    "  [--shared-device --ranks N]\n"
+    "  [--shared-device --ranks N] [--tp T]  (T x D mesh: T consecutive ranks split each block)\n"
     "  Outputs: [--trace FILE] [--json FILE] [--weights-out FILE]; --stream SOCKET is the event\n"
     "  stream to the launching process's Unix socket (set by shardscope-cli and the GUI).\n"
     "usage: shardscope-worker --predict REQUEST\n"

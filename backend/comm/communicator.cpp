@@ -144,6 +144,10 @@ void Communicator::allReduce(void* data, std::size_t count, DType t, std::int32_
     traced(CollectiveOp::AllReduce, unit, count * dtypeBytes(t), [&] { doAllReduce(data, count, t); });
 }
 
+void Communicator::tpAllReduce(void* data, std::size_t count, DType t, std::int32_t unit) {
+    traced(CollectiveOp::TpAllReduce, unit, count * dtypeBytes(t), [&] { doAllReduce(data, count, t); });
+}
+
 void Communicator::broadcast(void* data, std::size_t bytes, int root) {
     if (root < 0 || root >= size())
         throw Error(ErrorKind::Internal, "broadcast root " + std::to_string(root) + " out of range");

@@ -101,6 +101,9 @@ public:
                        std::int32_t unit);
     // data (count) summed over ranks, in place.
     void allReduce(void* data, std::size_t count, DType t, std::int32_t unit);
+    // The same all-reduce over a tensor-parallel group (partial activations or input gradients),
+    // counted and traced as CollectiveOp::TpAllReduce.
+    void tpAllReduce(void* data, std::size_t count, DType t, std::int32_t unit);
     void broadcast(void* data, std::size_t bytes, int root);
     // Small scalar reductions (loss, squared gradient norm); not counted as payload.
     double sumScalar(double value);

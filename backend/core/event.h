@@ -39,9 +39,11 @@ inline constexpr std::size_t kPhaseCount = 5;
 
 // The one collective vocabulary: events, the communicators' statistics, the theory engine's
 // volumes and plan/collective.h's traits table are all indexed by it. None (0) marks events
-// that are not collectives.
-enum class CollectiveOp : std::uint8_t { None, AllGather, ReduceScatter, AllReduce, Broadcast };
-inline constexpr std::size_t kCollectiveOpCount = 5;
+// that are not collectives. TpAllReduce is the all-reduce of activations (forward) and input
+// gradients (backward) over a tensor-parallel group: the same primitive as AllReduce, its own
+// kind so reports, theory and the timeline tell TP traffic from the data-parallel traffic.
+enum class CollectiveOp : std::uint8_t { None, AllGather, ReduceScatter, AllReduce, Broadcast, TpAllReduce };
+inline constexpr std::size_t kCollectiveOpCount = 6;
 
 struct Event {
     std::uint64_t timeNs = 0;  // monotonic clock (steady_clock), not wall time
@@ -68,10 +70,10 @@ inline constexpr std::array<std::string_view, kEventKindCount> kEventKindNames =
 inline constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {"none", "forward", "backward",
                                                                          "optimizer", "recompute"};
 inline constexpr std::array<std::string_view, kCollectiveOpCount> kCollectiveOpNames = {
-    "none", "all_gather", "reduce_scatter", "all_reduce", "broadcast"};
+    "none", "all_gather", "reduce_scatter", "all_reduce", "broadcast", "tp_all_reduce"};
 static_assert(kEventKindNames.size() == static_cast<std::size_t>(EventKind::StepEnd) + 1);
 static_assert(kPhaseNames.size() == static_cast<std::size_t>(Phase::Recompute) + 1);
-static_assert(kCollectiveOpNames.size() == static_cast<std::size_t>(CollectiveOp::Broadcast) + 1);
+static_assert(kCollectiveOpNames.size() == static_cast<std::size_t>(CollectiveOp::TpAllReduce) + 1);
 
 constexpr std::string_view eventKindName(EventKind k) { return kEventKindNames[static_cast<std::size_t>(k)]; }
 constexpr std::string_view phaseName(Phase p) { return kPhaseNames[static_cast<std::size_t>(p)]; }

@@ -110,46 +110,71 @@ void GptModel::embeddingBackward(float* grads) {
 
 // ---- transformer block -----------------------------------------------------------------------
 
+void GptModel::setTensorGroup(comm::Communicator* group) {
+    if (config_.shape.tp > 1 && (!group || group->size() != config_.shape.tp))
+        throw Error(ErrorKind::Internal, "tensor parallel " + std::to_string(config_.shape.tp) +
+                                             " needs a TP group of that many ranks");
+    tensor_ = group;
+    tpRank_ = group ? group->rank() : 0;
+}
+
+void GptModel::tpSum(Buffer& b, std::uint64_t floats, std::int32_t unit) {
+    if (config_.shape.tp <= 1) return;
+    if (!tensor_) throw Error(ErrorKind::Internal, "tensor parallel without a TP group");
+    tensor_->tpAllReduce(b.data(), floats, comm::DType::F32, unit);
+}
+
 void GptModel::blockForward(std::int32_t unit, const float* p, BlockActs& a, bool keepOutput) {
-    const std::int64_t T = tokens_, d = d_;
+    const std::int64_t T = tokens_, d = d_, tp = config_.shape.tp;
+    const std::int64_t dl = d / tp, fl = 4 * d / tp; // this TP rank's attention and MLP widths
     const auto td = static_cast<std::uint64_t>(T * d);
+    const auto tdl = static_cast<std::uint64_t>(T * dl), tfl = static_cast<std::uint64_t>(T * fl);
     const auto t = static_cast<std::uint64_t>(T);
     const std::int64_t heads = config_.shape.heads, seq = config_.shape.seqLen;
     const float* x = outs_[static_cast<std::size_t>(unit - 1)].ptr<float>();
+    // Row-parallel outputs: TP rank 0 starts from the residual and adds the bias, the others
+    // contribute their partial product alone, so the TP sum is residual + x·W + b.
+    const bool addsResidual = tpRank_ == 0;
+    auto rowParallel = [&](const float* in, const char* w, const char* bias, Buffer& out, std::int64_t inWidth,
+                           const float* residual) {
+        if (addsResidual) {
+            ops_.copy(out.data(), residual, td * sizeof(float));
+            ops_.linearForward(in, slot(p, unit, w), slot(p, unit, bias), out.ptr<float>(), T, inWidth, d, true);
+        } else {
+            ops_.linearForward(in, slot(p, unit, w), nullptr, out.ptr<float>(), T, inWidth, d, false);
+        }
+        tpSum(out, td, unit);
+    };
 
     a.ln1Stats = activation(2 * t, unit);
     a.ln1Out = activation(td, unit);
     ops_.layerNormForward(x, slot(p, unit, "ln1.weight"), slot(p, unit, "ln1.bias"), a.ln1Out.ptr<float>(),
                         a.ln1Stats.ptr<float>(), a.ln1Stats.ptr<float>() + T, T, d);
-    a.qkv = activation(3 * td, unit);
+    a.qkv = activation(3 * tdl, unit);
     ops_.linearForward(a.ln1Out.ptr<float>(), slot(p, unit, "attn.qkv.weight"),
-                     slot(p, unit, "attn.qkv.bias"), a.qkv.ptr<float>(), T, d, 3 * d, false);
-    a.attnProbs = activation(static_cast<std::uint64_t>(config_.microBatch * heads * seq * seq), unit);
-    a.attnOut = activation(td, unit);
+                     slot(p, unit, "attn.qkv.bias"), a.qkv.ptr<float>(), T, d, 3 * dl, false);
+    a.attnProbs = activation(static_cast<std::uint64_t>(config_.microBatch * (heads / tp) * seq * seq), unit);
+    a.attnOut = activation(tdl, unit);
     ops_.attentionForward(a.qkv.ptr<float>(), a.attnProbs.ptr<float>(), a.attnOut.ptr<float>(),
-                        config_.microBatch, seq, heads, d / heads);
-    // Residual: resid1 = x + attnOut·Wproj + b (copy x, then the GEMM accumulates onto it).
+                        config_.microBatch, seq, heads / tp, d / heads);
+    // Residual: resid1 = x + attnOut·Wproj + b.
     a.resid1 = activation(td, unit);
-    ops_.copy(a.resid1.data(), x, td * sizeof(float));
-    ops_.linearForward(a.attnOut.ptr<float>(), slot(p, unit, "attn.proj.weight"),
-                     slot(p, unit, "attn.proj.bias"), a.resid1.ptr<float>(), T, d, d, true);
+    rowParallel(a.attnOut.ptr<float>(), "attn.proj.weight", "attn.proj.bias", a.resid1, dl, x);
     a.ln2Stats = activation(2 * t, unit);
     a.ln2Out = activation(td, unit);
     ops_.layerNormForward(a.resid1.ptr<float>(), slot(p, unit, "ln2.weight"), slot(p, unit, "ln2.bias"),
                         a.ln2Out.ptr<float>(), a.ln2Stats.ptr<float>(), a.ln2Stats.ptr<float>() + T,
                         T, d);
-    a.fcPre = activation(4 * td, unit);
+    a.fcPre = activation(tfl, unit);
     ops_.linearForward(a.ln2Out.ptr<float>(), slot(p, unit, "mlp.fc.weight"),
-                     slot(p, unit, "mlp.fc.bias"), a.fcPre.ptr<float>(), T, d, 4 * d, false);
-    a.geluOut = activation(4 * td, unit);
-    ops_.geluForward(a.fcPre.ptr<float>(), a.geluOut.ptr<float>(), 4 * T * d);
+                     slot(p, unit, "mlp.fc.bias"), a.fcPre.ptr<float>(), T, d, fl, false);
+    a.geluOut = activation(tfl, unit);
+    ops_.geluForward(a.fcPre.ptr<float>(), a.geluOut.ptr<float>(), T * fl);
     // The recompute in backward does not need the block output (nobody reads it there).
     if (!keepOutput) return;
     Buffer& out = outs_[static_cast<std::size_t>(unit)];
     out = activation(td, unit);
-    ops_.copy(out.data(), a.resid1.data(), td * sizeof(float));
-    ops_.linearForward(a.geluOut.ptr<float>(), slot(p, unit, "mlp.proj.weight"),
-                     slot(p, unit, "mlp.proj.bias"), out.ptr<float>(), T, 4 * d, d, true);
+    rowParallel(a.geluOut.ptr<float>(), "mlp.proj.weight", "mlp.proj.bias", out, fl, a.resid1.ptr<float>());
 }
 
 void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
@@ -165,28 +190,31 @@ void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
         span.kind = EventKind::ComputeEnd;
         device_.ledger().emit(span);
     }
-    const std::int64_t T = tokens_, d = d_;
+    const std::int64_t T = tokens_, d = d_, tp = config_.shape.tp;
+    const std::int64_t dl = d / tp, fl = 4 * d / tp;
     const auto td = static_cast<std::uint64_t>(T * d);
+    const auto tdl = static_cast<std::uint64_t>(T * dl), tfl = static_cast<std::uint64_t>(T * fl);
     const std::int64_t heads = config_.shape.heads, seq = config_.shape.seqLen;
-    // gradStream_ holds ∂L/∂out on entry; the residual paths add into it in place, so on exit it
-    // holds ∂L/∂x for the previous unit.
+    // gradStream_ holds ∂L/∂out on entry (the same on every TP rank); the residual paths add
+    // into it in place, so on exit it holds ∂L/∂x for the previous unit.
     float* dStream = gradStream_.ptr<float>();
 
-    Buffer dGelu = workspace(4 * td, unit, true);
+    Buffer dGelu = workspace(tfl, unit, true);
     ops_.linearBackward(dStream, a.geluOut.ptr<float>(), slot(p, unit, "mlp.proj.weight"),
                       dGelu.ptr<float>(), slot(g, unit, "mlp.proj.weight"),
-                      slot(g, unit, "mlp.proj.bias"), T, 4 * d, d);
+                      slot(g, unit, "mlp.proj.bias"), T, fl, d);
     a.geluOut.reset();
-    Buffer dFcPre = workspace(4 * td, unit, false);
-    ops_.geluBackward(dGelu.ptr<float>(), a.fcPre.ptr<float>(), dFcPre.ptr<float>(), 4 * T * d);
+    Buffer dFcPre = workspace(tfl, unit, false);
+    ops_.geluBackward(dGelu.ptr<float>(), a.fcPre.ptr<float>(), dFcPre.ptr<float>(), T * fl);
     a.fcPre.reset();
     dGelu.reset();
     Buffer dLn2 = workspace(td, unit, true);
     ops_.linearBackward(dFcPre.ptr<float>(), a.ln2Out.ptr<float>(), slot(p, unit, "mlp.fc.weight"),
                       dLn2.ptr<float>(), slot(g, unit, "mlp.fc.weight"), slot(g, unit, "mlp.fc.bias"),
-                      T, d, 4 * d);
+                      T, d, fl);
     a.ln2Out.reset();
     dFcPre.reset();
+    tpSum(dLn2, td, unit); // column-parallel input gradient: partial over this rank's features
     ops_.layerNormBackward(dLn2.ptr<float>(), a.resid1.ptr<float>(), a.ln2Stats.ptr<float>(),
                          a.ln2Stats.ptr<float>() + T, slot(p, unit, "ln2.weight"), dStream,
                          slot(g, unit, "ln2.weight"), slot(g, unit, "ln2.bias"), T, d);
@@ -194,15 +222,15 @@ void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
     a.ln2Stats.reset();
     dLn2.reset();
 
-    Buffer dAttn = workspace(td, unit, true);
+    Buffer dAttn = workspace(tdl, unit, true);
     ops_.linearBackward(dStream, a.attnOut.ptr<float>(), slot(p, unit, "attn.proj.weight"),
                       dAttn.ptr<float>(), slot(g, unit, "attn.proj.weight"),
-                      slot(g, unit, "attn.proj.bias"), T, d, d);
+                      slot(g, unit, "attn.proj.bias"), T, dl, d);
     a.attnOut.reset();
-    Buffer dQkv = workspace(3 * td, unit, false);
+    Buffer dQkv = workspace(3 * tdl, unit, false);
     Buffer scratch = workspace(static_cast<std::uint64_t>(device::Ops::attentionScratchFloats(seq)), unit, false);
     ops_.attentionBackward(dAttn.ptr<float>(), a.qkv.ptr<float>(), a.attnProbs.ptr<float>(),
-                           dQkv.ptr<float>(), scratch.ptr<float>(), config_.microBatch, seq, heads,
+                           dQkv.ptr<float>(), scratch.ptr<float>(), config_.microBatch, seq, heads / tp,
                            d / heads);
     a.attnProbs.reset();
     a.qkv.reset();
@@ -211,9 +239,10 @@ void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
     Buffer dLn1 = workspace(td, unit, true);
     ops_.linearBackward(dQkv.ptr<float>(), a.ln1Out.ptr<float>(), slot(p, unit, "attn.qkv.weight"),
                       dLn1.ptr<float>(), slot(g, unit, "attn.qkv.weight"),
-                      slot(g, unit, "attn.qkv.bias"), T, d, 3 * d);
+                      slot(g, unit, "attn.qkv.bias"), T, d, 3 * dl);
     a.ln1Out.reset();
     dQkv.reset();
+    tpSum(dLn1, td, unit);
     Buffer& input = outs_[static_cast<std::size_t>(unit - 1)];
     ops_.layerNormBackward(dLn1.ptr<float>(), input.ptr<float>(), a.ln1Stats.ptr<float>(),
                          a.ln1Stats.ptr<float>() + T, slot(p, unit, "ln1.weight"), dStream,

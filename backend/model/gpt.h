@@ -8,9 +8,19 @@
 // (the next block's input) and recomputes the rest at the start of its backward. The exact
 // list of saved tensors is theory::activationBreakdown (tests compare the ledger against it).
 // Gradients flowing between units and other transients are category `workspace`.
+//
+// Tensor parallelism (shape.tp = T > 1, Megatron-style): a block's parameters are this TP
+// rank's slice (plan/units.h); QKV and the MLP's first linear are column-parallel (this rank's
+// heads / T heads and 4d / T features, no communication in forward), the attention output
+// projection and the MLP's second linear are row-parallel: their partial sums are all-reduced
+// over the TP group in forward (TP rank 0 adds the residual and the bias into its part, so the
+// sum is the whole output), and the input gradient of each column-parallel linear is
+// all-reduced in backward. Embedding, head and LayerNorms are replicated: every TP rank computes
+// them on the same replicated activations, so their gradients agree without a TP reduction.
 #include <cstdint>
 #include <vector>
 
+#include "comm/communicator.h"
 #include "device/device.h"
 #include "device/ops.h"
 #include "model/data.h"
@@ -48,6 +58,10 @@ public:
     // Frees every saved activation and the gradient in flight (a step abandoned midway).
     void discardActivations();
 
+    // The TP group (its size must be shape.tp; it must outlive the model). Needed when
+    // shape.tp > 1; this rank's slice is the group rank.
+    void setTensorGroup(comm::Communicator* group);
+
 private:
     struct BlockActs {
         device::Buffer ln1Stats, ln1Out, qkv, attnProbs, attnOut, resid1, ln2Stats, ln2Out, fcPre,
@@ -69,6 +83,8 @@ private:
     void embeddingBackward(float* grads);
     void blockBackward(std::int32_t unit, const float* params, float* grads);
     void headBackward(const float* params, float* grads);
+    // Sums a row-parallel output or a column-parallel input gradient over the TP group.
+    void tpSum(device::Buffer& b, std::uint64_t floats, std::int32_t unit);
 
     ModelConfig config_;
     device::Device& device_;
@@ -82,6 +98,8 @@ private:
     std::vector<BlockActs> blocks_;      // indexed by unit (embedding/head slots unused)
     HeadActs head_;
     device::Buffer gradStream_;          // ∂L/∂(output of the unit whose backward runs next)
+    comm::Communicator* tensor_ = nullptr; // the TP group (shape.tp > 1)
+    std::int64_t tpRank_ = 0;
     double loss_ = 0.0;
 };
 

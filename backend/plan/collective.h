@@ -32,6 +32,7 @@ inline constexpr std::array<CollectiveTraits, kCollectiveOpCount> kCollectiveTra
     {CollectiveOp::ReduceScatter, collectiveOpName(CollectiveOp::ReduceScatter), "reduce-scatter", 1, false},
     {CollectiveOp::AllReduce, collectiveOpName(CollectiveOp::AllReduce), "all-reduce", 2, false},
     {CollectiveOp::Broadcast, collectiveOpName(CollectiveOp::Broadcast), "broadcast", 0, true},
+    {CollectiveOp::TpAllReduce, collectiveOpName(CollectiveOp::TpAllReduce), "tensor-parallel all-reduce", 2, false},
 }};
 
 constexpr const CollectiveTraits& traits(CollectiveOp op) {
@@ -40,7 +41,8 @@ constexpr const CollectiveTraits& traits(CollectiveOp op) {
 
 // The collectives a step can call (every CollectiveOp but None), in enum order.
 inline constexpr std::array<CollectiveOp, kCollectiveOpCount - 1> kCollectives = {
-    CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce, CollectiveOp::Broadcast};
+    CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce, CollectiveOp::Broadcast,
+    CollectiveOp::TpAllReduce};
 
 // nccl-tests' busbw / algbw for `ranks` participants (0 for None; 0 for a lone rank except
 // broadcast, which stays 1).

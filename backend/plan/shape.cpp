@@ -42,6 +42,14 @@ std::uint64_t paramCount(const GptShape& shape) {
     return total;
 }
 
+GptShape untiled(const GptShape& shape) {
+    GptShape full = shape;
+    full.tp = 1;
+    return full;
+}
+
+std::uint64_t modelParamCount(const GptShape& shape) { return paramCount(untiled(shape)); }
+
 std::uint64_t paddedElements(std::uint64_t elements, std::uint64_t shards) {
     if (shards <= 1) return elements;
     const std::uint64_t rem = elements % shards;
@@ -60,6 +68,13 @@ void validate(const GptShape& shape) {
     if (shape.dModel % shape.heads != 0)
         throwInvalid("model shape: d_model " + std::to_string(shape.dModel) +
                      " is not divisible by heads " + std::to_string(shape.heads));
+    requirePositive(shape.tp, "tensor-parallel degree");
+    if (shape.heads % shape.tp != 0)
+        throwInvalid("tensor parallel " + std::to_string(shape.tp) + " does not divide the " +
+                     std::to_string(shape.heads) + " attention heads");
+    if ((4 * shape.dModel) % shape.tp != 0)
+        throwInvalid("tensor parallel " + std::to_string(shape.tp) + " does not divide the MLP width " +
+                     std::to_string(4 * shape.dModel));
     // Recompute the counts with overflow checks before anyone multiplies unchecked.
     const auto d = static_cast<std::uint64_t>(shape.dModel);
     const char* what = "model shape: parameter count";

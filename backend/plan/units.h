@@ -16,12 +16,22 @@ namespace shardscope::plan {
 
 enum class UnitKind : std::uint8_t { Embedding, Block, Head };
 
+// How a tensor is split over the TP group (Megatron): Columns — the output features of a
+// column-parallel linear (its weight's columns and its bias), in `groups` equal groups that are
+// each split T ways (QKV: 3 groups, so a rank owns the Q, K and V columns of its heads);
+// Rows — the input features of a row-parallel linear (its weight's rows); Replicated — every TP
+// rank holds the whole tensor (embedding, head, LayerNorms, row-parallel biases) and computes
+// the same gradient for it from the same replicated activations.
+enum class TpSplit : std::uint8_t { Replicated, Columns, Rows };
+
 struct TensorSlot {
     std::string name;          // e.g. "attn.qkv.weight"
     std::uint64_t offset = 0;  // elements from the start of the unit's flat buffer
     std::int64_t rows = 1;     // [rows × cols]; vectors have rows = 1
     std::int64_t cols = 0;
     bool decay = false;        // AdamW weight decay applies (matrices, not biases/LayerNorm)
+    TpSplit tp = TpSplit::Replicated;
+    std::int64_t groups = 1;   // TpSplit::Columns: column groups split T ways each
     std::uint64_t elements() const { return static_cast<std::uint64_t>(rows * cols); }
 };
 
@@ -49,6 +59,16 @@ private:
 // embedding: wte (vocab × d) + wpe (seqLen × d)
 // block:     ln1 2d, qkv 3d²+3d, proj d²+d, ln2 2d, fc 4d²+4d, fc_proj 4d²+d  = 12d² + 13d
 // head:      final LN 2d + untied LM head d × vocab (no bias)
+// With shape.tp = T > 1 each block is one TP rank's slice (qkv d × 3d/T, proj d/T × d, fc
+// d × 4d/T, fc_proj 4d/T × d; LayerNorms and the projections' biases whole): every TP rank's
+// slice has the same layout.
 std::vector<UnitLayout> unitLayouts(const GptShape& shape);
+
+// Copies between a unit's whole tensors (`full`, the layout of unitLayouts(untiled(shape)))
+// and TP rank `tpRank`'s slice of them (`slice`, the layout of unitLayouts(shape)).
+// toSlice: full → slice; otherwise slice → full, writing only the part the slice holds
+// (replicated tensors whole).
+void copyTpSlice(const UnitLayout& fullLayout, const UnitLayout& sliceLayout, std::int64_t tp,
+                 std::int64_t tpRank, float* full, float* slice, bool toSlice);
 
 } // namespace shardscope::plan

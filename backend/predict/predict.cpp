@@ -28,6 +28,8 @@ public:
     comm::Communicator& world() override { return inner_.world(); }
     int dataRank() const override { return inner_.dataRank(); }
     int dataRanks() const override { return inner_.dataRanks(); }
+    comm::Communicator& dataGroup() override { return inner_.dataGroup(); }
+    comm::Communicator* tensorGroup() override { return inner_.tensorGroup(); }
     void beforeForward(std::int32_t u) override {
         phase_ = "forward of " + unitName(u);
         inner_.beforeForward(u);
@@ -139,9 +141,18 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
 
     // The communicators the worker would give this rank (app/worker/backends.cpp).
     const auto kind = s.knobs.sharedDeviceCollectives ? comm::VirtualKind::SharedGroup : comm::VirtualKind::Mpi;
-    std::unique_ptr<comm::Communicator> world = comm::makeVirtualCommunicator(&device, s.ranks, rank, kind);
-    std::unique_ptr<comm::Communicator> shardGroup, replicaGroup;
+    // With tensor parallelism s.ranks is the DP group and `rank` this rank's place in it; the
+    // rank is TP rank 0 of a T-rank TP group (every TP rank holds the same slice sizes).
+    const int tp = static_cast<int>(s.shape->tp);
+    std::unique_ptr<comm::Communicator> world = comm::makeVirtualCommunicator(&device, s.ranks * tp, rank * tp, kind);
+    std::unique_ptr<comm::Communicator> shardGroup, replicaGroup, dataGroup, tensorGroup;
     strategy::CommGroups groups{world.get(), world.get(), nullptr};
+    if (tp > 1) {
+        dataGroup = comm::makeVirtualCommunicator(&device, s.ranks, rank, kind);
+        tensorGroup = comm::makeVirtualCommunicator(&device, tp, 0, kind);
+        groups.data = groups.shard = dataGroup.get();
+        groups.tensor = tensorGroup.get();
+    }
     if (s.strategy == plan::Strategy::FsdpHybridShard) {
         const int g = s.knobs.hybridGroupSize;
         shardGroup = comm::makeVirtualCommunicator(&device, g, rank % g, kind);

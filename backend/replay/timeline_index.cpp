@@ -22,6 +22,7 @@ SpanKind spanKindOf(CollectiveOp c) {
     switch (c) {
     case CollectiveOp::ReduceScatter: return SpanKind::ReduceScatter;
     case CollectiveOp::AllReduce: return SpanKind::AllReduce;
+    case CollectiveOp::TpAllReduce: return SpanKind::TpAllReduce;
     case CollectiveOp::Broadcast: return SpanKind::Broadcast;
     case CollectiveOp::AllGather:
     case CollectiveOp::None: break;
@@ -36,7 +37,7 @@ TimelineRow rowOf(SpanKind k) {
 
 bool isCollective(SpanKind k) {
     return k == SpanKind::AllGather || k == SpanKind::ReduceScatter || k == SpanKind::AllReduce ||
-           k == SpanKind::Broadcast;
+           k == SpanKind::Broadcast || k == SpanKind::TpAllReduce;
 }
 
 double algBandwidth(std::uint64_t bytes, std::uint64_t ns) {
@@ -51,6 +52,7 @@ double busBandwidth(SpanKind kind, std::uint64_t bytes, std::uint64_t ns, int pe
     case SpanKind::ReduceScatter: return alg * plan::busBandwidthFactor(CollectiveOp::ReduceScatter, peers);
     case SpanKind::AllReduce: return alg * plan::busBandwidthFactor(CollectiveOp::AllReduce, peers);
     case SpanKind::Broadcast: return alg * plan::busBandwidthFactor(CollectiveOp::Broadcast, peers);
+    case SpanKind::TpAllReduce: return alg * plan::busBandwidthFactor(CollectiveOp::TpAllReduce, peers);
     default: return alg;
     }
 }

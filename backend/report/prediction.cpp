@@ -72,6 +72,8 @@ theory::Scenario scenario(const json& j) {
         s.shape = plan::GptShape{number<std::int64_t>(shape, "layers"), number<std::int64_t>(shape, "d_model"),
                                    number<std::int64_t>(shape, "heads"), number<std::int64_t>(shape, "vocab"),
                                    number<std::int64_t>(shape, "seq_len")};
+    // The TP degree (absent: 1); theory::validate checks it against the heads and the MLP width.
+    if (s.shape && shape.contains("tp")) s.shape->tp = number<std::int64_t>(shape, "tp");
     s.params = number<std::uint64_t>(j, "params");
     const std::string strategy = text(j, "strategy");
     const auto st = plan::parseStrategy(strategy);
@@ -150,7 +152,7 @@ json toJson(const theory::Scenario& s) {
     json shape = nullptr;
     if (s.shape)
         shape = {{"layers", s.shape->layers}, {"d_model", s.shape->dModel}, {"heads", s.shape->heads},
-                 {"vocab", s.shape->vocab}, {"seq_len", s.shape->seqLen}};
+                 {"vocab", s.shape->vocab}, {"seq_len", s.shape->seqLen}, {"tp", s.shape->tp}};
     const plan::Knobs& k = s.knobs;
     return {{"shape", shape},
             {"params", s.params},

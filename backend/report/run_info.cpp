@@ -73,6 +73,11 @@ Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize) {
     info.backend = valueOr<std::string>(j, "backend", "cpu");
     info.sharedDevice = valueOr<bool>(j, "shared_device", false);
     info.steps = valueOr<std::int64_t>(j, "steps", 0);
+    // A T that does not split the world into whole groups describes no mesh: refused, not drawn.
+    info.tensorParallel = valueOr<int>(j, "tp", 1);
+    if (info.tensorParallel < 1 || info.tensorParallel > info.worldSize || info.worldSize % info.tensorParallel != 0)
+        return {std::nullopt, "the handshake's tp " + std::to_string(info.tensorParallel) + " does not divide world_size " +
+                                  std::to_string(info.worldSize)};
     if (const auto units = j.find("units"); units != j.end() && units->is_array()) {
         if (units->size() > kMaxUnits)
             return {std::nullopt, "the handshake lists " + std::to_string(units->size()) + " units, more than " +

@@ -35,6 +35,7 @@ struct RunInfo {
     std::string precision;  // bf16 | fp32
     std::string backend = "cpu"; // cpu | cuda
     bool sharedDevice = false;   // ranks were threads of one worker process (--shared-device)
+    int tensorParallel = 1;      // --tp: T of the T × D mesh (TP groups: T consecutive ranks)
     std::int64_t steps = 0; // steps the run will make (0: unknown)
     std::vector<UnitInfo> units;
     std::optional<CategoryBytes> theoryModelStates;    // per rank, by category

@@ -59,8 +59,19 @@ std::vector<Problem> validate(const RunConfig& c) {
         const Limit& g = limitOf(Field::HybridGroup);
         if (k.hybridGroupSize < g.min || k.hybridGroupSize > g.max)
             out.push_back({Field::HybridGroup, Code::OutOfRange, k.hybridGroupSize, g.min, g.max, {}});
-        else if (c.worldSize >= 1 && c.worldSize % k.hybridGroupSize != 0)
-            out.push_back({Field::HybridGroup, Code::NotADivisor, k.hybridGroupSize, 0, c.worldSize, {}});
+        else if (c.dataParallel() >= 1 && c.dataParallel() % k.hybridGroupSize != 0)
+            out.push_back({Field::HybridGroup, Code::NotADivisor, k.hybridGroupSize, 0, c.dataParallel(), {}});
+    }
+    checkRange(out, Field::TensorParallel, c.tensorParallel);
+    if (c.tensorParallel >= 1) {
+        const std::int64_t t = c.tensorParallel;
+        const plan::GptShape& shape = c.preset.shape;
+        if (c.worldSize >= 1 && c.worldSize % t != 0)
+            out.push_back({Field::TensorParallel, Code::NotADivisor, t, 0, c.worldSize, "ranks"});
+        else if (shape.heads >= 1 && shape.heads % t != 0)
+            out.push_back({Field::TensorParallel, Code::NotADivisor, t, 0, shape.heads, "attention heads"});
+        else if (shape.dModel >= 1 && (4 * shape.dModel) % t != 0)
+            out.push_back({Field::TensorParallel, Code::NotADivisor, t, 0, 4 * shape.dModel, "MLP width"});
     }
     const std::string strategyText(plan::strategyName(c.strategy));
     for (const auto& [field, tier] : {std::pair{Field::OffloadOptimizer, c.offload.optimizer},
@@ -111,6 +122,7 @@ std::string_view flagName(Field field) {
     case Field::WeightsOut: return "--weights-out";
     case Field::OffloadOptimizer: return "--offload-optimizer";
     case Field::OffloadParams: return "--offload-params";
+    case Field::TensorParallel: return "--tp";
     }
     return "?";
 }
@@ -130,6 +142,11 @@ std::string describeForFlags(const Problem& p, bool sharedDevice) {
         if (p.field == Field::Model) return "--model: unknown model preset '" + p.text + "' (choices: " + presetChoices() + ")";
         return flag + ": unknown value '" + p.text + "'";
     case Code::NotADivisor:
+        if (p.field == Field::TensorParallel) {
+            const std::string what = p.text == "ranks" ? ranks : p.text;
+            return "tensor parallel (--tp) " + std::to_string(p.value) + " does not divide the " + what + " " +
+                   std::to_string(p.max) + (p.text == "ranks" ? "" : " of this model");
+        }
         return "hybrid group size (--hybrid-group) " + std::to_string(p.value) + " does not divide " + ranks + " " +
                std::to_string(p.max);
     case Code::ContradictsStrategy:

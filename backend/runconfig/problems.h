@@ -22,12 +22,14 @@ enum class Field : std::uint8_t {
     BucketBytes, Prefetch, ReshardAfterForward, MaxInflight, Persistence, HybridGroup, GradAccum,
     NoSync, Capacity, TimeoutMs, Backend, SharedDevice, Data, Stream, Trace, Json, WeightsOut,
     OffloadOptimizer, OffloadParams,
+    TensorParallel,
 };
 
 enum class Code : std::uint8_t {
     OutOfRange,          // value outside [min, max]
     UnknownName,         // text: the name given (model, strategy, precision, backend)
-    NotADivisor,         // value: the hybrid group; max: the ranks it must divide
+    NotADivisor,         // value: the hybrid group or T; max: the number it must divide (text: what,
+                         // for --tp: "ranks", "attention heads", "MLP width")
     ContradictsStrategy, // the field's value cannot hold for this strategy (reshard with SHARD_GRAD_OP)
     NotForStrategy,      // the strategy does not have this option (no_sync outside FSDP)
     Theory,              // text: the theory engine's own check (theory::validate), verbatim
@@ -55,7 +57,7 @@ struct Limit {
 // Rank threads in one process: each holds a full model replica's worth of transients, and a
 // thread per rank beyond this is a typo rather than a plan.
 inline constexpr std::int64_t kMaxSharedRanks = 256;
-inline constexpr std::array<Limit, 12> kLimits = {{
+inline constexpr std::array<Limit, 13> kLimits = {{
     {Field::Ranks, 1, 1024},
     {Field::SharedRanks, 1, kMaxSharedRanks},
     {Field::Steps, 1, 1'000'000},
@@ -68,6 +70,7 @@ inline constexpr std::array<Limit, 12> kLimits = {{
     {Field::HybridGroup, 1, 1 << 20},
     {Field::GradAccum, 1, 4096},
     {Field::TimeoutMs, 100, 3'600'000},
+    {Field::TensorParallel, 1, 1024},
 }};
 // The learning rate is real: more than 0, at most this.
 inline constexpr double kMaxLearningRate = 10.0;

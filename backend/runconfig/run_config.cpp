@@ -73,7 +73,7 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
               {"--model", "--strategy", "--steps", "--seed", "--precision", "--micro-batch", "--lr",
                "--prefetch", "--bucket-bytes", "--reshard-after-forward", "--max-inflight",
                "--persistence-threshold", "--hybrid-group", "--grad-accum", "--capacity", "--data",
-               "--stream", "--trace", "--json", "--weights-out", "--timeout-ms", "--backend", "--ranks",
+               "--stream", "--trace", "--json", "--weights-out", "--timeout-ms", "--backend", "--ranks", "--tp",
                "--offload-optimizer", "--offload-params", "--nvme-dir", "--aio-block-bytes", "--aio-queue-depth"},
               {"--checkpointing", "--deterministic", "--no-events", "--no-sync", "--shared-device", "--keep-nvme"});
     args.parse(workerArgs);
@@ -175,6 +175,7 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
     checkDistinctFiles({{"--data", c.dataFile.value_or("")}, {"--trace", c.tracePath.value_or("")},
                         {"--json", c.jsonPath.value_or("")}, {"--weights-out", c.weightsPath.value_or("")}});
     if (args.has("--timeout-ms")) c.timeoutMs = integerFlag(args, "--timeout-ms", Field::TimeoutMs);
+    if (args.has("--tp")) c.tensorParallel = static_cast<int>(integerFlag(args, "--tp", Field::TensorParallel));
     if (const std::vector<Problem> problems = validate(c); !problems.empty())
         throwInvalid(describeForFlags(problems.front(), c.sharedDevice));
     return c;
@@ -227,6 +228,7 @@ std::vector<std::string> toWorkerArgs(const RunConfig& c) {
     if (!c.events) a.push_back("--no-events");
     if (c.backend != Backend::Cpu) a.insert(a.end(), {"--backend", std::string(backendName(c.backend))});
     if (c.sharedDevice) a.insert(a.end(), {"--shared-device", "--ranks", std::to_string(c.worldSize)});
+    if (c.tensorParallel != 1) a.insert(a.end(), {"--tp", std::to_string(c.tensorParallel)});
     return a;
 }
 
@@ -260,6 +262,7 @@ nlohmann::json toJson(const RunConfig& c) {
         {"events", c.events},
         {"backend", std::string(backendName(c.backend))},
         {"shared_device", c.sharedDevice},
+        {"tp", c.tensorParallel},
     };
     j["capacity_bytes"] = c.capacityBytes ? nlohmann::json(*c.capacityBytes) : nlohmann::json(nullptr);
     j["offload"] = {{"optimizer", std::string(tierName(c.offload.optimizer))},
@@ -275,8 +278,9 @@ nlohmann::json toJson(const RunConfig& c) {
 theory::Scenario scenarioOf(const RunConfig& c) {
     theory::Scenario s;
     s.shape = c.preset.shape;
+    s.shape->tp = c.tensorParallel;
     s.strategy = c.strategy;
-    s.ranks = c.worldSize;
+    s.ranks = c.dataParallel();
     s.precision.kind = c.precision;
     s.knobs = c.knobs;
     if (c.strategy == plan::Strategy::FsdpShardGradOp) s.knobs.reshardAfterForward = false;

@@ -12,6 +12,10 @@
 //   [--json FILE] [--weights-out FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]
 //   [--shared-device --ranks N] [--offload-optimizer device|host|nvme] [--offload-params device|host]
 //   [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]
+//   [--tp T]
+//
+// --tp T: a T × D mesh of the world's ranks (D = ranks / T): TP groups are T consecutive ranks,
+// DP groups stride across them; the strategy shards over the DP group.
 //
 // The job's size is mpirun's -np, except with --shared-device: then the worker is ONE process
 // (not under mpirun) that runs --ranks N ranks as threads — on one GPU with --backend cuda,
@@ -53,6 +57,8 @@ struct RunConfig {
     int worldSize = 1;                // mpirun's -np, or --ranks with --shared-device
     Backend backend = Backend::Cpu;   // --backend
     bool sharedDevice = false;        // --shared-device: ranks are threads of one process
+    int tensorParallel = 1;           // --tp: T of the T × D mesh (divides worldSize)
+    int dataParallel() const { return tensorParallel >= 1 ? worldSize / tensorParallel : worldSize; }
 
     // Worker I/O and instrumentation.
     std::optional<std::string> streamPath;  // the parent's Unix socket
@@ -79,7 +85,8 @@ std::vector<std::string> toWorkerArgs(const RunConfig& config);
 // The configuration as JSON (the handshake's base): names as the flags spell them.
 nlohmann::json toJson(const RunConfig& config);
 
-// The theory engine's view of this run.
+// The theory engine's view of this run: with --tp the shape is one TP rank's slice and the
+// ranks are the DP group's.
 theory::Scenario scenarioOf(const RunConfig& config);
 
 } // namespace shardscope::runconfig

@@ -15,7 +15,7 @@ namespace shardscope::strategy {
 
 std::vector<comm::Communicator*> CommGroups::distinct() const {
     std::vector<comm::Communicator*> out;
-    for (comm::Communicator* c : {world, shard, replica})
+    for (comm::Communicator* c : {world, shard, replica, tensor, data})
         if (c && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
     return out;
 }
@@ -30,14 +30,20 @@ Sharded::Sharded(const StrategyConfig& config, device::Device& device, const Com
         throwInvalid("precision " + std::string(plan::precisionName(config.precision)) +
                      " is not supported by the trainer (use bf16 or fp32)");
     if (!groups_.world) throw Error(ErrorKind::Internal, "a strategy needs a world communicator");
-    if (!groups_.shard) groups_.shard = groups_.world;
+    if (!groups_.data) groups_.data = groups_.world;
+    if (!groups_.shard) groups_.shard = groups_.data;
+    const std::int64_t tp = config.shape.tp;
+    if (tp > 1 && (!groups_.tensor || groups_.tensor->size() != tp ||
+                   groups_.tensor->size() * groups_.data->size() != groups_.world->size()))
+        throw Error(ErrorKind::Internal, "tensor parallel " + std::to_string(tp) +
+                                             " needs a TP group of that size and a DP group across them");
     if (policy_.hybrid) {
         const int g = config.knobs.hybridGroupSize;
         if (!groups_.replica || groups_.shard->size() != g ||
-            groups_.shard->size() * groups_.replica->size() != groups_.world->size())
+            groups_.shard->size() * groups_.replica->size() != groups_.data->size())
             throw Error(ErrorKind::Internal, "fsdp_hybrid needs a shard group of " + std::to_string(g) +
                                                  " ranks and a replica group across the groups");
-    } else if (groups_.shard->size() != groups_.world->size()) {
+    } else if (groups_.shard->size() != groups_.data->size()) {
         throw Error(ErrorKind::Internal, "only fsdp_hybrid shards over a sub-group");
     }
     if (config.strategy != plan::Strategy::Ddp) {
@@ -87,7 +93,7 @@ void Sharded::setup() {
         // without memory (a dry run) has nothing to initialise.
         if (!device_.holdsData()) continue;
         std::vector<float> full(s.padded);
-        model::initUnit(*s.layout, config_.shape.layers, config_.seed, u, full.data(), s.padded);
+        initialValues(u, full);
         const std::span<const float> all(full);
         const std::span<const float> mine = all.subspan(s.lo, s.shard);
         auto uploadBf16 = [&](std::span<const float> values, Buffer& to) {
@@ -107,7 +113,7 @@ void Sharded::setup() {
         }
     }
     // Bucket plans (plan/buckets.h: the prediction cuts them the same way).
-    if (policy_.bucketedReduce && groups_.world->size() > 1) {
+    if (policy_.bucketedReduce && groups_.data->size() > 1) {
         reduceOp_ = policy_.shardOptimizer ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
         std::vector<plan::UnitRange> backward, forward;
         for (std::int32_t u = count - 1; u >= 0; --u) {
@@ -123,6 +129,21 @@ void Sharded::setup() {
                 forward, plan::bucketCapacity(config_.knobs.allGatherBucketBytes, eb_, shards_));
         }
     }
+}
+
+// The unit's initial weights on this rank (padded with zeros): the whole model's values, so a
+// TP slice starts exactly where the matching part of an untiled run starts.
+void Sharded::initialValues(std::int32_t unit, std::vector<float>& padded) const {
+    const plan::UnitLayout& layout = layouts_[static_cast<std::size_t>(unit)];
+    if (config_.shape.tp <= 1) {
+        model::initUnit(layout, config_.shape.layers, config_.seed, unit, padded.data(), padded.size());
+        return;
+    }
+    const plan::UnitLayout whole = plan::unitLayouts(plan::untiled(config_.shape))[static_cast<std::size_t>(unit)];
+    std::vector<float> all(whole.elements());
+    model::initUnit(whole, config_.shape.layers, config_.seed, unit, all.data(), all.size());
+    std::fill(padded.begin(), padded.end(), 0.0f);
+    plan::copyTpSlice(whole, layout, config_.shape.tp, groups_.tensor->rank(), all.data(), padded.data(), true);
 }
 
 // ---- parameters -------------------------------------------------------------------------------
@@ -283,7 +304,7 @@ void Sharded::flushReduce(const plan::Bucket& b, const MicroStep& micro) {
         if (p.unit != unit) unit = kNoUnit; // a bucket spanning units
     auto* buf = bucket_.ptr<char>();
     if (reduceOp_ == CollectiveOp::AllReduce) {
-        groups_.world->allReduce(buf, b.count, dtype(), unit);
+        groups_.data->allReduce(buf, b.count, dtype(), unit);
         std::uint64_t pos = 0;
         for (const auto& p : b.pieces) {
             ops_.copy(state(p.unit).gradFull.ptr<char>() + p.offset * eb_, buf + pos * eb_, p.length * eb_);
@@ -336,8 +357,8 @@ OwnedSlice Sharded::owned(std::int32_t unit) {
         o.weights = mixed_ ? s.master.ptr<float>() : s.paramFull.ptr<float>();
         o.grads = s.gradFull.data();
         // Every rank holds everything; the norm is split into equal parts.
-        const auto ranks = static_cast<std::uint64_t>(groups_.world->size());
-        const auto r = static_cast<std::uint64_t>(groups_.world->rank());
+        const auto ranks = static_cast<std::uint64_t>(groups_.data->size());
+        const auto r = static_cast<std::uint64_t>(groups_.data->rank());
         const std::uint64_t chunk = (s.n + ranks - 1) / ranks;
         o.normBegin = std::min(s.n, r * chunk);
         o.normEnd = std::min(s.n, (r + 1) * chunk);
@@ -453,11 +474,44 @@ void Sharded::gatherPersistent(UnitState& s, std::int32_t unit) {
 // ---- bookkeeping ------------------------------------------------------------------------------
 
 std::vector<std::vector<float>> Sharded::gatherWeights() {
+    std::vector<std::vector<float>> slices = gatherSlices();
+    const std::int64_t tp = config_.shape.tp;
+    if (tp <= 1) return slices;
+    // DP rank 0 of every TP rank (world ranks 0 … T−1, TP group 0) holds its whole slice: the
+    // TP group gathers them at world rank 0, which puts each slice back into the whole tensors.
+    std::string mine;
+    for (const auto& unit : slices)
+        mine.append(reinterpret_cast<const char*>(unit.data()), unit.size() * sizeof(float));
+    const std::vector<std::string> parts = groups_.tensor->gatherBytes(mine, 0);
+    if (groups_.world->rank() != 0) return {};
+    if (parts.size() != static_cast<std::size_t>(tp))
+        throw Error(ErrorKind::Internal, "gatherWeights: the TP group of world rank 0 is not T ranks");
+    const std::vector<plan::UnitLayout> whole = plan::unitLayouts(plan::untiled(config_.shape));
+    std::vector<std::vector<float>> out(whole.size());
+    std::vector<float> slice;
+    for (std::size_t u = 0; u < whole.size(); ++u) out[u].assign(whole[u].elements(), 0.0f);
+    for (std::int64_t r = 0; r < tp; ++r) {
+        const std::string& part = parts[static_cast<std::size_t>(r)];
+        std::size_t at = 0;
+        for (std::size_t u = 0; u < whole.size(); ++u) {
+            const std::uint64_t n = layouts_[u].elements();
+            if (at + n * sizeof(float) > part.size()) throw Error(ErrorKind::Internal, "gatherWeights: short TP part");
+            slice.resize(n);
+            std::memcpy(slice.data(), part.data() + at, n * sizeof(float));
+            at += n * sizeof(float);
+            plan::copyTpSlice(whole[u], layouts_[u], tp, r, out[u].data(), slice.data(), false);
+        }
+    }
+    return out;
+}
+
+// Every unit's slice weights at DP rank 0 (of each TP rank), gathered over the DP group.
+std::vector<std::vector<float>> Sharded::gatherSlices() {
     // Each rank sends (begin, end, fp32 weights) per unit for the part it owns; DDP's rank 0 and
     // HYBRID_SHARD's first replica cover everything.
     std::string mine;
     const bool sends = policy_.shardOptimizer ? (!policy_.hybrid || groups_.replica->rank() == 0)
-                                              : groups_.world->rank() == 0;
+                                              : groups_.data->rank() == 0;
     for (std::int32_t u = 0; u < unitCount(); ++u) {
         std::uint64_t range[2] = {0, 0};
         OwnedSlice o = owned(u);
@@ -474,9 +528,9 @@ std::vector<std::vector<float>> Sharded::gatherWeights() {
         } else if (o.stateOnHost) std::memcpy(mine.data() + at, o.weights, bytes);
         else ops_.download(mine.data() + at, o.weights, bytes);
     }
-    const std::vector<std::string> parts = groups_.world->gatherBytes(mine, 0);
+    const std::vector<std::string> parts = groups_.data->gatherBytes(mine, 0);
     std::vector<std::vector<float>> out;
-    if (groups_.world->rank() != 0) return out;
+    if (groups_.data->rank() != 0) return out;
     out.resize(units_.size());
     for (std::size_t u = 0; u < units_.size(); ++u) out[u].assign(units_[u].n, 0.0f);
     for (const std::string& part : parts) {

@@ -65,8 +65,10 @@ public:
     std::string name() const override { return std::string(plan::strategyName(config_.strategy)); }
     const std::vector<plan::UnitLayout>& units() const override { return layouts_; }
     comm::Communicator& world() override { return *groups_.world; }
-    int dataRank() const override { return groups_.world->rank(); }
-    int dataRanks() const override { return groups_.world->size(); }
+    int dataRank() const override { return groups_.data->rank(); }
+    int dataRanks() const override { return groups_.data->size(); }
+    comm::Communicator& dataGroup() override { return *groups_.data; }
+    comm::Communicator* tensorGroup() override { return groups_.tensor; }
 
     void beforeForward(std::int32_t unit) override;
     void afterForward(std::int32_t unit) override;
@@ -108,6 +110,8 @@ private:
     std::vector<float> readNvmeMaster(const UnitState& s); // instrumentation (gatherWeights)
     void validateOffload() const;
     void setup();
+    void initialValues(std::int32_t unit, std::vector<float>& padded) const;
+    std::vector<std::vector<float>> gatherSlices();
     void gather(std::int32_t unit, bool prefetch);
     void finishInflight();
     void reshard(std::int32_t unit);

@@ -28,13 +28,18 @@
 
 namespace shardscope::strategy {
 
-// The communicators a rank takes part in. `shard` is where a unit's flat buffer is split
-// (the world, or the HYBRID_SHARD group); `replica` joins the ranks that hold the same shard
+// The communicators a rank takes part in. `world` is every rank of the job. With tensor
+// parallelism (a T × D mesh) `tensor` is this rank's TP group (T consecutive ranks) and `data`
+// its DP group (the D ranks holding the same TP slice, stride T); without it both may be null
+// (data = world). `shard` is where a unit's flat buffer is split (the DP group, or the
+// HYBRID_SHARD group inside it); `replica` joins the ranks that hold the same shard
 // (HYBRID_SHARD only). A single-rank run may pass the same self communicator everywhere.
 struct CommGroups {
     comm::Communicator* world = nullptr;
     comm::Communicator* shard = nullptr;
     comm::Communicator* replica = nullptr;
+    comm::Communicator* tensor = nullptr;
+    comm::Communicator* data = nullptr;
     std::vector<comm::Communicator*> distinct() const; // each communicator once
 };
 
@@ -98,6 +103,9 @@ public:
     // Ranks that see different data (the data-parallel world size) and this rank's index.
     virtual int dataRank() const = 0;
     virtual int dataRanks() const = 0;
+    // The DP group (the world without tensor parallelism) and the TP group (null: none).
+    virtual comm::Communicator& dataGroup() { return world(); }
+    virtual comm::Communicator* tensorGroup() { return nullptr; }
 
     virtual void beforeForward(std::int32_t unit) = 0;
     virtual void afterForward(std::int32_t unit) = 0;

@@ -24,19 +24,23 @@ ActivationBreakdown activationBreakdown(const plan::GptShape& shape, const plan:
     const auto L = static_cast<std::uint64_t>(shape.layers);
     const std::uint64_t t = b * s; // tokens
     const std::uint64_t td = t * d * kF32;
+    // Tensor parallelism splits what lies between a column-parallel and a row-parallel linear
+    // (this rank's heads and MLP features); LayerNorm outputs and residuals stay whole.
+    const auto tp = static_cast<std::uint64_t>(shape.tp);
+    const std::uint64_t tdl = td / tp;
 
     ActivationBreakdown a;
     a.embedding = {{"embedding.token_ids", t * kI32}, {"embedding.out", td}};
     a.blockFull = {{"block.ln1_stats", 2 * t * kF32}, // mean and 1/σ per token
                    {"block.ln1_out", td},
-                   {"block.qkv", 3 * td},
-                   {"block.attn_probs", b * h * s * s * kF32},
-                   {"block.attn_out", td},
+                   {"block.qkv", 3 * tdl},
+                   {"block.attn_probs", b * (h / tp) * s * s * kF32},
+                   {"block.attn_out", tdl},
                    {"block.resid1", td},
                    {"block.ln2_stats", 2 * t * kF32},
                    {"block.ln2_out", td},
-                   {"block.fc_pre", 4 * td},
-                   {"block.gelu_out", 4 * td},
+                   {"block.fc_pre", 4 * tdl},
+                   {"block.gelu_out", 4 * tdl},
                    {"block.out", td}};
     a.head = {{"head.lnf_stats", 2 * t * kF32},
               {"head.lnf_out", td},

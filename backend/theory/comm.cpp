@@ -34,6 +34,22 @@ struct CommBuilder {
     }
 };
 
+// Tensor parallelism (model/gpt.h): per micro-step every block all-reduces its two row-parallel
+// outputs in forward and the input gradients of its two column-parallel linears in backward
+// (4 per block); with activation checkpointing the recompute repeats the attention output's
+// (the MLP output is not recomputed): +1 per block. Each is the fp32 activation B × S × d over
+// the T ranks of the TP group, so one rank sends 2(T−1)/T of it.
+void addTensorParallel(CommPerStep& out, const Scenario& s) {
+    if (!s.shape || s.shape->tp <= 1) return;
+    const auto perCall = static_cast<std::uint64_t>(s.activations.microBatch * s.shape->seqLen * s.shape->dModel) *
+                         sizeof(float);
+    const std::uint64_t calls = static_cast<std::uint64_t>(s.shape->layers) * (s.activations.checkpointing ? 5 : 4) *
+                                static_cast<std::uint64_t>(s.knobs.gradAccumSteps);
+    const std::uint64_t sent = plan::sentBytes(CollectiveOp::TpAllReduce, perCall, static_cast<std::uint64_t>(s.shape->tp));
+    out.byKind.push_back({CollectiveOp::TpAllReduce, perCall * calls, sent * calls, static_cast<int>(calls)});
+    out.totalSentBytes += sent * calls;
+}
+
 int bucketCalls(std::uint64_t bytes, std::uint64_t bucketBytes) {
     return static_cast<int>(std::max<std::uint64_t>(1, ceilDiv(bytes, bucketBytes)));
 }
@@ -154,6 +170,7 @@ CommPerStep commPerStep(const Scenario& s) {
     }
     const double psiBytes = static_cast<double>(p) * static_cast<double>(plan.params);
     b.out.psiEquivalents = psiBytes > 0 ? static_cast<double>(b.out.totalSentBytes) / psiBytes : 0.0;
+    addTensorParallel(b.out, s);
     return std::move(b.out);
 }
 

@@ -171,6 +171,10 @@ int shardCount(const Scenario& s) { return detail::policyOf(s).shardCount(s.rank
 
 void validate(const Scenario& s) {
     check(s.ranks >= 1, InputField::Ranks, "ranks must be at least 1, got " + std::to_string(s.ranks));
+    // With tensor parallelism `ranks` is the DP group; the world (ranks × T) is an int too.
+    if (s.shape && s.shape->tp > 1)
+        check(s.shape->tp <= (std::int64_t{1} << 30) / s.ranks, InputField::Ranks,
+              "ranks × tensor parallel " + std::to_string(s.shape->tp) + " is too many ranks");
     if (s.precision.kind == plan::PrecisionKind::Custom)
         check(s.precision.customOptimizerBytes <= kMaxOptimizerBytes, InputField::OptimizerBytes,
               "optimizer bytes per parameter must be at most 64, got " +

@@ -63,7 +63,7 @@ struct CommVolume {
 struct CommPerStep {
     std::vector<CommVolume> byKind;
     std::uint64_t totalSentBytes = 0;
-    double psiEquivalents = 0; // totalSentBytes / (paramBytes × Ψ): DDP ≈ 2, ZeRO-3 ≈ 3
+    double psiEquivalents = 0; // data-parallel sent bytes / (paramBytes × Ψ): DDP ≈ 2, ZeRO-3 ≈ 3 (TP all-reduces not counted)
 };
 CommPerStep commPerStep(const Scenario& s);
 

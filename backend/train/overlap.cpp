@@ -42,8 +42,25 @@ std::uint64_t exposedNs(std::span<const Span> covered, std::span<const Span> hid
     return exposed;
 }
 
+std::vector<Span> subtractSpans(std::span<const Span> a, std::span<const Span> b) {
+    const std::vector<Span> h = mergeSpans(b);
+    std::vector<Span> out;
+    std::size_t j = 0;
+    for (const Span& s : mergeSpans(a)) {
+        std::uint64_t at = s.begin;
+        while (j < h.size() && h[j].end <= at) ++j;
+        for (std::size_t k = j; k < h.size() && h[k].begin < s.end; ++k) {
+            if (h[k].begin > at) out.push_back({at, h[k].begin});
+            at = std::max(at, h[k].end);
+            if (at >= s.end) break;
+        }
+        if (at < s.end) out.push_back({at, s.end});
+    }
+    return out;
+}
+
 StepOverlap stepOverlap(std::uint64_t stepBegin, std::uint64_t stepEnd, std::span<const Span> comm,
-                        std::span<const Span> compute) {
+                        std::span<const Span> compute, std::span<const Span> blocking) {
     StepOverlap o;
     if (stepEnd <= stepBegin) return o;
     o.stepNs = stepEnd - stepBegin;
@@ -53,7 +70,7 @@ StepOverlap stepOverlap(std::uint64_t stepBegin, std::uint64_t stepEnd, std::spa
         for (const Span& s : spans) out.push_back({std::max(s.begin, stepBegin), std::min(s.end, stepEnd)});
         return out;
     };
-    const std::vector<Span> c = clip(comm), k = clip(compute);
+    const std::vector<Span> c = clip(comm), k = subtractSpans(clip(compute), clip(blocking));
     o.commUnionNs = unionNs(c);
     o.exposedNs = exposedNs(c, k);
     return o;
@@ -83,9 +100,10 @@ void OverlapTracker::onEvent(const Event& e) {
         open_.clear();
         comm_.clear();
         compute_.clear();
+        blocking_.clear();
         return;
     case EventKind::StepEnd:
-        if (inStep_) steps_.push_back(stepOverlap(stepBegin_, e.timeNs, comm_, compute_));
+        if (inStep_) steps_.push_back(stepOverlap(stepBegin_, e.timeNs, comm_, compute_, blocking_));
         inStep_ = false;
         return;
     case EventKind::ComputeBegin:
@@ -95,8 +113,11 @@ void OverlapTracker::onEvent(const Event& e) {
     case EventKind::ComputeEnd:
     case EventKind::CollectiveEnd:
         if (!inStep_) return;
-        if (const auto begin = open_.close(*spanKeyOf(e)))
+        if (const auto begin = open_.close(*spanKeyOf(e))) {
             (e.kind == EventKind::ComputeEnd ? compute_ : comm_).push_back({*begin, e.timeNs});
+            if (e.kind == EventKind::CollectiveEnd && e.collective == CollectiveOp::TpAllReduce)
+                blocking_.push_back({*begin, e.timeNs});
+        }
         return;
     case EventKind::Alloc:
     case EventKind::Free:

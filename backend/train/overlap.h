@@ -42,9 +42,15 @@ struct StepOverlap {
     }
 };
 
+// ∪ a \ ∪ b as sorted, disjoint, non-empty spans.
+std::vector<Span> subtractSpans(std::span<const Span> a, std::span<const Span> b);
+
 // One step from its boundaries and spans (spans are clipped to [stepBegin, stepEnd]).
+// `blocking`: collectives the compute itself waits for (tensor-parallel all-reduces, called
+// inside a unit's compute span): they are in `comm` too, and the compute span hides nothing
+// while one runs — they sit on the critical path.
 StepOverlap stepOverlap(std::uint64_t stepBegin, std::uint64_t stepEnd, std::span<const Span> comm,
-                        std::span<const Span> compute);
+                        std::span<const Span> compute, std::span<const Span> blocking = {});
 
 // Over a run's steps: the median of the per-step fractions (mean of the middle two for an even
 // count; 0 without steps) and the totals.
@@ -66,7 +72,7 @@ private:
     bool inStep_ = false;
     std::uint64_t stepBegin_ = 0;
     SpanPairing<std::uint64_t> open_; // begin times of the open compute and collective spans
-    std::vector<Span> comm_, compute_;
+    std::vector<Span> comm_, compute_, blocking_;
     std::vector<StepOverlap> steps_;
 };
 

@@ -173,11 +173,9 @@ nlohmann::json handshakeJson(const RunConfig& config, const std::vector<plan::Un
     ddp.strategy = plan::Strategy::Ddp;
     const auto shards = static_cast<std::uint64_t>(theory::shardCount(s));
     std::vector<report::UnitInfo> list;
-    std::uint64_t params = 0;
-    for (const auto& u : units) {
-        list.push_back({u.name(), u.elements(), u.paddedElements(shards)});
-        params += u.elements();
-    }
+    for (const auto& u : units) list.push_back({u.name(), u.elements(), u.paddedElements(shards)});
+    // Ψ of the whole model, as the final report says; the units are this rank's TP slices.
+    const std::uint64_t params = plan::modelParamCount(*s.shape);
     return report::handshakeJson(toJson(config), params, list, categoryBytes(theory::modelStates(s).perRank, true),
                                  categoryBytes(theory::modelStates(ddp).perRank, true),
                                  predictedPeakBytes);

@@ -5,6 +5,7 @@ namespace shardscope::train {
 TrainConfig trainConfigOf(const RunConfig& c) {
     TrainConfig t;
     t.model = {c.preset.shape, c.preset.microBatch, c.checkpointing};
+    t.model.shape.tp = c.tensorParallel;
     t.precision = c.precision;
     t.optimizer.learningRate = c.preset.learningRate;
     t.seed = c.seed;
@@ -18,6 +19,7 @@ strategy::StrategyConfig strategyConfigOf(const RunConfig& c) {
     s.knobs = scenarioOf(c).knobs;
     s.precision = c.precision;
     s.shape = c.preset.shape;
+    s.shape.tp = c.tensorParallel;
     s.seed = c.seed;
     s.offload = c.offload;
     s.nvme = {c.nvmeDir, c.keepNvme, c.aioBlockBytes, static_cast<int>(c.aioQueueDepth)};

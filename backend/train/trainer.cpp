@@ -47,18 +47,17 @@ Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSo
     }
     if (sharding_->units().size() != model_.units().size())
         throw Error(ErrorKind::Internal, "the strategy was built for another model");
+    model_.setTensorGroup(sharding_->tensorGroup());
+    // The norm's fixed-point sum runs over every TP slice: T times the slice's elements bound it.
     for (const auto& u : model_.units()) paddedTotal_ += u.paddedElements(static_cast<std::uint64_t>(sharding_->dataRanks()));
+    paddedTotal_ *= static_cast<std::uint64_t>(shape.tp);
     // Initialisation transients are not part of any step.
     device_.ledger().resetPeaks();
 }
 
 Trainer::~Trainer() = default;
 
-std::uint64_t Trainer::paramCount() const {
-    std::uint64_t n = 0;
-    for (const auto& u : model_.units()) n += u.elements();
-    return n;
-}
+std::uint64_t Trainer::paramCount() const { return plan::modelParamCount(config_.model.shape); }
 
 void Trainer::emitSpan(EventKind kind, std::int32_t unit, Phase phase) const {
     // A span ends when the device has finished the work, not when the host queued it: on a
@@ -129,12 +128,25 @@ double Trainer::optimizerStep() {
     const std::int32_t units = model_.unitCount();
     std::vector<strategy::OwnedSlice> slices;
     std::vector<GradRange> normRanges;
+    // Tensor parallelism: every TP rank holds the same gradient of a replicated tensor, so only
+    // TP rank 0 adds those to the norm; the TP-split tensors are disjoint and all count.
+    const comm::Communicator* tensor = sharding_->tensorGroup();
+    const bool skipReplicated = tensor && tensor->size() > 1 && tensor->rank() != 0;
     for (std::int32_t u = 0; u < units; ++u) {
         const strategy::OwnedSlice o = sharding_->owned(u);
         slices.push_back(o);
         const std::uint64_t eb = o.gradsBf16 ? sizeof(Bf16) : sizeof(float);
-        normRanges.push_back({static_cast<const char*>(o.grads) + (o.normBegin - o.begin) * eb,
-                              o.normEnd - o.normBegin, o.gradsBf16});
+        const char* base = static_cast<const char*>(o.grads);
+        if (!skipReplicated) {
+            normRanges.push_back({base + (o.normBegin - o.begin) * eb, o.normEnd - o.normBegin, o.gradsBf16});
+            continue;
+        }
+        for (const plan::TensorSlot& slot : model_.units()[static_cast<std::size_t>(u)].slots()) {
+            const std::uint64_t a = std::max(o.normBegin, slot.offset);
+            const std::uint64_t b = std::min(o.normEnd, slot.offset + slot.elements());
+            if (a < b && slot.tp != plan::TpSplit::Replicated)
+                normRanges.push_back({base + (a - o.begin) * eb, b - a, o.gradsBf16});
+        }
     }
     // The gradients are sums over ranks and micro-steps: average once, with the clip.
     const double parts = static_cast<double>(sharding_->dataRanks()) * config_.gradAccumSteps;
@@ -206,7 +218,8 @@ StepResult Trainer::step() {
         sharding_->discardTransients();
         throw;
     }
-    r.loss = sharding_->world().sumScalar(lossSum) / (static_cast<double>(sharding_->dataRanks()) * micros);
+    // TP ranks compute the same loss (the head is replicated): the mean runs over the DP group.
+    r.loss = sharding_->dataGroup().sumScalar(lossSum) / (static_cast<double>(sharding_->dataRanks()) * micros);
     r.stepNs = monotonicNs() - begin;
     emitSpan(EventKind::StepEnd, kNoUnit, Phase::None);
     ++step_;

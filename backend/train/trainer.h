@@ -60,7 +60,7 @@ public:
     const TrainConfig& config() const { return config_; }
     const model::GptModel& model() const { return model_; }
     strategy::Sharding& sharding() { return *sharding_; }
-    std::uint64_t paramCount() const; // Ψ, unpadded
+    std::uint64_t paramCount() const; // Ψ of the whole model (every TP slice), unpadded
 
     // Collective over the world: every unit's unpadded fp32 weights at rank 0 (empty elsewhere).
     std::vector<std::vector<float>> fullWeights();

@@ -4,6 +4,8 @@
 // (goal ≥ 0.9); also the prefetch path (startAllGather + finishAllGather) against raw. busbw
 // follows nccl-tests (plan/collective.h): algbw = size / time, busbw = algbw × the kind's factor.
 // Each timing is the slowest rank's (MPI_MAX), the median over the repetitions.
+// Tensor parallelism: Communicator::tpAllReduce over TP groups of T = 2 consecutive ranks (the
+// worker's MPI_Comm_split) against MPI_Allreduce on the same split, busbw with 2(T−1)/T.
 #include <mpi.h>
 
 #include <algorithm>
@@ -38,6 +40,33 @@ double medianSeconds(const std::function<void()>& op, int reps) {
 
 double busbwGBs(CollectiveOp op, std::size_t bytes, double seconds, int n) {
     return plan::busBandwidth(op, bytes, seconds, n) / 1e9;
+}
+
+// TP all-reduce (T = 2, fp32) on our split communicator vs raw MPI on an identical split.
+void tensorParallel(int rank, device::Device& dev, int reps) {
+    constexpr int t = 2;
+    auto tp = comm::makeMpiSplitCommunicator(&dev, rank / t, rank);
+    MPI_Comm raw;
+    MPI_Comm_split(MPI_COMM_WORLD, rank / t, rank, &raw);
+    if (rank == 0) {
+        std::printf("\ntensor-parallel all-reduce, TP groups of %d ranks, busbw in GB/s\n", t);
+        std::printf("%10s  %12s %12s %7s\n", "size", "AR raw", "TP ours", "ratio");
+    }
+    for (std::size_t mib : {1, 4, 16, 64}) {
+        const std::size_t bytes = mib << 20;
+        std::vector<float> data(bytes / 4, 1.0f);
+        const int c = static_cast<int>(data.size());
+        const double arRaw = medianSeconds([&] {
+            MPI_Allreduce(MPI_IN_PLACE, data.data(), c, MPI_FLOAT, MPI_SUM, raw);
+        }, reps);
+        const double arOurs = medianSeconds([&] {
+            tp->tpAllReduce(data.data(), data.size(), comm::DType::F32, 0);
+        }, reps);
+        if (rank == 0)
+            std::printf("%7zu MiB  %12.3f %12.3f %7.3f\n", mib, busbwGBs(CollectiveOp::TpAllReduce, bytes, arRaw, t),
+                        busbwGBs(CollectiveOp::TpAllReduce, bytes, arOurs, t), arRaw / arOurs);
+    }
+    MPI_Comm_free(&raw);
 }
 
 } // namespace
@@ -83,5 +112,6 @@ int main(int argc, char** argv) {
                         busbwGBs(rs, bytes, rsRaw, n), busbwGBs(rs, bytes, rsOurs, n), rsRaw / rsOurs);
         }
     }
+    if (n % 2 == 0) tensorParallel(mpi.worldRank(), dev, reps);
     return 0;
 }

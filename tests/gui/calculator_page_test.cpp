@@ -1,6 +1,7 @@
 // Calculator page: edits reach the chart and the derivation table with the theory engine's
 // numbers, recomputes are coalesced, and invalid input is an inline message, not a crash.
 #include <QComboBox>
+#include <algorithm>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -122,6 +123,30 @@ private Q_SLOTS:
         for (int n = 2; n <= 40; ++n) ranks->setValue(n); // one drag, many ticks
         QTRY_COMPARE(page.result()->input.ranks, 40);
         QCOMPARE(recomputed.count(), 1);
+    }
+
+    // T beside N: N = T × D, per-rank states of one TP slice over D, TP traffic as its own kind;
+    // a T that does not divide N is an inline message.
+    void tensorParallelSplitsTheMesh() {
+        CalculatorPage page;
+        page.show();
+        selectPreset(page, QStringLiteral("llama2-7b-like"));
+        selectStrategy(page, plan::Strategy::Zero3);
+        child<QSpinBox>(page, "ranksSpin")->setValue(64);
+        child<QSpinBox>(page, "tensorParallelSpin")->setValue(8);
+        QTRY_VERIFY(page.result() && page.result()->input.tensorParallel == 8 && page.errorText().isEmpty());
+        theory::Scenario s = scenarioFor(page.result()->input, plan::Strategy::Zero3, 64);
+        QCOMPARE(s.ranks, 8);
+        QCOMPARE(s.shape->tp, std::int64_t{8});
+        QCOMPARE(page.result()->states.perRank, theory::modelStates(s).perRank);
+        const auto& kinds = page.result()->comm.byKind;
+        QVERIFY(std::any_of(kinds.begin(), kinds.end(), [](const theory::CommVolume& v) {
+            return v.kind == CollectiveOp::TpAllReduce && v.sentBytes > 0;
+        }));
+        child<QSpinBox>(page, "tensorParallelSpin")->setValue(3);
+        QTRY_VERIFY(!page.errorText().isEmpty());
+        QVERIFY2(page.errorText().contains(QLatin1String("3")) && page.errorText().contains(QLatin1String("64")),
+                 qPrintable(page.errorText()));
     }
 
     void invalidHybridGroupIsAnInlineError() {

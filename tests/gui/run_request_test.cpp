@@ -113,6 +113,38 @@ private Q_SLOTS:
         QVERIFY(!parseByteText(QStringLiteral("lots"), &error) && error.contains(QStringLiteral("lots")));
     }
 
+    // Tensor parallel (T): a spin box of the panel, --tp on the worker's command line, and a
+    // T that does not divide the ranks or the heads is a reason under that field.
+    void tensorParallelIsAFieldWithReasons() {
+        RunConfigPanel panel;
+        auto* spin = qobject_cast<QSpinBox*>(panel.fieldWidget(RunField::TensorParallel));
+        QVERIFY(spin);
+        QCOMPARE(spin->minimum(), 1);
+        RunRequest r;
+        r.model = QStringLiteral("tiny_tp");
+        r.ranks = 4;
+        r.tensorParallel = 2;
+        r.threads = true;
+        QVERIFY(validate(r).empty());
+        std::vector<std::string> argv;
+        for (const QString& a : workerArguments(r, QStringLiteral("/tmp/s.sock"))) argv.push_back(a.toStdString());
+        QCOMPARE(runconfig::parseRunConfig(argv, 1).tensorParallel, 2);
+        panel.setRequest(r);
+        QCOMPARE(panel.request().tensorParallel, 2);
+        r.ranks = 6;
+        r.tensorParallel = 4;
+        auto issues = validate(r);
+        QCOMPARE(issues.size(), std::size_t{1});
+        QCOMPARE(issues[0].field, RunField::TensorParallel);
+        QVERIFY2(issues[0].message.contains(QStringLiteral("1, 2, 3, 6")), qPrintable(issues[0].message));
+        r.model = QStringLiteral("tiny"); // 5 heads
+        r.ranks = 4;
+        r.tensorParallel = 2;
+        issues = validate(r);
+        QCOMPARE(issues.size(), std::size_t{1});
+        QVERIFY2(issues[0].message.contains(QStringLiteral("1, 5")), qPrintable(issues[0].message));
+    }
+
     void workerArgumentsNameOnlyWhatTheStrategyReads() {
         RunRequest r;
         r.prefetch = 2;

@@ -129,6 +129,40 @@ TEST_F(WorkerTest, ReportRecordingAndWeightsOfAGoodRun) {
     EXPECT_EQ(gathers, 3u * 2u * 2u * 4u) << "ranks × steps × passes × units";
 }
 
+// A T × D mesh under mpirun (TP and DP groups from MPI_Comm_split): ZeRO-3 with activation
+// checkpointing on T = 2 × D = 2 is bitwise DDP on the same mesh (--deterministic), within the
+// tolerance of tests/unit/tensor_parallel_test.cpp of DDP on D = 2 without TP, and its ledger
+// and traffic — the TP all-reduces included — are the theory's.
+TEST_F(WorkerTest, TensorParallelMeshUnderMpirun) {
+    const std::string common = "--model tiny_tp --steps 2 --deterministic --seed 5 --precision fp32 ";
+    const WorkerRun z3 = worker(4, common + "--strategy zero3 --tp 2 --checkpointing --json " + path("z3.json") +
+                                       " --weights-out " + path("z3.w"));
+    ASSERT_EQ(z3.exitCode, 0) << z3.err;
+    const WorkerRun mesh = worker(4, common + "--strategy ddp --tp 2 --weights-out " + path("mesh.w"));
+    ASSERT_EQ(mesh.exitCode, 0) << mesh.err;
+    const WorkerRun ddp = worker(2, common + "--strategy ddp --json " + path("ddp.json") + " --weights-out " + path("ddp.w"));
+    ASSERT_EQ(ddp.exitCode, 0) << ddp.err;
+
+    const auto report = nlohmann::json::parse(slurp(path("z3.json")));
+    EXPECT_EQ(report["param_count"], 80740) << "the whole model";
+    EXPECT_EQ(report["world_size"], 4);
+    for (int r = 0; r < 4; ++r) {
+        EXPECT_EQ(report["ranks"][r]["model_state_bytes"], report["theory"]["model_state_bytes"]) << r;
+        EXPECT_EQ(report["ranks"][r]["peak_bytes"]["total"], report["theory"]["predicted_peak_bytes"]) << r;
+    }
+    EXPECT_EQ(report["comm_bytes_per_step"], report["theory"]["comm_bytes_per_step"]);
+    // 3 blocks × (4 + 1 recompute) all-reduces of 4 × 32 × 44 fp32, sent 2(T−1)/T = 1× over T = 2.
+    EXPECT_EQ(report["comm_bytes_per_step"]["tp_all_reduce"], 15 * 4 * 32 * 44 * 4);
+    EXPECT_EQ(slurp(path("z3.w")), slurp(path("mesh.w"))) << "ZeRO-3 and DDP on the mesh end bit-identical";
+    const double delta = shardscope::train::maxAbsDelta(shardscope::train::readWeightsFile(path("z3.w")),
+                                                        shardscope::train::readWeightsFile(path("ddp.w")));
+    EXPECT_GT(delta, 0.0) << "TP sums GEMMs in another order";
+    EXPECT_LE(delta, 5e-4);
+    const auto ddpReport = nlohmann::json::parse(slurp(path("ddp.json")));
+    for (std::size_t k = 0; k < 2; ++k)
+        EXPECT_NEAR(report["losses"][k].get<double>(), ddpReport["losses"][k].get<double>(), 1e-5);
+}
+
 TEST_F(WorkerTest, NoEventsKeepsTheStreamButDropsTheEvents) {
     const WorkerRun r = worker(2, "--model tiny --strategy zero2 --steps 1 --no-events --trace " + path("t.sstrace"));
     ASSERT_EQ(r.exitCode, 0) << r.err;

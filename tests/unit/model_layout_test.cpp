@@ -28,12 +28,9 @@ TEST(modelLayout, PresetUnitsMatchPlanElementCountsAndOrder) {
 }
 
 TEST(modelPresets, ExactParameterCountsAndSizes) {
-    const auto presets = runconfig::modelPresets();
-    ASSERT_EQ(presets.size(), 4u);
-    EXPECT_EQ(presets[0].name, "tiny");
-    EXPECT_EQ(presets[1].name, "small");
-    EXPECT_EQ(presets[2].name, "medium");
-    EXPECT_EQ(presets[3].name, "gpt100m");
+    std::vector<runconfig::ModelPreset> presets;
+    for (const char* name : {"tiny", "small", "medium", "gpt100m"}) presets.push_back(runconfig::modelPreset(name));
+    ASSERT_EQ(runconfig::modelPresets().size(), 6u) << "and tiny_tp, small_tp";
     EXPECT_EQ(plan::paramCount(presets[0].shape), 71'900u);
     EXPECT_EQ(plan::paramCount(presets[1].shape), 3'300'000u);
     EXPECT_EQ(plan::paramCount(presets[2].shape), 25'162'480u);
@@ -48,11 +45,26 @@ TEST(modelPresets, ExactParameterCountsAndSizes) {
 }
 
 TEST(modelPresets, NoUnitDividesEvenlyIntoThreeOrFourShards) {
-    // Sharding over small N must exercise padding, for every preset and every unit.
-    for (const runconfig::ModelPreset& p : runconfig::modelPresets())
+    // Sharding over small N must exercise padding, for every preset and every unit. The TP
+    // presets have 4 heads, so d and their whole units divide by 4: there no unit divides by 3
+    // and no T = 2 or T = 4 block slice (what ZeRO shards under --tp) by 3 or 4.
+    for (const runconfig::ModelPreset& p : runconfig::modelPresets()) {
+        const bool tp = p.shape.heads % 4 == 0;
         for (const auto& unit : plan::unitLayouts(p.shape))
+            for (std::uint64_t n : {3u, 4u}) {
+                if (!tp || n == 3) {
+                    EXPECT_NE(unit.elements() % n, 0u) << p.name << " " << unit.name() << " N=" << n;
+                }
+            }
+        if (!tp) continue;
+        for (std::int64_t t : {2, 4}) {
+            plan::GptShape slice = p.shape;
+            slice.tp = t;
+            const auto units = plan::unitLayouts(slice);
             for (std::uint64_t n : {3u, 4u})
-                EXPECT_NE(unit.elements() % n, 0u) << p.name << " " << unit.name() << " N=" << n;
+                EXPECT_NE(units[1].elements() % n, 0u) << p.name << " T=" << t << " N=" << n;
+        }
+    }
 }
 
 TEST(modelPresets, MalformedJsonIsAFormatError) {

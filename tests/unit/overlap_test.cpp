@@ -123,5 +123,34 @@ TEST(trainOverlap, TrackerPairsSpansThatDoNotNest) {
     EXPECT_EQ(t.steps().size(), 1u);
 }
 
+// A tensor-parallel all-reduce runs inside its unit's compute span, yet the compute waits for
+// it: it is exposed, unlike a data-parallel collective under the same span.
+TEST(trainOverlap, TensorParallelAllReducesInsideComputeAreExposed) {
+    using K = EventKind;
+    OverlapTracker t;
+    const std::vector<Event> events = {
+        at(K::StepBegin, 0),
+        at(K::ComputeBegin, 0, 1, Phase::Forward),
+        at(K::CollectiveBegin, 10, 1, Phase::None, CollectiveOp::TpAllReduce),
+        at(K::CollectiveEnd, 20, 1, Phase::None, CollectiveOp::TpAllReduce),
+        // a prefetched all-gather under the same compute stays hidden
+        at(K::CollectiveBegin, 30, 2, Phase::None, CollectiveOp::AllGather),
+        at(K::CollectiveEnd, 40, 2, Phase::None, CollectiveOp::AllGather),
+        at(K::ComputeEnd, 50, 1, Phase::Forward),
+        at(K::StepEnd, 100),
+    };
+    for (const Event& e : events) t.onEvent(e);
+    ASSERT_EQ(t.steps().size(), 1u);
+    EXPECT_EQ(t.steps()[0].commUnionNs, 20u);
+    EXPECT_EQ(t.steps()[0].exposedNs, 10u); // the TP all-reduce, all of it
+    const std::vector<Span> a = {{0, 50}}, b = {{10, 20}, {45, 60}};
+    const std::vector<Span> left = subtractSpans(a, b);
+    ASSERT_EQ(left.size(), 2u);
+    EXPECT_EQ(left[0].begin, 0u);
+    EXPECT_EQ(left[0].end, 10u);
+    EXPECT_EQ(left[1].begin, 20u);
+    EXPECT_EQ(left[1].end, 45u);
+}
+
 } // namespace
 } // namespace shardscope::train

@@ -26,7 +26,8 @@ double ncclTestsBusFactor(CollectiveOp op, int n) {
     switch (op) {
     case CollectiveOp::AllGather:
     case CollectiveOp::ReduceScatter: return static_cast<double>(n - 1) / n;
-    case CollectiveOp::AllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::AllReduce:
+    case CollectiveOp::TpAllReduce: return 2.0 * (n - 1) / n; // an all-reduce over the TP group
     case CollectiveOp::Broadcast: return 1.0;
     case CollectiveOp::None: return 0.0;
     }
@@ -95,7 +96,7 @@ TEST(planStatic, RecordedEnumsAndEventLayout) {
     // Counts cover every enumerator, and every enum fits the record's u8 field.
     static_assert(kEventKindCount == static_cast<std::size_t>(EventKind::StepEnd) + 1);
     static_assert(kPhaseCount == static_cast<std::size_t>(Phase::Recompute) + 1);
-    static_assert(kCollectiveOpCount == static_cast<std::size_t>(CollectiveOp::Broadcast) + 1);
+    static_assert(kCollectiveOpCount == static_cast<std::size_t>(CollectiveOp::TpAllReduce) + 1);
     static_assert(kCategoryCount == static_cast<std::size_t>(Category::Workspace) + 1);
     static_assert(kTierCount == static_cast<std::size_t>(Tier::Nvme) + 1);
     static_assert(sizeof(CollectiveOp) == 1 && sizeof(EventKind) == 1 && sizeof(Phase) == 1);

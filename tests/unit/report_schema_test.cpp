@@ -202,6 +202,13 @@ TEST(reportSchema, HandshakeRunInfoIsTolerantButBounded) {
     ASSERT_TRUE(back);
     EXPECT_EQ(back.value->units, (std::vector<UnitInfo>{{"block0", 10, 12}}));
     EXPECT_EQ(back.value->predictedPeakBytes, 99u);
+    // The mesh's T (absent: 1) must cut the world into whole TP groups.
+    EXPECT_EQ(info.value->tensorParallel, 1);
+    const Parsed<RunInfo> mesh = parseRunInfo(R"({"world_size": 8, "tp": 2})", 8);
+    ASSERT_TRUE(mesh);
+    EXPECT_EQ(mesh.value->tensorParallel, 2);
+    for (const char* bad : {R"({"world_size": 6, "tp": 4})", R"({"world_size": 4, "tp": 0})", R"({"world_size": 2, "tp": 4})"})
+        EXPECT_FALSE(parseRunInfo(bad, 2)) << bad;
 }
 
 } // namespace

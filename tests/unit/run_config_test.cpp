@@ -302,8 +302,8 @@ TEST(runConfig, PresetsAreEveryEntryOfModelsJson) {
     EXPECT_EQ(&presets, &runconfig::modelPresets()) << "parsed once";
     std::vector<std::string> names;
     for (const auto& p : presets) names.push_back(p.name);
-    EXPECT_EQ(names, (std::vector<std::string>{"tiny", "small", "medium", "gpt100m"}));
-    EXPECT_EQ(runconfig::presetChoices(), "tiny, small, medium, gpt100m");
+    EXPECT_EQ(names, (std::vector<std::string>{"tiny", "tiny_tp", "small", "small_tp", "medium", "gpt100m"}));
+    EXPECT_EQ(runconfig::presetChoices(), "tiny, tiny_tp, small, small_tp, medium, gpt100m");
     for (const auto& p : presets)
         EXPECT_NO_THROW(runconfig::parseRunConfig(
             std::vector<std::string>{"--model", p.name, "--strategy", "zero3", "--steps", "1"}, 2))
@@ -317,6 +317,37 @@ TEST(runConfig, PresetParameterCountsAreTheDocumentedOnes) {
     EXPECT_EQ(plan::paramCount(runconfig::modelPreset("small").shape), 3'300'000u);
     EXPECT_EQ(plan::paramCount(runconfig::modelPreset("medium").shape), 25'162'480u);
     EXPECT_EQ(plan::paramCount(runconfig::modelPreset("gpt100m").shape), 110'926'200u);
+    EXPECT_EQ(plan::paramCount(runconfig::modelPreset("tiny_tp").shape), 80'740u);
+    EXPECT_EQ(plan::paramCount(runconfig::modelPreset("small_tp").shape), 3'556'800u);
+}
+
+// --tp: a T × D mesh; a T that does not divide the ranks, the heads or the MLP width is one
+// line naming the numbers.
+TEST(runConfig, TensorParallelDividesRanksHeadsAndMlpWidth) {
+    auto parse = [](std::vector<std::string> extra, int ranks) {
+        std::vector<std::string> a = {"--model", "tiny_tp", "--strategy", "zero3", "--steps", "1"};
+        a.insert(a.end(), extra.begin(), extra.end());
+        return runconfig::parseRunConfig(a, ranks);
+    };
+    const runconfig::RunConfig c = parse({"--tp", "2"}, 4);
+    EXPECT_EQ(c.tensorParallel, 2);
+    EXPECT_EQ(c.dataParallel(), 2);
+    EXPECT_EQ(runconfig::scenarioOf(c).ranks, 2) << "the theory shards over the DP group";
+    EXPECT_EQ(runconfig::scenarioOf(c).shape->tp, 2);
+    EXPECT_EQ(runconfig::parseRunConfig(runconfig::toWorkerArgs(c), 4).tensorParallel, 2) << "round trip";
+    auto message = [&](std::vector<std::string> extra, int ranks) {
+        try {
+            parse(std::move(extra), ranks);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_EQ(message({"--tp", "4"}, 6), "tensor parallel (--tp) 4 does not divide the ranks (mpirun -np) 6");
+    EXPECT_EQ(message({"--tp", "3"}, 3), "tensor parallel (--tp) 3 does not divide the attention heads 4 of this model");
+    EXPECT_EQ(message({"--tp", "0"}, 2), "--tp must be between 1 and 1024, got 0");
+    const std::vector<std::string> tiny = {"--model", "tiny", "--strategy", "ddp", "--steps", "1", "--tp", "5"};
+    EXPECT_NO_THROW(runconfig::parseRunConfig(tiny, 5)) << "tiny's 5 heads split 5 ways";
 }
 
 } // namespace

@@ -76,4 +76,10 @@ TEST(TimelineIndex, bandwidthFollowsNcclTests) {
     EXPECT_DOUBLE_EQ(busBandwidth(SpanKind::AllReduce, 1000000, 1000000, 4), 1.5e9);
     EXPECT_DOUBLE_EQ(busBandwidth(SpanKind::Broadcast, 1000000, 1000000, 4), 1e9);
     EXPECT_DOUBLE_EQ(algBandwidth(5, 0), 0.0);
+    // A tensor-parallel all-reduce is its own kind on the communication row (its own colour),
+    // with the all-reduce's factor over the TP group.
+    EXPECT_EQ(spanKindOf(CollectiveOp::TpAllReduce), SpanKind::TpAllReduce);
+    EXPECT_TRUE(isCollective(SpanKind::TpAllReduce));
+    EXPECT_EQ(rowOf(SpanKind::TpAllReduce), TimelineRow::Comm);
+    EXPECT_DOUBLE_EQ(busBandwidth(SpanKind::TpAllReduce, 1000000, 1000000, 2), 1e9);
 }

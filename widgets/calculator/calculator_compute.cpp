@@ -19,8 +19,14 @@ namespace {
 QString precheck(const CalculatorInput& in) {
     if (!in.paramsError.isEmpty()) return in.paramsError;
     if (in.ranks < 1) return QCoreApplication::translate("CalculatorCompute", "N must be at least 1.");
+    if (in.tensorParallel > 1 && !in.shape)
+        return QCoreApplication::translate("CalculatorCompute", "Tensor parallelism needs a model shape (a preset): it splits the heads and the MLP.");
+    if (in.tensorParallel > 1 && in.ranks % in.tensorParallel != 0)
+        return QCoreApplication::translate("CalculatorCompute", "T = %1 does not divide N = %2: the ranks form a T × D mesh.")
+            .arg(in.tensorParallel)
+            .arg(in.ranks);
     if (plan::policyFor(in.strategy).usesHybridGroup() &&
-        (in.hybridGroupSize < 1 || in.ranks % in.hybridGroupSize != 0))
+        (in.hybridGroupSize < 1 || in.ranks / std::max(1, in.tensorParallel) % in.hybridGroupSize != 0))
         return QCoreApplication::translate("CalculatorCompute", "Hybrid shard group size %1 does not divide N = %2: every replica group needs "
                                            "the same number of ranks.")
             .arg(in.hybridGroupSize)
@@ -39,7 +45,7 @@ template <class F> QString guarded(F&& f) {
 }
 
 ScalingLimits limitsFor(const CalculatorInput& in) {
-    const theory::ModelStates ddp = theory::modelStates(scenarioFor(in, Strategy::Ddp, 1));
+    const theory::ModelStates ddp = theory::modelStates(scenarioFor(in, Strategy::Ddp, std::max(1, in.tensorParallel)));
     const ByteTable& t = ddp.perRank;
     ScalingLimits l;
     l.ddpBytes = static_cast<double>(t.tier(Tier::Device));
@@ -96,6 +102,7 @@ DeepSpeedComparison deepspeedFor(const CalculatorInput& in, std::uint64_t paramC
         d.rows = d.zero3 ? theory::deepspeedZero3AllLive(ds) : theory::deepspeedZero2AllLive(ds);
         for (const auto& row : d.rows) {
             CalculatorInput mine = in;
+            mine.tensorParallel = 1; // DeepSpeed's estimators know no tensor parallelism
             mine.precision = plan::Precision{plan::PrecisionKind::MixedFp16, 12};
             mine.offload.optimizer = row.offloadOptimizer ? Tier::Host : Tier::Device;
             mine.offload.param = row.offloadParam ? Tier::Host : Tier::Device;
@@ -138,6 +145,10 @@ theory::Scenario scenarioFor(const CalculatorInput& in, Strategy s, int ranks) {
     sc.params = in.params;
     sc.strategy = s;
     sc.ranks = ranks;
+    if (sc.shape && in.tensorParallel > 1) { // a T × D mesh: D ranks of one TP slice (0: T does not divide N)
+        sc.shape->tp = in.tensorParallel;
+        sc.ranks = ranks % in.tensorParallel == 0 ? ranks / in.tensorParallel : 0;
+    }
     sc.precision = in.precision;
     sc.offload = in.offload;
     if (!plan::policyFor(s).shardParams) sc.offload.param = Tier::Device;
@@ -159,7 +170,7 @@ std::shared_ptr<const CalculatorResult> computeCalculator(const CalculatorInput&
         r->series.push_back(seriesFor(in, s, r->sweepRanks));
         r->atN.push_back(atNFor(in, s));
     }
-    r->deepspeed = deepspeedFor(in, r->states.paramCount);
+    r->deepspeed = deepspeedFor(in, in.shape ? plan::modelParamCount(*in.shape) : r->states.paramCount);
     return r;
 }
 

@@ -19,6 +19,9 @@ struct CalculatorInput {
     plan::Strategy strategy = plan::Strategy::Zero3;
     int ranks = 64;
     int hybridGroupSize = 8;
+    // Tensor parallel T (with a shape): N = T × D; the theory's ranks are D and its shape one TP
+    // slice, so per-rank states and the communication (TP and DP kinds) are the mesh's.
+    int tensorParallel = 1;
     plan::Precision precision{};
     plan::Offload offload{};
     int gpusPerNode = 8; // DeepSpeed estimator inputs

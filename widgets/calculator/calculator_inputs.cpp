@@ -112,6 +112,10 @@ void CalculatorInputs::buildWidgets() {
                                                      strategyCombo_, hybridSpin_, precisionCombo_, kSpin_,
                                                      optimizerOffloadCombo_, paramOffloadCombo_})
         form_->addRow(new QLabel(this), w);
+    tpSpin_ = make(new QSpinBox(this), "tensorParallelSpin");
+    tpSpin_->setRange(1, 4096);
+    tpSpin_->setValue(1);
+    form_->addRow(new QLabel(this), tpSpin_);
 }
 
 void CalculatorInputs::connectWidgets() {
@@ -122,6 +126,7 @@ void CalculatorInputs::connectWidgets() {
     connect(paramsEdit_, &QLineEdit::textEdited, this, &CalculatorInputs::inputChanged);
     connect(ranksSpin_, &QSpinBox::valueChanged, this, &CalculatorInputs::inputChanged);
     connect(hybridSpin_, &QSpinBox::valueChanged, this, &CalculatorInputs::inputChanged);
+    connect(tpSpin_, &QSpinBox::valueChanged, this, &CalculatorInputs::inputChanged);
     connect(kSpin_, &QSpinBox::valueChanged, this, &CalculatorInputs::inputChanged);
     for (QComboBox* c : {strategyCombo_, precisionCombo_, optimizerOffloadCombo_, paramOffloadCombo_})
         connect(c, &QComboBox::currentIndexChanged, this, [this] {
@@ -168,6 +173,7 @@ CalculatorInput CalculatorInputs::input() const {
     in.ranks = ranksSpin_->value();
     in.strategy = static_cast<Strategy>(strategyCombo_->currentData().toInt());
     in.hybridGroupSize = hybridSpin_->value();
+    in.tensorParallel = tpSpin_->value();
     in.precision.kind = static_cast<PrecisionKind>(precisionCombo_->currentData().toInt());
     in.precision.customOptimizerBytes = static_cast<std::uint32_t>(kSpin_->value());
     in.offload.optimizer = static_cast<Tier>(optimizerOffloadCombo_->currentData().toInt());
@@ -186,7 +192,7 @@ void CalculatorInputs::retranslateUi() {
     const QStringList labels = {tr("Model"),         tr("Parameters (Ψ)"),    tr("Shape"),
                                 tr("Ranks (N)"),     tr("Strategy"),          tr("Hybrid group size"),
                                 tr("Precision"),     tr("Optimizer bytes (K)"), tr("Optimizer state on"),
-                                tr("Param shards on")};
+                                tr("Param shards on"), tr("Tensor parallel (T)")};
     for (int row = 0; row < form_->rowCount() && row < labels.size(); ++row)
         if (auto* l = qobject_cast<QLabel*>(form_->itemAt(row, QFormLayout::LabelRole)->widget()))
             l->setText(labels[row]);
@@ -202,6 +208,9 @@ void CalculatorInputs::retranslateUi() {
     setItemTexts(optimizerOffloadCombo_, tierTexts());
     setItemTexts(paramOffloadCombo_, tierTexts());
     paramsEdit_->setPlaceholderText(tr("e.g. 7.5e9 or 1.3B"));
+    tpSpin_->setToolTip(tr("N = T × D: T ranks split each block's computation (tensor parallelism), the strategy "
+                           "shards each TP slice over D = N / T ranks. Per-rank states are one slice's; the "
+                           "communication adds the TP all-reduces of activations. Needs a preset whose heads T divides."));
     paramOffloadCombo_->setToolTip(tr("Only ZeRO-3 and FSDP shard parameters, so only they can offload them."));
     const ModelPreset* p = currentPreset();
     if (p && p->shape) {

@@ -47,6 +47,7 @@ private:
     QSpinBox* ranksSpin_ = nullptr;
     QComboBox* strategyCombo_ = nullptr;
     QSpinBox* hybridSpin_ = nullptr;
+    QSpinBox* tpSpin_ = nullptr;
     QComboBox* precisionCombo_ = nullptr;
     QSpinBox* kSpin_ = nullptr;
     QComboBox* optimizerOffloadCombo_ = nullptr;

@@ -175,6 +175,12 @@ QString CalculatorPage::summaryText() const {
     const CalculatorResult& r = *shown_;
     const ByteTable& t = r.states.perRank;
     QString html = tr("<b>%1</b> at N = %2").arg(strategyLabel(r.input.strategy).toHtmlEscaped()).arg(r.input.ranks);
+    if (r.input.tensorParallel > 1 && r.input.shape)
+        html += QStringLiteral("<br>") + tr("Mesh T × D = %1 × %2: Ψ below is one TP rank's slice of the model's %3; "
+                                            "tp_all_reduce is the tensor-parallel traffic, the rest data-parallel")
+                                             .arg(r.input.tensorParallel)
+                                             .arg(r.input.ranks / r.input.tensorParallel)
+                                             .arg(formatCount(static_cast<double>(plan::modelParamCount(*r.input.shape))));
     html += QStringLiteral("<br>") + tr("Ψ = %1 parameters (padded: %2)")
                                          .arg(formatCount(static_cast<double>(r.states.paramCount)),
                                               formatCount(static_cast<double>(r.states.paddedParamCount)));

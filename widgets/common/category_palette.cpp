@@ -61,6 +61,7 @@ QColor spanKindColor(replay::SpanKind k) {
     case replay::SpanKind::AllReduce: return activityColor(Activity::AllReduce);
     case replay::SpanKind::Broadcast: return activityColor(Activity::Broadcast);
     case replay::SpanKind::ParamFull: return categoryColor(Category::ParamFull);
+    case replay::SpanKind::TpAllReduce: return activityColor(Activity::TpAllReduce);
     }
     return neutralColor(128);
 }

@@ -23,6 +23,7 @@ QString collectiveLabel(CollectiveOp c) {
     case CollectiveOp::ReduceScatter: return QCoreApplication::translate("RunLabels", "reduce-scatter");
     case CollectiveOp::AllReduce: return QCoreApplication::translate("RunLabels", "all-reduce");
     case CollectiveOp::Broadcast: return QCoreApplication::translate("RunLabels", "broadcast");
+    case CollectiveOp::TpAllReduce: return QCoreApplication::translate("RunLabels", "tensor-parallel all-reduce");
     }
     return {};
 }
@@ -39,6 +40,7 @@ QString spanKindLabel(replay::SpanKind k) {
     case replay::SpanKind::Broadcast: return collectiveLabel(CollectiveOp::Broadcast);
     // The timeline's context keeps the existing translation.
     case replay::SpanKind::ParamFull: return QCoreApplication::translate("TimelinePainter", "gathered parameters");
+    case replay::SpanKind::TpAllReduce: return QCoreApplication::translate("RunLabels", "TP all-reduce");
     }
     return {};
 }

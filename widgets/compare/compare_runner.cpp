@@ -38,7 +38,8 @@ CompareRunner::CompareRunner(QWidget* parent)
     : QWidget(parent), cliPath_(QCoreApplication::applicationDirPath() + QStringLiteral("/shardscope-cli")),
       title_(new QLabel(this)), ranksLabel_(new QLabel(this)), modelLabel_(new QLabel(this)), stepsLabel_(new QLabel(this)),
       ranks_(new QSpinBox(this)), model_(new QComboBox(this)), steps_(new QSpinBox(this)), threads_(new QCheckBox(this)), run_(new QPushButton(this)),
-      progress_(new QLabel(this)), error_(new QLabel(this)), killTimer_(new QTimer(this)) {
+      tpLabel_(new QLabel(this)), tp_(new QSpinBox(this)), progress_(new QLabel(this)), error_(new QLabel(this)),
+      killTimer_(new QTimer(this)) {
     QFont bold = title_->font();
     bold.setBold(true);
     title_->setFont(bold);
@@ -46,11 +47,14 @@ CompareRunner::CompareRunner(QWidget* parent)
     ranks_->setValue(4);
     ranks_->setObjectName(QStringLiteral("compareRanks"));
     // Preset ids are the CLI's --model values, so they stay untranslated.
-    for (const char* id : {"tiny", "small", "medium"}) model_->addItem(QString::fromLatin1(id), QString::fromLatin1(id));
+    for (const char* id : {"tiny", "small", "medium", "tiny_tp", "small_tp"}) model_->addItem(QString::fromLatin1(id), QString::fromLatin1(id));
     model_->setObjectName(QStringLiteral("compareModel"));
     steps_->setRange(1, 1000);
     steps_->setValue(3);
     steps_->setObjectName(QStringLiteral("compareSteps"));
+    tp_->setRange(1, 64);
+    tp_->setValue(1);
+    tp_->setObjectName(QStringLiteral("compareTensorParallel"));
     threads_->setObjectName(QStringLiteral("compareThreads"));
     run_->setObjectName(QStringLiteral("compareRun"));
     progress_->setObjectName(QStringLiteral("compareProgress"));
@@ -72,7 +76,7 @@ CompareRunner::CompareRunner(QWidget* parent)
     row->setContentsMargins(0, 0, 0, 0);
     row->addWidget(title_);
     row->addSpacing(8);
-    for (auto [label, field] : {std::pair<QLabel*, QWidget*>{ranksLabel_, ranks_}, {modelLabel_, model_}, {stepsLabel_, steps_}}) {
+    for (auto [label, field] : {std::pair<QLabel*, QWidget*>{ranksLabel_, ranks_}, {modelLabel_, model_}, {stepsLabel_, steps_}, {tpLabel_, tp_}}) {
         label->setBuddy(field);
         row->addWidget(label);
         row->addWidget(field);
@@ -135,6 +139,7 @@ QStringList CompareRunner::arguments(const QString& jsonPath) const {
                   QStringLiteral("--strategies"), kStrategies, QStringLiteral("--json"), jsonPath,
                   QStringLiteral("--ending"), QFileInfo(jsonPath).dir().filePath(QStringLiteral("ending.json"))};
     if (threads_->isChecked()) a << QStringLiteral("--shared-device");
+    if (tp_->value() > 1) a << QStringLiteral("--tp") << QString::number(tp_->value());
     return a;
 }
 
@@ -256,6 +261,7 @@ void CompareRunner::showError(const QString& text) {
 void CompareRunner::setRunning(bool running) {
     running_ = running;
     ranks_->setEnabled(!running);
+    tp_->setEnabled(!running);
     model_->setEnabled(!running);
     steps_->setEnabled(!running);
     threads_->setEnabled(!running && mpiUnavailable_.isEmpty());
@@ -270,6 +276,10 @@ void CompareRunner::changeEvent(QEvent* event) {
 void CompareRunner::retranslateUi() {
     title_->setText(tr("Run all strategies:"));
     ranksLabel_->setText(tr("Ranks"));
+    tpLabel_->setText(tr("Tensor parallel (T)"));
+    tp_->setToolTip(tr("Run every strategy on a T × D mesh: T consecutive ranks split each block's computation, "
+                       "the strategy shards over the D = ranks / T data-parallel ranks. T must divide the ranks and "
+                       "the model's heads (tiny_tp, small_tp: 4)."));
     modelLabel_->setText(tr("Model"));
     stepsLabel_->setText(tr("Steps"));
     run_->setText(running_ ? tr("Stop") : tr("Run"));

@@ -76,6 +76,8 @@ private:
     QCheckBox* threads_;
     QString mpiUnavailable_;
     QPushButton* run_;
+    QLabel* tpLabel_;
+    QSpinBox* tp_; // --tp: every strategy on the same T × D mesh
     QLabel* progress_;
     QLabel* error_;
     QProcess* process_ = nullptr;

@@ -153,6 +153,8 @@ QString FlowView::subtitle() const {
         return tr("Every rank contributes %1 and ends with the same sum; each rank sends %2 (2(N−1)/N of it).").arg(full, sent);
     case CollectiveOp::Broadcast:
         return tr("One rank sends %1 to every other rank.").arg(full);
+    case CollectiveOp::TpAllReduce:
+        return tr("Every rank of the tensor-parallel group holds a partial sum of %1; the all-reduce turns them into the full activation on each; each rank sends %2 (2(T−1)/T of it).").arg(full, sent);
     case CollectiveOp::None: break;
     }
     return {};

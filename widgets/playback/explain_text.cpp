@@ -82,6 +82,9 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, con
             return tr("Rank %1 all-reduces %2's gradients (%3): every rank ends with the same sum.")
                 .arg(rank, unit, bytes(e.bytes));
         case CollectiveOp::Broadcast: return tr("Rank %1 takes part in a broadcast of %2.").arg(rank, bytes(e.bytes));
+        case CollectiveOp::TpAllReduce:
+            return tr("Rank %1 all-reduces %2 of %3's partial activations or input gradients over its tensor-parallel group: TP splits the computation, so every layer's output is summed.")
+                .arg(rank, bytes(e.bytes), unit);
         case CollectiveOp::None: break;
         }
         break;
@@ -96,6 +99,8 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, con
             if (e.unit < 0) return tr("Rank %1 has the all-reduced value, the same on every rank.").arg(rank);
             return tr("Rank %1 has the summed gradients of %2 (%3), identical on every rank.").arg(rank, unit, bytes(e.bytes));
         case CollectiveOp::Broadcast: return tr("Rank %1 has received the broadcast (%2).").arg(rank, bytes(e.bytes));
+        case CollectiveOp::TpAllReduce:
+            return tr("Rank %1 holds the full activation of %2 (%3), the same on every rank of its tensor-parallel group.").arg(rank, unit, bytes(e.bytes));
         case CollectiveOp::None: break;
         }
         break;

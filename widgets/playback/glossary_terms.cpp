@@ -35,6 +35,15 @@ std::vector<GlossaryEntry> Glossary::entries() {
             "intervals in which any collective was outstanding, minus the time the rank was computing, over the step "
             "time. Prefetching the next unit's all-gather and reducing gradients in buckets during backward hide "
             "communication behind compute; what is left is exposed.")},
+        {QStringLiteral("tensor-parallel"), tr("tensor parallelism (TP)"), {tr("tensor parallelism"), tr("TP all-reduce")},
+         tr("TP splits the computation, ZeRO splits the storage. With tensor parallelism T consecutive ranks share "
+            "every layer's work: each holds heads / T attention heads and 4d / T MLP features and computes only those, "
+            "and the partial outputs are summed by an all-reduce of the activations (forward) and of the input "
+            "gradients (backward) — traffic on the critical path that grows with the batch, not the model. ZeRO / "
+            "FSDP keep every rank computing the whole layer for its own samples and shard only the parameters, "
+            "gradients and optimizer state. They combine on a T × D mesh: ZeRO shards each TP slice over the D "
+            "data-parallel ranks, and both kinds of collective share the same links. Pipeline parallelism (layers on "
+            "different ranks) is not simulated here.")},
         {QStringLiteral("ledger"), tr("ledger"), {tr("ledger")},
          tr("Per rank, the live and peak bytes of every category and tier, updated by every allocation and free.")},
     };

@@ -166,6 +166,27 @@ void RankLedgerView::paintEvent(QPaintEvent*) {
     paintAxis(p, g);
     for (int r = 0; r < g.ranks; ++r) paintColumn(p, g, r);
     paintGuides(p, g);
+    paintTensorGroups(p, g);
+}
+
+// A T × D mesh: each TP group (T consecutive ranks, one DP rank) in a violet frame — the
+// colour of its TP all-reduces in the timeline.
+void RankLedgerView::paintTensorGroups(QPainter& p, const Geometry& g) const {
+    const int t = info_ ? info_->tensorParallel : 1;
+    if (t <= 1 || g.ranks % t != 0) return;
+    const QFontMetrics fm(font());
+    const QColor violet(0x7b, 0x3f, 0xb5);
+    for (int k = 0; k < g.ranks / t; ++k) {
+        const QRect first = g.column(k * t), last = g.column(k * t + t - 1);
+        const QRect frame(first.left() + 2, g.plot.top() - fm.height(), last.right() - first.left() - 3,
+                          g.textTop - g.plot.top() + fm.height() + 2);
+        p.setPen(QPen(violet, 1.5, Qt::DashLine));
+        p.setBrush(Qt::NoBrush);
+        p.drawRoundedRect(frame, 4, 4);
+        p.setPen(violet);
+        p.drawText(QRect(frame.left() + 4, frame.top(), frame.width() - 8, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                   fm.elidedText(tr("TP group %1 (DP rank %1)").arg(k), Qt::ElideRight, frame.width() - 8));
+    }
 }
 
 void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {

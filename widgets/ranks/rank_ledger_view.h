@@ -50,6 +50,7 @@ private:
     int legendItemWidth() const;
     void paintLegend(QPainter& p, const QRect& area) const;
     void paintAxis(QPainter& p, const Geometry& g) const;
+    void paintTensorGroups(QPainter& p, const Geometry& g) const;
     void paintColumn(QPainter& p, const Geometry& g, int rank) const;
     void paintUnits(QPainter& p, const QRect& strip, const replay::RankState& s) const;
     void paintGuides(QPainter& p, const Geometry& g) const;

@@ -76,8 +76,11 @@ void RunConfigPanel::build() {
     persistence_ = spin(limitMin(Field::Persistence), limitMax(Field::Persistence, 1000000000), 0);
     hybrid_ = spin(limitMin(Field::HybridGroup), kMaxRanks, 2);
     microBatch_ = spin(0, limitMax(Field::MicroBatch), 0); // 0: the preset's
+    tensorParallel_ = spin(limitMin(Field::TensorParallel), kMaxRanks, 1);
+    tensorParallel_->setObjectName(QStringLiteral("tensorParallelSpin"));
     addField(RunField::Model, model_);
     addField(RunField::Ranks, ranks_);
+    addField(RunField::TensorParallel, tensorParallel_);
     addField(RunField::Backend, backend_);
     threads_ = new QCheckBox;
     threads_->setObjectName(QStringLiteral("threadsCheck"));
@@ -127,7 +130,7 @@ void RunConfigPanel::build() {
         c->setMinimumContentsLength(8);
         connect(c, &QComboBox::currentIndexChanged, this, &RunConfigPanel::onChanged);
     }
-    for (QSpinBox* s : {ranks_, steps_, prefetch_, inflight_, persistence_, hybrid_, microBatch_})
+    for (QSpinBox* s : {ranks_, steps_, prefetch_, inflight_, persistence_, hybrid_, microBatch_, tensorParallel_})
         connect(s, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
     for (QCheckBox* c : {checkpointing_, reshard_, threads_}) connect(c, &QCheckBox::toggled, this, &RunConfigPanel::onChanged);
     for (QLineEdit* e : {capacity_, bucket_}) connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
@@ -218,6 +221,7 @@ RunRequest RunConfigPanel::request() const {
     // A disabled choice is not a choice: the strategy cannot offload that state.
     if (offloadOptimizer_->isEnabled()) r.offloadOptimizer = static_cast<Tier>(offloadOptimizer_->currentData().toInt());
     if (offloadParams_->isEnabled()) r.offloadParams = static_cast<Tier>(offloadParams_->currentData().toInt());
+    r.tensorParallel = tensorParallel_->value();
     return r;
 }
 
@@ -241,6 +245,7 @@ void RunConfigPanel::setRequest(const RunRequest& r) {
     microBatch_->setValue(r.microBatch);
     offloadOptimizer_->setCurrentIndex(std::max(0, offloadOptimizer_->findData(static_cast<int>(r.offloadOptimizer))));
     offloadParams_->setCurrentIndex(std::max(0, offloadParams_->findData(static_cast<int>(r.offloadParams))));
+    tensorParallel_->setValue(r.tensorParallel);
     loading_ = false;
     onChanged();
 }
@@ -368,7 +373,9 @@ void RunConfigPanel::retranslateUi() {
         {RunField::Capacity, tr("Capacity budget")}, {RunField::Bucket, tr("Bucket size")},
         {RunField::Prefetch, tr("Prefetch (units)")}, {RunField::MaxInflight, tr("In-flight all-gathers")},
         {RunField::Persistence, tr("Persistence threshold")}, {RunField::HybridGroup, tr("Hybrid group (ranks)")},
-        {RunField::OffloadOptimizer, tr("Optimizer states")}, {RunField::OffloadParams, tr("Parameter shards")}};
+        {RunField::OffloadOptimizer, tr("Optimizer states")}, {RunField::OffloadParams, tr("Parameter shards")},
+
+        {RunField::TensorParallel, tr("Tensor parallel (T)")}};
     for (const auto& [field, text] : labels) rows_[field].label->setText(text);
     backend_->setItemText(0, tr("CPU"));
     backend_->setItemText(1, tr("GPU (CUDA)"));
@@ -398,6 +405,10 @@ void RunConfigPanel::retranslateUi() {
         c->setItemText(0, tr("on the device"));
         c->setItemText(1, tr("offloaded to host memory"));
     }
+    tensorParallel_->setToolTip(tr("Tensor parallelism: the ranks form a T × D mesh. Each group of T consecutive ranks splits "
+                                   "every block's computation (heads and MLP features; all-reduces of activations), and the "
+                                   "strategy shards each slice's states over the D data-parallel ranks. T must divide the "
+                                   "ranks and the model's heads (the *_tp presets have 4)."));
     onChanged(); // error texts are translated when they are made
 }
 

@@ -80,6 +80,7 @@ private:
     QSpinBox* inflight_ = nullptr;
     QSpinBox* persistence_ = nullptr;
     QSpinBox* hybrid_ = nullptr;
+    QSpinBox* tensorParallel_ = nullptr;
     QSpinBox* microBatch_ = nullptr;
     QComboBox* offloadOptimizer_ = nullptr; // device | host
     QComboBox* offloadParams_ = nullptr;

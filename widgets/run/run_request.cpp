@@ -43,6 +43,7 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     c.sharedDevice = r.threads;
     c.backend = r.gpu ? runconfig::Backend::Cuda : runconfig::Backend::Cpu;
     c.capacityBytes = r.capacityBytes;
+    c.tensorParallel = r.tensorParallel;
     if (r.microBatch > 0) c.preset.microBatch = r.microBatch;
     // Knobs are set only where the strategy reads them, so the worker's command line shows
     // exactly what the user changed.
@@ -114,6 +115,7 @@ RunField fieldOf(Field f) {
     case Field::SharedDevice: return RunField::Threads;
     case Field::OffloadOptimizer: return RunField::OffloadOptimizer;
     case Field::OffloadParams: return RunField::OffloadParams;
+    case Field::TensorParallel: return RunField::TensorParallel;
     default: return RunField::Strategy; // options of the strategy the panel sets itself
     }
 }
@@ -133,12 +135,19 @@ QString describe(const runconfig::Problem& p) {
         case Field::Persistence: return tr("the persistence threshold must be between %1 and %2 parameters").arg(p.min).arg(p.max);
         case Field::HybridGroup: return tr("the hybrid group must be between %1 and %2 ranks").arg(p.min).arg(p.max);
         case Field::Capacity: return tr("a capacity budget must be more than 0 bytes");
+        case Field::TensorParallel: return tr("tensor parallel T must be between %1 and %2").arg(p.min).arg(p.max);
         default: return tr("value %1 is outside %2–%3").arg(p.value).arg(p.min).arg(p.max);
         }
     case Code::UnknownName:
         return tr("unknown model preset '%1' (expected %2)")
             .arg(QString::fromStdString(p.text), QString::fromStdString(runconfig::presetChoices()));
     case Code::NotADivisor:
+        if (p.field == Field::TensorParallel) {
+            if (p.text == "ranks") return tr("T must divide the ranks (%1 ranks: %2)").arg(p.max).arg(divisorsOf(p.max));
+            if (p.text == "attention heads")
+                return tr("T must divide the model's %1 attention heads (%2)").arg(p.max).arg(divisorsOf(p.max));
+            return tr("T must divide the model's MLP width %1").arg(p.max);
+        }
         return tr("the hybrid group must divide the ranks (%1 ranks: %2)").arg(p.max).arg(divisorsOf(p.max));
     case Code::ContradictsStrategy: return tr("FSDP SHARD_GRAD_OP keeps parameters gathered: it cannot reshard after forward");
     case Code::NotForStrategy: return tr("no_sync is an FSDP option");

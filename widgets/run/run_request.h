@@ -22,7 +22,7 @@ namespace shardscope::widgets {
 const runconfig::ModelPreset* findRunPreset(const QString& id);
 
 enum class RunField { Model, Ranks, Backend, Strategy, Steps, Capacity, Bucket, Prefetch, MaxInflight, Persistence, HybridGroup, MicroBatch, Threads,
-                      OffloadOptimizer, OffloadParams };
+                      OffloadOptimizer, OffloadParams, TensorParallel };
 
 struct FieldIssue {
     RunField field;
@@ -51,6 +51,7 @@ struct RunRequest {
     std::uint64_t seed = 1;
     Tier offloadOptimizer = Tier::Device; // --offload-optimizer: master, m, v (and grad shards) on the host
     Tier offloadParams = Tier::Device;    // --offload-params: param shards on the host
+    int tensorParallel = 1; // --tp: T of a T × D mesh of the ranks
 };
 
 inline constexpr int kMaxRanks = 64; // the rank view's columns (the worker takes more)
