@@ -35,7 +35,11 @@ constexpr const char* kRunHelp =
     "  --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]\n"
     "  [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]\n"
     "  [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]\n"
-    "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events]\n";
+    "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events]\n"
+    "checkpoints (docs/checkpoints.md):\n"
+    "  --save DIR                save DIR/step-K after the last step (and every --save-every K steps)\n"
+    "  --resume DIR|DIR/step-K   continue a saved run at any --ranks and --strategy (--steps 0 --save\n"
+    "                            NEW converts it to this layout)\n";
 
 } // namespace
 

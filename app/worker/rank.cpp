@@ -10,6 +10,7 @@
 #include "core/ledger.h"
 #include "protocol/protocol.h"
 #include "predict/predict.h"
+#include "train/checkpointing.h"
 #include "train/overlap.h"
 #include "train/report.h"
 #include "train/trainer.h"
@@ -94,6 +95,12 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
     outcome.config = cfg;
     outcome.paramCount = trainer.paramCount();
     outcome.predicted = predicted;
+    if (cfg.resumePath) {
+        outcome.resumedFrom = train::resumeCheckpoint(trainer, cfg, *cfg.resumePath).from;
+        // Deriving the working parameters may all-gather (ZeRO-1/2): not a training step's traffic.
+        for (comm::Communicator* c : groups.distinct()) c->resetStats();
+        shipEvents(events, world, writer);
+    }
     ByteTable modelStates;
     for (std::int64_t k = 0; k < cfg.steps; ++k) {
         const train::StepResult r = trainer.step();
@@ -105,8 +112,11 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
             writer->write(protocol::StepSummary{r.step, r.loss, r.stepNs});
             writer->flush();
         }
+        if (cfg.saveDir && cfg.saveEvery > 0 && (k + 1) % cfg.saveEvery == 0 && k + 1 < cfg.steps)
+            outcome.saves.push_back(train::saveCheckpoint(trainer, cfg, *cfg.saveDir));
     }
     ledger.setStep(cfg.steps);
+    if (cfg.saveDir) outcome.saves.push_back(train::saveCheckpoint(trainer, cfg, *cfg.saveDir));
 
     // Final weights (instrumentation traffic: not in the per-step communication).
     const std::vector<std::vector<float>> weights = trainer.fullWeights();

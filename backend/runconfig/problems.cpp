@@ -37,7 +37,11 @@ std::vector<Problem> validate(const RunConfig& c) {
     std::vector<Problem> out;
     if (!findPreset(c.preset.name)) out.push_back({Field::Model, Code::UnknownName, 0, 0, 0, c.preset.name});
     checkRange(out, c.sharedDevice ? Field::SharedRanks : Field::Ranks, c.worldSize);
-    checkRange(out, Field::Steps, c.steps);
+    // --steps 0 with --resume and --save converts a checkpoint to this run's layout.
+    if (!(c.steps == 0 && c.resumePath && c.saveDir)) checkRange(out, Field::Steps, c.steps);
+    if (c.saveEvery != 0 && !c.saveDir) out.push_back({Field::SaveEvery, Code::NeedsFlag, c.saveEvery, 0, 0, "--save"});
+    if (c.saveEvery < 0 || c.saveEvery > kMaxSaveEvery)
+        out.push_back({Field::SaveEvery, Code::OutOfRange, c.saveEvery, 1, kMaxSaveEvery, {}});
     checkRange(out, Field::Seed, clampToInt64(c.seed));
     checkRange(out, Field::MicroBatch, c.preset.microBatch);
     if (!(c.preset.learningRate > 0.0 && c.preset.learningRate <= kMaxLearningRate))
@@ -100,6 +104,9 @@ std::string_view flagName(Field field) {
     case Field::Trace: return "--trace";
     case Field::Json: return "--json";
     case Field::WeightsOut: return "--weights-out";
+    case Field::Save: return "--save";
+    case Field::SaveEvery: return "--save-every";
+    case Field::Resume: return "--resume";
     }
     return "?";
 }
@@ -128,6 +135,7 @@ std::string describeForFlags(const Problem& p, bool sharedDevice) {
         return "--no-sync is an FSDP option (fsdp, fsdp_grad_op, fsdp_hybrid); DDP and ZeRO-1 always accumulate "
                "locally, ZeRO-2/3 cannot";
     case Code::Theory: return flag + ": " + p.text;
+    case Code::NeedsFlag: return flag + " needs " + p.text;
     }
     return p.text;
 }

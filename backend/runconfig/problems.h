@@ -21,6 +21,7 @@ enum class Field : std::uint8_t {
     Model, Strategy, Ranks, SharedRanks, Steps, Seed, Precision, MicroBatch, LearningRate,
     BucketBytes, Prefetch, ReshardAfterForward, MaxInflight, Persistence, HybridGroup, GradAccum,
     NoSync, Capacity, TimeoutMs, Backend, SharedDevice, Data, Stream, Trace, Json, WeightsOut,
+    Save, SaveEvery, Resume,
 };
 
 enum class Code : std::uint8_t {
@@ -30,6 +31,7 @@ enum class Code : std::uint8_t {
     ContradictsStrategy, // the field's value cannot hold for this strategy (reshard with SHARD_GRAD_OP)
     NotForStrategy,      // the strategy does not have this option (no_sync outside FSDP)
     Theory,              // text: the theory engine's own check (theory::validate), verbatim
+    NeedsFlag,           // the field needs another one: text is the flag it needs
 };
 
 struct Problem {
@@ -65,6 +67,8 @@ inline constexpr std::array<Limit, 12> kLimits = {{
     {Field::GradAccum, 1, 4096},
     {Field::TimeoutMs, 100, 3'600'000},
 }};
+// --save-every: at most this many steps between saves.
+inline constexpr std::int64_t kMaxSaveEvery = 1'000'000;
 // The learning rate is real: more than 0, at most this.
 inline constexpr double kMaxLearningRate = 10.0;
 

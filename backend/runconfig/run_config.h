@@ -10,7 +10,7 @@
 //   [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]
 //   [--no-sync] [--capacity BYTES] [--data FILE] [--stream SOCKET_PATH] [--trace FILE]
 //   [--json FILE] [--weights-out FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]
-//   [--shared-device --ranks N]
+//   [--shared-device --ranks N] [--save DIR [--save-every K]] [--resume DIR|DIR/step-K]
 //
 // The job's size is mpirun's -np, except with --shared-device: then the worker is ONE process
 // (not under mpirun) that runs --ranks N ranks as threads — on one GPU with --backend cuda,
@@ -55,6 +55,11 @@ struct RunConfig {
     std::optional<std::string> weightsPath; // final fp32 weights, raw little-endian
     std::int64_t timeoutMs = 30000;         // collective deadline
     bool events = true;                     // --no-events: no per-event tracing
+
+    // Checkpoints (docs/checkpoints.md).
+    std::optional<std::string> saveDir;    // --save DIR: also after the last step
+    std::int64_t saveEvery = 0;            // --save-every K: every K steps too (0: off)
+    std::optional<std::string> resumePath; // --resume DIR (its latest) or DIR/step-K
 };
 
 // Throws Error(InvalidArgument) naming the flag (unknown flags, missing --model/--strategy/
@@ -65,6 +70,9 @@ struct RunConfig {
 // given twice, --hybrid-group with a strategy other than fsdp_hybrid, --data shorter than the
 // context + 1 or past kMaxDataFileBytes, and two of --data/--trace/--json/--weights-out naming
 // one file.
+// --resume is opened and checked here (a checkpoint of this model: exit 2 otherwise, Error(Format)
+// naming the file); the run then takes the checkpoint's seed, and --steps 0 (a conversion) is
+// allowed with --resume and --save.
 // `worldSize` is the number of processes of the job (mpirun's -np; 1 without mpirun).
 RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize);
 // The flags that parse back into the same configuration (worldSize aside); values equal to

@@ -101,6 +101,8 @@ QString describe(const runconfig::Problem& p) {
     case Code::ContradictsStrategy: return tr("FSDP SHARD_GRAD_OP keeps parameters gathered: it cannot reshard after forward");
     case Code::NotForStrategy: return tr("no_sync is an FSDP option");
     case Code::Theory: return tr("theory cannot size this run: %1").arg(QString::fromStdString(p.text));
+    case Code::NeedsFlag:
+        return tr("%1 needs %2").arg(QString::fromStdString(std::string(runconfig::flagName(p.field))), QString::fromStdString(p.text));
     }
     return QString::fromStdString(p.text);
 }
