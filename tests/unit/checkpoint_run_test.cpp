@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -131,6 +132,27 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     EXPECT_NE(r.err.find("--save-every needs --save"), std::string::npos) << r.err;
     r = cli("run --model tiny --ranks 1 --strategy ddp --steps 0 --resume " + path("other"));
     EXPECT_EQ(r.code, 2);
+}
+
+// The export loads with Python's `safetensors` where it is installed (SHARDSCOPE_TEST_PYTHON
+// names the interpreter; python3 by default): every tensor, its shape and its bytes.
+TEST_F(checkpointRun, ExportLoadsWithPythonSafetensors) {
+    const char* env = std::getenv("SHARDSCOPE_TEST_PYTHON");
+    const std::string python = env ? env : "python3";
+    if (std::system((python + " -c 'import safetensors.numpy, numpy' 2>/dev/null").c_str()) != 0)
+        GTEST_SKIP() << python << " has no safetensors/numpy";
+    run("zero3", 3, 1, "--save " + path("py"));
+    const std::string out = path("py.safetensors");
+    ASSERT_EQ(cli("checkpoint export " + path("py") + " --out " + out + " --optimizer").code, 0);
+    const std::string script = path("check.py");
+    std::ofstream(script) << "import sys\nfrom safetensors.numpy import load_file\n"
+                             "t = load_file(sys.argv[1])\n"
+                             "w = {k: v for k, v in t.items() if not k.endswith(('.exp_avg', '.exp_avg_sq'))}\n"
+                             "print(len(t), sum(v.size for v in w.values()), t['block0.attn.qkv.weight'].shape,"
+                             " str(t['head.ln_f.bias'].dtype))\n";
+    const std::string said = path("py.out");
+    ASSERT_EQ(std::system((python + " " + script + " " + out + " >" + said).c_str()), 0);
+    EXPECT_EQ(slurp(said), "87 71900 (50, 150) float32\n");
 }
 
 // A save that fails on a full disk (a 1200 KiB tmpfs in a private mount namespace: room for
