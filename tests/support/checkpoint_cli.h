@@ -55,7 +55,7 @@ protected:
         const std::string json = (dir_ / "report.json").string();
         fs::remove(json);
         const std::string hybrid = strategy == "fsdp_hybrid" ? " --hybrid-group " + std::to_string(ranks % 2 == 0 ? 2 : 1) : "";
-        const Result r = cli("run --model tiny --shared-device --ranks " + std::to_string(ranks) + " --strategy " + strategy +
+        const Result r = cli("run --model tiny " + launch_ + " --ranks " + std::to_string(ranks) + " --strategy " + strategy +
                              hybrid + " --steps " + std::to_string(steps) + " --deterministic --no-events --json " + json + " " + extra);
         EXPECT_EQ(r.code, 0) << r.err;
         if (r.code != 0) return nlohmann::json::object();
@@ -73,6 +73,7 @@ protected:
     }
     std::string path(const std::string& name) const { return (dir_ / name).string(); }
     fs::path dir_;
+    std::string launch_ = "--shared-device"; // rank threads; "" runs the ranks under mpirun
 };
 
 // (b) through the engine: a state saved at N under one strategy, loaded at M under another and
