@@ -2,6 +2,11 @@
 
 #include <cstring>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SHARDSCOPE_SHA_NI 1
+#endif
+
 namespace shardscope::checkpoint {
 namespace {
 
@@ -17,12 +22,7 @@ constexpr std::array<std::uint32_t, 64> kK = {
 
 constexpr std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-} // namespace
-
-Sha256::Sha256()
-    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
-
-void Sha256::block(const std::uint8_t* p) {
+void portableBlock(std::array<std::uint32_t, 8>& h_, const std::uint8_t* p) {
     std::array<std::uint32_t, 64> w{};
     for (int i = 0; i < 16; ++i)
         w[static_cast<std::size_t>(i)] = (std::uint32_t{p[4 * i]} << 24) | (std::uint32_t{p[4 * i + 1]} << 16) |
@@ -53,6 +53,72 @@ void Sha256::block(const std::uint8_t* p) {
     h_[4] += e; h_[5] += f; h_[6] += g; h_[7] += h;
 }
 
+#ifdef SHARDSCOPE_SHA_NI
+// The SHA-NI compression of `count` blocks (Intel's SHA extensions: two rounds per
+// sha256rnds2, the message schedule by sha256msg1/msg2). The state is kept as ABEF / CDGH.
+__attribute__((target("sha,sse4.1,ssse3"))) void shaNiBlocks(std::array<std::uint32_t, 8>& h, const std::uint8_t* p,
+                                                             std::size_t count) {
+    const __m128i mask = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i tmp = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&h[0]));
+    __m128i state1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&h[4]));
+    tmp = _mm_shuffle_epi32(tmp, 0xB1);          // CDAB
+    state1 = _mm_shuffle_epi32(state1, 0x1B);    // EFGH
+    __m128i state0 = _mm_alignr_epi8(tmp, state1, 8); // ABEF
+    state1 = _mm_blend_epi16(state1, tmp, 0xF0); // CDGH
+    for (; count > 0; --count, p += 64) {
+        const __m128i abef = state0, cdgh = state1;
+        __m128i w[4];
+        for (int i = 0; i < 16; ++i) {
+            __m128i& cur = w[i % 4];
+            if (i < 4) cur = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i)), mask);
+            __m128i msg = _mm_add_epi32(cur, _mm_loadu_si128(reinterpret_cast<const __m128i*>(&kK[static_cast<std::size_t>(4 * i)])));
+            state1 = _mm_sha256rnds2_epu32(state1, state0, msg);
+            if (i >= 3 && i <= 14) {
+                __m128i& next = w[(i + 1) % 4];
+                next = _mm_add_epi32(next, _mm_alignr_epi8(cur, w[(i + 3) % 4], 4));
+                next = _mm_sha256msg2_epu32(next, cur);
+            }
+            msg = _mm_shuffle_epi32(msg, 0x0E);
+            state0 = _mm_sha256rnds2_epu32(state0, state1, msg);
+            if (i >= 1 && i <= 12) w[(i + 3) % 4] = _mm_sha256msg1_epu32(w[(i + 3) % 4], cur);
+        }
+        state0 = _mm_add_epi32(state0, abef);
+        state1 = _mm_add_epi32(state1, cdgh);
+    }
+    tmp = _mm_shuffle_epi32(state0, 0x1B);       // FEBA
+    state1 = _mm_shuffle_epi32(state1, 0xB1);    // DCHG
+    state0 = _mm_blend_epi16(tmp, state1, 0xF0); // DCBA
+    state1 = _mm_alignr_epi8(state1, tmp, 8);    // ABEF
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(&h[0]), state0);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(&h[4]), state1);
+}
+#endif
+
+} // namespace
+
+bool sha256Accelerated() {
+#ifdef SHARDSCOPE_SHA_NI
+    static const bool has = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+    return has;
+#else
+    return false;
+#endif
+}
+
+Sha256::Sha256(bool portable)
+    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19},
+      accelerated_(!portable && sha256Accelerated()) {}
+
+void Sha256::blocks(const std::uint8_t* p, std::size_t count) {
+#ifdef SHARDSCOPE_SHA_NI
+    if (accelerated_) {
+        shaNiBlocks(h_, p, count);
+        return;
+    }
+#endif
+    for (; count > 0; --count, p += 64) portableBlock(h_, p);
+}
+
 void Sha256::update(const void* data, std::size_t bytes) {
     const auto* p = static_cast<const std::uint8_t*>(data);
     total_ += bytes;
@@ -63,10 +129,12 @@ void Sha256::update(const void* data, std::size_t bytes) {
         p += take;
         bytes -= take;
         if (used_ < buf_.size()) return;
-        block(buf_.data());
+        blocks(buf_.data(), 1);
         used_ = 0;
     }
-    for (; bytes >= 64; p += 64, bytes -= 64) block(p);
+    blocks(p, bytes / 64);
+    p += bytes / 64 * 64;
+    bytes %= 64;
     if (bytes > 0) std::memcpy(buf_.data(), p, bytes);
     used_ = bytes;
 }

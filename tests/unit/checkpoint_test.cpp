@@ -46,6 +46,23 @@ TEST(checkpointSha256, MatchesTheFipsVectors) {
     EXPECT_EQ(million.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+TEST(checkpointSha256, TheAcceleratedPathEqualsThePortableOne) {
+    std::string bytes(1 << 20, '\0');
+    std::uint32_t x = 12345;
+    for (char& c : bytes) {
+        x = x * 1664525u + 1013904223u;
+        c = static_cast<char>(x >> 24);
+    }
+    for (std::size_t n : {std::size_t{0}, std::size_t{55}, std::size_t{56}, std::size_t{64}, std::size_t{1000},
+                          std::size_t{65537}, bytes.size()}) {
+        Sha256 fast, slow(true);
+        fast.update(bytes.data(), n);
+        slow.update(bytes.data(), n);
+        EXPECT_EQ(fast.hex(), slow.hex()) << n;
+    }
+    if (!sha256Accelerated()) GTEST_SKIP() << "no SHA extensions on this CPU: only the portable path ran";
+}
+
 struct Truth { // the consolidated state every save starts from
     std::vector<std::vector<float>> master, m, v;
 };
