@@ -3,6 +3,7 @@
 #include <cstring>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define SHARDSCOPE_SHA_NI 1
 #endif
@@ -98,7 +99,13 @@ __attribute__((target("sha,sse4.1,ssse3"))) void shaNiBlocks(std::array<std::uin
 
 bool sha256Accelerated() {
 #ifdef SHARDSCOPE_SHA_NI
-    static const bool has = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+    // CPUID: leaf 7 EBX bit 29 is SHA; leaf 1 ECX bits 19 and 9 are SSE4.1 and SSSE3.
+    static const bool has = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 19)) || !(c & (1u << 9))) return false;
+        if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+        return (b & (1u << 29)) != 0;
+    }();
     return has;
 #else
     return false;
