@@ -5,7 +5,8 @@
 # step `latest` names is complete and every checksum holds) and resume (`run --resume DIR`).
 # A checkpoint that does not is lost. Prints one line per lost checkpoint, then
 #   kill-during-save: N kills, S landed inside a save (its temporary folder was left), L lost
-# and exits 0 when nothing was lost, 1 otherwise. The ranks alternate between mpirun processes
+# and exits 0 when nothing was lost, 1 otherwise (SIGINT/SIGTERM: the same summary of the kills
+# done so far). A progress line every 25 kills. The ranks alternate between mpirun processes
 # (when mpirun exists) and --shared-device threads; strategies and world sizes vary, so the
 # resuming run also reshards.
 set -u
@@ -27,6 +28,9 @@ strategies=(ddp zero1 zero2 zero3 fsdp fsdp_grad_op)
 
 lost=0
 inside=0
+done_kills=0
+summary() { echo "kill-during-save: $done_kills kills, $inside landed inside a save (its temporary folder was left), $lost lost"; }
+trap 'summary; rm -rf "$work"; exit $([ $lost = 0 ] && echo 0 || echo 1)' INT TERM
 for ((i = 1; i <= kills; i++)); do
     ranks=$((RANDOM % 4 + 1))
     strategy=${strategies[$((RANDOM % ${#strategies[@]}))]}
@@ -53,6 +57,7 @@ for ((i = 1; i <= kills; i++)); do
     # Whatever is left of the job goes (the CLI's own teardown does this; a killed CLI's
     # children follow it by PR_SET_PDEATHSIG): wait until none remain.
     for _ in $(seq 50); do pgrep -f -- "$dir" > /dev/null || break; sleep 0.1; done
+    done_kills=$i
     if ls -d "$dir"/*.tmp-* > /dev/null 2>&1; then inside=$((inside + 1)); fi
     rm -rf "$dir"/*.tmp-*
     if ! out=$("$cli" checkpoint verify "$dir" 2>&1); then
@@ -61,6 +66,10 @@ for ((i = 1; i <= kills; i++)); do
     if ! out=$("$cli" run --model tiny --shared-device --ranks 3 --strategy fsdp --steps 1 --no-events --resume "$dir" 2>&1); then
         lost=$((lost + 1)); echo "LOST after kill $i (verified, but does not resume): $(echo "$out" | tail -n 1)"
     fi
+    [ $((i % 25)) = 0 ] && [ $i -lt $kills ] && summary
+    # Old steps are not needed: keep the folder small over long runs.
+    latest=$(cat "$dir/latest" 2> /dev/null)
+    for s in "$dir"/step-*; do [ "$(basename "$s")" != "$latest" ] && rm -rf "$s"; done
 done
-echo "kill-during-save: $kills kills, $inside landed inside a save (its temporary folder was left), $lost lost"
+summary
 [ $lost = 0 ]

@@ -107,16 +107,19 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
         if (k == 0) modelStates = r.modelStates;
         outcome.losses.push_back(r.loss);
         outcome.stepMs.push_back(static_cast<double>(r.stepNs) / 1e6);
+        // A save belongs to the step it follows: its spans travel in that step's events.
+        const bool last = k + 1 == cfg.steps;
+        if (cfg.saveDir && (last || (cfg.saveEvery > 0 && (k + 1) % cfg.saveEvery == 0)))
+            outcome.saves.push_back(train::saveCheckpoint(trainer, cfg, *cfg.saveDir));
         shipEvents(events, world, writer);
         if (writer && writer->active()) {
             writer->write(protocol::StepSummary{r.step, r.loss, r.stepNs});
             writer->flush();
         }
-        if (cfg.saveDir && cfg.saveEvery > 0 && (k + 1) % cfg.saveEvery == 0 && k + 1 < cfg.steps)
-            outcome.saves.push_back(train::saveCheckpoint(trainer, cfg, *cfg.saveDir));
     }
     ledger.setStep(cfg.steps);
-    if (cfg.saveDir) outcome.saves.push_back(train::saveCheckpoint(trainer, cfg, *cfg.saveDir));
+    // --steps 0 converts: the loaded state saved in this run's layout.
+    if (cfg.saveDir && cfg.steps == 0) outcome.saves.push_back(train::saveCheckpoint(trainer, cfg, *cfg.saveDir));
 
     // Final weights (instrumentation traffic: not in the per-step communication).
     const std::vector<std::vector<float>> weights = trainer.fullWeights();

@@ -23,8 +23,9 @@ enum class SpanKind : std::uint8_t {
     Forward, Backward, Recompute, Optimizer,         // compute row
     AllGather, ReduceScatter, AllReduce, Broadcast,  // communication row
     ParamFull,                                       // buffer row: a gathered unit's lifetime
+    Save,                                            // compute row: writing a checkpoint
 };
-inline constexpr std::size_t kSpanKindCount = 9;
+inline constexpr std::size_t kSpanKindCount = 10;
 
 enum class TimelineRow : std::uint8_t { Compute, Comm, Buffers };
 inline constexpr std::size_t kTimelineRowCount = 3;

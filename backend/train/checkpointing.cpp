@@ -111,7 +111,8 @@ report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::str
     if (id < 0) failTogether(world, "--save: " + failure);
     const std::string temp = checkpoint::tempDirName(meta.step, std::to_string(static_cast<std::uint64_t>(id)));
 
-    // This rank's share, snapshotted to host memory, then written.
+    // This rank's share, snapshotted to host memory, then written: the rank's save span.
+    t.markSpan(EventKind::ComputeBegin, Phase::Save);
     const plan::Policy policy = policyOf(c);
     const checkpoint::Placement place = checkpoint::placementOf(policy, world.size(), world.rank());
     const std::vector<Span> owned = ownedSpans(t, c);
@@ -132,11 +133,15 @@ report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::str
         slices.push_back({part, host[k - 3].data(), host[k - 2].data(), host[k - 1].data()});
     }
     std::string mine;
+    std::uint64_t written = 0;
     try {
-        mine = fileJson(checkpoint::writeRankFile(root, temp, world.rank(), slices)).dump();
+        const checkpoint::DataFile file = checkpoint::writeRankFile(root, temp, world.rank(), slices);
+        written = file.bytes;
+        mine = fileJson(file).dump();
     } catch (const Error& e) {
         mine = std::string("!") + e.what();
     }
+    t.markSpan(EventKind::ComputeEnd, Phase::Save, written);
     const std::vector<std::string> parts = world.gatherBytes(mine, 0);
 
     report::SaveRecord record;

@@ -199,6 +199,14 @@ StepResult Trainer::step() {
     return r;
 }
 
+void Trainer::markSpan(EventKind kind, Phase phase, std::uint64_t bytes) const {
+    Event e;
+    e.kind = kind;
+    e.phase = phase;
+    e.bytes = bytes;
+    device_.ledger().emit(e);
+}
+
 void Trainer::continueFrom(std::int64_t step, std::int64_t dataPosition) {
     baseStep_ = step - step_;
     baseData_ = dataPosition - step_ * config_.gradAccumSteps;

@@ -15,6 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint_cli.h"
+#include "core/event.h"
+#include "protocol/protocol.h"
+#include "replay/stream_assembler.h"
 
 namespace {
 
@@ -132,6 +135,34 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     EXPECT_NE(r.err.find("--save-every needs --save"), std::string::npos) << r.err;
     r = cli("run --model tiny --ranks 1 --strategy ddp --steps 0 --resume " + path("other"));
     EXPECT_EQ(r.code, 2);
+}
+
+// The recording shows every rank's save as a span (phase save, the file's bytes on its end)
+// inside the step it follows, and the run's steps stay whole (none cut short by a save).
+TEST_F(checkpointRun, SavesAreSpansInTheRecording) {
+    const std::string trace = path("run.sstrace");
+    const Result r = cli("run --model tiny --shared-device --ranks 2 --strategy zero3 --steps 3 --save " + path("rec") +
+                         " --save-every 2 --trace " + trace);
+    ASSERT_EQ(r.code, 0) << r.err;
+    shardscope::protocol::StreamDecoder decoder;
+    decoder.feed(slurp(trace));
+    shardscope::replay::StreamAssembler assembler;
+    while (auto record = decoder.next()) assembler.consume(std::move(*record));
+    const auto out = assembler.take();
+    ASSERT_TRUE(out.ended);
+    ASSERT_EQ(out.steps.size(), 3u);
+    std::vector<std::vector<std::uint64_t>> saved(3); // per step: bytes of each rank's save span
+    for (const auto& step : out.steps) {
+        EXPECT_TRUE(step->complete);
+        for (const shardscope::Event& e : step->events)
+            if (e.phase == shardscope::Phase::Save && e.kind == shardscope::EventKind::ComputeEnd) saved[static_cast<std::size_t>(step->step)].push_back(e.bytes);
+    }
+    // Saves after step 2 (--save-every 2) and after the last step (3): two ranks each.
+    EXPECT_TRUE(saved[0].empty());
+    ASSERT_EQ(saved[1].size(), 2u);
+    ASSERT_EQ(saved[2].size(), 2u);
+    EXPECT_EQ(saved[1][0] + saved[1][1], 71900u * 12);
+    EXPECT_EQ(saved[2][0] + saved[2][1], 71900u * 12);
 }
 
 // The export loads with Python's `safetensors` where it is installed (SHARDSCOPE_TEST_PYTHON

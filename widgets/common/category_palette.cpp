@@ -85,6 +85,7 @@ QColor spanKindColor(replay::SpanKind k) {
     case replay::SpanKind::AllReduce: return QColor(0xd4, 0xa0, 0x17);
     case replay::SpanKind::Broadcast: return QColor(0x9d, 0x75, 0x5d);
     case replay::SpanKind::ParamFull: return categoryColor(Category::ParamFull);
+    case replay::SpanKind::Save: return QColor(0x79, 0x70, 0x6e);
     }
     return Qt::gray;
 }
