@@ -77,6 +77,19 @@ int openDataFile(const std::string& path, std::uint64_t bytes) {
     return fd;
 }
 
+// The target that needs all of range `r` when the range's only read covers it whole and the
+// target takes all three states; null otherwise.
+const SliceTarget* wholeTarget(const std::vector<Read>& reads, const std::vector<std::size_t>& which, const Range& r,
+                               std::span<const SliceTarget> targets) {
+    if (which.size() != 1) return nullptr;
+    const Read& rd = reads[which.front()];
+    if (rd.begin != r.begin || rd.end != r.end) return nullptr;
+    for (const SliceTarget& t : targets)
+        if (t.span.unit == rd.unit && rd.begin >= t.span.begin && rd.end <= t.span.end)
+            return t.master && t.m && t.v ? &t : nullptr;
+    return nullptr;
+}
+
 } // namespace
 
 Opened openCheckpoint(const std::string& path) {
@@ -126,6 +139,23 @@ LoadStats load(const Opened& c, std::span<const SliceTarget> targets) {
             const Range& r = f.ranges[ri];
             Sha256 sha;
             const std::uint64_t base = offsets[ri];
+            // A range a target needs whole (same shard boundaries): read straight into the
+            // target's three blocks and hash them there — no staging copy.
+            if (const SliceTarget* whole = wholeTarget(reads, which, r, targets)) {
+                float* dst[kStates] = {whole->master, whole->m, whole->v};
+                const std::uint64_t blockBytes = r.elements() * sizeof(float);
+                for (int s = 0; s < kStates; ++s) {
+                    float* into = dst[s] + (r.begin - whole->span.begin);
+                    readAt(fd.get(), into, static_cast<std::size_t>(blockBytes), base + static_cast<std::uint64_t>(s) * blockBytes, path);
+                    sha.update(into, static_cast<std::size_t>(blockBytes));
+                }
+                stats.bytesRead += r.bytes();
+                if (sha.hex() != r.sha256)
+                    throw Error(ErrorKind::Format, "'" + path + "' fails its checksum (bytes " + std::to_string(base) + "–" +
+                                                       std::to_string(base + r.bytes()) + ", unit '" +
+                                                       c.meta.units[static_cast<std::size_t>(r.unit)].name + "')");
+                continue;
+            }
             for (std::uint64_t at = 0; at < r.bytes(); at += kChunk) {
                 const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, r.bytes() - at));
                 chunk.resize(n);
