@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint/store.h"
 #include "commands.h"
 #include "core/error.h"
 #include "report/files.h"
@@ -39,7 +40,20 @@ constexpr const char* kRunHelp =
     "  [--offload-optimizer device|host|nvme] [--offload-params device|host]\n"
     "  [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]\n"
     "  [--tp T]  tensor parallel: a T x D mesh of the ranks (T consecutive ranks split each block's\n"
-    "            heads and MLP; the strategy shards over the D = ranks / T data-parallel ranks)\n";
+    "            heads and MLP; the strategy shards over the D = ranks / T data-parallel ranks)\n"
+    "checkpoints (docs/checkpoints.md):\n"
+    "  --save DIR                save DIR/step-K after the last step (and every --save-every K steps)\n"
+    "  --resume DIR|DIR/step-K   continue a saved run at any --ranks and --strategy (--steps 0 --save\n"
+    "                            NEW converts it to this layout)\n";
+
+// A checkpoint to resume is re-hashed before anything starts: a damaged file is bad input
+// (exit 2, one line naming it), not a failure of the job.
+void verifyCheckpoint(const std::string& path) {
+    const checkpoint::Opened c = checkpoint::openCheckpoint(path);
+    for (const checkpoint::FileCheck& f : checkpoint::verifyFiles(c))
+        if (f.state != checkpoint::FileCheck::State::Ok)
+            throw Error(ErrorKind::Format, "--resume: '" + c.dir + "/" + f.name + "': " + f.problem);
+}
 
 } // namespace
 
@@ -54,6 +68,7 @@ int cmdRun(std::span<const std::string> argv) {
     // Everything is validated here, before anything is launched.
     const runconfig::RunConfig config = parseJobConfig(workerArgs, flags);
     checkOutputs(flags, config);
+    if (config.resumePath) verifyCheckpoint(*config.resumePath);
 
     std::printf("run: %s (vocab %lld, %s), %d rank%s%s on %s, %s, %lld steps\n", config.preset.name.c_str(),
                 static_cast<long long>(config.preset.shape.vocab),

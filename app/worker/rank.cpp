@@ -10,6 +10,7 @@
 #include "core/ledger.h"
 #include "protocol/protocol.h"
 #include "predict/predict.h"
+#include "train/checkpointing.h"
 #include "train/overlap.h"
 #include "train/report.h"
 #include "train/trainer.h"
@@ -94,12 +95,22 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
     outcome.config = cfg;
     outcome.paramCount = trainer.paramCount();
     outcome.predicted = predicted;
+    if (cfg.resumePath) {
+        outcome.resumedFrom = train::resumeCheckpoint(trainer, cfg, *cfg.resumePath).from;
+        // Deriving the working parameters may all-gather (ZeRO-1/2): not a training step's traffic.
+        for (comm::Communicator* c : groups.distinct()) c->resetStats();
+        shipEvents(events, world, writer);
+    }
     ByteTable modelStates;
     for (std::int64_t k = 0; k < cfg.steps; ++k) {
         const train::StepResult r = trainer.step();
         if (k == 0) modelStates = r.modelStates;
         outcome.losses.push_back(r.loss);
         outcome.stepMs.push_back(static_cast<double>(r.stepNs) / 1e6);
+        // A save belongs to the step it follows: its spans travel in that step's events.
+        const bool last = k + 1 == cfg.steps;
+        if (cfg.saveDir && (last || (cfg.saveEvery > 0 && (k + 1) % cfg.saveEvery == 0)))
+            outcome.saves.push_back(train::saveCheckpoint(trainer, cfg, *cfg.saveDir));
         shipEvents(events, world, writer);
         if (writer && writer->active()) {
             writer->write(protocol::StepSummary{r.step, r.loss, r.stepNs});
@@ -107,6 +118,8 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
         }
     }
     ledger.setStep(cfg.steps);
+    // --steps 0 converts: the loaded state saved in this run's layout.
+    if (cfg.saveDir && cfg.steps == 0) outcome.saves.push_back(train::saveCheckpoint(trainer, cfg, *cfg.saveDir));
 
     // Final weights (instrumentation traffic: not in the per-step communication).
     const std::vector<std::vector<float>> weights = trainer.fullWeights();

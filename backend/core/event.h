@@ -34,8 +34,9 @@ inline constexpr std::size_t kEventKindCount = 8;
 
 // What a compute span is doing. Recompute is the forward replay of a checkpointed block
 // inside backward, so the timeline can show the extra work checkpointing costs.
-enum class Phase : std::uint8_t { None, Forward, Backward, Optimizer, Recompute };
-inline constexpr std::size_t kPhaseCount = 5;
+// Save is a rank writing its part of a checkpoint (bytes: its file's, on the span's end).
+enum class Phase : std::uint8_t { None, Forward, Backward, Optimizer, Recompute, Save };
+inline constexpr std::size_t kPhaseCount = 6;
 
 // The one collective vocabulary: events, the communicators' statistics, the theory engine's
 // volumes and plan/collective.h's traits table are all indexed by it. None (0) marks events
@@ -68,11 +69,11 @@ inline constexpr std::array<std::string_view, kEventKindCount> kEventKindNames =
     "alloc", "free", "compute_begin", "compute_end", "collective_begin", "collective_end", "step_begin",
     "step_end"};
 inline constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {"none", "forward", "backward",
-                                                                         "optimizer", "recompute"};
+                                                                         "optimizer", "recompute", "save"};
 inline constexpr std::array<std::string_view, kCollectiveOpCount> kCollectiveOpNames = {
     "none", "all_gather", "reduce_scatter", "all_reduce", "broadcast", "tp_all_reduce"};
 static_assert(kEventKindNames.size() == static_cast<std::size_t>(EventKind::StepEnd) + 1);
-static_assert(kPhaseNames.size() == static_cast<std::size_t>(Phase::Recompute) + 1);
+static_assert(kPhaseNames.size() == static_cast<std::size_t>(Phase::Save) + 1);
 static_assert(kCollectiveOpNames.size() == static_cast<std::size_t>(CollectiveOp::TpAllReduce) + 1);
 
 constexpr std::string_view eventKindName(EventKind k) { return kEventKindNames[static_cast<std::size_t>(k)]; }

@@ -12,6 +12,7 @@ SpanKind spanKindOf(Phase p) {
     case Phase::Backward: return SpanKind::Backward;
     case Phase::Recompute: return SpanKind::Recompute;
     case Phase::Optimizer: return SpanKind::Optimizer;
+    case Phase::Save: return SpanKind::Save;
     case Phase::Forward:
     case Phase::None: break;
     }

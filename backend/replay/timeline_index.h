@@ -24,8 +24,9 @@ enum class SpanKind : std::uint8_t {
     AllGather, ReduceScatter, AllReduce, Broadcast,  // communication row
     ParamFull,                                       // buffer row: a gathered unit's lifetime
     TpAllReduce,                                     // communication row: tensor parallelism's
+    Save,                                            // compute row: writing a checkpoint
 };
-inline constexpr std::size_t kSpanKindCount = 10;
+inline constexpr std::size_t kSpanKindCount = 11;
 
 enum class TimelineRow : std::uint8_t { Compute, Comm, Buffers };
 inline constexpr std::size_t kTimelineRowCount = 3;

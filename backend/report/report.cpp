@@ -293,6 +293,19 @@ RunReport readRun(const json& j, const std::string& path) {
     out.notes = r.texts("notes");
     out.paramDigest = r.text("param_digest");
     if (r.has("max_abs_delta_vs_ddp")) out.maxAbsDeltaVsDdp = r.real("max_abs_delta_vs_ddp");
+    if (r.has("resumed_from")) {
+        const Reader f = r.object("resumed_from");
+        out.resumedFrom = ResumedFrom{f.text("path"), f.i64("step", 0, INT64_MAX),
+                                      static_cast<int>(f.i64("world_size", 1, 1 << 20)), f.text("strategy")};
+    }
+    if (r.has("saves")) {
+        const json& saves = r.at("saves");
+        if (!saves.is_array() || saves.size() > kMaxSteps) throw Bad{"report: saves: expected an array of at most " + std::to_string(kMaxSteps)};
+        for (const json& item : saves) {
+            const Reader s(item, "saves");
+            out.saves.push_back({s.i64("step", 0, INT64_MAX), s.text("path"), s.real("seconds"), s.u64("bytes")});
+        }
+    }
     return out;
 }
 
@@ -414,6 +427,15 @@ json toJson(const RunReport& r) {
                 {"notes", r.notes},
                 {"param_digest", r.paramDigest}};
     if (r.maxAbsDeltaVsDdp) out["max_abs_delta_vs_ddp"] = *r.maxAbsDeltaVsDdp;
+    if (r.resumedFrom)
+        out["resumed_from"] = {{"path", r.resumedFrom->path}, {"step", r.resumedFrom->step},
+                               {"world_size", r.resumedFrom->worldSize}, {"strategy", r.resumedFrom->strategy}};
+    if (!r.saves.empty()) {
+        json saves = json::array();
+        for (const SaveRecord& s : r.saves)
+            saves.push_back({{"step", s.step}, {"path", s.path}, {"seconds", s.seconds}, {"bytes", s.bytes}});
+        out["saves"] = saves;
+    }
     return out;
 }
 

@@ -125,6 +125,24 @@ struct Comparison {
     bool operator==(const Comparison&) const = default;
 };
 
+// A run resumed from a checkpoint (docs/checkpoints.md): where, and how it had been saved.
+struct ResumedFrom {
+    std::string path;      // the step folder
+    std::int64_t step = 0; // the run's steps done when it was saved
+    int worldSize = 1;
+    std::string strategy;
+    bool operator==(const ResumedFrom&) const = default;
+};
+
+// One checkpoint the run saved.
+struct SaveRecord {
+    std::int64_t step = 0;
+    std::string path;
+    double seconds = 0;      // how long the save held the training loop (rank 0)
+    std::uint64_t bytes = 0; // every rank's data files together
+    bool operator==(const SaveRecord&) const = default;
+};
+
 struct RunReport {
     std::uint64_t paramCount = 0;
     int worldSize = 1;
@@ -149,6 +167,8 @@ struct RunReport {
     std::vector<std::string> notes;
     std::string paramDigest;
     std::optional<double> maxAbsDeltaVsDdp; // compare only
+    std::optional<ResumedFrom> resumedFrom;  // "resumed_from", with --resume
+    std::vector<SaveRecord> saves;           // "saves", with --save
 
     const RankReport& worstRank() const; // the largest peak: it decides whether a job fits
     std::uint64_t peakMax() const;       // over ranks

@@ -37,7 +37,20 @@ std::vector<Problem> validate(const RunConfig& c) {
     std::vector<Problem> out;
     if (!findPreset(c.preset.name)) out.push_back({Field::Model, Code::UnknownName, 0, 0, 0, c.preset.name});
     checkRange(out, c.sharedDevice ? Field::SharedRanks : Field::Ranks, c.worldSize);
-    checkRange(out, Field::Steps, c.steps);
+    // --steps 0 with --resume and --save converts a checkpoint to this run's layout.
+    if (!(c.steps == 0 && c.resumePath && c.saveDir)) checkRange(out, Field::Steps, c.steps);
+    if (c.saveEvery != 0 && !c.saveDir) out.push_back({Field::SaveEvery, Code::NeedsFlag, c.saveEvery, 0, 0, "--save"});
+    // The checkpoint format describes DP shards of whole units held in device or host memory; a
+    // TP slice or states in NVMe files are not in it, so such a run refuses before it starts.
+    if (c.saveDir || c.resumePath) {
+        const Field f = c.saveDir ? Field::Save : Field::Resume;
+        if (c.tensorParallel > 1)
+            out.push_back({f, Code::CheckpointUnsupported, c.tensorParallel, 0, 0, "--tp " + std::to_string(c.tensorParallel)});
+        else if (c.offload.optimizer == Tier::Nvme || c.offload.param == Tier::Nvme)
+            out.push_back({f, Code::CheckpointUnsupported, 0, 0, 0, "the NVMe tier"});
+    }
+    if (c.saveEvery < 0 || c.saveEvery > kMaxSaveEvery)
+        out.push_back({Field::SaveEvery, Code::OutOfRange, c.saveEvery, 1, kMaxSaveEvery, {}});
     checkRange(out, Field::Seed, clampToInt64(c.seed));
     checkRange(out, Field::MicroBatch, c.preset.microBatch);
     if (!(c.preset.learningRate > 0.0 && c.preset.learningRate <= kMaxLearningRate))
@@ -123,6 +136,9 @@ std::string_view flagName(Field field) {
     case Field::OffloadOptimizer: return "--offload-optimizer";
     case Field::OffloadParams: return "--offload-params";
     case Field::TensorParallel: return "--tp";
+    case Field::Save: return "--save";
+    case Field::SaveEvery: return "--save-every";
+    case Field::Resume: return "--resume";
     }
     return "?";
 }
@@ -165,6 +181,8 @@ std::string describeForFlags(const Problem& p, bool sharedDevice) {
         return flag + " needs --precision bf16 (the host tier holds fp32 master weights and bf16 params)";
     case Code::OffloadTierNotBuilt:
         return flag + " " + p.text + ": parameters on the NVMe tier are not available in this build; use host";
+    case Code::NeedsFlag: return flag + " needs " + p.text;
+    case Code::CheckpointUnsupported: return flag + ": checkpoints of a run with " + p.text + " are not supported";
     }
     return p.text;
 }

@@ -23,6 +23,7 @@ enum class Field : std::uint8_t {
     NoSync, Capacity, TimeoutMs, Backend, SharedDevice, Data, Stream, Trace, Json, WeightsOut,
     OffloadOptimizer, OffloadParams,
     TensorParallel,
+    Save, SaveEvery, Resume,
 };
 
 enum class Code : std::uint8_t {
@@ -36,6 +37,8 @@ enum class Code : std::uint8_t {
     OffloadNotForStrategy, // text: the strategy; the optimizer needs a sharded optimizer, params sharded params
     OffloadNeedsBf16,      // offload keeps fp32 master + bf16 params: not with --precision fp32
     OffloadTierNotBuilt,   // text: the tier (nvme) this build cannot run
+    NeedsFlag,           // the field needs another one: text is the flag it needs
+    CheckpointUnsupported, // --save/--resume with a layout the checkpoint format does not describe: text names it
 };
 
 struct Problem {
@@ -72,6 +75,8 @@ inline constexpr std::array<Limit, 13> kLimits = {{
     {Field::TimeoutMs, 100, 3'600'000},
     {Field::TensorParallel, 1, 1024},
 }};
+// --save-every: at most this many steps between saves.
+inline constexpr std::int64_t kMaxSaveEvery = 1'000'000;
 // The learning rate is real: more than 0, at most this.
 inline constexpr double kMaxLearningRate = 10.0;
 

@@ -9,6 +9,7 @@
 
 #include <cmath>
 
+#include "checkpoint/store.h"
 #include "core/args.h"
 #include "core/error.h"
 #include "core/user_files.h"
@@ -26,6 +27,36 @@ std::int64_t integerFlag(const Args& args, const std::string& flag, Field field)
 }
 
 std::string formatBytes(std::uint64_t b) { return std::to_string(b); }
+
+// --save, --save-every, --resume. The checkpoint to resume is opened here, on the launching side
+// too: not a checkpoint, malformed, or of another model is exit 2 before anything starts.
+void parseCheckpointFlags(const Args& args, RunConfig& c) {
+    if (args.has("--save")) {
+        c.saveDir = args.required("--save");
+        if (c.saveDir->empty()) throwInvalid("--save needs a folder");
+        struct stat st {};
+        if (::stat(c.saveDir->c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+            throw Error(ErrorKind::Io, "--save: '" + *c.saveDir + "' is not a folder");
+    }
+    if (args.has("--save-every")) c.saveEvery = args.integer("--save-every", 1, kMaxSaveEvery);
+    if (!args.has("--resume")) return;
+    c.resumePath = args.required("--resume");
+    const checkpoint::Opened opened = checkpoint::openCheckpoint(*c.resumePath);
+    const plan::GptShape& a = opened.meta.shape;
+    const plan::GptShape& b = c.preset.shape;
+    if (a.layers != b.layers || a.dModel != b.dModel || a.heads != b.heads || a.vocab != b.vocab || a.seqLen != b.seqLen) {
+        auto shape = [](const plan::GptShape& s) {
+            return std::to_string(s.layers) + " layers, d_model " + std::to_string(s.dModel) + ", " + std::to_string(s.heads) +
+                   " heads, vocab " + std::to_string(s.vocab) + ", context " + std::to_string(s.seqLen);
+        };
+        throwInvalid("--resume: '" + opened.dir + "' holds another model (" + shape(a) + "); --model " + c.preset.name +
+                     (c.dataFile ? " with --data" : "") + " is " + shape(b));
+    }
+    if (args.has("--seed") && c.seed != opened.meta.seed)
+        throwInvalid("--resume: the checkpoint's run used --seed " + std::to_string(opened.meta.seed) +
+                     "; its data would not continue with --seed " + std::to_string(c.seed));
+    c.seed = opened.meta.seed;
+}
 
 } // namespace
 
@@ -74,6 +105,7 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
                "--prefetch", "--bucket-bytes", "--reshard-after-forward", "--max-inflight",
                "--persistence-threshold", "--hybrid-group", "--grad-accum", "--capacity", "--data",
                "--stream", "--trace", "--json", "--weights-out", "--timeout-ms", "--backend", "--ranks", "--tp",
+               "--save", "--save-every", "--resume",
                "--offload-optimizer", "--offload-params", "--nvme-dir", "--aio-block-bytes", "--aio-queue-depth"},
               {"--checkpointing", "--deterministic", "--no-events", "--no-sync", "--shared-device", "--keep-nvme"});
     args.parse(workerArgs);
@@ -106,7 +138,9 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
         throwInvalid("--strategy: unknown strategy '" + strategyText +
                      "' (ddp, zero1, zero2, zero3, fsdp, fsdp_grad_op, fsdp_hybrid)");
     c.strategy = *strategy;
-    c.steps = integerFlag(args, "--steps", Field::Steps);
+    // --steps 0 converts a checkpoint (--resume … --save NEW); validate() says when it may.
+    c.steps = args.has("--resume") ? args.integer("--steps", 0, limitOf(Field::Steps).max)
+                                   : integerFlag(args, "--steps", Field::Steps);
     if (args.has("--seed")) c.seed = static_cast<std::uint64_t>(integerFlag(args, "--seed", Field::Seed));
     if (args.has("--precision")) {
         const std::string p = args.required("--precision");
@@ -176,6 +210,7 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
                         {"--json", c.jsonPath.value_or("")}, {"--weights-out", c.weightsPath.value_or("")}});
     if (args.has("--timeout-ms")) c.timeoutMs = integerFlag(args, "--timeout-ms", Field::TimeoutMs);
     if (args.has("--tp")) c.tensorParallel = static_cast<int>(integerFlag(args, "--tp", Field::TensorParallel));
+    parseCheckpointFlags(args, c);
     if (const std::vector<Problem> problems = validate(c); !problems.empty())
         throwInvalid(describeForFlags(problems.front(), c.sharedDevice));
     return c;
@@ -225,6 +260,9 @@ std::vector<std::string> toWorkerArgs(const RunConfig& c) {
     if (c.jsonPath) a.insert(a.end(), {"--json", *c.jsonPath});
     if (c.weightsPath) a.insert(a.end(), {"--weights-out", *c.weightsPath});
     if (c.timeoutMs != 30000) a.insert(a.end(), {"--timeout-ms", std::to_string(c.timeoutMs)});
+    if (c.saveDir) a.insert(a.end(), {"--save", *c.saveDir});
+    if (c.saveEvery != 0) a.insert(a.end(), {"--save-every", std::to_string(c.saveEvery)});
+    if (c.resumePath) a.insert(a.end(), {"--resume", *c.resumePath});
     if (!c.events) a.push_back("--no-events");
     if (c.backend != Backend::Cpu) a.insert(a.end(), {"--backend", std::string(backendName(c.backend))});
     if (c.sharedDevice) a.insert(a.end(), {"--shared-device", "--ranks", std::to_string(c.worldSize)});
@@ -272,6 +310,8 @@ nlohmann::json toJson(const RunConfig& c) {
                     {"aio_block_bytes", c.aioBlockBytes},
                     {"aio_queue_depth", c.aioQueueDepth}};
     j["data"] = c.dataFile ? nlohmann::json(*c.dataFile) : nlohmann::json("synthetic");
+    if (c.saveDir) j["save"] = {{"dir", *c.saveDir}, {"every", c.saveEvery}};
+    if (c.resumePath) j["resume"] = *c.resumePath;
     return j;
 }
 

@@ -12,7 +12,7 @@
 //   [--json FILE] [--weights-out FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]
 //   [--shared-device --ranks N] [--offload-optimizer device|host|nvme] [--offload-params device|host]
 //   [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]
-//   [--tp T]
+//   [--tp T] [--save DIR [--save-every K]] [--resume DIR|DIR/step-K]
 //
 // --tp T: a T × D mesh of the world's ranks (D = ranks / T): TP groups are T consecutive ranks,
 // DP groups stride across them; the strategy shards over the DP group.
@@ -67,6 +67,11 @@ struct RunConfig {
     std::optional<std::string> weightsPath; // final fp32 weights, raw little-endian
     std::int64_t timeoutMs = 30000;         // collective deadline
     bool events = true;                     // --no-events: no per-event tracing
+
+    // Checkpoints (docs/checkpoints.md).
+    std::optional<std::string> saveDir;    // --save DIR: also after the last step
+    std::int64_t saveEvery = 0;            // --save-every K: every K steps too (0: off)
+    std::optional<std::string> resumePath; // --resume DIR (its latest) or DIR/step-K
 };
 
 // Throws Error(InvalidArgument) naming the flag (unknown flags, missing --model/--strategy/
@@ -77,6 +82,9 @@ struct RunConfig {
 // given twice, --hybrid-group with a strategy other than fsdp_hybrid, --data shorter than the
 // context + 1 or past kMaxDataFileBytes, and two of --data/--trace/--json/--weights-out naming
 // one file.
+// --resume is opened and checked here (a checkpoint of this model: exit 2 otherwise, Error(Format)
+// naming the file); the run then takes the checkpoint's seed, and --steps 0 (a conversion) is
+// allowed with --resume and --save.
 // `worldSize` is the number of processes of the job (mpirun's -np; 1 without mpirun).
 RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize);
 // The flags that parse back into the same configuration (worldSize aside); values equal to

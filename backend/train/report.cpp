@@ -290,6 +290,8 @@ report::RunReport makeReport(const RunOutcome& o) {
     r.commPayloadBytesPerStep = commPerStep(rank0, c.steps, 1);
     r.commCallsPerStep = commPerStep(rank0, c.steps, 2);
     r.paramDigest = digestHex(o.digest);
+    r.resumedFrom = o.resumedFrom;
+    r.saves = o.saves;
     return r;
 }
 

@@ -62,6 +62,8 @@ struct RunOutcome {
     // predict::predictPeak(scenarioOf(config)), the dry run of one step: the caller computes it
     // once per run (predict links train, so train cannot call it).
     theory::PeakPrediction predicted;
+    std::optional<report::ResumedFrom> resumedFrom; // --resume
+    std::vector<report::SaveRecord> saves;          // --save
 };
 
 report::RunReport makeReport(const RunOutcome& outcome);

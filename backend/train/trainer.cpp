@@ -174,7 +174,7 @@ double Trainer::optimizerStep() {
             const std::uint64_t b = std::min(o.end, slot.offset + slot.elements());
             if (a >= b) continue;
             const AdamWScalars scalars = adamwScalars(
-                opt.learningRate, opt.beta1, opt.beta2, opt.eps, opt.weightDecay, step_ + 1, slot.decay, gradScale);
+                opt.learningRate, opt.beta1, opt.beta2, opt.eps, opt.weightDecay, baseStep_ + step_ + 1, slot.decay, gradScale);
             const std::uint64_t at = a - o.begin, len = b - a;
             const std::uint64_t gradBytes = o.gradsBf16 ? sizeof(Bf16) : sizeof(float);
             const void* grads = static_cast<const char*>(o.grads) + at * gradBytes;
@@ -202,7 +202,7 @@ StepResult Trainer::step() {
     try {
         for (int m = 0; m < micros; ++m) {
             const strategy::MicroStep micro{m, micros};
-            const model::Batch batch = data_.batchFor(step_ * micros + m, sharding_->dataRank(), sharding_->dataRanks());
+            const model::Batch batch = data_.batchFor(baseData_ + step_ * micros + m, sharding_->dataRank(), sharding_->dataRanks());
             for (std::int32_t u = 0; u < model_.unitCount(); ++u) forwardUnit(u, batch);
             lossSum += model_.loss();
             if (m == 0)
@@ -224,6 +224,19 @@ StepResult Trainer::step() {
     emitSpan(EventKind::StepEnd, kNoUnit, Phase::None);
     ++step_;
     return r;
+}
+
+void Trainer::markSpan(EventKind kind, Phase phase, std::uint64_t bytes) const {
+    Event e;
+    e.kind = kind;
+    e.phase = phase;
+    e.bytes = bytes;
+    device_.ledger().emit(e);
+}
+
+void Trainer::continueFrom(std::int64_t step, std::int64_t dataPosition) {
+    baseStep_ = step - step_;
+    baseData_ = dataPosition - step_ * config_.gradAccumSteps;
 }
 
 std::vector<std::vector<float>> Trainer::fullWeights() { return sharding_->gatherWeights(); }

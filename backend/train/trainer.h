@@ -55,11 +55,21 @@ public:
     ~Trainer();
 
     StepResult step();
-    std::int64_t stepsDone() const { return step_; }
+    std::int64_t stepsDone() const { return step_; } // of this trainer (this invocation)
+
+    // Continues a saved run: the next step is the run's step `step` (AdamW's bias correction
+    // counts on from it) and reads the data source from micro-batch index `dataPosition`.
+    // StepResult::step and the ledger keep counting this invocation's steps from 0.
+    void continueFrom(std::int64_t step, std::int64_t dataPosition);
+    std::int64_t runStep() const { return baseStep_ + step_; }             // steps the run has done
+    std::int64_t dataPosition() const { return baseData_ + step_ * config_.gradAccumSteps; }
 
     const TrainConfig& config() const { return config_; }
     const model::GptModel& model() const { return model_; }
     strategy::Sharding& sharding() { return *sharding_; }
+    device::Ops& deviceOps() { return device_.ops(); } // copies between host and the states
+    // A span of this rank's work outside the step's phases (a checkpoint save) in its events.
+    void markSpan(EventKind kind, Phase phase, std::uint64_t bytes = 0) const;
     std::uint64_t paramCount() const; // Ψ of the whole model (every TP slice), unpadded
 
     // Collective over the world: every unit's unpadded fp32 weights at rank 0 (empty elsewhere).
@@ -90,6 +100,8 @@ private:
     model::GptModel model_;
     std::uint64_t paddedTotal_ = 0;
     std::int64_t step_ = 0;
+    std::int64_t baseStep_ = 0; // a resumed run's step before this trainer's first
+    std::int64_t baseData_ = 0; // … and its data position
 };
 
 std::uint64_t fnv1a(const std::vector<std::vector<float>>& weights);

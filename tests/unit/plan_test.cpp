@@ -95,7 +95,7 @@ TEST(planCollective, TableNamesEveryKindOnce) {
 TEST(planStatic, RecordedEnumsAndEventLayout) {
     // Counts cover every enumerator, and every enum fits the record's u8 field.
     static_assert(kEventKindCount == static_cast<std::size_t>(EventKind::StepEnd) + 1);
-    static_assert(kPhaseCount == static_cast<std::size_t>(Phase::Recompute) + 1);
+    static_assert(kPhaseCount == static_cast<std::size_t>(Phase::Save) + 1);
     static_assert(kCollectiveOpCount == static_cast<std::size_t>(CollectiveOp::TpAllReduce) + 1);
     static_assert(kCategoryCount == static_cast<std::size_t>(Category::Workspace) + 1);
     static_assert(kTierCount == static_cast<std::size_t>(Tier::Nvme) + 1);

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "checkpoint/store.h"
 #include "core/error.h"
 #include "plan/shape.h"
 #include "runconfig/presets.h"
@@ -348,6 +351,60 @@ TEST(runConfig, TensorParallelDividesRanksHeadsAndMlpWidth) {
     EXPECT_EQ(message({"--tp", "0"}, 2), "--tp must be between 1 and 1024, got 0");
     const std::vector<std::string> tiny = {"--model", "tiny", "--strategy", "ddp", "--steps", "1", "--tp", "5"};
     EXPECT_NO_THROW(runconfig::parseRunConfig(tiny, 5)) << "tiny's 5 heads split 5 ways";
+}
+
+// --save, --save-every, --resume: parsed, refused with one line naming the flag, round-tripped.
+TEST(runConfig, CheckpointFlags) {
+    char tmpl[] = "/tmp/shardscope-runconfig-ckpt-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl;
+    // A checkpoint of tiny (one rank, DDP, seed 9): what --resume opens before anything runs.
+    checkpoint::Metadata m;
+    checkpoint::describeModel(m, runconfig::modelPreset("tiny").shape, 1);
+    m.strategy = "ddp";
+    m.precision = "bf16";
+    m.seed = 9;
+    m.microBatch = 4;
+    m.step = 2;
+    const std::string temp = checkpoint::tempDirName(2, "t");
+    checkpoint::createTemp(dir, temp);
+    std::vector<std::vector<float>> state;
+    std::vector<checkpoint::SliceData> slices;
+    for (std::size_t u = 0; u < m.units.size(); ++u) {
+        state.emplace_back(m.units[u].elements, 0.5f);
+        slices.push_back({{static_cast<std::int32_t>(u), 0, m.units[u].elements}, state.back().data(), state.back().data(),
+                          state.back().data()});
+    }
+    m.files.push_back(checkpoint::writeRankFile(dir, temp, 0, slices));
+    checkpoint::commit(dir, temp, m);
+
+    const runconfig::RunConfig c = parse({"--save", dir + "/next", "--save-every", "2", "--resume", dir});
+    EXPECT_EQ(c.saveDir, dir + "/next");
+    EXPECT_EQ(c.saveEvery, 2);
+    EXPECT_EQ(c.resumePath, dir);
+    EXPECT_EQ(c.seed, 9u); // the checkpoint's: its data continues
+    const runconfig::RunConfig back = runconfig::parseRunConfig(runconfig::toWorkerArgs(c), 4);
+    EXPECT_EQ(runconfig::toJson(back), runconfig::toJson(c));
+
+    Argv convert = {"--model", "tiny", "--strategy", "fsdp", "--steps", "0", "--resume", dir, "--save", dir + "/conv"};
+    EXPECT_EQ(refusal(convert).first, "");
+    EXPECT_EQ(refusalWith({"--save-every", "2"}).first, "--save-every needs --save");
+    EXPECT_NE(refusalWith({"--save", dir, "--save-every", "0"}).first.find("--save-every"), std::string::npos);
+    EXPECT_NE(refusalWith({"--resume", dir, "--seed", "3"}).first.find("used --seed 9"), std::string::npos);
+    const auto other = refusal({"--model", "small", "--strategy", "ddp", "--steps", "1", "--resume", dir});
+    EXPECT_NE(other.first.find("holds another model"), std::string::npos) << other.first;
+    EXPECT_EQ(other.second, ErrorKind::InvalidArgument);
+    const auto notOne = refusalWith({"--resume", dir + "/step-2/rank-00000.bin"});
+    EXPECT_NE(notOne.first.find("is not a checkpoint folder"), std::string::npos) << notOne.first;
+    EXPECT_EQ(notOne.second, ErrorKind::Format);
+    EXPECT_NE(refusal({"--model", "tiny", "--strategy", "ddp", "--steps", "0", "--resume", dir}).first.find("--steps"),
+              std::string::npos);
+    // Layouts the format does not describe are refused before anything runs, not mid-save.
+    EXPECT_EQ(refusal({"--model", "tiny_tp", "--strategy", "zero3", "--steps", "1", "--tp", "2", "--save", dir + "/tp"}, 2).first,
+              "--save: checkpoints of a run with --tp 2 are not supported");
+    EXPECT_EQ(refusalWith({"--offload-optimizer", "nvme", "--nvme-dir", dir, "--save", dir + "/nv"}).first,
+              "--save: checkpoints of a run with the NVMe tier are not supported");
+    std::filesystem::remove_all(dir);
 }
 
 } // namespace

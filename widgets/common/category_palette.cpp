@@ -46,6 +46,7 @@ QColor activityColor(Activity a) {
         QColor(0xff, 0xd9, 0x2f), // all-reduce     yellow
         QColor(0xd9, 0xb3, 0x8c), // broadcast      tan
         QColor(0xfd, 0xd0, 0xa2), // TP all-reduce  peach
+        QColor(0x7a, 0x2a, 0x1f), // checkpoint save maroon
     };
     return colors[static_cast<std::size_t>(a)];
 }
@@ -62,6 +63,7 @@ QColor spanKindColor(replay::SpanKind k) {
     case replay::SpanKind::Broadcast: return activityColor(Activity::Broadcast);
     case replay::SpanKind::ParamFull: return categoryColor(Category::ParamFull);
     case replay::SpanKind::TpAllReduce: return activityColor(Activity::TpAllReduce);
+    case replay::SpanKind::Save: return activityColor(Activity::Save);
     }
     return neutralColor(128);
 }

@@ -22,9 +22,9 @@ inline constexpr std::size_t kColorFamilyCount = 3;
 // What a rank is busy with: the timeline's compute phases and collectives, plus the
 // tensor-parallel all-reduce of a layer's partial outputs.
 enum class Activity : std::uint8_t {
-    Forward, Backward, Recompute, Optimizer, AllGather, ReduceScatter, AllReduce, Broadcast, TpAllReduce,
+    Forward, Backward, Recompute, Optimizer, AllGather, ReduceScatter, AllReduce, Broadcast, TpAllReduce, Save,
 };
-inline constexpr std::size_t kActivityCount = 9;
+inline constexpr std::size_t kActivityCount = 10;
 
 // Memory family.
 QColor categoryColor(Category c);

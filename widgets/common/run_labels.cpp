@@ -12,6 +12,7 @@ QString phaseLabel(Phase p) {
     case Phase::Backward: return QCoreApplication::translate("RunLabels", "backward");
     case Phase::Optimizer: return QCoreApplication::translate("RunLabels", "optimizer");
     case Phase::Recompute: return QCoreApplication::translate("RunLabels", "recompute");
+    case Phase::Save: return QCoreApplication::translate("RunLabels", "checkpoint save");
     }
     return {};
 }
@@ -34,6 +35,7 @@ QString spanKindLabel(replay::SpanKind k) {
     case replay::SpanKind::Backward: return phaseLabel(Phase::Backward);
     case replay::SpanKind::Recompute: return phaseLabel(Phase::Recompute);
     case replay::SpanKind::Optimizer: return phaseLabel(Phase::Optimizer);
+    case replay::SpanKind::Save: return phaseLabel(Phase::Save);
     case replay::SpanKind::AllGather: return collectiveLabel(CollectiveOp::AllGather);
     case replay::SpanKind::ReduceScatter: return collectiveLabel(CollectiveOp::ReduceScatter);
     case replay::SpanKind::AllReduce: return collectiveLabel(CollectiveOp::AllReduce);

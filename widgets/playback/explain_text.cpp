@@ -149,11 +149,14 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, con
             if (replicated(info)) return tr("Rank %1 updates all parameters with AdamW, as every other rank does.").arg(rank);
             return tr("Rank %1 updates only its shard of the parameters with AdamW: its optimizer state covers 1/%2 of the model.")
                 .arg(rank).arg(info.worldSize);
+        case Phase::Save:
+            return tr("Rank %1 writes its part of the checkpoint: only the elements it owns (replicated state split over its holders), no padding.").arg(rank);
         case Phase::None: return tr("Rank %1 starts computing.").arg(rank);
         }
         break;
     case EventKind::ComputeEnd:
         if (e.phase == Phase::Optimizer) return tr("Rank %1 finishes the optimizer step.").arg(rank);
+        if (e.phase == Phase::Save) return tr("Rank %1 has written and synced its checkpoint file (%2).").arg(rank, bytes(e.bytes));
         return tr("Rank %1 finishes %2's %3.").arg(rank, unit, phaseLabel(e.phase));
     }
     return tr("Rank %1: %2.").arg(rank, QString::fromUtf8(eventKindName(e.kind).data(), static_cast<qsizetype>(eventKindName(e.kind).size())));

@@ -160,6 +160,9 @@ QString describe(const runconfig::Problem& p) {
             .arg(QString::fromStdString(p.text));
     case Code::OffloadNeedsBf16: return tr("offload needs bf16 mixed precision (fp32 master weights on the host)");
     case Code::OffloadTierNotBuilt: return tr("the NVMe tier is not available in this build");
+    case Code::CheckpointUnsupported: return tr("checkpoints of a run with %1 are not supported").arg(QString::fromStdString(p.text));
+    case Code::NeedsFlag:
+        return tr("%1 needs %2").arg(QString::fromStdString(std::string(runconfig::flagName(p.field))), QString::fromStdString(p.text));
     }
     return QString::fromStdString(p.text);
 }

@@ -207,7 +207,7 @@ QString boxLabel(const TimelineScene& s, const replay::TimelineSpan& span) {
                                           : TimelinePainter::tr("unit %1").arg(span.unit);
     if (replay::isCollective(span.kind)) return unit.isEmpty() ? spanKindLabel(span.kind)
                                                        : spanKindLabel(span.kind) + QLatin1Char(' ') + unit;
-    if (span.kind == replay::SpanKind::Optimizer) return spanKindLabel(span.kind);
+    if (span.kind == replay::SpanKind::Optimizer || span.kind == replay::SpanKind::Save) return spanKindLabel(span.kind);
     return unit;
 }
 
@@ -253,7 +253,8 @@ void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal) {
     const int y = g.legend.top() + 3;
     for (std::size_t k = 0; k < replay::kSpanKindCount; ++k) {
         const auto kind = static_cast<replay::SpanKind>(k);
-        if (kind == replay::SpanKind::Broadcast) continue; // rare; its tooltip names it
+        // Rare (broadcast) or only in runs that save (checkpoint): their boxes and tooltips name them.
+        if (kind == replay::SpanKind::Broadcast || kind == replay::SpanKind::Save) continue;
         const QString text = spanKindLabel(kind);
         p.fillRect(QRect(x, y + 2, 12, 10), spanKindColor(kind));
         p.setPen(pal.color(QPalette::WindowText));

@@ -1,0 +1,83 @@
+#include "checkpoint/fs_util.h"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/user_files.h"
+
+namespace shardscope::checkpoint::detail {
+
+void ioFail(const std::string& path, const std::string& what, int err) {
+    throw Error(ErrorKind::Io, "cannot " + what + " '" + path + "': " + ioErrorText(err));
+}
+
+void writeAll(int fd, const void* data, std::size_t bytes, const std::string& path) {
+    const auto* p = static_cast<const char*>(data);
+    while (bytes > 0) {
+        const ::ssize_t n = ::write(fd, p, bytes);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            ioFail(path, "write", errno);
+        }
+        p += n;
+        bytes -= static_cast<std::size_t>(n);
+    }
+}
+
+void fsyncPath(const std::string& path, bool directory) {
+    const int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
+    if (fd < 0) ioFail(path, "open", errno);
+    if (::fsync(fd) != 0) {
+        const int err = errno;
+        ::close(fd);
+        ioFail(path, "sync", err);
+    }
+    ::close(fd);
+}
+
+void writeNewFile(const std::string& path, std::string_view text) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) ioFail(path, "create", errno);
+    try {
+        writeAll(fd, text.data(), text.size(), path);
+        if (::fsync(fd) != 0) ioFail(path, "sync", errno);
+    } catch (...) {
+        ::close(fd);
+        ::unlink(path.c_str());
+        throw;
+    }
+    if (::close(fd) != 0) ioFail(path, "close", errno);
+}
+
+void readAt(int fd, void* out, std::size_t bytes, std::uint64_t offset, const std::string& path) {
+    auto* p = static_cast<char*>(out);
+    while (bytes > 0) {
+        const ::ssize_t n = ::pread(fd, p, bytes, static_cast<::off_t>(offset));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            ioFail(path, "read", errno);
+        }
+        if (n == 0) throw Error(ErrorKind::Format, "'" + path + "' is truncated (ends before byte " + std::to_string(offset + bytes) + ")");
+        p += n;
+        bytes -= static_cast<std::size_t>(n);
+        offset += static_cast<std::uint64_t>(n);
+    }
+}
+
+std::string readSmallFile(const std::string& path, std::uint64_t maxBytes) {
+    const auto [fd, size] = openInputFile(path, "checkpoint", 0, maxBytes);
+    std::string text(static_cast<std::size_t>(size), '\0');
+    try {
+        readAt(fd, text.data(), text.size(), 0, path);
+    } catch (...) {
+        ::close(fd);
+        throw;
+    }
+    ::close(fd);
+    return text;
+}
+
+} // namespace shardscope::checkpoint::detail

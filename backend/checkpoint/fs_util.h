@@ -1,0 +1,19 @@
+#pragma once
+// POSIX helpers of the checkpoint store: whole writes, fsync of files and folders, errors as
+// one line naming the path. Private to backend/checkpoint.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace shardscope::checkpoint::detail {
+
+[[noreturn]] void ioFail(const std::string& path, const std::string& what, int err);
+void writeAll(int fd, const void* data, std::size_t bytes, const std::string& path);
+void fsyncPath(const std::string& path, bool directory);
+// Creates `path` with `text`, fsynced (O_EXCL: never over an existing file).
+void writeNewFile(const std::string& path, std::string_view text);
+// Reads a small regular file whole (at most `maxBytes`).
+std::string readSmallFile(const std::string& path, std::uint64_t maxBytes);
+void readAt(int fd, void* out, std::size_t bytes, std::uint64_t offset, const std::string& path);
+
+} // namespace shardscope::checkpoint::detail

@@ -1,0 +1,107 @@
+// Saving: a rank's data file, the commit, temporaries.
+#include "checkpoint/store.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <fcntl.h>
+#include <filesystem>
+#include <random>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint/fs_util.h"
+#include "checkpoint/sha256.h"
+#include "core/error.h"
+
+namespace shardscope::checkpoint {
+
+using namespace detail;
+namespace fs = std::filesystem;
+
+std::string tempDirName(std::int64_t step, const std::string& id) { return stepDirName(step) + ".tmp-" + id; }
+
+std::string newSaveId() {
+    std::random_device rd;
+    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%d-%08x", static_cast<int>(::getpid()),
+                  static_cast<unsigned>(rd() ^ static_cast<unsigned>(now)));
+    return buf;
+}
+
+void createTemp(const std::string& root, const std::string& tempName) {
+    std::error_code ec;
+    fs::create_directories(root, ec);
+    if (ec) ioFail(root, "create the folder", ec.value());
+    if (!fs::is_directory(root, ec)) throw Error(ErrorKind::Io, "checkpoint folder '" + root + "' is not a folder");
+    const std::string dir = root + "/" + tempName;
+    if (::mkdir(dir.c_str(), 0755) != 0) ioFail(dir, "create the folder", errno);
+}
+
+DataFile writeRankFile(const std::string& root, const std::string& tempName, int rank,
+                       std::span<const SliceData> slices) {
+    DataFile f;
+    f.name = dataFileName(rank);
+    f.rank = rank;
+    const std::string path = root + "/" + tempName + "/" + f.name;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) ioFail(path, "create", errno);
+    try {
+        Sha256 whole;
+        for (const SliceData& s : slices) {
+            if (s.span.elements() == 0) continue;
+            Sha256 part;
+            for (const float* block : {s.master, s.m, s.v}) {
+                const std::size_t bytes = s.span.elements() * sizeof(float);
+                writeAll(fd, block, bytes, path);
+                whole.update(block, bytes);
+                part.update(block, bytes);
+            }
+            Range r{s.span.unit, s.span.begin, s.span.end, part.hex()};
+            f.bytes += r.bytes();
+            f.ranges.push_back(std::move(r));
+        }
+        f.sha256 = whole.hex();
+        if (::fsync(fd) != 0) ioFail(path, "sync", errno);
+    } catch (...) {
+        ::close(fd);
+        throw;
+    }
+    if (::close(fd) != 0) ioFail(path, "close", errno);
+    return f;
+}
+
+std::string commit(const std::string& root, const std::string& tempName, const Metadata& m) {
+    const std::string temp = root + "/" + tempName;
+    writeNewFile(temp + "/metadata.json", toJson(m));
+    fsyncPath(temp, true);
+    const std::string name = stepDirName(m.step);
+    const std::string dir = root + "/" + name;
+    if (::rename(temp.c_str(), dir.c_str()) != 0) {
+        if (errno != ENOTEMPTY && errno != EEXIST) ioFail(dir, "rename '" + temp + "' to", errno);
+        // The same step saved again (a conversion into its own folder): swap atomically, so
+        // step-K is complete at every instant, then drop the old one.
+        if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0)
+            ioFail(dir, "replace", errno);
+        std::error_code ec;
+        fs::remove_all(temp, ec);
+    }
+    fsyncPath(root, true);
+    const std::string latestTemp = root + "/latest." + tempName;
+    writeNewFile(latestTemp, name + "\n");
+    if (::rename(latestTemp.c_str(), (root + "/latest").c_str()) != 0) {
+        const int err = errno;
+        ::unlink(latestTemp.c_str());
+        ioFail(root + "/latest", "replace", err);
+    }
+    fsyncPath(root, true);
+    return dir;
+}
+
+void discardTemp(const std::string& root, const std::string& tempName) {
+    std::error_code ec;
+    fs::remove_all(root + "/" + tempName, ec);
+}
+
+} // namespace shardscope::checkpoint

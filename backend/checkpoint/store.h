@@ -1,0 +1,100 @@
+#pragma once
+// Checkpoint files on disk: a rank's data file, the commit (metadata, rename, `latest`), the
+// opening of DIR or DIR/step-K, the resharding load, verification and the listing `inspect`
+// shows. No engine and no communicator here: the training glue (train/checkpointing.h) calls
+// these per rank and agrees on success over its communicator.
+//
+// Crash safety: a step is written into DIR/step-K.tmp-<id>/ (every file fsynced), metadata.json
+// is written last, the folder is renamed to step-K and DIR fsynced, then `latest` is replaced
+// by rename of an fsynced temporary. At any instant DIR/latest names a complete step (or does
+// not exist yet), and a complete step never changes. Leftover temporaries are ignored by
+// loading and listed by inspect.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "checkpoint/format.h"
+#include "checkpoint/reshard.h"
+
+namespace shardscope::checkpoint {
+
+// A rank's state for one unit in host memory: element i of the unit is master[i − begin], ….
+struct SliceData {
+    Span span;
+    const float* master = nullptr;
+    const float* m = nullptr;
+    const float* v = nullptr;
+};
+struct SliceTarget {
+    Span span;
+    float* master = nullptr;
+    float* m = nullptr;
+    float* v = nullptr;
+};
+
+std::string tempDirName(std::int64_t step, const std::string& id); // "step-K.tmp-<id>"
+// A fresh id for one save (pid, time and randomness): unique among concurrent savers.
+std::string newSaveId();
+
+// Rank 0, before the ranks write: creates DIR (and its parents) and DIR/<tempName>.
+void createTemp(const std::string& root, const std::string& tempName);
+// Writes and fsyncs DIR/<tempName>/rank-RRRRR.bin holding `slices` (empty spans skipped).
+// Error(Io) naming the file and the cause (e.g. "no space left on device").
+DataFile writeRankFile(const std::string& root, const std::string& tempName, int rank,
+                       std::span<const SliceData> slices);
+// Rank 0, after every rank wrote: metadata.json, fsync, rename to step-K, fsync DIR, `latest`.
+// Returns the step folder's path.
+std::string commit(const std::string& root, const std::string& tempName, const Metadata& m);
+// Removes a temporary folder of a failed save (best effort).
+void discardTemp(const std::string& root, const std::string& tempName);
+
+struct Opened {
+    std::string root; // DIR
+    std::string dir;  // DIR/step-K
+    Metadata meta;
+};
+// `path` is DIR (its `latest`) or DIR/step-K. Error(Format) / Error(Io): one line naming the
+// file and what is wrong (not a checkpoint, unreadable, malformed metadata).
+Opened openCheckpoint(const std::string& path);
+
+struct LoadStats {
+    std::uint64_t bytesNeeded = 0; // the plan's bytes (master + m + v of the targets)
+    std::uint64_t bytesRead = 0;   // whole ranges read (each range's checksum covers all of it)
+    std::size_t filesTouched = 0;
+};
+// Fills every target from the files the plan names, reading only the ranges that overlap
+// (pread) and checking each range's sha256 and each touched file's size. Error(Format) naming
+// the file on a mismatch; targets may then hold partial data (the caller discards them).
+LoadStats load(const Opened& c, std::span<const SliceTarget> targets);
+
+struct FileCheck {
+    std::string name;
+    std::uint64_t bytes = 0; // as found (0 when missing)
+    enum class State { Ok, Missing, WrongSize, BadChecksum, Unreadable } state = State::Ok;
+    std::string problem;     // one phrase, empty when Ok
+};
+// Re-hashes every data file of the step (whole file and every range).
+std::vector<FileCheck> verifyFiles(const Opened& c);
+
+struct StepEntry {
+    std::string name;                  // "step-K"
+    std::optional<Metadata> meta;      // empty when its metadata is unreadable
+    std::string problem;               // why not
+};
+struct Listing {
+    std::string root;
+    std::string latest;                // what DIR/latest names ("" when absent)
+    std::vector<StepEntry> steps;      // ordered by step
+    std::vector<std::string> temps;    // leftovers of interrupted saves
+};
+// Error(Io) when DIR cannot be listed; Error(Format) when it holds no step, temp or `latest`.
+Listing listCheckpoints(const std::string& root);
+
+// The consolidated fp32 weights (and with `optimizer` the Adam moments as <name>.exp_avg and
+// <name>.exp_avg_sq) under the parameters' names and shapes, in the safetensors format.
+// Written through core/user_files.h's OutputFile (atomic). Returns the bytes written.
+std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool optimizer, const std::string& flag);
+
+} // namespace shardscope::checkpoint

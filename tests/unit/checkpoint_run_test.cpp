@@ -1,0 +1,217 @@
+// Checkpoints through the real programs (shardscope-cli run with --shared-device rank threads):
+// (a) save and resume at the same world size is bitwise an uninterrupted run, for every
+// strategy; (b) the consolidated fp32 state (master, m, v) after loading at another world size
+// and strategy is the saved one bit for bit; (c) what a run resumed at M ≠ N continues as; bad
+// input and a failing save (exit 2, nothing overwritten, `latest` intact).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "checkpoint_cli.h"
+#include "core/event.h"
+#include "protocol/protocol.h"
+#include "replay/stream_assembler.h"
+
+namespace {
+
+using namespace shardscope_test;
+namespace fs = std::filesystem;
+
+// (a) for every strategy: 2 steps, save, resume for 2 more = 4 uninterrupted steps, bitwise
+// (losses and the final weights' digest).
+class checkpointSameWorld : public checkpointRun, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(checkpointSameWorld, ResumeIsBitwiseTheUninterruptedRun) {
+    const std::string s = GetParam();
+    // Every strategy equals DDP bitwise in deterministic mode; HYBRID_SHARD reduces in two
+    // levels (shard group, then replicas), so it is its own reference (on 4 ranks).
+    const int ranks = s == "fsdp_hybrid" ? 4 : 2;
+    const nlohmann::json ref = run(ranks == 2 ? "ddp" : s, ranks, 4, "");
+    const std::string ck = path("a");
+    const nlohmann::json first = run(s, ranks, 2, "--save " + ck);
+    const nlohmann::json second = run(s, ranks, 2, "--resume " + ck);
+    ASSERT_EQ(second["losses"].size(), 2u);
+    EXPECT_EQ(first["losses"][0], ref["losses"][0]);
+    EXPECT_EQ(first["losses"][1], ref["losses"][1]);
+    EXPECT_EQ(second["losses"][0], ref["losses"][2]);
+    EXPECT_EQ(second["losses"][1], ref["losses"][3]);
+    EXPECT_EQ(second["param_digest"], ref["param_digest"]);
+    EXPECT_EQ(second["resumed_from"]["step"], 2);
+    EXPECT_EQ(second["resumed_from"]["world_size"], ranks);
+    EXPECT_EQ(second["resumed_from"]["strategy"], s);
+    ASSERT_EQ(first["saves"].size(), 1u);
+    EXPECT_GT(first["saves"][0]["seconds"].get<double>(), 0.0);
+    EXPECT_EQ(first["saves"][0]["bytes"], 71900u * 12); // no byte twice, no padding
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryStrategy, checkpointSameWorld,
+                         ::testing::Values("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op", "fsdp_hybrid"));
+
+// (b) through the engine, a few pairs (checkpoint_sweep_test: every pair, label long).
+class checkpointReshardPairs : public checkpointReshard, public ::testing::WithParamInterface<Pair> {};
+
+TEST_P(checkpointReshardPairs, ConsolidatedStateSurvivesTheChange) { check(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(WorldSizesAndStrategies, checkpointReshardPairs,
+                         ::testing::Values(Pair{"zero3", 3, "fsdp", 2}, Pair{"ddp", 2, "zero1", 5},
+                                           Pair{"zero2", 5, "ddp", 8}, Pair{"fsdp", 1, "zero3", 3},
+                                           Pair{"zero3", 8, "fsdp_grad_op", 1}, Pair{"fsdp_hybrid", 4, "zero2", 3}));
+
+// (c) A run resumed at M ≠ N continues as an M-rank run from the saved state: bitwise equal
+// for every strategy at M (they all compute DDP's math), and — with the same global batch
+// (micro-batch × ranks) — the uninterrupted N-rank run within fp32 rounding (the gradient
+// sums group the same sequences differently, so not bitwise).
+TEST_F(checkpointRun, ResumedAtAnotherWorldSizeContinuesAsThatWorld) {
+    const nlohmann::json full = run("zero3", 2, 4, "--micro-batch 2");
+    const std::string ck = path("c");
+    run("zero3", 2, 2, "--micro-batch 2 --save " + ck);
+    const nlohmann::json asDdp = run("ddp", 4, 2, "--micro-batch 1 --resume " + ck);
+    const nlohmann::json asFsdp = run("fsdp", 4, 2, "--micro-batch 1 --resume " + ck);
+    const nlohmann::json asZero1 = run("zero1", 4, 2, "--micro-batch 1 --resume " + ck);
+    EXPECT_EQ(asFsdp["losses"], asDdp["losses"]);
+    EXPECT_EQ(asZero1["losses"], asDdp["losses"]);
+    EXPECT_EQ(asFsdp["param_digest"], asDdp["param_digest"]);
+    EXPECT_EQ(asZero1["param_digest"], asDdp["param_digest"]);
+    for (int i = 0; i < 2; ++i) {
+        const double a = asDdp["losses"][static_cast<std::size_t>(i)].get<double>();
+        const double b = full["losses"][static_cast<std::size_t>(i + 2)].get<double>();
+        EXPECT_NEAR(a, b, 1e-5 * std::abs(b)) << i;
+    }
+}
+
+TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
+    const std::string ck = path("bad");
+    run("zero3", 3, 1, "--save " + ck);
+    const std::string rank1 = ck + "/step-1/rank-00001.bin";
+    auto resume = [&](const std::string& what) {
+        return cli("run --model tiny --shared-device --ranks 2 --strategy zero3 --steps 1 --no-events --resume " + what);
+    };
+    {   // a flipped byte
+        std::fstream f(rank1, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekg(1000);
+        char c = 0;
+        f.read(&c, 1);
+        c = static_cast<char>(c ^ 1);
+        f.seekp(1000);
+        f.write(&c, 1);
+    }
+    Result r = resume(ck);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("rank-00001.bin': checksum mismatch"), std::string::npos) << r.err;
+    r = cli("checkpoint verify " + ck);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("rank-00001.bin': checksum mismatch"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    fs::resize_file(rank1, 100);
+    r = cli("checkpoint verify " + ck);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("100 bytes, the metadata says"), std::string::npos) << r.err;
+    fs::remove(rank1);
+    r = resume(ck);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("rank-00001.bin': missing"), std::string::npos) << r.err;
+    // Another model: refused before anything starts.
+    run("zero3", 2, 1, "--save " + path("other"));
+    r = cli("run --model small --ranks 1 --strategy ddp --steps 1 --resume " + path("other"));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("holds another model"), std::string::npos) << r.err;
+    // Not a checkpoint.
+    fs::create_directories(path("empty"));
+    r = resume(path("empty"));
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("is not a checkpoint"), std::string::npos) << r.err;
+    r = cli("checkpoint inspect " + path("empty"));
+    EXPECT_EQ(r.code, 2);
+    // Flags.
+    r = cli("run --model tiny --ranks 1 --strategy ddp --steps 1 --save-every 2");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("--save-every needs --save"), std::string::npos) << r.err;
+    r = cli("run --model tiny --ranks 1 --strategy ddp --steps 0 --resume " + path("other"));
+    EXPECT_EQ(r.code, 2);
+}
+
+// The recording shows every rank's save as a span (phase save, the file's bytes on its end)
+// inside the step it follows, and the run's steps stay whole (none cut short by a save).
+TEST_F(checkpointRun, SavesAreSpansInTheRecording) {
+    const std::string trace = path("run.sstrace");
+    const Result r = cli("run --model tiny --shared-device --ranks 2 --strategy zero3 --steps 3 --save " + path("rec") +
+                         " --save-every 2 --trace " + trace);
+    ASSERT_EQ(r.code, 0) << r.err;
+    shardscope::protocol::StreamDecoder decoder;
+    decoder.feed(slurp(trace));
+    shardscope::replay::StreamAssembler assembler;
+    while (auto record = decoder.next()) assembler.consume(std::move(*record));
+    const auto out = assembler.take();
+    ASSERT_TRUE(out.ended);
+    ASSERT_EQ(out.steps.size(), 3u);
+    std::vector<std::vector<std::uint64_t>> saved(3); // per step: bytes of each rank's save span
+    for (const auto& step : out.steps) {
+        EXPECT_TRUE(step->complete);
+        for (const shardscope::Event& e : step->events)
+            if (e.phase == shardscope::Phase::Save && e.kind == shardscope::EventKind::ComputeEnd) saved[static_cast<std::size_t>(step->step)].push_back(e.bytes);
+    }
+    // Saves after step 2 (--save-every 2) and after the last step (3): two ranks each.
+    EXPECT_TRUE(saved[0].empty());
+    ASSERT_EQ(saved[1].size(), 2u);
+    ASSERT_EQ(saved[2].size(), 2u);
+    EXPECT_EQ(saved[1][0] + saved[1][1], 71900u * 12);
+    EXPECT_EQ(saved[2][0] + saved[2][1], 71900u * 12);
+}
+
+// The export loads with Python's `safetensors` where it is installed (SHARDSCOPE_TEST_PYTHON
+// names the interpreter; python3 by default): every tensor, its shape and its bytes.
+TEST_F(checkpointRun, ExportLoadsWithPythonSafetensors) {
+    const char* env = std::getenv("SHARDSCOPE_TEST_PYTHON");
+    const std::string python = env ? env : "python3";
+    if (std::system((python + " -c 'import safetensors.numpy, numpy' 2>/dev/null").c_str()) != 0)
+        GTEST_SKIP() << python << " has no safetensors/numpy";
+    run("zero3", 3, 1, "--save " + path("py"));
+    const std::string out = path("py.safetensors");
+    ASSERT_EQ(cli("checkpoint export " + path("py") + " --out " + out + " --optimizer").code, 0);
+    const std::string script = path("check.py");
+    std::ofstream(script) << "import sys\nfrom safetensors.numpy import load_file\n"
+                             "t = load_file(sys.argv[1])\n"
+                             "w = {k: v for k, v in t.items() if not k.endswith(('.exp_avg', '.exp_avg_sq'))}\n"
+                             "print(len(t), sum(v.size for v in w.values()), t['block0.attn.qkv.weight'].shape,"
+                             " str(t['head.ln_f.bias'].dtype))\n";
+    const std::string said = path("py.out");
+    ASSERT_EQ(std::system((python + " " + script + " " + out + " >" + said).c_str()), 0);
+    EXPECT_EQ(slurp(said), "87 71900 (50, 150) float32\n");
+}
+
+// A save that fails on a full disk (a 1200 KiB tmpfs in a private mount namespace: room for
+// one checkpoint of tiny, 863 KiB, not two) says so in one line; the previous checkpoint and
+// `latest` stay intact and loadable. Skipped where mounting is not allowed.
+TEST_F(checkpointRun, ASaveOnAFullDiskKeepsThePreviousCheckpoint) {
+    if (std::system("unshare -m sh -c 'mkdir -p /tmp/.ss-probe && mount -t tmpfs -o size=64k none /tmp/.ss-probe' 2>/dev/null") != 0)
+        GTEST_SKIP() << "no tmpfs mount here (needs root and mount namespaces)";
+    const std::string disk = path("disk"), copy = path("copy");
+    fs::create_directories(disk);
+    const std::string bin = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli";
+    const std::string ck = disk + "/ck";
+    const std::string common = " --model tiny --shared-device --ranks 2 --strategy zero3 --steps 1 --no-events ";
+    const std::string script = "mount -t tmpfs -o size=1200k none " + disk + " && " + bin + " run" + common + "--save " + ck +
+                               " >/dev/null && (" + bin + " run" + common + "--resume " + ck + " --save " + ck + " 2>" +
+                               path("second.err") + " >/dev/null; echo $? >" + path("second.rc") + "); cp -a " + ck + " " + copy;
+    ASSERT_EQ(std::system(("unshare -m sh -c '" + script + "'").c_str()), 0);
+    const std::string err = slurp(path("second.err"));
+    EXPECT_EQ(slurp(path("second.rc")), "1\n") << err;
+    EXPECT_NE(err.find("--save: rank"), std::string::npos) << err;
+    EXPECT_NE(err.find("no space left on device"), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_EQ(slurp(copy + "/latest"), "step-1\n");
+    EXPECT_FALSE(fs::exists(copy + "/step-2"));
+    for (const auto& e : fs::directory_iterator(copy))
+        EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path(); // the failed save cleaned up
+    const Result v = cli("checkpoint verify " + copy);
+    EXPECT_EQ(v.code, 0) << v.err;
+}
+
+} // namespace

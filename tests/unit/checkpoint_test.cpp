@@ -1,0 +1,384 @@
+// The checkpoint library without the engine: sha256 against the FIPS vectors, the metadata
+// codec (round trip, every refusal), the resharding plan for every pair of world sizes and
+// strategies on a model whose units no world size divides, and the faults a loader must name.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/format.h"
+#include "checkpoint/reshard.h"
+#include "checkpoint/sha256.h"
+#include "checkpoint/store.h"
+#include "core/error.h"
+#include "plan/policy.h"
+#include "plan/strategy.h"
+#include "plan/units.h"
+
+namespace shardscope::checkpoint {
+namespace {
+
+namespace fs = std::filesystem;
+using plan::Strategy;
+
+// d = 7, vocab 17, context 14: units of 217, 679, 679 and 133 elements, divisible by none of
+// 2, 3, 4, 5, 8 — every world size pads every unit.
+plan::GptShape oddShape() { return {2, 7, 7, 17, 14}; }
+
+TEST(checkpointSha256, MatchesTheFipsVectors) {
+    EXPECT_EQ(sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    Sha256 million; // one million 'a', fed in uneven pieces across block boundaries
+    const std::string piece(997, 'a');
+    std::size_t left = 1000000;
+    while (left > 0) {
+        const std::size_t n = std::min(left, piece.size());
+        million.update(piece.data(), n);
+        left -= n;
+    }
+    EXPECT_EQ(million.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(checkpointSha256, TheAcceleratedPathEqualsThePortableOne) {
+    std::string bytes(1 << 20, '\0');
+    std::uint32_t x = 12345;
+    for (char& c : bytes) {
+        x = x * 1664525u + 1013904223u;
+        c = static_cast<char>(x >> 24);
+    }
+    for (std::size_t n : {std::size_t{0}, std::size_t{55}, std::size_t{56}, std::size_t{64}, std::size_t{1000},
+                          std::size_t{65537}, bytes.size()}) {
+        Sha256 fast, slow(true);
+        fast.update(bytes.data(), n);
+        slow.update(bytes.data(), n);
+        EXPECT_EQ(fast.hex(), slow.hex()) << n;
+    }
+    if (!sha256Accelerated()) GTEST_SKIP() << "no SHA extensions on this CPU: only the portable path ran";
+}
+
+struct Truth { // the consolidated state every save starts from
+    std::vector<std::vector<float>> master, m, v;
+};
+
+Truth truthFor(const Metadata& meta) {
+    Truth t;
+    for (std::size_t u = 0; u < meta.units.size(); ++u) {
+        const std::uint64_t n = meta.units[u].elements;
+        t.master.emplace_back(n);
+        t.m.emplace_back(n);
+        t.v.emplace_back(n);
+        for (std::uint64_t i = 0; i < n; ++i) {
+            t.master[u][i] = static_cast<float>(u * 1000 + i) * 0.001f + 0.5f;
+            t.m[u][i] = -static_cast<float>(i) * 1e-4f - static_cast<float>(u);
+            t.v[u][i] = static_cast<float>(i * i) * 1e-7f + 1e-9f;
+        }
+    }
+    return t;
+}
+
+plan::Policy policyOf(Strategy s, int world) {
+    plan::Knobs k;
+    if (s == Strategy::FsdpHybridShard) k.hybridGroupSize = world % 2 == 0 ? 2 : 1;
+    return plan::policyFor(s, k);
+}
+
+Metadata baseMeta(Strategy s, int world) {
+    Metadata m;
+    const plan::Policy p = policyOf(s, world);
+    describeModel(m, oddShape(), static_cast<std::uint64_t>(p.shardCount(world)));
+    m.strategy = std::string(plan::strategyName(s));
+    m.worldSize = world;
+    m.hybridGroup = p.hybrid ? p.hybridGroup : 0;
+    m.precision = "bf16";
+    m.step = 3;
+    m.dataPosition = 3;
+    m.seed = 5;
+    m.microBatch = 2;
+    m.optimizer = {1e-3, 0.9, 0.95, 1e-8, 0.1, 1.0, 3};
+    return m;
+}
+
+// Saves `truth` as world `world` under strategy `s` would (each rank its replica part of its
+// owned shard) into a fresh DIR; returns the step folder.
+std::string saveAs(const std::string& root, Strategy s, int world, const Truth& truth) {
+    Metadata m = baseMeta(s, world);
+    const plan::Policy policy = policyOf(s, world);
+    const std::string temp = tempDirName(m.step, newSaveId());
+    createTemp(root, temp);
+    for (int r = 0; r < world; ++r) {
+        const Placement p = placementOf(policy, world, r);
+        std::vector<SliceData> slices;
+        for (std::size_t u = 0; u < m.units.size(); ++u) {
+            const Span own = ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u), m.units[u].elements);
+            const Span part = replicaPart(own, p.copies, p.copyIndex);
+            slices.push_back({part, truth.master[u].data() + part.begin, truth.m[u].data() + part.begin,
+                              truth.v[u].data() + part.begin});
+        }
+        m.files.push_back(writeRankFile(root, temp, r, slices));
+    }
+    return commit(root, temp, m);
+}
+
+class checkpointDir : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/shardscope-ckpt-test-XXXXXX";
+        ASSERT_NE(::mkdtemp(tmpl), nullptr);
+        root_ = tmpl;
+    }
+    void TearDown() override { fs::remove_all(root_); }
+    std::string root_;
+};
+
+TEST_F(checkpointDir, EveryWorldSizeAndStrategyReshardsBitForBit) {
+    const std::vector<int> worlds = {1, 2, 3, 4, 5, 8};
+    const std::vector<Strategy> strategies = {Strategy::Ddp, Strategy::Zero1, Strategy::Zero3,
+                                              Strategy::FsdpHybridShard};
+    Metadata shapeOnly = baseMeta(Strategy::Ddp, 1);
+    const Truth truth = truthFor(shapeOnly);
+    int pairs = 0;
+    for (Strategy from : strategies)
+        for (int n : worlds) {
+            const std::string root = root_ + "/" + std::string(plan::strategyName(from)) + "-" + std::to_string(n);
+            saveAs(root, from, n, truth);
+            const Opened c = openCheckpoint(root);
+            EXPECT_EQ(c.meta.worldSize, n);
+            for (const FileCheck& f : verifyFiles(c)) EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name;
+            for (Strategy to : strategies)
+                for (int mm : worlds) {
+                    const plan::Policy policy = policyOf(to, mm);
+                    Truth loaded;
+                    for (std::size_t u = 0; u < truth.master.size(); ++u) {
+                        const std::size_t sz = truth.master[u].size();
+                        loaded.master.emplace_back(sz, -1.0f);
+                        loaded.m.emplace_back(sz, -1.0f);
+                        loaded.v.emplace_back(sz, -1.0f);
+                    }
+                    std::uint64_t needed = 0;
+                    for (int r = 0; r < mm; ++r) {
+                        const Placement p = placementOf(policy, mm, r);
+                        std::vector<SliceTarget> targets;
+                        std::vector<std::vector<float>> bufs;
+                        bufs.reserve(truth.master.size() * 3);
+                        for (std::size_t u = 0; u < truth.master.size(); ++u) {
+                            const Span own = ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u), truth.master[u].size());
+                            for (int s = 0; s < 3; ++s) bufs.emplace_back(own.elements(), -2.0f);
+                            targets.push_back({own, bufs[bufs.size() - 3].data(), bufs[bufs.size() - 2].data(), bufs.back().data()});
+                        }
+                        needed += load(c, targets).bytesNeeded;
+                        for (const SliceTarget& t : targets) { // consolidate what this rank got
+                            const auto u = static_cast<std::size_t>(t.span.unit);
+                            for (std::uint64_t i = t.span.begin; i < t.span.end; ++i) {
+                                loaded.master[u][i] = t.master[i - t.span.begin];
+                                loaded.m[u][i] = t.m[i - t.span.begin];
+                                loaded.v[u][i] = t.v[i - t.span.begin];
+                            }
+                        }
+                    }
+                    // Bitwise: float == on finite values, and -1 (never loaded) would differ.
+                    ASSERT_EQ(loaded.master, truth.master) << plan::strategyName(from) << " N=" << n << " → " << plan::strategyName(to) << " M=" << mm;
+                    ASSERT_EQ(loaded.m, truth.m);
+                    ASSERT_EQ(loaded.v, truth.v);
+                    // Each rank read exactly its own shard's bytes, no more and no fewer.
+                    std::uint64_t owned = 0;
+                    for (int r = 0; r < mm; ++r)
+                        for (std::size_t u = 0; u < truth.master.size(); ++u)
+                            owned += ownedSpan(placementOf(policy, mm, r), policy.shardOptimizer, static_cast<std::int32_t>(u), truth.master[u].size()).elements();
+                    EXPECT_EQ(needed, owned * kBytesPerElement);
+                    ++pairs;
+                }
+        }
+    EXPECT_EQ(pairs, 4 * 6 * 4 * 6);
+}
+
+TEST_F(checkpointDir, ReplicatedStateIsWrittenOnceByEveryRank) {
+    const Truth truth = truthFor(baseMeta(Strategy::Ddp, 1));
+    saveAs(root_, Strategy::Ddp, 3, truth);
+    const Opened c = openCheckpoint(root_);
+    std::uint64_t total = 0;
+    for (const DataFile& f : c.meta.files) {
+        EXPECT_GT(f.bytes, 0u) << f.name; // every rank writes
+        total += f.bytes;
+    }
+    EXPECT_EQ(total, c.meta.paramCount * kBytesPerElement); // no byte twice, no padding
+}
+
+TEST_F(checkpointDir, MetadataRoundTripsAndLatestNamesTheNewestStep) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
+    const std::string dir = saveAs(root_, Strategy::Zero3, 5, truth);
+    EXPECT_EQ(dir, root_ + "/step-3");
+    const Opened viaRoot = openCheckpoint(root_);
+    const Opened viaStep = openCheckpoint(dir);
+    EXPECT_EQ(viaRoot.dir, viaStep.dir);
+    EXPECT_EQ(toJson(parseMetadata(toJson(viaRoot.meta), "x")), toJson(viaRoot.meta));
+    // Saving the same step again swaps the folder atomically and leaves no temporary behind.
+    saveAs(root_, Strategy::Zero3, 2, truth);
+    const Listing l = listCheckpoints(root_);
+    EXPECT_EQ(l.latest, "step-3");
+    ASSERT_EQ(l.steps.size(), 1u);
+    EXPECT_EQ(l.steps[0].meta->worldSize, 2);
+    EXPECT_TRUE(l.temps.empty());
+}
+
+std::string firstError(const std::string& path) {
+    try {
+        const Opened c = openCheckpoint(path);
+        const Metadata& m = c.meta;
+        std::vector<std::vector<float>> bufs;
+        std::vector<SliceTarget> targets;
+        for (std::size_t u = 0; u < m.units.size(); ++u) {
+            bufs.emplace_back(m.units[u].elements);
+            targets.push_back({{static_cast<std::int32_t>(u), 0, m.units[u].elements}, bufs.back().data(), nullptr, nullptr});
+        }
+        load(c, targets);
+    } catch (const Error& e) {
+        EXPECT_TRUE(e.isUserInput()) << e.what();
+        return e.what();
+    }
+    return "";
+}
+
+TEST_F(checkpointDir, FaultsAreNamedInOneLine) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
+    const std::string dir = saveAs(root_, Strategy::Zero3, 3, truth);
+    EXPECT_EQ(firstError(root_), "");
+    const std::string f1 = dir + "/rank-00001.bin";
+    {   // a flipped byte
+        std::fstream f(f1, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(100);
+        char c = 0;
+        f.read(&c, 1);
+        c = static_cast<char>(c ^ 0x10);
+        f.seekp(100);
+        f.write(&c, 1);
+    }
+    EXPECT_NE(firstError(root_).find("rank-00001.bin' fails its checksum"), std::string::npos) << firstError(root_);
+    auto checks = verifyFiles(openCheckpoint(root_));
+    EXPECT_EQ(checks[1].state, FileCheck::State::BadChecksum);
+    EXPECT_EQ(checks[0].state, FileCheck::State::Ok);
+    fs::resize_file(f1, 40); // truncated
+    EXPECT_NE(firstError(root_).find("rank-00001.bin' is 40 bytes"), std::string::npos) << firstError(root_);
+    EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].state, FileCheck::State::WrongSize);
+    fs::remove(f1); // missing
+    EXPECT_NE(firstError(root_).find("rank-00001.bin' is missing"), std::string::npos) << firstError(root_);
+    EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].state, FileCheck::State::Missing);
+    // Not a checkpoint at all.
+    EXPECT_NE(firstError(root_ + "/nothing").find("cannot open the checkpoint"), std::string::npos);
+    fs::create_directory(root_ + "/empty");
+    EXPECT_NE(firstError(root_ + "/empty").find("is not a checkpoint"), std::string::npos);
+}
+
+// Edits metadata.json and returns the loader's message.
+std::string withMetadata(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
+    const std::string path = dir + "/metadata.json";
+    std::ifstream in(path);
+    nlohmann::json j = nlohmann::json::parse(in);
+    in.close();
+    edit(j);
+    std::ofstream(path, std::ios::trunc) << j.dump();
+    try {
+        openCheckpoint(dir);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Format) << e.what();
+        return e.what();
+    }
+    return "";
+}
+
+TEST_F(checkpointDir, MetadataOfAnotherShapeVersionOrLayoutIsRefused) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero1, 1));
+    const std::string dir = saveAs(root_, Strategy::Zero1, 4, truth);
+    const std::string good = dir + "/metadata.json";
+    const std::string keep = good + ".keep";
+    fs::copy_file(good, keep);
+    auto restore = [&] { fs::copy_file(keep, good, fs::copy_options::overwrite_existing); };
+    struct Case {
+        std::function<void(nlohmann::json&)> edit;
+        std::string says;
+    };
+    const std::vector<Case> cases = {
+        {[](nlohmann::json& j) { j["version"] = 2; }, "format version 2; this build reads version 1"},
+        {[](nlohmann::json& j) { j["format"] = "something"; }, "is not a ShardScope checkpoint"},
+        {[](nlohmann::json& j) { j["model"]["d_model"] = 14; }, "model says"},
+        {[](nlohmann::json& j) { j["units"][1]["elements"] = 1; }, "unit 1 is 'block0' of 1 elements"},
+        {[](nlohmann::json& j) { j["files"][2]["ranges"][0]["end"] = j["files"][2]["ranges"][0]["end"].get<int>() - 1; }, "bytes; its ranges make"},
+        {[](nlohmann::json& j) { j["files"][3]["rank"] = 2; }, "lists rank 2's file twice"},
+        {[](nlohmann::json& j) { j["files"][1]["name"] = "../../etc/passwd"; }, "should be named 'rank-00001.bin'"},
+        {[](nlohmann::json& j) { j["files"].erase(3); }, "miss elements"},
+        {[](nlohmann::json& j) { j["world_size"] = 100000; }, "world_size is 100000, outside"},
+        {[](nlohmann::json& j) { j["files"][0]["sha256"] = "xyz"; }, "is not a sha256"},
+        {[](nlohmann::json& j) { j["params"][0]["offset"] = 3; }, "does not match the model shape"},
+    };
+    for (const Case& c : cases) {
+        restore();
+        const std::string said = withMetadata(dir, c.edit);
+        EXPECT_NE(said.find(c.says), std::string::npos) << "expected '" << c.says << "' in: " << said;
+        EXPECT_EQ(said.find('\n'), std::string::npos) << said;
+    }
+    restore();
+    std::ofstream(good, std::ios::trunc) << std::string(100000, '[');
+    try {
+        openCheckpoint(dir);
+        ADD_FAILURE() << "deep nesting accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("nested deeper"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(checkpointDir, ASaveThatFailsLeavesThePreviousCheckpointAndLatest) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
+    saveAs(root_, Strategy::Zero3, 2, truth);
+    // An interrupted save: its temporary folder stays, loading ignores it, inspect lists it.
+    Metadata next = baseMeta(Strategy::Zero3, 2);
+    next.step = 4;
+    const std::string temp = tempDirName(4, "dead");
+    createTemp(root_, temp);
+    std::ofstream(root_ + "/" + temp + "/rank-00000.bin") << "partial";
+    const Opened c = openCheckpoint(root_);
+    EXPECT_EQ(c.meta.step, 3);
+    const Listing l = listCheckpoints(root_);
+    EXPECT_EQ(l.latest, "step-3");
+    ASSERT_EQ(l.temps.size(), 1u);
+    EXPECT_EQ(l.temps[0], temp);
+}
+
+TEST_F(checkpointDir, ExportWritesSafetensorsWithoutPadding) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
+    saveAs(root_, Strategy::Zero3, 3, truth);
+    const Opened c = openCheckpoint(root_);
+    const std::string out = root_ + "/model.safetensors";
+    const std::uint64_t bytes = exportSafetensors(c, out, true, "--out");
+    ASSERT_EQ(fs::file_size(out), bytes);
+    std::ifstream in(out, std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::uint64_t len = 0;
+    for (int i = 7; i >= 0; --i) len = (len << 8) | static_cast<unsigned char>(all[static_cast<std::size_t>(i)]);
+    ASSERT_LE(8 + len, all.size());
+    EXPECT_EQ((8 + len) % 8, 0u);
+    const nlohmann::json h = nlohmann::json::parse(all.substr(8, len));
+    const std::string data = all.substr(8 + len);
+    EXPECT_EQ(data.size(), c.meta.paramCount * kBytesPerElement);
+    for (const ParamEntry& p : c.meta.params) {
+        for (int s = 0; s < kStates; ++s) {
+            const std::string name = s == 0 ? p.name : p.name + "." + std::string(kStateNames[static_cast<std::size_t>(s)]);
+            ASSERT_TRUE(h.contains(name)) << name;
+            const auto& e = h[name];
+            EXPECT_EQ(e["dtype"], "F32");
+            const auto b = e["data_offsets"][0].get<std::uint64_t>();
+            const auto en = e["data_offsets"][1].get<std::uint64_t>();
+            ASSERT_EQ(en - b, p.rows * p.cols * 4) << name;
+            const auto& src = s == 0 ? truth.master : s == 1 ? truth.m : truth.v;
+            EXPECT_EQ(std::memcmp(data.data() + b, src[static_cast<std::size_t>(p.unit)].data() + p.offset, en - b), 0) << name;
+        }
+    }
+}
+
+} // namespace
+} // namespace shardscope::checkpoint
