@@ -153,6 +153,26 @@ void requireSchema(const json& j, std::string_view schema) {
     }
 }
 
+// config_import's two lists of {key, <second>} pairs, each bounded like notes.
+ConfigImport readConfigImport(const Reader& r) {
+    ConfigImport out;
+    out.source = r.text("source");
+    auto pairs = [&](const char* list, const char* second) {
+        const json& v = r.at(list);
+        if (!v.is_array() || v.size() > kMaxNotes)
+            throw Bad{r.where(list) + "expected an array of at most " + std::to_string(kMaxNotes) + " entries"};
+        std::vector<std::pair<std::string, std::string>> entries;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            const Reader e(v[i], "config_import." + std::string(list) + "[" + std::to_string(i) + "]");
+            entries.emplace_back(e.text("key"), e.text(second));
+        }
+        return entries;
+    };
+    out.applied = pairs("applied", "setting");
+    out.ignored = pairs("ignored", "why");
+    return out;
+}
+
 RunReport readRun(const json& j, const std::string& path) {
     requireSchema(j, kRunSchema);
     const Reader r(j, path);
@@ -243,6 +263,7 @@ RunReport readRun(const json& j, const std::string& path) {
     out.notes = r.texts("notes");
     out.paramDigest = r.text("param_digest");
     if (r.has("max_abs_delta_vs_ddp")) out.maxAbsDeltaVsDdp = r.real("max_abs_delta_vs_ddp");
+    if (r.has("config_import")) out.configImport = readConfigImport(r.object("config_import"));
     return out;
 }
 
@@ -360,6 +381,12 @@ json toJson(const RunReport& r) {
                 {"notes", r.notes},
                 {"param_digest", r.paramDigest}};
     if (r.maxAbsDeltaVsDdp) out["max_abs_delta_vs_ddp"] = *r.maxAbsDeltaVsDdp;
+    if (r.configImport) {
+        json applied = json::array(), ignored = json::array();
+        for (const auto& [key, setting] : r.configImport->applied) applied.push_back({{"key", key}, {"setting", setting}});
+        for (const auto& [key, why] : r.configImport->ignored) ignored.push_back({{"key", key}, {"why", why}});
+        out["config_import"] = {{"source", r.configImport->source}, {"applied", applied}, {"ignored", ignored}};
+    }
     return out;
 }
 

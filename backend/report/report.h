@@ -113,6 +113,15 @@ struct Comparison {
     bool operator==(const Comparison&) const = default;
 };
 
+// A configuration file the run was started from (--ds-config, --accelerate-config): every key
+// either applied (as the setting it became) or ignored (with why). Filled by the CLI.
+struct ConfigImport {
+    std::string source; // the file as given
+    std::vector<std::pair<std::string, std::string>> applied; // key path, setting
+    std::vector<std::pair<std::string, std::string>> ignored; // key path, why
+    bool operator==(const ConfigImport&) const = default;
+};
+
 struct RunReport {
     std::uint64_t paramCount = 0;
     int worldSize = 1;
@@ -137,6 +146,7 @@ struct RunReport {
     std::vector<std::string> notes;
     std::string paramDigest;
     std::optional<double> maxAbsDeltaVsDdp; // compare only
+    std::optional<ConfigImport> configImport; // "config_import" {source, applied [{key, setting}], ignored [{key, why}]}
 
     const RankReport& worstRank() const; // the largest peak: it decides whether a job fits
     std::uint64_t peakMax() const;       // over ranks

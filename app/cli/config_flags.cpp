@@ -1,0 +1,100 @@
+#include "config_flags.h"
+
+#include <cstdio>
+
+#include "config_import/ds_config.h"
+#include "core/error.h"
+#include "plan/shape.h"
+#include "runconfig/presets.h"
+
+namespace shardscope::cli {
+
+namespace {
+
+// Switches of run and compare (a value never follows them).
+const std::set<std::string> kSwitches = {"--checkpointing", "--deterministic", "--no-events", "--no-sync",
+                                         "--shared-device", "--nondeterministic", "--help"};
+
+// Worker flags a configuration may set for a job.
+const std::set<std::string> kJobFlags = {"--strategy", "--precision", "--micro-batch", "--grad-accum", "--lr",
+                                         "--bucket-bytes", "--prefetch", "--max-inflight", "--persistence-threshold",
+                                         "--reshard-after-forward", "--hybrid-group", "--ranks"};
+
+// Offload: once the job takes --offload-optimizer / --offload-params / --nvme-dir, add them to
+// kJobFlags and drop this table.
+const std::map<std::string, std::string> kNotInThisBuild = {
+    {"--offload-optimizer", "offload tiers not in this build"},
+    {"--offload-params", "offload tiers not in this build"},
+    {"--nvme-dir", "offload tiers not in this build"}};
+
+} // namespace
+
+std::optional<std::pair<std::string, std::string>> configFileFlag(
+    const std::vector<std::pair<std::string, std::string>>& extras) {
+    std::optional<std::pair<std::string, std::string>> out;
+    for (const auto& [flag, value] : extras) {
+        if (flag != "--ds-config" && flag != "--accelerate-config") continue;
+        if (out) throwInvalid(flag + ": give one of --ds-config and --accelerate-config (an Accelerate file names its DeepSpeed file itself)");
+        if (value.empty()) throwInvalid(flag + " needs a file");
+        out = std::pair{flag, value};
+    }
+    return out;
+}
+
+ConfigImportResult importForJob(const std::pair<std::string, std::string>& file, const std::string& command,
+                                std::span<const std::string> argv, int ranks, std::vector<std::string>& workerArgs) {
+    config_import::Context ctx;
+    ctx.command = command;
+    ctx.given = config_import::givenFlags({argv.begin(), argv.end()}, kSwitches);
+    ctx.worldSize = ranks;
+    const std::string model = ctx.given.count("--model") ? ctx.given.at("--model") : "tiny";
+    if (const runconfig::ModelPreset* preset = runconfig::findPreset(model)) {
+        ctx.hiddenSize = preset->shape.dModel;
+        const std::vector<plan::UnitParams> units = plan::unitParams(preset->shape);
+        if (units.size() > 2) ctx.blockParams = units[1].params;
+        ctx.defaultMicroBatch = preset->microBatch;
+        ctx.defaultLearningRate = preset->learningRate;
+    }
+    ctx.accepted = kJobFlags;
+    ctx.unsupported = kNotInThisBuild;
+    if (command == "compare") {
+        ctx.accepted.erase("--strategy");
+        ctx.unsupported["--strategy"] = "compare runs every strategy in --strategies";
+    }
+    ConfigImportResult out;
+    out.source = file.second;
+    const std::string text = config_import::readConfigFile(file.second, file.first);
+    config_import::Parsed parsed = config_import::parseDsConfig(text, file.second, ctx);
+    out.imported = config_import::finish(parsed, ctx);
+    // --ranks is the launcher's: it comes back to the caller instead of going to the worker.
+    std::vector<std::string>& args = out.imported.args;
+    for (auto it = args.begin(); it != args.end();) {
+        if (*it == "--ranks" && it + 1 != args.end()) {
+            out.ranks = std::stoi(*(it + 1));
+            it = args.erase(it, it + 2);
+        } else {
+            ++it;
+        }
+    }
+    workerArgs.insert(workerArgs.end(), args.begin(), args.end());
+    return out;
+}
+
+void printImport(const ConfigImportResult& result) {
+    std::printf("config %s:\n", result.source.c_str());
+    for (const std::string& line : config_import::describe(result.imported)) std::printf("  %s\n", line.c_str());
+    std::fflush(stdout);
+}
+
+void addToReport(const ConfigImportResult& result, report::RunReport& report) {
+    report::ConfigImport ci;
+    ci.source = result.source;
+    for (const auto& a : result.imported.applied) ci.applied.emplace_back(a.key, a.setting);
+    for (const auto& i : result.imported.ignored) {
+        ci.ignored.emplace_back(i.key, i.why);
+        report.notes.push_back("ignored: " + i.key + " — " + i.why);
+    }
+    report.configImport = std::move(ci);
+}
+
+} // namespace shardscope::cli
