@@ -1,0 +1,200 @@
+// DeepSpeed ds_config.json read into flags: every key applied or listed, "auto" resolved as
+// Hugging Face resolves it, DeepSpeed's batch check, bad values named by key path, flags win.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include "config_import/ds_config.h"
+#include "config_import/import.h"
+#include "core/error.h"
+
+namespace {
+
+using namespace shardscope;
+using namespace shardscope::config_import;
+
+Context runContext() {
+    Context c;
+    c.command = "run";
+    c.worldSize = 2;
+    c.hiddenSize = 64;
+    c.blockParams = 50'000;
+    c.defaultMicroBatch = 4;
+    c.accepted = {"--strategy", "--precision", "--micro-batch", "--grad-accum", "--lr", "--bucket-bytes",
+                  "--prefetch", "--max-inflight", "--persistence-threshold"};
+    c.unsupported = {{"--offload-optimizer", "offload tiers not in this build"},
+                     {"--offload-params", "offload tiers not in this build"},
+                     {"--nvme-dir", "offload tiers not in this build"}};
+    return c;
+}
+
+Imported import(const std::string& text, const Context& c = runContext()) {
+    return finish(parseDsConfig(text, "ds.json", c), c);
+}
+
+std::string errorOf(const std::string& text, const Context& c = runContext()) {
+    try {
+        import(text, c);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+        return e.what();
+    }
+    return "(no error)";
+}
+
+const Applied* applied(const Imported& i, const std::string& key) {
+    const auto it = std::find_if(i.applied.begin(), i.applied.end(), [&](const Applied& a) { return a.key == key; });
+    return it == i.applied.end() ? nullptr : &*it;
+}
+const Ignored* ignored(const Imported& i, const std::string& key) {
+    const auto it = std::find_if(i.ignored.begin(), i.ignored.end(), [&](const Ignored& a) { return a.key == key; });
+    return it == i.ignored.end() ? nullptr : &*it;
+}
+
+// The ds_config Hugging Face's Trainer docs ship for ZeRO-3 (auto values), plus a few extras.
+const char* kHfZero3 = R"({
+  "bf16": {"enabled": true},
+  "optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto", "eps": "auto", "weight_decay": "auto"}},
+  "scheduler": {"type": "WarmupLR", "params": {"warmup_num_steps": "auto"}},
+  "zero_optimization": {
+    "stage": 3,
+    "offload_optimizer": {"device": "cpu", "pin_memory": true},
+    "offload_param": {"device": "none"},
+    "overlap_comm": true,
+    "contiguous_gradients": true,
+    "sub_group_size": 1e9,
+    "reduce_bucket_size": "auto",
+    "stage3_prefetch_bucket_size": "auto",
+    "stage3_param_persistence_threshold": "auto",
+    "stage3_max_live_parameters": 1e9,
+    "stage3_max_reuse_distance": 1e9,
+    "stage3_gather_16bit_weights_on_model_save": true
+  },
+  "gradient_accumulation_steps": "auto",
+  "gradient_clipping": "auto",
+  "steps_per_print": 2000,
+  "train_batch_size": "auto",
+  "train_micro_batch_size_per_gpu": "auto",
+  "wall_clock_breakdown": false
+})";
+
+// Every leaf key path of a JSON object (arrays are leaves).
+void leafPaths(const nlohmann::json& j, const std::string& prefix, std::vector<std::string>& out) {
+    for (const auto& [k, v] : j.items()) {
+        const std::string path = prefix.empty() ? k : prefix + "." + k;
+        if (v.is_object() && !v.empty()) leafPaths(v, path, out);
+        else out.push_back(path);
+    }
+}
+
+TEST(configImportDs, EveryKeyIsAppliedOrListed) {
+    const Imported i = import(kHfZero3);
+    std::vector<std::string> leaves;
+    leafPaths(nlohmann::json::parse(kHfZero3), "", leaves);
+    for (const std::string& key : leaves) {
+        // A block DeepSpeed has no use for (scheduler) is listed as a whole.
+        const bool listed = applied(i, key) || ignored(i, key) || (key.rfind("scheduler.", 0) == 0 && ignored(i, "scheduler"));
+        EXPECT_TRUE(listed) << key;
+    }
+}
+
+TEST(configImportDs, AutoResolvesAsHuggingFaceDoes) {
+    const Imported i = import(kHfZero3);
+    ASSERT_TRUE(applied(i, "zero_optimization.stage"));
+    EXPECT_EQ(applied(i, "zero_optimization.stage")->setting, "--strategy zero3");
+    // reduce_bucket_size auto = hidden² elements; bf16 → 2 bytes each.
+    ASSERT_TRUE(applied(i, "zero_optimization.reduce_bucket_size"));
+    EXPECT_EQ(applied(i, "zero_optimization.reduce_bucket_size")->setting.rfind("--bucket-bytes 8192 (auto: hidden² = 4096", 0), 0u);
+    // persistence auto = 10 × hidden.
+    EXPECT_EQ(applied(i, "zero_optimization.stage3_param_persistence_threshold")->setting.rfind("--persistence-threshold 640", 0), 0u);
+    // prefetch auto = 0.9 × 4096 = 3686 elements: less than one 50,000-parameter block.
+    EXPECT_EQ(applied(i, "zero_optimization.stage3_prefetch_bucket_size")->setting.rfind("--prefetch 0", 0), 0u);
+    // The batch: micro-batch is the preset's, accumulation 1, two ranks.
+    ASSERT_TRUE(ignored(i, "train_batch_size"));
+    EXPECT_NE(ignored(i, "train_batch_size")->why.find("= 8"), std::string::npos);
+    EXPECT_EQ(ignored(i, "zero_optimization.offload_optimizer.device")->why, "offload tiers not in this build");
+    const std::vector<std::string> want = {"--strategy", "zero3", "--precision", "bf16"};
+    EXPECT_TRUE(std::search(i.args.begin(), i.args.end(), want.begin(), want.end()) != i.args.end());
+}
+
+TEST(configImportDs, BatchIsCheckedAsDeepSpeedChecksIt) {
+    // 16 ≠ 2 × 2 × 2: one line naming the key and the value.
+    const std::string e = errorOf(R"({"train_batch_size": 16, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 2})");
+    EXPECT_NE(e.find("train_batch_size = 16"), std::string::npos) << e;
+    EXPECT_NE(e.find("2 × gradient accumulation 2 × world size 2 = 8"), std::string::npos) << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos);
+    // The missing one is derived: 16 / (2 × 2) = 4 steps of accumulation.
+    const Imported i = import(R"({"train_batch_size": 16, "train_micro_batch_size_per_gpu": 2})");
+    ASSERT_TRUE(applied(i, "train_batch_size"));
+    EXPECT_EQ(applied(i, "train_batch_size")->setting.rfind("--grad-accum 4", 0), 0u);
+    // Not divisible.
+    EXPECT_NE(errorOf(R"({"train_batch_size": 15, "train_micro_batch_size_per_gpu": 2})").find("not a multiple"), std::string::npos);
+}
+
+TEST(configImportDs, FlagsOnTheCommandLineWin) {
+    Context c = runContext();
+    c.given = {{"--micro-batch", "3"}, {"--strategy", "fsdp"}};
+    const Imported i = import(R"({"train_micro_batch_size_per_gpu": 2, "train_batch_size": 6, "zero_optimization": {"stage": 2}})", c);
+    EXPECT_EQ(ignored(i, "train_micro_batch_size_per_gpu")->why, "overridden by --micro-batch on the command line");
+    EXPECT_EQ(ignored(i, "zero_optimization.stage")->why, "overridden by --strategy on the command line");
+    // The accumulation is derived from the flag's micro-batch: 6 / (3 × 2) = 1.
+    ASSERT_TRUE(applied(i, "train_batch_size"));
+    EXPECT_EQ(applied(i, "train_batch_size")->setting.rfind("--grad-accum 1", 0), 0u);
+    EXPECT_TRUE(std::find(i.args.begin(), i.args.end(), "--micro-batch") == i.args.end());
+    EXPECT_TRUE(std::find(i.args.begin(), i.args.end(), "--strategy") == i.args.end());
+}
+
+TEST(configImportDs, BadValuesNameTheKeyPathAndValue) {
+    EXPECT_NE(errorOf(R"({"zero_optimization": {"stage": 4}})").find("zero_optimization.stage = 4: must be in 0–3"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"bf16": {"enabled": "yes"}})").find("bf16.enabled = \"yes\": must be true or false"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"bf16": {"enabled": true}, "fp16": {"enabled": true}})").find("cannot both be enabled"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"zero_optimization": {"offload_param": {"device": "gpu"}}})").find("offload_param.device = \"gpu\""), std::string::npos);
+    EXPECT_NE(errorOf(R"({"optimizer": {"params": {"lr": -1}}})").find("optimizer.params.lr = -1"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"train_micro_batch_size_per_gpu": 2.5})").find("must be a whole number"), std::string::npos);
+    EXPECT_NE(errorOf(R"({"zero_optimization": {"stage": 3,)").find("not valid JSON at byte"), std::string::npos);
+    EXPECT_NE(errorOf("[1, 2]").find("must be a JSON object"), std::string::npos);
+}
+
+TEST(configImportDs, OffloadMapsOntoTheOffloadFlagsWhereACommandTakesThem) {
+    Context c = runContext();
+    c.command = "estimate";
+    c.accepted.insert({"--offload-optimizer", "--offload-param"});
+    c.aliases = {{"--offload-params", "--offload-param"}};
+    const Imported i = import(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme", "nvme_path": "/nvme"},
+                                  "offload_param": {"device": "cpu"}}})", c);
+    EXPECT_EQ(applied(i, "zero_optimization.offload_optimizer.device")->setting, "--offload-optimizer nvme");
+    EXPECT_EQ(applied(i, "zero_optimization.offload_param.device")->setting, "--offload-param host");
+    EXPECT_EQ(ignored(i, "zero_optimization.offload_optimizer.nvme_path")->why, "offload tiers not in this build");
+}
+
+TEST(configImportDs, EngineFixedSettingsAreNamedWhenTheyDiffer) {
+    const Imported i = import(R"({"gradient_clipping": 0.5, "optimizer": {"type": "Lamb", "params": {"lr": 0.01}},
+                                  "fp16": {"enabled": true, "loss_scale": 0}})");
+    EXPECT_NE(ignored(i, "gradient_clipping")->why.find("at 1, fixed"), std::string::npos);
+    EXPECT_NE(ignored(i, "optimizer.type")->why.find("AdamW only"), std::string::npos);
+    EXPECT_TRUE(ignored(i, "optimizer.params.lr")); // not Adam: its lr is not ours to apply
+    EXPECT_EQ(applied(i, "fp16.enabled")->setting.rfind("--precision bf16", 0), 0u);
+    EXPECT_TRUE(ignored(i, "fp16.loss_scale"));
+}
+
+TEST(configImportDs, AutoWithoutAModelShapeIsNamed) {
+    Context c = runContext();
+    c.hiddenSize = 0;
+    c.blockParams = 0;
+    const Imported i = import(R"({"zero_optimization": {"stage": 3, "reduce_bucket_size": "auto", "stage3_max_live_parameters": 1e9}})", c);
+    EXPECT_NE(ignored(i, "zero_optimization.reduce_bucket_size")->why.find("hidden size"), std::string::npos);
+    EXPECT_NE(ignored(i, "zero_optimization.stage3_max_live_parameters")->why.find("decoder blocks"), std::string::npos);
+}
+
+TEST(configImportDs, CompareLeavesTheStrategyToItsList) {
+    Context c = runContext();
+    c.command = "compare";
+    c.accepted.erase("--strategy");
+    c.unsupported["--strategy"] = "compare runs every strategy in --strategies";
+    const Imported i = import(R"({"zero_optimization": {"stage": 1}})", c);
+    EXPECT_EQ(ignored(i, "zero_optimization.stage")->why, "compare runs every strategy in --strategies");
+}
+
+} // namespace
