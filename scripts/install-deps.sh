@@ -10,6 +10,7 @@ packages=(
   openmpi-bin libopenmpi-dev
   libopenblas-dev
   nlohmann-json3-dev
+  libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth fonts-noto-cjk fonts-dejavu-core
   clang-14 libclang-rt-14-dev   # make fuzz: libFuzzer with ASan/UBSan (the fuzz preset)

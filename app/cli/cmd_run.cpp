@@ -33,6 +33,7 @@ constexpr const char* kRunHelp =
     "  --mpirun PATH             the mpirun to run (default: mpirun on PATH)\n"
     "  --ds-config FILE          DeepSpeed ds_config.json: its keys become flags (flags given win);\n"
     "                            every key is listed as applied or ignored, with why\n"
+    "  --accelerate-config FILE  Accelerate's config YAML (FSDP or DEEPSPEED, num_processes, …), the same way\n"
     "worker (see docs/strategies.md):\n"
     "  --model tiny|small|medium|gpt100m --strategy ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid\n"
     "  --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]\n"

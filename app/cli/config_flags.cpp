@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "config_import/accelerate.h"
 #include "config_import/ds_config.h"
 #include "core/error.h"
 #include "plan/shape.h"
@@ -18,7 +19,7 @@ const std::set<std::string> kSwitches = {"--checkpointing", "--deterministic", "
 // Worker flags a configuration may set for a job.
 const std::set<std::string> kJobFlags = {"--strategy", "--precision", "--micro-batch", "--grad-accum", "--lr",
                                          "--bucket-bytes", "--prefetch", "--max-inflight", "--persistence-threshold",
-                                         "--reshard-after-forward", "--hybrid-group", "--ranks"};
+                                         "--reshard-after-forward", "--hybrid-group", "--checkpointing", "--ranks"};
 
 // Offload: once the job takes --offload-optimizer / --offload-params / --nvme-dir, add them to
 // kJobFlags and drop this table.
@@ -64,7 +65,9 @@ ConfigImportResult importForJob(const std::pair<std::string, std::string>& file,
     ConfigImportResult out;
     out.source = file.second;
     const std::string text = config_import::readConfigFile(file.second, file.first);
-    config_import::Parsed parsed = config_import::parseDsConfig(text, file.second, ctx);
+    const config_import::Parsed parsed = file.first == "--accelerate-config"
+                                             ? config_import::parseAccelerateConfig(text, file.second, ctx)
+                                             : config_import::parseDsConfig(text, file.second, ctx);
     out.imported = config_import::finish(parsed, ctx);
     // --ranks is the launcher's: it comes back to the caller instead of going to the worker.
     std::vector<std::string>& args = out.imported.args;

@@ -60,7 +60,6 @@ struct Context {
 struct Parsed {
     std::vector<Setting> settings;
     std::vector<Ignored> ignored;
-    std::optional<int> ranks; // Accelerate's num_processes
 };
 
 struct Imported {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "config_import/accelerate.h"
 #include "config_import/ds_config.h"
 #include "config_import/import.h"
 #include "core/error.h"
@@ -195,6 +196,88 @@ TEST(configImportDs, CompareLeavesTheStrategyToItsList) {
     c.unsupported["--strategy"] = "compare runs every strategy in --strategies";
     const Imported i = import(R"({"zero_optimization": {"stage": 1}})", c);
     EXPECT_EQ(ignored(i, "zero_optimization.stage")->why, "compare runs every strategy in --strategies");
+}
+
+} // namespace
+
+// Accelerate's YAML (yaml-cpp), with the real files under tests/data/configs.
+namespace {
+
+std::string dataFile(const std::string& name) { return std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/configs/" + name; }
+
+Imported importAccelerate(const std::string& file, Context c) {
+    return finish(parseAccelerateConfig(readConfigFile(dataFile(file), "--accelerate-config"), dataFile(file), c), c);
+}
+
+Context acceleratedRun() {
+    Context c = runContext();
+    c.accepted.insert({"--ranks", "--reshard-after-forward", "--hybrid-group", "--checkpointing"});
+    return c;
+}
+
+std::string accelerateError(const std::string& text) {
+    try {
+        const Context c = acceleratedRun();
+        finish(parseAccelerateConfig(text, "acc.yaml", c), c);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+        return e.what();
+    }
+    return "(no error)";
+}
+
+TEST(configImportAccelerate, FsdpHybridShardsInsideEachMachine) {
+    const Imported i = importAccelerate("accelerate_fsdp_hybrid.yaml", acceleratedRun());
+    const std::vector<std::string> want = {"--strategy", "fsdp_hybrid", "--hybrid-group", "2"};
+    EXPECT_TRUE(std::search(i.args.begin(), i.args.end(), want.begin(), want.end()) != i.args.end());
+    EXPECT_EQ(applied(i, "num_processes")->setting, "--ranks 4");
+    EXPECT_EQ(applied(i, "fsdp_config.fsdp_backward_prefetch")->setting.rfind("--prefetch 1", 0), 0u);
+    EXPECT_NE(ignored(i, "fsdp_config.fsdp_auto_wrap_policy")->why.find("matches"), std::string::npos);
+    // Every key of the file is listed.
+    for (const char* key : {"compute_environment", "fsdp_config.fsdp_state_dict_type", "fsdp_config.fsdp_version",
+                            "tpu_env", "num_machines", "distributed_type", "mixed_precision"})
+        EXPECT_TRUE(applied(i, key) || ignored(i, key)) << key;
+}
+
+TEST(configImportAccelerate, DeepSpeedFileIsReadAsADsConfigWithNumProcessesAsTheWorld) {
+    const Imported i = importAccelerate("accelerate_deepspeed.yaml", acceleratedRun());
+    // 16 = 2 × accumulation × 2 processes → accumulation 4.
+    ASSERT_TRUE(applied(i, "deepspeed_config_file:train_batch_size"));
+    EXPECT_EQ(applied(i, "deepspeed_config_file:train_batch_size")->setting.rfind("--grad-accum 4", 0), 0u);
+    EXPECT_EQ(applied(i, "deepspeed_config_file:zero_optimization.stage")->setting, "--strategy zero2");
+    EXPECT_NE(ignored(i, "deepspeed_config.zero3_init_flag")->why.find("deepspeed_config_file decides"), std::string::npos);
+}
+
+TEST(configImportAccelerate, InlineDeepSpeedFields) {
+    const Imported i = importAccelerate("accelerate_deepspeed_inline.yaml", acceleratedRun());
+    EXPECT_EQ(applied(i, "deepspeed_config.zero_stage")->setting, "--strategy zero3");
+    EXPECT_EQ(applied(i, "deepspeed_config.gradient_accumulation_steps")->setting, "--grad-accum 2");
+    EXPECT_EQ(ignored(i, "deepspeed_config.offload_optimizer_device")->why, "offload tiers not in this build");
+    EXPECT_EQ(applied(i, "mixed_precision")->setting.rfind("--precision bf16", 0), 0u);
+}
+
+TEST(configImportAccelerate, BadValuesNameTheKeyAndValue) {
+    EXPECT_NE(accelerateError("distributed_type: TPU\n").find("distributed_type = 'TPU'"), std::string::npos);
+    EXPECT_NE(accelerateError("distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: 7\n")
+                  .find("fsdp_config.fsdp_sharding_strategy = '7'"), std::string::npos);
+    EXPECT_NE(accelerateError("num_processes: -2\n").find("num_processes = '-2'"), std::string::npos);
+    EXPECT_NE(accelerateError("distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 3\n").find("must be in 1–2"), std::string::npos);
+    EXPECT_NE(accelerateError("a: [1, 2\n").find("not valid YAML at line"), std::string::npos);
+    EXPECT_NE(accelerateError("- 1\n- 2\n").find("must be a mapping"), std::string::npos);
+    // The line is one line.
+    EXPECT_EQ(accelerateError("a: [1, 2\n").find('\n'), std::string::npos);
+}
+
+TEST(configImportAccelerate, RanksOnTheCommandLineWin) {
+    Context c = acceleratedRun();
+    c.given = {{"--ranks", "8"}};
+    c.worldSize = 8;
+    const Imported i = importAccelerate("accelerate_fsdp_hybrid.yaml", c);
+    EXPECT_EQ(ignored(i, "num_processes")->why, "overridden by --ranks on the command line");
+    // HYBRID_SHARD's group follows the ranks given: 8 over 2 machines.
+    EXPECT_EQ(applied(i, "fsdp_config.fsdp_sharding_strategy")->setting, "--strategy fsdp_hybrid");
+    const std::vector<std::string> want = {"--hybrid-group", "4"};
+    EXPECT_TRUE(std::search(i.args.begin(), i.args.end(), want.begin(), want.end()) != i.args.end());
 }
 
 } // namespace
