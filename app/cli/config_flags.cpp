@@ -83,6 +83,45 @@ ConfigImportResult importForJob(const std::pair<std::string, std::string>& file,
     return out;
 }
 
+ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& file, std::vector<std::string>& argv,
+                                     const config_import::HfModel* model) {
+    config_import::Context ctx;
+    ctx.command = "estimate";
+    ctx.given = config_import::givenFlags(argv, {"--json", "--help"});
+    if (const auto it = ctx.given.find("--ranks"); it != ctx.given.end()) {
+        try {
+            ctx.worldSize = std::max(1, std::stoi(it->second));
+        } catch (const std::exception&) {
+            ctx.worldSize = 1; // the flag parser names it
+        }
+    }
+    if (model) {
+        ctx.hiddenSize = model->hidden;
+        if (model->units.size() > 2) ctx.blockParams = model->units[1].params;
+    } else if (const auto it = ctx.given.find("--model-shape"); it != ctx.given.end()) {
+        // layers,d,heads,vocab,seq: d is what "auto" needs (estimate validates the shape itself).
+        const std::string& shape = it->second;
+        const auto comma = shape.find(',');
+        try {
+            if (comma != std::string::npos) ctx.hiddenSize = std::stoll(shape.substr(comma + 1));
+        } catch (const std::exception&) {
+            ctx.hiddenSize = 0;
+        }
+    }
+    ctx.accepted = {"--strategy", "--precision", "--micro-batch", "--offload-optimizer", "--offload-param", "--hybrid-group"};
+    if (!ctx.given.count("--ranks")) ctx.accepted.insert("--ranks");
+    ctx.aliases = {{"--offload-params", "--offload-param"}};
+    ConfigImportResult out;
+    out.source = file.second;
+    const std::string text = config_import::readConfigFile(file.second, file.first);
+    const config_import::Parsed parsed = file.first == "--accelerate-config"
+                                             ? config_import::parseAccelerateConfig(text, file.second, ctx)
+                                             : config_import::parseDsConfig(text, file.second, ctx);
+    out.imported = config_import::finish(parsed, ctx);
+    argv.insert(argv.end(), out.imported.args.begin(), out.imported.args.end());
+    return out;
+}
+
 void printImport(const ConfigImportResult& result) {
     std::printf("config %s:\n", result.source.c_str());
     for (const std::string& line : config_import::describe(result.imported)) std::printf("  %s\n", line.c_str());

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config_import/hf_model.h"
 #include "config_import/import.h"
 #include "report/report.h"
 
@@ -26,6 +27,11 @@ std::optional<std::pair<std::string, std::string>> configFileFlag(
 // which flags were given; `ranks`: --ranks or 1) and appends the resulting flags to workerArgs.
 ConfigImportResult importForJob(const std::pair<std::string, std::string>& file, const std::string& command,
                                 std::span<const std::string> argv, int ranks, std::vector<std::string>& workerArgs);
+
+// estimate: the same for estimate's flags (--strategy, --precision, --micro-batch, --offload-*,
+// --hybrid-group, --ranks); the model (--model-config) resolves "auto" sizes.
+ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& file, std::vector<std::string>& argv,
+                                     const config_import::HfModel* model);
 
 // Prints "config FILE:" and the listing (stdout).
 void printImport(const ConfigImportResult& result);

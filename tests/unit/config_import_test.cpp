@@ -8,6 +8,7 @@
 
 #include "config_import/accelerate.h"
 #include "config_import/ds_config.h"
+#include "config_import/hf_model.h"
 #include "config_import/import.h"
 #include "core/error.h"
 
@@ -278,6 +279,92 @@ TEST(configImportAccelerate, RanksOnTheCommandLineWin) {
     EXPECT_EQ(applied(i, "fsdp_config.fsdp_sharding_strategy")->setting, "--strategy fsdp_hybrid");
     const std::vector<std::string> want = {"--hybrid-group", "4"};
     EXPECT_TRUE(std::search(i.args.begin(), i.args.end(), want.begin(), want.end()) != i.args.end());
+}
+
+} // namespace
+
+// Hugging Face config.json: exact counts for the shipped presets (resources/presets/hf).
+namespace {
+
+HfModel hfPreset(const std::string& name) {
+    const std::string path = std::string(SHARDSCOPE_SOURCE_DIR) + "/resources/presets/hf/" + name;
+    return parseHfConfig(readConfigFile(path, "--model-config"), path);
+}
+
+std::uint64_t unitSum(const HfModel& m) {
+    std::uint64_t s = 0;
+    for (const auto& u : m.units) s += u.params;
+    return s;
+}
+
+TEST(configImportHf, PublishedTotals) {
+    // transformers' model.num_parameters() for each checkpoint.
+    EXPECT_EQ(hfPreset("gpt2.json").params, 124'439'808u);
+    EXPECT_EQ(hfPreset("llama-2-7b.json").params, 6'738'415'616u);
+    EXPECT_EQ(hfPreset("mistral-7b.json").params, 7'241'732'096u);
+    EXPECT_EQ(hfPreset("qwen2-0.5b.json").params, 494'032'768u);
+}
+
+TEST(configImportHf, UnitsAreEmbeddingLayersAndHead) {
+    const HfModel llama = hfPreset("llama-2-7b.json");
+    ASSERT_EQ(llama.units.size(), 34u);
+    EXPECT_EQ(llama.units.front().name, "embedding");
+    EXPECT_EQ(llama.units.front().params, 32000u * 4096u);
+    EXPECT_EQ(llama.units[1].params, 202'383'360u); // 4·4096² + 3·4096·11008 + 2·4096
+    EXPECT_EQ(llama.units.back().params, 4096u + 32000u * 4096u); // final norm + untied head
+    EXPECT_EQ(unitSum(llama), llama.params);
+    // Tied: the head's weight lives in the embedding's unit.
+    const HfModel qwen = hfPreset("qwen2-0.5b.json");
+    EXPECT_TRUE(qwen.tiedEmbeddings);
+    EXPECT_EQ(qwen.units.back().params, 896u);
+    EXPECT_EQ(unitSum(qwen), qwen.params);
+    const HfModel gpt2 = hfPreset("gpt2.json");
+    EXPECT_EQ(gpt2.units.front().params, 50257u * 768u + 1024u * 768u); // wte + wpe
+    EXPECT_EQ(gpt2.units[1].params, 7'087'872u);
+}
+
+TEST(configImportHf, LargestLayerAsDeepSpeedCountsIt) {
+    EXPECT_EQ(hfPreset("gpt2.json").largestLayerParams, 50257u * 768u);
+    EXPECT_EQ(hfPreset("llama-2-7b.json").largestLayerParams, 131'072'000u);
+    EXPECT_EQ(hfPreset("qwen2-0.5b.json").largestLayerParams, 151936u * 896u);
+    // A model whose MLP is wider than its embedding: the largest layer is one linear.
+    const HfModel wide = parseHfConfig(R"({"model_type": "llama", "vocab_size": 100, "hidden_size": 64,
+        "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 1000})", "wide.json");
+    EXPECT_EQ(wide.largestLayerParams, 64'000u);
+    EXPECT_EQ(wide.largestLayer, "model.layers.0.mlp.gate_proj");
+}
+
+TEST(configImportHf, GroupedQueryAttentionHeadDimAndBiases) {
+    // Mistral: 8 key/value heads of 128 → k and v are 4096 × 1024.
+    const HfModel mistral = hfPreset("mistral-7b.json");
+    EXPECT_EQ(mistral.units[1].params, 2u * 4096u * 4096u + 2u * 4096u * 1024u + 3u * 4096u * 14336u + 2u * 4096u);
+    // Qwen2's q, k and v carry biases (896 + 128 + 128), o does not.
+    const HfModel qwen = hfPreset("qwen2-0.5b.json");
+    EXPECT_EQ(qwen.units[1].params, 896u * 896u + 896u + 2u * (896u * 128u + 128u) + 896u * 896u + 3u * 896u * 4864u + 2u * 896u);
+    // head_dim given explicitly (hidden 64, 4 heads of 32: q is 64 × 128).
+    const HfModel explicitDim = parseHfConfig(R"({"model_type": "mistral", "vocab_size": 10, "hidden_size": 64,
+        "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32, "intermediate_size": 8})", "x.json");
+    EXPECT_EQ(explicitDim.units[1].params, 64u * 128u + 2u * 64u * 64u + 128u * 64u + 3u * 64u * 8u + 2u * 64u);
+}
+
+TEST(configImportHf, OtherModelTypesAndBadFieldsAreOneLine) {
+    auto error = [](const std::string& text) {
+        try {
+            parseHfConfig(text, "c.json");
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    EXPECT_NE(error(R"({"model_type": "mixtral"})").find("model_type 'mixtral' is not one ShardScope counts"), std::string::npos);
+    EXPECT_NE(error(R"({"model_type": "llama", "vocab_size": 10})").find("hidden_size is missing"), std::string::npos);
+    EXPECT_NE(error(R"({"model_type": "gpt2", "vocab_size": -1})").find("vocab_size = -1"), std::string::npos);
+    EXPECT_NE(error(R"({"model_type": "llama", "vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 1,
+        "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 8})").find("not a multiple of num_key_value_heads"), std::string::npos);
+    EXPECT_NE(error(R"({"model_type": "gpt2", "vocab_size": 1e30})").find("vocab_size"), std::string::npos);
+    EXPECT_NE(error("{").find("not valid JSON"), std::string::npos);
+    EXPECT_NE(error("[]").find("must be a JSON object"), std::string::npos);
 }
 
 } // namespace
