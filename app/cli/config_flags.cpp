@@ -68,7 +68,7 @@ ConfigImportResult importForJob(const std::pair<std::string, std::string>& file,
     const config_import::Parsed parsed = file.first == "--accelerate-config"
                                              ? config_import::parseAccelerateConfig(text, file.second, ctx)
                                              : config_import::parseDsConfig(text, file.second, ctx);
-    out.imported = config_import::finish(parsed, ctx);
+    out.imported = config_import::finish(parsed, ctx, file.second);
     // --ranks is the launcher's: it comes back to the caller instead of going to the worker.
     std::vector<std::string>& args = out.imported.args;
     for (auto it = args.begin(); it != args.end();) {
@@ -117,7 +117,7 @@ ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& 
     const config_import::Parsed parsed = file.first == "--accelerate-config"
                                              ? config_import::parseAccelerateConfig(text, file.second, ctx)
                                              : config_import::parseDsConfig(text, file.second, ctx);
-    out.imported = config_import::finish(parsed, ctx);
+    out.imported = config_import::finish(parsed, ctx, file.second);
     argv.insert(argv.end(), out.imported.args.begin(), out.imported.args.end());
     return out;
 }

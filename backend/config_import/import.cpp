@@ -2,12 +2,18 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/user_files.h"
 
 namespace shardscope::config_import {
 
-Imported finish(const Parsed& parsed, const Context& context) {
+Imported finish(const Parsed& parsed, const Context& context, const std::string& source) {
+    const std::size_t keys = parsed.settings.size() + parsed.ignored.size();
+    if (keys > kMaxConfigKeys)
+        throwInvalid(source + ": has " + std::to_string(keys) + " keys; ShardScope reads configurations of at most " +
+                     std::to_string(kMaxConfigKeys));
     Imported out;
     for (const Setting& s : parsed.settings) {
         const auto alias = context.aliases.find(s.flag);

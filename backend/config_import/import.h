@@ -21,6 +21,8 @@ namespace shardscope::config_import {
 
 // Largest configuration file read (a ds_config or an Accelerate YAML is a few KiB).
 inline constexpr std::uint64_t kMaxConfigBytes = 1u << 20;
+// Most keys listed from one file: the listing goes into the report's notes, which are bounded.
+inline constexpr std::size_t kMaxConfigKeys = 200;
 
 // One key path that maps onto a flag.
 struct Setting {
@@ -69,8 +71,9 @@ struct Imported {
     bool operator==(const Imported&) const = default;
 };
 
-// Settings → flags for this command (see the header comment).
-Imported finish(const Parsed& parsed, const Context& context);
+// Settings → flags for this command (see the header comment). Error(InvalidArgument) naming
+// `source` when the file has more than kMaxConfigKeys keys.
+Imported finish(const Parsed& parsed, const Context& context, const std::string& source = "the configuration");
 
 // The text of a configuration file (a regular file of at most kMaxConfigBytes). Error(Io) /
 // Error(InvalidArgument) naming `flag`.

@@ -368,3 +368,20 @@ TEST(configImportHf, OtherModelTypesAndBadFieldsAreOneLine) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(configImportDs, AFileWithTooManyKeysIsRefused) {
+    std::string text = "{";
+    for (int i = 0; i < 201; ++i) text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\": 1";
+    text += "}";
+    const Context c = runContext();
+    try {
+        finish(parseDsConfig(text, "big.json", c), c, "big.json");
+        FAIL() << "accepted 201 keys";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("big.json: has 201 keys"), std::string::npos) << e.what();
+    }
+}
+
+} // namespace
