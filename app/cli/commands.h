@@ -10,5 +10,6 @@ int cmdEstimate(std::span<const std::string> args); // cmd_estimate.cpp
 int cmdRun(std::span<const std::string> args);      // cmd_run.cpp
 int cmdCompare(std::span<const std::string> args);  // cmd_compare.cpp
 int cmdReport(std::span<const std::string> args);   // cmd_report.cpp
+int cmdExport(std::span<const std::string> args);   // cmd_export.cpp
 
 } // namespace shardscope::cli
