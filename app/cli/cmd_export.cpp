@@ -62,7 +62,7 @@ int cmdExport(std::span<const std::string> argv) {
                     static_cast<long long>(rec.steps));
     if (perfetto) {
         trace_export::ExportCounts n;
-        const std::string went = trace_export::writePerfetto(rec, *perfetto, "--perfetto", n);
+        const std::string went = trace_export::writePerfetto(rec.model, *perfetto, "--perfetto", n);
         if (noteWhereWritten(*perfetto, went))
             std::printf("perfetto: %llu slices, %llu counter samples, %llu flows written to %s\n",
                         static_cast<unsigned long long>(n.slices), static_cast<unsigned long long>(n.counters),
@@ -70,7 +70,7 @@ int cmdExport(std::span<const std::string> argv) {
     }
     if (csv) {
         trace_export::ExportCounts n;
-        const std::string went = trace_export::writeLedgerCsv(rec, *csv, "--csv", n);
+        const std::string went = trace_export::writeLedgerCsv(rec.model, *csv, "--csv", n);
         if (noteWhereWritten(*csv, went))
             std::printf("csv: %llu rows written to %s\n", static_cast<unsigned long long>(n.rows), csv->c_str());
     }

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "core/user_files.h"
 #include "replay/flow_state.h"
 #include "replay/timeline_index.h"
@@ -96,8 +97,8 @@ std::vector<Placed> placeSpans(const std::vector<replay::TimelineSpan>& spans) {
 
 class PerfettoWriter {
 public:
-    PerfettoWriter(const LoadedRecording& rec, Sink& sink, ExportCounts& counts)
-        : model_(rec.model), sink_(sink), counts_(counts) {}
+    PerfettoWriter(const replay::ReplayModel& model, Sink& sink, ExportCounts& counts)
+        : model_(model), sink_(sink), counts_(counts) {}
 
     void write() {
         sink_.put("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
@@ -245,21 +246,22 @@ std::string csvField(const std::string& s) {
 
 } // namespace
 
-std::string writePerfetto(const LoadedRecording& rec, const std::string& path, const std::string& flag,
+std::string writePerfetto(const replay::ReplayModel& model, const std::string& path, const std::string& flag,
                           ExportCounts& counts) {
+    if (!model.info()) throw Error(ErrorKind::InvalidArgument, flag + ": there is no run to export");
     OutputFile file(path, flag);
     Sink sink(file);
-    PerfettoWriter(rec, sink, counts).write();
+    PerfettoWriter(model, sink, counts).write();
     sink.flush();
     return file.commit();
 }
 
-std::string writeLedgerCsv(const LoadedRecording& rec, const std::string& path, const std::string& flag,
+std::string writeLedgerCsv(const replay::ReplayModel& model, const std::string& path, const std::string& flag,
                            ExportCounts& counts) {
+    if (!model.info()) throw Error(ErrorKind::InvalidArgument, flag + ": there is no run to export");
     OutputFile file(path, flag);
     Sink sink(file);
     sink.put("time_ns,rank,category,tier,unit,live_bytes\n");
-    const replay::ReplayModel& model = rec.model;
     replay::LedgerState state = model.emptyState();
     for (const replay::StepPtr& step : model.steps()) {
         for (std::size_t i = 0; i < step->events.size(); ++i) {

@@ -26,10 +26,12 @@ struct ExportCounts {
     std::uint64_t slices = 0, counters = 0, flows = 0, rows = 0;
 };
 
-// Return where the file went (OutputFile::commit) and what was written.
-std::string writePerfetto(const LoadedRecording& rec, const std::string& path, const std::string& flag,
+// Return where the file went (OutputFile::commit) and what was written. `model` is a loaded
+// recording's (loadRecording) or the GUI's run; it must have its RunInfo. Error(Io) naming
+// `flag` when the file cannot be written (nothing is left under its name).
+std::string writePerfetto(const replay::ReplayModel& model, const std::string& path, const std::string& flag,
                           ExportCounts& counts);
-std::string writeLedgerCsv(const LoadedRecording& rec, const std::string& path, const std::string& flag,
+std::string writeLedgerCsv(const replay::ReplayModel& model, const std::string& path, const std::string& flag,
                            ExportCounts& counts);
 
 } // namespace shardscope::trace_export

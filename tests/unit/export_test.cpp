@@ -46,7 +46,7 @@ trace_export::LoadedRecording* exportGolden::rec_ = nullptr;
 TEST_F(exportGolden, PerfettoJsonParsesBackAndNests) {
     const std::string out = (dir_.path / "trace.json").string();
     trace_export::ExportCounts counts;
-    ASSERT_EQ(trace_export::writePerfetto(*rec_, out, "--perfetto", counts), out);
+    ASSERT_EQ(trace_export::writePerfetto(rec_->model, out, "--perfetto", counts), out);
     const auto j = nlohmann::json::parse(shardscope::testing::slurpFile(out));
     ASSERT_TRUE(j["traceEvents"].is_array());
     const int world = rec_->model.worldSize();
@@ -125,7 +125,7 @@ TEST_F(exportGolden, PerfettoJsonParsesBackAndNests) {
 TEST_F(exportGolden, CsvPerRankMaximumIsTheRecordedPeak) {
     const std::string out = (dir_.path / "ledger.csv").string();
     trace_export::ExportCounts counts;
-    ASSERT_EQ(trace_export::writeLedgerCsv(*rec_, out, "--csv", counts), out);
+    ASSERT_EQ(trace_export::writeLedgerCsv(rec_->model, out, "--csv", counts), out);
     std::ifstream in(out);
     std::string line;
     std::getline(in, line);
