@@ -111,6 +111,11 @@ private Q_SLOTS:
         QCOMPARE(in.largestLayerParams, std::uint64_t{131'072'000});
         page.recomputeNow();
         QVERIFY(page.result());
+        // SHARDSCOPE_SHOT_DIR=DIR: the page with the opened config, to look at.
+        if (const QString dir = qEnvironmentVariable("SHARDSCOPE_SHOT_DIR"); !dir.isEmpty()) {
+            page.resize(1400, 900);
+            page.grab().save(dir + QStringLiteral("/calculator_model_config.png"));
+        }
         QCOMPARE(page.result()->states.paramCount, std::uint64_t{6'738'415'616});
         QVERIFY(!inputs->openModelConfig(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/configs/ds_zero3_hf.json"), &error));
         QVERIFY2(error.contains(QStringLiteral("model_type is missing")), qPrintable(error));

@@ -25,10 +25,11 @@ namespace shardscope::widgets {
 
 namespace {
 
-// The settings a configuration can change on the Ranks page.
+// The settings a configuration can change on the Ranks page (it has no learning rate or
+// accumulation field: keys setting those are listed as ignored, naming the flag).
 const std::set<std::string> kPanelFlags = {"--strategy", "--precision", "--micro-batch", "--bucket-bytes", "--prefetch",
                                            "--max-inflight", "--persistence-threshold", "--reshard-after-forward",
-                                           "--hybrid-group", "--checkpointing", "--ranks", "--grad-accum", "--lr"};
+                                           "--hybrid-group", "--checkpointing", "--ranks"};
 
 // The panel's values after the configuration's flags (parsed by the one parser, runconfig).
 RunRequest applied(const RunRequest& base, const runconfig::RunConfig& c, int ranks) {
