@@ -11,6 +11,7 @@ packages=(
   libopenblas-dev
   liburing-dev                  # the NVMe tier (ZeRO-Infinity): O_DIRECT through io_uring
   nlohmann-json3-dev
+  libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth fonts-noto-cjk fonts-dejavu-core
   clang-14 libclang-rt-14-dev   # make fuzz: libFuzzer with ASan/UBSan (the fuzz preset)

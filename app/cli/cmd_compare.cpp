@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "config_flags.h"
 #include "core/error.h"
 #include "launch/job.h"
 #include "plan/policy.h"
@@ -30,7 +31,9 @@ constexpr const char* kCompareHelp =
     "  side. --deterministic is on unless --nondeterministic is given. Worker flags as in `run`\n"
     "  (--shared-device and --backend too). The exposed column is the median share of a step\n"
     "  spent in communication that no compute hid (the rank that waits most). --ending FILE\n"
-    "  writes how the last job ended as JSON (kind, rank, step, cause).\n";
+    "  writes how the last job ended as JSON (kind, rank, step, cause). --ds-config FILE and\n"
+    "  --accelerate-config FILE set worker flags from those files (flags given win; the file's\n"
+    "  ZeRO stage is listed as ignored: --strategies decides).\n";
 
 std::vector<std::string> strategiesFlag(const std::string& text) {
     std::vector<std::string> out;
@@ -52,15 +55,22 @@ int cmdCompare(std::span<const std::string> argv) {
     LauncherFlags flags;
     std::vector<std::pair<std::string, std::string>> extras;
     std::vector<std::string> workerArgs =
-        splitLauncherFlags(argv, flags, {"--strategies"}, extras);
+        splitLauncherFlags(argv, flags, {"--strategies", "--ds-config", "--accelerate-config"}, extras);
     if (flags.help) {
         std::fputs(kCompareHelp, stdout);
         return 0;
     }
+    std::optional<ConfigImportResult> imported;
+    if (const auto file = configFileFlag(extras)) {
+        imported = importForJob(*file, "compare", argv, flags.ranks, workerArgs);
+        if (imported->ranks) flags.ranks = *imported->ranks;
+        printImport(*imported);
+    }
     if (flags.tracePath) throwInvalid("--trace: compare runs several jobs; record them one by one with `run`");
     if (!flags.streamPath.empty()) throwInvalid("--stream: compare runs several jobs; stream them one by one with `run`");
     std::string strategiesText = "ddp,zero1,zero2,zero3,fsdp";
-    for (const auto& [flag, value] : extras) strategiesText = value;
+    for (const auto& [flag, value] : extras)
+        if (flag == "--strategies") strategiesText = value;
     const std::vector<std::string> strategies = strategiesFlag(strategiesText);
     if (std::find(workerArgs.begin(), workerArgs.end(), "--strategy") != workerArgs.end())
         throwInvalid("--strategy: compare takes --strategies (a comma list)");
@@ -128,6 +138,7 @@ int cmdCompare(std::span<const std::string> argv) {
                                                  " started: the job was torn down");
             }
             report::RunReport run = runJob(cfg, flags, std::nullopt, true);
+            if (imported) addToReport(*imported, run);
             const std::vector<float> weights = report::readWeightsFile(*cfg.weightsPath);
             if (i == 0) ddpWeights = weights; // strategiesFlag puts DDP first
             run.maxAbsDeltaVsDdp = report::maxAbsDelta(weights, ddpWeights);

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "config_import/import.h"
 #include "estimate_common.h"
 #include "theory/input_error.h"
 
@@ -35,11 +36,16 @@ constexpr const char* kHelp =
     "  --micro-batch B          micro-batch for the activation term of the peak (with a shape)\n"
     "  --tp T                   tensor parallel: a T x D mesh of --ranks (with a shape); per-rank\n"
     "                           states of one TP slice over D, TP all-reduce bytes per step\n"
+    "  --model-config FILE      a Hugging Face config.json (gpt2, llama, mistral, qwen2): exact\n"
+    "                           params, largest layer, its own units (instead of --params)\n"
+    "  --ds-config FILE         DeepSpeed ds_config.json: stage, precision, micro-batch, offload\n"
+    "  --accelerate-config FILE Accelerate's config YAML, the same way (flags given win)\n"
     "  --json                   machine-readable output\n"
     "\n"
     "DeepSpeed mode reproduces estimate_zero{2,3}_model_states_mem_needs_all_live:\n"
     "  --deepspeed zero2|zero3  which estimator\n"
     "  --largest-layer L        largest layer's params (ZeRO-3; derived from --model-shape)\n"
+    "  --model-config FILE      params and largest layer from a Hugging Face config.json\n"
     "  --gpus-per-node G        GPUs per node (default 1)\n"
     "  --nodes M                nodes (default 1)\n"
     "\n"
@@ -65,6 +71,52 @@ const char* flagOf(theory::InputField field) {
     return "estimate";
 }
 
+// --model-config, --ds-config and --accelerate-config are taken out of argv and read here; the
+// configuration's flags are appended (flags on the command line win).
+EstimateFiles readFiles(std::vector<std::string>& argv) {
+    std::vector<std::pair<std::string, std::string>> extras;
+    std::vector<std::string> rest;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        std::string flag = argv[i];
+        std::optional<std::string> value;
+        if (const auto eq = flag.find('='); eq != std::string::npos && flag.rfind("--", 0) == 0) {
+            value = flag.substr(eq + 1);
+            flag = flag.substr(0, eq);
+        }
+        if (flag != "--model-config" && flag != "--ds-config" && flag != "--accelerate-config") {
+            rest.push_back(argv[i]);
+            continue;
+        }
+        if (!value) {
+            if (i + 1 >= argv.size()) throwInvalid(flag + " needs a file");
+            value = argv[++i];
+        }
+        for (const auto& [f, v] : extras)
+            if (f == flag) throwInvalid(flag + " is given twice; give it once");
+        extras.emplace_back(flag, *value);
+    }
+    EstimateFiles files;
+    for (const auto& [flag, path] : extras)
+        if (flag == "--model-config")
+            files.model = config_import::parseHfConfig(config_import::readConfigFile(path, flag), path);
+    if (const auto file = configFileFlag(extras)) {
+        const bool deepspeed = std::find(rest.begin(), rest.end(), "--deepspeed") != rest.end();
+        if (deepspeed) throwInvalid(file->first + ": goes with the theory estimate (--ranks N), not --deepspeed");
+        files.imported = importForEstimate(*file, rest, files.model ? &*files.model : nullptr);
+    }
+    if (files.model && std::any_of(rest.begin(), rest.end(), [](const std::string& a) { return a == "--deepspeed" || a.rfind("--deepspeed=", 0) == 0; })) {
+        // DeepSpeed's estimator takes the model's count and its largest layer.
+        if (std::find(rest.begin(), rest.end(), "--params") != rest.end() ||
+            std::find(rest.begin(), rest.end(), "--largest-layer") != rest.end())
+            throwInvalid("--model-config gives the model: drop --params / --largest-layer");
+        rest.insert(rest.end(), {"--params", std::to_string(files.model->params), "--largest-layer",
+                                 std::to_string(files.model->largestLayerParams)});
+        files.model.reset();
+    }
+    argv = std::move(rest);
+    return files;
+}
+
 } // namespace
 
 int cmdEstimate(std::span<const std::string> argv) {
@@ -79,7 +131,9 @@ int cmdEstimate(std::span<const std::string> argv) {
                "--optimizer-bytes", "--hybrid-group", "--offload-optimizer", "--offload-param",
                "--micro-batch", "--deepspeed", "--largest-layer", "--gpus-per-node", "--nodes", "--tp"},
               {"--json"});
-    args.parse(argv);
+    std::vector<std::string> argList(argv.begin(), argv.end());
+    const EstimateFiles files = readFiles(argList);
+    args.parse(argList);
     if (args.has("--hybrid-group") && !args.has("--deepspeed")) {
         // Only fsdp_hybrid has shard groups; "all" adds it when --hybrid-group is given.
         const std::string list = args.value("--strategy").value_or("all");
@@ -90,7 +144,7 @@ int cmdEstimate(std::span<const std::string> argv) {
     }
     try {
         if (args.has("--deepspeed")) return estimateDeepSpeed(args);
-        return estimateTheory(args);
+        return estimateTheory(args, files);
     } catch (const theory::InputError& e) {
         throwInvalid(std::string(flagOf(e.field())) + ": " + e.what());
     }

@@ -7,6 +7,7 @@
 
 #include "checkpoint/store.h"
 #include "commands.h"
+#include "config_flags.h"
 #include "core/error.h"
 #include "report/files.h"
 #include "report_print.h"
@@ -31,6 +32,9 @@ constexpr const char* kRunHelp =
     "  --ending FILE             write how the job ended as JSON (kind, rank, step, cause)\n"
     "  --worker PATH             the shardscope-worker to run (default: beside this binary)\n"
     "  --mpirun PATH             the mpirun to run (default: mpirun on PATH)\n"
+    "  --ds-config FILE          DeepSpeed ds_config.json: its keys become flags (flags given win);\n"
+    "                            every key is listed as applied or ignored, with why\n"
+    "  --accelerate-config FILE  Accelerate's config YAML (FSDP or DEEPSPEED, num_processes, …), the same way\n"
     "worker (see docs/strategies.md):\n"
     "  --model tiny|small|medium|gpt100m --strategy ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid\n"
     "  --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]\n"
@@ -60,10 +64,16 @@ void verifyCheckpoint(const std::string& path) {
 int cmdRun(std::span<const std::string> argv) {
     LauncherFlags flags;
     std::vector<std::pair<std::string, std::string>> extras;
-    const std::vector<std::string> workerArgs = splitLauncherFlags(argv, flags, {}, extras);
+    std::vector<std::string> workerArgs = splitLauncherFlags(argv, flags, {"--ds-config", "--accelerate-config"}, extras);
     if (flags.help) {
         std::fputs(kRunHelp, stdout);
         return 0;
+    }
+    std::optional<ConfigImportResult> imported;
+    if (const auto file = configFileFlag(extras)) {
+        imported = importForJob(*file, "run", argv, flags.ranks, workerArgs);
+        if (imported->ranks) flags.ranks = *imported->ranks;
+        printImport(*imported);
     }
     // Everything is validated here, before anything is launched.
     const runconfig::RunConfig config = parseJobConfig(workerArgs, flags);
@@ -78,7 +88,8 @@ int cmdRun(std::span<const std::string> argv) {
                 std::string(plan::strategyName(config.strategy)).c_str(),
                 static_cast<long long>(config.steps));
     std::fflush(stdout);
-    const report::RunReport result = runJob(config, flags, flags.tracePath, false);
+    report::RunReport result = runJob(config, flags, flags.tracePath, false);
+    if (imported) addToReport(*imported, result);
     printRunSummary(result);
     if (flags.jsonPath &&
         noteWhereWritten(*flags.jsonPath,

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "args.h"
+#include "config_flags.h"
+#include "config_import/hf_model.h"
 #include "core/categories.h"
 #include "plan/shape.h"
 #include "theory/estimate.h"
@@ -30,7 +32,14 @@ void rejectFlags(const Args& args, std::initializer_list<const char*> flags, con
 // worker is missing or refuses a scenario, Error(Format) when its answer does not read.
 std::vector<theory::PeakPrediction> dryRunPeaks(const std::vector<theory::Scenario>& scenarios);
 
-int estimateTheory(const Args& args);    // estimate --params P --ranks N …
+// What estimate read from files: a Hugging Face model (--model-config) and the listing of a
+// --ds-config / --accelerate-config whose flags were appended to the command line.
+struct EstimateFiles {
+    std::optional<config_import::HfModel> model;
+    std::optional<ConfigImportResult> imported;
+};
+
+int estimateTheory(const Args& args, const EstimateFiles& files); // estimate --params P --ranks N …
 int estimateDeepSpeed(const Args& args); // estimate --deepspeed zero2|zero3 …
 
 } // namespace shardscope::cli

@@ -62,12 +62,17 @@ plan::Precision precisionFlag(const Args& args) {
     return p;
 }
 
-Scenario baseScenario(const Args& args) {
+Scenario baseScenario(const Args& args, const EstimateFiles& files) {
     rejectFlags(args, {"--largest-layer", "--gpus-per-node", "--nodes"}, "applies only with --deepspeed");
     Scenario s;
     s.shape = modelShapeFlag(args);
     if (s.shape && args.has("--params")) throwInvalid("--params and --model-shape exclude each other");
-    if (!s.shape) s.params = args.count("--params");
+    if (files.model) {
+        // The model's own units: the gathered-unit term of the peak uses their real sizes.
+        if (s.shape || args.has("--params")) throwInvalid("--model-config gives the model: drop --params / --model-shape");
+        s.params = files.model->params;
+        s.units = files.model->units;
+    } else if (!s.shape) s.params = args.count("--params");
     s.ranks = static_cast<int>(args.integer("--ranks", 1, kMaxRanks));
     s.precision = precisionFlag(args);
     s.offload.optimizer = tierFlag(args, "--offload-optimizer");
@@ -95,8 +100,8 @@ Scenario baseScenario(const Args& args) {
 }
 
 // Everything is computed (and validated) before anything is printed: errors leave stdout empty.
-std::vector<Row> computeRows(const Args& args) {
-    const Scenario base = baseScenario(args);
+std::vector<Row> computeRows(const Args& args, const EstimateFiles& files) {
+    const Scenario base = baseScenario(args, files);
     std::vector<Row> rows;
     for (plan::Strategy st : strategiesFlag(args)) {
         Scenario s = base;
@@ -147,7 +152,7 @@ nlohmann::json rowJson(const Row& r) {
             {"peak_notes", r.peak.notes}};
 }
 
-void printJson(const std::vector<Row>& rows) {
+void printJson(const std::vector<Row>& rows, const EstimateFiles& files) {
     const Scenario& s = rows.front().scenario;
     nlohmann::json out = {{"params", rows.front().states.paramCount},
                           {"ranks", s.ranks},
@@ -162,6 +167,17 @@ void printJson(const std::vector<Row>& rows) {
         out["tp"] = s.shape->tp;
         out["model_params"] = plan::modelParamCount(*s.shape);
     }
+    if (const auto& m = files.model) {
+        out["largest_layer_params"] = m->largestLayerParams;
+        nlohmann::json units = nlohmann::json::array();
+        for (const plan::UnitParams& u : m->units) units.push_back({{"name", u.name}, {"params", u.params}});
+        out["model_config"] = {{"model_type", m->modelType}, {"layers", m->layers}, {"hidden_size", m->hidden},
+                               {"heads", m->heads}, {"kv_heads", m->kvHeads}, {"head_dim", m->headDim},
+                               {"intermediate_size", m->intermediate}, {"vocab", m->vocab},
+                               {"tie_word_embeddings", m->tiedEmbeddings}, {"largest_layer", m->largestLayer},
+                               {"units", units}};
+    }
+    if (files.imported) out["config_import"] = config_import::toJson(files.imported->imported, files.imported->source);
     for (const Row& r : rows) out["rows"].push_back(rowJson(r));
     std::printf("%s\n", out.dump(2).c_str());
 }
@@ -184,13 +200,23 @@ void printDerivation(const Row& r) {
     for (const auto& note : r.peak.notes) std::printf("  note: %s\n", note.c_str());
 }
 
-void printTable(const std::vector<Row>& rows) {
+void printTable(const std::vector<Row>& rows, const EstimateFiles& files) {
     const Scenario& s = rows.front().scenario;
+    if (files.imported) printImport(*files.imported);
+    if (const auto& m = files.model)
+        std::printf("model %s: %lld layers, hidden %lld, %lld heads (%lld key/value, head_dim %lld), intermediate %lld, "
+                    "vocab %lld%s; %llu params, largest layer %s = %llu params\n",
+                    m->modelType.c_str(), static_cast<long long>(m->layers), static_cast<long long>(m->hidden),
+                    static_cast<long long>(m->heads), static_cast<long long>(m->kvHeads),
+                    static_cast<long long>(m->headDim), static_cast<long long>(m->intermediate),
+                    static_cast<long long>(m->vocab), m->tiedEmbeddings ? ", tied embeddings" : "",
+                    static_cast<unsigned long long>(m->params), m->largestLayer.c_str(),
+                    static_cast<unsigned long long>(m->largestLayerParams));
     const plan::Precision& p = s.precision;
     std::printf("Ψ = %llu params, N = %d ranks, %s (%u+%u+%u B/param)%s\n",
                 static_cast<unsigned long long>(rows.front().states.paramCount), s.ranks,
                 std::string(plan::precisionName(p.kind)).c_str(), p.paramBytes(), p.gradBytes(),
-                p.optimizerBytes(), s.shape ? ", units padded to a multiple of the shard count" : "");
+                p.optimizerBytes(), s.shape || !s.units.empty() ? ", units padded to a multiple of the shard count" : "");
     if (s.shape && s.shape->tp > 1)
         std::printf("tensor parallel T = %lld: Ψ is one TP rank's slice of %llu, N the data-parallel ranks "
                     "(D = --ranks / T); the TP all-reduces are in the comm column\n",
@@ -212,10 +238,10 @@ void printTable(const std::vector<Row>& rows) {
 
 } // namespace
 
-int estimateTheory(const Args& args) {
-    const std::vector<Row> rows = computeRows(args);
-    if (args.has("--json")) printJson(rows);
-    else printTable(rows);
+int estimateTheory(const Args& args, const EstimateFiles& files) {
+    const std::vector<Row> rows = computeRows(args, files);
+    if (args.has("--json")) printJson(rows, files);
+    else printTable(rows, files);
     return 0;
 }
 

@@ -18,6 +18,7 @@ constexpr const char* kUsage =
     "  compare    run several strategies with the same seed, side by side\n"
     "  report     print saved reports (run --json, compare --json)\n"
     "  checkpoint inspect, verify or export a checkpoint (run --save)\n"
+    "  export     a recording as Perfetto trace JSON (--perfetto) or the ledger as CSV (--csv)\n"
     "run 'shardscope-cli <command> --help' for its flags\n";
 
 } // namespace
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
         if (command == "compare") return cli::cmdCompare(rest);
         if (command == "report") return cli::cmdReport(rest);
         if (command == "checkpoint") return cli::cmdCheckpoint(rest);
+        if (command == "export") return cli::cmdExport(rest);
         std::fprintf(stderr, "shardscope-cli: unknown command '%s' (try --help)\n", command.c_str());
         return 2;
     } catch (const Error& e) {

@@ -187,6 +187,26 @@ void requireSchema(const json& j, std::string_view schema) {
     }
 }
 
+// config_import's two lists of {key, <second>} pairs, each bounded like notes.
+ConfigImport readConfigImport(const Reader& r) {
+    ConfigImport out;
+    out.source = r.text("source");
+    auto pairs = [&](const char* list, const char* second) {
+        const json& v = r.at(list);
+        if (!v.is_array() || v.size() > kMaxNotes)
+            throw Bad{r.where(list) + "expected an array of at most " + std::to_string(kMaxNotes) + " entries"};
+        std::vector<std::pair<std::string, std::string>> entries;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            const Reader e(v[i], "config_import." + std::string(list) + "[" + std::to_string(i) + "]");
+            entries.emplace_back(e.text("key"), e.text(second));
+        }
+        return entries;
+    };
+    out.applied = pairs("applied", "setting");
+    out.ignored = pairs("ignored", "why");
+    return out;
+}
+
 RunReport readRun(const json& j, const std::string& path) {
     requireSchema(j, kRunSchema);
     const Reader r(j, path);
@@ -306,6 +326,7 @@ RunReport readRun(const json& j, const std::string& path) {
             out.saves.push_back({s.i64("step", 0, INT64_MAX), s.text("path"), s.real("seconds"), s.u64("bytes")});
         }
     }
+    if (r.has("config_import")) out.configImport = readConfigImport(r.object("config_import"));
     return out;
 }
 
@@ -435,6 +456,12 @@ json toJson(const RunReport& r) {
         for (const SaveRecord& s : r.saves)
             saves.push_back({{"step", s.step}, {"path", s.path}, {"seconds", s.seconds}, {"bytes", s.bytes}});
         out["saves"] = saves;
+    }
+    if (r.configImport) {
+        json applied = json::array(), ignored = json::array();
+        for (const auto& [key, setting] : r.configImport->applied) applied.push_back({{"key", key}, {"setting", setting}});
+        for (const auto& [key, why] : r.configImport->ignored) ignored.push_back({{"key", key}, {"why", why}});
+        out["config_import"] = {{"source", r.configImport->source}, {"applied", applied}, {"ignored", ignored}};
     }
     return out;
 }

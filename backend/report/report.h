@@ -143,6 +143,15 @@ struct SaveRecord {
     bool operator==(const SaveRecord&) const = default;
 };
 
+// A configuration file the run was started from (--ds-config, --accelerate-config): every key
+// either applied (as the setting it became) or ignored (with why). Filled by the CLI.
+struct ConfigImport {
+    std::string source; // the file as given
+    std::vector<std::pair<std::string, std::string>> applied; // key path, setting
+    std::vector<std::pair<std::string, std::string>> ignored; // key path, why
+    bool operator==(const ConfigImport&) const = default;
+};
+
 struct RunReport {
     std::uint64_t paramCount = 0;
     int worldSize = 1;
@@ -169,6 +178,7 @@ struct RunReport {
     std::optional<double> maxAbsDeltaVsDdp; // compare only
     std::optional<ResumedFrom> resumedFrom;  // "resumed_from", with --resume
     std::vector<SaveRecord> saves;           // "saves", with --save
+    std::optional<ConfigImport> configImport; // "config_import" {source, applied [{key, setting}], ignored [{key, why}]}
 
     const RankReport& worstRank() const; // the largest peak: it decides whether a job fits
     std::uint64_t peakMax() const;       // over ranks

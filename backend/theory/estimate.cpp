@@ -58,7 +58,7 @@ std::size_t ShardPlan::gatheredUnitCount() const {
 ShardPlan makePlan(const Scenario& s) {
     ShardPlan plan;
     plan.shards = static_cast<std::uint64_t>(shardCount(s));
-    plan.bare = !s.shape.has_value();
+    plan.bare = !s.shape.has_value() && s.units.empty();
     // DeepSpeed's param_persistence_threshold: only ZeRO-3 keeps small params whole.
     const std::uint64_t threshold = policyOf(s).persistenceThreshold;
     auto add = [&](std::string name, std::uint64_t params) {
@@ -69,6 +69,8 @@ ShardPlan makePlan(const Scenario& s) {
     };
     if (plan.bare) {
         add("model", s.params);
+    } else if (!s.shape) {
+        for (const plan::UnitParams& u : s.units) add(u.name, u.params);
     } else {
         for (auto& u : plan::unitParams(*s.shape)) add(std::move(u.name), u.params);
     }
@@ -151,6 +153,14 @@ void validateSizes(const Scenario& s) {
         check(s.params >= 1, InputField::Params, "parameter count must be at least 1");
         check(s.params <= kMaxParams, InputField::Params, "parameter count " + std::to_string(s.params) +
                                           " is too large (at most 2^53)");
+        std::uint64_t sum = 0;
+        for (const plan::UnitParams& u : s.units) {
+            check(u.params >= 1 && u.params <= kMaxParams, InputField::Params, "unit " + u.name + " has no parameters or too many");
+            sum += u.params; // ≤ 100002 units of ≤ 2^53 each: no wrap
+        }
+        check(s.units.size() <= 100'002, InputField::Params, "more than 100002 units");
+        check(s.units.empty() || sum == s.params, InputField::Params,
+              "the units' parameters add up to " + std::to_string(sum) + ", not " + std::to_string(s.params));
     }
     // Padding adds up to S−1 elements per unit: bound it before anything multiplies by bytes.
     // (With Ψ ≤ 2^53, ≤ 100002 units and S < 2^31 it cannot wrap; this keeps that explicit.)

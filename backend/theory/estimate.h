@@ -19,6 +19,9 @@ namespace shardscope::theory {
 struct Scenario {
     std::optional<plan::GptShape> shape;
     std::uint64_t params = 0; // used when shape is empty
+    // Without a shape: a model's own units (estimate --model-config), padded and gathered one by
+    // one like a shape's; Σ params must equal `params`. Empty: the whole model is one unit.
+    std::vector<plan::UnitParams> units;
     plan::Strategy strategy = plan::Strategy::Ddp;
     int ranks = 1;
     plan::Precision precision{};

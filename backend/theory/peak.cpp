@@ -26,9 +26,10 @@ PeakPrediction closedFormPeak(const Scenario& s) {
     out.modelStates = states.perRank;
     out.paddingBytes = states.paddingBytes;
     // States + one gathered unit (+ prefetch) + a gradient + a bucket.
-    out.notes.emplace_back(s.shape ? "closed form: activations and workspaces are not predicted"
-                                   : "no model shape: activations and workspaces are not predicted and the whole "
-                                     "model counts as one unit");
+    out.notes.emplace_back(s.shape || !s.units.empty()
+                               ? "closed form: activations and workspaces are not predicted"
+                               : "no model shape: activations and workspaces are not predicted and the whole "
+                                 "model counts as one unit");
     out.gatheredBytes = gatheredBytesBound(s);
     if (policy.shardGrads) {
         std::uint64_t largest = 0;

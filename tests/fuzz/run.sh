@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_replay fuzz_report fuzz_runconfig fuzz_predict fuzz_config_json fuzz_lesson fuzz_checkpoint_metadata)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_replay fuzz_report fuzz_runconfig fuzz_predict fuzz_config_json fuzz_lesson fuzz_checkpoint_metadata fuzz_config_import)
 
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j "$(nproc)" --target "${targets[@]}"

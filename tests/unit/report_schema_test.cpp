@@ -86,6 +86,27 @@ TEST(reportSchema, RunReportRoundTrips) {
     EXPECT_EQ(*text.value, r);
 }
 
+TEST(reportSchema, ConfigImportRoundTripsAndIsBounded) {
+    RunReport r = sample();
+    r.configImport = ConfigImport{"ds.json", {{"zero_optimization.stage", "--strategy zero3"}},
+                                  {{"steps_per_print", "logging"}, {"scheduler", "constant learning rate"}}};
+    const json j = toJson(r);
+    EXPECT_EQ(j["config_import"]["applied"][0]["setting"], "--strategy zero3");
+    EXPECT_EQ(j["config_import"]["ignored"][1]["key"], "scheduler");
+    const Parsed<RunReport> back = fromJson(j);
+    ASSERT_TRUE(back) << back.error;
+    EXPECT_EQ(*back.value, r);
+    // Absent in reports without an imported configuration.
+    EXPECT_FALSE(toJson(sample()).contains("config_import"));
+    json bad = j;
+    bad["config_import"]["ignored"][0].erase("why");
+    EXPECT_NE(errorOf(bad).find("config_import.ignored[0]"), std::string::npos);
+    bad = j;
+    bad["config_import"]["applied"] = json::array();
+    for (int i = 0; i < 300; ++i) bad["config_import"]["applied"].push_back({{"key", "k"}, {"setting", "s"}});
+    EXPECT_NE(errorOf(bad).find("at most"), std::string::npos);
+}
+
 TEST(reportSchema, CompareReportRoundTripsAndAcceptsOneRun) {
     CompareReport c;
     c.ranks = 2;

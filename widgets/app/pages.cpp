@@ -1,5 +1,6 @@
 #include "app/pages.h"
 
+#include "app/config_files.h"
 #include "app/main_window.h"
 #include "app/recording_files.h"
 #include "calculator/calculator_page.h"
@@ -26,6 +27,7 @@ void addDefaultPages(MainWindow& window) {
         if (r) compare->addReport(*r);
     });
     new RecordingFiles(window, document);
+    new ConfigFiles(window, document, *ranks->configPanel());
     window.addPage(QStringLiteral("calculator"), [] { return MainWindow::tr("Calculator"); }, new CalculatorPage);
     new LessonPlayer(window); // Help → Lessons, over the pages above
 }

@@ -81,6 +81,7 @@ StrategyAtN atNFor(const CalculatorInput& in, Strategy s) {
 }
 
 std::uint64_t largestUnit(const CalculatorInput& in) {
+    if (in.largestLayerParams) return in.largestLayerParams;
     if (!in.shape) return 0;
     std::uint64_t largest = 0;
     for (const auto& u : plan::unitParams(*in.shape)) largest = std::max(largest, u.params);
@@ -126,6 +127,8 @@ void fillChosen(CalculatorResult& r) {
     // The peak needs activations; a bare count has none, and the engine may decline.
     theory::PeakPrediction peak;
     if (guarded([&] { peak = predict::predictPeak(sc); }).isEmpty()) r.peak = peak;
+    // A model config's units: the closed form's gathered term uses their real sizes.
+    else if (!sc.units.empty() && guarded([&] { peak = theory::closedFormPeak(sc); }).isEmpty()) r.peak = peak;
 }
 
 } // namespace
@@ -143,6 +146,7 @@ theory::Scenario scenarioFor(const CalculatorInput& in, Strategy s, int ranks) {
     theory::Scenario sc;
     sc.shape = in.shape;
     sc.params = in.params;
+    sc.units = in.units;
     sc.strategy = s;
     sc.ranks = ranks;
     if (sc.shape && in.tensorParallel > 1) { // a T × D mesh: D ranks of one TP slice (0: T does not divide N)

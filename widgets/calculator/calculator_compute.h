@@ -15,6 +15,8 @@ namespace shardscope::widgets {
 struct CalculatorInput {
     std::optional<plan::GptShape> shape; // preset with a shape
     std::uint64_t params = 0;              // bare parameter count when shape is empty
+    std::vector<plan::UnitParams> units;   // a model config's own units (Σ = params), else empty
+    std::uint64_t largestLayerParams = 0;  // DeepSpeed's largest layer of a model config
     QString paramsError;                   // the form could not parse the count (shown as is)
     plan::Strategy strategy = plan::Strategy::Zero3;
     int ranks = 64;

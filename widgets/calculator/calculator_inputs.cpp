@@ -1,6 +1,9 @@
 #include "calculator/calculator_inputs.h"
 
 #include <QComboBox>
+#include <QFileDialog>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QEvent>
 #include <QFormLayout>
 #include <QLabel>
@@ -108,7 +111,8 @@ void CalculatorInputs::buildWidgets() {
         c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         c->setMinimumContentsLength(12);
     }
-    for (QWidget* w : std::initializer_list<QWidget*>{presetCombo_, paramsEdit_, shapeLabel_, ranksSpin_,
+    openConfig_ = make(new QPushButton(this), "openModelConfigButton");
+    for (QWidget* w : std::initializer_list<QWidget*>{presetCombo_, openConfig_, paramsEdit_, shapeLabel_, ranksSpin_,
                                                      strategyCombo_, hybridSpin_, precisionCombo_, kSpin_,
                                                      optimizerOffloadCombo_, paramOffloadCombo_})
         form_->addRow(new QLabel(this), w);
@@ -118,7 +122,23 @@ void CalculatorInputs::buildWidgets() {
     form_->addRow(new QLabel(this), tpSpin_);
 }
 
+bool CalculatorInputs::openModelConfig(const QString& path, QString* error) {
+    std::optional<ModelPreset> p = modelConfigPreset(path, error);
+    if (!p) return false;
+    // Before "Custom parameter count", which stays last.
+    const int at = static_cast<int>(presets_.presets.size());
+    presets_.presets.push_back(*p);
+    presetCombo_->insertItem(at, p->name, p->id);
+    presetCombo_->setCurrentIndex(at);
+    return true;
+}
+
 void CalculatorInputs::connectWidgets() {
+    connect(openConfig_, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open model config"), QString(), tr("Hugging Face config (*.json)"));
+        QString error;
+        if (!path.isEmpty() && !openModelConfig(path, &error)) QMessageBox::warning(this, tr("Open model config"), error);
+    });
     connect(presetCombo_, &QComboBox::currentIndexChanged, this, [this] {
         onPresetChanged();
         Q_EMIT inputChanged();
@@ -167,6 +187,8 @@ CalculatorInput CalculatorInputs::input() const {
         in.shape = p->shape;
     } else if (p) {
         in.params = p->params;
+        in.units = p->units;
+        in.largestLayerParams = p->largestLayerParams;
     } else if (auto v = parseParamCount(paramsEdit_->text(), &in.paramsError)) {
         in.params = *v;
     }
@@ -189,7 +211,7 @@ void CalculatorInputs::changeEvent(QEvent* event) {
 }
 
 void CalculatorInputs::retranslateUi() {
-    const QStringList labels = {tr("Model"),         tr("Parameters (Ψ)"),    tr("Shape"),
+    const QStringList labels = {tr("Model"),         QString(),               tr("Parameters (Ψ)"),    tr("Shape"),
                                 tr("Ranks (N)"),     tr("Strategy"),          tr("Hybrid group size"),
                                 tr("Precision"),     tr("Optimizer bytes (K)"), tr("Optimizer state on"),
                                 tr("Param shards on"), tr("Tensor parallel (T)")};
@@ -218,9 +240,14 @@ void CalculatorInputs::retranslateUi() {
         shapeLabel_->setText(tr("%1 layers · d_model %2 · %3 heads · vocab %4 · seq %5 (%6 params)")
                                  .arg(s.layers).arg(s.dModel).arg(s.heads).arg(s.vocab).arg(s.seqLen)
                                  .arg(formatCount(static_cast<double>(plan::paramCount(s)))));
+    } else if (p && !p->units.empty()) {
+        shapeLabel_->setText(tr("%1 — %2 units, largest layer %3 params").arg(p->details).arg(p->units.size())
+                                 .arg(formatCount(static_cast<double>(p->largestLayerParams))));
     } else {
         shapeLabel_->setText(tr("Bare parameter count: one flat buffer, no per-unit padding"));
     }
+    openConfig_->setText(tr("Open model config…"));
+    openConfig_->setToolTip(tr("A Hugging Face config.json (gpt2, llama, mistral, qwen2): exact parameters and units"));
 }
 
 } // namespace shardscope::widgets

@@ -9,6 +9,7 @@
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QPushButton;
 class QSpinBox;
 class QFormLayout;
 
@@ -24,6 +25,8 @@ public:
 
     // The model, N, strategy, precision and offload (DeepSpeed's node layout is not here).
     CalculatorInput input() const;
+    // Adds a Hugging Face config.json as a preset and selects it; false with the one-line reason.
+    bool openModelConfig(const QString& path, QString* error);
 
 Q_SIGNALS:
     void inputChanged();
@@ -42,6 +45,7 @@ private:
     PresetList presets_;
     QFormLayout* form_ = nullptr;
     QComboBox* presetCombo_ = nullptr;
+    QPushButton* openConfig_ = nullptr;
     QLineEdit* paramsEdit_ = nullptr;
     QLabel* shapeLabel_ = nullptr;
     QSpinBox* ranksSpin_ = nullptr;

@@ -1,9 +1,14 @@
 #include "calculator/presets.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+
+#include "config_import/hf_model.h"
+#include "config_import/import.h"
+#include "core/error.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -32,7 +37,38 @@ std::optional<ModelPreset> parsePreset(const QJsonObject& o) {
     return p;
 }
 
+ModelPreset hfPreset(const config_import::HfModel& m, const QString& id, const QString& file) {
+    ModelPreset p;
+    p.id = id;
+    p.name = QStringLiteral("%1 · %2").arg(file, QString::fromStdString(m.modelType));
+    p.params = m.params;
+    p.units = m.units;
+    p.largestLayerParams = m.largestLayerParams;
+    p.details = QStringLiteral("%1: %2 × %3, %4/%5 heads × %6, FFN %7, vocab %8%9")
+                    .arg(QString::fromStdString(m.modelType))
+                    .arg(m.layers)
+                    .arg(m.hidden)
+                    .arg(m.heads)
+                    .arg(m.kvHeads)
+                    .arg(m.headDim)
+                    .arg(m.intermediate)
+                    .arg(m.vocab)
+                    .arg(m.tiedEmbeddings ? QStringLiteral(", tied") : QString());
+    return p;
+}
+
 } // namespace
+
+std::optional<ModelPreset> modelConfigPreset(const QString& path, QString* error) {
+    try {
+        const std::string file = path.toStdString();
+        const config_import::HfModel m = config_import::parseHfConfig(config_import::readConfigFile(file, "config.json"), file);
+        return hfPreset(m, QStringLiteral("file:") + path, QFileInfo(path).fileName());
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return std::nullopt;
+    }
+}
 
 PresetList loadCalculatorPresets() {
     PresetList list;
@@ -42,6 +78,16 @@ PresetList loadCalculatorPresets() {
     list.defaultId = root.value(QStringLiteral("default")).toString();
     for (const QJsonValue& v : root.value(QStringLiteral("presets")).toArray()) {
         if (auto p = parsePreset(v.toObject())) list.presets.push_back(*p);
+    }
+    for (const char* name : {"gpt2", "llama-2-7b", "mistral-7b", "qwen2-0.5b"}) {
+        QFile hf(QStringLiteral(":/presets/hf/%1.json").arg(QLatin1String(name)));
+        if (!hf.open(QIODevice::ReadOnly)) continue;
+        try {
+            const std::string source = "resources/presets/hf/" + std::string(name) + ".json";
+            const config_import::HfModel m = config_import::parseHfConfig(hf.readAll().toStdString(), source);
+            list.presets.push_back(hfPreset(m, QStringLiteral("hf-") + QLatin1String(name), QLatin1String(name) + QStringLiteral(".json")));
+        } catch (const Error&) {
+        }
     }
     return list;
 }

@@ -17,6 +17,11 @@ struct ModelPreset {
     QString displayName(const QString& language) const { return names.value(language, name); }
     std::optional<plan::GptShape> shape; // GPT shape: padding and largest unit derived
     std::uint64_t params = 0;              // bare count when shape is empty
+    // A Hugging Face config.json (config_import/hf_model.h): its own units (embedding, each
+    // decoder layer, head; Σ = params) and DeepSpeed's largest layer.
+    std::vector<plan::UnitParams> units;
+    std::uint64_t largestLayerParams = 0;
+    QString details; // "llama: 32 layers, hidden 4096, …" (language-neutral)
 };
 
 struct PresetList {
@@ -24,7 +29,10 @@ struct PresetList {
     QString defaultId;
 };
 
-// Loads the compiled-in presets; a malformed entry is skipped (the file is ours and tested).
+// Loads the compiled-in presets, then the Hugging Face configs of resources/presets/hf; a
+// malformed entry is skipped (the files are ours and tested).
 PresetList loadCalculatorPresets();
+// A preset from a Hugging Face config.json the user opens; nullopt with the one-line reason.
+std::optional<ModelPreset> modelConfigPreset(const QString& path, QString* error);
 
 } // namespace shardscope::widgets

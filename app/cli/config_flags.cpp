@@ -1,0 +1,135 @@
+#include "config_flags.h"
+
+#include <cstdio>
+
+#include "config_import/accelerate.h"
+#include "config_import/ds_config.h"
+#include "core/error.h"
+#include "plan/shape.h"
+#include "runconfig/presets.h"
+
+namespace shardscope::cli {
+
+namespace {
+
+// Switches of run and compare (a value never follows them).
+const std::set<std::string> kSwitches = {"--checkpointing", "--deterministic", "--no-events", "--no-sync",
+                                         "--shared-device", "--nondeterministic", "--help"};
+
+// Worker flags a configuration may set for a job.
+const std::set<std::string> kJobFlags = {"--strategy", "--precision", "--micro-batch", "--grad-accum", "--lr",
+                                         "--bucket-bytes", "--prefetch", "--max-inflight", "--persistence-threshold",
+                                         "--reshard-after-forward", "--hybrid-group", "--checkpointing", "--ranks",
+                                         "--offload-optimizer", "--offload-params", "--nvme-dir"};
+
+} // namespace
+
+std::optional<std::pair<std::string, std::string>> configFileFlag(
+    const std::vector<std::pair<std::string, std::string>>& extras) {
+    std::optional<std::pair<std::string, std::string>> out;
+    for (const auto& [flag, value] : extras) {
+        if (flag != "--ds-config" && flag != "--accelerate-config") continue;
+        if (out) throwInvalid(flag + ": give one of --ds-config and --accelerate-config (an Accelerate file names its DeepSpeed file itself)");
+        if (value.empty()) throwInvalid(flag + " needs a file");
+        out = std::pair{flag, value};
+    }
+    return out;
+}
+
+ConfigImportResult importForJob(const std::pair<std::string, std::string>& file, const std::string& command,
+                                std::span<const std::string> argv, int ranks, std::vector<std::string>& workerArgs) {
+    config_import::Context ctx;
+    ctx.command = command;
+    ctx.given = config_import::givenFlags({argv.begin(), argv.end()}, kSwitches);
+    ctx.worldSize = ranks;
+    const std::string model = ctx.given.count("--model") ? ctx.given.at("--model") : "tiny";
+    if (const runconfig::ModelPreset* preset = runconfig::findPreset(model)) {
+        ctx.hiddenSize = preset->shape.dModel;
+        const std::vector<plan::UnitParams> units = plan::unitParams(preset->shape);
+        if (units.size() > 2) ctx.blockParams = units[1].params;
+        ctx.defaultMicroBatch = preset->microBatch;
+        ctx.defaultLearningRate = preset->learningRate;
+    }
+    ctx.accepted = kJobFlags;
+    if (command == "compare") {
+        ctx.accepted.erase("--strategy");
+        ctx.unsupported["--strategy"] = "compare runs every strategy in --strategies";
+    }
+    ConfigImportResult out;
+    out.source = file.second;
+    const std::string text = config_import::readConfigFile(file.second, file.first);
+    const config_import::Parsed parsed = file.first == "--accelerate-config"
+                                             ? config_import::parseAccelerateConfig(text, file.second, ctx)
+                                             : config_import::parseDsConfig(text, file.second, ctx);
+    out.imported = config_import::finish(parsed, ctx, file.second);
+    // --ranks is the launcher's: it comes back to the caller instead of going to the worker.
+    std::vector<std::string>& args = out.imported.args;
+    for (auto it = args.begin(); it != args.end();) {
+        if (*it == "--ranks" && it + 1 != args.end()) {
+            out.ranks = std::stoi(*(it + 1));
+            it = args.erase(it, it + 2);
+        } else {
+            ++it;
+        }
+    }
+    workerArgs.insert(workerArgs.end(), args.begin(), args.end());
+    return out;
+}
+
+ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& file, std::vector<std::string>& argv,
+                                     const config_import::HfModel* model) {
+    config_import::Context ctx;
+    ctx.command = "estimate";
+    ctx.given = config_import::givenFlags(argv, {"--json", "--help"});
+    if (const auto it = ctx.given.find("--ranks"); it != ctx.given.end()) {
+        try {
+            ctx.worldSize = std::max(1, std::stoi(it->second));
+        } catch (const std::exception&) {
+            ctx.worldSize = 1; // the flag parser names it
+        }
+    }
+    if (model) {
+        ctx.hiddenSize = model->hidden;
+        if (model->units.size() > 2) ctx.blockParams = model->units[1].params;
+    } else if (const auto it = ctx.given.find("--model-shape"); it != ctx.given.end()) {
+        // layers,d,heads,vocab,seq: d is what "auto" needs (estimate validates the shape itself).
+        const std::string& shape = it->second;
+        const auto comma = shape.find(',');
+        try {
+            if (comma != std::string::npos) ctx.hiddenSize = std::stoll(shape.substr(comma + 1));
+        } catch (const std::exception&) {
+            ctx.hiddenSize = 0;
+        }
+    }
+    ctx.accepted = {"--strategy", "--precision", "--micro-batch", "--offload-optimizer", "--offload-param", "--hybrid-group"};
+    if (!ctx.given.count("--ranks")) ctx.accepted.insert("--ranks");
+    ctx.aliases = {{"--offload-params", "--offload-param"}};
+    ConfigImportResult out;
+    out.source = file.second;
+    const std::string text = config_import::readConfigFile(file.second, file.first);
+    const config_import::Parsed parsed = file.first == "--accelerate-config"
+                                             ? config_import::parseAccelerateConfig(text, file.second, ctx)
+                                             : config_import::parseDsConfig(text, file.second, ctx);
+    out.imported = config_import::finish(parsed, ctx, file.second);
+    argv.insert(argv.end(), out.imported.args.begin(), out.imported.args.end());
+    return out;
+}
+
+void printImport(const ConfigImportResult& result) {
+    std::printf("config %s:\n", result.source.c_str());
+    for (const std::string& line : config_import::describe(result.imported)) std::printf("  %s\n", line.c_str());
+    std::fflush(stdout);
+}
+
+void addToReport(const ConfigImportResult& result, report::RunReport& report) {
+    report::ConfigImport ci;
+    ci.source = result.source;
+    for (const auto& a : result.imported.applied) ci.applied.emplace_back(a.key, a.setting);
+    for (const auto& i : result.imported.ignored) {
+        ci.ignored.emplace_back(i.key, i.why);
+        report.notes.push_back("ignored: " + i.key + " — " + i.why);
+    }
+    report.configImport = std::move(ci);
+}
+
+} // namespace shardscope::cli

@@ -1,0 +1,41 @@
+#pragma once
+// --ds-config FILE / --accelerate-config FILE for run, compare and estimate: the file's keys
+// become flags appended to the command line's (flags given there win), and the listing of
+// what was applied and what was ignored is printed and kept for the report.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "config_import/hf_model.h"
+#include "config_import/import.h"
+#include "report/report.h"
+
+namespace shardscope::cli {
+
+struct ConfigImportResult {
+    std::string source;             // the file as given
+    config_import::Imported imported;
+    std::optional<int> ranks;       // Accelerate's num_processes, when --ranks was not given
+};
+
+// Which configuration file, if any: {flag, path} from the command's extras. Refuses both at once.
+std::optional<std::pair<std::string, std::string>> configFileFlag(
+    const std::vector<std::pair<std::string, std::string>>& extras);
+
+// run / compare: reads the file, resolves it against the command line (`argv`: as typed, for
+// which flags were given; `ranks`: --ranks or 1) and appends the resulting flags to workerArgs.
+ConfigImportResult importForJob(const std::pair<std::string, std::string>& file, const std::string& command,
+                                std::span<const std::string> argv, int ranks, std::vector<std::string>& workerArgs);
+
+// estimate: the same for estimate's flags (--strategy, --precision, --micro-batch, --offload-*,
+// --hybrid-group, --ranks); the model (--model-config) resolves "auto" sizes.
+ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& file, std::vector<std::string>& argv,
+                                     const config_import::HfModel* model);
+
+// Prints "config FILE:" and the listing (stdout).
+void printImport(const ConfigImportResult& result);
+// The report's config_import and the run's notes ("ignored: key — why").
+void addToReport(const ConfigImportResult& result, report::RunReport& report);
+
+} // namespace shardscope::cli

@@ -1,0 +1,126 @@
+// File → Import configuration… onto the Ranks page's run settings (with the applied/ignored
+// listing), and File → Export for Perfetto / ledger as CSV of an opened recording, in both
+// languages. Drives the window the user sees.
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QPushButton>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "app/config_files.h"
+#include "calculator/calculator_inputs.h"
+#include "calculator/calculator_page.h"
+#include "app/main_window.h"
+#include "app/pages.h"
+#include "common/language.h"
+#include "ranks/ranks_page.h"
+#include "run/run_config_panel.h"
+
+using namespace shardscope;
+using namespace shardscope::widgets;
+
+class ConfigFilesTest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void importAppliesAndLists() {
+        for (const char* lang : {"en", "zh_CN"}) {
+            LanguageManager language;
+            language.setLanguage(QString::fromLatin1(lang));
+            MainWindow window(&language);
+            addDefaultPages(window);
+            auto* ranks = qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks")));
+            auto* files = window.findChild<ConfigFiles*>();
+            QVERIFY(files);
+            QVERIFY(window.findChild<QAction*>(QStringLiteral("importConfigAction")));
+            QVERIFY(!window.findChild<QAction*>(QStringLiteral("importConfigAction"))->text().isEmpty());
+            RunRequest before = ranks->configPanel()->request();
+            before.ranks = 2;
+            ranks->configPanel()->setRequest(before);
+            QStringList listing;
+            QString error;
+            const QString ds = QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/configs/ds_zero2_batch.json");
+            QVERIFY2(files->importConfig(ds, &listing, &error), qPrintable(error));
+            const RunRequest after = ranks->configPanel()->request();
+            QCOMPARE(after.strategy, plan::Strategy::Zero2);
+            QCOMPARE(after.microBatch, 2);
+            QCOMPARE(after.bucketBytes, std::uint64_t{100'000'000}); // 5e7 elements × 2 bytes
+            QVERIFY(listing.contains(QStringLiteral("applied: zero_optimization.stage → --strategy zero2")));
+            QVERIFY(std::any_of(listing.begin(), listing.end(),
+                                [](const QString& l) { return l.startsWith(QStringLiteral("ignored: zero_optimization.overlap_comm — ")); }));
+            // Accelerate: FSDP, HYBRID_SHARD over two machines, four processes.
+            const QString acc = QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/configs/accelerate_fsdp_hybrid.yaml");
+            QVERIFY2(files->importConfig(acc, &listing, &error), qPrintable(error));
+            QCOMPARE(ranks->configPanel()->request().strategy, plan::Strategy::FsdpHybridShard);
+            QCOMPARE(ranks->configPanel()->request().ranks, 4);
+            QCOMPARE(ranks->configPanel()->request().hybridGroup, 2);
+            // A bad file: one line, the settings unchanged.
+            QTemporaryDir dir;
+            const QString bad = dir.filePath(QStringLiteral("bad.json"));
+            QFile f(bad);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(R"({"zero_optimization": {"stage": 7}})");
+            f.close();
+            const RunRequest kept = ranks->configPanel()->request();
+            QVERIFY(!files->importConfig(bad, &listing, &error));
+            QVERIFY2(error.contains(QStringLiteral("zero_optimization.stage = 7")), qPrintable(error));
+            QCOMPARE(ranks->configPanel()->request().strategy, kept.strategy);
+        }
+    }
+
+    void exportsTheOpenedRecording() {
+        LanguageManager language;
+        language.setLanguage(QStringLiteral("en"));
+        MainWindow window(&language);
+        addDefaultPages(window);
+        auto* ranks = qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks")));
+        auto* files = window.findChild<ConfigFiles*>();
+        QTemporaryDir dir;
+        QString error;
+        QVERIFY(!files->exportCsv(dir.filePath(QStringLiteral("empty.csv")), &error)); // nothing open
+        QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("empty.csv"))));
+        QVERIFY(ranks->openRecording(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace")));
+        QElapsedTimer clock;
+        clock.start();
+        while (ranks->isBusy() && clock.elapsed() < 20000) QTest::qWait(20);
+        QVERIFY(ranks->model().stepCount() > 0);
+        const QString json = dir.filePath(QStringLiteral("trace.json")), csv = dir.filePath(QStringLiteral("ledger.csv"));
+        QVERIFY2(files->exportPerfetto(json, &error), qPrintable(error));
+        QVERIFY2(files->exportCsv(csv, &error), qPrintable(error));
+        QFile j(json), c(csv);
+        QVERIFY(j.open(QIODevice::ReadOnly));
+        QVERIFY(j.readAll().contains("\"traceEvents\""));
+        QVERIFY(c.open(QIODevice::ReadOnly));
+        QCOMPARE(c.readLine(), QByteArray("time_ns,rank,category,tier,unit,live_bytes\n"));
+    }
+
+    void calculatorOpensAModelConfig() {
+        CalculatorPage page;
+        auto* inputs = page.findChild<CalculatorInputs*>();
+        QVERIFY(inputs);
+        QVERIFY(page.findChild<QPushButton*>(QStringLiteral("openModelConfigButton")));
+        // The shipped configs are presets.
+        auto* combo = page.findChild<QComboBox*>(QStringLiteral("presetCombo"));
+        QVERIFY(combo->findData(QStringLiteral("hf-qwen2-0.5b")) >= 0);
+        QString error;
+        QVERIFY2(inputs->openModelConfig(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/resources/presets/hf/llama-2-7b.json"), &error),
+                 qPrintable(error));
+        const CalculatorInput in = inputs->input();
+        QCOMPARE(in.params, std::uint64_t{6'738'415'616});
+        QCOMPARE(in.units.size(), std::size_t{34});
+        QCOMPARE(in.largestLayerParams, std::uint64_t{131'072'000});
+        page.recomputeNow();
+        QVERIFY(page.result());
+        // SHARDSCOPE_SHOT_DIR=DIR: the page with the opened config, to look at.
+        if (const QString dir = qEnvironmentVariable("SHARDSCOPE_SHOT_DIR"); !dir.isEmpty()) {
+            page.resize(1400, 900);
+            page.grab().save(dir + QStringLiteral("/calculator_model_config.png"));
+        }
+        QCOMPARE(page.result()->states.paramCount, std::uint64_t{6'738'415'616});
+        QVERIFY(!inputs->openModelConfig(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/configs/ds_zero3_hf.json"), &error));
+        QVERIFY2(error.contains(QStringLiteral("model_type is missing")), qPrintable(error));
+    }
+};
+
+QTEST_MAIN(ConfigFilesTest)
+#include "config_files_test.moc"

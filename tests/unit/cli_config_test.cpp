@@ -1,0 +1,136 @@
+// shardscope-cli with configuration files, run as the real binary: estimate --model-config
+// (exact params, largest layer, the model's own units in the peak), --ds-config and
+// --accelerate-config on run and estimate (listing in the output and the JSON report), and bad
+// files → exit 2, one line, no output file.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "../support/cli_process.h"
+
+namespace {
+
+using shardscope::testing::CliResult;
+using shardscope::testing::runProgram;
+
+const std::string kCli = SHARDSCOPE_BIN_DIR "/shardscope-cli";
+const std::string kSource = SHARDSCOPE_SOURCE_DIR;
+std::string hf(const std::string& name) { return kSource + "/resources/presets/hf/" + name; }
+std::string data(const std::string& name) { return kSource + "/tests/data/configs/" + name; }
+
+void expectOneLineExit2(const CliResult& r, const std::string& names) {
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find(names), std::string::npos) << r.err;
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+}
+
+TEST(cliConfig, EstimateModelConfigJson) {
+    const CliResult r = runProgram(kCli, {"estimate", "--model-config", hf("llama-2-7b.json"), "--ranks", "8",
+                                          "--strategy", "zero3", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["params"], 6'738'415'616ull);
+    EXPECT_EQ(j["largest_layer_params"], 131'072'000ull);
+    EXPECT_EQ(j["model_config"]["units"].size(), 34u);
+    // The gathered-unit term is the model's largest unit (the embedding, or the untied head with
+    // its norm: 131,076,096), not the whole model as with a bare --params.
+    const auto bare = nlohmann::json::parse(
+        runProgram(kCli, {"estimate", "--params", "6738415616", "--ranks", "8", "--strategy", "zero3", "--json"}).out);
+    EXPECT_LT(j["rows"][0]["predicted_peak_bytes"].get<std::uint64_t>(),
+              bare["rows"][0]["predicted_peak_bytes"].get<std::uint64_t>());
+    // DeepSpeed's estimator takes the count and the largest layer from the file.
+    const CliResult ds = runProgram(kCli, {"estimate", "--deepspeed", "zero3", "--model-config", hf("gpt2.json"),
+                                           "--gpus-per-node", "8", "--nodes", "1", "--json"});
+    ASSERT_EQ(ds.exitCode, 0) << ds.err;
+    const auto dj = nlohmann::json::parse(ds.out);
+    EXPECT_EQ(dj.dump().find("124439808") != std::string::npos, true) << ds.out.substr(0, 400);
+}
+
+TEST(cliConfig, EstimateRefusesOtherModelTypes) {
+    const std::filesystem::path f = std::filesystem::temp_directory_path() / "cli_config_mixtral.json";
+    { std::ofstream(f) << R"({"model_type": "mixtral", "num_local_experts": 8})"; }
+    const CliResult r = runProgram(kCli, {"estimate", "--model-config", f.string(), "--ranks", "2"});
+    expectOneLineExit2(r, "model_type 'mixtral'");
+    EXPECT_EQ(r.out, "");
+    std::filesystem::remove(f);
+}
+
+TEST(cliConfig, EstimateWithDsConfigListsEveryKey) {
+    const CliResult r = runProgram(kCli, {"estimate", "--model-config", hf("qwen2-0.5b.json"), "--ds-config",
+                                          data("ds_zero3_hf.json"), "--ranks", "4", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["rows"].size(), 1u); // stage 3 picked one strategy
+    EXPECT_EQ(j["rows"][0]["strategy"], "zero3");
+    EXPECT_GT(j["rows"][0]["by_tier"]["host"].get<std::uint64_t>(), 0u); // offload_optimizer/param: cpu
+    EXPECT_GE(j["config_import"]["ignored"].size(), 10u);
+    EXPECT_EQ(j["config_import"]["applied"][0]["key"], "zero_optimization.offload_optimizer.device");
+}
+
+TEST(cliConfig, RunWithDsConfigReportsConfigImport) {
+    const std::filesystem::path json = std::filesystem::temp_directory_path() / "cli_config_run.json";
+    std::filesystem::remove(json);
+    const CliResult r = runProgram(kCli, {"run", "--model", "tiny", "--ranks", "2", "--shared-device", "--steps", "1",
+                                          "--ds-config", data("ds_zero2_batch.json"), "--json", json.string()});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("applied: zero_optimization.stage → --strategy zero2"), std::string::npos) << r.out;
+    const auto j = nlohmann::json::parse(shardscope::testing::slurpFile(json.string()));
+    EXPECT_EQ(j["strategy"], "zero2");
+    EXPECT_EQ(j["micro_batch"], 2);
+    EXPECT_EQ(j["config"]["knobs"]["grad_accum"], 4); // 16 = 2 × 4 × 2 ranks
+    EXPECT_EQ(j["config_import"]["source"], data("ds_zero2_batch.json"));
+    bool noted = false;
+    for (const auto& n : j["notes"]) noted = noted || n.get<std::string>().rfind("ignored: zero_optimization.overlap_comm — ", 0) == 0;
+    EXPECT_TRUE(noted);
+    // A flag on the command line wins over the file.
+    const CliResult flagged = runProgram(kCli, {"run", "--model", "tiny", "--ranks", "2", "--shared-device", "--steps", "1",
+                                                "--strategy", "ddp", "--ds-config", data("ds_zero2_batch.json")});
+    ASSERT_EQ(flagged.exitCode, 0) << flagged.err;
+    EXPECT_NE(flagged.out.find("ignored: zero_optimization.stage — overridden by --strategy"), std::string::npos);
+    std::filesystem::remove(json);
+}
+
+// ZeRO-Offload's block of a ds_config becomes the job's offload flags: the optimizer states of
+// the run land in host memory, as the report's tiers show.
+TEST(cliConfig, RunWithDsConfigOffloadsTheOptimizerToHost) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cli_config_offload";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    { std::ofstream(dir / "ds.json") << R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": true}}})"; }
+    const std::string json = (dir / "r.json").string();
+    const CliResult r = runProgram(kCli, {"run", "--model", "tiny", "--ranks", "2", "--shared-device", "--steps", "1",
+                                          "--ds-config", (dir / "ds.json").string(), "--json", json});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("applied: zero_optimization.offload_optimizer.device → --offload-optimizer host"), std::string::npos) << r.out;
+    const auto j = nlohmann::json::parse(shardscope::testing::slurpFile(json));
+    EXPECT_EQ(j["config"]["offload"]["optimizer"], "host");
+    std::filesystem::remove_all(dir);
+}
+
+TEST(cliConfig, BadConfigIsOneLineAndWritesNothing) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cli_config_bad";
+    std::filesystem::create_directories(dir);
+    { std::ofstream(dir / "ds.json") << R"({"train_batch_size": 7, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 1})"; }
+    const std::string out = (dir / "r.json").string();
+    CliResult r = runProgram(kCli, {"run", "--model", "tiny", "--ranks", "2", "--shared-device", "--steps", "1",
+                                    "--ds-config", (dir / "ds.json").string(), "--json", out});
+    expectOneLineExit2(r, "train_batch_size = 7");
+    EXPECT_FALSE(std::filesystem::exists(out));
+    { std::ofstream(dir / "acc.yaml") << "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: [\n"; }
+    r = runProgram(kCli, {"run", "--model", "tiny", "--ranks", "2", "--shared-device", "--steps", "1",
+                          "--accelerate-config", (dir / "acc.yaml").string(), "--json", out});
+    expectOneLineExit2(r, "not valid YAML");
+    EXPECT_FALSE(std::filesystem::exists(out));
+    r = runProgram(kCli, {"run", "--model", "tiny", "--steps", "1", "--ds-config", (dir / "missing.json").string()});
+    expectOneLineExit2(r, "--ds-config");
+    r = runProgram(kCli, {"compare", "--ranks", "2", "--steps", "1", "--ds-config", (dir / "ds.json").string(),
+                          "--accelerate-config", (dir / "acc.yaml").string()});
+    expectOneLineExit2(r, "give one of --ds-config and --accelerate-config");
+    std::filesystem::remove_all(dir);
+}
+
+} // namespace

@@ -1,0 +1,188 @@
+// Exports of a real recording (tests/data/golden_zero3_tiny_2r.sstrace), parsed back: Chrome
+// trace-event JSON (phases, pids/tids, per-track monotonic times, matched B/E, flows with both
+// ends inside slices, counters reaching the recorded peak) and the ledger CSV (per-rank maximum
+// of the summed categories = the report's peak per rank); a broken recording through the real
+// CLI: one line, exit 2, no output file.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "../support/cli_process.h"
+#include "trace_export/exports.h"
+
+namespace {
+
+namespace trace_export = shardscope::trace_export;
+namespace fs = std::filesystem;
+
+const std::string kGolden = SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace";
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        std::string tmpl = (fs::temp_directory_path() / "export_test_XXXXXX").string();
+        path = mkdtemp(tmpl.data());
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+class exportGolden : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() { rec_ = new trace_export::LoadedRecording(trace_export::loadRecording(kGolden, "test")); }
+    static void TearDownTestSuite() {
+        delete rec_;
+        rec_ = nullptr;
+    }
+    static trace_export::LoadedRecording* rec_;
+    TempDir dir_;
+};
+trace_export::LoadedRecording* exportGolden::rec_ = nullptr;
+
+TEST_F(exportGolden, PerfettoJsonParsesBackAndNests) {
+    const std::string out = (dir_.path / "trace.json").string();
+    trace_export::ExportCounts counts;
+    ASSERT_EQ(trace_export::writePerfetto(rec_->model, out, "--perfetto", counts), out);
+    const auto j = nlohmann::json::parse(shardscope::testing::slurpFile(out));
+    ASSERT_TRUE(j["traceEvents"].is_array());
+    const int world = rec_->model.worldSize();
+    ASSERT_EQ(world, 2);
+    struct Slice {
+        double b, e;
+    };
+    std::map<std::pair<int, int>, std::vector<double>> open;      // (pid, tid) → begin stack
+    std::map<std::pair<int, int>, double> last;                   // (pid, tid) → last B/E ts
+    std::map<std::pair<int, int>, std::vector<Slice>> slices;     // closed
+    std::map<int, double> livePeak;                               // pid → max "live total"
+    std::map<std::uint64_t, std::vector<nlohmann::json>> flows;   // id → its events
+    std::set<int> pids;
+    std::uint64_t begins = 0;
+    for (const auto& e : j["traceEvents"]) {
+        const std::string ph = e["ph"];
+        ASSERT_TRUE(ph == "M" || ph == "B" || ph == "E" || ph == "C" || ph == "s" || ph == "t" || ph == "f") << e;
+        const int pid = e["pid"];
+        ASSERT_GE(pid, 1);
+        ASSERT_LE(pid, world);
+        pids.insert(pid);
+        if (ph == "B" || ph == "E") {
+            const std::pair key{pid, e["tid"].get<int>()};
+            const double ts = e["ts"];
+            if (last.count(key)) {
+                EXPECT_GE(ts, last[key]) << "time goes back on " << key.first << "/" << key.second;
+            }
+            last[key] = ts;
+            if (ph == "B") {
+                open[key].push_back(ts);
+                ++begins;
+                EXPECT_TRUE(e["args"].contains("unit"));
+                const std::string cat = e["cat"];
+                if (cat == "communication") {
+                    EXPECT_GT(e["args"]["algbw_GBps"].get<double>(), 0.0) << e;
+                    EXPECT_TRUE(e["args"].contains("busbw_GBps"));
+                    EXPECT_GT(e["args"]["bytes"].get<std::uint64_t>(), 0u);
+                }
+            } else {
+                ASSERT_FALSE(open[key].empty()) << "an E without its B: " << e;
+                slices[key].push_back({open[key].back(), ts});
+                open[key].pop_back();
+            }
+        } else if (ph == "C" && e["name"] == "live total") {
+            livePeak[pid] = std::max(livePeak[pid], e["args"]["bytes"].get<double>());
+        } else if (ph == "s" || ph == "t" || ph == "f") {
+            flows[e["id"].get<std::uint64_t>()].push_back(e);
+        }
+    }
+    for (const auto& [key, stack] : open) EXPECT_TRUE(stack.empty()) << "unclosed B on " << key.first << "/" << key.second;
+    EXPECT_EQ(pids.size(), 2u);
+    EXPECT_EQ(begins, counts.slices);
+    EXPECT_GT(counts.slices, 0u);
+    // Every flow has one start and one finish, in time order, each inside a slice of its track.
+    ASSERT_FALSE(flows.empty());
+    EXPECT_EQ(flows.size(), counts.flows);
+    for (const auto& [id, events] : flows) {
+        ASSERT_EQ(events.size(), 2u) << "two ranks: s and f";
+        EXPECT_EQ(events.front()["ph"], "s");
+        EXPECT_EQ(events.back()["ph"], "f");
+        EXPECT_NE(events.front()["pid"], events.back()["pid"]);
+        EXPECT_LE(events.front()["ts"].get<double>(), events.back()["ts"].get<double>());
+        for (const auto& e : events) {
+            const auto& onTrack = slices[{e["pid"].get<int>(), e["tid"].get<int>()}];
+            const double ts = e["ts"];
+            EXPECT_TRUE(std::any_of(onTrack.begin(), onTrack.end(), [&](const Slice& s) { return s.b <= ts && ts <= s.e; }))
+                << "flow end outside any slice: " << e;
+        }
+    }
+    // The live-total counters reach each rank's recorded peak.
+    ASSERT_TRUE(rec_->report);
+    for (int r = 0; r < world; ++r)
+        EXPECT_EQ(static_cast<std::uint64_t>(livePeak[r + 1]), rec_->report->ranks[static_cast<std::size_t>(r)].peakTotal) << r;
+}
+
+TEST_F(exportGolden, CsvPerRankMaximumIsTheRecordedPeak) {
+    const std::string out = (dir_.path / "ledger.csv").string();
+    trace_export::ExportCounts counts;
+    ASSERT_EQ(trace_export::writeLedgerCsv(rec_->model, out, "--csv", counts), out);
+    std::ifstream in(out);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "time_ns,rank,category,tier,unit,live_bytes");
+    // As a spreadsheet would: the latest live bytes per (category, tier), summed per rank.
+    std::map<int, std::map<std::string, std::uint64_t>> live;
+    std::map<int, std::uint64_t> peak;
+    std::map<int, std::uint64_t> lastTime;
+    std::uint64_t rows = 0;
+    while (std::getline(in, line)) {
+        std::stringstream ss(line);
+        std::string time, rank, category, tier, unit, bytes;
+        std::getline(ss, time, ',');
+        std::getline(ss, rank, ',');
+        std::getline(ss, category, ',');
+        std::getline(ss, tier, ',');
+        std::getline(ss, unit, ',');
+        std::getline(ss, bytes, ',');
+        const int r = std::stoi(rank);
+        ASSERT_TRUE(r == 0 || r == 1) << line;
+        EXPECT_GE(std::stoull(time), lastTime[r]) << line;
+        lastTime[r] = std::stoull(time);
+        live[r][category + "/" + tier] = std::stoull(bytes);
+        std::uint64_t sum = 0;
+        for (const auto& [k, v] : live[r]) sum += v;
+        peak[r] = std::max(peak[r], sum);
+        ++rows;
+    }
+    EXPECT_EQ(rows, counts.rows);
+    ASSERT_TRUE(rec_->report);
+    for (int r = 0; r < 2; ++r) EXPECT_EQ(peak[r], rec_->report->ranks[static_cast<std::size_t>(r)].peakTotal) << r;
+}
+
+TEST(exportCli, BrokenRecordingIsOneLineAndWritesNothing) {
+    TempDir dir;
+    const std::string golden = shardscope::testing::slurpFile(kGolden);
+    const fs::path truncated = dir.path / "cut.sstrace", garbage = dir.path / "junk.sstrace";
+    { std::ofstream(truncated, std::ios::binary) << golden.substr(0, golden.size() / 2 + 7); }
+    { std::ofstream(garbage, std::ios::binary) << "not a recording at all, just text\n"; }
+    const std::string json = (dir.path / "out.json").string(), csv = (dir.path / "out.csv").string();
+    for (const fs::path& bad : {truncated, garbage, dir.path / "missing.sstrace"}) {
+        const shardscope::testing::CliResult r = shardscope::testing::runProgram(SHARDSCOPE_BIN_DIR "/shardscope-cli",
+                                                         {"export", bad.string(), "--perfetto", json, "--csv", csv});
+        EXPECT_EQ(r.exitCode, 2) << r.err;
+        EXPECT_EQ(r.out, "");
+        ASSERT_FALSE(r.err.empty());
+        EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+        EXPECT_NE(r.err.find(bad.filename().string()), std::string::npos) << r.err;
+    }
+    // Nothing but the inputs is left in the folder (no output, no temporary file).
+    std::set<std::string> left;
+    for (const auto& e : fs::directory_iterator(dir.path)) left.insert(e.path().filename().string());
+    EXPECT_EQ(left, (std::set<std::string>{"cut.sstrace", "junk.sstrace"}));
+    // And a good one through the CLI.
+    const shardscope::testing::CliResult ok = shardscope::testing::runProgram(SHARDSCOPE_BIN_DIR "/shardscope-cli", {"export", kGolden, "--csv", csv});
+    EXPECT_EQ(ok.exitCode, 0) << ok.err;
+    EXPECT_TRUE(fs::exists(csv));
+}
+
+} // namespace
