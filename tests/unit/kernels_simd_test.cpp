@@ -1,0 +1,149 @@
+// The vector paths of the optimizer-side CPU kernels (AdamW, the exact gradient norm's two
+// passes, bulk bf16 conversion) against their one-element-at-a-time definitions: same bits.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/adamw.h"
+#include "kernels/cpu/bf16.h"
+#include "kernels/cpu/grad_norm.h"
+
+namespace shardscope {
+namespace {
+
+using kernels::Bf16;
+
+// Gradients over many binades (down to subnormals), both signs, a few exact zeros.
+std::vector<float> gradients(std::size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> mant(0.5f, 1.0f);
+    std::uniform_int_distribution<int> exp(-150, 4), sign(0, 1), zero(0, 50);
+    std::vector<float> g(n);
+    for (float& x : g) x = zero(rng) == 0 ? 0.0f : std::ldexp(mant(rng), exp(rng)) * (sign(rng) ? -1.0f : 1.0f);
+    return g;
+}
+
+// The shift train/grad_norm.cpp picks for these values (126 − bits − 2e).
+int shiftFor(const std::vector<float>& g) {
+    float maxAbs = 0;
+    for (float x : g) maxAbs = std::max(maxAbs, std::fabs(x));
+    int e = 0;
+    std::frexp(static_cast<double>(maxAbs), &e);
+    const int bits = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(g.size()) | 1));
+    return 126 - bits - 2 * e;
+}
+
+void expectSame(kernels::Uint128 a, kernels::Uint128 b, const char* what) {
+    EXPECT_EQ(a.lo, b.lo) << what;
+    EXPECT_EQ(a.hi, b.hi) << what;
+}
+
+TEST(kernelsSimd, FixedPointSumOfSquaresIsExactForAnyLengthAndShift) {
+    for (std::size_t n : {0u, 1u, 7u, 8u, 9u, 31u, 1000u, 65539u}) {
+        const std::vector<float> g = gradients(n, static_cast<unsigned>(n) + 1);
+        const int natural = shiftFor(g);
+        for (int shift : {natural, natural - 40, natural - 90, std::min(natural, 200)}) {
+            SCOPED_TRACE(testing::Message() << "n=" << n << " shift=" << shift);
+            expectSame(kernels::sumSquaresFixed(g.data(), n, shift),
+                       kernels::sumSquaresFixedReference(g.data(), n, shift), "fp32");
+            std::vector<Bf16> b(n);
+            kernels::toBf16(g, b);
+            std::vector<float> widened(n);
+            kernels::toFloat(b, widened);
+            expectSame(kernels::sumSquaresFixed(b.data(), n, shift),
+                       kernels::sumSquaresFixedReference(widened.data(), n, shift), "bf16");
+        }
+    }
+}
+
+TEST(kernelsSimd, FixedPointSumCarriesAcrossLimbsAndBlocks) {
+    // Values whose scaled squares fill all four 32-bit limbs, summed past one accumulation block.
+    std::vector<float> g(std::size_t{1} << 22 | 13, 0.0f);
+    for (std::size_t i = 0; i < g.size(); ++i) g[i] = 1.0f - static_cast<float>(i % 977) * 0x1p-12f;
+    const int shift = 126 - 23 - 2; // max |g| < 2^1
+    expectSame(kernels::sumSquaresFixed(g.data(), g.size(), shift),
+               kernels::sumSquaresFixedReference(g.data(), g.size(), shift), "large");
+}
+
+TEST(kernelsSimd, AbsMaxFindsTheLargestMagnitudeAndNonFiniteValues) {
+    std::vector<float> g = gradients(1003, 7);
+    g[517] = -12.5f;
+    kernels::AbsMax m = kernels::absMax(g.data(), g.size());
+    EXPECT_TRUE(m.finite);
+    EXPECT_EQ(m.maxAbs, 12.5f);
+    std::vector<Bf16> b(g.size());
+    kernels::toBf16(g, b);
+    m = kernels::absMax(b.data(), b.size());
+    EXPECT_TRUE(m.finite);
+    EXPECT_EQ(m.maxAbs, 12.5f);
+    for (float bad : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                      std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN()}) {
+        for (std::size_t at : {0u, 8u, 1002u}) {
+            std::vector<float> h = g;
+            h[at] = bad;
+            EXPECT_FALSE(kernels::absMax(h.data(), h.size()).finite) << bad << " at " << at;
+            std::vector<Bf16> hb(h.size());
+            kernels::toBf16(h, hb);
+            EXPECT_FALSE(kernels::absMax(hb.data(), hb.size()).finite) << bad << " at " << at;
+        }
+    }
+    EXPECT_TRUE(kernels::absMax(g.data(), 0).finite);
+    EXPECT_EQ(kernels::absMax(g.data(), 0).maxAbs, 0.0f);
+}
+
+TEST(kernelsSimd, AdamWVectorUpdateMatchesTheScalarDefinitionBitwise) {
+    const std::size_t n = 1037;
+    const std::vector<float> g = gradients(n, 3);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> p(n), m(n), v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        p[i] = u(rng);
+        m[i] = u(rng) * 1e-3f;
+        v[i] = std::fabs(u(rng)) * 1e-6f;
+    }
+    const AdamWScalars s = adamwScalars(3e-3, 0.9, 0.95, 1e-8, 0.1, 7, true, 0.37f);
+    std::vector<float> p1 = p, m1 = m, v1 = v, p2 = p, m2 = m, v2 = v;
+    kernels::adamwUpdate(s, p1.data(), g.data(), m1.data(), v1.data(), n);
+    kernels::adamwUpdateScalar(s, p2.data(), g.data(), m2.data(), v2.data(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(p1[i]), std::bit_cast<std::uint32_t>(p2[i])) << i;
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(m1[i]), std::bit_cast<std::uint32_t>(m2[i])) << i;
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(v1[i]), std::bit_cast<std::uint32_t>(v2[i])) << i;
+    }
+    // bf16 gradients: as the scalar update of their widened values.
+    std::vector<Bf16> b(n);
+    kernels::toBf16(g, b);
+    std::vector<float> widened(n);
+    kernels::toFloat(b, widened);
+    p1 = p, m1 = m, v1 = v, p2 = p, m2 = m, v2 = v;
+    kernels::adamwUpdate(s, p1.data(), b.data(), m1.data(), v1.data(), n);
+    kernels::adamwUpdateScalar(s, p2.data(), widened.data(), m2.data(), v2.data(), n);
+    for (std::size_t i = 0; i < n; ++i)
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(p1[i]), std::bit_cast<std::uint32_t>(p2[i])) << i;
+}
+
+TEST(kernelsSimd, BulkBf16ConversionMatchesTheScalarOne) {
+    std::mt19937 rng(11);
+    std::vector<float> f(100003);
+    for (float& x : f) x = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
+    // Ties, NaNs, infinities and the largest finite values among them.
+    const std::uint32_t special[] = {0x3f808000u, 0x3f818000u, 0x7f800000u, 0xff800000u, 0x7f800001u,
+                                     0xffc00001u, 0x7f7fffffu, 0x00008000u, 0x80000000u};
+    for (std::size_t i = 0; i < std::size(special); ++i) f[i * 3] = std::bit_cast<float>(special[i]);
+    std::vector<Bf16> b(f.size());
+    kernels::toBf16(f, b);
+    for (std::size_t i = 0; i < f.size(); ++i) ASSERT_EQ(b[i].bits, kernels::toBf16(f[i]).bits) << i;
+    std::vector<float> back(f.size());
+    kernels::toFloat(b, back);
+    for (std::size_t i = 0; i < f.size(); ++i)
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(back[i]), std::bit_cast<std::uint32_t>(kernels::toFloat(b[i]))) << i;
+}
+
+} // namespace
+} // namespace shardscope
