@@ -66,41 +66,40 @@ template <class T> U128 sumScalar(const T* g, std::uint64_t n, int shift) {
 
 #if SHARDSCOPE_X86_SIMD
 
-// In doubles, four lanes at a time: y = g² · 2^shift is exact (≤ 48 significant bits, < 2^125),
-// and so is cutting it into 32-bit limbs — floor of y / 2^96, 2^64, 2^32, 1, each subtracted
-// off exactly before the next. Each limb is an integer below 2^32, so a lane adds up 2^20 of
-// them exactly in a double before the limbs are folded into the 128-bit total.
+// In doubles, four lanes at a time. y = g² · 2^shift is exact (≤ 48 significant bits, < 2^125)
+// and t = floor(y) is the element's term. t is cut into three signed pieces without further
+// rounding error: adding and subtracting 1.5 · 2^136 rounds t to the nearest multiple of 2^84
+// (h), the rest r = t − h is exact (|r| ≤ 2^83), and 1.5 · 2^94 likewise cuts r into a multiple
+// of 2^42 (m) and |l| ≤ 2^41. Each lane sums 2^11 values of each piece exactly in a double
+// (h/2^84, m/2^42 and l stay below 2^52 in magnitude) before they are folded into the
+// 128-bit total.
 struct Limbs {
-    __m256d l0, l1, l2, l3;
+    __m256d h, m, l;
 };
 
 SHARDSCOPE_TARGET_AVX2 inline void addLimbs(__m256d x, __m256d scale, Limbs& a) {
-    const __m256d two32 = _mm256_set1_pd(0x1p32), two64 = _mm256_set1_pd(0x1p64), two96 = _mm256_set1_pd(0x1p96);
-    const __m256d inv32 = _mm256_set1_pd(0x1p-32), inv64 = _mm256_set1_pd(0x1p-64), inv96 = _mm256_set1_pd(0x1p-96);
-    __m256d y = _mm256_mul_pd(_mm256_mul_pd(x, x), scale);
-    const __m256d t3 = _mm256_floor_pd(_mm256_mul_pd(y, inv96));
-    y = _mm256_sub_pd(y, _mm256_mul_pd(t3, two96));
-    const __m256d t2 = _mm256_floor_pd(_mm256_mul_pd(y, inv64));
-    y = _mm256_sub_pd(y, _mm256_mul_pd(t2, two64));
-    const __m256d t1 = _mm256_floor_pd(_mm256_mul_pd(y, inv32));
-    y = _mm256_sub_pd(y, _mm256_mul_pd(t1, two32));
-    a.l0 = _mm256_add_pd(a.l0, _mm256_floor_pd(y));
-    a.l1 = _mm256_add_pd(a.l1, t1);
-    a.l2 = _mm256_add_pd(a.l2, t2);
-    a.l3 = _mm256_add_pd(a.l3, t3);
+    const __m256d c84 = _mm256_set1_pd(0x1.8p136), c42 = _mm256_set1_pd(0x1.8p94);
+    const __m256d t = _mm256_floor_pd(_mm256_mul_pd(_mm256_mul_pd(x, x), scale));
+    const __m256d h = _mm256_sub_pd(_mm256_add_pd(t, c84), c84);
+    const __m256d r = _mm256_sub_pd(t, h);
+    const __m256d m = _mm256_sub_pd(_mm256_add_pd(r, c42), c42);
+    a.h = _mm256_add_pd(a.h, h);
+    a.m = _mm256_add_pd(a.m, m);
+    a.l = _mm256_add_pd(a.l, _mm256_sub_pd(r, m));
 }
 
 SHARDSCOPE_TARGET_AVX2 inline U128 foldLimbs(const Limbs& a) {
-    alignas(32) double v[4][4];
-    _mm256_store_pd(v[0], a.l0);
-    _mm256_store_pd(v[1], a.l1);
-    _mm256_store_pd(v[2], a.l2);
-    _mm256_store_pd(v[3], a.l3);
-    U128 sum = 0;
-    for (int limb = 0; limb < 4; ++limb)
-        for (int lane = 0; lane < 4; ++lane)
-            sum += static_cast<U128>(static_cast<std::uint64_t>(v[limb][lane])) << (32 * limb);
-    return sum;
+    __extension__ typedef __int128 S128;
+    alignas(32) double v[3][4];
+    _mm256_store_pd(v[0], a.h);
+    _mm256_store_pd(v[1], a.m);
+    _mm256_store_pd(v[2], a.l);
+    S128 sum = 0;
+    for (int lane = 0; lane < 4; ++lane)
+        sum += static_cast<S128>(static_cast<std::int64_t>(v[0][lane] * 0x1p-84)) * (S128{1} << 84) +
+               static_cast<S128>(static_cast<std::int64_t>(v[1][lane] * 0x1p-42)) * (S128{1} << 42) +
+               static_cast<S128>(static_cast<std::int64_t>(v[2][lane]));
+    return static_cast<U128>(sum); // the total is ≥ 0; partial sums wrap consistently
 }
 
 SHARDSCOPE_TARGET_AVX2 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
@@ -110,15 +109,19 @@ SHARDSCOPE_TARGET_AVX2 inline __m256 load8(const Bf16* p) {
 }
 
 template <class T> SHARDSCOPE_TARGET_AVX2 U128 sumAvx2(const T* g, std::uint64_t n, int shift) {
-    constexpr std::uint64_t kBlock = std::uint64_t{1} << 22; // 2^19 vectors of 8: 2^20 values per lane
+    constexpr std::uint64_t kPrefetchBytes = 2048;
+    constexpr std::uint64_t kBlock = std::uint64_t{1} << 13; // 2^10 vectors of 8: 2^11 values per lane
     const __m256d scale = _mm256_set1_pd(std::ldexp(1.0, shift));
     U128 sum = 0;
     std::uint64_t i = 0;
     const std::uint64_t vectorEnd = n - n % 8;
     while (i < vectorEnd) {
         const std::uint64_t end = std::min(vectorEnd, i + kBlock);
-        Limbs a{_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
+        Limbs a{_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd()};
         for (; i < end; i += 8) {
+            // Far ahead: the loop is long per cache line, so the out-of-order window alone
+            // keeps too few misses in flight to stream from memory.
+            _mm_prefetch(reinterpret_cast<const char*>(g + i) + kPrefetchBytes, _MM_HINT_T0);
             const __m256 x = load8(g + i);
             addLimbs(_mm256_cvtps_pd(_mm256_castps256_ps128(x)), scale, a);
             addLimbs(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)), scale, a);
