@@ -151,6 +151,7 @@ std::vector<double> cliRatios(const std::string& cli, const std::string& a, cons
 } // namespace
 
 int main(int argc, char** argv) {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0); // progress lines as they come, also into a file
     int repeats = 5, steps = 6, ranks = 4;
     bool cli = true;
     for (int i = 1; i < argc; ++i) {
