@@ -12,6 +12,7 @@
 #include "kernels/cpu/adamw.h"
 #include "kernels/cpu/bf16.h"
 #include "kernels/cpu/grad_norm.h"
+#include "kernels/cpu/ops.h"
 
 namespace shardscope {
 namespace {
@@ -143,6 +144,31 @@ TEST(kernelsSimd, BulkBf16ConversionMatchesTheScalarOne) {
     kernels::toFloat(b, back);
     for (std::size_t i = 0; i < f.size(); ++i)
         ASSERT_EQ(std::bit_cast<std::uint32_t>(back[i]), std::bit_cast<std::uint32_t>(kernels::toFloat(b[i]))) << i;
+}
+
+TEST(kernelsSimd, GeluVectorPathMatchesTheTanhFormula) {
+    // Values from the saturated ends (|u| far beyond where tanh is ±1
+    // in float) to zero.
+    std::vector<float> x(20011);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = -24.0f + 48.0f * static_cast<float>(i) / static_cast<float>(x.size());
+    x[5] = 0.0f, x[6] = -0.0f, x[7] = 1e-30f, x[8] = 200.0f, x[9] = -200.0f;
+    std::vector<float> y(x.size()), dy(x.size(), 0.75f), dx(x.size());
+    const auto n = static_cast<std::int64_t>(x.size());
+    kernels::geluForward(x.data(), y.data(), n);
+    kernels::geluBackward(dy.data(), x.data(), dx.data(), n);
+    const double c = 0.7978845608028654, a = 0.044715;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double v = x[i];
+        const double t = std::tanh(c * (v + a * v * v * v));
+        const double ref = 0.5 * v * (1.0 + t);
+        const double dref = 0.75 * (0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * c * (1.0 + 3.0 * a * v * v));
+        // tanh as 1 − 2/(e^{2u} + 1) is accurate to a few 1e-8 absolute (the scalar loop's
+        // formula); 1 + t and 1 − t² scale that by |v| and by dInner·|v| ~ 0.1·|v|³.
+        ASSERT_NEAR(y[i], ref, 2e-7 * (1.0 + std::fabs(v))) << "x = " << v;
+        ASSERT_NEAR(dx[i], dref, 2e-7 * (1.0 + 0.1 * std::fabs(v * v * v))) << "x = " << v;
+    }
+    EXPECT_EQ(y[8], 200.0f);
+    EXPECT_EQ(y[9], -0.0f);
 }
 
 } // namespace
