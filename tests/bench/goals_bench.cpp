@@ -7,7 +7,8 @@
 //    of AdamW's 28 bytes per parameter;
 // 3. bf16 against fp32 step time at one rank (here) and at N ranks (through shardscope-cli);
 // 4. tracing on (events streamed and recorded) against --no-events through the CLI (one rank)
-//    and under mpirun (N ranks).
+//    and under mpirun (N ranks): step-time throughput, and the whole job's CPU time (CLI, mpirun
+//    and ranks), which shows the consumer's share even where the cores are busy with other work.
 // Every pair is interleaved (A B A B …) so machine noise hits both sides; min and median of the
 // repeats are printed with the target. In-process figures (1–3 at one rank) use this thread's
 // CPU time; the CLI figures the reports' step times (wall clock: run them on a quiet machine).
@@ -23,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/event.h"
@@ -132,30 +134,48 @@ void line(const char* goal, const char* what, Stats s, const char* unit, const c
                 met ? "holds" : "NOT MET");
 }
 
-// Median step time (steps after the first) of `shardscope-cli run …`; 0 when the run failed.
-double cliStepSeconds(const std::string& cli, const std::string& args, const fs::path& json) {
+// CPU seconds (user + system) of the finished children: the CLI, mpirun and every rank.
+double childCpuSeconds() {
+    rusage u{};
+    getrusage(RUSAGE_CHILDREN, &u);
+    const auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+    return sec(u.ru_utime) + sec(u.ru_stime);
+}
+
+struct CliRun {
+    double stepSeconds = 0; // median step time (steps after the first); 0 when the run failed
+    double cpuSeconds = 0;  // the whole job's CPU time, every process of it
+};
+
+CliRun cliRun(const std::string& cli, const std::string& args, const fs::path& json) {
     const std::string cmd = "'" + cli + "' run " + args + " --json '" + json.string() + "' >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) != 0) return 0;
+    const double cpu0 = childCpuSeconds();
+    if (std::system(cmd.c_str()) != 0) return {};
+    const double cpu = childCpuSeconds() - cpu0;
     std::ifstream in(json);
     std::stringstream text;
     text << in.rdbuf();
     const auto r = report::parseRunReport(text.str());
-    if (!r || r.value->stepMs.size() < 2) return 0;
+    if (!r || r.value->stepMs.size() < 2) return {};
     std::vector<double> ms(r.value->stepMs.begin() + 1, r.value->stepMs.end());
-    return stats(ms).median * 1e-3;
+    return {stats(ms).median * 1e-3, cpu};
 }
 
-// Interleaved A/B pairs; returns the ratios time(B) / time(A) (B's throughput relative to A's is
-// its inverse when A is the reference).
-std::vector<double> cliRatios(const std::string& cli, const std::string& a, const std::string& b, int repeats,
-                              const fs::path& dir) {
-    std::vector<double> ratios;
+// Interleaved A/B pairs: B's throughput relative to A's (time A / time B) from the reports'
+// step times, and the jobs' CPU time A / B (1 = B adds no work on any process).
+struct Pairs {
+    std::vector<double> throughput, cpu;
+};
+Pairs cliPairs(const std::string& cli, const std::string& a, const std::string& b, int repeats, const fs::path& dir) {
+    Pairs p;
     for (int r = 0; r < repeats; ++r) {
-        const double ta = cliStepSeconds(cli, a, dir / "a.json");
-        const double tb = cliStepSeconds(cli, b, dir / "b.json");
-        if (ta > 0 && tb > 0) ratios.push_back(ta / tb);
+        const CliRun ra = cliRun(cli, a, dir / "a.json");
+        const CliRun rb = cliRun(cli, b, dir / "b.json");
+        if (ra.stepSeconds <= 0 || rb.stepSeconds <= 0) continue;
+        p.throughput.push_back(ra.stepSeconds / rb.stepSeconds);
+        p.cpu.push_back(ra.cpuSeconds / rb.cpuSeconds);
     }
-    return ratios;
+    return p;
 }
 
 } // namespace
@@ -219,14 +239,20 @@ int main(int argc, char** argv) {
     const std::string base = "--model small --steps " + std::to_string(steps) + " --strategy zero3";
     const std::string n = " --ranks " + std::to_string(ranks);
     const std::string trace = " --trace '" + (dir / "t.sstrace").string() + "'";
-    const Stats g3n = stats(cliRatios(exe, base + n + " --precision fp32", base + n + " --precision bf16", repeats, dir));
-    line("3", ("bf16 / fp32 throughput, " + std::to_string(ranks) + " ranks").c_str(), g3n, "x", ">= 1.0",
-         g3n.median >= 1.0);
-    const Stats g4a = stats(cliRatios(exe, base + " --ranks 1 --no-events", base + " --ranks 1" + trace, repeats, dir));
+    const std::string nRanks = std::to_string(ranks) + " ranks";
+    const Pairs p3 = cliPairs(exe, base + n + " --precision fp32", base + n + " --precision bf16", repeats, dir);
+    const Stats g3n = stats(p3.throughput);
+    line("3", ("bf16 / fp32 throughput, " + nRanks).c_str(), g3n, "x", ">= 1.0", g3n.median >= 1.0);
+    const Pairs p4a = cliPairs(exe, base + " --ranks 1 --no-events", base + " --ranks 1" + trace, repeats, dir);
+    const Stats g4a = stats(p4a.throughput);
     line("4", "tracing on / off throughput, CLI, 1 rank", g4a, "x", ">= 0.98", g4a.median >= 0.98);
-    const Stats g4b = stats(cliRatios(exe, base + n + " --no-events", base + n + trace, repeats, dir));
-    line("4", ("tracing on / off throughput, mpirun, " + std::to_string(ranks) + " ranks").c_str(), g4b, "x",
-         ">= 0.98", g4b.median >= 0.98);
+    const Stats c4a = stats(p4a.cpu);
+    line("4", "  job CPU time off / on, CLI, 1 rank", c4a, "x", ">= 0.98", c4a.median >= 0.98);
+    const Pairs p4b = cliPairs(exe, base + n + " --no-events", base + n + trace, repeats, dir);
+    const Stats g4b = stats(p4b.throughput);
+    line("4", ("tracing on / off throughput, mpirun, " + nRanks).c_str(), g4b, "x", ">= 0.98", g4b.median >= 0.98);
+    const Stats c4b = stats(p4b.cpu);
+    line("4", ("  job CPU time off / on, mpirun, " + nRanks).c_str(), c4b, "x", ">= 0.98", c4b.median >= 0.98);
     fs::remove_all(dir);
     return 0;
 }
