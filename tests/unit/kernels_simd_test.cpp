@@ -63,10 +63,16 @@ TEST(kernelsSimd, FixedPointSumOfSquaresIsExactForAnyLengthAndShift) {
 }
 
 TEST(kernelsSimd, FixedPointSumCarriesAcrossLimbsAndBlocks) {
-    // Values whose scaled squares fill all four 32-bit limbs, summed past one accumulation block.
-    std::vector<float> g(std::size_t{1} << 22 | 13, 0.0f);
-    for (std::size_t i = 0; i < g.size(); ++i) g[i] = 1.0f - static_cast<float>(i % 977) * 0x1p-12f;
-    const int shift = 126 - 23 - 2; // max |g| < 2^1
+    // Terms that fill all three pieces, summed over many accumulation blocks (8192 elements
+    // each) and a tail.
+    std::vector<float> g(std::size_t{1} << 17 | 13, 0.0f);
+    // Three magnitudes: ≈ 1 (terms ≈ 2^104), ≈ 2^-25 (≈ 2^54) and ≈ 2^-45 (≈ 2^14, whose
+    // fractional bits the truncation drops), each with a full 24-bit mantissa.
+    std::mt19937 rng(17);
+    std::uniform_real_distribution<float> mant(0.5f, 1.0f);
+    const float scale[3] = {1.0f, 0x1p-25f, 0x1p-45f};
+    for (std::size_t i = 0; i < g.size(); ++i) g[i] = mant(rng) * scale[i % 3] * (i % 2 ? -1.0f : 1.0f);
+    const int shift = 126 - 18; // max |g| < 2^0, 2^17 elements
     expectSame(kernels::sumSquaresFixed(g.data(), g.size(), shift),
                kernels::sumSquaresFixedReference(g.data(), g.size(), shift), "large");
 }
