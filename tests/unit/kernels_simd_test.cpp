@@ -177,5 +177,54 @@ TEST(kernelsSimd, GeluVectorPathMatchesTheTanhFormula) {
     EXPECT_EQ(y[9], -0.0f);
 }
 
+TEST(kernelsSimd, AttentionSoftmaxRowsOfEveryLengthMatchADoubleReference) {
+    // seq = 21: rows of 1 … 21 columns, so both the eight-wide loop and its masked tail run.
+    const std::int64_t seq = 21, heads = 2, hd = 4, d = heads * hd;
+    std::mt19937 rng(23);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    std::vector<float> qkv(static_cast<std::size_t>(seq * 3 * d)), dout(static_cast<std::size_t>(seq * d));
+    for (float& x : qkv) x = u(rng);
+    for (float& x : dout) x = u(rng);
+    std::vector<float> probs(static_cast<std::size_t>(heads * seq * seq)), out(dout.size());
+    kernels::attentionForward(qkv.data(), probs.data(), out.data(), 1, seq, heads, hd);
+    std::vector<float> dqkv(qkv.size(), 0.0f), scratch(static_cast<std::size_t>(seq * seq));
+    kernels::attentionBackward(dout.data(), qkv.data(), probs.data(), dqkv.data(), scratch, 1, seq, heads, hd);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+    const auto at = [&](std::int64_t row, std::int64_t part, std::int64_t h, std::int64_t c) {
+        return static_cast<double>(qkv[static_cast<std::size_t>(row * 3 * d + part * d + h * hd + c)]);
+    };
+    for (std::int64_t h = 0; h < heads; ++h) {
+        for (std::int64_t i = 0; i < seq; ++i) {
+            std::vector<double> logit(static_cast<std::size_t>(i + 1)), dp(logit.size());
+            double maxv = -1e300, sum = 0, dot = 0;
+            for (std::int64_t j = 0; j <= i; ++j) {
+                double l = 0, g = 0;
+                for (std::int64_t c = 0; c < hd; ++c) {
+                    l += at(i, 0, h, c) * at(j, 1, h, c);
+                    g += static_cast<double>(dout[static_cast<std::size_t>(i * d + h * hd + c)]) * at(j, 2, h, c);
+                }
+                logit[static_cast<std::size_t>(j)] = l * scale;
+                dp[static_cast<std::size_t>(j)] = g;
+                maxv = std::max(maxv, l * scale);
+            }
+            for (double& l : logit) sum += std::exp(l - maxv);
+            const float* prow = probs.data() + (h * seq + i) * seq;
+            for (std::int64_t j = 0; j < seq; ++j) {
+                const double ref = j <= i ? std::exp(logit[static_cast<std::size_t>(j)] - maxv) / sum : 0.0;
+                ASSERT_NEAR(prow[j], ref, 2e-6) << "head " << h << " row " << i << " col " << j;
+                if (j <= i) dot += dp[static_cast<std::size_t>(j)] * static_cast<double>(prow[j]);
+            }
+            // dQ[i] = scale · Σ_j P[i,j] (dP[i,j] − dot) K[j], with the kernel's own P.
+            for (std::int64_t c = 0; c < hd; ++c) {
+                double dq = 0;
+                for (std::int64_t j = 0; j <= i; ++j)
+                    dq += static_cast<double>(prow[j]) * (dp[static_cast<std::size_t>(j)] - dot) * at(j, 1, h, c);
+                ASSERT_NEAR(dqkv[static_cast<std::size_t>(i * 3 * d + h * hd + c)], dq * scale, 1e-5)
+                    << "dq head " << h << " row " << i;
+            }
+        }
+    }
+}
+
 } // namespace
 } // namespace shardscope
