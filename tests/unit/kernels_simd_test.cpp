@@ -226,5 +226,51 @@ TEST(kernelsSimd, AttentionSoftmaxRowsOfEveryLengthMatchADoubleReference) {
     }
 }
 
+TEST(kernelsSimd, LayerNormVectorPathMatchesADoubleReference) {
+    const std::int64_t rows = 3, d = 250; // 31 vectors of eight and a tail of two per row
+    std::mt19937 rng(29);
+    std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+    std::vector<float> x(static_cast<std::size_t>(rows * d)), gamma(static_cast<std::size_t>(d)),
+        beta(gamma.size()), dout(x.size());
+    for (float& v : x) v = u(rng) + 5.0f; // an offset, so the mean matters
+    for (float& v : gamma) v = u(rng);
+    for (float& v : beta) v = u(rng);
+    for (float& v : dout) v = u(rng);
+    std::vector<float> out(x.size()), mean(static_cast<std::size_t>(rows)), rstd(mean.size());
+    kernels::layerNormForward(x.data(), gamma.data(), beta.data(), out.data(), mean.data(), rstd.data(), rows, d);
+    std::vector<float> dx(x.size(), 0.0f), dgamma(gamma.size(), 0.0f), dbeta(gamma.size(), 0.0f);
+    kernels::layerNormBackward(dout.data(), x.data(), mean.data(), rstd.data(), gamma.data(), dx.data(),
+                               dgamma.data(), dbeta.data(), rows, d);
+    std::vector<double> refDgamma(gamma.size(), 0.0), refDbeta(gamma.size(), 0.0);
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const auto idx = [&](std::int64_t i) { return static_cast<std::size_t>(r * d + i); };
+        double mu = 0, var = 0;
+        for (std::int64_t i = 0; i < d; ++i) mu += static_cast<double>(x[idx(i)]);
+        mu /= static_cast<double>(d);
+        for (std::int64_t i = 0; i < d; ++i) var += (static_cast<double>(x[idx(i)]) - mu) * (static_cast<double>(x[idx(i)]) - mu);
+        const double s = 1.0 / std::sqrt(var / static_cast<double>(d) + 1e-5);
+        double meanG = 0, meanGX = 0;
+        for (std::int64_t i = 0; i < d; ++i) {
+            const double xhat = (static_cast<double>(x[idx(i)]) - mu) * s;
+            const auto k = static_cast<std::size_t>(i);
+            ASSERT_NEAR(out[idx(i)], xhat * static_cast<double>(gamma[k]) + static_cast<double>(beta[k]), 1e-5);
+            const double g = static_cast<double>(dout[idx(i)]) * static_cast<double>(gamma[k]);
+            meanG += g / static_cast<double>(d);
+            meanGX += g * xhat / static_cast<double>(d);
+            refDgamma[k] += static_cast<double>(dout[idx(i)]) * xhat;
+            refDbeta[k] += static_cast<double>(dout[idx(i)]);
+        }
+        for (std::int64_t i = 0; i < d; ++i) {
+            const double xhat = (static_cast<double>(x[idx(i)]) - mu) * s;
+            const double g = static_cast<double>(dout[idx(i)]) * static_cast<double>(gamma[static_cast<std::size_t>(i)]);
+            ASSERT_NEAR(dx[idx(i)], s * (g - meanG - xhat * meanGX), 1e-4) << "row " << r << " column " << i;
+        }
+    }
+    for (std::size_t k = 0; k < gamma.size(); ++k) {
+        ASSERT_NEAR(dgamma[k], refDgamma[k], 1e-4) << k;
+        ASSERT_NEAR(dbeta[k], refDbeta[k], 1e-5) << k;
+    }
+}
+
 } // namespace
 } // namespace shardscope
