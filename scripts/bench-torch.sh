@@ -15,7 +15,7 @@ if [ ! -x "$build/bin/shardscope-cli" ]; then
   exit 2
 fi
 if ! "$venv/bin/python" -W ignore -c "import torch" >/dev/null 2>&1; then
-  echo "bench-torch: installing PyTorch into $venv"
+  echo "bench-torch: installing PyTorch into $venv (pip then names the CUDA packages left out: expected)"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --no-deps torch
   "$venv/bin/python" "$here/torch_gpt_bench.py" --print-cpu-requirements | tr '\n' '\0' |
