@@ -316,7 +316,8 @@ def run_ours(args, strategy, ranks, tmp):
         raise SystemExit(f"ours {strategy} on {ranks} ranks failed: {r.stderr.strip()}")
     with open(out) as f:
         rep = json.load(f)
-    return {"param_count": rep["param_count"], "step_ms": rep["step_ms"][args.warmup:]}
+    peak = max(r["peak_bytes"]["total"] for r in rep["ranks"])  # the ledger's tensors, not RSS
+    return {"param_count": rep["param_count"], "step_ms": rep["step_ms"][args.warmup:], "peak_bytes": peak}
 
 
 def cpu_main(args, p):
@@ -346,13 +347,15 @@ def cpu_main(args, p):
                     ours.setdefault((s, n), []).append(statistics.median(a["step_ms"]))
                     theirs.setdefault((s, n), []).append(statistics.median(b["step_ms"]))
                     theirs.setdefault((s, n, "rss"), []).append(max(b["rss_bytes"]))
+                    ours.setdefault((s, n, "peak"), []).append(a["peak_bytes"])
                     print(f"repeat {rep + 1}: {s} N={n}: ours {ours[(s, n)][-1]:.1f} ms, "
                           f"torch {theirs[(s, n)][-1]:.1f} ms", flush=True)
     import platform
     print(f"\n{args.preset} ({p['micro_batch'] if not args.micro_batch else args.micro_batch} x {p['seq_len']} tokens "
           f"per rank), ours {args.ours_precision} vs torch {torch.__version__} fp32, one thread per rank, "
           f"{args.repeats} interleaved repeats, {args.steps} timed steps each; {platform.processor() or platform.machine()}")
-    head = f"{'strategy':8} {'N':>2} {'torch peer':28} {'ours min':>9} {'ours med':>9} {'torch min':>9} {'torch med':>9} {'torch/ours':>10} {'torch RSS':>10}"
+    head = (f"{'strategy':8} {'N':>2} {'torch peer':28} {'ours min':>9} {'ours med':>9} {'torch min':>9} "
+            f"{'torch med':>9} {'torch/ours':>10} {'torch RSS':>10} {'ours ledger peak':>16}")
     print(head)
     rows = []
     for n in ranks:
@@ -360,14 +363,18 @@ def cpu_main(args, p):
             o, t = ours[(s, n)], theirs[(s, n)]
             ratio = statistics.median(t) / statistics.median(o)
             rss = max(theirs[(s, n, "rss")]) / 2**20
-            rows.append((s, n, TORCH_PEER[s], min(o), statistics.median(o), min(t), statistics.median(t), ratio, rss))
+            peak = max(ours[(s, n, "peak")]) / 2**20
+            rows.append((s, n, TORCH_PEER[s], min(o), statistics.median(o), min(t), statistics.median(t), ratio, rss,
+                         peak))
             print(f"{s:8} {n:>2} {TORCH_PEER[s]:28} {min(o):9.1f} {statistics.median(o):9.1f} {min(t):9.1f} "
-                  f"{statistics.median(t):9.1f} {ratio:10.2f} {rss:8.0f} MiB")
+                  f"{statistics.median(t):9.1f} {ratio:10.2f} {rss:6.0f} MiB {peak:12.1f} MiB")
     if args.markdown:
-        print("\n| strategy | N | torch peer | ours min ms | ours median ms | torch min ms | torch median ms | torch/ours | torch max RSS/rank |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("\n| strategy | N | torch peer | ours min ms | ours median ms | torch min ms | torch median ms | "
+              "torch/ours | torch max RSS/rank | ours ledger peak/rank |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for r in rows:
-            print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.1f} | {r[4]:.1f} | {r[5]:.1f} | {r[6]:.1f} | {r[7]:.2f} | {r[8]:.0f} MiB |")
+            print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.1f} | {r[4]:.1f} | {r[5]:.1f} | {r[6]:.1f} | {r[7]:.2f} | "
+                  f"{r[8]:.0f} MiB | {r[9]:.1f} MiB |")
     return 0
 
 
