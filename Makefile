@@ -6,7 +6,7 @@ BUILD  := $(if $(filter default,$(PRESET)),build,build-$(PRESET))
 
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps configure build run test test-asan fuzz ci bench format translations clean
+.PHONY: all deps configure build run test test-asan fuzz ci bench bench-torch format translations clean
 
 all: build
 
@@ -43,6 +43,12 @@ ci:
 
 bench: build
 	@bash scripts/run-bench.sh $(BUILD)
+
+# ShardScope vs PyTorch (PyPI, a venv of its own) on this CPU, every strategy at 1 and 4 ranks;
+# then the CPU performance goals as ratios. Not part of CI.
+bench-torch: build
+	@bash scripts/bench-torch.sh $(BUILD) --markdown
+	@./$(BUILD)/bin/shardscope_bench_goals
 
 translations: configure
 	cmake --build --preset $(PRESET) --target update_translations

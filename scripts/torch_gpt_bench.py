@@ -13,6 +13,15 @@ process does the same work per step as N shared-device ShardScope ranks).
 
 Prints one line, or a JSON object with --json. Exit code 3 when PyTorch or a CUDA device is
 missing (the caller reports "not run" with the printed reason).
+
+--device cpu: ShardScope's CPU ranks against PyTorch's on this machine (scripts/bench-torch.sh,
+`make bench-torch`, sets up the venv). For each strategy and rank count, interleaved
+(ours, torch, ours, torch …): `shardscope-cli run --model PRESET --ranks N --strategy S` against
+the same GPT in N gloo processes, one thread each (torch.set_num_threads(1), as our ranks'
+single-threaded BLAS), the same optimizer, clipping and batch per rank. The peers:
+ddp = DDP; zero1 = DDP + ZeroRedundancyOptimizer; zero2 = FSDP2 reshard_after_forward=False;
+zero3 and fsdp = FSDP2 reshard_after_forward=True. Prints the median step time of each run
+(steps after the warm-up), min and median over the repeats, and torch/ours (> 1: ours faster).
 """
 import argparse
 import json
@@ -96,8 +105,26 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    ap.add_argument("--build", default=os.path.join(HERE, "..", "build"), help="cpu: where bin/shardscope-cli is")
+    ap.add_argument("--ranks", default="1,4", help="cpu: rank counts")
+    ap.add_argument("--strategies", default="ddp,zero1,zero2,zero3,fsdp", help="cpu: ours, each with its peer")
+    ap.add_argument("--repeats", type=int, default=4, help="cpu: interleaved repeats")
+    ap.add_argument("--ours-precision", choices=["fp32", "bf16"], default="fp32",
+                    help="cpu: our precision (PyTorch runs fp32 on the CPU)")
+    ap.add_argument("--markdown", action="store_true", help="cpu: also print the table as Markdown")
+    ap.add_argument("--print-cpu-requirements", action="store_true",
+                    help="print what the installed torch needs to import on a CPU (scripts/bench-torch.sh)")
+    ap.add_argument("--rank-worker", nargs=4, metavar=("RANK", "WORLD", "PORT", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     p = load_preset(args.preset)
+    if args.print_cpu_requirements:
+        print("\n".join(cpu_requirements()))
+        return 0
+    if args.rank_worker:
+        return cpu_rank(args, p)
+    if args.device == "cpu":
+        return cpu_main(args, p)
 
     try:
         import torch
@@ -162,6 +189,192 @@ def main():
         print(f"{result['framework']} {args.dtype} on {result['device']}: {args.preset} "
               f"({params:,} params, {mb * seq} tokens) step {result['step_ms_median']:.2f} ms median, "
               f"p90 {result['step_ms_p90']:.2f} ms, peak {result['peak_allocated_bytes'] / 2**20:.1f} MiB")
+    return 0
+
+
+# ---- CPU mode: ours vs PyTorch's gloo ranks -----------------------------------------------------
+
+TORCH_PEER = {"ddp": "DDP", "zero1": "DDP+ZeroRedundancyOptimizer", "zero2": "FSDP2 reshard=False",
+              "zero3": "FSDP2 reshard=True", "fsdp": "FSDP2 reshard=True"}
+
+
+def cpu_requirements():
+    """torch's requirements (torch installed with --no-deps) less the CUDA stack: the PyPI wheel
+    imports on a CPU with only four CUDA wheels beside it — NCCL, cuSPARSELt, NVSHMEM and cuFile
+    (the last through cuda-toolkit's `cufile` extra, which pins it)."""
+    import importlib.metadata as md
+    import re
+    keep = []
+    for req in md.requires("torch") or []:
+        spec, _, marker = req.partition(";")
+        spec = spec.strip()
+        if "extra ==" in marker:
+            continue
+        name = re.split(r"[\[<>=~! ]", spec, maxsplit=1)[0].lower()
+        if name == "cuda-toolkit":
+            keep.append(re.sub(r"\[[^\]]*\]", "[cufile]", spec))
+        elif name.startswith("nvidia-"):
+            if any(k in name for k in ("nccl", "cusparselt", "nvshmem")):
+                keep.append(spec)
+        elif name not in ("cuda-bindings", "triton"):
+            keep.append(spec)
+    return keep
+
+
+def cpu_rank(args, p):
+    """One gloo rank (a process of its own): prints nothing, rank 0 writes the JSON result."""
+    rank, world, port, out = int(args.rank_worker[0]), int(args.rank_worker[1]), args.rank_worker[2], args.rank_worker[3]
+    import resource
+    import time
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    torch.manual_seed(0)
+    model = build_model(torch, p, args.attention)
+    params = sum(t.numel() for t in model.parameters())
+    strategy = args.strategies
+    groups = lambda m: [{"params": [t for t in m.parameters() if t.dim() == 2], "weight_decay": 0.1},
+                        {"params": [t for t in m.parameters() if t.dim() != 2], "weight_decay": 0.0}]
+    hyper = dict(lr=p.get("learning_rate", 1e-3), betas=(0.9, 0.95), eps=1e-8)
+    if strategy in ("ddp", "zero1"):
+        from torch.nn.parallel import DistributedDataParallel
+        model = DistributedDataParallel(model)
+        if strategy == "ddp":
+            opt = torch.optim.AdamW(groups(model), **hyper)
+        else:
+            from torch.distributed.optim import ZeroRedundancyOptimizer
+            opt = ZeroRedundancyOptimizer(groups(model), optimizer_class=torch.optim.AdamW, **hyper)
+    else:
+        from torch.distributed.fsdp import fully_shard
+        reshard = strategy != "zero2"
+        for blk in model.blocks:
+            fully_shard(blk, reshard_after_forward=reshard)
+        fully_shard(model, reshard_after_forward=reshard)
+        opt = torch.optim.AdamW(groups(model), **hyper)
+    g = torch.Generator().manual_seed(1 + rank)
+    mb, seq, vocab = args.micro_batch or p["micro_batch"], p["seq_len"], p["vocab"]
+    ids = torch.randint(0, vocab, (mb, seq), generator=g)
+    targets = torch.randint(0, vocab, (mb, seq), generator=g)
+    times = []
+    for i in range(args.warmup + args.steps):
+        t0 = time.perf_counter()
+        loss = model(ids, targets)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if i >= args.warmup:
+            times.append((time.perf_counter() - t0) * 1e3)
+    mine = torch.tensor([resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024], dtype=torch.int64)
+    gathered = [torch.zeros_like(mine) for _ in range(world)]
+    dist.all_gather(gathered, mine)
+    rss = [int(t.item()) for t in gathered]
+    if rank == 0:
+        with open(out, "w") as f:
+            json.dump({"param_count": params, "step_ms": times, "rss_bytes": rss, "loss": float(loss)}, f)
+    dist.destroy_process_group()
+    return 0
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
+
+
+def run_torch(args, strategy, ranks, tmp):
+    import subprocess
+    out = os.path.join(tmp, "torch.json")
+    port = free_port()
+    cmd = [sys.executable, "-W", "ignore", os.path.abspath(__file__), "--device", "cpu", "--preset", args.preset,
+           "--attention", args.attention, "--micro-batch", str(args.micro_batch), "--steps", str(args.steps),
+           "--warmup", str(args.warmup), "--strategies", strategy, "--rank-worker"]
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    procs = [subprocess.Popen(cmd + [str(r), str(ranks), port, out], env=env) for r in range(ranks)]
+    codes = [q.wait() for q in procs]
+    if any(codes):
+        raise SystemExit(f"torch {strategy} on {ranks} ranks failed (exit codes {codes})")
+    with open(out) as f:
+        return json.load(f)
+
+
+def run_ours(args, strategy, ranks, tmp):
+    import subprocess
+    out = os.path.join(tmp, "ours.json")
+    cli = os.path.join(args.build, "bin", "shardscope-cli")
+    cmd = [cli, "run", "--model", args.preset, "--ranks", str(ranks), "--strategy", strategy,
+           "--steps", str(args.warmup + args.steps), "--precision", args.ours_precision, "--no-events",
+           "--json", out]
+    if args.micro_batch:
+        cmd += ["--micro-batch", str(args.micro_batch)]
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"ours {strategy} on {ranks} ranks failed: {r.stderr.strip()}")
+    with open(out) as f:
+        rep = json.load(f)
+    peak = max(r["peak_bytes"]["total"] for r in rep["ranks"])  # the ledger's tensors, not RSS
+    return {"param_count": rep["param_count"], "step_ms": rep["step_ms"][args.warmup:], "peak_bytes": peak}
+
+
+def cpu_main(args, p):
+    import tempfile
+    try:
+        import torch
+    except ImportError as e:
+        print(f"not run: PyTorch is not importable ({e}); scripts/bench-torch.sh sets up its venv")
+        return 3
+    ranks = [int(n) for n in args.ranks.split(",")]
+    strategies = args.strategies.split(",")
+    for s in strategies:
+        if s not in TORCH_PEER:
+            raise SystemExit(f"--strategies: unknown strategy {s!r} (choices: {', '.join(TORCH_PEER)})")
+    if args.steps < 2 or args.repeats < 1:
+        raise SystemExit("--steps must be at least 2 and --repeats at least 1")
+    ours = {}
+    theirs = {}
+    with tempfile.TemporaryDirectory(prefix="shardscope-torch-") as tmp:
+        for rep in range(args.repeats):
+            for n in ranks:
+                for s in strategies:
+                    a = run_ours(args, s, n, tmp)
+                    b = run_torch(args, s, n, tmp)
+                    if a["param_count"] != b["param_count"]:
+                        raise SystemExit(f"parameter counts differ: ours {a['param_count']}, torch {b['param_count']}")
+                    ours.setdefault((s, n), []).append(statistics.median(a["step_ms"]))
+                    theirs.setdefault((s, n), []).append(statistics.median(b["step_ms"]))
+                    theirs.setdefault((s, n, "rss"), []).append(max(b["rss_bytes"]))
+                    ours.setdefault((s, n, "peak"), []).append(a["peak_bytes"])
+                    print(f"repeat {rep + 1}: {s} N={n}: ours {ours[(s, n)][-1]:.1f} ms, "
+                          f"torch {theirs[(s, n)][-1]:.1f} ms", flush=True)
+    import platform
+    print(f"\n{args.preset} ({p['micro_batch'] if not args.micro_batch else args.micro_batch} x {p['seq_len']} tokens "
+          f"per rank), ours {args.ours_precision} vs torch {torch.__version__} fp32, one thread per rank, "
+          f"{args.repeats} interleaved repeats, {args.steps} timed steps each; {platform.processor() or platform.machine()}")
+    head = (f"{'strategy':8} {'N':>2} {'torch peer':28} {'ours min':>9} {'ours med':>9} {'torch min':>9} "
+            f"{'torch med':>9} {'torch/ours':>10} {'torch RSS':>10} {'ours ledger peak':>16}")
+    print(head)
+    rows = []
+    for n in ranks:
+        for s in strategies:
+            o, t = ours[(s, n)], theirs[(s, n)]
+            ratio = statistics.median(t) / statistics.median(o)
+            rss = max(theirs[(s, n, "rss")]) / 2**20
+            peak = max(ours[(s, n, "peak")]) / 2**20
+            rows.append((s, n, TORCH_PEER[s], min(o), statistics.median(o), min(t), statistics.median(t), ratio, rss,
+                         peak))
+            print(f"{s:8} {n:>2} {TORCH_PEER[s]:28} {min(o):9.1f} {statistics.median(o):9.1f} {min(t):9.1f} "
+                  f"{statistics.median(t):9.1f} {ratio:10.2f} {rss:6.0f} MiB {peak:12.1f} MiB")
+    if args.markdown:
+        print("\n| strategy | N | torch peer | ours min ms | ours median ms | torch min ms | torch median ms | "
+              "torch/ours | torch max RSS/rank | ours ledger peak/rank |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.1f} | {r[4]:.1f} | {r[5]:.1f} | {r[6]:.1f} | {r[7]:.2f} | "
+                  f"{r[8]:.0f} MiB | {r[9]:.1f} MiB |")
     return 0
 
 

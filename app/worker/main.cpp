@@ -26,6 +26,7 @@
 #include "backends.h"
 #include "comm/mpi_communicator.h"
 #include "core/error.h"
+#include "device/cpu_device.h"
 #include "jobs.h"
 #include "kernels/cpu/gemm.h"
 #include "train/run_config.h"
@@ -90,6 +91,7 @@ int main(int argc, char** argv) {
     // One core per rank: mpirun places the processes; a shared-device job runs one thread per
     // rank, each of which calls BLAS itself.
     kernels::setBlasThreads(1);
+    device::keepFreedHostMemory();
     const std::vector<std::string> args(argv + 1, argv + argc);
     if (std::find(args.begin(), args.end(), "--help") != args.end() ||
         std::find(args.begin(), args.end(), "-h") != args.end()) {

@@ -3,6 +3,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "core/error.h"
 #include "device/cpu_ops.h"
 
@@ -29,5 +33,12 @@ void* CpuDevice::rawAllocate(std::uint64_t bytes) {
 void CpuDevice::rawFree(void* data, std::uint64_t) noexcept { std::free(data); }
 
 void CpuDevice::rawZero(void* data, std::uint64_t bytes) { std::memset(data, 0, bytes); }
+
+void keepFreedHostMemory() {
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's largest; fixing it also stops its adaptation
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
 
 } // namespace shardscope::device

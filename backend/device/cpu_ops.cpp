@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/adamw.h"
 #include "kernels/cpu/bf16.h"
+#include "kernels/cpu/grad_norm.h"
 #include "kernels/cpu/ops.h"
 
 namespace shardscope::device {
@@ -106,38 +107,16 @@ void CpuOps::adamw(const AdamWScalars& s, float* params, const void* grads,
     else k::adamwUpdate(s, params, static_cast<const float*>(grads), m, v, n);
 }
 
-namespace {
-
-template <class F> void forEach(const void* data, std::uint64_t n, bool bf16, F&& f) {
-    if (bf16) {
-        const auto* g = static_cast<const Bf16*>(data);
-        for (std::uint64_t i = 0; i < n; ++i) f(k::toFloat(g[i]));
-    } else {
-        const auto* g = static_cast<const float*>(data);
-        for (std::uint64_t i = 0; i < n; ++i) f(g[i]);
-    }
-}
-
-} // namespace
-
 GradientStats CpuOps::gradientStats(const void* grads, std::uint64_t n, bool bf16) {
-    GradientStats s;
-    forEach(grads, n, bf16, [&](float g) {
-        const double a = std::fabs(static_cast<double>(g));
-        if (!std::isfinite(a)) s.finite = false;
-        else if (a > s.maxAbs) s.maxAbs = a;
-    });
-    return s;
+    const k::AbsMax m = bf16 ? k::absMax(static_cast<const Bf16*>(grads), n)
+                             : k::absMax(static_cast<const float*>(grads), n);
+    return {static_cast<double>(m.maxAbs), m.finite};
 }
 
 Uint128Parts CpuOps::sumSquaresFixed(const void* grads, std::uint64_t n, bool bf16, int shift) {
-    __extension__ typedef unsigned __int128 Uint128;
-    Uint128 sum = 0;
-    forEach(grads, n, bf16, [&](float g) {
-        const double sq = static_cast<double>(g) * static_cast<double>(g);
-        sum += static_cast<Uint128>(std::ldexp(sq, shift)); // truncates toward zero
-    });
-    return {static_cast<std::uint64_t>(sum), static_cast<std::uint64_t>(sum >> 64)};
+    const k::Uint128 sum = bf16 ? k::sumSquaresFixed(static_cast<const Bf16*>(grads), n, shift)
+                                : k::sumSquaresFixed(static_cast<const float*>(grads), n, shift);
+    return {sum.lo, sum.hi};
 }
 
 } // namespace shardscope::device

@@ -92,6 +92,7 @@ BENCHMARK(mediumBench)
 } // namespace
 
 int main(int argc, char** argv) {
+    shardscope::device::keepFreedHostMemory(); // as the worker
     // Which GEMM kernel OpenBLAS picked decides most of the figures: record it with them.
     benchmark::AddCustomContext("blas_core", shardscope::kernels::blasCoreName());
     benchmark::AddCustomContext("blas_threads", std::to_string(shardscope::kernels::blasThreads()));

@@ -17,5 +17,9 @@ void adamwUpdate(const AdamWScalars& s, float* params, const float* grads, float
                  std::uint64_t n);
 void adamwUpdate(const AdamWScalars& s, float* params, const Bf16* grads, float* m, float* v,
                  std::uint64_t n);
+// The same update one element at a time (the vector path, used where the CPU has AVX2, must
+// match it bit for bit).
+void adamwUpdateScalar(const AdamWScalars& s, float* params, const float* grads, float* m, float* v,
+                       std::uint64_t n);
 
 } // namespace shardscope::kernels

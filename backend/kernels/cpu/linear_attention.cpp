@@ -7,6 +7,8 @@
 #include "core/error.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/ops.h"
+#include "kernels/cpu/simd.h"
+#include "kernels/cpu/simd_math.h"
 
 namespace shardscope::kernels {
 
@@ -41,7 +43,7 @@ void linearBackward(const float* dy, const float* x, const float* w, float* dx, 
 namespace {
 
 // Row-wise causal softmax in place: row i keeps columns 0..i, the rest become 0.
-void causalSoftmax(float* p, std::int64_t seq) {
+void causalSoftmaxScalar(float* p, std::int64_t seq) {
     for (std::int64_t i = 0; i < seq; ++i) {
         float* row = p + i * seq;
         float maxv = row[0];
@@ -55,6 +57,89 @@ void causalSoftmax(float* p, std::int64_t seq) {
         for (std::int64_t j = 0; j <= i; ++j) row[j] *= inv;
         for (std::int64_t j = i + 1; j < seq; ++j) row[j] = 0.0f;
     }
+}
+
+// Σ_j row[j] · prow[j] over j < n, the softmax backward's per-row dot product.
+float dotScalar(const float* row, const float* prow, std::int64_t n) {
+    float dot = 0.0f;
+    for (std::int64_t j = 0; j < n; ++j) dot += row[j] * prow[j];
+    return dot;
+}
+
+#if SHARDSCOPE_X86_SIMD
+
+SHARDSCOPE_TARGET_AVX2_FMA inline float horizontalSum(__m256 v) {
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
+}
+SHARDSCOPE_TARGET_AVX2_FMA inline float horizontalMax(__m256 v) {
+    __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(_mm_max_ss(x, _mm_movehdup_ps(x)));
+}
+// Lanes [0, n) of eight set (n ≤ 8).
+SHARDSCOPE_TARGET_AVX2_FMA inline __m256i firstLanes(std::int64_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// The same softmax eight columns at a time (polynomial e^x; sums in eight lanes).
+SHARDSCOPE_TARGET_AVX2_FMA void causalSoftmaxAvx2(float* p, std::int64_t seq) {
+    for (std::int64_t i = 0; i < seq; ++i) {
+        float* row = p + i * seq;
+        const std::int64_t len = i + 1, end = len - len % 8;
+        __m256 vmax = _mm256_set1_ps(row[0]);
+        for (std::int64_t j = 0; j < end; j += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(row + j));
+        float maxv = horizontalMax(vmax);
+        for (std::int64_t j = end; j < len; ++j) maxv = std::max(maxv, row[j]);
+        const __m256 m = _mm256_set1_ps(maxv);
+        __m256 vsum = _mm256_setzero_ps();
+        for (std::int64_t j = 0; j < end; j += 8) {
+            const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(row + j), m));
+            _mm256_storeu_ps(row + j, e);
+            vsum = _mm256_add_ps(vsum, e);
+        }
+        if (end < len) {
+            const __m256i mask = firstLanes(len - end);
+            const __m256 e = _mm256_and_ps(exp8(_mm256_sub_ps(_mm256_maskload_ps(row + end, mask), m)),
+                                           _mm256_castsi256_ps(mask));
+            _mm256_maskstore_ps(row + end, mask, e);
+            vsum = _mm256_add_ps(vsum, e);
+        }
+        const __m256 inv = _mm256_set1_ps(1.0f / horizontalSum(vsum));
+        for (std::int64_t j = 0; j < end; j += 8) _mm256_storeu_ps(row + j, _mm256_mul_ps(_mm256_loadu_ps(row + j), inv));
+        if (end < len) {
+            const __m256i mask = firstLanes(len - end);
+            _mm256_maskstore_ps(row + end, mask, _mm256_mul_ps(_mm256_maskload_ps(row + end, mask), inv));
+        }
+        for (std::int64_t j = len; j < seq; ++j) row[j] = 0.0f;
+    }
+}
+
+SHARDSCOPE_TARGET_AVX2_FMA float dotAvx2(const float* row, const float* prow, std::int64_t n) {
+    const std::int64_t end = n - n % 8;
+    __m256 acc = _mm256_setzero_ps();
+    for (std::int64_t j = 0; j < end; j += 8)
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(row + j), _mm256_loadu_ps(prow + j), acc);
+    float dot = horizontalSum(acc);
+    for (std::int64_t j = end; j < n; ++j) dot += row[j] * prow[j];
+    return dot;
+}
+
+#endif
+
+void causalSoftmax(float* p, std::int64_t seq) {
+#if SHARDSCOPE_X86_SIMD
+    if (haveAvx2Fma()) return causalSoftmaxAvx2(p, seq);
+#endif
+    causalSoftmaxScalar(p, seq);
+}
+
+float rowDot(const float* row, const float* prow, std::int64_t n) {
+#if SHARDSCOPE_X86_SIMD
+    if (haveAvx2Fma()) return dotAvx2(row, prow, n);
+#endif
+    return dotScalar(row, prow, n);
 }
 
 } // namespace
@@ -102,8 +187,7 @@ void attentionBackward(const float* dout, const float* qkv, const float* probs, 
             for (std::int64_t i = 0; i < seq; ++i) {
                 float* row = ds + i * seq;
                 const float* prow = p + i * seq;
-                float dot = 0.0f;
-                for (std::int64_t j = 0; j <= i; ++j) dot += row[j] * prow[j];
+                const float dot = rowDot(row, prow, i + 1);
                 for (std::int64_t j = 0; j <= i; ++j) row[j] = prow[j] * (row[j] - dot);
                 for (std::int64_t j = i + 1; j < seq; ++j) row[j] = 0.0f;
             }
