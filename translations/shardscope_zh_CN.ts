@@ -30,6 +30,14 @@
         <source>Hybrid shard group size %1 does not divide N = %2: every replica group needs the same number of ranks.</source>
         <translation>混合分片组大小 %1 不能整除 N = %2：每个副本组必须包含相同数量的 rank。</translation>
     </message>
+    <message>
+        <source>Tensor parallelism needs a model shape (a preset): it splits the heads and the MLP.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>T = %1 does not divide N = %2: the ranks form a T × D mesh.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Category</name>
@@ -283,6 +291,30 @@
         <source>Rank %1: %2.</source>
         <translation>rank %1：%2。</translation>
     </message>
+    <message>
+        <source>Rank %1 has not logged an event yet at this point of the replay.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 all-reduces a bucket of several units&apos; gradients (%2): every rank ends with the same sum.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 all-reduces %2 of %3&apos;s partial activations or input gradients over its tensor-parallel group: TP splits the computation, so every layer&apos;s output is summed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 holds the full activation of %2 (%3), the same on every rank of its tensor-parallel group.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 writes its part of the checkpoint: only the elements it owns (replicated state split over its holders), no padding.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 has written and synced its checkpoint file (%2).</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Glossary</name>
@@ -406,6 +438,72 @@
         <source>The share of a step a rank spends waiting for communication that no compute hid: the union of the intervals in which any collective was outstanding, minus the time the rank was computing, over the step time. Prefetching the next unit&apos;s all-gather and reducing gradients in buckets during backward hide communication behind compute; what is left is exposed.</source>
         <translation>一步中某个 rank 等待通信、且没有被计算掩盖的时间占比：所有集合通信未完成区间的并集，减去该 rank 正在计算的时间，再除以步时间。预取下一个单元的 all-gather、在反向传播中按桶规约梯度，都能把通信隐藏在计算之后；剩下的就是暴露通信。</translation>
     </message>
+    <message>
+        <source>tensor parallelism (TP)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tensor parallelism</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>TP all-reduce</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>TP splits the computation, ZeRO splits the storage. With tensor parallelism T consecutive ranks share every layer&apos;s work: each holds heads / T attention heads and 4d / T MLP features and computes only those, and the partial outputs are summed by an all-reduce of the activations (forward) and of the input gradients (backward) — traffic on the critical path that grows with the batch, not the model. ZeRO / FSDP keep every rank computing the whole layer for its own samples and shard only the parameters, gradients and optimizer state. They combine on a T × D mesh: ZeRO shards each TP slice over the D data-parallel ranks, and both kinds of collective share the same links. Pipeline parallelism (layers on different ranks) is not simulated here.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>LessonFacts</name>
+    <message>
+        <source>equal, byte for byte</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not equal</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation type="unfinished">无</translation>
+    </message>
+    <message>
+        <source>no unit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the run has no steps</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the run has %1 steps, the lesson asks for step %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the run has %1 ranks, the lesson asks for rank %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no event of step %1 matches the lesson&apos;s seek</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>Palette</name>
+    <message>
+        <source>memory (greens, blues)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>activities (reds, yellows)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ranks and strategies (violets)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Precision</name>
@@ -500,6 +598,18 @@
         <source>Exposed communication: the share of the step spent waiting for communication that no compute hid — the union of the intervals in which a collective was outstanding, minus compute, over the step time. Lower is better: prefetching and bucketing hide communication behind compute.</source>
         <translation>暴露通信：一步中等待通信、且没有被计算掩盖的时间占比——集合通信未完成区间的并集减去计算时间，再除以步时间。越低越好：预取和分桶会把通信隐藏在计算之后。</translation>
     </message>
+    <message>
+        <source>checkpoint save</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tensor-parallel all-reduce</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>TP all-reduce</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>RunRequest</name>
@@ -540,6 +650,110 @@
     <message>
         <source>mpirun not found</source>
         <translation>找不到 mpirun</translation>
+    </message>
+    <message>
+        <source>its %1 ranks are more than the rank view shows (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ranks must be between %1 and %2</source>
+        <translation type="unfinished">rank 数必须在 %1 到 %2 之间</translation>
+    </message>
+    <message>
+        <source>steps must be between %1 and %2</source>
+        <translation type="unfinished">步数必须在 %1 到 %2 之间</translation>
+    </message>
+    <message>
+        <source>micro-batch must be between %1 and %2 (0: the preset&apos;s)</source>
+        <translation type="unfinished">微批大小必须在 %1 到 %2 之间（0：使用预设值）</translation>
+    </message>
+    <message>
+        <source>buckets must hold at least %1 byte(s)</source>
+        <translation type="unfinished">桶至少要容纳 %1 字节</translation>
+    </message>
+    <message>
+        <source>prefetch depth must be between %1 and %2 units</source>
+        <translation type="unfinished">预取深度必须在 %1 到 %2 个单元之间</translation>
+    </message>
+    <message>
+        <source>in-flight all-gathers must be between %1 and %2</source>
+        <translation type="unfinished">同时进行的 all-gather 数必须在 %1 到 %2 之间</translation>
+    </message>
+    <message>
+        <source>the persistence threshold must be between %1 and %2 parameters</source>
+        <translation type="unfinished">常驻阈值必须在 %1 到 %2 个参数之间</translation>
+    </message>
+    <message>
+        <source>the hybrid group must be between %1 and %2 ranks</source>
+        <translation type="unfinished">混合分片组必须在 %1 到 %2 个 rank 之间</translation>
+    </message>
+    <message>
+        <source>a capacity budget must be more than 0 bytes</source>
+        <translation type="unfinished">容量预算必须大于 0 字节</translation>
+    </message>
+    <message>
+        <source>tensor parallel T must be between %1 and %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>value %1 is outside %2–%3</source>
+        <translation type="unfinished">值 %1 超出范围 %2–%3</translation>
+    </message>
+    <message>
+        <source>unknown model preset &apos;%1&apos; (expected %2)</source>
+        <translation type="unfinished">未知的模型预设“%1”（可选：%2）</translation>
+    </message>
+    <message>
+        <source>T must divide the ranks (%1 ranks: %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>T must divide the model&apos;s %1 attention heads (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>T must divide the model&apos;s MLP width %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the hybrid group must divide the ranks (%1 ranks: %2)</source>
+        <translation type="unfinished">混合分片组大小必须整除 rank 数（%1 个 rank：%2）</translation>
+    </message>
+    <message>
+        <source>FSDP SHARD_GRAD_OP keeps parameters gathered: it cannot reshard after forward</source>
+        <translation type="unfinished">FSDP SHARD_GRAD_OP 会一直保留聚合后的参数：不能在前向之后重新分片</translation>
+    </message>
+    <message>
+        <source>no_sync is an FSDP option</source>
+        <translation type="unfinished">no_sync 是 FSDP 的选项</translation>
+    </message>
+    <message>
+        <source>theory cannot size this run: %1</source>
+        <translation type="unfinished">理论模型无法估算此次运行：%1</translation>
+    </message>
+    <message>
+        <source>optimizer offload needs a strategy that shards the optimizer (ZeRO-1/2/3, FSDP), not %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>parameter offload needs a strategy that shards parameters (ZeRO-3, FSDP), not %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>offload needs bf16 mixed precision (fp32 master weights on the host)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the NVMe tier is not available in this build</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>checkpoints of a run with %1 are not supported</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 needs %2</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -619,6 +833,45 @@
         <translation>
             <numerusform>%1 在运行结束前就中断了 — 只显示前 %n 步</numerusform>
         </translation>
+    </message>
+</context>
+<context>
+    <name>TheoryText</name>
+    <message>
+        <source>unpadded, rounded up</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>padded elements</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>params (kept whole)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>gathered from forward to backward</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ZeRO paper</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>baseline DP</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PyTorch FSDP</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>FULL_SHARD flat parameter</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>et al.</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -745,68 +998,49 @@
         <source>Render the window to an image (.png, .jpg or .bmp) and exit.</source>
         <translation>将窗口渲染为图像（.png、.jpg 或 .bmp）后退出。</translation>
     </message>
-</context>
-<context>
-    <name>shardscope::widgets</name>
     <message>
-        <source>ranks must be between %1 and %2</source>
-        <translation>rank 数必须在 %1 到 %2 之间</translation>
+        <source>unknown lesson &apos;%1&apos; (expected: %2)</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>steps must be between %1 and %2</source>
-        <translation>步数必须在 %1 到 %2 之间</translation>
+        <source>--lesson-step needs a step between 1 and %1 for lesson &apos;%2&apos;, got &apos;%3&apos;</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>micro-batch must be between %1 and %2 (0: the preset&apos;s)</source>
-        <translation>微批大小必须在 %1 到 %2 之间（0：使用预设值）</translation>
+        <source>this window has no lessons</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>buckets must hold at least %1 byte(s)</source>
-        <translation>桶至少要容纳 %1 字节</translation>
+        <source>lesson &apos;%1&apos; step %2 did not load within 120 s</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>prefetch depth must be between %1 and %2 units</source>
-        <translation>预取深度必须在 %1 到 %2 个单元之间</translation>
+        <source>Window size in pixels, e.g. 1024x700 (with --screenshot: the image&apos;s size).</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>in-flight all-gathers must be between %1 and %2</source>
-        <translation>同时进行的 all-gather 数必须在 %1 到 %2 之间</translation>
+        <source>List the lessons (ID and title) and exit.</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>the persistence threshold must be between %1 and %2 parameters</source>
-        <translation>常驻阈值必须在 %1 到 %2 个参数之间</translation>
+        <source>Start the lesson ID (see --list-lessons).</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>the hybrid group must be between %1 and %2 ranks</source>
-        <translation>混合分片组必须在 %1 到 %2 个 rank 之间</translation>
+        <source>With --lesson: start at step K (from 1).</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>a capacity budget must be more than 0 bytes</source>
-        <translation>容量预算必须大于 0 字节</translation>
+        <source>--lesson-step needs --lesson ID</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>value %1 is outside %2–%3</source>
-        <translation>值 %1 超出范围 %2–%3</translation>
+        <source>--lesson opens its own runs: it cannot be combined with --open or --run-default</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
-        <source>unknown model preset &apos;%1&apos; (expected %2)</source>
-        <translation>未知的模型预设“%1”（可选：%2）</translation>
-    </message>
-    <message>
-        <source>the hybrid group must divide the ranks (%1 ranks: %2)</source>
-        <translation>混合分片组大小必须整除 rank 数（%1 个 rank：%2）</translation>
-    </message>
-    <message>
-        <source>FSDP SHARD_GRAD_OP keeps parameters gathered: it cannot reshard after forward</source>
-        <translation>FSDP SHARD_GRAD_OP 会一直保留聚合后的参数：不能在前向之后重新分片</translation>
-    </message>
-    <message>
-        <source>no_sync is an FSDP option</source>
-        <translation>no_sync 是 FSDP 的选项</translation>
-    </message>
-    <message>
-        <source>theory cannot size this run: %1</source>
-        <translation>理论模型无法估算此次运行：%1</translation>
+        <source>--size needs WIDTHxHEIGHT with each side between %1 and %2 pixels, got &apos;%3&apos;</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -883,6 +1117,34 @@
         <source>Bare parameter count: one flat buffer, no per-unit padding</source>
         <translation>仅参数量：单个扁平缓冲区，无逐单元填充</translation>
     </message>
+    <message>
+        <source>Open model config</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hugging Face config (*.json)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tensor parallel (T)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>N = T × D: T ranks split each block&apos;s computation (tensor parallelism), the strategy shards each TP slice over D = N / T ranks. Per-rank states are one slice&apos;s; the communication adds the TP all-reduces of activations. Needs a preset whose heads T divides.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 — %2 units, largest layer %3 params</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open model config…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A Hugging Face config.json (gpt2, llama, mistral, qwen2): exact parameters and units</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::CalculatorPage</name>
@@ -925,6 +1187,22 @@
     <message>
         <source>%1: %2 sent in %3 calls</source>
         <translation>%1：%3 次调用共发送 %2</translation>
+    </message>
+    <message>
+        <source>Why the peak exceeds the model states</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model-state derivation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mesh T × D = %1 × %2: Ψ below is one TP rank&apos;s slice of the model&apos;s %3; tp_all_reduce is the tensor-parallel traffic, the rest data-parallel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(a bare parameter count: activations and workspace not predicted)</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -1086,10 +1364,6 @@
         <translation>每种策略的训练步数</translation>
     </message>
     <message>
-        <source>Stop the comparison (the CLI tears its jobs down)</source>
-        <translation>停止对比（CLI 会终止它启动的任务）</translation>
-    </message>
-    <message>
         <source>Data-parallel ranks: threads of one worker process</source>
         <translation>数据并行 rank：同一 worker 进程中的线程</translation>
     </message>
@@ -1104,6 +1378,18 @@
     <message>
         <source>%1: the ranks run as threads of one process (shardscope-cli compare --shared-device)</source>
         <translation>%1：各 rank 作为同一进程中的线程运行（shardscope-cli compare --shared-device）</translation>
+    </message>
+    <message>
+        <source>Tensor parallel (T)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run every strategy on a T × D mesh: T consecutive ranks split each block&apos;s computation, the strategy shards over the D = ranks / T data-parallel ranks. T must divide the ranks and the model&apos;s heads (tiny_tp, small_tp: 4).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop the comparison (the CLI tears its jobs down) (Esc)</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -1143,10 +1429,6 @@
     <message>
         <source>Compare: open a compare report (shardscope-cli compare --json FILE) or several run reports.</source>
         <translation>对比：请打开对比报告（shardscope-cli compare --json FILE）或多个运行报告。</translation>
-    </message>
-    <message>
-        <source>Final fp32 master weights of %1 against DDP&apos;s after the same steps. Digest %2.</source>
-        <translation>%1 与 DDP 在相同步数后的最终 fp32 主权重对比。摘要 %2。</translation>
     </message>
     <message>
         <source>Rank ledgers: model states per rank by category, grouped by strategy</source>
@@ -1197,10 +1479,6 @@
         <translation>理论值</translation>
     </message>
     <message>
-        <source>Runs: %1 · model %2 on %3 ranks. Bars: measured; ◆ and lines: the theory for the same configuration.</source>
-        <translation>运行数：%1 · 模型 %2，%3 个 rank。柱：实测值；◆ 和线：相同配置下的理论值。</translation>
-    </message>
-    <message>
         <source>Final weights:</source>
         <translation>最终权重：</translation>
     </message>
@@ -1223,6 +1501,99 @@
     <message>
         <source>Per rank: %1.</source>
         <translation>各 rank：%1。</translation>
+    </message>
+    <message>
+        <source>no DDP run of the same configuration</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>model %1 on %2 ranks, %3 steps, seed %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, data %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, micro-batch %1 × %2 accumulated</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nothing to compare yet.
+
+Press Run in the “Run all strategies” row above to train DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP on the same model and see their memory, peaks, communication and final weights side by side, or open reports with “Open reports…” (shardscope-cli compare --json FILE, or several run --json files).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Runs: %1 · %2. Bars: measured; ◆ and lines: the theory for the same configuration.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(%1) %2: %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Runs: %1 in %2 configurations; weights are compared only within one configuration.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Final fp32 master weights of %1 against those of a DDP run of the same configuration (%2). Digest %3.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::ConfigFiles</name>
+    <message>
+        <source>Import configuration</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>DeepSpeed or Accelerate configurations (*.json *.yaml *.yml)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export for Perfetto</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Chrome trace-event JSON (*.json)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export ledger as CSV</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CSV (*.csv)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Imported %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 settings applied to the run settings, %2 listed as ignored (with why):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>nothing to export: run a job or open a recording first</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Import configuration (DeepSpeed / Accelerate)…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export for &amp;Perfetto…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export ledger as &amp;CSV…</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -1460,14 +1831,6 @@ CPU/节点</translation>
         <translation>每个 rank 的分片</translation>
     </message>
     <message>
-        <source>full parameters (param_full)</source>
-        <translation>完整参数（param_full）</translation>
-    </message>
-    <message>
-        <source>full gradients (grad_full)</source>
-        <translation>完整梯度（grad_full）</translation>
-    </message>
-    <message>
         <source>summed gradient shard</source>
         <translation>已求和的梯度分片</translation>
     </message>
@@ -1502,6 +1865,153 @@ CPU/节点</translation>
     <message>
         <source> (ranks: %1)</source>
         <translation>（rank 数：%1）</translation>
+    </message>
+    <message>
+        <source>gradients computed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>own slice updated</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>all-gathering updates</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>all parameters updated</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>own part of the norm</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>global norm known</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>updated parameters of several units (one bucket)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>gradients of several units (one bucket)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>after the optimizer step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>of the backward pass</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No collective in step %1 so far: the last one, the %2 of step %3, has finished; the flows appear with this step&apos;s first collective.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every rank contributes its part of the squared gradient norm (%1) and ends with the same global norm, so every rank clips its gradients alike.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each rank updated only its own slice (%1); %2 slices become %3 of updated parameters on every rank; each rank sends %4.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every rank of the tensor-parallel group holds a partial sum of %1; the all-reduce turns them into the full activation on each; each rank sends %2 (2(T−1)/T of it).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>each rank&apos;s updated slice</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>updated parameters on every rank</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>full gradients</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>each rank&apos;s part of the norm</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>after: the global norm on every rank</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gradient norm:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Parameter update:</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::LessonPlayer</name>
+    <message>
+        <source>another run replaced the one this step explains: press Back and Next to load it again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the recording holds no steps</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Lessons</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Back</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Close lesson</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Finish</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Lesson: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step %1 of %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>this window has no Ranks page</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a run is in progress: stop it, then press Back and Next to repeat this step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the bundled recording %1 cannot be read</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the bundled recording %1 cannot be opened</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>this window has no page &apos;%1&apos;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>this window has no element &apos;%1&apos; to point at</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -1606,6 +2116,104 @@ CPU/节点</translation>
     <message>
         <source>live bytes</source>
         <translation>实时字节数</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::PaletteLegend</name>
+    <message>
+        <source>Colours here:</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::PeakBreakdown</name>
+    <message>
+        <source>Model states (shard)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation type="unfinished">激活值</translation>
+    </message>
+    <message>
+        <source>Gathered unit(s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Full gradients in flight</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Communication buffers</source>
+        <translation type="unfinished">通信缓冲区</translation>
+    </message>
+    <message>
+        <source>Workspace</source>
+        <translation type="unfinished">工作区</translation>
+    </message>
+    <message>
+        <source>what the strategy keeps between steps: the device rows of the model-state derivation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tensors saved for backward that are still live at the peak (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not predicted: a bare parameter count has no shape</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none: %1 keeps full parameters as a model state</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>largest unit %1 params × (1 + prefetch %2) × %3 B/param, at most %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>full gradients of the units in backward, not yet reduce-scattered</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>buckets and staging buffers of the collectives in flight</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kernel scratch live at the peak</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Predicted device peak %1 (%2) = model states + activations + gathered unit(s) + buffers + workspace, from a dry run of one step.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A bare parameter count has no model shape, so this peak assumes: no activations and no workspace (not predicted), and the whole model as one unit for the gathered bytes. Choose a preset with a shape for a dry-run peak.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Term</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Formula</source>
+        <translation type="unfinished">公式</translation>
+    </message>
+    <message>
+        <source>Bytes</source>
+        <translation type="unfinished">字节</translation>
+    </message>
+    <message>
+        <source>Predicted device peak</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>shard + activations + gathered unit(s) + buffers + workspace</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No peak prediction for this scenario.</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -1722,6 +2330,14 @@ CPU/节点</translation>
         <source>|◂ step</source>
         <translation>|◂ 步</translation>
     </message>
+    <message>
+        <source>Follow live</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keep up with the running job: jump to each new step as it arrives and play it</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RankLedgerView</name>
@@ -1781,6 +2397,10 @@ CPU/节点</translation>
         <source>Rank %1 failed %2: %3</source>
         <translation>Rank %1 %2失败：%3</translation>
     </message>
+    <message>
+        <source>TP group %1 (DP rank %1)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RanksPage</name>
@@ -1807,14 +2427,6 @@ CPU/节点</translation>
     <message>
         <source>step %1 of %2 · event %3 of %4</source>
         <translation>第 %1/%2 步 · 事件 %3/%4</translation>
-    </message>
-    <message>
-        <source>step %1 of %2</source>
-        <translation>第 %1/%2 步</translation>
-    </message>
-    <message>
-        <source>%1 steps</source>
-        <translation>%1 步</translation>
     </message>
     <message>
         <source>%1 s</source>
@@ -1927,6 +2539,56 @@ CPU/节点</translation>
     <message>
         <source>&lt;b&gt;Report unreadable&lt;/b&gt; — %1. The steps replay without it.</source>
         <translation>&lt;b&gt;报告无法读取&lt;/b&gt; — %1。各步骤仍可在没有报告的情况下回放。</translation>
+    </message>
+    <message>
+        <source>Stopping the job…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Running on %n rank(s): step 1 of %1…</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The opened recording&apos;s settings cannot be shown here: %1. These are the next run&apos;s.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Running: step %1 of %2 finished, step %3 in progress…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Running: step %1 of %2 finished</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings of the opened recording (Run repeats it)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 of %2 steps done</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 steps done</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Model states per rank: %1 measured&lt;/b&gt; (theory %2): DDP is the baseline, every rank holds everything; the sharded strategies are measured against it. Peak on rank %3: %4.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop the job and every process it started (Esc)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Measured vs theory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Savings vs DDP</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -2122,6 +2784,54 @@ CPU/节点</translation>
         <source>Every rank computes on the CPU.</source>
         <translation>每个 rank 都在 CPU 上计算。</translation>
     </message>
+    <message>
+        <source>%1 does not shard the optimizer: every rank updates everything on its device.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Offload keeps fp32 master weights beside bf16 parameters: choose bf16 precision.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 keeps whole parameters on every device: only ZeRO-3 and FSDP shard them.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ZeRO-Offload: master weights, Adam m and v (and gradient shards) in host memory; the optimizer step runs on the CPU.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>ZeRO-Offload: parameter shards in host memory, copied to the device before each all-gather.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The predicted peak per rank (%1) exceeds the budget (%2): the run is expected to stop with out of memory.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Optimizer states</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Parameter shards</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tensor parallel (T)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>on the device</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>offloaded to host memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tensor parallelism: the ranks form a T × D mesh. Each group of T consecutive ranks splits every block&apos;s computation (heads and MLP features; all-reduces of activations), and the strategy shards each slice&apos;s states over the D data-parallel ranks. T must divide the ranks and the model&apos;s heads (the *_tp presets have 4).</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RunSession</name>
@@ -2267,6 +2977,10 @@ CPU/节点</translation>
         <source>mpirun was killed (signal %1); the job was torn down</source>
         <translation>mpirun 被终止（信号 %1）；作业已被终止</translation>
     </message>
+    <message>
+        <source>%1: %2</source>
+        <translation type="unfinished">%1：%2</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::SavingsChart</name>
@@ -2333,12 +3047,48 @@ CPU/节点</translation>
         <source>N = %1: %2</source>
         <translation>N = %1：%2</translation>
     </message>
+    <message>
+        <source>▼ 0 B on the device (all offloaded)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::TimelinePage</name>
     <message>
         <source>Timeline</source>
         <translation>时间线</translation>
+    </message>
+    <message>
+        <source>−</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Zoom out (−)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>+</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Zoom in (+)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fit run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show the whole run (0)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Current step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show the step at the playhead</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>

@@ -120,8 +120,19 @@ RunField fieldOf(Field f) {
     }
 }
 
-QString describe(const runconfig::Problem& p) {
-    const auto tr = [](const char* text) { return QCoreApplication::translate("RunRequest", text); };
+namespace {
+// The messages live in the context RunRequest, where lupdate files them (Q_DECLARE_TR_FUNCTIONS)
+// and where the rest of this file's QCoreApplication::translate calls look.
+struct ProblemText {
+    Q_DECLARE_TR_FUNCTIONS(RunRequest)
+public:
+    static QString describe(const runconfig::Problem& p);
+};
+} // namespace
+
+QString describe(const runconfig::Problem& p) { return ProblemText::describe(p); }
+
+QString ProblemText::describe(const runconfig::Problem& p) {
     switch (p.code) {
     case Code::OutOfRange:
         switch (p.field) {
