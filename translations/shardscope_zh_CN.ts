@@ -32,11 +32,11 @@
     </message>
     <message>
         <source>Tensor parallelism needs a model shape (a preset): it splits the heads and the MLP.</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行需要模型结构（一个预设）：它会切分注意力头和 MLP。</translation>
     </message>
     <message>
         <source>T = %1 does not divide N = %2: the ranks form a T × D mesh.</source>
-        <translation type="unfinished"></translation>
+        <translation>T = %1 不能整除 N = %2：各 rank 组成 T × D 网格。</translation>
     </message>
 </context>
 <context>
@@ -293,27 +293,27 @@
     </message>
     <message>
         <source>Rank %1 has not logged an event yet at this point of the replay.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 在回放的这个位置还没有记录任何事件。</translation>
     </message>
     <message>
         <source>Rank %1 all-reduces a bucket of several units&apos; gradients (%2): every rank ends with the same sum.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 对一个包含多个单元梯度的桶（%2）执行 all-reduce：每个 rank 最终得到相同的总和。</translation>
     </message>
     <message>
         <source>Rank %1 all-reduces %2 of %3&apos;s partial activations or input gradients over its tensor-parallel group: TP splits the computation, so every layer&apos;s output is summed.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 在其张量并行组内对 %3 的 %2 部分激活值或输入梯度执行 all-reduce：TP 切分了计算，因此每一层的输出都要求和。</translation>
     </message>
     <message>
         <source>Rank %1 holds the full activation of %2 (%3), the same on every rank of its tensor-parallel group.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 持有 %2 的完整激活值（%3），在其张量并行组的每个 rank 上都相同。</translation>
     </message>
     <message>
         <source>Rank %1 writes its part of the checkpoint: only the elements it owns (replicated state split over its holders), no padding.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 写入检查点中属于自己的部分：只写它拥有的元素（复制的状态在各持有者之间拆分），不含填充。</translation>
     </message>
     <message>
         <source>Rank %1 has written and synced its checkpoint file (%2).</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 已写入并同步了自己的检查点文件（%2）。</translation>
     </message>
 </context>
 <context>
@@ -440,69 +440,69 @@
     </message>
     <message>
         <source>tensor parallelism (TP)</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行（TP）</translation>
     </message>
     <message>
         <source>tensor parallelism</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行</translation>
     </message>
     <message>
         <source>TP all-reduce</source>
-        <translation type="unfinished"></translation>
+        <translation>TP all-reduce</translation>
     </message>
     <message>
         <source>TP splits the computation, ZeRO splits the storage. With tensor parallelism T consecutive ranks share every layer&apos;s work: each holds heads / T attention heads and 4d / T MLP features and computes only those, and the partial outputs are summed by an all-reduce of the activations (forward) and of the input gradients (backward) — traffic on the critical path that grows with the batch, not the model. ZeRO / FSDP keep every rank computing the whole layer for its own samples and shard only the parameters, gradients and optimizer state. They combine on a T × D mesh: ZeRO shards each TP slice over the D data-parallel ranks, and both kinds of collective share the same links. Pipeline parallelism (layers on different ranks) is not simulated here.</source>
-        <translation type="unfinished"></translation>
+        <translation>TP 切分计算，ZeRO 切分存储。在张量并行中，T 个连续的 rank 分担每一层的工作：每个 rank 持有 heads / T 个注意力头和 4d / T 个 MLP 特征，只计算这些部分，部分输出再通过对激活值（前向）和输入梯度（反向）的 all-reduce 求和——这些通信位于关键路径上，随批大小而不是模型大小增长。ZeRO / FSDP 则让每个 rank 为自己的样本计算完整的层，只对参数、梯度和优化器状态分片。二者可以在 T × D 网格上组合：ZeRO 把每个 TP 切片分片到 D 个数据并行 rank 上，两类集合通信共用同一组链路。这里不模拟流水线并行（不同的层位于不同的 rank）。</translation>
     </message>
 </context>
 <context>
     <name>LessonFacts</name>
     <message>
         <source>equal, byte for byte</source>
-        <translation type="unfinished"></translation>
+        <translation>逐字节相同</translation>
     </message>
     <message>
         <source>not equal</source>
-        <translation type="unfinished"></translation>
+        <translation>不相同</translation>
     </message>
     <message>
         <source>none</source>
-        <translation type="unfinished">无</translation>
+        <translation>无</translation>
     </message>
     <message>
         <source>no unit</source>
-        <translation type="unfinished"></translation>
+        <translation>无单元</translation>
     </message>
     <message>
         <source>the run has no steps</source>
-        <translation type="unfinished"></translation>
+        <translation>该运行没有任何训练步</translation>
     </message>
     <message>
         <source>the run has %1 steps, the lesson asks for step %2</source>
-        <translation type="unfinished"></translation>
+        <translation>该运行只有 %1 步，而课程要求第 %2 步</translation>
     </message>
     <message>
         <source>the run has %1 ranks, the lesson asks for rank %2</source>
-        <translation type="unfinished"></translation>
+        <translation>该运行只有 %1 个 rank，而课程要求 rank %2</translation>
     </message>
     <message>
         <source>no event of step %1 matches the lesson&apos;s seek</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 步中没有与课程定位条件匹配的事件</translation>
     </message>
 </context>
 <context>
     <name>Palette</name>
     <message>
         <source>memory (greens, blues)</source>
-        <translation type="unfinished"></translation>
+        <translation>内存（绿色、蓝色）</translation>
     </message>
     <message>
         <source>activities (reds, yellows)</source>
-        <translation type="unfinished"></translation>
+        <translation>活动（红色、黄色）</translation>
     </message>
     <message>
         <source>ranks and strategies (violets)</source>
-        <translation type="unfinished"></translation>
+        <translation>rank 与策略（紫色）</translation>
     </message>
 </context>
 <context>
@@ -600,15 +600,15 @@
     </message>
     <message>
         <source>checkpoint save</source>
-        <translation type="unfinished"></translation>
+        <translation>保存检查点</translation>
     </message>
     <message>
         <source>tensor-parallel all-reduce</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行 all-reduce</translation>
     </message>
     <message>
         <source>TP all-reduce</source>
-        <translation type="unfinished"></translation>
+        <translation>TP all-reduce</translation>
     </message>
 </context>
 <context>
@@ -653,107 +653,107 @@
     </message>
     <message>
         <source>its %1 ranks are more than the rank view shows (%2)</source>
-        <translation type="unfinished"></translation>
+        <translation>它的 %1 个 rank 超过了 Rank 视图能显示的数量（%2）</translation>
     </message>
     <message>
         <source>ranks must be between %1 and %2</source>
-        <translation type="unfinished">rank 数必须在 %1 到 %2 之间</translation>
+        <translation>rank 数必须在 %1 到 %2 之间</translation>
     </message>
     <message>
         <source>steps must be between %1 and %2</source>
-        <translation type="unfinished">步数必须在 %1 到 %2 之间</translation>
+        <translation>步数必须在 %1 到 %2 之间</translation>
     </message>
     <message>
         <source>micro-batch must be between %1 and %2 (0: the preset&apos;s)</source>
-        <translation type="unfinished">微批大小必须在 %1 到 %2 之间（0：使用预设值）</translation>
+        <translation>微批大小必须在 %1 到 %2 之间（0：使用预设值）</translation>
     </message>
     <message>
         <source>buckets must hold at least %1 byte(s)</source>
-        <translation type="unfinished">桶至少要容纳 %1 字节</translation>
+        <translation>桶至少要容纳 %1 字节</translation>
     </message>
     <message>
         <source>prefetch depth must be between %1 and %2 units</source>
-        <translation type="unfinished">预取深度必须在 %1 到 %2 个单元之间</translation>
+        <translation>预取深度必须在 %1 到 %2 个单元之间</translation>
     </message>
     <message>
         <source>in-flight all-gathers must be between %1 and %2</source>
-        <translation type="unfinished">同时进行的 all-gather 数必须在 %1 到 %2 之间</translation>
+        <translation>同时进行的 all-gather 数必须在 %1 到 %2 之间</translation>
     </message>
     <message>
         <source>the persistence threshold must be between %1 and %2 parameters</source>
-        <translation type="unfinished">常驻阈值必须在 %1 到 %2 个参数之间</translation>
+        <translation>常驻阈值必须在 %1 到 %2 个参数之间</translation>
     </message>
     <message>
         <source>the hybrid group must be between %1 and %2 ranks</source>
-        <translation type="unfinished">混合分片组必须在 %1 到 %2 个 rank 之间</translation>
+        <translation>混合分片组必须在 %1 到 %2 个 rank 之间</translation>
     </message>
     <message>
         <source>a capacity budget must be more than 0 bytes</source>
-        <translation type="unfinished">容量预算必须大于 0 字节</translation>
+        <translation>容量预算必须大于 0 字节</translation>
     </message>
     <message>
         <source>tensor parallel T must be between %1 and %2</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行 T 必须在 %1 到 %2 之间</translation>
     </message>
     <message>
         <source>value %1 is outside %2–%3</source>
-        <translation type="unfinished">值 %1 超出范围 %2–%3</translation>
+        <translation>值 %1 超出范围 %2–%3</translation>
     </message>
     <message>
         <source>unknown model preset &apos;%1&apos; (expected %2)</source>
-        <translation type="unfinished">未知的模型预设“%1”（可选：%2）</translation>
+        <translation>未知的模型预设“%1”（可选：%2）</translation>
     </message>
     <message>
         <source>T must divide the ranks (%1 ranks: %2)</source>
-        <translation type="unfinished"></translation>
+        <translation>T 必须整除 rank 数（%1 个 rank：%2）</translation>
     </message>
     <message>
         <source>T must divide the model&apos;s %1 attention heads (%2)</source>
-        <translation type="unfinished"></translation>
+        <translation>T 必须整除模型的 %1 个注意力头（%2）</translation>
     </message>
     <message>
         <source>T must divide the model&apos;s MLP width %1</source>
-        <translation type="unfinished"></translation>
+        <translation>T 必须整除模型的 MLP 宽度 %1</translation>
     </message>
     <message>
         <source>the hybrid group must divide the ranks (%1 ranks: %2)</source>
-        <translation type="unfinished">混合分片组大小必须整除 rank 数（%1 个 rank：%2）</translation>
+        <translation>混合分片组大小必须整除 rank 数（%1 个 rank：%2）</translation>
     </message>
     <message>
         <source>FSDP SHARD_GRAD_OP keeps parameters gathered: it cannot reshard after forward</source>
-        <translation type="unfinished">FSDP SHARD_GRAD_OP 会一直保留聚合后的参数：不能在前向之后重新分片</translation>
+        <translation>FSDP SHARD_GRAD_OP 会让参数保持收集状态：它不能在前向后重新分片</translation>
     </message>
     <message>
         <source>no_sync is an FSDP option</source>
-        <translation type="unfinished">no_sync 是 FSDP 的选项</translation>
+        <translation>no_sync 是 FSDP 的选项</translation>
     </message>
     <message>
         <source>theory cannot size this run: %1</source>
-        <translation type="unfinished">理论模型无法估算此次运行：%1</translation>
+        <translation>理论模型无法估算此次运行：%1</translation>
     </message>
     <message>
         <source>optimizer offload needs a strategy that shards the optimizer (ZeRO-1/2/3, FSDP), not %1</source>
-        <translation type="unfinished"></translation>
+        <translation>优化器卸载需要对优化器分片的策略（ZeRO-1/2/3、FSDP），而不是 %1</translation>
     </message>
     <message>
         <source>parameter offload needs a strategy that shards parameters (ZeRO-3, FSDP), not %1</source>
-        <translation type="unfinished"></translation>
+        <translation>参数卸载需要对参数分片的策略（ZeRO-3、FSDP），而不是 %1</translation>
     </message>
     <message>
         <source>offload needs bf16 mixed precision (fp32 master weights on the host)</source>
-        <translation type="unfinished"></translation>
+        <translation>卸载需要 bf16 混合精度（fp32 主权重位于主机内存）</translation>
     </message>
     <message>
         <source>the NVMe tier is not available in this build</source>
-        <translation type="unfinished"></translation>
+        <translation>此版本不支持 NVMe 层级</translation>
     </message>
     <message>
         <source>checkpoints of a run with %1 are not supported</source>
-        <translation type="unfinished"></translation>
+        <translation>不支持为使用 %1 的运行保存检查点</translation>
     </message>
     <message>
         <source>%1 needs %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 需要 %2</translation>
     </message>
 </context>
 <context>
@@ -839,39 +839,39 @@
     <name>TheoryText</name>
     <message>
         <source>unpadded, rounded up</source>
-        <translation type="unfinished"></translation>
+        <translation>未填充，向上取整</translation>
     </message>
     <message>
         <source>padded elements</source>
-        <translation type="unfinished"></translation>
+        <translation>填充后的元素数</translation>
     </message>
     <message>
         <source>params (kept whole)</source>
-        <translation type="unfinished"></translation>
+        <translation>参数（保持完整）</translation>
     </message>
     <message>
         <source>gathered from forward to backward</source>
-        <translation type="unfinished"></translation>
+        <translation>从前向到反向一直保持收集</translation>
     </message>
     <message>
         <source>ZeRO paper</source>
-        <translation type="unfinished"></translation>
+        <translation>ZeRO 论文</translation>
     </message>
     <message>
         <source>baseline DP</source>
-        <translation type="unfinished"></translation>
+        <translation>基准 DP</translation>
     </message>
     <message>
         <source>PyTorch FSDP</source>
-        <translation type="unfinished"></translation>
+        <translation>PyTorch FSDP</translation>
     </message>
     <message>
         <source>FULL_SHARD flat parameter</source>
-        <translation type="unfinished"></translation>
+        <translation>FULL_SHARD 扁平参数</translation>
     </message>
     <message>
         <source>et al.</source>
-        <translation type="unfinished"></translation>
+        <translation>等</translation>
     </message>
 </context>
 <context>
@@ -1000,47 +1000,47 @@
     </message>
     <message>
         <source>unknown lesson &apos;%1&apos; (expected: %2)</source>
-        <translation type="unfinished"></translation>
+        <translation>未知课程 &apos;%1&apos;（可选：%2）</translation>
     </message>
     <message>
         <source>--lesson-step needs a step between 1 and %1 for lesson &apos;%2&apos;, got &apos;%3&apos;</source>
-        <translation type="unfinished"></translation>
+        <translation>--lesson-step 需要课程“%2”的 1 到 %1 之间的步骤，实际为“%3”</translation>
     </message>
     <message>
         <source>this window has no lessons</source>
-        <translation type="unfinished"></translation>
+        <translation>此窗口没有课程</translation>
     </message>
     <message>
         <source>lesson &apos;%1&apos; step %2 did not load within 120 s</source>
-        <translation type="unfinished"></translation>
+        <translation>课程“%1”的第 %2 个步骤未能在 120 秒内加载</translation>
     </message>
     <message>
         <source>Window size in pixels, e.g. 1024x700 (with --screenshot: the image&apos;s size).</source>
-        <translation type="unfinished"></translation>
+        <translation>窗口大小（像素），例如 1024x700（与 --screenshot 一起使用时：即图像大小）。</translation>
     </message>
     <message>
         <source>List the lessons (ID and title) and exit.</source>
-        <translation type="unfinished"></translation>
+        <translation>列出所有课程（ID 和标题）后退出。</translation>
     </message>
     <message>
         <source>Start the lesson ID (see --list-lessons).</source>
-        <translation type="unfinished"></translation>
+        <translation>开始课程 ID（参见 --list-lessons）。</translation>
     </message>
     <message>
         <source>With --lesson: start at step K (from 1).</source>
-        <translation type="unfinished"></translation>
+        <translation>与 --lesson 一起使用：从第 K 个步骤开始（从 1 起计）。</translation>
     </message>
     <message>
         <source>--lesson-step needs --lesson ID</source>
-        <translation type="unfinished"></translation>
+        <translation>--lesson-step 需要 --lesson ID</translation>
     </message>
     <message>
         <source>--lesson opens its own runs: it cannot be combined with --open or --run-default</source>
-        <translation type="unfinished"></translation>
+        <translation>--lesson 会打开自己的运行：不能与 --open 或 --run-default 同时使用</translation>
     </message>
     <message>
         <source>--size needs WIDTHxHEIGHT with each side between %1 and %2 pixels, got &apos;%3&apos;</source>
-        <translation type="unfinished"></translation>
+        <translation>--size 需要 WIDTHxHEIGHT 格式，每边在 %1 到 %2 像素之间，实际为“%3”</translation>
     </message>
 </context>
 <context>
@@ -1119,31 +1119,31 @@
     </message>
     <message>
         <source>Open model config</source>
-        <translation type="unfinished"></translation>
+        <translation>打开模型配置</translation>
     </message>
     <message>
         <source>Hugging Face config (*.json)</source>
-        <translation type="unfinished"></translation>
+        <translation>Hugging Face 配置 (*.json)</translation>
     </message>
     <message>
         <source>Tensor parallel (T)</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行 (T)</translation>
     </message>
     <message>
         <source>N = T × D: T ranks split each block&apos;s computation (tensor parallelism), the strategy shards each TP slice over D = N / T ranks. Per-rank states are one slice&apos;s; the communication adds the TP all-reduces of activations. Needs a preset whose heads T divides.</source>
-        <translation type="unfinished"></translation>
+        <translation>N = T × D：T 个 rank 切分每个块的计算（张量并行），策略把每个 TP 切片分片到 D = N / T 个 rank 上。每个 rank 的状态是一个切片的状态；通信量还要加上激活值的 TP all-reduce。需要注意力头数能被 T 整除的预设。</translation>
     </message>
     <message>
         <source>%1 — %2 units, largest layer %3 params</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 — %2 个单元，最大层 %3 参数</translation>
     </message>
     <message>
         <source>Open model config…</source>
-        <translation type="unfinished"></translation>
+        <translation>打开模型配置…</translation>
     </message>
     <message>
         <source>A Hugging Face config.json (gpt2, llama, mistral, qwen2): exact parameters and units</source>
-        <translation type="unfinished"></translation>
+        <translation>Hugging Face 的 config.json（gpt2、llama、mistral、qwen2）：精确的参数量和单元</translation>
     </message>
 </context>
 <context>
@@ -1190,19 +1190,19 @@
     </message>
     <message>
         <source>Why the peak exceeds the model states</source>
-        <translation type="unfinished"></translation>
+        <translation>峰值为何超过模型状态</translation>
     </message>
     <message>
         <source>Model-state derivation</source>
-        <translation type="unfinished"></translation>
+        <translation>模型状态推导</translation>
     </message>
     <message>
         <source>Mesh T × D = %1 × %2: Ψ below is one TP rank&apos;s slice of the model&apos;s %3; tp_all_reduce is the tensor-parallel traffic, the rest data-parallel</source>
-        <translation type="unfinished"></translation>
+        <translation>网格 T × D = %1 × %2：下面的 Ψ 是一个 TP rank 持有的切片（模型共 %3）；tp_all_reduce 是张量并行通信，其余为数据并行通信</translation>
     </message>
     <message>
         <source>(a bare parameter count: activations and workspace not predicted)</source>
-        <translation type="unfinished"></translation>
+        <translation>（仅参数量：不预测激活值和工作区）</translation>
     </message>
 </context>
 <context>
@@ -1381,15 +1381,15 @@
     </message>
     <message>
         <source>Tensor parallel (T)</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行（T）</translation>
     </message>
     <message>
         <source>Run every strategy on a T × D mesh: T consecutive ranks split each block&apos;s computation, the strategy shards over the D = ranks / T data-parallel ranks. T must divide the ranks and the model&apos;s heads (tiny_tp, small_tp: 4).</source>
-        <translation type="unfinished"></translation>
+        <translation>在 T × D 网格上运行每种策略：T 个连续的 rank 切分每个块的计算，策略在 D = rank 数 / T 个数据并行 rank 上分片。T 必须整除 rank 数和模型的注意力头数（tiny_tp、small_tp：4）。</translation>
     </message>
     <message>
         <source>Stop the comparison (the CLI tears its jobs down) (Esc)</source>
-        <translation type="unfinished"></translation>
+        <translation>停止对比（CLI 会终止它的作业）（Esc）</translation>
     </message>
 </context>
 <context>
@@ -1504,96 +1504,98 @@
     </message>
     <message>
         <source>no DDP run of the same configuration</source>
-        <translation type="unfinished"></translation>
+        <translation>没有相同配置的 DDP 运行</translation>
     </message>
     <message>
         <source>%1 (%2)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1（%2）</translation>
     </message>
     <message>
         <source>model %1 on %2 ranks, %3 steps, seed %4</source>
-        <translation type="unfinished"></translation>
+        <translation>模型 %1，%2 个 rank，%3 步，随机种子 %4</translation>
     </message>
     <message>
         <source>, data %1</source>
-        <translation type="unfinished"></translation>
+        <translation>，数据 %1</translation>
     </message>
     <message>
         <source>, micro-batch %1 × %2 accumulated</source>
-        <translation type="unfinished"></translation>
+        <translation>，微批 %1 × %2 次累积</translation>
     </message>
     <message>
         <source>Nothing to compare yet.
 
 Press Run in the “Run all strategies” row above to train DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP on the same model and see their memory, peaks, communication and final weights side by side, or open reports with “Open reports…” (shardscope-cli compare --json FILE, or several run --json files).</source>
-        <translation type="unfinished"></translation>
+        <translation>还没有可对比的内容。
+
+点击上方“运行全部策略”一行中的“运行”，在同一模型上训练 DDP、ZeRO-1、ZeRO-2、ZeRO-3 和 FSDP，并排查看它们的内存、峰值、通信量和最终权重；或通过“打开报告…”打开报告（shardscope-cli compare --json FILE，或多个 run --json 文件）。</translation>
     </message>
     <message>
         <source>Runs: %1 · %2. Bars: measured; ◆ and lines: the theory for the same configuration.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行：%1 · %2。柱形：实测值；◆ 和线条：相同配置下的理论值。</translation>
     </message>
     <message>
         <source>(%1) %2: %3</source>
-        <translation type="unfinished"></translation>
+        <translation>（%1）%2：%3</translation>
     </message>
     <message>
         <source>Runs: %1 in %2 configurations; weights are compared only within one configuration.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行：%1，共 %2 种配置；权重只在同一配置内比较。</translation>
     </message>
     <message>
         <source>Final fp32 master weights of %1 against those of a DDP run of the same configuration (%2). Digest %3.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 的最终 fp32 主权重与相同配置下 DDP 运行的主权重对比（%2）。摘要 %3。</translation>
     </message>
 </context>
 <context>
     <name>shardscope::widgets::ConfigFiles</name>
     <message>
         <source>Import configuration</source>
-        <translation type="unfinished"></translation>
+        <translation>导入配置</translation>
     </message>
     <message>
         <source>DeepSpeed or Accelerate configurations (*.json *.yaml *.yml)</source>
-        <translation type="unfinished"></translation>
+        <translation>DeepSpeed 或 Accelerate 配置 (*.json *.yaml *.yml)</translation>
     </message>
     <message>
         <source>Export for Perfetto</source>
-        <translation type="unfinished"></translation>
+        <translation>导出为 Perfetto 格式</translation>
     </message>
     <message>
         <source>Chrome trace-event JSON (*.json)</source>
-        <translation type="unfinished"></translation>
+        <translation>Chrome 跟踪事件 JSON (*.json)</translation>
     </message>
     <message>
         <source>Export ledger as CSV</source>
-        <translation type="unfinished"></translation>
+        <translation>将账本导出为 CSV</translation>
     </message>
     <message>
         <source>CSV (*.csv)</source>
-        <translation type="unfinished"></translation>
+        <translation>CSV (*.csv)</translation>
     </message>
     <message>
         <source>Imported %1</source>
-        <translation type="unfinished"></translation>
+        <translation>已导入 %1</translation>
     </message>
     <message>
         <source>%1 settings applied to the run settings, %2 listed as ignored (with why):</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 项设置已应用到运行设置，%2 项列为已忽略（附原因）：</translation>
     </message>
     <message>
         <source>nothing to export: run a job or open a recording first</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可导出的内容：请先运行任务或打开录制文件</translation>
     </message>
     <message>
         <source>&amp;Import configuration (DeepSpeed / Accelerate)…</source>
-        <translation type="unfinished"></translation>
+        <translation>导入配置（DeepSpeed / Accelerate）(&amp;I)…</translation>
     </message>
     <message>
         <source>Export for &amp;Perfetto…</source>
-        <translation type="unfinished"></translation>
+        <translation>导出为 Perfetto 格式(&amp;P)…</translation>
     </message>
     <message>
         <source>Export ledger as &amp;CSV…</source>
-        <translation type="unfinished"></translation>
+        <translation>将账本导出为 CSV(&amp;C)…</translation>
     </message>
 </context>
 <context>
@@ -1868,150 +1870,150 @@ CPU/节点</translation>
     </message>
     <message>
         <source>gradients computed</source>
-        <translation type="unfinished"></translation>
+        <translation>梯度已计算</translation>
     </message>
     <message>
         <source>own slice updated</source>
-        <translation type="unfinished"></translation>
+        <translation>自己的切片已更新</translation>
     </message>
     <message>
         <source>all-gathering updates</source>
-        <translation type="unfinished"></translation>
+        <translation>all-gather 更新中</translation>
     </message>
     <message>
         <source>all parameters updated</source>
-        <translation type="unfinished"></translation>
+        <translation>全部参数已更新</translation>
     </message>
     <message>
         <source>own part of the norm</source>
-        <translation type="unfinished"></translation>
+        <translation>自己那部分范数</translation>
     </message>
     <message>
         <source>global norm known</source>
-        <translation type="unfinished"></translation>
+        <translation>已得到全局范数</translation>
     </message>
     <message>
         <source>updated parameters of several units (one bucket)</source>
-        <translation type="unfinished"></translation>
+        <translation>多个单元的已更新参数（一个桶）</translation>
     </message>
     <message>
         <source>gradients of several units (one bucket)</source>
-        <translation type="unfinished"></translation>
+        <translation>多个单元的梯度（一个桶）</translation>
     </message>
     <message>
         <source>after the optimizer step</source>
-        <translation type="unfinished"></translation>
+        <translation>优化器步骤之后</translation>
     </message>
     <message>
         <source>of the backward pass</source>
-        <translation type="unfinished"></translation>
+        <translation>反向传播中</translation>
     </message>
     <message>
         <source>No collective in step %1 so far: the last one, the %2 of step %3, has finished; the flows appear with this step&apos;s first collective.</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 步至今还没有集合通信：上一次是第 %3 步的 %2，已经完成；数据流会在本步第一次集合通信时出现。</translation>
     </message>
     <message>
         <source>Every rank contributes its part of the squared gradient norm (%1) and ends with the same global norm, so every rank clips its gradients alike.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 贡献自己那部分梯度范数平方（%1），最终都得到相同的全局范数，因此每个 rank 都以相同方式裁剪梯度。</translation>
     </message>
     <message>
         <source>Each rank updated only its own slice (%1); %2 slices become %3 of updated parameters on every rank; each rank sends %4.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 只更新了自己的切片（%1）；%2 个切片在每个 rank 上合成 %3 的已更新参数；每个 rank 发送 %4。</translation>
     </message>
     <message>
         <source>Every rank of the tensor-parallel group holds a partial sum of %1; the all-reduce turns them into the full activation on each; each rank sends %2 (2(T−1)/T of it).</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行组中的每个 rank 持有 %1 的部分和；all-reduce 把它们变成每个 rank 上的完整激活值；每个 rank 发送 %2（它的 2(T−1)/T）。</translation>
     </message>
     <message>
         <source>each rank&apos;s updated slice</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 已更新的切片</translation>
     </message>
     <message>
         <source>updated parameters on every rank</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 上的已更新参数</translation>
     </message>
     <message>
         <source>full gradients</source>
-        <translation type="unfinished"></translation>
+        <translation>完整梯度</translation>
     </message>
     <message>
         <source>each rank&apos;s part of the norm</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 的那部分范数</translation>
     </message>
     <message>
         <source>after: the global norm on every rank</source>
-        <translation type="unfinished"></translation>
+        <translation>之后：每个 rank 上的全局范数</translation>
     </message>
     <message>
         <source>Gradient norm:</source>
-        <translation type="unfinished"></translation>
+        <translation>梯度范数：</translation>
     </message>
     <message>
         <source>Parameter update:</source>
-        <translation type="unfinished"></translation>
+        <translation>参数更新：</translation>
     </message>
 </context>
 <context>
     <name>shardscope::widgets::LessonPlayer</name>
     <message>
         <source>another run replaced the one this step explains: press Back and Next to load it again</source>
-        <translation type="unfinished"></translation>
+        <translation>另一次运行替换了本步骤讲解的运行：请点击“上一步”和“下一步”重新加载</translation>
     </message>
     <message>
         <source>the recording holds no steps</source>
-        <translation type="unfinished"></translation>
+        <translation>该录制文件中没有任何训练步</translation>
     </message>
     <message>
         <source>&amp;Lessons</source>
-        <translation type="unfinished"></translation>
+        <translation>课程(&amp;L)</translation>
     </message>
     <message>
         <source>Back</source>
-        <translation type="unfinished"></translation>
+        <translation>上一步</translation>
     </message>
     <message>
         <source>Close lesson</source>
-        <translation type="unfinished"></translation>
+        <translation>关闭课程</translation>
     </message>
     <message>
         <source>Next</source>
-        <translation type="unfinished"></translation>
+        <translation>下一步</translation>
     </message>
     <message>
         <source>Finish</source>
-        <translation type="unfinished"></translation>
+        <translation>完成</translation>
     </message>
     <message>
         <source>Lesson: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>课程：%1</translation>
     </message>
     <message>
         <source>Step %1 of %2</source>
-        <translation type="unfinished"></translation>
+        <translation>步骤 %1 / %2</translation>
     </message>
     <message>
         <source>this window has no Ranks page</source>
-        <translation type="unfinished"></translation>
+        <translation>此窗口没有 Rank 视图页面</translation>
     </message>
     <message>
         <source>a run is in progress: stop it, then press Back and Next to repeat this step</source>
-        <translation type="unfinished"></translation>
+        <translation>有运行正在进行：请先停止它，再点击“上一步”和“下一步”重复本步骤</translation>
     </message>
     <message>
         <source>the bundled recording %1 cannot be read</source>
-        <translation type="unfinished"></translation>
+        <translation>无法读取内置录制文件 %1</translation>
     </message>
     <message>
         <source>the bundled recording %1 cannot be opened</source>
-        <translation type="unfinished"></translation>
+        <translation>无法打开内置录制文件 %1</translation>
     </message>
     <message>
         <source>this window has no page &apos;%1&apos;</source>
-        <translation type="unfinished"></translation>
+        <translation>此窗口没有页面“%1”</translation>
     </message>
     <message>
         <source>this window has no element &apos;%1&apos; to point at</source>
-        <translation type="unfinished"></translation>
+        <translation>此窗口中没有可指向的元素“%1”</translation>
     </message>
 </context>
 <context>
@@ -2122,98 +2124,98 @@ CPU/节点</translation>
     <name>shardscope::widgets::PaletteLegend</name>
     <message>
         <source>Colours here:</source>
-        <translation type="unfinished"></translation>
+        <translation>此处的颜色：</translation>
     </message>
 </context>
 <context>
     <name>shardscope::widgets::PeakBreakdown</name>
     <message>
         <source>Model states (shard)</source>
-        <translation type="unfinished"></translation>
+        <translation>模型状态（分片）</translation>
     </message>
     <message>
         <source>Activations</source>
-        <translation type="unfinished">激活值</translation>
+        <translation>激活值</translation>
     </message>
     <message>
         <source>Gathered unit(s)</source>
-        <translation type="unfinished"></translation>
+        <translation>已收集的单元</translation>
     </message>
     <message>
         <source>Full gradients in flight</source>
-        <translation type="unfinished"></translation>
+        <translation>待规约的完整梯度</translation>
     </message>
     <message>
         <source>Communication buffers</source>
-        <translation type="unfinished">通信缓冲区</translation>
+        <translation>通信缓冲区</translation>
     </message>
     <message>
         <source>Workspace</source>
-        <translation type="unfinished">工作区</translation>
+        <translation>工作区</translation>
     </message>
     <message>
         <source>what the strategy keeps between steps: the device rows of the model-state derivation</source>
-        <translation type="unfinished"></translation>
+        <translation>策略在两步之间保留的内容：模型状态推导中的设备行</translation>
     </message>
     <message>
         <source>tensors saved for backward that are still live at the peak (%1)</source>
-        <translation type="unfinished"></translation>
+        <translation>为反向传播保存、在峰值时仍存活的张量（%1）</translation>
     </message>
     <message>
         <source>not predicted: a bare parameter count has no shape</source>
-        <translation type="unfinished"></translation>
+        <translation>不预测：仅有参数量时没有模型结构</translation>
     </message>
     <message>
         <source>none: %1 keeps full parameters as a model state</source>
-        <translation type="unfinished"></translation>
+        <translation>无：%1 把完整参数作为模型状态保存</translation>
     </message>
     <message>
         <source>largest unit %1 params × (1 + prefetch %2) × %3 B/param, at most %4</source>
-        <translation type="unfinished"></translation>
+        <translation>最大单元 %1 参数 × (1 + 预取 %2) × 每参数 %3 B，至多 %4</translation>
     </message>
     <message>
         <source>full gradients of the units in backward, not yet reduce-scattered</source>
-        <translation type="unfinished"></translation>
+        <translation>反向传播中各单元尚未 reduce-scatter 的完整梯度</translation>
     </message>
     <message>
         <source>buckets and staging buffers of the collectives in flight</source>
-        <translation type="unfinished"></translation>
+        <translation>进行中的集合通信所用的桶和中转缓冲区</translation>
     </message>
     <message>
         <source>kernel scratch live at the peak</source>
-        <translation type="unfinished"></translation>
+        <translation>峰值时仍存活的算子临时内存</translation>
     </message>
     <message>
         <source>Predicted device peak %1 (%2) = model states + activations + gathered unit(s) + buffers + workspace, from a dry run of one step.</source>
-        <translation type="unfinished"></translation>
+        <translation>预测设备峰值 %1（%2）= 模型状态 + 激活值 + 已收集的单元 + 缓冲区 + 工作区，来自单步试运行。</translation>
     </message>
     <message>
         <source>A bare parameter count has no model shape, so this peak assumes: no activations and no workspace (not predicted), and the whole model as one unit for the gathered bytes. Choose a preset with a shape for a dry-run peak.</source>
-        <translation type="unfinished"></translation>
+        <translation>仅有参数量时没有模型结构，因此该峰值假设：没有激活值和工作区（不预测），并把整个模型视为一个单元来计算收集的字节数。选择带模型结构的预设可得到试运行峰值。</translation>
     </message>
     <message>
         <source>Term</source>
-        <translation type="unfinished"></translation>
+        <translation>项</translation>
     </message>
     <message>
         <source>Formula</source>
-        <translation type="unfinished">公式</translation>
+        <translation>公式</translation>
     </message>
     <message>
         <source>Bytes</source>
-        <translation type="unfinished">字节</translation>
+        <translation>字节</translation>
     </message>
     <message>
         <source>Predicted device peak</source>
-        <translation type="unfinished"></translation>
+        <translation>预测设备峰值</translation>
     </message>
     <message>
         <source>shard + activations + gathered unit(s) + buffers + workspace</source>
-        <translation type="unfinished"></translation>
+        <translation>分片 + 激活值 + 已收集的单元 + 缓冲区 + 工作区</translation>
     </message>
     <message>
         <source>No peak prediction for this scenario.</source>
-        <translation type="unfinished"></translation>
+        <translation>此场景没有峰值预测。</translation>
     </message>
 </context>
 <context>
@@ -2332,11 +2334,11 @@ CPU/节点</translation>
     </message>
     <message>
         <source>Follow live</source>
-        <translation type="unfinished"></translation>
+        <translation>跟随实时</translation>
     </message>
     <message>
         <source>Keep up with the running job: jump to each new step as it arrives and play it</source>
-        <translation type="unfinished"></translation>
+        <translation>跟上正在运行的作业：每当新的一步到达就跳转过去并播放</translation>
     </message>
 </context>
 <context>
@@ -2399,7 +2401,7 @@ CPU/节点</translation>
     </message>
     <message>
         <source>TP group %1 (DP rank %1)</source>
-        <translation type="unfinished"></translation>
+        <translation>TP 组 %1（DP rank %1）</translation>
     </message>
 </context>
 <context>
@@ -2542,53 +2544,53 @@ CPU/节点</translation>
     </message>
     <message>
         <source>Stopping the job…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在停止作业…</translation>
     </message>
     <message numerus="yes">
         <source>Running on %n rank(s): step 1 of %1…</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>正在 %n 个 rank 上运行：第 1/%1 步…</numerusform>
         </translation>
     </message>
     <message>
         <source>The opened recording&apos;s settings cannot be shown here: %1. These are the next run&apos;s.</source>
-        <translation type="unfinished"></translation>
+        <translation>无法在此显示所打开录制文件的设置：%1。这里显示的是下一次运行的设置。</translation>
     </message>
     <message>
         <source>Running: step %1 of %2 finished, step %3 in progress…</source>
-        <translation type="unfinished"></translation>
+        <translation>运行中：第 %1/%2 步已完成，第 %3 步进行中…</translation>
     </message>
     <message>
         <source>Running: step %1 of %2 finished</source>
-        <translation type="unfinished"></translation>
+        <translation>运行中：第 %1/%2 步已完成</translation>
     </message>
     <message>
         <source>Settings of the opened recording (Run repeats it)</source>
-        <translation type="unfinished"></translation>
+        <translation>所打开录制文件的设置（点击“运行”可重复该运行）</translation>
     </message>
     <message>
         <source>%1 of %2 steps done</source>
-        <translation type="unfinished"></translation>
+        <translation>已完成 %1/%2 步</translation>
     </message>
     <message>
         <source>%1 steps done</source>
-        <translation type="unfinished"></translation>
+        <translation>已完成 %1 步</translation>
     </message>
     <message>
         <source>&lt;b&gt;Model states per rank: %1 measured&lt;/b&gt; (theory %2): DDP is the baseline, every rank holds everything; the sharded strategies are measured against it. Peak on rank %3: %4.</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;每个 rank 的模型状态：实测 %1&lt;/b&gt;（理论 %2）：DDP 是基准，每个 rank 持有全部内容；分片策略都以它为参照。rank %3 的峰值：%4。</translation>
     </message>
     <message>
         <source>Stop the job and every process it started (Esc)</source>
-        <translation type="unfinished"></translation>
+        <translation>停止作业及其启动的所有进程（Esc）</translation>
     </message>
     <message>
         <source>Measured vs theory</source>
-        <translation type="unfinished"></translation>
+        <translation>实测与理论对比</translation>
     </message>
     <message>
         <source>Savings vs DDP</source>
-        <translation type="unfinished"></translation>
+        <translation>相对 DDP 的节省</translation>
     </message>
 </context>
 <context>
@@ -2786,51 +2788,51 @@ CPU/节点</translation>
     </message>
     <message>
         <source>%1 does not shard the optimizer: every rank updates everything on its device.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 不对优化器分片：每个 rank 都在自己的设备上更新全部参数。</translation>
     </message>
     <message>
         <source>Offload keeps fp32 master weights beside bf16 parameters: choose bf16 precision.</source>
-        <translation type="unfinished"></translation>
+        <translation>卸载会在 bf16 参数之外保留 fp32 主权重：请选择 bf16 精度。</translation>
     </message>
     <message>
         <source>%1 keeps whole parameters on every device: only ZeRO-3 and FSDP shard them.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 在每个设备上都保留完整参数：只有 ZeRO-3 和 FSDP 对参数分片。</translation>
     </message>
     <message>
         <source>ZeRO-Offload: master weights, Adam m and v (and gradient shards) in host memory; the optimizer step runs on the CPU.</source>
-        <translation type="unfinished"></translation>
+        <translation>ZeRO-Offload：主权重、Adam m 和 v（以及梯度分片）放在主机内存中；优化器步骤在 CPU 上运行。</translation>
     </message>
     <message>
         <source>ZeRO-Offload: parameter shards in host memory, copied to the device before each all-gather.</source>
-        <translation type="unfinished"></translation>
+        <translation>ZeRO-Offload：参数分片放在主机内存中，每次 all-gather 之前复制到设备。</translation>
     </message>
     <message>
         <source>The predicted peak per rank (%1) exceeds the budget (%2): the run is expected to stop with out of memory.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 的预测峰值（%1）超出预算（%2）：预计运行会因内存不足而停止。</translation>
     </message>
     <message>
         <source>Optimizer states</source>
-        <translation type="unfinished"></translation>
+        <translation>优化器状态</translation>
     </message>
     <message>
         <source>Parameter shards</source>
-        <translation type="unfinished"></translation>
+        <translation>参数分片</translation>
     </message>
     <message>
         <source>Tensor parallel (T)</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行（T）</translation>
     </message>
     <message>
         <source>on the device</source>
-        <translation type="unfinished"></translation>
+        <translation>位于设备</translation>
     </message>
     <message>
         <source>offloaded to host memory</source>
-        <translation type="unfinished"></translation>
+        <translation>卸载到主机内存</translation>
     </message>
     <message>
         <source>Tensor parallelism: the ranks form a T × D mesh. Each group of T consecutive ranks splits every block&apos;s computation (heads and MLP features; all-reduces of activations), and the strategy shards each slice&apos;s states over the D data-parallel ranks. T must divide the ranks and the model&apos;s heads (the *_tp presets have 4).</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行：各 rank 组成 T × D 网格。每组 T 个连续的 rank 切分每个块的计算（注意力头和 MLP 特征；对激活值做 all-reduce），策略再把每个切片的状态分片到 D 个数据并行 rank 上。T 必须整除 rank 数和模型的注意力头数（*_tp 预设有 4 个头）。</translation>
     </message>
 </context>
 <context>
@@ -2979,7 +2981,7 @@ CPU/节点</translation>
     </message>
     <message>
         <source>%1: %2</source>
-        <translation type="unfinished">%1：%2</translation>
+        <translation>%1：%2</translation>
     </message>
 </context>
 <context>
@@ -3049,7 +3051,7 @@ CPU/节点</translation>
     </message>
     <message>
         <source>▼ 0 B on the device (all offloaded)</source>
-        <translation type="unfinished"></translation>
+        <translation>▼ 设备上 0 B（全部卸载）</translation>
     </message>
 </context>
 <context>
@@ -3060,35 +3062,35 @@ CPU/节点</translation>
     </message>
     <message>
         <source>−</source>
-        <translation type="unfinished"></translation>
+        <translation>−</translation>
     </message>
     <message>
         <source>Zoom out (−)</source>
-        <translation type="unfinished"></translation>
+        <translation>缩小（−）</translation>
     </message>
     <message>
         <source>+</source>
-        <translation type="unfinished"></translation>
+        <translation>+</translation>
     </message>
     <message>
         <source>Zoom in (+)</source>
-        <translation type="unfinished"></translation>
+        <translation>放大（+）</translation>
     </message>
     <message>
         <source>Fit run</source>
-        <translation type="unfinished"></translation>
+        <translation>适应整个运行</translation>
     </message>
     <message>
         <source>Show the whole run (0)</source>
-        <translation type="unfinished"></translation>
+        <translation>显示整个运行（0）</translation>
     </message>
     <message>
         <source>Current step</source>
-        <translation type="unfinished"></translation>
+        <translation>当前步</translation>
     </message>
     <message>
         <source>Show the step at the playhead</source>
-        <translation type="unfinished"></translation>
+        <translation>显示播放头所在的步</translation>
     </message>
 </context>
 <context>
