@@ -39,7 +39,7 @@ fuzz: deps
 ci:
 	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory test-asan
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=60
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=45
 
 bench: build
 	@bash scripts/run-bench.sh $(BUILD)

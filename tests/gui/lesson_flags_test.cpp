@@ -64,12 +64,12 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString file = dir.filePath(QStringLiteral("lesson.png"));
         const Run r = runGui({QStringLiteral("--lesson"), QStringLiteral("zero-stages"), QStringLiteral("--lesson-step"), QStringLiteral("4"),
-                              QStringLiteral("--size"), QStringLiteral("1280x700"), QStringLiteral("--lang"), lang,
+                              QStringLiteral("--size"), QStringLiteral("1024x700"), QStringLiteral("--lang"), lang,
                               QStringLiteral("--screenshot"), file});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QImage image;
         QVERIFY(image.load(file));
-        QCOMPARE(image.size(), QSize(1280, 700));
+        QCOMPARE(image.size(), QSize(1024, 700));
     }
 
     // --size applies to every screenshot, not only lessons.
