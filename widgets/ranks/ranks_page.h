@@ -74,6 +74,7 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
+    static constexpr int kSpeedSteps = 10; // speed slider ticks per factor of ten
     QWidget* buildLeft();
     QWidget* buildRight();
     QWidget* buildControls();
