@@ -204,6 +204,13 @@ std::vector<FileCheck> verifyFiles(const Opened& c) {
             out.push_back(fc);
             continue;
         }
+        // A folder, FIFO or device in a data file's place is not a file of the wrong size.
+        if (!S_ISREG(st.st_mode)) {
+            fc.state = FileCheck::State::Unreadable;
+            fc.problem = S_ISDIR(st.st_mode) ? "a folder, not a file" : "not a regular file (a device, FIFO or socket)";
+            out.push_back(fc);
+            continue;
+        }
         fc.bytes = static_cast<std::uint64_t>(st.st_size);
         try {
             const Fd fd(openDataFile(path, f.bytes));

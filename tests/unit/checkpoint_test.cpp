@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "checkpoint/format.h"
 #include "checkpoint/reshard.h"
@@ -269,6 +270,15 @@ TEST_F(checkpointDir, FaultsAreNamedInOneLine) {
     fs::remove(f1); // missing
     EXPECT_NE(firstError(root_).find("rank-00001.bin' is missing"), std::string::npos) << firstError(root_);
     EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].state, FileCheck::State::Missing);
+    // A folder or a FIFO in its place is named as such, not as a file of the wrong size.
+    fs::create_directory(f1);
+    EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].state, FileCheck::State::Unreadable);
+    EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].problem, "a folder, not a file");
+    fs::remove(f1);
+    ASSERT_EQ(::mkfifo(f1.c_str(), 0600), 0);
+    EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].state, FileCheck::State::Unreadable);
+    EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].problem, "not a regular file (a device, FIFO or socket)");
+    fs::remove(f1);
     // Not a checkpoint at all.
     EXPECT_NE(firstError(root_ + "/nothing").find("cannot open the checkpoint"), std::string::npos);
     fs::create_directory(root_ + "/empty");
