@@ -152,6 +152,9 @@ void checkFiles(const Metadata& m, const Fields& top) {
         }
         if (at != m.units[u].elements) top.fail("the files miss elements of unit '" + m.units[u].name + "' from " + std::to_string(at));
     }
+    // Every rank writes a file (an empty one when it owns nothing), so world_size is what saved it.
+    for (std::size_t r = 0; r < seen.size(); ++r)
+        if (!seen[r]) top.fail("lists no file for rank " + std::to_string(r) + " of a world of " + std::to_string(m.worldSize));
 }
 
 } // namespace

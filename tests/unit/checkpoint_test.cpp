@@ -323,6 +323,7 @@ TEST_F(checkpointDir, MetadataOfAnotherShapeVersionOrLayoutIsRefused) {
         {[](nlohmann::json& j) { j["files"][1]["name"] = "../../etc/passwd"; }, "should be named 'rank-00001.bin'"},
         {[](nlohmann::json& j) { j["files"].erase(3); }, "miss elements"},
         {[](nlohmann::json& j) { j["world_size"] = 100000; }, "world_size is 100000, outside"},
+        {[](nlohmann::json& j) { j["world_size"] = 5; }, "lists no file for rank 4 of a world of 5"},
         {[](nlohmann::json& j) { j["files"][0]["sha256"] = "xyz"; }, "is not a sha256"},
         {[](nlohmann::json& j) { j["params"][0]["offset"] = 3; }, "does not match the model shape"},
     };
