@@ -332,6 +332,7 @@ TEST_F(checkpointDir, MetadataOfAnotherShapeVersionOrLayoutIsRefused) {
         const std::string said = withMetadata(dir, c.edit);
         EXPECT_NE(said.find(c.says), std::string::npos) << "expected '" << c.says << "' in: " << said;
         EXPECT_EQ(said.find('\n'), std::string::npos) << said;
+        EXPECT_EQ(said.find("the metadata the "), std::string::npos) << "reads as a sentence: " << said;
     }
     restore();
     std::ofstream(good, std::ios::trunc) << std::string(100000, '[');
