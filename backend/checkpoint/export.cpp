@@ -2,6 +2,7 @@
 // (name → dtype, shape, data_offsets), raw little-endian data. Padding never appears: the
 // checkpoint stores none.
 #include <bit>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,15 @@ std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool op
             header[name] = {{"dtype", "F32"}, {"shape", shape}, {"data_offsets", {at, at + bytes}}};
             at += bytes;
         }
+    }
+    // The output replaces its path only at commit, after every read: exporting over one of the
+    // checkpoint's own files would destroy the checkpoint it was read from.
+    std::vector<std::string> own = {c.dir + "/metadata.json", c.root + "/latest"};
+    for (const DataFile& f : m.files) own.push_back(c.dir + "/" + f.name);
+    for (const std::string& p : own) {
+        std::error_code ec;
+        if (std::filesystem::equivalent(out, p, ec))
+            throwInvalid(flag + ": '" + out + "' is a file of the checkpoint being exported ('" + p + "')");
     }
     std::string text = header.dump();
     while (text.size() % 8 != 0) text.push_back(' '); // data 8-byte aligned, as the writers do

@@ -361,6 +361,23 @@ TEST_F(checkpointDir, ASaveThatFailsLeavesThePreviousCheckpointAndLatest) {
     EXPECT_EQ(l.temps[0], temp);
 }
 
+TEST_F(checkpointDir, ExportNeverReplacesAFileOfTheCheckpointItReads) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
+    const std::string dir = saveAs(root_, Strategy::Zero3, 2, truth);
+    const Opened c = openCheckpoint(root_);
+    fs::create_symlink(dir + "/rank-00001.bin", root_ + "/alias");
+    for (const std::string& out : {dir + "/metadata.json", dir + "/rank-00000.bin", root_ + "/latest", root_ + "/alias"}) {
+        try {
+            exportSafetensors(c, out, false, "--out");
+            ADD_FAILURE() << "exported over " << out;
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
+            EXPECT_NE(std::string(e.what()).find("is a file of the checkpoint being exported"), std::string::npos) << e.what();
+        }
+    }
+    for (const FileCheck& f : verifyFiles(openCheckpoint(root_))) EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name;
+}
+
 TEST_F(checkpointDir, ExportWritesSafetensorsWithoutPadding) {
     const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
     saveAs(root_, Strategy::Zero3, 3, truth);
