@@ -12,7 +12,8 @@
 
 namespace shardscope::checkpoint {
 
-std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool optimizer, const std::string& flag) {
+std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool optimizer, const std::string& flag,
+                                const std::function<void()>& beforeUnit) {
     static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
     const Metadata& m = c.meta;
     nlohmann::ordered_json header = nlohmann::ordered_json::object();
@@ -47,6 +48,7 @@ std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool op
     file.write(text);
     // Unit by unit: memory is one unit's state, not the model's.
     for (std::size_t u = 0; u < m.units.size(); ++u) {
+        if (beforeUnit) beforeUnit();
         const std::uint64_t n = m.units[u].elements;
         std::vector<float> master(n), mm(optimizer ? n : 0), vv(optimizer ? n : 0);
         const SliceTarget t{{static_cast<std::int32_t>(u), 0, n}, master.data(), optimizer ? mm.data() : nullptr,

@@ -378,6 +378,24 @@ TEST_F(checkpointDir, ExportNeverReplacesAFileOfTheCheckpointItReads) {
     for (const FileCheck& f : verifyFiles(openCheckpoint(root_))) EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name;
 }
 
+TEST_F(checkpointDir, AnExportStoppedBetweenUnitsLeavesNoFileBehind) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
+    saveAs(root_, Strategy::Zero3, 2, truth);
+    const Opened c = openCheckpoint(root_);
+    fs::create_directory(root_ + "/out");
+    int units = 0;
+    EXPECT_THROW(exportSafetensors(c, root_ + "/out/model.safetensors", true, "--out",
+                                   [&] {
+                                       if (++units == 2) throw Error(ErrorKind::Comm, "interrupted");
+                                   }),
+                 Error);
+    EXPECT_EQ(units, 2);
+    EXPECT_TRUE(fs::is_empty(root_ + "/out")) << "neither the output nor its temporary file";
+    units = 0;
+    exportSafetensors(c, root_ + "/out/model.safetensors", false, "--out", [&] { ++units; });
+    EXPECT_EQ(units, static_cast<int>(c.meta.units.size())) << "called before every unit";
+}
+
 TEST_F(checkpointDir, ExportWritesSafetensorsWithoutPadding) {
     const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
     saveAs(root_, Strategy::Zero3, 3, truth);
