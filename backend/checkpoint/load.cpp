@@ -109,6 +109,9 @@ Opened openCheckpoint(const std::string& path) {
         if (!stepOf(name)) throw Error(ErrorKind::Format, "'" + p + "/latest' does not name a step (\"step-K\")");
         c.root = p;
         c.dir = p + "/" + name;
+        struct stat target {};
+        if (::stat(c.dir.c_str(), &target) != 0 || !S_ISDIR(target.st_mode))
+            throw Error(ErrorKind::Format, "'" + p + "/latest' names '" + name + "', which is not a step folder in '" + p + "'");
     } else {
         throw Error(ErrorKind::Format, "'" + p + "' is not a checkpoint (no metadata.json and no 'latest')");
     }

@@ -279,6 +279,11 @@ TEST_F(checkpointDir, FaultsAreNamedInOneLine) {
     EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].state, FileCheck::State::Unreadable);
     EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].problem, "not a regular file (a device, FIFO or socket)");
     fs::remove(f1);
+    // 'latest' naming a step that is not there.
+    {
+        std::ofstream(root_ + "/latest", std::ios::trunc) << "step-99\n";
+    }
+    EXPECT_NE(firstError(root_).find("latest' names 'step-99', which is not a step folder"), std::string::npos) << firstError(root_);
     // Not a checkpoint at all.
     EXPECT_NE(firstError(root_ + "/nothing").find("cannot open the checkpoint"), std::string::npos);
     fs::create_directory(root_ + "/empty");
