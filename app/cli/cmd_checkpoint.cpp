@@ -1,5 +1,6 @@
 // `shardscope-cli checkpoint inspect|verify|export`: what a checkpoint folder holds, whether its
 // files are sound, and its consolidated weights as safetensors (docs/checkpoints.md).
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "commands.h"
 #include "core/args.h"
 #include "core/error.h"
+#include "launch/job.h"
 
 namespace shardscope::cli {
 namespace {
@@ -113,7 +115,14 @@ int cmdCheckpoint(std::span<const std::string> argv) {
     if (what == "verify") return verify(dir);
     const std::string out = args.required("--out");
     const checkpoint::Opened c = checkpoint::openCheckpoint(dir);
-    const std::uint64_t bytes = checkpoint::exportSafetensors(c, out, args.has("--optimizer"), "--out");
+    // A signal stops the export between units, so the temporary file goes with it.
+    const launch::SignalGuard guard;
+    const std::uint64_t bytes = checkpoint::exportSafetensors(c, out, args.has("--optimizer"), "--out", [] {
+        if (const int signal = launch::pendingSignal())
+            throw Error(ErrorKind::Comm, std::string("export interrupted by ") +
+                                           (signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "SIGHUP") +
+                                           "; nothing was written");
+    });
     std::printf("%s: %zu tensors, %llu bytes (step %lld)\n", out.c_str(),
                 c.meta.params.size() * (args.has("--optimizer") ? 3 : 1), static_cast<unsigned long long>(bytes),
                 static_cast<long long>(c.meta.step));

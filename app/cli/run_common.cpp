@@ -3,9 +3,11 @@
 #include "core/step_number.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <set>
 #include <sstream>
 
+#include "checkpoint/store.h"
 #include "core/args.h"
 #include "core/error.h"
 #include "core/user_files.h"
@@ -121,10 +123,38 @@ runconfig::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, 
     return config;
 }
 
+namespace {
+
+// An output written over the checkpoint being resumed (its metadata, a rank's file, 'latest') or
+// over the --save folder's 'latest' would destroy the checkpoint: refused before anything runs.
+void checkOutputsSpareCheckpoints(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                  const runconfig::RunConfig& config) {
+    std::vector<std::string> own;
+    if (config.resumePath) {
+        const checkpoint::Opened c = checkpoint::openCheckpoint(*config.resumePath);
+        own = {c.dir + "/metadata.json", c.root + "/latest"};
+        for (const checkpoint::DataFile& f : c.meta.files) own.push_back(c.dir + "/" + f.name);
+    }
+    if (config.saveDir) own.push_back(*config.saveDir + "/latest");
+    for (const auto& [flag, out] : outputs)
+        for (const std::string& p : own) {
+            std::error_code ec;
+            if (!out.empty() && std::filesystem::equivalent(out, p, ec))
+                throwInvalid(flag + ": '" + out + "' is a file of a checkpoint ('" + p + "'); give another path");
+        }
+}
+
+} // namespace
+
 void checkOutputs(const LauncherFlags& flags, const runconfig::RunConfig& config) {
     if (flags.jsonPath) checkOutputPath(*flags.jsonPath, "--json");
     if (flags.tracePath) checkOutputPath(*flags.tracePath, "--trace");
     if (!flags.endingPath.empty()) checkOutputPath(flags.endingPath, "--ending");
+    checkOutputsSpareCheckpoints({{"--json", flags.jsonPath.value_or("")},
+                                  {"--trace", flags.tracePath.value_or("")},
+                                  {"--ending", flags.endingPath},
+                                  {"--weights-out", config.weightsPath.value_or("")}},
+                                 config);
     // --weights-out was checked with the worker's flags (parseRunConfig).
     checkDistinctFiles({{"--data", config.dataFile.value_or("")},
                         {"--json", flags.jsonPath.value_or("")},

@@ -2,6 +2,7 @@
 // (name → dtype, shape, data_offsets), raw little-endian data. Padding never appears: the
 // checkpoint stores none.
 #include <bit>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -11,7 +12,8 @@
 
 namespace shardscope::checkpoint {
 
-std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool optimizer, const std::string& flag) {
+std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool optimizer, const std::string& flag,
+                                const std::function<void()>& beforeUnit) {
     static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
     const Metadata& m = c.meta;
     nlohmann::ordered_json header = nlohmann::ordered_json::object();
@@ -27,6 +29,15 @@ std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool op
             at += bytes;
         }
     }
+    // The output replaces its path only at commit, after every read: exporting over one of the
+    // checkpoint's own files would destroy the checkpoint it was read from.
+    std::vector<std::string> own = {c.dir + "/metadata.json", c.root + "/latest"};
+    for (const DataFile& f : m.files) own.push_back(c.dir + "/" + f.name);
+    for (const std::string& p : own) {
+        std::error_code ec;
+        if (std::filesystem::equivalent(out, p, ec))
+            throwInvalid(flag + ": '" + out + "' is a file of the checkpoint being exported ('" + p + "')");
+    }
     std::string text = header.dump();
     while (text.size() % 8 != 0) text.push_back(' '); // data 8-byte aligned, as the writers do
     OutputFile file(out, flag);
@@ -37,6 +48,7 @@ std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool op
     file.write(text);
     // Unit by unit: memory is one unit's state, not the model's.
     for (std::size_t u = 0; u < m.units.size(); ++u) {
+        if (beforeUnit) beforeUnit();
         const std::uint64_t n = m.units[u].elements;
         std::vector<float> master(n), mm(optimizer ? n : 0), vv(optimizer ? n : 0);
         const SliceTarget t{{static_cast<std::int32_t>(u), 0, n}, master.data(), optimizer ? mm.data() : nullptr,

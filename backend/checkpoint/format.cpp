@@ -147,11 +147,14 @@ void checkFiles(const Metadata& m, const Fields& top) {
         std::sort(c.begin(), c.end());
         std::uint64_t at = 0;
         for (const auto& [b, e] : c) {
-            if (b != at) top.fail("the files " + std::string(b < at ? "hold elements of unit '" + m.units[u].name + "' twice" : "miss elements of unit '" + m.units[u].name + "'") + " at " + std::to_string(std::min(b, at)));
+            if (b != at) top.fail("has files that " + std::string(b < at ? "hold elements of unit '" + m.units[u].name + "' twice" : "miss elements of unit '" + m.units[u].name + "'") + " at " + std::to_string(std::min(b, at)));
             at = e;
         }
-        if (at != m.units[u].elements) top.fail("the files miss elements of unit '" + m.units[u].name + "' from " + std::to_string(at));
+        if (at != m.units[u].elements) top.fail("has files that miss elements of unit '" + m.units[u].name + "' from " + std::to_string(at));
     }
+    // Every rank writes a file (an empty one when it owns nothing), so world_size is what saved it.
+    for (std::size_t r = 0; r < seen.size(); ++r)
+        if (!seen[r]) top.fail("lists no file for rank " + std::to_string(r) + " of a world of " + std::to_string(m.worldSize));
 }
 
 } // namespace

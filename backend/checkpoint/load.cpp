@@ -109,6 +109,9 @@ Opened openCheckpoint(const std::string& path) {
         if (!stepOf(name)) throw Error(ErrorKind::Format, "'" + p + "/latest' does not name a step (\"step-K\")");
         c.root = p;
         c.dir = p + "/" + name;
+        struct stat target {};
+        if (::stat(c.dir.c_str(), &target) != 0 || !S_ISDIR(target.st_mode))
+            throw Error(ErrorKind::Format, "'" + p + "/latest' names '" + name + "', which is not a step folder in '" + p + "'");
     } else {
         throw Error(ErrorKind::Format, "'" + p + "' is not a checkpoint (no metadata.json and no 'latest')");
     }
@@ -201,6 +204,13 @@ std::vector<FileCheck> verifyFiles(const Opened& c) {
         if (::stat(path.c_str(), &st) != 0) {
             fc.state = FileCheck::State::Missing;
             fc.problem = "missing";
+            out.push_back(fc);
+            continue;
+        }
+        // A folder, FIFO or device in a data file's place is not a file of the wrong size.
+        if (!S_ISREG(st.st_mode)) {
+            fc.state = FileCheck::State::Unreadable;
+            fc.problem = S_ISDIR(st.st_mode) ? "a folder, not a file" : "not a regular file (a device, FIFO or socket)";
             out.push_back(fc);
             continue;
         }

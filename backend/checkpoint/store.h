@@ -10,6 +10,7 @@
 // not exist yet), and a complete step never changes. Leftover temporaries are ignored by
 // loading and listed by inspect.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -95,6 +96,9 @@ Listing listCheckpoints(const std::string& root);
 // The consolidated fp32 weights (and with `optimizer` the Adam moments as <name>.exp_avg and
 // <name>.exp_avg_sq) under the parameters' names and shapes, in the safetensors format.
 // Written through core/user_files.h's OutputFile (atomic). Returns the bytes written.
-std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool optimizer, const std::string& flag);
+// `beforeUnit` runs before each unit is read; what it throws stops the export and removes the
+// temporary file (the CLI throws there once SIGINT/SIGTERM/SIGHUP arrived).
+std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool optimizer, const std::string& flag,
+                                const std::function<void()>& beforeUnit = {});
 
 } // namespace shardscope::checkpoint

@@ -1,13 +1,16 @@
 #include "offload/nvme_store.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "core/error.h"
 
@@ -22,6 +25,53 @@ namespace {
 [[noreturn]] void ioError(const std::string& what, const std::string& path, std::uint64_t offset, int err) {
     throw Error(ErrorKind::Io, "nvme: " + what + " " + path + " at offset " + std::to_string(offset) + " failed: " +
                                    std::strerror(err));
+}
+
+// Files to remove when the process is ended by SIGTERM, SIGINT or SIGHUP (the launcher's
+// teardown, Ctrl-C): no destructor runs then, and a rank's states can be gigabytes. A slot is
+// free (0), being filled (1) or holds a path the handler may unlink (2).
+constexpr int kSlots = 64;
+constexpr std::size_t kSlotPath = 1024;
+char gPaths[kSlots][kSlotPath];
+std::atomic<int> gSlotState[kSlots];
+constexpr int kRemoveOn[] = {SIGTERM, SIGINT, SIGHUP};
+struct sigaction gPrevious[std::size(kRemoveOn)];
+
+extern "C" void removeFilesOnSignal(int signal) {
+    for (int i = 0; i < kSlots; ++i)
+        if (gSlotState[i].load() == 2) ::unlink(gPaths[i]);
+    // The previous disposition (usually: terminate) acts once this handler returns.
+    for (std::size_t i = 0; i < std::size(kRemoveOn); ++i)
+        if (kRemoveOn[i] == signal) ::sigaction(signal, &gPrevious[i], nullptr);
+    ::raise(signal);
+}
+
+void installRemoveOnSignal() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        struct sigaction action {};
+        action.sa_handler = removeFilesOnSignal;
+        ::sigemptyset(&action.sa_mask);
+        for (std::size_t i = 0; i < std::size(kRemoveOn); ++i) {
+            ::sigaction(kRemoveOn[i], nullptr, &gPrevious[i]);
+            // An ignored signal (nohup) stays ignored; a handler someone else set stays theirs.
+            if (gPrevious[i].sa_handler == SIG_DFL) ::sigaction(kRemoveOn[i], &action, nullptr);
+        }
+    });
+}
+
+// The slot now holding `path`, or -1 (all taken, or the path too long: removed at exit only).
+int registerForRemoval(const std::string& path) {
+    if (path.size() >= kSlotPath) return -1;
+    installRemoveOnSignal();
+    for (int i = 0; i < kSlots; ++i) {
+        int expected = 0;
+        if (!gSlotState[i].compare_exchange_strong(expected, 1)) continue;
+        std::memcpy(gPaths[i], path.c_str(), path.size() + 1);
+        gSlotState[i].store(2);
+        return i;
+    }
+    return -1;
 }
 
 } // namespace
@@ -63,6 +113,7 @@ NvmeStore::NvmeStore(const NvmeOptions& options, int rank) : options_(options) {
         ioError("setting up io_uring for", path_, 0, -rc);
     }
 #endif
+    if (!options_.keep) removalSlot_ = registerForRemoval(path_);
 }
 
 NvmeStore::~NvmeStore() {
@@ -72,6 +123,7 @@ NvmeStore::~NvmeStore() {
 #endif
     if (fd_ >= 0) ::close(fd_);
     if (!options_.keep && !path_.empty()) ::unlink(path_.c_str());
+    if (removalSlot_ >= 0) gSlotState[removalSlot_].store(0);
 }
 
 std::uint64_t NvmeStore::reserve(std::uint64_t bytes) {

@@ -33,7 +33,7 @@ class NvmeStore {
 public:
     // Creates DIR/shardscope-rank<R>-<pid>.nvme (exclusive). Throws Error(Io) naming the path.
     NvmeStore(const NvmeOptions& options, int rank);
-    ~NvmeStore(); // closes; removes the file unless options.keep
+    ~NvmeStore(); // closes; removes the file unless options.keep (SIGTERM, SIGINT, SIGHUP remove it too)
     NvmeStore(const NvmeStore&) = delete;
     NvmeStore& operator=(const NvmeStore&) = delete;
 
@@ -77,6 +77,7 @@ private:
     NvmeOptions options_;
     std::string path_;
     int fd_ = -1;
+    int removalSlot_ = -1; // where the signal handler finds path_ (see nvme_store.cpp)
     bool direct_ = true;
     std::uint64_t size_ = 0;
     std::unique_ptr<Ring> ring_;

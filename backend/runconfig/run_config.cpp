@@ -35,8 +35,17 @@ void parseCheckpointFlags(const Args& args, RunConfig& c) {
         c.saveDir = args.required("--save");
         if (c.saveDir->empty()) throwInvalid("--save needs a folder");
         struct stat st {};
-        if (::stat(c.saveDir->c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-            throw Error(ErrorKind::Io, "--save: '" + *c.saveDir + "' is not a folder");
+        const std::string& dir = *c.saveDir;
+        if (::stat(dir.c_str(), &st) != 0) {
+            // Missing is fine (created at the first save); a symlink loop or the like is not.
+            if (errno != ENOENT) throw Error(ErrorKind::Io, "--save: cannot use '" + dir + "': " + ioErrorText(errno));
+        } else if (!S_ISDIR(st.st_mode)) {
+            throw Error(ErrorKind::Io, "--save: '" + dir + "' is not a folder");
+        } else if (::lstat((dir + "/metadata.json").c_str(), &st) == 0) {
+            throwInvalid("--save: '" + dir + "' is a step folder of a checkpoint; give the folder that holds the steps");
+        } else if (::lstat((dir + "/latest").c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+            throw Error(ErrorKind::Io, "--save: '" + dir + "/latest' is not a file; the save could not replace it");
+        }
     }
     if (args.has("--save-every")) c.saveEvery = args.integer("--save-every", 1, kMaxSaveEvery);
     if (!args.has("--resume")) return;

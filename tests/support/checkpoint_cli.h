@@ -85,6 +85,9 @@ struct Pair {
     const char* to;
     int m;
 };
+// The test's name in ctest: "zero3 3 -> fsdp 2", not the struct's bytes (pointers, which change
+// from build to build and make ctest -R by name unreliable).
+inline void PrintTo(const Pair& p, std::ostream* os) { *os << p.from << ' ' << p.n << " -> " << p.to << ' ' << p.m; }
 
 class checkpointReshard : public checkpointRun {
 public:

@@ -135,6 +135,32 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     EXPECT_NE(r.err.find("--save-every needs --save"), std::string::npos) << r.err;
     r = cli("run --model tiny --ranks 1 --strategy ddp --steps 0 --resume " + path("other"));
     EXPECT_EQ(r.code, 2);
+    // An output over the checkpoint's own files would destroy it: refused, the checkpoint intact.
+    for (const std::string& out : {"--json " + path("other") + "/step-1/metadata.json", "--trace " + path("other") + "/latest",
+                                   "--ending " + path("other") + "/step-1/rank-00001.bin"}) {
+        r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --resume " + path("other") + " " + out);
+        EXPECT_EQ(r.code, 2) << out << ": " << r.err;
+        EXPECT_NE(r.err.find("is a file of a checkpoint"), std::string::npos) << r.err;
+    }
+    r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --save " + path("other") + " --json " +
+            path("other") + "/latest");
+    EXPECT_EQ(r.code, 2) << r.err;
+    r = cli("checkpoint verify " + path("other"));
+    EXPECT_EQ(r.code, 0) << r.err;
+    // --save folders that could only fail after training are refused before it starts.
+    fs::create_directories(path("latestdir") + "/latest");
+    fs::create_symlink("loop", path("loop"));
+    const std::pair<std::string, std::string> saves[] = {
+        {path("other") + "/step-1", "is a step folder of a checkpoint"},
+        {path("latestdir"), "latest' is not a file"},
+        {path("loop"), "cannot use"},
+    };
+    for (const auto& [dir, says] : saves) {
+        r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --save " + dir);
+        EXPECT_EQ(r.code, 2) << dir << ": " << r.err;
+        EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
 }
 
 // The recording shows every rank's save as a span (phase save, the file's bytes on its end)

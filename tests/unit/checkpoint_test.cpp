@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "checkpoint/format.h"
 #include "checkpoint/reshard.h"
@@ -269,6 +270,20 @@ TEST_F(checkpointDir, FaultsAreNamedInOneLine) {
     fs::remove(f1); // missing
     EXPECT_NE(firstError(root_).find("rank-00001.bin' is missing"), std::string::npos) << firstError(root_);
     EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].state, FileCheck::State::Missing);
+    // A folder or a FIFO in its place is named as such, not as a file of the wrong size.
+    fs::create_directory(f1);
+    EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].state, FileCheck::State::Unreadable);
+    EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].problem, "a folder, not a file");
+    fs::remove(f1);
+    ASSERT_EQ(::mkfifo(f1.c_str(), 0600), 0);
+    EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].state, FileCheck::State::Unreadable);
+    EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].problem, "not a regular file (a device, FIFO or socket)");
+    fs::remove(f1);
+    // 'latest' naming a step that is not there.
+    {
+        std::ofstream(root_ + "/latest", std::ios::trunc) << "step-99\n";
+    }
+    EXPECT_NE(firstError(root_).find("latest' names 'step-99', which is not a step folder"), std::string::npos) << firstError(root_);
     // Not a checkpoint at all.
     EXPECT_NE(firstError(root_ + "/nothing").find("cannot open the checkpoint"), std::string::npos);
     fs::create_directory(root_ + "/empty");
@@ -313,6 +328,7 @@ TEST_F(checkpointDir, MetadataOfAnotherShapeVersionOrLayoutIsRefused) {
         {[](nlohmann::json& j) { j["files"][1]["name"] = "../../etc/passwd"; }, "should be named 'rank-00001.bin'"},
         {[](nlohmann::json& j) { j["files"].erase(3); }, "miss elements"},
         {[](nlohmann::json& j) { j["world_size"] = 100000; }, "world_size is 100000, outside"},
+        {[](nlohmann::json& j) { j["world_size"] = 5; }, "lists no file for rank 4 of a world of 5"},
         {[](nlohmann::json& j) { j["files"][0]["sha256"] = "xyz"; }, "is not a sha256"},
         {[](nlohmann::json& j) { j["params"][0]["offset"] = 3; }, "does not match the model shape"},
     };
@@ -321,6 +337,7 @@ TEST_F(checkpointDir, MetadataOfAnotherShapeVersionOrLayoutIsRefused) {
         const std::string said = withMetadata(dir, c.edit);
         EXPECT_NE(said.find(c.says), std::string::npos) << "expected '" << c.says << "' in: " << said;
         EXPECT_EQ(said.find('\n'), std::string::npos) << said;
+        EXPECT_EQ(said.find("the metadata the "), std::string::npos) << "reads as a sentence: " << said;
     }
     restore();
     std::ofstream(good, std::ios::trunc) << std::string(100000, '[');
@@ -347,6 +364,41 @@ TEST_F(checkpointDir, ASaveThatFailsLeavesThePreviousCheckpointAndLatest) {
     EXPECT_EQ(l.latest, "step-3");
     ASSERT_EQ(l.temps.size(), 1u);
     EXPECT_EQ(l.temps[0], temp);
+}
+
+TEST_F(checkpointDir, ExportNeverReplacesAFileOfTheCheckpointItReads) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
+    const std::string dir = saveAs(root_, Strategy::Zero3, 2, truth);
+    const Opened c = openCheckpoint(root_);
+    fs::create_symlink(dir + "/rank-00001.bin", root_ + "/alias");
+    for (const std::string& out : {dir + "/metadata.json", dir + "/rank-00000.bin", root_ + "/latest", root_ + "/alias"}) {
+        try {
+            exportSafetensors(c, out, false, "--out");
+            ADD_FAILURE() << "exported over " << out;
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
+            EXPECT_NE(std::string(e.what()).find("is a file of the checkpoint being exported"), std::string::npos) << e.what();
+        }
+    }
+    for (const FileCheck& f : verifyFiles(openCheckpoint(root_))) EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name;
+}
+
+TEST_F(checkpointDir, AnExportStoppedBetweenUnitsLeavesNoFileBehind) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
+    saveAs(root_, Strategy::Zero3, 2, truth);
+    const Opened c = openCheckpoint(root_);
+    fs::create_directory(root_ + "/out");
+    int units = 0;
+    EXPECT_THROW(exportSafetensors(c, root_ + "/out/model.safetensors", true, "--out",
+                                   [&] {
+                                       if (++units == 2) throw Error(ErrorKind::Comm, "interrupted");
+                                   }),
+                 Error);
+    EXPECT_EQ(units, 2);
+    EXPECT_TRUE(fs::is_empty(root_ + "/out")) << "neither the output nor its temporary file";
+    units = 0;
+    exportSafetensors(c, root_ + "/out/model.safetensors", false, "--out", [&] { ++units; });
+    EXPECT_EQ(units, static_cast<int>(c.meta.units.size())) << "called before every unit";
 }
 
 TEST_F(checkpointDir, ExportWritesSafetensorsWithoutPadding) {

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <csignal>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <string>
 #include <vector>
@@ -292,6 +294,38 @@ TEST(offloadNvme, WritesAndReadsBackThroughSmallBlocksAndRemovesItsFile) {
         path = kept.path();
     }
     EXPECT_TRUE(fs::exists(path)) << "kept with --keep-nvme";
+}
+
+TEST(offloadNvme, AProcessEndedBySigtermRemovesItsFile) {
+    // The launcher's teardown ends ranks with SIGTERM: no destructor runs, the file must go anyway.
+    TempDir dir;
+    int pipeFds[2];
+    ASSERT_EQ(::pipe(pipeFds), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::close(pipeFds[0]);
+        try {
+            offload::NvmeStore store({dir.path.string(), false, 4096, 2}, 3);
+            const std::string p = store.path() + "\n";
+            if (::write(pipeFds[1], p.data(), p.size()) != static_cast<::ssize_t>(p.size())) ::_exit(3);
+            for (;;) ::pause();
+        } catch (...) {
+            ::_exit(4);
+        }
+    }
+    ::close(pipeFds[1]);
+    std::string path;
+    char c = 0;
+    while (::read(pipeFds[0], &c, 1) == 1 && c != '\n') path.push_back(c);
+    ::close(pipeFds[0]);
+    ASSERT_FALSE(path.empty());
+    EXPECT_TRUE(fs::exists(path));
+    ::kill(child, SIGTERM);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << "the signal still ends the process";
+    EXPECT_FALSE(fs::exists(path)) << "removed although the process was ended by SIGTERM";
 }
 
 TEST(offloadNvme, TransfersInFlightTogetherShareTheQueueAndCompleteInAnyOrder) {
