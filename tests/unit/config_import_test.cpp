@@ -367,6 +367,26 @@ TEST(configImportHf, OtherModelTypesAndBadFieldsAreOneLine) {
     EXPECT_NE(error("[]").find("must be a JSON object"), std::string::npos);
 }
 
+// 4096 layers of 2^52 + 5·2^20 parameters each add up to 2^64 + 21 G: a wrapped uint64 would
+// read as a plausible 21 B-parameter model. head_dim is bounded with the heads it multiplies.
+TEST(configImportHf, AHugeHeadDimIsRefusedBeforeTheCountWraps) {
+    const std::string text = R"({"model_type": "llama", "vocab_size": 1, "hidden_size": 1048576, "num_hidden_layers": 4096,
+        "num_attention_heads": 1024, "num_key_value_heads": 1024, "head_dim": 1048576, "intermediate_size": 1})";
+    try {
+        const HfModel m = parseHfConfig(text, "wrap.json");
+        FAIL() << "accepted, " << m.params << " params";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+        EXPECT_NE(std::string(e.what()).find("wrap.json: num_attention_heads 1024 × head_dim 1048576"), std::string::npos)
+            << e.what();
+    }
+    // The widest accepted attention keeps the count exact.
+    const HfModel wide = parseHfConfig(R"({"model_type": "llama", "vocab_size": 1, "hidden_size": 1048576,
+        "num_hidden_layers": 4096, "num_attention_heads": 4, "head_dim": 1048576, "intermediate_size": 1})", "w.json");
+    EXPECT_EQ(unitSum(wide), wide.params);
+    EXPECT_GT(wide.params, wide.units[1].params * 4095);
+}
+
 } // namespace
 
 namespace {
