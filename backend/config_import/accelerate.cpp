@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <limits>
+#include <set>
 
 #include <yaml-cpp/yaml.h>
 
@@ -18,6 +19,7 @@ public:
 
     Parsed read(const YAML::Node& root) {
         if (!root.IsMap()) bad("", root, "must be a mapping of keys to values");
+        uniqueKeys(root, "");
         distributedType_ = text("distributed_type", root["distributed_type"], "FSDP, DEEPSPEED, MULTI_GPU, MULTI_CPU or NO");
         if (root["num_processes"]) processes_ = integer("num_processes", root["num_processes"], 1, 1024);
         if (root["num_machines"]) machines_ = integer("num_machines", root["num_machines"], 1, 1024);
@@ -63,6 +65,17 @@ private:
         bad(key, v, "must be true or false");
     }
 
+    // yaml-cpp keeps a repeated key twice (lookups see the first, Accelerate's PyYAML the last):
+    // refuse it rather than pick one. A key that is a list or mapping names no setting.
+    void uniqueKeys(const YAML::Node& map, const std::string& prefix) const {
+        std::set<std::string> seen;
+        for (const auto& kv : map) {
+            if (!kv.first.IsScalar()) bad(prefix + "a key", kv.first, "keys must be names");
+            if (!seen.insert(kv.first.Scalar()).second)
+                throwInvalid(source_ + ": " + prefix + kv.first.Scalar() + " is given twice");
+        }
+    }
+
     void topLevel(const std::string& key, const YAML::Node& v) {
         if (key == "distributed_type") return distributed(v);
         if (key == "num_processes") return set(key, "--ranks", std::to_string(processes_));
@@ -70,12 +83,14 @@ private:
         if (key == "fsdp_config") {
             if (distributedType_ != "FSDP") return ignore(key, "distributed_type is " + distributedType_ + ", not FSDP");
             if (!v.IsMap()) bad(key, v, "must be a mapping");
+            uniqueKeys(v, "fsdp_config.");
             for (const auto& kv : v) fsdp("fsdp_config." + kv.first.Scalar(), kv.first.Scalar(), kv.second);
             return;
         }
         if (key == "deepspeed_config") {
             if (distributedType_ != "DEEPSPEED") return ignore(key, "distributed_type is " + distributedType_ + ", not DEEPSPEED");
             if (!v.IsMap()) bad(key, v, "must be a mapping");
+            uniqueKeys(v, "deepspeed_config.");
             return deepspeed(v);
         }
         if (key == "num_machines" || key == "machine_rank" || key == "main_process_ip" || key == "main_process_port" ||

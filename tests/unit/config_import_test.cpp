@@ -269,6 +269,19 @@ TEST(configImportAccelerate, BadValuesNameTheKeyAndValue) {
     EXPECT_EQ(accelerateError("a: [1, 2\n").find('\n'), std::string::npos);
 }
 
+// PyYAML (Accelerate) reads the last of a repeated key, yaml-cpp's lookups the first: a file
+// that repeats a key is refused instead of being read differently from Accelerate.
+TEST(configImportAccelerate, RepeatedOrNonNameKeysAreRefused) {
+    EXPECT_NE(accelerateError("distributed_type: DEEPSPEED\ndistributed_type: FSDP\n").find("acc.yaml: distributed_type is given twice"),
+              std::string::npos);
+    EXPECT_NE(accelerateError("distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\n"
+                              "  fsdp_sharding_strategy: NO_SHARD\n")
+                  .find("fsdp_config.fsdp_sharding_strategy is given twice"), std::string::npos);
+    EXPECT_NE(accelerateError("distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 1\n  zero_stage: 3\n")
+                  .find("deepspeed_config.zero_stage is given twice"), std::string::npos);
+    EXPECT_NE(accelerateError("? [a, b]\n: c\ndistributed_type: NO\n").find("keys must be names"), std::string::npos);
+}
+
 TEST(configImportAccelerate, RanksOnTheCommandLineWin) {
     Context c = acceleratedRun();
     c.given = {{"--ranks", "8"}};
