@@ -133,4 +133,20 @@ TEST(cliConfig, BadConfigIsOneLineAndWritesNothing) {
     std::filesystem::remove_all(dir);
 }
 
+// The file's HYBRID_SHARD group is for fsdp_hybrid rows: with none in --strategies it is listed
+// as ignored, not refused as if the user had typed --hybrid-group. (The missing --json folder
+// stops compare after the listing, before any job starts.)
+TEST(cliConfig, CompareWithoutFsdpHybridIgnoresTheFilesShardGroup) {
+    const std::string out = "/nonexistent-cli-config-dir/r.json";
+    CliResult r = runProgram(kCli, {"compare", "--steps", "1", "--strategies", "ddp,zero3", "--accelerate-config",
+                                    data("accelerate_fsdp_hybrid.yaml"), "--json", out});
+    expectOneLineExit2(r, "--json: folder");
+    EXPECT_NE(r.out.find("ignored: fsdp_config.fsdp_sharding_strategy — --strategies has no fsdp_hybrid"), std::string::npos)
+        << r.out;
+    r = runProgram(kCli, {"compare", "--steps", "1", "--strategies", "ddp,fsdp_hybrid", "--accelerate-config",
+                          data("accelerate_fsdp_hybrid.yaml"), "--json", out});
+    expectOneLineExit2(r, "--json: folder");
+    EXPECT_NE(r.out.find("applied: fsdp_config.fsdp_sharding_strategy → --hybrid-group 2"), std::string::npos) << r.out;
+}
+
 } // namespace
