@@ -179,6 +179,9 @@ private:
             const std::int64_t group = ranks / std::max<std::int64_t>(machines_, 1);
             if (group >= 1 && ranks % machines_ == 0)
                 set(key, "--hybrid-group", std::to_string(group), "ranks per machine: " + std::to_string(ranks) + " / " + std::to_string(machines_));
+            else if (ranks >= 1 && ctx_.accepted.count("--hybrid-group")) // compare without fsdp_hybrid ignores it
+                bad(key, v, "shards inside each machine, but the " + std::to_string(ranks) + " ranks do not split evenly over num_machines " +
+                                std::to_string(machines_));
             return;
         }
         bad(key, v, "must be FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD or 1–4");

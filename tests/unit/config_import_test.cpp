@@ -282,6 +282,16 @@ TEST(configImportAccelerate, RepeatedOrNonNameKeysAreRefused) {
     EXPECT_NE(accelerateError("? [a, b]\n: c\ndistributed_type: NO\n").find("keys must be names"), std::string::npos);
 }
 
+// Without a group the run failed later on a --hybrid-group the user never typed.
+TEST(configImportAccelerate, HybridShardOverMachinesThatDoNotSplitTheRanksIsNamed) {
+    const std::string e = accelerateError("distributed_type: FSDP\nnum_processes: 3\nnum_machines: 2\nfsdp_config:\n"
+                                          "  fsdp_sharding_strategy: HYBRID_SHARD\n");
+    EXPECT_NE(e.find("acc.yaml: fsdp_config.fsdp_sharding_strategy = 'HYBRID_SHARD': shards inside each machine, but the 3 ranks"),
+              std::string::npos) << e;
+    EXPECT_NE(accelerateError("distributed_type: FSDP\nnum_processes: 2\nnum_machines: 4\nfsdp_config:\n"
+                              "  fsdp_sharding_strategy: 4\n").find("num_machines 4"), std::string::npos);
+}
+
 TEST(configImportAccelerate, RanksOnTheCommandLineWin) {
     Context c = acceleratedRun();
     c.given = {{"--ranks", "8"}};
