@@ -167,6 +167,12 @@ private:
         ignore(key, "not a setting ShardScope models");
     }
 
+    // The file's shard group sizes the run unless the command line decides (--strategy, --hybrid-group)
+    // or the command takes none (compare without fsdp_hybrid).
+    bool groupNeeded() const {
+        return ctx_.accepted.count("--hybrid-group") && !ctx_.given.count("--hybrid-group") && !ctx_.given.count("--strategy");
+    }
+
     void sharding(const std::string& key, const YAML::Node& v) {
         const std::string s = text(key, v, "FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD or 1–4");
         if (s == "FULL_SHARD" || s == "1") return set(key, "--strategy", "fsdp");
@@ -179,7 +185,7 @@ private:
             const std::int64_t group = ranks / std::max<std::int64_t>(machines_, 1);
             if (group >= 1 && ranks % machines_ == 0)
                 set(key, "--hybrid-group", std::to_string(group), "ranks per machine: " + std::to_string(ranks) + " / " + std::to_string(machines_));
-            else if (ranks >= 1 && ctx_.accepted.count("--hybrid-group")) // compare without fsdp_hybrid ignores it
+            else if (ranks >= 1 && groupNeeded())
                 bad(key, v, "shards inside each machine, but the " + std::to_string(ranks) + " ranks do not split evenly over num_machines " +
                                 std::to_string(machines_));
             return;

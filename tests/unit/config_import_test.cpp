@@ -290,6 +290,12 @@ TEST(configImportAccelerate, HybridShardOverMachinesThatDoNotSplitTheRanksIsName
               std::string::npos) << e;
     EXPECT_NE(accelerateError("distributed_type: FSDP\nnum_processes: 2\nnum_machines: 4\nfsdp_config:\n"
                               "  fsdp_sharding_strategy: 4\n").find("num_machines 4"), std::string::npos);
+    // A --strategy on the command line leaves the file's group unused.
+    Context c = acceleratedRun();
+    c.given = {{"--strategy", "zero3"}};
+    const Imported i = finish(parseAccelerateConfig("distributed_type: FSDP\nnum_processes: 3\nnum_machines: 2\nfsdp_config:\n"
+                                                    "  fsdp_sharding_strategy: HYBRID_SHARD\n", "acc.yaml", c), c);
+    EXPECT_EQ(ignored(i, "fsdp_config.fsdp_sharding_strategy")->why, "overridden by --strategy on the command line");
 }
 
 TEST(configImportAccelerate, RanksOnTheCommandLineWin) {
