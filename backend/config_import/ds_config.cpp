@@ -13,12 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-// A value as the message shows it (strings quoted, long ones cut).
-std::string shown(const json& v) {
-    std::string s = v.dump();
-    if (s.size() > 60) s = s.substr(0, 57) + "...";
-    return s;
-}
+std::string shown(const json& v) { return shownJson(v); }
 
 class DsReader {
 public:

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config_import/import.h"
 #include "core/error.h"
 
 namespace shardscope::config_import {
@@ -26,9 +27,7 @@ public:
     HfReader(const json& root, std::string source) : j_(root), source_(std::move(source)) {}
 
     [[noreturn]] void bad(const std::string& key, const json& v, const std::string& what) const {
-        std::string s = v.dump();
-        if (s.size() > 60) s = s.substr(0, 57) + "...";
-        throwInvalid(source_ + ": " + key + " = " + s + ": " + what);
+        throwInvalid(source_ + ": " + key + " = " + shownJson(v) + ": " + what);
     }
     std::int64_t integer(const std::string& key, std::int64_t min, std::int64_t max) const {
         const auto it = j_.find(key);

@@ -64,6 +64,15 @@ std::string readConfigFile(const std::string& path, const std::string& flag) {
     return text;
 }
 
+std::string shownJson(const nlohmann::json& v) {
+    if (v.is_structured())
+        for (const auto& element : v)
+            if (element.is_structured()) return v.is_array() ? "(a list)" : "(an object)";
+    std::string s = v.dump();
+    if (s.size() > 60) s = s.substr(0, 57) + "...";
+    return s;
+}
+
 std::map<std::string, std::string> givenFlags(const std::vector<std::string>& argv, const std::set<std::string>& switches) {
     std::map<std::string, std::string> out;
     for (std::size_t i = 0; i < argv.size(); ++i) {

@@ -79,6 +79,10 @@ Imported finish(const Parsed& parsed, const Context& context, const std::string&
 // Error(InvalidArgument) naming `flag`.
 std::string readConfigFile(const std::string& path, const std::string& flag);
 
+// A JSON value as a message shows it: strings quoted, long ones cut. A list or object that nests
+// another is named, not printed (dump() recurses once per level of a hostile file's nesting).
+std::string shownJson(const nlohmann::json& v);
+
 // The flags given on a command line: "--x v", "--x=v" and switches (value "").
 std::map<std::string, std::string> givenFlags(const std::vector<std::string>& argv,
                                               const std::set<std::string>& switches);

@@ -420,6 +420,27 @@ TEST(configImportHf, AHugeHeadDimIsRefusedBeforeTheCountWraps) {
 
 namespace {
 
+// A value nested 100000 deep fits in 1 MiB; the message names it instead of printing it
+// (printing recursed once per level and overflowed the stack).
+TEST(configImportDs, DeeplyNestedValuesAreNamedNotPrinted) {
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    const Context c = runContext();
+    auto message = [&](const auto& parse) {
+        try {
+            parse();
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    EXPECT_EQ(message([&] { parseDsConfig(deep, "d.json", c); }), "d.json: the file = (a list): must be a JSON object");
+    EXPECT_EQ(message([&] { parseHfConfig(R"({"model_type": "llama", "vocab_size": )" + deep + "}", "h.json"); }),
+              "h.json: vocab_size = (a list): must be a whole number");
+    // A flat list is still shown.
+    EXPECT_EQ(message([&] { parseDsConfig("[1, 2]", "d.json", c); }), "d.json: the file = [1,2]: must be a JSON object");
+}
+
 TEST(configImportDs, AFileWithTooManyKeysIsRefused) {
     std::string text = "{";
     for (int i = 0; i < 201; ++i) text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\": 1";
