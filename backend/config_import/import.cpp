@@ -47,7 +47,11 @@ Imported finish(const Parsed& parsed, const Context& context, const std::string&
 }
 
 std::string readConfigFile(const std::string& path, const std::string& flag) {
-    const auto [fd, size] = openInputFile(path, flag, 1, kMaxConfigBytes);
+    const auto [fd, size] = openInputFile(path, flag, 0, kMaxConfigBytes);
+    if (size == 0) {
+        ::close(fd);
+        throwInvalid(flag + ": " + path + " is empty");
+    }
     std::string text(size, '\0');
     std::size_t got = 0;
     while (got < text.size()) {

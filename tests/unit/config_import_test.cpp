@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <string>
 
@@ -439,6 +441,18 @@ TEST(configImportDs, DeeplyNestedValuesAreNamedNotPrinted) {
               "h.json: vocab_size = (a list): must be a whole number");
     // A flat list is still shown.
     EXPECT_EQ(message([&] { parseDsConfig("[1, 2]", "d.json", c); }), "d.json: the file = [1,2]: must be a JSON object");
+}
+
+TEST(configImportDs, AnEmptyFileIsNamedEmpty) {
+    const std::string path = ::testing::TempDir() + "config_import_empty.json";
+    { std::ofstream(path).flush(); }
+    try {
+        readConfigFile(path, "--ds-config");
+        FAIL() << "read an empty file";
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()), "--ds-config: " + path + " is empty");
+    }
+    std::remove(path.c_str());
 }
 
 TEST(configImportDs, AFileWithTooManyKeysIsRefused) {
