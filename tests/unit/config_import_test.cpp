@@ -137,6 +137,20 @@ TEST(configImportDs, BatchIsCheckedAsDeepSpeedChecksIt) {
     EXPECT_NE(errorOf(R"({"train_batch_size": 15, "train_micro_batch_size_per_gpu": 2})").find("not a multiple"), std::string::npos);
 }
 
+// The batch check divides by the flags given and multiplies by the world: '--micro-batch 0' was
+// a SIGFPE, and estimate's world of up to 2^30 overflowed the product (signed, undefined).
+TEST(configImportDs, BatchCheckNeitherDividesByZeroNorOverflows) {
+    Context c = runContext();
+    c.given = {{"--micro-batch", "0"}};
+    EXPECT_EQ(errorOf(R"({"train_batch_size": 16})", c), "--micro-batch must be at least 1, got 0");
+    c.given = {{"--grad-accum", "-3"}};
+    EXPECT_EQ(errorOf(R"({"train_batch_size": 16})", c), "--grad-accum must be at least 1, got -3");
+    c = runContext();
+    c.worldSize = 1 << 30;
+    EXPECT_EQ(errorOf(R"({"train_batch_size": 1, "train_micro_batch_size_per_gpu": 2147483647, "gradient_accumulation_steps": 4096})", c),
+              "ds.json: micro-batch × gradient accumulation × world size is past 2^63");
+}
+
 TEST(configImportDs, FlagsOnTheCommandLineWin) {
     Context c = runContext();
     c.given = {{"--micro-batch", "3"}, {"--strategy", "fsdp"}};
