@@ -267,6 +267,13 @@ private:
 } // namespace
 
 Parsed parseAccelerateConfig(const std::string& text, const std::string& source, const Context& context) {
+    // yaml-cpp passes any bytes through; the keys and values it reads end up in the JSON report,
+    // whose writer refuses text that is not UTF-8 (after the run). The same check, up front.
+    try {
+        (void)nlohmann::json(text).dump();
+    } catch (const nlohmann::json::type_error&) {
+        throwInvalid(source + ": not valid YAML: the file is not UTF-8 text");
+    }
     YAML::Node root;
     try {
         root = YAML::Load(text);

@@ -298,6 +298,13 @@ TEST(configImportAccelerate, RepeatedOrNonNameKeysAreRefused) {
     EXPECT_NE(accelerateError("? [a, b]\n: c\ndistributed_type: NO\n").find("keys must be names"), std::string::npos);
 }
 
+// A key that is not UTF-8 made the JSON report's writer throw (exit 1, after the whole run).
+TEST(configImportAccelerate, TextThatIsNotUtf8IsRefused) {
+    EXPECT_EQ(accelerateError("distributed_type: NO\n\xff\xfe: 1\n"), "acc.yaml: not valid YAML: the file is not UTF-8 text");
+    EXPECT_EQ(accelerateError("distributed_type: NO\nmain_training_function: \"\xc3\"\n"), "acc.yaml: not valid YAML: the file is not UTF-8 text");
+    EXPECT_EQ(accelerateError("distributed_type: NO\nmain_training_function: caf\xc3\xa9\n"), "(no error)");
+}
+
 // Without a group the run failed later on a --hybrid-group the user never typed.
 TEST(configImportAccelerate, HybridShardOverMachinesThatDoNotSplitTheRanksIsNamed) {
     const std::string e = accelerateError("distributed_type: FSDP\nnum_processes: 3\nnum_machines: 2\nfsdp_config:\n"
