@@ -135,7 +135,7 @@ void printImport(const ConfigImportResult& result) {
 
 void addToReport(const ConfigImportResult& result, report::RunReport& report) {
     report::ConfigImport ci;
-    ci.source = result.source;
+    ci.source = config_import::utf8Text(result.source);
     for (const auto& a : result.imported.applied) ci.applied.emplace_back(a.key, a.setting);
     for (const auto& i : result.imported.ignored) {
         ci.ignored.emplace_back(i.key, i.why);

@@ -100,11 +100,16 @@ std::vector<std::string> describe(const Imported& imported) {
     return lines;
 }
 
+std::string utf8Text(const std::string& text) {
+    const std::string quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return nlohmann::json::parse(quoted).get<std::string>();
+}
+
 nlohmann::json toJson(const Imported& imported, const std::string& source) {
     nlohmann::json applied = nlohmann::json::array(), ignored = nlohmann::json::array();
     for (const Applied& a : imported.applied) applied.push_back({{"key", a.key}, {"setting", a.setting}});
     for (const Ignored& i : imported.ignored) ignored.push_back({{"key", i.key}, {"why", i.why}});
-    return {{"source", source}, {"applied", applied}, {"ignored", ignored}};
+    return {{"source", utf8Text(source)}, {"applied", applied}, {"ignored", ignored}};
 }
 
 } // namespace shardscope::config_import

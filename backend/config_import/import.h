@@ -90,7 +90,11 @@ std::map<std::string, std::string> givenFlags(const std::vector<std::string>& ar
 // The listing printed by the CLI and shown by the GUI: "applied: key → setting",
 // "ignored: key — why".
 std::vector<std::string> describe(const Imported& imported);
-// {"source": file, "applied": [{key, setting}], "ignored": [{key, why}]} (the report's config_import).
+// `text` as valid UTF-8 (a broken byte becomes U+FFFD): what a JSON report may carry of a path,
+// whose bytes are the file system's, not necessarily UTF-8.
+std::string utf8Text(const std::string& text);
+// {"source": file, "applied": [{key, setting}], "ignored": [{key, why}]} (the report's config_import;
+// the source as utf8Text).
 nlohmann::json toJson(const Imported& imported, const std::string& source);
 
 } // namespace shardscope::config_import
