@@ -1,10 +1,12 @@
 #include "config_flags.h"
 
 #include <cstdio>
+#include <sstream>
 
 #include "config_import/accelerate.h"
 #include "config_import/ds_config.h"
 #include "core/error.h"
+#include "plan/policy.h"
 #include "plan/shape.h"
 #include "runconfig/presets.h"
 
@@ -54,6 +56,16 @@ ConfigImportResult importForJob(const std::pair<std::string, std::string>& file,
     if (command == "compare") {
         ctx.accepted.erase("--strategy");
         ctx.unsupported["--strategy"] = "compare runs every strategy in --strategies";
+        // A shard group is fsdp_hybrid's alone: without it among --strategies the file's group sizes nothing.
+        const auto list = ctx.given.find("--strategies");
+        bool hybrid = false;
+        std::stringstream in(list == ctx.given.end() ? std::string() : list->second);
+        for (std::string s; std::getline(in, s, ',');)
+            if (const auto strategy = plan::parseStrategy(s)) hybrid = hybrid || plan::policyFor(*strategy).usesHybridGroup();
+        if (!hybrid) {
+            ctx.accepted.erase("--hybrid-group");
+            ctx.unsupported["--hybrid-group"] = "--strategies has no fsdp_hybrid, the one strategy with shard groups";
+        }
     }
     ConfigImportResult out;
     out.source = file.second;
@@ -123,7 +135,7 @@ void printImport(const ConfigImportResult& result) {
 
 void addToReport(const ConfigImportResult& result, report::RunReport& report) {
     report::ConfigImport ci;
-    ci.source = result.source;
+    ci.source = config_import::utf8Text(result.source);
     for (const auto& a : result.imported.applied) ci.applied.emplace_back(a.key, a.setting);
     for (const auto& i : result.imported.ignored) {
         ci.ignored.emplace_back(i.key, i.why);

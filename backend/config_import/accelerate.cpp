@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <limits>
+#include <set>
 
 #include <yaml-cpp/yaml.h>
 
@@ -18,6 +19,7 @@ public:
 
     Parsed read(const YAML::Node& root) {
         if (!root.IsMap()) bad("", root, "must be a mapping of keys to values");
+        uniqueKeys(root, "");
         distributedType_ = text("distributed_type", root["distributed_type"], "FSDP, DEEPSPEED, MULTI_GPU, MULTI_CPU or NO");
         if (root["num_processes"]) processes_ = integer("num_processes", root["num_processes"], 1, 1024);
         if (root["num_machines"]) machines_ = integer("num_machines", root["num_machines"], 1, 1024);
@@ -63,6 +65,17 @@ private:
         bad(key, v, "must be true or false");
     }
 
+    // yaml-cpp keeps a repeated key twice (lookups see the first, Accelerate's PyYAML the last):
+    // refuse it rather than pick one. A key that is a list or mapping names no setting.
+    void uniqueKeys(const YAML::Node& map, const std::string& prefix) const {
+        std::set<std::string> seen;
+        for (const auto& kv : map) {
+            if (!kv.first.IsScalar()) bad(prefix + "a key", kv.first, "keys must be names");
+            if (!seen.insert(kv.first.Scalar()).second)
+                throwInvalid(source_ + ": " + prefix + kv.first.Scalar() + " is given twice");
+        }
+    }
+
     void topLevel(const std::string& key, const YAML::Node& v) {
         if (key == "distributed_type") return distributed(v);
         if (key == "num_processes") return set(key, "--ranks", std::to_string(processes_));
@@ -70,12 +83,14 @@ private:
         if (key == "fsdp_config") {
             if (distributedType_ != "FSDP") return ignore(key, "distributed_type is " + distributedType_ + ", not FSDP");
             if (!v.IsMap()) bad(key, v, "must be a mapping");
+            uniqueKeys(v, "fsdp_config.");
             for (const auto& kv : v) fsdp("fsdp_config." + kv.first.Scalar(), kv.first.Scalar(), kv.second);
             return;
         }
         if (key == "deepspeed_config") {
             if (distributedType_ != "DEEPSPEED") return ignore(key, "distributed_type is " + distributedType_ + ", not DEEPSPEED");
             if (!v.IsMap()) bad(key, v, "must be a mapping");
+            uniqueKeys(v, "deepspeed_config.");
             return deepspeed(v);
         }
         if (key == "num_machines" || key == "machine_rank" || key == "main_process_ip" || key == "main_process_port" ||
@@ -152,6 +167,12 @@ private:
         ignore(key, "not a setting ShardScope models");
     }
 
+    // The file's shard group sizes the run unless the command line decides (--strategy, --hybrid-group)
+    // or the command takes none (compare without fsdp_hybrid).
+    bool groupNeeded() const {
+        return ctx_.accepted.count("--hybrid-group") && !ctx_.given.count("--hybrid-group") && !ctx_.given.count("--strategy");
+    }
+
     void sharding(const std::string& key, const YAML::Node& v) {
         const std::string s = text(key, v, "FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD or 1–4");
         if (s == "FULL_SHARD" || s == "1") return set(key, "--strategy", "fsdp");
@@ -164,6 +185,9 @@ private:
             const std::int64_t group = ranks / std::max<std::int64_t>(machines_, 1);
             if (group >= 1 && ranks % machines_ == 0)
                 set(key, "--hybrid-group", std::to_string(group), "ranks per machine: " + std::to_string(ranks) + " / " + std::to_string(machines_));
+            else if (ranks >= 1 && groupNeeded())
+                bad(key, v, "shards inside each machine, but the " + std::to_string(ranks) + " ranks do not split evenly over num_machines " +
+                                std::to_string(machines_));
             return;
         }
         bad(key, v, "must be FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD or 1–4");
@@ -243,6 +267,13 @@ private:
 } // namespace
 
 Parsed parseAccelerateConfig(const std::string& text, const std::string& source, const Context& context) {
+    // yaml-cpp passes any bytes through; the keys and values it reads end up in the JSON report,
+    // whose writer refuses text that is not UTF-8 (after the run). The same check, up front.
+    try {
+        (void)nlohmann::json(text).dump();
+    } catch (const nlohmann::json::type_error&) {
+        throwInvalid(source + ": not valid YAML: the file is not UTF-8 text");
+    }
     YAML::Node root;
     try {
         root = YAML::Load(text);

@@ -13,12 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-// A value as the message shows it (strings quoted, long ones cut).
-std::string shown(const json& v) {
-    std::string s = v.dump();
-    if (s.size() > 60) s = s.substr(0, 57) + "...";
-    return s;
-}
+std::string shown(const json& v) { return shownJson(v); }
 
 class DsReader {
 public:
@@ -142,11 +137,22 @@ private:
         auto flagValue = [&](const char* flag) -> std::optional<std::int64_t> {
             const auto it = ctx_.given.find(flag);
             if (it == ctx_.given.end()) return std::nullopt;
+            std::int64_t v = 0;
             try {
-                return std::stoll(it->second);
+                v = std::stoll(it->second);
             } catch (const std::exception&) {
                 return std::nullopt; // the flag parser names it
             }
+            // It divides the batch below: a zero or negative one is named here, as the flag parser would.
+            if (v < 1) throwInvalid(std::string(flag) + " must be at least 1, got " + it->second);
+            return v;
+        };
+        // Each factor fits an int (the world up to 2^30 in estimate): their product may not fit 64 bits.
+        const auto times = [&](std::int64_t x, std::int64_t y) {
+            std::int64_t p = 0;
+            if (__builtin_mul_overflow(x, y, &p))
+                throwInvalid(source_ + ": micro-batch × gradient accumulation × world size is past 2^63");
+            return p;
         };
         std::optional<std::int64_t> micro = flagValue("--micro-batch");
         std::optional<std::int64_t> accum = flagValue("--grad-accum");
@@ -154,16 +160,16 @@ private:
         if (!accum) accum = accum_;
         std::string derivedMicro, derivedAccum;
         if (batch_ && !micro && accum) {
-            if (*batch_ % (*accum * world) != 0)
+            if (*batch_ % times(*accum, world) != 0)
                 bad(keys_[&batch_], *batch_, "is not a multiple of gradient_accumulation_steps " + std::to_string(*accum) +
                                                  " × world size " + std::to_string(world));
-            micro = *batch_ / (*accum * world);
+            micro = *batch_ / times(*accum, world);
             derivedMicro = "train_batch_size / (accumulation × world size)";
         } else if (batch_ && micro && !accum) {
-            if (*batch_ % (*micro * world) != 0)
+            if (*batch_ % times(*micro, world) != 0)
                 bad(keys_[&batch_], *batch_, "is not a multiple of the micro-batch " + std::to_string(*micro) +
                                                  " × world size " + std::to_string(world));
-            accum = *batch_ / (*micro * world);
+            accum = *batch_ / times(*micro, world);
             derivedAccum = "train_batch_size / (micro-batch × world size)";
         } else if (batch_ && !micro && !accum) {
             if (*batch_ % world != 0)
@@ -173,10 +179,11 @@ private:
         }
         const std::int64_t m = micro.value_or(ctx_.defaultMicroBatch);
         const std::int64_t a = accum.value_or(1);
-        if (batch_ && *batch_ != m * a * static_cast<std::int64_t>(world))
+        const std::int64_t total = times(times(m, a), world);
+        if (batch_ && *batch_ != total)
             bad(keys_[&batch_], *batch_,
                 "must equal micro-batch " + std::to_string(m) + " × gradient accumulation " + std::to_string(a) +
-                    " × world size " + std::to_string(world) + " = " + std::to_string(m * a * world));
+                    " × world size " + std::to_string(world) + " = " + std::to_string(total));
         const runconfig::Limit& mb = runconfig::limitOf(runconfig::Field::MicroBatch);
         const runconfig::Limit& ga = runconfig::limitOf(runconfig::Field::GradAccum);
         if (micro_) set(keys_[&micro_], "--micro-batch", std::to_string(*micro_));
@@ -195,7 +202,7 @@ private:
                                                                   " (it sets nothing else)"});
         for (const std::string& key : autoKeys_) {
             const std::string why = key == "train_batch_size"
-                                        ? "auto: micro-batch × accumulation × world size = " + std::to_string(m * a * world)
+                                        ? "auto: micro-batch × accumulation × world size = " + std::to_string(total)
                                     : key == "train_micro_batch_size_per_gpu"
                                         ? "auto: the run's micro-batch (" + std::to_string(m) + ")"
                                         : "auto: the run's gradient accumulation (" + std::to_string(a) + ")";

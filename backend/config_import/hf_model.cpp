@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config_import/import.h"
 #include "core/error.h"
 
 namespace shardscope::config_import {
@@ -13,20 +14,20 @@ namespace {
 
 using nlohmann::json;
 
-// Bounds that keep every product below 2^63 (vocab·hidden < 2^45, layers·layer < 2^60).
+// Bounds that keep every product and the total below 2^63 (vocab·hidden < 2^45, a layer < 2^46
+// with heads·head_dim ≤ 2^22, layers·layer < 2^58).
 constexpr std::int64_t kMaxVocab = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxHidden = std::int64_t{1} << 20;
 constexpr std::int64_t kMaxLayers = std::int64_t{1} << 12;
 constexpr std::int64_t kMaxHeads = std::int64_t{1} << 14;
+constexpr std::int64_t kMaxAttentionWidth = 4 * kMaxHidden; // heads × head_dim
 
 class HfReader {
 public:
     HfReader(const json& root, std::string source) : j_(root), source_(std::move(source)) {}
 
     [[noreturn]] void bad(const std::string& key, const json& v, const std::string& what) const {
-        std::string s = v.dump();
-        if (s.size() > 60) s = s.substr(0, 57) + "...";
-        throwInvalid(source_ + ": " + key + " = " + s + ": " + what);
+        throwInvalid(source_ + ": " + key + " = " + shownJson(v) + ": " + what);
     }
     std::int64_t integer(const std::string& key, std::int64_t min, std::int64_t max) const {
         const auto it = j_.find(key);
@@ -119,6 +120,10 @@ void countLlamaFamily(const HfReader& r, HfModel& m) {
     if (m.headDim == 0)
         r.fail("hidden_size " + std::to_string(m.hidden) + " is not a multiple of num_attention_heads " +
                      std::to_string(m.heads) + " and head_dim is not given");
+    // head_dim is bounded on its own: its product with the heads is what sizes q, k, v and o.
+    if (m.heads * m.headDim > kMaxAttentionWidth)
+        r.fail("num_attention_heads " + std::to_string(m.heads) + " × head_dim " + std::to_string(m.headDim) + " = " +
+               std::to_string(m.heads * m.headDim) + " is more than " + std::to_string(kMaxAttentionWidth));
     m.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
     const bool qkvBias = m.modelType == "qwen2" || (m.modelType == "llama" && r.boolean("attention_bias", false));
     const bool oBias = m.modelType == "llama" && r.boolean("attention_bias", false);

@@ -47,7 +47,11 @@ Imported finish(const Parsed& parsed, const Context& context, const std::string&
 }
 
 std::string readConfigFile(const std::string& path, const std::string& flag) {
-    const auto [fd, size] = openInputFile(path, flag, 1, kMaxConfigBytes);
+    const auto [fd, size] = openInputFile(path, flag, 0, kMaxConfigBytes);
+    if (size == 0) {
+        ::close(fd);
+        throwInvalid(flag + ": " + path + " is empty");
+    }
     std::string text(size, '\0');
     std::size_t got = 0;
     while (got < text.size()) {
@@ -62,6 +66,15 @@ std::string readConfigFile(const std::string& path, const std::string& flag) {
     }
     ::close(fd);
     return text;
+}
+
+std::string shownJson(const nlohmann::json& v) {
+    if (v.is_structured())
+        for (const auto& element : v)
+            if (element.is_structured()) return v.is_array() ? "(a list)" : "(an object)";
+    std::string s = v.dump();
+    if (s.size() > 60) s = s.substr(0, 57) + "...";
+    return s;
 }
 
 std::map<std::string, std::string> givenFlags(const std::vector<std::string>& argv, const std::set<std::string>& switches) {
@@ -87,11 +100,16 @@ std::vector<std::string> describe(const Imported& imported) {
     return lines;
 }
 
+std::string utf8Text(const std::string& text) {
+    const std::string quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return nlohmann::json::parse(quoted).get<std::string>();
+}
+
 nlohmann::json toJson(const Imported& imported, const std::string& source) {
     nlohmann::json applied = nlohmann::json::array(), ignored = nlohmann::json::array();
     for (const Applied& a : imported.applied) applied.push_back({{"key", a.key}, {"setting", a.setting}});
     for (const Ignored& i : imported.ignored) ignored.push_back({{"key", i.key}, {"why", i.why}});
-    return {{"source", source}, {"applied", applied}, {"ignored", ignored}};
+    return {{"source", utf8Text(source)}, {"applied", applied}, {"ignored", ignored}};
 }
 
 } // namespace shardscope::config_import

@@ -79,6 +79,10 @@ Imported finish(const Parsed& parsed, const Context& context, const std::string&
 // Error(InvalidArgument) naming `flag`.
 std::string readConfigFile(const std::string& path, const std::string& flag);
 
+// A JSON value as a message shows it: strings quoted, long ones cut. A list or object that nests
+// another is named, not printed (dump() recurses once per level of a hostile file's nesting).
+std::string shownJson(const nlohmann::json& v);
+
 // The flags given on a command line: "--x v", "--x=v" and switches (value "").
 std::map<std::string, std::string> givenFlags(const std::vector<std::string>& argv,
                                               const std::set<std::string>& switches);
@@ -86,7 +90,11 @@ std::map<std::string, std::string> givenFlags(const std::vector<std::string>& ar
 // The listing printed by the CLI and shown by the GUI: "applied: key → setting",
 // "ignored: key — why".
 std::vector<std::string> describe(const Imported& imported);
-// {"source": file, "applied": [{key, setting}], "ignored": [{key, why}]} (the report's config_import).
+// `text` as valid UTF-8 (a broken byte becomes U+FFFD): what a JSON report may carry of a path,
+// whose bytes are the file system's, not necessarily UTF-8.
+std::string utf8Text(const std::string& text);
+// {"source": file, "applied": [{key, setting}], "ignored": [{key, why}]} (the report's config_import;
+// the source as utf8Text).
 nlohmann::json toJson(const Imported& imported, const std::string& source);
 
 } // namespace shardscope::config_import

@@ -73,7 +73,8 @@ std::vector<Problem> validate(const RunConfig& c) {
         if (k.hybridGroupSize < g.min || k.hybridGroupSize > g.max)
             out.push_back({Field::HybridGroup, Code::OutOfRange, k.hybridGroupSize, g.min, g.max, {}});
         else if (c.dataParallel() >= 1 && c.dataParallel() % k.hybridGroupSize != 0)
-            out.push_back({Field::HybridGroup, Code::NotADivisor, k.hybridGroupSize, 0, c.dataParallel(), {}});
+            out.push_back({Field::HybridGroup, Code::NotADivisor, k.hybridGroupSize, 0, c.dataParallel(),
+                           c.tensorParallel > 1 ? "data-parallel" : ""});
     }
     checkRange(out, Field::TensorParallel, c.tensorParallel);
     if (c.tensorParallel >= 1) {
@@ -163,8 +164,9 @@ std::string describeForFlags(const Problem& p, bool sharedDevice) {
             return "tensor parallel (--tp) " + std::to_string(p.value) + " does not divide the " + what + " " +
                    std::to_string(p.max) + (p.text == "ranks" ? "" : " of this model");
         }
-        return "hybrid group size (--hybrid-group) " + std::to_string(p.value) + " does not divide " + ranks + " " +
-               std::to_string(p.max);
+        // With --tp the shard groups split the data-parallel ranks, not the world.
+        return "hybrid group size (--hybrid-group) " + std::to_string(p.value) + " does not divide " +
+               (p.text == "data-parallel" ? "the data-parallel ranks (ranks / --tp)" : ranks) + " " + std::to_string(p.max);
     case Code::ContradictsStrategy:
         return "--reshard-after-forward 1 contradicts fsdp_grad_op (SHARD_GRAD_OP keeps params gathered from "
                "forward to backward; use fsdp)";

@@ -153,12 +153,14 @@ void validateSizes(const Scenario& s) {
         check(s.params >= 1, InputField::Params, "parameter count must be at least 1");
         check(s.params <= kMaxParams, InputField::Params, "parameter count " + std::to_string(s.params) +
                                           " is too large (at most 2^53)");
+        check(s.units.size() <= 100'002, InputField::Params, "more than 100002 units");
+        // 100002 units of up to 2^53 each can pass 2^64: a wrapped sum could equal a wrapped Ψ.
         std::uint64_t sum = 0;
         for (const plan::UnitParams& u : s.units) {
             check(u.params >= 1 && u.params <= kMaxParams, InputField::Params, "unit " + u.name + " has no parameters or too many");
-            sum += u.params; // ≤ 100002 units of ≤ 2^53 each: no wrap
+            sum += u.params;
+            check(sum <= kMaxParams, InputField::Params, "the units' parameters add up to more than 2^53");
         }
-        check(s.units.size() <= 100'002, InputField::Params, "more than 100002 units");
         check(s.units.empty() || sum == s.params, InputField::Params,
               "the units' parameters add up to " + std::to_string(sum) + ", not " + std::to_string(s.params));
     }

@@ -20,18 +20,20 @@ using nlohmann::json;
 // Buffers text and hands it to the output file a megabyte at a time.
 class Sink {
 public:
-    explicit Sink(OutputFile& file) : file_(file) {}
+    Sink(OutputFile& file, const std::function<void()>& poll) : file_(file), poll_(poll) {}
     void put(std::string_view text) {
         buffer_ += text;
         if (buffer_.size() >= (1u << 20)) flush();
     }
     void flush() {
+        if (poll_) poll_();
         file_.write(buffer_);
         buffer_.clear();
     }
 
 private:
     OutputFile& file_;
+    const std::function<void()>& poll_;
     std::string buffer_;
 };
 
@@ -249,20 +251,20 @@ std::string csvField(const std::string& s) {
 } // namespace
 
 std::string writePerfetto(const replay::ReplayModel& model, const std::string& path, const std::string& flag,
-                          ExportCounts& counts) {
+                          ExportCounts& counts, const std::function<void()>& poll) {
     if (!model.info()) throw Error(ErrorKind::InvalidArgument, flag + ": there is no run to export");
     OutputFile file(path, flag);
-    Sink sink(file);
+    Sink sink(file, poll);
     PerfettoWriter(model, sink, counts).write();
     sink.flush();
     return file.commit();
 }
 
 std::string writeLedgerCsv(const replay::ReplayModel& model, const std::string& path, const std::string& flag,
-                           ExportCounts& counts) {
+                           ExportCounts& counts, const std::function<void()>& poll) {
     if (!model.info()) throw Error(ErrorKind::InvalidArgument, flag + ": there is no run to export");
     OutputFile file(path, flag);
-    Sink sink(file);
+    Sink sink(file, poll);
     sink.put("time_ns,rank,category,tier,unit,live_bytes\n");
     replay::LedgerState state = model.emptyState();
     for (const replay::StepPtr& step : model.steps()) {

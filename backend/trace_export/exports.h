@@ -16,6 +16,7 @@
 // Both are written through core/user_files.h: nothing appears under the target's name unless it
 // is complete.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "trace_export/recording_file.h"
@@ -29,9 +30,11 @@ struct ExportCounts {
 // Return where the file went (OutputFile::commit) and what was written. `model` is a loaded
 // recording's (loadRecording) or the GUI's run; it must have its RunInfo. Error(Io) naming
 // `flag` when the file cannot be written (nothing is left under its name).
+// `poll`, when given, is called before each megabyte is written; what it throws abandons the
+// file (the CLI stops on SIGINT / SIGTERM that way, leaving no temporary file behind).
 std::string writePerfetto(const replay::ReplayModel& model, const std::string& path, const std::string& flag,
-                          ExportCounts& counts);
+                          ExportCounts& counts, const std::function<void()>& poll = {});
 std::string writeLedgerCsv(const replay::ReplayModel& model, const std::string& path, const std::string& flag,
-                           ExportCounts& counts);
+                           ExportCounts& counts, const std::function<void()>& poll = {});
 
 } // namespace shardscope::trace_export

@@ -133,4 +133,32 @@ TEST(cliConfig, BadConfigIsOneLineAndWritesNothing) {
     std::filesystem::remove_all(dir);
 }
 
+// A path is the file system's bytes: one that is not UTF-8 goes into the JSON as U+FFFD instead
+// of failing the report's writer (exit 1, "internal error", after a whole run).
+TEST(cliConfig, AConfigPathThatIsNotUtf8StillMakesAReport) {
+    const std::filesystem::path f = std::filesystem::temp_directory_path() / "cli_config_\xff.json";
+    { std::ofstream(f) << R"({"zero_optimization": {"stage": 2}})"; }
+    const CliResult r = runProgram(kCli, {"estimate", "--params", "1B", "--ranks", "2", "--ds-config", f.string(), "--json"});
+    std::filesystem::remove(f);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_NE(j["config_import"]["source"].get<std::string>().find("cli_config_\xef\xbf\xbd.json"), std::string::npos);
+}
+
+// The file's HYBRID_SHARD group is for fsdp_hybrid rows: with none in --strategies it is listed
+// as ignored, not refused as if the user had typed --hybrid-group. (The missing --json folder
+// stops compare after the listing, before any job starts.)
+TEST(cliConfig, CompareWithoutFsdpHybridIgnoresTheFilesShardGroup) {
+    const std::string out = "/nonexistent-cli-config-dir/r.json";
+    CliResult r = runProgram(kCli, {"compare", "--steps", "1", "--strategies", "ddp,zero3", "--accelerate-config",
+                                    data("accelerate_fsdp_hybrid.yaml"), "--json", out});
+    expectOneLineExit2(r, "--json: folder");
+    EXPECT_NE(r.out.find("ignored: fsdp_config.fsdp_sharding_strategy — --strategies has no fsdp_hybrid"), std::string::npos)
+        << r.out;
+    r = runProgram(kCli, {"compare", "--steps", "1", "--strategies", "ddp,fsdp_hybrid", "--accelerate-config",
+                          data("accelerate_fsdp_hybrid.yaml"), "--json", out});
+    expectOneLineExit2(r, "--json: folder");
+    EXPECT_NE(r.out.find("applied: fsdp_config.fsdp_sharding_strategy → --hybrid-group 2"), std::string::npos) << r.out;
+}
+
 } // namespace

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <string>
 
@@ -133,6 +135,20 @@ TEST(configImportDs, BatchIsCheckedAsDeepSpeedChecksIt) {
     EXPECT_EQ(applied(i, "train_batch_size")->setting.rfind("--grad-accum 4", 0), 0u);
     // Not divisible.
     EXPECT_NE(errorOf(R"({"train_batch_size": 15, "train_micro_batch_size_per_gpu": 2})").find("not a multiple"), std::string::npos);
+}
+
+// The batch check divides by the flags given and multiplies by the world: '--micro-batch 0' was
+// a SIGFPE, and estimate's world of up to 2^30 overflowed the product (signed, undefined).
+TEST(configImportDs, BatchCheckNeitherDividesByZeroNorOverflows) {
+    Context c = runContext();
+    c.given = {{"--micro-batch", "0"}};
+    EXPECT_EQ(errorOf(R"({"train_batch_size": 16})", c), "--micro-batch must be at least 1, got 0");
+    c.given = {{"--grad-accum", "-3"}};
+    EXPECT_EQ(errorOf(R"({"train_batch_size": 16})", c), "--grad-accum must be at least 1, got -3");
+    c = runContext();
+    c.worldSize = 1 << 30;
+    EXPECT_EQ(errorOf(R"({"train_batch_size": 1, "train_micro_batch_size_per_gpu": 2147483647, "gradient_accumulation_steps": 4096})", c),
+              "ds.json: micro-batch × gradient accumulation × world size is past 2^63");
 }
 
 TEST(configImportDs, FlagsOnTheCommandLineWin) {
@@ -269,6 +285,42 @@ TEST(configImportAccelerate, BadValuesNameTheKeyAndValue) {
     EXPECT_EQ(accelerateError("a: [1, 2\n").find('\n'), std::string::npos);
 }
 
+// PyYAML (Accelerate) reads the last of a repeated key, yaml-cpp's lookups the first: a file
+// that repeats a key is refused instead of being read differently from Accelerate.
+TEST(configImportAccelerate, RepeatedOrNonNameKeysAreRefused) {
+    EXPECT_NE(accelerateError("distributed_type: DEEPSPEED\ndistributed_type: FSDP\n").find("acc.yaml: distributed_type is given twice"),
+              std::string::npos);
+    EXPECT_NE(accelerateError("distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\n"
+                              "  fsdp_sharding_strategy: NO_SHARD\n")
+                  .find("fsdp_config.fsdp_sharding_strategy is given twice"), std::string::npos);
+    EXPECT_NE(accelerateError("distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 1\n  zero_stage: 3\n")
+                  .find("deepspeed_config.zero_stage is given twice"), std::string::npos);
+    EXPECT_NE(accelerateError("? [a, b]\n: c\ndistributed_type: NO\n").find("keys must be names"), std::string::npos);
+}
+
+// A key that is not UTF-8 made the JSON report's writer throw (exit 1, after the whole run).
+TEST(configImportAccelerate, TextThatIsNotUtf8IsRefused) {
+    EXPECT_EQ(accelerateError("distributed_type: NO\n\xff\xfe: 1\n"), "acc.yaml: not valid YAML: the file is not UTF-8 text");
+    EXPECT_EQ(accelerateError("distributed_type: NO\nmain_training_function: \"\xc3\"\n"), "acc.yaml: not valid YAML: the file is not UTF-8 text");
+    EXPECT_EQ(accelerateError("distributed_type: NO\nmain_training_function: caf\xc3\xa9\n"), "(no error)");
+}
+
+// Without a group the run failed later on a --hybrid-group the user never typed.
+TEST(configImportAccelerate, HybridShardOverMachinesThatDoNotSplitTheRanksIsNamed) {
+    const std::string e = accelerateError("distributed_type: FSDP\nnum_processes: 3\nnum_machines: 2\nfsdp_config:\n"
+                                          "  fsdp_sharding_strategy: HYBRID_SHARD\n");
+    EXPECT_NE(e.find("acc.yaml: fsdp_config.fsdp_sharding_strategy = 'HYBRID_SHARD': shards inside each machine, but the 3 ranks"),
+              std::string::npos) << e;
+    EXPECT_NE(accelerateError("distributed_type: FSDP\nnum_processes: 2\nnum_machines: 4\nfsdp_config:\n"
+                              "  fsdp_sharding_strategy: 4\n").find("num_machines 4"), std::string::npos);
+    // A --strategy on the command line leaves the file's group unused.
+    Context c = acceleratedRun();
+    c.given = {{"--strategy", "zero3"}};
+    const Imported i = finish(parseAccelerateConfig("distributed_type: FSDP\nnum_processes: 3\nnum_machines: 2\nfsdp_config:\n"
+                                                    "  fsdp_sharding_strategy: HYBRID_SHARD\n", "acc.yaml", c), c);
+    EXPECT_EQ(ignored(i, "fsdp_config.fsdp_sharding_strategy")->why, "overridden by --strategy on the command line");
+}
+
 TEST(configImportAccelerate, RanksOnTheCommandLineWin) {
     Context c = acceleratedRun();
     c.given = {{"--ranks", "8"}};
@@ -367,9 +419,62 @@ TEST(configImportHf, OtherModelTypesAndBadFieldsAreOneLine) {
     EXPECT_NE(error("[]").find("must be a JSON object"), std::string::npos);
 }
 
+// 4096 layers of 2^52 + 5·2^20 parameters each add up to 2^64 + 21 G: a wrapped uint64 would
+// read as a plausible 21 B-parameter model. head_dim is bounded with the heads it multiplies.
+TEST(configImportHf, AHugeHeadDimIsRefusedBeforeTheCountWraps) {
+    const std::string text = R"({"model_type": "llama", "vocab_size": 1, "hidden_size": 1048576, "num_hidden_layers": 4096,
+        "num_attention_heads": 1024, "num_key_value_heads": 1024, "head_dim": 1048576, "intermediate_size": 1})";
+    try {
+        const HfModel m = parseHfConfig(text, "wrap.json");
+        FAIL() << "accepted, " << m.params << " params";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+        EXPECT_NE(std::string(e.what()).find("wrap.json: num_attention_heads 1024 × head_dim 1048576"), std::string::npos)
+            << e.what();
+    }
+    // The widest accepted attention keeps the count exact.
+    const HfModel wide = parseHfConfig(R"({"model_type": "llama", "vocab_size": 1, "hidden_size": 1048576,
+        "num_hidden_layers": 4096, "num_attention_heads": 4, "head_dim": 1048576, "intermediate_size": 1})", "w.json");
+    EXPECT_EQ(unitSum(wide), wide.params);
+    EXPECT_GT(wide.params, wide.units[1].params * 4095);
+}
+
 } // namespace
 
 namespace {
+
+// A value nested 100000 deep fits in 1 MiB; the message names it instead of printing it
+// (printing recursed once per level and overflowed the stack).
+TEST(configImportDs, DeeplyNestedValuesAreNamedNotPrinted) {
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    const Context c = runContext();
+    auto message = [&](const auto& parse) {
+        try {
+            parse();
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    EXPECT_EQ(message([&] { parseDsConfig(deep, "d.json", c); }), "d.json: the file = (a list): must be a JSON object");
+    EXPECT_EQ(message([&] { parseHfConfig(R"({"model_type": "llama", "vocab_size": )" + deep + "}", "h.json"); }),
+              "h.json: vocab_size = (a list): must be a whole number");
+    // A flat list is still shown.
+    EXPECT_EQ(message([&] { parseDsConfig("[1, 2]", "d.json", c); }), "d.json: the file = [1,2]: must be a JSON object");
+}
+
+TEST(configImportDs, AnEmptyFileIsNamedEmpty) {
+    const std::string path = ::testing::TempDir() + "config_import_empty.json";
+    { std::ofstream(path).flush(); }
+    try {
+        readConfigFile(path, "--ds-config");
+        FAIL() << "read an empty file";
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()), "--ds-config: " + path + " is empty");
+    }
+    std::remove(path.c_str());
+}
 
 TEST(configImportDs, AFileWithTooManyKeysIsRefused) {
     std::string text = "{";

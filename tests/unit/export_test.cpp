@@ -159,6 +159,22 @@ TEST_F(exportGolden, CsvPerRankMaximumIsTheRecordedPeak) {
     for (int r = 0; r < 2; ++r) EXPECT_EQ(peak[r], rec_->report->ranks[static_cast<std::size_t>(r)].peakTotal) << r;
 }
 
+// The CLI stops an export on SIGINT / SIGTERM by throwing from the poll; the file being written
+// must vanish with its temporary (a killed export left a 56 MB "<target>.<pid>-<n>.partial").
+TEST_F(exportGolden, AnExportStoppedByItsPollLeavesNoFile) {
+    struct Stop {};
+    int polls = 0;
+    const auto stop = [&polls] {
+        ++polls;
+        throw Stop{};
+    };
+    trace_export::ExportCounts counts;
+    EXPECT_THROW(trace_export::writePerfetto(rec_->model, (dir_.path / "trace.json").string(), "--perfetto", counts, stop), Stop);
+    EXPECT_THROW(trace_export::writeLedgerCsv(rec_->model, (dir_.path / "ledger.csv").string(), "--csv", counts, stop), Stop);
+    EXPECT_EQ(polls, 2);
+    EXPECT_TRUE(fs::is_empty(dir_.path));
+}
+
 TEST(exportCli, BrokenRecordingIsOneLineAndWritesNothing) {
     TempDir dir;
     const std::string golden = shardscope::testing::slurpFile(kGolden);

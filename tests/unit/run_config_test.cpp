@@ -284,6 +284,16 @@ TEST(runConfig, ProblemsAreStructuredAndPhrasedPerFrontEnd) {
     EXPECT_EQ(runconfig::describeForFlags(problems[1], false),
               "hybrid group size (--hybrid-group) 4 does not divide ranks (mpirun -np) 6");
     EXPECT_NE(runconfig::describeForFlags(problems[1], true).find("(--ranks) 6"), std::string::npos);
+    // With --tp the group divides the data-parallel ranks: 10 ranks over T = 5 are 2, not 10 or "--ranks 2".
+    c.worldSize = 10;
+    c.tensorParallel = 5;
+    c.knobs.hybridGroupSize = 3;
+    c.knobs.prefetchDepth = 1;
+    const auto tp = runconfig::validate(c);
+    const auto hybrid = std::find_if(tp.begin(), tp.end(), [](const auto& p) { return p.field == runconfig::Field::HybridGroup; });
+    ASSERT_NE(hybrid, tp.end());
+    EXPECT_EQ(runconfig::describeForFlags(*hybrid, true),
+              "hybrid group size (--hybrid-group) 3 does not divide the data-parallel ranks (ranks / --tp) 2");
     // The flags are accepted at the table's lower edges and refused just below them.
     for (const runconfig::Limit& l : runconfig::kLimits) {
         if (l.field == runconfig::Field::Ranks || l.field == runconfig::Field::SharedRanks) continue;

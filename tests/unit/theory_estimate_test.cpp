@@ -275,6 +275,12 @@ TEST(theoryEstimate, ValidationNamesTheField) {
     EXPECT_NE(messageOf(manyUnits).find("layers"), std::string::npos);
     Scenario fine = shaped(plan::Strategy::Zero3, 4);
     EXPECT_EQ(messageOf(fine), "");
+    // 2048 units of 2^53 and one of 2048 add up to 2^64 + 2048, which wraps to the Ψ of 2048 given.
+    Scenario wrapped = bare(plan::Strategy::Zero3, 2048, 4);
+    for (int i = 0; i < 2048; ++i) wrapped.units.push_back({"block", std::uint64_t{1} << 53});
+    wrapped.units.push_back({"last", 2048});
+    EXPECT_EQ(fieldOf(wrapped), InputField::Params);
+    EXPECT_NE(messageOf(wrapped).find("add up to more than 2^53"), std::string::npos) << messageOf(wrapped);
 }
 
 // The closed form (the ZeRO paper's view): states + gathered units + a gradient + a bucket. A
