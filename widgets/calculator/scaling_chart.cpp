@@ -250,7 +250,9 @@ void ScalingChart::addMarker() {
     const bool rightHalf = std::log(n / x.lower) > 0.5 * std::log(x.upper / x.lower);
     label->position->setCoords(rightHalf ? -10 : 10, -8);
     label->setPositionAlignment((rightHalf ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignBottom);
-    label->setText(tr("N = %1: %2").arg(result_->input.ranks).arg(zero ? formatDecimal(0) : formatDecimal(marker_->position->value())));
+    const QString value = zero ? formatDecimal(0) : formatDecimal(marker_->position->value());
+    // Cramped: the value alone; the dotted line down to the N axis says where it is.
+    label->setText(cramped_ ? value : tr("N = %1: %2").arg(result_->input.ranks).arg(value));
     label->setBrush(QBrush(QColor(255, 255, 255, 220)));
     label->setPadding(QMargins(3, 1, 3, 1));
 }

@@ -12,10 +12,11 @@ namespace {
 
 const char* const kFullTitle = "shardscopeFullTitle";
 const char* const kWrapper = "shardscopeTitleWraps";
+const char* const kAsideTitle = "shardscopeAsideTitle";
 const char* const kLegendFits = "shardscopeLegendFits";
 const char* const kFullAxisTitle = "shardscopeFullAxisTitle";
 const char* const kCrampedAxisTitle = "shardscopeCrampedAxisTitle";
-constexpr int kCrampedWidth = 420, kCrampedHeight = 200;
+constexpr int kCrampedWidth = 420, kCrampedHeight = 200, kTitledHeight = 170;
 
 // Greedy line filling at spaces; a run without spaces (Chinese) breaks between characters.
 QString wrapToWidth(const QString& text, const QFont& font, int width) {
@@ -44,9 +45,30 @@ QString wrapToWidth(const QString& text, const QFont& font, int width) {
     return lines.join(QLatin1Char('\n'));
 }
 
+// The title element: in row 0, or set aside while the plot is too short for it.
+QCPTextElement* titleElement(QCustomPlot* plot) {
+    if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) return t;
+    return qobject_cast<QCPTextElement*>(plot->property(kAsideTitle).value<QObject*>());
+}
+
 void rewrapTitle(QCustomPlot* plot) {
-    auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0));
+    QCPTextElement* t = titleElement(plot);
     if (!t) return;
+    // One too short for title, axes and legend together (a chart under a tab bar in a 700 px
+    // window) gives the title's lines to the data: the tab and the page around it name it.
+    const bool room = plot->height() >= kTitledHeight;
+    const bool shown = plot->plotLayout()->element(0, 0) == t;
+    if (room != shown) {
+        if (room) {
+            plot->plotLayout()->insertRow(0);
+            plot->plotLayout()->addElement(0, 0, t);
+        } else {
+            plot->setProperty(kAsideTitle, QVariant::fromValue<QObject*>(t));
+            plot->plotLayout()->take(t); // stays a child of the plot
+            plot->plotLayout()->simplify(); // an empty row would still take its share of height
+        }
+        plot->replot(QCustomPlot::rpQueuedReplot);
+    }
     // A plot not laid out yet wraps again when its layout gives it a size (a Resize arrives).
     const QString text = wrapToWidth(plot->property(kFullTitle).toString(), t->font(), plot->width() - 12);
     if (text == t->text()) return;
@@ -110,7 +132,7 @@ QCustomPlot* makeTitledPlot(QWidget* owner) {
 void setPlotTitle(QCustomPlot* plot, const QString& title) {
     followSize(plot);
     plot->setProperty(kFullTitle, title);
-    if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) t->setText(title);
+    if (QCPTextElement* t = titleElement(plot)) t->setText(title);
     rewrapTitle(plot);
 }
 
