@@ -1,6 +1,7 @@
 #pragma once
-// The plot frame every run chart shares: a QCustomPlot filling its owner, a bold title row on
-// top, and tick labels in the app's byte units.
+// The plot frame every chart shares: a QCustomPlot filling its owner, a bold title row on top,
+// tick labels in the app's byte units, a legend row below that wraps to the width, and what a
+// plot gives up when a 1024×700 window leaves it cramped.
 #include "common/qcustomplot.h"
 
 class QWidget;
