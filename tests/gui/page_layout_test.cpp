@@ -3,6 +3,7 @@
 // usable height, no chart's legend or in-plot labels are clipped or drawn over each other, and a
 // row of Compare badges wraps instead of widening the window.
 #include <QListWidget>
+#include <QTabWidget>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -62,7 +63,10 @@ QString unreadableChartParts(QWidget* page) {
                     // A cell narrower or shorter than its entry cuts the text ("DDI" for "DDP").
                     const QSize needs = static_cast<const QCPLayoutElement*>(item)->minimumOuterSizeHint();
                     if (!QRectF(plot->rect()).contains(r) || r.width() < needs.width() || r.height() < needs.height())
-                        out += where + QStringLiteral("legend entry \"%1\" clipped at %2").arg(item->plottable()->name(), rectText(r));
+                        out += where + QStringLiteral("legend entry \"%1\" clipped at %2, needs %3×%4")
+                                           .arg(item->plottable()->name(), rectText(r))
+                                           .arg(needs.width())
+                                           .arg(needs.height());
                 }
         QList<QPair<QString, QRectF>> labels;
         for (int i = 0; i < plot->itemCount(); ++i)
@@ -80,6 +84,27 @@ QString unreadableChartParts(QWidget* page) {
                         out += where + QStringLiteral("\"%1\" %2 overlaps \"%3\" %4")
                                            .arg((*group)[i].first, rectText((*group)[i].second), (*group)[j].first,
                                                 rectText((*group)[j].second));
+    }
+    return out;
+}
+
+// The same for the charts behind every tab, each brought to the front in turn.
+// With SHARDSCOPE_LAYOUT_SHOTS set, each such tab is kept as shotPrefix-tabN.png.
+QString unreadableInAnyTab(QWidget* page, const QString& shotPrefix) {
+    QString out = unreadableChartParts(page);
+    int pane = 0;
+    for (QTabWidget* tabs : page->findChildren<QTabWidget*>()) {
+        if (!tabs->isVisible()) continue;
+        ++pane;
+        const int shown = tabs->currentIndex();
+        for (int i = 0; i < tabs->count(); ++i) {
+            if (i == shown) continue;
+            tabs->setCurrentIndex(i);
+            QCoreApplication::processEvents();
+            out += unreadableChartParts(tabs->widget(i));
+            if (!shotPrefix.isEmpty()) tabs->grab().save(QStringLiteral("%1-pane%2-tab%3.png").arg(shotPrefix).arg(pane).arg(i));
+        }
+        tabs->setCurrentIndex(shown);
     }
     return out;
 }
@@ -129,9 +154,11 @@ private Q_SLOTS:
                 QVERIFY2(window.minimumSizeHint().width() <= kSmall.width() && window.minimumSizeHint().height() <= kSmall.height(),
                          qPrintable(id + QStringLiteral(": window needs ") + sizeText(window.minimumSizeHint())));
                 // SHARDSCOPE_LAYOUT_SHOTS=DIR keeps a picture of every page at both sizes, to look at.
-                if (const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS"); !shots.isEmpty())
+                const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS");
+                if (!shots.isEmpty())
                     window.grab().save(QStringLiteral("%1/%2-%3-%4.png").arg(shots, id, lang, sizeText(size)));
-                const QString unreadable = unreadableChartParts(page);
+                const QString unreadable = unreadableInAnyTab(
+                    page, shots.isEmpty() ? QString() : QStringLiteral("%1/%2-%3-%4").arg(shots, id, lang, sizeText(size)));
                 QVERIFY2(unreadable.isEmpty(), qPrintable(id + QStringLiteral(" at ") + sizeText(size) + unreadable));
                 if (id == QStringLiteral("ranks")) {
                     const int h = ranks->rankView()->plotArea().height();

@@ -64,9 +64,10 @@ void rewrapTitle(QCustomPlot* plot) {
             plot->plotLayout()->addElement(0, 0, t);
         } else {
             plot->setProperty(kAsideTitle, QVariant::fromValue<QObject*>(t));
-            plot->plotLayout()->take(t); // stays a child of the plot
+            plot->plotLayout()->take(t); // stays a child of the plot, drawn until hidden
             plot->plotLayout()->simplify(); // an empty row would still take its share of height
         }
+        t->setVisible(room);
         plot->replot(QCustomPlot::rpQueuedReplot);
     }
     // A plot not laid out yet wraps again when its layout gives it a size (a Resize arrives).

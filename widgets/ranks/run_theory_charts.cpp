@@ -1,6 +1,7 @@
 #include "ranks/run_theory_charts.h"
 
 #include <QEvent>
+#include <QResizeEvent>
 #include <QVBoxLayout>
 #include <cmath>
 #include "common/qcustomplot.h"
@@ -143,7 +144,8 @@ void SavingsChart::rebuild() {
     plot_->clearPlottables();
     plot_->clearItems();
     setPlotTitle(plot_, tr("Savings vs DDP (model states)"));
-    setAxisTitle(plot_->xAxis, tr("ranks N"), QStringLiteral("N"));
+    cramped_ = isCramped(plot_);
+    setAxisTitle(plot_->xAxis, tr("ranks N")); // cramped: its 1, 2, 4, … ticks, under a tab that names the chart
     setAxisTitle(plot_->yAxis, tr("DDP ÷ this strategy, per rank")); // cramped: the ticks say "4×"
     measured_.reset();
     theory_.reset();
@@ -198,7 +200,8 @@ void SavingsChart::addLimits(double xMax) {
         g->addData(1, y);
         g->addData(xMax, y);
         // One legend entry explains both dashed lines; their colour says whose limit it is.
-        if (first) g->setName(tr("ZeRO-1/2 limits"));
+        // A cramped chart leaves that to the right axis: its rows would squeeze the legend.
+        if (first && !cramped_) g->setName(tr("ZeRO-1/2 limits"));
         else g->removeFromLegend();
         first = false;
         limits->addTick(y, QString::number(y, 'g', 3) + QStringLiteral("×"));
@@ -214,6 +217,7 @@ void SavingsChart::addLimits(double xMax) {
     QCPGraph* diag = plot_->addGraph();
     diag->setName(tr("N× (ZeRO-3 limit)"));
     diag->setPen(QPen(neutralColor(0x99), 1, Qt::DotLine));
+    if (cramped_) diag->removeFromLegend();
     diag->addData(1, 1);
     diag->addData(xMax, xMax);
 }
@@ -234,6 +238,11 @@ void SavingsChart::addMeasuredPoint() {
     point->setLineStyle(QCPGraph::lsNone);
     point->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, neutralColor(0x20), Qt::white, 11));
     point->addData(info.worldSize, *measured_);
+}
+
+void SavingsChart::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (isCramped(plot_) != cramped_) rebuild();
 }
 
 void SavingsChart::changeEvent(QEvent* event) {
