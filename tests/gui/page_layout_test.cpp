@@ -1,11 +1,14 @@
 // Every page usable at 1024×700 and at 1920×1080, in English and Chinese: no page asks for more
 // than 1024×700, the window keeps the size it was given on every page, the Ranks chart keeps a
-// usable height, and a row of Compare badges wraps instead of widening the window.
+// usable height, no chart's legend or in-plot labels are clipped or drawn over each other, and a
+// row of Compare badges wraps instead of widening the window.
 #include <QListWidget>
+#include <QTabWidget>
 #include <QSignalSpy>
 #include <QTest>
 
 #include "app/main_window.h"
+#include "common/qcustomplot.h"
 #include "app/pages.h"
 #include "common/language.h"
 #include "compare/compare_view.h"
@@ -35,6 +38,73 @@ QString greedyChildren(const QWidget* w, int depth = 0) {
         out += QStringLiteral("\n") + QString(depth * 2, QLatin1Char(' ')) + QString::fromLatin1(c->metaObject()->className()) +
                QLatin1Char(' ') + c->objectName() + QLatin1Char(' ') + sizeText(m);
         if (depth < 12) out += greedyChildren(c, depth + 1);
+    }
+    return out;
+}
+
+QString rectText(QRectF r) {
+    return QStringLiteral("(%1,%2 %3×%4)").arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height());
+}
+
+// What a reader of a chart on this page could not read: legend entries cut off by the plot's
+// edge or drawn over each other, in-plot labels drawn over each other. Empty when all is well.
+QString unreadableChartParts(QWidget* page) {
+    QString out;
+    for (QCustomPlot* plot : page->findChildren<QCustomPlot*>()) {
+        if (!plot->isVisible()) continue;
+        plot->replot(QCustomPlot::rpImmediateRefresh); // lays the plot out at its current size
+        const QString where = QStringLiteral("\n") + plot->objectName() + QStringLiteral(": ");
+        QList<QPair<QString, QRectF>> entries;
+        if (plot->legend && plot->legend->visible())
+            for (int i = 0; i < plot->legend->itemCount(); ++i)
+                if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i))) {
+                    const QRectF r(item->outerRect());
+                    entries.append({item->plottable()->name(), r});
+                    // A cell narrower or shorter than its entry cuts the text ("DDI" for "DDP").
+                    const QSize needs = static_cast<const QCPLayoutElement*>(item)->minimumOuterSizeHint();
+                    if (!QRectF(plot->rect()).contains(r) || r.width() < needs.width() || r.height() < needs.height())
+                        out += where + QStringLiteral("legend entry \"%1\" clipped at %2, needs %3×%4")
+                                           .arg(item->plottable()->name(), rectText(r))
+                                           .arg(needs.width())
+                                           .arg(needs.height());
+                }
+        QList<QPair<QString, QRectF>> labels;
+        for (int i = 0; i < plot->itemCount(); ++i)
+            if (auto* text = qobject_cast<QCPItemText*>(plot->item(i)); text && text->visible() && !text->text().isEmpty()) {
+                const QRectF r = QRectF(text->topLeft->pixelPosition(), text->bottomRight->pixelPosition()).normalized();
+                labels.append({text->text(), r});
+                if (text->clipToAxisRect() && !QRectF(text->clipAxisRect()->rect()).adjusted(-1, -1, 1, 1).contains(r))
+                    out += where + QStringLiteral("label \"%1\" %2 cut by the axes %3")
+                                       .arg(text->text(), rectText(r), rectText(text->clipAxisRect()->rect()));
+            }
+        for (const auto* group : {&entries, &labels})
+            for (int i = 0; i < group->size(); ++i)
+                for (int j = i + 1; j < group->size(); ++j)
+                    if ((*group)[i].second.adjusted(1, 1, -1, -1).intersects((*group)[j].second.adjusted(1, 1, -1, -1)))
+                        out += where + QStringLiteral("\"%1\" %2 overlaps \"%3\" %4")
+                                           .arg((*group)[i].first, rectText((*group)[i].second), (*group)[j].first,
+                                                rectText((*group)[j].second));
+    }
+    return out;
+}
+
+// The same for the charts behind every tab, each brought to the front in turn.
+// With SHARDSCOPE_LAYOUT_SHOTS set, each such tab is kept as shotPrefix-tabN.png.
+QString unreadableInAnyTab(QWidget* page, const QString& shotPrefix) {
+    QString out = unreadableChartParts(page);
+    int pane = 0;
+    for (QTabWidget* tabs : page->findChildren<QTabWidget*>()) {
+        if (!tabs->isVisible()) continue;
+        ++pane;
+        const int shown = tabs->currentIndex();
+        for (int i = 0; i < tabs->count(); ++i) {
+            if (i == shown) continue;
+            tabs->setCurrentIndex(i);
+            QCoreApplication::processEvents();
+            out += unreadableChartParts(tabs->widget(i));
+            if (!shotPrefix.isEmpty()) tabs->grab().save(QStringLiteral("%1-pane%2-tab%3.png").arg(shotPrefix).arg(pane).arg(i));
+        }
+        tabs->setCurrentIndex(shown);
     }
     return out;
 }
@@ -84,8 +154,12 @@ private Q_SLOTS:
                 QVERIFY2(window.minimumSizeHint().width() <= kSmall.width() && window.minimumSizeHint().height() <= kSmall.height(),
                          qPrintable(id + QStringLiteral(": window needs ") + sizeText(window.minimumSizeHint())));
                 // SHARDSCOPE_LAYOUT_SHOTS=DIR keeps a picture of every page at both sizes, to look at.
-                if (const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS"); !shots.isEmpty())
+                const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS");
+                if (!shots.isEmpty())
                     window.grab().save(QStringLiteral("%1/%2-%3-%4.png").arg(shots, id, lang, sizeText(size)));
+                const QString unreadable = unreadableInAnyTab(
+                    page, shots.isEmpty() ? QString() : QStringLiteral("%1/%2-%3-%4").arg(shots, id, lang, sizeText(size)));
+                QVERIFY2(unreadable.isEmpty(), qPrintable(id + QStringLiteral(" at ") + sizeText(size) + unreadable));
                 if (id == QStringLiteral("ranks")) {
                     const int h = ranks->rankView()->plotArea().height();
                     QVERIFY2(h >= kUsableRankChartHeight, qPrintable(QStringLiteral("Ranks bars %1 px high at ").arg(h) + sizeText(size)));

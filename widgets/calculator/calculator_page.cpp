@@ -113,6 +113,9 @@ QWidget* CalculatorPage::buildOutputs() {
     outputs->addWidget(numbers);
     outputs->setStretchFactor(0, 1);
     outputs->setStretchFactor(1, 1);
+    // Proportions, not pixels: the charts get the larger share (a 700 px window leaves them
+    // ~370 px instead of ~220; the numbers below scroll).
+    outputs->setSizes({580, 420});
     return outputs;
 }
 

@@ -1,6 +1,7 @@
 #include "calculator/category_bar_chart.h"
 
 #include <QEvent>
+#include <QResizeEvent>
 #include <QVBoxLayout>
 #include <algorithm>
 #include "common/qcustomplot.h"
@@ -39,17 +40,12 @@ CategoryBarChart::CategoryBarChart(QWidget* parent) : QWidget(parent), plot_(new
     plot_->setMinimumSize(260, 220); // two side by side beside the inputs fit a 1024 px window
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, QString(), QFont(font().family(), 10, QFont::Bold)));
-    plot_->legend->setVisible(true);
-    plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    plot_->legend->setWrap(2);
-    QFont legendFont = font();
-    legendFont.setPointSizeF(legendFont.pointSizeF() * 0.9);
-    plot_->legend->setFont(legendFont);
-    plot_->legend->setIconSize(14, 10);
-    plot_->legend->setBorderPen(Qt::NoPen);
-    plot_->plotLayout()->addElement(2, 0, plot_->legend);
-    plot_->plotLayout()->setRowStretchFactor(2, 0.001);
-    plot_->xAxis->setTickLabelRotation(-25);
+    placeLegendBelow(plot_, QSize(14, 10), 0.9);
+}
+
+void CategoryBarChart::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (isCramped(plot_) != cramped_) rebuild();
 }
 
 void CategoryBarChart::setResult(std::shared_ptr<const CalculatorResult> result) {
@@ -75,7 +71,11 @@ void CategoryBarChart::rebuild() {
     double maxBytes = 0;
     for (const StrategyAtN& at : result_->atN) maxBytes = std::max(maxBytes, deviceTotal(at));
     const Unit unit = unitFor(maxBytes);
-    plot_->yAxis->setLabel(tr("Per rank (%1)").arg(QString::fromUtf8(unit.name)));
+    cramped_ = isCramped(plot_);
+    // Cramped: the unit alone ("GB"), steeper strategy names, a total only over the chosen bar.
+    const QString unitName = QString::fromUtf8(unit.name);
+    setAxisTitle(plot_->yAxis, tr("Per rank (%1)").arg(unitName), unitName.section(QLatin1Char(' '), 0, 0));
+    plot_->xAxis->setTickLabelRotation(cramped_ ? -50 : -25);
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     for (std::size_t i = 0; i < result_->atN.size(); ++i)
         ticker->addTick(static_cast<double>(i + 1), strategyShortLabel(result_->atN[i].strategy));
@@ -84,6 +84,7 @@ void CategoryBarChart::rebuild() {
     plot_->yAxis->setRange(0, maxBytes / unit.scale * 1.18); // headroom for the total labels
     addBars(unit.scale);
     addTotals(unit.scale);
+    fitLegendToWidth(plot_);
     plot_->replot();
 }
 
@@ -111,16 +112,7 @@ void CategoryBarChart::addBars(double scale) {
 void CategoryBarChart::addTotals(double scale) {
     for (std::size_t i = 0; i < result_->atN.size(); ++i) {
         const StrategyAtN& at = result_->atN[i];
-        auto* text = new QCPItemText(plot_);
-        text->position->setCoords(static_cast<double>(i + 1), deviceTotal(at) / scale);
-        text->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
         const bool chosen = at.strategy == result_->input.strategy;
-        QFont f = font();
-        f.setPointSizeF(f.pointSizeF() * 0.85);
-        f.setBold(chosen);
-        text->setFont(f);
-        // An invalid strategy (e.g. a hybrid group that does not divide N) says so in place.
-        text->setText(at.perRank ? formatDecimal(deviceTotal(at)) : tr("n/a"));
         if (chosen) {
             auto* band = new QCPItemRect(plot_);
             band->setLayer(QStringLiteral("grid"));
@@ -129,6 +121,17 @@ void CategoryBarChart::addTotals(double scale) {
             band->setPen(Qt::NoPen);
             band->setBrush(QColor(0, 0, 0, 18)); // a neutral shade: any hue would read as data
         }
+        if (cramped_ && !chosen) continue; // side by side, the totals would run into each other
+        auto* text = new QCPItemText(plot_);
+        text->setObjectName(QStringLiteral("barTotal"));
+        text->position->setCoords(static_cast<double>(i + 1), deviceTotal(at) / scale);
+        text->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+        QFont f = font();
+        f.setPointSizeF(f.pointSizeF() * 0.85);
+        f.setBold(chosen);
+        text->setFont(f);
+        // An invalid strategy (e.g. a hybrid group that does not divide N) says so in place.
+        text->setText(at.perRank ? formatDecimal(deviceTotal(at)) : tr("n/a"));
     }
 }
 

@@ -19,6 +19,7 @@ public:
 
 protected:
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void rebuild();
@@ -27,6 +28,7 @@ private:
 
     std::shared_ptr<const CalculatorResult> result_;
     QCustomPlot* plot_ = nullptr;
+    bool cramped_ = false; // see isCramped: fewer totals, the unit alone as the axis title
 };
 
 } // namespace shardscope::widgets

@@ -54,17 +54,7 @@ ScalingChart::ScalingChart(QWidget* parent) : QWidget(parent), plot_(new QCustom
     plot_->yAxis->setTicker(QSharedPointer<ByteLogTicker>::create());
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, QString(), QFont(font().family(), 10, QFont::Bold)));
-    // Legend below the axes, in columns, so it never hides a curve.
-    plot_->legend->setVisible(true);
-    plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    plot_->legend->setWrap(4);
-    QFont legendFont = font();
-    legendFont.setPointSizeF(legendFont.pointSizeF() * 0.9);
-    plot_->legend->setFont(legendFont);
-    plot_->legend->setIconSize(24, 10);
-    plot_->legend->setBorderPen(Qt::NoPen);
-    plot_->plotLayout()->addElement(2, 0, plot_->legend);
-    plot_->plotLayout()->setRowStretchFactor(2, 0.001);
+    placeLegendBelow(plot_, QSize(20, 10), 0.9); // below the axes: it never hides a curve
 }
 
 QCPGraph* ScalingChart::graphFor(Strategy s) const {
@@ -86,7 +76,7 @@ void ScalingChart::setResult(std::shared_ptr<const CalculatorResult> result) {
 
 void ScalingChart::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
-    if ((width() < kNarrowWidth) != narrow_) rebuild();
+    if ((width() < kNarrowWidth) != narrow_ || isCramped(plot_) != cramped_) rebuild();
 }
 
 void ScalingChart::changeEvent(QEvent* event) {
@@ -99,8 +89,10 @@ void ScalingChart::rebuild() {
     plot_->clearItems();
     marker_ = nullptr;
     setPlotTitle(plot_, tr("Model states per rank on the device vs. N"));
-    plot_->xAxis->setLabel(tr("Ranks N (log scale)"));
-    plot_->yAxis->setLabel(tr("Bytes per rank (GB = 10⁹)"));
+    // Cramped: the tick labels carry the unit ("100 GB") and N is the x axis' only quantity.
+    setAxisTitle(plot_->xAxis, tr("Ranks N (log scale)"), QStringLiteral("N"));
+    setAxisTitle(plot_->yAxis, tr("Bytes per rank (GB = 10⁹)"));
+    cramped_ = isCramped(plot_);
     if (!result_ || !result_->error.isEmpty()) {
         plot_->replot();
         return;
@@ -143,24 +135,37 @@ void ScalingChart::rebuild() {
     addZeroMarks(zeros);
     addLimitLines(1, xMax);
     addMarker();
+    fitLegendToWidth(plot_);
     plot_->replot();
 }
 
 void ScalingChart::addLimitLines(double xMin, double xMax) {
     const ScalingLimits& l = result_->limits;
     if (!(l.ddpBytes > 0) || !(l.paramCount > 0)) return;
+    QStringList ratios; // a cramped plot names the limits once, in the legend
     addLimitLine(l.ddpBytes, xMin, xMax,
                  tr("DDP: %1 B/param").arg(QString::number(l.ddpBytes / l.paramCount, 'g', 3)));
-    if (l.zero1Limit > 0 && l.zero1Limit < l.ddpBytes * 0.95)
+    if (l.zero1Limit > 0 && l.zero1Limit < l.ddpBytes * 0.95) {
         addLimitLine(l.zero1Limit, xMin, xMax, tr("ZeRO-1 → %1× limit").arg(ratioText(l.ddpBytes, l.zero1Limit)));
-    if (l.zero2Limit > 0 && l.zero2Limit < l.zero1Limit * 0.95)
+        ratios << ratioText(l.ddpBytes, l.zero1Limit) + QStringLiteral("×");
+    }
+    if (l.zero2Limit > 0 && l.zero2Limit < l.zero1Limit * 0.95) {
         addLimitLine(l.zero2Limit, xMin, xMax, tr("ZeRO-2 → %1× limit").arg(ratioText(l.ddpBytes, l.zero2Limit)));
+        ratios << ratioText(l.ddpBytes, l.zero2Limit) + QStringLiteral("×");
+    }
+    ratios << QStringLiteral("N×");
     // ZeRO-3 has no floor: it divides everything by N.
     QCPGraph* g = plot_->addGraph();
     g->setPen(QPen(Qt::gray, 1.2, Qt::DotLine));
     g->setData({xMin, xMax}, {l.ddpBytes / xMin, l.ddpBytes / xMax}, true);
+    if (cramped_) {
+        // The labels would pile onto each other and onto the curves at the right end.
+        g->setName(tr("limits %1").arg(ratios.join(QStringLiteral("·"))));
+        return;
+    }
     g->removeFromLegend();
     auto* text = new QCPItemText(plot_);
+    text->setObjectName(QStringLiteral("limitLabel"));
     text->position->setCoords(xMax, l.ddpBytes / xMax);
     text->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
     text->setText(tr("ZeRO-3 → N× (DDP / N)"));
@@ -172,8 +177,10 @@ void ScalingChart::addLimitLine(double y, double xMin, double xMax, const QStrin
     g->setPen(QPen(Qt::gray, 1.2, Qt::DashLine));
     g->setData({xMin, xMax}, {y, y}, true);
     g->removeFromLegend();
+    if (cramped_) return;
     // Below the line at the right end: the curves approach their limit from above.
     auto* text = new QCPItemText(plot_);
+    text->setObjectName(QStringLiteral("limitLabel"));
     text->position->setCoords(xMax, y);
     text->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
     text->setText(label);
@@ -243,7 +250,9 @@ void ScalingChart::addMarker() {
     const bool rightHalf = std::log(n / x.lower) > 0.5 * std::log(x.upper / x.lower);
     label->position->setCoords(rightHalf ? -10 : 10, -8);
     label->setPositionAlignment((rightHalf ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignBottom);
-    label->setText(tr("N = %1: %2").arg(result_->input.ranks).arg(zero ? formatDecimal(0) : formatDecimal(marker_->position->value())));
+    const QString value = zero ? formatDecimal(0) : formatDecimal(marker_->position->value());
+    // Cramped: the value alone; the dotted line down to the N axis says where it is.
+    label->setText(cramped_ ? value : tr("N = %1: %2").arg(result_->input.ranks).arg(value));
     label->setBrush(QBrush(QColor(255, 255, 255, 220)));
     label->setPadding(QMargins(3, 1, 3, 1));
 }

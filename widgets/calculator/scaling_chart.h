@@ -48,6 +48,7 @@ private:
     QCPItemTracer* marker_ = nullptr;
     double zeroFloor_ = 1; // where "0 B" marks sit: just above the y axis' lower end
     bool narrow_ = false;  // fewer N labels below kNarrowWidth
+    bool cramped_ = false; // limits named in the legend instead of labelled in the plot
     static constexpr int kNarrowWidth = 460;
 };
 

@@ -2,6 +2,7 @@
 
 #include <QEvent>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "common/byte_format.h"
 
@@ -11,6 +12,11 @@ namespace {
 
 const char* const kFullTitle = "shardscopeFullTitle";
 const char* const kWrapper = "shardscopeTitleWraps";
+const char* const kAsideTitle = "shardscopeAsideTitle";
+const char* const kLegendFits = "shardscopeLegendFits";
+const char* const kFullAxisTitle = "shardscopeFullAxisTitle";
+const char* const kCrampedAxisTitle = "shardscopeCrampedAxisTitle";
+constexpr int kCrampedWidth = 420, kCrampedHeight = 200, kTitledHeight = 170;
 
 // Greedy line filling at spaces; a run without spaces (Chinese) breaks between characters.
 QString wrapToWidth(const QString& text, const QFont& font, int width) {
@@ -39,9 +45,31 @@ QString wrapToWidth(const QString& text, const QFont& font, int width) {
     return lines.join(QLatin1Char('\n'));
 }
 
+// The title element: in row 0, or set aside while the plot is too short for it.
+QCPTextElement* titleElement(QCustomPlot* plot) {
+    if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) return t;
+    return qobject_cast<QCPTextElement*>(plot->property(kAsideTitle).value<QObject*>());
+}
+
 void rewrapTitle(QCustomPlot* plot) {
-    auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0));
+    QCPTextElement* t = titleElement(plot);
     if (!t) return;
+    // One too short for title, axes and legend together (a chart under a tab bar in a 700 px
+    // window) gives the title's lines to the data: the tab and the page around it name it.
+    const bool room = plot->height() >= kTitledHeight;
+    const bool shown = plot->plotLayout()->element(0, 0) == t;
+    if (room != shown) {
+        if (room) {
+            plot->plotLayout()->insertRow(0);
+            plot->plotLayout()->addElement(0, 0, t);
+        } else {
+            plot->setProperty(kAsideTitle, QVariant::fromValue<QObject*>(t));
+            plot->plotLayout()->take(t); // stays a child of the plot, drawn until hidden
+            plot->plotLayout()->simplify(); // an empty row would still take its share of height
+        }
+        t->setVisible(room);
+        plot->replot(QCustomPlot::rpQueuedReplot);
+    }
     // A plot not laid out yet wraps again when its layout gives it a size (a Resize arrives).
     const QString text = wrapToWidth(plot->property(kFullTitle).toString(), t->font(), plot->width() - 12);
     if (text == t->text()) return;
@@ -49,16 +77,40 @@ void rewrapTitle(QCustomPlot* plot) {
     plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-// Titles wrap to the plot's width instead of being clipped at both ends in narrow windows.
-class TitleWrapper : public QObject {
+// Returns whether the axis' shown title changed.
+bool applyAxisTitle(QCPAxis* axis, bool cramped) {
+    const QVariant full = axis->property(kFullAxisTitle);
+    if (!full.isValid()) return false;
+    const QString text = cramped ? axis->property(kCrampedAxisTitle).toString() : full.toString();
+    if (text == axis->label()) return false;
+    axis->setLabel(text);
+    return true;
+}
+
+// Everything that follows the plot's size: titles wrap instead of being clipped at both ends,
+// the legend takes as many columns as fit, axis titles shorten when the plot is cramped.
+class SizeFollower : public QObject {
 public:
     using QObject::QObject;
     bool eventFilter(QObject* watched, QEvent* event) override {
-        if (event->type() == QEvent::Resize)
-            if (auto* plot = qobject_cast<QCustomPlot*>(watched)) rewrapTitle(plot);
+        if (event->type() != QEvent::Resize) return false;
+        auto* plot = qobject_cast<QCustomPlot*>(watched);
+        if (!plot) return false;
+        rewrapTitle(plot);
+        if (plot->property(kLegendFits).toBool()) fitLegendToWidth(plot);
+        bool changed = false;
+        for (QCPAxis* axis : plot->axisRect() ? plot->axisRect()->axes() : QList<QCPAxis*>())
+            changed = applyAxisTitle(axis, isCramped(plot)) || changed;
+        if (changed) plot->replot(QCustomPlot::rpQueuedReplot);
         return false;
     }
 };
+
+void followSize(QCustomPlot* plot) {
+    if (plot->property(kWrapper).toBool()) return;
+    plot->installEventFilter(new SizeFollower(plot));
+    plot->setProperty(kWrapper, true);
+}
 
 } // namespace
 
@@ -79,15 +131,70 @@ QCustomPlot* makeTitledPlot(QWidget* owner) {
 }
 
 void setPlotTitle(QCustomPlot* plot, const QString& title) {
-    if (!plot->property(kWrapper).toBool()) {
-        plot->installEventFilter(new TitleWrapper(plot));
-        plot->setProperty(kWrapper, true);
-    }
+    followSize(plot);
     plot->setProperty(kFullTitle, title);
-    if (auto* t = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0))) t->setText(title);
+    if (QCPTextElement* t = titleElement(plot)) t->setText(title);
     rewrapTitle(plot);
 }
 
 QString plotTitle(const QCustomPlot* plot) { return plot->property(kFullTitle).toString(); }
+
+bool isCramped(const QWidget* plot) { return plot->width() < kCrampedWidth || plot->height() < kCrampedHeight; }
+
+void placeLegendBelow(QCustomPlot* plot, QSize iconSize, double fontScale) {
+    QCPLegend* legend = plot->legend;
+    legend->setVisible(true);
+    QFont small = plot->font();
+    small.setPointSizeF(small.pointSizeF() * fontScale);
+    legend->setFont(small);
+    legend->setIconSize(iconSize);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setRowSpacing(0);
+    legend->setIconTextPadding(4);
+    legend->setMargins(QMargins(4, 2, 4, 2));
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    plot->plotLayout()->addElement(2, 0, legend);
+    plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    plot->setProperty(kLegendFits, true);
+    followSize(plot);
+    fitLegendToWidth(plot);
+}
+
+void fitLegendToWidth(QCustomPlot* plot) {
+    QCPLegend* legend = plot->legend;
+    QList<int> widths;
+    for (int i = 0; i < legend->itemCount(); ++i) { // cells of removed entries are empty
+        QCPAbstractLegendItem* item = legend->item(i);
+        if (!item) continue;
+        item->setMargins(QMargins(3, 0, 3, 0)); // tight: two columns fit a 260 px chart
+        widths << item->minimumOuterSizeHint().width();
+    }
+    const QMargins m = legend->margins();
+    const int room = plot->width() - m.left() - m.right() - 4;
+    // The most columns whose widest entries, side by side, fit the plot (entries fill row by row).
+    int columns = std::max<int>(1, static_cast<int>(widths.size()));
+    for (; columns > 1; --columns) {
+        int total = (columns - 1) * legend->columnSpacing();
+        for (int c = 0; c < columns; ++c) {
+            int widest = 0;
+            for (int i = c; i < widths.size(); i += columns) widest = std::max(widest, widths[i]);
+            total += widest;
+        }
+        if (total <= room) break;
+    }
+    const bool changed = columns != legend->wrap();
+    legend->setWrap(columns);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true); // re-lays the entries out in the new grid
+    if (changed) plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void setAxisTitle(QCPAxis* axis, const QString& full, const QString& cramped) {
+    axis->setProperty(kFullAxisTitle, full);
+    axis->setProperty(kCrampedAxisTitle, cramped);
+    if (auto* plot = axis->parentPlot()) {
+        followSize(plot);
+        applyAxisTitle(axis, isCramped(plot));
+    }
+}
 
 } // namespace shardscope::widgets

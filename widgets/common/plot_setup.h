@@ -1,6 +1,7 @@
 #pragma once
-// The plot frame every run chart shares: a QCustomPlot filling its owner, a bold title row on
-// top, and tick labels in the app's byte units.
+// The plot frame every chart shares: a QCustomPlot filling its owner, a bold title row on top,
+// tick labels in the app's byte units, a legend row below that wraps to the width, and what a
+// plot gives up when a 1024×700 window leaves it cramped.
 #include "common/qcustomplot.h"
 
 class QWidget;
@@ -19,5 +20,18 @@ QCustomPlot* makeTitledPlot(QWidget* owner);
 // when the plot is narrower than the title, never clipped at both ends.
 void setPlotTitle(QCustomPlot* plot, const QString& title);
 QString plotTitle(const QCustomPlot* plot); // the full title, unwrapped
+
+// A plot this small (a 1024×700 window, two charts side by side, or a chart under a tab bar)
+// has no room for in-plot annotations, every total above a bar or long axis titles.
+bool isCramped(const QWidget* plot);
+
+// The legend in its own row under the axes, wrapped into as many columns as the plot's width
+// holds, so entries are neither clipped nor drawn over the data. It re-wraps on every resize;
+// call fitLegendToWidth after adding or renaming entries.
+void placeLegendBelow(QCustomPlot* plot, QSize iconSize, double fontScale);
+void fitLegendToWidth(QCustomPlot* plot);
+
+// An axis title that gives way to `cramped` (empty: none) while the plot isCramped.
+void setAxisTitle(QCPAxis* axis, const QString& full, const QString& cramped = QString());
 
 } // namespace shardscope::widgets

@@ -1,6 +1,7 @@
 #include "ranks/run_theory_charts.h"
 
 #include <QEvent>
+#include <QResizeEvent>
 #include <QVBoxLayout>
 #include <cmath>
 #include "common/qcustomplot.h"
@@ -21,21 +22,6 @@ class TimesLogTicker : public QCPAxisTickerLog {
 protected:
     QString getTickLabel(double tick, const QLocale&, QChar, int) override { return QString::number(tick, 'g', 3) + QStringLiteral("×"); }
 };
-
-// The legend in its own row under the axes, so it never covers bars, curves or labels.
-void legendBelow(QCustomPlot* plot, int columns) {
-    plot->legend->setVisible(true);
-    plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    plot->legend->setWrap(columns);
-    QFont small = plot->font();
-    small.setPointSizeF(small.pointSizeF() * 0.85);
-    plot->legend->setFont(small);
-    plot->legend->setIconSize(20, 8);
-    plot->legend->setBorderPen(Qt::NoPen);
-    plot->legend->setRowSpacing(0);
-    plot->plotLayout()->addElement(2, 0, plot->legend);
-    plot->plotLayout()->setRowStretchFactor(2, 0.001);
-}
 
 // The run's model at N ranks under strategy s, as the theory engine sees it: the preset's GPT
 // shape when the handshake names a known preset (padding included), else the bare count.
@@ -85,7 +71,7 @@ MeasuredVsTheoryChart::MeasuredVsTheoryChart(QWidget* parent) : QWidget(parent),
     bytes->setTickCount(2); // "1.25 MB" labels are wide; a narrow chart fits few
     plot_->xAxis->setTicker(bytes);
     plot_->yAxis->setRangeReversed(true); // the first category on top
-    legendBelow(plot_, 1);
+    placeLegendBelow(plot_, QSize(20, 8), 0.85);
     rebuild();
 }
 
@@ -97,7 +83,7 @@ void MeasuredVsTheoryChart::setComparison(const TheoryComparison& c) {
 void MeasuredVsTheoryChart::rebuild() {
     plot_->clearPlottables();
     setPlotTitle(plot_, tr("Rank %1: measured vs theory, by category").arg(data_.rank));
-    plot_->xAxis->setLabel(tr("bytes per rank"));
+    setAxisTitle(plot_->xAxis, tr("bytes per rank")); // cramped: the ticks say "100 kB"
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     auto* group = new QCPBarsGroup(plot_);
     auto* measured = new QCPBars(plot_->yAxis, plot_->xAxis);
@@ -129,6 +115,7 @@ void MeasuredVsTheoryChart::rebuild() {
     plot_->xAxis->rescale();
     plot_->xAxis->setRangeLower(0);
     plot_->xAxis->scaleRange(1.1, 0);
+    fitLegendToWidth(plot_);
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -144,7 +131,7 @@ SavingsChart::SavingsChart(QWidget* parent) : QWidget(parent), plot_(makeTitledP
     plot_->xAxis->setScaleType(QCPAxis::stLogarithmic);
     plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
     plot_->yAxis->setTicker(QSharedPointer<TimesLogTicker>::create());
-    legendBelow(plot_, 2);
+    placeLegendBelow(plot_, QSize(20, 8), 0.85);
     rebuild();
 }
 
@@ -157,8 +144,9 @@ void SavingsChart::rebuild() {
     plot_->clearPlottables();
     plot_->clearItems();
     setPlotTitle(plot_, tr("Savings vs DDP (model states)"));
-    plot_->xAxis->setLabel(tr("ranks N"));
-    plot_->yAxis->setLabel(tr("DDP ÷ this strategy, per rank"));
+    cramped_ = isCramped(plot_);
+    setAxisTitle(plot_->xAxis, tr("ranks N")); // cramped: its 1, 2, 4, … ticks, under a tab that names the chart
+    setAxisTitle(plot_->yAxis, tr("DDP ÷ this strategy, per rank")); // cramped: the ticks say "4×"
     measured_.reset();
     theory_.reset();
     plot_->yAxis2->setVisible(false); // addLimits shows it when there are limits to name
@@ -185,6 +173,7 @@ void SavingsChart::rebuild() {
         addLimits(xMax);
         addMeasuredPoint();
     }
+    fitLegendToWidth(plot_);
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -211,7 +200,8 @@ void SavingsChart::addLimits(double xMax) {
         g->addData(1, y);
         g->addData(xMax, y);
         // One legend entry explains both dashed lines; their colour says whose limit it is.
-        if (first) g->setName(tr("ZeRO-1/2 limits"));
+        // A cramped chart leaves that to the right axis: its rows would squeeze the legend.
+        if (first && !cramped_) g->setName(tr("ZeRO-1/2 limits"));
         else g->removeFromLegend();
         first = false;
         limits->addTick(y, QString::number(y, 'g', 3) + QStringLiteral("×"));
@@ -227,6 +217,7 @@ void SavingsChart::addLimits(double xMax) {
     QCPGraph* diag = plot_->addGraph();
     diag->setName(tr("N× (ZeRO-3 limit)"));
     diag->setPen(QPen(neutralColor(0x99), 1, Qt::DotLine));
+    if (cramped_) diag->removeFromLegend();
     diag->addData(1, 1);
     diag->addData(xMax, xMax);
 }
@@ -247,6 +238,11 @@ void SavingsChart::addMeasuredPoint() {
     point->setLineStyle(QCPGraph::lsNone);
     point->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, neutralColor(0x20), Qt::white, 11));
     point->addData(info.worldSize, *measured_);
+}
+
+void SavingsChart::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (isCramped(plot_) != cramped_) rebuild();
 }
 
 void SavingsChart::changeEvent(QEvent* event) {

@@ -52,6 +52,7 @@ public:
 
 protected:
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void rebuild();
@@ -60,6 +61,7 @@ private:
     QCustomPlot* plot_;
     TheoryComparison data_;
     std::optional<double> measured_;
+    bool cramped_ = false; // the limits are named by the right axis' ticks alone, not the legend
     std::optional<double> theory_;
 };
 

@@ -106,8 +106,8 @@ void MemoryTimelineChart::changeEvent(QEvent* event) {
 
 void MemoryTimelineChart::retranslateUi() {
     setPlotTitle(plot_, tr("Memory of rank %1 over the run (stacked by category)").arg(rank_));
-    plot_->xAxis->setLabel(tr("time in the run (ms, steps back to back)"));
-    plot_->yAxis->setLabel(tr("live bytes"));
+    setAxisTitle(plot_->xAxis, tr("time in the run (ms, steps back to back)"), QStringLiteral("ms"));
+    setAxisTitle(plot_->yAxis, tr("live bytes")); // cramped: the ticks say "2.00 MB"
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
