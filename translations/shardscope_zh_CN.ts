@@ -3053,6 +3053,10 @@ CPU/节点</translation>
         <source>▼ 0 B on the device (all offloaded)</source>
         <translation>▼ 设备上 0 B（全部卸载）</translation>
     </message>
+    <message>
+        <source>limits %1</source>
+        <translation>极限 %1</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::TimelinePage</name>
