@@ -98,7 +98,7 @@ int cmdCheckpoint(std::span<const std::string> argv) {
     }
     const std::string what = argv[0];
     if (what != "inspect" && what != "verify" && what != "export")
-        throwInvalid("checkpoint: unknown action '" + what + "' (inspect, verify or export)");
+        throwInvalid("unknown action '" + what + "' (inspect, verify or export)");
     if (argv.size() < 2 || argv[1].starts_with("--")) {
         if (argv.size() >= 2 && argv[1] == "--help") {
             std::fputs(kCheckpointHelp, stdout);
