@@ -6,35 +6,13 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "gui_process.h"
+
 namespace {
 
-struct Run {
-    int exitCode;
-    QString out;
-    QString err;
-};
-
-Run runGui(const QStringList& args) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope"), args);
-    if (!p.waitForFinished(60000)) {
-        p.kill();
-        p.waitForFinished();
-        return {-1, {}, QStringLiteral("timed out")};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, QString::fromUtf8(p.readAllStandardOutput()),
-            QString::fromUtf8(p.readAllStandardError())};
-}
-
-QStringList ourLines(const QString& text) {
-    QStringList lines;
-    for (const QString& l : text.split(QLatin1Char('\n'), Qt::SkipEmptyParts))
-        if (l.startsWith(QLatin1String("shardscope:"))) lines << l;
-    return lines;
-}
+using Run = shardscope::testing::GuiRun;
+using shardscope::testing::ourLines;
+using shardscope::testing::runGui;
 
 } // namespace
 

@@ -10,37 +10,16 @@
 #include <sstream>
 #include <sys/stat.h>
 
+#include "gui_process.h"
 #include "common/category_palette.h"
 #include "protocol/protocol.h"
 #include "synthetic_stream.h"
 
 namespace {
 
-struct Run {
-    int exitCode;
-    QString stderrText;
-};
-
-Run runGui(const QStringList& args) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope"), args);
-    if (!p.waitForFinished(60000)) {
-        p.kill();
-        return {-1, QStringLiteral("timed out")};
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, QString::fromUtf8(p.readAllStandardError())};
-}
-
-// Ignores Qt's own platform chatter (XDG_RUNTIME_DIR, propagateSizeHints) on stderr.
-QStringList ourLines(const QString& stderrText) {
-    QStringList lines;
-    for (const QString& l : stderrText.split(QLatin1Char('\n'), Qt::SkipEmptyParts))
-        if (l.startsWith(QLatin1String("shardscope:"))) lines << l;
-    return lines;
-}
+using Run = shardscope::testing::GuiRun;
+using shardscope::testing::ourLines;
+using shardscope::testing::runGui;
 
 // Charts, palette and text: far more than a blank or single-colour window.
 int colourCount(const QImage& image) {
@@ -66,7 +45,7 @@ private Q_SLOTS:
         const QString file = dir.filePath(QStringLiteral("calc.png"));
         const Run r = runGui({QStringLiteral("--screenshot"), file, QStringLiteral("--view"), QStringLiteral("calculator"),
                               QStringLiteral("--lang"), lang});
-        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QImage image;
         QVERIFY(image.load(file));
         QCOMPARE(image.size(), QSize(1400, 900));
@@ -76,8 +55,8 @@ private Q_SLOTS:
             for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
         QVERIFY2(colours.size() > 200, qPrintable(QString::number(colours.size())));
         // Batch mode's stderr carries no libpng or platform chatter.
-        QVERIFY2(!r.stderrText.contains(QStringLiteral("propagateSizeHints")), qPrintable(r.stderrText));
-        QVERIFY2(!r.stderrText.contains(QStringLiteral("libpng")), qPrintable(r.stderrText));
+        QVERIFY2(!r.err.contains(QStringLiteral("propagateSizeHints")), qPrintable(r.err));
+        QVERIFY2(!r.err.contains(QStringLiteral("libpng")), qPrintable(r.err));
     }
 
     // The suffix names the format written; other suffixes are refused before anything runs.
@@ -95,7 +74,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString file = dir.filePath(name);
         const Run r = runGui({QStringLiteral("--screenshot"), file, QStringLiteral("--view"), QStringLiteral("calculator")});
-        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QFile f(file);
         QVERIFY(f.open(QIODevice::ReadOnly));
         QVERIFY2(f.read(magic.size()) == magic, qPrintable(name));
@@ -106,7 +85,7 @@ private Q_SLOTS:
             const QString file = dir.filePath(name);
             const Run r = runGui({QStringLiteral("--screenshot"), file, QStringLiteral("--view"), QStringLiteral("calculator")});
             QCOMPARE(r.exitCode, 2);
-            const QStringList lines = ourLines(r.stderrText);
+            const QStringList lines = ourLines(r.err);
             QCOMPARE(lines.size(), 1);
             QVERIFY2(lines.first().contains(QStringLiteral(".png")), qPrintable(lines.first()));
             QVERIFY(!QFile::exists(file));
@@ -123,7 +102,7 @@ private Q_SLOTS:
             const QString file = dir.filePath(QStringLiteral("x.png"));
             const Run r = runGui({QStringLiteral("--open"), path, QStringLiteral("--screenshot"), file});
             QCOMPARE(r.exitCode, 2);
-            const QStringList lines = ourLines(r.stderrText);
+            const QStringList lines = ourLines(r.err);
             QCOMPARE(lines.size(), 1);
             QVERIFY2(lines.first().contains(QStringLiteral("regular file")) || lines.first().contains(QStringLiteral("directory")),
                      qPrintable(lines.first()));
@@ -186,7 +165,7 @@ private Q_SLOTS:
         const QString file = dir.filePath(QStringLiteral("x.png"));
         const Run r = runGui({QStringLiteral("--open"), recording, QStringLiteral("--screenshot"), file});
         QCOMPARE(r.exitCode, 2);
-        const QStringList lines = ourLines(r.stderrText);
+        const QStringList lines = ourLines(r.err);
         QCOMPARE(lines.size(), 1);
         QVERIFY2(lines.first().contains(message), qPrintable(lines.first()));
         QVERIFY(!QFile::exists(file));
@@ -201,7 +180,7 @@ private Q_SLOTS:
         const QString file = dir.filePath(QStringLiteral("ranks.png"));
         const Run r = runGui({QStringLiteral("--open"), recording, QStringLiteral("--view"), QStringLiteral("ranks"),
                               QStringLiteral("--screenshot"), file});
-        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QImage image;
         QVERIFY(image.load(file));
         QCOMPARE(image.size(), QSize(1400, 900));
@@ -225,7 +204,7 @@ private Q_SLOTS:
         const QString file = dir.filePath(QStringLiteral("live.png"));
         const Run r = runGui({QStringLiteral("--run-default"), QStringLiteral("--after-steps"), QStringLiteral("2"),
                               QStringLiteral("--screenshot"), file});
-        QVERIFY2(r.exitCode == 0, qPrintable(r.stderrText));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QImage image;
         QVERIFY(image.load(file));
         QVERIFY(colourCount(image) > 200);
@@ -240,7 +219,7 @@ private Q_SLOTS:
         const QString file = dir.filePath(QStringLiteral("bad.png"));
         const Run r = runGui({QStringLiteral("--open"), recording, QStringLiteral("--screenshot"), file});
         QCOMPARE(r.exitCode, 2);
-        const QStringList lines = ourLines(r.stderrText);
+        const QStringList lines = ourLines(r.err);
         QCOMPARE(lines.size(), 1);
         QVERIFY2(lines.first().contains(QStringLiteral("truncated")), qPrintable(lines.first()));
         QVERIFY(!QFile::exists(file));
@@ -269,7 +248,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const Run r = runGui(args);
         QCOMPARE(r.exitCode, 2);
-        const QStringList lines = ourLines(r.stderrText);
+        const QStringList lines = ourLines(r.err);
         QCOMPARE(lines.size(), 1);
         QVERIFY2(lines.first().contains(message), qPrintable(lines.first()));
         QVERIFY(!QFile::exists(QStringLiteral("x.png")));

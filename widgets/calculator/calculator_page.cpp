@@ -18,6 +18,7 @@
 #include "calculator/scaling_chart.h"
 #include "common/byte_format.h"
 #include "common/palette_legend.h"
+#include "common/side_column.h"
 #include "common/theory_names.h"
 
 namespace shardscope::widgets {
@@ -61,13 +62,7 @@ QWidget* CalculatorPage::buildInputColumn() {
     leftLayout->addWidget(inputs_);
     leftLayout->addWidget(errorLabel_);
     leftLayout->addWidget(deepspeed_, 1);
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(left);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(300);
-    return scroll;
+    return sideColumn(left);
 }
 
 // Right: the two charts on top, the numbers (summary, derivation) below.

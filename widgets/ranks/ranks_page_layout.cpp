@@ -24,6 +24,7 @@
 #include "common/palette_legend.h"
 #include "common/qcustomplot.h"
 #include "common/run_labels.h"
+#include "common/side_column.h"
 #include "common/theory_names.h"
 #include "playback/replay_player.h"
 #include "ranks/rank_ledger_view.h"
@@ -60,13 +61,7 @@ QWidget* RanksPage::buildLeft() {
     v->addWidget(settingsTitle_);
     v->addWidget(config_);
     v->addStretch(1);
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(left);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(300);
-    return scroll;
+    return sideColumn(left);
 }
 
 QWidget* RanksPage::buildRight() {
