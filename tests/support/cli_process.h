@@ -28,7 +28,7 @@ inline std::string slurpFile(const std::string& path) {
     return ss.str();
 }
 
-inline CliResult runProgram(const std::string& binary, std::vector<std::string> args) {
+inline CliResult runProgram(const std::string& binary, std::vector<std::string> args, char** env = environ) {
     char outPath[] = "/tmp/cli_process_out_XXXXXX";
     char errPath[] = "/tmp/cli_process_err_XXXXXX";
     const int outFd = mkstemp(outPath), errFd = mkstemp(errPath);
@@ -43,7 +43,7 @@ inline CliResult runProgram(const std::string& binary, std::vector<std::string> 
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     pid_t pid = 0;
-    const int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
+    const int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), env);
     posix_spawn_file_actions_destroy(&actions);
     close(outFd);
     close(errFd);

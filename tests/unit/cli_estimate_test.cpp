@@ -4,70 +4,28 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
-#include <fcntl.h>
 #include <fstream>
 #include <initializer_list>
-#include <spawn.h>
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
+#include "cli_process.h"
 #include "predict/predict.h"
 #include "theory/estimate.h"
 
-extern char** environ;
-
 namespace {
 
-struct Result {
-    int exitCode = -1;
-    std::string out;
-    std::string err;
-};
+using Result = shardscope::testing::CliResult;
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-// stdout and stderr go to temp files, so a chatty child can never block on a full pipe.
 Result runCli(std::initializer_list<std::string> args, const std::string& binary = SHARDSCOPE_BIN_DIR "/shardscope-cli",
               char** env = environ) {
-    char outPath[] = "/tmp/cli_estimate_out_XXXXXX";
-    char errPath[] = "/tmp/cli_estimate_err_XXXXXX";
-    const int outFd = mkstemp(outPath), errFd = mkstemp(errPath);
-    EXPECT_GE(outFd, 0);
-    EXPECT_GE(errFd, 0);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, outFd, STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, errFd, STDERR_FILENO);
-    std::vector<std::string> argv{binary, "estimate"};
+    std::vector<std::string> argv{"estimate"};
     argv.insert(argv.end(), args);
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    Result r;
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, cargv.data(), env);
-    posix_spawn_file_actions_destroy(&actions);
-    close(outFd);
-    close(errFd);
-    EXPECT_EQ(rc, 0) << "cannot start " << binary;
-    if (rc == 0) {
-        int status = 0;
-        waitpid(pid, &status, 0);
-        r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    r.out = slurp(outPath);
-    r.err = slurp(errPath);
-    unlink(outPath);
-    unlink(errPath);
+    Result r = shardscope::testing::runProgram(binary, argv, env);
+    EXPECT_NE(r.exitCode, -1) << "cannot start " << binary;
     return r;
 }
 
