@@ -4,10 +4,12 @@
 #include "app/main_window.h"
 #include "app/recording_files.h"
 #include "calculator/calculator_page.h"
+#include "checkpoints/checkpoints_page.h"
 #include "compare/compare_page.h"
 #include "flows/flow_page.h"
 #include "lessons/lesson_player.h"
 #include "ranks/ranks_page.h"
+#include "run/run_config_panel.h"
 #include "run/run_document.h"
 #include "timeline/timeline_page.h"
 
@@ -29,6 +31,14 @@ void addDefaultPages(MainWindow& window) {
     new RecordingFiles(window, document);
     new ConfigFiles(window, document, *ranks->configPanel());
     window.addPage(QStringLiteral("calculator"), [] { return MainWindow::tr("Calculator"); }, new CalculatorPage);
+    auto* checkpoints = new CheckpointsPage;
+    window.addPage(QStringLiteral("checkpoints"), [] { return CheckpointsPage::tr("Checkpoints"); }, checkpoints);
+    window.addFileAction(checkpoints->openAction());
+    // "Resume a run from here": the run settings take the step and the target world.
+    QObject::connect(checkpoints, &CheckpointsPage::resumeRequested, ranks, [&window, ranks](const ResumeChoice& c) {
+        ranks->configPanel()->setRequest(resumeRequest(ranks->configPanel()->request(), c));
+        window.showPage(QStringLiteral("ranks"));
+    });
     new LessonPlayer(window); // Help → Lessons, over the pages above
 }
 

@@ -162,4 +162,25 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, con
     return tr("Rank %1: %2.").arg(rank, QString::fromUtf8(eventKindName(e.kind).data(), static_cast<qsizetype>(eventKindName(e.kind).size())));
 }
 
+QString Explain::checkpointPadding(const QString& unit, std::uint64_t elements, int n, std::uint64_t padN, int m, std::uint64_t padM) {
+    return tr("Padding moves with N: %1's flat buffer of %2 elements is padded to a multiple of the shard count so every "
+              "shard has the same size — %3 padding element(s) at N = %4, %5 at M = %6. A checkpoint stores element "
+              "ranges of the unpadded unit and never the padding, so it loads at any N.")
+        .arg(unit, formatBytesExact(elements), formatBytesExact(padN))
+        .arg(n)
+        .arg(formatBytesExact(padM))
+        .arg(m);
+}
+
+QString Explain::reshardingAtLoad(int n, int m, int rank, std::size_t reads, std::size_t files, std::uint64_t bytes) {
+    return tr("Resharding at load: each of the M = %1 new ranks computes the element ranges of its new shard and reads, "
+              "from the N = %2 saved files, only the byte ranges that overlap them — element ranges are mapped, padded "
+              "bytes never are. New rank %3 makes %n read(s) from %4 file(s), %5 in all.", nullptr, static_cast<int>(reads))
+        .arg(m)
+        .arg(n)
+        .arg(rank)
+        .arg(files)
+        .arg(formatDecimal(static_cast<double>(bytes)));
+}
+
 } // namespace shardscope::widgets

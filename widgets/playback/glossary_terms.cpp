@@ -44,6 +44,13 @@ std::vector<GlossaryEntry> Glossary::entries() {
             "gradients and optimizer state. They combine on a T × D mesh: ZeRO shards each TP slice over the D "
             "data-parallel ranks, and both kinds of collective share the same links. Pipeline parallelism (layers on "
             "different ranks) is not simulated here.")},
+        {QStringLiteral("padding"), tr("padding"), {tr("padding")},
+         tr("Elements added at the end of a unit's flat buffer so that it splits into N equal shards: up to N − 1 of "
+            "them, so the amount and which rank holds it change with N. Checkpoints never store it.")},
+        {QStringLiteral("reshard-at-load"), tr("resharding at load"), {tr("resharding at load")},
+         tr("Loading a checkpoint saved by N ranks into M ranks (or another strategy): every new rank works out the "
+            "element ranges of its new shard and reads just the byte ranges of the saved files that overlap them. "
+            "Not the same as resharding parameters after use.")},
         {QStringLiteral("ledger"), tr("ledger"), {tr("ledger")},
          tr("Per rank, the live and peak bytes of every category and tier, updated by every allocation and free.")},
     };

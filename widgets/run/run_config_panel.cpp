@@ -118,6 +118,7 @@ void RunConfigPanel::build() {
     }
     addField(RunField::OffloadOptimizer, offloadOptimizer_);
     addField(RunField::OffloadParams, offloadParams_);
+    buildCheckpointFields();
     preview_ = new QLabel;
     preview_->setObjectName(QStringLiteral("theoryPreview"));
     preview_->setWordWrap(true);
@@ -134,6 +135,21 @@ void RunConfigPanel::build() {
         connect(s, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
     for (QCheckBox* c : {checkpointing_, reshard_, threads_}) connect(c, &QCheckBox::toggled, this, &RunConfigPanel::onChanged);
     for (QLineEdit* e : {capacity_, bucket_}) connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
+}
+
+// Save folder, save every K steps, resume from: passed as --save, --save-every, --resume.
+void RunConfigPanel::buildCheckpointFields() {
+    saveDir_ = new QLineEdit;
+    saveDir_->setObjectName(QStringLiteral("saveDirEdit"));
+    saveEvery_ = spin(0, static_cast<int>(std::min<std::int64_t>(runconfig::kMaxSaveEvery, INT_MAX)), 0);
+    saveEvery_->setObjectName(QStringLiteral("saveEverySpin"));
+    resume_ = new QLineEdit;
+    resume_->setObjectName(QStringLiteral("resumeEdit"));
+    addField(RunField::SaveDir, saveDir_);
+    addField(RunField::SaveEvery, saveEvery_);
+    addField(RunField::Resume, resume_);
+    for (QLineEdit* e : {saveDir_, resume_}) connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
+    connect(saveEvery_, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
 }
 
 void RunConfigPanel::addField(RunField field, QWidget* widget) {
@@ -222,6 +238,9 @@ RunRequest RunConfigPanel::request() const {
     if (offloadOptimizer_->isEnabled()) r.offloadOptimizer = static_cast<Tier>(offloadOptimizer_->currentData().toInt());
     if (offloadParams_->isEnabled()) r.offloadParams = static_cast<Tier>(offloadParams_->currentData().toInt());
     r.tensorParallel = tensorParallel_->value();
+    r.saveDir = saveDir_->text().trimmed();
+    r.saveEvery = saveEvery_->value();
+    r.resumePath = resume_->text().trimmed();
     return r;
 }
 
@@ -246,6 +265,9 @@ void RunConfigPanel::setRequest(const RunRequest& r) {
     offloadOptimizer_->setCurrentIndex(std::max(0, offloadOptimizer_->findData(static_cast<int>(r.offloadOptimizer))));
     offloadParams_->setCurrentIndex(std::max(0, offloadParams_->findData(static_cast<int>(r.offloadParams))));
     tensorParallel_->setValue(r.tensorParallel);
+    saveDir_->setText(r.saveDir);
+    saveEvery_->setValue(r.saveEvery);
+    resume_->setText(r.resumePath);
     loading_ = false;
     onChanged();
 }
@@ -375,7 +397,9 @@ void RunConfigPanel::retranslateUi() {
         {RunField::Persistence, tr("Persistence threshold")}, {RunField::HybridGroup, tr("Hybrid group (ranks)")},
         {RunField::OffloadOptimizer, tr("Optimizer states")}, {RunField::OffloadParams, tr("Parameter shards")},
 
-        {RunField::TensorParallel, tr("Tensor parallel (T)")}};
+        {RunField::TensorParallel, tr("Tensor parallel (T)")},
+        {RunField::SaveDir, tr("Save checkpoints to")}, {RunField::SaveEvery, tr("Save every K steps")},
+        {RunField::Resume, tr("Resume from")}};
     for (const auto& [field, text] : labels) rows_[field].label->setText(text);
     backend_->setItemText(0, tr("CPU"));
     backend_->setItemText(1, tr("GPU (CUDA)"));
@@ -409,6 +433,14 @@ void RunConfigPanel::retranslateUi() {
                                    "every block's computation (heads and MLP features; all-reduces of activations), and the "
                                    "strategy shards each slice's states over the D data-parallel ranks. T must divide the "
                                    "ranks and the model's heads (the *_tp presets have 4)."));
+    saveDir_->setPlaceholderText(tr("none (a folder)"));
+    saveDir_->setToolTip(tr("Save a checkpoint into this folder after the last step (and every K steps): it restores "
+                            "at any number of ranks and any strategy."));
+    saveEvery_->setSpecialValueText(tr("after the last step only"));
+    saveEvery_->setToolTip(tr("Also save after every K steps; the folder's “latest” names the newest complete one."));
+    resume_->setPlaceholderText(tr("none: start from step 1"));
+    resume_->setToolTip(tr("A checkpoint folder (its latest step) or one step-K folder in it. The run continues its "
+                           "step, data and seed; each rank reads only the byte ranges of its new shard."));
     onChanged(); // error texts are translated when they are made
 }
 

@@ -61,6 +61,7 @@ private:
     void retranslateUi();
     void fillCombos();
     void updateBackendItem();
+    void buildCheckpointFields();
 
     QFormLayout* form_ = nullptr;
     QComboBox* model_ = nullptr;
@@ -84,6 +85,9 @@ private:
     QSpinBox* microBatch_ = nullptr;
     QComboBox* offloadOptimizer_ = nullptr; // device | host
     QComboBox* offloadParams_ = nullptr;
+    QLineEdit* saveDir_ = nullptr;
+    QSpinBox* saveEvery_ = nullptr;
+    QLineEdit* resume_ = nullptr;
     QLabel* preview_ = nullptr;
     QLabel* capacityWarning_ = nullptr;
     std::optional<std::uint64_t> predictedPeak_;

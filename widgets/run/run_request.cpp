@@ -1,6 +1,7 @@
 #include "run/run_request.h"
 
 #include <QCoreApplication>
+#include <QFileInfo>
 #include <QRegularExpression>
 #include <algorithm>
 #include <cmath>
@@ -57,6 +58,9 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     if (policy.usesPersistence()) k.persistenceThresholdParams = r.persistenceThreshold;
     if (policy.usesHybridGroup()) k.hybridGroupSize = r.hybridGroup;
     c.offload = {r.offloadOptimizer, r.offloadParams};
+    if (!r.saveDir.isEmpty()) c.saveDir = r.saveDir.toStdString();
+    c.saveEvery = r.saveEvery;
+    if (!r.resumePath.isEmpty()) c.resumePath = r.resumePath.toStdString();
     return c;
 }
 
@@ -116,6 +120,9 @@ RunField fieldOf(Field f) {
     case Field::OffloadOptimizer: return RunField::OffloadOptimizer;
     case Field::OffloadParams: return RunField::OffloadParams;
     case Field::TensorParallel: return RunField::TensorParallel;
+    case Field::Save: return RunField::SaveDir;
+    case Field::SaveEvery: return RunField::SaveEvery;
+    case Field::Resume: return RunField::Resume;
     default: return RunField::Strategy; // options of the strategy the panel sets itself
     }
 }
@@ -147,6 +154,7 @@ QString ProblemText::describe(const runconfig::Problem& p) {
         case Field::HybridGroup: return tr("the hybrid group must be between %1 and %2 ranks").arg(p.min).arg(p.max);
         case Field::Capacity: return tr("a capacity budget must be more than 0 bytes");
         case Field::TensorParallel: return tr("tensor parallel T must be between %1 and %2").arg(p.min).arg(p.max);
+        case Field::SaveEvery: return tr("save every must be between %1 and %2 steps (0: only after the last step)").arg(p.min).arg(p.max);
         default: return tr("value %1 is outside %2–%3").arg(p.value).arg(p.min).arg(p.max);
         }
     case Code::UnknownName:
@@ -173,6 +181,7 @@ QString ProblemText::describe(const runconfig::Problem& p) {
     case Code::OffloadTierNotBuilt: return tr("the NVMe tier is not available in this build");
     case Code::CheckpointUnsupported: return tr("checkpoints of a run with %1 are not supported").arg(QString::fromStdString(p.text));
     case Code::NeedsFlag:
+        if (p.field == Field::SaveEvery) return tr("saving every K steps needs a save folder");
         return tr("%1 needs %2").arg(QString::fromStdString(std::string(runconfig::flagName(p.field))), QString::fromStdString(p.text));
     }
     return QString::fromStdString(p.text);
@@ -207,6 +216,12 @@ std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu) {
     }
     if (r.microBatch < 0) add(RunField::MicroBatch, describe({Field::MicroBatch, Code::OutOfRange, r.microBatch, 1,
                                                               runconfig::limitOf(Field::MicroBatch).max, {}}));
+    // The checkpoint folders are opened by the CLI (a damaged checkpoint is its one line); here
+    // only what a glance at the file system shows.
+    if (!r.resumePath.isEmpty() && !QFileInfo(r.resumePath).isDir())
+        add(RunField::Resume, QCoreApplication::translate("RunRequest", "'%1' is not a checkpoint folder").arg(r.resumePath));
+    if (!r.saveDir.isEmpty() && QFileInfo::exists(r.saveDir) && !QFileInfo(r.saveDir).isDir())
+        add(RunField::SaveDir, QCoreApplication::translate("RunRequest", "'%1' is not a folder").arg(r.saveDir));
     // Everything else as the worker checks it, one problem per field.
     for (const runconfig::Problem& p : runconfig::validate(toRunConfig(r))) {
         const RunField f = fieldOf(p.field);

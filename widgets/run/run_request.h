@@ -22,7 +22,7 @@ namespace shardscope::widgets {
 const runconfig::ModelPreset* findRunPreset(const QString& id);
 
 enum class RunField { Model, Ranks, Backend, Strategy, Steps, Capacity, Bucket, Prefetch, MaxInflight, Persistence, HybridGroup, MicroBatch, Threads,
-                      OffloadOptimizer, OffloadParams, TensorParallel };
+                      OffloadOptimizer, OffloadParams, TensorParallel, SaveDir, SaveEvery, Resume };
 
 struct FieldIssue {
     RunField field;
@@ -52,6 +52,10 @@ struct RunRequest {
     Tier offloadOptimizer = Tier::Device; // --offload-optimizer: master, m, v (and grad shards) on the host
     Tier offloadParams = Tier::Device;    // --offload-params: param shards on the host
     int tensorParallel = 1; // --tp: T of a T × D mesh of the ranks
+    // Checkpoints (docs/checkpoints.md); empty paths: none.
+    QString saveDir;    // --save DIR: saves after the last step (and every saveEvery steps)
+    int saveEvery = 0;  // --save-every K; 0: only after the last step
+    QString resumePath; // --resume DIR (its latest) or DIR/step-K
 };
 
 inline constexpr int kMaxRanks = 64; // the rank view's columns (the worker takes more)
