@@ -1,0 +1,237 @@
+// The Checkpoints page on real checkpoints written by shardscope-cli: the reads it draws are the
+// loader's plan (checkpoint/reshard.h) for every new rank, padding at N and M, verification off
+// the UI thread, damaged checkpoints named on the page, and "Resume a run from here" filling the
+// run settings whose CLI arguments carry --resume.
+#include <QFile>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTreeWidget>
+
+#include "app/main_window.h"
+#include "app/pages.h"
+#include "checkpoint/reshard.h"
+#include "checkpoint/store.h"
+#include "checkpoints/checkpoints_page.h"
+#include "checkpoints/reshard_view.h"
+#include "common/language.h"
+#include "gui_checkpoint.h"
+#include "plan/policy.h"
+#include "ranks/ranks_page.h"
+#include "run/run_config_panel.h"
+
+using namespace shardscope;
+using namespace shardscope::widgets;
+
+namespace {
+
+// The loader's reads for new rank `rank` of `world` under `strategy`, as train/checkpointing.cpp
+// computes them: its owned span of every unit, planned against the metadata.
+std::vector<checkpoint::Read> loaderReads(const checkpoint::Metadata& m, plan::Strategy strategy, int world, int rank) {
+    const plan::Policy policy = plan::policyFor(strategy);
+    const checkpoint::Placement p = checkpoint::placementOf(policy, world, rank);
+    std::vector<checkpoint::Span> needs;
+    for (std::size_t u = 0; u < m.units.size(); ++u)
+        needs.push_back(checkpoint::ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u), m.units[u].elements));
+    return checkpoint::planReads(m, needs);
+}
+
+bool copyTree(const QString& from, const QString& to) {
+    QDir().mkpath(to);
+    for (const QFileInfo& f : QDir(from).entryInfoList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot)) {
+        const QString dst = QDir(to).filePath(f.fileName());
+        if (f.isDir() ? !copyTree(f.filePath(), dst) : !QFile::copy(f.filePath(), dst)) return false;
+    }
+    return true;
+}
+
+} // namespace
+
+class CheckpointsPageTest : public QObject {
+    Q_OBJECT
+    QTemporaryDir tmp_;
+    QString saved_; // zero3 on N = 3, one step
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(tmp_.isValid());
+        saved_ = tmp_.filePath(QStringLiteral("zero3-3"));
+        const QString error = testing::saveTinyCheckpoint(saved_, 3, "zero3");
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
+
+    // N = 3 → M = 2 (docs/checkpoints.md's worked example on the tiny model): every read the page
+    // lists and draws is the loader's, byte offsets included.
+    void drawsTheLoadersPlan() {
+        CheckpointsPage page;
+        page.resize(1200, 800);
+        page.show();
+        QVERIFY(page.openFolder(saved_));
+        QVERIFY2(page.message().isEmpty(), qPrintable(page.message()));
+        page.setTarget(2, plan::Strategy::Zero3);
+        const LoadPlan* plan = page.loadPlan();
+        QVERIFY(plan);
+        const checkpoint::Metadata meta = checkpoint::openCheckpoint(saved_.toStdString()).meta;
+        QCOMPARE(plan->savedWorld, 3);
+        QCOMPARE(plan->newWorld, 2);
+        std::size_t drawn = 0;
+        for (int r = 0; r < 2; ++r) {
+            const std::vector<checkpoint::Read> expected = loaderReads(meta, plan::Strategy::Zero3, 2, r);
+            std::vector<checkpoint::Read> shown;
+            for (const UnitLoadPlan& u : plan->units)
+                for (const PlannedRead& pr : u.reads)
+                    if (pr.newRank == r) shown.push_back(pr.read);
+            std::sort(shown.begin(), shown.end(), [](const auto& a, const auto& b) { return std::tie(a.file, a.range) < std::tie(b.file, b.range); });
+            QCOMPARE(shown.size(), expected.size());
+            std::uint64_t bytes = 0;
+            for (std::size_t i = 0; i < expected.size(); ++i) {
+                QCOMPARE(shown[i].file, expected[i].file);
+                QCOMPARE(shown[i].range, expected[i].range);
+                QCOMPARE(shown[i].unit, expected[i].unit);
+                QCOMPARE(shown[i].begin, expected[i].begin);
+                QCOMPARE(shown[i].end, expected[i].end);
+                QVERIFY(shown[i].offsets == expected[i].offsets);
+                bytes += expected[i].bytes();
+            }
+            QCOMPARE(plan->ranks[static_cast<std::size_t>(r)].bytesNeeded, bytes);
+            // The table lists the same reads under the rank.
+            auto* tree = page.findChild<QTreeWidget*>(QStringLiteral("readsTree"));
+            QVERIFY(tree);
+            QCOMPARE(tree->topLevelItem(r)->childCount(), static_cast<int>(expected.size()));
+            drawn += expected.size();
+        }
+        // The whole model, once per new rank: 71 900 elements × 12 bytes in all.
+        QCOMPARE(plan->ranks[0].bytesNeeded + plan->ranks[1].bytesNeeded, std::uint64_t{71900} * checkpoint::kBytesPerElement);
+        // The embedding (6 050 elements): padded to 6 051 at N = 3, not at M = 2; new rank 0 reads
+        // [0, 2017) of file 0 and [2017, 3025) of file 1.
+        const UnitLoadPlan& emb = plan->units.front();
+        QCOMPARE(emb.elements, std::uint64_t{6050});
+        QCOMPARE(emb.paddedSaved, std::uint64_t{6051});
+        QCOMPARE(emb.paddedNew, std::uint64_t{6050});
+        std::vector<ReshardView::Item> reads;
+        for (const ReshardView::Item& it : page.view()->itemsOfUnit(0))
+            if (it.kind == ReshardView::Kind::Read && it.newRank == 0) reads.push_back(it);
+        QCOMPARE(reads.size(), std::size_t{2});
+        QCOMPARE(reads[0].file, std::size_t{0});
+        QCOMPARE(reads[0].begin, std::uint64_t{0});
+        QCOMPARE(reads[0].end, std::uint64_t{2017});
+        QCOMPARE(reads[1].file, std::size_t{1});
+        QCOMPARE(reads[1].begin, std::uint64_t{2017});
+        QCOMPARE(reads[1].end, std::uint64_t{3025});
+        // Drawn where they belong: under the saved range, above the new shard, on rank 0's lane.
+        QVERIFY(reads[0].rect.right() <= reads[1].rect.left() + 0.5);
+        std::size_t drawnReads = 0;
+        for (std::size_t u = 0; u < plan->units.size(); ++u)
+            for (const ReshardView::Item& it : page.view()->itemsOfUnit(u)) drawnReads += it.kind == ReshardView::Kind::Read;
+        QCOMPARE(drawnReads, drawn);
+        bool savedPadding = false;
+        for (const ReshardView::Item& it : page.view()->itemsOfUnit(0)) savedPadding |= it.kind == ReshardView::Kind::SavedPadding;
+        QVERIFY(savedPadding);
+        // Verified off the UI thread.
+        QTRY_VERIFY_WITH_TIMEOUT(!page.verifying(), 10000);
+        QCOMPARE(page.verificationTexts(), QStringList({QStringLiteral("OK"), QStringLiteral("OK"), QStringLiteral("OK")}));
+    }
+
+    // DDP on M = 3: every new rank owns (and reads) the whole model.
+    void replicatedTargetReadsEverything() {
+        CheckpointsPage page;
+        QVERIFY(page.openFolder(saved_));
+        page.setTarget(3, plan::Strategy::Ddp);
+        QVERIFY(page.loadPlan());
+        for (const RankLoad& r : page.loadPlan()->ranks) QCOMPARE(r.bytesNeeded, std::uint64_t{71900} * checkpoint::kBytesPerElement);
+        // A hybrid group that does not divide M is named on the page, nothing drawn.
+        page.setTarget(3, plan::Strategy::FsdpHybridShard, 2);
+        QVERIFY(!page.loadPlan());
+        QVERIFY2(page.message().contains(QStringLiteral("does not divide")), qPrintable(page.message()));
+    }
+
+    void damagedCheckpointsSayWhatIsWrong() {
+        CheckpointsPage page;
+        QVERIFY(!page.openFolder(tmp_.filePath(QStringLiteral("no-such-folder"))));
+        QVERIFY2(page.message().contains(QStringLiteral("no-such-folder")), qPrintable(page.message()));
+        // Damaged metadata: named, nothing drawn.
+        const QString bad = tmp_.filePath(QStringLiteral("bad-metadata"));
+        QVERIFY(copyTree(saved_, bad));
+        QFile meta(bad + QStringLiteral("/step-1/metadata.json"));
+        QVERIFY(meta.open(QIODevice::ReadWrite));
+        QByteArray text = meta.readAll();
+        text.replace("\"world_size\"", "\"world_sizes\"");
+        meta.resize(0);
+        meta.write(text);
+        meta.close();
+        QVERIFY(!page.openFolder(bad));
+        QVERIFY2(page.message().contains(QStringLiteral("world_size")), qPrintable(page.message()));
+        QVERIFY(!page.loadPlan());
+        // A flipped byte in a data file: the plan still shows, verification names the file's state.
+        const QString flipped = tmp_.filePath(QStringLiteral("flipped"));
+        QVERIFY(copyTree(saved_, flipped));
+        QFile data(flipped + QStringLiteral("/step-1/rank-00001.bin"));
+        QVERIFY(data.open(QIODevice::ReadWrite));
+        data.seek(100);
+        char c = 0;
+        data.getChar(&c);
+        data.seek(100);
+        data.putChar(static_cast<char>(c ^ 0x40));
+        data.close();
+        QVERIFY(page.openFolder(flipped));
+        QVERIFY(page.loadPlan());
+        QTRY_VERIFY_WITH_TIMEOUT(!page.verifying(), 10000);
+        const QStringList states = page.verificationTexts();
+        QCOMPARE(states.size(), 3);
+        QCOMPARE(states[0], QStringLiteral("OK"));
+        QVERIFY2(states[1].startsWith(QStringLiteral("checksum mismatch")), qPrintable(states[1]));
+        QCOMPARE(states[2], QStringLiteral("OK"));
+    }
+
+    void resumeFromHereFillsTheRunSettings() {
+        LanguageManager language;
+        MainWindow window(&language);
+        addDefaultPages(window);
+        auto* page = qobject_cast<CheckpointsPage*>(window.page(QStringLiteral("checkpoints")));
+        auto* ranks = qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks")));
+        QVERIFY(page && ranks);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(window.showPage(QStringLiteral("checkpoints")));
+        QVERIFY(!ranks->isVisible());
+        QVERIFY(page->openFolder(saved_));
+        page->setTarget(2, plan::Strategy::FsdpFullShard);
+        auto* resume = page->findChild<QPushButton*>(QStringLiteral("resumeHereButton"));
+        QVERIFY(resume && resume->isEnabled());
+        QTest::mouseClick(resume, Qt::LeftButton);
+        const RunRequest r = ranks->configPanel()->request();
+        QCOMPARE(r.resumePath, QDir(saved_).filePath(QStringLiteral("step-1")));
+        QCOMPARE(r.model, QStringLiteral("tiny"));
+        QCOMPARE(r.ranks, 2);
+        QCOMPARE(r.strategy, plan::Strategy::FsdpFullShard);
+        QVERIFY2(ranks->configPanel()->errorText(RunField::Resume).isEmpty(), qPrintable(ranks->configPanel()->errorText(RunField::Resume)));
+        QVERIFY(ranks->isVisible()); // the window turned to the settings it filled
+        const QStringList args = workerArguments(r, QStringLiteral("/tmp/s.sock"));
+        const qsizetype at = args.indexOf(QStringLiteral("--resume"));
+        QVERIFY2(at >= 0 && at + 1 < args.size(), qPrintable(args.join(QLatin1Char(' '))));
+        QCOMPARE(args[at + 1], r.resumePath);
+        // Tensor parallelism cannot save: runconfig's refusal, in the panel's words, under the field.
+        RunRequest tp = r;
+        tp.model = QStringLiteral("tiny_tp");
+        tp.tensorParallel = 2;
+        tp.resumePath.clear();
+        tp.saveDir = tmp_.filePath(QStringLiteral("new-save"));
+        ranks->configPanel()->setRequest(tp);
+        QVERIFY2(ranks->configPanel()->errorText(RunField::SaveDir).contains(QStringLiteral("--tp 2")),
+                 qPrintable(ranks->configPanel()->errorText(RunField::SaveDir)));
+        // Save every K needs a folder.
+        RunRequest every = r;
+        every.saveEvery = 2;
+        ranks->configPanel()->setRequest(every);
+        QVERIFY(!ranks->configPanel()->errorText(RunField::SaveEvery).isEmpty());
+        every.saveDir = tmp_.filePath(QStringLiteral("every"));
+        ranks->configPanel()->setRequest(every);
+        QVERIFY(ranks->configPanel()->errorText(RunField::SaveEvery).isEmpty());
+        const QStringList saveArgs = workerArguments(ranks->configPanel()->request(), QStringLiteral("/tmp/s.sock"));
+        QVERIFY(saveArgs.join(QLatin1Char(' ')).contains(QStringLiteral("--save ") + every.saveDir + QStringLiteral(" --save-every 2")));
+    }
+};
+
+QTEST_MAIN(CheckpointsPageTest)
+#include "checkpoints_page_test.moc"
