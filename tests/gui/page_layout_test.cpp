@@ -5,11 +5,14 @@
 #include <QListWidget>
 #include <QTabWidget>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "app/main_window.h"
 #include "common/qcustomplot.h"
 #include "app/pages.h"
+#include "checkpoints/checkpoints_page.h"
+#include "gui_checkpoint.h"
 #include "common/language.h"
 #include "compare/compare_view.h"
 #include "ranks/rank_ledger_view.h"
@@ -140,6 +143,14 @@ private Q_SLOTS:
         ranks->finishPendingDraws();
         QCoreApplication::processEvents();
         QCOMPARE(run->mapTo(&window, QPoint(0, 0)), runAt);
+        // A checkpoint saved at N = 3 fills the Checkpoints page, shown loading at M = 2.
+        QTemporaryDir checkpointDir;
+        QVERIFY(checkpointDir.isValid());
+        const QString saved = testing::saveTinyCheckpoint(checkpointDir.filePath(QStringLiteral("ckpt")), 3, "zero3");
+        QVERIFY2(saved.isEmpty(), qPrintable(saved));
+        auto* checkpoints = qobject_cast<CheckpointsPage*>(window.page(QStringLiteral("checkpoints")));
+        QVERIFY(checkpoints && checkpoints->openFolder(checkpointDir.filePath(QStringLiteral("ckpt"))));
+        QTRY_VERIFY_WITH_TIMEOUT(!checkpoints->verifying(), 10000);
         for (const QString& id : window.pageIds()) {
             QVERIFY(window.showPage(id));
             QWidget* page = window.page(id);

@@ -33,6 +33,7 @@ void CheckpointsPage::fillReads() {
         auto* item = new QTreeWidgetItem(reads_);
         item->setText(0, tr("New rank %1").arg(r));
         item->setText(2, tr("%n read(s) from %1 file(s)", nullptr, static_cast<int>(load.reads)).arg(load.files));
+        item->setText(3, tr("%1 read (whole ranges, for their checksums)").arg(formatDecimal(static_cast<double>(load.bytesRead))));
         item->setText(4, formatDecimal(static_cast<double>(load.bytesNeeded)));
         item->setToolTip(4, tr("%1 bytes of this rank's shard (master, Adam m, Adam v); %2 bytes read, since a range is read "
                                "whole to check its checksum")

@@ -42,7 +42,7 @@ void ReshardView::setPlan(std::shared_ptr<const LoadPlan> plan, std::shared_ptr<
 
 int ReshardView::laneHeight() const {
     if (!plan_) return 0;
-    return std::clamp(56 / std::max(1, plan_->newWorld), 3, 14);
+    return std::clamp(64 / std::max(1, plan_->newWorld), 3, 16);
 }
 
 int ReshardView::unitBlockHeight() const {
@@ -75,6 +75,9 @@ std::vector<ReshardView::Item> ReshardView::itemsOfUnit(std::size_t unit) const 
     const double x0 = kLabelWidth, x1 = std::max<double>(x0 + 40, width() - kMargin);
     const double span = static_cast<double>(std::max<std::uint64_t>({u.paddedSaved, u.paddedNew, u.elements, 1}));
     const auto x = [&](std::uint64_t e) { return x0 + (x1 - x0) * static_cast<double>(e) / span; };
+    // A few padding elements of thousands would be invisible: they get a few pixels past the
+    // bar's end (the margin), enough to see that they are there.
+    const auto padWidth = [&](std::uint64_t from, std::uint64_t to) { return std::max(x(to) - x(from), 5.0); };
     const double top = kMargin + static_cast<double>(unit) * unitBlockHeight() + kTitle;
     const int lane = laneHeight();
     const int n = p.savedWorld, m = p.newWorld;
@@ -89,7 +92,7 @@ std::vector<ReshardView::Item> ReshardView::itemsOfUnit(std::size_t unit) const 
                        -1, s.file, s.begin, s.end});
     }
     if (u.paddedSaved > u.elements)
-        out.push_back({Kind::SavedPadding, unit, QRectF(x(u.elements), top, x(u.paddedSaved) - x(u.elements), kBar), neutralColor(200),
+        out.push_back({Kind::SavedPadding, unit, QRectF(x(u.elements), top, padWidth(u.elements, u.paddedSaved), kBar), neutralColor(200),
                        QString(),
                        tr("Padding at N = %1: %2 element(s) that make %3 divisible into %1 equal shards. Never stored.")
                            .arg(u.shardsSaved).arg(num(u.paddedSaved - u.elements), QString::fromStdString(u.name)),
@@ -101,7 +104,7 @@ std::vector<ReshardView::Item> ReshardView::itemsOfUnit(std::size_t unit) const 
         const checkpoint::DataFile& f = meta_->files[r.file];
         const std::uint64_t len = (r.end - r.begin) * sizeof(float);
         out.push_back({Kind::Read, unit, QRectF(x(r.begin), readsTop + pr.newRank * lane, x(r.end) - x(r.begin), lane),
-                       rankColor(f.rank, n), QString(),
+                       rankColor(f.rank, n), QString::number(f.rank),
                        tr("New rank %1 reads elements [%2, %3) from %4: master bytes %5–%6, Adam m %7–%8, Adam v %9–%10")
                            .arg(pr.newRank)
                            .arg(num(r.begin), num(r.end), QString::fromStdString(f.name), num(r.offsets[0]), num(r.offsets[0] + len),
@@ -126,7 +129,7 @@ std::vector<ReshardView::Item> ReshardView::itemsOfUnit(std::size_t unit) const 
                        r, 0, s.begin, s.end});
     }
     if (u.paddedNew > u.elements)
-        out.push_back({Kind::NewPadding, unit, QRectF(x(u.elements), newTop, x(u.paddedNew) - x(u.elements), copies * rowH),
+        out.push_back({Kind::NewPadding, unit, QRectF(x(u.elements), newTop, padWidth(u.elements, u.paddedNew), copies * rowH),
                        neutralColor(200), QString(),
                        tr("Padding at M = %1: %2 element(s) that make %3 divisible into %1 equal shards. Nothing is read for it.")
                            .arg(u.shardsNew).arg(num(u.paddedNew - u.elements), QString::fromStdString(u.name)),
@@ -160,7 +163,10 @@ void ReshardView::paintEvent(QPaintEvent* event) {
         };
         p.setPen(palette().color(QPalette::Text));
         rowLabel(savedTop, kBar, tr("saved (N = %1)").arg(plan_->savedWorld));
-        rowLabel(readsTop, plan_->newWorld * lane, tr("reads"));
+        if (lane >= fm.height())
+            for (int r = 0; r < plan_->newWorld; ++r) rowLabel(readsTop + r * lane, lane, tr("rank %1 reads").arg(r));
+        else
+            rowLabel(readsTop, plan_->newWorld * lane, tr("reads"));
         rowLabel(newTop, kBar, tr("new (M = %1)").arg(plan_->newWorld));
         for (const Item& it : itemsOfUnit(u)) {
             const bool padding = it.kind == Kind::SavedPadding || it.kind == Kind::NewPadding;
