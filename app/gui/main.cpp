@@ -2,6 +2,7 @@
 // shardscope::widgets. Plain `shardscope` opens the Ranks page and runs the default scenario.
 // Batch mode: --screenshot FILE renders a view offscreen and exits (0, or 2 with one line).
 #include <QApplication>
+#include <QFileInfo>
 #include <QCommandLineParser>
 #include <QRegularExpression>
 #include <QTimer>
@@ -19,6 +20,7 @@
 #include "compare/compare_page.h"
 #include "core/error.h"
 #include "core/user_files.h"
+#include "checkpoints/checkpoints_page.h"
 #include "lessons/lesson_player.h"
 #include "ranks/ranks_page.h"
 #include "timeline/timeline_page.h"
@@ -120,10 +122,10 @@ QString renderLessonStep(shardscope::widgets::MainWindow& window, const LessonRe
 struct Options {
     QCommandLineOption screenshot{QStringLiteral("screenshot"), QApplication::translate("main", "Render the window to an image (.png, .jpg or .bmp) and exit."),
                                   QStringLiteral("FILE")};
-    QCommandLineOption view{QStringLiteral("view"), QApplication::translate("main", "Page to show: ranks, timeline, flows, compare or calculator."),
+    QCommandLineOption view{QStringLiteral("view"), QApplication::translate("main", "Page to show: ranks, timeline, flows, compare, calculator or checkpoints."),
                             QStringLiteral("VIEW"), QStringLiteral("ranks")};
     QCommandLineOption lang{QStringLiteral("lang"), QApplication::translate("main", "UI language: en or zh_CN."), QStringLiteral("LANG")};
-    QCommandLineOption open{QStringLiteral("open"), QApplication::translate("main", "Open a recording (.sstrace) on the Ranks page, or a run/compare report (.json) on the Compare page."),
+    QCommandLineOption open{QStringLiteral("open"), QApplication::translate("main", "Open a recording (.sstrace) on the Ranks page, a run/compare report (.json) on the Compare page, or a checkpoint folder on the Checkpoints page."),
                             QStringLiteral("RECORDING")};
     QCommandLineOption runDefault{QStringLiteral("run-default"),
                                   QApplication::translate("main", "Run the default scenario (small, 4 CPU ranks, ZeRO-3); the default without --view or --open.")};
@@ -172,7 +174,9 @@ int main(int argc, char** argv) {
         return fail(QApplication::translate("main", "--lesson opens its own runs: it cannot be combined with --open or --run-default"));
     if (parser.isSet(o.runDefault) && parser.isSet(o.open))
         return fail(QApplication::translate("main", "--run-default and --open cannot be combined"));
-    if (parser.isSet(o.open))
+    // --open DIR: a checkpoint folder, shown on the Checkpoints page.
+    const bool openCheckpoint = parser.isSet(o.open) && QFileInfo(parser.value(o.open)).isDir();
+    if (parser.isSet(o.open) && !openCheckpoint)
         if (const QString error = openablePathError(parser.value(o.open)); !error.isEmpty()) return fail(error);
     if (parser.isSet(o.screenshot))
         if (const QString error = shardscope::widgets::screenshotFormatError(parser.value(o.screenshot)); !error.isEmpty())
@@ -213,6 +217,13 @@ int main(int argc, char** argv) {
         if (!compare || !compare->openFiles({parser.value(o.open)}, &error)) return fail(error);
         if (!parser.isSet(o.view)) window.showPage(QStringLiteral("compare"));
     }
+    if (openCheckpoint) {
+        auto* checkpoints = qobject_cast<shardscope::widgets::CheckpointsPage*>(window.page(QStringLiteral("checkpoints")));
+        if (!checkpoints->openFolder(parser.value(o.open)) && parser.isSet(o.screenshot)) return fail(checkpoints->message());
+        if (!parser.isSet(o.view)) window.showPage(QStringLiteral("checkpoints"));
+        // A picture shows the files' verification, which runs on its own thread.
+        while (parser.isSet(o.screenshot) && checkpoints->verifying()) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+    }
     auto* lessons = window.findChild<shardscope::widgets::LessonPlayer*>();
     if (lesson.lesson && parser.isSet(o.screenshot)) {
         if (const QString error = renderLessonStep(window, lesson, parser.value(o.screenshot), size); !error.isEmpty()) return fail(error);
@@ -222,7 +233,7 @@ int main(int argc, char** argv) {
         shardscope::widgets::BatchRequest batch;
         batch.runDefault = parser.isSet(o.runDefault);
         batch.afterSteps = afterSteps > 0 ? afterSteps : (batch.runDefault ? 1 : 0);
-        if (!openReports) batch.openPath = parser.value(o.open);
+        if (!openReports && !openCheckpoint) batch.openPath = parser.value(o.open);
         if (const QString error = shardscope::widgets::prepareBatch(*ranks, batch); !error.isEmpty()) return fail(error);
         // The timeline shows the step holding the playhead (prepareBatch put it at that step's
         // busiest moment), so one step's unshard → compute → reshard cycles are readable.
@@ -241,7 +252,7 @@ int main(int argc, char** argv) {
     }
     // A newcomer sees a real run animating within seconds: plain `shardscope` runs the default.
     const bool plain = !parser.isSet(o.view) && !parser.isSet(o.open);
-    if (parser.isSet(o.open) && !openReports) QTimer::singleShot(0, ranks, [ranks, path = parser.value(o.open)] { ranks->openRecording(path); });
+    if (parser.isSet(o.open) && !openReports && !openCheckpoint) QTimer::singleShot(0, ranks, [ranks, path = parser.value(o.open)] { ranks->openRecording(path); });
     else if (plain || parser.isSet(o.runDefault)) QTimer::singleShot(0, ranks, [ranks] { ranks->runDefault(); });
     return QApplication::exec();
 }

@@ -236,7 +236,7 @@ bool CheckpointsPage::openFolder(const QString& path) {
     } catch (const std::exception& e) {
         const QSignalBlocker block(step_);
         step_->clear();
-        showMessage(tr("Not a checkpoint: %1").arg(q(e.what())));
+        showMessage(tr("Cannot open the checkpoint: %1").arg(q(e.what())));
         fillReads();
         fillFiles();
         updateSummary();
@@ -265,7 +265,7 @@ bool CheckpointsPage::openFolder(const QString& path) {
     if (index < 0) {
         // Every step's metadata is damaged: name the newest's problem.
         const QString why = listing.steps.empty() ? tr("it holds no complete step") : q(listing.steps.back().name) + QStringLiteral(": ") + q(listing.steps.back().problem);
-        showMessage(tr("Not a checkpoint: %1").arg(why));
+        showMessage(tr("Cannot open the checkpoint: %1").arg(why));
         fillReads();
         fillFiles();
         updateSummary();
