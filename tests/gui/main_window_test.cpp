@@ -25,12 +25,13 @@ private Q_SLOTS:
         addDefaultPages(window);
         window.addPage(QStringLiteral("extra"), [] { return QStringLiteral("Extra"); }, new QLabel);
         QCOMPARE(window.pageIds(), QStringList({QStringLiteral("ranks"), QStringLiteral("timeline"), QStringLiteral("flows"),
-                                              QStringLiteral("compare"), QStringLiteral("calculator"), QStringLiteral("extra")}));
+                                              QStringLiteral("compare"), QStringLiteral("calculator"), QStringLiteral("checkpoints"),
+                                              QStringLiteral("extra")}));
         QVERIFY(qobject_cast<CalculatorPage*>(window.page(QStringLiteral("calculator"))));
         QVERIFY(qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks"))));
         QCOMPARE(window.findChild<QListWidget*>(QStringLiteral("pageList"))->currentRow(), 0); // Ranks first
         QVERIFY(window.showPage(QStringLiteral("extra")));
-        QCOMPARE(window.findChild<QListWidget*>(QStringLiteral("pageList"))->currentRow(), 5);
+        QCOMPARE(window.findChild<QListWidget*>(QStringLiteral("pageList"))->currentRow(), 6);
         // File → Open recording… comes from the Ranks page, above Quit.
         const auto fileActions = window.menuBar()->actions().first()->menu()->actions();
         QCOMPARE(fileActions.first(), qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks")))->openAction());
