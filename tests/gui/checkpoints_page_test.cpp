@@ -144,6 +144,13 @@ private Q_SLOTS:
         page.setTarget(3, plan::Strategy::FsdpHybridShard, 2);
         QVERIFY(!page.loadPlan());
         QVERIFY2(page.message().contains(QStringLiteral("does not divide")), qPrintable(page.message()));
+        // A target that divides clears the message.
+        page.setTarget(4, plan::Strategy::FsdpHybridShard, 2);
+        QVERIFY(page.loadPlan());
+        QVERIFY(page.message().isEmpty());
+        // Two shard groups of 2: every rank needs half of every unit, each copy reads it again.
+        for (const RankLoad& r : page.loadPlan()->ranks) QCOMPARE(r.bytesNeeded, std::uint64_t{71900} * checkpoint::kBytesPerElement / 2);
+        QTRY_VERIFY_WITH_TIMEOUT(!page.verifying(), 10000);
     }
 
     void damagedCheckpointsSayWhatIsWrong() {
@@ -230,6 +237,7 @@ private Q_SLOTS:
         QVERIFY(ranks->configPanel()->errorText(RunField::SaveEvery).isEmpty());
         const QStringList saveArgs = workerArguments(ranks->configPanel()->request(), QStringLiteral("/tmp/s.sock"));
         QVERIFY(saveArgs.join(QLatin1Char(' ')).contains(QStringLiteral("--save ") + every.saveDir + QStringLiteral(" --save-every 2")));
+        QTRY_VERIFY_WITH_TIMEOUT(!page->verifying(), 10000);
     }
 };
 

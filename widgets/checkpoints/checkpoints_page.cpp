@@ -206,6 +206,7 @@ void CheckpointsPage::chooseFolder() {
 
 void CheckpointsPage::showMessage(const QString& text) {
     error_ = text;
+    targetProblem_ = false;
     message_->setText(text);
     message_->setVisible(!text.isEmpty());
 }
@@ -322,9 +323,11 @@ void CheckpointsPage::replan() {
         try {
             const auto s = static_cast<plan::Strategy>(strategy_->currentData().toInt());
             plan_ = std::make_shared<const LoadPlan>(planLoad(*meta_, s, ranks_->value(), hybrid_->isEnabled() ? hybrid_->value() : 0));
-            if (error_.startsWith(tr("Cannot load at this target:"))) showMessage({});
+            if (targetProblem_) showMessage({});
+            targetProblem_ = false;
         } catch (const std::exception& e) {
             showMessage(tr("Cannot load at this target: %1").arg(q(e.what())));
+            targetProblem_ = true;
         }
     }
     view_->setPlan(plan_, plan_ ? meta_ : nullptr);

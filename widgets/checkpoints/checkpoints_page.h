@@ -112,6 +112,7 @@ private:
     QString verifyError_;
     std::uint64_t generation_ = 0; // a verification of an older step is dropped
     QString error_;
+    bool targetProblem_ = false; // error_ is about M and the strategy, not the files
 };
 
 } // namespace shardscope::widgets

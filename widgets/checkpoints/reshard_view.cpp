@@ -34,7 +34,10 @@ ReshardView::ReshardView(QWidget* parent) : QWidget(parent) {
 void ReshardView::setPlan(std::shared_ptr<const LoadPlan> plan, std::shared_ptr<const checkpoint::Metadata> meta) {
     plan_ = std::move(plan);
     meta_ = std::move(meta);
-    if (!plan_ || !meta_) plan_.reset(), meta_.reset();
+    if (!plan_ || !meta_) {
+        plan_.reset();
+        meta_.reset();
+    }
     updateGeometry();
     setFixedHeight(sizeHint().height());
     update();
