@@ -3,11 +3,14 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QEvent>
+#include <QFileDialog>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QToolButton>
 #include <algorithm>
 #include <climits>
 
@@ -145,9 +148,25 @@ void RunConfigPanel::buildCheckpointFields() {
     saveEvery_->setObjectName(QStringLiteral("saveEverySpin"));
     resume_ = new QLineEdit;
     resume_->setObjectName(QStringLiteral("resumeEdit"));
-    addField(RunField::SaveDir, saveDir_);
+    // A folder is typed or chosen: "…" beside each path opens a folder dialog.
+    const auto withBrowse = [this](QLineEdit* edit, const QString& name) {
+        auto* row = new QWidget;
+        auto* h = new QHBoxLayout(row);
+        h->setContentsMargins(0, 0, 0, 0);
+        auto* browse = new QToolButton;
+        browse->setObjectName(name);
+        browse->setText(QStringLiteral("…"));
+        h->addWidget(edit, 1);
+        h->addWidget(browse);
+        connect(browse, &QToolButton::clicked, this, [this, edit] {
+            const QString dir = QFileDialog::getExistingDirectory(this, QString(), edit->text());
+            if (!dir.isEmpty()) edit->setText(dir);
+        });
+        return row;
+    };
+    addField(RunField::SaveDir, withBrowse(saveDir_, QStringLiteral("saveDirBrowse")));
     addField(RunField::SaveEvery, saveEvery_);
-    addField(RunField::Resume, resume_);
+    addField(RunField::Resume, withBrowse(resume_, QStringLiteral("resumeBrowse")));
     for (QLineEdit* e : {saveDir_, resume_}) connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
     connect(saveEvery_, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
 }
