@@ -3,6 +3,7 @@
 // the UI thread, damaged checkpoints named on the page, and "Resume a run from here" filling the
 // run settings whose CLI arguments carry --resume.
 #include <QFile>
+#include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -16,6 +17,7 @@
 #include "checkpoints/checkpoints_page.h"
 #include "checkpoints/reshard_view.h"
 #include "common/language.h"
+#include "playback/glossary_terms.h"
 #include "gui_checkpoint.h"
 #include "plan/policy.h"
 #include "ranks/ranks_page.h"
@@ -69,7 +71,19 @@ private Q_SLOTS:
         page.show();
         QVERIFY(page.openFolder(saved_));
         QVERIFY2(page.message().isEmpty(), qPrintable(page.message()));
+        // Verification runs on its own thread: nothing has come back before the event loop runs.
+        QVERIFY(page.verifying());
+        QCOMPARE(page.verificationTexts(), QStringList(3, QStringLiteral("verifying…")));
         page.setTarget(2, plan::Strategy::Zero3);
+        // The explanation uses this plan's numbers; its terms link to the glossary.
+        auto* explain = page.findChild<QLabel*>(QStringLiteral("checkpointExplain"));
+        QVERIFY(explain);
+        QVERIFY2(explain->text().contains(QStringLiteral("1 padding element(s) at N = 3, 0 at M = 2")), qPrintable(explain->text()));
+        QVERIFY(explain->text().contains(QStringLiteral("glossary:padding")));
+        QVERIFY(explain->text().contains(QStringLiteral("glossary:reshard-at-load")));
+        const auto glossary = Glossary::entries();
+        QVERIFY(Glossary::find(glossary, QStringLiteral("padding")));
+        QVERIFY(Glossary::find(glossary, QStringLiteral("reshard-at-load")));
         const LoadPlan* plan = page.loadPlan();
         QVERIFY(plan);
         const checkpoint::Metadata meta = checkpoint::openCheckpoint(saved_.toStdString()).meta;
