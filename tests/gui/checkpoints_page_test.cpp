@@ -16,6 +16,7 @@
 #include "checkpoint/store.h"
 #include "checkpoints/checkpoints_page.h"
 #include "checkpoints/reshard_view.h"
+#include "common/byte_format.h"
 #include "common/language.h"
 #include "playback/glossary_terms.h"
 #include "gui_checkpoint.h"
@@ -133,6 +134,10 @@ private Q_SLOTS:
         QCOMPARE(reads[1].file, std::size_t{1});
         QCOMPARE(reads[1].begin, std::uint64_t{2017});
         QCOMPARE(reads[1].end, std::uint64_t{3025});
+        // Hovering names the bytes: rank-00001.bin holds [2017, 4034) of the embedding, so the
+        // 1 008 elements read start at 0 (master), 8 068 (m) and 16 136 (v).
+        const QString v = QStringLiteral("Adam v %1–%2").arg(formatBytesExact(16136), formatBytesExact(20168));
+        QVERIFY2(reads[1].tooltip.contains(QStringLiteral("rank-00001.bin")) && reads[1].tooltip.endsWith(v), qPrintable(reads[1].tooltip));
         // Drawn where they belong: under the saved range, above the new shard, on rank 0's lane.
         QVERIFY(reads[0].rect.right() <= reads[1].rect.left() + 0.5);
         std::size_t drawnReads = 0;
