@@ -159,6 +159,9 @@ private Q_SLOTS:
         page.setTarget(3, plan::Strategy::Ddp);
         QVERIFY(page.loadPlan());
         for (const RankLoad& r : page.loadPlan()->ranks) QCOMPARE(r.bytesNeeded, std::uint64_t{71900} * checkpoint::kBytesPerElement);
+        // Padding is named at M = 3 ranks (DDP pads nothing: one shard), not at the shard count.
+        auto* explain = page.findChild<QLabel*>(QStringLiteral("checkpointExplain"));
+        QVERIFY2(explain && explain->text().contains(QStringLiteral("at N = 3, 0 at M = 3")), qPrintable(explain->text()));
         // A hybrid group that does not divide M is named on the page, nothing drawn.
         page.setTarget(3, plan::Strategy::FsdpHybridShard, 2);
         QVERIFY(!page.loadPlan());
@@ -169,6 +172,16 @@ private Q_SLOTS:
         QVERIFY(page.message().isEmpty());
         // Two shard groups of 2: every rank needs half of every unit, each copy reads it again.
         for (const RankLoad& r : page.loadPlan()->ranks) QCOMPARE(r.bytesNeeded, std::uint64_t{71900} * checkpoint::kBytesPerElement / 2);
+        // SHARDSCOPE_LAYOUT_SHOTS=DIR keeps a picture of the replicated layout, to look at.
+        if (const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS"); !shots.isEmpty()) {
+            page.resize(1400, 900);
+            page.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&page));
+            page.grab().save(shots + QStringLiteral("/checkpoints-hybrid-4.png"));
+            page.setTarget(3, plan::Strategy::Ddp);
+            QCoreApplication::processEvents();
+            page.grab().save(shots + QStringLiteral("/checkpoints-ddp-3.png"));
+        }
         QTRY_VERIFY_WITH_TIMEOUT(!page.verifying(), 10000);
     }
 

@@ -112,8 +112,8 @@ QString CheckpointsPage::explanation() const {
     const RankLoad& r0 = p.ranks.front();
     const auto entries = Glossary::entries();
     return QStringLiteral("<p>%1</p><p>%2</p>")
-        .arg(Glossary::linkTerms(Explain::checkpointPadding(q(u->name), u->elements, u->shardsSaved, u->paddedSaved - u->elements,
-                                                            u->shardsNew, u->paddedNew - u->elements),
+        .arg(Glossary::linkTerms(Explain::checkpointPadding(q(u->name), u->elements, p.savedWorld, u->paddedSaved - u->elements,
+                                                            p.newWorld, u->paddedNew - u->elements),
                                  entries),
              Glossary::linkTerms(Explain::reshardingAtLoad(p.savedWorld, p.newWorld, 0, r0.reads, r0.files, r0.bytesNeeded), entries));
 }

@@ -65,9 +65,9 @@ QSize ReshardView::minimumSizeHint() const { return {kLabelWidth + 120, sizeHint
 QString ReshardView::unitTitle(const UnitLoadPlan& u) const {
     return tr("%1: %2 elements · padding %3 at N = %4, %5 at M = %6")
         .arg(QString::fromStdString(u.name), num(u.elements), num(u.paddedSaved - u.elements))
-        .arg(u.shardsSaved)
+        .arg(plan_->savedWorld)
         .arg(num(u.paddedNew - u.elements))
-        .arg(u.shardsNew);
+        .arg(plan_->newWorld);
 }
 
 std::vector<ReshardView::Item> ReshardView::itemsOfUnit(std::size_t unit) const {
@@ -125,7 +125,7 @@ std::vector<ReshardView::Item> ReshardView::itemsOfUnit(std::size_t unit) const 
         const double y = newTop + (copies > 1 ? (r / shards) * rowH : 0);
         // The owned span is clipped to the elements; the shard's padding is drawn after the unit.
         out.push_back({Kind::Owned, unit, QRectF(x(s.begin), y, x(s.end) - x(s.begin), rowH), rankColor(r, m),
-                       copies > 1 ? QString() : QString::number(r),
+                       QString::number(r),
                        tr("New rank %1 owns elements [%2, %3) of %4: %5 bytes to read")
                            .arg(r).arg(num(s.begin), num(s.end), QString::fromStdString(u.name),
                                        num(s.elements() * checkpoint::kBytesPerElement)),
@@ -182,7 +182,7 @@ void ReshardView::paintEvent(QPaintEvent* event) {
             p.fillRect(it.rect, it.fill);
             p.setPen(it.kind == Kind::Read ? rankColor(it.newRank, plan_->newWorld).darker(160) : palette().color(QPalette::Base));
             p.drawRect(it.rect.adjusted(0, 0, -1, -1));
-            if (!it.label.isEmpty() && fm.horizontalAdvance(it.label) + 4 < it.rect.width()) {
+            if (!it.label.isEmpty() && fm.horizontalAdvance(it.label) + 4 < it.rect.width() && fm.height() <= it.rect.height() + 2) {
                 p.setPen(textOn(it.fill));
                 p.drawText(it.rect, Qt::AlignCenter, it.label);
             }

@@ -22,8 +22,8 @@ public:
     static QString sentence(const replay::ReplayModel& model, std::uint64_t eventIndex, const replay::RunInfo& info);
 
     // The Checkpoints page. Why padding moves with N, with one unit's numbers: its flat buffer
-    // of `elements` is padded to a multiple of the shard count (N = `n`: `padN` elements, M = `m`:
-    // `padM`).
+    // of `elements` is padded to a multiple of the shard count (`padN` elements on the N = `n`
+    // ranks that saved it, `padM` on the M = `m` that load it).
     static QString checkpointPadding(const QString& unit, std::uint64_t elements, int n, std::uint64_t padN, int m, std::uint64_t padM);
     // What resharding at load does, with new rank `rank`'s reads as the example.
     static QString reshardingAtLoad(int n, int m, int rank, std::size_t reads, std::size_t files, std::uint64_t bytes);
