@@ -3,6 +3,8 @@
 // the UI thread, damaged checkpoints named on the page, and "Resume a run from here" filling the
 // run settings whose CLI arguments carry --resume.
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -250,6 +252,30 @@ private Q_SLOTS:
         const qsizetype at = args.indexOf(QStringLiteral("--resume"));
         QVERIFY2(at >= 0 && at + 1 < args.size(), qPrintable(args.join(QLatin1Char(' '))));
         QCOMPARE(args[at + 1], r.resumePath);
+        // The real CLI takes these arguments and resumes the N = 3 step on M = 2 ranks (as rank
+        // threads, one step, no stream: what RunSession adds besides is the socket).
+        {
+            RunRequest one = r;
+            one.threads = true;
+            one.steps = 1;
+            QStringList cli = workerArguments(one, QStringLiteral("unused.sock"));
+            const qsizetype stream = cli.indexOf(QStringLiteral("--stream"));
+            QVERIFY(stream >= 0);
+            cli.remove(stream, 2);
+            const QString json = tmp_.filePath(QStringLiteral("resumed.json"));
+            std::vector<std::string> argv{"run"};
+            for (const QString& a : cli) argv.push_back(a.toStdString());
+            for (const char* a : {"--no-events", "--json"}) argv.emplace_back(a);
+            argv.push_back(json.toStdString());
+            const testing::CliResult run = testing::runProgram(std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli", argv);
+            QVERIFY2(run.exitCode == 0, run.err.c_str());
+            QFile report(json);
+            QVERIFY(report.open(QIODevice::ReadOnly));
+            const QJsonObject from = QJsonDocument::fromJson(report.readAll()).object().value(QStringLiteral("resumed_from")).toObject();
+            QCOMPARE(from.value(QStringLiteral("path")).toString(), r.resumePath);
+            QCOMPARE(from.value(QStringLiteral("step")).toInt(), 1);
+            QCOMPARE(from.value(QStringLiteral("world_size")).toInt(), 3);
+        }
         // Tensor parallelism cannot save: runconfig's refusal, in the panel's words, under the field.
         RunRequest tp = r;
         tp.model = QStringLiteral("tiny_tp");
