@@ -2,6 +2,7 @@
 // loader's plan (checkpoint/reshard.h) for every new rank, padding at N and M, verification off
 // the UI thread, damaged checkpoints named on the page, and "Resume a run from here" filling the
 // run settings whose CLI arguments carry --resume.
+#include <QComboBox>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -184,6 +185,26 @@ private Q_SLOTS:
             QCoreApplication::processEvents();
             page.grab().save(shots + QStringLiteral("/checkpoints-ddp-3.png"));
         }
+        QTRY_VERIFY_WITH_TIMEOUT(!page.verifying(), 10000);
+    }
+
+    // Two steps saved: the latest opens by default, a step folder opens at that step.
+    void latestStepByDefault() {
+        const QString two = tmp_.filePath(QStringLiteral("two-steps"));
+        const QString error = testing::saveTinyCheckpoint(two, 2, "fsdp", 2, 1);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        CheckpointsPage page;
+        QVERIFY(page.openFolder(two));
+        QCOMPARE(page.metadata()->step, 2);
+        auto* steps = page.findChild<QComboBox*>(QStringLiteral("stepCombo"));
+        QVERIFY(steps);
+        QCOMPARE(steps->count(), 2);
+        QCOMPARE(steps->currentText(), QStringLiteral("step-2 (latest)"));
+        QVERIFY(page.selectStep(QStringLiteral("step-1")));
+        QCOMPARE(page.metadata()->step, 1);
+        QVERIFY(page.openFolder(two + QStringLiteral("/step-1")));
+        QCOMPARE(page.metadata()->step, 1);
+        QCOMPARE(steps->currentText(), QStringLiteral("step-1"));
         QTRY_VERIFY_WITH_TIMEOUT(!page.verifying(), 10000);
     }
 

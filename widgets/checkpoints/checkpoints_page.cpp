@@ -248,7 +248,7 @@ bool CheckpointsPage::openFolder(const QString& path) {
         step_->clear();
         for (const checkpoint::StepEntry& s : listing.steps) {
             const QString name = q(s.name);
-            step_->addItem(q(s.name) == q(listing.latest) ? tr("%1 (latest)").arg(name) : name, QDir(root).filePath(name));
+            step_->addItem(name, QDir(root).filePath(name));
             if (!s.meta) {
                 auto* model = qobject_cast<QStandardItemModel*>(step_->model());
                 model->item(step_->count() - 1)->setEnabled(false);
@@ -256,7 +256,9 @@ bool CheckpointsPage::openFolder(const QString& path) {
             }
         }
     }
-    if (select.isEmpty()) select = q(listing.latest);
+    latest_ = q(listing.latest);
+    updateStepNames();
+    if (select.isEmpty()) select = latest_;
     int index = step_->findData(QDir(root).filePath(select));
     if (index < 0 || !qobject_cast<QStandardItemModel*>(step_->model())->item(index)->isEnabled()) index = -1;
     for (int i = step_->count(); index < 0 && i-- > 0;)

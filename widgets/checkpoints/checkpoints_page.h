@@ -79,6 +79,7 @@ private:
     void startVerification();
     void showMessage(const QString& text);
     void updateSummary();
+    void updateStepNames();
     QString explanation() const;
 
     QAction* openAction_ = nullptr;
@@ -104,6 +105,7 @@ private:
     QTreeWidget* files_ = nullptr;
 
     QString root_;
+    QString latest_; // the step DIR/latest names
     std::optional<checkpoint::Opened> opened_;
     std::shared_ptr<const checkpoint::Metadata> meta_;
     std::shared_ptr<const LoadPlan> plan_;

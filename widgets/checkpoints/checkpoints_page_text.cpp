@@ -1,6 +1,7 @@
 // The Checkpoints page's tables, summary, explanation and translated texts.
 #include <QAction>
 #include <QComboBox>
+#include <QFileInfo>
 #include <QLabel>
 #include <QPushButton>
 #include <QSpinBox>
@@ -159,6 +160,13 @@ void CheckpointsPage::updateSummary() {
     else legend_->setText(meta_ || !error_.isEmpty() ? QString() : tr("Open a checkpoint folder (File → Open checkpoint…) to see how it reshards."));
 }
 
+void CheckpointsPage::updateStepNames() {
+    for (int i = 0; i < step_->count(); ++i) {
+        const QString name = QFileInfo(step_->itemData(i).toString()).fileName();
+        step_->setItemText(i, name == latest_ ? tr("%1 (latest)").arg(name) : name);
+    }
+}
+
 void CheckpointsPage::retranslateUi() {
     openAction_->setText(tr("Open checkpoint…"));
     openButton_->setText(tr("Open checkpoint folder…"));
@@ -176,6 +184,7 @@ void CheckpointsPage::retranslateUi() {
     files_->setHeaderLabels({tr("File"), tr("Saved by rank"), tr("Size"), tr("Verification")});
     tabs_->setTabText(0, tr("Reads per new rank"));
     tabs_->setTabText(1, tr("Files"));
+    updateStepNames();
     fillReads();
     fillFiles();
     updateSummary();
