@@ -2,6 +2,20 @@
 // loader's plan (checkpoint/reshard.h) for every new rank, padding at N and M, verification off
 // the UI thread, damaged checkpoints named on the page, and "Resume a run from here" filling the
 // run settings whose CLI arguments carry --resume.
+#include "app/main_window.h"
+#include "app/pages.h"
+#include "checkpoint/reshard.h"
+#include "checkpoint/store.h"
+#include "checkpoints/checkpoints_page.h"
+#include "checkpoints/reshard_view.h"
+#include "common/byte_format.h"
+#include "common/language.h"
+#include "gui_checkpoint.h"
+#include "plan/policy.h"
+#include "playback/glossary_terms.h"
+#include "ranks/ranks_page.h"
+#include "run/run_config_panel.h"
+
 #include <QComboBox>
 #include <QFile>
 #include <QJsonDocument>
@@ -13,20 +27,6 @@
 #include <QTest>
 #include <QTreeWidget>
 
-#include "app/main_window.h"
-#include "app/pages.h"
-#include "checkpoint/reshard.h"
-#include "checkpoint/store.h"
-#include "checkpoints/checkpoints_page.h"
-#include "checkpoints/reshard_view.h"
-#include "common/byte_format.h"
-#include "common/language.h"
-#include "playback/glossary_terms.h"
-#include "gui_checkpoint.h"
-#include "plan/policy.h"
-#include "ranks/ranks_page.h"
-#include "run/run_config_panel.h"
-
 using namespace shardscope;
 using namespace shardscope::widgets;
 
@@ -34,20 +34,24 @@ namespace {
 
 // The loader's reads for new rank `rank` of `world` under `strategy`, as train/checkpointing.cpp
 // computes them: its owned span of every unit, planned against the metadata.
-std::vector<checkpoint::Read> loaderReads(const checkpoint::Metadata& m, plan::Strategy strategy, int world, int rank) {
+std::vector<checkpoint::Read> loaderReads(const checkpoint::Metadata& m, plan::Strategy strategy,
+                                          int world, int rank) {
     const plan::Policy policy = plan::policyFor(strategy);
     const checkpoint::Placement p = checkpoint::placementOf(policy, world, rank);
     std::vector<checkpoint::Span> needs;
     for (std::size_t u = 0; u < m.units.size(); ++u)
-        needs.push_back(checkpoint::ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u), m.units[u].elements));
+        needs.push_back(checkpoint::ownedSpan(p, policy.shardOptimizer,
+                                              static_cast<std::int32_t>(u), m.units[u].elements));
     return checkpoint::planReads(m, needs);
 }
 
 bool copyTree(const QString& from, const QString& to) {
     QDir().mkpath(to);
-    for (const QFileInfo& f : QDir(from).entryInfoList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot)) {
+    for (const QFileInfo& f :
+         QDir(from).entryInfoList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot)) {
         const QString dst = QDir(to).filePath(f.fileName());
-        if (f.isDir() ? !copyTree(f.filePath(), dst) : !QFile::copy(f.filePath(), dst)) return false;
+        if (f.isDir() ? !copyTree(f.filePath(), dst) : !QFile::copy(f.filePath(), dst))
+            return false;
     }
     return true;
 }
@@ -82,7 +86,9 @@ private Q_SLOTS:
         // The explanation uses this plan's numbers; its terms link to the glossary.
         auto* explain = page.findChild<QLabel*>(QStringLiteral("checkpointExplain"));
         QVERIFY(explain);
-        QVERIFY2(explain->text().contains(QStringLiteral("1 padding element(s) at N = 3, 0 at M = 2")), qPrintable(explain->text()));
+        QVERIFY2(
+            explain->text().contains(QStringLiteral("1 padding element(s) at N = 3, 0 at M = 2")),
+            qPrintable(explain->text()));
         QVERIFY(explain->text().contains(QStringLiteral("glossary:padding")));
         QVERIFY(explain->text().contains(QStringLiteral("glossary:reshard-at-load")));
         const auto glossary = Glossary::entries();
@@ -95,12 +101,15 @@ private Q_SLOTS:
         QCOMPARE(plan->newWorld, 2);
         std::size_t drawn = 0;
         for (int r = 0; r < 2; ++r) {
-            const std::vector<checkpoint::Read> expected = loaderReads(meta, plan::Strategy::Zero3, 2, r);
+            const std::vector<checkpoint::Read> expected =
+                loaderReads(meta, plan::Strategy::Zero3, 2, r);
             std::vector<checkpoint::Read> shown;
             for (const UnitLoadPlan& u : plan->units)
                 for (const PlannedRead& pr : u.reads)
                     if (pr.newRank == r) shown.push_back(pr.read);
-            std::sort(shown.begin(), shown.end(), [](const auto& a, const auto& b) { return std::tie(a.file, a.range) < std::tie(b.file, b.range); });
+            std::sort(shown.begin(), shown.end(), [](const auto& a, const auto& b) {
+                return std::tie(a.file, a.range) < std::tie(b.file, b.range);
+            });
             QCOMPARE(shown.size(), expected.size());
             std::uint64_t bytes = 0;
             for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -120,7 +129,8 @@ private Q_SLOTS:
             drawn += expected.size();
         }
         // The whole model, once per new rank: 71 900 elements × 12 bytes in all.
-        QCOMPARE(plan->ranks[0].bytesNeeded + plan->ranks[1].bytesNeeded, std::uint64_t{71900} * checkpoint::kBytesPerElement);
+        QCOMPARE(plan->ranks[0].bytesNeeded + plan->ranks[1].bytesNeeded,
+                 std::uint64_t{71900} * checkpoint::kBytesPerElement);
         // The embedding (6 050 elements): padded to 6 051 at N = 3, not at M = 2; new rank 0 reads
         // [0, 2017) of file 0 and [2017, 3025) of file 1.
         const UnitLoadPlan& emb = plan->units.front();
@@ -139,20 +149,26 @@ private Q_SLOTS:
         QCOMPARE(reads[1].end, std::uint64_t{3025});
         // Hovering names the bytes: rank-00001.bin holds [2017, 4034) of the embedding, so the
         // 1 008 elements read start at 0 (master), 8 068 (m) and 16 136 (v).
-        const QString v = QStringLiteral("Adam v %1–%2").arg(formatBytesExact(16136), formatBytesExact(20168));
-        QVERIFY2(reads[1].tooltip.contains(QStringLiteral("rank-00001.bin")) && reads[1].tooltip.endsWith(v), qPrintable(reads[1].tooltip));
+        const QString v =
+            QStringLiteral("Adam v %1–%2").arg(formatBytesExact(16136), formatBytesExact(20168));
+        QVERIFY2(reads[1].tooltip.contains(QStringLiteral("rank-00001.bin")) &&
+                     reads[1].tooltip.endsWith(v),
+                 qPrintable(reads[1].tooltip));
         // Drawn where they belong: under the saved range, above the new shard, on rank 0's lane.
         QVERIFY(reads[0].rect.right() <= reads[1].rect.left() + 0.5);
         std::size_t drawnReads = 0;
         for (std::size_t u = 0; u < plan->units.size(); ++u)
-            for (const ReshardView::Item& it : page.view()->itemsOfUnit(u)) drawnReads += it.kind == ReshardView::Kind::Read;
+            for (const ReshardView::Item& it : page.view()->itemsOfUnit(u))
+                drawnReads += it.kind == ReshardView::Kind::Read;
         QCOMPARE(drawnReads, drawn);
         bool savedPadding = false;
-        for (const ReshardView::Item& it : page.view()->itemsOfUnit(0)) savedPadding |= it.kind == ReshardView::Kind::SavedPadding;
+        for (const ReshardView::Item& it : page.view()->itemsOfUnit(0))
+            savedPadding |= it.kind == ReshardView::Kind::SavedPadding;
         QVERIFY(savedPadding);
         // Verified off the UI thread.
         QTRY_VERIFY_WITH_TIMEOUT(!page.verifying(), 10000);
-        QCOMPARE(page.verificationTexts(), QStringList({QStringLiteral("OK"), QStringLiteral("OK"), QStringLiteral("OK")}));
+        QCOMPARE(page.verificationTexts(),
+                 QStringList({QStringLiteral("OK"), QStringLiteral("OK"), QStringLiteral("OK")}));
     }
 
     // DDP on M = 3: every new rank owns (and reads) the whole model.
@@ -161,22 +177,27 @@ private Q_SLOTS:
         QVERIFY(page.openFolder(saved_));
         page.setTarget(3, plan::Strategy::Ddp);
         QVERIFY(page.loadPlan());
-        for (const RankLoad& r : page.loadPlan()->ranks) QCOMPARE(r.bytesNeeded, std::uint64_t{71900} * checkpoint::kBytesPerElement);
+        for (const RankLoad& r : page.loadPlan()->ranks)
+            QCOMPARE(r.bytesNeeded, std::uint64_t{71900} * checkpoint::kBytesPerElement);
         // Padding is named at M = 3 ranks (DDP pads nothing: one shard), not at the shard count.
         auto* explain = page.findChild<QLabel*>(QStringLiteral("checkpointExplain"));
-        QVERIFY2(explain && explain->text().contains(QStringLiteral("at N = 3, 0 at M = 3")), qPrintable(explain->text()));
+        QVERIFY2(explain && explain->text().contains(QStringLiteral("at N = 3, 0 at M = 3")),
+                 qPrintable(explain->text()));
         // A hybrid group that does not divide M is named on the page, nothing drawn.
         page.setTarget(3, plan::Strategy::FsdpHybridShard, 2);
         QVERIFY(!page.loadPlan());
-        QVERIFY2(page.message().contains(QStringLiteral("does not divide")), qPrintable(page.message()));
+        QVERIFY2(page.message().contains(QStringLiteral("does not divide")),
+                 qPrintable(page.message()));
         // A target that divides clears the message.
         page.setTarget(4, plan::Strategy::FsdpHybridShard, 2);
         QVERIFY(page.loadPlan());
         QVERIFY(page.message().isEmpty());
         // Two shard groups of 2: every rank needs half of every unit, each copy reads it again.
-        for (const RankLoad& r : page.loadPlan()->ranks) QCOMPARE(r.bytesNeeded, std::uint64_t{71900} * checkpoint::kBytesPerElement / 2);
+        for (const RankLoad& r : page.loadPlan()->ranks)
+            QCOMPARE(r.bytesNeeded, std::uint64_t{71900} * checkpoint::kBytesPerElement / 2);
         // SHARDSCOPE_LAYOUT_SHOTS=DIR keeps a picture of the replicated layout, to look at.
-        if (const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS"); !shots.isEmpty()) {
+        if (const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS");
+            !shots.isEmpty()) {
             page.resize(1400, 900);
             page.show();
             QVERIFY(QTest::qWaitForWindowExposed(&page));
@@ -211,7 +232,8 @@ private Q_SLOTS:
     void damagedCheckpointsSayWhatIsWrong() {
         CheckpointsPage page;
         QVERIFY(!page.openFolder(tmp_.filePath(QStringLiteral("no-such-folder"))));
-        QVERIFY2(page.message().contains(QStringLiteral("no-such-folder")), qPrintable(page.message()));
+        QVERIFY2(page.message().contains(QStringLiteral("no-such-folder")),
+                 qPrintable(page.message()));
         // Damaged metadata: named, nothing drawn.
         const QString bad = tmp_.filePath(QStringLiteral("bad-metadata"));
         QVERIFY(copyTree(saved_, bad));
@@ -267,7 +289,8 @@ private Q_SLOTS:
         QCOMPARE(r.model, QStringLiteral("tiny"));
         QCOMPARE(r.ranks, 2);
         QCOMPARE(r.strategy, plan::Strategy::FsdpFullShard);
-        QVERIFY2(ranks->configPanel()->errorText(RunField::Resume).isEmpty(), qPrintable(ranks->configPanel()->errorText(RunField::Resume)));
+        QVERIFY2(ranks->configPanel()->errorText(RunField::Resume).isEmpty(),
+                 qPrintable(ranks->configPanel()->errorText(RunField::Resume)));
         QVERIFY(ranks->isVisible()); // the window turned to the settings it filled
         const QStringList args = workerArguments(r, QStringLiteral("/tmp/s.sock"));
         const qsizetype at = args.indexOf(QStringLiteral("--resume"));
@@ -285,27 +308,35 @@ private Q_SLOTS:
             cli.remove(stream, 2);
             const QString json = tmp_.filePath(QStringLiteral("resumed.json"));
             std::vector<std::string> argv{"run"};
-            for (const QString& a : cli) argv.push_back(a.toStdString());
-            for (const char* a : {"--no-events", "--json"}) argv.emplace_back(a);
+            for (const QString& a : cli)
+                argv.push_back(a.toStdString());
+            for (const char* a : {"--no-events", "--json"})
+                argv.emplace_back(a);
             argv.push_back(json.toStdString());
-            const testing::CliResult run = testing::runProgram(std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli", argv);
+            const testing::CliResult run =
+                testing::runProgram(std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli", argv);
             QVERIFY2(run.exitCode == 0, run.err.c_str());
             QFile report(json);
             QVERIFY(report.open(QIODevice::ReadOnly));
-            const QJsonObject from = QJsonDocument::fromJson(report.readAll()).object().value(QStringLiteral("resumed_from")).toObject();
+            const QJsonObject from = QJsonDocument::fromJson(report.readAll())
+                                         .object()
+                                         .value(QStringLiteral("resumed_from"))
+                                         .toObject();
             QCOMPARE(from.value(QStringLiteral("path")).toString(), r.resumePath);
             QCOMPARE(from.value(QStringLiteral("step")).toInt(), 1);
             QCOMPARE(from.value(QStringLiteral("world_size")).toInt(), 3);
         }
-        // Tensor parallelism cannot save: runconfig's refusal, in the panel's words, under the field.
+        // Tensor parallelism cannot save: runconfig's refusal, in the panel's words, under the
+        // field.
         RunRequest tp = r;
         tp.model = QStringLiteral("tiny_tp");
         tp.tensorParallel = 2;
         tp.resumePath.clear();
         tp.saveDir = tmp_.filePath(QStringLiteral("new-save"));
         ranks->configPanel()->setRequest(tp);
-        QVERIFY2(ranks->configPanel()->errorText(RunField::SaveDir).contains(QStringLiteral("--tp 2")),
-                 qPrintable(ranks->configPanel()->errorText(RunField::SaveDir)));
+        QVERIFY2(
+            ranks->configPanel()->errorText(RunField::SaveDir).contains(QStringLiteral("--tp 2")),
+            qPrintable(ranks->configPanel()->errorText(RunField::SaveDir)));
         // Save every K needs a folder.
         RunRequest every = r;
         every.saveEvery = 2;
@@ -314,8 +345,11 @@ private Q_SLOTS:
         every.saveDir = tmp_.filePath(QStringLiteral("every"));
         ranks->configPanel()->setRequest(every);
         QVERIFY(ranks->configPanel()->errorText(RunField::SaveEvery).isEmpty());
-        const QStringList saveArgs = workerArguments(ranks->configPanel()->request(), QStringLiteral("/tmp/s.sock"));
-        QVERIFY(saveArgs.join(QLatin1Char(' ')).contains(QStringLiteral("--save ") + every.saveDir + QStringLiteral(" --save-every 2")));
+        const QStringList saveArgs =
+            workerArguments(ranks->configPanel()->request(), QStringLiteral("/tmp/s.sock"));
+        QVERIFY(saveArgs.join(QLatin1Char(' '))
+                    .contains(QStringLiteral("--save ") + every.saveDir +
+                              QStringLiteral(" --save-every 2")));
         QTRY_VERIFY_WITH_TIMEOUT(!page->verifying(), 10000);
     }
 };

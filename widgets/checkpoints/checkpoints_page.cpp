@@ -1,5 +1,16 @@
 #include "checkpoints/checkpoints_page.h"
 
+#include "checkpoints/reshard_view.h"
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+#include "common/palette_legend.h"
+#include "common/side_column.h"
+#include "common/theory_names.h"
+#include "core/error.h"
+#include "playback/explain_text.h"
+#include "playback/glossary_terms.h"
+#include "runconfig/presets.h"
+
 #include <QAction>
 #include <QComboBox>
 #include <QDir>
@@ -21,17 +32,6 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
-#include "checkpoints/reshard_view.h"
-#include "common/byte_format.h"
-#include "common/category_palette.h"
-#include "common/palette_legend.h"
-#include "common/side_column.h"
-#include "common/theory_names.h"
-#include "core/error.h"
-#include "playback/explain_text.h"
-#include "playback/glossary_terms.h"
-#include "runconfig/presets.h"
-
 namespace shardscope::widgets {
 namespace {
 
@@ -40,13 +40,15 @@ constexpr int kMaxTargetRanks = kMaxRanks;
 
 const runconfig::ModelPreset* presetWithShape(const plan::GptShape& s) {
     for (const runconfig::ModelPreset& p : runconfig::modelPresets())
-        if (p.shape.layers == s.layers && p.shape.dModel == s.dModel && p.shape.heads == s.heads && p.shape.vocab == s.vocab &&
-            p.shape.seqLen == s.seqLen)
+        if (p.shape.layers == s.layers && p.shape.dModel == s.dModel && p.shape.heads == s.heads &&
+            p.shape.vocab == s.vocab && p.shape.seqLen == s.seqLen)
             return &p;
     return nullptr;
 }
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
 
 } // namespace
 
@@ -111,7 +113,8 @@ void CheckpointsPage::build() {
     strategy_->setObjectName(QStringLiteral("targetStrategyCombo"));
     strategy_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     strategy_->setMinimumContentsLength(8);
-    for (plan::Strategy s : plan::allStrategies()) strategy_->addItem(QString(), static_cast<int>(s));
+    for (plan::Strategy s : plan::allStrategies())
+        strategy_->addItem(QString(), static_cast<int>(s));
     strategy_->setCurrentIndex(strategy_->findData(static_cast<int>(plan::Strategy::Zero3)));
     hybrid_ = new QSpinBox;
     hybrid_->setRange(1, kMaxTargetRanks);
@@ -149,9 +152,15 @@ void CheckpointsPage::build() {
     explain_->setTextFormat(Qt::RichText);
     connect(explain_, &QLabel::linkHovered, this, [this](const QString& link) {
         const auto entries = Glossary::entries();
-        const GlossaryEntry* g = Glossary::find(entries, link.mid(QStringLiteral("glossary:").size()));
-        if (g) QToolTip::showText(QCursor::pos(), QStringLiteral("<b>%1</b><br>%2").arg(g->term.toHtmlEscaped(), g->definition.toHtmlEscaped()), explain_);
-        else QToolTip::hideText();
+        const GlossaryEntry* g =
+            Glossary::find(entries, link.mid(QStringLiteral("glossary:").size()));
+        if (g)
+            QToolTip::showText(QCursor::pos(),
+                               QStringLiteral("<b>%1</b><br>%2")
+                                   .arg(g->term.toHtmlEscaped(), g->definition.toHtmlEscaped()),
+                               explain_);
+        else
+            QToolTip::hideText();
     });
     col->addWidget(explain_);
     col->addStretch(1);
@@ -200,7 +209,8 @@ void CheckpointsPage::build() {
 }
 
 void CheckpointsPage::chooseFolder() {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a checkpoint folder"), root_);
+    const QString dir =
+        QFileDialog::getExistingDirectory(this, tr("Open a checkpoint folder"), root_);
     if (!dir.isEmpty()) openFolder(dir);
 }
 
@@ -211,7 +221,9 @@ void CheckpointsPage::showMessage(const QString& text) {
     message_->setVisible(!text.isEmpty());
 }
 
-QString CheckpointsPage::message() const { return error_; }
+QString CheckpointsPage::message() const {
+    return error_;
+}
 
 bool CheckpointsPage::openFolder(const QString& path) {
     ++generation_;
@@ -260,14 +272,19 @@ bool CheckpointsPage::openFolder(const QString& path) {
     updateStepNames();
     if (select.isEmpty()) select = latest_;
     int index = step_->findData(QDir(root).filePath(select));
-    if (index < 0 || !qobject_cast<QStandardItemModel*>(step_->model())->item(index)->isEnabled()) index = -1;
+    if (index < 0 || !qobject_cast<QStandardItemModel*>(step_->model())->item(index)->isEnabled())
+        index = -1;
     for (int i = step_->count(); index < 0 && i-- > 0;)
         if (qobject_cast<QStandardItemModel*>(step_->model())->item(i)->isEnabled()) index = i;
     if (!listing.temps.empty())
-        summary_->setToolTip(tr("%n interrupted save(s) left over (ignored by loading)", nullptr, static_cast<int>(listing.temps.size())));
+        summary_->setToolTip(tr("%n interrupted save(s) left over (ignored by loading)", nullptr,
+                                static_cast<int>(listing.temps.size())));
     if (index < 0) {
         // Every step's metadata is damaged: name the newest's problem.
-        const QString why = listing.steps.empty() ? tr("it holds no complete step") : q(listing.steps.back().name) + QStringLiteral(": ") + q(listing.steps.back().problem);
+        const QString why = listing.steps.empty()
+                                ? tr("it holds no complete step")
+                                : q(listing.steps.back().name) + QStringLiteral(": ") +
+                                      q(listing.steps.back().problem);
         showMessage(tr("Cannot open the checkpoint: %1").arg(why));
         fillReads();
         fillFiles();
@@ -285,8 +302,10 @@ bool CheckpointsPage::openFolder(const QString& path) {
 bool CheckpointsPage::selectStep(const QString& stepName) {
     const int i = step_->findData(QDir(root_).filePath(stepName));
     if (i < 0) return false;
-    if (i == step_->currentIndex()) openStep(step_->itemData(i).toString());
-    else step_->setCurrentIndex(i);
+    if (i == step_->currentIndex())
+        openStep(step_->itemData(i).toString());
+    else
+        step_->setCurrentIndex(i);
     return error_.isEmpty();
 }
 
@@ -320,11 +339,14 @@ void CheckpointsPage::openStep(const QString& dir) {
 
 void CheckpointsPage::replan() {
     plan_.reset();
-    hybrid_->setEnabled(plan::policyFor(static_cast<plan::Strategy>(strategy_->currentData().toInt())).usesHybridGroup());
+    hybrid_->setEnabled(
+        plan::policyFor(static_cast<plan::Strategy>(strategy_->currentData().toInt()))
+            .usesHybridGroup());
     if (meta_) {
         try {
             const auto s = static_cast<plan::Strategy>(strategy_->currentData().toInt());
-            plan_ = std::make_shared<const LoadPlan>(planLoad(*meta_, s, ranks_->value(), hybrid_->isEnabled() ? hybrid_->value() : 0));
+            plan_ = std::make_shared<const LoadPlan>(
+                planLoad(*meta_, s, ranks_->value(), hybrid_->isEnabled() ? hybrid_->value() : 0));
             if (targetProblem_) showMessage({});
             targetProblem_ = false;
         } catch (const std::exception& e) {
@@ -377,7 +399,8 @@ std::optional<ResumeChoice> CheckpointsPage::resumeChoice() const {
     c.hybridGroup = plan_->hybridGroup;
     c.seed = meta_->seed;
     c.precision = plan::parsePrecision(meta_->precision).value_or(plan::PrecisionKind::MixedBf16);
-    c.microBatch = meta_->microBatch != preset->microBatch ? static_cast<int>(meta_->microBatch) : 0;
+    c.microBatch =
+        meta_->microBatch != preset->microBatch ? static_cast<int>(meta_->microBatch) : 0;
     return c;
 }
 

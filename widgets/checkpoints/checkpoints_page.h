@@ -5,13 +5,13 @@
 // own plan, checkpoints/load_plan.h), bytes read per new rank, the padding at N and at M, and
 // each file's verification (re-hashed on a worker thread). "Resume a run from here" hands the
 // choice to the Ranks page's run settings.
-#include <QWidget>
-#include <memory>
-#include <optional>
-
 #include "checkpoint/store.h"
 #include "checkpoints/load_plan.h"
 #include "run/run_request.h"
+
+#include <QWidget>
+#include <memory>
+#include <optional>
 
 class QAction;
 class QComboBox;
@@ -27,8 +27,8 @@ class ReshardView;
 
 // What "Resume a run from here" carries: the step folder and the target world the page shows.
 struct ResumeChoice {
-    QString path;     // DIR/step-K
-    QString model;    // the run preset with the checkpoint's shape
+    QString path;  // DIR/step-K
+    QString model; // the run preset with the checkpoint's shape
     int ranks = 1;
     plan::Strategy strategy = plan::Strategy::Zero3;
     int hybridGroup = 0;
@@ -53,7 +53,7 @@ public:
     bool selectStep(const QString& stepName); // "step-4"
     void setTarget(int ranks, plan::Strategy strategy, int hybridGroup = 0);
 
-    QString message() const;             // the error shown on the page, or empty
+    QString message() const; // the error shown on the page, or empty
     const LoadPlan* loadPlan() const { return plan_.get(); }
     const checkpoint::Metadata* metadata() const { return meta_.get(); }
     ReshardView* view() const { return view_; }

@@ -1,10 +1,10 @@
 #include "checkpoints/load_plan.h"
 
-#include <set>
-#include <utility>
-
 #include "plan/policy.h"
 #include "plan/shape.h"
+
+#include <set>
+#include <utility>
 
 namespace shardscope::widgets {
 namespace {
@@ -23,7 +23,8 @@ int savedShardCount(const checkpoint::Metadata& meta) {
     return policyOf(*s, meta.hybridGroup).shardCount(meta.worldSize);
 }
 
-LoadPlan planLoad(const checkpoint::Metadata& meta, plan::Strategy strategy, int world, int hybridGroup) {
+LoadPlan planLoad(const checkpoint::Metadata& meta, plan::Strategy strategy, int world,
+                  int hybridGroup) {
     const plan::Policy policy = policyOf(strategy, hybridGroup);
     LoadPlan out;
     out.savedWorld = meta.worldSize;
@@ -33,7 +34,8 @@ LoadPlan planLoad(const checkpoint::Metadata& meta, plan::Strategy strategy, int
     out.hybridGroup = policy.hybrid ? hybridGroup : 0;
     const int shardsSaved = savedShardCount(meta);
     std::vector<checkpoint::Placement> places;
-    for (int r = 0; r < world; ++r) places.push_back(checkpoint::placementOf(policy, world, r)); // throws for a bad world
+    for (int r = 0; r < world; ++r)
+        places.push_back(checkpoint::placementOf(policy, world, r)); // throws for a bad world
     const int shardsNew = policy.shardCount(world);
 
     out.units.resize(meta.units.size());
@@ -49,15 +51,17 @@ LoadPlan planLoad(const checkpoint::Metadata& meta, plan::Strategy strategy, int
     }
     for (std::size_t f = 0; f < meta.files.size(); ++f)
         for (const checkpoint::Range& r : meta.files[f].ranges)
-            out.units[static_cast<std::size_t>(r.unit)].saved.push_back({f, meta.files[f].rank, r.begin, r.end});
+            out.units[static_cast<std::size_t>(r.unit)].saved.push_back(
+                {f, meta.files[f].rank, r.begin, r.end});
 
     out.ranks.resize(static_cast<std::size_t>(world));
     for (int r = 0; r < world; ++r) {
         // The loader's needs for this rank: its owned span of every unit (train/checkpointing.cpp).
         std::vector<checkpoint::Span> needs;
         for (std::size_t u = 0; u < meta.units.size(); ++u) {
-            const checkpoint::Span s = checkpoint::ownedSpan(places[static_cast<std::size_t>(r)], policy.shardOptimizer,
-                                                             static_cast<std::int32_t>(u), meta.units[u].elements);
+            const checkpoint::Span s =
+                checkpoint::ownedSpan(places[static_cast<std::size_t>(r)], policy.shardOptimizer,
+                                      static_cast<std::int32_t>(u), meta.units[u].elements);
             out.units[u].owned.push_back(s);
             needs.push_back(s);
         }
@@ -69,7 +73,8 @@ LoadPlan planLoad(const checkpoint::Metadata& meta, plan::Strategy strategy, int
             load.bytesNeeded += rd.bytes();
             ++load.reads;
             files.insert(rd.file);
-            if (ranges.insert({rd.file, rd.range}).second) load.bytesRead += meta.files[rd.file].ranges[rd.range].bytes();
+            if (ranges.insert({rd.file, rd.range}).second)
+                load.bytesRead += meta.files[rd.file].ranges[rd.range].bytes();
         }
         load.files = files.size();
     }

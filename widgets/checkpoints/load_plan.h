@@ -3,20 +3,20 @@
 // strategy), each new rank's shard of every unit and the reads that fill it — computed by the
 // loader's own functions (checkpoint/reshard.h: placementOf, ownedSpan, planReads), so the page
 // shows exactly what `run --resume` will read. Qt-free and pure: tests compare it field by field.
-#include <cstdint>
-#include <string>
-#include <vector>
-
 #include "checkpoint/format.h"
 #include "checkpoint/reshard.h"
 #include "plan/strategy.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace shardscope::widgets {
 
 // A range of one saved file inside one unit (element indices of the unpadded unit).
 struct SavedPiece {
-    std::size_t file = 0;   // index into Metadata::files
-    std::int32_t rank = 0;  // the rank that saved it
+    std::size_t file = 0;  // index into Metadata::files
+    std::int32_t rank = 0; // the rank that saved it
     std::uint64_t begin = 0;
     std::uint64_t end = 0;
 };
@@ -35,9 +35,9 @@ struct UnitLoadPlan {
     std::uint64_t paddedNew = 0;   // padded to a multiple of the new shard count
     int shardsSaved = 1;
     int shardsNew = 1;
-    std::vector<SavedPiece> saved;           // in file order
-    std::vector<checkpoint::Span> owned;     // per new rank (replicated strategies: the whole unit)
-    std::vector<PlannedRead> reads;          // by new rank, then file order
+    std::vector<SavedPiece> saved;       // in file order
+    std::vector<checkpoint::Span> owned; // per new rank (replicated strategies: the whole unit)
+    std::vector<PlannedRead> reads;      // by new rank, then file order
 };
 
 struct RankLoad {
@@ -59,7 +59,8 @@ struct LoadPlan {
 
 // Throws shardscope::Error (InvalidArgument) for a world or hybrid group the strategy cannot
 // place (the message names it), exactly where the loader would.
-LoadPlan planLoad(const checkpoint::Metadata& meta, plan::Strategy strategy, int world, int hybridGroup);
+LoadPlan planLoad(const checkpoint::Metadata& meta, plan::Strategy strategy, int world,
+                  int hybridGroup);
 
 // The shard count the saved metadata implies for a unit (padding = padded − elements).
 int savedShardCount(const checkpoint::Metadata& meta);

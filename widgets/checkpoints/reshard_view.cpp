@@ -1,13 +1,13 @@
 #include "checkpoints/reshard_view.h"
 
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+
 #include <QHelpEvent>
 #include <QPaintEvent>
 #include <QPainter>
 #include <QToolTip>
 #include <algorithm>
-
-#include "common/byte_format.h"
-#include "common/category_palette.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -19,9 +19,13 @@ constexpr int kBar = 20;
 constexpr int kGap = 4;
 constexpr int kBottom = 14;
 
-QString num(std::uint64_t v) { return formatBytesExact(v); }
+QString num(std::uint64_t v) {
+    return formatBytesExact(v);
+}
 
-int copiesOf(const LoadPlan& p) { return std::max(1, p.newWorld / std::max(1, p.units.empty() ? 1 : p.units[0].shardsNew)); }
+int copiesOf(const LoadPlan& p) {
+    return std::max(1, p.newWorld / std::max(1, p.units.empty() ? 1 : p.units[0].shardsNew));
+}
 
 } // namespace
 
@@ -31,7 +35,8 @@ ReshardView::ReshardView(QWidget* parent) : QWidget(parent) {
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
 }
 
-void ReshardView::setPlan(std::shared_ptr<const LoadPlan> plan, std::shared_ptr<const checkpoint::Metadata> meta) {
+void ReshardView::setPlan(std::shared_ptr<const LoadPlan> plan,
+                          std::shared_ptr<const checkpoint::Metadata> meta) {
     plan_ = std::move(plan);
     meta_ = std::move(meta);
     if (!plan_ || !meta_) {
@@ -60,7 +65,9 @@ QSize ReshardView::sizeHint() const {
     return {600, kMargin + static_cast<int>(plan_->units.size()) * unitBlockHeight()};
 }
 
-QSize ReshardView::minimumSizeHint() const { return {kLabelWidth + 120, sizeHint().height()}; }
+QSize ReshardView::minimumSizeHint() const {
+    return {kLabelWidth + 120, sizeHint().height()};
+}
 
 QString ReshardView::unitTitle(const UnitLoadPlan& u) const {
     return tr("%1: %2 elements · padding %3 at N = %4, %5 at M = %6")
@@ -76,29 +83,38 @@ std::vector<ReshardView::Item> ReshardView::itemsOfUnit(std::size_t unit) const 
     const UnitLoadPlan& u = plan_->units[unit];
     const LoadPlan& p = *plan_;
     const double x0 = kLabelWidth, x1 = std::max<double>(x0 + 40, width() - kMargin);
-    const double span = static_cast<double>(std::max<std::uint64_t>({u.paddedSaved, u.paddedNew, u.elements, 1}));
+    const double span =
+        static_cast<double>(std::max<std::uint64_t>({u.paddedSaved, u.paddedNew, u.elements, 1}));
     const auto x = [&](std::uint64_t e) { return x0 + (x1 - x0) * static_cast<double>(e) / span; };
     // A few padding elements of thousands would be invisible: they get a few pixels past the
     // bar's end (the margin), enough to see that they are there.
-    const auto padWidth = [&](std::uint64_t from, std::uint64_t to) { return std::max(x(to) - x(from), 5.0); };
+    const auto padWidth = [&](std::uint64_t from, std::uint64_t to) {
+        return std::max(x(to) - x(from), 5.0);
+    };
     const double top = kMargin + static_cast<double>(unit) * unitBlockHeight() + kTitle;
     const int lane = laneHeight();
     const int n = p.savedWorld, m = p.newWorld;
 
     for (const SavedPiece& s : u.saved) {
         const checkpoint::DataFile& f = meta_->files[s.file];
-        out.push_back({Kind::Saved, unit, QRectF(x(s.begin), top, x(s.end) - x(s.begin), kBar), rankColor(s.rank, n),
-                       QString::number(s.rank),
-                       tr("%1 (saved by rank %2): elements [%3, %4) of %5, %6 bytes (master, Adam m, Adam v)")
-                           .arg(QString::fromStdString(f.name)).arg(s.rank).arg(num(s.begin), num(s.end), QString::fromStdString(u.name),
-                                                                                  num((s.end - s.begin) * checkpoint::kBytesPerElement)),
-                       -1, s.file, s.begin, s.end});
+        out.push_back(
+            {Kind::Saved, unit, QRectF(x(s.begin), top, x(s.end) - x(s.begin), kBar),
+             rankColor(s.rank, n), QString::number(s.rank),
+             tr("%1 (saved by rank %2): elements [%3, %4) of %5, %6 bytes (master, Adam m, Adam v)")
+                 .arg(QString::fromStdString(f.name))
+                 .arg(s.rank)
+                 .arg(num(s.begin), num(s.end), QString::fromStdString(u.name),
+                      num((s.end - s.begin) * checkpoint::kBytesPerElement)),
+             -1, s.file, s.begin, s.end});
     }
     if (u.paddedSaved > u.elements)
-        out.push_back({Kind::SavedPadding, unit, QRectF(x(u.elements), top, padWidth(u.elements, u.paddedSaved), kBar), neutralColor(200),
-                       QString(),
-                       tr("Padding at N = %1: %2 element(s) that make %3 divisible into %1 equal shards. Never stored.")
-                           .arg(u.shardsSaved).arg(num(u.paddedSaved - u.elements), QString::fromStdString(u.name)),
+        out.push_back({Kind::SavedPadding, unit,
+                       QRectF(x(u.elements), top, padWidth(u.elements, u.paddedSaved), kBar),
+                       neutralColor(200), QString(),
+                       tr("Padding at N = %1: %2 element(s) that make %3 divisible into %1 equal "
+                          "shards. Never stored.")
+                           .arg(u.shardsSaved)
+                           .arg(num(u.paddedSaved - u.elements), QString::fromStdString(u.name)),
                        -1, 0, u.elements, u.paddedSaved});
 
     const double readsTop = top + kBar + kGap;
@@ -106,14 +122,17 @@ std::vector<ReshardView::Item> ReshardView::itemsOfUnit(std::size_t unit) const 
         const checkpoint::Read& r = pr.read;
         const checkpoint::DataFile& f = meta_->files[r.file];
         const std::uint64_t len = (r.end - r.begin) * sizeof(float);
-        out.push_back({Kind::Read, unit, QRectF(x(r.begin), readsTop + pr.newRank * lane, x(r.end) - x(r.begin), lane),
-                       rankColor(f.rank, n), QString::number(f.rank),
-                       tr("New rank %1 reads elements [%2, %3) from %4: master bytes %5–%6, Adam m %7–%8, Adam v %9–%10")
-                           .arg(pr.newRank)
-                           .arg(num(r.begin), num(r.end), QString::fromStdString(f.name), num(r.offsets[0]), num(r.offsets[0] + len),
-                                num(r.offsets[1]), num(r.offsets[1] + len))
-                           .arg(num(r.offsets[2]), num(r.offsets[2] + len)),
-                       pr.newRank, r.file, r.begin, r.end});
+        out.push_back(
+            {Kind::Read, unit,
+             QRectF(x(r.begin), readsTop + pr.newRank * lane, x(r.end) - x(r.begin), lane),
+             rankColor(f.rank, n), QString::number(f.rank),
+             tr("New rank %1 reads elements [%2, %3) from %4: master bytes %5–%6, Adam m %7–%8, "
+                "Adam v %9–%10")
+                 .arg(pr.newRank)
+                 .arg(num(r.begin), num(r.end), QString::fromStdString(f.name), num(r.offsets[0]),
+                      num(r.offsets[0] + len), num(r.offsets[1]), num(r.offsets[1] + len))
+                 .arg(num(r.offsets[2]), num(r.offsets[2] + len)),
+             pr.newRank, r.file, r.begin, r.end});
     }
 
     const double newTop = readsTop + m * lane + kGap;
@@ -124,19 +143,24 @@ std::vector<ReshardView::Item> ReshardView::itemsOfUnit(std::size_t unit) const 
         const checkpoint::Span& s = u.owned[static_cast<std::size_t>(r)];
         const double y = newTop + (copies > 1 ? (r / shards) * rowH : 0);
         // The owned span is clipped to the elements; the shard's padding is drawn after the unit.
-        out.push_back({Kind::Owned, unit, QRectF(x(s.begin), y, x(s.end) - x(s.begin), rowH), rankColor(r, m),
-                       QString::number(r),
+        out.push_back({Kind::Owned, unit, QRectF(x(s.begin), y, x(s.end) - x(s.begin), rowH),
+                       rankColor(r, m), QString::number(r),
                        tr("New rank %1 owns elements [%2, %3) of %4: %5 bytes to read")
-                           .arg(r).arg(num(s.begin), num(s.end), QString::fromStdString(u.name),
-                                       num(s.elements() * checkpoint::kBytesPerElement)),
+                           .arg(r)
+                           .arg(num(s.begin), num(s.end), QString::fromStdString(u.name),
+                                num(s.elements() * checkpoint::kBytesPerElement)),
                        r, 0, s.begin, s.end});
     }
     if (u.paddedNew > u.elements)
-        out.push_back({Kind::NewPadding, unit, QRectF(x(u.elements), newTop, padWidth(u.elements, u.paddedNew), copies * rowH),
-                       neutralColor(200), QString(),
-                       tr("Padding at M = %1: %2 element(s) that make %3 divisible into %1 equal shards. Nothing is read for it.")
-                           .arg(u.shardsNew).arg(num(u.paddedNew - u.elements), QString::fromStdString(u.name)),
-                       -1, 0, u.elements, u.paddedNew});
+        out.push_back(
+            {Kind::NewPadding, unit,
+             QRectF(x(u.elements), newTop, padWidth(u.elements, u.paddedNew), copies * rowH),
+             neutralColor(200), QString(),
+             tr("Padding at M = %1: %2 element(s) that make %3 divisible into %1 equal shards. "
+                "Nothing is read for it.")
+                 .arg(u.shardsNew)
+                 .arg(num(u.paddedNew - u.elements), QString::fromStdString(u.name)),
+             -1, 0, u.elements, u.paddedNew});
     return out;
 }
 
@@ -145,8 +169,11 @@ void ReshardView::paintEvent(QPaintEvent* event) {
     p.fillRect(event->rect(), palette().base());
     if (!plan_ || !meta_) return;
     const int block = unitBlockHeight();
-    const auto first = static_cast<std::size_t>(std::max(0, (event->rect().top() - kMargin) / block));
-    const auto last = std::min(plan_->units.size(), static_cast<std::size_t>(std::max(0, (event->rect().bottom() - kMargin) / block + 1)));
+    const auto first =
+        static_cast<std::size_t>(std::max(0, (event->rect().top() - kMargin) / block));
+    const auto last = std::min(
+        plan_->units.size(),
+        static_cast<std::size_t>(std::max(0, (event->rect().bottom() - kMargin) / block + 1)));
     const QFontMetrics fm(font());
     const int lane = laneHeight();
     for (std::size_t u = first; u < last; ++u) {
@@ -156,18 +183,22 @@ void ReshardView::paintEvent(QPaintEvent* event) {
         QFont bold = font();
         bold.setBold(true);
         p.setFont(bold);
-        p.drawText(QRect(kMargin, top, width() - 2 * kMargin, kTitle), Qt::AlignLeft | Qt::AlignVCenter,
-                   QFontMetrics(bold).elidedText(unitTitle(up), Qt::ElideRight, width() - 2 * kMargin));
+        p.drawText(
+            QRect(kMargin, top, width() - 2 * kMargin, kTitle), Qt::AlignLeft | Qt::AlignVCenter,
+            QFontMetrics(bold).elidedText(unitTitle(up), Qt::ElideRight, width() - 2 * kMargin));
         p.setFont(font());
-        const int savedTop = top + kTitle, readsTop = savedTop + kBar + kGap, newTop = readsTop + plan_->newWorld * lane + kGap;
+        const int savedTop = top + kTitle, readsTop = savedTop + kBar + kGap,
+                  newTop = readsTop + plan_->newWorld * lane + kGap;
         const auto rowLabel = [&](int y, int h, const QString& text) {
-            p.drawText(QRect(kMargin, y, kLabelWidth - kMargin - 4, h), Qt::AlignRight | Qt::AlignVCenter,
+            p.drawText(QRect(kMargin, y, kLabelWidth - kMargin - 4, h),
+                       Qt::AlignRight | Qt::AlignVCenter,
                        fm.elidedText(text, Qt::ElideRight, kLabelWidth - kMargin - 4));
         };
         p.setPen(palette().color(QPalette::Text));
         rowLabel(savedTop, kBar, tr("saved (N = %1)").arg(plan_->savedWorld));
         if (lane >= fm.height())
-            for (int r = 0; r < plan_->newWorld; ++r) rowLabel(readsTop + r * lane, lane, tr("rank %1 reads").arg(r));
+            for (int r = 0; r < plan_->newWorld; ++r)
+                rowLabel(readsTop + r * lane, lane, tr("rank %1 reads").arg(r));
         else
             rowLabel(readsTop, plan_->newWorld * lane, tr("reads"));
         rowLabel(newTop, kBar, tr("new (M = %1)").arg(plan_->newWorld));
@@ -180,9 +211,11 @@ void ReshardView::paintEvent(QPaintEvent* event) {
                 continue;
             }
             p.fillRect(it.rect, it.fill);
-            p.setPen(it.kind == Kind::Read ? rankColor(it.newRank, plan_->newWorld).darker(160) : palette().color(QPalette::Base));
+            p.setPen(it.kind == Kind::Read ? rankColor(it.newRank, plan_->newWorld).darker(160)
+                                           : palette().color(QPalette::Base));
             p.drawRect(it.rect.adjusted(0, 0, -1, -1));
-            if (!it.label.isEmpty() && fm.horizontalAdvance(it.label) + 4 < it.rect.width() && fm.height() <= it.rect.height() + 2) {
+            if (!it.label.isEmpty() && fm.horizontalAdvance(it.label) + 4 < it.rect.width() &&
+                fm.height() <= it.rect.height() + 2) {
                 p.setPen(textOn(it.fill));
                 p.drawText(it.rect, Qt::AlignCenter, it.label);
             }
@@ -204,7 +237,8 @@ bool ReshardView::event(QEvent* e) {
                     return true;
                 }
             if (help->pos().y() < kMargin + u * block + kTitle) {
-                QToolTip::showText(help->globalPos(), unitTitle(plan_->units[static_cast<std::size_t>(u)]), this);
+                QToolTip::showText(help->globalPos(),
+                                   unitTitle(plan_->units[static_cast<std::size_t>(u)]), this);
                 return true;
             }
         }

@@ -5,12 +5,12 @@
 // rank, then the new padding). Element ranges are drawn on one axis per unit, so a read sits
 // exactly under the saved range it comes from and above the new shard it fills. Hovering a
 // range names its bytes. Only the visible units are laid out, so thousands of units scroll.
+#include "checkpoints/load_plan.h"
+
 #include <QCoreApplication>
 #include <QWidget>
 #include <memory>
 #include <vector>
-
-#include "checkpoints/load_plan.h"
 
 namespace shardscope::widgets {
 
@@ -20,7 +20,8 @@ public:
     explicit ReshardView(QWidget* parent = nullptr);
 
     // `meta` must outlive the view's use of it (the page keeps both); null clears the view.
-    void setPlan(std::shared_ptr<const LoadPlan> plan, std::shared_ptr<const checkpoint::Metadata> meta);
+    void setPlan(std::shared_ptr<const LoadPlan> plan,
+                 std::shared_ptr<const checkpoint::Metadata> meta);
     const LoadPlan* plan() const { return plan_.get(); }
 
     enum class Kind { Saved, SavedPadding, Read, Owned, NewPadding };
@@ -29,10 +30,10 @@ public:
         std::size_t unit;
         QRectF rect;
         QColor fill;
-        QString label;   // drawn inside when it fits
-        QString tooltip; // translated
-        int newRank = -1;            // Read, Owned
-        std::size_t file = 0;        // Saved, Read
+        QString label;        // drawn inside when it fits
+        QString tooltip;      // translated
+        int newRank = -1;     // Read, Owned
+        std::size_t file = 0; // Saved, Read
         std::uint64_t begin = 0, end = 0;
     };
     // The drawn ranges of one unit at the view's current width (tests, tooltips).
