@@ -225,7 +225,8 @@ QString CheckpointsPage::message() const {
     return error_;
 }
 
-bool CheckpointsPage::openFolder(const QString& path) {
+// Forgets the open checkpoint; a verification still running is dropped when it ends.
+void CheckpointsPage::clearCheckpoint() {
     ++generation_;
     opened_.reset();
     meta_.reset();
@@ -235,62 +236,66 @@ bool CheckpointsPage::openFolder(const QString& path) {
     verifyError_.clear();
     view_->setPlan(nullptr, nullptr);
     showMessage({});
-    pathLabel_->setText(path);
-    // A step folder opens within its checkpoint folder, with that step selected.
-    QString root = path, select;
-    if (QFileInfo(QDir(path).filePath(QStringLiteral("metadata.json"))).exists()) {
-        root = QFileInfo(path).absolutePath();
-        select = QFileInfo(path).fileName();
-    }
-    root_ = root;
-    checkpoint::Listing listing;
-    try {
-        listing = checkpoint::listCheckpoints(root.toStdString());
-    } catch (const std::exception& e) {
-        const QSignalBlocker block(step_);
-        step_->clear();
-        showMessage(tr("Cannot open the checkpoint: %1").arg(q(e.what())));
-        fillReads();
-        fillFiles();
-        updateSummary();
-        return false;
-    }
-    {
-        const QSignalBlocker block(step_);
-        step_->clear();
-        for (const checkpoint::StepEntry& s : listing.steps) {
-            const QString name = q(s.name);
-            step_->addItem(name, QDir(root).filePath(name));
-            if (!s.meta) {
-                auto* model = qobject_cast<QStandardItemModel*>(step_->model());
-                model->item(step_->count() - 1)->setEnabled(false);
-                step_->setItemData(step_->count() - 1, q(s.problem), Qt::ToolTipRole);
-            }
+    summary_->setToolTip({});
+}
+
+bool CheckpointsPage::refuse(const QString& why) {
+    showMessage(tr("Cannot open the checkpoint: %1").arg(why));
+    fillReads();
+    fillFiles();
+    updateSummary();
+    return false;
+}
+
+// The listing's steps into the combo (unreadable ones disabled, their problem as tooltip);
+// returns the index of `select`, else of the newest readable step, else −1.
+int CheckpointsPage::fillSteps(const checkpoint::Listing& listing, const QString& select) {
+    const QSignalBlocker block(step_);
+    step_->clear();
+    auto* model = qobject_cast<QStandardItemModel*>(step_->model());
+    for (const checkpoint::StepEntry& s : listing.steps) {
+        const QString name = q(s.name);
+        step_->addItem(name, QDir(root_).filePath(name));
+        if (!s.meta) {
+            model->item(step_->count() - 1)->setEnabled(false);
+            step_->setItemData(step_->count() - 1, q(s.problem), Qt::ToolTipRole);
         }
     }
     latest_ = q(listing.latest);
     updateStepNames();
-    if (select.isEmpty()) select = latest_;
-    int index = step_->findData(QDir(root).filePath(select));
-    if (index < 0 || !qobject_cast<QStandardItemModel*>(step_->model())->item(index)->isEnabled())
-        index = -1;
+    int index = step_->findData(QDir(root_).filePath(select.isEmpty() ? latest_ : select));
+    if (index >= 0 && !model->item(index)->isEnabled()) index = -1;
     for (int i = step_->count(); index < 0 && i-- > 0;)
-        if (qobject_cast<QStandardItemModel*>(step_->model())->item(i)->isEnabled()) index = i;
+        if (model->item(i)->isEnabled()) index = i;
+    return index;
+}
+
+bool CheckpointsPage::openFolder(const QString& path) {
+    clearCheckpoint();
+    pathLabel_->setText(path);
+    // A step folder opens within its checkpoint folder, with that step selected.
+    QString select;
+    root_ = path;
+    if (QFileInfo(QDir(path).filePath(QStringLiteral("metadata.json"))).exists()) {
+        root_ = QFileInfo(path).absolutePath();
+        select = QFileInfo(path).fileName();
+    }
+    checkpoint::Listing listing;
+    try {
+        listing = checkpoint::listCheckpoints(root_.toStdString());
+    } catch (const std::exception& e) {
+        const QSignalBlocker block(step_);
+        step_->clear();
+        return refuse(q(e.what()));
+    }
+    const int index = fillSteps(listing, select);
     if (!listing.temps.empty())
         summary_->setToolTip(tr("%n interrupted save(s) left over (ignored by loading)", nullptr,
                                 static_cast<int>(listing.temps.size())));
-    if (index < 0) {
-        // Every step's metadata is damaged: name the newest's problem.
-        const QString why = listing.steps.empty()
-                                ? tr("it holds no complete step")
-                                : q(listing.steps.back().name) + QStringLiteral(": ") +
-                                      q(listing.steps.back().problem);
-        showMessage(tr("Cannot open the checkpoint: %1").arg(why));
-        fillReads();
-        fillFiles();
-        updateSummary();
-        return false;
-    }
+    if (index < 0) // every step's metadata is damaged: name the newest's problem
+        return refuse(listing.steps.empty() ? tr("it holds no complete step")
+                                            : q(listing.steps.back().name) + QStringLiteral(": ") +
+                                                  q(listing.steps.back().problem));
     {
         const QSignalBlocker block(step_);
         step_->setCurrentIndex(index);

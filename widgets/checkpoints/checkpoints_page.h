@@ -72,6 +72,9 @@ private:
     void build();
     void retranslateUi();
     void chooseFolder();
+    void clearCheckpoint();
+    bool refuse(const QString& why); // shows why the folder cannot open; false
+    int fillSteps(const checkpoint::Listing& listing, const QString& select);
     void openStep(const QString& dir);
     void replan();
     void fillReads();
