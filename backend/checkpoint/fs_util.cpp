@@ -67,6 +67,29 @@ void readAt(int fd, void* out, std::size_t bytes, std::uint64_t offset, const st
     }
 }
 
+int openDataFile(const std::string& path, std::uint64_t bytes) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ENOENT) throw Error(ErrorKind::Format, "'" + path + "' is missing");
+        ioFail(path, "open", errno);
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw Error(ErrorKind::Format, "'" + path + "' is not a regular file");
+    }
+    if (static_cast<std::uint64_t>(st.st_size) != bytes) {
+        ::close(fd);
+        throw Error(ErrorKind::Format, "'" + path + "' is " + std::to_string(st.st_size) + " bytes; the metadata says " +
+                                           std::to_string(bytes) + " (truncated or replaced)");
+    }
+    // Read front to back: let the kernel read ahead generously.
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return fd;
+}
+
+void closeFd(int fd) { ::close(fd); }
+
 std::string readSmallFile(const std::string& path, std::uint64_t maxBytes) {
     const auto [fd, size] = openInputFile(path, "checkpoint", 0, maxBytes);
     std::string text(static_cast<std::size_t>(size), '\0');

@@ -15,5 +15,19 @@ void writeNewFile(const std::string& path, std::string_view text);
 // Reads a small regular file whole (at most `maxBytes`).
 std::string readSmallFile(const std::string& path, std::uint64_t maxBytes);
 void readAt(int fd, void* out, std::size_t bytes, std::uint64_t offset, const std::string& path);
+// Opens a data file read-only and checks it is a regular file of `bytes` bytes;
+// Error(Format) "'<path>' is missing / is N bytes; the metadata says M …".
+int openDataFile(const std::string& path, std::uint64_t bytes);
+
+void closeFd(int fd);
+struct FdCloser {
+    explicit FdCloser(int f) : fd(f) {}
+    int fd;
+    ~FdCloser() {
+        if (fd >= 0) closeFd(fd);
+    }
+    FdCloser(const FdCloser&) = delete;
+    FdCloser& operator=(const FdCloser&) = delete;
+};
 
 } // namespace shardscope::checkpoint::detail

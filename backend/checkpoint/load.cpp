@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checkpoint/chunked.h"
 #include "checkpoint/fs_util.h"
 #include "checkpoint/sha256.h"
 #include "checkpoint/store.h"
@@ -56,26 +57,6 @@ public:
 private:
     int fd_;
 };
-
-// Opens a data file and checks its size; Error(Format) "'<path>' is missing / is N bytes …".
-int openDataFile(const std::string& path, std::uint64_t bytes) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        if (errno == ENOENT) throw Error(ErrorKind::Format, "'" + path + "' is missing");
-        ioFail(path, "open", errno);
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw Error(ErrorKind::Format, "'" + path + "' is not a regular file");
-    }
-    if (static_cast<std::uint64_t>(st.st_size) != bytes) {
-        ::close(fd);
-        throw Error(ErrorKind::Format, "'" + path + "' is " + std::to_string(st.st_size) + " bytes; the metadata says " +
-                                           std::to_string(bytes) + " (truncated or replaced)");
-    }
-    return fd;
-}
 
 // The target that needs all of range `r` when the range's only read covers it whole and the
 // target takes all three states; null otherwise.
@@ -128,6 +109,12 @@ LoadStats load(const Opened& c, std::span<const SliceTarget> targets) {
     for (const SliceTarget& t : targets) needs.push_back(t.span);
     const std::vector<Read> reads = planReads(c.meta, needs);
     LoadStats stats;
+    for (const Read& rd : reads) stats.bytesNeeded += rd.bytes();
+    if (c.meta.version >= 2) {
+        loadChunked(c.dir, c.meta, reads, targets, stats);
+        return stats;
+    }
+    // Version 1: a range's one checksum covers all of it, so touched ranges are read whole.
     // Reads grouped by file, then by range: each touched range is read once, hashed, and copied out.
     std::map<std::size_t, std::map<std::size_t, std::vector<std::size_t>>> byFile;
     for (std::size_t i = 0; i < reads.size(); ++i) byFile[reads[i].file][reads[i].range].push_back(i);
@@ -189,7 +176,6 @@ LoadStats load(const Opened& c, std::span<const SliceTarget> targets) {
                                                    c.meta.units[static_cast<std::size_t>(r.unit)].name + "')");
         }
     }
-    for (const Read& rd : reads) stats.bytesNeeded += rd.bytes();
     return stats;
 }
 
@@ -220,19 +206,36 @@ std::vector<FileCheck> verifyFiles(const Opened& c) {
             Sha256 whole;
             const std::vector<std::uint64_t> offsets = rangeOffsets(f);
             std::string badRange;
-            for (std::size_t ri = 0; ri < f.ranges.size(); ++ri) {
-                Sha256 part;
-                const Range& r = f.ranges[ri];
-                for (std::uint64_t at = 0; at < r.bytes(); at += kChunk) {
-                    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, r.bytes() - at));
-                    readAt(fd.get(), chunk.data(), n, offsets[ri] + at, path);
+            // Bytes [from, from + bytes) into the whole file's hash and `part`.
+            auto feed = [&](Sha256& part, std::uint64_t from, std::uint64_t bytes) {
+                for (std::uint64_t at = 0; at < bytes; at += kChunk) {
+                    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, bytes - at));
+                    readAt(fd.get(), chunk.data(), n, from + at, path);
                     whole.update(chunk.data(), n);
                     part.update(chunk.data(), n);
                 }
-                if (badRange.empty() && part.hex() != r.sha256)
-                    badRange = "unit '" + c.meta.units[static_cast<std::size_t>(r.unit)].name + "'";
+            };
+            for (std::size_t ri = 0; ri < f.ranges.size(); ++ri) {
+                const Range& r = f.ranges[ri];
+                bool bad = false;
+                if (c.meta.version == 1) {
+                    Sha256 part;
+                    feed(part, offsets[ri], r.bytes());
+                    bad = part.hex() != r.sha256;
+                } else { // every chunk of every block, in file order
+                    const std::uint64_t k = c.meta.chunkElements, perBlock = chunksPerBlock(r.elements(), k);
+                    for (std::uint64_t j = 0; j < kStates * perBlock; ++j) {
+                        const std::uint64_t lo = (j % perBlock) * k, n = std::min(k, r.elements() - lo);
+                        Sha256 part;
+                        feed(part, offsets[ri] + (j / perBlock) * r.elements() * sizeof(float) + lo * sizeof(float), n * sizeof(float));
+                        bad = bad || part.hex() != r.chunks[static_cast<std::size_t>(j)];
+                    }
+                }
+                if (badRange.empty() && bad) badRange = "unit '" + c.meta.units[static_cast<std::size_t>(r.unit)].name + "'";
             }
-            if (whole.hex() != f.sha256 || !badRange.empty()) {
+            // Version 2's file checksum is over the chunk hashes just compared (parseMetadata
+            // checked it); version 1's is over the bytes.
+            if ((c.meta.version == 1 && whole.hex() != f.sha256) || !badRange.empty()) {
                 fc.state = FileCheck::State::BadChecksum;
                 fc.problem = "checksum mismatch" + (badRange.empty() ? std::string() : " (in " + badRange + ")");
             }

@@ -4,8 +4,6 @@
 #include <random>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "checkpoint/reshard.h"
 #include "core/error.h"
 #include "plan/policy.h"
@@ -36,24 +34,6 @@ std::vector<Span> ownedSpans(Trainer& t, const RunConfig& c) {
         out.push_back(s);
     }
     return out;
-}
-
-nlohmann::json fileJson(const checkpoint::DataFile& f) {
-    nlohmann::json ranges = nlohmann::json::array();
-    for (const auto& r : f.ranges) ranges.push_back({r.unit, r.begin, r.end, r.sha256});
-    return {{"name", f.name}, {"rank", f.rank}, {"bytes", f.bytes}, {"sha256", f.sha256}, {"ranges", ranges}};
-}
-
-checkpoint::DataFile fileOf(const nlohmann::json& j) {
-    checkpoint::DataFile f;
-    f.name = j.at("name").get<std::string>();
-    f.rank = j.at("rank").get<std::int32_t>();
-    f.bytes = j.at("bytes").get<std::uint64_t>();
-    f.sha256 = j.at("sha256").get<std::string>();
-    for (const auto& r : j.at("ranges"))
-        f.ranges.push_back({r.at(0).get<std::int32_t>(), r.at(1).get<std::uint64_t>(), r.at(2).get<std::uint64_t>(),
-                            r.at(3).get<std::string>()});
-    return f;
 }
 
 // Every rank learns whether any failed (a scalar: no events, not training traffic). A rank
@@ -137,7 +117,7 @@ report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::str
     try {
         const checkpoint::DataFile file = checkpoint::writeRankFile(root, temp, world.rank(), slices);
         written = file.bytes;
-        mine = fileJson(file).dump();
+        mine = checkpoint::dataFileJson(file, meta.version);
     } catch (const Error& e) {
         mine = std::string("!") + e.what();
     }
@@ -151,7 +131,13 @@ report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::str
         checkpoint::Metadata full = meta;
         for (std::size_t r = 0; r < parts.size() && failure.empty(); ++r) {
             if (!parts[r].empty() && parts[r][0] == '!') failure = "--save: rank " + std::to_string(r) + ": " + parts[r].substr(1);
-            else full.files.push_back(fileOf(nlohmann::json::parse(parts[r])));
+            else
+                try {
+                    full.files.push_back(checkpoint::parseDataFile(parts[r], meta.version, meta.chunkElements,
+                                                                   "rank " + std::to_string(r) + "'s file entry"));
+                } catch (const Error& e) {
+                    failure = std::string("--save: ") + e.what();
+                }
         }
         if (failure.empty()) {
             try {

@@ -57,22 +57,23 @@ int main(int argc, char** argv) {
     fs::remove_all(root);
     fs::create_directories(root);
 
-    // One rank of a ZeRO-3 world of 4 over a GPT shape whose state is ≈ 4 × `mib` MiB.
+    // A ZeRO-3 world of 1 over a GPT shape whose state is ≈ `mib` MiB: the rank's file holds
+    // every unit, so the commit's metadata is complete.
     const std::uint64_t elementsPerRank = mib * (1u << 20) / checkpoint::kBytesPerElement;
     const std::int64_t d = 256;
     plan::GptShape shape{1, d, 4, 1000, 64};
-    while (plan::paramCount(shape) < elementsPerRank * 4) ++shape.layers;
+    while (plan::paramCount(shape) < elementsPerRank) ++shape.layers;
     checkpoint::Metadata meta;
-    checkpoint::describeModel(meta, shape, 4);
+    checkpoint::describeModel(meta, shape, 1);
     meta.strategy = "zero3";
-    meta.worldSize = 4;
+    meta.worldSize = 1;
     meta.precision = "bf16";
     meta.microBatch = 1;
     const plan::Policy policy = plan::policyFor(plan::Strategy::Zero3);
     std::vector<checkpoint::Span> spans;
     std::uint64_t elements = 0;
     for (std::size_t u = 0; u < meta.units.size(); ++u) {
-        spans.push_back(checkpoint::ownedSpan(checkpoint::placementOf(policy, 4, 0), true, static_cast<std::int32_t>(u),
+        spans.push_back(checkpoint::ownedSpan(checkpoint::placementOf(policy, 1, 0), true, static_cast<std::int32_t>(u),
                                               meta.units[u].elements));
         elements += spans.back().elements();
     }
@@ -159,7 +160,7 @@ int main(int argc, char** argv) {
         fs::remove(plain);
     }
     const double mb = static_cast<double>(bytes) / 1e6;
-    std::printf("checkpoint bench: %.1f MB per rank (%s, %zu units), %d rounds, medians, in %s\n", mb, "zero3 rank 0 of 4",
+    std::printf("checkpoint bench: %.1f MB per rank (%s, %zu units), %d rounds, medians, in %s\n", mb, "zero3, world 1",
                 meta.units.size(), rounds, root.c_str());
     std::printf("  plain write+fsync   %8.1f MB/s\n", mb / median(plainW));
     std::printf("  rank file (save)    %8.1f MB/s   ratio %.2f\n", mb / median(saveW), median(plainW) / median(saveW));
