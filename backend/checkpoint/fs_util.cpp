@@ -90,6 +90,18 @@ int openDataFile(const std::string& path, std::uint64_t bytes) {
 
 void closeFd(int fd) { ::close(fd); }
 
+// "step-12" → 12; nullopt for anything else (temporaries included).
+std::optional<std::int64_t> stepOf(std::string_view name) {
+    if (name.size() < 6 || name.size() > 5 + 13 || name.substr(0, 5) != "step-") return std::nullopt;
+    std::int64_t k = 0;
+    for (char c : name.substr(5)) {
+        if (c < '0' || c > '9') return std::nullopt;
+        k = k * 10 + (c - '0');
+    }
+    return k;
+}
+
+
 std::string readSmallFile(const std::string& path, std::uint64_t maxBytes) {
     const auto [fd, size] = openInputFile(path, "checkpoint", 0, maxBytes);
     std::string text(static_cast<std::size_t>(size), '\0');

@@ -2,6 +2,7 @@
 // POSIX helpers of the checkpoint store: whole writes, fsync of files and folders, errors as
 // one line naming the path. Private to backend/checkpoint.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,8 @@ void readAt(int fd, void* out, std::size_t bytes, std::uint64_t offset, const st
 int openDataFile(const std::string& path, std::uint64_t bytes);
 
 void closeFd(int fd);
+// "step-12" → 12; nullopt for anything else (temporaries included).
+std::optional<std::int64_t> stepOf(std::string_view name);
 struct FdCloser {
     explicit FdCloser(int f) : fd(f) {}
     int fd;

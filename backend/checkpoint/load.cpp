@@ -23,17 +23,6 @@ namespace {
 
 constexpr std::size_t kChunk = std::size_t{4} << 20;
 
-// "step-12" → 12; nullopt for anything else (temporaries included).
-std::optional<std::int64_t> stepOf(std::string_view name) {
-    if (name.size() < 6 || name.size() > 5 + 13 || name.substr(0, 5) != "step-") return std::nullopt;
-    std::int64_t k = 0;
-    for (char c : name.substr(5)) {
-        if (c < '0' || c > '9') return std::nullopt;
-        k = k * 10 + (c - '0');
-    }
-    return k;
-}
-
 bool exists(const std::string& p) {
     struct stat st {};
     return ::lstat(p.c_str(), &st) == 0;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,6 +62,22 @@ DataFile writeRankFile(const std::string& root, const std::string& tempName, int
     return f;
 }
 
+namespace {
+
+// The step DIR/latest names, if it is readable and names one.
+std::optional<std::int64_t> latestStep(const std::string& root) {
+    std::string name;
+    try {
+        name = readSmallFile(root + "/latest", 64);
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+    while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
+    return stepOf(name);
+}
+
+} // namespace
+
 std::string commit(const std::string& root, const std::string& tempName, const Metadata& m) {
     const std::string temp = root + "/" + tempName;
     // What is committed must read back: the same checks a loader makes, before anything moves.
@@ -80,6 +97,9 @@ std::string commit(const std::string& root, const std::string& tempName, const M
         fs::remove_all(temp, ec);
     }
     fsyncPath(root, true);
+    // `latest` never moves backwards: a conversion (or any save) of an older step than the one
+    // it names leaves it alone; the step folder is complete and loadable by its path.
+    if (const std::optional<std::int64_t> named = latestStep(root); named && *named > m.step) return dir;
     const std::string latestTemp = root + "/latest." + tempName;
     writeNewFile(latestTemp, name + "\n");
     if (::rename(latestTemp.c_str(), (root + "/latest").c_str()) != 0) {

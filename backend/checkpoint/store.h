@@ -46,8 +46,8 @@ void createTemp(const std::string& root, const std::string& tempName);
 // Error(Io) naming the file and the cause (e.g. "no space left on device").
 DataFile writeRankFile(const std::string& root, const std::string& tempName, int rank,
                        std::span<const SliceData> slices, std::uint64_t chunkElements = kDefaultChunkElements);
-// Rank 0, after every rank wrote: metadata.json, fsync, rename to step-K, fsync DIR, `latest`.
-// Returns the step folder's path.
+// Rank 0, after every rank wrote: metadata.json, fsync, rename to step-K, fsync DIR, `latest`
+// (unless it names a later step: `latest` never moves backwards). Returns the step folder's path.
 std::string commit(const std::string& root, const std::string& tempName, const Metadata& m);
 // Removes a temporary folder of a failed save (best effort).
 void discardTemp(const std::string& root, const std::string& tempName);

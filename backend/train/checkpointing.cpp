@@ -39,13 +39,14 @@ std::vector<Span> ownedSpans(Trainer& t, const RunConfig& c) {
 // Every rank learns whether any failed (a scalar: no events, not training traffic). A rank
 // that did not fail but must stop waits for rank 0 to leave first, so rank 0's cause is the
 // one the job reports.
-[[noreturn]] void failTogether(comm::Communicator& world, const std::string& message) {
-    if (world.rank() == 0) throw Error(ErrorKind::Io, message);
+[[noreturn]] void failTogether(comm::Communicator& world, const std::string& message, int failingRank,
+                               ErrorKind kind = ErrorKind::Io, bool badInput = false) {
+    if (world.rank() == 0) throw CheckpointError(kind, message, failingRank, badInput);
     try {
         world.barrier(); // never completes: rank 0 is leaving
     } catch (const Error&) {
     }
-    throw Error(ErrorKind::Comm, "checkpoint save failed on another rank");
+    throw Error(ErrorKind::Comm, badInput ? "the checkpoint failed to load on another rank" : "checkpoint save failed on another rank");
 }
 
 } // namespace
@@ -88,7 +89,7 @@ report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::str
         }
     }
     id = world.sumScalar(id);
-    if (id < 0) failTogether(world, "--save: " + failure);
+    if (id < 0) failTogether(world, "--save: " + failure, 0);
     const std::string temp = checkpoint::tempDirName(meta.step, std::to_string(static_cast<std::uint64_t>(id)));
 
     // This rank's share, snapshotted to host memory, then written: the rank's save span.
@@ -127,10 +128,14 @@ report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::str
     report::SaveRecord record;
     record.step = meta.step;
     double failed = 0;
+    int failingRank = 0;
     if (world.rank() == 0) {
         checkpoint::Metadata full = meta;
         for (std::size_t r = 0; r < parts.size() && failure.empty(); ++r) {
-            if (!parts[r].empty() && parts[r][0] == '!') failure = "--save: rank " + std::to_string(r) + ": " + parts[r].substr(1);
+            if (!parts[r].empty() && parts[r][0] == '!') {
+                failure = "--save: " + parts[r].substr(1);
+                failingRank = static_cast<int>(r);
+            }
             else
                 try {
                     full.files.push_back(checkpoint::parseDataFile(parts[r], meta.version, meta.chunkElements,
@@ -152,7 +157,7 @@ report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::str
         }
         for (const auto& f : full.files) record.bytes += f.bytes;
     }
-    if (world.sumScalar(failed) > 0) failTogether(world, failure);
+    if (world.sumScalar(failed) > 0) failTogether(world, failure, failingRank);
     if (record.path.empty()) record.path = root + "/" + checkpoint::stepDirName(meta.step);
     record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return record;
@@ -175,7 +180,22 @@ ResumeResult resumeCheckpoint(Trainer& t, const RunConfig& c, const std::string&
         targets.push_back({sp, host[k - 3].data(), host[k - 2].data(), host[k - 1].data()});
     }
     ResumeResult out;
-    out.stats = checkpoint::load(opened, targets);
+    // A damaged part may be seen by one rank only (each reads its own chunks): all agree.
+    std::string problem;
+    try {
+        out.stats = checkpoint::load(opened, targets);
+    } catch (const Error& e) {
+        if (!e.isUserInput()) throw;
+        problem = e.what();
+    }
+    comm::Communicator& world = t.sharding().world();
+    const std::vector<std::string> problems = world.gatherBytes(problem, 0);
+    if (world.sumScalar(problem.empty() ? 0.0 : 1.0) > 0) {
+        int bad = 0;
+        while (static_cast<std::size_t>(bad) < problems.size() && problems[static_cast<std::size_t>(bad)].empty()) ++bad;
+        failTogether(world, world.rank() == 0 ? "--resume: " + problems[static_cast<std::size_t>(bad)] : "", bad,
+                     ErrorKind::Format, true);
+    }
     device::Ops& ops = t.deviceOps();
     for (std::size_t u = 0; u < owned.size(); ++u) {
         const strategy::OwnedSlice o = t.sharding().owned(static_cast<std::int32_t>(u));

@@ -19,12 +19,28 @@
 
 namespace shardscope::train {
 
+// A failed save or resume, as rank 0 reports it for the whole world: `rank` is the rank whose
+// file or disk failed (the worker's line names it, once); `badInput` marks a checkpoint that
+// cannot be resumed (damaged, truncated, missing file): bad input, exit 2, not a job failure.
+class CheckpointError : public Error {
+public:
+    CheckpointError(ErrorKind kind, const std::string& message, int rank, bool badInput)
+        : Error(kind, message), rank_(rank), badInput_(badInput) {}
+    int rank() const noexcept { return rank_; }
+    bool badInput() const noexcept { return badInput_; }
+
+private:
+    int rank_;
+    bool badInput_;
+};
+
 // The metadata of `trainer`'s run as saved now (files not yet listed).
 checkpoint::Metadata checkpointMetadata(Trainer& trainer, const RunConfig& config);
 
 // Saves at the trainer's current run step into `root`. Returns the record rank 0 reports (all
-// ranks get the step and path; bytes are this rank's). Throws Error(Io) on failure: rank 0
-// with the first failing rank's cause, the others once rank 0 has left.
+// ranks get the step and path; bytes are this rank's). Throws on failure: rank 0 a
+// CheckpointError(Io) with the first failing rank and its cause, the others Error(Comm) once
+// rank 0 has left.
 report::SaveRecord saveCheckpoint(Trainer& trainer, const RunConfig& config, const std::string& root);
 
 struct ResumeResult {
@@ -32,8 +48,9 @@ struct ResumeResult {
     checkpoint::LoadStats stats; // this rank's
 };
 // Loads `path` (DIR or DIR/step-K) into the trainer's states and continues its counters.
-// Throws Error(Format)/Error(Io) naming the file for a broken checkpoint, Error(InvalidArgument)
-// for one of another model.
+// Collective: every rank learns whether any rank's part was damaged; rank 0 then throws a
+// CheckpointError(Format, badInput) naming the file, the others Error(Comm) once it has left.
+// Error(InvalidArgument) for a checkpoint of another model.
 ResumeResult resumeCheckpoint(Trainer& trainer, const RunConfig& config, const std::string& path);
 
 } // namespace shardscope::train

@@ -112,9 +112,10 @@ Metadata baseMeta(Strategy s, int world) {
 // Saves `truth` as world `world` under strategy `s` would (each rank its replica part of its
 // owned shard) into a fresh DIR; returns the step folder.
 std::string saveAs(const std::string& root, Strategy s, int world, const Truth& truth,
-                   std::uint64_t chunk = kDefaultChunkElements) {
+                   std::uint64_t chunk = kDefaultChunkElements, std::int64_t step = 3) {
     Metadata m = baseMeta(s, world);
     m.chunkElements = chunk;
+    m.step = step;
     const plan::Policy policy = policyOf(s, world);
     const std::string temp = tempDirName(m.step, newSaveId());
     createTemp(root, temp);
@@ -461,6 +462,24 @@ TEST_F(checkpointDir, VersionOneCheckpointsStillLoadAndVerify) {
     }
     fs::resize_file(dir + "/rank-00002.bin", 8);
     EXPECT_EQ(verifyFiles(c)[2].state, FileCheck::State::WrongSize);
+}
+
+// A conversion of an older step into the folder that holds a newer one (`--resume ck/step-3
+// --steps 0 --save ck`) writes step-3 but never moves `latest` back from step-5.
+TEST_F(checkpointDir, LatestNeverMovesBackwards) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
+    saveAs(root_, Strategy::Zero3, 2, truth, kDefaultChunkElements, 3);
+    saveAs(root_, Strategy::Zero3, 2, truth, kDefaultChunkElements, 5);
+    EXPECT_EQ(listCheckpoints(root_).latest, "step-5");
+    const std::string dir = saveAs(root_, Strategy::Zero3, 3, truth, kDefaultChunkElements, 3);
+    EXPECT_EQ(dir, root_ + "/step-3");
+    const Listing l = listCheckpoints(root_);
+    EXPECT_EQ(l.latest, "step-5");
+    ASSERT_EQ(l.steps.size(), 2u);
+    EXPECT_EQ(l.steps[0].meta->worldSize, 3); // the conversion itself landed
+    EXPECT_EQ(openCheckpoint(root_).meta.step, 5);
+    saveAs(root_, Strategy::Zero3, 2, truth, kDefaultChunkElements, 7);
+    EXPECT_EQ(listCheckpoints(root_).latest, "step-7");
 }
 
 TEST_F(checkpointDir, ASaveThatFailsLeavesThePreviousCheckpointAndLatest) {
