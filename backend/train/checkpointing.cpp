@@ -1,7 +1,9 @@
 #include "train/checkpointing.h"
 
 #include <chrono>
+#include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "checkpoint/reshard.h"
@@ -70,10 +72,28 @@ checkpoint::Metadata checkpointMetadata(Trainer& t, const RunConfig& c) {
     return m;
 }
 
-report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::string& root) {
-    const auto t0 = std::chrono::steady_clock::now();
+// One save between its snapshot and its commit.
+struct PendingSave {
+    checkpoint::Metadata meta;
+    std::string root, temp;
+    device::Buffer snapshot; // host tier: this rank's share of master, m, v
+    std::vector<checkpoint::SliceData> slices;
+    std::chrono::steady_clock::time_point t0;
+    double blocked = 0;
+    std::string result; // the file's entry as JSON, or "!" + what went wrong
+    std::thread writer;
+};
+
+namespace {
+
+// Collective: names the temporary folder (rank 0 creates it) and copies this rank's share
+// to host memory (one ledgered host allocation: the snapshot the writer reads).
+std::unique_ptr<PendingSave> beginSave(Trainer& t, const RunConfig& c, const std::string& root) {
+    auto p = std::make_unique<PendingSave>();
+    p->t0 = std::chrono::steady_clock::now();
+    p->root = root;
     comm::Communicator& world = t.sharding().world();
-    const checkpoint::Metadata meta = checkpointMetadata(t, c);
+    p->meta = checkpointMetadata(t, c);
 
     // One temporary folder, named by rank 0 (an id below 2^52 travels exactly as a double).
     double id = 0;
@@ -82,7 +102,7 @@ report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::str
         std::random_device rd;
         id = static_cast<double>((static_cast<std::uint64_t>(rd()) << 20 ^ rd()) & ((std::uint64_t{1} << 52) - 1));
         try {
-            checkpoint::createTemp(root, checkpoint::tempDirName(meta.step, std::to_string(static_cast<std::uint64_t>(id))));
+            checkpoint::createTemp(root, checkpoint::tempDirName(p->meta.step, std::to_string(static_cast<std::uint64_t>(id))));
         } catch (const Error& e) {
             failure = e.what();
             id = -1;
@@ -90,77 +110,136 @@ report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::str
     }
     id = world.sumScalar(id);
     if (id < 0) failTogether(world, "--save: " + failure, 0);
-    const std::string temp = checkpoint::tempDirName(meta.step, std::to_string(static_cast<std::uint64_t>(id)));
+    p->temp = checkpoint::tempDirName(p->meta.step, std::to_string(static_cast<std::uint64_t>(id)));
 
-    // This rank's share, snapshotted to host memory, then written: the rank's save span.
-    t.markSpan(EventKind::ComputeBegin, Phase::Save);
     const plan::Policy policy = policyOf(c);
     const checkpoint::Placement place = checkpoint::placementOf(policy, world.size(), world.rank());
     const std::vector<Span> owned = ownedSpans(t, c);
+    std::vector<Span> parts;
+    std::uint64_t elements = 0;
+    for (const Span& o : owned) {
+        parts.push_back(checkpoint::replicaPart(o, place.copies, place.copyIndex));
+        elements += parts.back().elements();
+    }
+    p->snapshot = t.device().allocate(std::max<std::uint64_t>(1, elements * checkpoint::kBytesPerElement),
+                                      {Category::Workspace, Tier::Host, kNoUnit});
+    float* at = p->snapshot.ptr<float>();
     device::Ops& ops = t.deviceOps();
-    std::vector<std::vector<float>> host;
-    host.reserve(owned.size() * 3);
-    std::vector<checkpoint::SliceData> slices;
     for (std::size_t u = 0; u < owned.size(); ++u) {
-        const Span part = checkpoint::replicaPart(owned[u], place.copies, place.copyIndex);
+        const Span& part = parts[u];
+        const std::uint64_t n = part.elements();
         const strategy::OwnedSlice o = t.sharding().owned(static_cast<std::int32_t>(u));
-        const std::uint64_t at = part.begin - owned[u].begin;
         const float* from[3] = {o.weights, o.m, o.v};
-        for (const float* f : from) {
-            host.emplace_back(part.elements());
-            if (part.elements() > 0) ops.download(host.back().data(), f + at, part.elements() * sizeof(float));
-        }
-        const std::size_t k = host.size();
-        slices.push_back({part, host[k - 3].data(), host[k - 2].data(), host[k - 1].data()});
+        for (int s = 0; s < 3; ++s)
+            if (n > 0) ops.download(at + static_cast<std::uint64_t>(s) * n, from[s] + (part.begin - owned[u].begin), n * sizeof(float));
+        p->slices.push_back({part, at, at + n, at + 2 * n});
+        at += 3 * n;
     }
-    std::string mine;
-    std::uint64_t written = 0;
-    try {
-        const checkpoint::DataFile file = checkpoint::writeRankFile(root, temp, world.rank(), slices);
-        written = file.bytes;
-        mine = checkpoint::dataFileJson(file, meta.version);
-    } catch (const Error& e) {
-        mine = std::string("!") + e.what();
-    }
-    t.markSpan(EventKind::ComputeEnd, Phase::Save, written);
-    const std::vector<std::string> parts = world.gatherBytes(mine, 0);
+    return p;
+}
 
+// This rank's file (on the writer thread when asynchronous): never throws.
+void writeSave(PendingSave& p, int rank) {
+    try {
+        const checkpoint::DataFile file = checkpoint::writeRankFile(p.root, p.temp, rank, p.slices, p.meta.chunkElements);
+        p.result = checkpoint::dataFileJson(file, p.meta.version);
+    } catch (const std::exception& e) {
+        p.result = std::string("!") + e.what();
+    }
+}
+
+// Collective, once every rank's file is written: rank 0 commits, or everyone fails together.
+report::SaveRecord completeSave(comm::Communicator& world, PendingSave& p) {
+    const std::vector<std::string> parts = world.gatherBytes(p.result, 0);
     report::SaveRecord record;
-    record.step = meta.step;
+    record.step = p.meta.step;
+    std::string failure;
     double failed = 0;
     int failingRank = 0;
     if (world.rank() == 0) {
-        checkpoint::Metadata full = meta;
+        checkpoint::Metadata full = p.meta;
         for (std::size_t r = 0; r < parts.size() && failure.empty(); ++r) {
             if (!parts[r].empty() && parts[r][0] == '!') {
                 failure = "--save: " + parts[r].substr(1);
                 failingRank = static_cast<int>(r);
-            }
-            else
+            } else {
                 try {
-                    full.files.push_back(checkpoint::parseDataFile(parts[r], meta.version, meta.chunkElements,
+                    full.files.push_back(checkpoint::parseDataFile(parts[r], p.meta.version, p.meta.chunkElements,
                                                                    "rank " + std::to_string(r) + "'s file entry"));
                 } catch (const Error& e) {
                     failure = std::string("--save: ") + e.what();
+                    failingRank = static_cast<int>(r);
                 }
+            }
         }
         if (failure.empty()) {
             try {
-                record.path = checkpoint::commit(root, temp, full);
+                record.path = checkpoint::commit(p.root, p.temp, full);
             } catch (const Error& e) {
                 failure = std::string("--save: ") + e.what();
             }
         }
         if (!failure.empty()) {
-            checkpoint::discardTemp(root, temp);
+            checkpoint::discardTemp(p.root, p.temp);
             failed = 1;
         }
         for (const auto& f : full.files) record.bytes += f.bytes;
     }
     if (world.sumScalar(failed) > 0) failTogether(world, failure, failingRank);
-    if (record.path.empty()) record.path = root + "/" + checkpoint::stepDirName(meta.step);
-    record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (record.path.empty()) record.path = p.root + "/" + checkpoint::stepDirName(p.meta.step);
+    record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.t0).count();
+    record.secondsBlocked = p.blocked;
     return record;
+}
+
+double since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::string& root) {
+    const std::unique_ptr<PendingSave> p = beginSave(t, c, root);
+    t.markSpan(EventKind::ComputeBegin, Phase::Save);
+    writeSave(*p, t.sharding().world().rank());
+    t.markSpan(EventKind::ComputeEnd, Phase::Save, p->result.starts_with("!") ? 0 : p->snapshot.bytes());
+    report::SaveRecord r = completeSave(t.sharding().world(), *p);
+    r.secondsBlocked = r.seconds;
+    return r;
+}
+
+CheckpointSaver::CheckpointSaver(Trainer& t, const RunConfig& c) : trainer_(t), config_(c) {}
+
+CheckpointSaver::~CheckpointSaver() {
+    // Unwinding from a failure: the in-flight file is finished (its buffers live here) but
+    // never committed; its temporary folder stays for inspect to list.
+    if (pending_ && pending_->writer.joinable()) pending_->writer.join();
+}
+
+void CheckpointSaver::save() {
+    if (!config_.saveAsync) {
+        records_.push_back(saveCheckpoint(trainer_, config_, *config_.saveDir));
+        return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    finishPending(); // the previous save's commit: at most one save in flight
+    pending_ = beginSave(trainer_, config_, *config_.saveDir);
+    const std::uint64_t bytes = pending_->snapshot.bytes();
+    trainer_.markSpan(EventKind::ComputeBegin, Phase::Save);
+    const int rank = trainer_.sharding().world().rank();
+    PendingSave* p = pending_.get();
+    pending_->writer = std::thread([p, rank] { writeSave(*p, rank); });
+    trainer_.markSpan(EventKind::ComputeEnd, Phase::Save, bytes);
+    pending_->blocked = since(t0);
+}
+
+void CheckpointSaver::finish() { finishPending(); }
+
+void CheckpointSaver::finishPending() {
+    if (!pending_) return;
+    pending_->writer.join();
+    const std::unique_ptr<PendingSave> p = std::move(pending_);
+    records_.push_back(completeSave(trainer_.sharding().world(), *p));
 }
 
 ResumeResult resumeCheckpoint(Trainer& t, const RunConfig& c, const std::string& path) {

@@ -10,7 +10,9 @@
 // world size, any strategy), checks their checksums, and the trainer continues the run's step
 // counter and data position.
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "checkpoint/store.h"
 #include "report/report.h"
@@ -42,6 +44,33 @@ checkpoint::Metadata checkpointMetadata(Trainer& trainer, const RunConfig& confi
 // CheckpointError(Io) with the first failing rank and its cause, the others Error(Comm) once
 // rank 0 has left.
 report::SaveRecord saveCheckpoint(Trainer& trainer, const RunConfig& config, const std::string& root);
+
+struct PendingSave;
+// The run's saves into config.saveDir, as --save-async says. Synchronous: save() is
+// saveCheckpoint. Asynchronous: save() waits for the previous save and commits it (collective),
+// snapshots this rank's share to host memory (a ledgered host allocation), starts writing and
+// fsyncing it on a thread, and returns while training goes on; finish() (after the last step)
+// waits and commits. The commit (metadata, rename, `latest`) always follows every rank's
+// finished write; a writer's failure surfaces at the next save() or finish() as saveCheckpoint's
+// does. Every rank calls save() and finish() at the same points.
+class CheckpointSaver {
+public:
+    CheckpointSaver(Trainer& trainer, const RunConfig& config);
+    ~CheckpointSaver(); // joins an in-flight writer (never commits it)
+    CheckpointSaver(const CheckpointSaver&) = delete;
+    CheckpointSaver& operator=(const CheckpointSaver&) = delete;
+    void save();
+    void finish();
+    // The completed saves, in order; seconds_blocked is what each held the loop.
+    const std::vector<report::SaveRecord>& records() const { return records_; }
+
+private:
+    void finishPending();
+    Trainer& trainer_;
+    const RunConfig& config_;
+    std::unique_ptr<PendingSave> pending_;
+    std::vector<report::SaveRecord> records_;
+};
 
 struct ResumeResult {
     report::ResumedFrom from;
