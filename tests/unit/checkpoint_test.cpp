@@ -326,6 +326,9 @@ TEST_F(checkpointDir, MetadataOfAnotherShapeVersionOrLayoutIsRefused) {
     };
     const std::vector<Case> cases = {
         {[](nlohmann::json& j) { j["version"] = 3; }, "format version 3; this build reads versions 1 to 2"},
+        {[](nlohmann::json& j) { j["files"][1]["ranges"][0]["chunks"].erase(0); }, "chunks has 2 hashes; elements"},
+        {[](nlohmann::json& j) { j["files"][1]["ranges"][0]["chunks"][0] = std::string(64, 'a'); }, "sha256 does not match the file's chunk hashes"},
+        {[](nlohmann::json& j) { j["hash_chunk_elements"] = 3; }, "hash_chunk_elements is 3, outside [16,"},
         {[](nlohmann::json& j) { j["format"] = "something"; }, "is not a ShardScope checkpoint"},
         {[](nlohmann::json& j) { j["model"]["d_model"] = 14; }, "model says"},
         {[](nlohmann::json& j) { j["units"][1]["elements"] = 1; }, "unit 1 is 'block0' of 1 elements"},
