@@ -1,6 +1,6 @@
 // One rank per process under mpirun. Errors inside a rank: its one line, a Failure record when
 // it is rank 0 (which holds the stream), and MPI_Abort so that the whole job ends at once (a job
-// of one process just returns 1).
+// of one process just returns 1). A damaged checkpoint to resume is bad input: exit 2.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -64,11 +64,12 @@ int runMpiJob(const train::RunConfig& config, int rank, int size) {
         // checkpoint to resume is bad input (one line, exit 2), like a bad flag.
         const auto* ckpt = dynamic_cast<const train::CheckpointError*>(&e);
         const int code = ckpt && ckpt->badInput() ? 2 : 1;
+        const int who = ckpt ? ckpt->rank() : rank;
         if (code == 2) std::fprintf(stderr, "shardscope-worker: %s\n", message.c_str());
-        else printRankFailure(ckpt ? ckpt->rank() : rank, step, config.steps, message);
+        else printRankFailure(who, step, config.steps, message);
         if (rank == 0 && writer.active()) {
             try {
-                writer.write(protocol::Failure{rank, step, message});
+                writer.write(protocol::Failure{who, step, message});
                 writer.write(protocol::End{});
                 writer.finish();
             } catch (...) {
