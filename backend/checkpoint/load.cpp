@@ -1,11 +1,13 @@
 // Loading: opening DIR or DIR/step-K, the resharding load, verification, the listing.
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <map>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 #include "checkpoint/chunked.h"
@@ -168,73 +170,93 @@ LoadStats load(const Opened& c, std::span<const SliceTarget> targets) {
     return stats;
 }
 
-std::vector<FileCheck> verifyFiles(const Opened& c) {
-    std::vector<FileCheck> out;
-    std::vector<char> chunk(kChunk);
-    for (const DataFile& f : c.meta.files) {
-        FileCheck fc;
-        fc.name = f.name;
-        const std::string path = c.dir + "/" + f.name;
-        struct stat st {};
-        if (::stat(path.c_str(), &st) != 0) {
-            fc.state = FileCheck::State::Missing;
-            fc.problem = "missing";
-            out.push_back(fc);
-            continue;
-        }
-        // A folder, FIFO or device in a data file's place is not a file of the wrong size.
-        if (!S_ISREG(st.st_mode)) {
-            fc.state = FileCheck::State::Unreadable;
-            fc.problem = S_ISDIR(st.st_mode) ? "a folder, not a file" : "not a regular file (a device, FIFO or socket)";
-            out.push_back(fc);
-            continue;
-        }
-        fc.bytes = static_cast<std::uint64_t>(st.st_size);
-        try {
-            const Fd fd(openDataFile(path, f.bytes));
-            Sha256 whole;
-            const std::vector<std::uint64_t> offsets = rangeOffsets(f);
-            std::string badRange;
-            // Bytes [from, from + bytes) into the whole file's hash and `part`.
-            auto feed = [&](Sha256& part, std::uint64_t from, std::uint64_t bytes) {
-                for (std::uint64_t at = 0; at < bytes; at += kChunk) {
-                    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, bytes - at));
-                    readAt(fd.get(), chunk.data(), n, from + at, path);
-                    whole.update(chunk.data(), n);
-                    part.update(chunk.data(), n);
-                }
-            };
-            for (std::size_t ri = 0; ri < f.ranges.size(); ++ri) {
-                const Range& r = f.ranges[ri];
-                bool bad = false;
-                if (c.meta.version == 1) {
+namespace {
+
+// Re-hashes one data file (whole file and every range or chunk).
+FileCheck checkFile(const Opened& c, const DataFile& f, std::vector<char>& chunk) {
+    FileCheck fc;
+    fc.name = f.name;
+    const std::string path = c.dir + "/" + f.name;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        fc.state = FileCheck::State::Missing;
+        fc.problem = "missing";
+        return fc;
+    }
+    // A folder, FIFO or device in a data file's place is not a file of the wrong size.
+    if (!S_ISREG(st.st_mode)) {
+        fc.state = FileCheck::State::Unreadable;
+        fc.problem = S_ISDIR(st.st_mode) ? "a folder, not a file" : "not a regular file (a device, FIFO or socket)";
+        return fc;
+    }
+    fc.bytes = static_cast<std::uint64_t>(st.st_size);
+    try {
+        const Fd fd(openDataFile(path, f.bytes));
+        Sha256 whole;
+        const std::vector<std::uint64_t> offsets = rangeOffsets(f);
+        std::string badRange;
+        // Bytes [from, from + bytes) into the whole file's hash and `part`.
+        auto feed = [&](Sha256& part, std::uint64_t from, std::uint64_t bytes) {
+            for (std::uint64_t at = 0; at < bytes; at += kChunk) {
+                const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, bytes - at));
+                readAt(fd.get(), chunk.data(), n, from + at, path);
+                if (c.meta.version == 1) whole.update(chunk.data(), n); // version 2's is the hash list
+                part.update(chunk.data(), n);
+            }
+        };
+        for (std::size_t ri = 0; ri < f.ranges.size(); ++ri) {
+            const Range& r = f.ranges[ri];
+            bool bad = false;
+            if (c.meta.version == 1) {
+                Sha256 part;
+                feed(part, offsets[ri], r.bytes());
+                bad = part.hex() != r.sha256;
+            } else { // every chunk of every block, in file order
+                const std::uint64_t k = c.meta.chunkElements, perBlock = chunksPerBlock(r.elements(), k);
+                for (std::uint64_t j = 0; j < kStates * perBlock; ++j) {
+                    const std::uint64_t lo = (j % perBlock) * k, n = std::min(k, r.elements() - lo);
                     Sha256 part;
-                    feed(part, offsets[ri], r.bytes());
-                    bad = part.hex() != r.sha256;
-                } else { // every chunk of every block, in file order
-                    const std::uint64_t k = c.meta.chunkElements, perBlock = chunksPerBlock(r.elements(), k);
-                    for (std::uint64_t j = 0; j < kStates * perBlock; ++j) {
-                        const std::uint64_t lo = (j % perBlock) * k, n = std::min(k, r.elements() - lo);
-                        Sha256 part;
-                        feed(part, offsets[ri] + (j / perBlock) * r.elements() * sizeof(float) + lo * sizeof(float), n * sizeof(float));
-                        bad = bad || part.hex() != r.chunks[static_cast<std::size_t>(j)];
+                    feed(part, offsets[ri] + (j / perBlock) * r.elements() * sizeof(float) + lo * sizeof(float), n * sizeof(float));
+                    bad = bad || part.hex() != r.chunks[static_cast<std::size_t>(j)];
+                }
+            }
+            if (badRange.empty() && bad) badRange = "unit '" + c.meta.units[static_cast<std::size_t>(r.unit)].name + "'";
+        }
+        // Version 2's file checksum is over the chunk hashes just compared (parseMetadata
+        // checked it); version 1's is over the bytes.
+        if ((c.meta.version == 1 && whole.hex() != f.sha256) || !badRange.empty()) {
+            fc.state = FileCheck::State::BadChecksum;
+            fc.problem = "checksum mismatch" + (badRange.empty() ? std::string() : " (in " + badRange + ")");
+        }
+    } catch (const Error& e) {
+        fc.state = static_cast<std::uint64_t>(st.st_size) != f.bytes ? FileCheck::State::WrongSize : FileCheck::State::Unreadable;
+        fc.problem = fc.state == FileCheck::State::WrongSize
+                         ? std::to_string(st.st_size) + " bytes, the metadata says " + std::to_string(f.bytes)
+                         : e.what();
+    }
+    return fc;
+}
+
+} // namespace
+
+std::vector<FileCheck> verifyFiles(const Opened& c) {
+    // Files are independent: verified on the hashing threads, reported in the metadata's order.
+    std::vector<FileCheck> out(c.meta.files.size());
+    std::atomic<std::size_t> next{0};
+    {
+        std::vector<std::jthread> pool;
+        const unsigned threads = std::max(1u, std::min<unsigned>(hashThreads(), static_cast<unsigned>(out.size())));
+        for (unsigned t = 0; t < threads; ++t)
+            pool.emplace_back([&] {
+                std::vector<char> chunk(kChunk);
+                for (std::size_t i = next.fetch_add(1); i < out.size(); i = next.fetch_add(1)) {
+                    try {
+                        out[i] = checkFile(c, c.meta.files[i], chunk);
+                    } catch (const std::exception& e) { // never out of a thread
+                        out[i] = {c.meta.files[i].name, 0, FileCheck::State::Unreadable, e.what()};
                     }
                 }
-                if (badRange.empty() && bad) badRange = "unit '" + c.meta.units[static_cast<std::size_t>(r.unit)].name + "'";
-            }
-            // Version 2's file checksum is over the chunk hashes just compared (parseMetadata
-            // checked it); version 1's is over the bytes.
-            if ((c.meta.version == 1 && whole.hex() != f.sha256) || !badRange.empty()) {
-                fc.state = FileCheck::State::BadChecksum;
-                fc.problem = "checksum mismatch" + (badRange.empty() ? std::string() : " (in " + badRange + ")");
-            }
-        } catch (const Error& e) {
-            fc.state = static_cast<std::uint64_t>(st.st_size) != f.bytes ? FileCheck::State::WrongSize : FileCheck::State::Unreadable;
-            fc.problem = fc.state == FileCheck::State::WrongSize
-                             ? std::to_string(st.st_size) + " bytes, the metadata says " + std::to_string(f.bytes)
-                             : e.what();
-        }
-        out.push_back(fc);
+            });
     }
     return out;
 }
