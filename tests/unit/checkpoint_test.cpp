@@ -395,6 +395,10 @@ TEST_F(checkpointDir, LoadReadsOnlyTheChunksItsShardOverlaps) {
                 ASSERT_TRUE(std::equal(got.v[u].begin(), got.v[u].end(), truth.v[u].begin() + static_cast<std::ptrdiff_t>(needs.back().begin)));
             }
             const std::vector<Read> reads = planReads(c.meta, needs);
+            // The plan the Checkpoints page draws is what the loader read, byte for byte.
+            std::uint64_t planned = 0;
+            for (const FileBytes& b : bytesToRead(c.meta, needs)) planned += b.end - b.begin;
+            EXPECT_EQ(planned, st.bytesRead);
             // At most one partly needed chunk at each end of each block's part.
             EXPECT_LE(st.bytesRead, st.bytesNeeded + reads.size() * kStates * 2 * (k - 1) * sizeof(float));
             EXPECT_GE(st.bytesRead, st.bytesNeeded);
