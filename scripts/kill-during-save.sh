@@ -8,7 +8,7 @@
 # and exits 0 when nothing was lost, 1 otherwise (SIGINT/SIGTERM: the same summary of the kills
 # done so far). A progress line every 25 kills. The ranks alternate between mpirun processes
 # (when mpirun exists) and --shared-device threads; strategies and world sizes vary, so the
-# resuming run also reshards.
+# resuming run also reshards; half the runs save with --save-async.
 set -u
 
 kills=${1:?usage: scripts/kill-during-save.sh N [BUILD_BIN]}
@@ -36,8 +36,10 @@ for ((i = 1; i <= kills; i++)); do
     strategy=${strategies[$((RANDOM % ${#strategies[@]}))]}
     threads="--shared-device"
     [ $have_mpirun = 1 ] && [ $((RANDOM % 2)) = 0 ] && [ $ranks -gt 1 ] && threads=""
+    async=""
+    [ $((RANDOM % 2)) = 0 ] && async="--save-async"
     nice "$cli" run --model tiny $threads --ranks $ranks --strategy $strategy --steps 6 --save-every 1 --no-events \
-        --resume "$dir" --save "$dir" > /dev/null 2>&1 &
+        $async --resume "$dir" --save "$dir" > /dev/null 2>&1 &
     cli_pid=$!
     # A random instant in the run's first second: saves (fsync-bound) take most of it.
     sleep "0.$(printf '%03d' $((RANDOM % 900 + 50)))"

@@ -47,6 +47,7 @@ constexpr const char* kRunHelp =
     "            heads and MLP; the strategy shards over the D = ranks / T data-parallel ranks)\n"
     "checkpoints (docs/checkpoints.md):\n"
     "  --save DIR                save DIR/step-K after the last step (and every --save-every K steps)\n"
+    "  --save-async              snapshot to host memory and write on a thread while training goes on\n"
     "  --resume DIR|DIR/step-K   continue a saved run at any --ranks and --strategy (--steps 0 --save\n"
     "                            NEW converts it to this layout)\n";
 

@@ -13,6 +13,8 @@
 // "shardscope-worker: rank R, step S: <message>" (S from 1, or "setup"), a Failure record when
 // rank 0's stream is reachable, and exit 1 (under mpirun: MPI_Abort, so the whole job ends;
 // OpenMPI's own multi-line MPI_ABORT notice is switched off, the one line says it all).
+// A checkpoint to resume whose data turns out damaged while the ranks load it is bad input:
+// one line naming the file, exit 2 (train::CheckpointError).
 #include <sys/prctl.h>
 
 #include <algorithm>

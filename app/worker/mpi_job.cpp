@@ -1,6 +1,7 @@
 // One rank per process under mpirun. Errors inside a rank: its one line, a Failure record when
 // it is rank 0 (which holds the stream), and MPI_Abort so that the whole job ends at once (a job
-// of one process just returns 1).
+// of one process just returns 1). A damaged checkpoint to resume is bad input: exit 2.
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "jobs.h"
 #include "launch/progress.h"
 #include "rank.h"
+#include "train/checkpointing.h"
 
 namespace shardscope::worker {
 namespace {
@@ -58,10 +60,16 @@ int runMpiJob(const train::RunConfig& config, int rank, int size) {
     } catch (const std::exception& e) {
         const std::int64_t step = ledger.step();
         const std::string message = describeFailure(e);
-        printRankFailure(rank, step, config.steps, message);
+        // A checkpoint failure is reported by rank 0 for the rank it happened on; a damaged
+        // checkpoint to resume is bad input (one line, exit 2), like a bad flag.
+        const auto* ckpt = dynamic_cast<const train::CheckpointError*>(&e);
+        const int code = ckpt && ckpt->badInput() ? 2 : 1;
+        const int who = ckpt ? ckpt->rank() : rank;
+        if (code == 2) std::fprintf(stderr, "shardscope-worker: %s\n", message.c_str());
+        else printRankFailure(who, step, config.steps, message);
         if (rank == 0 && writer.active()) {
             try {
-                writer.write(protocol::Failure{rank, step, message});
+                writer.write(protocol::Failure{who, step, message});
                 writer.write(protocol::End{});
                 writer.finish();
             } catch (...) {
@@ -70,8 +78,8 @@ int runMpiJob(const train::RunConfig& config, int rank, int size) {
             }
         }
         // Alone there are no peers to stop: a normal exit (MPI_Finalize) instead of MPI_Abort.
-        if (size == 1) return 1;
-        comm::MpiRuntime::abort(1);
+        if (size == 1) return code;
+        comm::MpiRuntime::abort(code);
     }
 }
 

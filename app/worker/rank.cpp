@@ -102,6 +102,7 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
         shipEvents(events, world, writer);
     }
     ByteTable modelStates;
+    train::CheckpointSaver saver(trainer, cfg);
     for (std::int64_t k = 0; k < cfg.steps; ++k) {
         const train::StepResult r = trainer.step();
         if (k == 0) modelStates = r.modelStates;
@@ -110,7 +111,7 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
         // A save belongs to the step it follows: its spans travel in that step's events.
         const bool last = k + 1 == cfg.steps;
         if (cfg.saveDir && (last || (cfg.saveEvery > 0 && (k + 1) % cfg.saveEvery == 0)))
-            outcome.saves.push_back(train::saveCheckpoint(trainer, cfg, *cfg.saveDir));
+            saver.save();
         shipEvents(events, world, writer);
         if (writer && writer->active()) {
             writer->write(protocol::StepSummary{r.step, r.loss, r.stepNs});
@@ -119,7 +120,10 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
     }
     ledger.setStep(cfg.steps);
     // --steps 0 converts: the loaded state saved in this run's layout.
-    if (cfg.saveDir && cfg.steps == 0) outcome.saves.push_back(train::saveCheckpoint(trainer, cfg, *cfg.saveDir));
+    if (cfg.saveDir && cfg.steps == 0) saver.save();
+    // An asynchronous save still writing is committed before the run ends.
+    saver.finish();
+    outcome.saves = saver.records();
 
     // Final weights (instrumentation traffic: not in the per-step communication).
     const std::vector<std::vector<float>> weights = trainer.fullWeights();

@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "jobs.h"
 #include "rank.h"
+#include "train/checkpointing.h"
 
 namespace shardscope::worker {
 
@@ -31,6 +32,7 @@ struct RankFailure {
     std::int64_t step = -1;
     std::string message;
     bool consequence = false; // a peer left the group while this rank waited for it
+    bool badInput = false;    // a damaged checkpoint to resume: one line, exit 2
 };
 
 // The barrier's wording when a peer's communicator went away (comm/shared_device_communicator.h).
@@ -148,6 +150,9 @@ int runSharedJob(const train::RunConfig& config) {
                                        false});
                 else
                     supervisor.failed({r, step, e.what(), false});
+            } catch (const train::CheckpointError& e) {
+                // Rank 0 reports it for the rank whose file or disk failed.
+                supervisor.failed({e.rank(), ledgers[static_cast<std::size_t>(r)]->step(), e.what(), false, e.badInput()});
             } catch (const std::exception& e) {
                 supervisor.failed({r, ledgers[static_cast<std::size_t>(r)]->step(), describeFailure(e), isConsequence(e)});
             } catch (...) {
@@ -180,6 +185,11 @@ int runSharedJob(const train::RunConfig& config) {
     }
     for (std::thread& t : threads) t.join();
     if (!cause) return 0;
+    if (cause->badInput) {
+        std::fprintf(stderr, "shardscope-worker: %s\n", cause->message.c_str());
+        writeFailure(writer, *cause);
+        return 2;
+    }
     printRankFailure(cause->rank, cause->step, config.steps, cause->message);
     writeFailure(writer, *cause);
     return 1;

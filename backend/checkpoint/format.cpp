@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/sha256.h"
 #include "core/error.h"
 #include "plan/strategy.h"
 #include "plan/units.h"
@@ -93,8 +94,55 @@ private:
     const std::string& where_;
 };
 
-json rangeJson(const Range& r) {
-    return {{"unit", r.unit}, {"begin", r.begin}, {"end", r.end}, {"sha256", r.sha256}};
+json rangeJson(const Range& r, int version) {
+    json j = {{"unit", r.unit}, {"begin", r.begin}, {"end", r.end}};
+    if (version == 1) j["sha256"] = r.sha256;
+    else j["chunks"] = r.chunks;
+    return j;
+}
+
+json fileJson(const DataFile& f, int version) {
+    json ranges = json::array();
+    for (const Range& r : f.ranges) ranges.push_back(rangeJson(r, version));
+    return {{"name", f.name}, {"rank", f.rank}, {"bytes", f.bytes}, {"sha256", f.sha256}, {"ranges", ranges}};
+}
+
+DataFile fileOf(const Fields& f, int version, std::uint64_t chunkElements) {
+    DataFile d;
+    d.name = f.text("name");
+    d.rank = static_cast<std::int32_t>(f.integer("rank", 0, kMaxWorldSize - 1));
+    d.bytes = f.count("bytes", kMaxParams * kBytesPerElement);
+    d.sha256 = f.sha("sha256");
+    const json& ranges = f.array("ranges", kMaxRangesPerFile);
+    for (std::size_t k = 0; k < ranges.size(); ++k) {
+        const Fields r = f.item(ranges[k], "ranges", k);
+        Range range{static_cast<std::int32_t>(r.integer("unit", 0, kMaxUnits)), r.count("begin", kMaxParams),
+                    r.count("end", kMaxParams), {}, {}};
+        if (version == 1) {
+            range.sha256 = r.sha("sha256");
+        } else {
+            // The count is checked against the range's own size before any hash is kept.
+            const std::uint64_t want = range.end > range.begin ? kStates * chunksPerBlock(range.elements(), chunkElements) : 0;
+            const json& chunks = r.array("chunks", kMaxMetadataBytes / 64);
+            if (chunks.size() != want)
+                r.sub("chunks").fail("has " + std::to_string(chunks.size()) + " hashes; elements [" + std::to_string(range.begin) +
+                                     ", " + std::to_string(range.end) + ") in chunks of " + std::to_string(chunkElements) +
+                                     " make " + std::to_string(want));
+            range.chunks.reserve(chunks.size());
+            for (std::size_t c = 0; c < chunks.size(); ++c) {
+                const json& h = chunks[c];
+                if (!h.is_string() || h.get_ref<const std::string&>().size() != 64 ||
+                    !std::all_of(h.get_ref<const std::string&>().begin(), h.get_ref<const std::string&>().end(),
+                                 [](char ch) { return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'); }))
+                    r.sub("chunks").fail("entry " + std::to_string(c) + " is not a sha256 (64 lowercase hex digits)");
+                range.chunks.push_back(h.get<std::string>());
+            }
+        }
+        d.ranges.push_back(std::move(range));
+    }
+    if (version >= 2 && chunkListSha256(d) != d.sha256)
+        f.sub("sha256").fail("does not match the file's chunk hashes");
+    return d;
 }
 
 void checkModel(const Metadata& m, const Metadata& expected, const Fields& top) {
@@ -159,6 +207,13 @@ void checkFiles(const Metadata& m, const Fields& top) {
 
 } // namespace
 
+std::string chunkListSha256(const DataFile& f) {
+    Sha256 sha;
+    for (const Range& r : f.ranges)
+        for (const std::string& h : r.chunks) sha.update(h);
+    return sha.hex();
+}
+
 std::string dataFileName(int rank) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "rank-%05d.bin", rank);
@@ -186,12 +241,8 @@ std::string toJson(const Metadata& m) {
     for (const UnitEntry& u : m.units) units.push_back({{"name", u.name}, {"elements", u.elements}, {"padded", u.padded}});
     for (const ParamEntry& p : m.params)
         params.push_back({{"name", p.name}, {"unit", p.unit}, {"offset", p.offset}, {"rows", p.rows}, {"cols", p.cols}});
-    for (const DataFile& f : m.files) {
-        json ranges = json::array();
-        for (const Range& r : f.ranges) ranges.push_back(rangeJson(r));
-        files.push_back({{"name", f.name}, {"rank", f.rank}, {"bytes", f.bytes}, {"sha256", f.sha256}, {"ranges", ranges}});
-    }
-    const json j = {
+    for (const DataFile& f : m.files) files.push_back(fileJson(f, m.version));
+    json j = {
         {"format", std::string(kFormatName)},
         {"version", m.version},
         {"model", {{"layers", m.shape.layers}, {"d_model", m.shape.dModel}, {"heads", m.shape.heads},
@@ -210,7 +261,25 @@ std::string toJson(const Metadata& m) {
         {"params", params},
         {"files", files},
     };
+    if (m.version >= 2) j["hash_chunk_elements"] = m.chunkElements;
     return j.dump(1) + "\n";
+}
+
+std::string dataFileJson(const DataFile& f, int version) { return fileJson(f, version).dump(); }
+
+DataFile parseDataFile(std::string_view text, int version, std::uint64_t chunkElements, const std::string& where) {
+    json j;
+    try {
+        j = json::parse(text.begin(), text.end(), [](int depth, json::parse_event_t, json&) {
+            if (depth > kMaxDepth) throw Error(ErrorKind::Format, "nested deeper than " + std::to_string(kMaxDepth));
+            return true;
+        });
+    } catch (const Error& e) {
+        throw Error(ErrorKind::Format, where + ": " + e.what());
+    } catch (const std::exception&) {
+        throw Error(ErrorKind::Format, where + ": not valid JSON");
+    }
+    return fileOf(Fields(j, "file", where), version, chunkElements);
 }
 
 Metadata parseMetadata(std::string_view text, const std::string& where) {
@@ -231,8 +300,12 @@ Metadata parseMetadata(std::string_view text, const std::string& where) {
         top.fail("is not a ShardScope checkpoint (its \"format\" is not \"" + std::string(kFormatName) + "\")");
     Metadata m;
     m.version = static_cast<int>(top.integer("version", 0, 1 << 30));
-    if (m.version != kFormatVersion)
-        top.fail("has format version " + std::to_string(m.version) + "; this build reads version " + std::to_string(kFormatVersion));
+    if (m.version < kOldestFormatVersion || m.version > kFormatVersion)
+        top.fail("has format version " + std::to_string(m.version) + "; this build reads versions " +
+                 std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion));
+    if (m.version >= 2)
+        m.chunkElements = static_cast<std::uint64_t>(top.integer("hash_chunk_elements", static_cast<std::int64_t>(kMinChunkElements),
+                                                                 static_cast<std::int64_t>(kMaxChunkElements)));
     const Fields model = top.object("model");
     m.shape.layers = model.integer("layers", 1, kMaxLayers);
     m.shape.dModel = model.integer("d_model", 1, 1 << 20);
@@ -283,19 +356,7 @@ Metadata parseMetadata(std::string_view text, const std::string& where) {
 
     const json& files = top.array("files", static_cast<std::size_t>(m.worldSize));
     for (std::size_t i = 0; i < files.size(); ++i) {
-        const Fields f = top.item(files[i], "files", i);
-        DataFile d;
-        d.name = f.text("name");
-        d.rank = static_cast<std::int32_t>(f.integer("rank", 0, kMaxWorldSize - 1));
-        d.bytes = f.count("bytes", kMaxParams * kBytesPerElement);
-        d.sha256 = f.sha("sha256");
-        const json& ranges = f.array("ranges", kMaxRangesPerFile);
-        for (std::size_t k = 0; k < ranges.size(); ++k) {
-            const Fields r = f.item(ranges[k], "ranges", k);
-            d.ranges.push_back({static_cast<std::int32_t>(r.integer("unit", 0, kMaxUnits)), r.count("begin", kMaxParams),
-                                r.count("end", kMaxParams), r.sha("sha256")});
-        }
-        m.files.push_back(std::move(d));
+        m.files.push_back(fileOf(top.item(files[i], "files", i), m.version, m.chunkElements));
     }
     checkFiles(m, top);
     return m;

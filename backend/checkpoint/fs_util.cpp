@@ -67,6 +67,41 @@ void readAt(int fd, void* out, std::size_t bytes, std::uint64_t offset, const st
     }
 }
 
+int openDataFile(const std::string& path, std::uint64_t bytes) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ENOENT) throw Error(ErrorKind::Format, "'" + path + "' is missing");
+        ioFail(path, "open", errno);
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw Error(ErrorKind::Format, "'" + path + "' is not a regular file");
+    }
+    if (static_cast<std::uint64_t>(st.st_size) != bytes) {
+        ::close(fd);
+        throw Error(ErrorKind::Format, "'" + path + "' is " + std::to_string(st.st_size) + " bytes; the metadata says " +
+                                           std::to_string(bytes) + " (truncated or replaced)");
+    }
+    // Read front to back: let the kernel read ahead generously.
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return fd;
+}
+
+void closeFd(int fd) { ::close(fd); }
+
+// "step-12" → 12; nullopt for anything else (temporaries included).
+std::optional<std::int64_t> stepOf(std::string_view name) {
+    if (name.size() < 6 || name.size() > 5 + 13 || name.substr(0, 5) != "step-") return std::nullopt;
+    std::int64_t k = 0;
+    for (char c : name.substr(5)) {
+        if (c < '0' || c > '9') return std::nullopt;
+        k = k * 10 + (c - '0');
+    }
+    return k;
+}
+
+
 std::string readSmallFile(const std::string& path, std::uint64_t maxBytes) {
     const auto [fd, size] = openInputFile(path, "checkpoint", 0, maxBytes);
     std::string text(static_cast<std::size_t>(size), '\0');

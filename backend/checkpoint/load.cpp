@@ -1,13 +1,16 @@
 // Loading: opening DIR or DIR/step-K, the resharding load, verification, the listing.
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <map>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
+#include "checkpoint/chunked.h"
 #include "checkpoint/fs_util.h"
 #include "checkpoint/sha256.h"
 #include "checkpoint/store.h"
@@ -21,17 +24,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t kChunk = std::size_t{4} << 20;
-
-// "step-12" → 12; nullopt for anything else (temporaries included).
-std::optional<std::int64_t> stepOf(std::string_view name) {
-    if (name.size() < 6 || name.size() > 5 + 13 || name.substr(0, 5) != "step-") return std::nullopt;
-    std::int64_t k = 0;
-    for (char c : name.substr(5)) {
-        if (c < '0' || c > '9') return std::nullopt;
-        k = k * 10 + (c - '0');
-    }
-    return k;
-}
 
 bool exists(const std::string& p) {
     struct stat st {};
@@ -56,26 +48,6 @@ public:
 private:
     int fd_;
 };
-
-// Opens a data file and checks its size; Error(Format) "'<path>' is missing / is N bytes …".
-int openDataFile(const std::string& path, std::uint64_t bytes) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        if (errno == ENOENT) throw Error(ErrorKind::Format, "'" + path + "' is missing");
-        ioFail(path, "open", errno);
-    }
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw Error(ErrorKind::Format, "'" + path + "' is not a regular file");
-    }
-    if (static_cast<std::uint64_t>(st.st_size) != bytes) {
-        ::close(fd);
-        throw Error(ErrorKind::Format, "'" + path + "' is " + std::to_string(st.st_size) + " bytes; the metadata says " +
-                                           std::to_string(bytes) + " (truncated or replaced)");
-    }
-    return fd;
-}
 
 // The target that needs all of range `r` when the range's only read covers it whole and the
 // target takes all three states; null otherwise.
@@ -128,6 +100,12 @@ LoadStats load(const Opened& c, std::span<const SliceTarget> targets) {
     for (const SliceTarget& t : targets) needs.push_back(t.span);
     const std::vector<Read> reads = planReads(c.meta, needs);
     LoadStats stats;
+    for (const Read& rd : reads) stats.bytesNeeded += rd.bytes();
+    if (c.meta.version >= 2) {
+        loadChunked(c.dir, c.meta, reads, targets, stats);
+        return stats;
+    }
+    // Version 1: a range's one checksum covers all of it, so touched ranges are read whole.
     // Reads grouped by file, then by range: each touched range is read once, hashed, and copied out.
     std::map<std::size_t, std::map<std::size_t, std::vector<std::size_t>>> byFile;
     for (std::size_t i = 0; i < reads.size(); ++i) byFile[reads[i].file][reads[i].range].push_back(i);
@@ -189,60 +167,96 @@ LoadStats load(const Opened& c, std::span<const SliceTarget> targets) {
                                                    c.meta.units[static_cast<std::size_t>(r.unit)].name + "')");
         }
     }
-    for (const Read& rd : reads) stats.bytesNeeded += rd.bytes();
     return stats;
 }
 
-std::vector<FileCheck> verifyFiles(const Opened& c) {
-    std::vector<FileCheck> out;
-    std::vector<char> chunk(kChunk);
-    for (const DataFile& f : c.meta.files) {
-        FileCheck fc;
-        fc.name = f.name;
-        const std::string path = c.dir + "/" + f.name;
-        struct stat st {};
-        if (::stat(path.c_str(), &st) != 0) {
-            fc.state = FileCheck::State::Missing;
-            fc.problem = "missing";
-            out.push_back(fc);
-            continue;
-        }
-        // A folder, FIFO or device in a data file's place is not a file of the wrong size.
-        if (!S_ISREG(st.st_mode)) {
-            fc.state = FileCheck::State::Unreadable;
-            fc.problem = S_ISDIR(st.st_mode) ? "a folder, not a file" : "not a regular file (a device, FIFO or socket)";
-            out.push_back(fc);
-            continue;
-        }
-        fc.bytes = static_cast<std::uint64_t>(st.st_size);
-        try {
-            const Fd fd(openDataFile(path, f.bytes));
-            Sha256 whole;
-            const std::vector<std::uint64_t> offsets = rangeOffsets(f);
-            std::string badRange;
-            for (std::size_t ri = 0; ri < f.ranges.size(); ++ri) {
+namespace {
+
+// Re-hashes one data file (whole file and every range or chunk).
+FileCheck checkFile(const Opened& c, const DataFile& f, std::vector<char>& chunk) {
+    FileCheck fc;
+    fc.name = f.name;
+    const std::string path = c.dir + "/" + f.name;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        fc.state = FileCheck::State::Missing;
+        fc.problem = "missing";
+        return fc;
+    }
+    // A folder, FIFO or device in a data file's place is not a file of the wrong size.
+    if (!S_ISREG(st.st_mode)) {
+        fc.state = FileCheck::State::Unreadable;
+        fc.problem = S_ISDIR(st.st_mode) ? "a folder, not a file" : "not a regular file (a device, FIFO or socket)";
+        return fc;
+    }
+    fc.bytes = static_cast<std::uint64_t>(st.st_size);
+    try {
+        const Fd fd(openDataFile(path, f.bytes));
+        Sha256 whole;
+        const std::vector<std::uint64_t> offsets = rangeOffsets(f);
+        std::string badRange;
+        // Bytes [from, from + bytes) into the whole file's hash and `part`.
+        auto feed = [&](Sha256& part, std::uint64_t from, std::uint64_t bytes) {
+            for (std::uint64_t at = 0; at < bytes; at += kChunk) {
+                const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, bytes - at));
+                readAt(fd.get(), chunk.data(), n, from + at, path);
+                if (c.meta.version == 1) whole.update(chunk.data(), n); // version 2's is the hash list
+                part.update(chunk.data(), n);
+            }
+        };
+        for (std::size_t ri = 0; ri < f.ranges.size(); ++ri) {
+            const Range& r = f.ranges[ri];
+            bool bad = false;
+            if (c.meta.version == 1) {
                 Sha256 part;
-                const Range& r = f.ranges[ri];
-                for (std::uint64_t at = 0; at < r.bytes(); at += kChunk) {
-                    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, r.bytes() - at));
-                    readAt(fd.get(), chunk.data(), n, offsets[ri] + at, path);
-                    whole.update(chunk.data(), n);
-                    part.update(chunk.data(), n);
+                feed(part, offsets[ri], r.bytes());
+                bad = part.hex() != r.sha256;
+            } else { // every chunk of every block, in file order
+                const std::uint64_t k = c.meta.chunkElements, perBlock = chunksPerBlock(r.elements(), k);
+                for (std::uint64_t j = 0; j < kStates * perBlock; ++j) {
+                    const std::uint64_t lo = (j % perBlock) * k, n = std::min(k, r.elements() - lo);
+                    Sha256 part;
+                    feed(part, offsets[ri] + (j / perBlock) * r.elements() * sizeof(float) + lo * sizeof(float), n * sizeof(float));
+                    bad = bad || part.hex() != r.chunks[static_cast<std::size_t>(j)];
                 }
-                if (badRange.empty() && part.hex() != r.sha256)
-                    badRange = "unit '" + c.meta.units[static_cast<std::size_t>(r.unit)].name + "'";
             }
-            if (whole.hex() != f.sha256 || !badRange.empty()) {
-                fc.state = FileCheck::State::BadChecksum;
-                fc.problem = "checksum mismatch" + (badRange.empty() ? std::string() : " (in " + badRange + ")");
-            }
-        } catch (const Error& e) {
-            fc.state = static_cast<std::uint64_t>(st.st_size) != f.bytes ? FileCheck::State::WrongSize : FileCheck::State::Unreadable;
-            fc.problem = fc.state == FileCheck::State::WrongSize
-                             ? std::to_string(st.st_size) + " bytes, the metadata says " + std::to_string(f.bytes)
-                             : e.what();
+            if (badRange.empty() && bad) badRange = "unit '" + c.meta.units[static_cast<std::size_t>(r.unit)].name + "'";
         }
-        out.push_back(fc);
+        // Version 2's file checksum is over the chunk hashes just compared (parseMetadata
+        // checked it); version 1's is over the bytes.
+        if ((c.meta.version == 1 && whole.hex() != f.sha256) || !badRange.empty()) {
+            fc.state = FileCheck::State::BadChecksum;
+            fc.problem = "checksum mismatch" + (badRange.empty() ? std::string() : " (in " + badRange + ")");
+        }
+    } catch (const Error& e) {
+        fc.state = static_cast<std::uint64_t>(st.st_size) != f.bytes ? FileCheck::State::WrongSize : FileCheck::State::Unreadable;
+        fc.problem = fc.state == FileCheck::State::WrongSize
+                         ? std::to_string(st.st_size) + " bytes, the metadata says " + std::to_string(f.bytes)
+                         : e.what();
+    }
+    return fc;
+}
+
+} // namespace
+
+std::vector<FileCheck> verifyFiles(const Opened& c) {
+    // Files are independent: verified on the hashing threads, reported in the metadata's order.
+    std::vector<FileCheck> out(c.meta.files.size());
+    std::atomic<std::size_t> next{0};
+    {
+        std::vector<std::jthread> pool;
+        const unsigned threads = std::max(1u, std::min<unsigned>(hashThreads(), static_cast<unsigned>(out.size())));
+        for (unsigned t = 0; t < threads; ++t)
+            pool.emplace_back([&] {
+                std::vector<char> chunk(kChunk);
+                for (std::size_t i = next.fetch_add(1); i < out.size(); i = next.fetch_add(1)) {
+                    try {
+                        out[i] = checkFile(c, c.meta.files[i], chunk);
+                    } catch (const std::exception& e) { // never out of a thread
+                        out[i] = {c.meta.files[i].name, 0, FileCheck::State::Unreadable, e.what()};
+                    }
+                }
+            });
     }
     return out;
 }

@@ -89,4 +89,30 @@ std::vector<Read> planReads(const Metadata& m, std::span<const Span> needs) {
     return out;
 }
 
+std::vector<FileBytes> bytesToRead(const Metadata& m, std::span<const Span> needs) {
+    std::vector<FileBytes> pieces;
+    for (const Read& rd : planReads(m, needs)) {
+        const Range& r = m.files[rd.file].ranges[rd.range];
+        const std::uint64_t e = r.elements();
+        if (m.version == 1) {
+            const std::uint64_t at = rangeOffsets(m.files[rd.file])[rd.range];
+            pieces.push_back({rd.file, at, at + r.bytes()});
+            continue;
+        }
+        const std::uint64_t k = m.chunkElements, lo = rd.begin - r.begin, hi = rd.end - r.begin;
+        for (int s = 0; s < kStates; ++s) {
+            const std::uint64_t block = rd.offsets[static_cast<std::size_t>(s)] - lo * sizeof(float);
+            pieces.push_back({rd.file, block + (lo / k) * k * sizeof(float), block + std::min(e, (hi + k - 1) / k * k) * sizeof(float)});
+        }
+    }
+    std::sort(pieces.begin(), pieces.end(),
+              [](const FileBytes& a, const FileBytes& b) { return a.file != b.file ? a.file < b.file : a.begin < b.begin; });
+    std::vector<FileBytes> out;
+    for (const FileBytes& p : pieces) {
+        if (!out.empty() && out.back().file == p.file && p.begin <= out.back().end) out.back().end = std::max(out.back().end, p.end);
+        else out.push_back(p);
+    }
+    return out;
+}
+
 } // namespace shardscope::checkpoint

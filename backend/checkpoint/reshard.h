@@ -58,6 +58,18 @@ struct Read {
 // Error(InvalidArgument) otherwise), in file order. Their union covers every need exactly.
 std::vector<Read> planReads(const Metadata& m, std::span<const Span> needs);
 
+// Bytes [begin, end) of file `file` (an index into the metadata's files).
+struct FileBytes {
+    std::size_t file = 0;
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+    friend bool operator==(const FileBytes&, const FileBytes&) = default;
+};
+// What checkpoint::load reads for `needs`, in file order, adjacent pieces merged: version 2,
+// the chunks the plan's reads overlap (checksums are per chunk); version 1, every touched
+// range whole (one checksum per range). Their sum is LoadStats::bytesRead.
+std::vector<FileBytes> bytesToRead(const Metadata& m, std::span<const Span> needs);
+
 // The byte offset of each range inside its file.
 std::vector<std::uint64_t> rangeOffsets(const DataFile& f);
 

@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checkpoint/chunked.h"
 #include "checkpoint/fs_util.h"
 #include "checkpoint/sha256.h"
 #include "core/error.h"
@@ -40,7 +42,10 @@ void createTemp(const std::string& root, const std::string& tempName) {
 }
 
 DataFile writeRankFile(const std::string& root, const std::string& tempName, int rank,
-                       std::span<const SliceData> slices) {
+                       std::span<const SliceData> slices, std::uint64_t chunkElements) {
+    if (chunkElements < kMinChunkElements || chunkElements > kMaxChunkElements)
+        throwInvalid("a checkpoint chunk of " + std::to_string(chunkElements) + " elements is outside [" +
+                     std::to_string(kMinChunkElements) + ", " + std::to_string(kMaxChunkElements) + "]");
     DataFile f;
     f.name = dataFileName(rank);
     f.rank = rank;
@@ -48,22 +53,7 @@ DataFile writeRankFile(const std::string& root, const std::string& tempName, int
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) ioFail(path, "create", errno);
     try {
-        Sha256 whole;
-        for (const SliceData& s : slices) {
-            if (s.span.elements() == 0) continue;
-            Sha256 part;
-            for (const float* block : {s.master, s.m, s.v}) {
-                const std::size_t bytes = s.span.elements() * sizeof(float);
-                writeAll(fd, block, bytes, path);
-                whole.update(block, bytes);
-                part.update(block, bytes);
-            }
-            Range r{s.span.unit, s.span.begin, s.span.end, part.hex()};
-            f.bytes += r.bytes();
-            f.ranges.push_back(std::move(r));
-        }
-        f.sha256 = whole.hex();
-        if (::fsync(fd) != 0) ioFail(path, "sync", errno);
+        writeChunked(fd, path, slices, chunkElements, f);
     } catch (...) {
         ::close(fd);
         throw;
@@ -72,9 +62,28 @@ DataFile writeRankFile(const std::string& root, const std::string& tempName, int
     return f;
 }
 
+namespace {
+
+// The step DIR/latest names, if it is readable and names one.
+std::optional<std::int64_t> latestStep(const std::string& root) {
+    std::string name;
+    try {
+        name = readSmallFile(root + "/latest", 64);
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+    while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
+    return stepOf(name);
+}
+
+} // namespace
+
 std::string commit(const std::string& root, const std::string& tempName, const Metadata& m) {
     const std::string temp = root + "/" + tempName;
-    writeNewFile(temp + "/metadata.json", toJson(m));
+    // What is committed must read back: the same checks a loader makes, before anything moves.
+    const std::string text = toJson(m);
+    parseMetadata(text, temp + "/metadata.json");
+    writeNewFile(temp + "/metadata.json", text);
     fsyncPath(temp, true);
     const std::string name = stepDirName(m.step);
     const std::string dir = root + "/" + name;
@@ -88,6 +97,9 @@ std::string commit(const std::string& root, const std::string& tempName, const M
         fs::remove_all(temp, ec);
     }
     fsyncPath(root, true);
+    // `latest` never moves backwards: a conversion (or any save) of an older step than the one
+    // it names leaves it alone; the step folder is complete and loadable by its path.
+    if (const std::optional<std::int64_t> named = latestStep(root); named && *named > m.step) return dir;
     const std::string latestTemp = root + "/latest." + tempName;
     writeNewFile(latestTemp, name + "\n");
     if (::rename(latestTemp.c_str(), (root + "/latest").c_str()) != 0) {

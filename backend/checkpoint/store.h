@@ -41,12 +41,13 @@ std::string newSaveId();
 
 // Rank 0, before the ranks write: creates DIR (and its parents) and DIR/<tempName>.
 void createTemp(const std::string& root, const std::string& tempName);
-// Writes and fsyncs DIR/<tempName>/rank-RRRRR.bin holding `slices` (empty spans skipped).
+// Writes and fsyncs DIR/<tempName>/rank-RRRRR.bin holding `slices` (empty spans skipped),
+// hashed in chunks of `chunkElements` (the commit's metadata must say the same).
 // Error(Io) naming the file and the cause (e.g. "no space left on device").
 DataFile writeRankFile(const std::string& root, const std::string& tempName, int rank,
-                       std::span<const SliceData> slices);
-// Rank 0, after every rank wrote: metadata.json, fsync, rename to step-K, fsync DIR, `latest`.
-// Returns the step folder's path.
+                       std::span<const SliceData> slices, std::uint64_t chunkElements = kDefaultChunkElements);
+// Rank 0, after every rank wrote: metadata.json, fsync, rename to step-K, fsync DIR, `latest`
+// (unless it names a later step: `latest` never moves backwards). Returns the step folder's path.
 std::string commit(const std::string& root, const std::string& tempName, const Metadata& m);
 // Removes a temporary folder of a failed save (best effort).
 void discardTemp(const std::string& root, const std::string& tempName);
@@ -62,11 +63,13 @@ Opened openCheckpoint(const std::string& path);
 
 struct LoadStats {
     std::uint64_t bytesNeeded = 0; // the plan's bytes (master + m + v of the targets)
-    std::uint64_t bytesRead = 0;   // whole ranges read (each range's checksum covers all of it)
+    // Bytes read from the files: version 2 reads the chunks the needs overlap (at most one
+    // partly needed chunk at each end of a block's part), version 1 every touched range whole.
+    std::uint64_t bytesRead = 0;
     std::size_t filesTouched = 0;
 };
-// Fills every target from the files the plan names, reading only the ranges that overlap
-// (pread) and checking each range's sha256 and each touched file's size. Error(Format) naming
+// Fills every target from the files the plan names, reading only what overlaps (preadv) and
+// checking the sha256 of every chunk (version 1: range) it read and each touched file's size. Error(Format) naming
 // the file on a mismatch; targets may then hold partial data (the caller discards them).
 LoadStats load(const Opened& c, std::span<const SliceTarget> targets);
 

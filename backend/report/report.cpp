@@ -323,7 +323,8 @@ RunReport readRun(const json& j, const std::string& path) {
         if (!saves.is_array() || saves.size() > kMaxSteps) throw Bad{"report: saves: expected an array of at most " + std::to_string(kMaxSteps)};
         for (const json& item : saves) {
             const Reader s(item, "saves");
-            out.saves.push_back({s.i64("step", 0, INT64_MAX), s.text("path"), s.real("seconds"), s.u64("bytes")});
+            out.saves.push_back({s.i64("step", 0, INT64_MAX), s.text("path"), s.real("seconds"), s.u64("bytes"),
+                                 s.has("seconds_blocked") ? s.real("seconds_blocked") : s.real("seconds")});
         }
     }
     if (r.has("config_import")) out.configImport = readConfigImport(r.object("config_import"));
@@ -454,7 +455,8 @@ json toJson(const RunReport& r) {
     if (!r.saves.empty()) {
         json saves = json::array();
         for (const SaveRecord& s : r.saves)
-            saves.push_back({{"step", s.step}, {"path", s.path}, {"seconds", s.seconds}, {"bytes", s.bytes}});
+            saves.push_back({{"step", s.step}, {"path", s.path}, {"seconds", s.seconds}, {"bytes", s.bytes},
+                             {"seconds_blocked", s.secondsBlocked}});
         out["saves"] = saves;
     }
     if (r.configImport) {

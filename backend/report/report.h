@@ -138,8 +138,9 @@ struct ResumedFrom {
 struct SaveRecord {
     std::int64_t step = 0;
     std::string path;
-    double seconds = 0;      // how long the save held the training loop (rank 0)
+    double seconds = 0;      // from the snapshot to the commit (rank 0)
     std::uint64_t bytes = 0; // every rank's data files together
+    double secondsBlocked = 0; // how long the save held the training loop (= seconds unless --save-async)
     bool operator==(const SaveRecord&) const = default;
 };
 

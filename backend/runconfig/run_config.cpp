@@ -48,6 +48,8 @@ void parseCheckpointFlags(const Args& args, RunConfig& c) {
         }
     }
     if (args.has("--save-every")) c.saveEvery = args.integer("--save-every", 1, kMaxSaveEvery);
+    c.saveAsync = args.has("--save-async");
+    if (c.saveAsync && !c.saveDir) throwInvalid("--save-async needs --save");
     if (!args.has("--resume")) return;
     c.resumePath = args.required("--resume");
     const checkpoint::Opened opened = checkpoint::openCheckpoint(*c.resumePath);
@@ -116,7 +118,8 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
                "--stream", "--trace", "--json", "--weights-out", "--timeout-ms", "--backend", "--ranks", "--tp",
                "--save", "--save-every", "--resume",
                "--offload-optimizer", "--offload-params", "--nvme-dir", "--aio-block-bytes", "--aio-queue-depth"},
-              {"--checkpointing", "--deterministic", "--no-events", "--no-sync", "--shared-device", "--keep-nvme"});
+              {"--checkpointing", "--deterministic", "--no-events", "--no-sync", "--shared-device", "--keep-nvme",
+               "--save-async"});
     args.parse(workerArgs);
     if (worldSize < 1) throwInvalid("ranks (mpirun -np) must be at least 1, got " + std::to_string(worldSize));
     RunConfig c;
@@ -271,6 +274,7 @@ std::vector<std::string> toWorkerArgs(const RunConfig& c) {
     if (c.timeoutMs != 30000) a.insert(a.end(), {"--timeout-ms", std::to_string(c.timeoutMs)});
     if (c.saveDir) a.insert(a.end(), {"--save", *c.saveDir});
     if (c.saveEvery != 0) a.insert(a.end(), {"--save-every", std::to_string(c.saveEvery)});
+    if (c.saveAsync) a.push_back("--save-async");
     if (c.resumePath) a.insert(a.end(), {"--resume", *c.resumePath});
     if (!c.events) a.push_back("--no-events");
     if (c.backend != Backend::Cpu) a.insert(a.end(), {"--backend", std::string(backendName(c.backend))});
@@ -319,7 +323,7 @@ nlohmann::json toJson(const RunConfig& c) {
                     {"aio_block_bytes", c.aioBlockBytes},
                     {"aio_queue_depth", c.aioQueueDepth}};
     j["data"] = c.dataFile ? nlohmann::json(*c.dataFile) : nlohmann::json("synthetic");
-    if (c.saveDir) j["save"] = {{"dir", *c.saveDir}, {"every", c.saveEvery}};
+    if (c.saveDir) j["save"] = {{"dir", *c.saveDir}, {"every", c.saveEvery}, {"async", c.saveAsync}};
     if (c.resumePath) j["resume"] = *c.resumePath;
     return j;
 }

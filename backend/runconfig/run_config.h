@@ -12,7 +12,7 @@
 //   [--json FILE] [--weights-out FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]
 //   [--shared-device --ranks N] [--offload-optimizer device|host|nvme] [--offload-params device|host]
 //   [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]
-//   [--tp T] [--save DIR [--save-every K]] [--resume DIR|DIR/step-K]
+//   [--tp T] [--save DIR [--save-every K] [--save-async]] [--resume DIR|DIR/step-K]
 //
 // --tp T: a T × D mesh of the world's ranks (D = ranks / T): TP groups are T consecutive ranks,
 // DP groups stride across them; the strategy shards over the DP group.
@@ -71,6 +71,7 @@ struct RunConfig {
     // Checkpoints (docs/checkpoints.md).
     std::optional<std::string> saveDir;    // --save DIR: also after the last step
     std::int64_t saveEvery = 0;            // --save-every K: every K steps too (0: off)
+    bool saveAsync = false;                // --save-async: write on a thread while training goes on
     std::optional<std::string> resumePath; // --resume DIR (its latest) or DIR/step-K
 };
 

@@ -1,10 +1,10 @@
 #include "train/checkpointing.h"
 
 #include <chrono>
+#include <memory>
 #include <random>
+#include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "checkpoint/reshard.h"
 #include "core/error.h"
@@ -38,34 +38,17 @@ std::vector<Span> ownedSpans(Trainer& t, const RunConfig& c) {
     return out;
 }
 
-nlohmann::json fileJson(const checkpoint::DataFile& f) {
-    nlohmann::json ranges = nlohmann::json::array();
-    for (const auto& r : f.ranges) ranges.push_back({r.unit, r.begin, r.end, r.sha256});
-    return {{"name", f.name}, {"rank", f.rank}, {"bytes", f.bytes}, {"sha256", f.sha256}, {"ranges", ranges}};
-}
-
-checkpoint::DataFile fileOf(const nlohmann::json& j) {
-    checkpoint::DataFile f;
-    f.name = j.at("name").get<std::string>();
-    f.rank = j.at("rank").get<std::int32_t>();
-    f.bytes = j.at("bytes").get<std::uint64_t>();
-    f.sha256 = j.at("sha256").get<std::string>();
-    for (const auto& r : j.at("ranges"))
-        f.ranges.push_back({r.at(0).get<std::int32_t>(), r.at(1).get<std::uint64_t>(), r.at(2).get<std::uint64_t>(),
-                            r.at(3).get<std::string>()});
-    return f;
-}
-
 // Every rank learns whether any failed (a scalar: no events, not training traffic). A rank
 // that did not fail but must stop waits for rank 0 to leave first, so rank 0's cause is the
 // one the job reports.
-[[noreturn]] void failTogether(comm::Communicator& world, const std::string& message) {
-    if (world.rank() == 0) throw Error(ErrorKind::Io, message);
+[[noreturn]] void failTogether(comm::Communicator& world, const std::string& message, int failingRank,
+                               ErrorKind kind = ErrorKind::Io, bool badInput = false) {
+    if (world.rank() == 0) throw CheckpointError(kind, message, failingRank, badInput);
     try {
         world.barrier(); // never completes: rank 0 is leaving
     } catch (const Error&) {
     }
-    throw Error(ErrorKind::Comm, "checkpoint save failed on another rank");
+    throw Error(ErrorKind::Comm, badInput ? "the checkpoint failed to load on another rank" : "checkpoint save failed on another rank");
 }
 
 } // namespace
@@ -89,10 +72,28 @@ checkpoint::Metadata checkpointMetadata(Trainer& t, const RunConfig& c) {
     return m;
 }
 
-report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::string& root) {
-    const auto t0 = std::chrono::steady_clock::now();
+// One save between its snapshot and its commit.
+struct PendingSave {
+    checkpoint::Metadata meta;
+    std::string root, temp;
+    device::Buffer snapshot; // host tier: this rank's share of master, m, v
+    std::vector<checkpoint::SliceData> slices;
+    std::chrono::steady_clock::time_point t0;
+    double blocked = 0;
+    std::string result; // the file's entry as JSON, or "!" + what went wrong
+    std::thread writer;
+};
+
+namespace {
+
+// Collective: names the temporary folder (rank 0 creates it) and copies this rank's share
+// to host memory (one ledgered host allocation: the snapshot the writer reads).
+std::unique_ptr<PendingSave> beginSave(Trainer& t, const RunConfig& c, const std::string& root) {
+    auto p = std::make_unique<PendingSave>();
+    p->t0 = std::chrono::steady_clock::now();
+    p->root = root;
     comm::Communicator& world = t.sharding().world();
-    const checkpoint::Metadata meta = checkpointMetadata(t, c);
+    p->meta = checkpointMetadata(t, c);
 
     // One temporary folder, named by rank 0 (an id below 2^52 travels exactly as a double).
     double id = 0;
@@ -101,75 +102,144 @@ report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::str
         std::random_device rd;
         id = static_cast<double>((static_cast<std::uint64_t>(rd()) << 20 ^ rd()) & ((std::uint64_t{1} << 52) - 1));
         try {
-            checkpoint::createTemp(root, checkpoint::tempDirName(meta.step, std::to_string(static_cast<std::uint64_t>(id))));
+            checkpoint::createTemp(root, checkpoint::tempDirName(p->meta.step, std::to_string(static_cast<std::uint64_t>(id))));
         } catch (const Error& e) {
             failure = e.what();
             id = -1;
         }
     }
     id = world.sumScalar(id);
-    if (id < 0) failTogether(world, "--save: " + failure);
-    const std::string temp = checkpoint::tempDirName(meta.step, std::to_string(static_cast<std::uint64_t>(id)));
+    if (id < 0) failTogether(world, "--save: " + failure, 0);
+    p->temp = checkpoint::tempDirName(p->meta.step, std::to_string(static_cast<std::uint64_t>(id)));
 
-    // This rank's share, snapshotted to host memory, then written: the rank's save span.
-    t.markSpan(EventKind::ComputeBegin, Phase::Save);
     const plan::Policy policy = policyOf(c);
     const checkpoint::Placement place = checkpoint::placementOf(policy, world.size(), world.rank());
     const std::vector<Span> owned = ownedSpans(t, c);
+    std::vector<Span> parts;
+    std::uint64_t elements = 0;
+    for (const Span& o : owned) {
+        parts.push_back(checkpoint::replicaPart(o, place.copies, place.copyIndex));
+        elements += parts.back().elements();
+    }
+    p->snapshot = t.device().allocate(std::max<std::uint64_t>(1, elements * checkpoint::kBytesPerElement),
+                                      {Category::Workspace, Tier::Host, kNoUnit});
+    float* at = p->snapshot.ptr<float>();
     device::Ops& ops = t.deviceOps();
-    std::vector<std::vector<float>> host;
-    host.reserve(owned.size() * 3);
-    std::vector<checkpoint::SliceData> slices;
     for (std::size_t u = 0; u < owned.size(); ++u) {
-        const Span part = checkpoint::replicaPart(owned[u], place.copies, place.copyIndex);
+        const Span& part = parts[u];
+        const std::uint64_t n = part.elements();
         const strategy::OwnedSlice o = t.sharding().owned(static_cast<std::int32_t>(u));
-        const std::uint64_t at = part.begin - owned[u].begin;
         const float* from[3] = {o.weights, o.m, o.v};
-        for (const float* f : from) {
-            host.emplace_back(part.elements());
-            if (part.elements() > 0) ops.download(host.back().data(), f + at, part.elements() * sizeof(float));
-        }
-        const std::size_t k = host.size();
-        slices.push_back({part, host[k - 3].data(), host[k - 2].data(), host[k - 1].data()});
+        for (int s = 0; s < 3; ++s)
+            if (n > 0) ops.download(at + static_cast<std::uint64_t>(s) * n, from[s] + (part.begin - owned[u].begin), n * sizeof(float));
+        p->slices.push_back({part, at, at + n, at + 2 * n});
+        at += 3 * n;
     }
-    std::string mine;
-    std::uint64_t written = 0;
-    try {
-        const checkpoint::DataFile file = checkpoint::writeRankFile(root, temp, world.rank(), slices);
-        written = file.bytes;
-        mine = fileJson(file).dump();
-    } catch (const Error& e) {
-        mine = std::string("!") + e.what();
-    }
-    t.markSpan(EventKind::ComputeEnd, Phase::Save, written);
-    const std::vector<std::string> parts = world.gatherBytes(mine, 0);
+    return p;
+}
 
+// This rank's file (on the writer thread when asynchronous): never throws.
+void writeSave(PendingSave& p, int rank) {
+    try {
+        const checkpoint::DataFile file = checkpoint::writeRankFile(p.root, p.temp, rank, p.slices, p.meta.chunkElements);
+        p.result = checkpoint::dataFileJson(file, p.meta.version);
+    } catch (const std::exception& e) {
+        p.result = std::string("!") + e.what();
+    }
+}
+
+// Collective, once every rank's file is written: rank 0 commits, or everyone fails together.
+report::SaveRecord completeSave(comm::Communicator& world, PendingSave& p) {
+    const std::vector<std::string> parts = world.gatherBytes(p.result, 0);
     report::SaveRecord record;
-    record.step = meta.step;
+    record.step = p.meta.step;
+    std::string failure;
     double failed = 0;
+    int failingRank = 0;
     if (world.rank() == 0) {
-        checkpoint::Metadata full = meta;
+        checkpoint::Metadata full = p.meta;
         for (std::size_t r = 0; r < parts.size() && failure.empty(); ++r) {
-            if (!parts[r].empty() && parts[r][0] == '!') failure = "--save: rank " + std::to_string(r) + ": " + parts[r].substr(1);
-            else full.files.push_back(fileOf(nlohmann::json::parse(parts[r])));
+            if (!parts[r].empty() && parts[r][0] == '!') {
+                failure = "--save: " + parts[r].substr(1);
+                failingRank = static_cast<int>(r);
+            } else {
+                try {
+                    full.files.push_back(checkpoint::parseDataFile(parts[r], p.meta.version, p.meta.chunkElements,
+                                                                   "rank " + std::to_string(r) + "'s file entry"));
+                } catch (const Error& e) {
+                    failure = std::string("--save: ") + e.what();
+                    failingRank = static_cast<int>(r);
+                }
+            }
         }
         if (failure.empty()) {
             try {
-                record.path = checkpoint::commit(root, temp, full);
+                record.path = checkpoint::commit(p.root, p.temp, full);
             } catch (const Error& e) {
                 failure = std::string("--save: ") + e.what();
             }
         }
         if (!failure.empty()) {
-            checkpoint::discardTemp(root, temp);
+            checkpoint::discardTemp(p.root, p.temp);
             failed = 1;
         }
         for (const auto& f : full.files) record.bytes += f.bytes;
     }
-    if (world.sumScalar(failed) > 0) failTogether(world, failure);
-    if (record.path.empty()) record.path = root + "/" + checkpoint::stepDirName(meta.step);
-    record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (world.sumScalar(failed) > 0) failTogether(world, failure, failingRank);
+    if (record.path.empty()) record.path = p.root + "/" + checkpoint::stepDirName(p.meta.step);
+    record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.t0).count();
+    record.secondsBlocked = p.blocked;
     return record;
+}
+
+double since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::string& root) {
+    const std::unique_ptr<PendingSave> p = beginSave(t, c, root);
+    t.markSpan(EventKind::ComputeBegin, Phase::Save);
+    writeSave(*p, t.sharding().world().rank());
+    t.markSpan(EventKind::ComputeEnd, Phase::Save, p->result.starts_with("!") ? 0 : p->snapshot.bytes());
+    report::SaveRecord r = completeSave(t.sharding().world(), *p);
+    r.secondsBlocked = r.seconds;
+    return r;
+}
+
+CheckpointSaver::CheckpointSaver(Trainer& t, const RunConfig& c) : trainer_(t), config_(c) {}
+
+CheckpointSaver::~CheckpointSaver() {
+    // Unwinding from a failure: the in-flight file is finished (its buffers live here) but
+    // never committed; its temporary folder stays for inspect to list.
+    if (pending_ && pending_->writer.joinable()) pending_->writer.join();
+}
+
+void CheckpointSaver::save() {
+    if (!config_.saveAsync) {
+        records_.push_back(saveCheckpoint(trainer_, config_, *config_.saveDir));
+        return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    finishPending(); // the previous save's commit: at most one save in flight
+    pending_ = beginSave(trainer_, config_, *config_.saveDir);
+    const std::uint64_t bytes = pending_->snapshot.bytes();
+    trainer_.markSpan(EventKind::ComputeBegin, Phase::Save);
+    const int rank = trainer_.sharding().world().rank();
+    PendingSave* p = pending_.get();
+    pending_->writer = std::thread([p, rank] { writeSave(*p, rank); });
+    trainer_.markSpan(EventKind::ComputeEnd, Phase::Save, bytes);
+    pending_->blocked = since(t0);
+}
+
+void CheckpointSaver::finish() { finishPending(); }
+
+void CheckpointSaver::finishPending() {
+    if (!pending_) return;
+    pending_->writer.join();
+    const std::unique_ptr<PendingSave> p = std::move(pending_);
+    records_.push_back(completeSave(trainer_.sharding().world(), *p));
 }
 
 ResumeResult resumeCheckpoint(Trainer& t, const RunConfig& c, const std::string& path) {
@@ -189,7 +259,22 @@ ResumeResult resumeCheckpoint(Trainer& t, const RunConfig& c, const std::string&
         targets.push_back({sp, host[k - 3].data(), host[k - 2].data(), host[k - 1].data()});
     }
     ResumeResult out;
-    out.stats = checkpoint::load(opened, targets);
+    // A damaged part may be seen by one rank only (each reads its own chunks): all agree.
+    std::string problem;
+    try {
+        out.stats = checkpoint::load(opened, targets);
+    } catch (const Error& e) {
+        if (!e.isUserInput()) throw;
+        problem = e.what();
+    }
+    comm::Communicator& world = t.sharding().world();
+    const std::vector<std::string> problems = world.gatherBytes(problem, 0);
+    if (world.sumScalar(problem.empty() ? 0.0 : 1.0) > 0) {
+        int bad = 0;
+        while (static_cast<std::size_t>(bad) < problems.size() && problems[static_cast<std::size_t>(bad)].empty()) ++bad;
+        failTogether(world, world.rank() == 0 ? "--resume: " + problems[static_cast<std::size_t>(bad)] : "", bad,
+                     ErrorKind::Format, true);
+    }
     device::Ops& ops = t.deviceOps();
     for (std::size_t u = 0; u < owned.size(); ++u) {
         const strategy::OwnedSlice o = t.sharding().owned(static_cast<std::int32_t>(u));

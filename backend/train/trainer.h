@@ -68,6 +68,7 @@ public:
     const model::GptModel& model() const { return model_; }
     strategy::Sharding& sharding() { return *sharding_; }
     device::Ops& deviceOps() { return device_.ops(); } // copies between host and the states
+    device::Device& device() { return device_; }
     // A span of this rank's work outside the step's phases (a checkpoint save) in its events.
     void markSpan(EventKind kind, Phase phase, std::uint64_t bytes = 0) const;
     std::uint64_t paramCount() const; // Ψ of the whole model (every TP slice), unpadded

@@ -24,6 +24,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const std::string again = checkpoint::toJson(m);
     if (checkpoint::toJson(checkpoint::parseMetadata(again, "again")) != again) __builtin_trap();
+    // A file entry as the save's gather carries it reads back the same (chunk counts and the
+    // hash list checked again).
+    for (const checkpoint::DataFile& f : m.files) {
+        const std::string entry = checkpoint::dataFileJson(f, m.version);
+        if (checkpoint::dataFileJson(checkpoint::parseDataFile(entry, m.version, m.chunkElements, "entry"), m.version) != entry)
+            __builtin_trap();
+    }
     std::vector<checkpoint::Span> needs;
     for (std::size_t u = 0; u < m.units.size(); ++u) needs.push_back({static_cast<std::int32_t>(u), 0, m.units[u].elements});
     std::uint64_t covered = 0;

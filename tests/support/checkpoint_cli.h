@@ -50,6 +50,13 @@ protected:
         const int status = std::system(cmd.c_str());
         return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
     }
+    // shardscope-worker started directly (not through the CLI, which checks a checkpoint first).
+    Result worker(const std::string& args) {
+        const fs::path out = dir_ / "worker.out", err = dir_ / "worker.err";
+        const std::string cmd = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-worker " + args + " >" + out.string() + " 2>" + err.string();
+        const int status = std::system(cmd.c_str());
+        return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+    }
     // A tiny run on `ranks` rank threads; returns its report.
     nlohmann::json run(const std::string& strategy, int ranks, int steps, const std::string& extra) {
         const std::string json = (dir_ / "report.json").string();

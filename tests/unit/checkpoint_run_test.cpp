@@ -54,6 +54,34 @@ TEST_P(checkpointSameWorld, ResumeIsBitwiseTheUninterruptedRun) {
 INSTANTIATE_TEST_SUITE_P(EveryStrategy, checkpointSameWorld,
                          ::testing::Values("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op", "fsdp_hybrid"));
 
+// --save-async writes the same checkpoints as a synchronous save (bit for bit), commits each
+// one before the next and the last before the run ends, and reports what each held the loop.
+TEST_F(checkpointRun, AnAsynchronousSaveIsTheSynchronousOne) {
+    const std::string sync = path("sync"), async = path("async");
+    const nlohmann::json a = run("zero3", 2, 3, "--save-every 1 --save " + sync);
+    const nlohmann::json b = run("zero3", 2, 3, "--save-every 1 --save-async --save " + async);
+    ASSERT_EQ(b["saves"].size(), 3u);
+    EXPECT_EQ(b["losses"], a["losses"]);
+    for (int k = 0; k < 3; ++k) {
+        const nlohmann::json& s = b["saves"][static_cast<std::size_t>(k)];
+        EXPECT_EQ(s["step"], k + 1);
+        EXPECT_LE(s["seconds_blocked"].get<double>(), s["seconds"].get<double>());
+        EXPECT_EQ(a["saves"][static_cast<std::size_t>(k)]["seconds_blocked"], a["saves"][static_cast<std::size_t>(k)]["seconds"]);
+        const std::string step = "/step-" + std::to_string(k + 1);
+        EXPECT_EQ(cli("checkpoint verify " + async + step).code, 0);
+        EXPECT_EQ(consolidated(async + step), consolidated(sync + step)) << step;
+    }
+    EXPECT_EQ(slurp(async + "/latest"), "step-3\n");
+    for (const auto& e : fs::directory_iterator(async))
+        EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+    const nlohmann::json ra = run("zero3", 2, 1, "--resume " + sync);
+    const nlohmann::json rb = run("zero3", 2, 1, "--resume " + async);
+    EXPECT_EQ(rb["param_digest"], ra["param_digest"]);
+    const Result r = cli("run --model tiny --ranks 1 --strategy ddp --steps 1 --save-async");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("--save-async needs --save"), std::string::npos) << r.err;
+}
+
 // (b) through the engine, a few pairs (checkpoint_sweep_test: every pair, label long).
 class checkpointReshardPairs : public checkpointReshard, public ::testing::WithParamInterface<Pair> {};
 
@@ -105,6 +133,14 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     Result r = resume(ck);
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_NE(r.err.find("rank-00001.bin': checksum mismatch"), std::string::npos) << r.err;
+    // The worker run directly meets the damage while loading: one line, exit 2, as rank
+    // threads and as an MPI singleton.
+    for (const std::string how : {"--shared-device --ranks 2", ""}) {
+        r = worker("--model tiny --strategy zero3 --steps 1 --no-events " + how + " --resume " + ck);
+        EXPECT_EQ(r.code, 2) << how << ": " << r.err;
+        EXPECT_NE(r.err.find("rank-00001.bin' fails its checksum"), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
     r = cli("checkpoint verify " + ck);
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.err.find("rank-00001.bin': checksum mismatch"), std::string::npos) << r.err;
@@ -218,26 +254,32 @@ TEST_F(checkpointRun, ExportLoadsWithPythonSafetensors) {
 TEST_F(checkpointRun, ASaveOnAFullDiskKeepsThePreviousCheckpoint) {
     if (std::system("unshare -m sh -c 'mkdir -p /tmp/.ss-probe && mount -t tmpfs -o size=64k none /tmp/.ss-probe' 2>/dev/null") != 0)
         GTEST_SKIP() << "no tmpfs mount here (needs root and mount namespaces)";
-    const std::string disk = path("disk"), copy = path("copy");
-    fs::create_directories(disk);
-    const std::string bin = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli";
-    const std::string ck = disk + "/ck";
-    const std::string common = " --model tiny --shared-device --ranks 2 --strategy zero3 --steps 1 --no-events ";
-    const std::string script = "mount -t tmpfs -o size=1200k none " + disk + " && " + bin + " run" + common + "--save " + ck +
-                               " >/dev/null && (" + bin + " run" + common + "--resume " + ck + " --save " + ck + " 2>" +
-                               path("second.err") + " >/dev/null; echo $? >" + path("second.rc") + "); cp -a " + ck + " " + copy;
-    ASSERT_EQ(std::system(("unshare -m sh -c '" + script + "'").c_str()), 0);
-    const std::string err = slurp(path("second.err"));
-    EXPECT_EQ(slurp(path("second.rc")), "1\n") << err;
-    EXPECT_NE(err.find("--save: rank"), std::string::npos) << err;
-    EXPECT_NE(err.find("no space left on device"), std::string::npos) << err;
-    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
-    EXPECT_EQ(slurp(copy + "/latest"), "step-1\n");
-    EXPECT_FALSE(fs::exists(copy + "/step-2"));
-    for (const auto& e : fs::directory_iterator(copy))
-        EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path(); // the failed save cleaned up
-    const Result v = cli("checkpoint verify " + copy);
-    EXPECT_EQ(v.code, 0) << v.err;
+    // Synchronous, and with --save-async (the writer thread's failure surfaces at the commit).
+    for (const std::string flag : {"", "--save-async"}) {
+        const std::string how = flag.empty() ? "" : "-async";
+        const std::string disk = path("disk" + how), copy = path("copy" + how);
+        fs::create_directories(disk);
+        const std::string bin = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli";
+        const std::string ck = disk + "/ck";
+        const std::string common = " --model tiny --shared-device --ranks 2 --strategy zero3 --steps 1 --no-events " + flag + " ";
+        const std::string script = "mount -t tmpfs -o size=1200k none " + disk + " && " + bin + " run" + common + "--save " + ck +
+                                   " >/dev/null && (" + bin + " run" + common + "--resume " + ck + " --save " + ck + " 2>" +
+                                   path("second.err" + how) + " >/dev/null; echo $? >" + path("second.rc" + how) + "); cp -a " + ck + " " + copy;
+        ASSERT_EQ(std::system(("unshare -m sh -c '" + script + "'").c_str()), 0);
+        const std::string err = slurp(path("second.err" + how));
+        EXPECT_EQ(slurp(path("second.rc" + how)), "1\n") << err;
+        // Named once: "rank R, after step 2: --save: cannot write …", not "rank 0, …: --save: rank 0: …".
+        EXPECT_NE(err.find("--save: cannot"), std::string::npos) << err;
+        EXPECT_EQ(err.find("rank ", err.find("rank ") + 1), std::string::npos) << err;
+        EXPECT_NE(err.find("no space left on device"), std::string::npos) << err;
+        EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+        EXPECT_EQ(slurp(copy + "/latest"), "step-1\n");
+        EXPECT_FALSE(fs::exists(copy + "/step-2"));
+        for (const auto& e : fs::directory_iterator(copy))
+            EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path(); // the failed save cleaned up
+        const Result v = cli("checkpoint verify " + copy);
+        EXPECT_EQ(v.code, 0) << v.err;
+    }
 }
 
 } // namespace

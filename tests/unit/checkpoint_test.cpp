@@ -3,10 +3,13 @@
 // strategies on a model whose units no world size divides, and the faults a loader must name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -108,8 +111,11 @@ Metadata baseMeta(Strategy s, int world) {
 
 // Saves `truth` as world `world` under strategy `s` would (each rank its replica part of its
 // owned shard) into a fresh DIR; returns the step folder.
-std::string saveAs(const std::string& root, Strategy s, int world, const Truth& truth) {
+std::string saveAs(const std::string& root, Strategy s, int world, const Truth& truth,
+                   std::uint64_t chunk = kDefaultChunkElements, std::int64_t step = 3) {
     Metadata m = baseMeta(s, world);
+    m.chunkElements = chunk;
+    m.step = step;
     const plan::Policy policy = policyOf(s, world);
     const std::string temp = tempDirName(m.step, newSaveId());
     createTemp(root, temp);
@@ -122,7 +128,7 @@ std::string saveAs(const std::string& root, Strategy s, int world, const Truth& 
             slices.push_back({part, truth.master[u].data() + part.begin, truth.m[u].data() + part.begin,
                               truth.v[u].data() + part.begin});
         }
-        m.files.push_back(writeRankFile(root, temp, r, slices));
+        m.files.push_back(writeRankFile(root, temp, r, slices, chunk));
     }
     return commit(root, temp, m);
 }
@@ -319,7 +325,10 @@ TEST_F(checkpointDir, MetadataOfAnotherShapeVersionOrLayoutIsRefused) {
         std::string says;
     };
     const std::vector<Case> cases = {
-        {[](nlohmann::json& j) { j["version"] = 2; }, "format version 2; this build reads version 1"},
+        {[](nlohmann::json& j) { j["version"] = 3; }, "format version 3; this build reads versions 1 to 2"},
+        {[](nlohmann::json& j) { j["files"][1]["ranges"][0]["chunks"].erase(0); }, "chunks has 2 hashes; elements"},
+        {[](nlohmann::json& j) { j["files"][1]["ranges"][0]["chunks"][0] = std::string(64, 'a'); }, "sha256 does not match the file's chunk hashes"},
+        {[](nlohmann::json& j) { j["hash_chunk_elements"] = 3; }, "hash_chunk_elements is 3, outside [16,"},
         {[](nlohmann::json& j) { j["format"] = "something"; }, "is not a ShardScope checkpoint"},
         {[](nlohmann::json& j) { j["model"]["d_model"] = 14; }, "model says"},
         {[](nlohmann::json& j) { j["units"][1]["elements"] = 1; }, "unit 1 is 'block0' of 1 elements"},
@@ -347,6 +356,137 @@ TEST_F(checkpointDir, MetadataOfAnotherShapeVersionOrLayoutIsRefused) {
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("nested deeper"), std::string::npos) << e.what();
     }
+}
+
+// Loads rank `rank` of `world` under `s`; the stats, and the loaded state in `out` (per unit).
+LoadStats loadRank(const Opened& c, Strategy s, int world, int rank, Truth& out) {
+    const plan::Policy policy = policyOf(s, world);
+    const Placement p = placementOf(policy, world, rank);
+    std::vector<SliceTarget> targets;
+    out = {};
+    for (std::size_t u = 0; u < c.meta.units.size(); ++u) {
+        const Span own = ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u), c.meta.units[u].elements);
+        out.master.emplace_back(own.elements(), -1.0f);
+        out.m.emplace_back(own.elements(), -1.0f);
+        out.v.emplace_back(own.elements(), -1.0f);
+    }
+    for (std::size_t u = 0; u < c.meta.units.size(); ++u)
+        targets.push_back({ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u), c.meta.units[u].elements),
+                           out.master[u].data(), out.m[u].data(), out.v[u].data()});
+    return load(c, targets);
+}
+
+TEST_F(checkpointDir, LoadReadsOnlyTheChunksItsShardOverlaps) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
+    constexpr std::uint64_t k = 16;
+    for (const auto& [from, n, to, mm] : {std::tuple{Strategy::Zero3, 3, Strategy::Zero3, 2}, {Strategy::Ddp, 1, Strategy::Zero3, 8},
+                                          {Strategy::Ddp, 3, Strategy::FsdpHybridShard, 4}, {Strategy::Zero1, 5, Strategy::Zero3, 4}}) {
+        const std::string root = root_ + "/" + std::to_string(n) + "-" + std::to_string(mm);
+        const Opened c = openCheckpoint(saveAs(root, from, n, truth, k));
+        std::uint64_t read = 0, wholeRanges = 0;
+        for (int r = 0; r < mm; ++r) {
+            Truth got;
+            const LoadStats st = loadRank(c, to, mm, r, got);
+            const plan::Policy policy = policyOf(to, mm);
+            std::vector<Span> needs;
+            for (std::size_t u = 0; u < c.meta.units.size(); ++u) {
+                needs.push_back(ownedSpan(placementOf(policy, mm, r), policy.shardOptimizer, static_cast<std::int32_t>(u), c.meta.units[u].elements));
+                ASSERT_TRUE(std::equal(got.master[u].begin(), got.master[u].end(), truth.master[u].begin() + static_cast<std::ptrdiff_t>(needs.back().begin)));
+                ASSERT_TRUE(std::equal(got.v[u].begin(), got.v[u].end(), truth.v[u].begin() + static_cast<std::ptrdiff_t>(needs.back().begin)));
+            }
+            const std::vector<Read> reads = planReads(c.meta, needs);
+            // The plan the Checkpoints page draws is what the loader read, byte for byte.
+            std::uint64_t planned = 0;
+            for (const FileBytes& b : bytesToRead(c.meta, needs)) planned += b.end - b.begin;
+            EXPECT_EQ(planned, st.bytesRead);
+            // At most one partly needed chunk at each end of each block's part.
+            EXPECT_LE(st.bytesRead, st.bytesNeeded + reads.size() * kStates * 2 * (k - 1) * sizeof(float));
+            EXPECT_GE(st.bytesRead, st.bytesNeeded);
+            for (const Read& rd : reads) wholeRanges += c.meta.files[rd.file].ranges[rd.range].bytes();
+            read += st.bytesRead;
+        }
+        // Reading each touched range whole (what one checksum per range forces) reads more.
+        EXPECT_LT(read, wholeRanges) << n << " → " << mm;
+    }
+}
+
+TEST_F(checkpointDir, ADamagedChunkOutsideTheShardIsNeverReadButVerifyFindsIt) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
+    const std::string dir = saveAs(root_, Strategy::Zero3, 1, truth, 16);
+    const Opened c = openCheckpoint(dir);
+    // The last master element of unit 0: owned by rank 1 of 2, not by rank 0.
+    const std::uint64_t at = (c.meta.units[0].elements - 1) * sizeof(float);
+    {
+        std::fstream f(dir + "/rank-00000.bin", std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(static_cast<std::streamoff>(at));
+        char ch = 0;
+        f.read(&ch, 1);
+        ch = static_cast<char>(ch ^ 0x01);
+        f.seekp(static_cast<std::streamoff>(at));
+        f.write(&ch, 1);
+    }
+    Truth got;
+    EXPECT_NO_THROW(loadRank(c, Strategy::Zero3, 2, 0, got));
+    try {
+        loadRank(c, Strategy::Zero3, 2, 1, got);
+        ADD_FAILURE() << "a damaged chunk was loaded";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("rank-00000.bin' fails its checksum"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("unit '" + c.meta.units[0].name + "'"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(verifyFiles(c)[0].state, FileCheck::State::BadChecksum);
+}
+
+TEST_F(checkpointDir, VersionOneCheckpointsStillLoadAndVerify) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
+    const std::string dir = saveAs(root_, Strategy::Zero3, 3, truth);
+    // Rewrite the metadata as version 1 wrote it: one sha256 per range, no chunks.
+    Metadata m = openCheckpoint(dir).meta;
+    m.version = 1;
+    for (DataFile& f : m.files) {
+        std::ifstream in(dir + "/" + f.name, std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        f.sha256 = sha256Hex(bytes);
+        std::uint64_t off = 0;
+        for (Range& r : f.ranges) {
+            r.sha256 = sha256Hex(std::string_view(bytes).substr(off, r.bytes()));
+            r.chunks.clear();
+            off += r.bytes();
+        }
+    }
+    const std::string text = toJson(m);
+    EXPECT_EQ(text.find("hash_chunk_elements"), std::string::npos);
+    EXPECT_EQ(text.find("chunks"), std::string::npos);
+    std::ofstream(dir + "/metadata.json", std::ios::trunc) << text;
+    const Opened c = openCheckpoint(dir);
+    ASSERT_EQ(c.meta.version, 1);
+    for (const FileCheck& f : verifyFiles(c)) EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name << ": " << f.problem;
+    for (int r = 0; r < 2; ++r) {
+        Truth got;
+        loadRank(c, Strategy::Zero3, 2, r, got);
+        const Span s = ownedSpan(placementOf(policyOf(Strategy::Zero3, 2), 2, r), true, 1, c.meta.units[1].elements);
+        EXPECT_TRUE(std::equal(got.m[1].begin(), got.m[1].end(), truth.m[1].begin() + static_cast<std::ptrdiff_t>(s.begin)));
+    }
+    fs::resize_file(dir + "/rank-00002.bin", 8);
+    EXPECT_EQ(verifyFiles(c)[2].state, FileCheck::State::WrongSize);
+}
+
+// A conversion of an older step into the folder that holds a newer one (`--resume ck/step-3
+// --steps 0 --save ck`) writes step-3 but never moves `latest` back from step-5.
+TEST_F(checkpointDir, LatestNeverMovesBackwards) {
+    const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
+    saveAs(root_, Strategy::Zero3, 2, truth, kDefaultChunkElements, 3);
+    saveAs(root_, Strategy::Zero3, 2, truth, kDefaultChunkElements, 5);
+    EXPECT_EQ(listCheckpoints(root_).latest, "step-5");
+    const std::string dir = saveAs(root_, Strategy::Zero3, 3, truth, kDefaultChunkElements, 3);
+    EXPECT_EQ(dir, root_ + "/step-3");
+    const Listing l = listCheckpoints(root_);
+    EXPECT_EQ(l.latest, "step-5");
+    ASSERT_EQ(l.steps.size(), 2u);
+    EXPECT_EQ(l.steps[0].meta->worldSize, 3); // the conversion itself landed
+    EXPECT_EQ(openCheckpoint(root_).meta.step, 5);
+    saveAs(root_, Strategy::Zero3, 2, truth, kDefaultChunkElements, 7);
+    EXPECT_EQ(listCheckpoints(root_).latest, "step-7");
 }
 
 TEST_F(checkpointDir, ASaveThatFailsLeavesThePreviousCheckpointAndLatest) {

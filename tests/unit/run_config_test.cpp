@@ -399,6 +399,10 @@ TEST(runConfig, CheckpointFlags) {
     Argv convert = {"--model", "tiny", "--strategy", "fsdp", "--steps", "0", "--resume", dir, "--save", dir + "/conv"};
     EXPECT_EQ(refusal(convert).first, "");
     EXPECT_EQ(refusalWith({"--save-every", "2"}).first, "--save-every needs --save");
+    const runconfig::RunConfig async = parse({"--save", dir + "/next", "--save-async"});
+    EXPECT_TRUE(async.saveAsync);
+    EXPECT_TRUE(runconfig::parseRunConfig(runconfig::toWorkerArgs(async), 4).saveAsync);
+    EXPECT_EQ(refusalWith({"--save-async"}).first, "--save-async needs --save");
     EXPECT_NE(refusalWith({"--save", dir, "--save-every", "0"}).first.find("--save-every"), std::string::npos);
     EXPECT_NE(refusalWith({"--resume", dir, "--seed", "3"}).first.find("used --seed 9"), std::string::npos);
     const auto other = refusal({"--model", "small", "--strategy", "ddp", "--steps", "1", "--resume", dir});
