@@ -5,6 +5,7 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
+#include <algorithm>
 #include <cmath>
 
 #include "common/byte_format.h"
@@ -23,10 +24,22 @@ struct RankLedgerView::Geometry {
     QRect failureBand;   // the failure's text, above the plot and its peak labels (empty: none)
     int ranks = 0;
     bool compact = false;
+    int tiers = 1;       // bars per column (device, then host / NVMe when offloaded)
+    int bracket = 0;     // room right of each tier bar for the theory's bracket
+    int tierNames = 0;   // height of the tier names' row under the bars (0: not drawn)
     QRect column(int rank) const { return {plot.left() + rank * columnWidth, plot.top(), columnWidth, plot.height()}; }
-    QRect bar(int rank) const {
+    QRect bar(int rank) const { return tierBar(rank, 0); }
+    // Device bars weigh 3, the others 2: the device is the tier the lesson is about.
+    QRect tierBar(int rank, int slot) const {
         const QRect c = column(rank);
-        return {c.center().x() - barWidth / 2, c.top(), barWidth, c.height()};
+        if (tiers == 1) return {c.center().x() - barWidth / 2, c.top(), barWidth, c.height()};
+        const int gap = 4 + bracket;
+        const int weights = 3 + 2 * (tiers - 1);
+        const int usable = barWidth - gap * (tiers - 1) - bracket;
+        const int unit = std::max(1, usable / weights);
+        int x = c.center().x() - barWidth / 2;
+        for (int i = 0; i < slot; ++i) x += (i == 0 ? 3 : 2) * unit + gap;
+        return {x, c.top(), (slot == 0 ? 3 : 2) * unit, c.height()};
     }
 };
 
@@ -48,7 +61,44 @@ RankLedgerView::RankLedgerView(QWidget* parent) : QWidget(parent) {
 
 void RankLedgerView::setRunInfo(std::shared_ptr<const replay::RunInfo> info) {
     info_ = std::move(info);
+    theory_ = info_ ? tierTheoryOf(*info_) : std::nullopt;
+    updateTiers();
     update();
+}
+
+// A tier gets its bar when the theory puts bytes there or the run did: staging buffers on the
+// host count too, so nothing measured is left out of the picture.
+void RankLedgerView::updateTiers() {
+    std::vector<Tier> tiers{Tier::Device};
+    for (Tier t : {Tier::Host, Tier::Nvme}) {
+        bool used = theory_ && (theory_->modelStates.tier(t) > 0 || theory_->peak[index(t)] > 0);
+        for (const replay::RankState& s : state_) used = used || s.peakByTier[index(t)] > 0;
+        if (used) tiers.push_back(t);
+    }
+    tiers_ = std::move(tiers);
+}
+
+QRect RankLedgerView::tierBarRect(int rank, Tier tier) const {
+    const auto it = std::find(tiers_.begin(), tiers_.end(), tier);
+    if (it == tiers_.end() || rank < 0 || rank >= static_cast<int>(state_.size())) return {};
+    return geometry().tierBar(rank, static_cast<int>(it - tiers_.begin()));
+}
+
+double RankLedgerView::shownBytes(int rank, Category c, Tier tier) const {
+    if (rank < 0 || static_cast<std::size_t>(rank) >= shown_.size()) return 0;
+    return shown_[static_cast<std::size_t>(rank)][index(c)][index(tier)];
+}
+
+std::optional<int> RankLedgerView::capacityY() const {
+    if (!info_ || !info_->capacityBytes) return std::nullopt;
+    return yFor(geometry(), static_cast<double>(*info_->capacityBytes));
+}
+
+std::uint64_t RankLedgerView::theoryTallest() const {
+    std::uint64_t tallest = info_ ? info_->predictedPeakBytes : 0;
+    if (theory_)
+        for (std::uint64_t b : theory_->peak) tallest = std::max(tallest, b);
+    return tallest;
 }
 
 void RankLedgerView::clear() {
@@ -56,6 +106,8 @@ void RankLedgerView::clear() {
     state_.clear();
     shown_.clear();
     failure_.reset();
+    theory_.reset();
+    tiers_ = {Tier::Device};
     scale_ = 1;
     frame_.stop();
     update();
@@ -63,6 +115,7 @@ void RankLedgerView::clear() {
 
 void RankLedgerView::setState(const replay::LedgerState& state) {
     state_ = state;
+    if (tiers_.size() < kTierCount) updateTiers();
     if (shown_.size() != state_.size()) {
         shown_.assign(state_.size(), {});
         settle();
@@ -83,7 +136,8 @@ void RankLedgerView::setFailure(std::optional<replay::FailureInfo> failure) {
 
 void RankLedgerView::settle() {
     for (std::size_t r = 0; r < state_.size() && r < shown_.size(); ++r)
-        for (Category c : kAllCategories) shown_[r][index(c)] = static_cast<double>(state_[r].live.category(c));
+        for (Category c : kAllCategories)
+            for (Tier t : kAllTiers) shown_[r][index(c)][index(t)] = static_cast<double>(state_[r].live.at(c, t));
     frame_.stop();
     update();
 }
@@ -93,11 +147,13 @@ void RankLedgerView::animate() {
     const double epsilon = static_cast<double>(scale_) * 1e-3;
     for (std::size_t r = 0; r < state_.size(); ++r) {
         for (Category c : kAllCategories) {
-            double& v = shown_[r][index(c)];
-            const auto target = static_cast<double>(state_[r].live.category(c));
-            v += (target - v) * kSmoothing;
-            if (std::abs(target - v) > epsilon) moving = true;
-            else v = target;
+            for (Tier t : kAllTiers) {
+                double& v = shown_[r][index(c)][index(t)];
+                const auto target = static_cast<double>(state_[r].live.at(c, t));
+                v += (target - v) * kSmoothing;
+                if (std::abs(target - v) > epsilon) moving = true;
+                else v = target;
+            }
         }
     }
     if (!moving) frame_.stop();
@@ -123,9 +179,14 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
     const QFontMetrics fm(font());
     const int itemWidth = legendItemWidth();
     const int perRow = std::max(1, (width() - 16) / itemWidth);
-    const int legendRows = (static_cast<int>(kCategoryCount) + perRow - 1) / perRow + 1; // + the unit strip's key
+    const int legendRows = (static_cast<int>(kCategoryCount) + perRow - 1) / perRow + 1 // + the unit strip's key
+                           + (tiers_.size() > 1 ? 1 : 0);                                   // + the tiers' key
     g.legend = QRect(8, 4, width() - 16, legendRows * (fm.height() + 2) + 2);
     g.stripHeight = g.compact ? 6 : 14;
+    g.tiers = static_cast<int>(tiers_.size());
+    g.bracket = g.tiers > 1 && !g.compact ? 5 : 0;
+    g.tierNames = g.tiers > 1 && !g.compact ? fm.height() : 0;
+    g.stripHeight += g.tierNames;
     // + a third of a line: a CJK fallback glyph sits lower than the Latin font's metrics say.
     const int textHeight = (g.compact ? fm.height() + 2 : 2 * fm.height() + 4) + fm.height() / 3;
     const int bottom = height() - 4 - textHeight - g.stripHeight - 4;
@@ -142,7 +203,8 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
     top += fm.height(); // room for the peak labels
     g.plot = QRect(kAxisWidth, top, width() - kAxisWidth - kGuideWidth, std::max(20, bottom - top));
     g.columnWidth = std::max(1, g.plot.width() / g.ranks);
-    g.barWidth = std::max(2, std::min(110, g.columnWidth * (g.compact ? 3 : 3) / 5));
+    g.barWidth = g.tiers == 1 ? std::max(2, std::min(110, g.columnWidth * 3 / 5))
+                              : std::max(3 * g.tiers, std::min(110 + 70 * (g.tiers - 1), g.columnWidth * 4 / 5));
     g.textTop = g.plot.bottom() + g.stripHeight + 6;
     return g;
 }
@@ -225,6 +287,34 @@ void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
         p.drawText(QRect(x + 20, y, fm.horizontalAdvance(text) + 4, fm.height()), Qt::AlignVCenter, text);
         x += 20 + fm.horizontalAdvance(text) + 16;
     }
+    if (tiers_.size() > 1) paintTierLegend(p, y + fm.height() + 2, area.left());
+}
+
+// The tiers' key: which bar is which memory, and what the bracket beside each bar means.
+void RankLedgerView::paintTierLegend(QPainter& p, int y, int left) const {
+    const QFontMetrics fm(font());
+    int x = left;
+    auto text = [&](const QString& t, const QColor& colour) {
+        p.setPen(colour);
+        p.drawText(QRect(x, y, fm.horizontalAdvance(t) + 4, fm.height()), Qt::AlignVCenter, t);
+        x += fm.horizontalAdvance(t) + 12;
+    };
+    text(tr("Bars per rank:"), palette().color(QPalette::Text));
+    for (Tier t : tiers_) {
+        p.fillRect(QRect(x, y + fm.height() - 5, 16, 3), tierColor(t));
+        if (t != Tier::Device) {
+            QColor tint = tierColor(t);
+            tint.setAlpha(32);
+            p.fillRect(QRect(x, y + 2, 16, fm.height() - 7), tint);
+        }
+        x += 20;
+        text(tierLabel(t), palette().color(QPalette::Text));
+    }
+    p.setPen(QPen(neutralColor(0x40), 1.5));
+    p.drawLine(x + 3, y + fm.height() - 3, x + 3, y + 3);
+    p.drawLine(x, y + 3, x + 4, y + 3);
+    x += 10;
+    text(tr("theory: model states on that tier"), palette().color(QPalette::Text));
 }
 
 void RankLedgerView::paintAxis(QPainter& p, const Geometry& g) const {
@@ -248,28 +338,21 @@ void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const
     const QRect bar = g.bar(rank);
     const bool failed = failure_ && failure_->rank == rank;
     if (failed) p.fillRect(column.adjusted(1, 0, -1, 0), QColor(255, 226, 226));
-    double below = 0;
-    for (Category c : categoryStackOrder()) {
-        const double bytes = r < shown_.size() ? shown_[r][index(c)] : 0.0;
-        if (bytes <= 0) continue;
-        const int y0 = yFor(g, below);
-        const int y1 = yFor(g, below + bytes);
-        if (y0 > y1) p.fillRect(QRect(bar.left(), y1, bar.width(), y0 - y1), categoryColor(c));
-        below += bytes;
-    }
-    // The rank's peak so far: a dark tick across the bar.
-    const int peakY = yFor(g, static_cast<double>(s.peakTotal));
+    for (std::size_t slot = 0; slot < tiers_.size(); ++slot) paintTierBar(p, g, rank, slot);
+    // The rank's device peak so far: a dark tick across the bar (without offload: its peak).
+    const std::uint64_t devicePeak = s.peakByTier[index(Tier::Device)];
+    const int peakY = yFor(g, static_cast<double>(devicePeak));
     p.setPen(QPen(neutralColor(0x20), 2));
     p.drawLine(bar.left() - 3, peakY, bar.right() + 3, peakY);
     const QFontMetrics fm(font());
     if (!g.compact)
         p.drawText(QRect(column.left(), peakY - fm.height() - 1, column.width(), fm.height()), Qt::AlignHCenter | Qt::AlignBottom,
-                   tr("peak %1").arg(formatDecimal(static_cast<double>(s.peakTotal))));
+                   tr("peak %1").arg(formatDecimal(static_cast<double>(devicePeak))));
     if (failed) {
         p.setPen(QPen(alertColor(), 2));
         p.drawRect(column.adjusted(1, 0, -2, 0));
     }
-    paintUnits(p, QRect(bar.left(), g.plot.bottom() + 3, bar.width(), g.stripHeight), s);
+    paintUnits(p, QRect(bar.left(), g.plot.bottom() + 3, bar.width(), g.stripHeight - g.tierNames), s);
     p.setPen(failed ? alertColor() : palette().color(QPalette::Text));
     const int every = g.compact ? std::max(1, (fm.horizontalAdvance(QStringLiteral("63")) + 6) / std::max(1, g.columnWidth) + 1) : 1;
     if (rank % every != 0) return;
@@ -282,6 +365,56 @@ void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const
         p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(QRect(column.left(), g.textTop + fm.height() + 2, column.width(), fm.height()), Qt::AlignHCenter | Qt::TextDontClip,
                    fm.elidedText(activityText(s), Qt::ElideRight, column.width()));
+    }
+}
+
+// One tier's bar of a column: its categories stacked; split by tier, also the tier's slot (a
+// tint), its name, its own peak tick, the theory's model states (a bracket beside it) and, off
+// the device, the theory's peak of that tier (a dotted tick).
+void RankLedgerView::paintTierBar(QPainter& p, const Geometry& g, int rank, std::size_t slot) const {
+    const auto r = static_cast<std::size_t>(rank);
+    const Tier t = tiers_[slot];
+    const QRect bar = g.tierBar(rank, static_cast<int>(slot));
+    if (g.tiers > 1 && t != Tier::Device) {
+        QColor tint = tierColor(t);
+        tint.setAlpha(32);
+        p.fillRect(bar, tint);
+    }
+    double below = 0;
+    for (Category c : categoryStackOrder()) {
+        const double bytes = r < shown_.size() ? shown_[r][index(c)][index(t)] : 0.0;
+        if (bytes <= 0) continue;
+        const int y0 = yFor(g, below);
+        const int y1 = yFor(g, below + bytes);
+        if (y0 > y1) p.fillRect(QRect(bar.left(), y1, bar.width(), y0 - y1), categoryColor(c));
+        below += bytes;
+    }
+    if (g.tiers == 1) return;
+    p.fillRect(QRect(bar.left(), g.plot.bottom() - 1, bar.width(), 3), tierColor(t));
+    if (t != Tier::Device) {
+        const int y = yFor(g, static_cast<double>(state_[r].peakByTier[index(t)]));
+        p.setPen(QPen(neutralColor(0x20), 2));
+        p.drawLine(bar.left() - 2, y, bar.right() + 2, y);
+    }
+    if (theory_ && g.bracket > 0) {
+        if (const std::uint64_t states = theory_->modelStates.tier(t); states > 0) {
+            const int y = yFor(g, static_cast<double>(states));
+            const int x = bar.right() + 3;
+            p.setPen(QPen(neutralColor(0x40), 1.5));
+            p.drawLine(x, g.plot.bottom(), x, y);
+            p.drawLine(x - 3, y, x + 1, y);
+        }
+        if (const std::uint64_t peak = theory_->peak[index(t)]; peak > 0 && t != Tier::Device) {
+            const int y = yFor(g, static_cast<double>(peak));
+            p.setPen(QPen(neutralColor(0x55), 1.5, Qt::DotLine));
+            p.drawLine(bar.left() - 2, y, bar.right() + 2, y);
+        }
+    }
+    if (g.tierNames > 0) {
+        const QFontMetrics fm(font());
+        p.setPen(tierColor(Tier::Device));
+        const QRect name(bar.left() - 4, g.plot.bottom() + 3 + g.stripHeight - g.tierNames, bar.width() + 8 + g.bracket, g.tierNames);
+        p.drawText(name, Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextDontClip, fm.elidedText(tierLabel(t), Qt::ElideRight, name.width()));
     }
 }
 
@@ -304,19 +437,29 @@ void RankLedgerView::paintUnits(QPainter& p, const QRect& strip, const replay::R
 void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
     const QFontMetrics fm(font());
     // Lines across every column; their labels sit right of the columns, clear of the peaks.
+    // Split by tier, the lines are the device's: they cross the device bars only, so host and
+    // NVMe bytes beside them never read as over the budget.
     auto guide = [&](std::uint64_t bytes, const QColor& colour, Qt::PenStyle style, const QString& name) {
         const int y = yFor(g, static_cast<double>(bytes));
         p.setPen(QPen(colour, 1.5, style));
-        p.drawLine(g.plot.left(), y, g.plot.right() + 6, y);
+        if (g.tiers == 1) {
+            p.drawLine(g.plot.left(), y, g.plot.right() + 6, y);
+        } else {
+            for (int r = 0; r < g.ranks; ++r) {
+                const QRect bar = g.tierBar(r, 0);
+                p.drawLine(bar.left() - 5, y, bar.right() + 5, y);
+            }
+            p.drawLine(g.plot.right() - 4, y, g.plot.right() + 6, y);
+        }
         p.setPen(colour);
         const QRect label(g.plot.right() + 8, y - fm.height(), kGuideWidth - 10, 2 * fm.height());
         p.drawText(label, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
                    name + QLatin1Char('\n') + formatDecimal(static_cast<double>(bytes)));
     };
     if (info_ && info_->predictedPeakBytes > 0)
-        guide(info_->predictedPeakBytes, neutralColor(0x55), Qt::DotLine, tr("theory: peak"));
+        guide(info_->predictedPeakBytes, neutralColor(0x55), Qt::DotLine, g.tiers == 1 ? tr("theory: peak") : tr("theory: device peak"));
     if (info_ && info_->capacityBytes)
-        guide(*info_->capacityBytes, alertColor(), Qt::DashLine, tr("capacity"));
+        guide(*info_->capacityBytes, alertColor(), Qt::DashLine, g.tiers == 1 ? tr("capacity") : tr("device capacity"));
     if (!g.failureBand.isEmpty()) {
         p.setPen(alertColor());
         QFont bold = font();
@@ -355,12 +498,24 @@ QString RankLedgerView::tooltipFor(int rank) const {
     QString html = tr("<b>Rank %1</b>: %2 live, peak %3").arg(rank).arg(formatBoth(static_cast<double>(s.liveTotal)),
                                                                         formatBoth(static_cast<double>(s.peakTotal)));
     for (auto it = categoryStackOrder().rbegin(); it != categoryStackOrder().rend(); ++it) {
-        const std::uint64_t b = s.live.category(*it);
+        const std::uint64_t b = s.live.category(*it); // over the tiers; the split follows below
         if (b == 0) continue;
         const auto wire = categoryName(*it);
         html += QStringLiteral("<br><span style='color:%1'>■</span> %2 <i>(%3)</i>: %4")
                     .arg(categoryColor(*it).name(), categoryLabel(*it).toHtmlEscaped(),
                          QString::fromLatin1(wire.data(), static_cast<qsizetype>(wire.size())), formatDecimal(static_cast<double>(b)));
+    }
+    if (tiers_.size() > 1) {
+        for (Tier t : tiers_) {
+            std::uint64_t states = 0;
+            for (Category c : kAllCategories)
+                if (stateGroup(c) != StateGroup::Other) states += s.live.at(c, t);
+            QString line = tr("%1: %2 live, peak %3, model states %4")
+                               .arg(tierLabel(t), formatDecimal(static_cast<double>(s.live.tier(t))),
+                                    formatDecimal(static_cast<double>(s.peakByTier[index(t)])), formatDecimal(static_cast<double>(states)));
+            if (theory_) line += QLatin1Char(' ') + tr("(theory %1)").arg(formatDecimal(static_cast<double>(theory_->modelStates.tier(t))));
+            html += QStringLiteral("<br>") + line.toHtmlEscaped();
+        }
     }
     const QString activity = activityText(s);
     if (!activity.isEmpty()) html += QStringLiteral("<br>") + tr("Now: %1").arg(activity.toHtmlEscaped());

@@ -153,7 +153,7 @@ void RanksPage::onRunInfo(const RunInfoPtr& info) {
     view_->setState(model_.emptyState());
     chartRank_->setRange(0, std::max(0, info->worldSize - 1));
     if (info->steps > 0) plannedSteps_ = info->steps;
-    scale_ = std::max<std::uint64_t>(info->predictedPeakBytes, info->capacityBytes.value_or(0));
+    scale_ = std::max<std::uint64_t>(view_->theoryTallest(), info->capacityBytes.value_or(0));
     view_->setScaleBytes(scale_ + scale_ / 10);
     updateHeader();
     updateProgress();
@@ -177,7 +177,9 @@ void RanksPage::showRecordingSettings(const replay::RunInfo& info) {
 
 void RanksPage::onSteps(const StepListPtr& steps) {
     // The scale only grows, so bars never jump while a run streams in.
-    for (const replay::RankState& s : steps->back()->endState) scale_ = std::max(scale_, s.peakTotal);
+    // Each tier has its own bar: the tallest is the largest tier peak (the total without offload).
+    for (const replay::RankState& s : steps->back()->endState)
+        for (std::uint64_t peak : s.peakByTier) scale_ = std::max(scale_, peak);
     view_->setScaleBytes(scale_ + scale_ / 10);
     if (!speedTouched_ && model_.stepCount() == steps->size()) {
         const QSignalBlocker block(speed_);
