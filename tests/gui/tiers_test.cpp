@@ -20,6 +20,7 @@
 #include "ranks_page_fixture.h"
 #include "report/report.h"
 #include "playback/replay_player.h"
+#include "predict/predict.h"
 #include "run/run_config_panel.h"
 
 namespace {
@@ -218,6 +219,32 @@ private Q_SLOTS:
         QCOMPARE(model->item(nvme)->isEnabled(), why.isEmpty());
         if (!why.isEmpty()) QCOMPARE(params->itemData(nvme, Qt::ToolTipRole).toString(), why);
         QVERIFY(qobject_cast<QStandardItemModel*>(optimizer->model())->item(optimizer->findData(static_cast<int>(Tier::Nvme)))->isEnabled());
+    }
+
+    // The settings' preview and capacity warning are the device's: with the optimizer states on
+    // the host the capacity scenario is not expected to run out of memory.
+    void previewCountsTheDeviceTier() {
+        RunConfigPanel panel;
+        panel.setRequest(capacityScenario(false));
+        QVERIFY(!panel.capacityWarning().isEmpty());
+        panel.setRequest(capacityScenario(true));
+        QCOMPARE(panel.request().offloadOptimizer, Tier::Host);
+        const theory::Scenario sc = runconfig::scenarioOf(toRunConfig(capacityScenario(true)));
+        QCOMPARE(panel.predictedPeakBytes().value_or(0), predict::predictPeak(sc).peakBytes);
+        QVERIFY(panel.predictedPeakBytes().value_or(0) <= kCapacity);
+        QVERIFY2(panel.capacityWarning().isEmpty(), qPrintable(panel.capacityWarning()));
+    }
+
+    // An opened offload recording shows its settings, and the preview sizes that run (the panel
+    // is locked while the recording loads: its offload choices still count).
+    void openedRecordingShowsItsOffload() {
+        TestPage page;
+        QVERIFY(page.openRecording(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../../resources/recordings/zero3_offload_tiny_2r.sstrace")));
+        QTRY_VERIFY_WITH_TIMEOUT(!page.isBusy() && page.model().stepCount() > 0, 20000);
+        RunConfigPanel* panel = page.configPanel();
+        QCOMPARE(panel->request().offloadOptimizer, Tier::Host);
+        QCOMPARE(panel->request().capacityBytes, std::optional<std::uint64_t>(kCapacity));
+        QVERIFY2(panel->capacityWarning().isEmpty(), qPrintable(panel->capacityWarning()));
     }
 
     // A recording's offload settings come back into the panel.

@@ -439,6 +439,12 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
     // Lines across every column; their labels sit right of the columns, clear of the peaks.
     // Split by tier, the lines are the device's: they cross the device bars only, so host and
     // NVMe bytes beside them never read as over the budget.
+    struct Label {
+        QRect rect;
+        QColor colour;
+        QString text;
+    };
+    std::vector<Label> labels;
     auto guide = [&](std::uint64_t bytes, const QColor& colour, Qt::PenStyle style, const QString& name) {
         const int y = yFor(g, static_cast<double>(bytes));
         p.setPen(QPen(colour, 1.5, style));
@@ -451,15 +457,24 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
             }
             p.drawLine(g.plot.right() - 4, y, g.plot.right() + 6, y);
         }
-        p.setPen(colour);
-        const QRect label(g.plot.right() + 8, y - fm.height(), kGuideWidth - 10, 2 * fm.height());
-        p.drawText(label, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
-                   name + QLatin1Char('\n') + formatDecimal(static_cast<double>(bytes)));
+        const QString text = name + QLatin1Char('\n') + formatDecimal(static_cast<double>(bytes));
+        const int w = kGuideWidth - 10;
+        const int h = fm.boundingRect(QRect(0, 0, w, 1000), Qt::AlignLeft | Qt::TextWordWrap, text).height();
+        labels.push_back({QRect(g.plot.right() + 8, y - h / 2, w, h), colour, text});
     };
     if (info_ && info_->predictedPeakBytes > 0)
         guide(info_->predictedPeakBytes, neutralColor(0x55), Qt::DotLine, g.tiers == 1 ? tr("theory: peak") : tr("theory: device peak"));
     if (info_ && info_->capacityBytes)
         guide(*info_->capacityBytes, alertColor(), Qt::DashLine, g.tiers == 1 ? tr("capacity") : tr("device capacity"));
+    // Close lines (a budget just above the predicted peak) must not print their labels over
+    // each other: the lower label moves down below the upper one.
+    std::sort(labels.begin(), labels.end(), [](const Label& a, const Label& b) { return a.rect.top() < b.rect.top(); });
+    for (std::size_t i = 1; i < labels.size(); ++i)
+        if (labels[i].rect.top() <= labels[i - 1].rect.bottom() + 2) labels[i].rect.moveTop(labels[i - 1].rect.bottom() + 3);
+    for (const Label& l : labels) {
+        p.setPen(l.colour);
+        p.drawText(l.rect, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, l.text);
+    }
     if (!g.failureBand.isEmpty()) {
         p.setPen(alertColor());
         QFont bold = font();

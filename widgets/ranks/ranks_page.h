@@ -92,6 +92,7 @@ private:
     void updateButtons();
     void updateHeader();
     void updateComparison();
+    void appendTierSummary(int rank);
     void updateExposed(int chartRank);
     void updateProgress();
     void updateSpeedLabel();

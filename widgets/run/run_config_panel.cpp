@@ -225,9 +225,10 @@ RunRequest RunConfigPanel::request() const {
     r.persistenceThreshold = static_cast<std::uint64_t>(persistence_->value());
     r.hybridGroup = hybrid_->value();
     r.microBatch = microBatch_->value();
-    // A disabled choice is not a choice: the strategy cannot offload that state.
-    if (offloadOptimizer_->isEnabled()) r.offloadOptimizer = static_cast<Tier>(offloadOptimizer_->currentData().toInt());
-    if (offloadParams_->isEnabled()) r.offloadParams = static_cast<Tier>(offloadParams_->currentData().toInt());
+    // A disabled choice is not a choice: the strategy cannot offload that state. (Disabled by the
+    // strategy, not by the panel being locked while a run or a recording loads.)
+    if (offloadOptimizer_->isEnabledTo(this)) r.offloadOptimizer = static_cast<Tier>(offloadOptimizer_->currentData().toInt());
+    if (offloadParams_->isEnabledTo(this)) r.offloadParams = static_cast<Tier>(offloadParams_->currentData().toInt());
     r.nvmeDir = nvmeDir_->text().trimmed();
     r.aioBlockBytes = parseByteText(aioBlock_->text(), &ignored).value_or(RunRequest{}.aioBlockBytes);
     r.aioQueueDepth = aioQueueDepth_->value();
