@@ -162,6 +162,11 @@ void RankLedgerView::animate() {
 
 bool RankLedgerView::isCompact() const { return static_cast<int>(state_.size()) > kCompactAbove; }
 
+// The categories, then (split by tier) one key per off-device tier and the theory's bracket.
+int RankLedgerView::legendItemCount() const {
+    return static_cast<int>(kCategoryCount) + (tiers_.size() > 1 ? static_cast<int>(tiers_.size()) : 0);
+}
+
 // As wide as the longest category name needs: more keys per row leave the bars more height.
 int RankLedgerView::legendItemWidth() const {
     const QFontMetrics fm(font());
@@ -179,16 +184,18 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
     const QFontMetrics fm(font());
     const int itemWidth = legendItemWidth();
     const int perRow = std::max(1, (width() - 16) / itemWidth);
-    const int legendRows = (static_cast<int>(kCategoryCount) + perRow - 1) / perRow + 1 // + the unit strip's key
-                           + (tiers_.size() > 1 ? 1 : 0);                                   // + the tiers' key
+    const int legendRows = (legendItemCount() + perRow - 1) / perRow + 1; // + the unit strip's key
     g.legend = QRect(8, 4, width() - 16, legendRows * (fm.height() + 2) + 2);
     g.stripHeight = g.compact ? 6 : 14;
     g.tiers = static_cast<int>(tiers_.size());
     g.bracket = g.tiers > 1 && !g.compact ? 5 : 0;
-    g.tierNames = g.tiers > 1 && !g.compact ? fm.height() : 0;
-    g.stripHeight += g.tierNames;
     // + a third of a line: a CJK fallback glyph sits lower than the Latin font's metrics say.
     const int textHeight = (g.compact ? fm.height() + 2 : 2 * fm.height() + 4) + fm.height() / 3;
+    // Tier names get a row under the bars where the bars can spare it; otherwise they sit at
+    // the top of each off-device slot.
+    if (g.tiers > 1 && !g.compact && height() - textHeight - g.stripHeight - g.legend.bottom() - 3 * fm.height() > 200)
+        g.tierNames = fm.height();
+    g.stripHeight += g.tierNames;
     const int bottom = height() - 4 - textHeight - g.stripHeight - 4;
     int top = g.legend.bottom() + 8;
     if (const QString failure = failureText(); !failure.isEmpty()) {
@@ -256,17 +263,41 @@ void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
     const int itemWidth = legendItemWidth();
     const int perRow = std::max(1, area.width() / itemWidth);
     const auto& order = categoryStackOrder();
+    auto itemAt = [&](int i) {
+        return QRect(area.left() + (i % perRow) * itemWidth, area.top() + (i / perRow) * (fm.height() + 2), itemWidth, fm.height());
+    };
     for (std::size_t i = 0; i < order.size(); ++i) {
-        const int row = static_cast<int>(i) / perRow;
-        const int col = static_cast<int>(i) % perRow;
-        const QRect item(area.left() + col * itemWidth, area.top() + row * (fm.height() + 2), itemWidth, fm.height());
+        const QRect item = itemAt(static_cast<int>(i));
         p.fillRect(QRect(item.left(), item.top() + 2, 12, fm.height() - 4), categoryColor(order[i]));
         p.setPen(palette().color(QPalette::Text));
         p.drawText(item.adjusted(16, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
                    fm.elidedText(categoryLabel(order[i]), Qt::ElideRight, itemWidth - 20));
     }
+    // Split by tier, the keys of the off-device slots and of the theory's bracket follow in the
+    // same rows (a row of their own would take the bars' height at 1024×700).
+    if (tiers_.size() > 1) {
+        int i = static_cast<int>(order.size());
+        for (Tier t : tiers_) {
+            if (t == Tier::Device) continue;
+            const QRect item = itemAt(i++);
+            QColor tint = tierColor(t);
+            tint.setAlpha(32);
+            p.fillRect(QRect(item.left(), item.top() + 1, 12, fm.height() - 3), tint);
+            p.fillRect(QRect(item.left(), item.top() + fm.height() - 4, 12, 3), tierColor(t));
+            p.setPen(palette().color(QPalette::Text));
+            p.drawText(item.adjusted(16, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                       fm.elidedText(tierLabel(t), Qt::ElideRight, itemWidth - 20));
+        }
+        const QRect item = itemAt(i);
+        p.setPen(QPen(neutralColor(0x40), 1.5));
+        p.drawLine(item.left() + 6, item.top() + fm.height() - 2, item.left() + 6, item.top() + 2);
+        p.drawLine(item.left() + 2, item.top() + 2, item.left() + 7, item.top() + 2);
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(item.adjusted(16, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                   fm.elidedText(tr("theory per tier"), Qt::ElideRight, itemWidth - 20));
+    }
     // The unit strip's key, on its own line: what "sharded" and "gathered" look like.
-    const int y = area.top() + ((static_cast<int>(order.size()) + perRow - 1) / perRow) * (fm.height() + 2);
+    const int y = area.top() + ((legendItemCount() + perRow - 1) / perRow) * (fm.height() + 2);
     int x = area.left();
     p.setPen(palette().color(QPalette::Text));
     const QString lead = tr("Units under each bar:");
@@ -287,34 +318,6 @@ void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
         p.drawText(QRect(x + 20, y, fm.horizontalAdvance(text) + 4, fm.height()), Qt::AlignVCenter, text);
         x += 20 + fm.horizontalAdvance(text) + 16;
     }
-    if (tiers_.size() > 1) paintTierLegend(p, y + fm.height() + 2, area.left());
-}
-
-// The tiers' key: which bar is which memory, and what the bracket beside each bar means.
-void RankLedgerView::paintTierLegend(QPainter& p, int y, int left) const {
-    const QFontMetrics fm(font());
-    int x = left;
-    auto text = [&](const QString& t, const QColor& colour) {
-        p.setPen(colour);
-        p.drawText(QRect(x, y, fm.horizontalAdvance(t) + 4, fm.height()), Qt::AlignVCenter, t);
-        x += fm.horizontalAdvance(t) + 12;
-    };
-    text(tr("Bars per rank:"), palette().color(QPalette::Text));
-    for (Tier t : tiers_) {
-        p.fillRect(QRect(x, y + fm.height() - 5, 16, 3), tierColor(t));
-        if (t != Tier::Device) {
-            QColor tint = tierColor(t);
-            tint.setAlpha(32);
-            p.fillRect(QRect(x, y + 2, 16, fm.height() - 7), tint);
-        }
-        x += 20;
-        text(tierLabel(t), palette().color(QPalette::Text));
-    }
-    p.setPen(QPen(neutralColor(0x40), 1.5));
-    p.drawLine(x + 3, y + fm.height() - 3, x + 3, y + 3);
-    p.drawLine(x, y + 3, x + 4, y + 3);
-    x += 10;
-    text(tr("theory: model states on that tier"), palette().color(QPalette::Text));
 }
 
 void RankLedgerView::paintAxis(QPainter& p, const Geometry& g) const {
@@ -409,6 +412,12 @@ void RankLedgerView::paintTierBar(QPainter& p, const Geometry& g, int rank, std:
             p.setPen(QPen(neutralColor(0x55), 1.5, Qt::DotLine));
             p.drawLine(bar.left() - 2, y, bar.right() + 2, y);
         }
+    }
+    if (g.tierNames == 0 && t != Tier::Device && !g.compact) {
+        const QFontMetrics fm(font());
+        p.setPen(tierColor(Tier::Device));
+        p.drawText(QRect(bar.left(), bar.top() + 2, bar.width(), fm.height()), Qt::AlignHCenter | Qt::AlignTop,
+                   fm.elidedText(tierLabel(t), Qt::ElideRight, bar.width()));
     }
     if (g.tierNames > 0) {
         const QFontMetrics fm(font());

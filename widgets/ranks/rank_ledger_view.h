@@ -67,7 +67,7 @@ private:
     void paintTensorGroups(QPainter& p, const Geometry& g) const;
     void paintColumn(QPainter& p, const Geometry& g, int rank) const;
     void paintTierBar(QPainter& p, const Geometry& g, int rank, std::size_t slot) const;
-    void paintTierLegend(QPainter& p, int y, int left) const;
+    int legendItemCount() const;
     void updateTiers();
     void paintUnits(QPainter& p, const QRect& strip, const replay::RankState& s) const;
     void paintGuides(QPainter& p, const Geometry& g) const;

@@ -378,6 +378,7 @@ void RanksPage::updateComparison() {
     updateExposed(c.rank);
     measured_->setComparison(c);
     savings_->setComparison(c);
+    updateTierTooltip(c.rank);
     const auto measured = savings_->measuredSavings();
     if (!c.info || !measured) {
         savingsLine_->clear();
@@ -402,27 +403,23 @@ void RanksPage::updateComparison() {
                               .arg(savings_->theorySavings().value_or(0), 0, 'f', 2)
                               .arg(c.rank)
                               .arg(formatDecimal(static_cast<double>(c.measuredPeak))));
-    appendTierSummary(c.rank);
 }
 
-// With offload the rank's bytes live in more than one memory: which, how much, and that the
-// capacity budget is the device's alone.
-void RanksPage::appendTierSummary(int rank) {
+// With offload the rank's bytes live in more than one memory: each one's peak, and that the
+// capacity budget is the device's alone (the bars show the model states per tier).
+void RanksPage::updateTierTooltip(int rank) {
     const auto r = static_cast<std::size_t>(rank);
+    savingsLine_->setToolTip(QString());
     if (view_->shownTiers().size() < 2 || model_.stepCount() == 0 || r >= model_.steps().back()->endState.size()) return;
     const replay::RankState& end = model_.steps().back()->endState[r];
     QStringList parts;
-    for (Tier t : view_->shownTiers()) {
-        std::uint64_t states = 0;
-        for (Category cat : kAllCategories)
-            if (stateGroup(cat) != StateGroup::Other) states += end.live.at(cat, t);
-        parts << tr("%1 %2 of model states, peak %3")
-                     .arg(tierLabel(t), formatDecimal(static_cast<double>(states)), formatDecimal(static_cast<double>(end.peakByTier[index(t)])));
-    }
-    QString text = tr("By tier on rank %1: %2.").arg(rank).arg(parts.join(QStringLiteral("; ")));
+    for (Tier t : view_->shownTiers())
+        parts << tierLabel(t) + QLatin1Char(' ') + (formatDecimal(static_cast<double>(end.peakByTier[index(t)])));
+    QString text = tr("Peak by tier: %1.").arg(parts.join(QStringLiteral(", ")));
     if (const replay::RunInfo* info = model_.info().get(); info && info->capacityBytes)
-        text += QLatin1Char(' ') + tr("The capacity budget (%1) is the device's alone.").arg(formatDecimal(static_cast<double>(*info->capacityBytes)));
-    savingsLine_->setText(savingsLine_->text() + QLatin1Char(' ') + text.toHtmlEscaped());
+        text = tr("Peak by tier: %1; the budget is the device's.").arg(parts.join(QStringLiteral(", ")));
+    // A tooltip, not more text: at 1024×700 another line would come out of the bars' height.
+    savingsLine_->setToolTip(text);
 }
 
 void RanksPage::setSlowMotionFromSlider(int value) {
