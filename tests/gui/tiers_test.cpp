@@ -19,6 +19,7 @@
 #include "ranks/rank_ledger_view.h"
 #include "ranks_page_fixture.h"
 #include "report/report.h"
+#include "playback/explain_text.h"
 #include "playback/replay_player.h"
 #include "predict/predict.h"
 #include "run/run_config_panel.h"
@@ -245,6 +246,29 @@ private Q_SLOTS:
         QCOMPARE(panel->request().offloadOptimizer, Tier::Host);
         QCOMPARE(panel->request().capacityBytes, std::optional<std::uint64_t>(kCapacity));
         QVERIFY2(panel->capacityWarning().isEmpty(), qPrintable(panel->capacityWarning()));
+    }
+
+    // The explain panel says where offloaded bytes live and why the budget does not count them.
+    void explainNamesTheHostTier() {
+        TestPage page;
+        QVERIFY(page.openRecording(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../../resources/recordings/zero3_offload_tiny_2r.sstrace")));
+        QTRY_VERIFY_WITH_TIMEOUT(!page.isBusy() && page.model().stepCount() > 0, 20000);
+        const replay::ReplayModel& model = page.model();
+        int seen = 0;
+        for (std::uint64_t k = 0; k < model.eventCount(); ++k) {
+            const Event& e = model.event(k);
+            if (e.kind != EventKind::Alloc || e.tier != Tier::Host) continue;
+            const QString text = Explain::sentence(model, k, *model.info());
+            if (e.category == Category::AdamM) {
+                QVERIFY2(text.contains(QStringLiteral("host memory")) && text.contains(QStringLiteral("capacity")), qPrintable(text));
+                ++seen;
+            }
+            if (e.category == Category::GradShard) {
+                QVERIFY2(text.contains(QStringLiteral("host memory")) && text.contains(QStringLiteral("reduce-scatter")), qPrintable(text));
+                ++seen;
+            }
+        }
+        QVERIFY(seen >= 2);
     }
 
     // A recording's offload settings come back into the panel.
