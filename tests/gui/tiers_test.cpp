@@ -142,6 +142,35 @@ private Q_SLOTS:
         }
     }
 
+    // ZeRO-Infinity from the GUI: the optimizer states in NVMe files get a third bar per rank
+    // with the report's bytes, and the host bar holds the staging buffers.
+    void nvmeRunHasAnNvmeBar() {
+        SKIP_IF_MISSING(missingForThreads());
+        QTemporaryDir folder;
+        LivePage page;
+        RunRequest r = tinyThreadsRequest(1);
+        r.offloadOptimizer = Tier::Nvme;
+        r.nvmeDir = folder.path();
+        QVERIFY(page.runRequest(r));
+        QCOMPARE(page.waitForEnd(30000), RunSession::Outcome::Completed);
+        const RunReportPtr report = page.document.report();
+        QVERIFY(report);
+        page.player().pause();
+        page.player().seek(page.model().eventCount());
+        RankLedgerView* view = page.rankView();
+        view->settle();
+        QCOMPARE(view->shownTiers(), (std::vector<Tier>{Tier::Device, Tier::Host, Tier::Nvme}));
+        for (int rank = 0; rank < 2; ++rank) {
+            const report::RankReport& rr = report->ranks[static_cast<std::size_t>(rank)];
+            for (Category c : {Category::MasterFp32, Category::AdamM, Category::AdamV})
+                QCOMPARE(static_cast<std::uint64_t>(view->shownBytes(rank, c, Tier::Nvme)), rr.modelStateBytesByTier[index(Tier::Nvme)][index(c)]);
+            QVERIFY(view->shownBytes(rank, Category::AdamM, Tier::Nvme) > 0);
+            QCOMPARE(view->state()[static_cast<std::size_t>(rank)].peakByTier[index(Tier::Host)], rr.peakTotalByTier[index(Tier::Host)]);
+            const QRect host = view->tierBarRect(rank, Tier::Host), nvme = view->tierBarRect(rank, Tier::Nvme);
+            QVERIFY(nvme.left() > host.right());
+        }
+    }
+
     // NVMe in the run settings: the folder (required, checked as the worker checks it), the
     // advanced I/O settings, and the worker flags they become.
     void nvmeFieldsBecomeWorkerFlags() {
