@@ -413,7 +413,8 @@ void RankLedgerView::paintTierBar(QPainter& p, const Geometry& g, int rank, std:
             p.drawLine(bar.left() - 2, y, bar.right() + 2, y);
         }
     }
-    if (g.tierNames == 0 && t != Tier::Device && !g.compact) {
+    // Too narrow for its name, a slot goes without (the legend's tint says which it is).
+    if (g.tierNames == 0 && t != Tier::Device && !g.compact && QFontMetrics(font()).horizontalAdvance(tierLabel(t)) <= bar.width()) {
         const QFontMetrics fm(font());
         p.setPen(tierColor(Tier::Device));
         p.drawText(QRect(bar.left(), bar.top() + 2, bar.width(), fm.height()), Qt::AlignHCenter | Qt::AlignTop,
