@@ -16,4 +16,12 @@ done
 # ZeRO-3 with checkpointing.
 "$cli" run "${common[@]}" --strategy zero3 --prefetch 0 --trace "$out/zero3_noprefetch_tiny_4r.sstrace"
 "$cli" run "${common[@]}" --strategy zero3 --checkpointing --trace "$out/zero3_ckpt_tiny_4r.sstrace"
+# The capacity lesson ("offload"): 2 ranks at a 1.6 MB device budget, where ZeRO-3 runs out of
+# device memory and the same run with the optimizer states on the host fits.
+capacity=(--model tiny --ranks 2 --steps 2 --precision bf16 --strategy zero3 --capacity 1.6MB)
+if "$cli" run "${capacity[@]}" --trace "$out/zero3_oom_tiny_2r.sstrace"; then
+  echo "expected ZeRO-3 to run out of device memory at 1.6 MB" >&2
+  exit 1
+fi
+"$cli" run "${capacity[@]}" --offload-optimizer host --trace "$out/zero3_offload_tiny_2r.sstrace"
 ls -l "$out"

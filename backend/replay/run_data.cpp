@@ -30,6 +30,7 @@ void applyEvent(RankState& s, const Event& e) {
         s.live.at(e.category, e.tier) += e.bytes;
         s.liveTotal += e.bytes;
         if (s.liveTotal > s.peakTotal) s.peakTotal = s.liveTotal;
+        if (const std::uint64_t t = s.live.tier(e.tier); t > s.peakByTier[index(e.tier)]) s.peakByTier[index(e.tier)] = t;
         if (e.category == Category::ParamFull && e.unit >= 0 && static_cast<std::size_t>(e.unit) < kTrackedUnits)
             ++s.gathered[static_cast<std::size_t>(e.unit)];
         break;

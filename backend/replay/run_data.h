@@ -39,6 +39,8 @@ struct RankState {
     ByteTable live;
     std::uint64_t liveTotal = 0;
     std::uint64_t peakTotal = 0; // maximum of liveTotal so far (since the run began)
+    // Each tier's own maximum so far: with offload the device's peak is what meets --capacity.
+    std::array<std::uint64_t, kTierCount> peakByTier{};
     std::int64_t step = -1;
     std::int32_t computeUnit = kNoUnit; // open compute span, if any
     Phase phase = Phase::None;

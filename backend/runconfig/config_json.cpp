@@ -94,6 +94,20 @@ RunConfig configFromJson(const nlohmann::json& j) {
         if (capacity == 0) refuse("capacity_bytes", "is 0");
         c.capacityBytes = capacity;
     }
+    if (const nlohmann::json* offload = find(j, "offload")) {
+        if (!offload->is_object()) refuse("offload", "is not an object");
+        for (const auto& [key, tier] : {std::pair{"optimizer", &c.offload.optimizer}, std::pair{"param", &c.offload.param}}) {
+            const auto name = readText(*offload, key);
+            if (!name) continue;
+            const auto t = parseTier(*name);
+            if (!t) refuse(std::string("offload.") + key, "names no tier (device, host or nvme)");
+            *tier = *t;
+        }
+        if (const auto dir = readText(*offload, "nvme_dir")) c.nvmeDir = *dir;
+        readBool(*offload, "keep_nvme", c.keepNvme);
+        readInt(*offload, "aio_block_bytes", 4096, std::int64_t{1} << 30, c.aioBlockBytes);
+        readInt(*offload, "aio_queue_depth", 1, 1024, c.aioQueueDepth);
+    }
     if (const nlohmann::json* knobs = find(j, "knobs")) {
         if (!knobs->is_object()) refuse("knobs", "is not an object");
         plan::Knobs& k = c.knobs;

@@ -179,6 +179,40 @@ private Q_SLOTS:
         }
     }
 
+    // An offload run splits every rank's column by tier (one more legend row, tier names under
+    // the bars): the bars keep a usable height at both sizes, in both languages, and every tier
+    // bar keeps a visible width.
+    void offloadRunFitsBothSizes_data() { everyPageFitsBothSizes_data(); }
+    void offloadRunFitsBothSizes() {
+        QFETCH(QString, lang);
+        LanguageManager language;
+        QVERIFY(language.setLanguage(lang));
+        MainWindow window(&language);
+        addDefaultPages(window);
+        auto* ranks = qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks")));
+        QVERIFY(ranks);
+        window.resize(kSmall);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(window.showPage(QStringLiteral("ranks")));
+        QVERIFY(ranks->openRecording(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../../resources/recordings/zero3_offload_tiny_2r.sstrace")));
+        QTRY_VERIFY_WITH_TIMEOUT(!ranks->isBusy() && ranks->model().stepCount() > 0, 20000);
+        ranks->finishPendingDraws();
+        QCOMPARE(ranks->rankView()->shownTiers(), (std::vector<Tier>{Tier::Device, Tier::Host}));
+        for (const QSize size : {kSmall, kLarge}) {
+            window.resize(size);
+            QCoreApplication::processEvents();
+            QCOMPARE(window.size(), size);
+            const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS");
+            if (!shots.isEmpty()) window.grab().save(QStringLiteral("%1/ranks-offload-%2-%3.png").arg(shots, lang, sizeText(size)));
+            const int h = ranks->rankView()->plotArea().height();
+            QVERIFY2(h >= kUsableRankChartHeight, qPrintable(QStringLiteral("Ranks bars %1 px high at ").arg(h) + sizeText(size)));
+            for (int r = 0; r < 2; ++r)
+                for (Tier t : {Tier::Device, Tier::Host})
+                    QVERIFY(ranks->rankView()->tierBarRect(r, t).width() >= 12);
+        }
+    }
+
     // Twelve runs' parity badges and exposed-communication chips on one line would need ~1500 px.
     void compareBadgesWrapInsteadOfWidening() {
         LanguageManager language;

@@ -71,3 +71,29 @@ TEST(ConfigJson, RefusesWhatItCannotRead) {
     noModel.erase("model");
     EXPECT_NE(refusal(noModel).find("\"model\" is missing"), std::string::npos);
 }
+
+// Offload and the NVMe tier's settings come back too: an opened recording of an offload run
+// shows (and repeats) that run, and the GUI's theory per tier is the worker's.
+TEST(ConfigJson, RoundTripsOffload) {
+    const std::vector<std::string> args = {"--model", "tiny", "--strategy", "zero3", "--steps", "2", "--offload-optimizer", "nvme",
+                                           "--offload-params", "host", "--nvme-dir", "/tmp", "--aio-block-bytes", "2MiB",
+                                           "--aio-queue-depth", "16", "--keep-nvme"};
+    const nlohmann::json j = toJson(parseRunConfig(args, 2));
+    const RunConfig c = configFromJson(j);
+    EXPECT_EQ(c.offload.optimizer, Tier::Nvme);
+    EXPECT_EQ(c.offload.param, Tier::Host);
+    EXPECT_EQ(c.nvmeDir, "/tmp");
+    EXPECT_TRUE(c.keepNvme);
+    EXPECT_EQ(c.aioBlockBytes, 2u << 20);
+    EXPECT_EQ(c.aioQueueDepth, 16);
+    EXPECT_EQ(toJson(c), j);
+    nlohmann::json bad = j;
+    bad["offload"]["optimizer"] = "disk";
+    EXPECT_NE(refusal(bad).find("\"offload.optimizer\" names no tier"), std::string::npos);
+    bad = j;
+    bad["offload"]["aio_queue_depth"] = 5000;
+    EXPECT_NE(refusal(bad).find("\"aio_queue_depth\" is out of range"), std::string::npos);
+    bad = j;
+    bad["offload"] = 3;
+    EXPECT_NE(refusal(bad).find("\"offload\" is not an object"), std::string::npos);
+}

@@ -82,6 +82,12 @@ void addReportFacts(LessonFacts& f, const report::RunReport& r, int rank, const 
     f[p + QStringLiteral("comm_psi")] = ratio(r.theory.psiEquivalents);
     for (const auto& [kind, bytes] : me.commBytesPerStep) f[p + key("comm.", kind)] = formatDecimal(bytes);
     if (!r.losses.empty()) f[p + QStringLiteral("loss_last")] = QLocale().toString(r.losses.back(), 'f', 4);
+    for (const Tier t : kAllTiers) { // where the bytes live: device, host (ZeRO-Offload), nvme (ZeRO-Infinity)
+        const auto i = static_cast<std::size_t>(t);
+        f[p + key("tier_peak.", tierName(t))] = formatDecimal(static_cast<double>(me.peakTotalByTier[i]));
+        f[p + key("tier_states.", tierName(t))] = formatDecimal(static_cast<double>(report::stateTotal(me.modelStateBytesByTier[i])));
+        f[p + key("tier_theory.", tierName(t))] = formatDecimal(static_cast<double>(report::stateTotal(r.theory.modelStateBytesByTier[i])));
+    }
 }
 
 namespace {

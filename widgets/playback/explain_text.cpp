@@ -30,6 +30,35 @@ bool replicated(const replay::RunInfo& info) { return info.strategy == "ddp"; }
 
 QString bytes(std::uint64_t b) { return formatDecimal(static_cast<double>(b)); }
 
+// Bytes off the device (ZeRO-Offload: host; ZeRO-Infinity: NVMe): where they live and why the
+// device's capacity does not count them.
+QString offTierSentence(const Event& e, const QString& rank, const QString& unit) {
+    const bool optimizer = e.category == Category::MasterFp32 || e.category == Category::AdamM || e.category == Category::AdamV;
+    if (e.kind == EventKind::Free)
+        return Explain::tr("Rank %1 frees %2 of %3 (%4) in %5.").arg(rank, bytes(e.bytes), categoryLabel(e.category), unit, tierLabel(e.tier));
+    if (e.tier == Tier::Nvme)
+        return Explain::tr("Rank %1 places %2 of %3 for %4 in its NVMe file (ZeRO-Infinity): it is read back through host staging "
+                           "buffers when the update needs it, so neither device nor host memory holds it between steps.")
+            .arg(rank, bytes(e.bytes), categoryLabel(e.category), unit);
+    if (optimizer)
+        return Explain::tr("Rank %1 keeps %2 of %3 for %4 in host memory (ZeRO-Offload): the CPU runs its AdamW update, and the "
+                           "device's capacity does not count these bytes.")
+            .arg(rank, bytes(e.bytes), categoryLabel(e.category), unit);
+    switch (e.category) {
+    case Category::GradShard:
+        return Explain::tr("Rank %1 allocates %2 in host memory for its shard of %3's gradient: it is copied there from the device "
+                           "after the reduce-scatter, for the CPU's optimizer step.")
+            .arg(rank, bytes(e.bytes), unit);
+    case Category::ParamShard:
+        return Explain::tr("Rank %1 keeps its %2 shard of %3's parameters in host memory: it is copied to the device before each "
+                           "all-gather.")
+            .arg(rank, bytes(e.bytes), unit);
+    default:
+        return Explain::tr("Rank %1 allocates %2 of host staging (%3) for %4: copies between device, host and NVMe pass through it.")
+            .arg(rank, bytes(e.bytes), categoryLabel(e.category), unit);
+    }
+}
+
 } // namespace
 
 QString Explain::explain(const replay::ReplayModel& model, std::uint64_t index, const replay::RunInfo& info) {
@@ -105,6 +134,7 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, con
         }
         break;
     case EventKind::Alloc:
+        if (e.tier != Tier::Device) return offTierSentence(e, rank, unit);
         switch (e.category) {
         case Category::ParamFull:
             if (replicated(info))
@@ -125,6 +155,7 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, con
         }
         break;
     case EventKind::Free:
+        if (e.tier != Tier::Device) return offTierSentence(e, rank, unit);
         switch (e.category) {
         case Category::ParamFull:
             if (replicated(info)) return tr("Rank %1 frees %2 of %3's parameters.").arg(rank, bytes(e.bytes), unit);

@@ -5,6 +5,7 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
+#include <algorithm>
 #include <cmath>
 
 #include "common/byte_format.h"
@@ -23,10 +24,22 @@ struct RankLedgerView::Geometry {
     QRect failureBand;   // the failure's text, above the plot and its peak labels (empty: none)
     int ranks = 0;
     bool compact = false;
+    int tiers = 1;       // bars per column (device, then host / NVMe when offloaded)
+    int bracket = 0;     // room right of each tier bar for the theory's bracket
+    int tierNames = 0;   // height of the tier names' row under the bars (0: not drawn)
     QRect column(int rank) const { return {plot.left() + rank * columnWidth, plot.top(), columnWidth, plot.height()}; }
-    QRect bar(int rank) const {
+    QRect bar(int rank) const { return tierBar(rank, 0); }
+    // Device bars weigh 3, the others 2: the device is the tier the lesson is about.
+    QRect tierBar(int rank, int slot) const {
         const QRect c = column(rank);
-        return {c.center().x() - barWidth / 2, c.top(), barWidth, c.height()};
+        if (tiers == 1) return {c.center().x() - barWidth / 2, c.top(), barWidth, c.height()};
+        const int gap = 4 + bracket;
+        const int weights = 3 + 2 * (tiers - 1);
+        const int usable = barWidth - gap * (tiers - 1) - bracket;
+        const int unit = std::max(1, usable / weights);
+        int x = c.center().x() - barWidth / 2;
+        for (int i = 0; i < slot; ++i) x += (i == 0 ? 3 : 2) * unit + gap;
+        return {x, c.top(), (slot == 0 ? 3 : 2) * unit, c.height()};
     }
 };
 
@@ -48,7 +61,44 @@ RankLedgerView::RankLedgerView(QWidget* parent) : QWidget(parent) {
 
 void RankLedgerView::setRunInfo(std::shared_ptr<const replay::RunInfo> info) {
     info_ = std::move(info);
+    theory_ = info_ ? tierTheoryOf(*info_) : std::nullopt;
+    updateTiers();
     update();
+}
+
+// A tier gets its bar when the theory puts bytes there or the run did: staging buffers on the
+// host count too, so nothing measured is left out of the picture.
+void RankLedgerView::updateTiers() {
+    std::vector<Tier> tiers{Tier::Device};
+    for (Tier t : {Tier::Host, Tier::Nvme}) {
+        bool used = theory_ && (theory_->modelStates.tier(t) > 0 || theory_->peak[index(t)] > 0);
+        for (const replay::RankState& s : state_) used = used || s.peakByTier[index(t)] > 0;
+        if (used) tiers.push_back(t);
+    }
+    tiers_ = std::move(tiers);
+}
+
+QRect RankLedgerView::tierBarRect(int rank, Tier tier) const {
+    const auto it = std::find(tiers_.begin(), tiers_.end(), tier);
+    if (it == tiers_.end() || rank < 0 || rank >= static_cast<int>(state_.size())) return {};
+    return geometry().tierBar(rank, static_cast<int>(it - tiers_.begin()));
+}
+
+double RankLedgerView::shownBytes(int rank, Category c, Tier tier) const {
+    if (rank < 0 || static_cast<std::size_t>(rank) >= shown_.size()) return 0;
+    return shown_[static_cast<std::size_t>(rank)][index(c)][index(tier)];
+}
+
+std::optional<int> RankLedgerView::capacityY() const {
+    if (!info_ || !info_->capacityBytes) return std::nullopt;
+    return yFor(geometry(), static_cast<double>(*info_->capacityBytes));
+}
+
+std::uint64_t RankLedgerView::theoryTallest() const {
+    std::uint64_t tallest = info_ ? info_->predictedPeakBytes : 0;
+    if (theory_)
+        for (std::uint64_t b : theory_->peak) tallest = std::max(tallest, b);
+    return tallest;
 }
 
 void RankLedgerView::clear() {
@@ -56,6 +106,8 @@ void RankLedgerView::clear() {
     state_.clear();
     shown_.clear();
     failure_.reset();
+    theory_.reset();
+    tiers_ = {Tier::Device};
     scale_ = 1;
     frame_.stop();
     update();
@@ -63,6 +115,7 @@ void RankLedgerView::clear() {
 
 void RankLedgerView::setState(const replay::LedgerState& state) {
     state_ = state;
+    if (tiers_.size() < kTierCount) updateTiers();
     if (shown_.size() != state_.size()) {
         shown_.assign(state_.size(), {});
         settle();
@@ -83,7 +136,8 @@ void RankLedgerView::setFailure(std::optional<replay::FailureInfo> failure) {
 
 void RankLedgerView::settle() {
     for (std::size_t r = 0; r < state_.size() && r < shown_.size(); ++r)
-        for (Category c : kAllCategories) shown_[r][index(c)] = static_cast<double>(state_[r].live.category(c));
+        for (Category c : kAllCategories)
+            for (Tier t : kAllTiers) shown_[r][index(c)][index(t)] = static_cast<double>(state_[r].live.at(c, t));
     frame_.stop();
     update();
 }
@@ -93,11 +147,13 @@ void RankLedgerView::animate() {
     const double epsilon = static_cast<double>(scale_) * 1e-3;
     for (std::size_t r = 0; r < state_.size(); ++r) {
         for (Category c : kAllCategories) {
-            double& v = shown_[r][index(c)];
-            const auto target = static_cast<double>(state_[r].live.category(c));
-            v += (target - v) * kSmoothing;
-            if (std::abs(target - v) > epsilon) moving = true;
-            else v = target;
+            for (Tier t : kAllTiers) {
+                double& v = shown_[r][index(c)][index(t)];
+                const auto target = static_cast<double>(state_[r].live.at(c, t));
+                v += (target - v) * kSmoothing;
+                if (std::abs(target - v) > epsilon) moving = true;
+                else v = target;
+            }
         }
     }
     if (!moving) frame_.stop();
@@ -105,6 +161,11 @@ void RankLedgerView::animate() {
 }
 
 bool RankLedgerView::isCompact() const { return static_cast<int>(state_.size()) > kCompactAbove; }
+
+// The categories, then (split by tier) one key per off-device tier and the theory's bracket.
+int RankLedgerView::legendItemCount() const {
+    return static_cast<int>(kCategoryCount) + (tiers_.size() > 1 ? static_cast<int>(tiers_.size()) : 0);
+}
 
 // As wide as the longest category name needs: more keys per row leave the bars more height.
 int RankLedgerView::legendItemWidth() const {
@@ -123,11 +184,18 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
     const QFontMetrics fm(font());
     const int itemWidth = legendItemWidth();
     const int perRow = std::max(1, (width() - 16) / itemWidth);
-    const int legendRows = (static_cast<int>(kCategoryCount) + perRow - 1) / perRow + 1; // + the unit strip's key
+    const int legendRows = (legendItemCount() + perRow - 1) / perRow + 1; // + the unit strip's key
     g.legend = QRect(8, 4, width() - 16, legendRows * (fm.height() + 2) + 2);
     g.stripHeight = g.compact ? 6 : 14;
+    g.tiers = static_cast<int>(tiers_.size());
+    g.bracket = g.tiers > 1 && !g.compact ? 5 : 0;
     // + a third of a line: a CJK fallback glyph sits lower than the Latin font's metrics say.
     const int textHeight = (g.compact ? fm.height() + 2 : 2 * fm.height() + 4) + fm.height() / 3;
+    // Tier names get a row under the bars where the bars can spare it; otherwise they sit at
+    // the top of each off-device slot.
+    if (g.tiers > 1 && !g.compact && height() - textHeight - g.stripHeight - g.legend.bottom() - 3 * fm.height() > 200)
+        g.tierNames = fm.height();
+    g.stripHeight += g.tierNames;
     const int bottom = height() - 4 - textHeight - g.stripHeight - 4;
     int top = g.legend.bottom() + 8;
     if (const QString failure = failureText(); !failure.isEmpty()) {
@@ -142,7 +210,8 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
     top += fm.height(); // room for the peak labels
     g.plot = QRect(kAxisWidth, top, width() - kAxisWidth - kGuideWidth, std::max(20, bottom - top));
     g.columnWidth = std::max(1, g.plot.width() / g.ranks);
-    g.barWidth = std::max(2, std::min(110, g.columnWidth * (g.compact ? 3 : 3) / 5));
+    g.barWidth = g.tiers == 1 ? std::max(2, std::min(110, g.columnWidth * 3 / 5))
+                              : std::max(3 * g.tiers, std::min(110 + 70 * (g.tiers - 1), g.columnWidth * 4 / 5));
     g.textTop = g.plot.bottom() + g.stripHeight + 6;
     return g;
 }
@@ -194,17 +263,41 @@ void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
     const int itemWidth = legendItemWidth();
     const int perRow = std::max(1, area.width() / itemWidth);
     const auto& order = categoryStackOrder();
+    auto itemAt = [&](int i) {
+        return QRect(area.left() + (i % perRow) * itemWidth, area.top() + (i / perRow) * (fm.height() + 2), itemWidth, fm.height());
+    };
     for (std::size_t i = 0; i < order.size(); ++i) {
-        const int row = static_cast<int>(i) / perRow;
-        const int col = static_cast<int>(i) % perRow;
-        const QRect item(area.left() + col * itemWidth, area.top() + row * (fm.height() + 2), itemWidth, fm.height());
+        const QRect item = itemAt(static_cast<int>(i));
         p.fillRect(QRect(item.left(), item.top() + 2, 12, fm.height() - 4), categoryColor(order[i]));
         p.setPen(palette().color(QPalette::Text));
         p.drawText(item.adjusted(16, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
                    fm.elidedText(categoryLabel(order[i]), Qt::ElideRight, itemWidth - 20));
     }
+    // Split by tier, the keys of the off-device slots and of the theory's bracket follow in the
+    // same rows (a row of their own would take the bars' height at 1024×700).
+    if (tiers_.size() > 1) {
+        int i = static_cast<int>(order.size());
+        for (Tier t : tiers_) {
+            if (t == Tier::Device) continue;
+            const QRect item = itemAt(i++);
+            QColor tint = tierColor(t);
+            tint.setAlpha(32);
+            p.fillRect(QRect(item.left(), item.top() + 1, 12, fm.height() - 3), tint);
+            p.fillRect(QRect(item.left(), item.top() + fm.height() - 4, 12, 3), tierColor(t));
+            p.setPen(palette().color(QPalette::Text));
+            p.drawText(item.adjusted(16, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                       fm.elidedText(tierLabel(t), Qt::ElideRight, itemWidth - 20));
+        }
+        const QRect item = itemAt(i);
+        p.setPen(QPen(neutralColor(0x40), 1.5));
+        p.drawLine(item.left() + 6, item.top() + fm.height() - 2, item.left() + 6, item.top() + 2);
+        p.drawLine(item.left() + 2, item.top() + 2, item.left() + 7, item.top() + 2);
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(item.adjusted(16, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                   fm.elidedText(tr("theory per tier"), Qt::ElideRight, itemWidth - 20));
+    }
     // The unit strip's key, on its own line: what "sharded" and "gathered" look like.
-    const int y = area.top() + ((static_cast<int>(order.size()) + perRow - 1) / perRow) * (fm.height() + 2);
+    const int y = area.top() + ((legendItemCount() + perRow - 1) / perRow) * (fm.height() + 2);
     int x = area.left();
     p.setPen(palette().color(QPalette::Text));
     const QString lead = tr("Units under each bar:");
@@ -248,28 +341,21 @@ void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const
     const QRect bar = g.bar(rank);
     const bool failed = failure_ && failure_->rank == rank;
     if (failed) p.fillRect(column.adjusted(1, 0, -1, 0), QColor(255, 226, 226));
-    double below = 0;
-    for (Category c : categoryStackOrder()) {
-        const double bytes = r < shown_.size() ? shown_[r][index(c)] : 0.0;
-        if (bytes <= 0) continue;
-        const int y0 = yFor(g, below);
-        const int y1 = yFor(g, below + bytes);
-        if (y0 > y1) p.fillRect(QRect(bar.left(), y1, bar.width(), y0 - y1), categoryColor(c));
-        below += bytes;
-    }
-    // The rank's peak so far: a dark tick across the bar.
-    const int peakY = yFor(g, static_cast<double>(s.peakTotal));
+    for (std::size_t slot = 0; slot < tiers_.size(); ++slot) paintTierBar(p, g, rank, slot);
+    // The rank's device peak so far: a dark tick across the bar (without offload: its peak).
+    const std::uint64_t devicePeak = s.peakByTier[index(Tier::Device)];
+    const int peakY = yFor(g, static_cast<double>(devicePeak));
     p.setPen(QPen(neutralColor(0x20), 2));
     p.drawLine(bar.left() - 3, peakY, bar.right() + 3, peakY);
     const QFontMetrics fm(font());
     if (!g.compact)
         p.drawText(QRect(column.left(), peakY - fm.height() - 1, column.width(), fm.height()), Qt::AlignHCenter | Qt::AlignBottom,
-                   tr("peak %1").arg(formatDecimal(static_cast<double>(s.peakTotal))));
+                   tr("peak %1").arg(formatDecimal(static_cast<double>(devicePeak))));
     if (failed) {
         p.setPen(QPen(alertColor(), 2));
         p.drawRect(column.adjusted(1, 0, -2, 0));
     }
-    paintUnits(p, QRect(bar.left(), g.plot.bottom() + 3, bar.width(), g.stripHeight), s);
+    paintUnits(p, QRect(bar.left(), g.plot.bottom() + 3, bar.width(), g.stripHeight - g.tierNames), s);
     p.setPen(failed ? alertColor() : palette().color(QPalette::Text));
     const int every = g.compact ? std::max(1, (fm.horizontalAdvance(QStringLiteral("63")) + 6) / std::max(1, g.columnWidth) + 1) : 1;
     if (rank % every != 0) return;
@@ -282,6 +368,63 @@ void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const
         p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(QRect(column.left(), g.textTop + fm.height() + 2, column.width(), fm.height()), Qt::AlignHCenter | Qt::TextDontClip,
                    fm.elidedText(activityText(s), Qt::ElideRight, column.width()));
+    }
+}
+
+// One tier's bar of a column: its categories stacked; split by tier, also the tier's slot (a
+// tint), its name, its own peak tick, the theory's model states (a bracket beside it) and, off
+// the device, the theory's peak of that tier (a dotted tick).
+void RankLedgerView::paintTierBar(QPainter& p, const Geometry& g, int rank, std::size_t slot) const {
+    const auto r = static_cast<std::size_t>(rank);
+    const Tier t = tiers_[slot];
+    const QRect bar = g.tierBar(rank, static_cast<int>(slot));
+    if (g.tiers > 1 && t != Tier::Device) {
+        QColor tint = tierColor(t);
+        tint.setAlpha(32);
+        p.fillRect(bar, tint);
+    }
+    double below = 0;
+    for (Category c : categoryStackOrder()) {
+        const double bytes = r < shown_.size() ? shown_[r][index(c)][index(t)] : 0.0;
+        if (bytes <= 0) continue;
+        const int y0 = yFor(g, below);
+        const int y1 = yFor(g, below + bytes);
+        if (y0 > y1) p.fillRect(QRect(bar.left(), y1, bar.width(), y0 - y1), categoryColor(c));
+        below += bytes;
+    }
+    if (g.tiers == 1) return;
+    p.fillRect(QRect(bar.left(), g.plot.bottom() - 1, bar.width(), 3), tierColor(t));
+    if (t != Tier::Device) {
+        const int y = yFor(g, static_cast<double>(state_[r].peakByTier[index(t)]));
+        p.setPen(QPen(neutralColor(0x20), 2));
+        p.drawLine(bar.left() - 2, y, bar.right() + 2, y);
+    }
+    if (theory_ && g.bracket > 0) {
+        if (const std::uint64_t states = theory_->modelStates.tier(t); states > 0) {
+            const int y = yFor(g, static_cast<double>(states));
+            const int x = bar.right() + 3;
+            p.setPen(QPen(neutralColor(0x40), 1.5));
+            p.drawLine(x, g.plot.bottom(), x, y);
+            p.drawLine(x - 3, y, x + 1, y);
+        }
+        if (const std::uint64_t peak = theory_->peak[index(t)]; peak > 0 && t != Tier::Device) {
+            const int y = yFor(g, static_cast<double>(peak));
+            p.setPen(QPen(neutralColor(0x55), 1.5, Qt::DotLine));
+            p.drawLine(bar.left() - 2, y, bar.right() + 2, y);
+        }
+    }
+    // Too narrow for its name, a slot goes without (the legend's tint says which it is).
+    if (g.tierNames == 0 && t != Tier::Device && !g.compact && QFontMetrics(font()).horizontalAdvance(tierLabel(t)) <= bar.width()) {
+        const QFontMetrics fm(font());
+        p.setPen(tierColor(Tier::Device));
+        p.drawText(QRect(bar.left(), bar.top() + 2, bar.width(), fm.height()), Qt::AlignHCenter | Qt::AlignTop,
+                   fm.elidedText(tierLabel(t), Qt::ElideRight, bar.width()));
+    }
+    if (g.tierNames > 0) {
+        const QFontMetrics fm(font());
+        p.setPen(tierColor(Tier::Device));
+        const QRect name(bar.left() - 4, g.plot.bottom() + 3 + g.stripHeight - g.tierNames, bar.width() + 8 + g.bracket, g.tierNames);
+        p.drawText(name, Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextDontClip, fm.elidedText(tierLabel(t), Qt::ElideRight, name.width()));
     }
 }
 
@@ -304,19 +447,44 @@ void RankLedgerView::paintUnits(QPainter& p, const QRect& strip, const replay::R
 void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
     const QFontMetrics fm(font());
     // Lines across every column; their labels sit right of the columns, clear of the peaks.
+    // Split by tier, the lines are the device's: they cross the device bars only, so host and
+    // NVMe bytes beside them never read as over the budget.
+    struct Label {
+        QRect rect;
+        QColor colour;
+        QString text;
+    };
+    std::vector<Label> labels;
     auto guide = [&](std::uint64_t bytes, const QColor& colour, Qt::PenStyle style, const QString& name) {
         const int y = yFor(g, static_cast<double>(bytes));
         p.setPen(QPen(colour, 1.5, style));
-        p.drawLine(g.plot.left(), y, g.plot.right() + 6, y);
-        p.setPen(colour);
-        const QRect label(g.plot.right() + 8, y - fm.height(), kGuideWidth - 10, 2 * fm.height());
-        p.drawText(label, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
-                   name + QLatin1Char('\n') + formatDecimal(static_cast<double>(bytes)));
+        if (g.tiers == 1) {
+            p.drawLine(g.plot.left(), y, g.plot.right() + 6, y);
+        } else {
+            for (int r = 0; r < g.ranks; ++r) {
+                const QRect bar = g.tierBar(r, 0);
+                p.drawLine(bar.left() - 5, y, bar.right() + 5, y);
+            }
+            p.drawLine(g.plot.right() - 4, y, g.plot.right() + 6, y);
+        }
+        const QString text = name + QLatin1Char('\n') + formatDecimal(static_cast<double>(bytes));
+        const int w = kGuideWidth - 10;
+        const int h = fm.boundingRect(QRect(0, 0, w, 1000), Qt::AlignLeft | Qt::TextWordWrap, text).height();
+        labels.push_back({QRect(g.plot.right() + 8, y - h / 2, w, h), colour, text});
     };
     if (info_ && info_->predictedPeakBytes > 0)
-        guide(info_->predictedPeakBytes, neutralColor(0x55), Qt::DotLine, tr("theory: peak"));
+        guide(info_->predictedPeakBytes, neutralColor(0x55), Qt::DotLine, g.tiers == 1 ? tr("theory: peak") : tr("theory: device peak"));
     if (info_ && info_->capacityBytes)
-        guide(*info_->capacityBytes, alertColor(), Qt::DashLine, tr("capacity"));
+        guide(*info_->capacityBytes, alertColor(), Qt::DashLine, g.tiers == 1 ? tr("capacity") : tr("device capacity"));
+    // Close lines (a budget just above the predicted peak) must not print their labels over
+    // each other: the lower label moves down below the upper one.
+    std::sort(labels.begin(), labels.end(), [](const Label& a, const Label& b) { return a.rect.top() < b.rect.top(); });
+    for (std::size_t i = 1; i < labels.size(); ++i)
+        if (labels[i].rect.top() <= labels[i - 1].rect.bottom() + 2) labels[i].rect.moveTop(labels[i - 1].rect.bottom() + 3);
+    for (const Label& l : labels) {
+        p.setPen(l.colour);
+        p.drawText(l.rect, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, l.text);
+    }
     if (!g.failureBand.isEmpty()) {
         p.setPen(alertColor());
         QFont bold = font();
@@ -355,12 +523,24 @@ QString RankLedgerView::tooltipFor(int rank) const {
     QString html = tr("<b>Rank %1</b>: %2 live, peak %3").arg(rank).arg(formatBoth(static_cast<double>(s.liveTotal)),
                                                                         formatBoth(static_cast<double>(s.peakTotal)));
     for (auto it = categoryStackOrder().rbegin(); it != categoryStackOrder().rend(); ++it) {
-        const std::uint64_t b = s.live.category(*it);
+        const std::uint64_t b = s.live.category(*it); // over the tiers; the split follows below
         if (b == 0) continue;
         const auto wire = categoryName(*it);
         html += QStringLiteral("<br><span style='color:%1'>■</span> %2 <i>(%3)</i>: %4")
                     .arg(categoryColor(*it).name(), categoryLabel(*it).toHtmlEscaped(),
                          QString::fromLatin1(wire.data(), static_cast<qsizetype>(wire.size())), formatDecimal(static_cast<double>(b)));
+    }
+    if (tiers_.size() > 1) {
+        for (Tier t : tiers_) {
+            std::uint64_t states = 0;
+            for (Category c : kAllCategories)
+                if (stateGroup(c) != StateGroup::Other) states += s.live.at(c, t);
+            QString line = tr("%1: %2 live, peak %3, model states %4")
+                               .arg(tierLabel(t), formatDecimal(static_cast<double>(s.live.tier(t))),
+                                    formatDecimal(static_cast<double>(s.peakByTier[index(t)])), formatDecimal(static_cast<double>(states)));
+            if (theory_) line += QLatin1Char(' ') + tr("(theory %1)").arg(formatDecimal(static_cast<double>(theory_->modelStates.tier(t))));
+            html += QStringLiteral("<br>") + line.toHtmlEscaped();
+        }
     }
     const QString activity = activityText(s);
     if (!activity.isEmpty()) html += QStringLiteral("<br>") + tr("Now: %1").arg(activity.toHtmlEscaped());

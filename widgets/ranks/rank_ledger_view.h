@@ -4,10 +4,14 @@
 // beneath each bar a strip of the model's units showing which are gathered right now. Bars
 // glide to new heights (exponential smoothing per frame) so a replay reads as motion.
 // Past kCompactAbove ranks the layout drops per-rank text and keeps the bars.
+// A run with bytes on the host or NVMe tier (offload) splits each column into a bar per tier,
+// side by side: the capacity budget and the predicted peak are lines over the device bars only,
+// and each tier bar has the theory's model states for that tier as a bracket beside it.
 #include <QTimer>
 #include <QWidget>
 #include <optional>
 
+#include "ranks/tier_theory.h"
 #include "replay/run_data.h"
 
 namespace shardscope::widgets {
@@ -29,6 +33,16 @@ public:
     const replay::LedgerState& state() const { return state_; }
     std::uint64_t scaleBytes() const { return scale_; }
     bool isCompact() const;
+    // The tiers with a bar of their own (device first; one entry: no split).
+    const std::vector<Tier>& shownTiers() const { return tiers_; }
+    const std::optional<TierTheory>& tierTheory() const { return theory_; }
+    // Where the bar of `tier` for `rank` is drawn (full plot height; empty when not shown), the
+    // bytes it shows of a category, and the capacity line's y (nullopt without a budget).
+    QRect tierBarRect(int rank, Tier tier) const;
+    double shownBytes(int rank, Category c, Tier tier) const;
+    std::optional<int> capacityY() const;
+    // The tallest thing the theory draws (each tier's predicted peak): the page's scale covers it.
+    std::uint64_t theoryTallest() const;
     static constexpr int kCompactAbove = 16;
 
     QSize minimumSizeHint() const override { return {320, 240}; }
@@ -52,6 +66,9 @@ private:
     void paintAxis(QPainter& p, const Geometry& g) const;
     void paintTensorGroups(QPainter& p, const Geometry& g) const;
     void paintColumn(QPainter& p, const Geometry& g, int rank) const;
+    void paintTierBar(QPainter& p, const Geometry& g, int rank, std::size_t slot) const;
+    int legendItemCount() const;
+    void updateTiers();
     void paintUnits(QPainter& p, const QRect& strip, const replay::RankState& s) const;
     void paintGuides(QPainter& p, const Geometry& g) const;
     int yFor(const Geometry& g, double bytes) const;
@@ -63,7 +80,10 @@ private:
 
     std::shared_ptr<const replay::RunInfo> info_;
     replay::LedgerState state_;
-    std::vector<std::array<double, kCategoryCount>> shown_; // animated bytes per rank, category
+    using Shown = std::array<std::array<double, kTierCount>, kCategoryCount>;
+    std::vector<Shown> shown_; // animated bytes per rank, category, tier
+    std::optional<TierTheory> theory_;
+    std::vector<Tier> tiers_{Tier::Device};
     std::uint64_t scale_ = 1;
     std::optional<replay::FailureInfo> failure_;
     QTimer frame_;

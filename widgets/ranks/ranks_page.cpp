@@ -21,6 +21,7 @@
 #include <cmath>
 
 #include "common/byte_format.h"
+#include "common/category_palette.h"
 #include "common/palette_legend.h"
 #include "common/qcustomplot.h"
 #include "common/run_labels.h"
@@ -153,7 +154,7 @@ void RanksPage::onRunInfo(const RunInfoPtr& info) {
     view_->setState(model_.emptyState());
     chartRank_->setRange(0, std::max(0, info->worldSize - 1));
     if (info->steps > 0) plannedSteps_ = info->steps;
-    scale_ = std::max<std::uint64_t>(info->predictedPeakBytes, info->capacityBytes.value_or(0));
+    scale_ = std::max<std::uint64_t>(view_->theoryTallest(), info->capacityBytes.value_or(0));
     view_->setScaleBytes(scale_ + scale_ / 10);
     updateHeader();
     updateProgress();
@@ -177,7 +178,9 @@ void RanksPage::showRecordingSettings(const replay::RunInfo& info) {
 
 void RanksPage::onSteps(const StepListPtr& steps) {
     // The scale only grows, so bars never jump while a run streams in.
-    for (const replay::RankState& s : steps->back()->endState) scale_ = std::max(scale_, s.peakTotal);
+    // Each tier has its own bar: the tallest is the largest tier peak (the total without offload).
+    for (const replay::RankState& s : steps->back()->endState)
+        for (std::uint64_t peak : s.peakByTier) scale_ = std::max(scale_, peak);
     view_->setScaleBytes(scale_ + scale_ / 10);
     if (!speedTouched_ && model_.stepCount() == steps->size()) {
         const QSignalBlocker block(speed_);
@@ -375,6 +378,7 @@ void RanksPage::updateComparison() {
     updateExposed(c.rank);
     measured_->setComparison(c);
     savings_->setComparison(c);
+    updateTierTooltip(c.rank);
     const auto measured = savings_->measuredSavings();
     if (!c.info || !measured) {
         savingsLine_->clear();
@@ -399,6 +403,23 @@ void RanksPage::updateComparison() {
                               .arg(savings_->theorySavings().value_or(0), 0, 'f', 2)
                               .arg(c.rank)
                               .arg(formatDecimal(static_cast<double>(c.measuredPeak))));
+}
+
+// With offload the rank's bytes live in more than one memory: each one's peak, and that the
+// capacity budget is the device's alone (the bars show the model states per tier).
+void RanksPage::updateTierTooltip(int rank) {
+    const auto r = static_cast<std::size_t>(rank);
+    savingsLine_->setToolTip(QString());
+    if (view_->shownTiers().size() < 2 || model_.stepCount() == 0 || r >= model_.steps().back()->endState.size()) return;
+    const replay::RankState& end = model_.steps().back()->endState[r];
+    QStringList parts;
+    for (Tier t : view_->shownTiers())
+        parts << tierLabel(t) + QLatin1Char(' ') + (formatDecimal(static_cast<double>(end.peakByTier[index(t)])));
+    QString text = tr("Peak by tier: %1.").arg(parts.join(QStringLiteral(", ")));
+    if (const replay::RunInfo* info = model_.info().get(); info && info->capacityBytes)
+        text = tr("Peak by tier: %1; the budget is the device's.").arg(parts.join(QStringLiteral(", ")));
+    // A tooltip, not more text: at 1024×700 another line would come out of the bars' height.
+    savingsLine_->setToolTip(text);
 }
 
 void RanksPage::setSlowMotionFromSlider(int value) {

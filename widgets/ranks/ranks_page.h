@@ -92,6 +92,7 @@ private:
     void updateButtons();
     void updateHeader();
     void updateComparison();
+    void updateTierTooltip(int rank); // the savings line's tooltip: each tier's peak
     void updateExposed(int chartRank);
     void updateProgress();
     void updateSpeedLabel();

@@ -118,10 +118,14 @@ void RunConfigPanel::build() {
     for (QComboBox* c : {offloadOptimizer_, offloadParams_}) {
         c->addItem(QString(), static_cast<int>(Tier::Device));
         c->addItem(QString(), static_cast<int>(Tier::Host));
+        c->addItem(QString(), static_cast<int>(Tier::Nvme));
     }
+    offloadOptimizer_->setObjectName(QStringLiteral("offloadOptimizerCombo"));
+    offloadParams_->setObjectName(QStringLiteral("offloadParamsCombo"));
     addField(RunField::OffloadOptimizer, offloadOptimizer_);
     addField(RunField::OffloadParams, offloadParams_);
     buildCheckpointFields();
+    buildNvmeRows();
     preview_ = new QLabel;
     preview_->setObjectName(QStringLiteral("theoryPreview"));
     preview_->setWordWrap(true);
@@ -253,9 +257,13 @@ RunRequest RunConfigPanel::request() const {
     r.persistenceThreshold = static_cast<std::uint64_t>(persistence_->value());
     r.hybridGroup = hybrid_->value();
     r.microBatch = microBatch_->value();
-    // A disabled choice is not a choice: the strategy cannot offload that state.
-    if (offloadOptimizer_->isEnabled()) r.offloadOptimizer = static_cast<Tier>(offloadOptimizer_->currentData().toInt());
-    if (offloadParams_->isEnabled()) r.offloadParams = static_cast<Tier>(offloadParams_->currentData().toInt());
+    // A disabled choice is not a choice: the strategy cannot offload that state. (Disabled by the
+    // strategy, not by the panel being locked while a run or a recording loads.)
+    if (offloadOptimizer_->isEnabledTo(this)) r.offloadOptimizer = static_cast<Tier>(offloadOptimizer_->currentData().toInt());
+    if (offloadParams_->isEnabledTo(this)) r.offloadParams = static_cast<Tier>(offloadParams_->currentData().toInt());
+    r.nvmeDir = nvmeDir_->text().trimmed();
+    r.aioBlockBytes = parseByteText(aioBlock_->text(), &ignored).value_or(RunRequest{}.aioBlockBytes);
+    r.aioQueueDepth = aioQueueDepth_->value();
     r.tensorParallel = tensorParallel_->value();
     r.saveDir = saveDir_->text().trimmed();
     r.saveEvery = saveEvery_->value();
@@ -283,6 +291,9 @@ void RunConfigPanel::setRequest(const RunRequest& r) {
     microBatch_->setValue(r.microBatch);
     offloadOptimizer_->setCurrentIndex(std::max(0, offloadOptimizer_->findData(static_cast<int>(r.offloadOptimizer))));
     offloadParams_->setCurrentIndex(std::max(0, offloadParams_->findData(static_cast<int>(r.offloadParams))));
+    nvmeDir_->setText(r.nvmeDir);
+    aioBlock_->setText(bytesText(r.aioBlockBytes));
+    aioQueueDepth_->setValue(r.aioQueueDepth);
     tensorParallel_->setValue(r.tensorParallel);
     saveDir_->setText(r.saveDir);
     saveEvery_->setValue(r.saveEvery);
@@ -297,6 +308,9 @@ std::vector<FieldIssue> RunConfigPanel::issues() const {
     if (parseByteText(capacity_->text(), &error); !error.isEmpty()) out.push_back({RunField::Capacity, error});
     error.clear();
     if (parseByteText(bucket_->text(), &error); !error.isEmpty()) out.push_back({RunField::Bucket, error});
+    error.clear();
+    if (request().usesNvme() && (parseByteText(aioBlock_->text(), &error), !error.isEmpty()))
+        out.push_back({RunField::AioBlock, error});
     for (FieldIssue& i : validate(request(), gpu_))
         if (std::none_of(out.begin(), out.end(), [&](const FieldIssue& o) { return o.field == i.field; })) out.push_back(i);
     return out;
@@ -322,6 +336,7 @@ void RunConfigPanel::onChanged() {
     persistence_->setEnabled(policy.usesPersistence());
     hybrid_->setEnabled(policy.usesHybridGroup());
     updateOffloadChoices(policy);
+    updateNvmeRows();
     const RunRequest r = request();
     QString note;
     if (!mpiUnavailable_.isEmpty()) note = tr("%1: the ranks run as threads of one process").arg(mpiUnavailable_);
@@ -351,6 +366,26 @@ void RunConfigPanel::updateOffloadChoices(const plan::Policy& policy) {
     else if (!bf16) paramsWhy = tr("Offload keeps fp32 master weights beside bf16 parameters: choose bf16 precision.");
     offloadOptimizer_->setEnabled(optimizerWhy.isEmpty());
     offloadParams_->setEnabled(paramsWhy.isEmpty());
+    // Each NVMe entry is offered where runconfig accepts it, else disabled with its reason.
+    for (QComboBox* c : {offloadOptimizer_, offloadParams_}) {
+        RunRequest probe = request();
+        probe.precision = plan::PrecisionKind::MixedBf16;
+        (c == offloadOptimizer_ ? probe.offloadOptimizer : probe.offloadParams) = Tier::Nvme;
+        const runconfig::Field field = c == offloadOptimizer_ ? runconfig::Field::OffloadOptimizer : runconfig::Field::OffloadParams;
+        QString why;
+        for (const runconfig::Problem& p : runconfig::validate(toRunConfig(probe)))
+            if (p.field == field && p.code == runconfig::Code::OffloadTierNotBuilt) why = describe(p);
+        const int item = c->findData(static_cast<int>(Tier::Nvme));
+        if (auto* m = qobject_cast<QStandardItemModel*>(c->model())) m->item(item)->setEnabled(why.isEmpty());
+        c->setItemData(item, why.isEmpty() ? tr("ZeRO-Infinity: the states live in files under the NVMe folder, read and written "
+                                                "with O_DIRECT through asynchronous I/O while the ranks compute.")
+                                           : why,
+                       Qt::ToolTipRole);
+        if (!why.isEmpty() && c->currentData().toInt() == static_cast<int>(Tier::Nvme)) {
+            const QSignalBlocker block(c);
+            c->setCurrentIndex(c->findData(static_cast<int>(Tier::Device)));
+        }
+    }
     offloadOptimizer_->setToolTip(optimizerWhy.isEmpty()
                                       ? tr("ZeRO-Offload: master weights, Adam m and v (and gradient shards) in host memory; "
                                            "the optimizer step runs on the CPU.")
@@ -359,6 +394,54 @@ void RunConfigPanel::updateOffloadChoices(const plan::Policy& policy) {
                                    ? tr("ZeRO-Offload: parameter shards in host memory, copied to the device before each "
                                         "all-gather.")
                                    : paramsWhy);
+}
+
+// The NVMe tier's folder (with a picker) and, behind "Advanced", DeepSpeed's aio block size and
+// queue depth. The rows show only when a state goes to NVMe.
+void RunConfigPanel::buildNvmeRows() {
+    nvmeDirRow_ = new QWidget;
+    auto* row = new QHBoxLayout(nvmeDirRow_);
+    row->setContentsMargins(0, 0, 0, 0);
+    nvmeDir_ = new QLineEdit;
+    nvmeDir_->setObjectName(QStringLiteral("nvmeDirEdit"));
+    nvmeBrowse_ = new QToolButton;
+    nvmeBrowse_->setObjectName(QStringLiteral("nvmeBrowseButton"));
+    row->addWidget(nvmeDir_, 1);
+    row->addWidget(nvmeBrowse_);
+    addField(RunField::NvmeDir, nvmeDirRow_);
+    nvmeAdvanced_ = new QToolButton;
+    nvmeAdvanced_->setObjectName(QStringLiteral("nvmeAdvancedButton"));
+    nvmeAdvanced_->setCheckable(true);
+    nvmeAdvanced_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    nvmeAdvanced_->setArrowType(Qt::RightArrow);
+    nvmeAdvanced_->setAutoRaise(true);
+    form_->addRow(QString(), nvmeAdvanced_);
+    aioBlock_ = new QLineEdit;
+    aioBlock_->setObjectName(QStringLiteral("aioBlockEdit"));
+    aioQueueDepth_ = spin(1, 1024, static_cast<int>(runconfig::RunConfig{}.aioQueueDepth));
+    aioQueueDepth_->setObjectName(QStringLiteral("aioQueueDepthSpin"));
+    addField(RunField::AioBlock, aioBlock_);
+    addField(RunField::AioQueueDepth, aioQueueDepth_);
+    connect(nvmeBrowse_, &QToolButton::clicked, this, &RunConfigPanel::chooseNvmeDir);
+    connect(nvmeAdvanced_, &QToolButton::toggled, this, [this](bool on) {
+        nvmeAdvanced_->setArrowType(on ? Qt::DownArrow : Qt::RightArrow);
+        updateNvmeRows();
+    });
+    for (QLineEdit* e : {nvmeDir_, aioBlock_}) connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
+    connect(aioQueueDepth_, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
+}
+
+void RunConfigPanel::updateNvmeRows() {
+    const bool nvme = request().usesNvme();
+    form_->setRowVisible(nvmeDirRow_, nvme);
+    form_->setRowVisible(nvmeAdvanced_, nvme);
+    for (QWidget* w : {static_cast<QWidget*>(aioBlock_), static_cast<QWidget*>(aioQueueDepth_)})
+        form_->setRowVisible(w, nvme && nvmeAdvanced_->isChecked());
+}
+
+void RunConfigPanel::chooseNvmeDir() {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the NVMe tier's files"), nvmeDir_->text());
+    if (!dir.isEmpty()) nvmeDir_->setText(dir);
 }
 
 void RunConfigPanel::updatePreview() {
@@ -418,7 +501,9 @@ void RunConfigPanel::retranslateUi() {
 
         {RunField::TensorParallel, tr("Tensor parallel (T)")},
         {RunField::SaveDir, tr("Save checkpoints to")}, {RunField::SaveEvery, tr("Save every K steps")},
-        {RunField::Resume, tr("Resume from")}};
+        {RunField::Resume, tr("Resume from")},
+        {RunField::NvmeDir, tr("NVMe folder")}, {RunField::AioBlock, tr("I/O block size")},
+        {RunField::AioQueueDepth, tr("I/O queue depth")}};
     for (const auto& [field, text] : labels) rows_[field].label->setText(text);
     backend_->setItemText(0, tr("CPU"));
     backend_->setItemText(1, tr("GPU (CUDA)"));
@@ -447,7 +532,14 @@ void RunConfigPanel::retranslateUi() {
     for (QComboBox* c : {offloadOptimizer_, offloadParams_}) {
         c->setItemText(0, tr("on the device"));
         c->setItemText(1, tr("offloaded to host memory"));
+        c->setItemText(2, tr("offloaded to NVMe files"));
     }
+    nvmeDir_->setPlaceholderText(tr("a folder on a fast disk"));
+    nvmeDir_->setToolTip(tr("--nvme-dir: one file per rank holds its offloaded states; removed when the run ends."));
+    nvmeBrowse_->setText(tr("Browse…"));
+    nvmeAdvanced_->setText(tr("Advanced NVMe I/O"));
+    aioBlock_->setToolTip(tr("--aio-block-bytes: bytes per read or write (a multiple of 4 KiB; DeepSpeed's aio block_size)."));
+    aioQueueDepth_->setToolTip(tr("--aio-queue-depth: reads and writes in flight at once (DeepSpeed's aio queue_depth)."));
     tensorParallel_->setToolTip(tr("Tensor parallelism: the ranks form a T × D mesh. Each group of T consecutive ranks splits "
                                    "every block's computation (heads and MLP features; all-reduces of activations), and the "
                                    "strategy shards each slice's states over the D data-parallel ranks. T must divide the "

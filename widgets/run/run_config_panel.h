@@ -15,6 +15,7 @@ class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
+class QToolButton;
 
 namespace shardscope::widgets {
 
@@ -55,6 +56,9 @@ private:
     void build();
     void addField(RunField field, QWidget* widget);
     void updateOffloadChoices(const plan::Policy& policy);
+    void buildNvmeRows();
+    void updateNvmeRows();
+    void chooseNvmeDir();
     void onChanged();
     void updatePreview();
     void updateCapacityWarning(const RunRequest& r);
@@ -88,6 +92,12 @@ private:
     QLineEdit* saveDir_ = nullptr;
     QSpinBox* saveEvery_ = nullptr;
     QLineEdit* resume_ = nullptr;
+    QWidget* nvmeDirRow_ = nullptr;        // folder field + Browse…
+    QLineEdit* nvmeDir_ = nullptr;
+    QToolButton* nvmeBrowse_ = nullptr;
+    QToolButton* nvmeAdvanced_ = nullptr;  // shows the aio rows
+    QLineEdit* aioBlock_ = nullptr;
+    QSpinBox* aioQueueDepth_ = nullptr;
     QLabel* preview_ = nullptr;
     QLabel* capacityWarning_ = nullptr;
     std::optional<std::uint64_t> predictedPeak_;

@@ -61,6 +61,11 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     if (!r.saveDir.isEmpty()) c.saveDir = r.saveDir.toStdString();
     c.saveEvery = r.saveEvery;
     if (!r.resumePath.isEmpty()) c.resumePath = r.resumePath.toStdString();
+    if (r.usesNvme()) {
+        c.nvmeDir = r.nvmeDir.toStdString();
+        c.aioBlockBytes = r.aioBlockBytes;
+        c.aioQueueDepth = r.aioQueueDepth;
+    }
     return c;
 }
 
@@ -99,6 +104,11 @@ std::optional<RunRequest> requestFromConfigJson(const std::string& text, QString
     r.maxInflight = k.maxInflightAllGathers;
     r.persistenceThreshold = k.persistenceThresholdParams;
     if (k.hybridGroupSize >= 1) r.hybridGroup = std::min(k.hybridGroupSize, kMaxRanks);
+    r.offloadOptimizer = c.offload.optimizer;
+    r.offloadParams = c.offload.param;
+    r.nvmeDir = QString::fromStdString(c.nvmeDir);
+    r.aioBlockBytes = c.aioBlockBytes;
+    r.aioQueueDepth = static_cast<int>(std::clamp<std::int64_t>(c.aioQueueDepth, 1, 1024));
     return r;
 }
 
@@ -222,6 +232,7 @@ std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu) {
         add(RunField::Resume, QCoreApplication::translate("RunRequest", "'%1' is not a checkpoint folder").arg(r.resumePath));
     if (!r.saveDir.isEmpty() && QFileInfo::exists(r.saveDir) && !QFileInfo(r.saveDir).isDir())
         add(RunField::SaveDir, QCoreApplication::translate("RunRequest", "'%1' is not a folder").arg(r.saveDir));
+    for (FieldIssue& i : validateNvme(r)) add(i.field, i.message);
     // Everything else as the worker checks it, one problem per field.
     for (const runconfig::Problem& p : runconfig::validate(toRunConfig(r))) {
         const RunField f = fieldOf(p.field);
@@ -229,6 +240,26 @@ std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu) {
             add(f, describe(p));
     }
     return issues;
+}
+
+// The NVMe tier's folder and I/O settings, checked by the worker's own flag parser (the folder
+// exists, is writable, has room for every rank's file), so the panel says what the run would.
+std::vector<FieldIssue> validateNvme(const RunRequest& r) {
+    if (!r.usesNvme()) return {};
+    if (r.nvmeDir.trimmed().isEmpty())
+        return {{RunField::NvmeDir, QCoreApplication::translate("RunRequest", "Choose a folder for the NVMe tier's files (one per rank).")}};
+    runconfig::RunConfig c = toRunConfig(r);
+    if (!runconfig::validate(c).empty()) return {}; // the other fields' problems come first
+    c.streamPath = "/nonexistent/validate"; // not opened by the parser
+    try {
+        runconfig::parseRunConfig(runconfig::toWorkerArgs(c), r.threads ? 1 : r.ranks);
+    } catch (const Error& e) {
+        const QString why = QString::fromUtf8(e.what());
+        if (why.startsWith(QLatin1String("--aio-block-bytes"))) return {{RunField::AioBlock, why}};
+        if (why.startsWith(QLatin1String("--aio-queue-depth"))) return {{RunField::AioQueueDepth, why}};
+        if (why.contains(QLatin1String("--nvme-dir"))) return {{RunField::NvmeDir, why}};
+    }
+    return {};
 }
 
 QStringList workerArguments(const RunRequest& r, const QString& socketPath) {

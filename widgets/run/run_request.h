@@ -22,7 +22,8 @@ namespace shardscope::widgets {
 const runconfig::ModelPreset* findRunPreset(const QString& id);
 
 enum class RunField { Model, Ranks, Backend, Strategy, Steps, Capacity, Bucket, Prefetch, MaxInflight, Persistence, HybridGroup, MicroBatch, Threads,
-                      OffloadOptimizer, OffloadParams, TensorParallel, SaveDir, SaveEvery, Resume };
+                      OffloadOptimizer, OffloadParams, TensorParallel, SaveDir, SaveEvery, Resume, NvmeDir,
+                      AioBlock, AioQueueDepth };
 
 struct FieldIssue {
     RunField field;
@@ -51,6 +52,11 @@ struct RunRequest {
     std::uint64_t seed = 1;
     Tier offloadOptimizer = Tier::Device; // --offload-optimizer: master, m, v (and grad shards) on the host
     Tier offloadParams = Tier::Device;    // --offload-params: param shards on the host
+    // The NVMe tier (either choice above = Tier::Nvme): --nvme-dir and DeepSpeed's aio settings.
+    QString nvmeDir;
+    std::uint64_t aioBlockBytes = runconfig::RunConfig{}.aioBlockBytes;
+    int aioQueueDepth = static_cast<int>(runconfig::RunConfig{}.aioQueueDepth);
+    bool usesNvme() const { return offloadOptimizer == Tier::Nvme || offloadParams == Tier::Nvme; }
     int tensorParallel = 1; // --tp: T of a T × D mesh of the ranks
     // Checkpoints (docs/checkpoints.md); empty paths: none.
     QString saveDir;    // --save DIR: saves after the last step (and every saveEvery steps)
@@ -72,6 +78,8 @@ struct GpuSupport {
 
 std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu);
 std::vector<FieldIssue> validate(const RunRequest& r); // with GpuSupport::probed()
+// The NVMe tier's fields alone (part of validate).
+std::vector<FieldIssue> validateNvme(const RunRequest& r);
 
 // The run configuration these settings make (an unknown model keeps the name with a default
 // shape; validate() reports it). Knobs the strategy does not read keep their defaults.
