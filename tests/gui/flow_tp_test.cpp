@@ -75,6 +75,9 @@ private Q_SLOTS:
             QCOMPARE(dp.groupSize, 2);
             QCOMPARE(dp.members, (Groups{{0, 2}, {1, 3}}));
             QCOMPARE(dp.chunkOwners, (std::vector<int>{0, 1}));
+            // Every rank's state is told in the TP all-reduce's own phase, whatever it computes now.
+            const QString other = tp.phase == Phase::Backward ? QStringLiteral("activation") : QStringLiteral("input gradient");
+            for (int r = 0; r < 4; ++r) QVERIFY2(!page.tensorView()->rankLabel(r).contains(other), qPrintable(page.tensorView()->rankLabel(r)));
         }
         // Inside a TP all-reduce: the TP pane is at the playhead, its ranks summing partials.
         std::uint64_t inTp = 0;

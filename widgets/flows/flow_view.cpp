@@ -119,6 +119,13 @@ QString FlowView::cycleLabel(replay::UnitCycle c, Phase phase) {
     return {};
 }
 
+QString FlowView::rankLabel(int rank) const {
+    if (rank < 0 || static_cast<std::size_t>(rank) >= state_.ranks.size()) return {};
+    const replay::FlowRank& fr = state_.ranks[static_cast<std::size_t>(rank)];
+    // A TP all-reduce's states are its own phase's (a rank may already compute the next phase).
+    return cycleLabel(fr.cycle, state_.scope == replay::CollectiveScope::TensorParallel ? state_.phase : fr.phase);
+}
+
 QColor FlowView::cycleColor(replay::UnitCycle c) {
     // A state is drawn in the colour of what it is: a collective in flight in its activity's
     // colour, what a rank holds in its memory category's; waiting is neutral.
@@ -467,7 +474,7 @@ void FlowView::paintCycle(QPainter& p, const Layout& l) const {
         p.setBrush(cycleColor(fr.cycle));
         p.drawRoundedRect(pill, pillH / 2, pillH / 2);
         p.setPen(textOn(cycleColor(fr.cycle)));
-        p.drawText(pill, Qt::AlignCenter, fm.elidedText(cycleLabel(fr.cycle, fr.phase), Qt::ElideRight, static_cast<int>(pill.width()) - 8));
+        p.drawText(pill, Qt::AlignCenter, fm.elidedText(rankLabel(r), Qt::ElideRight, static_cast<int>(pill.width()) - 8));
     }
     const Chain ch = chain();
     double y = l.cycleY + pillH + 14;

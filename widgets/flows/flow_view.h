@@ -35,6 +35,7 @@ public:
 
     static QString cycleLabel(replay::UnitCycle c, Phase phase);
     QString title() const; // what the picture shows, one line
+    QString rankLabel(int rank) const; // the rank's state under its column
     static QColor cycleColor(replay::UnitCycle c);
 
     QSize sizeHint() const override { return {900, 460}; }
