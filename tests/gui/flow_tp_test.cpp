@@ -106,6 +106,33 @@ private Q_SLOTS:
         QVERIFY(!hasColor(dpShot, spanKindColor(SpanKind::TpAllReduce).darker(115)));
     }
 
+    // The explain panel on the mesh: a backward TP all-reduce sums partial input gradients with
+    // the TP partner (rank ^ 1), a ZeRO all-gather runs with the DP partner (rank ^ 2), and a
+    // parameter shard is 1/D of its unit, not 1/N.
+    void explainNamesTheGroups() {
+        RunDocument document;
+        QVERIFY(openAndWait(document, path_));
+        const ReplayModel& m = document.model();
+        bool backwardTp = false, gather = false, shard = false;
+        for (std::uint64_t i = 0; i < m.eventCount(); ++i) {
+            const Event& e = m.event(i);
+            const QString s = Explain::sentence(m, i, *m.info());
+            if (e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::TpAllReduce && computePhaseAt(m, i) == Phase::Backward) {
+                QVERIFY2(s.contains(QStringLiteral("partial input gradients with rank(s) %1 of its tensor-parallel group").arg(e.rank ^ 1)), qPrintable(s));
+                backwardTp = true;
+            }
+            if (e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllGather && e.unit >= 0) {
+                QVERIFY2(s.contains(QStringLiteral("with rank(s) %1 of its data-parallel group").arg(e.rank ^ 2)), qPrintable(s));
+                gather = true;
+            }
+            if (e.kind == EventKind::Alloc && e.category == Category::ParamShard) {
+                QVERIFY2(s.endsWith(QStringLiteral("1/2 of the unit.")), qPrintable(s));
+                shard = true;
+            }
+        }
+        QVERIFY(backwardTp && gather && shard);
+    }
+
     // Side by side off: one view at the playhead, whatever collective is there, drawn over its
     // own group (a DP all-gather's chunks are D, not N).
     void singleViewFollowsThePlayhead() {
