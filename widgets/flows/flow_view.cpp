@@ -556,7 +556,9 @@ void FlowView::paintEvent(QPaintEvent*) {
     const QFontMetrics bfm(big);
     // The title wraps onto a second line in a narrow (side-by-side) view rather than clipping.
     const QRectF titleRect = bfm.boundingRect(area.toRect(), Qt::AlignLeft | Qt::TextWordWrap, title());
-    const double titleH = std::min<double>(titleRect.height(), bfm.height() * 2);
+    // Lines × a spacing with room for taller fallback glyphs (CJK), at most three lines.
+    const int titleLines = std::clamp(static_cast<int>(std::ceil(titleRect.height() / bfm.lineSpacing() - 0.01)), 1, 3);
+    const double titleH = titleLines * bfm.lineSpacing() * 1.1;
     p.drawText(QRectF(area.left(), area.top(), area.width(), titleH), Qt::AlignLeft | Qt::TextWordWrap, title());
     p.restore();
     p.setPen(QColor(70, 70, 70));
