@@ -199,3 +199,30 @@ TEST(FlowState, membersOfAPlainRunAreEveryRank) {
     EXPECT_EQ(s.chunkOwners.size(), std::size_t{4});
     EXPECT_TRUE(s.atPlayhead);
 }
+
+// The nearest collective of a kind: the one in flight at the playhead (shown there), else the
+// next one (shown complete), and within the playhead's step the last one begun.
+TEST(FlowState, nearestGroupOfAKind) {
+    const auto model = testrec::loadModel(testrec::makeRecording({}));
+    FlowIndex index;
+    index.reset(model->worldSize());
+    index.update(*model);
+    const auto reduceScatter = [](const CollectiveGroup& g) { return g.op == CollectiveOp::ReduceScatter; };
+    // Before backward: no reduce-scatter begun yet, so the first one, shown complete.
+    const std::uint64_t firstRs = testrec::findEvent(*model, 0, collective(EventKind::CollectiveBegin, CollectiveOp::ReduceScatter, 3));
+    const std::ptrdiff_t g = index.nearestGroup(1, 0, reduceScatter);
+    ASSERT_GE(g, 0);
+    EXPECT_EQ(index.groups()[static_cast<std::size_t>(g)].op, CollectiveOp::ReduceScatter);
+    EXPECT_EQ(index.groups()[static_cast<std::size_t>(g)].firstBegin, firstRs);
+    FlowState s = computeFlowStateOf(*model, index, static_cast<std::size_t>(g), 1);
+    EXPECT_TRUE(s.valid);
+    EXPECT_FALSE(s.atPlayhead);
+    EXPECT_EQ(cycles(s), std::vector<UnitCycle>(4, UnitCycle::Reduced));
+    // Inside it: the same group, at the playhead, rank 0 reduce-scattering.
+    EXPECT_EQ(index.nearestGroup(firstRs + 1, 0, reduceScatter), g);
+    s = computeFlowStateOf(*model, index, static_cast<std::size_t>(g), firstRs + 1);
+    EXPECT_TRUE(s.atPlayhead && s.active);
+    EXPECT_EQ(s.ranks[0].cycle, UnitCycle::ReduceScattering);
+    // No such kind: −1.
+    EXPECT_EQ(index.nearestGroup(1, 0, [](const CollectiveGroup& c) { return c.op == CollectiveOp::TpAllReduce; }), -1);
+}

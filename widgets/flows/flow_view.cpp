@@ -62,6 +62,8 @@ void FlowView::setModel(const replay::ReplayModel* model) {
 
 void FlowView::refresh() {
     if (model_) index_.update(*model_);
+    const auto& groups = index_.groups();
+    hasAllGather_ = std::any_of(groups.begin(), groups.end(), [](const replay::CollectiveGroup& g) { return g.op == CollectiveOp::AllGather; });
     setPosition(position_);
 }
 
@@ -71,13 +73,12 @@ void FlowView::setPick(Pick pick) {
 }
 
 std::ptrdiff_t FlowView::pickedGroup(std::uint64_t index) const {
-    const auto& groups = index_.groups();
     const std::int64_t step = index > 0 ? model_->step(model_->stepIndexOf(std::min(index, model_->eventCount()) - 1)).step : 0;
     if (pick_ == Pick::TensorParallel)
         return index_.nearestGroup(index, step, [](const replay::CollectiveGroup& g) { return g.op == CollectiveOp::TpAllReduce; });
     // ZeRO's unshard when the run has one (ZeRO-1/2 all-gather updated slices instead); DDP's
     // all-reduce otherwise.
-    const bool gathers = std::any_of(groups.begin(), groups.end(), [](const replay::CollectiveGroup& g) { return g.op == CollectiveOp::AllGather; });
+    const bool gathers = hasAllGather_;
     return index_.nearestGroup(index, step, [gathers](const replay::CollectiveGroup& g) {
         return gathers ? g.op == CollectiveOp::AllGather : g.op != CollectiveOp::TpAllReduce;
     });

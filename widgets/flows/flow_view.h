@@ -77,6 +77,7 @@ private:
     replay::FlowState state_;
     std::uint64_t position_ = 0;
     Pick pick_ = Pick::Playhead;
+    bool hasAllGather_ = false; // the recording has ZeRO's all-gathers (else DDP: all-reduces)
 };
 
 } // namespace shardscope::widgets
