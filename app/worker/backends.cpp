@@ -4,6 +4,7 @@
 #include "comm/shared_device_communicator.h"
 #include "core/error.h"
 #include "device/cpu_device.h"
+#include "plan/mesh.h"
 #include "plan/policy.h"
 #include "platform/cuda_probe.h"
 
@@ -20,27 +21,13 @@ namespace {
 
 bool hybrid(const train::RunConfig& c) { return plan::policyFor(c.strategy).hybrid; }
 
-// The mesh (T × D ranks): TP group = T consecutive ranks (color rank / T), DP group = the ranks
-// with the same TP index (color rank % T), data-parallel rank = rank / T. HYBRID's shard groups
-// are consecutive DP ranks [k·G, (k+1)·G) of one DP group, its replica groups the same index
-// in every shard group. Colors of MPI_Comm_split (key: the world rank, so members keep rank
-// order); the shared path groups the ranks by the same colors.
-int tensorColor(int rank, int t) { return rank / t; }
-int dataColor(int rank, int t) { return rank % t; }
-int shardColor(int rank, int t, int d, int g) { return (rank % t) * (d / g) + (rank / t) / g; }
-int replicaColor(int rank, int t, int g) { return (rank % t) * g + (rank / t) % g; }
-
-// The members of every group with the same color, in rank order within each group.
-template <class Color>
-std::vector<std::vector<int>> groupsBy(int n, Color color) {
-    std::vector<std::vector<int>> out;
-    for (int r = 0; r < n; ++r) {
-        const auto c = static_cast<std::size_t>(color(r));
-        if (out.size() <= c) out.resize(c + 1);
-        out[c].push_back(r);
-    }
-    return out;
-}
+// The mesh's colors and groups (TP, DP, HYBRID's shard and replica groups): plan/mesh.h, shared
+// with the replay, which tells from them who talked to whom.
+using plan::dataColor;
+using plan::groupsBy;
+using plan::replicaColor;
+using plan::shardColor;
+using plan::tensorColor;
 
 #if SHARDSCOPE_HAVE_CUDA
 device::CudaDevice& asCuda(device::Device& d) {

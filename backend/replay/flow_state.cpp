@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "plan/collective.h"
+#include "plan/mesh.h"
 
 namespace shardscope::replay {
 namespace {
@@ -13,6 +14,22 @@ constexpr std::uint64_t kPhaseLookahead = 200000;
 
 std::uint64_t ringBytesSent(CollectiveOp op, std::uint64_t bytes, int peers) {
     return plan::sentBytes(op, bytes, static_cast<std::uint64_t>(std::max(peers, 1)));
+}
+
+std::vector<std::vector<int>> collectiveMembers(CollectiveOp op, int peers, int worldSize, int tensorParallel) {
+    const int n = worldSize, t = std::max(tensorParallel, 1);
+    if (n < 1 || peers < 1 || peers > n || n % t != 0) return {};
+    const int d = n / t;
+    if (op == CollectiveOp::TpAllReduce)
+        return peers == t ? plan::groupsBy(n, [t](int r) { return plan::tensorColor(r, t); }) : std::vector<std::vector<int>>{};
+    if (peers == n) return {plan::groupsBy(n, [](int) { return 0; })};
+    if (peers == d) return plan::groupsBy(n, [t](int r) { return plan::dataColor(r, t); });
+    if (d % peers != 0) return {};
+    if (op == CollectiveOp::AllReduce) { // HYBRID's replica groups: D / G ranks, one per shard group
+        const int g = d / peers;
+        return plan::groupsBy(n, [t, g](int r) { return plan::replicaColor(r, t, g); });
+    }
+    return plan::groupsBy(n, [t, d, peers](int r) { return plan::shardColor(r, t, d, peers); });
 }
 
 void FlowIndex::reset(int worldSize) {
@@ -88,6 +105,10 @@ Phase enclosingPhase(const ReplayModel& m, std::uint64_t k) {
 // A bucket's gradients come from backward; its updated parameters and the norm from the optimizer.
 Phase phaseOf(const ReplayModel& m, const CollectiveGroup& g, CollectiveScope scope) {
     if (scope == CollectiveScope::GradNorm) return Phase::Optimizer;
+    if (scope == CollectiveScope::TensorParallel) { // inside the compute it completes
+        const Phase p = enclosingPhase(m, g.firstBegin);
+        return p == Phase::Recompute ? Phase::Forward : p;
+    }
     if (scope == CollectiveScope::Bucket) return g.op == CollectiveOp::AllGather ? Phase::Optimizer : Phase::Backward;
     const bool forwardLook = g.op == CollectiveOp::AllGather;
     const std::uint64_t n = m.eventCount();
@@ -102,6 +123,8 @@ Phase phaseOf(const ReplayModel& m, const CollectiveGroup& g, CollectiveScope sc
 
 // A bucket or the norm has no unshard/reshard cycle: before, inside, after its collective.
 UnitCycle bucketCycleOf(CollectiveOp op, CollectiveScope scope, bool inColl, bool done) {
+    if (scope == CollectiveScope::TensorParallel)
+        return inColl ? UnitCycle::TpReducing : done ? UnitCycle::FullSum : UnitCycle::PartialSum;
     if (scope == CollectiveScope::GradNorm)
         return inColl ? UnitCycle::AllReducing : done ? UnitCycle::NormSummed : UnitCycle::NormPart;
     switch (op) {
@@ -134,33 +157,25 @@ UnitCycle cycleOf(CollectiveOp op, bool inColl, bool done, bool computing, bool 
 
 } // namespace
 
+Phase computePhaseAt(const ReplayModel& model, std::uint64_t k) { return enclosingPhase(model, k); }
+
 CollectiveScope collectiveScopeAt(const ReplayModel& m, std::uint64_t k) {
     const Event& e = m.event(k);
+    if (e.collective == CollectiveOp::TpAllReduce) return CollectiveScope::TensorParallel;
     if (e.unit >= 0) return CollectiveScope::Unit;
     if (e.collective == CollectiveOp::AllReduce && enclosingPhase(m, k) == Phase::Optimizer) return CollectiveScope::GradNorm;
     return CollectiveScope::Bucket;
 }
 
-FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std::uint64_t k) {
-    FlowState s;
-    s.worldSize = model.worldSize();
-    k = std::min(k, model.eventCount());
-    const std::ptrdiff_t gi = index.groupAt(k);
-    if (gi < 0) return s;
-    const CollectiveGroup& g = index.groups()[static_cast<std::size_t>(gi)];
+namespace {
+
+// The state of group gi at k (k within the recording), the header fields already set.
+void fillGroupState(const ReplayModel& model, const FlowIndex& index, std::size_t gi, std::uint64_t k, FlowState& s) {
+    const CollectiveGroup& g = index.groups()[gi];
     const int n = std::max(g.peers, 1);
-    s.group = static_cast<std::size_t>(gi);
-    s.kind = g.op;
-    s.unit = g.unit;
-    s.step = g.step;
-    s.playheadStep = k > 0 ? model.step(model.stepIndexOf(k - 1)).step : g.step;
-    const bool finishedEarlier = g.step < s.playheadStep &&
-                                 std::none_of(g.endEvent.begin(), g.endEvent.end(), [k](std::uint64_t e) { return e == UINT64_MAX || e >= k; });
-    if (finishedEarlier) { // nothing of this step has been communicated yet
-        s.earlierStep = true;
-        return s;
-    }
     s.valid = true;
+    s.groupSize = n;
+    s.members = collectiveMembers(g.op, n, s.worldSize, model.info() ? model.info()->tensorParallel : 1);
     s.scope = collectiveScopeAt(model, g.firstBegin);
     s.bytes = g.bytes;
     s.chunkBytes = g.bytes / static_cast<std::uint64_t>(n);
@@ -226,6 +241,52 @@ FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std
     if (s.active)
         for (std::size_t r = 0; r < ranks && r < state.size() && s.overlapUnit == kNoUnit; ++r)
             if (state[r].computeUnit >= 0 && state[r].computeUnit != g.unit) s.overlapUnit = state[r].computeUnit;
+}
+
+void setHeader(const ReplayModel& model, const CollectiveGroup& g, std::size_t gi, std::uint64_t k, FlowState& s) {
+    s.worldSize = model.worldSize();
+    s.group = gi;
+    s.kind = g.op;
+    s.unit = g.unit;
+    s.step = g.step;
+    s.playheadStep = k > 0 ? model.step(model.stepIndexOf(k - 1)).step : g.step;
+}
+
+} // namespace
+
+FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std::uint64_t k) {
+    FlowState s;
+    s.worldSize = model.worldSize();
+    k = std::min(k, model.eventCount());
+    const std::ptrdiff_t gi = index.groupAt(k);
+    if (gi < 0) return s;
+    const CollectiveGroup& g = index.groups()[static_cast<std::size_t>(gi)];
+    setHeader(model, g, static_cast<std::size_t>(gi), k, s);
+    const bool finishedEarlier = g.step < s.playheadStep &&
+                                 std::none_of(g.endEvent.begin(), g.endEvent.end(), [k](std::uint64_t e) { return e == UINT64_MAX || e >= k; });
+    if (finishedEarlier) { // nothing of this step has been communicated yet
+        s.earlierStep = true;
+        return s;
+    }
+    fillGroupState(model, index, static_cast<std::size_t>(gi), k, s);
+    return s;
+}
+
+FlowState computeFlowStateOf(const ReplayModel& model, const FlowIndex& index, std::size_t group, std::uint64_t k) {
+    FlowState s;
+    s.worldSize = model.worldSize();
+    if (group >= index.groups().size()) return s;
+    const CollectiveGroup& g = index.groups()[group];
+    k = std::min(k, model.eventCount());
+    // In its span (begun before k, some rank not yet past its end): at the playhead; else complete.
+    const bool begun = g.firstBegin < k;
+    const bool open = std::any_of(g.endEvent.begin(), g.endEvent.end(), [k](std::uint64_t e) { return e == UINT64_MAX || e >= k; });
+    const std::uint64_t end = g.lastEnd > 0 ? g.lastEnd + 1 : model.eventCount(); // never ended: the recording's end
+    const std::uint64_t at = begun && open ? k : std::min(end, model.eventCount());
+    setHeader(model, g, group, at, s);
+    s.atPlayhead = begun && open;
+    if (!s.atPlayhead) s.playheadStep = k > 0 ? model.step(model.stepIndexOf(k - 1)).step : g.step;
+    fillGroupState(model, index, group, at, s);
     return s;
 }
 

@@ -5,6 +5,7 @@
 //
 // Collectives are matched across ranks by order: every rank issues the same collectives in the
 // same order (MPI and NCCL require it), so rank r's i-th collective is everyone's i-th.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -33,6 +34,10 @@ public:
     const std::vector<CollectiveGroup>& groups() const { return groups_; }
     // The last group any rank had begun before position k (events [0,k) applied); −1: none.
     std::ptrdiff_t groupAt(std::uint64_t k) const;
+    // The group of one kind nearest the playhead k: the last such group begun before k when it
+    // belongs to the playhead's step (or is still open), else the first one begun at or after k,
+    // else the last one before k; −1 when the recording has none.
+    template <class Pred> std::ptrdiff_t nearestGroup(std::uint64_t k, std::int64_t playheadStep, Pred matches) const;
 
 private:
     std::vector<CollectiveGroup> groups_;
@@ -48,7 +53,9 @@ private:
 // bucket spanning several units (ZeRO-1/2's gradient reduce-scatter and updated-parameter
 // all-gather, DDP's fused buckets) names none, and neither does the optimizer's all-reduce of
 // the gradient norm (told apart by running inside the optimizer).
-enum class CollectiveScope : std::uint8_t { Unit, Bucket, GradNorm };
+// A tensor-parallel all-reduce (over the TP group) sums the partial activations of one unit in
+// forward, or its partial input gradients in backward.
+enum class CollectiveScope : std::uint8_t { Unit, Bucket, GradNorm, TensorParallel };
 
 // A rank's place in the cycle of the current collective's unit, or of the bucket / norm it moves.
 enum class UnitCycle : std::uint8_t {
@@ -67,6 +74,9 @@ enum class UnitCycle : std::uint8_t {
     ParamsUpdated,  // holds every rank's updated parameters
     NormPart,       // holds its part of the squared gradient norm
     NormSummed,     // holds the global norm, the same on every rank
+    PartialSum,     // TP: holds its partial sum (its heads / MLP columns' share of the output)
+    TpReducing,     // TP: in the all-reduce over its TP group
+    FullSum,        // TP: holds the full activation (input gradient), the same across its TP group
 };
 
 struct FlowRank {
@@ -94,20 +104,57 @@ struct FlowState {
     std::uint64_t chunkBytes = 0;  // bytes / N: one shard
     std::uint64_t sentPerRank = 0; // ring model: (N−1)/N × bytes, 2(N−1)/N for all-reduce
     double progress = 0;           // 0…1 of the collective's time span at the playhead
-    std::vector<int> chunkOwners;  // chunk j of the full buffer → the rank owning it (−1: all)
+    std::vector<int> chunkOwners;  // chunk j of the full buffer → the group position owning it (−1: all)
+    // Who talked to whom: the communicator groups this collective ran in (world ranks, each group
+    // in rank order; one group of every rank without a mesh). Every group has groupSize members.
+    std::vector<std::vector<int>> members;
+    int groupSize = 0;             // peers: T for a TP all-reduce, D (or HYBRID's group) for ZeRO's
     std::vector<FlowRank> ranks;
     std::size_t group = 0;         // index into FlowIndex::groups()
     // A unit some rank computes while the collective is in flight (≠ unit): a prefetch.
     std::int32_t overlapUnit = kNoUnit;
+    bool atPlayhead = true; // false: a group shown complete away from the playhead (nearest of its kind)
 };
 
 FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std::uint64_t k);
+// The state of group `group` (an index into index.groups()) at k; when k lies outside its span
+// it is shown complete (`atPlayhead` false), so the picture still says what it moves.
+FlowState computeFlowStateOf(const ReplayModel& model, const FlowIndex& index, std::size_t group, std::uint64_t k);
 // Convenience for tests: builds the index first.
 FlowState computeFlowState(const ReplayModel& model, std::uint64_t k);
 
 std::uint64_t ringBytesSent(CollectiveOp op, std::uint64_t bytes, int peers);
 
+// The groups a collective of `peers` ranks ran in on a T × D mesh of worldSize ranks
+// (plan/mesh.h): a TP all-reduce over the TP groups, a collective of D ranks over the DP groups,
+// of fewer (HYBRID) over the shard groups (all-gather, reduce-scatter) or the replica groups
+// (all-reduce). Empty when peers fits none of them (a malformed recording).
+std::vector<std::vector<int>> collectiveMembers(CollectiveOp op, int peers, int worldSize, int tensorParallel);
+
+// The compute span event k's rank was inside at k (None: between spans; k < eventCount()): a TP
+// all-reduce's forward (partial activations) or backward (partial input gradients).
+Phase computePhaseAt(const ReplayModel& model, std::uint64_t k);
+
 // What the collective whose begin or end is event k moves (k < eventCount()).
 CollectiveScope collectiveScopeAt(const ReplayModel& model, std::uint64_t k);
+
+template <class Pred>
+std::ptrdiff_t FlowIndex::nearestGroup(std::uint64_t k, std::int64_t playheadStep, Pred matches) const {
+    const std::ptrdiff_t at = groupAt(k);
+    std::ptrdiff_t before = -1;
+    for (std::ptrdiff_t i = at; i >= 0; --i)
+        if (matches(groups_[static_cast<std::size_t>(i)])) {
+            before = i;
+            break;
+        }
+    if (before >= 0) {
+        const CollectiveGroup& g = groups_[static_cast<std::size_t>(before)];
+        const bool open = std::any_of(g.endEvent.begin(), g.endEvent.end(), [k](std::uint64_t e) { return e == UINT64_MAX || e >= k; });
+        if (g.step >= playheadStep || open) return before;
+    }
+    for (std::size_t i = static_cast<std::size_t>(at + 1); i < groups_.size(); ++i)
+        if (matches(groups_[i])) return static_cast<std::ptrdiff_t>(i);
+    return before;
+}
 
 } // namespace shardscope::replay

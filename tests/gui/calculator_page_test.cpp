@@ -14,6 +14,11 @@
 #include <QLabel>
 #include <QTableWidget>
 #include "calculator/scaling_chart.h"
+#include "calculator/mesh_chart.h"
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+#include "cli_process.h"
+#include <nlohmann/json.hpp>
 #include "theory/estimate.h"
 
 using namespace shardscope;
@@ -259,6 +264,92 @@ private Q_SLOTS:
             QVERIFY2(std::isnan(it->value) || it->value > 1.0, qPrintable(QString::number(it->value)));
         QVERIFY(chart->zeroOnDeviceAt(plan::Strategy::Zero3, 8));
         QVERIFY(!chart->zeroOnDeviceAt(plan::Strategy::Ddp, 8));
+    }
+    // The (T, D) chart for a fixed N = 4: one bar per T dividing N, the heads and the MLP width
+    // (T = 1, 2, 4), each stacked by category with exactly theory's per-rank bytes for one TP
+    // slice over D = N / T ranks.
+    void meshChartIsTheoryForEveryTOfN() {
+        CalculatorPage page;
+        page.resize(1280, 800);
+        page.show();
+        selectPreset(page, QStringLiteral("llama2-7b-like"));
+        selectStrategy(page, plan::Strategy::Zero3);
+        child<QSpinBox>(page, "ranksSpin")->setValue(4);
+        child<QSpinBox>(page, "tensorParallelSpin")->setValue(2);
+        QTRY_VERIFY(page.result() && page.result()->input.ranks == 4 && page.result()->input.tensorParallel == 2);
+        const auto& r = *page.result();
+        QCOMPARE(r.meshes.size(), std::size_t{3});
+        const int ts[] = {1, 2, 4};
+        for (std::size_t i = 0; i < 3; ++i) {
+            const MeshPoint& m = r.meshes[i];
+            QCOMPARE(m.tp, ts[i]);
+            QCOMPARE(m.dp, 4 / ts[i]);
+            CalculatorInput in = r.input;
+            in.tensorParallel = ts[i];
+            const theory::Scenario sc = scenarioFor(in, plan::Strategy::Zero3, 4);
+            QCOMPARE(sc.ranks, 4 / ts[i]);
+            QCOMPARE(m.perRank, theory::modelStates(sc).perRank);
+            QCOMPARE(m.traffic.tpSentBytes, splitTraffic(theory::commPerStep(sc)).tpSentBytes);
+        }
+        QCOMPARE(r.meshes[0].traffic.tpSentBytes, std::uint64_t{0}); // T = 1: no TP traffic
+        // The chart draws those numbers: each category's bar at x = i + 1 has theory's bytes.
+        QCustomPlot* plot = child<MeshChart>(page, "meshChart")->plot();
+        double unit = 0;
+        int categories = 0;
+        for (int b = 0; b < plot->plottableCount(); ++b) {
+            auto* bars = qobject_cast<QCPBars*>(plot->plottable(b));
+            QVERIFY(bars);
+            const auto cat = std::find_if(kAllCategories.begin(), kAllCategories.end(),
+                                          [&](Category c) { return categoryLabel(c) == bars->name(); });
+            QVERIFY(cat != kAllCategories.end());
+            ++categories;
+            for (std::size_t i = 0; i < 3; ++i) {
+                const double bytes = static_cast<double>(r.meshes[i].perRank.at(*cat, Tier::Device));
+                const double drawn = bars->data()->at(static_cast<int>(i))->value;
+                if (bytes > 0 && unit == 0) unit = bytes / drawn;
+                if (unit > 0) QVERIFY2(std::abs(drawn * unit - bytes) <= 1e-6 * bytes + 1, qPrintable(bars->name()));
+            }
+        }
+        QVERIFY(categories >= 3);
+        QVERIFY(std::abs(unit - 1e9) < 1 || std::abs(unit - 1e6) < 1e-3);
+    }
+
+    // The TP and DP traffic rows are estimate --tp's: the CLI's JSON comm_bytes_per_step has the TP
+    // all-reduce's sent bytes and the total; the rest is data-parallel.
+    void trafficRowsEqualEstimateTp() {
+        CalculatorPage page;
+        page.show();
+        selectPreset(page, QStringLiteral("llama2-7b-like"));
+        selectStrategy(page, plan::Strategy::Zero3);
+        child<QSpinBox>(page, "ranksSpin")->setValue(16);
+        child<QSpinBox>(page, "tensorParallelSpin")->setValue(4);
+        QTRY_VERIFY(page.result() && page.result()->input.ranks == 16 && page.result()->input.tensorParallel == 4 &&
+                    page.errorText().isEmpty());
+        const auto& r = *page.result();
+        const plan::GptShape& sh = *r.input.shape;
+        const std::string shape = std::to_string(sh.layers) + "," + std::to_string(sh.dModel) + "," + std::to_string(sh.heads) + "," +
+                                  std::to_string(sh.vocab) + "," + std::to_string(sh.seqLen);
+        const theory::Scenario sc = scenarioFor(r.input, plan::Strategy::Zero3, 16);
+        const auto cli = testing::runProgram(SHARDSCOPE_BIN_DIR "/shardscope-cli",
+                                             {"estimate", "--model-shape", shape, "--ranks", "16", "--tp", "4", "--strategy", "zero3",
+                                              "--precision", std::string(plan::precisionName(r.input.precision.kind)),
+                                              "--micro-batch", std::to_string(sc.activations.microBatch), "--json"});
+        QVERIFY2(cli.exitCode == 0, cli.err.c_str());
+        const auto json = nlohmann::json::parse(cli.out, nullptr, false);
+        QVERIFY(json.is_object() && json.contains("rows") && json.at("rows").size() == 1);
+        QCOMPARE(json.at("tp").get<int>(), 4);
+        const auto& comm = json.at("rows").at(0).at("comm_bytes_per_step");
+        const auto tp = comm.at("tp_all_reduce").get<std::uint64_t>();
+        const auto total = comm.at("total").get<std::uint64_t>();
+        QVERIFY(tp > 0 && total > tp);
+        QCOMPARE(r.traffic.tpSentBytes, tp);
+        QCOMPARE(r.traffic.dpSentBytes, total - tp);
+        // Both rows are on the page, with those numbers.
+        const QString summary = child<QLabel>(page, "calculatorSummary")->text();
+        QVERIFY2(summary.contains(QStringLiteral("tensor-parallel traffic")) && summary.contains(QStringLiteral("data-parallel traffic")),
+                 qPrintable(summary));
+        QVERIFY(summary.contains(formatDecimal(static_cast<double>(tp))));
+        QVERIFY(summary.contains(formatDecimal(static_cast<double>(total - tp))));
     }
 };
 

@@ -143,6 +143,18 @@ private Q_SLOTS:
         issues = validate(r);
         QCOMPARE(issues.size(), std::size_t{1});
         QVERIFY2(issues[0].message.contains(QStringLiteral("1, 5")), qPrintable(issues[0].message));
+        // HYBRID on a T × D mesh: the shard groups split the D data-parallel ranks, and the
+        // message says so (D = 8 / 2 = 4, whose divisors are offered), not "the ranks".
+        r.model = QStringLiteral("tiny_tp");
+        r.ranks = 8;
+        r.tensorParallel = 2;
+        r.strategy = plan::Strategy::FsdpHybridShard;
+        r.hybridGroup = 3;
+        issues = validate(r);
+        QCOMPARE(issues.size(), std::size_t{1});
+        QCOMPARE(issues[0].field, RunField::HybridGroup);
+        QVERIFY2(issues[0].message.contains(QStringLiteral("data-parallel ranks")), qPrintable(issues[0].message));
+        QVERIFY2(issues[0].message.contains(QStringLiteral("D = 4: 1, 2, 4")), qPrintable(issues[0].message));
     }
 
     void workerArgumentsNameOnlyWhatTheStrategyReads() {

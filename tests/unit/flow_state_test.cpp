@@ -167,3 +167,62 @@ TEST(FlowState, noStaleCollectiveFromAnEarlierStep) {
     EXPECT_EQ(s.kind, CollectiveOp::AllGather);
     EXPECT_EQ(s.overlapUnit, kNoUnit);
 }
+
+// Who talked to whom on a T × D mesh (plan/mesh.h, as the worker splits its communicators): a TP
+// all-reduce over T consecutive ranks, ZeRO's collectives over the D ranks striding across them,
+// HYBRID's over its shard or replica groups; a group size that fits none is no group at all.
+TEST(FlowState, collectiveMembersFollowTheMesh) {
+    using G = std::vector<std::vector<int>>;
+    EXPECT_EQ(collectiveMembers(CollectiveOp::TpAllReduce, 2, 4, 2), (G{{0, 1}, {2, 3}}));
+    EXPECT_EQ(collectiveMembers(CollectiveOp::AllGather, 2, 4, 2), (G{{0, 2}, {1, 3}}));
+    EXPECT_EQ(collectiveMembers(CollectiveOp::ReduceScatter, 4, 8, 2), (G{{0, 2, 4, 6}, {1, 3, 5, 7}}));
+    EXPECT_EQ(collectiveMembers(CollectiveOp::TpAllReduce, 4, 4, 4), (G{{0, 1, 2, 3}}));
+    EXPECT_EQ(collectiveMembers(CollectiveOp::AllGather, 4, 4, 1), (G{{0, 1, 2, 3}}));
+    // HYBRID, T = 2, D = 4, shard groups of 2: shards over DP ranks {0,1},{2,3} of each DP group.
+    EXPECT_EQ(collectiveMembers(CollectiveOp::AllGather, 2, 8, 2), (G{{0, 2}, {4, 6}, {1, 3}, {5, 7}}));
+    EXPECT_EQ(collectiveMembers(CollectiveOp::AllReduce, 2, 8, 2), (G{{0, 4}, {2, 6}, {1, 5}, {3, 7}}));
+    EXPECT_TRUE(collectiveMembers(CollectiveOp::TpAllReduce, 3, 4, 2).empty());
+    EXPECT_TRUE(collectiveMembers(CollectiveOp::AllGather, 3, 4, 2).empty());
+    EXPECT_TRUE(collectiveMembers(CollectiveOp::AllGather, 5, 4, 1).empty());
+    EXPECT_TRUE(collectiveMembers(CollectiveOp::AllGather, 2, 4, 3).empty()); // T does not divide N
+    EXPECT_TRUE(collectiveMembers(CollectiveOp::AllGather, 0, 4, 1).empty());
+}
+
+// Without a mesh a state's members are one group of every rank, and its chunks are the group's.
+TEST(FlowState, membersOfAPlainRunAreEveryRank) {
+    const auto model = testrec::loadModel(testrec::makeRecording({}));
+    const std::uint64_t b = testrec::findEvent(*model, 3, collective(EventKind::CollectiveBegin, CollectiveOp::AllGather, 1));
+    const FlowState s = computeFlowState(*model, b + 1);
+    ASSERT_TRUE(s.valid);
+    EXPECT_EQ(s.members, (std::vector<std::vector<int>>{{0, 1, 2, 3}}));
+    EXPECT_EQ(s.groupSize, 4);
+    EXPECT_EQ(s.chunkOwners.size(), std::size_t{4});
+    EXPECT_TRUE(s.atPlayhead);
+}
+
+// The nearest collective of a kind: the one in flight at the playhead (shown there), else the
+// next one (shown complete), and within the playhead's step the last one begun.
+TEST(FlowState, nearestGroupOfAKind) {
+    const auto model = testrec::loadModel(testrec::makeRecording({}));
+    FlowIndex index;
+    index.reset(model->worldSize());
+    index.update(*model);
+    const auto reduceScatter = [](const CollectiveGroup& g) { return g.op == CollectiveOp::ReduceScatter; };
+    // Before backward: no reduce-scatter begun yet, so the first one, shown complete.
+    const std::uint64_t firstRs = testrec::findEvent(*model, 0, collective(EventKind::CollectiveBegin, CollectiveOp::ReduceScatter, 3));
+    const std::ptrdiff_t g = index.nearestGroup(1, 0, reduceScatter);
+    ASSERT_GE(g, 0);
+    EXPECT_EQ(index.groups()[static_cast<std::size_t>(g)].op, CollectiveOp::ReduceScatter);
+    EXPECT_EQ(index.groups()[static_cast<std::size_t>(g)].firstBegin, firstRs);
+    FlowState s = computeFlowStateOf(*model, index, static_cast<std::size_t>(g), 1);
+    EXPECT_TRUE(s.valid);
+    EXPECT_FALSE(s.atPlayhead);
+    EXPECT_EQ(cycles(s), std::vector<UnitCycle>(4, UnitCycle::Reduced));
+    // Inside it: the same group, at the playhead, rank 0 reduce-scattering.
+    EXPECT_EQ(index.nearestGroup(firstRs + 1, 0, reduceScatter), g);
+    s = computeFlowStateOf(*model, index, static_cast<std::size_t>(g), firstRs + 1);
+    EXPECT_TRUE(s.atPlayhead && s.active);
+    EXPECT_EQ(s.ranks[0].cycle, UnitCycle::ReduceScattering);
+    // No such kind: −1.
+    EXPECT_EQ(index.nearestGroup(1, 0, [](const CollectiveGroup& c) { return c.op == CollectiveOp::TpAllReduce; }), -1);
+}

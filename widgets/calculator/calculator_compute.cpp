@@ -25,6 +25,12 @@ QString precheck(const CalculatorInput& in) {
         return QCoreApplication::translate("CalculatorCompute", "T = %1 does not divide N = %2: the ranks form a T × D mesh.")
             .arg(in.tensorParallel)
             .arg(in.ranks);
+    if (plan::policyFor(in.strategy).usesHybridGroup() && in.tensorParallel > 1 &&
+        (in.hybridGroupSize < 1 || in.ranks / in.tensorParallel % in.hybridGroupSize != 0))
+        return QCoreApplication::translate("CalculatorCompute", "Hybrid shard group size %1 does not divide the data-parallel ranks "
+                                           "D = N / T = %2: every replica group needs the same number of ranks.")
+            .arg(in.hybridGroupSize)
+            .arg(in.ranks / in.tensorParallel);
     if (plan::policyFor(in.strategy).usesHybridGroup() &&
         (in.hybridGroupSize < 1 || in.ranks / std::max(1, in.tensorParallel) % in.hybridGroupSize != 0))
         return QCoreApplication::translate("CalculatorCompute", "Hybrid shard group size %1 does not divide N = %2: every replica group needs "
@@ -133,6 +139,39 @@ void fillChosen(CalculatorResult& r) {
 
 } // namespace
 
+TrafficSplit splitTraffic(const theory::CommPerStep& comm) {
+    TrafficSplit t;
+    for (const auto& v : comm.byKind) {
+        if (v.kind == CollectiveOp::TpAllReduce) {
+            t.tpSentBytes += v.sentBytes;
+            t.tpCalls += v.calls;
+        } else {
+            t.dpSentBytes += v.sentBytes;
+            t.dpCalls += v.calls;
+        }
+    }
+    return t;
+}
+
+std::vector<MeshPoint> meshSweep(const CalculatorInput& in) {
+    std::vector<MeshPoint> out;
+    if (!in.shape || in.ranks < 1) return out;
+    for (int t = 1; t <= in.ranks; ++t) {
+        if (in.ranks % t != 0 || in.shape->heads % t != 0 || (4 * in.shape->dModel) % t != 0) continue;
+        CalculatorInput mine = in;
+        mine.tensorParallel = t;
+        const theory::Scenario sc = scenarioFor(mine, in.strategy, in.ranks);
+        MeshPoint m{t, in.ranks / t, {}, {}};
+        const QString err = guarded([&] {
+            theory::validate(sc);
+            m.perRank = theory::modelStates(sc).perRank;
+            m.traffic = splitTraffic(theory::commPerStep(sc));
+        });
+        if (err.isEmpty()) out.push_back(m); // e.g. a hybrid group that does not divide this D
+    }
+    return out;
+}
+
 std::vector<int> sweepRanks(int chosen) {
     std::vector<int> ranks;
     for (int n = 1; n <= 1024; n *= 2) ranks.push_back(n);
@@ -175,6 +214,10 @@ std::shared_ptr<const CalculatorResult> computeCalculator(const CalculatorInput&
         r->atN.push_back(atNFor(in, s));
     }
     r->deepspeed = deepspeedFor(in, in.shape ? plan::modelParamCount(*in.shape) : r->states.paramCount);
+    r->traffic = splitTraffic(r->comm);
+    r->meshes = meshSweep(in);
+    if (!in.shape)
+        r->meshNote = QCoreApplication::translate("CalculatorCompute", "Tensor parallelism needs a model shape (a preset): it splits the heads and the MLP.");
     return r;
 }
 

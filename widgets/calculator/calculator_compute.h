@@ -64,6 +64,22 @@ struct DeepSpeedComparison {
     QString error;
 };
 
+// Communication per rank per step split by the group it crosses: the TP all-reduces over the TP
+// group (T ranks), everything else over the DP group (D ranks). Sums of theory's CommPerStep.
+struct TrafficSplit {
+    std::uint64_t tpSentBytes = 0, dpSentBytes = 0;
+    int tpCalls = 0, dpCalls = 0;
+};
+TrafficSplit splitTraffic(const theory::CommPerStep& comm);
+
+// One (T, D) of a fixed world size N = T × D: the chosen strategy's per-rank model states and
+// traffic there, from the same theory the run uses (one TP slice over D ranks).
+struct MeshPoint {
+    int tp = 1, dp = 1;
+    ByteTable perRank;
+    TrafficSplit traffic;
+};
+
 struct CalculatorResult {
     CalculatorInput input;
     QString error; // non-empty: the chosen scenario is invalid; nothing below is filled
@@ -75,7 +91,13 @@ struct CalculatorResult {
     theory::CommPerStep comm;
     std::optional<theory::PeakPrediction> peak;
     DeepSpeedComparison deepspeed;
+    TrafficSplit traffic;            // comm split into TP and DP traffic
+    std::vector<MeshPoint> meshes;   // every T dividing N, the heads and the MLP width (with a shape)
+    QString meshNote;                // why there are no mesh points (no shape), else empty
 };
+
+// Every (T, D = N / T) the model allows: T divides N, the heads and the MLP width; states by theory.
+std::vector<MeshPoint> meshSweep(const CalculatorInput& in);
 
 // Ranks of the scaling sweep: powers of two 1..1024 plus the chosen N (at most 13 points).
 std::vector<int> sweepRanks(int chosen);

@@ -15,6 +15,7 @@
 #include "calculator/deepspeed_panel.h"
 #include "calculator/peak_breakdown.h"
 #include "calculator/derivation_model.h"
+#include "calculator/mesh_chart.h"
 #include "calculator/scaling_chart.h"
 #include "common/byte_format.h"
 #include "common/palette_legend.h"
@@ -98,6 +99,9 @@ QWidget* CalculatorPage::buildOutputs() {
     numberTabs_->setObjectName(QStringLiteral("calculatorNumberTabs"));
     numberTabs_->addTab(peak_, QString());
     numberTabs_->addTab(table_, QString());
+    mesh_ = new MeshChart;
+    mesh_->setObjectName(QStringLiteral("meshChart"));
+    numberTabs_->addTab(mesh_, QString());
     auto* numbers = new QWidget;
     auto* numbersLayout = new QVBoxLayout(numbers);
     numbersLayout->setContentsMargins(0, 0, 0, 0);
@@ -150,6 +154,7 @@ void CalculatorPage::showResult(std::shared_ptr<const CalculatorResult> result) 
     bars_->setResult(shown_);
     derivation_->setResult(shown_);
     peak_->setResult(shown_);
+    mesh_->setResult(shown_);
     deepspeed_->setResult(shown_);
     summary_->setText(summaryText());
 }
@@ -163,6 +168,7 @@ void CalculatorPage::retranslateUi() {
     inputsTitle_->setText(tr("Scenario"));
     numberTabs_->setTabText(0, tr("Why the peak exceeds the model states"));
     numberTabs_->setTabText(1, tr("Model-state derivation"));
+    numberTabs_->setTabText(2, tr("Memory vs T × D"));
     derivation_->retranslate();
     summary_->setText(summaryText());
     if (!error_.isEmpty()) recompute(); // our own messages are translated at compute time
@@ -174,8 +180,7 @@ QString CalculatorPage::summaryText() const {
     const ByteTable& t = r.states.perRank;
     QString html = tr("<b>%1</b> at N = %2").arg(strategyLabel(r.input.strategy).toHtmlEscaped()).arg(r.input.ranks);
     if (r.input.tensorParallel > 1 && r.input.shape)
-        html += QStringLiteral("<br>") + tr("Mesh T × D = %1 × %2: Ψ below is one TP rank's slice of the model's %3; "
-                                            "tp_all_reduce is the tensor-parallel traffic, the rest data-parallel")
+        html += QStringLiteral("<br>") + tr("Mesh T × D = %1 × %2: Ψ below is one TP rank's slice of the model's %3")
                                              .arg(r.input.tensorParallel)
                                              .arg(r.input.ranks / r.input.tensorParallel)
                                              .arg(formatCount(static_cast<double>(plan::modelParamCount(*r.input.shape))));
@@ -194,6 +199,17 @@ QString CalculatorPage::summaryText() const {
     html += QStringLiteral("<br>") + tr("Communication per rank per step: <b>%1</b> sent (≈ %2 Ψ)")
                                          .arg(formatDecimal(static_cast<double>(r.comm.totalSentBytes)))
                                          .arg(QString::number(r.comm.psiEquivalents, 'f', 2));
+    if (r.input.tensorParallel > 1 && r.input.shape) {
+        const int tp = r.input.tensorParallel, dp = r.input.ranks / tp;
+        html += QStringLiteral("<br>&nbsp;&nbsp;· ") + tr("tensor-parallel traffic (TP group of %1, critical path): %2 in %3 calls")
+                                                         .arg(tp)
+                                                         .arg(formatDecimal(static_cast<double>(r.traffic.tpSentBytes)))
+                                                         .arg(r.traffic.tpCalls);
+        html += QStringLiteral("<br>&nbsp;&nbsp;· ") + tr("data-parallel traffic (DP group of %1): %2 in %3 calls")
+                                                         .arg(dp)
+                                                         .arg(formatDecimal(static_cast<double>(r.traffic.dpSentBytes)))
+                                                         .arg(r.traffic.dpCalls);
+    }
     for (const auto& v : r.comm.byKind)
         html += QStringLiteral("<br>&nbsp;&nbsp;· ") + tr("%1: %2 sent in %3 calls")
                                                          .arg(QString::fromUtf8(collectiveOpName(v.kind).data(), static_cast<qsizetype>(collectiveOpName(v.kind).size())))

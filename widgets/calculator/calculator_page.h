@@ -18,6 +18,7 @@ class CalculatorInputs;
 class CategoryBarChart;
 class DeepSpeedPanel;
 class DerivationModel;
+class MeshChart;
 class PeakBreakdown;
 class ScalingChart;
 
@@ -57,6 +58,7 @@ private:
     DerivationModel* derivation_ = nullptr;
     QTableView* table_ = nullptr;
     PeakBreakdown* peak_ = nullptr;
+    MeshChart* mesh_ = nullptr;
     QTabWidget* numberTabs_ = nullptr;
     DeepSpeedPanel* deepspeed_ = nullptr;
     int followedRanks_ = 0;

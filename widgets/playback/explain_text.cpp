@@ -1,5 +1,8 @@
 #include "playback/explain_text.h"
 
+#include <QStringList>
+#include <algorithm>
+
 #include "core/step_number.h"
 
 #include "common/byte_format.h"
@@ -59,6 +62,23 @@ QString offTierSentence(const Event& e, const QString& rank, const QString& unit
     }
 }
 
+// A T × D mesh: the ranks a collective of e's ran in with e's rank (plan/mesh.h's groups),
+// e.g. "2" or "0, 4, 6"; empty without a mesh or when the groups are unknown.
+QString partnersOf(const Event& e, const replay::RunInfo& info) {
+    if (info.tensorParallel <= 1) return {};
+    for (const auto& g : replay::collectiveMembers(e.collective, e.peers, info.worldSize, info.tensorParallel)) {
+        if (std::find(g.begin(), g.end(), e.rank) == g.end()) continue;
+        QStringList others;
+        for (int r : g)
+            if (r != e.rank) others << QString::number(r);
+        return others.join(QStringLiteral(", "));
+    }
+    return {};
+}
+
+// The ranks a shard splits a unit over: the data-parallel ones (D = N / T on a mesh).
+int shardRanks(const replay::RunInfo& info) { return std::max(info.worldSize / std::max(info.tensorParallel, 1), 1); }
+
 } // namespace
 
 QString Explain::explain(const replay::ReplayModel& model, std::uint64_t index, const replay::RunInfo& info) {
@@ -92,6 +112,9 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, con
         case CollectiveOp::AllGather: {
             const QString shard = bytes(e.bytes / un), full = bytes(e.bytes);
             const Phase p = servedPhase(model, i);
+            if (const QString with = partnersOf(e, info); !with.isEmpty() && e.unit >= 0)
+                return tr("Rank %1 all-gathers its TP slice of %2 with rank(s) %3 of its data-parallel group: %4 shards of %5 become %6 of full parameters (ZeRO splits the storage; every rank then computes the whole slice).")
+                    .arg(rank, unit, with).arg(n).arg(shard, full);
             if (p == Phase::Forward || p == Phase::Backward)
                 return tr("Rank %1 all-gathers %2: %3 shards of %4 become %5 of full parameters, freed after its %6.")
                     .arg(rank, unit).arg(n).arg(shard, full, phaseLabel(p));
@@ -111,9 +134,15 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, con
             return tr("Rank %1 all-reduces %2's gradients (%3): every rank ends with the same sum.")
                 .arg(rank, unit, bytes(e.bytes));
         case CollectiveOp::Broadcast: return tr("Rank %1 takes part in a broadcast of %2.").arg(rank, bytes(e.bytes));
-        case CollectiveOp::TpAllReduce:
-            return tr("Rank %1 all-reduces %2 of %3's partial activations or input gradients over its tensor-parallel group: TP splits the computation, so every layer's output is summed.")
-                .arg(rank, bytes(e.bytes), unit);
+        case CollectiveOp::TpAllReduce: {
+            const QString with = partnersOf(e, info);
+            const QString group = with.isEmpty() ? tr("its tensor-parallel group") : tr("rank(s) %1 of its tensor-parallel group").arg(with);
+            if (replay::computePhaseAt(model, i) == Phase::Backward)
+                return tr("Rank %1 all-reduces %2 of %3's partial input gradients with %4: each computed them from its own heads / MLP columns only, so they are summed (TP splits the computation, on the critical path).")
+                    .arg(rank, bytes(e.bytes), unit, group);
+            return tr("Rank %1 all-reduces %2 of %3's partial activations with %4: each computed the output from its own heads / MLP columns only, so they are summed (TP splits the computation, on the critical path).")
+                .arg(rank, bytes(e.bytes), unit, group);
+        }
         case CollectiveOp::None: break;
         }
         break;
@@ -141,7 +170,7 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, con
                 return tr("Rank %1 allocates %2 for %3's parameters: a full replica, as DDP keeps on every rank.").arg(rank, bytes(e.bytes), unit);
             return tr("Rank %1 allocates %2 for %3's full parameters, ready to unshard.").arg(rank, bytes(e.bytes), unit);
         case Category::ParamShard:
-            return tr("Rank %1 allocates its %2 shard of %3's parameters: 1/%4 of the unit.").arg(rank, bytes(e.bytes), unit).arg(info.worldSize);
+            return tr("Rank %1 allocates its %2 shard of %3's parameters: 1/%4 of the unit.").arg(rank, bytes(e.bytes), unit).arg(shardRanks(info));
         case Category::GradFull: return tr("Rank %1 allocates %2 to hold %3's full gradient.").arg(rank, bytes(e.bytes), unit);
         case Category::GradShard: return tr("Rank %1 allocates %2 for its shard of %3's gradient.").arg(rank, bytes(e.bytes), unit);
         case Category::MasterFp32:
@@ -160,7 +189,7 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, con
         case Category::ParamFull:
             if (replicated(info)) return tr("Rank %1 frees %2 of %3's parameters.").arg(rank, bytes(e.bytes), unit);
             return tr("Rank %1 reshards %2: it frees %3 of full parameters and keeps only its %4 shard.")
-                .arg(rank, unit, bytes(e.bytes), bytes(e.bytes / static_cast<std::uint64_t>(std::max(info.worldSize, 1))));
+                .arg(rank, unit, bytes(e.bytes), bytes(e.bytes / static_cast<std::uint64_t>(shardRanks(info))));
         case Category::GradFull: return tr("Rank %1 frees %2's full gradient (%3); only its shard remains.").arg(rank, unit, bytes(e.bytes));
         case Category::Activation:
             return tr("Rank %1 frees %2 of %3's activations: the backward pass has used them.").arg(rank, bytes(e.bytes), unit);

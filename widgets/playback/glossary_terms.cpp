@@ -51,6 +51,19 @@ std::vector<GlossaryEntry> Glossary::entries() {
          tr("Loading a checkpoint saved by N ranks into M ranks (or another strategy): every new rank works out the "
             "element ranges of its new shard and reads just the byte ranges of the saved files that overlap them. "
             "Not the same as resharding parameters after use.")},
+        {QStringLiteral("mesh"), tr("T × D mesh"), {tr("T × D mesh"), tr("tensor-parallel group"), tr("data-parallel group")},
+         tr("N = T × D ranks: each tensor-parallel group is T consecutive ranks that split every layer (heads, MLP "
+            "columns and rows), each data-parallel group is the D ranks with the same TP index, over which ZeRO / FSDP "
+            "shard that TP slice's parameters, gradients and optimizer state. Why combine them: TP divides what one "
+            "sample's computation needs per rank (weights and activations of a layer) but its all-reduce after every "
+            "row-parallel layer sits on the critical path, so T stays within a node's fast links; ZeRO divides the "
+            "stored states over any number of ranks and hides its all-gathers behind compute by prefetching, but "
+            "every rank still computes and keeps the activations of the whole layer. What they share: the same links "
+            "and the same step time — a TP all-reduce waits for nothing to overlap it, while ZeRO's collectives "
+            "compete with it for bandwidth.")},
+        {QStringLiteral("pipeline-parallel"), tr("pipeline parallelism"), {tr("pipeline parallelism")},
+         tr("Placing consecutive layers on different ranks and streaming micro-batches through them. Not simulated "
+            "here: ShardScope runs data parallelism (DDP, ZeRO, FSDP) and tensor parallelism only.")},
         {QStringLiteral("ledger"), tr("ledger"), {tr("ledger")},
          tr("Per rank, the live and peak bytes of every category and tier, updated by every allocation and free.")},
     };

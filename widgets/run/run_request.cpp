@@ -177,6 +177,8 @@ QString ProblemText::describe(const runconfig::Problem& p) {
                 return tr("T must divide the model's %1 attention heads (%2)").arg(p.max).arg(divisorsOf(p.max));
             return tr("T must divide the model's MLP width %1").arg(p.max);
         }
+        if (p.text == "data-parallel") // a T × D mesh: the shard groups split the D data-parallel ranks
+            return tr("the hybrid group must divide the data-parallel ranks D = ranks / T (D = %1: %2)").arg(p.max).arg(divisorsOf(p.max));
         return tr("the hybrid group must divide the ranks (%1 ranks: %2)").arg(p.max).arg(divisorsOf(p.max));
     case Code::ContradictsStrategy: return tr("FSDP SHARD_GRAD_OP keeps parameters gathered: it cannot reshard after forward");
     case Code::NotForStrategy: return tr("no_sync is an FSDP option");
