@@ -131,20 +131,24 @@ TEST_F(OffloadWorker, NvmeFilesAreRemovedUnlessKept) {
     EXPECT_EQ(files, 2u) << "one file per rank";
 }
 
-// A long run whose rank files a shell `action` changes once both exist (`$pid`: the pid in the
-// last file's name): its exit code and stderr. MPI ranks run as a user runs them, through the CLI.
-// The run is cut off after a minute at most (exit 124): nothing may hang.
-std::pair<int, std::string> runAndInterfere(const fs::path& dir, bool mpi, const std::string& action) {
+// A long run whose rank files (in `disk`) a shell `action` changes once both exist (`$f`: the
+// last file, `$pid`: the pid in its name): its exit code and stderr. MPI ranks run as a user runs
+// them, through the CLI. The run is cut off after a minute at most (exit 124): nothing may hang.
+// With `mount` the script runs in a private mount namespace, `mount` first.
+std::pair<int, std::string> runAndInterfere(const fs::path& dir, bool mpi, const std::string& action,
+                                            const fs::path& disk = {}, const std::string& mount = {}) {
     const std::string launch = mpi ? std::string(SHARDSCOPE_CLI) + " run --ranks 2"
                                    : std::string(SHARDSCOPE_WORKER) + " --shared-device --ranks 2";
     const fs::path err = dir / "err", rc = dir / "rc";
+    const std::string files = (disk.empty() ? dir : disk).string();
     const std::string script =
-        "(timeout 60 " + launch + " --model tiny --strategy zero3 --steps 1000000 --no-events --offload-params nvme"
-        " --offload-optimizer nvme --nvme-dir " + dir.string() + " >/dev/null 2>" + err.string() + "; echo $? >" +
-        rc.string() + ") & job=$!; for i in $(seq 300); do [ $(ls " + dir.string() +
-        "/*.nvme 2>/dev/null | wc -l) = 2 ] && break; sleep 0.1; done; sleep 0.5; f=$(ls " + dir.string() +
+        (mount.empty() ? "" : mount + " && ") + "(timeout 60 " + launch +
+        " --model tiny --strategy zero3 --steps 1000000 --no-events --offload-params nvme"
+        " --offload-optimizer nvme --nvme-dir " + files + " >/dev/null 2>" + err.string() + "; echo $? >" +
+        rc.string() + ") & job=$!; for i in $(seq 300); do [ $(ls " + files +
+        "/*.nvme 2>/dev/null | wc -l) = 2 ] && break; sleep 0.1; done; sleep 0.5; f=$(ls " + files +
         "/*.nvme | tail -1); pid=${f##*-}; pid=${pid%.nvme}; " + action + "; wait $job";
-    EXPECT_EQ(std::system(("sh -c '" + script + "'").c_str()), 0) << script;
+    EXPECT_EQ(std::system(((mount.empty() ? "sh -c '" : "unshare -m sh -c '") + script + "'").c_str()), 0) << script;
     std::ifstream rcIn(rc), errIn(err);
     int code = -1;
     rcIn >> code;
@@ -174,6 +178,45 @@ TEST_F(OffloadWorker, AFileCutShortMidRunFailsTheRunCleanly) {
         EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << what << ": " << err;
         EXPECT_TRUE(rankFiles(dir).empty()) << what;
     }
+}
+
+// A disk that fills up under a running job (a 2 MiB tmpfs in a private mount namespace: the
+// files' blocks punched out, the room taken by another file, again until the job ends): the
+// rank that writes names file, offset and reason in one line; the job exits 1, nothing hangs.
+TEST_F(OffloadWorker, ADiskThatFillsUpMidRunFailsTheRunCleanly) {
+    if (std::system("unshare -m sh -c 'mkdir -p /tmp/.ss-probe && mount -t tmpfs -o size=64k none /tmp/.ss-probe' 2>/dev/null") != 0)
+        GTEST_SKIP() << "no tmpfs mount here (needs root and mount namespaces)";
+    const fs::path disk = dir / "disk";
+    fs::create_directories(disk);
+    const std::string fill = "while kill -0 $job 2>/dev/null; do for g in " + disk.string() +
+                             "/*.nvme; do fallocate -p -o 0 -l 1048576 $g 2>/dev/null; done; dd if=/dev/zero of=" +
+                             disk.string() + "/filler bs=4k count=1000 oflag=append conv=notrunc 2>/dev/null; sleep 0.1; done";
+    const auto [code, err] = runAndInterfere(dir, false, fill, disk, "mount -t tmpfs -o size=2m none " + disk.string());
+    EXPECT_EQ(code, 1) << err;
+    EXPECT_NE(err.find("nvme: writing " + disk.string() + "/shardscope-rank"), std::string::npos) << err;
+    EXPECT_NE(err.find(" at offset "), std::string::npos) << err;
+    EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+}
+
+// An --nvme-dir nobody may write (root writes anywhere but on a read-only file system: a
+// read-only tmpfs in a private mount namespace): one line naming it, exit 2, before training.
+TEST_F(OffloadWorker, AnUnwritableNvmeDirIsOneLineAndExitTwo) {
+    if (std::system("unshare -m sh -c 'mkdir -p /tmp/.ss-probe && mount -t tmpfs -o size=64k none /tmp/.ss-probe' 2>/dev/null") != 0)
+        GTEST_SKIP() << "no tmpfs mount here (needs root and mount namespaces)";
+    const fs::path disk = dir / "ro";
+    fs::create_directories(disk);
+    const std::string cmd = "unshare -m sh -c 'mount -t tmpfs -o ro,size=64k none " + disk.string() + " && " +
+                            SHARDSCOPE_WORKER + " --model tiny --strategy zero3 --steps 1 --offload-params nvme --nvme-dir " +
+                            disk.string() + "' >" + (dir / "out").string() + " 2>&1";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 2);
+    std::ifstream in(dir / "out");
+    std::string line, extra;
+    std::getline(in, line);
+    EXPECT_NE(line.find("--nvme-dir " + disk.string() + " is not writable: Read-only file system"), std::string::npos) << line;
+    EXPECT_FALSE(std::getline(in, extra)) << "more than one line: " << extra;
 }
 
 // SIGKILL runs no cleanup: the killed job's files stay until the next job in the directory
