@@ -8,7 +8,8 @@
 //    queue depth 8) writing and reading 256 MiB, next to dd oflag=direct / iflag=direct with the
 //    same block size on the same file system; and ZeRO-3's step time on `small` at 2 and 4 rank
 //    threads (shardscope-worker --shared-device) on the device, with optimizer and params on the
-//    host, and with both on NVMe in that directory (runs alternated, medians after warm-up).
+//    host, and with both on NVMe in that directory (three runs each, alternated; medians after
+//    warm-up).
 // Run: build/bin/shardscope_bench_offload [elements] [nvme-dir] (default 16 Mi parameters).
 #include <algorithm>
 #include <chrono>
@@ -196,12 +197,12 @@ void rankStepBench(const std::string& dir) {
                                    {"optimizer + params on host", "--offload-optimizer host --offload-params host", {}},
                                    {"optimizer + params on NVMe",
                                     "--offload-optimizer nvme --offload-params nvme --nvme-dir " + dir, {}}};
-        for (int round = 0; round < 2; ++round) // alternated, so that load on the machine falls on all alike
+        for (int round = 0; round < 3; ++round) // alternated, so that load on the machine falls on all alike
             for (Case& c : cases) {
                 const std::vector<double> ms = workerStepMs(ranks, c.flags, dir);
                 c.ms.insert(c.ms.end(), ms.begin(), ms.end());
             }
-        std::printf("ZeRO-3 step time, model small, %d rank threads (median of steps 2-4 of two runs each)\n", ranks);
+        std::printf("ZeRO-3 step time, model small, %d rank threads (median of steps 2-4 of three runs each)\n", ranks);
         const auto median = [](std::vector<double> v) {
             std::sort(v.begin(), v.end());
             return v.empty() ? -1.0 : v[v.size() / 2];
