@@ -417,6 +417,45 @@ TEST(offloadNvme, ParamsOnNvmeEqualTheDeviceRunAndEveryTierTheTheory) {
     EXPECT_TRUE(fs::is_empty(dir.path)) << "every rank file removed";
 }
 
+// The read of a unit's param shard is ahead of its all-gather: whenever unit u starts computing,
+// the host staging of the next unit the pass will gather (u ± the gather window) is live, its
+// NVMe read in flight or complete. (Read at the all-gather instead, nothing would be live then.)
+TEST(offloadNvme, ParamReadsRunAheadOfTheAllGather) {
+    TempDir dir;
+    const runconfig::ModelPreset preset = runconfig::modelPreset("tiny");
+    Ledger ledger;
+    device::CpuDevice cpu(ledger);
+    auto self = comm::makeSelfCommunicator(&cpu);
+    model::MarkovSource data(preset.shape.vocab, preset.shape.seqLen, preset.microBatch, 2);
+    strategy::StrategyConfig sc;
+    sc.strategy = Strategy::Zero3;
+    sc.shape = preset.shape;
+    sc.offload = {Tier::Device, Tier::Nvme};
+    sc.nvme = {dir.path.string(), false, 8192, 4};
+    auto sharding = strategy::makeSharding(sc, cpu, {self.get(), self.get(), nullptr});
+    train::TrainConfig cfg;
+    cfg.model = {preset.shape, preset.microBatch, false};
+    train::Trainer trainer(cfg, cpu, data, sharding.get());
+    const std::int32_t units = static_cast<std::int32_t>(sharding->units().size());
+    const std::int32_t window = plan::policyFor(Strategy::Zero3, sc.knobs).gatherWindow;
+    std::vector<int> liveStaging(static_cast<std::size_t>(units), 0);
+    int checked = 0;
+    ledger.setSink([&](const Event& e) {
+        if (e.unit < 0 || e.unit >= units) return;
+        if (e.category == Category::Workspace && e.tier == Tier::Host)
+            liveStaging[static_cast<std::size_t>(e.unit)] += e.kind == EventKind::Alloc ? 1 : e.kind == EventKind::Free ? -1 : 0;
+        if (e.kind != EventKind::ComputeBegin) return;
+        const std::int32_t next = e.phase == Phase::Forward ? e.unit + window : e.unit - window;
+        if (next < 0 || next >= units) return;
+        EXPECT_EQ(liveStaging[static_cast<std::size_t>(next)], 1) << phaseName(e.phase) << " unit " << e.unit;
+        ++checked;
+    });
+    trainer.step();
+    trainer.step();
+    ledger.setSink({});
+    EXPECT_EQ(checked, 2 * 2 * (units - window)) << "forward and backward of two steps";
+}
+
 // ---- flags ------------------------------------------------------------------------------------
 
 using Argv = std::vector<std::string>;
