@@ -41,7 +41,7 @@ constexpr const char* kRunHelp =
     "  [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]\n"
     "  [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]\n"
     "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events]\n"
-    "  [--offload-optimizer device|host|nvme] [--offload-params device|host]\n"
+    "  [--offload-optimizer device|host|nvme] [--offload-params device|host|nvme]\n"
     "  [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]\n"
     "  [--tp T]  tensor parallel: a T x D mesh of the ranks (T consecutive ranks split each block's\n"
     "            heads and MLP; the strategy shards over the D = ranks / T data-parallel ranks)\n"

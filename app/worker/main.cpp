@@ -48,7 +48,7 @@ constexpr const char* kUsage =
     "  [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]\n"
     "  [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]\n"
     "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]\n"
-    "  [--offload-optimizer device|host|nvme] [--offload-params device|host]\n"
+    "  [--offload-optimizer device|host|nvme] [--offload-params device|host|nvme]\n"
     "  [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]\n"
     "  [--shared-device --ranks N] [--tp T]  (T x D mesh: T consecutive ranks split each block)\n"
     "  Outputs: [--trace FILE] [--json FILE] [--weights-out FILE]; --stream SOCKET is the event\n"

@@ -1,5 +1,6 @@
 #include "offload/nvme_store.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 
 #include "core/error.h"
 
@@ -76,6 +78,32 @@ int registerForRemoval(const std::string& path) {
 
 } // namespace
 
+std::vector<std::string> sweepStaleFiles(const std::string& dir) {
+    std::vector<std::string> removed;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return removed;
+    while (const dirent* e = ::readdir(d)) {
+        // shardscope-rank<R>-<pid>.nvme, every part checked: nothing else is touched.
+        const std::string name = e->d_name;
+        constexpr std::string_view prefix = "shardscope-rank", suffix = ".nvme";
+        if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+            continue;
+        const std::string middle = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+        const std::size_t dash = middle.find('-');
+        const auto digits = [](const std::string& t) {
+            return !t.empty() && t.size() <= 9 && t.find_first_not_of("0123456789") == std::string::npos;
+        };
+        if (dash == std::string::npos || !digits(middle.substr(0, dash)) || !digits(middle.substr(dash + 1))) continue;
+        const long pid = std::stol(middle.substr(dash + 1));
+        if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue; // alive, or not ours to judge
+        const std::string path = dir + "/" + name;
+        if (::unlink(path.c_str()) == 0) removed.push_back(path);
+    }
+    ::closedir(d);
+    return removed;
+}
+
 #if SHARDSCOPE_HAVE_LIBURING
 struct NvmeStore::Ring {
     io_uring ring{};
@@ -93,6 +121,8 @@ NvmeStore::NvmeStore(const NvmeOptions& options, int rank) : options_(options) {
         throwInvalid("--aio-block-bytes must be a multiple of " + std::to_string(kAlign) + ", got " +
                      std::to_string(options_.blockBytes));
     if (options_.queueDepth < 1) throwInvalid("--aio-queue-depth must be at least 1");
+    for (const std::string& stale : sweepStaleFiles(options_.dir))
+        std::fprintf(stderr, "shardscope-worker: note: removed %s, left by a process that no longer runs\n", stale.c_str());
     path_ = options_.dir + "/shardscope-rank" + std::to_string(rank) + "-" + std::to_string(::getpid()) + ".nvme";
     const int flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC;
     fd_ = ::open(path_.c_str(), flags | O_DIRECT, 0600);

@@ -29,9 +29,15 @@ struct NvmeOptions {
 // Whether this build has the NVMe tier (liburing found at configure time).
 bool nvmeAvailable();
 
+// Removes the rank files in `dir` (shardscope-rank<R>-<pid>.nvme) whose process no longer runs
+// (a rank killed with SIGKILL runs no cleanup) and returns their paths. A file of a live pid,
+// or of a pid this process may not signal, stays.
+std::vector<std::string> sweepStaleFiles(const std::string& dir);
+
 class NvmeStore {
 public:
-    // Creates DIR/shardscope-rank<R>-<pid>.nvme (exclusive). Throws Error(Io) naming the path.
+    // Creates DIR/shardscope-rank<R>-<pid>.nvme (exclusive), after sweeping the stale files of
+    // dead processes from DIR (a note on stderr names each). Throws Error(Io) naming the path.
     NvmeStore(const NvmeOptions& options, int rank);
     ~NvmeStore(); // closes; removes the file unless options.keep (SIGTERM, SIGINT, SIGHUP remove it too)
     NvmeStore(const NvmeStore&) = delete;

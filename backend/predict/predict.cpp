@@ -117,12 +117,11 @@ void restateOptimizer(StepPrediction& p, const theory::Scenario& s) {
     }
 }
 
-// Whether the engine runs this offload itself (strategy/sharded.cpp: the optimizer to host or
-// NVMe, params to host, bf16, a strategy that shards what is offloaded).
+// Whether the engine runs this offload itself (strategy/sharded.cpp: the optimizer and params
+// to host or NVMe, bf16, a strategy that shards what is offloaded).
 bool runtimeOffload(const theory::Scenario& s) {
     const plan::Offload& o = s.offload;
     if (o.optimizer == Tier::Device && o.param == Tier::Device) return false;
-    if (o.param == Tier::Nvme) return false; // the NVMe tier holds optimizer states only
     if (s.precision.kind != plan::PrecisionKind::MixedBf16) return false;
     const plan::Policy policy = plan::policyFor(s.strategy, s.knobs);
     return (o.optimizer == Tier::Device || policy.shardOptimizer) && (o.param == Tier::Device || policy.shardParams);

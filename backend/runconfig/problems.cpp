@@ -3,6 +3,7 @@
 #include "runconfig/run_config.h"
 #include "plan/policy.h"
 #include "core/error.h"
+#include "offload/nvme_store.h"
 #include "theory/input_error.h"
 
 namespace shardscope::runconfig {
@@ -92,7 +93,7 @@ std::vector<Problem> validate(const RunConfig& c) {
                                       std::pair{Field::OffloadParams, c.offload.param}}) {
         if (tier == Tier::Device) continue;
         const bool fits = field == Field::OffloadOptimizer ? policy.shardOptimizer : policy.shardParams;
-        if (tier == Tier::Nvme && field == Field::OffloadParams) out.push_back({field, Code::OffloadTierNotBuilt, 0, 0, 0, "nvme"});
+        if (tier == Tier::Nvme && !offload::nvmeAvailable()) out.push_back({field, Code::OffloadTierNotBuilt, 0, 0, 0, "nvme"});
         else if (!fits) out.push_back({field, Code::OffloadNotForStrategy, 0, 0, 0, strategyText});
         else if (c.precision != plan::PrecisionKind::MixedBf16) out.push_back({field, Code::OffloadNeedsBf16, 0, 0, 0, {}});
     }
@@ -182,7 +183,7 @@ std::string describeForFlags(const Problem& p, bool sharedDevice) {
     case Code::OffloadNeedsBf16:
         return flag + " needs --precision bf16 (the host tier holds fp32 master weights and bf16 params)";
     case Code::OffloadTierNotBuilt:
-        return flag + " " + p.text + ": parameters on the NVMe tier are not available in this build; use host";
+        return flag + " " + p.text + ": the NVMe tier is not available in this build (configured without liburing); use host";
     case Code::NeedsFlag: return flag + " needs " + p.text;
     case Code::CheckpointUnsupported: return flag + ": checkpoints of a run with " + p.text + " are not supported";
     }

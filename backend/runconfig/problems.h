@@ -36,7 +36,7 @@ enum class Code : std::uint8_t {
     Theory,              // text: the theory engine's own check (theory::validate), verbatim
     OffloadNotForStrategy, // text: the strategy; the optimizer needs a sharded optimizer, params sharded params
     OffloadNeedsBf16,      // offload keeps fp32 master + bf16 params: not with --precision fp32
-    OffloadTierNotBuilt,   // text: the tier (nvme) this build cannot run
+    OffloadTierNotBuilt,   // text: the tier (nvme) this build cannot run (no liburing)
     NeedsFlag,           // the field needs another one: text is the flag it needs
     CheckpointUnsupported, // --save/--resume with a layout the checkpoint format does not describe: text names it
 };

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/user_files.h"
 #include "plan/policy.h"
+#include "plan/shape.h"
 #include "runconfig/problems.h"
 
 namespace shardscope::runconfig {
@@ -76,9 +77,12 @@ void parseCheckpointFlags(const Args& args, RunConfig& c) {
 static void parseNvme(const Args& args, RunConfig& c) {
     const bool nvme = c.offload.optimizer == Tier::Nvme || c.offload.param == Tier::Nvme;
     for (const char* flag : {"--nvme-dir", "--keep-nvme", "--aio-block-bytes", "--aio-queue-depth"})
-        if (args.has(flag) && !nvme) throwInvalid(std::string(flag) + " is for the NVMe tier (--offload-optimizer nvme)");
+        if (args.has(flag) && !nvme)
+            throwInvalid(std::string(flag) + " is for the NVMe tier (--offload-optimizer nvme or --offload-params nvme)");
     if (!nvme) return;
-    if (!args.has("--nvme-dir")) throwInvalid("--offload-optimizer nvme needs --nvme-dir DIR (where each rank's file goes)");
+    if (!args.has("--nvme-dir"))
+        throwInvalid(std::string(c.offload.param == Tier::Nvme ? "--offload-params" : "--offload-optimizer") +
+                     " nvme needs --nvme-dir DIR (where each rank's file goes)");
     c.nvmeDir = args.required("--nvme-dir");
     c.keepNvme = args.has("--keep-nvme");
     if (args.has("--aio-block-bytes")) {
@@ -96,9 +100,12 @@ static void parseNvme(const Args& args, RunConfig& c) {
         throwInvalid("--nvme-dir " + c.nvmeDir + " is not writable: " + std::strerror(errno));
     struct statvfs fs{};
     if (::statvfs(c.nvmeDir.c_str(), &fs) == 0 && !(fs.f_flag & ST_RDONLY)) {
-        // Each rank's states, rounded up per unit to the 4 KiB alignment of O_DIRECT.
-        const std::uint64_t perRank = scenarioOf(c).shape ? theory::modelStates(scenarioOf(c)).perRank.tier(Tier::Nvme) : 0;
-        const std::uint64_t need = (perRank + 4096 * 3 * 64) * static_cast<std::uint64_t>(c.worldSize);
+        // Each rank's states, rounded up per unit to the 4 KiB alignment of O_DIRECT (up to four
+        // regions per unit: params, master, m, v).
+        const theory::Scenario scenario = scenarioOf(c);
+        const std::uint64_t perRank = scenario.shape ? theory::modelStates(scenario).perRank.tier(Tier::Nvme) : 0;
+        const std::uint64_t units = plan::unitParams(c.preset.shape).size();
+        const std::uint64_t need = (perRank + 4096 * 4 * units) * static_cast<std::uint64_t>(c.worldSize);
         const std::uint64_t room = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
         if (need > room)
             throwInvalid("--nvme-dir " + c.nvmeDir + " has " + std::to_string(room) + " bytes free; the NVMe tier needs " +

@@ -55,7 +55,7 @@ Sharded::Sharded(const StrategyConfig& config, device::Device& device, const Com
     gradTier_ = optimizerTier_ != Tier::Device && policy_.shardGrads ? Tier::Host : Tier::Device;
     paramTier_ = config.offload.param;
     nvmeCells_.ledger = &device_.ledger();
-    if (optimizerTier_ == Tier::Nvme && device_.holdsData())
+    if ((optimizerTier_ == Tier::Nvme || paramTier_ == Tier::Nvme) && device_.holdsData())
         nvme_ = std::make_unique<offload::NvmeStore>(config.nvme, groups_.world->rank());
     setup();
 }
@@ -76,6 +76,7 @@ void Sharded::setup() {
         // Allocation order per unit: params, grads, master, m, v (what an OOM names first).
         if (!policy_.shardParams) s.paramFull = allocate(s.padded, Category::ParamFull, u);
         else if (s.persistent) s.paramFull = allocate(s.n, Category::ParamFull, u);
+        else if (paramsOnNvme(s)) setupNvmeParams(s, u);
         else s.paramShard = allocate(s.shard, Category::ParamShard, u, false, paramTier_);
         if (!policy_.shardGrads) s.gradFull = allocate(s.padded, Category::GradFull, u, true);
         else s.gradShard = allocate(s.shard, Category::GradShard, u, true, gradTier_);
@@ -107,6 +108,7 @@ void Sharded::setup() {
             else put(s.master, 0, masterValues.data(), masterValues.size() * sizeof(float));
             if (!s.paramFull.empty()) uploadBf16(all.first(s.paramFull.bytes() / eb_), s.paramFull);
             if (!s.paramShard.empty()) uploadBf16(mine, s.paramShard);
+            else if (paramsOnNvme(s)) writeInitialNvmeParams(s, u, mine);
         } else {
             if (!s.paramFull.empty()) ops_.upload(s.paramFull.data(), full.data(), s.paramFull.bytes());
             if (!s.paramShard.empty()) ops_.upload(s.paramShard.data(), mine.data(), s.shard * sizeof(float));
@@ -159,18 +161,23 @@ void Sharded::gather(std::int32_t unit, bool prefetch) {
     UnitState& s = state(unit);
     if (s.persistent || !s.paramFull.empty()) return;
     s.paramFull = allocate(s.padded, Category::ParamFull, unit);
+    // The shard in device or host memory, or read from its file into host staging.
+    const bool hostShard = paramsOnNvme(s) || onHost(s.paramShard);
+    const void* shard = paramsOnNvme(s) ? arrivedParams(s, unit) : s.paramShard.data();
     if (shards_ == 1) {
-        if (onHost(s.paramShard)) ops_.upload(s.paramFull.data(), s.paramShard.data(), s.shard * eb_);
-        else ops_.copy(s.paramFull.data(), s.paramShard.data(), s.shard * eb_);
+        if (hostShard) ops_.upload(s.paramFull.data(), shard, s.shard * eb_);
+        else ops_.copy(s.paramFull.data(), shard, s.shard * eb_);
+        s.paramRead.reset();
         return;
     }
     if (prefetch) finishInflight(); // before its staging buffer is allocated: one in flight
     // A host-tier shard goes host → device first: the all-gather's input is device memory.
-    const void* input = s.paramShard.data();
-    if (onHost(s.paramShard)) {
+    const void* input = shard;
+    if (hostShard) {
         s.stage = allocate(s.shard, Category::CommBuffer, unit);
-        ops_.upload(s.stage.data(), s.paramShard.data(), s.shard * eb_);
+        ops_.upload(s.stage.data(), shard, s.shard * eb_);
         input = s.stage.data();
+        s.paramRead.reset();
     }
     if (!prefetch) {
         shardComm().allGather(input, s.paramFull.data(), s.shard, dtype(), unit);
@@ -199,6 +206,7 @@ void Sharded::beforeForward(std::int32_t unit) {
     // The unit itself first, then the prefetched ones (they are live while this one computes).
     const std::int32_t end = std::min(unitCount(), unit + policy_.gatherWindow);
     for (std::int32_t u = unit; u < end; ++u) gather(u, u != unit);
+    if (end < unitCount()) startParamRead(end); // NVMe: the next unit's read in flight while this one computes
 }
 
 void Sharded::afterForward(std::int32_t unit) {
@@ -209,6 +217,7 @@ void Sharded::beforeBackward(std::int32_t unit) {
     if (!policy_.shardParams) return;
     const std::int32_t end = std::max(-1, unit - policy_.gatherWindow);
     for (std::int32_t u = unit; u > end; --u) gather(u, u != unit);
+    if (end >= 0) startParamRead(end);
 }
 
 ParamView Sharded::params(std::int32_t unit) const {
@@ -405,6 +414,7 @@ void Sharded::writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t l
 
 void Sharded::afterOptimizer() {
     updateComputeWeights();
+    finishParamWrite(); // the next forward reads the files
     for (UnitState& s : units_) s.rounded.reset(); // the NVMe tier's rounded weights are consumed
 }
 
@@ -426,7 +436,8 @@ void Sharded::updateComputeWeights() {
     for (std::int32_t u = 0; u < unitCount(); ++u) {
         UnitState& s = state(u);
         if (s.persistent) gatherPersistent(s, u);
-        else if (optimizerTier_ == Tier::Nvme) continue; // rounded into the shard by endUpdate
+        else if (optimizerTier_ == Tier::Nvme) continue; // rounded into the shard (or its file) by endUpdate
+        else if (paramsOnNvme(s)) writeNvmeParams(u, onHost(s.master) ? s.master.ptr<const float>() : nullptr);
         else if (mixed_ && onHost(s.master)) roundInto(s.master.ptr<const float>(), s.shard, s.paramShard.data(), onHost(s.paramShard));
         else if (mixed_ && onHost(s.paramShard)) { // device optimizer, host-tier params: round, device → host
             Buffer staging = allocate(s.shard, Category::Workspace, u);
@@ -559,7 +570,11 @@ void Sharded::discardTransients() {
     reduceBucket_ = 0;
     reducePiece_ = 0;
     if (nvme_) nvme_->waitAll(); // before the staging it reads into or writes from is freed
+    paramWriting_ = kNoUnit;
     for (UnitState& s : units_) {
+        s.paramReadTicket = s.paramWriteTicket = 0;
+        s.paramRead.reset();
+        s.paramWrite.reset();
         s.stage.reset();
         s.nvmeTicket = 0;
         s.nvmeStage.reset();

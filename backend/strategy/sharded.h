@@ -31,6 +31,12 @@ struct UnitState {
     std::uint64_t nvmeElements = 0, nvmeAt = 0, nvmeRegion = 0;
     Buffer nvmeStage, rounded;
     offload::NvmeStore::Ticket nvmeTicket = 0; // the read or write of nvmeStage in flight (0: none)
+    // --offload-params nvme: the bf16 param shard in a file region of paramRegion bytes at
+    // paramAt; paramRead stages it on its way to the device (read ahead of the all-gather),
+    // paramWrite the updated shard on its way back (written behind the optimizer).
+    std::uint64_t paramAt = 0, paramRegion = 0;
+    Buffer paramRead, paramWrite;
+    offload::NvmeStore::Ticket paramReadTicket = 0, paramWriteTicket = 0;
 };
 
 // Ledger cells of bytes that live in files (the NVMe tier): counted while this lives.
@@ -108,6 +114,16 @@ private:
     void startNvmeRead(UnitState& s, std::int32_t unit);
     void finishNvmeTransfer(UnitState& s); // waits for its read or write
     std::vector<float> readNvmeMaster(const UnitState& s); // instrumentation (gatherWeights)
+    // --offload-params nvme (the shard of a unit that is gathered, not persistent, in a file).
+    bool paramsOnNvme(const UnitState& s) const { return paramTier_ == Tier::Nvme && policy_.shardParams && !s.persistent; }
+    void setupNvmeParams(UnitState& s, std::int32_t unit);
+    void writeInitialNvmeParams(UnitState& s, std::int32_t unit, std::span<const float> values);
+    void startParamRead(std::int32_t unit); // if the unit will be gathered and its read is not out yet
+    const void* arrivedParams(UnitState& s, std::int32_t unit); // waits for the read: the shard on the host
+    // The updated bf16 shard into the file: rounded from a host master, or from the device
+    // master (hostMaster null) through a device → host copy; drains behind the next unit.
+    void writeNvmeParams(std::int32_t unit, const float* hostMaster);
+    void finishParamWrite();
     void validateOffload() const;
     void setup();
     void initialValues(std::int32_t unit, std::vector<float>& padded) const;
@@ -150,6 +166,7 @@ private:
     Buffer bucket_;                          // staging of the bucket being packed (comm_buffer)
     std::int32_t inflightUnit_ = kNoUnit;    // the prefetch whose all-gather is in flight
     std::uint64_t inflightTicket_ = 0;
+    std::int32_t paramWriting_ = kNoUnit;    // the unit whose param shard write is in flight
 };
 
 

@@ -18,9 +18,10 @@ namespace shardscope::strategy::detail {
 void Sharded::validateOffload() const {
     const plan::Offload& o = config_.offload;
     const std::string name(plan::strategyName(config_.strategy));
-    if (o.param == Tier::Nvme) throwInvalid("--offload-params nvme is not available in this build (host is)");
     if (o.optimizer == Tier::Nvme && !offload::nvmeAvailable())
         throwInvalid("--offload-optimizer nvme needs liburing, which this build was configured without");
+    if (o.param == Tier::Nvme && !offload::nvmeAvailable())
+        throwInvalid("--offload-params nvme needs liburing, which this build was configured without");
     if (o.optimizer != Tier::Device && !policy_.shardOptimizer)
         throwInvalid("--offload-optimizer needs a strategy that shards the optimizer (zero1, zero2, zero3, fsdp, "
                      "fsdp_grad_op, fsdp_hybrid), not " + name);
@@ -128,7 +129,9 @@ void Sharded::endUpdate(std::int32_t unit) {
     // The compute weights while the master is in memory (the write only reads it): into the
     // param shard (ZeRO-3, FSDP), or kept rounded for the all-gather after the optimizer
     // (ZeRO-1/2, persistent units).
-    if (policy_.shardParams && !s.persistent) {
+    if (paramsOnNvme(s)) {
+        writeNvmeParams(unit, master);
+    } else if (policy_.shardParams && !s.persistent) {
         roundInto(master, s.shard, s.paramShard.data(), onHost(s.paramShard));
     } else {
         s.rounded = device_.allocateArray<Bf16>(s.shard, {Category::Workspace, Tier::Host, unit});
@@ -138,6 +141,73 @@ void Sharded::endUpdate(std::int32_t unit) {
         finishNvmeTransfer(s);
         s.nvmeStage.reset();
     }
+}
+
+// ---- parameters on the NVMe tier (--offload-params nvme) -----------------------------------------
+//
+// A unit's bf16 shard lives in its file region; on its way to the all-gather it is read into a
+// host staging buffer (workspace, host tier), read ahead like the all-gather is prefetched (the
+// next unit's read is in flight while this unit computes), then copied host → device. After the
+// optimizer the updated shard is rounded into another host staging buffer and written back while
+// the next unit updates; one write is in flight at a time and the last one completes before the
+// optimizer step returns.
+
+void Sharded::setupNvmeParams(UnitState& s, std::int32_t unit) {
+    nvmeCells_.add(Category::ParamShard, unit, s.shard * eb_);
+    s.paramRegion = offload::alignedBytes(s.shard * eb_);
+    if (nvme_) s.paramAt = nvme_->reserve(s.paramRegion);
+}
+
+void Sharded::writeInitialNvmeParams(UnitState& s, std::int32_t unit, std::span<const float> values) {
+    if (!nvme_) return;
+    Buffer staging = device_.allocate(s.paramRegion, {Category::Workspace, Tier::Host, unit}, true);
+    offload::hostToBf16(values.data(), staging.ptr<Bf16>(), values.size());
+    nvme_->write(s.paramAt, staging.data(), s.paramRegion);
+}
+
+namespace {
+void startRead(device::Device& device, offload::NvmeStore* nvme, UnitState& s, std::int32_t unit) {
+    s.paramRead = device.allocate(s.paramRegion, {Category::Workspace, Tier::Host, unit});
+    if (nvme) s.paramReadTicket = nvme->startRead(s.paramAt, s.paramRead.data(), s.paramRegion);
+}
+} // namespace
+
+void Sharded::startParamRead(std::int32_t unit) {
+    UnitState& s = state(unit);
+    // Only for a unit the pass will gather (FSDP's SHARD_GRAD_OP keeps it gathered for backward).
+    if (!paramsOnNvme(s) || !s.paramFull.empty() || !s.paramRead.empty()) return;
+    startRead(device_, nvme_.get(), s, unit);
+}
+
+const void* Sharded::arrivedParams(UnitState& s, std::int32_t unit) {
+    if (s.paramRead.empty()) startRead(device_, nvme_.get(), s, unit); // not read ahead: a pass's first unit
+    if (nvme_ && s.paramReadTicket != 0) nvme_->wait(std::exchange(s.paramReadTicket, 0));
+    return s.paramRead.data();
+}
+
+void Sharded::writeNvmeParams(std::int32_t unit, const float* hostMaster) {
+    finishParamWrite(); // the previous unit's write has drained behind this unit's update
+    UnitState& s = state(unit);
+    s.paramWrite = device_.allocate(s.paramRegion, {Category::Workspace, Tier::Host, unit});
+    if (hostMaster) {
+        if (device_.holdsData()) offload::hostToBf16(hostMaster, s.paramWrite.ptr<Bf16>(), s.shard);
+    } else { // the device optimizer: rounded on the device, then device → host
+        Buffer staging = allocate(s.shard, Category::Workspace, unit);
+        ops_.toBf16(s.master.ptr<const float>(), staging.ptr<Bf16>(), s.shard);
+        if (device_.holdsData()) ops_.download(s.paramWrite.data(), staging.data(), s.shard * eb_);
+    }
+    paramWriting_ = unit;
+    if (!nvme_) return; // a device without memory: nothing to write
+    // The region's alignment tail goes to the file too: defined bytes, not leftovers.
+    std::memset(s.paramWrite.ptr<char>() + s.shard * eb_, 0, s.paramRegion - s.shard * eb_);
+    s.paramWriteTicket = nvme_->startWrite(s.paramAt, s.paramWrite.data(), s.paramRegion);
+}
+
+void Sharded::finishParamWrite() {
+    if (paramWriting_ == kNoUnit) return;
+    UnitState& s = state(std::exchange(paramWriting_, kNoUnit));
+    if (nvme_ && s.paramWriteTicket != 0) nvme_->wait(std::exchange(s.paramWriteTicket, 0));
+    s.paramWrite.reset();
 }
 
 } // namespace shardscope::strategy::detail

@@ -6,7 +6,10 @@
 //    on the host, and both on the host;
 //  - with a directory: the NVMe engine (offload/nvme_store.h, io_uring, O_DIRECT, 1 MiB blocks,
 //    queue depth 8) writing and reading 256 MiB, next to dd oflag=direct / iflag=direct with the
-//    same block size on the same file system.
+//    same block size on the same file system; and ZeRO-3's step time on `small` at 2 and 4 rank
+//    threads (shardscope-worker --shared-device) on the device, with optimizer and params on the
+//    host, and with both on NVMe in that directory (three runs each, alternated; medians after
+//    warm-up).
 // Run: build/bin/shardscope_bench_offload [elements] [nvme-dir] (default 16 Mi parameters).
 #include <algorithm>
 #include <chrono>
@@ -17,6 +20,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "comm/communicator.h"
 #include "core/ledger.h"
@@ -163,6 +168,57 @@ void nvmeBench(const std::string& dir) {
     std::printf("  read:  engine QD 8 %.2f GB/s, dd iflag=direct QD 1 %.2f GB/s: %.2fx\n", gb / read, gb / dr, dr / read);
 }
 
+// Step times (ms) after the first of one worker run, or none when it failed.
+std::vector<double> workerStepMs(int ranks, const std::string& offload, const std::string& dir) {
+    const std::string report = dir + "/shardscope-bench-report.json";
+    const std::string cmd = std::string(SHARDSCOPE_WORKER) + " --shared-device --ranks " + std::to_string(ranks) +
+                            " --model small --strategy zero3 --steps 4 --no-events --json " + report + " " + offload +
+                            " >/dev/null 2>&1";
+    std::vector<double> out;
+    if (std::system(cmd.c_str()) != 0) return out;
+    std::FILE* f = std::fopen(report.c_str(), "rb");
+    if (!f) return out;
+    const nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+    std::fclose(f);
+    std::remove(report.c_str());
+    if (!j.is_object() || !j.contains("step_ms") || !j["step_ms"].is_array()) return out;
+    for (std::size_t k = 1; k < j["step_ms"].size(); ++k) out.push_back(j["step_ms"][k].get<double>());
+    return out;
+}
+
+void rankStepBench(const std::string& dir) {
+    struct Case {
+        const char* name;
+        std::string flags;
+        std::vector<double> ms;
+    };
+    for (int ranks : {2, 4}) {
+        std::vector<Case> cases = {{"device", "", {}},
+                                   {"optimizer + params on host", "--offload-optimizer host --offload-params host", {}},
+                                   {"optimizer + params on NVMe",
+                                    "--offload-optimizer nvme --offload-params nvme --nvme-dir " + dir, {}}};
+        for (int round = 0; round < 3; ++round) // alternated, so that load on the machine falls on all alike
+            for (Case& c : cases) {
+                const std::vector<double> ms = workerStepMs(ranks, c.flags, dir);
+                c.ms.insert(c.ms.end(), ms.begin(), ms.end());
+            }
+        std::printf("ZeRO-3 step time, model small, %d rank threads (median of steps 2-4 of three runs each)\n", ranks);
+        const auto median = [](std::vector<double> v) {
+            std::sort(v.begin(), v.end());
+            return v.empty() ? -1.0 : v[v.size() / 2];
+        };
+        const double d = median(cases[0].ms);
+        for (const Case& c : cases) {
+            const double m = median(c.ms);
+            if (m < 0) std::printf("  %-28s failed (run the worker with these flags to see why)\n", c.name);
+            else std::printf("  %-28s %9.2f ms   %.3fx the device run\n", c.name, m, d > 0 ? m / d : 0.0);
+        }
+        // The share of a step spent waiting on device<->host copies and NVMe transfers needs the
+        // recording's transfer events; the report has no such figure yet.
+        std::printf("  exposed-transfer fraction: not measured (no transfer events in the recording yet)\n");
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -177,6 +233,9 @@ int main(int argc, char** argv) {
     }
     adamwBench(n);
     stepBench();
-    if (argc > 2) nvmeBench(argv[2]);
+    if (argc > 2) {
+        nvmeBench(argv[2]);
+        rankStepBench(argv[2]);
+    }
     return 0;
 }

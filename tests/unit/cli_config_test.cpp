@@ -111,6 +111,29 @@ TEST(cliConfig, RunWithDsConfigOffloadsTheOptimizerToHost) {
     std::filesystem::remove_all(dir);
 }
 
+// ZeRO-Infinity's parameter block: offload_param.device "nvme" with its nvme_path becomes
+// --offload-params nvme --nvme-dir, and the run keeps the param shards in files there.
+TEST(cliConfig, RunWithDsConfigPutsTheParamsOnNvme) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cli_config_offload_nvme";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "nvme");
+    {
+        std::ofstream(dir / "ds.json") << R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme", "nvme_path": ")"
+                                       << (dir / "nvme").string() << R"("}}})";
+    }
+    const std::string json = (dir / "r.json").string();
+    const CliResult r = runProgram(kCli, {"run", "--model", "tiny", "--ranks", "2", "--shared-device", "--steps", "1",
+                                          "--ds-config", (dir / "ds.json").string(), "--json", json});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("applied: zero_optimization.offload_param.device → --offload-params nvme"), std::string::npos) << r.out;
+    const auto j = nlohmann::json::parse(shardscope::testing::slurpFile(json));
+    EXPECT_EQ(j["config"]["offload"]["param"], "nvme");
+    EXPECT_EQ(j["config"]["offload"]["nvme_dir"], (dir / "nvme").string());
+    EXPECT_GT(j["ranks"][0]["model_state_bytes_by_tier"]["nvme"]["param_shard"].get<std::uint64_t>(), 0u);
+    EXPECT_TRUE(std::filesystem::is_empty(dir / "nvme")) << "the rank files are removed at the end";
+    std::filesystem::remove_all(dir);
+}
+
 TEST(cliConfig, BadConfigIsOneLineAndWritesNothing) {
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cli_config_bad";
     std::filesystem::create_directories(dir);

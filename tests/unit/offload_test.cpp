@@ -243,7 +243,8 @@ TEST(offloadStrategy, RefusesWhatItCannotRun) {
     EXPECT_THROW(make(Strategy::Ddp, {Tier::Host, Tier::Device}), Error);
     EXPECT_THROW(make(Strategy::Zero2, {Tier::Device, Tier::Host}), Error);
     EXPECT_THROW(make(Strategy::Zero3, {Tier::Host, Tier::Device}, plan::PrecisionKind::Fp32), Error);
-    EXPECT_THROW(make(Strategy::Zero3, {Tier::Device, Tier::Nvme}), Error); // params stay off NVMe
+    EXPECT_THROW(make(Strategy::Zero3, {Tier::Device, Tier::Nvme}), Error); // no --nvme-dir
+    EXPECT_THROW(make(Strategy::Zero2, {Tier::Device, Tier::Nvme}), Error); // ZeRO-2 has no param shards
     EXPECT_THROW(make(Strategy::Zero3, {Tier::Nvme, Tier::Device}), Error); // no --nvme-dir
     EXPECT_EQ(ledger.liveBytes(), 0u); // nothing half-allocated
 }
@@ -393,6 +394,68 @@ TEST(offloadNvme, OptimizerStatesOnNvmeEqualTheDeviceRunAndEveryTierTheTheory) {
     EXPECT_TRUE(fs::is_empty(dir.path)) << "every rank file removed";
 }
 
+TEST(offloadNvme, ParamsOnNvmeEqualTheDeviceRunAndEveryTierTheTheory) {
+    TempDir dir;
+    for (Strategy s : {Strategy::Zero3, Strategy::FsdpFullShard, Strategy::FsdpShardGradOp, Strategy::FsdpHybridShard}) {
+        const OneRun device = runOneRank(s, {}, std::nullopt, 2);
+        for (Tier optimizer : {Tier::Device, Tier::Host, Tier::Nvme}) {
+            const plan::Offload o{optimizer, Tier::Nvme};
+            const std::string what = std::string(plan::strategyName(s)) + " optimizer " + std::string(tierName(optimizer));
+            const OneRun r = runOneRank(s, o, std::nullopt, 2, {dir.path.string(), false, 8192, 4});
+            EXPECT_EQ(r.losses, device.losses) << what;
+            EXPECT_EQ(r.digest, device.digest) << what;
+            theory::Scenario scenario = scenarioFor(s, o);
+            scenario.knobs.gradAccumSteps = 2;
+            EXPECT_EQ(r.states, theory::modelStates(scenario).perRank) << what;
+            EXPECT_GT(r.states.at(Category::ParamShard, Tier::Nvme), 0u) << what;
+            EXPECT_EQ(r.states.at(Category::ParamShard, Tier::Device), 0u) << what;
+            const theory::PeakPrediction predicted = predict::predictPeak(scenario);
+            for (Tier t : kAllTiers) EXPECT_EQ(r.tierPeaks[index(t)], predicted.tierPeaks[index(t)]) << what << " " << tierName(t);
+            EXPECT_LT(r.tierPeaks[index(Tier::Device)], device.tierPeaks[index(Tier::Device)]) << what;
+        }
+    }
+    EXPECT_TRUE(fs::is_empty(dir.path)) << "every rank file removed";
+}
+
+// The read of a unit's param shard is ahead of its all-gather: whenever unit u starts computing,
+// the host staging of the next unit the pass will gather (u ± the gather window) is live, its
+// NVMe read in flight or complete. (Read at the all-gather instead, nothing would be live then.)
+TEST(offloadNvme, ParamReadsRunAheadOfTheAllGather) {
+    TempDir dir;
+    const runconfig::ModelPreset preset = runconfig::modelPreset("tiny");
+    Ledger ledger;
+    device::CpuDevice cpu(ledger);
+    auto self = comm::makeSelfCommunicator(&cpu);
+    model::MarkovSource data(preset.shape.vocab, preset.shape.seqLen, preset.microBatch, 2);
+    strategy::StrategyConfig sc;
+    sc.strategy = Strategy::Zero3;
+    sc.shape = preset.shape;
+    sc.offload = {Tier::Device, Tier::Nvme};
+    sc.nvme = {dir.path.string(), false, 8192, 4};
+    auto sharding = strategy::makeSharding(sc, cpu, {self.get(), self.get(), nullptr});
+    train::TrainConfig cfg;
+    cfg.model = {preset.shape, preset.microBatch, false};
+    train::Trainer trainer(cfg, cpu, data, sharding.get());
+    const std::int32_t units = static_cast<std::int32_t>(sharding->units().size());
+    const std::int32_t window = plan::policyFor(Strategy::Zero3, sc.knobs).gatherWindow;
+    std::vector<int> liveStaging(static_cast<std::size_t>(units), 0);
+    int checked = 0;
+    ledger.setSink([&](const Event& e) {
+        if (e.unit < 0 || e.unit >= units) return;
+        if (e.category == Category::Workspace && e.tier == Tier::Host)
+            liveStaging[static_cast<std::size_t>(e.unit)] += e.kind == EventKind::Alloc ? 1 : e.kind == EventKind::Free ? -1 : 0;
+        if (e.kind != EventKind::ComputeBegin) return;
+        const std::int32_t next = e.phase == Phase::Forward ? e.unit + window : e.unit - window;
+        if (next < 0 || next >= units) return;
+        EXPECT_EQ(liveStaging[static_cast<std::size_t>(next)], 1) << phaseName(e.phase) << " unit " << e.unit;
+        ++checked;
+    });
+    trainer.step();
+    trainer.step();
+    ledger.setSink({});
+    EXPECT_EQ(checked, 2 * 2 * (units - window)) << "forward and backward of two steps";
+}
+
 // ---- flags ------------------------------------------------------------------------------------
 
 using Argv = std::vector<std::string>;
@@ -415,6 +478,14 @@ TEST(offloadRunConfig, FlagsParseRoundTripAndReachTheScenario) {
     EXPECT_EQ(n.aioBlockBytes, 65536u);
     EXPECT_EQ(n.aioQueueDepth, 4);
     EXPECT_EQ(runconfig::toJson(runconfig::parseRunConfig(runconfig::toWorkerArgs(n), 1)), runconfig::toJson(n));
+    const Argv paramArgs = {"--model", "tiny", "--strategy", "fsdp", "--steps", "1", "--offload-params", "nvme",
+                            "--nvme-dir", "/tmp"};
+    const runconfig::RunConfig p = runconfig::parseRunConfig(paramArgs, 2);
+    EXPECT_EQ(p.offload.param, Tier::Nvme);
+    EXPECT_EQ(p.offload.optimizer, Tier::Device);
+    EXPECT_EQ(runconfig::scenarioOf(p).offload.param, Tier::Nvme);
+    EXPECT_EQ(runconfig::toJson(runconfig::parseRunConfig(runconfig::toWorkerArgs(p), 2)), runconfig::toJson(p));
+    EXPECT_EQ(runconfig::toJson(p)["offload"]["param"], "nvme");
     const Argv plain = {"--model", "tiny", "--strategy", "zero3", "--steps", "1"};
     for (const std::string& a : runconfig::toWorkerArgs(runconfig::parseRunConfig(plain, 2)))
         EXPECT_EQ(a.find("offload"), std::string::npos); // defaults are left out
@@ -436,7 +507,9 @@ TEST(offloadRunConfig, WhatCannotRunIsOneLineNamingTheFlag) {
     EXPECT_NE(refusal({"--offload-optimizer", "host"}, "ddp").find("--offload-optimizer needs a strategy that shards the optimizer"), std::string::npos);
     EXPECT_NE(refusal({"--offload-params", "host"}, "zero2").find("--offload-params needs a strategy that shards params"), std::string::npos);
     EXPECT_NE(refusal({"--offload-params", "host", "--precision", "fp32"}).find("needs --precision bf16"), std::string::npos);
-    EXPECT_NE(refusal({"--offload-params", "nvme", "--nvme-dir", "/tmp"}).find("parameters on the NVMe tier"), std::string::npos);
+    EXPECT_EQ(refusal({"--offload-params", "nvme", "--nvme-dir", "/tmp"}), "accepted");
+    EXPECT_NE(refusal({"--offload-params", "nvme", "--nvme-dir", "/tmp"}, "zero2").find("--offload-params needs a strategy that shards params"), std::string::npos);
+    EXPECT_NE(refusal({"--offload-params", "nvme"}).find("--offload-params nvme needs --nvme-dir"), std::string::npos);
     EXPECT_NE(refusal({"--offload-optimizer", "nvme"}).find("needs --nvme-dir"), std::string::npos);
     EXPECT_NE(refusal({"--offload-optimizer", "nvme", "--nvme-dir", "/nonexistent-ss"}).find("--nvme-dir /nonexistent-ss"), std::string::npos);
     EXPECT_NE(refusal({"--offload-optimizer", "nvme", "--nvme-dir", "/etc/hostname"}).find("is not a directory"), std::string::npos);

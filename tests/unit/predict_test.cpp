@@ -314,7 +314,7 @@ TEST(predictDryRun, OffloadAndCustomOptimizerBytes) {
                     expectConsistent(s);
                 }
                 for (Tier opt : {Tier::Device, Tier::Host, Tier::Nvme})
-                    for (Tier param : {Tier::Device, Tier::Host}) {
+                    for (Tier param : {Tier::Device, Tier::Host, Tier::Nvme}) {
                         Scenario s = scenario(runconfig::modelPreset(preset), st, n);
                         const bool shardsParams = st == Strategy::Zero3 || st == Strategy::FsdpFullShard ||
                                                   st == Strategy::FsdpHybridShard;

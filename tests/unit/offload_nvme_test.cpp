@@ -1,0 +1,111 @@
+// The NVMe tier's file engine (offload/nvme_store.h) against what goes wrong outside it: a disk
+// that fills up under a write, and the files a rank killed with SIGKILL leaves behind.
+#include <gtest/gtest.h>
+
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "core/error.h"
+#include "offload/nvme_store.h"
+
+namespace shardscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+    fs::path path = fs::temp_directory_path() / ("ss-nvme-faults-" + std::to_string(::getpid()));
+    TempDir() { fs::create_directories(path); }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+// A pid that ran and ended (reaped): no process has it until the kernel reuses it.
+pid_t deadPid() {
+    const pid_t child = ::fork();
+    if (child == 0) ::_exit(0);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return child;
+}
+
+TEST(offloadNvmeFaults, StaleFilesOfDeadProcessesAreSweptAndNothingElse) {
+    TempDir dir;
+    const auto touch = [&](const std::string& name) {
+        std::ofstream(dir.path / name) << "x";
+        return dir.path / name;
+    };
+    const fs::path stale = touch("shardscope-rank1-" + std::to_string(deadPid()) + ".nvme");
+    const fs::path live = touch("shardscope-rank0-" + std::to_string(::getpid()) + ".nvme"); // this process runs
+    const fs::path other = touch("notes-rank1-" + std::to_string(deadPid()) + ".nvme");
+    const fs::path odd = touch("shardscope-rank1-12x4.nvme");
+    const std::vector<std::string> removed = offload::sweepStaleFiles(dir.path.string());
+    ASSERT_EQ(removed.size(), 1u);
+    EXPECT_EQ(removed[0], stale.string());
+    EXPECT_FALSE(fs::exists(stale));
+    for (const fs::path& kept : {live, other, odd}) EXPECT_TRUE(fs::exists(kept)) << kept;
+    { // a store sweeps before it creates its own file
+        const fs::path again = touch("shardscope-rank3-" + std::to_string(deadPid()) + ".nvme");
+        offload::NvmeStore store({dir.path.string(), false, 4096, 2}, 3);
+        EXPECT_FALSE(fs::exists(again));
+        EXPECT_TRUE(fs::exists(store.path()));
+    }
+    EXPECT_TRUE(fs::exists(live));
+}
+
+// A write that meets a full disk: one line naming the file, the offset and the reason. The disk
+// is a 64 KiB tmpfs mounted in a child's private mount namespace (needs root; skipped otherwise).
+TEST(offloadNvmeFaults, AWriteOnAFullDiskNamesFileAndOffset) {
+    TempDir dir;
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::close(fds[0]);
+        const auto say = [&](const std::string& text, int code) {
+            if (::write(fds[1], text.data(), text.size()) < 0) code = 9;
+            ::_exit(code);
+        };
+        if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+            ::mount("none", dir.path.c_str(), "tmpfs", 0, "size=64k") != 0)
+            say(std::strerror(errno), 2);
+        try {
+            offload::NvmeStore store({dir.path.string(), false, 8192, 4}, 0);
+            const std::uint64_t bytes = 256 * 1024;
+            const std::uint64_t at = store.reserve(bytes);
+            void* buffer = std::aligned_alloc(offload::kAlign, bytes);
+            std::memset(buffer, 7, bytes);
+            store.write(at, buffer, bytes);
+            say("a 256 KiB write to a 64 KiB disk succeeded", 1);
+        } catch (const Error& e) {
+            say(e.what(), e.kind() == ErrorKind::Io ? 0 : 1);
+        }
+    }
+    ::close(fds[1]);
+    std::string said;
+    char c = 0;
+    while (::read(fds[0], &c, 1) == 1) said.push_back(c);
+    ::close(fds[0]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status)) << said;
+    if (WEXITSTATUS(status) == 2) GTEST_SKIP() << "no tmpfs mount here: " << said;
+    EXPECT_EQ(WEXITSTATUS(status), 0) << said;
+    EXPECT_NE(said.find(dir.path.string() + "/shardscope-rank0-"), std::string::npos) << said;
+    EXPECT_NE(said.find("at offset "), std::string::npos) << said;
+    EXPECT_NE(said.find(std::strerror(ENOSPC)), std::string::npos) << said;
+    EXPECT_EQ(said.find('\n'), std::string::npos) << said;
+    EXPECT_TRUE(fs::is_empty(dir.path)) << "the file lived on the child's tmpfs only";
+}
+
+} // namespace
+} // namespace shardscope
