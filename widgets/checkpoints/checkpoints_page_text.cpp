@@ -39,12 +39,11 @@ void CheckpointsPage::fillReads() {
         item->setText(0, tr("New rank %1").arg(r));
         item->setText(2, tr("%n read(s) from %1 file(s)", nullptr, static_cast<int>(load.reads))
                              .arg(load.files));
-        item->setText(3, tr("%1 read (whole ranges, for their checksums)")
+        item->setText(3, tr("%1 read (whole checksum chunks)")
                              .arg(formatDecimal(static_cast<double>(load.bytesRead))));
         item->setText(4, formatDecimal(static_cast<double>(load.bytesNeeded)));
         item->setToolTip(4, tr("%1 bytes of this rank's shard (master, Adam m, Adam v); %2 bytes "
-                               "read, since a range is read "
-                               "whole to check its checksum")
+                               "read, since a checksum chunk is read whole to check it")
                                 .arg(num(load.bytesNeeded), num(load.bytesRead)));
         item->setForeground(0, rankColor(r, p.newWorld).darker(130));
         rankItems.push_back(item);

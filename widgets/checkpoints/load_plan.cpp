@@ -66,16 +66,14 @@ LoadPlan planLoad(const checkpoint::Metadata& meta, plan::Strategy strategy, int
             needs.push_back(s);
         }
         RankLoad& load = out.ranks[static_cast<std::size_t>(r)];
-        std::set<std::pair<std::size_t, std::size_t>> ranges;
         std::set<std::size_t> files;
         for (const checkpoint::Read& rd : checkpoint::planReads(meta, needs)) {
             out.units[static_cast<std::size_t>(rd.unit)].reads.push_back({r, rd});
             load.bytesNeeded += rd.bytes();
             ++load.reads;
             files.insert(rd.file);
-            if (ranges.insert({rd.file, rd.range}).second)
-                load.bytesRead += meta.files[rd.file].ranges[rd.range].bytes();
         }
+        for (const checkpoint::FileBytes& b : checkpoint::bytesToRead(meta, needs)) load.bytesRead += b.end - b.begin;
         load.files = files.size();
     }
     return out;
