@@ -22,7 +22,8 @@ const std::set<std::string> kSwitches = {"--checkpointing", "--deterministic", "
 const std::set<std::string> kJobFlags = {"--strategy", "--precision", "--micro-batch", "--grad-accum", "--lr",
                                          "--bucket-bytes", "--prefetch", "--max-inflight", "--persistence-threshold",
                                          "--reshard-after-forward", "--hybrid-group", "--checkpointing", "--ranks",
-                                         "--offload-optimizer", "--offload-params", "--nvme-dir"};
+                                         "--offload-optimizer", "--offload-params", "--nvme-dir",
+                                         "--aio-block-bytes", "--aio-queue-depth"};
 
 } // namespace
 
