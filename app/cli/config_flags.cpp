@@ -128,6 +128,23 @@ ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& 
     return out;
 }
 
+std::optional<ConfigImportResult> importListing(const std::vector<std::pair<std::string, std::string>>& extras) {
+    std::optional<ConfigImportResult> out;
+    for (const auto& [flag, value] : extras) {
+        if (flag != "--config-import") continue;
+        if (out) throwInvalid("--config-import is given twice");
+        if (value.empty()) throwInvalid("--config-import needs a file");
+        const report::Parsed<report::ConfigImport> parsed =
+            report::parseConfigImport(config_import::readConfigFile(value, flag));
+        if (!parsed) throw Error(ErrorKind::Format, "--config-import: " + value + ": " + parsed.error);
+        out.emplace();
+        out->source = parsed.value->source;
+        for (const auto& [key, setting] : parsed.value->applied) out->imported.applied.push_back({key, setting});
+        for (const auto& [key, why] : parsed.value->ignored) out->imported.ignored.push_back({key, why});
+    }
+    return out;
+}
+
 void printImport(const ConfigImportResult& result) {
     std::printf("config %s:\n", result.source.c_str());
     for (const std::string& line : config_import::describe(result.imported)) std::printf("  %s\n", line.c_str());

@@ -457,13 +457,21 @@ json toJson(const RunReport& r) {
             saves.push_back({{"step", s.step}, {"path", s.path}, {"seconds", s.seconds}, {"bytes", s.bytes}});
         out["saves"] = saves;
     }
-    if (r.configImport) {
-        json applied = json::array(), ignored = json::array();
-        for (const auto& [key, setting] : r.configImport->applied) applied.push_back({{"key", key}, {"setting", setting}});
-        for (const auto& [key, why] : r.configImport->ignored) ignored.push_back({{"key", key}, {"why", why}});
-        out["config_import"] = {{"source", r.configImport->source}, {"applied", applied}, {"ignored", ignored}};
-    }
+    if (r.configImport) out["config_import"] = toJson(*r.configImport);
     return out;
+}
+
+json toJson(const ConfigImport& c) {
+    json applied = json::array(), ignored = json::array();
+    for (const auto& [key, setting] : c.applied) applied.push_back({{"key", key}, {"setting", setting}});
+    for (const auto& [key, why] : c.ignored) ignored.push_back({{"key", key}, {"why", why}});
+    return {{"source", c.source}, {"applied", applied}, {"ignored", ignored}};
+}
+
+Parsed<ConfigImport> parseConfigImport(std::string_view text) {
+    return guarded<ConfigImport>([&] {
+        return readConfigImport(Reader(parseText(text), "config_import"));
+    });
 }
 
 json toJson(const CompareReport& c) {

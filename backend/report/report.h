@@ -204,6 +204,10 @@ template <class T> struct Parsed {
 
 Parsed<RunReport> fromJson(const nlohmann::json& j);
 Parsed<RunReport> parseRunReport(std::string_view text);
+// config_import on its own ({source, applied, ignored}, as a report carries it): the listing the
+// GUI hands `shardscope-cli run --config-import FILE` for a configuration it imported.
+nlohmann::json toJson(const ConfigImport& configImport);
+Parsed<ConfigImport> parseConfigImport(std::string_view text);
 Parsed<CompareReport> compareFromJson(const nlohmann::json& j);
 // A file's text: a compare report, or one run report (then the only row).
 Parsed<CompareReport> parseCompareReport(std::string_view text);
