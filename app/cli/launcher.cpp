@@ -36,7 +36,6 @@ public:
     }
     Forward(const Forward&) = delete;
     Forward& operator=(const Forward&) = delete;
-    bool active() const { return fd_ >= 0; }
     void write(const protocol::Record& record) {
         if (fd_ < 0) return;
         std::string bytes;
