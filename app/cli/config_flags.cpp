@@ -1,5 +1,6 @@
 #include "config_flags.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -155,9 +156,15 @@ void addToReport(const ConfigImportResult& result, report::RunReport& report) {
     report::ConfigImport ci;
     ci.source = config_import::utf8Text(result.source);
     for (const auto& a : result.imported.applied) ci.applied.emplace_back(a.key, a.setting);
-    for (const auto& i : result.imported.ignored) {
+    // A note per ignored key while the notes have room (readers take at most kMaxReportNotes);
+    // config_import lists every key regardless.
+    const std::size_t room = report::kMaxReportNotes - std::min(report.notes.size(), report::kMaxReportNotes);
+    const std::size_t total = result.imported.ignored.size();
+    for (std::size_t k = 0; k < total; ++k) {
+        const auto& i = result.imported.ignored[k];
         ci.ignored.emplace_back(i.key, i.why);
-        report.notes.push_back("ignored: " + i.key + " — " + i.why);
+        if (total <= room || k + 1 < room) report.notes.push_back("ignored: " + i.key + " — " + i.why);
+        else if (k + 1 == room) report.notes.push_back("… and " + std::to_string(total - k) + " more ignored keys (config_import lists them all)");
     }
     report.configImport = std::move(ci);
 }

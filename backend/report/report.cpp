@@ -13,7 +13,7 @@ using nlohmann::json;
 constexpr std::int64_t kMaxWorldSize = 1 << 20;
 constexpr std::size_t kMaxSteps = 1'000'000; // values in one per-step array
 constexpr std::size_t kMaxText = 4096;   // one string value
-constexpr std::size_t kMaxNotes = 256;
+constexpr std::size_t kMaxNotes = kMaxReportNotes;
 constexpr std::size_t kMaxKinds = 16;    // collective kinds in one table
 constexpr std::size_t kMaxKindName = 32;
 

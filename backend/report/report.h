@@ -145,6 +145,9 @@ struct SaveRecord {
 
 // A configuration file the run was started from (--ds-config, --accelerate-config): every key
 // either applied (as the setting it became) or ignored (with why). Filled by the CLI.
+// Most notes (and config_import entries per list) a report may carry: readers refuse more.
+inline constexpr std::size_t kMaxReportNotes = 256;
+
 struct ConfigImport {
     std::string source; // the file as given
     std::vector<std::pair<std::string, std::string>> applied; // key path, setting
