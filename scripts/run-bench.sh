@@ -16,6 +16,7 @@ for b in "${benches[@]}"; do
   echo "== $(basename "$b")"
   case "$b" in
     *bench_comm*|*bench_mpi*) mpirun "${mpirun_flags[@]}" -np "${BENCH_RANKS:-4}" "$b" ;;
+    *bench_tp*) mpirun "${mpirun_flags[@]}" -np 4 "$b" ;; # T = 2 × D = 2 vs T = 1 × D = 4
     *bench_goals*) "$b" --ranks "${BENCH_RANKS:-4}" ;; # a plain program (docs/performance.md)
     *) "$b" --benchmark_counters_tabular=true ;;
   esac

@@ -35,6 +35,8 @@ constexpr const char* kRunHelp =
     "  --ds-config FILE          DeepSpeed ds_config.json: its keys become flags (flags given win);\n"
     "                            every key is listed as applied or ignored, with why\n"
     "  --accelerate-config FILE  Accelerate's config YAML (FSDP or DEEPSPEED, num_processes, …), the same way\n"
+    "  --config-import FILE      (the GUI's) the listing of a configuration it imported, as the report's\n"
+    "                            config_import {source, applied, ignored}: carried into the report and notes\n"
     "worker (see docs/strategies.md):\n"
     "  --model tiny|small|medium|gpt100m --strategy ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid\n"
     "  --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]\n"
@@ -65,7 +67,7 @@ void verifyCheckpoint(const std::string& path) {
 int cmdRun(std::span<const std::string> argv) {
     LauncherFlags flags;
     std::vector<std::pair<std::string, std::string>> extras;
-    std::vector<std::string> workerArgs = splitLauncherFlags(argv, flags, {"--ds-config", "--accelerate-config"}, extras);
+    std::vector<std::string> workerArgs = splitLauncherFlags(argv, flags, {"--ds-config", "--accelerate-config", "--config-import"}, extras);
     if (flags.help) {
         std::fputs(kRunHelp, stdout);
         return 0;
@@ -74,6 +76,11 @@ int cmdRun(std::span<const std::string> argv) {
     if (const auto file = configFileFlag(extras)) {
         imported = importForJob(*file, "run", argv, flags.ranks, workerArgs);
         if (imported->ranks) flags.ranks = *imported->ranks;
+        printImport(*imported);
+    }
+    if (auto listing = importListing(extras)) {
+        if (imported) throwInvalid("--config-import: give it or --ds-config / --accelerate-config, not both");
+        imported = std::move(listing);
         printImport(*imported);
     }
     // Everything is validated here, before anything is launched.
@@ -89,8 +96,9 @@ int cmdRun(std::span<const std::string> argv) {
                 std::string(plan::strategyName(config.strategy)).c_str(),
                 static_cast<long long>(config.steps));
     std::fflush(stdout);
-    report::RunReport result = runJob(config, flags, flags.tracePath, false);
-    if (imported) addToReport(*imported, result);
+    std::function<void(report::RunReport&)> amend;
+    if (imported) amend = [&imported](report::RunReport& r) { addToReport(*imported, r); };
+    report::RunReport result = runJob(config, flags, flags.tracePath, false, amend);
     printRunSummary(result);
     if (flags.jsonPath &&
         noteWhereWritten(*flags.jsonPath,

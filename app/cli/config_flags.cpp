@@ -1,5 +1,6 @@
 #include "config_flags.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -22,7 +23,8 @@ const std::set<std::string> kSwitches = {"--checkpointing", "--deterministic", "
 const std::set<std::string> kJobFlags = {"--strategy", "--precision", "--micro-batch", "--grad-accum", "--lr",
                                          "--bucket-bytes", "--prefetch", "--max-inflight", "--persistence-threshold",
                                          "--reshard-after-forward", "--hybrid-group", "--checkpointing", "--ranks",
-                                         "--offload-optimizer", "--offload-params", "--nvme-dir"};
+                                         "--offload-optimizer", "--offload-params", "--nvme-dir",
+                                         "--aio-block-bytes", "--aio-queue-depth"};
 
 } // namespace
 
@@ -127,6 +129,23 @@ ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& 
     return out;
 }
 
+std::optional<ConfigImportResult> importListing(const std::vector<std::pair<std::string, std::string>>& extras) {
+    std::optional<ConfigImportResult> out;
+    for (const auto& [flag, value] : extras) {
+        if (flag != "--config-import") continue;
+        if (out) throwInvalid("--config-import is given twice");
+        if (value.empty()) throwInvalid("--config-import needs a file");
+        const report::Parsed<report::ConfigImport> parsed =
+            report::parseConfigImport(config_import::readConfigFile(value, flag));
+        if (!parsed) throw Error(ErrorKind::Format, "--config-import: " + value + ": " + parsed.error);
+        out.emplace();
+        out->source = parsed.value->source;
+        for (const auto& [key, setting] : parsed.value->applied) out->imported.applied.push_back({key, setting});
+        for (const auto& [key, why] : parsed.value->ignored) out->imported.ignored.push_back({key, why});
+    }
+    return out;
+}
+
 void printImport(const ConfigImportResult& result) {
     std::printf("config %s:\n", result.source.c_str());
     for (const std::string& line : config_import::describe(result.imported)) std::printf("  %s\n", line.c_str());
@@ -137,9 +156,15 @@ void addToReport(const ConfigImportResult& result, report::RunReport& report) {
     report::ConfigImport ci;
     ci.source = config_import::utf8Text(result.source);
     for (const auto& a : result.imported.applied) ci.applied.emplace_back(a.key, a.setting);
-    for (const auto& i : result.imported.ignored) {
+    // A note per ignored key while the notes have room (readers take at most kMaxReportNotes);
+    // config_import lists every key regardless.
+    const std::size_t room = report::kMaxReportNotes - std::min(report.notes.size(), report::kMaxReportNotes);
+    const std::size_t total = result.imported.ignored.size();
+    for (std::size_t k = 0; k < total; ++k) {
+        const auto& i = result.imported.ignored[k];
         ci.ignored.emplace_back(i.key, i.why);
-        report.notes.push_back("ignored: " + i.key + " — " + i.why);
+        if (total <= room || k + 1 < room) report.notes.push_back("ignored: " + i.key + " — " + i.why);
+        else if (k + 1 == room) report.notes.push_back("… and " + std::to_string(total - k) + " more ignored keys (config_import lists them all)");
     }
     report.configImport = std::move(ci);
 }

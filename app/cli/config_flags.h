@@ -33,6 +33,10 @@ ConfigImportResult importForJob(const std::pair<std::string, std::string>& file,
 ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& file, std::vector<std::string>& argv,
                                      const config_import::HfModel* model);
 
+// run --config-import FILE: the listing of a configuration the GUI imported (the report's
+// config_import object; its flags are already on the command line). nullopt without the flag.
+std::optional<ConfigImportResult> importListing(const std::vector<std::pair<std::string, std::string>>& extras);
+
 // Prints "config FILE:" and the listing (stdout).
 void printImport(const ConfigImportResult& result);
 // The report's config_import and the run's notes ("ignored: key — why").

@@ -17,7 +17,8 @@
 namespace shardscope::cli {
 namespace {
 
-// The GUI's end of the stream (`run --stream PATH`): the bytes go on as they came.
+// The GUI's end of the stream (`run --stream PATH`): the records go on as they are decoded
+// (whole records, re-encoded as the recording is), so it sees the report the recording holds.
 class Forward {
 public:
     explicit Forward(const std::string& path) {
@@ -35,6 +36,14 @@ public:
     }
     Forward(const Forward&) = delete;
     Forward& operator=(const Forward&) = delete;
+    void write(const protocol::Record& record) {
+        if (fd_ < 0) return;
+        std::string bytes;
+        if (!headerSent_) protocol::writeHeader(bytes);
+        headerSent_ = true;
+        protocol::writeRecord(bytes, record);
+        write(std::string_view(bytes));
+    }
     void write(std::string_view bytes) {
         while (fd_ >= 0 && !bytes.empty()) {
             const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
@@ -50,6 +59,7 @@ public:
 
 private:
     int fd_ = -1;
+    bool headerSent_ = false;
 };
 
 } // namespace
@@ -101,20 +111,28 @@ LaunchOutcome launchJob(const LaunchRequest& req) {
     if (!req.tracePath.empty()) tee.openRecording(req.tracePath);
     LaunchOutcome out;
     bool sawEnd = false;
+    const auto take = [&](const protocol::Record& record) {
+        tee.write(record);
+        forward.write(record);
+        if (auto* s = std::get_if<protocol::StepSummary>(&record)) {
+            out.steps.push_back(*s);
+            if (req.onStep) req.onStep(*s);
+        } else if (auto* r = std::get_if<protocol::Report>(&record)) {
+            out.reportJson = r->json;
+        } else if (std::holds_alternative<protocol::End>(record)) {
+            sawEnd = true;
+        }
+    };
     out.ending = job.run(
         argv,
         [&](const protocol::Record& record) {
-            tee.write(record);
-            if (auto* s = std::get_if<protocol::StepSummary>(&record)) {
-                out.steps.push_back(*s);
-                if (req.onStep) req.onStep(*s);
-            } else if (auto* r = std::get_if<protocol::Report>(&record)) {
-                out.reportJson = r->json;
-            } else if (std::holds_alternative<protocol::End>(record)) {
-                sawEnd = true;
-            }
+            const auto* report = std::get_if<protocol::Report>(&record);
+            if (!report || !req.amendReport) return take(record);
+            protocol::Report amended = *report;
+            amended.json = req.amendReport(report->json);
+            take(protocol::Record(std::move(amended)));
         },
-        [&](std::string_view bytes) { forward.write(bytes); }, req.stallTimeout, req.direct);
+        nullptr, req.stallTimeout, req.direct);
     if (out.ending.kind != launch::EndingKind::Completed && !sawEnd && tee.active()) {
         // Close the recording with what the launcher knows, so it stays a valid file.
         tee.write(protocol::Failure{out.ending.rank.value_or(-1), out.ending.step ? *out.ending.step - 1 : -1,

@@ -25,6 +25,9 @@ struct LaunchRequest {
     std::chrono::milliseconds stallTimeout{60000};
     bool direct = false; // one rank on this machine: start the worker itself, without mpirun
     std::function<void(const protocol::StepSummary&)> onStep; // progress
+    // The Report record's JSON → what the recording, the forwarded stream and reportJson carry
+    // instead (the CLI's additions, e.g. config_import); empty: passed on as it came.
+    std::function<std::string(const std::string&)> amendReport;
 };
 
 struct LaunchOutcome {

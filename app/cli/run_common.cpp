@@ -164,8 +164,16 @@ void checkOutputs(const LauncherFlags& flags, const runconfig::RunConfig& config
 }
 
 report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags& flags,
-                         const std::optional<std::string>& tracePath, bool quiet) {
+                         const std::optional<std::string>& tracePath, bool quiet,
+                         const std::function<void(report::RunReport&)>& amend) {
     LaunchRequest req;
+    if (amend)
+        req.amendReport = [&amend](const std::string& json) {
+            report::Parsed<report::RunReport> parsed = report::parseRunReport(json);
+            if (!parsed) return json; // refused below, with the reader's reason
+            amend(*parsed.value);
+            return report::toJson(*parsed.value).dump();
+        };
     req.ranks = flags.ranks;
     req.hostfile = flags.hostfile;
     req.mpirunArgs = flags.mpirunArgs;

@@ -2,6 +2,7 @@
 // What `run` and `compare` share: splitting the launcher's flags from the worker's, starting a
 // job through launchJob, and reading its report.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -49,9 +50,12 @@ runconfig::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, 
 // Runs one configuration (already validated) and returns its report, or throws with the job's
 // one-line ending (launch::describe): Error(InvalidArgument) when the worker refused its
 // configuration, else Error(Comm); Error(Format) for a report that does not read. With --ending
-// the typed ending is written first. Progress lines go to stdout unless quiet.
+// the typed ending is written first. Progress lines go to stdout unless quiet. `amend` adds the
+// CLI's part to the report (config_import) where it arrives, so the recording and the
+// forwarded stream carry the same report as the return value.
 report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags& flags,
-                         const std::optional<std::string>& tracePath, bool quiet);
+                         const std::optional<std::string>& tracePath, bool quiet,
+                         const std::function<void(report::RunReport&)>& amend = {});
 
 // Every output path (--json, --trace, --ending; --weights-out with the worker's flags) is
 // checked before anything runs (core/user_files.h: not a directory or special file, its folder

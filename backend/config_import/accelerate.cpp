@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -17,9 +18,10 @@ class AccelerateReader {
 public:
     AccelerateReader(std::string source, const Context& context) : source_(std::move(source)), ctx_(context) {}
 
-    Parsed read(const YAML::Node& root) {
+    Parsed read(YAML::Node root) {
         if (!root.IsMap()) bad("", root, "must be a mapping of keys to values");
         uniqueKeys(root, "");
+        root = merged(root, "", 0);
         distributedType_ = text("distributed_type", root["distributed_type"], "FSDP, DEEPSPEED, MULTI_GPU, MULTI_CPU or NO");
         if (root["num_processes"]) processes_ = integer("num_processes", root["num_processes"], 1, 1024);
         if (root["num_machines"]) machines_ = integer("num_machines", root["num_machines"], 1, 1024);
@@ -76,6 +78,41 @@ private:
         }
     }
 
+    // YAML merge keys (`<<: *anchor`, or `<<: [*a, *b]`), which yaml-cpp 0.7 reads as a key
+    // named "<<": the merged mappings' entries join the mapping where it does not set the key
+    // itself (YAML 1.1's rule; of a list, the earlier mapping wins). Merged mappings may merge
+    // in turn, a few levels deep.
+    YAML::Node merged(const YAML::Node& map, const std::string& prefix, int depth) const {
+        const YAML::Node from = map["<<"];
+        if (!from) return map;
+        const std::string key = prefix + "<<";
+        if (depth >= kMaxMergeDepth) bad(key, from, "merges nest more than " + std::to_string(kMaxMergeDepth) + " deep");
+        YAML::Node out(YAML::NodeType::Map);
+        std::set<std::string> keys;
+        for (const auto& kv : map) {
+            if (kv.first.Scalar() == "<<") continue;
+            keys.insert(kv.first.Scalar());
+            out[kv.first.Scalar()] = kv.second;
+        }
+        std::vector<YAML::Node> sources;
+        if (from.IsMap()) sources.push_back(from);
+        else if (from.IsSequence())
+            for (const auto& s : from) sources.push_back(s);
+        if (sources.empty()) bad(key, from, "must name a mapping (<<: *anchor) or a list of them");
+        for (const YAML::Node& s : sources) {
+            if (!s.IsMap()) bad(key, s, "must name a mapping (<<: *anchor) or a list of them");
+            // Aliases share nodes: a few lines can merge the same mappings exponentially often.
+            if (++merges_ > kMaxMerges) bad(key, from, "more than " + std::to_string(kMaxMerges) + " merges in one file");
+            uniqueKeys(s, prefix);
+            for (const auto& kv : merged(s, prefix, depth + 1))
+                if (keys.insert(kv.first.Scalar()).second) out[kv.first.Scalar()] = kv.second;
+        }
+        return out;
+    }
+    static constexpr int kMaxMergeDepth = 8;
+    static constexpr int kMaxMerges = 1000;
+    mutable int merges_ = 0;
+
     void topLevel(const std::string& key, const YAML::Node& v) {
         if (key == "distributed_type") return distributed(v);
         if (key == "num_processes") return set(key, "--ranks", std::to_string(processes_));
@@ -84,14 +121,14 @@ private:
             if (distributedType_ != "FSDP") return ignore(key, "distributed_type is " + distributedType_ + ", not FSDP");
             if (!v.IsMap()) bad(key, v, "must be a mapping");
             uniqueKeys(v, "fsdp_config.");
-            for (const auto& kv : v) fsdp("fsdp_config." + kv.first.Scalar(), kv.first.Scalar(), kv.second);
+            for (const auto& kv : merged(v, "fsdp_config.", 0)) fsdp("fsdp_config." + kv.first.Scalar(), kv.first.Scalar(), kv.second);
             return;
         }
         if (key == "deepspeed_config") {
             if (distributedType_ != "DEEPSPEED") return ignore(key, "distributed_type is " + distributedType_ + ", not DEEPSPEED");
             if (!v.IsMap()) bad(key, v, "must be a mapping");
             uniqueKeys(v, "deepspeed_config.");
-            return deepspeed(v);
+            return deepspeed(merged(v, "deepspeed_config.", 0));
         }
         if (key == "num_machines" || key == "machine_rank" || key == "main_process_ip" || key == "main_process_port" ||
             key == "same_network" || key == "rdzv_backend" || key == "gpu_ids" || key == "enable_cpu_affinity" ||

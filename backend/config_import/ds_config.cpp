@@ -26,6 +26,7 @@ public:
         finishPrecision();
         finishBatch();
         finishZero();
+        finishAio();
         return std::move(out_);
     }
 
@@ -82,6 +83,7 @@ private:
         if (key == "train_micro_batch_size_per_gpu") return batchValue(key, v, micro_);
         if (key == "gradient_accumulation_steps") return batchValue(key, v, accum_);
         if (key == "gradient_clipping") return engineMatch(key, v, engine_.clipNorm, "clips the global gradient norm at");
+        if (key == "aio") return aio(v);
         if (key == "scheduler") return ignore(key, "this build trains at a constant learning rate (no scheduler)");
         if (key == "steps_per_print" || key == "wall_clock_breakdown" || key == "flops_profiler" ||
             key == "tensorboard" || key == "wandb" || key == "csv_monitor" || key == "comms_logger")
@@ -300,7 +302,10 @@ private:
                 const std::string d = value.get<std::string>();
                 if (d == "none") ignore(key, "none: the states stay on the device (nothing to set)");
                 else if (d == "cpu") set(key, flag, "host");
-                else if (d == "nvme") set(key, flag, "nvme");
+                else if (d == "nvme") {
+                    set(key, flag, "nvme");
+                    nvmeOffload_ = true;
+                }
                 else bad(key, value, "must be \"none\", \"cpu\" or \"nvme\"");
             } else if (k == "nvme_path") {
                 if (!value.is_string() || value.get<std::string>().empty()) bad(key, value, "must be a folder path");
@@ -311,6 +316,49 @@ private:
             } else {
                 ignore(key, "not a setting ShardScope models");
             }
+        }
+    }
+
+    // DeepSpeed's async I/O settings for the NVMe tier: block size and queue depth map onto the
+    // NVMe store's (offload/nvme_store.h); they apply only where something goes to NVMe.
+    void aio(const json& v) {
+        if (!v.is_object()) bad("aio", v, "must be an object");
+        for (const auto& [k, value] : v.items()) {
+            const std::string key = "aio." + k;
+            if (k == "block_size") {
+                const std::int64_t b = integer(key, value, 4096, std::int64_t{1} << 30);
+                if (b % 4096 != 0) bad(key, value, "must be a multiple of 4096");
+                aioSettings_.push_back({prefix_ + key, "--aio-block-bytes", std::to_string(b), ""});
+            } else if (k == "queue_depth") {
+                aioSettings_.push_back({prefix_ + key, "--aio-queue-depth", std::to_string(integer(key, value, 1, 1024)), ""});
+            } else if (k == "thread_count" || k == "intra_op_parallelism") {
+                integer(key, value, 1, 1024);
+                ignore(key, "each rank's NVMe transfers are submitted by the rank itself (io_uring); more threads change "
+                            "speed, not the bytes ShardScope accounts");
+            } else if (k == "single_submit" || k == "overlap_events") {
+                boolean(key, value);
+                ignore(key, "how libaio batches submissions; the NVMe tier keeps up to queue_depth blocks in flight "
+                            "through io_uring (nothing to set)");
+            } else if (k == "use_gds") {
+                boolean(key, value);
+                ignore(key, "GPUDirect Storage is not modelled: NVMe transfers go through host memory");
+            } else {
+                ignore(key, "not a setting ShardScope models");
+            }
+        }
+    }
+
+    // The aio settings become flags only when a tier is on NVMe (the file's offload blocks or the
+    // command line's flags): the flags are refused otherwise.
+    void finishAio() {
+        bool nvme = nvmeOffload_;
+        for (const char* flag : {"--offload-optimizer", "--offload-params", "--offload-param"}) {
+            const auto it = ctx_.given.find(flag);
+            nvme = nvme || (it != ctx_.given.end() && it->second == "nvme");
+        }
+        for (const Setting& s : aioSettings_) {
+            if (nvme) out_.settings.push_back(s);
+            else out_.ignored.push_back({s.key, "an NVMe tier setting; nothing is offloaded to nvme"});
         }
     }
 
@@ -391,6 +439,8 @@ private:
     std::map<std::string, std::int64_t> zeroSizes_;
     std::vector<std::string> autoZero_;
     std::map<std::string, std::string> autoNote_;
+    std::vector<Setting> aioSettings_;
+    bool nvmeOffload_ = false;
 };
 
 } // namespace

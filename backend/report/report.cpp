@@ -13,7 +13,7 @@ using nlohmann::json;
 constexpr std::int64_t kMaxWorldSize = 1 << 20;
 constexpr std::size_t kMaxSteps = 1'000'000; // values in one per-step array
 constexpr std::size_t kMaxText = 4096;   // one string value
-constexpr std::size_t kMaxNotes = 256;
+constexpr std::size_t kMaxNotes = kMaxReportNotes;
 constexpr std::size_t kMaxKinds = 16;    // collective kinds in one table
 constexpr std::size_t kMaxKindName = 32;
 
@@ -459,13 +459,21 @@ json toJson(const RunReport& r) {
                              {"seconds_blocked", s.secondsBlocked}});
         out["saves"] = saves;
     }
-    if (r.configImport) {
-        json applied = json::array(), ignored = json::array();
-        for (const auto& [key, setting] : r.configImport->applied) applied.push_back({{"key", key}, {"setting", setting}});
-        for (const auto& [key, why] : r.configImport->ignored) ignored.push_back({{"key", key}, {"why", why}});
-        out["config_import"] = {{"source", r.configImport->source}, {"applied", applied}, {"ignored", ignored}};
-    }
+    if (r.configImport) out["config_import"] = toJson(*r.configImport);
     return out;
+}
+
+json toJson(const ConfigImport& c) {
+    json applied = json::array(), ignored = json::array();
+    for (const auto& [key, setting] : c.applied) applied.push_back({{"key", key}, {"setting", setting}});
+    for (const auto& [key, why] : c.ignored) ignored.push_back({{"key", key}, {"why", why}});
+    return {{"source", c.source}, {"applied", applied}, {"ignored", ignored}};
+}
+
+Parsed<ConfigImport> parseConfigImport(std::string_view text) {
+    return guarded<ConfigImport>([&] {
+        return readConfigImport(Reader(parseText(text), "config_import"));
+    });
 }
 
 json toJson(const CompareReport& c) {

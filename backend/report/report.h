@@ -146,6 +146,9 @@ struct SaveRecord {
 
 // A configuration file the run was started from (--ds-config, --accelerate-config): every key
 // either applied (as the setting it became) or ignored (with why). Filled by the CLI.
+// Most notes (and config_import entries per list) a report may carry: readers refuse more.
+inline constexpr std::size_t kMaxReportNotes = 256;
+
 struct ConfigImport {
     std::string source; // the file as given
     std::vector<std::pair<std::string, std::string>> applied; // key path, setting
@@ -205,6 +208,10 @@ template <class T> struct Parsed {
 
 Parsed<RunReport> fromJson(const nlohmann::json& j);
 Parsed<RunReport> parseRunReport(std::string_view text);
+// config_import on its own ({source, applied, ignored}, as a report carries it): the listing the
+// GUI hands `shardscope-cli run --config-import FILE` for a configuration it imported.
+nlohmann::json toJson(const ConfigImport& configImport);
+Parsed<ConfigImport> parseConfigImport(std::string_view text);
 Parsed<CompareReport> compareFromJson(const nlohmann::json& j);
 // A file's text: a compare report, or one run report (then the only row).
 Parsed<CompareReport> parseCompareReport(std::string_view text);

@@ -1,5 +1,6 @@
 // libFuzzer: the report JSON reader (run reports and compare reports, as the GUI's Compare page
-// and `shardscope-cli compare` read them). Every input gets a value or one line of error.
+// and `shardscope-cli compare` read them), and a config_import listing on its own (what the GUI
+// hands `shardscope-cli run --config-import`). Every input gets a value or one line of error.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -16,5 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto compare = report::parseCompareReport(text);
     if (!compare && compare.error.empty()) __builtin_trap();
     if (compare) (void)report::toJson(*compare.value).dump();
+    const auto listing = report::parseConfigImport(text);
+    if (!listing && listing.error.empty()) __builtin_trap();
+    if (listing && report::parseConfigImport(report::toJson(*listing.value).dump()).value != listing.value) __builtin_trap();
     return 0;
 }

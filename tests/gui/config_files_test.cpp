@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QPushButton>
+#include <QSignalSpy>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
@@ -16,6 +17,7 @@
 #include "common/language.h"
 #include "ranks/ranks_page.h"
 #include "run/run_config_panel.h"
+#include "run/run_session.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -66,6 +68,51 @@ private Q_SLOTS:
             QVERIFY2(error.contains(QStringLiteral("zero_optimization.stage = 7")), qPrintable(error));
             QCOMPARE(ranks->configPanel()->request().strategy, kept.strategy);
         }
+    }
+
+    // A run started after the import carries the listing into its report and notes (through
+    // shardscope-cli run --config-import), as the CLI's --ds-config does; a setting changed in the
+    // panel since is listed as changed.
+    void runAfterImportCarriesTheListing() {
+        LanguageManager language;
+        MainWindow window(&language);
+        addDefaultPages(window);
+        auto* ranks = qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks")));
+        auto* files = window.findChild<ConfigFiles*>();
+        RunRequest before = ranks->configPanel()->request();
+        before.model = QStringLiteral("tiny");
+        before.ranks = 2;
+        before.threads = true;
+        before.steps = 1;
+        ranks->configPanel()->setRequest(before);
+        QStringList listing;
+        QString error;
+        const QString ds = QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/configs/ds_zero2_batch.json");
+        QVERIFY2(files->importConfig(ds, &listing, &error), qPrintable(error));
+        RunRequest run = ranks->configPanel()->request();
+        run.maxInflight += 1; // a field the file does not set: the listing stands
+        const auto asRun = ranks->session().importListingFor(run);
+        QVERIFY(asRun);
+        QCOMPARE(asRun->source, ds.toStdString());
+        run.microBatch = 1; // the file set 2
+        const report::ConfigImport changed = *ranks->session().importListingFor(run);
+        QVERIFY(std::none_of(changed.applied.begin(), changed.applied.end(),
+                             [](const auto& a) { return a.second.rfind("--micro-batch", 0) == 0; }));
+        QVERIFY(std::any_of(changed.ignored.begin(), changed.ignored.end(),
+                            [](const auto& i) { return i.second.find("changed in the run settings since") != std::string::npos; }));
+
+        ranks->session().setCliPath(QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-cli"));
+        ranks->session().setWorkerPath(QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-worker"));
+        QSignalSpy reported(&ranks->session(), &RunSession::reportReady);
+        QVERIFY(ranks->session().start(ranks->configPanel()->request()));
+        QVERIFY(reported.wait(60000));
+        const auto report = reported.takeFirst().at(0).value<RunReportPtr>();
+        QVERIFY(report && report->configImport);
+        QCOMPARE(report->configImport->source, ds.toStdString());
+        QCOMPARE(report->configImport->applied, asRun->applied);
+        QVERIFY(std::any_of(report->notes.begin(), report->notes.end(), [](const std::string& n) {
+            return n.rfind("ignored: zero_optimization.overlap_comm — ", 0) == 0;
+        }));
     }
 
     void exportsTheOpenedRecording() {

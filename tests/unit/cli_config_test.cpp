@@ -10,6 +10,7 @@
 #include <string>
 
 #include "../support/cli_process.h"
+#include "protocol/protocol.h"
 
 namespace {
 
@@ -92,6 +93,63 @@ TEST(cliConfig, RunWithDsConfigReportsConfigImport) {
     ASSERT_EQ(flagged.exitCode, 0) << flagged.err;
     EXPECT_NE(flagged.out.find("ignored: zero_optimization.stage — overridden by --strategy"), std::string::npos);
     std::filesystem::remove(json);
+}
+
+// The recording (and the stream the GUI reads, the same records) carries the report the --json
+// file holds: config_import and its notes included.
+TEST(cliConfig, TheRecordingsReportCarriesConfigImport) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cli_config_recording";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::string trace = (dir / "r.sstrace").string(), json = (dir / "r.json").string();
+    const CliResult r = runProgram(kCli, {"run", "--model", "tiny", "--ranks", "2", "--shared-device", "--steps", "1",
+                                          "--ds-config", data("ds_zero2_batch.json"), "--trace", trace, "--json", json});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto recording = shardscope::protocol::readRecording(trace);
+    ASSERT_TRUE(recording.reportJson.has_value());
+    const auto fromRecording = nlohmann::json::parse(*recording.reportJson);
+    const auto fromFile = nlohmann::json::parse(shardscope::testing::slurpFile(json));
+    EXPECT_EQ(fromRecording["config_import"]["source"], data("ds_zero2_batch.json"));
+    EXPECT_EQ(fromRecording["config_import"], fromFile["config_import"]);
+    EXPECT_EQ(fromRecording["notes"], fromFile["notes"]);
+    std::filesystem::remove_all(dir);
+}
+
+// The GUI hands the listing of a configuration it imported (--config-import, the report's
+// config_import object); the run carries it into its report and notes as --ds-config does.
+TEST(cliConfig, RunCarriesTheGuisImportListing) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "cli_config_listing";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const nlohmann::json listing = {
+        {"source", "/home/u/ds.json"},
+        {"applied", {{{"key", "zero_optimization.stage"}, {"setting", "--strategy zero2"}}}},
+        {"ignored", {{{"key", "optimizer.params.lr"}, {"why", "sets --lr, which the Ranks page does not use"}}}}};
+    { std::ofstream(dir / "listing.json") << listing.dump(); }
+    const std::string trace = (dir / "r.sstrace").string(), json = (dir / "r.json").string();
+    const CliResult r = runProgram(kCli, {"run", "--model", "tiny", "--ranks", "2", "--shared-device", "--steps", "1",
+                                          "--strategy", "zero2", "--config-import", (dir / "listing.json").string(),
+                                          "--trace", trace, "--json", json});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("applied: zero_optimization.stage → --strategy zero2"), std::string::npos) << r.out;
+    const auto j = nlohmann::json::parse(shardscope::testing::slurpFile(json));
+    EXPECT_EQ(j["config_import"], listing);
+    bool noted = false;
+    for (const auto& n : j["notes"]) noted = noted || n == "ignored: optimizer.params.lr — sets --lr, which the Ranks page does not use";
+    EXPECT_TRUE(noted) << j["notes"];
+    const auto recording = shardscope::protocol::readRecording(trace);
+    ASSERT_TRUE(recording.reportJson.has_value());
+    EXPECT_EQ(nlohmann::json::parse(*recording.reportJson)["config_import"], listing);
+    // A listing that does not read, or beside a configuration file: one line, exit 2.
+    { std::ofstream(dir / "bad.json") << R"({"source": "x", "applied": 3, "ignored": []})"; }
+    CliResult bad = runProgram(kCli, {"run", "--model", "tiny", "--steps", "1", "--strategy", "ddp", "--config-import",
+                                      (dir / "bad.json").string(), "--json", json + ".2"});
+    expectOneLineExit2(bad, "--config-import");
+    EXPECT_FALSE(std::filesystem::exists(json + ".2"));
+    bad = runProgram(kCli, {"run", "--model", "tiny", "--steps", "1", "--config-import", (dir / "listing.json").string(),
+                            "--ds-config", data("ds_zero2_batch.json")});
+    expectOneLineExit2(bad, "not both");
+    std::filesystem::remove_all(dir);
 }
 
 // ZeRO-Offload's block of a ds_config becomes the job's offload flags: the optimizer states of

@@ -187,6 +187,32 @@ TEST(configImportDs, OffloadMapsOntoTheOffloadFlagsWhereACommandTakesThem) {
     EXPECT_EQ(ignored(i, "zero_optimization.offload_optimizer.nvme_path")->why, "offload tiers not in this build");
 }
 
+// DeepSpeed's aio block sets the NVMe tier's block size and queue depth; the rest is listed.
+TEST(configImportDs, AioMapsOntoTheNvmeTierFlags) {
+    Context c = runContext();
+    c.accepted.insert({"--offload-optimizer", "--nvme-dir", "--aio-block-bytes", "--aio-queue-depth"});
+    const std::string aio = R"("aio": {"block_size": 262144, "queue_depth": 16, "thread_count": 2,
+                                       "single_submit": false, "overlap_events": true, "use_gds": false})";
+    const Imported i = import(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "nvme",
+                                  "nvme_path": "/nvme"}}, )" + aio + "}", c);
+    EXPECT_EQ(applied(i, "aio.block_size")->setting, "--aio-block-bytes 262144");
+    EXPECT_EQ(applied(i, "aio.queue_depth")->setting, "--aio-queue-depth 16");
+    for (const char* key : {"aio.thread_count", "aio.single_submit", "aio.overlap_events", "aio.use_gds"}) {
+        ASSERT_TRUE(ignored(i, key)) << key;
+        EXPECT_EQ(ignored(i, key)->why.find("not a setting"), std::string::npos) << key << ": " << ignored(i, key)->why;
+    }
+    // Nothing on NVMe: the flags would be refused, so the keys are listed with that reason.
+    const Imported none = import("{" + aio + "}", c);
+    EXPECT_EQ(ignored(none, "aio.block_size")->why, "an NVMe tier setting; nothing is offloaded to nvme");
+    EXPECT_TRUE(none.args.empty());
+    // … unless the command line puts a tier there.
+    c.given = {{"--offload-optimizer", "nvme"}};
+    EXPECT_EQ(applied(import("{" + aio + "}", c), "aio.queue_depth")->setting, "--aio-queue-depth 16");
+    EXPECT_NE(errorOf(R"({"aio": {"block_size": 5000}})", c).find("aio.block_size = 5000: must be a multiple of 4096"),
+              std::string::npos);
+    EXPECT_NE(errorOf(R"({"aio": {"queue_depth": 0}})", c).find("aio.queue_depth = 0"), std::string::npos);
+}
+
 TEST(configImportDs, EngineFixedSettingsAreNamedWhenTheyDiffer) {
     const Imported i = import(R"({"gradient_clipping": 0.5, "optimizer": {"type": "Lamb", "params": {"lr": 0.01}},
                                   "fp16": {"enabled": true, "loss_scale": 0}})");
@@ -283,6 +309,46 @@ TEST(configImportAccelerate, BadValuesNameTheKeyAndValue) {
     EXPECT_NE(accelerateError("- 1\n- 2\n").find("must be a mapping"), std::string::npos);
     // The line is one line.
     EXPECT_EQ(accelerateError("a: [1, 2\n").find('\n'), std::string::npos);
+}
+
+Imported importAccelerateText(const std::string& text) {
+    const Context c = acceleratedRun();
+    return finish(parseAccelerateConfig(text, "acc.yaml", c), c);
+}
+
+// YAML merge keys (`<<: *anchor`) apply the anchored mapping; the mapping's own keys win.
+TEST(configImportAccelerate, MergeKeysApplyTheAnchoredMapping) {
+    const Imported i = importAccelerateText("fsdp_defaults: &fsdp\n"
+                                            "  fsdp_sharding_strategy: SHARD_GRAD_OP\n"
+                                            "  fsdp_backward_prefetch: BACKWARD_PRE\n"
+                                            "distributed_type: FSDP\n"
+                                            "fsdp_config:\n"
+                                            "  <<: *fsdp\n"
+                                            "  fsdp_sharding_strategy: FULL_SHARD\n");
+    EXPECT_EQ(applied(i, "fsdp_config.fsdp_sharding_strategy")->setting.rfind("--strategy fsdp", 0), 0u);
+    EXPECT_NE(applied(i, "fsdp_config.fsdp_sharding_strategy")->setting.rfind("--strategy fsdp_grad_op", 0), 0u)
+        << "the mapping's own key wins";
+    EXPECT_TRUE(applied(i, "fsdp_config.fsdp_backward_prefetch")) << "from the anchor";
+    EXPECT_FALSE(ignored(i, "fsdp_config.<<"));
+    // A list of anchors (the earlier wins), and a merge at the top level.
+    const Imported top = importAccelerateText("base: &b {distributed_type: DEEPSPEED, num_processes: 2}\n"
+                                              "more: &m {num_processes: 4, mixed_precision: bf16}\n"
+                                              "<<: [*b, *m]\n"
+                                              "deepspeed_config: {zero_stage: 2}\n");
+    EXPECT_EQ(applied(top, "num_processes")->setting, "--ranks 2");
+    EXPECT_EQ(applied(top, "deepspeed_config.zero_stage")->setting, "--strategy zero2");
+    EXPECT_TRUE(applied(top, "mixed_precision"));
+    EXPECT_NE(accelerateError("distributed_type: FSDP\nfsdp_config:\n  <<: 3\n").find("fsdp_config.<< = '3': must name a mapping"),
+              std::string::npos);
+    // Aliases share nodes: ten lines that merge a mapping 2^10 times are refused, not expanded.
+    std::string bomb = "a0: &a0 {x: 1}\n";
+    for (int k = 1; k <= 10; ++k) {
+        const std::string self = std::to_string(k), prev = std::to_string(k - 1);
+        bomb.append("a").append(self).append(": &a").append(self).append(" {<<: [*a").append(prev);
+        bomb.append(", *a").append(prev).append("]}\n");
+    }
+    bomb += "distributed_type: FSDP\nfsdp_config: {<<: [*a7, *a7, *a7, *a7, *a7]}\n";
+    EXPECT_NE(accelerateError(bomb).find("merges in one file"), std::string::npos) << accelerateError(bomb);
 }
 
 // PyYAML (Accelerate) reads the last of a repeated key, yaml-cpp's lookups the first: a file

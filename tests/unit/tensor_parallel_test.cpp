@@ -47,6 +47,7 @@ struct Mesh {
     PrecisionKind precision = PrecisionKind::Fp32;
     bool checkpointing = false;
     int steps = 3;
+    int hybridGroup = 0; // fsdp_hybrid: DP ranks per shard group
 };
 
 struct MeshRun {
@@ -67,6 +68,7 @@ theory::Scenario scenarioOf(const Mesh& m) {
     s.ranks = m.dp;
     s.precision.kind = m.precision;
     s.knobs.sharedDeviceCollectives = true;
+    s.knobs.hybridGroupSize = m.hybridGroup;
     s.activations = {preset.microBatch, m.checkpointing};
     return s;
 }
@@ -108,6 +110,12 @@ MeshRun runMesh(const Mesh& m) {
         split([&](int r) { return r % m.tp; }, m.tp, &strategy::CommGroups::data);
     }
     for (auto& g : groups) g.shard = g.data ? g.data : g.world;
+    if (m.hybridGroup > 0) { // shard groups: G consecutive DP ranks; replicas: the same index in each
+        const int g = m.hybridGroup;
+        split([&](int r) { return (r % m.tp) * (m.dp / g) + (r / m.tp) / g; }, m.tp * (m.dp / g),
+              &strategy::CommGroups::shard);
+        split([&](int r) { return (r % m.tp) * g + (r / m.tp) % g; }, m.tp * g, &strategy::CommGroups::replica);
+    }
 
     MeshRun out;
     std::mutex failed;
@@ -124,6 +132,7 @@ MeshRun runMesh(const Mesh& m) {
                 sc.shape = preset.shape;
                 sc.shape.tp = m.tp;
                 sc.seed = 5;
+                sc.knobs.hybridGroupSize = m.hybridGroup;
                 auto sharding = strategy::makeSharding(sc, cpu, groups[static_cast<std::size_t>(r)]);
                 train::TrainConfig tc;
                 tc.model = {sc.shape, preset.microBatch, m.checkpointing};
@@ -284,6 +293,33 @@ TEST(tensorParallel, ZeroAndFsdpShardTheSliceOverTheDpGroup) {
             EXPECT_EQ(run.digest, tpDdp.digest) << what;
         }
     }
+}
+
+// HYBRID_SHARD inside the DP group of each TP slice: G = 1 replicates the slice across the DP
+// group (its gradients all-reduced over the replica group), G = 2 shards it over the whole DP
+// group; T = 2 × D = 4 with G = 2 does both at once.
+TEST(tensorParallel, HybridShardsTheSliceInsideTheDpGroup) {
+    for (PrecisionKind p : {PrecisionKind::Fp32, PrecisionKind::MixedBf16}) {
+        const MeshRun ddp = runMesh({1, 2, Strategy::Ddp, p});
+        const MeshRun tpDdp = runMesh({2, 2, Strategy::Ddp, p});
+        for (int g : {1, 2}) {
+            const MeshRun run = runMesh({2, 2, Strategy::FsdpHybridShard, p, false, 3, g});
+            const std::string what = "fsdp_hybrid G=" + std::to_string(g) + " " + std::string(plan::precisionName(p));
+            expectClose(run, ddp, p, what);
+            EXPECT_EQ(run.digest, tpDdp.digest) << what << ": DDP on the same mesh, bitwise";
+            const auto ar = static_cast<std::size_t>(CollectiveOp::AllReduce);
+            if (g == 1) {
+                EXPECT_GT(run.comm.calls[ar], 0u) << what << ": gradients all-reduced across replicas";
+            }
+        }
+    }
+    const MeshRun ddp4 = runMesh({1, 4, Strategy::Ddp, PrecisionKind::Fp32});
+    const Mesh wide{2, 4, Strategy::FsdpHybridShard, PrecisionKind::Fp32, true, 3, 2};
+    const MeshRun run = runMesh(wide);
+    expectClose(run, ddp4, PrecisionKind::Fp32, "fsdp_hybrid T=2 D=4 G=2 checkpointing");
+    const theory::Scenario s = scenarioOf(wide);
+    EXPECT_EQ(run.states, theory::modelStates(s).perRank);
+    EXPECT_EQ(run.peak, predict::predictPeak(s).peakBytes);
 }
 
 TEST(tensorParallel, ActivationCheckpointingRecomputesWithTheTpAllReduce) {

@@ -139,6 +139,12 @@ bool ConfigFiles::importConfig(const QString& path, QStringList* listing, QStrin
         }
         const runconfig::RunConfig result = runconfig::parseRunConfig(args, ranks);
         panel_.setRequest(applied(base, result, ranks));
+        // Runs from here on carry the listing into their reports (shardscope-cli --config-import).
+        report::ConfigImport forRuns;
+        forRuns.source = config_import::utf8Text(file);
+        for (const auto& a : imported.applied) forRuns.applied.emplace_back(a.key, a.setting);
+        for (const auto& i : imported.ignored) forRuns.ignored.emplace_back(i.key, i.why);
+        document_.session().setConfigImport(forRuns, panel_.request());
         if (listing) {
             listing->clear();
             for (const std::string& line : config_import::describe(imported)) listing->push_back(QString::fromStdString(line));

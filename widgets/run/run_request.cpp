@@ -264,6 +264,35 @@ std::vector<FieldIssue> validateNvme(const RunRequest& r) {
     return {};
 }
 
+report::ConfigImport importListingAsRun(const report::ConfigImport& listing, const RunRequest& atImport,
+                                        const RunRequest& now) {
+    // The flags an import can set on the panel (app/config_files.cpp), each with its field.
+    const auto same = [&](const std::string& flag) -> bool {
+        const RunRequest &a = atImport, &b = now;
+        if (flag == "--strategy") return a.strategy == b.strategy;
+        if (flag == "--precision") return a.precision == b.precision;
+        if (flag == "--micro-batch") return a.microBatch == b.microBatch;
+        if (flag == "--bucket-bytes") return a.bucketBytes == b.bucketBytes;
+        if (flag == "--prefetch") return a.prefetch == b.prefetch;
+        if (flag == "--max-inflight") return a.maxInflight == b.maxInflight;
+        if (flag == "--persistence-threshold") return a.persistenceThreshold == b.persistenceThreshold;
+        if (flag == "--reshard-after-forward") return a.reshardAfterForward == b.reshardAfterForward;
+        if (flag == "--hybrid-group") return a.hybridGroup == b.hybridGroup;
+        if (flag == "--checkpointing") return a.checkpointing == b.checkpointing;
+        if (flag == "--ranks") return a.ranks == b.ranks;
+        return true;
+    };
+    report::ConfigImport out;
+    out.source = listing.source;
+    for (const auto& [key, setting] : listing.applied) {
+        const std::string flag = setting.substr(0, setting.find(' '));
+        if (same(flag)) out.applied.emplace_back(key, setting);
+        else out.ignored.emplace_back(key, "set " + setting + " at the import, changed in the run settings since");
+    }
+    out.ignored.insert(out.ignored.end(), listing.ignored.begin(), listing.ignored.end());
+    return out;
+}
+
 QStringList workerArguments(const RunRequest& r, const QString& socketPath) {
     runconfig::RunConfig c = toRunConfig(r);
     c.streamPath = socketPath.toStdString();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "platform/cuda_probe.h"
+#include "report/report.h"
 #include "runconfig/problems.h"
 #include "runconfig/run_config.h"
 #include "theory/estimate.h"
@@ -92,6 +93,12 @@ std::optional<RunRequest> requestFromConfigJson(const std::string& json, QString
 // A configuration problem in the panel's words (translated), and the field that shows it.
 QString describe(const runconfig::Problem& p);
 RunField fieldOf(runconfig::Field f);
+
+// The listing of an imported configuration (report::ConfigImport) as it holds for a run of
+// `now`: an applied key whose setting was changed in the panel since the import (`atImport`:
+// the settings right after it) moves to ignored, saying so.
+report::ConfigImport importListingAsRun(const report::ConfigImport& listing, const RunRequest& atImport,
+                                        const RunRequest& now);
 
 // shardscope-worker's arguments (runconfig::toWorkerArgs: the part after `mpirun … -np N
 // worker`; with r.threads the whole command line after the worker, ending in --shared-device

@@ -129,6 +129,14 @@ bool RunSession::start(const RunRequest& request) {
     arguments << workerArguments(request, socketPath) << QStringLiteral("--worker") << workerPath_
               << QStringLiteral("--ending") << endingPath_;
     if (mpirun) arguments << QStringLiteral("--mpirun") << QString::fromStdString(*mpirun);
+    if (const auto listing = importListingFor(request)) {
+        const QString path = socketDir_->filePath(QStringLiteral("config_import.json"));
+        const QByteArray json = QByteArray::fromStdString(report::toJson(*listing).dump());
+        QFile file(path);
+        if (!file.open(QIODevice::WriteOnly) || file.write(json) != json.size() || !file.flush())
+            return refuse(tr("cannot write the imported configuration's listing: %1").arg(file.errorString()));
+        arguments << QStringLiteral("--config-import") << path;
+    }
 
     beginSession(true);
     direct_ = request.threads;
@@ -153,6 +161,15 @@ bool RunSession::start(const RunRequest& request) {
     Q_EMIT started(true);
     process_->start();
     return true;
+}
+
+void RunSession::setConfigImport(const report::ConfigImport& listing, const RunRequest& afterImport) {
+    configImport_ = std::pair{listing, afterImport};
+}
+
+std::optional<report::ConfigImport> RunSession::importListingFor(const RunRequest& request) const {
+    if (!configImport_) return std::nullopt;
+    return importListingAsRun(configImport_->first, configImport_->second, request);
 }
 
 bool RunSession::openRecording(const QString& path) {

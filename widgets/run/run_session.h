@@ -12,8 +12,11 @@
 #include <QThread>
 #include <QTimer>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "launch/ending.h"
+#include "report/report.h"
 #include "run/stream_receiver.h"
 #include "run/run_request.h"
 
@@ -56,6 +59,12 @@ public:
 
     // Both return false (and emit finished(Failed, reason)) when nothing could be started.
     bool start(const RunRequest& request);
+    // The listing of the configuration File → Import configuration… applied last, and the
+    // settings it left in the panel: every later run hands it to shardscope-cli run
+    // (--config-import), which carries it into the run's report and notes — with the keys whose
+    // settings were changed since listed as such (importListingFor).
+    void setConfigImport(const report::ConfigImport& listing, const RunRequest& afterImport);
+    std::optional<report::ConfigImport> importListingFor(const RunRequest& request) const;
     bool openRecording(const QString& path);
     // SIGTERM to the CLI, which tears the job down; kill after kGraceMs as the last resort.
     void stop();
@@ -96,6 +105,7 @@ private:
     StreamReceiver* receiver_ = nullptr; // lives on thread_
     QProcess* process_ = nullptr;
     std::unique_ptr<QTemporaryDir> socketDir_;
+    std::optional<std::pair<report::ConfigImport, RunRequest>> configImport_;
     QTimer killTimer_;
     QTimer drainTimer_;
     QElapsedTimer clock_;
