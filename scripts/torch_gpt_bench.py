@@ -311,22 +311,36 @@ def run_ours(args, strategy, ranks, tmp):
            "--json", out]
     if args.micro_batch:
         cmd += ["--micro-batch", str(args.micro_batch)]
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"ours {strategy} on {ranks} ranks failed: {r.stderr.strip()}")
+    # wait4's usage of the CLI covers every process of the job it waited for (mpirun and the
+    # ranks, through their parents): its maximum resident set is the largest rank's (this
+    # process stays small: it never imports torch).
+    err = os.path.join(tmp, "ours.stderr")
+    with open(err, "w") as errf:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errf)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        with open(err) as f:
+            raise SystemExit(f"ours {strategy} on {ranks} ranks failed: {f.read().strip()}")
     with open(out) as f:
         rep = json.load(f)
     peak = max(r["peak_bytes"]["total"] for r in rep["ranks"])  # the ledger's tensors, not RSS
-    return {"param_count": rep["param_count"], "step_ms": rep["step_ms"][args.warmup:], "peak_bytes": peak}
+    return {"param_count": rep["param_count"], "step_ms": rep["step_ms"][args.warmup:], "peak_bytes": peak,
+            "rss_bytes": usage.ru_maxrss * 1024}
 
 
 def cpu_main(args, p):
+    import subprocess
     import tempfile
-    try:
-        import torch
-    except ImportError as e:
-        print(f"not run: PyTorch is not importable ({e}); scripts/bench-torch.sh sets up its venv")
+    # torch is imported by the ranks only: a child forked from a process holding torch starts
+    # with its resident set, which the children's maximum RSS (theirs and ours) would report.
+    probe = subprocess.run([sys.executable, "-W", "ignore", "-c", "import torch; print(torch.__version__)"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        reason = (probe.stderr.strip().splitlines() or ["import failed"])[-1]
+        print(f"not run: PyTorch is not importable ({reason}); scripts/bench-torch.sh sets up its venv")
         return 3
+    torch_version = probe.stdout.strip()
     ranks = [int(n) for n in args.ranks.split(",")]
     strategies = args.strategies.split(",")
     for s in strategies:
@@ -348,14 +362,15 @@ def cpu_main(args, p):
                     theirs.setdefault((s, n), []).append(statistics.median(b["step_ms"]))
                     theirs.setdefault((s, n, "rss"), []).append(max(b["rss_bytes"]))
                     ours.setdefault((s, n, "peak"), []).append(a["peak_bytes"])
+                    ours.setdefault((s, n, "rss"), []).append(a["rss_bytes"])
                     print(f"repeat {rep + 1}: {s} N={n}: ours {ours[(s, n)][-1]:.1f} ms, "
                           f"torch {theirs[(s, n)][-1]:.1f} ms", flush=True)
     import platform
     print(f"\n{args.preset} ({p['micro_batch'] if not args.micro_batch else args.micro_batch} x {p['seq_len']} tokens "
-          f"per rank), ours {args.ours_precision} vs torch {torch.__version__} fp32, one thread per rank, "
+          f"per rank), ours {args.ours_precision} vs torch {torch_version} fp32, one thread per rank, "
           f"{args.repeats} interleaved repeats, {args.steps} timed steps each; {platform.processor() or platform.machine()}")
     head = (f"{'strategy':8} {'N':>2} {'torch peer':28} {'ours min':>9} {'ours med':>9} {'torch min':>9} "
-            f"{'torch med':>9} {'torch/ours':>10} {'torch RSS':>10} {'ours ledger peak':>16}")
+            f"{'torch med':>9} {'torch/ours':>10} {'torch RSS':>10} {'ours RSS':>10} {'ours ledger peak':>16}")
     print(head)
     rows = []
     for n in ranks:
@@ -364,17 +379,19 @@ def cpu_main(args, p):
             ratio = statistics.median(t) / statistics.median(o)
             rss = max(theirs[(s, n, "rss")]) / 2**20
             peak = max(ours[(s, n, "peak")]) / 2**20
+            our_rss = max(ours[(s, n, "rss")]) / 2**20
             rows.append((s, n, TORCH_PEER[s], min(o), statistics.median(o), min(t), statistics.median(t), ratio, rss,
-                         peak))
+                         peak, min(t) / min(o), our_rss))
             print(f"{s:8} {n:>2} {TORCH_PEER[s]:28} {min(o):9.1f} {statistics.median(o):9.1f} {min(t):9.1f} "
-                  f"{statistics.median(t):9.1f} {ratio:10.2f} {rss:6.0f} MiB {peak:12.1f} MiB")
+                  f"{statistics.median(t):9.1f} {ratio:10.2f} {rss:6.0f} MiB {our_rss:6.0f} MiB {peak:12.1f} MiB")
     if args.markdown:
         print("\n| strategy | N | torch peer | ours min ms | ours median ms | torch min ms | torch median ms | "
-              "torch/ours | torch max RSS/rank | ours ledger peak/rank |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+              "torch/ours (medians) | torch/ours (mins) | torch max RSS/rank | ours max RSS/rank | "
+              "ours ledger peak/rank |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             print(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.1f} | {r[4]:.1f} | {r[5]:.1f} | {r[6]:.1f} | {r[7]:.2f} | "
-                  f"{r[8]:.0f} MiB | {r[9]:.1f} MiB |")
+                  f"{r[10]:.2f} | {r[8]:.0f} MiB | {r[11]:.0f} MiB | {r[9]:.1f} MiB |")
     return 0
 
 

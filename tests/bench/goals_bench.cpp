@@ -10,7 +10,8 @@
 //    and under mpirun (N ranks): step-time throughput, and the whole job's CPU time (CLI, mpirun
 //    and ranks), which shows the consumer's share even where the cores are busy with other work.
 // Every pair is interleaved (A B A B …) so machine noise hits both sides; min and median of the
-// repeats are printed with the target. In-process figures (1–3 at one rank) use this thread's
+// repeats are printed with the target. Within a repeat, the sgemm reference is the best of three
+// runs and each step figure the best of three interleaved steps (fp32, bf16, fp32, …). In-process figures (1–3 at one rank) use this thread's
 // CPU time; the CLI figures the reports' step times (wall clock: run them on a quiet machine).
 #include <algorithm>
 #include <chrono>
@@ -208,18 +209,23 @@ int main(int argc, char** argv) {
     for (int r = 0; r < repeats; ++r) {
         sgemm = sgemmGflops();
         triad = triadBytesPerSecond();
-        const double tf = fp32.step();
-        const double tb = bf16.step();
+        // Best of three interleaved steps each, as the sgemm reference is the best of three runs.
+        double tf = 1e30, tb = 1e30, optF = 0, optB = 0;
+        for (int k = 0; k < 3; ++k) {
+            const double f = fp32.step();
+            if (f < tf) tf = f, optF = fp32.optimizer();
+            const double b = bf16.step();
+            if (b < tb) tb = b, optB = bf16.optimizer();
+        }
         stepRate = flops / tf * 1e-9;
         gemmFraction.push_back(stepRate / sgemm);
         const double bound = 28.0 * params / triad;
-        optBoundFp32.push_back(fp32.optimizer() / bound);
-        optBoundBf16.push_back(bf16.optimizer() / bound);
+        optBoundFp32.push_back(optF / bound);
+        optBoundBf16.push_back(optB / bound);
         bf16Speed.push_back(tf / tb);
         std::printf("  repeat %d: sgemm %.1f GFLOP/s, triad %.1f GB/s, fp32 step %.1f ms (%.1f GFLOP/s, optimizer "
                     "%.2f ms), bf16 step %.1f ms (optimizer %.2f ms), bound %.2f ms\n",
-                    r + 1, sgemm, triad * 1e-9, tf * 1e3, stepRate, fp32.optimizer() * 1e3, tb * 1e3,
-                    bf16.optimizer() * 1e3, bound * 1e3);
+                    r + 1, sgemm, triad * 1e-9, tf * 1e3, stepRate, optF * 1e3, tb * 1e3, optB * 1e3, bound * 1e3);
     }
     const Stats g1 = stats(gemmFraction), g2f = stats(optBoundFp32), g2b = stats(optBoundBf16), g3 = stats(bf16Speed);
     line("1", "fp32 step GFLOP/s / sgemm GFLOP/s", g1, "x", ">= 0.70", g1.median >= 0.70);

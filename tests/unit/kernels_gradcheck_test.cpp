@@ -110,8 +110,8 @@ TEST(kernelsGradcheck, Linear) {
                    bias, db, "dbias");
 }
 
-TEST(kernelsGradcheck, CausalAttention) {
-    const std::int64_t batch = 2, seq = 5, heads = 2, hd = 3, d = heads * hd;
+void checkCausalAttention(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t hd) {
+    const std::int64_t d = heads * hd;
     const Vec qkv = roundTrip(randomVec(batch * seq * 3 * d, 9, 1.5));
     const Vec w = roundTrip(randomVec(batch * seq * d, 10));
     auto qf = toF(qkv), wf = toF(w);
@@ -135,6 +135,12 @@ TEST(kernelsGradcheck, CausalAttention) {
     expectGradient([&](const Vec& v) { return weighted(testref::attention(v, batch, seq, heads, hd), w); },
                    qkv, dqkv, "dqkv");
 }
+
+TEST(kernelsGradcheck, CausalAttention) { checkCausalAttention(2, 5, 2, 3); }
+
+// Longer than the kernel's causal row blocks (32 rows), with a ragged last block: the blocked
+// products must leave out only masked entries.
+TEST(kernelsGradcheck, CausalAttentionAcrossRowBlocks) { checkCausalAttention(1, 45, 2, 3); }
 
 TEST(kernelsGradcheck, Gelu) {
     Vec x(41);

@@ -12,6 +12,27 @@
 
 namespace shardscope::kernels {
 
+namespace {
+
+// dbias[j] += Σ_r dy[r][j], rows added in order (the same bits as one row at a time), four rows
+// per pass over dbias so the loop is bound by reading dy, not by dbias's loads and stores.
+void columnSums(const float* __restrict dy, float* __restrict dbias, std::int64_t rows, std::int64_t out) {
+    std::int64_t r = 0;
+    for (; r + 4 <= rows; r += 4) {
+        const float* __restrict a = dy + r * out;
+        const float* __restrict b = a + out;
+        const float* __restrict c = b + out;
+        const float* __restrict e = c + out;
+        for (std::int64_t j = 0; j < out; ++j) dbias[j] = (((dbias[j] + a[j]) + b[j]) + c[j]) + e[j];
+    }
+    for (; r < rows; ++r) {
+        const float* __restrict a = dy + r * out;
+        for (std::int64_t j = 0; j < out; ++j) dbias[j] += a[j];
+    }
+}
+
+} // namespace
+
 void linearForward(const float* x, const float* w, const float* bias, float* y, std::int64_t rows,
                    std::int64_t in, std::int64_t out, bool accumulate) {
     // The bias is broadcast into y first so one GEMM with beta = 1 finishes the job.
@@ -32,12 +53,7 @@ void linearBackward(const float* dy, const float* x, const float* w, float* dx, 
                     float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out) {
     if (dx) gemm(false, true, rows, in, out, 1.0f, dy, out, w, out, 1.0f, dx, in);
     gemm(true, false, in, out, rows, 1.0f, x, in, dy, out, 1.0f, dw, out);
-    if (dbias) {
-        for (std::int64_t r = 0; r < rows; ++r) {
-            const float* dyr = dy + r * out;
-            for (std::int64_t j = 0; j < out; ++j) dbias[j] += dyr[j];
-        }
-    }
+    if (dbias) columnSums(dy, dbias, rows, out);
 }
 
 namespace {
@@ -144,9 +160,21 @@ float rowDot(const float* row, const float* prow, std::int64_t n) {
 
 } // namespace
 
+namespace {
+
+// Causal attention in row blocks: query rows [r0, r1) only see keys [0, r1), so each block's
+// products stop at r1 instead of seq (about 5/8 of the full products at four blocks). The
+// skipped entries are the masked ones (P and dS are 0 there), so only exact zeros drop out of
+// the sums. Blocks much smaller than this cost more in per-call overhead than they save.
+// 32 rows measured fastest for the small preset's 128 × 128 × 50 heads (64 and 16 rows: 5–10 %
+// slower, one block of 128: 25 % slower).
+constexpr std::int64_t kCausalBlock = 32;
+
+} // namespace
+
 void attentionForward(const float* qkv, float* probs, float* out, std::int64_t batch,
                       std::int64_t seq, std::int64_t heads, std::int64_t headDim) {
-    const std::int64_t d = heads * headDim;
+    const std::int64_t d = heads * headDim, block = kCausalBlock;
     const float scale = 1.0f / std::sqrt(static_cast<float>(headDim));
     for (std::int64_t b = 0; b < batch; ++b) {
         for (std::int64_t h = 0; h < heads; ++h) {
@@ -154,10 +182,19 @@ void attentionForward(const float* qkv, float* probs, float* out, std::int64_t b
             const float* k = q + d;
             const float* v = q + 2 * d;
             float* p = probs + (b * heads + h) * seq * seq;
-            gemm(false, true, seq, seq, headDim, scale, q, 3 * d, k, 3 * d, 0.0f, p, seq);
+            float* o = out + b * seq * d + h * headDim;
+            // S = scale · Q Kᵀ on and below the diagonal blocks; the softmax reads columns ≤ i
+            // of row i only and writes every column (0 above the diagonal).
+            for (std::int64_t r0 = 0; r0 < seq; r0 += block) {
+                const std::int64_t r1 = std::min(seq, r0 + block);
+                gemm(false, true, r1 - r0, r1, headDim, scale, q + r0 * 3 * d, 3 * d, k, 3 * d, 0.0f, p + r0 * seq,
+                     seq);
+            }
             causalSoftmax(p, seq);
-            gemm(false, false, seq, headDim, seq, 1.0f, p, seq, v, 3 * d, 0.0f,
-                 out + b * seq * d + h * headDim, d);
+            for (std::int64_t r0 = 0; r0 < seq; r0 += block) {
+                const std::int64_t r1 = std::min(seq, r0 + block);
+                gemm(false, false, r1 - r0, headDim, r1, 1.0f, p + r0 * seq, seq, v, 3 * d, 0.0f, o + r0 * d, d);
+            }
         }
     }
 }
@@ -167,7 +204,7 @@ void attentionBackward(const float* dout, const float* qkv, const float* probs, 
                        std::int64_t heads, std::int64_t headDim) {
     if (static_cast<std::int64_t>(scratch.size()) < seq * seq)
         throw Error(ErrorKind::Internal, "attentionBackward: scratch smaller than seq²");
-    const std::int64_t d = heads * headDim;
+    const std::int64_t d = heads * headDim, block = kCausalBlock;
     const float scale = 1.0f / std::sqrt(static_cast<float>(headDim));
     float* ds = scratch.data();
     for (std::int64_t b = 0; b < batch; ++b) {
@@ -181,8 +218,15 @@ void attentionBackward(const float* dout, const float* qkv, const float* probs, 
             float* dv = dq + 2 * d;
             const float* p = probs + (b * heads + h) * seq * seq;
             const float* dO = dout + b * seq * d + h * headDim;
-            gemm(false, true, seq, seq, headDim, 1.0f, dO, d, v, 3 * d, 0.0f, ds, seq); // dP
-            gemm(true, false, seq, headDim, seq, 1.0f, p, seq, dO, d, 0.0f, dv, 3 * d);   // dV
+            // Row block [r0, r1) of queries reaches keys [0, r1); column block [c0, c1) of keys
+            // is reached by queries [c0, seq).
+            for (std::int64_t r0 = 0; r0 < seq; r0 += block) {
+                const std::int64_t r1 = std::min(seq, r0 + block);
+                gemm(false, true, r1 - r0, r1, headDim, 1.0f, dO + r0 * d, d, v, 3 * d, 0.0f, ds + r0 * seq,
+                     seq); // dP
+                gemm(true, false, r1 - r0, headDim, seq - r0, 1.0f, p + r0 * seq + r0, seq, dO + r0 * d, d, 0.0f,
+                     dv + r0 * 3 * d, 3 * d); // dV = Pᵀ dO
+            }
             // Softmax backward: dS = P ⊙ (dP − Σ_j dP·P); P is 0 above the diagonal.
             for (std::int64_t i = 0; i < seq; ++i) {
                 float* row = ds + i * seq;
@@ -191,8 +235,13 @@ void attentionBackward(const float* dout, const float* qkv, const float* probs, 
                 for (std::int64_t j = 0; j <= i; ++j) row[j] = prow[j] * (row[j] - dot);
                 for (std::int64_t j = i + 1; j < seq; ++j) row[j] = 0.0f;
             }
-            gemm(false, false, seq, headDim, seq, scale, ds, seq, k, 3 * d, 0.0f, dq, 3 * d);
-            gemm(true, false, seq, headDim, seq, scale, ds, seq, q, 3 * d, 0.0f, dk, 3 * d);
+            for (std::int64_t r0 = 0; r0 < seq; r0 += block) {
+                const std::int64_t r1 = std::min(seq, r0 + block);
+                gemm(false, false, r1 - r0, headDim, r1, scale, ds + r0 * seq, seq, k, 3 * d, 0.0f, dq + r0 * 3 * d,
+                     3 * d); // dQ = scale · dS K
+                gemm(true, false, r1 - r0, headDim, seq - r0, scale, ds + r0 * seq + r0, seq, q + r0 * 3 * d, 3 * d,
+                     0.0f, dk + r0 * 3 * d, 3 * d); // dK = scale · dSᵀ Q
+            }
         }
     }
 }

@@ -137,12 +137,17 @@ double crossEntropyForward(float* logitsToProbs, const std::int32_t* targets, st
             throwInvalid("target id " + std::to_string(t) + " is outside the vocabulary (" +
                          std::to_string(vocab) + ")");
         const float maxv = *std::max_element(row, row + vocab);
-        double sum = 0.0;
-        for (std::int64_t j = 0; j < vocab; ++j) sum += static_cast<double>(std::exp(row[j] - maxv));
         // −log p_t = log Σ exp(z − max) − (z_t − max): stable even when p_t underflows.
-        total += std::log(sum) - static_cast<double>(row[t] - maxv);
+        const double logitTerm = static_cast<double>(row[t] - maxv);
+        // One exp per logit: the row holds exp(z − max) until it is scaled by 1/Σ.
+        double sum = 0.0;
+        for (std::int64_t j = 0; j < vocab; ++j) {
+            row[j] = std::exp(row[j] - maxv);
+            sum += static_cast<double>(row[j]);
+        }
+        total += std::log(sum) - logitTerm;
         const float inv = static_cast<float>(1.0 / sum);
-        for (std::int64_t j = 0; j < vocab; ++j) row[j] = std::exp(row[j] - maxv) * inv;
+        for (std::int64_t j = 0; j < vocab; ++j) row[j] *= inv;
     }
     return total / static_cast<double>(rows);
 }
