@@ -1,4 +1,4 @@
-// The checkpoint library without the engine: sha256 against the FIPS vectors, the metadata
+// The checkpoint library without the engine (sha256: sha256_test.cpp): the metadata
 // codec (round trip, every refusal), the resharding plan for every pair of world sizes and
 // strategies on a model whose units no world size divides, and the faults a loader must name.
 #include <gtest/gtest.h>
@@ -33,39 +33,6 @@ using plan::Strategy;
 // d = 7, vocab 17, context 14: units of 217, 679, 679 and 133 elements, divisible by none of
 // 2, 3, 4, 5, 8 — every world size pads every unit.
 plan::GptShape oddShape() { return {2, 7, 7, 17, 14}; }
-
-TEST(checkpointSha256, MatchesTheFipsVectors) {
-    EXPECT_EQ(sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    EXPECT_EQ(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-    Sha256 million; // one million 'a', fed in uneven pieces across block boundaries
-    const std::string piece(997, 'a');
-    std::size_t left = 1000000;
-    while (left > 0) {
-        const std::size_t n = std::min(left, piece.size());
-        million.update(piece.data(), n);
-        left -= n;
-    }
-    EXPECT_EQ(million.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-}
-
-TEST(checkpointSha256, TheAcceleratedPathEqualsThePortableOne) {
-    std::string bytes(1 << 20, '\0');
-    std::uint32_t x = 12345;
-    for (char& c : bytes) {
-        x = x * 1664525u + 1013904223u;
-        c = static_cast<char>(x >> 24);
-    }
-    for (std::size_t n : {std::size_t{0}, std::size_t{55}, std::size_t{56}, std::size_t{64}, std::size_t{1000},
-                          std::size_t{65537}, bytes.size()}) {
-        Sha256 fast, slow(true);
-        fast.update(bytes.data(), n);
-        slow.update(bytes.data(), n);
-        EXPECT_EQ(fast.hex(), slow.hex()) << n;
-    }
-    if (!sha256Accelerated()) GTEST_SKIP() << "no SHA extensions on this CPU: only the portable path ran";
-}
 
 struct Truth { // the consolidated state every save starts from
     std::vector<std::vector<float>> master, m, v;
