@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string_view>
 #include <thread>
+#include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -26,17 +27,33 @@ namespace {
 constexpr std::uint64_t kBatchBytes = std::uint64_t{8} << 20;
 constexpr std::size_t kMaxIov = IOV_MAX < 1024 ? IOV_MAX : 1024;
 
-// Writes every piece of `iov` (consumed: the vector is edited as writes land).
+// Writes every piece of `iov` (consumed: the vector is edited as writes land) from the file's
+// start, kBatchBytes per writev. Each batch's writeback starts at once (sync_file_range), so the
+// disk works while the next batch is copied and the final fsync only waits for the tail; a plain
+// write-then-fsync leaves the disk idle during the copy and the CPU idle during the fsync.
 void writeAllV(int fd, std::vector<::iovec>& iov, const std::string& path) {
     std::size_t first = 0;
+    std::uint64_t offset = 0;
+    std::vector<::iovec> batch;
     while (first < iov.size()) {
-        const int count = static_cast<int>(std::min(kMaxIov, iov.size() - first));
-        ::ssize_t n = ::writev(fd, iov.data() + first, count);
+        batch.clear();
+        std::uint64_t room = kBatchBytes;
+        for (std::size_t i = first; i < iov.size() && batch.size() < kMaxIov && room > 0; ++i) {
+            const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(iov[i].iov_len, room));
+            batch.push_back({iov[i].iov_base, len});
+            room -= len;
+        }
+        ::ssize_t n = ::writev(fd, batch.data(), static_cast<int>(batch.size()));
         if (n < 0) {
             if (errno == EINTR) continue;
             ioFail(path, "write", errno);
         }
         if (n == 0) ioFail(path, "write", EIO);
+#ifdef __linux__
+        // A hint only: where it fails (a file system without it), the fsync does all the work.
+        (void)::sync_file_range(fd, static_cast<::off64_t>(offset), n, SYNC_FILE_RANGE_WRITE);
+#endif
+        offset += static_cast<std::uint64_t>(n);
         while (n > 0 && first < iov.size()) {
             const auto take = std::min(static_cast<std::size_t>(n), iov[first].iov_len);
             iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + take;
