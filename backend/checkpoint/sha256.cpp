@@ -60,8 +60,8 @@ void portableBlock(std::array<std::uint32_t, 8>& h_, const std::uint8_t* p) {
 // The SHA-NI compression of `count` blocks of each of N independent messages (Intel's SHA
 // extensions: two rounds per sha256rnds2, the message schedule by sha256msg1/msg2), the N
 // streams interleaved instruction by instruction: one stream is bound by sha256rnds2's latency,
-// two keep its unit busy (≈ 1.7× the throughput of one on this class of core). The state is kept
-// as ABEF / CDGH.
+// two fill the gaps (1.3–1.6× the throughput of one per core on the development machine; three
+// streams gain nothing more, the 16 xmm registers spill). The state is kept as ABEF / CDGH.
 template <int N>
 SHARDSCOPE_SHA_TARGET void shaNiBlocks(std::array<std::uint32_t, 8>* const* h, const std::uint8_t* const* src,
                                        std::size_t count) {
