@@ -96,17 +96,18 @@ TEST(checkpointSha256, PairedHashingEqualsEachMessageAlone) {
         }
         return out;
     };
-    for (int round = 0; round < 120; ++round) {
-        const std::size_t la = round < 20 ? std::size_t{1} << 20 : rng() % 20000;
-        const std::size_t lb = round % 3 == 0 ? la : (round < 20 ? (std::size_t{1} << 18) + 13 : rng() % 20000);
+    for (int round = 0; round < 100; ++round) {
+        const std::size_t la = round < 6 ? std::size_t{1} << 20 : rng() % 20000;
+        const std::size_t lb = round % 3 == 0 ? la : (round < 6 ? (std::size_t{1} << 18) + 13 : rng() % 20000);
         const std::vector<std::string_view> a = piecesOf(la, 4), b = piecesOf(lb, 4);
         std::string joinedA, joinedB;
         for (const std::string_view p : a) joinedA += p;
         for (const std::string_view p : b) joinedB += p;
+        const std::string wantA = hexOf(joinedA, true), wantB = hexOf(joinedB, true);
         for (const bool portable : {false, true}) {
             const auto pair = Sha256::hexPair(a, b, portable);
-            EXPECT_EQ(pair[0], hexOf(joinedA, true)) << round;
-            EXPECT_EQ(pair[1], hexOf(joinedB, true)) << round;
+            EXPECT_EQ(pair[0], wantA) << round;
+            EXPECT_EQ(pair[1], wantB) << round;
         }
     }
 }
