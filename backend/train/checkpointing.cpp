@@ -1,5 +1,6 @@
 #include "train/checkpointing.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <random>
@@ -221,7 +222,6 @@ void CheckpointSaver::save() {
         records_.push_back(saveCheckpoint(trainer_, config_, *config_.saveDir));
         return;
     }
-    const auto t0 = std::chrono::steady_clock::now();
     finishPending(); // the previous save's commit: at most one save in flight
     pending_ = beginSave(trainer_, config_, *config_.saveDir);
     const std::uint64_t bytes = pending_->snapshot.bytes();
@@ -230,16 +230,22 @@ void CheckpointSaver::save() {
     PendingSave* p = pending_.get();
     pending_->writer = std::thread([p, rank] { writeSave(*p, rank); });
     trainer_.markSpan(EventKind::ComputeEnd, Phase::Save, bytes);
-    pending_->blocked = since(t0);
+    // From this save's start: the wait for the previous one above is counted in that one's record.
+    pending_->blocked = since(pending_->t0);
 }
 
 void CheckpointSaver::finish() { finishPending(); }
 
 void CheckpointSaver::finishPending() {
     if (!pending_) return;
+    const auto waitFrom = std::chrono::steady_clock::now();
     pending_->writer.join();
     const std::unique_ptr<PendingSave> p = std::move(pending_);
     records_.push_back(completeSave(trainer_.sharding().world(), *p));
+    // The loop (or the run's end) waited here for the writer and the commit: held by this save,
+    // up to the same end its `seconds` counts to.
+    report::SaveRecord& r = records_.back();
+    r.secondsBlocked += std::max(0.0, r.seconds - std::chrono::duration<double>(waitFrom - p->t0).count());
 }
 
 ResumeResult resumeCheckpoint(Trainer& t, const RunConfig& c, const std::string& path) {

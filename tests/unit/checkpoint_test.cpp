@@ -1,4 +1,4 @@
-// The checkpoint library without the engine: sha256 against the FIPS vectors, the metadata
+// The checkpoint library without the engine (sha256: sha256_test.cpp): the metadata
 // codec (round trip, every refusal), the resharding plan for every pair of world sizes and
 // strategies on a model whose units no world size divides, and the faults a loader must name.
 #include <gtest/gtest.h>
@@ -33,39 +33,6 @@ using plan::Strategy;
 // d = 7, vocab 17, context 14: units of 217, 679, 679 and 133 elements, divisible by none of
 // 2, 3, 4, 5, 8 — every world size pads every unit.
 plan::GptShape oddShape() { return {2, 7, 7, 17, 14}; }
-
-TEST(checkpointSha256, MatchesTheFipsVectors) {
-    EXPECT_EQ(sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    EXPECT_EQ(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
-              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-    Sha256 million; // one million 'a', fed in uneven pieces across block boundaries
-    const std::string piece(997, 'a');
-    std::size_t left = 1000000;
-    while (left > 0) {
-        const std::size_t n = std::min(left, piece.size());
-        million.update(piece.data(), n);
-        left -= n;
-    }
-    EXPECT_EQ(million.hex(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-}
-
-TEST(checkpointSha256, TheAcceleratedPathEqualsThePortableOne) {
-    std::string bytes(1 << 20, '\0');
-    std::uint32_t x = 12345;
-    for (char& c : bytes) {
-        x = x * 1664525u + 1013904223u;
-        c = static_cast<char>(x >> 24);
-    }
-    for (std::size_t n : {std::size_t{0}, std::size_t{55}, std::size_t{56}, std::size_t{64}, std::size_t{1000},
-                          std::size_t{65537}, bytes.size()}) {
-        Sha256 fast, slow(true);
-        fast.update(bytes.data(), n);
-        slow.update(bytes.data(), n);
-        EXPECT_EQ(fast.hex(), slow.hex()) << n;
-    }
-    if (!sha256Accelerated()) GTEST_SKIP() << "no SHA extensions on this CPU: only the portable path ran";
-}
 
 struct Truth { // the consolidated state every save starts from
     std::vector<std::vector<float>> master, m, v;
@@ -374,6 +341,28 @@ LoadStats loadRank(const Opened& c, Strategy s, int world, int rank, Truth& out)
         targets.push_back({ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u), c.meta.units[u].elements),
                            out.master[u].data(), out.m[u].data(), out.v[u].data()});
     return load(c, targets);
+}
+
+// A unit whose blocks are larger than a write batch (8 MiB): the writer splits them across
+// writevs, and the file still loads bit for bit and verifies.
+TEST_F(checkpointDir, BlocksLargerThanAWriteBatchRoundTrip) {
+    Metadata m = baseMeta(Strategy::Ddp, 1);
+    describeModel(m, plan::GptShape{1, 256, 4, 8300, 16}, 1); // embedding: 2.1 M elements, 8.5 MB a block
+    ASSERT_GT(m.units[0].elements * sizeof(float), std::uint64_t{8} << 20);
+    const Truth truth = truthFor(m);
+    const std::string temp = tempDirName(m.step, newSaveId());
+    createTemp(root_, temp);
+    std::vector<SliceData> slices;
+    for (std::size_t u = 0; u < m.units.size(); ++u)
+        slices.push_back({Span{static_cast<std::int32_t>(u), 0, m.units[u].elements}, truth.master[u].data(),
+                          truth.m[u].data(), truth.v[u].data()});
+    m.files.push_back(writeRankFile(root_, temp, 0, slices));
+    const std::string dir = commit(root_, temp, m);
+    EXPECT_EQ(fs::file_size(dir + "/" + dataFileName(0)), m.paramCount * kBytesPerElement);
+    Truth back;
+    loadRank(openCheckpoint(dir), Strategy::Ddp, 1, 0, back);
+    EXPECT_TRUE(back.master == truth.master && back.m == truth.m && back.v == truth.v);
+    for (const FileCheck& f : verifyFiles(openCheckpoint(dir))) EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name;
 }
 
 TEST_F(checkpointDir, LoadReadsOnlyTheChunksItsShardOverlaps) {
