@@ -160,7 +160,7 @@ void Sharded::gather(std::int32_t unit, bool prefetch) {
     if (s.persistent || !s.paramFull.empty()) return;
     s.paramFull = allocate(s.padded, Category::ParamFull, unit);
     if (shards_ == 1) {
-        if (onHost(s.paramShard)) ops_.upload(s.paramFull.data(), s.paramShard.data(), s.shard * eb_);
+        if (onHost(s.paramShard)) device_.recordedUpload(s.paramFull.data(), s.paramShard.data(), s.shard * eb_, unit);
         else ops_.copy(s.paramFull.data(), s.paramShard.data(), s.shard * eb_);
         return;
     }
@@ -169,7 +169,7 @@ void Sharded::gather(std::int32_t unit, bool prefetch) {
     const void* input = s.paramShard.data();
     if (onHost(s.paramShard)) {
         s.stage = allocate(s.shard, Category::CommBuffer, unit);
-        ops_.upload(s.stage.data(), s.paramShard.data(), s.shard * eb_);
+        device_.recordedUpload(s.stage.data(), s.paramShard.data(), s.shard * eb_, unit);
         input = s.stage.data();
     }
     if (!prefetch) {
@@ -384,11 +384,11 @@ OwnedSlice Sharded::owned(std::int32_t unit) {
 // This rank's updated parameters [offset, offset + length) of its slice, in the working dtype.
 void Sharded::writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t length, void* out) {
     if (mixed_ && optimizerTier_ == Tier::Nvme) { // rounded when the unit was updated (endUpdate)
-        ops_.upload(out, s.rounded.ptr<const Bf16>() + offset, length * sizeof(Bf16));
+        device_.recordedUpload(out, s.rounded.ptr<const Bf16>() + offset, length * sizeof(Bf16), unitOf(s));
         return;
     }
     if (mixed_ && onHost(s.master)) {
-        roundInto(s.master.ptr<const float>() + offset, length, out, false);
+        roundInto(s.master.ptr<const float>() + offset, length, out, false, unitOf(s));
         return;
     }
     if (mixed_) {
@@ -427,11 +427,11 @@ void Sharded::updateComputeWeights() {
         UnitState& s = state(u);
         if (s.persistent) gatherPersistent(s, u);
         else if (optimizerTier_ == Tier::Nvme) continue; // rounded into the shard by endUpdate
-        else if (mixed_ && onHost(s.master)) roundInto(s.master.ptr<const float>(), s.shard, s.paramShard.data(), onHost(s.paramShard));
+        else if (mixed_ && onHost(s.master)) roundInto(s.master.ptr<const float>(), s.shard, s.paramShard.data(), onHost(s.paramShard), u);
         else if (mixed_ && onHost(s.paramShard)) { // device optimizer, host-tier params: round, device → host
             Buffer staging = allocate(s.shard, Category::Workspace, u);
             ops_.toBf16(s.master.ptr<const float>(), staging.ptr<Bf16>(), s.shard);
-            if (device_.holdsData()) ops_.download(s.paramShard.data(), staging.data(), s.shard * eb_);
+            if (device_.holdsData()) device_.recordedDownload(s.paramShard.data(), staging.data(), s.shard * eb_, u);
         } else if (mixed_) ops_.toBf16(s.master.ptr<const float>(), s.paramShard.ptr<Bf16>(), s.shard);
     }
 }

@@ -31,6 +31,7 @@ struct UnitState {
     std::uint64_t nvmeElements = 0, nvmeAt = 0, nvmeRegion = 0;
     Buffer nvmeStage, rounded;
     offload::NvmeStore::Ticket nvmeTicket = 0; // the read or write of nvmeStage in flight (0: none)
+    Transfer nvmeTransfer = Transfer::None;    // … which of the two (its events' direction)
 };
 
 // Ledger cells of bytes that live in files (the NVMe tier): counted while this lives.
@@ -86,6 +87,7 @@ public:
 
 private:
     UnitState& state(std::int32_t u) { return units_.at(static_cast<std::size_t>(u)); }
+    std::int32_t unitOf(const UnitState& s) const { return static_cast<std::int32_t>(&s - units_.data()); }
     std::int32_t unitCount() const { return static_cast<std::int32_t>(units_.size()); }
     comm::Communicator& shardComm() { return *groups_.shard; }
     comm::DType dtype() const { return mixed_ ? comm::DType::Bf16 : comm::DType::F32; }
@@ -102,7 +104,11 @@ private:
     void intoHost(Buffer& to, std::uint64_t elementOffset, const void* deviceSrc, std::uint64_t count,
                   bool accumulate, std::int32_t unit);
     // bf16 of `count` host fp32 values into `out` (device or host memory).
-    void roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost);
+    void roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost, std::int32_t unit);
+    // NVMe transfers as events (core/event.h; device ↔ host copies: Device::recordedUpload/
+    // recordedDownload): a span opens when submitted and closes when the rank sees it complete.
+    void transferEvent(EventKind kind, Transfer t, std::int32_t unit, std::uint64_t bytes);
+    void pollNvme(); // closes the spans of NVMe transfers that completed meanwhile
     void setupNvme(UnitState& s, std::int32_t unit, std::uint64_t elements);
     void writeInitialNvme(UnitState& s, std::int32_t unit, std::span<const float> master);
     void startNvmeRead(UnitState& s, std::int32_t unit);

@@ -37,20 +37,29 @@ void Sharded::put(const Buffer& to, std::uint64_t byteOffset, const void* from, 
     else if (device_.holdsData()) std::memcpy(to.ptr<char>() + byteOffset, from, bytes);
 }
 
+void Sharded::transferEvent(EventKind kind, Transfer t, std::int32_t unit, std::uint64_t bytes) {
+    Event e;
+    e.kind = kind;
+    e.transfer = t;
+    e.unit = unit;
+    e.bytes = bytes;
+    device_.ledger().emit(e);
+}
+
 void Sharded::intoHost(Buffer& to, std::uint64_t elementOffset, const void* deviceSrc, std::uint64_t count,
                        bool accumulate, std::int32_t unit) {
     char* dst = to.ptr<char>() + elementOffset * eb_;
     if (!accumulate) {
-        if (device_.holdsData()) ops_.download(dst, deviceSrc, count * eb_);
+        if (device_.holdsData()) device_.recordedDownload(dst, deviceSrc, count * eb_, unit);
         return;
     }
     Buffer staging = allocate(count, Category::Workspace, unit, false, Tier::Host);
     if (!device_.holdsData()) return;
-    ops_.download(staging.data(), deviceSrc, count * eb_);
+    device_.recordedDownload(staging.data(), deviceSrc, count * eb_, unit);
     offload::hostAccumulate(dst, staging.data(), count, mixed_);
 }
 
-void Sharded::roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost) {
+void Sharded::roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost, std::int32_t unit) {
     if (outOnHost) {
         if (device_.holdsData()) offload::hostToBf16(master, static_cast<Bf16*>(out), count);
         return;
@@ -58,7 +67,7 @@ void Sharded::roundInto(const float* master, std::uint64_t count, void* out, boo
     // Rounded on the host, then one host → device copy of the compute weights.
     Buffer staging = device_.allocateArray<Bf16>(count, {Category::Workspace, Tier::Host, kNoUnit});
     if (device_.holdsData()) offload::hostToBf16(master, staging.ptr<Bf16>(), count);
-    ops_.upload(out, staging.data(), count * sizeof(Bf16));
+    device_.recordedUpload(out, staging.data(), count * sizeof(Bf16), unit);
 }
 
 // ---- the NVMe tier ----------------------------------------------------------------------------
@@ -76,7 +85,9 @@ void Sharded::writeInitialNvme(UnitState& s, std::int32_t unit, std::span<const 
     if (!nvme_ || s.nvmeElements == 0) return;
     Buffer staging = device_.allocate(3 * s.nvmeRegion, {Category::Workspace, Tier::Host, unit}, true); // m, v = 0
     std::memcpy(staging.data(), master.data(), master.size() * sizeof(float));
+    transferEvent(EventKind::TransferBegin, Transfer::NvmeWrite, unit, 3 * s.nvmeRegion);
     nvme_->write(s.nvmeAt, staging.data(), 3 * s.nvmeRegion);
+    transferEvent(EventKind::TransferEnd, Transfer::NvmeWrite, unit, 3 * s.nvmeRegion);
 }
 
 std::vector<float> Sharded::readNvmeMaster(const UnitState& s) {
@@ -93,17 +104,31 @@ std::vector<float> Sharded::readNvmeMaster(const UnitState& s) {
 void Sharded::startNvmeRead(UnitState& s, std::int32_t unit) {
     // The unit's three regions in one read, into pinned staging (host tier, in the ledger).
     s.nvmeStage = device_.allocate(3 * s.nvmeRegion, {Category::Workspace, Tier::Host, unit});
-    if (nvme_ && s.nvmeElements > 0) s.nvmeTicket = nvme_->startRead(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+    if (!nvme_ || s.nvmeElements == 0) return;
+    transferEvent(EventKind::TransferBegin, Transfer::NvmeRead, unit, 3 * s.nvmeRegion);
+    s.nvmeTicket = nvme_->startRead(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+    s.nvmeTransfer = Transfer::NvmeRead;
 }
 
 void Sharded::finishNvmeTransfer(UnitState& s) {
-    if (nvme_ && s.nvmeTicket != 0) nvme_->wait(std::exchange(s.nvmeTicket, 0));
+    if (!nvme_ || s.nvmeTicket == 0) return;
+    // The rank needs the data now: if it is not there yet, the time until it is is a wait.
+    if (!nvme_->poll(s.nvmeTicket)) transferEvent(EventKind::TransferWait, s.nvmeTransfer, unitOf(s), 3 * s.nvmeRegion);
+    nvme_->wait(std::exchange(s.nvmeTicket, 0));
+    transferEvent(EventKind::TransferEnd, s.nvmeTransfer, unitOf(s), 3 * s.nvmeRegion);
+}
+
+void Sharded::pollNvme() {
+    if (!nvme_) return;
+    for (UnitState& s : units_)
+        if (s.nvmeTicket != 0 && nvme_->poll(s.nvmeTicket)) finishNvmeTransfer(s);
 }
 
 // Pipelined per unit: unit u+1's read is in flight while unit u updates, and unit u's write
 // drains while unit u+1 updates; at most three staging buffers (u−1 writing, u, u+1 reading).
 OwnedSlice Sharded::beginUpdate(std::int32_t unit, OwnedSlice o) {
     if (optimizerTier_ != Tier::Nvme) return o;
+    pollNvme();
     UnitState& s = state(unit);
     if (s.nvmeStage.empty()) startNvmeRead(s, unit); // not prefetched: the first unit
     finishNvmeTransfer(s);
@@ -117,19 +142,24 @@ OwnedSlice Sharded::beginUpdate(std::int32_t unit, OwnedSlice o) {
 
 void Sharded::endUpdate(std::int32_t unit) {
     if (optimizerTier_ != Tier::Nvme) return;
+    pollNvme();
     if (unit > 0) { // the previous unit's write has drained behind this unit's update
         UnitState& previous = state(unit - 1);
         finishNvmeTransfer(previous);
         previous.nvmeStage.reset();
     }
     UnitState& s = state(unit);
-    if (nvme_ && s.nvmeElements > 0) s.nvmeTicket = nvme_->startWrite(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+    if (nvme_ && s.nvmeElements > 0) {
+        transferEvent(EventKind::TransferBegin, Transfer::NvmeWrite, unit, 3 * s.nvmeRegion);
+        s.nvmeTicket = nvme_->startWrite(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+        s.nvmeTransfer = Transfer::NvmeWrite;
+    }
     const float* master = s.nvmeStage.ptr<const float>();
     // The compute weights while the master is in memory (the write only reads it): into the
     // param shard (ZeRO-3, FSDP), or kept rounded for the all-gather after the optimizer
     // (ZeRO-1/2, persistent units).
     if (policy_.shardParams && !s.persistent) {
-        roundInto(master, s.shard, s.paramShard.data(), onHost(s.paramShard));
+        roundInto(master, s.shard, s.paramShard.data(), onHost(s.paramShard), unit);
     } else {
         s.rounded = device_.allocateArray<Bf16>(s.shard, {Category::Workspace, Tier::Host, unit});
         if (device_.holdsData()) offload::hostToBf16(master, s.rounded.ptr<Bf16>(), s.shard);
