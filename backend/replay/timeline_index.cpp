@@ -90,6 +90,12 @@ std::size_t TimelineIndex::spanCount() const {
     return n;
 }
 
+bool TimelineIndex::hasTransfers() const {
+    return std::any_of(lanes_.begin(), lanes_.end(), [](const TimelineLane& l) {
+        return !l.rows[static_cast<std::size_t>(TimelineRow::Transfers)].empty();
+    });
+}
+
 void TimelineIndex::close(int rank, TimelineRow row, const Open& o, std::uint64_t ns, std::uint64_t event) {
     TimelineSpan s;
     s.beginNs = o.ns;

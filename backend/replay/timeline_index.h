@@ -80,6 +80,7 @@ public:
     std::uint64_t endNs() const { return endNs_; }     // replay clock at the last event
     std::uint64_t peakBytes() const { return peak_; }  // highest live total of any rank
     std::size_t spanCount() const;
+    bool hasTransfers() const; // any lane's transfer row holds a span (the view adds that row)
 
     // Index of the first span of (rank,row) that may overlap [t, …): its end ≥ t.
     std::size_t firstEndingAtOrAfter(int rank, TimelineRow row, std::uint64_t t) const;

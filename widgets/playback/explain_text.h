@@ -20,6 +20,10 @@ public:
     static QString explainForRank(const replay::ReplayModel& model, std::uint64_t index, const replay::RunInfo& info, int rank);
     // The same, for a given event (tests, tooltips).
     static QString sentence(const replay::ReplayModel& model, std::uint64_t eventIndex, const replay::RunInfo& info);
+
+private:
+    // A tier transfer: what moves, and why it happens there in the offload schedule.
+    static QString transferSentence(const replay::ReplayModel& model, std::uint64_t eventIndex, const replay::RunInfo& info);
 };
 
 } // namespace shardscope::widgets
