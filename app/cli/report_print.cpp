@@ -36,6 +36,15 @@ void printRunSummary(const report::RunReport& r) {
         std::printf("%-6d %-28s %-28s %-28s %s\n", rank.rank, humanBytes(report::stateTotal(rank.modelStateBytes)).c_str(),
                     humanBytes(rank.peakTotal).c_str(), humanBytes(kindsTotal(rank.commBytesPerStep)).c_str(), exposed);
     }
+    // Offloaded runs: the share of a step moving state between tiers with no compute (train/overlap.h).
+    bool moved = false;
+    for (const report::RankReport& rank : r.ranks) moved = moved || rank.exposedTransfer.transferUnionNs > 0;
+    if (moved) {
+        std::printf("exposed transfers (median share of a step):");
+        for (const report::RankReport& rank : r.ranks)
+            std::printf(" rank %d %.1f%%", rank.rank, 100.0 * rank.exposedTransfer.fractionMedian);
+        std::printf("; run %.1f%%\n", 100.0 * r.exposedTransferFraction);
+    }
     std::printf("theory: model states %s, predicted peak %s, comm %s per step (≈ %.2f Ψ)\n",
                 humanBytes(report::stateTotal(r.theory.modelStateBytes)).c_str(),
                 humanBytes(r.theory.predictedPeakBytes).c_str(),

@@ -1,6 +1,6 @@
 #pragma once
-// The event vocabulary of a run: every allocation and free, compute span, collective and step
-// boundary of one rank, with a monotonic timestamp. The GUI replays these; the protocol and the
+// The event vocabulary of a run: every allocation and free, compute span, collective, tier
+// transfer and step boundary of one rank, with a monotonic timestamp. The GUI replays these; the protocol and the
 // recording file (protocol/protocol.h) serialise them.
 //
 // Note: Event is one flat record (not a variant) so the codec can write it field by field;
@@ -29,8 +29,11 @@ enum class EventKind : std::uint8_t {
     CollectiveEnd,
     StepBegin,
     StepEnd,
+    TransferBegin,
+    TransferEnd,
+    TransferWait,
 };
-inline constexpr std::size_t kEventKindCount = 8;
+inline constexpr std::size_t kEventKindCount = 11;
 
 // What a compute span is doing. Recompute is the forward replay of a checkpointed block
 // inside backward, so the timeline can show the extra work checkpointing costs.
@@ -46,6 +49,17 @@ inline constexpr std::size_t kPhaseCount = 6;
 enum class CollectiveOp : std::uint8_t { None, AllGather, ReduceScatter, AllReduce, Broadcast, TpAllReduce };
 inline constexpr std::size_t kCollectiveOpCount = 6;
 
+// A copy of offloaded state across tiers (TransferBegin / TransferEnd, bytes moved, unit).
+// Device ↔ host copies run on the rank's thread and wait for the copy: the rank computes nothing
+// while one runs. NVMe reads and writes are asynchronous: begin when the rank submits them, end
+// when the rank sees them complete (it polls at each unit of the update, so an end is at most one
+// unit late), and the rank computes meanwhile — unless it needs the data first: TransferWait
+// (same unit and direction) marks the moment it starts waiting, until the TransferEnd.
+enum class Transfer : std::uint8_t { None, DeviceToHost, HostToDevice, NvmeRead, NvmeWrite };
+inline constexpr std::size_t kTransferCount = 5;
+// Whether the rank's thread does the transfer itself (and so cannot compute meanwhile).
+constexpr bool transferBlocks(Transfer t) { return t == Transfer::DeviceToHost || t == Transfer::HostToDevice; }
+
 struct Event {
     std::uint64_t timeNs = 0;  // monotonic clock (steady_clock), not wall time
     std::int32_t rank = 0;
@@ -60,6 +74,8 @@ struct Event {
     // CollectiveBegin / CollectiveEnd
     CollectiveOp collective = CollectiveOp::None;
     std::int32_t peers = 0;    // ranks taking part (the group size)
+    // TransferBegin / TransferEnd (bytes: what the transfer moves; unit: whose state)
+    Transfer transfer = Transfer::None;
     // StepBegin / StepEnd (and stamped on every event so a replay can group them)
     std::int64_t step = -1;
 };
@@ -67,17 +83,21 @@ struct Event {
 // Wire and JSON names: index = enumerator value.
 inline constexpr std::array<std::string_view, kEventKindCount> kEventKindNames = {
     "alloc", "free", "compute_begin", "compute_end", "collective_begin", "collective_end", "step_begin",
-    "step_end"};
+    "step_end", "transfer_begin", "transfer_end", "transfer_wait"};
 inline constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {"none", "forward", "backward",
                                                                          "optimizer", "recompute", "save"};
 inline constexpr std::array<std::string_view, kCollectiveOpCount> kCollectiveOpNames = {
     "none", "all_gather", "reduce_scatter", "all_reduce", "broadcast", "tp_all_reduce"};
-static_assert(kEventKindNames.size() == static_cast<std::size_t>(EventKind::StepEnd) + 1);
+inline constexpr std::array<std::string_view, kTransferCount> kTransferNames = {
+    "none", "device_to_host", "host_to_device", "nvme_read", "nvme_write"};
+static_assert(kEventKindNames.size() == static_cast<std::size_t>(EventKind::TransferWait) + 1);
+static_assert(kTransferNames.size() == static_cast<std::size_t>(Transfer::NvmeWrite) + 1);
 static_assert(kPhaseNames.size() == static_cast<std::size_t>(Phase::Save) + 1);
 static_assert(kCollectiveOpNames.size() == static_cast<std::size_t>(CollectiveOp::TpAllReduce) + 1);
 
 constexpr std::string_view eventKindName(EventKind k) { return kEventKindNames[static_cast<std::size_t>(k)]; }
 constexpr std::string_view phaseName(Phase p) { return kPhaseNames[static_cast<std::size_t>(p)]; }
+constexpr std::string_view transferName(Transfer t) { return kTransferNames[static_cast<std::size_t>(t)]; }
 constexpr std::string_view collectiveOpName(CollectiveOp c) {
     return kCollectiveOpNames[static_cast<std::size_t>(c)];
 }

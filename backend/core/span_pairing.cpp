@@ -11,6 +11,9 @@ std::optional<SpanKey> spanKeyOf(const Event& e) {
         return SpanKey{SpanClass::Collective, e.unit, static_cast<std::uint8_t>(e.collective)};
     case EventKind::Alloc:
     case EventKind::Free: return SpanKey{SpanClass::Buffer, e.unit, static_cast<std::uint8_t>(e.category)};
+    case EventKind::TransferBegin:
+    case EventKind::TransferEnd: return SpanKey{SpanClass::Transfer, e.unit, static_cast<std::uint8_t>(e.transfer)};
+    case EventKind::TransferWait: // a mark inside an open transfer span, neither begin nor end
     case EventKind::StepBegin:
     case EventKind::StepEnd: break;
     }
@@ -18,7 +21,8 @@ std::optional<SpanKey> spanKeyOf(const Event& e) {
 }
 
 bool opensSpan(EventKind k) {
-    return k == EventKind::ComputeBegin || k == EventKind::CollectiveBegin || k == EventKind::Alloc;
+    return k == EventKind::ComputeBegin || k == EventKind::CollectiveBegin || k == EventKind::Alloc ||
+           k == EventKind::TransferBegin;
 }
 
 } // namespace shardscope

@@ -4,7 +4,8 @@
 // It lives in core because train cannot link the replay library and both link core.
 //
 // Note: an End closes the most recent open Begin with the same key — compute: (unit, phase);
-// collective: (unit, collective kind); buffer: (unit, category) of an Alloc / Free. Spans of one
+// collective: (unit, collective kind); buffer: (unit, category) of an Alloc / Free; transfer:
+// (unit, direction). Spans of one
 // rank need not nest: a prefetched all-gather starts before a unit's forward and ends after it
 // while other collectives begin and end in between, and with several prefetches in flight their
 // ends arrive in any order, so "close the innermost" would pair the wrong spans. An End without
@@ -20,19 +21,19 @@
 
 namespace shardscope {
 
-enum class SpanClass : std::uint8_t { Compute, Collective, Buffer };
+enum class SpanClass : std::uint8_t { Compute, Collective, Buffer, Transfer };
 
 struct SpanKey {
     SpanClass cls = SpanClass::Compute;
     std::int32_t unit = kNoUnit;
-    std::uint8_t what = 0; // Phase, CollectiveOp or Category, by class
+    std::uint8_t what = 0; // Phase, CollectiveOp, Category or Transfer, by class
     bool operator==(const SpanKey&) const = default;
 };
 
-// The key of a span-opening or -closing event (Compute*, Collective*, Alloc, Free); nullopt for
-// step boundaries.
+// The key of a span-opening or -closing event (Compute*, Collective*, Transfer*, Alloc, Free);
+// nullopt for step boundaries and TransferWait.
 std::optional<SpanKey> spanKeyOf(const Event& e);
-// ComputeBegin, CollectiveBegin, Alloc.
+// ComputeBegin, CollectiveBegin, TransferBegin, Alloc.
 bool opensSpan(EventKind k);
 
 // The open spans of one rank, each carrying what its reader needs when it closes (a begin

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "device/ops.h"
 
 namespace shardscope::device {
 
@@ -52,6 +53,31 @@ void Device::release(void* data, std::uint64_t bytes, const AllocTag& tag) noexc
     if (tag.tier == Tier::Host) rawFreeHost(data, bytes);
     else rawFree(data, bytes);
     ledger_.recordFree(tag.category, tag.tier, bytes, tag.unit);
+}
+
+namespace {
+void emitTransfer(Ledger& ledger, EventKind kind, Transfer t, std::int32_t unit, std::uint64_t bytes) {
+    Event e;
+    e.kind = kind;
+    e.transfer = t;
+    e.unit = unit;
+    e.bytes = bytes;
+    ledger.emit(e);
+}
+} // namespace
+
+void Device::recordedUpload(void* dst, const void* host, std::uint64_t bytes, std::int32_t unit) {
+    ops().synchronize();
+    emitTransfer(ledger_, EventKind::TransferBegin, Transfer::HostToDevice, unit, bytes);
+    ops().upload(dst, host, bytes);
+    emitTransfer(ledger_, EventKind::TransferEnd, Transfer::HostToDevice, unit, bytes);
+}
+
+void Device::recordedDownload(void* host, const void* src, std::uint64_t bytes, std::int32_t unit) {
+    ops().synchronize();
+    emitTransfer(ledger_, EventKind::TransferBegin, Transfer::DeviceToHost, unit, bytes);
+    ops().download(host, src, bytes);
+    emitTransfer(ledger_, EventKind::TransferEnd, Transfer::DeviceToHost, unit, bytes);
 }
 
 namespace {

@@ -92,6 +92,12 @@ public:
     Ledger& ledger() { return ledger_; }
     const Ledger& ledger() const { return ledger_; }
 
+    // ops().upload / download of offloaded state during training, recorded as a transfer span
+    // (core/event.h: TransferBegin/End, host → device / device → host, bytes, unit). The span
+    // starts after the device's queued work, so it is the copy's own time.
+    void recordedUpload(void* dst, const void* host, std::uint64_t bytes, std::int32_t unit);
+    void recordedDownload(void* host, const void* src, std::uint64_t bytes, std::int32_t unit);
+
 protected:
     virtual void* rawAllocate(std::uint64_t bytes) = 0; // throws Error(OutOfMemory) on failure
     virtual void rawFree(void* data, std::uint64_t bytes) noexcept = 0;

@@ -232,6 +232,12 @@ void NvmeStore::completeOne() {
     const std::uint64_t data = io_uring_cqe_get_data64(cqe);
     const int res = cqe->res;
     io_uring_cqe_seen(&ring, cqe);
+    account(data, res);
+#endif
+}
+
+void NvmeStore::account([[maybe_unused]] std::uint64_t data, [[maybe_unused]] int res) {
+#if SHARDSCOPE_HAVE_LIBURING
     --inflight_;
     const Ticket ticket = data >> kOffsetBits;
     const std::uint64_t at = data & ((std::uint64_t{1} << kOffsetBits) - 1);
@@ -251,6 +257,27 @@ void NvmeStore::completeOne() {
         else if (static_cast<std::uint64_t>(more) != want - got) t.error = t.write ? ENOSPC : EIO, t.errorAt = at + got;
     }
     t.done += want;
+#endif
+}
+
+bool NvmeStore::poll(Ticket ticket) {
+#if SHARDSCOPE_HAVE_LIBURING
+    io_uring& ring = ring_->ring;
+    io_uring_cqe* cqe = nullptr;
+    while (inflight_ > 0 && io_uring_peek_cqe(&ring, &cqe) == 0 && cqe) {
+        const std::uint64_t data = io_uring_cqe_get_data64(cqe);
+        const int res = cqe->res;
+        io_uring_cqe_seen(&ring, cqe);
+        account(data, res);
+    }
+    submit(); // blocks that waited for room in the queue
+    const auto it = std::find_if(open_.begin(), open_.end(), [&](const auto& o) { return o.first == ticket; });
+    if (it == open_.end()) return true;
+    const Transfer& t = it->second;
+    return t.error != 0 ? t.done >= t.next : t.done >= t.bytes;
+#else
+    (void)ticket;
+    return true;
 #endif
 }
 

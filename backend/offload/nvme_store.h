@@ -57,6 +57,10 @@ public:
     Ticket startWrite(std::uint64_t offset, const void* buffer, std::uint64_t bytes);
     Ticket startRead(std::uint64_t offset, void* buffer, std::uint64_t bytes);
     void wait(Ticket ticket);
+    // Without blocking: takes the completions the kernel has already posted and answers whether
+    // `ticket` is complete (then wait returns at once). Lets a caller see a transfer end while
+    // it computes, not only when it next needs the data.
+    bool poll(Ticket ticket);
     void waitAll() noexcept; // for teardown: completes everything, errors ignored
 
     const std::string& path() const { return path_; }
@@ -77,6 +81,7 @@ private:
     Ticket start(bool write, std::uint64_t offset, char* buffer, std::uint64_t bytes);
     void submit();        // hands blocks of the open transfers to the kernel, up to the queue depth
     void completeOne();   // waits for one block and accounts it to its transfer
+    void account(std::uint64_t data, int res); // one completed block
     void fail(const Transfer& t);
 
     struct Ring;

@@ -20,9 +20,13 @@ template <class E> constexpr bool fitsU8(std::size_t count) {
 }
 static_assert(fitsU8<EventKind>(kEventKindCount) && fitsU8<Category>(kCategoryCount) &&
               fitsU8<Tier>(kTierCount) && fitsU8<Phase>(kPhaseCount) &&
-              fitsU8<CollectiveOp>(kCollectiveOpCount));
-// Version 1's event layout; a different size means a changed layout and a new kProtocolVersion.
-static_assert(kEventBytes == 41 && kProtocolVersion == 2, "event layout changed: bump kProtocolVersion");
+              fitsU8<CollectiveOp>(kCollectiveOpCount) && fitsU8<Transfer>(kTransferCount));
+// Version 3's event layout; a different size means a changed layout and a new kProtocolVersion.
+static_assert(kEventBytes == 42 && kEventBytesV2 == 41 && kProtocolVersion == 3,
+              "event layout changed: bump kProtocolVersion");
+// What version 2 could name: its kinds and enum ranges, before transfers (and an old writer may
+// not have known Phase::Save or CollectiveOp::TpAllReduce, appended last; reading them is safe).
+constexpr std::size_t kEventKindCountV2 = static_cast<std::size_t>(EventKind::StepEnd) + 1;
 
 constexpr std::array<std::uint32_t, 256> crcTable() {
     std::array<std::uint32_t, 256> t{};
@@ -111,9 +115,11 @@ void putEvent(std::string& out, const Event& e) {
     put<std::uint8_t>(out, static_cast<std::uint8_t>(e.tier));
     put<std::uint8_t>(out, static_cast<std::uint8_t>(e.phase));
     put<std::uint8_t>(out, static_cast<std::uint8_t>(e.collective));
+    put<std::uint8_t>(out, static_cast<std::uint8_t>(e.transfer));
 }
 
-Event getEvent(Reader& r) {
+Event getEvent(Reader& r, std::uint32_t version) {
+    const bool v2 = version == 2;
     Event e;
     e.timeNs = r.get<std::uint64_t>();
     e.bytes = r.get<std::uint64_t>();
@@ -121,11 +127,12 @@ Event getEvent(Reader& r) {
     e.rank = r.get<std::int32_t>();
     e.unit = r.get<std::int32_t>();
     e.peers = r.get<std::int32_t>();
-    e.kind = checkedEnum<EventKind>(r.get<std::uint8_t>(), kEventKindCount, "kind");
+    e.kind = checkedEnum<EventKind>(r.get<std::uint8_t>(), v2 ? kEventKindCountV2 : kEventKindCount, "kind");
     e.category = checkedEnum<Category>(r.get<std::uint8_t>(), kCategoryCount, "category");
     e.tier = checkedEnum<Tier>(r.get<std::uint8_t>(), kTierCount, "tier");
     e.phase = checkedEnum<Phase>(r.get<std::uint8_t>(), kPhaseCount, "phase");
     e.collective = checkedEnum<CollectiveOp>(r.get<std::uint8_t>(), kCollectiveOpCount, "collective");
+    if (!v2) e.transfer = checkedEnum<Transfer>(r.get<std::uint8_t>(), kTransferCount, "transfer");
     return e;
 }
 
@@ -159,7 +166,7 @@ RecordType typeOf(const Record& r) {
     return static_cast<RecordType>(r.index() + 1); // variant order = RecordType order
 }
 
-Record decodePayload(RecordType type, std::string_view payload) {
+Record decodePayload(RecordType type, std::string_view payload, std::uint32_t version) {
     switch (type) {
     case RecordType::Handshake: {
         Reader r(payload, "handshake");
@@ -178,11 +185,12 @@ Record decodePayload(RecordType type, std::string_view payload) {
         EventBatch b;
         b.rank = r.get<std::int32_t>();
         const auto n = r.get<std::uint32_t>();
-        if (payload.size() != 8 + std::uint64_t{n} * kEventBytes)
+        const std::size_t eventBytes = version == 2 ? kEventBytesV2 : kEventBytes;
+        if (payload.size() != 8 + std::uint64_t{n} * eventBytes)
             malformed("event batch says " + std::to_string(n) + " events but holds " +
                       std::to_string(payload.size()) + " bytes");
         b.events.reserve(n);
-        for (std::uint32_t i = 0; i < n; ++i) b.events.push_back(getEvent(r));
+        for (std::uint32_t i = 0; i < n; ++i) b.events.push_back(getEvent(r, version));
         r.finish();
         return b;
     }
@@ -292,9 +300,11 @@ void StreamDecoder::readHeader() {
     if (avail.size() < kHeaderBytes) return;
     std::uint32_t version = 0;
     std::memcpy(&version, avail.data() + kMagic.size(), sizeof version);
-    if (version != kProtocolVersion)
-        malformed("written with protocol version " + std::to_string(version) + ", but this build reads version " +
-                  std::to_string(kProtocolVersion) + " (record the run again with this build)");
+    if (version < kOldestReadableVersion || version > kProtocolVersion)
+        malformed("written with protocol version " + std::to_string(version) + ", but this build reads versions " +
+                  std::to_string(kOldestReadableVersion) + " to " + std::to_string(kProtocolVersion) +
+                  (version > kProtocolVersion ? " (open it with a newer ShardScope)" : " (record the run again with this build)"));
+    version_ = version;
     offset_ += kHeaderBytes;
     headerSeen_ = true;
 }
@@ -321,7 +331,7 @@ std::optional<Record> StreamDecoder::next() {
         malformed(at + "the " + recordName(rawType) + " record's checksum does not match");
     Record record = [&] {
         try {
-            return decodePayload(static_cast<RecordType>(rawType), payload);
+            return decodePayload(static_cast<RecordType>(rawType), payload, version_);
         } catch (const Error& e) {
             malformed(at + e.what());
         }

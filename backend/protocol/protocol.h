@@ -10,6 +10,8 @@
 // Note: bump kProtocolVersion whenever a record's payload changes; readers refuse other
 // versions with a message naming both (no best-effort decoding of a foreign layout).
 // Event enum values are part of this format (see core/event.h, core/categories.h).
+// Versions read: kProtocolVersion and kOldestReadableVersion up to it. Version 2 is version 3
+// without transfers: an event has no transfer byte (kEventBytesV2) and no Transfer* kind.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -23,7 +25,8 @@
 namespace shardscope::protocol {
 
 inline constexpr std::string_view kMagic = "SSTRACE\n";
-inline constexpr std::uint32_t kProtocolVersion = 2;
+inline constexpr std::uint32_t kProtocolVersion = 3;
+inline constexpr std::uint32_t kOldestReadableVersion = 2;
 inline constexpr std::size_t kHeaderBytes = 12;           // magic + version
 inline constexpr std::size_t kRecordHeaderBytes = 9;      // length + type + checksum
 inline constexpr std::uint32_t kMaxRecordBytes = 64u << 20; // refuse absurd lengths early
@@ -35,7 +38,8 @@ inline constexpr std::int32_t kMaxWorldSize = 4096;
 inline constexpr std::size_t kEventBytes =
     sizeof(Event::timeNs) + sizeof(Event::bytes) + sizeof(Event::step) + sizeof(Event::rank) +
     sizeof(Event::unit) + sizeof(Event::peers) + sizeof(Event::kind) + sizeof(Event::category) +
-    sizeof(Event::tier) + sizeof(Event::phase) + sizeof(Event::collective);
+    sizeof(Event::tier) + sizeof(Event::phase) + sizeof(Event::collective) + sizeof(Event::transfer);
+inline constexpr std::size_t kEventBytesV2 = kEventBytes - sizeof(Event::transfer);
 
 enum class RecordType : std::uint8_t {
     Handshake = 1,  // once per rank: who it is and what it runs
@@ -99,6 +103,7 @@ public:
     std::optional<Record> next();
 
     bool headerSeen() const { return headerSeen_; }
+    std::uint32_t version() const { return version_; } // the stream's, once its header is seen
     std::size_t bufferedBytes() const { return buffer_.size() - offset_; }
     std::uint64_t recordsDecoded() const { return records_; }
     // Bytes of the stream consumed by complete records (and the header) so far.
@@ -110,6 +115,7 @@ private:
     std::size_t offset_ = 0;
     std::uint64_t consumed_ = 0; // bytes dropped from the front of buffer_
     bool headerSeen_ = false;
+    std::uint32_t version_ = kProtocolVersion;
     std::uint64_t records_ = 0;
 };
 

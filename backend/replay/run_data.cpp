@@ -87,6 +87,9 @@ void applyEvent(RankState& s, const Event& e) {
         }
         break;
     }
+    case EventKind::TransferBegin:
+    case EventKind::TransferEnd:
+    case EventKind::TransferWait:
     case EventKind::StepBegin:
     case EventKind::StepEnd:
         break;

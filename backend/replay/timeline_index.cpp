@@ -31,14 +31,31 @@ SpanKind spanKindOf(CollectiveOp c) {
     return SpanKind::AllGather;
 }
 
+SpanKind spanKindOf(Transfer t) {
+    switch (t) {
+    case Transfer::HostToDevice: return SpanKind::HostToDevice;
+    case Transfer::NvmeRead: return SpanKind::NvmeRead;
+    case Transfer::NvmeWrite: return SpanKind::NvmeWrite;
+    case Transfer::DeviceToHost:
+    case Transfer::None: break;
+    }
+    return SpanKind::DeviceToHost;
+}
+
 TimelineRow rowOf(SpanKind k) {
     if (k == SpanKind::ParamFull) return TimelineRow::Buffers;
+    if (isTransfer(k)) return TimelineRow::Transfers;
     return isCollective(k) ? TimelineRow::Comm : TimelineRow::Compute;
 }
 
 bool isCollective(SpanKind k) {
     return k == SpanKind::AllGather || k == SpanKind::ReduceScatter || k == SpanKind::AllReduce ||
            k == SpanKind::Broadcast || k == SpanKind::TpAllReduce;
+}
+
+bool isTransfer(SpanKind k) {
+    return k == SpanKind::DeviceToHost || k == SpanKind::HostToDevice || k == SpanKind::NvmeRead ||
+           k == SpanKind::NvmeWrite;
 }
 
 double algBandwidth(std::uint64_t bytes, std::uint64_t ns) {
@@ -71,6 +88,12 @@ std::size_t TimelineIndex::spanCount() const {
     for (const auto& l : lanes_)
         for (const auto& r : l.rows) n += r.size();
     return n;
+}
+
+bool TimelineIndex::hasTransfers() const {
+    return std::any_of(lanes_.begin(), lanes_.end(), [](const TimelineLane& l) {
+        return !l.rows[static_cast<std::size_t>(TimelineRow::Transfers)].empty();
+    });
 }
 
 void TimelineIndex::close(int rank, TimelineRow row, const Open& o, std::uint64_t ns, std::uint64_t event) {
@@ -158,6 +181,14 @@ void TimelineIndex::update(const ReplayModel& model) {
                 }
                 break;
             }
+            case EventKind::TransferBegin:
+                b.transfers.open(*spanKeyOf(e), {ns, k, e.bytes, e.unit, 0, spanKindOf(e.transfer),
+                                                 static_cast<std::uint8_t>(std::min<std::size_t>(b.transfers.openCount(), kMaxDepth))});
+                break;
+            case EventKind::TransferEnd:
+                if (const auto o = b.transfers.close(*spanKeyOf(e))) close(e.rank, TimelineRow::Transfers, *o, ns, k);
+                break;
+            case EventKind::TransferWait:
             case EventKind::StepBegin:
             case EventKind::StepEnd: break;
             }

@@ -1,7 +1,7 @@
 #pragma once
 // The timeline's data, pre-built once per run so a repaint never walks raw events: per rank
-// (lane) the compute spans, the collectives and the lifetimes of gathered parameters
-// (param_full), each sorted by begin time with a running maximum of end times for binary search,
+// (lane) the compute spans, the collectives, the lifetimes of gathered parameters (param_full)
+// and the tier transfers (device ↔ host copies, NVMe reads and writes), each sorted by begin time with a running maximum of end times for binary search,
 // and the rank's live-bytes curve. Plus the level-of-detail layout: the boxes to draw for a
 // time window at a pixel width, with spans narrower than ~2 px merged into summary boxes, and
 // the memory curve reduced to min/max per pixel column. Pure C++ (no widgets) so the tests and
@@ -25,26 +25,29 @@ enum class SpanKind : std::uint8_t {
     ParamFull,                                       // buffer row: a gathered unit's lifetime
     TpAllReduce,                                     // communication row: tensor parallelism's
     Save,                                            // compute row: writing a checkpoint
+    DeviceToHost, HostToDevice, NvmeRead, NvmeWrite, // transfer row: offloaded state crossing tiers
 };
-inline constexpr std::size_t kSpanKindCount = 11;
+inline constexpr std::size_t kSpanKindCount = 15;
 
-enum class TimelineRow : std::uint8_t { Compute, Comm, Buffers };
-inline constexpr std::size_t kTimelineRowCount = 3;
+enum class TimelineRow : std::uint8_t { Compute, Comm, Buffers, Transfers };
+inline constexpr std::size_t kTimelineRowCount = 4;
 // Nested / overlapping spans of one row stack in sub-rows (recompute inside backward; a
 // prefetched unit's buffer beside the current one). Deeper overlaps share the last sub-row.
 inline constexpr std::uint8_t kMaxDepth = 3;
 
 SpanKind spanKindOf(Phase p);
 SpanKind spanKindOf(CollectiveOp c);
+SpanKind spanKindOf(Transfer t);
 TimelineRow rowOf(SpanKind k);
 bool isCollective(SpanKind k);
+bool isTransfer(SpanKind k);
 
 struct TimelineSpan {
     std::uint64_t beginNs = 0;    // replay clock
     std::uint64_t endNs = 0;
     std::uint64_t beginEvent = 0; // global event index of the opening event (Begin / Alloc)
     std::uint64_t endEvent = 0;   // … and of the closing one (End / Free)
-    std::uint64_t bytes = 0;      // collective payload, or the buffer's size
+    std::uint64_t bytes = 0;      // collective payload, the buffer's size, or the bytes transferred
     std::int32_t unit = kNoUnit;
     std::int32_t peers = 0;       // collectives: the group size
     SpanKind kind = SpanKind::Forward;
@@ -77,6 +80,7 @@ public:
     std::uint64_t endNs() const { return endNs_; }     // replay clock at the last event
     std::uint64_t peakBytes() const { return peak_; }  // highest live total of any rank
     std::size_t spanCount() const;
+    bool hasTransfers() const; // any lane's transfer row holds a span (the view adds that row)
 
     // Index of the first span of (rank,row) that may overlap [t, …): its end ≥ t.
     std::size_t firstEndingAtOrAfter(int rank, TimelineRow row, std::uint64_t t) const;
@@ -94,6 +98,7 @@ private:
         SpanPairing<Open> compute;     // open compute spans: their count is the next one's depth
         SpanPairing<Open> collectives; // open collectives (a prefetch's all-gather beside others)
         SpanPairing<Open> buffers;     // open param_full, any unit
+        SpanPairing<Open> transfers;   // open tier transfers (an NVMe read beside a write)
         RankState ledger;
         std::array<std::vector<TimelineSpan>, kTimelineRowCount> fresh; // closed this update
     };

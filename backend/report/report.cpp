@@ -260,6 +260,13 @@ RunReport readRun(const json& j, const std::string& path) {
         rr.exposedComm.commUnionNs = ex.u64("comm_union_ns");
         rr.exposedComm.exposedNs = ex.u64("exposed_ns");
         rr.exposedComm.stepNs = ex.u64("step_ns");
+        if (rk.has("exposed_transfer")) {
+            const Reader xt = rk.object("exposed_transfer");
+            rr.exposedTransfer.fractionMedian = xt.real("fraction_median");
+            rr.exposedTransfer.fractionPerStep = xt.reals("fraction_per_step", kMaxSteps);
+            rr.exposedTransfer.transferUnionNs = xt.u64("transfer_union_ns");
+            rr.exposedTransfer.exposedNs = xt.u64("exposed_ns");
+        }
         if (rk.has("device")) {
             const Reader d = rk.object("device");
             DeviceMemory m;
@@ -281,6 +288,7 @@ RunReport readRun(const json& j, const std::string& path) {
     out.commPayloadBytesPerStep = r.kinds("comm_payload_bytes_per_step");
     out.commCallsPerStep = r.kinds("comm_calls_per_step");
     out.exposedCommFraction = r.real("exposed_comm_fraction");
+    if (r.has("exposed_transfer_fraction")) out.exposedTransferFraction = r.real("exposed_transfer_fraction");
 
     const Reader t = r.object("theory");
     TheoryValues& th = out.theory;
@@ -386,7 +394,12 @@ json toJson(const RunReport& r) {
                        {"fraction_per_step", rr.exposedComm.fractionPerStep},
                        {"comm_union_ns", rr.exposedComm.commUnionNs},
                        {"exposed_ns", rr.exposedComm.exposedNs},
-                       {"step_ns", rr.exposedComm.stepNs}}}};
+                       {"step_ns", rr.exposedComm.stepNs}}},
+                     {"exposed_transfer",
+                      {{"fraction_median", rr.exposedTransfer.fractionMedian},
+                       {"fraction_per_step", rr.exposedTransfer.fractionPerStep},
+                       {"transfer_union_ns", rr.exposedTransfer.transferUnionNs},
+                       {"exposed_ns", rr.exposedTransfer.exposedNs}}}};
         if (rr.device) {
             const DeviceMemory& d = *rr.device;
             rank["device"] = {{"name", d.name},
@@ -425,6 +438,7 @@ json toJson(const RunReport& r) {
                 {"comm_payload_bytes_per_step", kindsJson(r.commPayloadBytesPerStep)},
                 {"comm_calls_per_step", kindsJson(r.commCallsPerStep)},
                 {"exposed_comm_fraction", r.exposedCommFraction},
+                {"exposed_transfer_fraction", r.exposedTransferFraction},
                 {"theory",
                  {{"model_state_bytes", categoriesJson(t.modelStateBytes, true)},
                   {"ddp_model_state_bytes", categoriesJson(t.ddpModelStateBytes, true)},

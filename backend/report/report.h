@@ -16,11 +16,13 @@
 //         peak_bytes_by_tier {device|host|nvme: {category…, total}},
 //         comm_bytes_per_step {kind: sent bytes},
 //         exposed_comm {fraction_median, fraction_per_step [..], comm_union_ns, exposed_ns, step_ns},
+//         exposed_transfer {fraction_median, fraction_per_step [..], transfer_union_ns, exposed_ns},
 //         device {name, ordinal, ledger_peak_bytes, pool_used_bytes, pool_used_high_bytes,
 //                 pool_reserved_bytes, pool_reserved_high_bytes, device_total_bytes,
 //                 device_used_bytes, outside_ledger_bytes, declared_workspace_bytes}
 //                                                             (CUDA ranks only)}],
 // exposed_comm_fraction (the largest per-rank median: the rank that waits most),
+// exposed_transfer_fraction (the same for tier transfers; train/overlap.h defines both),
 // comm_bytes_per_step {kind: sent bytes per rank per step} (rank 0),
 // comm_payload_bytes_per_step {kind: bytes}, comm_calls_per_step {kind: calls},
 // theory {model_state_bytes {category}, ddp_model_state_bytes {category}, padding_bytes,
@@ -71,6 +73,17 @@ struct ExposedComm {
     bool operator==(const ExposedComm&) const = default;
 };
 
+// Exposed transfers of one rank: the time a tier transfer (device ↔ host copy, NVMe read or
+// write) was in flight while the rank computed nothing, as a share of the step (the same step
+// time as ExposedComm). Reports written before transfers were recorded read as 0.
+struct ExposedTransfer {
+    double fractionMedian = 0;
+    std::vector<double> fractionPerStep;
+    std::uint64_t transferUnionNs = 0; // summed over the steps
+    std::uint64_t exposedNs = 0;
+    bool operator==(const ExposedTransfer&) const = default;
+};
+
 // A CUDA rank's memory as the GPU saw it at the end of the run: the ledger's device-tier peak
 // next to the rank's pool (used / reserved, now and at the high-water mark) and the whole GPU.
 struct DeviceMemory {
@@ -96,6 +109,7 @@ struct RankReport {
     TierBytes peakTotalByTier{};         // the maximum of each tier's total
     KindValues commBytesPerStep;   // sent per step
     ExposedComm exposedComm;
+    ExposedTransfer exposedTransfer;
     std::optional<DeviceMemory> device; // CUDA ranks only
     bool operator==(const RankReport&) const = default;
 };
@@ -175,6 +189,7 @@ struct RunReport {
     std::vector<RankReport> ranks; // index = rank
     KindValues commBytesPerStep, commPayloadBytesPerStep, commCallsPerStep; // rank 0
     double exposedCommFraction = 0;
+    double exposedTransferFraction = 0;
     TheoryValues theory;
     Comparison comparison;
     std::vector<std::string> notes;

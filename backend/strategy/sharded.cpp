@@ -165,7 +165,7 @@ void Sharded::gather(std::int32_t unit, bool prefetch) {
     const bool hostShard = paramsOnNvme(s) || onHost(s.paramShard);
     const void* shard = paramsOnNvme(s) ? arrivedParams(s, unit) : s.paramShard.data();
     if (shards_ == 1) {
-        if (hostShard) ops_.upload(s.paramFull.data(), shard, s.shard * eb_);
+        if (hostShard) device_.recordedUpload(s.paramFull.data(), shard, s.shard * eb_, unit);
         else ops_.copy(s.paramFull.data(), shard, s.shard * eb_);
         s.paramRead.reset();
         return;
@@ -175,7 +175,7 @@ void Sharded::gather(std::int32_t unit, bool prefetch) {
     const void* input = shard;
     if (hostShard) {
         s.stage = allocate(s.shard, Category::CommBuffer, unit);
-        ops_.upload(s.stage.data(), shard, s.shard * eb_);
+        device_.recordedUpload(s.stage.data(), shard, s.shard * eb_, unit);
         input = s.stage.data();
         s.paramRead.reset();
     }
@@ -393,11 +393,11 @@ OwnedSlice Sharded::owned(std::int32_t unit) {
 // This rank's updated parameters [offset, offset + length) of its slice, in the working dtype.
 void Sharded::writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t length, void* out) {
     if (mixed_ && optimizerTier_ == Tier::Nvme) { // rounded when the unit was updated (endUpdate)
-        ops_.upload(out, s.rounded.ptr<const Bf16>() + offset, length * sizeof(Bf16));
+        device_.recordedUpload(out, s.rounded.ptr<const Bf16>() + offset, length * sizeof(Bf16), unitOf(s));
         return;
     }
     if (mixed_ && onHost(s.master)) {
-        roundInto(s.master.ptr<const float>() + offset, length, out, false);
+        roundInto(s.master.ptr<const float>() + offset, length, out, false, unitOf(s));
         return;
     }
     if (mixed_) {
@@ -438,11 +438,11 @@ void Sharded::updateComputeWeights() {
         if (s.persistent) gatherPersistent(s, u);
         else if (optimizerTier_ == Tier::Nvme) continue; // rounded into the shard (or its file) by endUpdate
         else if (paramsOnNvme(s)) writeNvmeParams(u, onHost(s.master) ? s.master.ptr<const float>() : nullptr);
-        else if (mixed_ && onHost(s.master)) roundInto(s.master.ptr<const float>(), s.shard, s.paramShard.data(), onHost(s.paramShard));
+        else if (mixed_ && onHost(s.master)) roundInto(s.master.ptr<const float>(), s.shard, s.paramShard.data(), onHost(s.paramShard), u);
         else if (mixed_ && onHost(s.paramShard)) { // device optimizer, host-tier params: round, device → host
             Buffer staging = allocate(s.shard, Category::Workspace, u);
             ops_.toBf16(s.master.ptr<const float>(), staging.ptr<Bf16>(), s.shard);
-            if (device_.holdsData()) ops_.download(s.paramShard.data(), staging.data(), s.shard * eb_);
+            if (device_.holdsData()) device_.recordedDownload(s.paramShard.data(), staging.data(), s.shard * eb_, u);
         } else if (mixed_) ops_.toBf16(s.master.ptr<const float>(), s.paramShard.ptr<Bf16>(), s.shard);
     }
 }

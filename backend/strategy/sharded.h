@@ -37,6 +37,7 @@ struct UnitState {
     std::uint64_t paramAt = 0, paramRegion = 0;
     Buffer paramRead, paramWrite;
     offload::NvmeStore::Ticket paramReadTicket = 0, paramWriteTicket = 0;
+    Transfer nvmeTransfer = Transfer::None;    // … which of the two (its events' direction)
 };
 
 // Ledger cells of bytes that live in files (the NVMe tier): counted while this lives.
@@ -92,6 +93,7 @@ public:
 
 private:
     UnitState& state(std::int32_t u) { return units_.at(static_cast<std::size_t>(u)); }
+    std::int32_t unitOf(const UnitState& s) const { return static_cast<std::int32_t>(&s - units_.data()); }
     std::int32_t unitCount() const { return static_cast<std::int32_t>(units_.size()); }
     comm::Communicator& shardComm() { return *groups_.shard; }
     comm::DType dtype() const { return mixed_ ? comm::DType::Bf16 : comm::DType::F32; }
@@ -108,7 +110,11 @@ private:
     void intoHost(Buffer& to, std::uint64_t elementOffset, const void* deviceSrc, std::uint64_t count,
                   bool accumulate, std::int32_t unit);
     // bf16 of `count` host fp32 values into `out` (device or host memory).
-    void roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost);
+    void roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost, std::int32_t unit);
+    // NVMe transfers as events (core/event.h; device ↔ host copies: Device::recordedUpload/
+    // recordedDownload): a span opens when submitted and closes when the rank sees it complete.
+    void transferEvent(EventKind kind, Transfer t, std::int32_t unit, std::uint64_t bytes);
+    void pollNvme(); // closes the spans of NVMe transfers that completed meanwhile
     void setupNvme(UnitState& s, std::int32_t unit, std::uint64_t elements);
     void writeInitialNvme(UnitState& s, std::int32_t unit, std::span<const float> master);
     void startNvmeRead(UnitState& s, std::int32_t unit);
@@ -119,6 +125,7 @@ private:
     void setupNvmeParams(UnitState& s, std::int32_t unit);
     void writeInitialNvmeParams(UnitState& s, std::int32_t unit, std::span<const float> values);
     void startParamRead(std::int32_t unit); // if the unit will be gathered and its read is not out yet
+    void beginParamRead(UnitState& s, std::int32_t unit);
     const void* arrivedParams(UnitState& s, std::int32_t unit); // waits for the read: the shard on the host
     // The updated bf16 shard into the file: rounded from a host master, or from the device
     // master (hostMaster null) through a device → host copy; drains behind the next unit.

@@ -38,20 +38,29 @@ void Sharded::put(const Buffer& to, std::uint64_t byteOffset, const void* from, 
     else if (device_.holdsData()) std::memcpy(to.ptr<char>() + byteOffset, from, bytes);
 }
 
+void Sharded::transferEvent(EventKind kind, Transfer t, std::int32_t unit, std::uint64_t bytes) {
+    Event e;
+    e.kind = kind;
+    e.transfer = t;
+    e.unit = unit;
+    e.bytes = bytes;
+    device_.ledger().emit(e);
+}
+
 void Sharded::intoHost(Buffer& to, std::uint64_t elementOffset, const void* deviceSrc, std::uint64_t count,
                        bool accumulate, std::int32_t unit) {
     char* dst = to.ptr<char>() + elementOffset * eb_;
     if (!accumulate) {
-        if (device_.holdsData()) ops_.download(dst, deviceSrc, count * eb_);
+        if (device_.holdsData()) device_.recordedDownload(dst, deviceSrc, count * eb_, unit);
         return;
     }
     Buffer staging = allocate(count, Category::Workspace, unit, false, Tier::Host);
     if (!device_.holdsData()) return;
-    ops_.download(staging.data(), deviceSrc, count * eb_);
+    device_.recordedDownload(staging.data(), deviceSrc, count * eb_, unit);
     offload::hostAccumulate(dst, staging.data(), count, mixed_);
 }
 
-void Sharded::roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost) {
+void Sharded::roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost, std::int32_t unit) {
     if (outOnHost) {
         if (device_.holdsData()) offload::hostToBf16(master, static_cast<Bf16*>(out), count);
         return;
@@ -59,7 +68,7 @@ void Sharded::roundInto(const float* master, std::uint64_t count, void* out, boo
     // Rounded on the host, then one host → device copy of the compute weights.
     Buffer staging = device_.allocateArray<Bf16>(count, {Category::Workspace, Tier::Host, kNoUnit});
     if (device_.holdsData()) offload::hostToBf16(master, staging.ptr<Bf16>(), count);
-    ops_.upload(out, staging.data(), count * sizeof(Bf16));
+    device_.recordedUpload(out, staging.data(), count * sizeof(Bf16), unit);
 }
 
 // ---- the NVMe tier ----------------------------------------------------------------------------
@@ -77,7 +86,9 @@ void Sharded::writeInitialNvme(UnitState& s, std::int32_t unit, std::span<const 
     if (!nvme_ || s.nvmeElements == 0) return;
     Buffer staging = device_.allocate(3 * s.nvmeRegion, {Category::Workspace, Tier::Host, unit}, true); // m, v = 0
     std::memcpy(staging.data(), master.data(), master.size() * sizeof(float));
+    transferEvent(EventKind::TransferBegin, Transfer::NvmeWrite, unit, 3 * s.nvmeRegion);
     nvme_->write(s.nvmeAt, staging.data(), 3 * s.nvmeRegion);
+    transferEvent(EventKind::TransferEnd, Transfer::NvmeWrite, unit, 3 * s.nvmeRegion);
 }
 
 std::vector<float> Sharded::readNvmeMaster(const UnitState& s) {
@@ -94,17 +105,31 @@ std::vector<float> Sharded::readNvmeMaster(const UnitState& s) {
 void Sharded::startNvmeRead(UnitState& s, std::int32_t unit) {
     // The unit's three regions in one read, into pinned staging (host tier, in the ledger).
     s.nvmeStage = device_.allocate(3 * s.nvmeRegion, {Category::Workspace, Tier::Host, unit});
-    if (nvme_ && s.nvmeElements > 0) s.nvmeTicket = nvme_->startRead(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+    if (!nvme_ || s.nvmeElements == 0) return;
+    transferEvent(EventKind::TransferBegin, Transfer::NvmeRead, unit, 3 * s.nvmeRegion);
+    s.nvmeTicket = nvme_->startRead(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+    s.nvmeTransfer = Transfer::NvmeRead;
 }
 
 void Sharded::finishNvmeTransfer(UnitState& s) {
-    if (nvme_ && s.nvmeTicket != 0) nvme_->wait(std::exchange(s.nvmeTicket, 0));
+    if (!nvme_ || s.nvmeTicket == 0) return;
+    // The rank needs the data now: if it is not there yet, the time until it is is a wait.
+    if (!nvme_->poll(s.nvmeTicket)) transferEvent(EventKind::TransferWait, s.nvmeTransfer, unitOf(s), 3 * s.nvmeRegion);
+    nvme_->wait(std::exchange(s.nvmeTicket, 0));
+    transferEvent(EventKind::TransferEnd, s.nvmeTransfer, unitOf(s), 3 * s.nvmeRegion);
+}
+
+void Sharded::pollNvme() {
+    if (!nvme_) return;
+    for (UnitState& s : units_)
+        if (s.nvmeTicket != 0 && nvme_->poll(s.nvmeTicket)) finishNvmeTransfer(s);
 }
 
 // Pipelined per unit: unit u+1's read is in flight while unit u updates, and unit u's write
 // drains while unit u+1 updates; at most three staging buffers (u−1 writing, u, u+1 reading).
 OwnedSlice Sharded::beginUpdate(std::int32_t unit, OwnedSlice o) {
     if (optimizerTier_ != Tier::Nvme) return o;
+    pollNvme();
     UnitState& s = state(unit);
     if (s.nvmeStage.empty()) startNvmeRead(s, unit); // not prefetched: the first unit
     finishNvmeTransfer(s);
@@ -118,13 +143,18 @@ OwnedSlice Sharded::beginUpdate(std::int32_t unit, OwnedSlice o) {
 
 void Sharded::endUpdate(std::int32_t unit) {
     if (optimizerTier_ != Tier::Nvme) return;
+    pollNvme();
     if (unit > 0) { // the previous unit's write has drained behind this unit's update
         UnitState& previous = state(unit - 1);
         finishNvmeTransfer(previous);
         previous.nvmeStage.reset();
     }
     UnitState& s = state(unit);
-    if (nvme_ && s.nvmeElements > 0) s.nvmeTicket = nvme_->startWrite(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+    if (nvme_ && s.nvmeElements > 0) {
+        transferEvent(EventKind::TransferBegin, Transfer::NvmeWrite, unit, 3 * s.nvmeRegion);
+        s.nvmeTicket = nvme_->startWrite(s.nvmeAt, s.nvmeStage.data(), 3 * s.nvmeRegion);
+        s.nvmeTransfer = Transfer::NvmeWrite;
+    }
     const float* master = s.nvmeStage.ptr<const float>();
     // The compute weights while the master is in memory (the write only reads it): into the
     // param shard (ZeRO-3, FSDP), or kept rounded for the all-gather after the optimizer
@@ -132,7 +162,7 @@ void Sharded::endUpdate(std::int32_t unit) {
     if (paramsOnNvme(s)) {
         writeNvmeParams(unit, master);
     } else if (policy_.shardParams && !s.persistent) {
-        roundInto(master, s.shard, s.paramShard.data(), onHost(s.paramShard));
+        roundInto(master, s.shard, s.paramShard.data(), onHost(s.paramShard), unit);
     } else {
         s.rounded = device_.allocateArray<Bf16>(s.shard, {Category::Workspace, Tier::Host, unit});
         if (device_.holdsData()) offload::hostToBf16(master, s.rounded.ptr<Bf16>(), s.shard);
@@ -162,26 +192,33 @@ void Sharded::writeInitialNvmeParams(UnitState& s, std::int32_t unit, std::span<
     if (!nvme_) return;
     Buffer staging = device_.allocate(s.paramRegion, {Category::Workspace, Tier::Host, unit}, true);
     offload::hostToBf16(values.data(), staging.ptr<Bf16>(), values.size());
+    transferEvent(EventKind::TransferBegin, Transfer::NvmeWrite, unit, s.paramRegion);
     nvme_->write(s.paramAt, staging.data(), s.paramRegion);
+    transferEvent(EventKind::TransferEnd, Transfer::NvmeWrite, unit, s.paramRegion);
 }
 
-namespace {
-void startRead(device::Device& device, offload::NvmeStore* nvme, UnitState& s, std::int32_t unit) {
-    s.paramRead = device.allocate(s.paramRegion, {Category::Workspace, Tier::Host, unit});
-    if (nvme) s.paramReadTicket = nvme->startRead(s.paramAt, s.paramRead.data(), s.paramRegion);
+void Sharded::beginParamRead(UnitState& s, std::int32_t unit) {
+    s.paramRead = device_.allocate(s.paramRegion, {Category::Workspace, Tier::Host, unit});
+    if (!nvme_) return;
+    transferEvent(EventKind::TransferBegin, Transfer::NvmeRead, unit, s.paramRegion);
+    s.paramReadTicket = nvme_->startRead(s.paramAt, s.paramRead.data(), s.paramRegion);
 }
-} // namespace
 
 void Sharded::startParamRead(std::int32_t unit) {
     UnitState& s = state(unit);
     // Only for a unit the pass will gather (FSDP's SHARD_GRAD_OP keeps it gathered for backward).
     if (!paramsOnNvme(s) || !s.paramFull.empty() || !s.paramRead.empty()) return;
-    startRead(device_, nvme_.get(), s, unit);
+    beginParamRead(s, unit);
 }
 
 const void* Sharded::arrivedParams(UnitState& s, std::int32_t unit) {
-    if (s.paramRead.empty()) startRead(device_, nvme_.get(), s, unit); // not read ahead: a pass's first unit
-    if (nvme_ && s.paramReadTicket != 0) nvme_->wait(std::exchange(s.paramReadTicket, 0));
+    if (s.paramRead.empty()) beginParamRead(s, unit); // not read ahead: a pass's first unit
+    if (nvme_ && s.paramReadTicket != 0) {
+        // The all-gather needs the shard now: if the read is not done, the time until it is is a wait.
+        if (!nvme_->poll(s.paramReadTicket)) transferEvent(EventKind::TransferWait, Transfer::NvmeRead, unit, s.paramRegion);
+        nvme_->wait(std::exchange(s.paramReadTicket, 0));
+        transferEvent(EventKind::TransferEnd, Transfer::NvmeRead, unit, s.paramRegion);
+    }
     return s.paramRead.data();
 }
 
@@ -194,19 +231,25 @@ void Sharded::writeNvmeParams(std::int32_t unit, const float* hostMaster) {
     } else { // the device optimizer: rounded on the device, then device → host
         Buffer staging = allocate(s.shard, Category::Workspace, unit);
         ops_.toBf16(s.master.ptr<const float>(), staging.ptr<Bf16>(), s.shard);
-        if (device_.holdsData()) ops_.download(s.paramWrite.data(), staging.data(), s.shard * eb_);
+        if (device_.holdsData()) device_.recordedDownload(s.paramWrite.data(), staging.data(), s.shard * eb_, unit);
     }
     paramWriting_ = unit;
     if (!nvme_) return; // a device without memory: nothing to write
     // The region's alignment tail goes to the file too: defined bytes, not leftovers.
     std::memset(s.paramWrite.ptr<char>() + s.shard * eb_, 0, s.paramRegion - s.shard * eb_);
+    transferEvent(EventKind::TransferBegin, Transfer::NvmeWrite, unit, s.paramRegion);
     s.paramWriteTicket = nvme_->startWrite(s.paramAt, s.paramWrite.data(), s.paramRegion);
 }
 
 void Sharded::finishParamWrite() {
     if (paramWriting_ == kNoUnit) return;
-    UnitState& s = state(std::exchange(paramWriting_, kNoUnit));
-    if (nvme_ && s.paramWriteTicket != 0) nvme_->wait(std::exchange(s.paramWriteTicket, 0));
+    const std::int32_t unit = std::exchange(paramWriting_, kNoUnit);
+    UnitState& s = state(unit);
+    if (nvme_ && s.paramWriteTicket != 0) {
+        if (!nvme_->poll(s.paramWriteTicket)) transferEvent(EventKind::TransferWait, Transfer::NvmeWrite, unit, s.paramRegion);
+        nvme_->wait(std::exchange(s.paramWriteTicket, 0));
+        transferEvent(EventKind::TransferEnd, Transfer::NvmeWrite, unit, s.paramRegion);
+    }
     s.paramWrite.reset();
 }
 

@@ -44,6 +44,7 @@ std::string rowName(replay::TimelineRow row) {
     case replay::TimelineRow::Compute: return "compute";
     case replay::TimelineRow::Comm: return "communication";
     case replay::TimelineRow::Buffers: return "gathered parameters";
+    case replay::TimelineRow::Transfers: return "transfers";
     }
     return "track";
 }
@@ -61,6 +62,10 @@ std::string spanName(replay::SpanKind k) {
     case replay::SpanKind::ParamFull: return "param_full";
     case replay::SpanKind::TpAllReduce: return "tp_all_reduce";
     case replay::SpanKind::Save: return "checkpoint_save";
+    case replay::SpanKind::DeviceToHost: return "device_to_host";
+    case replay::SpanKind::HostToDevice: return "host_to_device";
+    case replay::SpanKind::NvmeRead: return "nvme_read";
+    case replay::SpanKind::NvmeWrite: return "nvme_write";
     }
     return "span";
 }
@@ -174,6 +179,10 @@ private:
             args["algbw_GBps"] = replay::algBandwidth(s.bytes, s.durationNs()) / 1e9;
             args["busbw_GBps"] = replay::busBandwidth(s.kind, s.bytes, s.durationNs(), s.peers) / 1e9;
             beginOf_[static_cast<std::size_t>(rank)][s.beginEvent] = {tid, s.beginNs};
+        }
+        if (replay::isTransfer(s.kind)) {
+            args["direction"] = spanName(s.kind);
+            args["GBps"] = replay::algBandwidth(s.bytes, s.durationNs()) / 1e9;
         }
         emit({{"ph", "B"}, {"name", spanName(s.kind) + " " + unit}, {"cat", rowName(rowOf(s.kind))}, {"pid", rank + 1},
               {"tid", tid}, {"ts", micros(s.beginNs)}, {"args", args}});

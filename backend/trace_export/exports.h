@@ -2,7 +2,9 @@
 // A recording as files other tools read:
 //
 // Perfetto / chrome://tracing (Chrome trace-event JSON): one process per rank ("rank R"),
-// threads for compute, communication and gathered-parameter buffers (param_full lifetimes) —
+// threads for compute, communication, gathered-parameter buffers (param_full lifetimes) and
+// tier transfers ("transfers": device ↔ host copies, NVMe reads and writes; args direction,
+// bytes, GB/s, unit) —
 // nested or overlapping spans that would not nest on one thread get a sub-track of their own,
 // so every thread's B/E pairs nest —, a slice per span with args (unit, phase, step, bytes,
 // peers, algbw / busbw in GB/s from plan's collective traits), a counter track per ledger

@@ -60,7 +60,8 @@ std::vector<Span> subtractSpans(std::span<const Span> a, std::span<const Span> b
 }
 
 StepOverlap stepOverlap(std::uint64_t stepBegin, std::uint64_t stepEnd, std::span<const Span> comm,
-                        std::span<const Span> compute, std::span<const Span> blocking) {
+                        std::span<const Span> compute, std::span<const Span> blocking,
+                        std::span<const Span> transfers) {
     StepOverlap o;
     if (stepEnd <= stepBegin) return o;
     o.stepNs = stepEnd - stepBegin;
@@ -73,22 +74,35 @@ StepOverlap stepOverlap(std::uint64_t stepBegin, std::uint64_t stepEnd, std::spa
     const std::vector<Span> c = clip(comm), k = subtractSpans(clip(compute), clip(blocking));
     o.commUnionNs = unionNs(c);
     o.exposedNs = exposedNs(c, k);
+    const std::vector<Span> t = clip(transfers);
+    o.transferUnionNs = unionNs(t);
+    o.transferExposedNs = exposedNs(t, k);
     return o;
 }
 
+namespace {
+double median(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const std::size_t mid = v.size() / 2;
+    return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2.0;
+}
+} // namespace
+
 OverlapSummary summarize(std::span<const StepOverlap> steps) {
     OverlapSummary s;
-    std::vector<double> fractions;
+    std::vector<double> fractions, transferFractions;
     for (const StepOverlap& o : steps) {
         s.stepNs += o.stepNs;
         s.commUnionNs += o.commUnionNs;
         s.exposedNs += o.exposedNs;
+        s.transferUnionNs += o.transferUnionNs;
+        s.transferExposedNs += o.transferExposedNs;
         fractions.push_back(o.fraction());
+        transferFractions.push_back(o.transferFraction());
     }
-    if (fractions.empty()) return s;
-    std::sort(fractions.begin(), fractions.end());
-    const std::size_t mid = fractions.size() / 2;
-    s.medianFraction = fractions.size() % 2 == 1 ? fractions[mid] : (fractions[mid - 1] + fractions[mid]) / 2.0;
+    s.medianFraction = median(std::move(fractions));
+    s.medianTransferFraction = median(std::move(transferFractions));
     return s;
 }
 
@@ -98,17 +112,31 @@ void OverlapTracker::onEvent(const Event& e) {
         inStep_ = true;
         stepBegin_ = e.timeNs;
         open_.clear();
+        waits_.clear();
         comm_.clear();
         compute_.clear();
         blocking_.clear();
+        transfers_.clear();
         return;
     case EventKind::StepEnd:
-        if (inStep_) steps_.push_back(stepOverlap(stepBegin_, e.timeNs, comm_, compute_, blocking_));
+        if (inStep_) steps_.push_back(stepOverlap(stepBegin_, e.timeNs, comm_, compute_, blocking_, transfers_));
         inStep_ = false;
         return;
     case EventKind::ComputeBegin:
     case EventKind::CollectiveBegin:
+    case EventKind::TransferBegin:
         if (inStep_) open_.open(*spanKeyOf(e), e.timeNs);
+        return;
+    case EventKind::TransferWait:
+        if (inStep_) waits_.open(SpanKey{SpanClass::Transfer, e.unit, static_cast<std::uint8_t>(e.transfer)}, e.timeNs);
+        return;
+    case EventKind::TransferEnd:
+        if (!inStep_) return;
+        if (const auto begin = open_.close(*spanKeyOf(e))) {
+            transfers_.push_back({*begin, e.timeNs});
+            if (transferBlocks(e.transfer)) blocking_.push_back({*begin, e.timeNs});
+        }
+        if (const auto wait = waits_.close(*spanKeyOf(e))) blocking_.push_back({*wait, e.timeNs});
         return;
     case EventKind::ComputeEnd:
     case EventKind::CollectiveEnd:

@@ -9,6 +9,15 @@
 // a prefetched all-gather (started before the current unit's compute, finished after it) is
 // hidden for the time the compute covers.
 //
+// The exposed-transfer fraction, the same way for tier transfers (core/event.h: Transfer):
+//   transferUnion = |∪ transfer spans|,
+//   transferExposed = |∪ transfer spans \ (∪ compute spans \ ∪ blocking)|,
+//   transferFraction = transferExposed / step duration:
+// the time a transfer is in flight while the rank computes nothing. Blocking here: the rank's
+// own device ↔ host copies (it does the copy, so it computes nothing meanwhile), the waits for
+// NVMe transfers (TransferWait .. TransferEnd, inside the optimizer's span) and TP all-reduces.
+// Collectives do not hide a transfer (the rank waits on both). docs/offload.md explains it.
+//
 // Note: the tracker takes the same events the ledger emits (train::Trainer's ComputeBegin/End
 // and StepBegin/End, the communicators' CollectiveBegin/End), so it works whether or not those
 // events are also shipped to the stream (--no-events).
@@ -37,8 +46,13 @@ struct StepOverlap {
     std::uint64_t stepNs = 0;      // StepEnd − StepBegin
     std::uint64_t commUnionNs = 0; // ≤ stepNs (spans are clipped to the step)
     std::uint64_t exposedNs = 0;   // ≤ commUnionNs
+    std::uint64_t transferUnionNs = 0;   // ≤ stepNs
+    std::uint64_t transferExposedNs = 0; // ≤ transferUnionNs
     double fraction() const {      // exposedNs / stepNs, 0 for an empty step
         return stepNs > 0 ? static_cast<double>(exposedNs) / static_cast<double>(stepNs) : 0.0;
+    }
+    double transferFraction() const { // transferExposedNs / stepNs, 0 for an empty step
+        return stepNs > 0 ? static_cast<double>(transferExposedNs) / static_cast<double>(stepNs) : 0.0;
     }
 };
 
@@ -49,14 +63,19 @@ std::vector<Span> subtractSpans(std::span<const Span> a, std::span<const Span> b
 // `blocking`: collectives the compute itself waits for (tensor-parallel all-reduces, called
 // inside a unit's compute span): they are in `comm` too, and the compute span hides nothing
 // while one runs — they sit on the critical path.
+// `transfers`: tier transfers, exposed where no compute (less `blocking`) covers them; the
+// blocking ones (device ↔ host copies, NVMe waits) belong in `blocking` as well.
 StepOverlap stepOverlap(std::uint64_t stepBegin, std::uint64_t stepEnd, std::span<const Span> comm,
-                        std::span<const Span> compute, std::span<const Span> blocking = {});
+                        std::span<const Span> compute, std::span<const Span> blocking = {},
+                        std::span<const Span> transfers = {});
 
 // Over a run's steps: the median of the per-step fractions (mean of the middle two for an even
 // count; 0 without steps) and the totals.
 struct OverlapSummary {
     std::uint64_t stepNs = 0, commUnionNs = 0, exposedNs = 0;
+    std::uint64_t transferUnionNs = 0, transferExposedNs = 0;
     double medianFraction = 0.0;
+    double medianTransferFraction = 0.0;
 };
 OverlapSummary summarize(std::span<const StepOverlap> steps);
 
@@ -71,8 +90,9 @@ public:
 private:
     bool inStep_ = false;
     std::uint64_t stepBegin_ = 0;
-    SpanPairing<std::uint64_t> open_; // begin times of the open compute and collective spans
-    std::vector<Span> comm_, compute_, blocking_;
+    SpanPairing<std::uint64_t> open_; // begin times of the open compute, collective and transfer spans
+    SpanPairing<std::uint64_t> waits_; // TransferWait times of open transfers, by the transfer's key
+    std::vector<Span> comm_, compute_, blocking_, transfers_;
     std::vector<StepOverlap> steps_;
 };
 

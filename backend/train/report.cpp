@@ -59,6 +59,16 @@ report::ExposedComm exposedComm(const std::vector<StepOverlap>& steps) {
     return e;
 }
 
+report::ExposedTransfer exposedTransfer(const std::vector<StepOverlap>& steps) {
+    const OverlapSummary s = summarize(steps);
+    report::ExposedTransfer e;
+    e.fractionMedian = s.medianTransferFraction;
+    for (const StepOverlap& o : steps) e.fractionPerStep.push_back(o.transferFraction());
+    e.transferUnionNs = s.transferUnionNs;
+    e.exposedNs = s.transferExposedNs;
+    return e;
+}
+
 report::DeviceMemory deviceMemory(const DeviceMemory& d) {
     report::DeviceMemory m;
     m.name = d.name;
@@ -114,6 +124,8 @@ std::string encodeRankResult(const RankResult& r) {
         put(out, o.stepNs);
         put(out, o.commUnionNs);
         put(out, o.exposedNs);
+        put(out, o.transferUnionNs);
+        put(out, o.transferExposedNs);
     }
     put(out, static_cast<std::uint8_t>(r.device ? 1 : 0));
     if (r.device) {
@@ -139,15 +151,17 @@ RankResult decodeRankResult(const std::string& in) {
     for (auto* arr : {&r.comm.calls, &r.comm.payloadBytes, &r.comm.sentBytes, &r.comm.busyNs})
         for (std::uint64_t& v : *arr) v = take<std::uint64_t>(in, at);
     const auto steps = take<std::uint64_t>(in, at);
-    // Each step is three u64s: a count that the remaining bytes cannot hold is corrupt (and must
+    // Each step is five u64s: a count that the remaining bytes cannot hold is corrupt (and must
     // not drive a huge reserve).
-    if (steps > (in.size() - at) / (3 * sizeof(std::uint64_t)))
+    if (steps > (in.size() - at) / (5 * sizeof(std::uint64_t)))
         throw Error(ErrorKind::Format, "rank result is truncated");
     for (std::uint64_t k = 0; k < steps; ++k) {
         StepOverlap o;
         o.stepNs = take<std::uint64_t>(in, at);
         o.commUnionNs = take<std::uint64_t>(in, at);
         o.exposedNs = take<std::uint64_t>(in, at);
+        o.transferUnionNs = take<std::uint64_t>(in, at);
+        o.transferExposedNs = take<std::uint64_t>(in, at);
         r.overlap.push_back(o);
     }
     if (take<std::uint8_t>(in, at) != 0) {
@@ -221,7 +235,9 @@ report::RunReport makeReport(const RunOutcome& o) {
         rank.commBytesPerStep = commPerStep(rr.comm, c.steps, 0);
         rank.exposedComm = exposedComm(rr.overlap);
         if (rr.device) rank.device = deviceMemory(*rr.device);
+        rank.exposedTransfer = exposedTransfer(rr.overlap);
         r.exposedCommFraction = std::max(r.exposedCommFraction, rank.exposedComm.fractionMedian);
+        r.exposedTransferFraction = std::max(r.exposedTransferFraction, rank.exposedTransfer.fractionMedian);
         r.ranks.push_back(std::move(rank));
         statesEqual = statesEqual && rr.modelStates == states.perRank;
         peakMax = std::max(peakMax, rr.tierPeaks[index(Tier::Device)]); // the prediction is the device tier's

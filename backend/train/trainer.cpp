@@ -165,7 +165,7 @@ double Trainer::optimizerStep() {
         if (o.stateOnHost && !o.gradsOnHost && o.end > o.begin) {
             const std::uint64_t bytes = (o.end - o.begin) * (o.gradsBf16 ? sizeof(Bf16) : sizeof(float));
             hostGrads = device_.allocate(bytes, {Category::Workspace, Tier::Host, u});
-            if (device_.holdsData()) ops.download(hostGrads.data(), o.grads, bytes);
+            if (device_.holdsData()) device_.recordedDownload(hostGrads.data(), o.grads, bytes, u);
             o.grads = hostGrads.data();
         }
         // Per tensor, so weight decay follows the layout; padding is never touched (stays 0).

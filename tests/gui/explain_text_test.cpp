@@ -1,6 +1,8 @@
 // The explain panel's sentences for known events of a ZeRO-3 and a DDP recording, and the
 // glossary links in them.
 #include <QLabel>
+#include <fstream>
+#include <sstream>
 #include <QTest>
 
 #include "common/byte_format.h"
@@ -61,6 +63,33 @@ private Q_SLOTS:
         QCOMPARE(sentenceFor(*m, 0, [](const Event& e) { return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllReduce; }),
                  QStringLiteral("Rank 0 all-reduces %1 with the other 3 ranks: the gradient norm every rank needs to clip alike.").arg(kb(8)));
         // Every event of the run gets a sentence naming its rank.
+        for (std::uint64_t i = 0; i < m->eventCount(); ++i) {
+            const QString s = Explain::explain(*m, i + 1, *m->info());
+            QVERIFY2(s.startsWith(QStringLiteral("Rank %1 ").arg(m->event(i).rank)), qPrintable(s));
+        }
+    }
+
+    // A real offloaded run (ZeRO-3, optimizer on NVMe, params on the host): each transfer is
+    // narrated with why it happens there.
+    void transferSentences() {
+        std::ifstream in(QT_TESTCASE_SOURCEDIR "/../data/offload_nvme_tiny_2r.sstrace", std::ios::binary);
+        std::ostringstream bytes;
+        bytes << in.rdbuf();
+        const auto m = testrec::loadModel(bytes.str());
+        const auto begin = [](Transfer t, std::int32_t unit) {
+            return [t, unit](const Event& e) { return e.kind == EventKind::TransferBegin && e.transfer == t && e.unit == unit && e.step == 0; };
+        };
+        const QString down = sentenceFor(*m, 0, begin(Transfer::DeviceToHost, 1));
+        QVERIFY2(down.startsWith(QStringLiteral("Rank 0 copies its reduced gradient shard of block0 (")), qPrintable(down));
+        QVERIFY2(down.contains(QStringLiteral("its reduce-scatter is done")), qPrintable(down));
+        const QString up = sentenceFor(*m, 1, begin(Transfer::HostToDevice, 0));
+        QVERIFY2(up.startsWith(QStringLiteral("Rank 1 brings its parameter shard of embedding (")), qPrintable(up));
+        const QString read = sentenceFor(*m, 0, begin(Transfer::NvmeRead, 2));
+        QVERIFY2(read.contains(QStringLiteral("from NVMe; the read is in flight while block0 updates on the CPU.")), qPrintable(read));
+        const QString write = sentenceFor(*m, 0, begin(Transfer::NvmeWrite, 1));
+        QVERIFY2(write.startsWith(QStringLiteral("Rank 0 writes block0's updated optimizer state (")), qPrintable(write));
+        const QString done = sentenceFor(*m, 0, [](const Event& e) { return e.kind == EventKind::TransferEnd && e.transfer == Transfer::NvmeRead && e.step == 0; });
+        QVERIFY2(done.startsWith(QStringLiteral("Rank 0 sees the NVMe read of ")) && done.endsWith(QStringLiteral(" GB/s.")), qPrintable(done));
         for (std::uint64_t i = 0; i < m->eventCount(); ++i) {
             const QString s = Explain::explain(*m, i + 1, *m->info());
             QVERIFY2(s.startsWith(QStringLiteral("Rank %1 ").arg(m->event(i).rank)), qPrintable(s));

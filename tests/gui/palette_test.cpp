@@ -22,7 +22,7 @@ bool hueIn(int hue, std::pair<int, int> range) {
     return lo <= hi ? hue >= lo && hue <= hi : hue >= lo || hue <= hi;
 }
 
-constexpr ColorFamily kFamilies[] = {ColorFamily::Memory, ColorFamily::Activities, ColorFamily::Ranks};
+constexpr ColorFamily kFamilies[] = {ColorFamily::Memory, ColorFamily::Activities, ColorFamily::Ranks, ColorFamily::Transfers};
 
 } // namespace
 
@@ -53,6 +53,16 @@ private Q_SLOTS:
         for (Tier t : kAllTiers) QVERIFY(seen.insert(tierColor(t).rgb()).second);
         for (std::size_t a = 0; a < kActivityCount; ++a) QVERIFY(seen.insert(activityColor(static_cast<Activity>(a)).rgb()).second);
         for (int s = 0; s < 7; ++s) QVERIFY(seen.insert(strategyColor(s).rgb()).second);
+        for (std::size_t t = 1; t < kTransferCount; ++t) QVERIFY(seen.insert(transferColor(static_cast<Transfer>(t)).rgb()).second);
+    }
+
+    // Transfers on the timeline are drawn in the transfer family, never an activity's colour.
+    void transferSpansUseTheTransferFamily() {
+        for (std::size_t k = 0; k < replay::kSpanKindCount; ++k) {
+            const auto kind = static_cast<replay::SpanKind>(k);
+            const bool inFamily = hueIn(spanKindColor(kind).hsvHue(), familyHues(ColorFamily::Transfers));
+            QCOMPARE(inFamily, replay::isTransfer(kind));
+        }
     }
 
     // The defect: #4c78a8 was a parameter shard on Ranks and forward on the Timeline.

@@ -82,6 +82,23 @@ private Q_SLOTS:
         QVERIFY2(!page.exposedText().contains(QStringLiteral("Report unreadable")), qPrintable(page.exposedText()));
     }
 
+    // An offloaded run's report: exposed transfers per rank beside exposed communication; a run
+    // that moved nothing between tiers (the golden one) has no such line.
+    void offloadedRunShowsExposedTransfers() {
+        TestPage page;
+        QVERIFY(page.openRecording(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/offload_nvme_tiny_2r.sstrace")));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
+        page.finishPendingDraws();
+        QVERIFY2(page.exposedText().contains(QStringLiteral("Exposed communication")) &&
+                     page.exposedText().contains(QStringLiteral("<b>Exposed transfers</b>")) &&
+                     page.exposedText().contains(QStringLiteral("rank 1 ")),
+                 qPrintable(page.exposedText()));
+        QVERIFY(page.openRecording(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace")));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
+        page.finishPendingDraws();
+        QVERIFY2(!page.exposedText().contains(QStringLiteral("Exposed transfers")), qPrintable(page.exposedText()));
+    }
+
     void goldenRecordingDrivesTheRankView() {
         const QString golden = QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace");
         QFile file(golden);

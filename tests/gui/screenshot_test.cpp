@@ -143,7 +143,7 @@ private Q_SLOTS:
         QTest::newRow("cut short") << QByteArray::fromStdString(cut) << QStringLiteral("ends before the run finished");
         std::string older = golden.str();
         older[8] = 1; // a recording from before checksums (protocol version 1)
-        QTest::newRow("older version") << QByteArray::fromStdString(older) << QStringLiteral("protocol version 1, but this build reads version 2");
+        QTest::newRow("older version") << QByteArray::fromStdString(older) << QStringLiteral("protocol version 1, but this build reads versions 2 to 3");
         std::string huge;
         shardscope::protocol::writeHeader(huge);
         shardscope::protocol::writeRecord(huge, shardscope::protocol::Handshake{0, 1 << 24, "{}"});

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "../support/cli_process.h"
+#include "replay/timeline_index.h"
 #include "trace_export/exports.h"
 
 namespace {
@@ -173,6 +174,68 @@ TEST_F(exportGolden, AnExportStoppedByItsPollLeavesNoFile) {
     EXPECT_THROW(trace_export::writeLedgerCsv(rec_->model, (dir_.path / "ledger.csv").string(), "--csv", counts, stop), Stop);
     EXPECT_EQ(polls, 2);
     EXPECT_TRUE(fs::is_empty(dir_.path));
+}
+
+// A recording with every kind of transfer (tests/data/offload_nvme_tiny_2r.sstrace): the
+// timeline index puts them on the transfers row, and the Perfetto export has a "transfers" thread
+// per rank whose slices carry direction, bytes, GB/s and unit, adding up to the recorded bytes.
+const std::string kOffload = SHARDSCOPE_SOURCE_DIR "/tests/data/offload_nvme_tiny_2r.sstrace";
+
+TEST(exportTransfers, TimelineRowAndPerfettoTrackPerRank) {
+    namespace replay = shardscope::replay;
+    using shardscope::EventKind;
+    const trace_export::LoadedRecording rec = trace_export::loadRecording(kOffload, "test");
+    const int world = rec.model.worldSize();
+    ASSERT_EQ(world, 2);
+    // What the events say: bytes per (rank, direction name).
+    std::map<std::pair<int, std::string>, std::uint64_t> recorded;
+    for (std::uint64_t i = 0; i < rec.model.eventCount(); ++i) {
+        const shardscope::Event& e = rec.model.event(i);
+        if (e.kind == EventKind::TransferBegin) recorded[{e.rank, std::string(shardscope::transferName(e.transfer))}] += e.bytes;
+    }
+    replay::TimelineIndex index;
+    index.update(rec.model);
+    ASSERT_TRUE(index.hasTransfers());
+    for (int r = 0; r < world; ++r) {
+        const auto& row = index.lane(r).rows[static_cast<std::size_t>(replay::TimelineRow::Transfers)];
+        std::set<replay::SpanKind> kinds;
+        for (const replay::TimelineSpan& s : row) {
+            EXPECT_TRUE(replay::isTransfer(s.kind));
+            EXPECT_EQ(rec.model.event(s.beginEvent).kind, EventKind::TransferBegin);
+            EXPECT_EQ(rec.model.event(s.endEvent).kind, EventKind::TransferEnd);
+            EXPECT_EQ(rec.model.event(s.endEvent).transfer, rec.model.event(s.beginEvent).transfer);
+            EXPECT_GT(s.bytes, 0u);
+            kinds.insert(s.kind);
+        }
+        EXPECT_EQ(kinds.size(), 4u) << "rank " << r << ": every direction";
+    }
+
+    TempDir dir;
+    const std::string out = (dir.path / "trace.json").string();
+    trace_export::ExportCounts counts;
+    ASSERT_EQ(trace_export::writePerfetto(rec.model, out, "--perfetto", counts), out);
+    const auto j = nlohmann::json::parse(shardscope::testing::slurpFile(out));
+    std::set<std::pair<int, int>> transferThreads; // (pid, tid) named "transfers…"
+    for (const auto& e : j["traceEvents"])
+        if (e["ph"] == "M" && e["name"] == "thread_name" &&
+            e["args"]["name"].get<std::string>().rfind("transfers", 0) == 0)
+            transferThreads.insert({e["pid"].get<int>(), e["tid"].get<int>()});
+    std::set<int> pids;
+    for (const auto& [pid, tid] : transferThreads) pids.insert(pid);
+    EXPECT_EQ(pids, (std::set<int>{1, 2})) << "a transfers track per rank";
+    std::map<std::pair<int, std::string>, std::uint64_t> exported;
+    for (const auto& e : j["traceEvents"]) {
+        if (e["ph"] != "B" || e["cat"] != "transfers") continue;
+        const int pid = e["pid"].get<int>();
+        EXPECT_TRUE(transferThreads.count({pid, e["tid"].get<int>()})) << e.dump();
+        const auto& a = e["args"];
+        ASSERT_TRUE(a.contains("direction") && a.contains("bytes") && a.contains("GBps") && a.contains("unit")) << e.dump();
+        EXPECT_GE(a["GBps"].get<double>(), 0.0);
+        EXPECT_FALSE(a["unit"].get<std::string>().empty());
+        exported[{pid - 1, a["direction"].get<std::string>()}] += a["bytes"].get<std::uint64_t>();
+    }
+    EXPECT_EQ(exported, recorded);
+    EXPECT_EQ(exported.size(), 8u) << "4 directions on each of 2 ranks";
 }
 
 TEST(exportCli, BrokenRecordingIsOneLineAndWritesNothing) {

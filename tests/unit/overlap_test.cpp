@@ -152,5 +152,49 @@ TEST(trainOverlap, TensorParallelAllReducesInsideComputeAreExposed) {
     EXPECT_EQ(left[1].end, 45u);
 }
 
+Event transfer(EventKind k, std::uint64_t t, std::int32_t unit, Transfer dir) {
+    Event e = at(k, t, unit);
+    e.transfer = dir;
+    return e;
+}
+
+// Exposed transfer: a device ↔ host copy is the rank's own work (exposed even inside a compute
+// span); an NVMe read under compute is hidden until the rank waits for it.
+TEST(trainOverlap, TransfersAreExposedWhereTheRankComputesNothing) {
+    using K = EventKind;
+    OverlapTracker t;
+    const std::vector<Event> events = {
+        at(K::StepBegin, 0),
+        transfer(K::TransferBegin, 0, 0, Transfer::DeviceToHost), // before any compute: exposed
+        transfer(K::TransferEnd, 10, 0, Transfer::DeviceToHost),
+        at(K::ComputeBegin, 10, kNoUnit, Phase::Optimizer),
+        transfer(K::TransferBegin, 12, 1, Transfer::NvmeRead),     // in flight under compute: hidden
+        transfer(K::TransferBegin, 20, 0, Transfer::HostToDevice), // a copy inside compute: exposed
+        transfer(K::TransferEnd, 25, 0, Transfer::HostToDevice),
+        transfer(K::TransferWait, 40, 1, Transfer::NvmeRead),      // the rank waits 40–50: exposed
+        transfer(K::TransferEnd, 50, 1, Transfer::NvmeRead),
+        transfer(K::TransferBegin, 55, 1, Transfer::NvmeWrite),    // drains past the compute: 80–90 exposed
+        at(K::ComputeEnd, 80, kNoUnit, Phase::Optimizer),
+        transfer(K::TransferEnd, 90, 1, Transfer::NvmeWrite),
+        at(K::StepEnd, 100),
+    };
+    for (const Event& e : events) t.onEvent(e);
+    ASSERT_EQ(t.steps().size(), 1u);
+    const StepOverlap& o = t.steps()[0];
+    EXPECT_EQ(o.transferUnionNs, 10u + 38u + 35u); // 0–10, 12–50, 55–90
+    EXPECT_EQ(o.transferExposedNs, 10u + 5u + 10u + 10u);
+    EXPECT_DOUBLE_EQ(o.transferFraction(), 0.35);
+    EXPECT_EQ(o.commUnionNs, 0u);
+    // Without transfers the fraction is 0.
+    OverlapTracker none;
+    for (const Event& e : {at(K::StepBegin, 0), at(K::ComputeBegin, 1, 0, Phase::Forward),
+                           at(K::ComputeEnd, 9, 0, Phase::Forward), at(K::StepEnd, 10)})
+        none.onEvent(e);
+    ASSERT_EQ(none.steps().size(), 1u);
+    EXPECT_EQ(none.steps()[0].transferFraction(), 0.0);
+    const std::vector<StepOverlap> steps = {o, none.steps()[0], o};
+    EXPECT_DOUBLE_EQ(summarize(steps).medianTransferFraction, 0.35);
+}
+
 } // namespace
 } // namespace shardscope::train

@@ -94,14 +94,16 @@ TEST(planCollective, TableNamesEveryKindOnce) {
 
 TEST(planStatic, RecordedEnumsAndEventLayout) {
     // Counts cover every enumerator, and every enum fits the record's u8 field.
-    static_assert(kEventKindCount == static_cast<std::size_t>(EventKind::StepEnd) + 1);
+    static_assert(kEventKindCount == static_cast<std::size_t>(EventKind::TransferWait) + 1);
+    static_assert(kTransferCount == static_cast<std::size_t>(Transfer::NvmeWrite) + 1);
     static_assert(kPhaseCount == static_cast<std::size_t>(Phase::Save) + 1);
     static_assert(kCollectiveOpCount == static_cast<std::size_t>(CollectiveOp::TpAllReduce) + 1);
     static_assert(kCategoryCount == static_cast<std::size_t>(Category::Workspace) + 1);
     static_assert(kTierCount == static_cast<std::size_t>(Tier::Nvme) + 1);
-    static_assert(sizeof(CollectiveOp) == 1 && sizeof(EventKind) == 1 && sizeof(Phase) == 1);
-    // Version 1's event: three u64/i64, three i32, five u8.
-    static_assert(protocol::kEventBytes == 3 * 8 + 3 * 4 + 5 * 1);
+    static_assert(sizeof(CollectiveOp) == 1 && sizeof(EventKind) == 1 && sizeof(Phase) == 1 && sizeof(Transfer) == 1);
+    // Version 3's event: three u64/i64, three i32, six u8 (version 2's had five: no transfer).
+    static_assert(protocol::kEventBytes == 3 * 8 + 3 * 4 + 6 * 1);
+    static_assert(protocol::kEventBytesV2 == 3 * 8 + 3 * 4 + 5 * 1);
     // The encoder writes exactly kEventBytes per event.
     protocol::EventBatch one;
     one.events.resize(1);

@@ -16,7 +16,7 @@ Event sampleEvent(int i) {
     Event e;
     e.timeNs = 1000u + static_cast<std::uint64_t>(i);
     e.rank = i % 4;
-    e.kind = static_cast<EventKind>(i % 8);
+    e.kind = static_cast<EventKind>(i % static_cast<int>(kEventKindCount));
     e.category = static_cast<Category>(i % static_cast<int>(kCategoryCount));
     e.tier = Tier::Host;
     e.bytes = (1ull << 40) + static_cast<std::uint64_t>(i);
@@ -24,6 +24,7 @@ Event sampleEvent(int i) {
     e.phase = Phase::Backward;
     e.collective = CollectiveOp::ReduceScatter;
     e.peers = 4;
+    e.transfer = static_cast<Transfer>(i % static_cast<int>(kTransferCount));
     e.step = i / 3;
     return e;
 }
@@ -52,7 +53,7 @@ bool sameEvent(const Event& a, const Event& b) {
     return a.timeNs == b.timeNs && a.rank == b.rank && a.kind == b.kind &&
            a.category == b.category && a.tier == b.tier && a.bytes == b.bytes && a.unit == b.unit &&
            a.phase == b.phase && a.collective == b.collective && a.peers == b.peers &&
-           a.step == b.step;
+           a.transfer == b.transfer && a.step == b.step;
 }
 
 } // namespace
@@ -100,7 +101,84 @@ TEST(Protocol, RefusesAnotherVersionNamingBoth) {
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::Format);
         EXPECT_NE(std::string(e.what()).find("version 7"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("version 2"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("versions 2 to 3"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("newer ShardScope"), std::string::npos) << e.what();
+    }
+}
+
+// A version-2 event: version 3's fields without the transfer byte (kEventBytesV2).
+std::string v2Event(const Event& e) {
+    std::string out = encode(EventBatch{0, {e}}).substr(kRecordHeaderBytes + 8);
+    out.pop_back();
+    return out;
+}
+
+std::string v2Batch(const std::vector<std::string>& events) {
+    std::string payload(8, '\0');
+    const auto n = static_cast<std::uint32_t>(events.size());
+    std::memcpy(payload.data() + 4, &n, sizeof n);
+    for (const std::string& e : events) payload += e;
+    std::string record(kRecordHeaderBytes, '\0');
+    const auto length = static_cast<std::uint32_t>(payload.size());
+    std::memcpy(record.data(), &length, sizeof length);
+    record[4] = static_cast<char>(RecordType::EventBatch);
+    record += payload;
+    reseal(record);
+    return record;
+}
+
+// Recordings from before transfers (version 2, 41-byte events) still read, their events whole.
+TEST(Protocol, ReadsVersionTwoRecordings) {
+    std::string s;
+    writeHeader(s);
+    s[8] = 2;
+    writeRecord(s, Handshake{0, 1, "{}"});
+    Event a = sampleEvent(4), b = sampleEvent(7);
+    a.rank = b.rank = 0;
+    a.transfer = b.transfer = Transfer::None;
+    s += v2Batch({v2Event(a), v2Event(b)});
+    writeRecord(s, End{});
+    const Recording rec = decodeRecording(s);
+    ASSERT_EQ(rec.batches.size(), 1u);
+    ASSERT_EQ(rec.batches[0].events.size(), 2u);
+    EXPECT_TRUE(sameEvent(rec.batches[0].events[0], a));
+    EXPECT_TRUE(sameEvent(rec.batches[0].events[1], b));
+    EXPECT_TRUE(rec.ended);
+
+    // Version 2 had no transfer kinds: one there is damage, not a transfer.
+    std::string bad = s.substr(0, s.size() - encode(End{}).size());
+    Event t = a;
+    t.kind = EventKind::TransferBegin;
+    bad += v2Batch({v2Event(t)});
+    try {
+        decodeRecording(bad);
+        FAIL() << "a transfer kind in a version-2 stream was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("invalid kind"), std::string::npos) << e.what();
+    }
+}
+
+// The committed golden recording is a version-2 file written by an older build.
+TEST(Protocol, ReadsTheVersionTwoGoldenRecording) {
+    const Recording rec = readRecording(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace");
+    EXPECT_EQ(rec.handshakes.size(), 2u);
+    EXPECT_FALSE(rec.batches.empty());
+    EXPECT_TRUE(rec.ended);
+}
+
+TEST(Protocol, RefusesAnInvalidTransferDirection) {
+    std::string s;
+    writeHeader(s);
+    writeRecord(s, Handshake{0, 1, "{}"});
+    std::string batch = encode(EventBatch{0, {sampleEvent(8)}});
+    batch[kRecordHeaderBytes + 8 + kEventBytes - 1] = 9; // the transfer byte
+    reseal(batch);
+    s += batch;
+    try {
+        decodeRecording(s);
+        FAIL() << "an invalid transfer direction was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("transfer"), std::string::npos) << e.what();
     }
 }
 

@@ -36,6 +36,7 @@ RunReport sample() {
         rr.modelStateBytes[index(Category::ParamShard)] = 42;
         rr.commBytesPerStep = {{"all_gather", 300}, {"reduce_scatter", 150.5}};
         rr.exposedComm = {0.25, {0.5, 0.25, 0.125}, 2400, 1300, 2800};
+        rr.exposedTransfer = {0.125, {0.25, 0.125, 0.0}, 900, 350};
         if (rank == 1) {
             DeviceMemory d;
             d.name = "cuda:0 (test GPU)";
@@ -49,6 +50,7 @@ RunReport sample() {
     r.commPayloadBytesPerStep = {{"all_gather", 600}};
     r.commCallsPerStep = {{"all_gather", 4}};
     r.exposedCommFraction = 0.25;
+    r.exposedTransferFraction = 0.125;
     r.theory.modelStateBytes[index(Category::ParamShard)] = 42;
     r.theory.ddpModelStateBytes[index(Category::ParamFull)] = 84;
     r.theory.predictedPeakBytes = 5000;
@@ -187,6 +189,8 @@ TEST(reportSchema, HostileFilesAreRefusedWithOneLine) {
         {[](json& j) { j["ranks"][0]["peak_bytes"].erase("total"); }, "total"},
         {[](json& j) { j["ranks"][0]["exposed_comm"]["fraction_median"] = nullptr; }, "fraction_median"},
         {[](json& j) { j["ranks"][1]["device"]["name"] = 3; }, "device.name"},
+        {[](json& j) { j["ranks"][0]["exposed_transfer"]["exposed_ns"] = -1; }, "exposed_transfer.exposed_ns"},
+        {[](json& j) { j["exposed_transfer_fraction"] = "most"; }, "exposed_transfer_fraction"},
         {[](json& j) { j["theory"]["comm_bytes_per_step"]["all_gather"] = "lots"; }, "all_gather"},
         {[](json& j) { j["theory"]["notes"] = std::vector<std::string>(1000, "n"); }, "notes"},
         {[](json& j) { j["param_digest"] = std::string(5000, 'f'); }, "param_digest"},

@@ -20,7 +20,7 @@ RankResult sample(std::int32_t rank, bool cuda) {
     r.modelStates.at(Category::ParamShard, Tier::Device) = 42;
     r.comm.calls[1] = 3;
     r.comm.sentBytes[1] = 300;
-    r.overlap = {{1000, 400, 100}, {1000, 500, 300}, {2000, 600, 200}};
+    r.overlap = {{1000, 400, 100, 0, 0}, {1000, 500, 300, 50, 20}, {2000, 600, 200, 700, 300}};
     if (cuda) {
         DeviceMemory d;
         d.name = "cuda:0 (test GPU)";
@@ -53,6 +53,8 @@ TEST(trainReport, RankResultRoundTripsWithOverlapAndDeviceMemory) {
         EXPECT_EQ(back.overlap[2].stepNs, 2000u);
         EXPECT_EQ(back.overlap[2].commUnionNs, 600u);
         EXPECT_EQ(back.overlap[2].exposedNs, 200u);
+        EXPECT_EQ(back.overlap[2].transferUnionNs, r.overlap[2].transferUnionNs);
+        EXPECT_EQ(back.overlap[2].transferExposedNs, r.overlap[2].transferExposedNs);
         EXPECT_EQ(back.device, r.device);
         // Every truncation is a Format error, never a crash or a partial result.
         for (std::size_t cut = 0; cut < bytes.size(); cut += 7) {
@@ -74,7 +76,7 @@ TEST(trainReport, ReportShowsExposedCommunicationAndDeviceMemory) {
     o.losses = {4.0, 3.9, 3.8};
     o.stepMs = {1.0, 1.0, 2.0};
     o.ranks = {sample(0, false), sample(1, true)};
-    o.ranks[1].overlap = {{1000, 900, 800}, {1000, 900, 700}, {1000, 900, 900}};
+    o.ranks[1].overlap = {{1000, 900, 800, 500, 200}, {1000, 900, 700, 500, 100}, {1000, 900, 900, 500, 300}};
     const nlohmann::json j = buildReport(o);
     const auto& e0 = j["ranks"][0]["exposed_comm"];
     EXPECT_DOUBLE_EQ(e0["fraction_median"].get<double>(), 0.1); // 0.1, 0.3, 0.1
@@ -85,6 +87,13 @@ TEST(trainReport, ReportShowsExposedCommunicationAndDeviceMemory) {
     EXPECT_FALSE(j["ranks"][0].contains("device")) << "CPU ranks have no device figures";
     EXPECT_DOUBLE_EQ(j["ranks"][1]["exposed_comm"]["fraction_median"].get<double>(), 0.8);
     EXPECT_DOUBLE_EQ(j["exposed_comm_fraction"].get<double>(), 0.8) << "the rank that waits most";
+    const auto& t1 = j["ranks"][1]["exposed_transfer"];
+    EXPECT_DOUBLE_EQ(t1["fraction_median"].get<double>(), 0.2);
+    EXPECT_EQ(t1["fraction_per_step"].size(), 3u);
+    EXPECT_EQ(t1["transfer_union_ns"], 1500);
+    EXPECT_EQ(t1["exposed_ns"], 600);
+    EXPECT_DOUBLE_EQ(j["ranks"][0]["exposed_transfer"]["fraction_median"].get<double>(), 0.02); // 0, 0.02, 0.15
+    EXPECT_DOUBLE_EQ(j["exposed_transfer_fraction"].get<double>(), 0.2);
     const auto& d = j["ranks"][1]["device"];
     EXPECT_EQ(d["name"], "cuda:0 (test GPU)");
     EXPECT_EQ(d["ledger_peak_bytes"], 5678);

@@ -92,6 +92,32 @@ TEST(SpanPairing, KeysSeparateComputeCollectivesAndBuffers) {
     EXPECT_FALSE(opensSpan(EventKind::CollectiveEnd));
 }
 
+// A transfer pairs by (unit, direction): an NVMe read and write of one unit in flight together
+// close separately; a wait mark inside a transfer neither opens nor closes anything.
+TEST(SpanPairing, TransfersPairByUnitAndDirection) {
+    Event read;
+    read.kind = EventKind::TransferBegin;
+    read.unit = 2;
+    read.transfer = Transfer::NvmeRead;
+    Event write = read;
+    write.transfer = Transfer::NvmeWrite;
+    Event readEnd = read;
+    readEnd.kind = EventKind::TransferEnd;
+    EXPECT_EQ(spanKeyOf(read)->cls, SpanClass::Transfer);
+    EXPECT_EQ(*spanKeyOf(read), *spanKeyOf(readEnd));
+    EXPECT_NE(*spanKeyOf(read), *spanKeyOf(write));
+    EXPECT_TRUE(opensSpan(EventKind::TransferBegin));
+    EXPECT_FALSE(opensSpan(EventKind::TransferEnd));
+    Event wait = read;
+    wait.kind = EventKind::TransferWait;
+    EXPECT_FALSE(spanKeyOf(wait).has_value());
+    SpanPairing<int> open;
+    open.open(*spanKeyOf(read), 1);
+    open.open(*spanKeyOf(write), 2);
+    EXPECT_EQ(open.close(*spanKeyOf(readEnd)), 1);
+    EXPECT_EQ(open.openCount(), 1u);
+}
+
 TEST(SpanPairing, TimelinePairsPrefetchesThatEndOutOfOrder) {
     const auto model = outOfOrderPrefetch();
     TimelineIndex index;

@@ -51,6 +51,19 @@ QColor activityColor(Activity a) {
     return colors[static_cast<std::size_t>(a)];
 }
 
+QColor transferColor(Transfer t) {
+    // One hue band between the memory blues and the rank violets; lightness tells direction and
+    // tier: the device's copies bright, NVMe's dark.
+    switch (t) {
+    case Transfer::DeviceToHost: return QColor::fromHsv(238, 190, 235);
+    case Transfer::HostToDevice: return QColor::fromHsv(245, 110, 245);
+    case Transfer::NvmeRead: return QColor::fromHsv(236, 220, 140);
+    case Transfer::NvmeWrite: return QColor::fromHsv(244, 150, 185);
+    case Transfer::None: break;
+    }
+    return neutralColor(128);
+}
+
 QColor spanKindColor(replay::SpanKind k) {
     switch (k) {
     case replay::SpanKind::Forward: return activityColor(Activity::Forward);
@@ -64,6 +77,10 @@ QColor spanKindColor(replay::SpanKind k) {
     case replay::SpanKind::ParamFull: return categoryColor(Category::ParamFull);
     case replay::SpanKind::TpAllReduce: return activityColor(Activity::TpAllReduce);
     case replay::SpanKind::Save: return activityColor(Activity::Save);
+    case replay::SpanKind::DeviceToHost: return transferColor(Transfer::DeviceToHost);
+    case replay::SpanKind::HostToDevice: return transferColor(Transfer::HostToDevice);
+    case replay::SpanKind::NvmeRead: return transferColor(Transfer::NvmeRead);
+    case replay::SpanKind::NvmeWrite: return transferColor(Transfer::NvmeWrite);
     }
     return neutralColor(128);
 }
@@ -128,13 +145,17 @@ std::vector<QColor> familyColors(ColorFamily f) {
         for (const QColor& c : strategyColors()) out.push_back(c);
         for (int r = 0; r < 64; ++r) out.push_back(rankColor(r, 64));
         break;
+    case ColorFamily::Transfers:
+        for (std::size_t t = 1; t < kTransferCount; ++t) out.push_back(transferColor(static_cast<Transfer>(t)));
+        break;
     }
     return out;
 }
 
 std::pair<int, int> familyHues(ColorFamily f) {
     switch (f) {
-    case ColorFamily::Memory: return {62, 240};
+    case ColorFamily::Memory: return {62, 233};
+    case ColorFamily::Transfers: return {235, 248};
     case ColorFamily::Activities: return {345, 55};
     case ColorFamily::Ranks: return {static_cast<int>(kRankHueLo), static_cast<int>(kRankHueLo + kRankHueSpan)};
     }
@@ -146,6 +167,7 @@ QString familyName(ColorFamily f) {
     case ColorFamily::Memory: return QCoreApplication::translate("Palette", "memory (greens, blues)");
     case ColorFamily::Activities: return QCoreApplication::translate("Palette", "activities (reds, yellows)");
     case ColorFamily::Ranks: return QCoreApplication::translate("Palette", "ranks and strategies (violets)");
+    case ColorFamily::Transfers: return QCoreApplication::translate("Palette", "transfers between tiers (blue-violets)");
     }
     return {};
 }

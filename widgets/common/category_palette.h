@@ -1,8 +1,9 @@
 #pragma once
 // The app's one palette. Every colour that carries a meaning comes from here, drawn from one of
-// three families whose hues never overlap, so a colour means the same thing on every page:
-//   memory      ledger categories and tiers     greens, teals, blues   (hue  62°–240°)
+// four families whose hues never overlap, so a colour means the same thing on every page:
+//   memory      ledger categories and tiers     greens, teals, blues   (hue  62°–233°)
 //   activities  compute phases and collectives  reds, oranges, yellows (hue 345°–55°)
+//   transfers   state crossing tiers            blue-violets           (hue 235°–248°)
 //   ranks       ranks and strategies            violets, magentas      (hue 250°–335°)
 // Greys (no hue) mean "no meaning of their own": theory lines, idle states, axes.
 // Each page says which families it uses in a legend line (common/palette_legend.h).
@@ -16,8 +17,8 @@
 
 namespace shardscope::widgets {
 
-enum class ColorFamily : std::uint8_t { Memory, Activities, Ranks };
-inline constexpr std::size_t kColorFamilyCount = 3;
+enum class ColorFamily : std::uint8_t { Memory, Activities, Ranks, Transfers };
+inline constexpr std::size_t kColorFamilyCount = 4;
 
 // What a rank is busy with: the timeline's compute phases and collectives, plus the
 // tensor-parallel all-reduce of a layer's partial outputs.
@@ -31,7 +32,10 @@ QColor categoryColor(Category c);
 QColor tierColor(Tier t);
 // Activities family.
 QColor activityColor(Activity a);
-// The timeline's span kinds: activities, and a gathered unit's lifetime (param_full, memory).
+// Transfers family: device → host, host → device, NVMe read, NVMe write (Transfer::None: grey).
+QColor transferColor(Transfer t);
+// The timeline's span kinds: activities, transfers, and a gathered unit's lifetime (param_full,
+// memory).
 QColor spanKindColor(replay::SpanKind k);
 // Ranks family: one colour per strategy (calculator, compare, ranks pages) and per rank.
 QColor strategyColor(int strategyIndex);

@@ -3,6 +3,7 @@
 #include "core/step_number.h"
 
 #include <QCoreApplication>
+#include <QStringList>
 
 namespace shardscope::widgets {
 QString phaseLabel(Phase p) {
@@ -43,6 +44,21 @@ QString spanKindLabel(replay::SpanKind k) {
     // The timeline's context keeps the existing translation.
     case replay::SpanKind::ParamFull: return QCoreApplication::translate("TimelinePainter", "gathered parameters");
     case replay::SpanKind::TpAllReduce: return QCoreApplication::translate("RunLabels", "TP all-reduce");
+    case replay::SpanKind::DeviceToHost: return transferLabel(Transfer::DeviceToHost);
+    case replay::SpanKind::HostToDevice: return transferLabel(Transfer::HostToDevice);
+    case replay::SpanKind::NvmeRead: return transferLabel(Transfer::NvmeRead);
+    case replay::SpanKind::NvmeWrite: return transferLabel(Transfer::NvmeWrite);
+    }
+    return {};
+}
+
+QString transferLabel(Transfer t) {
+    switch (t) {
+    case Transfer::DeviceToHost: return QCoreApplication::translate("RunLabels", "device → host");
+    case Transfer::HostToDevice: return QCoreApplication::translate("RunLabels", "host → device");
+    case Transfer::NvmeRead: return QCoreApplication::translate("RunLabels", "NVMe read");
+    case Transfer::NvmeWrite: return QCoreApplication::translate("RunLabels", "NVMe write");
+    case Transfer::None: break;
     }
     return {};
 }
@@ -73,6 +89,32 @@ std::optional<plan::Strategy> strategyFromName(const std::string& name) { return
 QString failureWhen(std::int64_t protocolStep) {
     if (protocolStep < 0) return QCoreApplication::translate("RunLabels", "during setup");
     return QCoreApplication::translate("RunLabels", "in step %1").arg(displayStep(protocolStep));
+}
+
+QString exposedTransferExplanation() {
+    return QCoreApplication::translate("RunLabels",
+                                       "Exposed transfers: the share of the step in which offloaded state was crossing tiers "
+                                       "(device ↔ host copies, NVMe reads and writes) while the rank computed nothing — the "
+                                       "union of the transfer intervals minus compute, where the rank's own copies and its "
+                                       "waits for NVMe count as not computing. Lower is better: pipelining per unit hides "
+                                       "NVMe traffic behind the optimizer.");
+}
+
+QString exposedTransferText(const report::RunReport& report) {
+    QStringList values;
+    bool moved = false;
+    for (const report::RankReport& rr : report.ranks) {
+        moved = moved || rr.exposedTransfer.transferUnionNs > 0;
+        values << QCoreApplication::translate("RunLabels", "rank %1 %2")
+                      .arg(rr.rank)
+                      .arg(percentText(rr.exposedTransfer.fractionMedian));
+    }
+    if (!moved) return {};
+    if (values.size() > 8)
+        return QCoreApplication::translate("RunLabels", "<b>Exposed transfers</b> (median share of a step moving state between tiers with no compute): up to %1.")
+            .arg(percentText(report.exposedTransferFraction));
+    return QCoreApplication::translate("RunLabels", "<b>Exposed transfers</b> (median share of a step moving state between tiers with no compute): %1.")
+        .arg(values.join(QStringLiteral(" · ")));
 }
 
 QString exposedCommExplanation() {

@@ -8,11 +8,13 @@
 #include "core/event.h"
 #include "plan/strategy.h"
 #include "replay/timeline_index.h"
+#include "report/report.h"
 
 namespace shardscope::widgets {
 
 QString phaseLabel(Phase p);             // "forward", "backward", …
 QString collectiveLabel(CollectiveOp c); // "all-gather", "reduce-scatter", …
+QString transferLabel(Transfer t);       // "device → host", "NVMe read", …
 QString spanKindLabel(replay::SpanKind k); // a phase, a collective, or "gathered parameters"
 // What this strategy shards and what it gathers, in one sentence for newcomers.
 QString strategyStory(plan::Strategy s, int ranks, int hybridGroup);
@@ -23,6 +25,10 @@ QString failureWhen(std::int64_t protocolStep);
 // Exposed communication, for tooltips: the share of the step spent waiting for communication
 // that no compute hid (union of intervals) — what the reports' exposed_comm figures mean.
 QString exposedCommExplanation();
+// The same for tier transfers (train/overlap.h), and the report's per-rank line ("" when the run
+// moved nothing between tiers).
+QString exposedTransferExplanation();
+QString exposedTransferText(const report::RunReport& report);
 QString percentText(double fraction); // 0.4706 → "47.1%"
 
 } // namespace shardscope::widgets

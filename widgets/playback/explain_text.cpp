@@ -31,6 +31,31 @@ Phase servedPhase(const replay::ReplayModel& m, std::uint64_t i) {
 
 bool replicated(const replay::RunInfo& info) { return info.strategy == "ddp"; }
 
+// The rank's next event for the same unit: a host → device copy right before an all-gather
+// brings an offloaded parameter shard to the device; any other carries updated weights.
+bool feedsAllGather(const replay::ReplayModel& m, std::uint64_t i) {
+    const Event& begin = m.event(i);
+    for (std::uint64_t j = i + 1; j < m.eventCount() && j <= i + kLookahead; ++j) {
+        const Event& e = m.event(j);
+        if (e.rank != begin.rank || e.kind == EventKind::TransferEnd) continue;
+        if (e.kind == EventKind::StepEnd || e.kind == EventKind::ComputeBegin) return false;
+        if (e.kind == EventKind::CollectiveBegin) return e.collective == CollectiveOp::AllGather && e.unit == begin.unit;
+    }
+    return false;
+}
+
+// How long a transfer that ends at event i took: its TransferBegin on the same rank (0 if not
+// within the lookahead).
+std::uint64_t transferNs(const replay::ReplayModel& m, std::uint64_t i) {
+    const Event& end = m.event(i);
+    for (std::uint64_t j = i; j-- > 0 && i - j <= kLookahead;) {
+        const Event& e = m.event(j);
+        if (e.rank == end.rank && e.kind == EventKind::TransferBegin && e.transfer == end.transfer && e.unit == end.unit)
+            return end.timeNs > e.timeNs ? end.timeNs - e.timeNs : 0;
+    }
+    return 0;
+}
+
 QString bytes(std::uint64_t b) { return formatDecimal(static_cast<double>(b)); }
 
 // Bytes off the device (ZeRO-Offload: host; ZeRO-Infinity: NVMe): where they live and why the
@@ -98,6 +123,49 @@ QString Explain::explainForRank(const replay::ReplayModel& model, std::uint64_t 
     return tr("Rank %1 has not logged an event yet at this point of the replay.").arg(rank);
 }
 
+QString Explain::transferSentence(const replay::ReplayModel& model, std::uint64_t i, const replay::RunInfo& info) {
+    const Event& e = model.event(i);
+    const QString rank = QString::number(e.rank);
+    const QString unit = e.unit >= 0 ? QString::fromStdString(info.unitName(e.unit)) : tr("the model");
+    if (e.kind == EventKind::TransferWait)
+        return tr("Rank %1 waits for the %2 of %3: the CPU optimizer needs that state now and the transfer is not done — "
+                  "this wait is exposed transfer time.").arg(rank, transferLabel(e.transfer), unit);
+    if (e.kind == EventKind::TransferEnd) {
+        const std::uint64_t ns = transferNs(model, i);
+        if (ns == 0) return tr("Rank %1 sees the %2 of %3 (%4) complete.").arg(rank, transferLabel(e.transfer), unit, bytes(e.bytes));
+        return tr("Rank %1 sees the %2 of %3 (%4) complete, at %5 GB/s.")
+            .arg(rank, transferLabel(e.transfer), unit, bytes(e.bytes))
+            .arg(static_cast<double>(e.bytes) / static_cast<double>(ns), 0, 'f', 2);
+    }
+    switch (e.transfer) {
+    case Transfer::DeviceToHost:
+        if (info.strategy == "zero1")
+            return tr("Rank %1 copies its slice of %2's all-reduced gradient (%3) device → host: the optimizer runs on "
+                      "the CPU, where the master weights and Adam's m and v live.").arg(rank, unit, bytes(e.bytes));
+        return tr("Rank %1 copies its reduced gradient shard of %2 (%3) device → host: its reduce-scatter is done, and the "
+                  "optimizer runs on the CPU, where the master weights and Adam's m and v live.").arg(rank, unit, bytes(e.bytes));
+    case Transfer::HostToDevice:
+        if (feedsAllGather(model, i))
+            return tr("Rank %1 brings its parameter shard of %2 (%3) host → device: the shard lives in host memory, and the "
+                      "all-gather that unshards the unit reads device memory.").arg(rank, unit, bytes(e.bytes));
+        return tr("Rank %1 sends %2's updated weights (%3, bf16) host → device: the CPU optimizer has updated the master "
+                  "copy, and the next forward computes with these.").arg(rank, unit, bytes(e.bytes));
+    case Transfer::NvmeRead:
+        if (e.unit > 0)
+            return tr("Rank %1 starts reading %2's optimizer state (master, m, v: %3) from NVMe; the read is in flight "
+                      "while %4 updates on the CPU.").arg(rank, unit, bytes(e.bytes), QString::fromStdString(info.unitName(e.unit - 1)));
+        return tr("Rank %1 starts reading %2's optimizer state (master, m, v: %3) from NVMe; the first unit has nothing "
+                  "to overlap with, so the rank waits for it.").arg(rank, unit, bytes(e.bytes));
+    case Transfer::NvmeWrite:
+        if (e.step < 0)
+            return tr("Rank %1 writes %2's initial optimizer state (%3) to its NVMe file.").arg(rank, unit, bytes(e.bytes));
+        return tr("Rank %1 writes %2's updated optimizer state (%3) back to NVMe; the write drains while the next unit "
+                  "updates.").arg(rank, unit, bytes(e.bytes));
+    case Transfer::None: break;
+    }
+    return tr("Rank %1 moves %2 of %3 between tiers.").arg(rank, bytes(e.bytes), unit);
+}
+
 QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, const replay::RunInfo& info) {
     const Event& e = model.event(i);
     const int n = std::max(e.peers > 0 ? e.peers : info.worldSize, 1);
@@ -105,6 +173,9 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i, con
     const QString rank = QString::number(e.rank);
     const QString unit = e.unit >= 0 ? QString::fromStdString(info.unitName(e.unit)) : tr("the model");
     switch (e.kind) {
+    case EventKind::TransferBegin:
+    case EventKind::TransferEnd:
+    case EventKind::TransferWait: return transferSentence(model, i, info);
     case EventKind::StepBegin: return tr("Rank %1 begins step %2.").arg(rank).arg(displayStep(e.step));
     case EventKind::StepEnd: return tr("Rank %1 finishes step %2.").arg(rank).arg(displayStep(e.step));
     case EventKind::CollectiveBegin:

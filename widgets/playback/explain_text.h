@@ -27,6 +27,9 @@ public:
     static QString checkpointPadding(const QString& unit, std::uint64_t elements, int n, std::uint64_t padN, int m, std::uint64_t padM);
     // What resharding at load does, with new rank `rank`'s reads as the example.
     static QString reshardingAtLoad(int n, int m, int rank, std::size_t reads, std::size_t files, std::uint64_t bytes);
+private:
+    // A tier transfer: what moves, and why it happens there in the offload schedule.
+    static QString transferSentence(const replay::ReplayModel& model, std::uint64_t eventIndex, const replay::RunInfo& info);
 };
 
 } // namespace shardscope::widgets

@@ -273,6 +273,7 @@ void RanksPage::updateExposed(int chartRank) {
             parts << tr("<b>Exposed communication</b> (median share of a step waiting for communication no compute hid): %1.")
                          .arg(values.join(QStringLiteral(" · ")));
         }
+        if (const QString transfers = exposedTransferText(*report_); !transfers.isEmpty()) parts << transfers;
         for (const report::RankReport& rr : report_->ranks)
             if (rr.rank == chartRank && rr.device && !rr.device->name.empty())
                 parts << tr("<b>GPU</b> %1 (rank %2): pool high-water %3, outside the ledger %4.")
@@ -282,7 +283,10 @@ void RanksPage::updateExposed(int chartRank) {
                                   formatDecimal(static_cast<double>(rr.device->outsideLedgerBytes)));
     }
     exposedLine_->setText(parts.join(QStringLiteral(" ")));
-    exposedLine_->setToolTip(parts.isEmpty() || !report_ ? QString() : QStringLiteral("<p>%1</p>").arg(exposedCommExplanation().toHtmlEscaped()));
+    exposedLine_->setToolTip(parts.isEmpty() || !report_ ? QString()
+                                                         : QStringLiteral("<p>%1</p><p>%2</p>")
+                                                               .arg(exposedCommExplanation().toHtmlEscaped(),
+                                                                    exposedTransferExplanation().toHtmlEscaped()));
     exposedLine_->setVisible(!parts.isEmpty());
 }
 

@@ -54,7 +54,7 @@ QWidget* TimelinePage::buildZoomRow() {
     fit_ = button("timelineFit", [this] { view_->fitAll(); });
     step_ = button("timelineStep", [this] { zoomToCurrentStep(); });
     h->addSpacing(12);
-    h->addWidget(new PaletteLegend({ColorFamily::Activities, ColorFamily::Memory}, row), 1);
+    h->addWidget(new PaletteLegend({ColorFamily::Activities, ColorFamily::Transfers, ColorFamily::Memory}, row), 1);
     return row;
 }
 

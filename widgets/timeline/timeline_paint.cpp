@@ -16,14 +16,17 @@ namespace {
 
 constexpr int kAxisH = 22;
 constexpr int kLegendH = 20;
-// Share of a lane's height per row, top to bottom: compute, communication, buffers, memory.
+// Share of a lane's height per row, top to bottom: compute, communication, buffers, transfers
+// (when the run has any: taken from compute and the memory curve), memory.
 constexpr double kComputeShare = 0.30, kCommShare = 0.22, kBufferShare = 0.14, kLanePad = 0.06;
+constexpr double kTransferShare = 0.16, kTransferFromCompute = 0.06;
 
 } // namespace
 
-TimelineGeometry TimelineGeometry::compute(const QRect& rect, int lanes) {
+TimelineGeometry TimelineGeometry::compute(const QRect& rect, int lanes, bool transfers) {
     TimelineGeometry g;
     g.lanes = std::max(lanes, 0);
+    g.transfers = transfers;
     g.axis = QRect(rect.left() + kGutter, rect.top(), std::max(rect.width() - kGutter - 8, 1), kAxisH);
     g.legend = QRect(rect.left() + 8, rect.bottom() - kLegendH + 1, std::max(rect.width() - 16, 1), kLegendH);
     g.plot = QRect(g.axis.left(), g.axis.bottom() + 1, g.axis.width(),
@@ -40,25 +43,30 @@ int TimelineGeometry::laneAt(int y) const {
 QRectF TimelineGeometry::rowRect(int lane, replay::TimelineRow row) const {
     const double top = plot.top() + lane * laneH + laneH * kLanePad / 2;
     const double h = laneH * (1 - kLanePad);
-    double y = top, rh = h * kComputeShare;
+    const double computeShare = transfers ? kComputeShare - kTransferFromCompute : kComputeShare;
+    double y = top, rh = h * computeShare;
     if (row == replay::TimelineRow::Comm) {
-        y += h * kComputeShare;
+        y += h * computeShare;
         rh = h * kCommShare;
     } else if (row == replay::TimelineRow::Buffers) {
-        y += h * (kComputeShare + kCommShare);
+        y += h * (computeShare + kCommShare);
         rh = h * kBufferShare;
+    } else if (row == replay::TimelineRow::Transfers) {
+        y += h * (computeShare + kCommShare + kBufferShare);
+        rh = transfers ? h * kTransferShare : 0;
     }
     return {static_cast<double>(plot.left()), y, static_cast<double>(plot.width()), rh};
 }
 
 QRectF TimelineGeometry::memoryRect(int lane) const {
-    const QRectF buffers = rowRect(lane, replay::TimelineRow::Buffers);
+    const QRectF above = rowRect(lane, transfers ? replay::TimelineRow::Transfers : replay::TimelineRow::Buffers);
     const double bottom = plot.top() + (lane + 1) * laneH - laneH * kLanePad / 2;
-    return {buffers.left(), buffers.bottom() + 1, buffers.width(), std::max(bottom - buffers.bottom() - 1, 1.0)};
+    return {above.left(), above.bottom() + 1, above.width(), std::max(bottom - above.bottom() - 1, 1.0)};
 }
 
 std::optional<replay::TimelineRow> TimelineGeometry::rowAt(int lane, int y) const {
-    for (replay::TimelineRow r : {replay::TimelineRow::Compute, replay::TimelineRow::Comm, replay::TimelineRow::Buffers}) {
+    for (replay::TimelineRow r : {replay::TimelineRow::Compute, replay::TimelineRow::Comm, replay::TimelineRow::Buffers,
+                                  replay::TimelineRow::Transfers}) {
         const QRectF rr = rowRect(lane, r);
         if (y >= rr.top() && y < rr.bottom()) return r;
     }
@@ -205,7 +213,7 @@ QString boxLabel(const TimelineScene& s, const replay::TimelineSpan& span) {
     if (span.unit >= 0)
         unit = s.model && s.model->info() ? QString::fromStdString(s.model->info()->unitName(span.unit))
                                           : TimelinePainter::tr("unit %1").arg(span.unit);
-    if (replay::isCollective(span.kind)) return unit.isEmpty() ? spanKindLabel(span.kind)
+    if (replay::isCollective(span.kind) || replay::isTransfer(span.kind)) return unit.isEmpty() ? spanKindLabel(span.kind)
                                                        : spanKindLabel(span.kind) + QLatin1Char(' ') + unit;
     if (span.kind == replay::SpanKind::Optimizer || span.kind == replay::SpanKind::Save) return spanKindLabel(span.kind);
     return unit;
@@ -218,13 +226,18 @@ void paintLane(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, i
     const QFontMetrics fm(p.font());
     for (const replay::DrawBox& b : boxes) {
         const QRectF row = g.rowRect(rank, b.row);
-        const int depths = b.row == replay::TimelineRow::Compute ? 2 : (b.row == replay::TimelineRow::Buffers ? replay::kMaxDepth + 1 : 1);
+        const bool stacked = b.row == replay::TimelineRow::Buffers || b.row == replay::TimelineRow::Transfers;
+        const int depths = b.row == replay::TimelineRow::Compute ? 2 : (stacked ? replay::kMaxDepth + 1 : 1);
         // Compute: a nested span (recompute inside backward) is drawn inset in the lower half.
         double y = row.top(), h = row.height();
         if (b.row == replay::TimelineRow::Compute && b.depth > 0) {
             y += h * 0.45;
             h *= 0.55;
-        } else if (b.row == replay::TimelineRow::Buffers) {
+        } else if (b.row == replay::TimelineRow::Transfers) {
+            // An NVMe read in flight beside a write: two sub-rows, deeper overlaps share the last.
+            h = row.height() / 2;
+            y += std::min<int>(b.depth, 1) * h;
+        } else if (stacked) {
             h = row.height() / depths;
             y += std::min<int>(b.depth, replay::kMaxDepth) * h;
         }
@@ -255,6 +268,7 @@ void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal) {
         const auto kind = static_cast<replay::SpanKind>(k);
         // Rare (broadcast) or only in runs that save (checkpoint): their boxes and tooltips name them.
         if (kind == replay::SpanKind::Broadcast || kind == replay::SpanKind::Save) continue;
+        if (replay::isTransfer(kind) && !g.transfers) continue; // only runs that offload have them
         const QString text = spanKindLabel(kind);
         p.fillRect(QRect(x, y + 2, 12, 10), spanKindColor(kind));
         p.setPen(pal.color(QPalette::WindowText));
@@ -275,7 +289,7 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
     p.save();
     p.fillRect(rect, pal.color(QPalette::Base));
     const int lanes = in.index ? in.index->laneCount() : 0;
-    const TimelineGeometry g = TimelineGeometry::compute(rect, lanes);
+    const TimelineGeometry g = TimelineGeometry::compute(rect, lanes, in.index && in.index->hasTransfers());
     if (lanes == 0 || in.index->spanCount() == 0) {
         p.setPen(pal.color(QPalette::PlaceholderText));
         p.drawText(rect, Qt::AlignCenter, tr("No events yet: run a job or open a recording."));

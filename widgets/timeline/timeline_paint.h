@@ -1,7 +1,8 @@
 #pragma once
 // Paints the timeline into any QPainter (the widget, a QImage in the benchmark, SVG/PDF export):
 // one lane per rank with a compute row, a communication row, a thin row of gathered-parameter
-// lifetimes and the rank's memory curve; step boundaries, a time axis, a legend and the playhead.
+// lifetimes, a row of tier transfers (device ↔ host copies, NVMe reads and writes: only when the
+// run has any) and the rank's memory curve; step boundaries, a time axis, a legend and the playhead.
 // The geometry is shared with hit-testing so a click lands on what was drawn.
 #include <QCoreApplication>
 #include <QColor>
@@ -23,8 +24,9 @@ struct TimelineGeometry {
     QRect legend;     // below the lanes
     int lanes = 0;
     double laneH = 0; // pixels per lane
+    bool transfers = false; // the lanes have a transfer row
 
-    static TimelineGeometry compute(const QRect& rect, int lanes);
+    static TimelineGeometry compute(const QRect& rect, int lanes, bool transfers = false);
     int laneAt(int y) const;                            // −1 outside
     std::optional<replay::TimelineRow> rowAt(int lane, int y) const; // nullopt: the memory curve or a gap
     QRectF rowRect(int lane, replay::TimelineRow row) const;

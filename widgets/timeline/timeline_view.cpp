@@ -64,7 +64,9 @@ void TimelineView::setPlayheadNs(std::uint64_t ns) {
     update();
 }
 
-TimelineGeometry TimelineView::geometry() const { return TimelineGeometry::compute(rect(), index_.laneCount()); }
+TimelineGeometry TimelineView::geometry() const {
+    return TimelineGeometry::compute(rect(), index_.laneCount(), index_.hasTransfers());
+}
 
 replay::TimeWindow TimelineView::window() const {
     return replay::TimeWindow{t0_, t1_, static_cast<double>(std::max(geometry().plot.width(), 1))};
@@ -141,6 +143,9 @@ QString TimelineView::describe(const Hit& h) const {
         text += QStringLiteral("<br>") + tr("algbw %1, busbw %2")
                                              .arg(TimelinePainter::formatRate(replay::algBandwidth(s.bytes, s.durationNs())),
                                                   TimelinePainter::formatRate(replay::busBandwidth(s.kind, s.bytes, s.durationNs(), s.peers)));
+    } else if (replay::isTransfer(s.kind)) {
+        text += QStringLiteral("<br>") + tr("%1 at %2").arg(formatDecimal(static_cast<double>(s.bytes)),
+                                                         TimelinePainter::formatRate(replay::algBandwidth(s.bytes, s.durationNs())));
     } else if (s.kind == replay::SpanKind::ParamFull) {
         text += QStringLiteral("<br>") + tr("%1 of full parameters, alive from unshard to reshard")
                                              .arg(formatDecimal(static_cast<double>(s.bytes)));
