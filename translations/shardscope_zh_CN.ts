@@ -38,6 +38,10 @@
         <source>T = %1 does not divide N = %2: the ranks form a T × D mesh.</source>
         <translation>T = %1 不能整除 N = %2：各 rank 组成 T × D 网格。</translation>
     </message>
+    <message>
+        <source>Hybrid shard group size %1 does not divide the data-parallel ranks D = N / T = %2: every replica group needs the same number of ranks.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>Category</name>
@@ -300,10 +304,6 @@
         <translation>rank %1 对一个包含多个单元梯度的桶（%2）执行 all-reduce：每个 rank 最终得到相同的总和。</translation>
     </message>
     <message>
-        <source>Rank %1 all-reduces %2 of %3&apos;s partial activations or input gradients over its tensor-parallel group: TP splits the computation, so every layer&apos;s output is summed.</source>
-        <translation>rank %1 在其张量并行组内对 %3 的 %2 部分激活值或输入梯度执行 all-reduce：TP 切分了计算，因此每一层的输出都要求和。</translation>
-    </message>
-    <message>
         <source>Rank %1 holds the full activation of %2 (%3), the same on every rank of its tensor-parallel group.</source>
         <translation>rank %1 持有 %2 的完整激活值（%3），在其张量并行组的每个 rank 上都相同。</translation>
     </message>
@@ -314,6 +314,108 @@
     <message>
         <source>Rank %1 has written and synced its checkpoint file (%2).</source>
         <translation>rank %1 已写入并同步了自己的检查点文件（%2）。</translation>
+    </message>
+    <message>
+        <source>Rank %1 frees %2 of %3 (%4) in %5.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 places %2 of %3 for %4 in its NVMe file (ZeRO-Infinity): it is read back through host staging buffers when the update needs it, so neither device nor host memory holds it between steps.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 keeps %2 of %3 for %4 in host memory (ZeRO-Offload): the CPU runs its AdamW update, and the device&apos;s capacity does not count these bytes.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 allocates %2 in host memory for its shard of %3&apos;s gradient: it is copied there from the device after the reduce-scatter, for the CPU&apos;s optimizer step.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 keeps its %2 shard of %3&apos;s parameters in host memory: it is copied to the device before each all-gather.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 allocates %2 of host staging (%3) for %4: copies between device, host and NVMe pass through it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 waits for the %2 of %3: the CPU optimizer needs that state now and the transfer is not done — this wait is exposed transfer time.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 sees the %2 of %3 (%4) complete.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 sees the %2 of %3 (%4) complete, at %5 GB/s.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 copies its slice of %2&apos;s all-reduced gradient (%3) device → host: the optimizer runs on the CPU, where the master weights and Adam&apos;s m and v live.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 copies its reduced gradient shard of %2 (%3) device → host: its reduce-scatter is done, and the optimizer runs on the CPU, where the master weights and Adam&apos;s m and v live.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 brings its parameter shard of %2 (%3) host → device: the shard lives in host memory, and the all-gather that unshards the unit reads device memory.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 sends %2&apos;s updated weights (%3, bf16) host → device: the CPU optimizer has updated the master copy, and the next forward computes with these.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 starts reading %2&apos;s optimizer state (master, m, v: %3) from NVMe; the read is in flight while %4 updates on the CPU.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 starts reading %2&apos;s optimizer state (master, m, v: %3) from NVMe; the first unit has nothing to overlap with, so the rank waits for it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 writes %2&apos;s initial optimizer state (%3) to its NVMe file.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 writes %2&apos;s updated optimizer state (%3) back to NVMe; the write drains while the next unit updates.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 moves %2 of %3 between tiers.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 all-gathers its TP slice of %2 with rank(s) %3 of its data-parallel group: %4 shards of %5 become %6 of full parameters (ZeRO splits the storage; every rank then computes the whole slice).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>its tensor-parallel group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>rank(s) %1 of its tensor-parallel group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 all-reduces %2 of %3&apos;s partial input gradients with %4: each computed them from its own heads / MLP columns only, so they are summed (TP splits the computation, on the critical path).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank %1 all-reduces %2 of %3&apos;s partial activations with %4: each computed the output from its own heads / MLP columns only, so they are summed (TP splits the computation, on the critical path).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Padding moves with N: %1&apos;s flat buffer of %2 elements is padded to a multiple of the shard count so every shard has the same size — %3 padding element(s) at N = %4, %5 at M = %6. A checkpoint stores element ranges of the unpadded unit and never the padding, so it loads at any N.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Resharding at load: each of the M = %1 new ranks computes the element ranges of its new shard and reads, from the N = %2 saved files, only the byte ranges that overlap them — element ranges are mapped, padded bytes never are. New rank %3 makes %n read(s) from %4 file(s), %5 in all.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -454,6 +556,46 @@
         <source>TP splits the computation, ZeRO splits the storage. With tensor parallelism T consecutive ranks share every layer&apos;s work: each holds heads / T attention heads and 4d / T MLP features and computes only those, and the partial outputs are summed by an all-reduce of the activations (forward) and of the input gradients (backward) — traffic on the critical path that grows with the batch, not the model. ZeRO / FSDP keep every rank computing the whole layer for its own samples and shard only the parameters, gradients and optimizer state. They combine on a T × D mesh: ZeRO shards each TP slice over the D data-parallel ranks, and both kinds of collective share the same links. Pipeline parallelism (layers on different ranks) is not simulated here.</source>
         <translation>TP 切分计算，ZeRO 切分存储。在张量并行中，T 个连续的 rank 分担每一层的工作：每个 rank 持有 heads / T 个注意力头和 4d / T 个 MLP 特征，只计算这些部分，部分输出再通过对激活值（前向）和输入梯度（反向）的 all-reduce 求和——这些通信位于关键路径上，随批大小而不是模型大小增长。ZeRO / FSDP 则让每个 rank 为自己的样本计算完整的层，只对参数、梯度和优化器状态分片。二者可以在 T × D 网格上组合：ZeRO 把每个 TP 切片分片到 D 个数据并行 rank 上，两类集合通信共用同一组链路。这里不模拟流水线并行（不同的层位于不同的 rank）。</translation>
     </message>
+    <message>
+        <source>padding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Elements added at the end of a unit&apos;s flat buffer so that it splits into N equal shards: up to N − 1 of them, so the amount and which rank holds it change with N. Checkpoints never store it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>resharding at load</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loading a checkpoint saved by N ranks into M ranks (or another strategy): every new rank works out the element ranges of its new shard and reads just the byte ranges of the saved files that overlap them. Not the same as resharding parameters after use.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>T × D mesh</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tensor-parallel group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>data-parallel group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>N = T × D ranks: each tensor-parallel group is T consecutive ranks that split every layer (heads, MLP columns and rows), each data-parallel group is the D ranks with the same TP index, over which ZeRO / FSDP shard that TP slice&apos;s parameters, gradients and optimizer state. Why combine them: TP divides what one sample&apos;s computation needs per rank (weights and activations of a layer) but its all-reduce after every row-parallel layer sits on the critical path, so T stays within a node&apos;s fast links; ZeRO divides the stored states over any number of ranks and hides its all-gathers behind compute by prefetching, but every rank still computes and keeps the activations of the whole layer. What they share: the same links and the same step time — a TP all-reduce waits for nothing to overlap it, while ZeRO&apos;s collectives compete with it for bandwidth.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>pipeline parallelism</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Placing consecutive layers on different ranks and streaming micro-batches through them. Not simulated here: ShardScope runs data parallelism (DDP, ZeRO, FSDP) and tensor parallelism only.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>LessonFacts</name>
@@ -503,6 +645,10 @@
     <message>
         <source>ranks and strategies (violets)</source>
         <translation>rank 与策略（紫色）</translation>
+    </message>
+    <message>
+        <source>transfers between tiers (blue-violets)</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -609,6 +755,38 @@
     <message>
         <source>TP all-reduce</source>
         <translation>TP all-reduce</translation>
+    </message>
+    <message>
+        <source>device → host</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>host → device</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>NVMe read</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>NVMe write</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Exposed transfers: the share of the step in which offloaded state was crossing tiers (device ↔ host copies, NVMe reads and writes) while the rank computed nothing — the union of the transfer intervals minus compute, where the rank&apos;s own copies and its waits for NVMe count as not computing. Lower is better: pipelining per unit hides NVMe traffic behind the optimizer.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>rank %1 %2</source>
+        <translation type="unfinished">rank %1 %2</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Exposed transfers&lt;/b&gt; (median share of a step moving state between tiers with no compute): up to %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Exposed transfers&lt;/b&gt; (median share of a step moving state between tiers with no compute): %1.</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -754,6 +932,30 @@
     <message>
         <source>%1 needs %2</source>
         <translation>%1 需要 %2</translation>
+    </message>
+    <message>
+        <source>save every must be between %1 and %2 steps (0: only after the last step)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the hybrid group must divide the data-parallel ranks D = ranks / T (D = %1: %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>saving every K steps needs a save folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&apos;%1&apos; is not a checkpoint folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&apos;%1&apos; is not a folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a folder for the NVMe tier&apos;s files (one per rank).</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -987,14 +1189,6 @@
         <translation>--run-default 与 --open 不能同时使用</translation>
     </message>
     <message>
-        <source>Page to show: ranks, timeline, flows, compare or calculator.</source>
-        <translation>要显示的页面：ranks、timeline、flows、compare 或 calculator。</translation>
-    </message>
-    <message>
-        <source>Open a recording (.sstrace) on the Ranks page, or a run/compare report (.json) on the Compare page.</source>
-        <translation>在 Rank 视图页面打开录制文件（.sstrace），或在对比页面打开运行/对比报告（.json）。</translation>
-    </message>
-    <message>
         <source>Render the window to an image (.png, .jpg or .bmp) and exit.</source>
         <translation>将窗口渲染为图像（.png、.jpg 或 .bmp）后退出。</translation>
     </message>
@@ -1041,6 +1235,14 @@
     <message>
         <source>--size needs WIDTHxHEIGHT with each side between %1 and %2 pixels, got &apos;%3&apos;</source>
         <translation>--size 需要 WIDTHxHEIGHT 格式，每边在 %1 到 %2 像素之间，实际为“%3”</translation>
+    </message>
+    <message>
+        <source>Page to show: ranks, timeline, flows, compare, calculator or checkpoints.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a recording (.sstrace) on the Ranks page, a run/compare report (.json) on the Compare page, or a checkpoint folder on the Checkpoints page.</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -1197,12 +1399,24 @@
         <translation>模型状态推导</translation>
     </message>
     <message>
-        <source>Mesh T × D = %1 × %2: Ψ below is one TP rank&apos;s slice of the model&apos;s %3; tp_all_reduce is the tensor-parallel traffic, the rest data-parallel</source>
-        <translation>网格 T × D = %1 × %2：下面的 Ψ 是一个 TP rank 持有的切片（模型共 %3）；tp_all_reduce 是张量并行通信，其余为数据并行通信</translation>
-    </message>
-    <message>
         <source>(a bare parameter count: activations and workspace not predicted)</source>
         <translation>（仅参数量：不预测激活值和工作区）</translation>
+    </message>
+    <message>
+        <source>Memory vs T × D</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mesh T × D = %1 × %2: Ψ below is one TP rank&apos;s slice of the model&apos;s %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tensor-parallel traffic (TP group of %1, critical path): %2 in %3 calls</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>data-parallel traffic (DP group of %1): %2 in %3 calls</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -1222,6 +1436,211 @@
     <message>
         <source>n/a</source>
         <translation>不适用</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::CheckpointsPage</name>
+    <message>
+        <source>Checkpoints</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a checkpoint folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot open the checkpoint: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n interrupted save(s) left over (ignored by loading)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>it holds no complete step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot read this step: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot load at this target: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New rank %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n read(s) from %1 file(s)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 read (whole checksum chunks)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 bytes of this rank&apos;s shard (master, Adam m, Adam v); %2 bytes read, since a checksum chunk is read whole to check it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1–%2 · %3–%4 · %5–%6</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>OK</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>missing</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>wrong size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>checksum mismatch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>unreadable</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 bytes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>verifying…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>not verified: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step %1, saved by %2 on N = %3 ranks: %4 parameters, %5 files, %6.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every file verified.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n file(s) damaged: a resumed run would refuse it.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Verifying the files…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model preset of the run settings has this checkpoint&apos;s shape.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fills the Ranks page&apos;s run settings: %1 on %2 ranks, resuming from %3.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each unit: the saved files&apos; ranges (rank colours of N = %1), the reads of each new rank (coloured by the file they come from), the new shards (rank colours of M = %2); hatched: padding. Hover for bytes.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a checkpoint folder (File → Open checkpoint…) to see how it reshards.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (latest)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open checkpoint…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open checkpoint folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No checkpoint open.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Load on M ranks</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Strategy</source>
+        <translation type="unfinished">策略</translation>
+    </message>
+    <message>
+        <source>Hybrid group (ranks)</source>
+        <translation type="unfinished">混合分片组（rank 数）</translation>
+    </message>
+    <message>
+        <source>Resume a run from here</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fill the run settings on the Ranks page: this step, M ranks and the strategy chosen here.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New rank / file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Elements</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Bytes in the file (master · Adam m · Adam v)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Bytes</source>
+        <translation type="unfinished">字节</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Saved by rank</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Verification</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reads per new rank</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Files</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -1749,6 +2168,14 @@ CPU/节点</translation>
         <source>Flows</source>
         <translation>数据流</translation>
     </message>
+    <message>
+        <source>TP beside ZeRO</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show the tensor-parallel all-reduce nearest the playhead (partial sums → the full activation, over a TP group) next to ZeRO&apos;s all-gather (shards → full parameters, over a DP group)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::FlowView</name>
@@ -1921,10 +2348,6 @@ CPU/节点</translation>
         <translation>每个 rank 只更新了自己的切片（%1）；%2 个切片在每个 rank 上合成 %3 的已更新参数；每个 rank 发送 %4。</translation>
     </message>
     <message>
-        <source>Every rank of the tensor-parallel group holds a partial sum of %1; the all-reduce turns them into the full activation on each; each rank sends %2 (2(T−1)/T of it).</source>
-        <translation>张量并行组中的每个 rank 持有 %1 的部分和；all-reduce 把它们变成每个 rank 上的完整激活值；每个 rank 发送 %2（它的 2(T−1)/T）。</translation>
-    </message>
-    <message>
         <source>each rank&apos;s updated slice</source>
         <translation>每个 rank 已更新的切片</translation>
     </message>
@@ -1951,6 +2374,90 @@ CPU/节点</translation>
     <message>
         <source>Parameter update:</source>
         <translation>参数更新：</translation>
+    </message>
+    <message>
+        <source>partial input gradient</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>partial activation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>all-reducing (TP group)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>full input gradient</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>full activation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1&apos;s input gradient</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1&apos;s output activation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>nearest (done)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This recording has no tensor-parallel all-reduce (run with T &gt; 1).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This recording has no data-parallel collective (D = 1: nothing to shard over).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>In each data-parallel group, %1 shards of %2 become %3 of full parameters (one TP slice of the unit); each rank sends %4. Each rank then computes the whole slice on its own samples: the storage is split.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each of the %1 TP ranks computed the input gradient from its own heads / MLP columns: %2 of partial sums, added into the full input gradient on each; each rank sends %3 (2(T−1)/T). The computation is split, nothing is sharded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each of the %1 TP ranks computed the output from its own heads / MLP columns: %2 of partial sums, added into the full activation on each; each rank sends %3 (2(T−1)/T). The computation is split, nothing is sharded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>each rank&apos;s partial input gradient (its heads / columns)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>after: the full input gradient on every rank of the TP group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>each rank&apos;s partial activation (its heads / columns)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>after: the full activation on every rank of the TP group</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>TP group %1: ranks %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>DP group %1: ranks %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>group %1: ranks %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tensor parallelism:</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -2118,6 +2625,29 @@ CPU/节点</translation>
     <message>
         <source>live bytes</source>
         <translation>实时字节数</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::MeshChart</name>
+    <message>
+        <source>%1: model states per rank on the device for each T × D = %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model states per rank on the device for each T × D</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Per rank (%1)</source>
+        <translation type="unfinished">每个 rank（%1）</translation>
+    </message>
+    <message>
+        <source>T = %1 × D = %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tensor parallel T × data parallel D</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -2403,6 +2933,26 @@ CPU/节点</translation>
         <source>TP group %1 (DP rank %1)</source>
         <translation>TP 组 %1（DP rank %1）</translation>
     </message>
+    <message>
+        <source>theory per tier</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>theory: device peak</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>device capacity</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: %2 live, peak %3, model states %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(theory %1)</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RanksPage</name>
@@ -2592,6 +3142,14 @@ CPU/节点</translation>
         <source>Savings vs DDP</source>
         <translation>相对 DDP 的节省</translation>
     </message>
+    <message>
+        <source>Peak by tier: %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Peak by tier: %1; the budget is the device&apos;s.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RecordingFiles</name>
@@ -2642,6 +3200,49 @@ CPU/节点</translation>
     <message>
         <source>Save the current chart or view as PNG, SVG or PDF</source>
         <translation>将当前图表或视图保存为 PNG、SVG 或 PDF</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::ReshardView</name>
+    <message>
+        <source>%1: %2 elements · padding %3 at N = %4, %5 at M = %6</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (saved by rank %2): elements [%3, %4) of %5, %6 bytes (master, Adam m, Adam v)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Padding at N = %1: %2 element(s) that make %3 divisible into %1 equal shards. Never stored.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New rank %1 reads elements [%2, %3) from %4: master bytes %5–%6, Adam m %7–%8, Adam v %9–%10</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New rank %1 owns elements [%2, %3) of %4: %5 bytes to read</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Padding at M = %1: %2 element(s) that make %3 divisible into %1 equal shards. Nothing is read for it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>saved (N = %1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>rank %1 reads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>reads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>new (M = %1)</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -2834,6 +3435,90 @@ CPU/节点</translation>
         <source>Tensor parallelism: the ranks form a T × D mesh. Each group of T consecutive ranks splits every block&apos;s computation (heads and MLP features; all-reduces of activations), and the strategy shards each slice&apos;s states over the D data-parallel ranks. T must divide the ranks and the model&apos;s heads (the *_tp presets have 4).</source>
         <translation>张量并行：各 rank 组成 T × D 网格。每组 T 个连续的 rank 切分每个块的计算（注意力头和 MLP 特征；对激活值做 all-reduce），策略再把每个切片的状态分片到 D 个数据并行 rank 上。T 必须整除 rank 数和模型的注意力头数（*_tp 预设有 4 个头）。</translation>
     </message>
+    <message>
+        <source>ZeRO-Infinity: the states live in files under the NVMe folder, read and written with O_DIRECT through asynchronous I/O while the ranks compute.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Folder for the NVMe tier&apos;s files</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save checkpoints to</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save every K steps</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Resume from</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>NVMe folder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>I/O block size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>I/O queue depth</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>offloaded to NVMe files</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a folder on a fast disk</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--nvme-dir: one file per rank holds its offloaded states; removed when the run ends.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Advanced NVMe I/O</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--aio-block-bytes: bytes per read or write (a multiple of 4 KiB; DeepSpeed&apos;s aio block_size).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>--aio-queue-depth: reads and writes in flight at once (DeepSpeed&apos;s aio queue_depth).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none (a folder)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save a checkpoint into this folder after the last step (and every K steps): it restores at any number of ranks and any strategy.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>after the last step only</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Also save after every K steps; the folder&apos;s “latest” names the newest complete one.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none: start from step 1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A checkpoint folder (its latest step) or one step-K folder in it. The run continues its step, data and seed; each rank reads only the byte ranges of its new shard.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RunSession</name>
@@ -2983,6 +3668,10 @@ CPU/节点</translation>
         <source>%1: %2</source>
         <translation>%1：%2</translation>
     </message>
+    <message>
+        <source>cannot write the imported configuration&apos;s listing: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::SavingsChart</name>
@@ -3126,6 +3815,10 @@ CPU/节点</translation>
     <message>
         <source>%1 across %2 ranks</source>
         <translation>%1，跨 %2 个 rank</translation>
+    </message>
+    <message>
+        <source>%1 at %2</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 </TS>

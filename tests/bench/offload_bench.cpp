@@ -168,8 +168,9 @@ void nvmeBench(const std::string& dir) {
     std::printf("  read:  engine QD 8 %.2f GB/s, dd iflag=direct QD 1 %.2f GB/s: %.2fx\n", gb / read, gb / dr, dr / read);
 }
 
-// Step times (ms) after the first of one worker run, or none when it failed.
-std::vector<double> workerStepMs(int ranks, const std::string& offload, const std::string& dir) {
+// Step times (ms) after the first of one worker run, or none when it failed; `exposed` gets
+// the run's exposed-transfer fraction (the report's, from the ranks' transfer spans).
+std::vector<double> workerStepMs(int ranks, const std::string& offload, const std::string& dir, std::vector<double>& exposed) {
     const std::string report = dir + "/shardscope-bench-report.json";
     const std::string cmd = std::string(SHARDSCOPE_WORKER) + " --shared-device --ranks " + std::to_string(ranks) +
                             " --model small --strategy zero3 --steps 4 --no-events --json " + report + " " + offload +
@@ -183,6 +184,8 @@ std::vector<double> workerStepMs(int ranks, const std::string& offload, const st
     std::remove(report.c_str());
     if (!j.is_object() || !j.contains("step_ms") || !j["step_ms"].is_array()) return out;
     for (std::size_t k = 1; k < j["step_ms"].size(); ++k) out.push_back(j["step_ms"][k].get<double>());
+    if (j.contains("exposed_transfer_fraction") && j["exposed_transfer_fraction"].is_number())
+        exposed.push_back(j["exposed_transfer_fraction"].get<double>());
     return out;
 }
 
@@ -191,15 +194,16 @@ void rankStepBench(const std::string& dir) {
         const char* name;
         std::string flags;
         std::vector<double> ms;
+        std::vector<double> exposed;
     };
     for (int ranks : {2, 4}) {
-        std::vector<Case> cases = {{"device", "", {}},
-                                   {"optimizer + params on host", "--offload-optimizer host --offload-params host", {}},
+        std::vector<Case> cases = {{"device", "", {}, {}},
+                                   {"optimizer + params on host", "--offload-optimizer host --offload-params host", {}, {}},
                                    {"optimizer + params on NVMe",
-                                    "--offload-optimizer nvme --offload-params nvme --nvme-dir " + dir, {}}};
+                                    "--offload-optimizer nvme --offload-params nvme --nvme-dir " + dir, {}, {}}};
         for (int round = 0; round < 3; ++round) // alternated, so that load on the machine falls on all alike
             for (Case& c : cases) {
-                const std::vector<double> ms = workerStepMs(ranks, c.flags, dir);
+                const std::vector<double> ms = workerStepMs(ranks, c.flags, dir, c.exposed);
                 c.ms.insert(c.ms.end(), ms.begin(), ms.end());
             }
         std::printf("ZeRO-3 step time, model small, %d rank threads (median of steps 2-4 of three runs each)\n", ranks);
@@ -211,11 +215,10 @@ void rankStepBench(const std::string& dir) {
         for (const Case& c : cases) {
             const double m = median(c.ms);
             if (m < 0) std::printf("  %-28s failed (run the worker with these flags to see why)\n", c.name);
-            else std::printf("  %-28s %9.2f ms   %.3fx the device run\n", c.name, m, d > 0 ? m / d : 0.0);
+            else
+                std::printf("  %-28s %9.2f ms   %.3fx the device run   exposed transfers %.3f of a step\n", c.name, m,
+                            d > 0 ? m / d : 0.0, median(c.exposed));
         }
-        // The share of a step spent waiting on device<->host copies and NVMe transfers needs the
-        // recording's transfer events; the report has no such figure yet.
-        std::printf("  exposed-transfer fraction: not measured (no transfer events in the recording yet)\n");
     }
 }
 
