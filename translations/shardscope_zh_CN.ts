@@ -40,7 +40,7 @@
     </message>
     <message>
         <source>Hybrid shard group size %1 does not divide the data-parallel ranks D = N / T = %2: every replica group needs the same number of ranks.</source>
-        <translation type="unfinished"></translation>
+        <translation>混合分片组大小 %1 不能整除数据并行 rank 数 D = N / T = %2：每个副本组必须包含相同数量的 rank。</translation>
     </message>
 </context>
 <context>
@@ -317,104 +317,104 @@
     </message>
     <message>
         <source>Rank %1 frees %2 of %3 (%4) in %5.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 释放%5中 %2 的%3（%4）。</translation>
     </message>
     <message>
         <source>Rank %1 places %2 of %3 for %4 in its NVMe file (ZeRO-Infinity): it is read back through host staging buffers when the update needs it, so neither device nor host memory holds it between steps.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 把 %4 的%3（%2）放入自己的 NVMe 文件（ZeRO-Infinity）：更新需要时经主机中转缓冲区读回，因此两步之间设备内存和主机内存都不保存它。</translation>
     </message>
     <message>
         <source>Rank %1 keeps %2 of %3 for %4 in host memory (ZeRO-Offload): the CPU runs its AdamW update, and the device&apos;s capacity does not count these bytes.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 把 %4 的%3（%2）保存在主机内存中（ZeRO-Offload）：由 CPU 执行其 AdamW 更新，这些字节不计入设备容量。</translation>
     </message>
     <message>
         <source>Rank %1 allocates %2 in host memory for its shard of %3&apos;s gradient: it is copied there from the device after the reduce-scatter, for the CPU&apos;s optimizer step.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 在主机内存中为 %3 梯度中属于自己的分片分配 %2：reduce-scatter 之后从设备复制到这里，供 CPU 执行优化器步骤。</translation>
     </message>
     <message>
         <source>Rank %1 keeps its %2 shard of %3&apos;s parameters in host memory: it is copied to the device before each all-gather.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 把 %3 参数中属于自己的 %2 分片保存在主机内存中：每次 all-gather 之前将其复制到设备。</translation>
     </message>
     <message>
         <source>Rank %1 allocates %2 of host staging (%3) for %4: copies between device, host and NVMe pass through it.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 为 %4 分配 %2 的主机中转缓冲区（%3）：设备、主机内存和 NVMe 之间的复制都经过它。</translation>
     </message>
     <message>
         <source>Rank %1 waits for the %2 of %3: the CPU optimizer needs that state now and the transfer is not done — this wait is exposed transfer time.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 等待 %3 的%2：CPU 优化器现在就需要该状态，而传输尚未完成——这段等待就是暴露传输时间。</translation>
     </message>
     <message>
         <source>Rank %1 sees the %2 of %3 (%4) complete.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 确认 %3 的%2（%4）已完成。</translation>
     </message>
     <message>
         <source>Rank %1 sees the %2 of %3 (%4) complete, at %5 GB/s.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 确认 %3 的%2（%4）已完成，速率 %5 GB/s。</translation>
     </message>
     <message>
         <source>Rank %1 copies its slice of %2&apos;s all-reduced gradient (%3) device → host: the optimizer runs on the CPU, where the master weights and Adam&apos;s m and v live.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 复制 %2 经 all-reduce 的梯度中属于自己的切片（%3），设备 → 主机：优化器在 CPU 上运行，主权重和 Adam 的 m、v 都在那里。</translation>
     </message>
     <message>
         <source>Rank %1 copies its reduced gradient shard of %2 (%3) device → host: its reduce-scatter is done, and the optimizer runs on the CPU, where the master weights and Adam&apos;s m and v live.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 复制 %2 中属于自己的已规约梯度分片（%3），设备 → 主机：它的 reduce-scatter 已完成，优化器在 CPU 上运行，主权重和 Adam 的 m、v 都在那里。</translation>
     </message>
     <message>
         <source>Rank %1 brings its parameter shard of %2 (%3) host → device: the shard lives in host memory, and the all-gather that unshards the unit reads device memory.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 传送 %2 中属于自己的参数分片（%3），主机 → 设备：该分片存放在主机内存中，而收集该单元的 all-gather 读取的是设备内存。</translation>
     </message>
     <message>
         <source>Rank %1 sends %2&apos;s updated weights (%3, bf16) host → device: the CPU optimizer has updated the master copy, and the next forward computes with these.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 发送 %2 更新后的权重（%3，bf16），主机 → 设备：CPU 优化器已更新主权重副本，下一次前向计算将使用这些权重。</translation>
     </message>
     <message>
         <source>Rank %1 starts reading %2&apos;s optimizer state (master, m, v: %3) from NVMe; the read is in flight while %4 updates on the CPU.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 开始从 NVMe 读取 %2 的优化器状态（主权重、m、v：%3）；%4 在 CPU 上更新期间，该读取正在进行。</translation>
     </message>
     <message>
         <source>Rank %1 starts reading %2&apos;s optimizer state (master, m, v: %3) from NVMe; the first unit has nothing to overlap with, so the rank waits for it.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 开始从 NVMe 读取 %2 的优化器状态（主权重、m、v：%3）；第一个单元没有可与之重叠的计算，因此该 rank 要等待读取完成。</translation>
     </message>
     <message>
         <source>Rank %1 writes %2&apos;s initial optimizer state (%3) to its NVMe file.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 将 %2 的初始优化器状态（%3）写入自己的 NVMe 文件。</translation>
     </message>
     <message>
         <source>Rank %1 writes %2&apos;s updated optimizer state (%3) back to NVMe; the write drains while the next unit updates.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 将 %2 更新后的优化器状态（%3）写回 NVMe；写入在下一个单元更新期间逐步完成。</translation>
     </message>
     <message>
         <source>Rank %1 moves %2 of %3 between tiers.</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 在层级之间移动 %2 的%3。</translation>
     </message>
     <message>
         <source>Rank %1 all-gathers its TP slice of %2 with rank(s) %3 of its data-parallel group: %4 shards of %5 become %6 of full parameters (ZeRO splits the storage; every rank then computes the whole slice).</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 与其数据并行组中的 rank %3 对 %2 的 TP 切片执行 all-gather：%4 个 %5 的分片合成 %6 的完整参数（ZeRO 切分存储；之后每个 rank 计算整个切片）。</translation>
     </message>
     <message>
         <source>its tensor-parallel group</source>
-        <translation type="unfinished"></translation>
+        <translation>其张量并行组</translation>
     </message>
     <message>
         <source>rank(s) %1 of its tensor-parallel group</source>
-        <translation type="unfinished"></translation>
+        <translation>其张量并行组中的 rank %1</translation>
     </message>
     <message>
         <source>Rank %1 all-reduces %2 of %3&apos;s partial input gradients with %4: each computed them from its own heads / MLP columns only, so they are summed (TP splits the computation, on the critical path).</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 与%4对 %3 的 %2 部分输入梯度执行 all-reduce：每个 rank 只用自己的注意力头 / MLP 列计算了这些梯度，因此需要求和（TP 切分计算，位于关键路径上）。</translation>
     </message>
     <message>
         <source>Rank %1 all-reduces %2 of %3&apos;s partial activations with %4: each computed the output from its own heads / MLP columns only, so they are summed (TP splits the computation, on the critical path).</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 与%4对 %3 的 %2 部分激活值执行 all-reduce：每个 rank 只用自己的注意力头 / MLP 列计算了输出，因此需要求和（TP 切分计算，位于关键路径上）。</translation>
     </message>
     <message>
         <source>Padding moves with N: %1&apos;s flat buffer of %2 elements is padded to a multiple of the shard count so every shard has the same size — %3 padding element(s) at N = %4, %5 at M = %6. A checkpoint stores element ranges of the unpadded unit and never the padding, so it loads at any N.</source>
-        <translation type="unfinished"></translation>
+        <translation>填充量随 N 变化：%1 的扁平缓冲区有 %2 个元素，会填充到分片数的整数倍，使每个分片大小相同——N = %4 时填充 %3 个元素，M = %6 时填充 %5 个。检查点保存的是未填充单元的元素范围，从不保存填充，因此可以在任意 N 下加载。</translation>
     </message>
     <message numerus="yes">
         <source>Resharding at load: each of the M = %1 new ranks computes the element ranges of its new shard and reads, from the N = %2 saved files, only the byte ranges that overlap them — element ranges are mapped, padded bytes never are. New rank %3 makes %n read(s) from %4 file(s), %5 in all.</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>加载时重新分片：M = %1 个新 rank 各自计算自己新分片的元素范围，并从 N = %2 个已保存文件中只读取与之重叠的字节范围——映射的是元素范围，填充字节从不映射。新 rank %3 从 %4 个文件读取 %n 次，共 %5。</numerusform>
         </translation>
     </message>
 </context>
@@ -558,43 +558,43 @@
     </message>
     <message>
         <source>padding</source>
-        <translation type="unfinished"></translation>
+        <translation>填充</translation>
     </message>
     <message>
         <source>Elements added at the end of a unit&apos;s flat buffer so that it splits into N equal shards: up to N − 1 of them, so the amount and which rank holds it change with N. Checkpoints never store it.</source>
-        <translation type="unfinished"></translation>
+        <translation>添加在单元扁平缓冲区末尾的元素，使其能分成 N 个相等的分片：最多 N − 1 个，因此填充量以及由哪个 rank 持有都随 N 变化。检查点从不保存填充。</translation>
     </message>
     <message>
         <source>resharding at load</source>
-        <translation type="unfinished"></translation>
+        <translation>加载时重新分片</translation>
     </message>
     <message>
         <source>Loading a checkpoint saved by N ranks into M ranks (or another strategy): every new rank works out the element ranges of its new shard and reads just the byte ranges of the saved files that overlap them. Not the same as resharding parameters after use.</source>
-        <translation type="unfinished"></translation>
+        <translation>把由 N 个 rank 保存的检查点加载到 M 个 rank（或另一种策略）上：每个新 rank 算出自己新分片的元素范围，只读取已保存文件中与之重叠的字节范围。这与参数用完后的重新分片不是一回事。</translation>
     </message>
     <message>
         <source>T × D mesh</source>
-        <translation type="unfinished"></translation>
+        <translation>T × D 网格</translation>
     </message>
     <message>
         <source>tensor-parallel group</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行组</translation>
     </message>
     <message>
         <source>data-parallel group</source>
-        <translation type="unfinished"></translation>
+        <translation>数据并行组</translation>
     </message>
     <message>
         <source>N = T × D ranks: each tensor-parallel group is T consecutive ranks that split every layer (heads, MLP columns and rows), each data-parallel group is the D ranks with the same TP index, over which ZeRO / FSDP shard that TP slice&apos;s parameters, gradients and optimizer state. Why combine them: TP divides what one sample&apos;s computation needs per rank (weights and activations of a layer) but its all-reduce after every row-parallel layer sits on the critical path, so T stays within a node&apos;s fast links; ZeRO divides the stored states over any number of ranks and hides its all-gathers behind compute by prefetching, but every rank still computes and keeps the activations of the whole layer. What they share: the same links and the same step time — a TP all-reduce waits for nothing to overlap it, while ZeRO&apos;s collectives compete with it for bandwidth.</source>
-        <translation type="unfinished"></translation>
+        <translation>N = T × D 个 rank：每个张量并行组是 T 个连续的 rank，它们切分每一层（注意力头、MLP 的列和行）；每个数据并行组是 TP 索引相同的 D 个 rank，ZeRO / FSDP 在组内对该 TP 切片的参数、梯度和优化器状态分片。为何结合二者：TP 减少单个样本的计算在每个 rank 上所需的内容（一层的权重和激活值），但每个行并行层之后的 all-reduce 位于关键路径上，因此 T 不超出一个节点内的高速链路；ZeRO 把存储的状态分摊到任意数量的 rank 上，并通过预取把 all-gather 隐藏在计算之后，但每个 rank 仍要计算整层并保留整层的激活值。二者共享什么：相同的链路和相同的步时间——TP all-reduce 没有可与之重叠的计算，而 ZeRO 的集合通信会与它争用带宽。</translation>
     </message>
     <message>
         <source>pipeline parallelism</source>
-        <translation type="unfinished"></translation>
+        <translation>流水线并行</translation>
     </message>
     <message>
         <source>Placing consecutive layers on different ranks and streaming micro-batches through them. Not simulated here: ShardScope runs data parallelism (DDP, ZeRO, FSDP) and tensor parallelism only.</source>
-        <translation type="unfinished"></translation>
+        <translation>把连续的层放在不同的 rank 上，让微批依次流过它们。此处不模拟：ShardScope 只运行数据并行（DDP、ZeRO、FSDP）和张量并行。</translation>
     </message>
 </context>
 <context>
@@ -648,7 +648,7 @@
     </message>
     <message>
         <source>transfers between tiers (blue-violets)</source>
-        <translation type="unfinished"></translation>
+        <translation>层级间传输（蓝紫色）</translation>
     </message>
 </context>
 <context>
@@ -758,35 +758,35 @@
     </message>
     <message>
         <source>device → host</source>
-        <translation type="unfinished"></translation>
+        <translation>设备 → 主机</translation>
     </message>
     <message>
         <source>host → device</source>
-        <translation type="unfinished"></translation>
+        <translation>主机 → 设备</translation>
     </message>
     <message>
         <source>NVMe read</source>
-        <translation type="unfinished"></translation>
+        <translation>NVMe 读取</translation>
     </message>
     <message>
         <source>NVMe write</source>
-        <translation type="unfinished"></translation>
+        <translation>NVMe 写入</translation>
     </message>
     <message>
         <source>Exposed transfers: the share of the step in which offloaded state was crossing tiers (device ↔ host copies, NVMe reads and writes) while the rank computed nothing — the union of the transfer intervals minus compute, where the rank&apos;s own copies and its waits for NVMe count as not computing. Lower is better: pipelining per unit hides NVMe traffic behind the optimizer.</source>
-        <translation type="unfinished"></translation>
+        <translation>暴露传输：一步中卸载的状态在层级之间传输（设备 ↔ 主机复制、NVMe 读写）而该 rank 没有任何计算的时间占比——传输区间的并集减去计算时间，其中该 rank 自己的复制操作及其等待 NVMe 的时间都算作未计算。越低越好：按单元流水化可以把 NVMe 流量隐藏在优化器计算之后。</translation>
     </message>
     <message>
         <source>rank %1 %2</source>
-        <translation type="unfinished">rank %1 %2</translation>
+        <translation>rank %1 %2</translation>
     </message>
     <message>
         <source>&lt;b&gt;Exposed transfers&lt;/b&gt; (median share of a step moving state between tiers with no compute): up to %1.</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;暴露传输&lt;/b&gt;（一步中在层级之间搬移状态且无计算的时间占比的中位数）：最高 %1。</translation>
     </message>
     <message>
         <source>&lt;b&gt;Exposed transfers&lt;/b&gt; (median share of a step moving state between tiers with no compute): %1.</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;暴露传输&lt;/b&gt;（一步中在层级之间搬移状态且无计算的时间占比的中位数）：%1。</translation>
     </message>
 </context>
 <context>
@@ -935,27 +935,27 @@
     </message>
     <message>
         <source>save every must be between %1 and %2 steps (0: only after the last step)</source>
-        <translation type="unfinished"></translation>
+        <translation>保存间隔必须在 %1 到 %2 步之间（0：只在最后一步之后保存）</translation>
     </message>
     <message>
         <source>the hybrid group must divide the data-parallel ranks D = ranks / T (D = %1: %2)</source>
-        <translation type="unfinished"></translation>
+        <translation>混合分片组大小必须整除数据并行 rank 数 D = rank 数 / T（D = %1：%2）</translation>
     </message>
     <message>
         <source>saving every K steps needs a save folder</source>
-        <translation type="unfinished"></translation>
+        <translation>每 K 步保存一次需要指定保存文件夹</translation>
     </message>
     <message>
         <source>&apos;%1&apos; is not a checkpoint folder</source>
-        <translation type="unfinished"></translation>
+        <translation>“%1”不是检查点文件夹</translation>
     </message>
     <message>
         <source>&apos;%1&apos; is not a folder</source>
-        <translation type="unfinished"></translation>
+        <translation>“%1”不是文件夹</translation>
     </message>
     <message>
         <source>Choose a folder for the NVMe tier&apos;s files (one per rank).</source>
-        <translation type="unfinished"></translation>
+        <translation>请为 NVMe 层级的文件选择一个文件夹（每个 rank 一个文件）。</translation>
     </message>
 </context>
 <context>
@@ -1238,11 +1238,11 @@
     </message>
     <message>
         <source>Page to show: ranks, timeline, flows, compare, calculator or checkpoints.</source>
-        <translation type="unfinished"></translation>
+        <translation>要显示的页面：ranks、timeline、flows、compare、calculator 或 checkpoints。</translation>
     </message>
     <message>
         <source>Open a recording (.sstrace) on the Ranks page, a run/compare report (.json) on the Compare page, or a checkpoint folder on the Checkpoints page.</source>
-        <translation type="unfinished"></translation>
+        <translation>在“Rank 视图”页面打开录制文件（.sstrace），在“对比”页面打开运行/对比报告（.json），或在“检查点”页面打开检查点文件夹。</translation>
     </message>
 </context>
 <context>
@@ -1404,19 +1404,19 @@
     </message>
     <message>
         <source>Memory vs T × D</source>
-        <translation type="unfinished"></translation>
+        <translation>内存随 T × D 变化</translation>
     </message>
     <message>
         <source>Mesh T × D = %1 × %2: Ψ below is one TP rank&apos;s slice of the model&apos;s %3</source>
-        <translation type="unfinished"></translation>
+        <translation>网格 T × D = %1 × %2：下方的 Ψ 是模型 %3 中一个 TP rank 的切片</translation>
     </message>
     <message>
         <source>tensor-parallel traffic (TP group of %1, critical path): %2 in %3 calls</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行通信量（%1 个 rank 的 TP 组，关键路径）：%3 次调用共 %2</translation>
     </message>
     <message>
         <source>data-parallel traffic (DP group of %1): %2 in %3 calls</source>
-        <translation type="unfinished"></translation>
+        <translation>数据并行通信量（%1 个 rank 的 DP 组）：%3 次调用共 %2</translation>
     </message>
 </context>
 <context>
@@ -1442,205 +1442,205 @@
     <name>shardscope::widgets::CheckpointsPage</name>
     <message>
         <source>Checkpoints</source>
-        <translation type="unfinished"></translation>
+        <translation>检查点</translation>
     </message>
     <message>
         <source>Open a checkpoint folder</source>
-        <translation type="unfinished"></translation>
+        <translation>打开检查点文件夹</translation>
     </message>
     <message>
         <source>Cannot open the checkpoint: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法打开检查点：%1</translation>
     </message>
     <message numerus="yes">
         <source>%n interrupted save(s) left over (ignored by loading)</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>遗留了 %n 个中断的保存（加载时忽略）</numerusform>
         </translation>
     </message>
     <message>
         <source>it holds no complete step</source>
-        <translation type="unfinished"></translation>
+        <translation>其中没有任何完整的步</translation>
     </message>
     <message>
         <source>Cannot read this step: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法读取此步：%1</translation>
     </message>
     <message>
         <source>Cannot load at this target: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法在此目标上加载：%1</translation>
     </message>
     <message>
         <source>New rank %1</source>
-        <translation type="unfinished"></translation>
+        <translation>新 rank %1</translation>
     </message>
     <message numerus="yes">
         <source>%n read(s) from %1 file(s)</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>从 %1 个文件读取 %n 次</numerusform>
         </translation>
     </message>
     <message>
         <source>%1 read (whole checksum chunks)</source>
-        <translation type="unfinished"></translation>
+        <translation>读取 %1（整块读取校验块）</translation>
     </message>
     <message>
         <source>%1 bytes of this rank&apos;s shard (master, Adam m, Adam v); %2 bytes read, since a checksum chunk is read whole to check it</source>
-        <translation type="unfinished"></translation>
+        <translation>本 rank 的分片有 %1 字节（主权重、Adam m、Adam v）；实际读取 %2 字节，因为校验块需要整块读取才能校验</translation>
     </message>
     <message>
         <source>%1–%2 · %3–%4 · %5–%6</source>
-        <translation type="unfinished"></translation>
+        <translation>%1–%2 · %3–%4 · %5–%6</translation>
     </message>
     <message>
         <source>OK</source>
-        <translation type="unfinished"></translation>
+        <translation>正常</translation>
     </message>
     <message>
         <source>missing</source>
-        <translation type="unfinished"></translation>
+        <translation>缺失</translation>
     </message>
     <message>
         <source>wrong size</source>
-        <translation type="unfinished"></translation>
+        <translation>大小错误</translation>
     </message>
     <message>
         <source>checksum mismatch</source>
-        <translation type="unfinished"></translation>
+        <translation>校验和不匹配</translation>
     </message>
     <message>
         <source>unreadable</source>
-        <translation type="unfinished"></translation>
+        <translation>无法读取</translation>
     </message>
     <message>
         <source>%1 bytes</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 字节</translation>
     </message>
     <message>
         <source>verifying…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在校验…</translation>
     </message>
     <message>
         <source>not verified: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>未校验：%1</translation>
     </message>
     <message>
         <source>Step %1, saved by %2 on N = %3 ranks: %4 parameters, %5 files, %6.</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 步，由 %2 在 N = %3 个 rank 上保存：%4 个参数，%5 个文件，%6。</translation>
     </message>
     <message>
         <source>Every file verified.</source>
-        <translation type="unfinished"></translation>
+        <translation>所有文件均已通过校验。</translation>
     </message>
     <message numerus="yes">
         <source>%n file(s) damaged: a resumed run would refuse it.</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
+        <translation>
+            <numerusform>%n 个文件已损坏：恢复运行会拒绝该检查点。</numerusform>
         </translation>
     </message>
     <message>
         <source>Verifying the files…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在校验文件…</translation>
     </message>
     <message>
         <source>No model preset of the run settings has this checkpoint&apos;s shape.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行设置中没有与该检查点结构相符的模型预设。</translation>
     </message>
     <message>
         <source>Fills the Ranks page&apos;s run settings: %1 on %2 ranks, resuming from %3.</source>
-        <translation type="unfinished"></translation>
+        <translation>填入 Rank 视图的运行设置：%1，%2 个 rank，从 %3 恢复。</translation>
     </message>
     <message>
         <source>Each unit: the saved files&apos; ranges (rank colours of N = %1), the reads of each new rank (coloured by the file they come from), the new shards (rank colours of M = %2); hatched: padding. Hover for bytes.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个单元：已保存文件的范围（N = %1 时的 rank 颜色）、每个新 rank 的读取（按来源文件着色）、新分片（M = %2 时的 rank 颜色）；斜线阴影：填充。悬停可查看字节数。</translation>
     </message>
     <message>
         <source>Open a checkpoint folder (File → Open checkpoint…) to see how it reshards.</source>
-        <translation type="unfinished"></translation>
+        <translation>打开检查点文件夹（文件 → 打开检查点…）以查看它如何重新分片。</translation>
     </message>
     <message>
         <source>%1 (latest)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1（最新）</translation>
     </message>
     <message>
         <source>Open checkpoint…</source>
-        <translation type="unfinished"></translation>
+        <translation>打开检查点…</translation>
     </message>
     <message>
         <source>Open checkpoint folder…</source>
-        <translation type="unfinished"></translation>
+        <translation>打开检查点文件夹…</translation>
     </message>
     <message>
         <source>No checkpoint open.</source>
-        <translation type="unfinished"></translation>
+        <translation>未打开检查点。</translation>
     </message>
     <message>
         <source>Step</source>
-        <translation type="unfinished"></translation>
+        <translation>步</translation>
     </message>
     <message>
         <source>Load on M ranks</source>
-        <translation type="unfinished"></translation>
+        <translation>在 M 个 rank 上加载</translation>
     </message>
     <message>
         <source>Strategy</source>
-        <translation type="unfinished">策略</translation>
+        <translation>策略</translation>
     </message>
     <message>
         <source>Hybrid group (ranks)</source>
-        <translation type="unfinished">混合分片组（rank 数）</translation>
+        <translation>混合分片组（rank 数）</translation>
     </message>
     <message>
         <source>Resume a run from here</source>
-        <translation type="unfinished"></translation>
+        <translation>从此处恢复运行</translation>
     </message>
     <message>
         <source>Fill the run settings on the Ranks page: this step, M ranks and the strategy chosen here.</source>
-        <translation type="unfinished"></translation>
+        <translation>填入 Rank 视图的运行设置：此步、M 个 rank 以及此处选择的策略。</translation>
     </message>
     <message>
         <source>New rank / file</source>
-        <translation type="unfinished"></translation>
+        <translation>新 rank / 文件</translation>
     </message>
     <message>
         <source>Unit</source>
-        <translation type="unfinished"></translation>
+        <translation>单元</translation>
     </message>
     <message>
         <source>Elements</source>
-        <translation type="unfinished"></translation>
+        <translation>元素</translation>
     </message>
     <message>
         <source>Bytes in the file (master · Adam m · Adam v)</source>
-        <translation type="unfinished"></translation>
+        <translation>文件中的字节（主权重 · Adam m · Adam v）</translation>
     </message>
     <message>
         <source>Bytes</source>
-        <translation type="unfinished">字节</translation>
+        <translation>字节</translation>
     </message>
     <message>
         <source>File</source>
-        <translation type="unfinished"></translation>
+        <translation>文件</translation>
     </message>
     <message>
         <source>Saved by rank</source>
-        <translation type="unfinished"></translation>
+        <translation>保存它的 rank</translation>
     </message>
     <message>
         <source>Size</source>
-        <translation type="unfinished"></translation>
+        <translation>大小</translation>
     </message>
     <message>
         <source>Verification</source>
-        <translation type="unfinished"></translation>
+        <translation>校验</translation>
     </message>
     <message>
         <source>Reads per new rank</source>
-        <translation type="unfinished"></translation>
+        <translation>每个新 rank 的读取</translation>
     </message>
     <message>
         <source>Files</source>
-        <translation type="unfinished"></translation>
+        <translation>文件</translation>
     </message>
 </context>
 <context>
@@ -2170,11 +2170,11 @@ CPU/节点</translation>
     </message>
     <message>
         <source>TP beside ZeRO</source>
-        <translation type="unfinished"></translation>
+        <translation>TP 与 ZeRO 对照</translation>
     </message>
     <message>
         <source>Show the tensor-parallel all-reduce nearest the playhead (partial sums → the full activation, over a TP group) next to ZeRO&apos;s all-gather (shards → full parameters, over a DP group)</source>
-        <translation type="unfinished"></translation>
+        <translation>在 ZeRO 的 all-gather（分片 → 完整参数，在 DP 组内）旁边显示离播放头最近的张量并行 all-reduce（部分和 → 完整激活值，在 TP 组内）</translation>
     </message>
 </context>
 <context>
@@ -2377,87 +2377,87 @@ CPU/节点</translation>
     </message>
     <message>
         <source>partial input gradient</source>
-        <translation type="unfinished"></translation>
+        <translation>部分输入梯度</translation>
     </message>
     <message>
         <source>partial activation</source>
-        <translation type="unfinished"></translation>
+        <translation>部分激活值</translation>
     </message>
     <message>
         <source>all-reducing (TP group)</source>
-        <translation type="unfinished"></translation>
+        <translation>all-reduce 中（TP 组）</translation>
     </message>
     <message>
         <source>full input gradient</source>
-        <translation type="unfinished"></translation>
+        <translation>完整输入梯度</translation>
     </message>
     <message>
         <source>full activation</source>
-        <translation type="unfinished"></translation>
+        <translation>完整激活值</translation>
     </message>
     <message>
         <source>%1&apos;s input gradient</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 的输入梯度</translation>
     </message>
     <message>
         <source>%1&apos;s output activation</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 的输出激活值</translation>
     </message>
     <message>
         <source>nearest (done)</source>
-        <translation type="unfinished"></translation>
+        <translation>最近一次（已完成）</translation>
     </message>
     <message>
         <source>This recording has no tensor-parallel all-reduce (run with T &gt; 1).</source>
-        <translation type="unfinished"></translation>
+        <translation>此录制文件中没有张量并行 all-reduce（请以 T &gt; 1 运行）。</translation>
     </message>
     <message>
         <source>This recording has no data-parallel collective (D = 1: nothing to shard over).</source>
-        <translation type="unfinished"></translation>
+        <translation>此录制文件中没有数据并行集合通信（D = 1：没有可分片的对象）。</translation>
     </message>
     <message>
         <source>In each data-parallel group, %1 shards of %2 become %3 of full parameters (one TP slice of the unit); each rank sends %4. Each rank then computes the whole slice on its own samples: the storage is split.</source>
-        <translation type="unfinished"></translation>
+        <translation>在每个数据并行组中，%1 个 %2 的分片合成 %3 的完整参数（该单元的一个 TP 切片）；每个 rank 发送 %4。随后每个 rank 在自己的样本上计算整个切片：切分的是存储。</translation>
     </message>
     <message>
         <source>Each of the %1 TP ranks computed the input gradient from its own heads / MLP columns: %2 of partial sums, added into the full input gradient on each; each rank sends %3 (2(T−1)/T). The computation is split, nothing is sharded.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 个 TP rank 各自用自己的注意力头 / MLP 列计算了输入梯度：%2 的部分和，在每个 rank 上相加得到完整输入梯度；每个 rank 发送 %3（2(T−1)/T）。切分的是计算，没有任何分片。</translation>
     </message>
     <message>
         <source>Each of the %1 TP ranks computed the output from its own heads / MLP columns: %2 of partial sums, added into the full activation on each; each rank sends %3 (2(T−1)/T). The computation is split, nothing is sharded.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 个 TP rank 各自用自己的注意力头 / MLP 列计算了输出：%2 的部分和，在每个 rank 上相加得到完整激活值；每个 rank 发送 %3（2(T−1)/T）。切分的是计算，没有任何分片。</translation>
     </message>
     <message>
         <source>each rank&apos;s partial input gradient (its heads / columns)</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 的部分输入梯度（其注意力头 / 列）</translation>
     </message>
     <message>
         <source>after: the full input gradient on every rank of the TP group</source>
-        <translation type="unfinished"></translation>
+        <translation>之后：TP 组内每个 rank 上的完整输入梯度</translation>
     </message>
     <message>
         <source>each rank&apos;s partial activation (its heads / columns)</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 rank 的部分激活值（其注意力头 / 列）</translation>
     </message>
     <message>
         <source>after: the full activation on every rank of the TP group</source>
-        <translation type="unfinished"></translation>
+        <translation>之后：TP 组内每个 rank 上的完整激活值</translation>
     </message>
     <message>
         <source>TP group %1: ranks %2</source>
-        <translation type="unfinished"></translation>
+        <translation>TP 组 %1：rank %2</translation>
     </message>
     <message>
         <source>DP group %1: ranks %2</source>
-        <translation type="unfinished"></translation>
+        <translation>DP 组 %1：rank %2</translation>
     </message>
     <message>
         <source>group %1: ranks %2</source>
-        <translation type="unfinished"></translation>
+        <translation>组 %1：rank %2</translation>
     </message>
     <message>
         <source>Tensor parallelism:</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行：</translation>
     </message>
 </context>
 <context>
@@ -2631,23 +2631,23 @@ CPU/节点</translation>
     <name>shardscope::widgets::MeshChart</name>
     <message>
         <source>%1: model states per rank on the device for each T × D = %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1：各 T × D = %2 下每个 rank 在设备上的模型状态</translation>
     </message>
     <message>
         <source>Model states per rank on the device for each T × D</source>
-        <translation type="unfinished"></translation>
+        <translation>各 T × D 下每个 rank 在设备上的模型状态</translation>
     </message>
     <message>
         <source>Per rank (%1)</source>
-        <translation type="unfinished">每个 rank（%1）</translation>
+        <translation>每个 rank（%1）</translation>
     </message>
     <message>
         <source>T = %1 × D = %2</source>
-        <translation type="unfinished"></translation>
+        <translation>T = %1 × D = %2</translation>
     </message>
     <message>
         <source>tensor parallel T × data parallel D</source>
-        <translation type="unfinished"></translation>
+        <translation>张量并行 T × 数据并行 D</translation>
     </message>
 </context>
 <context>
@@ -2935,23 +2935,23 @@ CPU/节点</translation>
     </message>
     <message>
         <source>theory per tier</source>
-        <translation type="unfinished"></translation>
+        <translation>各层级理论值</translation>
     </message>
     <message>
         <source>theory: device peak</source>
-        <translation type="unfinished"></translation>
+        <translation>理论：设备峰值</translation>
     </message>
     <message>
         <source>device capacity</source>
-        <translation type="unfinished"></translation>
+        <translation>设备容量</translation>
     </message>
     <message>
         <source>%1: %2 live, peak %3, model states %4</source>
-        <translation type="unfinished"></translation>
+        <translation>%1：实时 %2，峰值 %3，模型状态 %4</translation>
     </message>
     <message>
         <source>(theory %1)</source>
-        <translation type="unfinished"></translation>
+        <translation>（理论 %1）</translation>
     </message>
 </context>
 <context>
@@ -3144,11 +3144,11 @@ CPU/节点</translation>
     </message>
     <message>
         <source>Peak by tier: %1.</source>
-        <translation type="unfinished"></translation>
+        <translation>各层级峰值：%1。</translation>
     </message>
     <message>
         <source>Peak by tier: %1; the budget is the device&apos;s.</source>
-        <translation type="unfinished"></translation>
+        <translation>各层级峰值：%1；预算针对的是设备。</translation>
     </message>
 </context>
 <context>
@@ -3206,43 +3206,43 @@ CPU/节点</translation>
     <name>shardscope::widgets::ReshardView</name>
     <message>
         <source>%1: %2 elements · padding %3 at N = %4, %5 at M = %6</source>
-        <translation type="unfinished"></translation>
+        <translation>%1：%2 个元素 · N = %4 时填充 %3，M = %6 时填充 %5</translation>
     </message>
     <message>
         <source>%1 (saved by rank %2): elements [%3, %4) of %5, %6 bytes (master, Adam m, Adam v)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1（由 rank %2 保存）：%5 的元素 [%3, %4)，%6 字节（主权重、Adam m、Adam v）</translation>
     </message>
     <message>
         <source>Padding at N = %1: %2 element(s) that make %3 divisible into %1 equal shards. Never stored.</source>
-        <translation type="unfinished"></translation>
+        <translation>N = %1 时的填充：%2 个元素，使 %3 能分成 %1 个相等的分片。从不保存。</translation>
     </message>
     <message>
         <source>New rank %1 reads elements [%2, %3) from %4: master bytes %5–%6, Adam m %7–%8, Adam v %9–%10</source>
-        <translation type="unfinished"></translation>
+        <translation>新 rank %1 从 %4 读取元素 [%2, %3)：主权重字节 %5–%6，Adam m %7–%8，Adam v %9–%10</translation>
     </message>
     <message>
         <source>New rank %1 owns elements [%2, %3) of %4: %5 bytes to read</source>
-        <translation type="unfinished"></translation>
+        <translation>新 rank %1 拥有 %4 的元素 [%2, %3)：需读取 %5 字节</translation>
     </message>
     <message>
         <source>Padding at M = %1: %2 element(s) that make %3 divisible into %1 equal shards. Nothing is read for it.</source>
-        <translation type="unfinished"></translation>
+        <translation>M = %1 时的填充：%2 个元素，使 %3 能分成 %1 个相等的分片。不为它读取任何内容。</translation>
     </message>
     <message>
         <source>saved (N = %1)</source>
-        <translation type="unfinished"></translation>
+        <translation>已保存（N = %1）</translation>
     </message>
     <message>
         <source>rank %1 reads</source>
-        <translation type="unfinished"></translation>
+        <translation>rank %1 的读取</translation>
     </message>
     <message>
         <source>reads</source>
-        <translation type="unfinished"></translation>
+        <translation>读取</translation>
     </message>
     <message>
         <source>new (M = %1)</source>
-        <translation type="unfinished"></translation>
+        <translation>新（M = %1）</translation>
     </message>
 </context>
 <context>
@@ -3437,87 +3437,87 @@ CPU/节点</translation>
     </message>
     <message>
         <source>ZeRO-Infinity: the states live in files under the NVMe folder, read and written with O_DIRECT through asynchronous I/O while the ranks compute.</source>
-        <translation type="unfinished"></translation>
+        <translation>ZeRO-Infinity：状态存放在 NVMe 文件夹下的文件中，在各 rank 计算的同时通过异步 I/O 以 O_DIRECT 方式读写。</translation>
     </message>
     <message>
         <source>Folder for the NVMe tier&apos;s files</source>
-        <translation type="unfinished"></translation>
+        <translation>NVMe 层级文件所在的文件夹</translation>
     </message>
     <message>
         <source>Save checkpoints to</source>
-        <translation type="unfinished"></translation>
+        <translation>检查点保存到</translation>
     </message>
     <message>
         <source>Save every K steps</source>
-        <translation type="unfinished"></translation>
+        <translation>每 K 步保存</translation>
     </message>
     <message>
         <source>Resume from</source>
-        <translation type="unfinished"></translation>
+        <translation>恢复自</translation>
     </message>
     <message>
         <source>NVMe folder</source>
-        <translation type="unfinished"></translation>
+        <translation>NVMe 文件夹</translation>
     </message>
     <message>
         <source>I/O block size</source>
-        <translation type="unfinished"></translation>
+        <translation>I/O 块大小</translation>
     </message>
     <message>
         <source>I/O queue depth</source>
-        <translation type="unfinished"></translation>
+        <translation>I/O 队列深度</translation>
     </message>
     <message>
         <source>offloaded to NVMe files</source>
-        <translation type="unfinished"></translation>
+        <translation>卸载到 NVMe 文件</translation>
     </message>
     <message>
         <source>a folder on a fast disk</source>
-        <translation type="unfinished"></translation>
+        <translation>高速磁盘上的文件夹</translation>
     </message>
     <message>
         <source>--nvme-dir: one file per rank holds its offloaded states; removed when the run ends.</source>
-        <translation type="unfinished"></translation>
+        <translation>--nvme-dir：每个 rank 一个文件，存放其卸载的状态；运行结束时删除。</translation>
     </message>
     <message>
         <source>Browse…</source>
-        <translation type="unfinished"></translation>
+        <translation>浏览…</translation>
     </message>
     <message>
         <source>Advanced NVMe I/O</source>
-        <translation type="unfinished"></translation>
+        <translation>高级 NVMe I/O</translation>
     </message>
     <message>
         <source>--aio-block-bytes: bytes per read or write (a multiple of 4 KiB; DeepSpeed&apos;s aio block_size).</source>
-        <translation type="unfinished"></translation>
+        <translation>--aio-block-bytes：每次读或写的字节数（4 KiB 的整数倍；即 DeepSpeed aio 的 block_size）。</translation>
     </message>
     <message>
         <source>--aio-queue-depth: reads and writes in flight at once (DeepSpeed&apos;s aio queue_depth).</source>
-        <translation type="unfinished"></translation>
+        <translation>--aio-queue-depth：同时进行的读写数量（即 DeepSpeed aio 的 queue_depth）。</translation>
     </message>
     <message>
         <source>none (a folder)</source>
-        <translation type="unfinished"></translation>
+        <translation>无（一个文件夹）</translation>
     </message>
     <message>
         <source>Save a checkpoint into this folder after the last step (and every K steps): it restores at any number of ranks and any strategy.</source>
-        <translation type="unfinished"></translation>
+        <translation>在最后一步之后（以及每 K 步）把检查点保存到此文件夹：它可以在任意 rank 数和任意策略下恢复。</translation>
     </message>
     <message>
         <source>after the last step only</source>
-        <translation type="unfinished"></translation>
+        <translation>仅在最后一步之后</translation>
     </message>
     <message>
         <source>Also save after every K steps; the folder&apos;s “latest” names the newest complete one.</source>
-        <translation type="unfinished"></translation>
+        <translation>另外每 K 步也保存一次；文件夹中的“latest”指向最新的完整检查点。</translation>
     </message>
     <message>
         <source>none: start from step 1</source>
-        <translation type="unfinished"></translation>
+        <translation>无：从第 1 步开始</translation>
     </message>
     <message>
         <source>A checkpoint folder (its latest step) or one step-K folder in it. The run continues its step, data and seed; each rank reads only the byte ranges of its new shard.</source>
-        <translation type="unfinished"></translation>
+        <translation>一个检查点文件夹（取其最新步）或其中的某个 step-K 文件夹。运行会延续其步数、数据和随机种子；每个 rank 只读取其新分片的字节范围。</translation>
     </message>
 </context>
 <context>
@@ -3670,7 +3670,7 @@ CPU/节点</translation>
     </message>
     <message>
         <source>cannot write the imported configuration&apos;s listing: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法写入导入配置的清单：%1</translation>
     </message>
 </context>
 <context>
@@ -3818,7 +3818,7 @@ CPU/节点</translation>
     </message>
     <message>
         <source>%1 at %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1，于 %2</translation>
     </message>
 </context>
 </TS>

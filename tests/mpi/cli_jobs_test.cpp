@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -303,6 +305,39 @@ TEST(cliJobs, KillNineOfTheCliLeavesNoProcessWithinFiveSeconds) {
     EXPECT_EQ(finish(p), 128 + SIGKILL);
     expectNothingOfTheJobWithin(marker, t0, std::chrono::seconds(5));
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    fs::remove(p.out);
+    fs::remove(p.err);
+}
+
+// The nice value of a process (field 19 of /proc/PID/stat), or a value no process has.
+int niceOf(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')'); // the command name may hold spaces
+    if (close == std::string::npos) return 100;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string f;
+    for (int i = 3; i <= 19 && fields >> f; ++i)
+        if (i == 19) return std::stoi(f);
+    return 100;
+}
+
+// The supervising CLI only decodes and forwards the ranks' stream: it gives way to them (a
+// higher nice value) while the ranks keep the priority they were started with.
+TEST(cliJobs, TheSupervisorGivesWayToItsRanks) {
+    const std::string marker = "31345";
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "zero3", "--steps", "100000",
+                          "--seed", marker},
+                         "nice");
+    waitForSteps(p, 1);
+    const pid_t rank0 = workerOfRank(marker, 0);
+    ASSERT_GT(rank0, 0);
+    const int ours = ::getpriority(PRIO_PROCESS, 0);
+    EXPECT_EQ(niceOf(rank0), ours);
+    EXPECT_EQ(niceOf(p.pid), std::min(ours + 5, 19));
+    ::kill(p.pid, SIGTERM);
+    finish(p);
+    expectNothingOfTheJobWithin(marker, std::chrono::steady_clock::now(), std::chrono::seconds(5));
     fs::remove(p.out);
     fs::remove(p.err);
 }
