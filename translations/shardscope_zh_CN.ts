@@ -781,12 +781,12 @@
         <translation>rank %1 %2</translation>
     </message>
     <message>
-        <source>&lt;b&gt;Exposed transfers&lt;/b&gt; (median share of a step moving state between tiers with no compute): up to %1.</source>
-        <translation>&lt;b&gt;暴露传输&lt;/b&gt;（一步中在层级之间搬移状态且无计算的时间占比的中位数）：最高 %1。</translation>
+        <source>&lt;b&gt;Exposed transfers&lt;/b&gt; between tiers: up to %1.</source>
+        <translation>&lt;b&gt;暴露传输&lt;/b&gt;（层级之间）：最高 %1。</translation>
     </message>
     <message>
-        <source>&lt;b&gt;Exposed transfers&lt;/b&gt; (median share of a step moving state between tiers with no compute): %1.</source>
-        <translation>&lt;b&gt;暴露传输&lt;/b&gt;（一步中在层级之间搬移状态且无计算的时间占比的中位数）：%1。</translation>
+        <source>&lt;b&gt;Exposed transfers&lt;/b&gt; between tiers: %1.</source>
+        <translation>&lt;b&gt;暴露传输&lt;/b&gt;（层级之间）：%1。</translation>
     </message>
 </context>
 <context>
@@ -3149,6 +3149,10 @@ CPU/节点</translation>
     <message>
         <source>Peak by tier: %1; the budget is the device&apos;s.</source>
         <translation>各层级峰值：%1；预算针对的是设备。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Exposed communication&lt;/b&gt;: %1.</source>
+        <translation>&lt;b&gt;暴露通信&lt;/b&gt;：%1。</translation>
     </message>
 </context>
 <context>

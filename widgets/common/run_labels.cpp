@@ -111,9 +111,9 @@ QString exposedTransferText(const report::RunReport& report) {
     }
     if (!moved) return {};
     if (values.size() > 8)
-        return QCoreApplication::translate("RunLabels", "<b>Exposed transfers</b> (median share of a step moving state between tiers with no compute): up to %1.")
+        return QCoreApplication::translate("RunLabels", "<b>Exposed transfers</b> between tiers: up to %1.")
             .arg(percentText(report.exposedTransferFraction));
-    return QCoreApplication::translate("RunLabels", "<b>Exposed transfers</b> (median share of a step moving state between tiers with no compute): %1.")
+    return QCoreApplication::translate("RunLabels", "<b>Exposed transfers</b> between tiers: %1.")
         .arg(values.join(QStringLiteral(" · ")));
 }
 

@@ -270,7 +270,11 @@ void RanksPage::updateExposed(int chartRank) {
                 for (const auto& [rank, f] : exposed)
                     if (rank == chartRank) values << tr("rank %1 %2").arg(rank).arg(percentText(f));
             }
-            parts << tr("<b>Exposed communication</b> (median share of a step waiting for communication no compute hid): %1.")
+            // With transfers too, both figures stay on one or two lines at 1024×700: the
+            // definitions are in the tooltip.
+            parts << (exposedTransferText(*report_).isEmpty()
+                          ? tr("<b>Exposed communication</b> (median share of a step waiting for communication no compute hid): %1.")
+                          : tr("<b>Exposed communication</b>: %1."))
                          .arg(values.join(QStringLiteral(" · ")));
         }
         if (const QString transfers = exposedTransferText(*report_); !transfers.isEmpty()) parts << transfers;
