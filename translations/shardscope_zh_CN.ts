@@ -3154,6 +3154,10 @@ CPU/节点</translation>
         <source>&lt;b&gt;Exposed communication&lt;/b&gt;: %1.</source>
         <translation>&lt;b&gt;暴露通信&lt;/b&gt;：%1。</translation>
     </message>
+    <message>
+        <source>%1 on the device</source>
+        <translation>设备上 %1</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RecordingFiles</name>

@@ -403,14 +403,22 @@ void RanksPage::updateComparison() {
                                   .arg(formatDecimal(static_cast<double>(c.measuredPeak))));
         return;
     }
-    savingsLine_->setText(tr("<b>Model states per rank: %1 measured</b> (theory %2) vs %3 with DDP → <b>%4× less memory</b>"
-                             " (theory %5×). Peak on rank %6: %7.")
-                              .arg(formatDecimal(static_cast<double>(modelStateTotal(c.measuredStates))),
-                                   formatDecimal(static_cast<double>(theoryStates)), formatDecimal(static_cast<double>(ddp.value_or(0))))
-                              .arg(*measured, 0, 'f', 2)
-                              .arg(savings_->theorySavings().value_or(0), 0, 'f', 2)
-                              .arg(c.rank)
-                              .arg(formatDecimal(static_cast<double>(c.measuredPeak))));
+    QString text = tr("<b>Model states per rank: %1 measured</b> (theory %2) vs %3 with DDP → <b>%4× less memory</b>"
+                      " (theory %5×). Peak on rank %6: %7.")
+                       .arg(formatDecimal(static_cast<double>(modelStateTotal(c.measuredStates))),
+                            formatDecimal(static_cast<double>(theoryStates)), formatDecimal(static_cast<double>(ddp.value_or(0))))
+                       .arg(*measured, 0, 'f', 2)
+                       .arg(savings_->theorySavings().value_or(0), 0, 'f', 2)
+                       .arg(c.rank);
+    // With offload the rank's peak spans memories; the device's is the one the budget limits (the
+    // tooltip has every tier's).
+    const auto focus = static_cast<std::size_t>(c.rank);
+    if (view_->shownTiers().size() >= 2 && model_.stepCount() > 0 && focus < model_.steps().back()->endState.size())
+        text = text.arg(tr("%1 on the device").arg(formatDecimal(
+                            static_cast<double>(model_.steps().back()->endState[focus].peakByTier[index(Tier::Device)]))));
+    else
+        text = text.arg(formatDecimal(static_cast<double>(c.measuredPeak)));
+    savingsLine_->setText(text);
 }
 
 // With offload the rank's bytes live in more than one memory: each one's peak, and that the
