@@ -3,12 +3,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -32,8 +34,8 @@ namespace {
 // Files to remove when the process is ended by SIGTERM, SIGINT or SIGHUP (the launcher's
 // teardown, Ctrl-C): no destructor runs then, and a rank's states can be gigabytes. A slot is
 // free (0), being filled (1) or holds a path the handler may unlink (2).
-constexpr int kSlots = 64;
-constexpr std::size_t kSlotPath = 1024;
+constexpr int kSlots = 1024;             // rank threads in one process (bss: untouched pages cost nothing)
+constexpr std::size_t kSlotPath = 4096; // PATH_MAX
 char gPaths[kSlots][kSlotPath];
 std::atomic<int> gSlotState[kSlots];
 constexpr int kRemoveOn[] = {SIGTERM, SIGINT, SIGHUP};
@@ -78,10 +80,16 @@ int registerForRemoval(const std::string& path) {
 
 } // namespace
 
+// Note: a live rank holds an exclusive flock on its file for as long as it runs, so a file
+// that can be locked has no owner left — whatever its pid says in this PID namespace (pids
+// repeat across containers and hosts sharing the directory). Only this user's regular 0600
+// files by that exact name are candidates, never one written in the last 3 s (its creator
+// may not hold the lock yet), and a --keep-nvme file has another name.
 std::vector<std::string> sweepStaleFiles(const std::string& dir) {
     std::vector<std::string> removed;
     DIR* d = ::opendir(dir.c_str());
     if (!d) return removed;
+    const auto now = std::chrono::system_clock::now();
     while (const dirent* e = ::readdir(d)) {
         // shardscope-rank<R>-<pid>.nvme, every part checked: nothing else is touched.
         const std::string name = e->d_name;
@@ -95,10 +103,20 @@ std::vector<std::string> sweepStaleFiles(const std::string& dir) {
             return !t.empty() && t.size() <= 9 && t.find_first_not_of("0123456789") == std::string::npos;
         };
         if (dash == std::string::npos || !digits(middle.substr(0, dash)) || !digits(middle.substr(dash + 1))) continue;
-        const long pid = std::stol(middle.substr(dash + 1));
-        if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue; // alive, or not ours to judge
         const std::string path = dir + "/" + name;
-        if (::unlink(path.c_str()) == 0) removed.push_back(path);
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+            (st.st_mode & 0777) != 0600)
+            continue;
+        const auto modified = std::chrono::system_clock::from_time_t(st.st_mtime);
+        if (now - modified < std::chrono::seconds(3)) continue;
+        const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) continue;
+        struct stat same {};
+        const bool stale = ::fstat(fd, &same) == 0 && same.st_ino == st.st_ino && same.st_dev == st.st_dev &&
+                           ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+        if (stale && ::unlink(path.c_str()) == 0) removed.push_back(path);
+        ::close(fd);
     }
     ::closedir(d);
     return removed;
@@ -123,7 +141,9 @@ NvmeStore::NvmeStore(const NvmeOptions& options, int rank) : options_(options) {
     if (options_.queueDepth < 1) throwInvalid("--aio-queue-depth must be at least 1");
     for (const std::string& stale : sweepStaleFiles(options_.dir))
         std::fprintf(stderr, "shardscope-worker: note: removed %s, left by a process that no longer runs\n", stale.c_str());
-    path_ = options_.dir + "/shardscope-rank" + std::to_string(rank) + "-" + std::to_string(::getpid()) + ".nvme";
+    // A kept file is named so that no later sweep takes it for a stale one.
+    path_ = options_.dir + "/shardscope-rank" + std::to_string(rank) + "-" + std::to_string(::getpid()) +
+            (options_.keep ? ".kept.nvme" : ".nvme");
     const int flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC;
     fd_ = ::open(path_.c_str(), flags | O_DIRECT, 0600);
     if (fd_ < 0 && errno == EINVAL) { // the file system has no O_DIRECT (tmpfs): buffered
@@ -134,6 +154,7 @@ NvmeStore::NvmeStore(const NvmeOptions& options, int rank) : options_(options) {
                          options_.dir.c_str());
     }
     if (fd_ < 0) ioError("creating", path_, 0, errno);
+    ::flock(fd_, LOCK_EX | LOCK_NB); // held while the rank runs: the sweep's sign of life
 #if SHARDSCOPE_HAVE_LIBURING
     ring_ = std::make_unique<Ring>();
     if (const int rc = io_uring_queue_init(static_cast<unsigned>(options_.queueDepth), &ring_->ring, 0); rc < 0) {

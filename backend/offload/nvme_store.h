@@ -29,9 +29,10 @@ struct NvmeOptions {
 // Whether this build has the NVMe tier (liburing found at configure time).
 bool nvmeAvailable();
 
-// Removes the rank files in `dir` (shardscope-rank<R>-<pid>.nvme) whose process no longer runs
-// (a rank killed with SIGKILL runs no cleanup) and returns their paths. A file of a live pid,
-// or of a pid this process may not signal, stays.
+// Removes the rank files in `dir` (shardscope-rank<R>-<pid>.nvme) that no running rank holds
+// (a rank killed with SIGKILL runs no cleanup) and returns their paths: this user's regular
+// 0600 files, unlocked, untouched for 3 s. A live rank's file (locked), a --keep-nvme file
+// (shardscope-rank<R>-<pid>.kept.nvme) and anything else stay.
 std::vector<std::string> sweepStaleFiles(const std::string& dir);
 
 class NvmeStore {

@@ -4,10 +4,12 @@
 
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -39,26 +41,55 @@ pid_t deadPid() {
 
 TEST(offloadNvmeFaults, StaleFilesOfDeadProcessesAreSweptAndNothingElse) {
     TempDir dir;
-    const auto touch = [&](const std::string& name) {
+    offload::NvmeStore live({dir.path.string(), false, 4096, 2}, 0); // a running rank: its file is locked
+    // A rank file as a killed rank leaves it: 0600, not locked, last written a minute ago.
+    const auto left = [&](const std::string& name) {
         std::ofstream(dir.path / name) << "x";
+        fs::permissions(dir.path / name, fs::perms::owner_read | fs::perms::owner_write);
+        fs::last_write_time(dir.path / name, fs::file_time_type::clock::now() - std::chrono::minutes(1));
         return dir.path / name;
     };
-    const fs::path stale = touch("shardscope-rank1-" + std::to_string(deadPid()) + ".nvme");
-    const fs::path live = touch("shardscope-rank0-" + std::to_string(::getpid()) + ".nvme"); // this process runs
-    const fs::path other = touch("notes-rank1-" + std::to_string(deadPid()) + ".nvme");
-    const fs::path odd = touch("shardscope-rank1-12x4.nvme");
+    const fs::path stale = left("shardscope-rank1-" + std::to_string(deadPid()) + ".nvme");
+    // Pids repeat (containers, hosts sharing the folder): a file naming a running pid but held
+    // by no rank is stale too.
+    const fs::path reused = left("shardscope-rank2-" + std::to_string(::getpid()) + ".nvme");
+    const fs::path other = left("notes-rank1-" + std::to_string(deadPid()) + ".nvme");
+    const fs::path odd = left("shardscope-rank1-12x4.nvme");
+    const fs::path kept = left("shardscope-rank1-" + std::to_string(deadPid()) + ".kept.nvme");
+    const fs::path young = dir.path / ("shardscope-rank4-" + std::to_string(deadPid()) + ".nvme");
+    std::ofstream(young) << "x";
+    fs::permissions(young, fs::perms::owner_read | fs::perms::owner_write);
+    const fs::path shared = left("shardscope-rank5-" + std::to_string(deadPid()) + ".nvme");
+    fs::permissions(shared, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    const fs::path fifo = dir.path / ("shardscope-rank6-" + std::to_string(deadPid()) + ".nvme");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    const fs::path link = dir.path / ("shardscope-rank7-" + std::to_string(deadPid()) + ".nvme");
+    fs::create_symlink(other, link);
+    fs::last_write_time(live.path(), fs::file_time_type::clock::now() - std::chrono::minutes(1));
     const std::vector<std::string> removed = offload::sweepStaleFiles(dir.path.string());
-    ASSERT_EQ(removed.size(), 1u);
-    EXPECT_EQ(removed[0], stale.string());
+    ASSERT_EQ(removed.size(), 2u);
     EXPECT_FALSE(fs::exists(stale));
-    for (const fs::path& kept : {live, other, odd}) EXPECT_TRUE(fs::exists(kept)) << kept;
+    EXPECT_FALSE(fs::exists(reused));
+    for (const fs::path& stays : {other, odd, kept, young, shared, fifo, fs::path(live.path())})
+        EXPECT_TRUE(fs::exists(fs::symlink_status(stays))) << stays;
+    EXPECT_TRUE(fs::is_symlink(link));
     { // a store sweeps before it creates its own file
-        const fs::path again = touch("shardscope-rank3-" + std::to_string(deadPid()) + ".nvme");
+        const fs::path again = left("shardscope-rank3-" + std::to_string(deadPid()) + ".nvme");
         offload::NvmeStore store({dir.path.string(), false, 4096, 2}, 3);
         EXPECT_FALSE(fs::exists(again));
         EXPECT_TRUE(fs::exists(store.path()));
     }
-    EXPECT_TRUE(fs::exists(live));
+    { // --keep-nvme: a name no sweep takes
+        std::string path;
+        {
+            offload::NvmeStore keep({dir.path.string(), true, 4096, 2}, 8);
+            path = keep.path();
+        }
+        EXPECT_NE(path.find(".kept.nvme"), std::string::npos) << path;
+        fs::last_write_time(path, fs::file_time_type::clock::now() - std::chrono::minutes(1));
+        offload::sweepStaleFiles(dir.path.string());
+        EXPECT_TRUE(fs::exists(path));
+    }
 }
 
 // A write that meets a full disk: one line naming the file, the offset and the reason. The disk
