@@ -152,6 +152,21 @@ void printImport(const ConfigImportResult& result) {
     std::fflush(stdout);
 }
 
+namespace {
+
+// A note stays well inside what a report reader takes (report::kMaxText): a key path of a few
+// thousand bytes is cut, on a UTF-8 character boundary; config_import keeps it whole.
+std::string cappedNote(std::string note) {
+    constexpr std::size_t kMax = 1024;
+    if (note.size() <= kMax) return note;
+    std::size_t cut = kMax;
+    while (cut > 0 && (static_cast<unsigned char>(note[cut]) & 0xC0) == 0x80) --cut;
+    note.resize(cut);
+    return note + "…";
+}
+
+} // namespace
+
 void addToReport(const ConfigImportResult& result, report::RunReport& report) {
     report::ConfigImport ci;
     ci.source = config_import::utf8Text(result.source);
@@ -163,7 +178,7 @@ void addToReport(const ConfigImportResult& result, report::RunReport& report) {
     for (std::size_t k = 0; k < total; ++k) {
         const auto& i = result.imported.ignored[k];
         ci.ignored.emplace_back(i.key, i.why);
-        if (total <= room || k + 1 < room) report.notes.push_back("ignored: " + i.key + " — " + i.why);
+        if (total <= room || k + 1 < room) report.notes.push_back(cappedNote("ignored: " + i.key + " — " + i.why));
         else if (k + 1 == room) report.notes.push_back("… and " + std::to_string(total - k) + " more ignored keys (config_import lists them all)");
     }
     report.configImport = std::move(ci);

@@ -127,21 +127,17 @@ namespace {
 
 // An output written over the checkpoint being resumed (its metadata, a rank's file, 'latest') or
 // over the --save folder's 'latest' would destroy the checkpoint: refused before anything runs.
+// No output of the run may land in a step folder (or on `latest`) of the checkpoint it saves to
+// or resumes from: a report or recording there could replace a rank file or metadata of any step.
 void checkOutputsSpareCheckpoints(const std::vector<std::pair<std::string, std::string>>& outputs,
                                   const runconfig::RunConfig& config) {
-    std::vector<std::string> own;
-    if (config.resumePath) {
-        const checkpoint::Opened c = checkpoint::openCheckpoint(*config.resumePath);
-        own = {c.dir + "/metadata.json", c.root + "/latest"};
-        for (const checkpoint::DataFile& f : c.meta.files) own.push_back(c.dir + "/" + f.name);
-    }
-    if (config.saveDir) own.push_back(*config.saveDir + "/latest");
+    std::vector<std::string> folders;
+    if (config.resumePath) folders.push_back(checkpoint::openCheckpoint(*config.resumePath).root);
+    if (config.saveDir) folders.push_back(*config.saveDir);
     for (const auto& [flag, out] : outputs)
-        for (const std::string& p : own) {
-            std::error_code ec;
-            if (!out.empty() && std::filesystem::equivalent(out, p, ec))
-                throwInvalid(flag + ": '" + out + "' is a file of a checkpoint ('" + p + "'); give another path");
-        }
+        for (const std::string& dir : folders)
+            if (!out.empty() && checkpoint::touchesCheckpoint(out, dir))
+                throwInvalid(flag + ": '" + out + "' could replace a part of the checkpoint in '" + dir + "'; give a path outside its steps");
 }
 
 } // namespace

@@ -16,6 +16,7 @@
 #include "app/main_window.h"
 #include "app/pages.h"
 #include "app/screenshot.h"
+#include "common/chart_export.h"
 #include "common/language.h"
 #include "compare/compare_page.h"
 #include "core/error.h"
@@ -178,9 +179,13 @@ int main(int argc, char** argv) {
     const bool openCheckpoint = parser.isSet(o.open) && QFileInfo(parser.value(o.open)).isDir();
     if (parser.isSet(o.open) && !openCheckpoint)
         if (const QString error = openablePathError(parser.value(o.open)); !error.isEmpty()) return fail(error);
-    if (parser.isSet(o.screenshot))
+    if (parser.isSet(o.screenshot)) {
         if (const QString error = shardscope::widgets::screenshotFormatError(parser.value(o.screenshot)); !error.isEmpty())
             return fail(error);
+        const QStringList inputs = parser.isSet(o.open) ? QStringList{parser.value(o.open)} : QStringList{};
+        if (const QString error = shardscope::widgets::ChartExport::outputProblem(parser.value(o.screenshot), inputs); !error.isEmpty())
+            return fail(error);
+    }
 
     QSize size = shardscope::widgets::kScreenshotSize;
     if (parser.isSet(o.size)) {

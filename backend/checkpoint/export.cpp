@@ -29,15 +29,10 @@ std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool op
             at += bytes;
         }
     }
-    // The output replaces its path only at commit, after every read: exporting over one of the
-    // checkpoint's own files would destroy the checkpoint it was read from.
-    std::vector<std::string> own = {c.dir + "/metadata.json", c.root + "/latest"};
-    for (const DataFile& f : m.files) own.push_back(c.dir + "/" + f.name);
-    for (const std::string& p : own) {
-        std::error_code ec;
-        if (std::filesystem::equivalent(out, p, ec))
-            throwInvalid(flag + ": '" + out + "' is a file of the checkpoint being exported ('" + p + "')");
-    }
+    // The output replaces its path only at commit, after every read; inside the checkpoint folder
+    // it could still replace a file of this step or of another one.
+    if (touchesCheckpoint(out, c.root))
+        throwInvalid(flag + ": '" + out + "' could replace a part of the checkpoint in '" + c.root + "'; give a path outside its steps");
     std::string text = header.dump();
     while (text.size() % 8 != 0) text.push_back(' '); // data 8-byte aligned, as the writers do
     OutputFile file(out, flag);

@@ -1,6 +1,7 @@
 // Saving: a rank's data file, the commit, temporaries.
 #include "checkpoint/store.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -98,8 +99,11 @@ std::string commit(const std::string& root, const std::string& tempName, const M
     }
     fsyncPath(root, true);
     // `latest` never moves backwards: a conversion (or any save) of an older step than the one
-    // it names leaves it alone; the step folder is complete and loadable by its path.
-    if (const std::optional<std::int64_t> named = latestStep(root); named && *named > m.step) return dir;
+    // it names leaves it alone; the step folder is complete and loadable by its path. A name of
+    // a step that is not there (removed, or written by hand) holds nothing back.
+    if (const std::optional<std::int64_t> named = latestStep(root);
+        named && *named > m.step && fs::is_regular_file(root + "/" + stepDirName(*named) + "/metadata.json"))
+        return dir;
     const std::string latestTemp = root + "/latest." + tempName;
     writeNewFile(latestTemp, name + "\n");
     if (::rename(latestTemp.c_str(), (root + "/latest").c_str()) != 0) {
@@ -114,6 +118,19 @@ std::string commit(const std::string& root, const std::string& tempName, const M
 void discardTemp(const std::string& root, const std::string& tempName) {
     std::error_code ec;
     fs::remove_all(root + "/" + tempName, ec);
+}
+
+bool touchesCheckpoint(const std::string& path, const std::string& root) {
+    std::error_code ec;
+    const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+    if (ec) return false;
+    const std::filesystem::path d = std::filesystem::weakly_canonical(root, ec);
+    if (ec || d.empty()) return false;
+    const auto [dEnd, pAt] = std::mismatch(d.begin(), d.end(), p.begin(), p.end());
+    if (dEnd != d.end() || pAt == p.end()) return false; // not inside
+    const std::string first = pAt->string();
+    if (first.starts_with("step-")) return true;            // a step folder, committed or temporary, or its name
+    return std::next(pAt) == p.end() && first.starts_with("latest"); // latest, or its temporary
 }
 
 } // namespace shardscope::checkpoint

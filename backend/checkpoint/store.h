@@ -104,4 +104,9 @@ Listing listCheckpoints(const std::string& root);
 std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool optimizer, const std::string& flag,
                                 const std::function<void()>& beforeUnit = {});
 
+// Whether writing `path` could replace a part of the checkpoint folder `root`, as both resolve
+// now (a path not there yet by its folder): anything in a step folder (committed or temporary)
+// or `latest`. A file beside the steps (root/model.safetensors, root/out/…) is not.
+bool touchesCheckpoint(const std::string& path, const std::string& root);
+
 } // namespace shardscope::checkpoint

@@ -290,6 +290,8 @@ private:
             return nlohmann::json::parse(text);
         } catch (const nlohmann::json::parse_error& e) {
             throwInvalid(source + ": not valid JSON at byte " + std::to_string(e.byte));
+        } catch (const nlohmann::json::exception& e) { // a number past double's range (1e400) and the like
+            throwInvalid(source + ": not valid JSON (" + std::string(e.what()).substr(std::string(e.what()).rfind(']') + 2) + ")");
         }
     }
 

@@ -457,6 +457,8 @@ Parsed parseDsConfig(const std::string& text, const std::string& source, const C
     } catch (const json::parse_error& e) {
         throwInvalid(source + ": not valid JSON at byte " + std::to_string(e.byte) + " (" +
                      std::string(e.what()).substr(std::string(e.what()).rfind(':') + 2) + ")");
+    } catch (const json::exception& e) { // a number past double's range (1e400) and the like
+        throwInvalid(source + ": not valid JSON (" + std::string(e.what()).substr(std::string(e.what()).rfind(']') + 2) + ")");
     }
     return parseDsConfig(root, source, context, "");
 }

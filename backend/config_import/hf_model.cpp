@@ -155,6 +155,8 @@ HfModel parseHfConfig(const std::string& text, const std::string& source) {
         root = json::parse(text);
     } catch (const json::parse_error& e) {
         throwInvalid(source + ": not valid JSON at byte " + std::to_string(e.byte));
+    } catch (const json::exception& e) { // a number past double's range (1e400) and the like
+        throwInvalid(source + ": not valid JSON (" + std::string(e.what()).substr(std::string(e.what()).rfind(']') + 2) + ")");
     }
     if (!root.is_object()) throwInvalid(source + ": a model config must be a JSON object");
     const HfReader r(root, source);

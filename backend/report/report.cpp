@@ -89,6 +89,12 @@ public:
         return x;
     }
     double real(const char* key) const { return realOf(at(key), key); }
+    // A share of a step: in [0, 1].
+    double fraction(const char* key) const {
+        const double x = real(key);
+        if (!(x >= 0 && x <= 1)) throw Bad{where(key) + std::to_string(x) + " is not a fraction in [0, 1]"};
+        return x;
+    }
     bool boolean(const char* key) const {
         const json& v = at(key);
         if (!v.is_boolean()) throw Bad{where(key) + "expected true or false"};
@@ -255,14 +261,14 @@ RunReport readRun(const json& j, const std::string& path) {
         }
         rr.commBytesPerStep = rk.kinds("comm_bytes_per_step");
         const Reader ex = rk.object("exposed_comm");
-        rr.exposedComm.fractionMedian = ex.real("fraction_median");
+        rr.exposedComm.fractionMedian = ex.fraction("fraction_median");
         rr.exposedComm.fractionPerStep = ex.reals("fraction_per_step", kMaxSteps);
         rr.exposedComm.commUnionNs = ex.u64("comm_union_ns");
         rr.exposedComm.exposedNs = ex.u64("exposed_ns");
         rr.exposedComm.stepNs = ex.u64("step_ns");
         if (rk.has("exposed_transfer")) {
             const Reader xt = rk.object("exposed_transfer");
-            rr.exposedTransfer.fractionMedian = xt.real("fraction_median");
+            rr.exposedTransfer.fractionMedian = xt.fraction("fraction_median");
             rr.exposedTransfer.fractionPerStep = xt.reals("fraction_per_step", kMaxSteps);
             rr.exposedTransfer.transferUnionNs = xt.u64("transfer_union_ns");
             rr.exposedTransfer.exposedNs = xt.u64("exposed_ns");
@@ -287,8 +293,8 @@ RunReport readRun(const json& j, const std::string& path) {
     out.commBytesPerStep = r.kinds("comm_bytes_per_step");
     out.commPayloadBytesPerStep = r.kinds("comm_payload_bytes_per_step");
     out.commCallsPerStep = r.kinds("comm_calls_per_step");
-    out.exposedCommFraction = r.real("exposed_comm_fraction");
-    if (r.has("exposed_transfer_fraction")) out.exposedTransferFraction = r.real("exposed_transfer_fraction");
+    out.exposedCommFraction = r.fraction("exposed_comm_fraction");
+    if (r.has("exposed_transfer_fraction")) out.exposedTransferFraction = r.fraction("exposed_transfer_fraction");
 
     const Reader t = r.object("theory");
     TheoryValues& th = out.theory;

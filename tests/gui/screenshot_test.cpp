@@ -92,6 +92,33 @@ private Q_SLOTS:
         }
     }
 
+    // The screenshot never replaces a special file (a FIFO, a link to a device) or the recording
+    // it is made of: one line, exit 2, both left as they were.
+    void screenshotRefusesSpecialFilesAndItsInput() {
+        QTemporaryDir dir;
+        const QString recording = dir.filePath(QStringLiteral("run.png"));
+        shardscope::testing::SyntheticRun run;
+        std::ofstream(recording.toStdString(), std::ios::binary) << shardscope::testing::syntheticStream(run);
+        const QString fifo = dir.filePath(QStringLiteral("fifo.png"));
+        QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
+        const QString device = dir.filePath(QStringLiteral("null.png"));
+        QVERIFY(QFile::link(QStringLiteral("/dev/null"), device));
+        const QString alias = dir.filePath(QStringLiteral("alias.png"));
+        QVERIFY(QFile::link(recording, alias));
+        for (const QString& file : {fifo, device, recording, alias}) {
+            const Run r = runGui({QStringLiteral("--open"), recording, QStringLiteral("--view"), QStringLiteral("timeline"),
+                                  QStringLiteral("--screenshot"), file});
+            QCOMPARE(r.exitCode, 2);
+            QCOMPARE(ourLines(r.err).size(), 1);
+        }
+        struct stat st {};
+        QCOMPARE(::stat(fifo.toLocal8Bit().constData(), &st), 0);
+        QVERIFY(S_ISFIFO(st.st_mode));
+        QCOMPARE(::stat("/dev/null", &st), 0);
+        QVERIFY(S_ISCHR(st.st_mode));
+        QCOMPARE(QFileInfo(recording).size(), static_cast<qint64>(shardscope::testing::syntheticStream(run).size()));
+    }
+
     // --open takes regular files: a FIFO (no writer) or a folder is one line and exit 2, never a hang.
     void openSpecialFileExitsTwo() {
         QTemporaryDir dir;

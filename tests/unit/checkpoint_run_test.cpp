@@ -171,12 +171,14 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     EXPECT_NE(r.err.find("--save-every needs --save"), std::string::npos) << r.err;
     r = cli("run --model tiny --ranks 1 --strategy ddp --steps 0 --resume " + path("other"));
     EXPECT_EQ(r.code, 2);
-    // An output over the checkpoint's own files would destroy it: refused, the checkpoint intact.
+    // An output inside the checkpoint folder could replace any step's files: refused, the
+    // checkpoint intact (another step's rank file, a new file, the resumed step's own).
     for (const std::string& out : {"--json " + path("other") + "/step-1/metadata.json", "--trace " + path("other") + "/latest",
-                                   "--ending " + path("other") + "/step-1/rank-00001.bin"}) {
-        r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --resume " + path("other") + " " + out);
+                                   "--ending " + path("other") + "/step-1/rank-00001.bin",
+                                   "--trace " + path("other") + "/step-1/x.sstrace", "--json " + path("other") + "/latest.tmp-1"}) {
+        r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --resume " + path("other") + "/step-1 " + out);
         EXPECT_EQ(r.code, 2) << out << ": " << r.err;
-        EXPECT_NE(r.err.find("is a file of a checkpoint"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("could replace a part of the checkpoint"), std::string::npos) << r.err;
     }
     r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --save " + path("other") + " --json " +
             path("other") + "/latest");

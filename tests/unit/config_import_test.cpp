@@ -151,6 +151,13 @@ TEST(configImportDs, BatchCheckNeitherDividesByZeroNorOverflows) {
               "ds.json: micro-batch × gradient accumulation × world size is past 2^63");
 }
 
+// A number past double's range is malformed JSON: one line naming the file, not an internal error.
+TEST(configImportDs, ANumberPastDoublesRangeIsOneLine) {
+    const std::string e = errorOf(R"({"zero_optimization": {"stage": 3, "reduce_bucket_size": 1e400}})", runContext());
+    EXPECT_EQ(e.rfind("ds.json: not valid JSON", 0), 0u) << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
 TEST(configImportDs, FlagsOnTheCommandLineWin) {
     Context c = runContext();
     c.given = {{"--micro-batch", "3"}, {"--strategy", "fsdp"}};

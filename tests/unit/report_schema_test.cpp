@@ -88,6 +88,21 @@ TEST(reportSchema, RunReportRoundTrips) {
     EXPECT_EQ(*text.value, r);
 }
 
+// A share of a step outside [0, 1] is a damaged report, not a figure to print.
+TEST(reportSchema, FractionsOutsideZeroToOneAreRefused) {
+    for (const char* key : {"exposed_comm_fraction", "exposed_transfer_fraction"})
+        for (const double bad : {-5.0, 42.0}) {
+            json j = toJson(sample());
+            j[key] = bad;
+            const Parsed<RunReport> back = fromJson(j);
+            ASSERT_FALSE(back) << key << " " << bad;
+            EXPECT_NE(back.error.find("is not a fraction in [0, 1]"), std::string::npos) << back.error;
+        }
+    json j = toJson(sample());
+    j["ranks"][0]["exposed_comm"]["fraction_median"] = -3;
+    EXPECT_FALSE(fromJson(j));
+}
+
 TEST(reportSchema, ConfigImportRoundTripsAndIsBounded) {
     RunReport r = sample();
     r.configImport = ConfigImport{"ds.json", {{"zero_optimization.stage", "--strategy zero3"}},

@@ -88,6 +88,10 @@ bool RecordingFiles::saveRecording(const QString& path, QString* error) const {
     // The report goes back through the one writer: the typed value is all the replay keeps.
     const std::string bytes = encodeRecording(document_.model(), document_.report() ? report::toJson(*document_.report()).dump() : std::string(),
                                               document_.failures());
+    if (const QString problem = ChartExport::outputProblem(path); !problem.isEmpty()) {
+        if (error) *error = problem;
+        return false;
+    }
     QSaveFile f(path);
     if (!f.open(QIODevice::WriteOnly) || f.write(bytes.data(), static_cast<qint64>(bytes.size())) != static_cast<qint64>(bytes.size()) ||
         !f.commit()) {

@@ -9,6 +9,7 @@
 #include <QWidget>
 
 #include "calculator/calculator_page.h"
+#include "common/chart_export.h"
 #include "ranks/ranks_page.h"
 
 namespace shardscope::widgets {
@@ -54,6 +55,10 @@ bool renderScreenshot(QWidget& window, const QString& file, QSize size, QString*
     const QByteArray format = formatFor(file);
     if (format.isEmpty()) {
         *error = screenshotFormatError(file);
+        return false;
+    }
+    if (const QString problem = ChartExport::outputProblem(file); !problem.isEmpty()) {
+        *error = problem;
         return false;
     }
     QSaveFile out(file);

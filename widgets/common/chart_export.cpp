@@ -10,6 +10,8 @@
 #include <QWidget>
 #include <functional>
 #include "common/qcustomplot.h"
+#include "core/error.h"
+#include "core/user_files.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -25,6 +27,7 @@ bool fail(QString* error, const QString& message) {
 // Renders through `paint` into `path` in the chosen format, atomically.
 bool write(const QString& path, ExportFormat format, QSize size, const PaintFn& paint, QString* error) {
     if (size.isEmpty()) return fail(error, ChartExport::tr("nothing to export: the view has no size"));
+    if (const QString problem = ChartExport::outputProblem(path); !problem.isEmpty()) return fail(error, problem);
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
         return fail(error, ChartExport::tr("cannot write %1: %2").arg(path, file.errorString()));
@@ -102,6 +105,20 @@ bool ChartExport::exportPlot(QCustomPlot& plot, const QString& path, QString* er
         plot.toPainter(&p, s.width(), s.height());
         return p.end();
     }, error);
+}
+
+QString ChartExport::outputProblem(const QString& path, const QStringList& inputs) {
+    // QSaveFile writes beside its target and renames over it: over a FIFO or a link to a device
+    // that would replace the special file itself.
+    try {
+        checkOutputPath(path.toStdString(), "output");
+        std::vector<std::pair<std::string, std::string>> named{{"output", path.toStdString()}};
+        for (const QString& in : inputs) named.emplace_back("input", in.toStdString());
+        checkDistinctFiles(named);
+    } catch (const Error& e) {
+        return tr("cannot write %1: %2").arg(path, QString::fromUtf8(e.what()));
+    }
+    return {};
 }
 
 } // namespace shardscope::widgets

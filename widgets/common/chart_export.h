@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 #include <QSize>
 #include <QString>
+#include <QStringList>
 #include <optional>
 
 class QCustomPlot;
@@ -25,6 +26,11 @@ public:
     static bool exportWidget(QWidget& widget, const QString& path, QString* error);
     // A QCustomPlot through its own vector painter (crisp SVG/PDF); size 0 = its current size.
     static bool exportPlot(QCustomPlot& plot, const QString& path, QString* error, QSize size = {});
+
+    // Why the GUI must not write `path` (empty when it may): a folder, a special file or a link
+    // to one (a FIFO, /dev/null), a missing folder, or the same file as one of `inputs` (the
+    // recording a screenshot is made of). The one check of every file the GUI writes.
+    static QString outputProblem(const QString& path, const QStringList& inputs = {});
 };
 
 } // namespace shardscope::widgets
