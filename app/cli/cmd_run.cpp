@@ -87,6 +87,7 @@ int cmdRun(std::span<const std::string> argv) {
     const runconfig::RunConfig config = parseJobConfig(workerArgs, flags);
     checkOutputs(flags, config);
     if (config.resumePath) verifyCheckpoint(*config.resumePath);
+    const SaveFolderLock saveLock(config);
 
     std::printf("run: %s (vocab %lld, %s), %d rank%s%s on %s, %s, %lld steps\n", config.preset.name.c_str(),
                 static_cast<long long>(config.preset.shape.vocab),

@@ -4,6 +4,9 @@
 // and strategy is the saved one bit for bit; (c) what a run resumed at M ≠ N continues as; bad
 // input and a failing save (exit 2, nothing overwritten, `latest` intact).
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <fcntl.h>
 
 #include <algorithm>
 #include <cmath>
@@ -199,6 +202,23 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
         EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     }
+    // Two jobs saving into one folder would overwrite each other's steps: the second is refused
+    // before it trains, and a folder whose parent is missing is not created behind the user's back.
+    fs::create_directories(path("busy"));
+    const int held = ::open((path("busy") + "/.shardscope-save.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(held, 0);
+    ASSERT_EQ(::flock(held, LOCK_EX | LOCK_NB), 0);
+    for (const auto& [dir, says] : {std::pair<std::string, std::string>{path("busy"), "another job is saving into"},
+                                    {path("no/such/parent"), "cannot create the folder"}}) {
+        r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --save " + dir);
+        EXPECT_EQ(r.code, 2) << dir << ": " << r.err;
+        EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+    ::close(held);
+    EXPECT_FALSE(fs::exists(path("no")));
+    r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --save " + path("busy"));
+    EXPECT_EQ(r.code, 0) << r.err;
 }
 
 // The recording shows every rank's save as a span (phase save, the file's bytes on its end)
