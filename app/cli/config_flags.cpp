@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "plan/policy.h"
 #include "plan/shape.h"
+#include "protocol/protocol.h"
 #include "runconfig/presets.h"
 
 namespace shardscope::cli {
@@ -147,8 +148,10 @@ std::optional<ConfigImportResult> importListing(const std::vector<std::pair<std:
 }
 
 void printImport(const ConfigImportResult& result) {
-    std::printf("config %s:\n", result.source.c_str());
-    for (const std::string& line : config_import::describe(result.imported)) std::printf("  %s\n", line.c_str());
+    // Key paths and values come from the user's file: control characters are shown escaped.
+    std::printf("config %s:\n", protocol::printableText(result.source).c_str());
+    for (const std::string& line : config_import::describe(result.imported))
+        std::printf("  %s\n", protocol::printableText(line).c_str());
     std::fflush(stdout);
 }
 

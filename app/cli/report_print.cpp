@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/user_files.h"
+#include "protocol/protocol.h"
 #include "estimate_common.h" // humanBytes
 
 namespace shardscope::cli {
@@ -52,7 +53,7 @@ void printRunSummary(const report::RunReport& r) {
     std::printf("model states equal theory: %s; peak Δ %+.2f%%; comm Δ %+.2f%%\n",
                 r.comparison.modelStatesEqual ? "yes, byte for byte" : "NO", 100.0 * r.comparison.peakDeltaFraction,
                 100.0 * r.comparison.commDeltaFraction);
-    for (const std::string& n : r.notes) std::printf("note: %s\n", n.c_str());
+    for (const std::string& n : r.notes) std::printf("note: %s\n", protocol::printableText(n).c_str());
     if (!r.losses.empty()) std::printf("final loss %.4f; ", r.losses.back());
     std::printf("param digest %s\n", r.paramDigest.c_str());
 }

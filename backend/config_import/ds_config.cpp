@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
+#include <string_view>
+#include <vector>
 
 #include "core/error.h"
 #include "runconfig/problems.h"
@@ -300,16 +303,15 @@ private:
             if (k == "device") {
                 if (!value.is_string()) bad(key, value, "must be \"none\", \"cpu\" or \"nvme\"");
                 const std::string d = value.get<std::string>();
+                fileDevice_[flag] = d;
                 if (d == "none") ignore(key, "none: the states stay on the device (nothing to set)");
                 else if (d == "cpu") set(key, flag, "host");
-                else if (d == "nvme") {
-                    set(key, flag, "nvme");
-                    nvmeOffload_ = true;
-                }
+                else if (d == "nvme") set(key, flag, "nvme");
                 else bad(key, value, "must be \"none\", \"cpu\" or \"nvme\"");
             } else if (k == "nvme_path") {
                 if (!value.is_string() || value.get<std::string>().empty()) bad(key, value, "must be a folder path");
-                set(key, "--nvme-dir", value.get<std::string>());
+                // As DeepSpeed: the path counts only where this block's device is nvme.
+                nvmePaths_.push_back({prefix_ + key, "--nvme-dir", value.get<std::string>(), ""});
             } else if (k == "pin_memory") {
                 boolean(key, value);
                 ignore(key, "page-locked host memory changes transfer speed, not the bytes ShardScope accounts");
@@ -351,15 +353,30 @@ private:
     // The aio settings become flags only when a tier is on NVMe (the file's offload blocks or the
     // command line's flags): the flags are refused otherwise.
     void finishAio() {
-        bool nvme = nvmeOffload_;
-        for (const char* flag : {"--offload-optimizer", "--offload-params", "--offload-param"}) {
-            const auto it = ctx_.given.find(flag);
-            nvme = nvme || (it != ctx_.given.end() && it->second == "nvme");
+        // Each tier as it will run: the command line's flag wins over the file's device.
+        bool nvme = false;
+        for (const char* flag : {"--offload-optimizer", "--offload-params"}) {
+            auto it = ctx_.given.find(flag);
+            if (it == ctx_.given.end() && std::string_view(flag) == "--offload-params") it = ctx_.given.find("--offload-param");
+            const auto file = fileDevice_.find(flag);
+            const std::string device = it != ctx_.given.end() ? it->second : file != fileDevice_.end() ? file->second : "";
+            nvme = nvme || device == "nvme";
         }
         for (const Setting& s : aioSettings_) {
             if (nvme) out_.settings.push_back(s);
             else out_.ignored.push_back({s.key, "an NVMe tier setting; nothing is offloaded to nvme"});
         }
+        if (nvmePaths_.empty()) return;
+        if (!nvme) {
+            for (const Setting& s : nvmePaths_) out_.ignored.push_back({s.key, "used only where the device is nvme"});
+            return;
+        }
+        // One folder for every NVMe tier: the first path given (a second, different one is named).
+        out_.settings.push_back(nvmePaths_.front());
+        for (std::size_t i = 1; i < nvmePaths_.size(); ++i)
+            if (nvmePaths_[i].value != nvmePaths_.front().value)
+                out_.ignored.push_back({nvmePaths_[i].key, "ShardScope keeps every NVMe tier in one folder: " +
+                                                               nvmePaths_.front().key + "'s"});
     }
 
     // Sizes in elements → this build's knobs. "auto" as Hugging Face resolves it from the hidden size.
@@ -440,7 +457,8 @@ private:
     std::vector<std::string> autoZero_;
     std::map<std::string, std::string> autoNote_;
     std::vector<Setting> aioSettings_;
-    bool nvmeOffload_ = false;
+    std::map<std::string, std::string> fileDevice_; // an offload flag → the file's device for it
+    std::vector<Setting> nvmePaths_;
 };
 
 } // namespace

@@ -133,6 +133,11 @@ Event getEvent(Reader& r, std::uint32_t version) {
     e.phase = checkedEnum<Phase>(r.get<std::uint8_t>(), kPhaseCount, "phase");
     e.collective = checkedEnum<CollectiveOp>(r.get<std::uint8_t>(), kCollectiveOpCount, "collective");
     if (!v2) e.transfer = checkedEnum<Transfer>(r.get<std::uint8_t>(), kTransferCount, "transfer");
+    // A transfer event says which way it moves; no other event moves anything between tiers.
+    const bool transferKind =
+        e.kind == EventKind::TransferBegin || e.kind == EventKind::TransferEnd || e.kind == EventKind::TransferWait;
+    if (transferKind != (e.transfer != Transfer::None))
+        malformed(std::string("event has ") + (transferKind ? "no transfer direction" : "a transfer direction outside a transfer"));
     return e;
 }
 

@@ -220,6 +220,20 @@ TEST(configImportDs, AioMapsOntoTheNvmeTierFlags) {
     EXPECT_NE(errorOf(R"({"aio": {"queue_depth": 0}})", c).find("aio.queue_depth = 0"), std::string::npos);
 }
 
+// As DeepSpeed: nvme_path counts only where its block's device is nvme, as it will run — the
+// command line's offload flag wins over the file's device.
+TEST(configImportDs, NvmePathCountsOnlyWhereTheDeviceIsNvme) {
+    Context c = runContext();
+    c.accepted.insert({"--offload-optimizer", "--offload-params", "--nvme-dir"});
+    const Imported cpu = import(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "nvme_path": "/tmp"}}})", c);
+    ASSERT_TRUE(ignored(cpu, "zero_optimization.offload_optimizer.nvme_path"));
+    EXPECT_EQ(applied(cpu, "zero_optimization.offload_optimizer.nvme_path"), nullptr);
+    const std::string nvme = R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme", "nvme_path": "/tmp"}}})";
+    EXPECT_EQ(applied(import(nvme, c), "zero_optimization.offload_param.nvme_path")->setting, "--nvme-dir /tmp");
+    c.given = {{"--offload-params", "host"}};
+    EXPECT_TRUE(ignored(import(nvme, c), "zero_optimization.offload_param.nvme_path"));
+}
+
 TEST(configImportDs, EngineFixedSettingsAreNamedWhenTheyDiffer) {
     const Imported i = import(R"({"gradient_clipping": 0.5, "optimizer": {"type": "Lamb", "params": {"lr": 0.01}},
                                   "fp16": {"enabled": true, "loss_scale": 0}})");

@@ -24,7 +24,8 @@ Event sampleEvent(int i) {
     e.phase = Phase::Backward;
     e.collective = CollectiveOp::ReduceScatter;
     e.peers = 4;
-    e.transfer = static_cast<Transfer>(i % static_cast<int>(kTransferCount));
+    const bool transferKind = e.kind == EventKind::TransferBegin || e.kind == EventKind::TransferEnd || e.kind == EventKind::TransferWait;
+    e.transfer = transferKind ? static_cast<Transfer>(1 + i % (static_cast<int>(kTransferCount) - 1)) : Transfer::None;
     e.step = i / 3;
     return e;
 }
@@ -179,6 +180,21 @@ TEST(Protocol, RefusesAnInvalidTransferDirection) {
         FAIL() << "an invalid transfer direction was accepted";
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("transfer"), std::string::npos) << e.what();
+    }
+}
+
+// A transfer event without a direction, or any other event with one, is a damaged recording:
+// the timeline would draw it as a transfer it never was.
+TEST(Protocol, RefusesATransferWithoutDirectionAndADirectionOutsideATransfer) {
+    for (const bool transfer : {true, false}) {
+        Event e = sampleEvent(8);
+        if (transfer) e.transfer = Transfer::None;
+        else e.kind = EventKind::Alloc;
+        std::string s;
+        writeHeader(s);
+        writeRecord(s, Handshake{0, 1, "{}"});
+        writeRecord(s, EventBatch{0, {e}});
+        EXPECT_THROW(decodeRecording(s), Error) << transfer;
     }
 }
 
