@@ -50,6 +50,18 @@ private Q_SLOTS:
             QVERIFY(listing.contains(QStringLiteral("applied: zero_optimization.stage → --strategy zero2")));
             QVERIFY(std::any_of(listing.begin(), listing.end(),
                                 [](const QString& l) { return l.startsWith(QStringLiteral("ignored: zero_optimization.overlap_comm — ")); }));
+            // The offload blocks reach the panel's tier fields (they were listed as "not in this build").
+            QTemporaryDir offloadDir;
+            const QString offload = offloadDir.filePath(QStringLiteral("ds_offload.json"));
+            {
+                QFile f(offload);
+                QVERIFY(f.open(QIODevice::WriteOnly));
+                f.write(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}})");
+            }
+            QVERIFY2(files->importConfig(offload, &listing, &error), qPrintable(error));
+            QCOMPARE(ranks->configPanel()->request().offloadOptimizer, Tier::Host);
+            QVERIFY2(listing.contains(QStringLiteral("applied: zero_optimization.offload_optimizer.device → --offload-optimizer host")),
+                     qPrintable(listing.join(QLatin1Char('\n'))));
             // Accelerate: FSDP, HYBRID_SHARD over two machines, four processes.
             const QString acc = QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/configs/accelerate_fsdp_hybrid.yaml");
             QVERIFY2(files->importConfig(acc, &listing, &error), qPrintable(error));

@@ -29,7 +29,8 @@ namespace {
 // accumulation field: keys setting those are listed as ignored, naming the flag).
 const std::set<std::string> kPanelFlags = {"--strategy", "--precision", "--micro-batch", "--bucket-bytes", "--prefetch",
                                            "--max-inflight", "--persistence-threshold", "--reshard-after-forward",
-                                           "--hybrid-group", "--checkpointing", "--ranks"};
+                                           "--hybrid-group", "--checkpointing", "--ranks", "--offload-optimizer",
+                                           "--offload-params", "--nvme-dir", "--aio-block-bytes", "--aio-queue-depth", "--tp"};
 
 // The panel's values after the configuration's flags (parsed by the one parser, runconfig).
 RunRequest applied(const RunRequest& base, const runconfig::RunConfig& c, int ranks) {
@@ -46,6 +47,12 @@ RunRequest applied(const RunRequest& base, const runconfig::RunConfig& c, int ra
     r.maxInflight = c.knobs.maxInflightAllGathers;
     r.persistenceThreshold = c.knobs.persistenceThresholdParams;
     if (c.knobs.hybridGroupSize > 0) r.hybridGroup = c.knobs.hybridGroupSize;
+    r.offloadOptimizer = c.offload.optimizer;
+    r.offloadParams = c.offload.param;
+    r.nvmeDir = QString::fromStdString(c.nvmeDir);
+    r.aioBlockBytes = c.aioBlockBytes;
+    r.aioQueueDepth = static_cast<int>(c.aioQueueDepth);
+    r.tensorParallel = c.tensorParallel;
     return r;
 }
 
@@ -98,8 +105,6 @@ bool ConfigFiles::importConfig(const QString& path, QStringList* listing, QStrin
     ctx.defaultMicroBatch = current.preset.microBatch;
     ctx.defaultLearningRate = current.preset.learningRate;
     ctx.accepted = kPanelFlags;
-    for (const char* flag : {"--offload-optimizer", "--offload-params", "--nvme-dir"})
-        ctx.unsupported[flag] = "offload tiers not in this build";
     try {
         const std::string file = path.toStdString();
         const std::string text = config_import::readConfigFile(file, "import");
