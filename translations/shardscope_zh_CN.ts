@@ -3527,6 +3527,10 @@ CPU/节点</translation>
         <source>A checkpoint folder (its latest step) or one step-K folder in it. The run continues its step, data and seed; each rank reads only the byte ranges of its new shard.</source>
         <translation>一个检查点文件夹（取其最新步）或其中的某个 step-K 文件夹。运行会延续其步数、数据和随机种子；每个 rank 只读取其新分片的字节范围。</translation>
     </message>
+    <message>
+        <source>&lt;b&gt;Theory per rank&lt;/b&gt;: model states %1 on the device, %2 in all tiers (DDP: %3, %4× less), predicted peak %5. Ψ = %6 parameters.</source>
+        <translation>&lt;b&gt;每个 rank 的理论值&lt;/b&gt;：设备上模型状态 %1，所有层级合计 %2（DDP：%3，减少 %4 倍），预测峰值 %5。Ψ = %6 个参数。</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RunSession</name>

@@ -3,6 +3,8 @@
 // at a budget where the same run with optimizer offload fits), the run settings turn the NVMe
 // choices into the worker's flags or say why not, and the Calculator's tier rows equal a real
 // run's report, theory and measured.
+#include <QDir>
+#include <QLabel>
 #include <QComboBox>
 #include <QImage>
 #include <QLineEdit>
@@ -263,6 +265,19 @@ private Q_SLOTS:
         QCOMPARE(panel.predictedPeakBytes().value_or(0), predict::predictPeak(sc).peakBytes);
         QVERIFY(panel.predictedPeakBytes().value_or(0) <= kCapacity);
         QVERIFY2(panel.capacityWarning().isEmpty(), qPrintable(panel.capacityWarning()));
+        // The saving is the sharding's over all tiers, not the device part against DDP (which
+        // with everything offloaded read "0 B … 287600× less").
+        RunRequest nvme = capacityScenario(true);
+        nvme.offloadOptimizer = Tier::Nvme;
+        nvme.offloadParams = Tier::Nvme;
+        nvme.nvmeDir = QDir::tempPath();
+        panel.setRequest(nvme);
+        QLabel* preview = nullptr;
+        for (QLabel* l : panel.findChildren<QLabel*>())
+            if (l->text().contains(QStringLiteral("Theory per rank"))) preview = l;
+        QVERIFY(preview);
+        QVERIFY2(preview->text().contains(QStringLiteral("in all tiers")) && preview->text().contains(QStringLiteral("2.00× less")),
+                 qPrintable(preview->text()));
     }
 
     // An opened offload recording shows its settings, and the preview sizes that run (the panel

@@ -456,15 +456,28 @@ void RunConfigPanel::updatePreview() {
     try {
         theory::Scenario sc = runconfig::scenarioOf(toRunConfig(r));
         theory::validate(sc);
-        const auto states = static_cast<double>(theory::modelStates(sc).perRank.tier(Tier::Device));
+        const auto perRank = theory::modelStates(sc).perRank;
+        const auto states = static_cast<double>(perRank.tier(Tier::Device));
+        double allTiers = 0;
+        for (Tier t : kAllTiers) allTiers += static_cast<double>(perRank.tier(t));
         predictedPeak_ = predict::predictPeak(sc).peakBytes;
         const auto peak = static_cast<double>(*predictedPeak_);
         sc.strategy = Strategy::Ddp;
+        sc.offload = {}; // the baseline keeps everything on the device
         const auto ddp = static_cast<double>(theory::modelStates(sc).perRank.tier(Tier::Device));
-        preview_->setText(tr("<b>Theory per rank</b>: model states %1 (DDP: %2, %3× less), predicted peak %4. Ψ = %5 parameters.")
-                              .arg(formatDecimal(states), formatDecimal(ddp))
-                              .arg(ddp / std::max(states, 1.0), 0, 'f', 2)
-                              .arg(formatDecimal(peak), formatCount(static_cast<double>(plan::paramCount(preset->shape)))));
+        const QString params = formatCount(static_cast<double>(plan::paramCount(preset->shape)));
+        // With offload the saving is the sharding's (all tiers); the device part is what the budget sees.
+        if (allTiers > states)
+            preview_->setText(tr("<b>Theory per rank</b>: model states %1 on the device, %2 in all tiers (DDP: %3, %4× less), "
+                                 "predicted peak %5. Ψ = %6 parameters.")
+                                  .arg(formatDecimal(states), formatDecimal(allTiers), formatDecimal(ddp))
+                                  .arg(ddp / std::max(allTiers, 1.0), 0, 'f', 2)
+                                  .arg(formatDecimal(peak), params));
+        else
+            preview_->setText(tr("<b>Theory per rank</b>: model states %1 (DDP: %2, %3× less), predicted peak %4. Ψ = %5 parameters.")
+                                  .arg(formatDecimal(states), formatDecimal(ddp))
+                                  .arg(ddp / std::max(states, 1.0), 0, 'f', 2)
+                                  .arg(formatDecimal(peak), params));
     } catch (const std::exception& e) {
         preview_->setText(tr("Theory cannot size this run: %1").arg(QString::fromStdString(e.what()).toHtmlEscaped()));
     }
