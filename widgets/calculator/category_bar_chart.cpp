@@ -1,8 +1,5 @@
 #include "calculator/category_bar_chart.h"
 
-#include <QEvent>
-#include <QResizeEvent>
-#include <QVBoxLayout>
 #include <algorithm>
 #include "common/qcustomplot.h"
 
@@ -32,31 +29,8 @@ double deviceTotal(const StrategyAtN& at) { return at.perRank ? static_cast<doub
 
 } // namespace
 
-CategoryBarChart::CategoryBarChart(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(this)) {
-    plot_->setObjectName(QStringLiteral("categoryPlot"));
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(plot_);
-    plot_->setMinimumSize(260, 220); // two side by side beside the inputs fit a 1024 px window
-    plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, QString(), QFont(font().family(), 10, QFont::Bold)));
-    placeLegendBelow(plot_, QSize(14, 10), 0.9);
-}
-
-void CategoryBarChart::resizeEvent(QResizeEvent* event) {
-    QWidget::resizeEvent(event);
-    if (isCramped(plot_) != cramped_) rebuild();
-}
-
-void CategoryBarChart::setResult(std::shared_ptr<const CalculatorResult> result) {
-    result_ = std::move(result);
-    rebuild();
-}
-
-void CategoryBarChart::changeEvent(QEvent* event) {
-    if (event->type() == QEvent::LanguageChange) rebuild();
-    QWidget::changeEvent(event);
-}
+// 260 × 220: two side by side beside the inputs fit a 1024 px window.
+CategoryBarChart::CategoryBarChart(QWidget* parent) : ResultChart(parent, QStringLiteral("categoryPlot"), QSize(260, 220)) {}
 
 void CategoryBarChart::rebuild() {
     plot_->clearPlottables();

@@ -1,8 +1,5 @@
 #include "calculator/mesh_chart.h"
 
-#include <QEvent>
-#include <QResizeEvent>
-#include <QVBoxLayout>
 #include <algorithm>
 #include "common/qcustomplot.h"
 
@@ -27,31 +24,7 @@ std::pair<double, QString> unitFor(double maxBytes) {
 
 } // namespace
 
-MeshChart::MeshChart(QWidget* parent) : QWidget(parent), plot_(new QCustomPlot(this)) {
-    plot_->setObjectName(QStringLiteral("meshPlot"));
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(plot_);
-    plot_->setMinimumSize(260, 200);
-    plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, QString(), QFont(font().family(), 10, QFont::Bold)));
-    placeLegendBelow(plot_, QSize(14, 10), 0.9);
-}
-
-void MeshChart::resizeEvent(QResizeEvent* event) {
-    QWidget::resizeEvent(event);
-    if (isCramped(plot_) != cramped_) rebuild();
-}
-
-void MeshChart::setResult(std::shared_ptr<const CalculatorResult> result) {
-    result_ = std::move(result);
-    rebuild();
-}
-
-void MeshChart::changeEvent(QEvent* event) {
-    if (event->type() == QEvent::LanguageChange) rebuild();
-    QWidget::changeEvent(event);
-}
+MeshChart::MeshChart(QWidget* parent) : ResultChart(parent, QStringLiteral("meshPlot"), QSize(260, 200)) {}
 
 void MeshChart::rebuild() {
     plot_->clearPlottables();
