@@ -27,6 +27,15 @@ const std::set<std::string> kJobFlags = {"--strategy", "--precision", "--micro-b
                                          "--offload-optimizer", "--offload-params", "--nvme-dir",
                                          "--aio-block-bytes", "--aio-queue-depth"};
 
+// Reads and parses --ds-config / --accelerate-config FILE (`file`: the flag and the path).
+config_import::Imported importFile(const std::pair<std::string, std::string>& file, const config_import::Context& ctx) {
+    const std::string text = config_import::readConfigFile(file.second, file.first);
+    const config_import::Parsed parsed = file.first == "--accelerate-config"
+                                             ? config_import::parseAccelerateConfig(text, file.second, ctx)
+                                             : config_import::parseDsConfig(text, file.second, ctx);
+    return config_import::finish(parsed, ctx, file.second);
+}
+
 } // namespace
 
 std::optional<std::pair<std::string, std::string>> configFileFlag(
@@ -72,11 +81,7 @@ ConfigImportResult importForJob(const std::pair<std::string, std::string>& file,
     }
     ConfigImportResult out;
     out.source = file.second;
-    const std::string text = config_import::readConfigFile(file.second, file.first);
-    const config_import::Parsed parsed = file.first == "--accelerate-config"
-                                             ? config_import::parseAccelerateConfig(text, file.second, ctx)
-                                             : config_import::parseDsConfig(text, file.second, ctx);
-    out.imported = config_import::finish(parsed, ctx, file.second);
+    out.imported = importFile(file, ctx);
     // --ranks is the launcher's: it comes back to the caller instead of going to the worker.
     std::vector<std::string>& args = out.imported.args;
     for (auto it = args.begin(); it != args.end();) {
@@ -121,11 +126,7 @@ ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& 
     ctx.aliases = {{"--offload-params", "--offload-param"}};
     ConfigImportResult out;
     out.source = file.second;
-    const std::string text = config_import::readConfigFile(file.second, file.first);
-    const config_import::Parsed parsed = file.first == "--accelerate-config"
-                                             ? config_import::parseAccelerateConfig(text, file.second, ctx)
-                                             : config_import::parseDsConfig(text, file.second, ctx);
-    out.imported = config_import::finish(parsed, ctx, file.second);
+    out.imported = importFile(file, ctx);
     argv.insert(argv.end(), out.imported.args.begin(), out.imported.args.end());
     return out;
 }

@@ -71,15 +71,7 @@ void CategoryBarChart::addBars(double scale) {
             keys.push_back(static_cast<double>(i + 1));
             values.push_back(t ? static_cast<double>(t->at(c, Tier::Device)) / scale : 0);
         }
-        if (std::all_of(values.begin(), values.end(), [](double v) { return v == 0; })) continue;
-        auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
-        bars->setName(categoryLabel(c));
-        bars->setWidth(0.62);
-        bars->setPen(QPen(categoryColor(c).darker(130), 0.8));
-        bars->setBrush(categoryColor(c));
-        bars->setData(keys, values, true);
-        if (below) bars->moveAbove(below);
-        below = bars;
+        below = stackBars(c, keys, values, below);
     }
 }
 

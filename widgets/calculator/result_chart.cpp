@@ -3,9 +3,12 @@
 #include <QEvent>
 #include <QResizeEvent>
 #include <QVBoxLayout>
+#include <algorithm>
 #include "common/qcustomplot.h"
 
+#include "common/category_palette.h"
 #include "common/plot_setup.h"
+#include "common/theory_names.h"
 
 namespace shardscope::widgets {
 
@@ -34,6 +37,18 @@ void ResultChart::setResult(std::shared_ptr<const CalculatorResult> result) {
 void ResultChart::changeEvent(QEvent* event) {
     if (event->type() == QEvent::LanguageChange) rebuild();
     QWidget::changeEvent(event);
+}
+
+QCPBars* ResultChart::stackBars(Category c, const QVector<double>& keys, const QVector<double>& values, QCPBars* below) {
+    if (std::all_of(values.begin(), values.end(), [](double v) { return v == 0; })) return below;
+    auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
+    bars->setName(categoryLabel(c));
+    bars->setWidth(0.62);
+    bars->setPen(QPen(categoryColor(c).darker(130), 0.8));
+    bars->setBrush(categoryColor(c));
+    bars->setData(keys, values, true);
+    if (below) bars->moveAbove(below);
+    return bars;
 }
 
 } // namespace shardscope::widgets

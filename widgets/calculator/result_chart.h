@@ -7,9 +7,13 @@
 #include <QWidget>
 #include <memory>
 
+#include <QVector>
+
 #include "calculator/calculator_compute.h"
+#include "core/categories.h"
 
 class QCustomPlot;
+class QCPBars;
 
 namespace shardscope::widgets {
 
@@ -25,6 +29,9 @@ protected:
     void resizeEvent(QResizeEvent* event) override;
     // Redraws everything from result_ (may be null); sets cramped_ = isCramped(plot_).
     virtual void rebuild() = 0;
+    // One category's bars (keys 1…n) stacked on `below` (null: the first), in the palette's colour;
+    // returns the new top, or `below` when every value is 0 (nothing drawn).
+    QCPBars* stackBars(Category c, const QVector<double>& keys, const QVector<double>& values, QCPBars* below);
 
     std::shared_ptr<const CalculatorResult> result_;
     QCustomPlot* plot_ = nullptr;
