@@ -54,7 +54,7 @@ translations: configure
 	cmake --build --preset $(PRESET) --target update_translations
 
 format:
-	@git ls-files '*.cpp' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
+	@git ls-files -- '*.cpp' '*.h' '*.cu' '*.cuh' ':!:third_party/*' | xargs clang-format-14 -i
 
 clean:
 	rm -rf build build-asan build-debug build-worker build-fuzz

@@ -251,7 +251,7 @@ def main():
     results = [analyse(s, os.path.join(args.folder, f"worker-{s}.json"), os.path.join(args.folder, f"worker-{s}.log"),
                        args.warmup, estimate, out) for s in args.strategies.split(",") if s]
 
-    # Every strategy computes the same math (DESIGN.md): the losses agree with DDP's to rounding.
+    # Every strategy computes the same math (docs/design.md): the losses agree with DDP's to rounding.
     ref = next((res for res in results if res.name == "ddp" and res.losses), None)
     if ref:
         out("\n== losses vs ddp (same math; bitwise only with --deterministic)")

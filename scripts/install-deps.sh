@@ -11,6 +11,9 @@ packages=(
   libopenblas-dev
   liburing-dev                  # the NVMe tier (ZeRO-Infinity): O_DIRECT through io_uring
   nlohmann-json3-dev
+  libssl-dev                    # checkpoint checksums: OpenSSL's SHA-256
+  ccache                        # the compiler launcher (cmake/ShardScopeCompilerCache.cmake)
+  clang-format-14               # the tree's format, checked by the format_check test
   libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   xvfb xauth fonts-noto-cjk fonts-dejavu-core

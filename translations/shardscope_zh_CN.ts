@@ -834,6 +834,10 @@
         <translation>它的 %1 个 rank 超过了 Rank 视图能显示的数量（%2）</translation>
     </message>
     <message>
+        <source>it converted a checkpoint (0 steps); the run settings train at least one step</source>
+        <translation>它转换了一个检查点（0 步）；运行设置至少训练一步</translation>
+    </message>
+    <message>
         <source>ranks must be between %1 and %2</source>
         <translation>rank 数必须在 %1 到 %2 之间</translation>
     </message>

@@ -68,7 +68,7 @@ int cmdCompare(std::span<const std::string> argv) {
     }
     if (flags.tracePath) throwInvalid("--trace: compare runs several jobs; record them one by one with `run`");
     if (!flags.streamPath.empty()) throwInvalid("--stream: compare runs several jobs; stream them one by one with `run`");
-    std::string strategiesText = "ddp,zero1,zero2,zero3,fsdp";
+    std::string strategiesText = plan::strategyList(plan::classicStrategies());
     for (const auto& [flag, value] : extras)
         if (flag == "--strategies") strategiesText = value;
     const std::vector<std::string> strategies = strategiesFlag(strategiesText);

@@ -1,4 +1,4 @@
-// shardscope-cli estimate: the theory engine's per-rank memory and communication (DESIGN.md
+// shardscope-cli estimate: the theory engine's per-rank memory and communication (docs/design.md
 // "Memory accounting"), or DeepSpeed's own estimators with --deepspeed.
 #include <algorithm>
 #include <cstdio>

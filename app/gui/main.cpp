@@ -28,7 +28,7 @@
 
 namespace {
 
-// Bad input is exit code 2 with one line naming what was wrong (DESIGN.md).
+// Bad input is exit code 2 with one line naming what was wrong (docs/design.md).
 int fail(const QString& message) {
     std::fprintf(stderr, "shardscope: %s\n", qPrintable(message.simplified()));
     return 2;

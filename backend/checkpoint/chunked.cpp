@@ -132,7 +132,7 @@ public:
     // Waits for every published chunk; the index of the first bad one, or kNone.
     std::size_t finish() {
         std::unique_lock lock(mutex_);
-        closed_ = true; // a pair half past the last published chunk hashes its published half
+        closed_ = true; // a thread waiting on a chunk past the last published one gives up
         ready_cv_.notify_all();
         done_cv_.wait(lock, [&] { return hashed_ == ready_; });
         return bad_.load();
@@ -140,39 +140,28 @@ public:
     static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
 private:
-    // Takes chunks two at a time (their hashes interleave, Sha256::hexPair); a pair waits until
-    // both are read, or until the reader stops publishing (finish).
+    // Takes one chunk at a time; it waits until the chunk is read, or until the reader stops
+    // publishing (finish).
     void work() {
         for (;;) {
-            const std::size_t i = next_.fetch_add(2);
+            const std::size_t i = next_.fetch_add(1);
             if (i >= chunks_.size()) return;
-            std::size_t n = std::min<std::size_t>(2, chunks_.size() - i);
             {
                 std::unique_lock lock(mutex_);
-                ready_cv_.wait(lock, [&] { return stop_ || closed_ || i + n <= ready_; });
+                ready_cv_.wait(lock, [&] { return stop_ || closed_ || i < ready_; });
                 if (stop_ || i >= ready_) return;
-                n = std::min(n, ready_ - i);
             }
-            std::array<std::string, 2> got;
-            if (n == 2) {
-                const std::array<std::string_view, 3> a = piecesOf(chunks_[i]), b = piecesOf(chunks_[i + 1]);
-                got = Sha256::hexPair({a.data(), static_cast<std::size_t>(chunks_[i].count)},
-                                      {b.data(), static_cast<std::size_t>(chunks_[i + 1].count)});
-            } else {
-                const std::array<std::string_view, 3> a = piecesOf(chunks_[i]);
-                Sha256 sha;
-                for (int p = 0; p < chunks_[i].count; ++p) sha.update(a[static_cast<std::size_t>(p)]);
-                got[0] = sha.hex();
-            }
-            for (std::size_t c = i; c < i + n; ++c) {
-                if (got[c - i] == *chunks_[c].expect) continue;
+            const std::array<std::string_view, 3> pieces = piecesOf(chunks_[i]);
+            Sha256 sha;
+            for (int p = 0; p < chunks_[i].count; ++p) sha.update(pieces[static_cast<std::size_t>(p)]);
+            if (sha.hex() != *chunks_[i].expect) {
                 std::size_t cur = bad_.load();
-                while ((cur == kNone || c < cur) && !bad_.compare_exchange_weak(cur, c)) {
+                while ((cur == kNone || i < cur) && !bad_.compare_exchange_weak(cur, i)) {
                 }
             }
             {
                 const std::lock_guard lock(mutex_);
-                hashed_ += n;
+                hashed_ += 1;
             }
             done_cv_.notify_all();
         }
@@ -246,18 +235,8 @@ void writeChunked(int fd, const std::string& path, std::span<const SliceData> sl
         std::vector<std::jthread> hashers;
         for (unsigned t = 0; t < hashThreads(); ++t)
             hashers.emplace_back([&] {
-                // Two chunks at a time: their hashes interleave (Sha256::hexPair).
-                for (std::size_t i = next.fetch_add(2); i < jobs.size(); i = next.fetch_add(2)) {
-                    const std::string_view a = bytesOf(jobs[i]);
-                    if (i + 1 == jobs.size()) {
-                        *jobs[i].out = sha256Hex(a);
-                        break;
-                    }
-                    const std::string_view b = bytesOf(jobs[i + 1]);
-                    auto both = Sha256::hexPair({&a, 1}, {&b, 1});
-                    *jobs[i].out = std::move(both[0]);
-                    *jobs[i + 1].out = std::move(both[1]);
-                }
+                for (std::size_t i = next.fetch_add(1); i < jobs.size(); i = next.fetch_add(1))
+                    *jobs[i].out = sha256Hex(bytesOf(jobs[i]));
             });
         writeAllV(fd, iov, path);
         if (::fsync(fd) != 0) ioFail(path, "sync", errno);

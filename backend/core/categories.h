@@ -36,7 +36,7 @@ inline constexpr std::array<Category, kCategoryCount> kAllCategories = {
 
 inline constexpr std::array<Tier, kTierCount> kAllTiers = {Tier::Device, Tier::Host, Tier::Nvme};
 
-// Wire and JSON names (DESIGN.md's vocabulary).
+// Wire and JSON names (docs/design.md's vocabulary).
 constexpr std::string_view categoryName(Category c) {
     constexpr std::array<std::string_view, kCategoryCount> names = {
         "param_shard", "param_full", "grad_full",  "grad_shard", "master_fp32",

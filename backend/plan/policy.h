@@ -1,6 +1,6 @@
 #pragma once
 // The strategies as data: what each one shards, when it unshards/reshards parameters and how
-// it reduces gradients (DESIGN.md "Step semantics"). This is the one classification of a
+// it reduces gradients (docs/design.md "Step semantics"). This is the one classification of a
 // strategy: backend/strategy runs it, theory/ predicts it, the GUI greys out knobs by it.
 //
 //   DDP        full params, grads, optimizer; gradients accumulate locally over micro-steps and

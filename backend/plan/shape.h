@@ -7,7 +7,7 @@
 
 namespace shardscope::plan {
 
-// GPT-2-style decoder (DESIGN.md): token + position embedding, L blocks of
+// GPT-2-style decoder (docs/design.md): token + position embedding, L blocks of
 // (LN → causal MHA → residual, LN → MLP 4d with GELU → residual), final LN, untied LM head.
 struct GptShape {
     std::int64_t layers = 0;

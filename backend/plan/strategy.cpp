@@ -54,6 +54,15 @@ std::vector<Strategy> classicStrategies() {
             Strategy::FsdpFullShard};
 }
 
+std::string strategyList(const std::vector<Strategy>& strategies) {
+    std::string out;
+    for (const Strategy s : strategies) {
+        if (!out.empty()) out += ',';
+        out += strategyName(s);
+    }
+    return out;
+}
+
 std::string_view precisionName(PrecisionKind k) {
     for (const auto& [kind, name] : kPrecisionNames)
         if (kind == k) return name;

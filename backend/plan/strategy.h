@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,7 +27,9 @@ inline constexpr std::size_t kStrategyCount = 7;
 std::string_view strategyName(Strategy s);
 std::optional<Strategy> parseStrategy(std::string_view name);
 std::vector<Strategy> allStrategies();     // the seven above
-std::vector<Strategy> classicStrategies(); // ddp zero1 zero2 zero3 fsdp (DESIGN.md's "all")
+std::vector<Strategy> classicStrategies(); // ddp zero1 zero2 zero3 fsdp (docs/design.md's "all")
+// Names joined by commas ("ddp,zero1,…"): compare's --strategies list.
+std::string strategyList(const std::vector<Strategy>& strategies);
 
 enum class PrecisionKind : std::uint8_t {
     MixedBf16, // bf16 params+grads, fp32 master + Adam m, v: 2+2+12 = 16 B/param (ZeRO paper)

@@ -7,7 +7,7 @@
 // Note: with an installed runtime but no driver (or a driver older than the runtime),
 // cudaGetDeviceCount returns error 35 (cudaErrorInsufficientDriver) and leaves the count unset;
 // without a GPU it returns 100 (cudaErrorNoDevice). Both mean "no CUDA device": say so and carry
-// on with the CPU (DESIGN.md, Running ranks).
+// on with the CPU (docs/design.md, Running ranks).
 #include <string>
 #include <string_view>
 #include <vector>

@@ -1,5 +1,5 @@
 #pragma once
-// The run report (DESIGN.md "Events, recordings and reports") and the compare report as C++
+// The run report (docs/design.md "Events, recordings and reports") and the compare report as C++
 // types, with the one JSON writer and the one reader. The worker fills a RunReport; the CLI and
 // the GUI read files and streams back into it. Readers check what they read (types, counts,
 // ranks below world_size, sizes) and answer one line, never an exception.

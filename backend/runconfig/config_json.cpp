@@ -78,9 +78,33 @@ RunConfig configFromJson(const nlohmann::json& j) {
         if (*backend == "cuda") c.backend = Backend::Cuda;
         else if (*backend != "cpu") refuse("backend", "is neither cpu nor cuda");
     }
-    if (const auto data = readText(j, "data"); data && *data != "synthetic") c.dataFile = *data;
+    if (const auto data = readText(j, "data"); data && *data != "synthetic") {
+        c.dataFile = *data;
+        c.preset.shape.vocab = 256; // byte-level, as --data makes it
+    }
+    if (const auto resume = readText(j, "resume")) {
+        if (resume->empty()) refuse("resume", "is empty");
+        c.resumePath = *resume;
+    }
     readLimited(j, "world_size", Field::Ranks, c.worldSize);
-    readLimited(j, "steps", Field::Steps, c.steps);
+    // 0 steps: a conversion of the resumed checkpoint (--resume … --steps 0 --save NEW).
+    readInt(j, "steps", c.resumePath ? 0 : limitOf(Field::Steps).min, limitOf(Field::Steps).max, c.steps);
+    readLimited(j, "tp", Field::TensorParallel, c.tensorParallel);
+    if (const nlohmann::json* lr = find(j, "learning_rate")) {
+        if (!lr->is_number()) refuse("learning_rate", "is not a number");
+        const double v = lr->get<double>();
+        if (!(v > 0.0 && v <= kMaxLearningRate))
+            refuse("learning_rate", "is out of range (0, " + std::to_string(static_cast<int>(kMaxLearningRate)) + "]");
+        c.preset.learningRate = v;
+    }
+    if (const nlohmann::json* save = find(j, "save")) {
+        if (!save->is_object()) refuse("save", "is not an object");
+        const auto dir = readText(*save, "dir");
+        if (!dir || dir->empty()) refuse("save.dir", "is missing or empty");
+        c.saveDir = *dir;
+        readInt(*save, "every", 0, kMaxSaveEvery, c.saveEvery);
+        readBool(*save, "async", c.saveAsync);
+    }
     readLimited(j, "seed", Field::Seed, c.seed);
     readLimited(j, "micro_batch", Field::MicroBatch, c.preset.microBatch);
     readLimited(j, "timeout_ms", Field::TimeoutMs, c.timeoutMs);

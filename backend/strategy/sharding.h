@@ -10,7 +10,7 @@
 //                                                                              u = U−1 … 0
 //             endBackward()
 // then owned(u) for the optimizer (AdamW on the rank's slice) and afterOptimizer().
-// Every allocation goes through the device (ledger category per DESIGN.md), every transfer
+// Every allocation goes through the device (ledger category per docs/design.md), every transfer
 // through a comm::Communicator (events + CommStats), so the ledger and the counters are
 // measurements of what this code did.
 #include <cstdint>

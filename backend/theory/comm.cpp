@@ -119,21 +119,14 @@ CommPerStep commPerStep(const Scenario& s) {
         it->calls += sb.calls * repeats;
         b.out.totalSentBytes += sb.sent * r;
     };
-    switch (s.strategy) {
-    case plan::Strategy::Ddp: // ZeRO paper §7.1: all-reduce = reduce-scatter + all-gather ≈ 2Ψ
+    // The strategy's families come from its policy (plan::policyFor), never from its name.
+    if (!policy.shardOptimizer) { // DDP — ZeRO paper §7.1: all-reduce = reduce-scatter + all-gather ≈ 2Ψ
         addBucketed(CollectiveOp::AllReduce, gradBytes, s.knobs.reduceBucketBytes, g, 1, false);
-        break;
-    case plan::Strategy::Zero1:
-    case plan::Strategy::Zero2: { // ZeRO paper §7.2.1: reduce-scatter grads + all-gather params ≈ 2Ψ
+    } else if (!policy.shardParams) { // ZeRO-1/2 — §7.2.1: reduce-scatter grads + all-gather params ≈ 2Ψ
         // ZeRO-2 keeps no full gradient, so it must reduce-scatter every micro-step.
         addBucketed(CollectiveOp::ReduceScatter, gradBytes, s.knobs.reduceBucketBytes, g, reductions, false);
         addBucketed(CollectiveOp::AllGather, plan.fullBytes(p), s.knobs.allGatherBucketBytes, p, 1, true);
-        break;
-    }
-    case plan::Strategy::Zero3:
-    case plan::Strategy::FsdpFullShard:
-    case plan::Strategy::FsdpShardGradOp:
-    case plan::Strategy::FsdpHybridShard: {
+    } else { // ZeRO-3 and the FSDP flavours: parameters sharded too
         // ZeRO paper §7.2.2: all-gather in forward and again in backward + reduce-scatter ≈ 3Ψ;
         // without resharding after forward (SHARD_GRAD_OP) one all-gather ≈ 2Ψ.
         const int passes = policy.reshardAfterForward ? 2 : 1;
@@ -165,8 +158,6 @@ CommPerStep commPerStep(const Scenario& s) {
                 for (const auto& u : plan.units) b.add(CollectiveOp::AllReduce, u.padded / plan.shards * g, replicas, 1, reductions);
             }
         }
-        break;
-    }
     }
     const double psiBytes = static_cast<double>(p) * static_cast<double>(plan.params);
     b.out.psiEquivalents = psiBytes > 0 ? static_cast<double>(b.out.totalSentBytes) / psiBytes : 0.0;

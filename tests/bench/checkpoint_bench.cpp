@@ -194,14 +194,8 @@ int main(int argc, char** argv) {
             for (unsigned t = 0; t < threads; ++t)
                 pool.emplace_back([&] {
                     const auto* p = reinterpret_cast<const char*>(state.data());
-                    // Two chunks at a time, as the writer and the loader hash them.
-                    auto chunk = [&](std::uint64_t o) {
-                        return std::string_view(p + std::min(o, bytes), static_cast<std::size_t>(std::min<std::uint64_t>(1 << 18, bytes - std::min(o, bytes))));
-                    };
-                    for (std::uint64_t o = next.fetch_add(2 << 18); o < bytes; o = next.fetch_add(2 << 18)) {
-                        const std::string_view a = chunk(o), b = chunk(o + (1 << 18));
-                        (void)checkpoint::Sha256::hexPair({&a, 1}, {&b, 1});
-                    }
+                    for (std::uint64_t o = next.fetch_add(1 << 18); o < bytes; o = next.fetch_add(1 << 18))
+                        (void)checkpoint::sha256Hex(std::string_view(p + o, static_cast<std::size_t>(std::min<std::uint64_t>(1 << 18, bytes - o))));
                 });
         }
         hashT.push_back(seconds(t0));

@@ -325,6 +325,15 @@ private Q_SLOTS:
         QVERIFY2(back.has_value(), qPrintable(why));
         QCOMPARE(back->offloadOptimizer, Tier::Host);
         QCOMPARE(back->offloadParams, Tier::Host);
+        // A T × D recording comes back as T × D (it came back as T = 1).
+        RunRequest mesh = tinyRequest(1);
+        mesh.model = QStringLiteral("tiny_tp");
+        mesh.ranks = 4;
+        mesh.tensorParallel = 2;
+        const auto meshBack = requestFromConfigJson(runconfig::toJson(toRunConfig(mesh)).dump(), &why);
+        QVERIFY2(meshBack.has_value(), qPrintable(why));
+        QCOMPARE(meshBack->tensorParallel, 2);
+        QCOMPARE(meshBack->ranks, 4);
     }
 
     // The Calculator's tier rows for tiny, 2 ranks, ZeRO-3, optimizer on the host equal the

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "checkpoint/format.h"
 #include "checkpoint/reshard.h"
@@ -567,6 +568,31 @@ TEST_F(checkpointDir, ExportWritesSafetensorsWithoutPadding) {
             EXPECT_EQ(std::memcmp(data.data() + b, src[static_cast<std::size_t>(p.unit)].data() + p.offset, en - b), 0) << name;
         }
     }
+}
+
+// A checkpoint written by an earlier build (its own SHA-256 code, before OpenSSL's) verifies
+// whole and chunk by chunk, and a flipped byte in a copy of it does not.
+TEST(checkpointFixture, ACheckpointOfAnEarlierBuildStillVerifies) {
+    const std::string fixture = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/checkpoint_v2_tiny_2r/step-1";
+    const Opened c = openCheckpoint(fixture);
+    ASSERT_EQ(c.meta.version, 2);
+    ASSERT_EQ(c.meta.files.size(), 2u);
+    for (const FileCheck& f : verifyFiles(c)) EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name << ": " << f.problem;
+
+    const fs::path copy = fs::temp_directory_path() / ("shardscope-fixture-" + std::to_string(::getpid()));
+    fs::remove_all(copy);
+    fs::copy(fixture, copy, fs::copy_options::recursive);
+    {
+        std::fstream f(copy / "rank-00001.bin", std::ios::in | std::ios::out | std::ios::binary);
+        f.seekg(300000);
+        const char byte = static_cast<char>(f.get());
+        f.seekp(300000);
+        f.put(static_cast<char>(byte ^ 0x20));
+    }
+    const std::vector<FileCheck> checks = verifyFiles(openCheckpoint(copy.string()));
+    EXPECT_EQ(checks[0].state, FileCheck::State::Ok);
+    EXPECT_EQ(checks[1].state, FileCheck::State::BadChecksum);
+    fs::remove_all(copy);
 }
 
 } // namespace

@@ -48,6 +48,74 @@ TEST(ConfigJson, RoundTripsThroughToJson) {
     EXPECT_EQ(toJson(configFromJson(more)), j);
 }
 
+// Every key the writer emits is read back: a configuration with every setting away from its
+// default survives toJson → configFromJson → toJson unchanged, key by key. (A tensor-parallel
+// recording reopened in the GUI was taken as T = 1: "tp" was written and never read.)
+TEST(ConfigJson, EveryWrittenKeyIsReadBack) {
+    RunConfig c;
+    c.preset = *findPreset("small_tp");
+    c.preset.microBatch = 3;
+    c.preset.learningRate = 0.05;
+    c.preset.shape.vocab = 256;
+    c.dataFile = "corpus.txt";
+    c.strategy = plan::Strategy::FsdpHybridShard;
+    c.steps = 0;
+    c.seed = 77;
+    c.precision = plan::PrecisionKind::Fp32;
+    c.checkpointing = true;
+    c.deterministic = true;
+    c.knobs.reduceBucketBytes = 1000;
+    c.knobs.allGatherBucketBytes = 2000;
+    c.knobs.prefetchDepth = 4;
+    c.knobs.reshardAfterForward = false;
+    c.knobs.maxInflightAllGathers = 5;
+    c.knobs.persistenceThresholdParams = 6;
+    c.knobs.hybridGroupSize = 2;
+    c.knobs.gradAccumSteps = 3;
+    c.knobs.noSync = true;
+    c.capacityBytes = 99999;
+    c.offload.optimizer = Tier::Nvme;
+    c.offload.param = Tier::Host;
+    c.nvmeDir = "/scratch/nvme";
+    c.keepNvme = true;
+    c.aioBlockBytes = 8192;
+    c.aioQueueDepth = 16;
+    c.worldSize = 8;
+    c.backend = Backend::Cuda;
+    c.sharedDevice = true;
+    c.tensorParallel = 2;
+    c.timeoutMs = 5000;
+    c.events = false;
+    c.saveDir = "ck";
+    c.saveEvery = 3;
+    c.saveAsync = true;
+    c.resumePath = "old/step-2";
+    const nlohmann::json j = toJson(c);
+    const RunConfig back = configFromJson(j);
+    EXPECT_EQ(back.tensorParallel, 2);
+    EXPECT_EQ(back.preset.learningRate, 0.05);
+    EXPECT_EQ(back.preset.shape.vocab, 256);
+    EXPECT_EQ(back.saveDir, std::optional<std::string>("ck"));
+    EXPECT_EQ(back.resumePath, std::optional<std::string>("old/step-2"));
+    const nlohmann::json again = toJson(back);
+    for (const auto& [key, value] : j.items()) EXPECT_EQ(again.value(key, nlohmann::json()), value) << key;
+    EXPECT_EQ(again, j);
+}
+
+TEST(ConfigJson, RefusesBadSaveResumeAndLearningRate) {
+    nlohmann::json j = sample();
+    j["learning_rate"] = -1;
+    EXPECT_NE(refusal(j).find("\"learning_rate\" is out of range"), std::string::npos);
+    j = sample();
+    j["save"] = {{"every", 2}};
+    EXPECT_NE(refusal(j).find("\"save.dir\" is missing"), std::string::npos);
+    j = sample();
+    j["steps"] = 0; // only a conversion (with "resume") has no steps
+    EXPECT_NE(refusal(j).find("\"steps\" is out of range"), std::string::npos);
+    j["resume"] = "ck/step-1";
+    EXPECT_EQ(refusal(j), "accepted");
+}
+
 TEST(ConfigJson, RefusesWhatItCannotRead) {
     EXPECT_NE(refusal(nlohmann::json::array()).find("not a JSON object"), std::string::npos);
     auto with = [](const char* key, nlohmann::json value) {

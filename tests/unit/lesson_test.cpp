@@ -86,7 +86,7 @@ TEST(lessonFile, RefusesBadInputWithOneLine) {
         {"kind", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"recording":"a.sstrace","seek":{"at":"event","kind":"explode"}})"), "explode"},
         {"text not string", lessonWith(R"({"title":{"en":"T"},"text":{"en":5}})"), "text.en"},
         {"empty english", lessonWith(R"({"title":{"en":""},"text":{"en":"x"}})"), "title.en"},
-        {"long text", lessonWith(R"({"title":{"en":"T"},"text":{"en":")" + std::string(kMaxTextBytes + 1, 'a') + R"("}})"), "longer"},
+        {"long text", lessonWith(std::string(R"({"title":{"en":"T"},"text":{"en":")").append(kMaxTextBytes + 1, 'a').append(R"("}})")), "longer"},
     };
     for (const BadCase& c : cases) {
         const ParsedLesson p = parseLesson(c.text);

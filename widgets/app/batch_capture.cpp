@@ -49,7 +49,7 @@ QString prepareBatch(RanksPage& page, const BatchRequest& request) {
         if (!page.openRecording(request.openPath)) return QCoreApplication::translate("BatchCapture", "cannot open %1").arg(request.openPath);
         waitFor(page, request.timeoutSeconds, [&] { return !page.isBusy(); });
         if (page.isBusy()) return QCoreApplication::translate("BatchCapture", "reading %1 took longer than %2 s").arg(request.openPath).arg(request.timeoutSeconds);
-        // A broken file is bad input even when its first steps decoded (DESIGN.md: exit 2).
+        // A broken file is bad input even when its first steps decoded (docs/design.md: exit 2).
         if (!page.session().streamError().isEmpty()) return page.bannerText();
         if (steps() == 0) return page.bannerText().isEmpty() ? QCoreApplication::translate("BatchCapture", "%1 holds no steps").arg(request.openPath) : page.bannerText();
         const int last = request.afterSteps > 0 ? std::min(request.afterSteps, steps()) : steps();

@@ -20,6 +20,7 @@
 #include "common/run_labels.h"
 #include "common/theory_names.h"
 #include "launch/ending.h"
+#include "plan/strategy.h"
 #include "run/run_request.h"
 #include "run/run_session.h"
 
@@ -27,8 +28,7 @@ namespace shardscope::widgets {
 namespace {
 
 // The order the CLI runs them in (DDP first: the baseline every parity badge measures against).
-const QString kStrategies = QStringLiteral("ddp,zero1,zero2,zero3,fsdp");
-constexpr int kStrategyCount = 5;
+const std::vector<plan::Strategy> kStrategies = plan::classicStrategies();
 // The CLI's own SIGTERM-to-SIGKILL teardown must finish first; killing it sooner orphans the job.
 constexpr int kKillAfterMs = RunSession::kGraceMs;
 
@@ -136,7 +136,7 @@ QStringList CompareRunner::arguments(const QString& jsonPath) const {
     QStringList a{QStringLiteral("compare"), QStringLiteral("--ranks"), QString::number(ranks_->value()),
                   QStringLiteral("--model"), model_->currentData().toString(),
                   QStringLiteral("--steps"), QString::number(steps_->value()),
-                  QStringLiteral("--strategies"), kStrategies, QStringLiteral("--json"), jsonPath,
+                  QStringLiteral("--strategies"), QString::fromStdString(plan::strategyList(kStrategies)), QStringLiteral("--json"), jsonPath,
                   QStringLiteral("--ending"), QFileInfo(jsonPath).dir().filePath(QStringLiteral("ending.json"))};
     if (threads_->isChecked()) a << QStringLiteral("--shared-device");
     if (tp_->value() > 1) a << QStringLiteral("--tp") << QString::number(tp_->value());
@@ -196,7 +196,7 @@ void CompareRunner::readProgress() {
         progress_->setText(tr("Running %1 on %n rank(s) (%2 of %3)…", nullptr, ranks_->value())
                                .arg(s ? strategyShortLabel(*s) : name)
                                .arg(done_)
-                               .arg(kStrategyCount));
+                               .arg(static_cast<int>(kStrategies.size())));
         Q_EMIT statusMessage(progress_->text());
     }
 }
@@ -241,7 +241,7 @@ void CompareRunner::onFinished(int exitCode, QProcess::ExitStatus status) {
     const QByteArray json = f.readAll();
     f.close();
     dir_.reset(); // the report is in memory now; the folder goes
-    progress_->setText(tr("Done: %1 strategies on %n rank(s).", nullptr, ranks_->value()).arg(kStrategyCount));
+    progress_->setText(tr("Done: %1 strategies on %n rank(s).", nullptr, ranks_->value()).arg(static_cast<int>(kStrategies.size())));
     Q_EMIT finished(json);
 }
 

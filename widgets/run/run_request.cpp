@@ -92,7 +92,10 @@ std::optional<RunRequest> requestFromConfigJson(const std::string& text, QString
     r.strategy = c.strategy;
     r.precision = c.precision;
     r.checkpointing = c.checkpointing;
+    if (c.steps == 0)
+        return refuse(QCoreApplication::translate("RunRequest", "it converted a checkpoint (0 steps); the run settings train at least one step"));
     r.steps = static_cast<int>(c.steps); // within kLimits' steps, which is the panel's range
+    r.tensorParallel = std::min(c.tensorParallel, kMaxRanks);
     r.seed = c.seed;
     r.capacityBytes = c.capacityBytes;
     // The preset's own micro-batch shows as "the preset's" (0).
@@ -214,7 +217,7 @@ std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu) {
         if (const QString why = gpuUnavailableReason(gpu); !why.isEmpty()) {
             add(RunField::Backend, why);
         } else if (!r.threads && r.ranks > gpu.cuda.deviceCount) {
-            // NCCL refuses two ranks on one GPU (DESIGN.md, Running ranks).
+            // NCCL refuses two ranks on one GPU (docs/design.md, Running ranks).
             add(RunField::Threads, QCoreApplication::translate("RunRequest",
                                                                "%1 ranks on %n GPU(s): under mpirun each rank needs its own GPU. "
                                                                "Tick “Ranks as threads in one process” to run them all on GPU 0.",
