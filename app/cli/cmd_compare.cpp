@@ -2,15 +2,6 @@
 // side — per-rank peak by category, model states measured vs theory, savings vs DDP measured
 // vs theoretical, communication measured vs theory, step time, and the largest |Δ| of the
 // final fp32 weights against DDP (bitwise 0 with --deterministic).
-#include <algorithm>
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <sstream>
-#include <string>
-#include <vector>
-
 #include "commands.h"
 #include "config_flags.h"
 #include "core/error.h"
@@ -20,12 +11,22 @@
 #include "report_print.h"
 #include "run_common.h"
 
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
 namespace shardscope::cli {
 namespace {
 
 constexpr const char* kCompareHelp =
     "usage: shardscope-cli compare --ranks N --strategies ddp,zero1,zero2,zero3,fsdp --steps K\n"
-    "                              [--model tiny|small|medium|gpt100m] [--json FILE] [--ending FILE]\n"
+    "                              [--model tiny|small|medium|gpt100m] [--json FILE] [--ending "
+    "FILE]\n"
     "                              [worker flags]\n"
     "  Runs each strategy with the same seed (DDP first: the baseline) and prints them side by\n"
     "  side. --deterministic is on unless --nondeterministic is given. Worker flags as in `run`\n"
@@ -54,8 +55,8 @@ std::vector<std::string> strategiesFlag(const std::string& text) {
 int cmdCompare(std::span<const std::string> argv) {
     LauncherFlags flags;
     std::vector<std::pair<std::string, std::string>> extras;
-    std::vector<std::string> workerArgs =
-        splitLauncherFlags(argv, flags, {"--strategies", "--ds-config", "--accelerate-config"}, extras);
+    std::vector<std::string> workerArgs = splitLauncherFlags(
+        argv, flags, {"--strategies", "--ds-config", "--accelerate-config"}, extras);
     if (flags.help) {
         std::fputs(kCompareHelp, stdout);
         return 0;
@@ -66,8 +67,10 @@ int cmdCompare(std::span<const std::string> argv) {
         if (imported->ranks) flags.ranks = *imported->ranks;
         printImport(*imported);
     }
-    if (flags.tracePath) throwInvalid("--trace: compare runs several jobs; record them one by one with `run`");
-    if (!flags.streamPath.empty()) throwInvalid("--stream: compare runs several jobs; stream them one by one with `run`");
+    if (flags.tracePath)
+        throwInvalid("--trace: compare runs several jobs; record them one by one with `run`");
+    if (!flags.streamPath.empty())
+        throwInvalid("--stream: compare runs several jobs; stream them one by one with `run`");
     std::string strategiesText = plan::strategyList(plan::classicStrategies());
     for (const auto& [flag, value] : extras)
         if (flag == "--strategies") strategiesText = value;
@@ -75,15 +78,18 @@ int cmdCompare(std::span<const std::string> argv) {
     if (std::find(workerArgs.begin(), workerArgs.end(), "--strategy") != workerArgs.end())
         throwInvalid("--strategy: compare takes --strategies (a comma list)");
     if (std::find(workerArgs.begin(), workerArgs.end(), "--weights-out") != workerArgs.end())
-        throwInvalid("--weights-out: compare writes each strategy's weights itself (to a temporary folder)");
+        throwInvalid(
+            "--weights-out: compare writes each strategy's weights itself (to a temporary folder)");
     const auto nondet = std::find(workerArgs.begin(), workerArgs.end(), "--nondeterministic");
     const bool deterministic = nondet == workerArgs.end();
-    const bool askedDeterministic = std::find(workerArgs.begin(), workerArgs.end(), "--deterministic") != workerArgs.end();
+    const bool askedDeterministic =
+        std::find(workerArgs.begin(), workerArgs.end(), "--deterministic") != workerArgs.end();
     if (!deterministic && askedDeterministic)
         throwInvalid("--nondeterministic and --deterministic contradict each other; give one");
     if (!deterministic) {
         workerArgs.erase(nondet);
-        if (std::find(workerArgs.begin(), workerArgs.end(), "--nondeterministic") != workerArgs.end())
+        if (std::find(workerArgs.begin(), workerArgs.end(), "--nondeterministic") !=
+            workerArgs.end())
             throwInvalid("--nondeterministic is given twice; give it once");
     } else if (!askedDeterministic) {
         workerArgs.push_back("--deterministic");
@@ -107,9 +113,12 @@ int cmdCompare(std::span<const std::string> argv) {
             ++it;
         }
     }
-    const auto hasGroups = [](const std::string& s) { return plan::policyFor(*plan::parseStrategy(s)).usesHybridGroup(); };
+    const auto hasGroups = [](const std::string& s) {
+        return plan::policyFor(*plan::parseStrategy(s)).usesHybridGroup();
+    };
     if (!hybridGroup.empty() && std::none_of(strategies.begin(), strategies.end(), hasGroups))
-        throwInvalid("--hybrid-group is an fsdp_hybrid option; --strategies " + strategiesText + " has no shard groups");
+        throwInvalid("--hybrid-group is an fsdp_hybrid option; --strategies " + strategiesText +
+                     " has no shard groups");
     for (const auto& s : strategies) {
         std::vector<std::string> args = workerArgs;
         if (hasGroups(s)) args.insert(args.end(), hybridGroup.begin(), hybridGroup.end());
@@ -133,9 +142,11 @@ int cmdCompare(std::span<const std::string> argv) {
                         flags.ranks == 1 ? "" : "s", flags.sharedDevice ? " (shared device)" : "");
             std::fflush(stdout);
             if (const int signal = launch::pendingSignal()) {
-                const char* name = signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "SIGHUP";
-                throw Error(ErrorKind::Comm, std::string("interrupted by ") + name + " before " + strategies[i] +
-                                                 " started: the job was torn down");
+                const char* name = signal == SIGINT    ? "SIGINT"
+                                   : signal == SIGTERM ? "SIGTERM"
+                                                       : "SIGHUP";
+                throw Error(ErrorKind::Comm, std::string("interrupted by ") + name + " before " +
+                                                 strategies[i] + " started: the job was torn down");
             }
             report::RunReport run = runJob(cfg, flags, std::nullopt, true);
             if (imported) addToReport(*imported, run);
@@ -152,7 +163,8 @@ int cmdCompare(std::span<const std::string> argv) {
     printCompareTable(result);
     if (flags.jsonPath &&
         noteWhereWritten(*flags.jsonPath,
-                         report::writeTextFile(*flags.jsonPath, report::toJson(result).dump(2) + "\n", "--json")))
+                         report::writeTextFile(*flags.jsonPath,
+                                               report::toJson(result).dump(2) + "\n", "--json")))
         std::printf("report written to %s\n", flags.jsonPath->c_str());
     return conflicts() == 0 ? 0 : 1;
 }

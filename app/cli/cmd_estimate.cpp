@@ -1,15 +1,15 @@
 // shardscope-cli estimate: the theory engine's per-rank memory and communication (docs/design.md
 // "Memory accounting"), or DeepSpeed's own estimators with --deepspeed.
+#include "commands.h"
+#include "config_import/import.h"
+#include "core/error.h"
+#include "estimate_common.h"
+#include "theory/input_error.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string>
-
-#include "commands.h"
-#include "core/error.h"
-#include "config_import/import.h"
-#include "estimate_common.h"
-#include "theory/input_error.h"
 
 namespace shardscope::cli {
 
@@ -55,18 +55,30 @@ constexpr const char* kHelp =
 const char* flagOf(theory::InputField field) {
     using theory::InputField;
     switch (field) {
-    case InputField::Ranks: return "--ranks";
-    case InputField::Params: return "--params";
-    case InputField::ModelShape: return "--model-shape";
-    case InputField::MicroBatch: return "--micro-batch";
-    case InputField::OptimizerBytes: return "--optimizer-bytes";
-    case InputField::HybridGroup: return "--hybrid-group";
-    case InputField::OffloadParam: return "--offload-param";
-    case InputField::Knobs: return "--strategy";
-    case InputField::GpusPerNode: return "--gpus-per-node";
-    case InputField::Nodes: return "--nodes";
-    case InputField::LargestLayer: return "--largest-layer";
-    case InputField::BufferFactor: return "--deepspeed";
+    case InputField::Ranks:
+        return "--ranks";
+    case InputField::Params:
+        return "--params";
+    case InputField::ModelShape:
+        return "--model-shape";
+    case InputField::MicroBatch:
+        return "--micro-batch";
+    case InputField::OptimizerBytes:
+        return "--optimizer-bytes";
+    case InputField::HybridGroup:
+        return "--hybrid-group";
+    case InputField::OffloadParam:
+        return "--offload-param";
+    case InputField::Knobs:
+        return "--strategy";
+    case InputField::GpusPerNode:
+        return "--gpus-per-node";
+    case InputField::Nodes:
+        return "--nodes";
+    case InputField::LargestLayer:
+        return "--largest-layer";
+    case InputField::BufferFactor:
+        return "--deepspeed";
     }
     return "estimate";
 }
@@ -98,13 +110,18 @@ EstimateFiles readFiles(std::vector<std::string>& argv) {
     EstimateFiles files;
     for (const auto& [flag, path] : extras)
         if (flag == "--model-config")
-            files.model = config_import::parseHfConfig(config_import::readConfigFile(path, flag), path);
+            files.model =
+                config_import::parseHfConfig(config_import::readConfigFile(path, flag), path);
     if (const auto file = configFileFlag(extras)) {
         const bool deepspeed = std::find(rest.begin(), rest.end(), "--deepspeed") != rest.end();
-        if (deepspeed) throwInvalid(file->first + ": goes with the theory estimate (--ranks N), not --deepspeed");
+        if (deepspeed)
+            throwInvalid(file->first +
+                         ": goes with the theory estimate (--ranks N), not --deepspeed");
         files.imported = importForEstimate(*file, rest, files.model ? &*files.model : nullptr);
     }
-    if (files.model && std::any_of(rest.begin(), rest.end(), [](const std::string& a) { return a == "--deepspeed" || a.rfind("--deepspeed=", 0) == 0; })) {
+    if (files.model && std::any_of(rest.begin(), rest.end(), [](const std::string& a) {
+            return a == "--deepspeed" || a.rfind("--deepspeed=", 0) == 0;
+        })) {
         // DeepSpeed's estimator takes the model's count and its largest layer.
         if (std::find(rest.begin(), rest.end(), "--params") != rest.end() ||
             std::find(rest.begin(), rest.end(), "--largest-layer") != rest.end())
@@ -129,7 +146,8 @@ int cmdEstimate(std::span<const std::string> argv) {
     Args args("estimate",
               {"--params", "--model-shape", "--ranks", "--strategy", "--precision",
                "--optimizer-bytes", "--hybrid-group", "--offload-optimizer", "--offload-param",
-               "--micro-batch", "--deepspeed", "--largest-layer", "--gpus-per-node", "--nodes", "--tp"},
+               "--micro-batch", "--deepspeed", "--largest-layer", "--gpus-per-node", "--nodes",
+               "--tp"},
               {"--json"});
     std::vector<std::string> argList(argv.begin(), argv.end());
     const EstimateFiles files = readFiles(argList);
@@ -139,8 +157,11 @@ int cmdEstimate(std::span<const std::string> argv) {
         const std::string list = args.value("--strategy").value_or("all");
         bool hybrid = false;
         std::stringstream names(list);
-        for (std::string name; std::getline(names, name, ',');) hybrid = hybrid || name == "fsdp_hybrid" || name == "all";
-        if (!hybrid) throwInvalid("--hybrid-group is an fsdp_hybrid option; --strategy " + list + " has no shard groups");
+        for (std::string name; std::getline(names, name, ',');)
+            hybrid = hybrid || name == "fsdp_hybrid" || name == "all";
+        if (!hybrid)
+            throwInvalid("--hybrid-group is an fsdp_hybrid option; --strategy " + list +
+                         " has no shard groups");
     }
     try {
         if (args.has("--deepspeed")) return estimateDeepSpeed(args);

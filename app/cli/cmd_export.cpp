@@ -1,13 +1,6 @@
 // `shardscope-cli export REC.sstrace --perfetto OUT.json | --csv OUT.csv`: a recording as files
 // other tools read (backend/trace_export): Chrome trace-event JSON for Perfetto UI and
 // chrome://tracing, and the ledger over time as CSV for spreadsheets and pandas.
-#include <csignal>
-#include <cstdio>
-#include <functional>
-#include <optional>
-#include <string>
-#include <vector>
-
 #include "args.h"
 #include "commands.h"
 #include "core/error.h"
@@ -15,6 +8,13 @@
 #include "launch/job.h"
 #include "run_common.h"
 #include "trace_export/exports.h"
+
+#include <csignal>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace shardscope::cli {
 namespace {
@@ -29,8 +29,8 @@ constexpr const char* kExportHelp =
     "Times are the replay clock: each step's real timestamps, steps back to back.\n"
     "A recording that does not read: one line, exit code 2, no output file.\n";
 
-int exportTo(const std::string& recording, const std::optional<std::string>& perfetto, const std::optional<std::string>& csv,
-             const std::function<void()>& poll);
+int exportTo(const std::string& recording, const std::optional<std::string>& perfetto,
+             const std::optional<std::string>& csv, const std::function<void()>& poll);
 
 } // namespace
 
@@ -51,17 +51,22 @@ int cmdExport(std::span<const std::string> argv) {
             if (a.find('=') == std::string::npos && i + 1 < argv.size()) flags.push_back(argv[++i]);
             continue;
         }
-        if (!recording.empty()) throwInvalid("export takes one recording, got '" + recording + "' and '" + a + "'");
+        if (!recording.empty())
+            throwInvalid("export takes one recording, got '" + recording + "' and '" + a + "'");
         recording = a;
     }
-    if (recording.empty()) throwInvalid("export needs a recording: shardscope-cli export REC.sstrace --perfetto OUT.json");
+    if (recording.empty())
+        throwInvalid(
+            "export needs a recording: shardscope-cli export REC.sstrace --perfetto OUT.json");
     Args args("export", {"--perfetto", "--csv"}, {});
     args.parse(flags);
     const std::optional<std::string> perfetto = args.value("--perfetto"), csv = args.value("--csv");
     if (!perfetto && !csv) throwInvalid("export needs --perfetto FILE and/or --csv FILE");
     if (perfetto) checkOutputPath(*perfetto, "--perfetto");
     if (csv) checkOutputPath(*csv, "--csv");
-    checkDistinctFiles({{"the recording", recording}, {"--perfetto", perfetto.value_or("")}, {"--csv", csv.value_or("")}});
+    checkDistinctFiles({{"the recording", recording},
+                        {"--perfetto", perfetto.value_or("")},
+                        {"--csv", csv.value_or("")}});
 
     // SIGINT / SIGTERM / SIGHUP abandon the file being written: the writer's OutputFile removes
     // its temporary file as the exception passes (exit 1, as an interrupted run).
@@ -75,34 +80,40 @@ int cmdExport(std::span<const std::string> argv) {
     try {
         return exportTo(recording, perfetto, csv, poll);
     } catch (const Interrupted& i) {
-        std::fprintf(stderr, "shardscope-cli export: interrupted by %s: no file is left half-written\n",
-                     i.signal == SIGINT ? "SIGINT" : i.signal == SIGTERM ? "SIGTERM" : "SIGHUP");
+        std::fprintf(stderr,
+                     "shardscope-cli export: interrupted by %s: no file is left half-written\n",
+                     i.signal == SIGINT    ? "SIGINT"
+                     : i.signal == SIGTERM ? "SIGTERM"
+                                           : "SIGHUP");
         return 1;
     }
 }
 
 namespace {
 
-int exportTo(const std::string& recording, const std::optional<std::string>& perfetto, const std::optional<std::string>& csv,
-             const std::function<void()>& poll) {
+int exportTo(const std::string& recording, const std::optional<std::string>& perfetto,
+             const std::optional<std::string>& csv, const std::function<void()>& poll) {
     const trace_export::LoadedRecording rec = trace_export::loadRecording(recording, "export");
     poll();
     if (!rec.ended)
-        std::printf("note: %s ends before the run finished; exporting its %lld step(s)\n", recording.c_str(),
-                    static_cast<long long>(rec.steps));
+        std::printf("note: %s ends before the run finished; exporting its %lld step(s)\n",
+                    recording.c_str(), static_cast<long long>(rec.steps));
     if (perfetto) {
         trace_export::ExportCounts n;
-        const std::string went = trace_export::writePerfetto(rec.model, *perfetto, "--perfetto", n, poll);
+        const std::string went =
+            trace_export::writePerfetto(rec.model, *perfetto, "--perfetto", n, poll);
         if (noteWhereWritten(*perfetto, went))
             std::printf("perfetto: %llu slices, %llu counter samples, %llu flows written to %s\n",
-                        static_cast<unsigned long long>(n.slices), static_cast<unsigned long long>(n.counters),
+                        static_cast<unsigned long long>(n.slices),
+                        static_cast<unsigned long long>(n.counters),
                         static_cast<unsigned long long>(n.flows), perfetto->c_str());
     }
     if (csv) {
         trace_export::ExportCounts n;
         const std::string went = trace_export::writeLedgerCsv(rec.model, *csv, "--csv", n, poll);
         if (noteWhereWritten(*csv, went))
-            std::printf("csv: %llu rows written to %s\n", static_cast<unsigned long long>(n.rows), csv->c_str());
+            std::printf("csv: %llu rows written to %s\n", static_cast<unsigned long long>(n.rows),
+                        csv->c_str());
     }
     return conflicts() == 0 ? 0 : 1;
 }

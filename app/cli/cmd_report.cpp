@@ -1,12 +1,12 @@
 // `shardscope-cli report FILE…`: a saved report (`run --json` or `compare --json`) printed as
 // `run` or `compare` printed it, after checking it reads. A file that does not — including one
 // written before reports carried a schema — is one line and exit code 2.
-#include <cstdio>
-#include <string>
-
 #include "commands.h"
 #include "core/error.h"
 #include "report_print.h"
+
+#include <cstdio>
+#include <string>
 
 namespace shardscope::cli {
 namespace {
@@ -18,7 +18,8 @@ constexpr const char* kReportHelp =
 } // namespace
 
 int cmdReport(std::span<const std::string> argv) {
-    if (argv.empty()) throwInvalid("report needs a FILE (a report written by run --json or compare --json)");
+    if (argv.empty())
+        throwInvalid("report needs a FILE (a report written by run --json or compare --json)");
     for (const std::string& a : argv)
         if (a == "--help") {
             std::fputs(kReportHelp, stdout);
@@ -28,8 +29,10 @@ int cmdReport(std::span<const std::string> argv) {
         if (path.starts_with("--")) throwInvalid("unknown flag '" + path + "'");
         const report::CompareReport c = readReportFile(path);
         std::printf("%s:\n", path.c_str());
-        if (c.strategies.size() == 1 && !c.strategies.front().maxAbsDeltaVsDdp) printRunSummary(c.strategies.front());
-        else printCompareTable(c);
+        if (c.strategies.size() == 1 && !c.strategies.front().maxAbsDeltaVsDdp)
+            printRunSummary(c.strategies.front());
+        else
+            printCompareTable(c);
     }
     return 0;
 }

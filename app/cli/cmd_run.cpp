@@ -1,10 +1,6 @@
 // `shardscope-cli run`: real training steps on N ranks (mpirun + shardscope-worker; one rank,
 // or --shared-device, runs the worker directly), progress per step, then measured vs theory
 // and the JSON report.
-#include <cstdio>
-#include <string>
-#include <vector>
-
 #include "checkpoint/store.h"
 #include "commands.h"
 #include "config_flags.h"
@@ -12,6 +8,10 @@
 #include "report/files.h"
 #include "report_print.h"
 #include "run_common.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
 
 namespace shardscope::cli {
 namespace {
@@ -23,7 +23,8 @@ constexpr const char* kRunHelp =
     "  --shared-device           run the N ranks as threads of one worker process, no mpirun\n"
     "                            (with --backend cuda: all on one GPU)\n"
     "  --backend cpu|cuda        compute backend (cpu); cuda: one GPU per rank under mpirun\n"
-    "  --json FILE               write the report as JSON (atomically; never over a device or FIFO)\n"
+    "  --json FILE               write the report as JSON (atomically; never over a device or "
+    "FIFO)\n"
     "  --trace FILE              write the recording (.sstrace) for the GUI\n"
     "  --hostfile FILE           mpirun --hostfile (multi-node)\n"
     "  --mpirun-args \"…\"         extra mpirun arguments, passed through\n"
@@ -32,25 +33,34 @@ constexpr const char* kRunHelp =
     "  --ending FILE             write how the job ended as JSON (kind, rank, step, cause)\n"
     "  --worker PATH             the shardscope-worker to run (default: beside this binary)\n"
     "  --mpirun PATH             the mpirun to run (default: mpirun on PATH)\n"
-    "  --ds-config FILE          DeepSpeed ds_config.json: its keys become flags (flags given win);\n"
+    "  --ds-config FILE          DeepSpeed ds_config.json: its keys become flags (flags given "
+    "win);\n"
     "                            every key is listed as applied or ignored, with why\n"
-    "  --accelerate-config FILE  Accelerate's config YAML (FSDP or DEEPSPEED, num_processes, …), the same way\n"
-    "  --config-import FILE      (the GUI's) the listing of a configuration it imported, as the report's\n"
-    "                            config_import {source, applied, ignored}: carried into the report and notes\n"
+    "  --accelerate-config FILE  Accelerate's config YAML (FSDP or DEEPSPEED, num_processes, …), "
+    "the same way\n"
+    "  --config-import FILE      (the GUI's) the listing of a configuration it imported, as the "
+    "report's\n"
+    "                            config_import {source, applied, ignored}: carried into the report "
+    "and notes\n"
     "worker (see docs/strategies.md):\n"
-    "  --model tiny|small|medium|gpt100m --strategy ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid\n"
+    "  --model tiny|small|medium|gpt100m --strategy "
+    "ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid\n"
     "  --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]\n"
     "  [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]\n"
     "  [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]\n"
     "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events]\n"
     "  [--offload-optimizer device|host|nvme] [--offload-params device|host|nvme]\n"
     "  [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]\n"
-    "  [--tp T]  tensor parallel: a T x D mesh of the ranks (T consecutive ranks split each block's\n"
+    "  [--tp T]  tensor parallel: a T x D mesh of the ranks (T consecutive ranks split each "
+    "block's\n"
     "            heads and MLP; the strategy shards over the D = ranks / T data-parallel ranks)\n"
     "checkpoints (docs/checkpoints.md):\n"
-    "  --save DIR                save DIR/step-K after the last step (and every --save-every K steps)\n"
-    "  --save-async              snapshot to host memory and write on a thread while training goes on\n"
-    "  --resume DIR|DIR/step-K   continue a saved run at any --ranks and --strategy (--steps 0 --save\n"
+    "  --save DIR                save DIR/step-K after the last step (and every --save-every K "
+    "steps)\n"
+    "  --save-async              snapshot to host memory and write on a thread while training goes "
+    "on\n"
+    "  --resume DIR|DIR/step-K   continue a saved run at any --ranks and --strategy (--steps 0 "
+    "--save\n"
     "                            NEW converts it to this layout)\n";
 
 // A checkpoint to resume is re-hashed before anything starts: a damaged file is bad input
@@ -59,7 +69,8 @@ void verifyCheckpoint(const std::string& path) {
     const checkpoint::Opened c = checkpoint::openCheckpoint(path);
     for (const checkpoint::FileCheck& f : checkpoint::verifyFiles(c))
         if (f.state != checkpoint::FileCheck::State::Ok)
-            throw Error(ErrorKind::Format, "--resume: '" + c.dir + "/" + f.name + "': " + f.problem);
+            throw Error(ErrorKind::Format,
+                        "--resume: '" + c.dir + "/" + f.name + "': " + f.problem);
 }
 
 } // namespace
@@ -67,7 +78,8 @@ void verifyCheckpoint(const std::string& path) {
 int cmdRun(std::span<const std::string> argv) {
     LauncherFlags flags;
     std::vector<std::pair<std::string, std::string>> extras;
-    std::vector<std::string> workerArgs = splitLauncherFlags(argv, flags, {"--ds-config", "--accelerate-config", "--config-import"}, extras);
+    std::vector<std::string> workerArgs = splitLauncherFlags(
+        argv, flags, {"--ds-config", "--accelerate-config", "--config-import"}, extras);
     if (flags.help) {
         std::fputs(kRunHelp, stdout);
         return 0;
@@ -79,7 +91,8 @@ int cmdRun(std::span<const std::string> argv) {
         printImport(*imported);
     }
     if (auto listing = importListing(extras)) {
-        if (imported) throwInvalid("--config-import: give it or --ds-config / --accelerate-config, not both");
+        if (imported)
+            throwInvalid("--config-import: give it or --ds-config / --accelerate-config, not both");
         imported = std::move(listing);
         printImport(*imported);
     }
@@ -89,10 +102,12 @@ int cmdRun(std::span<const std::string> argv) {
     if (config.resumePath) verifyCheckpoint(*config.resumePath);
     const SaveFolderLock saveLock(config);
 
-    std::printf("run: %s (vocab %lld, %s), %d rank%s%s on %s, %s, %lld steps\n", config.preset.name.c_str(),
-                static_cast<long long>(config.preset.shape.vocab),
-                config.dataFile ? ("bytes of " + *config.dataFile).c_str() : "synthetic Markov data",
-                flags.ranks, flags.ranks == 1 ? "" : "s", config.sharedDevice ? " (threads of one process)" : "",
+    std::printf("run: %s (vocab %lld, %s), %d rank%s%s on %s, %s, %lld steps\n",
+                config.preset.name.c_str(), static_cast<long long>(config.preset.shape.vocab),
+                config.dataFile ? ("bytes of " + *config.dataFile).c_str()
+                                : "synthetic Markov data",
+                flags.ranks, flags.ranks == 1 ? "" : "s",
+                config.sharedDevice ? " (threads of one process)" : "",
                 std::string(runconfig::backendName(config.backend)).c_str(),
                 std::string(plan::strategyName(config.strategy)).c_str(),
                 static_cast<long long>(config.steps));
@@ -103,9 +118,11 @@ int cmdRun(std::span<const std::string> argv) {
     printRunSummary(result);
     if (flags.jsonPath &&
         noteWhereWritten(*flags.jsonPath,
-                         report::writeTextFile(*flags.jsonPath, report::toJson(result).dump(2) + "\n", "--json")))
+                         report::writeTextFile(*flags.jsonPath,
+                                               report::toJson(result).dump(2) + "\n", "--json")))
         std::printf("report written to %s\n", flags.jsonPath->c_str());
-    if (flags.tracePath && conflicts() == 0) std::printf("recording written to %s\n", flags.tracePath->c_str());
+    if (flags.tracePath && conflicts() == 0)
+        std::printf("recording written to %s\n", flags.tracePath->c_str());
     return conflicts() == 0 ? 0 : 1;
 }
 

@@ -6,11 +6,11 @@
 
 namespace shardscope::cli {
 
-int cmdEstimate(std::span<const std::string> args); // cmd_estimate.cpp
-int cmdRun(std::span<const std::string> args);      // cmd_run.cpp
-int cmdCompare(std::span<const std::string> args);  // cmd_compare.cpp
-int cmdReport(std::span<const std::string> args);   // cmd_report.cpp
+int cmdEstimate(std::span<const std::string> args);   // cmd_estimate.cpp
+int cmdRun(std::span<const std::string> args);        // cmd_run.cpp
+int cmdCompare(std::span<const std::string> args);    // cmd_compare.cpp
+int cmdReport(std::span<const std::string> args);     // cmd_report.cpp
 int cmdCheckpoint(std::span<const std::string> args); // cmd_checkpoint.cpp
-int cmdExport(std::span<const std::string> args);   // cmd_export.cpp
+int cmdExport(std::span<const std::string> args);     // cmd_export.cpp
 
 } // namespace shardscope::cli

@@ -1,9 +1,5 @@
 #include "config_flags.h"
 
-#include <algorithm>
-#include <cstdio>
-#include <sstream>
-
 #include "config_import/accelerate.h"
 #include "config_import/ds_config.h"
 #include "core/error.h"
@@ -12,46 +8,69 @@
 #include "protocol/protocol.h"
 #include "runconfig/presets.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
 namespace shardscope::cli {
 
 namespace {
 
 // Switches of run and compare (a value never follows them).
-const std::set<std::string> kSwitches = {"--checkpointing", "--deterministic", "--no-events", "--no-sync",
-                                         "--shared-device", "--nondeterministic", "--help"};
+const std::set<std::string> kSwitches = {"--checkpointing", "--deterministic", "--no-events",
+                                         "--no-sync",       "--shared-device", "--nondeterministic",
+                                         "--help"};
 
 // Worker flags a configuration may set for a job.
-const std::set<std::string> kJobFlags = {"--strategy", "--precision", "--micro-batch", "--grad-accum", "--lr",
-                                         "--bucket-bytes", "--prefetch", "--max-inflight", "--persistence-threshold",
-                                         "--reshard-after-forward", "--hybrid-group", "--checkpointing", "--ranks",
-                                         "--offload-optimizer", "--offload-params", "--nvme-dir",
-                                         "--aio-block-bytes", "--aio-queue-depth"};
+const std::set<std::string> kJobFlags = {"--strategy",
+                                         "--precision",
+                                         "--micro-batch",
+                                         "--grad-accum",
+                                         "--lr",
+                                         "--bucket-bytes",
+                                         "--prefetch",
+                                         "--max-inflight",
+                                         "--persistence-threshold",
+                                         "--reshard-after-forward",
+                                         "--hybrid-group",
+                                         "--checkpointing",
+                                         "--ranks",
+                                         "--offload-optimizer",
+                                         "--offload-params",
+                                         "--nvme-dir",
+                                         "--aio-block-bytes",
+                                         "--aio-queue-depth"};
 
 // Reads and parses --ds-config / --accelerate-config FILE (`file`: the flag and the path).
-config_import::Imported importFile(const std::pair<std::string, std::string>& file, const config_import::Context& ctx) {
+config_import::Imported importFile(const std::pair<std::string, std::string>& file,
+                                   const config_import::Context& ctx) {
     const std::string text = config_import::readConfigFile(file.second, file.first);
-    const config_import::Parsed parsed = file.first == "--accelerate-config"
-                                             ? config_import::parseAccelerateConfig(text, file.second, ctx)
-                                             : config_import::parseDsConfig(text, file.second, ctx);
+    const config_import::Parsed parsed =
+        file.first == "--accelerate-config"
+            ? config_import::parseAccelerateConfig(text, file.second, ctx)
+            : config_import::parseDsConfig(text, file.second, ctx);
     return config_import::finish(parsed, ctx, file.second);
 }
 
 } // namespace
 
-std::optional<std::pair<std::string, std::string>> configFileFlag(
-    const std::vector<std::pair<std::string, std::string>>& extras) {
+std::optional<std::pair<std::string, std::string>>
+configFileFlag(const std::vector<std::pair<std::string, std::string>>& extras) {
     std::optional<std::pair<std::string, std::string>> out;
     for (const auto& [flag, value] : extras) {
         if (flag != "--ds-config" && flag != "--accelerate-config") continue;
-        if (out) throwInvalid(flag + ": give one of --ds-config and --accelerate-config (an Accelerate file names its DeepSpeed file itself)");
+        if (out)
+            throwInvalid(flag + ": give one of --ds-config and --accelerate-config (an Accelerate "
+                                "file names its DeepSpeed file itself)");
         if (value.empty()) throwInvalid(flag + " needs a file");
         out = std::pair{flag, value};
     }
     return out;
 }
 
-ConfigImportResult importForJob(const std::pair<std::string, std::string>& file, const std::string& command,
-                                std::span<const std::string> argv, int ranks, std::vector<std::string>& workerArgs) {
+ConfigImportResult importForJob(const std::pair<std::string, std::string>& file,
+                                const std::string& command, std::span<const std::string> argv,
+                                int ranks, std::vector<std::string>& workerArgs) {
     config_import::Context ctx;
     ctx.command = command;
     ctx.given = config_import::givenFlags({argv.begin(), argv.end()}, kSwitches);
@@ -68,15 +87,18 @@ ConfigImportResult importForJob(const std::pair<std::string, std::string>& file,
     if (command == "compare") {
         ctx.accepted.erase("--strategy");
         ctx.unsupported["--strategy"] = "compare runs every strategy in --strategies";
-        // A shard group is fsdp_hybrid's alone: without it among --strategies the file's group sizes nothing.
+        // A shard group is fsdp_hybrid's alone: without it among --strategies the file's group
+        // sizes nothing.
         const auto list = ctx.given.find("--strategies");
         bool hybrid = false;
         std::stringstream in(list == ctx.given.end() ? std::string() : list->second);
         for (std::string s; std::getline(in, s, ',');)
-            if (const auto strategy = plan::parseStrategy(s)) hybrid = hybrid || plan::policyFor(*strategy).usesHybridGroup();
+            if (const auto strategy = plan::parseStrategy(s))
+                hybrid = hybrid || plan::policyFor(*strategy).usesHybridGroup();
         if (!hybrid) {
             ctx.accepted.erase("--hybrid-group");
-            ctx.unsupported["--hybrid-group"] = "--strategies has no fsdp_hybrid, the one strategy with shard groups";
+            ctx.unsupported["--hybrid-group"] =
+                "--strategies has no fsdp_hybrid, the one strategy with shard groups";
         }
     }
     ConfigImportResult out;
@@ -96,7 +118,8 @@ ConfigImportResult importForJob(const std::pair<std::string, std::string>& file,
     return out;
 }
 
-ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& file, std::vector<std::string>& argv,
+ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& file,
+                                     std::vector<std::string>& argv,
                                      const config_import::HfModel* model) {
     config_import::Context ctx;
     ctx.command = "estimate";
@@ -121,7 +144,8 @@ ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& 
             ctx.hiddenSize = 0;
         }
     }
-    ctx.accepted = {"--strategy", "--precision", "--micro-batch", "--offload-optimizer", "--offload-param", "--hybrid-group"};
+    ctx.accepted = {"--strategy",          "--precision",     "--micro-batch",
+                    "--offload-optimizer", "--offload-param", "--hybrid-group"};
     if (!ctx.given.count("--ranks")) ctx.accepted.insert("--ranks");
     ctx.aliases = {{"--offload-params", "--offload-param"}};
     ConfigImportResult out;
@@ -131,7 +155,8 @@ ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& 
     return out;
 }
 
-std::optional<ConfigImportResult> importListing(const std::vector<std::pair<std::string, std::string>>& extras) {
+std::optional<ConfigImportResult>
+importListing(const std::vector<std::pair<std::string, std::string>>& extras) {
     std::optional<ConfigImportResult> out;
     for (const auto& [flag, value] : extras) {
         if (flag != "--config-import") continue;
@@ -139,11 +164,14 @@ std::optional<ConfigImportResult> importListing(const std::vector<std::pair<std:
         if (value.empty()) throwInvalid("--config-import needs a file");
         const report::Parsed<report::ConfigImport> parsed =
             report::parseConfigImport(config_import::readConfigFile(value, flag));
-        if (!parsed) throw Error(ErrorKind::Format, "--config-import: " + value + ": " + parsed.error);
+        if (!parsed)
+            throw Error(ErrorKind::Format, "--config-import: " + value + ": " + parsed.error);
         out.emplace();
         out->source = parsed.value->source;
-        for (const auto& [key, setting] : parsed.value->applied) out->imported.applied.push_back({key, setting});
-        for (const auto& [key, why] : parsed.value->ignored) out->imported.ignored.push_back({key, why});
+        for (const auto& [key, setting] : parsed.value->applied)
+            out->imported.applied.push_back({key, setting});
+        for (const auto& [key, why] : parsed.value->ignored)
+            out->imported.ignored.push_back({key, why});
     }
     return out;
 }
@@ -164,7 +192,8 @@ std::string cappedNote(std::string note) {
     constexpr std::size_t kMax = 1024;
     if (note.size() <= kMax) return note;
     std::size_t cut = kMax;
-    while (cut > 0 && (static_cast<unsigned char>(note[cut]) & 0xC0) == 0x80) --cut;
+    while (cut > 0 && (static_cast<unsigned char>(note[cut]) & 0xC0) == 0x80)
+        --cut;
     note.resize(cut);
     return note + "…";
 }
@@ -174,16 +203,21 @@ std::string cappedNote(std::string note) {
 void addToReport(const ConfigImportResult& result, report::RunReport& report) {
     report::ConfigImport ci;
     ci.source = config_import::utf8Text(result.source);
-    for (const auto& a : result.imported.applied) ci.applied.emplace_back(a.key, a.setting);
+    for (const auto& a : result.imported.applied)
+        ci.applied.emplace_back(a.key, a.setting);
     // A note per ignored key while the notes have room (readers take at most kMaxReportNotes);
     // config_import lists every key regardless.
-    const std::size_t room = report::kMaxReportNotes - std::min(report.notes.size(), report::kMaxReportNotes);
+    const std::size_t room =
+        report::kMaxReportNotes - std::min(report.notes.size(), report::kMaxReportNotes);
     const std::size_t total = result.imported.ignored.size();
     for (std::size_t k = 0; k < total; ++k) {
         const auto& i = result.imported.ignored[k];
         ci.ignored.emplace_back(i.key, i.why);
-        if (total <= room || k + 1 < room) report.notes.push_back(cappedNote("ignored: " + i.key + " — " + i.why));
-        else if (k + 1 == room) report.notes.push_back("… and " + std::to_string(total - k) + " more ignored keys (config_import lists them all)");
+        if (total <= room || k + 1 < room)
+            report.notes.push_back(cappedNote("ignored: " + i.key + " — " + i.why));
+        else if (k + 1 == room)
+            report.notes.push_back("… and " + std::to_string(total - k) +
+                                   " more ignored keys (config_import lists them all)");
     }
     report.configImport = std::move(ci);
 }

@@ -2,40 +2,43 @@
 // --ds-config FILE / --accelerate-config FILE for run, compare and estimate: the file's keys
 // become flags appended to the command line's (flags given there win), and the listing of
 // what was applied and what was ignored is printed and kept for the report.
+#include "config_import/hf_model.h"
+#include "config_import/import.h"
+#include "report/report.h"
+
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "config_import/hf_model.h"
-#include "config_import/import.h"
-#include "report/report.h"
-
 namespace shardscope::cli {
 
 struct ConfigImportResult {
-    std::string source;             // the file as given
+    std::string source; // the file as given
     config_import::Imported imported;
-    std::optional<int> ranks;       // Accelerate's num_processes, when --ranks was not given
+    std::optional<int> ranks; // Accelerate's num_processes, when --ranks was not given
 };
 
 // Which configuration file, if any: {flag, path} from the command's extras. Refuses both at once.
-std::optional<std::pair<std::string, std::string>> configFileFlag(
-    const std::vector<std::pair<std::string, std::string>>& extras);
+std::optional<std::pair<std::string, std::string>>
+configFileFlag(const std::vector<std::pair<std::string, std::string>>& extras);
 
 // run / compare: reads the file, resolves it against the command line (`argv`: as typed, for
 // which flags were given; `ranks`: --ranks or 1) and appends the resulting flags to workerArgs.
-ConfigImportResult importForJob(const std::pair<std::string, std::string>& file, const std::string& command,
-                                std::span<const std::string> argv, int ranks, std::vector<std::string>& workerArgs);
+ConfigImportResult importForJob(const std::pair<std::string, std::string>& file,
+                                const std::string& command, std::span<const std::string> argv,
+                                int ranks, std::vector<std::string>& workerArgs);
 
 // estimate: the same for estimate's flags (--strategy, --precision, --micro-batch, --offload-*,
 // --hybrid-group, --ranks); the model (--model-config) resolves "auto" sizes.
-ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& file, std::vector<std::string>& argv,
+ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& file,
+                                     std::vector<std::string>& argv,
                                      const config_import::HfModel* model);
 
 // run --config-import FILE: the listing of a configuration the GUI imported (the report's
 // config_import object; its flags are already on the command line). nullopt without the flag.
-std::optional<ConfigImportResult> importListing(const std::vector<std::pair<std::string, std::string>>& extras);
+std::optional<ConfigImportResult>
+importListing(const std::vector<std::pair<std::string, std::string>>& extras);
 
 // Prints "config FILE:" and the listing (stdout).
 void printImport(const ConfigImportResult& result);

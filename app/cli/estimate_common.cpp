@@ -1,12 +1,12 @@
 #include "estimate_common.h"
 
+#include "core/error.h"
+
 #include <array>
 #include <charconv>
 #include <cstdio>
 #include <sstream>
 #include <vector>
-
-#include "core/error.h"
 
 namespace shardscope::cli {
 
@@ -20,8 +20,10 @@ std::string scaled(std::uint64_t bytes, double base, const std::array<const char
         ++u;
     }
     char buf[64];
-    if (u == 0) std::snprintf(buf, sizeof buf, "%llu %s", static_cast<unsigned long long>(bytes), units[0]);
-    else std::snprintf(buf, sizeof buf, "%.2f %s", value, units[u]);
+    if (u == 0)
+        std::snprintf(buf, sizeof buf, "%llu %s", static_cast<unsigned long long>(bytes), units[0]);
+    else
+        std::snprintf(buf, sizeof buf, "%.2f %s", value, units[u]);
     return buf;
 }
 
@@ -43,11 +45,13 @@ std::optional<plan::GptShape> modelShapeFlag(const Args& args) {
         std::int64_t v = 0;
         auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
         if (ec != std::errc() || end != item.data() + item.size() || item.empty())
-            throwInvalid("--model-shape expects layers,d,heads,vocab,seq (integers), got '" + *text + "'");
+            throwInvalid("--model-shape expects layers,d,heads,vocab,seq (integers), got '" +
+                         *text + "'");
         fields.push_back(v);
     }
     if (fields.size() != 5)
-        throwInvalid("--model-shape expects 5 fields layers,d,heads,vocab,seq, got '" + *text + "'");
+        throwInvalid("--model-shape expects 5 fields layers,d,heads,vocab,seq, got '" + *text +
+                     "'");
     plan::GptShape shape{fields[0], fields[1], fields[2], fields[3], fields[4]};
     try {
         plan::validate(shape);
@@ -65,7 +69,8 @@ Tier tierFlag(const Args& args, const std::string& flag) {
     throwInvalid(flag + " expects device, host or nvme, got '" + *text + "'");
 }
 
-void rejectFlags(const Args& args, std::initializer_list<const char*> flags, const std::string& why) {
+void rejectFlags(const Args& args, std::initializer_list<const char*> flags,
+                 const std::string& why) {
     for (const char* flag : flags)
         if (args.has(flag)) throwInvalid(std::string(flag) + " " + why);
 }

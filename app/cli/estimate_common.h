@@ -1,17 +1,17 @@
 #pragma once
 // Shared pieces of `shardscope-cli estimate` (cmd_estimate.cpp, estimate_theory.cpp,
 // estimate_deepspeed.cpp). Everything throws Error(InvalidArgument) naming the flag.
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <vector>
-
 #include "args.h"
 #include "config_flags.h"
 #include "config_import/hf_model.h"
 #include "core/categories.h"
 #include "plan/shape.h"
 #include "theory/estimate.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace shardscope::cli {
 
@@ -25,7 +25,8 @@ std::optional<plan::GptShape> modelShapeFlag(const Args& args);
 Tier tierFlag(const Args& args, const std::string& flag);
 
 // Rejects flags of the other estimate mode, e.g. --ranks together with --deepspeed.
-void rejectFlags(const Args& args, std::initializer_list<const char*> flags, const std::string& why);
+void rejectFlags(const Args& args, std::initializer_list<const char*> flags,
+                 const std::string& why);
 
 // The predicted peak of each (shaped) scenario, from the worker's dry run of the real step
 // (shardscope-worker --predict, estimate_predict.cpp). Throws Error(InvalidArgument) when the

@@ -1,12 +1,12 @@
 // estimate --deepspeed zero2|zero3: DeepSpeed's estimate_zero{2,3}_model_states_mem_needs_all_live
 // tables, row for row, next to labelled units (DeepSpeed prints GiB values as "GB").
-#include <cstdio>
-#include <nlohmann/json.hpp>
-#include <vector>
-
 #include "core/error.h"
 #include "estimate_common.h"
 #include "theory/deepspeed.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <vector>
 
 namespace shardscope::cli {
 
@@ -24,16 +24,19 @@ struct DeepSpeedRun {
 };
 
 DeepSpeedRun parseRun(const Args& args) {
-    rejectFlags(args, {"--ranks", "--strategy", "--precision", "--optimizer-bytes", "--hybrid-group",
-                       "--offload-optimizer", "--offload-param", "--micro-batch", "--tp"},
-                "does not apply to --deepspeed (it takes --gpus-per-node and --nodes and lists every offload option)");
+    rejectFlags(args,
+                {"--ranks", "--strategy", "--precision", "--optimizer-bytes", "--hybrid-group",
+                 "--offload-optimizer", "--offload-param", "--micro-batch", "--tp"},
+                "does not apply to --deepspeed (it takes --gpus-per-node and --nodes and lists "
+                "every offload option)");
     DeepSpeedRun run;
     const std::string stage = args.required("--deepspeed");
     if (stage != "zero2" && stage != "zero3")
         throwInvalid("--deepspeed expects zero2 or zero3, got '" + stage + "'");
     run.stage = stage == "zero2" ? 2 : 3;
     const auto shape = modelShapeFlag(args);
-    if (shape && args.has("--params")) throwInvalid("--params and --model-shape exclude each other");
+    if (shape && args.has("--params"))
+        throwInvalid("--params and --model-shape exclude each other");
     if (shape && args.has("--largest-layer"))
         throwInvalid("--largest-layer and --model-shape exclude each other (the shape gives it)");
     run.input.params = shape ? plan::paramCount(*shape) : args.count("--params");
@@ -46,7 +49,8 @@ DeepSpeedRun parseRun(const Args& args) {
     }
     if (args.has("--gpus-per-node"))
         run.input.gpusPerNode = static_cast<int>(args.integer("--gpus-per-node", 1, kMaxGpus));
-    if (args.has("--nodes")) run.input.nodes = static_cast<int>(args.integer("--nodes", 1, kMaxGpus));
+    if (args.has("--nodes"))
+        run.input.nodes = static_cast<int>(args.integer("--nodes", 1, kMaxGpus));
     validate(run.input);
     run.rows = run.stage == 2 ? deepspeedZero2AllLive(run.input) : deepspeedZero3AllLive(run.input);
     return run;
@@ -82,18 +86,23 @@ void printTable(const DeepSpeedRun& run) {
     const DeepSpeedInput& in = run.input;
     constexpr double kGiB = 1073741824.0;
     std::printf("DeepSpeed estimate_zero%d_model_states_mem_needs_all_live (%s)\n", run.stage,
-                run.stage == 2 ? "deepspeed/runtime/zero/stage_1_and_2.py" : "deepspeed/runtime/zero/stage3.py");
+                run.stage == 2 ? "deepspeed/runtime/zero/stage_1_and_2.py"
+                               : "deepspeed/runtime/zero/stage3.py");
     std::printf("Estimated memory needed for params, optim states and gradients for a:\n");
-    std::printf("HW: Setup with %d %s, %d %s per node.\n", in.nodes, in.nodes > 1 ? "nodes" : "node",
-                in.gpusPerNode, in.gpusPerNode > 1 ? "GPUs" : "GPU");
-    std::printf("SW: Model with %lluM total params", static_cast<unsigned long long>(in.params / 1000000));
+    std::printf("HW: Setup with %d %s, %d %s per node.\n", in.nodes,
+                in.nodes > 1 ? "nodes" : "node", in.gpusPerNode,
+                in.gpusPerNode > 1 ? "GPUs" : "GPU");
+    std::printf("SW: Model with %lluM total params",
+                static_cast<unsigned long long>(in.params / 1000000));
     if (run.stage == 3)
-        std::printf(", %lluM largest layer params", static_cast<unsigned long long>(in.largestLayerParams / 1000000));
+        std::printf(", %lluM largest layer params",
+                    static_cast<unsigned long long>(in.largestLayerParams / 1000000));
     std::printf(".\n  per CPU  |  per GPU |   Options   (DeepSpeed's \"GB\" = GiB = 2^30 B)\n");
     for (const auto& r : run.rows)
-        std::printf(" %7.2fGB | %6.2fGB | %s   [cpu %s, gpu %s]\n", static_cast<double>(r.cpuBytes) / kGiB,
-                    static_cast<double>(r.gpuBytes) / kGiB, deepspeedOptions(r, run.stage).c_str(),
-                    humanBytes(r.cpuBytes).c_str(), humanBytes(r.gpuBytes).c_str());
+        std::printf(" %7.2fGB | %6.2fGB | %s   [cpu %s, gpu %s]\n",
+                    static_cast<double>(r.cpuBytes) / kGiB, static_cast<double>(r.gpuBytes) / kGiB,
+                    deepspeedOptions(r, run.stage).c_str(), humanBytes(r.cpuBytes).c_str(),
+                    humanBytes(r.gpuBytes).c_str());
     if (const std::string n = note(run); !n.empty()) std::printf("note: %s\n", n.c_str());
 }
 
@@ -101,8 +110,10 @@ void printTable(const DeepSpeedRun& run) {
 
 int estimateDeepSpeed(const Args& args) {
     const DeepSpeedRun run = parseRun(args);
-    if (args.has("--json")) printJson(run);
-    else printTable(run);
+    if (args.has("--json"))
+        printJson(run);
+    else
+        printTable(run);
     return 0;
 }
 

@@ -1,6 +1,11 @@
 // estimate with a model shape: the predicted peak is the dry run of the real step, which only
 // the worker links (predict/ runs the engine). One `shardscope-worker --predict REQUEST` for all
 // rows, beside the CLI as for `run`.
+#include "core/error.h"
+#include "estimate_common.h"
+#include "launcher.h" // workerPath
+#include "report/prediction.h"
+
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -9,11 +14,6 @@
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include "core/error.h"
-#include "estimate_common.h"
-#include "launcher.h" // workerPath
-#include "report/prediction.h"
 
 extern char** environ;
 
@@ -24,7 +24,8 @@ namespace {
 struct Pipe {
     int fd[2] = {-1, -1};
     Pipe() {
-        if (::pipe(fd) != 0) throw Error(ErrorKind::Io, std::string("pipe: ") + std::strerror(errno));
+        if (::pipe(fd) != 0)
+            throw Error(ErrorKind::Io, std::string("pipe: ") + std::strerror(errno));
     }
     ~Pipe() {
         for (int f : fd)
@@ -51,7 +52,8 @@ Output capture(const std::vector<std::string>& argv) {
     posix_spawn_file_actions_addclose(&actions, out.fd[0]);
     posix_spawn_file_actions_addclose(&actions, err.fd[0]);
     std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    for (const std::string& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     pid_t pid = -1;
     const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
@@ -109,11 +111,14 @@ std::vector<theory::PeakPrediction> dryRunPeaks(const std::vector<theory::Scenar
         throw Error(ErrorKind::Internal, why);
     }
     report::Parsed<std::vector<theory::PeakPrediction>> answer = report::parsePredictAnswer(r.out);
-    if (!answer) throw Error(ErrorKind::Format, "the dry run (" + worker + " --predict) answered: " + answer.error);
+    if (!answer)
+        throw Error(ErrorKind::Format,
+                    "the dry run (" + worker + " --predict) answered: " + answer.error);
     if (answer.value->size() != scenarios.size())
         throw Error(ErrorKind::Format, "the dry run (" + worker + " --predict) answered " +
-                                           std::to_string(answer.value->size()) + " predictions for " +
-                                           std::to_string(scenarios.size()) + " scenarios");
+                                           std::to_string(answer.value->size()) +
+                                           " predictions for " + std::to_string(scenarios.size()) +
+                                           " scenarios");
     return std::move(*answer.value);
 }
 

@@ -1,13 +1,13 @@
 // estimate --params P --ranks N: one row per strategy from the theory engine; with a model
 // shape the predicted peak is the worker's dry run of the step (dryRunPeaks).
+#include "core/error.h"
+#include "estimate_common.h"
+#include "theory/estimate.h"
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
-
-#include "core/error.h"
-#include "estimate_common.h"
-#include "theory/estimate.h"
 
 namespace shardscope::cli {
 
@@ -31,7 +31,8 @@ std::vector<plan::Strategy> strategiesFlag(const Args& args) {
     std::string name;
     while (std::getline(in, name, ',')) {
         if (name == "all") {
-            for (plan::Strategy s : plan::classicStrategies()) out.push_back(s);
+            for (plan::Strategy s : plan::classicStrategies())
+                out.push_back(s);
             if (args.has("--hybrid-group")) out.push_back(plan::Strategy::FsdpHybridShard);
         } else if (auto s = plan::parseStrategy(name)) {
             out.push_back(*s);
@@ -48,7 +49,8 @@ plan::Precision precisionFlag(const Args& args) {
     plan::Precision p;
     if (auto text = args.value("--precision")) {
         auto kind = plan::parsePrecision(*text);
-        if (!kind) throwInvalid("--precision expects bf16, fp16, fp32 or custom, got '" + *text + "'");
+        if (!kind)
+            throwInvalid("--precision expects bf16, fp16, fp32 or custom, got '" + *text + "'");
         p.kind = *kind;
     } else if (args.has("--optimizer-bytes")) {
         p.kind = plan::PrecisionKind::Custom; // K alone implies custom
@@ -57,22 +59,27 @@ plan::Precision precisionFlag(const Args& args) {
         if (p.kind != plan::PrecisionKind::Custom)
             throwInvalid("--optimizer-bytes needs --precision custom, got --precision " +
                          std::string(plan::precisionName(p.kind)));
-        p.customOptimizerBytes = static_cast<std::uint32_t>(args.integer("--optimizer-bytes", 0, 64));
+        p.customOptimizerBytes =
+            static_cast<std::uint32_t>(args.integer("--optimizer-bytes", 0, 64));
     }
     return p;
 }
 
 Scenario baseScenario(const Args& args, const EstimateFiles& files) {
-    rejectFlags(args, {"--largest-layer", "--gpus-per-node", "--nodes"}, "applies only with --deepspeed");
+    rejectFlags(args, {"--largest-layer", "--gpus-per-node", "--nodes"},
+                "applies only with --deepspeed");
     Scenario s;
     s.shape = modelShapeFlag(args);
-    if (s.shape && args.has("--params")) throwInvalid("--params and --model-shape exclude each other");
+    if (s.shape && args.has("--params"))
+        throwInvalid("--params and --model-shape exclude each other");
     if (files.model) {
         // The model's own units: the gathered-unit term of the peak uses their real sizes.
-        if (s.shape || args.has("--params")) throwInvalid("--model-config gives the model: drop --params / --model-shape");
+        if (s.shape || args.has("--params"))
+            throwInvalid("--model-config gives the model: drop --params / --model-shape");
         s.params = files.model->params;
         s.units = files.model->units;
-    } else if (!s.shape) s.params = args.count("--params");
+    } else if (!s.shape)
+        s.params = args.count("--params");
     s.ranks = static_cast<int>(args.integer("--ranks", 1, kMaxRanks));
     s.precision = precisionFlag(args);
     s.offload.optimizer = tierFlag(args, "--offload-optimizer");
@@ -83,18 +90,23 @@ Scenario baseScenario(const Args& args, const EstimateFiles& files) {
             throwInvalid("--hybrid-group " + std::to_string(s.knobs.hybridGroupSize) +
                          " does not divide --ranks " + std::to_string(s.ranks));
     }
-    if (args.has("--micro-batch")) s.activations.microBatch = args.integer("--micro-batch", 1, 1 << 20);
+    if (args.has("--micro-batch"))
+        s.activations.microBatch = args.integer("--micro-batch", 1, 1 << 20);
     if (args.has("--tp")) {
         // A T × D mesh of --ranks: the theory's ranks are the DP group's, its shape one TP slice.
         const auto t = static_cast<int>(args.integer("--tp", 1, kMaxRanks));
-        if (!s.shape) throwInvalid("--tp needs --model-shape (tensor parallelism splits the heads and the MLP)");
+        if (!s.shape)
+            throwInvalid(
+                "--tp needs --model-shape (tensor parallelism splits the heads and the MLP)");
         if (s.ranks % t != 0)
-            throwInvalid("--tp " + std::to_string(t) + " does not divide --ranks " + std::to_string(s.ranks));
+            throwInvalid("--tp " + std::to_string(t) + " does not divide --ranks " +
+                         std::to_string(s.ranks));
         s.shape->tp = t;
         s.ranks /= t;
         if (s.knobs.hybridGroupSize > 0 && s.ranks % s.knobs.hybridGroupSize != 0)
-            throwInvalid("--hybrid-group " + std::to_string(s.knobs.hybridGroupSize) + " does not divide the " +
-                         std::to_string(s.ranks) + " data-parallel ranks (--ranks / --tp)");
+            throwInvalid("--hybrid-group " + std::to_string(s.knobs.hybridGroupSize) +
+                         " does not divide the " + std::to_string(s.ranks) +
+                         " data-parallel ranks (--ranks / --tp)");
     }
     return s;
 }
@@ -111,11 +123,14 @@ std::vector<Row> computeRows(const Args& args, const EstimateFiles& files) {
     }
     if (base.shape) {
         std::vector<Scenario> scenarios;
-        for (const Row& r : rows) scenarios.push_back(r.scenario);
+        for (const Row& r : rows)
+            scenarios.push_back(r.scenario);
         std::vector<PeakPrediction> peaks = dryRunPeaks(scenarios);
-        for (std::size_t i = 0; i < rows.size(); ++i) rows[i].peak = std::move(peaks[i]);
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            rows[i].peak = std::move(peaks[i]);
     } else {
-        for (Row& r : rows) r.peak = closedFormPeak(r.scenario);
+        for (Row& r : rows)
+            r.peak = closedFormPeak(r.scenario);
     }
     return rows;
 }
@@ -123,23 +138,32 @@ std::vector<Row> computeRows(const Args& args, const EstimateFiles& files) {
 nlohmann::json rowJson(const Row& r) {
     const ByteTable& t = r.states.perRank;
     nlohmann::json byCategory = nlohmann::json::object(), byTier = nlohmann::json::object();
-    for (Category c : kAllCategories) byCategory[std::string(categoryName(c))] = t.category(c);
-    for (Tier tier : kAllTiers) byTier[std::string(tierName(tier))] = t.tier(tier);
+    for (Category c : kAllCategories)
+        byCategory[std::string(categoryName(c))] = t.category(c);
+    for (Tier tier : kAllTiers)
+        byTier[std::string(tierName(tier))] = t.tier(tier);
     nlohmann::json derivation = nlohmann::json::array();
     for (const auto& l : r.states.lines)
-        derivation.push_back({{"category", categoryName(l.category)}, {"tier", tierName(l.tier)},
-                              {"bytes", l.bytes}, {"formula", l.formula}, {"source", l.source}});
+        derivation.push_back({{"category", categoryName(l.category)},
+                              {"tier", tierName(l.tier)},
+                              {"bytes", l.bytes},
+                              {"formula", l.formula},
+                              {"source", l.source}});
     nlohmann::json comm = nlohmann::json::object(), collectives = nlohmann::json::array();
     for (const auto& v : r.comm.byKind) {
         comm[std::string(collectiveOpName(v.kind))] = v.sentBytes;
-        collectives.push_back({{"kind", collectiveOpName(v.kind)}, {"payload_bytes", v.payloadBytes},
-                               {"sent_bytes", v.sentBytes}, {"calls", v.calls}});
+        collectives.push_back({{"kind", collectiveOpName(v.kind)},
+                               {"payload_bytes", v.payloadBytes},
+                               {"sent_bytes", v.sentBytes},
+                               {"calls", v.calls}});
     }
     comm["total"] = r.comm.totalSentBytes;
     return {{"strategy", plan::strategyName(r.scenario.strategy)},
             {"per_rank_bytes",
-             {{"param", t.group(StateGroup::Param)}, {"grad", t.group(StateGroup::Grad)},
-              {"optimizer", t.group(StateGroup::Optimizer)}, {"total", t.total()}}},
+             {{"param", t.group(StateGroup::Param)},
+              {"grad", t.group(StateGroup::Grad)},
+              {"optimizer", t.group(StateGroup::Optimizer)},
+              {"total", t.total()}}},
             {"by_category", byCategory},
             {"by_tier", byTier},
             {"shard_count", r.states.shardCount},
@@ -159,8 +183,10 @@ void printJson(const std::vector<Row>& rows, const EstimateFiles& files) {
                           {"precision", plan::precisionName(s.precision.kind)},
                           {"rows", nlohmann::json::array()}};
     if (s.shape)
-        out["model_shape"] = {{"layers", s.shape->layers}, {"d_model", s.shape->dModel},
-                              {"heads", s.shape->heads}, {"vocab", s.shape->vocab},
+        out["model_shape"] = {{"layers", s.shape->layers},
+                              {"d_model", s.shape->dModel},
+                              {"heads", s.shape->heads},
+                              {"vocab", s.shape->vocab},
                               {"seq_len", s.shape->seqLen}};
     // With --tp: "params" and the per-rank rows are one TP slice's, "ranks" the DP group's.
     if (s.shape && s.shape->tp > 1) {
@@ -170,78 +196,106 @@ void printJson(const std::vector<Row>& rows, const EstimateFiles& files) {
     if (const auto& m = files.model) {
         out["largest_layer_params"] = m->largestLayerParams;
         nlohmann::json units = nlohmann::json::array();
-        for (const plan::UnitParams& u : m->units) units.push_back({{"name", u.name}, {"params", u.params}});
-        out["model_config"] = {{"model_type", m->modelType}, {"layers", m->layers}, {"hidden_size", m->hidden},
-                               {"heads", m->heads}, {"kv_heads", m->kvHeads}, {"head_dim", m->headDim},
-                               {"intermediate_size", m->intermediate}, {"vocab", m->vocab},
-                               {"tie_word_embeddings", m->tiedEmbeddings}, {"largest_layer", m->largestLayer},
+        for (const plan::UnitParams& u : m->units)
+            units.push_back({{"name", u.name}, {"params", u.params}});
+        out["model_config"] = {{"model_type", m->modelType},
+                               {"layers", m->layers},
+                               {"hidden_size", m->hidden},
+                               {"heads", m->heads},
+                               {"kv_heads", m->kvHeads},
+                               {"head_dim", m->headDim},
+                               {"intermediate_size", m->intermediate},
+                               {"vocab", m->vocab},
+                               {"tie_word_embeddings", m->tiedEmbeddings},
+                               {"largest_layer", m->largestLayer},
                                {"units", units}};
     }
-    if (files.imported) out["config_import"] = config_import::toJson(files.imported->imported, files.imported->source);
-    for (const Row& r : rows) out["rows"].push_back(rowJson(r));
+    if (files.imported)
+        out["config_import"] =
+            config_import::toJson(files.imported->imported, files.imported->source);
+    for (const Row& r : rows)
+        out["rows"].push_back(rowJson(r));
     std::printf("%s\n", out.dump(2).c_str());
 }
 
 void printDerivation(const Row& r) {
-    std::printf("\nderivation (%s):\n", std::string(plan::strategyName(r.scenario.strategy)).c_str());
+    std::printf("\nderivation (%s):\n",
+                std::string(plan::strategyName(r.scenario.strategy)).c_str());
     for (const auto& l : r.states.lines)
         std::printf("  %-12s %-7s %-24s = %s\n               source: %s\n",
-                    std::string(categoryName(l.category)).c_str(), std::string(tierName(l.tier)).c_str(),
-                    humanBytes(l.bytes).c_str(), l.formula.c_str(), l.source.c_str());
-    std::printf("\ncommunication per rank per step (ring; ≈ %.2f × Ψ·param bytes):\n", r.comm.psiEquivalents);
+                    std::string(categoryName(l.category)).c_str(),
+                    std::string(tierName(l.tier)).c_str(), humanBytes(l.bytes).c_str(),
+                    l.formula.c_str(), l.source.c_str());
+    std::printf("\ncommunication per rank per step (ring; ≈ %.2f × Ψ·param bytes):\n",
+                r.comm.psiEquivalents);
     for (const auto& v : r.comm.byKind)
-        std::printf("  %-14s %4d call(s), buffer %s, sent %s\n", std::string(collectiveOpName(v.kind)).c_str(),
-                    v.calls, humanBytes(v.payloadBytes).c_str(), humanBytes(v.sentBytes).c_str());
+        std::printf("  %-14s %4d call(s), buffer %s, sent %s\n",
+                    std::string(collectiveOpName(v.kind)).c_str(), v.calls,
+                    humanBytes(v.payloadBytes).c_str(), humanBytes(v.sentBytes).c_str());
     std::printf("\npredicted peak (device): %s", humanBytes(r.peak.peakBytes).c_str());
     std::printf("  = states %s + activations %s + gathered %s + full grads %s + buckets %s\n",
                 humanBytes(r.peak.modelStates.tier(Tier::Device)).c_str(),
-                humanBytes(r.peak.activationBytes).c_str(), humanBytes(r.peak.gatheredBytes).c_str(),
-                humanBytes(r.peak.gradFullBytes).c_str(), humanBytes(r.peak.bucketBytes).c_str());
-    for (const auto& note : r.peak.notes) std::printf("  note: %s\n", note.c_str());
+                humanBytes(r.peak.activationBytes).c_str(),
+                humanBytes(r.peak.gatheredBytes).c_str(), humanBytes(r.peak.gradFullBytes).c_str(),
+                humanBytes(r.peak.bucketBytes).c_str());
+    for (const auto& note : r.peak.notes)
+        std::printf("  note: %s\n", note.c_str());
 }
 
 void printTable(const std::vector<Row>& rows, const EstimateFiles& files) {
     const Scenario& s = rows.front().scenario;
     if (files.imported) printImport(*files.imported);
     if (const auto& m = files.model)
-        std::printf("model %s: %lld layers, hidden %lld, %lld heads (%lld key/value, head_dim %lld), intermediate %lld, "
+        std::printf("model %s: %lld layers, hidden %lld, %lld heads (%lld key/value, head_dim "
+                    "%lld), intermediate %lld, "
                     "vocab %lld%s; %llu params, largest layer %s = %llu params\n",
-                    m->modelType.c_str(), static_cast<long long>(m->layers), static_cast<long long>(m->hidden),
-                    static_cast<long long>(m->heads), static_cast<long long>(m->kvHeads),
-                    static_cast<long long>(m->headDim), static_cast<long long>(m->intermediate),
-                    static_cast<long long>(m->vocab), m->tiedEmbeddings ? ", tied embeddings" : "",
+                    m->modelType.c_str(), static_cast<long long>(m->layers),
+                    static_cast<long long>(m->hidden), static_cast<long long>(m->heads),
+                    static_cast<long long>(m->kvHeads), static_cast<long long>(m->headDim),
+                    static_cast<long long>(m->intermediate), static_cast<long long>(m->vocab),
+                    m->tiedEmbeddings ? ", tied embeddings" : "",
                     static_cast<unsigned long long>(m->params), m->largestLayer.c_str(),
                     static_cast<unsigned long long>(m->largestLayerParams));
     const plan::Precision& p = s.precision;
     std::printf("Ψ = %llu params, N = %d ranks, %s (%u+%u+%u B/param)%s\n",
                 static_cast<unsigned long long>(rows.front().states.paramCount), s.ranks,
                 std::string(plan::precisionName(p.kind)).c_str(), p.paramBytes(), p.gradBytes(),
-                p.optimizerBytes(), s.shape || !s.units.empty() ? ", units padded to a multiple of the shard count" : "");
+                p.optimizerBytes(),
+                s.shape || !s.units.empty() ? ", units padded to a multiple of the shard count"
+                                            : "");
     if (s.shape && s.shape->tp > 1)
-        std::printf("tensor parallel T = %lld: Ψ is one TP rank's slice of %llu, N the data-parallel ranks "
-                    "(D = --ranks / T); the TP all-reduces are in the comm column\n",
-                    static_cast<long long>(s.shape->tp),
-                    static_cast<unsigned long long>(plan::modelParamCount(*s.shape)));
+        std::printf(
+            "tensor parallel T = %lld: Ψ is one TP rank's slice of %llu, N the data-parallel ranks "
+            "(D = --ranks / T); the TP all-reduces are in the comm column\n",
+            static_cast<long long>(s.shape->tp),
+            static_cast<unsigned long long>(plan::modelParamCount(*s.shape)));
     std::printf("per-rank model states (GB = 1e9 B, GiB = 2^30 B)\n");
-    std::printf("%-13s %-24s %-24s %-24s %-24s %s\n", "strategy", "param", "grad", "optimizer", "total",
-                "comm sent/step");
+    std::printf("%-13s %-24s %-24s %-24s %-24s %s\n", "strategy", "param", "grad", "optimizer",
+                "total", "comm sent/step");
     for (const Row& r : rows) {
         const ByteTable& t = r.states.perRank;
-        std::printf("%-13s %-24s %-24s %-24s %-24s %s\n", std::string(plan::strategyName(r.scenario.strategy)).c_str(),
-                    humanBytes(t.group(StateGroup::Param)).c_str(), humanBytes(t.group(StateGroup::Grad)).c_str(),
-                    humanBytes(t.group(StateGroup::Optimizer)).c_str(), humanBytes(t.total()).c_str(),
-                    humanBytes(r.comm.totalSentBytes).c_str());
+        std::printf("%-13s %-24s %-24s %-24s %-24s %s\n",
+                    std::string(plan::strategyName(r.scenario.strategy)).c_str(),
+                    humanBytes(t.group(StateGroup::Param)).c_str(),
+                    humanBytes(t.group(StateGroup::Grad)).c_str(),
+                    humanBytes(t.group(StateGroup::Optimizer)).c_str(),
+                    humanBytes(t.total()).c_str(), humanBytes(r.comm.totalSentBytes).c_str());
     }
-    if (rows.size() == 1) printDerivation(rows.front());
-    else std::printf("(--strategy S shows the derivation, communication and peak of one strategy)\n");
+    if (rows.size() == 1)
+        printDerivation(rows.front());
+    else
+        std::printf(
+            "(--strategy S shows the derivation, communication and peak of one strategy)\n");
 }
 
 } // namespace
 
 int estimateTheory(const Args& args, const EstimateFiles& files) {
     const std::vector<Row> rows = computeRows(args, files);
-    if (args.has("--json")) printJson(rows, files);
-    else printTable(rows, files);
+    if (args.has("--json"))
+        printJson(rows, files);
+    else
+        printTable(rows, files);
     return 0;
 }
 

@@ -1,18 +1,17 @@
 #include "launcher.h"
 
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
+#include "core/error.h"
+#include "launch/job.h"
+#include "launch/mpirun.h"
+#include "protocol/stream_writer.h"
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <thread>
-
-#include "core/error.h"
-#include "protocol/stream_writer.h"
-#include "launch/job.h"
-#include "launch/mpirun.h"
+#include <unistd.h>
 
 namespace shardscope::cli {
 namespace {
@@ -29,7 +28,8 @@ public:
         addr.sun_family = AF_UNIX;
         std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
         if (fd_ < 0 || ::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
-            throw Error(ErrorKind::Io, "--stream: cannot connect to " + path + ": " + std::strerror(errno));
+            throw Error(ErrorKind::Io,
+                        "--stream: cannot connect to " + path + ": " + std::strerror(errno));
     }
     ~Forward() {
         if (fd_ >= 0) ::close(fd_);
@@ -76,12 +76,16 @@ std::string workerPath() {
 }
 
 LaunchOutcome launchJob(const LaunchRequest& req) {
-    const auto mpirun = req.direct ? std::optional<std::string>("") : launch::findExecutable(req.mpirun);
-    if (!mpirun) throwInvalid("mpirun not found (install OpenMPI: openmpi-bin) — looked for '" +
-                              req.mpirun + "'");
+    const auto mpirun =
+        req.direct ? std::optional<std::string>("") : launch::findExecutable(req.mpirun);
+    if (!mpirun)
+        throwInvalid("mpirun not found (install OpenMPI: openmpi-bin) — looked for '" + req.mpirun +
+                     "'");
     std::string worker = req.worker;
-    if (worker.empty()) worker = workerPath();
-    else if (!launch::findExecutable(worker)) throwInvalid("--worker: " + worker + " is not an executable");
+    if (worker.empty())
+        worker = workerPath();
+    else if (!launch::findExecutable(worker))
+        throwInvalid("--worker: " + worker + " is not an executable");
 
     // Installed before the job's folder exists: from here on a signal tears the job down and
     // the destructors remove the folder.
@@ -98,8 +102,10 @@ LaunchOutcome launchJob(const LaunchRequest& req) {
     std::vector<std::string> workerArgs = req.workerArgs;
     workerArgs.insert(workerArgs.end(), {"--stream", job.socketPath()});
     std::vector<std::string> argv{worker};
-    if (req.direct) argv.insert(argv.end(), workerArgs.begin(), workerArgs.end());
-    else argv = launch::mpirunArgv(opts, worker, workerArgs);
+    if (req.direct)
+        argv.insert(argv.end(), workerArgs.begin(), workerArgs.end());
+    else
+        argv = launch::mpirunArgv(opts, worker, workerArgs);
     // A job on this machine opens nothing another machine can reach (mpirun's listener binds
     // every interface; its own namespace has only loopback).
     job.setLoopbackOnly(req.direct || launch::singleHost(opts));
@@ -135,7 +141,8 @@ LaunchOutcome launchJob(const LaunchRequest& req) {
         nullptr, req.stallTimeout, req.direct);
     if (out.ending.kind != launch::EndingKind::Completed && !sawEnd && tee.active()) {
         // Close the recording with what the launcher knows, so it stays a valid file.
-        tee.write(protocol::Failure{out.ending.rank.value_or(-1), out.ending.step ? *out.ending.step - 1 : -1,
+        tee.write(protocol::Failure{out.ending.rank.value_or(-1),
+                                    out.ending.step ? *out.ending.step - 1 : -1,
                                     launch::describe(out.ending)});
         tee.write(protocol::End{});
     }

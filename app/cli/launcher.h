@@ -2,14 +2,14 @@
 // Starts `mpirun … shardscope-worker …` (or the worker itself) under a launch::Job, follows
 // its event stream, tees it into a recording and, for the GUI, forwards it to another socket;
 // every way the job can end comes back as one typed launch::JobEnding.
+#include "launch/ending.h"
+#include "protocol/protocol.h"
+
 #include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "protocol/protocol.h"
-#include "launch/ending.h"
 
 namespace shardscope::cli {
 
@@ -19,9 +19,9 @@ struct LaunchRequest {
     std::string hostfile;
     std::vector<std::string> mpirunArgs; // extra, passed through
     std::string mpirun = "mpirun";
-    std::string worker;                  // empty: workerPath()
-    std::string tracePath;               // empty: no recording
-    std::string forwardPath;             // empty: the stream is not forwarded
+    std::string worker;      // empty: workerPath()
+    std::string tracePath;   // empty: no recording
+    std::string forwardPath; // empty: the stream is not forwarded
     std::chrono::milliseconds stallTimeout{60000};
     bool direct = false; // one rank on this machine: start the worker itself, without mpirun
     std::function<void(const protocol::StepSummary&)> onStep; // progress

@@ -1,19 +1,20 @@
 // shardscope-cli: the launcher and reports without a GUI (scripts, CI, clusters).
+#include "commands.h"
+#include "core/error.h"
+
 #include <cstdio>
 #include <exception>
 #include <new>
 #include <string>
 #include <vector>
 
-#include "commands.h"
-#include "core/error.h"
-
 namespace {
 
 constexpr const char* kUsage =
     "usage: shardscope-cli <command> [flags]\n"
     "commands:\n"
-    "  estimate   per-rank memory of DDP / ZeRO-1/2/3 / FSDP from theory (or DeepSpeed's estimators)\n"
+    "  estimate   per-rank memory of DDP / ZeRO-1/2/3 / FSDP from theory (or DeepSpeed's "
+    "estimators)\n"
     "  run        run real training steps and report measured vs theory\n"
     "  compare    run several strategies with the same seed, side by side\n"
     "  report     print saved reports (run --json, compare --json)\n"
@@ -39,14 +40,16 @@ int main(int argc, char** argv) {
         if (command == "report") return cli::cmdReport(rest);
         if (command == "checkpoint") return cli::cmdCheckpoint(rest);
         if (command == "export") return cli::cmdExport(rest);
-        std::fprintf(stderr, "shardscope-cli: unknown command '%s' (try --help)\n", command.c_str());
+        std::fprintf(stderr, "shardscope-cli: unknown command '%s' (try --help)\n",
+                     command.c_str());
         return 2;
     } catch (const Error& e) {
         std::fprintf(stderr, "shardscope-cli %s: %s\n", command.c_str(), e.what());
         return e.isUserInput() ? 2 : 1;
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr,
-                     "shardscope-cli %s: out of host memory: the CLI could not allocate memory for the job's "
+                     "shardscope-cli %s: out of host memory: the CLI could not allocate memory for "
+                     "the job's "
                      "results (std::bad_alloc)\n",
                      command.c_str());
         return 1;

@@ -1,23 +1,24 @@
 #include "report_print.h"
 
-#include <unistd.h>
+#include "core/error.h"
+#include "core/user_files.h"
+#include "estimate_common.h" // humanBytes
+#include "protocol/protocol.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <iterator>
+#include <unistd.h>
 #include <vector>
-
-#include "core/error.h"
-#include "core/user_files.h"
-#include "protocol/protocol.h"
-#include "estimate_common.h" // humanBytes
 
 namespace shardscope::cli {
 namespace {
 
-std::uint64_t kindsTotal(const report::KindValues& v) { return static_cast<std::uint64_t>(report::total(v)); }
+std::uint64_t kindsTotal(const report::KindValues& v) {
+    return static_cast<std::uint64_t>(report::total(v));
+}
 
 double medianStepMs(const report::RunReport& r) {
     std::vector<double> ms = r.stepMs;
@@ -29,17 +30,22 @@ double medianStepMs(const report::RunReport& r) {
 } // namespace
 
 void printRunSummary(const report::RunReport& r) {
-    std::printf("\n%-6s %-28s %-28s %-28s %s\n", "rank", "model states (measured)", "peak (measured)",
-                "comm sent/step", "exposed comm");
+    std::printf("\n%-6s %-28s %-28s %-28s %s\n", "rank", "model states (measured)",
+                "peak (measured)", "comm sent/step", "exposed comm");
     for (const report::RankReport& rank : r.ranks) {
         char exposed[32];
-        std::snprintf(exposed, sizeof exposed, "%.1f%% of step", 100.0 * rank.exposedComm.fractionMedian);
-        std::printf("%-6d %-28s %-28s %-28s %s\n", rank.rank, humanBytes(report::stateTotal(rank.modelStateBytes)).c_str(),
-                    humanBytes(rank.peakTotal).c_str(), humanBytes(kindsTotal(rank.commBytesPerStep)).c_str(), exposed);
+        std::snprintf(exposed, sizeof exposed, "%.1f%% of step",
+                      100.0 * rank.exposedComm.fractionMedian);
+        std::printf("%-6d %-28s %-28s %-28s %s\n", rank.rank,
+                    humanBytes(report::stateTotal(rank.modelStateBytes)).c_str(),
+                    humanBytes(rank.peakTotal).c_str(),
+                    humanBytes(kindsTotal(rank.commBytesPerStep)).c_str(), exposed);
     }
-    // Offloaded runs: the share of a step moving state between tiers with no compute (train/overlap.h).
+    // Offloaded runs: the share of a step moving state between tiers with no compute
+    // (train/overlap.h).
     bool moved = false;
-    for (const report::RankReport& rank : r.ranks) moved = moved || rank.exposedTransfer.transferUnionNs > 0;
+    for (const report::RankReport& rank : r.ranks)
+        moved = moved || rank.exposedTransfer.transferUnionNs > 0;
     if (moved) {
         std::printf("exposed transfers (median share of a step):");
         for (const report::RankReport& rank : r.ranks)
@@ -51,9 +57,10 @@ void printRunSummary(const report::RunReport& r) {
                 humanBytes(r.theory.predictedPeakBytes).c_str(),
                 humanBytes(kindsTotal(r.theory.commBytesPerStep)).c_str(), r.theory.psiEquivalents);
     std::printf("model states equal theory: %s; peak Δ %+.2f%%; comm Δ %+.2f%%\n",
-                r.comparison.modelStatesEqual ? "yes, byte for byte" : "NO", 100.0 * r.comparison.peakDeltaFraction,
-                100.0 * r.comparison.commDeltaFraction);
-    for (const std::string& n : r.notes) std::printf("note: %s\n", protocol::printableText(n).c_str());
+                r.comparison.modelStatesEqual ? "yes, byte for byte" : "NO",
+                100.0 * r.comparison.peakDeltaFraction, 100.0 * r.comparison.commDeltaFraction);
+    for (const std::string& n : r.notes)
+        std::printf("note: %s\n", protocol::printableText(n).c_str());
     if (!r.losses.empty()) std::printf("final loss %.4f; ", r.losses.back());
     std::printf("param digest %s\n", r.paramDigest.c_str());
 }
@@ -61,7 +68,8 @@ void printRunSummary(const report::RunReport& r) {
 void printCompareTable(const report::CompareReport& c) {
     if (c.strategies.empty()) return;
     const report::RunReport& ddp = c.strategies.front();
-    const double ddpStates = static_cast<double>(report::stateTotal(ddp.worstRank().modelStateBytes));
+    const double ddpStates =
+        static_cast<double>(report::stateTotal(ddp.worstRank().modelStateBytes));
     const double ddpTheory = static_cast<double>(report::stateTotal(ddp.theory.modelStateBytes));
     std::printf("\n%-13s %13s %13s %6s %15s %13s %13s %9s %8s %12s\n", "strategy", "states meas.",
                 "states theory", "equal", "savings m/t", "comm meas.", "comm theory", "step ms",
@@ -70,7 +78,8 @@ void printCompareTable(const report::CompareReport& c) {
         const std::uint64_t states = report::stateTotal(r.worstRank().modelStateBytes);
         const std::uint64_t theoryStates = report::stateTotal(r.theory.modelStateBytes);
         char savings[32];
-        std::snprintf(savings, sizeof savings, "%.2f×/%.2f×", ddpStates / static_cast<double>(states),
+        std::snprintf(savings, sizeof savings, "%.2f×/%.2f×",
+                      ddpStates / static_cast<double>(states),
                       ddpTheory / static_cast<double>(theoryStates));
         const double maxDelta = r.maxAbsDeltaVsDdp.value_or(0.0);
         char delta[32];
@@ -79,15 +88,18 @@ void printCompareTable(const report::CompareReport& c) {
         // collectives no compute hid.
         char exposed[16];
         std::snprintf(exposed, sizeof exposed, "%.1f%%", 100.0 * r.exposedCommFraction);
-        std::printf("%-13s %13llu %13llu %6s %15s %13llu %13llu %9.2f %8s %12s\n", r.strategy.c_str(),
-                    static_cast<unsigned long long>(states), static_cast<unsigned long long>(theoryStates),
+        std::printf("%-13s %13llu %13llu %6s %15s %13llu %13llu %9.2f %8s %12s\n",
+                    r.strategy.c_str(), static_cast<unsigned long long>(states),
+                    static_cast<unsigned long long>(theoryStates),
                     states == theoryStates ? "yes" : "NO", savings,
                     static_cast<unsigned long long>(kindsTotal(r.commBytesPerStep)),
-                    static_cast<unsigned long long>(kindsTotal(r.theory.commBytesPerStep)), medianStepMs(r), exposed,
-                    delta);
+                    static_cast<unsigned long long>(kindsTotal(r.theory.commBytesPerStep)),
+                    medianStepMs(r), exposed, delta);
     }
-    std::printf("\nper-rank peak by category (the rank with the largest peak; bytes):\n%-13s", "strategy");
-    for (Category cat : kAllCategories) std::printf(" %11s", std::string(categoryName(cat)).c_str());
+    std::printf("\nper-rank peak by category (the rank with the largest peak; bytes):\n%-13s",
+                "strategy");
+    for (Category cat : kAllCategories)
+        std::printf(" %11s", std::string(categoryName(cat)).c_str());
     std::printf(" %11s %11s\n", "peak", "predicted");
     for (const report::RunReport& r : c.strategies) {
         const report::RankReport& worst = r.worstRank();

@@ -1,8 +1,8 @@
 #pragma once
 // How `run`, `compare` and `report` print typed reports (report/report.h) on stdout.
-#include <string>
-
 #include "report/report.h"
+
+#include <string>
 
 namespace shardscope::cli {
 

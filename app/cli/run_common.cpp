@@ -1,20 +1,9 @@
 #include "run_common.h"
 
-#include "core/step_number.h"
-
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <cerrno>
-#include <cstdio>
-#include <filesystem>
-#include <set>
-#include <sstream>
-
 #include "checkpoint/store.h"
 #include "core/args.h"
 #include "core/error.h"
+#include "core/step_number.h"
 #include "core/user_files.h"
 #include "launch/ending.h"
 #include "launch/mpirun.h"
@@ -22,19 +11,30 @@
 #include "report/files.h"
 #include "runconfig/problems.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <fcntl.h>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace shardscope::cli {
 
 namespace {
-const std::vector<std::string> kLauncherValueFlags = {"--ranks", "--hostfile", "--mpirun-args", "--json",
-                                                      "--trace", "--stall-timeout", "--stream", "--ending",
-                                                      "--worker", "--mpirun"};
+const std::vector<std::string> kLauncherValueFlags = {
+    "--ranks",         "--hostfile", "--mpirun-args", "--json",   "--trace",
+    "--stall-timeout", "--stream",   "--ending",      "--worker", "--mpirun"};
 
 } // namespace
 
 bool noteWhereWritten(const std::string& path, const std::string& wentTo) {
     if (wentTo == path) return true;
     std::fprintf(stderr,
-                 "shardscope-cli: '%s' was written by another process while this job ran; it was not replaced, "
+                 "shardscope-cli: '%s' was written by another process while this job ran; it was "
+                 "not replaced, "
                  "this job's file is '%s'\n",
                  path.c_str(), wentTo.c_str());
     conflicts() += 1;
@@ -46,14 +46,16 @@ int& conflicts() {
     return count;
 }
 
-std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, LauncherFlags& out,
-                                            const std::vector<std::string>& extraValueFlags,
-                                            std::vector<std::pair<std::string, std::string>>& extras) {
+std::vector<std::string>
+splitLauncherFlags(std::span<const std::string> argv, LauncherFlags& out,
+                   const std::vector<std::string>& extraValueFlags,
+                   std::vector<std::pair<std::string, std::string>>& extras) {
     std::vector<std::string> worker;
     auto isIn = [](const std::vector<std::string>& v, const std::string& s) {
         return std::find(v.begin(), v.end(), s) != v.end();
     };
-    std::set<std::string> seen; // a launcher flag given twice is refused, as Args refuses worker flags
+    std::set<std::string>
+        seen; // a launcher flag given twice is refused, as Args refuses worker flags
     for (std::size_t i = 0; i < argv.size(); ++i) {
         std::string flag = argv[i];
         std::optional<std::string> value;
@@ -65,7 +67,8 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
             out.help = true;
             continue;
         }
-        const bool ours = flag == "--shared-device" || isIn(kLauncherValueFlags, flag) || isIn(extraValueFlags, flag);
+        const bool ours = flag == "--shared-device" || isIn(kLauncherValueFlags, flag) ||
+                          isIn(extraValueFlags, flag);
         if (ours && !seen.insert(flag).second) throwInvalid(flag + " is given twice; give it once");
         if (flag == "--shared-device") {
             if (value) throwInvalid("--shared-device takes no value");
@@ -91,28 +94,41 @@ std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, L
         if (flag == "--ranks") {
             const runconfig::Limit& ranks = runconfig::limitOf(runconfig::Field::Ranks);
             out.ranks = static_cast<int>(one.integer("--ranks", ranks.min, ranks.max));
-        } else if (flag == "--hostfile") out.hostfile = *value;
-        else if (flag == "--json") out.jsonPath = *value;
-        else if (flag == "--trace") out.tracePath = *value;
-        else if (flag == "--stall-timeout") out.stallSeconds = one.integer(flag, 1, 86400);
-        else if (flag == "--stream") out.streamPath = *value;
-        else if (flag == "--ending") out.endingPath = *value;
-        else if (flag == "--worker") out.workerPath = *value;
-        else if (flag == "--mpirun") out.mpirun = *value;
+        } else if (flag == "--hostfile")
+            out.hostfile = *value;
+        else if (flag == "--json")
+            out.jsonPath = *value;
+        else if (flag == "--trace")
+            out.tracePath = *value;
+        else if (flag == "--stall-timeout")
+            out.stallSeconds = one.integer(flag, 1, 86400);
+        else if (flag == "--stream")
+            out.streamPath = *value;
+        else if (flag == "--ending")
+            out.endingPath = *value;
+        else if (flag == "--worker")
+            out.workerPath = *value;
+        else if (flag == "--mpirun")
+            out.mpirun = *value;
         else { // --mpirun-args
-            for (std::string& w : launch::splitMpirunArgs(*value)) out.mpirunArgs.push_back(std::move(w));
+            for (std::string& w : launch::splitMpirunArgs(*value))
+                out.mpirunArgs.push_back(std::move(w));
         }
     }
     return worker;
 }
 
-runconfig::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, const LauncherFlags& flags) {
+runconfig::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs,
+                                    const LauncherFlags& flags) {
     std::vector<std::string> args = workerArgs;
     int processes = flags.ranks;
     if (flags.sharedDevice) {
         // One worker process on this machine runs every rank: nothing for mpirun to place.
-        if (!flags.hostfile.empty()) throwInvalid("--hostfile: --shared-device runs every rank in one process on this machine");
-        if (!flags.mpirunArgs.empty()) throwInvalid("--mpirun-args: --shared-device does not use mpirun");
+        if (!flags.hostfile.empty())
+            throwInvalid(
+                "--hostfile: --shared-device runs every rank in one process on this machine");
+        if (!flags.mpirunArgs.empty())
+            throwInvalid("--mpirun-args: --shared-device does not use mpirun");
         args.insert(args.end(), {"--shared-device", "--ranks", std::to_string(flags.ranks)});
         processes = 1;
     }
@@ -142,7 +158,8 @@ void checkOutputsSpareCheckpoints(const std::vector<std::pair<std::string, std::
     for (const auto& [flag, out] : outputs)
         for (const std::string& dir : folders)
             if (!out.empty() && checkpoint::touchesCheckpoint(out, dir))
-                throwInvalid(flag + ": '" + out + "' could replace a part of the checkpoint in '" + dir + "'; give a path outside its steps");
+                throwInvalid(flag + ": '" + out + "' could replace a part of the checkpoint in '" +
+                             dir + "'; give a path outside its steps");
 }
 
 } // namespace
@@ -168,14 +185,18 @@ SaveFolderLock::SaveFolderLock(const runconfig::RunConfig& config) {
     if (!config.saveDir) return;
     const std::string& dir = *config.saveDir;
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-        throw Error(ErrorKind::Io, "--save: cannot create the folder '" + dir + "': " + ioErrorText(errno));
+        throw Error(ErrorKind::Io,
+                    "--save: cannot create the folder '" + dir + "': " + ioErrorText(errno));
     const std::string lock = dir + "/.shardscope-save.lock";
     fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw Error(ErrorKind::Io, "--save: cannot write into '" + dir + "': " + ioErrorText(errno));
+    if (fd_ < 0)
+        throw Error(ErrorKind::Io,
+                    "--save: cannot write into '" + dir + "': " + ioErrorText(errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
         ::close(fd_);
         fd_ = -1;
-        throwInvalid("--save: another job is saving into '" + dir + "'; give another folder or wait for it");
+        throwInvalid("--save: another job is saving into '" + dir +
+                     "'; give another folder or wait for it");
     }
 }
 
@@ -203,7 +224,8 @@ report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags
     req.tracePath = tracePath.value_or("");
     req.stallTimeout = std::chrono::seconds(flags.stallSeconds);
     // One process without mpirun: a single rank, or every rank as a thread (--shared-device).
-    req.direct = config.sharedDevice || (flags.ranks == 1 && flags.hostfile.empty() && flags.mpirunArgs.empty());
+    req.direct = config.sharedDevice ||
+                 (flags.ranks == 1 && flags.hostfile.empty() && flags.mpirunArgs.empty());
     runconfig::RunConfig workerConfig = config;
     // The launcher owns the stream and the recording; the report comes back in the stream.
     workerConfig.streamPath.reset();
@@ -213,17 +235,22 @@ report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags
     const auto steps = config.steps;
     if (!quiet)
         req.onStep = [steps](const protocol::StepSummary& s) {
-            std::printf("step %5lld/%lld  loss %.4f  %9.2f ms\n", static_cast<long long>(displayStep(s.step)),
-                        static_cast<long long>(steps), s.loss, static_cast<double>(s.stepNs) / 1e6);
+            std::printf("step %5lld/%lld  loss %.4f  %9.2f ms\n",
+                        static_cast<long long>(displayStep(s.step)), static_cast<long long>(steps),
+                        s.loss, static_cast<double>(s.stepNs) / 1e6);
             std::fflush(stdout);
         };
     const LaunchOutcome out = launchJob(req);
     if (!flags.endingPath.empty())
         noteWhereWritten(flags.endingPath,
-                         report::writeTextFile(flags.endingPath, launch::toJson(out.ending).dump() + "\n", "--ending"));
+                         report::writeTextFile(flags.endingPath,
+                                               launch::toJson(out.ending).dump() + "\n",
+                                               "--ending"));
     if (out.recordingKeptAs) noteWhereWritten(*tracePath, *out.recordingKeptAs);
-    if (out.ending.kind == launch::EndingKind::InvalidInput) throwInvalid(launch::describe(out.ending));
-    if (out.ending.kind != launch::EndingKind::Completed) throw Error(ErrorKind::Comm, launch::describe(out.ending));
+    if (out.ending.kind == launch::EndingKind::InvalidInput)
+        throwInvalid(launch::describe(out.ending));
+    if (out.ending.kind != launch::EndingKind::Completed)
+        throw Error(ErrorKind::Comm, launch::describe(out.ending));
     report::Parsed<report::RunReport> parsed = report::parseRunReport(*out.reportJson);
     if (!parsed) throw Error(ErrorKind::Format, "the worker's report: " + parsed.error);
     return std::move(*parsed.value);

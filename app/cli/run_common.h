@@ -1,19 +1,18 @@
 #pragma once
 // What `run` and `compare` share: splitting the launcher's flags from the worker's, starting a
 // job through launchJob, and reading its report.
-#include <cstdint>
-#include <functional>
-#include <optional>
-#include <span>
-#include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
 #include "estimate_common.h" // humanBytes
 #include "launcher.h"
 #include "report/report.h"
 #include "runconfig/run_config.h"
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace shardscope::cli {
 
@@ -25,9 +24,9 @@ struct LauncherFlags {
     std::optional<std::string> jsonPath;
     std::optional<std::string> tracePath;
     std::int64_t stallSeconds = 60;
-    std::string streamPath;  // --stream: also forward the live event stream to this socket
-    std::string endingPath;  // --ending: write the job's typed ending here (JSON)
-    std::string workerPath;  // --worker: this shardscope-worker instead of the one beside the CLI
+    std::string streamPath; // --stream: also forward the live event stream to this socket
+    std::string endingPath; // --ending: write the job's typed ending here (JSON)
+    std::string workerPath; // --worker: this shardscope-worker instead of the one beside the CLI
     std::string mpirun = "mpirun"; // --mpirun
     bool sharedDevice = false; // --shared-device: the worker runs the ranks as threads (no mpirun)
     bool help = false;
@@ -36,16 +35,18 @@ struct LauncherFlags {
 // Takes the launcher flags out of argv; the rest (including --backend) is returned.
 // `extraValueFlags` / `extraSwitches` are command-specific flags also taken out (values land
 // in `extras`). Throws Error(InvalidArgument) naming the flag.
-std::vector<std::string> splitLauncherFlags(std::span<const std::string> argv, LauncherFlags& out,
-                                            const std::vector<std::string>& extraValueFlags,
-                                            std::vector<std::pair<std::string, std::string>>& extras);
+std::vector<std::string>
+splitLauncherFlags(std::span<const std::string> argv, LauncherFlags& out,
+                   const std::vector<std::string>& extraValueFlags,
+                   std::vector<std::pair<std::string, std::string>>& extras);
 
 // The worker's configuration for these flags, validated before anything is launched: with
 // --shared-device the worker gets --shared-device --ranks N (one process, N rank threads);
 // --backend cuda needs a CUDA device here unless --hostfile sends the ranks elsewhere
 // (otherwise the probe's reason). Throws
 // Error(InvalidArgument) / Error(Io) naming the flag.
-runconfig::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs, const LauncherFlags& flags);
+runconfig::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs,
+                                    const LauncherFlags& flags);
 
 // Runs one configuration (already validated) and returns its report, or throws with the job's
 // one-line ending (launch::describe): Error(InvalidArgument) when the worker refused its
@@ -82,6 +83,5 @@ private:
 // whether the file went where it was asked to.
 bool noteWhereWritten(const std::string& path, const std::string& wentTo);
 int& conflicts(); // how many outputs this process could not put in place
-
 
 } // namespace shardscope::cli

@@ -19,7 +19,9 @@ namespace shardscope::worker {
 
 namespace {
 
-bool hybrid(const train::RunConfig& c) { return plan::policyFor(c.strategy).hybrid; }
+bool hybrid(const train::RunConfig& c) {
+    return plan::policyFor(c.strategy).hybrid;
+}
 
 // The mesh's colors and groups (TP, DP, HYBRID's shard and replica groups): plan/mesh.h, shared
 // with the replay, which tells from them who talked to whom.
@@ -38,26 +40,29 @@ device::CudaDevice& asCuda(device::Device& d) {
 #endif
 
 // One shared group over `members` (ranks of the job): communicator i belongs to members[i].
-std::vector<std::unique_ptr<comm::Communicator>> sharedGroup(const train::RunConfig& c,
-                                                             const std::vector<device::Device*>& devices,
-                                                             const std::vector<int>& members) {
+std::vector<std::unique_ptr<comm::Communicator>>
+sharedGroup(const train::RunConfig& c, const std::vector<device::Device*>& devices,
+            const std::vector<int>& members) {
     if (c.backend == train::Backend::Cuda) {
 #if SHARDSCOPE_HAVE_CUDA
         std::vector<device::CudaDevice*> cuda;
-        for (int r : members) cuda.push_back(&asCuda(*devices[static_cast<std::size_t>(r)]));
+        for (int r : members)
+            cuda.push_back(&asCuda(*devices[static_cast<std::size_t>(r)]));
         return comm::makeSharedDeviceCommunicators(cuda);
 #else
         throw Error(ErrorKind::InvalidArgument, "--backend cuda: this build has no CUDA support");
 #endif
     }
     std::vector<device::Device*> host;
-    for (int r : members) host.push_back(devices[static_cast<std::size_t>(r)]);
+    for (int r : members)
+        host.push_back(devices[static_cast<std::size_t>(r)]);
     return comm::makeSharedHostCommunicators(host);
 }
 
 // Hands each member its communicator of one group; returns the raw pointers by rank.
-void distribute(std::vector<std::unique_ptr<comm::Communicator>> group, const std::vector<int>& members,
-                std::vector<RankComms>& out, comm::Communicator* strategy::CommGroups::*slot) {
+void distribute(std::vector<std::unique_ptr<comm::Communicator>> group,
+                const std::vector<int>& members, std::vector<RankComms>& out,
+                comm::Communicator* strategy::CommGroups::*slot) {
     for (std::size_t i = 0; i < members.size(); ++i) {
         RankComms& rc = out[static_cast<std::size_t>(members[i])];
         rc.groups.*slot = group[i].get();
@@ -74,8 +79,9 @@ std::optional<std::string> backendUnavailable(const train::RunConfig& c) {
     if (!cuda.available) return "--backend cuda: " + cuda.reason;
     return std::nullopt;
 #else
-    return std::string("--backend cuda: this build has no CUDA support (configure with nvcc available, "
-                       "SHARDSCOPE_CUDA=AUTO or ON)");
+    return std::string(
+        "--backend cuda: this build has no CUDA support (configure with nvcc available, "
+        "SHARDSCOPE_CUDA=AUTO or ON)");
 #endif
 }
 
@@ -91,11 +97,13 @@ std::unique_ptr<device::Device> makeSharedRankDevice(const train::RunConfig& c, 
     return std::make_unique<device::CpuDevice>(ledger);
 }
 
-std::vector<RankComms> makeSharedComms(const train::RunConfig& c, const std::vector<device::Device*>& devices) {
+std::vector<RankComms> makeSharedComms(const train::RunConfig& c,
+                                       const std::vector<device::Device*>& devices) {
     const int n = static_cast<int>(devices.size());
     std::vector<RankComms> out(devices.size());
     std::vector<int> everyone;
-    for (int r = 0; r < n; ++r) everyone.push_back(r);
+    for (int r = 0; r < n; ++r)
+        everyone.push_back(r);
     distribute(sharedGroup(c, devices, everyone), everyone, out, &strategy::CommGroups::world);
     // Separate shared groups, each with its own rendezvous: a rank is in several groups and
     // calls them in the order the model and the strategy do, exactly like the MPI split
@@ -103,22 +111,28 @@ std::vector<RankComms> makeSharedComms(const train::RunConfig& c, const std::vec
     const int t = c.tensorParallel, d = n / t;
     if (t > 1) {
         for (const auto& members : groupsBy(n, [&](int r) { return tensorColor(r, t); }))
-            distribute(sharedGroup(c, devices, members), members, out, &strategy::CommGroups::tensor);
+            distribute(sharedGroup(c, devices, members), members, out,
+                       &strategy::CommGroups::tensor);
         for (const auto& members : groupsBy(n, [&](int r) { return dataColor(r, t); }))
             distribute(sharedGroup(c, devices, members), members, out, &strategy::CommGroups::data);
     } else {
-        for (RankComms& rc : out) rc.groups.data = rc.groups.world;
+        for (RankComms& rc : out)
+            rc.groups.data = rc.groups.world;
     }
     if (hybrid(c)) {
         const int g = c.knobs.hybridGroupSize;
         for (const auto& members : groupsBy(n, [&](int r) { return shardColor(r, t, d, g); }))
-            distribute(sharedGroup(c, devices, members), members, out, &strategy::CommGroups::shard);
+            distribute(sharedGroup(c, devices, members), members, out,
+                       &strategy::CommGroups::shard);
         for (const auto& members : groupsBy(n, [&](int r) { return replicaColor(r, t, g); }))
-            distribute(sharedGroup(c, devices, members), members, out, &strategy::CommGroups::replica);
+            distribute(sharedGroup(c, devices, members), members, out,
+                       &strategy::CommGroups::replica);
     } else {
-        for (RankComms& rc : out) rc.groups.shard = rc.groups.data;
+        for (RankComms& rc : out)
+            rc.groups.shard = rc.groups.data;
     }
-    for (RankComms& rc : out) configureComms(rc, c);
+    for (RankComms& rc : out)
+        configureComms(rc, c);
     return out;
 }
 
@@ -136,9 +150,11 @@ MpiRankSetup makeMpiRank(const train::RunConfig& c, Ledger& ledger, int rank, in
             return s.comms.owned.back().get();
         };
         auto split = [&](int color) {
-            return add(mpi ? comm::makeMpiSplitCommunicator(dev, color, rank) : comm::makeSelfCommunicator(dev));
+            return add(mpi ? comm::makeMpiSplitCommunicator(dev, color, rank)
+                           : comm::makeSelfCommunicator(dev));
         };
-        s.comms.groups.world = add(mpi ? comm::makeMpiWorldCommunicator(dev) : comm::makeSelfCommunicator(dev));
+        s.comms.groups.world =
+            add(mpi ? comm::makeMpiWorldCommunicator(dev) : comm::makeSelfCommunicator(dev));
         s.comms.groups.data = s.comms.groups.world;
         if (t > 1) { // split once: the TP group, then the DP group
             s.comms.groups.tensor = split(tensorColor(rank, t));
@@ -172,7 +188,8 @@ MpiRankSetup makeMpiRank(const train::RunConfig& c, Ledger& ledger, int rank, in
     s.comms.owned.push_back(comm::makeNcclCommunicator(dev, std::move(host)));
     s.comms.groups.world = s.comms.groups.data = s.comms.groups.shard = s.comms.owned.back().get();
     auto split = [&](int color) {
-        s.comms.owned.push_back(comm::makeNcclCommunicator(dev, comm::makeMpiSplitCommunicator(nullptr, color, rank)));
+        s.comms.owned.push_back(
+            comm::makeNcclCommunicator(dev, comm::makeMpiSplitCommunicator(nullptr, color, rank)));
         return s.comms.owned.back().get();
     };
     if (t > 1) {
@@ -186,7 +203,8 @@ MpiRankSetup makeMpiRank(const train::RunConfig& c, Ledger& ledger, int rank, in
     configureComms(s.comms, c);
     return s;
 #else
-    throwInvalid("--backend cuda with several MPI ranks needs NCCL, which this build lacks (set NCCL_HOME and "
+    throwInvalid("--backend cuda with several MPI ranks needs NCCL, which this build lacks (set "
+                 "NCCL_HOME and "
                  "reconfigure); several ranks on one GPU: --shared-device --ranks N");
 #endif
 #else

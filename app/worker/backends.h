@@ -13,16 +13,16 @@
 // [k·G, (k+1)·G), replica groups of the ranks with the same index in their shard group.
 // CUDA pieces exist when the build has them (SHARDSCOPE_HAVE_CUDA / SHARDSCOPE_HAVE_NCCL);
 // otherwise --backend cuda is refused with a line saying what the build lacks.
-#include <memory>
-#include <optional>
-#include <string>
-#include <vector>
-
 #include "core/ledger.h"
 #include "device/device.h"
 #include "rank.h"
 #include "train/report.h"
 #include "train/run_config.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace shardscope::worker {
 
@@ -31,7 +31,8 @@ namespace shardscope::worker {
 std::optional<std::string> backendUnavailable(const train::RunConfig& config);
 
 // --shared-device: rank r's device on `ledger` (CPU, or GPU 0).
-std::unique_ptr<device::Device> makeSharedRankDevice(const train::RunConfig& config, Ledger& ledger);
+std::unique_ptr<device::Device> makeSharedRankDevice(const train::RunConfig& config,
+                                                     Ledger& ledger);
 // --shared-device: every rank's communicators over their devices (index = rank), configured.
 std::vector<RankComms> makeSharedComms(const train::RunConfig& config,
                                        const std::vector<device::Device*>& devices);

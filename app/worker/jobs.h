@@ -1,10 +1,10 @@
 #pragma once
 // The two ways the worker hosts ranks. Both return the process's exit code (0, or 1 after a
 // rank failed, with the one line printed and a Failure record written where rank 0 can).
+#include "train/run_config.h"
+
 #include <string>
 #include <vector>
-
-#include "train/run_config.h"
 
 namespace shardscope::worker {
 

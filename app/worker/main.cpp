@@ -15,16 +15,6 @@
 // OpenMPI's own multi-line MPI_ABORT notice is switched off, the one line says it all).
 // A checkpoint to resume whose data turns out damaged while the ranks load it is bad input:
 // one line naming the file, exit 2 (train::CheckpointError).
-#include <sys/prctl.h>
-
-#include <algorithm>
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
-#include <optional>
-#include <string>
-#include <vector>
-
 #include "backends.h"
 #include "comm/mpi_communicator.h"
 #include "core/error.h"
@@ -32,6 +22,15 @@
 #include "jobs.h"
 #include "kernels/cpu/gemm.h"
 #include "train/run_config.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <sys/prctl.h>
+#include <vector>
 
 using namespace shardscope;
 
@@ -43,11 +42,13 @@ constexpr const char* kUsage =
     "  The ranks of one training job, started by shardscope-cli or the GUI (under mpirun, one\n"
     "  process per rank; with --shared-device --ranks N, N rank threads in one process).\n"
     "  Flags (runconfig/run_config.h):\n"
-    "  --model tiny|small|medium|gpt100m --strategy ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid\n"
+    "  --model tiny|small|medium|gpt100m --strategy "
+    "ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid\n"
     "  --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]\n"
     "  [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]\n"
     "  [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]\n"
-    "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]\n"
+    "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events] [--backend "
+    "cpu|cuda]\n"
     "  [--offload-optimizer device|host|nvme] [--offload-params device|host|nvme]\n"
     "  [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]\n"
     "  [--shared-device --ranks N] [--tp T]  (T x D mesh: T consecutive ranks split each block)\n"
@@ -71,7 +72,8 @@ int refuse(int rank, const Error& e) {
 // --backend cuda on every rank: each probes its own GPUs, and they agree before any GPU work
 // so that all exit 2 together (rank 0 says why, naming another rank when it was that one's
 // machine), instead of some ranks waiting in collectives for ranks that left.
-std::optional<std::string> agreedBackendProblem(const train::RunConfig& config, int rank, int size) {
+std::optional<std::string> agreedBackendProblem(const train::RunConfig& config, int rank,
+                                                int size) {
     std::optional<std::string> mine = worker::backendUnavailable(config);
     if (size == 1 || config.backend == train::Backend::Cpu) return mine;
     const std::unique_ptr<comm::Communicator> world = comm::makeMpiWorldCommunicator(nullptr);
@@ -101,7 +103,8 @@ int main(int argc, char** argv) {
         return 0;
     }
     // A prediction runs no ranks: no MPI, no backend.
-    if (std::find(args.begin(), args.end(), "--predict") != args.end()) return worker::runPredict(args);
+    if (std::find(args.begin(), args.end(), "--predict") != args.end())
+        return worker::runPredict(args);
     // A --shared-device job is one process that needs no MPI; skipping MPI's start-up spares a
     // singleton's ~0.4 s. Under mpirun MPI is initialised all the same, so that the job size can
     // be checked (parseRunConfig refuses --shared-device in a job of several processes).
@@ -126,5 +129,6 @@ int main(int argc, char** argv) {
     } catch (const Error& e) {
         return refuse(rank, e);
     }
-    return config.sharedDevice ? worker::runSharedJob(config) : worker::runMpiJob(config, rank, size);
+    return config.sharedDevice ? worker::runSharedJob(config)
+                               : worker::runMpiJob(config, rank, size);
 }

@@ -1,18 +1,18 @@
 // One rank per process under mpirun. Errors inside a rank: its one line, a Failure record when
 // it is rank 0 (which holds the stream), and MPI_Abort so that the whole job ends at once (a job
 // of one process just returns 1). A damaged checkpoint to resume is bad input: exit 2.
-#include <cstdio>
-#include <cstdlib>
-#include <exception>
-#include <optional>
-#include <string>
-
 #include "backends.h"
 #include "comm/mpi_communicator.h"
 #include "jobs.h"
 #include "launch/progress.h"
 #include "rank.h"
 #include "train/checkpointing.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+#include <string>
 
 namespace shardscope::worker {
 namespace {
@@ -65,8 +65,10 @@ int runMpiJob(const train::RunConfig& config, int rank, int size) {
         const auto* ckpt = dynamic_cast<const train::CheckpointError*>(&e);
         const int code = ckpt && ckpt->badInput() ? 2 : 1;
         const int who = ckpt ? ckpt->rank() : rank;
-        if (code == 2) std::fprintf(stderr, "shardscope-worker: %s\n", message.c_str());
-        else printRankFailure(who, step, config.steps, message);
+        if (code == 2)
+            std::fprintf(stderr, "shardscope-worker: %s\n", message.c_str());
+        else
+            printRankFailure(who, step, config.steps, message);
         if (rank == 0 && writer.active()) {
             try {
                 writer.write(protocol::Failure{who, step, message});

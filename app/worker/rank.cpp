@@ -1,19 +1,19 @@
 #include "rank.h"
 
-#include <chrono>
-#include <new>
-#include <cstdio>
-#include <utility>
-
 #include "backends.h"
 #include "core/error.h"
 #include "core/ledger.h"
-#include "protocol/protocol.h"
 #include "predict/predict.h"
+#include "protocol/protocol.h"
 #include "train/checkpointing.h"
 #include "train/overlap.h"
 #include "train/report.h"
 #include "train/trainer.h"
+
+#include <chrono>
+#include <cstdio>
+#include <new>
+#include <utility>
 
 namespace shardscope::worker {
 
@@ -52,7 +52,8 @@ void shipEvents(RankEvents& events, comm::Communicator& world, StreamWriter* wri
     events.pending.clear();
     const std::vector<std::string> parts = world.gatherBytes(protocol::encode(batch), 0);
     if (!writer || !writer->active()) return;
-    for (const std::string& part : parts) writer->writeEncoded(part);
+    for (const std::string& part : parts)
+        writer->writeEncoded(part);
 }
 
 } // namespace
@@ -64,8 +65,8 @@ void configureComms(RankComms& comms, const train::RunConfig& config) {
     }
 }
 
-void runRank(const train::RunConfig& cfg, device::Device& device, const strategy::CommGroups& groups,
-             StreamWriter* writer) {
+void runRank(const train::RunConfig& cfg, device::Device& device,
+             const strategy::CommGroups& groups, StreamWriter* writer) {
     Ledger& ledger = device.ledger();
     ledger.setCapacity(Tier::Device, cfg.capacityBytes);
     comm::Communicator& world = *groups.world;
@@ -86,8 +87,10 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
 
     // Handshakes (one per rank, rank 0 first), then the states' allocations (step −1).
     if (writer) {
-        const std::string configJson = train::handshakeJson(cfg, trainer.model().units(), predicted.peakBytes).dump();
-        for (int r = 0; r < size; ++r) writer->write(protocol::Handshake{r, size, configJson});
+        const std::string configJson =
+            train::handshakeJson(cfg, trainer.model().units(), predicted.peakBytes).dump();
+        for (int r = 0; r < size; ++r)
+            writer->write(protocol::Handshake{r, size, configJson});
     }
     shipEvents(events, world, writer);
 
@@ -98,7 +101,8 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
     if (cfg.resumePath) {
         outcome.resumedFrom = train::resumeCheckpoint(trainer, cfg, *cfg.resumePath).from;
         // Deriving the working parameters may all-gather (ZeRO-1/2): not a training step's traffic.
-        for (comm::Communicator* c : groups.distinct()) c->resetStats();
+        for (comm::Communicator* c : groups.distinct())
+            c->resetStats();
         shipEvents(events, world, writer);
     }
     ByteTable modelStates;
@@ -131,16 +135,19 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
     mine.rank = rank;
     mine.peak = ledger.peak();
     mine.peakTotal = ledger.peakBytes();
-    for (Tier t : kAllTiers) mine.tierPeaks[index(t)] = ledger.peakTierBytes(t);
+    for (Tier t : kAllTiers)
+        mine.tierPeaks[index(t)] = ledger.peakTierBytes(t);
     mine.modelStates = modelStates;
-    for (comm::Communicator* c : groups.distinct()) mine.comm.add(c->stats());
+    for (comm::Communicator* c : groups.distinct())
+        mine.comm.add(c->stats());
     mine.overlap = events.overlap.steps();
     mine.device = measureDevice(device);
     const std::vector<std::string> results = world.gatherBytes(train::encodeRankResult(mine), 0);
     if (rank != 0) return;
 
     outcome.digest = train::fnv1a(weights);
-    for (const std::string& r : results) outcome.ranks.push_back(train::decodeRankResult(r));
+    for (const std::string& r : results)
+        outcome.ranks.push_back(train::decodeRankResult(r));
     const std::string report = train::buildReport(outcome).dump(2) + "\n";
     if (cfg.weightsPath) train::writeWeightsFile(*cfg.weightsPath, weights);
     if (cfg.jsonPath) train::writeTextFile(*cfg.jsonPath, report, "--json");
@@ -153,19 +160,23 @@ void runRank(const train::RunConfig& cfg, device::Device& device, const strategy
 
 std::string describeFailure(const std::exception& e) {
     if (dynamic_cast<const std::bad_alloc*>(&e))
-        return "out of host memory: this process could not allocate memory for the rank's model, optimizer "
-               "states, activations or buffers (std::bad_alloc); try a smaller --model or --micro-batch, or "
+        return "out of host memory: this process could not allocate memory for the rank's model, "
+               "optimizer "
+               "states, activations or buffers (std::bad_alloc); try a smaller --model or "
+               "--micro-batch, or "
                "fewer ranks on this machine";
     return e.what();
 }
 
-void printRankFailure(int rank, std::int64_t ledgerStep, std::int64_t steps, const std::string& message) {
+void printRankFailure(int rank, std::int64_t ledgerStep, std::int64_t steps,
+                      const std::string& message) {
     // Steps are counted from 1 for people (the progress lines do the same); -1 is setup, and
     // the ledger's step after the last one is the final weights and the report.
-    const std::string when = ledgerStep < 0       ? "setup"
+    const std::string when = ledgerStep < 0        ? "setup"
                              : ledgerStep >= steps ? "after step " + std::to_string(steps)
                                                    : "step " + std::to_string(ledgerStep + 1);
-    std::fprintf(stderr, "shardscope-worker: rank %d, %s: %s\n", rank, when.c_str(), message.c_str());
+    std::fprintf(stderr, "shardscope-worker: rank %d, %s: %s\n", rank, when.c_str(),
+                 message.c_str());
     std::fflush(stderr);
 }
 

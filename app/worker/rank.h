@@ -2,17 +2,17 @@
 // One rank of a training job, however it is hosted: a process under mpirun (mpi_job.cpp) or a
 // thread of a --shared-device worker (shared_job.cpp). The host builds the rank's Ledger,
 // Device and communicators; runRank does everything else the same way in both.
+#include "comm/communicator.h"
+#include "device/device.h"
+#include "protocol/stream_writer.h"
+#include "strategy/sharding.h"
+#include "train/run_config.h"
+
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "comm/communicator.h"
-#include "protocol/stream_writer.h"
-#include "device/device.h"
-#include "strategy/sharding.h"
-#include "train/run_config.h"
 
 namespace shardscope::worker {
 
@@ -32,8 +32,8 @@ void configureComms(RankComms& comms, const train::RunConfig& config);
 // which writes the report (--json, --weights-out, the stream's Report and End).
 // Sets the device ledger's capacity from the configuration. Throws whatever fails; the
 // ledger's step says where (-1: setup). The ledger's event sink is cleared before returning.
-void runRank(const train::RunConfig& config, device::Device& device, const strategy::CommGroups& groups,
-             StreamWriter* writer);
+void runRank(const train::RunConfig& config, device::Device& device,
+             const strategy::CommGroups& groups, StreamWriter* writer);
 
 // What a rank's exception says, for people: e.what(), except that std::bad_alloc (whose what()
 // is only "std::bad_alloc") becomes a sentence saying which memory ran out.
@@ -41,6 +41,7 @@ std::string describeFailure(const std::exception& e);
 
 // "shardscope-worker: rank R, step S: message" (S counted from 1; "setup" before the first
 // step, "after step K" once the K steps are done), flushed: the one line a failing job prints.
-void printRankFailure(int rank, std::int64_t ledgerStep, std::int64_t steps, const std::string& message);
+void printRankFailure(int rank, std::int64_t ledgerStep, std::int64_t steps,
+                      const std::string& message);
 
 } // namespace shardscope::worker

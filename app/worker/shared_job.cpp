@@ -7,6 +7,12 @@
 // one line, a Failure record on rank 0's stream — and exits 1. Nothing can hang: peers blocked
 // in a collective fail when the group breaks or at the collective deadline, and if a thread is
 // still busy long after that, the process ends without waiting for it.
+#include "backends.h"
+#include "core/error.h"
+#include "jobs.h"
+#include "rank.h"
+#include "train/checkpointing.h"
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -16,12 +22,6 @@
 #include <optional>
 #include <system_error>
 #include <thread>
-
-#include "backends.h"
-#include "core/error.h"
-#include "jobs.h"
-#include "rank.h"
-#include "train/checkpointing.h"
 
 namespace shardscope::worker {
 
@@ -38,7 +38,8 @@ struct RankFailure {
 // The barrier's wording when a peer's communicator went away (comm/shared_device_communicator.h).
 bool isConsequence(const std::exception& e) {
     const auto* error = dynamic_cast<const Error*>(&e);
-    return error && error->kind() == ErrorKind::Comm && std::string(e.what()).find("left the group") != std::string::npos;
+    return error && error->kind() == ErrorKind::Comm &&
+           std::string(e.what()).find("left the group") != std::string::npos;
 }
 
 class Supervisor {
@@ -64,7 +65,8 @@ public:
         while (running_ > 0) {
             if (failures_.empty()) {
                 cv_.wait(lock);
-            } else if (cv_.wait_until(lock, firstFailure_ + grace) == std::cv_status::timeout && running_ > 0) {
+            } else if (cv_.wait_until(lock, firstFailure_ + grace) == std::cv_status::timeout &&
+                       running_ > 0) {
                 return false;
             }
         }
@@ -139,24 +141,29 @@ int runSharedJob(const train::RunConfig& config) {
         auto body = [&, r] {
             RankComms mine = std::move(comms[static_cast<std::size_t>(r)]);
             try {
-                runRank(config, *devices[static_cast<std::size_t>(r)], mine.groups, r == 0 ? &writer : nullptr);
+                runRank(config, *devices[static_cast<std::size_t>(r)], mine.groups,
+                        r == 0 ? &writer : nullptr);
             } catch (const comm::CollectiveTimeout& e) {
                 // The rank that did not arrive is the cause, not this one that waited for it.
                 const std::int64_t step = ledgers[static_cast<std::size_t>(r)]->step();
                 if (e.groupSize() == n && !e.missing().empty())
                     supervisor.failed({e.missing().front(), step,
-                                       "it did not arrive at the " + e.collective() + " (rank " + std::to_string(r) +
-                                           " waited " + std::to_string(config.timeoutMs) + " ms)",
+                                       "it did not arrive at the " + e.collective() + " (rank " +
+                                           std::to_string(r) + " waited " +
+                                           std::to_string(config.timeoutMs) + " ms)",
                                        false});
                 else
                     supervisor.failed({r, step, e.what(), false});
             } catch (const train::CheckpointError& e) {
                 // Rank 0 reports it for the rank whose file or disk failed.
-                supervisor.failed({e.rank(), ledgers[static_cast<std::size_t>(r)]->step(), e.what(), false, e.badInput()});
+                supervisor.failed({e.rank(), ledgers[static_cast<std::size_t>(r)]->step(), e.what(),
+                                   false, e.badInput()});
             } catch (const std::exception& e) {
-                supervisor.failed({r, ledgers[static_cast<std::size_t>(r)]->step(), describeFailure(e), isConsequence(e)});
+                supervisor.failed({r, ledgers[static_cast<std::size_t>(r)]->step(),
+                                   describeFailure(e), isConsequence(e)});
             } catch (...) {
-                supervisor.failed({r, ledgers[static_cast<std::size_t>(r)]->step(), "unknown exception", false});
+                supervisor.failed(
+                    {r, ledgers[static_cast<std::size_t>(r)]->step(), "unknown exception", false});
             }
             mine.owned.clear(); // leave every group now (breaks it for peers if this rank failed)
             supervisor.finished(r);
@@ -165,7 +172,8 @@ int runSharedJob(const train::RunConfig& config) {
             threads.emplace_back(body);
         } catch (const std::system_error& e) {
             // The ranks that could not start leave their groups, so the started ones stop too.
-            supervisor.failed({r, -1, std::string("cannot start the rank's thread: ") + e.what(), false});
+            supervisor.failed(
+                {r, -1, std::string("cannot start the rank's thread: ") + e.what(), false});
             for (int q = r; q < n; ++q) {
                 comms[static_cast<std::size_t>(q)].owned.clear();
                 supervisor.finished(q);
@@ -175,15 +183,18 @@ int runSharedJob(const train::RunConfig& config) {
     }
     // Peers of a failed rank fail when they reach a broken group, at the latest at the collective
     // deadline; a thread still running well after that is stuck outside any collective.
-    const bool allDone = supervisor.waitAll(std::chrono::milliseconds(config.timeoutMs) + std::chrono::seconds(5));
+    const bool allDone =
+        supervisor.waitAll(std::chrono::milliseconds(config.timeoutMs) + std::chrono::seconds(5));
     const std::optional<RankFailure> cause = supervisor.cause();
     if (!allDone) {
-        printRankFailure(cause->rank, cause->step, config.steps, cause->message + " (a rank thread did not stop; ending the process)");
+        printRankFailure(cause->rank, cause->step, config.steps,
+                         cause->message + " (a rank thread did not stop; ending the process)");
         // Rank 0's thread may still use the stream: write the Failure record only if it is done.
         if (supervisor.rankZeroDone()) writeFailure(writer, *cause);
         std::_Exit(1); // the stuck thread cannot be joined or cancelled
     }
-    for (std::thread& t : threads) t.join();
+    for (std::thread& t : threads)
+        t.join();
     if (!cause) return 0;
     if (cause->badInput) {
         std::fprintf(stderr, "shardscope-worker: %s\n", cause->message.c_str());

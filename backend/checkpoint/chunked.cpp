@@ -1,23 +1,23 @@
 #include "checkpoint/chunked.h"
 
+#include "checkpoint/fs_util.h"
+#include "checkpoint/sha256.h"
+#include "checkpoint/store.h"
+#include "core/error.h"
+
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
 #include <climits>
 #include <condition_variable>
+#include <fcntl.h>
 #include <memory>
 #include <mutex>
 #include <string_view>
-#include <thread>
-#include <fcntl.h>
 #include <sys/uio.h>
+#include <thread>
 #include <unistd.h>
-
-#include "checkpoint/fs_util.h"
-#include "checkpoint/sha256.h"
-#include "checkpoint/store.h"
-#include "core/error.h"
 
 namespace shardscope::checkpoint::detail {
 
@@ -39,7 +39,8 @@ void writeAllV(int fd, std::vector<::iovec>& iov, const std::string& path) {
         batch.clear();
         std::uint64_t room = kBatchBytes;
         for (std::size_t i = first; i < iov.size() && batch.size() < kMaxIov && room > 0; ++i) {
-            const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(iov[i].iov_len, room));
+            const std::size_t len =
+                static_cast<std::size_t>(std::min<std::uint64_t>(iov[i].iov_len, room));
             batch.push_back({iov[i].iov_base, len});
             room -= len;
         }
@@ -67,7 +68,8 @@ void writeAllV(int fd, std::vector<::iovec>& iov, const std::string& path) {
 // Reads every piece of `iov` from `offset` on (consumed likewise).
 void readAllV(int fd, std::span<::iovec> iov, std::uint64_t offset, const std::string& path) {
     std::size_t first = 0;
-    while (first < iov.size() && iov[first].iov_len == 0) ++first;
+    while (first < iov.size() && iov[first].iov_len == 0)
+        ++first;
     while (first < iov.size()) {
         const int count = static_cast<int>(std::min(kMaxIov, iov.size() - first));
         ::ssize_t n = ::preadv(fd, iov.data() + first, count, static_cast<::off_t>(offset));
@@ -75,7 +77,9 @@ void readAllV(int fd, std::span<::iovec> iov, std::uint64_t offset, const std::s
             if (errno == EINTR) continue;
             ioFail(path, "read", errno);
         }
-        if (n == 0) throw Error(ErrorKind::Format, "'" + path + "' is truncated (ends at byte " + std::to_string(offset) + ")");
+        if (n == 0)
+            throw Error(ErrorKind::Format, "'" + path + "' is truncated (ends at byte " +
+                                               std::to_string(offset) + ")");
         offset += static_cast<std::uint64_t>(n);
         while (n > 0 && first < iov.size()) {
             const auto take = std::min(static_cast<std::size_t>(n), iov[first].iov_len);
@@ -109,8 +113,10 @@ struct ChunkRead {
 class Verifier {
 public:
     explicit Verifier(const std::vector<ChunkRead>& chunks) : chunks_(chunks) {
-        const unsigned n = std::max(1u, std::min<unsigned>(hashThreads(), static_cast<unsigned>(chunks.size())));
-        for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
+        const unsigned n =
+            std::max(1u, std::min<unsigned>(hashThreads(), static_cast<unsigned>(chunks.size())));
+        for (unsigned i = 0; i < n; ++i)
+            threads_.emplace_back([this] { work(); });
     }
     ~Verifier() {
         {
@@ -153,7 +159,8 @@ private:
             }
             const std::array<std::string_view, 3> pieces = piecesOf(chunks_[i]);
             Sha256 sha;
-            for (int p = 0; p < chunks_[i].count; ++p) sha.update(pieces[static_cast<std::size_t>(p)]);
+            for (int p = 0; p < chunks_[i].count; ++p)
+                sha.update(pieces[static_cast<std::size_t>(p)]);
             if (sha.hex() != *chunks_[i].expect) {
                 std::size_t cur = bad_.load();
                 while ((cur == kNone || i < cur) && !bad_.compare_exchange_weak(cur, i)) {
@@ -192,10 +199,12 @@ const SliceTarget* targetOf(std::span<const SliceTarget> targets, const Read& rd
 
 } // namespace
 
-unsigned hashThreads() { return std::clamp(std::thread::hardware_concurrency(), 1u, 8u); }
+unsigned hashThreads() {
+    return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+}
 
-void writeChunked(int fd, const std::string& path, std::span<const SliceData> slices, std::uint64_t chunkElements,
-                  DataFile& f) {
+void writeChunked(int fd, const std::string& path, std::span<const SliceData> slices,
+                  std::uint64_t chunkElements, DataFile& f) {
     std::vector<::iovec> iov;
     struct Job {
         const float* at;
@@ -204,7 +213,8 @@ void writeChunked(int fd, const std::string& path, std::span<const SliceData> sl
     };
     std::vector<Job> jobs;
     auto bytesOf = [](const Job& j) {
-        return std::string_view(reinterpret_cast<const char*>(j.at), static_cast<std::size_t>(j.elements * sizeof(float)));
+        return std::string_view(reinterpret_cast<const char*>(j.at),
+                                static_cast<std::size_t>(j.elements * sizeof(float)));
     };
     for (const SliceData& s : slices) {
         if (s.span.elements() == 0) continue;
@@ -222,10 +232,13 @@ void writeChunked(int fd, const std::string& path, std::span<const SliceData> sl
         const std::uint64_t perBlock = chunksPerBlock(r.elements(), chunkElements);
         const float* blocks[kStates] = {s.master, s.m, s.v};
         for (int b = 0; b < kStates; ++b) {
-            iov.push_back({const_cast<float*>(blocks[b]), static_cast<std::size_t>(r.elements() * sizeof(float))});
+            iov.push_back({const_cast<float*>(blocks[b]),
+                           static_cast<std::size_t>(r.elements() * sizeof(float))});
             for (std::uint64_t j = 0; j < perBlock; ++j)
-                jobs.push_back({blocks[b] + j * chunkElements, std::min(chunkElements, r.elements() - j * chunkElements),
-                                &r.chunks[static_cast<std::size_t>(static_cast<std::uint64_t>(b) * perBlock + j)]});
+                jobs.push_back({blocks[b] + j * chunkElements,
+                                std::min(chunkElements, r.elements() - j * chunkElements),
+                                &r.chunks[static_cast<std::size_t>(
+                                    static_cast<std::uint64_t>(b) * perBlock + j)]});
         }
     }
     // The chunks are hashed on a pool of threads while this one writes: one pass over the
@@ -261,31 +274,40 @@ void loadChunked(const std::string& dir, const Metadata& m, const std::vector<Re
         const SliceTarget* t = targetOf(targets, rd);
         float* dst[kStates] = {t ? t->master : nullptr, t ? t->m : nullptr, t ? t->v : nullptr};
         for (int s = 0; s < kStates; ++s) {
-            const std::uint64_t blockAt = rd.offsets[static_cast<std::size_t>(s)] - lo * sizeof(float);
-            char* into = dst[s] ? reinterpret_cast<char*>(dst[s] + (rd.begin - t->span.begin)) : nullptr;
+            const std::uint64_t blockAt =
+                rd.offsets[static_cast<std::size_t>(s)] - lo * sizeof(float);
+            char* into =
+                dst[s] ? reinterpret_cast<char*>(dst[s] + (rd.begin - t->span.begin)) : nullptr;
             for (std::uint64_t j = lo / k; j * k < hi; ++j) {
                 const std::uint64_t cLo = j * k, cHi = std::min(cLo + k, e);
                 ChunkRead c;
                 c.file = rd.file;
                 c.offset = blockAt + cLo * sizeof(float);
                 c.size = (cHi - cLo) * sizeof(float);
-                c.expect = &r.chunks[static_cast<std::size_t>(static_cast<std::uint64_t>(s) * perBlock + j)];
+                c.expect = &r.chunks[static_cast<std::size_t>(
+                    static_cast<std::uint64_t>(s) * perBlock + j)];
                 c.unit = r.unit;
                 const std::uint64_t nLo = std::max(cLo, lo), nHi = std::min(cHi, hi);
                 if (into == nullptr) {
                     c.pieces[0] = {stage(c.size), static_cast<std::size_t>(c.size)};
                     c.count = 1;
                 } else {
-                    if (nLo > cLo) c.pieces[static_cast<std::size_t>(c.count++)] = {stage((nLo - cLo) * 4), static_cast<std::size_t>((nLo - cLo) * 4)};
-                    c.pieces[static_cast<std::size_t>(c.count++)] = {into + (nLo - lo) * 4, static_cast<std::size_t>((nHi - nLo) * 4)};
-                    if (cHi > nHi) c.pieces[static_cast<std::size_t>(c.count++)] = {stage((cHi - nHi) * 4), static_cast<std::size_t>((cHi - nHi) * 4)};
+                    if (nLo > cLo)
+                        c.pieces[static_cast<std::size_t>(c.count++)] = {
+                            stage((nLo - cLo) * 4), static_cast<std::size_t>((nLo - cLo) * 4)};
+                    c.pieces[static_cast<std::size_t>(c.count++)] = {
+                        into + (nLo - lo) * 4, static_cast<std::size_t>((nHi - nLo) * 4)};
+                    if (cHi > nHi)
+                        c.pieces[static_cast<std::size_t>(c.count++)] = {
+                            stage((cHi - nHi) * 4), static_cast<std::size_t>((cHi - nHi) * 4)};
                 }
                 chunks.push_back(c);
             }
         }
     }
-    std::sort(chunks.begin(), chunks.end(),
-              [](const ChunkRead& a, const ChunkRead& b) { return a.file != b.file ? a.file < b.file : a.offset < b.offset; });
+    std::sort(chunks.begin(), chunks.end(), [](const ChunkRead& a, const ChunkRead& b) {
+        return a.file != b.file ? a.file < b.file : a.offset < b.offset;
+    });
 
     Verifier verifier(chunks);
     std::vector<::iovec> iov;
@@ -303,7 +325,8 @@ void loadChunked(const std::string& dir, const Metadata& m, const std::vector<Re
             std::size_t j = i;
             iov.clear();
             while (j < chunks.size() && chunks[j].file == fi && chunks[j].offset == end &&
-                   (j == i || end - at + chunks[j].size <= kBatchBytes) && iov.size() + 3 <= kMaxIov) {
+                   (j == i || end - at + chunks[j].size <= kBatchBytes) &&
+                   iov.size() + 3 <= kMaxIov) {
                 for (int p = 0; p < chunks[j].count; ++p) {
                     const Bytes& b = chunks[j].pieces[static_cast<std::size_t>(p)];
                     iov.push_back({const_cast<char*>(b.at), b.size});
@@ -320,9 +343,10 @@ void loadChunked(const std::string& dir, const Metadata& m, const std::vector<Re
     const std::size_t bad = verifier.finish();
     if (bad != Verifier::kNone) {
         const ChunkRead& c = chunks[bad];
-        throw Error(ErrorKind::Format, "'" + dir + "/" + m.files[c.file].name + "' fails its checksum (bytes " +
-                                           std::to_string(c.offset) + "–" + std::to_string(c.offset + c.size) + ", unit '" +
-                                           m.units[static_cast<std::size_t>(c.unit)].name + "')");
+        throw Error(ErrorKind::Format,
+                    "'" + dir + "/" + m.files[c.file].name + "' fails its checksum (bytes " +
+                        std::to_string(c.offset) + "–" + std::to_string(c.offset + c.size) +
+                        ", unit '" + m.units[static_cast<std::size_t>(c.unit)].name + "')");
     }
 }
 

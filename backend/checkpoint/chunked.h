@@ -4,13 +4,13 @@
 // and the loader's reads of exactly the chunks a rank's new shard overlaps, straight into the
 // targets (preadv), verified chunk by chunk on a pool of threads as the reads land. Private to
 // backend/checkpoint.
+#include "checkpoint/format.h"
+#include "checkpoint/reshard.h"
+
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
-
-#include "checkpoint/format.h"
-#include "checkpoint/reshard.h"
 
 namespace shardscope::checkpoint {
 struct SliceData;
@@ -25,8 +25,8 @@ unsigned hashThreads();
 
 // Writes `slices` (three blocks each, empty spans skipped) to the open file `fd` at its start,
 // fsyncs it, and fills `f.ranges` (with chunk hashes), `f.bytes` and `f.sha256` (chunkListSha256).
-void writeChunked(int fd, const std::string& path, std::span<const SliceData> slices, std::uint64_t chunkElements,
-                  DataFile& f);
+void writeChunked(int fd, const std::string& path, std::span<const SliceData> slices,
+                  std::uint64_t chunkElements, DataFile& f);
 
 // Version 2's load: reads the chunks of the files that `reads` (planReads over `targets`)
 // overlap, copies nothing it does not need, checks every chunk it read. Error(Format) naming

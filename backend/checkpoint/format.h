@@ -9,13 +9,13 @@
 // reads back at any world size. Every count read from metadata.json is bounded and
 // cross-checked (against the model shape's own units, against the files' sizes) before it
 // sizes anything.
+#include "plan/shape.h"
+
 #include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "plan/shape.h"
 
 namespace shardscope::checkpoint {
 
@@ -24,14 +24,15 @@ inline constexpr std::string_view kFormatName = "shardscope-checkpoint";
 inline constexpr int kFormatVersion = 2;
 inline constexpr int kOldestFormatVersion = 1;
 inline constexpr int kStates = 3; // master, Adam m, Adam v: fp32 each
-inline constexpr std::array<std::string_view, kStates> kStateNames = {"master", "exp_avg", "exp_avg_sq"};
+inline constexpr std::array<std::string_view, kStates> kStateNames = {"master", "exp_avg",
+                                                                      "exp_avg_sq"};
 inline constexpr std::uint64_t kBytesPerElement = kStates * sizeof(float);
 
 // Bounds on what metadata.json may claim.
 inline constexpr std::uint64_t kMaxMetadataBytes = std::uint64_t{64} << 20;
-inline constexpr std::size_t kMaxUnits = 4098;          // 4096 blocks + embedding + head
-inline constexpr std::size_t kMaxFiles = 65536;         // = the largest world size
-inline constexpr std::size_t kMaxRangesPerFile = 4098;  // at most one per unit
+inline constexpr std::size_t kMaxUnits = 4098;         // 4096 blocks + embedding + head
+inline constexpr std::size_t kMaxFiles = 65536;        // = the largest world size
+inline constexpr std::size_t kMaxRangesPerFile = 4098; // at most one per unit
 inline constexpr std::uint64_t kMaxParams = std::uint64_t{1} << 40;
 inline constexpr int kMaxWorldSize = 65536;
 inline constexpr std::int64_t kMaxStep = std::int64_t{1} << 40;
@@ -47,7 +48,7 @@ struct Range {
     std::int32_t unit = 0;
     std::uint64_t begin = 0; // elements of the unit, unpadded
     std::uint64_t end = 0;
-    std::string sha256;      // version 1: of the range's three blocks as stored
+    std::string sha256; // version 1: of the range's three blocks as stored
     // Version 2: sha256 of every chunk, block after block (master, m, v), each block's
     // chunks in order: 3 × ⌈elements / chunkElements⌉ of them.
     std::vector<std::string> chunks;
@@ -61,8 +62,8 @@ inline std::uint64_t chunksPerBlock(std::uint64_t elements, std::uint64_t chunkE
 }
 
 struct DataFile {
-    std::string name;          // "rank-00003.bin"
-    std::int32_t rank = 0;     // the saving rank
+    std::string name;      // "rank-00003.bin"
+    std::int32_t rank = 0; // the saving rank
     std::uint64_t bytes = 0;
     std::string sha256;        // version 1: of the file's bytes; 2: chunkListSha256
     std::vector<Range> ranges; // in file order
@@ -75,7 +76,7 @@ struct UnitEntry {
 };
 
 struct ParamEntry {
-    std::string name;   // "<unit>.<slot>", e.g. "block0.attn.qkv.weight"
+    std::string name; // "<unit>.<slot>", e.g. "block0.attn.qkv.weight"
     std::int32_t unit = 0;
     std::uint64_t offset = 0; // elements from the start of the unit's flat buffer
     std::int64_t rows = 1;    // [rows × cols]; vectors have rows = 1
@@ -94,17 +95,17 @@ struct Metadata {
     std::uint64_t paramCount = 0;
     std::vector<UnitEntry> units;
     std::vector<ParamEntry> params;
-    std::string strategy;         // plan::strategyName
+    std::string strategy; // plan::strategyName
     int worldSize = 1;
-    int hybridGroup = 0;          // fsdp_hybrid's shard group size, 0 otherwise
-    std::string precision;        // bf16 | fp32 (compute); stored state is always fp32
-    std::int64_t step = 0;        // optimizer steps done: the next step's index
+    int hybridGroup = 0;           // fsdp_hybrid's shard group size, 0 otherwise
+    std::string precision;         // bf16 | fp32 (compute); stored state is always fp32
+    std::int64_t step = 0;         // optimizer steps done: the next step's index
     std::int64_t dataPosition = 0; // the data source's next step index
-    std::uint64_t seed = 0;       // initialisation and data seed
+    std::uint64_t seed = 0;        // initialisation and data seed
     std::int64_t microBatch = 0;
     int gradAccum = 1;
     OptimizerState optimizer;
-    std::vector<DataFile> files;  // ordered by rank
+    std::vector<DataFile> files; // ordered by rank
 };
 
 // The units and parameters of a model shape (plan::unitLayouts), as metadata lists them;
@@ -121,14 +122,15 @@ Metadata parseMetadata(std::string_view text, const std::string& where);
 // carries the same text) and back, bounded and checked like the rest of the metadata (its
 // ranges against `chunkElements` for version 2).
 std::string dataFileJson(const DataFile& f, int version);
-DataFile parseDataFile(std::string_view text, int version, std::uint64_t chunkElements, const std::string& where);
+DataFile parseDataFile(std::string_view text, int version, std::uint64_t chunkElements,
+                       const std::string& where);
 
 // Version 2's file checksum: the sha256 of the file's chunk hashes (lowercase hex, in file
 // order, concatenated), i.e. a hash list. It costs one parallel hashing pass over the data
 // instead of a second, serial one; verify re-hashes every chunk and then this list.
 std::string chunkListSha256(const DataFile& f);
 
-std::string dataFileName(int rank); // "rank-00003.bin"
+std::string dataFileName(int rank);         // "rank-00003.bin"
 std::string stepDirName(std::int64_t step); // "step-12"
 
 } // namespace shardscope::checkpoint

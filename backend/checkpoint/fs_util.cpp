@@ -1,12 +1,12 @@
 #include "checkpoint/fs_util.h"
 
+#include "core/error.h"
+#include "core/user_files.h"
+
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "core/error.h"
-#include "core/user_files.h"
 
 namespace shardscope::checkpoint::detail {
 
@@ -28,7 +28,8 @@ void writeAll(int fd, const void* data, std::size_t bytes, const std::string& pa
 }
 
 void fsyncPath(const std::string& path, bool directory) {
-    const int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
+    const int fd =
+        ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
     if (fd < 0) ioFail(path, "open", errno);
     if (::fsync(fd) != 0) {
         const int err = errno;
@@ -60,7 +61,9 @@ void readAt(int fd, void* out, std::size_t bytes, std::uint64_t offset, const st
             if (errno == EINTR) continue;
             ioFail(path, "read", errno);
         }
-        if (n == 0) throw Error(ErrorKind::Format, "'" + path + "' is truncated (ends before byte " + std::to_string(offset + bytes) + ")");
+        if (n == 0)
+            throw Error(ErrorKind::Format, "'" + path + "' is truncated (ends before byte " +
+                                               std::to_string(offset + bytes) + ")");
         p += n;
         bytes -= static_cast<std::size_t>(n);
         offset += static_cast<std::uint64_t>(n);
@@ -80,19 +83,23 @@ int openDataFile(const std::string& path, std::uint64_t bytes) {
     }
     if (static_cast<std::uint64_t>(st.st_size) != bytes) {
         ::close(fd);
-        throw Error(ErrorKind::Format, "'" + path + "' is " + std::to_string(st.st_size) + " bytes; the metadata says " +
-                                           std::to_string(bytes) + " (truncated or replaced)");
+        throw Error(ErrorKind::Format, "'" + path + "' is " + std::to_string(st.st_size) +
+                                           " bytes; the metadata says " + std::to_string(bytes) +
+                                           " (truncated or replaced)");
     }
     // Read front to back: let the kernel read ahead generously.
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     return fd;
 }
 
-void closeFd(int fd) { ::close(fd); }
+void closeFd(int fd) {
+    ::close(fd);
+}
 
 // "step-12" → 12; nullopt for anything else (temporaries included).
 std::optional<std::int64_t> stepOf(std::string_view name) {
-    if (name.size() < 6 || name.size() > 5 + 13 || name.substr(0, 5) != "step-") return std::nullopt;
+    if (name.size() < 6 || name.size() > 5 + 13 || name.substr(0, 5) != "step-")
+        return std::nullopt;
     std::int64_t k = 0;
     for (char c : name.substr(5)) {
         if (c < '0' || c > '9') return std::nullopt;
@@ -100,7 +107,6 @@ std::optional<std::int64_t> stepOf(std::string_view name) {
     }
     return k;
 }
-
 
 std::string readSmallFile(const std::string& path, std::uint64_t maxBytes) {
     const auto [fd, size] = openInputFile(path, "checkpoint", 0, maxBytes);

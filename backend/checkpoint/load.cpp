@@ -1,4 +1,10 @@
 // Loading: opening DIR or DIR/step-K, the resharding load, verification, the listing.
+#include "checkpoint/chunked.h"
+#include "checkpoint/fs_util.h"
+#include "checkpoint/sha256.h"
+#include "checkpoint/store.h"
+#include "core/error.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -9,12 +15,6 @@
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
-
-#include "checkpoint/chunked.h"
-#include "checkpoint/fs_util.h"
-#include "checkpoint/sha256.h"
-#include "checkpoint/store.h"
-#include "core/error.h"
 
 namespace shardscope::checkpoint {
 
@@ -51,7 +51,8 @@ private:
 
 // The target that needs all of range `r` when the range's only read covers it whole and the
 // target takes all three states; null otherwise.
-const SliceTarget* wholeTarget(const std::vector<Read>& reads, const std::vector<std::size_t>& which, const Range& r,
+const SliceTarget* wholeTarget(const std::vector<Read>& reads,
+                               const std::vector<std::size_t>& which, const Range& r,
                                std::span<const SliceTarget> targets) {
     if (which.size() != 1) return nullptr;
     const Read& rd = reads[which.front()];
@@ -67,48 +68,59 @@ const SliceTarget* wholeTarget(const std::vector<Read>& reads, const std::vector
 Opened openCheckpoint(const std::string& path) {
     Opened c;
     std::string p = path;
-    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    while (p.size() > 1 && p.back() == '/')
+        p.pop_back();
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0) ioFail(p, "open the checkpoint", errno);
-    if (!S_ISDIR(st.st_mode)) throw Error(ErrorKind::Format, "'" + p + "' is not a checkpoint folder");
+    if (!S_ISDIR(st.st_mode))
+        throw Error(ErrorKind::Format, "'" + p + "' is not a checkpoint folder");
     if (exists(p + "/metadata.json")) {
         c.dir = p;
         c.root = fs::path(p).parent_path().string();
         if (c.root.empty()) c.root = ".";
     } else if (exists(p + "/latest")) {
         std::string name = readSmallFile(p + "/latest", 64);
-        while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
-        if (!stepOf(name)) throw Error(ErrorKind::Format, "'" + p + "/latest' does not name a step (\"step-K\")");
+        while (!name.empty() && (name.back() == '\n' || name.back() == '\r'))
+            name.pop_back();
+        if (!stepOf(name))
+            throw Error(ErrorKind::Format, "'" + p + "/latest' does not name a step (\"step-K\")");
         c.root = p;
         c.dir = p + "/" + name;
         struct stat target {};
         if (::stat(c.dir.c_str(), &target) != 0 || !S_ISDIR(target.st_mode))
-            throw Error(ErrorKind::Format, "'" + p + "/latest' names '" + name + "', which is not a step folder in '" + p + "'");
+            throw Error(ErrorKind::Format, "'" + p + "/latest' names '" + name +
+                                               "', which is not a step folder in '" + p + "'");
     } else {
-        throw Error(ErrorKind::Format, "'" + p + "' is not a checkpoint (no metadata.json and no 'latest')");
+        throw Error(ErrorKind::Format,
+                    "'" + p + "' is not a checkpoint (no metadata.json and no 'latest')");
     }
     c.meta = readMetadata(c.dir);
     const auto k = stepOf(fs::path(c.dir).filename().string());
     if (k && *k != c.meta.step)
-        throw Error(ErrorKind::Format, "'" + c.dir + "/metadata.json' says step " + std::to_string(c.meta.step) +
-                                           " inside folder '" + fs::path(c.dir).filename().string() + "'");
+        throw Error(ErrorKind::Format, "'" + c.dir + "/metadata.json' says step " +
+                                           std::to_string(c.meta.step) + " inside folder '" +
+                                           fs::path(c.dir).filename().string() + "'");
     return c;
 }
 
 LoadStats load(const Opened& c, std::span<const SliceTarget> targets) {
     std::vector<Span> needs;
-    for (const SliceTarget& t : targets) needs.push_back(t.span);
+    for (const SliceTarget& t : targets)
+        needs.push_back(t.span);
     const std::vector<Read> reads = planReads(c.meta, needs);
     LoadStats stats;
-    for (const Read& rd : reads) stats.bytesNeeded += rd.bytes();
+    for (const Read& rd : reads)
+        stats.bytesNeeded += rd.bytes();
     if (c.meta.version >= 2) {
         loadChunked(c.dir, c.meta, reads, targets, stats);
         return stats;
     }
     // Version 1: a range's one checksum covers all of it, so touched ranges are read whole.
-    // Reads grouped by file, then by range: each touched range is read once, hashed, and copied out.
+    // Reads grouped by file, then by range: each touched range is read once, hashed, and copied
+    // out.
     std::map<std::size_t, std::map<std::size_t, std::vector<std::size_t>>> byFile;
-    for (std::size_t i = 0; i < reads.size(); ++i) byFile[reads[i].file][reads[i].range].push_back(i);
+    for (std::size_t i = 0; i < reads.size(); ++i)
+        byFile[reads[i].file][reads[i].range].push_back(i);
     std::vector<char> chunk;
     for (const auto& [fi, ranges] : byFile) {
         const DataFile& f = c.meta.files[fi];
@@ -127,18 +139,21 @@ LoadStats load(const Opened& c, std::span<const SliceTarget> targets) {
                 const std::uint64_t blockBytes = r.elements() * sizeof(float);
                 for (int s = 0; s < kStates; ++s) {
                     float* into = dst[s] + (r.begin - whole->span.begin);
-                    readAt(fd.get(), into, static_cast<std::size_t>(blockBytes), base + static_cast<std::uint64_t>(s) * blockBytes, path);
+                    readAt(fd.get(), into, static_cast<std::size_t>(blockBytes),
+                           base + static_cast<std::uint64_t>(s) * blockBytes, path);
                     sha.update(into, static_cast<std::size_t>(blockBytes));
                 }
                 stats.bytesRead += r.bytes();
                 if (sha.hex() != r.sha256)
-                    throw Error(ErrorKind::Format, "'" + path + "' fails its checksum (bytes " + std::to_string(base) + "–" +
-                                                       std::to_string(base + r.bytes()) + ", unit '" +
-                                                       c.meta.units[static_cast<std::size_t>(r.unit)].name + "')");
+                    throw Error(ErrorKind::Format,
+                                "'" + path + "' fails its checksum (bytes " + std::to_string(base) +
+                                    "–" + std::to_string(base + r.bytes()) + ", unit '" +
+                                    c.meta.units[static_cast<std::size_t>(r.unit)].name + "')");
                 continue;
             }
             for (std::uint64_t at = 0; at < r.bytes(); at += kChunk) {
-                const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, r.bytes() - at));
+                const std::size_t n =
+                    static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, r.bytes() - at));
                 chunk.resize(n);
                 readAt(fd.get(), chunk.data(), n, base + at, path);
                 sha.update(chunk.data(), n);
@@ -147,24 +162,30 @@ LoadStats load(const Opened& c, std::span<const SliceTarget> targets) {
                     const Read& rd = reads[ix];
                     // The target whose span this read fills.
                     for (const SliceTarget& t : targets) {
-                        if (t.span.unit != rd.unit || rd.begin < t.span.begin || rd.end > t.span.end) continue;
+                        if (t.span.unit != rd.unit || rd.begin < t.span.begin ||
+                            rd.end > t.span.end)
+                            continue;
                         float* dst[kStates] = {t.master, t.m, t.v};
                         for (int s = 0; s < kStates; ++s) {
                             const std::uint64_t lo = rd.offsets[static_cast<std::size_t>(s)] - base;
                             const std::uint64_t hi = lo + (rd.end - rd.begin) * sizeof(float);
-                            const std::uint64_t b = std::max(lo, at), e = std::min<std::uint64_t>(hi, at + n);
+                            const std::uint64_t b = std::max(lo, at),
+                                                e = std::min<std::uint64_t>(hi, at + n);
                             if (b >= e || dst[s] == nullptr) continue;
-                            std::memcpy(reinterpret_cast<char*>(dst[s] + (rd.begin - t.span.begin)) + (b - lo),
-                                        chunk.data() + (b - at), e - b);
+                            std::memcpy(
+                                reinterpret_cast<char*>(dst[s] + (rd.begin - t.span.begin)) +
+                                    (b - lo),
+                                chunk.data() + (b - at), e - b);
                         }
                         break;
                     }
                 }
             }
             if (sha.hex() != r.sha256)
-                throw Error(ErrorKind::Format, "'" + path + "' fails its checksum (bytes " + std::to_string(base) + "–" +
-                                                   std::to_string(base + r.bytes()) + ", unit '" +
-                                                   c.meta.units[static_cast<std::size_t>(r.unit)].name + "')");
+                throw Error(ErrorKind::Format,
+                            "'" + path + "' fails its checksum (bytes " + std::to_string(base) +
+                                "–" + std::to_string(base + r.bytes()) + ", unit '" +
+                                c.meta.units[static_cast<std::size_t>(r.unit)].name + "')");
         }
     }
     return stats;
@@ -186,7 +207,8 @@ FileCheck checkFile(const Opened& c, const DataFile& f, std::vector<char>& chunk
     // A folder, FIFO or device in a data file's place is not a file of the wrong size.
     if (!S_ISREG(st.st_mode)) {
         fc.state = FileCheck::State::Unreadable;
-        fc.problem = S_ISDIR(st.st_mode) ? "a folder, not a file" : "not a regular file (a device, FIFO or socket)";
+        fc.problem = S_ISDIR(st.st_mode) ? "a folder, not a file"
+                                         : "not a regular file (a device, FIFO or socket)";
         return fc;
     }
     fc.bytes = static_cast<std::uint64_t>(st.st_size);
@@ -198,9 +220,11 @@ FileCheck checkFile(const Opened& c, const DataFile& f, std::vector<char>& chunk
         // Bytes [from, from + bytes) into the whole file's hash and `part`.
         auto feed = [&](Sha256& part, std::uint64_t from, std::uint64_t bytes) {
             for (std::uint64_t at = 0; at < bytes; at += kChunk) {
-                const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, bytes - at));
+                const std::size_t n =
+                    static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, bytes - at));
                 readAt(fd.get(), chunk.data(), n, from + at, path);
-                if (c.meta.version == 1) whole.update(chunk.data(), n); // version 2's is the hash list
+                if (c.meta.version == 1)
+                    whole.update(chunk.data(), n); // version 2's is the hash list
                 part.update(chunk.data(), n);
             }
         };
@@ -212,26 +236,34 @@ FileCheck checkFile(const Opened& c, const DataFile& f, std::vector<char>& chunk
                 feed(part, offsets[ri], r.bytes());
                 bad = part.hex() != r.sha256;
             } else { // every chunk of every block, in file order
-                const std::uint64_t k = c.meta.chunkElements, perBlock = chunksPerBlock(r.elements(), k);
+                const std::uint64_t k = c.meta.chunkElements,
+                                    perBlock = chunksPerBlock(r.elements(), k);
                 for (std::uint64_t j = 0; j < kStates * perBlock; ++j) {
                     const std::uint64_t lo = (j % perBlock) * k, n = std::min(k, r.elements() - lo);
                     Sha256 part;
-                    feed(part, offsets[ri] + (j / perBlock) * r.elements() * sizeof(float) + lo * sizeof(float), n * sizeof(float));
+                    feed(part,
+                         offsets[ri] + (j / perBlock) * r.elements() * sizeof(float) +
+                             lo * sizeof(float),
+                         n * sizeof(float));
                     bad = bad || part.hex() != r.chunks[static_cast<std::size_t>(j)];
                 }
             }
-            if (badRange.empty() && bad) badRange = "unit '" + c.meta.units[static_cast<std::size_t>(r.unit)].name + "'";
+            if (badRange.empty() && bad)
+                badRange = "unit '" + c.meta.units[static_cast<std::size_t>(r.unit)].name + "'";
         }
         // Version 2's file checksum is over the chunk hashes just compared (parseMetadata
         // checked it); version 1's is over the bytes.
         if ((c.meta.version == 1 && whole.hex() != f.sha256) || !badRange.empty()) {
             fc.state = FileCheck::State::BadChecksum;
-            fc.problem = "checksum mismatch" + (badRange.empty() ? std::string() : " (in " + badRange + ")");
+            fc.problem =
+                "checksum mismatch" + (badRange.empty() ? std::string() : " (in " + badRange + ")");
         }
     } catch (const Error& e) {
-        fc.state = static_cast<std::uint64_t>(st.st_size) != f.bytes ? FileCheck::State::WrongSize : FileCheck::State::Unreadable;
+        fc.state = static_cast<std::uint64_t>(st.st_size) != f.bytes ? FileCheck::State::WrongSize
+                                                                     : FileCheck::State::Unreadable;
         fc.problem = fc.state == FileCheck::State::WrongSize
-                         ? std::to_string(st.st_size) + " bytes, the metadata says " + std::to_string(f.bytes)
+                         ? std::to_string(st.st_size) + " bytes, the metadata says " +
+                               std::to_string(f.bytes)
                          : e.what();
     }
     return fc;
@@ -245,7 +277,8 @@ std::vector<FileCheck> verifyFiles(const Opened& c) {
     std::atomic<std::size_t> next{0};
     {
         std::vector<std::jthread> pool;
-        const unsigned threads = std::max(1u, std::min<unsigned>(hashThreads(), static_cast<unsigned>(out.size())));
+        const unsigned threads =
+            std::max(1u, std::min<unsigned>(hashThreads(), static_cast<unsigned>(out.size())));
         for (unsigned t = 0; t < threads; ++t)
             pool.emplace_back([&] {
                 std::vector<char> chunk(kChunk);
@@ -264,15 +297,18 @@ std::vector<FileCheck> verifyFiles(const Opened& c) {
 Listing listCheckpoints(const std::string& rootIn) {
     Listing l;
     l.root = rootIn;
-    while (l.root.size() > 1 && l.root.back() == '/') l.root.pop_back();
+    while (l.root.size() > 1 && l.root.back() == '/')
+        l.root.pop_back();
     std::error_code ec;
     fs::directory_iterator it(l.root, ec);
     if (ec) ioFail(l.root, "list", ec.value());
     std::vector<std::pair<std::int64_t, std::string>> steps;
     for (const fs::directory_entry& e : it) {
         const std::string name = e.path().filename().string();
-        if (name.find(".tmp-") != std::string::npos) l.temps.push_back(name);
-        else if (const auto k = stepOf(name); k && e.is_directory(ec)) steps.push_back({*k, name});
+        if (name.find(".tmp-") != std::string::npos)
+            l.temps.push_back(name);
+        else if (const auto k = stepOf(name); k && e.is_directory(ec))
+            steps.push_back({*k, name});
     }
     std::sort(steps.begin(), steps.end());
     std::sort(l.temps.begin(), l.temps.end());
@@ -289,13 +325,15 @@ Listing listCheckpoints(const std::string& rootIn) {
     if (exists(l.root + "/latest")) {
         try {
             l.latest = readSmallFile(l.root + "/latest", 64);
-            while (!l.latest.empty() && (l.latest.back() == '\n' || l.latest.back() == '\r')) l.latest.pop_back();
+            while (!l.latest.empty() && (l.latest.back() == '\n' || l.latest.back() == '\r'))
+                l.latest.pop_back();
         } catch (const Error&) {
             l.latest = "?";
         }
     }
     if (l.steps.empty() && l.temps.empty() && l.latest.empty())
-        throw Error(ErrorKind::Format, "'" + l.root + "' is not a checkpoint folder (no step-K, no 'latest')");
+        throw Error(ErrorKind::Format,
+                    "'" + l.root + "' is not a checkpoint folder (no step-K, no 'latest')");
     return l;
 }
 

@@ -1,15 +1,16 @@
 #include "checkpoint/reshard.h"
 
+#include "core/error.h"
+
 #include <algorithm>
 #include <string>
-
-#include "core/error.h"
 
 namespace shardscope::checkpoint {
 
 Placement placementOf(const plan::Policy& policy, int world, int rank) {
     if (world < 1 || rank < 0 || rank >= world)
-        throwInvalid("rank " + std::to_string(rank) + " is outside a world of " + std::to_string(world));
+        throwInvalid("rank " + std::to_string(rank) + " is outside a world of " +
+                     std::to_string(world));
     Placement p;
     p.world = world;
     p.rank = rank;
@@ -21,7 +22,8 @@ Placement placementOf(const plan::Policy& policy, int world, int rank) {
     if (policy.hybrid) {
         const int g = policy.hybridGroup;
         if (g < 1 || world % g != 0)
-            throwInvalid("a hybrid group of " + std::to_string(g) + " does not divide " + std::to_string(world) + " ranks");
+            throwInvalid("a hybrid group of " + std::to_string(g) + " does not divide " +
+                         std::to_string(world) + " ranks");
         p.shards = g;
         p.shardRank = rank % g;
         p.copies = world / g;
@@ -65,8 +67,9 @@ std::vector<Read> planReads(const Metadata& m, std::span<const Span> needs) {
     for (const Span& s : needs)
         if (s.unit < 0 || static_cast<std::size_t>(s.unit) >= m.units.size() || s.begin > s.end ||
             s.end > m.units[static_cast<std::size_t>(s.unit)].elements)
-            throwInvalid("a shard of unit " + std::to_string(s.unit) + " [" + std::to_string(s.begin) + ", " +
-                         std::to_string(s.end) + ") is not inside the checkpoint's model");
+            throwInvalid("a shard of unit " + std::to_string(s.unit) + " [" +
+                         std::to_string(s.begin) + ", " + std::to_string(s.end) +
+                         ") is not inside the checkpoint's model");
     std::vector<Read> out;
     for (std::size_t fi = 0; fi < m.files.size(); ++fi) {
         const DataFile& f = m.files[fi];
@@ -81,7 +84,9 @@ std::vector<Read> planReads(const Metadata& m, std::span<const Span> needs) {
                 Read read{fi, ri, r.unit, b, e, {}};
                 for (int st = 0; st < kStates; ++st)
                     read.offsets[static_cast<std::size_t>(st)] =
-                        offsets[ri] + static_cast<std::uint64_t>(st) * r.elements() * sizeof(float) + (b - r.begin) * sizeof(float);
+                        offsets[ri] +
+                        static_cast<std::uint64_t>(st) * r.elements() * sizeof(float) +
+                        (b - r.begin) * sizeof(float);
                 out.push_back(read);
             }
         }
@@ -101,16 +106,21 @@ std::vector<FileBytes> bytesToRead(const Metadata& m, std::span<const Span> need
         }
         const std::uint64_t k = m.chunkElements, lo = rd.begin - r.begin, hi = rd.end - r.begin;
         for (int s = 0; s < kStates; ++s) {
-            const std::uint64_t block = rd.offsets[static_cast<std::size_t>(s)] - lo * sizeof(float);
-            pieces.push_back({rd.file, block + (lo / k) * k * sizeof(float), block + std::min(e, (hi + k - 1) / k * k) * sizeof(float)});
+            const std::uint64_t block =
+                rd.offsets[static_cast<std::size_t>(s)] - lo * sizeof(float);
+            pieces.push_back({rd.file, block + (lo / k) * k * sizeof(float),
+                              block + std::min(e, (hi + k - 1) / k * k) * sizeof(float)});
         }
     }
-    std::sort(pieces.begin(), pieces.end(),
-              [](const FileBytes& a, const FileBytes& b) { return a.file != b.file ? a.file < b.file : a.begin < b.begin; });
+    std::sort(pieces.begin(), pieces.end(), [](const FileBytes& a, const FileBytes& b) {
+        return a.file != b.file ? a.file < b.file : a.begin < b.begin;
+    });
     std::vector<FileBytes> out;
     for (const FileBytes& p : pieces) {
-        if (!out.empty() && out.back().file == p.file && p.begin <= out.back().end) out.back().end = std::max(out.back().end, p.end);
-        else out.push_back(p);
+        if (!out.empty() && out.back().file == p.file && p.begin <= out.back().end)
+            out.back().end = std::max(out.back().end, p.end);
+        else
+            out.push_back(p);
     }
     return out;
 }

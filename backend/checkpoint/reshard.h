@@ -2,13 +2,13 @@
 // The resharding plan: which element ranges a rank of a (new) world owns, which part of them
 // it writes when its state is replicated, and which byte ranges of which saved files overlap
 // them. The loader reads exactly these ranges, and the Checkpoints page draws this same plan.
+#include "checkpoint/format.h"
+#include "plan/policy.h"
+
 #include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
-
-#include "checkpoint/format.h"
-#include "plan/policy.h"
 
 namespace shardscope::checkpoint {
 
@@ -26,9 +26,9 @@ struct Span {
 struct Placement {
     int world = 1;
     int rank = 0;
-    int shards = 1;    // ranks a unit's buffer is split over
+    int shards = 1; // ranks a unit's buffer is split over
     int shardRank = 0;
-    int copies = 1;    // ranks holding the same shard
+    int copies = 1; // ranks holding the same shard
     int copyIndex = 0;
 };
 // Throws Error(InvalidArgument) for a rank outside the world or a hybrid group that does not

@@ -1,15 +1,16 @@
 #include "checkpoint/sha256.h"
 
-#include <openssl/evp.h>
-
 #include <new>
+#include <openssl/evp.h>
 #include <stdexcept>
 
 namespace shardscope::checkpoint {
 
 namespace {
 // A failure here is OpenSSL out of memory or a broken libcrypto, never bad input.
-[[noreturn]] void fail(const char* what) { throw std::runtime_error(std::string("sha256: ") + what + " failed"); }
+[[noreturn]] void fail(const char* what) {
+    throw std::runtime_error(std::string("sha256: ") + what + " failed");
+}
 } // namespace
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
@@ -20,7 +21,9 @@ Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
     }
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(ctx_); }
+Sha256::~Sha256() {
+    EVP_MD_CTX_free(ctx_);
+}
 
 void Sha256::update(const void* data, std::size_t bytes) {
     if (bytes > 0 && EVP_DigestUpdate(ctx_, data, bytes) != 1) fail("EVP_DigestUpdate");

@@ -1,6 +1,11 @@
 // Saving: a rank's data file, the commit, temporaries.
 #include "checkpoint/store.h"
 
+#include "checkpoint/chunked.h"
+#include "checkpoint/fs_util.h"
+#include "checkpoint/sha256.h"
+#include "core/error.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -12,17 +17,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checkpoint/chunked.h"
-#include "checkpoint/fs_util.h"
-#include "checkpoint/sha256.h"
-#include "core/error.h"
-
 namespace shardscope::checkpoint {
 
 using namespace detail;
 namespace fs = std::filesystem;
 
-std::string tempDirName(std::int64_t step, const std::string& id) { return stepDirName(step) + ".tmp-" + id; }
+std::string tempDirName(std::int64_t step, const std::string& id) {
+    return stepDirName(step) + ".tmp-" + id;
+}
 
 std::string newSaveId() {
     std::random_device rd;
@@ -37,7 +39,8 @@ void createTemp(const std::string& root, const std::string& tempName) {
     std::error_code ec;
     fs::create_directories(root, ec);
     if (ec) ioFail(root, "create the folder", ec.value());
-    if (!fs::is_directory(root, ec)) throw Error(ErrorKind::Io, "checkpoint folder '" + root + "' is not a folder");
+    if (!fs::is_directory(root, ec))
+        throw Error(ErrorKind::Io, "checkpoint folder '" + root + "' is not a folder");
     const std::string dir = root + "/" + tempName;
     if (::mkdir(dir.c_str(), 0755) != 0) ioFail(dir, "create the folder", errno);
 }
@@ -45,8 +48,9 @@ void createTemp(const std::string& root, const std::string& tempName) {
 DataFile writeRankFile(const std::string& root, const std::string& tempName, int rank,
                        std::span<const SliceData> slices, std::uint64_t chunkElements) {
     if (chunkElements < kMinChunkElements || chunkElements > kMaxChunkElements)
-        throwInvalid("a checkpoint chunk of " + std::to_string(chunkElements) + " elements is outside [" +
-                     std::to_string(kMinChunkElements) + ", " + std::to_string(kMaxChunkElements) + "]");
+        throwInvalid("a checkpoint chunk of " + std::to_string(chunkElements) +
+                     " elements is outside [" + std::to_string(kMinChunkElements) + ", " +
+                     std::to_string(kMaxChunkElements) + "]");
     DataFile f;
     f.name = dataFileName(rank);
     f.rank = rank;
@@ -73,7 +77,8 @@ std::optional<std::int64_t> latestStep(const std::string& root) {
     } catch (const Error&) {
         return std::nullopt;
     }
-    while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
+    while (!name.empty() && (name.back() == '\n' || name.back() == '\r'))
+        name.pop_back();
     return stepOf(name);
 }
 
@@ -102,7 +107,8 @@ std::string commit(const std::string& root, const std::string& tempName, const M
     // it names leaves it alone; the step folder is complete and loadable by its path. A name of
     // a step that is not there (removed, or written by hand) holds nothing back.
     if (const std::optional<std::int64_t> named = latestStep(root);
-        named && *named > m.step && fs::is_regular_file(root + "/" + stepDirName(*named) + "/metadata.json"))
+        named && *named > m.step &&
+        fs::is_regular_file(root + "/" + stepDirName(*named) + "/metadata.json"))
         return dir;
     const std::string latestTemp = root + "/latest." + tempName;
     writeNewFile(latestTemp, name + "\n");
@@ -129,7 +135,8 @@ bool touchesCheckpoint(const std::string& path, const std::string& root) {
     const auto [dEnd, pAt] = std::mismatch(d.begin(), d.end(), p.begin(), p.end());
     if (dEnd != d.end() || pAt == p.end()) return false; // not inside
     const std::string first = pAt->string();
-    if (first.starts_with("step-")) return true;            // a step folder, committed or temporary, or its name
+    if (first.starts_with("step-"))
+        return true; // a step folder, committed or temporary, or its name
     return std::next(pAt) == p.end() && first.starts_with("latest"); // latest, or its temporary
 }
 

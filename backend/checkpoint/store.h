@@ -9,15 +9,15 @@
 // by rename of an fsynced temporary. At any instant DIR/latest names a complete step (or does
 // not exist yet), and a complete step never changes. Leftover temporaries are ignored by
 // loading and listed by inspect.
+#include "checkpoint/format.h"
+#include "checkpoint/reshard.h"
+
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
-
-#include "checkpoint/format.h"
-#include "checkpoint/reshard.h"
 
 namespace shardscope::checkpoint {
 
@@ -45,7 +45,8 @@ void createTemp(const std::string& root, const std::string& tempName);
 // hashed in chunks of `chunkElements` (the commit's metadata must say the same).
 // Error(Io) naming the file and the cause (e.g. "no space left on device").
 DataFile writeRankFile(const std::string& root, const std::string& tempName, int rank,
-                       std::span<const SliceData> slices, std::uint64_t chunkElements = kDefaultChunkElements);
+                       std::span<const SliceData> slices,
+                       std::uint64_t chunkElements = kDefaultChunkElements);
 // Rank 0, after every rank wrote: metadata.json, fsync, rename to step-K, fsync DIR, `latest`
 // (unless it names a later step: `latest` never moves backwards). Returns the step folder's path.
 std::string commit(const std::string& root, const std::string& tempName, const Metadata& m);
@@ -69,29 +70,30 @@ struct LoadStats {
     std::size_t filesTouched = 0;
 };
 // Fills every target from the files the plan names, reading only what overlaps (preadv) and
-// checking the sha256 of every chunk (version 1: range) it read and each touched file's size. Error(Format) naming
-// the file on a mismatch; targets may then hold partial data (the caller discards them).
+// checking the sha256 of every chunk (version 1: range) it read and each touched file's size.
+// Error(Format) naming the file on a mismatch; targets may then hold partial data (the caller
+// discards them).
 LoadStats load(const Opened& c, std::span<const SliceTarget> targets);
 
 struct FileCheck {
     std::string name;
     std::uint64_t bytes = 0; // as found (0 when missing)
     enum class State { Ok, Missing, WrongSize, BadChecksum, Unreadable } state = State::Ok;
-    std::string problem;     // one phrase, empty when Ok
+    std::string problem; // one phrase, empty when Ok
 };
 // Re-hashes every data file of the step (whole file and every range).
 std::vector<FileCheck> verifyFiles(const Opened& c);
 
 struct StepEntry {
-    std::string name;                  // "step-K"
-    std::optional<Metadata> meta;      // empty when its metadata is unreadable
-    std::string problem;               // why not
+    std::string name;             // "step-K"
+    std::optional<Metadata> meta; // empty when its metadata is unreadable
+    std::string problem;          // why not
 };
 struct Listing {
     std::string root;
-    std::string latest;                // what DIR/latest names ("" when absent)
-    std::vector<StepEntry> steps;      // ordered by step
-    std::vector<std::string> temps;    // leftovers of interrupted saves
+    std::string latest;             // what DIR/latest names ("" when absent)
+    std::vector<StepEntry> steps;   // ordered by step
+    std::vector<std::string> temps; // leftovers of interrupted saves
 };
 // Error(Io) when DIR cannot be listed; Error(Format) when it holds no step, temp or `latest`.
 Listing listCheckpoints(const std::string& root);
@@ -101,7 +103,8 @@ Listing listCheckpoints(const std::string& root);
 // Written through core/user_files.h's OutputFile (atomic). Returns the bytes written.
 // `beforeUnit` runs before each unit is read; what it throws stops the export and removes the
 // temporary file (the CLI throws there once SIGINT/SIGTERM/SIGHUP arrived).
-std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool optimizer, const std::string& flag,
+std::uint64_t exportSafetensors(const Opened& c, const std::string& out, bool optimizer,
+                                const std::string& flag,
                                 const std::function<void()>& beforeUnit = {});
 
 // Whether writing `path` could replace a part of the checkpoint folder `root`, as both resolve

@@ -1,22 +1,25 @@
 #include "comm/communicator.h"
 
+#include "core/error.h"
+#include "core/ledger.h"
+#include "core/numeric.h"
+#include "device/device.h"
+#include "plan/collective.h"
+
 #include <atomic>
 #include <cstring>
 #include <vector>
 
-#include "core/error.h"
-#include "core/ledger.h"
-#include "device/device.h"
-#include "core/numeric.h"
-#include "plan/collective.h"
-
 namespace shardscope::comm {
 
-std::size_t dtypeBytes(DType t) { return t == DType::F32 ? 4 : 2; }
+std::size_t dtypeBytes(DType t) {
+    return t == DType::F32 ? 4 : 2;
+}
 
 std::uint64_t CommStats::totalSentBytes() const {
     std::uint64_t sum = 0;
-    for (auto b : sentBytes) sum += b;
+    for (auto b : sentBytes)
+        sum += b;
     return sum;
 }
 
@@ -29,7 +32,8 @@ void CommStats::add(const CommStats& o) {
     }
 }
 
-void Communicator::addStats(CollectiveOp op, std::uint64_t payload, std::uint64_t sent, std::uint64_t t0) {
+void Communicator::addStats(CollectiveOp op, std::uint64_t payload, std::uint64_t sent,
+                            std::uint64_t t0) {
     const auto i = static_cast<std::size_t>(op);
     stats_.calls[i] += 1;
     stats_.payloadBytes[i] += payload;
@@ -48,8 +52,12 @@ struct LeaveGuard {
 };
 } // namespace
 
-void setCollectiveObserver(CollectiveObserver* observer) { gObserver.store(observer); }
-CollectiveObserver* collectiveObserver() { return gObserver.load(std::memory_order_relaxed); }
+void setCollectiveObserver(CollectiveObserver* observer) {
+    gObserver.store(observer);
+}
+CollectiveObserver* collectiveObserver() {
+    return gObserver.load(std::memory_order_relaxed);
+}
 
 void Communicator::noteEntered(const char* what, std::int32_t unit, bool counted) const {
     if (CollectiveObserver* o = gObserver.load(std::memory_order_relaxed))
@@ -78,7 +86,8 @@ void Communicator::traced(CollectiveOp op, std::int32_t unit, std::uint64_t payl
         const LeaveGuard leave;
         body();
     }
-    addStats(op, payload, sender ? plan::sentBytes(op, payload, static_cast<std::uint64_t>(size())) : 0, t0);
+    addStats(op, payload,
+             sender ? plan::sentBytes(op, payload, static_cast<std::uint64_t>(size())) : 0, t0);
     e.kind = EventKind::CollectiveEnd;
     if (device_) device_->ledger().emit(e);
 }
@@ -87,12 +96,14 @@ void Communicator::allGather(const void* shard, void* full, std::size_t count, D
                              std::int32_t unit) {
     const std::uint64_t n = static_cast<std::uint64_t>(size());
     const std::uint64_t shardBytes = count * dtypeBytes(t);
-    traced(CollectiveOp::AllGather, unit, shardBytes * n, [&] { doAllGather(shard, full, count, t); });
+    traced(CollectiveOp::AllGather, unit, shardBytes * n,
+           [&] { doAllGather(shard, full, count, t); });
 }
 
 std::uint64_t Communicator::startAllGather(const void* shard, void* full, std::size_t count,
                                            DType t, std::int32_t unit) {
-    if (started_) throw Error(ErrorKind::Internal, "an all-gather was started while another is outstanding");
+    if (started_)
+        throw Error(ErrorKind::Internal, "an all-gather was started while another is outstanding");
     const std::uint64_t n = static_cast<std::uint64_t>(size());
     const std::uint64_t shardBytes = count * dtypeBytes(t);
     Started s;
@@ -137,21 +148,27 @@ void Communicator::reduceScatter(const void* full, void* shard, std::size_t coun
                                  std::int32_t unit) {
     const std::uint64_t n = static_cast<std::uint64_t>(size());
     const std::uint64_t shardBytes = count * dtypeBytes(t);
-    traced(CollectiveOp::ReduceScatter, unit, shardBytes * n, [&] { doReduceScatter(full, shard, count, t); });
+    traced(CollectiveOp::ReduceScatter, unit, shardBytes * n,
+           [&] { doReduceScatter(full, shard, count, t); });
 }
 
 void Communicator::allReduce(void* data, std::size_t count, DType t, std::int32_t unit) {
-    traced(CollectiveOp::AllReduce, unit, count * dtypeBytes(t), [&] { doAllReduce(data, count, t); });
+    traced(CollectiveOp::AllReduce, unit, count * dtypeBytes(t),
+           [&] { doAllReduce(data, count, t); });
 }
 
 void Communicator::tpAllReduce(void* data, std::size_t count, DType t, std::int32_t unit) {
-    traced(CollectiveOp::TpAllReduce, unit, count * dtypeBytes(t), [&] { doAllReduce(data, count, t); });
+    traced(CollectiveOp::TpAllReduce, unit, count * dtypeBytes(t),
+           [&] { doAllReduce(data, count, t); });
 }
 
 void Communicator::broadcast(void* data, std::size_t bytes, int root) {
     if (root < 0 || root >= size())
-        throw Error(ErrorKind::Internal, "broadcast root " + std::to_string(root) + " out of range");
-    traced(CollectiveOp::Broadcast, kNoUnit, bytes, [&] { doBroadcast(data, bytes, root); }, rank() == root);
+        throw Error(ErrorKind::Internal,
+                    "broadcast root " + std::to_string(root) + " out of range");
+    traced(
+        CollectiveOp::Broadcast, kNoUnit, bytes, [&] { doBroadcast(data, bytes, root); },
+        rank() == root);
 }
 
 double Communicator::sumScalar(double value) {
@@ -170,7 +187,8 @@ void sumInRankOrder(const void* const* parts, int nparts, void* out, std::size_t
         auto* dst = static_cast<float*>(out);
         for (std::size_t i = 0; i < count; ++i) {
             float acc = 0.0f;
-            for (int r = 0; r < nparts; ++r) acc += static_cast<const float*>(parts[r])[i];
+            for (int r = 0; r < nparts; ++r)
+                acc += static_cast<const float*>(parts[r])[i];
             dst[i] = acc;
         }
         return;

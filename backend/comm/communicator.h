@@ -7,6 +7,9 @@
 // FSDP's flat parameter padded to a multiple of N (plan::paddedElements). Every call emits a
 // CollectiveBegin/CollectiveEnd event pair to the device's ledger and adds to CommStats, so
 // measured communication comes from what was actually called.
+#include "core/error.h"
+#include "core/event.h"
+
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -15,9 +18,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "core/error.h"
-#include "core/event.h"
 
 namespace shardscope::device {
 class Device;
@@ -31,9 +31,11 @@ std::size_t dtypeBytes(DType t);
 // Per collective kind (indexed by CollectiveOp): what this rank called.
 struct CommStats {
     std::array<std::uint64_t, kCollectiveOpCount> calls{};
-    std::array<std::uint64_t, kCollectiveOpCount> payloadBytes{}; // nccl-tests "size" (plan/collective.h)
-    std::array<std::uint64_t, kCollectiveOpCount> sentBytes{};    // plan::sentBytes: ring bytes from this rank
-    std::array<std::uint64_t, kCollectiveOpCount> busyNs{};       // wall time inside the calls
+    std::array<std::uint64_t, kCollectiveOpCount>
+        payloadBytes{}; // nccl-tests "size" (plan/collective.h)
+    std::array<std::uint64_t, kCollectiveOpCount>
+        sentBytes{}; // plan::sentBytes: ring bytes from this rank
+    std::array<std::uint64_t, kCollectiveOpCount> busyNs{}; // wall time inside the calls
 
     std::uint64_t totalSentBytes() const;
     void add(const CommStats& other);
@@ -43,8 +45,10 @@ struct CommStats {
 // threads do): `missing` are ranks of a group of `groupSize`, `what` the collective.
 class CollectiveTimeout : public Error {
 public:
-    CollectiveTimeout(const std::string& message, std::string what, std::vector<int> missing, int groupSize)
-        : Error(ErrorKind::Comm, message), what_(std::move(what)), missing_(std::move(missing)), groupSize_(groupSize) {}
+    CollectiveTimeout(const std::string& message, std::string what, std::vector<int> missing,
+                      int groupSize)
+        : Error(ErrorKind::Comm, message), what_(std::move(what)), missing_(std::move(missing)),
+          groupSize_(groupSize) {}
     const std::string& collective() const { return what_; }
     const std::vector<int>& missing() const { return missing_; }
     int groupSize() const { return groupSize_; }
@@ -142,7 +146,8 @@ private:
     // Runs one collective between its Begin/End events and counts it; a rank that only
     // receives (a broadcast's non-root) sends nothing, others plan::sentBytes.
     template <class F>
-    void traced(CollectiveOp op, std::int32_t unit, std::uint64_t payload, F&& body, bool sender = true);
+    void traced(CollectiveOp op, std::int32_t unit, std::uint64_t payload, F&& body,
+                bool sender = true);
     // Adds one completed call that began at monotonic time t0 to the statistics.
     void addStats(CollectiveOp op, std::uint64_t payload, std::uint64_t sent, std::uint64_t t0);
 

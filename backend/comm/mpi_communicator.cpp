@@ -1,21 +1,22 @@
 #include "comm/mpi_communicator.h"
 
-#include <mpi.h>
+#include "core/error.h"
+#include "core/numeric.h"
+#include "device/device.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mpi.h>
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
-#include "device/device.h"
-#include "core/numeric.h"
-
 namespace shardscope::comm {
 
-bool mpiCompiledIn() { return true; }
+bool mpiCompiledIn() {
+    return true;
+}
 
 namespace {
 
@@ -24,7 +25,8 @@ void check(int rc, const char* what) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, text, &len);
-    throw Error(ErrorKind::Comm, std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+    throw Error(ErrorKind::Comm,
+                std::string(what) + " failed: " + std::string(text, static_cast<std::size_t>(len)));
 }
 
 // Sum of bf16 values in fp32, rounded once per pair (MPI reduces pairwise).
@@ -44,15 +46,21 @@ MPI_Op bf16SumOp() {
     return op;
 }
 
-MPI_Datatype mpiType(DType t) { return t == DType::F32 ? MPI_FLOAT : MPI_UINT16_T; }
-MPI_Op sumOp(DType t) { return t == DType::F32 ? MPI_SUM : bf16SumOp(); }
+MPI_Datatype mpiType(DType t) {
+    return t == DType::F32 ? MPI_FLOAT : MPI_UINT16_T;
+}
+MPI_Op sumOp(DType t) {
+    return t == DType::F32 ? MPI_SUM : bf16SumOp();
+}
 
 // Scratch memory for deterministic reductions, counted in the ledger as comm_buffer.
 class Scratch {
 public:
     Scratch(device::Device* dev, std::uint64_t bytes) {
-        if (dev) buffer_ = dev->allocate(bytes, {Category::CommBuffer, Tier::Device, kNoUnit});
-        else heap_.resize(bytes);
+        if (dev)
+            buffer_ = dev->allocate(bytes, {Category::CommBuffer, Tier::Device, kNoUnit});
+        else
+            heap_.resize(bytes);
     }
     char* data() { return buffer_.empty() ? heap_.data() : buffer_.ptr<char>(); }
 
@@ -127,7 +135,8 @@ protected:
 
     bool doStartAllGather(const void* shard, void* full, std::size_t count, DType t) override {
         const void* send = shard;
-        if (shard == static_cast<const char*>(full) + rank_ * count * dtypeBytes(t)) send = MPI_IN_PLACE;
+        if (shard == static_cast<const char*>(full) + rank_ * count * dtypeBytes(t))
+            send = MPI_IN_PLACE;
         check(MPI_Iallgather(send, toInt(count), mpiType(t), full, toInt(count), mpiType(t), comm_,
                              &started_),
               "MPI_Iallgather");
@@ -158,8 +167,9 @@ protected:
     void doAllReduce(void* data, std::size_t count, DType t) override {
         if (!deterministic()) {
             MPI_Request req;
-            check(MPI_Iallreduce(MPI_IN_PLACE, data, toInt(count), mpiType(t), sumOp(t), comm_, &req),
-                  "MPI_Iallreduce");
+            check(
+                MPI_Iallreduce(MPI_IN_PLACE, data, toInt(count), mpiType(t), sumOp(t), comm_, &req),
+                "MPI_Iallreduce");
             wait(req, "all-reduce");
             return;
         }
@@ -198,7 +208,8 @@ protected:
                   "MPI_Iallgather");
             wait(req, "scalar sum");
             double sum = 0;
-            for (double v : all) sum += v;
+            for (double v : all)
+                sum += v;
             return sum;
         }
         double out = 0;
@@ -232,7 +243,8 @@ private:
     void sumChunks(const char* recv, void* out, std::size_t count, DType t) const {
         std::vector<const void*> parts(static_cast<std::size_t>(size_));
         for (int r = 0; r < size_; ++r)
-            parts[static_cast<std::size_t>(r)] = recv + static_cast<std::size_t>(r) * count * dtypeBytes(t);
+            parts[static_cast<std::size_t>(r)] =
+                recv + static_cast<std::size_t>(r) * count * dtypeBytes(t);
         sumInRankOrder(parts.data(), size_, out, count, t);
     }
 
@@ -248,16 +260,17 @@ private:
             if (done) return;
             if (polls % 16 == 0) noteAlive();
             if (polls % 256 == 0 && clock::now() > deadline)
-                throw Error(ErrorKind::Comm,
-                            std::string(what) + " on rank " + std::to_string(rank_) +
-                                " timed out after " + std::to_string(timeout().count() / 1000) +
-                                " s waiting for its peers");
+                throw Error(ErrorKind::Comm, std::string(what) + " on rank " +
+                                                 std::to_string(rank_) + " timed out after " +
+                                                 std::to_string(timeout().count() / 1000) +
+                                                 " s waiting for its peers");
             if (polls > 64) std::this_thread::yield();
         }
     }
 
     MPI_Comm comm_;
-    MPI_Request started_ = MPI_REQUEST_NULL; // the started all-gather (Communicator::startAllGather)
+    MPI_Request started_ =
+        MPI_REQUEST_NULL; // the started all-gather (Communicator::startAllGather)
     bool owned_;
     int rank_ = 0;
     int size_ = 1;

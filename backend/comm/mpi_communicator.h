@@ -1,9 +1,9 @@
 #pragma once
 // OpenMPI-backed communicators. The header names no MPI type, so the strategy and train
 // libraries stay MPI-free; only comm's .cpp links MPI.
-#include <memory>
-
 #include "comm/communicator.h"
+
+#include <memory>
 
 namespace shardscope::comm {
 

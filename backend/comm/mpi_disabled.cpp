@@ -12,11 +12,19 @@ namespace {
 }
 } // namespace
 
-bool mpiCompiledIn() { return false; }
+bool mpiCompiledIn() {
+    return false;
+}
 MpiRuntime::MpiRuntime(int*, char***) {}
 MpiRuntime::~MpiRuntime() = default;
-void MpiRuntime::abort(int exitCode) { std::_Exit(exitCode); }
-std::unique_ptr<Communicator> makeMpiWorldCommunicator(device::Device*) { noMpi(); }
-std::unique_ptr<Communicator> makeMpiSplitCommunicator(device::Device*, int, int) { noMpi(); }
+void MpiRuntime::abort(int exitCode) {
+    std::_Exit(exitCode);
+}
+std::unique_ptr<Communicator> makeMpiWorldCommunicator(device::Device*) {
+    noMpi();
+}
+std::unique_ptr<Communicator> makeMpiSplitCommunicator(device::Device*, int, int) {
+    noMpi();
+}
 
 } // namespace shardscope::comm

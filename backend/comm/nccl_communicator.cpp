@@ -1,19 +1,18 @@
 #include "comm/nccl_communicator.h"
 
-#include <cuda_runtime_api.h>
-#include <nccl.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <cstdint>
-#include <string>
-#include <thread>
-#include <vector>
-
 #include "core/error.h"
 #include "device/cuda_device.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/ops.h"
+
+#include <chrono>
+#include <cstdint>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
 
 namespace shardscope::comm {
 
@@ -21,7 +20,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-ncclDataType_t ncclType(DType t) { return t == DType::F32 ? ncclFloat32 : ncclBfloat16; }
+ncclDataType_t ncclType(DType t) {
+    return t == DType::F32 ? ncclFloat32 : ncclBfloat16;
+}
 kernels::cuda::Elem elem(DType t) {
     return t == DType::F32 ? kernels::cuda::Elem::F32 : kernels::cuda::Elem::Bf16;
 }
@@ -53,7 +54,9 @@ public:
         ncclUniqueId id{};
         if (rank_ == 0) {
             const ncclResult_t rc = ncclGetUniqueId(&id);
-            if (rc != ncclSuccess) fail("NCCL initialisation", "ncclGetUniqueId: " + std::string(ncclGetErrorString(rc)));
+            if (rc != ncclSuccess)
+                fail("NCCL initialisation",
+                     "ncclGetUniqueId: " + std::string(ncclGetErrorString(rc)));
         }
         syncHostSettings();
         host_->broadcast(&id, sizeof id, 0);
@@ -75,8 +78,10 @@ public:
             std::this_thread::sleep_for(std::chrono::microseconds(100));
             ncclCommGetAsyncError(comm_, &rc);
         }
-        if (rc == ncclSuccess) ncclCommDestroy(comm_);
-        else ncclCommAbort(comm_);
+        if (rc == ncclSuccess)
+            ncclCommDestroy(comm_);
+        else
+            ncclCommAbort(comm_);
     }
 
     int rank() const override { return rank_; }
@@ -131,7 +136,8 @@ protected:
         Scratch recv(cuda_, count * dtypeBytes(t) * static_cast<std::size_t>(size_));
         run("reduce-scatter", [&] {
             allToAll(full, recv.data(), count, t, "reduce-scatter");
-            kernels::cuda::sumStridedInRankOrder(recv.data(), count, size_, shard, count, elem(t), comm());
+            kernels::cuda::sumStridedInRankOrder(recv.data(), count, size_, shard, count, elem(t),
+                                                 comm());
         });
     }
 
@@ -150,13 +156,18 @@ protected:
         Scratch staging(cuda_, chunk * n * eb);
         Scratch recv(cuda_, chunk * n * eb);
         run("all-reduce", [&] {
-            CUDA_CHECK(cudaMemcpyAsync(staging.data(), data, count * eb, cudaMemcpyDeviceToDevice, comm()));
-            CUDA_CHECK(cudaMemsetAsync(staging.data() + count * eb, 0, (chunk * n - count) * eb, comm()));
+            CUDA_CHECK(cudaMemcpyAsync(staging.data(), data, count * eb, cudaMemcpyDeviceToDevice,
+                                       comm()));
+            CUDA_CHECK(
+                cudaMemsetAsync(staging.data() + count * eb, 0, (chunk * n - count) * eb, comm()));
             allToAll(staging.data(), recv.data(), chunk, t, "all-reduce");
             char* mine = staging.data() + static_cast<std::size_t>(rank_) * chunk * eb;
-            kernels::cuda::sumStridedInRankOrder(recv.data(), chunk, size_, mine, chunk, elem(t), comm());
-            settle(ncclAllGather(mine, staging.data(), chunk, ncclType(t), comm_, comm()), "all-reduce");
-            CUDA_CHECK(cudaMemcpyAsync(data, staging.data(), count * eb, cudaMemcpyDeviceToDevice, comm()));
+            kernels::cuda::sumStridedInRankOrder(recv.data(), chunk, size_, mine, chunk, elem(t),
+                                                 comm());
+            settle(ncclAllGather(mine, staging.data(), chunk, ncclType(t), comm_, comm()),
+                   "all-reduce");
+            CUDA_CHECK(cudaMemcpyAsync(data, staging.data(), count * eb, cudaMemcpyDeviceToDevice,
+                                       comm()));
         });
     }
 
@@ -217,8 +228,11 @@ private:
         check(ncclGroupStart(), what);
         for (int q = 0; q < size_; ++q) {
             const std::size_t off = static_cast<std::size_t>(q) * bytes;
-            check(ncclSend(static_cast<const char*>(send) + off, count, ncclType(t), q, comm_, comm()), what);
-            check(ncclRecv(static_cast<char*>(recv) + off, count, ncclType(t), q, comm_, comm()), what);
+            check(ncclSend(static_cast<const char*>(send) + off, count, ncclType(t), q, comm_,
+                           comm()),
+                  what);
+            check(ncclRecv(static_cast<char*>(recv) + off, count, ncclType(t), q, comm_, comm()),
+                  what);
         }
         settle(ncclGroupEnd(), what);
     }
@@ -275,7 +289,8 @@ private:
 
     // Aborts the communicator (so nothing of it can hang later) and throws naming this rank.
     [[noreturn]] void fail(const std::string& what, const std::string& detail) {
-        aborted_ = what + " on rank " + std::to_string(rank_) + " (" + cuda_.name() + "): " + detail;
+        aborted_ =
+            what + " on rank " + std::to_string(rank_) + " (" + cuda_.name() + "): " + detail;
         if (comm_) {
             ncclCommAbort(comm_);
             comm_ = nullptr;
@@ -298,7 +313,8 @@ private:
 
 int localCudaDevice(Communicator& host, int deviceCount) {
     char name[256] = {};
-    if (gethostname(name, sizeof name - 1) != 0) throw Error(ErrorKind::Internal, "gethostname failed");
+    if (gethostname(name, sizeof name - 1) != 0)
+        throw Error(ErrorKind::Internal, "gethostname failed");
     const std::vector<std::string> names = host.gatherBytes(name, 0);
     std::vector<std::int32_t> local(static_cast<std::size_t>(host.size()), 0);
     if (host.rank() == 0)

@@ -17,9 +17,9 @@
 //  - Buffers are device memory of the rank's CudaDevice; scratch is comm_buffer in its ledger.
 //  - Teardown: ncclCommFinalize then ncclCommDestroy in the destructor (NCCL's MPI example):
 //    destroy this communicator before MPI_Finalize (the worker's MpiRuntime outlives it).
-#include <memory>
-
 #include "comm/communicator.h"
+
+#include <memory>
 
 namespace shardscope::device {
 class CudaDevice;

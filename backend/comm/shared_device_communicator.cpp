@@ -9,11 +9,11 @@
 // stream, which only adds ordering, and that later point never depends on the waiting peer.
 #include "comm/shared_device_communicator.h"
 
-#include <cuda_runtime_api.h>
-
 #include "device/cuda_device.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/ops.h"
+
+#include <cuda_runtime_api.h>
 
 namespace shardscope::comm {
 
@@ -25,7 +25,8 @@ public:
 
     explicit DeviceCopyReduce(const std::vector<device::CudaDevice*>& devices) {
         for (device::CudaDevice* d : devices) {
-            if (!d) throw Error(ErrorKind::Internal, "shared-device group: a rank has no CudaDevice");
+            if (!d)
+                throw Error(ErrorKind::Internal, "shared-device group: a rank has no CudaDevice");
             if (d->ordinal() != devices.front()->ordinal())
                 throw Error(ErrorKind::InvalidArgument,
                             "--shared-device: every rank must use the same GPU");
@@ -55,9 +56,9 @@ public:
         CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream(r)));
     }
     void reduce(int r, const void* const* parts, int n, void* out, std::size_t count, DType t) {
-        kernels::cuda::sumInRankOrder(parts, n, out, count,
-                                      t == DType::F32 ? kernels::cuda::Elem::F32 : kernels::cuda::Elem::Bf16,
-                                      stream(r));
+        kernels::cuda::sumInRankOrder(
+            parts, n, out, count,
+            t == DType::F32 ? kernels::cuda::Elem::F32 : kernels::cuda::Elem::Bf16, stream(r));
     }
 
     // A started all-gather's copies run on the rank's second stream, after every rank's publish
@@ -96,12 +97,12 @@ private:
 
 } // namespace
 
-std::vector<std::unique_ptr<Communicator>> makeSharedDeviceCommunicators(
-    const std::vector<device::CudaDevice*>& devices) {
+std::vector<std::unique_ptr<Communicator>>
+makeSharedDeviceCommunicators(const std::vector<device::CudaDevice*>& devices) {
     if (static_cast<int>(devices.size()) > kernels::cuda::kMaxRankParts)
-        throw Error(ErrorKind::InvalidArgument,
-                    "--shared-device supports at most " + std::to_string(kernels::cuda::kMaxRankParts) +
-                        " ranks on one GPU");
+        throw Error(ErrorKind::InvalidArgument, "--shared-device supports at most " +
+                                                    std::to_string(kernels::cuda::kMaxRankParts) +
+                                                    " ranks on one GPU");
     std::vector<device::Device*> base(devices.begin(), devices.end());
     return makeSharedCommunicators(base, DeviceCopyReduce(devices));
 }

@@ -27,6 +27,10 @@
 // rank 2"); a rank whose communicator is destroyed (its thread finished or unwound from an
 // exception) breaks the group, so its peers fail at once instead of waiting for the deadline.
 // std::barrier is not used because it can neither time out nor be broken.
+#include "comm/communicator.h"
+#include "core/error.h"
+#include "device/device.h"
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -36,10 +40,6 @@
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include "comm/communicator.h"
-#include "core/error.h"
-#include "device/device.h"
 
 namespace shardscope::device {
 class CudaDevice;
@@ -68,8 +68,10 @@ public:
             return;
         }
         for (std::size_t q = 0; q < left_.size(); ++q)
-            if (left_[q]) breakLocked("rank " + std::to_string(rank) + ": " + what + " can never complete: rank " +
-                                      std::to_string(q) + " has left the group");
+            if (left_[q])
+                breakLocked("rank " + std::to_string(rank) + ": " + what +
+                            " can never complete: rank " + std::to_string(q) +
+                            " has left the group");
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         while (generation_ == gen && !broken_) {
             if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && generation_ == gen &&
@@ -81,8 +83,9 @@ public:
                         missing += (missing.empty() ? "" : ", ") + std::to_string(q);
                         ranks.push_back(static_cast<int>(q));
                     }
-                const std::string reason = "rank " + std::to_string(rank) + ": " + what + " timed out after " +
-                                           std::to_string(timeout.count()) + " ms waiting for rank(s) " + missing;
+                const std::string reason = "rank " + std::to_string(rank) + ": " + what +
+                                           " timed out after " + std::to_string(timeout.count()) +
+                                           " ms waiting for rank(s) " + missing;
                 if (!broken_) {
                     broken_ = true;
                     reason_ = reason;
@@ -102,7 +105,8 @@ public:
         left_[static_cast<std::size_t>(rank)] = true;
         if (arrived_ > 0 && !broken_) {
             broken_ = true;
-            reason_ = "rank " + std::to_string(rank) + " left the group while its peers waited in a collective";
+            reason_ = "rank " + std::to_string(rank) +
+                      " left the group while its peers waited in a collective";
             cv_.notify_all();
         }
     }
@@ -143,7 +147,15 @@ private:
 
 // What a rank published for the current collective.
 struct SharedCall {
-    enum class Op : std::uint8_t { AllGather, ReduceScatter, AllReduce, Broadcast, Scalar, Gather, Barrier };
+    enum class Op : std::uint8_t {
+        AllGather,
+        ReduceScatter,
+        AllReduce,
+        Broadcast,
+        Scalar,
+        Gather,
+        Barrier
+    };
     Op op = Op::Barrier;
     const void* in = nullptr;
     void* out = nullptr;
@@ -169,7 +181,9 @@ struct HostCopyReduce {
     // A started all-gather's copies: ordered after every rank's publish (beginAside), issued
     // (copyAside), marked (recordAside); joinAside orders the rank's own work after them.
     void beginAside(int) {}
-    void copyAside(int r, void* dst, const void* src, std::size_t bytes) { copy(r, dst, src, bytes); }
+    void copyAside(int r, void* dst, const void* src, std::size_t bytes) {
+        copy(r, dst, src, bytes);
+    }
     void recordAside(int) {}
     void joinAside(int) {}
 };
@@ -212,7 +226,8 @@ public:
         meet(c, "event gather", false);
         std::vector<std::string> out;
         if (rank_ == root)
-            for (const SharedCall& peer : group_->calls) out.push_back(*peer.bytes);
+            for (const SharedCall& peer : group_->calls)
+                out.push_back(*peer.bytes);
         finish("event gather", false);
         return out;
     }
@@ -230,7 +245,8 @@ protected:
     }
 
     bool doStartAllGather(const void* shard, void* full, std::size_t count, DType t) override {
-        meet(call(SharedCall::Op::AllGather, shard, full, count, t), "all-gather", true, group_->started, false);
+        meet(call(SharedCall::Op::AllGather, shard, full, count, t), "all-gather", true,
+             group_->started, false);
         group_->backend.beginAside(rank_);
         const std::size_t bytes = count * dtypeBytes(t);
         for (int q = 0; q < size(); ++q) {
@@ -285,7 +301,8 @@ protected:
         c.root = root;
         meet(c, "broadcast", true);
         if (rank_ != root && bytes > 0)
-            group_->backend.copy(rank_, data, group_->calls[static_cast<std::size_t>(root)].in, bytes);
+            group_->backend.copy(rank_, data, group_->calls[static_cast<std::size_t>(root)].in,
+                                 bytes);
         finish("broadcast", true);
     }
 
@@ -307,8 +324,10 @@ private:
     class Scratch {
     public:
         Scratch(device::Device* dev, std::uint64_t bytes) {
-            if (dev) buffer_ = dev->allocate(bytes, {Category::CommBuffer, Tier::Device, kNoUnit});
-            else heap_.resize(bytes);
+            if (dev)
+                buffer_ = dev->allocate(bytes, {Category::CommBuffer, Tier::Device, kNoUnit});
+            else
+                heap_.resize(bytes);
         }
         void* data() { return buffer_.empty() ? static_cast<void*>(heap_.data()) : buffer_.data(); }
 
@@ -317,7 +336,8 @@ private:
         std::vector<char> heap_;
     };
 
-    static SharedCall call(SharedCall::Op op, const void* in, void* out, std::size_t count, DType t) {
+    static SharedCall call(SharedCall::Op op, const void* in, void* out, std::size_t count,
+                           DType t) {
         SharedCall c;
         c.op = op;
         c.in = in;
@@ -337,7 +357,9 @@ private:
     }
 
     // Steps 1–2: publish, barrier, check that everyone called the same thing, order after peers.
-    void meet(const SharedCall& mine, const char* what, bool device) { meet(mine, what, device, group_->calls, true); }
+    void meet(const SharedCall& mine, const char* what, bool device) {
+        meet(mine, what, device, group_->calls, true);
+    }
     // acquire = false: the rank's own stream is not ordered after the peers (a started
     // all-gather orders only its aside copies, so this rank's compute is not held back).
     void meet(const SharedCall& mine, const char* what, bool device, std::vector<SharedCall>& slots,
@@ -350,11 +372,12 @@ private:
             const SharedCall& c = slots[q];
             if (c.op != first.op || c.count != first.count || c.type != first.type ||
                 c.root != first.root || c.max != first.max) {
-                const std::string reason = "collective mismatch in " + std::string(what) + ": rank 0 and rank " +
-                                           std::to_string(q) + " called different collectives (op " +
-                                           std::to_string(static_cast<int>(first.op)) + " vs " +
-                                           std::to_string(static_cast<int>(c.op)) + ", count " +
-                                           std::to_string(first.count) + " vs " + std::to_string(c.count) + ")";
+                const std::string reason =
+                    "collective mismatch in " + std::string(what) + ": rank 0 and rank " +
+                    std::to_string(q) + " called different collectives (op " +
+                    std::to_string(static_cast<int>(first.op)) + " vs " +
+                    std::to_string(static_cast<int>(c.op)) + ", count " +
+                    std::to_string(first.count) + " vs " + std::to_string(c.count) + ")";
                 group_->barrier.breakWith(reason);
                 throw Error(ErrorKind::Internal, reason);
             }
@@ -381,26 +404,29 @@ private:
 // One communicator per rank for ranks that are threads of this process, over a Backend.
 // devices[r] is rank r's device (events and comm_buffer scratch; may be null on CPU).
 template <class Backend>
-std::vector<std::unique_ptr<Communicator>> makeSharedCommunicators(
-    const std::vector<device::Device*>& devices, Backend backend) {
-    if (devices.empty()) throw Error(ErrorKind::InvalidArgument, "a shared group needs at least one rank");
-    auto group = std::make_shared<SharedGroup<Backend>>(static_cast<int>(devices.size()), std::move(backend));
+std::vector<std::unique_ptr<Communicator>>
+makeSharedCommunicators(const std::vector<device::Device*>& devices, Backend backend) {
+    if (devices.empty())
+        throw Error(ErrorKind::InvalidArgument, "a shared group needs at least one rank");
+    auto group = std::make_shared<SharedGroup<Backend>>(static_cast<int>(devices.size()),
+                                                        std::move(backend));
     std::vector<std::unique_ptr<Communicator>> out;
     for (std::size_t r = 0; r < devices.size(); ++r)
-        out.push_back(std::make_unique<SharedRankCommunicator<Backend>>(devices[r], group, static_cast<int>(r)));
+        out.push_back(std::make_unique<SharedRankCommunicator<Backend>>(devices[r], group,
+                                                                        static_cast<int>(r)));
     return out;
 }
 
 // Ranks as threads on CPU memory.
-inline std::vector<std::unique_ptr<Communicator>> makeSharedHostCommunicators(
-    const std::vector<device::Device*>& devices) {
+inline std::vector<std::unique_ptr<Communicator>>
+makeSharedHostCommunicators(const std::vector<device::Device*>& devices) {
     return makeSharedCommunicators(devices, HostCopyReduce{});
 }
 
 // Ranks as threads on ONE GPU (--shared-device): each rank's CudaDevice brings its stream and
 // memory pool; buffers passed to the collectives are device memory. Rank r's collectives must
 // be called from the thread that uses devices[r]. Defined in comm_cuda (CUDA builds only).
-std::vector<std::unique_ptr<Communicator>> makeSharedDeviceCommunicators(
-    const std::vector<device::CudaDevice*>& devices);
+std::vector<std::unique_ptr<Communicator>>
+makeSharedDeviceCommunicators(const std::vector<device::CudaDevice*>& devices);
 
 } // namespace shardscope::comm

@@ -1,11 +1,11 @@
 #include "comm/virtual_communicator.h"
 
-#include <string>
-#include <vector>
-
 #include "core/categories.h"
 #include "core/error.h"
 #include "device/device.h"
+
+#include <string>
+#include <vector>
 
 namespace shardscope::comm {
 

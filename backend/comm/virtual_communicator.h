@@ -10,9 +10,9 @@
 // ⌈count/N⌉·N elements each (comm/mpi_communicator.cpp); non-deterministic reductions use MPI's
 // own buffers, outside the ledger. SharedGroup: reduce-scatter needs no scratch, all-reduce one
 // chunk of ⌈count/N⌉ (comm/shared_device_communicator.h). A group of one rank has no scratch.
-#include <memory>
-
 #include "comm/communicator.h"
+
+#include <memory>
 
 namespace shardscope::comm {
 

@@ -12,15 +12,16 @@
 // fsdp_state_dict_type; deepspeed_config with its inline fields (zero_stage, offload devices,
 // gradient_accumulation_steps, gradient_clipping) or deepspeed_config_file (read as a
 // ds_config.json: as given, else relative to the YAML's folder).
-#include <string>
-
 #include "config_import/import.h"
+
+#include <string>
 
 namespace shardscope::config_import {
 
 // Parses `text` (the file `source`). `context.worldSize` is --ranks when given; otherwise the
 // file's num_processes is used for the batch check of a DeepSpeed file. Error(InvalidArgument)
 // with one line naming the key path and the value.
-Parsed parseAccelerateConfig(const std::string& text, const std::string& source, const Context& context);
+Parsed parseAccelerateConfig(const std::string& text, const std::string& source,
+                             const Context& context);
 
 } // namespace shardscope::config_import

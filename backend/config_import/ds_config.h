@@ -6,18 +6,17 @@
 // stage3_prefetch_bucket_size and stage3_max_live_parameters (elements → whole decoder blocks:
 // --prefetch, --max-inflight), stage3_param_persistence_threshold (→ --persistence-threshold),
 // offload_optimizer / offload_param (→ --offload-optimizer / --offload-params host|nvme,
-// --nvme-dir), bf16 / fp16 (→ --precision), train_micro_batch_size_per_gpu, gradient_accumulation_steps,
-// train_batch_size (checked as DeepSpeed checks it: batch = micro-batch × accumulation × world
-// size, the missing one derived), optimizer Adam/AdamW with lr (→ --lr) and betas, eps,
-// weight_decay, gradient_clipping (applied when they equal the engine's fixed AdamW settings,
-// ignored with those settings otherwise). "auto" is resolved as Hugging Face's integration
-// resolves it (hidden² buckets, 0.9·hidden² prefetch, 10·hidden persistence, the batch
-// product) or named when nothing resolves it.
-#include <string>
+// --nvme-dir), bf16 / fp16 (→ --precision), train_micro_batch_size_per_gpu,
+// gradient_accumulation_steps, train_batch_size (checked as DeepSpeed checks it: batch =
+// micro-batch × accumulation × world size, the missing one derived), optimizer Adam/AdamW with lr
+// (→ --lr) and betas, eps, weight_decay, gradient_clipping (applied when they equal the engine's
+// fixed AdamW settings, ignored with those settings otherwise). "auto" is resolved as Hugging
+// Face's integration resolves it (hidden² buckets, 0.9·hidden² prefetch, 10·hidden persistence, the
+// batch product) or named when nothing resolves it.
+#include "config_import/import.h"
 
 #include <nlohmann/json.hpp>
-
-#include "config_import/import.h"
+#include <string>
 
 namespace shardscope::config_import {
 

@@ -13,22 +13,23 @@
 // parameters (an embedding, the head — tied or not — or one linear with its bias).
 // Units: the embedding (with gpt2's position embedding), each decoder layer, and the head (the
 // final norm, plus lm_head when untied: a tied head's weight lives in the embedding's unit).
+#include "plan/shape.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "plan/shape.h"
-
 namespace shardscope::config_import {
 
 struct HfModel {
-    std::string modelType;                 // "gpt2", "llama", "mistral", "qwen2"
-    std::int64_t layers = 0, hidden = 0, heads = 0, kvHeads = 0, headDim = 0, intermediate = 0, vocab = 0;
+    std::string modelType; // "gpt2", "llama", "mistral", "qwen2"
+    std::int64_t layers = 0, hidden = 0, heads = 0, kvHeads = 0, headDim = 0, intermediate = 0,
+                 vocab = 0;
     bool tiedEmbeddings = false;
-    std::uint64_t params = 0;              // exact
-    std::uint64_t largestLayerParams = 0;  // DeepSpeed's largest_layer_params
-    std::string largestLayer;              // its module, e.g. "model.embed_tokens"
-    std::vector<plan::UnitParams> units;   // embedding, layer0 … layer{L-1}, head; Σ = params
+    std::uint64_t params = 0;             // exact
+    std::uint64_t largestLayerParams = 0; // DeepSpeed's largest_layer_params
+    std::string largestLayer;             // its module, e.g. "model.embed_tokens"
+    std::vector<plan::UnitParams> units;  // embedding, layer0 … layer{L-1}, head; Σ = params
 };
 
 // Error(InvalidArgument) with one line naming the key and the value: malformed JSON, a missing

@@ -1,18 +1,18 @@
 #include "config_import/import.h"
 
-#include <unistd.h>
-
-#include <algorithm>
-
 #include "core/error.h"
 #include "core/user_files.h"
+
+#include <algorithm>
+#include <unistd.h>
 
 namespace shardscope::config_import {
 
 Imported finish(const Parsed& parsed, const Context& context, const std::string& source) {
     const std::size_t keys = parsed.settings.size() + parsed.ignored.size();
     if (keys > kMaxConfigKeys)
-        throwInvalid(source + ": has " + std::to_string(keys) + " keys; ShardScope reads configurations of at most " +
+        throwInvalid(source + ": has " + std::to_string(keys) +
+                     " keys; ShardScope reads configurations of at most " +
                      std::to_string(kMaxConfigKeys));
     Imported out;
     for (const Setting& s : parsed.settings) {
@@ -24,14 +24,16 @@ Imported finish(const Parsed& parsed, const Context& context, const std::string&
         }
         if (!context.accepted.count(flag)) {
             const auto why = context.unsupported.find(s.flag);
-            out.ignored.push_back({s.key, why != context.unsupported.end()
-                                              ? why->second
-                                              : "sets " + flag + ", which " + context.command + " does not use"});
+            out.ignored.push_back(
+                {s.key, why != context.unsupported.end()
+                            ? why->second
+                            : "sets " + flag + ", which " + context.command + " does not use"});
             continue;
         }
         // Two keys may map onto one flag (DeepSpeed's reader emits one of them; Accelerate's
         // own fields and its DeepSpeed file may both name the strategy): the first one wins.
-        const bool taken = std::any_of(out.args.begin(), out.args.end(), [&](const std::string& a) { return a == flag; });
+        const bool taken = std::any_of(out.args.begin(), out.args.end(),
+                                       [&](const std::string& a) { return a == flag; });
         if (taken) {
             out.ignored.push_back({s.key, flag + " is already set by an earlier key"});
             continue;
@@ -60,7 +62,9 @@ std::string readConfigFile(const std::string& path, const std::string& flag) {
         if (n <= 0) {
             const int err = errno;
             ::close(fd);
-            throw Error(ErrorKind::Io, flag + " " + path + ": " + (n == 0 ? "the file shrank while being read" : ioErrorText(err)));
+            throw Error(ErrorKind::Io,
+                        flag + " " + path + ": " +
+                            (n == 0 ? "the file shrank while being read" : ioErrorText(err)));
         }
         got += static_cast<std::size_t>(n);
     }
@@ -77,7 +81,8 @@ std::string shownJson(const nlohmann::json& v) {
     return s;
 }
 
-std::map<std::string, std::string> givenFlags(const std::vector<std::string>& argv, const std::set<std::string>& switches) {
+std::map<std::string, std::string> givenFlags(const std::vector<std::string>& argv,
+                                              const std::set<std::string>& switches) {
     std::map<std::string, std::string> out;
     for (std::size_t i = 0; i < argv.size(); ++i) {
         const std::string& a = argv[i];
@@ -95,20 +100,25 @@ std::map<std::string, std::string> givenFlags(const std::vector<std::string>& ar
 
 std::vector<std::string> describe(const Imported& imported) {
     std::vector<std::string> lines;
-    for (const Applied& a : imported.applied) lines.push_back("applied: " + a.key + " → " + a.setting);
-    for (const Ignored& i : imported.ignored) lines.push_back("ignored: " + i.key + " — " + i.why);
+    for (const Applied& a : imported.applied)
+        lines.push_back("applied: " + a.key + " → " + a.setting);
+    for (const Ignored& i : imported.ignored)
+        lines.push_back("ignored: " + i.key + " — " + i.why);
     return lines;
 }
 
 std::string utf8Text(const std::string& text) {
-    const std::string quoted = nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string quoted =
+        nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return nlohmann::json::parse(quoted).get<std::string>();
 }
 
 nlohmann::json toJson(const Imported& imported, const std::string& source) {
     nlohmann::json applied = nlohmann::json::array(), ignored = nlohmann::json::array();
-    for (const Applied& a : imported.applied) applied.push_back({{"key", a.key}, {"setting", a.setting}});
-    for (const Ignored& i : imported.ignored) ignored.push_back({{"key", i.key}, {"why", i.why}});
+    for (const Applied& a : imported.applied)
+        applied.push_back({{"key", a.key}, {"setting", a.setting}});
+    for (const Ignored& i : imported.ignored)
+        ignored.push_back({{"key", i.key}, {"why", i.why}});
     return {{"source", utf8Text(source)}, {"applied", applied}, {"ignored", ignored}};
 }
 

@@ -10,12 +10,11 @@
 // reason in Context::unsupported (or "not used by <command>").
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace shardscope::config_import {
 
@@ -46,16 +45,16 @@ struct Applied {
 
 // What a command needs to resolve "auto" values, check the batch and pick its flags.
 struct Context {
-    std::string command;                           // "run", "compare", "estimate"
-    int worldSize = 1;                             // data-parallel ranks (--ranks)
-    std::int64_t hiddenSize = 0;                   // the model's d_model; 0: unknown
-    std::uint64_t blockParams = 0;                 // parameters of one decoder block; 0: unknown
-    std::int64_t defaultMicroBatch = 1;            // the preset's micro-batch
-    double defaultLearningRate = 1e-3;             // the preset's learning rate
-    std::map<std::string, std::string> given;      // flags on the command line (value, or "")
-    std::set<std::string> accepted;                // flags this command takes
+    std::string command;                            // "run", "compare", "estimate"
+    int worldSize = 1;                              // data-parallel ranks (--ranks)
+    std::int64_t hiddenSize = 0;                    // the model's d_model; 0: unknown
+    std::uint64_t blockParams = 0;                  // parameters of one decoder block; 0: unknown
+    std::int64_t defaultMicroBatch = 1;             // the preset's micro-batch
+    double defaultLearningRate = 1e-3;              // the preset's learning rate
+    std::map<std::string, std::string> given;       // flags on the command line (value, or "")
+    std::set<std::string> accepted;                 // flags this command takes
     std::map<std::string, std::string> unsupported; // flag → why a key mapping to it is ignored
-    std::map<std::string, std::string> aliases;    // flag → this command's spelling of it
+    std::map<std::string, std::string> aliases;     // flag → this command's spelling of it
 };
 
 // A reader's result before finish(): settings and keys already known to be ignored.
@@ -73,7 +72,8 @@ struct Imported {
 
 // Settings → flags for this command (see the header comment). Error(InvalidArgument) naming
 // `source` when the file has more than kMaxConfigKeys keys.
-Imported finish(const Parsed& parsed, const Context& context, const std::string& source = "the configuration");
+Imported finish(const Parsed& parsed, const Context& context,
+                const std::string& source = "the configuration");
 
 // The text of a configuration file (a regular file of at most kMaxConfigBytes). Error(Io) /
 // Error(InvalidArgument) naming `flag`.
@@ -93,8 +93,8 @@ std::vector<std::string> describe(const Imported& imported);
 // `text` as valid UTF-8 (a broken byte becomes U+FFFD): what a JSON report may carry of a path,
 // whose bytes are the file system's, not necessarily UTF-8.
 std::string utf8Text(const std::string& text);
-// {"source": file, "applied": [{key, setting}], "ignored": [{key, why}]} (the report's config_import;
-// the source as utf8Text).
+// {"source": file, "applied": [{key, setting}], "ignored": [{key, why}]} (the report's
+// config_import; the source as utf8Text).
 nlohmann::json toJson(const Imported& imported, const std::string& source);
 
 } // namespace shardscope::config_import

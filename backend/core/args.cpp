@@ -1,11 +1,11 @@
 #include "core/args.h"
 
+#include "core/error.h"
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-
-#include "core/error.h"
 
 namespace shardscope {
 
@@ -16,8 +16,7 @@ Args::Args(std::string command, std::set<std::string> valueFlags, std::set<std::
 void Args::parse(std::span<const std::string> argv) {
     for (std::size_t i = 0; i < argv.size(); ++i) {
         std::string arg = argv[i];
-        if (arg.rfind("--", 0) != 0)
-            throwInvalid("unexpected argument '" + arg + "'");
+        if (arg.rfind("--", 0) != 0) throwInvalid("unexpected argument '" + arg + "'");
         std::optional<std::string> inlineValue;
         if (auto eq = arg.find('='); eq != std::string::npos) {
             inlineValue = arg.substr(eq + 1);
@@ -43,7 +42,9 @@ void Args::parse(std::span<const std::string> argv) {
     }
 }
 
-bool Args::has(const std::string& flag) const { return values_.count(flag) != 0; }
+bool Args::has(const std::string& flag) const {
+    return values_.count(flag) != 0;
+}
 
 std::optional<std::string> Args::value(const std::string& flag) const {
     auto it = values_.find(flag);
@@ -88,12 +89,13 @@ bool splitNumber(const std::string& text, double& number, double& scale,
             break;
         }
     }
-    if (digits.empty() || !(std::isdigit(static_cast<unsigned char>(digits[0])) || digits[0] == '.'))
+    if (digits.empty() ||
+        !(std::isdigit(static_cast<unsigned char>(digits[0])) || digits[0] == '.'))
         return false;
     // Decimal only: strtod would also read hexadecimal ("0x10" as 16) and hex floats.
     for (const char ch : digits)
-        if (!(std::isdigit(static_cast<unsigned char>(ch)) || ch == '.' || ch == 'e' || ch == 'E' || ch == '+' ||
-              ch == '-'))
+        if (!(std::isdigit(static_cast<unsigned char>(ch)) || ch == '.' || ch == 'e' || ch == 'E' ||
+              ch == '+' || ch == '-'))
             return false;
     char* end = nullptr;
     number = std::strtod(digits.c_str(), &end);
@@ -106,8 +108,9 @@ std::uint64_t toCount(double number, double scale, const std::string& text, cons
     constexpr double kMax = 9007199254740992.0; // 2^53: every integer below is exact in a double
     if (!std::isfinite(v) || v > kMax)
         throwInvalid(what + " " + text + " is too large (at most 2^53)");
-    if (v < min) throwInvalid(what + " must be at least " + std::to_string(static_cast<int>(min)) +
-                              ", got " + text);
+    if (v < min)
+        throwInvalid(what + " must be at least " + std::to_string(static_cast<int>(min)) +
+                     ", got " + text);
     if (v != std::floor(v)) throwInvalid(what + " must be a whole number, got " + text);
     return static_cast<std::uint64_t>(v);
 }
@@ -126,16 +129,27 @@ std::uint64_t parseCount(const std::string& text, const std::string& what) {
 std::uint64_t parseBytes(const std::string& text, const std::string& what) {
     double number = 0, scale = 1;
     if (!splitNumber(text, number, scale,
-                     {{"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0},
-                      {"KiB", 1024.0}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3},
-                      {"kB", 1e3}, {"B", 1.0}}))
+                     {{"TiB", 1099511627776.0},
+                      {"GiB", 1073741824.0},
+                      {"MiB", 1048576.0},
+                      {"KiB", 1024.0},
+                      {"TB", 1e12},
+                      {"GB", 1e9},
+                      {"MB", 1e6},
+                      {"KB", 1e3},
+                      {"kB", 1e3},
+                      {"B", 1.0}}))
         throwInvalid(what + " expects a size such as 25MiB, 1GB or 4096, got '" + text + "'");
     return toCount(number, scale, text, what, 0.0);
 }
 
-std::uint64_t Args::count(const std::string& flag) const { return parseCount(required(flag), flag); }
+std::uint64_t Args::count(const std::string& flag) const {
+    return parseCount(required(flag), flag);
+}
 
-std::uint64_t Args::bytes(const std::string& flag) const { return parseBytes(required(flag), flag); }
+std::uint64_t Args::bytes(const std::string& flag) const {
+    return parseBytes(required(flag), flag);
+}
 
 double Args::real(const std::string& flag, double min, double max) const {
     const std::string text = required(flag);

@@ -1,7 +1,8 @@
 #pragma once
-// A small strict flag parser shared by shardscope-cli and shardscope-worker: every flag is declared, unknown flags and
-// malformed values throw Error(InvalidArgument) with a one-line message naming the flag. A flag
-// given twice is refused (never "first wins" or "last wins"); numbers are decimal only.
+// A small strict flag parser shared by shardscope-cli and shardscope-worker: every flag is
+// declared, unknown flags and malformed values throw Error(InvalidArgument) with a one-line message
+// naming the flag. A flag given twice is refused (never "first wins" or "last wins"); numbers are
+// decimal only.
 #include <cstdint>
 #include <map>
 #include <optional>

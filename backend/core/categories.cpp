@@ -16,13 +16,15 @@ std::optional<Tier> parseTier(std::string_view name) {
 
 std::uint64_t ByteTable::category(Category c) const {
     std::uint64_t sum = 0;
-    for (Tier t : kAllTiers) sum += at(c, t);
+    for (Tier t : kAllTiers)
+        sum += at(c, t);
     return sum;
 }
 
 std::uint64_t ByteTable::tier(Tier t) const {
     std::uint64_t sum = 0;
-    for (Category c : kAllCategories) sum += at(c, t);
+    for (Category c : kAllCategories)
+        sum += at(c, t);
     return sum;
 }
 
@@ -37,7 +39,8 @@ std::uint64_t ByteTable::group(StateGroup g, std::optional<Tier> t) const {
 
 std::uint64_t ByteTable::total() const {
     std::uint64_t sum = 0;
-    for (Category c : kAllCategories) sum += category(c);
+    for (Category c : kAllCategories)
+        sum += category(c);
     return sum;
 }
 

@@ -30,8 +30,8 @@ inline constexpr std::size_t kTierCount = 3;
 static_assert(kTierCount == static_cast<std::size_t>(Tier::Nvme) + 1);
 
 inline constexpr std::array<Category, kCategoryCount> kAllCategories = {
-    Category::ParamShard, Category::ParamFull,  Category::GradFull,   Category::GradShard,
-    Category::MasterFp32, Category::AdamM,      Category::AdamV,      Category::Activation,
+    Category::ParamShard, Category::ParamFull, Category::GradFull, Category::GradShard,
+    Category::MasterFp32, Category::AdamM,     Category::AdamV,    Category::Activation,
     Category::CommBuffer, Category::Workspace};
 
 inline constexpr std::array<Tier, kTierCount> kAllTiers = {Tier::Device, Tier::Host, Tier::Nvme};
@@ -39,7 +39,7 @@ inline constexpr std::array<Tier, kTierCount> kAllTiers = {Tier::Device, Tier::H
 // Wire and JSON names (docs/design.md's vocabulary).
 constexpr std::string_view categoryName(Category c) {
     constexpr std::array<std::string_view, kCategoryCount> names = {
-        "param_shard", "param_full", "grad_full",  "grad_shard", "master_fp32",
+        "param_shard", "param_full", "grad_full",  "grad_shard",  "master_fp32",
         "adam_m",      "adam_v",     "activation", "comm_buffer", "workspace"};
     return names[static_cast<std::size_t>(c)];
 }
@@ -57,21 +57,29 @@ enum class StateGroup : std::uint8_t { Param, Grad, Optimizer, Other };
 constexpr StateGroup stateGroup(Category c) {
     switch (c) {
     case Category::ParamShard:
-    case Category::ParamFull: return StateGroup::Param;
+    case Category::ParamFull:
+        return StateGroup::Param;
     case Category::GradFull:
-    case Category::GradShard: return StateGroup::Grad;
+    case Category::GradShard:
+        return StateGroup::Grad;
     case Category::MasterFp32:
     case Category::AdamM:
-    case Category::AdamV: return StateGroup::Optimizer;
+    case Category::AdamV:
+        return StateGroup::Optimizer;
     case Category::Activation:
     case Category::CommBuffer:
-    case Category::Workspace: return StateGroup::Other;
+    case Category::Workspace:
+        return StateGroup::Other;
     }
     return StateGroup::Other;
 }
 
-constexpr std::size_t index(Category c) { return static_cast<std::size_t>(c); }
-constexpr std::size_t index(Tier t) { return static_cast<std::size_t>(t); }
+constexpr std::size_t index(Category c) {
+    return static_cast<std::size_t>(c);
+}
+constexpr std::size_t index(Tier t) {
+    return static_cast<std::size_t>(t);
+}
 
 // Bytes per (category, tier): the shape of every ledger, measured or predicted.
 struct ByteTable {
@@ -79,8 +87,8 @@ struct ByteTable {
 
     std::uint64_t& at(Category c, Tier t) { return bytes[index(c)][index(t)]; }
     std::uint64_t at(Category c, Tier t) const { return bytes[index(c)][index(t)]; }
-    std::uint64_t category(Category c) const;          // summed over tiers
-    std::uint64_t tier(Tier t) const;                  // summed over categories
+    std::uint64_t category(Category c) const; // summed over tiers
+    std::uint64_t tier(Tier t) const;         // summed over categories
     std::uint64_t group(StateGroup g, std::optional<Tier> t = std::nullopt) const;
     std::uint64_t total() const;
     bool operator==(const ByteTable&) const = default;

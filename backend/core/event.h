@@ -1,20 +1,20 @@
 #pragma once
 // The event vocabulary of a run: every allocation and free, compute span, collective, tier
-// transfer and step boundary of one rank, with a monotonic timestamp. The GUI replays these; the protocol and the
-// recording file (protocol/protocol.h) serialise them.
+// transfer and step boundary of one rank, with a monotonic timestamp. The GUI replays these; the
+// protocol and the recording file (protocol/protocol.h) serialise them.
 //
 // Note: Event is one flat record (not a variant) so the codec can write it field by field;
 // the fields that do not apply to a kind keep their defaults. Enumerator values are part of
 // the recording format: append new values at the end (before the kCount line), never reorder.
 // Each enum's kCount sizes its name table (static_assert'ed below) and the decoder's range
 // check; protocol/protocol.cpp asserts the counts fit the record's u8 fields.
+#include "core/categories.h"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string_view>
-
-#include "core/categories.h"
 
 namespace shardscope {
 
@@ -46,7 +46,14 @@ inline constexpr std::size_t kPhaseCount = 6;
 // that are not collectives. TpAllReduce is the all-reduce of activations (forward) and input
 // gradients (backward) over a tensor-parallel group: the same primitive as AllReduce, its own
 // kind so reports, theory and the timeline tell TP traffic from the data-parallel traffic.
-enum class CollectiveOp : std::uint8_t { None, AllGather, ReduceScatter, AllReduce, Broadcast, TpAllReduce };
+enum class CollectiveOp : std::uint8_t {
+    None,
+    AllGather,
+    ReduceScatter,
+    AllReduce,
+    Broadcast,
+    TpAllReduce
+};
 inline constexpr std::size_t kCollectiveOpCount = 6;
 
 // A copy of offloaded state across tiers (TransferBegin / TransferEnd, bytes moved, unit).
@@ -58,22 +65,24 @@ inline constexpr std::size_t kCollectiveOpCount = 6;
 enum class Transfer : std::uint8_t { None, DeviceToHost, HostToDevice, NvmeRead, NvmeWrite };
 inline constexpr std::size_t kTransferCount = 5;
 // Whether the rank's thread does the transfer itself (and so cannot compute meanwhile).
-constexpr bool transferBlocks(Transfer t) { return t == Transfer::DeviceToHost || t == Transfer::HostToDevice; }
+constexpr bool transferBlocks(Transfer t) {
+    return t == Transfer::DeviceToHost || t == Transfer::HostToDevice;
+}
 
 struct Event {
-    std::uint64_t timeNs = 0;  // monotonic clock (steady_clock), not wall time
+    std::uint64_t timeNs = 0; // monotonic clock (steady_clock), not wall time
     std::int32_t rank = 0;
     EventKind kind = EventKind::Alloc;
     // Alloc / Free
     Category category = Category::Workspace;
     Tier tier = Tier::Device;
-    std::uint64_t bytes = 0;   // Alloc/Free: buffer size; Collective*: payload per rank
+    std::uint64_t bytes = 0; // Alloc/Free: buffer size; Collective*: payload per rank
     std::int32_t unit = kNoUnit;
     // ComputeBegin / ComputeEnd
     Phase phase = Phase::None;
     // CollectiveBegin / CollectiveEnd
     CollectiveOp collective = CollectiveOp::None;
-    std::int32_t peers = 0;    // ranks taking part (the group size)
+    std::int32_t peers = 0; // ranks taking part (the group size)
     // TransferBegin / TransferEnd (bytes: what the transfer moves; unit: whose state)
     Transfer transfer = Transfer::None;
     // StepBegin / StepEnd (and stamped on every event so a replay can group them)
@@ -82,10 +91,11 @@ struct Event {
 
 // Wire and JSON names: index = enumerator value.
 inline constexpr std::array<std::string_view, kEventKindCount> kEventKindNames = {
-    "alloc", "free", "compute_begin", "compute_end", "collective_begin", "collective_end", "step_begin",
-    "step_end", "transfer_begin", "transfer_end", "transfer_wait"};
-inline constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {"none", "forward", "backward",
-                                                                         "optimizer", "recompute", "save"};
+    "alloc",          "free",       "compute_begin", "compute_end",    "collective_begin",
+    "collective_end", "step_begin", "step_end",      "transfer_begin", "transfer_end",
+    "transfer_wait"};
+inline constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {
+    "none", "forward", "backward", "optimizer", "recompute", "save"};
 inline constexpr std::array<std::string_view, kCollectiveOpCount> kCollectiveOpNames = {
     "none", "all_gather", "reduce_scatter", "all_reduce", "broadcast", "tp_all_reduce"};
 inline constexpr std::array<std::string_view, kTransferCount> kTransferNames = {
@@ -95,9 +105,15 @@ static_assert(kTransferNames.size() == static_cast<std::size_t>(Transfer::NvmeWr
 static_assert(kPhaseNames.size() == static_cast<std::size_t>(Phase::Save) + 1);
 static_assert(kCollectiveOpNames.size() == static_cast<std::size_t>(CollectiveOp::TpAllReduce) + 1);
 
-constexpr std::string_view eventKindName(EventKind k) { return kEventKindNames[static_cast<std::size_t>(k)]; }
-constexpr std::string_view phaseName(Phase p) { return kPhaseNames[static_cast<std::size_t>(p)]; }
-constexpr std::string_view transferName(Transfer t) { return kTransferNames[static_cast<std::size_t>(t)]; }
+constexpr std::string_view eventKindName(EventKind k) {
+    return kEventKindNames[static_cast<std::size_t>(k)];
+}
+constexpr std::string_view phaseName(Phase p) {
+    return kPhaseNames[static_cast<std::size_t>(p)];
+}
+constexpr std::string_view transferName(Transfer t) {
+    return kTransferNames[static_cast<std::size_t>(t)];
+}
 constexpr std::string_view collectiveOpName(CollectiveOp c) {
     return kCollectiveOpNames[static_cast<std::size_t>(c)];
 }

@@ -1,10 +1,10 @@
 #include "core/ledger.h"
 
+#include "core/error.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-
-#include "core/error.h"
 
 namespace shardscope {
 
@@ -25,9 +25,9 @@ void Ledger::recordAlloc(Category c, Tier t, std::uint64_t bytes, std::int32_t u
         throw Error(ErrorKind::OutOfMemory,
                     "out of memory on rank " + std::to_string(rank_) + ": allocating " +
                         std::to_string(bytes) + " bytes of " + std::string(categoryName(c)) +
-                        " for " + unitName(unit) + " would exceed the " +
-                        std::string(tierName(t)) + " capacity of " + std::to_string(*cap) +
-                        " bytes (" + std::to_string(liveTier_[index(t)]) + " bytes live)");
+                        " for " + unitName(unit) + " would exceed the " + std::string(tierName(t)) +
+                        " capacity of " + std::to_string(*cap) + " bytes (" +
+                        std::to_string(liveTier_[index(t)]) + " bytes live)");
     }
     live_.at(c, t) += bytes;
     liveTier_[index(t)] += bytes;
@@ -36,7 +36,9 @@ void Ledger::recordAlloc(Category c, Tier t, std::uint64_t bytes, std::int32_t u
     peakTier_[index(t)] = std::max(peakTier_[index(t)], liveTier_[index(t)]);
     peakTotal_ = std::max(peakTotal_, liveTotal_);
     ++allocations_;
-    if (sink_) emit(Event{.kind = EventKind::Alloc, .category = c, .tier = t, .bytes = bytes, .unit = unit});
+    if (sink_)
+        emit(Event{
+            .kind = EventKind::Alloc, .category = c, .tier = t, .bytes = bytes, .unit = unit});
 }
 
 void Ledger::recordFree(Category c, Tier t, std::uint64_t bytes, std::int32_t unit) noexcept {
@@ -51,7 +53,9 @@ void Ledger::recordFree(Category c, Tier t, std::uint64_t bytes, std::int32_t un
     live_.at(c, t) -= bytes;
     liveTier_[index(t)] -= bytes;
     liveTotal_ -= bytes;
-    if (sink_) emit(Event{.kind = EventKind::Free, .category = c, .tier = t, .bytes = bytes, .unit = unit});
+    if (sink_)
+        emit(
+            Event{.kind = EventKind::Free, .category = c, .tier = t, .bytes = bytes, .unit = unit});
 }
 
 void Ledger::emit(Event e) const noexcept {

@@ -5,14 +5,14 @@
 // Note: the ledger counts the bytes a caller asked for, not the allocator's rounding, so
 // it can agree byte for byte with the theory engine. One ledger belongs to one rank and
 // is used from that rank's thread only (no locking); ranks sharing a process each own one.
+#include "core/categories.h"
+#include "core/event.h"
+
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "core/categories.h"
-#include "core/event.h"
 
 namespace shardscope {
 

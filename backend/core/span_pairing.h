@@ -10,14 +10,14 @@
 // while other collectives begin and end in between, and with several prefetches in flight their
 // ends arrive in any order, so "close the innermost" would pair the wrong spans. An End without
 // a matching open Begin (a stream cut at its start, a malformed one) closes nothing.
+#include "core/event.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <optional>
 #include <utility>
 #include <vector>
-
-#include "core/event.h"
 
 namespace shardscope {
 
@@ -38,8 +38,7 @@ bool opensSpan(EventKind k);
 
 // The open spans of one rank, each carrying what its reader needs when it closes (a begin
 // time, a group index, a half-built timeline span).
-template <class T>
-class SpanPairing {
+template <class T> class SpanPairing {
 public:
     struct Open {
         SpanKey key;

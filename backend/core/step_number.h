@@ -7,6 +7,8 @@
 
 namespace shardscope {
 
-constexpr std::int64_t displayStep(std::int64_t streamStep) { return streamStep + 1; }
+constexpr std::int64_t displayStep(std::int64_t streamStep) {
+    return streamStep + 1;
+}
 
 } // namespace shardscope

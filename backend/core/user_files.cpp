@@ -1,17 +1,16 @@
 #include "core/user_files.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "core/error.h"
 
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <random>
-
-#include "core/error.h"
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace shardscope {
 
@@ -19,19 +18,22 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string inQuotes(const std::string& path) { return "'" + path + "'"; }
+std::string inQuotes(const std::string& path) {
+    return "'" + path + "'";
+}
 
 // What sits at `path` (following links): the message refusing it, or empty when it can be
 // replaced (a regular file or nothing).
 std::string refusal(const std::string& path, const std::string& flag) {
-    struct stat st{};
+    struct stat st {};
     if (::lstat(path.c_str(), &st) != 0) return {};
     if (S_ISLNK(st.st_mode) && ::stat(path.c_str(), &st) != 0)
         return flag + ": " + inQuotes(path) + " is a symbolic link to nothing";
     if (S_ISDIR(st.st_mode)) return flag + ": " + inQuotes(path) + " is a directory";
     if (!S_ISREG(st.st_mode))
         return flag + ": " + inQuotes(path) +
-               " is not a regular file (a device, FIFO or socket); outputs are written to regular files only";
+               " is not a regular file (a device, FIFO or socket); outputs are written to regular "
+               "files only";
     return {};
 }
 
@@ -69,14 +71,18 @@ int createTemp(const std::string& target, std::string& temp) {
 void checkFolder(const std::string& target, const std::string& flag) {
     const fs::path dir = folderOf(target);
     std::error_code ec;
-    if (!fs::exists(dir, ec)) throw Error(ErrorKind::Io, flag + ": folder " + inQuotes(dir.string()) + " does not exist");
-    if (!fs::is_directory(dir, ec)) throw Error(ErrorKind::Io, flag + ": " + inQuotes(dir.string()) + " is not a folder");
+    if (!fs::exists(dir, ec))
+        throw Error(ErrorKind::Io, flag + ": folder " + inQuotes(dir.string()) + " does not exist");
+    if (!fs::is_directory(dir, ec))
+        throw Error(ErrorKind::Io, flag + ": " + inQuotes(dir.string()) + " is not a folder");
 }
 
 // "run.sstrace" → "run.<pid>.sstrace": beside the target, same extension.
 std::string keptName(const std::string& target) {
     const fs::path p(target);
-    return (p.parent_path() / (p.stem().string() + "." + std::to_string(::getpid()) + p.extension().string())).string();
+    return (p.parent_path() /
+            (p.stem().string() + "." + std::to_string(::getpid()) + p.extension().string()))
+        .string();
 }
 
 } // namespace
@@ -100,7 +106,8 @@ void checkOutputPath(const std::string& path, const std::string& flag) {
     const int fd = createTemp(target, probe);
     if (fd < 0) {
         const int err = errno;
-        throw Error(ErrorKind::Io, flag + ": cannot create files in " + inQuotes(folderOf(target).string()) + ": " +
+        throw Error(ErrorKind::Io, flag + ": cannot create files in " +
+                                       inQuotes(folderOf(target).string()) + ": " +
                                        ioErrorText(err));
     }
     ::close(fd);
@@ -119,30 +126,34 @@ void checkDistinctFiles(const std::vector<std::pair<std::string, std::string>>& 
         for (std::size_t j = i + 1; j < named.size(); ++j) {
             if (named[i].second.empty() || named[j].second.empty()) continue;
             std::error_code ec;
-            const bool same = resolved[i] == resolved[j] || fs::equivalent(named[i].second, named[j].second, ec);
+            const bool same =
+                resolved[i] == resolved[j] || fs::equivalent(named[i].second, named[j].second, ec);
             if (same)
                 throwInvalid(named[i].first + " and " + named[j].first + " name the same file " +
                              inQuotes(named[j].second) + "; give each its own");
         }
 }
 
-OutputFile::OutputFile(const std::string& path, std::string flag) : path_(path), flag_(std::move(flag)) {
+OutputFile::OutputFile(const std::string& path, std::string flag)
+    : path_(path), flag_(std::move(flag)) {
     if (path.empty()) throwInvalid(flag_ + " needs a file name");
     if (std::string why = refusal(path, flag_); !why.empty()) throw Error(ErrorKind::Io, why);
     target_ = resolveTarget(path);
     checkFolder(target_, flag_);
-    struct stat st{};
+    struct stat st {};
     if (::stat(target_.c_str(), &st) == 0) {
         existed_ = true;
         device_ = static_cast<std::uint64_t>(st.st_dev);
         inode_ = static_cast<std::uint64_t>(st.st_ino);
         size_ = static_cast<std::uint64_t>(st.st_size);
-        mtimeNs_ = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+        mtimeNs_ =
+            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
     }
     fd_ = createTemp(target_, temp_);
     if (fd_ < 0) {
         const int err = errno;
-        throw Error(ErrorKind::Io, flag_ + ": cannot create " + inQuotes(path_) + ": " + ioErrorText(err));
+        throw Error(ErrorKind::Io,
+                    flag_ + ": cannot create " + inQuotes(path_) + ": " + ioErrorText(err));
     }
 }
 
@@ -152,7 +163,8 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::fail(const std::string& what, int err) {
-    throw Error(ErrorKind::Io, flag_ + ": cannot " + what + " " + inQuotes(path_) + ": " + ioErrorText(err));
+    throw Error(ErrorKind::Io,
+                flag_ + ": cannot " + what + " " + inQuotes(path_) + ": " + ioErrorText(err));
 }
 
 void OutputFile::write(std::string_view bytes) {
@@ -182,12 +194,14 @@ std::string OutputFile::commit() {
     fd_ = -1;
     if (::close(fd) != 0) fail("write", errno);
     // What is at the target now, against what was there when this output was opened.
-    struct stat st{};
+    struct stat st {};
     const bool existsNow = ::stat(target_.c_str(), &st) == 0;
     bool changed = existsNow != existed_;
     if (existsNow && existed_) {
-        const std::int64_t mtime = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-        changed = static_cast<std::uint64_t>(st.st_dev) != device_ || static_cast<std::uint64_t>(st.st_ino) != inode_ ||
+        const std::int64_t mtime =
+            static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+        changed = static_cast<std::uint64_t>(st.st_dev) != device_ ||
+                  static_cast<std::uint64_t>(st.st_ino) != inode_ ||
                   static_cast<std::uint64_t>(st.st_size) != size_ || mtime != mtimeNs_;
     }
     std::string destination = target_;
@@ -219,23 +233,26 @@ std::pair<int, std::uint64_t> openInputFile(const std::string& path, const std::
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         const int err = errno;
-        throw Error(ErrorKind::Io, flag + ": cannot read " + inQuotes(path) + ": " + ioErrorText(err));
+        throw Error(ErrorKind::Io,
+                    flag + ": cannot read " + inQuotes(path) + ": " + ioErrorText(err));
     }
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         const bool dir = S_ISDIR(st.st_mode);
         ::close(fd);
         throw Error(ErrorKind::Io, flag + ": " + inQuotes(path) +
-                                       (dir ? " is a directory, not a file" : " is not a regular file (a device, FIFO or socket)"));
+                                       (dir ? " is a directory, not a file"
+                                            : " is not a regular file (a device, FIFO or socket)"));
     }
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (size < minBytes || size > maxBytes) {
         ::close(fd);
         if (size < minBytes)
-            throwInvalid(flag + ": " + inQuotes(path) + " has " + std::to_string(size) + " bytes; at least " +
-                         std::to_string(minBytes) + " (context + 1) are needed");
-        throwInvalid(flag + ": " + inQuotes(path) + " has " + std::to_string(size) + " bytes; at most " +
-                     std::to_string(maxBytes) + " are read");
+            throwInvalid(flag + ": " + inQuotes(path) + " has " + std::to_string(size) +
+                         " bytes; at least " + std::to_string(minBytes) +
+                         " (context + 1) are needed");
+        throwInvalid(flag + ": " + inQuotes(path) + " has " + std::to_string(size) +
+                     " bytes; at most " + std::to_string(maxBytes) + " are read");
     }
     // Reads block from here on (a regular file never waits long).
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);

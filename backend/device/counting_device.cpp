@@ -1,8 +1,8 @@
 #include "device/counting_device.h"
 
-#include <cstring>
-
 #include "device/ops.h"
+
+#include <cstring>
 
 namespace shardscope::device {
 
@@ -12,7 +12,9 @@ class CountingOps final : public Ops {
 public:
     void copy(void*, const void*, std::uint64_t) override {}
     void upload(void*, const void*, std::uint64_t) override {}
-    void download(void* host, const void*, std::uint64_t bytes) override { std::memset(host, 0, bytes); }
+    void download(void* host, const void*, std::uint64_t bytes) override {
+        std::memset(host, 0, bytes);
+    }
     void zero(void*, std::uint64_t) override {}
     void synchronize() override {}
 
@@ -61,7 +63,8 @@ constexpr std::uint64_t kAlignBytes = 64;
 } // namespace
 
 CountingDevice::CountingDevice(Ledger& ledger, DeviceKind imitates)
-    : Device(ledger), kind_(imitates), ops_(std::make_unique<CountingOps>()), next_(kFirstAddress) {}
+    : Device(ledger), kind_(imitates), ops_(std::make_unique<CountingOps>()), next_(kFirstAddress) {
+}
 CountingDevice::~CountingDevice() = default;
 
 void* CountingDevice::rawAllocate(std::uint64_t bytes) {

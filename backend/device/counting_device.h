@@ -9,11 +9,11 @@
 // Buffer for emptiness or compares two buffers behaves as on a real device. holdsData() is
 // false: host code that would fill or read buffer memory directly skips it. Ops that return a
 // host value return zeros (loss 0, finite gradients of norm 0); download() zero-fills its target.
+#include "device/device.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
-
-#include "device/device.h"
 
 namespace shardscope::device {
 

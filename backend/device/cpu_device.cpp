@@ -30,9 +30,13 @@ void* CpuDevice::rawAllocate(std::uint64_t bytes) {
     return p;
 }
 
-void CpuDevice::rawFree(void* data, std::uint64_t) noexcept { std::free(data); }
+void CpuDevice::rawFree(void* data, std::uint64_t) noexcept {
+    std::free(data);
+}
 
-void CpuDevice::rawZero(void* data, std::uint64_t bytes) { std::memset(data, 0, bytes); }
+void CpuDevice::rawZero(void* data, std::uint64_t bytes) {
+    std::memset(data, 0, bytes);
+}
 
 void keepFreedHostMemory() {
 #if defined(__GLIBC__)

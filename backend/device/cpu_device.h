@@ -1,10 +1,10 @@
 #pragma once
 // The CPU rank's device: host memory and CpuOps (device/cpu_ops.h) over kernels/cpu. Its own
 // library (device_cpu), so that naming a Device does not link the CPU kernels or OpenBLAS.
+#include "device/device.h"
+
 #include <memory>
 #include <string>
-
-#include "device/device.h"
 
 namespace shardscope::device {
 

@@ -1,13 +1,13 @@
 #include "device/cpu_ops.h"
 
-#include <cmath>
-#include <cstring>
-#include <span>
-
 #include "kernels/cpu/adamw.h"
 #include "kernels/cpu/bf16.h"
 #include "kernels/cpu/grad_norm.h"
 #include "kernels/cpu/ops.h"
+
+#include <cmath>
+#include <cstring>
+#include <span>
 
 namespace shardscope::device {
 
@@ -16,8 +16,12 @@ namespace k = shardscope::kernels;
 void CpuOps::copy(void* dst, const void* src, std::uint64_t bytes) {
     if (bytes) std::memmove(dst, src, bytes);
 }
-void CpuOps::upload(void* dst, const void* host, std::uint64_t bytes) { copy(dst, host, bytes); }
-void CpuOps::download(void* host, const void* src, std::uint64_t bytes) { copy(host, src, bytes); }
+void CpuOps::upload(void* dst, const void* host, std::uint64_t bytes) {
+    copy(dst, host, bytes);
+}
+void CpuOps::download(void* host, const void* src, std::uint64_t bytes) {
+    copy(host, src, bytes);
+}
 void CpuOps::zero(void* dst, std::uint64_t bytes) {
     if (bytes) std::memset(dst, 0, bytes);
 }
@@ -33,16 +37,19 @@ void CpuOps::accumulate(void* dst, const void* src, std::uint64_t n, bool bf16) 
     if (bf16) {
         auto* d = static_cast<Bf16*>(dst);
         const auto* a = static_cast<const Bf16*>(src);
-        for (std::uint64_t i = 0; i < n; ++i) d[i] = k::toBf16(k::toFloat(d[i]) + k::toFloat(a[i]));
+        for (std::uint64_t i = 0; i < n; ++i)
+            d[i] = k::toBf16(k::toFloat(d[i]) + k::toFloat(a[i]));
     } else {
         auto* d = static_cast<float*>(dst);
         const auto* a = static_cast<const float*>(src);
-        for (std::uint64_t i = 0; i < n; ++i) d[i] += a[i];
+        for (std::uint64_t i = 0; i < n; ++i)
+            d[i] += a[i];
     }
 }
 
 void CpuOps::accumulateRounded(Bf16* dst, const float* src, std::uint64_t n) {
-    for (std::uint64_t i = 0; i < n; ++i) dst[i] = k::toBf16(k::toFloat(dst[i]) + src[i]);
+    for (std::uint64_t i = 0; i < n; ++i)
+        dst[i] = k::toBf16(k::toFloat(dst[i]) + src[i]);
 }
 
 void CpuOps::embeddingForward(const std::int32_t* ids, const float* wte, const float* wpe,
@@ -50,9 +57,8 @@ void CpuOps::embeddingForward(const std::int32_t* ids, const float* wte, const f
                               std::int64_t vocab) {
     k::embeddingForward(ids, wte, wpe, out, batch, seq, d, vocab);
 }
-void CpuOps::embeddingBackward(const std::int32_t* ids, const float* dout, float* dwte,
-                               float* dwpe, std::int64_t batch, std::int64_t seq, std::int64_t d,
-                               std::int64_t) {
+void CpuOps::embeddingBackward(const std::int32_t* ids, const float* dout, float* dwte, float* dwpe,
+                               std::int64_t batch, std::int64_t seq, std::int64_t d, std::int64_t) {
     k::embeddingBackward(ids, dout, dwte, dwpe, batch, seq, d);
 }
 void CpuOps::layerNormForward(const float* x, const float* gamma, const float* beta, float* out,
@@ -76,18 +82,22 @@ void CpuOps::attentionForward(const float* qkv, float* probs, float* out, std::i
                               std::int64_t seq, std::int64_t heads, std::int64_t headDim) {
     k::attentionForward(qkv, probs, out, batch, seq, heads, headDim);
 }
-void CpuOps::attentionBackward(const float* dout, const float* qkv, const float* probs,
-                               float* dqkv, float* scratch, std::int64_t batch, std::int64_t seq,
+void CpuOps::attentionBackward(const float* dout, const float* qkv, const float* probs, float* dqkv,
+                               float* scratch, std::int64_t batch, std::int64_t seq,
                                std::int64_t heads, std::int64_t headDim) {
     const auto floats = static_cast<std::size_t>(attentionScratchFloats(seq));
     k::attentionBackward(dout, qkv, probs, dqkv, std::span<float>(scratch, floats), batch, seq,
                          heads, headDim);
 }
-void CpuOps::geluForward(const float* x, float* y, std::int64_t n) { k::geluForward(x, y, n); }
+void CpuOps::geluForward(const float* x, float* y, std::int64_t n) {
+    k::geluForward(x, y, n);
+}
 void CpuOps::geluBackward(const float* dy, const float* x, float* dx, std::int64_t n) {
     k::geluBackward(dy, x, dx, n);
 }
-void CpuOps::add(const float* a, const float* b, float* y, std::int64_t n) { k::add(a, b, y, n); }
+void CpuOps::add(const float* a, const float* b, float* y, std::int64_t n) {
+    k::add(a, b, y, n);
+}
 
 double CpuOps::crossEntropyForward(float* logitsToProbs, const std::int32_t* targets,
                                    double* scratch, std::int64_t rows, std::int64_t vocab) {
@@ -101,10 +111,12 @@ void CpuOps::crossEntropyBackward(const float* probs, const std::int32_t* target
     k::crossEntropyBackward(probs, targets, dlogits, rows, vocab, scale);
 }
 
-void CpuOps::adamw(const AdamWScalars& s, float* params, const void* grads,
-                   bool gradsBf16, float* m, float* v, std::uint64_t n) {
-    if (gradsBf16) k::adamwUpdate(s, params, static_cast<const Bf16*>(grads), m, v, n);
-    else k::adamwUpdate(s, params, static_cast<const float*>(grads), m, v, n);
+void CpuOps::adamw(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16,
+                   float* m, float* v, std::uint64_t n) {
+    if (gradsBf16)
+        k::adamwUpdate(s, params, static_cast<const Bf16*>(grads), m, v, n);
+    else
+        k::adamwUpdate(s, params, static_cast<const float*>(grads), m, v, n);
 }
 
 GradientStats CpuOps::gradientStats(const void* grads, std::uint64_t n, bool bf16) {

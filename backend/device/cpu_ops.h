@@ -29,14 +29,16 @@ public:
                            const float* gamma, float* dx, float* dgamma, float* dbeta,
                            std::int64_t rows, std::int64_t d) override;
     void linearForward(const float* x, const float* w, const float* bias, float* y,
-                       std::int64_t rows, std::int64_t in, std::int64_t out, bool accumulate) override;
+                       std::int64_t rows, std::int64_t in, std::int64_t out,
+                       bool accumulate) override;
     void linearBackward(const float* dy, const float* x, const float* w, float* dx, float* dw,
-                        float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out) override;
+                        float* dbias, std::int64_t rows, std::int64_t in,
+                        std::int64_t out) override;
     void attentionForward(const float* qkv, float* probs, float* out, std::int64_t batch,
                           std::int64_t seq, std::int64_t heads, std::int64_t headDim) override;
     void attentionBackward(const float* dout, const float* qkv, const float* probs, float* dqkv,
-                           float* scratch, std::int64_t batch, std::int64_t seq,
-                           std::int64_t heads, std::int64_t headDim) override;
+                           float* scratch, std::int64_t batch, std::int64_t seq, std::int64_t heads,
+                           std::int64_t headDim) override;
     void geluForward(const float* x, float* y, std::int64_t n) override;
     void geluBackward(const float* dy, const float* x, float* dx, std::int64_t n) override;
     void add(const float* a, const float* b, float* y, std::int64_t n) override;
@@ -45,8 +47,8 @@ public:
     void crossEntropyBackward(const float* probs, const std::int32_t* targets, float* dlogits,
                               std::int64_t rows, std::int64_t vocab, float scale) override;
 
-    void adamw(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16,
-               float* m, float* v, std::uint64_t n) override;
+    void adamw(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16, float* m,
+               float* v, std::uint64_t n) override;
     GradientStats gradientStats(const void* grads, std::uint64_t n, bool bf16) override;
     Uint128Parts sumSquaresFixed(const void* grads, std::uint64_t n, bool bf16, int shift) override;
 };

@@ -1,16 +1,15 @@
 #include "device/cuda_device.h"
 
-#include <cuda_runtime_api.h>
+#include "core/error.h"
+#include "device/cuda_ops.h"
+#include "kernels/cuda/cuda_check.h"
+#include "platform/cuda_probe.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <cuda_runtime_api.h>
 #include <mutex>
 #include <vector>
-
-#include "core/error.h"
-#include "device/cuda_ops.h"
-#include "platform/cuda_probe.h"
-#include "kernels/cuda/cuda_check.h"
 
 namespace shardscope::device {
 
@@ -39,8 +38,8 @@ CudaDevice::CudaDevice(Ledger& ledger, int ordinal) : Device(ledger), ordinal_(o
     const platform::CudaAvailability cuda = platform::probeCuda();
     if (!cuda.available) throwInvalid("--backend cuda: " + cuda.reason);
     if (ordinal < 0 || ordinal >= cuda.deviceCount)
-        throwInvalid("CUDA device " + std::to_string(ordinal) + " does not exist (this machine has " +
-                     std::to_string(cuda.deviceCount) + ")");
+        throwInvalid("CUDA device " + std::to_string(ordinal) +
+                     " does not exist (this machine has " + std::to_string(cuda.deviceCount) + ")");
     CUDA_CHECK(cudaSetDevice(ordinal));
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
@@ -116,7 +115,8 @@ void* CudaDevice::rawAllocateHost(std::uint64_t bytes) {
     const cudaError_t rc = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
     if (rc == cudaErrorMemoryAllocation) {
         cudaGetLastError();
-        throw Error(ErrorKind::OutOfMemory, name_ + ": the host refused " + std::to_string(bytes) + " pinned bytes");
+        throw Error(ErrorKind::OutOfMemory,
+                    name_ + ": the host refused " + std::to_string(bytes) + " pinned bytes");
     }
     CUDA_CHECK(rc);
     return p;
@@ -137,7 +137,9 @@ std::uint64_t CudaDevice::declaredWorkspaceBytes() const {
     return ops_ ? ops_->declaredWorkspaceBytes() : 0;
 }
 
-void CudaDevice::synchronize() { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+void CudaDevice::synchronize() {
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
 
 CudaMemoryReport CudaDevice::measure() {
     synchronize();
@@ -152,7 +154,8 @@ CudaMemoryReport CudaDevice::measure() {
     {
         std::lock_guard lock(registry().mutex);
         for (const auto& [ordinal, pool] : registry().pools)
-            if (ordinal == ordinal_) r.allPoolsReserved += poolAttribute(pool, cudaMemPoolAttrReservedMemCurrent);
+            if (ordinal == ordinal_)
+                r.allPoolsReserved += poolAttribute(pool, cudaMemPoolAttrReservedMemCurrent);
     }
     std::size_t freeBytes = 0, totalBytes = 0;
     CUDA_CHECK(cudaSetDevice(ordinal_)); // cudaMemGetInfo reports the calling thread's device

@@ -14,14 +14,14 @@
 // buffer must be ordered before its free with events (the communicators do this).
 // The pool keeps what it reserved (release threshold = max), as PyTorch's caching allocator
 // does, so steady-state steps allocate nothing from the driver and "reserved" is the footprint.
+#include "device/device.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
 
-#include "device/device.h"
-
-struct CUstream_st;         // cudaStream_t
-struct CUmemPoolHandle_st;  // cudaMemPool_t
+struct CUstream_st;        // cudaStream_t
+struct CUmemPoolHandle_st; // cudaMemPool_t
 
 namespace shardscope::device {
 
@@ -29,11 +29,11 @@ class CudaOps;
 
 struct CudaMemoryReport {
     int ordinal = 0;
-    std::uint64_t ledgerLive = 0, ledgerPeak = 0;             // the ledger's device tier
-    std::uint64_t poolUsed = 0, poolUsedHigh = 0;             // this rank's pool
+    std::uint64_t ledgerLive = 0, ledgerPeak = 0; // the ledger's device tier
+    std::uint64_t poolUsed = 0, poolUsedHigh = 0; // this rank's pool
     std::uint64_t poolReserved = 0, poolReservedHigh = 0;
-    std::uint64_t allPoolsReserved = 0;                       // every ShardScope pool on this GPU
-    std::uint64_t deviceTotal = 0, deviceFree = 0;            // cudaMemGetInfo (whole GPU)
+    std::uint64_t allPoolsReserved = 0;            // every ShardScope pool on this GPU
+    std::uint64_t deviceTotal = 0, deviceFree = 0; // cudaMemGetInfo (whole GPU)
     // This rank's declared workspaces (CudaOps::declaredWorkspaceBytes: the bf16 cast buffer,
     // the reduction scratch, cuBLAS's workspace): plain cudaMalloc outside every pool, so they
     // are part of outsideLedger(); 0 before ops() was first used.

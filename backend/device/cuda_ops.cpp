@@ -248,8 +248,8 @@ void CudaOps::crossEntropyBackward(const float* probs, const std::int32_t* targe
 
 // ---- optimizer and gradient norm ----------------------------------------------------------------
 
-void CudaOps::adamw(const AdamWScalars& s, float* params, const void* grads,
-                    bool gradsBf16, float* m, float* v, std::uint64_t n) {
+void CudaOps::adamw(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16,
+                    float* m, float* v, std::uint64_t n) {
     if (gradsBf16)
         kc::adamwUpdate(s, params, static_cast<const Bf16*>(grads), m, v, count(n), stream_);
     else

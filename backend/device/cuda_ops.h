@@ -100,8 +100,8 @@ public:
     void crossEntropyBackward(const float* probs, const std::int32_t* targets, float* dlogits,
                               std::int64_t rows, std::int64_t vocab, float scale) override;
 
-    void adamw(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16,
-               float* m, float* v, std::uint64_t n) override;
+    void adamw(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16, float* m,
+               float* v, std::uint64_t n) override;
     GradientStats gradientStats(const void* grads, std::uint64_t n, bool bf16) override;
     Uint128Parts sumSquaresFixed(const void* grads, std::uint64_t n, bool bf16, int shift) override;
 

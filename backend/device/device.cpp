@@ -1,10 +1,10 @@
 #include "device/device.h"
 
-#include <cstdlib>
-#include <cstring>
-
 #include "core/error.h"
 #include "device/ops.h"
+
+#include <cstdlib>
+#include <cstring>
 
 namespace shardscope::device {
 
@@ -50,13 +50,16 @@ Buffer Device::allocate(std::uint64_t bytes, AllocTag tag, bool zeroed) {
 }
 
 void Device::release(void* data, std::uint64_t bytes, const AllocTag& tag) noexcept {
-    if (tag.tier == Tier::Host) rawFreeHost(data, bytes);
-    else rawFree(data, bytes);
+    if (tag.tier == Tier::Host)
+        rawFreeHost(data, bytes);
+    else
+        rawFree(data, bytes);
     ledger_.recordFree(tag.category, tag.tier, bytes, tag.unit);
 }
 
 namespace {
-void emitTransfer(Ledger& ledger, EventKind kind, Transfer t, std::int32_t unit, std::uint64_t bytes) {
+void emitTransfer(Ledger& ledger, EventKind kind, Transfer t, std::int32_t unit,
+                  std::uint64_t bytes) {
     Event e;
     e.kind = kind;
     e.transfer = t;
@@ -88,10 +91,13 @@ void* Device::rawAllocateHost(std::uint64_t bytes) {
     const std::uint64_t rounded = (bytes + kHostAlignBytes - 1) / kHostAlignBytes * kHostAlignBytes;
     void* p = std::aligned_alloc(kHostAlignBytes, rounded);
     if (!p)
-        throw Error(ErrorKind::OutOfMemory, "host: the system refused " + std::to_string(bytes) + " bytes");
+        throw Error(ErrorKind::OutOfMemory,
+                    "host: the system refused " + std::to_string(bytes) + " bytes");
     return p;
 }
 
-void Device::rawFreeHost(void* data, std::uint64_t) noexcept { std::free(data); }
+void Device::rawFreeHost(void* data, std::uint64_t) noexcept {
+    std::free(data);
+}
 
 } // namespace shardscope::device

@@ -7,16 +7,16 @@
 //
 // Note: Buffer is move-only and frees itself (RAII), so a free can never be forgotten and the
 // ledger's live bytes return to the model states at the end of every step.
+#include "core/categories.h"
+#include "core/event.h"
+#include "core/ledger.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 #include <utility>
-
-#include "core/categories.h"
-#include "core/event.h"
-#include "core/ledger.h"
 
 namespace shardscope::device {
 
@@ -85,7 +85,8 @@ public:
     // from the host allocator (host code reads and writes them directly, when holdsData());
     // Tier::Nvme bytes are files, never a Buffer (offload/nvme_store.h).
     Buffer allocate(std::uint64_t bytes, AllocTag tag, bool zeroed = false);
-    template <class T> Buffer allocateArray(std::uint64_t count, AllocTag tag, bool zeroed = false) {
+    template <class T>
+    Buffer allocateArray(std::uint64_t count, AllocTag tag, bool zeroed = false) {
         return allocate(count * sizeof(T), tag, zeroed);
     }
 

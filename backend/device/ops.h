@@ -13,9 +13,9 @@
 // doubles) through the caller, so the ledger — and the dry run's prediction of it (predict/) —
 // is the same on both. The model ops have the semantics of kernels/cpu/ops.h (backward functions
 // ACCUMULATE into parameter gradients and into dx where documented there).
-#include <cstdint>
-
 #include "core/numeric.h"
+
+#include <cstdint>
 
 namespace shardscope::device {
 
@@ -39,9 +39,10 @@ public:
     Ops& operator=(const Ops&) = delete;
 
     // ---- memory -------------------------------------------------------------------------------
-    virtual void copy(void* dst, const void* src, std::uint64_t bytes) = 0;        // device → device
-    virtual void upload(void* dst, const void* host, std::uint64_t bytes) = 0;     // host → device, waits
-    virtual void download(void* host, const void* src, std::uint64_t bytes) = 0;   // waits
+    virtual void copy(void* dst, const void* src, std::uint64_t bytes) = 0; // device → device
+    virtual void upload(void* dst, const void* host,
+                        std::uint64_t bytes) = 0; // host → device, waits
+    virtual void download(void* host, const void* src, std::uint64_t bytes) = 0; // waits
     virtual void zero(void* dst, std::uint64_t bytes) = 0;
     virtual void synchronize() = 0; // every call so far has completed (CPU: nothing to do)
 
@@ -94,9 +95,10 @@ public:
                                       float* dlogits, std::int64_t rows, std::int64_t vocab,
                                       float scale) = 0;
 
-    // ---- optimizer (core/numeric.h, kernels/cpu/adamw.h: bitwise the same on both backends) -----------------
-    virtual void adamw(const AdamWScalars& s, float* params, const void* grads,
-                       bool gradsBf16, float* m, float* v, std::uint64_t n) = 0;
+    // ---- optimizer (core/numeric.h, kernels/cpu/adamw.h: bitwise the same on both backends)
+    // -----------------
+    virtual void adamw(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16,
+                       float* m, float* v, std::uint64_t n) = 0;
 
     // ---- the exact gradient norm (train/grad_norm.h) --------------------------------------------
     virtual GradientStats gradientStats(const void* grads, std::uint64_t n, bool bf16) = 0;

@@ -1,14 +1,13 @@
 #include "launch/ending.h"
 
+#include "core/error.h"
+#include "launch/mpirun.h"
+
 #include <algorithm>
 #include <csignal>
 #include <cstring>
-#include <regex>
-
 #include <nlohmann/json.hpp>
-
-#include "core/error.h"
-#include "launch/mpirun.h"
+#include <regex>
 
 namespace shardscope::launch {
 namespace {
@@ -25,26 +24,35 @@ std::string lastLine(const std::string& text) {
 
 std::string signalName(int signal) {
     switch (signal) {
-    case SIGINT: return "SIGINT";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
-    default: return "signal " + std::to_string(signal);
+    case SIGINT:
+        return "SIGINT";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGHUP:
+        return "SIGHUP";
+    default:
+        return "signal " + std::to_string(signal);
     }
 }
 
 // The step the job was in when a rank died without saying so itself.
-std::int64_t runningStep(const JobEvidence& e) { return e.lastCompleteStep + 2; }
+std::int64_t runningStep(const JobEvidence& e) {
+    return e.lastCompleteStep + 2;
+}
 
 constexpr std::string_view kDidNotArrive = "it did not arrive at ";
 
-bool isTimeout(const std::string& message) { return message.find("timed out") != std::string::npos; }
+bool isTimeout(const std::string& message) {
+    return message.find("timed out") != std::string::npos;
+}
 
 // "the all-gather of block1": what the stuck rank's peers wait in.
 std::string collectiveOf(const StuckRank& s, const std::vector<std::string>& units) {
     std::string out = "the " + (s.what.empty() ? std::string("collective") : s.what);
     if (s.unit >= 0) {
         const auto u = static_cast<std::size_t>(s.unit);
-        out += " of " + (u < units.size() && !units[u].empty() ? units[u] : "unit " + std::to_string(s.unit));
+        out += " of " + (u < units.size() && !units[u].empty() ? units[u]
+                                                               : "unit " + std::to_string(s.unit));
     }
     return out;
 }
@@ -54,40 +62,50 @@ std::optional<JobEnding> stuckEnding(const JobEvidence& e) {
     // A stuck rank has been silent for about the stall timeout (or the collective's deadline);
     // the waiting ones beat many times a second.
     const auto half = std::chrono::nanoseconds(e.stallTimeout) / 2;
-    const auto silent = std::clamp<std::chrono::nanoseconds>(half, std::chrono::milliseconds(200), std::chrono::seconds(2));
+    const auto silent = std::clamp<std::chrono::nanoseconds>(half, std::chrono::milliseconds(200),
+                                                             std::chrono::seconds(2));
     const auto stuck = findStuckRank(e.progress, static_cast<std::uint64_t>(silent.count()));
     if (!stuck) return std::nullopt;
     JobEnding out;
     out.kind = EndingKind::Stalled;
     out.completedSteps = e.lastCompleteStep + 1;
     out.rank = stuck->rank;
-    if (stuck->step >= 0) out.step = stuck->step + 1;
-    else out.setup = true;
-    out.cause = (stuck->arrived ? std::string("it stopped inside ") : std::string(kDidNotArrive)) + collectiveOf(*stuck, e.unitNames);
+    if (stuck->step >= 0)
+        out.step = stuck->step + 1;
+    else
+        out.setup = true;
+    out.cause = (stuck->arrived ? std::string("it stopped inside ") : std::string(kDidNotArrive)) +
+                collectiveOf(*stuck, e.unitNames);
     if (!stuck->alsoStuck.empty()) {
         std::string others;
-        for (int r : stuck->alsoStuck) others += (others.empty() ? "" : ", ") + std::to_string(r);
-        out.cause += " (nor did rank" + std::string(stuck->alsoStuck.size() > 1 ? "s " : " ") + others + ")";
+        for (int r : stuck->alsoStuck)
+            others += (others.empty() ? "" : ", ") + std::to_string(r);
+        out.cause +=
+            " (nor did rank" + std::string(stuck->alsoStuck.size() > 1 ? "s " : " ") + others + ")";
     }
     return out;
 }
 
-
 } // namespace
 
 std::optional<WorkerErrorLine> parseWorkerErrorLine(const std::string& text) {
-    for (std::size_t at = text.find(kWorkerTag); at != std::string::npos; at = text.find(kWorkerTag, at + 1)) {
+    for (std::size_t at = text.find(kWorkerTag); at != std::string::npos;
+         at = text.find(kWorkerTag, at + 1)) {
         if (at > 0 && text[at - 1] != '\n') continue; // only at the start of a line
         const std::size_t begin = at + kWorkerTag.size();
         const std::size_t end = text.find('\n', begin);
-        const std::string line = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-        static const std::regex ranked(R"(^rank (\d+), (setup|step (\d+)|after step (\d+)): (.*)$)");
+        const std::string line =
+            text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+        static const std::regex ranked(
+            R"(^rank (\d+), (setup|step (\d+)|after step (\d+)): (.*)$)");
         std::smatch m;
         WorkerErrorLine out;
         if (std::regex_match(line, m, ranked)) {
             out.rank = std::stoi(m[1]);
-            if (m[3].matched) out.step = std::stoll(m[3]);
-            else if (m[4].matched) out.step = std::stoll(m[4]) + 1; // writing the report after the last step
+            if (m[3].matched)
+                out.step = std::stoll(m[3]);
+            else if (m[4].matched)
+                out.step = std::stoll(m[4]) + 1; // writing the report after the last step
             out.message = m[5];
         } else {
             out.message = line; // the worker refused its configuration (rank 0 says why)
@@ -129,16 +147,20 @@ JobEnding classify(const JobEvidence& e) {
         // Rank threads name the rank that did not arrive themselves.
         out.kind = EndingKind::Stalled;
         out.rank = *e.failureRank;
-        if (e.failureStep >= 0) out.step = e.failureStep + 1;
-        else out.setup = true;
+        if (e.failureStep >= 0)
+            out.step = e.failureStep + 1;
+        else
+            out.setup = true;
         out.cause = e.failureMessage;
         return out;
     }
     if (e.failureRank) { // the worker said it itself
         out.kind = EndingKind::Failed;
         if (*e.failureRank >= 0) out.rank = *e.failureRank;
-        if (e.failureStep >= 0) out.step = e.failureStep + 1;
-        else out.setup = true;
+        if (e.failureStep >= 0)
+            out.step = e.failureStep + 1;
+        else
+            out.setup = true;
         out.cause = e.failureMessage;
         return out;
     }
@@ -159,20 +181,24 @@ JobEnding classify(const JobEvidence& e) {
         if (e.childStopped && !e.direct) {
             out.kind = EndingKind::Stalled;
             atRunningStep(out);
-            out.cause = "no progress for " + std::to_string(e.stallTimeout.count() / 1000) + " s: mpirun is stopped (SIGSTOP)";
+            out.cause = "no progress for " + std::to_string(e.stallTimeout.count() / 1000) +
+                        " s: mpirun is stopped (SIGSTOP)";
             return out;
         }
         if (e.childStopped) { // the one worker process holds every rank: all of them are stuck
             out.kind = EndingKind::Stalled;
             if (e.worldSize <= 1) out.rank = 0;
             atRunningStep(out);
-            out.cause = e.worldSize > 1 ? "no progress for " + std::to_string(e.stallTimeout.count() / 1000) +
-                                              " s: the worker process holding every rank thread is stopped (SIGSTOP)"
-                                        : "its process is stopped (SIGSTOP)";
+            out.cause =
+                e.worldSize > 1
+                    ? "no progress for " + std::to_string(e.stallTimeout.count() / 1000) +
+                          " s: the worker process holding every rank thread is stopped (SIGSTOP)"
+                    : "its process is stopped (SIGSTOP)";
             return out;
         }
         out.kind = EndingKind::Stalled;
-        out.cause = "no progress for " + std::to_string(e.stallTimeout.count() / 1000) + " s: a rank is stuck";
+        out.cause = "no progress for " + std::to_string(e.stallTimeout.count() / 1000) +
+                    " s: a rank is stuck";
         atRunningStep(out);
         return out;
     }
@@ -192,13 +218,15 @@ JobEnding classify(const JobEvidence& e) {
         // Rank threads: the process that held them all is gone, no rank in particular.
         out.kind = EndingKind::Failed;
         out.signal = e.exitCode - 128;
-        out.cause = "the worker process with every rank thread exited (signal " + std::to_string(out.signal) + ")";
+        out.cause = "the worker process with every rank thread exited (signal " +
+                    std::to_string(out.signal) + ")";
         atRunningStep(out);
         return out;
     }
     if (!exit && e.direct && e.exitCode != 0 && (e.exitCode > 128 || e.exitCode != 2)) {
         // Without mpirun nobody names the rank: the worker is rank 0, its status says how it ended.
-        exit = RankExit{0, e.exitCode > 128 ? e.exitCode - 128 : 0, e.exitCode > 128 ? 0 : e.exitCode};
+        exit =
+            RankExit{0, e.exitCode > 128 ? e.exitCode - 128 : 0, e.exitCode > 128 ? 0 : e.exitCode};
     }
     if (exit) {
         out.kind = EndingKind::Failed;
@@ -241,39 +269,45 @@ JobEnding classify(const JobEvidence& e) {
 std::string describe(const JobEnding& e) {
     const std::string where = e.step ? " in step " + std::to_string(*e.step) : std::string();
     switch (e.kind) {
-    case EndingKind::Completed: return {};
+    case EndingKind::Completed:
+        return {};
     case EndingKind::Failed: {
         if (!e.rank && e.signal > 0) return e.cause + where;
         if (!e.rank) return "the launcher failed" + where + ": " + e.cause;
         const std::string rank = "rank " + std::to_string(*e.rank);
         if (e.signal > 0 || e.exitCode != 0) return rank + " " + e.cause + where;
-        return rank + ", " + (e.step ? "step " + std::to_string(*e.step) : std::string("setup")) + ": " + e.cause;
+        return rank + ", " + (e.step ? "step " + std::to_string(*e.step) : std::string("setup")) +
+               ": " + e.cause;
     }
     case EndingKind::Stalled:
         if (e.rank)
             return "rank " + std::to_string(*e.rank) + " is stuck " +
-                   (e.step ? "in step " + std::to_string(*e.step) : std::string("during setup")) + ": " + e.cause +
-                   "; the job was torn down";
+                   (e.step ? "in step " + std::to_string(*e.step) : std::string("during setup")) +
+                   ": " + e.cause + "; the job was torn down";
         return e.cause + where + "; the job was torn down";
     case EndingKind::Interrupted:
-    case EndingKind::Stopped: return e.cause + where + ": the job was torn down";
-    case EndingKind::InvalidInput: return e.cause;
+    case EndingKind::Stopped:
+        return e.cause + where + ": the job was torn down";
+    case EndingKind::InvalidInput:
+        return e.cause;
     case EndingKind::LaunchError:
         if (e.signal > 0) return e.cause + where + "; the job was torn down";
         if (e.exitCode != 0)
-            return "mpirun exited with code " + std::to_string(e.exitCode) + (e.cause.empty() ? "" : ": " + e.cause);
+            return "mpirun exited with code " + std::to_string(e.exitCode) +
+                   (e.cause.empty() ? "" : ": " + e.cause);
         return e.cause;
-    case EndingKind::StreamError: return "the event stream could not be read: " + e.cause;
+    case EndingKind::StreamError:
+        return "the event stream could not be read: " + e.cause;
     }
     return e.cause;
 }
 
 namespace {
 constexpr std::pair<EndingKind, std::string_view> kKindNames[] = {
-    {EndingKind::Completed, "completed"},        {EndingKind::Failed, "failed"},
-    {EndingKind::Stalled, "stalled"},            {EndingKind::Interrupted, "interrupted"},
-    {EndingKind::Stopped, "stopped"},            {EndingKind::InvalidInput, "invalid_input"},
-    {EndingKind::LaunchError, "launch_error"},   {EndingKind::StreamError, "stream_error"},
+    {EndingKind::Completed, "completed"},      {EndingKind::Failed, "failed"},
+    {EndingKind::Stalled, "stalled"},          {EndingKind::Interrupted, "interrupted"},
+    {EndingKind::Stopped, "stopped"},          {EndingKind::InvalidInput, "invalid_input"},
+    {EndingKind::LaunchError, "launch_error"}, {EndingKind::StreamError, "stream_error"},
 };
 static_assert(std::size(kKindNames) == static_cast<std::size_t>(EndingKind::StreamError) + 1);
 } // namespace
@@ -291,7 +325,9 @@ std::optional<EndingKind> endingKindFromName(std::string_view name) {
 }
 
 nlohmann::json toJson(const JobEnding& e) {
-    nlohmann::json j{{"kind", endingKindName(e.kind)}, {"cause", e.cause}, {"completed_steps", e.completedSteps}};
+    nlohmann::json j{{"kind", endingKindName(e.kind)},
+                     {"cause", e.cause},
+                     {"completed_steps", e.completedSteps}};
     j["rank"] = e.rank ? nlohmann::json(*e.rank) : nlohmann::json(nullptr);
     j["step"] = e.step ? nlohmann::json(*e.step) : nlohmann::json(nullptr);
     if (e.signal) j["signal"] = e.signal;
@@ -304,7 +340,9 @@ JobEnding endingFromJson(const nlohmann::json& j) {
     try {
         JobEnding e;
         const auto kind = endingKindFromName(j.at("kind").get<std::string>());
-        if (!kind) throw Error(ErrorKind::Format, "unknown job ending kind '" + j.at("kind").get<std::string>() + "'");
+        if (!kind)
+            throw Error(ErrorKind::Format,
+                        "unknown job ending kind '" + j.at("kind").get<std::string>() + "'");
         e.kind = *kind;
         e.cause = j.at("cause").get<std::string>();
         e.completedSteps = j.value("completed_steps", std::int64_t{0});

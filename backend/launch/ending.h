@@ -5,16 +5,14 @@
 // Note: steps are numbered the way people count them — `step` is the 1-based step in which
 // the job ended. The stream counts from 0 (StepSummary::step, Failure::step); a rank that
 // died after the stream's last complete step k (0-based) died in step k + 2.
+#include "launch/progress.h"
+
 #include <chrono>
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
-
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
-
-#include "launch/progress.h"
 
 namespace shardscope::launch {
 
@@ -32,40 +30,41 @@ enum class EndingKind {
 
 struct JobEnding {
     EndingKind kind = EndingKind::Completed;
-    std::optional<int> rank;          // the rank that ended the job, where one did
-    std::optional<std::int64_t> step; // 1-based step in which it ended; none: during setup / unknown
-    std::string cause;                // what happened, in the source's words ("out of memory …")
-    int signal = 0;                   // a rank (or this process, when Interrupted) got this signal
-    int exitCode = 0;                 // a rank's (or mpirun's) non-zero exit status
-    std::int64_t completedSteps = 0;  // steps the stream reported complete
-    bool setup = false;               // a rank failed before its first step
+    std::optional<int> rank; // the rank that ended the job, where one did
+    std::optional<std::int64_t>
+        step;                        // 1-based step in which it ended; none: during setup / unknown
+    std::string cause;               // what happened, in the source's words ("out of memory …")
+    int signal = 0;                  // a rank (or this process, when Interrupted) got this signal
+    int exitCode = 0;                // a rank's (or mpirun's) non-zero exit status
+    std::int64_t completedSteps = 0; // steps the stream reported complete
+    bool setup = false;              // a rank failed before its first step
 };
 
 // Everything the supervisor and the stream knew when the job ended. Stream facts are filled by
 // whoever decodes the stream (the CLI decodes in the launcher, the GUI on its decoder thread).
 struct JobEvidence {
-    std::int64_t lastCompleteStep = -1;  // 0-based StepSummary::step of the last step; -1: none
-    bool sawEnd = false;                 // an End record arrived
-    bool sawReport = false;              // a Report record arrived
-    std::optional<int> failureRank;      // the first Failure record (-1: the launcher)
-    std::int64_t failureStep = -1;       //   its 0-based step (-1: setup)
+    std::int64_t lastCompleteStep = -1; // 0-based StepSummary::step of the last step; -1: none
+    bool sawEnd = false;                // an End record arrived
+    bool sawReport = false;             // a Report record arrived
+    std::optional<int> failureRank;     // the first Failure record (-1: the launcher)
+    std::int64_t failureStep = -1;      //   its 0-based step (-1: setup)
     std::string failureMessage;
-    std::string streamError;             // non-empty: the stream could not be decoded
-    std::string stderrText;              // mpirun's and the ranks' stderr
-    int exitCode = 0;                    // the child's status (128 + signal when signalled)
-    bool exited = false;                 // the child exited by itself (not torn down)
-    bool direct = false;                 // the child was the worker itself, not mpirun
-    bool startFailed = false;            // spawning failed; stderrText says why
+    std::string streamError;  // non-empty: the stream could not be decoded
+    std::string stderrText;   // mpirun's and the ranks' stderr
+    int exitCode = 0;         // the child's status (128 + signal when signalled)
+    bool exited = false;      // the child exited by itself (not torn down)
+    bool direct = false;      // the child was the worker itself, not mpirun
+    bool startFailed = false; // spawning failed; stderrText says why
     bool stalled = false;
     std::chrono::milliseconds stallTimeout{0};
-    int interruptSignal = 0;             // SIGINT / SIGTERM / SIGHUP received by this process
+    int interruptSignal = 0; // SIGINT / SIGTERM / SIGHUP received by this process
     bool stopRequested = false;
-    bool hungAfterEnd = false;           // report and End arrived, then the job did not exit
-    bool childStopped = false;           // at a stall the child (worker or mpirun) was stopped (SIGSTOP)
-    std::vector<int> stoppedRanks;       // at a stall: ranks whose process was stopped
-    int worldSize = 0;                   // from the handshake (0: none arrived)
-    std::vector<RankProgress> progress;  // the ranks' progress records (progress.h)
-    std::vector<std::string> unitNames;  // from the handshake: unit index → name
+    bool hungAfterEnd = false;     // report and End arrived, then the job did not exit
+    bool childStopped = false;     // at a stall the child (worker or mpirun) was stopped (SIGSTOP)
+    std::vector<int> stoppedRanks; // at a stall: ranks whose process was stopped
+    int worldSize = 0;             // from the handshake (0: none arrived)
+    std::vector<RankProgress> progress; // the ranks' progress records (progress.h)
+    std::vector<std::string> unitNames; // from the handshake: unit index → name
 };
 
 // The one classifier (rules in order: stop, signal, stream error, a complete run, Failure

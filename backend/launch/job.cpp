@@ -1,33 +1,31 @@
 #include "launch/job.h"
 
-#include <fcntl.h>
-#include <net/if.h>
-#include <poll.h>
-#include <sched.h>
-#include <sys/ioctl.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "core/error.h"
+#include "launch/mpirun.h"
+#include "launch/process_tree.h"
+#include "launch/progress.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
-#include <optional>
-#include <thread>
-
+#include <net/if.h>
 #include <nlohmann/json.hpp>
-
-#include "core/error.h"
-#include "launch/mpirun.h"
-#include "launch/process_tree.h"
-#include "launch/progress.h"
+#include <optional>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 
 extern char** environ;
 
@@ -94,7 +92,8 @@ int isolateNetwork(const ChildSetup& c) {
     if (c.userNamespace) {
         if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) return errno;
         // The same uid and gid inside: files, shared memory and mpirun's root check see no change.
-        if (!writeFile("/proc/self/setgroups", "deny") || !writeFile("/proc/self/uid_map", c.uidMap) ||
+        if (!writeFile("/proc/self/setgroups", "deny") ||
+            !writeFile("/proc/self/uid_map", c.uidMap) ||
             !writeFile("/proc/self/gid_map", c.gidMap))
             return errno ? errno : EPERM;
     } else if (::unshare(CLONE_NEWNET) != 0) {
@@ -119,12 +118,14 @@ int isolateNetwork(const ChildSetup& c) {
     ::_exit(127);
 }
 
-[[noreturn]] void runChild(const ChildSetup& c, const char* path, char* const argv[], char* const envp[]) {
+[[noreturn]] void runChild(const ChildSetup& c, const char* path, char* const argv[],
+                           char* const envp[]) {
     ::setpgid(0, 0); // its own process group: the whole job is signalled at once
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    for (int s = 1; s < NSIG; ++s) ::sigaction(s, &dfl, nullptr); // SIGKILL/SIGSTOP simply fail
+    for (int s = 1; s < NSIG; ++s)
+        ::sigaction(s, &dfl, nullptr); // SIGKILL/SIGSTOP simply fail
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -172,16 +173,20 @@ SignalGuard::SignalGuard() {
     action.sa_handler = onSignal;
     sigemptyset(&action.sa_mask);
     action.sa_flags = 0; // no SA_RESTART: poll() wakes up at once
-    for (std::size_t i = 0; i < std::size(kGuarded); ++i) ::sigaction(kGuarded[i], &action, &gPrevious[i]);
+    for (std::size_t i = 0; i < std::size(kGuarded); ++i)
+        ::sigaction(kGuarded[i], &action, &gPrevious[i]);
 }
 
 SignalGuard::~SignalGuard() {
     if (--gDepth > 0) return;
-    for (std::size_t i = 0; i < std::size(kGuarded); ++i) ::sigaction(kGuarded[i], &gPrevious[i], nullptr);
+    for (std::size_t i = 0; i < std::size(kGuarded); ++i)
+        ::sigaction(kGuarded[i], &gPrevious[i], nullptr);
     gSignal = 0; // a signal counts only while a guard is installed
 }
 
-int pendingSignal() { return gSignal; }
+int pendingSignal() {
+    return gSignal;
+}
 
 std::string makePrivateFolder(const std::string& prefix) {
     const std::string base = "/tmp/" + prefix + "-";
@@ -196,7 +201,8 @@ std::string makePrivateFolder(const std::string& prefix) {
             rest.find_first_not_of("0123456789") != dash)
             continue;
         struct stat st {};
-        if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+        if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+            continue;
         const auto pid = static_cast<pid_t>(std::stol(rest.substr(0, dash)));
         if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
         std::filesystem::remove_all(path, ec);
@@ -252,7 +258,8 @@ void Job::killStragglers() {
     const auto deadline = std::chrono::steady_clock::now() + kGrace;
     for (const ProcessId& p : tree_) {
         // Reap those that are this process's children now; others belong to their parents.
-        while (::waitpid(p.pid, nullptr, WNOHANG) == 0 && std::chrono::steady_clock::now() < deadline)
+        while (::waitpid(p.pid, nullptr, WNOHANG) == 0 &&
+               std::chrono::steady_clock::now() < deadline)
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     tree_.clear();
@@ -299,7 +306,8 @@ JobEnding Job::run(const std::vector<std::string>& argv,
         return classify(evidence);
     }
     std::vector<char*> cargv;
-    for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& a : argv)
+        cargv.push_back(const_cast<char*>(a.c_str()));
     cargv.push_back(nullptr);
     const std::string progressVar = std::string(kProgressEnv) + "=" + dir_;
     std::vector<char*> envp;
@@ -392,19 +400,28 @@ JobEnding Job::run(const std::vector<std::string>& argv,
                         if (std::holds_alternative<protocol::End>(*record)) {
                             evidence.sawEnd = true;
                             endAt = std::chrono::steady_clock::now();
-                        } else if (auto* h = std::get_if<protocol::Handshake>(&*record); h && evidence.unitNames.empty()) {
+                        } else if (auto* h = std::get_if<protocol::Handshake>(&*record);
+                                   h && evidence.unitNames.empty()) {
                             evidence.worldSize = h->worldSize;
-                            const auto config = nlohmann::json::parse(h->configJson, nullptr, false);
-                            if (config.is_object() && config.contains("units") && config["units"].is_array())
+                            const auto config =
+                                nlohmann::json::parse(h->configJson, nullptr, false);
+                            if (config.is_object() && config.contains("units") &&
+                                config["units"].is_array())
                                 for (const auto& u : config["units"])
-                                    evidence.unitNames.push_back(u.is_object() ? u.value("name", std::string()) : std::string());
-                        } else if (std::holds_alternative<protocol::Report>(*record)) evidence.sawReport = true;
+                                    evidence.unitNames.push_back(
+                                        u.is_object() ? u.value("name", std::string())
+                                                      : std::string());
+                        } else if (std::holds_alternative<protocol::Report>(*record))
+                            evidence.sawReport = true;
                         else if (auto* s = std::get_if<protocol::StepSummary>(&*record))
-                            evidence.lastCompleteStep = std::max(evidence.lastCompleteStep, s->step);
-                        else if (auto* f = std::get_if<protocol::Failure>(&*record); f && !evidence.failureRank) {
+                            evidence.lastCompleteStep =
+                                std::max(evidence.lastCompleteStep, s->step);
+                        else if (auto* f = std::get_if<protocol::Failure>(&*record);
+                                 f && !evidence.failureRank) {
                             evidence.failureRank = f->rank;
                             evidence.failureStep = f->step;
-                            evidence.failureMessage = protocol::printableText(f->message); // shown, never interpreted
+                            evidence.failureMessage =
+                                protocol::printableText(f->message); // shown, never interpreted
                             failureAt = std::chrono::steady_clock::now();
                             takeProgress();
                         }
@@ -457,7 +474,8 @@ JobEnding Job::run(const std::vector<std::string>& argv,
             collectTree();
             for (const ProcessId& p : tree_)
                 if (isStopped(p.pid))
-                    if (const int rank = mpiRankOf(p.pid); rank >= 0) evidence.stoppedRanks.push_back(rank);
+                    if (const int rank = mpiRankOf(p.pid); rank >= 0)
+                        evidence.stoppedRanks.push_back(rank);
             std::sort(evidence.stoppedRanks.begin(), evidence.stoppedRanks.end());
             takeProgress();
             break;

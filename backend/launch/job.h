@@ -10,16 +10,16 @@
 // the CLI's main thread), mpirun then ends its ranks, and every rank gets SIGKILL when its own
 // parent dies (the worker sets that itself). This process is a child subreaper while a job
 // runs, so ranks whose mpirun died are re-parented here and killed with the rest of the tree.
+#include "launch/ending.h"
+#include "launch/process_tree.h"
+#include "protocol/protocol.h"
+
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "protocol/protocol.h"
-#include "launch/ending.h"
-#include "launch/process_tree.h"
 
 namespace shardscope::launch {
 
@@ -82,8 +82,8 @@ private:
     int pid_ = -1;
     std::atomic<bool> stopRequested_{false};
     bool loopbackOnly_ = false;
-    std::vector<ProcessId> tree_;        // every process of the job seen so far
-    unsigned long long startTime_ = 0;   // the child's start time (process_tree.h)
+    std::vector<ProcessId> tree_;      // every process of the job seen so far
+    unsigned long long startTime_ = 0; // the child's start time (process_tree.h)
 };
 
 } // namespace shardscope::launch

@@ -1,7 +1,6 @@
 #include "launch/mpirun.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
+#include "core/error.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -10,15 +9,21 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
-
-#include "core/error.h"
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace shardscope::launch {
 
 bool singleHost(const MpirunOptions& o) {
     if (!o.hostfile.empty()) return false;
-    static const std::vector<std::string> kHostFlags = {"-H", "-host", "--host", "-hostfile", "--hostfile",
-                                                        "-machinefile", "--machinefile", "--default-hostfile",
+    static const std::vector<std::string> kHostFlags = {"-H",
+                                                        "-host",
+                                                        "--host",
+                                                        "-hostfile",
+                                                        "--hostfile",
+                                                        "-machinefile",
+                                                        "--machinefile",
+                                                        "--default-hostfile",
                                                         "-default-hostfile"};
     for (const std::string& a : o.extraArgs) {
         const std::string flag = a.substr(0, a.find('='));
@@ -35,7 +40,9 @@ std::vector<std::string> mpirunArgv(const MpirunOptions& o, const std::string& w
     // mpirun refuses an MCA parameter given twice: the user's --mpirun-args win.
     const auto mca = [&](const std::string& name, const std::string& value) {
         for (std::size_t i = 0; i + 1 < o.extraArgs.size(); ++i)
-            if ((o.extraArgs[i] == "--mca" || o.extraArgs[i] == "-mca") && o.extraArgs[i + 1] == name) return;
+            if ((o.extraArgs[i] == "--mca" || o.extraArgs[i] == "-mca") &&
+                o.extraArgs[i + 1] == name)
+                return;
         argv.insert(argv.end(), {"--mca", name, value});
     };
     if (o.hostfile.empty()) {
@@ -60,16 +67,18 @@ std::optional<RankExit> parseMpirunFailure(std::string_view text) {
     const std::string s(text);
     std::smatch m;
     // "mpirun noticed that process rank 2 with PID 123 on node x exited on signal 9 (Killed)."
-    static const std::regex signalled(R"(process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+))");
-    if (std::regex_search(s, m, signalled))
-        return RankExit{std::stoi(m[1]), std::stoi(m[2]), 0};
+    static const std::regex signalled(
+        R"(process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+))");
+    if (std::regex_search(s, m, signalled)) return RankExit{std::stoi(m[1]), std::stoi(m[2]), 0};
     // "The first process to do so was:\n\n  Process name: [[6969,1],2]\n  Exit code:    3"
-    static const std::regex exited(R"(Process name:\s*\[\[\d+,\d+\],(\d+)\]\s*\n\s*Exit code:\s*(\d+))");
+    static const std::regex exited(
+        R"(Process name:\s*\[\[\d+,\d+\],(\d+)\]\s*\n\s*Exit code:\s*(\d+))");
     if (std::regex_search(s, m, exited)) return RankExit{std::stoi(m[1]), 0, std::stoi(m[2])};
     // "mpirun noticed that process rank 1 with PID 0 on node x exited on signal 6 (Aborted)."
     // already handled; MPI_Abort: "MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD
     // with errorcode 3."
-    static const std::regex aborted(R"(MPI_ABORT was invoked on rank (\d+) in communicator \S+\s+with errorcode (\d+))");
+    static const std::regex aborted(
+        R"(MPI_ABORT was invoked on rank (\d+) in communicator \S+\s+with errorcode (\d+))");
     if (std::regex_search(s, m, aborted)) return RankExit{std::stoi(m[1]), 0, std::stoi(m[2])};
     return std::nullopt;
 }
@@ -77,7 +86,8 @@ std::optional<RankExit> parseMpirunFailure(std::string_view text) {
 std::string mpirunMessage(std::string_view text) {
     std::vector<std::string> lines;
     std::istringstream in{std::string(text)};
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
     auto trim = [](std::string s) {
         const auto b = s.find_first_not_of(" \t\r");
         const auto e = s.find_last_not_of(" \t\r");
@@ -90,13 +100,13 @@ std::string mpirunMessage(std::string_view text) {
             line.find("ORTE_ERROR_LOG") != std::string::npos)
             continue; // a log line with source locations, not a message
         // "/usr/bin/mpirun: Error: unknown option …": mpirun names itself by its path
-        if (const auto at = line.find(": Error: "); at != std::string::npos && line.find(' ') > at &&
-                                                     (line.substr(0, at).ends_with("mpirun") || line.substr(0, at).ends_with("orterun")))
+        if (const auto at = line.find(": Error: ");
+            at != std::string::npos && line.find(' ') > at &&
+            (line.substr(0, at).ends_with("mpirun") || line.substr(0, at).ends_with("orterun")))
             line.erase(0, at + 9);
         // "…hostfile:" followed by the indented name it could not open
         while (line.ends_with(":") && i + 1 < lines.size() && !lines[i + 1].empty() &&
-               (lines[i + 1][0] == ' ' || lines[i + 1][0] == '\t'))
-        {
+               (lines[i + 1][0] == ' ' || lines[i + 1][0] == '\t')) {
             line.push_back(' ');
             line.append(trim(lines[++i]));
         }
@@ -117,9 +127,12 @@ std::vector<std::string> splitMpirunArgs(std::string_view text) {
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (quote) {
-            if (c == quote) quote = 0;
-            else if (c == '\\' && quote == '"' && i + 1 < text.size()) word += text[++i];
-            else word += c;
+            if (c == quote)
+                quote = 0;
+            else if (c == '\\' && quote == '"' && i + 1 < text.size())
+                word += text[++i];
+            else
+                word += c;
         } else if (c == '\'' || c == '"') {
             quote = c;
             inWord = true;
@@ -147,7 +160,8 @@ std::vector<std::string> splitMpirunArgs(std::string_view text) {
 
 void checkHostfile(const std::string& path) {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) throwInvalid("--hostfile: cannot read " + path + ": " + std::strerror(errno));
+    if (::stat(path.c_str(), &st) != 0)
+        throwInvalid("--hostfile: cannot read " + path + ": " + std::strerror(errno));
     if (!S_ISREG(st.st_mode)) throwInvalid("--hostfile: " + path + " is not a regular file");
     std::ifstream in(path);
     if (!in) throwInvalid("--hostfile: cannot read " + path + ": " + std::strerror(errno));

@@ -30,7 +30,8 @@ bool readStat(pid_t pid, Stat& out) {
     fields >> state >> out.parent;
     out.state = state.empty() ? '?' : state[0];
     std::string skip;
-    for (int i = 5; i < 22 && fields; ++i) fields >> skip; // fields 5 … 21
+    for (int i = 5; i < 22 && fields; ++i)
+        fields >> skip; // fields 5 … 21
     fields >> out.startTime;
     return static_cast<bool>(fields);
 }
@@ -79,7 +80,8 @@ int mpiRankOf(pid_t pid) {
         for (const std::string_view name : {"OMPI_COMM_WORLD_RANK=", "PMIX_RANK="}) {
             if (!var.starts_with(name)) continue;
             const std::string value = var.substr(name.size());
-            if (!value.empty() && value.size() < 8 && value.find_first_not_of("0123456789") == std::string::npos)
+            if (!value.empty() && value.size() < 8 &&
+                value.find_first_not_of("0123456789") == std::string::npos)
                 return std::stoi(value);
         }
     }

@@ -1,16 +1,15 @@
 #include "launch/progress.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "core/event.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <dirent.h>
-
-#include "core/event.h"
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace shardscope::launch {
 
@@ -82,11 +81,14 @@ std::vector<RankProgress> readProgress(const std::string& folder) {
         const std::string name = entry->d_name;
         if (!name.starts_with(kPrefix)) continue;
         const std::string digits = name.substr(kPrefix.size());
-        if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+        if (digits.empty() || digits.size() > 6 ||
+            digits.find_first_not_of("0123456789") != std::string::npos)
+            continue;
         const int fd = ::open((folder + "/" + name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0) continue;
         struct stat st {};
-        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) < kRecordBytes) {
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+            static_cast<std::size_t>(st.st_size) < kRecordBytes) {
             ::close(fd); // not (yet) a whole record: reading past its end would be SIGBUS
             continue;
         }
@@ -113,16 +115,19 @@ std::vector<RankProgress> readProgress(const std::string& folder) {
         ::munmap(map, kRecordBytes);
     }
     ::closedir(dir);
-    std::sort(out.begin(), out.end(), [](const RankProgress& a, const RankProgress& b) { return a.rank < b.rank; });
+    std::sort(out.begin(), out.end(),
+              [](const RankProgress& a, const RankProgress& b) { return a.rank < b.rank; });
     return out;
 }
 
-std::optional<StuckRank> findStuckRank(const std::vector<RankProgress>& ranks, std::uint64_t silentNs) {
+std::optional<StuckRank> findStuckRank(const std::vector<RankProgress>& ranks,
+                                       std::uint64_t silentNs) {
     if (ranks.size() < 2) return std::nullopt;
     // Against the latest heartbeat, not the clock: records read after the job was torn down
     // (every rank silent since) still tell the rank that stopped long before the others.
     std::uint64_t latest = 0;
-    for (const RankProgress& p : ranks) latest = std::max(latest, p.heartbeatNs);
+    for (const RankProgress& p : ranks)
+        latest = std::max(latest, p.heartbeatNs);
     const auto fresh = [&](const RankProgress& p) { return latest < p.heartbeatNs + silentNs; };
     const bool anyFresh = std::any_of(ranks.begin(), ranks.end(), fresh);
     const bool anySilent = !std::all_of(ranks.begin(), ranks.end(), fresh);
@@ -130,7 +135,8 @@ std::optional<StuckRank> findStuckRank(const std::vector<RankProgress>& ranks, s
     const RankProgress* waiting = nullptr;
     for (const RankProgress& p : ranks) {
         if (anyFresh && anySilent && !fresh(p)) continue;
-        if (!waiting || p.entered > waiting->entered || (p.entered == waiting->entered && p.inside && !waiting->inside))
+        if (!waiting || p.entered > waiting->entered ||
+            (p.entered == waiting->entered && p.inside && !waiting->inside))
             waiting = &p;
     }
     std::vector<const RankProgress*> stuck;
@@ -139,20 +145,23 @@ std::optional<StuckRank> findStuckRank(const std::vector<RankProgress>& ranks, s
             if (!fresh(p)) stuck.push_back(&p);
     } else { // no heartbeat tells them apart: whoever entered fewest collectives
         std::uint64_t fewest = waiting->entered;
-        for (const RankProgress& p : ranks) fewest = std::min(fewest, p.entered);
+        for (const RankProgress& p : ranks)
+            fewest = std::min(fewest, p.entered);
         if (fewest == waiting->entered) return std::nullopt;
         for (const RankProgress& p : ranks)
             if (p.entered == fewest) stuck.push_back(&p);
     }
-    std::stable_sort(stuck.begin(), stuck.end(),
-                     [](const RankProgress* a, const RankProgress* b) { return a->entered < b->entered; });
+    std::stable_sort(stuck.begin(), stuck.end(), [](const RankProgress* a, const RankProgress* b) {
+        return a->entered < b->entered;
+    });
     StuckRank out;
     out.rank = stuck.front()->rank;
     out.step = stuck.front()->step;
     out.arrived = stuck.front()->inside && stuck.front()->entered >= waiting->entered;
     out.what = out.arrived ? stuck.front()->what : waiting->what;
     out.unit = out.arrived ? stuck.front()->unit : waiting->unit;
-    for (std::size_t i = 1; i < stuck.size(); ++i) out.alsoStuck.push_back(stuck[i]->rank);
+    for (std::size_t i = 1; i < stuck.size(); ++i)
+        out.alsoStuck.push_back(stuck[i]->rank);
     return out;
 }
 

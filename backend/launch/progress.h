@@ -58,18 +58,19 @@ std::vector<RankProgress> readProgress(const std::string& folder);
 // The rank whose progress stopped while its peers waited for it.
 struct StuckRank {
     int rank = -1;
-    std::int64_t step = -1;         // its 0-based step (-1: setup)
-    std::string what;               // the collective the others wait in
+    std::int64_t step = -1; // its 0-based step (-1: setup)
+    std::string what;       // the collective the others wait in
     std::int32_t unit = -1;
-    bool arrived = false;           // it is inside that collective too, but silent
-    std::vector<int> alsoStuck;     // further ranks behind in the same way
+    bool arrived = false;       // it is inside that collective too, but silent
+    std::vector<int> alsoStuck; // further ranks behind in the same way
 };
 // Rules: when some ranks' heartbeats are fresh (they wait) and others' are older than the
-// latest one by `silentNs`, the silent ones are stuck (the one that entered fewest collectives first), and
-// `what`/`unit` are the last collective the furthest live rank entered — it waits there, or
-// just gave up on it (or, for a stuck rank that had entered it too, that one: `arrived`). When heartbeats tell nothing apart (all fresh, or all silent
-// because the job was already torn down), the ranks that entered fewer collectives than the
-// furthest rank did not arrive. None when the records do not single a rank out.
+// latest one by `silentNs`, the silent ones are stuck (the one that entered fewest collectives
+// first), and `what`/`unit` are the last collective the furthest live rank entered — it waits
+// there, or just gave up on it (or, for a stuck rank that had entered it too, that one: `arrived`).
+// When heartbeats tell nothing apart (all fresh, or all silent because the job was already torn
+// down), the ranks that entered fewer collectives than the furthest rank did not arrive. None when
+// the records do not single a rank out.
 std::optional<StuckRank> findStuckRank(const std::vector<RankProgress>& ranks,
                                        std::uint64_t silentNs = 1'000'000'000);
 

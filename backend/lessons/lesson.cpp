@@ -12,7 +12,9 @@ struct Bad {
     std::string message;
 };
 
-[[noreturn]] void bad(const std::string& where, const std::string& what) { throw Bad{where + ": " + what}; }
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+    throw Bad{where + ": " + what};
+}
 
 const json& need(const json& object, const char* key, const std::string& where) {
     const auto it = object.find(key);
@@ -25,7 +27,8 @@ void onlyKeys(const json& object, const std::set<std::string>& allowed, const st
     for (const auto& [key, value] : object.items()) {
         (void)value;
         if (allowed.count(key)) continue;
-        std::string shown = key.substr(0, kMaxNameBytes); // echoed on one line: no control characters
+        std::string shown =
+            key.substr(0, kMaxNameBytes); // echoed on one line: no control characters
         for (char& c : shown)
             if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
         bad(where, "unknown key \"" + shown + "\"");
@@ -44,21 +47,27 @@ std::string name(const json& value, const std::string& where, bool recording = f
     std::string s = boundedString(value, kMaxNameBytes, where);
     if (s.empty()) bad(where, "must not be empty");
     for (const char c : s) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-                        (recording && c == '.');
-        if (!ok) bad(where, "may hold only letters, digits, '_' and '-'" + std::string(recording ? " and '.'" : ""));
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_' || c == '-' || (recording && c == '.');
+        if (!ok)
+            bad(where, "may hold only letters, digits, '_' and '-'" +
+                           std::string(recording ? " and '.'" : ""));
     }
-    if (recording && (s.size() < 9 || s.compare(s.size() - 8, 8, ".sstrace") != 0 || s.front() == '.'))
+    if (recording &&
+        (s.size() < 9 || s.compare(s.size() - 8, 8, ".sstrace") != 0 || s.front() == '.'))
         bad(where, "must name a .sstrace file");
     return s;
 }
 
-std::int64_t integer(const json& value, std::int64_t lo, std::int64_t hi, const std::string& where) {
+std::int64_t integer(const json& value, std::int64_t lo, std::int64_t hi,
+                     const std::string& where) {
     if (!value.is_number_integer()) bad(where, "must be an integer");
-    const std::int64_t v = value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)
-                               ? hi + 1
-                               : value.get<std::int64_t>();
-    if (v < lo || v > hi) bad(where, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    const std::int64_t v =
+        value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)
+            ? hi + 1
+            : value.get<std::int64_t>();
+    if (v < lo || v > hi)
+        bad(where, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
     return v;
 }
 
@@ -67,12 +76,14 @@ Text text(const json& value, const std::string& where) {
     Text t;
     t.en = boundedString(need(value, "en", where), kMaxTextBytes, where + ".en");
     if (t.en.empty()) bad(where + ".en", "must not be empty");
-    if (value.contains("zh_CN")) t.zhCN = boundedString(value["zh_CN"], kMaxTextBytes, where + ".zh_CN");
+    if (value.contains("zh_CN"))
+        t.zhCN = boundedString(value["zh_CN"], kMaxTextBytes, where + ".zh_CN");
     return t;
 }
 
 template <std::size_t N>
-std::size_t enumIndex(const json& value, const std::array<std::string_view, N>& names, const std::string& where) {
+std::size_t enumIndex(const json& value, const std::array<std::string_view, N>& names,
+                      const std::string& where) {
     const std::string s = name(value, where);
     for (std::size_t i = 0; i < N; ++i)
         if (names[i] == s) return i;
@@ -84,21 +95,32 @@ Seek seek(const json& value, const std::string& where) {
     Seek s;
     if (value.contains("at")) {
         const std::string at = name(value["at"], where + ".at");
-        if (at == "start") s.at = Seek::At::Start;
-        else if (at == "peak") s.at = Seek::At::Peak;
-        else if (at == "end") s.at = Seek::At::End;
-        else if (at == "event") s.at = Seek::At::Event;
-        else bad(where + ".at", "must be start, peak, end or event");
+        if (at == "start")
+            s.at = Seek::At::Start;
+        else if (at == "peak")
+            s.at = Seek::At::Peak;
+        else if (at == "end")
+            s.at = Seek::At::End;
+        else if (at == "event")
+            s.at = Seek::At::Event;
+        else
+            bad(where + ".at", "must be start, peak, end or event");
     }
     if (value.contains("step")) s.step = integer(value["step"], 1, kMaxSeekStep, where + ".step");
-    if (value.contains("kind")) s.kind = static_cast<EventKind>(enumIndex(value["kind"], kEventKindNames, where + ".kind"));
+    if (value.contains("kind"))
+        s.kind = static_cast<EventKind>(enumIndex(value["kind"], kEventKindNames, where + ".kind"));
     if (value.contains("collective"))
-        s.collective = static_cast<CollectiveOp>(enumIndex(value["collective"], kCollectiveOpNames, where + ".collective"));
-    if (value.contains("phase")) s.phase = static_cast<Phase>(enumIndex(value["phase"], kPhaseNames, where + ".phase"));
+        s.collective = static_cast<CollectiveOp>(
+            enumIndex(value["collective"], kCollectiveOpNames, where + ".collective"));
+    if (value.contains("phase"))
+        s.phase = static_cast<Phase>(enumIndex(value["phase"], kPhaseNames, where + ".phase"));
     if (value.contains("unit")) s.unit = name(value["unit"], where + ".unit");
-    if (value.contains("rank")) s.rank = static_cast<int>(integer(value["rank"], 0, kMaxRanks - 1, where + ".rank"));
-    if (value.contains("nth")) s.nth = static_cast<int>(integer(value["nth"], 1, kMaxNth, where + ".nth"));
-    const bool filtered = s.kind || s.collective || s.phase || !s.unit.empty() || value.contains("nth");
+    if (value.contains("rank"))
+        s.rank = static_cast<int>(integer(value["rank"], 0, kMaxRanks - 1, where + ".rank"));
+    if (value.contains("nth"))
+        s.nth = static_cast<int>(integer(value["nth"], 1, kMaxNth, where + ".nth"));
+    const bool filtered =
+        s.kind || s.collective || s.phase || !s.unit.empty() || value.contains("nth");
     if (filtered && s.at != Seek::At::Event) bad(where, "event filters need \"at\": \"event\"");
     return s;
 }
@@ -107,30 +129,40 @@ RunSettings settings(const json& value, const std::string& where) {
     onlyKeys(value, {"model", "ranks", "strategy", "steps", "checkpointing", "prefetch"}, where);
     RunSettings r;
     if (value.contains("model")) r.model = name(value["model"], where + ".model");
-    if (value.contains("ranks")) r.ranks = static_cast<int>(integer(value["ranks"], 1, kMaxRanks, where + ".ranks"));
+    if (value.contains("ranks"))
+        r.ranks = static_cast<int>(integer(value["ranks"], 1, kMaxRanks, where + ".ranks"));
     if (value.contains("strategy")) {
         const std::string s = name(value["strategy"], where + ".strategy");
         const auto strategy = plan::parseStrategy(s);
         if (!strategy) bad(where + ".strategy", "unknown strategy \"" + s + "\"");
         r.strategy = *strategy;
     }
-    if (value.contains("steps")) r.steps = static_cast<int>(integer(value["steps"], 1, kMaxRunSteps, where + ".steps"));
+    if (value.contains("steps"))
+        r.steps = static_cast<int>(integer(value["steps"], 1, kMaxRunSteps, where + ".steps"));
     if (value.contains("checkpointing")) {
-        if (!value["checkpointing"].is_boolean()) bad(where + ".checkpointing", "must be true or false");
+        if (!value["checkpointing"].is_boolean())
+            bad(where + ".checkpointing", "must be true or false");
         r.checkpointing = value["checkpointing"].get<bool>();
     }
-    if (value.contains("prefetch")) r.prefetch = static_cast<int>(integer(value["prefetch"], 0, 8, where + ".prefetch"));
+    if (value.contains("prefetch"))
+        r.prefetch = static_cast<int>(integer(value["prefetch"], 0, 8, where + ".prefetch"));
     return r;
 }
 
 Step step(const json& value, const std::string& where) {
-    onlyKeys(value, {"title", "text", "recording", "reference", "configure", "run", "page", "seek", "highlight"}, where);
+    onlyKeys(value,
+             {"title", "text", "recording", "reference", "configure", "run", "page", "seek",
+              "highlight"},
+             where);
     Step s;
     s.title = text(need(value, "title", where), where + ".title");
     s.text = text(need(value, "text", where), where + ".text");
-    if (value.contains("recording")) s.recording = name(value["recording"], where + ".recording", true);
-    if (value.contains("reference")) s.reference = name(value["reference"], where + ".reference", true);
-    if (value.contains("configure")) s.configure = settings(value["configure"], where + ".configure");
+    if (value.contains("recording"))
+        s.recording = name(value["recording"], where + ".recording", true);
+    if (value.contains("reference"))
+        s.reference = name(value["reference"], where + ".reference", true);
+    if (value.contains("configure"))
+        s.configure = settings(value["configure"], where + ".configure");
     if (value.contains("run")) {
         if (!value["run"].is_boolean()) bad(where + ".run", "must be true or false");
         s.run = value["run"].get<bool>();
@@ -139,14 +171,17 @@ Step step(const json& value, const std::string& where) {
     if (s.run && !s.recording.empty()) bad(where, "cannot both run and open a recording");
     if (value.contains("page")) s.page = name(value["page"], where + ".page");
     if (value.contains("seek")) s.seek = seek(value["seek"], where + ".seek");
-    if (s.seek && s.recording.empty() && !s.run) bad(where + ".seek", "needs a \"recording\" or \"run\" in the same step");
+    if (s.seek && s.recording.empty() && !s.run)
+        bad(where + ".seek", "needs a \"recording\" or \"run\" in the same step");
     if (value.contains("highlight")) s.highlight = name(value["highlight"], where + ".highlight");
     return s;
 }
 
 } // namespace
 
-const std::string& Text::in(std::string_view language) const { return language == "zh_CN" && !zhCN.empty() ? zhCN : en; }
+const std::string& Text::in(std::string_view language) const {
+    return language == "zh_CN" && !zhCN.empty() ? zhCN : en;
+}
 
 ParsedLesson parseLesson(std::string_view input) {
     ParsedLesson out;
@@ -172,7 +207,8 @@ ParsedLesson parseLesson(std::string_view input) {
         const json& steps = need(j, "steps", where);
         if (!steps.is_array() || steps.empty() || steps.size() > kMaxSteps)
             bad("steps", "must be a list of 1 to " + std::to_string(kMaxSteps) + " steps");
-        for (std::size_t i = 0; i < steps.size(); ++i) lesson.steps.push_back(step(steps[i], "steps[" + std::to_string(i) + "]"));
+        for (std::size_t i = 0; i < steps.size(); ++i)
+            lesson.steps.push_back(step(steps[i], "steps[" + std::to_string(i) + "]"));
         out.lesson = std::move(lesson);
     } catch (const Bad& b) {
         out.error = b.message;
@@ -188,7 +224,8 @@ std::vector<std::string> placeholders(std::string_view text) {
         if (text[i] != '{') continue;
         std::size_t j = i + 1;
         while (j < text.size() && j - i <= kMaxNameBytes &&
-               ((text[j] >= 'a' && text[j] <= 'z') || (text[j] >= '0' && text[j] <= '9') || text[j] == '_' || text[j] == '.'))
+               ((text[j] >= 'a' && text[j] <= 'z') || (text[j] >= '0' && text[j] <= '9') ||
+                text[j] == '_' || text[j] == '.'))
             ++j;
         if (j < text.size() && text[j] == '}' && j > i + 1) {
             out.emplace_back(text.substr(i + 1, j - i - 1));

@@ -6,14 +6,14 @@
 //
 // parseLesson() is the one reader: every string, count and index is bounded, unknown keys are
 // errors (a typo in a lesson must not silently drop a step's action).
+#include "core/event.h"
+#include "plan/strategy.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "core/event.h"
-#include "plan/strategy.h"
 
 namespace shardscope::lessons {
 
@@ -63,14 +63,14 @@ struct RunSettings {
 
 struct Step {
     Text title;
-    Text text;                    // with {placeholders}
-    std::string recording;        // a bundled recording's file name ("zero3_tiny_4r.sstrace"), or empty
-    std::string reference;        // a bundled recording whose report the text quotes as {ref.…}
+    Text text;             // with {placeholders}
+    std::string recording; // a bundled recording's file name ("zero3_tiny_4r.sstrace"), or empty
+    std::string reference; // a bundled recording whose report the text quotes as {ref.…}
     std::optional<RunSettings> configure;
-    bool run = false;             // start `configure` as a live run
-    std::string page;             // "ranks", "timeline", …; empty: stay
+    bool run = false; // start `configure` as a live run
+    std::string page; // "ranks", "timeline", …; empty: stay
     std::optional<Seek> seek;
-    std::string highlight;        // objectName of the widget to outline; empty: none
+    std::string highlight; // objectName of the widget to outline; empty: none
     bool operator==(const Step&) const = default;
 };
 

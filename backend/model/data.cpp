@@ -1,14 +1,13 @@
 #include "model/data.h"
 
-#include <unistd.h>
+#include "core/error.h"
+#include "core/user_files.h"
+#include "model/rng.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-
-#include "core/error.h"
-#include "core/user_files.h"
-#include "model/rng.h"
+#include <unistd.h>
 
 namespace shardscope::model {
 
@@ -67,19 +66,22 @@ MarkovSource::MarkovSource(std::int64_t vocab, std::int64_t seqLen, std::int64_t
 
 std::string MarkovSource::describe() const {
     return "synthetic Markov chain (vocab " + std::to_string(vocab_) + ", " +
-           std::to_string(branching_) + " successors per token, seed " + std::to_string(seed()) + ")";
+           std::to_string(branching_) + " successors per token, seed " + std::to_string(seed()) +
+           ")";
 }
 
 void MarkovSource::fillSequence(std::int64_t step, std::int64_t globalIndex,
                                 std::span<std::int32_t> tokens) const {
-    Rng rng(mixSeed(seed(), static_cast<std::uint64_t>(step), static_cast<std::uint64_t>(globalIndex)));
+    Rng rng(
+        mixSeed(seed(), static_cast<std::uint64_t>(step), static_cast<std::uint64_t>(globalIndex)));
     std::int32_t current = static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(vocab_)));
     for (std::int32_t& token : tokens) {
         token = current;
         const double u = rng.uniform();
         const auto row = static_cast<std::size_t>(current) * static_cast<std::size_t>(branching_);
         int k = 0;
-        while (k + 1 < branching_ && u >= cumulative_[row + static_cast<std::size_t>(k)]) ++k;
+        while (k + 1 < branching_ && u >= cumulative_[row + static_cast<std::size_t>(k)])
+            ++k;
         current = successors_[row + static_cast<std::size_t>(k)];
     }
 }
@@ -112,7 +114,8 @@ double MarkovSource::entropyRateNats() const {
         pi.swap(next);
     }
     double rate = 0.0;
-    for (std::size_t t = 0; t < v; ++t) rate += pi[t] * stateEntropy[t];
+    for (std::size_t t = 0; t < v; ++t)
+        rate += pi[t] * stateEntropy[t];
     return rate;
 }
 
@@ -135,20 +138,25 @@ std::string ByteFileSource::describe() const {
 
 void ByteFileSource::fillSequence(std::int64_t step, std::int64_t globalIndex,
                                   std::span<std::int32_t> tokens) const {
-    Rng rng(mixSeed(seed(), static_cast<std::uint64_t>(step), static_cast<std::uint64_t>(globalIndex)));
+    Rng rng(
+        mixSeed(seed(), static_cast<std::uint64_t>(step), static_cast<std::uint64_t>(globalIndex)));
     const std::uint64_t starts = size_ - tokens.size() + 1;
     const auto start = static_cast<off_t>(rng.below(starts));
     std::vector<unsigned char> window(tokens.size());
     std::size_t done = 0;
     while (done < window.size()) {
-        const ssize_t n = ::pread(fd_, window.data() + done, window.size() - done, start + static_cast<off_t>(done));
+        const ssize_t n = ::pread(fd_, window.data() + done, window.size() - done,
+                                  start + static_cast<off_t>(done));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0)
-            throw Error(ErrorKind::Io, "--data: cannot read '" + path_ + "': " +
-                                           (n == 0 ? std::string("the file became shorter during the run") : ioErrorText(errno)));
+            throw Error(ErrorKind::Io,
+                        "--data: cannot read '" + path_ + "': " +
+                            (n == 0 ? std::string("the file became shorter during the run")
+                                    : ioErrorText(errno)));
         done += static_cast<std::size_t>(n);
     }
-    for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = window[i];
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+        tokens[i] = window[i];
 }
 
 } // namespace shardscope::model

@@ -17,15 +17,15 @@
 // sum is the whole output), and the input gradient of each column-parallel linear is
 // all-reduced in backward. Embedding, head and LayerNorms are replicated: every TP rank computes
 // them on the same replicated activations, so their gradients agree without a TP reduction.
-#include <cstdint>
-#include <vector>
-
 #include "comm/communicator.h"
 #include "device/device.h"
 #include "device/ops.h"
 #include "model/data.h"
 #include "plan/shape.h"
 #include "plan/units.h"
+
+#include <cstdint>
+#include <vector>
 
 namespace shardscope::model {
 
@@ -93,11 +93,11 @@ private:
     std::int64_t tokens_;
     std::int64_t d_;
 
-    device::Buffer tokenIds_;            // embedding: the input ids (needed by its backward)
-    std::vector<device::Buffer> outs_;   // outs_[u]: unit u's output = unit u+1's input
-    std::vector<BlockActs> blocks_;      // indexed by unit (embedding/head slots unused)
+    device::Buffer tokenIds_;          // embedding: the input ids (needed by its backward)
+    std::vector<device::Buffer> outs_; // outs_[u]: unit u's output = unit u+1's input
+    std::vector<BlockActs> blocks_;    // indexed by unit (embedding/head slots unused)
     HeadActs head_;
-    device::Buffer gradStream_;          // ∂L/∂(output of the unit whose backward runs next)
+    device::Buffer gradStream_;            // ∂L/∂(output of the unit whose backward runs next)
     comm::Communicator* tensor_ = nullptr; // the TP group (shape.tp > 1)
     std::int64_t tpRank_ = 0;
     double loss_ = 0.0;

@@ -1,9 +1,9 @@
 #include "model/layout.h"
 
-#include <cmath>
-
 #include "core/error.h"
 #include "model/rng.h"
+
+#include <cmath>
 
 namespace shardscope::model {
 
@@ -23,10 +23,12 @@ void initUnit(const plan::UnitLayout& layout, std::int64_t layers, std::uint64_t
                 p[i] = static_cast<float>(rng.normal() * stddev);
         } else {
             const float value = isLnWeight ? 1.0f : 0.0f;
-            for (std::uint64_t i = 0; i < s.elements(); ++i) p[i] = value;
+            for (std::uint64_t i = 0; i < s.elements(); ++i)
+                p[i] = value;
         }
     }
-    for (std::uint64_t i = layout.elements(); i < flatElements; ++i) flat[i] = 0.0f;
+    for (std::uint64_t i = layout.elements(); i < flatElements; ++i)
+        flat[i] = 0.0f;
 }
 
 } // namespace shardscope::model

@@ -1,9 +1,9 @@
 #pragma once
 // The model's part of the sharding units: their initialisation. The layout itself is plan's
 // (plan/units.h, the one list of units and tensor slots).
-#include <cstdint>
-
 #include "plan/units.h"
+
+#include <cstdint>
 
 namespace shardscope::model {
 

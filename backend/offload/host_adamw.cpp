@@ -47,8 +47,8 @@ int hostThreads(std::uint64_t n, int maxThreads) {
     return static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(cap), byWork));
 }
 
-void hostAdamW(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16, float* m, float* v,
-               std::uint64_t n, int threads) {
+void hostAdamW(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16, float* m,
+               float* v, std::uint64_t n, int threads) {
     if (n == 0) return;
     const int t = threads > 0 ? threads : hostThreads(n);
     if (t <= 1) {
@@ -56,7 +56,8 @@ void hostAdamW(const AdamWScalars& s, float* params, const void* grads, bool gra
         return;
     }
     // Chunks on 16-element boundaries (a cache line of floats): no two threads share a line.
-    const std::uint64_t chunk = ((n + static_cast<std::uint64_t>(t) - 1) / static_cast<std::uint64_t>(t) + 15) / 16 * 16;
+    const std::uint64_t chunk =
+        ((n + static_cast<std::uint64_t>(t) - 1) / static_cast<std::uint64_t>(t) + 15) / 16 * 16;
     std::vector<std::thread> pool;
     for (int k = 1; k < t; ++k) {
         const std::uint64_t b = std::min(n, chunk * static_cast<std::uint64_t>(k));
@@ -65,11 +66,12 @@ void hostAdamW(const AdamWScalars& s, float* params, const void* grads, bool gra
         pool.emplace_back([&, b, e] { updateRange(s, params, grads, gradsBf16, m, v, b, e); });
     }
     updateRange(s, params, grads, gradsBf16, m, v, 0, std::min(n, chunk));
-    for (std::thread& th : pool) th.join();
+    for (std::thread& th : pool)
+        th.join();
 }
 
-void hostAdamWScalar(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16, float* m,
-                     float* v, std::uint64_t n) {
+void hostAdamWScalar(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16,
+                     float* m, float* v, std::uint64_t n) {
     for (std::uint64_t i = 0; i < n; ++i) {
         const float grad = gradAt(grads, gradsBf16, i) * s.gradScale;
         m[i] = s.beta1 * m[i] + (1.0f - s.beta1) * grad;
@@ -80,18 +82,21 @@ void hostAdamWScalar(const AdamWScalars& s, float* params, const void* grads, bo
 }
 
 void hostToBf16(const float* in, Bf16* out, std::uint64_t n) {
-    for (std::uint64_t i = 0; i < n; ++i) out[i] = toBf16(in[i]);
+    for (std::uint64_t i = 0; i < n; ++i)
+        out[i] = toBf16(in[i]);
 }
 
 void hostAccumulate(void* dst, const void* src, std::uint64_t n, bool bf16) {
     if (bf16) {
         auto* d = static_cast<Bf16*>(dst);
         const auto* a = static_cast<const Bf16*>(src);
-        for (std::uint64_t i = 0; i < n; ++i) d[i] = toBf16(toFloat(d[i]) + toFloat(a[i]));
+        for (std::uint64_t i = 0; i < n; ++i)
+            d[i] = toBf16(toFloat(d[i]) + toFloat(a[i]));
     } else {
         auto* d = static_cast<float*>(dst);
         const auto* a = static_cast<const float*>(src);
-        for (std::uint64_t i = 0; i < n; ++i) d[i] += a[i];
+        for (std::uint64_t i = 0; i < n; ++i)
+            d[i] += a[i];
     }
 }
 

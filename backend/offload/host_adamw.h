@@ -6,9 +6,9 @@
 // evaluated in the same order over the scalars of core/numeric.h, so an offloaded run's weights
 // are bitwise those of the same run on the device. Threads split the range into contiguous
 // chunks; each element is computed exactly once, so the thread count never changes a bit.
-#include <cstdint>
-
 #include "core/numeric.h"
+
+#include <cstdint>
 
 namespace shardscope::offload {
 
@@ -18,12 +18,12 @@ inline constexpr std::uint64_t kMinElementsPerThread = 1u << 16;
 int hostThreads(std::uint64_t n, int maxThreads = 0); // maxThreads 0: hardware concurrency
 
 // p, m, v: n fp32 values; grads: n values, bf16 or fp32. threads 0: hostThreads(n).
-void hostAdamW(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16, float* m, float* v,
-               std::uint64_t n, int threads = 0);
+void hostAdamW(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16, float* m,
+               float* v, std::uint64_t n, int threads = 0);
 
 // The plain scalar loop (one thread, no chunking): the benchmark's baseline.
-void hostAdamWScalar(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16, float* m,
-                     float* v, std::uint64_t n);
+void hostAdamWScalar(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16,
+                     float* m, float* v, std::uint64_t n);
 
 // out[i] = RNE bf16 of in[i] (core/numeric.h).
 void hostToBf16(const float* in, Bf16* out, std::uint64_t n);

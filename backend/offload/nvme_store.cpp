@@ -1,11 +1,6 @@
 #include "offload/nvme_store.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "core/error.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,10 +8,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
 #include <mutex>
+#include <signal.h>
 #include <string_view>
-
-#include "core/error.h"
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #if SHARDSCOPE_HAVE_LIBURING
 #include <liburing.h>
@@ -26,15 +25,16 @@ namespace shardscope::offload {
 
 namespace {
 
-[[noreturn]] void ioError(const std::string& what, const std::string& path, std::uint64_t offset, int err) {
-    throw Error(ErrorKind::Io, "nvme: " + what + " " + path + " at offset " + std::to_string(offset) + " failed: " +
-                                   std::strerror(err));
+[[noreturn]] void ioError(const std::string& what, const std::string& path, std::uint64_t offset,
+                          int err) {
+    throw Error(ErrorKind::Io, "nvme: " + what + " " + path + " at offset " +
+                                   std::to_string(offset) + " failed: " + std::strerror(err));
 }
 
 // Files to remove when the process is ended by SIGTERM, SIGINT or SIGHUP (the launcher's
 // teardown, Ctrl-C): no destructor runs then, and a rank's states can be gigabytes. A slot is
 // free (0), being filled (1) or holds a path the handler may unlink (2).
-constexpr int kSlots = 1024;             // rank threads in one process (bss: untouched pages cost nothing)
+constexpr int kSlots = 1024; // rank threads in one process (bss: untouched pages cost nothing)
 constexpr std::size_t kSlotPath = 4096; // PATH_MAX
 char gPaths[kSlots][kSlotPath];
 std::atomic<int> gSlotState[kSlots];
@@ -94,15 +94,20 @@ std::vector<std::string> sweepStaleFiles(const std::string& dir) {
         // shardscope-rank<R>-<pid>.nvme, every part checked: nothing else is touched.
         const std::string name = e->d_name;
         constexpr std::string_view prefix = "shardscope-rank", suffix = ".nvme";
-        if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+        if (name.size() <= prefix.size() + suffix.size() ||
+            name.compare(0, prefix.size(), prefix) != 0 ||
             name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
             continue;
-        const std::string middle = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+        const std::string middle =
+            name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
         const std::size_t dash = middle.find('-');
         const auto digits = [](const std::string& t) {
-            return !t.empty() && t.size() <= 9 && t.find_first_not_of("0123456789") == std::string::npos;
+            return !t.empty() && t.size() <= 9 &&
+                   t.find_first_not_of("0123456789") == std::string::npos;
         };
-        if (dash == std::string::npos || !digits(middle.substr(0, dash)) || !digits(middle.substr(dash + 1))) continue;
+        if (dash == std::string::npos || !digits(middle.substr(0, dash)) ||
+            !digits(middle.substr(dash + 1)))
+            continue;
         const std::string path = dir + "/" + name;
         struct stat st {};
         if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
@@ -113,8 +118,8 @@ std::vector<std::string> sweepStaleFiles(const std::string& dir) {
         const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) continue;
         struct stat same {};
-        const bool stale = ::fstat(fd, &same) == 0 && same.st_ino == st.st_ino && same.st_dev == st.st_dev &&
-                           ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+        const bool stale = ::fstat(fd, &same) == 0 && same.st_ino == st.st_ino &&
+                           same.st_dev == st.st_dev && ::flock(fd, LOCK_EX | LOCK_NB) == 0;
         if (stale && ::unlink(path.c_str()) == 0) removed.push_back(path);
         ::close(fd);
     }
@@ -126,38 +131,49 @@ std::vector<std::string> sweepStaleFiles(const std::string& dir) {
 struct NvmeStore::Ring {
     io_uring ring{};
 };
-bool nvmeAvailable() { return true; }
+bool nvmeAvailable() {
+    return true;
+}
 #else
 struct NvmeStore::Ring {};
-bool nvmeAvailable() { return false; }
+bool nvmeAvailable() {
+    return false;
+}
 #endif
 
 NvmeStore::NvmeStore(const NvmeOptions& options, int rank) : options_(options) {
-    if (!nvmeAvailable()) throwInvalid("the NVMe tier needs liburing, which this build was configured without");
+    if (!nvmeAvailable())
+        throwInvalid("the NVMe tier needs liburing, which this build was configured without");
     if (options_.dir.empty()) throwInvalid("the NVMe tier needs a directory (--nvme-dir)");
     if (options_.blockBytes < kAlign || options_.blockBytes % kAlign != 0)
-        throwInvalid("--aio-block-bytes must be a multiple of " + std::to_string(kAlign) + ", got " +
-                     std::to_string(options_.blockBytes));
+        throwInvalid("--aio-block-bytes must be a multiple of " + std::to_string(kAlign) +
+                     ", got " + std::to_string(options_.blockBytes));
     if (options_.queueDepth < 1) throwInvalid("--aio-queue-depth must be at least 1");
     for (const std::string& stale : sweepStaleFiles(options_.dir))
-        std::fprintf(stderr, "shardscope-worker: note: removed %s, left by a process that no longer runs\n", stale.c_str());
+        std::fprintf(stderr,
+                     "shardscope-worker: note: removed %s, left by a process that no longer runs\n",
+                     stale.c_str());
     // A kept file is named so that no later sweep takes it for a stale one.
-    path_ = options_.dir + "/shardscope-rank" + std::to_string(rank) + "-" + std::to_string(::getpid()) +
-            (options_.keep ? ".kept.nvme" : ".nvme");
+    path_ = options_.dir + "/shardscope-rank" + std::to_string(rank) + "-" +
+            std::to_string(::getpid()) + (options_.keep ? ".kept.nvme" : ".nvme");
     const int flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC;
     fd_ = ::open(path_.c_str(), flags | O_DIRECT, 0600);
     if (fd_ < 0 && errno == EINVAL) { // the file system has no O_DIRECT (tmpfs): buffered
         direct_ = false;
         fd_ = ::open(path_.c_str(), flags, 0600);
         if (fd_ >= 0)
-            std::fprintf(stderr, "shardscope-worker: note: %s refuses O_DIRECT (tmpfs?); the NVMe tier uses buffered I/O\n",
+            std::fprintf(stderr,
+                         "shardscope-worker: note: %s refuses O_DIRECT (tmpfs?); the NVMe tier "
+                         "uses buffered I/O\n",
                          options_.dir.c_str());
     }
     if (fd_ < 0) ioError("creating", path_, 0, errno);
     ::flock(fd_, LOCK_EX | LOCK_NB); // held while the rank runs: the sweep's sign of life
 #if SHARDSCOPE_HAVE_LIBURING
     ring_ = std::make_unique<Ring>();
-    if (const int rc = io_uring_queue_init(static_cast<unsigned>(options_.queueDepth), &ring_->ring, 0); rc < 0) {
+    if (const int rc =
+            io_uring_queue_init(static_cast<unsigned>(options_.queueDepth), &ring_->ring, 0);
+        rc < 0) {
         ring_.reset();
         ::close(fd_);
         ::unlink(path_.c_str());
@@ -187,9 +203,12 @@ void NvmeStore::write(std::uint64_t offset, const void* buffer, std::uint64_t by
     wait(startWrite(offset, buffer, bytes));
 }
 
-void NvmeStore::read(std::uint64_t offset, void* buffer, std::uint64_t bytes) { wait(startRead(offset, buffer, bytes)); }
+void NvmeStore::read(std::uint64_t offset, void* buffer, std::uint64_t bytes) {
+    wait(startRead(offset, buffer, bytes));
+}
 
-NvmeStore::Ticket NvmeStore::startWrite(std::uint64_t offset, const void* buffer, std::uint64_t bytes) {
+NvmeStore::Ticket NvmeStore::startWrite(std::uint64_t offset, const void* buffer,
+                                        std::uint64_t bytes) {
     return start(true, offset, static_cast<char*>(const_cast<void*>(buffer)), alignedBytes(bytes));
 }
 
@@ -197,10 +216,13 @@ NvmeStore::Ticket NvmeStore::startRead(std::uint64_t offset, void* buffer, std::
     return start(false, offset, static_cast<char*>(buffer), alignedBytes(bytes));
 }
 
-NvmeStore::Ticket NvmeStore::start(bool write, std::uint64_t offset, char* buffer, std::uint64_t bytes) {
+NvmeStore::Ticket NvmeStore::start(bool write, std::uint64_t offset, char* buffer,
+                                   std::uint64_t bytes) {
     if (offset % kAlign != 0 || reinterpret_cast<std::uintptr_t>(buffer) % kAlign != 0)
-        throw Error(ErrorKind::Internal, "nvme: unaligned transfer at offset " + std::to_string(offset));
-    if (offset + bytes > size_) throw Error(ErrorKind::Internal, "nvme: transfer past the reserved regions");
+        throw Error(ErrorKind::Internal,
+                    "nvme: unaligned transfer at offset " + std::to_string(offset));
+    if (offset + bytes > size_)
+        throw Error(ErrorKind::Internal, "nvme: transfer past the reserved regions");
     Transfer t;
     t.write = write;
     t.offset = offset;
@@ -232,8 +254,12 @@ void NvmeStore::submit() {
             io_uring_sqe* sqe = io_uring_get_sqe(&ring);
             if (!sqe) break;
             const auto len = static_cast<unsigned>(std::min(options_.blockBytes, t.bytes - t.next));
-            if (t.write) io_uring_prep_write(sqe, fd_, t.buffer + t.next, len, static_cast<__u64>(t.offset + t.next));
-            else io_uring_prep_read(sqe, fd_, t.buffer + t.next, len, static_cast<__u64>(t.offset + t.next));
+            if (t.write)
+                io_uring_prep_write(sqe, fd_, t.buffer + t.next, len,
+                                    static_cast<__u64>(t.offset + t.next));
+            else
+                io_uring_prep_read(sqe, fd_, t.buffer + t.next, len,
+                                   static_cast<__u64>(t.offset + t.next));
             io_uring_sqe_set_data64(sqe, (ticket << kOffsetBits) | t.next);
             t.next += len;
             ++inflight_;
@@ -262,7 +288,8 @@ void NvmeStore::account([[maybe_unused]] std::uint64_t data, [[maybe_unused]] in
     --inflight_;
     const Ticket ticket = data >> kOffsetBits;
     const std::uint64_t at = data & ((std::uint64_t{1} << kOffsetBits) - 1);
-    const auto it = std::find_if(open_.begin(), open_.end(), [&](const auto& o) { return o.first == ticket; });
+    const auto it =
+        std::find_if(open_.begin(), open_.end(), [&](const auto& o) { return o.first == ticket; });
     if (it == open_.end()) return; // a transfer abandoned by waitAll
     Transfer& t = it->second;
     const std::uint64_t want = std::min(options_.blockBytes, t.bytes - at);
@@ -272,10 +299,14 @@ void NvmeStore::account([[maybe_unused]] std::uint64_t data, [[maybe_unused]] in
         // Short: the rest synchronously; nothing more at all is the end of the file (cut short).
         const auto got = static_cast<std::uint64_t>(res);
         const ssize_t more = got == 0 && !t.write ? 0
-                             : t.write ? ::pwrite(fd_, t.buffer + at + got, want - got, static_cast<off_t>(t.offset + at + got))
-                                       : ::pread(fd_, t.buffer + at + got, want - got, static_cast<off_t>(t.offset + at + got));
-        if (more < 0) t.error = errno, t.errorAt = at + got;
-        else if (static_cast<std::uint64_t>(more) != want - got) t.error = t.write ? ENOSPC : EIO, t.errorAt = at + got;
+                             : t.write            ? ::pwrite(fd_, t.buffer + at + got, want - got,
+                                                             static_cast<off_t>(t.offset + at + got))
+                                                  : ::pread(fd_, t.buffer + at + got, want - got,
+                                                            static_cast<off_t>(t.offset + at + got));
+        if (more < 0)
+            t.error = errno, t.errorAt = at + got;
+        else if (static_cast<std::uint64_t>(more) != want - got)
+            t.error = t.write ? ENOSPC : EIO, t.errorAt = at + got;
     }
     t.done += want;
 #endif
@@ -292,7 +323,8 @@ bool NvmeStore::poll(Ticket ticket) {
         account(data, res);
     }
     submit(); // blocks that waited for room in the queue
-    const auto it = std::find_if(open_.begin(), open_.end(), [&](const auto& o) { return o.first == ticket; });
+    const auto it =
+        std::find_if(open_.begin(), open_.end(), [&](const auto& o) { return o.first == ticket; });
     if (it == open_.end()) return true;
     const Transfer& t = it->second;
     return t.error != 0 ? t.done >= t.next : t.done >= t.bytes;
@@ -304,9 +336,11 @@ bool NvmeStore::poll(Ticket ticket) {
 
 void NvmeStore::wait(Ticket ticket) {
     const auto find = [&] {
-        return std::find_if(open_.begin(), open_.end(), [&](const auto& o) { return o.first == ticket; });
+        return std::find_if(open_.begin(), open_.end(),
+                            [&](const auto& o) { return o.first == ticket; });
     };
-    if (find() == open_.end()) throw Error(ErrorKind::Internal, "nvme: waiting on an unknown transfer");
+    if (find() == open_.end())
+        throw Error(ErrorKind::Internal, "nvme: waiting on an unknown transfer");
 #if SHARDSCOPE_HAVE_LIBURING
     for (;;) {
         auto it = find();
@@ -331,7 +365,8 @@ void NvmeStore::wait(Ticket ticket) {
 void NvmeStore::waitAll() noexcept {
 #if SHARDSCOPE_HAVE_LIBURING
     try {
-        while (inflight_ > 0) completeOne();
+        while (inflight_ > 0)
+            completeOne();
     } catch (...) {
         // Teardown: the run has failed already, or is ending.
     }

@@ -17,7 +17,9 @@
 namespace shardscope::offload {
 
 inline constexpr std::uint64_t kAlign = 4096;
-constexpr std::uint64_t alignedBytes(std::uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+constexpr std::uint64_t alignedBytes(std::uint64_t n) {
+    return (n + kAlign - 1) / kAlign * kAlign;
+}
 
 struct NvmeOptions {
     std::string dir;                    // --nvme-dir
@@ -40,7 +42,8 @@ public:
     // Creates DIR/shardscope-rank<R>-<pid>.nvme (exclusive), after sweeping the stale files of
     // dead processes from DIR (a note on stderr names each). Throws Error(Io) naming the path.
     NvmeStore(const NvmeOptions& options, int rank);
-    ~NvmeStore(); // closes; removes the file unless options.keep (SIGTERM, SIGINT, SIGHUP remove it too)
+    ~NvmeStore(); // closes; removes the file unless options.keep (SIGTERM, SIGINT, SIGHUP remove it
+                  // too)
     NvmeStore(const NvmeStore&) = delete;
     NvmeStore& operator=(const NvmeStore&) = delete;
 
@@ -80,8 +83,8 @@ private:
         std::uint64_t errorAt = 0;
     };
     Ticket start(bool write, std::uint64_t offset, char* buffer, std::uint64_t bytes);
-    void submit();        // hands blocks of the open transfers to the kernel, up to the queue depth
-    void completeOne();   // waits for one block and accounts it to its transfer
+    void submit();      // hands blocks of the open transfers to the kernel, up to the queue depth
+    void completeOne(); // waits for one block and accounts it to its transfer
     void account(std::uint64_t data, int res); // one completed block
     void fail(const Transfer& t);
 

@@ -4,8 +4,10 @@
 
 namespace shardscope::plan {
 
-std::uint64_t bucketCapacity(std::uint64_t bucketBytes, std::uint64_t elementBytes, std::uint64_t slots) {
-    const std::uint64_t perElement = std::max<std::uint64_t>(1, elementBytes * std::max<std::uint64_t>(1, slots));
+std::uint64_t bucketCapacity(std::uint64_t bucketBytes, std::uint64_t elementBytes,
+                             std::uint64_t slots) {
+    const std::uint64_t perElement =
+        std::max<std::uint64_t>(1, elementBytes * std::max<std::uint64_t>(1, slots));
     return std::max<std::uint64_t>(1, bucketBytes / perElement);
 }
 

@@ -30,7 +30,8 @@ struct UnitRange {
 };
 
 // Elements per rank one bucket carries (at least 1).
-std::uint64_t bucketCapacity(std::uint64_t bucketBytes, std::uint64_t elementBytes, std::uint64_t slots);
+std::uint64_t bucketCapacity(std::uint64_t bucketBytes, std::uint64_t elementBytes,
+                             std::uint64_t slots);
 
 std::vector<Bucket> planBuckets(std::span<const UnitRange> ranges, std::uint64_t capacity);
 

@@ -35,7 +35,8 @@ std::uint64_t sentBytes(CollectiveOp op, std::uint64_t payload, std::uint64_t ra
     if (ranks <= 1) return 0;
     const CollectiveTraits& t = traits(op);
     if (t.fullPayload) return payload;
-    return static_cast<std::uint64_t>(static_cast<Uint128>(payload) * t.busNumerator * (ranks - 1) / ranks);
+    return static_cast<std::uint64_t>(static_cast<Uint128>(payload) * t.busNumerator * (ranks - 1) /
+                                      ranks);
 }
 
 } // namespace shardscope::plan

@@ -10,11 +10,11 @@
 //
 // Note: "payload" is the collective's full buffer per rank (nccl-tests' "size"): the gathered
 // buffer for all-gather, the input for reduce-scatter, the buffer for all-reduce/broadcast.
+#include "core/event.h"
+
 #include <array>
 #include <cstdint>
 #include <string_view>
-
-#include "core/event.h"
 
 namespace shardscope::plan {
 
@@ -29,10 +29,12 @@ struct CollectiveTraits {
 inline constexpr std::array<CollectiveTraits, kCollectiveOpCount> kCollectiveTraits = {{
     {CollectiveOp::None, collectiveOpName(CollectiveOp::None), "none", 0, false},
     {CollectiveOp::AllGather, collectiveOpName(CollectiveOp::AllGather), "all-gather", 1, false},
-    {CollectiveOp::ReduceScatter, collectiveOpName(CollectiveOp::ReduceScatter), "reduce-scatter", 1, false},
+    {CollectiveOp::ReduceScatter, collectiveOpName(CollectiveOp::ReduceScatter), "reduce-scatter",
+     1, false},
     {CollectiveOp::AllReduce, collectiveOpName(CollectiveOp::AllReduce), "all-reduce", 2, false},
     {CollectiveOp::Broadcast, collectiveOpName(CollectiveOp::Broadcast), "broadcast", 0, true},
-    {CollectiveOp::TpAllReduce, collectiveOpName(CollectiveOp::TpAllReduce), "tensor-parallel all-reduce", 2, false},
+    {CollectiveOp::TpAllReduce, collectiveOpName(CollectiveOp::TpAllReduce),
+     "tensor-parallel all-reduce", 2, false},
 }};
 
 constexpr const CollectiveTraits& traits(CollectiveOp op) {
@@ -41,8 +43,8 @@ constexpr const CollectiveTraits& traits(CollectiveOp op) {
 
 // The collectives a step can call (every CollectiveOp but None), in enum order.
 inline constexpr std::array<CollectiveOp, kCollectiveOpCount - 1> kCollectives = {
-    CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce, CollectiveOp::Broadcast,
-    CollectiveOp::TpAllReduce};
+    CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce,
+    CollectiveOp::Broadcast, CollectiveOp::TpAllReduce};
 
 // nccl-tests' busbw / algbw for `ranks` participants (0 for None; 0 for a lone rank except
 // broadcast, which stays 1).

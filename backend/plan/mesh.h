@@ -10,14 +10,21 @@
 
 namespace shardscope::plan {
 
-inline int tensorColor(int rank, int t) { return rank / t; }
-inline int dataColor(int rank, int t) { return rank % t; }
-inline int shardColor(int rank, int t, int d, int g) { return (rank % t) * (d / g) + (rank / t) / g; }
-inline int replicaColor(int rank, int t, int g) { return (rank % t) * g + (rank / t) % g; }
+inline int tensorColor(int rank, int t) {
+    return rank / t;
+}
+inline int dataColor(int rank, int t) {
+    return rank % t;
+}
+inline int shardColor(int rank, int t, int d, int g) {
+    return (rank % t) * (d / g) + (rank / t) / g;
+}
+inline int replicaColor(int rank, int t, int g) {
+    return (rank % t) * g + (rank / t) % g;
+}
 
 // The members of every group with the same color, in rank order within each group.
-template <class Color>
-std::vector<std::vector<int>> groupsBy(int n, Color color) {
+template <class Color> std::vector<std::vector<int>> groupsBy(int n, Color color) {
     std::vector<std::vector<int>> out;
     for (int r = 0; r < n; ++r) {
         const auto c = static_cast<std::size_t>(color(r));

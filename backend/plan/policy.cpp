@@ -16,8 +16,8 @@ Policy policyFor(Strategy strategy, const Knobs& knobs) {
     p.bucketedReduce = !p.shardParams;
     p.keepFullGrads = p.fsdp && knobs.noSync && knobs.gradAccumSteps > 1;
     // ZeRO-2/3 keep no full gradient between micro-steps; FSDP does only under no_sync.
-    p.reduceEveryMicroStep = strategy == Strategy::Zero2 || strategy == Strategy::Zero3 ||
-                             (p.fsdp && !p.keepFullGrads);
+    p.reduceEveryMicroStep =
+        strategy == Strategy::Zero2 || strategy == Strategy::Zero3 || (p.fsdp && !p.keepFullGrads);
     // DeepSpeed releases after each module; SHARD_GRAD_OP keeps params from forward to backward.
     if (strategy == Strategy::Zero3) p.reshardAfterForward = true;
     if (strategy == Strategy::FsdpFullShard || strategy == Strategy::FsdpHybridShard)

@@ -23,27 +23,28 @@
 //              limited to maxInflightAllGathers, no_sync (full gradients kept and accumulated
 //              locally, reduce-scattered in the last micro-step), HYBRID_SHARD (shard within a
 //              group of hybridGroupSize ranks, all-reduce the shard across the groups).
-#include <cstdint>
-
 #include "plan/strategy.h"
+
+#include <cstdint>
 
 namespace shardscope::plan {
 
 struct Policy {
     Strategy strategy = Strategy::Ddp;
-    bool fsdp = false;            // one of the FSDP flavours (FSDP's knobs apply)
-    bool shardOptimizer = false;  // master, m, v hold the rank's slice only
-    bool shardGrads = false;      // grad_shard persists; grad_full is transient
-    bool shardParams = false;     // param_shard persists; param_full is gathered on demand
-    bool bucketedReduce = false;  // DDP / ZeRO-1 / ZeRO-2: gradients go through reduce buckets
+    bool fsdp = false;                 // one of the FSDP flavours (FSDP's knobs apply)
+    bool shardOptimizer = false;       // master, m, v hold the rank's slice only
+    bool shardGrads = false;           // grad_shard persists; grad_full is transient
+    bool shardParams = false;          // param_shard persists; param_full is gathered on demand
+    bool bucketedReduce = false;       // DDP / ZeRO-1 / ZeRO-2: gradients go through reduce buckets
     bool reduceEveryMicroStep = false; // else: accumulate locally, reduce in the last micro-step
     // FSDP no_sync over several micro-steps: full gradients of every unit are kept until the last.
     bool keepFullGrads = false;
-    bool reshardAfterForward = false; // params all-gathered before forward and again before backward
+    bool reshardAfterForward =
+        false; // params all-gathered before forward and again before backward
     bool keepsParamsGathered = false; // sharded params stay gathered from forward to backward
     bool hybrid = false;
-    int hybridGroup = 0;          // HYBRID_SHARD: ranks per shard group
-    int gatherWindow = 1;         // units unsharded at once in a pass: the current one + prefetch
+    int hybridGroup = 0;  // HYBRID_SHARD: ranks per shard group
+    int gatherWindow = 1; // units unsharded at once in a pass: the current one + prefetch
     std::uint64_t persistenceThreshold = 0; // ZeRO-3: units this small are never sharded
 
     // Ranks a unit's flat buffer is split over: 1 for DDP, the hybrid group, N else.
@@ -59,6 +60,8 @@ struct Policy {
 
 Policy policyFor(Strategy strategy, const Knobs& knobs);
 // The classification alone (knobs at their defaults): what a strategy shards.
-inline Policy policyFor(Strategy strategy) { return policyFor(strategy, Knobs{}); }
+inline Policy policyFor(Strategy strategy) {
+    return policyFor(strategy, Knobs{});
+}
 
 } // namespace shardscope::plan

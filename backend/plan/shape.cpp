@@ -1,10 +1,10 @@
 // GPT shapes: parameter count, padding, validation (shape.h).
 #include "plan/shape.h"
 
-#include <limits>
-
 #include "core/error.h"
 #include "plan/units.h"
+
+#include <limits>
 
 namespace shardscope::plan {
 
@@ -38,7 +38,8 @@ void requirePositive(std::int64_t value, const char* field) {
 
 std::uint64_t paramCount(const GptShape& shape) {
     std::uint64_t total = 0;
-    for (const auto& u : unitParams(shape)) total += u.params;
+    for (const auto& u : unitParams(shape))
+        total += u.params;
     return total;
 }
 
@@ -48,7 +49,9 @@ GptShape untiled(const GptShape& shape) {
     return full;
 }
 
-std::uint64_t modelParamCount(const GptShape& shape) { return paramCount(untiled(shape)); }
+std::uint64_t modelParamCount(const GptShape& shape) {
+    return paramCount(untiled(shape));
+}
 
 std::uint64_t paddedElements(std::uint64_t elements, std::uint64_t shards) {
     if (shards <= 1) return elements;
@@ -59,8 +62,8 @@ std::uint64_t paddedElements(std::uint64_t elements, std::uint64_t shards) {
 void validate(const GptShape& shape) {
     requirePositive(shape.layers, "layers");
     if (shape.layers > kMaxLayers)
-        throwInvalid("model shape: layers must be at most " + std::to_string(kMaxLayers) + ", got " +
-                     std::to_string(shape.layers));
+        throwInvalid("model shape: layers must be at most " + std::to_string(kMaxLayers) +
+                     ", got " + std::to_string(shape.layers));
     requirePositive(shape.dModel, "d_model");
     requirePositive(shape.heads, "heads");
     requirePositive(shape.vocab, "vocab");
@@ -73,8 +76,8 @@ void validate(const GptShape& shape) {
         throwInvalid("tensor parallel " + std::to_string(shape.tp) + " does not divide the " +
                      std::to_string(shape.heads) + " attention heads");
     if ((4 * shape.dModel) % shape.tp != 0)
-        throwInvalid("tensor parallel " + std::to_string(shape.tp) + " does not divide the MLP width " +
-                     std::to_string(4 * shape.dModel));
+        throwInvalid("tensor parallel " + std::to_string(shape.tp) +
+                     " does not divide the MLP width " + std::to_string(4 * shape.dModel));
     // Recompute the counts with overflow checks before anyone multiplies unchecked.
     const auto d = static_cast<std::uint64_t>(shape.dModel);
     const char* what = "model shape: parameter count";

@@ -17,7 +17,8 @@ constexpr std::array<std::pair<Strategy, std::string_view>, kStrategyCount> kStr
     {Strategy::FsdpShardGradOp, "fsdp_grad_op"},
     {Strategy::FsdpHybridShard, "fsdp_hybrid"},
 }};
-static_assert(kStrategyNames.back().first == Strategy::FsdpHybridShard, "one name per strategy, in order");
+static_assert(kStrategyNames.back().first == Strategy::FsdpHybridShard,
+              "one name per strategy, in order");
 
 constexpr std::array<std::pair<PrecisionKind, std::string_view>, 4> kPrecisionNames = {{
     {PrecisionKind::MixedBf16, "bf16"},
@@ -45,7 +46,8 @@ std::optional<Strategy> parseStrategy(std::string_view name) {
 
 std::vector<Strategy> allStrategies() {
     std::vector<Strategy> out;
-    for (const auto& entry : kStrategyNames) out.push_back(entry.first);
+    for (const auto& entry : kStrategyNames)
+        out.push_back(entry.first);
     return out;
 }
 
@@ -75,8 +77,12 @@ std::optional<PrecisionKind> parsePrecision(std::string_view name) {
     return std::nullopt;
 }
 
-std::uint32_t Precision::paramBytes() const { return kind == PrecisionKind::Fp32 ? kFp32 : kHalf; }
-std::uint32_t Precision::gradBytes() const { return paramBytes(); }
+std::uint32_t Precision::paramBytes() const {
+    return kind == PrecisionKind::Fp32 ? kFp32 : kHalf;
+}
+std::uint32_t Precision::gradBytes() const {
+    return paramBytes();
+}
 
 // Mixed precision keeps an fp32 master copy (Micikevicius et al. 2018); pure fp32 updates the
 // working copy in place. Custom K: the master takes the first 4 bytes (if K allows), m and v
@@ -85,9 +91,12 @@ std::uint32_t Precision::gradBytes() const { return paramBytes(); }
 std::uint32_t Precision::masterBytes() const {
     switch (kind) {
     case PrecisionKind::MixedBf16:
-    case PrecisionKind::MixedFp16: return kFp32;
-    case PrecisionKind::Fp32: return 0;
-    case PrecisionKind::Custom: return std::min(customOptimizerBytes, kFp32);
+    case PrecisionKind::MixedFp16:
+        return kFp32;
+    case PrecisionKind::Fp32:
+        return 0;
+    case PrecisionKind::Custom:
+        return std::min(customOptimizerBytes, kFp32);
     }
     return 0;
 }

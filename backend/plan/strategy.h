@@ -1,14 +1,14 @@
 #pragma once
 // What a user chooses: strategy, precision, offload, knobs. Pure data + parsing; what each
 // strategy does with them is policy.h.
+#include "core/categories.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "core/categories.h"
 
 namespace shardscope::plan {
 
@@ -42,7 +42,7 @@ struct Precision {
     PrecisionKind kind = PrecisionKind::MixedBf16;
     std::uint32_t customOptimizerBytes = 12; // K, used only with Custom
 
-    std::uint32_t paramBytes() const;  // per element of the working copy
+    std::uint32_t paramBytes() const; // per element of the working copy
     std::uint32_t gradBytes() const;
     std::uint32_t masterBytes() const; // fp32 master copy per element (0 in pure fp32)
     std::uint32_t adamMBytes() const;
@@ -59,7 +59,7 @@ struct Offload {
 
 // Knobs of the actual implementation, so the engine predicts what the run will measure.
 struct Knobs {
-    std::uint64_t reduceBucketBytes = 25ull << 20;    // DDP all-reduce / ZeRO-2 reduce-scatter bucket
+    std::uint64_t reduceBucketBytes = 25ull << 20; // DDP all-reduce / ZeRO-2 reduce-scatter bucket
     std::uint64_t allGatherBucketBytes = 25ull << 20; // ZeRO-1/2 param all-gather bucket
     int prefetchDepth = 1;                            // units gathered ahead (ZeRO-3 / FSDP)
     bool reshardAfterForward = true;                  // FSDP; false ≈ SHARD_GRAD_OP for params

@@ -5,12 +5,12 @@
 // Note: this is the one list of units. unitParams() (shape.h) counts the slots of
 // unitLayouts(), so the theory engine's element counts and backend/model's allocations cannot
 // drift apart. Weights are stored [in × out] row-major (GPT-2's Conv1D layout: y = x·W + b).
+#include "plan/shape.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "plan/shape.h"
 
 namespace shardscope::plan {
 
@@ -25,13 +25,13 @@ enum class UnitKind : std::uint8_t { Embedding, Block, Head };
 enum class TpSplit : std::uint8_t { Replicated, Columns, Rows };
 
 struct TensorSlot {
-    std::string name;          // e.g. "attn.qkv.weight"
-    std::uint64_t offset = 0;  // elements from the start of the unit's flat buffer
-    std::int64_t rows = 1;     // [rows × cols]; vectors have rows = 1
+    std::string name;         // e.g. "attn.qkv.weight"
+    std::uint64_t offset = 0; // elements from the start of the unit's flat buffer
+    std::int64_t rows = 1;    // [rows × cols]; vectors have rows = 1
     std::int64_t cols = 0;
-    bool decay = false;        // AdamW weight decay applies (matrices, not biases/LayerNorm)
+    bool decay = false; // AdamW weight decay applies (matrices, not biases/LayerNorm)
     TpSplit tp = TpSplit::Replicated;
-    std::int64_t groups = 1;   // TpSplit::Columns: column groups split T ways each
+    std::int64_t groups = 1; // TpSplit::Columns: column groups split T ways each
     std::uint64_t elements() const { return static_cast<std::uint64_t>(rows * cols); }
 };
 
@@ -45,7 +45,9 @@ public:
     std::uint64_t elements() const { return elements_; } // before padding
     // Elements padded to a multiple of `shards` so every rank's shard has the same size.
     std::uint64_t paddedElements(std::uint64_t shards) const;
-    std::uint64_t shardElements(std::uint64_t shards) const { return paddedElements(shards) / shards; }
+    std::uint64_t shardElements(std::uint64_t shards) const {
+        return paddedElements(shards) / shards;
+    }
     const TensorSlot& slot(std::string_view name) const; // throws Error(Internal) if absent
 
 private:

@@ -1,8 +1,7 @@
 #include "platform/cuda_probe.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
+#include <dlfcn.h>
 #include <mutex>
 
 namespace shardscope::platform {
@@ -60,7 +59,8 @@ std::vector<std::string> defaultCandidates() {
     if (const char* home = std::getenv("CUDA_HOME")) dirs.push_back(std::string(home) + "/lib64");
     dirs.emplace_back("/usr/local/cuda/lib64");
     for (const std::string& dir : dirs)
-        for (const char* name : names) out.push_back(dir + "/" + name);
+        for (const char* name : names)
+            out.push_back(dir + "/" + name);
     return out;
 }
 
@@ -104,7 +104,8 @@ CudaAvailability probeCuda(const std::vector<std::string>& libraryCandidates) {
         a.reason = "no CUDA runtime (" + rt.path + " lacks cudaGetDeviceCount)";
         return a;
     }
-    if (const auto f = symbol<GetVersionFn>(rt.handle, "cudaRuntimeGetVersion")) f(&a.runtimeVersion);
+    if (const auto f = symbol<GetVersionFn>(rt.handle, "cudaRuntimeGetVersion"))
+        f(&a.runtimeVersion);
     if (const auto f = symbol<GetVersionFn>(rt.handle, "cudaDriverGetVersion")) f(&a.driverVersion);
     int count = 0; // stays 0 when the call fails: the runtime leaves it unset
     const int rc = getCount(&count);
@@ -117,7 +118,9 @@ CudaAvailability probeCuda(const std::vector<std::string>& libraryCandidates) {
     return a;
 }
 
-CudaAvailability probeCuda() { return probeCuda(defaultCandidates()); }
+CudaAvailability probeCuda() {
+    return probeCuda(defaultCandidates());
+}
 
 std::string describe(const CudaAvailability& a) {
     if (!a.available) return "CUDA: " + a.reason;

@@ -17,10 +17,12 @@ namespace shardscope::platform {
 struct CudaAvailability {
     bool available = false;
     int deviceCount = 0;
-    std::string reason;     // why not (empty when available), e.g. "no CUDA device (cudaGetDeviceCount: …)"
+    std::string
+        reason; // why not (empty when available), e.g. "no CUDA device (cudaGetDeviceCount: …)"
     std::string library;    // the libcudart that answered (empty when none could be loaded)
     int runtimeVersion = 0; // cudaRuntimeGetVersion, e.g. 13000 (0 when unknown)
-    int driverVersion = 0;  // cudaDriverGetVersion: the CUDA version the driver supports (0: no driver)
+    int driverVersion =
+        0; // cudaDriverGetVersion: the CUDA version the driver supports (0: no driver)
 };
 
 // Probes with the default candidates: an already-loaded libcudart first, then libcudart.so.13,

@@ -1,18 +1,18 @@
 #include "predict/predict.h"
 
-#include <algorithm>
-#include <memory>
-#include <optional>
-
 #include "comm/virtual_communicator.h"
 #include "core/error.h"
 #include "core/ledger.h"
 #include "device/counting_device.h"
 #include "model/data.h"
+#include "plan/policy.h"
 #include "strategy/sharding.h"
 #include "theory/activations.h"
-#include "plan/policy.h"
 #include "train/trainer.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
 
 namespace shardscope::predict {
 
@@ -40,7 +40,8 @@ public:
         inner_.beforeBackward(u);
     }
     strategy::ParamView params(std::int32_t u) const override { return inner_.params(u); }
-    void storeGradients(std::int32_t u, std::span<const float> g, const strategy::MicroStep& m) override {
+    void storeGradients(std::int32_t u, std::span<const float> g,
+                        const strategy::MicroStep& m) override {
         inner_.storeGradients(u, g, m);
     }
     void afterBackward(std::int32_t u, const strategy::MicroStep& m) override {
@@ -52,7 +53,9 @@ public:
         inner_.endBackward(m);
     }
     strategy::OwnedSlice owned(std::int32_t u) override { return inner_.owned(u); }
-    strategy::OwnedSlice beginUpdate(std::int32_t u, strategy::OwnedSlice o) override { return inner_.beginUpdate(u, o); }
+    strategy::OwnedSlice beginUpdate(std::int32_t u, strategy::OwnedSlice o) override {
+        return inner_.beginUpdate(u, o);
+    }
     void endUpdate(std::int32_t u) override { inner_.endUpdate(u); }
     void afterOptimizer() override {
         phase_ = "parameter all-gather";
@@ -62,7 +65,9 @@ public:
     void discardTransients() override { inner_.discardTransients(); }
 
 private:
-    std::string unitName(std::int32_t u) const { return inner_.units()[static_cast<std::size_t>(u)].name(); }
+    std::string unitName(std::int32_t u) const {
+        return inner_.units()[static_cast<std::size_t>(u)].name();
+    }
     strategy::Sharding& inner_;
     std::string& phase_;
 };
@@ -88,8 +93,9 @@ struct StepWatch {
 
 // The trainer keeps fp32 master, m and v on the device. A custom optimizer (K bytes per
 // parameter) and offloaded states (ZeRO-Offload) change only those persistent cells — and the
-// tier of the param and gradient shards — which are the same at every moment of the step: rescale and move them,
-// and the device peak moves by the same constant (the phase of the peak does not change).
+// tier of the param and gradient shards — which are the same at every moment of the step: rescale
+// and move them, and the device peak moves by the same constant (the phase of the peak does not
+// change).
 void restateOptimizer(StepPrediction& p, const theory::Scenario& s) {
     struct Move {
         Category category;
@@ -103,7 +109,8 @@ void restateOptimizer(StepPrediction& p, const theory::Scenario& s) {
         {Category::AdamV, s.precision.adamVBytes(), s.offload.optimizer},
         {Category::ParamShard, std::nullopt, s.offload.param},
         // ZeRO-Offload: the CPU optimizer reads the gradient shards from the host.
-        {Category::GradShard, std::nullopt, s.offload.optimizer == Tier::Device ? Tier::Device : Tier::Host},
+        {Category::GradShard, std::nullopt,
+         s.offload.optimizer == Tier::Device ? Tier::Device : Tier::Host},
     };
     for (const Move& m : moves) {
         const std::uint64_t before = p.stepStart.at(m.category, Tier::Device);
@@ -124,7 +131,8 @@ bool runtimeOffload(const theory::Scenario& s) {
     if (o.optimizer == Tier::Device && o.param == Tier::Device) return false;
     if (s.precision.kind != plan::PrecisionKind::MixedBf16) return false;
     const plan::Policy policy = plan::policyFor(s.strategy, s.knobs);
-    return (o.optimizer == Tier::Device || policy.shardOptimizer) && (o.param == Tier::Device || policy.shardParams);
+    return (o.optimizer == Tier::Device || policy.shardOptimizer) &&
+           (o.param == Tier::Device || policy.shardParams);
 }
 
 } // namespace
@@ -139,11 +147,13 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
     device::CountingDevice device(ledger);
 
     // The communicators the worker would give this rank (app/worker/backends.cpp).
-    const auto kind = s.knobs.sharedDeviceCollectives ? comm::VirtualKind::SharedGroup : comm::VirtualKind::Mpi;
+    const auto kind =
+        s.knobs.sharedDeviceCollectives ? comm::VirtualKind::SharedGroup : comm::VirtualKind::Mpi;
     // With tensor parallelism s.ranks is the DP group and `rank` this rank's place in it; the
     // rank is TP rank 0 of a T-rank TP group (every TP rank holds the same slice sizes).
     const int tp = static_cast<int>(s.shape->tp);
-    std::unique_ptr<comm::Communicator> world = comm::makeVirtualCommunicator(&device, s.ranks * tp, rank * tp, kind);
+    std::unique_ptr<comm::Communicator> world =
+        comm::makeVirtualCommunicator(&device, s.ranks * tp, rank * tp, kind);
     std::unique_ptr<comm::Communicator> shardGroup, replicaGroup, dataGroup, tensorGroup;
     strategy::CommGroups groups{world.get(), world.get(), nullptr};
     if (tp > 1) {
@@ -159,15 +169,18 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
         groups.shard = shardGroup.get();
         groups.replica = replicaGroup.get();
     }
-    for (comm::Communicator* c : groups.distinct()) c->setDeterministic(s.knobs.deterministicReductions);
+    for (comm::Communicator* c : groups.distinct())
+        c->setDeterministic(s.knobs.deterministicReductions);
 
     strategy::StrategyConfig sc;
     sc.strategy = s.strategy;
     sc.knobs = s.knobs;
     if (s.strategy == plan::Strategy::FsdpShardGradOp) sc.knobs.reshardAfterForward = false;
-    // fp16 and a custom optimizer have bf16's working copy (2 + 2 bytes), and the trainer runs bf16.
-    const plan::PrecisionKind precision =
-        s.precision.kind == plan::PrecisionKind::Fp32 ? plan::PrecisionKind::Fp32 : plan::PrecisionKind::MixedBf16;
+    // fp16 and a custom optimizer have bf16's working copy (2 + 2 bytes), and the trainer runs
+    // bf16.
+    const plan::PrecisionKind precision = s.precision.kind == plan::PrecisionKind::Fp32
+                                              ? plan::PrecisionKind::Fp32
+                                              : plan::PrecisionKind::MixedBf16;
     sc.precision = precision;
     sc.shape = *s.shape;
     // Offload the strategy runs (host tier, bf16) is dry-run as such: its staging buffers and
@@ -191,15 +204,18 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
     out.atPeak = ledger.live();
     out.peakBytes = ledger.liveTierBytes(Tier::Device);
     out.peakPhase = phase;
-    for (comm::Communicator* c : groups.distinct()) c->resetStats();
+    for (comm::Communicator* c : groups.distinct())
+        c->resetStats();
     ledger.resetPeaks();
     ledger.setSink(StepWatch{&ledger, &phase, &out});
     const train::StepResult r = trainer.step();
     ledger.setSink({});
     out.categoryPeaks = ledger.peak();
     out.modelStates = r.modelStates;
-    for (comm::Communicator* c : groups.distinct()) out.comm.add(c->stats());
-    for (Tier t : kAllTiers) out.tierPeaks[index(t)] = ledger.peakTierBytes(t);
+    for (comm::Communicator* c : groups.distinct())
+        out.comm.add(c->stats());
+    for (Tier t : kAllTiers)
+        out.tierPeaks[index(t)] = ledger.peakTierBytes(t);
     if (runsOffload) {
         theory::Scenario onDevice = s; // the tiers are already real: rescale bytes only
         onDevice.offload = {};
@@ -207,7 +223,8 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
     } else {
         restateOptimizer(out, s);
         // Restated tiers: the host and NVMe peaks are their persistent states.
-        for (Tier t : {Tier::Host, Tier::Nvme}) out.tierPeaks[index(t)] = out.stepStart.tier(t);
+        for (Tier t : {Tier::Host, Tier::Nvme})
+            out.tierPeaks[index(t)] = out.stepStart.tier(t);
     }
     out.tierPeaks[index(Tier::Device)] = out.peakBytes;
     return out;
@@ -237,11 +254,15 @@ theory::PeakPrediction predictPeak(const theory::Scenario& s) {
     out.workspaceBytes = out.categoryPeaks.category(Category::Workspace);
     if (plan::policyFor(s.strategy, s.knobs).reshardAfterForward)
         out.notes.push_back("gathered params at most " + std::to_string(out.gatheredBytes) +
-                            " B ≤ largest unit × (1 + prefetch) = " + std::to_string(theory::gatheredBytesBound(s)) + " B");
-    out.notes.push_back("dry run of this implementation's step: the peak is at the " + out.peakPhase);
+                            " B ≤ largest unit × (1 + prefetch) = " +
+                            std::to_string(theory::gatheredBytesBound(s)) + " B");
+    out.notes.push_back("dry run of this implementation's step: the peak is at the " +
+                        out.peakPhase);
     if (!s.knobs.deterministicReductions && !s.knobs.sharedDeviceCollectives && s.ranks > 1)
-        out.notes.emplace_back("MPI's internal reduction buffers are outside the ledger and not predicted");
-    out.notes.emplace_back("allocator rounding and fragmentation are not counted (the ledger counts requested bytes)");
+        out.notes.emplace_back(
+            "MPI's internal reduction buffers are outside the ledger and not predicted");
+    out.notes.emplace_back(
+        "allocator rounding and fragmentation are not counted (the ledger counts requested bytes)");
     return out;
 }
 

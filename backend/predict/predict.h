@@ -10,15 +10,15 @@
 // device are arithmetic-free; the arithmetic is behind Device::ops()), so the GUI's Calculator
 // can call it. theory/ stays pure formulas: its closed-form model states are the independent
 // check of the dry run's (tests compare them).
-#include <array>
-#include <cstdint>
-#include <string>
-#include <vector>
-
 #include "comm/communicator.h"
 #include "core/categories.h"
 #include "core/event.h"
 #include "theory/estimate.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace shardscope::predict {
 
@@ -31,15 +31,16 @@ struct CollectiveCall {
 };
 
 struct StepPrediction {
-    std::uint64_t peakBytes = 0;   // device tier, the ledger's peak over the step
-    ByteTable atPeak;              // live bytes per cell at that peak
-    ByteTable categoryPeaks;       // each cell's own maximum over the step
-    ByteTable stepStart;           // live bytes when the step begins (the persistent states)
-    std::string peakPhase;         // "forward of block0", "backward of head", …
-    ByteTable modelStates;         // the ledger's model-state cells when they all coexist
+    std::uint64_t peakBytes = 0; // device tier, the ledger's peak over the step
+    ByteTable atPeak;            // live bytes per cell at that peak
+    ByteTable categoryPeaks;     // each cell's own maximum over the step
+    ByteTable stepStart;         // live bytes when the step begins (the persistent states)
+    std::string peakPhase;       // "forward of block0", "backward of head", …
+    ByteTable modelStates;       // the ledger's model-state cells when they all coexist
     std::vector<CollectiveCall> collectives; // in call order
-    comm::CommStats comm;          // summed over the rank's communicators
-    std::array<std::uint64_t, kTierCount> tierPeaks{}; // each tier's peak over the step (device = peakBytes)
+    comm::CommStats comm;                    // summed over the rank's communicators
+    std::array<std::uint64_t, kTierCount>
+        tierPeaks{}; // each tier's peak over the step (device = peakBytes)
 };
 
 // Runs one optimizer step (every micro-step) of rank `rank` of `s`. Needs s.shape (throws

@@ -1,12 +1,12 @@
 #include "protocol/protocol.h"
 
+#include "core/error.h"
+
 #include <array>
 #include <bit>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include "core/error.h"
 
 namespace shardscope::protocol {
 namespace {
@@ -32,7 +32,8 @@ constexpr std::array<std::uint32_t, 256> crcTable() {
     std::array<std::uint32_t, 256> t{};
     for (std::uint32_t i = 0; i < 256; ++i) {
         std::uint32_t c = i;
-        for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        for (int k = 0; k < 8; ++k)
+            c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
         t[i] = c;
     }
     return t;
@@ -41,17 +42,25 @@ constexpr std::array<std::uint32_t, 256> kCrcTable = crcTable();
 
 const char* recordName(std::uint8_t type) {
     switch (static_cast<RecordType>(type)) {
-    case RecordType::Handshake: return "handshake";
-    case RecordType::EventBatch: return "event batch";
-    case RecordType::StepSummary: return "step summary";
-    case RecordType::Report: return "report";
-    case RecordType::Failure: return "failure";
-    case RecordType::End: return "end";
+    case RecordType::Handshake:
+        return "handshake";
+    case RecordType::EventBatch:
+        return "event batch";
+    case RecordType::StepSummary:
+        return "step summary";
+    case RecordType::Report:
+        return "report";
+    case RecordType::Failure:
+        return "failure";
+    case RecordType::End:
+        return "end";
     }
     return "unknown";
 }
 
-[[noreturn]] void malformed(const std::string& what) { throw Error(ErrorKind::Format, what); }
+[[noreturn]] void malformed(const std::string& what) {
+    throw Error(ErrorKind::Format, what);
+}
 
 template <class T> void put(std::string& out, T value) {
     char raw[sizeof(T)];
@@ -127,17 +136,21 @@ Event getEvent(Reader& r, std::uint32_t version) {
     e.rank = r.get<std::int32_t>();
     e.unit = r.get<std::int32_t>();
     e.peers = r.get<std::int32_t>();
-    e.kind = checkedEnum<EventKind>(r.get<std::uint8_t>(), v2 ? kEventKindCountV2 : kEventKindCount, "kind");
+    e.kind = checkedEnum<EventKind>(r.get<std::uint8_t>(), v2 ? kEventKindCountV2 : kEventKindCount,
+                                    "kind");
     e.category = checkedEnum<Category>(r.get<std::uint8_t>(), kCategoryCount, "category");
     e.tier = checkedEnum<Tier>(r.get<std::uint8_t>(), kTierCount, "tier");
     e.phase = checkedEnum<Phase>(r.get<std::uint8_t>(), kPhaseCount, "phase");
-    e.collective = checkedEnum<CollectiveOp>(r.get<std::uint8_t>(), kCollectiveOpCount, "collective");
+    e.collective =
+        checkedEnum<CollectiveOp>(r.get<std::uint8_t>(), kCollectiveOpCount, "collective");
     if (!v2) e.transfer = checkedEnum<Transfer>(r.get<std::uint8_t>(), kTransferCount, "transfer");
     // A transfer event says which way it moves; no other event moves anything between tiers.
-    const bool transferKind =
-        e.kind == EventKind::TransferBegin || e.kind == EventKind::TransferEnd || e.kind == EventKind::TransferWait;
+    const bool transferKind = e.kind == EventKind::TransferBegin ||
+                              e.kind == EventKind::TransferEnd || e.kind == EventKind::TransferWait;
     if (transferKind != (e.transfer != Transfer::None))
-        malformed(std::string("event has ") + (transferKind ? "no transfer direction" : "a transfer direction outside a transfer"));
+        malformed(std::string("event has ") + (transferKind
+                                                   ? "no transfer direction"
+                                                   : "a transfer direction outside a transfer"));
     return e;
 }
 
@@ -151,7 +164,8 @@ struct PayloadWriter {
     void operator()(const EventBatch& b) const {
         put(out, b.rank);
         put<std::uint32_t>(out, static_cast<std::uint32_t>(b.events.size()));
-        for (const Event& e : b.events) putEvent(out, e);
+        for (const Event& e : b.events)
+            putEvent(out, e);
     }
     void operator()(const StepSummary& s) const {
         put(out, s.step);
@@ -178,8 +192,8 @@ Record decodePayload(RecordType type, std::string_view payload, std::uint32_t ve
         Handshake h{r.get<std::int32_t>(), r.get<std::int32_t>(), r.getString()};
         r.finish();
         if (h.worldSize < 1 || h.worldSize > kMaxWorldSize)
-            malformed("handshake names world size " + std::to_string(h.worldSize) + " (readers accept 1 to " +
-                      std::to_string(kMaxWorldSize) + ")");
+            malformed("handshake names world size " + std::to_string(h.worldSize) +
+                      " (readers accept 1 to " + std::to_string(kMaxWorldSize) + ")");
         if (h.rank < 0 || h.rank >= h.worldSize)
             malformed("handshake names rank " + std::to_string(h.rank) + " of world size " +
                       std::to_string(h.worldSize));
@@ -195,7 +209,8 @@ Record decodePayload(RecordType type, std::string_view payload, std::uint32_t ve
             malformed("event batch says " + std::to_string(n) + " events but holds " +
                       std::to_string(payload.size()) + " bytes");
         b.events.reserve(n);
-        for (std::uint32_t i = 0; i < n; ++i) b.events.push_back(getEvent(r, version));
+        for (std::uint32_t i = 0; i < n; ++i)
+            b.events.push_back(getEvent(r, version));
         r.finish();
         return b;
     }
@@ -228,7 +243,8 @@ Record decodePayload(RecordType type, std::string_view payload, std::uint32_t ve
 
 std::uint32_t crc32c(std::string_view bytes, std::uint32_t crc) {
     crc = ~crc;
-    for (const char c : bytes) crc = kCrcTable[(crc ^ static_cast<std::uint8_t>(c)) & 0xffu] ^ (crc >> 8);
+    for (const char c : bytes)
+        crc = kCrcTable[(crc ^ static_cast<std::uint8_t>(c)) & 0xffu] ^ (crc >> 8);
     return ~crc;
 }
 
@@ -243,9 +259,14 @@ std::string printableText(std::string_view text, std::size_t maxChars) {
         }
         const auto c = static_cast<unsigned char>(text[i]);
         // A whole UTF-8 sequence passes as one character; a broken one is escaped byte by byte.
-        const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        const std::size_t len = c < 0x80           ? 1
+                                : (c >> 5) == 0x6  ? 2
+                                : (c >> 4) == 0xe  ? 3
+                                : (c >> 3) == 0x1e ? 4
+                                                   : 0;
         bool valid = len > 0 && i + len <= text.size();
-        for (std::size_t k = 1; valid && k < len; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+        for (std::size_t k = 1; valid && k < len; ++k)
+            valid = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
         if (valid && len > 1) {
             out.append(text.substr(i, len));
             i += len;
@@ -253,10 +274,14 @@ std::string printableText(std::string_view text, std::size_t maxChars) {
             out += static_cast<char>(c);
             ++i;
         } else {
-            if (c == '\n') out += "\\n";
-            else if (c == '\t') out += "\\t";
-            else if (c == '\r') out += "\\r";
-            else out += std::string("\\x") + kHex[c >> 4] + kHex[c & 0xf];
+            if (c == '\n')
+                out += "\\n";
+            else if (c == '\t')
+                out += "\\t";
+            else if (c == '\r')
+                out += "\\r";
+            else
+                out += std::string("\\x") + kHex[c >> 4] + kHex[c & 0xf];
             ++i;
         }
     }
@@ -277,7 +302,8 @@ void writeRecord(std::string& out, const Record& record) {
     const auto type = static_cast<std::uint8_t>(typeOf(record));
     put<std::uint32_t>(out, static_cast<std::uint32_t>(payload.size()));
     put<std::uint8_t>(out, type);
-    put<std::uint32_t>(out, crc32c(payload, crc32c(std::string_view(reinterpret_cast<const char*>(&type), 1))));
+    put<std::uint32_t>(
+        out, crc32c(payload, crc32c(std::string_view(reinterpret_cast<const char*>(&type), 1))));
     out.append(payload);
 }
 
@@ -306,9 +332,11 @@ void StreamDecoder::readHeader() {
     std::uint32_t version = 0;
     std::memcpy(&version, avail.data() + kMagic.size(), sizeof version);
     if (version < kOldestReadableVersion || version > kProtocolVersion)
-        malformed("written with protocol version " + std::to_string(version) + ", but this build reads versions " +
-                  std::to_string(kOldestReadableVersion) + " to " + std::to_string(kProtocolVersion) +
-                  (version > kProtocolVersion ? " (open it with a newer ShardScope)" : " (record the run again with this build)"));
+        malformed("written with protocol version " + std::to_string(version) +
+                  ", but this build reads versions " + std::to_string(kOldestReadableVersion) +
+                  " to " + std::to_string(kProtocolVersion) +
+                  (version > kProtocolVersion ? " (open it with a newer ShardScope)"
+                                              : " (record the run again with this build)"));
     version_ = version;
     offset_ += kHeaderBytes;
     headerSeen_ = true;
@@ -352,17 +380,24 @@ Recording decodeRecording(std::string_view bytes, const std::string& what) {
     Recording rec;
     try {
         while (auto record = decoder.next()) {
-            if (auto* h = std::get_if<Handshake>(&*record)) rec.handshakes.push_back(std::move(*h));
-            else if (auto* b = std::get_if<EventBatch>(&*record)) rec.batches.push_back(std::move(*b));
-            else if (auto* s = std::get_if<StepSummary>(&*record)) rec.steps.push_back(*s);
-            else if (auto* r = std::get_if<Report>(&*record)) rec.reportJson = std::move(r->json);
-            else if (auto* f = std::get_if<Failure>(&*record)) rec.failures.push_back(std::move(*f));
-            else rec.ended = true;
+            if (auto* h = std::get_if<Handshake>(&*record))
+                rec.handshakes.push_back(std::move(*h));
+            else if (auto* b = std::get_if<EventBatch>(&*record))
+                rec.batches.push_back(std::move(*b));
+            else if (auto* s = std::get_if<StepSummary>(&*record))
+                rec.steps.push_back(*s);
+            else if (auto* r = std::get_if<Report>(&*record))
+                rec.reportJson = std::move(r->json);
+            else if (auto* f = std::get_if<Failure>(&*record))
+                rec.failures.push_back(std::move(*f));
+            else
+                rec.ended = true;
         }
     } catch (const Error& e) {
         throw Error(ErrorKind::Format, what + ": " + e.what());
     }
-    if (!decoder.headerSeen()) throw Error(ErrorKind::Format, what + ": too short to be a recording");
+    if (!decoder.headerSeen())
+        throw Error(ErrorKind::Format, what + ": too short to be a recording");
     if (decoder.bufferedBytes() != 0)
         throw Error(ErrorKind::Format, what + ": truncated (" +
                                            std::to_string(decoder.bufferedBytes()) +

@@ -12,6 +12,8 @@
 // Event enum values are part of this format (see core/event.h, core/categories.h).
 // Versions read: kProtocolVersion and kOldestReadableVersion up to it. Version 2 is version 3
 // without transfers: an event has no transfer byte (kEventBytesV2) and no Transfer* kind.
+#include "core/event.h"
+
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -20,15 +22,13 @@
 #include <variant>
 #include <vector>
 
-#include "core/event.h"
-
 namespace shardscope::protocol {
 
 inline constexpr std::string_view kMagic = "SSTRACE\n";
 inline constexpr std::uint32_t kProtocolVersion = 3;
 inline constexpr std::uint32_t kOldestReadableVersion = 2;
-inline constexpr std::size_t kHeaderBytes = 12;           // magic + version
-inline constexpr std::size_t kRecordHeaderBytes = 9;      // length + type + checksum
+inline constexpr std::size_t kHeaderBytes = 12;             // magic + version
+inline constexpr std::size_t kRecordHeaderBytes = 9;        // length + type + checksum
 inline constexpr std::uint32_t kMaxRecordBytes = 64u << 20; // refuse absurd lengths early
 // The largest world size a stream may name. Readers size per-rank tables from it before any
 // event arrives, so it is bounded here, not by whatever a file says; a larger job needs a new
@@ -38,16 +38,17 @@ inline constexpr std::int32_t kMaxWorldSize = 4096;
 inline constexpr std::size_t kEventBytes =
     sizeof(Event::timeNs) + sizeof(Event::bytes) + sizeof(Event::step) + sizeof(Event::rank) +
     sizeof(Event::unit) + sizeof(Event::peers) + sizeof(Event::kind) + sizeof(Event::category) +
-    sizeof(Event::tier) + sizeof(Event::phase) + sizeof(Event::collective) + sizeof(Event::transfer);
+    sizeof(Event::tier) + sizeof(Event::phase) + sizeof(Event::collective) +
+    sizeof(Event::transfer);
 inline constexpr std::size_t kEventBytesV2 = kEventBytes - sizeof(Event::transfer);
 
 enum class RecordType : std::uint8_t {
-    Handshake = 1,  // once per rank: who it is and what it runs
-    EventBatch = 2, // one rank's events, batched per step
-    StepSummary = 3,// per step, from rank 0: loss and step time
-    Report = 4,     // the final JSON report
-    Failure = 5,    // a rank failed: rank, step, message
-    End = 6,        // clean end of stream
+    Handshake = 1,   // once per rank: who it is and what it runs
+    EventBatch = 2,  // one rank's events, batched per step
+    StepSummary = 3, // per step, from rank 0: loss and step time
+    Report = 4,      // the final JSON report
+    Failure = 5,     // a rank failed: rank, step, message
+    End = 6,         // clean end of stream
 };
 
 struct Handshake {

@@ -1,19 +1,19 @@
 #include "protocol/stream_writer.h"
 
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
+#include "core/error.h"
 
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-
-#include "core/error.h"
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 namespace shardscope {
 
 StreamWriter::~StreamWriter() {
-    if (socket_ >= 0) ::close(socket_); // an unfinished recording's OutputFile removes its temporary file
+    if (socket_ >= 0)
+        ::close(socket_); // an unfinished recording's OutputFile removes its temporary file
 }
 
 void StreamWriter::connectSocket(const std::string& path) {
@@ -27,8 +27,8 @@ void StreamWriter::connectSocket(const std::string& path) {
     if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
         const int err = errno;
         ::close(fd);
-        throw Error(ErrorKind::Io, "cannot connect to the stream socket " + path + ": " +
-                                       std::strerror(err));
+        throw Error(ErrorKind::Io,
+                    "cannot connect to the stream socket " + path + ": " + std::strerror(err));
     }
     // A parent that dies must not kill rank 0 with SIGPIPE.
     std::signal(SIGPIPE, SIG_IGN);
@@ -43,7 +43,8 @@ void StreamWriter::writeBytes(const std::string& bytes) {
     if (socket_ >= 0) {
         std::size_t done = 0;
         while (done < bytes.size()) {
-            const ssize_t n = ::send(socket_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+            const ssize_t n =
+                ::send(socket_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) { // the parent is gone; keep recording
                 ::close(socket_);

@@ -6,11 +6,11 @@
 // into place by finish(), so a crash never leaves a half-written file under the requested name.
 // A failed run still calls finish() after writing its Failure record: the recording of a
 // failure is a valid file.
-#include <memory>
-#include <string>
-
 #include "core/user_files.h"
 #include "protocol/protocol.h"
+
+#include <memory>
+#include <string>
 
 namespace shardscope {
 

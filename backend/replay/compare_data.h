@@ -4,10 +4,10 @@
 // them — which rank waits most, and the final weights' parity against DDP (the digest or, from
 // `compare`, the largest |Δ|). Plain C++ so the numbers are testable and a front end other than
 // the GUI's Compare page can show the same table.
+#include "report/report.h"
+
 #include <string>
 #include <vector>
-
-#include "report/report.h"
 
 namespace shardscope::replay {
 
@@ -27,12 +27,21 @@ bool comparable(const report::RunReport& a, const report::RunReport& b);
 
 // Runs split into configurations (comparable runs together), in order of first appearance;
 // each group holds indices into `runs`.
-std::vector<std::vector<std::size_t>> configurationGroups(const std::vector<report::RunReport>& runs);
+std::vector<std::vector<std::size_t>>
+configurationGroups(const std::vector<report::RunReport>& runs);
 
 struct Parity {
     // NoReference: no DDP run at all; NoComparableReference: DDP runs exist, none of this
     // run's configuration.
-    enum class Kind { Reference, BitwiseEqual, Delta, DigestEqual, DigestDiffers, NoReference, NoComparableReference };
+    enum class Kind {
+        Reference,
+        BitwiseEqual,
+        Delta,
+        DigestEqual,
+        DigestDiffers,
+        NoReference,
+        NoComparableReference
+    };
     Kind kind = Kind::NoReference;
     double delta = 0;
 };

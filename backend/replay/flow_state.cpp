@@ -1,9 +1,9 @@
 #include "replay/flow_state.h"
 
-#include <algorithm>
-
 #include "plan/collective.h"
 #include "plan/mesh.h"
+
+#include <algorithm>
 
 namespace shardscope::replay {
 namespace {
@@ -16,16 +16,19 @@ std::uint64_t ringBytesSent(CollectiveOp op, std::uint64_t bytes, int peers) {
     return plan::sentBytes(op, bytes, static_cast<std::uint64_t>(std::max(peers, 1)));
 }
 
-std::vector<std::vector<int>> collectiveMembers(CollectiveOp op, int peers, int worldSize, int tensorParallel) {
+std::vector<std::vector<int>> collectiveMembers(CollectiveOp op, int peers, int worldSize,
+                                                int tensorParallel) {
     const int n = worldSize, t = std::max(tensorParallel, 1);
     if (n < 1 || peers < 1 || peers > n || n % t != 0) return {};
     const int d = n / t;
     if (op == CollectiveOp::TpAllReduce)
-        return peers == t ? plan::groupsBy(n, [t](int r) { return plan::tensorColor(r, t); }) : std::vector<std::vector<int>>{};
+        return peers == t ? plan::groupsBy(n, [t](int r) { return plan::tensorColor(r, t); })
+                          : std::vector<std::vector<int>>{};
     if (peers == n) return {plan::groupsBy(n, [](int) { return 0; })};
     if (peers == d) return plan::groupsBy(n, [t](int r) { return plan::dataColor(r, t); });
     if (d % peers != 0) return {};
-    if (op == CollectiveOp::AllReduce) { // HYBRID's replica groups: D / G ranks, one per shard group
+    if (op ==
+        CollectiveOp::AllReduce) { // HYBRID's replica groups: D / G ranks, one per shard group
         const int g = d / peers;
         return plan::groupsBy(n, [t, g](int r) { return plan::replicaColor(r, t, g); });
     }
@@ -80,8 +83,9 @@ void FlowIndex::update(const ReplayModel& model) {
 }
 
 std::ptrdiff_t FlowIndex::groupAt(std::uint64_t k) const {
-    const auto it = std::lower_bound(groups_.begin(), groups_.end(), k,
-                                     [](const CollectiveGroup& g, std::uint64_t v) { return g.firstBegin < v; });
+    const auto it = std::lower_bound(
+        groups_.begin(), groups_.end(), k,
+        [](const CollectiveGroup& g, std::uint64_t v) { return g.firstBegin < v; });
     return (it - groups_.begin()) - 1;
 }
 
@@ -99,7 +103,6 @@ Phase enclosingPhase(const ReplayModel& m, std::uint64_t k) {
     return Phase::None;
 }
 
-
 // The phase of the compute that belongs to this collective: the unit's next compute for an
 // all-gather (it unshards for that), its previous one for a reduction (it reduces its output).
 // A bucket's gradients come from backward; its updated parameters and the norm from the optimizer.
@@ -109,7 +112,8 @@ Phase phaseOf(const ReplayModel& m, const CollectiveGroup& g, CollectiveScope sc
         const Phase p = enclosingPhase(m, g.firstBegin);
         return p == Phase::Recompute ? Phase::Forward : p;
     }
-    if (scope == CollectiveScope::Bucket) return g.op == CollectiveOp::AllGather ? Phase::Optimizer : Phase::Backward;
+    if (scope == CollectiveScope::Bucket)
+        return g.op == CollectiveOp::AllGather ? Phase::Optimizer : Phase::Backward;
     const bool forwardLook = g.op == CollectiveOp::AllGather;
     const std::uint64_t n = m.eventCount();
     for (std::uint64_t d = 1; d <= kPhaseLookahead; ++d) {
@@ -129,14 +133,22 @@ UnitCycle bucketCycleOf(CollectiveOp op, CollectiveScope scope, bool inColl, boo
         return inColl ? UnitCycle::AllReducing : done ? UnitCycle::NormSummed : UnitCycle::NormPart;
     switch (op) {
     case CollectiveOp::AllGather:
-        return inColl ? UnitCycle::GatheringUpdates : done ? UnitCycle::ParamsUpdated : UnitCycle::SliceUpdated;
+        return inColl ? UnitCycle::GatheringUpdates
+               : done ? UnitCycle::ParamsUpdated
+                      : UnitCycle::SliceUpdated;
     case CollectiveOp::ReduceScatter:
-        return inColl ? UnitCycle::ReduceScattering : done ? UnitCycle::Reduced : UnitCycle::GradientsReady;
-    default: return inColl ? UnitCycle::AllReducing : done ? UnitCycle::AllReduced : UnitCycle::GradientsReady;
+        return inColl ? UnitCycle::ReduceScattering
+               : done ? UnitCycle::Reduced
+                      : UnitCycle::GradientsReady;
+    default:
+        return inColl ? UnitCycle::AllReducing
+               : done ? UnitCycle::AllReduced
+                      : UnitCycle::GradientsReady;
     }
 }
 
-UnitCycle cycleOf(CollectiveOp op, bool inColl, bool done, bool computing, bool gathered, bool freed) {
+UnitCycle cycleOf(CollectiveOp op, bool inColl, bool done, bool computing, bool gathered,
+                  bool freed) {
     if (op == CollectiveOp::AllGather) {
         if (inColl) return UnitCycle::Gathering;
         // Before its all-gather a rank may already hold the empty receive buffer (param_full is
@@ -157,25 +169,30 @@ UnitCycle cycleOf(CollectiveOp op, bool inColl, bool done, bool computing, bool 
 
 } // namespace
 
-Phase computePhaseAt(const ReplayModel& model, std::uint64_t k) { return enclosingPhase(model, k); }
+Phase computePhaseAt(const ReplayModel& model, std::uint64_t k) {
+    return enclosingPhase(model, k);
+}
 
 CollectiveScope collectiveScopeAt(const ReplayModel& m, std::uint64_t k) {
     const Event& e = m.event(k);
     if (e.collective == CollectiveOp::TpAllReduce) return CollectiveScope::TensorParallel;
     if (e.unit >= 0) return CollectiveScope::Unit;
-    if (e.collective == CollectiveOp::AllReduce && enclosingPhase(m, k) == Phase::Optimizer) return CollectiveScope::GradNorm;
+    if (e.collective == CollectiveOp::AllReduce && enclosingPhase(m, k) == Phase::Optimizer)
+        return CollectiveScope::GradNorm;
     return CollectiveScope::Bucket;
 }
 
 namespace {
 
 // The state of group gi at k (k within the recording), the header fields already set.
-void fillGroupState(const ReplayModel& model, const FlowIndex& index, std::size_t gi, std::uint64_t k, FlowState& s) {
+void fillGroupState(const ReplayModel& model, const FlowIndex& index, std::size_t gi,
+                    std::uint64_t k, FlowState& s) {
     const CollectiveGroup& g = index.groups()[gi];
     const int n = std::max(g.peers, 1);
     s.valid = true;
     s.groupSize = n;
-    s.members = collectiveMembers(g.op, n, s.worldSize, model.info() ? model.info()->tensorParallel : 1);
+    s.members =
+        collectiveMembers(g.op, n, s.worldSize, model.info() ? model.info()->tensorParallel : 1);
     s.scope = collectiveScopeAt(model, g.firstBegin);
     s.bytes = g.bytes;
     s.chunkBytes = g.bytes / static_cast<std::uint64_t>(n);
@@ -183,15 +200,19 @@ void fillGroupState(const ReplayModel& model, const FlowIndex& index, std::size_
     s.phase = phaseOf(model, g, s.scope);
     const bool sharded = g.op == CollectiveOp::AllGather || g.op == CollectiveOp::ReduceScatter;
     s.chunkOwners.resize(static_cast<std::size_t>(n));
-    for (int j = 0; j < n; ++j) s.chunkOwners[static_cast<std::size_t>(j)] = sharded ? j : -1;
+    for (int j = 0; j < n; ++j)
+        s.chunkOwners[static_cast<std::size_t>(j)] = sharded ? j : -1;
 
     const double now = static_cast<double>(model.replayNsAt(k));
     const bool finished = g.lastEnd > 0 && g.lastEnd < k &&
-                          std::none_of(g.endEvent.begin(), g.endEvent.end(), [](std::uint64_t e) { return e == UINT64_MAX; });
+                          std::none_of(g.endEvent.begin(), g.endEvent.end(),
+                                       [](std::uint64_t e) { return e == UINT64_MAX; });
     if (finished) {
         s.progress = 1;
     } else if (g.endNs > g.beginNs) {
-        s.progress = std::clamp((now - static_cast<double>(g.beginNs)) / static_cast<double>(g.endNs - g.beginNs), 0.0, 1.0);
+        s.progress = std::clamp((now - static_cast<double>(g.beginNs)) /
+                                    static_cast<double>(g.endNs - g.beginNs),
+                                0.0, 1.0);
     }
 
     // Resharded: the rank's latest param_full event for this unit in this step is a free (the
@@ -205,7 +226,8 @@ void fillGroupState(const ReplayModel& model, const FlowIndex& index, std::size_
         for (std::uint64_t i = k; i-- > stepStart && open > 0;) {
             const Event& e = model.event(i);
             const auto r = static_cast<std::size_t>(e.rank);
-            if (r >= ranks || resolved[r] || e.category != Category::ParamFull || e.unit != g.unit) continue;
+            if (r >= ranks || resolved[r] || e.category != Category::ParamFull || e.unit != g.unit)
+                continue;
             if (e.kind != EventKind::Alloc && e.kind != EventKind::Free) continue;
             freed[r] = e.kind == EventKind::Free;
             resolved[r] = true;
@@ -229,21 +251,25 @@ void fillGroupState(const ReplayModel& model, const FlowIndex& index, std::size_
         } else if (fr.inCollective) {
             // Its own begin and end on the replay clock (replayNsAt(i + 1) = time of event i).
             const double t0 = static_cast<double>(model.replayNsAt(b + 1));
-            const double t1 = e == UINT64_MAX ? static_cast<double>(g.endNs) : static_cast<double>(model.replayNsAt(e + 1));
+            const double t1 = e == UINT64_MAX ? static_cast<double>(g.endNs)
+                                              : static_cast<double>(model.replayNsAt(e + 1));
             fr.progress = t1 > t0 ? std::clamp((now - t0) / (t1 - t0), 0.0, 1.0) : 0.0;
         }
         if (s.scope != CollectiveScope::Unit)
             fr.cycle = bucketCycleOf(g.op, s.scope, fr.inCollective, fr.collectiveDone);
         else
-            fr.cycle = cycleOf(g.op, fr.inCollective, fr.collectiveDone, computing, rs.isGathered(g.unit), freed[r]);
+            fr.cycle = cycleOf(g.op, fr.inCollective, fr.collectiveDone, computing,
+                               rs.isGathered(g.unit), freed[r]);
     }
     // A prefetch: some unit computes while the collective is still in flight on some rank.
     if (s.active)
         for (std::size_t r = 0; r < ranks && r < state.size() && s.overlapUnit == kNoUnit; ++r)
-            if (state[r].computeUnit >= 0 && state[r].computeUnit != g.unit) s.overlapUnit = state[r].computeUnit;
+            if (state[r].computeUnit >= 0 && state[r].computeUnit != g.unit)
+                s.overlapUnit = state[r].computeUnit;
 }
 
-void setHeader(const ReplayModel& model, const CollectiveGroup& g, std::size_t gi, std::uint64_t k, FlowState& s) {
+void setHeader(const ReplayModel& model, const CollectiveGroup& g, std::size_t gi, std::uint64_t k,
+               FlowState& s) {
     s.worldSize = model.worldSize();
     s.group = gi;
     s.kind = g.op;
@@ -262,8 +288,10 @@ FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std
     if (gi < 0) return s;
     const CollectiveGroup& g = index.groups()[static_cast<std::size_t>(gi)];
     setHeader(model, g, static_cast<std::size_t>(gi), k, s);
-    const bool finishedEarlier = g.step < s.playheadStep &&
-                                 std::none_of(g.endEvent.begin(), g.endEvent.end(), [k](std::uint64_t e) { return e == UINT64_MAX || e >= k; });
+    const bool finishedEarlier =
+        g.step < s.playheadStep &&
+        std::none_of(g.endEvent.begin(), g.endEvent.end(),
+                     [k](std::uint64_t e) { return e == UINT64_MAX || e >= k; });
     if (finishedEarlier) { // nothing of this step has been communicated yet
         s.earlierStep = true;
         return s;
@@ -272,7 +300,8 @@ FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std
     return s;
 }
 
-FlowState computeFlowStateOf(const ReplayModel& model, const FlowIndex& index, std::size_t group, std::uint64_t k) {
+FlowState computeFlowStateOf(const ReplayModel& model, const FlowIndex& index, std::size_t group,
+                             std::uint64_t k) {
     FlowState s;
     s.worldSize = model.worldSize();
     if (group >= index.groups().size()) return s;
@@ -280,8 +309,10 @@ FlowState computeFlowStateOf(const ReplayModel& model, const FlowIndex& index, s
     k = std::min(k, model.eventCount());
     // In its span (begun before k, some rank not yet past its end): at the playhead; else complete.
     const bool begun = g.firstBegin < k;
-    const bool open = std::any_of(g.endEvent.begin(), g.endEvent.end(), [k](std::uint64_t e) { return e == UINT64_MAX || e >= k; });
-    const std::uint64_t end = g.lastEnd > 0 ? g.lastEnd + 1 : model.eventCount(); // never ended: the recording's end
+    const bool open = std::any_of(g.endEvent.begin(), g.endEvent.end(),
+                                  [k](std::uint64_t e) { return e == UINT64_MAX || e >= k; });
+    const std::uint64_t end =
+        g.lastEnd > 0 ? g.lastEnd + 1 : model.eventCount(); // never ended: the recording's end
     const std::uint64_t at = begun && open ? k : std::min(end, model.eventCount());
     setHeader(model, g, group, at, s);
     s.atPlayhead = begun && open;

@@ -5,12 +5,12 @@
 //
 // Collectives are matched across ranks by order: every rank issues the same collectives in the
 // same order (MPI and NCCL require it), so rank r's i-th collective is everyone's i-th.
+#include "core/span_pairing.h"
+#include "replay/replay_model.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
-
-#include "core/span_pairing.h"
-#include "replay/replay_model.h"
 
 namespace shardscope::replay {
 
@@ -18,11 +18,11 @@ namespace shardscope::replay {
 struct CollectiveGroup {
     CollectiveOp op = CollectiveOp::None;
     std::int32_t unit = kNoUnit;
-    std::uint64_t bytes = 0;  // payload per rank (all-gather / reduce-scatter: the full buffer)
+    std::uint64_t bytes = 0; // payload per rank (all-gather / reduce-scatter: the full buffer)
     std::int32_t peers = 0;
     std::int64_t step = -1;
-    std::uint64_t firstBegin = 0; // global event index of the earliest rank's begin
-    std::uint64_t lastEnd = 0;    // … of the latest rank's end (eventCount if still open)
+    std::uint64_t firstBegin = 0;         // global event index of the earliest rank's begin
+    std::uint64_t lastEnd = 0;            // … of the latest rank's end (eventCount if still open)
     std::uint64_t beginNs = 0, endNs = 0; // replay clock, earliest begin / latest end
     std::vector<std::uint64_t> beginEvent, endEvent; // per rank
 };
@@ -37,7 +37,8 @@ public:
     // The group of one kind nearest the playhead k: the last such group begun before k when it
     // belongs to the playhead's step (or is still open), else the first one begun at or after k,
     // else the last one before k; −1 when the recording has none.
-    template <class Pred> std::ptrdiff_t nearestGroup(std::uint64_t k, std::int64_t playheadStep, Pred matches) const;
+    template <class Pred>
+    std::ptrdiff_t nearestGroup(std::uint64_t k, std::int64_t playheadStep, Pred matches) const;
 
 private:
     std::vector<CollectiveGroup> groups_;
@@ -59,24 +60,24 @@ enum class CollectiveScope : std::uint8_t { Unit, Bucket, GradNorm, TensorParall
 
 // A rank's place in the cycle of the current collective's unit, or of the bucket / norm it moves.
 enum class UnitCycle : std::uint8_t {
-    ShardOnly,      // holds only its shard (before the unshard, or the unit is not gathered)
-    Gathering,      // in the all-gather
-    Gathered,       // full parameters live, not computing
-    Computing,      // forward / backward / recompute of the unit
-    Freed,          // resharded: full parameters freed after use, the shard remains
+    ShardOnly, // holds only its shard (before the unshard, or the unit is not gathered)
+    Gathering, // in the all-gather
+    Gathered,  // full parameters live, not computing
+    Computing, // forward / backward / recompute of the unit
+    Freed,     // resharded: full parameters freed after use, the shard remains
     ReduceScattering,
-    Reduced,        // reduce-scatter done: holds the summed gradient shard
+    Reduced, // reduce-scatter done: holds the summed gradient shard
     AllReducing,
     AllReduced,     // holds the full summed gradient (DDP)
     GradientsReady, // a bucket's gradients computed, its reduction not begun
     SliceUpdated,   // ZeRO-1/2: updated its own slice, the all-gather of updates not begun
     GatheringUpdates,
-    ParamsUpdated,  // holds every rank's updated parameters
-    NormPart,       // holds its part of the squared gradient norm
-    NormSummed,     // holds the global norm, the same on every rank
-    PartialSum,     // TP: holds its partial sum (its heads / MLP columns' share of the output)
-    TpReducing,     // TP: in the all-reduce over its TP group
-    FullSum,        // TP: holds the full activation (input gradient), the same across its TP group
+    ParamsUpdated, // holds every rank's updated parameters
+    NormPart,      // holds its part of the squared gradient norm
+    NormSummed,    // holds the global norm, the same on every rank
+    PartialSum,    // TP: holds its partial sum (its heads / MLP columns' share of the output)
+    TpReducing,    // TP: in the all-reduce over its TP group
+    FullSum,       // TP: holds the full activation (input gradient), the same across its TP group
 };
 
 struct FlowRank {
@@ -88,8 +89,8 @@ struct FlowRank {
 };
 
 struct FlowState {
-    bool valid = false;   // false: no collective yet
-    bool active = false;  // some rank is still inside it
+    bool valid = false;  // false: no collective yet
+    bool active = false; // some rank is still inside it
     CollectiveOp kind = CollectiveOp::None;
     CollectiveScope scope = CollectiveScope::Unit;
     std::int32_t unit = kNoUnit;
@@ -98,28 +99,32 @@ struct FlowState {
     // is not valid (the flows show nothing stale) and `step`/`kind` name that last collective.
     std::int64_t playheadStep = -1;
     bool earlierStep = false;
-    Phase phase = Phase::None;     // forward / backward context of an all-gather (from the next compute)
+    Phase phase =
+        Phase::None; // forward / backward context of an all-gather (from the next compute)
     int worldSize = 0;
     std::uint64_t bytes = 0;       // full buffer per rank
     std::uint64_t chunkBytes = 0;  // bytes / N: one shard
     std::uint64_t sentPerRank = 0; // ring model: (N−1)/N × bytes, 2(N−1)/N for all-reduce
     double progress = 0;           // 0…1 of the collective's time span at the playhead
-    std::vector<int> chunkOwners;  // chunk j of the full buffer → the group position owning it (−1: all)
+    std::vector<int>
+        chunkOwners; // chunk j of the full buffer → the group position owning it (−1: all)
     // Who talked to whom: the communicator groups this collective ran in (world ranks, each group
     // in rank order; one group of every rank without a mesh). Every group has groupSize members.
     std::vector<std::vector<int>> members;
-    int groupSize = 0;             // peers: T for a TP all-reduce, D (or HYBRID's group) for ZeRO's
+    int groupSize = 0; // peers: T for a TP all-reduce, D (or HYBRID's group) for ZeRO's
     std::vector<FlowRank> ranks;
-    std::size_t group = 0;         // index into FlowIndex::groups()
+    std::size_t group = 0; // index into FlowIndex::groups()
     // A unit some rank computes while the collective is in flight (≠ unit): a prefetch.
     std::int32_t overlapUnit = kNoUnit;
-    bool atPlayhead = true; // false: a group shown complete away from the playhead (nearest of its kind)
+    bool atPlayhead =
+        true; // false: a group shown complete away from the playhead (nearest of its kind)
 };
 
 FlowState computeFlowState(const ReplayModel& model, const FlowIndex& index, std::uint64_t k);
 // The state of group `group` (an index into index.groups()) at k; when k lies outside its span
 // it is shown complete (`atPlayhead` false), so the picture still says what it moves.
-FlowState computeFlowStateOf(const ReplayModel& model, const FlowIndex& index, std::size_t group, std::uint64_t k);
+FlowState computeFlowStateOf(const ReplayModel& model, const FlowIndex& index, std::size_t group,
+                             std::uint64_t k);
 // Convenience for tests: builds the index first.
 FlowState computeFlowState(const ReplayModel& model, std::uint64_t k);
 
@@ -129,7 +134,8 @@ std::uint64_t ringBytesSent(CollectiveOp op, std::uint64_t bytes, int peers);
 // (plan/mesh.h): a TP all-reduce over the TP groups, a collective of D ranks over the DP groups,
 // of fewer (HYBRID) over the shard groups (all-gather, reduce-scatter) or the replica groups
 // (all-reduce). Empty when peers fits none of them (a malformed recording).
-std::vector<std::vector<int>> collectiveMembers(CollectiveOp op, int peers, int worldSize, int tensorParallel);
+std::vector<std::vector<int>> collectiveMembers(CollectiveOp op, int peers, int worldSize,
+                                                int tensorParallel);
 
 // The compute span event k's rank was inside at k (None: between spans; k < eventCount()): a TP
 // all-reduce's forward (partial activations) or backward (partial input gradients).
@@ -139,7 +145,8 @@ Phase computePhaseAt(const ReplayModel& model, std::uint64_t k);
 CollectiveScope collectiveScopeAt(const ReplayModel& model, std::uint64_t k);
 
 template <class Pred>
-std::ptrdiff_t FlowIndex::nearestGroup(std::uint64_t k, std::int64_t playheadStep, Pred matches) const {
+std::ptrdiff_t FlowIndex::nearestGroup(std::uint64_t k, std::int64_t playheadStep,
+                                       Pred matches) const {
     const std::ptrdiff_t at = groupAt(k);
     std::ptrdiff_t before = -1;
     for (std::ptrdiff_t i = at; i >= 0; --i)
@@ -149,7 +156,8 @@ std::ptrdiff_t FlowIndex::nearestGroup(std::uint64_t k, std::int64_t playheadSte
         }
     if (before >= 0) {
         const CollectiveGroup& g = groups_[static_cast<std::size_t>(before)];
-        const bool open = std::any_of(g.endEvent.begin(), g.endEvent.end(), [k](std::uint64_t e) { return e == UINT64_MAX || e >= k; });
+        const bool open = std::any_of(g.endEvent.begin(), g.endEvent.end(),
+                                      [k](std::uint64_t e) { return e == UINT64_MAX || e >= k; });
         if (g.step >= playheadStep || open) return before;
     }
     for (std::size_t i = static_cast<std::size_t>(at + 1); i < groups_.size(); ++i)

@@ -34,7 +34,8 @@ Classified classify(const ReplayModel& m, std::uint64_t i, int rank) {
     if (e.kind == EventKind::StepBegin) return {Role::StepStart, {kStepSentinel, Phase::None}};
     if (e.kind == EventKind::ComputeBegin) return {Role::Item, {e.unit, phaseGroup(e.phase)}};
     if (e.kind != EventKind::CollectiveBegin || e.unit < 0) return {}; // e.g. the norm's all-reduce
-    if (e.collective == CollectiveOp::AllGather) return {Role::Item, {e.unit, lookaheadPhase(m, i, e)}};
+    if (e.collective == CollectiveOp::AllGather)
+        return {Role::Item, {e.unit, lookaheadPhase(m, i, e)}};
     return {Role::Item, {e.unit, Phase::Backward}}; // reductions reduce a backward's gradients
 }
 
@@ -60,7 +61,9 @@ std::uint64_t previousStep(const ReplayModel& m, std::uint64_t k) {
 
 } // namespace
 
-Phase phaseGroup(Phase p) { return p == Phase::Recompute ? Phase::Backward : p; }
+Phase phaseGroup(Phase p) {
+    return p == Phase::Recompute ? Phase::Backward : p;
+}
 
 std::uint64_t nextTarget(const ReplayModel& m, std::uint64_t k, NavTarget t, int rank) {
     const std::uint64_t n = m.eventCount();
@@ -97,7 +100,8 @@ std::uint64_t previousTarget(const ReplayModel& m, std::uint64_t k, NavTarget t,
     if (k < 2) return 0;
     // Walk back from the newest item that would land before k (its position i + 1 < k);
     // it is a boundary when the classified event before it carries a different item.
-    bool have = false; // plain fields, not std::optional: GCC's -Wmaybe-uninitialized misfires on it
+    bool have =
+        false; // plain fields, not std::optional: GCC's -Wmaybe-uninitialized misfires on it
     std::uint64_t candidate = 0;
     WorkItem candidateItem;
     for (std::uint64_t i = k - 1; i-- > 0;) {

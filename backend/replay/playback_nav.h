@@ -12,16 +12,17 @@
 // - Step: the first event of the next step (previous: of this step, or the one before when
 //   already at its start).
 // Results are clamped to [0, eventCount()]; no boundary ahead → eventCount(), none behind → 0.
-#include <cstdint>
-
 #include "replay/replay_model.h"
+
+#include <cstdint>
 
 namespace shardscope::replay {
 
 enum class NavTarget { Event, Unit, Phase, Step };
 
 std::uint64_t nextTarget(const ReplayModel& model, std::uint64_t k, NavTarget target, int rank = 0);
-std::uint64_t previousTarget(const ReplayModel& model, std::uint64_t k, NavTarget target, int rank = 0);
+std::uint64_t previousTarget(const ReplayModel& model, std::uint64_t k, NavTarget target,
+                             int rank = 0);
 
 // The work item a begin event opens: its unit and the phase it serves. Exposed for the explain
 // panel and tests.

@@ -4,7 +4,8 @@ namespace shardscope::replay {
 
 std::uint64_t SeriesPoint::total() const {
     std::uint64_t t = 0;
-    for (std::uint64_t b : bytes) t += b;
+    for (std::uint64_t b : bytes)
+        t += b;
     return t;
 }
 
@@ -12,7 +13,8 @@ namespace {
 
 CategoryBytes byCategory(const ByteTable& t) {
     CategoryBytes out{};
-    for (Category c : kAllCategories) out[index(c)] = t.category(c);
+    for (Category c : kAllCategories)
+        out[index(c)] = t.category(c);
     return out;
 }
 
@@ -20,7 +22,9 @@ CategoryBytes byCategory(const ByteTable& t) {
 
 std::vector<SeriesPoint> rankSeries(const StepData& step, int rank, std::size_t maxPoints) {
     std::vector<SeriesPoint> points;
-    if (step.snapshots.empty() || rank < 0 || static_cast<std::size_t>(rank) >= step.snapshots.front().size()) return points;
+    if (step.snapshots.empty() || rank < 0 ||
+        static_cast<std::size_t>(rank) >= step.snapshots.front().size())
+        return points;
     RankState state = step.snapshots.front()[static_cast<std::size_t>(rank)];
     points.push_back({step.replayStartNs, byCategory(state.live)});
     for (std::size_t i = 0; i < step.events.size(); ++i) {

@@ -1,9 +1,9 @@
 #pragma once
 // Memory over time of one rank, reduced for plotting: at most maxPoints samples per step, each
 // the highest total within its slice of time (a peak narrower than a pixel still shows).
-#include <vector>
-
 #include "replay/run_data.h"
+
+#include <vector>
 
 namespace shardscope::replay {
 

@@ -1,8 +1,8 @@
 #include "replay/replay_model.h"
 
-#include <algorithm>
-
 #include "replay/stream_assembler.h"
+
+#include <algorithm>
 
 namespace shardscope::replay {
 
@@ -32,7 +32,9 @@ const Event& ReplayModel::event(std::uint64_t k) const {
     return s.events[k - s.firstEvent];
 }
 
-LedgerState ReplayModel::emptyState() const { return LedgerState(static_cast<std::size_t>(worldSize())); }
+LedgerState ReplayModel::emptyState() const {
+    return LedgerState(static_cast<std::size_t>(worldSize()));
+}
 
 LedgerState ReplayModel::stateAt(std::uint64_t k) const {
     if (k == 0 || steps_.empty()) return emptyState();
@@ -62,13 +64,15 @@ std::uint64_t ReplayModel::replayNsAt(std::uint64_t k) const {
 std::uint64_t ReplayModel::indexAtReplayNs(std::uint64_t t) const {
     if (steps_.empty()) return 0;
     // The last step that starts at or before t.
-    const auto it = std::upper_bound(steps_.begin(), steps_.end(), t,
-                                     [](std::uint64_t v, const StepPtr& s) { return v < s->replayStartNs; });
+    const auto it =
+        std::upper_bound(steps_.begin(), steps_.end(), t,
+                         [](std::uint64_t v, const StepPtr& s) { return v < s->replayStartNs; });
     if (it == steps_.begin()) return 0;
     const StepData& s = **(it - 1);
     const std::uint64_t local = t - s.replayStartNs;
-    const auto e = std::upper_bound(s.events.begin(), s.events.end(), local,
-                                    [&s](std::uint64_t v, const Event& ev) { return v < ev.timeNs - s.startNs; });
+    const auto e = std::upper_bound(
+        s.events.begin(), s.events.end(), local,
+        [&s](std::uint64_t v, const Event& ev) { return v < ev.timeNs - s.startNs; });
     return s.firstEvent + static_cast<std::uint64_t>(e - s.events.begin());
 }
 

@@ -5,10 +5,10 @@
 // "State at k" is the ledger after applying events [0, k). Seeking starts from the nearest
 // snapshot the assembler stored and replays the rest, so scrubbing to k and playing to k give
 // the same state by construction (both go through applyEvent in the same order).
+#include "replay/run_data.h"
+
 #include <cstdint>
 #include <memory>
-
-#include "replay/run_data.h"
 
 namespace shardscope::replay {
 
@@ -32,8 +32,8 @@ public:
 
     // Replay clock: each step's real timestamps, steps back to back.
     std::uint64_t totalReplayNs() const;
-    std::uint64_t replayNsAt(std::uint64_t k) const;       // time of the last applied event
-    std::uint64_t indexAtReplayNs(std::uint64_t t) const;  // events whose replay time ≤ t
+    std::uint64_t replayNsAt(std::uint64_t k) const;      // time of the last applied event
+    std::uint64_t indexAtReplayNs(std::uint64_t t) const; // events whose replay time ≤ t
 
 private:
     std::shared_ptr<const RunInfo> info_;

@@ -1,10 +1,10 @@
 #include "replay/run_data.h"
 
-#include <algorithm>
-#include <utility>
-
 #include "core/error.h"
 #include "core/span_pairing.h"
+
+#include <algorithm>
+#include <utility>
 
 namespace shardscope::replay {
 
@@ -16,7 +16,9 @@ RunInfo parseRunInfo(const std::string& configJson, int worldSize) {
 
 namespace {
 
-SpanKey computeKey(std::int32_t unit, Phase phase) { return {SpanClass::Compute, unit, static_cast<std::uint8_t>(phase)}; }
+SpanKey computeKey(std::int32_t unit, Phase phase) {
+    return {SpanClass::Compute, unit, static_cast<std::uint8_t>(phase)};
+}
 SpanKey collectiveKey(std::int32_t unit, CollectiveOp op) {
     return {SpanClass::Collective, unit, static_cast<std::uint8_t>(op)};
 }
@@ -30,8 +32,10 @@ void applyEvent(RankState& s, const Event& e) {
         s.live.at(e.category, e.tier) += e.bytes;
         s.liveTotal += e.bytes;
         if (s.liveTotal > s.peakTotal) s.peakTotal = s.liveTotal;
-        if (const std::uint64_t t = s.live.tier(e.tier); t > s.peakByTier[index(e.tier)]) s.peakByTier[index(e.tier)] = t;
-        if (e.category == Category::ParamFull && e.unit >= 0 && static_cast<std::size_t>(e.unit) < kTrackedUnits)
+        if (const std::uint64_t t = s.live.tier(e.tier); t > s.peakByTier[index(e.tier)])
+            s.peakByTier[index(e.tier)] = t;
+        if (e.category == Category::ParamFull && e.unit >= 0 &&
+            static_cast<std::size_t>(e.unit) < kTrackedUnits)
             ++s.gathered[static_cast<std::size_t>(e.unit)];
         break;
     case EventKind::Free: {
@@ -39,7 +43,8 @@ void applyEvent(RankState& s, const Event& e) {
         const std::uint64_t freed = e.bytes < cell ? e.bytes : cell;
         cell -= freed;
         s.liveTotal -= freed;
-        if (e.category == Category::ParamFull && e.unit >= 0 && static_cast<std::size_t>(e.unit) < kTrackedUnits) {
+        if (e.category == Category::ParamFull && e.unit >= 0 &&
+            static_cast<std::size_t>(e.unit) < kTrackedUnits) {
             std::uint16_t& n = s.gathered[static_cast<std::size_t>(e.unit)];
             if (n > 0) --n;
         }
@@ -58,7 +63,8 @@ void applyEvent(RankState& s, const Event& e) {
         if (s.phase != Phase::None && key == computeKey(s.computeUnit, s.phase)) {
             s.computeUnit = std::exchange(s.outerComputeUnit, kNoUnit);
             s.phase = std::exchange(s.outerPhase, Phase::None);
-        } else if (s.outerPhase != Phase::None && key == computeKey(s.outerComputeUnit, s.outerPhase)) {
+        } else if (s.outerPhase != Phase::None &&
+                   key == computeKey(s.outerComputeUnit, s.outerPhase)) {
             s.outerComputeUnit = kNoUnit;
             s.outerPhase = Phase::None;
         }
@@ -76,11 +82,13 @@ void applyEvent(RankState& s, const Event& e) {
         break;
     case EventKind::CollectiveEnd: {
         const std::optional<SpanKey> key = spanKeyOf(e);
-        if (s.collective != CollectiveOp::None && key == collectiveKey(s.collectiveUnit, s.collective)) {
+        if (s.collective != CollectiveOp::None &&
+            key == collectiveKey(s.collectiveUnit, s.collective)) {
             s.collectiveUnit = std::exchange(s.outerUnit, kNoUnit);
             s.collective = std::exchange(s.outerCollective, CollectiveOp::None);
             s.collectiveBytes = std::exchange(s.outerBytes, 0);
-        } else if (s.outerCollective != CollectiveOp::None && key == collectiveKey(s.outerUnit, s.outerCollective)) {
+        } else if (s.outerCollective != CollectiveOp::None &&
+                   key == collectiveKey(s.outerUnit, s.outerCollective)) {
             s.outerUnit = kNoUnit;
             s.outerCollective = CollectiveOp::None;
             s.outerBytes = 0;

@@ -4,15 +4,15 @@
 // rank's ledger). Produced by the StreamAssembler and handed to the GUI's pages (and the CLI,
 // the benchmarks) as shared_ptr<const …>; plain C++, no Qt. The run's final report is the typed
 // report::RunReport (report/report.h) itself: the replay has no view of its own.
+#include "core/categories.h"
+#include "core/event.h"
+#include "report/run_info.h"
+
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "core/categories.h"
-#include "core/event.h"
-#include "report/run_info.h"
 
 namespace shardscope::replay {
 
@@ -59,7 +59,8 @@ struct RankState {
     std::array<std::uint16_t, kTrackedUnits> gathered{}; // live param_full buffers per unit
 
     bool isGathered(std::int32_t unit) const {
-        return unit >= 0 && static_cast<std::size_t>(unit) < kTrackedUnits && gathered[static_cast<std::size_t>(unit)] > 0;
+        return unit >= 0 && static_cast<std::size_t>(unit) < kTrackedUnits &&
+               gathered[static_cast<std::size_t>(unit)] > 0;
     }
     bool operator==(const RankState&) const = default;
 };
@@ -90,7 +91,9 @@ struct StepData {
     std::uint64_t peakEvent = 0;        // global index just after the step's highest rank total
 
     std::uint64_t endEvent() const { return firstEvent + events.size(); }
-    std::uint64_t replayNs(std::size_t local) const { return replayStartNs + (events[local].timeNs - startNs); }
+    std::uint64_t replayNs(std::size_t local) const {
+        return replayStartNs + (events[local].timeNs - startNs);
+    }
 };
 using StepPtr = std::shared_ptr<const StepData>;
 using StepList = std::vector<StepPtr>;

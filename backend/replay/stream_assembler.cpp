@@ -1,37 +1,45 @@
 #include "replay/stream_assembler.h"
 
+#include "core/error.h"
+
 #include <algorithm>
 #include <numeric>
 #include <string>
 #include <utility>
 
-#include "core/error.h"
-
 namespace shardscope::replay {
 namespace {
 
-[[noreturn]] void inconsistent(const std::string& what) { throw Error(ErrorKind::Format, what); }
+[[noreturn]] void inconsistent(const std::string& what) {
+    throw Error(ErrorKind::Format, what);
+}
 
 // Per-rank lists are each in time order already; a stable sort of their concatenation (in
 // rank order) merges them with ties kept in rank order, so the result is deterministic.
 std::vector<Event> mergeByTime(std::vector<std::vector<Event>>& perRank) {
     std::size_t total = 0;
-    for (const auto& v : perRank) total += v.size();
+    for (const auto& v : perRank)
+        total += v.size();
     std::vector<Event> merged;
     merged.reserve(total);
     for (auto& v : perRank) {
         merged.insert(merged.end(), v.begin(), v.end());
         v.clear();
     }
-    std::stable_sort(merged.begin(), merged.end(), [](const Event& a, const Event& b) { return a.timeNs < b.timeNs; });
+    std::stable_sort(merged.begin(), merged.end(),
+                     [](const Event& a, const Event& b) { return a.timeNs < b.timeNs; });
     return merged;
 }
 
 // The record's size on the wire (length, type, payload): what the stream paid for it.
 std::uint64_t encodedSize(const protocol::Record& record) {
     struct Size {
-        std::uint64_t operator()(const protocol::Handshake& h) const { return 12 + h.configJson.size(); }
-        std::uint64_t operator()(const protocol::EventBatch& b) const { return 8 + b.events.size() * protocol::kEventBytes; }
+        std::uint64_t operator()(const protocol::Handshake& h) const {
+            return 12 + h.configJson.size();
+        }
+        std::uint64_t operator()(const protocol::EventBatch& b) const {
+            return 8 + b.events.size() * protocol::kEventBytes;
+        }
         std::uint64_t operator()(const protocol::StepSummary&) const { return 24; }
         std::uint64_t operator()(const protocol::Report& r) const { return 4 + r.json.size(); }
         std::uint64_t operator()(const protocol::Failure& f) const { return 16 + f.message.size(); }
@@ -55,14 +63,17 @@ void StreamAssembler::consume(protocol::Record record) {
     } else if (auto* s = std::get_if<protocol::StepSummary>(&record)) {
         if (!info_) inconsistent("a step summary arrived before any handshake");
         if (s->step <= lastStep_ || s->step >= kMaxStep)
-            inconsistent("a step summary for step " + std::to_string(s->step) + " follows step " + std::to_string(lastStep_));
+            inconsistent("a step summary for step " + std::to_string(s->step) + " follows step " +
+                         std::to_string(lastStep_));
         closeStep(s->step, true, s->loss, s->stepNs);
     } else if (auto* r = std::get_if<protocol::Report>(&record)) {
         // The report is a summary beside the events: a recording whose report does not read
         // (one from before reports had a schema) still replays, and says why it has none.
         report::Parsed<report::RunReport> parsed = report::parseRunReport(r->json);
-        if (parsed) out_.report = std::make_shared<const report::RunReport>(std::move(*parsed.value));
-        else out_.reportProblem = "the run's report: " + parsed.error;
+        if (parsed)
+            out_.report = std::make_shared<const report::RunReport>(std::move(*parsed.value));
+        else
+            out_.reportProblem = "the run's report: " + parsed.error;
     } else if (auto* f = std::get_if<protocol::Failure>(&record)) {
         flushPartialStep();
         // The message is the file's text: shown, never interpreted (escaped, capped).
@@ -78,14 +89,16 @@ void StreamAssembler::consume(protocol::Record record) {
 void StreamAssembler::onHandshake(const protocol::Handshake& h) {
     if (info_) {
         if (h.worldSize != worldSize_)
-            inconsistent("rank " + std::to_string(h.rank) + " reports world size " + std::to_string(h.worldSize) +
-                         ", rank 0 said " + std::to_string(worldSize_));
+            inconsistent("rank " + std::to_string(h.rank) + " reports world size " +
+                         std::to_string(h.worldSize) + ", rank 0 said " +
+                         std::to_string(worldSize_));
         return; // every rank sends the same configuration; the first one describes the run
     }
     auto info = std::make_shared<const RunInfo>(parseRunInfo(h.configJson, h.worldSize));
     if (info->worldSize != h.worldSize)
-        inconsistent("the handshake's configuration says world size " + std::to_string(info->worldSize) +
-                     ", its record says " + std::to_string(h.worldSize));
+        inconsistent("the handshake's configuration says world size " +
+                     std::to_string(info->worldSize) + ", its record says " +
+                     std::to_string(h.worldSize));
     worldSize_ = h.worldSize;
     chargeLedger(1);
     info_ = std::move(info);
@@ -102,9 +115,11 @@ void StreamAssembler::onBatch(protocol::EventBatch&& b) {
     // Units index the configuration's list where it has one (a run without one names none).
     const std::size_t units = info_->units.size();
     for (const Event& e : b.events)
-        if (units > 0 && e.unit != kNoUnit && (e.unit < 0 || static_cast<std::size_t>(e.unit) >= units))
-            inconsistent("rank " + std::to_string(b.rank) + " sent an event for unit " + std::to_string(e.unit) +
-                         " of a model with " + std::to_string(units) + " units");
+        if (units > 0 && e.unit != kNoUnit &&
+            (e.unit < 0 || static_cast<std::size_t>(e.unit) >= units))
+            inconsistent("rank " + std::to_string(b.rank) + " sent an event for unit " +
+                         std::to_string(e.unit) + " of a model with " + std::to_string(units) +
+                         " units");
     auto& into = pending_[static_cast<std::size_t>(b.rank)];
     for (Event& e : b.events) {
         e.rank = b.rank; // the batch's rank is authoritative: the ledger of that rank changes
@@ -114,23 +129,27 @@ void StreamAssembler::onBatch(protocol::EventBatch&& b) {
 
 void StreamAssembler::flushPartialStep() {
     if (!info_) return;
-    const bool anything = std::any_of(pending_.begin(), pending_.end(), [](const auto& v) { return !v.empty(); });
+    const bool anything =
+        std::any_of(pending_.begin(), pending_.end(), [](const auto& v) { return !v.empty(); });
     if (anything) closeStep(lastStep_ + 1, false, 0, 0);
 }
 
 void StreamAssembler::chargeLedger(std::size_t states) {
     ledgerBytes_ += states * static_cast<std::uint64_t>(worldSize_) * sizeof(RankState);
     if (ledgerBytes_ > kLedgerAllowanceBytes + kLedgerBytesPerInputByte * inputBytes_)
-        inconsistent("the stream asks for " + std::to_string(ledgerBytes_ >> 20) + " MiB of replay state (world size " +
-                     std::to_string(worldSize_) + ", " + std::to_string(lastStep_ + 1) + " steps) from " +
-                     std::to_string(inputBytes_) + " bytes");
+        inconsistent("the stream asks for " + std::to_string(ledgerBytes_ >> 20) +
+                     " MiB of replay state (world size " + std::to_string(worldSize_) + ", " +
+                     std::to_string(lastStep_ + 1) + " steps) from " + std::to_string(inputBytes_) +
+                     " bytes");
 }
 
-void StreamAssembler::closeStep(std::int64_t step, bool complete, double loss, std::uint64_t stepNs) {
+void StreamAssembler::closeStep(std::int64_t step, bool complete, double loss,
+                                std::uint64_t stepNs) {
     if (step >= kMaxStep) inconsistent("step " + std::to_string(step) + " is out of range");
     // Snapshots, one per snapshotInterval events (at least one), and the end state.
-    const std::size_t events = std::accumulate(pending_.begin(), pending_.end(), std::size_t{0},
-                                               [](std::size_t n, const auto& v) { return n + v.size(); });
+    const std::size_t events =
+        std::accumulate(pending_.begin(), pending_.end(), std::size_t{0},
+                        [](std::size_t n, const auto& v) { return n + v.size(); });
     chargeLedger(events / snapshotInterval(worldSize_) + 2);
     auto data = std::make_shared<StepData>();
     data->step = step;

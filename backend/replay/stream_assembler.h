@@ -3,13 +3,13 @@
 // handshakes, one StepData per step (all ranks' batches merged in time order, with ledger
 // snapshots), the report and failures. Pure C++, no Qt: runs on the decoder thread, and in
 // tests and benchmarks directly.
+#include "protocol/protocol.h"
+#include "replay/run_data.h"
+#include "report/report.h"
+
 #include <memory>
 #include <optional>
 #include <vector>
-
-#include "protocol/protocol.h"
-#include "report/report.h"
-#include "replay/run_data.h"
 
 namespace shardscope::replay {
 
@@ -24,7 +24,8 @@ public:
         std::vector<FailureInfo> failures;
         bool ended = false;
         bool empty() const {
-            return !runInfo && steps.empty() && !report && reportProblem.empty() && failures.empty() && !ended;
+            return !runInfo && steps.empty() && !report && reportProblem.empty() &&
+                   failures.empty() && !ended;
         }
     };
 

@@ -1,43 +1,57 @@
 #include "replay/timeline_index.h"
 
+#include "plan/collective.h"
+
 #include <algorithm>
 #include <cmath>
-
-#include "plan/collective.h"
 
 namespace shardscope::replay {
 
 SpanKind spanKindOf(Phase p) {
     switch (p) {
-    case Phase::Backward: return SpanKind::Backward;
-    case Phase::Recompute: return SpanKind::Recompute;
-    case Phase::Optimizer: return SpanKind::Optimizer;
-    case Phase::Save: return SpanKind::Save;
+    case Phase::Backward:
+        return SpanKind::Backward;
+    case Phase::Recompute:
+        return SpanKind::Recompute;
+    case Phase::Optimizer:
+        return SpanKind::Optimizer;
+    case Phase::Save:
+        return SpanKind::Save;
     case Phase::Forward:
-    case Phase::None: break;
+    case Phase::None:
+        break;
     }
     return SpanKind::Forward;
 }
 
 SpanKind spanKindOf(CollectiveOp c) {
     switch (c) {
-    case CollectiveOp::ReduceScatter: return SpanKind::ReduceScatter;
-    case CollectiveOp::AllReduce: return SpanKind::AllReduce;
-    case CollectiveOp::TpAllReduce: return SpanKind::TpAllReduce;
-    case CollectiveOp::Broadcast: return SpanKind::Broadcast;
+    case CollectiveOp::ReduceScatter:
+        return SpanKind::ReduceScatter;
+    case CollectiveOp::AllReduce:
+        return SpanKind::AllReduce;
+    case CollectiveOp::TpAllReduce:
+        return SpanKind::TpAllReduce;
+    case CollectiveOp::Broadcast:
+        return SpanKind::Broadcast;
     case CollectiveOp::AllGather:
-    case CollectiveOp::None: break;
+    case CollectiveOp::None:
+        break;
     }
     return SpanKind::AllGather;
 }
 
 SpanKind spanKindOf(Transfer t) {
     switch (t) {
-    case Transfer::HostToDevice: return SpanKind::HostToDevice;
-    case Transfer::NvmeRead: return SpanKind::NvmeRead;
-    case Transfer::NvmeWrite: return SpanKind::NvmeWrite;
+    case Transfer::HostToDevice:
+        return SpanKind::HostToDevice;
+    case Transfer::NvmeRead:
+        return SpanKind::NvmeRead;
+    case Transfer::NvmeWrite:
+        return SpanKind::NvmeWrite;
     case Transfer::DeviceToHost:
-    case Transfer::None: break;
+    case Transfer::None:
+        break;
     }
     return SpanKind::DeviceToHost;
 }
@@ -66,12 +80,18 @@ double algBandwidth(std::uint64_t bytes, std::uint64_t ns) {
 double busBandwidth(SpanKind kind, std::uint64_t bytes, std::uint64_t ns, int peers) {
     const double alg = algBandwidth(bytes, ns);
     switch (kind) {
-    case SpanKind::AllGather: return alg * plan::busBandwidthFactor(CollectiveOp::AllGather, peers);
-    case SpanKind::ReduceScatter: return alg * plan::busBandwidthFactor(CollectiveOp::ReduceScatter, peers);
-    case SpanKind::AllReduce: return alg * plan::busBandwidthFactor(CollectiveOp::AllReduce, peers);
-    case SpanKind::Broadcast: return alg * plan::busBandwidthFactor(CollectiveOp::Broadcast, peers);
-    case SpanKind::TpAllReduce: return alg * plan::busBandwidthFactor(CollectiveOp::TpAllReduce, peers);
-    default: return alg;
+    case SpanKind::AllGather:
+        return alg * plan::busBandwidthFactor(CollectiveOp::AllGather, peers);
+    case SpanKind::ReduceScatter:
+        return alg * plan::busBandwidthFactor(CollectiveOp::ReduceScatter, peers);
+    case SpanKind::AllReduce:
+        return alg * plan::busBandwidthFactor(CollectiveOp::AllReduce, peers);
+    case SpanKind::Broadcast:
+        return alg * plan::busBandwidthFactor(CollectiveOp::Broadcast, peers);
+    case SpanKind::TpAllReduce:
+        return alg * plan::busBandwidthFactor(CollectiveOp::TpAllReduce, peers);
+    default:
+        return alg;
     }
 }
 
@@ -86,7 +106,8 @@ void TimelineIndex::reset(int worldSize) {
 std::size_t TimelineIndex::spanCount() const {
     std::size_t n = 0;
     for (const auto& l : lanes_)
-        for (const auto& r : l.rows) n += r.size();
+        for (const auto& r : l.rows)
+            n += r.size();
     return n;
 }
 
@@ -96,7 +117,8 @@ bool TimelineIndex::hasTransfers() const {
     });
 }
 
-void TimelineIndex::close(int rank, TimelineRow row, const Open& o, std::uint64_t ns, std::uint64_t event) {
+void TimelineIndex::close(int rank, TimelineRow row, const Open& o, std::uint64_t ns,
+                          std::uint64_t event) {
     TimelineSpan s;
     s.beginNs = o.ns;
     s.endNs = std::max(ns, o.ns);
@@ -113,7 +135,9 @@ void TimelineIndex::close(int rank, TimelineRow row, const Open& o, std::uint64_
 // Spans are closed in end order; sorting the fresh ones by begin and appending keeps each row
 // sorted unless a span opened before the previous update's last one (then: one full sort).
 void TimelineIndex::merge(TimelineLane& lane, RankBuild& b) {
-    const auto byBegin = [](const TimelineSpan& a, const TimelineSpan& c) { return a.beginNs < c.beginNs; };
+    const auto byBegin = [](const TimelineSpan& a, const TimelineSpan& c) {
+        return a.beginNs < c.beginNs;
+    };
     for (std::size_t r = 0; r < kTimelineRowCount; ++r) {
         auto& fresh = b.fresh[r];
         if (fresh.empty()) continue;
@@ -127,7 +151,8 @@ void TimelineIndex::merge(TimelineLane& lane, RankBuild& b) {
         if (from == 0) std::stable_sort(row.begin(), row.end(), byBegin);
         maxEnd.resize(row.size());
         std::uint64_t m = from == 0 ? 0 : maxEnd[from - 1];
-        for (std::size_t i = from; i < row.size(); ++i) maxEnd[i] = m = std::max(m, row[i].endNs);
+        for (std::size_t i = from; i < row.size(); ++i)
+            maxEnd[i] = m = std::max(m, row[i].endNs);
     }
 }
 
@@ -147,17 +172,22 @@ void TimelineIndex::update(const ReplayModel& model) {
             switch (e.kind) {
             case EventKind::ComputeBegin:
                 b.compute.open(*spanKeyOf(e), {ns, k, 0, e.unit, 0, spanKindOf(e.phase),
-                                               static_cast<std::uint8_t>(std::min<std::size_t>(b.compute.openCount(), kMaxDepth))});
+                                               static_cast<std::uint8_t>(std::min<std::size_t>(
+                                                   b.compute.openCount(), kMaxDepth))});
                 break;
             case EventKind::ComputeEnd:
-                if (const auto o = b.compute.close(*spanKeyOf(e))) close(e.rank, TimelineRow::Compute, *o, ns, k);
+                if (const auto o = b.compute.close(*spanKeyOf(e)))
+                    close(e.rank, TimelineRow::Compute, *o, ns, k);
                 break;
             case EventKind::CollectiveBegin:
-                b.collectives.open(*spanKeyOf(e), {ns, k, e.bytes, e.unit, e.peers, spanKindOf(e.collective),
-                                                   static_cast<std::uint8_t>(std::min<std::size_t>(b.collectives.openCount(), kMaxDepth))});
+                b.collectives.open(*spanKeyOf(e),
+                                   {ns, k, e.bytes, e.unit, e.peers, spanKindOf(e.collective),
+                                    static_cast<std::uint8_t>(std::min<std::size_t>(
+                                        b.collectives.openCount(), kMaxDepth))});
                 break;
             case EventKind::CollectiveEnd:
-                if (const auto o = b.collectives.close(*spanKeyOf(e))) close(e.rank, TimelineRow::Comm, *o, ns, k);
+                if (const auto o = b.collectives.close(*spanKeyOf(e)))
+                    close(e.rank, TimelineRow::Comm, *o, ns, k);
                 break;
             case EventKind::Alloc:
             case EventKind::Free: {
@@ -172,10 +202,12 @@ void TimelineIndex::update(const ReplayModel& model) {
                     // beside the one being computed instead of on top of it.
                     const auto& open = b.buffers.openSpans();
                     std::uint8_t depth = 0;
-                    while (depth < kMaxDepth && std::any_of(open.begin(), open.end(),
-                                                            [depth](const auto& o) { return o.value.depth == depth; }))
+                    while (depth < kMaxDepth &&
+                           std::any_of(open.begin(), open.end(),
+                                       [depth](const auto& o) { return o.value.depth == depth; }))
                         ++depth;
-                    b.buffers.open(*spanKeyOf(e), {ns, k, e.bytes, e.unit, 0, SpanKind::ParamFull, depth});
+                    b.buffers.open(*spanKeyOf(e),
+                                   {ns, k, e.bytes, e.unit, 0, SpanKind::ParamFull, depth});
                 } else if (const auto o = b.buffers.close(*spanKeyOf(e))) {
                     close(e.rank, TimelineRow::Buffers, *o, ns, k);
                 }
@@ -183,23 +215,28 @@ void TimelineIndex::update(const ReplayModel& model) {
             }
             case EventKind::TransferBegin:
                 b.transfers.open(*spanKeyOf(e), {ns, k, e.bytes, e.unit, 0, spanKindOf(e.transfer),
-                                                 static_cast<std::uint8_t>(std::min<std::size_t>(b.transfers.openCount(), kMaxDepth))});
+                                                 static_cast<std::uint8_t>(std::min<std::size_t>(
+                                                     b.transfers.openCount(), kMaxDepth))});
                 break;
             case EventKind::TransferEnd:
-                if (const auto o = b.transfers.close(*spanKeyOf(e))) close(e.rank, TimelineRow::Transfers, *o, ns, k);
+                if (const auto o = b.transfers.close(*spanKeyOf(e)))
+                    close(e.rank, TimelineRow::Transfers, *o, ns, k);
                 break;
             case EventKind::TransferWait:
             case EventKind::StepBegin:
-            case EventKind::StepEnd: break;
+            case EventKind::StepEnd:
+                break;
             }
         }
     }
-    for (std::size_t r = 0; r < lanes_.size(); ++r) merge(lanes_[r], build_[r]);
+    for (std::size_t r = 0; r < lanes_.size(); ++r)
+        merge(lanes_[r], build_[r]);
 }
 
 std::size_t TimelineIndex::firstEndingAtOrAfter(int rank, TimelineRow row, std::uint64_t t) const {
     const auto& maxEnd = lane(rank).maxEnd[static_cast<std::size_t>(row)];
-    return static_cast<std::size_t>(std::lower_bound(maxEnd.begin(), maxEnd.end(), t) - maxEnd.begin());
+    return static_cast<std::size_t>(std::lower_bound(maxEnd.begin(), maxEnd.end(), t) -
+                                    maxEnd.begin());
 }
 
 std::optional<std::size_t> TimelineIndex::spanAt(int rank, TimelineRow row, std::uint64_t t,
@@ -220,7 +257,8 @@ std::optional<std::size_t> TimelineIndex::spanAt(int rank, TimelineRow row, std:
             continue;
         }
         const TimelineSpan& b = spans[*best];
-        if ((holds(s) && !holds(b)) || (holds(s) == holds(b) && s.durationNs() < b.durationNs())) best = i;
+        if ((holds(s) && !holds(b)) || (holds(s) == holds(b) && s.durationNs() < b.durationNs()))
+            best = i;
     }
     return best;
 }
@@ -236,7 +274,8 @@ struct Pending {
 void flush(Pending& p, std::vector<DrawBox>& out) {
     if (!p.open) return;
     if (p.box.merged > 1)
-        p.box.kind = static_cast<SpanKind>(std::max_element(p.time.begin(), p.time.end()) - p.time.begin());
+        p.box.kind =
+            static_cast<SpanKind>(std::max_element(p.time.begin(), p.time.end()) - p.time.begin());
     out.push_back(p.box);
     p.open = false;
     p.time = {};
@@ -244,25 +283,29 @@ void flush(Pending& p, std::vector<DrawBox>& out) {
 
 } // namespace
 
-void layoutLane(const TimelineLane& lane, const TimeWindow& w, std::vector<DrawBox>& out, double minPx) {
+void layoutLane(const TimelineLane& lane, const TimeWindow& w, std::vector<DrawBox>& out,
+                double minPx) {
     const double t0 = std::max(0.0, w.t0);
     for (std::size_t r = 0; r < kTimelineRowCount; ++r) {
         const auto& spans = lane.rows[r];
         const auto& maxEnd = lane.maxEnd[r];
         std::array<Pending, kMaxDepth + 1> pending;
         auto i = static_cast<std::size_t>(
-            std::lower_bound(maxEnd.begin(), maxEnd.end(), static_cast<std::uint64_t>(t0)) - maxEnd.begin());
+            std::lower_bound(maxEnd.begin(), maxEnd.end(), static_cast<std::uint64_t>(t0)) -
+            maxEnd.begin());
         for (; i < spans.size(); ++i) {
             const TimelineSpan& s = spans[i];
             if (static_cast<double>(s.beginNs) > w.t1) break;
-            if (static_cast<double>(s.endNs) < w.t0) continue; // ends before the window (overlap bookkeeping)
+            if (static_cast<double>(s.endNs) < w.t0)
+                continue; // ends before the window (overlap bookkeeping)
             const double x0 = std::max(w.xOf(static_cast<double>(s.beginNs)), -1.0);
             const double x1 = std::min(w.xOf(static_cast<double>(s.endNs)), w.widthPx + 1);
             Pending& p = pending[s.depth];
             const bool narrow = x1 - x0 < minPx;
             // Only narrow spans join a box, and only a narrow one or a summary: a span wide
             // enough to read keeps its own box (and its label and tooltip).
-            if (narrow && p.open && (p.box.merged > 1 || p.box.x1 - p.box.x0 < minPx) && x0 - p.box.x1 < minPx) {
+            if (narrow && p.open && (p.box.merged > 1 || p.box.x1 - p.box.x0 < minPx) &&
+                x0 - p.box.x1 < minPx) {
                 p.box.x1 = std::max(p.box.x1, x1);
                 ++p.box.merged;
                 p.time[static_cast<std::size_t>(s.kind)] += static_cast<double>(s.durationNs());
@@ -273,11 +316,13 @@ void layoutLane(const TimelineLane& lane, const TimeWindow& w, std::vector<DrawB
             p.box = DrawBox{x0, x1, static_cast<TimelineRow>(r), s.depth, s.kind, 1, i};
             p.time[static_cast<std::size_t>(s.kind)] = static_cast<double>(s.durationNs());
         }
-        for (Pending& p : pending) flush(p, out);
+        for (Pending& p : pending)
+            flush(p, out);
     }
 }
 
-void memoryColumns(const TimelineLane& lane, const TimeWindow& w, int columns, std::vector<MemColumn>& out) {
+void memoryColumns(const TimelineLane& lane, const TimeWindow& w, int columns,
+                   std::vector<MemColumn>& out) {
     out.assign(static_cast<std::size_t>(std::max(columns, 0)), {});
     if (lane.memNs.empty() || columns <= 0) return;
     const auto& ts = lane.memNs;
@@ -286,7 +331,9 @@ void memoryColumns(const TimelineLane& lane, const TimeWindow& w, int columns, s
     // sample before it.
     auto at = [&](double t) {
         if (t <= 0) return std::size_t{0};
-        return static_cast<std::size_t>(std::lower_bound(ts.begin(), ts.end(), static_cast<std::uint64_t>(std::ceil(t))) - ts.begin());
+        return static_cast<std::size_t>(
+            std::lower_bound(ts.begin(), ts.end(), static_cast<std::uint64_t>(std::ceil(t))) -
+            ts.begin());
     };
     std::size_t i = at(w.t0);
     for (int c = 0; c < columns; ++c) {

@@ -1,31 +1,40 @@
 #pragma once
 // The timeline's data, pre-built once per run so a repaint never walks raw events: per rank
 // (lane) the compute spans, the collectives, the lifetimes of gathered parameters (param_full)
-// and the tier transfers (device ↔ host copies, NVMe reads and writes), each sorted by begin time with a running maximum of end times for binary search,
-// and the rank's live-bytes curve. Plus the level-of-detail layout: the boxes to draw for a
-// time window at a pixel width, with spans narrower than ~2 px merged into summary boxes, and
-// the memory curve reduced to min/max per pixel column. Pure C++ (no widgets) so the tests and
-// the benchmark drive exactly what the view paints.
+// and the tier transfers (device ↔ host copies, NVMe reads and writes), each sorted by begin time
+// with a running maximum of end times for binary search, and the rank's live-bytes curve. Plus the
+// level-of-detail layout: the boxes to draw for a time window at a pixel width, with spans narrower
+// than ~2 px merged into summary boxes, and the memory curve reduced to min/max per pixel column.
+// Pure C++ (no widgets) so the tests and the benchmark drive exactly what the view paints.
 //
 // Times are on the replay clock of ReplayModel (each step's real timestamps, steps back to
 // back), so a playhead index and a timeline position convert through the model.
+#include "core/span_pairing.h"
+#include "replay/replay_model.h"
+
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
-#include "core/span_pairing.h"
-#include "replay/replay_model.h"
-
 namespace shardscope::replay {
 
 enum class SpanKind : std::uint8_t {
-    Forward, Backward, Recompute, Optimizer,         // compute row
-    AllGather, ReduceScatter, AllReduce, Broadcast,  // communication row
-    ParamFull,                                       // buffer row: a gathered unit's lifetime
-    TpAllReduce,                                     // communication row: tensor parallelism's
-    Save,                                            // compute row: writing a checkpoint
-    DeviceToHost, HostToDevice, NvmeRead, NvmeWrite, // transfer row: offloaded state crossing tiers
+    Forward,
+    Backward,
+    Recompute,
+    Optimizer, // compute row
+    AllGather,
+    ReduceScatter,
+    AllReduce,
+    Broadcast,   // communication row
+    ParamFull,   // buffer row: a gathered unit's lifetime
+    TpAllReduce, // communication row: tensor parallelism's
+    Save,        // compute row: writing a checkpoint
+    DeviceToHost,
+    HostToDevice,
+    NvmeRead,
+    NvmeWrite, // transfer row: offloaded state crossing tiers
 };
 inline constexpr std::size_t kSpanKindCount = 15;
 
@@ -43,20 +52,20 @@ bool isCollective(SpanKind k);
 bool isTransfer(SpanKind k);
 
 struct TimelineSpan {
-    std::uint64_t beginNs = 0;    // replay clock
+    std::uint64_t beginNs = 0; // replay clock
     std::uint64_t endNs = 0;
     std::uint64_t beginEvent = 0; // global event index of the opening event (Begin / Alloc)
     std::uint64_t endEvent = 0;   // … and of the closing one (End / Free)
     std::uint64_t bytes = 0;      // collective payload, the buffer's size, or the bytes transferred
     std::int32_t unit = kNoUnit;
-    std::int32_t peers = 0;       // collectives: the group size
+    std::int32_t peers = 0; // collectives: the group size
     SpanKind kind = SpanKind::Forward;
     std::uint8_t depth = 0;
     std::uint64_t durationNs() const { return endNs - beginNs; }
 };
 
 struct TimelineLane {
-    std::array<std::vector<TimelineSpan>, kTimelineRowCount> rows;   // sorted by beginNs
+    std::array<std::vector<TimelineSpan>, kTimelineRowCount> rows;    // sorted by beginNs
     std::array<std::vector<std::uint64_t>, kTimelineRowCount> maxEnd; // running max of endNs
     std::vector<std::uint64_t> memNs;    // after each alloc/free: when …
     std::vector<std::uint64_t> memBytes; // … and the rank's live total then
@@ -77,15 +86,16 @@ public:
 
     int laneCount() const { return static_cast<int>(lanes_.size()); }
     const TimelineLane& lane(int rank) const { return lanes_[static_cast<std::size_t>(rank)]; }
-    std::uint64_t endNs() const { return endNs_; }     // replay clock at the last event
-    std::uint64_t peakBytes() const { return peak_; }  // highest live total of any rank
+    std::uint64_t endNs() const { return endNs_; }    // replay clock at the last event
+    std::uint64_t peakBytes() const { return peak_; } // highest live total of any rank
     std::size_t spanCount() const;
     bool hasTransfers() const; // any lane's transfer row holds a span (the view adds that row)
 
     // Index of the first span of (rank,row) that may overlap [t, …): its end ≥ t.
     std::size_t firstEndingAtOrAfter(int rank, TimelineRow row, std::uint64_t t) const;
     // The innermost span of (rank,row) whose [begin − slack, end + slack] holds t.
-    std::optional<std::size_t> spanAt(int rank, TimelineRow row, std::uint64_t t, std::uint64_t slackNs) const;
+    std::optional<std::size_t> spanAt(int rank, TimelineRow row, std::uint64_t t,
+                                      std::uint64_t slackNs) const;
 
 private:
     struct Open {
@@ -123,7 +133,7 @@ struct TimeWindow {
 };
 
 struct DrawBox {
-    double x0 = 0, x1 = 0;        // pixels from the window's left edge
+    double x0 = 0, x1 = 0; // pixels from the window's left edge
     TimelineRow row = TimelineRow::Compute;
     std::uint8_t depth = 0;
     SpanKind kind = SpanKind::Forward; // single span; for a summary, the kind covering most time
@@ -144,6 +154,7 @@ struct MemColumn {
     std::uint64_t lo = 0, hi = 0;
     bool valid = false;
 };
-void memoryColumns(const TimelineLane& lane, const TimeWindow& w, int columns, std::vector<MemColumn>& out);
+void memoryColumns(const TimelineLane& lane, const TimeWindow& w, int columns,
+                   std::vector<MemColumn>& out);
 
 } // namespace shardscope::replay

@@ -1,5 +1,8 @@
 #include "report/files.h"
 
+#include "core/error.h"
+#include "core/user_files.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -8,18 +11,17 @@
 #include <fstream>
 #include <iterator>
 
-#include "core/error.h"
-#include "core/user_files.h"
-
 namespace shardscope::report {
 
-std::string writeTextFile(const std::string& path, const std::string& text, const std::string& flag) {
+std::string writeTextFile(const std::string& path, const std::string& text,
+                          const std::string& flag) {
     OutputFile out(path, flag);
     out.write(text);
     return out.commit();
 }
 
-std::string writeWeightsFile(const std::string& path, const std::vector<std::vector<float>>& weights) {
+std::string writeWeightsFile(const std::string& path,
+                             const std::vector<std::vector<float>>& weights) {
     static_assert(std::endian::native == std::endian::little, "weights files are little-endian");
     std::string bytes;
     for (const auto& unit : weights)
@@ -32,7 +34,8 @@ std::vector<float> readWeightsFile(const std::string& path) {
     if (!in) throw Error(ErrorKind::Io, "cannot read weights file '" + path + "'");
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (bytes.size() % sizeof(float) != 0)
-        throw Error(ErrorKind::Format, "weights file '" + path + "' is not a whole number of fp32 values");
+        throw Error(ErrorKind::Format,
+                    "weights file '" + path + "' is not a whole number of fp32 values");
     std::vector<float> out(bytes.size() / sizeof(float));
     std::memcpy(out.data(), bytes.data(), bytes.size());
     return out;
@@ -40,8 +43,8 @@ std::vector<float> readWeightsFile(const std::string& path) {
 
 double maxAbsDelta(const std::vector<float>& a, const std::vector<float>& b) {
     if (a.size() != b.size())
-        throw Error(ErrorKind::Format, "weights of different sizes (" + std::to_string(a.size()) + " vs " +
-                                           std::to_string(b.size()) + " values)");
+        throw Error(ErrorKind::Format, "weights of different sizes (" + std::to_string(a.size()) +
+                                           " vs " + std::to_string(b.size()) + " values)");
     double worst = 0.0;
     for (std::size_t i = 0; i < a.size(); ++i)
         worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - static_cast<double>(b[i])));

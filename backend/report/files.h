@@ -8,9 +8,11 @@ namespace shardscope::report {
 
 // An OutputFile (core/user_files.h): written beside and renamed into place, never over a special
 // file. Throws Error naming `flag`. Returns where the file went (OutputFile::commit).
-std::string writeTextFile(const std::string& path, const std::string& text, const std::string& flag);
+std::string writeTextFile(const std::string& path, const std::string& text,
+                          const std::string& flag);
 // Every unit's unpadded fp32 weights, little-endian, unit order, written atomically.
-std::string writeWeightsFile(const std::string& path, const std::vector<std::vector<float>>& weights);
+std::string writeWeightsFile(const std::string& path,
+                             const std::vector<std::vector<float>>& weights);
 // A --weights-out file back (all units concatenated); throws Error(Io) / Error(Format) when
 // unreadable or not a whole number of floats.
 std::vector<float> readWeightsFile(const std::string& path);

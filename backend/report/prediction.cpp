@@ -48,7 +48,8 @@ json tableJson(const ByteTable& t) {
     json out = json::object();
     for (Category c : kAllCategories) {
         json row = json::object();
-        for (Tier tr : kAllTiers) row[std::string(tierName(tr))] = t.at(c, tr);
+        for (Tier tr : kAllTiers)
+            row[std::string(tierName(tr))] = t.at(c, tr);
         out[std::string(categoryName(c))] = row;
     }
     return out;
@@ -60,7 +61,8 @@ ByteTable table(const json& j, const char* key) {
     for (Category c : kAllCategories) {
         const std::string name(categoryName(c));
         const json& row = field(v, name.c_str());
-        for (Tier tr : kAllTiers) t.at(c, tr) = number<std::uint64_t>(row, std::string(tierName(tr)).c_str());
+        for (Tier tr : kAllTiers)
+            t.at(c, tr) = number<std::uint64_t>(row, std::string(tierName(tr)).c_str());
     }
     return t;
 }
@@ -69,9 +71,10 @@ theory::Scenario scenario(const json& j) {
     theory::Scenario s;
     const json& shape = field(j, "shape");
     if (!shape.is_null())
-        s.shape = plan::GptShape{number<std::int64_t>(shape, "layers"), number<std::int64_t>(shape, "d_model"),
-                                   number<std::int64_t>(shape, "heads"), number<std::int64_t>(shape, "vocab"),
-                                   number<std::int64_t>(shape, "seq_len")};
+        s.shape = plan::GptShape{
+            number<std::int64_t>(shape, "layers"), number<std::int64_t>(shape, "d_model"),
+            number<std::int64_t>(shape, "heads"), number<std::int64_t>(shape, "vocab"),
+            number<std::int64_t>(shape, "seq_len")};
     // The TP degree (absent: 1); theory::validate checks it against the heads and the MLP width.
     if (s.shape && shape.contains("tp")) s.shape->tp = number<std::int64_t>(shape, "tp");
     s.params = number<std::uint64_t>(j, "params");
@@ -126,8 +129,10 @@ theory::PeakPrediction prediction(const json& j) {
     return p;
 }
 
-// The list under `key` of a {"schema": kPredictSchema, key: [...]} document, each item read by `item`.
-template <class T, class F> Parsed<std::vector<T>> readList(std::string_view textIn, const char* key, F item) {
+// The list under `key` of a {"schema": kPredictSchema, key: [...]} document, each item read by
+// `item`.
+template <class T, class F>
+Parsed<std::vector<T>> readList(std::string_view textIn, const char* key, F item) {
     Parsed<std::vector<T>> out;
     try {
         const json j = json::parse(textIn);
@@ -136,7 +141,8 @@ template <class T, class F> Parsed<std::vector<T>> readList(std::string_view tex
         const json& list = field(j, key);
         if (!list.is_array()) throw Bad{std::string("'") + key + "' is not an array"};
         std::vector<T> values;
-        for (const json& v : list) values.push_back(item(v));
+        for (const json& v : list)
+            values.push_back(item(v));
         out.value = std::move(values);
     } catch (const Bad& b) {
         out.error = b.what;
@@ -151,8 +157,9 @@ template <class T, class F> Parsed<std::vector<T>> readList(std::string_view tex
 json toJson(const theory::Scenario& s) {
     json shape = nullptr;
     if (s.shape)
-        shape = {{"layers", s.shape->layers}, {"d_model", s.shape->dModel}, {"heads", s.shape->heads},
-                 {"vocab", s.shape->vocab}, {"seq_len", s.shape->seqLen}, {"tp", s.shape->tp}};
+        shape = {{"layers", s.shape->layers},  {"d_model", s.shape->dModel},
+                 {"heads", s.shape->heads},    {"vocab", s.shape->vocab},
+                 {"seq_len", s.shape->seqLen}, {"tp", s.shape->tp}};
     const plan::Knobs& k = s.knobs;
     return {{"shape", shape},
             {"params", s.params},
@@ -195,7 +202,8 @@ json toJson(const theory::PeakPrediction& p) {
 
 json predictRequestJson(const std::vector<theory::Scenario>& scenarios) {
     json list = json::array();
-    for (const auto& s : scenarios) list.push_back(toJson(s));
+    for (const auto& s : scenarios)
+        list.push_back(toJson(s));
     return {{"schema", kPredictSchema}, {"scenarios", list}};
 }
 
@@ -205,7 +213,8 @@ Parsed<std::vector<theory::Scenario>> parsePredictRequest(std::string_view text)
 
 json predictAnswerJson(const std::vector<theory::PeakPrediction>& predictions) {
     json list = json::array();
-    for (const auto& p : predictions) list.push_back(toJson(p));
+    for (const auto& p : predictions)
+        list.push_back(toJson(p));
     return {{"schema", kPredictSchema}, {"predictions", list}};
 }
 

@@ -5,13 +5,12 @@
 //
 // Note: every field travels — a field left out would silently take its default on the other
 // side, so the readers refuse a missing or mistyped field.
-#include <string_view>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
 #include "report/report.h"
 #include "theory/estimate.h"
+
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <vector>
 
 namespace shardscope::report {
 

@@ -12,9 +12,9 @@ using nlohmann::json;
 // Bounds a reader enforces before it allocates or indexes anything.
 constexpr std::int64_t kMaxWorldSize = 1 << 20;
 constexpr std::size_t kMaxSteps = 1'000'000; // values in one per-step array
-constexpr std::size_t kMaxText = 4096;   // one string value
+constexpr std::size_t kMaxText = 4096;       // one string value
 constexpr std::size_t kMaxNotes = kMaxReportNotes;
-constexpr std::size_t kMaxKinds = 16;    // collective kinds in one table
+constexpr std::size_t kMaxKinds = 16; // collective kinds in one table
 constexpr std::size_t kMaxKindName = 32;
 
 // Thrown inside the reader only; fromJson turns it into Parsed::error.
@@ -25,14 +25,16 @@ struct Bad {
 json kindsJson(const KindValues& values) {
     json j = json::object();
     for (const auto& [kind, v] : values)
-        j[kind] = std::floor(v) == v && v >= 0 && v < 1.8e19 ? json(static_cast<std::uint64_t>(v)) : json(v);
+        j[kind] = std::floor(v) == v && v >= 0 && v < 1.8e19 ? json(static_cast<std::uint64_t>(v))
+                                                             : json(v);
     return j;
 }
 
 json categoriesJson(const CategoryBytes& b, bool statesOnly) {
     json j = json::object();
     for (Category c : kAllCategories)
-        if (!statesOnly || stateGroup(c) != StateGroup::Other) j[std::string(categoryName(c))] = b[index(c)];
+        if (!statesOnly || stateGroup(c) != StateGroup::Other)
+            j[std::string(categoryName(c))] = b[index(c)];
     return j;
 }
 
@@ -48,7 +50,8 @@ json tierCategoriesJson(const TierCategoryBytes& b, bool statesOnly, const TierB
 
 json tiersJson(const TierBytes& b) {
     json j = json::object();
-    for (Tier t : kAllTiers) j[std::string(tierName(t))] = b[index(t)];
+    for (Tier t : kAllTiers)
+        j[std::string(tierName(t))] = b[index(t)];
     return j;
 }
 
@@ -66,10 +69,14 @@ public:
     bool has(const char* key) const { return j_.contains(key); }
     const json& at(const char* key) const {
         const auto it = j_.find(key);
-        if (it == j_.end()) throw Bad{"report has no \"" + (path_.empty() ? std::string() : path_ + ".") + key + "\""};
+        if (it == j_.end())
+            throw Bad{"report has no \"" + (path_.empty() ? std::string() : path_ + ".") + key +
+                      "\""};
         return *it;
     }
-    Reader object(const char* key) const { return Reader(at(key), path_.empty() ? key : path_ + "." + key); }
+    Reader object(const char* key) const {
+        return Reader(at(key), path_.empty() ? key : path_ + "." + key);
+    }
 
     std::uint64_t u64(const char* key) const {
         const json& v = at(key);
@@ -84,15 +91,16 @@ public:
             throw Bad{where(key) + "out of range"};
         const auto x = v.get<std::int64_t>();
         if (x < min || x > max)
-            throw Bad{where(key) + std::to_string(x) + " is out of range (" + std::to_string(min) + "–" +
-                      std::to_string(max) + ")"};
+            throw Bad{where(key) + std::to_string(x) + " is out of range (" + std::to_string(min) +
+                      "–" + std::to_string(max) + ")"};
         return x;
     }
     double real(const char* key) const { return realOf(at(key), key); }
     // A share of a step: in [0, 1].
     double fraction(const char* key) const {
         const double x = real(key);
-        if (!(x >= 0 && x <= 1)) throw Bad{where(key) + std::to_string(x) + " is not a fraction in [0, 1]"};
+        if (!(x >= 0 && x <= 1))
+            throw Bad{where(key) + std::to_string(x) + " is not a fraction in [0, 1]"};
         return x;
     }
     bool boolean(const char* key) const {
@@ -104,17 +112,23 @@ public:
     std::vector<double> reals(const char* key, std::size_t maxCount) const {
         const json& v = at(key);
         if (!v.is_array()) throw Bad{where(key) + "expected an array"};
-        if (v.size() > maxCount) throw Bad{where(key) + "has " + std::to_string(v.size()) + " values, more than " + std::to_string(maxCount)};
+        if (v.size() > maxCount)
+            throw Bad{where(key) + "has " + std::to_string(v.size()) + " values, more than " +
+                      std::to_string(maxCount)};
         std::vector<double> out;
         out.reserve(v.size());
-        for (const json& x : v) out.push_back(realOf(x, key));
+        for (const json& x : v)
+            out.push_back(realOf(x, key));
         return out;
     }
     std::vector<std::string> texts(const char* key) const {
         const json& v = at(key);
-        if (!v.is_array() || v.size() > kMaxNotes) throw Bad{where(key) + "expected an array of at most " + std::to_string(kMaxNotes) + " strings"};
+        if (!v.is_array() || v.size() > kMaxNotes)
+            throw Bad{where(key) + "expected an array of at most " + std::to_string(kMaxNotes) +
+                      " strings"};
         std::vector<std::string> out;
-        for (const json& x : v) out.push_back(textOf(x, key));
+        for (const json& x : v)
+            out.push_back(textOf(x, key));
         return out;
     }
     // {"param_shard": …} over known categories; `total` receives "total" when given.
@@ -127,7 +141,8 @@ public:
                 continue;
             }
             const auto c = parseCategory(name);
-            if (!c) throw Bad{r.where() + "unknown category '" + name.substr(0, kMaxKindName) + "'"};
+            if (!c)
+                throw Bad{r.where() + "unknown category '" + name.substr(0, kMaxKindName) + "'"};
             out[index(*c)] = r.u64(name.c_str());
         }
         if (total && !r.has("total")) throw Bad{r.where() + "has no \"total\""};
@@ -137,7 +152,8 @@ public:
     TierCategoryBytes tierCategories(const char* key, TierBytes* totals = nullptr) const {
         const Reader r = object(key);
         TierCategoryBytes out{};
-        if (r.j_.size() != kTierCount) throw Bad{r.where() + "expected the tiers device, host and nvme"};
+        if (r.j_.size() != kTierCount)
+            throw Bad{r.where() + "expected the tiers device, host and nvme"};
         for (Tier t : kAllTiers) {
             const std::string name(tierName(t));
             out[index(t)] = r.categories(name.c_str(), totals ? &(*totals)[index(t)] : nullptr);
@@ -147,16 +163,20 @@ public:
     TierBytes tiers(const char* key) const {
         const Reader r = object(key);
         TierBytes out{};
-        if (r.j_.size() != kTierCount) throw Bad{r.where() + "expected the tiers device, host and nvme"};
-        for (Tier t : kAllTiers) out[index(t)] = r.u64(std::string(tierName(t)).c_str());
+        if (r.j_.size() != kTierCount)
+            throw Bad{r.where() + "expected the tiers device, host and nvme"};
+        for (Tier t : kAllTiers)
+            out[index(t)] = r.u64(std::string(tierName(t)).c_str());
         return out;
     }
     KindValues kinds(const char* key) const {
         const Reader r = object(key);
-        if (r.j_.size() > kMaxKinds) throw Bad{r.where() + "has more than " + std::to_string(kMaxKinds) + " kinds"};
+        if (r.j_.size() > kMaxKinds)
+            throw Bad{r.where() + "has more than " + std::to_string(kMaxKinds) + " kinds"};
         KindValues out;
         for (const auto& [name, value] : r.j_.items()) {
-            if (name.empty() || name.size() > kMaxKindName) throw Bad{r.where() + "a collective kind name is empty or too long"};
+            if (name.empty() || name.size() > kMaxKindName)
+                throw Bad{r.where() + "a collective kind name is empty or too long"};
             const double v = r.realOf(value, name.c_str());
             if (v < 0) throw Bad{r.where(name) + "is negative"};
             out.emplace_back(name, v);
@@ -175,7 +195,8 @@ private:
     std::string textOf(const json& v, const char* key) const {
         if (!v.is_string()) throw Bad{where(key) + "expected a string"};
         const auto& s = v.get_ref<const std::string&>();
-        if (s.size() > kMaxText) throw Bad{where(key) + "is longer than " + std::to_string(kMaxText) + " bytes"};
+        if (s.size() > kMaxText)
+            throw Bad{where(key) + "is longer than " + std::to_string(kMaxText) + " bytes"};
         return s;
     }
 
@@ -188,8 +209,10 @@ void requireSchema(const json& j, std::string_view schema) {
     const auto it = j.find("schema");
     if (it == j.end()) throw Bad{std::string(kNoSchemaMessage)};
     if (!it->is_string() || it->get_ref<const std::string&>() != schema) {
-        const std::string got = it->is_string() ? it->get<std::string>().substr(0, 64) : std::string("not a string");
-        throw Bad{"report schema '" + got + "' is not " + std::string(schema) + " (a newer or foreign file)"};
+        const std::string got =
+            it->is_string() ? it->get<std::string>().substr(0, 64) : std::string("not a string");
+        throw Bad{"report schema '" + got + "' is not " + std::string(schema) +
+                  " (a newer or foreign file)"};
     }
 }
 
@@ -200,10 +223,12 @@ ConfigImport readConfigImport(const Reader& r) {
     auto pairs = [&](const char* list, const char* second) {
         const json& v = r.at(list);
         if (!v.is_array() || v.size() > kMaxNotes)
-            throw Bad{r.where(list) + "expected an array of at most " + std::to_string(kMaxNotes) + " entries"};
+            throw Bad{r.where(list) + "expected an array of at most " + std::to_string(kMaxNotes) +
+                      " entries"};
         std::vector<std::pair<std::string, std::string>> entries;
         for (std::size_t i = 0; i < v.size(); ++i) {
-            const Reader e(v[i], "config_import." + std::string(list) + "[" + std::to_string(i) + "]");
+            const Reader e(v[i],
+                           "config_import." + std::string(list) + "[" + std::to_string(i) + "]");
             entries.emplace_back(e.text("key"), e.text(second));
         }
         return entries;
@@ -237,14 +262,16 @@ RunReport readRun(const json& j, const std::string& path) {
     const json& ranks = r.at("ranks");
     if (!ranks.is_array()) throw Bad{r.where("ranks") + "expected an array"};
     if (ranks.size() != static_cast<std::size_t>(out.worldSize))
-        throw Bad{r.where("ranks") + "has " + std::to_string(ranks.size()) + " entries for world_size " +
-                  std::to_string(out.worldSize)};
+        throw Bad{r.where("ranks") + "has " + std::to_string(ranks.size()) +
+                  " entries for world_size " + std::to_string(out.worldSize)};
     std::vector<bool> seen(static_cast<std::size_t>(out.worldSize), false);
     out.ranks.resize(ranks.size());
     for (std::size_t i = 0; i < ranks.size(); ++i) {
-        const Reader rk(ranks[i], (path.empty() ? "" : path + ".") + "ranks[" + std::to_string(i) + "]");
+        const Reader rk(ranks[i],
+                        (path.empty() ? "" : path + ".") + "ranks[" + std::to_string(i) + "]");
         const auto rank = static_cast<std::size_t>(rk.i64("rank", 0, out.worldSize - 1));
-        if (seen[rank]) throw Bad{rk.where("rank") + "rank " + std::to_string(rank) + " appears twice"};
+        if (seen[rank])
+            throw Bad{rk.where("rank") + "rank " + std::to_string(rank) + " appears twice"};
         seen[rank] = true;
         RankReport& rr = out.ranks[rank];
         rr.rank = static_cast<int>(rank);
@@ -294,7 +321,8 @@ RunReport readRun(const json& j, const std::string& path) {
     out.commPayloadBytesPerStep = r.kinds("comm_payload_bytes_per_step");
     out.commCallsPerStep = r.kinds("comm_calls_per_step");
     out.exposedCommFraction = r.fraction("exposed_comm_fraction");
-    if (r.has("exposed_transfer_fraction")) out.exposedTransferFraction = r.fraction("exposed_transfer_fraction");
+    if (r.has("exposed_transfer_fraction"))
+        out.exposedTransferFraction = r.fraction("exposed_transfer_fraction");
 
     const Reader t = r.object("theory");
     TheoryValues& th = out.theory;
@@ -329,16 +357,19 @@ RunReport readRun(const json& j, const std::string& path) {
     if (r.has("max_abs_delta_vs_ddp")) out.maxAbsDeltaVsDdp = r.real("max_abs_delta_vs_ddp");
     if (r.has("resumed_from")) {
         const Reader f = r.object("resumed_from");
-        out.resumedFrom = ResumedFrom{f.text("path"), f.i64("step", 0, INT64_MAX),
-                                      static_cast<int>(f.i64("world_size", 1, 1 << 20)), f.text("strategy")};
+        out.resumedFrom =
+            ResumedFrom{f.text("path"), f.i64("step", 0, INT64_MAX),
+                        static_cast<int>(f.i64("world_size", 1, 1 << 20)), f.text("strategy")};
     }
     if (r.has("saves")) {
         const json& saves = r.at("saves");
-        if (!saves.is_array() || saves.size() > kMaxSteps) throw Bad{"report: saves: expected an array of at most " + std::to_string(kMaxSteps)};
+        if (!saves.is_array() || saves.size() > kMaxSteps)
+            throw Bad{"report: saves: expected an array of at most " + std::to_string(kMaxSteps)};
         for (const json& item : saves) {
             const Reader s(item, "saves");
-            out.saves.push_back({s.i64("step", 0, INT64_MAX), s.text("path"), s.real("seconds"), s.u64("bytes"),
-                                 s.has("seconds_blocked") ? s.real("seconds_blocked") : s.real("seconds")});
+            out.saves.push_back(
+                {s.i64("step", 0, INT64_MAX), s.text("path"), s.real("seconds"), s.u64("bytes"),
+                 s.has("seconds_blocked") ? s.real("seconds_blocked") : s.real("seconds")});
         }
     }
     if (r.has("config_import")) out.configImport = readConfigImport(r.object("config_import"));
@@ -365,24 +396,29 @@ json parseText(std::string_view text) {
 
 double total(const KindValues& values) {
     double sum = 0;
-    for (const auto& [kind, v] : values) sum += v;
+    for (const auto& [kind, v] : values)
+        sum += v;
     return sum;
 }
 
 std::uint64_t stateTotal(const CategoryBytes& bytes) {
     std::uint64_t sum = 0;
-    for (std::uint64_t b : bytes) sum += b;
+    for (std::uint64_t b : bytes)
+        sum += b;
     return sum;
 }
 
 const RankReport& RunReport::worstRank() const {
     static const RankReport none;
     if (ranks.empty()) return none;
-    return *std::max_element(ranks.begin(), ranks.end(),
-                             [](const RankReport& a, const RankReport& b) { return a.peakTotal < b.peakTotal; });
+    return *std::max_element(
+        ranks.begin(), ranks.end(),
+        [](const RankReport& a, const RankReport& b) { return a.peakTotal < b.peakTotal; });
 }
 
-std::uint64_t RunReport::peakMax() const { return worstRank().peakTotal; }
+std::uint64_t RunReport::peakMax() const {
+    return worstRank().peakTotal;
+}
 
 json toJson(const RunReport& r) {
     json ranks = json::array();
@@ -392,8 +428,10 @@ json toJson(const RunReport& r) {
         json rank = {{"rank", rr.rank},
                      {"peak_bytes", peak},
                      {"model_state_bytes", categoriesJson(rr.modelStateBytes, true)},
-                     {"model_state_bytes_by_tier", tierCategoriesJson(rr.modelStateBytesByTier, true, nullptr)},
-                     {"peak_bytes_by_tier", tierCategoriesJson(rr.peakBytesByTier, false, &rr.peakTotalByTier)},
+                     {"model_state_bytes_by_tier",
+                      tierCategoriesJson(rr.modelStateBytesByTier, true, nullptr)},
+                     {"peak_bytes_by_tier",
+                      tierCategoriesJson(rr.peakBytesByTier, false, &rr.peakTotalByTier)},
                      {"comm_bytes_per_step", kindsJson(rr.commBytesPerStep)},
                      {"exposed_comm",
                       {{"fraction_median", rr.exposedComm.fractionMedian},
@@ -423,59 +461,65 @@ json toJson(const RunReport& r) {
         ranks.push_back(std::move(rank));
     }
     const TheoryValues& t = r.theory;
-    json out = {{"schema", std::string(kRunSchema)},
-                {"param_count", r.paramCount},
-                {"world_size", r.worldSize},
-                {"strategy", r.strategy},
-                {"model", r.model},
-                {"precision", r.precision},
-                {"checkpointing", r.checkpointing},
-                {"micro_batch", r.microBatch},
-                {"grad_accum", r.gradAccum},
-                {"steps", r.steps},
-                {"seed", r.seed},
-                {"deterministic", r.deterministic},
-                {"data", r.data},
-                {"config", r.config},
-                {"losses", r.losses},
-                {"step_ms", r.stepMs},
-                {"ranks", ranks},
-                {"comm_bytes_per_step", kindsJson(r.commBytesPerStep)},
-                {"comm_payload_bytes_per_step", kindsJson(r.commPayloadBytesPerStep)},
-                {"comm_calls_per_step", kindsJson(r.commCallsPerStep)},
-                {"exposed_comm_fraction", r.exposedCommFraction},
-                {"exposed_transfer_fraction", r.exposedTransferFraction},
-                {"theory",
-                 {{"model_state_bytes", categoriesJson(t.modelStateBytes, true)},
-                  {"ddp_model_state_bytes", categoriesJson(t.ddpModelStateBytes, true)},
-                  {"padding_bytes", t.paddingBytes},
-                  {"model_state_bytes_by_tier", tierCategoriesJson(t.modelStateBytesByTier, true, nullptr)},
-                  {"peak_bytes_by_tier", tiersJson(t.peakBytesByTier)},
-                  {"predicted_peak_bytes", t.predictedPeakBytes},
-                  {"peak_at", categoriesJson(t.peakAt, false)},
-                  {"peak_by_category", categoriesJson(t.peakByCategory, false)},
-                  {"peak_phase", t.peakPhase},
-                  {"activation_peak_bytes", t.activationPeakBytes},
-                  {"comm_bytes_per_step", kindsJson(t.commBytesPerStep)},
-                  {"comm_payload_bytes_per_step", kindsJson(t.commPayloadBytesPerStep)},
-                  {"comm_calls_per_step", kindsJson(t.commCallsPerStep)},
-                  {"psi_equivalents", t.psiEquivalents},
-                  {"notes", t.notes}}},
-                {"comparison",
-                 {{"model_states_equal", r.comparison.modelStatesEqual},
-                  {"peak_delta_bytes", r.comparison.peakDeltaBytes},
-                  {"peak_delta_fraction", r.comparison.peakDeltaFraction},
-                  {"comm_delta_fraction", r.comparison.commDeltaFraction}}},
-                {"notes", r.notes},
-                {"param_digest", r.paramDigest}};
+    json out = {
+        {"schema", std::string(kRunSchema)},
+        {"param_count", r.paramCount},
+        {"world_size", r.worldSize},
+        {"strategy", r.strategy},
+        {"model", r.model},
+        {"precision", r.precision},
+        {"checkpointing", r.checkpointing},
+        {"micro_batch", r.microBatch},
+        {"grad_accum", r.gradAccum},
+        {"steps", r.steps},
+        {"seed", r.seed},
+        {"deterministic", r.deterministic},
+        {"data", r.data},
+        {"config", r.config},
+        {"losses", r.losses},
+        {"step_ms", r.stepMs},
+        {"ranks", ranks},
+        {"comm_bytes_per_step", kindsJson(r.commBytesPerStep)},
+        {"comm_payload_bytes_per_step", kindsJson(r.commPayloadBytesPerStep)},
+        {"comm_calls_per_step", kindsJson(r.commCallsPerStep)},
+        {"exposed_comm_fraction", r.exposedCommFraction},
+        {"exposed_transfer_fraction", r.exposedTransferFraction},
+        {"theory",
+         {{"model_state_bytes", categoriesJson(t.modelStateBytes, true)},
+          {"ddp_model_state_bytes", categoriesJson(t.ddpModelStateBytes, true)},
+          {"padding_bytes", t.paddingBytes},
+          {"model_state_bytes_by_tier", tierCategoriesJson(t.modelStateBytesByTier, true, nullptr)},
+          {"peak_bytes_by_tier", tiersJson(t.peakBytesByTier)},
+          {"predicted_peak_bytes", t.predictedPeakBytes},
+          {"peak_at", categoriesJson(t.peakAt, false)},
+          {"peak_by_category", categoriesJson(t.peakByCategory, false)},
+          {"peak_phase", t.peakPhase},
+          {"activation_peak_bytes", t.activationPeakBytes},
+          {"comm_bytes_per_step", kindsJson(t.commBytesPerStep)},
+          {"comm_payload_bytes_per_step", kindsJson(t.commPayloadBytesPerStep)},
+          {"comm_calls_per_step", kindsJson(t.commCallsPerStep)},
+          {"psi_equivalents", t.psiEquivalents},
+          {"notes", t.notes}}},
+        {"comparison",
+         {{"model_states_equal", r.comparison.modelStatesEqual},
+          {"peak_delta_bytes", r.comparison.peakDeltaBytes},
+          {"peak_delta_fraction", r.comparison.peakDeltaFraction},
+          {"comm_delta_fraction", r.comparison.commDeltaFraction}}},
+        {"notes", r.notes},
+        {"param_digest", r.paramDigest}};
     if (r.maxAbsDeltaVsDdp) out["max_abs_delta_vs_ddp"] = *r.maxAbsDeltaVsDdp;
     if (r.resumedFrom)
-        out["resumed_from"] = {{"path", r.resumedFrom->path}, {"step", r.resumedFrom->step},
-                               {"world_size", r.resumedFrom->worldSize}, {"strategy", r.resumedFrom->strategy}};
+        out["resumed_from"] = {{"path", r.resumedFrom->path},
+                               {"step", r.resumedFrom->step},
+                               {"world_size", r.resumedFrom->worldSize},
+                               {"strategy", r.resumedFrom->strategy}};
     if (!r.saves.empty()) {
         json saves = json::array();
         for (const SaveRecord& s : r.saves)
-            saves.push_back({{"step", s.step}, {"path", s.path}, {"seconds", s.seconds}, {"bytes", s.bytes},
+            saves.push_back({{"step", s.step},
+                             {"path", s.path},
+                             {"seconds", s.seconds},
+                             {"bytes", s.bytes},
                              {"seconds_blocked", s.secondsBlocked}});
         out["saves"] = saves;
     }
@@ -485,20 +529,22 @@ json toJson(const RunReport& r) {
 
 json toJson(const ConfigImport& c) {
     json applied = json::array(), ignored = json::array();
-    for (const auto& [key, setting] : c.applied) applied.push_back({{"key", key}, {"setting", setting}});
-    for (const auto& [key, why] : c.ignored) ignored.push_back({{"key", key}, {"why", why}});
+    for (const auto& [key, setting] : c.applied)
+        applied.push_back({{"key", key}, {"setting", setting}});
+    for (const auto& [key, why] : c.ignored)
+        ignored.push_back({{"key", key}, {"why", why}});
     return {{"source", c.source}, {"applied", applied}, {"ignored", ignored}};
 }
 
 Parsed<ConfigImport> parseConfigImport(std::string_view text) {
-    return guarded<ConfigImport>([&] {
-        return readConfigImport(Reader(parseText(text), "config_import"));
-    });
+    return guarded<ConfigImport>(
+        [&] { return readConfigImport(Reader(parseText(text), "config_import")); });
 }
 
 json toJson(const CompareReport& c) {
     json list = json::array();
-    for (const RunReport& r : c.strategies) list.push_back(toJson(r));
+    for (const RunReport& r : c.strategies)
+        list.push_back(toJson(r));
     return {{"schema", std::string(kCompareSchema)},
             {"ranks", c.ranks},
             {"deterministic", c.deterministic},
@@ -517,7 +563,8 @@ Parsed<CompareReport> compareFromJson(const json& j) {
     return guarded<CompareReport>([&] {
         CompareReport out;
         const auto schema = j.is_object() ? j.find("schema") : j.end();
-        if (schema != j.end() && schema->is_string() && schema->get_ref<const std::string&>() == kRunSchema) {
+        if (schema != j.end() && schema->is_string() &&
+            schema->get_ref<const std::string&>() == kRunSchema) {
             out.strategies.push_back(readRun(j, ""));
             out.ranks = out.strategies.front().worldSize;
             out.deterministic = out.strategies.front().deterministic;
@@ -528,7 +575,8 @@ Parsed<CompareReport> compareFromJson(const json& j) {
         out.ranks = static_cast<int>(r.i64("ranks", 1, kMaxWorldSize));
         out.deterministic = r.boolean("deterministic");
         const json& list = r.at("strategies");
-        if (!list.is_array() || list.empty()) throw Bad{"strategies: expected a non-empty array of run reports"};
+        if (!list.is_array() || list.empty())
+            throw Bad{"strategies: expected a non-empty array of run reports"};
         if (list.size() > 64) throw Bad{"strategies: more than 64 runs"};
         for (std::size_t i = 0; i < list.size(); ++i)
             out.strategies.push_back(readRun(list[i], "strategies[" + std::to_string(i) + "]"));

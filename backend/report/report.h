@@ -15,9 +15,10 @@
 //         model_state_bytes_by_tier {device|host|nvme: {state category…}},
 //         peak_bytes_by_tier {device|host|nvme: {category…, total}},
 //         comm_bytes_per_step {kind: sent bytes},
-//         exposed_comm {fraction_median, fraction_per_step [..], comm_union_ns, exposed_ns, step_ns},
-//         exposed_transfer {fraction_median, fraction_per_step [..], transfer_union_ns, exposed_ns},
-//         device {name, ordinal, ledger_peak_bytes, pool_used_bytes, pool_used_high_bytes,
+//         exposed_comm {fraction_median, fraction_per_step [..], comm_union_ns, exposed_ns,
+//         step_ns}, exposed_transfer {fraction_median, fraction_per_step [..], transfer_union_ns,
+//         exposed_ns}, device {name, ordinal, ledger_peak_bytes, pool_used_bytes,
+//         pool_used_high_bytes,
 //                 pool_reserved_bytes, pool_reserved_high_bytes, device_total_bytes,
 //                 device_used_bytes, outside_ledger_bytes, declared_workspace_bytes}
 //                                                             (CUDA ranks only)}],
@@ -34,17 +35,16 @@
 // notes [why measured and predicted differ], param_digest (16 hex digits),
 // max_abs_delta_vs_ddp (only in `compare`'s reports, which has both runs' weights).
 // Compare report: {schema, ranks, deterministic, strategies [run report…]}, DDP first.
+#include "core/categories.h"
+
 #include <array>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "core/categories.h"
 
 namespace shardscope::report {
 
@@ -65,9 +65,9 @@ std::uint64_t stateTotal(const CategoryBytes& bytes); // the sum over the catego
 // Exposed communication of one rank: the time a collective was outstanding while the rank was
 // not computing, as a share of the step.
 struct ExposedComm {
-    double fractionMedian = 0;            // median over the steps
+    double fractionMedian = 0; // median over the steps
     std::vector<double> fractionPerStep;
-    std::uint64_t commUnionNs = 0;        // summed over the steps
+    std::uint64_t commUnionNs = 0; // summed over the steps
     std::uint64_t exposedNs = 0;
     std::uint64_t stepNs = 0;
     bool operator==(const ExposedComm&) const = default;
@@ -87,27 +87,28 @@ struct ExposedTransfer {
 // A CUDA rank's memory as the GPU saw it at the end of the run: the ledger's device-tier peak
 // next to the rank's pool (used / reserved, now and at the high-water mark) and the whole GPU.
 struct DeviceMemory {
-    std::string name;                    // "cuda:0 (NVIDIA H200)"
+    std::string name; // "cuda:0 (NVIDIA H200)"
     std::int32_t ordinal = 0;
-    std::uint64_t ledgerPeakBytes = 0;   // bytes the model asked for, at peak
-    std::uint64_t poolUsedBytes = 0, poolUsedHighBytes = 0;          // ledger + the pool's rounding
-    std::uint64_t poolReservedBytes = 0, poolReservedHighBytes = 0;  // held from the driver
-    std::uint64_t deviceTotalBytes = 0, deviceUsedBytes = 0;         // cudaMemGetInfo (every process)
-    std::uint64_t outsideLedgerBytes = 0;                            // used − every ShardScope pool's reserve
-    std::uint64_t declaredWorkspaceBytes = 0; // cuBLAS workspace, casts, scratch (device/cuda_ops.h)
+    std::uint64_t ledgerPeakBytes = 0;                      // bytes the model asked for, at peak
+    std::uint64_t poolUsedBytes = 0, poolUsedHighBytes = 0; // ledger + the pool's rounding
+    std::uint64_t poolReservedBytes = 0, poolReservedHighBytes = 0; // held from the driver
+    std::uint64_t deviceTotalBytes = 0, deviceUsedBytes = 0; // cudaMemGetInfo (every process)
+    std::uint64_t outsideLedgerBytes = 0; // used − every ShardScope pool's reserve
+    std::uint64_t declaredWorkspaceBytes =
+        0; // cuBLAS workspace, casts, scratch (device/cuda_ops.h)
     bool operator==(const DeviceMemory&) const = default;
 };
 
 struct RankReport {
     int rank = 0;
-    CategoryBytes peakBytes{};     // each category's own maximum
-    std::uint64_t peakTotal = 0;   // the maximum of the total
+    CategoryBytes peakBytes{};       // each category's own maximum
+    std::uint64_t peakTotal = 0;     // the maximum of the total
     CategoryBytes modelStateBytes{}; // the model-state categories (the others are 0)
     // The same split by the tier the bytes live in (ZeRO-Offload: host; ZeRO-Infinity: nvme).
     TierCategoryBytes modelStateBytesByTier{};
     TierCategoryBytes peakBytesByTier{}; // each cell's own maximum
     TierBytes peakTotalByTier{};         // the maximum of each tier's total
-    KindValues commBytesPerStep;   // sent per step
+    KindValues commBytesPerStep;         // sent per step
     ExposedComm exposedComm;
     ExposedTransfer exposedTransfer;
     std::optional<DeviceMemory> device; // CUDA ranks only
@@ -154,7 +155,8 @@ struct SaveRecord {
     std::string path;
     double seconds = 0;      // from the snapshot to the commit (rank 0)
     std::uint64_t bytes = 0; // every rank's data files together
-    double secondsBlocked = 0; // how long the save held the training loop (= seconds unless --save-async)
+    double secondsBlocked =
+        0; // how long the save held the training loop (= seconds unless --save-async)
     bool operator==(const SaveRecord&) const = default;
 };
 
@@ -164,7 +166,7 @@ struct SaveRecord {
 inline constexpr std::size_t kMaxReportNotes = 256;
 
 struct ConfigImport {
-    std::string source; // the file as given
+    std::string source;                                       // the file as given
     std::vector<std::pair<std::string, std::string>> applied; // key path, setting
     std::vector<std::pair<std::string, std::string>> ignored; // key path, why
     bool operator==(const ConfigImport&) const = default;
@@ -182,11 +184,11 @@ struct RunReport {
     std::int64_t steps = 0;
     std::uint64_t seed = 0;
     bool deterministic = false;
-    std::string data;      // "synthetic" or the --data file
+    std::string data;                                 // "synthetic" or the --data file
     nlohmann::json config = nlohmann::json::object(); // runconfig::toJson of the run
     std::vector<double> losses;
     std::vector<double> stepMs;
-    std::vector<RankReport> ranks; // index = rank
+    std::vector<RankReport> ranks;                                          // index = rank
     KindValues commBytesPerStep, commPayloadBytesPerStep, commCallsPerStep; // rank 0
     double exposedCommFraction = 0;
     double exposedTransferFraction = 0;
@@ -195,9 +197,10 @@ struct RunReport {
     std::vector<std::string> notes;
     std::string paramDigest;
     std::optional<double> maxAbsDeltaVsDdp; // compare only
-    std::optional<ResumedFrom> resumedFrom;  // "resumed_from", with --resume
-    std::vector<SaveRecord> saves;           // "saves", with --save
-    std::optional<ConfigImport> configImport; // "config_import" {source, applied [{key, setting}], ignored [{key, why}]}
+    std::optional<ResumedFrom> resumedFrom; // "resumed_from", with --resume
+    std::vector<SaveRecord> saves;          // "saves", with --save
+    std::optional<ConfigImport>
+        configImport; // "config_import" {source, applied [{key, setting}], ignored [{key, why}]}
 
     const RankReport& worstRank() const; // the largest peak: it decides whether a job fits
     std::uint64_t peakMax() const;       // over ranks

@@ -40,16 +40,18 @@ json statesJson(const CategoryBytes& b) {
 } // namespace
 
 std::string RunInfo::unitName(std::int32_t unit) const {
-    if (unit >= 0 && static_cast<std::size_t>(unit) < units.size() && !units[static_cast<std::size_t>(unit)].name.empty())
+    if (unit >= 0 && static_cast<std::size_t>(unit) < units.size() &&
+        !units[static_cast<std::size_t>(unit)].name.empty())
         return units[static_cast<std::size_t>(unit)].name;
     return "unit " + std::to_string(unit);
 }
 
 json handshakeJson(json config, std::uint64_t paramCount, const std::vector<UnitInfo>& units,
-                   const CategoryBytes& theoryModelStates, const CategoryBytes& ddpTheoryModelStates,
-                   std::uint64_t predictedPeakBytes) {
+                   const CategoryBytes& theoryModelStates,
+                   const CategoryBytes& ddpTheoryModelStates, std::uint64_t predictedPeakBytes) {
     json list = json::array();
-    for (const UnitInfo& u : units) list.push_back({{"name", u.name}, {"params", u.params}, {"padded", u.padded}});
+    for (const UnitInfo& u : units)
+        list.push_back({{"name", u.name}, {"params", u.params}, {"padded", u.padded}});
     config["param_count"] = paramCount;
     config["units"] = std::move(list);
     config["theory"] = {{"model_state_bytes", statesJson(theoryModelStates)},
@@ -60,13 +62,15 @@ json handshakeJson(json config, std::uint64_t paramCount, const std::vector<Unit
 
 Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize) {
     const json j = json::parse(configJson.begin(), configJson.end(), nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return {std::nullopt, "the handshake's configuration is not a JSON object"};
+    if (j.is_discarded() || !j.is_object())
+        return {std::nullopt, "the handshake's configuration is not a JSON object"};
     RunInfo info;
     info.configJson = std::string(configJson);
     info.strategy = valueOr<std::string>(j, "strategy", "");
     info.worldSize = valueOr<int>(j, "world_size", worldSize);
     if (info.worldSize < 1 || info.worldSize > kMaxWorldSize)
-        return {std::nullopt, "the handshake's world_size " + std::to_string(info.worldSize) + " is out of range"};
+        return {std::nullopt, "the handshake's world_size " + std::to_string(info.worldSize) +
+                                  " is out of range"};
     info.model = valueOr<std::string>(j, "model", "");
     info.paramCount = valueOr<std::uint64_t>(j, "param_count", 0);
     info.precision = valueOr<std::string>(j, "precision", "");
@@ -75,16 +79,18 @@ Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize) {
     info.steps = valueOr<std::int64_t>(j, "steps", 0);
     // A T that does not split the world into whole groups describes no mesh: refused, not drawn.
     info.tensorParallel = valueOr<int>(j, "tp", 1);
-    if (info.tensorParallel < 1 || info.tensorParallel > info.worldSize || info.worldSize % info.tensorParallel != 0)
-        return {std::nullopt, "the handshake's tp " + std::to_string(info.tensorParallel) + " does not divide world_size " +
-                                  std::to_string(info.worldSize)};
+    if (info.tensorParallel < 1 || info.tensorParallel > info.worldSize ||
+        info.worldSize % info.tensorParallel != 0)
+        return {std::nullopt, "the handshake's tp " + std::to_string(info.tensorParallel) +
+                                  " does not divide world_size " + std::to_string(info.worldSize)};
     if (const auto units = j.find("units"); units != j.end() && units->is_array()) {
         if (units->size() > kMaxUnits)
-            return {std::nullopt, "the handshake lists " + std::to_string(units->size()) + " units, more than " +
-                                      std::to_string(kMaxUnits)};
+            return {std::nullopt, "the handshake lists " + std::to_string(units->size()) +
+                                      " units, more than " + std::to_string(kMaxUnits)};
         for (const json& u : *units) {
             if (!u.is_object()) continue;
-            info.units.push_back({valueOr<std::string>(u, "name", ""), valueOr<std::uint64_t>(u, "params", 0),
+            info.units.push_back({valueOr<std::string>(u, "name", ""),
+                                  valueOr<std::uint64_t>(u, "params", 0),
                                   valueOr<std::uint64_t>(u, "padded", 0)});
         }
     }

@@ -8,15 +8,14 @@
 // carries no schema of its own. Its reader is tolerant where reports are strict: a key that is
 // missing or of another type leaves the default, so a recording still replays what it can; what
 // it does read is bounded (unit count, world size).
+#include "report/report.h"
+
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "report/report.h"
 
 namespace shardscope::report {
 
@@ -28,15 +27,15 @@ struct UnitInfo {
 };
 
 struct RunInfo {
-    std::string strategy;   // CLI name: zero3, fsdp, …
+    std::string strategy; // CLI name: zero3, fsdp, …
     int worldSize = 1;
-    std::string model;      // preset name
+    std::string model; // preset name
     std::uint64_t paramCount = 0;
-    std::string precision;  // bf16 | fp32
+    std::string precision;       // bf16 | fp32
     std::string backend = "cpu"; // cpu | cuda
     bool sharedDevice = false;   // ranks were threads of one worker process (--shared-device)
     int tensorParallel = 1;      // --tp: T of the T × D mesh (TP groups: T consecutive ranks)
-    std::int64_t steps = 0; // steps the run will make (0: unknown)
+    std::int64_t steps = 0;      // steps the run will make (0: unknown)
     std::vector<UnitInfo> units;
     std::optional<CategoryBytes> theoryModelStates;    // per rank, by category
     std::optional<CategoryBytes> ddpTheoryModelStates; // DDP at the same N, per rank
@@ -48,8 +47,10 @@ struct RunInfo {
 };
 
 // `config` is the run configuration's JSON (runconfig::toJson); the rest is added to it.
-nlohmann::json handshakeJson(nlohmann::json config, std::uint64_t paramCount, const std::vector<UnitInfo>& units,
-                             const CategoryBytes& theoryModelStates, const CategoryBytes& ddpTheoryModelStates,
+nlohmann::json handshakeJson(nlohmann::json config, std::uint64_t paramCount,
+                             const std::vector<UnitInfo>& units,
+                             const CategoryBytes& theoryModelStates,
+                             const CategoryBytes& ddpTheoryModelStates,
                              std::uint64_t predictedPeakBytes);
 // `worldSize`: the handshake record's own (used when the JSON has none). Not a JSON object:
 // an error line.

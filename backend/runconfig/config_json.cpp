@@ -1,10 +1,10 @@
 #include "runconfig/config_json.h"
 
-#include <nlohmann/json.hpp>
-
 #include "core/error.h"
 #include "plan/strategy.h"
 #include "runconfig/problems.h"
+
+#include <nlohmann/json.hpp>
 
 namespace shardscope::runconfig {
 namespace {
@@ -19,7 +19,8 @@ const nlohmann::json* find(const nlohmann::json& j, const char* key) {
 }
 
 // An integer in [lo, hi], or the value `out` already holds (a default).
-template <class T> void readInt(const nlohmann::json& j, const char* key, std::int64_t lo, std::int64_t hi, T& out) {
+template <class T>
+void readInt(const nlohmann::json& j, const char* key, std::int64_t lo, std::int64_t hi, T& out) {
     const nlohmann::json* v = find(j, key);
     if (!v) return;
     if (!v->is_number_integer()) refuse(key, "is not an integer");
@@ -32,7 +33,8 @@ template <class T> void readInt(const nlohmann::json& j, const char* key, std::i
     } else {
         const auto s = v->get<std::int64_t>();
         if (s >= 0 && static_cast<std::uint64_t>(s) == static_cast<std::uint64_t>(out)) return;
-        if (s < lo || s > hi) refuse(key, "is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        if (s < lo || s > hi)
+            refuse(key, "is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
         out = static_cast<T>(s);
     }
 }
@@ -75,8 +77,10 @@ RunConfig configFromJson(const nlohmann::json& j) {
         c.precision = *p;
     }
     if (const auto backend = readText(j, "backend")) {
-        if (*backend == "cuda") c.backend = Backend::Cuda;
-        else if (*backend != "cpu") refuse("backend", "is neither cpu nor cuda");
+        if (*backend == "cuda")
+            c.backend = Backend::Cuda;
+        else if (*backend != "cpu")
+            refuse("backend", "is neither cpu nor cuda");
     }
     if (const auto data = readText(j, "data"); data && *data != "synthetic") {
         c.dataFile = *data;
@@ -88,13 +92,15 @@ RunConfig configFromJson(const nlohmann::json& j) {
     }
     readLimited(j, "world_size", Field::Ranks, c.worldSize);
     // 0 steps: a conversion of the resumed checkpoint (--resume … --steps 0 --save NEW).
-    readInt(j, "steps", c.resumePath ? 0 : limitOf(Field::Steps).min, limitOf(Field::Steps).max, c.steps);
+    readInt(j, "steps", c.resumePath ? 0 : limitOf(Field::Steps).min, limitOf(Field::Steps).max,
+            c.steps);
     readLimited(j, "tp", Field::TensorParallel, c.tensorParallel);
     if (const nlohmann::json* lr = find(j, "learning_rate")) {
         if (!lr->is_number()) refuse("learning_rate", "is not a number");
         const double v = lr->get<double>();
         if (!(v > 0.0 && v <= kMaxLearningRate))
-            refuse("learning_rate", "is out of range (0, " + std::to_string(static_cast<int>(kMaxLearningRate)) + "]");
+            refuse("learning_rate", "is out of range (0, " +
+                                        std::to_string(static_cast<int>(kMaxLearningRate)) + "]");
         c.preset.learningRate = v;
     }
     if (const nlohmann::json* save = find(j, "save")) {
@@ -120,7 +126,8 @@ RunConfig configFromJson(const nlohmann::json& j) {
     }
     if (const nlohmann::json* offload = find(j, "offload")) {
         if (!offload->is_object()) refuse("offload", "is not an object");
-        for (const auto& [key, tier] : {std::pair{"optimizer", &c.offload.optimizer}, std::pair{"param", &c.offload.param}}) {
+        for (const auto& [key, tier] :
+             {std::pair{"optimizer", &c.offload.optimizer}, std::pair{"param", &c.offload.param}}) {
             const auto name = readText(*offload, key);
             if (!name) continue;
             const auto t = parseTier(*name);
@@ -140,7 +147,8 @@ RunConfig configFromJson(const nlohmann::json& j) {
         readLimited(*knobs, "prefetch", Field::Prefetch, k.prefetchDepth);
         readBool(*knobs, "reshard_after_forward", k.reshardAfterForward);
         readLimited(*knobs, "max_inflight", Field::MaxInflight, k.maxInflightAllGathers);
-        readLimited(*knobs, "persistence_threshold", Field::Persistence, k.persistenceThresholdParams);
+        readLimited(*knobs, "persistence_threshold", Field::Persistence,
+                    k.persistenceThresholdParams);
         readLimited(*knobs, "hybrid_group", Field::HybridGroup, k.hybridGroupSize);
         readLimited(*knobs, "grad_accum", Field::GradAccum, k.gradAccumSteps);
         readBool(*knobs, "no_sync", k.noSync);

@@ -1,9 +1,9 @@
 #pragma once
 // A run configuration read back from its JSON (toJson's output: the base of a recording's
 // handshake and of a report's "config"), so a front end can show the run that is loaded.
-#include <nlohmann/json_fwd.hpp>
-
 #include "runconfig/run_config.h"
+
+#include <nlohmann/json_fwd.hpp>
 
 namespace shardscope::runconfig {
 

@@ -1,10 +1,9 @@
 #include "runconfig/presets.h"
 
-#include <algorithm>
-
-#include <nlohmann/json.hpp>
-
 #include "core/error.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace shardscope::runconfig {
 
@@ -12,7 +11,9 @@ namespace detail {
 extern const std::string_view kPresetsJson;
 }
 
-std::string_view embeddedPresetsJson() { return detail::kPresetsJson; }
+std::string_view embeddedPresetsJson() {
+    return detail::kPresetsJson;
+}
 
 namespace {
 
@@ -63,7 +64,8 @@ const std::vector<ModelPreset>& modelPresets() {
 
 std::string presetChoices() {
     std::string choices;
-    for (const ModelPreset& p : modelPresets()) choices += (choices.empty() ? "" : ", ") + p.name;
+    for (const ModelPreset& p : modelPresets())
+        choices += (choices.empty() ? "" : ", ") + p.name;
     return choices;
 }
 
@@ -75,7 +77,8 @@ const ModelPreset* findPreset(std::string_view name) {
 
 ModelPreset modelPreset(std::string_view name) {
     if (const ModelPreset* p = findPreset(name)) return *p;
-    throwInvalid("unknown model preset '" + std::string(name) + "' (choices: " + presetChoices() + ")");
+    throwInvalid("unknown model preset '" + std::string(name) + "' (choices: " + presetChoices() +
+                 ")");
 }
 
 } // namespace shardscope::runconfig

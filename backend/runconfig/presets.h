@@ -1,12 +1,12 @@
 #pragma once
 // Model presets (resources/presets/models.json, compiled into the library so a binary does not
 // depend on its working directory).
+#include "plan/shape.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "plan/shape.h"
 
 namespace shardscope::runconfig {
 
@@ -20,10 +20,10 @@ struct ModelPreset {
 
 // Every preset the worker accepts, smallest first (parsed once from the embedded JSON).
 const std::vector<ModelPreset>& modelPresets();
-const ModelPreset* findPreset(std::string_view name);    // nullptr when unknown
-ModelPreset modelPreset(std::string_view name);          // throws Error(InvalidArgument) naming the choices
-std::string presetChoices();                             // "tiny, small, medium, gpt100m"
-std::string_view embeddedPresetsJson();                  // the JSON text as built in
+const ModelPreset* findPreset(std::string_view name); // nullptr when unknown
+ModelPreset modelPreset(std::string_view name); // throws Error(InvalidArgument) naming the choices
+std::string presetChoices();                    // "tiny, small, medium, gpt100m"
+std::string_view embeddedPresetsJson();         // the JSON text as built in
 std::vector<ModelPreset> parsePresets(std::string_view json); // throws Error(Format)
 
 } // namespace shardscope::runconfig

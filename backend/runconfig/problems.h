@@ -18,27 +18,56 @@ namespace shardscope::runconfig {
 struct RunConfig;
 
 enum class Field : std::uint8_t {
-    Model, Strategy, Ranks, SharedRanks, Steps, Seed, Precision, MicroBatch, LearningRate,
-    BucketBytes, Prefetch, ReshardAfterForward, MaxInflight, Persistence, HybridGroup, GradAccum,
-    NoSync, Capacity, TimeoutMs, Backend, SharedDevice, Data, Stream, Trace, Json, WeightsOut,
-    OffloadOptimizer, OffloadParams,
+    Model,
+    Strategy,
+    Ranks,
+    SharedRanks,
+    Steps,
+    Seed,
+    Precision,
+    MicroBatch,
+    LearningRate,
+    BucketBytes,
+    Prefetch,
+    ReshardAfterForward,
+    MaxInflight,
+    Persistence,
+    HybridGroup,
+    GradAccum,
+    NoSync,
+    Capacity,
+    TimeoutMs,
+    Backend,
+    SharedDevice,
+    Data,
+    Stream,
+    Trace,
+    Json,
+    WeightsOut,
+    OffloadOptimizer,
+    OffloadParams,
     TensorParallel,
-    Save, SaveEvery, Resume,
+    Save,
+    SaveEvery,
+    Resume,
 };
 
 enum class Code : std::uint8_t {
-    OutOfRange,          // value outside [min, max]
-    UnknownName,         // text: the name given (model, strategy, precision, backend)
-    NotADivisor,         // value: the hybrid group or T; max: the number it must divide (text: what,
-                         // for --tp: "ranks", "attention heads", "MLP width")
-    ContradictsStrategy, // the field's value cannot hold for this strategy (reshard with SHARD_GRAD_OP)
-    NotForStrategy,      // the strategy does not have this option (no_sync outside FSDP)
-    Theory,              // text: the theory engine's own check (theory::validate), verbatim
-    OffloadNotForStrategy, // text: the strategy; the optimizer needs a sharded optimizer, params sharded params
+    OutOfRange,  // value outside [min, max]
+    UnknownName, // text: the name given (model, strategy, precision, backend)
+    NotADivisor, // value: the hybrid group or T; max: the number it must divide (text: what,
+                 // for --tp: "ranks", "attention heads", "MLP width")
+    ContradictsStrategy,   // the field's value cannot hold for this strategy (reshard with
+                           // SHARD_GRAD_OP)
+    NotForStrategy,        // the strategy does not have this option (no_sync outside FSDP)
+    Theory,                // text: the theory engine's own check (theory::validate), verbatim
+    OffloadNotForStrategy, // text: the strategy; the optimizer needs a sharded optimizer, params
+                           // sharded params
     OffloadNeedsBf16,      // offload keeps fp32 master + bf16 params: not with --precision fp32
     OffloadTierNotBuilt,   // text: the tier (nvme) this build cannot run (no liburing)
-    NeedsFlag,           // the field needs another one: text is the flag it needs
-    CheckpointUnsupported, // --save/--resume with a layout the checkpoint format does not describe: text names it
+    NeedsFlag,             // the field needs another one: text is the flag it needs
+    CheckpointUnsupported, // --save/--resume with a layout the checkpoint format does not describe:
+                           // text names it
 };
 
 struct Problem {

@@ -4,13 +4,15 @@
 // the worker with these); validated in one place (problems.h), against one table of limits.
 //
 // Worker flags:
-//   --model tiny|small|medium|gpt100m --strategy ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid
+//   --model tiny|small|medium|gpt100m --strategy
+//   ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid
 //   --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]
 //   [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]
 //   [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]
 //   [--no-sync] [--capacity BYTES] [--data FILE] [--stream SOCKET_PATH] [--trace FILE]
 //   [--json FILE] [--weights-out FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]
-//   [--shared-device --ranks N] [--offload-optimizer device|host|nvme] [--offload-params device|host]
+//   [--shared-device --ranks N] [--offload-optimizer device|host|nvme] [--offload-params
+//   device|host]
 //   [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]
 //   [--tp T] [--save DIR [--save-every K] [--save-async]] [--resume DIR|DIR/step-K]
 //
@@ -20,17 +22,16 @@
 // The job's size is mpirun's -np, except with --shared-device: then the worker is ONE process
 // (not under mpirun) that runs --ranks N ranks as threads — on one GPU with --backend cuda,
 // or on the CPU (same protocol, shared-host communicators).
+#include "runconfig/presets.h"
+#include "theory/estimate.h"
+
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "runconfig/presets.h"
-#include "theory/estimate.h"
 
 namespace shardscope::runconfig {
 
@@ -38,27 +39,29 @@ enum class Backend : std::uint8_t { Cpu, Cuda };
 std::string_view backendName(Backend b); // "cpu", "cuda"
 
 struct RunConfig {
-    ModelPreset preset;               // --model, with --micro-batch, --lr and --data applied
+    ModelPreset preset; // --model, with --micro-batch, --lr and --data applied
     plan::Strategy strategy = plan::Strategy::Ddp;
     std::int64_t steps = 1;
-    std::uint64_t seed = 1;           // data and initialisation
+    std::uint64_t seed = 1; // data and initialisation
     plan::PrecisionKind precision = plan::PrecisionKind::MixedBf16;
     bool checkpointing = false;
-    bool deterministic = false;       // reductions summed in rank order: bitwise parity
-    plan::Knobs knobs{};            // buckets, prefetch, reshard, in-flight, persistence,
-                                      // hybrid group, grad accumulation, no_sync
+    bool deterministic = false; // reductions summed in rank order: bitwise parity
+    plan::Knobs knobs{};        // buckets, prefetch, reshard, in-flight, persistence,
+                                // hybrid group, grad accumulation, no_sync
     std::optional<std::uint64_t> capacityBytes; // ledger budget per rank (device tier)
-    plan::Offload offload{};          // --offload-optimizer device|host|nvme, --offload-params device|host
-    std::string nvmeDir;              // --nvme-dir: the NVMe tier's files (one per rank)
-    bool keepNvme = false;            // --keep-nvme: leave them behind
+    plan::Offload offload{}; // --offload-optimizer device|host|nvme, --offload-params device|host
+    std::string nvmeDir;     // --nvme-dir: the NVMe tier's files (one per rank)
+    bool keepNvme = false;   // --keep-nvme: leave them behind
     std::uint64_t aioBlockBytes = 1 << 20; // --aio-block-bytes (DeepSpeed aio block_size)
-    std::int64_t aioQueueDepth = 8;   // --aio-queue-depth (DeepSpeed aio queue_depth)
-    std::optional<std::string> dataFile;        // byte-level training data (vocab 256)
-    int worldSize = 1;                // mpirun's -np, or --ranks with --shared-device
-    Backend backend = Backend::Cpu;   // --backend
-    bool sharedDevice = false;        // --shared-device: ranks are threads of one process
-    int tensorParallel = 1;           // --tp: T of the T × D mesh (divides worldSize)
-    int dataParallel() const { return tensorParallel >= 1 ? worldSize / tensorParallel : worldSize; }
+    std::int64_t aioQueueDepth = 8;        // --aio-queue-depth (DeepSpeed aio queue_depth)
+    std::optional<std::string> dataFile;   // byte-level training data (vocab 256)
+    int worldSize = 1;                     // mpirun's -np, or --ranks with --shared-device
+    Backend backend = Backend::Cpu;        // --backend
+    bool sharedDevice = false;             // --shared-device: ranks are threads of one process
+    int tensorParallel = 1;                // --tp: T of the T × D mesh (divides worldSize)
+    int dataParallel() const {
+        return tensorParallel >= 1 ? worldSize / tensorParallel : worldSize;
+    }
 
     // Worker I/O and instrumentation.
     std::optional<std::string> streamPath;  // the parent's Unix socket

@@ -1,7 +1,5 @@
 // The one mechanism behind every strategy (plan/policy.h says which parts each one uses).
-#include <algorithm>
-#include <cstring>
-#include <string>
+#include "strategy/sharded.h"
 
 #include "core/error.h"
 #include "core/numeric.h"
@@ -9,7 +7,10 @@
 #include "model/layout.h"
 #include "plan/buckets.h"
 #include "plan/policy.h"
-#include "strategy/sharded.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
 
 namespace shardscope::strategy {
 
@@ -24,7 +25,8 @@ namespace detail {
 
 Sharded::Sharded(const StrategyConfig& config, device::Device& device, const CommGroups& groups)
     : config_(config), policy_(plan::policyFor(config.strategy, config.knobs)), device_(device),
-      ops_(device.ops()), groups_(groups), mixed_(config.precision == plan::PrecisionKind::MixedBf16),
+      ops_(device.ops()), groups_(groups),
+      mixed_(config.precision == plan::PrecisionKind::MixedBf16),
       eb_(mixed_ ? sizeof(Bf16) : sizeof(float)), layouts_(plan::unitLayouts(config.shape)) {
     if (!mixed_ && config.precision != plan::PrecisionKind::Fp32)
         throwInvalid("precision " + std::string(plan::precisionName(config.precision)) +
@@ -35,13 +37,15 @@ Sharded::Sharded(const StrategyConfig& config, device::Device& device, const Com
     const std::int64_t tp = config.shape.tp;
     if (tp > 1 && (!groups_.tensor || groups_.tensor->size() != tp ||
                    groups_.tensor->size() * groups_.data->size() != groups_.world->size()))
-        throw Error(ErrorKind::Internal, "tensor parallel " + std::to_string(tp) +
-                                             " needs a TP group of that size and a DP group across them");
+        throw Error(ErrorKind::Internal,
+                    "tensor parallel " + std::to_string(tp) +
+                        " needs a TP group of that size and a DP group across them");
     if (policy_.hybrid) {
         const int g = config.knobs.hybridGroupSize;
         if (!groups_.replica || groups_.shard->size() != g ||
             groups_.shard->size() * groups_.replica->size() != groups_.data->size())
-            throw Error(ErrorKind::Internal, "fsdp_hybrid needs a shard group of " + std::to_string(g) +
+            throw Error(ErrorKind::Internal, "fsdp_hybrid needs a shard group of " +
+                                                 std::to_string(g) +
                                                  " ranks and a replica group across the groups");
     } else if (groups_.shard->size() != groups_.data->size()) {
         throw Error(ErrorKind::Internal, "only fsdp_hybrid shards over a sub-group");
@@ -74,19 +78,28 @@ void Sharded::setup() {
                        s.n <= policy_.persistenceThreshold;
         const std::uint64_t optimizerElements = policy_.shardOptimizer ? s.shard : s.n;
         // Allocation order per unit: params, grads, master, m, v (what an OOM names first).
-        if (!policy_.shardParams) s.paramFull = allocate(s.padded, Category::ParamFull, u);
-        else if (s.persistent) s.paramFull = allocate(s.n, Category::ParamFull, u);
-        else if (paramsOnNvme(s)) setupNvmeParams(s, u);
-        else s.paramShard = allocate(s.shard, Category::ParamShard, u, false, paramTier_);
-        if (!policy_.shardGrads) s.gradFull = allocate(s.padded, Category::GradFull, u, true);
-        else s.gradShard = allocate(s.shard, Category::GradShard, u, true, gradTier_);
+        if (!policy_.shardParams)
+            s.paramFull = allocate(s.padded, Category::ParamFull, u);
+        else if (s.persistent)
+            s.paramFull = allocate(s.n, Category::ParamFull, u);
+        else if (paramsOnNvme(s))
+            setupNvmeParams(s, u);
+        else
+            s.paramShard = allocate(s.shard, Category::ParamShard, u, false, paramTier_);
+        if (!policy_.shardGrads)
+            s.gradFull = allocate(s.padded, Category::GradFull, u, true);
+        else
+            s.gradShard = allocate(s.shard, Category::GradShard, u, true, gradTier_);
         if (optimizerTier_ == Tier::Nvme) {
             setupNvme(s, u, optimizerElements);
         } else {
             if (mixed_)
-                s.master = device_.allocateArray<float>(optimizerElements, {Category::MasterFp32, optimizerTier_, u});
-            s.adamM = device_.allocateArray<float>(optimizerElements, {Category::AdamM, optimizerTier_, u}, true);
-            s.adamV = device_.allocateArray<float>(optimizerElements, {Category::AdamV, optimizerTier_, u}, true);
+                s.master = device_.allocateArray<float>(optimizerElements,
+                                                        {Category::MasterFp32, optimizerTier_, u});
+            s.adamM = device_.allocateArray<float>(optimizerElements,
+                                                   {Category::AdamM, optimizerTier_, u}, true);
+            s.adamV = device_.allocateArray<float>(optimizerElements,
+                                                   {Category::AdamV, optimizerTier_, u}, true);
         }
 
         // Every rank initialises the whole unit on the host (deterministic in seed and unit),
@@ -99,19 +112,27 @@ void Sharded::setup() {
         const std::span<const float> mine = all.subspan(s.lo, s.shard);
         auto uploadBf16 = [&](std::span<const float> values, Buffer& to) {
             std::vector<Bf16> rounded(values.size());
-            std::transform(values.begin(), values.end(), rounded.begin(), [](float f) { return toBf16(f); });
+            std::transform(values.begin(), values.end(), rounded.begin(),
+                           [](float f) { return toBf16(f); });
             put(to, 0, rounded.data(), rounded.size() * sizeof(Bf16));
         };
         if (mixed_) {
-            const std::span<const float> masterValues = policy_.shardOptimizer ? mine : all.first(s.n);
-            if (optimizerTier_ == Tier::Nvme) writeInitialNvme(s, u, masterValues);
-            else put(s.master, 0, masterValues.data(), masterValues.size() * sizeof(float));
+            const std::span<const float> masterValues =
+                policy_.shardOptimizer ? mine : all.first(s.n);
+            if (optimizerTier_ == Tier::Nvme)
+                writeInitialNvme(s, u, masterValues);
+            else
+                put(s.master, 0, masterValues.data(), masterValues.size() * sizeof(float));
             if (!s.paramFull.empty()) uploadBf16(all.first(s.paramFull.bytes() / eb_), s.paramFull);
-            if (!s.paramShard.empty()) uploadBf16(mine, s.paramShard);
-            else if (paramsOnNvme(s)) writeInitialNvmeParams(s, u, mine);
+            if (!s.paramShard.empty())
+                uploadBf16(mine, s.paramShard);
+            else if (paramsOnNvme(s))
+                writeInitialNvmeParams(s, u, mine);
         } else {
-            if (!s.paramFull.empty()) ops_.upload(s.paramFull.data(), full.data(), s.paramFull.bytes());
-            if (!s.paramShard.empty()) ops_.upload(s.paramShard.data(), mine.data(), s.shard * sizeof(float));
+            if (!s.paramFull.empty())
+                ops_.upload(s.paramFull.data(), full.data(), s.paramFull.bytes());
+            if (!s.paramShard.empty())
+                ops_.upload(s.paramShard.data(), mine.data(), s.shard * sizeof(float));
         }
     }
     // Bucket plans (plan/buckets.h: the prediction cuts them the same way).
@@ -126,7 +147,8 @@ void Sharded::setup() {
         reducePlan_ = plan::planBuckets(
             backward, plan::bucketCapacity(config_.knobs.reduceBucketBytes, eb_, slots));
         if (policy_.shardOptimizer) {
-            for (std::int32_t u = 0; u < count; ++u) forward.push_back({u, state(u).shard});
+            for (std::int32_t u = 0; u < count; ++u)
+                forward.push_back({u, state(u).shard});
             gatherPlan_ = plan::planBuckets(
                 forward, plan::bucketCapacity(config_.knobs.allGatherBucketBytes, eb_, shards_));
         }
@@ -138,14 +160,17 @@ void Sharded::setup() {
 void Sharded::initialValues(std::int32_t unit, std::vector<float>& padded) const {
     const plan::UnitLayout& layout = layouts_[static_cast<std::size_t>(unit)];
     if (config_.shape.tp <= 1) {
-        model::initUnit(layout, config_.shape.layers, config_.seed, unit, padded.data(), padded.size());
+        model::initUnit(layout, config_.shape.layers, config_.seed, unit, padded.data(),
+                        padded.size());
         return;
     }
-    const plan::UnitLayout whole = plan::unitLayouts(plan::untiled(config_.shape))[static_cast<std::size_t>(unit)];
+    const plan::UnitLayout whole =
+        plan::unitLayouts(plan::untiled(config_.shape))[static_cast<std::size_t>(unit)];
     std::vector<float> all(whole.elements());
     model::initUnit(whole, config_.shape.layers, config_.seed, unit, all.data(), all.size());
     std::fill(padded.begin(), padded.end(), 0.0f);
-    plan::copyTpSlice(whole, layout, config_.shape.tp, groups_.tensor->rank(), all.data(), padded.data(), true);
+    plan::copyTpSlice(whole, layout, config_.shape.tp, groups_.tensor->rank(), all.data(),
+                      padded.data(), true);
 }
 
 // ---- parameters -------------------------------------------------------------------------------
@@ -165,8 +190,10 @@ void Sharded::gather(std::int32_t unit, bool prefetch) {
     const bool hostShard = paramsOnNvme(s) || onHost(s.paramShard);
     const void* shard = paramsOnNvme(s) ? arrivedParams(s, unit) : s.paramShard.data();
     if (shards_ == 1) {
-        if (hostShard) device_.recordedUpload(s.paramFull.data(), shard, s.shard * eb_, unit);
-        else ops_.copy(s.paramFull.data(), shard, s.shard * eb_);
+        if (hostShard)
+            device_.recordedUpload(s.paramFull.data(), shard, s.shard * eb_, unit);
+        else
+            ops_.copy(s.paramFull.data(), shard, s.shard * eb_);
         s.paramRead.reset();
         return;
     }
@@ -183,7 +210,8 @@ void Sharded::gather(std::int32_t unit, bool prefetch) {
         shardComm().allGather(input, s.paramFull.data(), s.shard, dtype(), unit);
         s.stage.reset();
     } else {
-        inflightTicket_ = shardComm().startAllGather(input, s.paramFull.data(), s.shard, dtype(), unit);
+        inflightTicket_ =
+            shardComm().startAllGather(input, s.paramFull.data(), s.shard, dtype(), unit);
         inflightUnit_ = unit;
     }
 }
@@ -205,8 +233,10 @@ void Sharded::beforeForward(std::int32_t unit) {
     if (!policy_.shardParams) return;
     // The unit itself first, then the prefetched ones (they are live while this one computes).
     const std::int32_t end = std::min(unitCount(), unit + policy_.gatherWindow);
-    for (std::int32_t u = unit; u < end; ++u) gather(u, u != unit);
-    if (end < unitCount()) startParamRead(end); // NVMe: the next unit's read in flight while this one computes
+    for (std::int32_t u = unit; u < end; ++u)
+        gather(u, u != unit);
+    if (end < unitCount())
+        startParamRead(end); // NVMe: the next unit's read in flight while this one computes
 }
 
 void Sharded::afterForward(std::int32_t unit) {
@@ -216,7 +246,8 @@ void Sharded::afterForward(std::int32_t unit) {
 void Sharded::beforeBackward(std::int32_t unit) {
     if (!policy_.shardParams) return;
     const std::int32_t end = std::max(-1, unit - policy_.gatherWindow);
-    for (std::int32_t u = unit; u > end; --u) gather(u, u != unit);
+    for (std::int32_t u = unit; u > end; --u)
+        gather(u, u != unit);
     if (end >= 0) startParamRead(end);
 }
 
@@ -230,23 +261,31 @@ ParamView Sharded::params(std::int32_t unit) const {
 // ---- gradients --------------------------------------------------------------------------------
 
 void Sharded::combine(void* dst, const void* src, std::uint64_t count, bool accumulate) const {
-    if (accumulate) ops_.accumulate(dst, src, count, mixed_);
-    else ops_.copy(dst, src, count * eb_);
+    if (accumulate)
+        ops_.accumulate(dst, src, count, mixed_);
+    else
+        ops_.copy(dst, src, count * eb_);
 }
 
-void Sharded::storeGradients(std::int32_t unit, std::span<const float> grads, const MicroStep& micro) {
+void Sharded::storeGradients(std::int32_t unit, std::span<const float> grads,
+                             const MicroStep& micro) {
     UnitState& s = state(unit);
-    if (grads.size() != s.n) throw Error(ErrorKind::Internal, "storeGradients: wrong element count");
+    if (grads.size() != s.n)
+        throw Error(ErrorKind::Internal, "storeGradients: wrong element count");
     // ZeRO-2/3 and FSDP (sync) start a fresh full gradient every micro-step; DDP, ZeRO-1 and
     // FSDP no_sync accumulate the local gradient in it across micro-steps.
     const bool accumulate = !policy_.reduceEveryMicroStep && !micro.first();
     if (s.gradFull.empty()) s.gradFull = allocate(s.padded, Category::GradFull, unit, true);
     if (mixed_) {
-        if (!accumulate) ops_.toBf16(grads.data(), s.gradFull.ptr<Bf16>(), s.n);
-        else ops_.accumulateRounded(s.gradFull.ptr<Bf16>(), grads.data(), s.n);
+        if (!accumulate)
+            ops_.toBf16(grads.data(), s.gradFull.ptr<Bf16>(), s.n);
+        else
+            ops_.accumulateRounded(s.gradFull.ptr<Bf16>(), grads.data(), s.n);
     } else {
-        if (!accumulate) ops_.copy(s.gradFull.data(), grads.data(), s.n * sizeof(float));
-        else ops_.accumulate(s.gradFull.data(), grads.data(), s.n, false);
+        if (!accumulate)
+            ops_.copy(s.gradFull.data(), grads.data(), s.n * sizeof(float));
+        else
+            ops_.accumulate(s.gradFull.data(), grads.data(), s.n, false);
     }
 }
 
@@ -254,10 +293,13 @@ void Sharded::afterBackward(std::int32_t unit, const MicroStep& micro) {
     UnitState& s = state(unit);
     if (policy_.shardParams) reshard(unit);
     if (policy_.bucketedReduce) {
-        const bool reduceNow = policy_.reduceEveryMicroStep ? true : (micro.last() && !policy_.shardOptimizer);
+        const bool reduceNow =
+            policy_.reduceEveryMicroStep ? true : (micro.last() && !policy_.shardOptimizer);
         if (policy_.shardGrads) { // ZeRO-2: pack, free the full gradient
-            if (reducePlan_.empty()) combine(s.gradShard.data(), s.gradFull.data(), s.shard, !micro.first());
-            else packForReduce(unit, micro);
+            if (reducePlan_.empty())
+                combine(s.gradShard.data(), s.gradFull.data(), s.shard, !micro.first());
+            else
+                packForReduce(unit, micro);
             s.gradFull.reset();
         } else if (reduceNow && !reducePlan_.empty()) { // DDP, last micro-step
             packForReduce(unit, micro);
@@ -274,7 +316,8 @@ void Sharded::endBackward(const MicroStep& micro) {
     // ZeRO-1: the full gradients are reduce-scattered after the (last) backward.
     if (policy_.bucketedReduce && policy_.shardOptimizer && !policy_.shardGrads && micro.last() &&
         !reducePlan_.empty())
-        for (std::int32_t u = unitCount() - 1; u >= 0; --u) packForReduce(u, micro);
+        for (std::int32_t u = unitCount() - 1; u >= 0; --u)
+            packForReduce(u, micro);
     if (reduceBucket_ != 0 && reduceBucket_ != reducePlan_.size())
         throw Error(ErrorKind::Internal, "a reduce bucket was left unflushed");
     reduceBucket_ = 0;
@@ -291,14 +334,17 @@ void Sharded::packForReduce(std::int32_t unit, const MicroStep& micro) {
         const plan::BucketPiece& p = b.pieces[reducePiece_];
         if (p.unit != unit) return;
         if (bucket_.empty())
-            bucket_ = device_.allocate(b.count * eb_ * (slots + (reduceOp_ == CollectiveOp::ReduceScatter ? 1 : 0)),
-                                       {Category::CommBuffer, Tier::Device, kNoUnit});
+            bucket_ = device_.allocate(
+                b.count * eb_ * (slots + (reduceOp_ == CollectiveOp::ReduceScatter ? 1 : 0)),
+                {Category::CommBuffer, Tier::Device, kNoUnit});
         std::uint64_t pos = 0;
-        for (std::size_t i = 0; i < reducePiece_; ++i) pos += b.pieces[i].length;
+        for (std::size_t i = 0; i < reducePiece_; ++i)
+            pos += b.pieces[i].length;
         auto* buf = bucket_.ptr<char>();
         const auto* src = s.gradFull.ptr<const char>();
         for (std::uint64_t r = 0; r < slots; ++r)
-            ops_.copy(buf + (r * b.count + pos) * eb_, src + (r * s.shard + p.offset) * eb_, p.length * eb_);
+            ops_.copy(buf + (r * b.count + pos) * eb_, src + (r * s.shard + p.offset) * eb_,
+                      p.length * eb_);
         if (++reducePiece_ == b.pieces.size()) {
             flushReduce(b, micro);
             ++reduceBucket_;
@@ -316,7 +362,8 @@ void Sharded::flushReduce(const plan::Bucket& b, const MicroStep& micro) {
         groups_.data->allReduce(buf, b.count, dtype(), unit);
         std::uint64_t pos = 0;
         for (const auto& p : b.pieces) {
-            ops_.copy(state(p.unit).gradFull.ptr<char>() + p.offset * eb_, buf + pos * eb_, p.length * eb_);
+            ops_.copy(state(p.unit).gradFull.ptr<char>() + p.offset * eb_, buf + pos * eb_,
+                      p.length * eb_);
             pos += p.length;
         }
     } else {
@@ -327,10 +374,13 @@ void Sharded::flushReduce(const plan::Bucket& b, const MicroStep& micro) {
             UnitState& s = state(p.unit);
             if (policy_.shardGrads && onHost(s.gradShard)) // ZeRO-Offload: device → host
                 intoHost(s.gradShard, p.offset, out + pos * eb_, p.length, !micro.first(), p.unit);
-            else if (policy_.shardGrads) // ZeRO-2: into the gradient shard, accumulating over micro-steps
-                combine(s.gradShard.ptr<char>() + p.offset * eb_, out + pos * eb_, p.length, !micro.first());
+            else if (policy_.shardGrads) // ZeRO-2: into the gradient shard, accumulating over
+                                         // micro-steps
+                combine(s.gradShard.ptr<char>() + p.offset * eb_, out + pos * eb_, p.length,
+                        !micro.first());
             else // ZeRO-1: into the rank's own slice of the full gradient
-                ops_.copy(s.gradFull.ptr<char>() + (s.lo + p.offset) * eb_, out + pos * eb_, p.length * eb_);
+                ops_.copy(s.gradFull.ptr<char>() + (s.lo + p.offset) * eb_, out + pos * eb_,
+                          p.length * eb_);
             pos += p.length;
         }
     }
@@ -341,18 +391,24 @@ void Sharded::reduceUnit(std::int32_t unit, const MicroStep& micro) {
     UnitState& s = state(unit);
     // With no_sync the full gradient already holds every micro-step: reduce it once, assign.
     const bool accumulate = policy_.reduceEveryMicroStep && !micro.first();
-    const bool hostShard = onHost(s.gradShard); // ZeRO-Offload: reduced on the device, then device → host
+    const bool hostShard =
+        onHost(s.gradShard); // ZeRO-Offload: reduced on the device, then device → host
     Buffer temp;
     void* target = s.gradShard.data();
     if (accumulate || hostShard) {
         temp = allocate(s.shard, Category::CommBuffer, unit);
         target = temp.data();
     }
-    if (shards_ > 1) shardComm().reduceScatter(s.gradFull.data(), target, s.shard, dtype(), unit);
-    else ops_.copy(target, s.gradFull.data(), s.shard * eb_);
-    if (policy_.hybrid && groups_.replica->size() > 1) groups_.replica->allReduce(target, s.shard, dtype(), unit);
-    if (hostShard) intoHost(s.gradShard, 0, temp.data(), s.shard, accumulate, unit);
-    else if (accumulate) combine(s.gradShard.data(), temp.data(), s.shard, true);
+    if (shards_ > 1)
+        shardComm().reduceScatter(s.gradFull.data(), target, s.shard, dtype(), unit);
+    else
+        ops_.copy(target, s.gradFull.data(), s.shard * eb_);
+    if (policy_.hybrid && groups_.replica->size() > 1)
+        groups_.replica->allReduce(target, s.shard, dtype(), unit);
+    if (hostShard)
+        intoHost(s.gradShard, 0, temp.data(), s.shard, accumulate, unit);
+    else if (accumulate)
+        combine(s.gradShard.data(), temp.data(), s.shard, true);
 }
 
 // ---- optimizer --------------------------------------------------------------------------------
@@ -374,9 +430,12 @@ OwnedSlice Sharded::owned(std::int32_t unit) {
     } else {
         o.begin = s.lo;
         o.end = std::max(s.lo, std::min(s.lo + s.shard, s.n));
-        if (mixed_) o.weights = s.master.ptr<float>();
-        else if (!s.paramShard.empty()) o.weights = s.paramShard.ptr<float>();
-        else o.weights = s.paramFull.ptr<float>() + s.lo; // ZeRO-1/2 and persistent units: in place
+        if (mixed_)
+            o.weights = s.master.ptr<float>();
+        else if (!s.paramShard.empty())
+            o.weights = s.paramShard.ptr<float>();
+        else
+            o.weights = s.paramFull.ptr<float>() + s.lo; // ZeRO-1/2 and persistent units: in place
         o.grads = policy_.shardGrads ? s.gradShard.data() : s.gradFull.ptr<char>() + s.lo * eb_;
         const bool counts = !policy_.hybrid || groups_.replica->rank() == 0;
         o.normBegin = o.begin;
@@ -393,7 +452,8 @@ OwnedSlice Sharded::owned(std::int32_t unit) {
 // This rank's updated parameters [offset, offset + length) of its slice, in the working dtype.
 void Sharded::writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t length, void* out) {
     if (mixed_ && optimizerTier_ == Tier::Nvme) { // rounded when the unit was updated (endUpdate)
-        device_.recordedUpload(out, s.rounded.ptr<const Bf16>() + offset, length * sizeof(Bf16), unitOf(s));
+        device_.recordedUpload(out, s.rounded.ptr<const Bf16>() + offset, length * sizeof(Bf16),
+                               unitOf(s));
         return;
     }
     if (mixed_ && onHost(s.master)) {
@@ -405,7 +465,8 @@ void Sharded::writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t l
         return;
     }
     // fp32: the weights themselves (a persistent unit's param_full holds only n elements).
-    const float* w = !s.paramShard.empty() ? s.paramShard.ptr<float>() : s.paramFull.ptr<float>() + s.lo;
+    const float* w =
+        !s.paramShard.empty() ? s.paramShard.ptr<float>() : s.paramFull.ptr<float>() + s.lo;
     const std::uint64_t limit = s.paramShard.empty() ? s.n - std::min(s.n, s.lo) : s.shard;
     const std::uint64_t valid = offset >= limit ? 0 : std::min(length, limit - offset);
     ops_.copy(out, w + offset, valid * sizeof(float));
@@ -415,19 +476,22 @@ void Sharded::writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t l
 void Sharded::afterOptimizer() {
     updateComputeWeights();
     finishParamWrite(); // the next forward reads the files
-    for (UnitState& s : units_) s.rounded.reset(); // the NVMe tier's rounded weights are consumed
+    for (UnitState& s : units_)
+        s.rounded.reset(); // the NVMe tier's rounded weights are consumed
 }
 
 void Sharded::updateComputeWeights() {
     if (!policy_.shardOptimizer) { // DDP
         if (mixed_)
-            for (UnitState& s : units_) ops_.toBf16(s.master.ptr<const float>(), s.paramFull.ptr<Bf16>(), s.n);
+            for (UnitState& s : units_)
+                ops_.toBf16(s.master.ptr<const float>(), s.paramFull.ptr<Bf16>(), s.n);
         return;
     }
     if (!policy_.shardParams) { // ZeRO-1/2: all-gather the updated parameters
         if (shards_ == 1) {
             if (mixed_)
-                for (UnitState& s : units_) writeOwnParams(s, 0, s.padded, s.paramFull.data());
+                for (UnitState& s : units_)
+                    writeOwnParams(s, 0, s.padded, s.paramFull.data());
             return;
         }
         gatherUpdatedParams();
@@ -435,21 +499,30 @@ void Sharded::updateComputeWeights() {
     }
     for (std::int32_t u = 0; u < unitCount(); ++u) {
         UnitState& s = state(u);
-        if (s.persistent) gatherPersistent(s, u);
-        else if (optimizerTier_ == Tier::Nvme) continue; // rounded into the shard (or its file) by endUpdate
-        else if (paramsOnNvme(s)) writeNvmeParams(u, onHost(s.master) ? s.master.ptr<const float>() : nullptr);
-        else if (mixed_ && onHost(s.master)) roundInto(s.master.ptr<const float>(), s.shard, s.paramShard.data(), onHost(s.paramShard), u);
-        else if (mixed_ && onHost(s.paramShard)) { // device optimizer, host-tier params: round, device → host
+        if (s.persistent)
+            gatherPersistent(s, u);
+        else if (optimizerTier_ == Tier::Nvme)
+            continue; // rounded into the shard (or its file) by endUpdate
+        else if (paramsOnNvme(s))
+            writeNvmeParams(u, onHost(s.master) ? s.master.ptr<const float>() : nullptr);
+        else if (mixed_ && onHost(s.master))
+            roundInto(s.master.ptr<const float>(), s.shard, s.paramShard.data(),
+                      onHost(s.paramShard), u);
+        else if (mixed_ &&
+                 onHost(s.paramShard)) { // device optimizer, host-tier params: round, device → host
             Buffer staging = allocate(s.shard, Category::Workspace, u);
             ops_.toBf16(s.master.ptr<const float>(), staging.ptr<Bf16>(), s.shard);
-            if (device_.holdsData()) device_.recordedDownload(s.paramShard.data(), staging.data(), s.shard * eb_, u);
-        } else if (mixed_) ops_.toBf16(s.master.ptr<const float>(), s.paramShard.ptr<Bf16>(), s.shard);
+            if (device_.holdsData())
+                device_.recordedDownload(s.paramShard.data(), staging.data(), s.shard * eb_, u);
+        } else if (mixed_)
+            ops_.toBf16(s.master.ptr<const float>(), s.paramShard.ptr<Bf16>(), s.shard);
     }
 }
 
 void Sharded::gatherUpdatedParams() {
     for (const plan::Bucket& b : gatherPlan_) {
-        Buffer staging = device_.allocate(b.count * eb_ * shards_, {Category::CommBuffer, Tier::Device, kNoUnit});
+        Buffer staging = device_.allocate(b.count * eb_ * shards_,
+                                          {Category::CommBuffer, Tier::Device, kNoUnit});
         auto* buf = staging.ptr<char>();
         char* mine = buf + shardRank_ * b.count * eb_;
         std::uint64_t pos = 0;
@@ -496,17 +569,20 @@ std::vector<std::vector<float>> Sharded::gatherWeights() {
     const std::vector<std::string> parts = groups_.tensor->gatherBytes(mine, 0);
     if (groups_.world->rank() != 0) return {};
     if (parts.size() != static_cast<std::size_t>(tp))
-        throw Error(ErrorKind::Internal, "gatherWeights: the TP group of world rank 0 is not T ranks");
+        throw Error(ErrorKind::Internal,
+                    "gatherWeights: the TP group of world rank 0 is not T ranks");
     const std::vector<plan::UnitLayout> whole = plan::unitLayouts(plan::untiled(config_.shape));
     std::vector<std::vector<float>> out(whole.size());
     std::vector<float> slice;
-    for (std::size_t u = 0; u < whole.size(); ++u) out[u].assign(whole[u].elements(), 0.0f);
+    for (std::size_t u = 0; u < whole.size(); ++u)
+        out[u].assign(whole[u].elements(), 0.0f);
     for (std::int64_t r = 0; r < tp; ++r) {
         const std::string& part = parts[static_cast<std::size_t>(r)];
         std::size_t at = 0;
         for (std::size_t u = 0; u < whole.size(); ++u) {
             const std::uint64_t n = layouts_[u].elements();
-            if (at + n * sizeof(float) > part.size()) throw Error(ErrorKind::Internal, "gatherWeights: short TP part");
+            if (at + n * sizeof(float) > part.size())
+                throw Error(ErrorKind::Internal, "gatherWeights: short TP part");
             slice.resize(n);
             std::memcpy(slice.data(), part.data() + at, n * sizeof(float));
             at += n * sizeof(float);
@@ -536,14 +612,17 @@ std::vector<std::vector<float>> Sharded::gatherSlices() {
         const std::uint64_t bytes = (range[1] - range[0]) * sizeof(float);
         if (optimizerTier_ == Tier::Nvme) {
             if (bytes > 0) std::memcpy(mine.data() + at, readNvmeMaster(state(u)).data(), bytes);
-        } else if (o.stateOnHost) std::memcpy(mine.data() + at, o.weights, bytes);
-        else ops_.download(mine.data() + at, o.weights, bytes);
+        } else if (o.stateOnHost)
+            std::memcpy(mine.data() + at, o.weights, bytes);
+        else
+            ops_.download(mine.data() + at, o.weights, bytes);
     }
     const std::vector<std::string> parts = groups_.data->gatherBytes(mine, 0);
     std::vector<std::vector<float>> out;
     if (groups_.data->rank() != 0) return out;
     out.resize(units_.size());
-    for (std::size_t u = 0; u < units_.size(); ++u) out[u].assign(units_[u].n, 0.0f);
+    for (std::size_t u = 0; u < units_.size(); ++u)
+        out[u].assign(units_[u].n, 0.0f);
     for (const std::string& part : parts) {
         std::size_t at = 0;
         for (std::size_t u = 0; u < units_.size(); ++u) {

@@ -2,15 +2,15 @@
 // The one mechanism behind every strategy, shared by its source files: sharded.cpp (unshard,
 // reshard, gradient reduction, the optimizer's slices) and sharded_offload.cpp (ZeRO-Offload's
 // tier crossings). Private to the strategy library: the interface is strategy/sharding.h.
+#include "plan/buckets.h"
+#include "plan/policy.h"
+#include "strategy/sharding.h"
+
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
-
-#include "plan/buckets.h"
-#include "plan/policy.h"
-#include "strategy/sharding.h"
 
 namespace shardscope::strategy::detail {
 
@@ -37,7 +37,7 @@ struct UnitState {
     std::uint64_t paramAt = 0, paramRegion = 0;
     Buffer paramRead, paramWrite;
     offload::NvmeStore::Ticket paramReadTicket = 0, paramWriteTicket = 0;
-    Transfer nvmeTransfer = Transfer::None;    // … which of the two (its events' direction)
+    Transfer nvmeTransfer = Transfer::None; // … which of the two (its events' direction)
 };
 
 // Ledger cells of bytes that live in files (the NVMe tier): counted while this lives.
@@ -57,7 +57,8 @@ struct NvmeCells {
         cells.push_back({c, unit, bytes});
     }
     ~NvmeCells() {
-        for (auto it = cells.rbegin(); it != cells.rend(); ++it) ledger->recordFree(it->category, Tier::Nvme, it->bytes, it->unit);
+        for (auto it = cells.rbegin(); it != cells.rend(); ++it)
+            ledger->recordFree(it->category, Tier::Nvme, it->bytes, it->unit);
     }
 };
 
@@ -81,7 +82,8 @@ public:
     void afterForward(std::int32_t unit) override;
     void beforeBackward(std::int32_t unit) override;
     ParamView params(std::int32_t unit) const override;
-    void storeGradients(std::int32_t unit, std::span<const float> grads, const MicroStep& micro) override;
+    void storeGradients(std::int32_t unit, std::span<const float> grads,
+                        const MicroStep& micro) override;
     void afterBackward(std::int32_t unit, const MicroStep& micro) override;
     void endBackward(const MicroStep& micro) override;
     OwnedSlice owned(std::int32_t unit) override;
@@ -93,7 +95,9 @@ public:
 
 private:
     UnitState& state(std::int32_t u) { return units_.at(static_cast<std::size_t>(u)); }
-    std::int32_t unitOf(const UnitState& s) const { return static_cast<std::int32_t>(&s - units_.data()); }
+    std::int32_t unitOf(const UnitState& s) const {
+        return static_cast<std::int32_t>(&s - units_.data());
+    }
     std::int32_t unitCount() const { return static_cast<std::int32_t>(units_.size()); }
     comm::Communicator& shardComm() { return *groups_.shard; }
     comm::DType dtype() const { return mixed_ ? comm::DType::Bf16 : comm::DType::F32; }
@@ -107,10 +111,11 @@ private:
     void put(const Buffer& to, std::uint64_t byteOffset, const void* from, std::uint64_t bytes);
     // A device-side result into a host-tier buffer: device → host, accumulating in the working
     // dtype if asked (through a host staging buffer).
-    void intoHost(Buffer& to, std::uint64_t elementOffset, const void* deviceSrc, std::uint64_t count,
-                  bool accumulate, std::int32_t unit);
+    void intoHost(Buffer& to, std::uint64_t elementOffset, const void* deviceSrc,
+                  std::uint64_t count, bool accumulate, std::int32_t unit);
     // bf16 of `count` host fp32 values into `out` (device or host memory).
-    void roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost, std::int32_t unit);
+    void roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost,
+                   std::int32_t unit);
     // NVMe transfers as events (core/event.h; device ↔ host copies: Device::recordedUpload/
     // recordedDownload): a span opens when submitted and closes when the rank sees it complete.
     void transferEvent(EventKind kind, Transfer t, std::int32_t unit, std::uint64_t bytes);
@@ -118,15 +123,19 @@ private:
     void setupNvme(UnitState& s, std::int32_t unit, std::uint64_t elements);
     void writeInitialNvme(UnitState& s, std::int32_t unit, std::span<const float> master);
     void startNvmeRead(UnitState& s, std::int32_t unit);
-    void finishNvmeTransfer(UnitState& s); // waits for its read or write
+    void finishNvmeTransfer(UnitState& s);                 // waits for its read or write
     std::vector<float> readNvmeMaster(const UnitState& s); // instrumentation (gatherWeights)
     // --offload-params nvme (the shard of a unit that is gathered, not persistent, in a file).
-    bool paramsOnNvme(const UnitState& s) const { return paramTier_ == Tier::Nvme && policy_.shardParams && !s.persistent; }
+    bool paramsOnNvme(const UnitState& s) const {
+        return paramTier_ == Tier::Nvme && policy_.shardParams && !s.persistent;
+    }
     void setupNvmeParams(UnitState& s, std::int32_t unit);
     void writeInitialNvmeParams(UnitState& s, std::int32_t unit, std::span<const float> values);
-    void startParamRead(std::int32_t unit); // if the unit will be gathered and its read is not out yet
+    void
+    startParamRead(std::int32_t unit); // if the unit will be gathered and its read is not out yet
     void beginParamRead(UnitState& s, std::int32_t unit);
-    const void* arrivedParams(UnitState& s, std::int32_t unit); // waits for the read: the shard on the host
+    const void* arrivedParams(UnitState& s,
+                              std::int32_t unit); // waits for the read: the shard on the host
     // The updated bf16 shard into the file: rounded from a host master, or from the device
     // master (hostMaster null) through a device → host copy; drains behind the next unit.
     void writeNvmeParams(std::int32_t unit, const float* hostMaster);
@@ -154,27 +163,28 @@ private:
     device::Ops& ops_; // copies and conversions on the device's memory
     CommGroups groups_;
     bool mixed_;
-    std::uint64_t eb_; // bytes per element of params and grads (2 bf16, 4 fp32)
+    std::uint64_t eb_;                  // bytes per element of params and grads (2 bf16, 4 fp32)
     Tier optimizerTier_ = Tier::Device; // master, m, v
     Tier gradTier_ = Tier::Device;      // gradient shards (ZeRO-2/3, FSDP)
     Tier paramTier_ = Tier::Device;     // param shards (ZeRO-3, FSDP)
-    std::unique_ptr<offload::NvmeStore> nvme_; // the rank's file (absent on a device without memory)
+    std::unique_ptr<offload::NvmeStore>
+        nvme_; // the rank's file (absent on a device without memory)
     NvmeCells nvmeCells_;
     std::uint64_t shards_ = 1;
     std::uint64_t shardRank_ = 0;
     std::vector<plan::UnitLayout> layouts_;
     std::vector<UnitState> units_;
 
-    CollectiveOp reduceOp_ = CollectiveOp::AllReduce; // of the reduce buckets: all-reduce or reduce-scatter
+    CollectiveOp reduceOp_ =
+        CollectiveOp::AllReduce;           // of the reduce buckets: all-reduce or reduce-scatter
     std::vector<plan::Bucket> reducePlan_; // backward order U−1 … 0
     std::vector<plan::Bucket> gatherPlan_; // unit order 0 … U−1 (ZeRO-1/2 after the optimizer)
-    std::size_t reduceBucket_ = 0;           // cursor: the bucket being packed
+    std::size_t reduceBucket_ = 0;         // cursor: the bucket being packed
     std::size_t reducePiece_ = 0;
-    Buffer bucket_;                          // staging of the bucket being packed (comm_buffer)
-    std::int32_t inflightUnit_ = kNoUnit;    // the prefetch whose all-gather is in flight
+    Buffer bucket_;                       // staging of the bucket being packed (comm_buffer)
+    std::int32_t inflightUnit_ = kNoUnit; // the prefetch whose all-gather is in flight
     std::uint64_t inflightTicket_ = 0;
-    std::int32_t paramWriting_ = kNoUnit;    // the unit whose param shard write is in flight
+    std::int32_t paramWriting_ = kNoUnit; // the unit whose param shard write is in flight
 };
-
 
 } // namespace shardscope::strategy::detail

@@ -1,11 +1,5 @@
 // ZeRO-Offload's tier crossings: what may be offloaded, copies into host-tier buffers, the
 // device → host gradient shards and the host → device compute weights.
-#include <cstdlib>
-#include <cstring>
-#include <memory>
-#include <string>
-#include <utility>
-
 #include "core/error.h"
 #include "core/numeric.h"
 #include "device/ops.h"
@@ -13,29 +7,44 @@
 #include "offload/nvme_store.h"
 #include "strategy/sharded.h"
 
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+
 namespace shardscope::strategy::detail {
 
 void Sharded::validateOffload() const {
     const plan::Offload& o = config_.offload;
     const std::string name(plan::strategyName(config_.strategy));
     if (o.optimizer == Tier::Nvme && !offload::nvmeAvailable())
-        throwInvalid("--offload-optimizer nvme needs liburing, which this build was configured without");
+        throwInvalid(
+            "--offload-optimizer nvme needs liburing, which this build was configured without");
     if (o.param == Tier::Nvme && !offload::nvmeAvailable())
-        throwInvalid("--offload-params nvme needs liburing, which this build was configured without");
+        throwInvalid(
+            "--offload-params nvme needs liburing, which this build was configured without");
     if (o.optimizer != Tier::Device && !policy_.shardOptimizer)
-        throwInvalid("--offload-optimizer needs a strategy that shards the optimizer (zero1, zero2, zero3, fsdp, "
-                     "fsdp_grad_op, fsdp_hybrid), not " + name);
+        throwInvalid("--offload-optimizer needs a strategy that shards the optimizer (zero1, "
+                     "zero2, zero3, fsdp, "
+                     "fsdp_grad_op, fsdp_hybrid), not " +
+                     name);
     if ((o.optimizer != Tier::Device || o.param != Tier::Device) && !mixed_)
-        throwInvalid("offloading needs --precision bf16 (the host tier holds fp32 master weights and bf16 params)");
+        throwInvalid("offloading needs --precision bf16 (the host tier holds fp32 master weights "
+                     "and bf16 params)");
     if (o.param != Tier::Device && !policy_.shardParams)
-        throwInvalid("--offload-params needs a strategy that shards params (zero3, fsdp, fsdp_grad_op, fsdp_hybrid), not " +
+        throwInvalid("--offload-params needs a strategy that shards params (zero3, fsdp, "
+                     "fsdp_grad_op, fsdp_hybrid), not " +
                      name);
 }
 
-void Sharded::put(const Buffer& to, std::uint64_t byteOffset, const void* from, std::uint64_t bytes) {
+void Sharded::put(const Buffer& to, std::uint64_t byteOffset, const void* from,
+                  std::uint64_t bytes) {
     if (bytes == 0) return;
-    if (!onHost(to)) ops_.upload(to.ptr<char>() + byteOffset, from, bytes);
-    else if (device_.holdsData()) std::memcpy(to.ptr<char>() + byteOffset, from, bytes);
+    if (!onHost(to))
+        ops_.upload(to.ptr<char>() + byteOffset, from, bytes);
+    else if (device_.holdsData())
+        std::memcpy(to.ptr<char>() + byteOffset, from, bytes);
 }
 
 void Sharded::transferEvent(EventKind kind, Transfer t, std::int32_t unit, std::uint64_t bytes) {
@@ -47,8 +56,8 @@ void Sharded::transferEvent(EventKind kind, Transfer t, std::int32_t unit, std::
     device_.ledger().emit(e);
 }
 
-void Sharded::intoHost(Buffer& to, std::uint64_t elementOffset, const void* deviceSrc, std::uint64_t count,
-                       bool accumulate, std::int32_t unit) {
+void Sharded::intoHost(Buffer& to, std::uint64_t elementOffset, const void* deviceSrc,
+                       std::uint64_t count, bool accumulate, std::int32_t unit) {
     char* dst = to.ptr<char>() + elementOffset * eb_;
     if (!accumulate) {
         if (device_.holdsData()) device_.recordedDownload(dst, deviceSrc, count * eb_, unit);
@@ -60,7 +69,8 @@ void Sharded::intoHost(Buffer& to, std::uint64_t elementOffset, const void* devi
     offload::hostAccumulate(dst, staging.data(), count, mixed_);
 }
 
-void Sharded::roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost, std::int32_t unit) {
+void Sharded::roundInto(const float* master, std::uint64_t count, void* out, bool outOnHost,
+                        std::int32_t unit) {
     if (outOnHost) {
         if (device_.holdsData()) offload::hostToBf16(master, static_cast<Bf16*>(out), count);
         return;
@@ -76,7 +86,8 @@ void Sharded::roundInto(const float* master, std::uint64_t count, void* out, boo
 void Sharded::setupNvme(UnitState& s, std::int32_t unit, std::uint64_t elements) {
     const std::uint64_t bytes = elements * sizeof(float);
     // Allocation order as on the other tiers: master, m, v.
-    for (Category c : {Category::MasterFp32, Category::AdamM, Category::AdamV}) nvmeCells_.add(c, unit, bytes);
+    for (Category c : {Category::MasterFp32, Category::AdamM, Category::AdamV})
+        nvmeCells_.add(c, unit, bytes);
     s.nvmeElements = elements;
     s.nvmeRegion = offload::alignedBytes(bytes);
     if (nvme_) s.nvmeAt = nvme_->reserve(3 * s.nvmeRegion);
@@ -84,7 +95,8 @@ void Sharded::setupNvme(UnitState& s, std::int32_t unit, std::uint64_t elements)
 
 void Sharded::writeInitialNvme(UnitState& s, std::int32_t unit, std::span<const float> master) {
     if (!nvme_ || s.nvmeElements == 0) return;
-    Buffer staging = device_.allocate(3 * s.nvmeRegion, {Category::Workspace, Tier::Host, unit}, true); // m, v = 0
+    Buffer staging = device_.allocate(3 * s.nvmeRegion, {Category::Workspace, Tier::Host, unit},
+                                      true); // m, v = 0
     std::memcpy(staging.data(), master.data(), master.size() * sizeof(float));
     transferEvent(EventKind::TransferBegin, Transfer::NvmeWrite, unit, 3 * s.nvmeRegion);
     nvme_->write(s.nvmeAt, staging.data(), 3 * s.nvmeRegion);
@@ -95,8 +107,10 @@ std::vector<float> Sharded::readNvmeMaster(const UnitState& s) {
     std::vector<float> out(s.nvmeElements);
     if (!nvme_ || s.nvmeElements == 0) return out;
     // Instrumentation (gatherWeights), not a step: outside the ledger.
-    std::unique_ptr<void, decltype(&std::free)> buffer(std::aligned_alloc(offload::kAlign, s.nvmeRegion), &std::free);
-    if (!buffer) throw Error(ErrorKind::OutOfMemory, "nvme: no host memory to read the master weights back");
+    std::unique_ptr<void, decltype(&std::free)> buffer(
+        std::aligned_alloc(offload::kAlign, s.nvmeRegion), &std::free);
+    if (!buffer)
+        throw Error(ErrorKind::OutOfMemory, "nvme: no host memory to read the master weights back");
     nvme_->read(s.nvmeAt, buffer.get(), s.nvmeRegion);
     std::memcpy(out.data(), buffer.get(), out.size() * sizeof(float));
     return out;
@@ -114,7 +128,8 @@ void Sharded::startNvmeRead(UnitState& s, std::int32_t unit) {
 void Sharded::finishNvmeTransfer(UnitState& s) {
     if (!nvme_ || s.nvmeTicket == 0) return;
     // The rank needs the data now: if it is not there yet, the time until it is is a wait.
-    if (!nvme_->poll(s.nvmeTicket)) transferEvent(EventKind::TransferWait, s.nvmeTransfer, unitOf(s), 3 * s.nvmeRegion);
+    if (!nvme_->poll(s.nvmeTicket))
+        transferEvent(EventKind::TransferWait, s.nvmeTransfer, unitOf(s), 3 * s.nvmeRegion);
     nvme_->wait(std::exchange(s.nvmeTicket, 0));
     transferEvent(EventKind::TransferEnd, s.nvmeTransfer, unitOf(s), 3 * s.nvmeRegion);
 }
@@ -173,7 +188,8 @@ void Sharded::endUpdate(std::int32_t unit) {
     }
 }
 
-// ---- parameters on the NVMe tier (--offload-params nvme) -----------------------------------------
+// ---- parameters on the NVMe tier (--offload-params nvme)
+// -----------------------------------------
 //
 // A unit's bf16 shard lives in its file region; on its way to the all-gather it is read into a
 // host staging buffer (workspace, host tier), read ahead like the all-gather is prefetched (the
@@ -188,7 +204,8 @@ void Sharded::setupNvmeParams(UnitState& s, std::int32_t unit) {
     if (nvme_) s.paramAt = nvme_->reserve(s.paramRegion);
 }
 
-void Sharded::writeInitialNvmeParams(UnitState& s, std::int32_t unit, std::span<const float> values) {
+void Sharded::writeInitialNvmeParams(UnitState& s, std::int32_t unit,
+                                     std::span<const float> values) {
     if (!nvme_) return;
     Buffer staging = device_.allocate(s.paramRegion, {Category::Workspace, Tier::Host, unit}, true);
     offload::hostToBf16(values.data(), staging.ptr<Bf16>(), values.size());
@@ -214,8 +231,10 @@ void Sharded::startParamRead(std::int32_t unit) {
 const void* Sharded::arrivedParams(UnitState& s, std::int32_t unit) {
     if (s.paramRead.empty()) beginParamRead(s, unit); // not read ahead: a pass's first unit
     if (nvme_ && s.paramReadTicket != 0) {
-        // The all-gather needs the shard now: if the read is not done, the time until it is is a wait.
-        if (!nvme_->poll(s.paramReadTicket)) transferEvent(EventKind::TransferWait, Transfer::NvmeRead, unit, s.paramRegion);
+        // The all-gather needs the shard now: if the read is not done, the time until it is is a
+        // wait.
+        if (!nvme_->poll(s.paramReadTicket))
+            transferEvent(EventKind::TransferWait, Transfer::NvmeRead, unit, s.paramRegion);
         nvme_->wait(std::exchange(s.paramReadTicket, 0));
         transferEvent(EventKind::TransferEnd, Transfer::NvmeRead, unit, s.paramRegion);
     }
@@ -231,7 +250,8 @@ void Sharded::writeNvmeParams(std::int32_t unit, const float* hostMaster) {
     } else { // the device optimizer: rounded on the device, then device → host
         Buffer staging = allocate(s.shard, Category::Workspace, unit);
         ops_.toBf16(s.master.ptr<const float>(), staging.ptr<Bf16>(), s.shard);
-        if (device_.holdsData()) device_.recordedDownload(s.paramWrite.data(), staging.data(), s.shard * eb_, unit);
+        if (device_.holdsData())
+            device_.recordedDownload(s.paramWrite.data(), staging.data(), s.shard * eb_, unit);
     }
     paramWriting_ = unit;
     if (!nvme_) return; // a device without memory: nothing to write
@@ -246,7 +266,8 @@ void Sharded::finishParamWrite() {
     const std::int32_t unit = std::exchange(paramWriting_, kNoUnit);
     UnitState& s = state(unit);
     if (nvme_ && s.paramWriteTicket != 0) {
-        if (!nvme_->poll(s.paramWriteTicket)) transferEvent(EventKind::TransferWait, Transfer::NvmeWrite, unit, s.paramRegion);
+        if (!nvme_->poll(s.paramWriteTicket))
+            transferEvent(EventKind::TransferWait, Transfer::NvmeWrite, unit, s.paramRegion);
         nvme_->wait(std::exchange(s.paramWriteTicket, 0));
         transferEvent(EventKind::TransferEnd, Transfer::NvmeWrite, unit, s.paramRegion);
     }

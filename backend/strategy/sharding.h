@@ -13,18 +13,18 @@
 // Every allocation goes through the device (ledger category per docs/design.md), every transfer
 // through a comm::Communicator (events + CommStats), so the ledger and the counters are
 // measurements of what this code did.
-#include <cstdint>
-#include <memory>
-#include <span>
-#include <string>
-#include <vector>
-
 #include "comm/communicator.h"
 #include "device/device.h"
 #include "offload/nvme_store.h"
 #include "plan/shape.h"
 #include "plan/strategy.h"
 #include "plan/units.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace shardscope::strategy {
 
@@ -75,8 +75,8 @@ struct ParamView {
 struct OwnedSlice {
     std::uint64_t begin = 0;
     std::uint64_t end = 0;
-    float* weights = nullptr;     // fp32 master shard, or the fp32 params themselves
-    const void* grads = nullptr;  // the reduced gradient SUM over ranks (and micro-steps)
+    float* weights = nullptr;    // fp32 master shard, or the fp32 params themselves
+    const void* grads = nullptr; // the reduced gradient SUM over ranks (and micro-steps)
     bool gradsBf16 = true;
     float* m = nullptr;
     float* v = nullptr;
@@ -112,7 +112,8 @@ public:
     virtual void beforeBackward(std::int32_t unit) = 0;
     virtual ParamView params(std::int32_t unit) const = 0;
     // The unit's local fp32 gradient of this micro-step (its unpadded elements).
-    virtual void storeGradients(std::int32_t unit, std::span<const float> grads, const MicroStep& micro) = 0;
+    virtual void storeGradients(std::int32_t unit, std::span<const float> grads,
+                                const MicroStep& micro) = 0;
     virtual void afterBackward(std::int32_t unit, const MicroStep& micro) = 0;
     virtual void endBackward(const MicroStep& micro) = 0;
 

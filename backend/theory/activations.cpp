@@ -1,18 +1,20 @@
 #include "theory/activations.h"
 
-#include <algorithm>
-
 #include "core/error.h"
+
+#include <algorithm>
 
 namespace shardscope::theory {
 
 std::uint64_t totalBytes(const std::vector<ActivationTensor>& tensors) {
     std::uint64_t sum = 0;
-    for (const ActivationTensor& t : tensors) sum += t.bytes;
+    for (const ActivationTensor& t : tensors)
+        sum += t.bytes;
     return sum;
 }
 
-ActivationBreakdown activationBreakdown(const plan::GptShape& shape, const plan::ActivationConfig& cfg) {
+ActivationBreakdown activationBreakdown(const plan::GptShape& shape,
+                                        const plan::ActivationConfig& cfg) {
     plan::validate(shape);
     if (cfg.microBatch < 1) throwInvalid("micro-batch must be at least 1");
     constexpr std::uint64_t kF32 = 4, kI32 = 4;

@@ -16,18 +16,18 @@
 //    forward: embedding + L·out + head) — a recompute is always smaller than the former.
 // Gradients flowing between units and other transients are `workspace`, not listed here.
 // Change both sides together; tests/unit/ledger_training_test.cpp compares them byte for byte.
+#include "plan/shape.h"
+#include "plan/strategy.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "plan/shape.h"
-#include "plan/strategy.h"
-
 namespace shardscope::theory {
 
 struct ActivationTensor {
-    std::string name;      // e.g. "block.ln1_out"
-    std::uint64_t bytes;   // for one block (or the embedding / head) at the given micro-batch
+    std::string name;    // e.g. "block.ln1_out"
+    std::uint64_t bytes; // for one block (or the embedding / head) at the given micro-batch
 };
 
 struct ActivationBreakdown {
@@ -42,6 +42,7 @@ struct ActivationBreakdown {
 std::uint64_t totalBytes(const std::vector<ActivationTensor>& tensors);
 
 // Throws Error(InvalidArgument) for an invalid shape or a micro-batch < 1.
-ActivationBreakdown activationBreakdown(const plan::GptShape& shape, const plan::ActivationConfig& cfg);
+ActivationBreakdown activationBreakdown(const plan::GptShape& shape,
+                                        const plan::ActivationConfig& cfg);
 
 } // namespace shardscope::theory

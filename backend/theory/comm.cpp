@@ -1,17 +1,19 @@
 // Communication volume per rank per step (estimate.h: commPerStep). What one call sends is
 // plan::sentBytes (plan/collective.h: the ring algorithm of nccl-tests).
-#include <algorithm>
-
 #include "plan/buckets.h"
 #include "plan/collective.h"
 #include "theory/estimate.h"
 #include "theory/shard_plan.h"
 
+#include <algorithm>
+
 namespace shardscope::theory {
 
 namespace {
 
-std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0); }
+std::uint64_t ceilDiv(std::uint64_t a, std::uint64_t b) {
+    return a / b + (a % b != 0);
+}
 
 struct CommBuilder {
     CommPerStep out;
@@ -41,12 +43,16 @@ struct CommBuilder {
 // the T ranks of the TP group, so one rank sends 2(T−1)/T of it.
 void addTensorParallel(CommPerStep& out, const Scenario& s) {
     if (!s.shape || s.shape->tp <= 1) return;
-    const auto perCall = static_cast<std::uint64_t>(s.activations.microBatch * s.shape->seqLen * s.shape->dModel) *
-                         sizeof(float);
-    const std::uint64_t calls = static_cast<std::uint64_t>(s.shape->layers) * (s.activations.checkpointing ? 5 : 4) *
+    const auto perCall =
+        static_cast<std::uint64_t>(s.activations.microBatch * s.shape->seqLen * s.shape->dModel) *
+        sizeof(float);
+    const std::uint64_t calls = static_cast<std::uint64_t>(s.shape->layers) *
+                                (s.activations.checkpointing ? 5 : 4) *
                                 static_cast<std::uint64_t>(s.knobs.gradAccumSteps);
-    const std::uint64_t sent = plan::sentBytes(CollectiveOp::TpAllReduce, perCall, static_cast<std::uint64_t>(s.shape->tp));
-    out.byKind.push_back({CollectiveOp::TpAllReduce, perCall * calls, sent * calls, static_cast<int>(calls)});
+    const std::uint64_t sent = plan::sentBytes(CollectiveOp::TpAllReduce, perCall,
+                                               static_cast<std::uint64_t>(s.shape->tp));
+    out.byKind.push_back(
+        {CollectiveOp::TpAllReduce, perCall * calls, sent * calls, static_cast<int>(calls)});
     out.totalSentBytes += sent * calls;
 }
 
@@ -72,10 +78,13 @@ ShapedBuckets bucketed(const detail::ShardPlan& plan, CollectiveOp k, std::uint6
     const std::size_t n = plan.units.size();
     for (std::size_t i = 0; i < n; ++i) {
         const std::size_t u = forward ? i : n - 1 - i;
-        ranges.push_back({static_cast<std::int32_t>(u), allReduce ? plan.units[u].params : plan.units[u].padded / plan.shards});
+        ranges.push_back({static_cast<std::int32_t>(u),
+                          allReduce ? plan.units[u].params : plan.units[u].padded / plan.shards});
     }
     ShapedBuckets out;
-    for (const plan::Bucket& b : plan::planBuckets(ranges, plan::bucketCapacity(bucketBytes, elementBytes, allReduce ? 1 : plan.shards))) {
+    for (const plan::Bucket& b :
+         plan::planBuckets(ranges, plan::bucketCapacity(bucketBytes, elementBytes,
+                                                        allReduce ? 1 : plan.shards))) {
         const std::uint64_t payload = b.count * elementBytes * (allReduce ? 1 : participants);
         out.calls += 1;
         out.payload += payload;
@@ -100,15 +109,16 @@ CommPerStep commPerStep(const Scenario& s) {
     const int reductions = policy.reduceEveryMicroStep ? accum : 1;
     const std::uint64_t gradBytes = plan.fullBytes(g);
     CommBuilder b;
-    auto addBucketed = [&](CollectiveOp k, std::uint64_t bytes, std::uint64_t bucket, std::uint64_t eb, int repeats,
-                           bool forward) {
+    auto addBucketed = [&](CollectiveOp k, std::uint64_t bytes, std::uint64_t bucket,
+                           std::uint64_t eb, int repeats, bool forward) {
         if (n <= 1) return;
         if (plan.bare) {
             b.add(k, bytes, n, bucketCalls(bytes, bucket), repeats);
             return;
         }
         const ShapedBuckets sb = bucketed(plan, k, bucket, eb, n, forward);
-        auto it = std::find_if(b.out.byKind.begin(), b.out.byKind.end(), [k](const CommVolume& v) { return v.kind == k; });
+        auto it = std::find_if(b.out.byKind.begin(), b.out.byKind.end(),
+                               [k](const CommVolume& v) { return v.kind == k; });
         if (it == b.out.byKind.end()) {
             b.out.byKind.push_back({k, 0, 0, 0});
             it = b.out.byKind.end() - 1;
@@ -120,12 +130,16 @@ CommPerStep commPerStep(const Scenario& s) {
         b.out.totalSentBytes += sb.sent * r;
     };
     // The strategy's families come from its policy (plan::policyFor), never from its name.
-    if (!policy.shardOptimizer) { // DDP — ZeRO paper §7.1: all-reduce = reduce-scatter + all-gather ≈ 2Ψ
+    if (!policy.shardOptimizer) { // DDP — ZeRO paper §7.1: all-reduce = reduce-scatter + all-gather
+                                  // ≈ 2Ψ
         addBucketed(CollectiveOp::AllReduce, gradBytes, s.knobs.reduceBucketBytes, g, 1, false);
-    } else if (!policy.shardParams) { // ZeRO-1/2 — §7.2.1: reduce-scatter grads + all-gather params ≈ 2Ψ
+    } else if (!policy.shardParams) { // ZeRO-1/2 — §7.2.1: reduce-scatter grads + all-gather params
+                                      // ≈ 2Ψ
         // ZeRO-2 keeps no full gradient, so it must reduce-scatter every micro-step.
-        addBucketed(CollectiveOp::ReduceScatter, gradBytes, s.knobs.reduceBucketBytes, g, reductions, false);
-        addBucketed(CollectiveOp::AllGather, plan.fullBytes(p), s.knobs.allGatherBucketBytes, p, 1, true);
+        addBucketed(CollectiveOp::ReduceScatter, gradBytes, s.knobs.reduceBucketBytes, g,
+                    reductions, false);
+        addBucketed(CollectiveOp::AllGather, plan.fullBytes(p), s.knobs.allGatherBucketBytes, p, 1,
+                    true);
     } else { // ZeRO-3 and the FSDP flavours: parameters sharded too
         // ZeRO paper §7.2.2: all-gather in forward and again in backward + reduce-scatter ≈ 3Ψ;
         // without resharding after forward (SHARD_GRAD_OP) one all-gather ≈ 2Ψ.
@@ -134,7 +148,8 @@ CommPerStep commPerStep(const Scenario& s) {
         b.add(CollectiveOp::AllGather, plan.fullBytes(p, false, /*includePersistent=*/false),
               plan.shards, units, passes * accum);
         // Every unit's padded gradient is reduce-scattered (persistent units' too).
-        b.add(CollectiveOp::ReduceScatter, plan.paddedTotal() * g, plan.shards, static_cast<int>(plan.units.size()), reductions);
+        b.add(CollectiveOp::ReduceScatter, plan.paddedTotal() * g, plan.shards,
+              static_cast<int>(plan.units.size()), reductions);
         // ZeRO-3 param persistence: whole params on every rank, sharded optimizer — the updated
         // slices are all-gathered once per step.
         if (!plan.bare) {
@@ -145,7 +160,8 @@ CommPerStep commPerStep(const Scenario& s) {
                     persistentBytes += u.padded * p;
                     ++persistentUnits;
                 }
-            if (persistentUnits > 0) b.add(CollectiveOp::AllGather, persistentBytes, plan.shards, persistentUnits, 1);
+            if (persistentUnits > 0)
+                b.add(CollectiveOp::AllGather, persistentBytes, plan.shards, persistentUnits, 1);
         }
         // HYBRID_SHARD (FSDP paper §3.2.2): each shard is all-reduced across the N/G replicas.
         if (policy.hybrid) {
@@ -155,12 +171,15 @@ CommPerStep commPerStep(const Scenario& s) {
             } else {
                 // One all-reduce per unit: ring bytes rounded per call, as the communicator counts.
                 const std::uint64_t replicas = n / plan.shards;
-                for (const auto& u : plan.units) b.add(CollectiveOp::AllReduce, u.padded / plan.shards * g, replicas, 1, reductions);
+                for (const auto& u : plan.units)
+                    b.add(CollectiveOp::AllReduce, u.padded / plan.shards * g, replicas, 1,
+                          reductions);
             }
         }
     }
     const double psiBytes = static_cast<double>(p) * static_cast<double>(plan.params);
-    b.out.psiEquivalents = psiBytes > 0 ? static_cast<double>(b.out.totalSentBytes) / psiBytes : 0.0;
+    b.out.psiEquivalents =
+        psiBytes > 0 ? static_cast<double>(b.out.totalSentBytes) / psiBytes : 0.0;
     addTensorParallel(b.out, s);
     return std::move(b.out);
 }

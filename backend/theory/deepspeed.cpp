@@ -5,11 +5,11 @@
 // float enters (then int → nearest double); we mirror that order so int() truncates the same.
 #include "theory/deepspeed.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include "core/error.h"
 #include "theory/input_error.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace shardscope::theory {
 
@@ -69,10 +69,12 @@ DeepSpeedRow zero2Row(const DeepSpeedInput& in, bool cpuOffload) {
     DeepSpeedRow row;
     row.offloadOptimizer = cpuOffload;
     if (cpuOffload) {
-        row.gpuBytes = mul(2, p);                                              // gpu_mem = 2 * total_params
-        row.cpuBytes = pyInt(timesMax(p, std::max<std::uint64_t>(mul(4, hw.totalGpus), 16), 0.0, abf));
+        row.gpuBytes = mul(2, p); // gpu_mem = 2 * total_params
+        row.cpuBytes =
+            pyInt(timesMax(p, std::max<std::uint64_t>(mul(4, hw.totalGpus), 16), 0.0, abf));
     } else {
-        // 2 = params_16bit; 18 = 16-bit grads + fp32 grads + fp32 params + Adam m, v (DeepSpeed's comment)
+        // 2 = params_16bit; 18 = 16-bit grads + fp32 grads + fp32 params + Adam m, v (DeepSpeed's
+        // comment)
         row.gpuBytes = mul(2, p) + pyInt(pyTrueDiv(mul(18, p), hw.totalGpus));
         row.cpuBytes = pyInt(static_cast<double>(mul(mul(p, 4), hw.gpusPerNode)) * abf);
     }
@@ -80,7 +82,8 @@ DeepSpeedRow zero2Row(const DeepSpeedInput& in, bool cpuOffload) {
 }
 
 // stage3.py estimate_zero3_model_states_mem_needs.
-DeepSpeedRow zero3Row(const DeepSpeedInput& in, bool cpuOffload, bool offloadParams, bool zeroInit) {
+DeepSpeedRow zero3Row(const DeepSpeedInput& in, bool cpuOffload, bool offloadParams,
+                      bool zeroInit) {
     const Hw hw = hardware(in);
     const std::uint64_t p = in.params;
     const double abf = in.additionalBufferFactor;
@@ -108,15 +111,20 @@ DeepSpeedRow zero3Row(const DeepSpeedInput& in, bool cpuOffload, bool offloadPar
 void validate(const DeepSpeedInput& in) {
     if (in.params == 0) throwInput(InputField::Params, "the parameter count must be at least 1");
     if (in.gpusPerNode < 1)
-        throwInput(InputField::GpusPerNode, "GPUs per node must be at least 1, got " + std::to_string(in.gpusPerNode));
-    if (in.nodes < 1) throwInput(InputField::Nodes, "nodes must be at least 1, got " + std::to_string(in.nodes));
+        throwInput(InputField::GpusPerNode,
+                   "GPUs per node must be at least 1, got " + std::to_string(in.gpusPerNode));
+    if (in.nodes < 1)
+        throwInput(InputField::Nodes, "nodes must be at least 1, got " + std::to_string(in.nodes));
     if (!std::isfinite(in.additionalBufferFactor) || in.additionalBufferFactor <= 0.0)
-        throwInput(InputField::BufferFactor, "additional buffer factor must be a finite positive number");
+        throwInput(InputField::BufferFactor,
+                   "additional buffer factor must be a finite positive number");
     if (static_cast<double>(in.params) > kTwoPow53)
-        throwInput(InputField::Params, "parameter count " + std::to_string(in.params) + " is too large (at most 2^53)");
+        throwInput(InputField::Params,
+                   "parameter count " + std::to_string(in.params) + " is too large (at most 2^53)");
     if (static_cast<double>(in.largestLayerParams) > static_cast<double>(in.params))
-        throwInput(InputField::LargestLayer, "largest layer " + std::to_string(in.largestLayerParams) +
-                                                  " exceeds the parameter count " + std::to_string(in.params));
+        throwInput(InputField::LargestLayer,
+                   "largest layer " + std::to_string(in.largestLayerParams) +
+                       " exceeds the parameter count " + std::to_string(in.params));
     // Evaluate every row once so an overflow surfaces here, naming the input, not mid-print.
     (void)deepspeedZero2AllLive(in);
     (void)deepspeedZero3AllLive(in);
@@ -124,7 +132,8 @@ void validate(const DeepSpeedInput& in) {
 
 std::vector<DeepSpeedRow> deepspeedZero2AllLive(const DeepSpeedInput& in) {
     std::vector<DeepSpeedRow> rows;
-    for (bool cpuOffload : {true, false}) rows.push_back(zero2Row(in, cpuOffload));
+    for (bool cpuOffload : {true, false})
+        rows.push_back(zero2Row(in, cpuOffload));
     return rows;
 }
 
@@ -141,7 +150,8 @@ std::vector<DeepSpeedRow> deepspeedZero3AllLive(const DeepSpeedInput& in) {
 
 std::string deepspeedOptions(const DeepSpeedRow& row, int stage) {
     // f'{OffloadDeviceEnum.cpu:4}' pads "cpu" to four characters.
-    const std::string optimizer = std::string("offload_optimizer=") + (row.offloadOptimizer ? "cpu " : "none");
+    const std::string optimizer =
+        std::string("offload_optimizer=") + (row.offloadOptimizer ? "cpu " : "none");
     if (stage == 2) return optimizer;
     return std::string("offload_param=") + (row.offloadParam ? "cpu " : "none") + ", " + optimizer +
            ", zero_init=" + (row.zeroInit ? "1" : "0");
@@ -149,7 +159,8 @@ std::string deepspeedOptions(const DeepSpeedRow& row, int stage) {
 
 std::uint64_t deepspeedLargestLayerParams(const plan::GptShape& shape) {
     const auto d = static_cast<std::uint64_t>(shape.dModel);
-    const std::uint64_t tokenTable = static_cast<std::uint64_t>(shape.vocab) * d; // also the LM head
+    const std::uint64_t tokenTable =
+        static_cast<std::uint64_t>(shape.vocab) * d; // also the LM head
     const std::uint64_t positions = static_cast<std::uint64_t>(shape.seqLen) * d;
     const std::uint64_t mlpFc = 4 * d * d + 4 * d; // the largest Linear inside a block
     return std::max({tokenTable, positions, mlpFc});

@@ -3,11 +3,11 @@
 // DeepSpeed's: estimate_zero2_model_states_mem_needs_all_live and
 // estimate_zero3_model_states_mem_needs_all_live (deepspeed/runtime/zero/stage_1_and_2.py,
 // stage3.py). Same row order, same integer truncation, additional_buffer_factor = 1.5.
+#include "plan/shape.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "plan/shape.h"
 
 namespace shardscope::theory {
 

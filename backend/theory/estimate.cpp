@@ -2,12 +2,12 @@
 // the formula with its source for each entry.
 #include "theory/estimate.h"
 
-#include <algorithm>
-#include <sstream>
-
 #include "core/error.h"
 #include "theory/input_error.h"
 #include "theory/shard_plan.h"
+
+#include <algorithm>
+#include <sstream>
 
 namespace shardscope::theory {
 
@@ -39,7 +39,8 @@ std::uint64_t ShardPlan::fullBytes(std::uint64_t bytesPerElement, bool persisten
 
 std::uint64_t ShardPlan::paddedTotal() const {
     std::uint64_t sum = 0;
-    for (const auto& u : units) sum += u.padded;
+    for (const auto& u : units)
+        sum += u.padded;
     return sum;
 }
 
@@ -70,9 +71,11 @@ ShardPlan makePlan(const Scenario& s) {
     if (plan.bare) {
         add("model", s.params);
     } else if (!s.shape) {
-        for (const plan::UnitParams& u : s.units) add(u.name, u.params);
+        for (const plan::UnitParams& u : s.units)
+            add(u.name, u.params);
     } else {
-        for (auto& u : plan::unitParams(*s.shape)) add(std::move(u.name), u.params);
+        for (auto& u : plan::unitParams(*s.shape))
+            add(std::move(u.name), u.params);
     }
     return plan;
 }
@@ -83,12 +86,13 @@ namespace {
 
 using detail::ShardPlan;
 
-constexpr std::uint64_t kMaxParams = std::uint64_t{1} << 53;     // exact in a double
+constexpr std::uint64_t kMaxParams = std::uint64_t{1} << 53;         // exact in a double
 constexpr std::uint64_t kMaxPaddedElements = std::uint64_t{1} << 56; // × ≤ 72 B still < 2^63
 constexpr std::uint32_t kMaxOptimizerBytes = 64;
 
 // ZeRO paper (Rajbhandari et al. 2020), sections per stage.
-constexpr const char* kSrcBaseline = "ZeRO paper (Rajbhandari et al. 2020) §3.1, baseline DP (2+2+K)Ψ";
+constexpr const char* kSrcBaseline =
+    "ZeRO paper (Rajbhandari et al. 2020) §3.1, baseline DP (2+2+K)Ψ";
 constexpr const char* kSrcPos = "ZeRO paper (Rajbhandari et al. 2020) §5.1, Pos";
 constexpr const char* kSrcPosG = "ZeRO paper (Rajbhandari et al. 2020) §5.2, Pos+g";
 constexpr const char* kSrcPosGP = "ZeRO paper (Rajbhandari et al. 2020) §5.3, Pos+g+p";
@@ -101,13 +105,20 @@ constexpr const char* kSrcInfinity = "ZeRO-Infinity (Rajbhandari et al. 2021) §
 
 const char* strategySource(plan::Strategy s) {
     switch (s) {
-    case plan::Strategy::Ddp: return kSrcBaseline;
-    case plan::Strategy::Zero1: return kSrcPos;
-    case plan::Strategy::Zero2: return kSrcPosG;
-    case plan::Strategy::Zero3: return kSrcPosGP;
-    case plan::Strategy::FsdpFullShard: return kSrcFsdp;
-    case plan::Strategy::FsdpShardGradOp: return kSrcGradOp;
-    case plan::Strategy::FsdpHybridShard: return kSrcHybrid;
+    case plan::Strategy::Ddp:
+        return kSrcBaseline;
+    case plan::Strategy::Zero1:
+        return kSrcPos;
+    case plan::Strategy::Zero2:
+        return kSrcPosG;
+    case plan::Strategy::Zero3:
+        return kSrcPosGP;
+    case plan::Strategy::FsdpFullShard:
+        return kSrcFsdp;
+    case plan::Strategy::FsdpShardGradOp:
+        return kSrcGradOp;
+    case plan::Strategy::FsdpHybridShard:
+        return kSrcHybrid;
     }
     return kSrcBaseline;
 }
@@ -117,11 +128,14 @@ void check(bool ok, InputField field, const std::string& message) {
 }
 
 void validateKnobs(const plan::Knobs& k) {
-    check(k.reduceBucketBytes >= 1, InputField::Knobs, "reduce bucket size must be at least 1 byte");
-    check(k.allGatherBucketBytes >= 1, InputField::Knobs, "all-gather bucket size must be at least 1 byte");
-    check(k.prefetchDepth >= 0, InputField::Knobs, "prefetch depth must be ≥ 0, got " + std::to_string(k.prefetchDepth));
-    check(k.maxInflightAllGathers >= 1, InputField::Knobs, "max in-flight all-gathers must be ≥ 1, got " +
-                                            std::to_string(k.maxInflightAllGathers));
+    check(k.reduceBucketBytes >= 1, InputField::Knobs,
+          "reduce bucket size must be at least 1 byte");
+    check(k.allGatherBucketBytes >= 1, InputField::Knobs,
+          "all-gather bucket size must be at least 1 byte");
+    check(k.prefetchDepth >= 0, InputField::Knobs,
+          "prefetch depth must be ≥ 0, got " + std::to_string(k.prefetchDepth));
+    check(k.maxInflightAllGathers >= 1, InputField::Knobs,
+          "max in-flight all-gathers must be ≥ 1, got " + std::to_string(k.maxInflightAllGathers));
     check(k.gradAccumSteps >= 1, InputField::Knobs,
           "gradient accumulation steps must be ≥ 1, got " + std::to_string(k.gradAccumSteps));
 }
@@ -129,17 +143,19 @@ void validateKnobs(const plan::Knobs& k) {
 // Activation tensors scale with B·T·max(4d, h·T, V) per block; bound that product (× 8 tensors
 // × 4 B × (L + 2) units) so activationBreakdown never wraps.
 void validateActivations(const Scenario& s) {
-    check(s.activations.microBatch >= 1, InputField::MicroBatch, "micro-batch must be at least 1, got " +
-                                             std::to_string(s.activations.microBatch));
+    check(s.activations.microBatch >= 1, InputField::MicroBatch,
+          "micro-batch must be at least 1, got " + std::to_string(s.activations.microBatch));
     if (!s.shape) return;
     const plan::GptShape& g = *s.shape;
-    const auto widest = static_cast<std::uint64_t>(std::max({4 * g.dModel, g.vocab, g.heads * g.seqLen}));
+    const auto widest =
+        static_cast<std::uint64_t>(std::max({4 * g.dModel, g.vocab, g.heads * g.seqLen}));
     std::uint64_t r = static_cast<std::uint64_t>(s.activations.microBatch);
     const bool overflow = __builtin_mul_overflow(r, static_cast<std::uint64_t>(g.seqLen), &r) ||
                           __builtin_mul_overflow(r, widest, &r) ||
                           __builtin_mul_overflow(r, std::uint64_t{32}, &r) ||
                           __builtin_mul_overflow(r, static_cast<std::uint64_t>(g.layers) + 2, &r);
-    check(!overflow, InputField::MicroBatch, "micro-batch × model shape: activation bytes overflow 64 bits");
+    check(!overflow, InputField::MicroBatch,
+          "micro-batch × model shape: activation bytes overflow 64 bits");
 }
 
 void validateSizes(const Scenario& s) {
@@ -151,38 +167,47 @@ void validateSizes(const Scenario& s) {
         }
     } else {
         check(s.params >= 1, InputField::Params, "parameter count must be at least 1");
-        check(s.params <= kMaxParams, InputField::Params, "parameter count " + std::to_string(s.params) +
-                                          " is too large (at most 2^53)");
+        check(s.params <= kMaxParams, InputField::Params,
+              "parameter count " + std::to_string(s.params) + " is too large (at most 2^53)");
         check(s.units.size() <= 100'002, InputField::Params, "more than 100002 units");
         // 100002 units of up to 2^53 each can pass 2^64: a wrapped sum could equal a wrapped Ψ.
         std::uint64_t sum = 0;
         for (const plan::UnitParams& u : s.units) {
-            check(u.params >= 1 && u.params <= kMaxParams, InputField::Params, "unit " + u.name + " has no parameters or too many");
+            check(u.params >= 1 && u.params <= kMaxParams, InputField::Params,
+                  "unit " + u.name + " has no parameters or too many");
             sum += u.params;
-            check(sum <= kMaxParams, InputField::Params, "the units' parameters add up to more than 2^53");
+            check(sum <= kMaxParams, InputField::Params,
+                  "the units' parameters add up to more than 2^53");
         }
         check(s.units.empty() || sum == s.params, InputField::Params,
-              "the units' parameters add up to " + std::to_string(sum) + ", not " + std::to_string(s.params));
+              "the units' parameters add up to " + std::to_string(sum) + ", not " +
+                  std::to_string(s.params));
     }
     // Padding adds up to S−1 elements per unit: bound it before anything multiplies by bytes.
     // (With Ψ ≤ 2^53, ≤ 100002 units and S < 2^31 it cannot wrap; this keeps that explicit.)
     if (!s.shape) return;
     const auto shards = static_cast<std::uint64_t>(shardCount(s));
-    const auto padOf = [shards](std::uint64_t params) { return (shards - params % shards) % shards; };
-    const auto units =
-        plan::unitParams(plan::GptShape{1, s.shape->dModel, s.shape->heads, s.shape->vocab, s.shape->seqLen});
-    const std::uint64_t padding = padOf(units[0].params) + padOf(units[2].params) +
-                                  static_cast<std::uint64_t>(s.shape->layers) * padOf(units[1].params);
-    check(plan::paramCount(*s.shape) + padding <= kMaxPaddedElements,
-          InputField::Ranks, "ranks × units: padded parameter count is too large");
+    const auto padOf = [shards](std::uint64_t params) {
+        return (shards - params % shards) % shards;
+    };
+    const auto units = plan::unitParams(
+        plan::GptShape{1, s.shape->dModel, s.shape->heads, s.shape->vocab, s.shape->seqLen});
+    const std::uint64_t padding =
+        padOf(units[0].params) + padOf(units[2].params) +
+        static_cast<std::uint64_t>(s.shape->layers) * padOf(units[1].params);
+    check(plan::paramCount(*s.shape) + padding <= kMaxPaddedElements, InputField::Ranks,
+          "ranks × units: padded parameter count is too large");
 }
 
 } // namespace
 
-int shardCount(const Scenario& s) { return detail::policyOf(s).shardCount(s.ranks); }
+int shardCount(const Scenario& s) {
+    return detail::policyOf(s).shardCount(s.ranks);
+}
 
 void validate(const Scenario& s) {
-    check(s.ranks >= 1, InputField::Ranks, "ranks must be at least 1, got " + std::to_string(s.ranks));
+    check(s.ranks >= 1, InputField::Ranks,
+          "ranks must be at least 1, got " + std::to_string(s.ranks));
     // With tensor parallelism `ranks` is the DP group; the world (ranks × T) is an int too.
     if (s.shape && s.shape->tp > 1)
         check(s.shape->tp <= (std::int64_t{1} << 30) / s.ranks, InputField::Ranks,
@@ -193,14 +218,17 @@ void validate(const Scenario& s) {
                   std::to_string(s.precision.customOptimizerBytes));
     if (detail::policyOf(s).hybrid) {
         const int g = s.knobs.hybridGroupSize;
-        check(g >= 1, InputField::HybridGroup, "fsdp_hybrid needs a shard group size of at least 1");
+        check(g >= 1, InputField::HybridGroup,
+              "fsdp_hybrid needs a shard group size of at least 1");
         check(s.ranks % g == 0, InputField::HybridGroup,
-              "hybrid group size " + std::to_string(g) + " does not divide ranks " + std::to_string(s.ranks));
+              "hybrid group size " + std::to_string(g) + " does not divide ranks " +
+                  std::to_string(s.ranks));
     }
     if (s.offload.param != Tier::Device)
         check(detail::policyOf(s).shardParams, InputField::OffloadParam,
               "param offload to " + std::string(tierName(s.offload.param)) +
-                  " needs a strategy that shards params (zero3, fsdp, fsdp_grad_op, fsdp_hybrid), not " +
+                  " needs a strategy that shards params (zero3, fsdp, fsdp_grad_op, fsdp_hybrid), "
+                  "not " +
                   std::string(plan::strategyName(s.strategy)));
     validateKnobs(s.knobs);
     validateSizes(s);
@@ -217,7 +245,8 @@ struct StatesBuilder {
 
     std::string psi() const { return "Ψ = " + std::to_string(plan.params); }
     std::string perUnit(const std::string& b) const {
-        if (plan.bare) return b + " × Ψ / " + shardSymbol() + "  (" + psi() + ", unpadded, rounded up)";
+        if (plan.bare)
+            return b + " × Ψ / " + shardSymbol() + "  (" + psi() + ", unpadded, rounded up)";
         return b + " × Σ pad(unit, " + shardSymbol() + ") / " + shardSymbol() + "  (" +
                std::to_string(plan.paddedTotal()) + " padded elements, " + psi() + ")";
     }
@@ -232,7 +261,8 @@ struct StatesBuilder {
     }
 
     // A sharded state: b bytes per element, split over the shard count.
-    void sharded(Category c, Tier t, std::uint32_t b, const std::string& source, bool inclPersistent = true) {
+    void sharded(Category c, Tier t, std::uint32_t b, const std::string& source,
+                 bool inclPersistent = true) {
         const std::uint64_t bytes = plan.shardBytes(b, inclPersistent);
         add(c, t, bytes, perUnit(std::to_string(b) + " B"), source);
         if (!plan.bare) {
@@ -250,7 +280,8 @@ struct StatesBuilder {
         const std::uint64_t bytes = plan.fullBytes(b);
         const bool padded = !plan.bare && plan.shards > 1;
         add(c, t, bytes,
-            std::to_string(b) + " B × " + (padded ? "Σ pad(unit, " + shardSymbol() + ")" : "Ψ") + "  (" + psi() + ")",
+            std::to_string(b) + " B × " + (padded ? "Σ pad(unit, " + shardSymbol() + ")" : "Ψ") +
+                "  (" + psi() + ")",
             source);
         if (padded) out.paddingBytes += bytes - plan.params * b;
     }
@@ -262,8 +293,10 @@ Tier gradTier(const Scenario& s) {
 }
 
 std::string optimizerSource(const Scenario& s) {
-    if (s.offload.optimizer == Tier::Host) return std::string(strategySource(s.strategy)) + "; " + kSrcOffload;
-    if (s.offload.optimizer == Tier::Nvme) return std::string(strategySource(s.strategy)) + "; " + kSrcInfinity;
+    if (s.offload.optimizer == Tier::Host)
+        return std::string(strategySource(s.strategy)) + "; " + kSrcOffload;
+    if (s.offload.optimizer == Tier::Nvme)
+        return std::string(strategySource(s.strategy)) + "; " + kSrcInfinity;
     return strategySource(s.strategy);
 }
 
@@ -271,12 +304,15 @@ void addOptimizer(StatesBuilder& b, bool shardedStates) {
     const Scenario& s = b.s;
     const std::string src = optimizerSource(s);
     const Tier t = s.offload.optimizer;
-    const std::pair<Category, std::uint32_t> states[] = {{Category::MasterFp32, s.precision.masterBytes()},
-                                                         {Category::AdamM, s.precision.adamMBytes()},
-                                                         {Category::AdamV, s.precision.adamVBytes()}};
+    const std::pair<Category, std::uint32_t> states[] = {
+        {Category::MasterFp32, s.precision.masterBytes()},
+        {Category::AdamM, s.precision.adamMBytes()},
+        {Category::AdamV, s.precision.adamVBytes()}};
     for (const auto& [c, bytes] : states) {
-        if (shardedStates) b.sharded(c, t, bytes, src);
-        else b.full(c, t, bytes, src);
+        if (shardedStates)
+            b.sharded(c, t, bytes, src);
+        else
+            b.full(c, t, bytes, src);
     }
 }
 
@@ -288,18 +324,24 @@ void addParams(StatesBuilder& b) {
         b.full(Category::ParamFull, Tier::Device, p, src);
         return;
     }
-    const std::string shardSrc = s.offload.param == Tier::Device ? std::string(src)
-                                 : std::string(src) + "; " + (s.offload.param == Tier::Host ? kSrcOffload : kSrcInfinity);
+    const std::string shardSrc =
+        s.offload.param == Tier::Device
+            ? std::string(src)
+            : std::string(src) + "; " +
+                  (s.offload.param == Tier::Host ? kSrcOffload : kSrcInfinity);
     b.sharded(Category::ParamShard, s.offload.param, p, shardSrc, /*inclPersistent=*/false);
     const std::uint64_t persistentBytes = b.plan.fullBytes(p, /*persistentOnly=*/true);
     b.add(Category::ParamFull, Tier::Device, persistentBytes,
-          std::to_string(p) + " B × Σ units ≤ " + std::to_string(s.knobs.persistenceThresholdParams) +
-              " params (kept whole)", kSrcPersist);
+          std::to_string(p) + " B × Σ units ≤ " +
+              std::to_string(s.knobs.persistenceThresholdParams) + " params (kept whole)",
+          kSrcPersist);
     if (detail::policyOf(s).keepsParamsGathered) {
         // Unsharded after forward and kept until backward: every unit's full padded buffer.
         const std::uint64_t gathered = b.plan.fullBytes(p);
         b.add(Category::ParamFull, Tier::Device, gathered,
-              std::to_string(p) + " B × Σ pad(unit, " + b.shardSymbol() + ")  (gathered from forward to backward)", src);
+              std::to_string(p) + " B × Σ pad(unit, " + b.shardSymbol() +
+                  ")  (gathered from forward to backward)",
+              src);
         b.out.paddingBytes += gathered - b.plan.params * p;
     }
 }
@@ -312,7 +354,8 @@ void addGrads(StatesBuilder& b) {
         b.full(Category::GradFull, Tier::Device, g, src);
         return;
     }
-    const std::string gsrc = gradTier(s) == Tier::Device ? std::string(src) : std::string(src) + "; " + kSrcOffload;
+    const std::string gsrc =
+        gradTier(s) == Tier::Device ? std::string(src) : std::string(src) + "; " + kSrcOffload;
     b.sharded(Category::GradShard, gradTier(s), g, gsrc);
 }
 
@@ -336,11 +379,16 @@ ModelStates modelStates(const Scenario& s) {
 double zeroPaperBytes(double psi, double ranks, int stage) {
     constexpr double k = 12.0;
     switch (stage) {
-    case 0: return (2.0 + 2.0 + k) * psi;
-    case 1: return 4.0 * psi + k * psi / ranks;
-    case 2: return 2.0 * psi + (2.0 + k) * psi / ranks;
-    case 3: return (2.0 + 2.0 + k) * psi / ranks;
-    default: throwInvalid("ZeRO stage must be 0–3, got " + std::to_string(stage));
+    case 0:
+        return (2.0 + 2.0 + k) * psi;
+    case 1:
+        return 4.0 * psi + k * psi / ranks;
+    case 2:
+        return 2.0 * psi + (2.0 + k) * psi / ranks;
+    case 3:
+        return (2.0 + 2.0 + k) * psi / ranks;
+    default:
+        throwInvalid("ZeRO stage must be 0–3, got " + std::to_string(stage));
     }
 }
 

@@ -1,16 +1,16 @@
 #pragma once
 // Per-rank model states, communication and the closed-form peak for one scenario.
 // Every formula names its source next to it in estimate.cpp.
+#include "core/categories.h"
+#include "core/event.h"
+#include "plan/shape.h"
+#include "plan/strategy.h"
+
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "core/categories.h"
-#include "core/event.h"
-#include "plan/shape.h"
-#include "plan/strategy.h"
 
 namespace shardscope::theory {
 
@@ -47,9 +47,9 @@ struct DerivationLine {
 };
 
 struct ModelStates {
-    ByteTable perRank;                 // bytes per (category, tier) on one rank
-    std::vector<DerivationLine> lines; // how each non-zero entry was derived
-    std::uint64_t paramCount = 0;      // Ψ
+    ByteTable perRank;                  // bytes per (category, tier) on one rank
+    std::vector<DerivationLine> lines;  // how each non-zero entry was derived
+    std::uint64_t paramCount = 0;       // Ψ
     std::uint64_t paddedParamCount = 0; // Σ units padded to a multiple of the shard count
     int shardCount = 1;                 // ranks a unit is split over: 1 (DDP), N, or G (hybrid)
     std::uint64_t paddingBytes = 0;     // of perRank, bytes that only pad shards to equal size
@@ -59,14 +59,16 @@ ModelStates modelStates(const Scenario& s);
 // Names, sent bytes and busbw of each collective: plan/collective.h.
 struct CommVolume {
     CollectiveOp kind;
-    std::uint64_t payloadBytes; // the collective's buffer size summed over calls (nccl-tests "size")
-    std::uint64_t sentBytes;    // what one rank actually sends per step (ring algorithm)
-    int calls;                  // collective calls per step
+    std::uint64_t
+        payloadBytes;        // the collective's buffer size summed over calls (nccl-tests "size")
+    std::uint64_t sentBytes; // what one rank actually sends per step (ring algorithm)
+    int calls;               // collective calls per step
 };
 struct CommPerStep {
     std::vector<CommVolume> byKind;
     std::uint64_t totalSentBytes = 0;
-    double psiEquivalents = 0; // data-parallel sent bytes / (paramBytes × Ψ): DDP ≈ 2, ZeRO-3 ≈ 3 (TP all-reduces not counted)
+    double psiEquivalents = 0; // data-parallel sent bytes / (paramBytes × Ψ): DDP ≈ 2, ZeRO-3 ≈ 3
+                               // (TP all-reduces not counted)
 };
 CommPerStep commPerStep(const Scenario& s);
 
@@ -75,19 +77,21 @@ CommPerStep commPerStep(const Scenario& s);
 // device), so it equals the ledger's peak of a real run; closedFormPeak below fills it from the
 // ZeRO paper's terms.
 struct PeakPrediction {
-    ByteTable modelStates;              // persistent states (as modelStates().perRank)
-    std::uint64_t activationBytes = 0;  // activation peak for the shape, micro-batch, checkpointing
-    std::uint64_t gatheredBytes = 0;    // param_full in flight at most (≤ largest unit × (1 + prefetch))
-    std::uint64_t gradFullBytes = 0;    // transient full-gradient buffers at most
-    std::uint64_t bucketBytes = 0;      // communication buffers (buckets, scratch) at most
-    std::uint64_t workspaceBytes = 0;   // workspaces at most (0 without a shape)
-    std::uint64_t paddingBytes = 0;     // included above; reported for the derivation
-    std::uint64_t peakBytes = 0;        // device tier
-    std::array<std::uint64_t, kTierCount> tierPeaks{}; // each tier's peak (device = peakBytes; dry run only)
-    ByteTable atPeak;                   // live bytes per category at the predicted peak
-    ByteTable categoryPeaks;            // each category's own maximum over the step
-    std::string peakPhase;              // where the peak happens, e.g. "backward of block1"
-    std::vector<std::string> notes;     // why it may differ from a measurement
+    ByteTable modelStates;             // persistent states (as modelStates().perRank)
+    std::uint64_t activationBytes = 0; // activation peak for the shape, micro-batch, checkpointing
+    std::uint64_t gatheredBytes =
+        0; // param_full in flight at most (≤ largest unit × (1 + prefetch))
+    std::uint64_t gradFullBytes = 0;  // transient full-gradient buffers at most
+    std::uint64_t bucketBytes = 0;    // communication buffers (buckets, scratch) at most
+    std::uint64_t workspaceBytes = 0; // workspaces at most (0 without a shape)
+    std::uint64_t paddingBytes = 0;   // included above; reported for the derivation
+    std::uint64_t peakBytes = 0;      // device tier
+    std::array<std::uint64_t, kTierCount>
+        tierPeaks{};                // each tier's peak (device = peakBytes; dry run only)
+    ByteTable atPeak;               // live bytes per category at the predicted peak
+    ByteTable categoryPeaks;        // each category's own maximum over the step
+    std::string peakPhase;          // where the peak happens, e.g. "backward of block1"
+    std::vector<std::string> notes; // why it may differ from a measurement
 };
 
 // The ZeRO paper's peak: persistent states + the gathered units in flight (gatheredBytesBound)

@@ -4,10 +4,10 @@
 // Note: theory is shared by the CLI (flags), the GUI (form fields, translated) and the run
 // configuration (worker flags). Each phrases an InputError its own way from field(): the CLI
 // prefixes its flag, the GUI its field label. Messages here never contain a flag name.
+#include "core/error.h"
+
 #include <cstdint>
 #include <string>
-
-#include "core/error.h"
 
 namespace shardscope::theory {
 

@@ -1,12 +1,12 @@
 #pragma once
 // Internal to backend/theory: how a scenario's parameters split into units and shards.
 // Shared by estimate.cpp (model states), comm.cpp (volumes) and peak.cpp (the closed form).
+#include "plan/policy.h"
+#include "theory/estimate.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "plan/policy.h"
-#include "theory/estimate.h"
 
 namespace shardscope::theory::detail {
 
@@ -16,15 +16,15 @@ __extension__ typedef unsigned __int128 Uint128;
 
 struct PlanUnit {
     std::string name;
-    std::uint64_t params = 0;   // elements before padding
-    std::uint64_t padded = 0;   // elements padded to a multiple of the shard count
-    bool persistent = false;    // ZeRO-3 param persistence: the param stays whole on every rank
+    std::uint64_t params = 0; // elements before padding
+    std::uint64_t padded = 0; // elements padded to a multiple of the shard count
+    bool persistent = false;  // ZeRO-3 param persistence: the param stays whole on every rank
 };
 
 struct ShardPlan {
-    bool bare = true;           // no shape: the ZeRO paper's view, one unpadded unit of Ψ
-    std::uint64_t shards = 1;   // shard count S
-    std::uint64_t params = 0;   // Ψ
+    bool bare = true;         // no shape: the ZeRO paper's view, one unpadded unit of Ψ
+    std::uint64_t shards = 1; // shard count S
+    std::uint64_t params = 0; // Ψ
     std::vector<PlanUnit> units;
 
     // Bytes one rank holds of a sharded state with `bytesPerElement`. With a shape: Σ padded/S
@@ -41,6 +41,8 @@ struct ShardPlan {
 ShardPlan makePlan(const Scenario& s);
 
 // What the scenario's strategy does with its knobs (the one classification, plan/policy.h).
-inline plan::Policy policyOf(const Scenario& s) { return plan::policyFor(s.strategy, s.knobs); }
+inline plan::Policy policyOf(const Scenario& s) {
+    return plan::policyFor(s.strategy, s.knobs);
+}
 
 } // namespace shardscope::theory::detail

@@ -1,15 +1,14 @@
 #include "trace_export/exports.h"
 
-#include <algorithm>
-#include <functional>
-#include <unordered_map>
-
-#include <nlohmann/json.hpp>
-
 #include "core/error.h"
 #include "core/user_files.h"
 #include "replay/flow_state.h"
 #include "replay/timeline_index.h"
+
+#include <algorithm>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
 
 namespace shardscope::trace_export {
 
@@ -37,41 +36,64 @@ private:
     std::string buffer_;
 };
 
-double micros(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
+double micros(std::uint64_t ns) {
+    return static_cast<double>(ns) / 1000.0;
+}
 
 std::string rowName(replay::TimelineRow row) {
     switch (row) {
-    case replay::TimelineRow::Compute: return "compute";
-    case replay::TimelineRow::Comm: return "communication";
-    case replay::TimelineRow::Buffers: return "gathered parameters";
-    case replay::TimelineRow::Transfers: return "transfers";
+    case replay::TimelineRow::Compute:
+        return "compute";
+    case replay::TimelineRow::Comm:
+        return "communication";
+    case replay::TimelineRow::Buffers:
+        return "gathered parameters";
+    case replay::TimelineRow::Transfers:
+        return "transfers";
     }
     return "track";
 }
 
 std::string spanName(replay::SpanKind k) {
     switch (k) {
-    case replay::SpanKind::Forward: return "forward";
-    case replay::SpanKind::Backward: return "backward";
-    case replay::SpanKind::Recompute: return "recompute";
-    case replay::SpanKind::Optimizer: return "optimizer";
-    case replay::SpanKind::AllGather: return "all_gather";
-    case replay::SpanKind::ReduceScatter: return "reduce_scatter";
-    case replay::SpanKind::AllReduce: return "all_reduce";
-    case replay::SpanKind::Broadcast: return "broadcast";
-    case replay::SpanKind::ParamFull: return "param_full";
-    case replay::SpanKind::TpAllReduce: return "tp_all_reduce";
-    case replay::SpanKind::Save: return "checkpoint_save";
-    case replay::SpanKind::DeviceToHost: return "device_to_host";
-    case replay::SpanKind::HostToDevice: return "host_to_device";
-    case replay::SpanKind::NvmeRead: return "nvme_read";
-    case replay::SpanKind::NvmeWrite: return "nvme_write";
+    case replay::SpanKind::Forward:
+        return "forward";
+    case replay::SpanKind::Backward:
+        return "backward";
+    case replay::SpanKind::Recompute:
+        return "recompute";
+    case replay::SpanKind::Optimizer:
+        return "optimizer";
+    case replay::SpanKind::AllGather:
+        return "all_gather";
+    case replay::SpanKind::ReduceScatter:
+        return "reduce_scatter";
+    case replay::SpanKind::AllReduce:
+        return "all_reduce";
+    case replay::SpanKind::Broadcast:
+        return "broadcast";
+    case replay::SpanKind::ParamFull:
+        return "param_full";
+    case replay::SpanKind::TpAllReduce:
+        return "tp_all_reduce";
+    case replay::SpanKind::Save:
+        return "checkpoint_save";
+    case replay::SpanKind::DeviceToHost:
+        return "device_to_host";
+    case replay::SpanKind::HostToDevice:
+        return "host_to_device";
+    case replay::SpanKind::NvmeRead:
+        return "nvme_read";
+    case replay::SpanKind::NvmeWrite:
+        return "nvme_write";
     }
     return "span";
 }
 
 // Thread ids: 100 per row, one per sub-track (pid = rank + 1: pid 0 is special in some viewers).
-int tidOf(replay::TimelineRow row, int track) { return 1 + 100 * static_cast<int>(row) + track; }
+int tidOf(replay::TimelineRow row, int track) {
+    return 1 + 100 * static_cast<int>(row) + track;
+}
 
 struct Placed {
     const replay::TimelineSpan* span;
@@ -83,7 +105,8 @@ struct Placed {
 std::vector<Placed> placeSpans(const std::vector<replay::TimelineSpan>& spans) {
     std::vector<const replay::TimelineSpan*> order;
     order.reserve(spans.size());
-    for (const auto& s : spans) order.push_back(&s);
+    for (const auto& s : spans)
+        order.push_back(&s);
     std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
         return a->beginNs != b->beginNs ? a->beginNs < b->beginNs : a->endNs > b->endNs;
     });
@@ -94,7 +117,8 @@ std::vector<Placed> placeSpans(const std::vector<replay::TimelineSpan>& spans) {
         std::size_t t = 0;
         for (; t < open.size(); ++t) {
             auto& stack = open[t];
-            while (!stack.empty() && stack.back() <= s->beginNs) stack.pop_back();
+            while (!stack.empty() && stack.back() <= s->beginNs)
+                stack.pop_back();
             if (stack.empty() || stack.back() >= s->endNs) break;
         }
         if (t == open.size()) open.emplace_back();
@@ -117,9 +141,16 @@ public:
         flows_.update(model_);
         beginOf_.assign(static_cast<std::size_t>(model_.worldSize()), {});
         for (int r = 0; r < model_.worldSize(); ++r) {
-            emit({{"ph", "M"}, {"name", "process_name"}, {"pid", r + 1}, {"args", {{"name", "rank " + std::to_string(r)}}}});
-            emit({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", r + 1}, {"args", {{"sort_index", r}}}});
-            for (std::size_t row = 0; row < replay::kTimelineRowCount; ++row) slices(r, static_cast<replay::TimelineRow>(row));
+            emit({{"ph", "M"},
+                  {"name", "process_name"},
+                  {"pid", r + 1},
+                  {"args", {{"name", "rank " + std::to_string(r)}}}});
+            emit({{"ph", "M"},
+                  {"name", "process_sort_index"},
+                  {"pid", r + 1},
+                  {"args", {{"sort_index", r}}}});
+            for (std::size_t row = 0; row < replay::kTimelineRowCount; ++row)
+                slices(r, static_cast<replay::TimelineRow>(row));
         }
         counters();
         flowArrows();
@@ -145,13 +176,22 @@ private:
         const auto& spans = timeline_.lane(rank).rows[static_cast<std::size_t>(row)];
         const std::vector<Placed> placed = placeSpans(spans);
         int tracks = 0;
-        for (const Placed& p : placed) tracks = std::max(tracks, p.track + 1);
+        for (const Placed& p : placed)
+            tracks = std::max(tracks, p.track + 1);
         for (int t = 0; t < tracks; ++t) {
             const int tid = tidOf(row, t);
             std::string threadName = rowName(row);
             if (t > 0) threadName.append(" ").append(std::to_string(t + 1));
-            emit({{"ph", "M"}, {"name", "thread_name"}, {"pid", rank + 1}, {"tid", tid}, {"args", {{"name", threadName}}}});
-            emit({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", rank + 1}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+            emit({{"ph", "M"},
+                  {"name", "thread_name"},
+                  {"pid", rank + 1},
+                  {"tid", tid},
+                  {"args", {{"name", threadName}}}});
+            emit({{"ph", "M"},
+                  {"name", "thread_sort_index"},
+                  {"pid", rank + 1},
+                  {"tid", tid},
+                  {"args", {{"sort_index", tid}}}});
             std::vector<const replay::TimelineSpan*> stack;
             for (const Placed& p : placed) {
                 if (p.track != t) continue;
@@ -177,15 +217,21 @@ private:
         if (replay::isCollective(s.kind)) {
             args["peers"] = s.peers;
             args["algbw_GBps"] = replay::algBandwidth(s.bytes, s.durationNs()) / 1e9;
-            args["busbw_GBps"] = replay::busBandwidth(s.kind, s.bytes, s.durationNs(), s.peers) / 1e9;
+            args["busbw_GBps"] =
+                replay::busBandwidth(s.kind, s.bytes, s.durationNs(), s.peers) / 1e9;
             beginOf_[static_cast<std::size_t>(rank)][s.beginEvent] = {tid, s.beginNs};
         }
         if (replay::isTransfer(s.kind)) {
             args["direction"] = spanName(s.kind);
             args["GBps"] = replay::algBandwidth(s.bytes, s.durationNs()) / 1e9;
         }
-        emit({{"ph", "B"}, {"name", spanName(s.kind) + " " + unit}, {"cat", rowName(rowOf(s.kind))}, {"pid", rank + 1},
-              {"tid", tid}, {"ts", micros(s.beginNs)}, {"args", args}});
+        emit({{"ph", "B"},
+              {"name", spanName(s.kind) + " " + unit},
+              {"cat", rowName(rowOf(s.kind))},
+              {"pid", rank + 1},
+              {"tid", tid},
+              {"ts", micros(s.beginNs)},
+              {"args", args}});
         ++counts_.slices;
     }
     void end(int rank, int tid, const replay::TimelineSpan& s) {
@@ -204,8 +250,16 @@ private:
                 std::string name(categoryName(e.category));
                 if (e.tier != Tier::Device) name += " (" + std::string(tierName(e.tier)) + ")";
                 const double ts = micros(step->replayNs(i));
-                emit({{"ph", "C"}, {"name", name}, {"pid", e.rank + 1}, {"ts", ts}, {"args", {{"bytes", rs.live.at(e.category, e.tier)}}}});
-                emit({{"ph", "C"}, {"name", "live total"}, {"pid", e.rank + 1}, {"ts", ts}, {"args", {{"bytes", rs.liveTotal}}}});
+                emit({{"ph", "C"},
+                      {"name", name},
+                      {"pid", e.rank + 1},
+                      {"ts", ts},
+                      {"args", {{"bytes", rs.live.at(e.category, e.tier)}}}});
+                emit({{"ph", "C"},
+                      {"name", "live total"},
+                      {"pid", e.rank + 1},
+                      {"ts", ts},
+                      {"args", {{"bytes", rs.liveTotal}}}});
                 counts_.counters += 2;
             }
         }
@@ -222,16 +276,24 @@ private:
             std::vector<End> ends;
             for (std::size_t r = 0; r < g.beginEvent.size() && r < beginOf_.size(); ++r) {
                 const auto it = beginOf_[r].find(g.beginEvent[r]);
-                if (it != beginOf_[r].end()) ends.push_back({static_cast<int>(r), it->second.first, it->second.second});
+                if (it != beginOf_[r].end())
+                    ends.push_back({static_cast<int>(r), it->second.first, it->second.second});
             }
             if (ends.size() < 2) continue;
-            std::stable_sort(ends.begin(), ends.end(), [](const End& a, const End& b) { return a.ns < b.ns; });
+            std::stable_sort(ends.begin(), ends.end(),
+                             [](const End& a, const End& b) { return a.ns < b.ns; });
             ++id;
-            const std::string name = std::string(collectiveOpName(g.op)) + " " + model_.info()->unitName(g.unit);
+            const std::string name =
+                std::string(collectiveOpName(g.op)) + " " + model_.info()->unitName(g.unit);
             for (std::size_t i = 0; i < ends.size(); ++i) {
                 const char* ph = i == 0 ? "s" : i + 1 == ends.size() ? "f" : "t";
-                json ev = {{"ph", ph}, {"id", id}, {"name", name}, {"cat", "collective"},
-                           {"pid", ends[i].rank + 1}, {"tid", ends[i].tid}, {"ts", micros(ends[i].ns)}};
+                json ev = {{"ph", ph},
+                           {"id", id},
+                           {"name", name},
+                           {"cat", "collective"},
+                           {"pid", ends[i].rank + 1},
+                           {"tid", ends[i].tid},
+                           {"ts", micros(ends[i].ns)}};
                 if (i + 1 == ends.size()) ev["bp"] = "e";
                 emit(ev);
             }
@@ -253,15 +315,18 @@ private:
 std::string csvField(const std::string& s) {
     if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
     std::string out = "\"";
-    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    for (char c : s)
+        out += c == '"' ? std::string("\"\"") : std::string(1, c);
     return out + "\"";
 }
 
 } // namespace
 
-std::string writePerfetto(const replay::ReplayModel& model, const std::string& path, const std::string& flag,
-                          ExportCounts& counts, const std::function<void()>& poll) {
-    if (!model.info()) throw Error(ErrorKind::InvalidArgument, flag + ": there is no run to export");
+std::string writePerfetto(const replay::ReplayModel& model, const std::string& path,
+                          const std::string& flag, ExportCounts& counts,
+                          const std::function<void()>& poll) {
+    if (!model.info())
+        throw Error(ErrorKind::InvalidArgument, flag + ": there is no run to export");
     OutputFile file(path, flag);
     Sink sink(file, poll);
     PerfettoWriter(model, sink, counts).write();
@@ -269,9 +334,11 @@ std::string writePerfetto(const replay::ReplayModel& model, const std::string& p
     return file.commit();
 }
 
-std::string writeLedgerCsv(const replay::ReplayModel& model, const std::string& path, const std::string& flag,
-                           ExportCounts& counts, const std::function<void()>& poll) {
-    if (!model.info()) throw Error(ErrorKind::InvalidArgument, flag + ": there is no run to export");
+std::string writeLedgerCsv(const replay::ReplayModel& model, const std::string& path,
+                           const std::string& flag, ExportCounts& counts,
+                           const std::function<void()>& poll) {
+    if (!model.info())
+        throw Error(ErrorKind::InvalidArgument, flag + ": there is no run to export");
     OutputFile file(path, flag);
     Sink sink(file, poll);
     sink.put("time_ns,rank,category,tier,unit,live_bytes\n");
@@ -282,10 +349,12 @@ std::string writeLedgerCsv(const replay::ReplayModel& model, const std::string& 
             replay::RankState& rs = state[static_cast<std::size_t>(e.rank)];
             replay::applyEvent(rs, e);
             if (e.kind != EventKind::Alloc && e.kind != EventKind::Free) continue;
-            const std::string unit = e.unit == kNoUnit ? std::string() : model.info()->unitName(e.unit);
+            const std::string unit =
+                e.unit == kNoUnit ? std::string() : model.info()->unitName(e.unit);
             sink.put(std::to_string(step->replayNs(i)) + "," + std::to_string(e.rank) + "," +
-                     std::string(categoryName(e.category)) + "," + std::string(tierName(e.tier)) + "," + csvField(unit) +
-                     "," + std::to_string(rs.live.at(e.category, e.tier)) + "\n");
+                     std::string(categoryName(e.category)) + "," + std::string(tierName(e.tier)) +
+                     "," + csvField(unit) + "," + std::to_string(rs.live.at(e.category, e.tier)) +
+                     "\n");
             ++counts.rows;
         }
     }

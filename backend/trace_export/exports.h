@@ -17,11 +17,11 @@
 // Times are the replay clock (replay_model.h): each step's real timestamps, steps back to back.
 // Both are written through core/user_files.h: nothing appears under the target's name unless it
 // is complete.
+#include "trace_export/recording_file.h"
+
 #include <cstdint>
 #include <functional>
 #include <string>
-
-#include "trace_export/recording_file.h"
 
 namespace shardscope::trace_export {
 
@@ -34,9 +34,11 @@ struct ExportCounts {
 // `flag` when the file cannot be written (nothing is left under its name).
 // `poll`, when given, is called before each megabyte is written; what it throws abandons the
 // file (the CLI stops on SIGINT / SIGTERM that way, leaving no temporary file behind).
-std::string writePerfetto(const replay::ReplayModel& model, const std::string& path, const std::string& flag,
-                          ExportCounts& counts, const std::function<void()>& poll = {});
-std::string writeLedgerCsv(const replay::ReplayModel& model, const std::string& path, const std::string& flag,
-                           ExportCounts& counts, const std::function<void()>& poll = {});
+std::string writePerfetto(const replay::ReplayModel& model, const std::string& path,
+                          const std::string& flag, ExportCounts& counts,
+                          const std::function<void()>& poll = {});
+std::string writeLedgerCsv(const replay::ReplayModel& model, const std::string& path,
+                           const std::string& flag, ExportCounts& counts,
+                           const std::function<void()>& poll = {});
 
 } // namespace shardscope::trace_export

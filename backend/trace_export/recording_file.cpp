@@ -1,13 +1,12 @@
 #include "trace_export/recording_file.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-
 #include "core/error.h"
 #include "core/user_files.h"
 #include "protocol/protocol.h"
 #include "replay/stream_assembler.h"
+
+#include <cerrno>
+#include <unistd.h>
 
 namespace shardscope::trace_export {
 
@@ -35,7 +34,8 @@ LoadedRecording loadRecording(const std::string& path, const std::string& flag) 
             if (n < 0) throw Error(ErrorKind::Io, flag + " " + path + ": " + ioErrorText(errno));
             if (n == 0) break;
             decoder.feed(std::string_view(chunk.data(), static_cast<std::size_t>(n)));
-            while (auto record = decoder.next()) assembler.consume(std::move(*record));
+            while (auto record = decoder.next())
+                assembler.consume(std::move(*record));
         }
     } catch (const Error& e) {
         ::close(fd);
@@ -45,7 +45,8 @@ LoadedRecording loadRecording(const std::string& path, const std::string& flag) 
     ::close(fd);
     if (!decoder.headerSeen()) broken(path, "not a ShardScope recording (too short)");
     if (decoder.bufferedBytes() != 0)
-        broken(path, "truncated (" + std::to_string(decoder.bufferedBytes()) + " bytes of an unfinished record at the end)");
+        broken(path, "truncated (" + std::to_string(decoder.bufferedBytes()) +
+                         " bytes of an unfinished record at the end)");
     if (!assembler.hasRunInfo()) broken(path, "has no handshake record");
     LoadedRecording out;
     out.ended = assembler.ended();

@@ -1,5 +1,9 @@
 #include "train/checkpointing.h"
 
+#include "checkpoint/reshard.h"
+#include "core/error.h"
+#include "plan/policy.h"
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -7,17 +11,15 @@
 #include <thread>
 #include <vector>
 
-#include "checkpoint/reshard.h"
-#include "core/error.h"
-#include "plan/policy.h"
-
 namespace shardscope::train {
 
 namespace {
 
 using checkpoint::Span;
 
-plan::Policy policyOf(const RunConfig& c) { return plan::policyFor(c.strategy, c.knobs); }
+plan::Policy policyOf(const RunConfig& c) {
+    return plan::policyFor(c.strategy, c.knobs);
+}
 
 // The spans this rank owns, from the one plan (checkpoint/reshard.h), checked against what the
 // strategy actually holds: the loader's plan and the engine can never disagree silently.
@@ -28,12 +30,15 @@ std::vector<Span> ownedSpans(Trainer& t, const RunConfig& c) {
     std::vector<Span> out;
     const auto& units = t.sharding().units();
     for (std::size_t u = 0; u < units.size(); ++u) {
-        const Span s = checkpoint::ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u), units[u].elements());
+        const Span s = checkpoint::ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u),
+                                             units[u].elements());
         const strategy::OwnedSlice o = t.sharding().owned(static_cast<std::int32_t>(u));
         if (o.begin != s.begin || o.end != s.end)
-            throw Error(ErrorKind::Internal, "checkpoint: the strategy owns [" + std::to_string(o.begin) + ", " +
-                                                 std::to_string(o.end) + ") of unit " + units[u].name() + ", the plan says [" +
-                                                 std::to_string(s.begin) + ", " + std::to_string(s.end) + ")");
+            throw Error(ErrorKind::Internal,
+                        "checkpoint: the strategy owns [" + std::to_string(o.begin) + ", " +
+                            std::to_string(o.end) + ") of unit " + units[u].name() +
+                            ", the plan says [" + std::to_string(s.begin) + ", " +
+                            std::to_string(s.end) + ")");
         out.push_back(s);
     }
     return out;
@@ -42,14 +47,16 @@ std::vector<Span> ownedSpans(Trainer& t, const RunConfig& c) {
 // Every rank learns whether any failed (a scalar: no events, not training traffic). A rank
 // that did not fail but must stop waits for rank 0 to leave first, so rank 0's cause is the
 // one the job reports.
-[[noreturn]] void failTogether(comm::Communicator& world, const std::string& message, int failingRank,
-                               ErrorKind kind = ErrorKind::Io, bool badInput = false) {
+[[noreturn]] void failTogether(comm::Communicator& world, const std::string& message,
+                               int failingRank, ErrorKind kind = ErrorKind::Io,
+                               bool badInput = false) {
     if (world.rank() == 0) throw CheckpointError(kind, message, failingRank, badInput);
     try {
         world.barrier(); // never completes: rank 0 is leaving
     } catch (const Error&) {
     }
-    throw Error(ErrorKind::Comm, badInput ? "the checkpoint failed to load on another rank" : "checkpoint save failed on another rank");
+    throw Error(ErrorKind::Comm, badInput ? "the checkpoint failed to load on another rank"
+                                          : "checkpoint save failed on another rank");
 }
 
 } // namespace
@@ -58,7 +65,8 @@ checkpoint::Metadata checkpointMetadata(Trainer& t, const RunConfig& c) {
     checkpoint::Metadata m;
     const plan::Policy policy = policyOf(c);
     const int world = t.sharding().world().size();
-    checkpoint::describeModel(m, c.preset.shape, static_cast<std::uint64_t>(policy.shardCount(world)));
+    checkpoint::describeModel(m, c.preset.shape,
+                              static_cast<std::uint64_t>(policy.shardCount(world)));
     m.strategy = std::string(plan::strategyName(c.strategy));
     m.worldSize = world;
     m.hybridGroup = policy.hybrid ? policy.hybridGroup : 0;
@@ -101,9 +109,12 @@ std::unique_ptr<PendingSave> beginSave(Trainer& t, const RunConfig& c, const std
     std::string failure;
     if (world.rank() == 0) {
         std::random_device rd;
-        id = static_cast<double>((static_cast<std::uint64_t>(rd()) << 20 ^ rd()) & ((std::uint64_t{1} << 52) - 1));
+        id = static_cast<double>((static_cast<std::uint64_t>(rd()) << 20 ^ rd()) &
+                                 ((std::uint64_t{1} << 52) - 1));
         try {
-            checkpoint::createTemp(root, checkpoint::tempDirName(p->meta.step, std::to_string(static_cast<std::uint64_t>(id))));
+            checkpoint::createTemp(
+                root, checkpoint::tempDirName(p->meta.step,
+                                              std::to_string(static_cast<std::uint64_t>(id))));
         } catch (const Error& e) {
             failure = e.what();
             id = -1;
@@ -122,8 +133,9 @@ std::unique_ptr<PendingSave> beginSave(Trainer& t, const RunConfig& c, const std
         parts.push_back(checkpoint::replicaPart(o, place.copies, place.copyIndex));
         elements += parts.back().elements();
     }
-    p->snapshot = t.device().allocate(std::max<std::uint64_t>(1, elements * checkpoint::kBytesPerElement),
-                                      {Category::Workspace, Tier::Host, kNoUnit});
+    p->snapshot =
+        t.device().allocate(std::max<std::uint64_t>(1, elements * checkpoint::kBytesPerElement),
+                            {Category::Workspace, Tier::Host, kNoUnit});
     float* at = p->snapshot.ptr<float>();
     device::Ops& ops = t.deviceOps();
     for (std::size_t u = 0; u < owned.size(); ++u) {
@@ -132,7 +144,9 @@ std::unique_ptr<PendingSave> beginSave(Trainer& t, const RunConfig& c, const std
         const strategy::OwnedSlice o = t.sharding().owned(static_cast<std::int32_t>(u));
         const float* from[3] = {o.weights, o.m, o.v};
         for (int s = 0; s < 3; ++s)
-            if (n > 0) ops.download(at + static_cast<std::uint64_t>(s) * n, from[s] + (part.begin - owned[u].begin), n * sizeof(float));
+            if (n > 0)
+                ops.download(at + static_cast<std::uint64_t>(s) * n,
+                             from[s] + (part.begin - owned[u].begin), n * sizeof(float));
         p->slices.push_back({part, at, at + n, at + 2 * n});
         at += 3 * n;
     }
@@ -142,7 +156,8 @@ std::unique_ptr<PendingSave> beginSave(Trainer& t, const RunConfig& c, const std
 // This rank's file (on the writer thread when asynchronous): never throws.
 void writeSave(PendingSave& p, int rank) {
     try {
-        const checkpoint::DataFile file = checkpoint::writeRankFile(p.root, p.temp, rank, p.slices, p.meta.chunkElements);
+        const checkpoint::DataFile file =
+            checkpoint::writeRankFile(p.root, p.temp, rank, p.slices, p.meta.chunkElements);
         p.result = checkpoint::dataFileJson(file, p.meta.version);
     } catch (const std::exception& e) {
         p.result = std::string("!") + e.what();
@@ -165,8 +180,9 @@ report::SaveRecord completeSave(comm::Communicator& world, PendingSave& p) {
                 failingRank = static_cast<int>(r);
             } else {
                 try {
-                    full.files.push_back(checkpoint::parseDataFile(parts[r], p.meta.version, p.meta.chunkElements,
-                                                                   "rank " + std::to_string(r) + "'s file entry"));
+                    full.files.push_back(
+                        checkpoint::parseDataFile(parts[r], p.meta.version, p.meta.chunkElements,
+                                                  "rank " + std::to_string(r) + "'s file entry"));
                 } catch (const Error& e) {
                     failure = std::string("--save: ") + e.what();
                     failingRank = static_cast<int>(r);
@@ -184,7 +200,8 @@ report::SaveRecord completeSave(comm::Communicator& world, PendingSave& p) {
             checkpoint::discardTemp(p.root, p.temp);
             failed = 1;
         }
-        for (const auto& f : full.files) record.bytes += f.bytes;
+        for (const auto& f : full.files)
+            record.bytes += f.bytes;
     }
     if (world.sumScalar(failed) > 0) failTogether(world, failure, failingRank);
     if (record.path.empty()) record.path = p.root + "/" + checkpoint::stepDirName(p.meta.step);
@@ -203,7 +220,8 @@ report::SaveRecord saveCheckpoint(Trainer& t, const RunConfig& c, const std::str
     const std::unique_ptr<PendingSave> p = beginSave(t, c, root);
     t.markSpan(EventKind::ComputeBegin, Phase::Save);
     writeSave(*p, t.sharding().world().rank());
-    t.markSpan(EventKind::ComputeEnd, Phase::Save, p->result.starts_with("!") ? 0 : p->snapshot.bytes());
+    t.markSpan(EventKind::ComputeEnd, Phase::Save,
+               p->result.starts_with("!") ? 0 : p->snapshot.bytes());
     report::SaveRecord r = completeSave(t.sharding().world(), *p);
     r.secondsBlocked = r.seconds;
     return r;
@@ -234,7 +252,9 @@ void CheckpointSaver::save() {
     pending_->blocked = since(pending_->t0);
 }
 
-void CheckpointSaver::finish() { finishPending(); }
+void CheckpointSaver::finish() {
+    finishPending();
+}
 
 void CheckpointSaver::finishPending() {
     if (!pending_) return;
@@ -245,22 +265,25 @@ void CheckpointSaver::finishPending() {
     // The loop (or the run's end) waited here for the writer and the commit: held by this save,
     // up to the same end its `seconds` counts to.
     report::SaveRecord& r = records_.back();
-    r.secondsBlocked += std::max(0.0, r.seconds - std::chrono::duration<double>(waitFrom - p->t0).count());
+    r.secondsBlocked +=
+        std::max(0.0, r.seconds - std::chrono::duration<double>(waitFrom - p->t0).count());
 }
 
 ResumeResult resumeCheckpoint(Trainer& t, const RunConfig& c, const std::string& path) {
     const checkpoint::Opened opened = checkpoint::openCheckpoint(path);
     const checkpoint::Metadata& m = opened.meta;
     const plan::GptShape& s = c.preset.shape;
-    if (m.shape.layers != s.layers || m.shape.dModel != s.dModel || m.shape.heads != s.heads || m.shape.vocab != s.vocab ||
-        m.shape.seqLen != s.seqLen)
-        throwInvalid("--resume: '" + opened.dir + "' holds another model than --model " + c.preset.name);
+    if (m.shape.layers != s.layers || m.shape.dModel != s.dModel || m.shape.heads != s.heads ||
+        m.shape.vocab != s.vocab || m.shape.seqLen != s.seqLen)
+        throwInvalid("--resume: '" + opened.dir + "' holds another model than --model " +
+                     c.preset.name);
     const std::vector<Span> owned = ownedSpans(t, c);
     std::vector<std::vector<float>> host;
     host.reserve(owned.size() * 3);
     std::vector<checkpoint::SliceTarget> targets;
     for (const Span& sp : owned) {
-        for (int k = 0; k < 3; ++k) host.emplace_back(sp.elements());
+        for (int k = 0; k < 3; ++k)
+            host.emplace_back(sp.elements());
         const std::size_t k = host.size();
         targets.push_back({sp, host[k - 3].data(), host[k - 2].data(), host[k - 1].data()});
     }
@@ -277,9 +300,12 @@ ResumeResult resumeCheckpoint(Trainer& t, const RunConfig& c, const std::string&
     const std::vector<std::string> problems = world.gatherBytes(problem, 0);
     if (world.sumScalar(problem.empty() ? 0.0 : 1.0) > 0) {
         int bad = 0;
-        while (static_cast<std::size_t>(bad) < problems.size() && problems[static_cast<std::size_t>(bad)].empty()) ++bad;
-        failTogether(world, world.rank() == 0 ? "--resume: " + problems[static_cast<std::size_t>(bad)] : "", bad,
-                     ErrorKind::Format, true);
+        while (static_cast<std::size_t>(bad) < problems.size() &&
+               problems[static_cast<std::size_t>(bad)].empty())
+            ++bad;
+        failTogether(
+            world, world.rank() == 0 ? "--resume: " + problems[static_cast<std::size_t>(bad)] : "",
+            bad, ErrorKind::Format, true);
     }
     device::Ops& ops = t.deviceOps();
     for (std::size_t u = 0; u < owned.size(); ++u) {

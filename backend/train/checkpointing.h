@@ -9,15 +9,15 @@
 // Resume: each rank reads the ranges of the saved files that overlap what it owns now (any
 // world size, any strategy), checks their checksums, and the trainer continues the run's step
 // counter and data position.
-#include <cstdint>
-#include <memory>
-#include <string>
-#include <vector>
-
 #include "checkpoint/store.h"
 #include "report/report.h"
 #include "train/run_config.h"
 #include "train/trainer.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
 
 namespace shardscope::train {
 
@@ -43,7 +43,8 @@ checkpoint::Metadata checkpointMetadata(Trainer& trainer, const RunConfig& confi
 // ranks get the step and path; bytes are this rank's). Throws on failure: rank 0 a
 // CheckpointError(Io) with the first failing rank and its cause, the others Error(Comm) once
 // rank 0 has left.
-report::SaveRecord saveCheckpoint(Trainer& trainer, const RunConfig& config, const std::string& root);
+report::SaveRecord saveCheckpoint(Trainer& trainer, const RunConfig& config,
+                                  const std::string& root);
 
 struct PendingSave;
 // The run's saves into config.saveDir, as --save-async says. Synchronous: save() is

@@ -1,10 +1,9 @@
 #include "train/grad_norm.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
-
-#include <algorithm>
 
 namespace shardscope::train {
 

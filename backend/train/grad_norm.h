@@ -9,11 +9,11 @@
 // Communicator::sumScalar) do not depend on who owned which elements. Elements below
 // 2^(−K)·max|g|² (K ≥ 70 for any model that fits in memory) are dropped: far below the fp32
 // rounding of the clip coefficient.
-#include <cstdint>
-#include <span>
-
 #include "comm/communicator.h"
 #include "device/ops.h"
+
+#include <cstdint>
+#include <span>
 
 namespace shardscope::train {
 

@@ -9,19 +9,23 @@ std::vector<Span> mergeSpans(std::span<const Span> spans) {
     sorted.reserve(spans.size());
     for (const Span& s : spans)
         if (s.end > s.begin) sorted.push_back(s);
-    std::sort(sorted.begin(), sorted.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+    std::sort(sorted.begin(), sorted.end(),
+              [](const Span& a, const Span& b) { return a.begin < b.begin; });
     std::vector<Span> merged;
     for (const Span& s : sorted) {
         // Touching spans merge too: the union has no gap there.
-        if (!merged.empty() && s.begin <= merged.back().end) merged.back().end = std::max(merged.back().end, s.end);
-        else merged.push_back(s);
+        if (!merged.empty() && s.begin <= merged.back().end)
+            merged.back().end = std::max(merged.back().end, s.end);
+        else
+            merged.push_back(s);
     }
     return merged;
 }
 
 std::uint64_t unionNs(std::span<const Span> spans) {
     std::uint64_t total = 0;
-    for (const Span& s : mergeSpans(spans)) total += s.end - s.begin;
+    for (const Span& s : mergeSpans(spans))
+        total += s.end - s.begin;
     return total;
 }
 
@@ -31,7 +35,8 @@ std::uint64_t exposedNs(std::span<const Span> covered, std::span<const Span> hid
     std::size_t j = 0; // first hiding span that may still overlap the current covered span
     for (const Span& s : c) {
         std::uint64_t at = s.begin; // everything of s before `at` is accounted for
-        while (j < h.size() && h[j].end <= at) ++j;
+        while (j < h.size() && h[j].end <= at)
+            ++j;
         for (std::size_t k = j; k < h.size() && h[k].begin < s.end; ++k) {
             if (h[k].begin > at) exposed += h[k].begin - at;
             at = std::max(at, h[k].end);
@@ -48,7 +53,8 @@ std::vector<Span> subtractSpans(std::span<const Span> a, std::span<const Span> b
     std::size_t j = 0;
     for (const Span& s : mergeSpans(a)) {
         std::uint64_t at = s.begin;
-        while (j < h.size() && h[j].end <= at) ++j;
+        while (j < h.size() && h[j].end <= at)
+            ++j;
         for (std::size_t k = j; k < h.size() && h[k].begin < s.end; ++k) {
             if (h[k].begin > at) out.push_back({at, h[k].begin});
             at = std::max(at, h[k].end);
@@ -68,7 +74,8 @@ StepOverlap stepOverlap(std::uint64_t stepBegin, std::uint64_t stepEnd, std::spa
     auto clip = [&](std::span<const Span> spans) {
         std::vector<Span> out;
         out.reserve(spans.size());
-        for (const Span& s : spans) out.push_back({std::max(s.begin, stepBegin), std::min(s.end, stepEnd)});
+        for (const Span& s : spans)
+            out.push_back({std::max(s.begin, stepBegin), std::min(s.end, stepEnd)});
         return out;
     };
     const std::vector<Span> c = clip(comm), k = subtractSpans(clip(compute), clip(blocking));
@@ -119,7 +126,9 @@ void OverlapTracker::onEvent(const Event& e) {
         transfers_.clear();
         return;
     case EventKind::StepEnd:
-        if (inStep_) steps_.push_back(stepOverlap(stepBegin_, e.timeNs, comm_, compute_, blocking_, transfers_));
+        if (inStep_)
+            steps_.push_back(
+                stepOverlap(stepBegin_, e.timeNs, comm_, compute_, blocking_, transfers_));
         inStep_ = false;
         return;
     case EventKind::ComputeBegin:
@@ -128,7 +137,9 @@ void OverlapTracker::onEvent(const Event& e) {
         if (inStep_) open_.open(*spanKeyOf(e), e.timeNs);
         return;
     case EventKind::TransferWait:
-        if (inStep_) waits_.open(SpanKey{SpanClass::Transfer, e.unit, static_cast<std::uint8_t>(e.transfer)}, e.timeNs);
+        if (inStep_)
+            waits_.open(SpanKey{SpanClass::Transfer, e.unit, static_cast<std::uint8_t>(e.transfer)},
+                        e.timeNs);
         return;
     case EventKind::TransferEnd:
         if (!inStep_) return;

@@ -21,12 +21,12 @@
 // Note: the tracker takes the same events the ledger emits (train::Trainer's ComputeBegin/End
 // and StepBegin/End, the communicators' CollectiveBegin/End), so it works whether or not those
 // events are also shipped to the stream (--no-events).
+#include "core/event.h"
+#include "core/span_pairing.h"
+
 #include <cstdint>
 #include <span>
 #include <vector>
-
-#include "core/event.h"
-#include "core/span_pairing.h"
 
 namespace shardscope::train {
 
@@ -43,16 +43,17 @@ std::uint64_t unionNs(std::span<const Span> spans);
 std::uint64_t exposedNs(std::span<const Span> covered, std::span<const Span> hiding);
 
 struct StepOverlap {
-    std::uint64_t stepNs = 0;      // StepEnd − StepBegin
-    std::uint64_t commUnionNs = 0; // ≤ stepNs (spans are clipped to the step)
-    std::uint64_t exposedNs = 0;   // ≤ commUnionNs
+    std::uint64_t stepNs = 0;            // StepEnd − StepBegin
+    std::uint64_t commUnionNs = 0;       // ≤ stepNs (spans are clipped to the step)
+    std::uint64_t exposedNs = 0;         // ≤ commUnionNs
     std::uint64_t transferUnionNs = 0;   // ≤ stepNs
     std::uint64_t transferExposedNs = 0; // ≤ transferUnionNs
-    double fraction() const {      // exposedNs / stepNs, 0 for an empty step
+    double fraction() const {            // exposedNs / stepNs, 0 for an empty step
         return stepNs > 0 ? static_cast<double>(exposedNs) / static_cast<double>(stepNs) : 0.0;
     }
     double transferFraction() const { // transferExposedNs / stepNs, 0 for an empty step
-        return stepNs > 0 ? static_cast<double>(transferExposedNs) / static_cast<double>(stepNs) : 0.0;
+        return stepNs > 0 ? static_cast<double>(transferExposedNs) / static_cast<double>(stepNs)
+                          : 0.0;
     }
 };
 
@@ -90,8 +91,10 @@ public:
 private:
     bool inStep_ = false;
     std::uint64_t stepBegin_ = 0;
-    SpanPairing<std::uint64_t> open_; // begin times of the open compute, collective and transfer spans
-    SpanPairing<std::uint64_t> waits_; // TransferWait times of open transfers, by the transfer's key
+    SpanPairing<std::uint64_t>
+        open_; // begin times of the open compute, collective and transfer spans
+    SpanPairing<std::uint64_t>
+        waits_; // TransferWait times of open transfers, by the transfer's key
     std::vector<Span> comm_, compute_, blocking_, transfers_;
     std::vector<StepOverlap> steps_;
 };

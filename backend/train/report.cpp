@@ -1,19 +1,21 @@
 #include "train/report.h"
 
+#include "core/error.h"
+#include "theory/activations.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
-#include "core/error.h"
-#include "theory/activations.h"
-
 namespace shardscope::train {
 
 namespace {
 
-template <class T> void put(std::string& out, const T& v) { out.append(reinterpret_cast<const char*>(&v), sizeof(T)); }
+template <class T> void put(std::string& out, const T& v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
 template <class T> T take(const std::string& in, std::size_t& at) {
     if (at + sizeof(T) > in.size()) throw Error(ErrorKind::Format, "rank result is truncated");
     T v;
@@ -24,12 +26,14 @@ template <class T> T take(const std::string& in, std::size_t& at) {
 
 void putTable(std::string& out, const ByteTable& t) {
     for (const auto& row : t.bytes)
-        for (std::uint64_t v : row) put(out, v);
+        for (std::uint64_t v : row)
+            put(out, v);
 }
 ByteTable takeTable(const std::string& in, std::size_t& at) {
     ByteTable t;
     for (auto& row : t.bytes)
-        for (std::uint64_t& v : row) v = take<std::uint64_t>(in, at);
+        for (std::uint64_t& v : row)
+            v = take<std::uint64_t>(in, at);
     return t;
 }
 
@@ -42,8 +46,11 @@ report::KindValues commPerStep(const comm::CommStats& s, std::int64_t steps, int
     report::KindValues out;
     for (std::size_t op = 1; op < kCollectiveOpCount; ++op) { // 0 is CollectiveOp::None
         if (s.calls[op] == 0) continue;
-        const std::uint64_t v = which == 0 ? s.sentBytes[op] : which == 1 ? s.payloadBytes[op] : s.calls[op];
-        out.emplace_back(std::string(collectiveOpName(static_cast<CollectiveOp>(op))), perStep(v, steps));
+        const std::uint64_t v = which == 0   ? s.sentBytes[op]
+                                : which == 1 ? s.payloadBytes[op]
+                                             : s.calls[op];
+        out.emplace_back(std::string(collectiveOpName(static_cast<CollectiveOp>(op))),
+                         perStep(v, steps));
     }
     return out;
 }
@@ -52,7 +59,8 @@ report::ExposedComm exposedComm(const std::vector<StepOverlap>& steps) {
     const OverlapSummary s = summarize(steps);
     report::ExposedComm e;
     e.fractionMedian = s.medianFraction;
-    for (const StepOverlap& o : steps) e.fractionPerStep.push_back(o.fraction());
+    for (const StepOverlap& o : steps)
+        e.fractionPerStep.push_back(o.fraction());
     e.commUnionNs = s.commUnionNs;
     e.exposedNs = s.exposedNs;
     e.stepNs = s.stepNs;
@@ -63,7 +71,8 @@ report::ExposedTransfer exposedTransfer(const std::vector<StepOverlap>& steps) {
     const OverlapSummary s = summarize(steps);
     report::ExposedTransfer e;
     e.fractionMedian = s.medianTransferFraction;
-    for (const StepOverlap& o : steps) e.fractionPerStep.push_back(o.transferFraction());
+    for (const StepOverlap& o : steps)
+        e.fractionPerStep.push_back(o.transferFraction());
     e.transferUnionNs = s.transferUnionNs;
     e.exposedNs = s.transferExposedNs;
     return e;
@@ -90,7 +99,8 @@ report::TierCategoryBytes tierCategoryBytes(const ByteTable& table, bool statesO
     report::TierCategoryBytes out{};
     for (Tier t : kAllTiers)
         for (Category c : kAllCategories)
-            if (!statesOnly || stateGroup(c) != StateGroup::Other) out[index(t)][index(c)] = table.at(c, t);
+            if (!statesOnly || stateGroup(c) != StateGroup::Other)
+                out[index(t)][index(c)] = table.at(c, t);
     return out;
 }
 
@@ -115,10 +125,12 @@ std::string encodeRankResult(const RankResult& r) {
     put(out, r.rank);
     putTable(out, r.peak);
     put(out, r.peakTotal);
-    for (std::uint64_t v : r.tierPeaks) put(out, v);
+    for (std::uint64_t v : r.tierPeaks)
+        put(out, v);
     putTable(out, r.modelStates);
     for (const auto* arr : {&r.comm.calls, &r.comm.payloadBytes, &r.comm.sentBytes, &r.comm.busyNs})
-        for (std::uint64_t v : *arr) put(out, v);
+        for (std::uint64_t v : *arr)
+            put(out, v);
     put(out, static_cast<std::uint64_t>(r.overlap.size()));
     for (const StepOverlap& o : r.overlap) {
         put(out, o.stepNs);
@@ -133,8 +145,9 @@ std::string encodeRankResult(const RankResult& r) {
         put(out, static_cast<std::uint64_t>(d.name.size()));
         out += d.name;
         put(out, d.ordinal);
-        for (std::uint64_t v : {d.ledgerPeak, d.poolUsed, d.poolUsedHigh, d.poolReserved, d.poolReservedHigh,
-                                d.deviceTotal, d.deviceUsed, d.outsideLedger, d.declaredWorkspace})
+        for (std::uint64_t v :
+             {d.ledgerPeak, d.poolUsed, d.poolUsedHigh, d.poolReserved, d.poolReservedHigh,
+              d.deviceTotal, d.deviceUsed, d.outsideLedger, d.declaredWorkspace})
             put(out, v);
     }
     return out;
@@ -146,10 +159,12 @@ RankResult decodeRankResult(const std::string& in) {
     r.rank = take<std::int32_t>(in, at);
     r.peak = takeTable(in, at);
     r.peakTotal = take<std::uint64_t>(in, at);
-    for (std::uint64_t& v : r.tierPeaks) v = take<std::uint64_t>(in, at);
+    for (std::uint64_t& v : r.tierPeaks)
+        v = take<std::uint64_t>(in, at);
     r.modelStates = takeTable(in, at);
     for (auto* arr : {&r.comm.calls, &r.comm.payloadBytes, &r.comm.sentBytes, &r.comm.busyNs})
-        for (std::uint64_t& v : *arr) v = take<std::uint64_t>(in, at);
+        for (std::uint64_t& v : *arr)
+            v = take<std::uint64_t>(in, at);
     const auto steps = take<std::uint64_t>(in, at);
     // Each step is five u64s: a count that the remaining bytes cannot hold is corrupt (and must
     // not drive a huge reserve).
@@ -171,8 +186,9 @@ RankResult decodeRankResult(const std::string& in) {
         d.name = in.substr(at, static_cast<std::size_t>(nameBytes));
         at += static_cast<std::size_t>(nameBytes);
         d.ordinal = take<std::int32_t>(in, at);
-        for (std::uint64_t* v : {&d.ledgerPeak, &d.poolUsed, &d.poolUsedHigh, &d.poolReserved, &d.poolReservedHigh,
-                                 &d.deviceTotal, &d.deviceUsed, &d.outsideLedger, &d.declaredWorkspace})
+        for (std::uint64_t* v :
+             {&d.ledgerPeak, &d.poolUsed, &d.poolUsedHigh, &d.poolReserved, &d.poolReservedHigh,
+              &d.deviceTotal, &d.deviceUsed, &d.outsideLedger, &d.declaredWorkspace})
             *v = take<std::uint64_t>(in, at);
         r.device = d;
     }
@@ -187,12 +203,13 @@ nlohmann::json handshakeJson(const RunConfig& config, const std::vector<plan::Un
     ddp.strategy = plan::Strategy::Ddp;
     const auto shards = static_cast<std::uint64_t>(theory::shardCount(s));
     std::vector<report::UnitInfo> list;
-    for (const auto& u : units) list.push_back({u.name(), u.elements(), u.paddedElements(shards)});
+    for (const auto& u : units)
+        list.push_back({u.name(), u.elements(), u.paddedElements(shards)});
     // Ψ of the whole model, as the final report says; the units are this rank's TP slices.
     const std::uint64_t params = plan::modelParamCount(*s.shape);
-    return report::handshakeJson(toJson(config), params, list, categoryBytes(theory::modelStates(s).perRank, true),
-                                 categoryBytes(theory::modelStates(ddp).perRank, true),
-                                 predictedPeakBytes);
+    return report::handshakeJson(
+        toJson(config), params, list, categoryBytes(theory::modelStates(s).perRank, true),
+        categoryBytes(theory::modelStates(ddp).perRank, true), predictedPeakBytes);
 }
 
 report::RunReport makeReport(const RunOutcome& o) {
@@ -237,10 +254,12 @@ report::RunReport makeReport(const RunOutcome& o) {
         if (rr.device) rank.device = deviceMemory(*rr.device);
         rank.exposedTransfer = exposedTransfer(rr.overlap);
         r.exposedCommFraction = std::max(r.exposedCommFraction, rank.exposedComm.fractionMedian);
-        r.exposedTransferFraction = std::max(r.exposedTransferFraction, rank.exposedTransfer.fractionMedian);
+        r.exposedTransferFraction =
+            std::max(r.exposedTransferFraction, rank.exposedTransfer.fractionMedian);
         r.ranks.push_back(std::move(rank));
         statesEqual = statesEqual && rr.modelStates == states.perRank;
-        peakMax = std::max(peakMax, rr.tierPeaks[index(Tier::Device)]); // the prediction is the device tier's
+        peakMax = std::max(
+            peakMax, rr.tierPeaks[index(Tier::Device)]); // the prediction is the device tier's
     }
 
     report::TheoryValues& t = r.theory;
@@ -267,16 +286,25 @@ report::RunReport makeReport(const RunOutcome& o) {
     const comm::CommStats& rank0 = o.ranks.empty() ? comm::CommStats{} : o.ranks.front().comm;
     const double measuredSent = perStep(rank0.totalSentBytes(), c.steps);
     const double commDelta = comm.totalSentBytes > 0
-                                 ? (measuredSent - static_cast<double>(comm.totalSentBytes)) / static_cast<double>(comm.totalSentBytes)
+                                 ? (measuredSent - static_cast<double>(comm.totalSentBytes)) /
+                                       static_cast<double>(comm.totalSentBytes)
                                  : measuredSent;
-    const auto peakDelta = static_cast<std::int64_t>(peakMax) - static_cast<std::int64_t>(peak.peakBytes);
-    const double peakFraction = peak.peakBytes > 0 ? static_cast<double>(peakDelta) / static_cast<double>(peak.peakBytes) : 0.0;
+    const auto peakDelta =
+        static_cast<std::int64_t>(peakMax) - static_cast<std::int64_t>(peak.peakBytes);
+    const double peakFraction =
+        peak.peakBytes > 0 ? static_cast<double>(peakDelta) / static_cast<double>(peak.peakBytes)
+                           : 0.0;
     r.comparison = {statesEqual, peakDelta, peakFraction, commDelta};
     std::vector<std::string>& notes = r.notes;
-    if (!statesEqual) notes.push_back("model states differ from theory::modelStates (a bug: they are modelled byte for byte)");
+    if (!statesEqual)
+        notes.push_back("model states differ from theory::modelStates (a bug: they are modelled "
+                        "byte for byte)");
     if (peakDelta == 0) {
         std::string same = "measured peak equals the predicted peak byte for byte (";
-        same.append(mib(static_cast<double>(peakMax))).append(", ").append(peak.peakPhase).append(")");
+        same.append(mib(static_cast<double>(peakMax)))
+            .append(", ")
+            .append(peak.peakPhase)
+            .append(")");
         notes.push_back(same);
     } else {
         std::string why = "measured peak ";
@@ -286,21 +314,32 @@ report::RunReport makeReport(const RunOutcome& o) {
         why.append(std::to_string(peakDelta)).append(" B):");
         if (!o.ranks.empty())
             for (Category cat : kAllCategories) {
-                const auto m = static_cast<std::int64_t>(o.ranks.front().peak.at(cat, Tier::Device));
+                const auto m =
+                    static_cast<std::int64_t>(o.ranks.front().peak.at(cat, Tier::Device));
                 const auto pt = static_cast<std::int64_t>(peak.categoryPeaks.at(cat, Tier::Device));
-                if (m != pt) why.append(" ").append(categoryName(cat)).append(" peak ").append(std::to_string(m - pt)).append(" B;");
+                if (m != pt)
+                    why.append(" ")
+                        .append(categoryName(cat))
+                        .append(" peak ")
+                        .append(std::to_string(m - pt))
+                        .append(" B;");
             }
-        why.append(" the prediction is a dry run of this implementation's step, so a difference is a gap in the dry run");
+        why.append(" the prediction is a dry run of this implementation's step, so a difference is "
+                   "a gap in the dry run");
         notes.push_back(why);
     }
     if (c.sharedDevice)
-        notes.push_back("--shared-device: the ranks are threads of one process; collectives copy between their "
-                        "buffers and always sum in rank order (bitwise equal to MPI's --deterministic results)");
+        notes.push_back(
+            "--shared-device: the ranks are threads of one process; collectives copy between their "
+            "buffers and always sum in rank order (bitwise equal to MPI's --deterministic "
+            "results)");
     else if (c.deterministic)
-        notes.push_back("deterministic reductions stage through comm_buffer scratch (alltoall + rank-order sum), "
+        notes.push_back("deterministic reductions stage through comm_buffer scratch (alltoall + "
+                        "rank-order sum), "
                         "which the prediction includes");
     else if (c.worldSize > 1)
-        notes.push_back("MPI's internal reduction buffers are outside the ledger (not counted on either side)");
+        notes.push_back(
+            "MPI's internal reduction buffers are outside the ledger (not counted on either side)");
 
     r.commBytesPerStep = commPerStep(rank0, c.steps, 0);
     r.commPayloadBytesPerStep = commPerStep(rank0, c.steps, 1);
@@ -311,6 +350,8 @@ report::RunReport makeReport(const RunOutcome& o) {
     return r;
 }
 
-nlohmann::json buildReport(const RunOutcome& o) { return report::toJson(makeReport(o)); }
+nlohmann::json buildReport(const RunOutcome& o) {
+    return report::toJson(makeReport(o));
+}
 
 } // namespace shardscope::train

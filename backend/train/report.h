@@ -1,23 +1,22 @@
 #pragma once
 // The run report (report/report.h: the type, its keys and schema) filled at rank 0 from what
 // every rank measured, and the handshake configuration (report/run_info.h) of each rank.
-#include <array>
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-
 #include "comm/communicator.h"
 #include "core/categories.h"
 #include "plan/units.h"
-#include "train/overlap.h"
 #include "report/files.h"
 #include "report/report.h"
 #include "report/run_info.h"
 #include "theory/estimate.h"
+#include "train/overlap.h"
 #include "train/run_config.h"
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace shardscope::train {
 
@@ -25,13 +24,13 @@ namespace shardscope::train {
 // copied here so that the report needs no CUDA): the ledger's device-tier peak next to the
 // rank's pool (what it used / reserved, now and at the high-water mark) and the whole GPU.
 struct DeviceMemory {
-    std::string name;                                      // "cuda:0 (NVIDIA H200)"
+    std::string name; // "cuda:0 (NVIDIA H200)"
     std::int32_t ordinal = 0;
-    std::uint64_t ledgerPeak = 0;                          // bytes the model asked for, at peak
-    std::uint64_t poolUsed = 0, poolUsedHigh = 0;          // ledger + the pool's rounding
-    std::uint64_t poolReserved = 0, poolReservedHigh = 0;  // what the rank holds from the driver
-    std::uint64_t deviceTotal = 0, deviceUsed = 0;         // cudaMemGetInfo (every process)
-    std::uint64_t outsideLedger = 0;                       // used − every ShardScope pool's reserve
+    std::uint64_t ledgerPeak = 0;                         // bytes the model asked for, at peak
+    std::uint64_t poolUsed = 0, poolUsedHigh = 0;         // ledger + the pool's rounding
+    std::uint64_t poolReserved = 0, poolReservedHigh = 0; // what the rank holds from the driver
+    std::uint64_t deviceTotal = 0, deviceUsed = 0;        // cudaMemGetInfo (every process)
+    std::uint64_t outsideLedger = 0; // used − every ShardScope pool's reserve
     // Outside the pool on purpose and counted in outsideLedger: cuBLAS workspace, the bf16 cast
     // buffer of mixed-precision GEMMs, reduction scratch (device/cuda_ops.h).
     std::uint64_t declaredWorkspace = 0;
@@ -44,8 +43,8 @@ struct RankResult {
     ByteTable peak;              // each cell's own maximum (ledger.peak())
     std::uint64_t peakTotal = 0; // the maximum of the total (ledger.peakBytes())
     std::array<std::uint64_t, kTierCount> tierPeaks{}; // each tier's maximum (ledger.peakTierBytes)
-    ByteTable modelStates;       // at the end of the first forward (StepResult::modelStates)
-    comm::CommStats comm;        // the training steps' collectives, all of the rank's communicators
+    ByteTable modelStates; // at the end of the first forward (StepResult::modelStates)
+    comm::CommStats comm;  // the training steps' collectives, all of the rank's communicators
     std::vector<StepOverlap> overlap;   // per step: step, communication union and exposed time
     std::optional<DeviceMemory> device; // CUDA ranks only
 };

@@ -29,8 +29,10 @@ strategy::StrategyConfig strategyConfigOf(const RunConfig& c) {
 std::unique_ptr<model::DataSource> makeDataSource(const RunConfig& c) {
     const auto& shape = c.preset.shape;
     if (c.dataFile)
-        return std::make_unique<model::ByteFileSource>(*c.dataFile, shape.seqLen, c.preset.microBatch, c.seed);
-    return std::make_unique<model::MarkovSource>(shape.vocab, shape.seqLen, c.preset.microBatch, c.seed);
+        return std::make_unique<model::ByteFileSource>(*c.dataFile, shape.seqLen,
+                                                       c.preset.microBatch, c.seed);
+    return std::make_unique<model::MarkovSource>(shape.vocab, shape.seqLen, c.preset.microBatch,
+                                                 c.seed);
 }
 
 } // namespace shardscope::train

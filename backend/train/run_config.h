@@ -3,12 +3,12 @@
 // strategy's and the data source's settings for a RunConfig. The configuration itself — flags,
 // limits, validation, presets — lives in the light runconfig library the CLI and GUI share;
 // its names are brought into train:: for the worker and the engine's tests.
-#include <memory>
-
 #include "model/data.h"
 #include "runconfig/run_config.h"
 #include "strategy/sharding.h"
 #include "train/trainer.h"
+
+#include <memory>
 
 namespace shardscope::train {
 

@@ -1,14 +1,14 @@
 #include "train/trainer.h"
 
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-
 #include "core/error.h"
 #include "core/numeric.h"
 #include "device/ops.h"
 #include "offload/host_adamw.h"
 #include "train/grad_norm.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
 
 namespace shardscope::train {
 
@@ -29,10 +29,12 @@ Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSo
         data.microBatch() != config_.model.microBatch)
         throwInvalid("the data source (vocab " + std::to_string(data.vocab()) + ", context " +
                      std::to_string(data.seqLen()) + ") does not match the model (vocab " +
-                     std::to_string(shape.vocab) + ", context " + std::to_string(shape.seqLen) + ")");
+                     std::to_string(shape.vocab) + ", context " + std::to_string(shape.seqLen) +
+                     ")");
     device_.ops().setBf16Linear(mixed());
     std::vector<std::string> names;
-    for (const auto& u : model_.units()) names.push_back(u.name());
+    for (const auto& u : model_.units())
+        names.push_back(u.name());
     device_.ledger().setUnitNames(std::move(names));
     if (!sharding_) {
         selfComm_ = comm::makeSelfCommunicator(&device_);
@@ -42,14 +44,16 @@ Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSo
         sc.shape = shape;
         sc.seed = config_.seed;
         sc.knobs.gradAccumSteps = config_.gradAccumSteps;
-        ownSharding_ = strategy::makeSharding(sc, device_, {selfComm_.get(), selfComm_.get(), nullptr});
+        ownSharding_ =
+            strategy::makeSharding(sc, device_, {selfComm_.get(), selfComm_.get(), nullptr});
         sharding_ = ownSharding_.get();
     }
     if (sharding_->units().size() != model_.units().size())
         throw Error(ErrorKind::Internal, "the strategy was built for another model");
     model_.setTensorGroup(sharding_->tensorGroup());
     // The norm's fixed-point sum runs over every TP slice: T times the slice's elements bound it.
-    for (const auto& u : model_.units()) paddedTotal_ += u.paddedElements(static_cast<std::uint64_t>(sharding_->dataRanks()));
+    for (const auto& u : model_.units())
+        paddedTotal_ += u.paddedElements(static_cast<std::uint64_t>(sharding_->dataRanks()));
     paddedTotal_ *= static_cast<std::uint64_t>(shape.tp);
     // Initialisation transients are not part of any step.
     device_.ledger().resetPeaks();
@@ -57,7 +61,9 @@ Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSo
 
 Trainer::~Trainer() = default;
 
-std::uint64_t Trainer::paramCount() const { return plan::modelParamCount(config_.model.shape); }
+std::uint64_t Trainer::paramCount() const {
+    return plan::modelParamCount(config_.model.shape);
+}
 
 void Trainer::emitSpan(EventKind kind, std::int32_t unit, Phase phase) const {
     // A span ends when the device has finished the work, not when the host queued it: on a
@@ -100,7 +106,8 @@ void Trainer::backwardUnit(std::int32_t unit, const strategy::MicroStep& micro) 
     Buffer params;
     if (mixed()) params = widen(unit, view);
     Buffer grads = device_.allocateArray<float>(n, {Category::Workspace, Tier::Device, unit}, true);
-    model_.backward(unit, mixed() ? params.ptr<float>() : static_cast<const float*>(view.data), grads.ptr<float>());
+    model_.backward(unit, mixed() ? params.ptr<float>() : static_cast<const float*>(view.data),
+                    grads.ptr<float>());
     params.reset();
     emitSpan(EventKind::ComputeEnd, unit, Phase::Backward);
     sharding_->storeGradients(unit, grads.as<const float>(), micro);
@@ -111,9 +118,11 @@ void Trainer::backwardUnit(std::int32_t unit, const strategy::MicroStep& micro) 
 double Trainer::computeGradients(const model::Batch& batch, int micro, int micros) {
     const strategy::MicroStep m{micro, micros};
     try {
-        for (std::int32_t u = 0; u < model_.unitCount(); ++u) forwardUnit(u, batch);
+        for (std::int32_t u = 0; u < model_.unitCount(); ++u)
+            forwardUnit(u, batch);
         const double loss = model_.loss();
-        for (std::int32_t u = model_.unitCount() - 1; u >= 0; --u) backwardUnit(u, m);
+        for (std::int32_t u = model_.unitCount() - 1; u >= 0; --u)
+            backwardUnit(u, m);
         sharding_->endBackward(m);
         return loss;
     } catch (...) {
@@ -138,7 +147,8 @@ double Trainer::optimizerStep() {
         const std::uint64_t eb = o.gradsBf16 ? sizeof(Bf16) : sizeof(float);
         const char* base = static_cast<const char*>(o.grads);
         if (!skipReplicated) {
-            normRanges.push_back({base + (o.normBegin - o.begin) * eb, o.normEnd - o.normBegin, o.gradsBf16});
+            normRanges.push_back(
+                {base + (o.normBegin - o.begin) * eb, o.normEnd - o.normBegin, o.gradsBf16});
             continue;
         }
         for (const plan::TensorSlot& slot : model_.units()[static_cast<std::size_t>(u)].slots()) {
@@ -151,7 +161,8 @@ double Trainer::optimizerStep() {
     // The gradients are sums over ranks and micro-steps: average once, with the clip.
     const double parts = static_cast<double>(sharding_->dataRanks()) * config_.gradAccumSteps;
     const double norm =
-        std::sqrt(globalSquaredNorm(normRanges, device_.ops(), sharding_->world(), paddedTotal_)) / parts;
+        std::sqrt(globalSquaredNorm(normRanges, device_.ops(), sharding_->world(), paddedTotal_)) /
+        parts;
     const double coefficient = clipCoefficient(norm, config_.optimizer.clipNorm);
     const auto gradScale = static_cast<float>(coefficient / parts);
     const AdamWConfig& opt = config_.optimizer;
@@ -163,7 +174,8 @@ double Trainer::optimizerStep() {
         // CPU optimizer reads them from a host staging copy.
         Buffer hostGrads;
         if (o.stateOnHost && !o.gradsOnHost && o.end > o.begin) {
-            const std::uint64_t bytes = (o.end - o.begin) * (o.gradsBf16 ? sizeof(Bf16) : sizeof(float));
+            const std::uint64_t bytes =
+                (o.end - o.begin) * (o.gradsBf16 ? sizeof(Bf16) : sizeof(float));
             hostGrads = device_.allocate(bytes, {Category::Workspace, Tier::Host, u});
             if (device_.holdsData()) device_.recordedDownload(hostGrads.data(), o.grads, bytes, u);
             o.grads = hostGrads.data();
@@ -173,15 +185,17 @@ double Trainer::optimizerStep() {
             const std::uint64_t a = std::max(o.begin, slot.offset);
             const std::uint64_t b = std::min(o.end, slot.offset + slot.elements());
             if (a >= b) continue;
-            const AdamWScalars scalars = adamwScalars(
-                opt.learningRate, opt.beta1, opt.beta2, opt.eps, opt.weightDecay, baseStep_ + step_ + 1, slot.decay, gradScale);
+            const AdamWScalars scalars =
+                adamwScalars(opt.learningRate, opt.beta1, opt.beta2, opt.eps, opt.weightDecay,
+                             baseStep_ + step_ + 1, slot.decay, gradScale);
             const std::uint64_t at = a - o.begin, len = b - a;
             const std::uint64_t gradBytes = o.gradsBf16 ? sizeof(Bf16) : sizeof(float);
             const void* grads = static_cast<const char*>(o.grads) + at * gradBytes;
             if (!o.stateOnHost)
                 ops.adamw(scalars, o.weights + at, grads, o.gradsBf16, o.m + at, o.v + at, len);
             else if (device_.holdsData()) // the CPU optimizer: bitwise the device update
-                offload::hostAdamW(scalars, o.weights + at, grads, o.gradsBf16, o.m + at, o.v + at, len);
+                offload::hostAdamW(scalars, o.weights + at, grads, o.gradsBf16, o.m + at, o.v + at,
+                                   len);
         }
         sharding_->endUpdate(u);
     }
@@ -202,14 +216,18 @@ StepResult Trainer::step() {
     try {
         for (int m = 0; m < micros; ++m) {
             const strategy::MicroStep micro{m, micros};
-            const model::Batch batch = data_.batchFor(baseData_ + step_ * micros + m, sharding_->dataRank(), sharding_->dataRanks());
-            for (std::int32_t u = 0; u < model_.unitCount(); ++u) forwardUnit(u, batch);
+            const model::Batch batch = data_.batchFor(
+                baseData_ + step_ * micros + m, sharding_->dataRank(), sharding_->dataRanks());
+            for (std::int32_t u = 0; u < model_.unitCount(); ++u)
+                forwardUnit(u, batch);
             lossSum += model_.loss();
             if (m == 0)
                 for (Category c : kAllCategories)
                     if (stateGroup(c) != StateGroup::Other)
-                        for (Tier t : kAllTiers) r.modelStates.at(c, t) = ledger.live().at(c, t);
-            for (std::int32_t u = model_.unitCount() - 1; u >= 0; --u) backwardUnit(u, micro);
+                        for (Tier t : kAllTiers)
+                            r.modelStates.at(c, t) = ledger.live().at(c, t);
+            for (std::int32_t u = model_.unitCount() - 1; u >= 0; --u)
+                backwardUnit(u, micro);
             sharding_->endBackward(micro);
         }
         r.gradNorm = optimizerStep();
@@ -219,7 +237,8 @@ StepResult Trainer::step() {
         throw;
     }
     // TP ranks compute the same loss (the head is replicated): the mean runs over the DP group.
-    r.loss = sharding_->dataGroup().sumScalar(lossSum) / (static_cast<double>(sharding_->dataRanks()) * micros);
+    r.loss = sharding_->dataGroup().sumScalar(lossSum) /
+             (static_cast<double>(sharding_->dataRanks()) * micros);
     r.stepNs = monotonicNs() - begin;
     emitSpan(EventKind::StepEnd, kNoUnit, Phase::None);
     ++step_;
@@ -239,7 +258,9 @@ void Trainer::continueFrom(std::int64_t step, std::int64_t dataPosition) {
     baseData_ = dataPosition - step_ * config_.gradAccumSteps;
 }
 
-std::vector<std::vector<float>> Trainer::fullWeights() { return sharding_->gatherWeights(); }
+std::vector<std::vector<float>> Trainer::fullWeights() {
+    return sharding_->gatherWeights();
+}
 
 std::vector<float> Trainer::weights(std::int32_t unit) {
     auto all = fullWeights();
@@ -253,7 +274,8 @@ std::uint64_t fnv1a(const std::vector<std::vector<float>>& weights) {
         for (float w : unit) {
             unsigned char bytes[sizeof(float)];
             std::memcpy(bytes, &w, sizeof(float));
-            for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull; // FNV prime
+            for (unsigned char c : bytes)
+                h = (h ^ c) * 0x100000001b3ull; // FNV prime
         }
     }
     return h;

@@ -10,12 +10,6 @@
 // ranks and micro-steps; the driver scales them by clip / (ranks × micro-steps) once, in the
 // AdamW update, so every strategy applies the same arithmetic to the same values. The global
 // norm is exact (train/grad_norm.h): bit-identical clip coefficients for every strategy.
-#include <cstdint>
-#include <memory>
-#include <span>
-#include <string>
-#include <vector>
-
 #include "comm/communicator.h"
 #include "core/categories.h"
 #include "device/device.h"
@@ -25,20 +19,26 @@
 #include "strategy/sharding.h"
 #include "train/optimizer.h"
 
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
 namespace shardscope::train {
 
 struct TrainConfig {
     model::ModelConfig model;
     plan::PrecisionKind precision = plan::PrecisionKind::MixedBf16; // MixedBf16 or Fp32
     AdamWConfig optimizer;
-    std::uint64_t seed = 0;  // parameter initialisation (the data source has its own seed)
-    int gradAccumSteps = 1;  // micro-steps per optimizer step
+    std::uint64_t seed = 0; // parameter initialisation (the data source has its own seed)
+    int gradAccumSteps = 1; // micro-steps per optimizer step
 };
 
 struct StepResult {
-    std::int64_t step = 0;   // 0-based
-    double loss = 0.0;       // mean over ranks and micro-steps
-    double gradNorm = 0.0;   // of the averaged gradient, before clipping
+    std::int64_t step = 0; // 0-based
+    double loss = 0.0;     // mean over ranks and micro-steps
+    double gradNorm = 0.0; // of the averaged gradient, before clipping
     std::uint64_t stepNs = 0;
     // The ledger's model-state cells at the end of the step's first forward, when every model
     // state coexists (SHARD_GRAD_OP's full params are held from forward to backward).
@@ -61,7 +61,7 @@ public:
     // counts on from it) and reads the data source from micro-batch index `dataPosition`.
     // StepResult::step and the ledger keep counting this invocation's steps from 0.
     void continueFrom(std::int64_t step, std::int64_t dataPosition);
-    std::int64_t runStep() const { return baseStep_ + step_; }             // steps the run has done
+    std::int64_t runStep() const { return baseStep_ + step_; } // steps the run has done
     std::int64_t dataPosition() const { return baseData_ + step_ * config_.gradAccumSteps; }
 
     const TrainConfig& config() const { return config_; }

@@ -1,10 +1,10 @@
 // GUI side of the event stream: how fast the decoder thread turns stream bytes into replayable
 // steps (decode + merge ranks in time order + ledger snapshots). Goal: ≥ 1M events/s.
-#include <benchmark/benchmark.h>
-
 #include "replay/replay_model.h"
 #include "replay/stream_assembler.h"
 #include "synthetic_stream.h"
+
+#include <benchmark/benchmark.h>
 
 namespace {
 
@@ -31,13 +31,15 @@ void BM_DecodeAndAssemble(benchmark::State& state) {
         replay::StreamAssembler assembler;
         for (std::size_t at = 0; at < bytes.size(); at += chunk) {
             decoder.feed(std::string_view(bytes).substr(at, chunk));
-            while (auto r = decoder.next()) assembler.consume(std::move(*r));
+            while (auto r = decoder.next())
+                assembler.consume(std::move(*r));
         }
         const auto out = assembler.take();
         benchmark::DoNotOptimize(out.steps.data());
         events += assembler.eventsSeen();
     }
-    state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+    state.counters["events/s"] =
+        benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
     state.SetBytesProcessed(static_cast<std::int64_t>(bytes.size()) * state.iterations());
 }
 BENCHMARK(BM_DecodeAndAssemble)->Arg(64 << 10)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
@@ -51,7 +53,8 @@ void BM_DecodeOnly(benchmark::State& state) {
         while (auto r = decoder.next())
             if (auto* b = std::get_if<protocol::EventBatch>(&*r)) events += b->events.size();
     }
-    state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+    state.counters["events/s"] =
+        benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_DecodeOnly)->Unit(benchmark::kMillisecond);
 
@@ -60,7 +63,8 @@ void BM_Seek(benchmark::State& state) {
     protocol::StreamDecoder decoder;
     replay::StreamAssembler assembler;
     decoder.feed(stream64());
-    while (auto r = decoder.next()) assembler.consume(std::move(*r));
+    while (auto r = decoder.next())
+        assembler.consume(std::move(*r));
     auto out = assembler.take();
     replay::ReplayModel model;
     model.reset(out.runInfo);

@@ -1,16 +1,16 @@
 // Frame time of the rank view with 64 ranks, rendered offscreen: each frame moves the replay
 // cursor as playback does (a few hundred events), hands the state to the view and paints it.
 // Reports p50 / p95 over the frames; goal p95 ≤ 16 ms (60 fps).
+#include "ranks/rank_ledger_view.h"
+#include "replay/replay_model.h"
+#include "replay/stream_assembler.h"
+#include "synthetic_stream.h"
+
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QImage>
 #include <algorithm>
 #include <benchmark/benchmark.h>
-
-#include "ranks/rank_ledger_view.h"
-#include "replay/replay_model.h"
-#include "replay/stream_assembler.h"
-#include "synthetic_stream.h"
 
 namespace {
 
@@ -24,7 +24,8 @@ void BM_RankViewFrame64(benchmark::State& state) {
     protocol::StreamDecoder decoder;
     replay::StreamAssembler assembler;
     decoder.feed(testing::syntheticStream(run));
-    while (auto r = decoder.next()) assembler.consume(std::move(*r));
+    while (auto r = decoder.next())
+        assembler.consume(std::move(*r));
     auto out = assembler.take();
     replay::ReplayModel model;
     model.reset(out.runInfo);

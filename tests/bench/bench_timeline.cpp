@@ -2,6 +2,9 @@
 // and assembled as the GUI does) into a 1600×600 QImage at several zoom levels. Reports the
 // frame time's p50 and p95 (goal: p95 ≤ 16 ms, one frame at 60 Hz) and the boxes drawn.
 //   build-*/bin/shardscope_bench_timeline [--benchmark_filter=Paint]
+#include "timeline/timeline_paint.h"
+#include "timeline_test_recording.h"
+
 #include <QGuiApplication>
 #include <QImage>
 #include <QPainter>
@@ -9,9 +12,6 @@
 #include <benchmark/benchmark.h>
 #include <chrono>
 #include <memory>
-
-#include "timeline/timeline_paint.h"
-#include "timeline_test_recording.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -40,7 +40,8 @@ Fixture& fixture() {
         Fixture x;
         // Step 0 also allocates the model states: size a step from the second one.
         const auto one = testrec::loadModel(testrec::makeRecording(spec(1)))->eventCount();
-        const auto perStep = testrec::loadModel(testrec::makeRecording(spec(2)))->eventCount() - one;
+        const auto perStep =
+            testrec::loadModel(testrec::makeRecording(spec(2)))->eventCount() - one;
         const auto steps = static_cast<int>(1 + (kTargetEvents - one + perStep - 1) / perStep);
         x.model = testrec::loadModel(testrec::makeRecording(spec(steps)));
         x.index.update(*x.model);
@@ -75,7 +76,9 @@ void BM_TimelinePaint(benchmark::State& state) {
         QPainter p(&image);
         stats = TimelinePainter::paint(p, image.rect(), scene);
         p.end();
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
         benchmark::DoNotOptimize(image.constBits());
     }
     state.counters["events"] = static_cast<double>(f.model->eventCount());
@@ -86,7 +89,14 @@ void BM_TimelinePaint(benchmark::State& state) {
     state.SetLabel("window = 1/" + std::to_string(state.range(0)) + " of the run");
 }
 // 1: the whole run (~800 steps); 80: ~10 steps; 800: ~one step; 80000: ~one unit's cycle.
-BENCHMARK(BM_TimelinePaint)->Arg(1)->Arg(80)->Arg(800)->Arg(8000)->Arg(80000)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK(BM_TimelinePaint)
+    ->Arg(1)
+    ->Arg(80)
+    ->Arg(800)
+    ->Arg(8000)
+    ->Arg(80000)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0);
 
 // The one-off cost of opening a recording: the span index over 10^6 events.
 void BM_TimelineIndexBuild(benchmark::State& state) {

@@ -14,8 +14,11 @@
 //          CPU's bound
 // Caches: every file is fsynced and its pages dropped (posix_fadvise DONTNEED) before a read.
 // Usage: shardscope_bench_checkpoint [DIR] [MiB of state per rank, default 96] [rounds, default 5]
-#include <fcntl.h>
-#include <unistd.h>
+#include "checkpoint/format.h"
+#include "checkpoint/reshard.h"
+#include "checkpoint/sha256.h"
+#include "checkpoint/store.h"
+#include "plan/shape.h"
 
 #include <algorithm>
 #include <atomic>
@@ -23,17 +26,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unistd.h>
 #include <vector>
-
-#include "checkpoint/format.h"
-#include "checkpoint/reshard.h"
-#include "checkpoint/sha256.h"
-#include "checkpoint/store.h"
-#include "plan/shape.h"
 
 using namespace shardscope;
 using Clock = std::chrono::steady_clock;
@@ -41,7 +40,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double seconds(Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); }
+double seconds(Clock::time_point a) {
+    return std::chrono::duration<double>(Clock::now() - a).count();
+}
 
 void dropCache(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY);
@@ -56,12 +57,14 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-std::vector<checkpoint::SliceData> slicesOf(const std::vector<checkpoint::Span>& spans, const std::vector<float>& state) {
+std::vector<checkpoint::SliceData> slicesOf(const std::vector<checkpoint::Span>& spans,
+                                            const std::vector<float>& state) {
     std::vector<checkpoint::SliceData> slices;
     std::uint64_t at = 0;
     for (const checkpoint::Span& s : spans) {
         const std::uint64_t n = s.elements();
-        slices.push_back({s, state.data() + at * 3, state.data() + at * 3 + n, state.data() + at * 3 + 2 * n});
+        slices.push_back(
+            {s, state.data() + at * 3, state.data() + at * 3 + n, state.data() + at * 3 + 2 * n});
         at += n;
     }
     return slices;
@@ -70,7 +73,8 @@ std::vector<checkpoint::SliceData> slicesOf(const std::vector<checkpoint::Span>&
 } // namespace
 
 int main(int argc, char** argv) {
-    const std::string root = argc > 1 ? argv[1] : (fs::temp_directory_path() / "shardscope-bench-ckpt").string();
+    const std::string root =
+        argc > 1 ? argv[1] : (fs::temp_directory_path() / "shardscope-bench-ckpt").string();
     const std::uint64_t mib = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 96;
     const int rounds = argc > 3 ? std::atoi(argv[3]) : 5;
     fs::remove_all(root);
@@ -81,7 +85,8 @@ int main(int argc, char** argv) {
     const std::uint64_t elementsPerRank = mib * (1u << 20) / checkpoint::kBytesPerElement;
     const std::int64_t d = 256;
     plan::GptShape shape{1, d, 4, 1000, 64};
-    while (plan::paramCount(shape) < elementsPerRank) ++shape.layers;
+    while (plan::paramCount(shape) < elementsPerRank)
+        ++shape.layers;
     checkpoint::Metadata meta;
     checkpoint::describeModel(meta, shape, 1);
     meta.strategy = "zero3";
@@ -92,12 +97,14 @@ int main(int argc, char** argv) {
     std::vector<checkpoint::Span> spans;
     std::uint64_t elements = 0;
     for (std::size_t u = 0; u < meta.units.size(); ++u) {
-        spans.push_back(checkpoint::ownedSpan(checkpoint::placementOf(policy, 1, 0), true, static_cast<std::int32_t>(u),
+        spans.push_back(checkpoint::ownedSpan(checkpoint::placementOf(policy, 1, 0), true,
+                                              static_cast<std::int32_t>(u),
                                               meta.units[u].elements));
         elements += spans.back().elements();
     }
     std::vector<float> state(elements * 3);
-    for (std::size_t i = 0; i < state.size(); ++i) state[i] = static_cast<float>(i % 9973) * 1e-3f;
+    for (std::size_t i = 0; i < state.size(); ++i)
+        state[i] = static_cast<float>(i % 9973) * 1e-3f;
     const std::uint64_t bytes = elements * checkpoint::kBytesPerElement;
 
     // Each round interleaves the plain and the checkpoint operations, so that a drift of the
@@ -144,7 +151,9 @@ int main(int argc, char** argv) {
         std::vector<float> snapshot2(state);
         checkpoint::createTemp(root, temp);
         checkpoint::DataFile written;
-        std::thread writer([&] { written = checkpoint::writeRankFile(root, temp, 0, slicesOf(spans, snapshot2)); });
+        std::thread writer([&] {
+            written = checkpoint::writeRankFile(root, temp, 0, slicesOf(spans, snapshot2));
+        });
         holdAsync.push_back(seconds(t0));
         writer.join();
         m.files.push_back(written);
@@ -175,7 +184,8 @@ int main(int argc, char** argv) {
         std::uint64_t at = 0;
         for (const checkpoint::Span& sp : spans) {
             const std::uint64_t n = sp.elements();
-            targets.push_back({sp, into.data() + at * 3, into.data() + at * 3 + n, into.data() + at * 3 + 2 * n});
+            targets.push_back(
+                {sp, into.data() + at * 3, into.data() + at * 3 + n, into.data() + at * 3 + 2 * n});
             at += n;
         }
         t0 = Clock::now();
@@ -194,8 +204,11 @@ int main(int argc, char** argv) {
             for (unsigned t = 0; t < threads; ++t)
                 pool.emplace_back([&] {
                     const auto* p = reinterpret_cast<const char*>(state.data());
-                    for (std::uint64_t o = next.fetch_add(1 << 18); o < bytes; o = next.fetch_add(1 << 18))
-                        (void)checkpoint::sha256Hex(std::string_view(p + o, static_cast<std::size_t>(std::min<std::uint64_t>(1 << 18, bytes - o))));
+                    for (std::uint64_t o = next.fetch_add(1 << 18); o < bytes;
+                         o = next.fetch_add(1 << 18))
+                        (void)checkpoint::sha256Hex(std::string_view(
+                            p + o,
+                            static_cast<std::size_t>(std::min<std::uint64_t>(1 << 18, bytes - o))));
                 });
         }
         hashT.push_back(seconds(t0));
@@ -205,22 +218,29 @@ int main(int argc, char** argv) {
     }
     std::vector<double> saveRatio, loadRatio;
     for (int r = 0; r < rounds; ++r) {
-        saveRatio.push_back(plainW[static_cast<std::size_t>(r)] / saveW[static_cast<std::size_t>(r)]);
-        loadRatio.push_back(plainR[static_cast<std::size_t>(r)] / loadR[static_cast<std::size_t>(r)]);
+        saveRatio.push_back(plainW[static_cast<std::size_t>(r)] /
+                            saveW[static_cast<std::size_t>(r)]);
+        loadRatio.push_back(plainR[static_cast<std::size_t>(r)] /
+                            loadR[static_cast<std::size_t>(r)]);
     }
     const double mb = static_cast<double>(bytes) / 1e6;
-    std::printf("checkpoint bench: %.1f MB per rank (%s, %zu units), %d interleaved rounds, in %s\n", mb, "zero3, world 1",
-                meta.units.size(), rounds, root.c_str());
+    std::printf(
+        "checkpoint bench: %.1f MB per rank (%s, %zu units), %d interleaved rounds, in %s\n", mb,
+        "zero3, world 1", meta.units.size(), rounds, root.c_str());
     std::printf("  plain write+fsync      %8.1f MB/s (median)\n", mb / median(plainW));
-    std::printf("  rank file (save)       %8.1f MB/s   ratio to plain: min %.2f median %.2f\n", mb / median(saveW),
-                *std::min_element(saveRatio.begin(), saveRatio.end()), median(saveRatio));
+    std::printf("  rank file (save)       %8.1f MB/s   ratio to plain: min %.2f median %.2f\n",
+                mb / median(saveW), *std::min_element(saveRatio.begin(), saveRatio.end()),
+                median(saveRatio));
     std::printf("  plain read             %8.1f MB/s (median)\n", mb / median(plainR));
-    std::printf("  load (chunks verified) %8.1f MB/s   ratio to plain: min %.2f median %.2f\n", mb / median(loadR),
-                *std::min_element(loadRatio.begin(), loadRatio.end()), median(loadRatio));
-    std::printf("  sha256 alone           %8.1f MB/s   on %u threads (the CPU's bound on both)\n", mb / median(hashT),
-                std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
-    std::printf("  save holds the loop    sync %.3f s (%.2f x the plain write), --save-async %.3f s (%.2f x)\n",
-                median(holdSync), median(holdSync) / median(plainW), median(holdAsync), median(holdAsync) / median(plainW));
+    std::printf("  load (chunks verified) %8.1f MB/s   ratio to plain: min %.2f median %.2f\n",
+                mb / median(loadR), *std::min_element(loadRatio.begin(), loadRatio.end()),
+                median(loadRatio));
+    std::printf("  sha256 alone           %8.1f MB/s   on %u threads (the CPU's bound on both)\n",
+                mb / median(hashT), std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+    std::printf("  save holds the loop    sync %.3f s (%.2f x the plain write), --save-async %.3f "
+                "s (%.2f x)\n",
+                median(holdSync), median(holdSync) / median(plainW), median(holdAsync),
+                median(holdAsync) / median(plainW));
     fs::remove_all(root);
     return 0;
 }

@@ -6,18 +6,17 @@
 // Each timing is the slowest rank's (MPI_MAX), the median over the repetitions.
 // Tensor parallelism: Communicator::tpAllReduce over TP groups of T = 2 consecutive ranks (the
 // worker's MPI_Comm_split) against MPI_Allreduce on the same split, busbw with 2(T−1)/T.
-#include <mpi.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <functional>
-#include <vector>
-
 #include "comm/mpi_communicator.h"
 #include "core/ledger.h"
 #include "device/cpu_device.h"
 #include "device/device.h"
 #include "plan/collective.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <mpi.h>
+#include <vector>
 
 using namespace shardscope;
 
@@ -56,14 +55,13 @@ void tensorParallel(int rank, device::Device& dev, int reps) {
         const std::size_t bytes = mib << 20;
         std::vector<float> data(bytes / 4, 1.0f);
         const int c = static_cast<int>(data.size());
-        const double arRaw = medianSeconds([&] {
-            MPI_Allreduce(MPI_IN_PLACE, data.data(), c, MPI_FLOAT, MPI_SUM, raw);
-        }, reps);
-        const double arOurs = medianSeconds([&] {
-            tp->tpAllReduce(data.data(), data.size(), comm::DType::F32, 0);
-        }, reps);
+        const double arRaw = medianSeconds(
+            [&] { MPI_Allreduce(MPI_IN_PLACE, data.data(), c, MPI_FLOAT, MPI_SUM, raw); }, reps);
+        const double arOurs = medianSeconds(
+            [&] { tp->tpAllReduce(data.data(), data.size(), comm::DType::F32, 0); }, reps);
         if (rank == 0)
-            std::printf("%7zu MiB  %12.3f %12.3f %7.3f\n", mib, busbwGBs(CollectiveOp::TpAllReduce, bytes, arRaw, t),
+            std::printf("%7zu MiB  %12.3f %12.3f %7.3f\n", mib,
+                        busbwGBs(CollectiveOp::TpAllReduce, bytes, arRaw, t),
                         busbwGBs(CollectiveOp::TpAllReduce, bytes, arOurs, t), arRaw / arOurs);
     }
     MPI_Comm_free(&raw);
@@ -80,36 +78,45 @@ int main(int argc, char** argv) {
     const int reps = argc > 1 ? std::max(3, std::atoi(argv[1])) : 9;
     if (mpi.worldRank() == 0) {
         std::printf("collectives, %d ranks, median of %d (slowest rank), busbw in GB/s\n", n, reps);
-        std::printf("%10s  %12s %12s %7s  %12s %7s  %12s %12s %7s\n", "size", "AG raw", "AG ours", "ratio",
-                    "AG started", "ratio", "RS raw", "RS ours", "ratio");
+        std::printf("%10s  %12s %12s %7s  %12s %7s  %12s %12s %7s\n", "size", "AG raw", "AG ours",
+                    "ratio", "AG started", "ratio", "RS raw", "RS ours", "ratio");
     }
     for (std::size_t mib : {1, 4, 16, 64}) {
         const std::size_t fullBytes = mib << 20;
         const std::size_t count = fullBytes / 4 / static_cast<std::size_t>(n); // fp32 per shard
         std::vector<float> shard(count, 1.0f), full(count * static_cast<std::size_t>(n), 1.0f);
         const int c = static_cast<int>(count);
-        const double agRaw = medianSeconds([&] {
-            MPI_Allgather(shard.data(), c, MPI_FLOAT, full.data(), c, MPI_FLOAT, MPI_COMM_WORLD);
-        }, reps);
-        const double agOurs = medianSeconds([&] {
-            comm->allGather(shard.data(), full.data(), count, comm::DType::F32, 0);
-        }, reps);
-        const double agStarted = medianSeconds([&] {
-            comm->finishAllGather(comm->startAllGather(shard.data(), full.data(), count, comm::DType::F32, 0));
-        }, reps);
-        const double rsRaw = medianSeconds([&] {
-            MPI_Reduce_scatter_block(full.data(), shard.data(), c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        }, reps);
-        const double rsOurs = medianSeconds([&] {
-            comm->reduceScatter(full.data(), shard.data(), count, comm::DType::F32, 0);
-        }, reps);
+        const double agRaw = medianSeconds(
+            [&] {
+                MPI_Allgather(shard.data(), c, MPI_FLOAT, full.data(), c, MPI_FLOAT,
+                              MPI_COMM_WORLD);
+            },
+            reps);
+        const double agOurs = medianSeconds(
+            [&] { comm->allGather(shard.data(), full.data(), count, comm::DType::F32, 0); }, reps);
+        const double agStarted = medianSeconds(
+            [&] {
+                comm->finishAllGather(
+                    comm->startAllGather(shard.data(), full.data(), count, comm::DType::F32, 0));
+            },
+            reps);
+        const double rsRaw = medianSeconds(
+            [&] {
+                MPI_Reduce_scatter_block(full.data(), shard.data(), c, MPI_FLOAT, MPI_SUM,
+                                         MPI_COMM_WORLD);
+            },
+            reps);
+        const double rsOurs = medianSeconds(
+            [&] { comm->reduceScatter(full.data(), shard.data(), count, comm::DType::F32, 0); },
+            reps);
         if (mpi.worldRank() == 0) {
             const std::size_t bytes = count * 4 * static_cast<std::size_t>(n);
             constexpr CollectiveOp ag = CollectiveOp::AllGather, rs = CollectiveOp::ReduceScatter;
             std::printf("%7zu MiB  %12.3f %12.3f %7.3f  %12.3f %7.3f  %12.3f %12.3f %7.3f\n", mib,
-                        busbwGBs(ag, bytes, agRaw, n), busbwGBs(ag, bytes, agOurs, n), agRaw / agOurs,
-                        busbwGBs(ag, bytes, agStarted, n), agRaw / agStarted,
-                        busbwGBs(rs, bytes, rsRaw, n), busbwGBs(rs, bytes, rsOurs, n), rsRaw / rsOurs);
+                        busbwGBs(ag, bytes, agRaw, n), busbwGBs(ag, bytes, agOurs, n),
+                        agRaw / agOurs, busbwGBs(ag, bytes, agStarted, n), agRaw / agStarted,
+                        busbwGBs(rs, bytes, rsRaw, n), busbwGBs(rs, bytes, rsOurs, n),
+                        rsRaw / rsOurs);
         }
     }
     if (n % 2 == 0) tensorParallel(mpi.worldRank(), dev, reps);

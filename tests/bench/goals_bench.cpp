@@ -11,23 +11,9 @@
 //    and ranks), which shows the consumer's share even where the cores are busy with other work.
 // Every pair is interleaved (A B A B …) so machine noise hits both sides; min and median of the
 // repeats are printed with the target. Within a repeat, the sgemm reference is the best of three
-// runs and each step figure the best of three interleaved steps (fp32, bf16, fp32, …). In-process figures (1–3 at one rank) use this thread's
-// CPU time; the CLI figures the reports' step times (wall clock: run them on a quiet machine).
-#include <algorithm>
-#include <chrono>
-#include <ctime>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <memory>
-#include <sstream>
-#include <string>
-#include <vector>
-
-#include <sys/resource.h>
-#include <unistd.h>
-
+// runs and each step figure the best of three interleaved steps (fp32, bf16, fp32, …). In-process
+// figures (1–3 at one rank) use this thread's CPU time; the CLI figures the reports' step times
+// (wall clock: run them on a quiet machine).
 #include "core/event.h"
 #include "core/ledger.h"
 #include "device/cpu_device.h"
@@ -37,19 +23,36 @@
 #include "runconfig/presets.h"
 #include "train/trainer.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <vector>
+
 namespace {
 
 using namespace shardscope;
 namespace fs = std::filesystem;
 
-double seconds(std::uint64_t ns) { return static_cast<double>(ns) * 1e-9; }
+double seconds(std::uint64_t ns) {
+    return static_cast<double>(ns) * 1e-9;
+}
 
 // The in-process figures are timed in this thread's CPU time (page faults included), so that
 // other processes sharing the cores do not count; on an idle machine it equals wall time.
 std::uint64_t cpuNs() {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u +
+           static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 struct Stats {
@@ -65,8 +68,8 @@ Stats stats(std::vector<double> v) {
 // Single-thread sgemm, C = A·B with 512 × 1024 × 1024 (the step's GEMMs are of that order).
 double sgemmGflops() {
     const std::int64_t m = 512, n = 1024, k = 1024;
-    std::vector<float> a(static_cast<std::size_t>(m * k), 0.5f), b(static_cast<std::size_t>(k * n), 0.25f),
-        c(static_cast<std::size_t>(m * n));
+    std::vector<float> a(static_cast<std::size_t>(m * k), 0.5f),
+        b(static_cast<std::size_t>(k * n), 0.25f), c(static_cast<std::size_t>(m * n));
     double best = 0;
     for (int r = 0; r < 3; ++r) {
         const std::uint64_t t0 = cpuNs();
@@ -83,7 +86,8 @@ double triadBytesPerSecond() {
     double best = 0;
     for (int r = 0; r < 3; ++r) {
         const std::uint64_t t0 = cpuNs();
-        for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + 3.0f * c[i];
+        for (std::size_t i = 0; i < n; ++i)
+            a[i] = b[i] + 3.0f * c[i];
         best = std::max(best, 12.0 * static_cast<double>(n) / seconds(cpuNs() - t0));
         if (a[n / 2] != 7.0f) std::abort();
     }
@@ -94,7 +98,8 @@ double triadBytesPerSecond() {
 // trainer's own events.
 struct Rig {
     explicit Rig(plan::PrecisionKind precision)
-        : p(runconfig::modelPreset("small")), cpu(ledger), data(p.shape.vocab, p.shape.seqLen, p.microBatch, 1) {
+        : p(runconfig::modelPreset("small")), cpu(ledger),
+          data(p.shape.vocab, p.shape.seqLen, p.microBatch, 1) {
         train::TrainConfig cfg;
         cfg.model = {p.shape, p.microBatch, false};
         cfg.precision = precision;
@@ -130,16 +135,19 @@ double stepFlops(const plan::GptShape& s, std::int64_t tokens) {
            12.0 * layers * d * static_cast<double>(s.seqLen) * static_cast<double>(tokens);
 }
 
-void line(const char* goal, const char* what, Stats s, const char* unit, const char* target, bool met) {
-    std::printf("%-3s %-44s min %8.3f  median %8.3f %-8s target %-8s %s\n", goal, what, s.min, s.median, unit, target,
-                met ? "holds" : "NOT MET");
+void line(const char* goal, const char* what, Stats s, const char* unit, const char* target,
+          bool met) {
+    std::printf("%-3s %-44s min %8.3f  median %8.3f %-8s target %-8s %s\n", goal, what, s.min,
+                s.median, unit, target, met ? "holds" : "NOT MET");
 }
 
 // CPU seconds (user + system) of the finished children: the CLI, mpirun and every rank.
 double childCpuSeconds() {
     rusage u{};
     getrusage(RUSAGE_CHILDREN, &u);
-    const auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+    const auto sec = [](const timeval& t) {
+        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+    };
     return sec(u.ru_utime) + sec(u.ru_stime);
 }
 
@@ -149,7 +157,8 @@ struct CliRun {
 };
 
 CliRun cliRun(const std::string& cli, const std::string& args, const fs::path& json) {
-    const std::string cmd = "'" + cli + "' run " + args + " --json '" + json.string() + "' >/dev/null 2>&1";
+    const std::string cmd =
+        "'" + cli + "' run " + args + " --json '" + json.string() + "' >/dev/null 2>&1";
     const double cpu0 = childCpuSeconds();
     if (std::system(cmd.c_str()) != 0) return {};
     const double cpu = childCpuSeconds() - cpu0;
@@ -167,7 +176,8 @@ CliRun cliRun(const std::string& cli, const std::string& args, const fs::path& j
 struct Pairs {
     std::vector<double> throughput, cpu;
 };
-Pairs cliPairs(const std::string& cli, const std::string& a, const std::string& b, int repeats, const fs::path& dir) {
+Pairs cliPairs(const std::string& cli, const std::string& a, const std::string& b, int repeats,
+               const fs::path& dir) {
     Pairs p;
     for (int r = 0; r < repeats; ++r) {
         const CliRun ra = cliRun(cli, a, dir / "a.json");
@@ -187,16 +197,20 @@ int main(int argc, char** argv) {
     bool cli = true;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--repeats" && i + 1 < argc) repeats = std::clamp(std::atoi(argv[++i]), 1, 1000);
-        else if (a == "--steps" && i + 1 < argc) steps = std::clamp(std::atoi(argv[++i]), 3, 1000);
-        else if (a == "--ranks" && i + 1 < argc) ranks = std::clamp(std::atoi(argv[++i]), 2, 64);
-        else if (a == "--no-cli") cli = false;
+        if (a == "--repeats" && i + 1 < argc)
+            repeats = std::clamp(std::atoi(argv[++i]), 1, 1000);
+        else if (a == "--steps" && i + 1 < argc)
+            steps = std::clamp(std::atoi(argv[++i]), 3, 1000);
+        else if (a == "--ranks" && i + 1 < argc)
+            ranks = std::clamp(std::atoi(argv[++i]), 2, 64);
+        else if (a == "--no-cli")
+            cli = false;
         else {
             std::fprintf(stderr, "shardscope_bench_goals: unknown argument %s\n", a.c_str());
             return 2;
         }
     }
-    kernels::setBlasThreads(1); // one compute thread per rank, as the worker
+    kernels::setBlasThreads(1);    // one compute thread per rank, as the worker
     device::keepFreedHostMemory(); // as the worker
     std::printf("blas core %s, %d thread(s); small preset, one rank, %d interleaved repeats\n",
                 kernels::blasCoreName().c_str(), kernels::blasThreads(), repeats);
@@ -223,11 +237,14 @@ int main(int argc, char** argv) {
         optBoundFp32.push_back(optF / bound);
         optBoundBf16.push_back(optB / bound);
         bf16Speed.push_back(tf / tb);
-        std::printf("  repeat %d: sgemm %.1f GFLOP/s, triad %.1f GB/s, fp32 step %.1f ms (%.1f GFLOP/s, optimizer "
+        std::printf("  repeat %d: sgemm %.1f GFLOP/s, triad %.1f GB/s, fp32 step %.1f ms (%.1f "
+                    "GFLOP/s, optimizer "
                     "%.2f ms), bf16 step %.1f ms (optimizer %.2f ms), bound %.2f ms\n",
-                    r + 1, sgemm, triad * 1e-9, tf * 1e3, stepRate, optF * 1e3, tb * 1e3, optB * 1e3, bound * 1e3);
+                    r + 1, sgemm, triad * 1e-9, tf * 1e3, stepRate, optF * 1e3, tb * 1e3,
+                    optB * 1e3, bound * 1e3);
     }
-    const Stats g1 = stats(gemmFraction), g2f = stats(optBoundFp32), g2b = stats(optBoundBf16), g3 = stats(bf16Speed);
+    const Stats g1 = stats(gemmFraction), g2f = stats(optBoundFp32), g2b = stats(optBoundBf16),
+                g3 = stats(bf16Speed);
     line("1", "fp32 step GFLOP/s / sgemm GFLOP/s", g1, "x", ">= 0.70", g1.median >= 0.70);
     line("2", "optimizer+clip+norm / triad bound (fp32)", g2f, "x", "<= 2.0", g2f.median <= 2.0);
     line("2", "optimizer+clip+norm / triad bound (bf16)", g2b, "x", "<= 2.0", g2b.median <= 2.0);
@@ -240,25 +257,30 @@ int main(int argc, char** argv) {
         std::printf("goals 3 (N ranks) and 4: not run, %s is missing\n", exe.c_str());
         return 0;
     }
-    const fs::path dir = fs::temp_directory_path() / ("shardscope-goals-" + std::to_string(::getpid()));
+    const fs::path dir =
+        fs::temp_directory_path() / ("shardscope-goals-" + std::to_string(::getpid()));
     fs::create_directories(dir);
     const std::string base = "--model small --steps " + std::to_string(steps) + " --strategy zero3";
     const std::string n = " --ranks " + std::to_string(ranks);
     const std::string trace = " --trace '" + (dir / "t.sstrace").string() + "'";
     const std::string nRanks = std::to_string(ranks) + " ranks";
-    const Pairs p3 = cliPairs(exe, base + n + " --precision fp32", base + n + " --precision bf16", repeats, dir);
+    const Pairs p3 =
+        cliPairs(exe, base + n + " --precision fp32", base + n + " --precision bf16", repeats, dir);
     const Stats g3n = stats(p3.throughput);
     line("3", ("bf16 / fp32 throughput, " + nRanks).c_str(), g3n, "x", ">= 1.0", g3n.median >= 1.0);
-    const Pairs p4a = cliPairs(exe, base + " --ranks 1 --no-events", base + " --ranks 1" + trace, repeats, dir);
+    const Pairs p4a =
+        cliPairs(exe, base + " --ranks 1 --no-events", base + " --ranks 1" + trace, repeats, dir);
     const Stats g4a = stats(p4a.throughput);
     line("4", "tracing on / off throughput, CLI, 1 rank", g4a, "x", ">= 0.98", g4a.median >= 0.98);
     const Stats c4a = stats(p4a.cpu);
     line("4", "  job CPU time off / on, CLI, 1 rank", c4a, "x", ">= 0.98", c4a.median >= 0.98);
     const Pairs p4b = cliPairs(exe, base + n + " --no-events", base + n + trace, repeats, dir);
     const Stats g4b = stats(p4b.throughput);
-    line("4", ("tracing on / off throughput, mpirun, " + nRanks).c_str(), g4b, "x", ">= 0.98", g4b.median >= 0.98);
+    line("4", ("tracing on / off throughput, mpirun, " + nRanks).c_str(), g4b, "x", ">= 0.98",
+         g4b.median >= 0.98);
     const Stats c4b = stats(p4b.cpu);
-    line("4", ("  job CPU time off / on, mpirun, " + nRanks).c_str(), c4b, "x", ">= 0.98", c4b.median >= 0.98);
+    line("4", ("  job CPU time off / on, mpirun, " + nRanks).c_str(), c4b, "x", ">= 0.98",
+         c4b.median >= 0.98);
     fs::remove_all(dir);
     return 0;
 }

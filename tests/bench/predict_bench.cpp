@@ -1,9 +1,9 @@
 // The dry run at the Calculator's scale: one step of a GPT-7B shape (32 layers, d = 4096) on N
 // ranks for each strategy, on a CountingDevice (no memory allocated). Time per prediction.
-#include <benchmark/benchmark.h>
-
 #include "predict/predict.h"
 #include "theory/estimate.h"
+
+#include <benchmark/benchmark.h>
 
 namespace {
 
@@ -16,13 +16,15 @@ void dryRun7B(benchmark::State& state) {
     s.ranks = static_cast<int>(state.range(1));
     if (s.strategy == plan::Strategy::FsdpHybridShard) s.knobs.hybridGroupSize = 8;
     if (s.strategy == plan::Strategy::FsdpShardGradOp) s.knobs.reshardAfterForward = false;
-    for (auto _ : state) benchmark::DoNotOptimize(predict::predictStep(s).peakBytes);
+    for (auto _ : state)
+        benchmark::DoNotOptimize(predict::predictStep(s).peakBytes);
     state.SetLabel(std::string(plan::strategyName(s.strategy)));
 }
 
 void strategiesAndRanks(benchmark::internal::Benchmark* b) {
     for (plan::Strategy s : plan::allStrategies())
-        for (int n : {8, 64, 512}) b->Args({static_cast<long>(s), n});
+        for (int n : {8, 64, 512})
+            b->Args({static_cast<long>(s), n});
 }
 
 BENCHMARK(dryRun7B)->Apply(strategiesAndRanks)->Unit(benchmark::kMillisecond);

@@ -10,16 +10,6 @@
 //    slowest rank's step time and the largest per-rank exposed-communication fraction
 //    (train/overlap.h, the report's exposed_comm_fraction: TP all-reduces are blocking, so they
 //    count in full), and the share of the step spent in TP all-reduces.
-#include <mpi.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <functional>
-#include <memory>
-#include <string>
-#include <vector>
-
 #include "comm/mpi_communicator.h"
 #include "core/ledger.h"
 #include "device/cpu_device.h"
@@ -29,6 +19,15 @@
 #include "train/overlap.h"
 #include "train/run_config.h"
 #include "train/trainer.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mpi.h>
+#include <string>
+#include <vector>
 
 using namespace shardscope;
 
@@ -62,15 +61,22 @@ void allReduceTable(int rank, int t, device::Device& dev, int repeats) {
     MPI_Comm raw;
     MPI_Comm_split(MPI_COMM_WORLD, rank / t, rank, &raw);
     if (rank == 0) {
-        std::printf("\nTP all-reduce, groups of T = %d ranks, fp32, busbw GB/s (median), ratio ours / raw\n", t);
-        std::printf("%9s  %9s %9s  %9s %9s  %s\n", "size", "raw", "ours", "min", "median", "goal >= 0.9 at >= 1 MiB");
+        std::printf("\nTP all-reduce, groups of T = %d ranks, fp32, busbw GB/s (median), ratio "
+                    "ours / raw\n",
+                    t);
+        std::printf("%9s  %9s %9s  %9s %9s  %s\n", "size", "raw", "ours", "min", "median",
+                    "goal >= 0.9 at >= 1 MiB");
     }
     for (std::size_t kib : {64, 256, 1024, 4096, 16384, 65536}) {
         const std::size_t bytes = kib << 10;
         std::vector<float> data(bytes / 4, 1.0f / static_cast<float>(t));
         const int count = static_cast<int>(data.size());
-        const auto rawOp = [&] { MPI_Allreduce(MPI_IN_PLACE, data.data(), count, MPI_FLOAT, MPI_SUM, raw); };
-        const auto oursOp = [&] { ours->tpAllReduce(data.data(), data.size(), comm::DType::F32, 0); };
+        const auto rawOp = [&] {
+            MPI_Allreduce(MPI_IN_PLACE, data.data(), count, MPI_FLOAT, MPI_SUM, raw);
+        };
+        const auto oursOp = [&] {
+            ours->tpAllReduce(data.data(), data.size(), comm::DType::F32, 0);
+        };
         rawOp(); // warm-up: connections, page faults, both paths
         oursOp();
         std::vector<double> rawBw, oursBw, ratio;
@@ -90,8 +96,9 @@ void allReduceTable(int rank, int t, device::Device& dev, int repeats) {
         if (rank != 0) continue;
         const Stats q = stats(ratio);
         const char* verdict = kib < 1024 ? "" : q.median >= 0.9 ? "holds" : "NOT MET";
-        std::printf("%5zu %s  %9.3f %9.3f  %9.3f %9.3f  %s\n", kib >= 1024 ? kib >> 10 : kib, kib >= 1024 ? "MiB" : "KiB",
-                    stats(rawBw).median, stats(oursBw).median, q.min, q.median, verdict);
+        std::printf("%5zu %s  %9.3f %9.3f  %9.3f %9.3f  %s\n", kib >= 1024 ? kib >> 10 : kib,
+                    kib >= 1024 ? "MiB" : "KiB", stats(rawBw).median, stats(oursBw).median, q.min,
+                    q.median, verdict);
     }
     MPI_Comm_free(&raw);
 }
@@ -118,7 +125,8 @@ struct MeshRig {
         });
         source = train::makeDataSource(config);
         sharding = strategy::makeSharding(train::strategyConfigOf(config), cpu, groups);
-        trainer = std::make_unique<train::Trainer>(train::trainConfigOf(config), cpu, *source, sharding.get());
+        trainer = std::make_unique<train::Trainer>(train::trainConfigOf(config), cpu, *source,
+                                                   sharding.get());
     }
     // Steps once; returns the slowest rank's seconds and adds the step's figures.
     void step() {
@@ -142,8 +150,10 @@ struct MeshRig {
     std::vector<double> stepSeconds, exposed, tpShare;
 };
 
-void meshTable(int rank, int size, const std::string& model, const std::string& strategy, int steps) {
-    const std::vector<std::string> common = {"--model", model, "--strategy", strategy, "--steps", std::to_string(steps)};
+void meshTable(int rank, int size, const std::string& model, const std::string& strategy,
+               int steps) {
+    const std::vector<std::string> common = {"--model", model,     "--strategy",
+                                             strategy,  "--steps", std::to_string(steps)};
     std::vector<std::string> tpArgs = common;
     tpArgs.insert(tpArgs.end(), {"--tp", "2"});
     MeshRig tp(tpArgs, rank, size), dp(common, rank, size);
@@ -157,19 +167,23 @@ void meshTable(int rank, int size, const std::string& model, const std::string& 
     }
     if (rank != 0) return;
     std::vector<double> ratio;
-    for (int k = 0; k < steps; ++k) ratio.push_back(dp.stepSeconds[static_cast<std::size_t>(k)] /
-                                                    tp.stepSeconds[static_cast<std::size_t>(k)]);
-    std::printf("\n%s, %s, %d ranks, %d interleaved steps (slowest rank; exposed: the rank that waits most)\n",
+    for (int k = 0; k < steps; ++k)
+        ratio.push_back(dp.stepSeconds[static_cast<std::size_t>(k)] /
+                        tp.stepSeconds[static_cast<std::size_t>(k)]);
+    std::printf("\n%s, %s, %d ranks, %d interleaved steps (slowest rank; exposed: the rank that "
+                "waits most)\n",
                 model.c_str(), strategy.c_str(), size, steps);
     std::printf("%-13s  %21s  %21s  %21s\n", "mesh", "step ms min / median", "exposed comm min/med",
                 "TP all-reduce share");
     for (const MeshRig* m : {&tp, &dp}) {
         const Stats s = stats(m->stepSeconds), e = stats(m->exposed), p = stats(m->tpShare);
-        std::printf("T = %d x D = %d  %9.1f / %9.1f  %9.3f / %9.3f  %9.3f / %9.3f\n", m->config.tensorParallel,
-                    m->config.dataParallel(), s.min * 1e3, s.median * 1e3, e.min, e.median, p.min, p.median);
+        std::printf("T = %d x D = %d  %9.1f / %9.1f  %9.3f / %9.3f  %9.3f / %9.3f\n",
+                    m->config.tensorParallel, m->config.dataParallel(), s.min * 1e3, s.median * 1e3,
+                    e.min, e.median, p.min, p.median);
     }
     const Stats r = stats(ratio);
-    std::printf("step time (T = 1 x D = 4) / (T = 2 x D = 2): min %.3f, median %.3f\n", r.min, r.median);
+    std::printf("step time (T = 1 x D = 4) / (T = 2 x D = 2): min %.3f, median %.3f\n", r.min,
+                r.median);
 }
 
 } // namespace
@@ -181,12 +195,17 @@ int main(int argc, char** argv) {
     std::string model = "small_tp", strategy = "zero3";
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--repeats" && i + 1 < argc) repeats = std::clamp(std::atoi(argv[++i]), 3, 1000);
-        else if (a == "--steps" && i + 1 < argc) steps = std::clamp(std::atoi(argv[++i]), 1, 1000);
-        else if (a == "--model" && i + 1 < argc) model = argv[++i];
-        else if (a == "--strategy" && i + 1 < argc) strategy = argv[++i];
+        if (a == "--repeats" && i + 1 < argc)
+            repeats = std::clamp(std::atoi(argv[++i]), 3, 1000);
+        else if (a == "--steps" && i + 1 < argc)
+            steps = std::clamp(std::atoi(argv[++i]), 1, 1000);
+        else if (a == "--model" && i + 1 < argc)
+            model = argv[++i];
+        else if (a == "--strategy" && i + 1 < argc)
+            strategy = argv[++i];
         else {
-            if (mpi.worldRank() == 0) std::fprintf(stderr, "shardscope_bench_tp: unknown argument %s\n", a.c_str());
+            if (mpi.worldRank() == 0)
+                std::fprintf(stderr, "shardscope_bench_tp: unknown argument %s\n", a.c_str());
             return 2;
         }
     }
@@ -206,7 +225,8 @@ int main(int argc, char** argv) {
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     } else if (rank == 0) {
-        std::printf("\nstep time of T = 2 x D = 2 vs T = 1 x D = 4: needs 4 ranks (mpirun -np 4)\n");
+        std::printf(
+            "\nstep time of T = 2 x D = 2 vs T = 1 x D = 4: needs 4 ranks (mpirun -np 4)\n");
     }
     return 0;
 }

@@ -1,11 +1,6 @@
 // Training throughput on CPU: tokens/s of forward + backward (and of a whole step) for the
 // presets, and the fraction of that time spent inside GEMM (kernels::GemmTimer), which says how
 // much a faster BLAS — or a GPU — could buy.
-#include <benchmark/benchmark.h>
-
-#include <memory>
-#include <string>
-
 #include "core/event.h"
 #include "core/ledger.h"
 #include "device/cpu_device.h"
@@ -14,6 +9,10 @@
 #include "model/data.h"
 #include "runconfig/presets.h"
 #include "train/trainer.h"
+
+#include <benchmark/benchmark.h>
+#include <memory>
+#include <string>
 
 namespace {
 
@@ -38,7 +37,8 @@ struct Rig {
 
 // args: 0 = bf16, 1 = fp32; checkpointing 0/1; wholeStep 0 = forward+backward, 1 = + optimizer
 void trainBench(benchmark::State& state, const std::string& preset) {
-    const auto precision = state.range(0) == 0 ? plan::PrecisionKind::MixedBf16 : plan::PrecisionKind::Fp32;
+    const auto precision =
+        state.range(0) == 0 ? plan::PrecisionKind::MixedBf16 : plan::PrecisionKind::Fp32;
     const bool checkpointing = state.range(1) != 0;
     const bool wholeStep = state.range(2) != 0;
     Rig rig(preset, precision, checkpointing);
@@ -59,8 +59,8 @@ void trainBench(benchmark::State& state, const std::string& preset) {
     kernels::setGemmTimer(previous);
 
     const auto tokens = static_cast<double>(rig.trainer->model().tokensPerBatch());
-    state.counters["tokens/s"] = benchmark::Counter(tokens * static_cast<double>(state.iterations()),
-                                                    benchmark::Counter::kIsRate);
+    state.counters["tokens/s"] = benchmark::Counter(
+        tokens * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
     state.counters["gemm_fraction"] = static_cast<double>(gemm.ns) / static_cast<double>(loopNs);
     state.counters["gemm_GFLOP/s"] = gemm.flops / static_cast<double>(gemm.ns);
     state.counters["params"] = static_cast<double>(rig.trainer->paramCount());
@@ -69,9 +69,15 @@ void trainBench(benchmark::State& state, const std::string& preset) {
                    (checkpointing ? " ckpt" : "") + (wholeStep ? " step" : " fwd+bwd"));
 }
 
-void smallBench(benchmark::State& s) { trainBench(s, "small"); }
-void tinyBench(benchmark::State& s) { trainBench(s, "tiny"); }
-void mediumBench(benchmark::State& s) { trainBench(s, "medium"); }
+void smallBench(benchmark::State& s) {
+    trainBench(s, "small");
+}
+void tinyBench(benchmark::State& s) {
+    trainBench(s, "tiny");
+}
+void mediumBench(benchmark::State& s) {
+    trainBench(s, "medium");
+}
 
 BENCHMARK(smallBench)
     ->ArgNames({"fp32", "ckpt", "step"})
@@ -81,7 +87,11 @@ BENCHMARK(smallBench)
     ->Args({0, 0, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(tinyBench)->ArgNames({"fp32", "ckpt", "step"})->Args({0, 0, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(tinyBench)
+    ->ArgNames({"fp32", "ckpt", "step"})
+    ->Args({0, 0, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(mediumBench)
     ->ArgNames({"fp32", "ckpt", "step"})
     ->Args({0, 0, 0})

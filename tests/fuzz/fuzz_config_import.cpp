@@ -5,16 +5,16 @@
 //
 // Note: an Accelerate file may name a deepspeed_config_file; it is read relative to the working
 // directory (run the target in an empty scratch folder, as `make fuzz` does).
-#include <cstddef>
-#include <cstdint>
-#include <cstdlib>
-#include <string>
-
 #include "config_import/accelerate.h"
 #include "config_import/ds_config.h"
 #include "config_import/hf_model.h"
 #include "config_import/import.h"
 #include "core/error.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
 
 using namespace shardscope;
 using namespace shardscope::config_import;
@@ -26,13 +26,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     c.worldSize = 1 + static_cast<int>(size % 8);
     c.hiddenSize = static_cast<std::int64_t>(size % 3) * 64;
     c.blockParams = c.hiddenSize * c.hiddenSize * 12;
-    c.accepted = {"--strategy", "--precision", "--micro-batch", "--grad-accum", "--lr", "--bucket-bytes", "--prefetch",
-                  "--max-inflight", "--persistence-threshold", "--ranks", "--hybrid-group", "--checkpointing",
+    c.accepted = {"--strategy",
+                  "--precision",
+                  "--micro-batch",
+                  "--grad-accum",
+                  "--lr",
+                  "--bucket-bytes",
+                  "--prefetch",
+                  "--max-inflight",
+                  "--persistence-threshold",
+                  "--ranks",
+                  "--hybrid-group",
+                  "--checkpointing",
                   "--reshard-after-forward"};
     try {
         const Parsed p = parseDsConfig(text, "fuzz.json", c);
         const Imported i = finish(p, c, "fuzz.json");
-        if (i.applied.size() + i.ignored.size() != p.settings.size() + p.ignored.size()) std::abort();
+        if (i.applied.size() + i.ignored.size() != p.settings.size() + p.ignored.size())
+            std::abort();
     } catch (const Error&) {
     }
     try {
@@ -43,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         const HfModel m = parseHfConfig(text, "config.json");
         std::uint64_t sum = 0;
-        for (const auto& u : m.units) sum += u.params;
+        for (const auto& u : m.units)
+            sum += u.params;
         if (sum != m.params || m.largestLayerParams > m.params) std::abort();
     } catch (const Error&) {
     }

@@ -1,10 +1,10 @@
 // libFuzzer: the predict request/answer codec (`shardscope-cli predict` over stdin/stdout).
+#include "core/error.h"
+#include "report/prediction.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-
-#include "core/error.h"
-#include "report/prediction.h"
 
 using namespace shardscope;
 

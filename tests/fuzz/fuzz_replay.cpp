@@ -3,10 +3,6 @@
 // flow indexes, playback navigation and the plotted series). A malformed
 // stream may end in Error (the GUI shows it); anything else — a crash, a sanitizer report, another
 // exception type — is a finding.
-#include <cstddef>
-#include <cstdint>
-#include <string_view>
-
 #include "core/error.h"
 #include "protocol/protocol.h"
 #include "replay/flow_state.h"
@@ -15,6 +11,10 @@
 #include "replay/replay_model.h"
 #include "replay/stream_assembler.h"
 #include "replay/timeline_index.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
 
 using namespace shardscope;
 
@@ -45,12 +45,14 @@ void query(const replay::ReplayModel& model) {
     flows.update(model);
     for (const std::uint64_t k : {std::uint64_t{0}, n / 2, n}) {
         (void)replay::computeFlowState(model, flows, k);
-        for (const auto target : {replay::NavTarget::Event, replay::NavTarget::Unit, replay::NavTarget::Phase, replay::NavTarget::Step}) {
+        for (const auto target : {replay::NavTarget::Event, replay::NavTarget::Unit,
+                                  replay::NavTarget::Phase, replay::NavTarget::Step}) {
             (void)replay::nextTarget(model, k, target, model.worldSize() - 1);
             (void)replay::previousTarget(model, k, target, 0);
         }
     }
-    for (int rank = 0; rank < model.worldSize() && rank < 4; ++rank) (void)replay::rankSeries(model.step(0), rank, 64);
+    for (int rank = 0; rank < model.worldSize() && rank < 4; ++rank)
+        (void)replay::rankSeries(model.step(0), rank, 64);
 }
 
 } // namespace
@@ -65,7 +67,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         for (const std::string_view piece : {bytes.substr(0, split), bytes.substr(split)}) {
             decoder.feed(piece);
-            while (auto record = decoder.next()) assembler.consume(std::move(*record));
+            while (auto record = decoder.next())
+                assembler.consume(std::move(*record));
             auto out = assembler.take();
             if (out.runInfo) model.reset(out.runInfo);
             model.append(out.steps);

@@ -1,11 +1,11 @@
 // libFuzzer: the report JSON reader (run reports and compare reports, as the GUI's Compare page
 // and `shardscope-cli compare` read them), and a config_import listing on its own (what the GUI
 // hands `shardscope-cli run --config-import`). Every input gets a value or one line of error.
+#include "report/report.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-
-#include "report/report.h"
 
 using namespace shardscope;
 
@@ -19,6 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (compare) (void)report::toJson(*compare.value).dump();
     const auto listing = report::parseConfigImport(text);
     if (!listing && listing.error.empty()) __builtin_trap();
-    if (listing && report::parseConfigImport(report::toJson(*listing.value).dump()).value != listing.value) __builtin_trap();
+    if (listing &&
+        report::parseConfigImport(report::toJson(*listing.value).dump()).value != listing.value)
+        __builtin_trap();
     return 0;
 }

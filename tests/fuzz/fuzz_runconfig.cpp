@@ -4,13 +4,13 @@
 //
 // Note: the parser checks output paths and reads --data; '/' is replaced so every path stays in
 // the working directory (run the target in an empty scratch folder, as `make fuzz` does).
+#include "core/error.h"
+#include "runconfig/run_config.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "core/error.h"
-#include "runconfig/run_config.h"
 
 using namespace shardscope;
 
@@ -20,8 +20,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::vector<std::string> args(1);
     for (std::size_t i = 1; i < size; ++i) {
         const char c = static_cast<char>(data[i]);
-        if (c == '\0' || c == '\n') args.emplace_back();
-        else args.back().push_back(c == '/' ? '_' : c);
+        if (c == '\0' || c == '\n')
+            args.emplace_back();
+        else
+            args.back().push_back(c == '/' ? '_' : c);
     }
     try {
         const runconfig::RunConfig config = runconfig::parseRunConfig(args, world);

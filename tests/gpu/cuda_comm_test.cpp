@@ -5,19 +5,18 @@
 //    with two or more GPUs, one rank per GPU as threads bootstrapped over the shared-host group:
 //    deterministic sums bitwise the reference, and a stalled peer an error within the deadline.
 // All skip without a CUDA device.
-#include <gtest/gtest.h>
-
-#include <atomic>
-#include <chrono>
-#include <functional>
-#include <thread>
-#include <vector>
-
 #include "comm/shared_device_communicator.h"
 #include "core/ledger.h"
 #include "device/cuda_device.h"
 #include "gpu_test_support.h"
 #include "kernels/cpu/bf16.h"
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <gtest/gtest.h>
+#include <thread>
+#include <vector>
 #ifdef SHARDSCOPE_HAVE_NCCL
 #include "comm/nccl_communicator.h"
 #endif
@@ -39,8 +38,10 @@ std::vector<float> rankInput(int r, std::size_t elems) {
 std::vector<float> referenceSum(int n, std::size_t elems) {
     std::vector<std::vector<float>> in;
     std::vector<const void*> parts;
-    for (int r = 0; r < n; ++r) in.push_back(rankInput(r, elems));
-    for (auto& v : in) parts.push_back(v.data());
+    for (int r = 0; r < n; ++r)
+        in.push_back(rankInput(r, elems));
+    for (auto& v : in)
+        parts.push_back(v.data());
     std::vector<float> out(elems);
     sumInRankOrder(parts.data(), n, out.data(), elems, DType::F32);
     return out;
@@ -58,18 +59,21 @@ std::vector<std::string> onThreads(int n, const std::function<void(int)>& body) 
                 errors[static_cast<std::size_t>(r)] = e.what();
             }
         });
-    for (auto& t : threads) t.join();
+    for (auto& t : threads)
+        t.join();
     return errors;
 }
 
 std::vector<float> download(const device::Buffer& b, device::CudaDevice& dev) {
     std::vector<float> host(b.bytes() / 4);
-    CUDA_CHECK(cudaMemcpyAsync(host.data(), b.data(), b.bytes(), cudaMemcpyDeviceToHost, dev.stream()));
+    CUDA_CHECK(
+        cudaMemcpyAsync(host.data(), b.data(), b.bytes(), cudaMemcpyDeviceToHost, dev.stream()));
     dev.synchronize();
     return host;
 }
 void upload(device::Buffer& b, const std::vector<float>& host, device::CudaDevice& dev) {
-    CUDA_CHECK(cudaMemcpyAsync(b.data(), host.data(), host.size() * 4, cudaMemcpyHostToDevice, dev.stream()));
+    CUDA_CHECK(cudaMemcpyAsync(b.data(), host.data(), host.size() * 4, cudaMemcpyHostToDevice,
+                               dev.stream()));
     dev.synchronize();
 }
 
@@ -83,7 +87,8 @@ RankResults exercise(int r, int n, std::size_t count, Communicator& c, device::C
     const std::size_t full = count * static_cast<std::size_t>(n);
     device::Buffer in = dev.allocateArray<float>(full, {Category::GradFull, Tier::Device, 0});
     device::Buffer shard = dev.allocateArray<float>(count, {Category::GradShard, Tier::Device, 0});
-    device::Buffer gathered = dev.allocateArray<float>(full, {Category::ParamFull, Tier::Device, 0});
+    device::Buffer gathered =
+        dev.allocateArray<float>(full, {Category::ParamFull, Tier::Device, 0});
     upload(in, rankInput(r, full), dev);
     c.reduceScatter(in.data(), shard.data(), count, DType::F32, 0);
     c.allGather(shard.data(), gathered.data(), count, DType::F32, 0);
@@ -98,11 +103,15 @@ TEST(gpuComm, SharedDeviceRanksMatchTheReferenceBitwise) {
     const int n = 3;
     const std::size_t count = 1001;
     std::vector<Ledger> ledgers;
-    for (int r = 0; r < n; ++r) ledgers.emplace_back(r);
+    for (int r = 0; r < n; ++r)
+        ledgers.emplace_back(r);
     std::vector<std::unique_ptr<device::CudaDevice>> devs(n);
-    for (int r = 0; r < n; ++r) devs[static_cast<std::size_t>(r)] = std::make_unique<device::CudaDevice>(ledgers[static_cast<std::size_t>(r)], 0);
+    for (int r = 0; r < n; ++r)
+        devs[static_cast<std::size_t>(r)] =
+            std::make_unique<device::CudaDevice>(ledgers[static_cast<std::size_t>(r)], 0);
     std::vector<device::CudaDevice*> raw;
-    for (auto& d : devs) raw.push_back(d.get());
+    for (auto& d : devs)
+        raw.push_back(d.get());
     auto comms = makeSharedDeviceCommunicators(raw);
     EXPECT_EQ(comms[0]->name(), "shared-device");
     std::vector<RankResults> results(n);
@@ -112,12 +121,15 @@ TEST(gpuComm, SharedDeviceRanksMatchTheReferenceBitwise) {
         results[me] = exercise(r, n, count, *comms[me], *devs[me]);
         comms[me].reset();
     });
-    for (const auto& e : errors) EXPECT_EQ(e, "");
+    for (const auto& e : errors)
+        EXPECT_EQ(e, "");
     const auto expected = referenceSum(n, count * n);
     for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
         EXPECT_EQ(bitDifferences(results[r].reduced, expected), 0u) << "all-reduce rank " << r;
-        EXPECT_EQ(bitDifferences(results[r].gathered, expected), 0u) << "reduce-scatter + all-gather rank " << r;
-        EXPECT_EQ(results[r].commPeak, (count * n + n - 1) / n * 4) << "all-reduce scratch: one chunk";
+        EXPECT_EQ(bitDifferences(results[r].gathered, expected), 0u)
+            << "reduce-scatter + all-gather rank " << r;
+        EXPECT_EQ(results[r].commPeak, (count * n + n - 1) / n * 4)
+            << "all-reduce scratch: one chunk";
     }
 }
 
@@ -129,7 +141,8 @@ TEST(gpuComm, SharedDeviceNamesAMissingRank) {
     std::atomic<bool> done{false};
     const auto errors = onThreads(2, [&](int r) {
         if (r == 1) {
-            while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            while (!done)
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
             return;
         }
         comms[0]->setTimeout(std::chrono::milliseconds(300));
@@ -172,7 +185,8 @@ TEST(gpuComm, NcclOneRankPerGpuSumsLikeTheReference) {
     SHARDSCOPE_REQUIRE_CUDA_DEVICES(2);
     const int n = std::min(gputest::cuda().deviceCount, 4);
     const std::size_t count = 4099;
-    auto hosts = makeSharedHostCommunicators(std::vector<device::Device*>(static_cast<std::size_t>(n), nullptr));
+    auto hosts = makeSharedHostCommunicators(
+        std::vector<device::Device*>(static_cast<std::size_t>(n), nullptr));
     std::vector<RankResults> results(static_cast<std::size_t>(n));
     const auto errors = onThreads(n, [&](int r) {
         const auto me = static_cast<std::size_t>(r);
@@ -184,11 +198,14 @@ TEST(gpuComm, NcclOneRankPerGpuSumsLikeTheReference) {
         nccl->setDeterministic(true);
         results[me] = exercise(r, n, count, *nccl, dev);
     });
-    for (const auto& e : errors) EXPECT_EQ(e, "");
+    for (const auto& e : errors)
+        EXPECT_EQ(e, "");
     const auto expected = referenceSum(n, count * static_cast<std::size_t>(n));
     for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
-        EXPECT_EQ(bitDifferences(results[r].reduced, expected), 0u) << "deterministic all-reduce rank " << r;
-        EXPECT_EQ(bitDifferences(results[r].gathered, expected), 0u) << "deterministic reduce-scatter rank " << r;
+        EXPECT_EQ(bitDifferences(results[r].reduced, expected), 0u)
+            << "deterministic all-reduce rank " << r;
+        EXPECT_EQ(bitDifferences(results[r].gathered, expected), 0u)
+            << "deterministic reduce-scatter rank " << r;
     }
 }
 
@@ -204,7 +221,8 @@ TEST(gpuComm, NcclStalledPeerIsAnErrorWithinTheDeadline) {
         auto nccl = makeNcclCommunicator(dev, std::move(hosts[me]));
         nccl->setTimeout(std::chrono::seconds(2));
         if (r == 1) { // alive but never joins the all-reduce
-            while (!rank0Done) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            while (!rank0Done)
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
             return; // its finalize has the deadline too
         }
         device::Buffer b = dev.allocateArray<float>(1 << 20, {});

@@ -2,14 +2,13 @@
 // device's own figures (pool used/reserved high-water marks, cudaMemGetInfo, memory outside the
 // ledger). Without a device only the error path runs: constructing one is InvalidArgument with
 // the probe's reason (the message `--backend cuda` prints on this machine).
-#include <gtest/gtest.h>
-
-#include <vector>
-
 #include "core/error.h"
 #include "core/ledger.h"
 #include "device/cuda_device.h"
 #include "gpu_test_support.h"
+
+#include <gtest/gtest.h>
+#include <vector>
 
 namespace shardscope::device {
 namespace {
@@ -23,8 +22,10 @@ TEST(gpuDevice, WithoutADeviceConstructionSaysWhy) {
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
         const std::string what = e.what();
-        if (gputest::cuda().available) EXPECT_NE(what.find("does not exist"), std::string::npos) << what;
-        else EXPECT_NE(what.find("--backend cuda: no "), std::string::npos) << what;
+        if (gputest::cuda().available)
+            EXPECT_NE(what.find("does not exist"), std::string::npos) << what;
+        else
+            EXPECT_NE(what.find("--backend cuda: no "), std::string::npos) << what;
     }
     EXPECT_EQ(ledger.allocations(), 0u);
 }
@@ -48,7 +49,8 @@ TEST_F(gpuDeviceMem, BuffersAreLedgeredAndThePoolIsMeasured) {
         EXPECT_EQ(r.ledgerLive, 2'000'123u);
         // The pool hands out at least what was asked (it rounds up to its granularity).
         EXPECT_GE(r.poolUsed, r.ledgerLive);
-        EXPECT_LT(r.poolUsed, r.ledgerLive + 3 * (2u << 20)) << "more than 2 MiB rounding per buffer?";
+        EXPECT_LT(r.poolUsed, r.ledgerLive + 3 * (2u << 20))
+            << "more than 2 MiB rounding per buffer?";
         EXPECT_GE(r.poolUsedHigh, r.poolUsed);
         EXPECT_GE(r.poolReserved, r.poolUsed);
         EXPECT_GE(r.allPoolsReserved, r.poolReserved);
@@ -75,9 +77,11 @@ TEST_F(gpuDeviceMem, ZeroedBuffersAreZeroEvenWhenThePoolReusesMemory) {
     }
     Buffer clean = dev.allocateArray<float>(4096, {}, true);
     std::vector<float> host(4096, 1.0f);
-    CUDA_CHECK(cudaMemcpyAsync(host.data(), clean.data(), 4096 * 4, cudaMemcpyDeviceToHost, dev.stream()));
+    CUDA_CHECK(
+        cudaMemcpyAsync(host.data(), clean.data(), 4096 * 4, cudaMemcpyDeviceToHost, dev.stream()));
     dev.synchronize();
-    for (float v : host) ASSERT_EQ(v, 0.0f);
+    for (float v : host)
+        ASSERT_EQ(v, 0.0f);
 }
 
 TEST_F(gpuDeviceMem, RanksSharingAGpuHaveTheirOwnPools) {

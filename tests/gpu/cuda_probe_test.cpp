@@ -2,13 +2,12 @@
 // crashes, and explains "no CUDA device". On a machine without a GPU or driver this runs the
 // no-device path for real; with SHARDSCOPE_EXPECT_GPU=1 (scripts/gpu-check.sh) it insists on a
 // device, so a broken probe cannot make every GPU test skip silently.
-#include <gtest/gtest.h>
+#include "platform/cuda_probe.h"
 
 #include <cstdlib>
+#include <gtest/gtest.h>
 #include <iostream>
 #include <string>
-
-#include "platform/cuda_probe.h"
 
 namespace shardscope::platform {
 namespace {
@@ -23,9 +22,10 @@ TEST(gpuProbe, ReasonsNameTheCudaError) {
                                   "CUDA driver version is insufficient for CUDA runtime version"),
               "no CUDA device (cudaGetDeviceCount: CUDA driver version is insufficient for CUDA "
               "runtime version [cudaErrorInsufficientDriver, error 35])");
-    EXPECT_EQ(describeDeviceCount(100, 0, "cudaErrorNoDevice", "no CUDA-capable device is detected")
-                  .rfind("no CUDA device (cudaGetDeviceCount: no CUDA-capable device is detected", 0),
-              0u);
+    EXPECT_EQ(
+        describeDeviceCount(100, 0, "cudaErrorNoDevice", "no CUDA-capable device is detected")
+            .rfind("no CUDA device (cudaGetDeviceCount: no CUDA-capable device is detected", 0),
+        0u);
     EXPECT_EQ(describeDeviceCount(0, 0, "cudaSuccess", "no error"),
               "no CUDA device (cudaGetDeviceCount found 0 devices)");
     EXPECT_EQ(describeDeviceCount(0, 2, "cudaSuccess", "no error"), "");
@@ -41,7 +41,8 @@ TEST(gpuProbe, AMissingRuntimeIsAReasonNotACrash) {
     const CudaAvailability a = probeCuda({"/nonexistent/libcudart.so.13"});
     EXPECT_FALSE(a.available);
     EXPECT_EQ(a.deviceCount, 0);
-    EXPECT_EQ(a.reason.rfind("no CUDA runtime (libcudart could not be loaded: ", 0), 0u) << a.reason;
+    EXPECT_EQ(a.reason.rfind("no CUDA runtime (libcudart could not be loaded: ", 0), 0u)
+        << a.reason;
     EXPECT_NE(a.reason.find("/nonexistent/libcudart.so.13"), std::string::npos) << a.reason;
     EXPECT_EQ(describe(a), "CUDA: " + a.reason);
 }
@@ -72,7 +73,8 @@ TEST(gpuProbe, ThisMachineGetsAConsistentAnswer) {
     EXPECT_GT(a.runtimeVersion, 0);
     // No driver at all (cudaDriverGetVersion reports 0): the runtime must say error 35.
     if (a.driverVersion == 0) {
-        EXPECT_NE(a.reason.find("cudaErrorInsufficientDriver, error 35"), std::string::npos) << a.reason;
+        EXPECT_NE(a.reason.find("cudaErrorInsufficientDriver, error 35"), std::string::npos)
+            << a.reason;
     }
 }
 

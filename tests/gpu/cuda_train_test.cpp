@@ -3,11 +3,6 @@
 // precision (where the CUDA backend runs its linear layers as bf16 GEMMs), and the ledger is
 // the same allocation for allocation — so the theory's peak replay holds on both backends.
 // Skips without a device (SHARDSCOPE_EXPECT_GPU=1 turns that into a failure).
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <vector>
-
 #include "core/ledger.h"
 #include "core/numeric.h"
 #include "device/cpu_device.h"
@@ -18,6 +13,10 @@
 #include "model/data.h"
 #include "runconfig/presets.h"
 #include "train/trainer.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <vector>
 
 namespace shardscope {
 namespace {
@@ -46,7 +45,8 @@ std::vector<float> download(device::Device& dev, const void* data, std::uint64_t
     if (bf16) {
         std::vector<Bf16> raw(n);
         dev.ops().download(raw.data(), data, n * sizeof(Bf16));
-        for (std::uint64_t i = 0; i < n; ++i) out[i] = toFloat(raw[i]);
+        for (std::uint64_t i = 0; i < n; ++i)
+            out[i] = toFloat(raw[i]);
     } else {
         dev.ops().download(out.data(), data, n * sizeof(float));
     }
@@ -55,7 +55,8 @@ std::vector<float> download(device::Device& dev, const void* data, std::uint64_t
 
 Outcome run(device::Device& dev, PrecisionKind precision, int steps) {
     const train::TrainConfig cfg = configFor(precision);
-    model::MarkovSource data(cfg.model.shape.vocab, cfg.model.shape.seqLen, cfg.model.microBatch, 5);
+    model::MarkovSource data(cfg.model.shape.vocab, cfg.model.shape.seqLen, cfg.model.microBatch,
+                             5);
     train::Trainer trainer(cfg, dev, data);
     Outcome o;
     trainer.computeGradients(data.batchFor(0, 0, 1));
@@ -66,7 +67,8 @@ Outcome run(device::Device& dev, PrecisionKind precision, int steps) {
     // computeGradients left gradients behind; a fresh trainer trains from the same start.
     train::Trainer fresh(cfg, dev, data);
     dev.ledger().resetPeaks();
-    for (int k = 0; k < steps; ++k) o.losses.push_back(fresh.step().loss);
+    for (int k = 0; k < steps; ++k)
+        o.losses.push_back(fresh.step().loss);
     o.ledgerPeak = dev.ledger().peakBytes();
     o.weights = fresh.fullWeights();
     return o;

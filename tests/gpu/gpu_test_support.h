@@ -1,20 +1,18 @@
 #pragma once
 // Helpers for the tests that need a CUDA device: the skip/fail decision, device arrays, random
 // data and error measures.
-#include <gtest/gtest.h>
-
-#include <cuda_runtime_api.h>
+#include "kernels/cuda/cuda_check.h"
+#include "platform/cuda_probe.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 #include <random>
 #include <string>
 #include <vector>
-
-#include "platform/cuda_probe.h"
-#include "kernels/cuda/cuda_check.h"
 
 namespace shardscope::gputest {
 
@@ -62,7 +60,8 @@ public:
     T* get() const { return static_cast<T*>(p_); }
     std::size_t size() const { return n_; }
     void upload(const std::vector<T>& host) {
-        CUDA_CHECK(cudaMemcpy(p_, host.data(), std::min(n_, host.size()) * sizeof(T), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(p_, host.data(), std::min(n_, host.size()) * sizeof(T),
+                              cudaMemcpyHostToDevice));
         // A pageable copy may return before its DMA lands, and the ops under test run on
         // non-blocking streams that do not wait for the legacy stream: wait here.
         CUDA_CHECK(cudaDeviceSynchronize());
@@ -84,7 +83,8 @@ inline std::vector<float> randomFloats(std::size_t n, unsigned seed, float scale
     std::mt19937 rng(seed);
     std::normal_distribution<float> dist(0.0f, scale);
     std::vector<float> v(n);
-    for (float& x : v) x = dist(rng);
+    for (float& x : v)
+        x = dist(rng);
     return v;
 }
 

@@ -3,24 +3,23 @@
 // kernels, so this is the coverage its protocol gets on a machine without a GPU: results in rank
 // order, bitwise equal to comm::sumInRankOrder; a mismatched call, a missing rank and a rank that
 // left are errors naming the rank, within the deadline, never hangs.
-#include <gtest/gtest.h>
-
-#include <atomic>
-#include <chrono>
-#include <cmath>
-#include <cstring>
-#include <functional>
-#include <random>
-#include <string>
-#include <thread>
-#include <vector>
-
 #include "comm/shared_device_communicator.h"
 #include "core/error.h"
 #include "core/ledger.h"
 #include "device/cpu_device.h"
 #include "device/device.h"
 #include "kernels/cpu/bf16.h"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <gtest/gtest.h>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace shardscope::comm {
 namespace {
@@ -29,7 +28,8 @@ using Comms = std::vector<std::unique_ptr<Communicator>>;
 using Body = std::function<void(int rank, Communicator& comm)>;
 
 Comms makeGroup(int n) {
-    return makeSharedHostCommunicators(std::vector<device::Device*>(static_cast<std::size_t>(n), nullptr));
+    return makeSharedHostCommunicators(
+        std::vector<device::Device*>(static_cast<std::size_t>(n), nullptr));
 }
 
 // Runs body on one thread per rank; returns each rank's error text ("" = no error). A rank's
@@ -47,12 +47,14 @@ std::vector<std::string> runRanks(Comms& comms, const Body& body) {
             comms[r].reset();
         });
     }
-    for (auto& t : threads) t.join();
+    for (auto& t : threads)
+        t.join();
     return errors;
 }
 
 void expectNoErrors(const std::vector<std::string>& errors) {
-    for (std::size_t r = 0; r < errors.size(); ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+    for (std::size_t r = 0; r < errors.size(); ++r)
+        EXPECT_EQ(errors[r], "") << "rank " << r;
 }
 
 // Values whose sum depends on the order of addition (wide exponent range, mixed signs).
@@ -61,7 +63,8 @@ std::vector<float> adversarial(std::size_t n, unsigned seed) {
     std::uniform_real_distribution<float> mant(-1.0f, 1.0f);
     std::uniform_int_distribution<int> exp(-12, 12);
     std::vector<float> v(n);
-    for (float& x : v) x = std::ldexp(mant(rng), exp(rng));
+    for (float& x : v)
+        x = std::ldexp(mant(rng), exp(rng));
     return v;
 }
 
@@ -81,7 +84,8 @@ TEST_P(SharedHost, AllGatherPlacesShardsInRankOrderAlsoInPlace) {
         std::vector<std::vector<float>> fulls(static_cast<std::size_t>(n));
         expectNoErrors(runRanks(comms, [&](int r, Communicator& c) {
             std::vector<float> shard(count), full(count * static_cast<std::size_t>(n), -1.0f);
-            for (std::size_t i = 0; i < count; ++i) shard[i] = static_cast<float>(r * 100 + static_cast<int>(i));
+            for (std::size_t i = 0; i < count; ++i)
+                shard[i] = static_cast<float>(r * 100 + static_cast<int>(i));
             float* mine = full.data() + static_cast<std::size_t>(r) * count;
             if (inPlace) std::memcpy(mine, shard.data(), count * 4);
             c.allGather(inPlace ? mine : shard.data(), full.data(), count, DType::F32, 3);
@@ -90,8 +94,9 @@ TEST_P(SharedHost, AllGatherPlacesShardsInRankOrderAlsoInPlace) {
         for (int r = 0; r < n; ++r)
             for (int q = 0; q < n; ++q)
                 for (std::size_t i = 0; i < count; ++i)
-                    ASSERT_EQ(fulls[static_cast<std::size_t>(r)][static_cast<std::size_t>(q) * count + i],
-                              static_cast<float>(q * 100 + static_cast<int>(i)))
+                    ASSERT_EQ(
+                        fulls[static_cast<std::size_t>(r)][static_cast<std::size_t>(q) * count + i],
+                        static_cast<float>(q * 100 + static_cast<int>(i)))
                         << "rank " << r << " shard " << q << " in place " << inPlace;
     }
 }
@@ -101,15 +106,18 @@ TEST_P(SharedHost, ReduceScatterAndAllReduceSumInRankOrderBitwise) {
     for (std::size_t count : {std::size_t{1}, std::size_t{2}, std::size_t{13}}) {
         std::vector<std::vector<float>> inputs; // rank r's full buffer (count · n)
         for (int r = 0; r < n; ++r)
-            inputs.push_back(adversarial(count * static_cast<std::size_t>(n), 17u + static_cast<unsigned>(r)));
+            inputs.push_back(
+                adversarial(count * static_cast<std::size_t>(n), 17u + static_cast<unsigned>(r)));
         // Expected: every element summed over ranks in rank order (the shared reference).
         std::vector<float> expected(count * static_cast<std::size_t>(n));
         std::vector<const void*> parts;
-        for (auto& in : inputs) parts.push_back(in.data());
+        for (auto& in : inputs)
+            parts.push_back(in.data());
         sumInRankOrder(parts.data(), n, expected.data(), expected.size(), DType::F32);
 
         Comms comms = makeGroup(n);
-        std::vector<std::vector<float>> shards(static_cast<std::size_t>(n)), reduced(static_cast<std::size_t>(n));
+        std::vector<std::vector<float>> shards(static_cast<std::size_t>(n)),
+            reduced(static_cast<std::size_t>(n));
         expectNoErrors(runRanks(comms, [&](int r, Communicator& c) {
             const auto me = static_cast<std::size_t>(r);
             std::vector<float> shard(count);
@@ -121,9 +129,11 @@ TEST_P(SharedHost, ReduceScatterAndAllReduceSumInRankOrderBitwise) {
         }));
         for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
             for (std::size_t i = 0; i < count; ++i)
-                ASSERT_EQ(bits(shards[r][i]), bits(expected[r * count + i])) << "reduce-scatter rank " << r << " i " << i;
+                ASSERT_EQ(bits(shards[r][i]), bits(expected[r * count + i]))
+                    << "reduce-scatter rank " << r << " i " << i;
             for (std::size_t i = 0; i < expected.size(); ++i)
-                ASSERT_EQ(bits(reduced[r][i]), bits(expected[i])) << "all-reduce rank " << r << " i " << i << " count " << count;
+                ASSERT_EQ(bits(reduced[r][i]), bits(expected[i]))
+                    << "all-reduce rank " << r << " i " << i << " count " << count;
         }
     }
 }
@@ -135,19 +145,23 @@ TEST_P(SharedHost, StartedAllGatherWithCollectivesInsideIt) {
     const std::size_t count = 5;
     std::vector<std::vector<float>> inputs;
     for (int r = 0; r < n; ++r)
-        inputs.push_back(adversarial(count * static_cast<std::size_t>(n), 40u + static_cast<unsigned>(r)));
+        inputs.push_back(
+            adversarial(count * static_cast<std::size_t>(n), 40u + static_cast<unsigned>(r)));
     std::vector<float> expected(count * static_cast<std::size_t>(n));
     std::vector<const void*> parts;
-    for (auto& in : inputs) parts.push_back(in.data());
+    for (auto& in : inputs)
+        parts.push_back(in.data());
     sumInRankOrder(parts.data(), n, expected.data(), expected.size(), DType::F32);
 
     Comms comms = makeGroup(n);
-    std::vector<std::vector<float>> gathered(static_cast<std::size_t>(n)), shards(gathered), reduced(gathered);
+    std::vector<std::vector<float>> gathered(static_cast<std::size_t>(n)), shards(gathered),
+        reduced(gathered);
     expectNoErrors(runRanks(comms, [&](int r, Communicator& c) {
         const auto me = static_cast<std::size_t>(r);
         const std::vector<float> mine(count, static_cast<float>(r) + 0.5f);
         std::vector<float> full(count * static_cast<std::size_t>(n), -1.0f);
-        const std::uint64_t ticket = c.startAllGather(mine.data(), full.data(), count, DType::F32, 3);
+        const std::uint64_t ticket =
+            c.startAllGather(mine.data(), full.data(), count, DType::F32, 3);
         EXPECT_TRUE(c.hasStarted());
         EXPECT_THROW(c.startAllGather(mine.data(), full.data(), count, DType::F32, 4), Error)
             << "one started all-gather at a time";
@@ -165,9 +179,11 @@ TEST_P(SharedHost, StartedAllGatherWithCollectivesInsideIt) {
     for (std::size_t r = 0; r < static_cast<std::size_t>(n); ++r) {
         for (std::size_t q = 0; q < static_cast<std::size_t>(n); ++q)
             for (std::size_t i = 0; i < count; ++i)
-                ASSERT_EQ(gathered[r][q * count + i], static_cast<float>(q) + 0.5f) << "rank " << r << " shard " << q;
+                ASSERT_EQ(gathered[r][q * count + i], static_cast<float>(q) + 0.5f)
+                    << "rank " << r << " shard " << q;
         for (std::size_t i = 0; i < count; ++i)
-            ASSERT_EQ(bits(shards[r][i]), bits(expected[r * count + i])) << "reduce-scatter rank " << r;
+            ASSERT_EQ(bits(shards[r][i]), bits(expected[r * count + i]))
+                << "reduce-scatter rank " << r;
         for (std::size_t i = 0; i < expected.size(); ++i)
             ASSERT_EQ(bits(reduced[r][i]), bits(expected[i])) << "all-reduce rank " << r;
     }
@@ -178,14 +194,16 @@ TEST_P(SharedHost, Bf16SumsRoundOnceLikeTheReference) {
     const std::size_t count = 9;
     std::vector<std::vector<kernels::Bf16>> inputs;
     for (int r = 0; r < n; ++r) {
-        std::vector<float> f = adversarial(count * static_cast<std::size_t>(n), 99u + static_cast<unsigned>(r));
+        std::vector<float> f =
+            adversarial(count * static_cast<std::size_t>(n), 99u + static_cast<unsigned>(r));
         std::vector<kernels::Bf16> b(f.size());
         kernels::toBf16(f, b);
         inputs.push_back(b);
     }
     std::vector<kernels::Bf16> expected(count * static_cast<std::size_t>(n));
     std::vector<const void*> parts;
-    for (auto& in : inputs) parts.push_back(in.data());
+    for (auto& in : inputs)
+        parts.push_back(in.data());
     sumInRankOrder(parts.data(), n, expected.data(), expected.size(), DType::Bf16);
 
     Comms comms = makeGroup(n);
@@ -195,7 +213,8 @@ TEST_P(SharedHost, Bf16SumsRoundOnceLikeTheReference) {
         c.allReduce(data.data(), data.size(), DType::Bf16, 0);
         reduced[static_cast<std::size_t>(r)] = data;
     }));
-    for (auto& got : reduced) EXPECT_EQ(got, expected);
+    for (auto& got : reduced)
+        EXPECT_EQ(got, expected);
 }
 
 TEST_P(SharedHost, BroadcastScalarsAndGatherBytes) {
@@ -212,10 +231,12 @@ TEST_P(SharedHost, BroadcastScalarsAndGatherBytes) {
         sums[static_cast<std::size_t>(r)] = c.sumScalar(0.1 * (r + 1));
         maxes[static_cast<std::size_t>(r)] = c.maxScalar(r == 0 ? 7.5 : -1.0 * r);
         c.barrier();
-        gathered[static_cast<std::size_t>(r)] = c.gatherBytes(std::string(static_cast<std::size_t>(r), 'x'), 0);
+        gathered[static_cast<std::size_t>(r)] =
+            c.gatherBytes(std::string(static_cast<std::size_t>(r), 'x'), 0);
     }));
     double expectedSum = 0.0;
-    for (int r = 0; r < n; ++r) expectedSum += 0.1 * (r + 1); // rank order, as the group sums
+    for (int r = 0; r < n; ++r)
+        expectedSum += 0.1 * (r + 1); // rank order, as the group sums
     for (int r = 0; r < n; ++r) {
         const auto me = static_cast<std::size_t>(r);
         EXPECT_EQ(got[me], "from the root") << "rank " << r;
@@ -223,7 +244,9 @@ TEST_P(SharedHost, BroadcastScalarsAndGatherBytes) {
         EXPECT_EQ(maxes[me], 7.5);
         if (r == 0) {
             ASSERT_EQ(gathered[me].size(), static_cast<std::size_t>(n));
-            for (int q = 0; q < n; ++q) EXPECT_EQ(gathered[me][static_cast<std::size_t>(q)], std::string(static_cast<std::size_t>(q), 'x'));
+            for (int q = 0; q < n; ++q)
+                EXPECT_EQ(gathered[me][static_cast<std::size_t>(q)],
+                          std::string(static_cast<std::size_t>(q), 'x'));
         } else {
             EXPECT_TRUE(gathered[me].empty());
         }
@@ -235,12 +258,14 @@ INSTANTIATE_TEST_SUITE_P(commShared, SharedHost, ::testing::Values(1, 2, 3, 5));
 TEST(commShared, ScratchIsCommBufferInEachRanksLedgerAndCallsAreTraced) {
     const int n = 3;
     std::vector<Ledger> ledgers;
-    for (int r = 0; r < n; ++r) ledgers.emplace_back(r);
+    for (int r = 0; r < n; ++r)
+        ledgers.emplace_back(r);
     std::vector<std::unique_ptr<device::CpuDevice>> cpus;
     std::vector<device::Device*> devices;
     std::vector<std::vector<Event>> events(n);
     for (int r = 0; r < n; ++r) {
-        ledgers[static_cast<std::size_t>(r)].setSink([&events, r](const Event& e) { events[static_cast<std::size_t>(r)].push_back(e); });
+        ledgers[static_cast<std::size_t>(r)].setSink(
+            [&events, r](const Event& e) { events[static_cast<std::size_t>(r)].push_back(e); });
         cpus.push_back(std::make_unique<device::CpuDevice>(ledgers[static_cast<std::size_t>(r)]));
         devices.push_back(cpus.back().get());
     }
@@ -262,8 +287,11 @@ TEST(commShared, ScratchIsCommBufferInEachRanksLedgerAndCallsAreTraced) {
         EXPECT_EQ(stats[me].payloadBytes[ar], 40u);
         int begins = 0, ends = 0;
         for (const Event& e : events[me]) {
-            if (e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllReduce && e.unit == 4 && e.peers == n) ++begins;
-            if (e.kind == EventKind::CollectiveEnd && e.collective == CollectiveOp::AllReduce) ++ends;
+            if (e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllReduce &&
+                e.unit == 4 && e.peers == n)
+                ++begins;
+            if (e.kind == EventKind::CollectiveEnd && e.collective == CollectiveOp::AllReduce)
+                ++ends;
         }
         EXPECT_EQ(begins, 1);
         EXPECT_EQ(ends, 1);
@@ -274,10 +302,13 @@ TEST(commShared, MismatchedCollectivesFailOnEveryRank) {
     Comms comms = makeGroup(2);
     const auto errors = runRanks(comms, [](int r, Communicator& c) {
         std::vector<float> a(8), b(8);
-        if (r == 0) c.allGather(a.data(), b.data(), 4, DType::F32, 0);
-        else c.reduceScatter(b.data(), a.data(), 4, DType::F32, 0);
+        if (r == 0)
+            c.allGather(a.data(), b.data(), 4, DType::F32, 0);
+        else
+            c.reduceScatter(b.data(), a.data(), 4, DType::F32, 0);
     });
-    for (const std::string& e : errors) EXPECT_NE(e.find("collective mismatch"), std::string::npos) << e;
+    for (const std::string& e : errors)
+        EXPECT_NE(e.find("collective mismatch"), std::string::npos) << e;
 }
 
 TEST(commShared, AMissingRankIsNamedWithinTheDeadline) {
@@ -287,7 +318,8 @@ TEST(commShared, AMissingRankIsNamedWithinTheDeadline) {
     const auto errors = runRanks(comms, [&](int r, Communicator& c) {
         c.setTimeout(std::chrono::milliseconds(300));
         if (r == 2) { // alive, but never calls the collective: stays until the others gave up
-            while (!othersDone.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            while (!othersDone.load())
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
             return;
         }
         std::vector<float> v(4, 1.0f);
@@ -301,7 +333,9 @@ TEST(commShared, AMissingRankIsNamedWithinTheDeadline) {
     const auto elapsed = std::chrono::steady_clock::now() - t0;
     EXPECT_LT(elapsed, std::chrono::seconds(5));
     for (int r : {0, 1}) {
-        EXPECT_NE(errors[static_cast<std::size_t>(r)].find("waiting for rank(s) 2"), std::string::npos) << errors[static_cast<std::size_t>(r)];
+        EXPECT_NE(errors[static_cast<std::size_t>(r)].find("waiting for rank(s) 2"),
+                  std::string::npos)
+            << errors[static_cast<std::size_t>(r)];
         EXPECT_NE(errors[static_cast<std::size_t>(r)].find("all-reduce"), std::string::npos);
     }
     EXPECT_EQ(errors[2], "");
@@ -319,7 +353,9 @@ TEST(commShared, ARankThatDiedBreaksTheGroupAtOnce) {
     });
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
     EXPECT_EQ(errors[1], "rank 1 crashed");
-    for (int r : {0, 2}) EXPECT_NE(errors[static_cast<std::size_t>(r)].find("rank 1"), std::string::npos) << errors[static_cast<std::size_t>(r)];
+    for (int r : {0, 2})
+        EXPECT_NE(errors[static_cast<std::size_t>(r)].find("rank 1"), std::string::npos)
+            << errors[static_cast<std::size_t>(r)];
 }
 
 } // namespace

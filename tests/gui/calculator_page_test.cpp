@@ -1,25 +1,25 @@
 // Calculator page: edits reach the chart and the derivation table with the theory engine's
 // numbers, recomputes are coalesced, and invalid input is an inline message, not a crash.
+#include "calculator/calculator_page.h"
+#include "calculator/derivation_model.h"
+#include "calculator/mesh_chart.h"
+#include "calculator/peak_breakdown.h"
+#include "calculator/scaling_chart.h"
+#include "cli_process.h"
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+#include "common/qcustomplot.h"
+#include "theory/estimate.h"
+
 #include <QComboBox>
-#include <algorithm>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
-#include <QTest>
-#include "common/qcustomplot.h"
-
-#include "calculator/calculator_page.h"
-#include "calculator/derivation_model.h"
-#include "calculator/peak_breakdown.h"
-#include <QLabel>
 #include <QTableWidget>
-#include "calculator/scaling_chart.h"
-#include "calculator/mesh_chart.h"
-#include "common/byte_format.h"
-#include "common/category_palette.h"
-#include "cli_process.h"
+#include <QTest>
+#include <algorithm>
 #include <nlohmann/json.hpp>
-#include "theory/estimate.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -82,7 +82,8 @@ private Q_SLOTS:
         const theory::ModelStates want = expected(page, 64);
         const auto device = static_cast<double>(want.perRank.tier(Tier::Device));
 
-        // The ZeRO-3 curve has a point at N = 64 with the engine's bytes, and the marker sits on it.
+        // The ZeRO-3 curve has a point at N = 64 with the engine's bytes, and the marker sits on
+        // it.
         auto* chart = page.findChild<ScalingChart*>();
         QCPGraph* zero3 = chart->graphFor(plan::Strategy::Zero3);
         QVERIFY(zero3);
@@ -99,10 +100,14 @@ private Q_SLOTS:
         QAbstractItemModel* model = table->model();
         QCOMPARE(model->rowCount(), static_cast<int>(want.lines.size()) + 1);
         for (int r = 0; r < static_cast<int>(want.lines.size()); ++r)
-            QCOMPARE(model->index(r, DerivationModel::BytesCol).data(DerivationModel::BytesRole).toULongLong(),
+            QCOMPARE(model->index(r, DerivationModel::BytesCol)
+                         .data(DerivationModel::BytesRole)
+                         .toULongLong(),
                      want.lines[static_cast<std::size_t>(r)].bytes);
         const int total = model->rowCount() - 1;
-        QCOMPARE(model->index(total, DerivationModel::BytesCol).data(DerivationModel::BytesRole).toULongLong(),
+        QCOMPARE(model->index(total, DerivationModel::BytesCol)
+                     .data(DerivationModel::BytesRole)
+                     .toULongLong(),
                  want.perRank.total());
         QCOMPARE(model->index(total, DerivationModel::GbCol).data().toString(),
                  QString::number(static_cast<double>(want.perRank.total()) / 1e9, 'f', 3));
@@ -115,7 +120,8 @@ private Q_SLOTS:
         const double want[] = {120e9, 31.40625e9, 16.6406e9, 1.875e9}; // Table 1, N = 64
         for (int stage = 0; stage < 4; ++stage) {
             QVERIFY(atN[static_cast<std::size_t>(stage)].perRank.has_value());
-            const auto got = static_cast<double>(atN[static_cast<std::size_t>(stage)].perRank->tier(Tier::Device));
+            const auto got = static_cast<double>(
+                atN[static_cast<std::size_t>(stage)].perRank->tier(Tier::Device));
             QVERIFY2(std::abs(got - want[stage]) < 1e7, qPrintable(QString::number(got)));
         }
     }
@@ -125,7 +131,8 @@ private Q_SLOTS:
         page.recomputeNow();
         QSignalSpy recomputed(&page, &CalculatorPage::statusMessage);
         auto* ranks = child<QSpinBox>(page, "ranksSpin");
-        for (int n = 2; n <= 40; ++n) ranks->setValue(n); // one drag, many ticks
+        for (int n = 2; n <= 40; ++n)
+            ranks->setValue(n); // one drag, many ticks
         QTRY_COMPARE(page.result()->input.ranks, 40);
         QCOMPARE(recomputed.count(), 1);
     }
@@ -139,7 +146,8 @@ private Q_SLOTS:
         selectStrategy(page, plan::Strategy::Zero3);
         child<QSpinBox>(page, "ranksSpin")->setValue(64);
         child<QSpinBox>(page, "tensorParallelSpin")->setValue(8);
-        QTRY_VERIFY(page.result() && page.result()->input.tensorParallel == 8 && page.errorText().isEmpty());
+        QTRY_VERIFY(page.result() && page.result()->input.tensorParallel == 8 &&
+                    page.errorText().isEmpty());
         theory::Scenario s = scenarioFor(page.result()->input, plan::Strategy::Zero3, 64);
         QCOMPARE(s.ranks, 8);
         QCOMPARE(s.shape->tp, std::int64_t{8});
@@ -150,7 +158,8 @@ private Q_SLOTS:
         }));
         child<QSpinBox>(page, "tensorParallelSpin")->setValue(3);
         QTRY_VERIFY(!page.errorText().isEmpty());
-        QVERIFY2(page.errorText().contains(QLatin1String("3")) && page.errorText().contains(QLatin1String("64")),
+        QVERIFY2(page.errorText().contains(QLatin1String("3")) &&
+                     page.errorText().contains(QLatin1String("64")),
                  qPrintable(page.errorText()));
     }
 
@@ -161,7 +170,8 @@ private Q_SLOTS:
         child<QSpinBox>(page, "ranksSpin")->setValue(64);
         child<QSpinBox>(page, "hybridGroupSpin")->setValue(3);
         QTRY_VERIFY(!page.errorText().isEmpty());
-        QVERIFY2(page.errorText().contains(QLatin1String("3")) && page.errorText().contains(QLatin1String("64")),
+        QVERIFY2(page.errorText().contains(QLatin1String("3")) &&
+                     page.errorText().contains(QLatin1String("64")),
                  qPrintable(page.errorText()));
         QVERIFY(child<QLabel>(page, "calculatorError")->isVisible());
         // The last valid result stays on screen.
@@ -219,11 +229,13 @@ private Q_SLOTS:
         }
         QCOMPARE(sum, peak);
         QCOMPARE(table->item(table->rowCount() - 1, 2)->data(Qt::UserRole).toULongLong(), peak);
-        for (const char* term : {"Model states (shard)", "Activations", "Gathered unit(s)", "Communication buffers", "Workspace"})
+        for (const char* term : {"Model states (shard)", "Activations", "Gathered unit(s)",
+                                 "Communication buffers", "Workspace"})
             QVERIFY2(names.contains(QLatin1String(term)), term);
         const std::vector<PeakTerm> terms = peakTerms(*page.result());
         const auto bytesOf = [&](PeakTermKind k) {
-            for (const PeakTerm& t : terms) if (t.kind == k) return t.bytes;
+            for (const PeakTerm& t : terms)
+                if (t.kind == k) return t.bytes;
             return std::uint64_t{0};
         };
         QVERIFY(bytesOf(PeakTermKind::Activations) > 0);
@@ -241,7 +253,9 @@ private Q_SLOTS:
         QVERIFY(!page.result()->input.shape);
         const QString note = child<QLabel>(page, "peakAssumption")->text();
         QVERIFY2(note.contains(QStringLiteral("no activations")), qPrintable(note));
-        QVERIFY(child<QLabel>(page, "calculatorSummary")->text().contains(QStringLiteral("bare parameter count")));
+        QVERIFY(child<QLabel>(page, "calculatorSummary")
+                    ->text()
+                    .contains(QStringLiteral("bare parameter count")));
     }
 
     // Parameters on NVMe and the optimizer on the host leave ZeRO-3 nothing on the device: a
@@ -261,7 +275,8 @@ private Q_SLOTS:
         QCPGraph* zero3 = chart->graphFor(plan::Strategy::Zero3);
         QVERIFY(zero3);
         for (auto it = zero3->data()->constBegin(); it != zero3->data()->constEnd(); ++it)
-            QVERIFY2(std::isnan(it->value) || it->value > 1.0, qPrintable(QString::number(it->value)));
+            QVERIFY2(std::isnan(it->value) || it->value > 1.0,
+                     qPrintable(QString::number(it->value)));
         QVERIFY(chart->zeroOnDeviceAt(plan::Strategy::Zero3, 8));
         QVERIFY(!chart->zeroOnDeviceAt(plan::Strategy::Ddp, 8));
     }
@@ -276,7 +291,8 @@ private Q_SLOTS:
         selectStrategy(page, plan::Strategy::Zero3);
         child<QSpinBox>(page, "ranksSpin")->setValue(4);
         child<QSpinBox>(page, "tensorParallelSpin")->setValue(2);
-        QTRY_VERIFY(page.result() && page.result()->input.ranks == 4 && page.result()->input.tensorParallel == 2);
+        QTRY_VERIFY(page.result() && page.result()->input.ranks == 4 &&
+                    page.result()->input.tensorParallel == 2);
         const auto& r = *page.result();
         QCOMPARE(r.meshes.size(), std::size_t{3});
         const int ts[] = {1, 2, 4};
@@ -299,15 +315,19 @@ private Q_SLOTS:
         for (int b = 0; b < plot->plottableCount(); ++b) {
             auto* bars = qobject_cast<QCPBars*>(plot->plottable(b));
             QVERIFY(bars);
-            const auto cat = std::find_if(kAllCategories.begin(), kAllCategories.end(),
-                                          [&](Category c) { return categoryLabel(c) == bars->name(); });
+            const auto cat =
+                std::find_if(kAllCategories.begin(), kAllCategories.end(),
+                             [&](Category c) { return categoryLabel(c) == bars->name(); });
             QVERIFY(cat != kAllCategories.end());
             ++categories;
             for (std::size_t i = 0; i < 3; ++i) {
-                const double bytes = static_cast<double>(r.meshes[i].perRank.at(*cat, Tier::Device));
+                const double bytes =
+                    static_cast<double>(r.meshes[i].perRank.at(*cat, Tier::Device));
                 const double drawn = bars->data()->at(static_cast<int>(i))->value;
                 if (bytes > 0 && unit == 0) unit = bytes / drawn;
-                if (unit > 0) QVERIFY2(std::abs(drawn * unit - bytes) <= 1e-6 * bytes + 1, qPrintable(bars->name()));
+                if (unit > 0)
+                    QVERIFY2(std::abs(drawn * unit - bytes) <= 1e-6 * bytes + 1,
+                             qPrintable(bars->name()));
             }
         }
         QVERIFY(categories >= 3);
@@ -323,17 +343,19 @@ private Q_SLOTS:
         selectStrategy(page, plan::Strategy::Zero3);
         child<QSpinBox>(page, "ranksSpin")->setValue(16);
         child<QSpinBox>(page, "tensorParallelSpin")->setValue(4);
-        QTRY_VERIFY(page.result() && page.result()->input.ranks == 16 && page.result()->input.tensorParallel == 4 &&
-                    page.errorText().isEmpty());
+        QTRY_VERIFY(page.result() && page.result()->input.ranks == 16 &&
+                    page.result()->input.tensorParallel == 4 && page.errorText().isEmpty());
         const auto& r = *page.result();
         const plan::GptShape& sh = *r.input.shape;
-        const std::string shape = std::to_string(sh.layers) + "," + std::to_string(sh.dModel) + "," + std::to_string(sh.heads) + "," +
-                                  std::to_string(sh.vocab) + "," + std::to_string(sh.seqLen);
+        const std::string shape = std::to_string(sh.layers) + "," + std::to_string(sh.dModel) +
+                                  "," + std::to_string(sh.heads) + "," + std::to_string(sh.vocab) +
+                                  "," + std::to_string(sh.seqLen);
         const theory::Scenario sc = scenarioFor(r.input, plan::Strategy::Zero3, 16);
-        const auto cli = testing::runProgram(SHARDSCOPE_BIN_DIR "/shardscope-cli",
-                                             {"estimate", "--model-shape", shape, "--ranks", "16", "--tp", "4", "--strategy", "zero3",
-                                              "--precision", std::string(plan::precisionName(r.input.precision.kind)),
-                                              "--micro-batch", std::to_string(sc.activations.microBatch), "--json"});
+        const auto cli = testing::runProgram(
+            SHARDSCOPE_BIN_DIR "/shardscope-cli",
+            {"estimate", "--model-shape", shape, "--ranks", "16", "--tp", "4", "--strategy",
+             "zero3", "--precision", std::string(plan::precisionName(r.input.precision.kind)),
+             "--micro-batch", std::to_string(sc.activations.microBatch), "--json"});
         QVERIFY2(cli.exitCode == 0, cli.err.c_str());
         const auto json = nlohmann::json::parse(cli.out, nullptr, false);
         QVERIFY(json.is_object() && json.contains("rows") && json.at("rows").size() == 1);
@@ -346,7 +368,8 @@ private Q_SLOTS:
         QCOMPARE(r.traffic.dpSentBytes, total - tp);
         // Both rows are on the page, with those numbers.
         const QString summary = child<QLabel>(page, "calculatorSummary")->text();
-        QVERIFY2(summary.contains(QStringLiteral("tensor-parallel traffic")) && summary.contains(QStringLiteral("data-parallel traffic")),
+        QVERIFY2(summary.contains(QStringLiteral("tensor-parallel traffic")) &&
+                     summary.contains(QStringLiteral("data-parallel traffic")),
                  qPrintable(summary));
         QVERIFY(summary.contains(formatDecimal(static_cast<double>(tp))));
         QVERIFY(summary.contains(formatDecimal(static_cast<double>(total - tp))));

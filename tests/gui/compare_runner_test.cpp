@@ -1,11 +1,6 @@
 // Compare page, "Run all strategies": the real shardscope-cli compare runs DDP, ZeRO-1/2/3 and
 // FSDP through mpirun (skipped where the CLI or mpirun is missing), and its report lands in the
 // view with bitwise parity badges; a missing CLI is an inline message, never a crash.
-#include <QFileInfo>
-#include <QLabel>
-#include <QTemporaryDir>
-#include <QTest>
-
 #include "compare/compare_page.h"
 #include "compare/compare_runner.h"
 #include "compare/compare_view.h"
@@ -14,6 +9,10 @@
 #include "launch/process_tree.h"
 
 #include <QElapsedTimer>
+#include <QFileInfo>
+#include <QLabel>
+#include <QTemporaryDir>
+#include <QTest>
 #include <csignal>
 
 using namespace shardscope;
@@ -33,14 +32,17 @@ private Q_SLOTS:
         runner.setSteps(2);
         runner.setMpiUnavailable(QString()); // as where mpirun is found: processes by default
         QCOMPARE(runner.arguments(QStringLiteral("/tmp/x.json")),
-                 (QStringList{"compare", "--ranks", "3", "--model", "small", "--steps", "2", "--strategies",
-                              "ddp,zero1,zero2,zero3,fsdp", "--json", "/tmp/x.json", "--ending", "/tmp/ending.json"}));
+                 (QStringList{"compare", "--ranks", "3", "--model", "small", "--steps", "2",
+                              "--strategies", "ddp,zero1,zero2,zero3,fsdp", "--json", "/tmp/x.json",
+                              "--ending", "/tmp/ending.json"}));
         runner.setThreads(true);
-        QCOMPARE(runner.arguments(QStringLiteral("/tmp/x.json")).last(), QStringLiteral("--shared-device"));
+        QCOMPARE(runner.arguments(QStringLiteral("/tmp/x.json")).last(),
+                 QStringLiteral("--shared-device"));
         runner.setThreads(false);
         runner.setMpiUnavailable(QStringLiteral("mpirun not found")); // no mpirun: threads, locked
         QVERIFY(runner.threads());
-        QVERIFY(runner.arguments(QStringLiteral("/tmp/x.json")).contains(QStringLiteral("--shared-device")));
+        QVERIFY(runner.arguments(QStringLiteral("/tmp/x.json"))
+                    .contains(QStringLiteral("--shared-device")));
     }
 
     void missingCliIsAnInlineMessage() {
@@ -49,7 +51,9 @@ private Q_SLOTS:
         page.runner()->setCliPath(QStringLiteral("/nonexistent/shardscope-cli"));
         page.runner()->start();
         QVERIFY(!page.runner()->isRunning());
-        QVERIFY2(page.runner()->errorText().contains(QStringLiteral("shardscope-cli was not found")), qPrintable(page.runner()->errorText()));
+        QVERIFY2(
+            page.runner()->errorText().contains(QStringLiteral("shardscope-cli was not found")),
+            qPrintable(page.runner()->errorText()));
         QVERIFY(page.view()->runs().empty());
     }
 
@@ -61,7 +65,8 @@ private Q_SLOTS:
         page.runner()->setCliPath(QStringLiteral("/bin/sh"));
         page.runner()->start();
         QTRY_VERIFY_WITH_TIMEOUT(!page.runner()->isRunning(), 10000);
-        QVERIFY2(page.runner()->errorText().contains(QStringLiteral("compare")), qPrintable(page.runner()->errorText()));
+        QVERIFY2(page.runner()->errorText().contains(QStringLiteral("compare")),
+                 qPrintable(page.runner()->errorText()));
         QVERIFY(page.view()->runs().empty());
     }
 
@@ -81,7 +86,9 @@ private Q_SLOTS:
     // "Run all strategies" can be cancelled: the button reads Stop from the moment the CLI
     // starts, and Escape ends the CLI and every process of its current job within 5 s.
     void escapeCancelsRunAll() {
-        if (!QFileInfo(kCli).isExecutable()) QSKIP("build/bin/shardscope-cli is missing: build the shardscope-cli target to run comparisons");
+        if (!QFileInfo(kCli).isExecutable())
+            QSKIP("build/bin/shardscope-cli is missing: build the shardscope-cli target to run "
+                  "comparisons");
         ComparePage page;
         page.resize(1200, 800);
         page.show();
@@ -96,7 +103,8 @@ private Q_SLOTS:
         QCOMPARE(page.runner()->runButtonText(), QStringLiteral("Stop"));
         const auto cli = static_cast<pid_t>(page.runner()->processId());
         QVERIFY(cli > 0);
-        QTRY_VERIFY_WITH_TIMEOUT(!launch::descendantPids(cli).empty(), 90000); // the first job's worker (slow on a busy machine)
+        QTRY_VERIFY_WITH_TIMEOUT(!launch::descendantPids(cli).empty(),
+                                 90000); // the first job's worker (slow on a busy machine)
         QTest::qWait(300);
         std::vector<launch::ProcessId> tree = launch::descendantPids(cli);
         tree.push_back({cli, 0});
@@ -105,9 +113,11 @@ private Q_SLOTS:
         QTest::keyClick(&page, Qt::Key_Escape);
         QTRY_VERIFY_WITH_TIMEOUT(!page.runner()->isRunning(), 5000);
         const auto gone = [&tree] {
-            return std::none_of(tree.begin(), tree.end(), [](const launch::ProcessId& p) { return ::kill(p.pid, 0) == 0; });
+            return std::none_of(tree.begin(), tree.end(),
+                                [](const launch::ProcessId& p) { return ::kill(p.pid, 0) == 0; });
         };
-        QTRY_VERIFY_WITH_TIMEOUT(gone(), std::max<int>(1, 5000 - static_cast<int>(clock.elapsed())));
+        QTRY_VERIFY_WITH_TIMEOUT(gone(),
+                                 std::max<int>(1, 5000 - static_cast<int>(clock.elapsed())));
         QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
         QCOMPARE(page.runner()->progressText(), QStringLiteral("Stopped."));
         QCOMPARE(page.runner()->runButtonText(), QStringLiteral("Run"));
@@ -123,8 +133,11 @@ private Q_SLOTS:
 
     void runsEveryStrategyWithTheRealCli() {
         QFETCH(bool, threads);
-        if (!QFileInfo(kCli).isExecutable()) QSKIP("build/bin/shardscope-cli is missing: build the shardscope-cli target to run comparisons");
-        if (!threads && !launch::findExecutable("mpirun")) QSKIP("mpirun is not on PATH: install OpenMPI to run comparisons");
+        if (!QFileInfo(kCli).isExecutable())
+            QSKIP("build/bin/shardscope-cli is missing: build the shardscope-cli target to run "
+                  "comparisons");
+        if (!threads && !launch::findExecutable("mpirun"))
+            QSKIP("mpirun is not on PATH: install OpenMPI to run comparisons");
         ComparePage page;
         page.resize(1200, 800);
         page.runner()->setCliPath(kCli);
@@ -140,9 +153,12 @@ private Q_SLOTS:
         const QStringList badges = page.view()->badgeTexts();
         QCOMPARE(badges.size(), 5);
         QVERIFY2(badges[0].contains(QStringLiteral("reference")), qPrintable(badges[0]));
-        for (int i = 1; i < 5; ++i) QVERIFY2(badges[i].contains(QStringLiteral("bitwise")), qPrintable(badges[i]));
-        QVERIFY2(page.runner()->progressText().contains(QStringLiteral("Done")), qPrintable(page.runner()->progressText()));
-        QCOMPARE(page.view()->exposedTexts().size(), 5); // every run reports its exposed communication
+        for (int i = 1; i < 5; ++i)
+            QVERIFY2(badges[i].contains(QStringLiteral("bitwise")), qPrintable(badges[i]));
+        QVERIFY2(page.runner()->progressText().contains(QStringLiteral("Done")),
+                 qPrintable(page.runner()->progressText()));
+        QCOMPARE(page.view()->exposedTexts().size(),
+                 5); // every run reports its exposed communication
     }
 };
 

@@ -1,18 +1,17 @@
 // Compare mode: reports as the worker writes them (report::toJson) become the charts and the
 // parity badges (bitwise equal / |Δ| / digest against DDP). The numbers themselves are tested in
 // tests/unit/compare_data_test.cpp.
-#include <QFile>
-#include <QLabel>
-#include <QTemporaryDir>
-#include <QTest>
 #include "common/qcustomplot.h"
-
 #include "compare/compare_page.h"
-
 #include "compare/compare_view.h"
 #include "core/error.h"
 #include "report/report.h"
 #include "sample_reports.h"
+
+#include <QFile>
+#include <QLabel>
+#include <QTemporaryDir>
+#include <QTest>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -27,8 +26,9 @@ private Q_SLOTS:
     // every run.
     void parityAgainstDdp() {
         const std::vector<report::RunReport> runs = {
-            typedReport("ddp", 400, 9000, "d1"), typedReport("zero1", 200, 7000, "d1"), typedReport("zero2", 150, 6000, "ff"),
-            typedReport("zero3", 100, 5000, "ff", 0.0), typedReport("fsdp", 100, 5000, "ff", 2.5e-7)};
+            typedReport("ddp", 400, 9000, "d1"), typedReport("zero1", 200, 7000, "d1"),
+            typedReport("zero2", 150, 6000, "ff"), typedReport("zero3", 100, 5000, "ff", 0.0),
+            typedReport("fsdp", 100, 5000, "ff", 2.5e-7)};
         CompareView view;
         view.resize(1200, 800);
         view.setRuns(runs);
@@ -63,25 +63,33 @@ private Q_SLOTS:
         page.addReport(zero1);
         QCOMPARE(page.view()->runs().size(), std::size_t{2});
         QStringList badges = page.view()->badgeTexts();
-        QVERIFY2(badges[1].contains(QStringLiteral("no DDP run of the same configuration")), qPrintable(badges.join(QLatin1Char('|'))));
-        QVERIFY2(!badges.join(QLatin1Char('|')).contains(QStringLiteral("differ")), qPrintable(badges.join(QLatin1Char('|'))));
-        QVERIFY2(page.view()->headerText().contains(QStringLiteral("2 configurations")), qPrintable(page.view()->headerText()));
+        QVERIFY2(badges[1].contains(QStringLiteral("no DDP run of the same configuration")),
+                 qPrintable(badges.join(QLatin1Char('|'))));
+        QVERIFY2(!badges.join(QLatin1Char('|')).contains(QStringLiteral("differ")),
+                 qPrintable(badges.join(QLatin1Char('|'))));
+        QVERIFY2(page.view()->headerText().contains(QStringLiteral("2 configurations")),
+                 qPrintable(page.view()->headerText()));
 
-        // A DDP of another model: its own group, the 3-step tiny DDP stays the reference of its own.
+        // A DDP of another model: its own group, the 3-step tiny DDP stays the reference of its
+        // own.
         report::RunReport ddpSmall = typedReport("ddp", 800, 19000, "s");
         ddpSmall.model = "small";
         ddpSmall.steps = 10;
         page.addReport(ddpSmall);
         QCOMPARE(page.view()->runs().size(), std::size_t{3});
         const QString header = page.view()->headerText();
-        QVERIFY2(header.contains(QStringLiteral("3 configurations")) && header.contains(QStringLiteral("model tiny")) &&
+        QVERIFY2(header.contains(QStringLiteral("3 configurations")) &&
+                     header.contains(QStringLiteral("model tiny")) &&
                      header.contains(QStringLiteral("model small")),
                  qPrintable(header));
         badges = page.view()->badgeTexts();
-        QVERIFY2(badges.filter(QStringLiteral("reference (DDP)")).size() == 2, qPrintable(badges.join(QLatin1Char('|'))));
-        QVERIFY2(badges.filter(QStringLiteral("no DDP run of the same configuration")).size() == 1, qPrintable(badges.join(QLatin1Char('|'))));
+        QVERIFY2(badges.filter(QStringLiteral("reference (DDP)")).size() == 2,
+                 qPrintable(badges.join(QLatin1Char('|'))));
+        QVERIFY2(badges.filter(QStringLiteral("no DDP run of the same configuration")).size() == 1,
+                 qPrintable(badges.join(QLatin1Char('|'))));
         // Labels tell the groups apart on the charts too.
-        QVERIFY2(page.view()->runLabel(0) != page.view()->runLabel(2), qPrintable(page.view()->runLabel(0)));
+        QVERIFY2(page.view()->runLabel(0) != page.view()->runLabel(2),
+                 qPrintable(page.view()->runLabel(0)));
 
         // The comparable DDP arrives: ZeRO-1 is judged against it, and only against it.
         report::RunReport ddp10 = typedReport("ddp", 400, 9000, "x10");
@@ -89,14 +97,16 @@ private Q_SLOTS:
         page.addReport(ddp10);
         QCOMPARE(page.view()->runs().size(), std::size_t{4});
         badges = page.view()->badgeTexts();
-        QVERIFY2(badges.filter(QStringLiteral("bitwise equal to DDP")).size() == 1, qPrintable(badges.join(QLatin1Char('|'))));
+        QVERIFY2(badges.filter(QStringLiteral("bitwise equal to DDP")).size() == 1,
+                 qPrintable(badges.join(QLatin1Char('|'))));
         // One configuration only: the header names it once.
         page.clear();
         page.addReport(ddp10);
         page.addReport(zero1);
-        QVERIFY2(page.view()->headerText().contains(QStringLiteral("model tiny on 4 ranks, 10 steps")) &&
-                     !page.view()->headerText().contains(QStringLiteral("configurations")),
-                 qPrintable(page.view()->headerText()));
+        QVERIFY2(
+            page.view()->headerText().contains(QStringLiteral("model tiny on 4 ranks, 10 steps")) &&
+                !page.view()->headerText().contains(QStringLiteral("configurations")),
+            qPrintable(page.view()->headerText()));
         QCOMPARE(page.view()->runLabel(1), QStringLiteral("ZeRO-1"));
     }
 
@@ -134,13 +144,21 @@ private Q_SLOTS:
         QVERIFY2(page.openFiles({path}, &error), qPrintable(error));
         const QStringList texts = page.view()->exposedTexts();
         QCOMPARE(texts.size(), 3); // DDP, ZeRO-2, ZeRO-3 (the theory's order)
-        QVERIFY2(texts[0].startsWith(QStringLiteral("DDP")) && texts[0].contains(QStringLiteral("6.4%")), qPrintable(texts[0]));
+        QVERIFY2(texts[0].startsWith(QStringLiteral("DDP")) &&
+                     texts[0].contains(QStringLiteral("6.4%")),
+                 qPrintable(texts[0]));
         QVERIFY2(texts[1].contains(QStringLiteral("0.0%")), qPrintable(texts[1]));
         QVERIFY2(texts[2].contains(QStringLiteral("47.1%")), qPrintable(texts[2]));
         const QString tip = page.view()->exposedToolTips()[2];
-        QVERIFY2(tip.contains(QStringLiteral("no compute hid")) && tip.contains(QStringLiteral("union of the intervals")), qPrintable(tip));
-        QVERIFY2(tip.contains(QStringLiteral("rank 0 waits most")) && tip.contains(QStringLiteral("r1 20.0%")), qPrintable(tip));
-        QVERIFY(page.view()->findChild<QWidget*>(QStringLiteral("compareExposedRow"))->isVisibleTo(page.view()));
+        QVERIFY2(tip.contains(QStringLiteral("no compute hid")) &&
+                     tip.contains(QStringLiteral("union of the intervals")),
+                 qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("rank 0 waits most")) &&
+                     tip.contains(QStringLiteral("r1 20.0%")),
+                 qPrintable(tip));
+        QVERIFY(page.view()
+                    ->findChild<QWidget*>(QStringLiteral("compareExposedRow"))
+                    ->isVisibleTo(page.view()));
         // A report from before reports carried a schema: refused with the file's name and one line.
         nlohmann::json old = nlohmann::json::parse(reportJson("zero1", 200, 7000, "d"));
         old.erase("schema");
@@ -149,8 +167,9 @@ private Q_SLOTS:
         oldFile.write(QByteArray::fromStdString(old.dump()));
         oldFile.close();
         QVERIFY(!page.openFiles({oldFile.fileName()}, &error));
-        QCOMPARE(error, oldFile.fileName() +
-                            QStringLiteral(": report has no schema field (written by an older ShardScope); re-run to regenerate"));
+        QCOMPARE(error,
+                 oldFile.fileName() + QStringLiteral(": report has no schema field (written by an "
+                                                     "older ShardScope); re-run to regenerate"));
         // A run of this session joins as its typed report, as the replay read it.
         page.addReport(typedReport("zero1", 200, 7000, "d"));
         QCOMPARE(page.view()->exposedTexts().size(), 4);

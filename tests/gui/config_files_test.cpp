@@ -1,23 +1,23 @@
 // File → Import configuration… onto the Ranks page's run settings (with the applied/ignored
 // listing), and File → Export for Perfetto / ledger as CSV of an opened recording, in both
 // languages. Drives the window the user sees.
-#include <QComboBox>
-#include <QElapsedTimer>
-#include <QPushButton>
-#include <QSignalSpy>
-#include <QFile>
-#include <QTemporaryDir>
-#include <QTest>
-
 #include "app/config_files.h"
-#include "calculator/calculator_inputs.h"
-#include "calculator/calculator_page.h"
 #include "app/main_window.h"
 #include "app/pages.h"
+#include "calculator/calculator_inputs.h"
+#include "calculator/calculator_page.h"
 #include "common/language.h"
 #include "ranks/ranks_page.h"
 #include "run/run_config_panel.h"
 #include "run/run_session.h"
+
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -35,35 +35,45 @@ private Q_SLOTS:
             auto* files = window.findChild<ConfigFiles*>();
             QVERIFY(files);
             QVERIFY(window.findChild<QAction*>(QStringLiteral("importConfigAction")));
-            QVERIFY(!window.findChild<QAction*>(QStringLiteral("importConfigAction"))->text().isEmpty());
+            QVERIFY(!window.findChild<QAction*>(QStringLiteral("importConfigAction"))
+                         ->text()
+                         .isEmpty());
             RunRequest before = ranks->configPanel()->request();
             before.ranks = 2;
             ranks->configPanel()->setRequest(before);
             QStringList listing;
             QString error;
-            const QString ds = QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/configs/ds_zero2_batch.json");
+            const QString ds =
+                QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/configs/ds_zero2_batch.json");
             QVERIFY2(files->importConfig(ds, &listing, &error), qPrintable(error));
             const RunRequest after = ranks->configPanel()->request();
             QCOMPARE(after.strategy, plan::Strategy::Zero2);
             QCOMPARE(after.microBatch, 2);
             QCOMPARE(after.bucketBytes, std::uint64_t{100'000'000}); // 5e7 elements × 2 bytes
-            QVERIFY(listing.contains(QStringLiteral("applied: zero_optimization.stage → --strategy zero2")));
-            QVERIFY(std::any_of(listing.begin(), listing.end(),
-                                [](const QString& l) { return l.startsWith(QStringLiteral("ignored: zero_optimization.overlap_comm — ")); }));
-            // The offload blocks reach the panel's tier fields (they were listed as "not in this build").
+            QVERIFY(listing.contains(
+                QStringLiteral("applied: zero_optimization.stage → --strategy zero2")));
+            QVERIFY(std::any_of(listing.begin(), listing.end(), [](const QString& l) {
+                return l.startsWith(QStringLiteral("ignored: zero_optimization.overlap_comm — "));
+            }));
+            // The offload blocks reach the panel's tier fields (they were listed as "not in this
+            // build").
             QTemporaryDir offloadDir;
             const QString offload = offloadDir.filePath(QStringLiteral("ds_offload.json"));
             {
                 QFile f(offload);
                 QVERIFY(f.open(QIODevice::WriteOnly));
-                f.write(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}})");
+                f.write(
+                    R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}})");
             }
             QVERIFY2(files->importConfig(offload, &listing, &error), qPrintable(error));
             QCOMPARE(ranks->configPanel()->request().offloadOptimizer, Tier::Host);
-            QVERIFY2(listing.contains(QStringLiteral("applied: zero_optimization.offload_optimizer.device → --offload-optimizer host")),
+            QVERIFY2(listing.contains(
+                         QStringLiteral("applied: zero_optimization.offload_optimizer.device → "
+                                        "--offload-optimizer host")),
                      qPrintable(listing.join(QLatin1Char('\n'))));
             // Accelerate: FSDP, HYBRID_SHARD over two machines, four processes.
-            const QString acc = QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/configs/accelerate_fsdp_hybrid.yaml");
+            const QString acc = QStringLiteral(SHARDSCOPE_SOURCE_DIR
+                                               "/tests/data/configs/accelerate_fsdp_hybrid.yaml");
             QVERIFY2(files->importConfig(acc, &listing, &error), qPrintable(error));
             QCOMPARE(ranks->configPanel()->request().strategy, plan::Strategy::FsdpHybridShard);
             QCOMPARE(ranks->configPanel()->request().ranks, 4);
@@ -77,7 +87,8 @@ private Q_SLOTS:
             f.close();
             const RunRequest kept = ranks->configPanel()->request();
             QVERIFY(!files->importConfig(bad, &listing, &error));
-            QVERIFY2(error.contains(QStringLiteral("zero_optimization.stage = 7")), qPrintable(error));
+            QVERIFY2(error.contains(QStringLiteral("zero_optimization.stage = 7")),
+                     qPrintable(error));
             QCOMPARE(ranks->configPanel()->request().strategy, kept.strategy);
         }
     }
@@ -99,7 +110,8 @@ private Q_SLOTS:
         ranks->configPanel()->setRequest(before);
         QStringList listing;
         QString error;
-        const QString ds = QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/configs/ds_zero2_batch.json");
+        const QString ds =
+            QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/configs/ds_zero2_batch.json");
         QVERIFY2(files->importConfig(ds, &listing, &error), qPrintable(error));
         RunRequest run = ranks->configPanel()->request();
         run.maxInflight += 1; // a field the file does not set: the listing stands
@@ -108,10 +120,12 @@ private Q_SLOTS:
         QCOMPARE(asRun->source, ds.toStdString());
         run.microBatch = 1; // the file set 2
         const report::ConfigImport changed = *ranks->session().importListingFor(run);
-        QVERIFY(std::none_of(changed.applied.begin(), changed.applied.end(),
-                             [](const auto& a) { return a.second.rfind("--micro-batch", 0) == 0; }));
-        QVERIFY(std::any_of(changed.ignored.begin(), changed.ignored.end(),
-                            [](const auto& i) { return i.second.find("changed in the run settings since") != std::string::npos; }));
+        QVERIFY(std::none_of(changed.applied.begin(), changed.applied.end(), [](const auto& a) {
+            return a.second.rfind("--micro-batch", 0) == 0;
+        }));
+        QVERIFY(std::any_of(changed.ignored.begin(), changed.ignored.end(), [](const auto& i) {
+            return i.second.find("changed in the run settings since") != std::string::npos;
+        }));
 
         ranks->session().setCliPath(QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-cli"));
         ranks->session().setWorkerPath(QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-worker"));
@@ -136,14 +150,18 @@ private Q_SLOTS:
         auto* files = window.findChild<ConfigFiles*>();
         QTemporaryDir dir;
         QString error;
-        QVERIFY(!files->exportCsv(dir.filePath(QStringLiteral("empty.csv")), &error)); // nothing open
+        QVERIFY(
+            !files->exportCsv(dir.filePath(QStringLiteral("empty.csv")), &error)); // nothing open
         QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("empty.csv"))));
-        QVERIFY(ranks->openRecording(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace")));
+        QVERIFY(ranks->openRecording(
+            QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace")));
         QElapsedTimer clock;
         clock.start();
-        while (ranks->isBusy() && clock.elapsed() < 20000) QTest::qWait(20);
+        while (ranks->isBusy() && clock.elapsed() < 20000)
+            QTest::qWait(20);
         QVERIFY(ranks->model().stepCount() > 0);
-        const QString json = dir.filePath(QStringLiteral("trace.json")), csv = dir.filePath(QStringLiteral("ledger.csv"));
+        const QString json = dir.filePath(QStringLiteral("trace.json")),
+                      csv = dir.filePath(QStringLiteral("ledger.csv"));
         QVERIFY2(files->exportPerfetto(json, &error), qPrintable(error));
         QVERIFY2(files->exportCsv(csv, &error), qPrintable(error));
         QFile j(json), c(csv);
@@ -162,7 +180,9 @@ private Q_SLOTS:
         auto* combo = page.findChild<QComboBox*>(QStringLiteral("presetCombo"));
         QVERIFY(combo->findData(QStringLiteral("hf-qwen2-0.5b")) >= 0);
         QString error;
-        QVERIFY2(inputs->openModelConfig(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/resources/presets/hf/llama-2-7b.json"), &error),
+        QVERIFY2(inputs->openModelConfig(
+                     QStringLiteral(SHARDSCOPE_SOURCE_DIR "/resources/presets/hf/llama-2-7b.json"),
+                     &error),
                  qPrintable(error));
         const CalculatorInput in = inputs->input();
         QCOMPARE(in.params, std::uint64_t{6'738'415'616});
@@ -176,7 +196,8 @@ private Q_SLOTS:
             page.grab().save(dir + QStringLiteral("/calculator_model_config.png"));
         }
         QCOMPARE(page.result()->states.paramCount, std::uint64_t{6'738'415'616});
-        QVERIFY(!inputs->openModelConfig(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/configs/ds_zero3_hf.json"), &error));
+        QVERIFY(!inputs->openModelConfig(
+            QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/configs/ds_zero3_hf.json"), &error));
         QVERIFY2(error.contains(QStringLiteral("model_type is missing")), qPrintable(error));
     }
 };

@@ -13,7 +13,9 @@ inline QString writeFakeCli(const QTemporaryDir& dir, const QByteArray& endingJs
     if (!f.open(QIODevice::WriteOnly)) return {};
     f.write("#!/bin/sh\n"
             "while [ $# -gt 0 ]; do\n"
-            "  if [ \"$1\" = --ending ]; then shift; printf '%s\\n' '" + endingJson + "' > \"$1\"; fi\n"
+            "  if [ \"$1\" = --ending ]; then shift; printf '%s\\n' '" +
+            endingJson +
+            "' > \"$1\"; fi\n"
             "  shift\n"
             "done\n"
             "echo 'shardscope-cli run: THE CLI TEXT' >&2\n"

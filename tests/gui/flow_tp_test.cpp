@@ -1,11 +1,6 @@
 // The Flows page on a real T = 2 × D = 2 recording, made here by shardscope-cli with rank
 // threads: the TP all-reduce (over the TP groups {0,1}, {2,3}) beside ZeRO's all-gather (over the
 // DP groups {0,2}, {1,3}) at the playhead or nearest to it, drawn with each group framed.
-#include <QCheckBox>
-#include <QElapsedTimer>
-#include <QTemporaryDir>
-#include <QTest>
-
 #include "cli_process.h"
 #include "common/category_palette.h"
 #include "flows/flow_page.h"
@@ -13,6 +8,11 @@
 #include "playback/explain_text.h"
 #include "playback/replay_player.h"
 #include "run/run_document.h"
+
+#include <QCheckBox>
+#include <QElapsedTimer>
+#include <QTemporaryDir>
+#include <QTest>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -26,7 +26,8 @@ bool openAndWait(RunDocument& document, const QString& path) {
     if (!document.session().openRecording(path)) return false;
     QElapsedTimer clock;
     clock.start();
-    while (document.session().isActive() && clock.elapsed() < 20000) QTest::qWait(20);
+    while (document.session().isActive() && clock.elapsed() < 20000)
+        QTest::qWait(20);
     return !document.session().isActive() && document.model().stepCount() > 0;
 }
 
@@ -46,9 +47,10 @@ private Q_SLOTS:
         QVERIFY(dir_.isValid());
         path_ = dir_.filePath(QStringLiteral("tp2x2.sstrace"));
         const auto r = testing::runProgram(SHARDSCOPE_BIN_DIR "/shardscope-cli",
-                                           {"run", "--model", "tiny_tp", "--ranks", "4", "--tp", "2", "--strategy", "zero3",
-                                            "--steps", "1", "--precision", "bf16", "--deterministic", "--shared-device",
-                                            "--trace", path_.toStdString()});
+                                           {"run", "--model", "tiny_tp", "--ranks", "4", "--tp",
+                                            "2", "--strategy", "zero3", "--steps", "1",
+                                            "--precision", "bf16", "--deterministic",
+                                            "--shared-device", "--trace", path_.toStdString()});
         QVERIFY2(r.exitCode == 0, r.err.c_str());
     }
 
@@ -75,9 +77,13 @@ private Q_SLOTS:
             QCOMPARE(dp.groupSize, 2);
             QCOMPARE(dp.members, (Groups{{0, 2}, {1, 3}}));
             QCOMPARE(dp.chunkOwners, (std::vector<int>{0, 1}));
-            // Every rank's state is told in the TP all-reduce's own phase, whatever it computes now.
-            const QString other = tp.phase == Phase::Backward ? QStringLiteral("activation") : QStringLiteral("input gradient");
-            for (int r = 0; r < 4; ++r) QVERIFY2(!page.tensorView()->rankLabel(r).contains(other), qPrintable(page.tensorView()->rankLabel(r)));
+            // Every rank's state is told in the TP all-reduce's own phase, whatever it computes
+            // now.
+            const QString other = tp.phase == Phase::Backward ? QStringLiteral("activation")
+                                                              : QStringLiteral("input gradient");
+            for (int r = 0; r < 4; ++r)
+                QVERIFY2(!page.tensorView()->rankLabel(r).contains(other),
+                         qPrintable(page.tensorView()->rankLabel(r)));
         }
         // Inside a TP all-reduce: the TP pane is at the playhead, its ranks summing partials.
         std::uint64_t inTp = 0;
@@ -97,7 +103,9 @@ private Q_SLOTS:
         QCOMPARE(tp.phase, Phase::Forward);
         // The explain panel names the partner of the TP group and the phase.
         const QString sentence = Explain::explain(document.model(), inTp, *document.model().info());
-        QVERIFY2(sentence.contains(QStringLiteral("partial activations with rank(s) %1").arg(rank ^ 1)), qPrintable(sentence));
+        QVERIFY2(
+            sentence.contains(QStringLiteral("partial activations with rank(s) %1").arg(rank ^ 1)),
+            qPrintable(sentence));
         // The frames: TP groups in the TP all-reduce's colour, DP groups in the all-gather's.
         const QImage tpShot = page.tensorView()->grab().toImage();
         const QImage dpShot = page.view()->grab().toImage();
@@ -117,12 +125,21 @@ private Q_SLOTS:
         for (std::uint64_t i = 0; i < m.eventCount(); ++i) {
             const Event& e = m.event(i);
             const QString s = Explain::sentence(m, i, *m.info());
-            if (e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::TpAllReduce && computePhaseAt(m, i) == Phase::Backward) {
-                QVERIFY2(s.contains(QStringLiteral("partial input gradients with rank(s) %1 of its tensor-parallel group").arg(e.rank ^ 1)), qPrintable(s));
+            if (e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::TpAllReduce &&
+                computePhaseAt(m, i) == Phase::Backward) {
+                QVERIFY2(
+                    s.contains(
+                        QStringLiteral(
+                            "partial input gradients with rank(s) %1 of its tensor-parallel group")
+                            .arg(e.rank ^ 1)),
+                    qPrintable(s));
                 backwardTp = true;
             }
-            if (e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllGather && e.unit >= 0) {
-                QVERIFY2(s.contains(QStringLiteral("with rank(s) %1 of its data-parallel group").arg(e.rank ^ 2)), qPrintable(s));
+            if (e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllGather &&
+                e.unit >= 0) {
+                QVERIFY2(s.contains(QStringLiteral("with rank(s) %1 of its data-parallel group")
+                                        .arg(e.rank ^ 2)),
+                         qPrintable(s));
                 gather = true;
             }
             if (e.kind == EventKind::Alloc && e.category == Category::ParamShard) {
@@ -150,8 +167,11 @@ private Q_SLOTS:
             const FlowState& s = page.view()->state();
             if (!s.valid) continue;
             QCOMPARE(s.chunkOwners.size(), static_cast<std::size_t>(s.groupSize));
-            for (const auto& g : s.members) QCOMPARE(static_cast<int>(g.size()), s.groupSize);
-            kinds |= s.kind == CollectiveOp::TpAllReduce ? 1 : s.kind == CollectiveOp::AllGather ? 2 : 0;
+            for (const auto& g : s.members)
+                QCOMPARE(static_cast<int>(g.size()), s.groupSize);
+            kinds |= s.kind == CollectiveOp::TpAllReduce ? 1
+                     : s.kind == CollectiveOp::AllGather ? 2
+                                                         : 0;
             QVERIFY(!page.view()->grab().toImage().isNull());
         }
         QCOMPARE(kinds, 3);

@@ -1,9 +1,9 @@
 // FlowView shows the FlowState of its position, drawn in the owners' colours. FlowState itself
 // is tested in tests/unit/flow_state_test.cpp.
-#include <QTest>
-
 #include "flows/flow_view.h"
 #include "timeline_test_recording.h"
+
+#include <QTest>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -17,7 +17,8 @@ auto collective(EventKind k, CollectiveOp op, int unit) {
 
 std::vector<UnitCycle> cycles(const FlowState& s) {
     std::vector<UnitCycle> out;
-    for (const FlowRank& r : s.ranks) out.push_back(r.cycle);
+    for (const FlowRank& r : s.ranks)
+        out.push_back(r.cycle);
     return out;
 }
 
@@ -31,7 +32,10 @@ private Q_SLOTS:
         FlowView view;
         view.resize(900, 460);
         view.setModel(model.get());
-        const std::uint64_t k = testrec::findEvent(*model, 2, collective(EventKind::CollectiveBegin, CollectiveOp::AllGather, 1)) + 1;
+        const std::uint64_t k =
+            testrec::findEvent(*model, 2,
+                               collective(EventKind::CollectiveBegin, CollectiveOp::AllGather, 1)) +
+            1;
         view.setPosition(k);
         const FlowState expected = computeFlowState(*model, k);
         QCOMPARE(view.state().kind, expected.kind);
@@ -43,7 +47,8 @@ private Q_SLOTS:
         const QRgb owner = rankColor(1, 4).rgb();
         bool found = false;
         for (int y = 0; y < shot.height() && !found; y += 2)
-            for (int x = 0; x < shot.width() && !found; x += 2) found = shot.pixel(x, y) == owner;
+            for (int x = 0; x < shot.width() && !found; x += 2)
+                found = shot.pixel(x, y) == owner;
         QVERIFY(found);
     }
 
@@ -58,7 +63,9 @@ private Q_SLOTS:
         view.resize(900, 460);
         view.setModel(model.get());
         const auto titleAt = [&](CollectiveOp op) {
-            view.setPosition(testrec::findEvent(*model, 0, collective(EventKind::CollectiveBegin, op, kNoUnit)) + 1);
+            view.setPosition(
+                testrec::findEvent(*model, 0, collective(EventKind::CollectiveBegin, op, kNoUnit)) +
+                1);
             return view.title();
         };
         const QString rs = titleAt(CollectiveOp::ReduceScatter);
@@ -72,7 +79,8 @@ private Q_SLOTS:
         QVERIFY2(!ag.contains(QStringLiteral("gradient norm")), qPrintable(ag));
         QVERIFY2(ag.contains(QStringLiteral("updated parameters")), qPrintable(ag));
         QVERIFY2(!ag.contains(QStringLiteral("prefetched")), qPrintable(ag));
-        for (const FlowRank& r : view.state().ranks) QVERIFY(FlowView::cycleLabel(r.cycle, r.phase) != QStringLiteral("shard only"));
+        for (const FlowRank& r : view.state().ranks)
+            QVERIFY(FlowView::cycleLabel(r.cycle, r.phase) != QStringLiteral("shard only"));
         QVERIFY(titleAt(CollectiveOp::AllReduce).contains(QStringLiteral("the gradient norm")));
     }
 
@@ -84,9 +92,12 @@ private Q_SLOTS:
         FlowView view;
         view.resize(900, 460);
         view.setModel(model.get());
-        view.setPosition(testrec::findEvent(*model, 0, [](const Event& e) {
-                             return e.kind == EventKind::CollectiveBegin && e.step == 0;
-                         }) + 1);
+        view.setPosition(testrec::findEvent(*model, 0,
+                                            [](const Event& e) {
+                                                return e.kind == EventKind::CollectiveBegin &&
+                                                       e.step == 0;
+                                            }) +
+                         1);
         QCOMPARE(view.state().step, std::int64_t{0});
         QVERIFY2(view.title().contains(QStringLiteral("step 1")), qPrintable(view.title()));
         QVERIFY2(!view.title().contains(QStringLiteral("step 0")), qPrintable(view.title()));

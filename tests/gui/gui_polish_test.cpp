@@ -2,18 +2,9 @@
 // categories as people say them; the Timeline has zoom buttons and a fit; an empty Compare page
 // says what to do; the Calculator's formulas go through the translator; the replay can follow
 // a live run.
-#include <QCheckBox>
-#include <QFile>
-#include <QLabel>
-#include <QTableView>
-#include <QTemporaryDir>
-#include <QTest>
-#include <QToolButton>
-#include <QTranslator>
-#include "common/qcustomplot.h"
-
 #include "calculator/calculator_page.h"
 #include "calculator/derivation_model.h"
+#include "common/qcustomplot.h"
 #include "compare/compare_view.h"
 #include "playback/playback_bar.h"
 #include "playback/replay_player.h"
@@ -25,6 +16,15 @@
 #include "timeline/timeline_page.h"
 #include "timeline/timeline_view.h"
 #include "timeline_test_recording.h"
+
+#include <QCheckBox>
+#include <QFile>
+#include <QLabel>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QToolButton>
+#include <QTranslator>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -43,7 +43,9 @@ QString writeRecording(const QTemporaryDir& dir, const std::string& bytes) {
 class ShoutingTranslator : public QTranslator {
 public:
     QString translate(const char* context, const char* source, const char*, int) const override {
-        return QLatin1String(context) == QLatin1String("TheoryText") ? QString::fromUtf8(source).toUpper() : QString();
+        return QLatin1String(context) == QLatin1String("TheoryText")
+                   ? QString::fromUtf8(source).toUpper()
+                   : QString();
     }
     bool isEmpty() const override { return false; }
 };
@@ -68,10 +70,12 @@ private Q_SLOTS:
         QVERIFY2(!line.contains(QStringLiteral("less memory")), qPrintable(line));
         QVERIFY2(line.contains(QStringLiteral("baseline")), qPrintable(line));
         // The measured-vs-theory chart names categories as people say them, not param_full.
-        auto ticker = qSharedPointerCast<QCPAxisTickerText>(page.measuredChart()->plot()->yAxis->ticker());
+        auto ticker =
+            qSharedPointerCast<QCPAxisTickerText>(page.measuredChart()->plot()->yAxis->ticker());
         QVERIFY(ticker);
         QVERIFY(!ticker->ticks().isEmpty());
-        for (const QString& label : ticker->ticks()) QVERIFY2(!label.contains(QLatin1Char('_')), qPrintable(label));
+        for (const QString& label : ticker->ticks())
+            QVERIFY2(!label.contains(QLatin1Char('_')), qPrintable(label));
     }
 
     void timelineZoomButtonsAndFit() {
@@ -81,8 +85,10 @@ private Q_SLOTS:
         RunDocument document;
         TimelinePage page(document);
         page.resize(1000, 600);
-        QVERIFY(document.session().openRecording(writeRecording(dir, testrec::makeRecording(spec))));
-        QTRY_VERIFY_WITH_TIMEOUT(!document.session().isActive() && document.model().stepCount() == 3, 20000);
+        QVERIFY(
+            document.session().openRecording(writeRecording(dir, testrec::makeRecording(spec))));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !document.session().isActive() && document.model().stepCount() == 3, 20000);
         QVERIFY(!page.followsStep()); // a recording opens fitted to the whole run
         TimelineView* view = page.view();
         view->fitAll();
@@ -114,7 +120,8 @@ private Q_SLOTS:
         QVERIFY(empty->isVisible());
         QVERIFY(empty->text().contains(QStringLiteral("Run all strategies")));
         QVERIFY(!view.ledgerPlot()->isVisible()); // no empty axes
-        view.setRuns({testing::typedReport("ddp", 400, 9000, "d1"), testing::typedReport("zero3", 100, 5000, "d1")});
+        view.setRuns({testing::typedReport("ddp", 400, 9000, "d1"),
+                      testing::typedReport("zero3", 100, 5000, "d1")});
         QVERIFY(!empty->isVisible());
         QVERIFY(view.ledgerPlot()->isVisible());
     }
@@ -126,10 +133,14 @@ private Q_SLOTS:
         page.recomputeNow();
         auto* table = page.findChild<QTableView*>(QStringLiteral("derivationTable"));
         QVERIFY(table && table->model()->rowCount() > 1);
-        const QString formula = table->model()->index(0, DerivationModel::FormulaCol).data().toString();
-        const QString source = table->model()->index(0, DerivationModel::SourceCol).data().toString();
+        const QString formula =
+            table->model()->index(0, DerivationModel::FormulaCol).data().toString();
+        const QString source =
+            table->model()->index(0, DerivationModel::SourceCol).data().toString();
         QCoreApplication::removeTranslator(&shout);
-        QVERIFY2(formula.contains(QStringLiteral("PADDED ELEMENTS")) || formula.contains(QStringLiteral("UNPADDED")), qPrintable(formula));
+        QVERIFY2(formula.contains(QStringLiteral("PADDED ELEMENTS")) ||
+                     formula.contains(QStringLiteral("UNPADDED")),
+                 qPrintable(formula));
         QVERIFY2(source.contains(QStringLiteral("ZERO PAPER")), qPrintable(source));
     }
 
@@ -144,7 +155,8 @@ private Q_SLOTS:
         QVERIFY(title);
         QTRY_VERIFY(title->text().contains(QLatin1Char('\n')));
         const QFontMetrics fm(title->font());
-        for (const QString& line : title->text().split(QLatin1Char('\n'))) QVERIFY2(fm.horizontalAdvance(line) <= 250, qPrintable(line));
+        for (const QString& line : title->text().split(QLatin1Char('\n')))
+            QVERIFY2(fm.horizontalAdvance(line) <= 250, qPrintable(line));
         chart.resize(1400, 220);
         QTRY_VERIFY(!title->text().contains(QLatin1Char('\n')));
     }

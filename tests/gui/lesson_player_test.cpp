@@ -1,15 +1,6 @@
 // Help → Lessons: every step of every bundled lesson, walked offscreen at 1024×700 in English and
 // Chinese. Each step must load (its bundled recording, its page, its seek), outline an element
 // that exists and is visible, and fill every number of its paragraph from the run loaded.
-#include <QLabel>
-#include <QMenu>
-#include <QMenuBar>
-#include <QPushButton>
-#include <QStackedWidget>
-#include <QFile>
-#include <QTemporaryDir>
-#include <QTest>
-
 #include "app/main_window.h"
 #include "app/pages.h"
 #include "common/byte_format.h"
@@ -23,6 +14,15 @@
 #include "ranks/ranks_page.h"
 #include "run/run_config_panel.h"
 #include "run/run_document.h"
+
+#include <QFile>
+#include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QPushButton>
+#include <QStackedWidget>
+#include <QTemporaryDir>
+#include <QTest>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -52,7 +52,8 @@ bool endsInFailure(const QString& name) {
     protocol::StreamDecoder decoder;
     decoder.feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
     bool failed = false;
-    while (auto record = decoder.next()) failed = failed || std::holds_alternative<protocol::Failure>(*record);
+    while (auto record = decoder.next())
+        failed = failed || std::holds_alternative<protocol::Failure>(*record);
     return failed;
 }
 
@@ -72,8 +73,10 @@ private Q_SLOTS:
         const LessonLibrary& library = LessonLibrary::bundled();
         QVERIFY2(library.problems.isEmpty(), qPrintable(library.problems.join(QLatin1Char('\n'))));
         QStringList ids;
-        for (const auto& l : library.lessons) ids << QString::fromStdString(l.id);
-        for (const char* id : {"ledger16", "zero-stages", "unit-cycle", "peak", "fsdp-vs-zero3", "offload"})
+        for (const auto& l : library.lessons)
+            ids << QString::fromStdString(l.id);
+        for (const char* id :
+             {"ledger16", "zero-stages", "unit-cycle", "peak", "fsdp-vs-zero3", "offload"})
             QVERIFY2(ids.contains(QLatin1String(id)), id);
         // Every recording a lesson names is bundled and carries its report (or, a run that failed
         // on purpose, its Failure; a reference always has a report).
@@ -81,9 +84,11 @@ private Q_SLOTS:
             for (const auto& s : l.steps)
                 for (const std::string& name : {s.recording, s.reference})
                     if (!name.empty()) {
-                        QVERIFY2(!bundledRecording(QString::fromStdString(name)).isEmpty(), name.c_str());
+                        QVERIFY2(!bundledRecording(QString::fromStdString(name)).isEmpty(),
+                                 name.c_str());
                         QVERIFY2(bundledReport(QString::fromStdString(name)) ||
-                                     (name == s.recording && endsInFailure(QString::fromStdString(name))),
+                                     (name == s.recording &&
+                                      endsInFailure(QString::fromStdString(name))),
                                  name.c_str());
                     }
     }
@@ -104,38 +109,55 @@ private Q_SLOTS:
                 const auto& step = lesson.steps[k];
                 const QString where = id + QStringLiteral(" step ") + QString::number(k + 1);
                 if (k > 0) {
-                    QPushButton* next = f.player->panel()->findChild<QPushButton*>(QStringLiteral("lessonNext"));
+                    QPushButton* next =
+                        f.player->panel()->findChild<QPushButton*>(QStringLiteral("lessonNext"));
                     QVERIFY(next->isEnabled());
                     QTest::mouseClick(next, Qt::LeftButton);
                 }
                 QVERIFY2(f.player->waitUntilSettled(30000), qPrintable(where));
                 QCOMPARE(f.player->stepIndex(), static_cast<int>(k));
-                QVERIFY2(f.player->problem().isEmpty(), qPrintable(where + QStringLiteral(": ") + f.player->problem()));
-                QVERIFY2(f.player->missingFacts().isEmpty(), qPrintable(where + QStringLiteral(": ") + f.player->missingFacts().join(QLatin1Char(','))));
+                QVERIFY2(f.player->problem().isEmpty(),
+                         qPrintable(where + QStringLiteral(": ") + f.player->problem()));
+                QVERIFY2(f.player->missingFacts().isEmpty(),
+                         qPrintable(where + QStringLiteral(": ") +
+                                    f.player->missingFacts().join(QLatin1Char(','))));
                 const QString text = f.player->paragraph();
-                QVERIFY2(!text.contains(QLatin1Char('{')) && !text.contains(QLatin1Char('}')), qPrintable(where + QStringLiteral(": ") + text));
+                QVERIFY2(!text.contains(QLatin1Char('{')) && !text.contains(QLatin1Char('}')),
+                         qPrintable(where + QStringLiteral(": ") + text));
                 QVERIFY(f.player->panel()->isVisible());
                 const bool last = k + 1 == lesson.steps.size();
-                QCOMPARE(f.player->panel()->findChild<QPushButton*>(QStringLiteral("lessonNext"))->text(),
+                QCOMPARE(f.player->panel()
+                             ->findChild<QPushButton*>(QStringLiteral("lessonNext"))
+                             ->text(),
                          last ? LessonPlayer::tr("Finish") : LessonPlayer::tr("Next"));
-                QCOMPARE(f.player->panel()->findChild<QLabel*>(QStringLiteral("lessonCounter"))->text(),
-                         LessonPlayer::tr("Step %1 of %2").arg(k + 1).arg(lesson.steps.size()));
-                if (!step.page.empty()) QCOMPARE(currentPage(f.window), f.window.page(QString::fromStdString(step.page)));
+                QCOMPARE(
+                    f.player->panel()->findChild<QLabel*>(QStringLiteral("lessonCounter"))->text(),
+                    LessonPlayer::tr("Step %1 of %2").arg(k + 1).arg(lesson.steps.size()));
+                if (!step.page.empty())
+                    QCOMPARE(currentPage(f.window),
+                             f.window.page(QString::fromStdString(step.page)));
                 if (!step.highlight.empty()) {
                     QWidget* target = f.player->highlighted();
                     QVERIFY2(target, qPrintable(where));
                     QCOMPARE(target->objectName(), QString::fromStdString(step.highlight));
-                    QVERIFY2(target->isVisible(), qPrintable(where + QStringLiteral(": ") + target->objectName()));
-                    // The outline is drawn where the element is, inside the window, big enough to see.
+                    QVERIFY2(target->isVisible(),
+                             qPrintable(where + QStringLiteral(": ") + target->objectName()));
+                    // The outline is drawn where the element is, inside the window, big enough to
+                    // see.
                     auto* overlay = f.window.findChild<LessonOverlay*>();
                     QVERIFY(overlay && overlay->isVisible());
                     const QRect r = overlay->targetRect();
-                    QVERIFY2(r.width() >= 20 && r.height() >= 16, qPrintable(where + QStringLiteral(": %1×%2").arg(r.width()).arg(r.height())));
+                    QVERIFY2(r.width() >= 20 && r.height() >= 16,
+                             qPrintable(where +
+                                        QStringLiteral(": %1×%2").arg(r.width()).arg(r.height())));
                     QVERIFY2(f.window.rect().intersects(r), qPrintable(where));
                 }
                 if (!step.recording.empty()) QVERIFY(f.window.document().model().stepCount() > 0);
                 if (step.configure) {
-                    const RunRequest r = qobject_cast<RanksPage*>(f.window.page(QStringLiteral("ranks")))->configPanel()->request();
+                    const RunRequest r =
+                        qobject_cast<RanksPage*>(f.window.page(QStringLiteral("ranks")))
+                            ->configPanel()
+                            ->request();
                     QCOMPARE(r.ranks, step.configure->ranks);
                     QCOMPARE(r.strategy, step.configure->strategy);
                     QCOMPARE(r.model, QString::fromStdString(step.configure->model));
@@ -154,11 +176,17 @@ private Q_SLOTS:
         QVERIFY(f.player->waitUntilSettled(30000));
         const auto& report = f.window.document().report();
         QVERIFY(report);
-        const QString states = formatDecimal(static_cast<double>(report::stateTotal(report->ranks[0].modelStateBytes)));
+        const QString states = formatDecimal(
+            static_cast<double>(report::stateTotal(report->ranks[0].modelStateBytes)));
         QVERIFY2(f.player->paragraph().contains(states), qPrintable(f.player->paragraph()));
-        QVERIFY(f.player->paragraph().contains(QLocale().toString(static_cast<qulonglong>(report->paramCount))));
+        QVERIFY(f.player->paragraph().contains(
+            QLocale().toString(static_cast<qulonglong>(report->paramCount))));
         const LessonFacts facts = lessonFacts(f.window.document(), 0);
-        QCOMPARE(facts.value(QStringLiteral("bpp_total")), QLocale().toString(static_cast<double>(report::stateTotal(report->ranks[0].modelStateBytes)) / static_cast<double>(report->paramCount), 'f', 2));
+        QCOMPARE(facts.value(QStringLiteral("bpp_total")),
+                 QLocale().toString(
+                     static_cast<double>(report::stateTotal(report->ranks[0].modelStateBytes)) /
+                         static_cast<double>(report->paramCount),
+                     'f', 2));
 
         // Lesson 3, step 1: the playhead stands just after block0's first all-gather of step 2.
         QVERIFY(f.player->start(QStringLiteral("unit-cycle"), 0));
@@ -179,11 +207,13 @@ private Q_SLOTS:
         QVERIFY(f.player->waitUntilSettled(30000));
         const LessonFacts atPeak = lessonFacts(f.window.document(), 0);
         QCOMPARE(atPeak.value(QStringLiteral("live.total")), atPeak.value(QStringLiteral("peak")));
-        QCOMPARE(f.window.document().player().cursor().state()[0].liveTotal, f.window.document().report()->ranks[0].peakTotal);
+        QCOMPARE(f.window.document().player().cursor().state()[0].liveTotal,
+                 f.window.document().report()->ranks[0].peakTotal);
 
         // A fact the run does not have stays visible as its name, and is reported.
         QStringList missing;
-        QCOMPARE(fillPlaceholders(QStringLiteral("a {nope} b {n}"), facts, &missing), QStringLiteral("a {nope} b 4"));
+        QCOMPARE(fillPlaceholders(QStringLiteral("a {nope} b {n}"), facts, &missing),
+                 QStringLiteral("a {nope} b 4"));
         QCOMPARE(missing, QStringList{QStringLiteral("nope")});
     }
 
@@ -207,27 +237,34 @@ private Q_SLOTS:
         QVERIFY(f.player->waitUntilSettled(30000));
         QCOMPARE(f.player->stepIndex(), 0);
         QVERIFY(f.player->paragraph() != zero1);
-        QCOMPARE(QString::fromStdString(f.window.document().report()->strategy), QStringLiteral("ddp"));
+        QCOMPARE(QString::fromStdString(f.window.document().report()->strategy),
+                 QStringLiteral("ddp"));
         // Switching the language rewrites the paragraph and the menu with the same numbers.
         const QString english = f.player->paragraph();
         QVERIFY(f.language.setLanguage(QStringLiteral("zh_CN")));
-        QVERIFY2(f.player->paragraph().contains(QStringLiteral("每个 rank")), qPrintable(f.player->paragraph()));
-        QVERIFY(f.player->paragraph().contains(formatDecimal(static_cast<double>(report::stateTotal(f.window.document().report()->ranks[0].modelStateBytes)))));
+        QVERIFY2(f.player->paragraph().contains(QStringLiteral("每个 rank")),
+                 qPrintable(f.player->paragraph()));
+        QVERIFY(f.player->paragraph().contains(formatDecimal(static_cast<double>(
+            report::stateTotal(f.window.document().report()->ranks[0].modelStateBytes)))));
         QVERIFY(menu->actions().at(0)->text().contains(QStringLiteral("账本")));
         QVERIFY(f.language.setLanguage(QStringLiteral("en")));
         QCOMPARE(f.player->paragraph(), english);
-        QCOMPARE(f.player->panel()->findChild<QLabel*>(QStringLiteral("lessonCounter"))->text(), QStringLiteral("Step 1 of 5"));
+        QCOMPARE(f.player->panel()->findChild<QLabel*>(QStringLiteral("lessonCounter"))->text(),
+                 QStringLiteral("Step 1 of 5"));
         QCOMPARE(next->text(), QStringLiteral("Next"));
         // Another recording replaces the lesson's: the card says so and keeps its numbers.
         const QString before = f.player->paragraph();
-        QVERIFY(qobject_cast<RanksPage*>(f.window.page(QStringLiteral("ranks")))->openRecording(QStringLiteral(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace")));
+        QVERIFY(qobject_cast<RanksPage*>(f.window.page(QStringLiteral("ranks")))
+                    ->openRecording(QStringLiteral(SHARDSCOPE_SOURCE_DIR
+                                                   "/tests/data/golden_zero3_tiny_2r.sstrace")));
         QTRY_VERIFY(!f.player->problem().isEmpty());
         QCOMPARE(f.player->paragraph(), before);
         QTRY_VERIFY(!qobject_cast<RanksPage*>(f.window.page(QStringLiteral("ranks")))->isBusy());
         f.player->next(); // reloads the lesson's recording
         QVERIFY(f.player->waitUntilSettled(30000));
         QVERIFY2(f.player->problem().isEmpty(), qPrintable(f.player->problem()));
-        QCOMPARE(QString::fromStdString(f.window.document().report()->strategy), QStringLiteral("zero1"));
+        QCOMPARE(QString::fromStdString(f.window.document().report()->strategy),
+                 QStringLiteral("zero1"));
         QVERIFY(!f.player->start(QStringLiteral("no-such-lesson")));
         QVERIFY(!f.player->start(QStringLiteral("zero-stages"), 99));
     }
@@ -238,7 +275,8 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QFile file(dir.filePath(QStringLiteral("run.json")));
         QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write(R"({"schema":"shardscope.lesson/1","id":"live","order":1,"title":{"en":"Live"},"steps":[
+        file.write(
+            R"({"schema":"shardscope.lesson/1","id":"live","order":1,"title":{"en":"Live"},"steps":[
             {"title":{"en":"Run"},"text":{"en":"{strategy} on {n} ranks keeps {state_total}; step {ev.step}"},
              "configure":{"model":"tiny","ranks":2,"strategy":"zero2","steps":1},"run":true,
              "page":"ranks","seek":{"at":"end","step":1},"highlight":"rankLedgerView"}]})");
@@ -254,9 +292,11 @@ private Q_SLOTS:
         QVERIFY(report);
         QCOMPARE(QString::fromStdString(report->strategy), QStringLiteral("zero2"));
         QCOMPARE(report->worldSize, 2);
-        const QString states = formatDecimal(static_cast<double>(report::stateTotal(report->ranks[0].modelStateBytes)));
+        const QString states = formatDecimal(
+            static_cast<double>(report::stateTotal(report->ranks[0].modelStateBytes)));
         QVERIFY2(player.paragraph().contains(states), qPrintable(player.paragraph()));
-        QVERIFY2(player.paragraph().endsWith(QStringLiteral("step 1")), qPrintable(player.paragraph()));
+        QVERIFY2(player.paragraph().endsWith(QStringLiteral("step 1")),
+                 qPrintable(player.paragraph()));
         QCOMPARE(player.highlighted()->objectName(), QStringLiteral("rankLedgerView"));
     }
 };

@@ -1,4 +1,10 @@
 // MainWindow: pages are added by id, and switching the language retranslates live widgets.
+#include "app/main_window.h"
+#include "app/pages.h"
+#include "calculator/calculator_page.h"
+#include "common/language.h"
+#include "ranks/ranks_page.h"
+
 #include <QComboBox>
 #include <QGroupBox>
 #include <QLabel>
@@ -7,12 +13,6 @@
 #include <QMenuBar>
 #include <QPushButton>
 #include <QTest>
-
-#include "app/main_window.h"
-#include "app/pages.h"
-#include "calculator/calculator_page.h"
-#include "common/language.h"
-#include "ranks/ranks_page.h"
 
 using namespace shardscope::widgets;
 
@@ -23,18 +23,23 @@ private Q_SLOTS:
         LanguageManager language;
         MainWindow window(&language);
         addDefaultPages(window);
-        window.addPage(QStringLiteral("extra"), [] { return QStringLiteral("Extra"); }, new QLabel);
-        QCOMPARE(window.pageIds(), QStringList({QStringLiteral("ranks"), QStringLiteral("timeline"), QStringLiteral("flows"),
-                                              QStringLiteral("compare"), QStringLiteral("calculator"), QStringLiteral("checkpoints"),
-                                              QStringLiteral("extra")}));
+        window.addPage(
+            QStringLiteral("extra"), [] { return QStringLiteral("Extra"); }, new QLabel);
+        QCOMPARE(window.pageIds(),
+                 QStringList({QStringLiteral("ranks"), QStringLiteral("timeline"),
+                              QStringLiteral("flows"), QStringLiteral("compare"),
+                              QStringLiteral("calculator"), QStringLiteral("checkpoints"),
+                              QStringLiteral("extra")}));
         QVERIFY(qobject_cast<CalculatorPage*>(window.page(QStringLiteral("calculator"))));
         QVERIFY(qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks"))));
-        QCOMPARE(window.findChild<QListWidget*>(QStringLiteral("pageList"))->currentRow(), 0); // Ranks first
+        QCOMPARE(window.findChild<QListWidget*>(QStringLiteral("pageList"))->currentRow(),
+                 0); // Ranks first
         QVERIFY(window.showPage(QStringLiteral("extra")));
         QCOMPARE(window.findChild<QListWidget*>(QStringLiteral("pageList"))->currentRow(), 6);
         // File → Open recording… comes from the Ranks page, above Quit.
         const auto fileActions = window.menuBar()->actions().first()->menu()->actions();
-        QCOMPARE(fileActions.first(), qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks")))->openAction());
+        QCOMPARE(fileActions.first(),
+                 qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks")))->openAction());
         QVERIFY(!window.showPage(QStringLiteral("bogus")));
     }
 

@@ -2,22 +2,22 @@
 // than 1024×700, the window keeps the size it was given on every page, the Ranks chart keeps a
 // usable height, no chart's legend or in-plot labels are clipped or drawn over each other, and a
 // row of Compare badges wraps instead of widening the window.
-#include <QListWidget>
-#include <QTabWidget>
-#include <QSignalSpy>
-#include <QTemporaryDir>
-#include <QTest>
-
 #include "app/main_window.h"
-#include "common/qcustomplot.h"
 #include "app/pages.h"
 #include "checkpoints/checkpoints_page.h"
-#include "gui_checkpoint.h"
 #include "common/language.h"
+#include "common/qcustomplot.h"
 #include "compare/compare_view.h"
+#include "gui_checkpoint.h"
 #include "ranks/rank_ledger_view.h"
 #include "ranks/ranks_page.h"
 #include "sample_reports.h"
+
+#include <QListWidget>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -29,7 +29,9 @@ const QSize kSmall(1024, 700), kLarge(1920, 1080);
 // defect left ~60 px at 1024×700 (a window this short is tight for bars, labels and legend).
 constexpr int kUsableRankChartHeight = 85;
 
-QString sizeText(QSize s) { return QStringLiteral("%1×%2").arg(s.width()).arg(s.height()); }
+QString sizeText(QSize s) {
+    return QStringLiteral("%1×%2").arg(s.width()).arg(s.height());
+}
 
 // On failure: which descendants ask for much of the budget (the culprits' class and name).
 QString greedyChildren(const QWidget* w, int depth = 0) {
@@ -38,8 +40,9 @@ QString greedyChildren(const QWidget* w, int depth = 0) {
         if (c->isHidden()) continue;
         const QSize m = c->minimumSizeHint().expandedTo(c->minimumSize());
         if (m.width() < 250 && m.height() < 300) continue;
-        out += QStringLiteral("\n") + QString(depth * 2, QLatin1Char(' ')) + QString::fromLatin1(c->metaObject()->className()) +
-               QLatin1Char(' ') + c->objectName() + QLatin1Char(' ') + sizeText(m);
+        out += QStringLiteral("\n") + QString(depth * 2, QLatin1Char(' ')) +
+               QString::fromLatin1(c->metaObject()->className()) + QLatin1Char(' ') +
+               c->objectName() + QLatin1Char(' ') + sizeText(m);
         if (depth < 12) out += greedyChildren(c, depth + 1);
     }
     return out;
@@ -64,29 +67,39 @@ QString unreadableChartParts(QWidget* page) {
                     const QRectF r(item->outerRect());
                     entries.append({item->plottable()->name(), r});
                     // A cell narrower or shorter than its entry cuts the text ("DDI" for "DDP").
-                    const QSize needs = static_cast<const QCPLayoutElement*>(item)->minimumOuterSizeHint();
-                    if (!QRectF(plot->rect()).contains(r) || r.width() < needs.width() || r.height() < needs.height())
-                        out += where + QStringLiteral("legend entry \"%1\" clipped at %2, needs %3×%4")
-                                           .arg(item->plottable()->name(), rectText(r))
-                                           .arg(needs.width())
-                                           .arg(needs.height());
+                    const QSize needs =
+                        static_cast<const QCPLayoutElement*>(item)->minimumOuterSizeHint();
+                    if (!QRectF(plot->rect()).contains(r) || r.width() < needs.width() ||
+                        r.height() < needs.height())
+                        out +=
+                            where + QStringLiteral("legend entry \"%1\" clipped at %2, needs %3×%4")
+                                        .arg(item->plottable()->name(), rectText(r))
+                                        .arg(needs.width())
+                                        .arg(needs.height());
                 }
         QList<QPair<QString, QRectF>> labels;
         for (int i = 0; i < plot->itemCount(); ++i)
-            if (auto* text = qobject_cast<QCPItemText*>(plot->item(i)); text && text->visible() && !text->text().isEmpty()) {
-                const QRectF r = QRectF(text->topLeft->pixelPosition(), text->bottomRight->pixelPosition()).normalized();
+            if (auto* text = qobject_cast<QCPItemText*>(plot->item(i));
+                text && text->visible() && !text->text().isEmpty()) {
+                const QRectF r =
+                    QRectF(text->topLeft->pixelPosition(), text->bottomRight->pixelPosition())
+                        .normalized();
                 labels.append({text->text(), r});
-                if (text->clipToAxisRect() && !QRectF(text->clipAxisRect()->rect()).adjusted(-1, -1, 1, 1).contains(r))
+                if (text->clipToAxisRect() &&
+                    !QRectF(text->clipAxisRect()->rect()).adjusted(-1, -1, 1, 1).contains(r))
                     out += where + QStringLiteral("label \"%1\" %2 cut by the axes %3")
-                                       .arg(text->text(), rectText(r), rectText(text->clipAxisRect()->rect()));
+                                       .arg(text->text(), rectText(r),
+                                            rectText(text->clipAxisRect()->rect()));
             }
         for (const auto* group : {&entries, &labels})
             for (int i = 0; i < group->size(); ++i)
                 for (int j = i + 1; j < group->size(); ++j)
-                    if ((*group)[i].second.adjusted(1, 1, -1, -1).intersects((*group)[j].second.adjusted(1, 1, -1, -1)))
+                    if ((*group)[i]
+                            .second.adjusted(1, 1, -1, -1)
+                            .intersects((*group)[j].second.adjusted(1, 1, -1, -1)))
                         out += where + QStringLiteral("\"%1\" %2 overlaps \"%3\" %4")
-                                           .arg((*group)[i].first, rectText((*group)[i].second), (*group)[j].first,
-                                                rectText((*group)[j].second));
+                                           .arg((*group)[i].first, rectText((*group)[i].second),
+                                                (*group)[j].first, rectText((*group)[j].second));
     }
     return out;
 }
@@ -105,7 +118,9 @@ QString unreadableInAnyTab(QWidget* page, const QString& shotPrefix) {
             tabs->setCurrentIndex(i);
             QCoreApplication::processEvents();
             out += unreadableChartParts(tabs->widget(i));
-            if (!shotPrefix.isEmpty()) tabs->grab().save(QStringLiteral("%1-pane%2-tab%3.png").arg(shotPrefix).arg(pane).arg(i));
+            if (!shotPrefix.isEmpty())
+                tabs->grab().save(
+                    QStringLiteral("%1-pane%2-tab%3.png").arg(shotPrefix).arg(pane).arg(i));
         }
         tabs->setCurrentIndex(shown);
     }
@@ -138,42 +153,59 @@ private Q_SLOTS:
         auto* run = ranks->findChild<QWidget*>(QStringLiteral("runButton"));
         QVERIFY(run);
         const QPoint runAt = run->mapTo(&window, QPoint(0, 0));
-        QVERIFY(ranks->openRecording(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace")));
-        QTRY_VERIFY_WITH_TIMEOUT(!ranks->isBusy() && ranks->model().stepCount() > 0, 20000); // decoded on a thread
+        QVERIFY(ranks->openRecording(
+            QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace")));
+        QTRY_VERIFY_WITH_TIMEOUT(!ranks->isBusy() && ranks->model().stepCount() > 0,
+                                 20000); // decoded on a thread
         ranks->finishPendingDraws();
         QCoreApplication::processEvents();
         QCOMPARE(run->mapTo(&window, QPoint(0, 0)), runAt);
         // A checkpoint saved at N = 3 fills the Checkpoints page, shown loading at M = 2.
         QTemporaryDir checkpointDir;
         QVERIFY(checkpointDir.isValid());
-        const QString saved = testing::saveTinyCheckpoint(checkpointDir.filePath(QStringLiteral("ckpt")), 3, "zero3");
+        const QString saved =
+            testing::saveTinyCheckpoint(checkpointDir.filePath(QStringLiteral("ckpt")), 3, "zero3");
         QVERIFY2(saved.isEmpty(), qPrintable(saved));
-        auto* checkpoints = qobject_cast<CheckpointsPage*>(window.page(QStringLiteral("checkpoints")));
-        QVERIFY(checkpoints && checkpoints->openFolder(checkpointDir.filePath(QStringLiteral("ckpt"))));
+        auto* checkpoints =
+            qobject_cast<CheckpointsPage*>(window.page(QStringLiteral("checkpoints")));
+        QVERIFY(checkpoints &&
+                checkpoints->openFolder(checkpointDir.filePath(QStringLiteral("ckpt"))));
         QTRY_VERIFY_WITH_TIMEOUT(!checkpoints->verifying(), 10000);
         for (const QString& id : window.pageIds()) {
             QVERIFY(window.showPage(id));
             QWidget* page = window.page(id);
             const QSize hint = page->minimumSizeHint();
             QVERIFY2(hint.width() <= kSmall.width() && hint.height() <= kSmall.height(),
-                     qPrintable(id + QStringLiteral(" asks for at least ") + sizeText(hint) + greedyChildren(page)));
+                     qPrintable(id + QStringLiteral(" asks for at least ") + sizeText(hint) +
+                                greedyChildren(page)));
             for (const QSize size : {kSmall, kLarge}) {
                 window.resize(size);
                 QCoreApplication::processEvents();
-                QVERIFY2(window.size() == size, qPrintable(id + QStringLiteral(": asked for ") + sizeText(size) +
-                                                           QStringLiteral(", got ") + sizeText(window.size()) + greedyChildren(page)));
-                QVERIFY2(window.minimumSizeHint().width() <= kSmall.width() && window.minimumSizeHint().height() <= kSmall.height(),
-                         qPrintable(id + QStringLiteral(": window needs ") + sizeText(window.minimumSizeHint())));
-                // SHARDSCOPE_LAYOUT_SHOTS=DIR keeps a picture of every page at both sizes, to look at.
+                QVERIFY2(window.size() == size,
+                         qPrintable(id + QStringLiteral(": asked for ") + sizeText(size) +
+                                    QStringLiteral(", got ") + sizeText(window.size()) +
+                                    greedyChildren(page)));
+                QVERIFY2(window.minimumSizeHint().width() <= kSmall.width() &&
+                             window.minimumSizeHint().height() <= kSmall.height(),
+                         qPrintable(id + QStringLiteral(": window needs ") +
+                                    sizeText(window.minimumSizeHint())));
+                // SHARDSCOPE_LAYOUT_SHOTS=DIR keeps a picture of every page at both sizes, to look
+                // at.
                 const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS");
                 if (!shots.isEmpty())
-                    window.grab().save(QStringLiteral("%1/%2-%3-%4.png").arg(shots, id, lang, sizeText(size)));
+                    window.grab().save(
+                        QStringLiteral("%1/%2-%3-%4.png").arg(shots, id, lang, sizeText(size)));
                 const QString unreadable = unreadableInAnyTab(
-                    page, shots.isEmpty() ? QString() : QStringLiteral("%1/%2-%3-%4").arg(shots, id, lang, sizeText(size)));
-                QVERIFY2(unreadable.isEmpty(), qPrintable(id + QStringLiteral(" at ") + sizeText(size) + unreadable));
+                    page, shots.isEmpty()
+                              ? QString()
+                              : QStringLiteral("%1/%2-%3-%4").arg(shots, id, lang, sizeText(size)));
+                QVERIFY2(unreadable.isEmpty(),
+                         qPrintable(id + QStringLiteral(" at ") + sizeText(size) + unreadable));
                 if (id == QStringLiteral("ranks")) {
                     const int h = ranks->rankView()->plotArea().height();
-                    QVERIFY2(h >= kUsableRankChartHeight, qPrintable(QStringLiteral("Ranks bars %1 px high at ").arg(h) + sizeText(size)));
+                    QVERIFY2(h >= kUsableRankChartHeight,
+                             qPrintable(QStringLiteral("Ranks bars %1 px high at ").arg(h) +
+                                        sizeText(size)));
                 }
             }
         }
@@ -195,7 +227,8 @@ private Q_SLOTS:
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         QVERIFY(window.showPage(QStringLiteral("ranks")));
-        QVERIFY(ranks->openRecording(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../../resources/recordings/zero3_offload_tiny_2r.sstrace")));
+        QVERIFY(ranks->openRecording(QStringLiteral(
+            QT_TESTCASE_SOURCEDIR "/../../resources/recordings/zero3_offload_tiny_2r.sstrace")));
         QTRY_VERIFY_WITH_TIMEOUT(!ranks->isBusy() && ranks->model().stepCount() > 0, 20000);
         ranks->finishPendingDraws();
         QCOMPARE(ranks->rankView()->shownTiers(), (std::vector<Tier>{Tier::Device, Tier::Host}));
@@ -204,9 +237,13 @@ private Q_SLOTS:
             QCoreApplication::processEvents();
             QCOMPARE(window.size(), size);
             const QString shots = qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS");
-            if (!shots.isEmpty()) window.grab().save(QStringLiteral("%1/ranks-offload-%2-%3.png").arg(shots, lang, sizeText(size)));
+            if (!shots.isEmpty())
+                window.grab().save(
+                    QStringLiteral("%1/ranks-offload-%2-%3.png").arg(shots, lang, sizeText(size)));
             const int h = ranks->rankView()->plotArea().height();
-            QVERIFY2(h >= kUsableRankChartHeight, qPrintable(QStringLiteral("Ranks bars %1 px high at ").arg(h) + sizeText(size)));
+            QVERIFY2(
+                h >= kUsableRankChartHeight,
+                qPrintable(QStringLiteral("Ranks bars %1 px high at ").arg(h) + sizeText(size)));
             for (int r = 0; r < 2; ++r)
                 for (Tier t : {Tier::Device, Tier::Host})
                     QVERIFY(ranks->rankView()->tierBarRect(r, t).width() >= 12);
@@ -226,12 +263,15 @@ private Q_SLOTS:
         QVERIFY(view);
         std::vector<report::RunReport> runs;
         for (const char* s : {"ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_shard_grad_op"})
-            for (double delta : {0.0, 2.5e-7}) runs.push_back(testing::typedReport(s, 100, 5000, "d1", delta));
+            for (double delta : {0.0, 2.5e-7})
+                runs.push_back(testing::typedReport(s, 100, 5000, "d1", delta));
         view->setRuns(runs);
         QCoreApplication::processEvents();
         QCOMPARE(view->badgeTexts().size(), 12);
-        QVERIFY2(window.size() == kSmall, qPrintable(sizeText(window.size()) + greedyChildren(&window)));
-        QVERIFY2(window.minimumSizeHint().width() <= kSmall.width(), qPrintable(sizeText(window.minimumSizeHint())));
+        QVERIFY2(window.size() == kSmall,
+                 qPrintable(sizeText(window.size()) + greedyChildren(&window)));
+        QVERIFY2(window.minimumSizeHint().width() <= kSmall.width(),
+                 qPrintable(sizeText(window.minimumSizeHint())));
     }
 };
 

@@ -1,11 +1,11 @@
 // The PlaybackBar driving the shared ReplayPlayer on a ZeRO-3 recording: keys, speed range, loop.
 // The navigation targets themselves are tested in tests/unit/playback_nav_test.cpp.
-#include <QSignalSpy>
-#include <QTest>
-
 #include "playback/playback_bar.h"
 #include "playback/replay_player.h"
 #include "timeline_test_recording.h"
+
+#include <QSignalSpy>
+#include <QTest>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -14,9 +14,13 @@ using namespace shardscope::replay;
 namespace {
 
 std::uint64_t agAt(const ReplayModel& m, int rank, int unit, int nth) {
-    return testrec::findEvent(m, rank, [unit](const Event& e) {
-        return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllGather && e.unit == unit;
-    }, nth);
+    return testrec::findEvent(
+        m, rank,
+        [unit](const Event& e) {
+            return e.kind == EventKind::CollectiveBegin &&
+                   e.collective == CollectiveOp::AllGather && e.unit == unit;
+        },
+        nth);
 }
 
 } // namespace

@@ -2,6 +2,11 @@
 // The Ranks page's test fixture, shared by the tests of the page (ranks_page_test) and of its
 // run controls (ranks_run_control_test): a page over its own document, live jobs with the
 // built worker where it and mpirun exist, and the /proc helpers that check nothing is left.
+#include "launch/mpirun.h"
+#include "launch/process_tree.h"
+#include "ranks/ranks_page.h"
+#include "synthetic_stream.h"
+
 #include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -9,11 +14,6 @@
 #include <algorithm>
 #include <csignal>
 #include <fstream>
-
-#include "launch/mpirun.h"
-#include "launch/process_tree.h"
-#include "ranks/ranks_page.h"
-#include "synthetic_stream.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -23,27 +23,31 @@ using shardscope::launch::ProcessId;
 namespace {
 
 const QString kWorker = QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-worker");
-const QString kCli = QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-cli"); // RunSession's default: beside this binary
+const QString kCli = QStringLiteral(SHARDSCOPE_BIN_DIR
+                                    "/shardscope-cli"); // RunSession's default: beside this binary
 
 // Why live jobs cannot run here (as threads, or under mpirun), or empty when they can.
 inline QString missingForThreads() {
     if (!QFileInfo(kCli).isExecutable())
-        return QStringLiteral("build/bin/shardscope-cli is missing: build the shardscope-cli target to run live jobs");
+        return QStringLiteral("build/bin/shardscope-cli is missing: build the shardscope-cli "
+                              "target to run live jobs");
     if (!QFileInfo(kWorker).isExecutable())
-        return QStringLiteral("build/bin/shardscope-worker is missing: build the worker target to run live jobs");
+        return QStringLiteral(
+            "build/bin/shardscope-worker is missing: build the worker target to run live jobs");
     return {};
 }
 
 inline QString missingForMpirun() {
     if (QString why = missingForThreads(); !why.isEmpty()) return why;
-    if (!launch::findExecutable("mpirun")) return QStringLiteral("mpirun is not on PATH: install OpenMPI to run live jobs");
+    if (!launch::findExecutable("mpirun"))
+        return QStringLiteral("mpirun is not on PATH: install OpenMPI to run live jobs");
     return {};
 }
 
 // QSKIP returns from the test function, so skipping on a missing prerequisite is a macro.
-#define SKIP_IF_MISSING(why)                                                        \
-    do {                                                                            \
-        if (const QString reason = (why); !reason.isEmpty()) QSKIP(qPrintable(reason)); \
+#define SKIP_IF_MISSING(why)                                                                       \
+    do {                                                                                           \
+        if (const QString reason = (why); !reason.isEmpty()) QSKIP(qPrintable(reason));            \
     } while (false)
 
 inline RunRequest tinyRequest(int steps) {
@@ -69,7 +73,8 @@ inline std::string processName(pid_t pid) {
 }
 
 inline bool allGone(const std::vector<ProcessId>& tree) {
-    return std::none_of(tree.begin(), tree.end(), [](const ProcessId& p) { return ::kill(p.pid, 0) == 0; });
+    return std::none_of(tree.begin(), tree.end(),
+                        [](const ProcessId& p) { return ::kill(p.pid, 0) == 0; });
 }
 
 struct PageOwned {

@@ -1,20 +1,7 @@
 // The Ranks page as a user drives it: recordings replay deterministically into the rank view,
 // every error path ends in an inline message with the page still usable, settings are
 // validated inline, and — where the worker and mpirun exist — real jobs run, stop and die.
-#include <QLabel>
-#include <QPushButton>
-#include <QSignalSpy>
-#include <QSpinBox>
-#include <QCheckBox>
-#include <QComboBox>
-#include <QStandardItemModel>
-#include <QTemporaryDir>
-#include <QTest>
-#include <csignal>
-#include <fstream>
-
 #include "fake_cli.h"
-#include "ranks_page_fixture.h"
 #include "launch/mpirun.h"
 #include "launch/process_tree.h"
 #include "ledger_reference.h"
@@ -23,8 +10,21 @@
 #include "ranks/ranks_page.h"
 #include "ranks/run_theory_charts.h"
 #include "ranks/run_timeline_charts.h"
+#include "ranks_page_fixture.h"
 #include "run/run_config_panel.h"
 #include "synthetic_stream.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QTemporaryDir>
+#include <QTest>
+#include <csignal>
+#include <fstream>
 
 class RanksPageTest : public QObject {
     Q_OBJECT
@@ -39,17 +39,21 @@ private Q_SLOTS:
         QCOMPARE(page.model().worldSize(), 3);
         QVERIFY(page.bannerText().isEmpty());
         // Seek anywhere: the view shows exactly the model's ledger at that event.
-        for (std::uint64_t k : {std::uint64_t{0}, std::uint64_t{17}, page.model().eventCount() / 2, page.model().eventCount()}) {
+        for (std::uint64_t k : {std::uint64_t{0}, std::uint64_t{17}, page.model().eventCount() / 2,
+                                page.model().eventCount()}) {
             page.player().seek(k);
             QVERIFY(page.rankView()->state() == page.model().stateAt(k));
         }
         page.showPeakOfStep(1);
         const replay::LedgerState& shown = page.rankView()->state();
-        QVERIFY(std::any_of(shown.begin(), shown.end(), [](const replay::RankState& s) { return s.live.category(Category::ParamFull) > 0; }));
+        QVERIFY(std::any_of(shown.begin(), shown.end(), [](const replay::RankState& s) {
+            return s.live.category(Category::ParamFull) > 0;
+        }));
         page.finishPendingDraws();
         QVERIFY(page.savingsChart()->measuredSavings().has_value());
         // ZeRO-3 on 3 ranks: model states are about a third of DDP's (padding makes it a bit less).
-        QVERIFY2(std::abs(*page.savingsChart()->measuredSavings() - 3.0) < 0.05, qPrintable(QString::number(*page.savingsChart()->measuredSavings())));
+        QVERIFY2(std::abs(*page.savingsChart()->measuredSavings() - 3.0) < 0.05,
+                 qPrintable(QString::number(*page.savingsChart()->measuredSavings())));
         QVERIFY(page.memoryChart()->pointCount() > 10);
         QCOMPARE(page.lossChart()->pointCount(), 2);
     }
@@ -67,8 +71,9 @@ private Q_SLOTS:
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
         QCOMPARE(page.model().stepCount(), std::size_t{2});
         QVERIFY(!page.document.report());
-        QVERIFY2(page.document.reportProblem().contains(QStringLiteral("report has no schema field")),
-                 qPrintable(page.document.reportProblem()));
+        QVERIFY2(
+            page.document.reportProblem().contains(QStringLiteral("report has no schema field")),
+            qPrintable(page.document.reportProblem()));
         page.finishPendingDraws();
         QVERIFY2(page.exposedText().contains(QStringLiteral("Report unreadable")) &&
                      page.exposedText().contains(QStringLiteral("report has no schema field")),
@@ -79,30 +84,36 @@ private Q_SLOTS:
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
         QVERIFY(page.document.reportProblem().isEmpty());
         page.finishPendingDraws();
-        QVERIFY2(!page.exposedText().contains(QStringLiteral("Report unreadable")), qPrintable(page.exposedText()));
+        QVERIFY2(!page.exposedText().contains(QStringLiteral("Report unreadable")),
+                 qPrintable(page.exposedText()));
     }
 
     // An offloaded run's report: exposed transfers per rank beside exposed communication; a run
     // that moved nothing between tiers (the golden one) has no such line.
     void offloadedRunShowsExposedTransfers() {
         TestPage page;
-        QVERIFY(page.openRecording(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/offload_nvme_tiny_2r.sstrace")));
+        QVERIFY(page.openRecording(
+            QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/offload_nvme_tiny_2r.sstrace")));
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
         page.finishPendingDraws();
         QVERIFY2(page.exposedText().contains(QStringLiteral("Exposed communication")) &&
                      page.exposedText().contains(QStringLiteral("<b>Exposed transfers</b>")) &&
                      page.exposedText().contains(QStringLiteral("rank 1 ")),
                  qPrintable(page.exposedText()));
-        QVERIFY(page.openRecording(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace")));
+        QVERIFY(page.openRecording(
+            QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace")));
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
         page.finishPendingDraws();
-        QVERIFY2(!page.exposedText().contains(QStringLiteral("Exposed transfers")), qPrintable(page.exposedText()));
+        QVERIFY2(!page.exposedText().contains(QStringLiteral("Exposed transfers")),
+                 qPrintable(page.exposedText()));
     }
 
     void goldenRecordingDrivesTheRankView() {
-        const QString golden = QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace");
+        const QString golden =
+            QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace");
         QFile file(golden);
-        if (!file.open(QIODevice::ReadOnly)) QSKIP("tests/data/golden_zero3_tiny_2r.sstrace is missing");
+        if (!file.open(QIODevice::ReadOnly))
+            QSKIP("tests/data/golden_zero3_tiny_2r.sstrace is missing");
         const testing::Reference ref(file.readAll().toStdString());
         TestPage page;
         QVERIFY(page.openRecording(golden));
@@ -110,7 +121,8 @@ private Q_SLOTS:
         QCOMPARE(page.model().eventCount(), ref.order.size());
         std::string why;
         // Scrub backwards and forwards, then play forward one event at a time through a step.
-        for (std::uint64_t k = page.model().eventCount(); k > 0; k -= std::min<std::uint64_t>(k, 29)) {
+        for (std::uint64_t k = page.model().eventCount(); k > 0;
+             k -= std::min<std::uint64_t>(k, 29)) {
             page.player().seek(k);
             QVERIFY2(testing::sameAsReference(ref, page.rankView()->state(), k, &why), why.c_str());
         }
@@ -126,7 +138,8 @@ private Q_SLOTS:
         QVERIFY(page.openRecording(page.saveRecording()));
         page.waitForEnd(10000);
         page.player().seek(0);
-        page.player().setSlowMotion(ReplayPlayer::kMinSlowMotion * 20000); // the synthetic step lasts ~0.1 ms
+        page.player().setSlowMotion(ReplayPlayer::kMinSlowMotion *
+                                    20000); // the synthetic step lasts ~0.1 ms
         page.player().play();
         QTRY_VERIFY_WITH_TIMEOUT(page.player().cursor().index() > 20, 5000);
         QVERIFY(page.player().cursor().index() < page.model().eventCount());
@@ -137,11 +150,14 @@ private Q_SLOTS:
         QTest::addColumn<QByteArray>("bytes");
         QTest::addColumn<QString>("message");
         const std::string good = testing::syntheticStream(testing::SyntheticRun{});
-        QTest::newRow("truncated") << QByteArray::fromStdString(good.substr(0, good.size() - 30)) << QStringLiteral("truncated");
-        QTest::newRow("not a recording") << QByteArray("hello, world, this is text") << QStringLiteral("not a ShardScope stream");
+        QTest::newRow("truncated") << QByteArray::fromStdString(good.substr(0, good.size() - 30))
+                                   << QStringLiteral("truncated");
+        QTest::newRow("not a recording") << QByteArray("hello, world, this is text")
+                                         << QStringLiteral("not a ShardScope stream");
         std::string future = good;
         future[8] = 99; // protocol version 99
-        QTest::newRow("other version") << QByteArray::fromStdString(future) << QStringLiteral("protocol version 99");
+        QTest::newRow("other version")
+            << QByteArray::fromStdString(future) << QStringLiteral("protocol version 99");
         QTest::newRow("empty") << QByteArray() << QStringLiteral("too short");
     }
     void corruptRecordingsShowAMessageAndThePageStaysUsable() {
@@ -162,14 +178,16 @@ private Q_SLOTS:
         TestPage page;
         QVERIFY(page.openRecording(QStringLiteral("/nonexistent/run.sstrace")));
         QCOMPARE(page.waitForEnd(5000), RunSession::Outcome::Failed);
-        QVERIFY2(page.bannerText().contains(QStringLiteral("cannot open")), qPrintable(page.bannerText()));
+        QVERIFY2(page.bannerText().contains(QStringLiteral("cannot open")),
+                 qPrintable(page.bannerText()));
     }
 
     void outOfMemoryRecordingNamesTheAllocation() {
         TestPage page;
         QVERIFY(page.openRecording(page.saveRecording({.failRank = 1})));
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Failed);
-        QVERIFY2(page.bannerText().contains(QStringLiteral("rank 1")) && page.bannerText().contains(QStringLiteral("activation of block1")),
+        QVERIFY2(page.bannerText().contains(QStringLiteral("rank 1")) &&
+                     page.bannerText().contains(QStringLiteral("activation of block1")),
                  qPrintable(page.bannerText()));
         QCOMPARE(page.model().stepCount(), std::size_t{2}); // the cut-short step still replays
     }
@@ -179,11 +197,14 @@ private Q_SLOTS:
         page.session().setWorkerPath(QStringLiteral("/nonexistent/shardscope-worker"));
         QVERIFY(!page.runDefault());
         QCOMPARE(page.ended.size(), 1);
-        QVERIFY2(page.bannerText().contains(QStringLiteral("shardscope-worker was not found")), qPrintable(page.bannerText()));
+        QVERIFY2(page.bannerText().contains(QStringLiteral("shardscope-worker was not found")),
+                 qPrintable(page.bannerText()));
         page.session().setMpirun(QStringLiteral("mpirun-that-does-not-exist"));
         QVERIFY(!page.runDefault());
-        QVERIFY2(page.bannerText().contains(QStringLiteral("mpirun was not found")), qPrintable(page.bannerText()));
-        QVERIFY(page.findChild<QPushButton*>(QStringLiteral("runButton"))->isEnabled()); // usable: try again
+        QVERIFY2(page.bannerText().contains(QStringLiteral("mpirun was not found")),
+                 qPrintable(page.bannerText()));
+        QVERIFY(page.findChild<QPushButton*>(QStringLiteral("runButton"))
+                    ->isEnabled()); // usable: try again
     }
 
     // The banner phrases the CLI's typed ending (--ending) in the GUI's words; the CLI's own
@@ -195,7 +216,7 @@ private Q_SLOTS:
         TestPage page;
         page.session().setCliPath(cli);
         page.session().setWorkerPath(QStringLiteral("/bin/sh")); // never started by the fake
-        QVERIFY(page.runRequest(tinyThreadsRequest(5))); // no mpirun needed
+        QVERIFY(page.runRequest(tinyThreadsRequest(5)));         // no mpirun needed
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Failed);
         QCOMPARE(page.bannerText(), QStringLiteral("Rank 2 exited (signal 9) in step 3"));
         QVERIFY(page.session().lastEnding());
@@ -206,25 +227,32 @@ private Q_SLOTS:
     // progress records named as stuck, mpirun killed, the rank threads' process killed.
     void typedEndingsNameWhatTheCliNamed() {
         using launch::EndingKind;
-        launch::JobEnding stuck{.kind = EndingKind::Stalled, .rank = 2, .step = 3, .cause = "it did not arrive at the all-gather of block1"};
+        launch::JobEnding stuck{.kind = EndingKind::Stalled,
+                                .rank = 2,
+                                .step = 3,
+                                .cause = "it did not arrive at the all-gather of block1"};
         QCOMPARE(RunSession::endingText(stuck),
-                 QStringLiteral("Rank 2 is stuck in step 3: it did not arrive at the all-gather of block1; the job was torn down"));
+                 QStringLiteral("Rank 2 is stuck in step 3: it did not arrive at the all-gather of "
+                                "block1; the job was torn down"));
         stuck.rank.reset();
         QCOMPARE(RunSession::endingText(stuck),
-                 QStringLiteral("No progress in step 3 for the stall timeout: a rank is stuck; the job was torn down"));
+                 QStringLiteral("No progress in step 3 for the stall timeout: a rank is stuck; the "
+                                "job was torn down"));
         launch::JobEnding mpirun;
         mpirun.kind = EndingKind::LaunchError;
         mpirun.signal = 9;
         mpirun.step = 2;
         mpirun.cause = "mpirun was killed (signal 9)";
-        QCOMPARE(RunSession::endingText(mpirun), QStringLiteral("mpirun was killed (signal 9) in step 2; the job was torn down"));
+        QCOMPARE(RunSession::endingText(mpirun),
+                 QStringLiteral("mpirun was killed (signal 9) in step 2; the job was torn down"));
         launch::JobEnding threads;
         threads.kind = EndingKind::Failed;
         threads.signal = 9;
         threads.step = 1;
         threads.cause = "the worker process with every rank thread exited (signal 9)";
         QCOMPARE(RunSession::endingText(threads),
-                 QStringLiteral("The job ended in step 1: the worker process with every rank thread exited (signal 9)"));
+                 QStringLiteral("The job ended in step 1: the worker process with every rank "
+                                "thread exited (signal 9)"));
     }
 
     void invalidSettingsAreShownInlineAndBlockRun() {
@@ -235,7 +263,8 @@ private Q_SLOTS:
         r.ranks = 4;
         r.hybridGroup = 3;
         panel->setRequest(r);
-        QVERIFY2(panel->errorText(RunField::HybridGroup).contains(QStringLiteral("must divide")), qPrintable(panel->errorText(RunField::HybridGroup)));
+        QVERIFY2(panel->errorText(RunField::HybridGroup).contains(QStringLiteral("must divide")),
+                 qPrintable(panel->errorText(RunField::HybridGroup)));
         QVERIFY(!page.findChild<QPushButton*>(QStringLiteral("runButton"))->isEnabled());
         QVERIFY(!page.runConfigured());
         QVERIFY(page.bannerText().contains(QStringLiteral("Invalid settings")));
@@ -248,7 +277,9 @@ private Q_SLOTS:
         panel->setGpuSupport(none);
         auto* backend = qobject_cast<QComboBox*>(panel->fieldWidget(RunField::Backend));
         QVERIFY(!qobject_cast<QStandardItemModel*>(backend->model())->item(1)->isEnabled());
-        QVERIFY(backend->itemData(1, Qt::ToolTipRole).toString().contains(QStringLiteral("no CUDA device")));
+        QVERIFY(backend->itemData(1, Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("no CUDA device")));
     }
 
     // Without mpirun the checkbox is ticked, locked and explained; with it the user chooses.
@@ -267,7 +298,8 @@ private Q_SLOTS:
         QVERIFY(threads->isChecked());
         QVERIFY(!threads->isEnabled());
         QVERIFY(panel->request().threads);
-        QVERIFY2(panel->launchNote().contains(QStringLiteral("mpirun not found")), qPrintable(panel->launchNote()));
+        QVERIFY2(panel->launchNote().contains(QStringLiteral("mpirun not found")),
+                 qPrintable(panel->launchNote()));
         QVERIFY(panel->isValid());
         panel->setRequest(tinyRequest(2)); // a request without threads cannot untick it
         QVERIFY(panel->request().threads);
@@ -294,19 +326,23 @@ private Q_SLOTS:
         QVERIFY(model->item(1)->isEnabled());
         backend->setCurrentIndex(1);
         qobject_cast<QSpinBox*>(panel->fieldWidget(RunField::Ranks))->setValue(2);
-        QVERIFY2(panel->errorText(RunField::Threads).contains(QStringLiteral("GPU")), qPrintable(panel->errorText(RunField::Threads)));
+        QVERIFY2(panel->errorText(RunField::Threads).contains(QStringLiteral("GPU")),
+                 qPrintable(panel->errorText(RunField::Threads)));
         QVERIFY(!page.findChild<QPushButton*>(QStringLiteral("runButton"))->isEnabled());
         panel->findChild<QCheckBox*>(QStringLiteral("threadsCheck"))->setChecked(true);
         QVERIFY(panel->errorText(RunField::Threads).isEmpty());
         QVERIFY(panel->isValid());
-        QVERIFY2(panel->launchNote().contains(QStringLiteral("GPU 0")), qPrintable(panel->launchNote()));
+        QVERIFY2(panel->launchNote().contains(QStringLiteral("GPU 0")),
+                 qPrintable(panel->launchNote()));
         QVERIFY(panel->request().gpu && panel->request().threads);
         // No device: the entry is disabled again and its tooltip carries the probe's reason.
         GpuSupport none;
         none.cuda.reason = "no CUDA device (test)";
         panel->setGpuSupport(none);
         QVERIFY(!model->item(1)->isEnabled());
-        QVERIFY(backend->itemData(1, Qt::ToolTipRole).toString().contains(QStringLiteral("no CUDA device (test)")));
+        QVERIFY(backend->itemData(1, Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("no CUDA device (test)")));
     }
 
     // A real 2-rank run as threads of one worker process: no mpirun in the tree, the stream and
@@ -322,7 +358,8 @@ private Q_SLOTS:
         QCOMPARE(page.model().worldSize(), 2);
         QCOMPARE(page.model().stepCount(), std::size_t{2});
         page.finishPendingDraws();
-        QVERIFY2(page.exposedText().contains(QStringLiteral("rank 1")) && page.exposedText().contains(QStringLiteral("%")),
+        QVERIFY2(page.exposedText().contains(QStringLiteral("rank 1")) &&
+                     page.exposedText().contains(QStringLiteral("%")),
                  qPrintable(page.exposedText()));
     }
 
@@ -335,7 +372,8 @@ private Q_SLOTS:
         r.capacityBytes = 1500000; // below the tiny model's ZeRO-3 peak on 3 ranks
         QVERIFY(page.runRequest(r));
         QCOMPARE(page.waitForEnd(30000), RunSession::Outcome::Failed);
-        QVERIFY2(page.bannerText().contains(QStringLiteral("out of memory")) && page.bannerText().contains(QStringLiteral("Rank ")),
+        QVERIFY2(page.bannerText().contains(QStringLiteral("out of memory")) &&
+                     page.bannerText().contains(QStringLiteral("Rank ")),
                  qPrintable(page.bannerText()));
     }
 
@@ -346,7 +384,8 @@ private Q_SLOTS:
         QVERIFY(page.runRequest(tinyThreadsRequest(100000)));
         QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 30000);
         // Under the supervising CLI: the worker itself, no mpirun.
-        const std::vector<ProcessId> tree = descendantPids(static_cast<pid_t>(page.session().processId()));
+        const std::vector<ProcessId> tree =
+            descendantPids(static_cast<pid_t>(page.session().processId()));
         QCOMPARE(tree.size(), std::size_t{1});
         const pid_t pid = tree.front().pid;
         const std::string name = processName(pid);
@@ -367,7 +406,8 @@ private Q_SLOTS:
         QCOMPARE(page.model().stepCount(), std::size_t{2});
         QVERIFY(page.model().eventCount() > 0);
         page.finishPendingDraws();
-        QVERIFY(page.savingsChart()->measuredSavings().value_or(0) > 1.5); // ZeRO-3 on 2 ranks: ≈ 2×
+        QVERIFY(page.savingsChart()->measuredSavings().value_or(0) >
+                1.5); // ZeRO-3 on 2 ranks: ≈ 2×
     }
 
     void killedRankIsReportedAndNothingIsLeft() {
@@ -379,12 +419,14 @@ private Q_SLOTS:
         std::vector<ProcessId> tree = descendantPids(cli); // mpirun and its ranks
         pid_t victim = -1;
         for (const ProcessId& p : tree) {
-            if (processName(p.pid).rfind("shardscope-wor", 0) == 0) victim = p.pid; // the last rank found
+            if (processName(p.pid).rfind("shardscope-wor", 0) == 0)
+                victim = p.pid; // the last rank found
         }
         QVERIFY2(victim > 0, "no worker process under mpirun");
         ::kill(victim, SIGKILL);
         QCOMPARE(page.waitForEnd(60000), RunSession::Outcome::Failed);
-        QVERIFY2(page.bannerText().contains(QStringLiteral("exited")) || page.bannerText().contains(QStringLiteral("failed")),
+        QVERIFY2(page.bannerText().contains(QStringLiteral("exited")) ||
+                     page.bannerText().contains(QStringLiteral("failed")),
                  qPrintable(page.bannerText()));
         // The same step as the CLI prints (cli_jobs_test): counted from 1, the step after the
         // last complete one, and the banner shows that number.
@@ -392,7 +434,8 @@ private Q_SLOTS:
         QVERIFY(ending && ending->rank && ending->step);
         QCOMPARE(*ending->step, ending->completedSteps + 1);
         QVERIFY(ending->completedSteps >= 1);
-        QVERIFY2(page.bannerText().contains(QStringLiteral("in step %1").arg(*ending->step)), qPrintable(page.bannerText()));
+        QVERIFY2(page.bannerText().contains(QStringLiteral("in step %1").arg(*ending->step)),
+                 qPrintable(page.bannerText()));
         QTRY_VERIFY_WITH_TIMEOUT(allGone(tree), 10000);
         // Still usable: a recording opens.
         QVERIFY(page.openRecording(page.saveRecording()));
@@ -404,7 +447,8 @@ private Q_SLOTS:
         LivePage page;
         QVERIFY(page.runRequest(tinyRequest(2000)));
         QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 60000);
-        const std::vector<ProcessId> tree = descendantPids(static_cast<pid_t>(page.session().processId()));
+        const std::vector<ProcessId> tree =
+            descendantPids(static_cast<pid_t>(page.session().processId()));
         QVERIFY(!tree.empty());
         page.stop();
         QCOMPARE(page.waitForEnd(20000), RunSession::Outcome::Stopped);

@@ -1,12 +1,6 @@
 // The RunDocument is all a replay page needs: the Timeline and Flows pages built over a document,
 // with no Ranks page anywhere, follow a recording opened through the document's session and
 // share its playhead; the next recording resets the document and the pages with it.
-#include <QElapsedTimer>
-#include <QFile>
-#include <QSignalSpy>
-#include <QTemporaryDir>
-#include <QTest>
-
 #include "flows/flow_page.h"
 #include "flows/flow_view.h"
 #include "playback/replay_player.h"
@@ -14,6 +8,12 @@
 #include "timeline/timeline_page.h"
 #include "timeline/timeline_view.h"
 #include "timeline_test_recording.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -24,7 +24,8 @@ bool openAndWait(RunDocument& document, const QString& path) {
     if (!document.session().openRecording(path)) return false;
     QElapsedTimer clock;
     clock.start();
-    while (document.session().isActive() && clock.elapsed() < 20000) QTest::qWait(20);
+    while (document.session().isActive() && clock.elapsed() < 20000)
+        QTest::qWait(20);
     return !document.session().isActive() && document.model().stepCount() > 0;
 }
 
@@ -49,7 +50,8 @@ private Q_SLOTS:
         QTemporaryDir dir;
         testrec::Spec spec;
         spec.steps = 2;
-        QVERIFY(openAndWait(document, writeRecording(dir, QStringLiteral("a.sstrace"), testrec::makeRecording(spec))));
+        QVERIFY(openAndWait(document, writeRecording(dir, QStringLiteral("a.sstrace"),
+                                                     testrec::makeRecording(spec))));
         const replay::ReplayModel& m = document.model();
         QCOMPARE(m.stepCount(), std::size_t{2});
         QVERIFY(appended.count() >= 1);
@@ -69,7 +71,8 @@ private Q_SLOTS:
         // The next recording resets the model and the pages with it.
         spec.steps = 1;
         spec.ranks = 2;
-        QVERIFY(openAndWait(document, writeRecording(dir, QStringLiteral("b.sstrace"), testrec::makeRecording(spec))));
+        QVERIFY(openAndWait(document, writeRecording(dir, QStringLiteral("b.sstrace"),
+                                                     testrec::makeRecording(spec))));
         QCOMPARE(m.stepCount(), std::size_t{1});
         QCOMPARE(m.worldSize(), 2);
         QCOMPARE(timeline.view()->index().laneCount(), 2);

@@ -1,19 +1,17 @@
 // The Ranks page's run settings are the worker's run configuration: the same presets (every
 // entry of models.json), the same limits (one table), the worker's flags from toWorkerArgs;
 // validation with reasons, threads vs mpirun, GPU placement.
-#include <QComboBox>
-#include <QSpinBox>
-#include <QTest>
-
-#include <algorithm>
-#include <fstream>
-#include <sstream>
-
-#include <nlohmann/json.hpp>
-
 #include "run/run_config_panel.h"
 #include "run/run_request.h"
 #include "runconfig/problems.h"
+
+#include <QComboBox>
+#include <QSpinBox>
+#include <QTest>
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -34,21 +32,25 @@ private Q_SLOTS:
         auto* model = qobject_cast<QComboBox*>(panel.fieldWidget(RunField::Model));
         QVERIFY(model);
         QStringList offered;
-        for (int i = 0; i < model->count(); ++i) offered << model->itemData(i).toString();
-        QVERIFY2(offered.contains(QStringLiteral("gpt100m")), qPrintable(offered.join(QLatin1Char(','))));
+        for (int i = 0; i < model->count(); ++i)
+            offered << model->itemData(i).toString();
+        QVERIFY2(offered.contains(QStringLiteral("gpt100m")),
+                 qPrintable(offered.join(QLatin1Char(','))));
         fromFile.sort();
         offered.sort();
         QCOMPARE(offered, fromFile);
-        for (const QString& id : offered) QVERIFY2(findRunPreset(id), qPrintable(id));
+        for (const QString& id : offered)
+            QVERIFY2(findRunPreset(id), qPrintable(id));
     }
 
     // One table: the panel's ranges and the GUI's validation are runconfig::kLimits, the same
     // the worker's flags are read against.
     void limitsAreTheRunConfigurationsTable() {
         RunConfigPanel panel;
-        const std::pair<RunField, runconfig::Field> spins[] = {{RunField::Prefetch, runconfig::Field::Prefetch},
-                                                               {RunField::MaxInflight, runconfig::Field::MaxInflight},
-                                                               {RunField::Steps, runconfig::Field::Steps}};
+        const std::pair<RunField, runconfig::Field> spins[] = {
+            {RunField::Prefetch, runconfig::Field::Prefetch},
+            {RunField::MaxInflight, runconfig::Field::MaxInflight},
+            {RunField::Steps, runconfig::Field::Steps}};
         for (const auto& [field, limit] : spins) {
             auto* spin = qobject_cast<QSpinBox*>(panel.fieldWidget(field));
             QVERIFY(spin);
@@ -56,16 +58,18 @@ private Q_SLOTS:
             QCOMPARE(spin->maximum(), static_cast<int>(runconfig::limitOf(limit).max));
         }
         auto* microBatch = qobject_cast<QSpinBox*>(panel.fieldWidget(RunField::MicroBatch));
-        QCOMPARE(microBatch->maximum(), static_cast<int>(runconfig::limitOf(runconfig::Field::MicroBatch).max));
+        QCOMPARE(microBatch->maximum(),
+                 static_cast<int>(runconfig::limitOf(runconfig::Field::MicroBatch).max));
 
-        RunRequest r; // ZeRO-3: prefetch is read
+        RunRequest r;   // ZeRO-3: prefetch is read
         r.prefetch = 9; // above the old GUI-only limit of 8, inside the worker's
         QVERIFY(validate(r).empty());
         r.prefetch = static_cast<int>(runconfig::limitOf(runconfig::Field::Prefetch).max) + 1;
         const auto issues = validate(r);
         QCOMPARE(issues.size(), std::size_t{1});
         QCOMPARE(issues[0].field, RunField::Prefetch);
-        QVERIFY2(!issues[0].message.contains(QStringLiteral("--")), qPrintable(issues[0].message)); // no CLI flag names
+        QVERIFY2(!issues[0].message.contains(QStringLiteral("--")),
+                 qPrintable(issues[0].message)); // no CLI flag names
         r.prefetch = 1;
         r.microBatch = 300; // above the old GUI-only limit of 256
         QVERIFY(validate(r).empty());
@@ -81,7 +85,8 @@ private Q_SLOTS:
         r.prefetch = 3;
         r.threads = true;
         std::vector<std::string> argv;
-        for (const QString& a : workerArguments(r, QStringLiteral("/tmp/s.sock"))) argv.push_back(a.toStdString());
+        for (const QString& a : workerArguments(r, QStringLiteral("/tmp/s.sock")))
+            argv.push_back(a.toStdString());
         const runconfig::RunConfig back = runconfig::parseRunConfig(argv, 1);
         runconfig::RunConfig expected = toRunConfig(r);
         expected.streamPath = "/tmp/s.sock";
@@ -98,19 +103,23 @@ private Q_SLOTS:
         const auto issues = validate(r);
         QCOMPARE(issues.size(), std::size_t{1});
         QCOMPARE(issues[0].field, RunField::HybridGroup);
-        QVERIFY2(issues[0].message.contains(QStringLiteral("1, 2, 3, 6")), qPrintable(issues[0].message));
+        QVERIFY2(issues[0].message.contains(QStringLiteral("1, 2, 3, 6")),
+                 qPrintable(issues[0].message));
         r.gpu = true;
         GpuSupport none; // no device: the probe's reason under the backend
         none.cuda.reason = "no CUDA device (test)";
         const auto withGpu = validate(r, none);
         QVERIFY(std::any_of(withGpu.begin(), withGpu.end(), [](const FieldIssue& i) {
-            return i.field == RunField::Backend && i.message.contains(QStringLiteral("no CUDA device (test)"));
+            return i.field == RunField::Backend &&
+                   i.message.contains(QStringLiteral("no CUDA device (test)"));
         }));
         QString error;
         QCOMPARE(parseByteText(QStringLiteral("64MiB"), &error).value(), std::uint64_t{64} << 20);
-        QCOMPARE(parseByteText(QStringLiteral("1.5 GB"), &error).value(), std::uint64_t{1500000000});
+        QCOMPARE(parseByteText(QStringLiteral("1.5 GB"), &error).value(),
+                 std::uint64_t{1500000000});
         QVERIFY(!parseByteText(QString(), &error) && error.isEmpty());
-        QVERIFY(!parseByteText(QStringLiteral("lots"), &error) && error.contains(QStringLiteral("lots")));
+        QVERIFY(!parseByteText(QStringLiteral("lots"), &error) &&
+                error.contains(QStringLiteral("lots")));
     }
 
     // Tensor parallel (T): a spin box of the panel, --tp on the worker's command line, and a
@@ -127,7 +136,8 @@ private Q_SLOTS:
         r.threads = true;
         QVERIFY(validate(r).empty());
         std::vector<std::string> argv;
-        for (const QString& a : workerArguments(r, QStringLiteral("/tmp/s.sock"))) argv.push_back(a.toStdString());
+        for (const QString& a : workerArguments(r, QStringLiteral("/tmp/s.sock")))
+            argv.push_back(a.toStdString());
         QCOMPARE(runconfig::parseRunConfig(argv, 1).tensorParallel, 2);
         panel.setRequest(r);
         QCOMPARE(panel.request().tensorParallel, 2);
@@ -136,7 +146,8 @@ private Q_SLOTS:
         auto issues = validate(r);
         QCOMPARE(issues.size(), std::size_t{1});
         QCOMPARE(issues[0].field, RunField::TensorParallel);
-        QVERIFY2(issues[0].message.contains(QStringLiteral("1, 2, 3, 6")), qPrintable(issues[0].message));
+        QVERIFY2(issues[0].message.contains(QStringLiteral("1, 2, 3, 6")),
+                 qPrintable(issues[0].message));
         r.model = QStringLiteral("tiny"); // 5 heads
         r.ranks = 4;
         r.tensorParallel = 2;
@@ -153,8 +164,10 @@ private Q_SLOTS:
         issues = validate(r);
         QCOMPARE(issues.size(), std::size_t{1});
         QCOMPARE(issues[0].field, RunField::HybridGroup);
-        QVERIFY2(issues[0].message.contains(QStringLiteral("data-parallel ranks")), qPrintable(issues[0].message));
-        QVERIFY2(issues[0].message.contains(QStringLiteral("D = 4: 1, 2, 4")), qPrintable(issues[0].message));
+        QVERIFY2(issues[0].message.contains(QStringLiteral("data-parallel ranks")),
+                 qPrintable(issues[0].message));
+        QVERIFY2(issues[0].message.contains(QStringLiteral("D = 4: 1, 2, 4")),
+                 qPrintable(issues[0].message));
     }
 
     void workerArgumentsNameOnlyWhatTheStrategyReads() {
@@ -163,7 +176,8 @@ private Q_SLOTS:
         r.maxInflight = 5; // FSDP-only: not sent for ZeRO-3
         r.capacityBytes = 1000000;
         const QStringList a = workerArguments(r, QStringLiteral("/tmp/x/stream.sock"));
-        QVERIFY(a.join(QLatin1Char(' ')).contains(QStringLiteral("--model small --strategy zero3 --steps 10")));
+        QVERIFY(a.join(QLatin1Char(' '))
+                    .contains(QStringLiteral("--model small --strategy zero3 --steps 10")));
         QVERIFY(a.contains(QStringLiteral("--prefetch")));
         QVERIFY(!a.contains(QStringLiteral("--max-inflight")));
         QCOMPARE(a.at(a.indexOf(QStringLiteral("--capacity")) + 1), QStringLiteral("1000000"));
@@ -185,24 +199,29 @@ private Q_SLOTS:
         QVERIFY(optimizer->isEnabled() && params->isEnabled());
         QCOMPARE(panel.request().offloadParams, Tier::Host);
         const QStringList a = workerArguments(panel.request(), QStringLiteral("/tmp/s.sock"));
-        QCOMPARE(a.at(a.indexOf(QStringLiteral("--offload-optimizer")) + 1), QStringLiteral("host"));
+        QCOMPARE(a.at(a.indexOf(QStringLiteral("--offload-optimizer")) + 1),
+                 QStringLiteral("host"));
         QCOMPARE(a.at(a.indexOf(QStringLiteral("--offload-params")) + 1), QStringLiteral("host"));
         r.strategy = plan::Strategy::Zero2; // shards the optimizer, not the params
         panel.setRequest(r);
         QVERIFY(optimizer->isEnabled());
         QVERIFY(!params->isEnabled());
-        QVERIFY2(params->toolTip().contains(QStringLiteral("ZeRO-3 and FSDP")), qPrintable(params->toolTip()));
+        QVERIFY2(params->toolTip().contains(QStringLiteral("ZeRO-3 and FSDP")),
+                 qPrintable(params->toolTip()));
         QCOMPARE(panel.request().offloadParams, Tier::Device); // a disabled choice is not sent
-        QVERIFY(!workerArguments(panel.request(), QStringLiteral("/tmp/s.sock")).contains(QStringLiteral("--offload-params")));
+        QVERIFY(!workerArguments(panel.request(), QStringLiteral("/tmp/s.sock"))
+                     .contains(QStringLiteral("--offload-params")));
         r.strategy = plan::Strategy::Ddp;
         panel.setRequest(r);
         QVERIFY(!optimizer->isEnabled());
-        QVERIFY2(optimizer->toolTip().contains(QStringLiteral("does not shard the optimizer")), qPrintable(optimizer->toolTip()));
+        QVERIFY2(optimizer->toolTip().contains(QStringLiteral("does not shard the optimizer")),
+                 qPrintable(optimizer->toolTip()));
         r.strategy = plan::Strategy::Zero2;
         r.offloadParams = Tier::Host; // set directly: validation names the field and the reason
         const auto issues = validate(r);
         QVERIFY(std::any_of(issues.begin(), issues.end(), [](const FieldIssue& i) {
-            return i.field == RunField::OffloadParams && i.message.contains(QStringLiteral("zero2"));
+            return i.field == RunField::OffloadParams &&
+                   i.message.contains(QStringLiteral("zero2"));
         }));
     }
 
@@ -220,8 +239,10 @@ private Q_SLOTS:
         const QStringList threads = workerArguments(r, QStringLiteral("/tmp/s.sock"));
         QVERIFY(!threads.join(QLatin1Char(' ')).contains(QStringLiteral("mpirun")));
         QVERIFY(!threads.contains(QStringLiteral("-np")));
-        QVERIFY(threads.join(QLatin1Char(' ')).endsWith(QStringLiteral("--shared-device --ranks 3")));
-        QCOMPARE(threads.at(threads.indexOf(QStringLiteral("--stream")) + 1), QStringLiteral("/tmp/s.sock"));
+        QVERIFY(
+            threads.join(QLatin1Char(' ')).endsWith(QStringLiteral("--shared-device --ranks 3")));
+        QCOMPARE(threads.at(threads.indexOf(QStringLiteral("--stream")) + 1),
+                 QStringLiteral("/tmp/s.sock"));
 
         r.gpu = true;
         const QStringList gpu = workerArguments(r, QStringLiteral("/tmp/s.sock"));
@@ -242,7 +263,8 @@ private Q_SLOTS:
         const auto issues = validate(r, one);
         QCOMPARE(issues.size(), std::size_t{1});
         QCOMPARE(issues[0].field, RunField::Threads);
-        QVERIFY2(issues[0].message.contains(QStringLiteral("Ranks as threads in one process")), qPrintable(issues[0].message));
+        QVERIFY2(issues[0].message.contains(QStringLiteral("Ranks as threads in one process")),
+                 qPrintable(issues[0].message));
         r.threads = true;
         QVERIFY(validate(r, one).empty());
         r.threads = false;

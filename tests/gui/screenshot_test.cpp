@@ -1,5 +1,10 @@
 // The real `shardscope --screenshot` binary: a 1400×900 PNG with real content, and exit code 2
 // with one line on stderr for bad arguments.
+#include "common/category_palette.h"
+#include "gui_process.h"
+#include "protocol/protocol.h"
+#include "synthetic_stream.h"
+
 #include <QImage>
 #include <QProcess>
 #include <QSet>
@@ -9,11 +14,6 @@
 #include <iterator>
 #include <sstream>
 #include <sys/stat.h>
-
-#include "gui_process.h"
-#include "common/category_palette.h"
-#include "protocol/protocol.h"
-#include "synthetic_stream.h"
 
 namespace {
 
@@ -25,7 +25,8 @@ using shardscope::testing::runGui;
 int colourCount(const QImage& image) {
     QSet<QRgb> colours;
     for (int y = 0; y < image.height(); y += 3)
-        for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
+        for (int x = 0; x < image.width(); x += 3)
+            colours.insert(image.pixel(x, y));
     return static_cast<int>(colours.size());
 }
 
@@ -43,8 +44,8 @@ private Q_SLOTS:
         QFETCH(QString, lang);
         QTemporaryDir dir;
         const QString file = dir.filePath(QStringLiteral("calc.png"));
-        const Run r = runGui({QStringLiteral("--screenshot"), file, QStringLiteral("--view"), QStringLiteral("calculator"),
-                              QStringLiteral("--lang"), lang});
+        const Run r = runGui({QStringLiteral("--screenshot"), file, QStringLiteral("--view"),
+                              QStringLiteral("calculator"), QStringLiteral("--lang"), lang});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QImage image;
         QVERIFY(image.load(file));
@@ -52,7 +53,8 @@ private Q_SLOTS:
         // Charts, palette and text: far more than a blank or single-colour window.
         QSet<QRgb> colours;
         for (int y = 0; y < image.height(); y += 3)
-            for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
+            for (int x = 0; x < image.width(); x += 3)
+                colours.insert(image.pixel(x, y));
         QVERIFY2(colours.size() > 200, qPrintable(QString::number(colours.size())));
         // Batch mode's stderr carries no libpng or platform chatter.
         QVERIFY2(!r.err.contains(QStringLiteral("propagateSizeHints")), qPrintable(r.err));
@@ -73,7 +75,8 @@ private Q_SLOTS:
         QFETCH(QByteArray, magic);
         QTemporaryDir dir;
         const QString file = dir.filePath(name);
-        const Run r = runGui({QStringLiteral("--screenshot"), file, QStringLiteral("--view"), QStringLiteral("calculator")});
+        const Run r = runGui({QStringLiteral("--screenshot"), file, QStringLiteral("--view"),
+                              QStringLiteral("calculator")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QFile f(file);
         QVERIFY(f.open(QIODevice::ReadOnly));
@@ -81,9 +84,11 @@ private Q_SLOTS:
     }
     void refusesOtherSuffixes() {
         QTemporaryDir dir;
-        for (const QString& name : {QStringLiteral("x.gif"), QStringLiteral("x.txt"), QStringLiteral("x")}) {
+        for (const QString& name :
+             {QStringLiteral("x.gif"), QStringLiteral("x.txt"), QStringLiteral("x")}) {
             const QString file = dir.filePath(name);
-            const Run r = runGui({QStringLiteral("--screenshot"), file, QStringLiteral("--view"), QStringLiteral("calculator")});
+            const Run r = runGui({QStringLiteral("--screenshot"), file, QStringLiteral("--view"),
+                                  QStringLiteral("calculator")});
             QCOMPARE(r.exitCode, 2);
             const QStringList lines = ourLines(r.err);
             QCOMPARE(lines.size(), 1);
@@ -98,7 +103,8 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString recording = dir.filePath(QStringLiteral("run.png"));
         shardscope::testing::SyntheticRun run;
-        std::ofstream(recording.toStdString(), std::ios::binary) << shardscope::testing::syntheticStream(run);
+        std::ofstream(recording.toStdString(), std::ios::binary)
+            << shardscope::testing::syntheticStream(run);
         const QString fifo = dir.filePath(QStringLiteral("fifo.png"));
         QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
         const QString device = dir.filePath(QStringLiteral("null.png"));
@@ -106,8 +112,9 @@ private Q_SLOTS:
         const QString alias = dir.filePath(QStringLiteral("alias.png"));
         QVERIFY(QFile::link(recording, alias));
         for (const QString& file : {fifo, device, recording, alias}) {
-            const Run r = runGui({QStringLiteral("--open"), recording, QStringLiteral("--view"), QStringLiteral("timeline"),
-                                  QStringLiteral("--screenshot"), file});
+            const Run r =
+                runGui({QStringLiteral("--open"), recording, QStringLiteral("--view"),
+                        QStringLiteral("timeline"), QStringLiteral("--screenshot"), file});
             QCOMPARE(r.exitCode, 2);
             QCOMPARE(ourLines(r.err).size(), 1);
         }
@@ -116,24 +123,30 @@ private Q_SLOTS:
         QVERIFY(S_ISFIFO(st.st_mode));
         QCOMPARE(::stat("/dev/null", &st), 0);
         QVERIFY(S_ISCHR(st.st_mode));
-        QCOMPARE(QFileInfo(recording).size(), static_cast<qint64>(shardscope::testing::syntheticStream(run).size()));
+        QCOMPARE(QFileInfo(recording).size(),
+                 static_cast<qint64>(shardscope::testing::syntheticStream(run).size()));
     }
 
-    // --open takes regular files: a FIFO (no writer) or a folder is one line and exit 2, never a hang.
+    // --open takes regular files: a FIFO (no writer) or a folder is one line and exit 2, never a
+    // hang.
     void openSpecialFileExitsTwo() {
         QTemporaryDir dir;
         const QString fifo = dir.filePath(QStringLiteral("pipe.sstrace"));
         QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
         for (const QString& path : {fifo, dir.path(), dir.filePath(QStringLiteral("pipe.json"))}) {
-            if (path.endsWith(QStringLiteral(".json"))) QCOMPARE(::mkfifo(path.toLocal8Bit().constData(), 0600), 0);
+            if (path.endsWith(QStringLiteral(".json")))
+                QCOMPARE(::mkfifo(path.toLocal8Bit().constData(), 0600), 0);
             const QString file = dir.filePath(QStringLiteral("x.png"));
-            const Run r = runGui({QStringLiteral("--open"), path, QStringLiteral("--screenshot"), file});
+            const Run r =
+                runGui({QStringLiteral("--open"), path, QStringLiteral("--screenshot"), file});
             QCOMPARE(r.exitCode, 2);
             const QStringList lines = ourLines(r.err);
             QCOMPARE(lines.size(), 1);
             // A folder opens as a checkpoint: this one is not one, and the line says so.
-            QVERIFY2(lines.first().contains(QStringLiteral("regular file")) || lines.first().contains(QStringLiteral("directory")) ||
-                         (path == dir.path() && lines.first().contains(QStringLiteral("is not a checkpoint folder"))),
+            QVERIFY2(lines.first().contains(QStringLiteral("regular file")) ||
+                         lines.first().contains(QStringLiteral("directory")) ||
+                         (path == dir.path() &&
+                          lines.first().contains(QStringLiteral("is not a checkpoint folder"))),
                      qPrintable(lines.first()));
         }
     }
@@ -144,7 +157,9 @@ private Q_SLOTS:
         QTest::addColumn<QByteArray>("bytes");
         QTest::addColumn<QString>("message");
         std::ostringstream golden;
-        golden << std::ifstream(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace", std::ios::binary).rdbuf();
+        golden << std::ifstream(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace",
+                                std::ios::binary)
+                      .rdbuf();
         std::string flipped = golden.str();
         std::string relabelled;
         shardscope::protocol::writeHeader(relabelled);
@@ -152,12 +167,16 @@ private Q_SLOTS:
         decoder.feed(flipped);
         while (auto r = decoder.next()) {
             if (auto* h = std::get_if<shardscope::protocol::Handshake>(&*r))
-                h->configJson.replace(h->configJson.find("\"world_size\":2"), 14, "\"world_size\":3");
+                h->configJson.replace(h->configJson.find("\"world_size\":2"), 14,
+                                      "\"world_size\":3");
             shardscope::protocol::writeRecord(relabelled, *r);
         }
-        QTest::newRow("config world size disagrees") << QByteArray::fromStdString(relabelled) << QStringLiteral("world size 3");
-        if (const auto at = flipped.find("\"world_size\":2"); at != std::string::npos) flipped[at + 13] = '3';
-        QTest::newRow("one flipped bit") << QByteArray::fromStdString(flipped) << QStringLiteral("damaged at byte 12");
+        QTest::newRow("config world size disagrees")
+            << QByteArray::fromStdString(relabelled) << QStringLiteral("world size 3");
+        if (const auto at = flipped.find("\"world_size\":2"); at != std::string::npos)
+            flipped[at + 13] = '3';
+        QTest::newRow("one flipped bit")
+            << QByteArray::fromStdString(flipped) << QStringLiteral("damaged at byte 12");
         // Cut at a record boundary after the steps (no report, no End): not a complete run.
         std::string cut;
         shardscope::protocol::writeHeader(cut);
@@ -167,20 +186,27 @@ private Q_SLOTS:
             if (std::holds_alternative<shardscope::protocol::Report>(*r)) break;
             shardscope::protocol::writeRecord(cut, *r);
         }
-        QTest::newRow("cut short") << QByteArray::fromStdString(cut) << QStringLiteral("ends before the run finished");
+        QTest::newRow("cut short")
+            << QByteArray::fromStdString(cut) << QStringLiteral("ends before the run finished");
         std::string older = golden.str();
         older[8] = 1; // a recording from before checksums (protocol version 1)
-        QTest::newRow("older version") << QByteArray::fromStdString(older) << QStringLiteral("protocol version 1, but this build reads versions 2 to 3");
+        QTest::newRow("older version")
+            << QByteArray::fromStdString(older)
+            << QStringLiteral("protocol version 1, but this build reads versions 2 to 3");
         std::string huge;
         shardscope::protocol::writeHeader(huge);
         shardscope::protocol::writeRecord(huge, shardscope::protocol::Handshake{0, 1 << 24, "{}"});
-        for (int s = 0; s < 40; ++s) shardscope::protocol::writeRecord(huge, shardscope::protocol::StepSummary{s, 1, 1});
-        QTest::newRow("huge world size") << QByteArray::fromStdString(huge) << QStringLiteral("world size 16777216");
+        for (int s = 0; s < 40; ++s)
+            shardscope::protocol::writeRecord(huge, shardscope::protocol::StepSummary{s, 1, 1});
+        QTest::newRow("huge world size")
+            << QByteArray::fromStdString(huge) << QStringLiteral("world size 16777216");
         std::string negative;
         shardscope::protocol::writeHeader(negative);
-        shardscope::protocol::writeRecord(negative, shardscope::protocol::Handshake{0, 2, "{\"world_size\":-2}"});
+        shardscope::protocol::writeRecord(
+            negative, shardscope::protocol::Handshake{0, 2, "{\"world_size\":-2}"});
         shardscope::protocol::writeRecord(negative, shardscope::protocol::StepSummary{0, 1, 1});
-        QTest::newRow("negative world size") << QByteArray::fromStdString(negative) << QStringLiteral("world");
+        QTest::newRow("negative world size")
+            << QByteArray::fromStdString(negative) << QStringLiteral("world");
     }
     void hostileRecordingsExitTwo() {
         QFETCH(QByteArray, bytes);
@@ -192,7 +218,8 @@ private Q_SLOTS:
         out.write(bytes);
         out.close();
         const QString file = dir.filePath(QStringLiteral("x.png"));
-        const Run r = runGui({QStringLiteral("--open"), recording, QStringLiteral("--screenshot"), file});
+        const Run r =
+            runGui({QStringLiteral("--open"), recording, QStringLiteral("--screenshot"), file});
         QCOMPARE(r.exitCode, 2);
         const QStringList lines = ourLines(r.err);
         QCOMPARE(lines.size(), 1);
@@ -205,10 +232,11 @@ private Q_SLOTS:
         const QString recording = dir.filePath(QStringLiteral("run.sstrace"));
         shardscope::testing::SyntheticRun run;
         run.ranks = 8;
-        std::ofstream(recording.toStdString(), std::ios::binary) << shardscope::testing::syntheticStream(run);
+        std::ofstream(recording.toStdString(), std::ios::binary)
+            << shardscope::testing::syntheticStream(run);
         const QString file = dir.filePath(QStringLiteral("ranks.png"));
-        const Run r = runGui({QStringLiteral("--open"), recording, QStringLiteral("--view"), QStringLiteral("ranks"),
-                              QStringLiteral("--screenshot"), file});
+        const Run r = runGui({QStringLiteral("--open"), recording, QStringLiteral("--view"),
+                              QStringLiteral("ranks"), QStringLiteral("--screenshot"), file});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QImage image;
         QVERIFY(image.load(file));
@@ -217,22 +245,26 @@ private Q_SLOTS:
         // Every ledger colour of a ZeRO-3 step is on screen (the shards and a gathered unit).
         using shardscope::Category;
         using shardscope::widgets::categoryColor;
-        for (QRgb c : {categoryColor(Category::ParamShard).rgb(), categoryColor(Category::ParamFull).rgb(),
-                       categoryColor(Category::MasterFp32).rgb(), categoryColor(Category::Activation).rgb()}) {
+        for (QRgb c :
+             {categoryColor(Category::ParamShard).rgb(), categoryColor(Category::ParamFull).rgb(),
+              categoryColor(Category::MasterFp32).rgb(),
+              categoryColor(Category::Activation).rgb()}) {
             bool found = false;
             for (int y = 0; y < image.height() && !found; y += 2)
-                for (int x = 0; x < image.width() && !found; x += 2) found = image.pixel(x, y) == c;
+                for (int x = 0; x < image.width() && !found; x += 2)
+                    found = image.pixel(x, y) == c;
             QVERIFY2(found, qPrintable(QString::number(c, 16)));
         }
     }
 
     void rendersTheDefaultRun() {
         if (!QFileInfo(QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope-worker")).isExecutable())
-            QSKIP("build/bin/shardscope-worker is missing: build the worker target to render a live run");
+            QSKIP("build/bin/shardscope-worker is missing: build the worker target to render a "
+                  "live run");
         QTemporaryDir dir;
         const QString file = dir.filePath(QStringLiteral("live.png"));
-        const Run r = runGui({QStringLiteral("--run-default"), QStringLiteral("--after-steps"), QStringLiteral("2"),
-                              QStringLiteral("--screenshot"), file});
+        const Run r = runGui({QStringLiteral("--run-default"), QStringLiteral("--after-steps"),
+                              QStringLiteral("2"), QStringLiteral("--screenshot"), file});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QImage image;
         QVERIFY(image.load(file));
@@ -246,7 +278,8 @@ private Q_SLOTS:
         bytes.resize(bytes.size() - 10);
         std::ofstream(recording.toStdString(), std::ios::binary) << bytes;
         const QString file = dir.filePath(QStringLiteral("bad.png"));
-        const Run r = runGui({QStringLiteral("--open"), recording, QStringLiteral("--screenshot"), file});
+        const Run r =
+            runGui({QStringLiteral("--open"), recording, QStringLiteral("--screenshot"), file});
         QCOMPARE(r.exitCode, 2);
         const QStringList lines = ourLines(r.err);
         QCOMPARE(lines.size(), 1);
@@ -257,19 +290,26 @@ private Q_SLOTS:
     void badArgumentsExitTwo_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
-        QTest::newRow("unknown view") << QStringList{QStringLiteral("--screenshot"), QStringLiteral("x.png"),
-                                                     QStringLiteral("--view"), QStringLiteral("bogus")}
-                                      << QStringLiteral("unknown view 'bogus'");
-        QTest::newRow("unknown flag") << QStringList{QStringLiteral("--frobnicate")} << QStringLiteral("frobnicate");
-        QTest::newRow("unknown language") << QStringList{QStringLiteral("--screenshot"), QStringLiteral("x.png"),
-                                                         QStringLiteral("--lang"), QStringLiteral("xx")}
-                                          << QStringLiteral("unknown language 'xx'");
-        QTest::newRow("missing value") << QStringList{QStringLiteral("--screenshot")} << QStringLiteral("screenshot");
-        QTest::newRow("bad step count") << QStringList{QStringLiteral("--screenshot"), QStringLiteral("x.png"), QStringLiteral("--run-default"),
-                                                       QStringLiteral("--after-steps"), QStringLiteral("zero")}
-                                        << QStringLiteral("--after-steps");
-        QTest::newRow("unwritable file") << QStringList{QStringLiteral("--screenshot"), QStringLiteral("/nonexistent-dir/x.png")}
-                                         << QStringLiteral("cannot write");
+        QTest::newRow("unknown view")
+            << QStringList{QStringLiteral("--screenshot"), QStringLiteral("x.png"),
+                           QStringLiteral("--view"), QStringLiteral("bogus")}
+            << QStringLiteral("unknown view 'bogus'");
+        QTest::newRow("unknown flag")
+            << QStringList{QStringLiteral("--frobnicate")} << QStringLiteral("frobnicate");
+        QTest::newRow("unknown language")
+            << QStringList{QStringLiteral("--screenshot"), QStringLiteral("x.png"),
+                           QStringLiteral("--lang"), QStringLiteral("xx")}
+            << QStringLiteral("unknown language 'xx'");
+        QTest::newRow("missing value")
+            << QStringList{QStringLiteral("--screenshot")} << QStringLiteral("screenshot");
+        QTest::newRow("bad step count")
+            << QStringList{QStringLiteral("--screenshot"), QStringLiteral("x.png"),
+                           QStringLiteral("--run-default"), QStringLiteral("--after-steps"),
+                           QStringLiteral("zero")}
+            << QStringLiteral("--after-steps");
+        QTest::newRow("unwritable file")
+            << QStringList{QStringLiteral("--screenshot"), QStringLiteral("/nonexistent-dir/x.png")}
+            << QStringLiteral("cannot write");
     }
     void badArgumentsExitTwo() {
         QFETCH(QStringList, args);

@@ -1,12 +1,6 @@
 // One step numbering, counted from 1, on every surface that names a step: the Ranks page's
 // position, progress and failure banner, the playback bar, the explain sentences, the loss
 // chart's axis, the timeline's step labels. The stream counts from 0 (core/step_number.h).
-#include <QPainter>
-#include <QProgressBar>
-#include <QSignalSpy>
-#include <QTemporaryDir>
-#include <QTest>
-
 #include "common/qcustomplot.h"
 #include "common/run_labels.h"
 #include "core/step_number.h"
@@ -20,6 +14,11 @@
 #include "timeline/timeline_paint.h"
 #include "timeline_test_recording.h"
 
+#include <QPainter>
+#include <QProgressBar>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
 #include <fstream>
 
 using namespace shardscope;
@@ -39,18 +38,24 @@ private Q_SLOTS:
         QCOMPARE(displayStep(m->step(0).step), std::int64_t{1});
 
         // Explain: the first step's boundaries are step 1's.
-        const std::uint64_t begin = testrec::findEvent(*m, 0, [](const Event& e) { return e.kind == EventKind::StepBegin; });
-        QCOMPARE(Explain::explain(*m, begin + 1, *m->info()), QStringLiteral("Rank 0 begins step 1."));
-        const std::uint64_t end2 = testrec::findEvent(*m, 1, [](const Event& e) { return e.kind == EventKind::StepEnd; }, 1);
-        QCOMPARE(Explain::explain(*m, end2 + 1, *m->info()), QStringLiteral("Rank 1 finishes step 2."));
+        const std::uint64_t begin = testrec::findEvent(
+            *m, 0, [](const Event& e) { return e.kind == EventKind::StepBegin; });
+        QCOMPARE(Explain::explain(*m, begin + 1, *m->info()),
+                 QStringLiteral("Rank 0 begins step 1."));
+        const std::uint64_t end2 = testrec::findEvent(
+            *m, 1, [](const Event& e) { return e.kind == EventKind::StepEnd; }, 1);
+        QCOMPARE(Explain::explain(*m, end2 + 1, *m->info()),
+                 QStringLiteral("Rank 1 finishes step 2."));
 
         // Playback bar: the first event is in step 1, the last in step 2.
         ReplayPlayer player(*m);
         PlaybackBar bar(*m, player);
         player.seek(1);
-        QVERIFY2(bar.positionText().endsWith(QStringLiteral("step 1")), qPrintable(bar.positionText()));
+        QVERIFY2(bar.positionText().endsWith(QStringLiteral("step 1")),
+                 qPrintable(bar.positionText()));
         player.seek(m->eventCount());
-        QVERIFY2(bar.positionText().endsWith(QStringLiteral("step 2")), qPrintable(bar.positionText()));
+        QVERIFY2(bar.positionText().endsWith(QStringLiteral("step 2")),
+                 qPrintable(bar.positionText()));
 
         // Loss chart: one point per step at x = 1 and 2.
         LossChart loss;
@@ -69,7 +74,8 @@ private Q_SLOTS:
         scene.window = TimeWindow{0, static_cast<double>(index.endNs()), 1};
         QPainter p(&image);
         const TimelinePaintStats stats = TimelinePainter::paint(p, image.rect(), scene);
-        QCOMPARE(stats.stepLabels, (std::vector<QString>{QStringLiteral("step 1"), QStringLiteral("step 2")}));
+        QCOMPARE(stats.stepLabels,
+                 (std::vector<QString>{QStringLiteral("step 1"), QStringLiteral("step 2")}));
 
         QCOMPARE(failureWhen(0), QStringLiteral("in step 1"));
     }
@@ -79,13 +85,15 @@ private Q_SLOTS:
     void failedStepIsTheSameNumberOnTheRanksPage() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("failed.sstrace"));
-        std::ofstream(path.toStdString(), std::ios::binary) << testing::syntheticStream({.failRank = 1});
+        std::ofstream(path.toStdString(), std::ios::binary)
+            << testing::syntheticStream({.failRank = 1});
         RunDocument document;
         RanksPage page(document);
         QSignalSpy ended(&page, &RanksPage::runEnded);
         QVERIFY(page.openRecording(path));
         QTRY_COMPARE_WITH_TIMEOUT(ended.size(), 1, 10000);
-        QVERIFY2(page.bannerText().contains(QStringLiteral("in step 2")), qPrintable(page.bannerText()));
+        QVERIFY2(page.bannerText().contains(QStringLiteral("in step 2")),
+                 qPrintable(page.bannerText()));
         const auto* progress = page.findChild<QProgressBar*>(QStringLiteral("runProgress"));
         QCOMPARE(progress->text(), QStringLiteral("1 of 2 steps done"));
     }

@@ -3,28 +3,28 @@
 // at a budget where the same run with optimizer offload fits), the run settings turn the NVMe
 // choices into the worker's flags or say why not, and the Calculator's tier rows equal a real
 // run's report, theory and measured.
-#include <QDir>
-#include <QLabel>
+#include "calculator/calculator_page.h"
+#include "calculator/derivation_model.h"
+#include "cli_process.h"
+#include "common/category_palette.h"
+#include "playback/explain_text.h"
+#include "playback/replay_player.h"
+#include "predict/predict.h"
+#include "ranks/rank_ledger_view.h"
+#include "ranks_page_fixture.h"
+#include "report/report.h"
+#include "run/run_config_panel.h"
+
 #include <QComboBox>
+#include <QDir>
 #include <QImage>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QToolButton>
-
-#include "calculator/calculator_page.h"
-#include "calculator/derivation_model.h"
-#include "cli_process.h"
-#include "common/category_palette.h"
-#include "ranks/rank_ledger_view.h"
-#include "ranks_page_fixture.h"
-#include "report/report.h"
-#include "playback/explain_text.h"
-#include "playback/replay_player.h"
-#include "predict/predict.h"
-#include "run/run_config_panel.h"
 
 namespace {
 
@@ -75,7 +75,8 @@ private Q_SLOTS:
         LivePage page;
         QVERIFY(page.runRequest(capacityScenario(false)));
         QCOMPARE(page.waitForEnd(30000), RunSession::Outcome::Failed);
-        QVERIFY2(page.bannerText().contains(QStringLiteral("out of memory")) && page.bannerText().contains(QStringLiteral("device capacity")),
+        QVERIFY2(page.bannerText().contains(QStringLiteral("out of memory")) &&
+                     page.bannerText().contains(QStringLiteral("device capacity")),
                  qPrintable(page.bannerText()));
         QCOMPARE(page.rankView()->shownTiers(), std::vector<Tier>{Tier::Device});
     }
@@ -105,7 +106,8 @@ private Q_SLOTS:
         const TierTheory& theory = *view->tierTheory();
         for (Tier t : kAllTiers) {
             for (Category c : kAllCategories)
-                QCOMPARE(theory.modelStates.at(c, t), report->theory.modelStateBytesByTier[index(t)][index(c)]);
+                QCOMPARE(theory.modelStates.at(c, t),
+                         report->theory.modelStateBytesByTier[index(t)][index(c)]);
             QCOMPARE(theory.peak[index(t)], report->theory.peakBytesByTier[index(t)]);
         }
         QVERIFY(theory.modelStates.tier(Tier::Host) > 0);
@@ -115,8 +117,10 @@ private Q_SLOTS:
             const report::RankReport& rank = report->ranks[static_cast<std::size_t>(r)];
             for (Tier t : kAllTiers)
                 for (Category c : kAllCategories)
-                    if (stateGroup(c) != StateGroup::Other && c != Category::ParamFull && c != Category::GradFull)
-                        QCOMPARE(static_cast<std::uint64_t>(view->shownBytes(r, c, t)), rank.modelStateBytesByTier[index(t)][index(c)]);
+                    if (stateGroup(c) != StateGroup::Other && c != Category::ParamFull &&
+                        c != Category::GradFull)
+                        QCOMPARE(static_cast<std::uint64_t>(view->shownBytes(r, c, t)),
+                                 rank.modelStateBytesByTier[index(t)][index(c)]);
             QVERIFY(view->shownBytes(r, Category::AdamM, Tier::Host) > 0);
             QCOMPARE(view->shownBytes(r, Category::AdamM, Tier::Device), 0.0);
             // The device peak is within the budget; the rank's bytes over both tiers are not.
@@ -135,11 +139,14 @@ private Q_SLOTS:
         QCOMPARE(y, plot.bottom() - static_cast<int>(std::lround(f * plot.height())));
         const QImage image = view->grab().toImage();
         for (int r = 0; r < 2; ++r) {
-            const QRect device = view->tierBarRect(r, Tier::Device), host = view->tierBarRect(r, Tier::Host);
+            const QRect device = view->tierBarRect(r, Tier::Device),
+                        host = view->tierBarRect(r, Tier::Host);
             QVERIFY(!device.isEmpty() && !host.isEmpty());
             QVERIFY(host.left() > device.right()); // beside, not stacked on it
-            QVERIFY2(pixelsOf(image, alertColor(), device.left(), device.right(), y) > device.width() / 2,
-                     qPrintable(QStringLiteral("rank %1: no capacity line over the device bar").arg(r)));
+            QVERIFY2(
+                pixelsOf(image, alertColor(), device.left(), device.right(), y) >
+                    device.width() / 2,
+                qPrintable(QStringLiteral("rank %1: no capacity line over the device bar").arg(r)));
             QCOMPARE(pixelsOf(image, alertColor(), host.left(), host.right(), y), 0);
         }
     }
@@ -165,10 +172,13 @@ private Q_SLOTS:
         for (int rank = 0; rank < 2; ++rank) {
             const report::RankReport& rr = report->ranks[static_cast<std::size_t>(rank)];
             for (Category c : {Category::MasterFp32, Category::AdamM, Category::AdamV})
-                QCOMPARE(static_cast<std::uint64_t>(view->shownBytes(rank, c, Tier::Nvme)), rr.modelStateBytesByTier[index(Tier::Nvme)][index(c)]);
+                QCOMPARE(static_cast<std::uint64_t>(view->shownBytes(rank, c, Tier::Nvme)),
+                         rr.modelStateBytesByTier[index(Tier::Nvme)][index(c)]);
             QVERIFY(view->shownBytes(rank, Category::AdamM, Tier::Nvme) > 0);
-            QCOMPARE(view->state()[static_cast<std::size_t>(rank)].peakByTier[index(Tier::Host)], rr.peakTotalByTier[index(Tier::Host)]);
-            const QRect host = view->tierBarRect(rank, Tier::Host), nvme = view->tierBarRect(rank, Tier::Nvme);
+            QCOMPARE(view->state()[static_cast<std::size_t>(rank)].peakByTier[index(Tier::Host)],
+                     rr.peakTotalByTier[index(Tier::Host)]);
+            const QRect host = view->tierBarRect(rank, Tier::Host),
+                        nvme = view->tierBarRect(rank, Tier::Nvme);
             QVERIFY(nvme.left() > host.right());
         }
     }
@@ -191,13 +201,15 @@ private Q_SLOTS:
 
         auto* dir = child<QLineEdit>(panel, "nvmeDirEdit");
         dir->setText(QStringLiteral("/nonexistent/shardscope-nvme"));
-        QVERIFY2(panel.errorText(RunField::NvmeDir).contains(QStringLiteral("--nvme-dir")), qPrintable(panel.errorText(RunField::NvmeDir)));
+        QVERIFY2(panel.errorText(RunField::NvmeDir).contains(QStringLiteral("--nvme-dir")),
+                 qPrintable(panel.errorText(RunField::NvmeDir)));
 
         QTemporaryDir folder;
         dir->setText(folder.path());
         QVERIFY2(panel.isValid(), qPrintable(panel.errorText(RunField::NvmeDir)));
         QStringList args = workerArguments(panel.request(), QStringLiteral("/tmp/s"));
-        QVERIFY2(contains(args, {QStringLiteral("--offload-optimizer"), QStringLiteral("nvme")}), qPrintable(args.join(u' ')));
+        QVERIFY2(contains(args, {QStringLiteral("--offload-optimizer"), QStringLiteral("nvme")}),
+                 qPrintable(args.join(u' ')));
         QVERIFY(contains(args, {QStringLiteral("--nvme-dir"), folder.path()}));
         QVERIFY(!args.contains(QStringLiteral("--aio-block-bytes"))); // defaults are not repeated
 
@@ -210,10 +222,12 @@ private Q_SLOTS:
         block->setText(QStringLiteral("2MiB"));
         depth->setValue(16);
         args = workerArguments(panel.request(), QStringLiteral("/tmp/s"));
-        QVERIFY2(contains(args, {QStringLiteral("--aio-block-bytes"), QString::number(2u << 20)}), qPrintable(args.join(u' ')));
+        QVERIFY2(contains(args, {QStringLiteral("--aio-block-bytes"), QString::number(2u << 20)}),
+                 qPrintable(args.join(u' ')));
         QVERIFY(contains(args, {QStringLiteral("--aio-queue-depth"), QStringLiteral("16")}));
         block->setText(QStringLiteral("5000")); // not a multiple of 4 KiB: the worker's own reason
-        QVERIFY2(panel.errorText(RunField::AioBlock).contains(QStringLiteral("4096")), qPrintable(panel.errorText(RunField::AioBlock)));
+        QVERIFY2(panel.errorText(RunField::AioBlock).contains(QStringLiteral("4096")),
+                 qPrintable(panel.errorText(RunField::AioBlock)));
         block->setText(QStringLiteral("a lot"));
         QVERIFY(!panel.errorText(RunField::AioBlock).isEmpty());
 
@@ -250,7 +264,9 @@ private Q_SLOTS:
         const int nvme = params->findData(static_cast<int>(Tier::Nvme));
         QCOMPARE(model->item(nvme)->isEnabled(), why.isEmpty());
         if (!why.isEmpty()) QCOMPARE(params->itemData(nvme, Qt::ToolTipRole).toString(), why);
-        QVERIFY(qobject_cast<QStandardItemModel*>(optimizer->model())->item(optimizer->findData(static_cast<int>(Tier::Nvme)))->isEnabled());
+        QVERIFY(qobject_cast<QStandardItemModel*>(optimizer->model())
+                    ->item(optimizer->findData(static_cast<int>(Tier::Nvme)))
+                    ->isEnabled());
     }
 
     // The settings' preview and capacity warning are the device's: with the optimizer states on
@@ -276,7 +292,8 @@ private Q_SLOTS:
         for (QLabel* l : panel.findChildren<QLabel*>())
             if (l->text().contains(QStringLiteral("Theory per rank"))) preview = l;
         QVERIFY(preview);
-        QVERIFY2(preview->text().contains(QStringLiteral("in all tiers")) && preview->text().contains(QStringLiteral("2.00× less")),
+        QVERIFY2(preview->text().contains(QStringLiteral("in all tiers")) &&
+                     preview->text().contains(QStringLiteral("2.00× less")),
                  qPrintable(preview->text()));
     }
 
@@ -284,7 +301,8 @@ private Q_SLOTS:
     // is locked while the recording loads: its offload choices still count).
     void openedRecordingShowsItsOffload() {
         TestPage page;
-        QVERIFY(page.openRecording(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../../resources/recordings/zero3_offload_tiny_2r.sstrace")));
+        QVERIFY(page.openRecording(QStringLiteral(
+            QT_TESTCASE_SOURCEDIR "/../../resources/recordings/zero3_offload_tiny_2r.sstrace")));
         QTRY_VERIFY_WITH_TIMEOUT(!page.isBusy() && page.model().stepCount() > 0, 20000);
         RunConfigPanel* panel = page.configPanel();
         QCOMPARE(panel->request().offloadOptimizer, Tier::Host);
@@ -295,7 +313,8 @@ private Q_SLOTS:
     // The explain panel says where offloaded bytes live and why the budget does not count them.
     void explainNamesTheHostTier() {
         TestPage page;
-        QVERIFY(page.openRecording(QStringLiteral(QT_TESTCASE_SOURCEDIR "/../../resources/recordings/zero3_offload_tiny_2r.sstrace")));
+        QVERIFY(page.openRecording(QStringLiteral(
+            QT_TESTCASE_SOURCEDIR "/../../resources/recordings/zero3_offload_tiny_2r.sstrace")));
         QTRY_VERIFY_WITH_TIMEOUT(!page.isBusy() && page.model().stepCount() > 0, 20000);
         const replay::ReplayModel& model = page.model();
         int seen = 0;
@@ -304,11 +323,15 @@ private Q_SLOTS:
             if (e.kind != EventKind::Alloc || e.tier != Tier::Host) continue;
             const QString text = Explain::sentence(model, k, *model.info());
             if (e.category == Category::AdamM) {
-                QVERIFY2(text.contains(QStringLiteral("host memory")) && text.contains(QStringLiteral("capacity")), qPrintable(text));
+                QVERIFY2(text.contains(QStringLiteral("host memory")) &&
+                             text.contains(QStringLiteral("capacity")),
+                         qPrintable(text));
                 ++seen;
             }
             if (e.category == Category::GradShard) {
-                QVERIFY2(text.contains(QStringLiteral("host memory")) && text.contains(QStringLiteral("reduce-scatter")), qPrintable(text));
+                QVERIFY2(text.contains(QStringLiteral("host memory")) &&
+                             text.contains(QStringLiteral("reduce-scatter")),
+                         qPrintable(text));
                 ++seen;
             }
         }
@@ -330,7 +353,8 @@ private Q_SLOTS:
         mesh.model = QStringLiteral("tiny_tp");
         mesh.ranks = 4;
         mesh.tensorParallel = 2;
-        const auto meshBack = requestFromConfigJson(runconfig::toJson(toRunConfig(mesh)).dump(), &why);
+        const auto meshBack =
+            requestFromConfigJson(runconfig::toJson(toRunConfig(mesh)).dump(), &why);
         QVERIFY2(meshBack.has_value(), qPrintable(why));
         QCOMPARE(meshBack->tensorParallel, 2);
         QCOMPARE(meshBack->ranks, 4);
@@ -342,10 +366,10 @@ private Q_SLOTS:
         SKIP_IF_MISSING(missingForThreads());
         QTemporaryDir dir;
         const std::string json = dir.filePath(QStringLiteral("run.json")).toStdString();
-        const testing::CliResult run = testing::runProgram(kCli.toStdString(),
-                                                           {"run", "--model", "tiny", "--ranks", "2", "--shared-device",
-                                                            "--strategy", "zero3", "--steps", "1",
-                                                            "--offload-optimizer", "host", "--json", json});
+        const testing::CliResult run = testing::runProgram(
+            kCli.toStdString(),
+            {"run", "--model", "tiny", "--ranks", "2", "--shared-device", "--strategy", "zero3",
+             "--steps", "1", "--offload-optimizer", "host", "--json", json});
         QVERIFY2(run.exitCode == 0, run.err.c_str());
         const auto parsed = report::parseRunReport(testing::slurpFile(json));
         QVERIFY2(parsed.value.has_value(), parsed.error.c_str());
@@ -374,14 +398,18 @@ private Q_SLOTS:
         ByteTable shown;
         for (int row = 0; row < static_cast<int>(lines.size()); ++row) {
             const theory::DerivationLine& line = lines[static_cast<std::size_t>(row)];
-            QCOMPARE(model->index(row, DerivationModel::TierCol).data().toString(), tierLabel(line.tier));
-            shown.at(line.category, line.tier) += model->index(row, DerivationModel::BytesCol).data(DerivationModel::BytesRole).toULongLong();
+            QCOMPARE(model->index(row, DerivationModel::TierCol).data().toString(),
+                     tierLabel(line.tier));
+            shown.at(line.category, line.tier) += model->index(row, DerivationModel::BytesCol)
+                                                      .data(DerivationModel::BytesRole)
+                                                      .toULongLong();
         }
         QVERIFY(shown.tier(Tier::Host) > 0);
         for (Tier t : kAllTiers)
             for (Category c : kAllCategories) {
                 QCOMPARE(shown.at(c, t), rep.theory.modelStateBytesByTier[index(t)][index(c)]);
-                for (const report::RankReport& rank : rep.ranks) QCOMPARE(shown.at(c, t), rank.modelStateBytesByTier[index(t)][index(c)]);
+                for (const report::RankReport& rank : rep.ranks)
+                    QCOMPARE(shown.at(c, t), rank.modelStateBytesByTier[index(t)][index(c)]);
             }
     }
 };

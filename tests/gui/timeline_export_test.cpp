@@ -1,17 +1,17 @@
 // Export of charts and views: PNG, SVG and PDF files that are complete (right magic bytes,
 // non-trivial size), and a refusal that leaves no file behind.
+#include "common/chart_export.h"
+#include "common/qcustomplot.h"
+#include "compare/compare_view.h"
+#include "flows/flow_view.h"
+#include "timeline/timeline_view.h"
+#include "timeline_test_recording.h"
+
 #include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QTemporaryDir>
 #include <QTest>
-#include "common/qcustomplot.h"
-
-#include "common/chart_export.h"
-#include "compare/compare_view.h"
-#include "flows/flow_view.h"
-#include "timeline/timeline_view.h"
-#include "timeline_test_recording.h"
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -28,7 +28,8 @@ void checkFormats(QWidget& w, const QString& dir, const QString& stem) {
     QString error;
     const QString png = dir + QLatin1Char('/') + stem + QStringLiteral(".png");
     const QString svg = dir + QLatin1Char('/') + stem + QStringLiteral(".svg");
-    const QString pdf = dir + QLatin1Char('/') + stem + QStringLiteral(".PDF"); // suffix case does not matter
+    const QString pdf =
+        dir + QLatin1Char('/') + stem + QStringLiteral(".PDF"); // suffix case does not matter
     QVERIFY2(ChartExport::exportWidget(w, png, &error), qPrintable(error));
     QVERIFY2(ChartExport::exportWidget(w, svg, &error), qPrintable(error));
     QVERIFY2(ChartExport::exportWidget(w, pdf, &error), qPrintable(error));
@@ -75,7 +76,9 @@ private Q_SLOTS:
         QTemporaryDir dir;
         checkFormats(plot, dir.path(), QStringLiteral("plot"));
         QString error;
-        QVERIFY2(ChartExport::exportPlot(plot, dir.filePath(QStringLiteral("big.png")), &error, QSize(1000, 600)), qPrintable(error));
+        QVERIFY2(ChartExport::exportPlot(plot, dir.filePath(QStringLiteral("big.png")), &error,
+                                         QSize(1000, 600)),
+                 qPrintable(error));
         QCOMPARE(QImage(dir.filePath(QStringLiteral("big.png"))).size(), QSize(2000, 1200));
     }
 
@@ -91,8 +94,11 @@ private Q_SLOTS:
         const QString missing = dir.filePath(QStringLiteral("no/such/dir/chart.png"));
         QVERIFY(!ChartExport::exportWidget(plot, missing, &error));
         QVERIFY(!QFile::exists(missing));
-        QVERIFY(QDir(dir.path()).entryList(QDir::Files | QDir::NoDotAndDotDot).isEmpty()); // no temp files left
-        QCOMPARE(ChartExport::formatFor(QStringLiteral("a.SvG")), std::optional<ExportFormat>(ExportFormat::Svg));
+        QVERIFY(QDir(dir.path())
+                    .entryList(QDir::Files | QDir::NoDotAndDotDot)
+                    .isEmpty()); // no temp files left
+        QCOMPARE(ChartExport::formatFor(QStringLiteral("a.SvG")),
+                 std::optional<ExportFormat>(ExportFormat::Svg));
     }
 };
 

@@ -6,13 +6,6 @@
 //
 // With SHARDSCOPE_STORY_DIR set, each stop is also written as PNGs (timeline and flows) —
 // of SHARDSCOPE_STORY_RECORDING when given (a real worker recording), else the test's own.
-#include <QDir>
-#include <QElapsedTimer>
-#include <QSettings>
-#include <QStandardPaths>
-#include <QTemporaryDir>
-#include <QTest>
-
 #include "app/main_window.h"
 #include "app/pages.h"
 #include "app/recording_files.h"
@@ -24,12 +17,19 @@
 #include "playback/playback_bar.h"
 #include "playback/replay_player.h"
 #include "ranks/ranks_page.h"
-#include "timeline/timeline_page.h"
-#include "timeline/timeline_view.h"
 #include "report/report.h"
 #include "run/run_document.h"
 #include "synthetic_stream.h"
+#include "timeline/timeline_page.h"
+#include "timeline/timeline_view.h"
 #include "timeline_test_recording.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -42,7 +42,8 @@ bool openAndWait(RanksPage& ranks, const QString& path) {
     // The file is decoded on the session's thread; wait for its end (QTRY_* cannot return a value).
     QElapsedTimer clock;
     clock.start();
-    while (ranks.isBusy() && clock.elapsed() < 20000) QTest::qWait(20);
+    while (ranks.isBusy() && clock.elapsed() < 20000)
+        QTest::qWait(20);
     return !ranks.isBusy() && ranks.model().stepCount() > 0;
 }
 
@@ -94,7 +95,8 @@ private Q_SLOTS:
             const std::uint64_t k = ranks->player().cursor().index();
             QCOMPARE(*timeline->view()->playheadNs(), m.replayNsAt(k));
             QCOMPARE(flows->view()->position(), k);
-            QCOMPARE(timeline->explain()->sentence(), Explain::explainForRank(m, k, *m.info(), timeline->playback()->focusRank()));
+            QCOMPARE(timeline->explain()->sentence(),
+                     Explain::explainForRank(m, k, *m.info(), timeline->playback()->focusRank()));
             QCOMPARE(flows->explain()->sentence(), timeline->explain()->sentence());
             QCOMPARE(flows->playback()->position(), k);
             if (!storyDir.isEmpty()) {
@@ -102,7 +104,10 @@ private Q_SLOTS:
                 timeline->zoomToCurrentStep();
                 for (const char* page : {"timeline", "flows"}) {
                     window.showPage(QString::fromLatin1(page));
-                    window.grab().save(QStringLiteral("%1/%2_%3.png").arg(storyDir).arg(stop, 2, 10, QLatin1Char('0')).arg(QLatin1String(page)));
+                    window.grab().save(QStringLiteral("%1/%2_%3.png")
+                                           .arg(storyDir)
+                                           .arg(stop, 2, 10, QLatin1Char('0'))
+                                           .arg(QLatin1String(page)));
                 }
                 window.showPage(QStringLiteral("timeline"));
             }
@@ -111,7 +116,8 @@ private Q_SLOTS:
         QVERIFY(stop >= 8); // a 4-unit ZeRO-3 step: 4 forward + 4 backward cycles at least
         // The sentence follows the bar's focus rank.
         timeline->playback()->setFocusRank(3);
-        QVERIFY2(timeline->explain()->sentence().startsWith(QStringLiteral("Rank 3 ")), qPrintable(timeline->explain()->sentence()));
+        QVERIFY2(timeline->explain()->sentence().startsWith(QStringLiteral("Rank 3 ")),
+                 qPrintable(timeline->explain()->sentence()));
         timeline->playback()->setFocusRank(0);
 
         // A click on the timeline moves every page.
@@ -134,7 +140,8 @@ private Q_SLOTS:
         spec.steps = 2;
         const QString path = writeRecording(dir, testrec::makeRecording(spec));
         QString error;
-        QVERIFY(!files->saveRecording(dir.filePath(QStringLiteral("empty.sstrace")), &error)); // nothing open yet
+        QVERIFY(!files->saveRecording(dir.filePath(QStringLiteral("empty.sstrace")),
+                                      &error)); // nothing open yet
         QVERIFY(openAndWait(*ranks, path));
         QCOMPARE(files->recentFiles().value(0), QFileInfo(path).absoluteFilePath());
         const QString saved = dir.filePath(QStringLiteral("saved.sstrace"));
@@ -148,14 +155,16 @@ private Q_SLOTS:
         for (std::uint64_t k = 0; k < back->eventCount(); k += 7) {
             const Event& a = back->event(k);
             const Event& b = original->event(k);
-            QVERIFY(a.timeNs == b.timeNs && a.rank == b.rank && a.kind == b.kind && a.bytes == b.bytes && a.unit == b.unit);
+            QVERIFY(a.timeNs == b.timeNs && a.rank == b.rank && a.kind == b.kind &&
+                    a.bytes == b.bytes && a.unit == b.unit);
         }
         QCOMPARE(back->step(1).loss, original->step(1).loss);
         QCOMPARE(back->info()->configJson, original->info()->configJson);
         // Export of the current page (Timeline: its view) as SVG.
         window.showPage(QStringLiteral("timeline"));
         window.resize(1200, 800);
-        QVERIFY2(files->exportCurrentView(dir.filePath(QStringLiteral("view.svg")), &error), qPrintable(error));
+        QVERIFY2(files->exportCurrentView(dir.filePath(QStringLiteral("view.svg")), &error),
+                 qPrintable(error));
         QVERIFY(qobject_cast<TimelineView*>(files->currentExportTarget()));
 
         // The replay keeps only the typed report; a saved recording carries it back, written by

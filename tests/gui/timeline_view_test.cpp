@@ -1,14 +1,14 @@
 // TimelineView: hit-testing returns the event under the mouse, a click asks for a seek there,
 // narrow spans merge into a bounded number of boxes at a wide zoom, and zoom / pan / keys
 // behave. The index it draws is tested in tests/unit/timeline_index_test.cpp.
+#include "timeline/timeline_view.h"
+#include "timeline_test_recording.h"
+
 #include <QImage>
-#include <algorithm>
 #include <QPainter>
 #include <QSignalSpy>
 #include <QTest>
-
-#include "timeline/timeline_view.h"
-#include "timeline_test_recording.h"
+#include <algorithm>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -17,14 +17,16 @@ using namespace shardscope::replay;
 namespace {
 
 bool isAllGatherBegin(const Event& e, int unit) {
-    return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllGather && e.unit == unit;
+    return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllGather &&
+           e.unit == unit;
 }
 
 // Centre pixel of a span in the view, for its rank and row.
 QPoint centreOf(const TimelineView& v, int rank, TimelineRow row, const TimelineSpan& s) {
     const TimelineGeometry g = v.geometry();
     const TimeWindow w = v.window();
-    const double x = g.plot.left() + w.xOf((static_cast<double>(s.beginNs) + static_cast<double>(s.endNs)) / 2);
+    const double x =
+        g.plot.left() + w.xOf((static_cast<double>(s.beginNs) + static_cast<double>(s.endNs)) / 2);
     const QRectF r = g.rowRect(rank, row);
     return {static_cast<int>(x), static_cast<int>(r.center().y())};
 }
@@ -41,13 +43,17 @@ private Q_SLOTS:
         view.resize(1200, 600);
         view.setModel(model.get());
         // Zoom onto rank 2's all-gather of unit 1 (forward).
-        const std::uint64_t agEvent = testrec::findEvent(*model, 2, [](const Event& e) { return isAllGatherBegin(e, 1); });
+        const std::uint64_t agEvent =
+            testrec::findEvent(*model, 2, [](const Event& e) { return isAllGatherBegin(e, 1); });
         QVERIFY(agEvent < model->eventCount());
         const TimelineLane& lane = view.index().lane(2);
-        const auto it = std::find_if(lane.rows[1].begin(), lane.rows[1].end(), [&](const TimelineSpan& s) { return s.beginEvent == agEvent; });
+        const auto it =
+            std::find_if(lane.rows[1].begin(), lane.rows[1].end(),
+                         [&](const TimelineSpan& s) { return s.beginEvent == agEvent; });
         QVERIFY(it != lane.rows[1].end());
         const TimelineSpan ag = *it;
-        view.setWindow(static_cast<double>(ag.beginNs) - 50000, static_cast<double>(ag.endNs) + 80000);
+        view.setWindow(static_cast<double>(ag.beginNs) - 50000,
+                       static_cast<double>(ag.endNs) + 80000);
         const auto hit = view.spanAt(centreOf(view, 2, TimelineRow::Comm, ag));
         QVERIFY(hit.has_value());
         QCOMPARE(hit->rank, 2);
@@ -65,7 +71,9 @@ private Q_SLOTS:
         const std::uint64_t fwd = testrec::findEvent(*model, 2, [](const Event& e) {
             return e.kind == EventKind::ComputeBegin && e.phase == Phase::Forward && e.unit == 1;
         });
-        const TimelineSpan& fwdSpan = *std::find_if(lane.rows[0].begin(), lane.rows[0].end(), [&](const TimelineSpan& s) { return s.beginEvent == fwd; });
+        const TimelineSpan& fwdSpan =
+            *std::find_if(lane.rows[0].begin(), lane.rows[0].end(),
+                          [&](const TimelineSpan& s) { return s.beginEvent == fwd; });
         const auto fwdHit = view.spanAt(centreOf(view, 2, TimelineRow::Compute, fwdSpan));
         QVERIFY(fwdHit.has_value());
         QCOMPARE(fwdHit->span.beginEvent, fwd);
@@ -80,9 +88,11 @@ private Q_SLOTS:
         QCOMPARE(seek.count(), 1);
         QCOMPARE(seek.takeFirst().at(0).value<std::uint64_t>(), agEvent + 1);
         // Outside the plot (the lane labels): nothing.
-        QVERIFY(!view.spanAt(QPoint(5, view.geometry().rowRect(2, TimelineRow::Comm).center().y())));
+        QVERIFY(
+            !view.spanAt(QPoint(5, view.geometry().rowRect(2, TimelineRow::Comm).center().y())));
         // The memory curve area is not a span.
-        QVERIFY(!view.spanAt(QPoint(centreOf(view, 2, TimelineRow::Comm, ag).x(), static_cast<int>(view.geometry().memoryRect(2).center().y()))));
+        QVERIFY(!view.spanAt(QPoint(centreOf(view, 2, TimelineRow::Comm, ag).x(),
+                                    static_cast<int>(view.geometry().memoryRect(2).center().y()))));
     }
 
     void clickOnEmptyTimeSeeksToThatTime() {
@@ -94,10 +104,12 @@ private Q_SLOTS:
         const TimelineGeometry g = view.geometry();
         // The memory-curve strip of rank 0 is never a span: the seek goes by time.
         const int x = g.plot.left() + g.plot.width() / 2;
-        QTest::mouseClick(&view, Qt::LeftButton, {}, QPoint(x, static_cast<int>(g.memoryRect(0).center().y())));
+        QTest::mouseClick(&view, Qt::LeftButton, {},
+                          QPoint(x, static_cast<int>(g.memoryRect(0).center().y())));
         QCOMPARE(seek.count(), 1);
         const double t = view.window().tOf(x - g.plot.left());
-        QCOMPARE(seek.takeFirst().at(0).value<std::uint64_t>(), model->indexAtReplayNs(static_cast<std::uint64_t>(t)));
+        QCOMPARE(seek.takeFirst().at(0).value<std::uint64_t>(),
+                 model->indexAtReplayNs(static_cast<std::uint64_t>(t)));
     }
 
     void narrowSpansMergeAtWideZoom() {
@@ -107,7 +119,8 @@ private Q_SLOTS:
         TimelineIndex index;
         index.update(*model);
         const int width = 800;
-        QImage image(width + TimelineGeometry::kGutter + 8, 500, QImage::Format_ARGB32_Premultiplied);
+        QImage image(width + TimelineGeometry::kGutter + 8, 500,
+                     QImage::Format_ARGB32_Premultiplied);
         TimelineScene scene;
         scene.index = &index;
         scene.model = model.get();
@@ -117,15 +130,18 @@ private Q_SLOTS:
         const double plotW = TimelineGeometry::compute(image.rect(), 4).plot.width();
         // Per lane, row and depth at most one box per kMinBoxPx of width (+1): merged boxes start
         // at least that far apart.
-        const auto bound = static_cast<std::size_t>(4 * (1 + 2 + (kMaxDepth + 1)) * (plotW / kMinBoxPx + 1));
-        QVERIFY2(wide.boxes <= bound, qPrintable(QStringLiteral("%1 boxes > %2").arg(wide.boxes).arg(bound)));
+        const auto bound =
+            static_cast<std::size_t>(4 * (1 + 2 + (kMaxDepth + 1)) * (plotW / kMinBoxPx + 1));
+        QVERIFY2(wide.boxes <= bound,
+                 qPrintable(QStringLiteral("%1 boxes > %2").arg(wide.boxes).arg(bound)));
         QVERIFY(wide.boxes < index.spanCount() / 20);
         QVERIFY(wide.summaries > 0);
         QCOMPARE(wide.spansCovered, index.spanCount()); // nothing dropped, only merged
 
         // Zoomed onto one all-gather: every visible span is drawn on its own.
         const TimelineSpan& ag = index.lane(0).rows[1][5];
-        scene.window = TimeWindow{static_cast<double>(ag.beginNs) - 1000, static_cast<double>(ag.endNs) + 1000, 1};
+        scene.window = TimeWindow{static_cast<double>(ag.beginNs) - 1000,
+                                  static_cast<double>(ag.endNs) + 1000, 1};
         const TimelinePaintStats close = TimelinePainter::paint(p, image.rect(), scene);
         QCOMPARE(close.summaries, std::size_t{0});
         QVERIFY(close.boxes > 0 && close.boxes < 40);
@@ -167,8 +183,9 @@ private Q_SLOTS:
         const double w0 = view.windowStart(), nsPerPx = view.window().nsPerPx();
         const QPoint from(g.plot.left() + 400, static_cast<int>(g.memoryRect(0).center().y()));
         QTest::mousePress(&view, Qt::LeftButton, {}, from);
-        QMouseEvent move(QEvent::MouseMove, QPointF(from + QPoint(-100, 0)), view.mapToGlobal(QPointF(from + QPoint(-100, 0))),
-                         Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+        QMouseEvent move(QEvent::MouseMove, QPointF(from + QPoint(-100, 0)),
+                         view.mapToGlobal(QPointF(from + QPoint(-100, 0))), Qt::NoButton,
+                         Qt::LeftButton, Qt::NoModifier);
         QCoreApplication::sendEvent(&view, &move);
         QTest::mouseRelease(&view, Qt::LeftButton, {}, from + QPoint(-100, 0));
         QVERIFY(qAbs(view.windowStart() - (w0 + 100 * nsPerPx)) < nsPerPx);
@@ -186,7 +203,6 @@ private Q_SLOTS:
         const double t = static_cast<double>(*view.playheadNs());
         QVERIFY(view.windowStart() <= t && t <= view.windowEnd()); // scrolled to keep it in sight
     }
-
 };
 
 QTEST_MAIN(TimelineViewTest)

@@ -1,13 +1,11 @@
 // Checkpoints with the ranks as MPI processes (shardscope-cli starts mpirun): same-world resume
 // is bitwise the uninterrupted run, and the consolidated state survives a change of world size
 // and strategy in both directions between mpirun ranks and rank threads.
-#include <gtest/gtest.h>
-
-#include <string>
-
-#include <nlohmann/json.hpp>
-
 #include "checkpoint_cli.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <string>
 
 namespace {
 
@@ -37,7 +35,8 @@ TEST_F(checkpointMpi, ReshardsBetweenMpiRanksAndRankThreads) {
     const std::string src = path("mpi");
     run("fsdp", 4, 1, "--save " + src);
     launch_ = "--shared-device";
-    const nlohmann::json conv = run("zero1", 3, 0, "--resume " + src + " --save " + path("threads"));
+    const nlohmann::json conv =
+        run("zero1", 3, 0, "--resume " + src + " --save " + path("threads"));
     EXPECT_EQ(conv["resumed_from"]["world_size"], 4);
     EXPECT_TRUE(consolidated(src) == consolidated(path("threads")));
     launch_ = "";

@@ -6,30 +6,27 @@
 // named as the stuck one; a stopped mpirun after a complete run still yields the report;
 // mpirun's own errors are its words or caught before launching; a local job listens on no
 // address another machine can reach.
-#include <gtest/gtest.h>
-
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "protocol/protocol.h"
 
 #include <chrono>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <regex>
+#include <signal.h>
+#include <spawn.h>
 #include <sstream>
 #include <string>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "protocol/protocol.h"
 
 extern char** environ;
 
@@ -46,7 +43,8 @@ std::string slurp(const fs::path& p) {
 }
 
 fs::path scratch(const std::string& name) {
-    return fs::temp_directory_path() / ("shardscope_cli_jobs_" + std::to_string(::getpid()) + "_" + name);
+    return fs::temp_directory_path() /
+           ("shardscope_cli_jobs_" + std::to_string(::getpid()) + "_" + name);
 }
 
 struct Proc {
@@ -63,7 +61,8 @@ Proc start(const std::vector<std::string>& args, const std::string& tag) {
     std::vector<std::string> all = {kCli};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
+    for (auto& a : all)
+        argv.push_back(a.data());
     argv.push_back(nullptr);
     EXPECT_EQ(posix_spawn(&p.pid, kCli.c_str(), &fa, nullptr, argv.data(), environ), 0);
     posix_spawn_file_actions_destroy(&fa);
@@ -82,7 +81,8 @@ struct Running {
 };
 
 // Processes whose argv[0] ends with one of `programs` and whose command line holds `marker`.
-std::vector<Running> processes(const std::string& marker, const std::vector<std::string>& programs) {
+std::vector<Running> processes(const std::string& marker,
+                               const std::vector<std::string>& programs) {
     std::vector<Running> found;
     for (const auto& e : fs::directory_iterator("/proc")) {
         const std::string name = e.path().filename();
@@ -91,9 +91,11 @@ std::vector<Running> processes(const std::string& marker, const std::vector<std:
         std::replace(cmd.begin(), cmd.end(), '\0', ' ');
         const auto first = cmd.substr(0, cmd.find(' '));
         if (cmd.find(marker) == std::string::npos) continue;
-        if (std::string state = slurp(e.path() / "stat"); state.find(") Z") != std::string::npos) continue; // a zombie
+        if (std::string state = slurp(e.path() / "stat"); state.find(") Z") != std::string::npos)
+            continue; // a zombie
         for (const auto& program : programs)
-            if (first.ends_with(program)) found.push_back({static_cast<pid_t>(std::stoi(name)), cmd});
+            if (first.ends_with(program))
+                found.push_back({static_cast<pid_t>(std::stoi(name)), cmd});
     }
     return found;
 }
@@ -101,14 +103,16 @@ std::vector<Running> processes(const std::string& marker, const std::vector<std:
 // Worker processes (argv[0] = …/shardscope-worker) whose command line holds `marker`.
 std::vector<pid_t> workers(const std::string& marker) {
     std::vector<pid_t> pids;
-    for (const Running& r : processes(marker, {"shardscope-worker"})) pids.push_back(r.pid);
+    for (const Running& r : processes(marker, {"shardscope-worker"}))
+        pids.push_back(r.pid);
     return pids;
 }
 
 // Waits until `p` has printed progress for `steps` steps.
 void waitForSteps(const Proc& p, int steps) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    const std::string line = "step " + std::string(steps < 10 ? "    " : "   ") + std::to_string(steps) + "/";
+    const std::string line =
+        "step " + std::string(steps < 10 ? "    " : "   ") + std::to_string(steps) + "/";
     while (slurp(p.out).find(line) == std::string::npos) {
         ASSERT_LT(std::chrono::steady_clock::now(), deadline) << slurp(p.err);
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -117,15 +121,16 @@ void waitForSteps(const Proc& p, int steps) {
 
 int countOf(const std::string& text, const std::string& what) {
     int n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
     return n;
 }
 
 // Sends `signal` to the CLI in the middle of a 4-rank run: within 5 s no worker or mpirun of the
 // job is left, its private stream folder is gone, and the CLI has exited non-zero with one line.
 void signalTheCliMidRun(int signal, const std::string& marker) {
-    const Proc p = start({"run", "--model", "tiny", "--ranks", "4", "--strategy", "zero3", "--steps", "100000",
-                          "--seed", marker},
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "4", "--strategy", "zero3",
+                          "--steps", "100000", "--seed", marker},
                          "signal" + std::to_string(signal));
     waitForSteps(p, 2);
     const auto job = processes(marker, {"shardscope-worker", "mpirun", "orterun"});
@@ -166,7 +171,8 @@ int rankOf(pid_t pid) {
     std::string env = slurp("/proc/" + std::to_string(pid) + "/environ");
     std::replace(env.begin(), env.end(), '\0', '\n');
     std::smatch m;
-    if (std::regex_search(env, m, std::regex(R"((^|\n)OMPI_COMM_WORLD_RANK=(\d+))"))) return std::stoi(m[2]);
+    if (std::regex_search(env, m, std::regex(R"((^|\n)OMPI_COMM_WORLD_RANK=(\d+))")))
+        return std::stoi(m[2]);
     return -1;
 }
 
@@ -176,7 +182,8 @@ pid_t workerOfRank(const std::string& marker, int rank) {
     return -1;
 }
 
-void expectNothingOfTheJobWithin(const std::string& marker, std::chrono::steady_clock::time_point t0,
+void expectNothingOfTheJobWithin(const std::string& marker,
+                                 std::chrono::steady_clock::time_point t0,
                                  std::chrono::seconds limit) {
     const std::vector<std::string> programs = {"shardscope-worker", "mpirun", "orterun", "orted"};
     while (!processes(marker, programs).empty() && std::chrono::steady_clock::now() - t0 < limit)
@@ -203,9 +210,10 @@ std::vector<std::string> socketInodes(pid_t pid) {
 
 TEST(cliJobs, RunWritesReportAndRecordingThatAgree) {
     const fs::path json = scratch("run.json"), trace = scratch("run.sstrace");
-    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero3", "--steps",
-                          "2", "--deterministic", "--json", json.string(), "--trace", trace.string()},
-                         "run");
+    const Proc p =
+        start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero3", "--steps", "2",
+               "--deterministic", "--json", json.string(), "--trace", trace.string()},
+              "run");
     ASSERT_EQ(finish(p), 0) << slurp(p.err);
     const auto report = nlohmann::json::parse(slurp(json));
     EXPECT_EQ(report["world_size"], 3);
@@ -261,8 +269,8 @@ TEST(cliJobs, InvalidConfigurationIsRejectedBeforeLaunch) {
 
 TEST(cliJobs, KilledRankEndsTheJobWithinTenSecondsNamingRankAndStep) {
     const std::string marker = "31337"; // the seed doubles as a tag for this job's processes
-    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero3", "--steps",
-                          "100000", "--seed", marker},
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero3",
+                          "--steps", "100000", "--seed", marker},
                          "kill");
     // Wait until the job is training (a few steps printed), then SIGKILL one rank.
     waitForSteps(p, 3);
@@ -276,7 +284,9 @@ TEST(cliJobs, KilledRankEndsTheJobWithinTenSecondsNamingRankAndStep) {
     EXPECT_LT(elapsed, std::chrono::seconds(10));
     const std::string err = slurp(p.err);
     std::smatch m;
-    EXPECT_TRUE(std::regex_search(err, m, std::regex(R"(rank \d+ exited \(signal 9\) in step (\d+))"))) << err;
+    EXPECT_TRUE(
+        std::regex_search(err, m, std::regex(R"(rank \d+ exited \(signal 9\) in step (\d+))")))
+        << err;
     // The step counted from 1 in which the rank died: the one after the last step printed (the
     // GUI's ranks_page_test checks the same rule on its side).
     if (!m.empty()) {
@@ -289,14 +299,18 @@ TEST(cliJobs, KilledRankEndsTheJobWithinTenSecondsNamingRankAndStep) {
     fs::remove(p.err);
 }
 
-TEST(cliJobs, SigtermToTheCliTearsTheJobDown) { signalTheCliMidRun(SIGTERM, "31338"); }
+TEST(cliJobs, SigtermToTheCliTearsTheJobDown) {
+    signalTheCliMidRun(SIGTERM, "31338");
+}
 
-TEST(cliJobs, SighupToTheCliTearsTheJobDown) { signalTheCliMidRun(SIGHUP, "31339"); }
+TEST(cliJobs, SighupToTheCliTearsTheJobDown) {
+    signalTheCliMidRun(SIGHUP, "31339");
+}
 
 TEST(cliJobs, KillNineOfTheCliLeavesNoProcessWithinFiveSeconds) {
     const std::string marker = "31340";
-    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero3", "--steps", "100000",
-                          "--seed", marker},
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero3",
+                          "--steps", "100000", "--seed", marker},
                          "kill9");
     waitForSteps(p, 2);
     ASSERT_GE(processes(marker, {"shardscope-worker", "mpirun"}).size(), 4u);
@@ -326,8 +340,8 @@ int niceOf(pid_t pid) {
 // higher nice value) while the ranks keep the priority they were started with.
 TEST(cliJobs, TheSupervisorGivesWayToItsRanks) {
     const std::string marker = "31345";
-    const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "zero3", "--steps", "100000",
-                          "--seed", marker},
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "zero3",
+                          "--steps", "100000", "--seed", marker},
                          "nice");
     waitForSteps(p, 1);
     const pid_t rank0 = workerOfRank(marker, 0);
@@ -344,8 +358,9 @@ TEST(cliJobs, TheSupervisorGivesWayToItsRanks) {
 
 TEST(cliJobs, KillNineOfCompareLeavesNoProcessWithinFiveSeconds) {
     const std::string marker = "31341";
-    const Proc p = start({"compare", "--ranks", "2", "--strategies", "zero3", "--steps", "100000", "--seed", marker},
-                         "kill9compare");
+    const Proc p = start(
+        {"compare", "--ranks", "2", "--strategies", "zero3", "--steps", "100000", "--seed", marker},
+        "kill9compare");
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (workers(marker).size() < 2 && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -360,8 +375,8 @@ TEST(cliJobs, KillNineOfCompareLeavesNoProcessWithinFiveSeconds) {
 
 TEST(cliJobs, AStoppedRankIsNamedWithinTheStallTimeout) {
     const std::string marker = "31342";
-    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero3", "--steps", "100000",
-                          "--seed", marker, "--stall-timeout", "4"},
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero3",
+                          "--steps", "100000", "--seed", marker, "--stall-timeout", "4"},
                          "sigstop");
     waitForSteps(p, 3);
     const pid_t rank2 = workerOfRank(marker, 2);
@@ -370,9 +385,12 @@ TEST(cliJobs, AStoppedRankIsNamedWithinTheStallTimeout) {
     ASSERT_EQ(::kill(rank2, SIGSTOP), 0);
     const int code = finish(p);
     EXPECT_EQ(code, 1);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(4 + 5)); // the stall timeout + teardown
+    EXPECT_LT(std::chrono::steady_clock::now() - t0,
+              std::chrono::seconds(4 + 5)); // the stall timeout + teardown
     const std::string err = slurp(p.err);
-    EXPECT_TRUE(std::regex_search(err, std::regex(R"(rank 2 is stuck in step \d+: it (did not arrive at|stopped inside) the )")))
+    EXPECT_TRUE(std::regex_search(
+        err,
+        std::regex(R"(rank 2 is stuck in step \d+: it (did not arrive at|stopped inside) the )")))
         << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
     expectNothingOfTheJobWithin(marker, std::chrono::steady_clock::now(), std::chrono::seconds(3));
@@ -382,8 +400,8 @@ TEST(cliJobs, AStoppedRankIsNamedWithinTheStallTimeout) {
 
 TEST(cliJobs, AStoppedRankIsNamedWhenAHealthyRanksCollectiveTimesOut) {
     const std::string marker = "31343";
-    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero2", "--steps", "100000",
-                          "--seed", marker, "--timeout-ms", "3000"},
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero2",
+                          "--steps", "100000", "--seed", marker, "--timeout-ms", "3000"},
                          "timeout");
     waitForSteps(p, 3);
     const pid_t rank1 = workerOfRank(marker, 1);
@@ -403,15 +421,17 @@ TEST(cliJobs, AStoppedRankIsNamedWhenAHealthyRanksCollectiveTimesOut) {
 TEST(cliJobs, AStoppedMpirunAfterACompleteRunStillWritesTheReport) {
     const std::string marker = "31344";
     const fs::path json = scratch("stopped_mpirun.json");
-    const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "zero2", "--steps", "400", "--seed",
-                          marker, "--json", json.string(), "--stall-timeout", "20"},
-                         "stopmpirun");
+    const Proc p =
+        start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "zero2", "--steps", "400",
+               "--seed", marker, "--json", json.string(), "--stall-timeout", "20"},
+              "stopmpirun");
     waitForSteps(p, 1);
     const auto runners = processes(marker, {"mpirun", "orterun"});
     ASSERT_EQ(runners.size(), 1u);
     ASSERT_EQ(::kill(runners.front().pid, SIGSTOP), 0);
     EXPECT_EQ(finish(p), 0) << slurp(p.err);
-    EXPECT_TRUE(nlohmann::json::parse(slurp(json), nullptr, false).contains("param_digest")) << slurp(p.err);
+    EXPECT_TRUE(nlohmann::json::parse(slurp(json), nullptr, false).contains("param_digest"))
+        << slurp(p.err);
     expectNothingOfTheJobWithin(marker, std::chrono::steady_clock::now(), std::chrono::seconds(3));
     fs::remove(json);
     fs::remove(p.out);
@@ -420,8 +440,8 @@ TEST(cliJobs, AStoppedMpirunAfterACompleteRunStillWritesTheReport) {
 
 TEST(cliJobs, MpirunErrorsAreCaughtBeforeLaunchOrShownInMpirunsWords) {
     {
-        const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "ddp", "--steps", "1", "--hostfile",
-                              "/nonexistent/hosts"},
+        const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "ddp",
+                              "--steps", "1", "--hostfile", "/nonexistent/hosts"},
                              "hostfile");
         EXPECT_EQ(finish(p), 2);
         const std::string err = slurp(p.err);
@@ -429,14 +449,15 @@ TEST(cliJobs, MpirunErrorsAreCaughtBeforeLaunchOrShownInMpirunsWords) {
         EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
     }
     {
-        const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "ddp", "--steps", "1", "--mpirun-args", "-x \"A=b"},
+        const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "ddp",
+                              "--steps", "1", "--mpirun-args", "-x \"A=b"},
                              "quote");
         EXPECT_EQ(finish(p), 2);
         EXPECT_NE(slurp(p.err).find("--mpirun-args: unclosed"), std::string::npos) << slurp(p.err);
     }
     {
-        const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "ddp", "--steps", "1", "--mpirun-args",
-                              "--no-such-mpirun-flag"},
+        const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "ddp",
+                              "--steps", "1", "--mpirun-args", "--no-such-mpirun-flag"},
                              "badflag");
         EXPECT_NE(finish(p), 0);
         const std::string err = slurp(p.err);
@@ -451,8 +472,8 @@ TEST(cliJobs, MpirunErrorsAreCaughtBeforeLaunchOrShownInMpirunsWords) {
 // interface is loopback.
 TEST(cliJobs, ALocalRunListensOnLoopbackOnly) {
     const std::string marker = "31345";
-    const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "zero3", "--steps", "100000",
-                          "--seed", marker},
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "2", "--strategy", "zero3",
+                          "--steps", "100000", "--seed", marker},
                          "listen");
     waitForSteps(p, 2);
     const auto job = processes(marker, {"shardscope-worker", "mpirun", "orterun", "orted"});
@@ -466,12 +487,14 @@ TEST(cliJobs, ALocalRunListensOnLoopbackOnly) {
             std::string line;
             std::getline(dev, line);
             std::getline(dev, line);
-            while (std::getline(dev, line)) interfaces.push_back(line.substr(0, line.find(':')));
+            while (std::getline(dev, line))
+                interfaces.push_back(line.substr(0, line.find(':')));
         }
-        const bool loopbackOnlyNamespace = std::all_of(interfaces.begin(), interfaces.end(), [](std::string n) {
-            n.erase(0, n.find_first_not_of(' '));
-            return n == "lo";
-        });
+        const bool loopbackOnlyNamespace =
+            std::all_of(interfaces.begin(), interfaces.end(), [](std::string n) {
+                n.erase(0, n.find_first_not_of(' '));
+                return n == "lo";
+            });
         const std::vector<std::string> inodes = socketInodes(r.pid);
         for (const char* table : {"/net/tcp", "/net/tcp6"}) {
             std::istringstream rows(slurp(proc + table));
@@ -480,11 +503,14 @@ TEST(cliJobs, ALocalRunListensOnLoopbackOnly) {
             while (std::getline(rows, line)) {
                 std::istringstream f(line);
                 std::string slot, local, remote, state, queues, timer, retr, uid, timeout, inode;
-                f >> slot >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
-                if (state != "0A" || std::find(inodes.begin(), inodes.end(), inode) == inodes.end()) continue;
+                f >> slot >> local >> remote >> state >> queues >> timer >> retr >> uid >>
+                    timeout >> inode;
+                if (state != "0A" || std::find(inodes.begin(), inodes.end(), inode) == inodes.end())
+                    continue;
                 ++listening;
                 const std::string addr = local.substr(0, local.find(':'));
-                const bool loopback = addr == "0100007F" || addr == "00000000000000000000000001000000";
+                const bool loopback =
+                    addr == "0100007F" || addr == "00000000000000000000000001000000";
                 EXPECT_TRUE(loopback || loopbackOnlyNamespace)
                     << r.cmd << " listens on " << local << " (" << table << ") in a namespace with "
                     << interfaces.size() << " interfaces";

@@ -1,19 +1,18 @@
 // MpiCommunicator under a real mpirun: collectives move the right bytes to the right ranks,
 // deterministic reductions agree bit for bit between all-reduce and reduce-scatter, the stats
 // count what was called, and the event gather brings every rank's bytes to rank 0.
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <cstring>
-#include <thread>
-#include <vector>
-
 #include "comm/mpi_communicator.h"
 #include "core/error.h"
 #include "core/ledger.h"
 #include "device/cpu_device.h"
 #include "device/device.h"
 #include "kernels/cpu/bf16.h"
+
+#include <cmath>
+#include <cstring>
+#include <gtest/gtest.h>
+#include <thread>
+#include <vector>
 
 using namespace shardscope;
 using namespace shardscope::comm;
@@ -36,7 +35,8 @@ TEST(CommMpi, AllGatherPlacesShardsInRankOrder) {
     const int n = gComm->size(), r = gComm->rank();
     const std::size_t count = 1001; // not a multiple of anything convenient
     std::vector<float> shard(count), full(count * static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < count; ++i) shard[i] = valueAt(r, i);
+    for (std::size_t i = 0; i < count; ++i)
+        shard[i] = valueAt(r, i);
     gComm->allGather(shard.data(), full.data(), count, DType::F32, 3);
     for (int src = 0; src < n; ++src)
         for (std::size_t i = 0; i < count; i += 97)
@@ -47,7 +47,8 @@ TEST(CommMpi, ReduceScatterSumsEachChunk) {
     const int n = gComm->size(), r = gComm->rank();
     const std::size_t count = 513;
     std::vector<float> full(count * static_cast<std::size_t>(n)), shard(count);
-    for (std::size_t i = 0; i < full.size(); ++i) full[i] = valueAt(r, i);
+    for (std::size_t i = 0; i < full.size(); ++i)
+        full[i] = valueAt(r, i);
     gComm->reduceScatter(full.data(), shard.data(), count, DType::F32, 1);
     for (std::size_t i = 0; i < count; ++i) {
         double expect = 0;
@@ -62,7 +63,8 @@ TEST(CommMpi, DeterministicAllReduceEqualsDeterministicReduceScatterBitwise) {
     gComm->setDeterministic(true);
     const std::size_t count = 777;
     std::vector<kernels::Bf16> full(count * static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < full.size(); ++i) full[i] = kernels::toBf16(valueAt(r, i));
+    for (std::size_t i = 0; i < full.size(); ++i)
+        full[i] = kernels::toBf16(valueAt(r, i));
     std::vector<kernels::Bf16> reduced = full;
     gComm->allReduce(reduced.data(), reduced.size(), DType::Bf16, 0);
     std::vector<kernels::Bf16> shard(count);

@@ -10,22 +10,20 @@
 //   NVMe read and write: master, m and v of every unit, Σ 3·align(4·S_u) each per step.
 // A run without offload records no transfer, and the exposed-transfer fraction is in [0, 1],
 // 0 without offload.
-#include <gtest/gtest.h>
+#include "protocol/protocol.h"
 
 #include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "protocol/protocol.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -34,7 +32,9 @@ using namespace shardscope;
 namespace {
 
 using Traffic = std::array<std::uint64_t, kTransferCount>; // bytes by direction
-constexpr std::uint64_t align4k(std::uint64_t n) { return (n + 4095) / 4096 * 4096; }
+constexpr std::uint64_t align4k(std::uint64_t n) {
+    return (n + 4095) / 4096 * 4096;
+}
 
 class OffloadTransfers : public ::testing::Test {
 protected:
@@ -55,8 +55,9 @@ protected:
         fs::remove(report);
         std::string cmd = mpi ? std::string(SHARDSCOPE_MPIRUN) + " -np 2 " + SHARDSCOPE_WORKER
                               : std::string(SHARDSCOPE_WORKER) + " --shared-device --ranks 2";
-        cmd += " --model small --steps 1 --deterministic --grad-accum " + std::to_string(gradAccum) + " --trace " +
-               trace.string() + " --json " + report.string() + " " + flags + " >" + (dir / "out").string() + " 2>&1";
+        cmd += " --model small --steps 1 --deterministic --grad-accum " +
+               std::to_string(gradAccum) + " --trace " + trace.string() + " --json " +
+               report.string() + " " + flags + " >" + (dir / "out").string() + " 2>&1";
         const int status = std::system(cmd.c_str());
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
             std::ifstream in(dir / "out");
@@ -95,7 +96,8 @@ protected:
                 if (e.kind != EventKind::TransferBegin || e.step < 0) continue;
                 out[{e.rank, e.step}][static_cast<std::size_t>(e.transfer)] += e.bytes;
             }
-        for (const auto& [rank, n] : open) EXPECT_EQ(n, 0) << "rank " << rank << ": unclosed transfers";
+        for (const auto& [rank, n] : open)
+            EXPECT_EQ(n, 0) << "rank " << rank << ": unclosed transfers";
         return out;
     }
 
@@ -104,8 +106,9 @@ protected:
         ASSERT_EQ(got.size(), 2u) << what << ": one step on each of 2 ranks";
         for (const auto& [at, bytes] : got)
             for (std::size_t d = 1; d < kTransferCount; ++d)
-                EXPECT_EQ(bytes[d], want[d]) << what << " rank " << at.first << " step " << at.second << " "
-                                             << transferName(static_cast<Transfer>(d));
+                EXPECT_EQ(bytes[d], want[d])
+                    << what << " rank " << at.first << " step " << at.second << " "
+                    << transferName(static_cast<Transfer>(d));
         const double f = r.report.at("exposed_transfer_fraction").get<double>();
         EXPECT_GT(f, 0.0) << what;
         EXPECT_LE(f, 1.0) << what;
@@ -140,7 +143,8 @@ TEST_F(OffloadTransfers, RankThreadsRecordThePerTierTrafficOfTheSchedule) {
     ASSERT_FALSE(host.rec.handshakes.empty());
     expectTraffic(host, directions(2 * 2 * s, 2 * s), "zero3 optimizer host, 2 micro-steps");
 
-    const Run params = run(false, "--strategy zero3 --offload-optimizer host --offload-params host");
+    const Run params =
+        run(false, "--strategy zero3 --offload-optimizer host --offload-params host");
     ASSERT_FALSE(params.rec.handshakes.empty());
     expectTraffic(params, directions(2 * s, 2 * 2 * s), "zero3 optimizer and params host");
 
@@ -148,19 +152,23 @@ TEST_F(OffloadTransfers, RankThreadsRecordThePerTierTrafficOfTheSchedule) {
     ASSERT_FALSE(zero1.rec.handshakes.empty());
     expectTraffic(zero1, directions(2 * s, 2 * s), "zero1 optimizer host");
 
-    const Run infinity = run(false, "--strategy zero3 --offload-optimizer nvme --nvme-dir " + dir.string());
+    const Run infinity =
+        run(false, "--strategy zero3 --offload-optimizer nvme --nvme-dir " + dir.string());
     ASSERT_FALSE(infinity.rec.handshakes.empty());
     expectTraffic(infinity, directions(2 * s, 2 * s, nvme), "zero3 optimizer nvme");
 }
 
 TEST_F(OffloadTransfers, MpiRanksRecordTheSameTraffic) {
-    const Run infinity = run(true, "--strategy zero3 --offload-optimizer nvme --offload-params host --nvme-dir " + dir.string());
+    const Run infinity =
+        run(true, "--strategy zero3 --offload-optimizer nvme --offload-params host --nvme-dir " +
+                      dir.string());
     ASSERT_FALSE(infinity.rec.handshakes.empty());
     std::uint64_t nvme = 0;
     const std::uint64_t s = shardElements(infinity, &nvme);
     // NVMe optimizer: updated weights are rounded into the host param shard (no copy); each
     // gather brings the shard to the device.
-    expectTraffic(infinity, directions(2 * s, 2 * 2 * s, nvme), "zero3 optimizer nvme, params host (mpirun)");
+    expectTraffic(infinity, directions(2 * s, 2 * 2 * s, nvme),
+                  "zero3 optimizer nvme, params host (mpirun)");
 }
 
 } // namespace

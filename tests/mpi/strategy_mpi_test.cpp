@@ -7,16 +7,6 @@
 //    on a CountingDevice), communication per step equals theory::commPerStep and the dry run's
 //    collectives — on every rank;
 //  - a --capacity of exactly the predicted peak fits, one byte less is OutOfMemory.
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <map>
-#include <memory>
-#include <string>
-#include <vector>
-
 #include "comm/mpi_communicator.h"
 #include "core/error.h"
 #include "core/ledger.h"
@@ -29,6 +19,15 @@
 #include "train/report.h"
 #include "train/run_config.h"
 #include "train/trainer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <gtest/gtest.h>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
 
 using namespace shardscope;
 
@@ -45,7 +44,8 @@ struct JobResult {
 
 ByteTable deviceCells(const ByteTable& t) {
     ByteTable out;
-    for (Category c : kAllCategories) out.at(c, Tier::Device) = t.at(c, Tier::Device);
+    for (Category c : kAllCategories)
+        out.at(c, Tier::Device) = t.at(c, Tier::Device);
     return out;
 }
 
@@ -53,12 +53,14 @@ ByteTable deviceCells(const ByteTable& t) {
 JobResult runJob(std::vector<std::string> flags, std::int64_t steps = 3) {
     flags.insert(flags.end(), {"--model", "tiny", "--steps", std::to_string(steps)});
     std::string label;
-    for (const auto& f : flags) label += f + " ";
+    for (const auto& f : flags)
+        label += f + " ";
     const train::RunConfig cfg = train::parseRunConfig(flags, gSize);
     Ledger ledger(gRank);
     ledger.setCapacity(Tier::Device, cfg.capacityBytes);
     device::CpuDevice cpu(ledger);
-    std::unique_ptr<comm::Communicator> world = comm::makeMpiWorldCommunicator(&cpu), shard, replica;
+    std::unique_ptr<comm::Communicator> world = comm::makeMpiWorldCommunicator(&cpu), shard,
+                                        replica;
     strategy::CommGroups groups{world.get(), world.get(), nullptr};
     if (cfg.strategy == plan::Strategy::FsdpHybridShard) {
         const int g = cfg.knobs.hybridGroupSize;
@@ -87,32 +89,40 @@ JobResult runJob(std::vector<std::string> flags, std::int64_t steps = 3) {
     const theory::Scenario scenario = train::scenarioOf(cfg);
     const theory::ModelStates theoryStates = theory::modelStates(scenario);
     const theory::PeakPrediction peak = predict::predictPeak(scenario);
-    EXPECT_EQ(states, theoryStates.perRank) << label << "rank " << gRank << ": model states by category";
+    EXPECT_EQ(states, theoryStates.perRank)
+        << label << "rank " << gRank << ": model states by category";
     for (Category c : kAllCategories)
         EXPECT_EQ(states.category(c), theoryStates.perRank.category(c))
             << label << "rank " << gRank << " " << categoryName(c);
-    EXPECT_EQ(ledger.peakBytes(), peak.peakBytes) << label << "rank " << gRank << ": peak (predicted at the "
-                                                  << peak.peakPhase << ")";
-    EXPECT_EQ(deviceCells(ledger.peak()), peak.categoryPeaks) << label << "rank " << gRank << ": per-category peaks";
-    EXPECT_LE(std::fabs(static_cast<double>(ledger.peakBytes()) - static_cast<double>(peak.peakBytes)),
-              0.02 * static_cast<double>(peak.peakBytes));
+    EXPECT_EQ(ledger.peakBytes(), peak.peakBytes)
+        << label << "rank " << gRank << ": peak (predicted at the " << peak.peakPhase << ")";
+    EXPECT_EQ(deviceCells(ledger.peak()), peak.categoryPeaks)
+        << label << "rank " << gRank << ": per-category peaks";
+    EXPECT_LE(
+        std::fabs(static_cast<double>(ledger.peakBytes()) - static_cast<double>(peak.peakBytes)),
+        0.02 * static_cast<double>(peak.peakBytes));
     // SHARD_GRAD_OP-like runs hold full params from forward to backward only (a state in theory).
     const bool heldForwardToBackward = scenario.strategy == plan::Strategy::FsdpShardGradOp ||
-        ((scenario.strategy == plan::Strategy::FsdpFullShard || scenario.strategy == plan::Strategy::FsdpHybridShard) &&
-         !scenario.knobs.reshardAfterForward);
-    const std::uint64_t persistent = theoryStates.perRank.tier(Tier::Device) -
-                                     (heldForwardToBackward ? theoryStates.perRank.category(Category::ParamFull) : 0);
+                                       ((scenario.strategy == plan::Strategy::FsdpFullShard ||
+                                         scenario.strategy == plan::Strategy::FsdpHybridShard) &&
+                                        !scenario.knobs.reshardAfterForward);
+    const std::uint64_t persistent =
+        theoryStates.perRank.tier(Tier::Device) -
+        (heldForwardToBackward ? theoryStates.perRank.category(Category::ParamFull) : 0);
     EXPECT_EQ(ledger.liveBytes(), persistent)
         << label << "after the steps only the persistent states remain";
 
     comm::CommStats stats;
-    for (comm::Communicator* c : groups.distinct()) stats.add(c->stats());
+    for (comm::Communicator* c : groups.distinct())
+        stats.add(c->stats());
     const theory::CommPerStep theoryComm = theory::commPerStep(scenario);
-    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> measured, predicted; // payload, sent
+    std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> measured,
+        predicted;                                          // payload, sent
     for (std::size_t op = 1; op < kCollectiveOpCount; ++op) // 0 is CollectiveOp::None
         if (stats.calls[op] > 0)
-            measured[std::string(collectiveOpName(static_cast<CollectiveOp>(op)))] = {stats.payloadBytes[op] / static_cast<std::uint64_t>(steps),
-                                   stats.sentBytes[op] / static_cast<std::uint64_t>(steps)};
+            measured[std::string(collectiveOpName(static_cast<CollectiveOp>(op)))] = {
+                stats.payloadBytes[op] / static_cast<std::uint64_t>(steps),
+                stats.sentBytes[op] / static_cast<std::uint64_t>(steps)};
     for (const auto& v : theoryComm.byKind)
         predicted[std::string(collectiveOpName(v.kind))] = {v.payloadBytes, v.sentBytes};
     EXPECT_EQ(measured.size(), predicted.size()) << label;
@@ -129,7 +139,8 @@ JobResult runJob(std::vector<std::string> flags, std::int64_t steps = 3) {
     for (std::size_t op = 1; op < kCollectiveOpCount; ++op) {
         const std::string_view name = collectiveOpName(static_cast<CollectiveOp>(op));
         EXPECT_EQ(stats.calls[op], dry.comm.calls[op] * k) << label << name << " calls";
-        EXPECT_EQ(stats.payloadBytes[op], dry.comm.payloadBytes[op] * k) << label << name << " payload";
+        EXPECT_EQ(stats.payloadBytes[op], dry.comm.payloadBytes[op] * k)
+            << label << name << " payload";
         EXPECT_EQ(stats.sentBytes[op], dry.comm.sentBytes[op] * k) << label << name << " sent";
     }
     return out;
@@ -142,7 +153,8 @@ void expectBitwise(const JobResult& ref, const JobResult& other) {
     for (std::size_t u = 0; u < ref.weights.size(); ++u) {
         ASSERT_EQ(ref.weights[u].size(), other.weights[u].size());
         for (std::size_t i = 0; i < ref.weights[u].size(); ++i)
-            ASSERT_EQ(ref.weights[u][i], other.weights[u][i]) << other.label << "unit " << u << " element " << i;
+            ASSERT_EQ(ref.weights[u][i], other.weights[u][i])
+                << other.label << "unit " << u << " element " << i;
     }
 }
 
@@ -150,7 +162,8 @@ double maxAbsDelta(const JobResult& a, const JobResult& b) {
     double worst = 0;
     for (std::size_t u = 0; u < a.weights.size(); ++u)
         for (std::size_t i = 0; i < a.weights[u].size(); ++i)
-            worst = std::max(worst, std::fabs(static_cast<double>(a.weights[u][i]) - static_cast<double>(b.weights[u][i])));
+            worst = std::max(worst, std::fabs(static_cast<double>(a.weights[u][i]) -
+                                              static_cast<double>(b.weights[u][i])));
     return worst;
 }
 
@@ -159,7 +172,8 @@ double rmsDelta(const JobResult& a, const JobResult& b) {
     std::size_t count = 0;
     for (std::size_t u = 0; u < a.weights.size(); ++u)
         for (std::size_t i = 0; i < a.weights[u].size(); ++i, ++count) {
-            const double d = static_cast<double>(a.weights[u][i]) - static_cast<double>(b.weights[u][i]);
+            const double d =
+                static_cast<double>(a.weights[u][i]) - static_cast<double>(b.weights[u][i]);
             sum += d * d;
         }
     return count ? std::sqrt(sum / static_cast<double>(count)) : 0.0;
@@ -169,7 +183,8 @@ double rmsDelta(const JobResult& a, const JobResult& b) {
 // gradient element near zero whose last bit differs can move the other way (≤ 2·lr per step);
 // what rounding cannot do is move the weights as a whole. Losses agree closely, the RMS weight
 // difference is far below lr, and no element differs by more than 2·lr per step.
-void expectClose(const JobResult& ref, const JobResult& other, double rmsTolerance, double lr = 0.01) {
+void expectClose(const JobResult& ref, const JobResult& other, double rmsTolerance,
+                 double lr = 0.01) {
     ASSERT_EQ(ref.losses.size(), other.losses.size());
     for (std::size_t k = 0; k < ref.losses.size(); ++k)
         EXPECT_NEAR(ref.losses[k], other.losses[k], 2e-3) << other.label << "step " << k;
@@ -177,8 +192,10 @@ void expectClose(const JobResult& ref, const JobResult& other, double rmsToleran
     ASSERT_EQ(ref.weights.size(), other.weights.size());
     const double rms = rmsDelta(ref, other), worst = maxAbsDelta(ref, other);
     EXPECT_LE(rms, rmsTolerance) << other.label << "vs " << ref.label;
-    EXPECT_LE(worst, 2.0 * lr * static_cast<double>(ref.losses.size()) + 1e-6) << other.label << "vs " << ref.label;
-    std::printf("[ close    ] %svs %s: rms %.3g, max %.3g\n", other.label.c_str(), ref.label.c_str(), rms, worst);
+    EXPECT_LE(worst, 2.0 * lr * static_cast<double>(ref.losses.size()) + 1e-6)
+        << other.label << "vs " << ref.label;
+    std::printf("[ close    ] %svs %s: rms %.3g, max %.3g\n", other.label.c_str(),
+                ref.label.c_str(), rms, worst);
 }
 
 std::vector<std::string> det(std::vector<std::string> f) {
@@ -214,7 +231,8 @@ TEST(strategyMpi, Fp32StrategiesMatchDdpBitwiseWhenDeterministic) {
     const JobResult ddp = runJob(det({"--strategy", "ddp", "--precision", "fp32"}));
     for (const char* s : {"zero1", "zero2", "zero3", "fsdp"})
         expectBitwise(ddp, runJob(det({"--strategy", s, "--precision", "fp32"})));
-    expectBitwise(ddp, runJob(det({"--strategy", "zero3", "--precision", "fp32", "--persistence-threshold", "7000"})));
+    expectBitwise(ddp, runJob(det({"--strategy", "zero3", "--precision", "fp32",
+                                   "--persistence-threshold", "7000"})));
 }
 
 // HYBRID_SHARD reduces in two levels (reduce-scatter in the group, all-reduce across groups):
@@ -224,7 +242,8 @@ TEST(strategyMpi, HybridShardWithProperGroupsMatchesDdpWithinRounding) {
     for (int g = 2; g < gSize; ++g) {
         if (gSize % g != 0) continue;
         static const JobResult ddp = runJob(det({"--strategy", "ddp"}));
-        const JobResult hybrid = runJob(det({"--strategy", "fsdp_hybrid", "--hybrid-group", std::to_string(g)}));
+        const JobResult hybrid =
+            runJob(det({"--strategy", "fsdp_hybrid", "--hybrid-group", std::to_string(g)}));
         expectClose(ddp, hybrid, 1e-3);
         ran = true;
     }
@@ -245,7 +264,8 @@ TEST(strategyMpi, NonDeterministicReductionsMatchDdpWithinRounding) {
 // Bitwise within each family, within rounding across; no_sync's full gradients are visible in
 // the ledger (and in the theory, which the run is checked against).
 TEST(strategyMpi, GradientAccumulationFamiliesAreBitwiseWithinAndCloseAcross) {
-    const std::vector<std::string> acc = {"--grad-accum", "2", "--micro-batch", "2", "--deterministic"};
+    const std::vector<std::string> acc = {"--grad-accum", "2", "--micro-batch", "2",
+                                          "--deterministic"};
     auto with = [&](std::vector<std::string> f) {
         f.insert(f.end(), acc.begin(), acc.end());
         return f;
@@ -261,7 +281,8 @@ TEST(strategyMpi, GradientAccumulationFamiliesAreBitwiseWithinAndCloseAcross) {
 
 TEST(strategyMpi, CapacityOfExactlyThePredictedPeakFitsAndOneByteLessDoesNot) {
     for (const char* s : {"zero2", "zero3"}) {
-        train::RunConfig cfg = train::parseRunConfig(std::vector<std::string>{"--model", "tiny", "--strategy", s, "--steps", "1"}, gSize);
+        train::RunConfig cfg = train::parseRunConfig(
+            std::vector<std::string>{"--model", "tiny", "--strategy", s, "--steps", "1"}, gSize);
         const std::uint64_t peak = predict::predictPeak(train::scenarioOf(cfg)).peakBytes;
         EXPECT_NO_THROW(runJob({"--strategy", s, "--capacity", std::to_string(peak)}, 1)) << s;
         try {

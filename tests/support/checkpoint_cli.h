@@ -1,21 +1,18 @@
 #pragma once
 // The checkpoint tests' fixture: shardscope-cli as a real process (tiny model, rank threads)
 // in a private temporary folder, and the consolidated state of a checkpoint (its export).
-#include <gtest/gtest.h>
-
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace shardscope_test {
 
@@ -45,25 +42,31 @@ protected:
 
     Result cli(const std::string& args, const std::string& prefix = "") {
         const fs::path out = dir_ / "cli.out", err = dir_ / "cli.err";
-        const std::string cmd = prefix + std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli " + args + " >" + out.string() +
-                                " 2>" + err.string();
+        const std::string cmd = prefix + std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli " +
+                                args + " >" + out.string() + " 2>" + err.string();
         const int status = std::system(cmd.c_str());
         return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
     }
     // shardscope-worker started directly (not through the CLI, which checks a checkpoint first).
     Result worker(const std::string& args) {
         const fs::path out = dir_ / "worker.out", err = dir_ / "worker.err";
-        const std::string cmd = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-worker " + args + " >" + out.string() + " 2>" + err.string();
+        const std::string cmd = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-worker " + args +
+                                " >" + out.string() + " 2>" + err.string();
         const int status = std::system(cmd.c_str());
         return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
     }
     // A tiny run on `ranks` rank threads; returns its report.
-    nlohmann::json run(const std::string& strategy, int ranks, int steps, const std::string& extra) {
+    nlohmann::json run(const std::string& strategy, int ranks, int steps,
+                       const std::string& extra) {
         const std::string json = (dir_ / "report.json").string();
         fs::remove(json);
-        const std::string hybrid = strategy == "fsdp_hybrid" ? " --hybrid-group " + std::to_string(ranks % 2 == 0 ? 2 : 1) : "";
-        const Result r = cli("run --model tiny " + launch_ + " --ranks " + std::to_string(ranks) + " --strategy " + strategy +
-                             hybrid + " --steps " + std::to_string(steps) + " --deterministic --no-events --json " + json + " " + extra);
+        const std::string hybrid = strategy == "fsdp_hybrid"
+                                       ? " --hybrid-group " + std::to_string(ranks % 2 == 0 ? 2 : 1)
+                                       : "";
+        const Result r =
+            cli("run --model tiny " + launch_ + " --ranks " + std::to_string(ranks) +
+                " --strategy " + strategy + hybrid + " --steps " + std::to_string(steps) +
+                " --deterministic --no-events --json " + json + " " + extra);
         EXPECT_EQ(r.code, 0) << r.err;
         if (r.code != 0) return nlohmann::json::object();
         return nlohmann::json::parse(slurp(json));
@@ -75,7 +78,8 @@ protected:
         EXPECT_EQ(r.code, 0) << r.err;
         const std::string all = slurp(out);
         std::uint64_t len = 0;
-        for (int i = 7; i >= 0 && all.size() >= 8; --i) len = (len << 8) | static_cast<unsigned char>(all[static_cast<std::size_t>(i)]);
+        for (int i = 7; i >= 0 && all.size() >= 8; --i)
+            len = (len << 8) | static_cast<unsigned char>(all[static_cast<std::size_t>(i)]);
         return all.size() >= 8 + len ? all.substr(8 + len) : std::string();
     }
     std::string path(const std::string& name) const { return (dir_ / name).string(); }
@@ -94,7 +98,9 @@ struct Pair {
 };
 // The test's name in ctest: "zero3 3 -> fsdp 2", not the struct's bytes (pointers, which change
 // from build to build and make ctest -R by name unreliable).
-inline void PrintTo(const Pair& p, std::ostream* os) { *os << p.from << ' ' << p.n << " -> " << p.to << ' ' << p.m; }
+inline void PrintTo(const Pair& p, std::ostream* os) {
+    *os << p.from << ' ' << p.n << " -> " << p.to << ' ' << p.m;
+}
 
 class checkpointReshard : public checkpointRun {
 public:

@@ -2,13 +2,12 @@
 // Runs a real binary with an argument list (no shell) and collects its exit code, stdout and
 // stderr through temporary files, so a chatty child never blocks on a full pipe.
 #include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <fstream>
+#include <spawn.h>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 extern char** environ;
@@ -28,7 +27,8 @@ inline std::string slurpFile(const std::string& path) {
     return ss.str();
 }
 
-inline CliResult runProgram(const std::string& binary, std::vector<std::string> args, char** env = environ) {
+inline CliResult runProgram(const std::string& binary, std::vector<std::string> args,
+                            char** env = environ) {
     char outPath[] = "/tmp/cli_process_out_XXXXXX";
     char errPath[] = "/tmp/cli_process_err_XXXXXX";
     const int outFd = mkstemp(outPath), errFd = mkstemp(errPath);
@@ -40,7 +40,8 @@ inline CliResult runProgram(const std::string& binary, std::vector<std::string> 
     posix_spawn_file_actions_adddup2(&actions, errFd, STDERR_FILENO);
     args.insert(args.begin(), binary);
     std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
+    for (auto& a : args)
+        argv.push_back(a.data());
     argv.push_back(nullptr);
     pid_t pid = 0;
     const int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), env);

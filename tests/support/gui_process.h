@@ -24,11 +24,13 @@ inline GuiRun runGui(const QStringList& args) {
         p.waitForFinished();
         return {-1, {}, QStringLiteral("timed out")};
     }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, QString::fromUtf8(p.readAllStandardOutput()),
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
+            QString::fromUtf8(p.readAllStandardOutput()),
             QString::fromUtf8(p.readAllStandardError())};
 }
 
-// The program's own lines on stderr, without Qt's platform chatter (XDG_RUNTIME_DIR, propagateSizeHints).
+// The program's own lines on stderr, without Qt's platform chatter (XDG_RUNTIME_DIR,
+// propagateSizeHints).
 inline QStringList ourLines(const QString& err) {
     QStringList lines;
     for (const QString& l : err.split(QLatin1Char('\n'), Qt::SkipEmptyParts))

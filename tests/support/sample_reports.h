@@ -1,18 +1,19 @@
 #pragma once
 // Run reports as the worker writes them (report::toJson of the typed report), for the tests of
 // the compare table (tests/unit/compare_data_test.cpp) and of the Compare page.
+#include "core/categories.h"
+#include "report/report.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
 
-#include "core/categories.h"
-#include "report/report.h"
-
 namespace shardscope::testing {
 
 // A report as the worker writes it (report::toJson of the typed report): four ranks.
-inline report::RunReport typedReport(const std::string& strategy, std::uint64_t shard, std::uint64_t peak,
-                                     const std::string& digest, std::optional<double> deltaVsDdp = std::nullopt) {
+inline report::RunReport typedReport(const std::string& strategy, std::uint64_t shard,
+                                     std::uint64_t peak, const std::string& digest,
+                                     std::optional<double> deltaVsDdp = std::nullopt) {
     report::RunReport r;
     r.strategy = strategy;
     r.model = "tiny";
@@ -39,7 +40,8 @@ inline report::RunReport typedReport(const std::string& strategy, std::uint64_t 
     return r;
 }
 
-inline std::string reportJson(const std::string& strategy, std::uint64_t shard, std::uint64_t peak, const std::string& digest,
+inline std::string reportJson(const std::string& strategy, std::uint64_t shard, std::uint64_t peak,
+                              const std::string& digest,
                               std::optional<double> deltaVsDdp = std::nullopt) {
     return report::toJson(typedReport(strategy, shard, peak, digest, deltaVsDdp)).dump();
 }

@@ -7,38 +7,42 @@
 // collective payload = the full flat buffer (shard × N); ZeRO-3 forward: alloc param_full →
 // all-gather → compute → free param_full; backward: alloc param_full → all-gather → compute
 // (alloc grad_full) → free param_full → reduce-scatter → free grad_full; optimizer on shards.
+#include "protocol/protocol.h"
+#include "replay/replay_model.h"
+#include "replay/stream_assembler.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "protocol/protocol.h"
-#include "replay/replay_model.h"
-#include "replay/stream_assembler.h"
-
 namespace shardscope::testrec {
 
 struct Spec {
     int ranks = 4;
-    int units = 4;              // embedding, block0 … , head
+    int units = 4; // embedding, block0 … , head
     int steps = 1;
     int activationsPerUnit = 3; // activation buffers each forward keeps for backward
     std::uint64_t unitParams = 300000;
-    bool ddp = false;           // full replicas + all-reduce of each unit's gradient
+    bool ddp = false; // full replicas + all-reduce of each unit's gradient
     // ZeRO-1: full replicas, sharded optimizer; one reduce-scatter of a bucket spanning every
     // unit after backward and one all-gather of the updated parameters after the optimizer.
     bool zero1 = false;
     // DDP with one all-reduce of a bucket spanning every unit after backward (no unit named).
     bool fusedAllReduce = false;
-    std::uint64_t skewNs = 37;  // rank r starts r × skew later (ranks are never in lockstep)
+    std::uint64_t skewNs = 37; // rank r starts r × skew later (ranks are never in lockstep)
 };
 
 inline std::uint64_t paddedParams(const Spec& s) {
     const auto n = static_cast<std::uint64_t>(s.ranks);
     return (s.unitParams + n - 1) / n * n;
 }
-inline std::uint64_t fullBytes(const Spec& s) { return paddedParams(s) * 2; } // bf16
-inline std::uint64_t shardBytes(const Spec& s) { return fullBytes(s) / static_cast<std::uint64_t>(s.ranks); }
+inline std::uint64_t fullBytes(const Spec& s) {
+    return paddedParams(s) * 2;
+} // bf16
+inline std::uint64_t shardBytes(const Spec& s) {
+    return fullBytes(s) / static_cast<std::uint64_t>(s.ranks);
+}
 inline std::string unitName(int u, int units) {
     if (u == 0) return "embedding";
     if (u == units - 1) return "head";
@@ -72,7 +76,8 @@ public:
         e.phase = p;
         e.unit = unit;
     }
-    void collective(CollectiveOp op, int unit, std::uint64_t bytes, int peers, std::uint64_t durationNs) {
+    void collective(CollectiveOp op, int unit, std::uint64_t bytes, int peers,
+                    std::uint64_t durationNs) {
         Event& b = add(EventKind::CollectiveBegin, 200);
         b.collective = op;
         b.unit = unit;
@@ -100,11 +105,13 @@ inline void writeStep(RankWriter& w, const Spec& s, std::int64_t step) {
         // Model states, allocated once: shards under ZeRO-3, whole replicas under DDP.
         for (int u = 0; u < s.units; ++u) {
             const std::uint64_t p = s.ddp ? full : shard;
-            w.alloc(replicas ? Category::ParamFull : Category::ParamShard, replicas ? full : shard, u);
+            w.alloc(replicas ? Category::ParamFull : Category::ParamShard, replicas ? full : shard,
+                    u);
             w.alloc(Category::MasterFp32, p * 2, u);
             w.alloc(Category::AdamM, p * 2, u);
             w.alloc(Category::AdamV, p * 2, u);
-            w.alloc(replicas ? Category::GradFull : Category::GradShard, replicas ? full : shard, u);
+            w.alloc(replicas ? Category::GradFull : Category::GradShard, replicas ? full : shard,
+                    u);
         }
     }
     for (int u = 0; u < s.units; ++u) {
@@ -113,7 +120,8 @@ inline void writeStep(RankWriter& w, const Spec& s, std::int64_t step) {
             w.collective(CollectiveOp::AllGather, u, full, n, 20000);
         }
         w.compute(true, Phase::Forward, u, 300);
-        for (int a = 0; a < s.activationsPerUnit; ++a) w.alloc(Category::Activation, act, u);
+        for (int a = 0; a < s.activationsPerUnit; ++a)
+            w.alloc(Category::Activation, act, u);
         w.compute(false, Phase::Forward, u, 40000);
         if (!s.ddp) w.alloc(Category::ParamFull, full, u, true);
     }
@@ -125,7 +133,8 @@ inline void writeStep(RankWriter& w, const Spec& s, std::int64_t step) {
         }
         w.compute(true, Phase::Backward, u, 300);
         w.alloc(Category::Workspace, full * 2, u);
-        for (int a = 0; a < s.activationsPerUnit; ++a) w.alloc(Category::Activation, act, u, true);
+        for (int a = 0; a < s.activationsPerUnit; ++a)
+            w.alloc(Category::Activation, act, u, true);
         w.alloc(Category::Workspace, full * 2, u, true);
         w.compute(false, Phase::Backward, u, 80000);
         if (s.ddp && !s.fusedAllReduce) {
@@ -158,20 +167,27 @@ inline std::string configJson(const Spec& s) {
     std::string units;
     for (int u = 0; u < s.units; ++u) {
         if (u) units += ",";
-        units += "{\"name\":\"" + unitName(u, s.units) + "\",\"params\":" + std::to_string(s.unitParams) +
+        units += "{\"name\":\"" + unitName(u, s.units) +
+                 "\",\"params\":" + std::to_string(s.unitParams) +
                  ",\"padded\":" + std::to_string(paddedParams(s)) + "}";
     }
-    return "{\"strategy\":\"" + std::string(s.ddp ? "ddp" : s.zero1 ? "zero1" : "zero3") + "\",\"world_size\":" +
-           std::to_string(s.ranks) + ",\"model\":\"tiny\",\"precision\":\"bf16\",\"steps\":" +
-           std::to_string(s.steps) + ",\"units\":[" + units + "]}";
+    return "{\"strategy\":\"" +
+           std::string(s.ddp     ? "ddp"
+                       : s.zero1 ? "zero1"
+                                 : "zero3") +
+           "\",\"world_size\":" + std::to_string(s.ranks) +
+           ",\"model\":\"tiny\",\"precision\":\"bf16\",\"steps\":" + std::to_string(s.steps) +
+           ",\"units\":[" + units + "]}";
 }
 
 inline std::string makeRecording(const Spec& s) {
     std::string out;
     protocol::writeHeader(out);
-    for (int r = 0; r < s.ranks; ++r) protocol::writeRecord(out, protocol::Handshake{r, s.ranks, configJson(s)});
+    for (int r = 0; r < s.ranks; ++r)
+        protocol::writeRecord(out, protocol::Handshake{r, s.ranks, configJson(s)});
     std::vector<RankWriter> writers;
-    for (int r = 0; r < s.ranks; ++r) writers.emplace_back(r, 1000000 + static_cast<std::uint64_t>(r) * s.skewNs);
+    for (int r = 0; r < s.ranks; ++r)
+        writers.emplace_back(r, 1000000 + static_cast<std::uint64_t>(r) * s.skewNs);
     for (std::int64_t step = 0; step < s.steps; ++step) {
         std::uint64_t end = 0;
         for (int r = 0; r < s.ranks; ++r) {
@@ -182,7 +198,8 @@ inline std::string makeRecording(const Spec& s) {
             protocol::writeRecord(out, protocol::EventBatch{r, w.events});
         }
         const std::uint64_t begin = writers[0].events.front().timeNs;
-        protocol::writeRecord(out, protocol::StepSummary{step, 5.5 - 0.1 * static_cast<double>(step), end - begin});
+        protocol::writeRecord(
+            out, protocol::StepSummary{step, 5.5 - 0.1 * static_cast<double>(step), end - begin});
     }
     protocol::writeRecord(out, protocol::End{});
     return out;
@@ -192,7 +209,8 @@ inline std::string makeRecording(const Spec& s) {
 inline std::unique_ptr<replay::ReplayModel> loadModel(const std::string& bytes) {
     const protocol::Recording rec = protocol::decodeRecording(bytes);
     replay::StreamAssembler assembler;
-    for (const auto& h : rec.handshakes) assembler.consume(h);
+    for (const auto& h : rec.handshakes)
+        assembler.consume(h);
     // Batches then step summaries in stream order: the recording keeps them apart, so replay
     // them per step (each summary closes the batches before it).
     std::size_t batch = 0;
@@ -204,7 +222,8 @@ inline std::unique_ptr<replay::ReplayModel> loadModel(const std::string& bytes) 
         }
         assembler.consume(summary);
     }
-    for (; batch < rec.batches.size(); ++batch) assembler.consume(rec.batches[batch]);
+    for (; batch < rec.batches.size(); ++batch)
+        assembler.consume(rec.batches[batch]);
     assembler.consume(protocol::End{});
     auto out = assembler.take();
     auto model = std::make_unique<replay::ReplayModel>();

@@ -1,12 +1,11 @@
 // bfloat16 conversion: exact round trips, round-to-nearest-even, NaN, ±Inf, overflow, subnormals.
-#include <gtest/gtest.h>
+#include "kernels/cpu/bf16.h"
 
 #include <bit>
 #include <cmath>
+#include <gtest/gtest.h>
 #include <limits>
 #include <vector>
-
-#include "kernels/cpu/bf16.h"
 
 namespace shardscope {
 namespace {
@@ -15,7 +14,9 @@ using kernels::Bf16;
 using kernels::toBf16;
 using kernels::toFloat;
 
-float fromBits(std::uint32_t u) { return std::bit_cast<float>(u); }
+float fromBits(std::uint32_t u) {
+    return std::bit_cast<float>(u);
+}
 
 TEST(bf16, EveryBf16ValueRoundTripsExactly) {
     int nans = 0;
@@ -77,7 +78,8 @@ TEST(bf16, SubnormalsAndZerosAreKept) {
     // Ties to even among subnormals, and rounding up out of the subnormal range.
     EXPECT_EQ(toBf16(fromBits(0x00018000u)).bits, 0x0002u);
     EXPECT_EQ(toBf16(fromBits(0x00028000u)).bits, 0x0002u);
-    EXPECT_EQ(toBf16(fromBits(0x007fc000u)).bits, 0x0080u) << "largest subnormal rounds to the smallest normal";
+    EXPECT_EQ(toBf16(fromBits(0x007fc000u)).bits, 0x0080u)
+        << "largest subnormal rounds to the smallest normal";
 }
 
 TEST(bf16, BulkConversionsMatchScalar) {
@@ -89,7 +91,8 @@ TEST(bf16, BulkConversionsMatchScalar) {
     for (std::size_t i = 0; i < in.size(); ++i) {
         EXPECT_EQ(mid[i], toBf16(in[i]));
         EXPECT_EQ(out[i], toFloat(toBf16(in[i])));
-        EXPECT_LE(std::abs(out[i] - in[i]), std::abs(in[i]) * (1.0f / 256.0f)) << "within half an ulp (2^-8)";
+        EXPECT_LE(std::abs(out[i] - in[i]), std::abs(in[i]) * (1.0f / 256.0f))
+            << "within half an ulp (2^-8)";
     }
     std::vector<Bf16> shorter(2);
     EXPECT_THROW(kernels::toBf16(in, shorter), std::exception);

@@ -3,24 +3,22 @@
 // strategy; (b) the consolidated fp32 state (master, m, v) after loading at another world size
 // and strategy is the saved one bit for bit; (c) what a run resumed at M ≠ N continues as; bad
 // input and a failing save (exit 2, nothing overwritten, `latest` intact).
-#include <gtest/gtest.h>
-#include <unistd.h>
-#include <sys/file.h>
-#include <fcntl.h>
-
-#include <algorithm>
-#include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <string>
-
-#include <nlohmann/json.hpp>
-
 #include "checkpoint_cli.h"
 #include "core/event.h"
 #include "protocol/protocol.h"
 #include "replay/stream_assembler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/file.h>
+#include <unistd.h>
 
 namespace {
 
@@ -29,7 +27,8 @@ namespace fs = std::filesystem;
 
 // (a) for every strategy: 2 steps, save, resume for 2 more = 4 uninterrupted steps, bitwise
 // (losses and the final weights' digest).
-class checkpointSameWorld : public checkpointRun, public ::testing::WithParamInterface<const char*> {};
+class checkpointSameWorld : public checkpointRun,
+                            public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(checkpointSameWorld, ResumeIsBitwiseTheUninterruptedRun) {
     const std::string s = GetParam();
@@ -55,7 +54,8 @@ TEST_P(checkpointSameWorld, ResumeIsBitwiseTheUninterruptedRun) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryStrategy, checkpointSameWorld,
-                         ::testing::Values("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op", "fsdp_hybrid"));
+                         ::testing::Values("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op",
+                                           "fsdp_hybrid"));
 
 // --save-async writes the same checkpoints as a synchronous save (bit for bit), commits each
 // one before the next and the last before the run ends, and reports what each held the loop.
@@ -69,7 +69,8 @@ TEST_F(checkpointRun, AnAsynchronousSaveIsTheSynchronousOne) {
         const nlohmann::json& s = b["saves"][static_cast<std::size_t>(k)];
         EXPECT_EQ(s["step"], k + 1);
         EXPECT_LE(s["seconds_blocked"].get<double>(), s["seconds"].get<double>());
-        EXPECT_EQ(a["saves"][static_cast<std::size_t>(k)]["seconds_blocked"], a["saves"][static_cast<std::size_t>(k)]["seconds"]);
+        EXPECT_EQ(a["saves"][static_cast<std::size_t>(k)]["seconds_blocked"],
+                  a["saves"][static_cast<std::size_t>(k)]["seconds"]);
         const std::string step = "/step-" + std::to_string(k + 1);
         EXPECT_EQ(cli("checkpoint verify " + async + step).code, 0);
         EXPECT_EQ(consolidated(async + step), consolidated(sync + step)) << step;
@@ -86,14 +87,18 @@ TEST_F(checkpointRun, AnAsynchronousSaveIsTheSynchronousOne) {
 }
 
 // (b) through the engine, a few pairs (checkpoint_sweep_test: every pair, label long).
-class checkpointReshardPairs : public checkpointReshard, public ::testing::WithParamInterface<Pair> {};
+class checkpointReshardPairs : public checkpointReshard,
+                               public ::testing::WithParamInterface<Pair> {};
 
-TEST_P(checkpointReshardPairs, ConsolidatedStateSurvivesTheChange) { check(GetParam()); }
+TEST_P(checkpointReshardPairs, ConsolidatedStateSurvivesTheChange) {
+    check(GetParam());
+}
 
 INSTANTIATE_TEST_SUITE_P(WorldSizesAndStrategies, checkpointReshardPairs,
                          ::testing::Values(Pair{"zero3", 3, "fsdp", 2}, Pair{"ddp", 2, "zero1", 5},
                                            Pair{"zero2", 5, "ddp", 8}, Pair{"fsdp", 1, "zero3", 3},
-                                           Pair{"zero3", 8, "fsdp_grad_op", 1}, Pair{"fsdp_hybrid", 4, "zero2", 3}));
+                                           Pair{"zero3", 8, "fsdp_grad_op", 1},
+                                           Pair{"fsdp_hybrid", 4, "zero2", 3}));
 
 // (c) A run resumed at M ≠ N continues as an M-rank run from the saved state: bitwise equal
 // for every strategy at M (they all compute DDP's math), and — with the same global batch
@@ -122,9 +127,11 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     run("zero3", 3, 1, "--save " + ck);
     const std::string rank1 = ck + "/step-1/rank-00001.bin";
     auto resume = [&](const std::string& what) {
-        return cli("run --model tiny --shared-device --ranks 2 --strategy zero3 --steps 1 --no-events --resume " + what);
+        return cli("run --model tiny --shared-device --ranks 2 --strategy zero3 --steps 1 "
+                   "--no-events --resume " +
+                   what);
     };
-    {   // a flipped byte
+    { // a flipped byte
         std::fstream f(rank1, std::ios::in | std::ios::out | std::ios::binary);
         f.seekg(1000);
         char c = 0;
@@ -139,7 +146,8 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     // The worker run directly meets the damage while loading: one line, exit 2, as rank
     // threads and as an MPI singleton.
     for (const std::string how : {"--shared-device --ranks 2", ""}) {
-        r = worker("--model tiny --strategy zero3 --steps 1 --no-events " + how + " --resume " + ck);
+        r = worker("--model tiny --strategy zero3 --steps 1 --no-events " + how + " --resume " +
+                   ck);
         EXPECT_EQ(r.code, 2) << how << ": " << r.err;
         EXPECT_NE(r.err.find("rank-00001.bin' fails its checksum"), std::string::npos) << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -176,15 +184,18 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     EXPECT_EQ(r.code, 2);
     // An output inside the checkpoint folder could replace any step's files: refused, the
     // checkpoint intact (another step's rank file, a new file, the resumed step's own).
-    for (const std::string& out : {"--json " + path("other") + "/step-1/metadata.json", "--trace " + path("other") + "/latest",
+    for (const std::string& out : {"--json " + path("other") + "/step-1/metadata.json",
+                                   "--trace " + path("other") + "/latest",
                                    "--ending " + path("other") + "/step-1/rank-00001.bin",
-                                   "--trace " + path("other") + "/step-1/x.sstrace", "--json " + path("other") + "/latest.tmp-1"}) {
-        r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --resume " + path("other") + "/step-1 " + out);
+                                   "--trace " + path("other") + "/step-1/x.sstrace",
+                                   "--json " + path("other") + "/latest.tmp-1"}) {
+        r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --resume " +
+                path("other") + "/step-1 " + out);
         EXPECT_EQ(r.code, 2) << out << ": " << r.err;
         EXPECT_NE(r.err.find("could replace a part of the checkpoint"), std::string::npos) << r.err;
     }
-    r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --save " + path("other") + " --json " +
-            path("other") + "/latest");
+    r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --save " +
+            path("other") + " --json " + path("other") + "/latest");
     EXPECT_EQ(r.code, 2) << r.err;
     r = cli("checkpoint verify " + path("other"));
     EXPECT_EQ(r.code, 0) << r.err;
@@ -205,11 +216,13 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     // Two jobs saving into one folder would overwrite each other's steps: the second is refused
     // before it trains, and a folder whose parent is missing is not created behind the user's back.
     fs::create_directories(path("busy"));
-    const int held = ::open((path("busy") + "/.shardscope-save.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    const int held = ::open((path("busy") + "/.shardscope-save.lock").c_str(),
+                            O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     ASSERT_GE(held, 0);
     ASSERT_EQ(::flock(held, LOCK_EX | LOCK_NB), 0);
-    for (const auto& [dir, says] : {std::pair<std::string, std::string>{path("busy"), "another job is saving into"},
-                                    {path("no/such/parent"), "cannot create the folder"}}) {
+    for (const auto& [dir, says] :
+         {std::pair<std::string, std::string>{path("busy"), "another job is saving into"},
+          {path("no/such/parent"), "cannot create the folder"}}) {
         r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --save " + dir);
         EXPECT_EQ(r.code, 2) << dir << ": " << r.err;
         EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
@@ -217,7 +230,8 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     }
     ::close(held);
     EXPECT_FALSE(fs::exists(path("no")));
-    r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --save " + path("busy"));
+    r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --save " +
+            path("busy"));
     EXPECT_EQ(r.code, 0) << r.err;
 }
 
@@ -225,13 +239,15 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
 // inside the step it follows, and the run's steps stay whole (none cut short by a save).
 TEST_F(checkpointRun, SavesAreSpansInTheRecording) {
     const std::string trace = path("run.sstrace");
-    const Result r = cli("run --model tiny --shared-device --ranks 2 --strategy zero3 --steps 3 --save " + path("rec") +
-                         " --save-every 2 --trace " + trace);
+    const Result r =
+        cli("run --model tiny --shared-device --ranks 2 --strategy zero3 --steps 3 --save " +
+            path("rec") + " --save-every 2 --trace " + trace);
     ASSERT_EQ(r.code, 0) << r.err;
     shardscope::protocol::StreamDecoder decoder;
     decoder.feed(slurp(trace));
     shardscope::replay::StreamAssembler assembler;
-    while (auto record = decoder.next()) assembler.consume(std::move(*record));
+    while (auto record = decoder.next())
+        assembler.consume(std::move(*record));
     const auto out = assembler.take();
     ASSERT_TRUE(out.ended);
     ASSERT_EQ(out.steps.size(), 3u);
@@ -239,7 +255,8 @@ TEST_F(checkpointRun, SavesAreSpansInTheRecording) {
     for (const auto& step : out.steps) {
         EXPECT_TRUE(step->complete);
         for (const shardscope::Event& e : step->events)
-            if (e.phase == shardscope::Phase::Save && e.kind == shardscope::EventKind::ComputeEnd) saved[static_cast<std::size_t>(step->step)].push_back(e.bytes);
+            if (e.phase == shardscope::Phase::Save && e.kind == shardscope::EventKind::ComputeEnd)
+                saved[static_cast<std::size_t>(step->step)].push_back(e.bytes);
     }
     // Saves after step 2 (--save-every 2) and after the last step (3): two ranks each.
     EXPECT_TRUE(saved[0].empty());
@@ -260,11 +277,12 @@ TEST_F(checkpointRun, ExportLoadsWithPythonSafetensors) {
     const std::string out = path("py.safetensors");
     ASSERT_EQ(cli("checkpoint export " + path("py") + " --out " + out + " --optimizer").code, 0);
     const std::string script = path("check.py");
-    std::ofstream(script) << "import sys\nfrom safetensors.numpy import load_file\n"
-                             "t = load_file(sys.argv[1])\n"
-                             "w = {k: v for k, v in t.items() if not k.endswith(('.exp_avg', '.exp_avg_sq'))}\n"
-                             "print(len(t), sum(v.size for v in w.values()), t['block0.attn.qkv.weight'].shape,"
-                             " str(t['head.ln_f.bias'].dtype))\n";
+    std::ofstream(script)
+        << "import sys\nfrom safetensors.numpy import load_file\n"
+           "t = load_file(sys.argv[1])\n"
+           "w = {k: v for k, v in t.items() if not k.endswith(('.exp_avg', '.exp_avg_sq'))}\n"
+           "print(len(t), sum(v.size for v in w.values()), t['block0.attn.qkv.weight'].shape,"
+           " str(t['head.ln_f.bias'].dtype))\n";
     const std::string said = path("py.out");
     ASSERT_EQ(std::system((python + " " + script + " " + out + " >" + said).c_str()), 0);
     EXPECT_EQ(slurp(said), "87 71900 (50, 150) float32\n");
@@ -274,7 +292,8 @@ TEST_F(checkpointRun, ExportLoadsWithPythonSafetensors) {
 // one checkpoint of tiny, 863 KiB, not two) says so in one line; the previous checkpoint and
 // `latest` stay intact and loadable. Skipped where mounting is not allowed.
 TEST_F(checkpointRun, ASaveOnAFullDiskKeepsThePreviousCheckpoint) {
-    if (std::system("unshare -m sh -c 'mkdir -p /tmp/.ss-probe && mount -t tmpfs -o size=64k none /tmp/.ss-probe' 2>/dev/null") != 0)
+    if (std::system("unshare -m sh -c 'mkdir -p /tmp/.ss-probe && mount -t tmpfs -o size=64k none "
+                    "/tmp/.ss-probe' 2>/dev/null") != 0)
         GTEST_SKIP() << "no tmpfs mount here (needs root and mount namespaces)";
     // Synchronous, and with --save-async (the writer thread's failure surfaces at the commit).
     for (const std::string flag : {"", "--save-async"}) {
@@ -283,14 +302,19 @@ TEST_F(checkpointRun, ASaveOnAFullDiskKeepsThePreviousCheckpoint) {
         fs::create_directories(disk);
         const std::string bin = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli";
         const std::string ck = disk + "/ck";
-        const std::string common = " --model tiny --shared-device --ranks 2 --strategy zero3 --steps 1 --no-events " + flag + " ";
-        const std::string script = "mount -t tmpfs -o size=1200k none " + disk + " && " + bin + " run" + common + "--save " + ck +
-                                   " >/dev/null && (" + bin + " run" + common + "--resume " + ck + " --save " + ck + " 2>" +
-                                   path("second.err" + how) + " >/dev/null; echo $? >" + path("second.rc" + how) + "); cp -a " + ck + " " + copy;
+        const std::string common =
+            " --model tiny --shared-device --ranks 2 --strategy zero3 --steps 1 --no-events " +
+            flag + " ";
+        const std::string script = "mount -t tmpfs -o size=1200k none " + disk + " && " + bin +
+                                   " run" + common + "--save " + ck + " >/dev/null && (" + bin +
+                                   " run" + common + "--resume " + ck + " --save " + ck + " 2>" +
+                                   path("second.err" + how) + " >/dev/null; echo $? >" +
+                                   path("second.rc" + how) + "); cp -a " + ck + " " + copy;
         ASSERT_EQ(std::system(("unshare -m sh -c '" + script + "'").c_str()), 0);
         const std::string err = slurp(path("second.err" + how));
         EXPECT_EQ(slurp(path("second.rc" + how)), "1\n") << err;
-        // Named once: "rank R, after step 2: --save: cannot write …", not "rank 0, …: --save: rank 0: …".
+        // Named once: "rank R, after step 2: --save: cannot write …", not "rank 0, …: --save: rank
+        // 0: …".
         EXPECT_NE(err.find("--save: cannot"), std::string::npos) << err;
         EXPECT_EQ(err.find("rank ", err.find("rank ") + 1), std::string::npos) << err;
         EXPECT_NE(err.find("no space left on device"), std::string::npos) << err;
@@ -298,7 +322,8 @@ TEST_F(checkpointRun, ASaveOnAFullDiskKeepsThePreviousCheckpoint) {
         EXPECT_EQ(slurp(copy + "/latest"), "step-1\n");
         EXPECT_FALSE(fs::exists(copy + "/step-2"));
         for (const auto& e : fs::directory_iterator(copy))
-            EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path(); // the failed save cleaned up
+            EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos)
+                << e.path(); // the failed save cleaned up
         const Result v = cli("checkpoint verify " + copy);
         EXPECT_EQ(v.code, 0) << v.err;
     }

@@ -1,21 +1,6 @@
 // The checkpoint library without the engine (sha256: sha256_test.cpp): the metadata
 // codec (round trip, every refusal), the resharding plan for every pair of world sizes and
 // strategies on a model whose units no world size divides, and the faults a loader must name.
-#include <gtest/gtest.h>
-
-#include <algorithm>
-#include <cstdlib>
-#include <filesystem>
-#include <iterator>
-#include <fstream>
-#include <string>
-#include <tuple>
-#include <vector>
-
-#include <nlohmann/json.hpp>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "checkpoint/format.h"
 #include "checkpoint/reshard.h"
 #include "checkpoint/sha256.h"
@@ -25,6 +10,19 @@
 #include "plan/strategy.h"
 #include "plan/units.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/stat.h>
+#include <tuple>
+#include <unistd.h>
+#include <vector>
+
 namespace shardscope::checkpoint {
 namespace {
 
@@ -33,7 +31,9 @@ using plan::Strategy;
 
 // d = 7, vocab 17, context 14: units of 217, 679, 679 and 133 elements, divisible by none of
 // 2, 3, 4, 5, 8 — every world size pads every unit.
-plan::GptShape oddShape() { return {2, 7, 7, 17, 14}; }
+plan::GptShape oddShape() {
+    return {2, 7, 7, 17, 14};
+}
 
 struct Truth { // the consolidated state every save starts from
     std::vector<std::vector<float>> master, m, v;
@@ -91,10 +91,11 @@ std::string saveAs(const std::string& root, Strategy s, int world, const Truth& 
         const Placement p = placementOf(policy, world, r);
         std::vector<SliceData> slices;
         for (std::size_t u = 0; u < m.units.size(); ++u) {
-            const Span own = ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u), m.units[u].elements);
+            const Span own = ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u),
+                                       m.units[u].elements);
             const Span part = replicaPart(own, p.copies, p.copyIndex);
-            slices.push_back({part, truth.master[u].data() + part.begin, truth.m[u].data() + part.begin,
-                              truth.v[u].data() + part.begin});
+            slices.push_back({part, truth.master[u].data() + part.begin,
+                              truth.m[u].data() + part.begin, truth.v[u].data() + part.begin});
         }
         m.files.push_back(writeRankFile(root, temp, r, slices, chunk));
     }
@@ -121,11 +122,13 @@ TEST_F(checkpointDir, EveryWorldSizeAndStrategyReshardsBitForBit) {
     int pairs = 0;
     for (Strategy from : strategies)
         for (int n : worlds) {
-            const std::string root = root_ + "/" + std::string(plan::strategyName(from)) + "-" + std::to_string(n);
+            const std::string root =
+                root_ + "/" + std::string(plan::strategyName(from)) + "-" + std::to_string(n);
             saveAs(root, from, n, truth);
             const Opened c = openCheckpoint(root);
             EXPECT_EQ(c.meta.worldSize, n);
-            for (const FileCheck& f : verifyFiles(c)) EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name;
+            for (const FileCheck& f : verifyFiles(c))
+                EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name;
             for (Strategy to : strategies)
                 for (int mm : worlds) {
                     const plan::Policy policy = policyOf(to, mm);
@@ -143,9 +146,13 @@ TEST_F(checkpointDir, EveryWorldSizeAndStrategyReshardsBitForBit) {
                         std::vector<std::vector<float>> bufs;
                         bufs.reserve(truth.master.size() * 3);
                         for (std::size_t u = 0; u < truth.master.size(); ++u) {
-                            const Span own = ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u), truth.master[u].size());
-                            for (int s = 0; s < 3; ++s) bufs.emplace_back(own.elements(), -2.0f);
-                            targets.push_back({own, bufs[bufs.size() - 3].data(), bufs[bufs.size() - 2].data(), bufs.back().data()});
+                            const Span own =
+                                ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u),
+                                          truth.master[u].size());
+                            for (int s = 0; s < 3; ++s)
+                                bufs.emplace_back(own.elements(), -2.0f);
+                            targets.push_back({own, bufs[bufs.size() - 3].data(),
+                                               bufs[bufs.size() - 2].data(), bufs.back().data()});
                         }
                         needed += load(c, targets).bytesNeeded;
                         for (const SliceTarget& t : targets) { // consolidate what this rank got
@@ -158,14 +165,18 @@ TEST_F(checkpointDir, EveryWorldSizeAndStrategyReshardsBitForBit) {
                         }
                     }
                     // Bitwise: float == on finite values, and -1 (never loaded) would differ.
-                    ASSERT_EQ(loaded.master, truth.master) << plan::strategyName(from) << " N=" << n << " → " << plan::strategyName(to) << " M=" << mm;
+                    ASSERT_EQ(loaded.master, truth.master)
+                        << plan::strategyName(from) << " N=" << n << " → " << plan::strategyName(to)
+                        << " M=" << mm;
                     ASSERT_EQ(loaded.m, truth.m);
                     ASSERT_EQ(loaded.v, truth.v);
                     // Each rank read exactly its own shard's bytes, no more and no fewer.
                     std::uint64_t owned = 0;
                     for (int r = 0; r < mm; ++r)
                         for (std::size_t u = 0; u < truth.master.size(); ++u)
-                            owned += ownedSpan(placementOf(policy, mm, r), policy.shardOptimizer, static_cast<std::int32_t>(u), truth.master[u].size()).elements();
+                            owned += ownedSpan(placementOf(policy, mm, r), policy.shardOptimizer,
+                                               static_cast<std::int32_t>(u), truth.master[u].size())
+                                         .elements();
                     EXPECT_EQ(needed, owned * kBytesPerElement);
                     ++pairs;
                 }
@@ -210,7 +221,10 @@ std::string firstError(const std::string& path) {
         std::vector<SliceTarget> targets;
         for (std::size_t u = 0; u < m.units.size(); ++u) {
             bufs.emplace_back(m.units[u].elements);
-            targets.push_back({{static_cast<std::int32_t>(u), 0, m.units[u].elements}, bufs.back().data(), nullptr, nullptr});
+            targets.push_back({{static_cast<std::int32_t>(u), 0, m.units[u].elements},
+                               bufs.back().data(),
+                               nullptr,
+                               nullptr});
         }
         load(c, targets);
     } catch (const Error& e) {
@@ -225,7 +239,7 @@ TEST_F(checkpointDir, FaultsAreNamedInOneLine) {
     const std::string dir = saveAs(root_, Strategy::Zero3, 3, truth);
     EXPECT_EQ(firstError(root_), "");
     const std::string f1 = dir + "/rank-00001.bin";
-    {   // a flipped byte
+    { // a flipped byte
         std::fstream f(f1, std::ios::in | std::ios::out | std::ios::binary);
         f.seekp(100);
         char c = 0;
@@ -234,15 +248,18 @@ TEST_F(checkpointDir, FaultsAreNamedInOneLine) {
         f.seekp(100);
         f.write(&c, 1);
     }
-    EXPECT_NE(firstError(root_).find("rank-00001.bin' fails its checksum"), std::string::npos) << firstError(root_);
+    EXPECT_NE(firstError(root_).find("rank-00001.bin' fails its checksum"), std::string::npos)
+        << firstError(root_);
     auto checks = verifyFiles(openCheckpoint(root_));
     EXPECT_EQ(checks[1].state, FileCheck::State::BadChecksum);
     EXPECT_EQ(checks[0].state, FileCheck::State::Ok);
     fs::resize_file(f1, 40); // truncated
-    EXPECT_NE(firstError(root_).find("rank-00001.bin' is 40 bytes"), std::string::npos) << firstError(root_);
+    EXPECT_NE(firstError(root_).find("rank-00001.bin' is 40 bytes"), std::string::npos)
+        << firstError(root_);
     EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].state, FileCheck::State::WrongSize);
     fs::remove(f1); // missing
-    EXPECT_NE(firstError(root_).find("rank-00001.bin' is missing"), std::string::npos) << firstError(root_);
+    EXPECT_NE(firstError(root_).find("rank-00001.bin' is missing"), std::string::npos)
+        << firstError(root_);
     EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].state, FileCheck::State::Missing);
     // A folder or a FIFO in its place is named as such, not as a file of the wrong size.
     fs::create_directory(f1);
@@ -251,13 +268,14 @@ TEST_F(checkpointDir, FaultsAreNamedInOneLine) {
     fs::remove(f1);
     ASSERT_EQ(::mkfifo(f1.c_str(), 0600), 0);
     EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].state, FileCheck::State::Unreadable);
-    EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].problem, "not a regular file (a device, FIFO or socket)");
+    EXPECT_EQ(verifyFiles(openCheckpoint(root_))[1].problem,
+              "not a regular file (a device, FIFO or socket)");
     fs::remove(f1);
     // 'latest' naming a step that is not there.
-    {
-        std::ofstream(root_ + "/latest", std::ios::trunc) << "step-99\n";
-    }
-    EXPECT_NE(firstError(root_).find("latest' names 'step-99', which is not a step folder"), std::string::npos) << firstError(root_);
+    { std::ofstream(root_ + "/latest", std::ios::trunc) << "step-99\n"; }
+    EXPECT_NE(firstError(root_).find("latest' names 'step-99', which is not a step folder"),
+              std::string::npos)
+        << firstError(root_);
     // Not a checkpoint at all.
     EXPECT_NE(firstError(root_ + "/nothing").find("cannot open the checkpoint"), std::string::npos);
     fs::create_directory(root_ + "/empty");
@@ -293,28 +311,40 @@ TEST_F(checkpointDir, MetadataOfAnotherShapeVersionOrLayoutIsRefused) {
         std::string says;
     };
     const std::vector<Case> cases = {
-        {[](nlohmann::json& j) { j["version"] = 3; }, "format version 3; this build reads versions 1 to 2"},
-        {[](nlohmann::json& j) { j["files"][1]["ranges"][0]["chunks"].erase(0); }, "chunks has 2 hashes; elements"},
-        {[](nlohmann::json& j) { j["files"][1]["ranges"][0]["chunks"][0] = std::string(64, 'a'); }, "sha256 does not match the file's chunk hashes"},
-        {[](nlohmann::json& j) { j["hash_chunk_elements"] = 3; }, "hash_chunk_elements is 3, outside [16,"},
+        {[](nlohmann::json& j) { j["version"] = 3; },
+         "format version 3; this build reads versions 1 to 2"},
+        {[](nlohmann::json& j) { j["files"][1]["ranges"][0]["chunks"].erase(0); },
+         "chunks has 2 hashes; elements"},
+        {[](nlohmann::json& j) { j["files"][1]["ranges"][0]["chunks"][0] = std::string(64, 'a'); },
+         "sha256 does not match the file's chunk hashes"},
+        {[](nlohmann::json& j) { j["hash_chunk_elements"] = 3; },
+         "hash_chunk_elements is 3, outside [16,"},
         {[](nlohmann::json& j) { j["format"] = "something"; }, "is not a ShardScope checkpoint"},
         {[](nlohmann::json& j) { j["model"]["d_model"] = 14; }, "model says"},
-        {[](nlohmann::json& j) { j["units"][1]["elements"] = 1; }, "unit 1 is 'block0' of 1 elements"},
-        {[](nlohmann::json& j) { j["files"][2]["ranges"][0]["end"] = j["files"][2]["ranges"][0]["end"].get<int>() - 1; }, "bytes; its ranges make"},
+        {[](nlohmann::json& j) { j["units"][1]["elements"] = 1; },
+         "unit 1 is 'block0' of 1 elements"},
+        {[](nlohmann::json& j) {
+             j["files"][2]["ranges"][0]["end"] = j["files"][2]["ranges"][0]["end"].get<int>() - 1;
+         },
+         "bytes; its ranges make"},
         {[](nlohmann::json& j) { j["files"][3]["rank"] = 2; }, "lists rank 2's file twice"},
-        {[](nlohmann::json& j) { j["files"][1]["name"] = "../../etc/passwd"; }, "should be named 'rank-00001.bin'"},
+        {[](nlohmann::json& j) { j["files"][1]["name"] = "../../etc/passwd"; },
+         "should be named 'rank-00001.bin'"},
         {[](nlohmann::json& j) { j["files"].erase(3); }, "miss elements"},
         {[](nlohmann::json& j) { j["world_size"] = 100000; }, "world_size is 100000, outside"},
-        {[](nlohmann::json& j) { j["world_size"] = 5; }, "lists no file for rank 4 of a world of 5"},
+        {[](nlohmann::json& j) { j["world_size"] = 5; },
+         "lists no file for rank 4 of a world of 5"},
         {[](nlohmann::json& j) { j["files"][0]["sha256"] = "xyz"; }, "is not a sha256"},
         {[](nlohmann::json& j) { j["params"][0]["offset"] = 3; }, "does not match the model shape"},
     };
     for (const Case& c : cases) {
         restore();
         const std::string said = withMetadata(dir, c.edit);
-        EXPECT_NE(said.find(c.says), std::string::npos) << "expected '" << c.says << "' in: " << said;
+        EXPECT_NE(said.find(c.says), std::string::npos)
+            << "expected '" << c.says << "' in: " << said;
         EXPECT_EQ(said.find('\n'), std::string::npos) << said;
-        EXPECT_EQ(said.find("the metadata the "), std::string::npos) << "reads as a sentence: " << said;
+        EXPECT_EQ(said.find("the metadata the "), std::string::npos)
+            << "reads as a sentence: " << said;
     }
     restore();
     std::ofstream(good, std::ios::trunc) << std::string(100000, '[');
@@ -333,13 +363,15 @@ LoadStats loadRank(const Opened& c, Strategy s, int world, int rank, Truth& out)
     std::vector<SliceTarget> targets;
     out = {};
     for (std::size_t u = 0; u < c.meta.units.size(); ++u) {
-        const Span own = ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u), c.meta.units[u].elements);
+        const Span own = ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u),
+                                   c.meta.units[u].elements);
         out.master.emplace_back(own.elements(), -1.0f);
         out.m.emplace_back(own.elements(), -1.0f);
         out.v.emplace_back(own.elements(), -1.0f);
     }
     for (std::size_t u = 0; u < c.meta.units.size(); ++u)
-        targets.push_back({ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u), c.meta.units[u].elements),
+        targets.push_back({ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u),
+                                     c.meta.units[u].elements),
                            out.master[u].data(), out.m[u].data(), out.v[u].data()});
     return load(c, targets);
 }
@@ -348,29 +380,33 @@ LoadStats loadRank(const Opened& c, Strategy s, int world, int rank, Truth& out)
 // writevs, and the file still loads bit for bit and verifies.
 TEST_F(checkpointDir, BlocksLargerThanAWriteBatchRoundTrip) {
     Metadata m = baseMeta(Strategy::Ddp, 1);
-    describeModel(m, plan::GptShape{1, 256, 4, 8300, 16}, 1); // embedding: 2.1 M elements, 8.5 MB a block
+    describeModel(m, plan::GptShape{1, 256, 4, 8300, 16},
+                  1); // embedding: 2.1 M elements, 8.5 MB a block
     ASSERT_GT(m.units[0].elements * sizeof(float), std::uint64_t{8} << 20);
     const Truth truth = truthFor(m);
     const std::string temp = tempDirName(m.step, newSaveId());
     createTemp(root_, temp);
     std::vector<SliceData> slices;
     for (std::size_t u = 0; u < m.units.size(); ++u)
-        slices.push_back({Span{static_cast<std::int32_t>(u), 0, m.units[u].elements}, truth.master[u].data(),
-                          truth.m[u].data(), truth.v[u].data()});
+        slices.push_back({Span{static_cast<std::int32_t>(u), 0, m.units[u].elements},
+                          truth.master[u].data(), truth.m[u].data(), truth.v[u].data()});
     m.files.push_back(writeRankFile(root_, temp, 0, slices));
     const std::string dir = commit(root_, temp, m);
     EXPECT_EQ(fs::file_size(dir + "/" + dataFileName(0)), m.paramCount * kBytesPerElement);
     Truth back;
     loadRank(openCheckpoint(dir), Strategy::Ddp, 1, 0, back);
     EXPECT_TRUE(back.master == truth.master && back.m == truth.m && back.v == truth.v);
-    for (const FileCheck& f : verifyFiles(openCheckpoint(dir))) EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name;
+    for (const FileCheck& f : verifyFiles(openCheckpoint(dir)))
+        EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name;
 }
 
 TEST_F(checkpointDir, LoadReadsOnlyTheChunksItsShardOverlaps) {
     const Truth truth = truthFor(baseMeta(Strategy::Zero3, 1));
     constexpr std::uint64_t k = 16;
-    for (const auto& [from, n, to, mm] : {std::tuple{Strategy::Zero3, 3, Strategy::Zero3, 2}, {Strategy::Ddp, 1, Strategy::Zero3, 8},
-                                          {Strategy::Ddp, 3, Strategy::FsdpHybridShard, 4}, {Strategy::Zero1, 5, Strategy::Zero3, 4}}) {
+    for (const auto& [from, n, to, mm] : {std::tuple{Strategy::Zero3, 3, Strategy::Zero3, 2},
+                                          {Strategy::Ddp, 1, Strategy::Zero3, 8},
+                                          {Strategy::Ddp, 3, Strategy::FsdpHybridShard, 4},
+                                          {Strategy::Zero1, 5, Strategy::Zero3, 4}}) {
         const std::string root = root_ + "/" + std::to_string(n) + "-" + std::to_string(mm);
         const Opened c = openCheckpoint(saveAs(root, from, n, truth, k));
         std::uint64_t read = 0, wholeRanges = 0;
@@ -380,19 +416,27 @@ TEST_F(checkpointDir, LoadReadsOnlyTheChunksItsShardOverlaps) {
             const plan::Policy policy = policyOf(to, mm);
             std::vector<Span> needs;
             for (std::size_t u = 0; u < c.meta.units.size(); ++u) {
-                needs.push_back(ownedSpan(placementOf(policy, mm, r), policy.shardOptimizer, static_cast<std::int32_t>(u), c.meta.units[u].elements));
-                ASSERT_TRUE(std::equal(got.master[u].begin(), got.master[u].end(), truth.master[u].begin() + static_cast<std::ptrdiff_t>(needs.back().begin)));
-                ASSERT_TRUE(std::equal(got.v[u].begin(), got.v[u].end(), truth.v[u].begin() + static_cast<std::ptrdiff_t>(needs.back().begin)));
+                needs.push_back(ownedSpan(placementOf(policy, mm, r), policy.shardOptimizer,
+                                          static_cast<std::int32_t>(u), c.meta.units[u].elements));
+                ASSERT_TRUE(std::equal(got.master[u].begin(), got.master[u].end(),
+                                       truth.master[u].begin() +
+                                           static_cast<std::ptrdiff_t>(needs.back().begin)));
+                ASSERT_TRUE(std::equal(got.v[u].begin(), got.v[u].end(),
+                                       truth.v[u].begin() +
+                                           static_cast<std::ptrdiff_t>(needs.back().begin)));
             }
             const std::vector<Read> reads = planReads(c.meta, needs);
             // The plan the Checkpoints page draws is what the loader read, byte for byte.
             std::uint64_t planned = 0;
-            for (const FileBytes& b : bytesToRead(c.meta, needs)) planned += b.end - b.begin;
+            for (const FileBytes& b : bytesToRead(c.meta, needs))
+                planned += b.end - b.begin;
             EXPECT_EQ(planned, st.bytesRead);
             // At most one partly needed chunk at each end of each block's part.
-            EXPECT_LE(st.bytesRead, st.bytesNeeded + reads.size() * kStates * 2 * (k - 1) * sizeof(float));
+            EXPECT_LE(st.bytesRead,
+                      st.bytesNeeded + reads.size() * kStates * 2 * (k - 1) * sizeof(float));
             EXPECT_GE(st.bytesRead, st.bytesNeeded);
-            for (const Read& rd : reads) wholeRanges += c.meta.files[rd.file].ranges[rd.range].bytes();
+            for (const Read& rd : reads)
+                wholeRanges += c.meta.files[rd.file].ranges[rd.range].bytes();
             read += st.bytesRead;
         }
         // Reading each touched range whole (what one checksum per range forces) reads more.
@@ -421,8 +465,12 @@ TEST_F(checkpointDir, ADamagedChunkOutsideTheShardIsNeverReadButVerifyFindsIt) {
         loadRank(c, Strategy::Zero3, 2, 1, got);
         ADD_FAILURE() << "a damaged chunk was loaded";
     } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("rank-00000.bin' fails its checksum"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("unit '" + c.meta.units[0].name + "'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("rank-00000.bin' fails its checksum"),
+                  std::string::npos)
+            << e.what();
+        EXPECT_NE(std::string(e.what()).find("unit '" + c.meta.units[0].name + "'"),
+                  std::string::npos)
+            << e.what();
     }
     EXPECT_EQ(verifyFiles(c)[0].state, FileCheck::State::BadChecksum);
 }
@@ -435,7 +483,8 @@ TEST_F(checkpointDir, VersionOneCheckpointsStillLoadAndVerify) {
     m.version = 1;
     for (DataFile& f : m.files) {
         std::ifstream in(dir + "/" + f.name, std::ios::binary);
-        const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::string bytes((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
         f.sha256 = sha256Hex(bytes);
         std::uint64_t off = 0;
         for (Range& r : f.ranges) {
@@ -450,12 +499,15 @@ TEST_F(checkpointDir, VersionOneCheckpointsStillLoadAndVerify) {
     std::ofstream(dir + "/metadata.json", std::ios::trunc) << text;
     const Opened c = openCheckpoint(dir);
     ASSERT_EQ(c.meta.version, 1);
-    for (const FileCheck& f : verifyFiles(c)) EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name << ": " << f.problem;
+    for (const FileCheck& f : verifyFiles(c))
+        EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name << ": " << f.problem;
     for (int r = 0; r < 2; ++r) {
         Truth got;
         loadRank(c, Strategy::Zero3, 2, r, got);
-        const Span s = ownedSpan(placementOf(policyOf(Strategy::Zero3, 2), 2, r), true, 1, c.meta.units[1].elements);
-        EXPECT_TRUE(std::equal(got.m[1].begin(), got.m[1].end(), truth.m[1].begin() + static_cast<std::ptrdiff_t>(s.begin)));
+        const Span s = ownedSpan(placementOf(policyOf(Strategy::Zero3, 2), 2, r), true, 1,
+                                 c.meta.units[1].elements);
+        EXPECT_TRUE(std::equal(got.m[1].begin(), got.m[1].end(),
+                               truth.m[1].begin() + static_cast<std::ptrdiff_t>(s.begin)));
     }
     fs::resize_file(dir + "/rank-00002.bin", 8);
     EXPECT_EQ(verifyFiles(c)[2].state, FileCheck::State::WrongSize);
@@ -478,9 +530,7 @@ TEST_F(checkpointDir, LatestNeverMovesBackwards) {
     saveAs(root_, Strategy::Zero3, 2, truth, kDefaultChunkElements, 7);
     EXPECT_EQ(listCheckpoints(root_).latest, "step-7");
     // A `latest` naming a step that is not there holds nothing back.
-    {
-        std::ofstream(root_ + "/latest", std::ios::trunc) << "step-9\n";
-    }
+    { std::ofstream(root_ + "/latest", std::ios::trunc) << "step-9\n"; }
     saveAs(root_, Strategy::Zero3, 2, truth, kDefaultChunkElements, 8);
     EXPECT_EQ(listCheckpoints(root_).latest, "step-8");
     EXPECT_EQ(openCheckpoint(root_).meta.step, 8);
@@ -508,17 +558,21 @@ TEST_F(checkpointDir, ExportNeverReplacesAFileOfTheCheckpointItReads) {
     const std::string dir = saveAs(root_, Strategy::Zero3, 2, truth);
     const Opened c = openCheckpoint(root_);
     fs::create_symlink(dir + "/rank-00001.bin", root_ + "/alias");
-    for (const std::string& out : {dir + "/metadata.json", dir + "/rank-00000.bin", root_ + "/latest", root_ + "/alias",
-                                   dir + "/weights.safetensors", root_ + "/latest.new"}) {
+    for (const std::string& out :
+         {dir + "/metadata.json", dir + "/rank-00000.bin", root_ + "/latest", root_ + "/alias",
+          dir + "/weights.safetensors", root_ + "/latest.new"}) {
         try {
             exportSafetensors(c, out, false, "--out");
             ADD_FAILURE() << "exported over " << out;
         } catch (const Error& e) {
             EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument) << e.what();
-            EXPECT_NE(std::string(e.what()).find("could replace a part of the checkpoint"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("could replace a part of the checkpoint"),
+                      std::string::npos)
+                << e.what();
         }
     }
-    for (const FileCheck& f : verifyFiles(openCheckpoint(root_))) EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name;
+    for (const FileCheck& f : verifyFiles(openCheckpoint(root_)))
+        EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name;
 }
 
 TEST_F(checkpointDir, AnExportStoppedBetweenUnitsLeavesNoFileBehind) {
@@ -529,7 +583,8 @@ TEST_F(checkpointDir, AnExportStoppedBetweenUnitsLeavesNoFileBehind) {
     int units = 0;
     EXPECT_THROW(exportSafetensors(c, root_ + "/out/model.safetensors", true, "--out",
                                    [&] {
-                                       if (++units == 2) throw Error(ErrorKind::Comm, "interrupted");
+                                       if (++units == 2)
+                                           throw Error(ErrorKind::Comm, "interrupted");
                                    }),
                  Error);
     EXPECT_EQ(units, 2);
@@ -549,7 +604,8 @@ TEST_F(checkpointDir, ExportWritesSafetensorsWithoutPadding) {
     std::ifstream in(out, std::ios::binary);
     std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::uint64_t len = 0;
-    for (int i = 7; i >= 0; --i) len = (len << 8) | static_cast<unsigned char>(all[static_cast<std::size_t>(i)]);
+    for (int i = 7; i >= 0; --i)
+        len = (len << 8) | static_cast<unsigned char>(all[static_cast<std::size_t>(i)]);
     ASSERT_LE(8 + len, all.size());
     EXPECT_EQ((8 + len) % 8, 0u);
     const nlohmann::json h = nlohmann::json::parse(all.substr(8, len));
@@ -557,7 +613,9 @@ TEST_F(checkpointDir, ExportWritesSafetensorsWithoutPadding) {
     EXPECT_EQ(data.size(), c.meta.paramCount * kBytesPerElement);
     for (const ParamEntry& p : c.meta.params) {
         for (int s = 0; s < kStates; ++s) {
-            const std::string name = s == 0 ? p.name : p.name + "." + std::string(kStateNames[static_cast<std::size_t>(s)]);
+            const std::string name =
+                s == 0 ? p.name
+                       : p.name + "." + std::string(kStateNames[static_cast<std::size_t>(s)]);
             ASSERT_TRUE(h.contains(name)) << name;
             const auto& e = h[name];
             EXPECT_EQ(e["dtype"], "F32");
@@ -565,7 +623,10 @@ TEST_F(checkpointDir, ExportWritesSafetensorsWithoutPadding) {
             const auto en = e["data_offsets"][1].get<std::uint64_t>();
             ASSERT_EQ(en - b, p.rows * p.cols * 4) << name;
             const auto& src = s == 0 ? truth.master : s == 1 ? truth.m : truth.v;
-            EXPECT_EQ(std::memcmp(data.data() + b, src[static_cast<std::size_t>(p.unit)].data() + p.offset, en - b), 0) << name;
+            EXPECT_EQ(std::memcmp(data.data() + b,
+                                  src[static_cast<std::size_t>(p.unit)].data() + p.offset, en - b),
+                      0)
+                << name;
         }
     }
 }
@@ -573,13 +634,16 @@ TEST_F(checkpointDir, ExportWritesSafetensorsWithoutPadding) {
 // A checkpoint written by an earlier build (its own SHA-256 code, before OpenSSL's) verifies
 // whole and chunk by chunk, and a flipped byte in a copy of it does not.
 TEST(checkpointFixture, ACheckpointOfAnEarlierBuildStillVerifies) {
-    const std::string fixture = std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/checkpoint_v2_tiny_2r/step-1";
+    const std::string fixture =
+        std::string(SHARDSCOPE_SOURCE_DIR) + "/tests/data/checkpoint_v2_tiny_2r/step-1";
     const Opened c = openCheckpoint(fixture);
     ASSERT_EQ(c.meta.version, 2);
     ASSERT_EQ(c.meta.files.size(), 2u);
-    for (const FileCheck& f : verifyFiles(c)) EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name << ": " << f.problem;
+    for (const FileCheck& f : verifyFiles(c))
+        EXPECT_EQ(f.state, FileCheck::State::Ok) << f.name << ": " << f.problem;
 
-    const fs::path copy = fs::temp_directory_path() / ("shardscope-fixture-" + std::to_string(::getpid()));
+    const fs::path copy =
+        fs::temp_directory_path() / ("shardscope-fixture-" + std::to_string(::getpid()));
     fs::remove_all(copy);
     fs::copy(fixture, copy, fs::copy_options::recursive);
     {

@@ -1,26 +1,26 @@
 // shardscope-cli estimate, run as the real binary: JSON shape and values, DeepSpeed tables,
 // and bad input → exit code 2 with one line naming the flag and nothing on stdout.
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+#include "cli_process.h"
+#include "predict/predict.h"
+#include "theory/estimate.h"
 
 #include <cstdlib>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
-#include "cli_process.h"
-#include "predict/predict.h"
-#include "theory/estimate.h"
-
 namespace {
 
 using Result = shardscope::testing::CliResult;
 
-Result runCli(std::initializer_list<std::string> args, const std::string& binary = SHARDSCOPE_BIN_DIR "/shardscope-cli",
+Result runCli(std::initializer_list<std::string> args,
+              const std::string& binary = SHARDSCOPE_BIN_DIR "/shardscope-cli",
               char** env = environ) {
     std::vector<std::string> argv{"estimate"};
     argv.insert(argv.end(), args);
@@ -33,7 +33,8 @@ void expectBadInput(std::initializer_list<std::string> args, const std::string& 
     const Result r = runCli(args);
     EXPECT_EQ(r.exitCode, 2) << r.err;
     EXPECT_EQ(r.out, "") << "stdout must stay empty on errors";
-    EXPECT_NE(r.err.find(flag), std::string::npos) << "stderr should name " << flag << ": " << r.err;
+    EXPECT_NE(r.err.find(flag), std::string::npos)
+        << "stderr should name " << flag << ": " << r.err;
     ASSERT_FALSE(r.err.empty());
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
 }
@@ -76,7 +77,8 @@ TEST(cliEstimate, ModelShapeMatchesTheLibrary) {
     EXPECT_EQ(j["params"], shardscope::plan::paramCount(*s.shape));
     ASSERT_EQ(j["rows"].size(), 2u);
     for (std::size_t i = 0; i < 2; ++i) {
-        s.strategy = i == 0 ? shardscope::plan::Strategy::Zero3 : shardscope::plan::Strategy::FsdpShardGradOp;
+        s.strategy = i == 0 ? shardscope::plan::Strategy::Zero3
+                            : shardscope::plan::Strategy::FsdpShardGradOp;
         const auto ms = shardscope::theory::modelStates(s);
         EXPECT_EQ(j["rows"][i]["per_rank_bytes"]["total"], ms.perRank.total());
         EXPECT_EQ(j["rows"][i]["padding_bytes"], ms.paddingBytes);
@@ -100,7 +102,8 @@ TEST(cliEstimate, ModelShapeWithoutAWorkerIsOneLine) {
     ASSERT_EQ(chmod(alone.c_str(), 0755), 0);
     std::string path = "PATH=" + std::string(dir);
     char* env[] = {path.data(), nullptr};
-    const Result r = runCli({"--model-shape", "2,64,4,1000,128", "--ranks", "3", "--json"}, alone, env);
+    const Result r =
+        runCli({"--model-shape", "2,64,4,1000,128", "--ranks", "3", "--json"}, alone, env);
     EXPECT_EQ(r.exitCode, 2) << r.err;
     EXPECT_EQ(r.out, "");
     EXPECT_NE(r.err.find("shardscope-worker not found"), std::string::npos) << r.err;
@@ -145,13 +148,14 @@ TEST(cliEstimate, DeepSpeedZero3Json) {
 }
 
 TEST(cliEstimate, DeepSpeedZero2Table) {
-    const Result r = runCli({"--deepspeed", "zero2", "--params", "6738415616", "--gpus-per-node", "8",
-                             "--nodes", "1"});
+    const Result r = runCli(
+        {"--deepspeed", "zero2", "--params", "6738415616", "--gpus-per-node", "8", "--nodes", "1"});
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_NE(r.out.find("HW: Setup with 1 node, 8 GPUs per node."), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("SW: Model with 6738M total params."), std::string::npos) << r.out;
     // 323,443,949,568 B = 301.23 GiB; 13,476,831,232 B = 12.55 GiB (DeepSpeed's %6.2f "GB").
-    EXPECT_NE(r.out.find("  301.23GB |  12.55GB | offload_optimizer=cpu "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  301.23GB |  12.55GB | offload_optimizer=cpu "), std::string::npos)
+        << r.out;
 }
 
 TEST(cliEstimate, BadInputExitsTwoNamingTheFlag) {
@@ -162,13 +166,17 @@ TEST(cliEstimate, BadInputExitsTwoNamingTheFlag) {
     expectBadInput({"--params", "1e30", "--ranks", "4"}, "--params");
     expectBadInput({"--params", "1e9", "--ranks", "4", "--bogus"}, "--bogus");
     expectBadInput({"--params", "1e9", "--ranks", "4", "--strategy", "nope"}, "--strategy");
-    expectBadInput({"--params", "1e9", "--ranks", "4", "--strategy", "fsdp_hybrid", "--hybrid-group", "3"},
-                   "--hybrid-group");
+    expectBadInput(
+        {"--params", "1e9", "--ranks", "4", "--strategy", "fsdp_hybrid", "--hybrid-group", "3"},
+        "--hybrid-group");
     expectBadInput({"--params", "1e9", "--ranks", "4", "--hybrid-group", "3"}, "--hybrid-group");
-    expectBadInput({"--params", "1e9", "--ranks", "4", "--offload-param", "host"}, "--offload-param");
-    expectBadInput({"--params", "1e9", "--ranks", "4", "--offload-optimizer", "disk"}, "--offload-optimizer");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--offload-param", "host"},
+                   "--offload-param");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--offload-optimizer", "disk"},
+                   "--offload-optimizer");
     expectBadInput({"--params", "1e9", "--ranks", "4", "--precision", "fp8"}, "--precision");
-    expectBadInput({"--params", "1e9", "--ranks", "4", "--model-shape", "2,10,3,100,16"}, "--model-shape");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--model-shape", "2,10,3,100,16"},
+                   "--model-shape");
     expectBadInput({"--deepspeed", "zero4", "--params", "1e9"}, "--deepspeed");
     expectBadInput({"--deepspeed", "zero3", "--params", "1e9", "--nodes", "0"}, "--nodes");
     expectBadInput({"--deepspeed", "zero3", "--params", "1e9", "--ranks", "4"}, "--ranks");
@@ -178,12 +186,21 @@ TEST(cliEstimate, RepeatedFlagsHexCountsAndStrayOptionsAreRefused) {
     expectBadInput({"--params", "0x10", "--ranks", "4"}, "--params");
     expectBadInput({"--params", "1e9", "--ranks", "0x4"}, "--ranks");
     expectBadInput({"--params", "1e9", "--ranks", "4", "--ranks", "8"}, "--ranks is given twice");
-    expectBadInput({"--params", "1e9", "--params", "2e9", "--ranks", "4"}, "--params is given twice");
-    expectBadInput({"--params", "1e9", "--ranks", "4", "--json", "--json"}, "--json is given twice");
+    expectBadInput({"--params", "1e9", "--params", "2e9", "--ranks", "4"},
+                   "--params is given twice");
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--json", "--json"},
+                   "--json is given twice");
     // --hybrid-group belongs to fsdp_hybrid only (with "all" it adds fsdp_hybrid to the list).
-    expectBadInput({"--params", "1e9", "--ranks", "4", "--strategy", "zero3", "--hybrid-group", "2"}, "--hybrid-group");
-    expectBadInput({"--params", "1e9", "--ranks", "4", "--strategy", "ddp,fsdp", "--hybrid-group", "2"}, "--hybrid-group");
-    EXPECT_EQ(runCli({"--params", "1e9", "--ranks", "4", "--strategy", "zero3,fsdp_hybrid", "--hybrid-group", "2"}).exitCode, 0);
+    expectBadInput(
+        {"--params", "1e9", "--ranks", "4", "--strategy", "zero3", "--hybrid-group", "2"},
+        "--hybrid-group");
+    expectBadInput(
+        {"--params", "1e9", "--ranks", "4", "--strategy", "ddp,fsdp", "--hybrid-group", "2"},
+        "--hybrid-group");
+    EXPECT_EQ(runCli({"--params", "1e9", "--ranks", "4", "--strategy", "zero3,fsdp_hybrid",
+                      "--hybrid-group", "2"})
+                  .exitCode,
+              0);
     EXPECT_EQ(runCli({"--params", "1e9", "--ranks", "4", "--hybrid-group", "2"}).exitCode, 0);
 }
 

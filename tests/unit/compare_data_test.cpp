@@ -1,11 +1,11 @@
 // The compare table: reports as the worker writes them (report::toJson) read back as the typed
 // reports the Compare page charts; which rank waits most; parity against DDP (bitwise equal,
 // |Δ|, digest).
-#include <gtest/gtest.h>
-
 #include "core/error.h"
 #include "replay/compare_data.h"
 #include "sample_reports.h"
+
+#include <gtest/gtest.h>
 
 using namespace shardscope;
 using namespace shardscope::replay;
@@ -13,7 +13,8 @@ using shardscope::testing::reportJson;
 using shardscope::testing::typedReport;
 
 TEST(CompareData, ParsesWorkerReports) {
-    const std::vector<report::RunReport> one = parseCompareRuns(reportJson("zero3", 100, 5000, "abc"));
+    const std::vector<report::RunReport> one =
+        parseCompareRuns(reportJson("zero3", 100, 5000, "abc"));
     ASSERT_EQ(one.size(), std::size_t{1});
     const report::RunReport& r = one[0];
     EXPECT_EQ(r.strategy, std::string("zero3"));
@@ -31,7 +32,8 @@ TEST(CompareData, ParsesWorkerReports) {
     EXPECT_EQ(parseCompareRuns(reportJson("zero2", 1, 2, "x")).size(), std::size_t{1});
     report::CompareReport both;
     both.ranks = 4;
-    both.strategies = {typedReport("ddp", 400, 9000, "d"), typedReport("zero3", 100, 5000, "d", 0.0)};
+    both.strategies = {typedReport("ddp", 400, 9000, "d"),
+                       typedReport("zero3", 100, 5000, "d", 0.0)};
     const auto cli = parseCompareRuns(report::toJson(both).dump());
     EXPECT_EQ(cli.size(), std::size_t{2});
     EXPECT_EQ(cli[1].maxAbsDeltaVsDdp.value_or(-1), 0.0);
@@ -42,8 +44,9 @@ TEST(CompareData, ParsesWorkerReports) {
 
 TEST(CompareData, ParityAgainstDdp) {
     const std::vector<report::RunReport> runs = {
-        typedReport("ddp", 400, 9000, "d1"), typedReport("zero1", 200, 7000, "d1"), typedReport("zero2", 150, 6000, "ff"),
-        typedReport("zero3", 100, 5000, "ff", 0.0), typedReport("fsdp", 100, 5000, "ff", 2.5e-7)};
+        typedReport("ddp", 400, 9000, "d1"), typedReport("zero1", 200, 7000, "d1"),
+        typedReport("zero2", 150, 6000, "ff"), typedReport("zero3", 100, 5000, "ff", 0.0),
+        typedReport("fsdp", 100, 5000, "ff", 2.5e-7)};
     EXPECT_EQ(parityOf(runs[0], runs).kind, Parity::Kind::Reference);
     EXPECT_EQ(parityOf(runs[1], runs).kind, Parity::Kind::DigestEqual);
     EXPECT_EQ(parityOf(runs[2], runs).kind, Parity::Kind::DigestDiffers);
@@ -56,7 +59,8 @@ TEST(CompareData, ParityAgainstDdp) {
 
 TEST(CompareData, ExposedRankIsTheRankThatWaitsMost) {
     report::RunReport r = typedReport("zero3", 100, 5000, "d");
-    for (std::size_t i = 0; i < r.ranks.size(); ++i) r.ranks[i].exposedComm.fractionMedian = 0.1 * static_cast<double>(i);
+    for (std::size_t i = 0; i < r.ranks.size(); ++i)
+        r.ranks[i].exposedComm.fractionMedian = 0.1 * static_cast<double>(i);
     r.exposedCommFraction = 0.2;
     EXPECT_EQ(exposedRank(r), 2);
     r.exposedCommFraction = 0.25; // no rank's median: unknown
@@ -75,7 +79,8 @@ TEST(CompareData, ParityOnlyWithinOneConfiguration) {
         report::RunReport r = typedReport("zero3", 100, 5000, "d1");
         EXPECT_TRUE(comparable(ddp, r));
         change(r);
-        return !comparable(ddp, r) && parityOf(r, {ddp, r}).kind == Parity::Kind::NoComparableReference;
+        return !comparable(ddp, r) &&
+               parityOf(r, {ddp, r}).kind == Parity::Kind::NoComparableReference;
     };
     EXPECT_TRUE(differsIn([](report::RunReport& r) { r.model = "small"; }));
     EXPECT_TRUE(differsIn([](report::RunReport& r) { r.paramCount = 7; }));

@@ -1,11 +1,10 @@
 // A run configuration read back from its JSON (what a recording's handshake and a report
 // carry): the round trip through toJson, and input that must be refused naming its key.
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
-
 #include "core/error.h"
 #include "runconfig/config_json.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 using namespace shardscope;
 using namespace shardscope::runconfig;
@@ -13,9 +12,10 @@ using namespace shardscope::runconfig;
 namespace {
 
 nlohmann::json sample() {
-    const std::vector<std::string> args = {"--model", "tiny", "--strategy", "fsdp_hybrid", "--steps", "7", "--seed", "9",
-                                           "--hybrid-group", "2", "--prefetch", "3", "--capacity", "123456789", "--shared-device",
-                                           "--ranks", "4"};
+    const std::vector<std::string> args = {
+        "--model",    "tiny",      "--strategy",      "fsdp_hybrid", "--steps",    "7",
+        "--seed",     "9",         "--hybrid-group",  "2",           "--prefetch", "3",
+        "--capacity", "123456789", "--shared-device", "--ranks",     "4"};
     return toJson(parseRunConfig(args, 1));
 }
 
@@ -98,7 +98,8 @@ TEST(ConfigJson, EveryWrittenKeyIsReadBack) {
     EXPECT_EQ(back.saveDir, std::optional<std::string>("ck"));
     EXPECT_EQ(back.resumePath, std::optional<std::string>("old/step-2"));
     const nlohmann::json again = toJson(back);
-    for (const auto& [key, value] : j.items()) EXPECT_EQ(again.value(key, nlohmann::json()), value) << key;
+    for (const auto& [key, value] : j.items())
+        EXPECT_EQ(again.value(key, nlohmann::json()), value) << key;
     EXPECT_EQ(again, j);
 }
 
@@ -128,9 +129,11 @@ TEST(ConfigJson, RefusesWhatItCannotRead) {
     EXPECT_NE(with("world_size", "4").find("\"world_size\" is not an integer"), std::string::npos);
     EXPECT_NE(with("world_size", 100000).find("\"world_size\" is out of range"), std::string::npos);
     EXPECT_NE(with("steps", -1).find("\"steps\" is out of range"), std::string::npos);
-    EXPECT_NE(with("steps", 18446744073709551615ull).find("\"steps\" is out of range"), std::string::npos);
+    EXPECT_NE(with("steps", 18446744073709551615ull).find("\"steps\" is out of range"),
+              std::string::npos);
     EXPECT_NE(with("capacity_bytes", 0).find("\"capacity_bytes\""), std::string::npos);
-    EXPECT_NE(with("checkpointing", 1).find("\"checkpointing\" is not true or false"), std::string::npos);
+    EXPECT_NE(with("checkpointing", 1).find("\"checkpointing\" is not true or false"),
+              std::string::npos);
     EXPECT_NE(with("knobs", "fast").find("\"knobs\" is not an object"), std::string::npos);
     nlohmann::json knobs = sample();
     knobs["knobs"]["prefetch"] = 65;
@@ -143,9 +146,12 @@ TEST(ConfigJson, RefusesWhatItCannotRead) {
 // Offload and the NVMe tier's settings come back too: an opened recording of an offload run
 // shows (and repeats) that run, and the GUI's theory per tier is the worker's.
 TEST(ConfigJson, RoundTripsOffload) {
-    const std::vector<std::string> args = {"--model", "tiny", "--strategy", "zero3", "--steps", "2", "--offload-optimizer", "nvme",
-                                           "--offload-params", "host", "--nvme-dir", "/tmp", "--aio-block-bytes", "2MiB",
-                                           "--aio-queue-depth", "16", "--keep-nvme"};
+    const std::vector<std::string> args = {
+        "--model",           "tiny", "--strategy",          "zero3",
+        "--steps",           "2",    "--offload-optimizer", "nvme",
+        "--offload-params",  "host", "--nvme-dir",          "/tmp",
+        "--aio-block-bytes", "2MiB", "--aio-queue-depth",   "16",
+        "--keep-nvme"};
     const nlohmann::json j = toJson(parseRunConfig(args, 2));
     const RunConfig c = configFromJson(j);
     EXPECT_EQ(c.offload.optimizer, Tier::Nvme);

@@ -1,15 +1,14 @@
 // CountingDevice and the virtual communicator: the ledger of a real device without its memory,
 // and the scratch of a real communicator without its peers.
-#include <gtest/gtest.h>
-
-#include <cstdint>
-#include <set>
-#include <vector>
-
 #include "comm/virtual_communicator.h"
 #include "core/ledger.h"
 #include "device/counting_device.h"
 #include "device/ops.h"
+
+#include <cstdint>
+#include <gtest/gtest.h>
+#include <set>
+#include <vector>
 
 namespace shardscope {
 namespace {
@@ -60,8 +59,10 @@ std::uint64_t scratchPeak(comm::VirtualKind kind, bool deterministic, int size, 
     device::CountingDevice dev(ledger);
     auto c = comm::makeVirtualCommunicator(&dev, size, size - 1, kind);
     c->setDeterministic(deterministic);
-    if (allReduce) c->allReduce(nullptr, count, comm::DType::Bf16, 0);
-    else c->reduceScatter(nullptr, nullptr, count, comm::DType::Bf16, 0);
+    if (allReduce)
+        c->allReduce(nullptr, count, comm::DType::Bf16, 0);
+    else
+        c->reduceScatter(nullptr, nullptr, count, comm::DType::Bf16, 0);
     EXPECT_EQ(ledger.liveBytes(), 0u) << "scratch is freed inside the call";
     return ledger.peak().at(Category::CommBuffer, Tier::Device);
 }

@@ -1,13 +1,12 @@
 // CpuDevice and Buffer: every allocation is in the ledger, frees happen exactly once (RAII).
-#include <gtest/gtest.h>
-
-#include <cstdint>
-#include <vector>
-
 #include "core/error.h"
 #include "core/ledger.h"
 #include "device/cpu_device.h"
 #include "device/device.h"
+
+#include <cstdint>
+#include <gtest/gtest.h>
+#include <vector>
 
 namespace shardscope {
 namespace {
@@ -22,12 +21,14 @@ TEST(device, BuffersAreTaggedCountedAndFreedOnce) {
         EXPECT_EQ(ledger.live().at(Category::Activation, Tier::Device), 100u);
         EXPECT_EQ(ledger.live().at(Category::AdamM, Tier::Host), 40u);
         EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.data()) % 64, 0u) << "64-byte aligned";
-        for (float v : b.as<float>()) EXPECT_EQ(v, 0.0f);
+        for (float v : b.as<float>())
+            EXPECT_EQ(v, 0.0f);
         EXPECT_EQ(b.tag().category, Category::AdamM);
 
         device::Buffer moved = std::move(a);
         EXPECT_TRUE(a.empty()); // NOLINT(bugprone-use-after-move): moved-from is defined empty
-        EXPECT_EQ(ledger.live().at(Category::Activation, Tier::Device), 100u) << "a move is not a free";
+        EXPECT_EQ(ledger.live().at(Category::Activation, Tier::Device), 100u)
+            << "a move is not a free";
         moved = cpu.allocate(30, {Category::Activation, Tier::Device, 2}); // frees the 100 bytes
         EXPECT_EQ(ledger.live().at(Category::Activation, Tier::Device), 30u);
         EXPECT_EQ(ledger.peak().at(Category::Activation, Tier::Device), 130u);

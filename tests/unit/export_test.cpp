@@ -3,18 +3,17 @@
 // ends inside slices, counters reaching the recorded peak) and the ledger CSV (per-rank maximum
 // of the summed categories = the report's peak per rank); a broken recording through the real
 // CLI: one line, exit 2, no output file.
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <set>
-#include <sstream>
-
 #include "../support/cli_process.h"
 #include "replay/timeline_index.h"
 #include "trace_export/exports.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 namespace {
 
@@ -34,7 +33,9 @@ struct TempDir {
 
 class exportGolden : public ::testing::Test {
 protected:
-    static void SetUpTestSuite() { rec_ = new trace_export::LoadedRecording(trace_export::loadRecording(kGolden, "test")); }
+    static void SetUpTestSuite() {
+        rec_ = new trace_export::LoadedRecording(trace_export::loadRecording(kGolden, "test"));
+    }
     static void TearDownTestSuite() {
         delete rec_;
         rec_ = nullptr;
@@ -55,16 +56,18 @@ TEST_F(exportGolden, PerfettoJsonParsesBackAndNests) {
     struct Slice {
         double b, e;
     };
-    std::map<std::pair<int, int>, std::vector<double>> open;      // (pid, tid) → begin stack
-    std::map<std::pair<int, int>, double> last;                   // (pid, tid) → last B/E ts
-    std::map<std::pair<int, int>, std::vector<Slice>> slices;     // closed
-    std::map<int, double> livePeak;                               // pid → max "live total"
-    std::map<std::uint64_t, std::vector<nlohmann::json>> flows;   // id → its events
+    std::map<std::pair<int, int>, std::vector<double>> open;    // (pid, tid) → begin stack
+    std::map<std::pair<int, int>, double> last;                 // (pid, tid) → last B/E ts
+    std::map<std::pair<int, int>, std::vector<Slice>> slices;   // closed
+    std::map<int, double> livePeak;                             // pid → max "live total"
+    std::map<std::uint64_t, std::vector<nlohmann::json>> flows; // id → its events
     std::set<int> pids;
     std::uint64_t begins = 0;
     for (const auto& e : j["traceEvents"]) {
         const std::string ph = e["ph"];
-        ASSERT_TRUE(ph == "M" || ph == "B" || ph == "E" || ph == "C" || ph == "s" || ph == "t" || ph == "f") << e;
+        ASSERT_TRUE(ph == "M" || ph == "B" || ph == "E" || ph == "C" || ph == "s" || ph == "t" ||
+                    ph == "f")
+            << e;
         const int pid = e["pid"];
         ASSERT_GE(pid, 1);
         ASSERT_LE(pid, world);
@@ -97,7 +100,8 @@ TEST_F(exportGolden, PerfettoJsonParsesBackAndNests) {
             flows[e["id"].get<std::uint64_t>()].push_back(e);
         }
     }
-    for (const auto& [key, stack] : open) EXPECT_TRUE(stack.empty()) << "unclosed B on " << key.first << "/" << key.second;
+    for (const auto& [key, stack] : open)
+        EXPECT_TRUE(stack.empty()) << "unclosed B on " << key.first << "/" << key.second;
     EXPECT_EQ(pids.size(), 2u);
     EXPECT_EQ(begins, counts.slices);
     EXPECT_GT(counts.slices, 0u);
@@ -113,14 +117,17 @@ TEST_F(exportGolden, PerfettoJsonParsesBackAndNests) {
         for (const auto& e : events) {
             const auto& onTrack = slices[{e["pid"].get<int>(), e["tid"].get<int>()}];
             const double ts = e["ts"];
-            EXPECT_TRUE(std::any_of(onTrack.begin(), onTrack.end(), [&](const Slice& s) { return s.b <= ts && ts <= s.e; }))
+            EXPECT_TRUE(std::any_of(onTrack.begin(), onTrack.end(),
+                                    [&](const Slice& s) { return s.b <= ts && ts <= s.e; }))
                 << "flow end outside any slice: " << e;
         }
     }
     // The live-total counters reach each rank's recorded peak.
     ASSERT_TRUE(rec_->report);
     for (int r = 0; r < world; ++r)
-        EXPECT_EQ(static_cast<std::uint64_t>(livePeak[r + 1]), rec_->report->ranks[static_cast<std::size_t>(r)].peakTotal) << r;
+        EXPECT_EQ(static_cast<std::uint64_t>(livePeak[r + 1]),
+                  rec_->report->ranks[static_cast<std::size_t>(r)].peakTotal)
+            << r;
 }
 
 TEST_F(exportGolden, CsvPerRankMaximumIsTheRecordedPeak) {
@@ -151,13 +158,15 @@ TEST_F(exportGolden, CsvPerRankMaximumIsTheRecordedPeak) {
         lastTime[r] = std::stoull(time);
         live[r][category + "/" + tier] = std::stoull(bytes);
         std::uint64_t sum = 0;
-        for (const auto& [k, v] : live[r]) sum += v;
+        for (const auto& [k, v] : live[r])
+            sum += v;
         peak[r] = std::max(peak[r], sum);
         ++rows;
     }
     EXPECT_EQ(rows, counts.rows);
     ASSERT_TRUE(rec_->report);
-    for (int r = 0; r < 2; ++r) EXPECT_EQ(peak[r], rec_->report->ranks[static_cast<std::size_t>(r)].peakTotal) << r;
+    for (int r = 0; r < 2; ++r)
+        EXPECT_EQ(peak[r], rec_->report->ranks[static_cast<std::size_t>(r)].peakTotal) << r;
 }
 
 // The CLI stops an export on SIGINT / SIGTERM by throwing from the poll; the file being written
@@ -170,8 +179,12 @@ TEST_F(exportGolden, AnExportStoppedByItsPollLeavesNoFile) {
         throw Stop{};
     };
     trace_export::ExportCounts counts;
-    EXPECT_THROW(trace_export::writePerfetto(rec_->model, (dir_.path / "trace.json").string(), "--perfetto", counts, stop), Stop);
-    EXPECT_THROW(trace_export::writeLedgerCsv(rec_->model, (dir_.path / "ledger.csv").string(), "--csv", counts, stop), Stop);
+    EXPECT_THROW(trace_export::writePerfetto(rec_->model, (dir_.path / "trace.json").string(),
+                                             "--perfetto", counts, stop),
+                 Stop);
+    EXPECT_THROW(trace_export::writeLedgerCsv(rec_->model, (dir_.path / "ledger.csv").string(),
+                                              "--csv", counts, stop),
+                 Stop);
     EXPECT_EQ(polls, 2);
     EXPECT_TRUE(fs::is_empty(dir_.path));
 }
@@ -191,13 +204,15 @@ TEST(exportTransfers, TimelineRowAndPerfettoTrackPerRank) {
     std::map<std::pair<int, std::string>, std::uint64_t> recorded;
     for (std::uint64_t i = 0; i < rec.model.eventCount(); ++i) {
         const shardscope::Event& e = rec.model.event(i);
-        if (e.kind == EventKind::TransferBegin) recorded[{e.rank, std::string(shardscope::transferName(e.transfer))}] += e.bytes;
+        if (e.kind == EventKind::TransferBegin)
+            recorded[{e.rank, std::string(shardscope::transferName(e.transfer))}] += e.bytes;
     }
     replay::TimelineIndex index;
     index.update(rec.model);
     ASSERT_TRUE(index.hasTransfers());
     for (int r = 0; r < world; ++r) {
-        const auto& row = index.lane(r).rows[static_cast<std::size_t>(replay::TimelineRow::Transfers)];
+        const auto& row =
+            index.lane(r).rows[static_cast<std::size_t>(replay::TimelineRow::Transfers)];
         std::set<replay::SpanKind> kinds;
         for (const replay::TimelineSpan& s : row) {
             EXPECT_TRUE(replay::isTransfer(s.kind));
@@ -221,7 +236,8 @@ TEST(exportTransfers, TimelineRowAndPerfettoTrackPerRank) {
             e["args"]["name"].get<std::string>().rfind("transfers", 0) == 0)
             transferThreads.insert({e["pid"].get<int>(), e["tid"].get<int>()});
     std::set<int> pids;
-    for (const auto& [pid, tid] : transferThreads) pids.insert(pid);
+    for (const auto& [pid, tid] : transferThreads)
+        pids.insert(pid);
     EXPECT_EQ(pids, (std::set<int>{1, 2})) << "a transfers track per rank";
     std::map<std::pair<int, std::string>, std::uint64_t> exported;
     for (const auto& e : j["traceEvents"]) {
@@ -229,7 +245,9 @@ TEST(exportTransfers, TimelineRowAndPerfettoTrackPerRank) {
         const int pid = e["pid"].get<int>();
         EXPECT_TRUE(transferThreads.count({pid, e["tid"].get<int>()})) << e.dump();
         const auto& a = e["args"];
-        ASSERT_TRUE(a.contains("direction") && a.contains("bytes") && a.contains("GBps") && a.contains("unit")) << e.dump();
+        ASSERT_TRUE(a.contains("direction") && a.contains("bytes") && a.contains("GBps") &&
+                    a.contains("unit"))
+            << e.dump();
         EXPECT_GE(a["GBps"].get<double>(), 0.0);
         EXPECT_FALSE(a["unit"].get<std::string>().empty());
         exported[{pid - 1, a["direction"].get<std::string>()}] += a["bytes"].get<std::uint64_t>();
@@ -244,10 +262,12 @@ TEST(exportCli, BrokenRecordingIsOneLineAndWritesNothing) {
     const fs::path truncated = dir.path / "cut.sstrace", garbage = dir.path / "junk.sstrace";
     { std::ofstream(truncated, std::ios::binary) << golden.substr(0, golden.size() / 2 + 7); }
     { std::ofstream(garbage, std::ios::binary) << "not a recording at all, just text\n"; }
-    const std::string json = (dir.path / "out.json").string(), csv = (dir.path / "out.csv").string();
+    const std::string json = (dir.path / "out.json").string(),
+                      csv = (dir.path / "out.csv").string();
     for (const fs::path& bad : {truncated, garbage, dir.path / "missing.sstrace"}) {
-        const shardscope::testing::CliResult r = shardscope::testing::runProgram(SHARDSCOPE_BIN_DIR "/shardscope-cli",
-                                                         {"export", bad.string(), "--perfetto", json, "--csv", csv});
+        const shardscope::testing::CliResult r = shardscope::testing::runProgram(
+            SHARDSCOPE_BIN_DIR "/shardscope-cli",
+            {"export", bad.string(), "--perfetto", json, "--csv", csv});
         EXPECT_EQ(r.exitCode, 2) << r.err;
         EXPECT_EQ(r.out, "");
         ASSERT_FALSE(r.err.empty());
@@ -256,10 +276,12 @@ TEST(exportCli, BrokenRecordingIsOneLineAndWritesNothing) {
     }
     // Nothing but the inputs is left in the folder (no output, no temporary file).
     std::set<std::string> left;
-    for (const auto& e : fs::directory_iterator(dir.path)) left.insert(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(dir.path))
+        left.insert(e.path().filename().string());
     EXPECT_EQ(left, (std::set<std::string>{"cut.sstrace", "junk.sstrace"}));
     // And a good one through the CLI.
-    const shardscope::testing::CliResult ok = shardscope::testing::runProgram(SHARDSCOPE_BIN_DIR "/shardscope-cli", {"export", kGolden, "--csv", csv});
+    const shardscope::testing::CliResult ok = shardscope::testing::runProgram(
+        SHARDSCOPE_BIN_DIR "/shardscope-cli", {"export", kGolden, "--csv", csv});
     EXPECT_EQ(ok.exitCode, 0) << ok.err;
     EXPECT_TRUE(fs::exists(csv));
 }

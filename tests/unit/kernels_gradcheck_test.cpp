@@ -1,16 +1,15 @@
 // Every CPU op's backward against central differences of an independent double-precision
 // reference (tests/unit/model_reference.h), on random non-zero inputs.
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <functional>
-#include <string>
-#include <vector>
-
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/ops.h"
 #include "model/rng.h"
 #include "model_reference.h"
+
+#include <cmath>
+#include <functional>
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
 
 namespace shardscope {
 namespace {
@@ -20,33 +19,37 @@ using testref::Vec;
 Vec randomVec(std::size_t n, std::uint64_t seed, double scale = 1.0, double offset = 0.0) {
     model::Rng rng(seed);
     Vec v(n);
-    for (double& x : v) x = offset + scale * rng.normal();
+    for (double& x : v)
+        x = offset + scale * rng.normal();
     return v;
 }
 
 std::vector<float> toF(const Vec& v) {
     std::vector<float> f(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) f[i] = static_cast<float>(v[i]);
+    for (std::size_t i = 0; i < v.size(); ++i)
+        f[i] = static_cast<float>(v[i]);
     return f;
 }
 
 // The fp32 values rounded back to double, so the reference sees exactly the kernel's inputs.
 Vec roundTrip(const Vec& v) {
     Vec r(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) r[i] = static_cast<double>(static_cast<float>(v[i]));
+    for (std::size_t i = 0; i < v.size(); ++i)
+        r[i] = static_cast<double>(static_cast<float>(v[i]));
     return r;
 }
 
 double weighted(const Vec& out, const Vec& w) {
     double s = 0;
-    for (std::size_t i = 0; i < out.size(); ++i) s += out[i] * w[i];
+    for (std::size_t i = 0; i < out.size(); ++i)
+        s += out[i] * w[i];
     return s;
 }
 
 // analytic[i] (from an fp32 kernel) must match ∂f/∂x_i by central differences in double.
 void expectGradient(const std::function<double(const Vec&)>& f, const Vec& x,
-                    const std::vector<float>& analytic, const std::string& what,
-                    double rtol = 2e-3, double atol = 2e-4) {
+                    const std::vector<float>& analytic, const std::string& what, double rtol = 2e-3,
+                    double atol = 2e-4) {
     ASSERT_EQ(x.size(), analytic.size()) << what;
     double maxAbs = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -58,10 +61,12 @@ void expectGradient(const std::function<double(const Vec&)>& f, const Vec& x,
     EXPECT_GT(maxAbs, 1e-3) << what << ": gradient is (near) zero, the check would be vacuous";
 }
 
-void expectClose(const std::vector<float>& got, const Vec& want, double tol, const std::string& what) {
+void expectClose(const std::vector<float>& got, const Vec& want, double tol,
+                 const std::string& what) {
     ASSERT_EQ(got.size(), want.size());
     for (std::size_t i = 0; i < got.size(); ++i)
-        EXPECT_NEAR(static_cast<double>(got[i]), want[i], tol * (1 + std::abs(want[i]))) << what << "[" << i << "]";
+        EXPECT_NEAR(static_cast<double>(got[i]), want[i], tol * (1 + std::abs(want[i])))
+            << what << "[" << i << "]";
 }
 
 TEST(kernelsGradcheck, LayerNorm) {
@@ -71,20 +76,31 @@ TEST(kernelsGradcheck, LayerNorm) {
     const Vec w = roundTrip(randomVec(rows * d, 4));
     auto xf = toF(x), gf = toF(gamma), bf = toF(beta), wf = toF(w);
     std::vector<float> out(xf.size()), mean(rows), rstd(rows);
-    kernels::layerNormForward(xf.data(), gf.data(), bf.data(), out.data(), mean.data(), rstd.data(), rows, d);
+    kernels::layerNormForward(xf.data(), gf.data(), bf.data(), out.data(), mean.data(), rstd.data(),
+                              rows, d);
     expectClose(out, testref::layerNorm(x, gamma.data(), beta.data(), rows, d), 1e-5, "ln forward");
 
     // Backward accumulates: start from a known value and subtract it afterwards.
     std::vector<float> dx(xf.size(), 0.25f), dg(d, 0.0f), db(d, 0.0f);
     kernels::layerNormBackward(wf.data(), xf.data(), mean.data(), rstd.data(), gf.data(), dx.data(),
                                dg.data(), db.data(), rows, d);
-    for (float& v : dx) v -= 0.25f;
-    expectGradient([&](const Vec& v) { return weighted(testref::layerNorm(v, gamma.data(), beta.data(), rows, d), w); },
-                   x, dx, "dx");
-    expectGradient([&](const Vec& v) { return weighted(testref::layerNorm(x, v.data(), beta.data(), rows, d), w); },
-                   gamma, dg, "dgamma");
-    expectGradient([&](const Vec& v) { return weighted(testref::layerNorm(x, gamma.data(), v.data(), rows, d), w); },
-                   beta, db, "dbeta");
+    for (float& v : dx)
+        v -= 0.25f;
+    expectGradient(
+        [&](const Vec& v) {
+            return weighted(testref::layerNorm(v, gamma.data(), beta.data(), rows, d), w);
+        },
+        x, dx, "dx");
+    expectGradient(
+        [&](const Vec& v) {
+            return weighted(testref::layerNorm(x, v.data(), beta.data(), rows, d), w);
+        },
+        gamma, dg, "dgamma");
+    expectGradient(
+        [&](const Vec& v) {
+            return weighted(testref::layerNorm(x, gamma.data(), v.data(), rows, d), w);
+        },
+        beta, db, "dbeta");
 }
 
 TEST(kernelsGradcheck, Linear) {
@@ -101,16 +117,27 @@ TEST(kernelsGradcheck, Linear) {
     expectClose(y, testref::add(ref, ref), 1e-5, "linear accumulate");
 
     std::vector<float> dx(xf.size(), 0.0f), dw(wtf.size(), 0.0f), db(bf.size(), 0.0f);
-    kernels::linearBackward(wf.data(), xf.data(), wtf.data(), dx.data(), dw.data(), db.data(), rows, in, out);
-    expectGradient([&](const Vec& v) { return weighted(testref::linear(v, wt.data(), bias.data(), rows, in, out), w); },
-                   x, dx, "dx");
-    expectGradient([&](const Vec& v) { return weighted(testref::linear(x, v.data(), bias.data(), rows, in, out), w); },
-                   wt, dw, "dW");
-    expectGradient([&](const Vec& v) { return weighted(testref::linear(x, wt.data(), v.data(), rows, in, out), w); },
-                   bias, db, "dbias");
+    kernels::linearBackward(wf.data(), xf.data(), wtf.data(), dx.data(), dw.data(), db.data(), rows,
+                            in, out);
+    expectGradient(
+        [&](const Vec& v) {
+            return weighted(testref::linear(v, wt.data(), bias.data(), rows, in, out), w);
+        },
+        x, dx, "dx");
+    expectGradient(
+        [&](const Vec& v) {
+            return weighted(testref::linear(x, v.data(), bias.data(), rows, in, out), w);
+        },
+        wt, dw, "dW");
+    expectGradient(
+        [&](const Vec& v) {
+            return weighted(testref::linear(x, wt.data(), v.data(), rows, in, out), w);
+        },
+        bias, db, "dbias");
 }
 
-void checkCausalAttention(std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t hd) {
+void checkCausalAttention(std::int64_t batch, std::int64_t seq, std::int64_t heads,
+                          std::int64_t hd) {
     const std::int64_t d = heads * hd;
     const Vec qkv = roundTrip(randomVec(batch * seq * 3 * d, 9, 1.5));
     const Vec w = roundTrip(randomVec(batch * seq * d, 10));
@@ -131,27 +158,35 @@ void checkCausalAttention(std::int64_t batch, std::int64_t seq, std::int64_t hea
         EXPECT_NEAR(sum, 1.0, 1e-6);
     }
     std::vector<float> dqkv(qf.size(), 7.0f), scratch(static_cast<std::size_t>(seq * seq));
-    kernels::attentionBackward(wf.data(), qf.data(), probs.data(), dqkv.data(), scratch, batch, seq, heads, hd);
-    expectGradient([&](const Vec& v) { return weighted(testref::attention(v, batch, seq, heads, hd), w); },
-                   qkv, dqkv, "dqkv");
+    kernels::attentionBackward(wf.data(), qf.data(), probs.data(), dqkv.data(), scratch, batch, seq,
+                               heads, hd);
+    expectGradient(
+        [&](const Vec& v) { return weighted(testref::attention(v, batch, seq, heads, hd), w); },
+        qkv, dqkv, "dqkv");
 }
 
-TEST(kernelsGradcheck, CausalAttention) { checkCausalAttention(2, 5, 2, 3); }
+TEST(kernelsGradcheck, CausalAttention) {
+    checkCausalAttention(2, 5, 2, 3);
+}
 
 // Longer than the kernel's causal row blocks (32 rows), with a ragged last block: the blocked
 // products must leave out only masked entries.
-TEST(kernelsGradcheck, CausalAttentionAcrossRowBlocks) { checkCausalAttention(1, 45, 2, 3); }
+TEST(kernelsGradcheck, CausalAttentionAcrossRowBlocks) {
+    checkCausalAttention(1, 45, 2, 3);
+}
 
 TEST(kernelsGradcheck, Gelu) {
     Vec x(41);
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = -5.0 + 0.25 * static_cast<double>(i) + 0.01;
+    for (std::size_t i = 0; i < x.size(); ++i)
+        x[i] = -5.0 + 0.25 * static_cast<double>(i) + 0.01;
     const Vec w = roundTrip(randomVec(x.size(), 11));
     auto xf = toF(x), wf = toF(w);
     std::vector<float> y(xf.size()), dx(xf.size());
     kernels::geluForward(xf.data(), y.data(), static_cast<std::int64_t>(xf.size()));
     expectClose(y, testref::gelu(roundTrip(x)), 1e-6, "gelu forward");
     kernels::geluBackward(wf.data(), xf.data(), dx.data(), static_cast<std::int64_t>(xf.size()));
-    expectGradient([&](const Vec& v) { return weighted(testref::gelu(v), w); }, roundTrip(x), dx, "dx");
+    expectGradient([&](const Vec& v) { return weighted(testref::gelu(v), w); }, roundTrip(x), dx,
+                   "dx");
 }
 
 TEST(kernelsGradcheck, EmbeddingWithRepeatedIds) {
@@ -162,18 +197,27 @@ TEST(kernelsGradcheck, EmbeddingWithRepeatedIds) {
     auto tf = toF(wte), pf = toF(wpe), wf = toF(w);
     std::vector<float> out(wf.size());
     kernels::embeddingForward(ids.data(), tf.data(), pf.data(), out.data(), batch, seq, d, vocab);
-    expectClose(out, testref::embedding(ids, wte.data(), wpe.data(), batch, seq, d), 1e-6, "embedding forward");
+    expectClose(out, testref::embedding(ids, wte.data(), wpe.data(), batch, seq, d), 1e-6,
+                "embedding forward");
     std::vector<float> dwte(tf.size(), 0.0f), dwpe(pf.size(), 0.0f);
     kernels::embeddingBackward(ids.data(), wf.data(), dwte.data(), dwpe.data(), batch, seq, d);
     // Rows of tokens that never occur (4) must get exactly zero gradient.
-    for (std::int64_t i = 0; i < d; ++i) EXPECT_EQ(dwte[static_cast<std::size_t>(4 * d + i)], 0.0f);
-    expectGradient([&](const Vec& v) { return weighted(testref::embedding(ids, v.data(), wpe.data(), batch, seq, d), w); },
-                   wte, dwte, "dwte");
-    expectGradient([&](const Vec& v) { return weighted(testref::embedding(ids, wte.data(), v.data(), batch, seq, d), w); },
-                   wpe, dwpe, "dwpe");
+    for (std::int64_t i = 0; i < d; ++i)
+        EXPECT_EQ(dwte[static_cast<std::size_t>(4 * d + i)], 0.0f);
+    expectGradient(
+        [&](const Vec& v) {
+            return weighted(testref::embedding(ids, v.data(), wpe.data(), batch, seq, d), w);
+        },
+        wte, dwte, "dwte");
+    expectGradient(
+        [&](const Vec& v) {
+            return weighted(testref::embedding(ids, wte.data(), v.data(), batch, seq, d), w);
+        },
+        wpe, dwpe, "dwpe");
     std::vector<std::int32_t> bad = ids;
     bad[5] = static_cast<std::int32_t>(vocab);
-    EXPECT_THROW(kernels::embeddingForward(bad.data(), tf.data(), pf.data(), out.data(), batch, seq, d, vocab),
+    EXPECT_THROW(kernels::embeddingForward(bad.data(), tf.data(), pf.data(), out.data(), batch, seq,
+                                           d, vocab),
                  std::exception);
 }
 
@@ -187,12 +231,13 @@ TEST(kernelsGradcheck, CrossEntropy) {
     std::vector<float> dlogits(lf.size());
     kernels::crossEntropyBackward(lf.data(), targets.data(), dlogits.data(), rows, vocab,
                                   1.0f / static_cast<float>(rows));
-    expectGradient([&](const Vec& v) { return testref::crossEntropy(v, targets, rows, vocab); }, logits,
-                   dlogits, "dlogits");
+    expectGradient([&](const Vec& v) { return testref::crossEntropy(v, targets, rows, vocab); },
+                   logits, dlogits, "dlogits");
 }
 
 TEST(kernelsGradcheck, ResidualAddIsIdentityInBackward) {
-    const Vec a = roundTrip(randomVec(10, 16)), b = roundTrip(randomVec(10, 17)), w = roundTrip(randomVec(10, 18));
+    const Vec a = roundTrip(randomVec(10, 16)), b = roundTrip(randomVec(10, 17)),
+              w = roundTrip(randomVec(10, 18));
     auto af = toF(a), bf = toF(b);
     std::vector<float> y(10);
     kernels::add(af.data(), bf.data(), y.data(), 10);
@@ -208,9 +253,13 @@ TEST(kernelsGemm, TransposesAndTimer) {
     // Aᵀ stored [k × m], Bᵀ stored [n × k].
     std::vector<float> at(static_cast<std::size_t>(k * m)), bt(static_cast<std::size_t>(n * k));
     for (std::int64_t i = 0; i < m; ++i)
-        for (std::int64_t j = 0; j < k; ++j) at[static_cast<std::size_t>(j * m + i)] = static_cast<float>(a[static_cast<std::size_t>(i * k + j)]);
+        for (std::int64_t j = 0; j < k; ++j)
+            at[static_cast<std::size_t>(j * m + i)] =
+                static_cast<float>(a[static_cast<std::size_t>(i * k + j)]);
     for (std::int64_t i = 0; i < k; ++i)
-        for (std::int64_t j = 0; j < n; ++j) bt[static_cast<std::size_t>(j * k + i)] = static_cast<float>(b[static_cast<std::size_t>(i * n + j)]);
+        for (std::int64_t j = 0; j < n; ++j)
+            bt[static_cast<std::size_t>(j * k + i)] =
+                static_cast<float>(b[static_cast<std::size_t>(i * n + j)]);
     const Vec want = testref::linear(a, b.data(), nullptr, m, k, n);
     kernels::GemmTimer timer;
     kernels::GemmTimer* previous = kernels::setGemmTimer(&timer);
@@ -220,7 +269,8 @@ TEST(kernelsGemm, TransposesAndTimer) {
     expectClose(c, want, 1e-5, "gemm(Aᵀ, Bᵀ)");
     EXPECT_EQ(timer.calls, 1u);
     EXPECT_DOUBLE_EQ(timer.flops, 2.0 * m * n * k);
-    kernels::gemm(false, false, m, n, k, 1.0f, toF(a).data(), k, toF(b).data(), n, 0.0f, c.data(), n);
+    kernels::gemm(false, false, m, n, k, 1.0f, toF(a).data(), k, toF(b).data(), n, 0.0f, c.data(),
+                  n);
     EXPECT_EQ(timer.calls, 1u) << "the timer must be off once uninstalled";
 }
 

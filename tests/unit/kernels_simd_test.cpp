@@ -1,18 +1,17 @@
 // The vector paths of the optimizer-side CPU kernels (AdamW, the exact gradient norm's two
 // passes, bulk bf16 conversion) against their one-element-at-a-time definitions: same bits.
-#include <gtest/gtest.h>
-
-#include <bit>
-#include <cmath>
-#include <cstdint>
-#include <limits>
-#include <random>
-#include <vector>
-
 #include "kernels/cpu/adamw.h"
 #include "kernels/cpu/bf16.h"
 #include "kernels/cpu/grad_norm.h"
 #include "kernels/cpu/ops.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <gtest/gtest.h>
+#include <limits>
+#include <random>
+#include <vector>
 
 namespace shardscope {
 namespace {
@@ -25,14 +24,16 @@ std::vector<float> gradients(std::size_t n, unsigned seed) {
     std::uniform_real_distribution<float> mant(0.5f, 1.0f);
     std::uniform_int_distribution<int> exp(-150, 4), sign(0, 1), zero(0, 50);
     std::vector<float> g(n);
-    for (float& x : g) x = zero(rng) == 0 ? 0.0f : std::ldexp(mant(rng), exp(rng)) * (sign(rng) ? -1.0f : 1.0f);
+    for (float& x : g)
+        x = zero(rng) == 0 ? 0.0f : std::ldexp(mant(rng), exp(rng)) * (sign(rng) ? -1.0f : 1.0f);
     return g;
 }
 
 // The shift train/grad_norm.cpp picks for these values (126 − bits − 2e).
 int shiftFor(const std::vector<float>& g) {
     float maxAbs = 0;
-    for (float x : g) maxAbs = std::max(maxAbs, std::fabs(x));
+    for (float x : g)
+        maxAbs = std::max(maxAbs, std::fabs(x));
     int e = 0;
     std::frexp(static_cast<double>(maxAbs), &e);
     const int bits = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(g.size()) | 1));
@@ -71,7 +72,8 @@ TEST(kernelsSimd, FixedPointSumCarriesAcrossLimbsAndBlocks) {
     std::mt19937 rng(17);
     std::uniform_real_distribution<float> mant(0.5f, 1.0f);
     const float scale[3] = {1.0f, 0x1p-25f, 0x1p-45f};
-    for (std::size_t i = 0; i < g.size(); ++i) g[i] = mant(rng) * scale[i % 3] * (i % 2 ? -1.0f : 1.0f);
+    for (std::size_t i = 0; i < g.size(); ++i)
+        g[i] = mant(rng) * scale[i % 3] * (i % 2 ? -1.0f : 1.0f);
     const int shift = 126 - 18; // max |g| < 2^0, 2^17 elements
     expectSame(kernels::sumSquaresFixed(g.data(), g.size(), shift),
                kernels::sumSquaresFixedReference(g.data(), g.size(), shift), "large");
@@ -88,8 +90,9 @@ TEST(kernelsSimd, AbsMaxFindsTheLargestMagnitudeAndNonFiniteValues) {
     m = kernels::absMax(b.data(), b.size());
     EXPECT_TRUE(m.finite);
     EXPECT_EQ(m.maxAbs, 12.5f);
-    for (float bad : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                      std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN()}) {
+    for (float bad :
+         {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+          std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN()}) {
         for (std::size_t at : {0u, 8u, 1002u}) {
             std::vector<float> h = g;
             h[at] = bad;
@@ -138,25 +141,32 @@ TEST(kernelsSimd, AdamWVectorUpdateMatchesTheScalarDefinitionBitwise) {
 TEST(kernelsSimd, BulkBf16ConversionMatchesTheScalarOne) {
     std::mt19937 rng(11);
     std::vector<float> f(100003);
-    for (float& x : f) x = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
+    for (float& x : f)
+        x = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
     // Ties, NaNs, infinities and the largest finite values among them.
-    const std::uint32_t special[] = {0x3f808000u, 0x3f818000u, 0x7f800000u, 0xff800000u, 0x7f800001u,
-                                     0xffc00001u, 0x7f7fffffu, 0x00008000u, 0x80000000u};
-    for (std::size_t i = 0; i < std::size(special); ++i) f[i * 3] = std::bit_cast<float>(special[i]);
+    const std::uint32_t special[] = {0x3f808000u, 0x3f818000u, 0x7f800000u,
+                                     0xff800000u, 0x7f800001u, 0xffc00001u,
+                                     0x7f7fffffu, 0x00008000u, 0x80000000u};
+    for (std::size_t i = 0; i < std::size(special); ++i)
+        f[i * 3] = std::bit_cast<float>(special[i]);
     std::vector<Bf16> b(f.size());
     kernels::toBf16(f, b);
-    for (std::size_t i = 0; i < f.size(); ++i) ASSERT_EQ(b[i].bits, kernels::toBf16(f[i]).bits) << i;
+    for (std::size_t i = 0; i < f.size(); ++i)
+        ASSERT_EQ(b[i].bits, kernels::toBf16(f[i]).bits) << i;
     std::vector<float> back(f.size());
     kernels::toFloat(b, back);
     for (std::size_t i = 0; i < f.size(); ++i)
-        ASSERT_EQ(std::bit_cast<std::uint32_t>(back[i]), std::bit_cast<std::uint32_t>(kernels::toFloat(b[i]))) << i;
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(back[i]),
+                  std::bit_cast<std::uint32_t>(kernels::toFloat(b[i])))
+            << i;
 }
 
 TEST(kernelsSimd, GeluVectorPathMatchesTheTanhFormula) {
     // Values from the saturated ends (|u| far beyond where tanh is ±1
     // in float) to zero.
     std::vector<float> x(20011);
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = -24.0f + 48.0f * static_cast<float>(i) / static_cast<float>(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+        x[i] = -24.0f + 48.0f * static_cast<float>(i) / static_cast<float>(x.size());
     x[5] = 0.0f, x[6] = -0.0f, x[7] = 1e-30f, x[8] = 200.0f, x[9] = -200.0f;
     std::vector<float> y(x.size()), dy(x.size(), 0.75f), dx(x.size());
     const auto n = static_cast<std::int64_t>(x.size());
@@ -167,7 +177,8 @@ TEST(kernelsSimd, GeluVectorPathMatchesTheTanhFormula) {
         const double v = x[i];
         const double t = std::tanh(c * (v + a * v * v * v));
         const double ref = 0.5 * v * (1.0 + t);
-        const double dref = 0.75 * (0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * c * (1.0 + 3.0 * a * v * v));
+        const double dref =
+            0.75 * (0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * c * (1.0 + 3.0 * a * v * v));
         // tanh as 1 − 2/(e^{2u} + 1) is accurate to a few 1e-8 absolute (the scalar loop's
         // formula); 1 + t and 1 − t² scale that by |v| and by dInner·|v| ~ 0.1·|v|³.
         ASSERT_NEAR(y[i], ref, 2e-7 * (1.0 + std::fabs(v))) << "x = " << v;
@@ -182,16 +193,21 @@ TEST(kernelsSimd, AttentionSoftmaxRowsOfEveryLengthMatchADoubleReference) {
     const std::int64_t seq = 21, heads = 2, hd = 4, d = heads * hd;
     std::mt19937 rng(23);
     std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-    std::vector<float> qkv(static_cast<std::size_t>(seq * 3 * d)), dout(static_cast<std::size_t>(seq * d));
-    for (float& x : qkv) x = u(rng);
-    for (float& x : dout) x = u(rng);
+    std::vector<float> qkv(static_cast<std::size_t>(seq * 3 * d)),
+        dout(static_cast<std::size_t>(seq * d));
+    for (float& x : qkv)
+        x = u(rng);
+    for (float& x : dout)
+        x = u(rng);
     std::vector<float> probs(static_cast<std::size_t>(heads * seq * seq)), out(dout.size());
     kernels::attentionForward(qkv.data(), probs.data(), out.data(), 1, seq, heads, hd);
     std::vector<float> dqkv(qkv.size(), 0.0f), scratch(static_cast<std::size_t>(seq * seq));
-    kernels::attentionBackward(dout.data(), qkv.data(), probs.data(), dqkv.data(), scratch, 1, seq, heads, hd);
+    kernels::attentionBackward(dout.data(), qkv.data(), probs.data(), dqkv.data(), scratch, 1, seq,
+                               heads, hd);
     const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
     const auto at = [&](std::int64_t row, std::int64_t part, std::int64_t h, std::int64_t c) {
-        return static_cast<double>(qkv[static_cast<std::size_t>(row * 3 * d + part * d + h * hd + c)]);
+        return static_cast<double>(
+            qkv[static_cast<std::size_t>(row * 3 * d + part * d + h * hd + c)]);
     };
     for (std::int64_t h = 0; h < heads; ++h) {
         for (std::int64_t i = 0; i < seq; ++i) {
@@ -201,16 +217,19 @@ TEST(kernelsSimd, AttentionSoftmaxRowsOfEveryLengthMatchADoubleReference) {
                 double l = 0, g = 0;
                 for (std::int64_t c = 0; c < hd; ++c) {
                     l += at(i, 0, h, c) * at(j, 1, h, c);
-                    g += static_cast<double>(dout[static_cast<std::size_t>(i * d + h * hd + c)]) * at(j, 2, h, c);
+                    g += static_cast<double>(dout[static_cast<std::size_t>(i * d + h * hd + c)]) *
+                         at(j, 2, h, c);
                 }
                 logit[static_cast<std::size_t>(j)] = l * scale;
                 dp[static_cast<std::size_t>(j)] = g;
                 maxv = std::max(maxv, l * scale);
             }
-            for (double& l : logit) sum += std::exp(l - maxv);
+            for (double& l : logit)
+                sum += std::exp(l - maxv);
             const float* prow = probs.data() + (h * seq + i) * seq;
             for (std::int64_t j = 0; j < seq; ++j) {
-                const double ref = j <= i ? std::exp(logit[static_cast<std::size_t>(j)] - maxv) / sum : 0.0;
+                const double ref =
+                    j <= i ? std::exp(logit[static_cast<std::size_t>(j)] - maxv) / sum : 0.0;
                 ASSERT_NEAR(prow[j], ref, 2e-6) << "head " << h << " row " << i << " col " << j;
                 if (j <= i) dot += dp[static_cast<std::size_t>(j)] * static_cast<double>(prow[j]);
             }
@@ -218,8 +237,10 @@ TEST(kernelsSimd, AttentionSoftmaxRowsOfEveryLengthMatchADoubleReference) {
             for (std::int64_t c = 0; c < hd; ++c) {
                 double dq = 0;
                 for (std::int64_t j = 0; j <= i; ++j)
-                    dq += static_cast<double>(prow[j]) * (dp[static_cast<std::size_t>(j)] - dot) * at(j, 1, h, c);
-                ASSERT_NEAR(dqkv[static_cast<std::size_t>(i * 3 * d + h * hd + c)], dq * scale, 1e-5)
+                    dq += static_cast<double>(prow[j]) * (dp[static_cast<std::size_t>(j)] - dot) *
+                          at(j, 1, h, c);
+                ASSERT_NEAR(dqkv[static_cast<std::size_t>(i * 3 * d + h * hd + c)], dq * scale,
+                            1e-5)
                     << "dq head " << h << " row " << i;
             }
         }
@@ -232,28 +253,36 @@ TEST(kernelsSimd, LayerNormVectorPathMatchesADoubleReference) {
     std::uniform_real_distribution<float> u(-3.0f, 3.0f);
     std::vector<float> x(static_cast<std::size_t>(rows * d)), gamma(static_cast<std::size_t>(d)),
         beta(gamma.size()), dout(x.size());
-    for (float& v : x) v = u(rng) + 5.0f; // an offset, so the mean matters
-    for (float& v : gamma) v = u(rng);
-    for (float& v : beta) v = u(rng);
-    for (float& v : dout) v = u(rng);
+    for (float& v : x)
+        v = u(rng) + 5.0f; // an offset, so the mean matters
+    for (float& v : gamma)
+        v = u(rng);
+    for (float& v : beta)
+        v = u(rng);
+    for (float& v : dout)
+        v = u(rng);
     std::vector<float> out(x.size()), mean(static_cast<std::size_t>(rows)), rstd(mean.size());
-    kernels::layerNormForward(x.data(), gamma.data(), beta.data(), out.data(), mean.data(), rstd.data(), rows, d);
+    kernels::layerNormForward(x.data(), gamma.data(), beta.data(), out.data(), mean.data(),
+                              rstd.data(), rows, d);
     std::vector<float> dx(x.size(), 0.0f), dgamma(gamma.size(), 0.0f), dbeta(gamma.size(), 0.0f);
-    kernels::layerNormBackward(dout.data(), x.data(), mean.data(), rstd.data(), gamma.data(), dx.data(),
-                               dgamma.data(), dbeta.data(), rows, d);
+    kernels::layerNormBackward(dout.data(), x.data(), mean.data(), rstd.data(), gamma.data(),
+                               dx.data(), dgamma.data(), dbeta.data(), rows, d);
     std::vector<double> refDgamma(gamma.size(), 0.0), refDbeta(gamma.size(), 0.0);
     for (std::int64_t r = 0; r < rows; ++r) {
         const auto idx = [&](std::int64_t i) { return static_cast<std::size_t>(r * d + i); };
         double mu = 0, var = 0;
-        for (std::int64_t i = 0; i < d; ++i) mu += static_cast<double>(x[idx(i)]);
+        for (std::int64_t i = 0; i < d; ++i)
+            mu += static_cast<double>(x[idx(i)]);
         mu /= static_cast<double>(d);
-        for (std::int64_t i = 0; i < d; ++i) var += (static_cast<double>(x[idx(i)]) - mu) * (static_cast<double>(x[idx(i)]) - mu);
+        for (std::int64_t i = 0; i < d; ++i)
+            var += (static_cast<double>(x[idx(i)]) - mu) * (static_cast<double>(x[idx(i)]) - mu);
         const double s = 1.0 / std::sqrt(var / static_cast<double>(d) + 1e-5);
         double meanG = 0, meanGX = 0;
         for (std::int64_t i = 0; i < d; ++i) {
             const double xhat = (static_cast<double>(x[idx(i)]) - mu) * s;
             const auto k = static_cast<std::size_t>(i);
-            ASSERT_NEAR(out[idx(i)], xhat * static_cast<double>(gamma[k]) + static_cast<double>(beta[k]), 1e-5);
+            ASSERT_NEAR(out[idx(i)],
+                        xhat * static_cast<double>(gamma[k]) + static_cast<double>(beta[k]), 1e-5);
             const double g = static_cast<double>(dout[idx(i)]) * static_cast<double>(gamma[k]);
             meanG += g / static_cast<double>(d);
             meanGX += g * xhat / static_cast<double>(d);
@@ -262,8 +291,10 @@ TEST(kernelsSimd, LayerNormVectorPathMatchesADoubleReference) {
         }
         for (std::int64_t i = 0; i < d; ++i) {
             const double xhat = (static_cast<double>(x[idx(i)]) - mu) * s;
-            const double g = static_cast<double>(dout[idx(i)]) * static_cast<double>(gamma[static_cast<std::size_t>(i)]);
-            ASSERT_NEAR(dx[idx(i)], s * (g - meanG - xhat * meanGX), 1e-4) << "row " << r << " column " << i;
+            const double g = static_cast<double>(dout[idx(i)]) *
+                             static_cast<double>(gamma[static_cast<std::size_t>(i)]);
+            ASSERT_NEAR(dx[idx(i)], s * (g - meanG - xhat * meanGX), 1e-4)
+                << "row " << r << " column " << i;
         }
     }
     for (std::size_t k = 0; k < gamma.size(); ++k) {

@@ -1,14 +1,12 @@
 // The one classifier of how a job ended. The fixture is one death — rank 2 killed in step 3
 // (steps 1 and 2 complete, so the stream's last StepSummary::step is 1) — as each source reports
 // it; every source must yield the same 1-based step, which the CLI prints and the GUI shows.
-#include <gtest/gtest.h>
-
-#include <csignal>
-
-#include <nlohmann/json.hpp>
-
 #include "core/error.h"
 #include "launch/ending.h"
+
+#include <csignal>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 using namespace shardscope::launch;
 
@@ -46,8 +44,9 @@ TEST(launchEnding, FailureRecordCountsFromZeroAndIsReportedFromOne) {
 TEST(launchEnding, WorkerStderrLineIsAlreadyFromOne) {
     JobEvidence e = diedInStep3();
     e.exitCode = 1;
-    e.stderrText = "some noise\nshardscope-worker: rank 2, step 3: collective timed out after 5000 ms\n" +
-                   std::string(kMpirunSignal9);
+    e.stderrText =
+        "some noise\nshardscope-worker: rank 2, step 3: collective timed out after 5000 ms\n" +
+        std::string(kMpirunSignal9);
     const JobEnding end = classify(e);
     EXPECT_EQ(end.kind, EndingKind::Failed);
     EXPECT_EQ(end.rank, 2);
@@ -96,7 +95,8 @@ TEST(launchEnding, StallIsReportedInTheStepThatHung) {
     const JobEnding end = classify(e);
     EXPECT_EQ(end.kind, EndingKind::Stalled);
     EXPECT_EQ(end.step, 3);
-    EXPECT_EQ(describe(end), "no progress for 60 s: a rank is stuck in step 3; the job was torn down");
+    EXPECT_EQ(describe(end),
+              "no progress for 60 s: a rank is stuck in step 3; the job was torn down");
 }
 
 TEST(launchEnding, SignalsAndStopTearDownInTheRunningStep) {
@@ -132,7 +132,8 @@ TEST(launchEnding, MpirunWithoutARankAndAMissingReport) {
     e.stderrText = "mpirun was unable to launch the specified application\n----\n";
     JobEnding end = classify(e);
     EXPECT_EQ(end.kind, EndingKind::LaunchError);
-    EXPECT_EQ(describe(end), "mpirun exited with code 1: mpirun was unable to launch the specified application");
+    EXPECT_EQ(describe(end),
+              "mpirun exited with code 1: mpirun was unable to launch the specified application");
     e.exitCode = 0;
     e.stderrText.clear();
     e.sawEnd = true;
@@ -155,6 +156,7 @@ TEST(launchEnding, JsonRoundTrip) {
     EXPECT_EQ(back.cause, end.cause);
     EXPECT_EQ(back.completedSteps, end.completedSteps);
     EXPECT_EQ(toJson(end)["kind"], "failed");
-    EXPECT_THROW(endingFromJson(nlohmann::json{{"kind", "exploded"}, {"cause", ""}}), shardscope::Error);
+    EXPECT_THROW(endingFromJson(nlohmann::json{{"kind", "exploded"}, {"cause", ""}}),
+                 shardscope::Error);
     EXPECT_THROW(endingFromJson(nlohmann::json::array()), shardscope::Error);
 }

@@ -1,20 +1,18 @@
 // launch::Job with real process trees (sh starting sleeps in the background): every way a job
 // is ended by the supervisor — stop(), a stall, a signal to this process — leaves no process of
 // the tree and no private folder behind.
-#include <gtest/gtest.h>
-
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "launch/job.h"
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
+#include <signal.h>
 #include <string>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
-
-#include "launch/job.h"
 
 using namespace shardscope::launch;
 using namespace std::chrono_literals;
@@ -23,13 +21,15 @@ namespace {
 
 // sh writes the pids of two background sleeps (a tree under the job's root) to `pidFile`.
 std::vector<std::string> treeCommand(const std::string& pidFile) {
-    return {"/bin/sh", "-c", "sleep 30 & echo $! > " + pidFile + "; sleep 30 & echo $! >> " + pidFile + "; wait"};
+    return {"/bin/sh", "-c",
+            "sleep 30 & echo $! > " + pidFile + "; sleep 30 & echo $! >> " + pidFile + "; wait"};
 }
 
 std::vector<pid_t> readPids(const std::string& pidFile) {
     std::vector<pid_t> pids;
     std::ifstream in(pidFile);
-    for (pid_t p; in >> p;) pids.push_back(p);
+    for (pid_t p; in >> p;)
+        pids.push_back(p);
     return pids;
 }
 
@@ -48,7 +48,8 @@ struct Outcome {
     std::string folder;
 };
 
-Outcome runUntilEnded(std::chrono::milliseconds stall, const std::function<void(Job&)>& whileRunning) {
+Outcome runUntilEnded(std::chrono::milliseconds stall,
+                      const std::function<void(Job&)>& whileRunning) {
     Outcome out;
     const std::string pidFile = "/tmp/shardscope_launch_job_test_" + std::to_string(::getpid());
     std::filesystem::remove(pidFile);
@@ -59,7 +60,8 @@ Outcome runUntilEnded(std::chrono::milliseconds stall, const std::function<void(
         EXPECT_EQ(std::filesystem::status(out.folder).permissions() & std::filesystem::perms::all,
                   std::filesystem::perms::owner_all);
         std::thread helper([&] {
-            for (int i = 0; i < 100 && readPids(pidFile).size() < 2; ++i) std::this_thread::sleep_for(20ms);
+            for (int i = 0; i < 100 && readPids(pidFile).size() < 2; ++i)
+                std::this_thread::sleep_for(20ms);
             if (whileRunning) whileRunning(job);
         });
         out.ending = job.run(treeCommand(pidFile), nullptr, nullptr, stall, true);
@@ -72,7 +74,8 @@ Outcome runUntilEnded(std::chrono::milliseconds stall, const std::function<void(
 
 void expectNothingLeft(const Outcome& out) {
     EXPECT_EQ(out.tree.size(), 2u);
-    for (pid_t p : out.tree) EXPECT_FALSE(alive(p)) << "pid " << p << " survived the teardown";
+    for (pid_t p : out.tree)
+        EXPECT_FALSE(alive(p)) << "pid " << p << " survived the teardown";
     EXPECT_FALSE(std::filesystem::exists(out.folder));
 }
 
@@ -105,7 +108,8 @@ TEST(launchJob, SignalsToThisProcessTearDownTheWholeTree) {
 
 TEST(launchJob, ExitWithoutAStreamIsALaunchError) {
     Job job;
-    const JobEnding end = job.run({"/bin/sh", "-c", "echo 'no such thing' >&2; exit 3"}, nullptr, nullptr, 60s, false);
+    const JobEnding end = job.run({"/bin/sh", "-c", "echo 'no such thing' >&2; exit 3"}, nullptr,
+                                  nullptr, 60s, false);
     EXPECT_EQ(end.kind, EndingKind::LaunchError);
     EXPECT_EQ(end.exitCode, 3);
     EXPECT_EQ(describe(end), "mpirun exited with code 3: no such thing");
@@ -128,12 +132,14 @@ TEST(launchJob, ProcessesLeftByAnExitedRootAreKilled) {
         Job job;
         folder = job.folder();
         job.run({"/bin/sh", "-c",
-                 "setsid sleep 30 & echo $! > " + pidFile + "; setsid sleep 30 & echo $! >> " + pidFile + "; exit 0"},
+                 "setsid sleep 30 & echo $! > " + pidFile + "; setsid sleep 30 & echo $! >> " +
+                     pidFile + "; exit 0"},
                 nullptr, nullptr, 60s, true);
     }
     const std::vector<pid_t> left = readPids(pidFile);
     EXPECT_EQ(left.size(), 2u);
-    for (pid_t p : left) EXPECT_FALSE(alive(p)) << "pid " << p << " outlived its job";
+    for (pid_t p : left)
+        EXPECT_FALSE(alive(p)) << "pid " << p << " outlived its job";
     EXPECT_FALSE(std::filesystem::exists(folder));
     std::filesystem::remove(pidFile);
 }
@@ -142,8 +148,9 @@ TEST(launchJob, TheJobGetsTheProgressFolderAndLoopbackOnlyWhereAvailable) {
     const std::string out = "/tmp/shardscope_launch_env_" + std::to_string(::getpid());
     Job job;
     job.setLoopbackOnly(true);
-    job.run({"/bin/sh", "-c", "echo \"$SHARDSCOPE_PROGRESS_DIR\" > " + out + "; cat /proc/net/dev >> " + out}, nullptr,
-            nullptr, 60s, true);
+    job.run({"/bin/sh", "-c",
+             "echo \"$SHARDSCOPE_PROGRESS_DIR\" > " + out + "; cat /proc/net/dev >> " + out},
+            nullptr, nullptr, 60s, true);
     std::ifstream in(out);
     std::string dir;
     std::getline(in, dir);
@@ -167,25 +174,31 @@ TEST(launchJob, FoldersLeftByAKilledSupervisorAreRemovedNextTime) {
     const pid_t dead = ::fork();
     if (dead == 0) ::_exit(0);
     ::waitpid(dead, nullptr, 0);
-    const std::filesystem::path stale = "/tmp/shardscope-launchtest-" + std::to_string(dead) + "-abcdef";
-    const std::filesystem::path mine = "/tmp/shardscope-launchtest-" + std::to_string(::getpid()) + "-ghijkl";
+    const std::filesystem::path stale =
+        "/tmp/shardscope-launchtest-" + std::to_string(dead) + "-abcdef";
+    const std::filesystem::path mine =
+        "/tmp/shardscope-launchtest-" + std::to_string(::getpid()) + "-ghijkl";
     const std::filesystem::path other = "/tmp/shardscope-launchtest-1-mnopqr"; // init never dies
     for (const auto& p : {stale, mine, other}) {
         std::filesystem::create_directories(p);
         std::ofstream(p / "leftover") << "x";
     }
     const std::string made = makePrivateFolder("shardscope-launchtest");
-    EXPECT_TRUE(made.starts_with("/tmp/shardscope-launchtest-" + std::to_string(::getpid()) + "-")) << made;
-    EXPECT_EQ(std::filesystem::status(made).permissions() & std::filesystem::perms::all, std::filesystem::perms::owner_all);
+    EXPECT_TRUE(made.starts_with("/tmp/shardscope-launchtest-" + std::to_string(::getpid()) + "-"))
+        << made;
+    EXPECT_EQ(std::filesystem::status(made).permissions() & std::filesystem::perms::all,
+              std::filesystem::perms::owner_all);
     EXPECT_FALSE(std::filesystem::exists(stale));
     EXPECT_TRUE(std::filesystem::exists(mine));
     EXPECT_TRUE(std::filesystem::exists(other));
-    for (const auto& p : {std::filesystem::path(made), mine, other}) std::filesystem::remove_all(p);
+    for (const auto& p : {std::filesystem::path(made), mine, other})
+        std::filesystem::remove_all(p);
 }
 
 TEST(launchJob, AStoppedDirectWorkerIsReportedStoppedAndTornDown) {
     Job job;
-    const JobEnding end = job.run({"/bin/sh", "-c", "kill -STOP $$; sleep 30"}, nullptr, nullptr, 500ms, true);
+    const JobEnding end =
+        job.run({"/bin/sh", "-c", "kill -STOP $$; sleep 30"}, nullptr, nullptr, 500ms, true);
     EXPECT_EQ(end.kind, EndingKind::Stalled);
     EXPECT_NE(end.cause.find("stopped (SIGSTOP)"), std::string::npos) << end.cause;
 }

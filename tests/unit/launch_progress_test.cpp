@@ -1,18 +1,16 @@
 // Naming the stuck rank (progress records), finishing a complete run, and mpirun's own errors:
 // its first meaningful line, its arguments split like a shell, a hostfile checked beforehand.
-#include <gtest/gtest.h>
-
-#include <unistd.h>
-
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-
 #include "core/error.h"
 #include "core/event.h"
 #include "launch/ending.h"
 #include "launch/mpirun.h"
 #include "launch/progress.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 using namespace shardscope;
 using namespace shardscope::launch;
@@ -21,8 +19,8 @@ namespace {
 
 constexpr std::uint64_t kSecond = 1'000'000'000;
 
-RankProgress rankAt(int rank, std::uint64_t entered, bool inside, std::uint64_t heartbeat, const char* what = "all-gather",
-                    std::int32_t unit = 2, std::int64_t step = 2) {
+RankProgress rankAt(int rank, std::uint64_t entered, bool inside, std::uint64_t heartbeat,
+                    const char* what = "all-gather", std::int32_t unit = 2, std::int64_t step = 2) {
     RankProgress p;
     p.rank = rank;
     p.entered = entered;
@@ -37,7 +35,8 @@ RankProgress rankAt(int rank, std::uint64_t entered, bool inside, std::uint64_t 
 // Rank 2 of 3 stopped in step 3 (0-based 2) before the all-gather of block1 (unit 2) that
 // ranks 0 and 1 wait in, beating.
 std::vector<RankProgress> rank2Stopped(std::uint64_t now) {
-    return {rankAt(0, 40, true, now), rankAt(1, 40, true, now), rankAt(2, 39, false, now - 10 * kSecond, "reduce-scatter", 1)};
+    return {rankAt(0, 40, true, now), rankAt(1, 40, true, now),
+            rankAt(2, 39, false, now - 10 * kSecond, "reduce-scatter", 1)};
 }
 
 JobEvidence stalledWith(std::vector<RankProgress> progress) {
@@ -66,7 +65,8 @@ TEST(launchProgress, TheSilentRankIsStuckNotTheOneThatNoticed) {
 
 TEST(launchProgress, ARankStoppedInsideTheCollectiveIsFoundByItsHeartbeat) {
     const std::uint64_t now = 100 * kSecond;
-    const auto stuck = findStuckRank({rankAt(0, 40, true, now), rankAt(1, 40, true, now - 5 * kSecond)});
+    const auto stuck =
+        findStuckRank({rankAt(0, 40, true, now), rankAt(1, 40, true, now - 5 * kSecond)});
     ASSERT_TRUE(stuck);
     EXPECT_EQ(stuck->rank, 1);
     EXPECT_TRUE(stuck->arrived);
@@ -75,7 +75,8 @@ TEST(launchProgress, ARankStoppedInsideTheCollectiveIsFoundByItsHeartbeat) {
 TEST(launchProgress, AfterTeardownTheFewestCollectivesNameTheRank) {
     const std::uint64_t now = 100 * kSecond;
     auto ranks = rank2Stopped(now);
-    for (auto& r : ranks) r.heartbeatNs = now - 20 * kSecond; // all stopped together
+    for (auto& r : ranks)
+        r.heartbeatNs = now - 20 * kSecond; // all stopped together
     const auto stuck = findStuckRank(ranks);
     ASSERT_TRUE(stuck);
     EXPECT_EQ(stuck->rank, 2);
@@ -87,13 +88,15 @@ TEST(launchProgress, NothingSinglesARankOut) {
     EXPECT_FALSE(findStuckRank({rankAt(0, 40, true, now)}));
     EXPECT_FALSE(findStuckRank({}));
     // Read long after a teardown: the one that went silent first is still told apart.
-    const auto late = findStuckRank({rankAt(0, 40, true, now), rankAt(1, 40, true, now - 5 * kSecond)});
+    const auto late =
+        findStuckRank({rankAt(0, 40, true, now), rankAt(1, 40, true, now - 5 * kSecond)});
     ASSERT_TRUE(late);
     EXPECT_EQ(late->rank, 1);
 }
 
 TEST(launchProgress, WriterAndReaderAgreeThroughTheFolder) {
-    const auto dir = std::filesystem::temp_directory_path() / ("shardscope_progress_" + std::to_string(::getpid()));
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("shardscope_progress_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     {
         ProgressWriter r0(dir.string(), 0), r1(dir.string(), 1);
@@ -116,7 +119,7 @@ TEST(launchProgress, WriterAndReaderAgreeThroughTheFolder) {
         EXPECT_LE(read[1].heartbeatNs, monotonicNs());
     }
     EXPECT_FALSE(ProgressWriter("", 0).active());
-    std::ofstream(dir / "progress.7") << "short"; // a rank killed while creating its record
+    std::ofstream(dir / "progress.7") << "short";     // a rank killed while creating its record
     EXPECT_EQ(readProgress(dir.string()).size(), 2u); // ranks 0 and 1, not the short one
     std::filesystem::remove_all(dir);
 }
@@ -129,7 +132,8 @@ TEST(launchEnding, AStallNamesTheStuckRankTheStepAndTheCollective) {
     EXPECT_EQ(*end.rank, 2);
     ASSERT_TRUE(end.step);
     EXPECT_EQ(*end.step, 3);
-    EXPECT_EQ(describe(end), "rank 2 is stuck in step 3: it did not arrive at the all-gather of block1; the job was torn down");
+    EXPECT_EQ(describe(end), "rank 2 is stuck in step 3: it did not arrive at the all-gather of "
+                             "block1; the job was torn down");
 }
 
 TEST(launchEnding, ACollectiveTimeoutOnAHealthyRankNamesTheRankThatDidNotArrive) {
@@ -147,7 +151,8 @@ TEST(launchEnding, ACollectiveTimeoutOnAHealthyRankNamesTheRankThatDidNotArrive)
     EXPECT_EQ(*end.rank, 2) << describe(end);
     // The same from the worker's stderr line alone.
     e.failureRank.reset();
-    e.stderrText = "shardscope-worker: rank 0, step 3: all-gather on rank 0 timed out after 30 s waiting for its peers\n";
+    e.stderrText = "shardscope-worker: rank 0, step 3: all-gather on rank 0 timed out after 30 s "
+                   "waiting for its peers\n";
     EXPECT_EQ(classify(e).rank.value_or(-1), 2);
     // Without records the rank that reported it stays the one named.
     e.progress.clear();
@@ -179,13 +184,16 @@ TEST(launchMpirun, MpirunsOwnMessageIsItsFirstMeaningfulLine) {
         "--------------------------------------------------------------------------\n"
         "--------------------------------------------------------------------------\n"
         "An internal error has occurred in ORTE:\n\n"
-        "[[26002,0],0] FORCE-TERMINATE AT (null):1 - error ../../../../../orte/mca/ras/base/ras_base_allocate.c(352)\n\n"
+        "[[26002,0],0] FORCE-TERMINATE AT (null):1 - error "
+        "../../../../../orte/mca/ras/base/ras_base_allocate.c(352)\n\n"
         "This is something that should be reported to the developers.\n"
         "--------------------------------------------------------------------------\n";
     EXPECT_EQ(mpirunMessage(hostfile), "Open RTE was unable to open the hostfile: /nonexistent");
-    EXPECT_EQ(mpirunMessage("mpirun: Error: unknown option \"--bogus\"\nType 'mpirun --help' for usage.\n"),
+    EXPECT_EQ(mpirunMessage(
+                  "mpirun: Error: unknown option \"--bogus\"\nType 'mpirun --help' for usage.\n"),
               "unknown option \"--bogus\"");
-    EXPECT_EQ(mpirunMessage("/usr/bin/mpirun: Error: unknown option \"--x\"\n"), "unknown option \"--x\"");
+    EXPECT_EQ(mpirunMessage("/usr/bin/mpirun: Error: unknown option \"--x\"\n"),
+              "unknown option \"--x\"");
     EXPECT_EQ(mpirunMessage("\n---\n"), "");
     EXPECT_LE(mpirunMessage(std::string(1000, 'x')).size(), 300u);
 
@@ -196,7 +204,8 @@ TEST(launchMpirun, MpirunsOwnMessageIsItsFirstMeaningfulLine) {
     const JobEnding end = classify(e);
     EXPECT_EQ(end.kind, EndingKind::LaunchError);
     EXPECT_EQ(describe(end).find("reported to the developers"), std::string::npos) << describe(end);
-    EXPECT_NE(describe(end).find("unable to open the hostfile: /nonexistent"), std::string::npos) << describe(end);
+    EXPECT_NE(describe(end).find("unable to open the hostfile: /nonexistent"), std::string::npos)
+        << describe(end);
 }
 
 TEST(launchMpirun, ExtraArgumentsAreSplitLikeAShell) {
@@ -212,7 +221,8 @@ TEST(launchMpirun, ExtraArgumentsAreSplitLikeAShell) {
 TEST(launchMpirun, AHostfileIsCheckedBeforeLaunching) {
     EXPECT_THROW(checkHostfile("/nonexistent/hostfile"), Error);
     EXPECT_THROW(checkHostfile("/tmp"), Error);
-    const auto path = std::filesystem::temp_directory_path() / ("shardscope_hostfile_" + std::to_string(::getpid()));
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("shardscope_hostfile_" + std::to_string(::getpid()));
     std::ofstream(path) << "# only a comment\n\n";
     EXPECT_THROW(checkHostfile(path.string()), Error);
     std::ofstream(path) << "# a node\nnode1 slots=2\n";
@@ -231,7 +241,8 @@ TEST(launchMpirun, OneMachineKeepsMpirunsTcpOnLoopback) {
     EXPECT_TRUE(singleHost(o));
     o.extraArgs = {"--mca", "oob_tcp_if_include", "eth0", "--mca", "btl", "self,tcp"};
     argv = mpirunArgv(o, "w", {});
-    EXPECT_EQ(std::count(argv.begin(), argv.end(), "oob_tcp_if_include"), 1) << "mpirun refuses a parameter twice";
+    EXPECT_EQ(std::count(argv.begin(), argv.end(), "oob_tcp_if_include"), 1)
+        << "mpirun refuses a parameter twice";
     EXPECT_EQ(std::count(argv.begin(), argv.end(), "btl"), 1);
     EXPECT_EQ(std::count(argv.begin(), argv.end(), "btl_tcp_if_include"), 1);
     o.extraArgs = {"--host", "a,b"};
@@ -253,8 +264,10 @@ TEST(launchEnding, RankThreadsNameTheRankThatDidNotArriveThemselves) {
     e.failureMessage = "it did not arrive at the all-gather (rank 0 waited 30000 ms)";
     const JobEnding end = classify(e);
     EXPECT_EQ(end.kind, EndingKind::Stalled);
-    EXPECT_EQ(describe(end), "rank 2 is stuck in step 5: it did not arrive at the all-gather (rank 0 waited 30000 ms); "
-                             "the job was torn down");
+    EXPECT_EQ(
+        describe(end),
+        "rank 2 is stuck in step 5: it did not arrive at the all-gather (rank 0 waited 30000 ms); "
+        "the job was torn down");
 }
 
 TEST(launchEnding, AStoppedWorkerProcessIsSaidToBeStopped) {
@@ -265,13 +278,15 @@ TEST(launchEnding, AStoppedWorkerProcessIsSaidToBeStopped) {
     e.stallTimeout = std::chrono::seconds(5);
     e.lastCompleteStep = 6;
     e.worldSize = 1;
-    EXPECT_EQ(describe(classify(e)), "rank 0 is stuck in step 8: its process is stopped (SIGSTOP); the job was torn down");
-    e.worldSize = 3;
     EXPECT_EQ(describe(classify(e)),
-              "no progress for 5 s: the worker process holding every rank thread is stopped (SIGSTOP) in step 8; "
-              "the job was torn down");
+              "rank 0 is stuck in step 8: its process is stopped (SIGSTOP); the job was torn down");
+    e.worldSize = 3;
+    EXPECT_EQ(describe(classify(e)), "no progress for 5 s: the worker process holding every rank "
+                                     "thread is stopped (SIGSTOP) in step 8; "
+                                     "the job was torn down");
     e.direct = false; // mpirun itself stopped before the ranks could start
-    EXPECT_EQ(describe(classify(e)), "no progress for 5 s: mpirun is stopped (SIGSTOP) in step 8; the job was torn down");
+    EXPECT_EQ(describe(classify(e)),
+              "no progress for 5 s: mpirun is stopped (SIGSTOP) in step 8; the job was torn down");
 }
 
 TEST(launchEnding, MpirunKilledIsSaidSo) {
@@ -292,7 +307,8 @@ TEST(launchEnding, TheKilledProcessOfRankThreadsIsNotRankZero) {
     e.exitCode = 128 + 9;
     e.lastCompleteStep = 3;
     e.worldSize = 4;
-    EXPECT_EQ(describe(classify(e)), "the worker process with every rank thread exited (signal 9) in step 5");
+    EXPECT_EQ(describe(classify(e)),
+              "the worker process with every rank thread exited (signal 9) in step 5");
     e.worldSize = 1; // one rank: it is rank 0
     EXPECT_EQ(describe(classify(e)), "rank 0 exited (signal 9) in step 5");
 }
@@ -302,5 +318,6 @@ TEST(launchEnding, ARankStoppedBeforeItsFirstCollectiveIsNamedByItsProcessState)
     e.stalled = true;
     e.stallTimeout = std::chrono::seconds(5);
     e.stoppedRanks = {2};
-    EXPECT_EQ(describe(classify(e)), "rank 2 is stuck in step 1: its process is stopped (SIGSTOP); the job was torn down");
+    EXPECT_EQ(describe(classify(e)),
+              "rank 2 is stuck in step 1: its process is stopped (SIGSTOP); the job was torn down");
 }

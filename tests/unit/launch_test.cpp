@@ -1,10 +1,9 @@
 // The mpirun command line and the reading of mpirun's failure messages (real OpenMPI 4.1 text).
-#include <gtest/gtest.h>
-
-#include <algorithm>
-
 #include "launch/ending.h"
 #include "launch/mpirun.h"
+
+#include <algorithm>
+#include <gtest/gtest.h>
 
 using namespace shardscope::launch;
 

@@ -1,12 +1,11 @@
 // Ledger: live/peak per (category, tier), totals, events, capacity errors that name things.
-#include <gtest/gtest.h>
-
-#include <string>
-#include <vector>
-
 #include "core/error.h"
 #include "core/event.h"
 #include "core/ledger.h"
+
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
 
 namespace shardscope {
 namespace {

@@ -1,12 +1,6 @@
 // The ledger of a real training step against the theory engine: model states byte for byte
 // (theory::modelStates) and the activation peak (theory::activationBreakdown), with and
 // without checkpointing; activations freed in backward; the capacity budget.
-#include <gtest/gtest.h>
-
-#include <map>
-#include <string>
-#include <vector>
-
 #include "core/error.h"
 #include "core/ledger.h"
 #include "device/cpu_device.h"
@@ -17,6 +11,11 @@
 #include "theory/estimate.h"
 #include "train/trainer.h"
 
+#include <gtest/gtest.h>
+#include <map>
+#include <string>
+#include <vector>
+
 namespace shardscope {
 namespace {
 
@@ -26,7 +25,8 @@ struct Rig {
     explicit Rig(PrecisionKind precision, bool checkpointing = false, std::int64_t microBatch = 0,
                  std::optional<std::uint64_t> capacity = std::nullopt)
         : preset(runconfig::modelPreset("tiny")), cpu(ledger),
-          data(preset.shape.vocab, preset.shape.seqLen, microBatch ? microBatch : preset.microBatch, 1) {
+          data(preset.shape.vocab, preset.shape.seqLen, microBatch ? microBatch : preset.microBatch,
+               1) {
         ledger.setCapacity(Tier::Device, capacity);
         cfg.model = {preset.shape, data.microBatch(), checkpointing};
         cfg.precision = precision;
@@ -55,7 +55,8 @@ ByteTable modelStateCells(const ByteTable& live) {
     ByteTable t;
     for (Category c : kAllCategories)
         if (stateGroup(c) != StateGroup::Other)
-            for (Tier tier : kAllTiers) t.at(c, tier) = live.at(c, tier);
+            for (Tier tier : kAllTiers)
+                t.at(c, tier) = live.at(c, tier);
     return t;
 }
 
@@ -93,8 +94,8 @@ TEST(ledgerTraining, ActivationPeakEqualsTheoryWithAndWithoutCheckpointing) {
                 Rig rig(precision, checkpointing, microBatch);
                 rig.trainer().step();
                 rig.trainer().step();
-                const auto predicted = theory::activationBreakdown(
-                    rig.preset.shape, {microBatch, checkpointing});
+                const auto predicted =
+                    theory::activationBreakdown(rig.preset.shape, {microBatch, checkpointing});
                 EXPECT_EQ(rig.ledger.peak().category(Category::Activation), predicted.peakBytes)
                     << "checkpointing " << checkpointing << " micro-batch " << microBatch;
                 EXPECT_EQ(rig.ledger.live().category(Category::Activation), 0u);
@@ -114,10 +115,12 @@ TEST(ledgerTraining, EachUnitAllocatesExactlyTheListedTensorsAndFreesThemInBackw
         Rig rig(PrecisionKind::MixedBf16, checkpointing);
         rig.ledger.setSink([&](const Event& e) { events.push_back(e); });
         rig.trainer().step();
-        const auto predicted = theory::activationBreakdown(rig.preset.shape, {rig.data.microBatch(), checkpointing});
+        const auto predicted =
+            theory::activationBreakdown(rig.preset.shape, {rig.data.microBatch(), checkpointing});
         const std::int32_t headUnit = static_cast<std::int32_t>(rig.preset.shape.layers) + 1;
 
-        std::map<std::int32_t, std::uint64_t> forwardBytes; // activation allocs per unit, forward only
+        std::map<std::int32_t, std::uint64_t>
+            forwardBytes; // activation allocs per unit, forward only
         bool inBackward = false;
         int recomputes = 0;
         std::uint64_t allocated = 0, freed = 0;
@@ -139,13 +142,15 @@ TEST(ledgerTraining, EachUnitAllocatesExactlyTheListedTensorsAndFreesThemInBackw
         EXPECT_EQ(allocated, freed);
         EXPECT_EQ(forwardBytes[0], theory::totalBytes(predicted.embedding));
         for (std::int32_t u = 1; u < headUnit; ++u)
-            EXPECT_EQ(forwardBytes[u], theory::totalBytes(predicted.blockFull)) << "block unit " << u;
+            EXPECT_EQ(forwardBytes[u], theory::totalBytes(predicted.blockFull))
+                << "block unit " << u;
         EXPECT_EQ(forwardBytes[headUnit], theory::totalBytes(predicted.head));
         EXPECT_EQ(recomputes, checkpointing ? rig.preset.shape.layers : 0);
         // Recompute allocates the block set without its output (nobody reads it in backward).
         const std::uint64_t outBytes = predicted.perBlock.back().bytes;
         if (checkpointing) {
-            EXPECT_EQ(allocated, theory::totalBytes(predicted.embedding) + theory::totalBytes(predicted.head) +
+            EXPECT_EQ(allocated, theory::totalBytes(predicted.embedding) +
+                                     theory::totalBytes(predicted.head) +
                                      static_cast<std::uint64_t>(rig.preset.shape.layers) *
                                          (2 * theory::totalBytes(predicted.blockFull) - outBytes));
         }
@@ -185,7 +190,8 @@ TEST(ledgerTraining, CapacityBudgetStopsTheStepAndNamesTheAllocation) {
             FAIL() << "model states cannot fit in 1000 bytes";
         } catch (const Error& e) {
             EXPECT_EQ(e.kind(), ErrorKind::OutOfMemory);
-            EXPECT_NE(std::string(e.what()).find("param_full for embedding"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("param_full for embedding"), std::string::npos)
+                << e.what();
         }
         EXPECT_EQ(rig.ledger.liveBytes(), 0u);
     }

@@ -1,17 +1,16 @@
 // The lesson file reader (backend/lessons): what a valid lesson reads as, and that every kind of
 // bad input is one error naming the key, never a crash or a silently dropped action.
-#include <gtest/gtest.h>
-
-#include <string>
-
 #include "lessons/lesson.h"
+
+#include <gtest/gtest.h>
+#include <string>
 
 namespace shardscope::lessons {
 namespace {
 
 std::string lessonWith(const std::string& step, const std::string& extra = "") {
-    return R"({"schema":"shardscope.lesson/1","id":"demo","order":3,"title":{"en":"Demo","zh_CN":"演示"},)" + extra +
-           R"("steps":[)" + step + "]}";
+    return R"({"schema":"shardscope.lesson/1","id":"demo","order":3,"title":{"en":"Demo","zh_CN":"演示"},)" +
+           extra + R"("steps":[)" + step + "]}";
 }
 
 const std::string kStep =
@@ -69,24 +68,56 @@ TEST(lessonFile, RefusesBadInputWithOneLine) {
     const std::string ok = R"({"title":{"en":"T"},"text":{"en":"x"}})";
     const BadCase cases[] = {
         {"not json", "{", "not valid JSON"},
-        {"schema", R"({"schema":"shardscope.lesson/9","id":"a","order":1,"title":{"en":"A"},"steps":[)" + ok + "]}", "schema"},
-        {"unknown key", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"hightlight":"a"})"), "unknown key \"hightlight\""},
+        {"schema",
+         R"({"schema":"shardscope.lesson/9","id":"a","order":1,"title":{"en":"A"},"steps":[)" + ok +
+             "]}",
+         "schema"},
+        {"unknown key", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"hightlight":"a"})"),
+         "unknown key \"hightlight\""},
         {"no steps", lessonWith(""), "steps"},
-        {"key with newline", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"a\nb":1})"), "unknown key \"a?b\""},
-        {"id with slash", R"({"schema":"shardscope.lesson/1","id":"../x","order":1,"title":{"en":"A"},"steps":[)" + ok + "]}", "id"},
-        {"recording path", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"recording":"../etc/passwd"})"), "recording"},
-        {"recording suffix", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"recording":"x.json"})"), ".sstrace"},
-        {"ranks", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"configure":{"ranks":0}})"), "ranks"},
-        {"huge ranks", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"configure":{"ranks":18446744073709551615}})"), "ranks"},
-        {"strategy", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"configure":{"strategy":"zero4"}})"), "zero4"},
-        {"run without settings", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"run":true})"), "configure"},
-        {"seek without run", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"seek":{"at":"peak"}})"), "seek"},
-        {"filter without event", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"recording":"a.sstrace","seek":{"unit":"block0"}})"), "event"},
-        {"seek step 0", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"recording":"a.sstrace","seek":{"step":0}})"), "step"},
-        {"kind", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"recording":"a.sstrace","seek":{"at":"event","kind":"explode"}})"), "explode"},
+        {"key with newline", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"a\nb":1})"),
+         "unknown key \"a?b\""},
+        {"id with slash",
+         R"({"schema":"shardscope.lesson/1","id":"../x","order":1,"title":{"en":"A"},"steps":[)" +
+             ok + "]}",
+         "id"},
+        {"recording path",
+         lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"recording":"../etc/passwd"})"),
+         "recording"},
+        {"recording suffix",
+         lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"recording":"x.json"})"), ".sstrace"},
+        {"ranks", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"configure":{"ranks":0}})"),
+         "ranks"},
+        {"huge ranks",
+         lessonWith(
+             R"({"title":{"en":"T"},"text":{"en":"x"},"configure":{"ranks":18446744073709551615}})"),
+         "ranks"},
+        {"strategy",
+         lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"configure":{"strategy":"zero4"}})"),
+         "zero4"},
+        {"run without settings", lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"run":true})"),
+         "configure"},
+        {"seek without run",
+         lessonWith(R"({"title":{"en":"T"},"text":{"en":"x"},"seek":{"at":"peak"}})"), "seek"},
+        {"filter without event",
+         lessonWith(
+             R"({"title":{"en":"T"},"text":{"en":"x"},"recording":"a.sstrace","seek":{"unit":"block0"}})"),
+         "event"},
+        {"seek step 0",
+         lessonWith(
+             R"({"title":{"en":"T"},"text":{"en":"x"},"recording":"a.sstrace","seek":{"step":0}})"),
+         "step"},
+        {"kind",
+         lessonWith(
+             R"({"title":{"en":"T"},"text":{"en":"x"},"recording":"a.sstrace","seek":{"at":"event","kind":"explode"}})"),
+         "explode"},
         {"text not string", lessonWith(R"({"title":{"en":"T"},"text":{"en":5}})"), "text.en"},
         {"empty english", lessonWith(R"({"title":{"en":""},"text":{"en":"x"}})"), "title.en"},
-        {"long text", lessonWith(std::string(R"({"title":{"en":"T"},"text":{"en":")").append(kMaxTextBytes + 1, 'a').append(R"("}})")), "longer"},
+        {"long text",
+         lessonWith(std::string(R"({"title":{"en":"T"},"text":{"en":")")
+                        .append(kMaxTextBytes + 1, 'a')
+                        .append(R"("}})")),
+         "longer"},
     };
     for (const BadCase& c : cases) {
         const ParsedLesson p = parseLesson(c.text);
@@ -98,7 +129,8 @@ TEST(lessonFile, RefusesBadInputWithOneLine) {
 
 TEST(lessonFile, BoundsStepsAndSize) {
     std::string steps;
-    for (std::size_t i = 0; i <= kMaxSteps; ++i) steps += (i ? "," : "") + std::string(R"({"title":{"en":"T"},"text":{"en":"x"}})");
+    for (std::size_t i = 0; i <= kMaxSteps; ++i)
+        steps += (i ? "," : "") + std::string(R"({"title":{"en":"T"},"text":{"en":"x"}})");
     EXPECT_FALSE(parseLesson(lessonWith(steps)));
     EXPECT_FALSE(parseLesson(std::string(kMaxLessonBytes + 1, ' ')));
 }

@@ -1,18 +1,16 @@
 // Synthetic Markov data and byte-level file data: determinism and rank slicing.
-#include <gtest/gtest.h>
+#include "core/error.h"
+#include "model/data.h"
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <set>
 #include <string>
-
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "core/error.h"
-#include "model/data.h"
 
 namespace shardscope {
 namespace {
@@ -23,7 +21,8 @@ TEST(modelData, TargetsAreInputsShiftedByOne) {
     ASSERT_EQ(b.inputs.size(), 96u);
     for (std::int64_t s = 0; s < 3; ++s)
         for (std::int64_t i = 0; i + 1 < 32; ++i)
-            EXPECT_EQ(b.targets[static_cast<std::size_t>(s * 32 + i)], b.inputs[static_cast<std::size_t>(s * 32 + i + 1)]);
+            EXPECT_EQ(b.targets[static_cast<std::size_t>(s * 32 + i)],
+                      b.inputs[static_cast<std::size_t>(s * 32 + i + 1)]);
     for (std::int32_t t : b.inputs) {
         EXPECT_GE(t, 0);
         EXPECT_LT(t, 89);
@@ -65,20 +64,24 @@ TEST(modelData, MarkovChainIsLearnableStructure) {
         for (std::size_t i = 0; i < b.inputs.size(); ++i)
             followers[static_cast<std::size_t>(b.inputs[i])].insert(b.targets[i]);
     }
-    for (const auto& f : followers) EXPECT_LE(f.size(), 3u);
+    for (const auto& f : followers)
+        EXPECT_LE(f.size(), 3u);
 }
 
 TEST(modelData, ByteFileSourceReadsWindowsOfTheFile) {
-    const auto path = std::filesystem::temp_directory_path() / ("shardscope_model_data_test_" + std::to_string(::getpid()) + ".txt");
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("shardscope_model_data_test_" + std::to_string(::getpid()) + ".txt");
     std::string text;
-    for (int i = 0; i < 50; ++i) text += "the quick brown fox " + std::to_string(i) + "\n";
+    for (int i = 0; i < 50; ++i)
+        text += "the quick brown fox " + std::to_string(i) + "\n";
     std::ofstream(path, std::ios::binary) << text;
     model::ByteFileSource data(path, 16, 2, 3);
     EXPECT_EQ(data.vocab(), 256);
     const auto b = data.batchFor(0, 0, 1);
     for (std::int64_t s = 0; s < 2; ++s) {
         std::string window;
-        for (std::int64_t i = 0; i < 16; ++i) window += static_cast<char>(b.inputs[static_cast<std::size_t>(s * 16 + i)]);
+        for (std::int64_t i = 0; i < 16; ++i)
+            window += static_cast<char>(b.inputs[static_cast<std::size_t>(s * 16 + i)]);
         EXPECT_NE(text.find(window), std::string::npos) << "a contiguous window of the file";
     }
     EXPECT_EQ(b.inputs, model::ByteFileSource(path, 16, 2, 3).batchFor(0, 0, 1).inputs);
@@ -86,14 +89,16 @@ TEST(modelData, ByteFileSourceReadsWindowsOfTheFile) {
     EXPECT_THROW(model::ByteFileSource(path, 16, 2, 3), std::exception);
     std::filesystem::remove(path);
     EXPECT_THROW(model::ByteFileSource(path, 16, 2, 3), std::exception);
-    EXPECT_THROW(model::ByteFileSource(std::filesystem::temp_directory_path(), 16, 2, 3), std::exception);
+    EXPECT_THROW(model::ByteFileSource(std::filesystem::temp_directory_path(), 16, 2, 3),
+                 std::exception);
 }
 
 // The file is read window by window (never whole), only when it is a regular file: a FIFO is
 // refused without waiting for a writer, a device without reading it, and a file that shrinks
 // under a running job is an error, not a crash.
 TEST(modelData, ByteFileSourceTakesRegularFilesOnlyAndReadsWindows) {
-    const auto dir = std::filesystem::temp_directory_path() / ("shardscope_model_data_fifo_" + std::to_string(::getpid()));
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("shardscope_model_data_fifo_" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     const auto fifo = dir / "fifo";
@@ -108,7 +113,8 @@ TEST(modelData, ByteFileSourceTakesRegularFilesOnlyAndReadsWindows) {
         ADD_FAILURE() << "an empty file is refused";
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
-        EXPECT_NE(std::string(e.what()).find("has 0 bytes; at least 17"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("has 0 bytes; at least 17"), std::string::npos)
+            << e.what();
     }
     const auto text = dir / "text";
     std::ofstream(text, std::ios::binary) << std::string(4096, 'x');

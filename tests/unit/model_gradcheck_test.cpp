@@ -1,11 +1,6 @@
 // The whole GPT's gradient (fp32 compute) against central differences of the independent
 // double-precision reference model, every parameter of every unit; with and without
 // activation checkpointing.
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <vector>
-
 #include "core/ledger.h"
 #include "device/cpu_device.h"
 #include "device/device.h"
@@ -13,6 +8,10 @@
 #include "model/gpt.h"
 #include "model/rng.h"
 #include "model_reference.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <vector>
 
 namespace shardscope {
 namespace {
@@ -47,11 +46,14 @@ Gradients runModel(const std::vector<std::vector<float>>& params, const model::B
     device::CpuDevice cpu(ledger);
     model::GptModel gpt({kShape, kMicroBatch, checkpointing}, cpu);
     Gradients g;
-    for (std::int32_t u = 0; u < gpt.unitCount(); ++u) gpt.forward(u, params[static_cast<std::size_t>(u)].data(), batch);
+    for (std::int32_t u = 0; u < gpt.unitCount(); ++u)
+        gpt.forward(u, params[static_cast<std::size_t>(u)].data(), batch);
     g.loss = gpt.loss();
-    for (const auto& p : params) g.grads.emplace_back(p.size(), 0.0f);
+    for (const auto& p : params)
+        g.grads.emplace_back(p.size(), 0.0f);
     for (std::int32_t u = gpt.unitCount() - 1; u >= 0; --u)
-        gpt.backward(u, params[static_cast<std::size_t>(u)].data(), g.grads[static_cast<std::size_t>(u)].data());
+        gpt.backward(u, params[static_cast<std::size_t>(u)].data(),
+                     g.grads[static_cast<std::size_t>(u)].data());
     return g;
 }
 
@@ -63,7 +65,8 @@ TEST(modelGradcheck, WholeModelMatchesDoublePrecisionFiniteDifferences) {
     const Gradients g = runModel(params, batch, false, ledger);
 
     std::vector<testref::Vec> ref;
-    for (const auto& p : params) ref.emplace_back(p.begin(), p.end());
+    for (const auto& p : params)
+        ref.emplace_back(p.begin(), p.end());
     const double refLoss = testref::gptLoss(kShape, ref, batch);
     EXPECT_NEAR(g.loss, refLoss, 1e-5 * refLoss) << "forward disagrees with the reference";
 
@@ -78,7 +81,8 @@ TEST(modelGradcheck, WholeModelMatchesDoublePrecisionFiniteDifferences) {
             };
             const double numeric = testref::centralDifference(f, ref[u], i);
             const auto analytic = static_cast<double>(g.grads[u][i]);
-            EXPECT_NEAR(analytic, numeric, 2e-4 + 2e-3 * std::abs(numeric)) << "unit " << u << " element " << i;
+            EXPECT_NEAR(analytic, numeric, 2e-4 + 2e-3 * std::abs(numeric))
+                << "unit " << u << " element " << i;
             maxGrad = std::max(maxGrad, std::abs(numeric));
             ++checked;
         }

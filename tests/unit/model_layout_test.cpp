@@ -1,13 +1,12 @@
 // Presets and unit initialisation over plan's unit layouts (plan/units.h; the layouts' own
 // tests are plan_shape_test.cpp).
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <set>
-
 #include "model/layout.h"
 #include "plan/shape.h"
 #include "runconfig/presets.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <set>
 
 namespace shardscope {
 namespace {
@@ -20,7 +19,8 @@ TEST(modelLayout, PresetUnitsMatchPlanElementCountsAndOrder) {
         std::uint64_t total = 0;
         for (std::size_t u = 0; u < layouts.size(); ++u) {
             EXPECT_EQ(layouts[u].name(), expected[u].name) << p.name;
-            EXPECT_EQ(layouts[u].elements(), expected[u].params) << p.name << " " << expected[u].name;
+            EXPECT_EQ(layouts[u].elements(), expected[u].params)
+                << p.name << " " << expected[u].name;
             total += layouts[u].elements();
         }
         EXPECT_EQ(total, plan::paramCount(p.shape)) << p.name;
@@ -29,7 +29,8 @@ TEST(modelLayout, PresetUnitsMatchPlanElementCountsAndOrder) {
 
 TEST(modelPresets, ExactParameterCountsAndSizes) {
     std::vector<runconfig::ModelPreset> presets;
-    for (const char* name : {"tiny", "small", "medium", "gpt100m"}) presets.push_back(runconfig::modelPreset(name));
+    for (const char* name : {"tiny", "small", "medium", "gpt100m"})
+        presets.push_back(runconfig::modelPreset(name));
     ASSERT_EQ(runconfig::modelPresets().size(), 6u) << "and tiny_tp, small_tp";
     EXPECT_EQ(plan::paramCount(presets[0].shape), 71'900u);
     EXPECT_EQ(plan::paramCount(presets[1].shape), 3'300'000u);
@@ -53,7 +54,8 @@ TEST(modelPresets, NoUnitDividesEvenlyIntoThreeOrFourShards) {
         for (const auto& unit : plan::unitLayouts(p.shape))
             for (std::uint64_t n : {3u, 4u}) {
                 if (!tp || n == 3) {
-                    EXPECT_NE(unit.elements() % n, 0u) << p.name << " " << unit.name() << " N=" << n;
+                    EXPECT_NE(unit.elements() % n, 0u)
+                        << p.name << " " << unit.name() << " N=" << n;
                 }
             }
         if (!tp) continue;
@@ -69,9 +71,10 @@ TEST(modelPresets, NoUnitDividesEvenlyIntoThreeOrFourShards) {
 
 TEST(modelPresets, MalformedJsonIsAFormatError) {
     EXPECT_THROW(runconfig::parsePresets("{"), std::exception);
-    EXPECT_THROW(runconfig::parsePresets(R"({"x": {"layers": 0, "d_model": 8, "heads": 2, "vocab": 5,
+    EXPECT_THROW(
+        runconfig::parsePresets(R"({"x": {"layers": 0, "d_model": 8, "heads": 2, "vocab": 5,
                                       "seq_len": 4, "micro_batch": 1}})"),
-                 std::exception);
+        std::exception);
     const auto ok = runconfig::parsePresets(R"({"x": {"layers": 1, "d_model": 8, "heads": 2,
                                          "vocab": 5, "seq_len": 4, "micro_batch": 3}})");
     ASSERT_EQ(ok.size(), 1u);
@@ -88,12 +91,14 @@ TEST(modelInit, Gpt2InitialisationIsDeterministicPerUnit) {
     model::initUnit(block, shape.layers, 42, 2, c.data(), c.size());
     EXPECT_EQ(a, b);
     EXPECT_NE(a, c) << "units draw from independent streams";
-    for (std::size_t i = block.elements(); i < a.size(); ++i) EXPECT_EQ(a[i], 0.0f) << "padding is zero";
+    for (std::size_t i = block.elements(); i < a.size(); ++i)
+        EXPECT_EQ(a[i], 0.0f) << "padding is zero";
     EXPECT_EQ(a[block.slot("ln1.weight").offset], 1.0f);
     EXPECT_EQ(a[block.slot("attn.qkv.bias").offset], 0.0f);
     const auto& fc = block.slot("mlp.fc.weight");
     double sq = 0;
-    for (std::uint64_t i = 0; i < fc.elements(); ++i) sq += static_cast<double>(a[fc.offset + i]) * static_cast<double>(a[fc.offset + i]);
+    for (std::uint64_t i = 0; i < fc.elements(); ++i)
+        sq += static_cast<double>(a[fc.offset + i]) * static_cast<double>(a[fc.offset + i]);
     EXPECT_NEAR(std::sqrt(sq / static_cast<double>(fc.elements())), 0.02, 0.002);
 }
 

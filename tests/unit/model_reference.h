@@ -1,14 +1,14 @@
 #pragma once
 // A naive double-precision GPT, written independently of backend/kernels (plain loops, no
 // BLAS, no in-place tricks), used as the finite-difference reference by the gradient tests.
+#include "model/data.h"
+#include "plan/shape.h"
+#include "plan/units.h"
+
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <vector>
-
-#include "model/data.h"
-#include "plan/shape.h"
-#include "plan/units.h"
 
 namespace shardscope::testref {
 
@@ -30,7 +30,8 @@ inline Vec layerNorm(const Vec& x, const double* gamma, const double* beta, std:
     Vec out(x.size());
     for (std::int64_t r = 0; r < rows; ++r) {
         double mean = 0, var = 0;
-        for (std::int64_t i = 0; i < d; ++i) mean += x[static_cast<std::size_t>(r * d + i)];
+        for (std::int64_t i = 0; i < d; ++i)
+            mean += x[static_cast<std::size_t>(r * d + i)];
         mean /= static_cast<double>(d);
         for (std::int64_t i = 0; i < d; ++i) {
             const double c = x[static_cast<std::size_t>(r * d + i)] - mean;
@@ -65,7 +66,8 @@ inline Vec attention(const Vec& qkv, std::int64_t batch, std::int64_t seq, std::
                      std::int64_t hd) {
     const std::int64_t d = heads * hd;
     Vec out(static_cast<std::size_t>(batch * seq * d), 0.0);
-    auto at = [&](std::int64_t b, std::int64_t s, std::int64_t part, std::int64_t h, std::int64_t i) {
+    auto at = [&](std::int64_t b, std::int64_t s, std::int64_t part, std::int64_t h,
+                  std::int64_t i) {
         return qkv[static_cast<std::size_t>((b * seq + s) * 3 * d + part * d + h * hd + i)];
     };
     for (std::int64_t b = 0; b < batch; ++b)
@@ -75,12 +77,14 @@ inline Vec attention(const Vec& qkv, std::int64_t batch, std::int64_t seq, std::
                 double maxv = -1e300;
                 for (std::int64_t j = 0; j <= i; ++j) {
                     double dot = 0;
-                    for (std::int64_t c = 0; c < hd; ++c) dot += at(b, i, 0, h, c) * at(b, j, 1, h, c);
+                    for (std::int64_t c = 0; c < hd; ++c)
+                        dot += at(b, i, 0, h, c) * at(b, j, 1, h, c);
                     score[static_cast<std::size_t>(j)] = dot / std::sqrt(static_cast<double>(hd));
                     maxv = std::max(maxv, score[static_cast<std::size_t>(j)]);
                 }
                 double sum = 0;
-                for (double& s : score) sum += (s = std::exp(s - maxv));
+                for (double& s : score)
+                    sum += (s = std::exp(s - maxv));
                 for (std::int64_t c = 0; c < hd; ++c) {
                     double acc = 0;
                     for (std::int64_t j = 0; j <= i; ++j)
@@ -104,16 +108,20 @@ inline double crossEntropy(const Vec& logits, const std::vector<std::int32_t>& t
     double total = 0;
     for (std::int64_t r = 0; r < rows; ++r) {
         double maxv = -1e300, sum = 0;
-        for (std::int64_t j = 0; j < vocab; ++j) maxv = std::max(maxv, logits[static_cast<std::size_t>(r * vocab + j)]);
-        for (std::int64_t j = 0; j < vocab; ++j) sum += std::exp(logits[static_cast<std::size_t>(r * vocab + j)] - maxv);
-        total += std::log(sum) + maxv - logits[static_cast<std::size_t>(r * vocab + targets[static_cast<std::size_t>(r)])];
+        for (std::int64_t j = 0; j < vocab; ++j)
+            maxv = std::max(maxv, logits[static_cast<std::size_t>(r * vocab + j)]);
+        for (std::int64_t j = 0; j < vocab; ++j)
+            sum += std::exp(logits[static_cast<std::size_t>(r * vocab + j)] - maxv);
+        total += std::log(sum) + maxv -
+                 logits[static_cast<std::size_t>(r * vocab + targets[static_cast<std::size_t>(r)])];
     }
     return total / static_cast<double>(rows);
 }
 
 inline Vec add(const Vec& a, const Vec& b) {
     Vec y(a.size());
-    for (std::size_t i = 0; i < a.size(); ++i) y[i] = a[i] + b[i];
+    for (std::size_t i = 0; i < a.size(); ++i)
+        y[i] = a[i] + b[i];
     return y;
 }
 
@@ -122,7 +130,9 @@ inline double gptLoss(const plan::GptShape& shape, const std::vector<Vec>& param
                       const model::Batch& batch) {
     const auto units = plan::unitLayouts(shape);
     const std::int64_t d = shape.dModel, T = batch.sequences * batch.seqLen;
-    auto p = [&](std::size_t u, const char* name) { return params[u].data() + units[u].slot(name).offset; };
+    auto p = [&](std::size_t u, const char* name) {
+        return params[u].data() + units[u].slot(name).offset;
+    };
     Vec x = embedding(batch.inputs, p(0, "wte"), p(0, "wpe"), batch.sequences, batch.seqLen, d);
     for (std::size_t u = 1; u + 1 < units.size(); ++u) {
         Vec h1 = layerNorm(x, p(u, "ln1.weight"), p(u, "ln1.bias"), T, d);

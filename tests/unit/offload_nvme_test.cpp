@@ -1,12 +1,7 @@
 // The NVMe tier's file engine (offload/nvme_store.h) against what goes wrong outside it: a disk
 // that fills up under a write, and the files a rank killed with SIGKILL leaves behind.
-#include <gtest/gtest.h>
-
-#include <sched.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "core/error.h"
+#include "offload/nvme_store.h"
 
 #include <cerrno>
 #include <chrono>
@@ -14,10 +9,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
+#include <sched.h>
 #include <string>
-
-#include "core/error.h"
-#include "offload/nvme_store.h"
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace shardscope {
 namespace {
@@ -41,12 +39,14 @@ pid_t deadPid() {
 
 TEST(offloadNvmeFaults, StaleFilesOfDeadProcessesAreSweptAndNothingElse) {
     TempDir dir;
-    offload::NvmeStore live({dir.path.string(), false, 4096, 2}, 0); // a running rank: its file is locked
+    offload::NvmeStore live({dir.path.string(), false, 4096, 2},
+                            0); // a running rank: its file is locked
     // A rank file as a killed rank leaves it: 0600, not locked, last written a minute ago.
     const auto left = [&](const std::string& name) {
         std::ofstream(dir.path / name) << "x";
         fs::permissions(dir.path / name, fs::perms::owner_read | fs::perms::owner_write);
-        fs::last_write_time(dir.path / name, fs::file_time_type::clock::now() - std::chrono::minutes(1));
+        fs::last_write_time(dir.path / name,
+                            fs::file_time_type::clock::now() - std::chrono::minutes(1));
         return dir.path / name;
     };
     const fs::path stale = left("shardscope-rank1-" + std::to_string(deadPid()) + ".nvme");
@@ -106,7 +106,8 @@ TEST(offloadNvmeFaults, AWriteOnAFullDiskNamesFileAndOffset) {
             if (::write(fds[1], text.data(), text.size()) < 0) code = 9;
             ::_exit(code);
         };
-        if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        if (::unshare(CLONE_NEWNS) != 0 ||
+            ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
             ::mount("none", dir.path.c_str(), "tmpfs", 0, "size=64k") != 0)
             say(std::strerror(errno), 2);
         try {
@@ -124,7 +125,8 @@ TEST(offloadNvmeFaults, AWriteOnAFullDiskNamesFileAndOffset) {
     ::close(fds[1]);
     std::string said;
     char c = 0;
-    while (::read(fds[0], &c, 1) == 1) said.push_back(c);
+    while (::read(fds[0], &c, 1) == 1)
+        said.push_back(c);
     ::close(fds[0]);
     int status = 0;
     ASSERT_EQ(::waitpid(child, &status, 0), child);

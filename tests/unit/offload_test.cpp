@@ -3,20 +3,6 @@
 // the same run on the device bit for bit with every tier's bytes equal to the theory, the
 // capacity where ZeRO-3 runs out of device memory fits with offload, and what cannot run is
 // refused with one line. (Several ranks, MPI and rank threads: tests/mpi/offload_worker_test.cpp.)
-#include <gtest/gtest.h>
-
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <random>
-#include <csignal>
-#include <sys/wait.h>
-#include <unistd.h>
-#include <string>
-#include <vector>
-#include <thread>
-#include <chrono>
-
 #include "comm/communicator.h"
 #include "core/error.h"
 #include "core/ledger.h"
@@ -33,6 +19,19 @@
 #include "strategy/sharding.h"
 #include "theory/estimate.h"
 #include "train/trainer.h"
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <random>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
 
 namespace shardscope {
 namespace {
@@ -72,27 +71,38 @@ TEST(offloadHostAdamW, IsBitwiseTheDeviceUpdateForEveryThreadCountAndGradType) {
         }
         const AdamState start = randomState(n, rng);
         for (bool bf16 : {true, false}) {
-            const void* g = bf16 ? static_cast<const void*>(g16.data()) : static_cast<const void*>(g32.data());
+            const void* g =
+                bf16 ? static_cast<const void*>(g16.data()) : static_cast<const void*>(g32.data());
             AdamState device = start;
             for (std::int64_t step = 1; step <= 3; ++step) {
-                const AdamWScalars s = adamwScalars(1e-3, 0.9, 0.95, 1e-8, 0.1, step, step != 2, 0.37f);
-                if (bf16) kernels::adamwUpdate(s, device.p.data(), g16.data(), device.m.data(), device.v.data(), n);
-                else kernels::adamwUpdate(s, device.p.data(), g32.data(), device.m.data(), device.v.data(), n);
+                const AdamWScalars s =
+                    adamwScalars(1e-3, 0.9, 0.95, 1e-8, 0.1, step, step != 2, 0.37f);
+                if (bf16)
+                    kernels::adamwUpdate(s, device.p.data(), g16.data(), device.m.data(),
+                                         device.v.data(), n);
+                else
+                    kernels::adamwUpdate(s, device.p.data(), g32.data(), device.m.data(),
+                                         device.v.data(), n);
             }
             for (int threads : {0, 1, 2, 3, 8}) {
                 AdamState host = start;
                 for (std::int64_t step = 1; step <= 3; ++step) {
-                    const AdamWScalars s = adamwScalars(1e-3, 0.9, 0.95, 1e-8, 0.1, step, step != 2, 0.37f);
-                    offload::hostAdamW(s, host.p.data(), g, bf16, host.m.data(), host.v.data(), n, threads);
+                    const AdamWScalars s =
+                        adamwScalars(1e-3, 0.9, 0.95, 1e-8, 0.1, step, step != 2, 0.37f);
+                    offload::hostAdamW(s, host.p.data(), g, bf16, host.m.data(), host.v.data(), n,
+                                       threads);
                 }
-                EXPECT_TRUE(sameBits(host.p, device.p)) << "n " << n << " threads " << threads << " bf16 " << bf16;
+                EXPECT_TRUE(sameBits(host.p, device.p))
+                    << "n " << n << " threads " << threads << " bf16 " << bf16;
                 EXPECT_TRUE(sameBits(host.m, device.m)) << "n " << n << " threads " << threads;
                 EXPECT_TRUE(sameBits(host.v, device.v)) << "n " << n << " threads " << threads;
             }
             AdamState scalar = start;
             for (std::int64_t step = 1; step <= 3; ++step) {
-                const AdamWScalars s = adamwScalars(1e-3, 0.9, 0.95, 1e-8, 0.1, step, step != 2, 0.37f);
-                offload::hostAdamWScalar(s, scalar.p.data(), g, bf16, scalar.m.data(), scalar.v.data(), n);
+                const AdamWScalars s =
+                    adamwScalars(1e-3, 0.9, 0.95, 1e-8, 0.1, step, step != 2, 0.37f);
+                offload::hostAdamWScalar(s, scalar.p.data(), g, bf16, scalar.m.data(),
+                                         scalar.v.data(), n);
             }
             EXPECT_TRUE(sameBits(scalar.p, device.p)) << "scalar loop, n " << n;
         }
@@ -117,7 +127,8 @@ TEST(offloadDevice, HostTierBuffersAreOutsideTheDeviceCapacity) {
     const auto* bytes = host.ptr<const unsigned char>();
     EXPECT_EQ(bytes[0], 0);
     EXPECT_EQ(bytes[(1 << 20) - 1], 0); // zeroed: it is memory
-    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(host.data()) % 4096, 0u); // page-aligned (O_DIRECT, DMA)
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(host.data()) % 4096,
+              0u); // page-aligned (O_DIRECT, DMA)
     EXPECT_EQ(ledger.liveTierBytes(Tier::Host), 1u << 20);
     EXPECT_EQ(ledger.liveTierBytes(Tier::Device), 0u);
     device::Buffer fits = cpu.allocate(4096, {Category::ParamShard, Tier::Device, 0});
@@ -150,8 +161,9 @@ theory::Scenario scenarioFor(Strategy s, plan::Offload offload) {
     return scenario;
 }
 
-OneRun runOneRank(Strategy s, plan::Offload offload, std::optional<std::uint64_t> capacity = std::nullopt,
-               int gradAccum = 1, const offload::NvmeOptions& nvme = {}) {
+OneRun runOneRank(Strategy s, plan::Offload offload,
+                  std::optional<std::uint64_t> capacity = std::nullopt, int gradAccum = 1,
+                  const offload::NvmeOptions& nvme = {}) {
     const runconfig::ModelPreset preset = runconfig::modelPreset("tiny");
     Ledger ledger;
     ledger.setCapacity(Tier::Device, capacity);
@@ -166,7 +178,8 @@ OneRun runOneRank(Strategy s, plan::Offload offload, std::optional<std::uint64_t
     sc.seed = 2;
     sc.offload = offload;
     sc.nvme = nvme;
-    auto sharding = strategy::makeSharding(sc, cpu, {self.get(), self.get(), s == Strategy::FsdpHybridShard ? self.get() : nullptr});
+    auto sharding = strategy::makeSharding(
+        sc, cpu, {self.get(), self.get(), s == Strategy::FsdpHybridShard ? self.get() : nullptr});
     train::TrainConfig cfg;
     cfg.model = {preset.shape, preset.microBatch, false};
     cfg.optimizer.learningRate = preset.learningRate;
@@ -179,7 +192,8 @@ OneRun runOneRank(Strategy s, plan::Offload offload, std::optional<std::uint64_t
         if (k == 0) out.states = r.modelStates;
         out.losses.push_back(r.loss);
     }
-    for (Tier t : kAllTiers) out.tierPeaks[index(t)] = ledger.peakTierBytes(t);
+    for (Tier t : kAllTiers)
+        out.tierPeaks[index(t)] = ledger.peakTierBytes(t);
     out.digest = trainer.paramDigest();
     return out;
 }
@@ -197,7 +211,8 @@ TEST(offloadOneRank, EveryOffloadEqualsTheDeviceRunBitwiseAndEveryTierTheTheory)
                 if (o.param != Tier::Device && !shardsParams) continue;
                 const std::string what = std::string(plan::strategyName(s)) + " optimizer " +
                                          std::string(tierName(o.optimizer)) + " params " +
-                                         std::string(tierName(o.param)) + " accum " + std::to_string(accum);
+                                         std::string(tierName(o.param)) + " accum " +
+                                         std::to_string(accum);
                 const OneRun r = runOneRank(s, o, std::nullopt, accum);
                 EXPECT_EQ(r.losses, device.losses) << what;
                 EXPECT_EQ(r.digest, device.digest) << what;
@@ -206,8 +221,11 @@ TEST(offloadOneRank, EveryOffloadEqualsTheDeviceRunBitwiseAndEveryTierTheTheory)
                 EXPECT_EQ(r.states, theory::modelStates(scenario).perRank) << what;
                 EXPECT_GT(r.states.tier(Tier::Host), 0u) << what;
                 const theory::PeakPrediction predicted = predict::predictPeak(scenario);
-                for (Tier t : kAllTiers) EXPECT_EQ(r.tierPeaks[index(t)], predicted.tierPeaks[index(t)]) << what << " " << tierName(t);
-                EXPECT_LT(r.tierPeaks[index(Tier::Device)], device.tierPeaks[index(Tier::Device)]) << what;
+                for (Tier t : kAllTiers)
+                    EXPECT_EQ(r.tierPeaks[index(t)], predicted.tierPeaks[index(t)])
+                        << what << " " << tierName(t);
+                EXPECT_LT(r.tierPeaks[index(Tier::Device)], device.tierPeaks[index(Tier::Device)])
+                    << what;
             }
         }
     }
@@ -215,8 +233,10 @@ TEST(offloadOneRank, EveryOffloadEqualsTheDeviceRunBitwiseAndEveryTierTheTheory)
 
 TEST(offloadOneRank, WhereZero3RunsOutOfDeviceMemoryOffloadFits) {
     const plan::Offload both{Tier::Host, Tier::Host};
-    const std::uint64_t offloadedPeak = predict::predictPeak(scenarioFor(Strategy::Zero3, both)).peakBytes;
-    const std::uint64_t devicePeak = predict::predictPeak(scenarioFor(Strategy::Zero3, {})).peakBytes;
+    const std::uint64_t offloadedPeak =
+        predict::predictPeak(scenarioFor(Strategy::Zero3, both)).peakBytes;
+    const std::uint64_t devicePeak =
+        predict::predictPeak(scenarioFor(Strategy::Zero3, {})).peakBytes;
     ASSERT_LT(offloadedPeak, devicePeak);
     try {
         runOneRank(Strategy::Zero3, {}, offloadedPeak);
@@ -234,7 +254,8 @@ TEST(offloadStrategy, RefusesWhatItCannotRun) {
     Ledger ledger;
     device::CpuDevice cpu(ledger);
     auto self = comm::makeSelfCommunicator(&cpu);
-    auto make = [&](Strategy s, plan::Offload o, plan::PrecisionKind p = plan::PrecisionKind::MixedBf16) {
+    auto make = [&](Strategy s, plan::Offload o,
+                    plan::PrecisionKind p = plan::PrecisionKind::MixedBf16) {
         strategy::StrategyConfig sc;
         sc.strategy = s;
         sc.shape = preset.shape;
@@ -244,9 +265,11 @@ TEST(offloadStrategy, RefusesWhatItCannotRun) {
     };
     EXPECT_THROW(make(Strategy::Ddp, {Tier::Host, Tier::Device}), Error);
     EXPECT_THROW(make(Strategy::Zero2, {Tier::Device, Tier::Host}), Error);
-    EXPECT_THROW(make(Strategy::Zero3, {Tier::Host, Tier::Device}, plan::PrecisionKind::Fp32), Error);
+    EXPECT_THROW(make(Strategy::Zero3, {Tier::Host, Tier::Device}, plan::PrecisionKind::Fp32),
+                 Error);
     EXPECT_THROW(make(Strategy::Zero3, {Tier::Device, Tier::Nvme}), Error); // no --nvme-dir
-    EXPECT_THROW(make(Strategy::Zero2, {Tier::Device, Tier::Nvme}), Error); // ZeRO-2 has no param shards
+    EXPECT_THROW(make(Strategy::Zero2, {Tier::Device, Tier::Nvme}),
+                 Error); // ZeRO-2 has no param shards
     EXPECT_THROW(make(Strategy::Zero3, {Tier::Nvme, Tier::Device}), Error); // no --nvme-dir
     EXPECT_EQ(ledger.liveBytes(), 0u); // nothing half-allocated
 }
@@ -262,7 +285,9 @@ struct TempDir {
 };
 
 struct Aligned {
-    explicit Aligned(std::uint64_t bytes) : data(static_cast<unsigned char*>(std::aligned_alloc(offload::kAlign, bytes))), size(bytes) {}
+    explicit Aligned(std::uint64_t bytes)
+        : data(static_cast<unsigned char*>(std::aligned_alloc(offload::kAlign, bytes))),
+          size(bytes) {}
     ~Aligned() { std::free(data); }
     unsigned char* data;
     std::uint64_t size;
@@ -279,17 +304,20 @@ TEST(offloadNvme, WritesAndReadsBackThroughSmallBlocksAndRemovesItsFile) {
         const std::uint64_t a = store.reserve(5000), b = store.reserve(100000);
         EXPECT_EQ(a, 0u);
         EXPECT_EQ(b, offload::alignedBytes(5000));
-        Aligned one(offload::alignedBytes(5000)), two(offload::alignedBytes(100000)), back(offload::alignedBytes(100000));
-        for (std::uint64_t i = 0; i < one.size; ++i) one.data[i] = static_cast<unsigned char>(i * 7);
-        for (std::uint64_t i = 0; i < two.size; ++i) two.data[i] = static_cast<unsigned char>(i * 13 + 1);
+        Aligned one(offload::alignedBytes(5000)), two(offload::alignedBytes(100000)),
+            back(offload::alignedBytes(100000));
+        for (std::uint64_t i = 0; i < one.size; ++i)
+            one.data[i] = static_cast<unsigned char>(i * 7);
+        for (std::uint64_t i = 0; i < two.size; ++i)
+            two.data[i] = static_cast<unsigned char>(i * 13 + 1);
         store.write(a, one.data, 5000);
         store.write(b, two.data, 100000); // 13 blocks of 8 KiB, 3 in flight
         store.read(b, back.data, 100000);
         EXPECT_EQ(std::memcmp(back.data, two.data, two.size), 0);
         store.read(a, back.data, 5000);
         EXPECT_EQ(std::memcmp(back.data, one.data, 5000), 0);
-        EXPECT_THROW(store.read(b + 1, back.data, 10), Error);              // unaligned offset
-        EXPECT_THROW(store.read(store.size(), back.data, 4096), Error);     // past the regions
+        EXPECT_THROW(store.read(b + 1, back.data, 10), Error);          // unaligned offset
+        EXPECT_THROW(store.read(store.size(), back.data, 4096), Error); // past the regions
     }
     EXPECT_FALSE(fs::exists(path)) << "removed without --keep-nvme";
     {
@@ -311,8 +339,10 @@ TEST(offloadNvme, AProcessEndedBySigtermRemovesItsFile) {
         try {
             offload::NvmeStore store({dir.path.string(), false, 4096, 2}, 3);
             const std::string p = store.path() + "\n";
-            if (::write(pipeFds[1], p.data(), p.size()) != static_cast<::ssize_t>(p.size())) ::_exit(3);
-            for (;;) ::pause();
+            if (::write(pipeFds[1], p.data(), p.size()) != static_cast<::ssize_t>(p.size()))
+                ::_exit(3);
+            for (;;)
+                ::pause();
         } catch (...) {
             ::_exit(4);
         }
@@ -320,14 +350,16 @@ TEST(offloadNvme, AProcessEndedBySigtermRemovesItsFile) {
     ::close(pipeFds[1]);
     std::string path;
     char c = 0;
-    while (::read(pipeFds[0], &c, 1) == 1 && c != '\n') path.push_back(c);
+    while (::read(pipeFds[0], &c, 1) == 1 && c != '\n')
+        path.push_back(c);
     ::close(pipeFds[0]);
     ASSERT_FALSE(path.empty());
     EXPECT_TRUE(fs::exists(path));
     ::kill(child, SIGTERM);
     int status = 0;
     ASSERT_EQ(::waitpid(child, &status, 0), child);
-    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << "the signal still ends the process";
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+        << "the signal still ends the process";
     EXPECT_FALSE(fs::exists(path)) << "removed although the process was ended by SIGTERM";
 }
 
@@ -335,7 +367,8 @@ TEST(offloadNvme, TransfersInFlightTogetherShareTheQueueAndCompleteInAnyOrder) {
     TempDir dir;
     offload::NvmeStore store({dir.path.string(), false, 4096, 2}, 1);
     const std::uint64_t bytes = 10 * 4096;
-    const std::uint64_t a = store.reserve(bytes), b = store.reserve(bytes), c = store.reserve(bytes);
+    const std::uint64_t a = store.reserve(bytes), b = store.reserve(bytes),
+                        c = store.reserve(bytes);
     Aligned x(bytes), y(bytes), z(bytes), backX(bytes), backY(bytes);
     std::memset(x.data, 0x11, bytes);
     std::memset(y.data, 0x22, bytes);
@@ -402,7 +435,8 @@ TEST(offloadNvme, AFileCutShortMidRunIsAnErrorNamingFileAndOffset) {
 TEST(offloadNvme, OptimizerStatesOnNvmeEqualTheDeviceRunAndEveryTierTheTheory) {
     TempDir dir;
     const plan::Offload nvme{Tier::Nvme, Tier::Device};
-    for (Strategy s : {Strategy::Zero1, Strategy::Zero2, Strategy::Zero3, Strategy::FsdpFullShard}) {
+    for (Strategy s :
+         {Strategy::Zero1, Strategy::Zero2, Strategy::Zero3, Strategy::FsdpFullShard}) {
         const std::string what(plan::strategyName(s));
         const OneRun device = runOneRank(s, {}, std::nullopt, 2);
         const OneRun r = runOneRank(s, nvme, std::nullopt, 2, {dir.path.string(), false, 8192, 4});
@@ -413,18 +447,22 @@ TEST(offloadNvme, OptimizerStatesOnNvmeEqualTheDeviceRunAndEveryTierTheTheory) {
         EXPECT_EQ(r.states, theory::modelStates(scenario).perRank) << what;
         EXPECT_GT(r.states.tier(Tier::Nvme), 0u) << what;
         const theory::PeakPrediction predicted = predict::predictPeak(scenario);
-        for (Tier t : kAllTiers) EXPECT_EQ(r.tierPeaks[index(t)], predicted.tierPeaks[index(t)]) << what << " " << tierName(t);
+        for (Tier t : kAllTiers)
+            EXPECT_EQ(r.tierPeaks[index(t)], predicted.tierPeaks[index(t)])
+                << what << " " << tierName(t);
     }
     EXPECT_TRUE(fs::is_empty(dir.path)) << "every rank file removed";
 }
 
 TEST(offloadNvme, ParamsOnNvmeEqualTheDeviceRunAndEveryTierTheTheory) {
     TempDir dir;
-    for (Strategy s : {Strategy::Zero3, Strategy::FsdpFullShard, Strategy::FsdpShardGradOp, Strategy::FsdpHybridShard}) {
+    for (Strategy s : {Strategy::Zero3, Strategy::FsdpFullShard, Strategy::FsdpShardGradOp,
+                       Strategy::FsdpHybridShard}) {
         const OneRun device = runOneRank(s, {}, std::nullopt, 2);
         for (Tier optimizer : {Tier::Device, Tier::Host, Tier::Nvme}) {
             const plan::Offload o{optimizer, Tier::Nvme};
-            const std::string what = std::string(plan::strategyName(s)) + " optimizer " + std::string(tierName(optimizer));
+            const std::string what = std::string(plan::strategyName(s)) + " optimizer " +
+                                     std::string(tierName(optimizer));
             const OneRun r = runOneRank(s, o, std::nullopt, 2, {dir.path.string(), false, 8192, 4});
             EXPECT_EQ(r.losses, device.losses) << what;
             EXPECT_EQ(r.digest, device.digest) << what;
@@ -434,8 +472,11 @@ TEST(offloadNvme, ParamsOnNvmeEqualTheDeviceRunAndEveryTierTheTheory) {
             EXPECT_GT(r.states.at(Category::ParamShard, Tier::Nvme), 0u) << what;
             EXPECT_EQ(r.states.at(Category::ParamShard, Tier::Device), 0u) << what;
             const theory::PeakPrediction predicted = predict::predictPeak(scenario);
-            for (Tier t : kAllTiers) EXPECT_EQ(r.tierPeaks[index(t)], predicted.tierPeaks[index(t)]) << what << " " << tierName(t);
-            EXPECT_LT(r.tierPeaks[index(Tier::Device)], device.tierPeaks[index(Tier::Device)]) << what;
+            for (Tier t : kAllTiers)
+                EXPECT_EQ(r.tierPeaks[index(t)], predicted.tierPeaks[index(t)])
+                    << what << " " << tierName(t);
+            EXPECT_LT(r.tierPeaks[index(Tier::Device)], device.tierPeaks[index(Tier::Device)])
+                << what;
         }
     }
     EXPECT_TRUE(fs::is_empty(dir.path)) << "every rank file removed";
@@ -467,11 +508,14 @@ TEST(offloadNvme, ParamReadsRunAheadOfTheAllGather) {
     ledger.setSink([&](const Event& e) {
         if (e.unit < 0 || e.unit >= units) return;
         if (e.category == Category::Workspace && e.tier == Tier::Host)
-            liveStaging[static_cast<std::size_t>(e.unit)] += e.kind == EventKind::Alloc ? 1 : e.kind == EventKind::Free ? -1 : 0;
+            liveStaging[static_cast<std::size_t>(e.unit)] += e.kind == EventKind::Alloc  ? 1
+                                                             : e.kind == EventKind::Free ? -1
+                                                                                         : 0;
         if (e.kind != EventKind::ComputeBegin) return;
         const std::int32_t next = e.phase == Phase::Forward ? e.unit + window : e.unit - window;
         if (next < 0 || next >= units) return;
-        EXPECT_EQ(liveStaging[static_cast<std::size_t>(next)], 1) << phaseName(e.phase) << " unit " << e.unit;
+        EXPECT_EQ(liveStaging[static_cast<std::size_t>(next)], 1)
+            << phaseName(e.phase) << " unit " << e.unit;
         ++checked;
     });
     trainer.step();
@@ -485,7 +529,8 @@ TEST(offloadNvme, ParamReadsRunAheadOfTheAllGather) {
 using Argv = std::vector<std::string>;
 
 TEST(offloadRunConfig, FlagsParseRoundTripAndReachTheScenario) {
-    const Argv args = {"--model", "tiny", "--strategy", "zero3", "--steps", "1", "--offload-optimizer", "host",
+    const Argv args = {"--model",          "tiny", "--strategy",          "zero3",
+                       "--steps",          "1",    "--offload-optimizer", "host",
                        "--offload-params", "cpu"};
     const runconfig::RunConfig c = runconfig::parseRunConfig(args, 2);
     EXPECT_EQ(c.offload.optimizer, Tier::Host);
@@ -494,21 +539,36 @@ TEST(offloadRunConfig, FlagsParseRoundTripAndReachTheScenario) {
     const runconfig::RunConfig back = runconfig::parseRunConfig(runconfig::toWorkerArgs(c), 2);
     EXPECT_EQ(runconfig::toJson(back), runconfig::toJson(c));
     EXPECT_EQ(runconfig::toJson(c)["offload"]["optimizer"], "host");
-    const Argv nvmeArgs = {"--model", "tiny", "--strategy", "zero2", "--steps", "1", "--offload-optimizer", "nvme",
-                           "--nvme-dir", "/tmp", "--keep-nvme", "--aio-block-bytes", "64KiB", "--aio-queue-depth", "4"};
+    const Argv nvmeArgs = {"--model",
+                           "tiny",
+                           "--strategy",
+                           "zero2",
+                           "--steps",
+                           "1",
+                           "--offload-optimizer",
+                           "nvme",
+                           "--nvme-dir",
+                           "/tmp",
+                           "--keep-nvme",
+                           "--aio-block-bytes",
+                           "64KiB",
+                           "--aio-queue-depth",
+                           "4"};
     const runconfig::RunConfig n = runconfig::parseRunConfig(nvmeArgs, 1);
     EXPECT_EQ(n.nvmeDir, "/tmp");
     EXPECT_TRUE(n.keepNvme);
     EXPECT_EQ(n.aioBlockBytes, 65536u);
     EXPECT_EQ(n.aioQueueDepth, 4);
-    EXPECT_EQ(runconfig::toJson(runconfig::parseRunConfig(runconfig::toWorkerArgs(n), 1)), runconfig::toJson(n));
-    const Argv paramArgs = {"--model", "tiny", "--strategy", "fsdp", "--steps", "1", "--offload-params", "nvme",
-                            "--nvme-dir", "/tmp"};
+    EXPECT_EQ(runconfig::toJson(runconfig::parseRunConfig(runconfig::toWorkerArgs(n), 1)),
+              runconfig::toJson(n));
+    const Argv paramArgs = {"--model",          "tiny", "--strategy", "fsdp", "--steps", "1",
+                            "--offload-params", "nvme", "--nvme-dir", "/tmp"};
     const runconfig::RunConfig p = runconfig::parseRunConfig(paramArgs, 2);
     EXPECT_EQ(p.offload.param, Tier::Nvme);
     EXPECT_EQ(p.offload.optimizer, Tier::Device);
     EXPECT_EQ(runconfig::scenarioOf(p).offload.param, Tier::Nvme);
-    EXPECT_EQ(runconfig::toJson(runconfig::parseRunConfig(runconfig::toWorkerArgs(p), 2)), runconfig::toJson(p));
+    EXPECT_EQ(runconfig::toJson(runconfig::parseRunConfig(runconfig::toWorkerArgs(p), 2)),
+              runconfig::toJson(p));
     EXPECT_EQ(runconfig::toJson(p)["offload"]["param"], "nvme");
     const Argv plain = {"--model", "tiny", "--strategy", "zero3", "--steps", "1"};
     for (const std::string& a : runconfig::toWorkerArgs(runconfig::parseRunConfig(plain, 2)))
@@ -528,19 +588,37 @@ std::string refusal(Argv extra, const char* strategy = "zero3") {
 }
 
 TEST(offloadRunConfig, WhatCannotRunIsOneLineNamingTheFlag) {
-    EXPECT_NE(refusal({"--offload-optimizer", "host"}, "ddp").find("--offload-optimizer needs a strategy that shards the optimizer"), std::string::npos);
-    EXPECT_NE(refusal({"--offload-params", "host"}, "zero2").find("--offload-params needs a strategy that shards params"), std::string::npos);
-    EXPECT_NE(refusal({"--offload-params", "host", "--precision", "fp32"}).find("needs --precision bf16"), std::string::npos);
+    EXPECT_NE(refusal({"--offload-optimizer", "host"}, "ddp")
+                  .find("--offload-optimizer needs a strategy that shards the optimizer"),
+              std::string::npos);
+    EXPECT_NE(refusal({"--offload-params", "host"}, "zero2")
+                  .find("--offload-params needs a strategy that shards params"),
+              std::string::npos);
+    EXPECT_NE(
+        refusal({"--offload-params", "host", "--precision", "fp32"}).find("needs --precision bf16"),
+        std::string::npos);
     EXPECT_EQ(refusal({"--offload-params", "nvme", "--nvme-dir", "/tmp"}), "accepted");
-    EXPECT_NE(refusal({"--offload-params", "nvme", "--nvme-dir", "/tmp"}, "zero2").find("--offload-params needs a strategy that shards params"), std::string::npos);
-    EXPECT_NE(refusal({"--offload-params", "nvme"}).find("--offload-params nvme needs --nvme-dir"), std::string::npos);
+    EXPECT_NE(refusal({"--offload-params", "nvme", "--nvme-dir", "/tmp"}, "zero2")
+                  .find("--offload-params needs a strategy that shards params"),
+              std::string::npos);
+    EXPECT_NE(refusal({"--offload-params", "nvme"}).find("--offload-params nvme needs --nvme-dir"),
+              std::string::npos);
     EXPECT_NE(refusal({"--offload-optimizer", "nvme"}).find("needs --nvme-dir"), std::string::npos);
-    EXPECT_NE(refusal({"--offload-optimizer", "nvme", "--nvme-dir", "/nonexistent-ss"}).find("--nvme-dir /nonexistent-ss"), std::string::npos);
-    EXPECT_NE(refusal({"--offload-optimizer", "nvme", "--nvme-dir", "/etc/hostname"}).find("is not a directory"), std::string::npos);
-    EXPECT_NE(refusal({"--offload-optimizer", "nvme", "--nvme-dir", "/tmp", "--aio-block-bytes", "1000"}).find("multiple of 4096"), std::string::npos);
+    EXPECT_NE(refusal({"--offload-optimizer", "nvme", "--nvme-dir", "/nonexistent-ss"})
+                  .find("--nvme-dir /nonexistent-ss"),
+              std::string::npos);
+    EXPECT_NE(refusal({"--offload-optimizer", "nvme", "--nvme-dir", "/etc/hostname"})
+                  .find("is not a directory"),
+              std::string::npos);
+    EXPECT_NE(
+        refusal({"--offload-optimizer", "nvme", "--nvme-dir", "/tmp", "--aio-block-bytes", "1000"})
+            .find("multiple of 4096"),
+        std::string::npos);
     EXPECT_NE(refusal({"--nvme-dir", "/tmp"}).find("is for the NVMe tier"), std::string::npos);
-    EXPECT_NE(refusal({"--offload-optimizer", "disk"}).find("must be device, host or nvme"), std::string::npos);
-    for (const std::string& line : {refusal({"--offload-optimizer", "host"}, "ddp"), refusal({"--offload-optimizer", "nvme"})})
+    EXPECT_NE(refusal({"--offload-optimizer", "disk"}).find("must be device, host or nvme"),
+              std::string::npos);
+    for (const std::string& line : {refusal({"--offload-optimizer", "host"}, "ddp"),
+                                    refusal({"--offload-optimizer", "nvme"})})
         EXPECT_EQ(line.find('\n'), std::string::npos) << line;
 }
 

@@ -1,11 +1,10 @@
 // The exposed-communication arithmetic (train/overlap.h): unions of spans, communication not
 // covered by compute, per-step records from an event sequence, and the run's summary.
-#include <gtest/gtest.h>
-
-#include <vector>
-
 #include "core/event.h"
 #include "train/overlap.h"
+
+#include <gtest/gtest.h>
+#include <vector>
 
 namespace shardscope::train {
 namespace {
@@ -111,11 +110,12 @@ TEST(trainOverlap, TrackerPairsSpansThatDoNotNest) {
         at(K::CollectiveBegin, 120, 0, Phase::None, CollectiveOp::AllGather), // after the step
         at(K::CollectiveEnd, 130, 0, Phase::None, CollectiveOp::AllGather),
     };
-    for (const Event& e : events) t.onEvent(e);
+    for (const Event& e : events)
+        t.onEvent(e);
     ASSERT_EQ(t.steps().size(), 1u);
     const StepOverlap& o = t.steps()[0];
     EXPECT_EQ(o.stepNs, 100u);
-    EXPECT_EQ(o.commUnionNs, 40u);       // 10–50
+    EXPECT_EQ(o.commUnionNs, 40u);          // 10–50
     EXPECT_EQ(o.exposedNs, 10u + 2u + 10u); // 10–22 and 40–50
     // A step abandoned without StepEnd leaves no record.
     t.onEvent(at(K::StepBegin, 200));
@@ -139,7 +139,8 @@ TEST(trainOverlap, TensorParallelAllReducesInsideComputeAreExposed) {
         at(K::ComputeEnd, 50, 1, Phase::Forward),
         at(K::StepEnd, 100),
     };
-    for (const Event& e : events) t.onEvent(e);
+    for (const Event& e : events)
+        t.onEvent(e);
     ASSERT_EQ(t.steps().size(), 1u);
     EXPECT_EQ(t.steps()[0].commUnionNs, 20u);
     EXPECT_EQ(t.steps()[0].exposedNs, 10u); // the TP all-reduce, all of it
@@ -168,17 +169,19 @@ TEST(trainOverlap, TransfersAreExposedWhereTheRankComputesNothing) {
         transfer(K::TransferBegin, 0, 0, Transfer::DeviceToHost), // before any compute: exposed
         transfer(K::TransferEnd, 10, 0, Transfer::DeviceToHost),
         at(K::ComputeBegin, 10, kNoUnit, Phase::Optimizer),
-        transfer(K::TransferBegin, 12, 1, Transfer::NvmeRead),     // in flight under compute: hidden
+        transfer(K::TransferBegin, 12, 1, Transfer::NvmeRead), // in flight under compute: hidden
         transfer(K::TransferBegin, 20, 0, Transfer::HostToDevice), // a copy inside compute: exposed
         transfer(K::TransferEnd, 25, 0, Transfer::HostToDevice),
-        transfer(K::TransferWait, 40, 1, Transfer::NvmeRead),      // the rank waits 40–50: exposed
+        transfer(K::TransferWait, 40, 1, Transfer::NvmeRead), // the rank waits 40–50: exposed
         transfer(K::TransferEnd, 50, 1, Transfer::NvmeRead),
-        transfer(K::TransferBegin, 55, 1, Transfer::NvmeWrite),    // drains past the compute: 80–90 exposed
+        transfer(K::TransferBegin, 55, 1,
+                 Transfer::NvmeWrite), // drains past the compute: 80–90 exposed
         at(K::ComputeEnd, 80, kNoUnit, Phase::Optimizer),
         transfer(K::TransferEnd, 90, 1, Transfer::NvmeWrite),
         at(K::StepEnd, 100),
     };
-    for (const Event& e : events) t.onEvent(e);
+    for (const Event& e : events)
+        t.onEvent(e);
     ASSERT_EQ(t.steps().size(), 1u);
     const StepOverlap& o = t.steps()[0];
     EXPECT_EQ(o.transferUnionNs, 10u + 38u + 35u); // 0–10, 12–50, 55–90

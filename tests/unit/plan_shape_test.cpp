@@ -1,9 +1,9 @@
 // GPT shapes, units, their tensor slots and padding (plan/shape.h, plan/units.h).
-#include <gtest/gtest.h>
-
 #include "core/error.h"
 #include "plan/shape.h"
 #include "plan/units.h"
+
+#include <gtest/gtest.h>
 
 namespace {
 
@@ -45,7 +45,8 @@ TEST(planShape, ValidateNamesTheField) {
     EXPECT_NE(message({2, 64, 4, 0, 16}).find("vocab"), std::string::npos);
     EXPECT_NE(message({2, 10, 3, 100, 16}).find("heads"), std::string::npos);
     EXPECT_NE(message({2, std::int64_t{1} << 40, 1, 100, 16}).find("overflow"), std::string::npos);
-    EXPECT_NE(message({1000, std::int64_t{1} << 20, 1, 100, 16}).find("too large"), std::string::npos);
+    EXPECT_NE(message({1000, std::int64_t{1} << 20, 1, 100, 16}).find("too large"),
+              std::string::npos);
     EXPECT_NE(message({1'000'000, 8, 1, 100, 16}).find("layers"), std::string::npos);
     EXPECT_EQ(message({2, 64, 4, 100, 16}), "");
 }

@@ -1,20 +1,19 @@
 // The plan layer: the collective traits table against nccl-tests' formulas, the one strategy
 // classification (policyFor) for every strategy and FSDP flavour, the bucket cutter shared by
 // the prediction and the run, and the static properties of the recorded enums.
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <set>
-#include <string>
-#include <vector>
-
 #include "core/categories.h"
 #include "core/event.h"
-#include "protocol/protocol.h"
 #include "plan/buckets.h"
 #include "plan/collective.h"
 #include "plan/policy.h"
 #include "plan/strategy.h"
+#include "protocol/protocol.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -25,11 +24,15 @@ using namespace shardscope::plan;
 double ncclTestsBusFactor(CollectiveOp op, int n) {
     switch (op) {
     case CollectiveOp::AllGather:
-    case CollectiveOp::ReduceScatter: return static_cast<double>(n - 1) / n;
+    case CollectiveOp::ReduceScatter:
+        return static_cast<double>(n - 1) / n;
     case CollectiveOp::AllReduce:
-    case CollectiveOp::TpAllReduce: return 2.0 * (n - 1) / n; // an all-reduce over the TP group
-    case CollectiveOp::Broadcast: return 1.0;
-    case CollectiveOp::None: return 0.0;
+    case CollectiveOp::TpAllReduce:
+        return 2.0 * (n - 1) / n; // an all-reduce over the TP group
+    case CollectiveOp::Broadcast:
+        return 1.0;
+    case CollectiveOp::None:
+        return 0.0;
     }
     return -1.0;
 }
@@ -60,7 +63,8 @@ TEST(planCollective, SentBytesAreTheRingAlgorithms) {
     // The root of a broadcast sends the payload once.
     EXPECT_EQ(sentBytes(CollectiveOp::Broadcast, 4096, 4), 4096u);
     // One participant exchanges nothing.
-    for (CollectiveOp op : kCollectives) EXPECT_EQ(sentBytes(op, 4096, 1), 0u) << collectiveOpName(op);
+    for (CollectiveOp op : kCollectives)
+        EXPECT_EQ(sentBytes(op, 4096, 1), 0u) << collectiveOpName(op);
     EXPECT_EQ(sentBytes(CollectiveOp::None, 4096, 4), 0u);
     // No 64-bit wrap for payloads near the top of the range.
     const std::uint64_t big = std::uint64_t{1} << 62;
@@ -69,8 +73,10 @@ TEST(planCollective, SentBytesAreTheRingAlgorithms) {
     for (int n : {2, 4, 8})
         for (CollectiveOp op : kCollectives) {
             const std::uint64_t payload = 8 * 1024;
-            EXPECT_DOUBLE_EQ(static_cast<double>(sentBytes(op, payload, static_cast<std::uint64_t>(n))) / payload,
-                             busBandwidthFactor(op, n))
+            EXPECT_DOUBLE_EQ(
+                static_cast<double>(sentBytes(op, payload, static_cast<std::uint64_t>(n))) /
+                    payload,
+                busBandwidthFactor(op, n))
                 << collectiveOpName(op) << " N=" << n;
         }
 }
@@ -100,7 +106,8 @@ TEST(planStatic, RecordedEnumsAndEventLayout) {
     static_assert(kCollectiveOpCount == static_cast<std::size_t>(CollectiveOp::TpAllReduce) + 1);
     static_assert(kCategoryCount == static_cast<std::size_t>(Category::Workspace) + 1);
     static_assert(kTierCount == static_cast<std::size_t>(Tier::Nvme) + 1);
-    static_assert(sizeof(CollectiveOp) == 1 && sizeof(EventKind) == 1 && sizeof(Phase) == 1 && sizeof(Transfer) == 1);
+    static_assert(sizeof(CollectiveOp) == 1 && sizeof(EventKind) == 1 && sizeof(Phase) == 1 &&
+                  sizeof(Transfer) == 1);
     // Version 3's event: three u64/i64, three i32, six u8 (version 2's had five: no transfer).
     static_assert(protocol::kEventBytes == 3 * 8 + 3 * 4 + 6 * 1);
     static_assert(protocol::kEventBytesV2 == 3 * 8 + 3 * 4 + 5 * 1);
@@ -111,7 +118,8 @@ TEST(planStatic, RecordedEnumsAndEventLayout) {
     two.events.resize(2);
     EXPECT_EQ(protocol::encode(two).size() - protocol::encode(one).size(), protocol::kEventBytes);
     EXPECT_EQ(kStrategyCount, allStrategies().size());
-    for (Strategy s : allStrategies()) EXPECT_EQ(parseStrategy(strategyName(s)), s);
+    for (Strategy s : allStrategies())
+        EXPECT_EQ(parseStrategy(strategyName(s)), s);
 }
 
 TEST(planBuckets, PiecesFillBucketsInOrderAndSplitLargeUnits) {
@@ -128,7 +136,8 @@ TEST(planBuckets, PiecesFillBucketsInOrderAndSplitLargeUnits) {
     EXPECT_EQ(buckets[1].pieces[0].length, 8u);
     EXPECT_EQ(buckets[2].count, 6u); // 1 of unit 2, 1 of unit 1, 4 of unit 0
     std::uint64_t total = 0;
-    for (const auto& b : buckets) total += b.count;
+    for (const auto& b : buckets)
+        total += b.count;
     EXPECT_EQ(total, 22u);
     EXPECT_EQ(bucketCapacity(25u << 20, 2, 4), (25u << 20) / 8);
     EXPECT_EQ(bucketCapacity(3, 2, 4), 1u) << "at least one element";
@@ -205,9 +214,11 @@ TEST(planPolicy, KnobsThatChangeTheClassification) {
 
     Knobs noSync;
     noSync.noSync = true;
-    EXPECT_FALSE(policyFor(Strategy::FsdpFullShard, noSync).keepFullGrads) << "one micro-step: nothing to keep";
+    EXPECT_FALSE(policyFor(Strategy::FsdpFullShard, noSync).keepFullGrads)
+        << "one micro-step: nothing to keep";
     noSync.gradAccumSteps = 4;
-    for (Strategy s : {Strategy::FsdpFullShard, Strategy::FsdpShardGradOp, Strategy::FsdpHybridShard}) {
+    for (Strategy s :
+         {Strategy::FsdpFullShard, Strategy::FsdpShardGradOp, Strategy::FsdpHybridShard}) {
         EXPECT_TRUE(policyFor(s, noSync).keepFullGrads) << strategyName(s);
         EXPECT_FALSE(policyFor(s, noSync).reduceEveryMicroStep) << strategyName(s);
     }
@@ -215,7 +226,8 @@ TEST(planPolicy, KnobsThatChangeTheClassification) {
     Knobs persist;
     persist.persistenceThresholdParams = 1000;
     EXPECT_EQ(policyFor(Strategy::Zero3, persist).persistenceThreshold, 1000u);
-    EXPECT_EQ(policyFor(Strategy::FsdpFullShard, persist).persistenceThreshold, 0u) << "ZeRO-3 only";
+    EXPECT_EQ(policyFor(Strategy::FsdpFullShard, persist).persistenceThreshold, 0u)
+        << "ZeRO-3 only";
 
     Knobs hybrid;
     hybrid.hybridGroupSize = 2;

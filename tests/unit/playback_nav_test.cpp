@@ -1,8 +1,8 @@
 // Navigation targets (next/previous event, unit, phase, step) on a ZeRO-3 recording.
-#include <gtest/gtest.h>
-
 #include "replay/playback_nav.h"
 #include "timeline_test_recording.h"
+
+#include <gtest/gtest.h>
 
 using namespace shardscope;
 using namespace shardscope::replay;
@@ -22,9 +22,13 @@ std::vector<std::uint64_t> walk(const ReplayModel& m, NavTarget t, int rank = 0)
 }
 
 std::uint64_t agAt(const ReplayModel& m, int rank, int unit, int nth) {
-    return testrec::findEvent(m, rank, [unit](const Event& e) {
-        return e.kind == EventKind::CollectiveBegin && e.collective == CollectiveOp::AllGather && e.unit == unit;
-    }, nth);
+    return testrec::findEvent(
+        m, rank,
+        [unit](const Event& e) {
+            return e.kind == EventKind::CollectiveBegin &&
+                   e.collective == CollectiveOp::AllGather && e.unit == unit;
+        },
+        nth);
 }
 
 } // namespace
@@ -43,9 +47,11 @@ TEST(PlaybackNav, unitsFollowTheGatherCycles) {
     const auto units = walk(*m, NavTarget::Unit, 0);
     // Forward: the all-gather opening each unit (forward pass = the first AG of each unit).
     std::vector<std::uint64_t> expected;
-    for (int u = 0; u < 4; ++u) expected.push_back(agAt(*m, 0, u, 0) + 1);
+    for (int u = 0; u < 4; ++u)
+        expected.push_back(agAt(*m, 0, u, 0) + 1);
     // Backward: each unit's second all-gather (head first): the head's backward is a new item.
-    for (int u = 3; u >= 0; --u) expected.push_back(agAt(*m, 0, u, 1) + 1);
+    for (int u = 3; u >= 0; --u)
+        expected.push_back(agAt(*m, 0, u, 1) + 1);
     // Then the optimizer (a compute without a unit), then the end.
     const std::uint64_t opt = testrec::findEvent(*m, 0, [](const Event& e) {
         return e.kind == EventKind::ComputeBegin && e.phase == Phase::Optimizer;
@@ -54,7 +60,8 @@ TEST(PlaybackNav, unitsFollowTheGatherCycles) {
     expected.push_back(m->eventCount());
     EXPECT_EQ(units, expected);
     // Previous walks the same boundaries back.
-    for (std::size_t i = units.size() - 1; i > 0; --i) EXPECT_EQ(previousTarget(*m, units[i], NavTarget::Unit, 0), units[i - 1]);
+    for (std::size_t i = units.size() - 1; i > 0; --i)
+        EXPECT_EQ(previousTarget(*m, units[i], NavTarget::Unit, 0), units[i - 1]);
     EXPECT_EQ(previousTarget(*m, units[0], NavTarget::Unit, 0), std::uint64_t{0});
     // From inside a unit's cycle, previous goes to that unit's start.
     EXPECT_EQ(previousTarget(*m, units[2] + 3, NavTarget::Unit, 0), units[2]);
@@ -68,18 +75,22 @@ TEST(PlaybackNav, phases) {
     const auto m = testrec::loadModel(testrec::makeRecording(spec));
     const auto phases = walk(*m, NavTarget::Phase, 0);
     const auto optimizer = [](int nth) {
-        return [nth, seen = 0](const Event& e) mutable { return e.kind == EventKind::ComputeBegin && e.phase == Phase::Optimizer && seen++ == nth; };
+        return [nth, seen = 0](const Event& e) mutable {
+            return e.kind == EventKind::ComputeBegin && e.phase == Phase::Optimizer &&
+                   seen++ == nth;
+        };
     };
     const std::vector<std::uint64_t> expected = {
-        agAt(*m, 0, 0, 0) + 1,                         // step 0 forward: unit 0's all-gather
-        agAt(*m, 0, 3, 1) + 1,                         // backward: the head's unshard
-        testrec::findEvent(*m, 0, optimizer(0)) + 1,   // optimizer
-        agAt(*m, 0, 0, 2) + 1,                         // step 1 forward
+        agAt(*m, 0, 0, 0) + 1,                       // step 0 forward: unit 0's all-gather
+        agAt(*m, 0, 3, 1) + 1,                       // backward: the head's unshard
+        testrec::findEvent(*m, 0, optimizer(0)) + 1, // optimizer
+        agAt(*m, 0, 0, 2) + 1,                       // step 1 forward
         agAt(*m, 0, 3, 3) + 1,
         testrec::findEvent(*m, 0, optimizer(1)) + 1,
         m->eventCount()};
     EXPECT_EQ(phases, expected);
-    for (std::size_t i = phases.size() - 1; i > 0; --i) EXPECT_EQ(previousTarget(*m, phases[i], NavTarget::Phase, 0), phases[i - 1]);
+    for (std::size_t i = phases.size() - 1; i > 0; --i)
+        EXPECT_EQ(previousTarget(*m, phases[i], NavTarget::Phase, 0), phases[i - 1]);
 }
 
 TEST(PlaybackNav, steps) {

@@ -1,30 +1,29 @@
 // The dry run (predict/predict.h) against theory's closed forms and the facts of the plan
 // (bucket cuts, gathered windows, activation breakdown): for every preset, strategy and FSDP
 // flavour, rank counts 1..8 and the knobs that move the peak.
-#include <gtest/gtest.h>
+#include "plan/buckets.h"
+#include "plan/policy.h"
+#include "plan/shape.h"
+#include "predict/predict.h"
+#include "report/prediction.h"
+#include "runconfig/presets.h"
+#include "theory/activations.h"
+#include "theory/estimate.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <gtest/gtest.h>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "plan/shape.h"
-#include "runconfig/presets.h"
-#include "predict/predict.h"
-#include "report/prediction.h"
-#include "plan/buckets.h"
-#include "plan/policy.h"
-#include "theory/activations.h"
-#include "theory/estimate.h"
-
 namespace shardscope {
 namespace {
 
-using theory::Scenario;
 using plan::Strategy;
+using theory::Scenario;
 
 Scenario scenario(const runconfig::ModelPreset& p, Strategy s, int ranks) {
     Scenario sc;
@@ -32,7 +31,8 @@ Scenario scenario(const runconfig::ModelPreset& p, Strategy s, int ranks) {
     sc.strategy = s;
     sc.ranks = ranks;
     sc.activations.microBatch = p.microBatch;
-    if (s == Strategy::FsdpHybridShard) sc.knobs.hybridGroupSize = ranks % 2 == 0 ? ranks / 2 : ranks;
+    if (s == Strategy::FsdpHybridShard)
+        sc.knobs.hybridGroupSize = ranks % 2 == 0 ? ranks / 2 : ranks;
     if (s == Strategy::FsdpShardGradOp) sc.knobs.reshardAfterForward = false;
     return sc;
 }
@@ -42,12 +42,17 @@ std::string label(const Scenario& s) {
     return std::string(plan::strategyName(s.strategy)) + " N=" + std::to_string(s.ranks) +
            " L=" + std::to_string(s.shape->layers) + " d=" + std::to_string(s.shape->dModel) +
            " prec=" + std::string(plan::precisionName(s.precision.kind)) +
-           " mb=" + std::to_string(s.activations.microBatch) + " ckpt=" + std::to_string(s.activations.checkpointing) +
-           " prefetch=" + std::to_string(k.prefetchDepth) + " inflight=" + std::to_string(k.maxInflightAllGathers) +
-           " persist=" + std::to_string(k.persistenceThresholdParams) + " rb=" + std::to_string(k.reduceBucketBytes) +
-           " gb=" + std::to_string(k.allGatherBucketBytes) + " accum=" + std::to_string(k.gradAccumSteps) +
-           " nosync=" + std::to_string(k.noSync) + " det=" + std::to_string(k.deterministicReductions) +
-           " shared=" + std::to_string(k.sharedDeviceCollectives) + " raf=" + std::to_string(k.reshardAfterForward) +
+           " mb=" + std::to_string(s.activations.microBatch) +
+           " ckpt=" + std::to_string(s.activations.checkpointing) +
+           " prefetch=" + std::to_string(k.prefetchDepth) +
+           " inflight=" + std::to_string(k.maxInflightAllGathers) +
+           " persist=" + std::to_string(k.persistenceThresholdParams) +
+           " rb=" + std::to_string(k.reduceBucketBytes) +
+           " gb=" + std::to_string(k.allGatherBucketBytes) +
+           " accum=" + std::to_string(k.gradAccumSteps) + " nosync=" + std::to_string(k.noSync) +
+           " det=" + std::to_string(k.deterministicReductions) +
+           " shared=" + std::to_string(k.sharedDeviceCollectives) +
+           " raf=" + std::to_string(k.reshardAfterForward) +
            " hybrid=" + std::to_string(k.hybridGroupSize);
 }
 
@@ -63,20 +68,24 @@ std::uint64_t largestPadded(const Scenario& s) {
 std::uint64_t paddedTotal(const Scenario& s) {
     const auto shards = static_cast<std::uint64_t>(theory::shardCount(s));
     std::uint64_t total = 0;
-    for (const auto& u : plan::unitParams(*s.shape)) total += plan::paddedElements(u.params, shards);
+    for (const auto& u : plan::unitParams(*s.shape))
+        total += plan::paddedElements(u.params, shards);
     return total;
 }
 
 // The reduce buckets plan/buckets.h cuts for a bucketed strategy: the largest one's payload.
 std::uint64_t largestReduceBucket(const Scenario& s, const plan::Policy& policy) {
     const auto units = plan::unitParams(*s.shape);
-    const auto shards = static_cast<std::uint64_t>(policy.shardOptimizer ? theory::shardCount(s) : 1);
+    const auto shards =
+        static_cast<std::uint64_t>(policy.shardOptimizer ? theory::shardCount(s) : 1);
     const std::uint64_t g = s.precision.gradBytes();
     std::vector<plan::UnitRange> ranges;
     for (std::size_t i = units.size(); i-- > 0;)
-        ranges.push_back({static_cast<std::int32_t>(i), plan::paddedElements(units[i].params, shards) / shards});
+        ranges.push_back(
+            {static_cast<std::int32_t>(i), plan::paddedElements(units[i].params, shards) / shards});
     std::uint64_t largest = 0;
-    for (const plan::Bucket& b : plan::planBuckets(ranges, plan::bucketCapacity(s.knobs.reduceBucketBytes, g, shards)))
+    for (const plan::Bucket& b :
+         plan::planBuckets(ranges, plan::bucketCapacity(s.knobs.reduceBucketBytes, g, shards)))
         largest = std::max(largest, b.count * g * shards);
     return largest;
 }
@@ -95,9 +104,12 @@ void expectConsistent(const Scenario& s) {
     EXPECT_EQ(dry.modelStates, states.perRank);
     EXPECT_EQ(dry.paddingBytes, states.paddingBytes);
     // Persistent states are the same at every moment of the step (the peak is the device's).
-    for (Category c : {Category::ParamShard, Category::GradShard, Category::MasterFp32, Category::AdamM, Category::AdamV}) {
-        EXPECT_EQ(dry.categoryPeaks.at(c, Tier::Device), states.perRank.at(c, Tier::Device)) << categoryName(c);
-        EXPECT_EQ(dry.atPeak.at(c, Tier::Device), states.perRank.at(c, Tier::Device)) << categoryName(c);
+    for (Category c : {Category::ParamShard, Category::GradShard, Category::MasterFp32,
+                       Category::AdamM, Category::AdamV}) {
+        EXPECT_EQ(dry.categoryPeaks.at(c, Tier::Device), states.perRank.at(c, Tier::Device))
+            << categoryName(c);
+        EXPECT_EQ(dry.atPeak.at(c, Tier::Device), states.perRank.at(c, Tier::Device))
+            << categoryName(c);
     }
 
     const theory::ActivationBreakdown acts = theory::activationBreakdown(*s.shape, s.activations);
@@ -107,7 +119,8 @@ void expectConsistent(const Scenario& s) {
     EXPECT_EQ(dry.peakBytes, dry.atPeak.tier(Tier::Device));
     std::uint64_t everyMaximum = 0;
     for (Category c : kAllCategories) {
-        EXPECT_LE(dry.atPeak.at(c, Tier::Device), dry.categoryPeaks.at(c, Tier::Device)) << categoryName(c);
+        EXPECT_LE(dry.atPeak.at(c, Tier::Device), dry.categoryPeaks.at(c, Tier::Device))
+            << categoryName(c);
         everyMaximum += dry.categoryPeaks.at(c, Tier::Device);
     }
     EXPECT_LE(dry.peakBytes, everyMaximum);
@@ -125,7 +138,8 @@ void expectConsistent(const Scenario& s) {
         EXPECT_LE(dry.gatheredBytes, theory::gatheredBytesBound(s));
     }
     // Transient full gradients: none where grads are a full model state; else at least one unit's.
-    if (!policy.shardGrads) EXPECT_EQ(dry.gradFullBytes, 0u);
+    if (!policy.shardGrads)
+        EXPECT_EQ(dry.gradFullBytes, 0u);
     else {
         EXPECT_GE(dry.gradFullBytes, largestPadded(s) * g);
         EXPECT_LE(dry.gradFullBytes, paddedTotal(s) * g);
@@ -136,8 +150,8 @@ void expectConsistent(const Scenario& s) {
     const bool offloaded = s.offload.optimizer != Tier::Device || s.offload.param != Tier::Device;
     if (policy.bucketedReduce && s.ranks > 1) {
         EXPECT_GE(dry.bucketBytes, largestReduceBucket(s, policy));
-    } else if (!s.knobs.deterministicReductions && !s.knobs.sharedDeviceCollectives && s.knobs.gradAccumSteps == 1 &&
-               policy.persistenceThreshold == 0 && !offloaded) {
+    } else if (!s.knobs.deterministicReductions && !s.knobs.sharedDeviceCollectives &&
+               s.knobs.gradAccumSteps == 1 && policy.persistenceThreshold == 0 && !offloaded) {
         EXPECT_EQ(dry.bucketBytes, 0u);
     }
 
@@ -151,13 +165,15 @@ void expectConsistent(const Scenario& s) {
 }
 
 void forEachStrategy(const std::function<void(Strategy)>& f) {
-    for (Strategy s : plan::allStrategies()) f(s);
+    for (Strategy s : plan::allStrategies())
+        f(s);
 }
 
 TEST(predictDryRun, EveryPresetStrategyAndRankCount) {
     for (const runconfig::ModelPreset& p : runconfig::modelPresets())
         forEachStrategy([&](Strategy s) {
-            for (int n = 1; n <= 8; ++n) expectConsistent(scenario(p, s, n));
+            for (int n = 1; n <= 8; ++n)
+                expectConsistent(scenario(p, s, n));
         });
 }
 
@@ -167,12 +183,21 @@ TEST(predictDryRun, Knobs) {
     std::vector<std::function<void(Scenario&)>> knobs = {
         [](Scenario& s) { s.knobs.prefetchDepth = 0; },
         [](Scenario& s) { s.knobs.prefetchDepth = 2; },
-        [](Scenario& s) { s.knobs.prefetchDepth = 3; s.knobs.maxInflightAllGathers = 1; },
-        [](Scenario& s) { s.knobs.prefetchDepth = 3; s.knobs.maxInflightAllGathers = 4; },
+        [](Scenario& s) {
+            s.knobs.prefetchDepth = 3;
+            s.knobs.maxInflightAllGathers = 1;
+        },
+        [](Scenario& s) {
+            s.knobs.prefetchDepth = 3;
+            s.knobs.maxInflightAllGathers = 4;
+        },
         [](Scenario& s) { s.knobs.persistenceThresholdParams = 3000; },
         [](Scenario& s) { s.knobs.persistenceThresholdParams = 200000; },
         [](Scenario& s) { s.knobs.reduceBucketBytes = 4096; },
-        [](Scenario& s) { s.knobs.reduceBucketBytes = 100000; s.knobs.allGatherBucketBytes = 3000; },
+        [](Scenario& s) {
+            s.knobs.reduceBucketBytes = 100000;
+            s.knobs.allGatherBucketBytes = 3000;
+        },
         [](Scenario& s) { s.knobs.allGatherBucketBytes = 1 << 20; },
         [](Scenario& s) { s.activations.checkpointing = true; },
         [](Scenario& s) { s.precision.kind = plan::PrecisionKind::Fp32; },
@@ -180,11 +205,20 @@ TEST(predictDryRun, Knobs) {
         [](Scenario& s) { s.activations.microBatch = 1; },
         [](Scenario& s) { s.activations.microBatch = 3; },
         [](Scenario& s) { s.knobs.gradAccumSteps = 2; },
-        [](Scenario& s) { s.knobs.gradAccumSteps = 3; s.knobs.noSync = true; },
+        [](Scenario& s) {
+            s.knobs.gradAccumSteps = 3;
+            s.knobs.noSync = true;
+        },
         [](Scenario& s) { s.knobs.deterministicReductions = true; },
-        [](Scenario& s) { s.knobs.deterministicReductions = true; s.knobs.reduceBucketBytes = 5000; },
+        [](Scenario& s) {
+            s.knobs.deterministicReductions = true;
+            s.knobs.reduceBucketBytes = 5000;
+        },
         [](Scenario& s) { s.knobs.sharedDeviceCollectives = true; },
-        [](Scenario& s) { s.knobs.sharedDeviceCollectives = true; s.knobs.gradAccumSteps = 2; },
+        [](Scenario& s) {
+            s.knobs.sharedDeviceCollectives = true;
+            s.knobs.gradAccumSteps = 2;
+        },
         [](Scenario& s) { s.knobs.reshardAfterForward = false; },
         [](Scenario& s) {
             s.activations.checkpointing = true;
@@ -228,7 +262,8 @@ TEST(predictDryRun, RecordsTheCollectives) {
     const predict::StepPrediction step = predict::predictStep(s);
     ASSERT_FALSE(step.collectives.empty());
     std::uint64_t calls = 0;
-    for (auto c : step.comm.calls) calls += c;
+    for (auto c : step.comm.calls)
+        calls += c;
     EXPECT_EQ(step.collectives.size(), calls);
     std::uint64_t gathered = 0;
     for (const auto& c : step.collectives) {
@@ -247,34 +282,42 @@ std::vector<std::uint64_t> payloads(const predict::StepPrediction& p, Collective
     return out;
 }
 
-std::vector<std::uint64_t> planned(const Scenario& s, bool backward, bool shards, std::uint64_t bucketBytes) {
+std::vector<std::uint64_t> planned(const Scenario& s, bool backward, bool shards,
+                                   std::uint64_t bucketBytes) {
     const auto units = plan::unitParams(*s.shape);
     const auto n = static_cast<std::uint64_t>(s.ranks);
     std::vector<plan::UnitRange> ranges;
     for (std::size_t i = 0; i < units.size(); ++i) {
         const std::size_t u = backward ? units.size() - 1 - i : i;
-        const std::uint64_t length = shards ? plan::paddedElements(units[u].params, n) / n : units[u].params;
+        const std::uint64_t length =
+            shards ? plan::paddedElements(units[u].params, n) / n : units[u].params;
         ranges.push_back({static_cast<std::int32_t>(u), length});
     }
     const std::uint64_t eb = 2; // bf16 params and grads
     std::vector<std::uint64_t> out;
-    for (const plan::Bucket& b : plan::planBuckets(ranges, plan::bucketCapacity(bucketBytes, eb, shards ? n : 1)))
+    for (const plan::Bucket& b :
+         plan::planBuckets(ranges, plan::bucketCapacity(bucketBytes, eb, shards ? n : 1)))
         out.push_back(b.count * eb * (shards ? n : 1));
     return out;
 }
 
 TEST(predictDryRun, BucketPlanIsTheTheorysCut) {
-    for (std::uint64_t bytes : {std::uint64_t{4096}, std::uint64_t{100000}, std::uint64_t{25} << 20}) {
+    for (std::uint64_t bytes :
+         {std::uint64_t{4096}, std::uint64_t{100000}, std::uint64_t{25} << 20}) {
         Scenario s = scenario(runconfig::modelPreset("small"), Strategy::Ddp, 4);
         s.knobs.reduceBucketBytes = bytes;
         s.knobs.allGatherBucketBytes = bytes;
         ASSERT_FALSE(planned(s, true, false, bytes).empty());
-        EXPECT_EQ(payloads(predict::predictStep(s), CollectiveOp::AllReduce), planned(s, true, false, bytes)) << bytes;
+        EXPECT_EQ(payloads(predict::predictStep(s), CollectiveOp::AllReduce),
+                  planned(s, true, false, bytes))
+            << bytes;
         for (Strategy st : {Strategy::Zero1, Strategy::Zero2}) {
             s.strategy = st;
             const predict::StepPrediction p = predict::predictStep(s);
-            EXPECT_EQ(payloads(p, CollectiveOp::ReduceScatter), planned(s, true, true, bytes)) << bytes;
-            EXPECT_EQ(payloads(p, CollectiveOp::AllGather), planned(s, false, true, bytes)) << bytes;
+            EXPECT_EQ(payloads(p, CollectiveOp::ReduceScatter), planned(s, true, true, bytes))
+                << bytes;
+            EXPECT_EQ(payloads(p, CollectiveOp::AllGather), planned(s, false, true, bytes))
+                << bytes;
         }
     }
 }
@@ -295,7 +338,9 @@ TEST(predictDryRun, SevenBillionAtSixtyFourRanks) {
         s.ranks = 64;
         const auto t0 = std::chrono::steady_clock::now();
         const predict::StepPrediction step = predict::predictStep(s);
-        const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        const auto ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
         std::cout << plan::strategyName(st) << " 7B, N=64: dry run " << ms << " ms, peak "
                   << step.peakBytes << " B\n";
         EXPECT_EQ(step.modelStates, theory::modelStates(s).perRank);
@@ -316,7 +361,8 @@ TEST(predictDryRun, OffloadAndCustomOptimizerBytes) {
                 for (Tier opt : {Tier::Device, Tier::Host, Tier::Nvme})
                     for (Tier param : {Tier::Device, Tier::Host, Tier::Nvme}) {
                         Scenario s = scenario(runconfig::modelPreset(preset), st, n);
-                        const bool shardsParams = st == Strategy::Zero3 || st == Strategy::FsdpFullShard ||
+                        const bool shardsParams = st == Strategy::Zero3 ||
+                                                  st == Strategy::FsdpFullShard ||
                                                   st == Strategy::FsdpHybridShard;
                         if (param != Tier::Device && !shardsParams) continue;
                         s.offload.optimizer = opt;
@@ -339,8 +385,9 @@ TEST(predictDryRun, PeakSumsWhatIsLiveAtOneMoment) {
     const theory::ModelStates ms = theory::modelStates(s);
     EXPECT_EQ(peak.modelStates, ms.perRank);
     EXPECT_EQ(peak.activationBytes, theory::activationBreakdown(*s.shape, s.activations).peakBytes);
-    const std::uint64_t largestPadded = 72192; // embedding 1000·64 + 128·64, already a multiple of 8
-    const std::uint64_t blockPadded = 49984;   // 12·64² + 13·64, a multiple of 8
+    const std::uint64_t largestPadded =
+        72192; // embedding 1000·64 + 128·64, already a multiple of 8
+    const std::uint64_t blockPadded = 49984; // 12·64² + 13·64, a multiple of 8
     // 1 + prefetch 1 consecutive units at most: the embedding and block0, ≤ largest × 2.
     EXPECT_EQ(peak.gatheredBytes, (largestPadded + blockPadded) * 2);
     EXPECT_LE(peak.gatheredBytes, largestPadded * 2 * 2);
@@ -350,8 +397,8 @@ TEST(predictDryRun, PeakSumsWhatIsLiveAtOneMoment) {
     EXPECT_EQ(peak.peakBytes, peak.atPeak.tier(Tier::Device));
     EXPECT_LE(peak.atPeak.category(Category::Activation), peak.activationBytes);
     EXPECT_GT(peak.peakBytes, ms.perRank.tier(Tier::Device) + peak.activationBytes);
-    EXPECT_LE(peak.peakBytes, ms.perRank.tier(Tier::Device) + peak.activationBytes + peak.gatheredBytes +
-                                  peak.gradFullBytes + peak.workspaceBytes);
+    EXPECT_LE(peak.peakBytes, ms.perRank.tier(Tier::Device) + peak.activationBytes +
+                                  peak.gatheredBytes + peak.gradFullBytes + peak.workspaceBytes);
     EXPECT_FALSE(peak.peakPhase.empty());
     s.knobs.prefetchDepth = 0;
     EXPECT_EQ(predict::predictPeak(s).gatheredBytes, largestPadded * 2);
@@ -365,7 +412,8 @@ TEST(predictDryRun, CheckpointingLowersTheActivationPeak) {
     s.activations.checkpointing = true;
     const theory::PeakPrediction checkpointed = predict::predictPeak(s);
     EXPECT_LT(checkpointed.activationBytes, full.activationBytes);
-    EXPECT_LT(checkpointed.categoryPeaks.category(Category::Activation), full.categoryPeaks.category(Category::Activation));
+    EXPECT_LT(checkpointed.categoryPeaks.category(Category::Activation),
+              full.categoryPeaks.category(Category::Activation));
     EXPECT_LT(checkpointed.peakBytes, full.peakBytes);
 }
 
@@ -413,7 +461,8 @@ TEST(predictDryRun, ScenarioAndPredictionSurviveJson) {
     EXPECT_FALSE((*request.value)[1].shape.has_value());
     EXPECT_EQ((*request.value)[1].params, 7'500'000'000u);
 
-    const theory::PeakPrediction dry = predict::predictPeak(scenario(runconfig::modelPreset("small"), Strategy::Zero3, 4));
+    const theory::PeakPrediction dry =
+        predict::predictPeak(scenario(runconfig::modelPreset("small"), Strategy::Zero3, 4));
     const auto answer = report::parsePredictAnswer(report::predictAnswerJson({dry}).dump());
     ASSERT_TRUE(answer) << answer.error;
     const theory::PeakPrediction& p = answer.value->front();

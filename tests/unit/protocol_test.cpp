@@ -1,11 +1,10 @@
 // The wire format: round trips, partial input, and refusal of broken or foreign streams.
-#include <gtest/gtest.h>
+#include "core/error.h"
+#include "protocol/protocol.h"
 
 #include <cstring>
 #include <fstream>
-
-#include "core/error.h"
-#include "protocol/protocol.h"
+#include <gtest/gtest.h>
 
 using namespace shardscope;
 using namespace shardscope::protocol;
@@ -24,8 +23,11 @@ Event sampleEvent(int i) {
     e.phase = Phase::Backward;
     e.collective = CollectiveOp::ReduceScatter;
     e.peers = 4;
-    const bool transferKind = e.kind == EventKind::TransferBegin || e.kind == EventKind::TransferEnd || e.kind == EventKind::TransferWait;
-    e.transfer = transferKind ? static_cast<Transfer>(1 + i % (static_cast<int>(kTransferCount) - 1)) : Transfer::None;
+    const bool transferKind = e.kind == EventKind::TransferBegin ||
+                              e.kind == EventKind::TransferEnd || e.kind == EventKind::TransferWait;
+    e.transfer = transferKind
+                     ? static_cast<Transfer>(1 + i % (static_cast<int>(kTransferCount) - 1))
+                     : Transfer::None;
     e.step = i / 3;
     return e;
 }
@@ -35,7 +37,8 @@ std::string sampleStream() {
     writeHeader(s);
     writeRecord(s, Handshake{1, 4, R"({"strategy":"zero3"})"});
     EventBatch batch{1, {}};
-    for (int i = 0; i < 50; ++i) batch.events.push_back(sampleEvent(i));
+    for (int i = 0; i < 50; ++i)
+        batch.events.push_back(sampleEvent(i));
     writeRecord(s, batch);
     writeRecord(s, StepSummary{0, 5.25, 123456});
     writeRecord(s, Failure{2, 3, "rank 2 exited (signal 9) in step 3"});
@@ -46,7 +49,8 @@ std::string sampleStream() {
 
 // Recomputes an encoded record's checksum after a test edited its payload on purpose.
 void reseal(std::string& record) {
-    const std::uint32_t crc = crc32c(std::string_view(record).substr(kRecordHeaderBytes), crc32c(std::string_view(record).substr(4, 1)));
+    const std::uint32_t crc = crc32c(std::string_view(record).substr(kRecordHeaderBytes),
+                                     crc32c(std::string_view(record).substr(4, 1)));
     std::memcpy(record.data() + 5, &crc, sizeof crc);
 }
 
@@ -67,7 +71,8 @@ TEST(Protocol, RoundTripsEveryRecordType) {
     EXPECT_EQ(rec.handshakes[0].configJson, R"({"strategy":"zero3"})");
     ASSERT_EQ(rec.batches.size(), 1u);
     ASSERT_EQ(rec.batches[0].events.size(), 50u);
-    for (int i = 0; i < 50; ++i) EXPECT_TRUE(sameEvent(rec.batches[0].events[i], sampleEvent(i)));
+    for (int i = 0; i < 50; ++i)
+        EXPECT_TRUE(sameEvent(rec.batches[0].events[i], sampleEvent(i)));
     ASSERT_EQ(rec.steps.size(), 1u);
     EXPECT_DOUBLE_EQ(rec.steps[0].loss, 5.25);
     EXPECT_EQ(rec.steps[0].stepNs, 123456u);
@@ -87,7 +92,8 @@ TEST(Protocol, DecoderCopesWithOneByteAtATime) {
     std::size_t records = 0;
     for (char c : stream) {
         decoder.feed(std::string_view(&c, 1));
-        while (decoder.next()) ++records;
+        while (decoder.next())
+            ++records;
     }
     EXPECT_EQ(records, 6u);
     EXPECT_EQ(decoder.bufferedBytes(), 0u);
@@ -118,7 +124,8 @@ std::string v2Batch(const std::vector<std::string>& events) {
     std::string payload(8, '\0');
     const auto n = static_cast<std::uint32_t>(events.size());
     std::memcpy(payload.data() + 4, &n, sizeof n);
-    for (const std::string& e : events) payload += e;
+    for (const std::string& e : events)
+        payload += e;
     std::string record(kRecordHeaderBytes, '\0');
     const auto length = static_cast<std::uint32_t>(payload.size());
     std::memcpy(record.data(), &length, sizeof length);
@@ -161,7 +168,8 @@ TEST(Protocol, ReadsVersionTwoRecordings) {
 
 // The committed golden recording is a version-2 file written by an older build.
 TEST(Protocol, ReadsTheVersionTwoGoldenRecording) {
-    const Recording rec = readRecording(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace");
+    const Recording rec =
+        readRecording(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace");
     EXPECT_EQ(rec.handshakes.size(), 2u);
     EXPECT_FALSE(rec.batches.empty());
     EXPECT_TRUE(rec.ended);
@@ -188,8 +196,10 @@ TEST(Protocol, RefusesAnInvalidTransferDirection) {
 TEST(Protocol, RefusesATransferWithoutDirectionAndADirectionOutsideATransfer) {
     for (const bool transfer : {true, false}) {
         Event e = sampleEvent(8);
-        if (transfer) e.transfer = Transfer::None;
-        else e.kind = EventKind::Alloc;
+        if (transfer)
+            e.transfer = Transfer::None;
+        else
+            e.kind = EventKind::Alloc;
         std::string s;
         writeHeader(s);
         writeRecord(s, Handshake{0, 1, "{}"});
@@ -242,7 +252,9 @@ TEST(Protocol, RefusesWorldSizesPastTheLimit) {
             decodeRecording(s);
             FAIL() << world << " accepted";
         } catch (const Error& e) {
-            EXPECT_NE(std::string(e.what()).find("world size " + std::to_string(world)), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("world size " + std::to_string(world)),
+                      std::string::npos)
+                << e.what();
         }
     }
     std::string ok;
@@ -256,8 +268,10 @@ TEST(Protocol, RefusesWorldSizesPastTheLimit) {
 TEST(Protocol, ChecksumsFindDamageAndNameTheByte) {
     EXPECT_EQ(crc32c("123456789"), 0xE3069283u); // the CRC-32C check value
     const std::string stream = sampleStream();
-    const std::size_t handshakeEnd = kHeaderBytes + encode(Handshake{1, 4, R"({"strategy":"zero3"})"}).size();
-    for (const std::size_t at : {handshakeEnd + 4, handshakeEnd + 6, handshakeEnd + kRecordHeaderBytes + 100, stream.size() - 20}) {
+    const std::size_t handshakeEnd =
+        kHeaderBytes + encode(Handshake{1, 4, R"({"strategy":"zero3"})"}).size();
+    for (const std::size_t at : {handshakeEnd + 4, handshakeEnd + 6,
+                                 handshakeEnd + kRecordHeaderBytes + 100, stream.size() - 20}) {
         std::string damaged = stream;
         damaged[at] = static_cast<char>(damaged[at] ^ 0x10);
         try {
@@ -265,9 +279,12 @@ TEST(Protocol, ChecksumsFindDamageAndNameTheByte) {
             FAIL() << "damage at " << at << " went unnoticed";
         } catch (const Error& e) {
             EXPECT_EQ(e.kind(), ErrorKind::Format);
-            EXPECT_NE(std::string(e.what()).find("damaged at byte "), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("damaged at byte "), std::string::npos)
+                << e.what();
             if (at < handshakeEnd + kRecordHeaderBytes + 1000) {
-                EXPECT_NE(std::string(e.what()).find("byte " + std::to_string(handshakeEnd) + ":"), std::string::npos) << e.what();
+                EXPECT_NE(std::string(e.what()).find("byte " + std::to_string(handshakeEnd) + ":"),
+                          std::string::npos)
+                    << e.what();
             }
         }
     }
@@ -286,8 +303,8 @@ TEST(Protocol, AStreamCutAtARecordBoundaryIsNotEnded) {
 TEST(Protocol, PrintableTextEscapesControlsAndCaps) {
     EXPECT_EQ(printableText("rank 1: out of memory"), "rank 1: out of memory");
     EXPECT_EQ(printableText("a\x1b[31mred\nb\t\x7f"), "a\\x1b[31mred\\nb\\t\\x7f");
-    EXPECT_EQ(printableText("größe ✓"), "größe ✓");            // whole UTF-8 sequences pass
-    EXPECT_EQ(printableText("\xff\xc3"), "\\xff\\xc3");         // broken ones are escaped
+    EXPECT_EQ(printableText("größe ✓"), "größe ✓");     // whole UTF-8 sequences pass
+    EXPECT_EQ(printableText("\xff\xc3"), "\\xff\\xc3"); // broken ones are escaped
     EXPECT_EQ(printableText(std::string(5000, 'x'), 10), std::string(10, 'x') + "…");
     EXPECT_EQ(printableText(std::string(5000, 'x')).size(), 2000u + std::string("…").size());
 }

@@ -1,20 +1,19 @@
 // The replay's data layer: the assembler merges ranks' batches into steps, the ledger at event
 // k equals a straightforward recomputation from the raw records, and seeking (snapshots) equals
 // playing (event by event). Also: tolerant handshake parsing and the plotted memory series.
-#include <gtest/gtest.h>
-
-#include <algorithm>
-#include <fstream>
-#include <iterator>
-#include <random>
-#include <string>
-
 #include "core/error.h"
 #include "ledger_reference.h"
 #include "replay/rank_series.h"
 #include "replay/replay_model.h"
 #include "replay/stream_assembler.h"
 #include "synthetic_stream.h"
+
+#include <algorithm>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <iterator>
+#include <random>
+#include <string>
 
 using namespace shardscope;
 using namespace shardscope::replay;
@@ -23,7 +22,8 @@ using shardscope::testing::SyntheticRun;
 namespace {
 
 // Decodes `bytes` fed in pieces of the given sizes (cycled) into a model.
-void load(ReplayModel& model, const std::string& bytes, std::vector<std::size_t> pieces = {1 << 20}) {
+void load(ReplayModel& model, const std::string& bytes,
+          std::vector<std::size_t> pieces = {1 << 20}) {
     protocol::StreamDecoder decoder;
     StreamAssembler assembler;
     std::size_t at = 0;
@@ -31,7 +31,8 @@ void load(ReplayModel& model, const std::string& bytes, std::vector<std::size_t>
         const std::size_t n = std::min(pieces[i % pieces.size()], bytes.size() - at);
         decoder.feed(std::string_view(bytes).substr(at, n));
         at += n;
-        while (auto r = decoder.next()) assembler.consume(std::move(*r));
+        while (auto r = decoder.next())
+            assembler.consume(std::move(*r));
         auto out = assembler.take();
         if (out.runInfo) model.reset(out.runInfo);
         model.append(out.steps);
@@ -57,7 +58,8 @@ TEST(ReplayModel, ledgerAtEveryEventEqualsRecomputation) {
     std::string why;
     for (std::uint64_t k = 0; k <= model.eventCount(); k += 37)
         EXPECT_TRUE(sameAsReference(ref, model.stateAt(k), k, &why)) << why;
-    EXPECT_TRUE(sameAsReference(ref, model.stateAt(model.eventCount()), model.eventCount(), &why)) << why;
+    EXPECT_TRUE(sameAsReference(ref, model.stateAt(model.eventCount()), model.eventCount(), &why))
+        << why;
     // Transient buffers are gone at the end of a step; the model states stay.
     const RankState& end = model.step(0).endState[1];
     EXPECT_EQ(end.live.category(Category::ParamFull), std::uint64_t{0});
@@ -66,9 +68,11 @@ TEST(ReplayModel, ledgerAtEveryEventEqualsRecomputation) {
 
 // The real worker's recording (tiny, ZeRO-3, 2 ranks, 2 steps): every k, byte for byte.
 TEST(ReplayModel, goldenRecordingLedgerEqualsRecomputation) {
-    std::ifstream file(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace", std::ios::binary);
+    std::ifstream file(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace",
+                       std::ios::binary);
     if (!file) GTEST_SKIP() << "tests/data/golden_zero3_tiny_2r.sstrace is missing";
-    const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const std::string bytes((std::istreambuf_iterator<char>(file)),
+                            std::istreambuf_iterator<char>());
     ReplayModel model;
     load(model, bytes, {4096});
     const shardscope::testing::Reference ref(bytes);
@@ -83,7 +87,8 @@ TEST(ReplayModel, goldenRecordingLedgerEqualsRecomputation) {
     EXPECT_TRUE(info.theoryModelStates.has_value());
     for (Category c : kAllCategories)
         if (stateGroup(c) != StateGroup::Other) {
-            EXPECT_EQ(model.steps().back()->endState[0].live.category(c), (*info.theoryModelStates)[index(c)]);
+            EXPECT_EQ(model.steps().back()->endState[0].live.category(c),
+                      (*info.theoryModelStates)[index(c)]);
         }
 }
 
@@ -91,14 +96,16 @@ TEST(ReplayModel, goldenRecordingLedgerEqualsRecomputation) {
 // out-of-bounds write, std::length_error, std::bad_alloc) before they were refused.
 namespace {
 std::string goldenBytes() {
-    std::ifstream file(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace", std::ios::binary);
+    std::ifstream file(SHARDSCOPE_SOURCE_DIR "/tests/data/golden_zero3_tiny_2r.sstrace",
+                       std::ios::binary);
     return {(std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>()};
 }
 std::string formatErrorOf(const std::string& bytes) {
     try {
         ReplayModel model;
         load(model, bytes);
-        for (std::uint64_t k = 0; k <= model.eventCount(); k += 7) (void)model.stateAt(k);
+        for (std::uint64_t k = 0; k <= model.eventCount(); k += 7)
+            (void)model.stateAt(k);
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::Format);
         return e.what();
@@ -113,7 +120,8 @@ TEST(ReplayModel, configWorldSizeDisagreeingWithTheHandshakeIsRefused) {
     const auto at = bytes.find("\"world_size\":2");
     ASSERT_NE(at, std::string::npos);
     bytes[at + 13] = '3'; // one flipped bit: '2' is 0x32; the checksum notices
-    EXPECT_NE(formatErrorOf(bytes).find("damaged at byte 12:"), std::string::npos) << formatErrorOf(bytes);
+    EXPECT_NE(formatErrorOf(bytes).find("damaged at byte 12:"), std::string::npos)
+        << formatErrorOf(bytes);
     // The same change with valid checksums (a writer that lied): the replay cross-checks.
     for (const char* world : {"3", "1", "4096"}) {
         std::string relabelled;
@@ -122,7 +130,8 @@ TEST(ReplayModel, configWorldSizeDisagreeingWithTheHandshakeIsRefused) {
         decoder.feed(goldenBytes());
         while (auto r = decoder.next()) {
             if (auto* h = std::get_if<protocol::Handshake>(&*r))
-                h->configJson.replace(h->configJson.find("\"world_size\":2"), 14, std::string("\"world_size\":") + world);
+                h->configJson.replace(h->configJson.find("\"world_size\":2"), 14,
+                                      std::string("\"world_size\":") + world);
             protocol::writeRecord(relabelled, *r);
         }
         const std::string why = formatErrorOf(relabelled);
@@ -153,7 +162,8 @@ TEST(ReplayModel, replayMemoryStaysProportionalToTheStream) {
     std::string bytes;
     protocol::writeHeader(bytes);
     protocol::writeRecord(bytes, protocol::Handshake{0, protocol::kMaxWorldSize, "{}"});
-    for (std::int64_t s = 0; s < 20000; ++s) protocol::writeRecord(bytes, protocol::StepSummary{s, 1, 1});
+    for (std::int64_t s = 0; s < 20000; ++s)
+        protocol::writeRecord(bytes, protocol::StepSummary{s, 1, 1});
     const std::string why = formatErrorOf(bytes);
     EXPECT_NE(why.find("MiB of replay state"), std::string::npos) << why;
 }
@@ -161,11 +171,14 @@ TEST(ReplayModel, replayMemoryStaysProportionalToTheStream) {
 TEST(ReplayModel, eventsForUnitsTheModelDoesNotHaveAreRefused) {
     std::string bytes;
     protocol::writeHeader(bytes);
-    protocol::writeRecord(bytes, protocol::Handshake{0, SyntheticRun{}.ranks, shardscope::testing::syntheticConfig(SyntheticRun{})});
+    protocol::writeRecord(
+        bytes, protocol::Handshake{0, SyntheticRun{}.ranks,
+                                   shardscope::testing::syntheticConfig(SyntheticRun{})});
     Event e;
     e.unit = 4; // the synthetic model has units 0–3
     protocol::writeRecord(bytes, protocol::EventBatch{0, {e}});
-    EXPECT_NE(formatErrorOf(bytes).find("unit 4 of a model with 4 units"), std::string::npos) << formatErrorOf(bytes);
+    EXPECT_NE(formatErrorOf(bytes).find("unit 4 of a model with 4 units"), std::string::npos)
+        << formatErrorOf(bytes);
 }
 
 // A failure message is the file's text: shown escaped and capped, never interpreted.
@@ -237,7 +250,8 @@ TEST(ReplayModel, scrubbingEqualsPlaying) {
     std::mt19937 rng(42);
     for (int i = 0; i < 300; ++i) {
         const bool jump = rng() % 4 == 0;
-        const std::uint64_t k = jump ? rng() % (model.eventCount() + 1) : std::min(model.eventCount(), cursor.index() + rng() % 50);
+        const std::uint64_t k = jump ? rng() % (model.eventCount() + 1)
+                                     : std::min(model.eventCount(), cursor.index() + rng() % 50);
         cursor.moveTo(k);
         EXPECT_EQ(cursor.index(), k);
         EXPECT_TRUE(cursor.state() == model.stateAt(k)) << "k=" << k;
@@ -257,7 +271,8 @@ TEST(ReplayModel, replayClockSkipsIdleTimeAndIsMonotonic) {
     load(model, shardscope::testing::syntheticStream(SyntheticRun{}));
     const auto& s0 = model.step(0);
     const auto& s1 = model.step(1);
-    EXPECT_EQ(s1.replayStartNs, s0.replayStartNs + s0.durationNs + 1); // the 5 ms between steps is gone
+    EXPECT_EQ(s1.replayStartNs,
+              s0.replayStartNs + s0.durationNs + 1); // the 5 ms between steps is gone
     std::uint64_t previous = 0;
     for (std::uint64_t k = 1; k <= model.eventCount(); ++k) {
         const std::uint64_t t = model.replayNsAt(k);
@@ -276,11 +291,15 @@ TEST(ReplayModel, peakEventIsTheBusiestMoment) {
     const LedgerState at = model.stateAt(s.peakEvent);
     std::uint64_t highest = 0;
     for (std::uint64_t k = s.firstEvent; k <= s.endEvent(); ++k)
-        for (const RankState& r : model.stateAt(k)) highest = std::max(highest, r.liveTotal);
+        for (const RankState& r : model.stateAt(k))
+            highest = std::max(highest, r.liveTotal);
     std::uint64_t atPeak = 0;
-    for (const RankState& r : at) atPeak = std::max(atPeak, r.liveTotal);
+    for (const RankState& r : at)
+        atPeak = std::max(atPeak, r.liveTotal);
     EXPECT_EQ(atPeak, highest);
-    EXPECT_TRUE(std::any_of(at.begin(), at.end(), [](const RankState& r) { return r.live.category(Category::ParamFull) > 0 || r.live.category(Category::GradFull) > 0; }));
+    EXPECT_TRUE(std::any_of(at.begin(), at.end(), [](const RankState& r) {
+        return r.live.category(Category::ParamFull) > 0 || r.live.category(Category::GradFull) > 0;
+    }));
 }
 
 TEST(ReplayModel, failureClosesAPartialStep) {
@@ -291,7 +310,8 @@ TEST(ReplayModel, failureClosesAPartialStep) {
     protocol::StreamDecoder decoder;
     decoder.feed(shardscope::testing::syntheticStream(run));
     std::vector<FailureInfo> failures;
-    while (auto r = decoder.next()) assembler.consume(std::move(*r));
+    while (auto r = decoder.next())
+        assembler.consume(std::move(*r));
     auto out = assembler.take();
     EXPECT_EQ(out.steps.size(), std::size_t{2});
     EXPECT_TRUE(out.steps[0]->complete);
@@ -341,8 +361,10 @@ TEST(ReplayModel, seriesCapKeepsThePeak) {
     const auto capped = capSeries(full, 40);
     EXPECT_TRUE(capped.size() <= 41);
     std::uint64_t maxFull = 0, maxCapped = 0;
-    for (const auto& p : full) maxFull = std::max(maxFull, p.total());
-    for (const auto& p : capped) maxCapped = std::max(maxCapped, p.total());
+    for (const auto& p : full)
+        maxFull = std::max(maxFull, p.total());
+    for (const auto& p : capped)
+        maxCapped = std::max(maxCapped, p.total());
     EXPECT_EQ(maxCapped, maxFull);
     EXPECT_EQ(capped.back().replayNs, full.back().replayNs);
 }

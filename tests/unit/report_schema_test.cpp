@@ -1,13 +1,12 @@
 // Reports as types (report/report.h): what is written reads back equal, a file without a
 // schema gets the one line that says so, and hostile files are refused with one line — never
 // an exception, a crash or a huge allocation.
-#include <gtest/gtest.h>
-
-#include <functional>
-#include <string>
-
 #include "report/report.h"
 #include "report/run_info.h"
+
+#include <functional>
+#include <gtest/gtest.h>
+#include <string>
 
 namespace shardscope::report {
 namespace {
@@ -75,8 +74,8 @@ TEST(reportSchema, RunReportRoundTrips) {
     const RunReport r = sample();
     const json j = toJson(r);
     EXPECT_EQ(j["schema"], "shardscope.run/1");
-    for (const char* key : {"param_count", "world_size", "strategy", "losses", "ranks", "comm_bytes_per_step",
-                            "theory", "param_digest"})
+    for (const char* key : {"param_count", "world_size", "strategy", "losses", "ranks",
+                            "comm_bytes_per_step", "theory", "param_digest"})
         EXPECT_TRUE(j.contains(key)) << key;
     EXPECT_TRUE(j["ranks"][0]["peak_bytes"].contains("total"));
     const Parsed<RunReport> back = fromJson(j);
@@ -96,7 +95,8 @@ TEST(reportSchema, FractionsOutsideZeroToOneAreRefused) {
             j[key] = bad;
             const Parsed<RunReport> back = fromJson(j);
             ASSERT_FALSE(back) << key << " " << bad;
-            EXPECT_NE(back.error.find("is not a fraction in [0, 1]"), std::string::npos) << back.error;
+            EXPECT_NE(back.error.find("is not a fraction in [0, 1]"), std::string::npos)
+                << back.error;
         }
     json j = toJson(sample());
     j["ranks"][0]["exposed_comm"]["fraction_median"] = -3;
@@ -105,8 +105,10 @@ TEST(reportSchema, FractionsOutsideZeroToOneAreRefused) {
 
 TEST(reportSchema, ConfigImportRoundTripsAndIsBounded) {
     RunReport r = sample();
-    r.configImport = ConfigImport{"ds.json", {{"zero_optimization.stage", "--strategy zero3"}},
-                                  {{"steps_per_print", "logging"}, {"scheduler", "constant learning rate"}}};
+    r.configImport =
+        ConfigImport{"ds.json",
+                     {{"zero_optimization.stage", "--strategy zero3"}},
+                     {{"steps_per_print", "logging"}, {"scheduler", "constant learning rate"}}};
     const json j = toJson(r);
     EXPECT_EQ(j["config_import"]["applied"][0]["setting"], "--strategy zero3");
     EXPECT_EQ(j["config_import"]["ignored"][1]["key"], "scheduler");
@@ -120,7 +122,8 @@ TEST(reportSchema, ConfigImportRoundTripsAndIsBounded) {
     EXPECT_NE(errorOf(bad).find("config_import.ignored[0]"), std::string::npos);
     bad = j;
     bad["config_import"]["applied"] = json::array();
-    for (int i = 0; i < 300; ++i) bad["config_import"]["applied"].push_back({{"key", "k"}, {"setting", "s"}});
+    for (int i = 0; i < 300; ++i)
+        bad["config_import"]["applied"].push_back({{"key", "k"}, {"setting", "s"}});
     EXPECT_NE(errorOf(bad).find("at most"), std::string::npos);
 }
 
@@ -166,11 +169,14 @@ TEST(reportSchema, TiersRoundTripAndOldFilesReadAsDeviceOnly) {
     const Parsed<RunReport> legacy = fromJson(old);
     ASSERT_TRUE(legacy.value) << legacy.error;
     EXPECT_EQ(legacy.value->ranks[0].peakTotalByTier[index(Tier::Device)], 5000u);
-    EXPECT_EQ(legacy.value->ranks[0].modelStateBytesByTier[index(Tier::Device)][index(Category::ParamShard)], 42u);
+    EXPECT_EQ(legacy.value->ranks[0]
+                  .modelStateBytesByTier[index(Tier::Device)][index(Category::ParamShard)],
+              42u);
 
     json missingTier = j;
     missingTier["ranks"][0]["model_state_bytes_by_tier"].erase("nvme");
-    EXPECT_NE(errorOf(missingTier).find("expected the tiers device, host and nvme"), std::string::npos);
+    EXPECT_NE(errorOf(missingTier).find("expected the tiers device, host and nvme"),
+              std::string::npos);
     json badTier = j;
     badTier["ranks"][0]["peak_bytes_by_tier"]["host"].erase("total");
     EXPECT_NE(errorOf(badTier).find("has no \"total\""), std::string::npos);
@@ -179,7 +185,8 @@ TEST(reportSchema, TiersRoundTripAndOldFilesReadAsDeviceOnly) {
 TEST(reportSchema, AFileWithoutSchemaGetsOneClearLine) {
     json j = toJson(sample());
     j.erase("schema");
-    EXPECT_EQ(errorOf(j), "report has no schema field (written by an older ShardScope); re-run to regenerate");
+    EXPECT_EQ(errorOf(j),
+              "report has no schema field (written by an older ShardScope); re-run to regenerate");
     EXPECT_EQ(parseCompareReport(j.dump()).error, kNoSchemaMessage);
     json other = toJson(sample());
     other["schema"] = "shardscope.run/9";
@@ -197,14 +204,19 @@ TEST(reportSchema, HostileFilesAreRefusedWithOneLine) {
         {[](json& j) { j["ranks"][0]["rank"] = -1; }, "ranks[0].rank"},
         {[](json& j) { j["ranks"].push_back(j["ranks"][0]); }, "3 entries for world_size 2"},
         {[](json& j) { j["ranks"] = json::object(); }, "ranks"},
-        {[](json& j) { j["losses"] = json::array({1.0, "x"}); }, "losses"},
+        {[](json& j) {
+             j["losses"] = json::array({1.0, "x"});
+         },
+         "losses"},
         {[](json& j) { j["losses"] = std::vector<double>(1'000'001, 1.0); }, "losses"},
         {[](json& j) { j["ranks"][0]["peak_bytes"]["activation"] = -5; }, "activation"},
         {[](json& j) { j["ranks"][0]["peak_bytes"]["bogus"] = 5; }, "bogus"},
         {[](json& j) { j["ranks"][0]["peak_bytes"].erase("total"); }, "total"},
-        {[](json& j) { j["ranks"][0]["exposed_comm"]["fraction_median"] = nullptr; }, "fraction_median"},
+        {[](json& j) { j["ranks"][0]["exposed_comm"]["fraction_median"] = nullptr; },
+         "fraction_median"},
         {[](json& j) { j["ranks"][1]["device"]["name"] = 3; }, "device.name"},
-        {[](json& j) { j["ranks"][0]["exposed_transfer"]["exposed_ns"] = -1; }, "exposed_transfer.exposed_ns"},
+        {[](json& j) { j["ranks"][0]["exposed_transfer"]["exposed_ns"] = -1; },
+         "exposed_transfer.exposed_ns"},
         {[](json& j) { j["exposed_transfer_fraction"] = "most"; }, "exposed_transfer_fraction"},
         {[](json& j) { j["theory"]["comm_bytes_per_step"]["all_gather"] = "lots"; }, "all_gather"},
         {[](json& j) { j["theory"]["notes"] = std::vector<std::string>(1000, "n"); }, "notes"},
@@ -220,10 +232,12 @@ TEST(reportSchema, HostileFilesAreRefusedWithOneLine) {
         EXPECT_NE(e.find(needle), std::string::npos) << needle << " → '" << e << "'";
     }
     EXPECT_EQ(parseRunReport("not json").error, "the report is not valid JSON");
-    EXPECT_FALSE(parseCompareReport(R"({"schema":"shardscope.compare/1","ranks":2,"deterministic":true,"strategies":[]})"));
+    EXPECT_FALSE(parseCompareReport(
+        R"({"schema":"shardscope.compare/1","ranks":2,"deterministic":true,"strategies":[]})"));
     // Every key replaced by a value of each other type: an answer, never an exception.
     for (const auto& [key, value] : good.items())
-        for (const json& replacement : {json(nullptr), json("x"), json(-1), json(1e300), json::array(), json::object()}) {
+        for (const json& replacement :
+             {json(nullptr), json("x"), json(-1), json(1e300), json::array(), json::object()}) {
             json j = good;
             j[key] = replacement;
             EXPECT_NO_THROW((void)fromJson(j)) << key;
@@ -231,7 +245,8 @@ TEST(reportSchema, HostileFilesAreRefusedWithOneLine) {
 }
 
 TEST(reportSchema, HandshakeRunInfoIsTolerantButBounded) {
-    const Parsed<RunInfo> info = parseRunInfo(R"({"strategy":"zero3","backend":"cuda","shared_device":true})", 2);
+    const Parsed<RunInfo> info =
+        parseRunInfo(R"({"strategy":"zero3","backend":"cuda","shared_device":true})", 2);
     ASSERT_TRUE(info);
     EXPECT_EQ(info.value->backend, "cuda");
     EXPECT_EQ(info.value->worldSize, 2);
@@ -247,7 +262,8 @@ TEST(reportSchema, HandshakeRunInfoIsTolerantButBounded) {
     const Parsed<RunInfo> mesh = parseRunInfo(R"({"world_size": 8, "tp": 2})", 8);
     ASSERT_TRUE(mesh);
     EXPECT_EQ(mesh.value->tensorParallel, 2);
-    for (const char* bad : {R"({"world_size": 6, "tp": 4})", R"({"world_size": 4, "tp": 0})", R"({"world_size": 2, "tp": 4})"})
+    for (const char* bad : {R"({"world_size": 6, "tp": 4})", R"({"world_size": 4, "tp": 0})",
+                            R"({"world_size": 2, "tp": 4})"})
         EXPECT_FALSE(parseRunInfo(bad, 2)) << bad;
 }
 

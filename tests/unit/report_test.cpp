@@ -1,13 +1,12 @@
 // What a rank sends rank 0 (RankResult) survives the trip, and the report shows the exposed
 // communication and a CUDA rank's device memory under the documented keys.
-#include <gtest/gtest.h>
-
-#include <string>
-#include <vector>
-
 #include "core/error.h"
 #include "train/report.h"
 #include "train/run_config.h"
+
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
 
 namespace shardscope::train {
 namespace {
@@ -71,12 +70,14 @@ TEST(trainReport, RankResultRoundTripsWithOverlapAndDeviceMemory) {
 
 TEST(trainReport, ReportShowsExposedCommunicationAndDeviceMemory) {
     RunOutcome o;
-    o.config = parseRunConfig(std::vector<std::string>{"--model", "tiny", "--strategy", "zero3", "--steps", "3"}, 2);
+    o.config = parseRunConfig(
+        std::vector<std::string>{"--model", "tiny", "--strategy", "zero3", "--steps", "3"}, 2);
     o.paramCount = 71900;
     o.losses = {4.0, 3.9, 3.8};
     o.stepMs = {1.0, 1.0, 2.0};
     o.ranks = {sample(0, false), sample(1, true)};
-    o.ranks[1].overlap = {{1000, 900, 800, 500, 200}, {1000, 900, 700, 500, 100}, {1000, 900, 900, 500, 300}};
+    o.ranks[1].overlap = {
+        {1000, 900, 800, 500, 200}, {1000, 900, 700, 500, 100}, {1000, 900, 900, 500, 300}};
     const nlohmann::json j = buildReport(o);
     const auto& e0 = j["ranks"][0]["exposed_comm"];
     EXPECT_DOUBLE_EQ(e0["fraction_median"].get<double>(), 0.1); // 0.1, 0.3, 0.1
@@ -92,7 +93,8 @@ TEST(trainReport, ReportShowsExposedCommunicationAndDeviceMemory) {
     EXPECT_EQ(t1["fraction_per_step"].size(), 3u);
     EXPECT_EQ(t1["transfer_union_ns"], 1500);
     EXPECT_EQ(t1["exposed_ns"], 600);
-    EXPECT_DOUBLE_EQ(j["ranks"][0]["exposed_transfer"]["fraction_median"].get<double>(), 0.02); // 0, 0.02, 0.15
+    EXPECT_DOUBLE_EQ(j["ranks"][0]["exposed_transfer"]["fraction_median"].get<double>(),
+                     0.02); // 0, 0.02, 0.15
     EXPECT_DOUBLE_EQ(j["exposed_transfer_fraction"].get<double>(), 0.2);
     const auto& d = j["ranks"][1]["device"];
     EXPECT_EQ(d["name"], "cuda:0 (test GPU)");
@@ -103,7 +105,8 @@ TEST(trainReport, ReportShowsExposedCommunicationAndDeviceMemory) {
     EXPECT_EQ(d["device_used_bytes"], 3ull << 30);
     EXPECT_EQ(d["outside_ledger_bytes"], 500ull << 20);
     EXPECT_EQ(d["declared_workspace_bytes"], 96ull << 20);
-    for (const char* key : {"ordinal", "pool_used_bytes", "pool_reserved_bytes"}) EXPECT_TRUE(d.contains(key)) << key;
+    for (const char* key : {"ordinal", "pool_used_bytes", "pool_reserved_bytes"})
+        EXPECT_TRUE(d.contains(key)) << key;
     EXPECT_EQ(j["config"]["backend"], "cpu");
     EXPECT_EQ(j["config"]["shared_device"], false);
     EXPECT_EQ(j["schema"], "shardscope.run/1");
@@ -112,7 +115,8 @@ TEST(trainReport, ReportShowsExposedCommunicationAndDeviceMemory) {
 // What the worker writes is what every reader gets back: the typed report survives JSON.
 TEST(trainReport, ReportRoundTripsThroughTheReader) {
     RunOutcome o;
-    o.config = parseRunConfig(std::vector<std::string>{"--model", "tiny", "--strategy", "fsdp", "--steps", "3"}, 2);
+    o.config = parseRunConfig(
+        std::vector<std::string>{"--model", "tiny", "--strategy", "fsdp", "--steps", "3"}, 2);
     o.paramCount = 71900;
     o.losses = {4.0, 3.9, 3.8};
     o.stepMs = {1.0, 1.0, 2.0};

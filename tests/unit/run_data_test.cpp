@@ -1,14 +1,13 @@
 // The run's values: applyEvent's open compute and collective spans close by the one span
 // pairing (core/span_pairing.h), an End closes the span with its own key, never simply "the
 // latest"; the final report handed on as the typed report; the handshake.
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
-
 #include "core/error.h"
 #include "replay/run_data.h"
 #include "replay/stream_assembler.h"
 #include "report/report.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 using namespace shardscope;
 using namespace shardscope::replay;
@@ -89,7 +88,8 @@ TEST(RunData, AssemblerHandsOnTheTypedReport) {
     typed.losses = {4.5, 4.3};
     typed.exposedCommFraction = 0.47;
     typed.ranks.resize(3);
-    for (int i = 0; i < 3; ++i) typed.ranks[static_cast<std::size_t>(i)].rank = i;
+    for (int i = 0; i < 3; ++i)
+        typed.ranks[static_cast<std::size_t>(i)].rank = i;
     typed.ranks[0].exposedComm = {0.47, {0.5, 0.47, 0.4}, 2400, 1300, 2800};
     typed.ranks[1].exposedComm = {0.0625, {0.07, 0.0625}, 0, 0, 0};
     typed.ranks[1].device = report::DeviceMemory{};
@@ -105,7 +105,8 @@ TEST(RunData, AssemblerHandsOnTheTypedReport) {
         ASSERT_TRUE(out.report);
         EXPECT_TRUE(out.reportProblem.empty()) << out.reportProblem;
         EXPECT_EQ(*out.report, typed);
-        EXPECT_EQ(out.report->ranks[0].exposedComm.fractionPerStep, (std::vector<double>{0.5, 0.47, 0.4}));
+        EXPECT_EQ(out.report->ranks[0].exposedComm.fractionPerStep,
+                  (std::vector<double>{0.5, 0.47, 0.4}));
         EXPECT_FALSE(out.report->ranks[0].device.has_value());
         ASSERT_TRUE(out.report->ranks[1].device.has_value());
         EXPECT_EQ(out.report->ranks[1].device->name, "cuda:0 (Test GPU)");
@@ -119,13 +120,16 @@ TEST(RunData, AssemblerHandsOnTheTypedReport) {
     assembler.consume(protocol::Report{old.dump()});
     const StreamAssembler::Output out = assembler.take();
     EXPECT_FALSE(out.report);
-    EXPECT_NE(out.reportProblem.find("report has no schema field"), std::string::npos) << out.reportProblem;
-    EXPECT_NE(out.reportProblem.find("re-run to regenerate"), std::string::npos) << out.reportProblem;
+    EXPECT_NE(out.reportProblem.find("report has no schema field"), std::string::npos)
+        << out.reportProblem;
+    EXPECT_NE(out.reportProblem.find("re-run to regenerate"), std::string::npos)
+        << out.reportProblem;
 }
 
 // The handshake says how the ranks ran.
 TEST(RunData, RunInfoSaysHowTheRanksRan) {
-    const RunInfo info = parseRunInfo(R"({"strategy":"zero3","backend":"cuda","shared_device":true})", 2);
+    const RunInfo info =
+        parseRunInfo(R"({"strategy":"zero3","backend":"cuda","shared_device":true})", 2);
     EXPECT_EQ(info.backend, "cuda");
     EXPECT_TRUE(info.sharedDevice);
     EXPECT_FALSE(parseRunInfo("{}", 2).sharedDevice);

@@ -1,15 +1,14 @@
 // sha256 of the checkpoint library (OpenSSL's EVP digest underneath): the FIPS 180-4 vectors,
 // a message fed in any split equals it fed whole, and a spent-then-new object starts afresh.
-#include <gtest/gtest.h>
+#include "checkpoint/sha256.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <gtest/gtest.h>
 #include <random>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "checkpoint/sha256.h"
 
 namespace shardscope::checkpoint {
 namespace {
@@ -17,7 +16,8 @@ namespace {
 std::string randomBytes(std::size_t n, std::uint32_t seed) {
     std::mt19937 rng(seed);
     std::string s(n, '\0');
-    for (char& c : s) c = static_cast<char>(rng() >> 24);
+    for (char& c : s)
+        c = static_cast<char>(rng() >> 24);
     return s;
 }
 
@@ -26,7 +26,8 @@ TEST(checkpointSha256, MatchesTheFipsVectors) {
     EXPECT_EQ(sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     EXPECT_EQ(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
               "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-    EXPECT_EQ(sha256Hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopq"
+    EXPECT_EQ(sha256Hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjk"
+                        "lmnopqklmnopqrlmnopq"
                         "rsmnopqrstnopqrstu"),
               "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
     Sha256 million; // one million 'a', fed in uneven pieces across block boundaries
@@ -45,8 +46,10 @@ TEST(checkpointSha256, MatchesTheFipsVectors) {
 TEST(checkpointSha256, AnySplitEqualsTheWholeMessage) {
     const std::string bytes = randomBytes(std::size_t{3} << 20, 12345);
     std::mt19937 rng(7);
-    std::vector<std::size_t> lengths = {0, 55, 56, 63, 64, 65, 119, 120, 128, 65537, std::size_t{1} << 20};
-    for (int i = 0; i < 200; ++i) lengths.push_back(rng() % (10 * 1024 + 1));
+    std::vector<std::size_t> lengths = {
+        0, 55, 56, 63, 64, 65, 119, 120, 128, 65537, std::size_t{1} << 20};
+    for (int i = 0; i < 200; ++i)
+        lengths.push_back(rng() % (10 * 1024 + 1));
     for (const std::size_t n : lengths) {
         const std::size_t from = rng() % 61;
         const std::string_view in(bytes.data() + from, std::min(n, bytes.size() - from));

@@ -1,13 +1,13 @@
 // One span pairing for every reader of a rank's events: an End closes the most recent open
 // Begin with the same key, so prefetched all-gathers that end out of order pair correctly in
 // the pairing itself, the exposed-communication tracker's inputs, the timeline and the flows.
-#include <gtest/gtest.h>
-
-#include "protocol/protocol.h"
 #include "core/span_pairing.h"
+#include "protocol/protocol.h"
 #include "replay/flow_state.h"
 #include "replay/timeline_index.h"
 #include "timeline_test_recording.h"
+
+#include <gtest/gtest.h>
 
 using namespace shardscope;
 using namespace shardscope::replay;
@@ -32,7 +32,8 @@ Event collective(EventKind kind, int rank, int unit, CollectiveOp op, std::uint6
 std::unique_ptr<ReplayModel> outOfOrderPrefetch() {
     std::string out;
     protocol::writeHeader(out);
-    for (int r = 0; r < 2; ++r) protocol::writeRecord(out, protocol::Handshake{r, 2, "{}"});
+    for (int r = 0; r < 2; ++r)
+        protocol::writeRecord(out, protocol::Handshake{r, 2, "{}"});
     for (int r = 0; r < 2; ++r) {
         const std::uint64_t t = 1000 + static_cast<std::uint64_t>(r) * 10;
         std::vector<Event> events = {
@@ -60,10 +61,15 @@ TEST(SpanPairing, EndClosesTheMostRecentBeginWithItsKey) {
     open.open(*spanKeyOf(ag2), 2);
     EXPECT_EQ(open.openCount(), 2u);
     // Unit 1's end closes unit 1's begin, not the innermost (unit 2).
-    EXPECT_EQ(open.close(*spanKeyOf(collective(EventKind::CollectiveEnd, 0, 1, CollectiveOp::AllGather, 0))), 1);
+    EXPECT_EQ(open.close(*spanKeyOf(
+                  collective(EventKind::CollectiveEnd, 0, 1, CollectiveOp::AllGather, 0))),
+              1);
     // Another kind on the same unit does not match.
-    EXPECT_FALSE(open.close(*spanKeyOf(collective(EventKind::CollectiveEnd, 0, 2, CollectiveOp::ReduceScatter, 0))));
-    EXPECT_EQ(open.close(*spanKeyOf(collective(EventKind::CollectiveEnd, 0, 2, CollectiveOp::AllGather, 0))), 2);
+    EXPECT_FALSE(open.close(
+        *spanKeyOf(collective(EventKind::CollectiveEnd, 0, 2, CollectiveOp::ReduceScatter, 0))));
+    EXPECT_EQ(open.close(*spanKeyOf(
+                  collective(EventKind::CollectiveEnd, 0, 2, CollectiveOp::AllGather, 0))),
+              2);
     EXPECT_EQ(open.openCount(), 0u);
     // An end with nothing open closes nothing.
     EXPECT_FALSE(open.close(*spanKeyOf(ag1)));

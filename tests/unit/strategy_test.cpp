@@ -1,11 +1,6 @@
 // Strategies on one rank (self communicator): the one-rank equivalence of every strategy (the
 // multi-rank parity runs under mpirun: tests/mpi/strategy_mpi_test.cpp; the bucket planner and
 // the policies they share with the theory engine are tested in plan_test.cpp).
-#include <gtest/gtest.h>
-
-#include <memory>
-#include <vector>
-
 #include "comm/communicator.h"
 #include "core/ledger.h"
 #include "device/cpu_device.h"
@@ -16,6 +11,10 @@
 #include "strategy/sharding.h"
 #include "theory/estimate.h"
 #include "train/trainer.h"
+
+#include <gtest/gtest.h>
+#include <memory>
+#include <vector>
 
 namespace shardscope {
 namespace {
@@ -42,7 +41,8 @@ OneRank oneRank(Strategy s, plan::Knobs knobs = {}) {
     sc.knobs = knobs;
     sc.shape = preset.shape;
     sc.seed = 2;
-    auto sharding = strategy::makeSharding(sc, cpu, {self.get(), self.get(), s == Strategy::FsdpHybridShard ? self.get() : nullptr});
+    auto sharding = strategy::makeSharding(
+        sc, cpu, {self.get(), self.get(), s == Strategy::FsdpHybridShard ? self.get() : nullptr});
     train::TrainConfig cfg;
     cfg.model = {preset.shape, preset.microBatch, false};
     cfg.optimizer.learningRate = preset.learningRate;

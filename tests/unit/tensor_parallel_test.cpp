@@ -12,16 +12,6 @@
 // fraction of lr): fp32 losses within 7e-8 relative, weights within 8e-5 absolute; bf16 (bf16
 // params and gradients, fp32 GEMMs on the CPU) losses within 4e-7, weights within 1.2e-4.
 // Asserted: losses 1e-6 (fp32) / 1e-5 (bf16) relative, weights 5e-4 / 5e-3 absolute.
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <cstdio>
-#include <exception>
-#include <memory>
-#include <mutex>
-#include <thread>
-#include <vector>
-
 #include "comm/shared_device_communicator.h"
 #include "core/ledger.h"
 #include "device/cpu_device.h"
@@ -33,6 +23,15 @@
 #include "strategy/sharding.h"
 #include "theory/estimate.h"
 #include "train/trainer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <gtest/gtest.h>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 namespace shardscope {
 namespace {
@@ -54,9 +53,9 @@ struct MeshRun {
     std::vector<double> losses;
     std::vector<std::vector<float>> weights; // the whole model's, unit by unit
     std::uint64_t digest = 0;
-    ByteTable states;              // rank 0, end of the first forward
-    std::uint64_t peak = 0;        // rank 0, device tier
-    comm::CommStats comm;          // rank 0, summed over its groups, per step
+    ByteTable states;       // rank 0, end of the first forward
+    std::uint64_t peak = 0; // rank 0, device tier
+    comm::CommStats comm;   // rank 0, summed over its groups, per step
 };
 
 theory::Scenario scenarioOf(const Mesh& m) {
@@ -88,7 +87,8 @@ MeshRun runMesh(const Mesh& m) {
     // of the ranks with the same TP index.
     std::vector<std::unique_ptr<comm::Communicator>> owned = comm::makeSharedHostCommunicators(raw);
     std::vector<strategy::CommGroups> groups(static_cast<std::size_t>(n));
-    for (int r = 0; r < n; ++r) groups[static_cast<std::size_t>(r)].world = owned[static_cast<std::size_t>(r)].get();
+    for (int r = 0; r < n; ++r)
+        groups[static_cast<std::size_t>(r)].world = owned[static_cast<std::size_t>(r)].get();
     auto split = [&](auto color, int count, comm::Communicator* strategy::CommGroups::*slot) {
         for (int c = 0; c < count; ++c) {
             std::vector<int> members;
@@ -109,12 +109,15 @@ MeshRun runMesh(const Mesh& m) {
         split([&](int r) { return r / m.tp; }, m.dp, &strategy::CommGroups::tensor);
         split([&](int r) { return r % m.tp; }, m.tp, &strategy::CommGroups::data);
     }
-    for (auto& g : groups) g.shard = g.data ? g.data : g.world;
-    if (m.hybridGroup > 0) { // shard groups: G consecutive DP ranks; replicas: the same index in each
+    for (auto& g : groups)
+        g.shard = g.data ? g.data : g.world;
+    if (m.hybridGroup >
+        0) { // shard groups: G consecutive DP ranks; replicas: the same index in each
         const int g = m.hybridGroup;
         split([&](int r) { return (r % m.tp) * (m.dp / g) + (r / m.tp) / g; }, m.tp * (m.dp / g),
               &strategy::CommGroups::shard);
-        split([&](int r) { return (r % m.tp) * g + (r / m.tp) % g; }, m.tp * g, &strategy::CommGroups::replica);
+        split([&](int r) { return (r % m.tp) * g + (r / m.tp) % g; }, m.tp * g,
+              &strategy::CommGroups::replica);
     }
 
     MeshRun out;
@@ -125,7 +128,8 @@ MeshRun runMesh(const Mesh& m) {
         threads.emplace_back([&, r] {
             try {
                 device::CpuDevice& cpu = *devices[static_cast<std::size_t>(r)];
-                const model::MarkovSource data(preset.shape.vocab, preset.shape.seqLen, preset.microBatch, 5);
+                const model::MarkovSource data(preset.shape.vocab, preset.shape.seqLen,
+                                               preset.microBatch, 5);
                 strategy::StrategyConfig sc;
                 sc.strategy = m.strategy;
                 sc.precision = m.precision;
@@ -133,14 +137,16 @@ MeshRun runMesh(const Mesh& m) {
                 sc.shape.tp = m.tp;
                 sc.seed = 5;
                 sc.knobs.hybridGroupSize = m.hybridGroup;
-                auto sharding = strategy::makeSharding(sc, cpu, groups[static_cast<std::size_t>(r)]);
+                auto sharding =
+                    strategy::makeSharding(sc, cpu, groups[static_cast<std::size_t>(r)]);
                 train::TrainConfig tc;
                 tc.model = {sc.shape, preset.microBatch, m.checkpointing};
                 tc.precision = m.precision;
                 tc.optimizer.learningRate = preset.learningRate;
                 tc.seed = 5;
                 train::Trainer trainer(tc, cpu, data, sharding.get());
-                for (comm::Communicator* c : groups[static_cast<std::size_t>(r)].distinct()) c->resetStats();
+                for (comm::Communicator* c : groups[static_cast<std::size_t>(r)].distinct())
+                    c->resetStats();
                 std::vector<double> losses;
                 ByteTable states;
                 for (int k = 0; k < m.steps; ++k) {
@@ -149,7 +155,8 @@ MeshRun runMesh(const Mesh& m) {
                     losses.push_back(s.loss);
                 }
                 comm::CommStats stats;
-                for (comm::Communicator* c : groups[static_cast<std::size_t>(r)].distinct()) stats.add(c->stats());
+                for (comm::Communicator* c : groups[static_cast<std::size_t>(r)].distinct())
+                    stats.add(c->stats());
                 const std::uint64_t peak = ledgers[static_cast<std::size_t>(r)]->peakBytes();
                 auto weights = trainer.fullWeights();
                 if (r == 0) {
@@ -167,11 +174,15 @@ MeshRun runMesh(const Mesh& m) {
             }
         });
     }
-    for (std::thread& t : threads) t.join();
+    for (std::thread& t : threads)
+        t.join();
     if (error) std::rethrow_exception(error);
-    for (auto& v : out.comm.calls) v /= static_cast<std::uint64_t>(m.steps);
-    for (auto& v : out.comm.payloadBytes) v /= static_cast<std::uint64_t>(m.steps);
-    for (auto& v : out.comm.sentBytes) v /= static_cast<std::uint64_t>(m.steps);
+    for (auto& v : out.comm.calls)
+        v /= static_cast<std::uint64_t>(m.steps);
+    for (auto& v : out.comm.payloadBytes)
+        v /= static_cast<std::uint64_t>(m.steps);
+    for (auto& v : out.comm.sentBytes)
+        v /= static_cast<std::uint64_t>(m.steps);
     return out;
 }
 
@@ -189,7 +200,8 @@ Gap gap(const MeshRun& a, const MeshRun& b) {
     for (std::size_t u = 0; u < std::min(a.weights.size(), b.weights.size()); ++u) {
         EXPECT_EQ(a.weights[u].size(), b.weights[u].size()) << "unit " << u;
         for (std::size_t i = 0; i < std::min(a.weights[u].size(), b.weights[u].size()); ++i)
-            g.weight = std::max(g.weight, static_cast<double>(std::abs(a.weights[u][i] - b.weights[u][i])));
+            g.weight = std::max(g.weight,
+                                static_cast<double>(std::abs(a.weights[u][i] - b.weights[u][i])));
     }
     return g;
 }
@@ -197,7 +209,8 @@ Gap gap(const MeshRun& a, const MeshRun& b) {
 void expectClose(const MeshRun& run, const MeshRun& ddp, PrecisionKind p, const std::string& what) {
     const Gap g = gap(run, ddp);
     const bool fp32 = p == PrecisionKind::Fp32;
-    std::printf("%s: loss gap %.3g (relative), weight gap %.3g (absolute)\n", what.c_str(), g.loss, g.weight);
+    std::printf("%s: loss gap %.3g (relative), weight gap %.3g (absolute)\n", what.c_str(), g.loss,
+                g.weight);
     EXPECT_LE(g.loss, fp32 ? 1e-6 : 1e-5) << what;
     EXPECT_LE(g.weight, fp32 ? 5e-4 : 5e-3) << what;
     EXPECT_GT(run.losses.front() - run.losses.back(), 0.0) << what << ": it trains";
@@ -214,27 +227,31 @@ TEST(tensorParallelLayout, SlicesPartitionTheSplitTensorsAndReplicateTheRest) {
         ASSERT_EQ(slices.size(), whole.size());
         for (std::size_t u = 0; u < whole.size(); ++u) {
             std::vector<float> values(whole[u].elements());
-            for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+            for (std::size_t i = 0; i < values.size(); ++i)
+                values[i] = static_cast<float>(i);
             std::vector<float> back(values.size(), -1.0f), seen(values.size(), 0.0f);
             for (std::int64_t r = 0; r < t; ++r) {
                 std::vector<float> slice(slices[u].elements());
                 plan::copyTpSlice(whole[u], slices[u], t, r, values.data(), slice.data(), true);
                 plan::copyTpSlice(whole[u], slices[u], t, r, back.data(), slice.data(), false);
-                for (float v : slice) seen[static_cast<std::size_t>(v)] += 1.0f;
+                for (float v : slice)
+                    seen[static_cast<std::size_t>(v)] += 1.0f;
             }
             EXPECT_EQ(back, values) << "T=" << t << " unit " << u << ": the slices cover the whole";
             for (const plan::TensorSlot& s : whole[u].slots())
                 for (std::uint64_t i = s.offset; i < s.offset + s.elements(); ++i) {
-                    const float times = s.name.find("qkv") != std::string::npos || s.name.find("mlp.fc") == 0 ||
-                                                s.name == "attn.proj.weight" || s.name == "mlp.proj.weight"
-                                            ? 1.0f
-                                            : static_cast<float>(t);
+                    const float times =
+                        s.name.find("qkv") != std::string::npos || s.name.find("mlp.fc") == 0 ||
+                                s.name == "attn.proj.weight" || s.name == "mlp.proj.weight"
+                            ? 1.0f
+                            : static_cast<float>(t);
                     ASSERT_EQ(seen[i], times) << s.name << " T=" << t;
                 }
         }
         // A slice of a block holds (12d² + 7d)/T + 6d parameters.
         const std::int64_t d = shape.dModel;
-        EXPECT_EQ(slices[1].elements(), static_cast<std::uint64_t>((12 * d * d + 7 * d) / t + 6 * d));
+        EXPECT_EQ(slices[1].elements(),
+                  static_cast<std::uint64_t>((12 * d * d + 7 * d) / t + 6 * d));
         EXPECT_EQ(plan::modelParamCount(shape), plan::paramCount(plan::untiled(shape)));
     }
 }
@@ -247,14 +264,17 @@ TEST(tensorParallelLayout, QkvSliceHoldsTheQKAndVColumnsOfItsHeads) {
     half.tp = 2;
     const plan::UnitLayout w = plan::unitLayouts(whole)[1], s = plan::unitLayouts(half)[1];
     std::vector<float> values(w.elements());
-    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+    for (std::size_t i = 0; i < values.size(); ++i)
+        values[i] = static_cast<float>(i);
     std::vector<float> slice(s.elements());
     plan::copyTpSlice(w, s, 2, 1, values.data(), slice.data(), true);
     const auto& bias = s.slot("attn.qkv.bias");
     const float base = static_cast<float>(w.slot("attn.qkv.bias").offset);
     const std::vector<float> got(slice.begin() + static_cast<std::ptrdiff_t>(bias.offset),
-                                 slice.begin() + static_cast<std::ptrdiff_t>(bias.offset + bias.elements()));
-    EXPECT_EQ(got, (std::vector<float>{base + 2, base + 3, base + 6, base + 7, base + 10, base + 11}));
+                                 slice.begin() +
+                                     static_cast<std::ptrdiff_t>(bias.offset + bias.elements()));
+    EXPECT_EQ(got,
+              (std::vector<float>{base + 2, base + 3, base + 6, base + 7, base + 10, base + 11}));
     plan::GptShape bad = whole;
     bad.tp = 4;
     EXPECT_THROW(plan::validate(bad), Error) << "4 does not divide 2 heads";
@@ -268,15 +288,17 @@ TEST(tensorParallel, MeshMatchesDdpOfTheSameGlobalBatchFp32AndBf16) {
             const MeshRun ddp = runMesh({1, d, Strategy::Ddp, p});
             for (int t : {1, 2}) {
                 const MeshRun run = runMesh({t, d, Strategy::Ddp, p});
-                expectClose(run, ddp, p, "T=" + std::to_string(t) + " D=" + std::to_string(d) + " " +
-                                             std::string(plan::precisionName(p)));
+                expectClose(run, ddp, p,
+                            "T=" + std::to_string(t) + " D=" + std::to_string(d) + " " +
+                                std::string(plan::precisionName(p)));
                 if (t == 1) {
                     EXPECT_EQ(run.digest, ddp.digest) << "T = 1 is DDP itself";
                 }
             }
         }
         const MeshRun ddp1 = runMesh({1, 1, Strategy::Ddp, p});
-        expectClose(runMesh({4, 1, Strategy::Ddp, p}), ddp1, p, "T=4 D=1 " + std::string(plan::precisionName(p)));
+        expectClose(runMesh({4, 1, Strategy::Ddp, p}), ddp1, p,
+                    "T=4 D=1 " + std::string(plan::precisionName(p)));
     }
 }
 
@@ -284,9 +306,11 @@ TEST(tensorParallel, ZeroAndFsdpShardTheSliceOverTheDpGroup) {
     for (PrecisionKind p : {PrecisionKind::Fp32, PrecisionKind::MixedBf16}) {
         const MeshRun ddp = runMesh({1, 2, Strategy::Ddp, p});
         const MeshRun tpDdp = runMesh({2, 2, Strategy::Ddp, p});
-        for (Strategy s : {Strategy::Zero1, Strategy::Zero2, Strategy::Zero3, Strategy::FsdpFullShard}) {
+        for (Strategy s :
+             {Strategy::Zero1, Strategy::Zero2, Strategy::Zero3, Strategy::FsdpFullShard}) {
             const MeshRun run = runMesh({2, 2, s, p});
-            const std::string what = std::string(plan::strategyName(s)) + " " + std::string(plan::precisionName(p));
+            const std::string what =
+                std::string(plan::strategyName(s)) + " " + std::string(plan::precisionName(p));
             expectClose(run, ddp, p, what);
             // Same mesh, same sums in rank order: bitwise what DDP on the mesh computes.
             EXPECT_EQ(run.losses, tpDdp.losses) << what;
@@ -304,12 +328,14 @@ TEST(tensorParallel, HybridShardsTheSliceInsideTheDpGroup) {
         const MeshRun tpDdp = runMesh({2, 2, Strategy::Ddp, p});
         for (int g : {1, 2}) {
             const MeshRun run = runMesh({2, 2, Strategy::FsdpHybridShard, p, false, 3, g});
-            const std::string what = "fsdp_hybrid G=" + std::to_string(g) + " " + std::string(plan::precisionName(p));
+            const std::string what =
+                "fsdp_hybrid G=" + std::to_string(g) + " " + std::string(plan::precisionName(p));
             expectClose(run, ddp, p, what);
             EXPECT_EQ(run.digest, tpDdp.digest) << what << ": DDP on the same mesh, bitwise";
             const auto ar = static_cast<std::size_t>(CollectiveOp::AllReduce);
             if (g == 1) {
-                EXPECT_GT(run.comm.calls[ar], 0u) << what << ": gradients all-reduced across replicas";
+                EXPECT_GT(run.comm.calls[ar], 0u)
+                    << what << ": gradients all-reduced across replicas";
             }
         }
     }
@@ -331,15 +357,17 @@ TEST(tensorParallel, ActivationCheckpointingRecomputesWithTheTpAllReduce) {
     const auto tp = static_cast<std::size_t>(CollectiveOp::TpAllReduce);
     const auto layers = static_cast<std::uint64_t>(runconfig::modelPreset("tiny_tp").shape.layers);
     EXPECT_EQ(plain.comm.calls[tp], 4 * layers);
-    EXPECT_EQ(ckpt.comm.calls[tp], 5 * layers) << "the recompute all-reduces the attention output again";
+    EXPECT_EQ(ckpt.comm.calls[tp], 5 * layers)
+        << "the recompute all-reduces the attention output again";
 }
 
 // ---- measured = theory ------------------------------------------------------------------------
 
 TEST(tensorParallel, StatesTpTrafficAndPeakEqualTheTheory) {
-    for (const Mesh& m : {Mesh{2, 2, Strategy::Zero3, PrecisionKind::MixedBf16}, Mesh{2, 2, Strategy::Zero1},
-                          Mesh{4, 1, Strategy::Ddp, PrecisionKind::MixedBf16, true},
-                          Mesh{2, 2, Strategy::FsdpFullShard, PrecisionKind::MixedBf16, true}}) {
+    for (const Mesh& m :
+         {Mesh{2, 2, Strategy::Zero3, PrecisionKind::MixedBf16}, Mesh{2, 2, Strategy::Zero1},
+          Mesh{4, 1, Strategy::Ddp, PrecisionKind::MixedBf16, true},
+          Mesh{2, 2, Strategy::FsdpFullShard, PrecisionKind::MixedBf16, true}}) {
         const std::string what = "T=" + std::to_string(m.tp) + " D=" + std::to_string(m.dp) + " " +
                                  std::string(plan::strategyName(m.strategy));
         const MeshRun run = runMesh(m);
@@ -362,12 +390,15 @@ TEST(tensorParallel, StatesTpTrafficAndPeakEqualTheTheory) {
         }
         // B × S × d fp32 per row-parallel layer, ×2 for backward, 2(T−1)/T of it sent.
         const auto& shape = *s.shape;
-        const std::uint64_t bsd = static_cast<std::uint64_t>(s.activations.microBatch * shape.seqLen * shape.dModel) * 4;
-        const std::uint64_t calls = static_cast<std::uint64_t>(shape.layers) * (m.checkpointing ? 5 : 4);
+        const std::uint64_t bsd =
+            static_cast<std::uint64_t>(s.activations.microBatch * shape.seqLen * shape.dModel) * 4;
+        const std::uint64_t calls =
+            static_cast<std::uint64_t>(shape.layers) * (m.checkpointing ? 5 : 4);
         const auto tp = static_cast<std::size_t>(CollectiveOp::TpAllReduce);
         EXPECT_EQ(run.comm.payloadBytes[tp], calls * bsd) << what;
         EXPECT_EQ(run.comm.sentBytes[tp], calls * bsd * 2 * static_cast<std::uint64_t>(m.tp - 1) /
-                                              static_cast<std::uint64_t>(m.tp)) << what;
+                                              static_cast<std::uint64_t>(m.tp))
+            << what;
     }
 }
 

@@ -1,9 +1,9 @@
 // Communication volume per rank per step: ZeRO paper §7 (DDP ≈ 2Ψ, ZeRO-1/2 ≈ 2Ψ, ZeRO-3 ≈ 3Ψ)
 // with nccl-tests' ring factors (plan_test.cpp tests the factors themselves), SHARD_GRAD_OP's
 // single all-gather and HYBRID_SHARD's cross-group all-reduce.
-#include <gtest/gtest.h>
-
 #include "theory/estimate.h"
+
+#include <gtest/gtest.h>
 
 namespace {
 
@@ -59,7 +59,8 @@ TEST(theoryComm, Zero3GathersTwiceAndApproaches3Psi) {
 }
 
 TEST(theoryComm, NoReshardAfterForwardGathersOnce) {
-    EXPECT_DOUBLE_EQ(commPerStep(bare(plan::Strategy::FsdpShardGradOp, 8)).psiEquivalents, 2.0 * 7 / 8);
+    EXPECT_DOUBLE_EQ(commPerStep(bare(plan::Strategy::FsdpShardGradOp, 8)).psiEquivalents,
+                     2.0 * 7 / 8);
     Scenario s = bare(plan::Strategy::FsdpFullShard, 8);
     s.knobs.reshardAfterForward = false;
     EXPECT_DOUBLE_EQ(commPerStep(s).psiEquivalents, 2.0 * 7 / 8);
@@ -106,7 +107,8 @@ TEST(theoryComm, ShapedUnitsCallOncePerUnitPerPass) {
     const CommPerStep c = commPerStep(s);
     EXPECT_EQ(find(c, CollectiveOp::AllGather)->calls, 2 * 6);
     EXPECT_EQ(find(c, CollectiveOp::ReduceScatter)->calls, 6);
-    EXPECT_EQ(find(c, CollectiveOp::AllGather)->payloadBytes, 2 * 2 * modelStates(s).paddedParamCount);
+    EXPECT_EQ(find(c, CollectiveOp::AllGather)->payloadBytes,
+              2 * 2 * modelStates(s).paddedParamCount);
 }
 
 } // namespace

@@ -1,15 +1,13 @@
 // Per-rank model states: category mapping, sharding properties, padding, persistence,
 // hybrid sharding, offload tiers, validation, the closed-form peak and the gathered-bytes bound.
-#include <gtest/gtest.h>
-
-#include <optional>
-
-#include <string>
-
 #include "core/error.h"
 #include "theory/activations.h"
 #include "theory/estimate.h"
 #include "theory/input_error.h"
+
+#include <gtest/gtest.h>
+#include <optional>
+#include <string>
 
 namespace {
 
@@ -26,7 +24,9 @@ Scenario bare(plan::Strategy strategy, std::uint64_t params, int ranks) {
     return s;
 }
 
-plan::GptShape smallGpt() { return plan::GptShape{4, 64, 4, 1000, 128}; }
+plan::GptShape smallGpt() {
+    return plan::GptShape{4, 64, 4, 1000, 128};
+}
 
 Scenario shaped(plan::Strategy strategy, int ranks, plan::GptShape shape = smallGpt()) {
     Scenario s;
@@ -110,7 +110,8 @@ TEST(theoryEstimate, Zero3Is16PsiOverNExactly) {
             << "N=" << n;
     }
     // Ψ not a multiple of N: ⌈⌉ per category keeps us within 5 bytes above 16Ψ/N.
-    const std::uint64_t total = modelStates(bare(plan::Strategy::Zero3, 1'000'000'007, 64)).perRank.total();
+    const std::uint64_t total =
+        modelStates(bare(plan::Strategy::Zero3, 1'000'000'007, 64)).perRank.total();
     EXPECT_GE(static_cast<double>(total), 16.0 * 1'000'000'007 / 64);
     EXPECT_LT(static_cast<double>(total), 16.0 * 1'000'000'007 / 64 + 5);
 }
@@ -118,7 +119,8 @@ TEST(theoryEstimate, Zero3Is16PsiOverNExactly) {
 TEST(theoryEstimate, SavingsVsDdpApproach4x8xAndN) {
     const int n = 1 << 20;
     const std::uint64_t psi = std::uint64_t{1} << 40; // divisible by N
-    const double ddp = static_cast<double>(modelStates(bare(plan::Strategy::Ddp, psi, n)).perRank.total());
+    const double ddp =
+        static_cast<double>(modelStates(bare(plan::Strategy::Ddp, psi, n)).perRank.total());
     auto ratio = [&](plan::Strategy st) {
         return ddp / static_cast<double>(modelStates(bare(st, psi, n)).perRank.total());
     };
@@ -128,7 +130,8 @@ TEST(theoryEstimate, SavingsVsDdpApproach4x8xAndN) {
     EXPECT_LT(ratio(plan::Strategy::Zero2), 8.0);
     EXPECT_DOUBLE_EQ(ratio(plan::Strategy::Zero3), n);
     // …and the ratios grow towards those limits.
-    const double small = ddp / static_cast<double>(modelStates(bare(plan::Strategy::Zero1, psi, 4)).perRank.total());
+    const double small =
+        ddp / static_cast<double>(modelStates(bare(plan::Strategy::Zero1, psi, 4)).perRank.total());
     EXPECT_LT(small, ratio(plan::Strategy::Zero1));
 }
 
@@ -160,7 +163,8 @@ TEST(theoryEstimate, PaddedShardsCoverTheModelWithLessThanOneRowOfPadding) {
     for (int n : {1, 3, 7, 64, 1000}) {
         const ModelStates ms = modelStates(shaped(plan::Strategy::Zero3, n));
         const auto bigN = static_cast<std::uint64_t>(n);
-        for (auto [c, b] : {std::pair{Category::ParamShard, 2ull}, {Category::GradShard, 2ull},
+        for (auto [c, b] : {std::pair{Category::ParamShard, 2ull},
+                            {Category::GradShard, 2ull},
                             {Category::AdamM, 4ull}}) {
             const std::uint64_t all = ms.perRank.category(c) * bigN;
             EXPECT_GE(all, psi * b) << "N=" << n;
@@ -181,7 +185,8 @@ TEST(theoryEstimate, PersistenceThresholdKeepsSmallUnitsWhole) {
     const std::uint64_t embedding = 1000 * 64 + 128 * 64, head = 2 * 64 + 1000 * 64;
     EXPECT_EQ(ms.perRank.at(Category::ParamShard, Tier::Device), (embedding + head) / 8 * 2);
     // Gradients and optimizer states of persistent units are still sharded.
-    EXPECT_EQ(ms.perRank.at(Category::GradShard, Tier::Device), (embedding + head + 4 * block) / 8 * 2);
+    EXPECT_EQ(ms.perRank.at(Category::GradShard, Tier::Device),
+              (embedding + head + 4 * block) / 8 * 2);
     // FSDP has no persistence threshold.
     s.strategy = plan::Strategy::FsdpFullShard;
     EXPECT_EQ(modelStates(s).perRank.category(Category::ParamFull), 0u);
@@ -258,7 +263,8 @@ TEST(theoryEstimate, EveryEntryHasADerivationLine) {
 TEST(theoryEstimate, ValidationNamesTheField) {
     EXPECT_EQ(fieldOf(bare(plan::Strategy::Ddp, kPsi, 0)), InputField::Ranks);
     EXPECT_EQ(fieldOf(bare(plan::Strategy::Ddp, 0, 4)), InputField::Params);
-    EXPECT_EQ(fieldOf(bare(plan::Strategy::Ddp, (std::uint64_t{1} << 53) + 1, 4)), InputField::Params);
+    EXPECT_EQ(fieldOf(bare(plan::Strategy::Ddp, (std::uint64_t{1} << 53) + 1, 4)),
+              InputField::Params);
     Scenario hybrid = bare(plan::Strategy::FsdpHybridShard, kPsi, 4);
     hybrid.knobs.hybridGroupSize = 3;
     EXPECT_EQ(fieldOf(hybrid), InputField::HybridGroup);
@@ -271,16 +277,19 @@ TEST(theoryEstimate, ValidationNamesTheField) {
     EXPECT_NE(messageOf(badShape).find("heads"), std::string::npos);
     EXPECT_EQ(fieldOf(badShape), InputField::ModelShape);
     // Every block is a unit; absurd layer counts are refused before any unit list is built.
-    Scenario manyUnits = shaped(plan::Strategy::Zero3, 1 << 30, plan::GptShape{100'000'000, 8, 1, 8, 8});
+    Scenario manyUnits =
+        shaped(plan::Strategy::Zero3, 1 << 30, plan::GptShape{100'000'000, 8, 1, 8, 8});
     EXPECT_NE(messageOf(manyUnits).find("layers"), std::string::npos);
     Scenario fine = shaped(plan::Strategy::Zero3, 4);
     EXPECT_EQ(messageOf(fine), "");
     // 2048 units of 2^53 and one of 2048 add up to 2^64 + 2048, which wraps to the Ψ of 2048 given.
     Scenario wrapped = bare(plan::Strategy::Zero3, 2048, 4);
-    for (int i = 0; i < 2048; ++i) wrapped.units.push_back({"block", std::uint64_t{1} << 53});
+    for (int i = 0; i < 2048; ++i)
+        wrapped.units.push_back({"block", std::uint64_t{1} << 53});
     wrapped.units.push_back({"last", 2048});
     EXPECT_EQ(fieldOf(wrapped), InputField::Params);
-    EXPECT_NE(messageOf(wrapped).find("add up to more than 2^53"), std::string::npos) << messageOf(wrapped);
+    EXPECT_NE(messageOf(wrapped).find("add up to more than 2^53"), std::string::npos)
+        << messageOf(wrapped);
 }
 
 // The closed form (the ZeRO paper's view): states + gathered units + a gradient + a bucket. A
@@ -291,7 +300,9 @@ TEST(theoryEstimate, ClosedFormPeakAddsThePapersTerms) {
     EXPECT_EQ(ddp.gatheredBytes, 0u);
     EXPECT_EQ(ddp.activationBytes, 0u);
     EXPECT_FALSE(ddp.notes.empty());
-    EXPECT_EQ(ddp.peakBytes, modelStates(bare(plan::Strategy::Ddp, kPsi, 8)).perRank.tier(Tier::Device) + (25ull << 20));
+    EXPECT_EQ(ddp.peakBytes,
+              modelStates(bare(plan::Strategy::Ddp, kPsi, 8)).perRank.tier(Tier::Device) +
+                  (25ull << 20));
 
     const Scenario zero3 = bare(plan::Strategy::Zero3, kPsi, 8);
     const PeakPrediction z = closedFormPeak(zero3);
@@ -307,7 +318,8 @@ TEST(theoryEstimate, ClosedFormPeakAddsThePapersTerms) {
 // the FSDP in-flight limit and the unit count); nothing where params stay gathered.
 TEST(theoryEstimate, GatheredBytesBound) {
     Scenario s = shaped(plan::Strategy::Zero3, 8);
-    const std::uint64_t largestPadded = 72192; // embedding 1000·64 + 128·64, already a multiple of 8
+    const std::uint64_t largestPadded =
+        72192; // embedding 1000·64 + 128·64, already a multiple of 8
     EXPECT_EQ(gatheredBytesBound(s), largestPadded * 2 * 2);
     s.knobs.prefetchDepth = 0;
     EXPECT_EQ(gatheredBytesBound(s), largestPadded * 2);

@@ -1,11 +1,10 @@
 // The timeline's index: spans per lane match the recorded events (also when indexed step by
 // step), the memory curve keeps every peak, and the bandwidths follow nccl-tests.
-#include <gtest/gtest.h>
-
-#include <algorithm>
-
 #include "replay/timeline_index.h"
 #include "timeline_test_recording.h"
+
+#include <algorithm>
+#include <gtest/gtest.h>
 
 using namespace shardscope;
 using namespace shardscope::replay;
@@ -17,7 +16,8 @@ TEST(TimelineIndex, indexHoldsEverySpan) {
     TimelineIndex index;
     index.update(*model);
     EXPECT_EQ(index.laneCount(), 4);
-    const auto steps = static_cast<std::size_t>(spec.steps), units = static_cast<std::size_t>(spec.units);
+    const auto steps = static_cast<std::size_t>(spec.steps),
+               units = static_cast<std::size_t>(spec.units);
     for (int r = 0; r < 4; ++r) {
         const TimelineLane& lane = index.lane(r);
         // forward + backward per unit, one optimizer span per step
@@ -28,7 +28,9 @@ TEST(TimelineIndex, indexHoldsEverySpan) {
         EXPECT_EQ(lane.rows[2].size(), steps * 2 * units);
         for (std::size_t row = 0; row < kTimelineRowCount; ++row)
             EXPECT_TRUE(std::is_sorted(lane.rows[row].begin(), lane.rows[row].end(),
-                                   [](const TimelineSpan& a, const TimelineSpan& b) { return a.beginNs < b.beginNs; }));
+                                       [](const TimelineSpan& a, const TimelineSpan& b) {
+                                           return a.beginNs < b.beginNs;
+                                       }));
         // Every span's events are the rank's own, opening and closing it.
         for (const TimelineSpan& s : lane.rows[1]) {
             EXPECT_EQ(model->event(s.beginEvent).kind, EventKind::CollectiveBegin);
@@ -62,7 +64,8 @@ TEST(TimelineIndex, memoryCurveKeepsPeaks) {
     const TimeWindow w{0, static_cast<double>(index.endNs()) + 1, 300};
     memoryColumns(index.lane(1), w, 300, cols);
     std::uint64_t hi = 0;
-    for (const MemColumn& c : cols) hi = std::max(hi, c.valid ? c.hi : 0);
+    for (const MemColumn& c : cols)
+        hi = std::max(hi, c.valid ? c.hi : 0);
     EXPECT_EQ(hi, index.lane(1).peakBytes);
     // The peak equals the ledger replay's.
     EXPECT_EQ(index.lane(1).peakBytes, model->steps().back()->endState[1].peakTotal);

@@ -1,21 +1,18 @@
 // `shardscope-cli run`, as a real process: the JSON report, exit code 2 on bad flags, and
 // outputs and inputs checked before anything runs.
-#include <gtest/gtest.h>
-
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -37,7 +34,8 @@ std::string slurp(const fs::path& p) {
 Result runCli(const std::string& args) {
     // ctest runs test cases as parallel processes: every call gets its own capture files.
     static int calls = 0;
-    const std::string stem = "shardscope_train_cli_" + std::to_string(::getpid()) + "_" + std::to_string(++calls);
+    const std::string stem =
+        "shardscope_train_cli_" + std::to_string(::getpid()) + "_" + std::to_string(++calls);
     const fs::path dir = fs::temp_directory_path();
     const fs::path out = dir / (stem + ".out"), err = dir / (stem + ".err");
     const std::string cmd = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli " + args + " >" +
@@ -53,9 +51,11 @@ Result runCli(const std::string& args) {
 }
 
 TEST(trainCli, RunTinyWritesACompleteJsonReport) {
-    const fs::path json = fs::temp_directory_path() / ("shardscope_train_cli_report_" + std::to_string(::getpid()) + ".json");
+    const fs::path json = fs::temp_directory_path() /
+                          ("shardscope_train_cli_report_" + std::to_string(::getpid()) + ".json");
     fs::remove(json);
-    const Result r = runCli("run --model tiny --ranks 1 --strategy ddp --steps 3 --json " + json.string());
+    const Result r =
+        runCli("run --model tiny --ranks 1 --strategy ddp --steps 3 --json " + json.string());
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("step     3/3"), std::string::npos) << r.out;
     const nlohmann::json j = nlohmann::json::parse(slurp(json));
@@ -71,7 +71,8 @@ TEST(trainCli, RunTinyWritesACompleteJsonReport) {
     const auto& rank = j["ranks"][0];
     EXPECT_EQ(rank["rank"], 0);
     std::uint64_t states = 0;
-    for (const auto& [category, bytes] : rank["model_state_bytes"].items()) states += bytes.get<std::uint64_t>();
+    for (const auto& [category, bytes] : rank["model_state_bytes"].items())
+        states += bytes.get<std::uint64_t>();
     EXPECT_EQ(states, 16u * 71900u);
     EXPECT_EQ(rank["model_state_bytes"], j["theory"]["model_state_bytes"]);
     EXPECT_EQ(rank["peak_bytes"]["activation"], j["theory"]["activation_peak_bytes"]);
@@ -82,10 +83,15 @@ TEST(trainCli, RunTinyWritesACompleteJsonReport) {
     EXPECT_EQ(digest.size(), 16u);
     EXPECT_EQ(digest.find_first_not_of("0123456789abcdef"), std::string::npos);
     // Same seed → same digest; fp32 and checkpointing flags are accepted.
-    const Result again = runCli("run --model tiny --ranks 1 --strategy ddp --steps 3 --checkpointing --json " + json.string());
+    const Result again =
+        runCli("run --model tiny --ranks 1 --strategy ddp --steps 3 --checkpointing --json " +
+               json.string());
     ASSERT_EQ(again.code, 0) << again.err;
     EXPECT_EQ(nlohmann::json::parse(slurp(json))["param_digest"], digest);
-    EXPECT_EQ(runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --precision fp32 --seed 4 --micro-batch 2 --lr 0.001").code, 0);
+    EXPECT_EQ(runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --precision fp32 --seed "
+                     "4 --micro-batch 2 --lr 0.001")
+                  .code,
+              0);
     EXPECT_EQ(j["schema"], "shardscope.run/1");
     // The saved report reads back through the CLI's reader and prints as `run` printed it.
     const Result shown = runCli("report " + json.string());
@@ -99,7 +105,8 @@ TEST(trainCli, RunTinyWritesACompleteJsonReport) {
     const Result refused = runCli("report " + json.string());
     EXPECT_EQ(refused.code, 2);
     EXPECT_EQ(refused.err, "shardscope-cli report: " + json.string() +
-                               ": report has no schema field (written by an older ShardScope); re-run to regenerate\n");
+                               ": report has no schema field (written by an older ShardScope); "
+                               "re-run to regenerate\n");
     // A hostile one: a rank beyond world_size, also one line and exit code 2.
     old["schema"] = "shardscope.run/1";
     old["ranks"][0]["rank"] = 7;
@@ -113,9 +120,11 @@ TEST(trainCli, RunTinyWritesACompleteJsonReport) {
 }
 
 TEST(trainCli, ByteLevelDataFile) {
-    const fs::path text = fs::temp_directory_path() / ("shardscope_train_cli_text_" + std::to_string(::getpid()) + ".txt");
+    const fs::path text = fs::temp_directory_path() /
+                          ("shardscope_train_cli_text_" + std::to_string(::getpid()) + ".txt");
     std::ofstream(text) << std::string(200, 'a') + "hello world, hello shardscope\n";
-    const Result r = runCli("run --model tiny --ranks 1 --strategy ddp --steps 2 --data " + text.string());
+    const Result r =
+        runCli("run --model tiny --ranks 1 --strategy ddp --steps 2 --data " + text.string());
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("vocab 256"), std::string::npos) << r.out;
     fs::remove(text);
@@ -124,9 +133,11 @@ TEST(trainCli, ByteLevelDataFile) {
 // --shared-device: the CLI starts ONE worker process (no mpirun) that runs the ranks as
 // threads; the report is the same report, with the exposed-communication figures.
 TEST(trainCli, SharedDeviceRunsRanksAsThreadsAndReportsExposedCommunication) {
-    const fs::path json = fs::temp_directory_path() / ("shardscope_train_cli_shared_" + std::to_string(::getpid()) + ".json");
+    const fs::path json = fs::temp_directory_path() /
+                          ("shardscope_train_cli_shared_" + std::to_string(::getpid()) + ".json");
     fs::remove(json);
-    const Result r = runCli("run --model tiny --ranks 3 --shared-device --strategy zero3 --steps 2 --deterministic --json " +
+    const Result r = runCli("run --model tiny --ranks 3 --shared-device --strategy zero3 --steps 2 "
+                            "--deterministic --json " +
                             json.string());
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_NE(r.out.find("3 ranks (threads of one process) on cpu"), std::string::npos) << r.out;
@@ -150,7 +161,8 @@ TEST(trainCli, SharedDeviceRunsRanksAsThreadsAndReportsExposedCommunication) {
     }
     EXPECT_TRUE(j.contains("exposed_comm_fraction"));
     // A failing rank: exit 1 and one line naming it (the worker's, relayed).
-    const Result oom = runCli("run --model tiny --ranks 4 --shared-device --strategy zero3 --steps 2 --capacity 1200000");
+    const Result oom = runCli(
+        "run --model tiny --ranks 4 --shared-device --strategy zero3 --steps 2 --capacity 1200000");
     EXPECT_EQ(oom.code, 1) << oom.err;
     EXPECT_EQ(std::count(oom.err.begin(), oom.err.end(), '\n'), 1) << oom.err;
     EXPECT_NE(oom.err.find("out of memory"), std::string::npos) << oom.err;
@@ -162,7 +174,9 @@ TEST(trainCli, BackendCudaWithoutADeviceSaysWhy) {
     // This machine has no GPU (or no driver): exit 2 and the probe's reason, for the MPI path and
     // the shared-device path alike. On a machine with a GPU the run goes to the worker instead.
     for (const char* shared : {"", " --shared-device"}) {
-        const Result r = runCli(std::string("run --model tiny --ranks 2 --strategy ddp --steps 1 --backend cuda") + shared);
+        const Result r = runCli(
+            std::string("run --model tiny --ranks 2 --strategy ddp --steps 1 --backend cuda") +
+            shared);
         if (r.code == 0) GTEST_SKIP() << "a CUDA device is present";
         EXPECT_EQ(r.code, 2) << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -188,20 +202,24 @@ TEST(trainCli, BadFlagsExitTwoWithOneLine) {
         "run --model tiny --ranks 0 --shared-device --strategy ddp --steps 1",
         "run --model tiny --ranks 2 --shared-device --strategy ddp --steps 1 --backend foo",
         "run --model tiny --ranks 2 --shared-device --strategy ddp --steps 1 --hostfile hosts",
-        "run --model tiny --ranks 2 --shared-device --strategy ddp --steps 1 --mpirun-args \"-x A\"",
+        "run --model tiny --ranks 2 --shared-device --strategy ddp --steps 1 --mpirun-args \"-x "
+        "A\"",
         "run --model tiny --ranks 2 --shared-device=yes --strategy ddp --steps 1",
-        "run --model tiny --ranks 3 --shared-device --strategy fsdp_hybrid --hybrid-group 2 --steps 1",
+        "run --model tiny --ranks 3 --shared-device --strategy fsdp_hybrid --hybrid-group 2 "
+        "--steps 1",
     };
     for (const char* args : cases) {
         const Result r = runCli(args);
         EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
     }
-    const Result r = runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --json " + json.string());
+    const Result r =
+        runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --json " + json.string());
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_FALSE(fs::exists(json));
     // Exceeding the capacity budget is a run-time failure (exit 1) that names the allocation.
-    const Result oom = runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --capacity 1200000");
+    const Result oom =
+        runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --capacity 1200000");
     EXPECT_EQ(oom.code, 1) << oom.err;
     EXPECT_NE(oom.err.find("out of memory"), std::string::npos) << oom.err;
 }
@@ -209,7 +227,8 @@ TEST(trainCli, BadFlagsExitTwoWithOneLine) {
 // A folder of its own per test, removed afterwards.
 struct Scratch {
     explicit Scratch(const std::string& name)
-        : dir(fs::temp_directory_path() / ("shardscope_train_cli_" + name + "_" + std::to_string(::getpid()))) {
+        : dir(fs::temp_directory_path() /
+              ("shardscope_train_cli_" + name + "_" + std::to_string(::getpid()))) {
         fs::remove_all(dir);
         fs::create_directories(dir);
     }
@@ -218,23 +237,26 @@ struct Scratch {
     fs::path dir;
 };
 
-bool noStepRan(const Result& r) { return r.out.find("step ") == std::string::npos; }
+bool noStepRan(const Result& r) {
+    return r.out.find("step ") == std::string::npos;
+}
 
 TEST(trainCli, OutputsThatCannotBeWrittenAreRefusedBeforeRunning) {
     const Scratch s("outputs");
     ASSERT_EQ(::mkfifo((s / "fifo").c_str(), 0600), 0);
     fs::create_directories(s.dir / "folder");
     const std::string run = "run --model tiny --ranks 1 --strategy ddp --steps 2 ";
-    for (const std::string& flags : std::vector<std::string>{"--json " + (s / "fifo"), "--trace " + (s / "fifo"), "--ending " + (s / "fifo"),
-                                     "--json " + (s / "folder"), "--trace " + (s / "folder"),
-                                     "--ending " + (s / "folder"), "--weights-out " + (s / "folder"),
-                                     "--json " + (s / "missing/r.json"), "--trace /proc/r.sstrace"}) {
+    for (const std::string& flags : std::vector<std::string>{
+             "--json " + (s / "fifo"), "--trace " + (s / "fifo"), "--ending " + (s / "fifo"),
+             "--json " + (s / "folder"), "--trace " + (s / "folder"), "--ending " + (s / "folder"),
+             "--weights-out " + (s / "folder"), "--json " + (s / "missing/r.json"),
+             "--trace /proc/r.sstrace"}) {
         const Result r = runCli(run + flags);
         EXPECT_EQ(r.code, 2) << flags << "\n" << r.err;
         EXPECT_TRUE(noStepRan(r)) << flags << ": refused before the run\n" << r.out;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << flags << "\n" << r.err;
     }
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(::stat((s / "fifo").c_str(), &st), 0);
     EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was not replaced by a regular file";
     EXPECT_TRUE(fs::is_directory(s.dir / "folder"));
@@ -246,8 +268,10 @@ TEST(trainCli, TwoOutputsNamingOneFileAreRefusedBeforeRunning) {
     fs::create_directories(s.dir / "sub");
     const std::string run = "run --model tiny --ranks 1 --strategy ddp --steps 2 ";
     for (const std::string& flags :
-         {"--json " + (s / "x") + " --trace " + (s / "x"), "--json " + (s / "x") + " --trace " + (s / "sub/../x"),
-          "--json " + (s / "x") + " --ending " + (s / "x"), "--trace " + (s / "x") + " --weights-out " + (s / "x"),
+         {"--json " + (s / "x") + " --trace " + (s / "x"),
+          "--json " + (s / "x") + " --trace " + (s / "sub/../x"),
+          "--json " + (s / "x") + " --ending " + (s / "x"),
+          "--trace " + (s / "x") + " --weights-out " + (s / "x"),
           "--data " + (s / "data.txt") + " --json " + (s / "data.txt")}) {
         const Result r = runCli(run + flags);
         EXPECT_EQ(r.code, 2) << flags << "\n" << r.err;
@@ -261,8 +285,9 @@ TEST(trainCli, TwoOutputsNamingOneFileAreRefusedBeforeRunning) {
 TEST(trainCli, ContradictoryOrRepeatedFlagsAreRefused) {
     const std::string run = "run --model tiny --ranks 1 --strategy ddp --steps 1 ";
     for (const std::string& args :
-         {run + "--steps 2", run + "--json a.json --json b.json", run + "--ranks 1", run + "--shared-device --shared-device",
-          run + "--deterministic --deterministic", run + "--seed 0x10", run + "--lr 0x1p-3",
+         {run + "--steps 2", run + "--json a.json --json b.json", run + "--ranks 1",
+          run + "--shared-device --shared-device", run + "--deterministic --deterministic",
+          run + "--seed 0x10", run + "--lr 0x1p-3",
           std::string("run --model tiny --ranks 2 --strategy zero3 --steps 1 --hybrid-group 2"),
           std::string("run --model tiny --ranks 2 --strategy ddp --steps 1 --hybrid-group 1"),
           std::string("compare --ranks 1 --steps 1 --nondeterministic --deterministic"),
@@ -276,9 +301,13 @@ TEST(trainCli, ContradictoryOrRepeatedFlagsAreRefused) {
     }
     EXPECT_NE(runCli(run + "--steps 2").err.find("--steps is given twice"), std::string::npos);
     // In compare the group goes to the rows that have shard groups (and twice is still twice).
-    const Result hybrid = runCli("compare --ranks 2 --shared-device --steps 1 --strategies ddp,fsdp_hybrid --hybrid-group 2");
+    const Result hybrid = runCli("compare --ranks 2 --shared-device --steps 1 --strategies "
+                                 "ddp,fsdp_hybrid --hybrid-group 2");
     EXPECT_EQ(hybrid.code, 0) << hybrid.err;
-    EXPECT_EQ(runCli("compare --ranks 2 --steps 1 --strategies fsdp_hybrid --hybrid-group 2 --hybrid-group 2").code, 2);
+    EXPECT_EQ(runCli("compare --ranks 2 --steps 1 --strategies fsdp_hybrid --hybrid-group 2 "
+                     "--hybrid-group 2")
+                  .code,
+              2);
 }
 
 TEST(trainCli, DataThatIsNotARegularFileOfEnoughBytesIsBadInputUpFront) {
@@ -287,8 +316,10 @@ TEST(trainCli, DataThatIsNotARegularFileOfEnoughBytesIsBadInputUpFront) {
     std::ofstream(s / "empty");
     std::ofstream(s / "short") << "tiny";
     // timeout: the old reader blocked on a FIFO and read /dev/zero until memory ran out.
-    for (const std::string& data : std::vector<std::string>{s / "fifo", std::string("/dev/zero"), s / "empty", s / "short", s.dir.string()}) {
-        const Result r = runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --data " + data);
+    for (const std::string& data : std::vector<std::string>{
+             s / "fifo", std::string("/dev/zero"), s / "empty", s / "short", s.dir.string()}) {
+        const Result r =
+            runCli("run --model tiny --ranks 1 --strategy ddp --steps 1 --data " + data);
         EXPECT_EQ(r.code, 2) << data << "\n" << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << data << "\n" << r.err;
         EXPECT_NE(r.err.find("--data: "), std::string::npos) << r.err;
@@ -299,11 +330,13 @@ TEST(trainCli, DataThatIsNotARegularFileOfEnoughBytesIsBadInputUpFront) {
 TEST(trainCli, ReportOfAFifoOrDeviceIsRefusedWithoutBlocking) {
     const Scratch s("report");
     ASSERT_EQ(::mkfifo((s / "fifo").c_str(), 0600), 0);
-    for (const std::string& file : std::vector<std::string>{s / "fifo", "/dev/zero", s.dir.string()}) {
+    for (const std::string& file :
+         std::vector<std::string>{s / "fifo", "/dev/zero", s.dir.string()}) {
         const Result r = runCli("report " + file);
         EXPECT_EQ(r.code, 2) << file << "\n" << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << file << "\n" << r.err;
-        EXPECT_EQ(r.err.find("report: report:"), std::string::npos) << "the command is named once\n" << r.err;
+        EXPECT_EQ(r.err.find("report: report:"), std::string::npos) << "the command is named once\n"
+                                                                    << r.err;
         EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
     }
 }
@@ -313,14 +346,18 @@ TEST(trainCli, ReportOfAFifoOrDeviceIsRefusedWithoutBlocking) {
 TEST(trainCli, TwoRunsWithOneTraceNeitherCorruptNorSilentlyReplace) {
     const Scratch s("two");
     const std::string cli = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli";
-    const std::string one = cli + " run --model tiny --ranks 1 --strategy ddp --steps 300 --trace " + (s / "t.sstrace");
-    const std::string cmd = "(" + one + " >" + (s / "a.out") + " 2>" + (s / "a.err") + "; echo $? >" + (s / "a.rc") + ") & (" +
-                            one + " >" + (s / "b.out") + " 2>" + (s / "b.err") + "; echo $? >" + (s / "b.rc") + ") & wait";
+    const std::string one =
+        cli + " run --model tiny --ranks 1 --strategy ddp --steps 300 --trace " + (s / "t.sstrace");
+    const std::string cmd = "(" + one + " >" + (s / "a.out") + " 2>" + (s / "a.err") +
+                            "; echo $? >" + (s / "a.rc") + ") & (" + one + " >" + (s / "b.out") +
+                            " 2>" + (s / "b.err") + "; echo $? >" + (s / "b.rc") + ") & wait";
     ASSERT_EQ(std::system(("bash -c '" + cmd + "'").c_str()), 0);
     const int a = std::stoi(slurp(s / "a.rc")), b = std::stoi(slurp(s / "b.rc"));
     const std::string errs = slurp(s / "a.err") + slurp(s / "b.err");
-    EXPECT_EQ(a + b, 1) << "one run put its recording in place, the other says where its own went\n" << errs;
-    EXPECT_NE(errs.find("was written by another process while this job ran"), std::string::npos) << errs;
+    EXPECT_EQ(a + b, 1) << "one run put its recording in place, the other says where its own went\n"
+                        << errs;
+    EXPECT_NE(errs.find("was written by another process while this job ran"), std::string::npos)
+        << errs;
     EXPECT_TRUE(fs::exists(s.dir / "t.sstrace"));
     int recordings = 0, partial = 0;
     for (const auto& e : fs::directory_iterator(s.dir)) {

@@ -1,12 +1,6 @@
 // Training on one rank: the loss really falls, runs are bit-for-bit reproducible, the optimizer
 // does what AdamW says, and the strategy hooks fire in FSDP order.
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <limits>
-#include <string>
-#include <vector>
-
+#include "comm/communicator.h"
 #include "core/ledger.h"
 #include "device/cpu_device.h"
 #include "device/device.h"
@@ -14,10 +8,15 @@
 #include "kernels/cpu/bf16.h"
 #include "model/data.h"
 #include "runconfig/presets.h"
-#include "train/optimizer.h"
-#include "comm/communicator.h"
 #include "strategy/sharding.h"
+#include "train/optimizer.h"
 #include "train/trainer.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <limits>
+#include <string>
+#include <vector>
 
 namespace shardscope {
 namespace {
@@ -30,7 +29,7 @@ struct TrainingRun {
 };
 
 TrainingRun train(int steps, std::uint64_t seed, PrecisionKind precision, bool checkpointing,
-          strategy::Sharding* sharding = nullptr) {
+                  strategy::Sharding* sharding = nullptr) {
     const runconfig::ModelPreset preset = runconfig::modelPreset("tiny");
     Ledger ledger;
     device::CpuDevice cpu(ledger);
@@ -42,7 +41,8 @@ TrainingRun train(int steps, std::uint64_t seed, PrecisionKind precision, bool c
     cfg.seed = seed;
     train::Trainer trainer(cfg, cpu, data, sharding);
     TrainingRun run;
-    for (int k = 0; k < steps; ++k) run.losses.push_back(trainer.step().loss);
+    for (int k = 0; k < steps; ++k)
+        run.losses.push_back(trainer.step().loss);
     run.digest = trainer.paramDigest();
     return run;
 }
@@ -54,7 +54,8 @@ TEST(train, LossFallsFromLnVocabToWellBelow) {
         EXPECT_NEAR(run.losses.front(), lnVocab, 0.15) << "an untrained GPT-2 init is near uniform";
         const double tail = (run.losses[17] + run.losses[18] + run.losses[19]) / 3.0;
         EXPECT_LT(tail, 0.8 * lnVocab) << "mean of the last three losses after 20 steps";
-        for (double l : run.losses) EXPECT_TRUE(std::isfinite(l));
+        for (double l : run.losses)
+            EXPECT_TRUE(std::isfinite(l));
     }
 }
 
@@ -86,7 +87,8 @@ TEST(train, WorkingCopyIsTheRoundedMaster) {
     const std::vector<float> master = trainer.weights(1);
     EXPECT_NE(before, master);
     const auto* bf16 = static_cast<const kernels::Bf16*>(trainer.sharding().params(1).data);
-    for (std::size_t i = 0; i < master.size(); ++i) ASSERT_EQ(bf16[i], kernels::toBf16(master[i])) << i;
+    for (std::size_t i = 0; i < master.size(); ++i)
+        ASSERT_EQ(bf16[i], kernels::toBf16(master[i])) << i;
 }
 
 TEST(trainOptimizer, AdamWMatchesTheFormulas) {
@@ -100,8 +102,9 @@ TEST(trainOptimizer, AdamWMatchesTheFormulas) {
     const std::vector<float> g = {0.5f, -0.25f};
     // The host scalars + the elementwise update the device ops run (kernels/cpu/adamw.h).
     auto update = [&](std::int64_t step, float gradScale, bool decay) {
-        const kernels::AdamWScalars s = kernels::adamwScalars(cfg.learningRate, cfg.beta1, cfg.beta2, cfg.eps,
-                                                              cfg.weightDecay, step, decay, gradScale);
+        const kernels::AdamWScalars s =
+            kernels::adamwScalars(cfg.learningRate, cfg.beta1, cfg.beta2, cfg.eps, cfg.weightDecay,
+                                  step, decay, gradScale);
         kernels::adamwUpdate(s, p.data(), g.data(), m.data(), v.data(), p.size());
     };
     update(1, 1.0f, true);
@@ -112,8 +115,8 @@ TEST(trainOptimizer, AdamWMatchesTheFormulas) {
     EXPECT_NEAR(static_cast<double>(v[0]), 0.0025, 1e-8);
     // Step 2 without decay, gradient scaled by a clip coefficient of 0.5.
     const double m2 = 0.9 * 0.05 + 0.1 * 0.25, v2 = 0.99 * 0.0025 + 0.01 * 0.0625;
-    const double expected = static_cast<double>(p[0]) -
-                            0.1 * (m2 / (1 - 0.81)) / (std::sqrt(v2 / (1 - 0.9801)) + 1e-8);
+    const double expected =
+        static_cast<double>(p[0]) - 0.1 * (m2 / (1 - 0.81)) / (std::sqrt(v2 / (1 - 0.9801)) + 1e-8);
     update(2, 0.5f, false);
     EXPECT_NEAR(static_cast<double>(p[0]), expected, 1e-6);
 }
@@ -130,7 +133,8 @@ TEST(trainOptimizer, GlobalNormClipping) {
 // ZeRO/FSDP unshard, reshard and reduce-scatter.
 class RecordingSharding : public strategy::Sharding {
 public:
-    RecordingSharding(const runconfig::ModelPreset& preset, Ledger& ledger, device::CpuDevice& cpu, std::uint64_t seed)
+    RecordingSharding(const runconfig::ModelPreset& preset, Ledger& ledger, device::CpuDevice& cpu,
+                      std::uint64_t seed)
         : self(comm::makeSelfCommunicator(&cpu)) {
         (void)ledger;
         strategy::StrategyConfig sc;
@@ -144,11 +148,21 @@ public:
     comm::Communicator& world() override { return inner->world(); }
     int dataRank() const override { return 0; }
     int dataRanks() const override { return 1; }
-    void beforeForward(std::int32_t u) override { calls.push_back("unshard " + nameOf(u)); inner->beforeForward(u); }
-    void afterForward(std::int32_t u) override { calls.push_back("reshard " + nameOf(u)); inner->afterForward(u); }
-    void beforeBackward(std::int32_t u) override { calls.push_back("unshard-bw " + nameOf(u)); inner->beforeBackward(u); }
+    void beforeForward(std::int32_t u) override {
+        calls.push_back("unshard " + nameOf(u));
+        inner->beforeForward(u);
+    }
+    void afterForward(std::int32_t u) override {
+        calls.push_back("reshard " + nameOf(u));
+        inner->afterForward(u);
+    }
+    void beforeBackward(std::int32_t u) override {
+        calls.push_back("unshard-bw " + nameOf(u));
+        inner->beforeBackward(u);
+    }
     strategy::ParamView params(std::int32_t u) const override { return inner->params(u); }
-    void storeGradients(std::int32_t u, std::span<const float> g, const strategy::MicroStep& m) override {
+    void storeGradients(std::int32_t u, std::span<const float> g,
+                        const strategy::MicroStep& m) override {
         EXPECT_EQ(g.size(), inner->units()[static_cast<std::size_t>(u)].elements());
         inner->storeGradients(u, g, m);
     }
@@ -161,14 +175,21 @@ public:
         if (u == 0) calls.push_back("optimizer");
         return inner->owned(u);
     }
-    strategy::OwnedSlice beginUpdate(std::int32_t u, strategy::OwnedSlice o) override { return inner->beginUpdate(u, o); }
+    strategy::OwnedSlice beginUpdate(std::int32_t u, strategy::OwnedSlice o) override {
+        return inner->beginUpdate(u, o);
+    }
     void endUpdate(std::int32_t u) override { inner->endUpdate(u); }
-    void afterOptimizer() override { calls.push_back("all-gather"); inner->afterOptimizer(); }
+    void afterOptimizer() override {
+        calls.push_back("all-gather");
+        inner->afterOptimizer();
+    }
     std::vector<std::vector<float>> gatherWeights() override { return inner->gatherWeights(); }
     void discardTransients() override { inner->discardTransients(); }
 
 private:
-    std::string nameOf(std::int32_t u) const { return inner->units()[static_cast<std::size_t>(u)].name(); }
+    std::string nameOf(std::int32_t u) const {
+        return inner->units()[static_cast<std::size_t>(u)].name();
+    }
     std::unique_ptr<comm::Communicator> self;
     std::unique_ptr<strategy::Sharding> inner;
 };
@@ -181,12 +202,24 @@ TEST(train, StrategyCallsComeAroundEveryUnitInFsdpOrderAndDoNotChangeTheMath) {
     const TrainingRun hooked = train(1, 3, PrecisionKind::MixedBf16, false, &hooks);
     const TrainingRun plain = train(1, 3, PrecisionKind::MixedBf16, false);
     EXPECT_EQ(hooked.digest, plain.digest);
-    const std::vector<std::string> expected = {
-        "unshard embedding", "reshard embedding", "unshard block0", "reshard block0",
-        "unshard block1", "reshard block1", "unshard head", "reshard head",
-        "unshard-bw head", "reduce-scatter head", "unshard-bw block1", "reduce-scatter block1",
-        "unshard-bw block0", "reduce-scatter block0", "unshard-bw embedding",
-        "reduce-scatter embedding", "optimizer", "all-gather"};
+    const std::vector<std::string> expected = {"unshard embedding",
+                                               "reshard embedding",
+                                               "unshard block0",
+                                               "reshard block0",
+                                               "unshard block1",
+                                               "reshard block1",
+                                               "unshard head",
+                                               "reshard head",
+                                               "unshard-bw head",
+                                               "reduce-scatter head",
+                                               "unshard-bw block1",
+                                               "reduce-scatter block1",
+                                               "unshard-bw block0",
+                                               "reduce-scatter block0",
+                                               "unshard-bw embedding",
+                                               "reduce-scatter embedding",
+                                               "optimizer",
+                                               "all-gather"};
     EXPECT_EQ(hooks.calls, expected);
 }
 

@@ -1,22 +1,20 @@
 // Outputs and inputs the user names (core/user_files.h): never replacing a device or FIFO,
 // unique temporary files, no silent clobber of a file another process finished, errno in words,
 // and --data inputs that are regular files of a sane size, opened without blocking.
-#include <gtest/gtest.h>
-
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "core/error.h"
+#include "core/user_files.h"
 
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <sstream>
 #include <string>
-
-#include "core/error.h"
-#include "core/user_files.h"
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace shardscope {
 namespace {
@@ -26,8 +24,9 @@ namespace fs = std::filesystem;
 class coreFiles : public ::testing::Test {
 protected:
     void SetUp() override {
-        dir = fs::temp_directory_path() / ("ss-user-files-" + std::to_string(::getpid()) + "-" +
-                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir = fs::temp_directory_path() /
+              ("ss-user-files-" + std::to_string(::getpid()) + "-" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(dir);
         fs::create_directories(dir);
     }
@@ -41,15 +40,15 @@ protected:
     }
     int entries() const {
         int n = 0;
-        for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
+        for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir))
+            ++n;
         return n;
     }
     fs::path dir;
 };
 
 // The message and kind of what `f` throws ("" when nothing).
-template <class F>
-std::pair<std::string, ErrorKind> thrown(F f) {
+template <class F> std::pair<std::string, ErrorKind> thrown(F f) {
     try {
         f();
     } catch (const Error& e) {
@@ -80,18 +79,23 @@ TEST_F(coreFiles, SpecialFilesAreRefusedNotReplaced) {
     ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
     for (const std::string& target : {path("fifo"), std::string("/dev/null")}) {
         const auto [message, kind] = thrown([&] { OutputFile out(target, "--json"); });
-        EXPECT_NE(message.find("--json: '" + target + "' is not a regular file"), std::string::npos) << message;
+        EXPECT_NE(message.find("--json: '" + target + "' is not a regular file"), std::string::npos)
+            << message;
         EXPECT_EQ(kind, ErrorKind::Io);
-        EXPECT_NE(thrown([&] { checkOutputPath(target, "--trace"); }).first.find("--trace"), std::string::npos);
+        EXPECT_NE(thrown([&] { checkOutputPath(target, "--trace"); }).first.find("--trace"),
+                  std::string::npos);
     }
-    struct stat st{};
+    struct stat st {};
     ASSERT_EQ(::stat(path("fifo").c_str(), &st), 0);
     EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO is still a FIFO";
     ASSERT_EQ(::stat("/dev/null", &st), 0);
     EXPECT_TRUE(S_ISCHR(st.st_mode));
     // Behind a symbolic link too; a link to a regular file is followed and stays a link.
     fs::create_symlink(path("fifo"), path("to-fifo"));
-    EXPECT_NE(thrown([&] { checkOutputPath(path("to-fifo"), "--json"); }).first.find("not a regular file"), std::string::npos);
+    EXPECT_NE(thrown([&] {
+                  checkOutputPath(path("to-fifo"), "--json");
+              }).first.find("not a regular file"),
+              std::string::npos);
     std::ofstream(path("real.json")) << "old";
     fs::create_symlink(path("real.json"), path("link.json"));
     {
@@ -104,14 +108,22 @@ TEST_F(coreFiles, SpecialFilesAreRefusedNotReplaced) {
 }
 
 TEST_F(coreFiles, BadOutputPathsAreRefusedBeforeAnythingRuns) {
-    EXPECT_NE(thrown([&] { checkOutputPath(dir.string(), "--json"); }).first.find("is a directory"), std::string::npos);
+    EXPECT_NE(thrown([&] { checkOutputPath(dir.string(), "--json"); }).first.find("is a directory"),
+              std::string::npos);
     const auto missing = thrown([&] { checkOutputPath(path("no/such/r.json"), "--json"); });
-    EXPECT_NE(missing.first.find("--json: folder '" + path("no/such") + "' does not exist"), std::string::npos) << missing.first;
+    EXPECT_NE(missing.first.find("--json: folder '" + path("no/such") + "' does not exist"),
+              std::string::npos)
+        << missing.first;
     EXPECT_EQ(missing.second, ErrorKind::Io);
     std::ofstream(path("file")) << "x";
-    EXPECT_NE(thrown([&] { checkOutputPath(path("file/r.json"), "--json"); }).first.find("is not a folder"), std::string::npos);
+    EXPECT_NE(thrown([&] {
+                  checkOutputPath(path("file/r.json"), "--json");
+              }).first.find("is not a folder"),
+              std::string::npos);
     // A folder no file can be created in (for root too: /proc refuses new files).
-    EXPECT_NE(thrown([&] { checkOutputPath("/proc/r.json", "--json"); }).first.find("--json: cannot create files in '/proc'"),
+    EXPECT_NE(thrown([&] {
+                  checkOutputPath("/proc/r.json", "--json");
+              }).first.find("--json: cannot create files in '/proc'"),
               std::string::npos);
     EXPECT_EQ(thrown([] { checkOutputPath("", "--json"); }).second, ErrorKind::InvalidArgument);
     checkOutputPath(path("fine.json"), "--json");
@@ -123,14 +135,20 @@ TEST_F(coreFiles, TwoOutputsNamingTheSameFileAreRefused) {
     const auto same = thrown([&] {
         checkDistinctFiles({{"--json", path("a")}, {"--trace", path("sub/../a")}});
     });
-    EXPECT_NE(same.first.find("--json and --trace name the same file"), std::string::npos) << same.first;
+    EXPECT_NE(same.first.find("--json and --trace name the same file"), std::string::npos)
+        << same.first;
     EXPECT_EQ(same.second, ErrorKind::InvalidArgument);
     std::ofstream(path("data.txt")) << "bytes";
     fs::create_symlink(path("data.txt"), path("alias"));
-    EXPECT_NE(thrown([&] { checkDistinctFiles({{"--data", path("data.txt")}, {"--json", path("alias")}}); })
-                  .first.find("--data and --json"),
+    EXPECT_NE(thrown([&] {
+                  checkDistinctFiles({{"--data", path("data.txt")}, {"--json", path("alias")}});
+              }).first.find("--data and --json"),
               std::string::npos);
-    EXPECT_EQ(thrown([&] { checkDistinctFiles({{"--json", path("a")}, {"--trace", path("b")}, {"--ending", ""}}); }).first, "");
+    EXPECT_EQ(
+        thrown([&] {
+            checkDistinctFiles({{"--json", path("a")}, {"--trace", path("b")}, {"--ending", ""}});
+        }).first,
+        "");
 }
 
 TEST_F(coreFiles, TemporaryFilesAreUniqueAndAFinishedFileIsNotClobbered) {
@@ -175,7 +193,8 @@ TEST_F(coreFiles, WriteErrorsSayWhatTheSystemSaid) {
     });
     ::setrlimit(RLIMIT_FSIZE, &saved);
     std::signal(SIGXFSZ, previous);
-    EXPECT_NE(message.find("--weights-out: cannot write '" + path("big.bin") + "': file too large"), std::string::npos)
+    EXPECT_NE(message.find("--weights-out: cannot write '" + path("big.bin") + "': file too large"),
+              std::string::npos)
         << message;
     EXPECT_EQ(kind, ErrorKind::Io);
     EXPECT_FALSE(fs::exists(path("big.bin")));
@@ -185,18 +204,26 @@ TEST_F(coreFiles, InputsAreRegularFilesOfASaneSizeAndNeverBlock) {
     ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
     const auto start = std::chrono::steady_clock::now();
     const auto fifo = thrown([&] { openInputFile(path("fifo"), "--data", 33, kMaxDataFileBytes); });
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << "a FIFO without writer does not block";
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2))
+        << "a FIFO without writer does not block";
     EXPECT_NE(fifo.first.find("is not a regular file"), std::string::npos) << fifo.first;
-    EXPECT_NE(thrown([&] { openInputFile("/dev/zero", "--data", 33, kMaxDataFileBytes); }).first.find("not a regular file"),
+    EXPECT_NE(thrown([&] {
+                  openInputFile("/dev/zero", "--data", 33, kMaxDataFileBytes);
+              }).first.find("not a regular file"),
               std::string::npos);
-    EXPECT_NE(thrown([&] { openInputFile(dir.string(), "--data", 33, kMaxDataFileBytes); }).first.find("is a directory"),
+    EXPECT_NE(thrown([&] {
+                  openInputFile(dir.string(), "--data", 33, kMaxDataFileBytes);
+              }).first.find("is a directory"),
               std::string::npos);
     std::ofstream(path("empty"));
-    const auto empty = thrown([&] { openInputFile(path("empty"), "--data", 33, kMaxDataFileBytes); });
+    const auto empty =
+        thrown([&] { openInputFile(path("empty"), "--data", 33, kMaxDataFileBytes); });
     EXPECT_NE(empty.first.find("has 0 bytes; at least 33"), std::string::npos) << empty.first;
     EXPECT_EQ(empty.second, ErrorKind::InvalidArgument);
     std::ofstream(path("big")) << std::string(100, 'x');
-    EXPECT_NE(thrown([&] { openInputFile(path("big"), "--data", 33, 99); }).first.find("at most 99"), std::string::npos);
+    EXPECT_NE(
+        thrown([&] { openInputFile(path("big"), "--data", 33, 99); }).first.find("at most 99"),
+        std::string::npos);
     const auto [fd, size] = openInputFile(path("big"), "--data", 33, 100);
     EXPECT_GE(fd, 0);
     EXPECT_EQ(size, 100u);

@@ -1,5 +1,15 @@
 #include "app/config_files.h"
 
+#include "app/main_window.h"
+#include "config_import/accelerate.h"
+#include "config_import/ds_config.h"
+#include "config_import/import.h"
+#include "core/error.h"
+#include "run/run_config_panel.h"
+#include "run/run_document.h"
+#include "run/run_request.h"
+#include "trace_export/exports.h"
+
 #include <QAction>
 #include <QDialog>
 #include <QDialogButtonBox>
@@ -11,26 +21,29 @@
 #include <QPlainTextEdit>
 #include <QVBoxLayout>
 
-#include "app/main_window.h"
-#include "config_import/accelerate.h"
-#include "config_import/ds_config.h"
-#include "config_import/import.h"
-#include "core/error.h"
-#include "run/run_config_panel.h"
-#include "run/run_document.h"
-#include "run/run_request.h"
-#include "trace_export/exports.h"
-
 namespace shardscope::widgets {
 
 namespace {
 
 // The settings a configuration can change on the Ranks page (it has no learning rate or
 // accumulation field: keys setting those are listed as ignored, naming the flag).
-const std::set<std::string> kPanelFlags = {"--strategy", "--precision", "--micro-batch", "--bucket-bytes", "--prefetch",
-                                           "--max-inflight", "--persistence-threshold", "--reshard-after-forward",
-                                           "--hybrid-group", "--checkpointing", "--ranks", "--offload-optimizer",
-                                           "--offload-params", "--nvme-dir", "--aio-block-bytes", "--aio-queue-depth", "--tp"};
+const std::set<std::string> kPanelFlags = {"--strategy",
+                                           "--precision",
+                                           "--micro-batch",
+                                           "--bucket-bytes",
+                                           "--prefetch",
+                                           "--max-inflight",
+                                           "--persistence-threshold",
+                                           "--reshard-after-forward",
+                                           "--hybrid-group",
+                                           "--checkpointing",
+                                           "--ranks",
+                                           "--offload-optimizer",
+                                           "--offload-params",
+                                           "--nvme-dir",
+                                           "--aio-block-bytes",
+                                           "--aio-queue-depth",
+                                           "--tp"};
 
 // The panel's values after the configuration's flags (parsed by the one parser, runconfig).
 RunRequest applied(const RunRequest& base, const runconfig::RunConfig& c, int ranks) {
@@ -40,7 +53,9 @@ RunRequest applied(const RunRequest& base, const runconfig::RunConfig& c, int ra
     r.precision = c.precision;
     r.checkpointing = c.checkpointing;
     const runconfig::ModelPreset* preset = findRunPreset(base.model);
-    r.microBatch = preset && c.preset.microBatch == preset->microBatch ? 0 : static_cast<int>(c.preset.microBatch);
+    r.microBatch = preset && c.preset.microBatch == preset->microBatch
+                       ? 0
+                       : static_cast<int>(c.preset.microBatch);
     r.bucketBytes = c.knobs.reduceBucketBytes;
     r.prefetch = c.knobs.prefetchDepth;
     r.reshardAfterForward = c.knobs.reshardAfterForward;
@@ -63,28 +78,34 @@ ConfigFiles::ConfigFiles(MainWindow& window, RunDocument& document, RunConfigPan
     import_ = new QAction(this);
     import_->setObjectName(QStringLiteral("importConfigAction"));
     connect(import_, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(&window_, tr("Import configuration"), QString(),
-                                                          tr("DeepSpeed or Accelerate configurations (*.json *.yaml *.yml)"));
+        const QString path = QFileDialog::getOpenFileName(
+            &window_, tr("Import configuration"), QString(),
+            tr("DeepSpeed or Accelerate configurations (*.json *.yaml *.yml)"));
         if (path.isEmpty()) return;
         QStringList listing;
         QString error;
-        if (!importConfig(path, &listing, &error)) QMessageBox::warning(&window_, tr("Import configuration"), error);
-        else showListing(path, listing);
+        if (!importConfig(path, &listing, &error))
+            QMessageBox::warning(&window_, tr("Import configuration"), error);
+        else
+            showListing(path, listing);
     });
     perfetto_ = new QAction(this);
     perfetto_->setObjectName(QStringLiteral("exportPerfettoAction"));
     connect(perfetto_, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(&window_, tr("Export for Perfetto"), QString(),
-                                                          tr("Chrome trace-event JSON (*.json)"));
+        const QString path = QFileDialog::getSaveFileName(
+            &window_, tr("Export for Perfetto"), QString(), tr("Chrome trace-event JSON (*.json)"));
         QString error;
-        if (!path.isEmpty() && !exportPerfetto(path, &error)) QMessageBox::warning(&window_, tr("Export for Perfetto"), error);
+        if (!path.isEmpty() && !exportPerfetto(path, &error))
+            QMessageBox::warning(&window_, tr("Export for Perfetto"), error);
     });
     csv_ = new QAction(this);
     csv_->setObjectName(QStringLiteral("exportCsvAction"));
     connect(csv_, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(&window_, tr("Export ledger as CSV"), QString(), tr("CSV (*.csv)"));
+        const QString path = QFileDialog::getSaveFileName(&window_, tr("Export ledger as CSV"),
+                                                          QString(), tr("CSV (*.csv)"));
         QString error;
-        if (!path.isEmpty() && !exportCsv(path, &error)) QMessageBox::warning(&window_, tr("Export ledger as CSV"), error);
+        if (!path.isEmpty() && !exportCsv(path, &error))
+            QMessageBox::warning(&window_, tr("Export ledger as CSV"), error);
     });
     window_.addFileAction(import_);
     window_.addFileAction(perfetto_);
@@ -111,7 +132,8 @@ bool ConfigFiles::importConfig(const QString& path, QStringList* listing, QStrin
         const bool yaml = path.endsWith(QStringLiteral(".yaml"), Qt::CaseInsensitive) ||
                           path.endsWith(QStringLiteral(".yml"), Qt::CaseInsensitive);
         const config_import::Parsed parsed =
-            yaml ? config_import::parseAccelerateConfig(text, file, ctx) : config_import::parseDsConfig(text, file, ctx);
+            yaml ? config_import::parseAccelerateConfig(text, file, ctx)
+                 : config_import::parseDsConfig(text, file, ctx);
         const config_import::Imported imported = config_import::finish(parsed, ctx, file);
         // The panel's own flags first, the file's after them: the one parser decides.
         std::vector<std::string> args = runconfig::toWorkerArgs(current);
@@ -135,24 +157,32 @@ bool ConfigFiles::importConfig(const QString& path, QStringList* listing, QStrin
             args.push_back(flag);
             if (hasValue) args.push_back(imported.args[++i]);
         }
-        if (ranks < 1 || ranks > kMaxRanks) throwInvalid("num_processes " + std::to_string(ranks) + " is more ranks than the Ranks page shows");
+        if (ranks < 1 || ranks > kMaxRanks)
+            throwInvalid("num_processes " + std::to_string(ranks) +
+                         " is more ranks than the Ranks page shows");
         // Validated as a job of `ranks` processes (the threads choice is the panel's, unchanged).
         for (auto it = args.begin(); it != args.end();) {
-            if (*it == "--shared-device") it = args.erase(it);
-            else if (*it == "--ranks" && it + 1 != args.end()) it = args.erase(it, it + 2);
-            else ++it;
+            if (*it == "--shared-device")
+                it = args.erase(it);
+            else if (*it == "--ranks" && it + 1 != args.end())
+                it = args.erase(it, it + 2);
+            else
+                ++it;
         }
         const runconfig::RunConfig result = runconfig::parseRunConfig(args, ranks);
         panel_.setRequest(applied(base, result, ranks));
         // Runs from here on carry the listing into their reports (shardscope-cli --config-import).
         report::ConfigImport forRuns;
         forRuns.source = config_import::utf8Text(file);
-        for (const auto& a : imported.applied) forRuns.applied.emplace_back(a.key, a.setting);
-        for (const auto& i : imported.ignored) forRuns.ignored.emplace_back(i.key, i.why);
+        for (const auto& a : imported.applied)
+            forRuns.applied.emplace_back(a.key, a.setting);
+        for (const auto& i : imported.ignored)
+            forRuns.ignored.emplace_back(i.key, i.why);
         document_.session().setConfigImport(forRuns, panel_.request());
         if (listing) {
             listing->clear();
-            for (const std::string& line : config_import::describe(imported)) listing->push_back(QString::fromStdString(line));
+            for (const std::string& line : config_import::describe(imported))
+                listing->push_back(QString::fromStdString(line));
         }
         return true;
     } catch (const std::exception& e) {
@@ -167,11 +197,13 @@ void ConfigFiles::showListing(const QString& path, const QStringList& listing) {
     dialog.setWindowTitle(tr("Imported %1").arg(QFileInfo(path).fileName()));
     auto* layout = new QVBoxLayout(&dialog);
     int applied = 0;
-    for (const QString& line : listing) applied += line.startsWith(QStringLiteral("applied:")) ? 1 : 0;
-    layout->addWidget(new QLabel(tr("%1 settings applied to the run settings, %2 listed as ignored (with why):")
-                                     .arg(applied)
-                                     .arg(listing.size() - applied),
-                                 &dialog));
+    for (const QString& line : listing)
+        applied += line.startsWith(QStringLiteral("applied:")) ? 1 : 0;
+    layout->addWidget(
+        new QLabel(tr("%1 settings applied to the run settings, %2 listed as ignored (with why):")
+                       .arg(applied)
+                       .arg(listing.size() - applied),
+                   &dialog));
     auto* text = new QPlainTextEdit(listing.join(QLatin1Char('\n')), &dialog);
     text->setReadOnly(true);
     text->setMinimumSize(720, 360);

@@ -1,5 +1,8 @@
 #include "app/main_window.h"
 
+#include "common/language.h"
+#include "run/run_document.h"
+
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
@@ -11,9 +14,6 @@
 #include <QMessageBox>
 #include <QStackedWidget>
 #include <QStatusBar>
-
-#include "common/language.h"
-#include "run/run_document.h"
 
 namespace shardscope::widgets {
 
@@ -31,11 +31,12 @@ MainWindow::MainWindow(LanguageManager* language, QWidget* parent)
     // Every item state gets the same box (padding, border, margin): with the box set on
     // ::item alone, the style drew unselected items without it and the selected text stood
     // shifted right of the others. outline: none drops the focus frame that also nudged it.
-    sidebar_->setStyleSheet(QStringLiteral("QListWidget { background: #2b3440; color: #e8edf2; font-size: 11pt; outline: none; }"
-                                           "QListWidget::item, QListWidget::item:selected, QListWidget::item:hover {"
-                                           " padding: 10px 8px; margin: 0px; border: 0px; }"
-                                           "QListWidget::item:selected { background: #4c78a8; color: white; }"
-                                           "QListWidget::item:hover:!selected { background: #35404e; }"));
+    sidebar_->setStyleSheet(QStringLiteral(
+        "QListWidget { background: #2b3440; color: #e8edf2; font-size: 11pt; outline: none; }"
+        "QListWidget::item, QListWidget::item:selected, QListWidget::item:hover {"
+        " padding: 10px 8px; margin: 0px; border: 0px; }"
+        "QListWidget::item:selected { background: #4c78a8; color: white; }"
+        "QListWidget::item:hover:!selected { background: #35404e; }"));
     stack_ = new QStackedWidget(central);
     layout->addWidget(sidebar_);
     layout->addWidget(stack_, 1);
@@ -63,8 +64,9 @@ void MainWindow::buildMenus() {
     languageMenu_ = menuBar()->addMenu(QString());
     languageGroup_ = new QActionGroup(this);
     // Each language is named in itself, as users look for their own language's name.
-    const std::pair<QString, QString> languages[] = {{QStringLiteral("en"), QStringLiteral("English")},
-                                                     {QStringLiteral("zh_CN"), QStringLiteral("简体中文")}};
+    const std::pair<QString, QString> languages[] = {
+        {QStringLiteral("en"), QStringLiteral("English")},
+        {QStringLiteral("zh_CN"), QStringLiteral("简体中文")}};
     for (const auto& [code, name] : languages) {
         QAction* a = languageMenu_->addAction(name);
         a->setCheckable(true);
@@ -74,9 +76,11 @@ void MainWindow::buildMenus() {
         connect(a, &QAction::triggered, this, [this, c = code] { language_->setLanguage(c); });
     }
     connect(language_, &LanguageManager::languageChanged, this, [this](const QString& code) {
-        for (QAction* a : languageGroup_->actions()) a->setChecked(a->data().toString() == code);
+        for (QAction* a : languageGroup_->actions())
+            a->setChecked(a->data().toString() == code);
     });
-    for (QAction* a : languageGroup_->actions()) a->setChecked(a->data().toString() == language_->current());
+    for (QAction* a : languageGroup_->actions())
+        a->setChecked(a->data().toString() == language_->current());
     helpMenu_ = menuBar()->addMenu(QString());
     aboutAction_ = helpMenu_->addAction(QString(), this, &MainWindow::showAbout);
 }
@@ -113,7 +117,8 @@ bool MainWindow::showPage(const QString& id) {
 
 QStringList MainWindow::pageIds() const {
     QStringList ids;
-    for (const Page& p : pages_) ids << p.id;
+    for (const Page& p : pages_)
+        ids << p.id;
     return ids;
 }
 
@@ -145,11 +150,12 @@ void MainWindow::retranslateUi() {
 }
 
 void MainWindow::showAbout() {
-    QMessageBox::about(this, tr("About ShardScope"),
-                       tr("<h3>ShardScope %1</h3><p>A desktop explorer for ZeRO and FSDP: what every rank holds "
-                          "(parameters, gradients, optimizer state, activations, communication buffers), "
-                          "measured from real sharded training steps and compared with the theory.</p>")
-                           .arg(QCoreApplication::applicationVersion()));
+    QMessageBox::about(
+        this, tr("About ShardScope"),
+        tr("<h3>ShardScope %1</h3><p>A desktop explorer for ZeRO and FSDP: what every rank holds "
+           "(parameters, gradients, optimizer state, activations, communication buffers), "
+           "measured from real sharded training steps and compared with the theory.</p>")
+            .arg(QCoreApplication::applicationVersion()));
 }
 
 } // namespace shardscope::widgets

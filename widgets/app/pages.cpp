@@ -18,27 +18,39 @@ namespace shardscope::widgets {
 void addDefaultPages(MainWindow& window) {
     RunDocument& document = window.document();
     auto* ranks = new RanksPage(document);
-    window.addPage(QStringLiteral("ranks"), [] { return MainWindow::tr("Ranks"); }, ranks);
+    window.addPage(
+        QStringLiteral("ranks"), [] { return MainWindow::tr("Ranks"); }, ranks);
     window.addFileAction(ranks->openAction());
-    window.addPage(QStringLiteral("timeline"), [] { return TimelinePage::tr("Timeline"); }, new TimelinePage(document));
-    window.addPage(QStringLiteral("flows"), [] { return FlowPage::tr("Flows"); }, new FlowPage(document));
+    window.addPage(
+        QStringLiteral("timeline"), [] { return TimelinePage::tr("Timeline"); },
+        new TimelinePage(document));
+    window.addPage(
+        QStringLiteral("flows"), [] { return FlowPage::tr("Flows"); }, new FlowPage(document));
     auto* compare = new ComparePage;
-    window.addPage(QStringLiteral("compare"), [] { return ComparePage::tr("Compare"); }, compare);
+    window.addPage(
+        QStringLiteral("compare"), [] { return ComparePage::tr("Compare"); }, compare);
     // Every finished run and opened recording joins the comparison (one per strategy).
-    QObject::connect(&document.session(), &RunSession::reportReady, compare, [compare](const RunReportPtr& r) {
-        if (r) compare->addReport(*r);
-    });
+    QObject::connect(&document.session(), &RunSession::reportReady, compare,
+                     [compare](const RunReportPtr& r) {
+                         if (r) compare->addReport(*r);
+                     });
     new RecordingFiles(window, document);
     new ConfigFiles(window, document, *ranks->configPanel());
-    window.addPage(QStringLiteral("calculator"), [] { return MainWindow::tr("Calculator"); }, new CalculatorPage);
+    window.addPage(
+        QStringLiteral("calculator"), [] { return MainWindow::tr("Calculator"); },
+        new CalculatorPage);
     auto* checkpoints = new CheckpointsPage;
-    window.addPage(QStringLiteral("checkpoints"), [] { return CheckpointsPage::tr("Checkpoints"); }, checkpoints);
+    window.addPage(
+        QStringLiteral("checkpoints"), [] { return CheckpointsPage::tr("Checkpoints"); },
+        checkpoints);
     window.addFileAction(checkpoints->openAction());
     // "Resume a run from here": the run settings take the step and the target world.
-    QObject::connect(checkpoints, &CheckpointsPage::resumeRequested, ranks, [&window, ranks](const ResumeChoice& c) {
-        ranks->configPanel()->setRequest(resumeRequest(ranks->configPanel()->request(), c));
-        window.showPage(QStringLiteral("ranks"));
-    });
+    QObject::connect(checkpoints, &CheckpointsPage::resumeRequested, ranks,
+                     [&window, ranks](const ResumeChoice& c) {
+                         ranks->configPanel()->setRequest(
+                             resumeRequest(ranks->configPanel()->request(), c));
+                         window.showPage(QStringLiteral("ranks"));
+                     });
     new LessonPlayer(window); // Help → Lessons, over the pages above
 }
 

@@ -1,5 +1,14 @@
 #include "app/recording_files.h"
 
+#include "app/main_window.h"
+#include "common/chart_export.h"
+#include "common/qcustomplot.h"
+#include "compare/compare_page.h"
+#include "playback/replay_page.h"
+#include "protocol/protocol.h"
+#include "report/report.h"
+#include "run/run_document.h"
+
 #include <QAction>
 #include <QEvent>
 #include <QFileDialog>
@@ -9,40 +18,37 @@
 #include <QSaveFile>
 #include <QSettings>
 #include <QStackedWidget>
-#include "common/qcustomplot.h"
-
-#include "app/main_window.h"
-#include "common/chart_export.h"
-#include "compare/compare_page.h"
-#include "protocol/protocol.h"
-#include "report/report.h"
-#include "run/run_document.h"
-#include "playback/replay_page.h"
 
 namespace shardscope::widgets {
 namespace {
 const QString kRecentKey = QStringLiteral("recent/recordings");
 }
 
-std::string encodeRecording(const replay::ReplayModel& m, const std::string& reportJson, const std::vector<replay::FailureInfo>& failures) {
+std::string encodeRecording(const replay::ReplayModel& m, const std::string& reportJson,
+                            const std::vector<replay::FailureInfo>& failures) {
     std::string out;
     protocol::writeHeader(out);
     const int n = m.worldSize();
     const std::string config = m.info() ? m.info()->configJson : std::string("{}");
-    for (int r = 0; r < n; ++r) protocol::writeRecord(out, protocol::Handshake{r, n, config});
+    for (int r = 0; r < n; ++r)
+        protocol::writeRecord(out, protocol::Handshake{r, n, config});
     std::vector<std::vector<Event>> perRank(static_cast<std::size_t>(n));
     for (const replay::StepPtr& s : m.steps()) {
-        for (auto& v : perRank) v.clear();
+        for (auto& v : perRank)
+            v.clear();
         for (const Event& e : s->events)
             if (e.rank >= 0 && e.rank < n) perRank[static_cast<std::size_t>(e.rank)].push_back(e);
         for (int r = 0; r < n; ++r)
             if (!perRank[static_cast<std::size_t>(r)].empty())
-                protocol::writeRecord(out, protocol::EventBatch{r, perRank[static_cast<std::size_t>(r)]});
+                protocol::writeRecord(
+                    out, protocol::EventBatch{r, perRank[static_cast<std::size_t>(r)]});
         // A step cut short by a failure has no summary, as in the original stream.
-        if (s->complete) protocol::writeRecord(out, protocol::StepSummary{s->step, s->loss, s->stepNs});
+        if (s->complete)
+            protocol::writeRecord(out, protocol::StepSummary{s->step, s->loss, s->stepNs});
     }
     if (!reportJson.empty()) protocol::writeRecord(out, protocol::Report{reportJson});
-    for (const replay::FailureInfo& f : failures) protocol::writeRecord(out, protocol::Failure{f.rank, f.step, f.message});
+    for (const replay::FailureInfo& f : failures)
+        protocol::writeRecord(out, protocol::Failure{f.rank, f.step, f.message});
     protocol::writeRecord(out, protocol::End{});
     return out;
 }
@@ -52,16 +58,20 @@ RecordingFiles::RecordingFiles(MainWindow& window, RunDocument& document)
     save_ = new QAction(this);
     save_->setShortcut(QKeySequence::SaveAs);
     connect(save_, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(&window_, tr("Save recording"), QString(), tr("ShardScope recordings (*.sstrace)"));
+        const QString path = QFileDialog::getSaveFileName(&window_, tr("Save recording"), QString(),
+                                                          tr("ShardScope recordings (*.sstrace)"));
         if (path.isEmpty()) return;
         QString error;
-        if (!saveRecording(path, &error)) QMessageBox::warning(&window_, tr("Save recording"), error);
-        else addRecent(path);
+        if (!saveRecording(path, &error))
+            QMessageBox::warning(&window_, tr("Save recording"), error);
+        else
+            addRecent(path);
     });
     export_ = new QAction(this);
     export_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     connect(export_, &QAction::triggered, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(&window_, tr("Export current view"), QString(), ChartExport::fileFilter());
+        const QString path = QFileDialog::getSaveFileName(&window_, tr("Export current view"),
+                                                          QString(), ChartExport::fileFilter());
         if (path.isEmpty()) return;
         QString error;
         if (!exportCurrentView(path, &error)) QMessageBox::warning(&window_, tr("Export"), error);
@@ -73,7 +83,8 @@ RecordingFiles::RecordingFiles(MainWindow& window, RunDocument& document)
     RunSession& session = document_.session();
     // The session learns the file's path after `started`; a readable header means it is one.
     connect(&session, &RunSession::runInfoReady, this, [this] {
-        if (!document_.session().isLive() && !document_.session().recordingPath().isEmpty()) addRecent(document_.session().recordingPath());
+        if (!document_.session().isLive() && !document_.session().recordingPath().isEmpty())
+            addRecent(document_.session().recordingPath());
     });
     window_.installEventFilter(this); // LanguageChange of the window: retranslate the actions
     retranslateUi();
@@ -86,14 +97,18 @@ bool RecordingFiles::saveRecording(const QString& path, QString* error) const {
         return false;
     }
     // The report goes back through the one writer: the typed value is all the replay keeps.
-    const std::string bytes = encodeRecording(document_.model(), document_.report() ? report::toJson(*document_.report()).dump() : std::string(),
-                                              document_.failures());
+    const std::string bytes = encodeRecording(
+        document_.model(),
+        document_.report() ? report::toJson(*document_.report()).dump() : std::string(),
+        document_.failures());
     if (const QString problem = ChartExport::outputProblem(path); !problem.isEmpty()) {
         if (error) *error = problem;
         return false;
     }
     QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(bytes.data(), static_cast<qint64>(bytes.size())) != static_cast<qint64>(bytes.size()) ||
+    if (!f.open(QIODevice::WriteOnly) ||
+        f.write(bytes.data(), static_cast<qint64>(bytes.size())) !=
+            static_cast<qint64>(bytes.size()) ||
         !f.commit()) {
         if (error) *error = tr("cannot write %1: %2").arg(path, f.errorString());
         return false;
@@ -125,14 +140,17 @@ bool RecordingFiles::exportCurrentView(const QString& path, QString* error) cons
     return ChartExport::exportWidget(*target, path, error);
 }
 
-QStringList RecordingFiles::recentFiles() const { return QSettings().value(kRecentKey).toStringList(); }
+QStringList RecordingFiles::recentFiles() const {
+    return QSettings().value(kRecentKey).toStringList();
+}
 
 void RecordingFiles::addRecent(const QString& path) {
     const QString abs = QFileInfo(path).absoluteFilePath();
     QStringList list = recentFiles();
     list.removeAll(abs);
     list.prepend(abs);
-    while (list.size() > kMaxRecent) list.removeLast();
+    while (list.size() > kMaxRecent)
+        list.removeLast();
     QSettings().setValue(kRecentKey, list);
     rebuildRecentMenu();
 }

@@ -5,12 +5,12 @@
 // Saving re-encodes what the GUI holds (every event of every rank, the steps' summaries, the
 // report, failures) with the protocol's own encoder, so a live run can be saved as well as a
 // recording that was opened; reading it back gives the same replay.
+#include "replay/replay_model.h"
+
 #include <QObject>
 #include <QStringList>
 #include <string>
 #include <vector>
-
-#include "replay/replay_model.h"
 
 class QAction;
 class QMenu;

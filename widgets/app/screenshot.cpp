@@ -1,5 +1,9 @@
 #include "app/screenshot.h"
 
+#include "calculator/calculator_page.h"
+#include "common/chart_export.h"
+#include "ranks/ranks_page.h"
+
 #include <QApplication>
 #include <QFileInfo>
 #include <QImage>
@@ -8,10 +12,6 @@
 #include <QSaveFile>
 #include <QWidget>
 
-#include "calculator/calculator_page.h"
-#include "common/chart_export.h"
-#include "ranks/ranks_page.h"
-
 namespace shardscope::widgets {
 namespace {
 
@@ -19,9 +19,12 @@ namespace {
 QByteArray formatFor(const QString& file) {
     const QString suffix = QFileInfo(file).suffix().toLower();
     QByteArray format;
-    if (suffix == QLatin1String("png")) format = "png";
-    else if (suffix == QLatin1String("jpg") || suffix == QLatin1String("jpeg")) format = "jpeg";
-    else if (suffix == QLatin1String("bmp")) format = "bmp";
+    if (suffix == QLatin1String("png"))
+        format = "png";
+    else if (suffix == QLatin1String("jpg") || suffix == QLatin1String("jpeg"))
+        format = "jpeg";
+    else if (suffix == QLatin1String("bmp"))
+        format = "bmp";
     return QImageWriter::supportedImageFormats().contains(format) ? format : QByteArray();
 }
 
@@ -31,8 +34,11 @@ QString screenshotFormatError(const QString& file) {
     if (!formatFor(file).isEmpty()) return {};
     QStringList offered;
     for (const char* f : {"png", "jpeg", "bmp"})
-        if (QImageWriter::supportedImageFormats().contains(f)) offered << (QStringLiteral(".") + QString::fromLatin1(f == QByteArray("jpeg") ? "jpg" : f));
-    return QApplication::translate("Screenshot", "cannot write a screenshot as '%1': the name must end in %2")
+        if (QImageWriter::supportedImageFormats().contains(f))
+            offered << (QStringLiteral(".") +
+                        QString::fromLatin1(f == QByteArray("jpeg") ? "jpg" : f));
+    return QApplication::translate("Screenshot",
+                                   "cannot write a screenshot as '%1': the name must end in %2")
         .arg(QFileInfo(file).fileName(), offered.join(QStringLiteral(", ")));
 }
 
@@ -41,15 +47,20 @@ bool renderScreenshot(QWidget& window, const QString& file, QSize size, QString*
     window.resize(size);
     window.show();
     // Pages coalesce recomputes on a timer; a screenshot must show the final state.
-    for (CalculatorPage* page : window.findChildren<CalculatorPage*>()) page->recomputeNow();
+    for (CalculatorPage* page : window.findChildren<CalculatorPage*>())
+        page->recomputeNow();
     QApplication::processEvents();
-    for (RanksPage* page : window.findChildren<RanksPage*>()) page->finishPendingDraws();
+    for (RanksPage* page : window.findChildren<RanksPage*>())
+        page->finishPendingDraws();
     QApplication::processEvents();
     QApplication::processEvents();
     const QImage image = window.grab().toImage();
     if (image.size() != size) {
         *error = QApplication::translate("Screenshot", "rendered %1×%2 instead of %3×%4")
-                     .arg(image.width()).arg(image.height()).arg(size.width()).arg(size.height());
+                     .arg(image.width())
+                     .arg(image.height())
+                     .arg(size.width())
+                     .arg(size.height());
         return false;
     }
     const QByteArray format = formatFor(file);
@@ -63,7 +74,8 @@ bool renderScreenshot(QWidget& window, const QString& file, QSize size, QString*
     }
     QSaveFile out(file);
     if (!out.open(QIODevice::WriteOnly) || !image.save(&out, format.constData()) || !out.commit()) {
-        *error = QApplication::translate("Screenshot", "cannot write %1: %2").arg(file, out.errorString());
+        *error = QApplication::translate("Screenshot", "cannot write %1: %2")
+                     .arg(file, out.errorString());
         return false;
     }
     return true;

@@ -1,13 +1,13 @@
 #include "calculator/calculator_compute.h"
 
-#include <QCoreApplication>
-#include <algorithm>
-#include <exception>
-
 #include "core/error.h"
 #include "plan/policy.h"
 #include "plan/shape.h"
 #include "predict/predict.h"
+
+#include <QCoreApplication>
+#include <algorithm>
+#include <exception>
 
 namespace shardscope::widgets {
 
@@ -18,23 +18,33 @@ namespace {
 // Checks the GUI can phrase itself (translated); everything else is left to theory::validate.
 QString precheck(const CalculatorInput& in) {
     if (!in.paramsError.isEmpty()) return in.paramsError;
-    if (in.ranks < 1) return QCoreApplication::translate("CalculatorCompute", "N must be at least 1.");
+    if (in.ranks < 1)
+        return QCoreApplication::translate("CalculatorCompute", "N must be at least 1.");
     if (in.tensorParallel > 1 && !in.shape)
-        return QCoreApplication::translate("CalculatorCompute", "Tensor parallelism needs a model shape (a preset): it splits the heads and the MLP.");
+        return QCoreApplication::translate(
+            "CalculatorCompute",
+            "Tensor parallelism needs a model shape (a preset): it splits the heads and the MLP.");
     if (in.tensorParallel > 1 && in.ranks % in.tensorParallel != 0)
-        return QCoreApplication::translate("CalculatorCompute", "T = %1 does not divide N = %2: the ranks form a T × D mesh.")
+        return QCoreApplication::translate(
+                   "CalculatorCompute",
+                   "T = %1 does not divide N = %2: the ranks form a T × D mesh.")
             .arg(in.tensorParallel)
             .arg(in.ranks);
     if (plan::policyFor(in.strategy).usesHybridGroup() && in.tensorParallel > 1 &&
         (in.hybridGroupSize < 1 || in.ranks / in.tensorParallel % in.hybridGroupSize != 0))
-        return QCoreApplication::translate("CalculatorCompute", "Hybrid shard group size %1 does not divide the data-parallel ranks "
-                                           "D = N / T = %2: every replica group needs the same number of ranks.")
+        return QCoreApplication::translate(
+                   "CalculatorCompute",
+                   "Hybrid shard group size %1 does not divide the data-parallel ranks "
+                   "D = N / T = %2: every replica group needs the same number of ranks.")
             .arg(in.hybridGroupSize)
             .arg(in.ranks / in.tensorParallel);
     if (plan::policyFor(in.strategy).usesHybridGroup() &&
-        (in.hybridGroupSize < 1 || in.ranks / std::max(1, in.tensorParallel) % in.hybridGroupSize != 0))
-        return QCoreApplication::translate("CalculatorCompute", "Hybrid shard group size %1 does not divide N = %2: every replica group needs "
-                                           "the same number of ranks.")
+        (in.hybridGroupSize < 1 ||
+         in.ranks / std::max(1, in.tensorParallel) % in.hybridGroupSize != 0))
+        return QCoreApplication::translate(
+                   "CalculatorCompute",
+                   "Hybrid shard group size %1 does not divide N = %2: every replica group needs "
+                   "the same number of ranks.")
             .arg(in.hybridGroupSize)
             .arg(in.ranks);
     return {};
@@ -51,7 +61,8 @@ template <class F> QString guarded(F&& f) {
 }
 
 ScalingLimits limitsFor(const CalculatorInput& in) {
-    const theory::ModelStates ddp = theory::modelStates(scenarioFor(in, Strategy::Ddp, std::max(1, in.tensorParallel)));
+    const theory::ModelStates ddp =
+        theory::modelStates(scenarioFor(in, Strategy::Ddp, std::max(1, in.tensorParallel)));
     const ByteTable& t = ddp.perRank;
     ScalingLimits l;
     l.ddpBytes = static_cast<double>(t.tier(Tier::Device));
@@ -90,7 +101,8 @@ std::uint64_t largestUnit(const CalculatorInput& in) {
     if (in.largestLayerParams) return in.largestLayerParams;
     if (!in.shape) return 0;
     std::uint64_t largest = 0;
-    for (const auto& u : plan::unitParams(*in.shape)) largest = std::max(largest, u.params);
+    for (const auto& u : plan::unitParams(*in.shape))
+        largest = std::max(largest, u.params);
     return largest;
 }
 
@@ -113,10 +125,12 @@ DeepSpeedComparison deepspeedFor(const CalculatorInput& in, std::uint64_t paramC
             mine.precision = plan::Precision{plan::PrecisionKind::MixedFp16, 12};
             mine.offload.optimizer = row.offloadOptimizer ? Tier::Host : Tier::Device;
             mine.offload.param = row.offloadParam ? Tier::Host : Tier::Device;
-            const auto sc = scenarioFor(mine, d.zero3 ? Strategy::Zero3 : Strategy::Zero2, d.totalGpus);
+            const auto sc =
+                scenarioFor(mine, d.zero3 ? Strategy::Zero3 : Strategy::Zero2, d.totalGpus);
             const ByteTable t = theory::modelStates(sc).perRank;
             d.shardscope.emplace_back(t.tier(Tier::Device),
-                                      t.tier(Tier::Host) * static_cast<std::uint64_t>(in.gpusPerNode));
+                                      t.tier(Tier::Host) *
+                                          static_cast<std::uint64_t>(in.gpusPerNode));
         }
     });
     return d;
@@ -134,7 +148,8 @@ void fillChosen(CalculatorResult& r) {
     theory::PeakPrediction peak;
     if (guarded([&] { peak = predict::predictPeak(sc); }).isEmpty()) r.peak = peak;
     // A model config's units: the closed form's gathered term uses their real sizes.
-    else if (!sc.units.empty() && guarded([&] { peak = theory::closedFormPeak(sc); }).isEmpty()) r.peak = peak;
+    else if (!sc.units.empty() && guarded([&] { peak = theory::closedFormPeak(sc); }).isEmpty())
+        r.peak = peak;
 }
 
 } // namespace
@@ -157,7 +172,8 @@ std::vector<MeshPoint> meshSweep(const CalculatorInput& in) {
     std::vector<MeshPoint> out;
     if (!in.shape || in.ranks < 1) return out;
     for (int t = 1; t <= in.ranks; ++t) {
-        if (in.ranks % t != 0 || in.shape->heads % t != 0 || (4 * in.shape->dModel) % t != 0) continue;
+        if (in.ranks % t != 0 || in.shape->heads % t != 0 || (4 * in.shape->dModel) % t != 0)
+            continue;
         CalculatorInput mine = in;
         mine.tensorParallel = t;
         const theory::Scenario sc = scenarioFor(mine, in.strategy, in.ranks);
@@ -174,7 +190,8 @@ std::vector<MeshPoint> meshSweep(const CalculatorInput& in) {
 
 std::vector<int> sweepRanks(int chosen) {
     std::vector<int> ranks;
-    for (int n = 1; n <= 1024; n *= 2) ranks.push_back(n);
+    for (int n = 1; n <= 1024; n *= 2)
+        ranks.push_back(n);
     if (chosen >= 1) ranks.push_back(chosen);
     std::sort(ranks.begin(), ranks.end());
     ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
@@ -188,7 +205,8 @@ theory::Scenario scenarioFor(const CalculatorInput& in, Strategy s, int ranks) {
     sc.units = in.units;
     sc.strategy = s;
     sc.ranks = ranks;
-    if (sc.shape && in.tensorParallel > 1) { // a T × D mesh: D ranks of one TP slice (0: T does not divide N)
+    if (sc.shape &&
+        in.tensorParallel > 1) { // a T × D mesh: D ranks of one TP slice (0: T does not divide N)
         sc.shape->tp = in.tensorParallel;
         sc.ranks = ranks % in.tensorParallel == 0 ? ranks / in.tensorParallel : 0;
     }
@@ -213,11 +231,14 @@ std::shared_ptr<const CalculatorResult> computeCalculator(const CalculatorInput&
         r->series.push_back(seriesFor(in, s, r->sweepRanks));
         r->atN.push_back(atNFor(in, s));
     }
-    r->deepspeed = deepspeedFor(in, in.shape ? plan::modelParamCount(*in.shape) : r->states.paramCount);
+    r->deepspeed =
+        deepspeedFor(in, in.shape ? plan::modelParamCount(*in.shape) : r->states.paramCount);
     r->traffic = splitTraffic(r->comm);
     r->meshes = meshSweep(in);
     if (!in.shape)
-        r->meshNote = QCoreApplication::translate("CalculatorCompute", "Tensor parallelism needs a model shape (a preset): it splits the heads and the MLP.");
+        r->meshNote = QCoreApplication::translate(
+            "CalculatorCompute",
+            "Tensor parallelism needs a model shape (a preset): it splits the heads and the MLP.");
     return r;
 }
 

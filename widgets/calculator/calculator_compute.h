@@ -2,22 +2,22 @@
 // The calculator's data: one immutable CalculatorResult per input, computed entirely by the
 // theory engine. Widgets only draw a result; they never call the engine themselves, so the
 // page can later receive results from a worker process instead.
+#include "theory/deepspeed.h"
+#include "theory/estimate.h"
+
 #include <QString>
 #include <memory>
 #include <optional>
 #include <vector>
 
-#include "theory/deepspeed.h"
-#include "theory/estimate.h"
-
 namespace shardscope::widgets {
 
 struct CalculatorInput {
-    std::optional<plan::GptShape> shape; // preset with a shape
-    std::uint64_t params = 0;              // bare parameter count when shape is empty
-    std::vector<plan::UnitParams> units;   // a model config's own units (Σ = params), else empty
-    std::uint64_t largestLayerParams = 0;  // DeepSpeed's largest layer of a model config
-    QString paramsError;                   // the form could not parse the count (shown as is)
+    std::optional<plan::GptShape> shape;  // preset with a shape
+    std::uint64_t params = 0;             // bare parameter count when shape is empty
+    std::vector<plan::UnitParams> units;  // a model config's own units (Σ = params), else empty
+    std::uint64_t largestLayerParams = 0; // DeepSpeed's largest layer of a model config
+    QString paramsError;                  // the form could not parse the count (shown as is)
     plan::Strategy strategy = plan::Strategy::Zero3;
     int ranks = 64;
     int hybridGroupSize = 8;
@@ -91,12 +91,13 @@ struct CalculatorResult {
     theory::CommPerStep comm;
     std::optional<theory::PeakPrediction> peak;
     DeepSpeedComparison deepspeed;
-    TrafficSplit traffic;            // comm split into TP and DP traffic
-    std::vector<MeshPoint> meshes;   // every T dividing N, the heads and the MLP width (with a shape)
-    QString meshNote;                // why there are no mesh points (no shape), else empty
+    TrafficSplit traffic;          // comm split into TP and DP traffic
+    std::vector<MeshPoint> meshes; // every T dividing N, the heads and the MLP width (with a shape)
+    QString meshNote;              // why there are no mesh points (no shape), else empty
 };
 
-// Every (T, D = N / T) the model allows: T divides N, the heads and the MLP width; states by theory.
+// Every (T, D = N / T) the model allows: T divides N, the heads and the MLP width; states by
+// theory.
 std::vector<MeshPoint> meshSweep(const CalculatorInput& in);
 
 // Ranks of the scaling sweep: powers of two 1..1024 plus the chosen N (at most 13 points).

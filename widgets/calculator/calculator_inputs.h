@@ -1,10 +1,10 @@
 #pragma once
 // The calculator's input form: model (preset or bare count), N, strategy, precision, offload.
 // It only reports what the user chose; validity is decided when the result is computed.
-#include <QWidget>
-
 #include "calculator/calculator_compute.h"
 #include "calculator/presets.h"
+
+#include <QWidget>
 
 class QComboBox;
 class QLabel;

@@ -1,5 +1,17 @@
 #include "calculator/calculator_page.h"
 
+#include "calculator/calculator_inputs.h"
+#include "calculator/category_bar_chart.h"
+#include "calculator/deepspeed_panel.h"
+#include "calculator/derivation_model.h"
+#include "calculator/mesh_chart.h"
+#include "calculator/peak_breakdown.h"
+#include "calculator/scaling_chart.h"
+#include "common/byte_format.h"
+#include "common/palette_legend.h"
+#include "common/side_column.h"
+#include "common/theory_names.h"
+
 #include <QElapsedTimer>
 #include <QEvent>
 #include <QHeaderView>
@@ -9,18 +21,6 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
-
-#include "calculator/calculator_inputs.h"
-#include "calculator/category_bar_chart.h"
-#include "calculator/deepspeed_panel.h"
-#include "calculator/peak_breakdown.h"
-#include "calculator/derivation_model.h"
-#include "calculator/mesh_chart.h"
-#include "calculator/scaling_chart.h"
-#include "common/byte_format.h"
-#include "common/palette_legend.h"
-#include "common/side_column.h"
-#include "common/theory_names.h"
 
 namespace shardscope::widgets {
 
@@ -39,8 +39,10 @@ CalculatorPage::CalculatorPage(QWidget* parent) : QWidget(parent) {
     recomputeTimer_.setSingleShot(true);
     recomputeTimer_.setInterval(kCoalesceMs);
     connect(&recomputeTimer_, &QTimer::timeout, this, &CalculatorPage::recompute);
-    connect(inputs_, &CalculatorInputs::inputChanged, &recomputeTimer_, qOverload<>(&QTimer::start));
-    connect(deepspeed_, &DeepSpeedPanel::layoutChanged, &recomputeTimer_, qOverload<>(&QTimer::start));
+    connect(inputs_, &CalculatorInputs::inputChanged, &recomputeTimer_,
+            qOverload<>(&QTimer::start));
+    connect(deepspeed_, &DeepSpeedPanel::layoutChanged, &recomputeTimer_,
+            qOverload<>(&QTimer::start));
     retranslateUi();
     recompute();
 }
@@ -84,7 +86,8 @@ QWidget* CalculatorPage::buildOutputs() {
     header->setSectionResizeMode(DerivationModel::FormulaCol, QHeaderView::Interactive);
     header->setSectionResizeMode(DerivationModel::SourceCol, QHeaderView::Stretch);
     header->resizeSection(DerivationModel::FormulaCol, 260);
-    connect(derivation_, &QAbstractItemModel::modelReset, table_, &QTableView::resizeRowsToContents);
+    connect(derivation_, &QAbstractItemModel::modelReset, table_,
+            &QTableView::resizeRowsToContents);
     summary_ = new QLabel;
     summary_->setObjectName(QStringLiteral("calculatorSummary"));
     summary_->setWordWrap(true);
@@ -118,7 +121,9 @@ QWidget* CalculatorPage::buildOutputs() {
     return outputs;
 }
 
-QString CalculatorPage::errorText() const { return errorLabel_->isVisible() ? errorLabel_->text() : QString(); }
+QString CalculatorPage::errorText() const {
+    return errorLabel_->isVisible() ? errorLabel_->text() : QString();
+}
 
 void CalculatorPage::recomputeNow() {
     if (recomputeTimer_.isActive()) {
@@ -144,8 +149,10 @@ void CalculatorPage::recompute() {
     errorLabel_->setVisible(!error_.isEmpty());
     // Keep the last valid charts on screen while the user fixes the input.
     if (error_.isEmpty()) showResult(std::move(result));
-    Q_EMIT statusMessage(error_.isEmpty() ? tr("Recomputed in %1 ms").arg(QString::number(clock.nsecsElapsed() / 1e6, 'f', 1))
-                                          : tr("Input is invalid; showing the last valid result"));
+    Q_EMIT statusMessage(
+        error_.isEmpty()
+            ? tr("Recomputed in %1 ms").arg(QString::number(clock.nsecsElapsed() / 1e6, 'f', 1))
+            : tr("Input is invalid; showing the last valid result"));
 }
 
 void CalculatorPage::showResult(std::shared_ptr<const CalculatorResult> result) {
@@ -178,43 +185,56 @@ QString CalculatorPage::summaryText() const {
     if (!shown_) return {};
     const CalculatorResult& r = *shown_;
     const ByteTable& t = r.states.perRank;
-    QString html = tr("<b>%1</b> at N = %2").arg(strategyLabel(r.input.strategy).toHtmlEscaped()).arg(r.input.ranks);
+    QString html = tr("<b>%1</b> at N = %2")
+                       .arg(strategyLabel(r.input.strategy).toHtmlEscaped())
+                       .arg(r.input.ranks);
     if (r.input.tensorParallel > 1 && r.input.shape)
-        html += QStringLiteral("<br>") + tr("Mesh T × D = %1 × %2: Ψ below is one TP rank's slice of the model's %3")
-                                             .arg(r.input.tensorParallel)
-                                             .arg(r.input.ranks / r.input.tensorParallel)
-                                             .arg(formatCount(static_cast<double>(plan::modelParamCount(*r.input.shape))));
-    html += QStringLiteral("<br>") + tr("Ψ = %1 parameters (padded: %2)")
-                                         .arg(formatCount(static_cast<double>(r.states.paramCount)),
-                                              formatCount(static_cast<double>(r.states.paddedParamCount)));
-    html += QStringLiteral("<br>") + tr("Model states per rank: <b>%1</b> on device, %2 on host, %3 on NVMe")
-                                         .arg(formatBoth(static_cast<double>(t.tier(Tier::Device))),
-                                              formatDecimal(static_cast<double>(t.tier(Tier::Host))),
-                                              formatDecimal(static_cast<double>(t.tier(Tier::Nvme))));
-    if (r.peak && r.peak->peakBytes > 0)
-    {
-        html += QStringLiteral("<br>") + tr("Predicted device peak: %1").arg(formatBoth(static_cast<double>(r.peak->peakBytes)));
-        if (!r.input.shape) html += QStringLiteral(" ") + tr("(a bare parameter count: activations and workspace not predicted)");
+        html += QStringLiteral("<br>") +
+                tr("Mesh T × D = %1 × %2: Ψ below is one TP rank's slice of the model's %3")
+                    .arg(r.input.tensorParallel)
+                    .arg(r.input.ranks / r.input.tensorParallel)
+                    .arg(formatCount(static_cast<double>(plan::modelParamCount(*r.input.shape))));
+    html += QStringLiteral("<br>") +
+            tr("Ψ = %1 parameters (padded: %2)")
+                .arg(formatCount(static_cast<double>(r.states.paramCount)),
+                     formatCount(static_cast<double>(r.states.paddedParamCount)));
+    html += QStringLiteral("<br>") +
+            tr("Model states per rank: <b>%1</b> on device, %2 on host, %3 on NVMe")
+                .arg(formatBoth(static_cast<double>(t.tier(Tier::Device))),
+                     formatDecimal(static_cast<double>(t.tier(Tier::Host))),
+                     formatDecimal(static_cast<double>(t.tier(Tier::Nvme))));
+    if (r.peak && r.peak->peakBytes > 0) {
+        html +=
+            QStringLiteral("<br>") +
+            tr("Predicted device peak: %1").arg(formatBoth(static_cast<double>(r.peak->peakBytes)));
+        if (!r.input.shape)
+            html += QStringLiteral(" ") +
+                    tr("(a bare parameter count: activations and workspace not predicted)");
     }
-    html += QStringLiteral("<br>") + tr("Communication per rank per step: <b>%1</b> sent (≈ %2 Ψ)")
-                                         .arg(formatDecimal(static_cast<double>(r.comm.totalSentBytes)))
-                                         .arg(QString::number(r.comm.psiEquivalents, 'f', 2));
+    html +=
+        QStringLiteral("<br>") + tr("Communication per rank per step: <b>%1</b> sent (≈ %2 Ψ)")
+                                     .arg(formatDecimal(static_cast<double>(r.comm.totalSentBytes)))
+                                     .arg(QString::number(r.comm.psiEquivalents, 'f', 2));
     if (r.input.tensorParallel > 1 && r.input.shape) {
         const int tp = r.input.tensorParallel, dp = r.input.ranks / tp;
-        html += QStringLiteral("<br>&nbsp;&nbsp;· ") + tr("tensor-parallel traffic (TP group of %1, critical path): %2 in %3 calls")
-                                                         .arg(tp)
-                                                         .arg(formatDecimal(static_cast<double>(r.traffic.tpSentBytes)))
-                                                         .arg(r.traffic.tpCalls);
-        html += QStringLiteral("<br>&nbsp;&nbsp;· ") + tr("data-parallel traffic (DP group of %1): %2 in %3 calls")
-                                                         .arg(dp)
-                                                         .arg(formatDecimal(static_cast<double>(r.traffic.dpSentBytes)))
-                                                         .arg(r.traffic.dpCalls);
+        html += QStringLiteral("<br>&nbsp;&nbsp;· ") +
+                tr("tensor-parallel traffic (TP group of %1, critical path): %2 in %3 calls")
+                    .arg(tp)
+                    .arg(formatDecimal(static_cast<double>(r.traffic.tpSentBytes)))
+                    .arg(r.traffic.tpCalls);
+        html += QStringLiteral("<br>&nbsp;&nbsp;· ") +
+                tr("data-parallel traffic (DP group of %1): %2 in %3 calls")
+                    .arg(dp)
+                    .arg(formatDecimal(static_cast<double>(r.traffic.dpSentBytes)))
+                    .arg(r.traffic.dpCalls);
     }
     for (const auto& v : r.comm.byKind)
-        html += QStringLiteral("<br>&nbsp;&nbsp;· ") + tr("%1: %2 sent in %3 calls")
-                                                         .arg(QString::fromUtf8(collectiveOpName(v.kind).data(), static_cast<qsizetype>(collectiveOpName(v.kind).size())))
-                                                         .arg(formatDecimal(static_cast<double>(v.sentBytes)))
-                                                         .arg(v.calls);
+        html += QStringLiteral("<br>&nbsp;&nbsp;· ") +
+                tr("%1: %2 sent in %3 calls")
+                    .arg(QString::fromUtf8(collectiveOpName(v.kind).data(),
+                                           static_cast<qsizetype>(collectiveOpName(v.kind).size())))
+                    .arg(formatDecimal(static_cast<double>(v.sentBytes)))
+                    .arg(v.calls);
     return html;
 }
 

@@ -2,11 +2,11 @@
 // The Calculator page: inputs on the left, the scaling chart and the stacked category bars on
 // top, the derivation table and DeepSpeed's estimator below. Input edits are coalesced by a
 // single-shot timer, so dragging a spinbox recomputes once, not once per tick.
+#include "calculator/calculator_compute.h"
+
 #include <QTimer>
 #include <QWidget>
 #include <memory>
-
-#include "calculator/calculator_compute.h"
 
 class QLabel;
 class QTableView;

@@ -1,12 +1,12 @@
 #include "calculator/category_bar_chart.h"
 
-#include <algorithm>
-#include "common/qcustomplot.h"
-
 #include "common/byte_format.h"
 #include "common/category_palette.h"
 #include "common/plot_setup.h"
+#include "common/qcustomplot.h"
 #include "common/theory_names.h"
+
+#include <algorithm>
 
 namespace shardscope::widgets {
 
@@ -25,30 +25,36 @@ Unit unitFor(double maxBytes) {
     return {1e3, "kB = 10³ B"};
 }
 
-double deviceTotal(const StrategyAtN& at) { return at.perRank ? static_cast<double>(at.perRank->tier(Tier::Device)) : 0; }
+double deviceTotal(const StrategyAtN& at) {
+    return at.perRank ? static_cast<double>(at.perRank->tier(Tier::Device)) : 0;
+}
 
 } // namespace
 
 // 260 × 220: two side by side beside the inputs fit a 1024 px window.
-CategoryBarChart::CategoryBarChart(QWidget* parent) : ResultChart(parent, QStringLiteral("categoryPlot"), QSize(260, 220)) {}
+CategoryBarChart::CategoryBarChart(QWidget* parent)
+    : ResultChart(parent, QStringLiteral("categoryPlot"), QSize(260, 220)) {}
 
 void CategoryBarChart::rebuild() {
     plot_->clearPlottables();
     plot_->clearItems();
-    setPlotTitle(plot_, result_ && result_->error.isEmpty()
-                            ? tr("Device bytes per rank by category at N = %1").arg(result_->input.ranks)
-                            : tr("Device bytes per rank by category"));
+    setPlotTitle(plot_,
+                 result_ && result_->error.isEmpty()
+                     ? tr("Device bytes per rank by category at N = %1").arg(result_->input.ranks)
+                     : tr("Device bytes per rank by category"));
     if (!result_ || !result_->error.isEmpty()) {
         plot_->replot();
         return;
     }
     double maxBytes = 0;
-    for (const StrategyAtN& at : result_->atN) maxBytes = std::max(maxBytes, deviceTotal(at));
+    for (const StrategyAtN& at : result_->atN)
+        maxBytes = std::max(maxBytes, deviceTotal(at));
     const Unit unit = unitFor(maxBytes);
     cramped_ = isCramped(plot_);
     // Cramped: the unit alone ("GB"), steeper strategy names, a total only over the chosen bar.
     const QString unitName = QString::fromUtf8(unit.name);
-    setAxisTitle(plot_->yAxis, tr("Per rank (%1)").arg(unitName), unitName.section(QLatin1Char(' '), 0, 0));
+    setAxisTitle(plot_->yAxis, tr("Per rank (%1)").arg(unitName),
+                 unitName.section(QLatin1Char(' '), 0, 0));
     plot_->xAxis->setTickLabelRotation(cramped_ ? -50 : -25);
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     for (std::size_t i = 0; i < result_->atN.size(); ++i)
@@ -82,7 +88,8 @@ void CategoryBarChart::addTotals(double scale) {
         if (chosen) {
             auto* band = new QCPItemRect(plot_);
             band->setLayer(QStringLiteral("grid"));
-            band->topLeft->setCoords(static_cast<double>(i + 1) - 0.45, plot_->yAxis->range().upper);
+            band->topLeft->setCoords(static_cast<double>(i + 1) - 0.45,
+                                     plot_->yAxis->range().upper);
             band->bottomRight->setCoords(static_cast<double>(i + 1) + 0.45, 0);
             band->setPen(Qt::NoPen);
             band->setBrush(QColor(0, 0, 0, 18)); // a neutral shade: any hue would read as data

@@ -1,5 +1,7 @@
 #include "calculator/deepspeed_panel.h"
 
+#include "common/byte_format.h"
+
 #include <QEvent>
 #include <QGridLayout>
 #include <QHeaderView>
@@ -8,8 +10,6 @@
 #include <QSpinBox>
 #include <QTableWidget>
 #include <algorithm>
-
-#include "common/byte_format.h"
 
 namespace shardscope::widgets {
 
@@ -67,13 +67,18 @@ DeepSpeedPanel::DeepSpeedPanel(QWidget* parent) : QGroupBox(parent) {
     retranslateUi();
 }
 
-int DeepSpeedPanel::gpusPerNode() const { return gpusSpin_->value(); }
-int DeepSpeedPanel::nodes() const { return nodesSpin_->value(); }
+int DeepSpeedPanel::gpusPerNode() const {
+    return gpusSpin_->value();
+}
+int DeepSpeedPanel::nodes() const {
+    return nodesSpin_->value();
+}
 
 void DeepSpeedPanel::followRanks(int ranks) {
     if (ranks < 1) return;
     int perNode = std::min(ranks, 8);
-    while (ranks % perNode != 0) --perNode; // the largest node size that divides N
+    while (ranks % perNode != 0)
+        --perNode; // the largest node size that divides N
     const QSignalBlocker g(gpusSpin_), n(nodesSpin_);
     gpusSpin_->setValue(perNode);
     nodesSpin_->setValue(ranks / perNode);
@@ -96,7 +101,8 @@ void DeepSpeedPanel::retranslateUi() {
     table_->setColumnCount(6);
     table_->setHorizontalHeaderLabels({tr("Offload"), tr("Init"), tr("DS\nGPU"), tr("ours\nGPU"),
                                        tr("DS\nCPU/node"), tr("ours\nCPU/node")});
-    table_->horizontalHeaderItem(1)->setToolTip(tr("zero.Init: parameters are created already partitioned"));
+    table_->horizontalHeaderItem(1)->setToolTip(
+        tr("zero.Init: parameters are created already partitioned"));
     fillTable();
     why_->setText(whyTheyDiffer());
 }
@@ -109,14 +115,17 @@ void DeepSpeedPanel::fillTable() {
     }
     const DeepSpeedComparison& d = result_->deepspeed;
     headline_->setText(
-        (d.zero3 ? tr("estimate_zero3_model_states_mem_needs_all_live") : tr("estimate_zero2_model_states_mem_needs_all_live")) +
+        (d.zero3 ? tr("estimate_zero3_model_states_mem_needs_all_live")
+                 : tr("estimate_zero2_model_states_mem_needs_all_live")) +
         QLatin1Char('\n') +
-        tr("Ψ = %1 on %2 GPUs; largest layer: %3. DS = DeepSpeed, ours = ShardScope (fp16 mixed Adam, "
+        tr("Ψ = %1 on %2 GPUs; largest layer: %3. DS = DeepSpeed, ours = ShardScope (fp16 mixed "
+           "Adam, "
            "%2 ranks). All figures in GB (10⁹ B).")
             .arg(formatCount(static_cast<double>(result_->states.paramCount)))
             .arg(d.totalGpus)
-            .arg(d.largestLayerParams ? tr("%1 params").arg(formatCount(static_cast<double>(d.largestLayerParams)))
-                                      : tr("0 (a bare count has no layers)")));
+            .arg(d.largestLayerParams
+                     ? tr("%1 params").arg(formatCount(static_cast<double>(d.largestLayerParams)))
+                     : tr("0 (a bare count has no layers)")));
     if (!d.error.isEmpty()) {
         headline_->setText(headline_->text() + QLatin1Char('\n') + d.error);
         return;
@@ -125,14 +134,20 @@ void DeepSpeedPanel::fillTable() {
     for (int r = 0; r < table_->rowCount(); ++r) {
         const auto& row = d.rows[static_cast<std::size_t>(r)];
         const auto& mine = d.shardscope[static_cast<std::size_t>(r)];
-        const QString offload = row.offloadParam ? tr("param + optim.")
-                                                 : (row.offloadOptimizer ? tr("optim.") : tr("none"));
+        const QString offload = row.offloadParam
+                                    ? tr("param + optim.")
+                                    : (row.offloadOptimizer ? tr("optim.") : tr("none"));
         auto* first = new QTableWidgetItem(offload);
         table_->setItem(r, 0, first);
-        table_->setItem(r, 1, new QTableWidgetItem(d.zero3 ? (row.zeroInit ? QStringLiteral("✓") : QStringLiteral("–")) : QStringLiteral("n/a")));
+        table_->setItem(r, 1,
+                        new QTableWidgetItem(
+                            d.zero3 ? (row.zeroInit ? QStringLiteral("✓") : QStringLiteral("–"))
+                                    : QStringLiteral("n/a")));
         const auto put = [&](int col, std::uint64_t bytes) {
             const double b = static_cast<double>(bytes);
-            table_->setItem(r, col, cell(QString::number(b / 1e9, 'f', b >= 1e11 ? 0 : (b >= 1e9 ? 2 : 3)), formatBoth(b)));
+            table_->setItem(r, col,
+                            cell(QString::number(b / 1e9, 'f', b >= 1e11 ? 0 : (b >= 1e9 ? 2 : 3)),
+                                 formatBoth(b)));
         };
         put(2, row.gpuBytes);
         put(3, mine.first);
@@ -144,15 +159,23 @@ void DeepSpeedPanel::fillTable() {
 QString DeepSpeedPanel::whyTheyDiffer() const {
     if (!result_ || !result_->error.isEmpty()) return {};
     if (result_->deepspeed.zero3)
-        return tr("Why they differ: DeepSpeed budgets 18 B/param for ZeRO-3 (16 B of Adam states plus a 2 B "
-                  "fp16 gradient partition), adds 4 B × the largest layer on every GPU for the gathered layer, "
-                  "and multiplies every CPU figure by additional_buffer_factor = 1.5; ShardScope counts the bytes "
-                  "this implementation keeps between steps (padded shards, K = 12) and reports gathered units and "
+        return tr("Why they differ: DeepSpeed budgets 18 B/param for ZeRO-3 (16 B of Adam states "
+                  "plus a 2 B "
+                  "fp16 gradient partition), adds 4 B × the largest layer on every GPU for the "
+                  "gathered layer, "
+                  "and multiplies every CPU figure by additional_buffer_factor = 1.5; ShardScope "
+                  "counts the bytes "
+                  "this implementation keeps between steps (padded shards, K = 12) and reports "
+                  "gathered units and "
                   "buckets in the peak, not in model states.");
-    return tr("Why they differ: DeepSpeed's ZeRO-2 estimate keeps fp16 params and gradients whole on the GPU "
-              "(4 B/param) plus 16 B/param of partitioned optimizer state and fp32 gradients, and multiplies every "
-              "CPU figure by additional_buffer_factor = 1.5 (with ≥ 16 B/param on the host under offload); "
-              "ShardScope counts only what this implementation keeps between steps, shard by shard.");
+    return tr(
+        "Why they differ: DeepSpeed's ZeRO-2 estimate keeps fp16 params and gradients whole on the "
+        "GPU "
+        "(4 B/param) plus 16 B/param of partitioned optimizer state and fp32 gradients, and "
+        "multiplies every "
+        "CPU figure by additional_buffer_factor = 1.5 (with ≥ 16 B/param on the host under "
+        "offload); "
+        "ShardScope counts only what this implementation keeps between steps, shard by shard.");
 }
 
 } // namespace shardscope::widgets

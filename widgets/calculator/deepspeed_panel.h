@@ -1,9 +1,9 @@
 #pragma once
 // Side panel: DeepSpeed's estimate_zero{2,3}_model_states_mem_needs_all_live rows for the same
 // Ψ next to ShardScope's bytes for the same offload setting, and why the two differ.
-#include <QGroupBox>
-
 #include "calculator/calculator_compute.h"
+
+#include <QGroupBox>
 
 class QLabel;
 class QSpinBox;

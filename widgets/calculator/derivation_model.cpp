@@ -1,11 +1,11 @@
 #include "calculator/derivation_model.h"
 
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+
 #include <QBrush>
 #include <QCoreApplication>
 #include <QFont>
-
-#include "common/byte_format.h"
-#include "common/category_palette.h"
 
 namespace shardscope::widgets {
 
@@ -13,10 +13,14 @@ namespace {
 
 QVariant bytesCell(std::uint64_t bytes, int column) {
     switch (column) {
-    case DerivationModel::BytesCol: return formatBytesExact(bytes);
-    case DerivationModel::GbCol: return QString::number(static_cast<double>(bytes) / 1e9, 'f', 3);
-    case DerivationModel::GibCol: return QString::number(static_cast<double>(bytes) / (1ull << 30), 'f', 3);
-    default: return {};
+    case DerivationModel::BytesCol:
+        return formatBytesExact(bytes);
+    case DerivationModel::GbCol:
+        return QString::number(static_cast<double>(bytes) / 1e9, 'f', 3);
+    case DerivationModel::GibCol:
+        return QString::number(static_cast<double>(bytes) / (1ull << 30), 'f', 3);
+    default:
+        return {};
     }
 }
 
@@ -35,12 +39,14 @@ QString theoryText(const std::string& text) {
         QT_TRANSLATE_NOOP("TheoryText", "et al."),
     };
     QString out = QString::fromStdString(text);
-    for (const char* f : kFragments) out.replace(QLatin1String(f), QCoreApplication::translate("TheoryText", f));
+    for (const char* f : kFragments)
+        out.replace(QLatin1String(f), QCoreApplication::translate("TheoryText", f));
     return out;
 }
 
 bool isNumeric(int column) {
-    return column == DerivationModel::BytesCol || column == DerivationModel::GbCol || column == DerivationModel::GibCol;
+    return column == DerivationModel::BytesCol || column == DerivationModel::GbCol ||
+           column == DerivationModel::GibCol;
 }
 
 } // namespace
@@ -63,9 +69,13 @@ int DerivationModel::rowCount(const QModelIndex& parent) const {
     return static_cast<int>(result_->states.lines.size()) + 1; // + total
 }
 
-int DerivationModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int DerivationModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
 
-std::uint64_t DerivationModel::totalBytes() const { return result_->states.perRank.total(); }
+std::uint64_t DerivationModel::totalBytes() const {
+    return result_->states.perRank.total();
+}
 
 QVariant DerivationModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= rowCount()) return {};
@@ -79,16 +89,23 @@ QVariant DerivationModel::data(const QModelIndex& index, int role) const {
 QVariant DerivationModel::lineData(const theory::DerivationLine& line, int column, int role) const {
     if (role == BytesRole) return QVariant::fromValue<qulonglong>(line.bytes);
     if (role == Qt::DecorationRole && column == CategoryCol) return categoryColor(line.category);
-    if (role == Qt::ToolTipRole && column == CategoryCol) return QString::fromUtf8(categoryName(line.category).data(), static_cast<qsizetype>(categoryName(line.category).size()));
+    if (role == Qt::ToolTipRole && column == CategoryCol)
+        return QString::fromUtf8(categoryName(line.category).data(),
+                                 static_cast<qsizetype>(categoryName(line.category).size()));
     if (role == Qt::ToolTipRole && (column == FormulaCol || column == SourceCol))
         return theoryText(column == FormulaCol ? line.formula : line.source);
     if (role != Qt::DisplayRole) return {};
     switch (column) {
-    case CategoryCol: return categoryLabel(line.category);
-    case TierCol: return tierLabel(line.tier);
-    case FormulaCol: return theoryText(line.formula);
-    case SourceCol: return theoryText(line.source);
-    default: return bytesCell(line.bytes, column);
+    case CategoryCol:
+        return categoryLabel(line.category);
+    case TierCol:
+        return tierLabel(line.tier);
+    case FormulaCol:
+        return theoryText(line.formula);
+    case SourceCol:
+        return theoryText(line.source);
+    default:
+        return bytesCell(line.bytes, column);
     }
 }
 
@@ -106,16 +123,25 @@ QVariant DerivationModel::totalData(int column, int role) const {
 }
 
 QVariant DerivationModel::headerData(int section, Qt::Orientation orientation, int role) const {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
-    case CategoryCol: return tr("Category");
-    case TierCol: return tr("Tier");
-    case FormulaCol: return tr("Formula");
-    case SourceCol: return tr("Source");
-    case BytesCol: return tr("Bytes");
-    case GbCol: return tr("GB (10⁹ B)");
-    case GibCol: return tr("GiB (2³⁰ B)");
-    default: return {};
+    case CategoryCol:
+        return tr("Category");
+    case TierCol:
+        return tr("Tier");
+    case FormulaCol:
+        return tr("Formula");
+    case SourceCol:
+        return tr("Source");
+    case BytesCol:
+        return tr("Bytes");
+    case GbCol:
+        return tr("GB (10⁹ B)");
+    case GibCol:
+        return tr("GiB (2³⁰ B)");
+    default:
+        return {};
     }
 }
 

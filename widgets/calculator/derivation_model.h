@@ -1,17 +1,26 @@
 #pragma once
 // The derivation table: one row per theory::DerivationLine (category, tier, formula, source,
 // bytes in B, GB and GiB) plus a total row, so no number appears without its formula.
+#include "calculator/calculator_compute.h"
+
 #include <QAbstractTableModel>
 #include <memory>
-
-#include "calculator/calculator_compute.h"
 
 namespace shardscope::widgets {
 
 class DerivationModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { CategoryCol, TierCol, FormulaCol, SourceCol, BytesCol, GbCol, GibCol, ColumnCount };
+    enum Column {
+        CategoryCol,
+        TierCol,
+        FormulaCol,
+        SourceCol,
+        BytesCol,
+        GbCol,
+        GibCol,
+        ColumnCount
+    };
     static constexpr int BytesRole = Qt::UserRole + 1; // exact bytes as qulonglong
 
     explicit DerivationModel(QObject* parent = nullptr);

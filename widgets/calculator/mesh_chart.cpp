@@ -1,18 +1,20 @@
 #include "calculator/mesh_chart.h"
 
-#include <algorithm>
-#include "common/qcustomplot.h"
-
 #include "common/byte_format.h"
 #include "common/category_palette.h"
 #include "common/plot_setup.h"
+#include "common/qcustomplot.h"
 #include "common/theory_names.h"
+
+#include <algorithm>
 
 namespace shardscope::widgets {
 
 namespace {
 
-double deviceTotal(const MeshPoint& m) { return static_cast<double>(m.perRank.tier(Tier::Device)); }
+double deviceTotal(const MeshPoint& m) {
+    return static_cast<double>(m.perRank.tier(Tier::Device));
+}
 
 // Linear axis in the largest decimal unit that keeps the tallest bar above 1.
 std::pair<double, QString> unitFor(double maxBytes) {
@@ -24,13 +26,16 @@ std::pair<double, QString> unitFor(double maxBytes) {
 
 } // namespace
 
-MeshChart::MeshChart(QWidget* parent) : ResultChart(parent, QStringLiteral("meshPlot"), QSize(260, 200)) {}
+MeshChart::MeshChart(QWidget* parent)
+    : ResultChart(parent, QStringLiteral("meshPlot"), QSize(260, 200)) {}
 
 void MeshChart::rebuild() {
     plot_->clearPlottables();
     plot_->clearItems();
     const bool ok = result_ && result_->error.isEmpty() && !result_->meshes.empty();
-    setPlotTitle(plot_, ok ? tr("%1: model states per rank on the device for each T × D = %2").arg(strategyLabel(result_->input.strategy)).arg(result_->input.ranks)
+    setPlotTitle(plot_, ok ? tr("%1: model states per rank on the device for each T × D = %2")
+                                 .arg(strategyLabel(result_->input.strategy))
+                                 .arg(result_->input.ranks)
                            : tr("Model states per rank on the device for each T × D"));
     cramped_ = isCramped(plot_);
     if (!ok) {
@@ -40,14 +45,17 @@ void MeshChart::rebuild() {
         return;
     }
     double maxBytes = 0;
-    for (const MeshPoint& m : result_->meshes) maxBytes = std::max(maxBytes, deviceTotal(m));
+    for (const MeshPoint& m : result_->meshes)
+        maxBytes = std::max(maxBytes, deviceTotal(m));
     const auto [scale, unitName] = unitFor(maxBytes);
-    setAxisTitle(plot_->yAxis, tr("Per rank (%1)").arg(unitName), unitName.section(QLatin1Char(' '), 0, 0));
+    setAxisTitle(plot_->yAxis, tr("Per rank (%1)").arg(unitName),
+                 unitName.section(QLatin1Char(' '), 0, 0));
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     for (std::size_t i = 0; i < result_->meshes.size(); ++i) {
         const MeshPoint& m = result_->meshes[i];
-        ticker->addTick(static_cast<double>(i + 1), cramped_ ? QStringLiteral("%1×%2").arg(m.tp).arg(m.dp)
-                                                             : tr("T = %1 × D = %2").arg(m.tp).arg(m.dp));
+        ticker->addTick(static_cast<double>(i + 1),
+                        cramped_ ? QStringLiteral("%1×%2").arg(m.tp).arg(m.dp)
+                                 : tr("T = %1 × D = %2").arg(m.tp).arg(m.dp));
     }
     plot_->xAxis->setTicker(ticker);
     plot_->xAxis->setTickLabelRotation(result_->meshes.size() > 4 ? -30 : 0);
@@ -66,7 +74,8 @@ void MeshChart::addBars(double scale) {
         QVector<double> keys, values;
         for (std::size_t i = 0; i < result_->meshes.size(); ++i) {
             keys.push_back(static_cast<double>(i + 1));
-            values.push_back(static_cast<double>(result_->meshes[i].perRank.at(c, Tier::Device)) / scale);
+            values.push_back(static_cast<double>(result_->meshes[i].perRank.at(c, Tier::Device)) /
+                             scale);
         }
         below = stackBars(c, keys, values, below);
     }
@@ -79,7 +88,8 @@ void MeshChart::addTotals(double scale) {
         if (chosen) {
             auto* band = new QCPItemRect(plot_);
             band->setLayer(QStringLiteral("grid"));
-            band->topLeft->setCoords(static_cast<double>(i + 1) - 0.45, plot_->yAxis->range().upper);
+            band->topLeft->setCoords(static_cast<double>(i + 1) - 0.45,
+                                     plot_->yAxis->range().upper);
             band->bottomRight->setCoords(static_cast<double>(i + 1) + 0.45, 0);
             band->setPen(Qt::NoPen);
             band->setBrush(QColor(0, 0, 0, 18)); // a neutral shade: any hue would read as data

@@ -1,8 +1,13 @@
 #include "calculator/peak_breakdown.h"
 
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+#include "common/theory_names.h"
+#include "plan/policy.h"
+
 #include <QEvent>
-#include <QHelpEvent>
 #include <QHeaderView>
+#include <QHelpEvent>
 #include <QLabel>
 #include <QPainter>
 #include <QTableWidget>
@@ -10,26 +15,29 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "common/byte_format.h"
-#include "common/category_palette.h"
-#include "common/theory_names.h"
-#include "plan/policy.h"
-
 namespace shardscope::widgets {
 
 namespace {
 
-std::uint64_t device(const ByteTable& t, Category c) { return t.at(c, Tier::Device); }
+std::uint64_t device(const ByteTable& t, Category c) {
+    return t.at(c, Tier::Device);
+}
 
 // The colour a term is drawn in: the ledger category its bytes are.
 Category categoryOf(PeakTermKind k) {
     switch (k) {
-    case PeakTermKind::ModelStates: return Category::MasterFp32;
-    case PeakTermKind::Activations: return Category::Activation;
-    case PeakTermKind::Gathered: return Category::ParamFull;
-    case PeakTermKind::GradsInFlight: return Category::GradFull;
-    case PeakTermKind::Buffers: return Category::CommBuffer;
-    case PeakTermKind::Workspace: return Category::Workspace;
+    case PeakTermKind::ModelStates:
+        return Category::MasterFp32;
+    case PeakTermKind::Activations:
+        return Category::Activation;
+    case PeakTermKind::Gathered:
+        return Category::ParamFull;
+    case PeakTermKind::GradsInFlight:
+        return Category::GradFull;
+    case PeakTermKind::Buffers:
+        return Category::CommBuffer;
+    case PeakTermKind::Workspace:
+        return Category::Workspace;
     }
     return Category::Workspace;
 }
@@ -38,7 +46,8 @@ Category categoryOf(PeakTermKind k) {
 std::uint64_t largestUnitParams(const CalculatorResult& r) {
     if (!r.input.shape) return r.states.paramCount;
     std::uint64_t largest = 0;
-    for (const auto& u : plan::unitParams(*r.input.shape)) largest = std::max(largest, u.params);
+    for (const auto& u : plan::unitParams(*r.input.shape))
+        largest = std::max(largest, u.params);
     return largest;
 }
 
@@ -64,8 +73,10 @@ std::vector<PeakTerm> peakTerms(const CalculatorResult& r) {
         out.push_back(t);
     };
     add(PeakTermKind::Activations, Category::Activation, device(at, Category::Activation));
-    add(PeakTermKind::Gathered, Category::ParamFull, device(at, Category::ParamFull) - states.parts.at(Category::ParamFull, Tier::Device));
-    add(PeakTermKind::GradsInFlight, Category::GradFull, device(at, Category::GradFull) - states.parts.at(Category::GradFull, Tier::Device));
+    add(PeakTermKind::Gathered, Category::ParamFull,
+        device(at, Category::ParamFull) - states.parts.at(Category::ParamFull, Tier::Device));
+    add(PeakTermKind::GradsInFlight, Category::GradFull,
+        device(at, Category::GradFull) - states.parts.at(Category::GradFull, Tier::Device));
     add(PeakTermKind::Buffers, Category::CommBuffer, device(at, Category::CommBuffer));
     add(PeakTermKind::Workspace, Category::Workspace, device(at, Category::Workspace));
     return out;
@@ -88,17 +99,20 @@ protected:
         p.fillRect(area, palette().color(QPalette::Base));
         segments_.clear();
         std::uint64_t total = 0;
-        for (const PeakTerm& t : owner_->terms_) total += t.bytes;
+        for (const PeakTerm& t : owner_->terms_)
+            total += t.bytes;
         if (total == 0) return;
         double x = area.left();
         const QFontMetrics fm = fontMetrics();
         for (const PeakTerm& t : owner_->terms_) {
-            const double w = area.width() * static_cast<double>(t.bytes) / static_cast<double>(total);
+            const double w =
+                area.width() * static_cast<double>(t.bytes) / static_cast<double>(total);
             double sx = x;
             for (Category c : categoryStackOrder()) {
                 const std::uint64_t b = t.parts.at(c, Tier::Device);
                 if (b == 0) continue;
-                const double cw = area.width() * static_cast<double>(b) / static_cast<double>(total);
+                const double cw =
+                    area.width() * static_cast<double>(b) / static_cast<double>(total);
                 p.fillRect(QRectF(sx, area.top(), cw, area.height()), categoryColor(c));
                 sx += cw;
             }
@@ -110,7 +124,8 @@ protected:
                 const QString name = termName(t.kind);
                 if (fm.horizontalAdvance(name) + 4 < w) {
                     p.setPen(palette().color(QPalette::WindowText));
-                    p.drawText(QRectF(x, area.bottom() + 2, w, fm.height()), Qt::AlignHCenter, name);
+                    p.drawText(QRectF(x, area.bottom() + 2, w, fm.height()), Qt::AlignHCenter,
+                               name);
                 }
             }
             x += w;
@@ -122,7 +137,9 @@ protected:
             for (const auto& [r, t] : segments_)
                 if (r.contains(at)) {
                     QToolTip::showText(static_cast<QHelpEvent*>(e)->globalPos(),
-                                       termName(t->kind) + QStringLiteral(": ") + formatBoth(static_cast<double>(t->bytes)), this);
+                                       termName(t->kind) + QStringLiteral(": ") +
+                                           formatBoth(static_cast<double>(t->bytes)),
+                                       this);
                     return true;
                 }
             QToolTip::hideText();
@@ -147,7 +164,8 @@ PeakBreakdown::PeakBreakdown(QWidget* parent) : QWidget(parent) {
     table_->verticalHeader()->setVisible(false);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setWordWrap(true);
-    table_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents); // rows follow the formula's wrap
+    table_->verticalHeader()->setSectionResizeMode(
+        QHeaderView::ResizeToContents); // rows follow the formula's wrap
     table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
     table_->horizontalHeader()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
@@ -166,12 +184,18 @@ void PeakBreakdown::setResult(std::shared_ptr<const CalculatorResult> result) {
 
 QString PeakBreakdown::termName(PeakTermKind k) {
     switch (k) {
-    case PeakTermKind::ModelStates: return tr("Model states (shard)");
-    case PeakTermKind::Activations: return tr("Activations");
-    case PeakTermKind::Gathered: return tr("Gathered unit(s)");
-    case PeakTermKind::GradsInFlight: return tr("Full gradients in flight");
-    case PeakTermKind::Buffers: return tr("Communication buffers");
-    case PeakTermKind::Workspace: return tr("Workspace");
+    case PeakTermKind::ModelStates:
+        return tr("Model states (shard)");
+    case PeakTermKind::Activations:
+        return tr("Activations");
+    case PeakTermKind::Gathered:
+        return tr("Gathered unit(s)");
+    case PeakTermKind::GradsInFlight:
+        return tr("Full gradients in flight");
+    case PeakTermKind::Buffers:
+        return tr("Communication buffers");
+    case PeakTermKind::Workspace:
+        return tr("Workspace");
     }
     return {};
 }
@@ -179,15 +203,21 @@ QString PeakBreakdown::termName(PeakTermKind k) {
 QString PeakBreakdown::formula(const PeakTerm& t) const {
     const CalculatorResult& r = *result_;
     const plan::Policy policy = plan::policyFor(r.input.strategy);
-    const QString where = r.peak && !r.peak->peakPhase.empty() ? QString::fromStdString(r.peak->peakPhase) : QString();
+    const QString where = r.peak && !r.peak->peakPhase.empty()
+                              ? QString::fromStdString(r.peak->peakPhase)
+                              : QString();
     switch (t.kind) {
     case PeakTermKind::ModelStates:
-        return tr("what the strategy keeps between steps: the device rows of the model-state derivation");
+        return tr(
+            "what the strategy keeps between steps: the device rows of the model-state derivation");
     case PeakTermKind::Activations:
-        return r.input.shape ? tr("tensors saved for backward that are still live at the peak (%1)").arg(where)
+        return r.input.shape ? tr("tensors saved for backward that are still live at the peak (%1)")
+                                   .arg(where)
                              : tr("not predicted: a bare parameter count has no shape");
     case PeakTermKind::Gathered:
-        if (!policy.shardParams) return tr("none: %1 keeps full parameters as a model state").arg(strategyLabel(r.input.strategy));
+        if (!policy.shardParams)
+            return tr("none: %1 keeps full parameters as a model state")
+                .arg(strategyLabel(r.input.strategy));
         return tr("largest unit %1 params × (1 + prefetch %2) × %3 B/param, at most %4")
             .arg(formatCount(static_cast<double>(largestUnitParams(r))))
             .arg(scenarioFor(r.input, r.input.strategy, r.input.ranks).knobs.prefetchDepth)
@@ -198,7 +228,8 @@ QString PeakBreakdown::formula(const PeakTerm& t) const {
     case PeakTermKind::Buffers:
         return tr("buckets and staging buffers of the collectives in flight");
     case PeakTermKind::Workspace:
-        return r.input.shape ? tr("kernel scratch live at the peak") : tr("not predicted: a bare parameter count has no shape");
+        return r.input.shape ? tr("kernel scratch live at the peak")
+                             : tr("not predicted: a bare parameter count has no shape");
     }
     return {};
 }
@@ -206,10 +237,14 @@ QString PeakBreakdown::formula(const PeakTerm& t) const {
 QString PeakBreakdown::assumptionText() const {
     if (!result_ || !result_->peak) return {};
     if (result_->input.shape)
-        return tr("Predicted device peak %1 (%2) = model states + activations + gathered unit(s) + buffers + workspace, from a dry run of one step.")
-            .arg(formatDecimal(static_cast<double>(result_->peak->peakBytes)), QString::fromStdString(result_->peak->peakPhase));
-    return tr("A bare parameter count has no model shape, so this peak assumes: no activations and no workspace (not predicted), "
-              "and the whole model as one unit for the gathered bytes. Choose a preset with a shape for a dry-run peak.");
+        return tr("Predicted device peak %1 (%2) = model states + activations + gathered unit(s) + "
+                  "buffers + workspace, from a dry run of one step.")
+            .arg(formatDecimal(static_cast<double>(result_->peak->peakBytes)),
+                 QString::fromStdString(result_->peak->peakPhase));
+    return tr("A bare parameter count has no model shape, so this peak assumes: no activations and "
+              "no workspace (not predicted), "
+              "and the whole model as one unit for the gathered bytes. Choose a preset with a "
+              "shape for a dry-run peak.");
 }
 
 void PeakBreakdown::rebuild() {
@@ -236,7 +271,9 @@ void PeakBreakdown::rebuild() {
         auto* name = new QTableWidgetItem(tr("Predicted device peak"));
         name->setFont(bold);
         table_->setItem(row, 0, name);
-        table_->setItem(row, 1, new QTableWidgetItem(tr("shard + activations + gathered unit(s) + buffers + workspace")));
+        table_->setItem(row, 1,
+                        new QTableWidgetItem(
+                            tr("shard + activations + gathered unit(s) + buffers + workspace")));
         auto* bytes = new QTableWidgetItem(formatBoth(static_cast<double>(total)));
         bytes->setData(Qt::UserRole, QVariant::fromValue<qulonglong>(total));
         bytes->setFont(bold);

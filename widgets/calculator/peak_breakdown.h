@@ -3,18 +3,25 @@
 // actual peak = shard (model states) + activations + gathered unit(s) + buffers + workspace,
 // as a stacked bar and as derivation rows with their formulas. The terms are read off the
 // engine's ledger at the predicted peak (PeakPrediction::atPeak), so they sum to the peak.
+#include "calculator/calculator_compute.h"
+
 #include <QWidget>
 #include <memory>
 #include <vector>
-
-#include "calculator/calculator_compute.h"
 
 class QLabel;
 class QTableWidget;
 
 namespace shardscope::widgets {
 
-enum class PeakTermKind : std::uint8_t { ModelStates, Activations, Gathered, GradsInFlight, Buffers, Workspace };
+enum class PeakTermKind : std::uint8_t {
+    ModelStates,
+    Activations,
+    Gathered,
+    GradsInFlight,
+    Buffers,
+    Workspace
+};
 
 struct PeakTerm {
     PeakTermKind kind;

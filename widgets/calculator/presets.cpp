@@ -1,14 +1,14 @@
 #include "calculator/presets.h"
 
+#include "config_import/hf_model.h"
+#include "config_import/import.h"
+#include "core/error.h"
+
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-
-#include "config_import/hf_model.h"
-#include "config_import/import.h"
-#include "core/error.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -19,7 +19,8 @@ std::optional<ModelPreset> parsePreset(const QJsonObject& o) {
     p.name = o.value(QStringLiteral("name")).toString();
     if (p.id.isEmpty() || p.name.isEmpty()) return std::nullopt;
     const QJsonObject names = o.value(QStringLiteral("names")).toObject();
-    for (auto it = names.begin(); it != names.end(); ++it) p.names.insert(it.key(), it.value().toString());
+    for (auto it = names.begin(); it != names.end(); ++it)
+        p.names.insert(it.key(), it.value().toString());
     if (o.contains(QStringLiteral("shape"))) {
         const QJsonObject s = o.value(QStringLiteral("shape")).toObject();
         plan::GptShape shape;
@@ -62,7 +63,8 @@ ModelPreset hfPreset(const config_import::HfModel& m, const QString& id, const Q
 std::optional<ModelPreset> modelConfigPreset(const QString& path, QString* error) {
     try {
         const std::string file = path.toStdString();
-        const config_import::HfModel m = config_import::parseHfConfig(config_import::readConfigFile(file, "config.json"), file);
+        const config_import::HfModel m =
+            config_import::parseHfConfig(config_import::readConfigFile(file, "config.json"), file);
         return hfPreset(m, QStringLiteral("file:") + path, QFileInfo(path).fileName());
     } catch (const std::exception& e) {
         if (error) *error = QString::fromStdString(e.what());
@@ -84,8 +86,10 @@ PresetList loadCalculatorPresets() {
         if (!hf.open(QIODevice::ReadOnly)) continue;
         try {
             const std::string source = "resources/presets/hf/" + std::string(name) + ".json";
-            const config_import::HfModel m = config_import::parseHfConfig(hf.readAll().toStdString(), source);
-            list.presets.push_back(hfPreset(m, QStringLiteral("hf-") + QLatin1String(name), QLatin1String(name) + QStringLiteral(".json")));
+            const config_import::HfModel m =
+                config_import::parseHfConfig(hf.readAll().toStdString(), source);
+            list.presets.push_back(hfPreset(m, QStringLiteral("hf-") + QLatin1String(name),
+                                            QLatin1String(name) + QStringLiteral(".json")));
         } catch (const Error&) {
         }
     }

@@ -1,22 +1,22 @@
 #pragma once
 // Calculator model presets, read from :/presets/calculator.json (compiled in).
+#include "plan/shape.h"
+
 #include <QMap>
 #include <QString>
 #include <optional>
 #include <vector>
 
-#include "plan/shape.h"
-
 namespace shardscope::widgets {
 
 struct ModelPreset {
     QString id;
-    QString name;                  // English
-    QMap<QString, QString> names;  // other UI languages ("zh_CN" → name), from the JSON
+    QString name;                 // English
+    QMap<QString, QString> names; // other UI languages ("zh_CN" → name), from the JSON
     // The name in `language` (e.g. QLocale().name()), falling back to English.
     QString displayName(const QString& language) const { return names.value(language, name); }
     std::optional<plan::GptShape> shape; // GPT shape: padding and largest unit derived
-    std::uint64_t params = 0;              // bare count when shape is empty
+    std::uint64_t params = 0;            // bare count when shape is empty
     // A Hugging Face config.json (config_import/hf_model.h): its own units (embedding, each
     // decoder layer, head; Σ = params) and DeepSpeed's largest layer.
     std::vector<plan::UnitParams> units;

@@ -1,14 +1,14 @@
 #include "calculator/result_chart.h"
 
+#include "common/category_palette.h"
+#include "common/plot_setup.h"
+#include "common/qcustomplot.h"
+#include "common/theory_names.h"
+
 #include <QEvent>
 #include <QResizeEvent>
 #include <QVBoxLayout>
 #include <algorithm>
-#include "common/qcustomplot.h"
-
-#include "common/category_palette.h"
-#include "common/plot_setup.h"
-#include "common/theory_names.h"
 
 namespace shardscope::widgets {
 
@@ -20,7 +20,8 @@ ResultChart::ResultChart(QWidget* parent, const QString& plotName, QSize minimum
     layout->addWidget(plot_);
     plot_->setMinimumSize(minimumSize);
     plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, QString(), QFont(font().family(), 10, QFont::Bold)));
+    plot_->plotLayout()->addElement(
+        0, 0, new QCPTextElement(plot_, QString(), QFont(font().family(), 10, QFont::Bold)));
     placeLegendBelow(plot_, QSize(14, 10), 0.9);
 }
 
@@ -39,7 +40,8 @@ void ResultChart::changeEvent(QEvent* event) {
     QWidget::changeEvent(event);
 }
 
-QCPBars* ResultChart::stackBars(Category c, const QVector<double>& keys, const QVector<double>& values, QCPBars* below) {
+QCPBars* ResultChart::stackBars(Category c, const QVector<double>& keys,
+                                const QVector<double>& values, QCPBars* below) {
     if (std::all_of(values.begin(), values.end(), [](double v) { return v == 0; })) return below;
     auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
     bars->setName(categoryLabel(c));

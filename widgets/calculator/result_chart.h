@@ -2,15 +2,14 @@
 // The shell of a Calculator chart: one QCustomPlot with a title row and its legend below, redrawn
 // from the latest CalculatorResult, on a language change, and when the plot becomes cramped or
 // roomy again (plot_setup's isCramped). A chart implements rebuild() and nothing else.
-#include <QSize>
-#include <QString>
-#include <QWidget>
-#include <memory>
-
-#include <QVector>
-
 #include "calculator/calculator_compute.h"
 #include "core/categories.h"
+
+#include <QSize>
+#include <QString>
+#include <QVector>
+#include <QWidget>
+#include <memory>
 
 class QCustomPlot;
 class QCPBars;
@@ -31,7 +30,8 @@ protected:
     virtual void rebuild() = 0;
     // One category's bars (keys 1…n) stacked on `below` (null: the first), in the palette's colour;
     // returns the new top, or `below` when every value is 0 (nothing drawn).
-    QCPBars* stackBars(Category c, const QVector<double>& keys, const QVector<double>& values, QCPBars* below);
+    QCPBars* stackBars(Category c, const QVector<double>& keys, const QVector<double>& values,
+                       QCPBars* below);
 
     std::shared_ptr<const CalculatorResult> result_;
     QCustomPlot* plot_ = nullptr;

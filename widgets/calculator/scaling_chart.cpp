@@ -1,17 +1,17 @@
 #include "calculator/scaling_chart.h"
 
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+#include "common/plot_setup.h"
+#include "common/qcustomplot.h"
+#include "common/theory_names.h"
+#include "plan/policy.h"
+
 #include <QEvent>
 #include <QResizeEvent>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
-#include "common/qcustomplot.h"
-
-#include "common/byte_format.h"
-#include "common/category_palette.h"
-#include "common/plot_setup.h"
-#include "common/theory_names.h"
-#include "plan/policy.h"
 
 namespace shardscope::widgets {
 
@@ -22,23 +22,29 @@ namespace {
 // Log-scale byte axis: ticks at powers of ten, labelled "1 GB", "10 GB", ...
 class ByteLogTicker : public QCPAxisTickerLog {
 protected:
-    QString getTickLabel(double tick, const QLocale&, QChar, int) override { return formatDecimal(tick); }
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override {
+        return formatDecimal(tick);
+    }
 };
 
 // Every power of two, or every other one where the chart is too narrow for eleven labels.
 QSharedPointer<QCPAxisTickerText> powerOfTwoTicker(double xMax, bool narrow) {
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    for (double n = 1; n <= xMax * 1.01; n *= narrow ? 4 : 2) ticker->addTick(n, QString::number(n, 'f', 0));
+    for (double n = 1; n <= xMax * 1.01; n *= narrow ? 4 : 2)
+        ticker->addTick(n, QString::number(n, 'f', 0));
     ticker->setSubTickCount(0);
     return ticker;
 }
 
-bool dashed(Strategy s) { return plan::policyFor(s).fsdp; }
+bool dashed(Strategy s) {
+    return plan::policyFor(s).fsdp;
+}
 
 // "4×", "8×", "2.7×": the reduction against DDP, shown only where it is a reduction.
 QString ratioText(double ddp, double limit) {
     const double r = ddp / limit;
-    return std::abs(r - std::round(r)) < 0.05 ? QString::number(std::lround(r)) : QString::number(r, 'f', 1);
+    return std::abs(r - std::round(r)) < 0.05 ? QString::number(std::lround(r))
+                                              : QString::number(r, 'f', 1);
 }
 
 } // namespace
@@ -53,13 +59,15 @@ ScalingChart::ScalingChart(QWidget* parent) : QWidget(parent), plot_(new QCustom
     plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
     plot_->yAxis->setTicker(QSharedPointer<ByteLogTicker>::create());
     plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, QString(), QFont(font().family(), 10, QFont::Bold)));
+    plot_->plotLayout()->addElement(
+        0, 0, new QCPTextElement(plot_, QString(), QFont(font().family(), 10, QFont::Bold)));
     placeLegendBelow(plot_, QSize(20, 10), 0.9); // below the axes: it never hides a curve
 }
 
 QCPGraph* ScalingChart::graphFor(Strategy s) const {
     for (int i = 0; i < plot_->graphCount(); ++i)
-        if (plot_->graph(i)->property("strategy").toInt() == static_cast<int>(s) + 1) return plot_->graph(i);
+        if (plot_->graph(i)->property("strategy").toInt() == static_cast<int>(s) + 1)
+            return plot_->graph(i);
     return nullptr;
 }
 
@@ -129,7 +137,7 @@ void ScalingChart::rebuild() {
     narrow_ = width() < kNarrowWidth;
     plot_->xAxis->setTicker(powerOfTwoTicker(xMax, narrow_));
     plot_->xAxis->setRange(0.8, xMax * 1.25);
-    if (yMax <= 0) yMin = 1e6, yMax = 1e9; // nothing on the device at any N
+    if (yMax <= 0) yMin = 1e6, yMax = 1e9;      // nothing on the device at any N
     plot_->yAxis->setRange(yMin / 4, yMax * 4); // room for the limit labels
     zeroFloor_ = yMin / 4 * 1.6;
     addZeroMarks(zeros);
@@ -146,11 +154,13 @@ void ScalingChart::addLimitLines(double xMin, double xMax) {
     addLimitLine(l.ddpBytes, xMin, xMax,
                  tr("DDP: %1 B/param").arg(QString::number(l.ddpBytes / l.paramCount, 'g', 3)));
     if (l.zero1Limit > 0 && l.zero1Limit < l.ddpBytes * 0.95) {
-        addLimitLine(l.zero1Limit, xMin, xMax, tr("ZeRO-1 → %1× limit").arg(ratioText(l.ddpBytes, l.zero1Limit)));
+        addLimitLine(l.zero1Limit, xMin, xMax,
+                     tr("ZeRO-1 → %1× limit").arg(ratioText(l.ddpBytes, l.zero1Limit)));
         ratios << ratioText(l.ddpBytes, l.zero1Limit) + QStringLiteral("×");
     }
     if (l.zero2Limit > 0 && l.zero2Limit < l.zero1Limit * 0.95) {
-        addLimitLine(l.zero2Limit, xMin, xMax, tr("ZeRO-2 → %1× limit").arg(ratioText(l.ddpBytes, l.zero2Limit)));
+        addLimitLine(l.zero2Limit, xMin, xMax,
+                     tr("ZeRO-2 → %1× limit").arg(ratioText(l.ddpBytes, l.zero2Limit)));
         ratios << ratioText(l.ddpBytes, l.zero2Limit) + QStringLiteral("×");
     }
     ratios << QStringLiteral("N×");
@@ -191,12 +201,14 @@ void ScalingChart::addLimitLine(double y, double xMin, double xMax, const QStrin
     text->setPadding(QMargins(2, 0, 2, 0));
 }
 
-void ScalingChart::addZeroMarks(const std::vector<std::pair<const StrategySeries*, QVector<double>>>& zeros) {
+void ScalingChart::addZeroMarks(
+    const std::vector<std::pair<const StrategySeries*, QVector<double>>>& zeros) {
     for (const auto& [series, keys] : zeros) {
         QCPGraph* g = plot_->addGraph();
         g->setProperty("zeroOf", static_cast<int>(series->strategy) + 1);
         g->setLineStyle(QCPGraph::lsNone);
-        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, strategyColor(static_cast<int>(series->strategy)),
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted,
+                                           strategyColor(static_cast<int>(series->strategy)),
                                            strategyColor(static_cast<int>(series->strategy)), 8));
         g->setData(keys, QVector<double>(keys.size(), zeroFloor_), true);
         g->removeFromLegend();
@@ -214,7 +226,8 @@ void ScalingChart::addZeroMarks(const std::vector<std::pair<const StrategySeries
 
 QCPGraph* ScalingChart::zeroGraphFor(Strategy s) const {
     for (int i = 0; i < plot_->graphCount(); ++i)
-        if (plot_->graph(i)->property("zeroOf").toInt() == static_cast<int>(s) + 1) return plot_->graph(i);
+        if (plot_->graph(i)->property("zeroOf").toInt() == static_cast<int>(s) + 1)
+            return plot_->graph(i);
     return nullptr;
 }
 

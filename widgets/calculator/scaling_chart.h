@@ -2,13 +2,13 @@
 // Per-rank model states on the device versus N (log-log), one curve per strategy, with the
 // ZeRO stages' limits (ZeRO-1 → 4×, ZeRO-2 → 8×, ZeRO-3 → N× for mixed-precision Adam) and a
 // marker at the chosen N.
+#include "calculator/calculator_compute.h"
+
 #include <QPointF>
 #include <QVector>
 #include <QWidget>
 #include <utility>
 #include <vector>
-
-#include "calculator/calculator_compute.h"
 
 class QCustomPlot;
 class QCPGraph;

@@ -73,7 +73,8 @@ LoadPlan planLoad(const checkpoint::Metadata& meta, plan::Strategy strategy, int
             ++load.reads;
             files.insert(rd.file);
         }
-        for (const checkpoint::FileBytes& b : checkpoint::bytesToRead(meta, needs)) load.bytesRead += b.end - b.begin;
+        for (const checkpoint::FileBytes& b : checkpoint::bytesToRead(meta, needs))
+            load.bytesRead += b.end - b.begin;
         load.files = files.size();
     }
     return out;

@@ -42,8 +42,9 @@ struct UnitLoadPlan {
 
 struct RankLoad {
     std::uint64_t bytesNeeded = 0; // master + m + v of the rank's shard: the plan's bytes
-    std::uint64_t bytesRead = 0;   // what the loader reads: whole checksum chunks (checkpoint::bytesToRead)
-    std::size_t files = 0;         // files touched
+    std::uint64_t bytesRead =
+        0;                 // what the loader reads: whole checksum chunks (checkpoint::bytesToRead)
+    std::size_t files = 0; // files touched
     std::size_t reads = 0;
 };
 

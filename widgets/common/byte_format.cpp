@@ -14,8 +14,10 @@ QString scaled(double value, double base, const std::array<const char*, 6>& unit
         value /= base;
         ++i;
     }
-    const int decimals = i == 0 ? 0 : (std::abs(value) >= 100 ? 0 : (std::abs(value) >= 10 ? 1 : 2));
-    return QStringLiteral("%1 %2").arg(QString::number(value, 'f', decimals), QLatin1String(units[i]));
+    const int decimals =
+        i == 0 ? 0 : (std::abs(value) >= 100 ? 0 : (std::abs(value) >= 10 ? 1 : 2));
+    return QStringLiteral("%1 %2").arg(QString::number(value, 'f', decimals),
+                                       QLatin1String(units[i]));
 }
 
 } // namespace

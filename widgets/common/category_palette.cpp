@@ -55,32 +55,52 @@ QColor transferColor(Transfer t) {
     // One hue band between the memory blues and the rank violets; lightness tells direction and
     // tier: the device's copies bright, NVMe's dark.
     switch (t) {
-    case Transfer::DeviceToHost: return QColor::fromHsv(238, 190, 235);
-    case Transfer::HostToDevice: return QColor::fromHsv(245, 110, 245);
-    case Transfer::NvmeRead: return QColor::fromHsv(236, 220, 140);
-    case Transfer::NvmeWrite: return QColor::fromHsv(244, 150, 185);
-    case Transfer::None: break;
+    case Transfer::DeviceToHost:
+        return QColor::fromHsv(238, 190, 235);
+    case Transfer::HostToDevice:
+        return QColor::fromHsv(245, 110, 245);
+    case Transfer::NvmeRead:
+        return QColor::fromHsv(236, 220, 140);
+    case Transfer::NvmeWrite:
+        return QColor::fromHsv(244, 150, 185);
+    case Transfer::None:
+        break;
     }
     return neutralColor(128);
 }
 
 QColor spanKindColor(replay::SpanKind k) {
     switch (k) {
-    case replay::SpanKind::Forward: return activityColor(Activity::Forward);
-    case replay::SpanKind::Backward: return activityColor(Activity::Backward);
-    case replay::SpanKind::Recompute: return activityColor(Activity::Recompute);
-    case replay::SpanKind::Optimizer: return activityColor(Activity::Optimizer);
-    case replay::SpanKind::AllGather: return activityColor(Activity::AllGather);
-    case replay::SpanKind::ReduceScatter: return activityColor(Activity::ReduceScatter);
-    case replay::SpanKind::AllReduce: return activityColor(Activity::AllReduce);
-    case replay::SpanKind::Broadcast: return activityColor(Activity::Broadcast);
-    case replay::SpanKind::ParamFull: return categoryColor(Category::ParamFull);
-    case replay::SpanKind::TpAllReduce: return activityColor(Activity::TpAllReduce);
-    case replay::SpanKind::Save: return activityColor(Activity::Save);
-    case replay::SpanKind::DeviceToHost: return transferColor(Transfer::DeviceToHost);
-    case replay::SpanKind::HostToDevice: return transferColor(Transfer::HostToDevice);
-    case replay::SpanKind::NvmeRead: return transferColor(Transfer::NvmeRead);
-    case replay::SpanKind::NvmeWrite: return transferColor(Transfer::NvmeWrite);
+    case replay::SpanKind::Forward:
+        return activityColor(Activity::Forward);
+    case replay::SpanKind::Backward:
+        return activityColor(Activity::Backward);
+    case replay::SpanKind::Recompute:
+        return activityColor(Activity::Recompute);
+    case replay::SpanKind::Optimizer:
+        return activityColor(Activity::Optimizer);
+    case replay::SpanKind::AllGather:
+        return activityColor(Activity::AllGather);
+    case replay::SpanKind::ReduceScatter:
+        return activityColor(Activity::ReduceScatter);
+    case replay::SpanKind::AllReduce:
+        return activityColor(Activity::AllReduce);
+    case replay::SpanKind::Broadcast:
+        return activityColor(Activity::Broadcast);
+    case replay::SpanKind::ParamFull:
+        return categoryColor(Category::ParamFull);
+    case replay::SpanKind::TpAllReduce:
+        return activityColor(Activity::TpAllReduce);
+    case replay::SpanKind::Save:
+        return activityColor(Activity::Save);
+    case replay::SpanKind::DeviceToHost:
+        return transferColor(Transfer::DeviceToHost);
+    case replay::SpanKind::HostToDevice:
+        return transferColor(Transfer::HostToDevice);
+    case replay::SpanKind::NvmeRead:
+        return transferColor(Transfer::NvmeRead);
+    case replay::SpanKind::NvmeWrite:
+        return transferColor(Transfer::NvmeWrite);
     }
     return neutralColor(128);
 }
@@ -124,10 +144,14 @@ QColor neutralColor(int lightness) {
     return QColor(v, v, v);
 }
 
-QColor alertColor() { return QColor(0xc0, 0x39, 0x2b); }
+QColor alertColor() {
+    return QColor(0xc0, 0x39, 0x2b);
+}
 
 QColor textOn(const QColor& background) {
-    const double luma = 0.299 * static_cast<double>(background.redF()) + 0.587 * static_cast<double>(background.greenF()) + 0.114 * static_cast<double>(background.blueF());
+    const double luma = 0.299 * static_cast<double>(background.redF()) +
+                        0.587 * static_cast<double>(background.greenF()) +
+                        0.114 * static_cast<double>(background.blueF());
     return luma > 0.6 ? QColor(0x20, 0x20, 0x20) : QColor(Qt::white);
 }
 
@@ -135,18 +159,24 @@ std::vector<QColor> familyColors(ColorFamily f) {
     std::vector<QColor> out;
     switch (f) {
     case ColorFamily::Memory:
-        for (Category c : kAllCategories) out.push_back(categoryColor(c));
-        for (Tier t : kAllTiers) out.push_back(tierColor(t));
+        for (Category c : kAllCategories)
+            out.push_back(categoryColor(c));
+        for (Tier t : kAllTiers)
+            out.push_back(tierColor(t));
         break;
     case ColorFamily::Activities:
-        for (std::size_t a = 0; a < kActivityCount; ++a) out.push_back(activityColor(static_cast<Activity>(a)));
+        for (std::size_t a = 0; a < kActivityCount; ++a)
+            out.push_back(activityColor(static_cast<Activity>(a)));
         break;
     case ColorFamily::Ranks:
-        for (const QColor& c : strategyColors()) out.push_back(c);
-        for (int r = 0; r < 64; ++r) out.push_back(rankColor(r, 64));
+        for (const QColor& c : strategyColors())
+            out.push_back(c);
+        for (int r = 0; r < 64; ++r)
+            out.push_back(rankColor(r, 64));
         break;
     case ColorFamily::Transfers:
-        for (std::size_t t = 1; t < kTransferCount; ++t) out.push_back(transferColor(static_cast<Transfer>(t)));
+        for (std::size_t t = 1; t < kTransferCount; ++t)
+            out.push_back(transferColor(static_cast<Transfer>(t)));
         break;
     }
     return out;
@@ -154,20 +184,28 @@ std::vector<QColor> familyColors(ColorFamily f) {
 
 std::pair<int, int> familyHues(ColorFamily f) {
     switch (f) {
-    case ColorFamily::Memory: return {62, 233};
-    case ColorFamily::Transfers: return {235, 248};
-    case ColorFamily::Activities: return {345, 55};
-    case ColorFamily::Ranks: return {static_cast<int>(kRankHueLo), static_cast<int>(kRankHueLo + kRankHueSpan)};
+    case ColorFamily::Memory:
+        return {62, 233};
+    case ColorFamily::Transfers:
+        return {235, 248};
+    case ColorFamily::Activities:
+        return {345, 55};
+    case ColorFamily::Ranks:
+        return {static_cast<int>(kRankHueLo), static_cast<int>(kRankHueLo + kRankHueSpan)};
     }
     return {0, 0};
 }
 
 QString familyName(ColorFamily f) {
     switch (f) {
-    case ColorFamily::Memory: return QCoreApplication::translate("Palette", "memory (greens, blues)");
-    case ColorFamily::Activities: return QCoreApplication::translate("Palette", "activities (reds, yellows)");
-    case ColorFamily::Ranks: return QCoreApplication::translate("Palette", "ranks and strategies (violets)");
-    case ColorFamily::Transfers: return QCoreApplication::translate("Palette", "transfers between tiers (blue-violets)");
+    case ColorFamily::Memory:
+        return QCoreApplication::translate("Palette", "memory (greens, blues)");
+    case ColorFamily::Activities:
+        return QCoreApplication::translate("Palette", "activities (reds, yellows)");
+    case ColorFamily::Ranks:
+        return QCoreApplication::translate("Palette", "ranks and strategies (violets)");
+    case ColorFamily::Transfers:
+        return QCoreApplication::translate("Palette", "transfers between tiers (blue-violets)");
     }
     return {};
 }
@@ -199,8 +237,9 @@ QString tierLabel(Tier t) {
 
 const std::array<Category, kCategoryCount>& categoryStackOrder() {
     static const std::array<Category, kCategoryCount> order = {
-        Category::MasterFp32, Category::AdamM,     Category::AdamV,      Category::ParamShard, Category::GradShard,
-        Category::ParamFull,  Category::GradFull,  Category::Activation, Category::CommBuffer, Category::Workspace};
+        Category::MasterFp32, Category::AdamM,     Category::AdamV,    Category::ParamShard,
+        Category::GradShard,  Category::ParamFull, Category::GradFull, Category::Activation,
+        Category::CommBuffer, Category::Workspace};
     return order;
 }
 

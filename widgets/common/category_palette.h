@@ -7,13 +7,13 @@
 //   ranks       ranks and strategies            violets, magentas      (hue 250°–335°)
 // Greys (no hue) mean "no meaning of their own": theory lines, idle states, axes.
 // Each page says which families it uses in a legend line (common/palette_legend.h).
+#include "core/categories.h"
+#include "replay/timeline_index.h"
+
 #include <QColor>
 #include <QString>
 #include <array>
 #include <vector>
-
-#include "core/categories.h"
-#include "replay/timeline_index.h"
 
 namespace shardscope::widgets {
 
@@ -23,7 +23,16 @@ inline constexpr std::size_t kColorFamilyCount = 4;
 // What a rank is busy with: the timeline's compute phases and collectives, plus the
 // tensor-parallel all-reduce of a layer's partial outputs.
 enum class Activity : std::uint8_t {
-    Forward, Backward, Recompute, Optimizer, AllGather, ReduceScatter, AllReduce, Broadcast, TpAllReduce, Save,
+    Forward,
+    Backward,
+    Recompute,
+    Optimizer,
+    AllGather,
+    ReduceScatter,
+    AllReduce,
+    Broadcast,
+    TpAllReduce,
+    Save,
 };
 inline constexpr std::size_t kActivityCount = 10;
 

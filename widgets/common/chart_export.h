@@ -18,8 +18,9 @@ enum class ExportFormat { Png, Svg, Pdf };
 class ChartExport {
     Q_DECLARE_TR_FUNCTIONS(ChartExport)
 public:
-    static std::optional<ExportFormat> formatFor(const QString& path); // by suffix, case-insensitive
-    static QString fileFilter(); // for QFileDialog: "PNG image (*.png);;SVG …"
+    static std::optional<ExportFormat>
+    formatFor(const QString& path); // by suffix, case-insensitive
+    static QString fileFilter();    // for QFileDialog: "PNG image (*.png);;SVG …"
 
     // The widget as it is laid out now (size: its current size). Returns false with a one-line
     // reason in *error.

@@ -5,15 +5,19 @@
 
 namespace shardscope::widgets {
 
-FlowLayout::FlowLayout(QWidget* parent, int hSpacing, int vSpacing) : QLayout(parent), hSpacing_(hSpacing), vSpacing_(vSpacing) {
+FlowLayout::FlowLayout(QWidget* parent, int hSpacing, int vSpacing)
+    : QLayout(parent), hSpacing_(hSpacing), vSpacing_(vSpacing) {
     setContentsMargins(0, 0, 0, 0);
 }
 
 FlowLayout::~FlowLayout() {
-    while (QLayoutItem* item = takeAt(0)) delete item;
+    while (QLayoutItem* item = takeAt(0))
+        delete item;
 }
 
-void FlowLayout::addItem(QLayoutItem* item) { items_.append(item); }
+void FlowLayout::addItem(QLayoutItem* item) {
+    items_.append(item);
+}
 
 void FlowLayout::insertWidget(int index, QWidget* widget) {
     addChildWidget(widget);
@@ -21,11 +25,17 @@ void FlowLayout::insertWidget(int index, QWidget* widget) {
     invalidate();
 }
 
-QLayoutItem* FlowLayout::itemAt(int index) const { return index >= 0 && index < count() ? items_.at(index) : nullptr; }
+QLayoutItem* FlowLayout::itemAt(int index) const {
+    return index >= 0 && index < count() ? items_.at(index) : nullptr;
+}
 
-QLayoutItem* FlowLayout::takeAt(int index) { return index >= 0 && index < count() ? items_.takeAt(index) : nullptr; }
+QLayoutItem* FlowLayout::takeAt(int index) {
+    return index >= 0 && index < count() ? items_.takeAt(index) : nullptr;
+}
 
-int FlowLayout::heightForWidth(int width) const { return place(QRect(0, 0, width, 0), false); }
+int FlowLayout::heightForWidth(int width) const {
+    return place(QRect(0, 0, width, 0), false);
+}
 
 QSize FlowLayout::minimumSize() const {
     QSize size;
@@ -57,7 +67,8 @@ int FlowLayout::place(const QRect& rect, bool apply) const {
     int x = area.x(), y = area.y(), lineHeight = 0;
     for (QLayoutItem* item : items_) {
         if (item->isEmpty()) continue;
-        const QSize hint = item->sizeHint().boundedTo(QSize(std::max(area.width(), 1), QWIDGETSIZE_MAX));
+        const QSize hint =
+            item->sizeHint().boundedTo(QSize(std::max(area.width(), 1), QWIDGETSIZE_MAX));
         if (x > area.x() && x + hint.width() > area.right() + 1) { // wrap
             x = area.x();
             y += lineHeight + vSpacing_;

@@ -7,12 +7,15 @@ namespace shardscope::widgets {
 
 LanguageManager::LanguageManager(QObject* parent) : QObject(parent) {}
 
-QStringList LanguageManager::available() { return {QStringLiteral("en"), QStringLiteral("zh_CN")}; }
+QStringList LanguageManager::available() {
+    return {QStringLiteral("en"), QStringLiteral("zh_CN")};
+}
 
 QString LanguageManager::systemDefault() {
     // zh_TW / zh_HK readers get English rather than Simplified characters they did not ask for.
     const QLocale system = QLocale::system();
-    return system.language() == QLocale::Chinese && system.script() != QLocale::TraditionalChineseScript &&
+    return system.language() == QLocale::Chinese &&
+                   system.script() != QLocale::TraditionalChineseScript &&
                    system.territory() != QLocale::Taiwan && system.territory() != QLocale::HongKong
                ? QStringLiteral("zh_CN")
                : QStringLiteral("en");

@@ -14,8 +14,8 @@ class LanguageManager : public QObject {
 public:
     explicit LanguageManager(QObject* parent = nullptr);
 
-    static QStringList available();     // "en", "zh_CN"
-    static QString systemDefault();     // from QLocale::system(), else "en"
+    static QStringList available(); // "en", "zh_CN"
+    static QString systemDefault(); // from QLocale::system(), else "en"
     // Switches the UI language; false (and nothing changes) for an unknown code.
     bool setLanguage(const QString& code);
     QString current() const { return current_; }

@@ -9,7 +9,8 @@ PaletteLegend::PaletteLegend(std::initializer_list<ColorFamily> families, QWidge
     setObjectName(QStringLiteral("paletteLegend"));
     setTextFormat(Qt::RichText);
     setWordWrap(true);
-    setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Maximum); // never widens the page, never takes spare height
+    setSizePolicy(QSizePolicy::Ignored,
+                  QSizePolicy::Maximum); // never widens the page, never takes spare height
     retranslateUi();
 }
 
@@ -22,7 +23,8 @@ void PaletteLegend::retranslateUi() {
         const std::vector<QColor> colors = familyColors(f);
         // A few swatches spread over the family, then its name.
         for (std::size_t i = 0; i < 4 && !colors.empty(); ++i)
-            text += QStringLiteral("<span style=\"color:%1\">&#9632;</span>").arg(colors[i * colors.size() / 5].name());
+            text += QStringLiteral("<span style=\"color:%1\">&#9632;</span>")
+                        .arg(colors[i * colors.size() / 5].name());
         text += QStringLiteral(" ") + familyName(f).toHtmlEscaped();
     }
     setText(QStringLiteral("<small>") + text + QStringLiteral("</small>"));

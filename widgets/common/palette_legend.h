@@ -1,10 +1,10 @@
 #pragma once
 // One line at the top of a page saying which colour families (common/category_palette.h) the
 // page draws with, so a reader knows blue here means a memory category, not an activity.
+#include "common/category_palette.h"
+
 #include <QLabel>
 #include <vector>
-
-#include "common/category_palette.h"
 
 namespace shardscope::widgets {
 

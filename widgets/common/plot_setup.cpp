@@ -1,10 +1,10 @@
 #include "common/plot_setup.h"
 
+#include "common/byte_format.h"
+
 #include <QEvent>
 #include <QVBoxLayout>
 #include <algorithm>
-
-#include "common/byte_format.h"
 
 namespace shardscope::widgets {
 
@@ -39,7 +39,8 @@ QString wrapToWidth(const QString& text, const QFont& font, int width) {
             continue;
         }
         push(QString(), QStringLiteral(" ")); // the long word starts where the line is
-        for (const QChar c : word) push(QString(c), QString());
+        for (const QChar c : word)
+            push(QString(c), QString());
     }
     if (!line.isEmpty()) lines << line;
     return lines.join(QLatin1Char('\n'));
@@ -64,14 +65,15 @@ void rewrapTitle(QCustomPlot* plot) {
             plot->plotLayout()->addElement(0, 0, t);
         } else {
             plot->setProperty(kAsideTitle, QVariant::fromValue<QObject*>(t));
-            plot->plotLayout()->take(t); // stays a child of the plot, drawn until hidden
+            plot->plotLayout()->take(t);    // stays a child of the plot, drawn until hidden
             plot->plotLayout()->simplify(); // an empty row would still take its share of height
         }
         t->setVisible(room);
         plot->replot(QCustomPlot::rpQueuedReplot);
     }
     // A plot not laid out yet wraps again when its layout gives it a size (a Resize arrives).
-    const QString text = wrapToWidth(plot->property(kFullTitle).toString(), t->font(), plot->width() - 12);
+    const QString text =
+        wrapToWidth(plot->property(kFullTitle).toString(), t->font(), plot->width() - 12);
     if (text == t->text()) return;
     t->setText(text);
     plot->replot(QCustomPlot::rpQueuedReplot);
@@ -114,7 +116,9 @@ void followSize(QCustomPlot* plot) {
 
 } // namespace
 
-QString ByteTicker::getTickLabel(double tick, const QLocale&, QChar, int) { return formatDecimal(tick); }
+QString ByteTicker::getTickLabel(double tick, const QLocale&, QChar, int) {
+    return formatDecimal(tick);
+}
 
 QCustomPlot* makeTitledPlot(QWidget* owner) {
     auto* plot = new QCustomPlot(owner);
@@ -137,9 +141,13 @@ void setPlotTitle(QCustomPlot* plot, const QString& title) {
     rewrapTitle(plot);
 }
 
-QString plotTitle(const QCustomPlot* plot) { return plot->property(kFullTitle).toString(); }
+QString plotTitle(const QCustomPlot* plot) {
+    return plot->property(kFullTitle).toString();
+}
 
-bool isCramped(const QWidget* plot) { return plot->width() < kCrampedWidth || plot->height() < kCrampedHeight; }
+bool isCramped(const QWidget* plot) {
+    return plot->width() < kCrampedWidth || plot->height() < kCrampedHeight;
+}
 
 void placeLegendBelow(QCustomPlot* plot, QSize iconSize, double fontScale) {
     QCPLegend* legend = plot->legend;
@@ -177,14 +185,16 @@ void fitLegendToWidth(QCustomPlot* plot) {
         int total = (columns - 1) * legend->columnSpacing();
         for (int c = 0; c < columns; ++c) {
             int widest = 0;
-            for (int i = c; i < widths.size(); i += columns) widest = std::max(widest, widths[i]);
+            for (int i = c; i < widths.size(); i += columns)
+                widest = std::max(widest, widths[i]);
             total += widest;
         }
         if (total <= room) break;
     }
     const bool changed = columns != legend->wrap();
     legend->setWrap(columns);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true); // re-lays the entries out in the new grid
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst,
+                         true); // re-lays the entries out in the new grid
     if (changed) plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

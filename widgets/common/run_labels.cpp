@@ -8,57 +8,89 @@
 namespace shardscope::widgets {
 QString phaseLabel(Phase p) {
     switch (p) {
-    case Phase::None: return {};
-    case Phase::Forward: return QCoreApplication::translate("RunLabels", "forward");
-    case Phase::Backward: return QCoreApplication::translate("RunLabels", "backward");
-    case Phase::Optimizer: return QCoreApplication::translate("RunLabels", "optimizer");
-    case Phase::Recompute: return QCoreApplication::translate("RunLabels", "recompute");
-    case Phase::Save: return QCoreApplication::translate("RunLabels", "checkpoint save");
+    case Phase::None:
+        return {};
+    case Phase::Forward:
+        return QCoreApplication::translate("RunLabels", "forward");
+    case Phase::Backward:
+        return QCoreApplication::translate("RunLabels", "backward");
+    case Phase::Optimizer:
+        return QCoreApplication::translate("RunLabels", "optimizer");
+    case Phase::Recompute:
+        return QCoreApplication::translate("RunLabels", "recompute");
+    case Phase::Save:
+        return QCoreApplication::translate("RunLabels", "checkpoint save");
     }
     return {};
 }
 
 QString collectiveLabel(CollectiveOp c) {
     switch (c) {
-    case CollectiveOp::None: return {};
-    case CollectiveOp::AllGather: return QCoreApplication::translate("RunLabels", "all-gather");
-    case CollectiveOp::ReduceScatter: return QCoreApplication::translate("RunLabels", "reduce-scatter");
-    case CollectiveOp::AllReduce: return QCoreApplication::translate("RunLabels", "all-reduce");
-    case CollectiveOp::Broadcast: return QCoreApplication::translate("RunLabels", "broadcast");
-    case CollectiveOp::TpAllReduce: return QCoreApplication::translate("RunLabels", "tensor-parallel all-reduce");
+    case CollectiveOp::None:
+        return {};
+    case CollectiveOp::AllGather:
+        return QCoreApplication::translate("RunLabels", "all-gather");
+    case CollectiveOp::ReduceScatter:
+        return QCoreApplication::translate("RunLabels", "reduce-scatter");
+    case CollectiveOp::AllReduce:
+        return QCoreApplication::translate("RunLabels", "all-reduce");
+    case CollectiveOp::Broadcast:
+        return QCoreApplication::translate("RunLabels", "broadcast");
+    case CollectiveOp::TpAllReduce:
+        return QCoreApplication::translate("RunLabels", "tensor-parallel all-reduce");
     }
     return {};
 }
 
 QString spanKindLabel(replay::SpanKind k) {
     switch (k) {
-    case replay::SpanKind::Forward: return phaseLabel(Phase::Forward);
-    case replay::SpanKind::Backward: return phaseLabel(Phase::Backward);
-    case replay::SpanKind::Recompute: return phaseLabel(Phase::Recompute);
-    case replay::SpanKind::Optimizer: return phaseLabel(Phase::Optimizer);
-    case replay::SpanKind::Save: return phaseLabel(Phase::Save);
-    case replay::SpanKind::AllGather: return collectiveLabel(CollectiveOp::AllGather);
-    case replay::SpanKind::ReduceScatter: return collectiveLabel(CollectiveOp::ReduceScatter);
-    case replay::SpanKind::AllReduce: return collectiveLabel(CollectiveOp::AllReduce);
-    case replay::SpanKind::Broadcast: return collectiveLabel(CollectiveOp::Broadcast);
+    case replay::SpanKind::Forward:
+        return phaseLabel(Phase::Forward);
+    case replay::SpanKind::Backward:
+        return phaseLabel(Phase::Backward);
+    case replay::SpanKind::Recompute:
+        return phaseLabel(Phase::Recompute);
+    case replay::SpanKind::Optimizer:
+        return phaseLabel(Phase::Optimizer);
+    case replay::SpanKind::Save:
+        return phaseLabel(Phase::Save);
+    case replay::SpanKind::AllGather:
+        return collectiveLabel(CollectiveOp::AllGather);
+    case replay::SpanKind::ReduceScatter:
+        return collectiveLabel(CollectiveOp::ReduceScatter);
+    case replay::SpanKind::AllReduce:
+        return collectiveLabel(CollectiveOp::AllReduce);
+    case replay::SpanKind::Broadcast:
+        return collectiveLabel(CollectiveOp::Broadcast);
     // The timeline's context keeps the existing translation.
-    case replay::SpanKind::ParamFull: return QCoreApplication::translate("TimelinePainter", "gathered parameters");
-    case replay::SpanKind::TpAllReduce: return QCoreApplication::translate("RunLabels", "TP all-reduce");
-    case replay::SpanKind::DeviceToHost: return transferLabel(Transfer::DeviceToHost);
-    case replay::SpanKind::HostToDevice: return transferLabel(Transfer::HostToDevice);
-    case replay::SpanKind::NvmeRead: return transferLabel(Transfer::NvmeRead);
-    case replay::SpanKind::NvmeWrite: return transferLabel(Transfer::NvmeWrite);
+    case replay::SpanKind::ParamFull:
+        return QCoreApplication::translate("TimelinePainter", "gathered parameters");
+    case replay::SpanKind::TpAllReduce:
+        return QCoreApplication::translate("RunLabels", "TP all-reduce");
+    case replay::SpanKind::DeviceToHost:
+        return transferLabel(Transfer::DeviceToHost);
+    case replay::SpanKind::HostToDevice:
+        return transferLabel(Transfer::HostToDevice);
+    case replay::SpanKind::NvmeRead:
+        return transferLabel(Transfer::NvmeRead);
+    case replay::SpanKind::NvmeWrite:
+        return transferLabel(Transfer::NvmeWrite);
     }
     return {};
 }
 
 QString transferLabel(Transfer t) {
     switch (t) {
-    case Transfer::DeviceToHost: return QCoreApplication::translate("RunLabels", "device → host");
-    case Transfer::HostToDevice: return QCoreApplication::translate("RunLabels", "host → device");
-    case Transfer::NvmeRead: return QCoreApplication::translate("RunLabels", "NVMe read");
-    case Transfer::NvmeWrite: return QCoreApplication::translate("RunLabels", "NVMe write");
-    case Transfer::None: break;
+    case Transfer::DeviceToHost:
+        return QCoreApplication::translate("RunLabels", "device → host");
+    case Transfer::HostToDevice:
+        return QCoreApplication::translate("RunLabels", "host → device");
+    case Transfer::NvmeRead:
+        return QCoreApplication::translate("RunLabels", "NVMe read");
+    case Transfer::NvmeWrite:
+        return QCoreApplication::translate("RunLabels", "NVMe write");
+    case Transfer::None:
+        break;
     }
     return {};
 }
@@ -67,24 +99,48 @@ QString strategyStory(plan::Strategy s, int ranks, int hybridGroup) {
     using plan::Strategy;
     switch (s) {
     case Strategy::Ddp:
-        return QCoreApplication::translate("RunLabels", "DDP: every rank keeps the whole model — parameters, gradients and optimizer state — and all-reduces gradients.");
+        return QCoreApplication::translate(
+            "RunLabels", "DDP: every rank keeps the whole model — parameters, gradients and "
+                         "optimizer state — and all-reduces gradients.");
     case Strategy::Zero1:
-        return QCoreApplication::translate("RunLabels", "ZeRO-1: each rank keeps 1/%1 of the optimizer state (fp32 master, Adam m, v); parameters and gradients stay whole.").arg(ranks);
+        return QCoreApplication::translate(
+                   "RunLabels", "ZeRO-1: each rank keeps 1/%1 of the optimizer state (fp32 master, "
+                                "Adam m, v); parameters and gradients stay whole.")
+            .arg(ranks);
     case Strategy::Zero2:
-        return QCoreApplication::translate("RunLabels", "ZeRO-2: optimizer state and gradients are sharded 1/%1; gradients are reduce-scattered bucket by bucket during backward.").arg(ranks);
+        return QCoreApplication::translate(
+                   "RunLabels", "ZeRO-2: optimizer state and gradients are sharded 1/%1; gradients "
+                                "are reduce-scattered bucket by bucket during backward.")
+            .arg(ranks);
     case Strategy::Zero3:
-        return QCoreApplication::translate("RunLabels", "ZeRO-3: parameters, gradients and optimizer state are all sharded 1/%1; each unit is all-gathered just before it computes and freed right after.").arg(ranks);
+        return QCoreApplication::translate(
+                   "RunLabels",
+                   "ZeRO-3: parameters, gradients and optimizer state are all sharded 1/%1; each "
+                   "unit is all-gathered just before it computes and freed right after.")
+            .arg(ranks);
     case Strategy::FsdpFullShard:
-        return QCoreApplication::translate("RunLabels", "FSDP full shard: each unit's flat parameter is sharded 1/%1, all-gathered for forward and backward, and resharded after use.").arg(ranks);
+        return QCoreApplication::translate(
+                   "RunLabels", "FSDP full shard: each unit's flat parameter is sharded 1/%1, "
+                                "all-gathered for forward and backward, and resharded after use.")
+            .arg(ranks);
     case Strategy::FsdpShardGradOp:
-        return QCoreApplication::translate("RunLabels", "FSDP shard grad-op: gradients and optimizer state are sharded 1/%1; parameters stay gathered from forward until backward ends.").arg(ranks);
+        return QCoreApplication::translate(
+                   "RunLabels", "FSDP shard grad-op: gradients and optimizer state are sharded "
+                                "1/%1; parameters stay gathered from forward until backward ends.")
+            .arg(ranks);
     case Strategy::FsdpHybridShard:
-        return QCoreApplication::translate("RunLabels", "FSDP hybrid shard: units are sharded inside groups of %1 ranks and replicated across the %2 groups.").arg(hybridGroup).arg(hybridGroup > 0 ? ranks / hybridGroup : 0);
+        return QCoreApplication::translate("RunLabels",
+                                           "FSDP hybrid shard: units are sharded inside groups of "
+                                           "%1 ranks and replicated across the %2 groups.")
+            .arg(hybridGroup)
+            .arg(hybridGroup > 0 ? ranks / hybridGroup : 0);
     }
     return {};
 }
 
-std::optional<plan::Strategy> strategyFromName(const std::string& name) { return plan::parseStrategy(name); }
+std::optional<plan::Strategy> strategyFromName(const std::string& name) {
+    return plan::parseStrategy(name);
+}
 
 QString failureWhen(std::int64_t protocolStep) {
     if (protocolStep < 0) return QCoreApplication::translate("RunLabels", "during setup");
@@ -92,12 +148,13 @@ QString failureWhen(std::int64_t protocolStep) {
 }
 
 QString exposedTransferExplanation() {
-    return QCoreApplication::translate("RunLabels",
-                                       "Exposed transfers: the share of the step in which offloaded state was crossing tiers "
-                                       "(device ↔ host copies, NVMe reads and writes) while the rank computed nothing — the "
-                                       "union of the transfer intervals minus compute, where the rank's own copies and its "
-                                       "waits for NVMe count as not computing. Lower is better: pipelining per unit hides "
-                                       "NVMe traffic behind the optimizer.");
+    return QCoreApplication::translate(
+        "RunLabels",
+        "Exposed transfers: the share of the step in which offloaded state was crossing tiers "
+        "(device ↔ host copies, NVMe reads and writes) while the rank computed nothing — the "
+        "union of the transfer intervals minus compute, where the rank's own copies and its "
+        "waits for NVMe count as not computing. Lower is better: pipelining per unit hides "
+        "NVMe traffic behind the optimizer.");
 }
 
 QString exposedTransferText(const report::RunReport& report) {
@@ -111,20 +168,24 @@ QString exposedTransferText(const report::RunReport& report) {
     }
     if (!moved) return {};
     if (values.size() > 8)
-        return QCoreApplication::translate("RunLabels", "<b>Exposed transfers</b> between tiers: up to %1.")
+        return QCoreApplication::translate("RunLabels",
+                                           "<b>Exposed transfers</b> between tiers: up to %1.")
             .arg(percentText(report.exposedTransferFraction));
     return QCoreApplication::translate("RunLabels", "<b>Exposed transfers</b> between tiers: %1.")
         .arg(values.join(QStringLiteral(" · ")));
 }
 
 QString exposedCommExplanation() {
-    return QCoreApplication::translate("RunLabels",
-                                       "Exposed communication: the share of the step spent waiting for communication that no "
-                                       "compute hid — the union of the intervals in which a collective was outstanding, minus "
-                                       "compute, over the step time. Lower is better: prefetching and bucketing hide "
-                                       "communication behind compute.");
+    return QCoreApplication::translate(
+        "RunLabels",
+        "Exposed communication: the share of the step spent waiting for communication that no "
+        "compute hid — the union of the intervals in which a collective was outstanding, minus "
+        "compute, over the step time. Lower is better: prefetching and bucketing hide "
+        "communication behind compute.");
 }
 
-QString percentText(double fraction) { return QStringLiteral("%1%").arg(fraction * 100.0, 0, 'f', 1); }
+QString percentText(double fraction) {
+    return QStringLiteral("%1%").arg(fraction * 100.0, 0, 'f', 1);
+}
 
 } // namespace shardscope::widgets

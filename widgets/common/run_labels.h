@@ -1,20 +1,20 @@
 #pragma once
 // Translated names for the event vocabulary (phases, collectives) and the one-line story of
 // each strategy, shared by the rank view, the replay controls and the page header.
-#include <QString>
-#include <optional>
-#include <string>
-
 #include "core/event.h"
 #include "plan/strategy.h"
 #include "replay/timeline_index.h"
 #include "report/report.h"
 
+#include <QString>
+#include <optional>
+#include <string>
+
 namespace shardscope::widgets {
 
-QString phaseLabel(Phase p);             // "forward", "backward", …
-QString collectiveLabel(CollectiveOp c); // "all-gather", "reduce-scatter", …
-QString transferLabel(Transfer t);       // "device → host", "NVMe read", …
+QString phaseLabel(Phase p);               // "forward", "backward", …
+QString collectiveLabel(CollectiveOp c);   // "all-gather", "reduce-scatter", …
+QString transferLabel(Transfer t);         // "device → host", "NVMe read", …
 QString spanKindLabel(replay::SpanKind k); // a phase, a collective, or "gathered parameters"
 // What this strategy shards and what it gathers, in one sentence for newcomers.
 QString strategyStory(plan::Strategy s, int ranks, int hybridGroup);

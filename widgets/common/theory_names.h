@@ -1,8 +1,8 @@
 #pragma once
 // Translated display names for the theory engine's enums (the engine keeps its CLI names).
-#include <QString>
-
 #include "plan/strategy.h"
+
+#include <QString>
 
 namespace shardscope::widgets {
 

@@ -1,5 +1,12 @@
 #include "compare/compare_page.h"
 
+#include "common/palette_legend.h"
+#include "common/qcustomplot.h"
+#include "compare/compare_runner.h"
+#include "compare/compare_view.h"
+#include "core/error.h"
+#include "plan/strategy.h"
+
 #include <QEvent>
 #include <QFile>
 #include <QFileDialog>
@@ -8,17 +15,11 @@
 #include <QShortcut>
 #include <QVBoxLayout>
 #include <algorithm>
-#include "common/palette_legend.h"
-#include "common/qcustomplot.h"
-
-#include "compare/compare_runner.h"
-#include "compare/compare_view.h"
-#include "core/error.h"
-#include "plan/strategy.h"
 
 namespace shardscope::widgets {
 
-ComparePage::ComparePage(QWidget* parent) : QWidget(parent), view_(new CompareView(this)), runner_(new CompareRunner(this)) {
+ComparePage::ComparePage(QWidget* parent)
+    : QWidget(parent), view_(new CompareView(this)), runner_(new CompareRunner(this)) {
     runner_->setObjectName(QStringLiteral("compareRunner"));
     connect(runner_, &CompareRunner::finished, this, &ComparePage::showComparison);
     connect(runner_, &CompareRunner::statusMessage, this, &ComparePage::statusMessage);
@@ -39,7 +40,8 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent), view_(new CompareVi
     layout->addWidget(runner_);
     layout->addLayout(buttons);
     layout->addWidget(view_, 1);
-    layout->addWidget(new PaletteLegend({ColorFamily::Memory, ColorFamily::Activities, ColorFamily::Ranks}, this));
+    layout->addWidget(new PaletteLegend(
+        {ColorFamily::Memory, ColorFamily::Activities, ColorFamily::Ranks}, this));
     retranslateUi();
 }
 
@@ -52,8 +54,10 @@ void ComparePage::merge(std::vector<report::RunReport> runs) {
         const auto same = std::find_if(all.begin(), all.end(), [&r](const report::RunReport& o) {
             return o.strategy == r.strategy && replay::comparable(o, r);
         });
-        if (same != all.end()) *same = std::move(r);
-        else all.push_back(std::move(r));
+        if (same != all.end())
+            *same = std::move(r);
+        else
+            all.push_back(std::move(r));
     }
     const auto rank = [](const report::RunReport& r) {
         const auto s = plan::parseStrategy(r.strategy);
@@ -62,13 +66,17 @@ void ComparePage::merge(std::vector<report::RunReport> runs) {
     std::vector<report::RunReport> ordered;
     ordered.reserve(all.size());
     for (std::vector<std::size_t> group : replay::configurationGroups(all)) {
-        std::stable_sort(group.begin(), group.end(), [&](std::size_t a, std::size_t b) { return rank(all[a]) < rank(all[b]); });
-        for (std::size_t i : group) ordered.push_back(std::move(all[i]));
+        std::stable_sort(group.begin(), group.end(),
+                         [&](std::size_t a, std::size_t b) { return rank(all[a]) < rank(all[b]); });
+        for (std::size_t i : group)
+            ordered.push_back(std::move(all[i]));
     }
     view_->setRuns(std::move(ordered));
 }
 
-void ComparePage::addReport(const report::RunReport& report) { merge({report}); }
+void ComparePage::addReport(const report::RunReport& report) {
+    merge({report});
+}
 
 bool ComparePage::openFiles(const QStringList& paths, QString* error) {
     std::vector<report::RunReport> runs;
@@ -79,7 +87,8 @@ bool ComparePage::openFiles(const QStringList& paths, QString* error) {
             return false;
         }
         try {
-            for (report::RunReport& r : replay::parseCompareRuns(f.readAll().toStdString())) runs.push_back(std::move(r));
+            for (report::RunReport& r : replay::parseCompareRuns(f.readAll().toStdString()))
+                runs.push_back(std::move(r));
         } catch (const Error& e) {
             if (error) *error = tr("%1: %2").arg(path, QString::fromUtf8(e.what()));
             return false;
@@ -89,7 +98,9 @@ bool ComparePage::openFiles(const QStringList& paths, QString* error) {
     return true;
 }
 
-void ComparePage::clear() { view_->setRuns({}); }
+void ComparePage::clear() {
+    view_->setRuns({});
+}
 
 // A fresh comparison replaces what was shown: its runs share one model, N and seed, and mixing
 // them with older runs of another configuration would make the parity badges meaningless.
@@ -98,7 +109,8 @@ void ComparePage::showComparison(const QByteArray& json) {
         std::vector<report::RunReport> runs = replay::parseCompareRuns(json.toStdString());
         view_->setRuns({});
         merge(std::move(runs));
-        Q_EMIT statusMessage(tr("Comparison finished: %n strategies", nullptr, static_cast<int>(view_->runs().size())));
+        Q_EMIT statusMessage(tr("Comparison finished: %n strategies", nullptr,
+                                static_cast<int>(view_->runs().size())));
     } catch (const Error& e) {
         Q_EMIT statusMessage(QString::fromUtf8(e.what()));
     }
@@ -112,8 +124,8 @@ QWidget* ComparePage::exportTarget() const {
 }
 
 void ComparePage::chooseFiles() {
-    const QStringList paths = QFileDialog::getOpenFileNames(this, tr("Open run or compare reports"), QString(),
-                                                            tr("Reports (*.json);;All files (*)"));
+    const QStringList paths = QFileDialog::getOpenFileNames(
+        this, tr("Open run or compare reports"), QString(), tr("Reports (*.json);;All files (*)"));
     if (paths.isEmpty()) return;
     QString error;
     if (!openFiles(paths, &error)) Q_EMIT statusMessage(error);
@@ -126,9 +138,11 @@ void ComparePage::changeEvent(QEvent* event) {
 
 void ComparePage::retranslateUi() {
     open_->setText(tr("Open reports…"));
-    open_->setToolTip(tr("Add runs from JSON reports: shardscope-cli run --json, or shardscope-cli compare --json"));
+    open_->setToolTip(tr(
+        "Add runs from JSON reports: shardscope-cli run --json, or shardscope-cli compare --json"));
     clear_->setText(tr("Clear"));
-    clear_->setToolTip(tr("Remove every run from the comparison (runs finished from now on are added again)"));
+    clear_->setToolTip(
+        tr("Remove every run from the comparison (runs finished from now on are added again)"));
 }
 
 } // namespace shardscope::widgets

@@ -4,9 +4,9 @@
 // configurations form their own groups, see replay::comparable), plus reports opened
 // from files (`shardscope-cli compare --json`, or single run reports), or a fresh comparison of
 // every strategy run by CompareRunner (the real CLI). Shows CompareView.
-#include <QWidget>
-
 #include "replay/compare_data.h"
+
+#include <QWidget>
 
 class QPushButton;
 

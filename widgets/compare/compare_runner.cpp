@@ -1,5 +1,12 @@
 #include "compare/compare_runner.h"
 
+#include "common/run_labels.h"
+#include "common/theory_names.h"
+#include "launch/ending.h"
+#include "plan/strategy.h"
+#include "run/run_request.h"
+#include "run/run_session.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
@@ -14,15 +21,7 @@
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QVBoxLayout>
-
 #include <nlohmann/json.hpp>
-
-#include "common/run_labels.h"
-#include "common/theory_names.h"
-#include "launch/ending.h"
-#include "plan/strategy.h"
-#include "run/run_request.h"
-#include "run/run_session.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -35,11 +34,13 @@ constexpr int kKillAfterMs = RunSession::kGraceMs;
 } // namespace
 
 CompareRunner::CompareRunner(QWidget* parent)
-    : QWidget(parent), cliPath_(QCoreApplication::applicationDirPath() + QStringLiteral("/shardscope-cli")),
-      title_(new QLabel(this)), ranksLabel_(new QLabel(this)), modelLabel_(new QLabel(this)), stepsLabel_(new QLabel(this)),
-      ranks_(new QSpinBox(this)), model_(new QComboBox(this)), steps_(new QSpinBox(this)), threads_(new QCheckBox(this)), run_(new QPushButton(this)),
-      tpLabel_(new QLabel(this)), tp_(new QSpinBox(this)), progress_(new QLabel(this)), error_(new QLabel(this)),
-      killTimer_(new QTimer(this)) {
+    : QWidget(parent),
+      cliPath_(QCoreApplication::applicationDirPath() + QStringLiteral("/shardscope-cli")),
+      title_(new QLabel(this)), ranksLabel_(new QLabel(this)), modelLabel_(new QLabel(this)),
+      stepsLabel_(new QLabel(this)), ranks_(new QSpinBox(this)), model_(new QComboBox(this)),
+      steps_(new QSpinBox(this)), threads_(new QCheckBox(this)), run_(new QPushButton(this)),
+      tpLabel_(new QLabel(this)), tp_(new QSpinBox(this)), progress_(new QLabel(this)),
+      error_(new QLabel(this)), killTimer_(new QTimer(this)) {
     QFont bold = title_->font();
     bold.setBold(true);
     title_->setFont(bold);
@@ -47,7 +48,8 @@ CompareRunner::CompareRunner(QWidget* parent)
     ranks_->setValue(4);
     ranks_->setObjectName(QStringLiteral("compareRanks"));
     // Preset ids are the CLI's --model values, so they stay untranslated.
-    for (const char* id : {"tiny", "small", "medium", "tiny_tp", "small_tp"}) model_->addItem(QString::fromLatin1(id), QString::fromLatin1(id));
+    for (const char* id : {"tiny", "small", "medium", "tiny_tp", "small_tp"})
+        model_->addItem(QString::fromLatin1(id), QString::fromLatin1(id));
     model_->setObjectName(QStringLiteral("compareModel"));
     steps_->setRange(1, 1000);
     steps_->setValue(3);
@@ -63,7 +65,8 @@ CompareRunner::CompareRunner(QWidget* parent)
     error_->setTextFormat(Qt::PlainText);
     error_->setWordWrap(true);
     error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    error_->setStyleSheet(QStringLiteral("background: #fdecea; color: #8e1f14; border: 1px solid #e6a49c; padding: 6px; font-weight: bold;"));
+    error_->setStyleSheet(QStringLiteral("background: #fdecea; color: #8e1f14; border: 1px solid "
+                                         "#e6a49c; padding: 6px; font-weight: bold;"));
     error_->setVisible(false);
     killTimer_->setSingleShot(true);
     connect(killTimer_, &QTimer::timeout, this, [this] {
@@ -76,7 +79,10 @@ CompareRunner::CompareRunner(QWidget* parent)
     row->setContentsMargins(0, 0, 0, 0);
     row->addWidget(title_);
     row->addSpacing(8);
-    for (auto [label, field] : {std::pair<QLabel*, QWidget*>{ranksLabel_, ranks_}, {modelLabel_, model_}, {stepsLabel_, steps_}, {tpLabel_, tp_}}) {
+    for (auto [label, field] : {std::pair<QLabel*, QWidget*>{ranksLabel_, ranks_},
+                                {modelLabel_, model_},
+                                {stepsLabel_, steps_},
+                                {tpLabel_, tp_}}) {
         label->setBuddy(field);
         row->addWidget(label);
         row->addWidget(field);
@@ -107,16 +113,26 @@ CompareRunner::~CompareRunner() {
     }
 }
 
-void CompareRunner::setRanks(int ranks) { ranks_->setValue(ranks); }
-void CompareRunner::setSteps(int steps) { steps_->setValue(steps); }
-void CompareRunner::setThreads(bool threads) { threads_->setChecked(threads || !mpiUnavailable_.isEmpty()); }
-bool CompareRunner::threads() const { return threads_->isChecked(); }
+void CompareRunner::setRanks(int ranks) {
+    ranks_->setValue(ranks);
+}
+void CompareRunner::setSteps(int steps) {
+    steps_->setValue(steps);
+}
+void CompareRunner::setThreads(bool threads) {
+    threads_->setChecked(threads || !mpiUnavailable_.isEmpty());
+}
+bool CompareRunner::threads() const {
+    return threads_->isChecked();
+}
 
 void CompareRunner::setMpiUnavailable(const QString& reason) {
     const bool wasForced = !mpiUnavailable_.isEmpty();
     mpiUnavailable_ = reason;
-    if (!reason.isEmpty()) threads_->setChecked(true);
-    else if (wasForced) threads_->setChecked(false);
+    if (!reason.isEmpty())
+        threads_->setChecked(true);
+    else if (wasForced)
+        threads_->setChecked(false);
     threads_->setEnabled(reason.isEmpty() && !isRunning());
     retranslateUi();
 }
@@ -126,18 +142,36 @@ void CompareRunner::setModel(const QString& preset) {
     if (i >= 0) model_->setCurrentIndex(i);
 }
 
-bool CompareRunner::isRunning() const { return process_ && process_->state() != QProcess::NotRunning; }
-qint64 CompareRunner::processId() const { return isRunning() ? process_->processId() : 0; }
-QString CompareRunner::runButtonText() const { return run_->text(); }
-QString CompareRunner::progressText() const { return progress_->text(); }
-QString CompareRunner::errorText() const { return error_->isHidden() ? QString() : error_->text(); }
+bool CompareRunner::isRunning() const {
+    return process_ && process_->state() != QProcess::NotRunning;
+}
+qint64 CompareRunner::processId() const {
+    return isRunning() ? process_->processId() : 0;
+}
+QString CompareRunner::runButtonText() const {
+    return run_->text();
+}
+QString CompareRunner::progressText() const {
+    return progress_->text();
+}
+QString CompareRunner::errorText() const {
+    return error_->isHidden() ? QString() : error_->text();
+}
 
 QStringList CompareRunner::arguments(const QString& jsonPath) const {
-    QStringList a{QStringLiteral("compare"), QStringLiteral("--ranks"), QString::number(ranks_->value()),
-                  QStringLiteral("--model"), model_->currentData().toString(),
-                  QStringLiteral("--steps"), QString::number(steps_->value()),
-                  QStringLiteral("--strategies"), QString::fromStdString(plan::strategyList(kStrategies)), QStringLiteral("--json"), jsonPath,
-                  QStringLiteral("--ending"), QFileInfo(jsonPath).dir().filePath(QStringLiteral("ending.json"))};
+    QStringList a{QStringLiteral("compare"),
+                  QStringLiteral("--ranks"),
+                  QString::number(ranks_->value()),
+                  QStringLiteral("--model"),
+                  model_->currentData().toString(),
+                  QStringLiteral("--steps"),
+                  QString::number(steps_->value()),
+                  QStringLiteral("--strategies"),
+                  QString::fromStdString(plan::strategyList(kStrategies)),
+                  QStringLiteral("--json"),
+                  jsonPath,
+                  QStringLiteral("--ending"),
+                  QFileInfo(jsonPath).dir().filePath(QStringLiteral("ending.json"))};
     if (threads_->isChecked()) a << QStringLiteral("--shared-device");
     if (tp_->value() > 1) a << QStringLiteral("--tp") << QString::number(tp_->value());
     return a;
@@ -148,13 +182,15 @@ void CompareRunner::start() {
     error_->setVisible(false);
     const QFileInfo cli(cliPath_);
     if (!cli.exists() || !cli.isExecutable()) {
-        showError(tr("shardscope-cli was not found at %1: build the shardscope-cli target (it runs the comparison)")
+        showError(tr("shardscope-cli was not found at %1: build the shardscope-cli target (it runs "
+                     "the comparison)")
                       .arg(QDir::toNativeSeparators(cliPath_)));
         return;
     }
     dir_ = std::make_unique<QTemporaryDir>();
     if (!dir_->isValid()) {
-        showError(tr("cannot create a temporary folder for the report: %1").arg(dir_->errorString()));
+        showError(
+            tr("cannot create a temporary folder for the report: %1").arg(dir_->errorString()));
         return;
     }
     jsonPath_ = dir_->filePath(QStringLiteral("compare.json"));
@@ -166,7 +202,8 @@ void CompareRunner::start() {
     stopping_ = false;
     done_ = 0;
     connect(process_, &QProcess::readyReadStandardOutput, this, &CompareRunner::readProgress);
-    connect(process_, &QProcess::readyReadStandardError, this, [this] { stderr_ += process_->readAllStandardError(); });
+    connect(process_, &QProcess::readyReadStandardError, this,
+            [this] { stderr_ += process_->readAllStandardError(); });
     connect(process_, &QProcess::finished, this, &CompareRunner::onFinished);
     connect(process_, &QProcess::errorOccurred, this, &CompareRunner::onError);
     progress_->setText(tr("Starting shardscope-cli compare…"));
@@ -214,7 +251,8 @@ void CompareRunner::onFinished(int exitCode, QProcess::ExitStatus status) {
         QFile endingFile(QFileInfo(jsonPath_).dir().filePath(QStringLiteral("ending.json")));
         if (endingFile.open(QIODevice::ReadOnly)) {
             try {
-                const auto ending = launch::endingFromJson(nlohmann::json::parse(endingFile.readAll().toStdString()));
+                const auto ending = launch::endingFromJson(
+                    nlohmann::json::parse(endingFile.readAll().toStdString()));
                 if (ending.kind != launch::EndingKind::Completed) {
                     progress_->clear();
                     showError(RunSession::endingText(ending));
@@ -225,9 +263,13 @@ void CompareRunner::onFinished(int exitCode, QProcess::ExitStatus status) {
             }
         }
         // Refused before any job ran: the CLI's one line naming what was wrong (the last one).
-        const QStringList lines = QString::fromUtf8(stderr_).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-        const QString why = lines.isEmpty() ? (status == QProcess::CrashExit ? tr("shardscope-cli crashed") : tr("shardscope-cli exited with code %1").arg(exitCode))
-                                            : lines.last().trimmed();
+        const QStringList lines =
+            QString::fromUtf8(stderr_).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        const QString why = lines.isEmpty()
+                                ? (status == QProcess::CrashExit
+                                       ? tr("shardscope-cli crashed")
+                                       : tr("shardscope-cli exited with code %1").arg(exitCode))
+                                : lines.last().trimmed();
         progress_->clear();
         showError(why);
         return;
@@ -241,7 +283,8 @@ void CompareRunner::onFinished(int exitCode, QProcess::ExitStatus status) {
     const QByteArray json = f.readAll();
     f.close();
     dir_.reset(); // the report is in memory now; the folder goes
-    progress_->setText(tr("Done: %1 strategies on %n rank(s).", nullptr, ranks_->value()).arg(static_cast<int>(kStrategies.size())));
+    progress_->setText(tr("Done: %1 strategies on %n rank(s).", nullptr, ranks_->value())
+                           .arg(static_cast<int>(kStrategies.size())));
     Q_EMIT finished(json);
 }
 
@@ -249,7 +292,8 @@ void CompareRunner::onError(QProcess::ProcessError error) {
     if (error != QProcess::FailedToStart) return; // the others end in finished()
     setRunning(false);
     progress_->clear();
-    showError(tr("cannot start %1: %2").arg(QDir::toNativeSeparators(cliPath_), process_->errorString()));
+    showError(
+        tr("cannot start %1: %2").arg(QDir::toNativeSeparators(cliPath_), process_->errorString()));
 }
 
 void CompareRunner::showError(const QString& text) {
@@ -277,22 +321,29 @@ void CompareRunner::retranslateUi() {
     title_->setText(tr("Run all strategies:"));
     ranksLabel_->setText(tr("Ranks"));
     tpLabel_->setText(tr("Tensor parallel (T)"));
-    tp_->setToolTip(tr("Run every strategy on a T × D mesh: T consecutive ranks split each block's computation, "
-                       "the strategy shards over the D = ranks / T data-parallel ranks. T must divide the ranks and "
-                       "the model's heads (tiny_tp, small_tp: 4)."));
+    tp_->setToolTip(tr(
+        "Run every strategy on a T × D mesh: T consecutive ranks split each block's computation, "
+        "the strategy shards over the D = ranks / T data-parallel ranks. T must divide the ranks "
+        "and "
+        "the model's heads (tiny_tp, small_tp: 4)."));
     modelLabel_->setText(tr("Model"));
     stepsLabel_->setText(tr("Steps"));
     run_->setText(running_ ? tr("Stop") : tr("Run"));
-    run_->setToolTip(running_ ? tr("Stop the comparison (the CLI tears its jobs down) (Esc)")
-                                 : tr("Run DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP back to back with the same seed "
-                                      "(shardscope-cli compare --deterministic) and show them side by side"));
-    ranks_->setToolTip(threads_->isChecked() ? tr("Data-parallel ranks: threads of one worker process")
-                                             : tr("Data-parallel ranks: one mpirun process each"));
+    run_->setToolTip(
+        running_ ? tr("Stop the comparison (the CLI tears its jobs down) (Esc)")
+                 : tr("Run DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP back to back with the same seed "
+                      "(shardscope-cli compare --deterministic) and show them side by side"));
+    ranks_->setToolTip(threads_->isChecked()
+                           ? tr("Data-parallel ranks: threads of one worker process")
+                           : tr("Data-parallel ranks: one mpirun process each"));
     threads_->setText(tr("As threads (no MPI)"));
-    threads_->setToolTip(mpiUnavailable_.isEmpty()
-                             ? tr("Run each strategy's ranks as threads of one shardscope-worker process "
-                                  "(shardscope-cli compare --shared-device) instead of mpirun processes")
-                             : tr("%1: the ranks run as threads of one process (shardscope-cli compare --shared-device)").arg(mpiUnavailable_));
+    threads_->setToolTip(
+        mpiUnavailable_.isEmpty()
+            ? tr("Run each strategy's ranks as threads of one shardscope-worker process "
+                 "(shardscope-cli compare --shared-device) instead of mpirun processes")
+            : tr("%1: the ranks run as threads of one process (shardscope-cli compare "
+                 "--shared-device)")
+                  .arg(mpiUnavailable_));
     model_->setToolTip(tr("The GPT preset every strategy trains"));
     steps_->setToolTip(tr("Training steps per strategy"));
 }

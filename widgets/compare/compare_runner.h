@@ -26,7 +26,8 @@ public:
     explicit CompareRunner(QWidget* parent = nullptr);
     ~CompareRunner() override;
 
-    // Default: QCoreApplication::applicationDirPath() + "/shardscope-cli"; tests point it elsewhere.
+    // Default: QCoreApplication::applicationDirPath() + "/shardscope-cli"; tests point it
+    // elsewhere.
     void setCliPath(const QString& path) { cliPath_ = path; }
     QString cliPath() const { return cliPath_; }
     void setRanks(int ranks);
@@ -88,7 +89,7 @@ private:
     QByteArray stderr_;
     bool stopping_ = false;
     bool running_ = false; // from start() until the CLI has exited (the button is Stop meanwhile)
-    int done_ = 0; // strategies started so far (progress lines seen)
+    int done_ = 0;         // strategies started so far (progress lines seen)
 };
 
 } // namespace shardscope::widgets

@@ -1,23 +1,22 @@
 #include "compare/compare_view.h"
 
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+#include "common/flow_layout.h"
+#include "common/plot_setup.h"
+#include "common/qcustomplot.h"
+#include "common/run_labels.h"
+#include "common/theory_names.h"
+#include "core/error.h"
+#include "plan/collective.h"
+#include "replay/timeline_index.h"
+
 #include <QEvent>
 #include <QFile>
 #include <QLabel>
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <algorithm>
-#include "common/qcustomplot.h"
-
-#include "common/plot_setup.h"
-
-#include "common/byte_format.h"
-#include "common/category_palette.h"
-#include "common/flow_layout.h"
-#include "common/run_labels.h"
-#include "common/theory_names.h"
-#include "core/error.h"
-#include "plan/collective.h"
-#include "replay/timeline_index.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -51,7 +50,8 @@ QCustomPlot* makePlot(QWidget* parent) {
     // needle sticking out of that bar.
     plot->xAxis->grid()->setZeroLinePen(Qt::NoPen);
     plot->plotLayout()->insertRow(0);
-    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, QString(), QFont(parent->font().family(), 10, QFont::Bold)));
+    plot->plotLayout()->addElement(
+        0, 0, new QCPTextElement(plot, QString(), QFont(parent->font().family(), 10, QFont::Bold)));
     plot->legend->setVisible(true);
     plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     plot->legend->setWrap(4);
@@ -68,7 +68,8 @@ void reset(QCustomPlot* plot) {
     plot->clearGraphs();
 }
 
-QCPGraph* markers(QCustomPlot* plot, const QString& name, const QColor& c, QCPScatterStyle::ScatterShape shape) {
+QCPGraph* markers(QCustomPlot* plot, const QString& name, const QColor& c,
+                  QCPScatterStyle::ScatterShape shape) {
     QCPGraph* g = plot->addGraph();
     g->setName(name);
     g->setLineStyle(QCPGraph::lsNone);
@@ -111,7 +112,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     empty_->setObjectName(QStringLiteral("compareEmpty"));
     empty_->setAlignment(Qt::AlignCenter);
     empty_->setWordWrap(true);
-    empty_->setStyleSheet(QStringLiteral("color: palette(placeholder-text); font-size: 12pt; padding: 24px;"));
+    empty_->setStyleSheet(
+        QStringLiteral("color: palette(placeholder-text); font-size: 12pt; padding: 24px;"));
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(header_);
     layout->addWidget(badgesRow);
@@ -143,32 +145,45 @@ bool CompareView::loadFile(const QString& path, QString* error) {
 
 QString CompareView::parityText(const replay::Parity& p) {
     switch (p.kind) {
-    case replay::Parity::Kind::Reference: return tr("reference (DDP)");
-    case replay::Parity::Kind::BitwiseEqual: return tr("bitwise equal to DDP");
-    case replay::Parity::Kind::Delta: return tr("max |Δ| vs DDP = %1").arg(p.delta, 0, 'g', 3);
-    case replay::Parity::Kind::DigestEqual: return tr("bitwise equal to DDP (same weight digest)");
-    case replay::Parity::Kind::DigestDiffers: return tr("weights differ from DDP (digest)");
-    case replay::Parity::Kind::NoReference: return tr("no DDP run to compare with");
-    case replay::Parity::Kind::NoComparableReference: return tr("no DDP run of the same configuration");
+    case replay::Parity::Kind::Reference:
+        return tr("reference (DDP)");
+    case replay::Parity::Kind::BitwiseEqual:
+        return tr("bitwise equal to DDP");
+    case replay::Parity::Kind::Delta:
+        return tr("max |Δ| vs DDP = %1").arg(p.delta, 0, 'g', 3);
+    case replay::Parity::Kind::DigestEqual:
+        return tr("bitwise equal to DDP (same weight digest)");
+    case replay::Parity::Kind::DigestDiffers:
+        return tr("weights differ from DDP (digest)");
+    case replay::Parity::Kind::NoReference:
+        return tr("no DDP run to compare with");
+    case replay::Parity::Kind::NoComparableReference:
+        return tr("no DDP run of the same configuration");
     }
     return {};
 }
 
-QString CompareView::exposedExplanation() { return exposedCommExplanation(); }
+QString CompareView::exposedExplanation() {
+    return exposedCommExplanation();
+}
 
 QStringList CompareView::exposedTexts() const {
     QStringList out;
-    for (const QLabel* l : exposedLabels_) out << l->text();
+    for (const QLabel* l : exposedLabels_)
+        out << l->text();
     return out;
 }
 
 QStringList CompareView::exposedToolTips() const {
     QStringList out;
-    for (const QLabel* l : exposedLabels_) out << l->toolTip();
+    for (const QLabel* l : exposedLabels_)
+        out << l->toolTip();
     return out;
 }
 
-QString CompareView::headerText() const { return header_->text(); }
+QString CompareView::headerText() const {
+    return header_->text();
+}
 
 QString CompareView::runLabel(std::size_t i) const {
     const QString name = strategyText(runs_[i].strategy);
@@ -183,21 +198,27 @@ QString CompareView::configurationText(const report::RunReport& r) {
                        .arg(r.steps)
                        .arg(r.seed);
     if (!r.precision.empty()) text += QStringLiteral(", ") + QString::fromStdString(r.precision);
-    if (!r.data.empty() && r.data != "synthetic") text += tr(", data %1").arg(QString::fromStdString(r.data));
-    if (r.microBatch != 1 || r.gradAccum != 1) text += tr(", micro-batch %1 × %2 accumulated").arg(r.microBatch).arg(r.gradAccum);
+    if (!r.data.empty() && r.data != "synthetic")
+        text += tr(", data %1").arg(QString::fromStdString(r.data));
+    if (r.microBatch != 1 || r.gradAccum != 1)
+        text += tr(", micro-batch %1 × %2 accumulated").arg(r.microBatch).arg(r.gradAccum);
     return text;
 }
 
 QStringList CompareView::badgeTexts() const {
     QStringList out;
-    for (const QLabel* l : badgeLabels_) out << l->text();
+    for (const QLabel* l : badgeLabels_)
+        out << l->text();
     return out;
 }
 
 QString CompareView::emptyText() const {
-    return tr("Nothing to compare yet.\n\nPress Run in the “Run all strategies” row above to train DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP "
-              "on the same model and see their memory, peaks, communication and final weights side by side, "
-              "or open reports with “Open reports…” (shardscope-cli compare --json FILE, or several run --json files).");
+    return tr("Nothing to compare yet.\n\nPress Run in the “Run all strategies” row above to train "
+              "DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP "
+              "on the same model and see their memory, peaks, communication and final weights side "
+              "by side, "
+              "or open reports with “Open reports…” (shardscope-cli compare --json FILE, or "
+              "several run --json files).");
 }
 
 void CompareView::rebuild() {
@@ -205,29 +226,36 @@ void CompareView::rebuild() {
     groupCount_ = static_cast<int>(groups.size());
     groupOf_.assign(runs_.size(), 0);
     for (std::size_t g = 0; g < groups.size(); ++g)
-        for (std::size_t i : groups[g]) groupOf_[i] = static_cast<int>(g);
+        for (std::size_t i : groups[g])
+            groupOf_[i] = static_cast<int>(g);
     charts_->setVisible(!runs_.empty());
     empty_->setVisible(runs_.empty());
     empty_->setText(emptyText());
     if (runs_.empty()) {
-        header_->setText(tr("Compare: open a compare report (shardscope-cli compare --json FILE) or several run reports."));
+        header_->setText(tr("Compare: open a compare report (shardscope-cli compare --json FILE) "
+                            "or several run reports."));
     } else if (groups.size() == 1) {
-        header_->setText(tr("Runs: %1 · %2. Bars: measured; ◆ and lines: the theory for the same configuration.")
-                             .arg(runs_.size())
-                             .arg(configurationText(runs_.front())));
+        header_->setText(
+            tr("Runs: %1 · %2. Bars: measured; ◆ and lines: the theory for the same configuration.")
+                .arg(runs_.size())
+                .arg(configurationText(runs_.front())));
     } else {
         // Never one model for a mixed set: each configuration is named, and badges stay inside one.
         QStringList lines;
         for (std::size_t g = 0; g < groups.size(); ++g) {
             QStringList names;
-            for (std::size_t i : groups[g]) names << strategyText(runs_[i].strategy);
-            lines << tr("(%1) %2: %3").arg(QChar(u'A' + static_cast<int>(g) % 26)).arg(configurationText(runs_[groups[g].front()]),
-                                                                                     names.join(QStringLiteral(", ")));
+            for (std::size_t i : groups[g])
+                names << strategyText(runs_[i].strategy);
+            lines << tr("(%1) %2: %3")
+                         .arg(QChar(u'A' + static_cast<int>(g) % 26))
+                         .arg(configurationText(runs_[groups[g].front()]),
+                              names.join(QStringLiteral(", ")));
         }
-        header_->setText(tr("Runs: %1 in %2 configurations; weights are compared only within one configuration.")
-                             .arg(runs_.size())
-                             .arg(groups.size()) +
-                         QLatin1Char('\n') + lines.join(QLatin1Char('\n')));
+        header_->setText(
+            tr("Runs: %1 in %2 configurations; weights are compared only within one configuration.")
+                .arg(runs_.size())
+                .arg(groups.size()) +
+            QLatin1Char('\n') + lines.join(QLatin1Char('\n')));
     }
     buildBadges();
     buildExposed();
@@ -237,7 +265,8 @@ void CompareView::rebuild() {
 }
 
 void CompareView::buildBadges() {
-    for (QLabel* l : badgeLabels_) l->deleteLater();
+    for (QLabel* l : badgeLabels_)
+        l->deleteLater();
     badgeLabels_.clear();
     badgesTitle_->setText(tr("Final weights:"));
     badgesTitle_->setVisible(!runs_.empty());
@@ -246,42 +275,63 @@ void CompareView::buildBadges() {
         const report::RunReport& r = runs_[i];
         const replay::Parity p = replay::parityOf(r, runs_);
         auto* l = new QLabel(runLabel(i) + QStringLiteral(": ") + parityText(p), this);
-        const bool good = p.kind == replay::Parity::Kind::BitwiseEqual || p.kind == replay::Parity::Kind::DigestEqual || p.kind == replay::Parity::Kind::Reference;
-        const bool warn = p.kind == replay::Parity::Kind::DigestDiffers || (p.kind == replay::Parity::Kind::Delta && p.delta > 1e-3);
-        const QString bg = good ? QStringLiteral("#dff0d8") : warn ? QStringLiteral("#f8d7da") : QStringLiteral("#fff3cd");
-        l->setStyleSheet(QStringLiteral("QLabel{background:%1;border:1px solid %2;border-radius:8px;padding:2px 8px;}")
-                             .arg(bg, colorOf(r.strategy).name()));
-        l->setToolTip(tr("Final fp32 master weights of %1 against those of a DDP run of the same configuration (%2). Digest %3.")
-                          .arg(strategyText(r.strategy), configurationText(r), QString::fromStdString(r.paramDigest)));
+        const bool good = p.kind == replay::Parity::Kind::BitwiseEqual ||
+                          p.kind == replay::Parity::Kind::DigestEqual ||
+                          p.kind == replay::Parity::Kind::Reference;
+        const bool warn = p.kind == replay::Parity::Kind::DigestDiffers ||
+                          (p.kind == replay::Parity::Kind::Delta && p.delta > 1e-3);
+        const QString bg = good   ? QStringLiteral("#dff0d8")
+                           : warn ? QStringLiteral("#f8d7da")
+                                  : QStringLiteral("#fff3cd");
+        l->setStyleSheet(
+            QStringLiteral(
+                "QLabel{background:%1;border:1px solid %2;border-radius:8px;padding:2px 8px;}")
+                .arg(bg, colorOf(r.strategy).name()));
+        l->setToolTip(tr("Final fp32 master weights of %1 against those of a DDP run of the same "
+                         "configuration (%2). Digest %3.")
+                          .arg(strategyText(r.strategy), configurationText(r),
+                               QString::fromStdString(r.paramDigest)));
         badges_->insertWidget(at++, l);
         badgeLabels_.push_back(l);
     }
 }
 
 void CompareView::buildExposed() {
-    for (QLabel* l : exposedLabels_) l->deleteLater();
+    for (QLabel* l : exposedLabels_)
+        l->deleteLater();
     exposedLabels_.clear();
     exposedRow_->setVisible(!runs_.empty());
     exposedTitle_->setText(tr("Exposed communication (worst rank, median step):"));
-    exposedTitle_->setToolTip(QStringLiteral("<p>%1</p>").arg(exposedExplanation().toHtmlEscaped()));
+    exposedTitle_->setToolTip(
+        QStringLiteral("<p>%1</p>").arg(exposedExplanation().toHtmlEscaped()));
     int at = 1; // after the title
     for (std::size_t i = 0; i < runs_.size(); ++i) {
         const report::RunReport& r = runs_[i];
         const QString text = runLabel(i) + QStringLiteral(" ") + percentText(r.exposedCommFraction);
         const int worst = replay::exposedRank(r);
-        QString detail = worst >= 0 ? tr("%1: rank %2 waits most, %3 of its step (median over the steps).")
-                                          .arg(strategyText(r.strategy)).arg(worst).arg(percentText(r.exposedCommFraction))
-                                    : tr("%1: %2 of the step for the rank that waits most (median over the steps).")
-                                          .arg(strategyText(r.strategy), percentText(r.exposedCommFraction));
+        QString detail =
+            worst >= 0
+                ? tr("%1: rank %2 waits most, %3 of its step (median over the steps).")
+                      .arg(strategyText(r.strategy))
+                      .arg(worst)
+                      .arg(percentText(r.exposedCommFraction))
+                : tr("%1: %2 of the step for the rank that waits most (median over the steps).")
+                      .arg(strategyText(r.strategy), percentText(r.exposedCommFraction));
         QStringList perRank;
-        for (const report::RankReport& rk : r.ranks) perRank << tr("r%1 %2").arg(rk.rank).arg(percentText(rk.exposedComm.fractionMedian));
-        if (!perRank.isEmpty()) detail += QLatin1Char(' ') + tr("Per rank: %1.").arg(perRank.join(QStringLiteral(", ")));
+        for (const report::RankReport& rk : r.ranks)
+            perRank << tr("r%1 %2").arg(rk.rank).arg(percentText(rk.exposedComm.fractionMedian));
+        if (!perRank.isEmpty())
+            detail +=
+                QLatin1Char(' ') + tr("Per rank: %1.").arg(perRank.join(QStringLiteral(", ")));
         // Rich text, so the tooltip wraps instead of running off the screen.
-        const QString tip = QStringLiteral("<p>%1</p><p>%2</p>").arg(exposedExplanation().toHtmlEscaped(), detail.toHtmlEscaped());
+        const QString tip = QStringLiteral("<p>%1</p><p>%2</p>")
+                                .arg(exposedExplanation().toHtmlEscaped(), detail.toHtmlEscaped());
         auto* l = new QLabel(text, exposedRow_);
         l->setObjectName(QStringLiteral("exposed_%1").arg(QString::fromStdString(r.strategy)));
-        l->setStyleSheet(QStringLiteral("QLabel{background:#eef2f7;border:1px solid %1;border-radius:8px;padding:2px 8px;}")
-                             .arg(colorOf(r.strategy).name()));
+        l->setStyleSheet(
+            QStringLiteral(
+                "QLabel{background:#eef2f7;border:1px solid %1;border-radius:8px;padding:2px 8px;}")
+                .arg(colorOf(r.strategy).name()));
         l->setToolTip(tip);
         exposed_->insertWidget(at++, l);
         exposedLabels_.push_back(l);
@@ -291,10 +341,12 @@ void CompareView::buildExposed() {
 // x layout of the ledger chart: strategy groups of N ranks, one empty slot between groups.
 void CompareView::buildLedger() {
     reset(ledger_);
-    setPlotTitle(ledger_, tr("Rank ledgers: model states per rank by category, grouped by strategy"));
+    setPlotTitle(ledger_,
+                 tr("Rank ledgers: model states per rank by category, grouped by strategy"));
     double maxBytes = 1;
     for (const auto& r : runs_)
-        for (const auto& rk : r.ranks) maxBytes = std::max(maxBytes, static_cast<double>(rk.peakTotal));
+        for (const auto& rk : r.ranks)
+            maxBytes = std::max(maxBytes, static_cast<double>(rk.peakTotal));
     const AxisUnit u = unitFor(maxBytes);
     ledger_->yAxis->setLabel(tr("bytes per rank (%1)").arg(u.name));
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
@@ -304,7 +356,9 @@ void CompareView::buildLedger() {
     for (std::size_t i = 0; i < runs_.size(); ++i) {
         const report::RunReport& r = runs_[i];
         for (const report::RankReport& rk : r.ranks) {
-            ticker->addTick(x, rk.rank == 0 ? runLabel(i) + QStringLiteral("\n") + tr("r%1").arg(rk.rank) : tr("r%1").arg(rk.rank));
+            ticker->addTick(x, rk.rank == 0
+                                   ? runLabel(i) + QStringLiteral("\n") + tr("r%1").arg(rk.rank)
+                                   : tr("r%1").arg(rk.rank));
             xs.push_back(x);
             columns.emplace_back(&r, &rk);
             x += 1;
@@ -316,7 +370,8 @@ void CompareView::buildLedger() {
         QVector<double> keys, values;
         bool any = false;
         for (std::size_t i = 0; i < columns.size(); ++i) {
-            const double v = static_cast<double>(columns[i].second->modelStateBytes[index(c)]) / u.scale;
+            const double v =
+                static_cast<double>(columns[i].second->modelStateBytes[index(c)]) / u.scale;
             any = any || v > 0;
             keys << xs[i];
             values << v;
@@ -331,12 +386,15 @@ void CompareView::buildLedger() {
         if (below) bars->moveAbove(below);
         below = bars;
     }
-    QCPGraph* peaks = markers(ledger_, tr("measured peak"), neutralColor(40), QCPScatterStyle::ssDiamond);
-    QCPGraph* theory = markers(ledger_, tr("theory: model states"), neutralColor(140), QCPScatterStyle::ssDisc);
+    QCPGraph* peaks =
+        markers(ledger_, tr("measured peak"), neutralColor(40), QCPScatterStyle::ssDiamond);
+    QCPGraph* theory =
+        markers(ledger_, tr("theory: model states"), neutralColor(140), QCPScatterStyle::ssDisc);
     theory->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
     for (std::size_t i = 0; i < columns.size(); ++i) {
         peaks->addData(xs[i], static_cast<double>(columns[i].second->peakTotal) / u.scale);
-        const double sum = static_cast<double>(report::stateTotal(columns[i].first->theory.modelStateBytes));
+        const double sum =
+            static_cast<double>(report::stateTotal(columns[i].first->theory.modelStateBytes));
         // A short horizontal dash over the bar; NaN breaks the line between bars.
         theory->addData(xs[i] - 0.4, sum / u.scale);
         theory->addData(xs[i] + 0.4, sum / u.scale);
@@ -356,7 +414,8 @@ void CompareView::buildPeak() {
     double maxBytes = 1;
     int ranks = 1;
     for (const auto& r : runs_) {
-        maxBytes = std::max({maxBytes, static_cast<double>(r.peakMax()), static_cast<double>(r.theory.predictedPeakBytes)});
+        maxBytes = std::max({maxBytes, static_cast<double>(r.peakMax()),
+                             static_cast<double>(r.theory.predictedPeakBytes)});
         ranks = std::max(ranks, static_cast<int>(r.ranks.size()));
     }
     const AxisUnit u = unitFor(maxBytes);
@@ -368,7 +427,8 @@ void CompareView::buildPeak() {
         const report::RunReport& r = runs_[i];
         auto* bars = new QCPBars(peak_->xAxis, peak_->yAxis);
         bars->setName(runLabel(i));
-        for (const report::RankReport& rk : r.ranks) bars->addData(rk.rank, static_cast<double>(rk.peakTotal) / u.scale);
+        for (const report::RankReport& rk : r.ranks)
+            bars->addData(rk.rank, static_cast<double>(rk.peakTotal) / u.scale);
         bars->setWidth(width);
         bars->setPen(Qt::NoPen);
         bars->setBrush(colorOf(r.strategy));
@@ -393,11 +453,14 @@ void CompareView::buildComm() {
     reset(comm_);
     setPlotTitle(comm_, tr("Communication per rank per step"));
     double maxBytes = 1;
-    for (const auto& r : runs_) maxBytes = std::max({maxBytes, report::total(r.commBytesPerStep), report::total(r.theory.commBytesPerStep)});
+    for (const auto& r : runs_)
+        maxBytes = std::max({maxBytes, report::total(r.commBytesPerStep),
+                             report::total(r.theory.commBytesPerStep)});
     const AxisUnit u = unitFor(maxBytes);
     comm_->yAxis->setLabel(tr("bytes sent (%1)").arg(u.name));
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    for (std::size_t i = 0; i < runs_.size(); ++i) ticker->addTick(static_cast<double>(i), runLabel(i));
+    for (std::size_t i = 0; i < runs_.size(); ++i)
+        ticker->addTick(static_cast<double>(i), runLabel(i));
     QCPBars* below = nullptr;
     for (CollectiveOp op : plan::kCollectives) {
         const std::string name(collectiveOpName(op)); // the report's key
@@ -425,7 +488,8 @@ void CompareView::buildComm() {
     QCPGraph* theory = markers(comm_, tr("theory"), neutralColor(140), QCPScatterStyle::ssDiamond);
     for (std::size_t i = 0; i < runs_.size(); ++i)
         if (!runs_[i].theory.commBytesPerStep.empty())
-            theory->addData(static_cast<double>(i), report::total(runs_[i].theory.commBytesPerStep) / u.scale);
+            theory->addData(static_cast<double>(i),
+                            report::total(runs_[i].theory.commBytesPerStep) / u.scale);
     comm_->xAxis->setTicker(ticker);
     comm_->xAxis->setRange(-0.6, std::max<double>(static_cast<double>(runs_.size()) - 0.4, 0.6));
     comm_->yAxis->setRange(0, maxBytes / u.scale * 1.15);

@@ -9,9 +9,9 @@
 //     own configuration, or that there is none;
 //   • the exposed communication per run: the share of a step spent waiting for communication
 //     that no compute hid (the rank that waits most, median over the steps).
-#include <QWidget>
-
 #include "replay/compare_data.h"
+
+#include <QWidget>
 
 class QCustomPlot;
 class QLabel;
@@ -35,9 +35,11 @@ public:
     QCustomPlot* commPlot() const { return comm_; }
     QStringList badgeTexts() const;
     QString headerText() const;
-    QString runLabel(std::size_t i) const; // "ZeRO-3", or "ZeRO-3 (B)" when configurations are mixed
-    static QString configurationText(const report::RunReport& run); // "model tiny on 4 ranks, 3 steps, …"
-    QStringList exposedTexts() const;   // "ZeRO-3 47.1%" per run (empty when no run has it)
+    QString
+    runLabel(std::size_t i) const; // "ZeRO-3", or "ZeRO-3 (B)" when configurations are mixed
+    static QString
+    configurationText(const report::RunReport& run); // "model tiny on 4 ranks, 3 steps, …"
+    QStringList exposedTexts() const; // "ZeRO-3 47.1%" per run (empty when no run has it)
     QStringList exposedToolTips() const;
     static QString parityText(const replay::Parity& p);
     static QString exposedExplanation(); // what "exposed communication" means (tooltips)

@@ -1,13 +1,13 @@
 #include "flows/flow_page.h"
 
+#include "common/palette_legend.h"
+#include "flows/flow_view.h"
+#include "run/run_document.h"
+
 #include <QCheckBox>
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QVBoxLayout>
-
-#include "common/palette_legend.h"
-#include "flows/flow_view.h"
-#include "run/run_document.h"
 
 namespace shardscope::widgets {
 
@@ -40,7 +40,9 @@ FlowPage::FlowPage(RunDocument& document, QWidget* parent)
     sideBySide_->setVisible(false);
     auto* top = new QHBoxLayout;
     top->setContentsMargins(0, 0, 0, 0);
-    top->addWidget(new PaletteLegend({ColorFamily::Ranks, ColorFamily::Activities, ColorFamily::Memory}, this), 1);
+    top->addWidget(
+        new PaletteLegend({ColorFamily::Ranks, ColorFamily::Activities, ColorFamily::Memory}, this),
+        1);
     top->addWidget(sideBySide_);
     if (auto* v = qobject_cast<QVBoxLayout*>(layout())) v->insertLayout(0, top);
     connect(sideBySide_, &QCheckBox::toggled, this, [this] { applyMode(); });
@@ -48,9 +50,13 @@ FlowPage::FlowPage(RunDocument& document, QWidget* parent)
     connectAll();
 }
 
-bool FlowPage::sideBySide() const { return sideBySide_->isVisible() && sideBySide_->isChecked(); }
+bool FlowPage::sideBySide() const {
+    return sideBySide_->isVisible() && sideBySide_->isChecked();
+}
 
-void FlowPage::setSideBySide(bool on) { sideBySide_->setChecked(on); }
+void FlowPage::setSideBySide(bool on) {
+    sideBySide_->setChecked(on);
+}
 
 // Side by side only where the recording has tensor parallelism (T > 1) and the user wants it.
 void FlowPage::applyMode() {
@@ -86,8 +92,10 @@ void FlowPage::changeEvent(QEvent* event) {
 
 void FlowPage::retranslateUi() {
     sideBySide_->setText(tr("TP beside ZeRO"));
-    sideBySide_->setToolTip(tr("Show the tensor-parallel all-reduce nearest the playhead (partial sums → the full activation, "
-                               "over a TP group) next to ZeRO's all-gather (shards → full parameters, over a DP group)"));
+    sideBySide_->setToolTip(tr(
+        "Show the tensor-parallel all-reduce nearest the playhead (partial sums → the full "
+        "activation, "
+        "over a TP group) next to ZeRO's all-gather (shards → full parameters, over a DP group)"));
 }
 
 } // namespace shardscope::widgets

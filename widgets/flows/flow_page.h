@@ -15,8 +15,8 @@ class FlowPage : public ReplayPageBase {
     Q_OBJECT
 public:
     explicit FlowPage(RunDocument& document, QWidget* parent = nullptr);
-    FlowView* view() const { return view_; }           // the playhead's collective, or ZeRO's beside TP
-    FlowView* tensorView() const { return tpView_; }   // the TP all-reduce (shown side by side only)
+    FlowView* view() const { return view_; } // the playhead's collective, or ZeRO's beside TP
+    FlowView* tensorView() const { return tpView_; } // the TP all-reduce (shown side by side only)
     bool sideBySide() const;
     void setSideBySide(bool on);
 

@@ -1,14 +1,14 @@
 #include "flows/flow_view.h"
 
+#include "common/byte_format.h"
+#include "common/run_labels.h"
+#include "core/step_number.h"
+
 #include <QEvent>
 #include <QPainter>
 #include <QPainterPath>
 #include <algorithm>
 #include <cmath>
-
-#include "common/byte_format.h"
-#include "common/run_labels.h"
-#include "core/step_number.h"
 
 namespace shardscope::widgets {
 
@@ -27,7 +27,8 @@ int positionIn(const replay::FlowState& s, int rank) {
 std::vector<std::vector<int>> drawnGroups(const replay::FlowState& s) {
     if (!s.members.empty()) return s.members;
     std::vector<int> all(static_cast<std::size_t>(std::max(s.worldSize, 1)));
-    for (std::size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
+    for (std::size_t r = 0; r < all.size(); ++r)
+        all[r] = static_cast<int>(r);
     return {all};
 }
 
@@ -35,22 +36,28 @@ std::vector<std::vector<int>> drawnGroups(const replay::FlowState& s) {
 
 struct FlowView::Layout {
     QRectF area;
-    int n = 1;                  // columns: every rank of the job
-    int k = 1;                  // chunks of a full buffer: the collective's group size
-    std::vector<int> column;    // world rank → column (groups side by side)
-    std::vector<int> position;  // world rank → its place in its group (−1: in none)
+    int n = 1;                 // columns: every rank of the job
+    int k = 1;                 // chunks of a full buffer: the collective's group size
+    std::vector<int> column;   // world rank → column (groups side by side)
+    std::vector<int> position; // world rank → its place in its group (−1: in none)
     double colW = 0, cardW = 0;
     double topY = 0, bottomY = 0, rowH = 0, cycleY = 0;
-    double cardLeft(int rank) const { return area.left() + column[static_cast<std::size_t>(rank)] * colW + (colW - cardW) / 2; }
+    double cardLeft(int rank) const {
+        return area.left() + column[static_cast<std::size_t>(rank)] * colW + (colW - cardW) / 2;
+    }
     double chunkW() const { return cardW / k; }
     QRectF chunk(int rank, int j, bool top) const {
         return {cardLeft(rank) + j * chunkW(), top ? topY : bottomY, chunkW(), rowH};
     }
-    QRectF card(int rank, bool top) const { return {cardLeft(rank), top ? topY : bottomY, cardW, rowH}; }
+    QRectF card(int rank, bool top) const {
+        return {cardLeft(rank), top ? topY : bottomY, cardW, rowH};
+    }
     int pos(int rank) const { return position[static_cast<std::size_t>(rank)]; }
 };
 
-FlowView::FlowView(QWidget* parent) : QWidget(parent) { setAttribute(Qt::WA_OpaquePaintEvent); }
+FlowView::FlowView(QWidget* parent) : QWidget(parent) {
+    setAttribute(Qt::WA_OpaquePaintEvent);
+}
 
 void FlowView::setModel(const replay::ReplayModel* model) {
     model_ = model;
@@ -63,7 +70,9 @@ void FlowView::setModel(const replay::ReplayModel* model) {
 void FlowView::refresh() {
     if (model_) index_.update(*model_);
     const auto& groups = index_.groups();
-    hasAllGather_ = std::any_of(groups.begin(), groups.end(), [](const replay::CollectiveGroup& g) { return g.op == CollectiveOp::AllGather; });
+    hasAllGather_ = std::any_of(groups.begin(), groups.end(), [](const replay::CollectiveGroup& g) {
+        return g.op == CollectiveOp::AllGather;
+    });
     setPosition(position_);
 }
 
@@ -73,9 +82,14 @@ void FlowView::setPick(Pick pick) {
 }
 
 std::ptrdiff_t FlowView::pickedGroup(std::uint64_t index) const {
-    const std::int64_t step = index > 0 ? model_->step(model_->stepIndexOf(std::min(index, model_->eventCount()) - 1)).step : 0;
+    const std::int64_t step =
+        index > 0
+            ? model_->step(model_->stepIndexOf(std::min(index, model_->eventCount()) - 1)).step
+            : 0;
     if (pick_ == Pick::TensorParallel)
-        return index_.nearestGroup(index, step, [](const replay::CollectiveGroup& g) { return g.op == CollectiveOp::TpAllReduce; });
+        return index_.nearestGroup(index, step, [](const replay::CollectiveGroup& g) {
+            return g.op == CollectiveOp::TpAllReduce;
+        });
     // ZeRO's unshard when the run has one (ZeRO-1/2 all-gather updated slices instead); DDP's
     // all-reduce otherwise.
     const bool gathers = hasAllGather_;
@@ -91,31 +105,51 @@ void FlowView::setPosition(std::uint64_t index) {
         state_ = replay::computeFlowState(*model_, index_, index);
     } else if (model_ && model_->eventCount() > 0) {
         const std::ptrdiff_t g = pickedGroup(index);
-        if (g >= 0) state_ = replay::computeFlowStateOf(*model_, index_, static_cast<std::size_t>(g), index);
+        if (g >= 0)
+            state_ =
+                replay::computeFlowStateOf(*model_, index_, static_cast<std::size_t>(g), index);
     }
     update();
 }
 
 QString FlowView::cycleLabel(replay::UnitCycle c, Phase phase) {
     switch (c) {
-    case replay::UnitCycle::ShardOnly: return tr("shard only");
-    case replay::UnitCycle::Gathering: return tr("unsharding (all-gather)");
-    case replay::UnitCycle::Gathered: return tr("full parameters");
-    case replay::UnitCycle::Computing: return tr("computing %1").arg(phaseLabel(phase));
-    case replay::UnitCycle::Freed: return tr("resharded (full freed)");
-    case replay::UnitCycle::ReduceScattering: return tr("reduce-scattering");
-    case replay::UnitCycle::Reduced: return tr("gradient shard summed");
-    case replay::UnitCycle::AllReducing: return tr("all-reducing");
-    case replay::UnitCycle::AllReduced: return tr("gradient summed");
-    case replay::UnitCycle::GradientsReady: return tr("gradients computed");
-    case replay::UnitCycle::SliceUpdated: return tr("own slice updated");
-    case replay::UnitCycle::GatheringUpdates: return tr("all-gathering updates");
-    case replay::UnitCycle::ParamsUpdated: return tr("all parameters updated");
-    case replay::UnitCycle::NormPart: return tr("own part of the norm");
-    case replay::UnitCycle::NormSummed: return tr("global norm known");
-    case replay::UnitCycle::PartialSum: return phase == Phase::Backward ? tr("partial input gradient") : tr("partial activation");
-    case replay::UnitCycle::TpReducing: return tr("all-reducing (TP group)");
-    case replay::UnitCycle::FullSum: return phase == Phase::Backward ? tr("full input gradient") : tr("full activation");
+    case replay::UnitCycle::ShardOnly:
+        return tr("shard only");
+    case replay::UnitCycle::Gathering:
+        return tr("unsharding (all-gather)");
+    case replay::UnitCycle::Gathered:
+        return tr("full parameters");
+    case replay::UnitCycle::Computing:
+        return tr("computing %1").arg(phaseLabel(phase));
+    case replay::UnitCycle::Freed:
+        return tr("resharded (full freed)");
+    case replay::UnitCycle::ReduceScattering:
+        return tr("reduce-scattering");
+    case replay::UnitCycle::Reduced:
+        return tr("gradient shard summed");
+    case replay::UnitCycle::AllReducing:
+        return tr("all-reducing");
+    case replay::UnitCycle::AllReduced:
+        return tr("gradient summed");
+    case replay::UnitCycle::GradientsReady:
+        return tr("gradients computed");
+    case replay::UnitCycle::SliceUpdated:
+        return tr("own slice updated");
+    case replay::UnitCycle::GatheringUpdates:
+        return tr("all-gathering updates");
+    case replay::UnitCycle::ParamsUpdated:
+        return tr("all parameters updated");
+    case replay::UnitCycle::NormPart:
+        return tr("own part of the norm");
+    case replay::UnitCycle::NormSummed:
+        return tr("global norm known");
+    case replay::UnitCycle::PartialSum:
+        return phase == Phase::Backward ? tr("partial input gradient") : tr("partial activation");
+    case replay::UnitCycle::TpReducing:
+        return tr("all-reducing (TP group)");
+    case replay::UnitCycle::FullSum:
+        return phase == Phase::Backward ? tr("full input gradient") : tr("full activation");
     }
     return {};
 }
@@ -124,7 +158,9 @@ QString FlowView::rankLabel(int rank) const {
     if (rank < 0 || static_cast<std::size_t>(rank) >= state_.ranks.size()) return {};
     const replay::FlowRank& fr = state_.ranks[static_cast<std::size_t>(rank)];
     // A TP all-reduce's states are its own phase's (a rank may already compute the next phase).
-    return cycleLabel(fr.cycle, state_.scope == replay::CollectiveScope::TensorParallel ? state_.phase : fr.phase);
+    return cycleLabel(fr.cycle, state_.scope == replay::CollectiveScope::TensorParallel
+                                    ? state_.phase
+                                    : fr.phase);
 }
 
 QColor FlowView::cycleColor(replay::UnitCycle c) {
@@ -135,38 +171,55 @@ QColor FlowView::cycleColor(replay::UnitCycle c) {
     case replay::UnitCycle::GradientsReady:
     case replay::UnitCycle::SliceUpdated:
     case replay::UnitCycle::NormPart:
-    case replay::UnitCycle::PartialSum: return neutralColor(0x8a);
-    case replay::UnitCycle::TpReducing: return activityColor(Activity::TpAllReduce);
-    case replay::UnitCycle::FullSum: return categoryColor(Category::Activation);
+    case replay::UnitCycle::PartialSum:
+        return neutralColor(0x8a);
+    case replay::UnitCycle::TpReducing:
+        return activityColor(Activity::TpAllReduce);
+    case replay::UnitCycle::FullSum:
+        return categoryColor(Category::Activation);
     case replay::UnitCycle::Gathering:
-    case replay::UnitCycle::GatheringUpdates: return activityColor(Activity::AllGather);
+    case replay::UnitCycle::GatheringUpdates:
+        return activityColor(Activity::AllGather);
     case replay::UnitCycle::Gathered:
-    case replay::UnitCycle::ParamsUpdated: return categoryColor(Category::ParamFull);
-    case replay::UnitCycle::Computing: return activityColor(Activity::Forward);
-    case replay::UnitCycle::Freed: return categoryColor(Category::ParamShard);
-    case replay::UnitCycle::ReduceScattering: return activityColor(Activity::ReduceScatter);
-    case replay::UnitCycle::Reduced: return categoryColor(Category::GradShard);
-    case replay::UnitCycle::AllReducing: return activityColor(Activity::AllReduce);
-    case replay::UnitCycle::AllReduced: return categoryColor(Category::GradFull);
-    case replay::UnitCycle::NormSummed: return neutralColor(0x50);
+    case replay::UnitCycle::ParamsUpdated:
+        return categoryColor(Category::ParamFull);
+    case replay::UnitCycle::Computing:
+        return activityColor(Activity::Forward);
+    case replay::UnitCycle::Freed:
+        return categoryColor(Category::ParamShard);
+    case replay::UnitCycle::ReduceScattering:
+        return activityColor(Activity::ReduceScatter);
+    case replay::UnitCycle::Reduced:
+        return categoryColor(Category::GradShard);
+    case replay::UnitCycle::AllReducing:
+        return activityColor(Activity::AllReduce);
+    case replay::UnitCycle::AllReduced:
+        return categoryColor(Category::GradFull);
+    case replay::UnitCycle::NormSummed:
+        return neutralColor(0x50);
     }
     return neutralColor(0x8a);
 }
 
 QString FlowView::unitName(std::int32_t unit) const {
-    return model_ && model_->info() ? QString::fromStdString(model_->info()->unitName(unit)) : tr("unit %1").arg(unit);
+    return model_ && model_->info() ? QString::fromStdString(model_->info()->unitName(unit))
+                                    : tr("unit %1").arg(unit);
 }
 
 QString FlowView::subject() const {
     const replay::FlowState& s = state_;
     switch (s.scope) {
-    case replay::CollectiveScope::Unit: return unitName(s.unit);
-    case replay::CollectiveScope::GradNorm: return tr("the gradient norm");
+    case replay::CollectiveScope::Unit:
+        return unitName(s.unit);
+    case replay::CollectiveScope::GradNorm:
+        return tr("the gradient norm");
     case replay::CollectiveScope::TensorParallel:
-        return s.phase == Phase::Backward ? tr("%1's input gradient").arg(unitName(s.unit)) : tr("%1's output activation").arg(unitName(s.unit));
+        return s.phase == Phase::Backward ? tr("%1's input gradient").arg(unitName(s.unit))
+                                          : tr("%1's output activation").arg(unitName(s.unit));
     case replay::CollectiveScope::Bucket:
-        return s.kind == CollectiveOp::AllGather ? tr("updated parameters of several units (one bucket)")
-                                                 : tr("gradients of several units (one bucket)");
+        return s.kind == CollectiveOp::AllGather
+                   ? tr("updated parameters of several units (one bucket)")
+                   : tr("gradients of several units (one bucket)");
     }
     return {};
 }
@@ -175,29 +228,41 @@ QString FlowView::title() const {
     const replay::FlowState& s = state_;
     QString text = collectiveLabel(s.kind) + QStringLiteral(" · ") + subject();
     if (s.scope == replay::CollectiveScope::Bucket)
-        text += QStringLiteral(" · ") + (s.kind == CollectiveOp::AllGather ? tr("after the optimizer step") : tr("of the backward pass"));
+        text += QStringLiteral(" · ") + (s.kind == CollectiveOp::AllGather
+                                             ? tr("after the optimizer step")
+                                             : tr("of the backward pass"));
     else if (s.scope == replay::CollectiveScope::TensorParallel)
-        text += QStringLiteral(" · ") + phaseLabel(s.phase == Phase::None ? Phase::Forward : s.phase);
+        text +=
+            QStringLiteral(" · ") + phaseLabel(s.phase == Phase::None ? Phase::Forward : s.phase);
     else if (s.phase == Phase::Forward || s.phase == Phase::Backward)
         text += QStringLiteral(" · ") + tr("for its %1").arg(phaseLabel(s.phase));
     text += QStringLiteral(" · ") + tr("step %1").arg(displayStep(s.step));
-    if (!s.atPlayhead) text += QStringLiteral(" · ") + tr("nearest (done)");
-    else if (!s.active) text += QStringLiteral(" · ") + tr("done");
-    if (s.overlapUnit >= 0 && s.kind == CollectiveOp::AllGather && s.scope == replay::CollectiveScope::Unit)
-        text += QStringLiteral(" · ") + tr("prefetched while %1 computes").arg(unitName(s.overlapUnit));
+    if (!s.atPlayhead)
+        text += QStringLiteral(" · ") + tr("nearest (done)");
+    else if (!s.active)
+        text += QStringLiteral(" · ") + tr("done");
+    if (s.overlapUnit >= 0 && s.kind == CollectiveOp::AllGather &&
+        s.scope == replay::CollectiveScope::Unit)
+        text +=
+            QStringLiteral(" · ") + tr("prefetched while %1 computes").arg(unitName(s.overlapUnit));
     return text;
 }
 
 QString FlowView::emptyText() const {
-    if (!model_ || model_->eventCount() == 0) return tr("No run yet: start a run or open a recording, then play it.");
-    if (pick_ == Pick::TensorParallel) return tr("This recording has no tensor-parallel all-reduce (run with T > 1).");
-    if (pick_ == Pick::DataParallel) return tr("This recording has no data-parallel collective (D = 1: nothing to shard over).");
+    if (!model_ || model_->eventCount() == 0)
+        return tr("No run yet: start a run or open a recording, then play it.");
+    if (pick_ == Pick::TensorParallel)
+        return tr("This recording has no tensor-parallel all-reduce (run with T > 1).");
+    if (pick_ == Pick::DataParallel)
+        return tr("This recording has no data-parallel collective (D = 1: nothing to shard over).");
     if (state_.earlierStep)
-        return tr("No collective in step %1 so far: the last one, the %2 of step %3, has finished; the flows appear with this step's first collective.")
+        return tr("No collective in step %1 so far: the last one, the %2 of step %3, has finished; "
+                  "the flows appear with this step's first collective.")
             .arg(displayStep(state_.playheadStep))
             .arg(collectiveLabel(state_.kind))
             .arg(displayStep(state_.step));
-    return tr("No collective yet at this point of the replay: the flows appear with the first all-gather, reduce-scatter or all-reduce.");
+    return tr("No collective yet at this point of the replay: the flows appear with the first "
+              "all-gather, reduce-scatter or all-reduce.");
 }
 
 QString FlowView::subtitle() const {
@@ -208,32 +273,53 @@ QString FlowView::subtitle() const {
     const int n = std::max(s.groupSize, 1);
     const bool mesh = s.members.size() > 1;
     if (s.scope == replay::CollectiveScope::GradNorm)
-        return tr("Every rank contributes its part of the squared gradient norm (%1) and ends with the same global norm, so every rank clips its gradients alike.")
+        return tr("Every rank contributes its part of the squared gradient norm (%1) and ends with "
+                  "the same global norm, so every rank clips its gradients alike.")
             .arg(full);
     if (s.scope == replay::CollectiveScope::Bucket && s.kind == CollectiveOp::AllGather)
-        return tr("Each rank updated only its own slice (%1); %2 slices become %3 of updated parameters on every rank; each rank sends %4.")
-            .arg(chunk).arg(n).arg(full, sent);
+        return tr("Each rank updated only its own slice (%1); %2 slices become %3 of updated "
+                  "parameters on every rank; each rank sends %4.")
+            .arg(chunk)
+            .arg(n)
+            .arg(full, sent);
     switch (s.kind) {
     case CollectiveOp::AllGather:
         if (mesh)
-            return tr("In each data-parallel group, %1 shards of %2 become %3 of full parameters (one TP slice of the unit); each rank sends %4. Each rank then computes the whole slice on its own samples: the storage is split.")
-                .arg(n).arg(chunk, full, sent);
+            return tr("In each data-parallel group, %1 shards of %2 become %3 of full parameters "
+                      "(one TP slice of the unit); each rank sends %4. Each rank then computes the "
+                      "whole slice on its own samples: the storage is split.")
+                .arg(n)
+                .arg(chunk, full, sent);
         return tr("%1 shards of %2 become %3 of full parameters on every rank; each rank sends %4.")
-            .arg(n).arg(chunk, full, sent);
+            .arg(n)
+            .arg(chunk, full, sent);
     case CollectiveOp::ReduceScatter:
-        return tr("Every rank's %1 gradient is cut into %2 chunks of %3; chunk j is summed over all ranks into rank j's shard; each rank sends %4.")
-            .arg(full).arg(n).arg(chunk, sent);
+        return tr("Every rank's %1 gradient is cut into %2 chunks of %3; chunk j is summed over "
+                  "all ranks into rank j's shard; each rank sends %4.")
+            .arg(full)
+            .arg(n)
+            .arg(chunk, sent);
     case CollectiveOp::AllReduce:
-        return tr("Every rank contributes %1 and ends with the same sum; each rank sends %2 (2(N−1)/N of it).").arg(full, sent);
+        return tr("Every rank contributes %1 and ends with the same sum; each rank sends %2 "
+                  "(2(N−1)/N of it).")
+            .arg(full, sent);
     case CollectiveOp::Broadcast:
         return tr("One rank sends %1 to every other rank.").arg(full);
     case CollectiveOp::TpAllReduce:
         if (s.phase == Phase::Backward)
-            return tr("Each of the %1 TP ranks computed the input gradient from its own heads / MLP columns: %2 of partial sums, added into the full input gradient on each; each rank sends %3 (2(T−1)/T). The computation is split, nothing is sharded.")
-                .arg(n).arg(full, sent);
-        return tr("Each of the %1 TP ranks computed the output from its own heads / MLP columns: %2 of partial sums, added into the full activation on each; each rank sends %3 (2(T−1)/T). The computation is split, nothing is sharded.")
-            .arg(n).arg(full, sent);
-    case CollectiveOp::None: break;
+            return tr("Each of the %1 TP ranks computed the input gradient from its own heads / "
+                      "MLP columns: %2 of partial sums, added into the full input gradient on "
+                      "each; each rank sends %3 (2(T−1)/T). The computation is split, nothing is "
+                      "sharded.")
+                .arg(n)
+                .arg(full, sent);
+        return tr("Each of the %1 TP ranks computed the output from its own heads / MLP columns: "
+                  "%2 of partial sums, added into the full activation on each; each rank sends %3 "
+                  "(2(T−1)/T). The computation is split, nothing is sharded.")
+            .arg(n)
+            .arg(full, sent);
+    case CollectiveOp::None:
+        break;
     }
     return {};
 }
@@ -241,12 +327,17 @@ QString FlowView::subtitle() const {
 double FlowView::chunkFill(int holder, int chunk, bool top) const {
     if (top) return 1;
     // Each rank fills at its own pace: ranks enter and leave a collective at different times.
-    const double p = holder < static_cast<int>(state_.ranks.size()) ? state_.ranks[static_cast<std::size_t>(holder)].progress : state_.progress;
+    const double p = holder < static_cast<int>(state_.ranks.size())
+                         ? state_.ranks[static_cast<std::size_t>(holder)].progress
+                         : state_.progress;
     const int own = positionIn(state_, holder);
     switch (state_.kind) {
-    case CollectiveOp::AllGather: return chunk == own ? 1 : p; // own shard is there already
-    case CollectiveOp::ReduceScatter: return chunk == own ? p : 0;
-    default: return p;
+    case CollectiveOp::AllGather:
+        return chunk == own ? 1 : p; // own shard is there already
+    case CollectiveOp::ReduceScatter:
+        return chunk == own ? p : 0;
+    default:
+        return p;
     }
 }
 
@@ -268,14 +359,18 @@ void FlowView::paintRow(QPainter& p, const Layout& l, bool top) const {
         for (int j = 0; j < chunks; ++j) {
             // Which chunks this row holds: all-gather sources and reduce-scatter results are one
             // shard (the rank's own chunk); full buffers hold every chunk.
-            const bool shardRow = (s.kind == CollectiveOp::AllGather && top) || (s.kind == CollectiveOp::ReduceScatter && !top);
+            const bool shardRow = (s.kind == CollectiveOp::AllGather && top) ||
+                                  (s.kind == CollectiveOp::ReduceScatter && !top);
             if (shardRow && j != own) continue;
             const double fill = chunkFill(r, j, top);
             if (fill <= 0) continue;
             const auto ju = static_cast<std::size_t>(j);
             const int ownerPos = ju < s.chunkOwners.size() ? s.chunkOwners[ju] : -1;
             int owner = r;
-            if (ownerPos >= 0) owner = group && static_cast<std::size_t>(ownerPos) < group->size() ? (*group)[static_cast<std::size_t>(ownerPos)] : ownerPos;
+            if (ownerPos >= 0)
+                owner = group && static_cast<std::size_t>(ownerPos) < group->size()
+                            ? (*group)[static_cast<std::size_t>(ownerPos)]
+                            : ownerPos;
             QColor c = rankColor(owner, l.n);
             if (summed && !top) c = neutralColor(0x55);
             const QRectF ch = summed ? l.card(r, top) : l.chunk(r, j, top);
@@ -294,8 +389,8 @@ void FlowView::paintRow(QPainter& p, const Layout& l, bool top) const {
             p.save();
             p.setFont(bold);
             p.setPen(rankColor(r, l.n).darker(140));
-            p.drawText(QRectF(card.left(), card.top() - fm.height() - 2, card.width(), fm.height()), Qt::AlignCenter,
-                       tr("rank %1").arg(r));
+            p.drawText(QRectF(card.left(), card.top() - fm.height() - 2, card.width(), fm.height()),
+                       Qt::AlignCenter, tr("rank %1").arg(r));
             p.restore();
         }
     }
@@ -303,7 +398,8 @@ void FlowView::paintRow(QPainter& p, const Layout& l, bool top) const {
     const double y = top ? l.topY + l.rowH + 2 : l.bottomY - fm.height() - 2;
     // On a backdrop: the links pass under the caption.
     const double w = fm.horizontalAdvance(caption) + 8;
-    p.fillRect(QRectF(l.area.center().x() - w / 2, y, w, fm.height()), palette().color(QPalette::Base));
+    p.fillRect(QRectF(l.area.center().x() - w / 2, y, w, fm.height()),
+               palette().color(QPalette::Base));
     p.setPen(QColor(90, 90, 90));
     p.drawText(QRectF(l.area.left(), y, l.area.width(), fm.height()), Qt::AlignHCenter, caption);
 }
@@ -313,15 +409,21 @@ QString FlowView::rowCaption(bool top) const {
     const bool bucket = s.scope == replay::CollectiveScope::Bucket;
     switch (s.kind) {
     case CollectiveOp::AllGather:
-        if (bucket) return top ? tr("each rank's updated slice") : tr("updated parameters on every rank");
+        if (bucket)
+            return top ? tr("each rank's updated slice") : tr("updated parameters on every rank");
         return top ? tr("each rank's shard") : tr("full parameters");
-    case CollectiveOp::ReduceScatter: return top ? tr("full gradients") : tr("summed gradient shard");
+    case CollectiveOp::ReduceScatter:
+        return top ? tr("full gradients") : tr("summed gradient shard");
     case CollectiveOp::TpAllReduce:
-        if (s.phase == Phase::Backward) return top ? tr("each rank's partial input gradient (its heads / columns)") : tr("after: the full input gradient on every rank of the TP group");
-        return top ? tr("each rank's partial activation (its heads / columns)") : tr("after: the full activation on every rank of the TP group");
+        if (s.phase == Phase::Backward)
+            return top ? tr("each rank's partial input gradient (its heads / columns)")
+                       : tr("after: the full input gradient on every rank of the TP group");
+        return top ? tr("each rank's partial activation (its heads / columns)")
+                   : tr("after: the full activation on every rank of the TP group");
     default:
         if (s.scope == replay::CollectiveScope::GradNorm)
-            return top ? tr("each rank's part of the norm") : tr("after: the global norm on every rank");
+            return top ? tr("each rank's part of the norm")
+                       : tr("after: the global norm on every rank");
         return top ? tr("each rank's buffer") : tr("after: the sum on every rank");
     }
 }
@@ -329,7 +431,8 @@ QString FlowView::rowCaption(bool top) const {
 QString FlowView::groupCaption(std::size_t g) const {
     const replay::FlowState& s = state_;
     QStringList ranks;
-    for (int r : s.members[g]) ranks << QString::number(r);
+    for (int r : s.members[g])
+        ranks << QString::number(r);
     const QString list = ranks.join(QStringLiteral(", "));
     if (s.kind == CollectiveOp::TpAllReduce) return tr("TP group %1: ranks %2").arg(g).arg(list);
     const int t = model_ && model_->info() ? model_->info()->tensorParallel : 1;
@@ -351,14 +454,19 @@ void FlowView::paintGroups(QPainter& p, const Layout& l) const {
             first = std::min(first, l.column[static_cast<std::size_t>(r)]);
             last = std::max(last, l.column[static_cast<std::size_t>(r)]);
         }
-        const double left = l.area.left() + first * l.colW + 3, right = l.area.left() + (last + 1) * l.colW - 3;
-        const QRectF frame(left, l.topY - 2 * fm.height() - 6, right - left, l.bottomY + l.rowH + 4 - (l.topY - 2 * fm.height() - 6));
+        const double left = l.area.left() + first * l.colW + 3,
+                     right = l.area.left() + (last + 1) * l.colW - 3;
+        const QRectF frame(left, l.topY - 2 * fm.height() - 6, right - left,
+                           l.bottomY + l.rowH + 4 - (l.topY - 2 * fm.height() - 6));
         p.setPen(QPen(c, 1.5, Qt::DashLine));
         p.setBrush(Qt::NoBrush);
         p.drawRoundedRect(frame, 5, 5);
-        p.setPen(c.darker(220)); // the caption reads on white; the frame keeps the collective's colour
-        p.drawText(QRectF(frame.left() + 4, frame.top() + 1, frame.width() - 8, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(groupCaption(g), Qt::ElideRight, static_cast<int>(frame.width()) - 8));
+        p.setPen(
+            c.darker(220)); // the caption reads on white; the frame keeps the collective's colour
+        p.drawText(
+            QRectF(frame.left() + 4, frame.top() + 1, frame.width() - 8, fm.height()),
+            Qt::AlignLeft | Qt::AlignVCenter,
+            fm.elidedText(groupCaption(g), Qt::ElideRight, static_cast<int>(frame.width()) - 8));
     }
 }
 
@@ -376,7 +484,9 @@ void FlowView::paintLinks(QPainter& p, const Layout& l) const {
         p.setPen(QPen(lc, n <= 8 ? 1.5 : 0.8));
         p.setBrush(Qt::NoBrush);
         p.drawPath(path);
-        const double progress = dest < static_cast<int>(s.ranks.size()) ? s.ranks[static_cast<std::size_t>(dest)].progress : s.progress;
+        const double progress = dest < static_cast<int>(s.ranks.size())
+                                    ? s.ranks[static_cast<std::size_t>(dest)].progress
+                                    : s.progress;
         if (s.active && progress > 0 && progress < 1) {
             p.setPen(Qt::NoPen);
             p.setBrush(c);
@@ -390,16 +500,22 @@ void FlowView::paintLinks(QPainter& p, const Layout& l) const {
         for (int a = 0; a < m; ++a) {
             for (int b = 0; b < m; ++b) {
                 const int ra = g[static_cast<std::size_t>(a)], rb = g[static_cast<std::size_t>(b)];
-                if (a >= l.k || b >= l.k) continue; // more members than chunks: a malformed recording
+                if (a >= l.k || b >= l.k)
+                    continue; // more members than chunks: a malformed recording
                 switch (s.kind) {
                 case CollectiveOp::AllGather: // member a's shard → chunk a of member b
-                    if (a != b) link(bottomOf(l.chunk(ra, a, true)), topOf(l.chunk(rb, a, false)), rankColor(ra, n), rb);
+                    if (a != b)
+                        link(bottomOf(l.chunk(ra, a, true)), topOf(l.chunk(rb, a, false)),
+                             rankColor(ra, n), rb);
                     break;
                 case CollectiveOp::ReduceScatter: // member a's chunk b → member b's shard
-                    link(bottomOf(l.chunk(ra, b, true)), topOf(l.chunk(rb, b, false)), rankColor(rb, n), rb);
+                    link(bottomOf(l.chunk(ra, b, true)), topOf(l.chunk(rb, b, false)),
+                         rankColor(rb, n), rb);
                     break;
                 default: // all-reduce / broadcast: whole buffers
-                    if (a != b || m == 1) link(bottomOf(l.card(ra, true)), topOf(l.card(rb, false)), rankColor(ra, n), rb);
+                    if (a != b || m == 1)
+                        link(bottomOf(l.card(ra, true)), topOf(l.card(rb, false)), rankColor(ra, n),
+                             rb);
                     break;
                 }
             }
@@ -410,36 +526,52 @@ void FlowView::paintLinks(QPainter& p, const Layout& l) const {
 // The cycle as a chain, so a still picture says where these states sit in the story.
 FlowView::Chain FlowView::chain() const {
     const replay::FlowState& s = state_;
-    const bool gradients = s.kind == CollectiveOp::ReduceScatter || s.kind == CollectiveOp::AllReduce;
+    const bool gradients =
+        s.kind == CollectiveOp::ReduceScatter || s.kind == CollectiveOp::AllReduce;
     std::vector<replay::UnitCycle> cycles;
     QString lead = gradients ? tr("Gradient cycle:") : tr("Unit cycle:");
     if (s.scope == replay::CollectiveScope::GradNorm) {
-        cycles = {replay::UnitCycle::NormPart, replay::UnitCycle::AllReducing, replay::UnitCycle::NormSummed};
+        cycles = {replay::UnitCycle::NormPart, replay::UnitCycle::AllReducing,
+                  replay::UnitCycle::NormSummed};
         lead = tr("Gradient norm:");
     } else if (s.scope == replay::CollectiveScope::TensorParallel) {
-        cycles = {replay::UnitCycle::PartialSum, replay::UnitCycle::TpReducing, replay::UnitCycle::FullSum};
+        cycles = {replay::UnitCycle::PartialSum, replay::UnitCycle::TpReducing,
+                  replay::UnitCycle::FullSum};
         lead = tr("Tensor parallelism:");
     } else if (s.scope == replay::CollectiveScope::Bucket) {
         if (s.kind == CollectiveOp::AllGather) {
-            cycles = {replay::UnitCycle::SliceUpdated, replay::UnitCycle::GatheringUpdates, replay::UnitCycle::ParamsUpdated};
+            cycles = {replay::UnitCycle::SliceUpdated, replay::UnitCycle::GatheringUpdates,
+                      replay::UnitCycle::ParamsUpdated};
             lead = tr("Parameter update:");
         } else if (s.kind == CollectiveOp::ReduceScatter) {
-            cycles = {replay::UnitCycle::GradientsReady, replay::UnitCycle::ReduceScattering, replay::UnitCycle::Reduced};
+            cycles = {replay::UnitCycle::GradientsReady, replay::UnitCycle::ReduceScattering,
+                      replay::UnitCycle::Reduced};
         } else {
-            cycles = {replay::UnitCycle::GradientsReady, replay::UnitCycle::AllReducing, replay::UnitCycle::AllReduced};
+            cycles = {replay::UnitCycle::GradientsReady, replay::UnitCycle::AllReducing,
+                      replay::UnitCycle::AllReduced};
         }
     } else if (s.kind == CollectiveOp::AllReduce)
-        cycles = {replay::UnitCycle::Computing, replay::UnitCycle::AllReducing, replay::UnitCycle::AllReduced};
+        cycles = {replay::UnitCycle::Computing, replay::UnitCycle::AllReducing,
+                  replay::UnitCycle::AllReduced};
     else if (gradients)
-        cycles = {replay::UnitCycle::Computing, replay::UnitCycle::Freed, replay::UnitCycle::ReduceScattering, replay::UnitCycle::Reduced};
+        cycles = {replay::UnitCycle::Computing, replay::UnitCycle::Freed,
+                  replay::UnitCycle::ReduceScattering, replay::UnitCycle::Reduced};
     else
-        cycles = {replay::UnitCycle::ShardOnly, replay::UnitCycle::Gathering, replay::UnitCycle::Gathered, replay::UnitCycle::Computing, replay::UnitCycle::Freed};
+        cycles = {replay::UnitCycle::ShardOnly, replay::UnitCycle::Gathering,
+                  replay::UnitCycle::Gathered, replay::UnitCycle::Computing,
+                  replay::UnitCycle::Freed};
     Chain out{lead, {}};
     for (replay::UnitCycle c : cycles) {
-        const int count = static_cast<int>(std::count_if(s.ranks.begin(), s.ranks.end(), [c](const replay::FlowRank& f) { return f.cycle == c; }));
-        out.items.push_back({c, cycleLabel(c, gradients && s.scope != replay::CollectiveScope::TensorParallel ? Phase::Backward : s.phase) +
-                                    (count > 0 ? tr(" (ranks: %1)").arg(count) : QString()),
-                             count > 0});
+        const int count = static_cast<int>(
+            std::count_if(s.ranks.begin(), s.ranks.end(),
+                          [c](const replay::FlowRank& f) { return f.cycle == c; }));
+        out.items.push_back(
+            {c,
+             cycleLabel(c, gradients && s.scope != replay::CollectiveScope::TensorParallel
+                               ? Phase::Backward
+                               : s.phase) +
+                 (count > 0 ? tr(" (ranks: %1)").arg(count) : QString()),
+             count > 0});
     }
     return out;
 }
@@ -475,7 +607,8 @@ void FlowView::paintCycle(QPainter& p, const Layout& l) const {
         p.setBrush(cycleColor(fr.cycle));
         p.drawRoundedRect(pill, pillH / 2, pillH / 2);
         p.setPen(textOn(cycleColor(fr.cycle)));
-        p.drawText(pill, Qt::AlignCenter, fm.elidedText(rankLabel(r), Qt::ElideRight, static_cast<int>(pill.width()) - 8));
+        p.drawText(pill, Qt::AlignCenter,
+                   fm.elidedText(rankLabel(r), Qt::ElideRight, static_cast<int>(pill.width()) - 8));
     }
     const Chain ch = chain();
     double y = l.cycleY + pillH + 14;
@@ -489,7 +622,8 @@ void FlowView::paintCycle(QPainter& p, const Layout& l) const {
         QFont f = p.font();
         f.setBold(item.bold);
         const double w = 14 + QFontMetrics(f).horizontalAdvance(item.text);
-        if (x > indent && x + w > l.area.right()) { // wrap under the first item (same rule as chainLines)
+        if (x > indent &&
+            x + w > l.area.right()) { // wrap under the first item (same rule as chainLines)
             x = indent;
             y += fm.height() + 4;
         }
@@ -510,7 +644,8 @@ void FlowView::paintCycle(QPainter& p, const Layout& l) const {
     }
 }
 
-FlowView::Layout FlowView::layoutFor(const QRectF& area, double body, double cycleBlock, const QFontMetrics& fm) const {
+FlowView::Layout FlowView::layoutFor(const QRectF& area, double body, double cycleBlock,
+                                     const QFontMetrics& fm) const {
     Layout l;
     l.area = area;
     l.n = std::max(state_.worldSize, 1);
@@ -544,7 +679,8 @@ void FlowView::paintEvent(QPaintEvent*) {
     const QFontMetrics fm(p.font());
     if (!state_.valid) {
         p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(rect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap, emptyText());
+        p.drawText(rect().adjusted(20, 20, -20, -20), Qt::AlignCenter | Qt::TextWordWrap,
+                   emptyText());
         return;
     }
     const QRectF area = QRectF(rect()).adjusted(16, 10, -16, -10);
@@ -556,21 +692,27 @@ void FlowView::paintEvent(QPaintEvent*) {
     p.setPen(palette().color(QPalette::WindowText));
     const QFontMetrics bfm(big);
     // The title wraps onto a second line in a narrow (side-by-side) view rather than clipping.
-    const QRectF titleRect = bfm.boundingRect(area.toRect(), Qt::AlignLeft | Qt::TextWordWrap, title());
+    const QRectF titleRect =
+        bfm.boundingRect(area.toRect(), Qt::AlignLeft | Qt::TextWordWrap, title());
     // Lines × a spacing with room for taller fallback glyphs (CJK), at most three lines.
-    const int titleLines = std::clamp(static_cast<int>(std::ceil(titleRect.height() / bfm.lineSpacing() - 0.01)), 1, 3);
+    const int titleLines = std::clamp(
+        static_cast<int>(std::ceil(titleRect.height() / bfm.lineSpacing() - 0.01)), 1, 3);
     const double titleH = titleLines * bfm.lineSpacing() * 1.1;
-    p.drawText(QRectF(area.left(), area.top(), area.width(), titleH), Qt::AlignLeft | Qt::TextWordWrap, title());
+    p.drawText(QRectF(area.left(), area.top(), area.width(), titleH),
+               Qt::AlignLeft | Qt::TextWordWrap, title());
     p.restore();
     p.setPen(QColor(70, 70, 70));
     // As many lines as the subtitle needs at this width (a narrow view wraps more).
-    const QRect subNeed = fm.boundingRect(QRectF(area.left(), 0, area.width(), 1e4).toRect(), Qt::AlignLeft | Qt::TextWordWrap, subtitle());
-    const QRectF sub(area.left(), area.top() + titleH + 2, area.width(), std::min<double>(subNeed.height(), fm.height() * 5) + 2);
+    const QRect subNeed = fm.boundingRect(QRectF(area.left(), 0, area.width(), 1e4).toRect(),
+                                          Qt::AlignLeft | Qt::TextWordWrap, subtitle());
+    const QRectF sub(area.left(), area.top() + titleH + 2, area.width(),
+                     std::min<double>(subNeed.height(), fm.height() * 5) + 2);
     p.drawText(sub, Qt::AlignLeft | Qt::TextWordWrap, subtitle());
     const double groupsH = state_.members.size() > 1 ? fm.height() + 6 : 0; // the groups' captions
     const double body = sub.bottom() + fm.height() + 8 + groupsH;
     // The cycle's chain wraps in a narrow view (side by side, or a small window).
-    const double cycleBlock = (fm.height() + 8) + 28 + chainLines(p.font(), area.width()) * (fm.height() + 4);
+    const double cycleBlock =
+        (fm.height() + 8) + 28 + chainLines(p.font(), area.width()) * (fm.height() + 4);
     const Layout l = layoutFor(area, body, cycleBlock, fm);
     paintGroups(p, l);
     paintLinks(p, l);

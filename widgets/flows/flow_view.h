@@ -9,10 +9,10 @@
 // On a T × D mesh the columns are ordered by the groups the collective ran in (TP groups of
 // consecutive ranks, or DP groups striding across them), each group framed: who talks to whom.
 // Beneath, each rank's place in the unit's unshard → compute → reshard cycle.
-#include <QWidget>
-
 #include "common/category_palette.h"
 #include "replay/flow_state.h"
+
+#include <QWidget>
 
 namespace shardscope::widgets {
 
@@ -28,13 +28,13 @@ public:
     Pick pick() const { return pick_; }
 
     void setModel(const replay::ReplayModel* model); // not owned
-    void refresh();                          // the model grew
-    void setPosition(std::uint64_t index);   // state after events [0, index)
+    void refresh();                                  // the model grew
+    void setPosition(std::uint64_t index);           // state after events [0, index)
     const replay::FlowState& state() const { return state_; }
     std::uint64_t position() const { return position_; }
 
     static QString cycleLabel(replay::UnitCycle c, Phase phase);
-    QString title() const; // what the picture shows, one line
+    QString title() const;             // what the picture shows, one line
     QString rankLabel(int rank) const; // the rank's state under its column
     static QColor cycleColor(replay::UnitCycle c);
 
@@ -66,7 +66,8 @@ private:
     void paintLinks(QPainter& p, const Layout& l) const;
     void paintCycle(QPainter& p, const Layout& l) const;
     void paintGroups(QPainter& p, const Layout& l) const;
-    Layout layoutFor(const QRectF& area, double body, double cycleBlock, const QFontMetrics& fm) const;
+    Layout layoutFor(const QRectF& area, double body, double cycleBlock,
+                     const QFontMetrics& fm) const;
     QString rowCaption(bool top) const;
     QString groupCaption(std::size_t g) const;
     std::ptrdiff_t pickedGroup(std::uint64_t index) const;

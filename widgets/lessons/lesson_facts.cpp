@@ -1,10 +1,5 @@
 #include "lessons/lesson_facts.h"
 
-#include <QCoreApplication>
-#include <QLocale>
-#include <QRegularExpression>
-#include <algorithm>
-
 #include "common/byte_format.h"
 #include "common/run_labels.h"
 #include "common/theory_names.h"
@@ -12,27 +7,39 @@
 #include "playback/replay_player.h"
 #include "run/run_document.h"
 
+#include <QCoreApplication>
+#include <QLocale>
+#include <QRegularExpression>
+#include <algorithm>
+
 namespace shardscope::widgets {
 namespace {
 
 QString key(std::string_view prefix, std::string_view name) {
-    return QString::fromLatin1(prefix.data(), static_cast<int>(prefix.size())) + QString::fromLatin1(name.data(), static_cast<int>(name.size()));
+    return QString::fromLatin1(prefix.data(), static_cast<int>(prefix.size())) +
+           QString::fromLatin1(name.data(), static_cast<int>(name.size()));
 }
 
-QString ratio(double value) { return QLocale().toString(value, 'f', 2); }
+QString ratio(double value) {
+    return QLocale().toString(value, 'f', 2);
+}
 
 void addInfo(LessonFacts& f, const replay::RunInfo& info) {
     f[QStringLiteral("psi")] = QLocale().toString(static_cast<qulonglong>(info.paramCount));
     f[QStringLiteral("n")] = QString::number(info.worldSize);
     f[QStringLiteral("model")] = QString::fromStdString(info.model);
-    if (const auto s = strategyFromName(info.strategy)) f[QStringLiteral("strategy")] = strategyLabel(*s);
+    if (const auto s = strategyFromName(info.strategy))
+        f[QStringLiteral("strategy")] = strategyLabel(*s);
     f[QStringLiteral("units")] = QString::number(info.units.size());
-    const auto largest = std::max_element(info.units.begin(), info.units.end(),
-                                          [](const report::UnitInfo& a, const report::UnitInfo& b) { return a.params < b.params; });
+    const auto largest = std::max_element(
+        info.units.begin(), info.units.end(),
+        [](const report::UnitInfo& a, const report::UnitInfo& b) { return a.params < b.params; });
     if (largest != info.units.end()) {
         f[QStringLiteral("largest_unit")] = QString::fromStdString(largest->name);
-        f[QStringLiteral("largest_unit_params")] = QLocale().toString(static_cast<qulonglong>(largest->params));
-        f[QStringLiteral("largest_unit_bf16")] = formatDecimal(2.0 * static_cast<double>(largest->padded));
+        f[QStringLiteral("largest_unit_params")] =
+            QLocale().toString(static_cast<qulonglong>(largest->params));
+        f[QStringLiteral("largest_unit_bf16")] =
+            formatDecimal(2.0 * static_cast<double>(largest->padded));
     }
 }
 
@@ -54,7 +61,9 @@ void addReportFacts(LessonFacts& f, const report::RunReport& r, int rank, const 
         if (group == StateGroup::Other) continue;
         f[p + key("state.", name)] = formatDecimal(static_cast<double>(me.modelStateBytes[i]));
         f[p + key("bpp.", name)] = ratio(static_cast<double>(me.modelStateBytes[i]) / psi);
-        (group == StateGroup::Param ? params : group == StateGroup::Grad ? grads : optimizer) += me.modelStateBytes[i];
+        (group == StateGroup::Param  ? params
+         : group == StateGroup::Grad ? grads
+                                     : optimizer) += me.modelStateBytes[i];
     }
     const std::uint64_t total = report::stateTotal(me.modelStateBytes);
     const std::uint64_t ddp = report::stateTotal(r.theory.ddpModelStateBytes);
@@ -66,27 +75,45 @@ void addReportFacts(LessonFacts& f, const report::RunReport& r, int rank, const 
     f[p + QStringLiteral("bpp.optimizer")] = ratio(static_cast<double>(optimizer) / psi);
     f[p + QStringLiteral("state_total")] = formatDecimal(static_cast<double>(total));
     f[p + QStringLiteral("bpp_total")] = ratio(static_cast<double>(total) / psi);
-    f[p + QStringLiteral("theory_total")] = formatDecimal(static_cast<double>(report::stateTotal(r.theory.modelStateBytes)));
-    f[p + QStringLiteral("states_equal")] = r.comparison.modelStatesEqual ? QCoreApplication::translate("LessonFacts", "equal, byte for byte") : QCoreApplication::translate("LessonFacts", "not equal");
+    f[p + QStringLiteral("theory_total")] =
+        formatDecimal(static_cast<double>(report::stateTotal(r.theory.modelStateBytes)));
+    f[p + QStringLiteral("states_equal")] =
+        r.comparison.modelStatesEqual
+            ? QCoreApplication::translate("LessonFacts", "equal, byte for byte")
+            : QCoreApplication::translate("LessonFacts", "not equal");
     f[p + QStringLiteral("padding")] = formatDecimal(static_cast<double>(r.theory.paddingBytes));
     f[p + QStringLiteral("ddp_total")] = formatDecimal(static_cast<double>(ddp));
     f[p + QStringLiteral("bpp_ddp")] = ratio(static_cast<double>(ddp) / psi);
-    if (total > 0) f[p + QStringLiteral("saving")] = ratio(static_cast<double>(ddp) / static_cast<double>(total)) + QStringLiteral("×");
+    if (total > 0)
+        f[p + QStringLiteral("saving")] =
+            ratio(static_cast<double>(ddp) / static_cast<double>(total)) + QStringLiteral("×");
     f[p + QStringLiteral("peak")] = formatDecimal(static_cast<double>(me.peakTotal));
-    f[p + QStringLiteral("predicted_peak")] = formatDecimal(static_cast<double>(r.theory.predictedPeakBytes));
+    f[p + QStringLiteral("predicted_peak")] =
+        formatDecimal(static_cast<double>(r.theory.predictedPeakBytes));
     f[p + QStringLiteral("peak_phase")] = QString::fromStdString(r.theory.peakPhase);
-    f[p + QStringLiteral("beyond_states")] = formatDecimal(static_cast<double>(me.peakTotal > total ? me.peakTotal - total : 0));
-    if (total > 0) f[p + QStringLiteral("peak_over_states")] = ratio(static_cast<double>(me.peakTotal) / static_cast<double>(total)) + QStringLiteral("×");
-    f[p + QStringLiteral("activation_theory")] = formatDecimal(static_cast<double>(r.theory.activationPeakBytes));
+    f[p + QStringLiteral("beyond_states")] =
+        formatDecimal(static_cast<double>(me.peakTotal > total ? me.peakTotal - total : 0));
+    if (total > 0)
+        f[p + QStringLiteral("peak_over_states")] =
+            ratio(static_cast<double>(me.peakTotal) / static_cast<double>(total)) +
+            QStringLiteral("×");
+    f[p + QStringLiteral("activation_theory")] =
+        formatDecimal(static_cast<double>(r.theory.activationPeakBytes));
     f[p + QStringLiteral("comm_step")] = formatDecimal(report::total(me.commBytesPerStep));
     f[p + QStringLiteral("comm_psi")] = ratio(r.theory.psiEquivalents);
-    for (const auto& [kind, bytes] : me.commBytesPerStep) f[p + key("comm.", kind)] = formatDecimal(bytes);
-    if (!r.losses.empty()) f[p + QStringLiteral("loss_last")] = QLocale().toString(r.losses.back(), 'f', 4);
-    for (const Tier t : kAllTiers) { // where the bytes live: device, host (ZeRO-Offload), nvme (ZeRO-Infinity)
+    for (const auto& [kind, bytes] : me.commBytesPerStep)
+        f[p + key("comm.", kind)] = formatDecimal(bytes);
+    if (!r.losses.empty())
+        f[p + QStringLiteral("loss_last")] = QLocale().toString(r.losses.back(), 'f', 4);
+    for (const Tier t :
+         kAllTiers) { // where the bytes live: device, host (ZeRO-Offload), nvme (ZeRO-Infinity)
         const auto i = static_cast<std::size_t>(t);
-        f[p + key("tier_peak.", tierName(t))] = formatDecimal(static_cast<double>(me.peakTotalByTier[i]));
-        f[p + key("tier_states.", tierName(t))] = formatDecimal(static_cast<double>(report::stateTotal(me.modelStateBytesByTier[i])));
-        f[p + key("tier_theory.", tierName(t))] = formatDecimal(static_cast<double>(report::stateTotal(r.theory.modelStateBytesByTier[i])));
+        f[p + key("tier_peak.", tierName(t))] =
+            formatDecimal(static_cast<double>(me.peakTotalByTier[i]));
+        f[p + key("tier_states.", tierName(t))] =
+            formatDecimal(static_cast<double>(report::stateTotal(me.modelStateBytesByTier[i])));
+        f[p + key("tier_theory.", tierName(t))] = formatDecimal(
+            static_cast<double>(report::stateTotal(r.theory.modelStateBytesByTier[i])));
     }
 }
 
@@ -102,17 +129,25 @@ void addPlayhead(LessonFacts& f, RunDocument& document, int rank) {
     if (rank >= 0 && static_cast<std::size_t>(rank) < cursor.state().size()) {
         const replay::RankState& s = cursor.state()[static_cast<std::size_t>(rank)];
         f[QStringLiteral("live.total")] = formatDecimal(static_cast<double>(s.liveTotal));
-        for (const Category c : kAllCategories) f[key("live.", categoryName(c))] = formatDecimal(static_cast<double>(s.live.category(c)));
+        for (const Category c : kAllCategories)
+            f[key("live.", categoryName(c))] =
+                formatDecimal(static_cast<double>(s.live.category(c)));
         QStringList gathered;
         for (std::size_t u = 0; u < replay::kTrackedUnits; ++u)
-            if (s.isGathered(static_cast<std::int32_t>(u)) && model.info()) gathered << QString::fromStdString(model.info()->unitName(static_cast<std::int32_t>(u)));
-        f[QStringLiteral("gathered")] = gathered.isEmpty() ? QCoreApplication::translate("LessonFacts", "none") : gathered.join(QStringLiteral(", "));
+            if (s.isGathered(static_cast<std::int32_t>(u)) && model.info())
+                gathered << QString::fromStdString(
+                    model.info()->unitName(static_cast<std::int32_t>(u)));
+        f[QStringLiteral("gathered")] = gathered.isEmpty()
+                                            ? QCoreApplication::translate("LessonFacts", "none")
+                                            : gathered.join(QStringLiteral(", "));
     }
     if (k == 0 || k > model.eventCount() || !model.info()) return;
     const Event& e = model.event(k - 1);
     f[QStringLiteral("ev.step")] = QString::number(model.stepIndexOf(k - 1) + 1);
     f[QStringLiteral("ev.rank")] = QString::number(e.rank);
-    f[QStringLiteral("ev.unit")] = e.unit == kNoUnit ? QCoreApplication::translate("LessonFacts", "no unit") : QString::fromStdString(model.info()->unitName(e.unit));
+    f[QStringLiteral("ev.unit")] = e.unit == kNoUnit
+                                       ? QCoreApplication::translate("LessonFacts", "no unit")
+                                       : QString::fromStdString(model.info()->unitName(e.unit));
     f[QStringLiteral("ev.bytes")] = formatDecimal(static_cast<double>(e.bytes));
     f[QStringLiteral("ev.phase")] = phaseLabel(e.phase);
     f[QStringLiteral("ev.collective")] = collectiveLabel(e.collective);
@@ -124,7 +159,8 @@ bool matches(const Event& e, const lessons::Seek& s, const replay::RunInfo* info
     if (s.kind && e.kind != *s.kind) return false;
     if (s.collective && e.collective != *s.collective) return false;
     if (s.phase && e.phase != *s.phase) return false;
-    if (!s.unit.empty() && (!info || e.unit == kNoUnit || info->unitName(e.unit) != s.unit)) return false;
+    if (!s.unit.empty() && (!info || e.unit == kNoUnit || info->unitName(e.unit) != s.unit))
+        return false;
     return true;
 }
 
@@ -146,7 +182,8 @@ QString fillPlaceholders(const QString& text, const LessonFacts& facts, QStringL
         const QRegularExpressionMatch m = it.next();
         out += text.mid(from, m.capturedStart() - from);
         const auto found = facts.constFind(m.captured(1));
-        if (found != facts.constEnd()) out += found.value();
+        if (found != facts.constEnd())
+            out += found.value();
         else {
             out += m.captured(0);
             if (missing) missing->append(m.captured(1));
@@ -156,23 +193,32 @@ QString fillPlaceholders(const QString& text, const LessonFacts& facts, QStringL
     return out + text.mid(from);
 }
 
-std::optional<std::uint64_t> seekIndex(const replay::ReplayModel& model, const lessons::Seek& seek, QString* why) {
+std::optional<std::uint64_t> seekIndex(const replay::ReplayModel& model, const lessons::Seek& seek,
+                                       QString* why) {
     if (model.stepCount() == 0) {
         *why = QCoreApplication::translate("LessonFacts", "the run has no steps");
         return std::nullopt;
     }
     if (seek.step > static_cast<std::int64_t>(model.stepCount())) {
-        *why = QCoreApplication::translate("LessonFacts", "the run has %1 steps, the lesson asks for step %2").arg(model.stepCount()).arg(seek.step);
+        *why = QCoreApplication::translate("LessonFacts",
+                                           "the run has %1 steps, the lesson asks for step %2")
+                   .arg(model.stepCount())
+                   .arg(seek.step);
         return std::nullopt;
     }
-    const replay::StepData& step = model.step(seek.step == 0 ? model.stepCount() - 1 : static_cast<std::size_t>(seek.step - 1));
+    const replay::StepData& step = model.step(
+        seek.step == 0 ? model.stepCount() - 1 : static_cast<std::size_t>(seek.step - 1));
     switch (seek.at) {
-    case lessons::Seek::At::Start: return step.firstEvent;
+    case lessons::Seek::At::Start:
+        return step.firstEvent;
     case lessons::Seek::At::Peak: {
         // The focus rank's own peak in this step (step.peakEvent is the busiest rank's), so the
         // ledger the paragraph quotes at the playhead is that rank's peak.
         if (seek.rank >= model.worldSize()) {
-            *why = QCoreApplication::translate("LessonFacts", "the run has %1 ranks, the lesson asks for rank %2").arg(model.worldSize()).arg(seek.rank);
+            *why = QCoreApplication::translate("LessonFacts",
+                                               "the run has %1 ranks, the lesson asks for rank %2")
+                       .arg(model.worldSize())
+                       .arg(seek.rank);
             return std::nullopt;
         }
         replay::ReplayCursor cursor(model);
@@ -181,7 +227,8 @@ std::optional<std::uint64_t> seekIndex(const replay::ReplayModel& model, const l
         std::uint64_t bestBytes = cursor.state()[static_cast<std::size_t>(seek.rank)].liveTotal;
         for (std::uint64_t k = step.firstEvent + 1; k <= step.endEvent(); ++k) {
             cursor.moveTo(k);
-            const std::uint64_t bytes = cursor.state()[static_cast<std::size_t>(seek.rank)].liveTotal;
+            const std::uint64_t bytes =
+                cursor.state()[static_cast<std::size_t>(seek.rank)].liveTotal;
             if (bytes > bestBytes) {
                 best = k;
                 bestBytes = bytes;
@@ -189,13 +236,18 @@ std::optional<std::uint64_t> seekIndex(const replay::ReplayModel& model, const l
         }
         return best;
     }
-    case lessons::Seek::At::End: return step.endEvent();
-    case lessons::Seek::At::Event: break;
+    case lessons::Seek::At::End:
+        return step.endEvent();
+    case lessons::Seek::At::Event:
+        break;
     }
     int seen = 0;
     for (std::size_t i = 0; i < step.events.size(); ++i)
-        if (matches(step.events[i], seek, model.info().get()) && ++seen == seek.nth) return step.firstEvent + i + 1;
-    *why = QCoreApplication::translate("LessonFacts", "no event of step %1 matches the lesson's seek").arg(step.step + 1);
+        if (matches(step.events[i], seek, model.info().get()) && ++seen == seek.nth)
+            return step.firstEvent + i + 1;
+    *why =
+        QCoreApplication::translate("LessonFacts", "no event of step %1 matches the lesson's seek")
+            .arg(step.step + 1);
     return std::nullopt;
 }
 

@@ -1,12 +1,12 @@
 #include "lessons/lesson_library.h"
 
+#include "core/error.h"
+#include "protocol/protocol.h"
+
 #include <QDir>
 #include <QFile>
 #include <QHash>
 #include <algorithm>
-
-#include "core/error.h"
-#include "protocol/protocol.h"
 
 namespace shardscope::widgets {
 
@@ -20,21 +20,24 @@ LessonLibrary LessonLibrary::load(const QString& folder) {
             continue;
         }
         const QByteArray bytes = f.read(static_cast<qint64>(lessons::kMaxLessonBytes) + 1);
-        const lessons::ParsedLesson parsed = lessons::parseLesson(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+        const lessons::ParsedLesson parsed = lessons::parseLesson(
+            std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
         if (!parsed) {
             library.problems << file + QStringLiteral(": ") + QString::fromStdString(parsed.error);
             continue;
         }
         const QString id = QString::fromStdString(parsed.lesson->id);
         if (library.find(id)) {
-            library.problems << file + QStringLiteral(": the id '") + id + QStringLiteral("' is taken by another lesson");
+            library.problems << file + QStringLiteral(": the id '") + id +
+                                    QStringLiteral("' is taken by another lesson");
             continue;
         }
         library.lessons.push_back(*parsed.lesson);
     }
-    std::sort(library.lessons.begin(), library.lessons.end(), [](const lessons::Lesson& a, const lessons::Lesson& b) {
-        return a.order != b.order ? a.order < b.order : a.id < b.id;
-    });
+    std::sort(library.lessons.begin(), library.lessons.end(),
+              [](const lessons::Lesson& a, const lessons::Lesson& b) {
+                  return a.order != b.order ? a.order < b.order : a.id < b.id;
+              });
     return library;
 }
 
@@ -64,10 +67,12 @@ std::optional<report::RunReport> bundledReport(const QString& name) {
         const QByteArray bytes = f.readAll();
         try {
             protocol::StreamDecoder decoder;
-            decoder.feed(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
+            decoder.feed(
+                std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size())));
             while (auto record = decoder.next())
                 if (const auto* r = std::get_if<protocol::Report>(&*record))
-                    if (auto parsed = report::parseRunReport(r->json)) found = std::move(*parsed.value);
+                    if (auto parsed = report::parseRunReport(r->json))
+                        found = std::move(*parsed.value);
         } catch (const shardscope::Error&) {
             found.reset();
         }

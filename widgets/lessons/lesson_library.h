@@ -2,13 +2,13 @@
 // The lessons compiled into the binary (resources/lessons/*.json, in their "order") and the
 // bundled recordings they open (resources/recordings/*.sstrace). Adding a lesson is adding a
 // file there: the build collects the folder.
+#include "lessons/lesson.h"
+#include "report/report.h"
+
 #include <QString>
 #include <QStringList>
 #include <optional>
 #include <vector>
-
-#include "lessons/lesson.h"
-#include "report/report.h"
 
 namespace shardscope::widgets {
 

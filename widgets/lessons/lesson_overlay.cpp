@@ -35,7 +35,8 @@ QRect LessonOverlay::targetRect() const {
 bool LessonOverlay::eventFilter(QObject* watched, QEvent* event) {
     const auto type = event->type();
     if (watched == parentWidget() && type == QEvent::Resize) setGeometry(parentWidget()->rect());
-    if (type == QEvent::Resize || type == QEvent::Move || type == QEvent::Show || type == QEvent::Hide) {
+    if (type == QEvent::Resize || type == QEvent::Move || type == QEvent::Show ||
+        type == QEvent::Hide) {
         raise();
         update();
     }

@@ -12,7 +12,7 @@ public:
     explicit LessonOverlay(QWidget* window);
     void setTarget(QWidget* target); // null: nothing outlined
     QWidget* target() const { return target_; }
-    QRect targetRect() const;        // in the window's coordinates; empty when none is shown
+    QRect targetRect() const; // in the window's coordinates; empty when none is shown
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;

@@ -1,8 +1,18 @@
 #include "lessons/lesson_player.h"
 
+#include "app/main_window.h"
+#include "common/language.h"
+#include "lessons/lesson_facts.h"
+#include "lessons/lesson_overlay.h"
+#include "playback/replay_player.h"
+#include "ranks/ranks_page.h"
+#include "run/run_config_panel.h"
+#include "run/run_document.h"
+#include "timeline/timeline_page.h"
+
 #include <QAction>
-#include <QEventLoop>
 #include <QEvent>
+#include <QEventLoop>
 #include <QFile>
 #include <QFrame>
 #include <QHBoxLayout>
@@ -18,20 +28,12 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "app/main_window.h"
-#include "common/language.h"
-#include "lessons/lesson_facts.h"
-#include "lessons/lesson_overlay.h"
-#include "playback/replay_player.h"
-#include "ranks/ranks_page.h"
-#include "run/run_config_panel.h"
-#include "run/run_document.h"
-#include "timeline/timeline_page.h"
-
 namespace shardscope::widgets {
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
 
 RunRequest requestFor(const lessons::RunSettings& s, const RunRequest& current) {
     RunRequest r = current; // keeps this machine's launch choices (threads, backend)
@@ -50,7 +52,8 @@ void reveal(QWidget* w) {
     for (QWidget* child = w; child && child->parentWidget(); child = child->parentWidget()) {
         auto* stack = qobject_cast<QStackedWidget*>(child->parentWidget());
         if (!stack) continue;
-        if (auto* tabs = qobject_cast<QTabWidget*>(stack->parentWidget())) tabs->setCurrentWidget(child);
+        if (auto* tabs = qobject_cast<QTabWidget*>(stack->parentWidget()))
+            tabs->setCurrentWidget(child);
     }
     for (QWidget* p = w->parentWidget(); p; p = p->parentWidget())
         if (auto* scroll = qobject_cast<QScrollArea*>(p)) scroll->ensureWidgetVisible(w);
@@ -65,7 +68,8 @@ LessonPlayer::LessonPlayer(MainWindow& window, const LessonLibrary& library)
     overlay_ = new LessonOverlay(&window_);
     menu_ = new QMenu(&window_);
     menu_->setObjectName(QStringLiteral("lessonsMenu"));
-    if (QMenu* help = window_.helpMenu()) help->insertMenu(help->actions().isEmpty() ? nullptr : help->actions().first(), menu_);
+    if (QMenu* help = window_.helpMenu())
+        help->insertMenu(help->actions().isEmpty() ? nullptr : help->actions().first(), menu_);
     RunSession& session = window_.document().session();
     // Another run or recording replaces the one the lesson opened: the next step opens it again.
     connect(&session, &RunSession::started, this, [this] {
@@ -73,22 +77,25 @@ LessonPlayer::LessonPlayer(MainWindow& window, const LessonLibrary& library)
         loaded_.clear();
         // The paragraph keeps the numbers of the run it explains; it says they are not on screen.
         if (lesson_ && settled_) {
-            problem_ = tr("another run replaced the one this step explains: press Back and Next to load it again");
+            problem_ = tr("another run replaced the one this step explains: press Back and Next to "
+                          "load it again");
             problemLabel_->setText(problem_);
             problemLabel_->show();
             placePanel();
         }
     });
-    connect(&session, &RunSession::finished, this, [this](RunSession::Outcome, const QString& message) {
-        if (!loading_) return;
-        loading_ = false;
-        if (window_.document().model().stepCount() == 0) {
-            problem_ = message.isEmpty() ? tr("the recording holds no steps") : message;
-            loaded_.clear();
-        }
-        finishStep();
-    });
-    connect(window_.language(), &LanguageManager::languageChanged, this, &LessonPlayer::retranslate);
+    connect(&session, &RunSession::finished, this,
+            [this](RunSession::Outcome, const QString& message) {
+                if (!loading_) return;
+                loading_ = false;
+                if (window_.document().model().stepCount() == 0) {
+                    problem_ = message.isEmpty() ? tr("the recording holds no steps") : message;
+                    loaded_.clear();
+                }
+                finishStep();
+            });
+    connect(window_.language(), &LanguageManager::languageChanged, this,
+            &LessonPlayer::retranslate);
     retranslate();
 }
 
@@ -101,7 +108,8 @@ void LessonPlayer::buildPanel() {
     panel_->setObjectName(QStringLiteral("lessonPanel"));
     panel_->setFrameShape(QFrame::StyledPanel);
     panel_->setAutoFillBackground(true);
-    panel_->setStyleSheet(QStringLiteral("#lessonPanel { border: 1px solid palette(mid); border-radius: 6px; background: palette(window); }"));
+    panel_->setStyleSheet(QStringLiteral("#lessonPanel { border: 1px solid palette(mid); "
+                                         "border-radius: 6px; background: palette(window); }"));
     auto* layout = new QVBoxLayout(panel_);
     layout->setContentsMargins(10, 6, 10, 6);
     layout->setSpacing(4);
@@ -169,7 +177,9 @@ void LessonPlayer::buildPanel() {
 
 bool LessonPlayer::eventFilter(QObject* watched, QEvent* event) {
     // The window's children are laid out after its resize: place the card once they are.
-    if (watched == &window_ && (event->type() == QEvent::Resize || event->type() == QEvent::LayoutRequest) && !panel_->isHidden())
+    if (watched == &window_ &&
+        (event->type() == QEvent::Resize || event->type() == QEvent::LayoutRequest) &&
+        !panel_->isHidden())
         placeTimer_.start();
     return QObject::eventFilter(watched, event);
 }
@@ -177,16 +187,22 @@ bool LessonPlayer::eventFilter(QObject* watched, QEvent* event) {
 // The card goes into the corner of the page area that covers least of the outlined element.
 void LessonPlayer::placePanel() {
     // The pages' area (right of the sidebar), or the whole central widget without pages.
-    QWidget* area = window_.pageIds().isEmpty() ? window_.centralWidget() : window_.page(window_.pageIds().first())->parentWidget();
+    QWidget* area = window_.pageIds().isEmpty()
+                        ? window_.centralWidget()
+                        : window_.page(window_.pageIds().first())->parentWidget();
     if (!area) return;
     const QRect a(area->mapTo(&window_, QPoint(0, 0)), area->size());
     const int margin = 12;
     const int w = std::clamp(a.width() * 2 / 5, std::min(320, a.width() - 2 * margin), 520);
-    const int chrome = panel_->layout()->contentsMargins().top() + panel_->layout()->contentsMargins().bottom() +
-                       lessonTitle_->heightForWidth(w - 20) + title_->heightForWidth(w - 120) + back_->sizeHint().height() +
-                       (problemLabel_->isVisible() ? problemLabel_->heightForWidth(w - 20) : 0) + 4 * 4;
-    const int textHeight = text_->heightForWidth(w - 20 - scroll_->verticalScrollBar()->sizeHint().width()) + 4;
-    const int h = std::clamp(chrome + textHeight, std::min(160, a.height()), std::max(160, a.height() * 9 / 20));
+    const int chrome =
+        panel_->layout()->contentsMargins().top() + panel_->layout()->contentsMargins().bottom() +
+        lessonTitle_->heightForWidth(w - 20) + title_->heightForWidth(w - 120) +
+        back_->sizeHint().height() +
+        (problemLabel_->isVisible() ? problemLabel_->heightForWidth(w - 20) : 0) + 4 * 4;
+    const int textHeight =
+        text_->heightForWidth(w - 20 - scroll_->verticalScrollBar()->sizeHint().width()) + 4;
+    const int h = std::clamp(chrome + textHeight, std::min(160, a.height()),
+                             std::max(160, a.height() * 9 / 20));
     const QRect target = overlay_->targetRect();
     const QPoint corners[] = {{a.right() - w - margin, a.bottom() - h - margin},
                               {a.right() - w - margin, a.top() + margin},
@@ -232,14 +248,16 @@ void LessonPlayer::updateControls() {
     const int count = lesson_ ? static_cast<int>(lesson_->steps.size()) : 0;
     next_->setText(step_ + 1 < count ? tr("Next") : tr("Finish"));
     if (!lesson_) return;
-    lessonTitle_->setText(tr("Lesson: %1").arg(q(lesson_->title.in(window_.language()->current().toStdString()))));
+    lessonTitle_->setText(
+        tr("Lesson: %1").arg(q(lesson_->title.in(window_.language()->current().toStdString()))));
     counter_->setText(tr("Step %1 of %2").arg(step_ + 1).arg(count));
     back_->setEnabled(step_ > 0);
 }
 
 bool LessonPlayer::start(const QString& id, int step) {
     const lessons::Lesson* l = library_.find(id);
-    if (!settled_ || !l || step < 0 || static_cast<std::size_t>(step) >= l->steps.size()) return false;
+    if (!settled_ || !l || step < 0 || static_cast<std::size_t>(step) >= l->steps.size())
+        return false;
     lesson_ = l;
     step_ = step;
     retranslate();
@@ -269,7 +287,9 @@ void LessonPlayer::close() {
     panel_->hide();
 }
 
-RanksPage* LessonPlayer::ranks() const { return qobject_cast<RanksPage*>(window_.page(QStringLiteral("ranks"))); }
+RanksPage* LessonPlayer::ranks() const {
+    return qobject_cast<RanksPage*>(window_.page(QStringLiteral("ranks")));
+}
 
 void LessonPlayer::showStep() {
     const lessons::Step& s = lesson_->steps[static_cast<std::size_t>(step_)];
@@ -290,7 +310,8 @@ void LessonPlayer::showStep() {
     const QString recording = q(s.recording);
     const bool open = !recording.isEmpty() && recording != loaded_;
     if ((s.run || open) && page->isBusy()) {
-        problem_ = tr("a run is in progress: stop it, then press Back and Next to repeat this step");
+        problem_ =
+            tr("a run is in progress: stop it, then press Back and Next to repeat this step");
         finishStep();
         return;
     }
@@ -308,7 +329,8 @@ void LessonPlayer::showStep() {
         const QString source = bundledRecording(recording);
         if (!extracted_) extracted_ = std::make_unique<QTemporaryDir>();
         const QString path = extracted_->filePath(recording);
-        if (source.isEmpty() || !extracted_->isValid() || (!QFile::exists(path) && !QFile::copy(source, path))) {
+        if (source.isEmpty() || !extracted_->isValid() ||
+            (!QFile::exists(path) && !QFile::copy(source, path))) {
             problem_ = tr("the bundled recording %1 cannot be read").arg(recording);
             finishStep();
             return;
@@ -342,8 +364,11 @@ void LessonPlayer::finishStep() {
     const lessons::Step& s = lesson_->steps[static_cast<std::size_t>(step_)];
     // After the recording loaded: opening one may show its own configuration in the settings.
     if (s.configure && !s.run)
-        if (RanksPage* page = ranks()) page->configPanel()->setRequest(requestFor(*s.configure, page->configPanel()->request()));
-    if (!s.page.empty() && !window_.showPage(q(s.page))) problem_ = tr("this window has no page '%1'").arg(q(s.page));
+        if (RanksPage* page = ranks())
+            page->configPanel()->setRequest(
+                requestFor(*s.configure, page->configPanel()->request()));
+    if (!s.page.empty() && !window_.showPage(q(s.page)))
+        problem_ = tr("this window has no page '%1'").arg(q(s.page));
     if (s.seek && problem_.isEmpty()) {
         QString why;
         if (const auto k = seekIndex(window_.document().model(), *s.seek, &why)) {
@@ -351,15 +376,19 @@ void LessonPlayer::finishStep() {
             window_.document().player().seek(*k);
             if (RanksPage* page = ranks()) page->finishPendingDraws();
             // The timeline shows the step holding the playhead, so one unit's cycle is readable.
-            if (auto* timeline = qobject_cast<TimelinePage*>(window_.page(QStringLiteral("timeline")))) timeline->zoomToCurrentStep();
+            if (auto* timeline =
+                    qobject_cast<TimelinePage*>(window_.page(QStringLiteral("timeline"))))
+                timeline->zoomToCurrentStep();
         } else {
             problem_ = why;
         }
     }
     if (!s.highlight.empty()) {
         QWidget* target = findTarget(q(s.highlight));
-        if (target) reveal(target);
-        else problem_ = tr("this window has no element '%1' to point at").arg(q(s.highlight));
+        if (target)
+            reveal(target);
+        else
+            problem_ = tr("this window has no element '%1' to point at").arg(q(s.highlight));
         overlay_->setTarget(target);
     }
     render();
@@ -377,19 +406,27 @@ void LessonPlayer::render() {
     const int rank = s.seek ? s.seek->rank : 0;
     LessonFacts facts = lessonFacts(window_.document(), rank);
     if (!s.reference.empty())
-        if (const auto reference = bundledReport(q(s.reference))) addReportFacts(facts, *reference, rank, QStringLiteral("ref."));
-    for (auto it = facts.begin(); it != facts.end(); ++it) it.value() = it.value().toHtmlEscaped();
+        if (const auto reference = bundledReport(q(s.reference)))
+            addReportFacts(facts, *reference, rank, QStringLiteral("ref."));
+    for (auto it = facts.begin(); it != facts.end(); ++it)
+        it.value() = it.value().toHtmlEscaped();
     missing_.clear();
     text_->setText(fillPlaceholders(q(s.text.in(language)), facts, &missing_));
     problemLabel_->setText(problem_);
     problemLabel_->setVisible(!problem_.isEmpty());
 }
 
-QWidget* LessonPlayer::highlighted() const { return overlay_->target(); }
+QWidget* LessonPlayer::highlighted() const {
+    return overlay_->target();
+}
 
-QWidget* LessonPlayer::panel() const { return panel_; }
+QWidget* LessonPlayer::panel() const {
+    return panel_;
+}
 
-QString LessonPlayer::paragraph() const { return text_->text(); }
+QString LessonPlayer::paragraph() const {
+    return text_->text();
+}
 
 bool LessonPlayer::waitUntilSettled(int timeoutMs) {
     if (settled_) return true;

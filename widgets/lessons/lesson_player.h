@@ -4,14 +4,14 @@
 // page, seeks the shared playhead, outlines the widget it names (by objectName) and shows its
 // paragraph with the numbers of the run actually loaded (lesson_facts.h). Back/Next replay the
 // step's actions, so any step can be reached directly.
+#include "lessons/lesson_library.h"
+
 #include <QObject>
 #include <QPointer>
 #include <QStringList>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <memory>
-
-#include "lessons/lesson_library.h"
 
 class QFrame;
 class QScrollArea;
@@ -29,7 +29,8 @@ class RanksPage;
 class LessonPlayer : public QObject {
     Q_OBJECT
 public:
-    explicit LessonPlayer(MainWindow& window, const LessonLibrary& library = LessonLibrary::bundled());
+    explicit LessonPlayer(MainWindow& window,
+                          const LessonLibrary& library = LessonLibrary::bundled());
     ~LessonPlayer() override;
 
     // Starts lesson `id` at step `step` (0-based); false (and nothing changes) for an unknown id,
@@ -47,10 +48,13 @@ public:
     // false when `timeoutMs` passed first.
     bool waitUntilSettled(int timeoutMs);
 
-    QWidget* highlighted() const;   // the outlined widget; null when the step names none or it was not found
-    QString paragraph() const;      // the step's text, filled
+    QWidget*
+    highlighted() const; // the outlined widget; null when the step names none or it was not found
+    QString paragraph() const; // the step's text, filled
     QStringList missingFacts() const { return missing_; }
-    QString problem() const { return problem_; } // why the step could not be applied fully; empty when it was
+    QString problem() const {
+        return problem_;
+    }                       // why the step could not be applied fully; empty when it was
     QWidget* panel() const; // the card (Back, Next, the paragraph)
     QMenu* menu() const { return menu_; }
 
@@ -77,11 +81,12 @@ private:
     const lessons::Lesson* lesson_ = nullptr;
     int step_ = 0;
     bool settled_ = true;
-    bool loading_ = false;   // our own open/run is in progress
-    QString loaded_;         // the bundled recording the document shows; empty after any other run
+    bool loading_ = false; // our own open/run is in progress
+    QString loaded_;       // the bundled recording the document shows; empty after any other run
     QStringList missing_;
     QString problem_;
-    std::unique_ptr<QTemporaryDir> extracted_; // bundled recordings copied out for the reader (made on first use)
+    std::unique_ptr<QTemporaryDir>
+        extracted_; // bundled recordings copied out for the reader (made on first use)
     QFrame* panel_ = nullptr;
     QLabel* lessonTitle_ = nullptr;
     QScrollArea* scroll_ = nullptr;

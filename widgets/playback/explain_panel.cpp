@@ -1,5 +1,8 @@
 #include "playback/explain_panel.h"
 
+#include "playback/explain_text.h"
+#include "playback/glossary_terms.h"
+
 #include <QCursor>
 #include <QEvent>
 #include <QHBoxLayout>
@@ -8,9 +11,6 @@
 #include <QToolButton>
 #include <QToolTip>
 #include <QVBoxLayout>
-
-#include "playback/explain_text.h"
-#include "playback/glossary_terms.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -69,9 +69,13 @@ void ExplainPanel::setFocusRank(int rank) {
     refreshText();
 }
 
-QString ExplainPanel::sentenceHtml() const { return Glossary::linkTerms(sentence_, Glossary::entries()); }
+QString ExplainPanel::sentenceHtml() const {
+    return Glossary::linkTerms(sentence_, Glossary::entries());
+}
 
-bool ExplainPanel::glossaryVisible() const { return toggle_->isChecked(); }
+bool ExplainPanel::glossaryVisible() const {
+    return toggle_->isChecked();
+}
 
 void ExplainPanel::showGlossary(const QString& id) {
     toggle_->setChecked(true);
@@ -82,8 +86,9 @@ void ExplainPanel::refreshText() {
     if (!model_ || !model_->info()) {
         sentence_ = Explain::tr("No events yet: start a run or open a recording.");
     } else {
-        sentence_ = focusRank_ >= 0 ? Explain::explainForRank(*model_, position_, *model_->info(), focusRank_)
-                                    : Explain::explain(*model_, position_, *model_->info());
+        sentence_ = focusRank_ >= 0
+                        ? Explain::explainForRank(*model_, position_, *model_->info(), focusRank_)
+                        : Explain::explain(*model_, position_, *model_->info());
     }
     text_->setText(sentenceHtml());
 }
@@ -95,7 +100,10 @@ void ExplainPanel::onLinkHovered(const QString& link) {
     }
     const auto entries = Glossary::entries();
     if (const GlossaryEntry* g = Glossary::find(entries, link.mid(kScheme.size())))
-        QToolTip::showText(QCursor::pos(), QStringLiteral("<b>%1</b><br>%2").arg(g->term.toHtmlEscaped(), g->definition.toHtmlEscaped()), text_);
+        QToolTip::showText(QCursor::pos(),
+                           QStringLiteral("<b>%1</b><br>%2")
+                               .arg(g->term.toHtmlEscaped(), g->definition.toHtmlEscaped()),
+                           text_);
 }
 
 void ExplainPanel::changeEvent(QEvent* event) {
@@ -106,7 +114,8 @@ void ExplainPanel::changeEvent(QEvent* event) {
 void ExplainPanel::retranslateUi() {
     title_->setText(tr("What is happening"));
     toggle_->setText(tr("Glossary"));
-    toggle_->setToolTip(tr("Show the ZeRO / FSDP terms used here; terms in the sentence link to their entries"));
+    toggle_->setToolTip(
+        tr("Show the ZeRO / FSDP terms used here; terms in the sentence link to their entries"));
     glossary_->setHtml(Glossary::html(Glossary::entries()));
     refreshText();
 }

@@ -2,9 +2,9 @@
 // The explain panel: the sentence for the playhead (Explain::explain) with its ZeRO/FSDP terms
 // linked to the glossary. Hovering a term shows its definition; clicking opens the glossary
 // below at that entry.
-#include <QWidget>
-
 #include "replay/replay_model.h"
+
+#include <QWidget>
 
 class QLabel;
 class QTextBrowser;
@@ -19,13 +19,14 @@ public:
 
     void setModel(const replay::ReplayModel* model); // not owned
     void setPosition(std::uint64_t index);
-    // The rank the sentence follows (the playback bar's focus rank); −1: whichever rank logged last.
+    // The rank the sentence follows (the playback bar's focus rank); −1: whichever rank logged
+    // last.
     void setFocusRank(int rank);
     int focusRank() const { return focusRank_; }
     QString sentence() const { return sentence_; } // plain text
     QString sentenceHtml() const;                  // with glossary links
     bool glossaryVisible() const;
-    void showGlossary(const QString& id = {});     // opens the glossary (at an entry)
+    void showGlossary(const QString& id = {}); // opens the glossary (at an entry)
 
 protected:
     void changeEvent(QEvent* event) override;

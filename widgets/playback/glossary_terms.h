@@ -12,9 +12,10 @@
 namespace shardscope::widgets {
 
 struct GlossaryEntry {
-    QString id;         // stable: "unit", "all-gather", "param_full", …
-    QString term;       // translated heading
-    QStringList match;  // translated words that link here in sentences (longest first is not required)
+    QString id;   // stable: "unit", "all-gather", "param_full", …
+    QString term; // translated heading
+    QStringList
+        match; // translated words that link here in sentences (longest first is not required)
     QString definition; // translated, one or two sentences
 };
 

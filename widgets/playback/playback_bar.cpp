@@ -1,6 +1,7 @@
 #include "playback/playback_bar.h"
 
 #include "core/step_number.h"
+#include "playback/replay_player.h"
 
 #include <QCheckBox>
 #include <QEvent>
@@ -16,8 +17,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "playback/replay_player.h"
-
 namespace shardscope::widgets {
 namespace {
 // The speed slider is log-scaled: value v ↦ 10^(v / kSpeedTicks) × the default pace.
@@ -25,10 +24,14 @@ constexpr int kSpeedTicks = 100;
 
 QString navText(replay::NavTarget t, bool forward) {
     switch (t) {
-    case replay::NavTarget::Event: return forward ? PlaybackBar::tr("event ›") : PlaybackBar::tr("‹ event");
-    case replay::NavTarget::Unit: return forward ? PlaybackBar::tr("unit ▸") : PlaybackBar::tr("◂ unit");
-    case replay::NavTarget::Phase: return forward ? PlaybackBar::tr("phase ▸▸") : PlaybackBar::tr("◂◂ phase");
-    case replay::NavTarget::Step: return forward ? PlaybackBar::tr("step ▸|") : PlaybackBar::tr("|◂ step");
+    case replay::NavTarget::Event:
+        return forward ? PlaybackBar::tr("event ›") : PlaybackBar::tr("‹ event");
+    case replay::NavTarget::Unit:
+        return forward ? PlaybackBar::tr("unit ▸") : PlaybackBar::tr("◂ unit");
+    case replay::NavTarget::Phase:
+        return forward ? PlaybackBar::tr("phase ▸▸") : PlaybackBar::tr("◂◂ phase");
+    case replay::NavTarget::Step:
+        return forward ? PlaybackBar::tr("step ▸|") : PlaybackBar::tr("|◂ step");
     }
     return {};
 }
@@ -36,15 +39,21 @@ QString navText(replay::NavTarget t, bool forward) {
 QString navTip(replay::NavTarget t, bool forward) {
     switch (t) {
     case replay::NavTarget::Event:
-        return forward ? PlaybackBar::tr("Next event, any rank (→)") : PlaybackBar::tr("Previous event, any rank (←)");
+        return forward ? PlaybackBar::tr("Next event, any rank (→)")
+                       : PlaybackBar::tr("Previous event, any rank (←)");
     case replay::NavTarget::Unit:
-        return forward ? PlaybackBar::tr("Next unit: where the focus rank starts work on another unit (Shift+→)")
-                       : PlaybackBar::tr("Previous unit boundary of the focus rank (Shift+←)");
+        return forward
+                   ? PlaybackBar::tr(
+                         "Next unit: where the focus rank starts work on another unit (Shift+→)")
+                   : PlaybackBar::tr("Previous unit boundary of the focus rank (Shift+←)");
     case replay::NavTarget::Phase:
-        return forward ? PlaybackBar::tr("Next phase: forward → backward → optimizer, on the focus rank (Ctrl+→)")
-                       : PlaybackBar::tr("Previous phase change of the focus rank (Ctrl+←)");
+        return forward
+                   ? PlaybackBar::tr(
+                         "Next phase: forward → backward → optimizer, on the focus rank (Ctrl+→)")
+                   : PlaybackBar::tr("Previous phase change of the focus rank (Ctrl+←)");
     case replay::NavTarget::Step:
-        return forward ? PlaybackBar::tr("Start of the next step (Page Down)") : PlaybackBar::tr("Start of this or the previous step (Page Up)");
+        return forward ? PlaybackBar::tr("Start of the next step (Page Down)")
+                       : PlaybackBar::tr("Start of this or the previous step (Page Up)");
     }
     return {};
 }
@@ -56,13 +65,18 @@ PlaybackBar::PlaybackBar(const replay::ReplayModel& model, ReplayPlayer& player,
     setFocusPolicy(Qt::StrongFocus);
     auto* top = new QHBoxLayout;
     top->setContentsMargins(0, 0, 0, 0);
-    for (replay::NavTarget t : {replay::NavTarget::Step, replay::NavTarget::Phase, replay::NavTarget::Unit, replay::NavTarget::Event}) top->addWidget(navButton(t, false));
+    for (replay::NavTarget t : {replay::NavTarget::Step, replay::NavTarget::Phase,
+                                replay::NavTarget::Unit, replay::NavTarget::Event})
+        top->addWidget(navButton(t, false));
     play_ = new QToolButton(this);
     play_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     play_->setFocusPolicy(Qt::NoFocus);
-    connect(play_, &QToolButton::clicked, this, [this] { player_.isPlaying() ? player_.pause() : player_.play(); });
+    connect(play_, &QToolButton::clicked, this,
+            [this] { player_.isPlaying() ? player_.pause() : player_.play(); });
     top->addWidget(play_);
-    for (replay::NavTarget t : {replay::NavTarget::Event, replay::NavTarget::Unit, replay::NavTarget::Phase, replay::NavTarget::Step}) top->addWidget(navButton(t, true));
+    for (replay::NavTarget t : {replay::NavTarget::Event, replay::NavTarget::Unit,
+                                replay::NavTarget::Phase, replay::NavTarget::Step})
+        top->addWidget(navButton(t, true));
     top->addSpacing(12);
     rankLabel_ = new QLabel(this);
     rank_ = new QSpinBox(this);
@@ -83,18 +97,22 @@ PlaybackBar::PlaybackBar(const replay::ReplayModel& model, ReplayPlayer& player,
     scrub_ = new QSlider(Qt::Horizontal, this);
     scrub_->setRange(0, 0);
     connect(scrub_, &QSlider::valueChanged, this, [this](int v) {
-        if (static_cast<std::uint64_t>(v) != position()) player_.seek(static_cast<std::uint64_t>(v));
+        if (static_cast<std::uint64_t>(v) != position())
+            player_.seek(static_cast<std::uint64_t>(v));
     });
     positionLabel_ = new QLabel(this);
-    positionLabel_->setMinimumWidth(positionLabel_->fontMetrics().horizontalAdvance(QStringLiteral("event 0000000 / 0000000 · step 0000")));
+    positionLabel_->setMinimumWidth(positionLabel_->fontMetrics().horizontalAdvance(
+        QStringLiteral("event 0000000 / 0000000 · step 0000")));
     speedSlider_ = new QSlider(Qt::Horizontal, this);
     speedSlider_->setRange(static_cast<int>(std::lround(std::log10(kMinSpeed) * kSpeedTicks)),
                            static_cast<int>(std::lround(std::log10(kMaxSpeed) * kSpeedTicks)));
     speedSlider_->setValue(0);
     speedSlider_->setFixedWidth(140);
-    connect(speedSlider_, &QSlider::valueChanged, this, [this](int v) { setSpeed(std::pow(10.0, v / double(kSpeedTicks))); });
+    connect(speedSlider_, &QSlider::valueChanged, this,
+            [this](int v) { setSpeed(std::pow(10.0, v / double(kSpeedTicks))); });
     speedLabel_ = new QLabel(this);
-    speedLabel_->setMinimumWidth(speedLabel_->fontMetrics().horizontalAdvance(QStringLiteral("speed 100×")));
+    speedLabel_->setMinimumWidth(
+        speedLabel_->fontMetrics().horizontalAdvance(QStringLiteral("speed 100×")));
     bottom->addWidget(scrub_, 1);
     bottom->addWidget(positionLabel_);
     bottom->addSpacing(8);
@@ -122,9 +140,13 @@ QToolButton* PlaybackBar::navButton(replay::NavTarget target, bool forward) {
     return b;
 }
 
-QString PlaybackBar::positionText() const { return positionLabel_->text(); }
+QString PlaybackBar::positionText() const {
+    return positionLabel_->text();
+}
 
-std::uint64_t PlaybackBar::position() const { return player_.cursor().index(); }
+std::uint64_t PlaybackBar::position() const {
+    return player_.cursor().index();
+}
 
 void PlaybackBar::refresh() {
     const QSignalBlocker block(scrub_);
@@ -149,14 +171,19 @@ void PlaybackBar::catchUp() {
     if (!player_.isPlaying()) player_.play();
 }
 
-bool PlaybackBar::followsLive() const { return followLive_->isChecked(); }
-void PlaybackBar::setFollowLive(bool follow) { followLive_->setChecked(follow); }
+bool PlaybackBar::followsLive() const {
+    return followLive_->isChecked();
+}
+void PlaybackBar::setFollowLive(bool follow) {
+    followLive_->setChecked(follow);
+}
 
 double PlaybackBar::baseSlowMotion() const {
     // The first complete step sets the pace (the first may include one-off allocations, but
     // its duration is the same order; a live run has at least one step before playing).
     for (std::size_t i = 0; i < model_.stepCount(); ++i)
-        if (model_.step(i).durationNs > 0) return ReplayPlayer::slowMotionFor(model_.step(i).durationNs);
+        if (model_.step(i).durationNs > 0)
+            return ReplayPlayer::slowMotionFor(model_.step(i).durationNs);
     return ReplayPlayer::slowMotionFor(0);
 }
 
@@ -172,8 +199,12 @@ void PlaybackBar::applySpeed() {
     speedLabel_->setText(tr("speed %1×").arg(speed_, 0, 'g', speed_ < 1 ? 2 : 3));
 }
 
-bool PlaybackBar::loops() const { return loop_->isChecked(); }
-void PlaybackBar::setLoop(bool loop) { loop_->setChecked(loop); }
+bool PlaybackBar::loops() const {
+    return loop_->isChecked();
+}
+void PlaybackBar::setLoop(bool loop) {
+    loop_->setChecked(loop);
+}
 
 void PlaybackBar::setFocusRank(int rank) {
     rank = std::clamp(rank, 0, std::max(model_.worldSize() - 1, 0));
@@ -186,7 +217,8 @@ void PlaybackBar::setFocusRank(int rank) {
 
 void PlaybackBar::go(replay::NavTarget target, bool forward) {
     const std::uint64_t k = position();
-    const std::uint64_t to = forward ? replay::nextTarget(model_, k, target, focusRank_) : replay::previousTarget(model_, k, target, focusRank_);
+    const std::uint64_t to = forward ? replay::nextTarget(model_, k, target, focusRank_)
+                                     : replay::previousTarget(model_, k, target, focusRank_);
     player_.pause(); // stepping is a paused activity: the frame shown is the one asked for
     player_.seek(to);
 }
@@ -199,11 +231,14 @@ void PlaybackBar::onPosition(std::uint64_t index) {
     }
     {
         const QSignalBlocker block(scrub_);
-        if (static_cast<std::uint64_t>(scrub_->maximum()) < n) scrub_->setMaximum(static_cast<int>(std::min<std::uint64_t>(n, INT32_MAX)));
+        if (static_cast<std::uint64_t>(scrub_->maximum()) < n)
+            scrub_->setMaximum(static_cast<int>(std::min<std::uint64_t>(n, INT32_MAX)));
         scrub_->setValue(static_cast<int>(std::min<std::uint64_t>(index, INT32_MAX)));
     }
     QString step;
-    if (model_.stepCount() > 0 && n > 0) step = tr(" · step %1").arg(displayStep(model_.step(model_.stepIndexOf(std::min(index, n - 1))).step));
+    if (model_.stepCount() > 0 && n > 0)
+        step = tr(" · step %1")
+                   .arg(displayStep(model_.step(model_.stepIndexOf(std::min(index, n - 1))).step));
     positionLabel_->setText(tr("event %1 / %2").arg(index).arg(n) + step);
 }
 
@@ -215,16 +250,36 @@ void PlaybackBar::onPlaying(bool playing) {
 void PlaybackBar::keyPressEvent(QKeyEvent* e) {
     const bool shift = e->modifiers() & Qt::ShiftModifier;
     const bool ctrl = e->modifiers() & Qt::ControlModifier;
-    const replay::NavTarget arrowTarget = ctrl ? replay::NavTarget::Phase : (shift ? replay::NavTarget::Unit : replay::NavTarget::Event);
+    const replay::NavTarget arrowTarget =
+        ctrl ? replay::NavTarget::Phase
+             : (shift ? replay::NavTarget::Unit : replay::NavTarget::Event);
     switch (e->key()) {
-    case Qt::Key_Space: player_.isPlaying() ? player_.pause() : player_.play(); break;
-    case Qt::Key_Left: go(arrowTarget, false); break;
-    case Qt::Key_Right: go(arrowTarget, true); break;
-    case Qt::Key_PageUp: go(replay::NavTarget::Step, false); break;
-    case Qt::Key_PageDown: go(replay::NavTarget::Step, true); break;
-    case Qt::Key_Home: player_.pause(); player_.seek(0); break;
-    case Qt::Key_End: player_.pause(); player_.seek(model_.eventCount()); break;
-    default: QWidget::keyPressEvent(e); return;
+    case Qt::Key_Space:
+        player_.isPlaying() ? player_.pause() : player_.play();
+        break;
+    case Qt::Key_Left:
+        go(arrowTarget, false);
+        break;
+    case Qt::Key_Right:
+        go(arrowTarget, true);
+        break;
+    case Qt::Key_PageUp:
+        go(replay::NavTarget::Step, false);
+        break;
+    case Qt::Key_PageDown:
+        go(replay::NavTarget::Step, true);
+        break;
+    case Qt::Key_Home:
+        player_.pause();
+        player_.seek(0);
+        break;
+    case Qt::Key_End:
+        player_.pause();
+        player_.seek(model_.eventCount());
+        break;
+    default:
+        QWidget::keyPressEvent(e);
+        return;
     }
     e->accept();
 }
@@ -242,14 +297,17 @@ void PlaybackBar::retranslateUi() {
     onPlaying(player_.isPlaying());
     play_->setToolTip(tr("Play or pause the replay (Space)"));
     rankLabel_->setText(tr("focus rank"));
-    rank_->setToolTip(tr("Unit and phase steps follow this rank (ranks reach each boundary at slightly different times)"));
+    rank_->setToolTip(tr("Unit and phase steps follow this rank (ranks reach each boundary at "
+                         "slightly different times)"));
     followLive_->setText(tr("Follow live"));
-    followLive_->setToolTip(tr("Keep up with the running job: jump to each new step as it arrives and play it"));
+    followLive_->setToolTip(
+        tr("Keep up with the running job: jump to each new step as it arrives and play it"));
     loop_->setText(tr("Loop"));
     loop_->setToolTip(tr("Start again from the beginning when the replay reaches the end"));
     scrub_->setToolTip(tr("Drag to scrub through every event of the run"));
-    speedSlider_->setToolTip(tr("Replay speed, 0.1× to 100× of the default pace (one step in about %1 s)")
-                                 .arg(ReplayPlayer::kTargetStepSeconds));
+    speedSlider_->setToolTip(
+        tr("Replay speed, 0.1× to 100× of the default pace (one step in about %1 s)")
+            .arg(ReplayPlayer::kTargetStepSeconds));
     applySpeed();
     onPosition(position());
 }

@@ -8,9 +8,9 @@
 //
 // Keys (when the bar or a child has focus): Space play/pause; ←/→ event; Shift+←/→ unit;
 // Ctrl+←/→ phase; PgUp/PgDn step; Home/End start/end.
-#include <QWidget>
-
 #include "replay/playback_nav.h"
+
+#include <QWidget>
 
 class QCheckBox;
 class QLabel;

@@ -1,12 +1,12 @@
 #include "playback/replay_page.h"
 
-#include <QSplitter>
-#include <QVBoxLayout>
-
 #include "playback/explain_panel.h"
 #include "playback/playback_bar.h"
 #include "playback/replay_player.h"
 #include "run/run_document.h"
+
+#include <QSplitter>
+#include <QVBoxLayout>
 
 namespace shardscope::widgets {
 

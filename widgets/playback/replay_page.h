@@ -22,8 +22,8 @@ public:
     QWidget* exportTarget() const { return view_; } // File → Export current view
 
 protected:
-    virtual void resetView() = 0;  // a new run or recording: re-read the model
-    virtual void growView() = 0;   // steps appended
+    virtual void resetView() = 0; // a new run or recording: re-read the model
+    virtual void growView() = 0;  // steps appended
     virtual void moveView(std::uint64_t index) = 0;
     void connectAll();
 

@@ -4,7 +4,8 @@
 
 namespace shardscope::widgets {
 
-ReplayPlayer::ReplayPlayer(const replay::ReplayModel& model, QObject* parent) : QObject(parent), model_(model), cursor_(model) {
+ReplayPlayer::ReplayPlayer(const replay::ReplayModel& model, QObject* parent)
+    : QObject(parent), model_(model), cursor_(model) {
     timer_.setInterval(16); // ~60 frames per second
     timer_.setTimerType(Qt::PreciseTimer);
     connect(&timer_, &QTimer::timeout, this, &ReplayPlayer::tick);
@@ -19,7 +20,8 @@ void ReplayPlayer::reset() {
 
 void ReplayPlayer::play() {
     if (isPlaying()) return;
-    if (model_.eventCount() > 0 && cursor_.index() >= model_.eventCount()) seek(0); // replay from the start
+    if (model_.eventCount() > 0 && cursor_.index() >= model_.eventCount())
+        seek(0); // replay from the start
     wall_.start();
     timer_.start();
     Q_EMIT playingChanged(true);
@@ -37,11 +39,14 @@ void ReplayPlayer::seek(std::uint64_t index) {
     moveCursor(index);
 }
 
-void ReplayPlayer::setSlowMotion(double factor) { slowMotion_ = std::clamp(factor, kMinSlowMotion, kMaxSlowMotion); }
+void ReplayPlayer::setSlowMotion(double factor) {
+    slowMotion_ = std::clamp(factor, kMinSlowMotion, kMaxSlowMotion);
+}
 
 double ReplayPlayer::slowMotionFor(std::uint64_t stepNs) {
     if (stepNs == 0) return 1000;
-    return std::clamp(kTargetStepSeconds * 1e9 / static_cast<double>(stepNs), kMinSlowMotion, kMaxSlowMotion);
+    return std::clamp(kTargetStepSeconds * 1e9 / static_cast<double>(stepNs), kMinSlowMotion,
+                      kMaxSlowMotion);
 }
 
 void ReplayPlayer::tick() {

@@ -2,11 +2,11 @@
 // Plays a ReplayModel in slow motion: a frame timer advances a replay clock by wall time ÷ the
 // slow-motion factor, and the cursor follows to the last event at or before that clock. While
 // a live run streams in, the player waits at the end for more steps instead of stopping.
+#include "replay/replay_model.h"
+
 #include <QElapsedTimer>
 #include <QObject>
 #include <QTimer>
-
-#include "replay/replay_model.h"
 
 namespace shardscope::widgets {
 

@@ -1,5 +1,9 @@
 #include "ranks/rank_ledger_view.h"
 
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+#include "common/run_labels.h"
+
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -8,15 +12,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/byte_format.h"
-#include "common/category_palette.h"
-#include "common/run_labels.h"
-
 namespace shardscope::widgets {
 
 struct RankLedgerView::Geometry {
     QRect legend;
-    QRect plot;     // bars live here
+    QRect plot; // bars live here
     int columnWidth = 0;
     int barWidth = 0;
     int stripHeight = 0; // unit strip under each bar
@@ -24,10 +24,12 @@ struct RankLedgerView::Geometry {
     QRect failureBand;   // the failure's text, above the plot and its peak labels (empty: none)
     int ranks = 0;
     bool compact = false;
-    int tiers = 1;       // bars per column (device, then host / NVMe when offloaded)
-    int bracket = 0;     // room right of each tier bar for the theory's bracket
-    int tierNames = 0;   // height of the tier names' row under the bars (0: not drawn)
-    QRect column(int rank) const { return {plot.left() + rank * columnWidth, plot.top(), columnWidth, plot.height()}; }
+    int tiers = 1;     // bars per column (device, then host / NVMe when offloaded)
+    int bracket = 0;   // room right of each tier bar for the theory's bracket
+    int tierNames = 0; // height of the tier names' row under the bars (0: not drawn)
+    QRect column(int rank) const {
+        return {plot.left() + rank * columnWidth, plot.top(), columnWidth, plot.height()};
+    }
     QRect bar(int rank) const { return tierBar(rank, 0); }
     // Device bars weigh 3, the others 2: the device is the tier the lesson is about.
     QRect tierBar(int rank, int slot) const {
@@ -38,7 +40,8 @@ struct RankLedgerView::Geometry {
         const int usable = barWidth - gap * (tiers - 1) - bracket;
         const int unit = std::max(1, usable / weights);
         int x = c.center().x() - barWidth / 2;
-        for (int i = 0; i < slot; ++i) x += (i == 0 ? 3 : 2) * unit + gap;
+        for (int i = 0; i < slot; ++i)
+            x += (i == 0 ? 3 : 2) * unit + gap;
         return {x, c.top(), (slot == 0 ? 3 : 2) * unit, c.height()};
     }
 };
@@ -46,7 +49,7 @@ struct RankLedgerView::Geometry {
 namespace {
 
 constexpr int kAxisWidth = 64;
-constexpr int kGuideWidth = 104; // right of the columns: labels of the theory and capacity lines
+constexpr int kGuideWidth = 104;   // right of the columns: labels of the theory and capacity lines
 constexpr double kSmoothing = 0.3; // fraction of the remaining distance covered per frame
 
 } // namespace
@@ -72,7 +75,8 @@ void RankLedgerView::updateTiers() {
     std::vector<Tier> tiers{Tier::Device};
     for (Tier t : {Tier::Host, Tier::Nvme}) {
         bool used = theory_ && (theory_->modelStates.tier(t) > 0 || theory_->peak[index(t)] > 0);
-        for (const replay::RankState& s : state_) used = used || s.peakByTier[index(t)] > 0;
+        for (const replay::RankState& s : state_)
+            used = used || s.peakByTier[index(t)] > 0;
         if (used) tiers.push_back(t);
     }
     tiers_ = std::move(tiers);
@@ -97,7 +101,8 @@ std::optional<int> RankLedgerView::capacityY() const {
 std::uint64_t RankLedgerView::theoryTallest() const {
     std::uint64_t tallest = info_ ? info_->predictedPeakBytes : 0;
     if (theory_)
-        for (std::uint64_t b : theory_->peak) tallest = std::max(tallest, b);
+        for (std::uint64_t b : theory_->peak)
+            tallest = std::max(tallest, b);
     return tallest;
 }
 
@@ -137,7 +142,8 @@ void RankLedgerView::setFailure(std::optional<replay::FailureInfo> failure) {
 void RankLedgerView::settle() {
     for (std::size_t r = 0; r < state_.size() && r < shown_.size(); ++r)
         for (Category c : kAllCategories)
-            for (Tier t : kAllTiers) shown_[r][index(c)][index(t)] = static_cast<double>(state_[r].live.at(c, t));
+            for (Tier t : kAllTiers)
+                shown_[r][index(c)][index(t)] = static_cast<double>(state_[r].live.at(c, t));
     frame_.stop();
     update();
 }
@@ -151,8 +157,10 @@ void RankLedgerView::animate() {
                 double& v = shown_[r][index(c)][index(t)];
                 const auto target = static_cast<double>(state_[r].live.at(c, t));
                 v += (target - v) * kSmoothing;
-                if (std::abs(target - v) > epsilon) moving = true;
-                else v = target;
+                if (std::abs(target - v) > epsilon)
+                    moving = true;
+                else
+                    v = target;
             }
         }
     }
@@ -160,22 +168,28 @@ void RankLedgerView::animate() {
     update();
 }
 
-bool RankLedgerView::isCompact() const { return static_cast<int>(state_.size()) > kCompactAbove; }
+bool RankLedgerView::isCompact() const {
+    return static_cast<int>(state_.size()) > kCompactAbove;
+}
 
 // The categories, then (split by tier) one key per off-device tier and the theory's bracket.
 int RankLedgerView::legendItemCount() const {
-    return static_cast<int>(kCategoryCount) + (tiers_.size() > 1 ? static_cast<int>(tiers_.size()) : 0);
+    return static_cast<int>(kCategoryCount) +
+           (tiers_.size() > 1 ? static_cast<int>(tiers_.size()) : 0);
 }
 
 // As wide as the longest category name needs: more keys per row leave the bars more height.
 int RankLedgerView::legendItemWidth() const {
     const QFontMetrics fm(font());
     int widest = 0;
-    for (Category c : kAllCategories) widest = std::max(widest, fm.horizontalAdvance(categoryLabel(c)));
+    for (Category c : kAllCategories)
+        widest = std::max(widest, fm.horizontalAdvance(categoryLabel(c)));
     return std::min(170, widest + 24);
 }
 
-QRect RankLedgerView::plotArea() const { return geometry().plot; }
+QRect RankLedgerView::plotArea() const {
+    return geometry().plot;
+}
 
 RankLedgerView::Geometry RankLedgerView::geometry() const {
     Geometry g;
@@ -193,7 +207,8 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
     const int textHeight = (g.compact ? fm.height() + 2 : 2 * fm.height() + 4) + fm.height() / 3;
     // Tier names get a row under the bars where the bars can spare it; otherwise they sit at
     // the top of each off-device slot.
-    if (g.tiers > 1 && !g.compact && height() - textHeight - g.stripHeight - g.legend.bottom() - 3 * fm.height() > 200)
+    if (g.tiers > 1 && !g.compact &&
+        height() - textHeight - g.stripHeight - g.legend.bottom() - 3 * fm.height() > 200)
         g.tierNames = fm.height();
     g.stripHeight += g.tierNames;
     const int bottom = height() - 4 - textHeight - g.stripHeight - 4;
@@ -203,7 +218,9 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
         QFont bold = font();
         bold.setBold(true);
         const QRect area(kAxisWidth, top, std::max(40, width() - kAxisWidth - 8), 1000);
-        const int h = QFontMetrics(bold).boundingRect(area, Qt::AlignHCenter | Qt::TextWordWrap, failure).height();
+        const int h = QFontMetrics(bold)
+                          .boundingRect(area, Qt::AlignHCenter | Qt::TextWordWrap, failure)
+                          .height();
         g.failureBand = QRect(area.left(), top, area.width(), h);
         top += h + 4;
     }
@@ -211,7 +228,8 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
     g.plot = QRect(kAxisWidth, top, width() - kAxisWidth - kGuideWidth, std::max(20, bottom - top));
     g.columnWidth = std::max(1, g.plot.width() / g.ranks);
     g.barWidth = g.tiers == 1 ? std::max(2, std::min(110, g.columnWidth * 3 / 5))
-                              : std::max(3 * g.tiers, std::min(110 + 70 * (g.tiers - 1), g.columnWidth * 4 / 5));
+                              : std::max(3 * g.tiers,
+                                         std::min(110 + 70 * (g.tiers - 1), g.columnWidth * 4 / 5));
     g.textTop = g.plot.bottom() + g.stripHeight + 6;
     return g;
 }
@@ -229,11 +247,13 @@ void RankLedgerView::paintEvent(QPaintEvent*) {
     if (state_.empty()) {
         p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(g.plot, Qt::AlignCenter | Qt::TextWordWrap,
-                   tr("No run yet. Press Run to train real sharded steps, or open a recording (.sstrace)."));
+                   tr("No run yet. Press Run to train real sharded steps, or open a recording "
+                      "(.sstrace)."));
         return;
     }
     paintAxis(p, g);
-    for (int r = 0; r < g.ranks; ++r) paintColumn(p, g, r);
+    for (int r = 0; r < g.ranks; ++r)
+        paintColumn(p, g, r);
     paintGuides(p, g);
     paintTensorGroups(p, g);
 }
@@ -247,14 +267,17 @@ void RankLedgerView::paintTensorGroups(QPainter& p, const Geometry& g) const {
     const QColor violet(0x7b, 0x3f, 0xb5);
     for (int k = 0; k < g.ranks / t; ++k) {
         const QRect first = g.column(k * t), last = g.column(k * t + t - 1);
-        const QRect frame(first.left() + 2, g.plot.top() - fm.height(), last.right() - first.left() - 3,
+        const QRect frame(first.left() + 2, g.plot.top() - fm.height(),
+                          last.right() - first.left() - 3,
                           g.textTop - g.plot.top() + fm.height() + 2);
         p.setPen(QPen(violet, 1.5, Qt::DashLine));
         p.setBrush(Qt::NoBrush);
         p.drawRoundedRect(frame, 4, 4);
         p.setPen(violet);
-        p.drawText(QRect(frame.left() + 4, frame.top(), frame.width() - 8, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(tr("TP group %1 (DP rank %1)").arg(k), Qt::ElideRight, frame.width() - 8));
+        p.drawText(QRect(frame.left() + 4, frame.top(), frame.width() - 8, fm.height()),
+                   Qt::AlignLeft | Qt::AlignVCenter,
+                   fm.elidedText(tr("TP group %1 (DP rank %1)").arg(k), Qt::ElideRight,
+                                 frame.width() - 8));
     }
 }
 
@@ -264,11 +287,13 @@ void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
     const int perRow = std::max(1, area.width() / itemWidth);
     const auto& order = categoryStackOrder();
     auto itemAt = [&](int i) {
-        return QRect(area.left() + (i % perRow) * itemWidth, area.top() + (i / perRow) * (fm.height() + 2), itemWidth, fm.height());
+        return QRect(area.left() + (i % perRow) * itemWidth,
+                     area.top() + (i / perRow) * (fm.height() + 2), itemWidth, fm.height());
     };
     for (std::size_t i = 0; i < order.size(); ++i) {
         const QRect item = itemAt(static_cast<int>(i));
-        p.fillRect(QRect(item.left(), item.top() + 2, 12, fm.height() - 4), categoryColor(order[i]));
+        p.fillRect(QRect(item.left(), item.top() + 2, 12, fm.height() - 4),
+                   categoryColor(order[i]));
         p.setPen(palette().color(QPalette::Text));
         p.drawText(item.adjusted(16, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
                    fm.elidedText(categoryLabel(order[i]), Qt::ElideRight, itemWidth - 20));
@@ -309,13 +334,15 @@ void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
         {QColor(), tr("computing")}};
     for (const auto& [colour, text] : keys) {
         const QRect box(x, y + 2, 16, fm.height() - 4);
-        if (colour.isValid()) p.fillRect(box, colour);
+        if (colour.isValid())
+            p.fillRect(box, colour);
         else {
             p.setPen(QPen(neutralColor(0x20), 2));
             p.drawRect(box.adjusted(1, 1, -1, -1));
         }
         p.setPen(palette().color(QPalette::Text));
-        p.drawText(QRect(x + 20, y, fm.horizontalAdvance(text) + 4, fm.height()), Qt::AlignVCenter, text);
+        p.drawText(QRect(x + 20, y, fm.horizontalAdvance(text) + 4, fm.height()), Qt::AlignVCenter,
+                   text);
         x += 20 + fm.horizontalAdvance(text) + 16;
     }
 }
@@ -330,7 +357,8 @@ void RankLedgerView::paintAxis(QPainter& p, const Geometry& g) const {
         p.setPen(QPen(palette().color(QPalette::Midlight), 1, Qt::DotLine));
         if (i > 0) p.drawLine(g.plot.left(), y, g.plot.right(), y);
         p.setPen(palette().color(QPalette::Text));
-        p.drawText(QRect(0, y - fm.height() / 2, kAxisWidth - 6, fm.height()), Qt::AlignRight | Qt::AlignVCenter, formatDecimal(bytes));
+        p.drawText(QRect(0, y - fm.height() / 2, kAxisWidth - 6, fm.height()),
+                   Qt::AlignRight | Qt::AlignVCenter, formatDecimal(bytes));
     }
 }
 
@@ -341,7 +369,8 @@ void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const
     const QRect bar = g.bar(rank);
     const bool failed = failure_ && failure_->rank == rank;
     if (failed) p.fillRect(column.adjusted(1, 0, -1, 0), QColor(255, 226, 226));
-    for (std::size_t slot = 0; slot < tiers_.size(); ++slot) paintTierBar(p, g, rank, slot);
+    for (std::size_t slot = 0; slot < tiers_.size(); ++slot)
+        paintTierBar(p, g, rank, slot);
     // The rank's device peak so far: a dark tick across the bar (without offload: its peak).
     const std::uint64_t devicePeak = s.peakByTier[index(Tier::Device)];
     const int peakY = yFor(g, static_cast<double>(devicePeak));
@@ -349,24 +378,34 @@ void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const
     p.drawLine(bar.left() - 3, peakY, bar.right() + 3, peakY);
     const QFontMetrics fm(font());
     if (!g.compact)
-        p.drawText(QRect(column.left(), peakY - fm.height() - 1, column.width(), fm.height()), Qt::AlignHCenter | Qt::AlignBottom,
+        p.drawText(QRect(column.left(), peakY - fm.height() - 1, column.width(), fm.height()),
+                   Qt::AlignHCenter | Qt::AlignBottom,
                    tr("peak %1").arg(formatDecimal(static_cast<double>(devicePeak))));
     if (failed) {
         p.setPen(QPen(alertColor(), 2));
         p.drawRect(column.adjusted(1, 0, -2, 0));
     }
-    paintUnits(p, QRect(bar.left(), g.plot.bottom() + 3, bar.width(), g.stripHeight - g.tierNames), s);
+    paintUnits(p, QRect(bar.left(), g.plot.bottom() + 3, bar.width(), g.stripHeight - g.tierNames),
+               s);
     p.setPen(failed ? alertColor() : palette().color(QPalette::Text));
-    const int every = g.compact ? std::max(1, (fm.horizontalAdvance(QStringLiteral("63")) + 6) / std::max(1, g.columnWidth) + 1) : 1;
+    const int every = g.compact ? std::max(1, (fm.horizontalAdvance(QStringLiteral("63")) + 6) /
+                                                      std::max(1, g.columnWidth) +
+                                                  1)
+                                : 1;
     if (rank % every != 0) return;
-    const QString label = g.compact ? QString::number(rank)
-                                    : tr("rank %1 · %2").arg(rank).arg(formatDecimal(static_cast<double>(s.liveTotal)));
+    const QString label =
+        g.compact
+            ? QString::number(rank)
+            : tr("rank %1 · %2").arg(rank).arg(formatDecimal(static_cast<double>(s.liveTotal)));
     // TextDontClip: a CJK fallback glyph is taller than the Latin font's height.
-    p.drawText(QRect(column.left() - (g.compact ? 10 : 0), g.textTop, column.width() + (g.compact ? 20 : 0), fm.height()),
-               Qt::AlignHCenter | Qt::TextDontClip, fm.elidedText(label, Qt::ElideRight, column.width() + (g.compact ? 20 : 0)));
+    p.drawText(QRect(column.left() - (g.compact ? 10 : 0), g.textTop,
+                     column.width() + (g.compact ? 20 : 0), fm.height()),
+               Qt::AlignHCenter | Qt::TextDontClip,
+               fm.elidedText(label, Qt::ElideRight, column.width() + (g.compact ? 20 : 0)));
     if (!g.compact) {
         p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(QRect(column.left(), g.textTop + fm.height() + 2, column.width(), fm.height()), Qt::AlignHCenter | Qt::TextDontClip,
+        p.drawText(QRect(column.left(), g.textTop + fm.height() + 2, column.width(), fm.height()),
+                   Qt::AlignHCenter | Qt::TextDontClip,
                    fm.elidedText(activityText(s), Qt::ElideRight, column.width()));
     }
 }
@@ -374,7 +413,8 @@ void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const
 // One tier's bar of a column: its categories stacked; split by tier, also the tier's slot (a
 // tint), its name, its own peak tick, the theory's model states (a bracket beside it) and, off
 // the device, the theory's peak of that tier (a dotted tick).
-void RankLedgerView::paintTierBar(QPainter& p, const Geometry& g, int rank, std::size_t slot) const {
+void RankLedgerView::paintTierBar(QPainter& p, const Geometry& g, int rank,
+                                  std::size_t slot) const {
     const auto r = static_cast<std::size_t>(rank);
     const Tier t = tiers_[slot];
     const QRect bar = g.tierBar(rank, static_cast<int>(slot));
@@ -414,29 +454,35 @@ void RankLedgerView::paintTierBar(QPainter& p, const Geometry& g, int rank, std:
         }
     }
     // Too narrow for its name, a slot goes without (the legend's tint says which it is).
-    if (g.tierNames == 0 && t != Tier::Device && !g.compact && QFontMetrics(font()).horizontalAdvance(tierLabel(t)) <= bar.width()) {
+    if (g.tierNames == 0 && t != Tier::Device && !g.compact &&
+        QFontMetrics(font()).horizontalAdvance(tierLabel(t)) <= bar.width()) {
         const QFontMetrics fm(font());
         p.setPen(tierColor(Tier::Device));
-        p.drawText(QRect(bar.left(), bar.top() + 2, bar.width(), fm.height()), Qt::AlignHCenter | Qt::AlignTop,
+        p.drawText(QRect(bar.left(), bar.top() + 2, bar.width(), fm.height()),
+                   Qt::AlignHCenter | Qt::AlignTop,
                    fm.elidedText(tierLabel(t), Qt::ElideRight, bar.width()));
     }
     if (g.tierNames > 0) {
         const QFontMetrics fm(font());
         p.setPen(tierColor(Tier::Device));
-        const QRect name(bar.left() - 4, g.plot.bottom() + 3 + g.stripHeight - g.tierNames, bar.width() + 8 + g.bracket, g.tierNames);
-        p.drawText(name, Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextDontClip, fm.elidedText(tierLabel(t), Qt::ElideRight, name.width()));
+        const QRect name(bar.left() - 4, g.plot.bottom() + 3 + g.stripHeight - g.tierNames,
+                         bar.width() + 8 + g.bracket, g.tierNames);
+        p.drawText(name, Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextDontClip,
+                   fm.elidedText(tierLabel(t), Qt::ElideRight, name.width()));
     }
 }
 
 // One cell per unit: dark = only this rank's shard is here, light = the full unit is gathered
 // (param_full live), outlined = computing now.
 void RankLedgerView::paintUnits(QPainter& p, const QRect& strip, const replay::RankState& s) const {
-    const int units = info_ ? static_cast<int>(std::min(info_->units.size(), replay::kTrackedUnits)) : 0;
+    const int units =
+        info_ ? static_cast<int>(std::min(info_->units.size(), replay::kTrackedUnits)) : 0;
     if (units == 0 || strip.width() < units) return;
     const double w = static_cast<double>(strip.width()) / units;
     for (int u = 0; u < units; ++u) {
         const QRectF cell(strip.left() + u * w, strip.top(), w - (w > 4 ? 1 : 0), strip.height());
-        p.fillRect(cell, s.isGathered(u) ? categoryColor(Category::ParamFull) : categoryColor(Category::ParamShard));
+        p.fillRect(cell, s.isGathered(u) ? categoryColor(Category::ParamFull)
+                                         : categoryColor(Category::ParamShard));
         if (s.computeUnit == u) {
             p.setPen(QPen(neutralColor(0x20), 2));
             p.drawRect(cell.adjusted(1, 1, -1, -1));
@@ -455,7 +501,8 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
         QString text;
     };
     std::vector<Label> labels;
-    auto guide = [&](std::uint64_t bytes, const QColor& colour, Qt::PenStyle style, const QString& name) {
+    auto guide = [&](std::uint64_t bytes, const QColor& colour, Qt::PenStyle style,
+                     const QString& name) {
         const int y = yFor(g, static_cast<double>(bytes));
         p.setPen(QPen(colour, 1.5, style));
         if (g.tiers == 1) {
@@ -469,18 +516,23 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
         }
         const QString text = name + QLatin1Char('\n') + formatDecimal(static_cast<double>(bytes));
         const int w = kGuideWidth - 10;
-        const int h = fm.boundingRect(QRect(0, 0, w, 1000), Qt::AlignLeft | Qt::TextWordWrap, text).height();
+        const int h =
+            fm.boundingRect(QRect(0, 0, w, 1000), Qt::AlignLeft | Qt::TextWordWrap, text).height();
         labels.push_back({QRect(g.plot.right() + 8, y - h / 2, w, h), colour, text});
     };
     if (info_ && info_->predictedPeakBytes > 0)
-        guide(info_->predictedPeakBytes, neutralColor(0x55), Qt::DotLine, g.tiers == 1 ? tr("theory: peak") : tr("theory: device peak"));
+        guide(info_->predictedPeakBytes, neutralColor(0x55), Qt::DotLine,
+              g.tiers == 1 ? tr("theory: peak") : tr("theory: device peak"));
     if (info_ && info_->capacityBytes)
-        guide(*info_->capacityBytes, alertColor(), Qt::DashLine, g.tiers == 1 ? tr("capacity") : tr("device capacity"));
+        guide(*info_->capacityBytes, alertColor(), Qt::DashLine,
+              g.tiers == 1 ? tr("capacity") : tr("device capacity"));
     // Close lines (a budget just above the predicted peak) must not print their labels over
     // each other: the lower label moves down below the upper one.
-    std::sort(labels.begin(), labels.end(), [](const Label& a, const Label& b) { return a.rect.top() < b.rect.top(); });
+    std::sort(labels.begin(), labels.end(),
+              [](const Label& a, const Label& b) { return a.rect.top() < b.rect.top(); });
     for (std::size_t i = 1; i < labels.size(); ++i)
-        if (labels[i].rect.top() <= labels[i - 1].rect.bottom() + 2) labels[i].rect.moveTop(labels[i - 1].rect.bottom() + 3);
+        if (labels[i].rect.top() <= labels[i - 1].rect.bottom() + 2)
+            labels[i].rect.moveTop(labels[i - 1].rect.bottom() + 3);
     for (const Label& l : labels) {
         p.setPen(l.colour);
         p.drawText(l.rect, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, l.text);
@@ -490,7 +542,8 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
         QFont bold = font();
         bold.setBold(true);
         p.setFont(bold);
-        p.drawText(g.failureBand, Qt::AlignTop | Qt::AlignHCenter | Qt::TextWordWrap, failureText());
+        p.drawText(g.failureBand, Qt::AlignTop | Qt::AlignHCenter | Qt::TextWordWrap,
+                   failureText());
         p.setFont(font());
     }
 }
@@ -498,16 +551,24 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
 QString RankLedgerView::failureText() const {
     if (!failure_) return {};
     const QString message = QString::fromStdString(failure_->message);
-    return failure_->rank >= 0 ? tr("Rank %1 failed %2: %3").arg(failure_->rank).arg(failureWhen(failure_->step)).arg(message)
+    return failure_->rank >= 0 ? tr("Rank %1 failed %2: %3")
+                                     .arg(failure_->rank)
+                                     .arg(failureWhen(failure_->step))
+                                     .arg(message)
                                : tr("The launcher failed: %1").arg(message);
 }
 
 QString RankLedgerView::activityText(const replay::RankState& s) const {
-    auto unit = [this](std::int32_t u) { return info_ ? QString::fromStdString(info_->unitName(u)) : QString::number(u); };
+    auto unit = [this](std::int32_t u) {
+        return info_ ? QString::fromStdString(info_->unitName(u)) : QString::number(u);
+    };
     if (s.collective != CollectiveOp::None)
-        return s.collectiveUnit >= 0 ? tr("%1 %2").arg(collectiveLabel(s.collective), unit(s.collectiveUnit)) : collectiveLabel(s.collective);
+        return s.collectiveUnit >= 0
+                   ? tr("%1 %2").arg(collectiveLabel(s.collective), unit(s.collectiveUnit))
+                   : collectiveLabel(s.collective);
     if (s.phase != Phase::None)
-        return s.computeUnit >= 0 ? tr("%1 %2").arg(phaseLabel(s.phase), unit(s.computeUnit)) : phaseLabel(s.phase);
+        return s.computeUnit >= 0 ? tr("%1 %2").arg(phaseLabel(s.phase), unit(s.computeUnit))
+                                  : phaseLabel(s.phase);
     return {};
 }
 
@@ -520,30 +581,39 @@ int RankLedgerView::rankAt(QPoint pos) const {
 
 QString RankLedgerView::tooltipFor(int rank) const {
     const replay::RankState& s = state_[static_cast<std::size_t>(rank)];
-    QString html = tr("<b>Rank %1</b>: %2 live, peak %3").arg(rank).arg(formatBoth(static_cast<double>(s.liveTotal)),
-                                                                        formatBoth(static_cast<double>(s.peakTotal)));
+    QString html = tr("<b>Rank %1</b>: %2 live, peak %3")
+                       .arg(rank)
+                       .arg(formatBoth(static_cast<double>(s.liveTotal)),
+                            formatBoth(static_cast<double>(s.peakTotal)));
     for (auto it = categoryStackOrder().rbegin(); it != categoryStackOrder().rend(); ++it) {
         const std::uint64_t b = s.live.category(*it); // over the tiers; the split follows below
         if (b == 0) continue;
         const auto wire = categoryName(*it);
         html += QStringLiteral("<br><span style='color:%1'>■</span> %2 <i>(%3)</i>: %4")
                     .arg(categoryColor(*it).name(), categoryLabel(*it).toHtmlEscaped(),
-                         QString::fromLatin1(wire.data(), static_cast<qsizetype>(wire.size())), formatDecimal(static_cast<double>(b)));
+                         QString::fromLatin1(wire.data(), static_cast<qsizetype>(wire.size())),
+                         formatDecimal(static_cast<double>(b)));
     }
     if (tiers_.size() > 1) {
         for (Tier t : tiers_) {
             std::uint64_t states = 0;
             for (Category c : kAllCategories)
                 if (stateGroup(c) != StateGroup::Other) states += s.live.at(c, t);
-            QString line = tr("%1: %2 live, peak %3, model states %4")
-                               .arg(tierLabel(t), formatDecimal(static_cast<double>(s.live.tier(t))),
-                                    formatDecimal(static_cast<double>(s.peakByTier[index(t)])), formatDecimal(static_cast<double>(states)));
-            if (theory_) line += QLatin1Char(' ') + tr("(theory %1)").arg(formatDecimal(static_cast<double>(theory_->modelStates.tier(t))));
+            QString line =
+                tr("%1: %2 live, peak %3, model states %4")
+                    .arg(tierLabel(t), formatDecimal(static_cast<double>(s.live.tier(t))),
+                         formatDecimal(static_cast<double>(s.peakByTier[index(t)])),
+                         formatDecimal(static_cast<double>(states)));
+            if (theory_)
+                line += QLatin1Char(' ') +
+                        tr("(theory %1)")
+                            .arg(formatDecimal(static_cast<double>(theory_->modelStates.tier(t))));
             html += QStringLiteral("<br>") + line.toHtmlEscaped();
         }
     }
     const QString activity = activityText(s);
-    if (!activity.isEmpty()) html += QStringLiteral("<br>") + tr("Now: %1").arg(activity.toHtmlEscaped());
+    if (!activity.isEmpty())
+        html += QStringLiteral("<br>") + tr("Now: %1").arg(activity.toHtmlEscaped());
     return html;
 }
 
@@ -556,8 +626,10 @@ bool RankLedgerView::event(QEvent* e) {
     if (e->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(e);
         const int r = rankAt(help->pos());
-        if (r >= 0) QToolTip::showText(help->globalPos(), tooltipFor(r), this);
-        else QToolTip::hideText();
+        if (r >= 0)
+            QToolTip::showText(help->globalPos(), tooltipFor(r), this);
+        else
+            QToolTip::hideText();
         return true;
     }
     return QWidget::event(e);

@@ -7,12 +7,12 @@
 // A run with bytes on the host or NVMe tier (offload) splits each column into a bar per tier,
 // side by side: the capacity budget and the predicted peak are lines over the device bars only,
 // and each tier bar has the theory's model states for that tier as a bracket beside it.
+#include "ranks/tier_theory.h"
+#include "replay/run_data.h"
+
 #include <QTimer>
 #include <QWidget>
 #include <optional>
-
-#include "ranks/tier_theory.h"
-#include "replay/run_data.h"
 
 namespace shardscope::widgets {
 

@@ -1,5 +1,17 @@
 #include "ranks/ranks_page.h"
 
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+#include "common/palette_legend.h"
+#include "common/qcustomplot.h"
+#include "common/run_labels.h"
+#include "common/theory_names.h"
+#include "playback/replay_player.h"
+#include "ranks/rank_ledger_view.h"
+#include "ranks/run_theory_charts.h"
+#include "ranks/run_timeline_charts.h"
+#include "run/run_config_panel.h"
+
 #include <QAction>
 #include <QEvent>
 #include <QFileDialog>
@@ -19,18 +31,6 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
-
-#include "common/byte_format.h"
-#include "common/category_palette.h"
-#include "common/palette_legend.h"
-#include "common/qcustomplot.h"
-#include "common/run_labels.h"
-#include "common/theory_names.h"
-#include "playback/replay_player.h"
-#include "ranks/rank_ledger_view.h"
-#include "ranks/run_theory_charts.h"
-#include "ranks/run_timeline_charts.h"
-#include "run/run_config_panel.h"
 
 namespace shardscope::widgets {
 
@@ -69,7 +69,8 @@ RanksPage::RanksPage(RunDocument& document, QWidget* parent)
     connect(session_, &RunSession::finished, this, &RanksPage::onFinished);
     connect(player_, &ReplayPlayer::positionChanged, this, &RanksPage::onPosition);
     connect(player_, &ReplayPlayer::playingChanged, this, [this](bool playing) {
-        playButton_->setIcon(style()->standardIcon(playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+        playButton_->setIcon(
+            style()->standardIcon(playing ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
     });
     clockTimer_.setInterval(200);
     connect(&clockTimer_, &QTimer::timeout, this, &RanksPage::updateProgress);
@@ -81,7 +82,6 @@ RanksPage::RanksPage(RunDocument& document, QWidget* parent)
 }
 
 RanksPage::~RanksPage() = default;
-
 
 bool RanksPage::runConfigured() {
     if (session_->isActive()) return false;
@@ -98,7 +98,9 @@ bool RanksPage::runRequest(const RunRequest& request) {
     return runConfigured();
 }
 
-bool RanksPage::runDefault() { return runRequest(defaultRequest()); }
+bool RanksPage::runDefault() {
+    return runRequest(defaultRequest());
+}
 
 bool RanksPage::openRecording(const QString& path) {
     if (session_->isActive()) return false;
@@ -116,8 +118,9 @@ void RanksPage::stop() {
 
 void RanksPage::chooseRecording() {
     if (session_->isActive()) return;
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open a recording"), lastRecordingDir_,
-                                                      tr("ShardScope recordings (*.sstrace);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open a recording"), lastRecordingDir_,
+                                     tr("ShardScope recordings (*.sstrace);;All files (*)"));
     if (!path.isEmpty()) openRecording(path);
 }
 
@@ -141,10 +144,12 @@ void RanksPage::onStarted(bool live) {
     if (live) clockTimer_.start();
     const RunRequest request = config_->request();
     QString status = !live ? tr("Reading the recording…")
-                     : request.threads ? tr("Starting %1 ranks as threads of one process…").arg(request.ranks)
-                                       : tr("Starting %1 ranks…").arg(request.ranks);
+                     : request.threads
+                         ? tr("Starting %1 ranks as threads of one process…").arg(request.ranks)
+                         : tr("Starting %1 ranks…").arg(request.ranks);
     // A budget below the predicted peak was warned in the settings; the status repeats it.
-    if (live && !config_->capacityWarning().isEmpty()) status += QLatin1Char(' ') + config_->capacityWarning();
+    if (live && !config_->capacityWarning().isEmpty())
+        status += QLatin1Char(' ') + config_->capacityWarning();
     Q_EMIT statusMessage(status);
 }
 
@@ -160,7 +165,8 @@ void RanksPage::onRunInfo(const RunInfoPtr& info) {
     updateProgress();
     comparisonTimer_.start();
     if (session_->canStop())
-        Q_EMIT statusMessage(tr("Running on %n rank(s): step 1 of %1…", nullptr, info->worldSize).arg(plannedSteps_));
+        Q_EMIT statusMessage(tr("Running on %n rank(s): step 1 of %1…", nullptr, info->worldSize)
+                                 .arg(plannedSteps_));
 }
 
 // An opened recording's settings replace the previous run's in the panel (and with them the
@@ -171,7 +177,9 @@ void RanksPage::showRecordingSettings(const replay::RunInfo& info) {
         config_->setRequest(*request);
         settingsNote_.clear();
     } else {
-        settingsNote_ = tr("The opened recording's settings cannot be shown here: %1. These are the next run's.").arg(why);
+        settingsNote_ = tr("The opened recording's settings cannot be shown here: %1. These are "
+                           "the next run's.")
+                            .arg(why);
     }
     updateSettingsTitle();
 }
@@ -180,7 +188,8 @@ void RanksPage::onSteps(const StepListPtr& steps) {
     // The scale only grows, so bars never jump while a run streams in.
     // Each tier has its own bar: the tallest is the largest tier peak (the total without offload).
     for (const replay::RankState& s : steps->back()->endState)
-        for (std::uint64_t peak : s.peakByTier) scale_ = std::max(scale_, peak);
+        for (std::uint64_t peak : s.peakByTier)
+            scale_ = std::max(scale_, peak);
     view_->setScaleBytes(scale_ + scale_ / 10);
     if (!speedTouched_ && model_.stepCount() == steps->size()) {
         const QSignalBlocker block(speed_);
@@ -193,9 +202,13 @@ void RanksPage::onSteps(const StepListPtr& steps) {
     loss_->appendSteps(*steps);
     if (session_->canStop()) {
         const auto done = static_cast<std::int64_t>(model_.stepCount());
-        Q_EMIT statusMessage(plannedSteps_ > done ? tr("Running: step %1 of %2 finished, step %3 in progress…")
-                                                        .arg(done).arg(plannedSteps_).arg(done + 1)
-                                                  : tr("Running: step %1 of %2 finished").arg(done).arg(plannedSteps_));
+        Q_EMIT statusMessage(
+            plannedSteps_ > done
+                ? tr("Running: step %1 of %2 finished, step %3 in progress…")
+                      .arg(done)
+                      .arg(plannedSteps_)
+                      .arg(done + 1)
+                : tr("Running: step %1 of %2 finished").arg(done).arg(plannedSteps_));
     }
     scrub_->setRange(0, static_cast<int>(std::min<std::uint64_t>(model_.eventCount(), INT32_MAX)));
     updateProgress();
@@ -235,7 +248,11 @@ void RanksPage::onPosition(std::uint64_t index) {
         return;
     }
     const std::size_t step = model_.stepIndexOf(index == 0 ? 0 : index - 1);
-    position_->setText(tr("step %1 of %2 · event %3 of %4").arg(step + 1).arg(model_.stepCount()).arg(index).arg(model_.eventCount()));
+    position_->setText(tr("step %1 of %2 · event %3 of %4")
+                           .arg(step + 1)
+                           .arg(model_.stepCount())
+                           .arg(index)
+                           .arg(model_.eventCount()));
     position_->setToolTip(position_->text());
     if (index >= model_.eventCount() && !session_->isActive()) player_->pause();
 }
@@ -245,7 +262,9 @@ void RanksPage::showBanner(const QString& text) {
     banner_->setVisible(!text.isEmpty());
 }
 
-QString RanksPage::exposedText() const { return exposedLine_->text(); }
+QString RanksPage::exposedText() const {
+    return exposedLine_->text();
+}
 
 // The report's exposed communication per rank (median over the steps), and a CUDA rank's view
 // of its GPU memory: shown once a run has finished or a recording has been read. A report that
@@ -257,14 +276,17 @@ void RanksPage::updateExposed(int chartRank) {
                      .arg(document_.reportProblem().toHtmlEscaped());
     if (report_) {
         std::vector<std::pair<int, double>> exposed;
-        for (const report::RankReport& rr : report_->ranks) exposed.emplace_back(rr.rank, rr.exposedComm.fractionMedian);
+        for (const report::RankReport& rr : report_->ranks)
+            exposed.emplace_back(rr.rank, rr.exposedComm.fractionMedian);
         if (!exposed.empty()) {
             QStringList values;
             if (exposed.size() <= 8) {
-                for (const auto& [rank, f] : exposed) values << tr("rank %1 %2").arg(rank).arg(percentText(f));
+                for (const auto& [rank, f] : exposed)
+                    values << tr("rank %1 %2").arg(rank).arg(percentText(f));
             } else {
-                const auto [lo, hi] = std::minmax_element(exposed.begin(), exposed.end(),
-                                                          [](const auto& a, const auto& b) { return a.second < b.second; });
+                const auto [lo, hi] = std::minmax_element(
+                    exposed.begin(), exposed.end(),
+                    [](const auto& a, const auto& b) { return a.second < b.second; });
                 values << tr("least %1 (rank %2)").arg(percentText(lo->second)).arg(lo->first)
                        << tr("most %1 (rank %2)").arg(percentText(hi->second)).arg(hi->first);
                 for (const auto& [rank, f] : exposed)
@@ -273,36 +295,46 @@ void RanksPage::updateExposed(int chartRank) {
             // With transfers too, both figures stay on one or two lines at 1024×700: the
             // definitions are in the tooltip.
             parts << (exposedTransferText(*report_).isEmpty()
-                          ? tr("<b>Exposed communication</b> (median share of a step waiting for communication no compute hid): %1.")
+                          ? tr("<b>Exposed communication</b> (median share of a step waiting for "
+                               "communication no compute hid): %1.")
                           : tr("<b>Exposed communication</b>: %1."))
                          .arg(values.join(QStringLiteral(" · ")));
         }
-        if (const QString transfers = exposedTransferText(*report_); !transfers.isEmpty()) parts << transfers;
+        if (const QString transfers = exposedTransferText(*report_); !transfers.isEmpty())
+            parts << transfers;
         for (const report::RankReport& rr : report_->ranks)
             if (rr.rank == chartRank && rr.device && !rr.device->name.empty())
                 parts << tr("<b>GPU</b> %1 (rank %2): pool high-water %3, outside the ledger %4.")
                              .arg(QString::fromStdString(rr.device->name).toHtmlEscaped())
                              .arg(rr.rank)
-                             .arg(formatDecimal(static_cast<double>(rr.device->poolReservedHighBytes)),
-                                  formatDecimal(static_cast<double>(rr.device->outsideLedgerBytes)));
+                             .arg(
+                                 formatDecimal(
+                                     static_cast<double>(rr.device->poolReservedHighBytes)),
+                                 formatDecimal(static_cast<double>(rr.device->outsideLedgerBytes)));
     }
     exposedLine_->setText(parts.join(QStringLiteral(" ")));
-    exposedLine_->setToolTip(parts.isEmpty() || !report_ ? QString()
-                                                         : QStringLiteral("<p>%1</p><p>%2</p>")
-                                                               .arg(exposedCommExplanation().toHtmlEscaped(),
-                                                                    exposedTransferExplanation().toHtmlEscaped()));
+    exposedLine_->setToolTip(parts.isEmpty() || !report_
+                                 ? QString()
+                                 : QStringLiteral("<p>%1</p><p>%2</p>")
+                                       .arg(exposedCommExplanation().toHtmlEscaped(),
+                                            exposedTransferExplanation().toHtmlEscaped()));
     exposedLine_->setVisible(!parts.isEmpty());
 }
 
-QString RanksPage::settingsTitle() const { return settingsTitle_->text(); }
+QString RanksPage::settingsTitle() const {
+    return settingsTitle_->text();
+}
 
 void RanksPage::updateSettingsTitle() {
     settingsTitle_->setText(!settingsNote_.isEmpty() ? settingsNote_
-                            : model_.info() && !live_ ? tr("Settings of the opened recording (Run repeats it)")
-                                                      : tr("Settings for the next run"));
+                            : model_.info() && !live_
+                                ? tr("Settings of the opened recording (Run repeats it)")
+                                : tr("Settings for the next run"));
 }
 
-QString RanksPage::bannerText() const { return banner_->isHidden() ? QString() : banner_->text(); }
+QString RanksPage::bannerText() const {
+    return banner_->isHidden() ? QString() : banner_->text();
+}
 
 void RanksPage::showPeakOfStep(std::size_t i) {
     if (i >= model_.stepCount()) return;
@@ -331,20 +363,26 @@ void RanksPage::updateButtons() {
 
 void RanksPage::updateProgress() {
     const int have = static_cast<int>(model_.stepCount());
-    progress_->setRange(0, static_cast<int>(std::max<std::int64_t>(plannedSteps_, std::max(have, 1))));
+    progress_->setRange(0,
+                        static_cast<int>(std::max<std::int64_t>(plannedSteps_, std::max(have, 1))));
     // Finished steps, not arrived ones: a step cut short by a failure is the step it failed in
     // (1-based, as the banner says), not one more done.
-    const auto done = std::count_if(model_.steps().begin(), model_.steps().end(), [](const replay::StepPtr& s) { return s->complete; });
+    const auto done = std::count_if(model_.steps().begin(), model_.steps().end(),
+                                    [](const replay::StepPtr& s) { return s->complete; });
     progress_->setValue(static_cast<int>(done));
-    progress_->setFormat(plannedSteps_ > 0 ? tr("%1 of %2 steps done").arg(done).arg(plannedSteps_) : tr("%1 steps done").arg(done));
-    elapsed_->setText(session_->isLive() || live_ ? tr("%1 s").arg(session_->elapsedSeconds(), 0, 'f', 1) : QString());
+    progress_->setFormat(plannedSteps_ > 0 ? tr("%1 of %2 steps done").arg(done).arg(plannedSteps_)
+                                           : tr("%1 steps done").arg(done));
+    elapsed_->setText(session_->isLive() || live_
+                          ? tr("%1 s").arg(session_->elapsedSeconds(), 0, 'f', 1)
+                          : QString());
 }
 
 void RanksPage::updateHeader() {
     const replay::RunInfo* info = model_.info().get();
     if (!info) {
         title_->setText(tr("Ranks: what every rank holds, step by step"));
-        story_->setText(tr("Press <b>Run</b> to train real sharded steps of a small GPT on CPU ranks (OpenMPI processes, or threads "
+        story_->setText(tr("Press <b>Run</b> to train real sharded steps of a small GPT on CPU "
+                           "ranks (OpenMPI processes, or threads "
                            "of one process), or open a recording."));
         title_->setToolTip(QString());
         savingsLine_->clear();
@@ -355,13 +393,17 @@ void RanksPage::updateHeader() {
     if (info->backend == "cuda") details << tr("CUDA");
     if (info->sharedDevice) details << tr("threads");
     const QString how = details.join(QStringLiteral(", "));
-    title_->setText(tr("%1 on %2 ranks · model %3 (Ψ = %4 parameters, %5)")
-                        .arg(strategy ? strategyLabel(*strategy) : QString::fromStdString(info->strategy))
-                        .arg(info->worldSize)
-                        .arg(QString::fromStdString(info->model), formatCount(static_cast<double>(info->paramCount)), how));
+    title_->setText(
+        tr("%1 on %2 ranks · model %3 (Ψ = %4 parameters, %5)")
+            .arg(strategy ? strategyLabel(*strategy) : QString::fromStdString(info->strategy))
+            .arg(info->worldSize)
+            .arg(QString::fromStdString(info->model),
+                 formatCount(static_cast<double>(info->paramCount)), how));
     story_->setText(strategy ? strategyStory(*strategy, info->worldSize, 0) : QString());
-    title_->setToolTip(info->sharedDevice ? tr("The ranks ran as threads of one shardscope-worker process (--shared-device), not as mpirun processes.")
-                                          : QString());
+    title_->setToolTip(info->sharedDevice
+                           ? tr("The ranks ran as threads of one shardscope-worker process "
+                                "(--shared-device), not as mpirun processes.")
+                           : QString());
 }
 
 void RanksPage::updateComparison() {
@@ -371,7 +413,8 @@ void RanksPage::updateComparison() {
     const auto r = static_cast<std::size_t>(c.rank);
     if (model_.stepCount() > 0 && r < model_.steps().back()->endState.size()) {
         const replay::RankState& end = model_.steps().back()->endState[r];
-        for (Category cat : kAllCategories) c.measuredStates[index(cat)] = end.live.category(cat);
+        for (Category cat : kAllCategories)
+            c.measuredStates[index(cat)] = end.live.category(cat);
         c.measuredPeak = end.peakTotal;
     }
     if (report_) {
@@ -393,29 +436,38 @@ void RanksPage::updateComparison() {
         return;
     }
     const auto ddp = ddpModelStates(*c.info);
-    const std::uint64_t theoryStates = c.info->theoryModelStates ? modelStateTotal(*c.info->theoryModelStates) : 0;
-    if (strategyFromName(c.info->strategy) == plan::Strategy::Ddp) { // the baseline saves nothing against itself
-        savingsLine_->setText(tr("<b>Model states per rank: %1 measured</b> (theory %2): DDP is the baseline, every rank holds "
-                                 "everything; the sharded strategies are measured against it. Peak on rank %3: %4.")
-                                  .arg(formatDecimal(static_cast<double>(modelStateTotal(c.measuredStates))),
-                                       formatDecimal(static_cast<double>(theoryStates)))
-                                  .arg(c.rank)
-                                  .arg(formatDecimal(static_cast<double>(c.measuredPeak))));
+    const std::uint64_t theoryStates =
+        c.info->theoryModelStates ? modelStateTotal(*c.info->theoryModelStates) : 0;
+    if (strategyFromName(c.info->strategy) ==
+        plan::Strategy::Ddp) { // the baseline saves nothing against itself
+        savingsLine_->setText(
+            tr("<b>Model states per rank: %1 measured</b> (theory %2): DDP is the baseline, every "
+               "rank holds "
+               "everything; the sharded strategies are measured against it. Peak on rank %3: %4.")
+                .arg(formatDecimal(static_cast<double>(modelStateTotal(c.measuredStates))),
+                     formatDecimal(static_cast<double>(theoryStates)))
+                .arg(c.rank)
+                .arg(formatDecimal(static_cast<double>(c.measuredPeak))));
         return;
     }
-    QString text = tr("<b>Model states per rank: %1 measured</b> (theory %2) vs %3 with DDP → <b>%4× less memory</b>"
+    QString text = tr("<b>Model states per rank: %1 measured</b> (theory %2) vs %3 with DDP → "
+                      "<b>%4× less memory</b>"
                       " (theory %5×). Peak on rank %6: %7.")
                        .arg(formatDecimal(static_cast<double>(modelStateTotal(c.measuredStates))),
-                            formatDecimal(static_cast<double>(theoryStates)), formatDecimal(static_cast<double>(ddp.value_or(0))))
+                            formatDecimal(static_cast<double>(theoryStates)),
+                            formatDecimal(static_cast<double>(ddp.value_or(0))))
                        .arg(*measured, 0, 'f', 2)
                        .arg(savings_->theorySavings().value_or(0), 0, 'f', 2)
                        .arg(c.rank);
     // With offload the rank's peak spans memories; the device's is the one the budget limits (the
     // tooltip has every tier's).
     const auto focus = static_cast<std::size_t>(c.rank);
-    if (view_->shownTiers().size() >= 2 && model_.stepCount() > 0 && focus < model_.steps().back()->endState.size())
-        text = text.arg(tr("%1 on the device").arg(formatDecimal(
-                            static_cast<double>(model_.steps().back()->endState[focus].peakByTier[index(Tier::Device)]))));
+    if (view_->shownTiers().size() >= 2 && model_.stepCount() > 0 &&
+        focus < model_.steps().back()->endState.size())
+        text = text.arg(
+            tr("%1 on the device")
+                .arg(formatDecimal(static_cast<double>(
+                    model_.steps().back()->endState[focus].peakByTier[index(Tier::Device)]))));
     else
         text = text.arg(formatDecimal(static_cast<double>(c.measuredPeak)));
     savingsLine_->setText(text);
@@ -426,14 +478,18 @@ void RanksPage::updateComparison() {
 void RanksPage::updateTierTooltip(int rank) {
     const auto r = static_cast<std::size_t>(rank);
     savingsLine_->setToolTip(QString());
-    if (view_->shownTiers().size() < 2 || model_.stepCount() == 0 || r >= model_.steps().back()->endState.size()) return;
+    if (view_->shownTiers().size() < 2 || model_.stepCount() == 0 ||
+        r >= model_.steps().back()->endState.size())
+        return;
     const replay::RankState& end = model_.steps().back()->endState[r];
     QStringList parts;
     for (Tier t : view_->shownTiers())
-        parts << tierLabel(t) + QLatin1Char(' ') + (formatDecimal(static_cast<double>(end.peakByTier[index(t)])));
+        parts << tierLabel(t) + QLatin1Char(' ') +
+                     (formatDecimal(static_cast<double>(end.peakByTier[index(t)])));
     QString text = tr("Peak by tier: %1.").arg(parts.join(QStringLiteral(", ")));
     if (const replay::RunInfo* info = model_.info().get(); info && info->capacityBytes)
-        text = tr("Peak by tier: %1; the budget is the device's.").arg(parts.join(QStringLiteral(", ")));
+        text = tr("Peak by tier: %1; the budget is the device's.")
+                   .arg(parts.join(QStringLiteral(", ")));
     // A tooltip, not more text: at 1024×700 another line would come out of the bars' height.
     savingsLine_->setToolTip(text);
 }
@@ -445,9 +501,12 @@ void RanksPage::setSlowMotionFromSlider(int value) {
 
 void RanksPage::updateSpeedLabel() {
     const double f = player_->slowMotion();
-    const double stepSeconds = model_.stepCount() > 0 ? static_cast<double>(model_.step(0).durationNs) * f / 1e9 : 0;
-    speedLabel_->setText(stepSeconds > 0 ? tr("slow motion %1× (a step ≈ %2 s)").arg(f, 0, 'f', 0).arg(stepSeconds, 0, 'f', 1)
-                                         : tr("slow motion %1×").arg(f, 0, 'f', 0));
+    const double stepSeconds =
+        model_.stepCount() > 0 ? static_cast<double>(model_.step(0).durationNs) * f / 1e9 : 0;
+    speedLabel_->setText(
+        stepSeconds > 0
+            ? tr("slow motion %1× (a step ≈ %2 s)").arg(f, 0, 'f', 0).arg(stepSeconds, 0, 'f', 1)
+            : tr("slow motion %1×").arg(f, 0, 'f', 0));
     speedLabel_->setToolTip(speedLabel_->text()); // the label may be cut at small widths
 }
 
@@ -465,7 +524,8 @@ void RanksPage::retranslateUi() {
     openAction_->setText(tr("&Open recording…"));
     playButton_->setToolTip(tr("Play / pause the replay"));
     scrub_->setToolTip(tr("Scrub through every event of the run"));
-    speed_->setToolTip(tr("Replay speed: steps take milliseconds on real hardware; slow motion makes them watchable"));
+    speed_->setToolTip(tr("Replay speed: steps take milliseconds on real hardware; slow motion "
+                          "makes them watchable"));
     rankLabel_->setText(tr("Charts for rank:"));
     timeTabs_->setTabText(0, tr("Memory over time"));
     timeTabs_->setTabText(1, tr("Loss"));

@@ -4,12 +4,12 @@
 // savings, run controls with progress, an inline error banner, the rank view with replay
 // controls, and the charts. The data (session, ReplayModel, player) is the window's RunDocument;
 // the page's widgets only draw it.
+#include "replay/replay_model.h"
+#include "run/run_document.h"
+
 #include <QTimer>
 #include <QWidget>
 #include <optional>
-
-#include "replay/replay_model.h"
-#include "run/run_document.h"
 
 class QAction;
 class QLabel;

@@ -1,4 +1,15 @@
+#include "common/byte_format.h"
+#include "common/palette_legend.h"
+#include "common/qcustomplot.h"
+#include "common/run_labels.h"
+#include "common/side_column.h"
+#include "common/theory_names.h"
+#include "playback/replay_player.h"
+#include "ranks/rank_ledger_view.h"
 #include "ranks/ranks_page.h"
+#include "ranks/run_theory_charts.h"
+#include "ranks/run_timeline_charts.h"
+#include "run/run_config_panel.h"
 
 #include <QAction>
 #include <QEvent>
@@ -19,19 +30,6 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
-
-#include "common/byte_format.h"
-#include "common/palette_legend.h"
-#include "common/qcustomplot.h"
-#include "common/run_labels.h"
-#include "common/side_column.h"
-#include "common/theory_names.h"
-#include "playback/replay_player.h"
-#include "ranks/rank_ledger_view.h"
-#include "ranks/run_theory_charts.h"
-#include "ranks/run_timeline_charts.h"
-#include "run/run_config_panel.h"
-
 
 // The Ranks page's widgets and layout: the settings on the left; the run's header lines, the
 // rank view, the playback controls and the charts on the right.
@@ -87,12 +85,15 @@ QWidget* RanksPage::buildRight() {
     connect(runButton_, &QPushButton::clicked, this, &RanksPage::runConfigured);
     connect(stopButton_, &QPushButton::clicked, this, &RanksPage::stop);
     connect(openButton_, &QPushButton::clicked, this, &RanksPage::chooseRecording);
-    for (QWidget* w : {static_cast<QWidget*>(runButton_), static_cast<QWidget*>(stopButton_), static_cast<QWidget*>(openButton_)}) buttons->addWidget(w);
+    for (QWidget* w : {static_cast<QWidget*>(runButton_), static_cast<QWidget*>(stopButton_),
+                       static_cast<QWidget*>(openButton_)})
+        buttons->addWidget(w);
     buttons->addWidget(progress_, 1);
     buttons->addWidget(elapsed_);
     banner_ = wrapped(right, QStringLiteral("runBanner"));
     banner_->setTextFormat(Qt::PlainText);
-    banner_->setStyleSheet(QStringLiteral("background: #fdecea; color: #8e1f14; border: 1px solid #e6a49c; padding: 6px; font-weight: bold;"));
+    banner_->setStyleSheet(QStringLiteral("background: #fdecea; color: #8e1f14; border: 1px solid "
+                                          "#e6a49c; padding: 6px; font-weight: bold;"));
     banner_->setVisible(false);
     view_ = new RankLedgerView(right);
     auto* top = new QWidget;
@@ -107,8 +108,8 @@ QWidget* RanksPage::buildRight() {
     vsplit->setStretchFactor(1, 2);
     // Run/Stop on top: the header lines below grow as a run reports, and must not move them.
     v->addLayout(buttons);
-    for (QWidget* w : {static_cast<QWidget*>(title_), static_cast<QWidget*>(story_), static_cast<QWidget*>(savingsLine_),
-                       static_cast<QWidget*>(exposedLine_)})
+    for (QWidget* w : {static_cast<QWidget*>(title_), static_cast<QWidget*>(story_),
+                       static_cast<QWidget*>(savingsLine_), static_cast<QWidget*>(exposedLine_)})
         v->addWidget(w);
     v->addWidget(banner_);
     v->addWidget(vsplit, 1);
@@ -122,10 +123,12 @@ QWidget* RanksPage::buildControls() {
     playButton_ = new QToolButton(bar);
     playButton_->setObjectName(QStringLiteral("playButton"));
     playButton_->setIcon(style()->standardIcon(QStyle::SP_MediaPlay));
-    connect(playButton_, &QToolButton::clicked, this, [this] { player_->isPlaying() ? player_->pause() : player_->play(); });
+    connect(playButton_, &QToolButton::clicked, this,
+            [this] { player_->isPlaying() ? player_->pause() : player_->play(); });
     scrub_ = new QSlider(Qt::Horizontal, bar);
     scrub_->setObjectName(QStringLiteral("scrubSlider"));
-    connect(scrub_, &QSlider::sliderMoved, this, [this](int v) { player_->seek(static_cast<std::uint64_t>(v)); });
+    connect(scrub_, &QSlider::sliderMoved, this,
+            [this](int v) { player_->seek(static_cast<std::uint64_t>(v)); });
     position_ = new QLabel(bar);
     // Long in some languages: it takes the room left, never widens the page.
     position_->setMinimumWidth(120);
@@ -176,7 +179,8 @@ QWidget* RanksPage::buildCharts() {
     theoryTabs_ = new QTabWidget;
     theoryTabs_->addTab(measured_, QString());
     theoryTabs_->addTab(savings_, QString());
-    for (QCustomPlot* plot : {memory_->plot(), loss_->plot(), measured_->plot(), savings_->plot()}) plot->setMinimumSize(220, 130);
+    for (QCustomPlot* plot : {memory_->plot(), loss_->plot(), measured_->plot(), savings_->plot()})
+        plot->setMinimumSize(220, 130);
     auto* split = new QSplitter(Qt::Horizontal);
     split->addWidget(timeTabs_);
     split->addWidget(theoryTabs_);

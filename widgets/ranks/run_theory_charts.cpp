@@ -1,17 +1,17 @@
 #include "ranks/run_theory_charts.h"
 
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+#include "common/plot_setup.h"
+#include "common/qcustomplot.h"
+#include "common/theory_names.h"
+#include "run/run_request.h"
+#include "theory/estimate.h"
+
 #include <QEvent>
 #include <QResizeEvent>
 #include <QVBoxLayout>
 #include <cmath>
-#include "common/qcustomplot.h"
-
-#include "common/byte_format.h"
-#include "common/category_palette.h"
-#include "common/plot_setup.h"
-#include "common/theory_names.h"
-#include "run/run_request.h"
-#include "theory/estimate.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -20,19 +20,25 @@ using plan::Strategy;
 
 class TimesLogTicker : public QCPAxisTickerLog {
 protected:
-    QString getTickLabel(double tick, const QLocale&, QChar, int) override { return QString::number(tick, 'g', 3) + QStringLiteral("×"); }
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override {
+        return QString::number(tick, 'g', 3) + QStringLiteral("×");
+    }
 };
 
 // The run's model at N ranks under strategy s, as the theory engine sees it: the preset's GPT
 // shape when the handshake names a known preset (padding included), else the bare count.
 std::optional<theory::Scenario> scenarioFor(const replay::RunInfo& info, Strategy s, int ranks) {
     theory::Scenario sc;
-    if (const auto preset = findRunPreset(QString::fromStdString(info.model))) sc.shape = preset->shape;
-    else if (info.paramCount > 0) sc.params = info.paramCount;
-    else return std::nullopt;
+    if (const auto preset = findRunPreset(QString::fromStdString(info.model)))
+        sc.shape = preset->shape;
+    else if (info.paramCount > 0)
+        sc.params = info.paramCount;
+    else
+        return std::nullopt;
     sc.strategy = s;
     sc.ranks = ranks;
-    sc.precision.kind = info.precision == "fp32" ? plan::PrecisionKind::Fp32 : plan::PrecisionKind::MixedBf16;
+    sc.precision.kind =
+        info.precision == "fp32" ? plan::PrecisionKind::Fp32 : plan::PrecisionKind::MixedBf16;
     return sc;
 }
 
@@ -58,13 +64,15 @@ std::uint64_t modelStateTotal(const replay::CategoryBytes& bytes) {
 
 std::optional<std::uint64_t> ddpModelStates(const replay::RunInfo& info) {
     if (info.ddpTheoryModelStates) return modelStateTotal(*info.ddpTheoryModelStates);
-    if (const auto d = theoryDevice(info, Strategy::Ddp, info.worldSize)) return static_cast<std::uint64_t>(*d);
+    if (const auto d = theoryDevice(info, Strategy::Ddp, info.worldSize))
+        return static_cast<std::uint64_t>(*d);
     return std::nullopt;
 }
 
 // ---- measured vs theory, by category ----
 
-MeasuredVsTheoryChart::MeasuredVsTheoryChart(QWidget* parent) : QWidget(parent), plot_(makeTitledPlot(this)) {
+MeasuredVsTheoryChart::MeasuredVsTheoryChart(QWidget* parent)
+    : QWidget(parent), plot_(makeTitledPlot(this)) {
     plot_->setObjectName(QStringLiteral("measuredVsTheoryPlot"));
     // Horizontal bars: the category names read left to right, however narrow the chart is.
     auto bytes = QSharedPointer<ByteTicker>::create();
@@ -88,7 +96,8 @@ void MeasuredVsTheoryChart::rebuild() {
     auto* group = new QCPBarsGroup(plot_);
     auto* measured = new QCPBars(plot_->yAxis, plot_->xAxis);
     auto* theory = new QCPBars(plot_->yAxis, plot_->xAxis);
-    measured->setName(data_.fromReport ? tr("measured (final report)") : tr("measured (end of last step)"));
+    measured->setName(data_.fromReport ? tr("measured (final report)")
+                                       : tr("measured (end of last step)"));
     theory->setName(tr("theory (handshake)"));
     measured->setBrush(neutralColor(0x50));
     measured->setPen(Qt::NoPen);
@@ -103,7 +112,9 @@ void MeasuredVsTheoryChart::rebuild() {
     for (Category c : kAllCategories) {
         if (stateGroup(c) == StateGroup::Other) continue;
         const auto m = static_cast<double>(data_.measuredStates[index(c)]);
-        const double t = info && info->theoryModelStates ? static_cast<double>((*info->theoryModelStates)[index(c)]) : 0.0;
+        const double t = info && info->theoryModelStates
+                             ? static_cast<double>((*info->theoryModelStates)[index(c)])
+                             : 0.0;
         if (m == 0 && t == 0) continue;
         measured->addData(x, m);
         theory->addData(x, t);
@@ -145,7 +156,8 @@ void SavingsChart::rebuild() {
     plot_->clearItems();
     setPlotTitle(plot_, tr("Savings vs DDP (model states)"));
     cramped_ = isCramped(plot_);
-    setAxisTitle(plot_->xAxis, tr("ranks N")); // cramped: its 1, 2, 4, … ticks, under a tab that names the chart
+    setAxisTitle(plot_->xAxis,
+                 tr("ranks N")); // cramped: its 1, 2, 4, … ticks, under a tab that names the chart
     setAxisTitle(plot_->yAxis, tr("DDP ÷ this strategy, per rank")); // cramped: the ticks say "4×"
     measured_.reset();
     theory_.reset();
@@ -154,7 +166,8 @@ void SavingsChart::rebuild() {
     const int n = info ? info->worldSize : 4;
     const double xMax = std::max(64.0, std::pow(2.0, std::ceil(std::log2(std::max(n, 1)))) * 2);
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    for (double v = 1; v <= xMax * 1.01; v *= 2) ticker->addTick(v, QString::number(v, 'f', 0));
+    for (double v = 1; v <= xMax * 1.01; v *= 2)
+        ticker->addTick(v, QString::number(v, 'f', 0));
     plot_->xAxis->setTicker(ticker);
     plot_->xAxis->setRange(0.9, xMax * 1.1);
     plot_->yAxis->setRange(0.8, xMax * 1.5);
@@ -201,8 +214,10 @@ void SavingsChart::addLimits(double xMax) {
         g->addData(xMax, y);
         // One legend entry explains both dashed lines; their colour says whose limit it is.
         // A cramped chart leaves that to the right axis: its rows would squeeze the legend.
-        if (first && !cramped_) g->setName(tr("ZeRO-1/2 limits"));
-        else g->removeFromLegend();
+        if (first && !cramped_)
+            g->setName(tr("ZeRO-1/2 limits"));
+        else
+            g->removeFromLegend();
         first = false;
         limits->addTick(y, QString::number(y, 'g', 3) + QStringLiteral("×"));
     };
@@ -227,7 +242,8 @@ void SavingsChart::addMeasuredPoint() {
     const std::uint64_t measured = modelStateTotal(data_.measuredStates);
     const auto ddp = ddpModelStates(info);
     if (info.theoryModelStates && ddp && modelStateTotal(*info.theoryModelStates) > 0)
-        theory_ = static_cast<double>(*ddp) / static_cast<double>(modelStateTotal(*info.theoryModelStates));
+        theory_ = static_cast<double>(*ddp) /
+                  static_cast<double>(modelStateTotal(*info.theoryModelStates));
     if (!ddp || measured == 0) return;
     measured_ = static_cast<double>(*ddp) / static_cast<double>(measured);
     QCPGraph* point = plot_->addGraph();
@@ -236,7 +252,8 @@ void SavingsChart::addMeasuredPoint() {
     // (Short: the legend's two columns share the chart's width; N is the point's x.)
     point->setName(tr("measured: %1×").arg(*measured_, 0, 'f', 2));
     point->setLineStyle(QCPGraph::lsNone);
-    point->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, neutralColor(0x20), Qt::white, 11));
+    point->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssDiamond, neutralColor(0x20), Qt::white, 11));
     point->addData(info.worldSize, *measured_);
 }
 

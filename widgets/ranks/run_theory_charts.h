@@ -3,10 +3,10 @@
 // theory predicted, and the savings against DDP at this N placed on the
 // theory's curves for ZeRO-1/2/3 as N grows, with their limits (4×, 8× and N× for
 // mixed-precision Adam).
+#include "replay/run_data.h"
+
 #include <QWidget>
 #include <optional>
-
-#include "replay/run_data.h"
 
 class QCustomPlot;
 
@@ -16,9 +16,9 @@ namespace shardscope::widgets {
 struct TheoryComparison {
     std::shared_ptr<const replay::RunInfo> info;
     int rank = 0;
-    replay::CategoryBytes measuredStates{};   // model states of `rank` at the end of the last step
-    std::uint64_t measuredPeak = 0;   // highest live total of `rank` so far
-    bool fromReport = false;          // measuredStates came from the final report
+    replay::CategoryBytes measuredStates{}; // model states of `rank` at the end of the last step
+    std::uint64_t measuredPeak = 0;         // highest live total of `rank` so far
+    bool fromReport = false;                // measuredStates came from the final report
 };
 
 // Model-state categories only (params, grads, optimizer): what the ZeRO paper's table counts.

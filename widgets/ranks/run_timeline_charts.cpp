@@ -1,19 +1,19 @@
 #include "ranks/run_timeline_charts.h"
 
-#include "core/step_number.h"
-
-#include <QEvent>
-#include <QVBoxLayout>
-#include "common/qcustomplot.h"
-
 #include "common/byte_format.h"
 #include "common/category_palette.h"
 #include "common/plot_setup.h"
+#include "common/qcustomplot.h"
+#include "core/step_number.h"
 #include "ranks/rank_ledger_view.h"
+
+#include <QEvent>
+#include <QVBoxLayout>
 
 namespace shardscope::widgets {
 
-MemoryTimelineChart::MemoryTimelineChart(QWidget* parent) : QWidget(parent), plot_(makeTitledPlot(this)) {
+MemoryTimelineChart::MemoryTimelineChart(QWidget* parent)
+    : QWidget(parent), plot_(makeTitledPlot(this)) {
     plot_->setObjectName(QStringLiteral("memoryTimelinePlot"));
     plot_->yAxis->setTicker(QSharedPointer<ByteTicker>::create());
     // One graph per category, stacked in the rank view's order; each fills down to the one below.
@@ -54,7 +54,8 @@ void MemoryTimelineChart::appendSteps(const replay::StepList& steps) {
 void MemoryTimelineChart::setRank(int rank) {
     if (rank == rank_) return;
     rank_ = rank;
-    for (std::size_t i = 0; i < steps_.size(); ++i) perStep_[i] = replay::rankSeries(*steps_[i], rank_, kPointsPerStep);
+    for (std::size_t i = 0; i < steps_.size(); ++i)
+        perStep_[i] = replay::rankSeries(*steps_[i], rank_, kPointsPerStep);
     dataDirty_ = true;
     retranslateUi();
     redraw_.start();
@@ -76,12 +77,14 @@ void MemoryTimelineChart::rebuild() {
     cursor_->point2->setCoords(cursorMs, 1);
     if (dataDirty_) {
         std::vector<replay::SeriesPoint> all;
-        for (const auto& v : perStep_) all.insert(all.end(), v.begin(), v.end());
+        for (const auto& v : perStep_)
+            all.insert(all.end(), v.begin(), v.end());
         all = replay::capSeries(std::move(all), kMaxPoints);
         shownPoints_ = all.size();
         QVector<double> keys(static_cast<qsizetype>(all.size()));
         std::vector<double> sums(all.size(), 0.0);
-        for (std::size_t i = 0; i < all.size(); ++i) keys[static_cast<qsizetype>(i)] = static_cast<double>(all[i].replayNs) / 1e6;
+        for (std::size_t i = 0; i < all.size(); ++i)
+            keys[static_cast<qsizetype>(i)] = static_cast<double>(all[i].replayNs) / 1e6;
         int g = 0;
         for (Category c : categoryStackOrder()) {
             QVector<double> values(static_cast<qsizetype>(all.size()));
@@ -106,7 +109,8 @@ void MemoryTimelineChart::changeEvent(QEvent* event) {
 
 void MemoryTimelineChart::retranslateUi() {
     setPlotTitle(plot_, tr("Memory of rank %1 over the run (stacked by category)").arg(rank_));
-    setAxisTitle(plot_->xAxis, tr("time in the run (ms, steps back to back)"), QStringLiteral("ms"));
+    setAxisTitle(plot_->xAxis, tr("time in the run (ms, steps back to back)"),
+                 QStringLiteral("ms"));
     setAxisTitle(plot_->yAxis, tr("live bytes")); // cramped: the ticks say "2.00 MB"
     plot_->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -117,7 +121,8 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent), plot_(makeTitledPlot(th
     g->setPen(QPen(neutralColor(0x30), 2)); // neutral: red would read as backward
     g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 6));
     plot_->xAxis->setTicker(QSharedPointer<QCPAxisTickerFixed>::create());
-    qSharedPointerCast<QCPAxisTickerFixed>(plot_->xAxis->ticker())->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    qSharedPointerCast<QCPAxisTickerFixed>(plot_->xAxis->ticker())
+        ->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
     redraw_.setSingleShot(true);
     redraw_.setInterval(MemoryTimelineChart::kRedrawMs);
     connect(&redraw_, &QTimer::timeout, this, [this] {
@@ -136,11 +141,14 @@ void LossChart::reset() {
 
 void LossChart::appendSteps(const replay::StepList& steps) {
     for (const replay::StepPtr& s : steps)
-        if (s->complete) plot_->graph(0)->addData(static_cast<double>(displayStep(s->step)), s->loss);
+        if (s->complete)
+            plot_->graph(0)->addData(static_cast<double>(displayStep(s->step)), s->loss);
     if (!redraw_.isActive()) redraw_.start();
 }
 
-int LossChart::pointCount() const { return plot_->graph(0)->dataCount(); }
+int LossChart::pointCount() const {
+    return plot_->graph(0)->dataCount();
+}
 
 void LossChart::changeEvent(QEvent* event) {
     if (event->type() == QEvent::LanguageChange) retranslateUi();

@@ -2,10 +2,10 @@
 // QCustomPlot charts over a run's time: memory of one rank (stacked by ledger category, with a
 // cursor at the replay position) and the loss per step. Both redraw through a single-shot
 // timer, so steps arriving in bursts and a cursor moving at 60 fps cost one replot per tick.
+#include "replay/rank_series.h"
+
 #include <QTimer>
 #include <QWidget>
-
-#include "replay/rank_series.h"
 
 class QCustomPlot;
 class QCPItemStraightLine;

@@ -1,10 +1,10 @@
 #include "ranks/tier_theory.h"
 
-#include <nlohmann/json.hpp>
-
 #include "predict/predict.h"
 #include "runconfig/config_json.h"
 #include "theory/estimate.h"
+
+#include <nlohmann/json.hpp>
 
 namespace shardscope::widgets {
 

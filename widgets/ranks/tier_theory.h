@@ -3,19 +3,22 @@
 // worker computes them for its report: model states from theory::modelStates and each tier's
 // peak from the dry run (predict::predictPeak). The rank view draws them beside the measured
 // bars; with offload, the capacity budget applies to the device tier alone.
+#include "core/categories.h"
+#include "replay/run_data.h"
+
 #include <array>
 #include <cstdint>
 #include <optional>
 
-#include "core/categories.h"
-#include "replay/run_data.h"
-
 namespace shardscope::widgets {
 
 struct TierTheory {
-    ByteTable modelStates;                       // per rank, by category and tier
-    std::array<std::uint64_t, kTierCount> peak{}; // device: the predicted peak; host/nvme: the dry run's
-    bool offloaded() const { return modelStates.tier(Tier::Host) + modelStates.tier(Tier::Nvme) > 0; }
+    ByteTable modelStates; // per rank, by category and tier
+    std::array<std::uint64_t, kTierCount>
+        peak{}; // device: the predicted peak; host/nvme: the dry run's
+    bool offloaded() const {
+        return modelStates.tier(Tier::Host) + modelStates.tier(Tier::Nvme) > 0;
+    }
 };
 
 // nullopt when the handshake's configuration does not describe a run the theory can size

@@ -1,5 +1,11 @@
 #include "run/run_config_panel.h"
 
+#include "common/byte_format.h"
+#include "common/theory_names.h"
+#include "plan/policy.h"
+#include "predict/predict.h"
+#include "run/run_request.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QEvent>
@@ -14,12 +20,6 @@
 #include <algorithm>
 #include <climits>
 
-#include "common/byte_format.h"
-#include "common/theory_names.h"
-#include "plan/policy.h"
-#include "run/run_request.h"
-#include "predict/predict.h"
-
 namespace shardscope::widgets {
 namespace {
 
@@ -29,7 +29,9 @@ using plan::Strategy;
 int limitMax(runconfig::Field field, int cap = INT_MAX) {
     return static_cast<int>(std::min<std::int64_t>(runconfig::limitOf(field).max, cap));
 }
-int limitMin(runconfig::Field field) { return static_cast<int>(runconfig::limitOf(field).min); }
+int limitMin(runconfig::Field field) {
+    return static_cast<int>(runconfig::limitOf(field).min);
+}
 
 QSpinBox* spin(int lo, int hi, int value) {
     auto* s = new QSpinBox;
@@ -132,23 +134,28 @@ void RunConfigPanel::build() {
     preview_->setTextFormat(Qt::RichText);
     form_->addRow(preview_);
 
-    for (QComboBox* c : {model_, backend_, strategy_, precision_, offloadOptimizer_, offloadParams_}) {
+    for (QComboBox* c :
+         {model_, backend_, strategy_, precision_, offloadOptimizer_, offloadParams_}) {
         // Long entries (strategy names) must not widen the settings column past the screen.
         c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         c->setMinimumContentsLength(8);
         connect(c, &QComboBox::currentIndexChanged, this, &RunConfigPanel::onChanged);
     }
-    for (QSpinBox* s : {ranks_, steps_, prefetch_, inflight_, persistence_, hybrid_, microBatch_, tensorParallel_})
+    for (QSpinBox* s : {ranks_, steps_, prefetch_, inflight_, persistence_, hybrid_, microBatch_,
+                        tensorParallel_})
         connect(s, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
-    for (QCheckBox* c : {checkpointing_, reshard_, threads_}) connect(c, &QCheckBox::toggled, this, &RunConfigPanel::onChanged);
-    for (QLineEdit* e : {capacity_, bucket_}) connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
+    for (QCheckBox* c : {checkpointing_, reshard_, threads_})
+        connect(c, &QCheckBox::toggled, this, &RunConfigPanel::onChanged);
+    for (QLineEdit* e : {capacity_, bucket_})
+        connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
 }
 
 // Save folder, save every K steps, resume from: passed as --save, --save-every, --resume.
 void RunConfigPanel::buildCheckpointFields() {
     saveDir_ = new QLineEdit;
     saveDir_->setObjectName(QStringLiteral("saveDirEdit"));
-    saveEvery_ = spin(0, static_cast<int>(std::min<std::int64_t>(runconfig::kMaxSaveEvery, INT_MAX)), 0);
+    saveEvery_ =
+        spin(0, static_cast<int>(std::min<std::int64_t>(runconfig::kMaxSaveEvery, INT_MAX)), 0);
     saveEvery_->setObjectName(QStringLiteral("saveEverySpin"));
     resume_ = new QLineEdit;
     resume_->setObjectName(QStringLiteral("resumeEdit"));
@@ -171,7 +178,8 @@ void RunConfigPanel::buildCheckpointFields() {
     addField(RunField::SaveDir, withBrowse(saveDir_, QStringLiteral("saveDirBrowse")));
     addField(RunField::SaveEvery, saveEvery_);
     addField(RunField::Resume, withBrowse(resume_, QStringLiteral("resumeBrowse")));
-    for (QLineEdit* e : {saveDir_, resume_}) connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
+    for (QLineEdit* e : {saveDir_, resume_})
+        connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
     connect(saveEvery_, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
 }
 
@@ -200,9 +208,11 @@ void RunConfigPanel::fillCombos() {
     for (const runconfig::ModelPreset& p : runconfig::modelPresets()) {
         const QString id = QString::fromStdString(p.name);
         model_->addItem(id, id);
-        model_->setItemData(model_->count() - 1, QString::fromStdString(p.description), Qt::ToolTipRole);
+        model_->setItemData(model_->count() - 1, QString::fromStdString(p.description),
+                            Qt::ToolTipRole);
     }
-    for (Strategy s : plan::allStrategies()) strategy_->addItem(QString(), static_cast<int>(s));
+    for (Strategy s : plan::allStrategies())
+        strategy_->addItem(QString(), static_cast<int>(s));
     precision_->addItem(QString(), static_cast<int>(plan::PrecisionKind::MixedBf16));
     precision_->addItem(QString(), static_cast<int>(plan::PrecisionKind::Fp32));
     backend_->addItem(QString());
@@ -214,7 +224,8 @@ void RunConfigPanel::fillCombos() {
 // tooltip says why.
 void RunConfigPanel::updateBackendItem() {
     const bool usable = gpuUnavailableReason(gpu_).isEmpty();
-    if (auto* m = qobject_cast<QStandardItemModel*>(backend_->model())) m->item(1)->setEnabled(usable);
+    if (auto* m = qobject_cast<QStandardItemModel*>(backend_->model()))
+        m->item(1)->setEnabled(usable);
     backend_->setItemData(1, gpuDescription(gpu_), Qt::ToolTipRole);
 }
 
@@ -229,14 +240,18 @@ void RunConfigPanel::setMpiUnavailable(const QString& reason) {
     mpiUnavailable_ = reason;
     {
         const QSignalBlocker block(threads_);
-        if (!reason.isEmpty()) threads_->setChecked(true);
-        else if (wasForced) threads_->setChecked(false); // back to the default: mpirun
+        if (!reason.isEmpty())
+            threads_->setChecked(true);
+        else if (wasForced)
+            threads_->setChecked(false); // back to the default: mpirun
     }
     threads_->setEnabled(reason.isEmpty());
     onChanged();
 }
 
-QString RunConfigPanel::launchNote() const { return launchNote_->isHidden() ? QString() : launchNote_->text(); }
+QString RunConfigPanel::launchNote() const {
+    return launchNote_->isHidden() ? QString() : launchNote_->text();
+}
 
 RunRequest RunConfigPanel::request() const {
     RunRequest r;
@@ -259,10 +274,13 @@ RunRequest RunConfigPanel::request() const {
     r.microBatch = microBatch_->value();
     // A disabled choice is not a choice: the strategy cannot offload that state. (Disabled by the
     // strategy, not by the panel being locked while a run or a recording loads.)
-    if (offloadOptimizer_->isEnabledTo(this)) r.offloadOptimizer = static_cast<Tier>(offloadOptimizer_->currentData().toInt());
-    if (offloadParams_->isEnabledTo(this)) r.offloadParams = static_cast<Tier>(offloadParams_->currentData().toInt());
+    if (offloadOptimizer_->isEnabledTo(this))
+        r.offloadOptimizer = static_cast<Tier>(offloadOptimizer_->currentData().toInt());
+    if (offloadParams_->isEnabledTo(this))
+        r.offloadParams = static_cast<Tier>(offloadParams_->currentData().toInt());
     r.nvmeDir = nvmeDir_->text().trimmed();
-    r.aioBlockBytes = parseByteText(aioBlock_->text(), &ignored).value_or(RunRequest{}.aioBlockBytes);
+    r.aioBlockBytes =
+        parseByteText(aioBlock_->text(), &ignored).value_or(RunRequest{}.aioBlockBytes);
     r.aioQueueDepth = aioQueueDepth_->value();
     r.tensorParallel = tensorParallel_->value();
     r.saveDir = saveDir_->text().trimmed();
@@ -289,8 +307,10 @@ void RunConfigPanel::setRequest(const RunRequest& r) {
     persistence_->setValue(static_cast<int>(r.persistenceThreshold));
     hybrid_->setValue(r.hybridGroup);
     microBatch_->setValue(r.microBatch);
-    offloadOptimizer_->setCurrentIndex(std::max(0, offloadOptimizer_->findData(static_cast<int>(r.offloadOptimizer))));
-    offloadParams_->setCurrentIndex(std::max(0, offloadParams_->findData(static_cast<int>(r.offloadParams))));
+    offloadOptimizer_->setCurrentIndex(
+        std::max(0, offloadOptimizer_->findData(static_cast<int>(r.offloadOptimizer))));
+    offloadParams_->setCurrentIndex(
+        std::max(0, offloadParams_->findData(static_cast<int>(r.offloadParams))));
     nvmeDir_->setText(r.nvmeDir);
     aioBlock_->setText(bytesText(r.aioBlockBytes));
     aioQueueDepth_->setValue(r.aioQueueDepth);
@@ -305,20 +325,25 @@ void RunConfigPanel::setRequest(const RunRequest& r) {
 std::vector<FieldIssue> RunConfigPanel::issues() const {
     std::vector<FieldIssue> out;
     QString error;
-    if (parseByteText(capacity_->text(), &error); !error.isEmpty()) out.push_back({RunField::Capacity, error});
+    if (parseByteText(capacity_->text(), &error); !error.isEmpty())
+        out.push_back({RunField::Capacity, error});
     error.clear();
-    if (parseByteText(bucket_->text(), &error); !error.isEmpty()) out.push_back({RunField::Bucket, error});
+    if (parseByteText(bucket_->text(), &error); !error.isEmpty())
+        out.push_back({RunField::Bucket, error});
     error.clear();
     if (request().usesNvme() && (parseByteText(aioBlock_->text(), &error), !error.isEmpty()))
         out.push_back({RunField::AioBlock, error});
     for (FieldIssue& i : validate(request(), gpu_))
-        if (std::none_of(out.begin(), out.end(), [&](const FieldIssue& o) { return o.field == i.field; })) out.push_back(i);
+        if (std::none_of(out.begin(), out.end(),
+                         [&](const FieldIssue& o) { return o.field == i.field; }))
+            out.push_back(i);
     return out;
 }
 
 QString RunConfigPanel::errorText(RunField field) const {
     const auto it = rows_.find(field);
-    return it != rows_.end() && !it->second.error->isHidden() ? it->second.error->text() : QString();
+    return it != rows_.end() && !it->second.error->isHidden() ? it->second.error->text()
+                                                              : QString();
 }
 
 QWidget* RunConfigPanel::fieldWidget(RunField field) const {
@@ -339,12 +364,17 @@ void RunConfigPanel::onChanged() {
     updateNvmeRows();
     const RunRequest r = request();
     QString note;
-    if (!mpiUnavailable_.isEmpty()) note = tr("%1: the ranks run as threads of one process").arg(mpiUnavailable_);
-    else if (r.threads && r.gpu) note = tr("All %1 ranks share GPU 0, each with its own stream and memory pool.").arg(r.ranks);
-    else if (r.threads) note = tr("One worker process, no mpirun: the ranks exchange data through shared memory.");
+    if (!mpiUnavailable_.isEmpty())
+        note = tr("%1: the ranks run as threads of one process").arg(mpiUnavailable_);
+    else if (r.threads && r.gpu)
+        note =
+            tr("All %1 ranks share GPU 0, each with its own stream and memory pool.").arg(r.ranks);
+    else if (r.threads)
+        note = tr("One worker process, no mpirun: the ranks exchange data through shared memory.");
     launchNote_->setText(note);
     launchNote_->setVisible(!note.isEmpty());
-    for (auto& [field, row] : rows_) row.error->setVisible(false);
+    for (auto& [field, row] : rows_)
+        row.error->setVisible(false);
     for (const FieldIssue& i : issues()) {
         Row& row = rows_[i.field];
         row.error->setText(i.message);
@@ -357,13 +387,24 @@ void RunConfigPanel::onChanged() {
 // Offload choices stay visible but are disabled, with the reason as their tooltip, where the
 // strategy or the precision cannot offload that state (runconfig/problems.h says the same).
 void RunConfigPanel::updateOffloadChoices(const plan::Policy& policy) {
-    const bool bf16 = static_cast<plan::PrecisionKind>(precision_->currentData().toInt()) == plan::PrecisionKind::MixedBf16;
+    const bool bf16 = static_cast<plan::PrecisionKind>(precision_->currentData().toInt()) ==
+                      plan::PrecisionKind::MixedBf16;
     const QString strategy = strategy_->currentText();
     QString optimizerWhy, paramsWhy;
-    if (!policy.shardOptimizer) optimizerWhy = tr("%1 does not shard the optimizer: every rank updates everything on its device.").arg(strategy);
-    else if (!bf16) optimizerWhy = tr("Offload keeps fp32 master weights beside bf16 parameters: choose bf16 precision.");
-    if (!policy.shardParams) paramsWhy = tr("%1 keeps whole parameters on every device: only ZeRO-3 and FSDP shard them.").arg(strategy);
-    else if (!bf16) paramsWhy = tr("Offload keeps fp32 master weights beside bf16 parameters: choose bf16 precision.");
+    if (!policy.shardOptimizer)
+        optimizerWhy =
+            tr("%1 does not shard the optimizer: every rank updates everything on its device.")
+                .arg(strategy);
+    else if (!bf16)
+        optimizerWhy =
+            tr("Offload keeps fp32 master weights beside bf16 parameters: choose bf16 precision.");
+    if (!policy.shardParams)
+        paramsWhy =
+            tr("%1 keeps whole parameters on every device: only ZeRO-3 and FSDP shard them.")
+                .arg(strategy);
+    else if (!bf16)
+        paramsWhy =
+            tr("Offload keeps fp32 master weights beside bf16 parameters: choose bf16 precision.");
     offloadOptimizer_->setEnabled(optimizerWhy.isEmpty());
     offloadParams_->setEnabled(paramsWhy.isEmpty());
     // Each NVMe entry is offered where runconfig accepts it, else disabled with its reason.
@@ -371,29 +412,37 @@ void RunConfigPanel::updateOffloadChoices(const plan::Policy& policy) {
         RunRequest probe = request();
         probe.precision = plan::PrecisionKind::MixedBf16;
         (c == offloadOptimizer_ ? probe.offloadOptimizer : probe.offloadParams) = Tier::Nvme;
-        const runconfig::Field field = c == offloadOptimizer_ ? runconfig::Field::OffloadOptimizer : runconfig::Field::OffloadParams;
+        const runconfig::Field field = c == offloadOptimizer_ ? runconfig::Field::OffloadOptimizer
+                                                              : runconfig::Field::OffloadParams;
         QString why;
         for (const runconfig::Problem& p : runconfig::validate(toRunConfig(probe)))
-            if (p.field == field && p.code == runconfig::Code::OffloadTierNotBuilt) why = describe(p);
+            if (p.field == field && p.code == runconfig::Code::OffloadTierNotBuilt)
+                why = describe(p);
         const int item = c->findData(static_cast<int>(Tier::Nvme));
-        if (auto* m = qobject_cast<QStandardItemModel*>(c->model())) m->item(item)->setEnabled(why.isEmpty());
-        c->setItemData(item, why.isEmpty() ? tr("ZeRO-Infinity: the states live in files under the NVMe folder, read and written "
-                                                "with O_DIRECT through asynchronous I/O while the ranks compute.")
-                                           : why,
+        if (auto* m = qobject_cast<QStandardItemModel*>(c->model()))
+            m->item(item)->setEnabled(why.isEmpty());
+        c->setItemData(item,
+                       why.isEmpty()
+                           ? tr("ZeRO-Infinity: the states live in files under the NVMe folder, "
+                                "read and written "
+                                "with O_DIRECT through asynchronous I/O while the ranks compute.")
+                           : why,
                        Qt::ToolTipRole);
         if (!why.isEmpty() && c->currentData().toInt() == static_cast<int>(Tier::Nvme)) {
             const QSignalBlocker block(c);
             c->setCurrentIndex(c->findData(static_cast<int>(Tier::Device)));
         }
     }
-    offloadOptimizer_->setToolTip(optimizerWhy.isEmpty()
-                                      ? tr("ZeRO-Offload: master weights, Adam m and v (and gradient shards) in host memory; "
-                                           "the optimizer step runs on the CPU.")
-                                      : optimizerWhy);
-    offloadParams_->setToolTip(paramsWhy.isEmpty()
-                                   ? tr("ZeRO-Offload: parameter shards in host memory, copied to the device before each "
-                                        "all-gather.")
-                                   : paramsWhy);
+    offloadOptimizer_->setToolTip(
+        optimizerWhy.isEmpty()
+            ? tr("ZeRO-Offload: master weights, Adam m and v (and gradient shards) in host memory; "
+                 "the optimizer step runs on the CPU.")
+            : optimizerWhy);
+    offloadParams_->setToolTip(
+        paramsWhy.isEmpty()
+            ? tr("ZeRO-Offload: parameter shards in host memory, copied to the device before each "
+                 "all-gather.")
+            : paramsWhy);
 }
 
 // The NVMe tier's folder (with a picker) and, behind "Advanced", DeepSpeed's aio block size and
@@ -427,7 +476,8 @@ void RunConfigPanel::buildNvmeRows() {
         nvmeAdvanced_->setArrowType(on ? Qt::DownArrow : Qt::RightArrow);
         updateNvmeRows();
     });
-    for (QLineEdit* e : {nvmeDir_, aioBlock_}) connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
+    for (QLineEdit* e : {nvmeDir_, aioBlock_})
+        connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
     connect(aioQueueDepth_, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
 }
 
@@ -440,7 +490,8 @@ void RunConfigPanel::updateNvmeRows() {
 }
 
 void RunConfigPanel::chooseNvmeDir() {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the NVMe tier's files"), nvmeDir_->text());
+    const QString dir = QFileDialog::getExistingDirectory(
+        this, tr("Folder for the NVMe tier's files"), nvmeDir_->text());
     if (!dir.isEmpty()) nvmeDir_->setText(dir);
 }
 
@@ -459,27 +510,33 @@ void RunConfigPanel::updatePreview() {
         const auto perRank = theory::modelStates(sc).perRank;
         const auto states = static_cast<double>(perRank.tier(Tier::Device));
         double allTiers = 0;
-        for (Tier t : kAllTiers) allTiers += static_cast<double>(perRank.tier(t));
+        for (Tier t : kAllTiers)
+            allTiers += static_cast<double>(perRank.tier(t));
         predictedPeak_ = predict::predictPeak(sc).peakBytes;
         const auto peak = static_cast<double>(*predictedPeak_);
         sc.strategy = Strategy::Ddp;
         sc.offload = {}; // the baseline keeps everything on the device
         const auto ddp = static_cast<double>(theory::modelStates(sc).perRank.tier(Tier::Device));
         const QString params = formatCount(static_cast<double>(plan::paramCount(preset->shape)));
-        // With offload the saving is the sharding's (all tiers); the device part is what the budget sees.
+        // With offload the saving is the sharding's (all tiers); the device part is what the budget
+        // sees.
         if (allTiers > states)
-            preview_->setText(tr("<b>Theory per rank</b>: model states %1 on the device, %2 in all tiers (DDP: %3, %4× less), "
-                                 "predicted peak %5. Ψ = %6 parameters.")
-                                  .arg(formatDecimal(states), formatDecimal(allTiers), formatDecimal(ddp))
-                                  .arg(ddp / std::max(allTiers, 1.0), 0, 'f', 2)
-                                  .arg(formatDecimal(peak), params));
+            preview_->setText(
+                tr("<b>Theory per rank</b>: model states %1 on the device, %2 in all tiers (DDP: "
+                   "%3, %4× less), "
+                   "predicted peak %5. Ψ = %6 parameters.")
+                    .arg(formatDecimal(states), formatDecimal(allTiers), formatDecimal(ddp))
+                    .arg(ddp / std::max(allTiers, 1.0), 0, 'f', 2)
+                    .arg(formatDecimal(peak), params));
         else
-            preview_->setText(tr("<b>Theory per rank</b>: model states %1 (DDP: %2, %3× less), predicted peak %4. Ψ = %5 parameters.")
+            preview_->setText(tr("<b>Theory per rank</b>: model states %1 (DDP: %2, %3× less), "
+                                 "predicted peak %4. Ψ = %5 parameters.")
                                   .arg(formatDecimal(states), formatDecimal(ddp))
                                   .arg(ddp / std::max(states, 1.0), 0, 'f', 2)
                                   .arg(formatDecimal(peak), params));
     } catch (const std::exception& e) {
-        preview_->setText(tr("Theory cannot size this run: %1").arg(QString::fromStdString(e.what()).toHtmlEscaped()));
+        preview_->setText(tr("Theory cannot size this run: %1")
+                              .arg(QString::fromStdString(e.what()).toHtmlEscaped()));
     }
     updateCapacityWarning(r);
 }
@@ -489,13 +546,17 @@ void RunConfigPanel::updatePreview() {
 void RunConfigPanel::updateCapacityWarning(const RunRequest& r) {
     QString text;
     if (r.capacityBytes && predictedPeak_ && *predictedPeak_ > *r.capacityBytes)
-        text = tr("The predicted peak per rank (%1) exceeds the budget (%2): the run is expected to stop with out of memory.")
-                   .arg(formatDecimal(static_cast<double>(*predictedPeak_)), formatDecimal(static_cast<double>(*r.capacityBytes)));
+        text = tr("The predicted peak per rank (%1) exceeds the budget (%2): the run is expected "
+                  "to stop with out of memory.")
+                   .arg(formatDecimal(static_cast<double>(*predictedPeak_)),
+                        formatDecimal(static_cast<double>(*r.capacityBytes)));
     capacityWarning_->setText(text);
     capacityWarning_->setVisible(!text.isEmpty());
 }
 
-QString RunConfigPanel::capacityWarning() const { return capacityWarning_->text(); }
+QString RunConfigPanel::capacityWarning() const {
+    return capacityWarning_->text();
+}
 
 void RunConfigPanel::changeEvent(QEvent* event) {
     if (event->type() == QEvent::LanguageChange) retranslateUi();
@@ -504,42 +565,62 @@ void RunConfigPanel::changeEvent(QEvent* event) {
 
 void RunConfigPanel::retranslateUi() {
     const std::pair<RunField, QString> labels[] = {
-        {RunField::Model, tr("Model preset")},      {RunField::Ranks, tr("Ranks")},
-        {RunField::Backend, tr("Backend")},         {RunField::Strategy, tr("Strategy")},
-        {RunField::Steps, tr("Steps")},             {RunField::MicroBatch, tr("Micro-batch")},
-        {RunField::Capacity, tr("Capacity budget")}, {RunField::Bucket, tr("Bucket size")},
-        {RunField::Prefetch, tr("Prefetch (units)")}, {RunField::MaxInflight, tr("In-flight all-gathers")},
-        {RunField::Persistence, tr("Persistence threshold")}, {RunField::HybridGroup, tr("Hybrid group (ranks)")},
-        {RunField::OffloadOptimizer, tr("Optimizer states")}, {RunField::OffloadParams, tr("Parameter shards")},
+        {RunField::Model, tr("Model preset")},
+        {RunField::Ranks, tr("Ranks")},
+        {RunField::Backend, tr("Backend")},
+        {RunField::Strategy, tr("Strategy")},
+        {RunField::Steps, tr("Steps")},
+        {RunField::MicroBatch, tr("Micro-batch")},
+        {RunField::Capacity, tr("Capacity budget")},
+        {RunField::Bucket, tr("Bucket size")},
+        {RunField::Prefetch, tr("Prefetch (units)")},
+        {RunField::MaxInflight, tr("In-flight all-gathers")},
+        {RunField::Persistence, tr("Persistence threshold")},
+        {RunField::HybridGroup, tr("Hybrid group (ranks)")},
+        {RunField::OffloadOptimizer, tr("Optimizer states")},
+        {RunField::OffloadParams, tr("Parameter shards")},
 
         {RunField::TensorParallel, tr("Tensor parallel (T)")},
-        {RunField::SaveDir, tr("Save checkpoints to")}, {RunField::SaveEvery, tr("Save every K steps")},
+        {RunField::SaveDir, tr("Save checkpoints to")},
+        {RunField::SaveEvery, tr("Save every K steps")},
         {RunField::Resume, tr("Resume from")},
-        {RunField::NvmeDir, tr("NVMe folder")}, {RunField::AioBlock, tr("I/O block size")},
+        {RunField::NvmeDir, tr("NVMe folder")},
+        {RunField::AioBlock, tr("I/O block size")},
         {RunField::AioQueueDepth, tr("I/O queue depth")}};
-    for (const auto& [field, text] : labels) rows_[field].label->setText(text);
+    for (const auto& [field, text] : labels)
+        rows_[field].label->setText(text);
     backend_->setItemText(0, tr("CPU"));
     backend_->setItemText(1, tr("GPU (CUDA)"));
     backend_->setItemData(0, tr("Every rank computes on the CPU."), Qt::ToolTipRole);
     backend_->setItemData(1, gpuDescription(gpu_), Qt::ToolTipRole);
     threads_->setText(tr("Ranks as threads in one process (no MPI)"));
-    threads_->setToolTip(tr("Run every rank as a thread of one shardscope-worker process (--shared-device --ranks N) "
-                            "instead of one process per rank under mpirun. On the CPU the ranks exchange data through "
-                            "shared memory; with the GPU backend they all share GPU 0. Needed for more ranks than GPUs."));
-    for (int i = 0; i < strategy_->count(); ++i) strategy_->setItemText(i, strategyLabel(static_cast<Strategy>(strategy_->itemData(i).toInt())));
+    threads_->setToolTip(tr(
+        "Run every rank as a thread of one shardscope-worker process (--shared-device --ranks N) "
+        "instead of one process per rank under mpirun. On the CPU the ranks exchange data through "
+        "shared memory; with the GPU backend they all share GPU 0. Needed for more ranks than "
+        "GPUs."));
+    for (int i = 0; i < strategy_->count(); ++i)
+        strategy_->setItemText(
+            i, strategyLabel(static_cast<Strategy>(strategy_->itemData(i).toInt())));
     for (int i = 0; i < precision_->count(); ++i)
-        precision_->setItemText(i, precisionLabel(static_cast<plan::PrecisionKind>(precision_->itemData(i).toInt())));
+        precision_->setItemText(
+            i, precisionLabel(static_cast<plan::PrecisionKind>(precision_->itemData(i).toInt())));
     precisionLabel_->setText(tr("Precision"));
     checkpointing_->setText(tr("Activation checkpointing"));
-    checkpointing_->setToolTip(tr("Keep only each block's input and recompute its activations in backward."));
+    checkpointing_->setToolTip(
+        tr("Keep only each block's input and recompute its activations in backward."));
     reshard_->setText(tr("Reshard after forward"));
-    reshard_->setToolTip(tr("FSDP: free the gathered parameters after forward and gather them again for backward."));
+    reshard_->setToolTip(
+        tr("FSDP: free the gathered parameters after forward and gather them again for backward."));
     capacity_->setPlaceholderText(tr("none (e.g. 64MiB)"));
-    capacity_->setToolTip(tr("Device memory budget per rank; an allocation beyond it fails the run and names what failed."));
-    bucket_->setToolTip(tr("All-reduce / reduce-scatter bucket size (DDP, ZeRO-1/2) and all-gather bucket (ZeRO-1/2)."));
+    capacity_->setToolTip(tr("Device memory budget per rank; an allocation beyond it fails the run "
+                             "and names what failed."));
+    bucket_->setToolTip(tr("All-reduce / reduce-scatter bucket size (DDP, ZeRO-1/2) and all-gather "
+                           "bucket (ZeRO-1/2)."));
     prefetch_->setToolTip(tr("Units all-gathered ahead of the one computing (ZeRO-3, FSDP)."));
     inflight_->setToolTip(tr("FSDP's limit on all-gathers in flight at once."));
-    persistence_->setToolTip(tr("ZeRO-3: units with at most this many parameters stay whole on every rank."));
+    persistence_->setToolTip(
+        tr("ZeRO-3: units with at most this many parameters stay whole on every rank."));
     hybrid_->setToolTip(tr("FSDP hybrid shard: ranks per shard group; must divide the ranks."));
     microBatch_->setSpecialValueText(tr("preset's"));
     for (QComboBox* c : {offloadOptimizer_, offloadParams_}) {
@@ -548,23 +629,30 @@ void RunConfigPanel::retranslateUi() {
         c->setItemText(2, tr("offloaded to NVMe files"));
     }
     nvmeDir_->setPlaceholderText(tr("a folder on a fast disk"));
-    nvmeDir_->setToolTip(tr("--nvme-dir: one file per rank holds its offloaded states; removed when the run ends."));
+    nvmeDir_->setToolTip(
+        tr("--nvme-dir: one file per rank holds its offloaded states; removed when the run ends."));
     nvmeBrowse_->setText(tr("Browse…"));
     nvmeAdvanced_->setText(tr("Advanced NVMe I/O"));
-    aioBlock_->setToolTip(tr("--aio-block-bytes: bytes per read or write (a multiple of 4 KiB; DeepSpeed's aio block_size)."));
-    aioQueueDepth_->setToolTip(tr("--aio-queue-depth: reads and writes in flight at once (DeepSpeed's aio queue_depth)."));
-    tensorParallel_->setToolTip(tr("Tensor parallelism: the ranks form a T × D mesh. Each group of T consecutive ranks splits "
-                                   "every block's computation (heads and MLP features; all-reduces of activations), and the "
-                                   "strategy shards each slice's states over the D data-parallel ranks. T must divide the "
-                                   "ranks and the model's heads (the *_tp presets have 4)."));
+    aioBlock_->setToolTip(tr("--aio-block-bytes: bytes per read or write (a multiple of 4 KiB; "
+                             "DeepSpeed's aio block_size)."));
+    aioQueueDepth_->setToolTip(
+        tr("--aio-queue-depth: reads and writes in flight at once (DeepSpeed's aio queue_depth)."));
+    tensorParallel_->setToolTip(tr(
+        "Tensor parallelism: the ranks form a T × D mesh. Each group of T consecutive ranks splits "
+        "every block's computation (heads and MLP features; all-reduces of activations), and the "
+        "strategy shards each slice's states over the D data-parallel ranks. T must divide the "
+        "ranks and the model's heads (the *_tp presets have 4)."));
     saveDir_->setPlaceholderText(tr("none (a folder)"));
-    saveDir_->setToolTip(tr("Save a checkpoint into this folder after the last step (and every K steps): it restores "
-                            "at any number of ranks and any strategy."));
+    saveDir_->setToolTip(tr(
+        "Save a checkpoint into this folder after the last step (and every K steps): it restores "
+        "at any number of ranks and any strategy."));
     saveEvery_->setSpecialValueText(tr("after the last step only"));
-    saveEvery_->setToolTip(tr("Also save after every K steps; the folder's “latest” names the newest complete one."));
+    saveEvery_->setToolTip(
+        tr("Also save after every K steps; the folder's “latest” names the newest complete one."));
     resume_->setPlaceholderText(tr("none: start from step 1"));
-    resume_->setToolTip(tr("A checkpoint folder (its latest step) or one step-K folder in it. The run continues its "
-                           "step, data and seed; each rank reads only the byte ranges of its new shard."));
+    resume_->setToolTip(tr(
+        "A checkpoint folder (its latest step) or one step-K folder in it. The run continues its "
+        "step, data and seed; each rank reads only the byte ranges of its new shard."));
     onChanged(); // error texts are translated when they are made
 }
 

@@ -3,11 +3,11 @@
 // checkpointing, capacity budget, steps. Every field is validated as it changes, with the
 // reason shown under it; knobs the chosen strategy does not read are disabled. A one-line
 // theory preview (model states, savings, predicted peak) sizes the run before it starts.
-#include <QWidget>
-#include <map>
-
 #include "plan/policy.h"
 #include "run/run_request.h"
+
+#include <QWidget>
+#include <map>
 
 class QCheckBox;
 class QComboBox;
@@ -92,10 +92,10 @@ private:
     QLineEdit* saveDir_ = nullptr;
     QSpinBox* saveEvery_ = nullptr;
     QLineEdit* resume_ = nullptr;
-    QWidget* nvmeDirRow_ = nullptr;        // folder field + Browse…
+    QWidget* nvmeDirRow_ = nullptr; // folder field + Browse…
     QLineEdit* nvmeDir_ = nullptr;
     QToolButton* nvmeBrowse_ = nullptr;
-    QToolButton* nvmeAdvanced_ = nullptr;  // shows the aio rows
+    QToolButton* nvmeAdvanced_ = nullptr; // shows the aio rows
     QLineEdit* aioBlock_ = nullptr;
     QSpinBox* aioQueueDepth_ = nullptr;
     QLabel* preview_ = nullptr;

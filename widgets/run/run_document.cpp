@@ -12,18 +12,21 @@ RunDocument::RunDocument(QObject* parent)
         reportProblem_.clear();
         failures_.clear();
     });
-    connect(session_, &RunSession::runInfoReady, this, [this](const RunInfoPtr& info) { clear(info); });
+    connect(session_, &RunSession::runInfoReady, this,
+            [this](const RunInfoPtr& info) { clear(info); });
     connect(session_, &RunSession::stepsReady, this, [this](const StepListPtr& steps) {
         if (!model_.info() || !steps || steps->empty()) return;
         model_.append(*steps);
         Q_EMIT stepsAppended(steps);
     });
-    connect(session_, &RunSession::reportReady, this, [this](const RunReportPtr& report) { report_ = report; });
+    connect(session_, &RunSession::reportReady, this,
+            [this](const RunReportPtr& report) { report_ = report; });
     connect(session_, &RunSession::reportUnreadable, this, [this](const QString& reason) {
         reportProblem_ = reason;
         Q_EMIT reportUnreadable(reason);
     });
-    connect(session_, &RunSession::failureReceived, this, [this](const replay::FailureInfo& f) { failures_.push_back(f); });
+    connect(session_, &RunSession::failureReceived, this,
+            [this](const replay::FailureInfo& f) { failures_.push_back(f); });
 }
 
 RunDocument::~RunDocument() = default;

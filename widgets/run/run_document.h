@@ -6,12 +6,12 @@
 // Note: the document connects to its session before any page does, so when a page's slot for
 // a session signal runs, the model already reflects it (reset on started / runInfoReady); new
 // steps reach pages through stepsAppended, after they were appended.
+#include "replay/replay_model.h"
+#include "run/run_session.h"
+
 #include <QObject>
 #include <QString>
 #include <vector>
-
-#include "replay/replay_model.h"
-#include "run/run_session.h"
 
 namespace shardscope::widgets {
 
@@ -27,7 +27,7 @@ public:
     const RunSession& session() const { return *session_; }
     const replay::ReplayModel& model() const { return model_; }
     ReplayPlayer& player() { return *player_; }
-    const RunReportPtr& report() const { return report_; }                 // null until the run reports
+    const RunReportPtr& report() const { return report_; } // null until the run reports
     // Why the run's report did not read (it replays without one); empty when it read or none came.
     const QString& reportProblem() const { return reportProblem_; }
     const std::vector<replay::FailureInfo>& failures() const { return failures_; } // as received

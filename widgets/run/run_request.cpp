@@ -1,24 +1,24 @@
 #include "run/run_request.h"
 
+#include "core/error.h"
+#include "launch/mpirun.h"
+#include "plan/policy.h"
+#include "platform/cuda_probe.h"
+#include "runconfig/config_json.h"
+#include "shardscope/worker_features.h"
+
 #include <QCoreApplication>
 #include <QFileInfo>
 #include <QRegularExpression>
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
-#include "launch/mpirun.h"
-#include "plan/policy.h"
-#include "runconfig/config_json.h"
-#include "platform/cuda_probe.h"
-#include "shardscope/worker_features.h"
-
 namespace shardscope::widgets {
 namespace {
 
+using plan::Strategy;
 using runconfig::Code;
 using runconfig::Field;
-using plan::Strategy;
 
 QString divisorsOf(std::int64_t n) {
     QStringList ds;
@@ -29,12 +29,16 @@ QString divisorsOf(std::int64_t n) {
 
 } // namespace
 
-const runconfig::ModelPreset* findRunPreset(const QString& id) { return runconfig::findPreset(id.toStdString()); }
+const runconfig::ModelPreset* findRunPreset(const QString& id) {
+    return runconfig::findPreset(id.toStdString());
+}
 
 runconfig::RunConfig toRunConfig(const RunRequest& r) {
     runconfig::RunConfig c;
-    if (const runconfig::ModelPreset* p = findRunPreset(r.model)) c.preset = *p;
-    else c.preset.name = r.model.toStdString();
+    if (const runconfig::ModelPreset* p = findRunPreset(r.model))
+        c.preset = *p;
+    else
+        c.preset.name = r.model.toStdString();
     c.strategy = r.strategy;
     c.steps = r.steps;
     c.seed = r.seed;
@@ -53,7 +57,8 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     const plan::Policy policy = plan::policyFor(r.strategy);
     if (policy.usesPrefetch()) k.prefetchDepth = r.prefetch;
     if (policy.usesReshardAfterForward()) k.reshardAfterForward = r.reshardAfterForward;
-    if (r.strategy == Strategy::FsdpShardGradOp) k.reshardAfterForward = false; // as the worker sets it
+    if (r.strategy == Strategy::FsdpShardGradOp)
+        k.reshardAfterForward = false; // as the worker sets it
     if (policy.usesMaxInflight()) k.maxInflightAllGathers = r.maxInflight;
     if (policy.usesPersistence()) k.persistenceThresholdParams = r.persistenceThreshold;
     if (policy.usesHybridGroup()) k.hybridGroupSize = r.hybridGroup;
@@ -82,7 +87,10 @@ std::optional<RunRequest> requestFromConfigJson(const std::string& text, QString
         return refuse(QString::fromUtf8(e.what()));
     }
     if (c.worldSize > kMaxRanks)
-        return refuse(QCoreApplication::translate("RunRequest", "its %1 ranks are more than the rank view shows (%2)").arg(c.worldSize).arg(kMaxRanks));
+        return refuse(QCoreApplication::translate(
+                          "RunRequest", "its %1 ranks are more than the rank view shows (%2)")
+                          .arg(c.worldSize)
+                          .arg(kMaxRanks));
     const runconfig::ModelPreset* preset = runconfig::findPreset(c.preset.name);
     RunRequest r;
     r.model = QString::fromStdString(c.preset.name);
@@ -93,13 +101,17 @@ std::optional<RunRequest> requestFromConfigJson(const std::string& text, QString
     r.precision = c.precision;
     r.checkpointing = c.checkpointing;
     if (c.steps == 0)
-        return refuse(QCoreApplication::translate("RunRequest", "it converted a checkpoint (0 steps); the run settings train at least one step"));
+        return refuse(QCoreApplication::translate(
+            "RunRequest",
+            "it converted a checkpoint (0 steps); the run settings train at least one step"));
     r.steps = static_cast<int>(c.steps); // within kLimits' steps, which is the panel's range
     r.tensorParallel = std::min(c.tensorParallel, kMaxRanks);
     r.seed = c.seed;
     r.capacityBytes = c.capacityBytes;
     // The preset's own micro-batch shows as "the preset's" (0).
-    r.microBatch = preset && c.preset.microBatch != preset->microBatch ? static_cast<int>(c.preset.microBatch) : 0;
+    r.microBatch = preset && c.preset.microBatch != preset->microBatch
+                       ? static_cast<int>(c.preset.microBatch)
+                       : 0;
     const plan::Knobs& k = c.knobs;
     r.bucketBytes = k.reduceBucketBytes;
     r.prefetch = k.prefetchDepth;
@@ -117,26 +129,45 @@ std::optional<RunRequest> requestFromConfigJson(const std::string& text, QString
 
 RunField fieldOf(Field f) {
     switch (f) {
-    case Field::Model: return RunField::Model;
+    case Field::Model:
+        return RunField::Model;
     case Field::Ranks:
-    case Field::SharedRanks: return RunField::Ranks;
-    case Field::Steps: return RunField::Steps;
-    case Field::MicroBatch: return RunField::MicroBatch;
-    case Field::BucketBytes: return RunField::Bucket;
-    case Field::Prefetch: return RunField::Prefetch;
-    case Field::MaxInflight: return RunField::MaxInflight;
-    case Field::Persistence: return RunField::Persistence;
-    case Field::HybridGroup: return RunField::HybridGroup;
-    case Field::Capacity: return RunField::Capacity;
-    case Field::Backend: return RunField::Backend;
-    case Field::SharedDevice: return RunField::Threads;
-    case Field::OffloadOptimizer: return RunField::OffloadOptimizer;
-    case Field::OffloadParams: return RunField::OffloadParams;
-    case Field::TensorParallel: return RunField::TensorParallel;
-    case Field::Save: return RunField::SaveDir;
-    case Field::SaveEvery: return RunField::SaveEvery;
-    case Field::Resume: return RunField::Resume;
-    default: return RunField::Strategy; // options of the strategy the panel sets itself
+    case Field::SharedRanks:
+        return RunField::Ranks;
+    case Field::Steps:
+        return RunField::Steps;
+    case Field::MicroBatch:
+        return RunField::MicroBatch;
+    case Field::BucketBytes:
+        return RunField::Bucket;
+    case Field::Prefetch:
+        return RunField::Prefetch;
+    case Field::MaxInflight:
+        return RunField::MaxInflight;
+    case Field::Persistence:
+        return RunField::Persistence;
+    case Field::HybridGroup:
+        return RunField::HybridGroup;
+    case Field::Capacity:
+        return RunField::Capacity;
+    case Field::Backend:
+        return RunField::Backend;
+    case Field::SharedDevice:
+        return RunField::Threads;
+    case Field::OffloadOptimizer:
+        return RunField::OffloadOptimizer;
+    case Field::OffloadParams:
+        return RunField::OffloadParams;
+    case Field::TensorParallel:
+        return RunField::TensorParallel;
+    case Field::Save:
+        return RunField::SaveDir;
+    case Field::SaveEvery:
+        return RunField::SaveEvery;
+    case Field::Resume:
+        return RunField::Resume;
+    default:
+        return RunField::Strategy; // options of the strategy the panel sets itself
     }
 }
 
@@ -150,54 +181,97 @@ public:
 };
 } // namespace
 
-QString describe(const runconfig::Problem& p) { return ProblemText::describe(p); }
+QString describe(const runconfig::Problem& p) {
+    return ProblemText::describe(p);
+}
 
 QString ProblemText::describe(const runconfig::Problem& p) {
     switch (p.code) {
     case Code::OutOfRange:
         switch (p.field) {
         case Field::Ranks:
-        case Field::SharedRanks: return tr("ranks must be between %1 and %2").arg(p.min).arg(p.max);
-        case Field::Steps: return tr("steps must be between %1 and %2").arg(p.min).arg(p.max);
-        case Field::MicroBatch: return tr("micro-batch must be between %1 and %2 (0: the preset's)").arg(p.min).arg(p.max);
-        case Field::BucketBytes: return tr("buckets must hold at least %1 byte(s)").arg(p.min);
-        case Field::Prefetch: return tr("prefetch depth must be between %1 and %2 units").arg(p.min).arg(p.max);
-        case Field::MaxInflight: return tr("in-flight all-gathers must be between %1 and %2").arg(p.min).arg(p.max);
-        case Field::Persistence: return tr("the persistence threshold must be between %1 and %2 parameters").arg(p.min).arg(p.max);
-        case Field::HybridGroup: return tr("the hybrid group must be between %1 and %2 ranks").arg(p.min).arg(p.max);
-        case Field::Capacity: return tr("a capacity budget must be more than 0 bytes");
-        case Field::TensorParallel: return tr("tensor parallel T must be between %1 and %2").arg(p.min).arg(p.max);
-        case Field::SaveEvery: return tr("save every must be between %1 and %2 steps (0: only after the last step)").arg(p.min).arg(p.max);
-        default: return tr("value %1 is outside %2–%3").arg(p.value).arg(p.min).arg(p.max);
+        case Field::SharedRanks:
+            return tr("ranks must be between %1 and %2").arg(p.min).arg(p.max);
+        case Field::Steps:
+            return tr("steps must be between %1 and %2").arg(p.min).arg(p.max);
+        case Field::MicroBatch:
+            return tr("micro-batch must be between %1 and %2 (0: the preset's)")
+                .arg(p.min)
+                .arg(p.max);
+        case Field::BucketBytes:
+            return tr("buckets must hold at least %1 byte(s)").arg(p.min);
+        case Field::Prefetch:
+            return tr("prefetch depth must be between %1 and %2 units").arg(p.min).arg(p.max);
+        case Field::MaxInflight:
+            return tr("in-flight all-gathers must be between %1 and %2").arg(p.min).arg(p.max);
+        case Field::Persistence:
+            return tr("the persistence threshold must be between %1 and %2 parameters")
+                .arg(p.min)
+                .arg(p.max);
+        case Field::HybridGroup:
+            return tr("the hybrid group must be between %1 and %2 ranks").arg(p.min).arg(p.max);
+        case Field::Capacity:
+            return tr("a capacity budget must be more than 0 bytes");
+        case Field::TensorParallel:
+            return tr("tensor parallel T must be between %1 and %2").arg(p.min).arg(p.max);
+        case Field::SaveEvery:
+            return tr("save every must be between %1 and %2 steps (0: only after the last step)")
+                .arg(p.min)
+                .arg(p.max);
+        default:
+            return tr("value %1 is outside %2–%3").arg(p.value).arg(p.min).arg(p.max);
         }
     case Code::UnknownName:
         return tr("unknown model preset '%1' (expected %2)")
-            .arg(QString::fromStdString(p.text), QString::fromStdString(runconfig::presetChoices()));
+            .arg(QString::fromStdString(p.text),
+                 QString::fromStdString(runconfig::presetChoices()));
     case Code::NotADivisor:
         if (p.field == Field::TensorParallel) {
-            if (p.text == "ranks") return tr("T must divide the ranks (%1 ranks: %2)").arg(p.max).arg(divisorsOf(p.max));
+            if (p.text == "ranks")
+                return tr("T must divide the ranks (%1 ranks: %2)")
+                    .arg(p.max)
+                    .arg(divisorsOf(p.max));
             if (p.text == "attention heads")
-                return tr("T must divide the model's %1 attention heads (%2)").arg(p.max).arg(divisorsOf(p.max));
+                return tr("T must divide the model's %1 attention heads (%2)")
+                    .arg(p.max)
+                    .arg(divisorsOf(p.max));
             return tr("T must divide the model's MLP width %1").arg(p.max);
         }
-        if (p.text == "data-parallel") // a T × D mesh: the shard groups split the D data-parallel ranks
-            return tr("the hybrid group must divide the data-parallel ranks D = ranks / T (D = %1: %2)").arg(p.max).arg(divisorsOf(p.max));
-        return tr("the hybrid group must divide the ranks (%1 ranks: %2)").arg(p.max).arg(divisorsOf(p.max));
-    case Code::ContradictsStrategy: return tr("FSDP SHARD_GRAD_OP keeps parameters gathered: it cannot reshard after forward");
-    case Code::NotForStrategy: return tr("no_sync is an FSDP option");
-    case Code::Theory: return tr("theory cannot size this run: %1").arg(QString::fromStdString(p.text));
+        if (p.text ==
+            "data-parallel") // a T × D mesh: the shard groups split the D data-parallel ranks
+            return tr("the hybrid group must divide the data-parallel ranks D = ranks / T (D = %1: "
+                      "%2)")
+                .arg(p.max)
+                .arg(divisorsOf(p.max));
+        return tr("the hybrid group must divide the ranks (%1 ranks: %2)")
+            .arg(p.max)
+            .arg(divisorsOf(p.max));
+    case Code::ContradictsStrategy:
+        return tr("FSDP SHARD_GRAD_OP keeps parameters gathered: it cannot reshard after forward");
+    case Code::NotForStrategy:
+        return tr("no_sync is an FSDP option");
+    case Code::Theory:
+        return tr("theory cannot size this run: %1").arg(QString::fromStdString(p.text));
     case Code::OffloadNotForStrategy:
         if (p.field == Field::OffloadOptimizer)
-            return tr("optimizer offload needs a strategy that shards the optimizer (ZeRO-1/2/3, FSDP), not %1")
+            return tr("optimizer offload needs a strategy that shards the optimizer (ZeRO-1/2/3, "
+                      "FSDP), not %1")
                 .arg(QString::fromStdString(p.text));
-        return tr("parameter offload needs a strategy that shards parameters (ZeRO-3, FSDP), not %1")
+        return tr("parameter offload needs a strategy that shards parameters (ZeRO-3, FSDP), not "
+                  "%1")
             .arg(QString::fromStdString(p.text));
-    case Code::OffloadNeedsBf16: return tr("offload needs bf16 mixed precision (fp32 master weights on the host)");
-    case Code::OffloadTierNotBuilt: return tr("the NVMe tier is not available in this build");
-    case Code::CheckpointUnsupported: return tr("checkpoints of a run with %1 are not supported").arg(QString::fromStdString(p.text));
+    case Code::OffloadNeedsBf16:
+        return tr("offload needs bf16 mixed precision (fp32 master weights on the host)");
+    case Code::OffloadTierNotBuilt:
+        return tr("the NVMe tier is not available in this build");
+    case Code::CheckpointUnsupported:
+        return tr("checkpoints of a run with %1 are not supported")
+            .arg(QString::fromStdString(p.text));
     case Code::NeedsFlag:
         if (p.field == Field::SaveEvery) return tr("saving every K steps needs a save folder");
-        return tr("%1 needs %2").arg(QString::fromStdString(std::string(runconfig::flagName(p.field))), QString::fromStdString(p.text));
+        return tr("%1 needs %2")
+            .arg(QString::fromStdString(std::string(runconfig::flagName(p.field))),
+                 QString::fromStdString(p.text));
     }
     return QString::fromStdString(p.text);
 }
@@ -207,41 +281,59 @@ const GpuSupport& GpuSupport::probed() {
     return support;
 }
 
-std::vector<FieldIssue> validate(const RunRequest& r) { return validate(r, GpuSupport::probed()); }
+std::vector<FieldIssue> validate(const RunRequest& r) {
+    return validate(r, GpuSupport::probed());
+}
 
 std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu) {
     std::vector<FieldIssue> issues;
     auto add = [&](RunField f, const QString& m) { issues.push_back({f, m}); };
-    if (r.ranks < 1 || r.ranks > kMaxRanks) add(RunField::Ranks, QCoreApplication::translate("RunRequest", "ranks must be between 1 and %1").arg(kMaxRanks));
+    if (r.ranks < 1 || r.ranks > kMaxRanks)
+        add(RunField::Ranks,
+            QCoreApplication::translate("RunRequest", "ranks must be between 1 and %1")
+                .arg(kMaxRanks));
     if (r.gpu) {
         if (const QString why = gpuUnavailableReason(gpu); !why.isEmpty()) {
             add(RunField::Backend, why);
         } else if (!r.threads && r.ranks > gpu.cuda.deviceCount) {
             // NCCL refuses two ranks on one GPU (docs/design.md, Running ranks).
-            add(RunField::Threads, QCoreApplication::translate("RunRequest",
-                                                               "%1 ranks on %n GPU(s): under mpirun each rank needs its own GPU. "
-                                                               "Tick “Ranks as threads in one process” to run them all on GPU 0.",
-                                                               nullptr, gpu.cuda.deviceCount)
-                                       .arg(r.ranks));
+            add(RunField::Threads,
+                QCoreApplication::translate(
+                    "RunRequest",
+                    "%1 ranks on %n GPU(s): under mpirun each rank needs its own GPU. "
+                    "Tick “Ranks as threads in one process” to run them all on GPU 0.",
+                    nullptr, gpu.cuda.deviceCount)
+                    .arg(r.ranks));
         } else if (!r.threads && r.ranks > 1 && !gpu.workerNccl) {
-            add(RunField::Threads, QCoreApplication::translate("RunRequest",
-                                                               "This build has no NCCL, which GPU ranks under mpirun need. "
-                                                               "Tick “Ranks as threads in one process” to run them on GPU 0."));
+            add(RunField::Threads,
+                QCoreApplication::translate(
+                    "RunRequest", "This build has no NCCL, which GPU ranks under mpirun need. "
+                                  "Tick “Ranks as threads in one process” to run them on GPU 0."));
         }
     }
-    if (r.microBatch < 0) add(RunField::MicroBatch, describe({Field::MicroBatch, Code::OutOfRange, r.microBatch, 1,
-                                                              runconfig::limitOf(Field::MicroBatch).max, {}}));
+    if (r.microBatch < 0)
+        add(RunField::MicroBatch, describe({Field::MicroBatch,
+                                            Code::OutOfRange,
+                                            r.microBatch,
+                                            1,
+                                            runconfig::limitOf(Field::MicroBatch).max,
+                                            {}}));
     // The checkpoint folders are opened by the CLI (a damaged checkpoint is its one line); here
     // only what a glance at the file system shows.
     if (!r.resumePath.isEmpty() && !QFileInfo(r.resumePath).isDir())
-        add(RunField::Resume, QCoreApplication::translate("RunRequest", "'%1' is not a checkpoint folder").arg(r.resumePath));
+        add(RunField::Resume,
+            QCoreApplication::translate("RunRequest", "'%1' is not a checkpoint folder")
+                .arg(r.resumePath));
     if (!r.saveDir.isEmpty() && QFileInfo::exists(r.saveDir) && !QFileInfo(r.saveDir).isDir())
-        add(RunField::SaveDir, QCoreApplication::translate("RunRequest", "'%1' is not a folder").arg(r.saveDir));
-    for (FieldIssue& i : validateNvme(r)) add(i.field, i.message);
+        add(RunField::SaveDir,
+            QCoreApplication::translate("RunRequest", "'%1' is not a folder").arg(r.saveDir));
+    for (FieldIssue& i : validateNvme(r))
+        add(i.field, i.message);
     // Everything else as the worker checks it, one problem per field.
     for (const runconfig::Problem& p : runconfig::validate(toRunConfig(r))) {
         const RunField f = fieldOf(p.field);
-        if (std::none_of(issues.begin(), issues.end(), [f](const FieldIssue& i) { return i.field == f; }))
+        if (std::none_of(issues.begin(), issues.end(),
+                         [f](const FieldIssue& i) { return i.field == f; }))
             add(f, describe(p));
     }
     return issues;
@@ -252,23 +344,26 @@ std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu) {
 std::vector<FieldIssue> validateNvme(const RunRequest& r) {
     if (!r.usesNvme()) return {};
     if (r.nvmeDir.trimmed().isEmpty())
-        return {{RunField::NvmeDir, QCoreApplication::translate("RunRequest", "Choose a folder for the NVMe tier's files (one per rank).")}};
+        return {{RunField::NvmeDir,
+                 QCoreApplication::translate(
+                     "RunRequest", "Choose a folder for the NVMe tier's files (one per rank).")}};
     runconfig::RunConfig c = toRunConfig(r);
     if (!runconfig::validate(c).empty()) return {}; // the other fields' problems come first
-    c.streamPath = "/nonexistent/validate"; // not opened by the parser
+    c.streamPath = "/nonexistent/validate";         // not opened by the parser
     try {
         runconfig::parseRunConfig(runconfig::toWorkerArgs(c), r.threads ? 1 : r.ranks);
     } catch (const Error& e) {
         const QString why = QString::fromUtf8(e.what());
         if (why.startsWith(QLatin1String("--aio-block-bytes"))) return {{RunField::AioBlock, why}};
-        if (why.startsWith(QLatin1String("--aio-queue-depth"))) return {{RunField::AioQueueDepth, why}};
+        if (why.startsWith(QLatin1String("--aio-queue-depth")))
+            return {{RunField::AioQueueDepth, why}};
         if (why.contains(QLatin1String("--nvme-dir"))) return {{RunField::NvmeDir, why}};
     }
     return {};
 }
 
-report::ConfigImport importListingAsRun(const report::ConfigImport& listing, const RunRequest& atImport,
-                                        const RunRequest& now) {
+report::ConfigImport importListingAsRun(const report::ConfigImport& listing,
+                                        const RunRequest& atImport, const RunRequest& now) {
     // The flags an import can set on the panel (app/config_files.cpp), each with its field.
     const auto same = [&](const std::string& flag) -> bool {
         const RunRequest &a = atImport, &b = now;
@@ -278,8 +373,10 @@ report::ConfigImport importListingAsRun(const report::ConfigImport& listing, con
         if (flag == "--bucket-bytes") return a.bucketBytes == b.bucketBytes;
         if (flag == "--prefetch") return a.prefetch == b.prefetch;
         if (flag == "--max-inflight") return a.maxInflight == b.maxInflight;
-        if (flag == "--persistence-threshold") return a.persistenceThreshold == b.persistenceThreshold;
-        if (flag == "--reshard-after-forward") return a.reshardAfterForward == b.reshardAfterForward;
+        if (flag == "--persistence-threshold")
+            return a.persistenceThreshold == b.persistenceThreshold;
+        if (flag == "--reshard-after-forward")
+            return a.reshardAfterForward == b.reshardAfterForward;
         if (flag == "--hybrid-group") return a.hybridGroup == b.hybridGroup;
         if (flag == "--checkpointing") return a.checkpointing == b.checkpointing;
         if (flag == "--ranks") return a.ranks == b.ranks;
@@ -289,8 +386,11 @@ report::ConfigImport importListingAsRun(const report::ConfigImport& listing, con
     out.source = listing.source;
     for (const auto& [key, setting] : listing.applied) {
         const std::string flag = setting.substr(0, setting.find(' '));
-        if (same(flag)) out.applied.emplace_back(key, setting);
-        else out.ignored.emplace_back(key, "set " + setting + " at the import, changed in the run settings since");
+        if (same(flag))
+            out.applied.emplace_back(key, setting);
+        else
+            out.ignored.emplace_back(key, "set " + setting +
+                                              " at the import, changed in the run settings since");
     }
     out.ignored.insert(out.ignored.end(), listing.ignored.begin(), listing.ignored.end());
     return out;
@@ -300,18 +400,22 @@ QStringList workerArguments(const RunRequest& r, const QString& socketPath) {
     runconfig::RunConfig c = toRunConfig(r);
     c.streamPath = socketPath.toStdString();
     QStringList a;
-    for (const std::string& s : runconfig::toWorkerArgs(c)) a << QString::fromStdString(s);
+    for (const std::string& s : runconfig::toWorkerArgs(c))
+        a << QString::fromStdString(s);
     return a;
 }
 
 std::optional<std::uint64_t> parseByteText(const QString& text, QString* error) {
     const QString t = text.trimmed();
     if (t.isEmpty()) return std::nullopt;
-    static const QRegularExpression re(QStringLiteral("^([0-9]+(?:\\.[0-9]+)?)\\s*([KMGT]i?B?|B)?$"),
-                                       QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression re(
+        QStringLiteral("^([0-9]+(?:\\.[0-9]+)?)\\s*([KMGT]i?B?|B)?$"),
+        QRegularExpression::CaseInsensitiveOption);
     const auto m = re.match(t);
     if (!m.hasMatch()) {
-        *error = QCoreApplication::translate("RunRequest", "'%1' is not a size (examples: 64MiB, 1.5GB, 1000000)").arg(t);
+        *error = QCoreApplication::translate("RunRequest",
+                                             "'%1' is not a size (examples: 64MiB, 1.5GB, 1000000)")
+                     .arg(t);
         return std::nullopt;
     }
     const QString unit = m.captured(2).toUpper();
@@ -328,21 +432,27 @@ std::optional<std::uint64_t> parseByteText(const QString& text, QString* error) 
     return static_cast<std::uint64_t>(std::llround(bytes));
 }
 
-QString gpuUnavailableReason() { return gpuUnavailableReason(GpuSupport::probed()); }
+QString gpuUnavailableReason() {
+    return gpuUnavailableReason(GpuSupport::probed());
+}
 
 QString gpuUnavailableReason(const GpuSupport& gpu) {
     if (!gpu.cuda.available)
-        return QCoreApplication::translate("RunRequest", "GPU unavailable: %1").arg(QString::fromStdString(gpu.cuda.reason));
+        return QCoreApplication::translate("RunRequest", "GPU unavailable: %1")
+            .arg(QString::fromStdString(gpu.cuda.reason));
     if (!gpu.workerCuda)
-        return QCoreApplication::translate("RunRequest", "GPU found (%1), but this build's worker has no CUDA backend: "
-                                                         "configure with nvcc available (SHARDSCOPE_CUDA=AUTO or ON)")
+        return QCoreApplication::translate(
+                   "RunRequest", "GPU found (%1), but this build's worker has no CUDA backend: "
+                                 "configure with nvcc available (SHARDSCOPE_CUDA=AUTO or ON)")
             .arg(QString::fromStdString(platform::describe(gpu.cuda)));
     return {};
 }
 
 QString mpiUnavailableReason(const QString& mpirun) {
-    if (!kWorkerMpi) return QCoreApplication::translate("RunRequest", "this build's worker has no MPI");
-    if (!launch::findExecutable(mpirun.toStdString())) return QCoreApplication::translate("RunRequest", "mpirun not found");
+    if (!kWorkerMpi)
+        return QCoreApplication::translate("RunRequest", "this build's worker has no MPI");
+    if (!launch::findExecutable(mpirun.toStdString()))
+        return QCoreApplication::translate("RunRequest", "mpirun not found");
     return {};
 }
 

@@ -4,17 +4,17 @@
 // runconfig::RunConfig (runconfig/run_config.h) for validation, previews and the worker's
 // flags (toWorkerArgs). Here only what is the GUI's own: the GPU and mpirun checks of this
 // machine, the rank view's column limit, and the translated wording of each problem.
-#include <QString>
-#include <QStringList>
-#include <cstdint>
-#include <optional>
-#include <vector>
-
 #include "platform/cuda_probe.h"
 #include "report/report.h"
 #include "runconfig/problems.h"
 #include "runconfig/run_config.h"
 #include "theory/estimate.h"
+
+#include <QString>
+#include <QStringList>
+#include <cstdint>
+#include <optional>
+#include <vector>
 
 namespace shardscope::widgets {
 
@@ -22,9 +22,30 @@ namespace shardscope::widgets {
 // when `id` is not one.
 const runconfig::ModelPreset* findRunPreset(const QString& id);
 
-enum class RunField { Model, Ranks, Backend, Strategy, Steps, Capacity, Bucket, Prefetch, MaxInflight, Persistence, HybridGroup, MicroBatch, Threads,
-                      OffloadOptimizer, OffloadParams, TensorParallel, SaveDir, SaveEvery, Resume, NvmeDir,
-                      AioBlock, AioQueueDepth };
+enum class RunField {
+    Model,
+    Ranks,
+    Backend,
+    Strategy,
+    Steps,
+    Capacity,
+    Bucket,
+    Prefetch,
+    MaxInflight,
+    Persistence,
+    HybridGroup,
+    MicroBatch,
+    Threads,
+    OffloadOptimizer,
+    OffloadParams,
+    TensorParallel,
+    SaveDir,
+    SaveEvery,
+    Resume,
+    NvmeDir,
+    AioBlock,
+    AioQueueDepth
+};
 
 struct FieldIssue {
     RunField field;
@@ -51,8 +72,9 @@ struct RunRequest {
     int hybridGroup = 2;
     int microBatch = 0; // 0: the preset's
     std::uint64_t seed = 1;
-    Tier offloadOptimizer = Tier::Device; // --offload-optimizer: master, m, v (and grad shards) on the host
-    Tier offloadParams = Tier::Device;    // --offload-params: param shards on the host
+    Tier offloadOptimizer =
+        Tier::Device; // --offload-optimizer: master, m, v (and grad shards) on the host
+    Tier offloadParams = Tier::Device; // --offload-params: param shards on the host
     // The NVMe tier (either choice above = Tier::Nvme): --nvme-dir and DeepSpeed's aio settings.
     QString nvmeDir;
     std::uint64_t aioBlockBytes = runconfig::RunConfig{}.aioBlockBytes;
@@ -72,8 +94,8 @@ inline constexpr int kMaxSteps = static_cast<int>(runconfig::limitOf(runconfig::
 // beside the GUI was built with (the GUI never links CUDA; the build tells it).
 struct GpuSupport {
     platform::CudaAvailability cuda;
-    bool workerCuda = false; // shardscope-worker has --backend cuda
-    bool workerNccl = false; // … and NCCL for one rank per GPU under mpirun
+    bool workerCuda = false;           // shardscope-worker has --backend cuda
+    bool workerNccl = false;           // … and NCCL for one rank per GPU under mpirun
     static const GpuSupport& probed(); // this machine, probed once (dlopen, never throws)
 };
 
@@ -97,8 +119,8 @@ RunField fieldOf(runconfig::Field f);
 // The listing of an imported configuration (report::ConfigImport) as it holds for a run of
 // `now`: an applied key whose setting was changed in the panel since the import (`atImport`:
 // the settings right after it) moves to ignored, saying so.
-report::ConfigImport importListingAsRun(const report::ConfigImport& listing, const RunRequest& atImport,
-                                        const RunRequest& now);
+report::ConfigImport importListingAsRun(const report::ConfigImport& listing,
+                                        const RunRequest& atImport, const RunRequest& now);
 
 // shardscope-worker's arguments (runconfig::toWorkerArgs: the part after `mpirun … -np N
 // worker`; with r.threads the whole command line after the worker, ending in --shared-device

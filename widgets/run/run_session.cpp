@@ -1,19 +1,18 @@
 #include "run/run_session.h"
 
+#include "common/run_labels.h"
+#include "core/error.h"
+#include "launch/mpirun.h"
+#include "launch/process_tree.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
 #include <csignal>
-#include <sys/prctl.h>
-
 #include <nlohmann/json.hpp>
-
-#include "common/run_labels.h"
-#include "core/error.h"
-#include "launch/mpirun.h"
-#include "launch/process_tree.h"
+#include <sys/prctl.h>
 
 namespace shardscope::widgets {
 
@@ -23,7 +22,8 @@ void superviseFromHere(QProcess& process) {
 }
 
 RunSession::RunSession(QObject* parent)
-    : QObject(parent), cliPath_(QCoreApplication::applicationDirPath() + QStringLiteral("/shardscope-cli")),
+    : QObject(parent),
+      cliPath_(QCoreApplication::applicationDirPath() + QStringLiteral("/shardscope-cli")),
       workerPath_(QCoreApplication::applicationDirPath() + QStringLiteral("/shardscope-worker")) {
     registerRunMetaTypes();
     receiver_ = new StreamReceiver;
@@ -33,10 +33,11 @@ RunSession::RunSession(QObject* parent)
     connect(receiver_, &StreamReceiver::stepsReady, this, &RunSession::onSteps);
     connect(receiver_, &StreamReceiver::reportReady, this, &RunSession::reportReady);
     connect(receiver_, &StreamReceiver::reportUnreadable, this, &RunSession::reportUnreadable);
-    connect(receiver_, &StreamReceiver::failureReceived, this, [this](const replay::FailureInfo& f) {
-        if (!failure_) failure_ = f;
-        Q_EMIT failureReceived(f);
-    });
+    connect(receiver_, &StreamReceiver::failureReceived, this,
+            [this](const replay::FailureInfo& f) {
+                if (!failure_) failure_ = f;
+                Q_EMIT failureReceived(f);
+            });
     connect(receiver_, &StreamReceiver::streamEnded, this, [this] { streamEnded_ = true; });
     connect(receiver_, &StreamReceiver::streamError, this, &RunSession::onStreamError);
     connect(receiver_, &StreamReceiver::connectionOpened, this, [this] { streamOpen_ = true; });
@@ -70,9 +71,13 @@ RunSession::~RunSession() {
     thread_.wait();
 }
 
-qint64 RunSession::processId() const { return process_ ? process_->processId() : 0; }
+qint64 RunSession::processId() const {
+    return process_ ? process_->processId() : 0;
+}
 
-double RunSession::elapsedSeconds() const { return clock_.isValid() ? static_cast<double>(clock_.elapsed()) / 1000.0 : 0.0; }
+double RunSession::elapsedSeconds() const {
+    return clock_.isValid() ? static_cast<double>(clock_.elapsed()) / 1000.0 : 0.0;
+}
 
 bool RunSession::refuse(const QString& message) {
     Q_EMIT finished(Outcome::Failed, message);
@@ -81,7 +86,8 @@ bool RunSession::refuse(const QString& message) {
 
 void RunSession::beginSession(bool live) {
     active_ = true;
-    streamOpen_ = streamEnded_ = processExited_ = stopRequested_ = crashed_ = failedToStart_ = false;
+    streamOpen_ = streamEnded_ = processExited_ = stopRequested_ = crashed_ = failedToStart_ =
+        false;
     failure_.reset();
     streamError_.clear();
     stderrTail_.clear();
@@ -101,22 +107,32 @@ bool RunSession::start(const RunRequest& request) {
     if (!request.threads) {
         mpirun = launch::findExecutable(mpirun_.toStdString());
         if (!mpirun)
-            return refuse(tr("mpirun was not found on PATH: install OpenMPI (e.g. apt install openmpi-bin) to run jobs, "
+            return refuse(tr("mpirun was not found on PATH: install OpenMPI (e.g. apt install "
+                             "openmpi-bin) to run jobs, "
                              "or tick “Ranks as threads in one process”"));
     }
     if (!QFileInfo(workerPath_).isExecutable())
-        return refuse(tr("shardscope-worker was not found at %1: build it beside the GUI (target shardscope-worker)").arg(workerPath_));
+        return refuse(tr("shardscope-worker was not found at %1: build it beside the GUI (target "
+                         "shardscope-worker)")
+                          .arg(workerPath_));
     if (!QFileInfo(cliPath_).isExecutable())
-        return refuse(tr("shardscope-cli was not found at %1: build it beside the GUI (target shardscope-cli); it supervises every run")
+        return refuse(tr("shardscope-cli was not found at %1: build it beside the GUI (target "
+                         "shardscope-cli); it supervises every run")
                           .arg(cliPath_));
 
     // A private 0700 folder: only this user can reach the socket, and the name never collides.
-    socketDir_ = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/shardscope-XXXXXX"));
-    if (!socketDir_->isValid()) return refuse(tr("cannot create a private folder for the event stream: %1").arg(socketDir_->errorString()));
+    socketDir_ =
+        std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/shardscope-XXXXXX"));
+    if (!socketDir_->isValid())
+        return refuse(tr("cannot create a private folder for the event stream: %1")
+                          .arg(socketDir_->errorString()));
     const QString socketPath = socketDir_->filePath(QStringLiteral("stream.sock"));
     QString listenError;
-    QMetaObject::invokeMethod(receiver_, [&] { return receiver_->listen(socketPath); }, Qt::BlockingQueuedConnection, &listenError);
-    if (!listenError.isEmpty()) return refuse(tr("cannot listen for the event stream: %1").arg(listenError));
+    QMetaObject::invokeMethod(
+        receiver_, [&] { return receiver_->listen(socketPath); }, Qt::BlockingQueuedConnection,
+        &listenError);
+    if (!listenError.isEmpty())
+        return refuse(tr("cannot listen for the event stream: %1").arg(listenError));
     // The receiver has closed the previous stream (listen() closes first): deliver whatever
     // it queued for the previous run now, before this run's started() resets the views.
     QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
@@ -134,7 +150,8 @@ bool RunSession::start(const RunRequest& request) {
         const QByteArray json = QByteArray::fromStdString(report::toJson(*listing).dump());
         QFile file(path);
         if (!file.open(QIODevice::WriteOnly) || file.write(json) != json.size() || !file.flush())
-            return refuse(tr("cannot write the imported configuration's listing: %1").arg(file.errorString()));
+            return refuse(tr("cannot write the imported configuration's listing: %1")
+                              .arg(file.errorString()));
         arguments << QStringLiteral("--config-import") << path;
     }
 
@@ -142,12 +159,14 @@ bool RunSession::start(const RunRequest& request) {
     direct_ = request.threads;
     process_ = new QProcess(this);
     superviseFromHere(*process_);
-    process_->setStandardOutputFile(QProcess::nullDevice()); // progress lines; the stream carries the data
+    process_->setStandardOutputFile(
+        QProcess::nullDevice()); // progress lines; the stream carries the data
     process_->setProgram(cliPath_);
     process_->setArguments(arguments);
     connect(process_, &QProcess::readyReadStandardError, this, [this] {
         stderrTail_ += QString::fromLocal8Bit(process_->readAllStandardError());
-        if (stderrTail_.size() > 65536) stderrTail_ = stderrTail_.right(65536); // the CLI's one line is at the end
+        if (stderrTail_.size() > 65536)
+            stderrTail_ = stderrTail_.right(65536); // the CLI's one line is at the end
     });
     connect(process_, &QProcess::finished, this, &RunSession::onProcessFinished);
     connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
@@ -163,7 +182,8 @@ bool RunSession::start(const RunRequest& request) {
     return true;
 }
 
-void RunSession::setConfigImport(const report::ConfigImport& listing, const RunRequest& afterImport) {
+void RunSession::setConfigImport(const report::ConfigImport& listing,
+                                 const RunRequest& afterImport) {
     configImport_ = std::pair{listing, afterImport};
 }
 
@@ -175,11 +195,13 @@ std::optional<report::ConfigImport> RunSession::importListingFor(const RunReques
 bool RunSession::openRecording(const QString& path) {
     if (active_) return false;
     QMetaObject::invokeMethod(receiver_, &StreamReceiver::close, Qt::BlockingQueuedConnection);
-    QCoreApplication::sendPostedEvents(this, QEvent::MetaCall); // the previous run's tail, see start()
+    QCoreApplication::sendPostedEvents(this,
+                                       QEvent::MetaCall); // the previous run's tail, see start()
     beginSession(false);
     recordingPath_ = path;
     Q_EMIT started(false);
-    QMetaObject::invokeMethod(receiver_, [this, path] { receiver_->readFile(path); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        receiver_, [this, path] { receiver_->readFile(path); }, Qt::QueuedConnection);
     return true;
 }
 
@@ -218,47 +240,76 @@ void RunSession::onProcessFinished(int exitCode, QProcess::ExitStatus status) {
     crashed_ = status == QProcess::CrashExit;
     processExited_ = true;
     killTimer_.stop();
-    if (streamOpen_) drainTimer_.start(); // the stream's tail is still in flight
-    else finishLive();
+    if (streamOpen_)
+        drainTimer_.start(); // the stream's tail is still in flight
+    else
+        finishLive();
 }
 
 QString RunSession::endingText(const launch::JobEnding& e) {
     using launch::EndingKind;
     const QString cause = QString::fromStdString(e.cause);
     switch (e.kind) {
-    case EndingKind::Completed: return tr("Run finished");
+    case EndingKind::Completed:
+        return tr("Run finished");
     case EndingKind::Failed:
         // No rank but a signal: the process holding every rank thread (or mpirun) was killed.
         if (!e.rank && e.signal > 0)
-            return e.step ? tr("The job ended in step %1: %2").arg(*e.step).arg(cause) : tr("The job ended: %1").arg(cause);
+            return e.step ? tr("The job ended in step %1: %2").arg(*e.step).arg(cause)
+                          : tr("The job ended: %1").arg(cause);
         if (!e.rank) return tr("The launcher failed: %1").arg(cause);
         if (e.signal > 0 || e.exitCode != 0) {
-            const QString how = e.signal > 0 ? (e.step ? tr("Rank %1 exited (signal %2) in step %3").arg(*e.rank).arg(e.signal).arg(*e.step)
-                                                       : tr("Rank %1 exited (signal %2)").arg(*e.rank).arg(e.signal))
-                                             : (e.step ? tr("Rank %1 exited (exit code %2) in step %3").arg(*e.rank).arg(e.exitCode).arg(*e.step)
-                                                       : tr("Rank %1 exited (exit code %2)").arg(*e.rank).arg(e.exitCode));
+            const QString how =
+                e.signal > 0
+                    ? (e.step ? tr("Rank %1 exited (signal %2) in step %3")
+                                    .arg(*e.rank)
+                                    .arg(e.signal)
+                                    .arg(*e.step)
+                              : tr("Rank %1 exited (signal %2)").arg(*e.rank).arg(e.signal))
+                    : (e.step ? tr("Rank %1 exited (exit code %2) in step %3")
+                                    .arg(*e.rank)
+                                    .arg(e.exitCode)
+                                    .arg(*e.step)
+                              : tr("Rank %1 exited (exit code %2)").arg(*e.rank).arg(e.exitCode));
             // Where the cause says more than how the process ended (what did not fit), say it.
             return hasNamedCause(e) ? tr("%1: %2").arg(how, cause) : how;
         }
-        return tr("Rank %1 failed %2: %3").arg(*e.rank).arg(failureWhen(e.step ? *e.step - 1 : -1)).arg(cause);
+        return tr("Rank %1 failed %2: %3")
+            .arg(*e.rank)
+            .arg(failureWhen(e.step ? *e.step - 1 : -1))
+            .arg(cause);
     case EndingKind::Stalled:
         // The progress records named the rank that went silent; the cause says where it stopped.
         if (e.rank)
-            return e.step ? tr("Rank %1 is stuck in step %2: %3; the job was torn down").arg(*e.rank).arg(*e.step).arg(cause)
-                          : tr("Rank %1 is stuck during setup: %2; the job was torn down").arg(*e.rank).arg(cause);
-        return tr("No progress in step %1 for the stall timeout: a rank is stuck; the job was torn down").arg(e.step.value_or(1));
-    case EndingKind::Interrupted: return tr("The job was interrupted in step %1 and torn down").arg(e.step.value_or(1));
+            return e.step ? tr("Rank %1 is stuck in step %2: %3; the job was torn down")
+                                .arg(*e.rank)
+                                .arg(*e.step)
+                                .arg(cause)
+                          : tr("Rank %1 is stuck during setup: %2; the job was torn down")
+                                .arg(*e.rank)
+                                .arg(cause);
+        return tr("No progress in step %1 for the stall timeout: a rank is stuck; the job was torn "
+                  "down")
+            .arg(e.step.value_or(1));
+    case EndingKind::Interrupted:
+        return tr("The job was interrupted in step %1 and torn down").arg(e.step.value_or(1));
     case EndingKind::Stopped:
-        return e.completedSteps > 0 ? tr("Stopped after %n step(s)", nullptr, static_cast<int>(e.completedSteps))
-                                    : tr("Stopped before the first step");
-    case EndingKind::InvalidInput: return tr("The worker refused its settings: %1").arg(cause);
+        return e.completedSteps > 0
+                   ? tr("Stopped after %n step(s)", nullptr, static_cast<int>(e.completedSteps))
+                   : tr("Stopped before the first step");
+    case EndingKind::InvalidInput:
+        return tr("The worker refused its settings: %1").arg(cause);
     case EndingKind::LaunchError:
         if (e.signal > 0)
-            return e.step ? tr("mpirun was killed (signal %1) in step %2; the job was torn down").arg(e.signal).arg(*e.step)
-                          : tr("mpirun was killed (signal %1); the job was torn down").arg(e.signal);
+            return e.step
+                       ? tr("mpirun was killed (signal %1) in step %2; the job was torn down")
+                             .arg(e.signal)
+                             .arg(*e.step)
+                       : tr("mpirun was killed (signal %1); the job was torn down").arg(e.signal);
         if (e.exitCode != 0) return tr("mpirun exited with code %1: %2").arg(e.exitCode).arg(cause);
         return tr("The job could not run: %1").arg(cause);
-    case EndingKind::StreamError: return tr("The event stream could not be read: %1").arg(cause);
+    case EndingKind::StreamError:
+        return tr("The event stream could not be read: %1").arg(cause);
     }
     return cause;
 }
@@ -270,11 +321,13 @@ bool RunSession::hasNamedCause(const launch::JobEnding& e) {
 // The CLI's typed ending (--ending FILE); without one the CLI refused before any job started,
 // and its one stderr line says why.
 QString RunSession::liveFailureMessage() {
-    if (!streamError_.isEmpty()) return tr("The event stream could not be read: %1").arg(streamError_);
+    if (!streamError_.isEmpty())
+        return tr("The event stream could not be read: %1").arg(streamError_);
     if (ending_ && ending_->kind != launch::EndingKind::Completed) {
         // A rank's exit status alone ("exited (exit code 1)") hides why it exited: the stream's
         // Failure record, where one arrived, names it (an allocation beyond the budget, …).
-        if (ending_->kind == launch::EndingKind::Failed && !hasNamedCause(*ending_) && failure_ && !failure_->message.empty()) {
+        if (ending_->kind == launch::EndingKind::Failed && !hasNamedCause(*ending_) && failure_ &&
+            !failure_->message.empty()) {
             launch::JobEnding named = *ending_;
             named.cause = failure_->message;
             return endingText(named);
@@ -285,8 +338,10 @@ QString RunSession::liveFailureMessage() {
     const QString last = lines.isEmpty() ? QString() : lines.last().trimmed();
     if (failedToStart_) return tr("shardscope-cli did not run: %1").arg(last);
     if (crashed_) return tr("shardscope-cli was killed or crashed");
-    if (exitCode_ != 0) return tr("shardscope-cli exited with code %1: %2").arg(exitCode_).arg(last);
-    return tr("The run ended without finishing its event stream (complete steps: %1)").arg(completeSteps_);
+    if (exitCode_ != 0)
+        return tr("shardscope-cli exited with code %1: %2").arg(exitCode_).arg(last);
+    return tr("The run ended without finishing its event stream (complete steps: %1)")
+        .arg(completeSteps_);
 }
 
 void RunSession::finishLive() {
@@ -295,18 +350,23 @@ void RunSession::finishLive() {
     QFile endingFile(endingPath_);
     if (endingFile.open(QIODevice::ReadOnly)) {
         try {
-            ending_ = launch::endingFromJson(nlohmann::json::parse(endingFile.readAll().toStdString()));
+            ending_ =
+                launch::endingFromJson(nlohmann::json::parse(endingFile.readAll().toStdString()));
         } catch (const std::exception&) {
             ending_.reset(); // a CLI that died while writing it: its exit status says the rest
         }
     }
     if (stopRequested_) {
-        cleanup(Outcome::Stopped, completeSteps_ > 0 ? tr("Stopped after %n step(s)", nullptr, completeSteps_) : tr("Stopped before the first step"));
+        cleanup(Outcome::Stopped, completeSteps_ > 0
+                                      ? tr("Stopped after %n step(s)", nullptr, completeSteps_)
+                                      : tr("Stopped before the first step"));
         return;
     }
-    const bool ok = !crashed_ && exitCode_ == 0 && streamEnded_ && streamError_.isEmpty() && !failure_ &&
-                    ending_ && ending_->kind == launch::EndingKind::Completed;
-    cleanup(ok ? Outcome::Completed : Outcome::Failed, ok ? tr("Run finished in %1 s").arg(elapsedSeconds(), 0, 'f', 1) : liveFailureMessage());
+    const bool ok = !crashed_ && exitCode_ == 0 && streamEnded_ && streamError_.isEmpty() &&
+                    !failure_ && ending_ && ending_->kind == launch::EndingKind::Completed;
+    cleanup(ok ? Outcome::Completed : Outcome::Failed,
+            ok ? tr("Run finished in %1 s").arg(elapsedSeconds(), 0, 'f', 1)
+               : liveFailureMessage());
 }
 
 void RunSession::finishRecording() {
@@ -315,7 +375,9 @@ void RunSession::finishRecording() {
         cleanup(Outcome::Failed, tr("Cannot open the recording: %1").arg(streamError_));
     } else if (failure_) {
         cleanup(Outcome::Failed, tr("This recording ends in a failure: rank %1 %2: %3")
-                                     .arg(failure_->rank).arg(failureWhen(failure_->step)).arg(QString::fromStdString(failure_->message)));
+                                     .arg(failure_->rank)
+                                     .arg(failureWhen(failure_->step))
+                                     .arg(QString::fromStdString(failure_->message)));
     } else {
         cleanup(Outcome::Completed, tr("Opened %1").arg(QFileInfo(recordingPath_).fileName()));
     }

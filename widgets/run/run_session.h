@@ -5,6 +5,11 @@
 // stream to this session's private local socket, decoded on a QThread (StreamReceiver). Stop
 // sends SIGTERM to the CLI, which tears the job's tree down. The CLI's typed ending
 // (launch::JobEnding) becomes finished(outcome, one translated line); the session is reusable.
+#include "launch/ending.h"
+#include "report/report.h"
+#include "run/run_request.h"
+#include "run/stream_receiver.h"
+
 #include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
@@ -14,11 +19,6 @@
 #include <memory>
 #include <optional>
 #include <utility>
-
-#include "launch/ending.h"
-#include "report/report.h"
-#include "run/stream_receiver.h"
-#include "run/run_request.h"
 
 class QTemporaryDir;
 
@@ -47,7 +47,9 @@ public:
     bool isActive() const { return active_; }
     bool isLive() const { return process_ != nullptr; }
     // A live job is running and stop() would end it (from started(true) until finished()).
-    bool canStop() const { return active_ && live_ && process_ != nullptr && !stopRequested_ && !processExited_; }
+    bool canStop() const {
+        return active_ && live_ && process_ != nullptr && !stopRequested_ && !processExited_;
+    }
     qint64 processId() const; // the supervising shardscope-cli's pid while running, else 0
     bool isDirect() const { return direct_; } // the last live run started the worker without mpirun
     // How the last live run ended, as the CLI classified it (none: it never got that far).
@@ -55,7 +57,9 @@ public:
     double elapsedSeconds() const;
     // Why the last stream or recording could not be read to its end (empty if it could).
     QString streamError() const { return streamError_; }
-    QString recordingPath() const { return recordingPath_; } // the file opened last (empty for live runs)
+    QString recordingPath() const {
+        return recordingPath_;
+    } // the file opened last (empty for live runs)
 
     // Both return false (and emit finished(Failed, reason)) when nothing could be started.
     bool start(const RunRequest& request);
@@ -75,7 +79,8 @@ public:
     static bool hasNamedCause(const launch::JobEnding& ending);
 
     static constexpr int kGraceMs = 6000; // the CLI's own SIGTERM-to-SIGKILL grace, and some
-    static constexpr int kDrainMs = 2000; // after the CLI exits, wait this long for the stream's tail
+    static constexpr int kDrainMs =
+        2000; // after the CLI exits, wait this long for the stream's tail
 
 Q_SIGNALS:
     void started(bool live);

@@ -1,12 +1,12 @@
 #include "run/stream_receiver.h"
 
+#include "core/error.h"
+
 #include <QCoreApplication>
 #include <QFile>
 #include <QFileInfo>
 #include <QLocalServer>
 #include <QLocalSocket>
-
-#include "core/error.h"
 
 namespace shardscope::widgets {
 
@@ -37,7 +37,8 @@ QString StreamReceiver::listen(const QString& socketPath) {
     close();
     resetDecoder();
     server_ = new QLocalServer(this);
-    server_->setSocketOptions(QLocalServer::UserAccessOption); // only this user, inside a 0700 folder
+    server_->setSocketOptions(
+        QLocalServer::UserAccessOption); // only this user, inside a 0700 folder
     server_->setMaxPendingConnections(1);
     if (!server_->listen(socketPath)) {
         const QString error = server_->errorString();
@@ -101,10 +102,13 @@ void StreamReceiver::flush() {
     replay::StreamAssembler::Output out = assembler_->take();
     if (out.empty()) return;
     if (out.runInfo) Q_EMIT runInfoReady(out.runInfo);
-    if (!out.steps.empty()) Q_EMIT stepsReady(std::make_shared<const replay::StepList>(std::move(out.steps)));
+    if (!out.steps.empty())
+        Q_EMIT stepsReady(std::make_shared<const replay::StepList>(std::move(out.steps)));
     if (out.report) Q_EMIT reportReady(out.report);
-    if (!out.reportProblem.empty()) Q_EMIT reportUnreadable(QString::fromStdString(out.reportProblem));
-    for (const replay::FailureInfo& f : out.failures) Q_EMIT failureReceived(f);
+    if (!out.reportProblem.empty())
+        Q_EMIT reportUnreadable(QString::fromStdString(out.reportProblem));
+    for (const replay::FailureInfo& f : out.failures)
+        Q_EMIT failureReceived(f);
     if (out.ended) Q_EMIT streamEnded();
 }
 
@@ -123,12 +127,14 @@ void StreamReceiver::readFile(const QString& path) {
     QFile file(path);
     // Regular files only: opening a FIFO or a device would block the window.
     if (const QFileInfo info(path); info.exists() && !info.isFile()) {
-        fail(QCoreApplication::translate("StreamReceiver", "cannot open %1: not a regular file").arg(path));
+        fail(QCoreApplication::translate("StreamReceiver", "cannot open %1: not a regular file")
+                 .arg(path));
         Q_EMIT finishedReading();
         return;
     }
     if (!file.open(QIODevice::ReadOnly)) {
-        fail(QCoreApplication::translate("StreamReceiver", "cannot open %1: %2").arg(path, file.errorString()));
+        fail(QCoreApplication::translate("StreamReceiver", "cannot open %1: %2")
+                 .arg(path, file.errorString()));
         Q_EMIT finishedReading();
         return;
     }
@@ -137,7 +143,8 @@ void StreamReceiver::readFile(const QString& path) {
     while (!file.atEnd() && !failed_) {
         const QByteArray chunk = file.read(1 << 20);
         if (chunk.isEmpty() && file.error() != QFile::NoError) {
-            fail(QCoreApplication::translate("StreamReceiver", "cannot read %1: %2").arg(path, file.errorString()));
+            fail(QCoreApplication::translate("StreamReceiver", "cannot read %1: %2")
+                     .arg(path, file.errorString()));
             break;
         }
         consume(chunk.constData(), chunk.size());
@@ -148,15 +155,24 @@ void StreamReceiver::readFile(const QString& path) {
     }
     if (!failed_) {
         if (!decoder_->headerSeen())
-            fail(QCoreApplication::translate("StreamReceiver", "%1 is not a ShardScope recording (too short)").arg(path));
+            fail(QCoreApplication::translate("StreamReceiver",
+                                             "%1 is not a ShardScope recording (too short)")
+                     .arg(path));
         else if (decoder_->bufferedBytes() != 0)
-            fail(QCoreApplication::translate("StreamReceiver", "%1 is truncated (%2 bytes of an unfinished record at the end)")
-                     .arg(path).arg(decoder_->bufferedBytes()));
+            fail(QCoreApplication::translate(
+                     "StreamReceiver",
+                     "%1 is truncated (%2 bytes of an unfinished record at the end)")
+                     .arg(path)
+                     .arg(decoder_->bufferedBytes()));
         else if (!assembler_->hasRunInfo())
-            fail(QCoreApplication::translate("StreamReceiver", "%1 has no handshake record").arg(path));
-        else if (const int shown = static_cast<int>(assembler_->lastStep() + 1); !assembler_->ended())
-            fail(QCoreApplication::translate("StreamReceiver", "%1 ends before the run finished — showing the first %n step(s)",
-                                             nullptr, shown)
+            fail(QCoreApplication::translate("StreamReceiver", "%1 has no handshake record")
+                     .arg(path));
+        else if (const int shown = static_cast<int>(assembler_->lastStep() + 1);
+                 !assembler_->ended())
+            fail(QCoreApplication::translate(
+                     "StreamReceiver",
+                     "%1 ends before the run finished — showing the first %n step(s)", nullptr,
+                     shown)
                      .arg(path));
     }
     if (!failed_) assembler_->flushPartialStep();

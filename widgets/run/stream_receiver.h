@@ -3,13 +3,13 @@
 // private local socket (or reads a recording file), decodes the stream and assembles steps,
 // and hands immutable results to the UI thread through queued signals. Steps are coalesced
 // into one signal per kFlushMs so a fast 64-rank stream cannot flood the UI's event queue.
+#include "protocol/protocol.h"
+#include "replay/stream_assembler.h"
+
 #include <QElapsedTimer>
 #include <QObject>
 #include <QTimer>
 #include <memory>
-
-#include "protocol/protocol.h"
-#include "replay/stream_assembler.h"
 
 class QLocalServer;
 class QLocalSocket;
@@ -41,11 +41,11 @@ Q_SIGNALS:
     void reportReady(shardscope::widgets::RunReportPtr report);
     void reportUnreadable(const QString& message); // the run replays without its report
     void failureReceived(shardscope::replay::FailureInfo failure);
-    void streamEnded();                        // an End record
-    void streamError(const QString& message);  // unreadable or inconsistent stream
-    void connectionOpened();                   // rank 0 connected
-    void connectionClosed();                   // rank 0 closed the socket (after any flush)
-    void finishedReading();                    // readFile() is done (after any error)
+    void streamEnded();                       // an End record
+    void streamError(const QString& message); // unreadable or inconsistent stream
+    void connectionOpened();                  // rank 0 connected
+    void connectionClosed();                  // rank 0 closed the socket (after any flush)
+    void finishedReading();                   // readFile() is done (after any error)
 
 private:
     void onNewConnection();

@@ -1,16 +1,16 @@
 #include "timeline/timeline_page.h"
 
-#include <QEvent>
-#include <QHBoxLayout>
-#include <QMouseEvent>
-#include <QToolButton>
-#include <QVBoxLayout>
-
 #include "common/palette_legend.h"
 #include "playback/playback_bar.h"
 #include "playback/replay_player.h"
 #include "run/run_document.h"
 #include "timeline/timeline_view.h"
+
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QMouseEvent>
+#include <QToolButton>
+#include <QVBoxLayout>
 
 namespace shardscope::widgets {
 
@@ -29,7 +29,8 @@ TimelinePage::TimelinePage(RunDocument& document, QWidget* parent)
         this->document().player().seek(k);
     });
     connect(playback(), &PlaybackBar::focusRankChanged, view_, [this] { view_->update(); });
-    connect(&document.session(), &RunSession::started, this, [this](bool live) { followStep_ = live; });
+    connect(&document.session(), &RunSession::started, this,
+            [this](bool live) { followStep_ = live; });
     retranslateUi();
     connectAll();
 }
@@ -49,12 +50,15 @@ QWidget* TimelinePage::buildZoomRow() {
         return b;
     };
     const auto centre = [this] { return view_->window().widthPx / 2; };
-    zoomOut_ = button("timelineZoomOut", [this, centre] { view_->zoomBy(1 / kButtonZoom, centre()); });
+    zoomOut_ =
+        button("timelineZoomOut", [this, centre] { view_->zoomBy(1 / kButtonZoom, centre()); });
     zoomIn_ = button("timelineZoomIn", [this, centre] { view_->zoomBy(kButtonZoom, centre()); });
     fit_ = button("timelineFit", [this] { view_->fitAll(); });
     step_ = button("timelineStep", [this] { zoomToCurrentStep(); });
     h->addSpacing(12);
-    h->addWidget(new PaletteLegend({ColorFamily::Activities, ColorFamily::Transfers, ColorFamily::Memory}, row), 1);
+    h->addWidget(new PaletteLegend(
+                     {ColorFamily::Activities, ColorFamily::Transfers, ColorFamily::Memory}, row),
+                 1);
     return row;
 }
 
@@ -77,7 +81,8 @@ void TimelinePage::changeEvent(QEvent* event) {
 bool TimelinePage::eventFilter(QObject* watched, QEvent* event) {
     // Wheel, drag or keys on the view: the user navigates, the view stops following the step.
     if (watched == view_ && (event->type() == QEvent::Wheel || event->type() == QEvent::KeyPress ||
-                             (event->type() == QEvent::MouseMove && static_cast<QMouseEvent*>(event)->buttons() != Qt::NoButton)))
+                             (event->type() == QEvent::MouseMove &&
+                              static_cast<QMouseEvent*>(event)->buttons() != Qt::NoButton)))
         followStep_ = false;
     return ReplayPageBase::eventFilter(watched, event);
 }
@@ -110,7 +115,8 @@ void TimelinePage::zoomToCurrentStep() {
     shownStep_ = stepAt(k);
     const replay::StepData& s = m.step(shownStep_);
     const double margin = static_cast<double>(s.durationNs) * 0.02;
-    view_->setWindow(static_cast<double>(s.replayStartNs) - margin, static_cast<double>(s.replayStartNs + s.durationNs) + margin);
+    view_->setWindow(static_cast<double>(s.replayStartNs) - margin,
+                     static_cast<double>(s.replayStartNs + s.durationNs) + margin);
 }
 
 } // namespace shardscope::widgets

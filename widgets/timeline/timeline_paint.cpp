@@ -1,15 +1,14 @@
 #include "timeline/timeline_paint.h"
 
+#include "common/byte_format.h"
+#include "common/category_palette.h"
+#include "common/run_labels.h"
 #include "core/step_number.h"
 
 #include <QPainter>
 #include <QPalette>
 #include <algorithm>
 #include <cmath>
-
-#include "common/byte_format.h"
-#include "common/category_palette.h"
-#include "common/run_labels.h"
 
 namespace shardscope::widgets {
 namespace {
@@ -27,8 +26,10 @@ TimelineGeometry TimelineGeometry::compute(const QRect& rect, int lanes, bool tr
     TimelineGeometry g;
     g.lanes = std::max(lanes, 0);
     g.transfers = transfers;
-    g.axis = QRect(rect.left() + kGutter, rect.top(), std::max(rect.width() - kGutter - 8, 1), kAxisH);
-    g.legend = QRect(rect.left() + 8, rect.bottom() - kLegendH + 1, std::max(rect.width() - 16, 1), kLegendH);
+    g.axis =
+        QRect(rect.left() + kGutter, rect.top(), std::max(rect.width() - kGutter - 8, 1), kAxisH);
+    g.legend = QRect(rect.left() + 8, rect.bottom() - kLegendH + 1, std::max(rect.width() - 16, 1),
+                     kLegendH);
     g.plot = QRect(g.axis.left(), g.axis.bottom() + 1, g.axis.width(),
                    std::max(rect.height() - kAxisH - kLegendH - 2, 1));
     g.laneH = g.lanes > 0 ? static_cast<double>(g.plot.height()) / g.lanes : 0;
@@ -59,14 +60,16 @@ QRectF TimelineGeometry::rowRect(int lane, replay::TimelineRow row) const {
 }
 
 QRectF TimelineGeometry::memoryRect(int lane) const {
-    const QRectF above = rowRect(lane, transfers ? replay::TimelineRow::Transfers : replay::TimelineRow::Buffers);
+    const QRectF above =
+        rowRect(lane, transfers ? replay::TimelineRow::Transfers : replay::TimelineRow::Buffers);
     const double bottom = plot.top() + (lane + 1) * laneH - laneH * kLanePad / 2;
-    return {above.left(), above.bottom() + 1, above.width(), std::max(bottom - above.bottom() - 1, 1.0)};
+    return {above.left(), above.bottom() + 1, above.width(),
+            std::max(bottom - above.bottom() - 1, 1.0)};
 }
 
 std::optional<replay::TimelineRow> TimelineGeometry::rowAt(int lane, int y) const {
-    for (replay::TimelineRow r : {replay::TimelineRow::Compute, replay::TimelineRow::Comm, replay::TimelineRow::Buffers,
-                                  replay::TimelineRow::Transfers}) {
+    for (replay::TimelineRow r : {replay::TimelineRow::Compute, replay::TimelineRow::Comm,
+                                  replay::TimelineRow::Buffers, replay::TimelineRow::Transfers}) {
         const QRectF rr = rowRect(lane, r);
         if (y >= rr.top() && y < rr.bottom()) return r;
     }
@@ -96,7 +99,8 @@ double TimelinePainter::tickStep(double spanNs, int target) {
 
 namespace {
 
-void paintAxis(QPainter& p, const TimelineGeometry& g, const replay::TimeWindow& w, const QPalette& pal) {
+void paintAxis(QPainter& p, const TimelineGeometry& g, const replay::TimeWindow& w,
+               const QPalette& pal) {
     p.setPen(pal.color(QPalette::WindowText));
     const double step = TimelinePainter::tickStep(w.t1 - w.t0, std::max(g.axis.width() / 110, 2));
     const QFontMetrics fm(p.font());
@@ -107,12 +111,14 @@ void paintAxis(QPainter& p, const TimelineGeometry& g, const replay::TimeWindow&
         p.setPen(QColor(235, 235, 235));
         p.drawLine(QPointF(x, g.plot.top()), QPointF(x, g.plot.bottom()));
         p.setPen(pal.color(QPalette::WindowText));
-        p.drawText(QPointF(x + 3, g.axis.top() + fm.ascent() + 2), TimelinePainter::formatDuration(t));
+        p.drawText(QPointF(x + 3, g.axis.top() + fm.ascent() + 2),
+                   TimelinePainter::formatDuration(t));
     }
 }
 
 // Draws the step boundaries; returns their labels, painted over the lanes afterwards.
-std::vector<std::pair<QPointF, QString>> paintSteps(QPainter& p, const TimelineGeometry& g, const TimelineScene& s) {
+std::vector<std::pair<QPointF, QString>> paintSteps(QPainter& p, const TimelineGeometry& g,
+                                                    const TimelineScene& s) {
     if (!s.model) return {};
     const replay::TimeWindow& w = s.window;
     const QFontMetrics fm(p.font());
@@ -150,12 +156,15 @@ std::vector<std::pair<QPointF, QString>> paintSteps(QPainter& p, const TimelineG
     return labels;
 }
 
-void paintStepLabels(QPainter& p, const std::vector<std::pair<QPointF, QString>>& labels, const QPalette& pal) {
+void paintStepLabels(QPainter& p, const std::vector<std::pair<QPointF, QString>>& labels,
+                     const QPalette& pal) {
     const QFontMetrics fm(p.font());
     for (const auto& [at, text] : labels) {
         QColor bg = pal.color(QPalette::Base);
         bg.setAlpha(210);
-        p.fillRect(QRectF(at.x() - 2, at.y() - fm.ascent(), fm.horizontalAdvance(text) + 4, fm.height()), bg);
+        p.fillRect(
+            QRectF(at.x() - 2, at.y() - fm.ascent(), fm.horizontalAdvance(text) + 4, fm.height()),
+            bg);
         p.setPen(QColor(70, 70, 70));
         p.drawText(at, text);
     }
@@ -168,7 +177,9 @@ void paintMemory(QPainter& p, const TimelineGeometry& g, const TimelineScene& s,
     replay::memoryColumns(s.index->lane(rank), s.window, width, cols);
     const double scale = static_cast<double>(std::max<std::uint64_t>(s.index->peakBytes(), 1));
     p.fillRect(area, QColor(246, 246, 246));
-    const auto yOf = [&](std::uint64_t v) { return area.bottom() - static_cast<double>(v) / scale * (area.height() - 2); };
+    const auto yOf = [&](std::uint64_t v) {
+        return area.bottom() - static_cast<double>(v) / scale * (area.height() - 2);
+    };
     // Columns carry min and max. The area under the max is a run of rectangles (adjacent
     // columns of equal height merged), the outline a cosmetic polyline, and a column whose
     // value swings within its pixel (many allocations) gets a stroke from min to max. All
@@ -211,11 +222,14 @@ void paintMemory(QPainter& p, const TimelineGeometry& g, const TimelineScene& s,
 QString boxLabel(const TimelineScene& s, const replay::TimelineSpan& span) {
     QString unit;
     if (span.unit >= 0)
-        unit = s.model && s.model->info() ? QString::fromStdString(s.model->info()->unitName(span.unit))
-                                          : TimelinePainter::tr("unit %1").arg(span.unit);
-    if (replay::isCollective(span.kind) || replay::isTransfer(span.kind)) return unit.isEmpty() ? spanKindLabel(span.kind)
-                                                       : spanKindLabel(span.kind) + QLatin1Char(' ') + unit;
-    if (span.kind == replay::SpanKind::Optimizer || span.kind == replay::SpanKind::Save) return spanKindLabel(span.kind);
+        unit = s.model && s.model->info()
+                   ? QString::fromStdString(s.model->info()->unitName(span.unit))
+                   : TimelinePainter::tr("unit %1").arg(span.unit);
+    if (replay::isCollective(span.kind) || replay::isTransfer(span.kind))
+        return unit.isEmpty() ? spanKindLabel(span.kind)
+                              : spanKindLabel(span.kind) + QLatin1Char(' ') + unit;
+    if (span.kind == replay::SpanKind::Optimizer || span.kind == replay::SpanKind::Save)
+        return spanKindLabel(span.kind);
     return unit;
 }
 
@@ -226,8 +240,10 @@ void paintLane(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, i
     const QFontMetrics fm(p.font());
     for (const replay::DrawBox& b : boxes) {
         const QRectF row = g.rowRect(rank, b.row);
-        const bool stacked = b.row == replay::TimelineRow::Buffers || b.row == replay::TimelineRow::Transfers;
-        const int depths = b.row == replay::TimelineRow::Compute ? 2 : (stacked ? replay::kMaxDepth + 1 : 1);
+        const bool stacked =
+            b.row == replay::TimelineRow::Buffers || b.row == replay::TimelineRow::Transfers;
+        const int depths =
+            b.row == replay::TimelineRow::Compute ? 2 : (stacked ? replay::kMaxDepth + 1 : 1);
         // Compute: a nested span (recompute inside backward) is drawn inset in the lower half.
         double y = row.top(), h = row.height();
         if (b.row == replay::TimelineRow::Compute && b.depth > 0) {
@@ -241,7 +257,8 @@ void paintLane(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, i
             h = row.height() / depths;
             y += std::min<int>(b.depth, replay::kMaxDepth) * h;
         }
-        const QRectF r(g.plot.left() + b.x0, y + 1, std::max(b.x1 - b.x0, 1.0), std::max(h - 2, 1.0));
+        const QRectF r(g.plot.left() + b.x0, y + 1, std::max(b.x1 - b.x0, 1.0),
+                       std::max(h - 2, 1.0));
         QColor c = spanKindColor(b.kind);
         if (b.merged > 1) c.setAlpha(150); // a summary of several spans: lighter, no label
         p.fillRect(r, c);
@@ -251,9 +268,12 @@ void paintLane(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, i
             ++stats.summaries;
             continue;
         }
-        const replay::TimelineSpan& span = s.index->lane(rank).rows[static_cast<std::size_t>(b.row)][b.span];
-        if (b.row != replay::TimelineRow::Buffers && r.width() > 36 && r.height() >= fm.height() - 2) {
-            const QString text = fm.elidedText(boxLabel(s, span), Qt::ElideRight, static_cast<int>(r.width()) - 4);
+        const replay::TimelineSpan& span =
+            s.index->lane(rank).rows[static_cast<std::size_t>(b.row)][b.span];
+        if (b.row != replay::TimelineRow::Buffers && r.width() > 36 &&
+            r.height() >= fm.height() - 2) {
+            const QString text =
+                fm.elidedText(boxLabel(s, span), Qt::ElideRight, static_cast<int>(r.width()) - 4);
             p.setPen(Qt::white);
             p.drawText(r.adjusted(3, 0, -1, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
         }
@@ -266,7 +286,8 @@ void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal) {
     const int y = g.legend.top() + 3;
     for (std::size_t k = 0; k < replay::kSpanKindCount; ++k) {
         const auto kind = static_cast<replay::SpanKind>(k);
-        // Rare (broadcast) or only in runs that save (checkpoint): their boxes and tooltips name them.
+        // Rare (broadcast) or only in runs that save (checkpoint): their boxes and tooltips name
+        // them.
         if (kind == replay::SpanKind::Broadcast || kind == replay::SpanKind::Save) continue;
         if (replay::isTransfer(kind) && !g.transfers) continue; // only runs that offload have them
         const QString text = spanKindLabel(kind);
@@ -289,7 +310,8 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
     p.save();
     p.fillRect(rect, pal.color(QPalette::Base));
     const int lanes = in.index ? in.index->laneCount() : 0;
-    const TimelineGeometry g = TimelineGeometry::compute(rect, lanes, in.index && in.index->hasTransfers());
+    const TimelineGeometry g =
+        TimelineGeometry::compute(rect, lanes, in.index && in.index->hasTransfers());
     if (lanes == 0 || in.index->spanCount() == 0) {
         p.setPen(pal.color(QPalette::PlaceholderText));
         p.drawText(rect, Qt::AlignCenter, tr("No events yet: run a job or open a recording."));
@@ -305,18 +327,22 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
     std::vector<replay::MemColumn> cols;
     const QFontMetrics fm(p.font());
     for (int r = 0; r < lanes; ++r) {
-        if (r % 2 == 1) p.fillRect(QRectF(g.plot.left(), g.plot.top() + r * g.laneH, g.plot.width(), g.laneH), QColor(0, 0, 0, 8));
+        if (r % 2 == 1)
+            p.fillRect(QRectF(g.plot.left(), g.plot.top() + r * g.laneH, g.plot.width(), g.laneH),
+                       QColor(0, 0, 0, 8));
         paintMemory(p, g, s, r, cols);
         paintLane(p, g, s, r, boxes, stats);
     }
     paintStepLabels(p, stepLabels, pal);
-    for (const auto& [at, text] : stepLabels) stats.stepLabels.push_back(text);
+    for (const auto& [at, text] : stepLabels)
+        stats.stepLabels.push_back(text);
     if (s.highlight) {
         const auto& [rank, b] = *s.highlight;
         const QRectF row = g.rowRect(rank, b.row);
         p.setPen(QPen(pal.color(QPalette::Highlight), 2));
         p.setBrush(Qt::NoBrush);
-        p.drawRect(QRectF(g.plot.left() + b.x0, row.top(), std::max(b.x1 - b.x0, 2.0), row.height()));
+        p.drawRect(
+            QRectF(g.plot.left() + b.x0, row.top(), std::max(b.x1 - b.x0, 2.0), row.height()));
     }
     if (s.playheadNs) {
         const double x = g.plot.left() + s.window.xOf(static_cast<double>(*s.playheadNs));
@@ -333,14 +359,16 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
         bold.setBold(true);
         p.save();
         p.setFont(bold);
-        p.drawText(QRectF(rect.left() + 6, compute.top(), TimelineGeometry::kGutter - 10, compute.height() + g.laneH * 0.2),
+        p.drawText(QRectF(rect.left() + 6, compute.top(), TimelineGeometry::kGutter - 10,
+                          compute.height() + g.laneH * 0.2),
                    Qt::AlignLeft | Qt::AlignVCenter, tr("rank %1").arg(r));
         p.restore();
         if (mem.height() >= fm.height()) {
             p.setPen(QColor(90, 90, 90));
-            p.drawText(QRectF(rect.left() + 6, mem.top(), TimelineGeometry::kGutter - 10, mem.height()),
-                       Qt::AlignLeft | Qt::AlignVCenter,
-                       tr("peak %1").arg(formatDecimal(static_cast<double>(s.index->lane(r).peakBytes))));
+            p.drawText(
+                QRectF(rect.left() + 6, mem.top(), TimelineGeometry::kGutter - 10, mem.height()),
+                Qt::AlignLeft | Qt::AlignVCenter,
+                tr("peak %1").arg(formatDecimal(static_cast<double>(s.index->lane(r).peakBytes))));
         }
     }
     paintLegend(p, g, pal);

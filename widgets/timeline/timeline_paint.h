@@ -2,33 +2,34 @@
 // Paints the timeline into any QPainter (the widget, a QImage in the benchmark, SVG/PDF export):
 // one lane per rank with a compute row, a communication row, a thin row of gathered-parameter
 // lifetimes, a row of tier transfers (device ↔ host copies, NVMe reads and writes: only when the
-// run has any) and the rank's memory curve; step boundaries, a time axis, a legend and the playhead.
-// The geometry is shared with hit-testing so a click lands on what was drawn.
-#include <QCoreApplication>
+// run has any) and the rank's memory curve; step boundaries, a time axis, a legend and the
+// playhead. The geometry is shared with hit-testing so a click lands on what was drawn.
+#include "replay/timeline_index.h"
+
 #include <QColor>
+#include <QCoreApplication>
 #include <QPalette>
 #include <QRect>
 #include <QString>
 #include <optional>
 #include <vector>
 
-#include "replay/timeline_index.h"
-
 class QPainter;
 
 namespace shardscope::widgets {
 
 struct TimelineGeometry {
-    QRect plot;       // the lanes' area, right of the labels
-    QRect axis;       // time axis above the lanes
-    QRect legend;     // below the lanes
+    QRect plot;   // the lanes' area, right of the labels
+    QRect axis;   // time axis above the lanes
+    QRect legend; // below the lanes
     int lanes = 0;
-    double laneH = 0; // pixels per lane
+    double laneH = 0;       // pixels per lane
     bool transfers = false; // the lanes have a transfer row
 
     static TimelineGeometry compute(const QRect& rect, int lanes, bool transfers = false);
-    int laneAt(int y) const;                            // −1 outside
-    std::optional<replay::TimelineRow> rowAt(int lane, int y) const; // nullopt: the memory curve or a gap
+    int laneAt(int y) const; // −1 outside
+    std::optional<replay::TimelineRow> rowAt(int lane,
+                                             int y) const; // nullopt: the memory curve or a gap
     QRectF rowRect(int lane, replay::TimelineRow row) const;
     QRectF memoryRect(int lane) const;
     static constexpr int kGutter = 104;
@@ -40,11 +41,11 @@ struct TimelineScene {
     replay::TimeWindow window;                  // widthPx is overwritten with the plot's width
     std::optional<std::uint64_t> playheadNs;
     std::optional<std::pair<int, replay::DrawBox>> highlight; // rank and box under the mouse
-    QPalette palette;                   // the widget's (text, base, highlight colours)
+    QPalette palette; // the widget's (text, base, highlight colours)
 };
 
 struct TimelinePaintStats {
-    std::size_t boxes = 0;   // rectangles drawn for spans (real or summary)
+    std::size_t boxes = 0; // rectangles drawn for spans (real or summary)
     std::size_t summaries = 0;
     std::size_t spansCovered = 0;
     std::vector<QString> stepLabels; // the step boundaries' labels drawn, left to right

@@ -1,5 +1,8 @@
 #include "timeline/timeline_view.h"
 
+#include "common/byte_format.h"
+#include "common/run_labels.h"
+
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -9,14 +12,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/byte_format.h"
-#include "common/run_labels.h"
-
 namespace shardscope::widgets {
 namespace {
-constexpr double kMinWindowNs = 200;   // below this, single events' timestamps dominate
+constexpr double kMinWindowNs = 200; // below this, single events' timestamps dominate
 constexpr double kKeyZoom = 1.5;
-constexpr double kKeyPanShare = 0.1;   // arrow keys pan a tenth of the window
+constexpr double kKeyPanShare = 0.1; // arrow keys pan a tenth of the window
 constexpr int kDragThresholdPx = 4;
 constexpr double kHitSlackPx = 2;
 } // namespace
@@ -132,25 +132,39 @@ QString TimelineView::describe(const Hit& h) const {
     const replay::TimelineSpan& s = h.span;
     const auto info = model_ ? model_->info() : nullptr;
     QString unit;
-    if (s.unit >= 0) unit = info ? QString::fromStdString(info->unitName(s.unit)) : tr("unit %1").arg(s.unit);
+    if (s.unit >= 0)
+        unit = info ? QString::fromStdString(info->unitName(s.unit)) : tr("unit %1").arg(s.unit);
     QString text = QStringLiteral("<b>%1</b>").arg(spanKindLabel(s.kind).toHtmlEscaped());
     if (!unit.isEmpty()) text += QStringLiteral(" · ") + unit.toHtmlEscaped();
-    text += QStringLiteral("<br>") + tr("rank %1, %2").arg(h.rank).arg(TimelinePainter::formatDuration(static_cast<double>(s.durationNs())));
-    text += QStringLiteral("<br>") + tr("from %1 to %2").arg(TimelinePainter::formatDuration(static_cast<double>(s.beginNs)),
-                                                            TimelinePainter::formatDuration(static_cast<double>(s.endNs)));
+    text += QStringLiteral("<br>") +
+            tr("rank %1, %2")
+                .arg(h.rank)
+                .arg(TimelinePainter::formatDuration(static_cast<double>(s.durationNs())));
+    text += QStringLiteral("<br>") +
+            tr("from %1 to %2")
+                .arg(TimelinePainter::formatDuration(static_cast<double>(s.beginNs)),
+                     TimelinePainter::formatDuration(static_cast<double>(s.endNs)));
     if (replay::isCollective(s.kind)) {
-        text += QStringLiteral("<br>") + tr("%1 across %2 ranks").arg(formatDecimal(static_cast<double>(s.bytes))).arg(s.peers);
-        text += QStringLiteral("<br>") + tr("algbw %1, busbw %2")
-                                             .arg(TimelinePainter::formatRate(replay::algBandwidth(s.bytes, s.durationNs())),
-                                                  TimelinePainter::formatRate(replay::busBandwidth(s.kind, s.bytes, s.durationNs(), s.peers)));
+        text +=
+            QStringLiteral("<br>") +
+            tr("%1 across %2 ranks").arg(formatDecimal(static_cast<double>(s.bytes))).arg(s.peers);
+        text += QStringLiteral("<br>") +
+                tr("algbw %1, busbw %2")
+                    .arg(TimelinePainter::formatRate(replay::algBandwidth(s.bytes, s.durationNs())),
+                         TimelinePainter::formatRate(
+                             replay::busBandwidth(s.kind, s.bytes, s.durationNs(), s.peers)));
     } else if (replay::isTransfer(s.kind)) {
-        text += QStringLiteral("<br>") + tr("%1 at %2").arg(formatDecimal(static_cast<double>(s.bytes)),
-                                                         TimelinePainter::formatRate(replay::algBandwidth(s.bytes, s.durationNs())));
+        text +=
+            QStringLiteral("<br>") +
+            tr("%1 at %2")
+                .arg(formatDecimal(static_cast<double>(s.bytes)),
+                     TimelinePainter::formatRate(replay::algBandwidth(s.bytes, s.durationNs())));
     } else if (s.kind == replay::SpanKind::ParamFull) {
         text += QStringLiteral("<br>") + tr("%1 of full parameters, alive from unshard to reshard")
                                              .arg(formatDecimal(static_cast<double>(s.bytes)));
     }
-    text += QStringLiteral("<br><i>") + tr("events %1–%2; click to seek here").arg(s.beginEvent).arg(s.endEvent) +
+    text += QStringLiteral("<br><i>") +
+            tr("events %1–%2; click to seek here").arg(s.beginEvent).arg(s.endEvent) +
             QStringLiteral("</i>");
     return text;
 }
@@ -213,7 +227,8 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
     }
     const auto hit = spanAt(pos);
     const bool changed = hit.has_value() != hover_.has_value() ||
-                         (hit && (hit->rank != hover_->rank || hit->row != hover_->row || hit->index != hover_->index));
+                         (hit && (hit->rank != hover_->rank || hit->row != hover_->row ||
+                                  hit->index != hover_->index));
     hover_ = hit;
     if (changed) update();
 }
@@ -251,19 +266,33 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
     const double span = t1_ - t0_;
     switch (e->key()) {
     case Qt::Key_Plus:
-    case Qt::Key_Equal: zoomBy(kKeyZoom, anchor); break;
+    case Qt::Key_Equal:
+        zoomBy(kKeyZoom, anchor);
+        break;
     case Qt::Key_Minus:
-    case Qt::Key_Underscore: zoomBy(1 / kKeyZoom, anchor); break;
-    case Qt::Key_Left: setWindow(t0_ - span * kKeyPanShare, t1_ - span * kKeyPanShare); break;
-    case Qt::Key_Right: setWindow(t0_ + span * kKeyPanShare, t1_ + span * kKeyPanShare); break;
-    case Qt::Key_Home: setWindow(0, span); break;
+    case Qt::Key_Underscore:
+        zoomBy(1 / kKeyZoom, anchor);
+        break;
+    case Qt::Key_Left:
+        setWindow(t0_ - span * kKeyPanShare, t1_ - span * kKeyPanShare);
+        break;
+    case Qt::Key_Right:
+        setWindow(t0_ + span * kKeyPanShare, t1_ + span * kKeyPanShare);
+        break;
+    case Qt::Key_Home:
+        setWindow(0, span);
+        break;
     case Qt::Key_End: {
         const double end = static_cast<double>(index_.endNs()) * 1.01;
         setWindow(end - span, end);
         break;
     }
-    case Qt::Key_0: fitAll(); break;
-    default: QWidget::keyPressEvent(e); return;
+    case Qt::Key_0:
+        fitAll();
+        break;
+    default:
+        QWidget::keyPressEvent(e);
+        return;
     }
     e->accept();
 }

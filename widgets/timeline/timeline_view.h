@@ -3,11 +3,11 @@
 // live bytes), zoomable and pannable like Perfetto or hotspot: wheel zooms around the cursor,
 // drag pans, +/− zoom, ←/→ pan, Home/End jump to the run's start/end, 0 fits the whole run.
 // A click asks for a seek (the owner moves the shared playhead and calls setPlayheadEvent).
-#include <QWidget>
-#include <optional>
-
 #include "replay/timeline_index.h"
 #include "timeline/timeline_paint.h"
+
+#include <QWidget>
+#include <optional>
 
 namespace shardscope::widgets {
 

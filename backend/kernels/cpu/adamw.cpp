@@ -1,8 +1,8 @@
 #include "kernels/cpu/adamw.h"
 
-#include <cmath>
-
 #include "kernels/cpu/simd.h"
+
+#include <cmath>
 
 #if SHARDSCOPE_X86_SIMD
 #include <immintrin.h>
@@ -12,8 +12,12 @@ namespace shardscope::kernels {
 
 namespace {
 
-float asFloat(float x) { return x; }
-float asFloat(Bf16 x) { return toFloat(x); }
+float asFloat(float x) {
+    return x;
+}
+float asFloat(Bf16 x) {
+    return toFloat(x);
+}
 
 // The definition: one element at a time. The vector path below evaluates the same operations in
 // the same order (no FMA), so both round identically.
@@ -30,7 +34,9 @@ void update(const AdamWScalars& s, float* p, const G* g, float* m, float* v, std
 
 #if SHARDSCOPE_X86_SIMD
 
-SHARDSCOPE_TARGET_AVX2 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+SHARDSCOPE_TARGET_AVX2 inline __m256 load8(const float* p) {
+    return _mm256_loadu_ps(p);
+}
 SHARDSCOPE_TARGET_AVX2 inline __m256 load8(const Bf16* p) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
@@ -38,12 +44,13 @@ SHARDSCOPE_TARGET_AVX2 inline __m256 load8(const Bf16* p) {
 
 // One pass over p, g, m, v (28 bytes per element with fp32 gradients): memory-bound.
 template <class G>
-SHARDSCOPE_TARGET_AVX2 void updateAvx2(const AdamWScalars& s, float* p, const G* g, float* m, float* v,
-                                       std::uint64_t n) {
+SHARDSCOPE_TARGET_AVX2 void updateAvx2(const AdamWScalars& s, float* p, const G* g, float* m,
+                                       float* v, std::uint64_t n) {
     const __m256 scale = _mm256_set1_ps(s.gradScale), b1 = _mm256_set1_ps(s.beta1),
                  b2 = _mm256_set1_ps(s.beta2), c1 = _mm256_set1_ps(1.0f - s.beta1),
                  c2 = _mm256_set1_ps(1.0f - s.beta2), vc = _mm256_set1_ps(s.vCorrection),
-                 eps = _mm256_set1_ps(s.eps), decay = _mm256_set1_ps(s.decay), step = _mm256_set1_ps(s.stepSize);
+                 eps = _mm256_set1_ps(s.eps), decay = _mm256_set1_ps(s.decay),
+                 step = _mm256_set1_ps(s.stepSize);
     const std::uint64_t vectorEnd = n - n % 8;
     constexpr std::uint64_t kAhead = 512; // elements: prefetch each stream ~2 KiB ahead
     for (std::uint64_t i = 0; i < vectorEnd; i += 8) {
@@ -54,7 +61,8 @@ SHARDSCOPE_TARGET_AVX2 void updateAvx2(const AdamWScalars& s, float* p, const G*
             _mm_prefetch(reinterpret_cast<const char*>(g + i + kAhead), _MM_HINT_T0);
         }
         const __m256 grad = _mm256_mul_ps(load8(g + i), scale);
-        const __m256 mi = _mm256_add_ps(_mm256_mul_ps(b1, _mm256_loadu_ps(m + i)), _mm256_mul_ps(c1, grad));
+        const __m256 mi =
+            _mm256_add_ps(_mm256_mul_ps(b1, _mm256_loadu_ps(m + i)), _mm256_mul_ps(c1, grad));
         const __m256 vi = _mm256_add_ps(_mm256_mul_ps(b2, _mm256_loadu_ps(v + i)),
                                         _mm256_mul_ps(_mm256_mul_ps(c2, grad), grad));
         _mm256_storeu_ps(m + i, mi);

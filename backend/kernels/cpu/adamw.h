@@ -2,9 +2,9 @@
 // AdamW's elementwise update on flat fp32 state (torch.optim.AdamW semantics). Its host-side
 // scalars are core vocabulary (core/numeric.h), so the CPU loop here and the CUDA kernel
 // (kernels/cuda) evaluate the same float expression in the same order and agree bitwise.
-#include <cstdint>
-
 #include "kernels/cpu/bf16.h"
+
+#include <cstdint>
 
 namespace shardscope::kernels {
 

@@ -1,9 +1,9 @@
 #pragma once
 // Bulk bfloat16 conversions; the type and its scalar conversions are core vocabulary
 // (core/numeric.h).
-#include <span>
-
 #include "core/numeric.h"
+
+#include <span>
 
 namespace shardscope::kernels {
 

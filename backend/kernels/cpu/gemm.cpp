@@ -38,7 +38,8 @@ void gemm(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t
     if (timer) {
         timer->ns += monotonicNs() - begin;
         timer->calls += 1;
-        timer->flops += 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+        timer->flops +=
+            2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
     }
 }
 
@@ -48,7 +49,9 @@ void setBlasThreads(int threads) {
     if (threads > 0) openblas_set_num_threads(threads);
 }
 
-int blasThreads() { return openblas_get_num_threads(); }
+int blasThreads() {
+    return openblas_get_num_threads();
+}
 
 std::string blasCoreName() {
     const char* name = openblas_get_corename();
@@ -60,9 +63,13 @@ std::string blasCoreName() {
 // The built-in GEMM runs on the calling thread only (deterministic by construction).
 void setBlasThreads(int) {}
 
-int blasThreads() { return 1; }
+int blasThreads() {
+    return 1;
+}
 
-std::string blasCoreName() { return "built-in (no OpenBLAS)"; }
+std::string blasCoreName() {
+    return "built-in (no OpenBLAS)";
+}
 
 #endif
 
@@ -80,7 +87,8 @@ std::string blasAdvice() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     if (__builtin_cpu_supports("avx512f"))
         return "OpenBLAS uses its generic " + core +
-               " GEMM kernel on this AVX-512 CPU; set OPENBLAS_CORETYPE=SkylakeX for 3-4x faster GEMM";
+               " GEMM kernel on this AVX-512 CPU; set OPENBLAS_CORETYPE=SkylakeX for 3-4x faster "
+               "GEMM";
     if (__builtin_cpu_supports("avx2"))
         return "OpenBLAS uses its generic " + core +
                " GEMM kernel on this AVX2 CPU; set OPENBLAS_CORETYPE=Haswell for faster GEMM";

@@ -1,10 +1,10 @@
 #include "kernels/cpu/grad_norm.h"
 
+#include "kernels/cpu/simd.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
-
-#include "kernels/cpu/simd.h"
 
 #if SHARDSCOPE_X86_SIMD
 #include <immintrin.h>
@@ -16,7 +16,9 @@ namespace {
 
 __extension__ typedef unsigned __int128 U128;
 
-Uint128 parts(U128 v) { return {static_cast<std::uint64_t>(v), static_cast<std::uint64_t>(v >> 64)}; }
+Uint128 parts(U128 v) {
+    return {static_cast<std::uint64_t>(v), static_cast<std::uint64_t>(v >> 64)};
+}
 
 // ---- max |g|: the largest sign-cleared bit pattern is the largest magnitude, and anything at or
 // above the infinity pattern (Inf, NaN) means "not finite". Integer max, so the loops vectorise.
@@ -24,16 +26,22 @@ Uint128 parts(U128 v) { return {static_cast<std::uint64_t>(v), static_cast<std::
 [[gnu::always_inline]] inline std::uint32_t magnitude(float f) {
     return std::bit_cast<std::uint32_t>(f) & 0x7fffffffu;
 }
-[[gnu::always_inline]] inline std::uint16_t magnitude(Bf16 b) { return b.bits & 0x7fffu; }
+[[gnu::always_inline]] inline std::uint16_t magnitude(Bf16 b) {
+    return b.bits & 0x7fffu;
+}
 
 template <class T> using BitsOf = decltype(magnitude(T{}));
 
-template <class T> [[gnu::always_inline]] inline BitsOf<T> maxMagnitude(const T* g, std::uint64_t n) {
+template <class T>
+[[gnu::always_inline]] inline BitsOf<T> maxMagnitude(const T* g, std::uint64_t n) {
     BitsOf<T> m = 0;
-    for (std::uint64_t i = 0; i < n; ++i) m = std::max(m, magnitude(g[i]));
+    for (std::uint64_t i = 0; i < n; ++i)
+        m = std::max(m, magnitude(g[i]));
     return m;
 }
-template <class T> BitsOf<T> maxScalar(const T* g, std::uint64_t n) { return maxMagnitude(g, n); }
+template <class T> BitsOf<T> maxScalar(const T* g, std::uint64_t n) {
+    return maxMagnitude(g, n);
+}
 template <class T> SHARDSCOPE_TARGET_AVX2 BitsOf<T> maxAvx2(const T* g, std::uint64_t n) {
     return maxMagnitude(g, n);
 }
@@ -41,8 +49,12 @@ template <class T> BitsOf<T> maxBits(const T* g, std::uint64_t n) {
     return haveAvx2() ? maxAvx2(g, n) : maxScalar(g, n);
 }
 
-float asFloat(float f) { return f; }
-float asFloat(Bf16 b) { return toFloat(b); }
+float asFloat(float f) {
+    return f;
+}
+float asFloat(Bf16 b) {
+    return toFloat(b);
+}
 
 // ---- Σ trunc(g² · 2^shift) ----
 
@@ -60,7 +72,8 @@ U128 scaledSquare(float g, int shift) {
 
 template <class T> U128 sumScalar(const T* g, std::uint64_t n, int shift) {
     U128 sum = 0;
-    for (std::uint64_t i = 0; i < n; ++i) sum += scaledSquare(asFloat(g[i]), shift);
+    for (std::uint64_t i = 0; i < n; ++i)
+        sum += scaledSquare(asFloat(g[i]), shift);
     return sum;
 }
 
@@ -96,13 +109,16 @@ SHARDSCOPE_TARGET_AVX2 inline U128 foldLimbs(const Limbs& a) {
     _mm256_store_pd(v[2], a.l);
     S128 sum = 0;
     for (int lane = 0; lane < 4; ++lane)
-        sum += static_cast<S128>(static_cast<std::int64_t>(v[0][lane] * 0x1p-84)) * (S128{1} << 84) +
-               static_cast<S128>(static_cast<std::int64_t>(v[1][lane] * 0x1p-42)) * (S128{1} << 42) +
-               static_cast<S128>(static_cast<std::int64_t>(v[2][lane]));
+        sum +=
+            static_cast<S128>(static_cast<std::int64_t>(v[0][lane] * 0x1p-84)) * (S128{1} << 84) +
+            static_cast<S128>(static_cast<std::int64_t>(v[1][lane] * 0x1p-42)) * (S128{1} << 42) +
+            static_cast<S128>(static_cast<std::int64_t>(v[2][lane]));
     return static_cast<U128>(sum); // the total is ≥ 0; partial sums wrap consistently
 }
 
-SHARDSCOPE_TARGET_AVX2 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+SHARDSCOPE_TARGET_AVX2 inline __m256 load8(const float* p) {
+    return _mm256_loadu_ps(p);
+}
 SHARDSCOPE_TARGET_AVX2 inline __m256 load8(const Bf16* p) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
@@ -110,7 +126,8 @@ SHARDSCOPE_TARGET_AVX2 inline __m256 load8(const Bf16* p) {
 
 template <class T> SHARDSCOPE_TARGET_AVX2 U128 sumAvx2(const T* g, std::uint64_t n, int shift) {
     constexpr std::uint64_t kPrefetchBytes = 2048;
-    constexpr std::uint64_t kBlock = std::uint64_t{1} << 13; // 2^10 vectors of 8: 2^11 values per lane
+    constexpr std::uint64_t kBlock = std::uint64_t{1}
+                                     << 13; // 2^10 vectors of 8: 2^11 values per lane
     const __m256d scale = _mm256_set1_pd(std::ldexp(1.0, shift));
     U128 sum = 0;
     std::uint64_t i = 0;
@@ -154,8 +171,12 @@ AbsMax absMax(const Bf16* g, std::uint64_t n) {
     return {true, toFloat(Bf16{m})};
 }
 
-Uint128 sumSquaresFixed(const float* g, std::uint64_t n, int shift) { return sumSquares(g, n, shift); }
-Uint128 sumSquaresFixed(const Bf16* g, std::uint64_t n, int shift) { return sumSquares(g, n, shift); }
+Uint128 sumSquaresFixed(const float* g, std::uint64_t n, int shift) {
+    return sumSquares(g, n, shift);
+}
+Uint128 sumSquaresFixed(const Bf16* g, std::uint64_t n, int shift) {
+    return sumSquares(g, n, shift);
+}
 
 Uint128 sumSquaresFixedReference(const float* g, std::uint64_t n, int shift) {
     U128 sum = 0;

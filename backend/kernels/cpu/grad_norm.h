@@ -3,9 +3,9 @@
 // max |g| with a finiteness check, then Σ trunc(g² · 2^shift) as a 128-bit integer. Both are
 // exact, so every implementation (the vector one used where the CPU has AVX2, the scalar
 // reference, the CUDA kernels) returns the same bits for the same elements in any order.
-#include <cstdint>
-
 #include "kernels/cpu/bf16.h"
+
+#include <cstdint>
 
 namespace shardscope::kernels {
 

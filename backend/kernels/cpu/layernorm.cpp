@@ -1,10 +1,9 @@
 // LayerNorm forward/backward. Row statistics are accumulated in double: the rows are short
 // (d ≤ a few thousand) and the extra precision keeps the gradient check tight for free.
 #include "kernels/cpu/ops.h"
+#include "kernels/cpu/simd.h"
 
 #include <cmath>
-
-#include "kernels/cpu/simd.h"
 
 #if SHARDSCOPE_X86_SIMD
 #include <immintrin.h>
@@ -24,7 +23,8 @@ struct RowSums {
 
 RowSums meanSumsScalar(const float* xr, std::int64_t d) {
     double sum = 0.0;
-    for (std::int64_t i = 0; i < d; ++i) sum += static_cast<double>(xr[i]);
+    for (std::int64_t i = 0; i < d; ++i)
+        sum += static_cast<double>(xr[i]);
     const double mu = sum / static_cast<double>(d);
     double var = 0.0;
     for (std::int64_t i = 0; i < d; ++i) {
@@ -63,9 +63,11 @@ SHARDSCOPE_TARGET_AVX2 inline void addWidened(__m256 v, __m256d& lo, __m256d& hi
 SHARDSCOPE_TARGET_AVX2 RowSums meanSumsAvx2(const float* xr, std::int64_t d) {
     const std::int64_t end = d - d % 8;
     __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
-    for (std::int64_t i = 0; i < end; i += 8) addWidened(_mm256_loadu_ps(xr + i), lo, hi);
+    for (std::int64_t i = 0; i < end; i += 8)
+        addWidened(_mm256_loadu_ps(xr + i), lo, hi);
     double sum = sum4(_mm256_add_pd(lo, hi));
-    for (std::int64_t i = end; i < d; ++i) sum += static_cast<double>(xr[i]);
+    for (std::int64_t i = end; i < d; ++i)
+        sum += static_cast<double>(xr[i]);
     const double mu = sum / static_cast<double>(d);
     const __m256d vmu = _mm256_set1_pd(mu);
     lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
@@ -84,21 +86,25 @@ SHARDSCOPE_TARGET_AVX2 RowSums meanSumsAvx2(const float* xr, std::int64_t d) {
     return {mu, var};
 }
 
-SHARDSCOPE_TARGET_AVX2 RowSums backwardSumsAvx2(const float* xr, const float* dy, const float* gamma, float m,
-                                                float s, float* dgamma, float* dbeta, std::int64_t d) {
+SHARDSCOPE_TARGET_AVX2 RowSums backwardSumsAvx2(const float* xr, const float* dy,
+                                                const float* gamma, float m, float s, float* dgamma,
+                                                float* dbeta, std::int64_t d) {
     const std::int64_t end = d - d % 8;
     const __m256 vm = _mm256_set1_ps(m), vs = _mm256_set1_ps(s);
-    __m256d g0 = _mm256_setzero_pd(), g1 = _mm256_setzero_pd(), gx0 = _mm256_setzero_pd(), gx1 = _mm256_setzero_pd();
+    __m256d g0 = _mm256_setzero_pd(), g1 = _mm256_setzero_pd(), gx0 = _mm256_setzero_pd(),
+            gx1 = _mm256_setzero_pd();
     for (std::int64_t i = 0; i < end; i += 8) {
         const __m256 dyi = _mm256_loadu_ps(dy + i);
         const __m256 xhat = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + i), vm), vs);
         const __m256 g = _mm256_mul_ps(dyi, _mm256_loadu_ps(gamma + i));
         addWidened(g, g0, g1);
         addWidened(_mm256_mul_ps(g, xhat), gx0, gx1);
-        _mm256_storeu_ps(dgamma + i, _mm256_add_ps(_mm256_loadu_ps(dgamma + i), _mm256_mul_ps(dyi, xhat)));
+        _mm256_storeu_ps(dgamma + i,
+                         _mm256_add_ps(_mm256_loadu_ps(dgamma + i), _mm256_mul_ps(dyi, xhat)));
         _mm256_storeu_ps(dbeta + i, _mm256_add_ps(_mm256_loadu_ps(dbeta + i), dyi));
     }
-    const RowSums tail = backwardSumsScalar(xr + end, dy + end, gamma + end, m, s, dgamma + end, dbeta + end, d - end);
+    const RowSums tail = backwardSumsScalar(xr + end, dy + end, gamma + end, m, s, dgamma + end,
+                                            dbeta + end, d - end);
     return {sum4(_mm256_add_pd(g0, g1)) + tail.a, sum4(_mm256_add_pd(gx0, gx1)) + tail.b};
 }
 
@@ -111,8 +117,8 @@ RowSums meanSums(const float* xr, std::int64_t d) {
     return meanSumsScalar(xr, d);
 }
 
-RowSums backwardSums(const float* xr, const float* dy, const float* gamma, float m, float s, float* dgamma,
-                     float* dbeta, std::int64_t d) {
+RowSums backwardSums(const float* xr, const float* dy, const float* gamma, float m, float s,
+                     float* dgamma, float* dbeta, std::int64_t d) {
 #if SHARDSCOPE_X86_SIMD
     if (haveAvx2()) return backwardSumsAvx2(xr, dy, gamma, m, s, dgamma, dbeta, d);
 #endif
@@ -128,9 +134,11 @@ void layerNormForward(const float* x, const float* gamma, const float* beta, flo
         const RowSums st = meanSums(xr, d);
         const double var = st.b / static_cast<double>(d);
         const float m = static_cast<float>(st.a);
-        const float s = static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(kLayerNormEps)));
+        const float s =
+            static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(kLayerNormEps)));
         float* o = out + r * d;
-        for (std::int64_t i = 0; i < d; ++i) o[i] = (xr[i] - m) * s * gamma[i] + beta[i];
+        for (std::int64_t i = 0; i < d; ++i)
+            o[i] = (xr[i] - m) * s * gamma[i] + beta[i];
         mean[r] = m;
         rstd[r] = s;
     }

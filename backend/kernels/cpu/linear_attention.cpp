@@ -1,14 +1,14 @@
 // The GEMM-shaped ops: linear layers and causal attention (both run their matrix products
 // through kernels::gemm so the GEMM timer sees all of them).
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-
 #include "core/error.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/simd_math.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 
 namespace shardscope::kernels {
 
@@ -16,18 +16,21 @@ namespace {
 
 // dbias[j] += Σ_r dy[r][j], rows added in order (the same bits as one row at a time), four rows
 // per pass over dbias so the loop is bound by reading dy, not by dbias's loads and stores.
-void columnSums(const float* __restrict dy, float* __restrict dbias, std::int64_t rows, std::int64_t out) {
+void columnSums(const float* __restrict dy, float* __restrict dbias, std::int64_t rows,
+                std::int64_t out) {
     std::int64_t r = 0;
     for (; r + 4 <= rows; r += 4) {
         const float* __restrict a = dy + r * out;
         const float* __restrict b = a + out;
         const float* __restrict c = b + out;
         const float* __restrict e = c + out;
-        for (std::int64_t j = 0; j < out; ++j) dbias[j] = (((dbias[j] + a[j]) + b[j]) + c[j]) + e[j];
+        for (std::int64_t j = 0; j < out; ++j)
+            dbias[j] = (((dbias[j] + a[j]) + b[j]) + c[j]) + e[j];
     }
     for (; r < rows; ++r) {
         const float* __restrict a = dy + r * out;
-        for (std::int64_t j = 0; j < out; ++j) dbias[j] += a[j];
+        for (std::int64_t j = 0; j < out; ++j)
+            dbias[j] += a[j];
     }
 }
 
@@ -40,7 +43,8 @@ void linearForward(const float* x, const float* w, const float* bias, float* y, 
         for (std::int64_t r = 0; r < rows; ++r) {
             float* yr = y + r * out;
             if (accumulate)
-                for (std::int64_t j = 0; j < out; ++j) yr[j] += bias[j];
+                for (std::int64_t j = 0; j < out; ++j)
+                    yr[j] += bias[j];
             else
                 std::memcpy(yr, bias, static_cast<std::size_t>(out) * sizeof(float));
         }
@@ -63,22 +67,26 @@ void causalSoftmaxScalar(float* p, std::int64_t seq) {
     for (std::int64_t i = 0; i < seq; ++i) {
         float* row = p + i * seq;
         float maxv = row[0];
-        for (std::int64_t j = 1; j <= i; ++j) maxv = std::max(maxv, row[j]);
+        for (std::int64_t j = 1; j <= i; ++j)
+            maxv = std::max(maxv, row[j]);
         float sum = 0.0f;
         for (std::int64_t j = 0; j <= i; ++j) {
             row[j] = std::exp(row[j] - maxv);
             sum += row[j];
         }
         const float inv = 1.0f / sum;
-        for (std::int64_t j = 0; j <= i; ++j) row[j] *= inv;
-        for (std::int64_t j = i + 1; j < seq; ++j) row[j] = 0.0f;
+        for (std::int64_t j = 0; j <= i; ++j)
+            row[j] *= inv;
+        for (std::int64_t j = i + 1; j < seq; ++j)
+            row[j] = 0.0f;
     }
 }
 
 // Σ_j row[j] · prow[j] over j < n, the softmax backward's per-row dot product.
 float dotScalar(const float* row, const float* prow, std::int64_t n) {
     float dot = 0.0f;
-    for (std::int64_t j = 0; j < n; ++j) dot += row[j] * prow[j];
+    for (std::int64_t j = 0; j < n; ++j)
+        dot += row[j] * prow[j];
     return dot;
 }
 
@@ -96,7 +104,8 @@ SHARDSCOPE_TARGET_AVX2_FMA inline float horizontalMax(__m256 v) {
 }
 // Lanes [0, n) of eight set (n ≤ 8).
 SHARDSCOPE_TARGET_AVX2_FMA inline __m256i firstLanes(std::int64_t n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 // The same softmax eight columns at a time (polynomial e^x; sums in eight lanes).
@@ -105,9 +114,11 @@ SHARDSCOPE_TARGET_AVX2_FMA void causalSoftmaxAvx2(float* p, std::int64_t seq) {
         float* row = p + i * seq;
         const std::int64_t len = i + 1, end = len - len % 8;
         __m256 vmax = _mm256_set1_ps(row[0]);
-        for (std::int64_t j = 0; j < end; j += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(row + j));
+        for (std::int64_t j = 0; j < end; j += 8)
+            vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(row + j));
         float maxv = horizontalMax(vmax);
-        for (std::int64_t j = end; j < len; ++j) maxv = std::max(maxv, row[j]);
+        for (std::int64_t j = end; j < len; ++j)
+            maxv = std::max(maxv, row[j]);
         const __m256 m = _mm256_set1_ps(maxv);
         __m256 vsum = _mm256_setzero_ps();
         for (std::int64_t j = 0; j < end; j += 8) {
@@ -117,18 +128,22 @@ SHARDSCOPE_TARGET_AVX2_FMA void causalSoftmaxAvx2(float* p, std::int64_t seq) {
         }
         if (end < len) {
             const __m256i mask = firstLanes(len - end);
-            const __m256 e = _mm256_and_ps(exp8(_mm256_sub_ps(_mm256_maskload_ps(row + end, mask), m)),
-                                           _mm256_castsi256_ps(mask));
+            const __m256 e =
+                _mm256_and_ps(exp8(_mm256_sub_ps(_mm256_maskload_ps(row + end, mask), m)),
+                              _mm256_castsi256_ps(mask));
             _mm256_maskstore_ps(row + end, mask, e);
             vsum = _mm256_add_ps(vsum, e);
         }
         const __m256 inv = _mm256_set1_ps(1.0f / horizontalSum(vsum));
-        for (std::int64_t j = 0; j < end; j += 8) _mm256_storeu_ps(row + j, _mm256_mul_ps(_mm256_loadu_ps(row + j), inv));
+        for (std::int64_t j = 0; j < end; j += 8)
+            _mm256_storeu_ps(row + j, _mm256_mul_ps(_mm256_loadu_ps(row + j), inv));
         if (end < len) {
             const __m256i mask = firstLanes(len - end);
-            _mm256_maskstore_ps(row + end, mask, _mm256_mul_ps(_mm256_maskload_ps(row + end, mask), inv));
+            _mm256_maskstore_ps(row + end, mask,
+                                _mm256_mul_ps(_mm256_maskload_ps(row + end, mask), inv));
         }
-        for (std::int64_t j = len; j < seq; ++j) row[j] = 0.0f;
+        for (std::int64_t j = len; j < seq; ++j)
+            row[j] = 0.0f;
     }
 }
 
@@ -138,7 +153,8 @@ SHARDSCOPE_TARGET_AVX2_FMA float dotAvx2(const float* row, const float* prow, st
     for (std::int64_t j = 0; j < end; j += 8)
         acc = _mm256_fmadd_ps(_mm256_loadu_ps(row + j), _mm256_loadu_ps(prow + j), acc);
     float dot = horizontalSum(acc);
-    for (std::int64_t j = end; j < n; ++j) dot += row[j] * prow[j];
+    for (std::int64_t j = end; j < n; ++j)
+        dot += row[j] * prow[j];
     return dot;
 }
 
@@ -187,13 +203,14 @@ void attentionForward(const float* qkv, float* probs, float* out, std::int64_t b
             // of row i only and writes every column (0 above the diagonal).
             for (std::int64_t r0 = 0; r0 < seq; r0 += block) {
                 const std::int64_t r1 = std::min(seq, r0 + block);
-                gemm(false, true, r1 - r0, r1, headDim, scale, q + r0 * 3 * d, 3 * d, k, 3 * d, 0.0f, p + r0 * seq,
-                     seq);
+                gemm(false, true, r1 - r0, r1, headDim, scale, q + r0 * 3 * d, 3 * d, k, 3 * d,
+                     0.0f, p + r0 * seq, seq);
             }
             causalSoftmax(p, seq);
             for (std::int64_t r0 = 0; r0 < seq; r0 += block) {
                 const std::int64_t r1 = std::min(seq, r0 + block);
-                gemm(false, false, r1 - r0, headDim, r1, 1.0f, p + r0 * seq, seq, v, 3 * d, 0.0f, o + r0 * d, d);
+                gemm(false, false, r1 - r0, headDim, r1, 1.0f, p + r0 * seq, seq, v, 3 * d, 0.0f,
+                     o + r0 * d, d);
             }
         }
     }
@@ -222,25 +239,29 @@ void attentionBackward(const float* dout, const float* qkv, const float* probs, 
             // is reached by queries [c0, seq).
             for (std::int64_t r0 = 0; r0 < seq; r0 += block) {
                 const std::int64_t r1 = std::min(seq, r0 + block);
-                gemm(false, true, r1 - r0, r1, headDim, 1.0f, dO + r0 * d, d, v, 3 * d, 0.0f, ds + r0 * seq,
+                gemm(false, true, r1 - r0, r1, headDim, 1.0f, dO + r0 * d, d, v, 3 * d, 0.0f,
+                     ds + r0 * seq,
                      seq); // dP
-                gemm(true, false, r1 - r0, headDim, seq - r0, 1.0f, p + r0 * seq + r0, seq, dO + r0 * d, d, 0.0f,
-                     dv + r0 * 3 * d, 3 * d); // dV = Pᵀ dO
+                gemm(true, false, r1 - r0, headDim, seq - r0, 1.0f, p + r0 * seq + r0, seq,
+                     dO + r0 * d, d, 0.0f, dv + r0 * 3 * d, 3 * d); // dV = Pᵀ dO
             }
             // Softmax backward: dS = P ⊙ (dP − Σ_j dP·P); P is 0 above the diagonal.
             for (std::int64_t i = 0; i < seq; ++i) {
                 float* row = ds + i * seq;
                 const float* prow = p + i * seq;
                 const float dot = rowDot(row, prow, i + 1);
-                for (std::int64_t j = 0; j <= i; ++j) row[j] = prow[j] * (row[j] - dot);
-                for (std::int64_t j = i + 1; j < seq; ++j) row[j] = 0.0f;
+                for (std::int64_t j = 0; j <= i; ++j)
+                    row[j] = prow[j] * (row[j] - dot);
+                for (std::int64_t j = i + 1; j < seq; ++j)
+                    row[j] = 0.0f;
             }
             for (std::int64_t r0 = 0; r0 < seq; r0 += block) {
                 const std::int64_t r1 = std::min(seq, r0 + block);
-                gemm(false, false, r1 - r0, headDim, r1, scale, ds + r0 * seq, seq, k, 3 * d, 0.0f, dq + r0 * 3 * d,
+                gemm(false, false, r1 - r0, headDim, r1, scale, ds + r0 * seq, seq, k, 3 * d, 0.0f,
+                     dq + r0 * 3 * d,
                      3 * d); // dQ = scale · dS K
-                gemm(true, false, r1 - r0, headDim, seq - r0, scale, ds + r0 * seq + r0, seq, q + r0 * 3 * d, 3 * d,
-                     0.0f, dk + r0 * 3 * d, 3 * d); // dK = scale · dSᵀ Q
+                gemm(true, false, r1 - r0, headDim, seq - r0, scale, ds + r0 * seq + r0, seq,
+                     q + r0 * 3 * d, 3 * d, 0.0f, dk + r0 * 3 * d, 3 * d); // dK = scale · dSᵀ Q
             }
         }
     }

@@ -1,13 +1,13 @@
 // Embedding, GELU, residual add and cross-entropy: the ops without a GEMM.
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <string>
-
 #include "core/error.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/simd_math.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
 
 #if SHARDSCOPE_X86_SIMD
 #include <immintrin.h>
@@ -26,7 +26,8 @@ void embeddingForward(const std::int32_t* ids, const float* wte, const float* wp
             const float* t = wte + static_cast<std::int64_t>(id) * d;
             const float* p = wpe + s * d;
             float* o = out + (b * seq + s) * d;
-            for (std::int64_t i = 0; i < d; ++i) o[i] = t[i] + p[i];
+            for (std::int64_t i = 0; i < d; ++i)
+                o[i] = t[i] + p[i];
         }
     }
 }
@@ -52,7 +53,9 @@ constexpr float kGeluA = 0.044715f;
 
 // tanh(u) = 1 − 2/(e^{2u} + 1): exact limits at ±∞ (e^{2u} → ∞ or 0) and an absolute error of a
 // few 1e-8 near 0. glibc's tanhf goes through expm1f and was the largest non-GEMM cost of a step.
-inline float tanhViaExp(float u) { return 1.0f - 2.0f / (std::exp(2.0f * u) + 1.0f); }
+inline float tanhViaExp(float u) {
+    return 1.0f - 2.0f / (std::exp(2.0f * u) + 1.0f);
+}
 } // namespace
 
 namespace {
@@ -62,7 +65,8 @@ namespace {
 // tanh(kGeluC · (v + kGeluA·v³)) for eight values, as tanhViaExp.
 SHARDSCOPE_TARGET_AVX2_FMA inline __m256 geluTanh8(__m256 v) {
     const __m256 v3 = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
-    const __m256 u = _mm256_mul_ps(_mm256_set1_ps(kGeluC), _mm256_fmadd_ps(_mm256_set1_ps(kGeluA), v3, v));
+    const __m256 u =
+        _mm256_mul_ps(_mm256_set1_ps(kGeluC), _mm256_fmadd_ps(_mm256_set1_ps(kGeluA), v3, v));
     const __m256 e = exp8(_mm256_add_ps(u, u));
     const __m256 one = _mm256_set1_ps(1.0f);
     return _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
@@ -73,22 +77,26 @@ SHARDSCOPE_TARGET_AVX2_FMA std::int64_t geluForwardAvx2(const float* x, float* y
     const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
     for (std::int64_t i = 0; i < end; i += 8) {
         const __m256 v = _mm256_loadu_ps(x + i);
-        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, geluTanh8(v))));
+        _mm256_storeu_ps(y + i,
+                         _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_add_ps(one, geluTanh8(v))));
     }
     return end;
 }
 
-SHARDSCOPE_TARGET_AVX2_FMA std::int64_t geluBackwardAvx2(const float* dy, const float* x, float* dx, std::int64_t n) {
+SHARDSCOPE_TARGET_AVX2_FMA std::int64_t geluBackwardAvx2(const float* dy, const float* x, float* dx,
+                                                         std::int64_t n) {
     const std::int64_t end = n - n % 8;
-    const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f), c = _mm256_set1_ps(kGeluC),
-                 a3 = _mm256_set1_ps(3.0f * kGeluA);
+    const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f),
+                 c = _mm256_set1_ps(kGeluC), a3 = _mm256_set1_ps(3.0f * kGeluA);
     for (std::int64_t i = 0; i < end; i += 8) {
         const __m256 v = _mm256_loadu_ps(x + i);
         const __m256 t = geluTanh8(v);
         const __m256 dInner = _mm256_mul_ps(c, _mm256_fmadd_ps(a3, _mm256_mul_ps(v, v), one));
         const __m256 left = _mm256_mul_ps(half, _mm256_add_ps(one, t));
-        const __m256 right = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_fnmadd_ps(t, t, one)), dInner);
-        _mm256_storeu_ps(dx + i, _mm256_mul_ps(_mm256_loadu_ps(dy + i), _mm256_add_ps(left, right)));
+        const __m256 right = _mm256_mul_ps(
+            _mm256_mul_ps(_mm256_mul_ps(half, v), _mm256_fnmadd_ps(t, t, one)), dInner);
+        _mm256_storeu_ps(dx + i,
+                         _mm256_mul_ps(_mm256_loadu_ps(dy + i), _mm256_add_ps(left, right)));
     }
     return end;
 }
@@ -124,7 +132,8 @@ void geluBackward(const float* dy, const float* x, float* dx, std::int64_t n) {
 }
 
 void add(const float* a, const float* b, float* y, std::int64_t n) {
-    for (std::int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+    for (std::int64_t i = 0; i < n; ++i)
+        y[i] = a[i] + b[i];
 }
 
 double crossEntropyForward(float* logitsToProbs, const std::int32_t* targets, std::int64_t rows,
@@ -147,7 +156,8 @@ double crossEntropyForward(float* logitsToProbs, const std::int32_t* targets, st
         }
         total += std::log(sum) - logitTerm;
         const float inv = static_cast<float>(1.0 / sum);
-        for (std::int64_t j = 0; j < vocab; ++j) row[j] *= inv;
+        for (std::int64_t j = 0; j < vocab; ++j)
+            row[j] *= inv;
     }
     return total / static_cast<double>(rows);
 }
@@ -157,7 +167,8 @@ void crossEntropyBackward(const float* probs, const std::int32_t* targets, float
     for (std::int64_t r = 0; r < rows; ++r) {
         const float* p = probs + r * vocab;
         float* g = dlogits + r * vocab;
-        for (std::int64_t j = 0; j < vocab; ++j) g[j] = p[j] * scale;
+        for (std::int64_t j = 0; j < vocab; ++j)
+            g[j] = p[j] * scale;
         g[targets[r]] -= scale;
     }
 }

@@ -15,15 +15,20 @@ inline bool haveAvx2() {
 }
 // For kernels with no bitwise contract (GELU's polynomial e^x), which may contract into FMA.
 inline bool haveAvx2Fma() {
-    static const bool have = __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
+    static const bool have =
+        __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
     return have;
 }
 #else
 #define SHARDSCOPE_X86_SIMD 0
 #define SHARDSCOPE_TARGET_AVX2
 #define SHARDSCOPE_TARGET_AVX2_FMA
-inline bool haveAvx2() { return false; }
-inline bool haveAvx2Fma() { return false; }
+inline bool haveAvx2() {
+    return false;
+}
+inline bool haveAvx2Fma() {
+    return false;
+}
 #endif
 
 } // namespace shardscope::kernels

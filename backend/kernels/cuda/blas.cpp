@@ -4,15 +4,14 @@
 //
 // Row-major through column-major cuBLAS: a row-major C = op(A)·op(B) is the column-major
 // Cᵀ = op(B)ᵀ·op(A)ᵀ, so every call swaps the operands and m/n instead of transposing data.
-#include <cublas_v2.h>
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/ops.h"
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cublas_v2.h>
 #include <string>
-
-#include "kernels/cuda/cuda_check.h"
-#include "kernels/cuda/ops.h"
 
 namespace shardscope::kernels::cuda {
 
@@ -79,10 +78,10 @@ void gemmBatched(Blas& blas, bool transA, bool transB, std::int64_t m, std::int6
                                   CUBLAS_GEMM_DEFAULT));
         return;
     }
-    CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        blas.handle(), opB, opA, in, im, ik, &alpha, b, ab, ildb, strideB, a, ab, ilda, strideA,
-        &beta, c, CUDA_R_32F, ildc, strideC, toInt(batch, "batch"), CUBLAS_COMPUTE_32F,
-        CUBLAS_GEMM_DEFAULT));
+    CUBLAS_CHECK(cublasGemmStridedBatchedEx(blas.handle(), opB, opA, in, im, ik, &alpha, b, ab,
+                                            ildb, strideB, a, ab, ilda, strideA, &beta, c,
+                                            CUDA_R_32F, ildc, strideC, toInt(batch, "batch"),
+                                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 template <class T>
@@ -92,15 +91,19 @@ void linearForwardImpl(Blas& blas, const T* x, const T* w, const float* bias, fl
     // As on CPU: broadcast the bias into y first, then one GEMM with beta = 1 finishes the job.
     if (bias) addBiasRows(bias, y, rows, out, accumulate, blas.stream());
     const float beta = (bias || accumulate) ? 1.0f : 0.0f;
-    gemmBatched(blas, false, false, rows, out, in, 1.0f, x, in, 0, w, out, 0, beta, y, out, 0, 1, p);
+    gemmBatched(blas, false, false, rows, out, in, 1.0f, x, in, 0, w, out, 0, beta, y, out, 0, 1,
+                p);
 }
 
 template <class T>
 void linearBackwardImpl(Blas& blas, const T* dy, const T* x, const T* w, float* dx, float* dw,
                         float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out,
                         Precision p) {
-    if (dx) gemmBatched(blas, false, true, rows, in, out, 1.0f, dy, out, 0, w, out, 0, 1.0f, dx, in, 0, 1, p);
-    gemmBatched(blas, true, false, in, out, rows, 1.0f, x, in, 0, dy, out, 0, 1.0f, dw, out, 0, 1, p);
+    if (dx)
+        gemmBatched(blas, false, true, rows, in, out, 1.0f, dy, out, 0, w, out, 0, 1.0f, dx, in, 0,
+                    1, p);
+    gemmBatched(blas, true, false, in, out, rows, 1.0f, x, in, 0, dy, out, 0, 1.0f, dw, out, 0, 1,
+                p);
     if (dbias) columnSum(dy, dbias, rows, out, blas.stream());
 }
 
@@ -128,8 +131,8 @@ void linearBackward(Blas& blas, const float* dy, const float* x, const float* w,
     linearBackwardImpl(blas, dy, x, w, dx, dw, dbias, rows, in, out, Precision::Fp32);
 }
 
-void linearBackward(Blas& blas, const Bf16* dy, const Bf16* x, const Bf16* w, float* dx,
-                    float* dw, float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out) {
+void linearBackward(Blas& blas, const Bf16* dy, const Bf16* x, const Bf16* w, float* dx, float* dw,
+                    float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out) {
     linearBackwardImpl(blas, dy, x, w, dx, dw, dbias, rows, in, out, Precision::Bf16);
 }
 
@@ -154,9 +157,8 @@ void attentionForward(Blas& blas, const float* qkv, float* probs, float* out, st
 }
 
 void attentionBackward(Blas& blas, const float* dout, const float* qkv, const float* probs,
-                       float* dqkv, float* scratch, std::int64_t scratchFloats,
-                       std::int64_t batch, std::int64_t seq, std::int64_t heads,
-                       std::int64_t headDim) {
+                       float* dqkv, float* scratch, std::int64_t scratchFloats, std::int64_t batch,
+                       std::int64_t seq, std::int64_t heads, std::int64_t headDim) {
     const std::int64_t d = heads * headDim, ss = seq * seq;
     if (scratchFloats < ss)
         throw Error(ErrorKind::Internal, "attentionBackward: scratch smaller than seq²");

@@ -7,11 +7,10 @@
 // Failures throw shardscope::Error(Internal) naming file:line, the expression and CUDA's own
 // name and text for the error, so a GPU run's first failure is readable in the rank's log line.
 // This header includes the CUDA runtime API: only .cu files and CUDA-backed .cpp files use it.
-#include <cuda_runtime_api.h>
-
-#include <string>
-
 #include "core/error.h"
+
+#include <cuda_runtime_api.h>
+#include <string>
 
 namespace shardscope::kernels::cuda {
 
@@ -34,7 +33,8 @@ namespace shardscope::kernels::cuda {
     do {                                                                                           \
         const cudaError_t shardscope_rc_ = (expr);                                                 \
         if (shardscope_rc_ != cudaSuccess)                                                         \
-            ::shardscope::kernels::cuda::throwCudaError(shardscope_rc_, #expr, __FILE__, __LINE__); \
+            ::shardscope::kernels::cuda::throwCudaError(shardscope_rc_, #expr, __FILE__,           \
+                                                        __LINE__);                                 \
     } while (0)
 
 // After a <<<…>>> launch: configuration errors are reported here, not by the launch itself.

@@ -6,12 +6,12 @@
 // contraction, so the results are bitwise the CPU's (the CPU build targets plain x86-64, which
 // has no FMA). Column sums loop over rows in order inside one thread per column: slower than a
 // tree, but deterministic and in the CPU's order.
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/ops.h"
+
 #include <cmath>
 #include <cstdint>
 #include <string>
-
-#include "kernels/cuda/cuda_check.h"
-#include "kernels/cuda/ops.h"
 
 namespace shardscope::kernels::cuda {
 
@@ -41,8 +41,12 @@ __device__ inline std::uint16_t bf16Bits(float f) {
 __device__ inline float bf16ToFloat(std::uint16_t b) {
     return __uint_as_float(static_cast<std::uint32_t>(b) << 16);
 }
-__device__ inline float load(const float* p, std::int64_t i) { return p[i]; }
-__device__ inline float load(const Bf16* p, std::int64_t i) { return bf16ToFloat(p[i].bits); }
+__device__ inline float load(const float* p, std::int64_t i) {
+    return p[i];
+}
+__device__ inline float load(const Bf16* p, std::int64_t i) {
+    return bf16ToFloat(p[i].bits);
+}
 
 // ---- embedding ----------------------------------------------------------------------------------
 
@@ -75,7 +79,9 @@ __global__ void embeddingBackwardKernel(const std::int32_t* ids, const float* do
 
 constexpr float kGeluC = 0.7978845608028654f; // √(2/π)
 constexpr float kGeluA = 0.044715f;
-__device__ inline float tanhViaExp(float u) { return 1.0f - 2.0f / (expf(2.0f * u) + 1.0f); }
+__device__ inline float tanhViaExp(float u) {
+    return 1.0f - 2.0f / (expf(2.0f * u) + 1.0f);
+}
 
 __global__ void geluForwardKernel(const float* x, float* y, std::int64_t n) {
     for (std::int64_t i = globalIndex(); i < n; i += gridStride()) {
@@ -94,11 +100,12 @@ __global__ void geluBackwardKernel(const float* dy, const float* x, float* dx, s
 }
 
 __global__ void addKernel(const float* a, const float* b, float* y, std::int64_t n) {
-    for (std::int64_t i = globalIndex(); i < n; i += gridStride()) y[i] = __fadd_rn(a[i], b[i]);
+    for (std::int64_t i = globalIndex(); i < n; i += gridStride())
+        y[i] = __fadd_rn(a[i], b[i]);
 }
 
-__global__ void addBiasRowsKernel(const float* bias, float* y, std::int64_t rows,
-                                  std::int64_t cols, bool accumulate) {
+__global__ void addBiasRowsKernel(const float* bias, float* y, std::int64_t rows, std::int64_t cols,
+                                  bool accumulate) {
     for (std::int64_t e = globalIndex(); e < rows * cols; e += gridStride())
         y[e] = accumulate ? __fadd_rn(y[e], bias[e % cols]) : bias[e % cols];
 }
@@ -107,12 +114,14 @@ template <class T>
 __global__ void columnSumKernel(const T* dy, float* dbias, std::int64_t rows, std::int64_t cols) {
     for (std::int64_t j = globalIndex(); j < cols; j += gridStride()) {
         float acc = dbias[j];
-        for (std::int64_t r = 0; r < rows; ++r) acc = __fadd_rn(acc, load(dy, r * cols + j));
+        for (std::int64_t r = 0; r < rows; ++r)
+            acc = __fadd_rn(acc, load(dy, r * cols + j));
         dbias[j] = acc;
     }
 }
 
-// ---- cross-entropy backward: (p·scale) − scale at the target, as the CPU rounds it ---------------
+// ---- cross-entropy backward: (p·scale) − scale at the target, as the CPU rounds it
+// ---------------
 
 __global__ void crossEntropyBackwardKernel(const float* probs, const std::int32_t* targets,
                                            float* dlogits, std::int64_t rows, std::int64_t vocab,
@@ -126,10 +135,12 @@ __global__ void crossEntropyBackwardKernel(const float* probs, const std::int32_
 // ---- bf16 ---------------------------------------------------------------------------------------
 
 __global__ void toBf16Kernel(const float* in, Bf16* out, std::int64_t n) {
-    for (std::int64_t i = globalIndex(); i < n; i += gridStride()) out[i].bits = bf16Bits(in[i]);
+    for (std::int64_t i = globalIndex(); i < n; i += gridStride())
+        out[i].bits = bf16Bits(in[i]);
 }
 __global__ void toFloatKernel(const Bf16* in, float* out, std::int64_t n) {
-    for (std::int64_t i = globalIndex(); i < n; i += gridStride()) out[i] = bf16ToFloat(in[i].bits);
+    for (std::int64_t i = globalIndex(); i < n; i += gridStride())
+        out[i] = bf16ToFloat(in[i].bits);
 }
 
 // ---- AdamW: kernels/cpu/adamw.cpp's loop body, operation by operation ---------------------------
@@ -139,7 +150,8 @@ __global__ void adamwKernel(AdamWScalars s, float* p, const G* g, float* m, floa
                             std::int64_t n) {
     for (std::int64_t i = globalIndex(); i < n; i += gridStride()) {
         const float grad = __fmul_rn(load(g, i), s.gradScale);
-        const float mi = __fadd_rn(__fmul_rn(s.beta1, m[i]), __fmul_rn(__fsub_rn(1.0f, s.beta1), grad));
+        const float mi =
+            __fadd_rn(__fmul_rn(s.beta1, m[i]), __fmul_rn(__fsub_rn(1.0f, s.beta1), grad));
         const float vi = __fadd_rn(__fmul_rn(s.beta2, v[i]),
                                    __fmul_rn(__fmul_rn(__fsub_rn(1.0f, s.beta2), grad), grad));
         m[i] = mi;
@@ -168,13 +180,12 @@ __global__ void accumulateRoundedKernel(Bf16* dst, const float* src, std::int64_
 
 struct Parts {
     const void* p[kMaxRankParts];
-    const char* base;        // strided mode when non-null
+    const char* base; // strided mode when non-null
     std::size_t strideBytes;
     int n;
 };
 
-template <class T>
-__device__ inline const T* part(const Parts& parts, int r) {
+template <class T> __device__ inline const T* part(const Parts& parts, int r) {
     return parts.base ? reinterpret_cast<const T*>(parts.base + r * parts.strideBytes)
                       : static_cast<const T*>(parts.p[r]);
 }
@@ -183,14 +194,16 @@ __device__ inline const T* part(const Parts& parts, int r) {
 __global__ void sumF32Kernel(Parts parts, float* out, std::size_t count) {
     for (std::int64_t i = globalIndex(); i < static_cast<std::int64_t>(count); i += gridStride()) {
         float acc = 0.0f;
-        for (int r = 0; r < parts.n; ++r) acc = __fadd_rn(acc, part<float>(parts, r)[i]);
+        for (int r = 0; r < parts.n; ++r)
+            acc = __fadd_rn(acc, part<float>(parts, r)[i]);
         out[i] = acc;
     }
 }
 __global__ void sumBf16Kernel(Parts parts, Bf16* out, std::size_t count) {
     for (std::int64_t i = globalIndex(); i < static_cast<std::int64_t>(count); i += gridStride()) {
         float acc = 0.0f;
-        for (int r = 0; r < parts.n; ++r) acc = __fadd_rn(acc, load(part<Bf16>(parts, r), i));
+        for (int r = 0; r < parts.n; ++r)
+            acc = __fadd_rn(acc, load(part<Bf16>(parts, r), i));
         out[i].bits = bf16Bits(acc);
     }
 }
@@ -212,15 +225,15 @@ void embeddingForward(const std::int32_t* ids, const float* wte, const float* wp
                       Stream stream) {
     const std::int64_t tokens = batch * seq;
     embeddingForwardKernel<<<blocksFor(tokens * d), kThreads, 0, stream>>>(ids, wte, wpe, out,
-                                                                            tokens, seq, d, vocab);
+                                                                           tokens, seq, d, vocab);
     CUDA_CHECK_LAUNCH();
 }
 
 void embeddingBackward(const std::int32_t* ids, const float* dout, float* dwte, float* dwpe,
                        std::int64_t batch, std::int64_t seq, std::int64_t d, std::int64_t vocab,
                        Stream stream) {
-    embeddingBackwardKernel<<<blocksFor(d, 64), 64, 0, stream>>>(ids, dout, dwte, dwpe,
-                                                                  batch * seq, seq, d, vocab);
+    embeddingBackwardKernel<<<blocksFor(d, 64), 64, 0, stream>>>(ids, dout, dwte, dwpe, batch * seq,
+                                                                 seq, d, vocab);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -239,8 +252,8 @@ void add(const float* a, const float* b, float* y, std::int64_t n, Stream stream
     CUDA_CHECK_LAUNCH();
 }
 
-void addBiasRows(const float* bias, float* y, std::int64_t rows, std::int64_t cols,
-                 bool accumulate, Stream stream) {
+void addBiasRows(const float* bias, float* y, std::int64_t rows, std::int64_t cols, bool accumulate,
+                 Stream stream) {
     addBiasRowsKernel<<<blocksFor(rows * cols), kThreads, 0, stream>>>(bias, y, rows, cols,
                                                                        accumulate);
     CUDA_CHECK_LAUNCH();
@@ -308,7 +321,8 @@ void sumInRankOrder(const void* const* parts, int nparts, void* out, std::size_t
         throw Error(ErrorKind::Internal, "sumInRankOrder: " + std::to_string(nparts) +
                                              " parts (1…" + std::to_string(kMaxRankParts) + ")");
     Parts p{};
-    for (int r = 0; r < nparts; ++r) p.p[r] = parts[r];
+    for (int r = 0; r < nparts; ++r)
+        p.p[r] = parts[r];
     p.n = nparts;
     launchSum(p, out, count, t, stream);
 }

@@ -21,12 +21,12 @@
 //
 // This header names no CUDA type beyond the opaque handle structs, so code that only passes
 // streams and handles around does not need the CUDA headers.
-#include <cstddef>
-#include <cstdint>
-
 #include "core/numeric.h" // Bf16, AdamWScalars: the same on both backends
 #include "kernels/cpu/bf16.h"
 #include "kernels/cuda/fixed_point.h" // Uint128Parts
+
+#include <cstddef>
+#include <cstdint>
 
 struct CUstream_st;   // cudaStream_t is CUstream_st*
 struct cublasContext; // cublasHandle_t is cublasContext*
@@ -93,15 +93,14 @@ void linearForward(Blas& blas, const Bf16* x, const Bf16* w, const float* bias, 
                    std::int64_t rows, std::int64_t in, std::int64_t out, bool accumulate);
 void linearBackward(Blas& blas, const float* dy, const float* x, const float* w, float* dx,
                     float* dw, float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out);
-void linearBackward(Blas& blas, const Bf16* dy, const Bf16* x, const Bf16* w, float* dx,
-                    float* dw, float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out);
+void linearBackward(Blas& blas, const Bf16* dy, const Bf16* x, const Bf16* w, float* dx, float* dw,
+                    float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out);
 
 void attentionForward(Blas& blas, const float* qkv, float* probs, float* out, std::int64_t batch,
                       std::int64_t seq, std::int64_t heads, std::int64_t headDim);
 void attentionBackward(Blas& blas, const float* dout, const float* qkv, const float* probs,
-                       float* dqkv, float* scratch, std::int64_t scratchFloats,
-                       std::int64_t batch, std::int64_t seq, std::int64_t heads,
-                       std::int64_t headDim);
+                       float* dqkv, float* scratch, std::int64_t scratchFloats, std::int64_t batch,
+                       std::int64_t seq, std::int64_t heads, std::int64_t headDim);
 
 void geluForward(const float* x, float* y, std::int64_t n, Stream stream);
 void geluBackward(const float* dy, const float* x, float* dx, std::int64_t n, Stream stream);
@@ -121,8 +120,8 @@ void causalSoftmaxForward(float* p, std::int64_t rows, std::int64_t seq, Stream 
 void causalSoftmaxBackward(const float* p, float* dpToDs, std::int64_t rows, std::int64_t seq,
                            Stream stream);
 // y[r,:] = bias (accumulate = false) or y[r,:] += bias.
-void addBiasRows(const float* bias, float* y, std::int64_t rows, std::int64_t cols,
-                 bool accumulate, Stream stream);
+void addBiasRows(const float* bias, float* y, std::int64_t rows, std::int64_t cols, bool accumulate,
+                 Stream stream);
 // dbias[j] += Σ_r dy[r,j], rows in order (deterministic).
 void columnSum(const float* dy, float* dbias, std::int64_t rows, std::int64_t cols, Stream stream);
 void columnSum(const Bf16* dy, float* dbias, std::int64_t rows, std::int64_t cols, Stream stream);
@@ -133,8 +132,9 @@ void toBf16(const float* in, Bf16* out, std::int64_t n, Stream stream);
 void toFloat(const Bf16* in, float* out, std::int64_t n, Stream stream);
 
 // ---- AdamW: kernels/cpu/adamw.h's elementwise update (its scalars come from
-// adamwScalars (core/numeric.h) on the host), evaluated in the same order without FMA contraction, so
-// the result is bitwise the CPU's ----------------------------------------------------------------
+// adamwScalars (core/numeric.h) on the host), evaluated in the same order without FMA contraction,
+// so the result is bitwise the CPU's
+// ----------------------------------------------------------------
 
 void adamwUpdate(const AdamWScalars& s, float* params, const float* grads, float* m, float* v,
                  std::int64_t n, Stream stream);

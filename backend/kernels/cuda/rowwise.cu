@@ -4,13 +4,13 @@
 // seq elements) owns a row; row statistics are accumulated in double as the CPU kernels do,
 // through a fixed reduction tree, so results do not depend on scheduling. Parameter gradients
 // (dgamma, dbeta) are column sums over rows in row order, like elementwise.cu's columnSum.
-#include <cmath>
-#include <cstdint>
-
 #include "kernels/cpu/ops.h" // kLayerNormEps: the same ε as the CPU
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/fixed_point.h"
 #include "kernels/cuda/ops.h"
+
+#include <cmath>
+#include <cstdint>
 
 namespace shardscope::kernels::cuda {
 
@@ -23,13 +23,15 @@ constexpr unsigned kFullMask = 0xffffffffu;
 // Sum over the block in a fixed tree (warp shuffles, then warp 0 over the warps' sums).
 // `shared` holds 32 doubles; every thread gets the total.
 __device__ double blockSum(double v, double* shared) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(kFullMask, v, o);
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_down_sync(kFullMask, v, o);
     const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
     if (lane == 0) shared[warp] = v;
     __syncthreads();
     if (warp == 0) {
         v = lane < static_cast<int>(blockDim.x >> 5) ? shared[lane] : 0.0;
-        for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(kFullMask, v, o);
+        for (int o = 16; o > 0; o >>= 1)
+            v += __shfl_down_sync(kFullMask, v, o);
         if (lane == 0) shared[0] = v;
     }
     __syncthreads();
@@ -39,13 +41,15 @@ __device__ double blockSum(double v, double* shared) {
 }
 
 __device__ float blockMax(float v, float* shared) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_down_sync(kFullMask, v, o));
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_down_sync(kFullMask, v, o));
     const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
     if (lane == 0) shared[warp] = v;
     __syncthreads();
     if (warp == 0) {
         v = lane < static_cast<int>(blockDim.x >> 5) ? shared[lane] : -INFINITY;
-        for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_down_sync(kFullMask, v, o));
+        for (int o = 16; o > 0; o >>= 1)
+            v = fmaxf(v, __shfl_down_sync(kFullMask, v, o));
         if (lane == 0) shared[0] = v;
     }
     __syncthreads();
@@ -55,11 +59,13 @@ __device__ float blockMax(float v, float* shared) {
 }
 
 __device__ float warpSum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFullMask, v, o);
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(kFullMask, v, o);
     return v;
 }
 __device__ float warpMax(float v) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(kFullMask, v, o));
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(kFullMask, v, o));
     return v;
 }
 
@@ -72,7 +78,8 @@ __global__ void layerNormForwardKernel(const float* x, const float* gamma, const
     const std::int64_t r = blockIdx.x;
     const float* xr = x + r * d;
     double sum = 0.0;
-    for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x) sum += static_cast<double>(xr[i]);
+    for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x)
+        sum += static_cast<double>(xr[i]);
     const double mu = blockSum(sum, shared) / static_cast<double>(d);
     double var = 0.0;
     for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x) {
@@ -136,32 +143,39 @@ __global__ void layerNormBackwardParamsKernel(const float* dout, const float* x,
 // ---- causal softmax (one warp per row; row r is query r % seq) ----------------------------------
 
 __global__ void causalSoftmaxForwardKernel(float* p, std::int64_t rows, std::int64_t seq) {
-    const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+    const std::int64_t r =
+        static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
     if (r >= rows) return; // whole warps exit together: rows are warp-uniform
     const int lane = static_cast<int>(threadIdx.x) & 31;
     const std::int64_t q = r % seq;
     float* row = p + r * seq;
     float maxv = -INFINITY;
-    for (std::int64_t j = lane; j <= q; j += 32) maxv = fmaxf(maxv, row[j]);
+    for (std::int64_t j = lane; j <= q; j += 32)
+        maxv = fmaxf(maxv, row[j]);
     maxv = warpMax(maxv);
     float sum = 0.0f;
-    for (std::int64_t j = lane; j <= q; j += 32) sum += expf(row[j] - maxv);
+    for (std::int64_t j = lane; j <= q; j += 32)
+        sum += expf(row[j] - maxv);
     const float inv = 1.0f / warpSum(sum);
-    for (std::int64_t j = lane; j < seq; j += 32) row[j] = j <= q ? expf(row[j] - maxv) * inv : 0.0f;
+    for (std::int64_t j = lane; j < seq; j += 32)
+        row[j] = j <= q ? expf(row[j] - maxv) * inv : 0.0f;
 }
 
 __global__ void causalSoftmaxBackwardKernel(const float* p, float* ds, std::int64_t rows,
                                             std::int64_t seq) {
-    const std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+    const std::int64_t r =
+        static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
     if (r >= rows) return;
     const int lane = static_cast<int>(threadIdx.x) & 31;
     const std::int64_t q = r % seq;
     const float* prow = p + r * seq;
     float* row = ds + r * seq;
     float dot = 0.0f;
-    for (std::int64_t j = lane; j <= q; j += 32) dot += row[j] * prow[j];
+    for (std::int64_t j = lane; j <= q; j += 32)
+        dot += row[j] * prow[j];
     dot = warpSum(dot);
-    for (std::int64_t j = lane; j < seq; j += 32) row[j] = j <= q ? prow[j] * (row[j] - dot) : 0.0f;
+    for (std::int64_t j = lane; j < seq; j += 32)
+        row[j] = j <= q ? prow[j] * (row[j] - dot) : 0.0f;
 }
 
 // ---- cross-entropy forward ----------------------------------------------------------------------
@@ -173,7 +187,8 @@ __global__ void crossEntropyRowsKernel(float* z, const std::int32_t* targets, do
     const std::int64_t r = blockIdx.x;
     float* row = z + r * vocab;
     float maxv = -INFINITY;
-    for (std::int64_t j = threadIdx.x; j < vocab; j += blockDim.x) maxv = fmaxf(maxv, row[j]);
+    for (std::int64_t j = threadIdx.x; j < vocab; j += blockDim.x)
+        maxv = fmaxf(maxv, row[j]);
     maxv = blockMax(maxv, sharedF);
     double sum = 0.0;
     for (std::int64_t j = threadIdx.x; j < vocab; j += blockDim.x)
@@ -186,13 +201,15 @@ __global__ void crossEntropyRowsKernel(float* z, const std::int32_t* targets, do
     }
     __syncthreads(); // row[t] is read above before any thread overwrites the row below
     const float inv = static_cast<float>(1.0 / sum);
-    for (std::int64_t j = threadIdx.x; j < vocab; j += blockDim.x) row[j] = expf(row[j] - maxv) * inv;
+    for (std::int64_t j = threadIdx.x; j < vocab; j += blockDim.x)
+        row[j] = expf(row[j] - maxv) * inv;
 }
 
 // The mean in row order, in one thread: the CPU's summation order (rows are a few thousand).
 __global__ void meanInOrderKernel(const double* rowLoss, double* mean, std::int64_t rows) {
     double total = 0.0;
-    for (std::int64_t r = 0; r < rows; ++r) total += rowLoss[r];
+    for (std::int64_t r = 0; r < rows; ++r)
+        total += rowLoss[r];
     *mean = total / static_cast<double>(rows);
 }
 
@@ -244,8 +261,10 @@ __global__ void gradientStatsKernel(const void* g, std::int64_t n, bool bf16,
     for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
          i += stride) {
         const float a = fabsf(loadGrad(g, i, bf16));
-        if (!isfinite(a)) acc.finite = 0u;
-        else acc.maxAbs = fmaxf(acc.maxAbs, a);
+        if (!isfinite(a))
+            acc.finite = 0u;
+        else
+            acc.maxAbs = fmaxf(acc.maxAbs, a);
     }
     const StatsPartial total = blockCombine(acc, shared);
     if (threadIdx.x == 0) partials[blockIdx.x] = total;
