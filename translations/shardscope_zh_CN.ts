@@ -969,6 +969,10 @@
         <translation>渲染尺寸为 %1×%2，而不是 %3×%4</translation>
     </message>
     <message>
+        <source>cannot encode the image as %1</source>
+        <translation>无法将图像编码为 %1</translation>
+    </message>
+    <message>
         <source>cannot write %1: %2</source>
         <translation>无法写入 %1：%2</translation>
     </message>
@@ -1167,6 +1171,10 @@
     <message>
         <source>unexpected argument &apos;%1&apos;</source>
         <translation>多余的参数 &apos;%1&apos;</translation>
+    </message>
+    <message>
+        <source>--size %1x%2 is smaller than the window can be laid out; it needs at least %3x%4</source>
+        <translation>--size %1x%2 小于窗口可布局的尺寸；至少需要 %3x%4</translation>
     </message>
     <message>
         <source>unknown language &apos;%1&apos; (expected: en, zh_CN)</source>
@@ -2914,8 +2922,8 @@ CPU/节点</translation>
         <translation>容量</translation>
     </message>
     <message>
-        <source>The launcher failed: %1</source>
-        <translation>启动器失败：%1</translation>
+        <source>The run ended early: %1</source>
+        <translation>运行提前结束：%1</translation>
     </message>
     <message>
         <source>%1 %2</source>
@@ -3599,6 +3607,10 @@ CPU/节点</translation>
     <message>
         <source>Rank %1 failed %2: %3</source>
         <translation>Rank %1 %2失败：%3</translation>
+    </message>
+    <message>
+        <source>This recording ends early: %1</source>
+        <translation>此记录提前结束：%1</translation>
     </message>
     <message>
         <source>This recording ends in a failure: rank %1 %2: %3</source>

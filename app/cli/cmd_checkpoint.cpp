@@ -26,23 +26,6 @@ constexpr const char* kCheckpointHelp =
     "  export   the consolidated fp32 weights under the model's names and shapes (safetensors);\n"
     "           --optimizer adds <name>.exp_avg and <name>.exp_avg_sq\n";
 
-const char* stateName(checkpoint::FileCheck::State s) {
-    using S = checkpoint::FileCheck::State;
-    switch (s) {
-    case S::Ok:
-        return "ok";
-    case S::Missing:
-        return "missing";
-    case S::WrongSize:
-        return "wrong size";
-    case S::BadChecksum:
-        return "checksum mismatch";
-    case S::Unreadable:
-        return "unreadable";
-    }
-    return "?";
-}
-
 int inspect(const std::string& dir, bool json) {
     const checkpoint::Listing l = checkpoint::listCheckpoints(dir);
     nlohmann::json out = {{"dir", l.root},
@@ -74,15 +57,12 @@ int inspect(const std::string& dir, bool json) {
         for (const checkpoint::FileCheck& f : checkpoint::verifyFiles(c)) {
             files.push_back({{"name", f.name},
                              {"bytes", f.bytes},
-                             {"state", stateName(f.state)},
+                             {"state", std::string(checkpoint::stateName(f.state))},
                              {"problem", f.problem}});
             if (!json)
-                std::printf(
-                    "    %s  %llu bytes  %s%s%s\n", f.name.c_str(),
-                    static_cast<unsigned long long>(f.bytes), stateName(f.state),
-                    f.problem.empty() || f.state == checkpoint::FileCheck::State::Missing ? ""
-                                                                                          : ": ",
-                    f.state == checkpoint::FileCheck::State::Missing ? "" : f.problem.c_str());
+                std::printf("    %s  %llu bytes  %s\n", f.name.c_str(),
+                            static_cast<unsigned long long>(f.bytes),
+                            checkpoint::describe(f).c_str());
         }
         j["files"] = files;
         out["steps"].push_back(j);

@@ -25,8 +25,7 @@ namespace {
 
 constexpr const char* kCompareHelp =
     "usage: shardscope-cli compare --ranks N --strategies ddp,zero1,zero2,zero3,fsdp --steps K\n"
-    "                              [--model tiny|small|medium|gpt100m] [--json FILE] [--ending "
-    "FILE]\n"
+    "                              [--model PRESET] [--json FILE] [--ending FILE]\n"
     "                              [worker flags]\n"
     "  Runs each strategy with the same seed (DDP first: the baseline) and prints them side by\n"
     "  side. --deterministic is on unless --nondeterministic is given. Worker flags as in `run`\n"

@@ -10,6 +10,7 @@
 #include "run_common.h"
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,26 +43,7 @@ constexpr const char* kRunHelp =
     "report's\n"
     "                            config_import {source, applied, ignored}: carried into the report "
     "and notes\n"
-    "worker (see docs/strategies.md):\n"
-    "  --model tiny|small|medium|gpt100m --strategy "
-    "ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid\n"
-    "  --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]\n"
-    "  [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]\n"
-    "  [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]\n"
-    "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events]\n"
-    "  [--offload-optimizer device|host|nvme] [--offload-params device|host|nvme]\n"
-    "  [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]\n"
-    "  [--tp T]  tensor parallel: a T x D mesh of the ranks (T consecutive ranks split each "
-    "block's\n"
-    "            heads and MLP; the strategy shards over the D = ranks / T data-parallel ranks)\n"
-    "checkpoints (docs/checkpoints.md):\n"
-    "  --save DIR                save DIR/step-K after the last step (and every --save-every K "
-    "steps)\n"
-    "  --save-async              snapshot to host memory and write on a thread while training goes "
-    "on\n"
-    "  --resume DIR|DIR/step-K   continue a saved run at any --ranks and --strategy (--steps 0 "
-    "--save\n"
-    "                            NEW converts it to this layout)\n";
+    "worker (see docs/strategies.md):\n";
 
 // A checkpoint to resume is re-hashed before anything starts: a damaged file is bad input
 // (exit 2, one line naming it), not a failure of the job.
@@ -82,6 +64,7 @@ int cmdRun(std::span<const std::string> argv) {
         argv, flags, {"--ds-config", "--accelerate-config", "--config-import"}, extras);
     if (flags.help) {
         std::fputs(kRunHelp, stdout);
+        std::fputs(runconfig::workerFlagsHelp().c_str(), stdout);
         return 0;
     }
     std::optional<ConfigImportResult> imported;
@@ -100,7 +83,8 @@ int cmdRun(std::span<const std::string> argv) {
     const runconfig::RunConfig config = parseJobConfig(workerArgs, flags);
     checkOutputs(flags, config);
     if (config.resumePath) verifyCheckpoint(*config.resumePath);
-    const SaveFolderLock saveLock(config);
+    std::optional<checkpoint::SaveFolderLock> saveLock;
+    if (config.saveDir) saveLock.emplace(*config.saveDir);
 
     std::printf("run: %s (vocab %lld, %s), %d rank%s%s on %s, %s, %lld steps\n",
                 config.preset.name.c_str(), static_cast<long long>(config.preset.shape.vocab),

@@ -181,29 +181,6 @@ void checkOutputs(const LauncherFlags& flags, const runconfig::RunConfig& config
                         {"--weights-out", config.weightsPath.value_or("")}});
 }
 
-SaveFolderLock::SaveFolderLock(const runconfig::RunConfig& config) {
-    if (!config.saveDir) return;
-    const std::string& dir = *config.saveDir;
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-        throw Error(ErrorKind::Io,
-                    "--save: cannot create the folder '" + dir + "': " + ioErrorText(errno));
-    const std::string lock = dir + "/.shardscope-save.lock";
-    fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd_ < 0)
-        throw Error(ErrorKind::Io,
-                    "--save: cannot write into '" + dir + "': " + ioErrorText(errno));
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-        ::close(fd_);
-        fd_ = -1;
-        throwInvalid("--save: another job is saving into '" + dir +
-                     "'; give another folder or wait for it");
-    }
-}
-
-SaveFolderLock::~SaveFolderLock() {
-    if (fd_ >= 0) ::close(fd_);
-}
-
 report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags& flags,
                          const std::optional<std::string>& tracePath, bool quiet,
                          const std::function<void(report::RunReport&)>& amend) {

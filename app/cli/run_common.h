@@ -64,20 +64,6 @@ report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags
 // Error(InvalidArgument) / Error(Io) naming the flag.
 void checkOutputs(const LauncherFlags& flags, const runconfig::RunConfig& config);
 
-// --save DIR: one job at a time saves into a folder. Holds DIR/.shardscope-save.lock (flock) for
-// its lifetime; creates DIR (not its parents). Another job saving there, a missing parent or a
-// folder where no file can be created: Error(InvalidArgument / Io), exit 2, before launch.
-class SaveFolderLock {
-public:
-    explicit SaveFolderLock(const runconfig::RunConfig& config);
-    ~SaveFolderLock();
-    SaveFolderLock(const SaveFolderLock&) = delete;
-    SaveFolderLock& operator=(const SaveFolderLock&) = delete;
-
-private:
-    int fd_ = -1;
-};
-
 // An output that another process wrote meanwhile is not replaced (OutputFile::commit): says so
 // on stderr when `wentTo` is not `path` and counts it (the command then exits 1). Returns
 // whether the file went where it was asked to.

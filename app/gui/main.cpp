@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <unistd.h>
 
@@ -181,6 +182,20 @@ struct Options {
         QStringLiteral("K")};
 };
 
+// Options that only print (help, version, the lesson list) need no display: with one of them
+// the program runs on a QCoreApplication, which loads no platform plugin, so they work on a
+// headless machine (QApplication aborts there before main can say anything).
+bool onlyPrints(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if (a == "--") return false;
+        if (a == "--help" || a == "-h" || a == "-?" || a == "--help-all" || a == "--version" ||
+            a == "-v" || a == "--list-lessons")
+            return true;
+    }
+    return false;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -191,7 +206,10 @@ int main(int argc, char** argv) {
             qtHandler = qInstallMessageHandler(batchMessageFilter);
             break;
         }
-    QApplication app(argc, argv);
+    const bool printing = onlyPrints(argc, argv);
+    const std::unique_ptr<QCoreApplication> app =
+        printing ? std::make_unique<QCoreApplication>(argc, argv)
+                 : std::make_unique<QApplication>(argc, argv);
     QApplication::setApplicationName(QStringLiteral("shardscope"));
     QApplication::setApplicationVersion(QStringLiteral(SHARDSCOPE_VERSION));
 
@@ -273,6 +291,7 @@ int main(int argc, char** argv) {
         return fail(QApplication::translate("main", "unknown language '%1' (expected: en, zh_CN)")
                         .arg(code));
     if (parser.isSet(o.listLessons)) return listLessons(language.current());
+    if (printing) return 0; // not reached: every printing option has returned above
 
     shardscope::widgets::MainWindow window(&language);
     shardscope::widgets::addDefaultPages(window);
@@ -281,6 +300,17 @@ int main(int argc, char** argv) {
                         .arg(parser.value(o.view), window.pageIds().join(QStringLiteral(", "))));
     auto* ranks =
         qobject_cast<shardscope::widgets::RanksPage*>(window.page(QStringLiteral("ranks")));
+    // A picture smaller than the window's smallest layout cannot be rendered: said before any
+    // run or rendering starts, with the smallest size that can.
+    const QSize least = window.minimumSizeHint().expandedTo(window.minimumSize());
+    if (parser.isSet(o.screenshot) && parser.isSet(o.size) &&
+        (size.width() < least.width() || size.height() < least.height()))
+        return fail(QApplication::translate("main", "--size %1x%2 is smaller than the window can "
+                                                    "be laid out; it needs at least %3x%4")
+                        .arg(size.width())
+                        .arg(size.height())
+                        .arg(least.width())
+                        .arg(least.height()));
 
     // --open REPORT.json (a run report or `shardscope-cli compare --json`): the Compare page.
     const bool openReports =

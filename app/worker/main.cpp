@@ -16,11 +16,13 @@
 // A checkpoint to resume whose data turns out damaged while the ranks load it is bad input:
 // one line naming the file, exit 2 (train::CheckpointError).
 #include "backends.h"
+#include "checkpoint/store.h"
 #include "comm/mpi_communicator.h"
 #include "core/error.h"
 #include "device/cpu_device.h"
 #include "jobs.h"
 #include "kernels/cpu/gemm.h"
+#include "launch/progress.h"
 #include "train/run_config.h"
 
 #include <algorithm>
@@ -41,18 +43,10 @@ constexpr const char* kUsage =
     "usage: shardscope-worker --model PRESET --strategy S --steps K [flags]\n"
     "  The ranks of one training job, started by shardscope-cli or the GUI (under mpirun, one\n"
     "  process per rank; with --shared-device --ranks N, N rank threads in one process).\n"
-    "  Flags (runconfig/run_config.h):\n"
-    "  --model tiny|small|medium|gpt100m --strategy "
-    "ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid\n"
-    "  --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]\n"
-    "  [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]\n"
-    "  [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]\n"
-    "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events] [--backend "
-    "cpu|cuda]\n"
-    "  [--offload-optimizer device|host|nvme] [--offload-params device|host|nvme]\n"
-    "  [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]\n"
-    "  [--shared-device --ranks N] [--tp T]  (T x D mesh: T consecutive ranks split each block)\n"
-    "  Outputs: [--trace FILE] [--json FILE] [--weights-out FILE]; --stream SOCKET is the event\n"
+    "  Flags (runconfig/run_config.h):\n";
+constexpr const char* kUsageTail =
+    "  [--backend cpu|cuda] [--shared-device --ranks N]\n"
+    "  Outputs: [--trace FILE] [--json FILE]; --stream SOCKET is the event\n"
     "  stream to the launching process's Unix socket (set by shardscope-cli and the GUI).\n"
     "usage: shardscope-worker --predict REQUEST\n"
     "  Trains nothing: prints the dry run's predicted peak of each scenario in REQUEST (JSON, as\n"
@@ -86,6 +80,27 @@ std::optional<std::string> agreedBackendProblem(const train::RunConfig& config, 
     return std::string("--backend cuda: unavailable");
 }
 
+// --save run directly (no shardscope-cli, which holds the folder's lock for the jobs it starts
+// and tells them where their progress records go): the process of rank 0 holds it, and every
+// rank agrees before training, so that all exit 2 together when another job saves there.
+std::optional<std::string> agreedSaveLock(const train::RunConfig& config, int rank, int size,
+                                          std::optional<checkpoint::SaveFolderLock>& lock) {
+    const char* supervised = std::getenv(launch::kProgressEnv);
+    if (!config.saveDir || (supervised && *supervised)) return std::nullopt;
+    std::optional<std::string> mine;
+    if (rank == 0) {
+        try {
+            lock.emplace(*config.saveDir);
+        } catch (const Error& e) {
+            mine = e.what();
+        }
+    }
+    if (size == 1) return mine;
+    const std::unique_ptr<comm::Communicator> world = comm::makeMpiWorldCommunicator(nullptr);
+    if (world->maxScalar(mine ? 1.0 : 0.0) == 0.0) return std::nullopt;
+    return rank == 0 ? mine : std::string(); // rank 0 prints
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -100,6 +115,8 @@ int main(int argc, char** argv) {
     if (std::find(args.begin(), args.end(), "--help") != args.end() ||
         std::find(args.begin(), args.end(), "-h") != args.end()) {
         std::fputs(kUsage, stdout);
+        std::fputs(runconfig::workerFlagsHelp().c_str(), stdout);
+        std::fputs(kUsageTail, stdout);
         return 0;
     }
     // A prediction runs no ranks: no MPI, no backend.
@@ -119,10 +136,15 @@ int main(int argc, char** argv) {
     const int size = mpi ? mpi->worldSize() : 1;
 
     train::RunConfig config;
+    std::optional<checkpoint::SaveFolderLock> saveLock;
     try {
         config = train::parseRunConfig(args, size);
         if (auto problem = config.sharedDevice ? worker::backendUnavailable(config)
                                                : agreedBackendProblem(config, rank, size)) {
+            if (rank == 0) std::fprintf(stderr, "shardscope-worker: %s\n", problem->c_str());
+            return 2;
+        }
+        if (auto problem = agreedSaveLock(config, rank, size, saveLock)) {
             if (rank == 0) std::fprintf(stderr, "shardscope-worker: %s\n", problem->c_str());
             return 2;
         }

@@ -2,6 +2,7 @@
 
 #include "checkpoint/sha256.h"
 #include "core/error.h"
+#include "core/json_strict.h"
 #include "plan/strategy.h"
 #include "plan/units.h"
 
@@ -352,12 +353,8 @@ DataFile parseDataFile(std::string_view text, int version, std::uint64_t chunkEl
                        const std::string& where) {
     json j;
     try {
-        j = json::parse(text.begin(), text.end(), [](int depth, json::parse_event_t, json&) {
-            if (depth > kMaxDepth)
-                throw Error(ErrorKind::Format, "nested deeper than " + std::to_string(kMaxDepth));
-            return true;
-        });
-    } catch (const Error& e) {
+        j = json::parse(text.begin(), text.end(), StrictJson(kMaxDepth));
+    } catch (const JsonRefused& e) {
         throw Error(ErrorKind::Format, where + ": " + e.what());
     } catch (const std::exception&) {
         throw Error(ErrorKind::Format, where + ": not valid JSON");
@@ -371,12 +368,8 @@ Metadata parseMetadata(std::string_view text, const std::string& where) {
                     where + ": larger than " + std::to_string(kMaxMetadataBytes) + " bytes");
     json j;
     try {
-        j = json::parse(text.begin(), text.end(), [](int depth, json::parse_event_t, json&) {
-            if (depth > kMaxDepth)
-                throw Error(ErrorKind::Format, "nested deeper than " + std::to_string(kMaxDepth));
-            return true;
-        });
-    } catch (const Error& e) {
+        j = json::parse(text.begin(), text.end(), StrictJson(kMaxDepth));
+    } catch (const JsonRefused& e) {
         throw Error(ErrorKind::Format, where + ": " + e.what());
     } catch (const std::exception&) {
         throw Error(ErrorKind::Format, where + ": not valid JSON (not a checkpoint's metadata)");

@@ -109,7 +109,7 @@ std::optional<std::int64_t> stepOf(std::string_view name) {
 }
 
 std::string readSmallFile(const std::string& path, std::uint64_t maxBytes) {
-    const auto [fd, size] = openInputFile(path, "checkpoint", 0, maxBytes);
+    const auto [fd, size] = openInputFile(path, "", 0, maxBytes);
     std::string text(static_cast<std::size_t>(size), '\0');
     try {
         readAt(fd, text.data(), text.size(), 0, path);

@@ -5,6 +5,7 @@
 #include "checkpoint/fs_util.h"
 #include "checkpoint/sha256.h"
 #include "core/error.h"
+#include "core/user_files.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <optional>
 #include <random>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -96,7 +98,9 @@ std::string commit(const std::string& root, const std::string& tempName, const M
     if (::rename(temp.c_str(), dir.c_str()) != 0) {
         if (errno != ENOTEMPTY && errno != EEXIST) ioFail(dir, "rename '" + temp + "' to", errno);
         // The same step saved again (a conversion into its own folder): swap atomically, so
-        // step-K is complete at every instant, then drop the old one.
+        // step-K is complete at every instant, then drop the old one — only a checkpoint step.
+        if (const std::string problem = replaceProblem(root, m.step); !problem.empty())
+            throw Error(ErrorKind::Io, "cannot replace '" + dir + "': " + problem);
         if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0)
             ioFail(dir, "replace", errno);
         std::error_code ec;
@@ -119,6 +123,104 @@ std::string commit(const std::string& root, const std::string& tempName, const M
     }
     fsyncPath(root, true);
     return dir;
+}
+
+SaveFolderLock::SaveFolderLock(const std::string& dir) {
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+        throw Error(ErrorKind::Io,
+                    "--save: cannot create the folder '" + dir + "': " + ioErrorText(errno));
+    const std::string lock = dir + "/.shardscope-save.lock";
+    fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+        throw Error(ErrorKind::Io,
+                    "--save: cannot write into '" + dir + "': " + ioErrorText(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        const int err = errno;
+        ::close(fd_);
+        fd_ = -1;
+        if (err != EWOULDBLOCK)
+            throw Error(ErrorKind::Io, "--save: cannot lock '" + lock + "': " + ioErrorText(err));
+        throwInvalid("--save: another job is saving into '" + dir +
+                     "'; give another folder or wait for it");
+    }
+}
+
+SaveFolderLock::~SaveFolderLock() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+std::string_view stateName(FileCheck::State state) {
+    switch (state) {
+    case FileCheck::State::Ok:
+        return "ok";
+    case FileCheck::State::Missing:
+        return "missing";
+    case FileCheck::State::WrongSize:
+        return "wrong size";
+    case FileCheck::State::BadChecksum:
+        return "checksum mismatch";
+    case FileCheck::State::Unreadable:
+        return "unreadable";
+    }
+    return "unknown";
+}
+
+std::string_view problemDetail(const FileCheck& f) {
+    std::string_view p = f.problem;
+    const std::string_view state = stateName(f.state);
+    if (p.substr(0, state.size()) != state) return p;
+    p.remove_prefix(state.size());
+    while (!p.empty() && (p.front() == ':' || p.front() == ' '))
+        p.remove_prefix(1);
+    return p;
+}
+
+std::string describe(const FileCheck& f) {
+    const std::string_view detail = problemDetail(f);
+    std::string out(stateName(f.state));
+    if (detail.empty()) return out;
+    return out + (detail.front() == '(' ? " " : ": ") + std::string(detail);
+}
+
+std::vector<std::int64_t> stepFolders(const std::string& root) {
+    std::vector<std::int64_t> out;
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(root, ec))
+        if (const std::optional<std::int64_t> k = stepOf(e.path().filename().string()))
+            out.push_back(*k);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::string replaceProblem(const std::string& root, std::int64_t step) {
+    const std::string dir = root + "/" + stepDirName(step);
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0) return errno == ENOENT ? std::string() : "cannot be read";
+    if (!S_ISDIR(st.st_mode)) return "it is not a folder";
+    Metadata meta;
+    try {
+        meta = parseMetadata(readSmallFile(dir + "/metadata.json", kMaxMetadataBytes),
+                             dir + "/metadata.json");
+    } catch (const Error&) {
+        return "it is not a checkpoint step (no readable metadata.json)";
+    }
+    if (meta.step != step) return "its metadata is of step " + std::to_string(meta.step);
+    std::error_code ec;
+    int shown = 0;
+    std::string own;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        const bool listed = name == "metadata.json" ||
+                            std::any_of(meta.files.begin(), meta.files.end(),
+                                        [&](const DataFile& f) { return f.name == name; });
+        if (listed || shown >= 3) continue;
+        if (!own.empty()) own += ", ";
+        own.append(name, 0, 64);
+        ++shown;
+    }
+    if (ec) return "cannot be listed";
+    if (!own.empty()) return "it holds files that are not the checkpoint's (" + own + ")";
+    return {};
 }
 
 void discardTemp(const std::string& root, const std::string& tempName) {

@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shardscope::checkpoint {
@@ -52,6 +53,29 @@ DataFile writeRankFile(const std::string& root, const std::string& tempName, int
 std::string commit(const std::string& root, const std::string& tempName, const Metadata& m);
 // Removes a temporary folder of a failed save (best effort).
 void discardTemp(const std::string& root, const std::string& tempName);
+// --save DIR: one job at a time saves into a folder. Holds DIR/.shardscope-save.lock (flock)
+// for its lifetime; creates DIR (not its parents). Another job saving there:
+// Error(InvalidArgument); a missing parent, a folder where no file can be created, a lock the file
+// system refuses: Error(Io). shardscope-cli holds it for the jobs it runs; the worker run directly,
+// itself.
+class SaveFolderLock {
+public:
+    explicit SaveFolderLock(const std::string& dir);
+    ~SaveFolderLock();
+    SaveFolderLock(const SaveFolderLock&) = delete;
+    SaveFolderLock& operator=(const SaveFolderLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
+// Why DIR/step-K may not be replaced by a save of step K, or empty when it may: it is absent, or
+// provably a ShardScope checkpoint step of that step (a folder, not a link, whose metadata reads
+// back, holding nothing but its metadata and the data files the metadata lists). A save never
+// replaces anything else: a folder of the user's that happens to be named step-K stays.
+std::string replaceProblem(const std::string& root, std::int64_t step);
+// The K of every DIR/step-K entry (folder or not), ascending; empty when DIR cannot be listed.
+std::vector<std::int64_t> stepFolders(const std::string& root);
 
 struct Opened {
     std::string root; // DIR
@@ -83,6 +107,14 @@ struct FileCheck {
 };
 // Re-hashes every data file of the step (whole file and every range).
 std::vector<FileCheck> verifyFiles(const Opened& c);
+// "ok", "missing", "wrong size", "checksum mismatch", "unreadable" (also the JSON's names).
+std::string_view stateName(FileCheck::State state);
+// The problem without the state's name it may begin with ("checksum mismatch (in unit 'x')" →
+// "(in unit 'x')"): what follows a state name shown in other words (the GUI's translation).
+std::string_view problemDetail(const FileCheck& f);
+// State and problem as one phrase, the state said once: "checksum mismatch (in unit 'x')",
+// "wrong size: 8 bytes, the metadata says 431400", "ok".
+std::string describe(const FileCheck& f);
 
 struct StepEntry {
     std::string name;             // "step-K"

@@ -3,6 +3,7 @@
 #include "config_import/ds_config.h"
 #include "core/error.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 #include <set>
@@ -30,6 +31,15 @@ public:
             machines_ = integer("num_machines", root["num_machines"], 1, 1024);
         for (const auto& kv : root)
             topLevel(kv.first.Scalar(), kv.second);
+        // FSDP without fsdp_config.fsdp_sharding_strategy runs Accelerate's default, FULL_SHARD.
+        const bool strategySet =
+            std::any_of(out_.settings.begin(), out_.settings.end(),
+                        [](const auto& setting) { return setting.flag == "--strategy"; });
+        if (distributedType_ == "FSDP" && !strategySet) {
+            std::erase_if(out_.ignored, [](const auto& i) { return i.key == "distributed_type"; });
+            set("distributed_type", "--strategy", "fsdp",
+                "FSDP without fsdp_sharding_strategy: Accelerate's default, FULL_SHARD");
+        }
         return std::move(out_);
     }
 
@@ -378,7 +388,12 @@ Parsed parseAccelerateConfig(const std::string& text, const std::string& source,
     }
     YAML::Node root;
     try {
-        root = YAML::Load(text);
+        // An Accelerate config is one document: a second one would be silently dropped.
+        const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+        if (documents.size() > 1)
+            throwInvalid(source + ": holds " + std::to_string(documents.size()) +
+                         " YAML documents; an Accelerate config is one");
+        if (!documents.empty()) root = documents.front();
     } catch (const YAML::Exception& e) {
         throwInvalid(source + ": not valid YAML at line " + std::to_string(e.mark.line + 1) +
                      ", column " + std::to_string(e.mark.column + 1) + " (" + e.msg + ")");

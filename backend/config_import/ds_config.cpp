@@ -1,6 +1,7 @@
 #include "config_import/ds_config.h"
 
 #include "core/error.h"
+#include "core/json_strict.h"
 #include "runconfig/problems.h"
 
 #include <cmath>
@@ -566,7 +567,9 @@ Parsed parseDsConfig(const nlohmann::json& root, const std::string& source, cons
 Parsed parseDsConfig(const std::string& text, const std::string& source, const Context& context) {
     json root;
     try {
-        root = json::parse(text);
+        root = json::parse(text, StrictJson());
+    } catch (const JsonRefused& e) {
+        throwInvalid(source + ": " + e.what());
     } catch (const json::parse_error& e) {
         throwInvalid(source + ": not valid JSON at byte " + std::to_string(e.byte) + " (" +
                      std::string(e.what()).substr(std::string(e.what()).rfind(':') + 2) + ")");

@@ -2,6 +2,7 @@
 
 #include "config_import/import.h"
 #include "core/error.h"
+#include "core/json_strict.h"
 
 #include <algorithm>
 #include <cmath>
@@ -166,7 +167,9 @@ void countLlamaFamily(const HfReader& r, HfModel& m) {
 HfModel parseHfConfig(const std::string& text, const std::string& source) {
     json root;
     try {
-        root = json::parse(text);
+        root = json::parse(text, StrictJson());
+    } catch (const JsonRefused& e) {
+        throwInvalid(source + ": " + e.what());
     } catch (const json::parse_error& e) {
         throwInvalid(source + ": not valid JSON at byte " + std::to_string(e.byte));
     } catch (const json::exception& e) { // a number past double's range (1e400) and the like

@@ -229,18 +229,19 @@ std::string OutputFile::commit() {
 
 std::pair<int, std::uint64_t> openInputFile(const std::string& path, const std::string& flag,
                                             std::uint64_t minBytes, std::uint64_t maxBytes) {
+    // An empty flag: the caller's context says whose file it is (no "flag: " prefix).
+    const std::string who = flag.empty() ? std::string() : flag + ": ";
     // O_NONBLOCK: opening a FIFO for reading must not wait for a writer; it is refused below.
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         const int err = errno;
-        throw Error(ErrorKind::Io,
-                    flag + ": cannot read " + inQuotes(path) + ": " + ioErrorText(err));
+        throw Error(ErrorKind::Io, who + "cannot read " + inQuotes(path) + ": " + ioErrorText(err));
     }
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         const bool dir = S_ISDIR(st.st_mode);
         ::close(fd);
-        throw Error(ErrorKind::Io, flag + ": " + inQuotes(path) +
+        throw Error(ErrorKind::Io, who + inQuotes(path) +
                                        (dir ? " is a directory, not a file"
                                             : " is not a regular file (a device, FIFO or socket)"));
     }
@@ -248,11 +249,11 @@ std::pair<int, std::uint64_t> openInputFile(const std::string& path, const std::
     if (size < minBytes || size > maxBytes) {
         ::close(fd);
         if (size < minBytes)
-            throwInvalid(flag + ": " + inQuotes(path) + " has " + std::to_string(size) +
+            throwInvalid(who + inQuotes(path) + " has " + std::to_string(size) +
                          " bytes; at least " + std::to_string(minBytes) +
                          " (context + 1) are needed");
-        throwInvalid(flag + ": " + inQuotes(path) + " has " + std::to_string(size) +
-                     " bytes; at most " + std::to_string(maxBytes) + " are read");
+        throwInvalid(who + inQuotes(path) + " has " + std::to_string(size) + " bytes; at most " +
+                     std::to_string(maxBytes) + " are read");
     }
     // Reads block from here on (a regular file never waits long).
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);

@@ -74,8 +74,8 @@ inline constexpr std::uint64_t kMaxDataFileBytes = std::uint64_t{4} << 30;
 
 // Opens an input file for reading without blocking (a FIFO never blocks): regular files only,
 // at least `minBytes` and at most `maxBytes` long. Returns the descriptor (close-on-exec; the
-// caller closes it) and the size. Error(Io) naming `flag` when it cannot be opened or is a
-// directory or special file; Error(InvalidArgument) for a size out of range.
+// caller closes it) and the size. Error(Io) naming `flag` (none when empty) when it cannot be
+// opened or is a directory or special file; Error(InvalidArgument) for a size out of range.
 std::pair<int, std::uint64_t> openInputFile(const std::string& path, const std::string& flag,
                                             std::uint64_t minBytes, std::uint64_t maxBytes);
 

@@ -202,6 +202,19 @@ JobEnding classify(const JobEvidence& e) {
         atRunningStep(out);
         return out;
     }
+    // Every rank's process ended on SIGTERM / SIGINT / SIGHUP that this supervisor did not send
+    // (it sends them only after a stop, a signal to itself or a stall, all classified above):
+    // the job was ended from outside — a scheduler's SIGTERM to mpirun, which passes it on.
+    // (When mpirun names a rank that exited on a signal, that rank was signalled alone: below.)
+    if (e.exited && !e.direct && !e.progress.empty() && !parseMpirunFailure(e.stderrText) &&
+        std::all_of(e.progress.begin(), e.progress.end(),
+                    [](const RankProgress& p) { return p.signal > 0; })) {
+        out.kind = EndingKind::Interrupted;
+        out.signal = e.progress.front().signal;
+        out.cause = "terminated by " + signalName(out.signal) + " from outside (sent to mpirun)";
+        atRunningStep(out);
+        return out;
+    }
     if (const auto line = parseWorkerErrorLine(e.stderrText); line && line->rank >= 0) {
         if (isTimeout(line->message)) {
             if (auto stuck = stuckEnding(e); stuck && stuck->rank != line->rank) return *stuck;

@@ -266,11 +266,30 @@ void Job::killStragglers() {
     startTime_ = 0;
 }
 
+void Job::freeze() {
+    collectTree();
+    ::kill(-pid_, SIGSTOP);
+    signalAll(tree_, SIGSTOP);
+}
+
 void Job::teardown() {
     if (pid_ <= 0) return;
     // The whole process group (mpirun and every rank it started), plus any descendant that
     // left the group: the tree is collected before mpirun can exit and orphan it.
     collectTree();
+    // The ranks end first, each acting on SIGTERM as it is continued (a handler — the NVMe
+    // tier's file removal — runs; no step does), while mpirun, frozen, cannot restart anything.
+    std::vector<ProcessId> ranks;
+    for (const ProcessId& p : tree_)
+        if (p.pid != pid_) ranks.push_back(p);
+    signalAll(ranks, SIGTERM);
+    signalAll(ranks, SIGCONT);
+    const auto ranksDeadline = std::chrono::steady_clock::now() + kRanksGrace;
+    while (std::chrono::steady_clock::now() < ranksDeadline &&
+           !std::all_of(ranks.begin(), ranks.end(),
+                        [](const ProcessId& p) { return hasEnded(p.pid); }))
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    signalAll(ranks, SIGKILL); // a rank that did not act on SIGTERM
     ::kill(-pid_, SIGTERM);
     ::kill(-pid_, SIGCONT); // a stopped process acts on SIGTERM only once continued
     signalAll(tree_, SIGCONT);
@@ -377,6 +396,47 @@ JobEnding Job::run(const std::vector<std::string>& argv,
         evidence.progress = readProgress(dir_);
     };
 
+    // Decodes the stream's bytes as they come; false when they cannot be read.
+    const auto consume = [&](const std::string& chunk) -> bool {
+        lastBytes = std::chrono::steady_clock::now();
+        if (onBytes) onBytes(chunk);
+        try {
+            decoder.feed(chunk);
+            while (auto record = decoder.next()) {
+                if (std::holds_alternative<protocol::End>(*record)) {
+                    evidence.sawEnd = true;
+                    endAt = std::chrono::steady_clock::now();
+                } else if (auto* h = std::get_if<protocol::Handshake>(&*record);
+                           h && evidence.unitNames.empty()) {
+                    evidence.worldSize = h->worldSize;
+                    const auto config = nlohmann::json::parse(h->configJson, nullptr, false);
+                    if (config.is_object() && config.contains("units") &&
+                        config["units"].is_array())
+                        for (const auto& u : config["units"])
+                            evidence.unitNames.push_back(
+                                u.is_object() ? u.value("name", std::string()) : std::string());
+                } else if (std::holds_alternative<protocol::Report>(*record))
+                    evidence.sawReport = true;
+                else if (auto* s = std::get_if<protocol::StepSummary>(&*record))
+                    evidence.lastCompleteStep = std::max(evidence.lastCompleteStep, s->step);
+                else if (auto* f = std::get_if<protocol::Failure>(&*record);
+                         f && !evidence.failureRank) {
+                    evidence.failureRank = f->rank;
+                    evidence.failureStep = f->step;
+                    evidence.failureMessage =
+                        protocol::printableText(f->message); // shown, never interpreted
+                    failureAt = std::chrono::steady_clock::now();
+                    takeProgress();
+                }
+                if (onRecord) onRecord(*record);
+            }
+        } catch (const Error& e) {
+            evidence.streamError = e.what();
+            return false; // a stream we cannot read is useless to keep running
+        }
+        return true;
+    };
+
     while (true) {
         std::vector<pollfd> fds;
         fds.push_back({conn >= 0 ? conn : listenFd_, POLLIN, 0});
@@ -391,47 +451,7 @@ JobEnding Job::run(const std::vector<std::string>& argv,
                 ::close(conn);
                 conn = -2; // stream closed; do not accept another
             }
-            if (!chunk.empty()) {
-                lastBytes = std::chrono::steady_clock::now();
-                if (onBytes) onBytes(chunk);
-                try {
-                    decoder.feed(chunk);
-                    while (auto record = decoder.next()) {
-                        if (std::holds_alternative<protocol::End>(*record)) {
-                            evidence.sawEnd = true;
-                            endAt = std::chrono::steady_clock::now();
-                        } else if (auto* h = std::get_if<protocol::Handshake>(&*record);
-                                   h && evidence.unitNames.empty()) {
-                            evidence.worldSize = h->worldSize;
-                            const auto config =
-                                nlohmann::json::parse(h->configJson, nullptr, false);
-                            if (config.is_object() && config.contains("units") &&
-                                config["units"].is_array())
-                                for (const auto& u : config["units"])
-                                    evidence.unitNames.push_back(
-                                        u.is_object() ? u.value("name", std::string())
-                                                      : std::string());
-                        } else if (std::holds_alternative<protocol::Report>(*record))
-                            evidence.sawReport = true;
-                        else if (auto* s = std::get_if<protocol::StepSummary>(&*record))
-                            evidence.lastCompleteStep =
-                                std::max(evidence.lastCompleteStep, s->step);
-                        else if (auto* f = std::get_if<protocol::Failure>(&*record);
-                                 f && !evidence.failureRank) {
-                            evidence.failureRank = f->rank;
-                            evidence.failureStep = f->step;
-                            evidence.failureMessage =
-                                protocol::printableText(f->message); // shown, never interpreted
-                            failureAt = std::chrono::steady_clock::now();
-                            takeProgress();
-                        }
-                        if (onRecord) onRecord(*record);
-                    }
-                } catch (const Error& e) {
-                    evidence.streamError = e.what();
-                    break; // a stream we cannot read is useless to keep running
-                }
-            }
+            if (!chunk.empty() && !consume(chunk)) break;
         }
         if (errFd >= 0 && !drain(errFd, evidence.stderrText)) {
             ::close(errFd);
@@ -479,6 +499,19 @@ JobEnding Job::run(const std::vector<std::string>& argv,
             std::sort(evidence.stoppedRanks.begin(), evidence.stoppedRanks.end());
             takeProgress();
             break;
+        }
+    }
+    // Note: a job that is ended (a stop, a signal, a stall, a failing rank) is frozen first:
+    // every process of it is stopped where it is, so no rank starts another step or commits
+    // another checkpoint after the decision, and a rank that was stopped is never resumed to
+    // train on. What the frozen ranks had already sent is then read to its end, so the recording
+    // and the ending agree; only then are the processes ended (teardown).
+    if (!evidence.exited && pid_ > 0) {
+        freeze();
+        for (bool more = conn >= 0; more;) {
+            std::string rest;
+            more = drain(conn, rest) && !rest.empty();
+            if (!rest.empty() && !consume(rest)) more = false;
         }
     }
     if (conn >= 0) ::close(conn);

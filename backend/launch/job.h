@@ -68,11 +68,13 @@ public:
     void setLoopbackOnly(bool on) { loopbackOnly_ = on; }
     static bool loopbackIsolationAvailable();
 
-    static constexpr std::chrono::milliseconds kGrace{3000};    // SIGTERM to SIGKILL
-    static constexpr std::chrono::milliseconds kDrain{2000};    // after exit: the stream's tail
-    static constexpr std::chrono::milliseconds kAfterEnd{5000}; // a complete stream, then no exit
+    static constexpr std::chrono::milliseconds kGrace{3000};      // SIGTERM to SIGKILL
+    static constexpr std::chrono::milliseconds kRanksGrace{1000}; // a frozen rank's SIGTERM
+    static constexpr std::chrono::milliseconds kDrain{2000};      // after exit: the stream's tail
+    static constexpr std::chrono::milliseconds kAfterEnd{5000};   // a complete stream, then no exit
 
 private:
+    void freeze(); // stops every process of the job where it is (SIGSTOP)
     void teardown();
     void collectTree();
     void killStragglers();

@@ -74,6 +74,11 @@ bool isStopped(pid_t pid) {
     return readStat(pid, st) && st.state == 'T';
 }
 
+bool hasEnded(pid_t pid) {
+    Stat st;
+    return !readStat(pid, st) || st.state == 'Z' || st.state == 'X';
+}
+
 int mpiRankOf(pid_t pid) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/environ");
     for (std::string var; std::getline(in, var, '\0');) {

@@ -20,6 +20,8 @@ void signalAll(const std::vector<ProcessId>& processes, int signal);
 unsigned long long startTimeOf(pid_t pid);
 // True when `pid` is stopped (SIGSTOP / SIGTSTP: state T in /proc).
 bool isStopped(pid_t pid);
+// True when `pid` has ended: gone, or a zombie its (perhaps stopped) parent has not reaped.
+bool hasEnded(pid_t pid);
 // The MPI world rank of a process mpirun started (OMPI_COMM_WORLD_RANK / PMIX_RANK in its
 // environment); -1 when it has none or cannot be read.
 int mpiRankOf(pid_t pid);

@@ -7,6 +7,9 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <iterator>
+#include <mutex>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,12 +23,50 @@ struct ProgressWriter::Record {
     std::int64_t step;
     std::int32_t unit;
     std::uint32_t inside;
+    std::atomic<std::int32_t> signal;
     char what[32];
 };
 
 namespace {
 constexpr std::size_t kRecordBytes = sizeof(ProgressWriter::Record);
 constexpr std::string_view kPrefix = "progress.";
+
+// The active records of this process (rank threads share one), for the signal handler.
+constexpr int kMaxRecords = 1024;
+std::atomic<ProgressWriter::Record*> gRecords[kMaxRecords];
+constexpr int kNoted[] = {SIGTERM, SIGINT, SIGHUP};
+struct sigaction gPrevious[std::size(kNoted)];
+
+// Async-signal-safe: atomic stores, sigaction, raise.
+extern "C" void noteSignal(int signal) {
+    for (auto& slot : gRecords)
+        if (ProgressWriter::Record* r = slot.load(std::memory_order_acquire))
+            r->signal.store(signal, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < std::size(kNoted); ++i)
+        if (kNoted[i] == signal) ::sigaction(signal, &gPrevious[i], nullptr);
+    ::raise(signal); // acts once this handler returns, as it would have without it
+}
+
+void installNoteSignal() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        struct sigaction action {};
+        action.sa_handler = noteSignal;
+        ::sigemptyset(&action.sa_mask);
+        for (std::size_t i = 0; i < std::size(kNoted); ++i) {
+            ::sigaction(kNoted[i], nullptr, &gPrevious[i]);
+            // An ignored signal (nohup) stays ignored; any other disposition acts after the note.
+            if (gPrevious[i].sa_handler != SIG_IGN) ::sigaction(kNoted[i], &action, nullptr);
+        }
+    });
+}
+
+void track(ProgressWriter::Record* r, ProgressWriter::Record* with) {
+    for (auto& slot : gRecords) {
+        ProgressWriter::Record* expected = r;
+        if (slot.compare_exchange_strong(expected, with)) return;
+    }
+}
 } // namespace
 
 ProgressWriter::ProgressWriter(const std::string& folder, int rank) {
@@ -40,13 +81,17 @@ ProgressWriter::ProgressWriter(const std::string& folder, int rank) {
             record_->step = -1;
             record_->unit = -1;
             record_->heartbeatNs.store(monotonicNs(), std::memory_order_release);
+            track(nullptr, record_);
+            installNoteSignal();
         }
     }
     ::close(fd);
 }
 
 ProgressWriter::~ProgressWriter() {
-    if (record_) ::munmap(record_, kRecordBytes);
+    if (!record_) return;
+    track(record_, nullptr);
+    ::munmap(record_, kRecordBytes);
 }
 
 void ProgressWriter::entered(const char* what, std::int32_t unit, std::int64_t step, bool counted) {
@@ -106,6 +151,7 @@ std::vector<RankProgress> readProgress(const std::string& folder) {
             p.unit = r->unit;
             p.step = r->step;
             p.heartbeatNs = r->heartbeatNs.load(std::memory_order_relaxed);
+            p.signal = r->signal.load(std::memory_order_relaxed);
             std::atomic_thread_fence(std::memory_order_acquire);
             if (before % 2 == 0 && r->seq.load(std::memory_order_relaxed) == before) {
                 out.push_back(p);

@@ -28,10 +28,14 @@ struct RankProgress {
     std::int32_t unit = -1;        // its unit (-1: none)
     std::int64_t step = -1;        // the rank's 0-based step then (-1: setup)
     std::uint64_t heartbeatNs = 0; // monotonic time of the last sign of life
+    int signal = 0; // SIGTERM, SIGINT or SIGHUP that ended the rank's process; 0: none came
 };
 
 // One rank's writer. Inactive (every call a no-op) when the folder is empty or unusable: the
-// side channel is diagnostics, never a reason for a rank to fail.
+// side channel is diagnostics, never a reason for a rank to fail. While one is active, a
+// SIGTERM, SIGINT or SIGHUP to its process is noted in its record before the signal acts as it
+// would have (the previous disposition, re-raised): the supervisor can tell a job ended from
+// outside (a scheduler's SIGTERM to mpirun) from one that failed.
 class ProgressWriter {
 public:
     ProgressWriter() = default;

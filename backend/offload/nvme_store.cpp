@@ -58,8 +58,9 @@ void installRemoveOnSignal() {
         ::sigemptyset(&action.sa_mask);
         for (std::size_t i = 0; i < std::size(kRemoveOn); ++i) {
             ::sigaction(kRemoveOn[i], nullptr, &gPrevious[i]);
-            // An ignored signal (nohup) stays ignored; a handler someone else set stays theirs.
-            if (gPrevious[i].sa_handler == SIG_DFL) ::sigaction(kRemoveOn[i], &action, nullptr);
+            // An ignored signal (nohup) stays ignored; any other disposition (a handler someone
+            // else set too: the progress record's note) acts after the files are gone.
+            if (gPrevious[i].sa_handler != SIG_IGN) ::sigaction(kRemoveOn[i], &action, nullptr);
         }
     });
 }

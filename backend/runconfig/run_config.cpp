@@ -29,6 +29,9 @@ std::string formatBytes(std::uint64_t b) {
     return std::to_string(b);
 }
 
+void checkStepFolders(const RunConfig& c, std::int64_t start);
+void checkResumable(const Args& args, const checkpoint::Opened& opened, RunConfig& c);
+
 // --save, --save-every, --resume. The checkpoint to resume is opened here, on the launching side
 // too: not a checkpoint, malformed, or of another model is exit 2 before anything starts.
 void parseCheckpointFlags(const Args& args, RunConfig& c) {
@@ -57,9 +60,34 @@ void parseCheckpointFlags(const Args& args, RunConfig& c) {
     if (args.has("--save-every")) c.saveEvery = args.integer("--save-every", 1, kMaxSaveEvery);
     c.saveAsync = args.has("--save-async");
     if (c.saveAsync && !c.saveDir) throwInvalid("--save-async needs --save");
-    if (!args.has("--resume")) return;
-    c.resumePath = args.required("--resume");
-    const checkpoint::Opened opened = checkpoint::openCheckpoint(*c.resumePath);
+    std::optional<checkpoint::Opened> resumed;
+    if (args.has("--resume")) {
+        c.resumePath = args.required("--resume");
+        resumed = checkpoint::openCheckpoint(*c.resumePath);
+        checkResumable(args, *resumed, c);
+    }
+    if (c.saveDir) checkStepFolders(c, resumed ? resumed->meta.step : 0);
+}
+
+// Every step folder this run will save that exists already must be a checkpoint step: a save
+// replaces nothing else (a folder of the user's named step-K stays; refused before training).
+void checkStepFolders(const RunConfig& c, std::int64_t start) {
+    const std::string& dir = *c.saveDir;
+    for (const std::int64_t k : checkpoint::stepFolders(dir)) {
+        const std::int64_t j = k - start;
+        const bool saved = c.steps == 0
+                               ? j == 0
+                               : j >= 1 && j <= c.steps &&
+                                     (j == c.steps || (c.saveEvery > 0 && j % c.saveEvery == 0));
+        if (!saved) continue;
+        if (const std::string problem = checkpoint::replaceProblem(dir, k); !problem.empty())
+            throwInvalid("--save: '" + dir + "/" + checkpoint::stepDirName(k) +
+                         "' would be replaced by this run's step " + std::to_string(k) + ", but " +
+                         problem + "; move it or give another folder");
+    }
+}
+
+void checkResumable(const Args& args, const checkpoint::Opened& opened, RunConfig& c) {
     const plan::GptShape& a = opened.meta.shape;
     const plan::GptShape& b = c.preset.shape;
     if (a.layers != b.layers || a.dModel != b.dModel || a.heads != b.heads || a.vocab != b.vocab ||
@@ -372,6 +400,46 @@ std::vector<std::string> toWorkerArgs(const RunConfig& c) {
         a.insert(a.end(), {"--shared-device", "--ranks", std::to_string(c.worldSize)});
     if (c.tensorParallel != 1) a.insert(a.end(), {"--tp", std::to_string(c.tensorParallel)});
     return a;
+}
+
+std::string workerFlagsHelp() {
+    std::string models, strategies;
+    for (const ModelPreset& m : modelPresets()) {
+        if (!models.empty()) models += '|';
+        models += m.name;
+    }
+    for (const plan::Strategy st : plan::allStrategies()) {
+        if (!strategies.empty()) strategies += '|';
+        strategies += plan::strategyName(st);
+    }
+    return "  --model " + models +
+           "\n"
+           "  --strategy " +
+           strategies +
+           "\n"
+           "  --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] "
+           "[--lr X]\n"
+           "  [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward "
+           "0|1]\n"
+           "  [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum "
+           "A]\n"
+           "  [--no-sync] [--capacity BYTES] [--data FILE] [--timeout-ms T] [--no-events]\n"
+           "  [--offload-optimizer device|host|nvme] [--offload-params device|host|nvme]\n"
+           "  [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]\n"
+           "  [--weights-out FILE]        the final fp32 master weights, raw little-endian\n"
+           "  [--tp T]  tensor parallel: a T x D mesh of the ranks (T consecutive ranks split "
+           "each\n"
+           "            block's heads and MLP; the strategy shards over the D = ranks / T ranks)\n"
+           "checkpoints (docs/checkpoints.md):\n"
+           "  --save DIR                save DIR/step-K after the last step (and every "
+           "--save-every K)\n"
+           "  --save-every K            also every K steps\n"
+           "  --save-async              snapshot to host memory and write on a thread while "
+           "training\n"
+           "                            goes on\n"
+           "  --resume DIR|DIR/step-K   continue a saved run at any ranks and --strategy (--steps "
+           "0\n"
+           "                            --save NEW converts it to this layout)\n";
 }
 
 nlohmann::json toJson(const RunConfig& c) {

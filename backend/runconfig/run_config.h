@@ -3,18 +3,7 @@
 // shardscope-worker's flags and written back to them (toWorkerArgs: the CLI and the GUI start
 // the worker with these); validated in one place (problems.h), against one table of limits.
 //
-// Worker flags:
-//   --model tiny|small|medium|gpt100m --strategy
-//   ddp|zero1|zero2|zero3|fsdp|fsdp_grad_op|fsdp_hybrid
-//   --steps K [--seed S] [--precision bf16|fp32] [--checkpointing] [--micro-batch B] [--lr X]
-//   [--deterministic] [--prefetch D] [--bucket-bytes BYTES] [--reshard-after-forward 0|1]
-//   [--max-inflight N] [--persistence-threshold PARAMS] [--hybrid-group G] [--grad-accum A]
-//   [--no-sync] [--capacity BYTES] [--data FILE] [--stream SOCKET_PATH] [--trace FILE]
-//   [--json FILE] [--weights-out FILE] [--timeout-ms T] [--no-events] [--backend cpu|cuda]
-//   [--shared-device --ranks N] [--offload-optimizer device|host|nvme] [--offload-params
-//   device|host]
-//   [--nvme-dir DIR] [--keep-nvme] [--aio-block-bytes BYTES] [--aio-queue-depth Q]
-//   [--tp T] [--save DIR [--save-every K] [--save-async]] [--resume DIR|DIR/step-K]
+// Worker flags: workerFlagsHelp() (the worker's usage and `shardscope-cli run --help` print it).
 //
 // --tp T: a T × D mesh of the world's ranks (D = ranks / T): TP groups are T consecutive ranks,
 // DP groups stride across them; the strategy shards over the DP group.
@@ -96,6 +85,9 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
 std::vector<std::string> toWorkerArgs(const RunConfig& config);
 // The configuration as JSON (the handshake's base): names as the flags spell them.
 nlohmann::json toJson(const RunConfig& config);
+// The worker's flags as help text (models and strategies from their tables), the one text the
+// worker's usage and `shardscope-cli run --help` print.
+std::string workerFlagsHelp();
 
 // The theory engine's view of this run: with --tp the shape is one TP rank's slice and the
 // ranks are the DP group's.

@@ -341,6 +341,11 @@ report::RunReport makeReport(const RunOutcome& o) {
         notes.push_back(
             "MPI's internal reduction buffers are outside the ledger (not counted on either side)");
 
+    if (c.keepNvme)
+        notes.push_back("--keep-nvme: each rank's NVMe file stays in " + c.nvmeDir +
+                        " as shardscope-rank<R>-<pid>.kept.nvme (R: the rank, pid: its process); "
+                        "remove them when done");
+
     r.commBytesPerStep = commPerStep(rank0, c.steps, 0);
     r.commPayloadBytesPerStep = commPerStep(rank0, c.steps, 1);
     r.commCallsPerStep = commPerStep(rank0, c.steps, 2);

@@ -3,8 +3,10 @@
 // no file written.
 #include "gui_process.h"
 
+#include <QDir>
 #include <QImage>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -65,6 +67,75 @@ private Q_SLOTS:
         QImage image;
         QVERIFY(image.load(file));
         QCOMPARE(image.size(), QSize(1920, 1080));
+    }
+
+    // Options that only print work without any display (a server, CI, ssh without X).
+    void printingOptionsNeedNoDisplay() {
+        const Run help = runGui({QStringLiteral("--help")}, /*headless=*/true);
+        QVERIFY2(help.exitCode == 0, qPrintable(help.err));
+        QVERIFY2(help.out.contains(QStringLiteral("--screenshot")), qPrintable(help.out));
+        const Run version = runGui({QStringLiteral("--version")}, true);
+        QVERIFY2(version.exitCode == 0, qPrintable(version.err));
+        const Run lessons = runGui(
+            {QStringLiteral("--list-lessons"), QStringLiteral("--lang"), QStringLiteral("en")},
+            true);
+        QVERIFY2(lessons.exitCode == 0, qPrintable(lessons.err));
+        QVERIFY2(lessons.out.startsWith(QStringLiteral("ledger16\t")), qPrintable(lessons.out));
+    }
+
+    // A size the window cannot be laid out at is refused before anything renders, naming the
+    // smallest that can be; that smallest size then renders.
+    void sizeBelowTheLayoutIsRefusedUpFront() {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("small.png"));
+        const Run r = runGui({QStringLiteral("--view"), QStringLiteral("calculator"),
+                              QStringLiteral("--size"), QStringLiteral("800x600"),
+                              QStringLiteral("--screenshot"), file});
+        QCOMPARE(r.exitCode, 2);
+        const QStringList lines = ourLines(r.err);
+        QCOMPARE(lines.size(), 1);
+        QVERIFY2(lines.first().contains(QStringLiteral("--size 800x600 is smaller")),
+                 qPrintable(r.err));
+        QVERIFY(!QFile::exists(file));
+        static const QRegularExpression least(QStringLiteral("at least ([0-9]+)x([0-9]+)"));
+        const QRegularExpressionMatch m = least.match(lines.first());
+        QVERIFY2(m.hasMatch(), qPrintable(lines.first()));
+        const Run fits =
+            runGui({QStringLiteral("--view"), QStringLiteral("calculator"),
+                    QStringLiteral("--size"), m.captured(1) + QLatin1Char('x') + m.captured(2),
+                    QStringLiteral("--screenshot"), file});
+        QVERIFY2(fits.exitCode == 0, qPrintable(fits.err));
+        QImage image;
+        QVERIFY(image.load(file));
+        QCOMPARE(image.size(), QSize(m.captured(1).toInt(), m.captured(2).toInt()));
+    }
+
+    // A screenshot onto a full disk (a 64 KiB tmpfs in a private mount namespace: root only)
+    // names the cause, not libpng's "Unknown error".
+    void aFullDiskIsNamed() {
+        QTemporaryDir dir;
+        const QString disk = dir.filePath(QStringLiteral("disk"));
+        QVERIFY(QDir().mkpath(disk));
+        const QString file = disk + QStringLiteral("/shot.png");
+        const Run probe =
+            runGui({QStringLiteral("--version")}, false, QStringLiteral("unshare"),
+                   {QStringLiteral("-m"), QStringLiteral("sh"), QStringLiteral("-c"),
+                    QStringLiteral("mount -t tmpfs -o size=64k none '%1' && exec \"$0\" \"$@\"")
+                        .arg(disk)});
+        if (probe.exitCode != 0) QSKIP("no tmpfs mount here (needs root and mount namespaces)");
+        const Run r = runGui(
+            {QStringLiteral("--view"), QStringLiteral("calculator"), QStringLiteral("--size"),
+             QStringLiteral("1920x1080"), QStringLiteral("--screenshot"), file},
+            false, QStringLiteral("unshare"),
+            {QStringLiteral("-m"), QStringLiteral("sh"), QStringLiteral("-c"),
+             QStringLiteral("mount -t tmpfs -o size=64k none '%1' && exec \"$0\" \"$@\"")
+                 .arg(disk)});
+        QCOMPARE(r.exitCode, 2);
+        const QStringList lines = ourLines(r.err);
+        QCOMPARE(lines.size(), 1);
+        QVERIFY2(
+            lines.first().contains(QStringLiteral("no space left on device"), Qt::CaseInsensitive),
+            qPrintable(r.err));
     }
 
     void badValuesExitTwo_data() {

@@ -58,6 +58,24 @@ private Q_SLOTS:
         QCOMPARE(page.lossChart()->pointCount(), 2);
     }
 
+    // A recording the launcher closed after a stop or a signal (its Failure record has no
+    // rank) says the run ended early and why, not that "rank -1" failed.
+    void aRecordingEndedByTheLauncherNamesNoRank() {
+        std::string bytes = testing::syntheticStream({.withReport = false, .withEnd = false});
+        protocol::writeRecord(
+            bytes,
+            protocol::Failure{-1, 1, "interrupted by SIGTERM in step 3: the job was torn down"});
+        protocol::writeRecord(bytes, protocol::End{});
+        TestPage page;
+        QVERIFY(page.openRecording(page.saveRecording(bytes)));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Failed);
+        const QString banner = page.bannerText();
+        QVERIFY2(!banner.contains(QStringLiteral("rank -1")), qPrintable(banner));
+        QVERIFY2(banner.contains(QStringLiteral("ends early")) &&
+                     banner.contains(QStringLiteral("interrupted by SIGTERM in step 3")),
+                 qPrintable(banner));
+    }
+
     // A recording whose report does not read (here: from before reports had a schema) still
     // replays, and the page says why it has no report.
     void unreadableReportIsExplained() {

@@ -398,6 +398,120 @@ TEST(cliJobs, AStoppedRankIsNamedWithinTheStallTimeout) {
     fs::remove(p.err);
 }
 
+// DIR/latest's step (-1 when there is none).
+std::int64_t latestStep(const fs::path& dir) {
+    std::smatch m;
+    const std::string text = slurp(dir / "latest");
+    return std::regex_search(text, m, std::regex(R"(^step-(\d+))")) ? std::stoll(m[1]) : -1;
+}
+
+// The step folders of a checkpoint folder.
+std::size_t stepFolders(const fs::path& dir) {
+    std::size_t n = 0;
+    for (const auto& e : fs::directory_iterator(dir))
+        n += e.path().filename().string().rfind("step-", 0) == 0;
+    return n;
+}
+
+// The StepSummary records of a recording.
+std::int64_t summariesIn(const fs::path& recording) {
+    shardscope::protocol::StreamDecoder decoder;
+    decoder.feed(slurp(recording));
+    std::int64_t n = 0;
+    while (auto record = decoder.next())
+        n += std::holds_alternative<shardscope::protocol::StepSummary>(*record);
+    return n;
+}
+
+// A stop freezes the job where it is: after SIGTERM to the CLI, or a stall on a stopped rank,
+// no rank starts another step or commits another checkpoint (the stopped rank is never resumed
+// to train on), and the ending, the recording and `latest` agree — the checkpoint at most one
+// step ahead, since rank 0 commits a step's save before it sends that step's summary.
+void nothingHappensAfterTheStop(bool stall, const std::string& marker) {
+    const fs::path dir = scratch("stop-ck-" + marker),
+                   recording = scratch("stop-" + marker + ".sstrace"),
+                   ending = scratch("stop-" + marker + ".json");
+    fs::remove_all(dir);
+    std::vector<std::string> args = {"run",
+                                     "--model",
+                                     "tiny",
+                                     "--ranks",
+                                     "3",
+                                     "--strategy",
+                                     "zero3",
+                                     "--steps",
+                                     "100000",
+                                     "--seed",
+                                     marker,
+                                     "--save",
+                                     dir.string(),
+                                     "--save-every",
+                                     "1",
+                                     "--trace",
+                                     recording.string(),
+                                     "--ending",
+                                     ending.string()};
+    if (stall) args.insert(args.end(), {"--stall-timeout", "3"});
+    const Proc p = start(args, "stop" + marker);
+    waitForSteps(p, 3);
+    if (stall) {
+        const pid_t rank1 = workerOfRank(marker, 1);
+        ASSERT_GT(rank1, 0);
+        ASSERT_EQ(::kill(rank1, SIGSTOP), 0);
+    } else {
+        ASSERT_EQ(::kill(p.pid, SIGTERM), 0);
+    }
+    EXPECT_EQ(finish(p), 1) << slurp(p.err);
+    const std::int64_t latest = latestStep(dir);
+    const std::size_t folders = stepFolders(dir);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    EXPECT_EQ(latestStep(dir), latest) << "a checkpoint was committed after the job ended";
+    EXPECT_EQ(stepFolders(dir), folders);
+    const nlohmann::json end = nlohmann::json::parse(slurp(ending));
+    const std::int64_t completed = end.value("completed_steps", std::int64_t{-1});
+    EXPECT_EQ(summariesIn(recording), completed) << end.dump();
+    EXPECT_GE(latest, completed) << end.dump();
+    EXPECT_LE(latest, completed + 1) << "the job went on after the stop: " << end.dump();
+    expectNothingOfTheJobWithin(marker, std::chrono::steady_clock::now(), std::chrono::seconds(3));
+    fs::remove_all(dir);
+    for (const fs::path& f : {recording, ending, p.out, p.err})
+        fs::remove(f);
+}
+
+TEST(cliJobs, NothingHappensAfterASignalToTheCli) {
+    nothingHappensAfterTheStop(false, "31350");
+}
+
+TEST(cliJobs, NothingHappensAfterAStall) {
+    nothingHappensAfterTheStop(true, "31351");
+}
+
+// SIGTERM to mpirun, as a cluster scheduler sends it: the ending says so, at the step it
+// happened (it was "launch_error" with an empty cause and no step).
+TEST(cliJobs, ASchedulersSigtermToMpirunIsNamed) {
+    const std::string marker = "31352";
+    const fs::path ending = scratch("mpirun-term.json");
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero3",
+                          "--steps", "100000", "--seed", marker, "--ending", ending.string()},
+                         "mpirunterm");
+    waitForSteps(p, 3);
+    const auto mpirun = processes(marker, {"mpirun", "orterun"});
+    ASSERT_EQ(mpirun.size(), 1u);
+    ASSERT_EQ(::kill(mpirun.front().pid, SIGTERM), 0);
+    EXPECT_EQ(finish(p), 1);
+    const std::string err = slurp(p.err);
+    EXPECT_NE(err.find("terminated by SIGTERM from outside (sent to mpirun) in step "),
+              std::string::npos)
+        << err;
+    const nlohmann::json end = nlohmann::json::parse(slurp(ending));
+    EXPECT_EQ(end["kind"], "interrupted") << end.dump();
+    EXPECT_EQ(end["signal"], SIGTERM) << end.dump();
+    EXPECT_GE(end["step"].get<std::int64_t>(), 4) << end.dump();
+    expectNothingOfTheJobWithin(marker, std::chrono::steady_clock::now(), std::chrono::seconds(3));
+    for (const fs::path& f : {ending, p.out, p.err})
+        fs::remove(f);
+}
+
 TEST(cliJobs, AStoppedRankIsNamedWhenAHealthyRanksCollectiveTimesOut) {
     const std::string marker = "31343";
     const Proc p = start({"run", "--model", "tiny", "--ranks", "3", "--strategy", "zero2",

@@ -153,10 +153,16 @@ TEST_F(OffloadWorker, NvmeFilesAreRemovedUnlessKept) {
     for (const auto& e : fs::directory_iterator(dir))
         files += e.path().extension() == ".nvme";
     EXPECT_EQ(files, 0u);
-    ASSERT_FALSE(run(false, 2, "zero2", nvme + " --keep-nvme").is_null());
+    const nlohmann::json kept = run(false, 2, "zero2", nvme + " --keep-nvme");
+    ASSERT_FALSE(kept.is_null());
     for (const auto& e : fs::directory_iterator(dir))
         files += e.path().extension() == ".nvme";
     EXPECT_EQ(files, 2u) << "one file per rank";
+    // The report (and so the CLI's notes) says where they are.
+    EXPECT_NE(
+        kept["notes"].dump().find("--keep-nvme: each rank's NVMe file stays in " + dir.string()),
+        std::string::npos)
+        << kept["notes"].dump();
 }
 
 // A long run whose rank files (in `disk`) a shell `action` changes once both exist (`$f`: the

@@ -13,12 +13,24 @@ struct GuiRun {
     QString err;
 };
 
-inline GuiRun runGui(const QStringList& args) {
+// `headless`: no display at all (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM), as on a
+// server; otherwise the offscreen platform. `program`/`programArgs` wrap the run (e.g. unshare).
+inline GuiRun runGui(const QStringList& args, bool headless = false, const QString& program = {},
+                     const QStringList& programArgs = {}) {
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    if (headless) {
+        for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+            env.remove(QString::fromLatin1(name));
+    } else {
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    }
     p.setProcessEnvironment(env);
-    p.start(QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope"), args);
+    const QString gui = QStringLiteral(SHARDSCOPE_BIN_DIR "/shardscope");
+    if (program.isEmpty())
+        p.start(gui, args);
+    else
+        p.start(program, programArgs + QStringList{gui} + args);
     if (!p.waitForFinished(60000)) {
         p.kill();
         p.waitForFinished();

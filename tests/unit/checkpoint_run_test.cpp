@@ -156,6 +156,10 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.err.find("rank-00001.bin': checksum mismatch"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    // inspect says the state once ("checksum mismatch: checksum mismatch" before).
+    r = cli("checkpoint inspect " + ck);
+    EXPECT_NE(r.out.find("checksum mismatch (in unit"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("checksum mismatch: checksum mismatch"), std::string::npos) << r.out;
     fs::resize_file(rank1, 100);
     r = cli("checkpoint verify " + ck);
     EXPECT_EQ(r.code, 2);
@@ -227,12 +231,58 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
         EXPECT_EQ(r.code, 2) << dir << ": " << r.err;
         EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        // The worker run directly keeps the same promise (it saved into the busy folder).
+        for (const std::string how : {"--shared-device --ranks 2", ""}) {
+            r = worker("--model tiny --strategy zero3 --steps 1 --no-events " + how + " --save " +
+                       dir);
+            EXPECT_EQ(r.code, 2) << dir << " " << how << ": " << r.err;
+            EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+            EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        }
     }
+    EXPECT_FALSE(fs::exists(path("busy") + "/latest"));
     ::close(held);
     EXPECT_FALSE(fs::exists(path("no")));
     r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --save " +
             path("busy"));
     EXPECT_EQ(r.code, 0) << r.err;
+    // A step folder the run would replace must be a checkpoint step: a folder of the user's
+    // named step-1 (it was deleted, exit 0), or a step holding a file of the user's, is refused
+    // before training, by the CLI and by the worker run directly; nothing is touched.
+    fs::create_directories(path("mine") + "/step-1");
+    std::ofstream(path("mine") + "/step-1/notes.txt") << "mine";
+    fs::create_directories(path("stray"));
+    run("zero3", 2, 1, "--save " + path("stray"));
+    std::ofstream(path("stray") + "/step-1/notes.txt") << "mine";
+    for (const auto& [dir, says] :
+         {std::pair<std::string, std::string>{path("mine"), "is not a checkpoint step"},
+          {path("stray"), "holds files that are not the checkpoint's (notes.txt)"}}) {
+        for (const bool direct : {false, true}) {
+            const std::string flags =
+                "--model tiny --strategy zero3 --steps 1 --no-events --save " + dir;
+            r = direct ? worker("--shared-device --ranks 2 " + flags)
+                       : cli("run --ranks 1 " + flags);
+            EXPECT_EQ(r.code, 2) << dir << ": " << r.err;
+            EXPECT_NE(r.err.find("step-1' would be replaced by this run's step 1"),
+                      std::string::npos)
+                << r.err;
+            EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+            EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+            EXPECT_TRUE(fs::exists(dir + "/step-1/notes.txt")) << dir;
+        }
+    }
+    EXPECT_FALSE(fs::exists(path("mine") + "/latest"));
+    // A checkpoint's own step is still replaced by a run that saves that step again.
+    r = cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --save " +
+            path("other"));
+    EXPECT_EQ(r.code, 0) << r.err;
+    // A metadata.json that is a folder: one line, the file named once (no "checkpoint:
+    // checkpoint:").
+    fs::create_directories(path("mdir") + "/step-1/metadata.json");
+    r = cli("checkpoint verify " + path("mdir") + "/step-1");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("metadata.json' is a directory, not a file"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("checkpoint: checkpoint:"), std::string::npos) << r.err;
 }
 
 // The recording shows every rank's save as a span (phase save, the file's bytes on its end)

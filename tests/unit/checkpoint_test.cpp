@@ -653,6 +653,27 @@ TEST(checkpointFixture, ACheckpointOfAnEarlierBuildStillVerifies) {
         f.seekp(300000);
         f.put(static_cast<char>(byte ^ 0x20));
     }
+    // A key given twice in the metadata is refused (which one counts would depend on the reader).
+    {
+        std::ifstream in(copy / "metadata.json");
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::size_t at = text.find("\"seed\"");
+        ASSERT_NE(at, std::string::npos);
+        text.insert(at, "\"seed\": 1, ");
+        const fs::path twice = copy.string() + "-twice";
+        fs::copy(copy, twice, fs::copy_options::recursive);
+        std::ofstream(twice / "metadata.json", std::ios::trunc) << text;
+        try {
+            openCheckpoint(twice.string());
+            ADD_FAILURE() << "a duplicate key was accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::Format);
+            EXPECT_NE(std::string(e.what()).find("key \"data.seed\" is given twice"),
+                      std::string::npos)
+                << e.what();
+        }
+        fs::remove_all(twice);
+    }
     const std::vector<FileCheck> checks = verifyFiles(openCheckpoint(copy.string()));
     EXPECT_EQ(checks[0].state, FileCheck::State::Ok);
     EXPECT_EQ(checks[1].state, FileCheck::State::BadChecksum);

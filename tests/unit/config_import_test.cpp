@@ -178,6 +178,19 @@ TEST(configImportDs, ANumberPastDoublesRangeIsOneLine) {
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
 }
 
+// A key given twice is refused naming its path, as duplicate YAML keys are (which of the two
+// would win differs between JSON readers).
+TEST(configImportDs, AKeyGivenTwiceIsRefused) {
+    const std::string e =
+        errorOf(R"({"zero_optimization": {"stage": 2, "stage": 3}, "train_batch_size": 8})");
+    EXPECT_EQ(e, "ds.json: key \"zero_optimization.stage\" is given twice") << e;
+    EXPECT_NE(errorOf(R"({"gradient_accumulation_steps": 1, "gradient_accumulation_steps": 2})")
+                  .find("\"gradient_accumulation_steps\" is given twice"),
+              std::string::npos);
+    // The same key in two different objects is two keys.
+    EXPECT_EQ(errorOf(R"({"zero_optimization": {"stage": 3}, "x": {"stage": 1}})"), "(no error)");
+}
+
 TEST(configImportDs, FlagsOnTheCommandLineWin) {
     Context c = runContext();
     c.given = {{"--micro-batch", "3"}, {"--strategy", "fsdp"}};
@@ -353,6 +366,21 @@ std::string accelerateError(const std::string& text) {
         return e.what();
     }
     return "(no error)";
+}
+
+// A second YAML document would be dropped without a word: refused. FSDP without a sharding
+// strategy runs Accelerate's default, FULL_SHARD (it said "--strategy is required").
+TEST(configImportAccelerate, OneDocumentAndFsdpsDefaultSharding) {
+    const std::string two =
+        accelerateError("distributed_type: FSDP\nnum_processes: 2\n---\nnum_processes: 4\n");
+    EXPECT_EQ(two, "acc.yaml: holds 2 YAML documents; an Accelerate config is one") << two;
+    const Context c = acceleratedRun();
+    const Imported i = finish(
+        parseAccelerateConfig("distributed_type: FSDP\nnum_processes: 2\n", "acc.yaml", c), c);
+    const Applied* strategy = applied(i, "distributed_type");
+    ASSERT_NE(strategy, nullptr);
+    EXPECT_EQ(strategy->setting.rfind("--strategy fsdp", 0), 0u) << strategy->setting;
+    EXPECT_EQ(ignored(i, "distributed_type"), nullptr);
 }
 
 TEST(configImportAccelerate, FsdpHybridShardsInsideEachMachine) {

@@ -160,3 +160,34 @@ TEST(launchEnding, JsonRoundTrip) {
                  shardscope::Error);
     EXPECT_THROW(endingFromJson(nlohmann::json::array()), shardscope::Error);
 }
+
+// SIGTERM to mpirun (a scheduler's): mpirun exits 1 without a word and passes the signal on;
+// every rank's progress record noted it. Named as what it is, at the running step — it was
+// "launch_error", cause "", step null.
+TEST(launchEnding, ASignalToMpirunFromOutsideIsNamed) {
+    JobEvidence e;
+    e.lastCompleteStep = 207;
+    e.exited = true;
+    e.exitCode = 1;
+    e.stallTimeout = std::chrono::seconds(60);
+    for (int r = 0; r < 3; ++r) {
+        RankProgress p;
+        p.rank = r;
+        p.signal = SIGTERM;
+        e.progress.push_back(p);
+    }
+    const JobEnding end = classify(e);
+    EXPECT_EQ(end.kind, EndingKind::Interrupted);
+    EXPECT_EQ(end.signal, SIGTERM);
+    EXPECT_EQ(end.step, 209);
+    EXPECT_EQ(
+        describe(end),
+        "terminated by SIGTERM from outside (sent to mpirun) in step 209: the job was torn down");
+    // One rank without the note (it died otherwise): not claimed as an outside signal.
+    e.progress[1].signal = 0;
+    EXPECT_EQ(classify(e).kind, EndingKind::LaunchError);
+    // mpirun naming a rank that exited on the signal: that rank was signalled alone.
+    e.progress[1].signal = SIGTERM;
+    e.stderrText = kMpirunSignal9;
+    EXPECT_EQ(classify(e).kind, EndingKind::Failed);
+}

@@ -2,15 +2,18 @@
 
 #include "calculator/calculator_page.h"
 #include "common/chart_export.h"
+#include "core/user_files.h"
 #include "ranks/ranks_page.h"
 
 #include <QApplication>
+#include <QBuffer>
 #include <QFileInfo>
 #include <QImage>
 #include <QImageWriter>
 #include <QPixmap>
 #include <QSaveFile>
 #include <QWidget>
+#include <cerrno>
 
 namespace shardscope::widgets {
 namespace {
@@ -72,10 +75,35 @@ bool renderScreenshot(QWidget& window, const QString& file, QSize size, QString*
         *error = problem;
         return false;
     }
+    // Encoded in memory first: the image writer reports a failed write as "Unknown error"
+    // (libpng's "Write Error"); written from memory, the file's own error names the cause
+    // ("No space left on device").
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    if (!image.save(&buffer, format.constData())) {
+        *error = QApplication::translate("Screenshot", "cannot encode the image as %1")
+                     .arg(QString::fromLatin1(format));
+        return false;
+    }
+    // The system's reason, taken where the write fails: QSaveFile's own after a failed flush or
+    // commit is "Unknown error".
     QSaveFile out(file);
-    if (!out.open(QIODevice::WriteOnly) || !image.save(&out, format.constData()) || !out.commit()) {
-        *error = QApplication::translate("Screenshot", "cannot write %1: %2")
-                     .arg(file, out.errorString());
+    errno = 0;
+    bool written = out.open(QIODevice::WriteOnly) && out.write(bytes) == bytes.size();
+    int err = written ? 0 : errno;
+    if (written && !out.flush()) {
+        err = errno;
+        written = false;
+    }
+    if (written && !out.commit()) {
+        err = errno;
+        written = false;
+    }
+    if (!written) {
+        *error =
+            QApplication::translate("Screenshot", "cannot write %1: %2")
+                .arg(file, err != 0 ? QString::fromStdString(ioErrorText(err)) : out.errorString());
         return false;
     }
     return true;

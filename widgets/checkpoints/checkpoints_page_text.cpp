@@ -85,7 +85,10 @@ static QString fileStateText(const checkpoint::FileCheck& c) {
         s = CheckpointsPage::tr("unreadable");
         break;
     }
-    return c.problem.empty() ? s : s + QStringLiteral(": ") + q(c.problem);
+    // The problem may begin with the state's English name: shown once, in this language.
+    const std::string detail(checkpoint::problemDetail(c));
+    if (detail.empty()) return s;
+    return s + (detail.front() == '(' ? QStringLiteral(" ") : QStringLiteral(": ")) + q(detail);
 }
 
 void CheckpointsPage::fillFiles() {

@@ -555,7 +555,7 @@ QString RankLedgerView::failureText() const {
                                      .arg(failure_->rank)
                                      .arg(failureWhen(failure_->step))
                                      .arg(message)
-                               : tr("The launcher failed: %1").arg(message);
+                               : tr("The run ended early: %1").arg(message);
 }
 
 QString RankLedgerView::activityText(const replay::RankState& s) const {

@@ -373,6 +373,11 @@ void RunSession::finishRecording() {
     if (!active_ || process_) return;
     if (!streamError_.isEmpty()) {
         cleanup(Outcome::Failed, tr("Cannot open the recording: %1").arg(streamError_));
+    } else if (failure_ && failure_->rank < 0) {
+        // The launcher closed the recording (a stop, a signal, a stall without a rank): its
+        // message says what ended the run and when; no rank failed.
+        cleanup(Outcome::Failed,
+                tr("This recording ends early: %1").arg(QString::fromStdString(failure_->message)));
     } else if (failure_) {
         cleanup(Outcome::Failed, tr("This recording ends in a failure: rank %1 %2: %3")
                                      .arg(failure_->rank)
