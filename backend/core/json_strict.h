@@ -4,7 +4,6 @@
 // parsers disagree on which of the two wins, so such a file means different things to different
 // tools), and nesting is bounded. Header-only: its users already link nlohmann_json.
 #include <nlohmann/json.hpp>
-
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -35,7 +34,8 @@ public:
             if (objects_.empty() || !parsed.is_string()) break;
             Object& o = objects_.back();
             o.last = parsed.get<std::string>();
-            if (!o.seen.insert(o.last).second) throw JsonRefused("key \"" + path() + "\" is given twice");
+            if (!o.seen.insert(o.last).second)
+                throw JsonRefused("key \"" + path() + "\" is given twice");
             break;
         }
         default:
