@@ -5,8 +5,10 @@
 # mpirun processes or as threads with --shared-device) writing --json, --trace and --ending
 # into a fresh folder, and injects one fault at a random moment: none, SIGKILL or SIGSTOP of a
 # random rank, SIGKILL or SIGSTOP of mpirun, SIGTERM to the CLI, or outputs on a full file
-# system (a 64 KiB tmpfs where mounting is allowed, else RLIMIT_FSIZE of 64 KiB). After the round
-# it checks what the CLI documents:
+# system (a 64 KiB tmpfs where mounting is allowed, else RLIMIT_FSIZE of 64 KiB), SIGTERM to
+# mpirun (a cluster scheduler's), or — instead of the CLI — the worker run directly with
+# --shared-device and then SIGTERM / SIGINT / SIGHUP to it. Rounds save a checkpoint every step
+# (--save-every 1) unless the disk is full. After the round it checks what the CLI documents:
 #   - exit code 0, 1 (the job failed) or 2 (bad input) — never a signal's;
 #   - stderr: nothing on success, else exactly one line "shardscope-cli run: …" that is not
 #     mpirun's boilerplate, "Unknown error" or a bare exception name;
@@ -14,7 +16,11 @@
 #     rank the message names;
 #   - no process of the round left 5 s after the CLI exited, and its private stream folder gone;
 #   - no output half-written: no *.partial, the JSON and the ending parse, the recording is
-#     whole records ending with End; on exit 0 the JSON exists.
+#     whole records ending with End; on exit 0 the JSON exists;
+#   - nothing after a stop: `latest` does not move once the job has ended, and it is at most one
+#     step past the steps the ending counts (rank 0 commits a step's save before its summary);
+#   - SIGTERM to mpirun is named as a signal from outside; the worker run directly exits
+#     128 + the signal with one line and a whole recording.
 # Every violation is one line "VIOLATION round R: …"; the last line is the count. Exit code 0
 # when there were none, 1 otherwise. Runs are nice'd; a round takes a few seconds.
 set -u
@@ -62,7 +68,10 @@ EOF
 
 check_json() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2> /dev/null; }
 
-faults=(none kill_rank stop_rank kill_mpirun stop_mpirun term_cli full_disk)
+faults=(none kill_rank stop_rank kill_mpirun stop_mpirun term_cli full_disk term_mpirun worker_signal)
+worker="$bin/shardscope-worker"
+# The step of DIR/latest (0: none).
+latest_step() { sed -n 's/^step-\([0-9]*\)$/\1/p' "$1/latest" 2> /dev/null | head -1; }
 strategies=(ddp zero1 zero2 zero3 fsdp)
 can_mount=0
 if [ "$(id -u)" = 0 ] && mkdir -p "$work/probe" && mount -t tmpfs -o size=64k tmpfs "$work/probe" 2> /dev/null; then
@@ -78,6 +87,8 @@ for round in $(seq 1 "$rounds"); do
     steps=$((20 + RANDOM % 300))
     [ "$model" = small ] && steps=$((steps / 10 + 2))
     fault=${faults[$((RANDOM % ${#faults[@]}))]}
+    [ "$fault" = term_mpirun ] && [ $have_mpirun = 1 ] && [ "$ranks" -gt 1 ] && shared=0
+    [ "$fault" = worker_signal ] && shared=1
     delay=$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", 0.2 + (r % 150) / 100 }')
     desc="$model ranks=$ranks $strategy steps=$steps $([ "$shared" = 1 ] && echo shared-device || echo mpirun) fault=$fault@${delay}s"
     out="$work/r$round"
@@ -87,7 +98,13 @@ for round in $(seq 1 "$rounds"); do
     args=(run --model "$model" --ranks "$ranks" --strategy "$strategy" --steps "$steps" --seed "$marker"
           --stall-timeout 5 --json "$out/r.json" --trace "$out/r.sstrace" --ending "$out/ending.json")
     [ "$shared" = 1 ] && args+=(--shared-device)
-    if [ "$fault" = full_disk ] && [ $mounted = 0 ]; then
+    [ "$fault" != full_disk ] && args+=(--save "$out/ck" --save-every 1)
+    if [ "$fault" = worker_signal ]; then
+        # The worker alone: the run's flags without the CLI's launcher flags.
+        wargs=(--model "$model" --shared-device --ranks "$ranks" --strategy "$strategy" --steps 100000
+               --seed "$marker" --trace "$out/r.sstrace" --save "$out/ck" --save-every 1)
+        nice "$worker" "${wargs[@]}" > "$work/stdout" 2> "$work/stderr" &
+    elif [ "$fault" = full_disk ] && [ $mounted = 0 ]; then
         (ulimit -f 64; exec nice "$cli" "${args[@]}") > "$work/stdout" 2> "$work/stderr" &
     else
         nice "$cli" "${args[@]}" > "$work/stdout" 2> "$work/stderr" &
@@ -121,6 +138,13 @@ for round in $(seq 1 "$rounds"); do
             victim=$(mpirun_pid)
             [ -n "$victim" ] && kill "-$([ $fault = kill_mpirun ] && echo KILL || echo STOP)" "$victim" 2> /dev/null ;;
         term_cli) kill -TERM "$cli_pid" 2> /dev/null ;;
+        term_mpirun)
+            victim=$(mpirun_pid)
+            [ -n "$victim" ] && kill -TERM "$victim" 2> /dev/null ;;
+        worker_signal)
+            wsig=$(shuf -n1 -e TERM INT HUP)
+            desc="$desc SIG$wsig"
+            kill "-$wsig" "$cli_pid" 2> /dev/null ;;
     esac
 
     # The CLI must end: the stall timeout (5 s) + teardown, with room for slow machines.
@@ -132,9 +156,30 @@ for round in $(seq 1 "$rounds"); do
     wait "$cli_pid" 2> /dev/null
     code=$?
 
+    # Nothing after the stop: `latest` stays where it was when the job ended.
+    ck_latest=$(latest_step "$out/ck")
+    sleep 1
+    [ "$(latest_step "$out/ck")" = "$ck_latest" ] || violation "a checkpoint was committed after the job ended ($ck_latest -> $(latest_step "$out/ck"))"
+    if [ -n "$ck_latest" ] && [ -f "$out/ending.json" ]; then
+        done_steps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("completed_steps", 0))' "$out/ending.json" 2> /dev/null)
+        [ -n "$done_steps" ] && [ "$ck_latest" -gt $((done_steps + 1)) ] && violation "latest is step $ck_latest but the ending counts $done_steps steps: the job went on after the stop"
+    fi
+
     # Exit code and message as documented.
     err=$(cat "$work/stderr")
     lines=$(printf '%s' "$err" | grep -c '')
+    if [ "$fault" = worker_signal ]; then
+        case $code:$err in
+            "$((128 + $(kill -l "$wsig"))):shardscope-worker: interrupted by SIG$wsig after step "*) ;;
+            *) violation "the worker run directly: exit $code, stderr: $err" ;;
+        esac
+        partial=$(find "$out" -name '*.partial' 2> /dev/null)
+        [ -n "$partial" ] && violation "partial files left: $partial"
+        why=$(check_recording "$out/r.sstrace" 2>&1) || violation "the recording is broken: $why"
+        echo "round $round: $desc -> exit $code${err:+: $err}"
+        rm -rf "$out"
+        continue
+    fi
     case $code in
         0) [ -n "$err" ] && violation "exit 0 with stderr: $err"
            [ -f "$out/r.json" ] || violation "exit 0 without the JSON report" ;;
@@ -151,6 +196,7 @@ for round in $(seq 1 "$rounds"); do
         *) violation "exit code $code: $err" ;;
     esac
     [ "$fault" = term_cli ] && [ "$code" != 0 ] && case $err in *"interrupted by SIGTERM"*) ;; *) violation "SIGTERM not reported: $err" ;; esac
+    [ "$fault" = term_mpirun ] && [ -n "$victim" ] && [ "$code" != 0 ] && case $err in *"terminated by SIGTERM from outside"*) ;; *) violation "SIGTERM to mpirun not named: $err" ;; esac
     # A rank process of several that was stopped or killed is the one named.
     if [ -n "$vrank" ] && [ "$ranks" -gt 1 ] && [ "$code" = 1 ]; then
         case $fault:$err in

@@ -70,6 +70,9 @@ int cmdCompare(std::span<const std::string> argv) {
         throwInvalid("--trace: compare runs several jobs; record them one by one with `run`");
     if (!flags.streamPath.empty())
         throwInvalid("--stream: compare runs several jobs; stream them one by one with `run`");
+    // Its jobs would save into one folder one after the other, without the folder's lock.
+    if (std::find(workerArgs.begin(), workerArgs.end(), "--save") != workerArgs.end())
+        throwInvalid("--save: compare runs several jobs; save them one by one with `run`");
     std::string strategiesText = plan::strategyList(plan::classicStrategies());
     for (const auto& [flag, value] : extras)
         if (flag == "--strategies") strategiesText = value;

@@ -85,6 +85,9 @@ int cmdRun(std::span<const std::string> argv) {
     if (config.resumePath) verifyCheckpoint(*config.resumePath);
     std::optional<checkpoint::SaveFolderLock> saveLock;
     if (config.saveDir) saveLock.emplace(*config.saveDir);
+    if (saveLock)
+        for (const std::string& left : saveLock->swept())
+            std::printf("note: removed %s, left by a save that did not finish\n", left.c_str());
 
     std::printf("run: %s (vocab %lld, %s), %d rank%s%s on %s, %s, %lld steps\n",
                 config.preset.name.c_str(), static_cast<long long>(config.preset.shape.vocab),

@@ -123,6 +123,9 @@ ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& 
                                      const config_import::HfModel* model) {
     config_import::Context ctx;
     ctx.command = "estimate";
+    // "auto" values are listed as a run would resolve them: a run without --model is tiny's.
+    if (const runconfig::ModelPreset* preset = runconfig::findPreset("tiny"))
+        ctx.defaultLearningRate = preset->learningRate;
     ctx.given = config_import::givenFlags(argv, {"--json", "--help"});
     if (const auto it = ctx.given.find("--ranks"); it != ctx.given.end()) {
         try {

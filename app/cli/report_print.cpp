@@ -29,7 +29,30 @@ double medianStepMs(const report::RunReport& r) {
 
 } // namespace
 
+namespace {
+
+// `run --resume CK --steps 0 --save NEW` trains nothing: what it read and wrote, not a training
+// comparison (its "model states" would be the 0 B of a run that never stepped).
+void printConversion(const report::RunReport& r) {
+    const report::ResumedFrom& from = *r.resumedFrom;
+    std::printf("\nconverted %s (a %d-rank %s run, step %lld) to %d rank%s, %s\n",
+                protocol::printableText(from.path).c_str(), from.worldSize,
+                protocol::printableText(from.strategy).c_str(), static_cast<long long>(from.step),
+                r.worldSize, r.worldSize == 1 ? "" : "s", r.strategy.c_str());
+    std::printf("%-6s %s\n", "rank", "read from the checkpoint");
+    for (const report::RankReport& rank : r.ranks)
+        std::printf("%-6d %s\n", rank.rank, humanBytes(rank.checkpointBytesRead).c_str());
+    for (const report::SaveRecord& s : r.saves)
+        std::printf("wrote %s: %s (every rank's files) in %.2f s\n",
+                    protocol::printableText(s.path).c_str(), humanBytes(s.bytes).c_str(),
+                    s.seconds);
+    std::printf("param digest %s\n", r.paramDigest.c_str());
+}
+
+} // namespace
+
 void printRunSummary(const report::RunReport& r) {
+    if (r.steps == 0 && r.resumedFrom) return printConversion(r);
     std::printf("\n%-6s %-28s %-28s %-28s %s\n", "rank", "model states (measured)",
                 "peak (measured)", "comm sent/step", "exposed comm");
     for (const report::RankReport& rank : r.ranks) {

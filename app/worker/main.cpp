@@ -22,7 +22,7 @@
 #include "device/cpu_device.h"
 #include "jobs.h"
 #include "kernels/cpu/gemm.h"
-#include "launch/progress.h"
+#include "rank.h"
 #include "train/run_config.h"
 
 #include <algorithm>
@@ -80,17 +80,27 @@ std::optional<std::string> agreedBackendProblem(const train::RunConfig& config, 
     return std::string("--backend cuda: unavailable");
 }
 
-// --save run directly (no shardscope-cli, which holds the folder's lock for the jobs it starts
-// and tells them where their progress records go): the process of rank 0 holds it, and every
-// rank agrees before training, so that all exit 2 together when another job saves there.
+// Started by shardscope-cli (or the GUI through it): the CLI gives every rank the same --stream
+// (its socket), holds the --save folder's lock and ends the job on a signal itself. Decided from
+// the flags, which every rank has alike — an environment variable does not reach remote hosts.
+bool supervisedByTheCli(const train::RunConfig& config) {
+    return config.streamPath.has_value();
+}
+
+// --save run directly (no shardscope-cli): the process of rank 0 holds the folder's lock, and
+// every rank agrees before training, so that all exit 2 together when another job saves there.
 std::optional<std::string> agreedSaveLock(const train::RunConfig& config, int rank, int size,
                                           std::optional<checkpoint::SaveFolderLock>& lock) {
-    const char* supervised = std::getenv(launch::kProgressEnv);
-    if (!config.saveDir || (supervised && *supervised)) return std::nullopt;
+    if (!config.saveDir || supervisedByTheCli(config)) return std::nullopt;
     std::optional<std::string> mine;
     if (rank == 0) {
         try {
             lock.emplace(*config.saveDir);
+            for (const std::string& left : lock->swept())
+                std::fprintf(
+                    stderr,
+                    "shardscope-worker: note: removed %s, left by a save that did not finish\n",
+                    left.c_str());
         } catch (const Error& e) {
             mine = e.what();
         }
@@ -151,6 +161,9 @@ int main(int argc, char** argv) {
     } catch (const Error& e) {
         return refuse(rank, e);
     }
+    // Run directly, the worker ends on a signal with a complete recording; under shardscope-cli
+    // the CLI ends the job.
+    if (!supervisedByTheCli(config)) worker::watchInterrupts();
     return config.sharedDevice ? worker::runSharedJob(config)
                                : worker::runMpiJob(config, rank, size);
 }

@@ -57,6 +57,21 @@ int runMpiJob(const train::RunConfig& config, int rank, int size) {
         setup = makeMpiRank(config, ledger, rank, size);
         runRank(config, *setup.device, setup.comms.groups, rank == 0 ? &writer : nullptr);
         return 0;
+    } catch (const Interrupted& e) {
+        // Every rank stopped at the same step boundary: rank 0 closes the recording, all exit.
+        if (rank == 0) {
+            std::fprintf(stderr, "shardscope-worker: %s\n", e.what());
+            if (writer.active()) {
+                try {
+                    writer.write(protocol::Failure{-1, ledger.step(), e.what()});
+                    writer.write(protocol::End{});
+                    writer.finish();
+                } catch (...) {
+                    writer.discard();
+                }
+            }
+        }
+        return 128 + e.signal();
     } catch (const std::exception& e) {
         const std::int64_t step = ledger.step();
         const std::string message = describeFailure(e);

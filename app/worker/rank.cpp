@@ -10,7 +10,9 @@
 #include "train/report.h"
 #include "train/trainer.h"
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <new>
 #include <utility>
@@ -58,6 +60,61 @@ void shipEvents(RankEvents& events, comm::Communicator& world, StreamWriter* wri
 
 } // namespace
 
+namespace {
+
+// Note: the handler only sets a flag the ranks read at their step boundaries (agreed over the
+// world group, so that every rank stops at the same step); a second signal restores the default
+// action and re-raises it.
+std::atomic<int> gInterrupt{0};
+std::atomic<bool> gWatching{false};
+constexpr int kInterrupting[] = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void noteInterrupt(int signal) {
+    if (gInterrupt.exchange(signal) != 0) {
+        ::signal(signal, SIG_DFL);
+        ::raise(signal);
+    }
+}
+
+std::string signalText(int signal) {
+    switch (signal) {
+    case SIGINT:
+        return "SIGINT";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGHUP:
+        return "SIGHUP";
+    default:
+        return "signal " + std::to_string(signal);
+    }
+}
+
+// The signal every rank agrees it was interrupted by (0: none); a collective only while watching.
+int agreedInterrupt(comm::Communicator& world) {
+    if (!gWatching.load(std::memory_order_relaxed)) return 0;
+    return static_cast<int>(world.maxScalar(static_cast<double>(gInterrupt.load())));
+}
+
+} // namespace
+
+void watchInterrupts() {
+    struct sigaction action {};
+    action.sa_handler = noteInterrupt;
+    ::sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART; // waits in MPI, futexes and io_uring go on until the boundary
+    for (const int s : kInterrupting) {
+        struct sigaction previous {};
+        ::sigaction(s, nullptr, &previous);
+        if (previous.sa_handler != SIG_IGN) ::sigaction(s, &action, nullptr);
+    }
+    gWatching = true;
+}
+
+Interrupted::Interrupted(int signal, std::int64_t stepsDone)
+    : std::runtime_error("interrupted by " + signalText(signal) + " after step " +
+                         std::to_string(stepsDone)),
+      signal_(signal) {}
+
 void configureComms(RankComms& comms, const train::RunConfig& config) {
     for (comm::Communicator* c : comms.groups.distinct()) {
         c->setDeterministic(config.deterministic);
@@ -95,11 +152,14 @@ void runRank(const train::RunConfig& cfg, device::Device& device,
     shipEvents(events, world, writer);
 
     train::RunOutcome outcome;
+    std::uint64_t checkpointBytesRead = 0;
     outcome.config = cfg;
     outcome.paramCount = trainer.paramCount();
     outcome.predicted = predicted;
     if (cfg.resumePath) {
-        outcome.resumedFrom = train::resumeCheckpoint(trainer, cfg, *cfg.resumePath).from;
+        const train::ResumeResult resumed = train::resumeCheckpoint(trainer, cfg, *cfg.resumePath);
+        outcome.resumedFrom = resumed.from;
+        checkpointBytesRead = resumed.stats.bytesRead;
         // Deriving the working parameters may all-gather (ZeRO-1/2): not a training step's traffic.
         for (comm::Communicator* c : groups.distinct())
             c->resetStats();
@@ -108,6 +168,10 @@ void runRank(const train::RunConfig& cfg, device::Device& device,
     ByteTable modelStates;
     train::CheckpointSaver saver(trainer, cfg);
     for (std::int64_t k = 0; k < cfg.steps; ++k) {
+        if (const int signal = agreedInterrupt(world)) {
+            saver.finish(); // a save still being written completes: its step is done
+            throw Interrupted(signal, k);
+        }
         const train::StepResult r = trainer.step();
         if (k == 0) modelStates = r.modelStates;
         outcome.losses.push_back(r.loss);
@@ -142,6 +206,7 @@ void runRank(const train::RunConfig& cfg, device::Device& device,
         mine.comm.add(c->stats());
     mine.overlap = events.overlap.steps();
     mine.device = measureDevice(device);
+    mine.checkpointBytesRead = checkpointBytesRead;
     const std::vector<std::string> results = world.gatherBytes(train::encodeRankResult(mine), 0);
     if (rank != 0) return;
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,22 @@ void configureComms(RankComms& comms, const train::RunConfig& config);
 // ledger's step says where (-1: setup). The ledger's event sink is cleared before returning.
 void runRank(const train::RunConfig& config, device::Device& device,
              const strategy::CommGroups& groups, StreamWriter* writer);
+
+// A worker run directly (no shardscope-cli, which freezes and ends a job itself) ends on
+// SIGINT, SIGTERM or SIGHUP at the next step boundary, every rank at the same one, with a
+// complete recording of the steps it ran (a Failure record saying so, then End); a second such
+// signal ends it at once. An ignored signal (nohup) stays ignored.
+void watchInterrupts();
+// Thrown by every rank at the step boundary after such a signal (what(): "interrupted by
+// SIGTERM after step K").
+class Interrupted : public std::runtime_error {
+public:
+    Interrupted(int signal, std::int64_t stepsDone);
+    int signal() const { return signal_; }
+
+private:
+    int signal_;
+};
 
 // What a rank's exception says, for people: e.what(), except that std::bad_alloc (whose what()
 // is only "std::bad_alloc") becomes a sentence saying which memory ran out.

@@ -13,6 +13,7 @@
 #include "rank.h"
 #include "train/checkpointing.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -136,6 +137,7 @@ int runSharedJob(const train::RunConfig& config) {
     }
 
     Supervisor supervisor(n);
+    std::atomic<int> interruptedBy{0};
     std::vector<std::thread> threads;
     for (int r = 0; r < n; ++r) {
         auto body = [&, r] {
@@ -154,6 +156,10 @@ int runSharedJob(const train::RunConfig& config) {
                                        false});
                 else
                     supervisor.failed({r, step, e.what(), false});
+            } catch (const Interrupted& e) {
+                supervisor.failed(
+                    {-1, ledgers[static_cast<std::size_t>(r)]->step(), e.what(), false});
+                interruptedBy = e.signal();
             } catch (const train::CheckpointError& e) {
                 // Rank 0 reports it for the rank whose file or disk failed.
                 supervisor.failed({e.rank(), ledgers[static_cast<std::size_t>(r)]->step(), e.what(),
@@ -196,6 +202,11 @@ int runSharedJob(const train::RunConfig& config) {
     for (std::thread& t : threads)
         t.join();
     if (!cause) return 0;
+    if (cause->rank < 0 && interruptedBy != 0) { // every rank stopped at the same boundary
+        std::fprintf(stderr, "shardscope-worker: %s\n", cause->message.c_str());
+        writeFailure(writer, *cause);
+        return 128 + interruptedBy;
+    }
     if (cause->badInput) {
         std::fprintf(stderr, "shardscope-worker: %s\n", cause->message.c_str());
         writeFailure(writer, *cause);

@@ -424,6 +424,8 @@ Metadata parseMetadata(std::string_view text, const std::string& where) {
     if (m.precision != "bf16" && m.precision != "fp32")
         dtypes.fail("has an unknown compute precision '" + m.precision + "'");
     const Fields opt = top.object("optimizer");
+    if (opt.text("name") != "adamw")
+        opt.sub("name").fail("names an optimizer this build does not run (adamw)");
     m.optimizer = {opt.real("lr"),
                    opt.real("beta1"),
                    opt.real("beta2"),
@@ -431,6 +433,13 @@ Metadata parseMetadata(std::string_view text, const std::string& where) {
                    opt.real("weight_decay"),
                    opt.real("clip_norm"),
                    opt.integer("step", 0, kMaxStep)};
+    // Values AdamW cannot continue from (a resume would train on them) are damage.
+    const OptimizerState& o = m.optimizer;
+    if (!(o.learningRate > 0 && o.learningRate <= 10)) opt.sub("lr").fail("is not in (0, 10]");
+    if (!(o.beta1 >= 0 && o.beta1 < 1)) opt.sub("beta1").fail("is not in [0, 1)");
+    if (!(o.beta2 >= 0 && o.beta2 < 1)) opt.sub("beta2").fail("is not in [0, 1)");
+    if (!(o.eps > 0)) opt.sub("eps").fail("is not more than 0");
+    if (!(o.weightDecay >= 0)) opt.sub("weight_decay").fail("is negative");
 
     const json& units = top.array("units", kMaxUnits);
     for (std::size_t i = 0; i < units.size(); ++i) {

@@ -83,8 +83,9 @@ struct ParamEntry {
     std::int64_t cols = 0;
 };
 
-struct OptimizerState {
-    double learningRate = 0, beta1 = 0, beta2 = 0, eps = 0, weightDecay = 0, clipNorm = 0;
+struct OptimizerState { // AdamW's settings as saved (defaults: the engine's, train/optimizer.h)
+    double learningRate = 1e-3, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weightDecay = 0.1,
+           clipNorm = 1.0; // ≤ 0: no clipping
     std::int64_t step = 0; // AdamW steps taken (bias correction continues from here)
 };
 

@@ -143,6 +143,25 @@ SaveFolderLock::SaveFolderLock(const std::string& dir) {
         throwInvalid("--save: another job is saving into '" + dir +
                      "'; give another folder or wait for it");
     }
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        const bool latestTemp = name.rfind("latest.", 0) == 0;
+        const std::string step = latestTemp ? name.substr(7) : name;
+        // Exactly the names saves give their temporaries: step-K.tmp-<decimal id>.
+        const std::size_t tmp = step.find(".tmp-");
+        if (tmp == std::string::npos || !stepOf(step.substr(0, tmp)) || tmp + 5 >= step.size() ||
+            step.size() - tmp - 5 > 20 ||
+            step.find_first_not_of("0123456789", tmp + 5) != std::string::npos)
+            continue;
+        struct stat st {};
+        if (::lstat(e.path().c_str(), &st) != 0 || st.st_uid != ::geteuid() ||
+            !(latestTemp ? S_ISREG(st.st_mode) : S_ISDIR(st.st_mode)))
+            continue;
+        std::error_code removed;
+        fs::remove_all(e.path(), removed);
+        if (!removed) swept_.push_back(e.path().string());
+    }
 }
 
 SaveFolderLock::~SaveFolderLock() {

@@ -58,15 +58,20 @@ void discardTemp(const std::string& root, const std::string& tempName);
 // Error(InvalidArgument); a missing parent, a folder where no file can be created, a lock the file
 // system refuses: Error(Io). shardscope-cli holds it for the jobs it runs; the worker run directly,
 // itself.
+// Holding the lock, it removes what saves that never finished left in DIR (this user's
+// `step-K.tmp-<id>` folders and `latest.step-K.tmp-<id>` files: no save runs there but this
+// job's, which has not started); swept() names them.
 class SaveFolderLock {
 public:
     explicit SaveFolderLock(const std::string& dir);
     ~SaveFolderLock();
     SaveFolderLock(const SaveFolderLock&) = delete;
     SaveFolderLock& operator=(const SaveFolderLock&) = delete;
+    const std::vector<std::string>& swept() const { return swept_; }
 
 private:
     int fd_ = -1;
+    std::vector<std::string> swept_;
 };
 
 // Why DIR/step-K may not be replaced by a save of step K, or empty when it may: it is absent, or

@@ -4,11 +4,14 @@
 
 #include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <filesystem>
 #include <random>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,10 +65,48 @@ int createTemp(const std::string& target, std::string& temp) {
                       static_cast<unsigned long long>(random() & 0xffffffffu));
         temp = target + suffix;
         const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        // Held while the file is written: a later output's sweep never takes a live one.
+        if (fd >= 0) ::flock(fd, LOCK_EX | LOCK_NB);
         if (fd >= 0 || errno != EEXIST) return fd;
     }
     errno = EEXIST;
     return -1;
+}
+
+// Note: the temporaries of an output's earlier writers that died before committing (SIGKILL) are
+// removed when the same output is opened again — only what is provably dead: named exactly as
+// createTemp names them, this user's regular file (not a link), untouched for 3 s, its pid gone,
+// and no process holding its lock (every live writer does, from creation to commit).
+void sweepDeadTemps(const std::string& target) {
+    const fs::path folder = folderOf(target);
+    const std::string prefix = fs::path(target).filename().string() + ".";
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.size() <= prefix.size() + 8 || name.rfind(prefix, 0) != 0 ||
+            !name.ends_with(".partial"))
+            continue;
+        const std::string middle = name.substr(prefix.size(), name.size() - prefix.size() - 8);
+        const std::size_t dash = middle.find('-');
+        if (dash == 0 || dash == std::string::npos || dash > 9 || middle.size() - dash - 1 != 8 ||
+            middle.find_first_not_of("0123456789") != dash ||
+            middle.find_first_not_of("0123456789abcdef", dash + 1) != std::string::npos)
+            continue;
+        const long pid = std::stol(middle.substr(0, dash));
+        if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+        const std::string path = e.path().string();
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+            ::time(nullptr) - st.st_mtime < 3)
+            continue;
+        const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) continue;
+        struct stat opened {};
+        if (::fstat(fd, &opened) == 0 && opened.st_ino == st.st_ino && opened.st_dev == st.st_dev &&
+            ::flock(fd, LOCK_EX | LOCK_NB) == 0)
+            ::unlink(path.c_str());
+        ::close(fd);
+    }
 }
 
 void checkFolder(const std::string& target, const std::string& flag) {
@@ -149,6 +190,7 @@ OutputFile::OutputFile(const std::string& path, std::string flag)
         mtimeNs_ =
             static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
     }
+    sweepDeadTemps(target_);
     fd_ = createTemp(target_, temp_);
     if (fd_ < 0) {
         const int err = errno;

@@ -206,7 +206,8 @@ JobEnding classify(const JobEvidence& e) {
     // (it sends them only after a stop, a signal to itself or a stall, all classified above):
     // the job was ended from outside — a scheduler's SIGTERM to mpirun, which passes it on.
     // (When mpirun names a rank that exited on a signal, that rank was signalled alone: below.)
-    if (e.exited && !e.direct && !e.progress.empty() && !parseMpirunFailure(e.stderrText) &&
+    if (e.exited && !e.direct && !e.progress.empty() && !(e.sawEnd && e.sawReport) &&
+        !parseMpirunFailure(e.stderrText) && mpirunMessage(e.stderrText).empty() &&
         std::all_of(e.progress.begin(), e.progress.end(),
                     [](const RankProgress& p) { return p.signal > 0; })) {
         out.kind = EndingKind::Interrupted;

@@ -270,6 +270,14 @@ void Job::freeze() {
     collectTree();
     ::kill(-pid_, SIGSTOP);
     signalAll(tree_, SIGSTOP);
+    // kill() returns before the processes stop: what they write until then still reaches the
+    // stream, so the drain waits for them (briefly).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    auto frozen = [&](pid_t p) { return isStopped(p) || hasEnded(p); };
+    while (std::chrono::steady_clock::now() < deadline &&
+           !(frozen(pid_) && std::all_of(tree_.begin(), tree_.end(),
+                                         [&](const ProcessId& p) { return frozen(p.pid); })))
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }
 
 void Job::teardown() {

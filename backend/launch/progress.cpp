@@ -89,9 +89,9 @@ ProgressWriter::ProgressWriter(const std::string& folder, int rank) {
 }
 
 ProgressWriter::~ProgressWriter() {
-    if (!record_) return;
-    track(record_, nullptr);
-    ::munmap(record_, kRecordBytes);
+    // Untracked but left mapped (one page, for the process's life): a signal handler that loaded
+    // the pointer just before may still store into it.
+    if (record_) track(record_, nullptr);
 }
 
 void ProgressWriter::entered(const char* what, std::int32_t unit, std::int64_t step, bool counted) {

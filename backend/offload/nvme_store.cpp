@@ -276,7 +276,12 @@ void NvmeStore::completeOne() {
 #if SHARDSCOPE_HAVE_LIBURING
     io_uring& ring = ring_->ring;
     io_uring_cqe* cqe = nullptr;
-    if (const int rc = io_uring_wait_cqe(&ring, &cqe); rc < 0) ioError("waiting on", path_, 0, -rc);
+    // A signal that a handler noted (Ctrl-C on a worker run directly) interrupts the wait; the
+    // run ends at its step boundary, so the wait goes on.
+    int rc = 0;
+    while ((rc = io_uring_wait_cqe(&ring, &cqe)) == -EINTR) {
+    }
+    if (rc < 0) ioError("waiting on", path_, 0, -rc);
     const std::uint64_t data = io_uring_cqe_get_data64(cqe);
     const int res = cqe->res;
     io_uring_cqe_seen(&ring, cqe);

@@ -300,6 +300,8 @@ RunReport readRun(const json& j, const std::string& path) {
             rr.exposedTransfer.transferUnionNs = xt.u64("transfer_union_ns");
             rr.exposedTransfer.exposedNs = xt.u64("exposed_ns");
         }
+        if (rk.has("checkpoint_bytes_read"))
+            rr.checkpointBytesRead = rk.u64("checkpoint_bytes_read");
         if (rk.has("device")) {
             const Reader d = rk.object("device");
             DeviceMemory m;
@@ -444,6 +446,7 @@ json toJson(const RunReport& r) {
                        {"fraction_per_step", rr.exposedTransfer.fractionPerStep},
                        {"transfer_union_ns", rr.exposedTransfer.transferUnionNs},
                        {"exposed_ns", rr.exposedTransfer.exposedNs}}}};
+        if (rr.checkpointBytesRead > 0) rank["checkpoint_bytes_read"] = rr.checkpointBytesRead;
         if (rr.device) {
             const DeviceMemory& d = *rr.device;
             rank["device"] = {{"name", d.name},

@@ -111,7 +111,8 @@ struct RankReport {
     KindValues commBytesPerStep;         // sent per step
     ExposedComm exposedComm;
     ExposedTransfer exposedTransfer;
-    std::optional<DeviceMemory> device; // CUDA ranks only
+    std::optional<DeviceMemory> device;    // CUDA ranks only
+    std::uint64_t checkpointBytesRead = 0; // --resume: what the rank read of the checkpoint
     bool operator==(const RankReport&) const = default;
 };
 

@@ -1,8 +1,8 @@
 #include "runconfig/problems.h"
 
 #include "core/error.h"
-#include "offload/nvme_store.h"
 #include "plan/policy.h"
+#include "runconfig/build_features.h"
 #include "runconfig/run_config.h"
 #include "theory/input_error.h"
 
@@ -112,7 +112,7 @@ std::vector<Problem> validate(const RunConfig& c) {
         if (tier == Tier::Device) continue;
         const bool fits =
             field == Field::OffloadOptimizer ? policy.shardOptimizer : policy.shardParams;
-        if (tier == Tier::Nvme && !offload::nvmeAvailable())
+        if (tier == Tier::Nvme && !kNvmeTierBuilt)
             out.push_back({field, Code::OffloadTierNotBuilt, 0, 0, 0, "nvme"});
         else if (!fits)
             out.push_back({field, Code::OffloadNotForStrategy, 0, 0, 0, strategyText});

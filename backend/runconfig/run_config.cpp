@@ -106,6 +106,9 @@ void checkResumable(const Args& args, const checkpoint::Opened& opened, RunConfi
                      std::to_string(opened.meta.seed) +
                      "; its data would not continue with --seed " + std::to_string(c.seed));
     c.seed = opened.meta.seed;
+    // The optimizer continues as it was saved: its learning rate too, unless --lr is given.
+    c.checkpointLearningRate = opened.meta.optimizer.learningRate;
+    if (!args.has("--lr")) c.preset.learningRate = opened.meta.optimizer.learningRate;
 }
 
 } // namespace
@@ -341,12 +344,13 @@ std::vector<std::string> toWorkerArgs(const RunConfig& c) {
         "--steps",     std::to_string(c.steps),
         "--seed",      std::to_string(c.seed),
         "--precision", c.precision == plan::PrecisionKind::Fp32 ? "fp32" : "bf16"};
-    // Micro-batch and learning rate are sent where they differ from the preset's.
+    // Micro-batch and learning rate are sent where they differ from the preset's; a resume that
+    // read its checkpoint sends its learning rate always (the checkpoint's, or --lr's override).
     const ModelPreset* base = findPreset(c.preset.name);
     if (c.checkpointing) a.push_back("--checkpointing");
     if (!base || c.preset.microBatch != base->microBatch)
         a.insert(a.end(), {"--micro-batch", std::to_string(c.preset.microBatch)});
-    if (!base || c.preset.learningRate != base->learningRate) {
+    if (!base || c.preset.learningRate != base->learningRate || c.checkpointLearningRate) {
         char text[64];
         std::snprintf(text, sizeof(text), "%.17g", c.preset.learningRate);
         a.insert(a.end(), {"--lr", text});

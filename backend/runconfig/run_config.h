@@ -65,6 +65,9 @@ struct RunConfig {
     std::int64_t saveEvery = 0;            // --save-every K: every K steps too (0: off)
     bool saveAsync = false;                // --save-async: write on a thread while training goes on
     std::optional<std::string> resumePath; // --resume DIR (its latest) or DIR/step-K
+    // --resume: the saved run's learning rate, which the resume takes unless --lr says otherwise
+    // (then the report notes the override). Read from the checkpoint, never written as a setting.
+    std::optional<double> checkpointLearningRate;
 };
 
 // Throws Error(InvalidArgument) naming the flag (unknown flags, missing --model/--strategy/

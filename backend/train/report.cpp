@@ -150,6 +150,7 @@ std::string encodeRankResult(const RankResult& r) {
               d.deviceTotal, d.deviceUsed, d.outsideLedger, d.declaredWorkspace})
             put(out, v);
     }
+    put(out, r.checkpointBytesRead);
     return out;
 }
 
@@ -192,6 +193,7 @@ RankResult decodeRankResult(const std::string& in) {
             *v = take<std::uint64_t>(in, at);
         r.device = d;
     }
+    r.checkpointBytesRead = take<std::uint64_t>(in, at);
     if (at != in.size()) throw Error(ErrorKind::Format, "rank result has trailing bytes");
     return r;
 }
@@ -253,6 +255,7 @@ report::RunReport makeReport(const RunOutcome& o) {
         rank.exposedComm = exposedComm(rr.overlap);
         if (rr.device) rank.device = deviceMemory(*rr.device);
         rank.exposedTransfer = exposedTransfer(rr.overlap);
+        rank.checkpointBytesRead = rr.checkpointBytesRead;
         r.exposedCommFraction = std::max(r.exposedCommFraction, rank.exposedComm.fractionMedian);
         r.exposedTransferFraction =
             std::max(r.exposedTransferFraction, rank.exposedTransfer.fractionMedian);
@@ -296,10 +299,19 @@ report::RunReport makeReport(const RunOutcome& o) {
                            : 0.0;
     r.comparison = {statesEqual, peakDelta, peakFraction, commDelta};
     std::vector<std::string>& notes = r.notes;
-    if (!statesEqual)
+    // A conversion (--resume … --steps 0 --save NEW) trains no step: there is no step to set
+    // against the theory, only what it read and wrote (checkpoint_bytes_read, saves).
+    const bool conversion = c.steps == 0;
+    if (conversion)
+        notes.push_back("a conversion: no training step ran, so no measured peak, model states or "
+                        "traffic is compared with the theory; it read checkpoint_bytes_read per "
+                        "rank and wrote the saves listed");
+    if (!statesEqual && !conversion)
         notes.push_back("model states differ from theory::modelStates (a bug: they are modelled "
                         "byte for byte)");
-    if (peakDelta == 0) {
+    if (conversion) {
+        // no step: no peak to compare
+    } else if (peakDelta == 0) {
         std::string same = "measured peak equals the predicted peak byte for byte (";
         same.append(mib(static_cast<double>(peakMax)))
             .append(", ")
@@ -341,6 +353,13 @@ report::RunReport makeReport(const RunOutcome& o) {
         notes.push_back(
             "MPI's internal reduction buffers are outside the ledger (not counted on either side)");
 
+    if (c.checkpointLearningRate && *c.checkpointLearningRate != c.preset.learningRate) {
+        char text[160];
+        std::snprintf(text, sizeof text,
+                      "--lr %.6g overrides the learning rate the checkpoint was saved with (%.6g)",
+                      c.preset.learningRate, *c.checkpointLearningRate);
+        notes.push_back(text);
+    }
     if (c.keepNvme)
         notes.push_back("--keep-nvme: each rank's NVMe file stays in " + c.nvmeDir +
                         " as shardscope-rank<R>-<pid>.kept.nvme (R: the rank, pid: its process); "

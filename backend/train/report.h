@@ -45,8 +45,9 @@ struct RankResult {
     std::array<std::uint64_t, kTierCount> tierPeaks{}; // each tier's maximum (ledger.peakTierBytes)
     ByteTable modelStates; // at the end of the first forward (StepResult::modelStates)
     comm::CommStats comm;  // the training steps' collectives, all of the rank's communicators
-    std::vector<StepOverlap> overlap;   // per step: step, communication union and exposed time
-    std::optional<DeviceMemory> device; // CUDA ranks only
+    std::vector<StepOverlap> overlap;      // per step: step, communication union and exposed time
+    std::optional<DeviceMemory> device;    // CUDA ranks only
+    std::uint64_t checkpointBytesRead = 0; // --resume: what this rank read of the checkpoint
 };
 std::string encodeRankResult(const RankResult& r);
 RankResult decodeRankResult(const std::string& bytes); // throws Error(Format)

@@ -52,19 +52,21 @@ struct Proc {
     fs::path out, err;
 };
 
-Proc start(const std::vector<std::string>& args, const std::string& tag) {
+// `program`: the CLI unless another binary is named (the worker run directly).
+Proc start(const std::vector<std::string>& args, const std::string& tag,
+           const std::string& program = kCli) {
     Proc p{-1, scratch(tag + ".out"), scratch(tag + ".err")};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, p.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&fa, 2, p.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    std::vector<std::string> all = {kCli};
+    std::vector<std::string> all = {program};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : all)
         argv.push_back(a.data());
     argv.push_back(nullptr);
-    EXPECT_EQ(posix_spawn(&p.pid, kCli.c_str(), &fa, nullptr, argv.data(), environ), 0);
+    EXPECT_EQ(posix_spawn(&p.pid, program.c_str(), &fa, nullptr, argv.data(), environ), 0);
     posix_spawn_file_actions_destroy(&fa);
     return p;
 }
@@ -510,6 +512,58 @@ TEST(cliJobs, ASchedulersSigtermToMpirunIsNamed) {
     expectNothingOfTheJobWithin(marker, std::chrono::steady_clock::now(), std::chrono::seconds(3));
     for (const fs::path& f : {ending, p.out, p.err})
         fs::remove(f);
+}
+
+// The worker run directly (no CLI: under a user's own mpirun, or alone) keeps the CLI's promise:
+// SIGINT, SIGTERM or SIGHUP end the run at a step boundary with a complete recording — its
+// steps, a Failure record saying so, End — and no .partial left (it left only a .partial).
+void signalTheWorker(int signal, bool threads, const std::string& tag) {
+    const fs::path recording = scratch(tag + ".sstrace");
+    std::vector<std::string> args = {"--model", "tiny",   "--strategy", "zero3",
+                                     "--steps", "100000", "--trace",    recording.string()};
+    if (threads) args.insert(args.end(), {"--shared-device", "--ranks", "2"});
+    const Proc p = start(args, tag, std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-worker");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    auto partial = [&] {
+        for (const auto& e : fs::directory_iterator(recording.parent_path()))
+            if (e.path().filename().string().rfind(recording.filename().string() + ".", 0) == 0 &&
+                e.path().extension() == ".partial" && fs::file_size(e.path()) > 100000)
+                return true;
+        return false;
+    };
+    while (!partial()) {
+        ASSERT_LT(std::chrono::steady_clock::now(), deadline) << slurp(p.err);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_EQ(::kill(p.pid, signal), 0);
+    EXPECT_EQ(finish(p), 128 + signal) << slurp(p.err);
+    const std::string err = slurp(p.err);
+    EXPECT_TRUE(std::regex_search(
+        err, std::regex(R"(^shardscope-worker: interrupted by SIG[A-Z]+ after step \d+\n$)")))
+        << err;
+    EXPECT_FALSE(partial()) << "a .partial was left";
+    shardscope::protocol::StreamDecoder decoder;
+    decoder.feed(slurp(recording));
+    std::vector<shardscope::protocol::Record> records;
+    while (auto record = decoder.next())
+        records.push_back(*record);
+    ASSERT_GE(records.size(), 2u);
+    EXPECT_TRUE(std::holds_alternative<shardscope::protocol::End>(records.back()));
+    const auto* failure = std::get_if<shardscope::protocol::Failure>(&records[records.size() - 2]);
+    ASSERT_NE(failure, nullptr);
+    EXPECT_EQ(failure->rank, -1);
+    EXPECT_NE(failure->message.find("interrupted by SIG"), std::string::npos) << failure->message;
+    EXPECT_GE(summariesIn(recording), 1);
+    for (const fs::path& f : {recording, p.out, p.err})
+        fs::remove(f);
+}
+
+TEST(cliJobs, TheWorkerRunDirectlyKeepsACompleteRecordingOnSigterm) {
+    signalTheWorker(SIGTERM, true, "wterm");
+}
+
+TEST(cliJobs, TheWorkerRunDirectlyKeepsACompleteRecordingOnSighupAlone) {
+    signalTheWorker(SIGHUP, false, "whup");
 }
 
 TEST(cliJobs, AStoppedRankIsNamedWhenAHealthyRanksCollectiveTimesOut) {

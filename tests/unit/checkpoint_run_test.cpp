@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/file.h>
+#include <tuple>
 #include <unistd.h>
 
 namespace {
@@ -283,6 +284,88 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_NE(r.err.find("metadata.json' is a directory, not a file"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("checkpoint: checkpoint:"), std::string::npos) << r.err;
+}
+
+// A resume continues the optimizer as it was saved: the saved learning rate unless --lr says
+// otherwise, and then the report says so (it went back to the preset's 0.01 without a word).
+// Optimizer values AdamW cannot continue from are damage that verify names.
+TEST_F(checkpointRun, AResumeKeepsTheSavedLearningRate) {
+    const std::string ck = path("lr");
+    run("zero3", 2, 1, "--lr 0.05 --save " + ck);
+    nlohmann::json r = run("zero3", 2, 1, "--resume " + ck);
+    EXPECT_EQ(r["config"]["learning_rate"], 0.05) << r["config"].dump();
+    EXPECT_EQ(r["notes"].dump().find("overrides the learning rate"), std::string::npos);
+    r = run("zero3", 2, 1, "--lr 0.02 --resume " + ck);
+    EXPECT_EQ(r["config"]["learning_rate"], 0.02);
+    EXPECT_NE(r["notes"].dump().find(
+                  "--lr 0.02 overrides the learning rate the checkpoint was saved with (0.05)"),
+              std::string::npos)
+        << r["notes"].dump();
+    const std::string meta = ck + "/step-1/metadata.json";
+    const std::string good = slurp(meta);
+    for (const auto& [from, to, says] :
+         {std::tuple<std::string, std::string, std::string>{"\"lr\": 0.05", "\"lr\": -1",
+                                                            "optimizer.lr is not in (0, 10]"},
+          {"\"eps\": 1e-08", "\"eps\": 0", "optimizer.eps is not more than 0"},
+          {"\"name\": \"adamw\"", "\"name\": \"sgd\"",
+           "names an optimizer this build does not run"}}) {
+        std::string bad = good;
+        const std::size_t at = bad.find(from);
+        ASSERT_NE(at, std::string::npos) << from;
+        bad.replace(at, from.size(), to);
+        std::ofstream(meta, std::ios::trunc) << bad;
+        const Result v = cli("checkpoint verify " + ck);
+        EXPECT_EQ(v.code, 2) << to;
+        EXPECT_NE(v.err.find(says), std::string::npos) << v.err;
+        EXPECT_EQ(std::count(v.err.begin(), v.err.end(), '\n'), 1) << v.err;
+    }
+    std::ofstream(meta, std::ios::trunc) << good;
+}
+
+// A conversion (--steps 0) says what it read and wrote, per rank; it is no training run to set
+// against the theory (it printed "model states equal theory: NO … (a bug …)" and 0 B).
+TEST_F(checkpointRun, AConversionReportsWhatItReadAndWrote) {
+    const std::string from = path("conv-from"), to = path("conv-to"), json = path("conv.json");
+    run("zero3", 3, 1, "--save " + from);
+    const Result r = cli("run --model tiny --shared-device --ranks 2 --strategy fsdp --steps 0 "
+                         "--no-events --resume " +
+                         from + " --save " + to + " --json " + json);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(
+        r.out.find("converted " + from + "/step-1 (a 3-rank zero3 run, step 1) to 2 ranks, fsdp"),
+        std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("model states equal theory"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("wrote " + to + "/step-1"), std::string::npos) << r.out;
+    const nlohmann::json rep = nlohmann::json::parse(slurp(json));
+    ASSERT_EQ(rep["ranks"].size(), 2u);
+    for (const nlohmann::json& rank : rep["ranks"])
+        EXPECT_GT(rank.value("checkpoint_bytes_read", std::uint64_t{0}), 0u) << rank.dump();
+    EXPECT_EQ(rep["notes"].dump().find("a bug"), std::string::npos) << rep["notes"].dump();
+    EXPECT_NE(rep["notes"].dump().find("a conversion"), std::string::npos);
+}
+
+// What a save killed mid-way left (a step's temporary folder, latest's temporary) goes at the
+// next save into the folder, which holds the folder's lock: no other save can be running there.
+TEST_F(checkpointRun, TheNextSaveSweepsWhatAKilledSaveLeft) {
+    const std::string ck = path("swept");
+    fs::create_directories(ck + "/step-3.tmp-4242424242");
+    std::ofstream(ck + "/step-3.tmp-4242424242/rank-00000.bin") << "half";
+    std::ofstream(ck + "/latest.step-3.tmp-4242424242") << "step-3\n";
+    std::ofstream(ck + "/step-3.tmp-notes.txt") << "a file of the user's"; // not a save's: kept
+    fs::create_directories(ck + "/step-3.tmp-old");                        // nor this folder
+    const Result r =
+        cli("run --model tiny --ranks 1 --strategy zero3 --steps 1 --no-events --save " + ck);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_FALSE(fs::exists(ck + "/step-3.tmp-4242424242"));
+    EXPECT_FALSE(fs::exists(ck + "/latest.step-3.tmp-4242424242"));
+    EXPECT_TRUE(fs::exists(ck + "/step-3.tmp-notes.txt"));
+    EXPECT_TRUE(fs::exists(ck + "/step-3.tmp-old"));
+    EXPECT_NE(r.out.find("note: removed " + ck +
+                         "/step-3.tmp-4242424242, left by a save that did not finish"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(cli("checkpoint verify " + ck).code, 0);
 }
 
 // The recording shows every rank's save as a span (phase save, the file's bytes on its end)

@@ -81,6 +81,15 @@ TEST(cliConfig, EstimateWithDsConfigListsEveryKey) {
     EXPECT_GE(j["config_import"]["ignored"].size(), 10u);
     EXPECT_EQ(j["config_import"]["applied"][0]["key"],
               "zero_optimization.offload_optimizer.device");
+    // "auto" resolves as a run would: tiny's learning rate, not a default no run uses (0.001).
+    bool listed = false;
+    for (const auto& i : j["config_import"]["ignored"])
+        if (i["key"] == "optimizer.params.lr") {
+            listed = true;
+            EXPECT_NE(i["why"].get<std::string>().find("(0.01 unless --lr)"), std::string::npos)
+                << i;
+        }
+    EXPECT_TRUE(listed) << j["config_import"].dump();
 }
 
 TEST(cliConfig, RunWithDsConfigReportsConfigImport) {

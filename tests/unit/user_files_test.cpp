@@ -7,11 +7,14 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <ctime>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
 #include <string>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -228,6 +231,45 @@ TEST_F(coreFiles, InputsAreRegularFilesOfASaneSizeAndNeverBlock) {
     EXPECT_GE(fd, 0);
     EXPECT_EQ(size, 100u);
     ::close(fd);
+}
+
+// The temporaries of writers that died before committing (the CLI SIGKILLed while recording)
+// go when the output is written again — only provably dead ones: not one whose pid lives, one
+// touched in the last 3 s, one a live writer holds locked, or a link.
+TEST_F(coreFiles, DeadWritersTemporariesAreSweptAndNothingElse) {
+    auto make = [&](const std::string& name, bool old) {
+        std::ofstream(path(name)) << "x";
+        if (old) {
+            const timespec times[2] = {{::time(nullptr) - 60, 0}, {::time(nullptr) - 60, 0}};
+            EXPECT_EQ(::utimensat(AT_FDCWD, path(name).c_str(), times, 0), 0);
+        }
+    };
+    const std::string dead = "out.json.99999999-0123abcd.partial"; // no such pid (pid_max < 2^22)
+    make(dead, true);
+    make("out.json.99999998-0123abcd.partial", false); // fresh: a writer may be starting
+    const std::string live = "out.json." + std::to_string(::getpid()) + "-00000000.partial";
+    make(live, true);
+    make("out.json.99999997-0123abcd.partial", true);
+    const int held = ::open(path("out.json.99999997-0123abcd.partial").c_str(), O_RDONLY);
+    ASSERT_GE(held, 0);
+    ASSERT_EQ(::flock(held, LOCK_EX | LOCK_NB), 0); // a live writer in another PID namespace
+    make("elsewhere", true);
+    fs::create_symlink(path("elsewhere"), path("out.json.99999996-0123abcd.partial"));
+    make("other.json.99999999-0123abcd.partial", true); // another output's
+    {
+        OutputFile out(path("out.json"), "--json");
+        out.write("{}");
+        out.commit();
+    }
+    EXPECT_FALSE(fs::exists(path(dead)));
+    for (const char* kept :
+         {"out.json.99999998-0123abcd.partial", "out.json.99999997-0123abcd.partial",
+          "other.json.99999999-0123abcd.partial", "elsewhere"})
+        EXPECT_TRUE(fs::exists(path(kept))) << kept;
+    EXPECT_TRUE(fs::exists(path(live)));
+    EXPECT_TRUE(fs::is_symlink(path("out.json.99999996-0123abcd.partial")));
+    ::close(held);
+    EXPECT_EQ(slurp("out.json"), "{}");
 }
 
 } // namespace
