@@ -3,6 +3,7 @@
 #include "backends.h"
 #include "core/error.h"
 #include "core/ledger.h"
+#include "launch/ending.h"
 #include "predict/predict.h"
 #include "protocol/protocol.h"
 #include "train/checkpointing.h"
@@ -76,19 +77,6 @@ extern "C" void noteInterrupt(int signal) {
     }
 }
 
-std::string signalText(int signal) {
-    switch (signal) {
-    case SIGINT:
-        return "SIGINT";
-    case SIGTERM:
-        return "SIGTERM";
-    case SIGHUP:
-        return "SIGHUP";
-    default:
-        return "signal " + std::to_string(signal);
-    }
-}
-
 // The signal every rank agrees it was interrupted by (0: none); a collective only while watching.
 int agreedInterrupt(comm::Communicator& world) {
     if (!gWatching.load(std::memory_order_relaxed)) return 0;
@@ -111,7 +99,7 @@ void watchInterrupts() {
 }
 
 Interrupted::Interrupted(int signal, std::int64_t stepsDone)
-    : std::runtime_error("interrupted by " + signalText(signal) + " after step " +
+    : std::runtime_error("interrupted by " + launch::signalName(signal) + " after step " +
                          std::to_string(stepsDone)),
       signal_(signal) {}
 

@@ -22,19 +22,6 @@ std::string lastLine(const std::string& text) {
     return text.substr(begin, end + 1 - begin);
 }
 
-std::string signalName(int signal) {
-    switch (signal) {
-    case SIGINT:
-        return "SIGINT";
-    case SIGTERM:
-        return "SIGTERM";
-    case SIGHUP:
-        return "SIGHUP";
-    default:
-        return "signal " + std::to_string(signal);
-    }
-}
-
 // The step the job was in when a rank died without saying so itself.
 std::int64_t runningStep(const JobEvidence& e) {
     return e.lastCompleteStep + 2;
@@ -113,6 +100,19 @@ std::optional<WorkerErrorLine> parseWorkerErrorLine(const std::string& text) {
         return out;
     }
     return std::nullopt;
+}
+
+std::string signalName(int signal) {
+    switch (signal) {
+    case SIGINT:
+        return "SIGINT";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGHUP:
+        return "SIGHUP";
+    default:
+        return "signal " + std::to_string(signal);
+    }
 }
 
 JobEnding classify(const JobEvidence& e) {

@@ -74,6 +74,8 @@ struct JobEvidence {
 // rank that did not arrive, not the one that noticed. A run that delivered its report and End
 // is Completed even when the job then had to be torn down.
 JobEnding classify(const JobEvidence& evidence);
+// "SIGINT", "SIGTERM", "SIGHUP", else "signal N": how endings and the worker name a signal.
+std::string signalName(int signal);
 
 // One English line: "rank 2 exited (signal 9) in step 3", "rank 1, step 2: out of memory …",
 // "interrupted by SIGTERM in step 4: the job was torn down". Empty for Completed.
