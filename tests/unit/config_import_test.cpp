@@ -373,7 +373,11 @@ std::string accelerateError(const std::string& text) {
 TEST(configImportAccelerate, OneDocumentAndFsdpsDefaultSharding) {
     const std::string two =
         accelerateError("distributed_type: FSDP\nnum_processes: 2\n---\nnum_processes: 4\n");
-    EXPECT_EQ(two, "acc.yaml: holds 2 YAML documents; an Accelerate config is one") << two;
+    EXPECT_EQ(two, "acc.yaml: line 3 starts a second YAML document; an Accelerate config is one")
+        << two;
+    // A leading marker, comments and a final "..." are one document.
+    EXPECT_EQ(accelerateError("--- # the config\ndistributed_type: FSDP\nnum_processes: 2\n...\n"),
+              "(no error)");
     const Context c = acceleratedRun();
     const Imported i = finish(
         parseAccelerateConfig("distributed_type: FSDP\nnum_processes: 2\n", "acc.yaml", c), c);
