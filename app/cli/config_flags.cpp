@@ -19,7 +19,7 @@ namespace {
 // Switches of run and compare (a value never follows them).
 const std::set<std::string> kSwitches = {"--checkpointing", "--deterministic", "--no-events",
                                          "--no-sync",       "--shared-device", "--nondeterministic",
-                                         "--help"};
+                                         "--keep-nvme",     "--save-async",    "--help"};
 
 // Worker flags a configuration may set for a job.
 const std::set<std::string> kJobFlags = {"--strategy",

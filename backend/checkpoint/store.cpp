@@ -226,19 +226,25 @@ std::string replaceProblem(const std::string& root, std::int64_t step) {
     if (meta.step != step) return "its metadata is of step " + std::to_string(meta.step);
     std::error_code ec;
     int shown = 0;
+    bool more = false;
     std::string own;
     for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
         const std::string name = e.path().filename().string();
         const bool listed = name == "metadata.json" ||
                             std::any_of(meta.files.begin(), meta.files.end(),
                                         [&](const DataFile& f) { return f.name == name; });
-        if (listed || shown >= 3) continue;
+        if (listed) continue;
+        if (shown == 3) {
+            more = true;
+            continue;
+        }
         if (!own.empty()) own += ", ";
         own.append(name, 0, 64);
         ++shown;
     }
     if (ec) return "cannot be listed";
-    if (!own.empty()) return "it holds files that are not the checkpoint's (" + own + ")";
+    if (!own.empty())
+        return "it holds files that are not the checkpoint's (" + own + (more ? ", …" : "") + ")";
     return {};
 }
 

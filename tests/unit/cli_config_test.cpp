@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unistd.h>
 
 namespace {
 
@@ -90,6 +91,20 @@ TEST(cliConfig, EstimateWithDsConfigListsEveryKey) {
                 << i;
         }
     EXPECT_TRUE(listed) << j["config_import"].dump();
+}
+
+// A switch before a flag the file also sets: the flag is read as a flag, not as the switch's
+// value (--save-async was taken to swallow "--micro-batch", which then came "given twice").
+TEST(cliConfig, SwitchesTakeNoValueBeforeAConfigFile) {
+    const std::string dir =
+        ::testing::TempDir() + "shardscope-switch-" + std::to_string(::getpid());
+    const CliResult r =
+        runProgram(kCli, {"run", "--model", "tiny", "--ranks", "2", "--shared-device", "--steps",
+                          "1", "--save", dir, "--save-async", "--micro-batch", "2", "--ds-config",
+                          data("ds_zero2_batch.json")});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.err.find("given twice"), std::string::npos) << r.err;
+    std::filesystem::remove_all(dir);
 }
 
 TEST(cliConfig, RunWithDsConfigReportsConfigImport) {
