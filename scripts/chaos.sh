@@ -49,7 +49,8 @@ rank_pids() {
 }
 mpirun_pid() { pgrep -f -- "^[^ ]*(mpirun|orterun) .*--seed $marker( |\$)" | head -1; }
 
-# Whole records (u32 length, u8 type, payload) after the 12-byte header, the last one End (6).
+# Whole records (u32 length, u8 type, u32 CRC-32C, payload) after the 12-byte header, the last
+# one End (6).
 check_recording() {
     python3 - "$1" << 'EOF'
 import struct, sys
@@ -57,11 +58,11 @@ data = open(sys.argv[1], 'rb').read()
 if data[:8] != b'SSTRACE\n': sys.exit('bad magic')
 at, last = 12, None
 while at < len(data):
-    if at + 5 > len(data): sys.exit('cut inside a record header at byte %d' % at)
+    if at + 9 > len(data): sys.exit('cut inside a record header at byte %d' % at)
     n = struct.unpack_from('<I', data, at)[0]
-    if at + 5 + n > len(data): sys.exit('cut inside a record at byte %d' % at)
+    if at + 9 + n > len(data): sys.exit('cut inside a record at byte %d' % at)
     last = data[at + 4]
-    at += 5 + n
+    at += 9 + n
 if last != 6: sys.exit('does not end with an End record')
 EOF
 }
@@ -196,7 +197,7 @@ for round in $(seq 1 "$rounds"); do
         *) violation "exit code $code: $err" ;;
     esac
     [ "$fault" = term_cli ] && [ "$code" != 0 ] && case $err in *"interrupted by SIGTERM"*) ;; *) violation "SIGTERM not reported: $err" ;; esac
-    [ "$fault" = term_mpirun ] && [ -n "$victim" ] && [ "$code" != 0 ] && case $err in *"terminated by SIGTERM from outside"*) ;; *) violation "SIGTERM to mpirun not named: $err" ;; esac
+    [ "$fault" = term_mpirun ] && [ -n "$victim" ] && [ "$code" != 0 ] && case $err in *"from outside"*) ;; *) violation "SIGTERM to mpirun not named: $err" ;; esac
     # A rank process of several that was stopped or killed is the one named.
     if [ -n "$vrank" ] && [ "$ranks" -gt 1 ] && [ "$code" = 1 ]; then
         case $fault:$err in

@@ -270,6 +270,13 @@ JobEnding classify(const JobEvidence& e) {
         out.kind = EndingKind::LaunchError;
         out.exitCode = e.exitCode;
         out.cause = e.direct ? lastLine(e.stderrText) : mpirunMessage(e.stderrText);
+        // mpirun ending mid-run without a word and without a rank's: what a signal from outside
+        // does to it when the ranks' notes did not all survive (they died by SIGKILL after it).
+        if (!e.direct && out.cause.empty() && e.lastCompleteStep >= 0 && !e.sawEnd) {
+            out.cause = "it ended without a message, as it does on a signal from outside (a "
+                        "scheduler's SIGTERM)";
+            atRunningStep(out);
+        }
         return out;
     }
     if (!e.sawEnd || !e.sawReport) {
@@ -308,6 +315,7 @@ std::string describe(const JobEnding& e) {
         if (e.signal > 0) return e.cause + where + "; the job was torn down";
         if (e.exitCode != 0)
             return "mpirun exited with code " + std::to_string(e.exitCode) +
+                   (e.step ? " in step " + std::to_string(*e.step) : std::string()) +
                    (e.cause.empty() ? "" : ": " + e.cause);
         return e.cause;
     case EndingKind::StreamError:

@@ -183,9 +183,13 @@ TEST(launchEnding, ASignalToMpirunFromOutsideIsNamed) {
     EXPECT_EQ(
         describe(end),
         "terminated by SIGTERM from outside (sent to mpirun) in step 209: the job was torn down");
-    // One rank without the note (it died otherwise): not claimed as an outside signal.
+    // One rank without the note (it died otherwise): not claimed as an outside signal, but the
+    // step is named and what a silent mpirun usually means is said.
     e.progress[1].signal = 0;
     EXPECT_EQ(classify(e).kind, EndingKind::LaunchError);
+    EXPECT_EQ(describe(classify(e)),
+              "mpirun exited with code 1 in step 209: it ended without a message, as it does on a "
+              "signal from outside (a scheduler's SIGTERM)");
     // mpirun naming a rank that exited on the signal: that rank was signalled alone.
     e.progress[1].signal = SIGTERM;
     e.stderrText = kMpirunSignal9;
