@@ -7,7 +7,7 @@
 # random rank, SIGKILL or SIGSTOP of mpirun, SIGTERM to the CLI, or outputs on a full file
 # system (a 64 KiB tmpfs where mounting is allowed, else RLIMIT_FSIZE of 64 KiB), SIGTERM to
 # mpirun (a cluster scheduler's), or — instead of the CLI — the worker run directly with
-# --shared-device and then SIGTERM / SIGINT / SIGHUP to it. Rounds save a checkpoint every step
+# --shared-device and then SIGTERM or SIGHUP to it. Rounds save a checkpoint every step
 # (--save-every 1) unless the disk is full. After the round it checks what the CLI documents:
 #   - exit code 0, 1 (the job failed) or 2 (bad input) — never a signal's;
 #   - stderr: nothing on success, else exactly one line "shardscope-cli run: …" that is not
@@ -143,7 +143,9 @@ for round in $(seq 1 "$rounds"); do
             victim=$(mpirun_pid)
             [ -n "$victim" ] && kill -TERM "$victim" 2> /dev/null ;;
         worker_signal)
-            wsig=$(shuf -n1 -e TERM INT HUP)
+            # Not SIGINT: a background job of a non-interactive shell starts with it ignored,
+            # and the worker keeps an ignored signal ignored (as nohup expects).
+            wsig=$(shuf -n1 -e TERM HUP)
             desc="$desc SIG$wsig"
             kill "-$wsig" "$cli_pid" 2> /dev/null ;;
     esac
