@@ -3543,6 +3543,18 @@ CPU/节点</translation>
         <source>&lt;b&gt;Theory per rank&lt;/b&gt;: model states %1 on the device, %2 in all tiers (DDP: %3, %4× less), predicted peak %5. Ψ = %6 parameters.</source>
         <translation>&lt;b&gt;每个 rank 的理论值&lt;/b&gt;：设备上模型状态 %1，所有层级合计 %2（DDP：%3，减少 %4 倍），预测峰值 %5。Ψ = %6 个参数。</translation>
     </message>
+    <message>
+        <source>Also set, kept from the loaded run or configuration: %1</source>
+        <translation>另外设置（沿用自已加载的运行或配置）：%1</translation>
+    </message>
+    <message>
+        <source>Use defaults</source>
+        <translation>恢复默认</translation>
+    </message>
+    <message>
+        <source>Forget these settings: the next run uses their defaults.</source>
+        <translation>清除这些设置：下一次运行使用它们的默认值。</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RunSession</name>

@@ -64,7 +64,7 @@ int cmdRun(std::span<const std::string> argv) {
         argv, flags, {"--ds-config", "--accelerate-config", "--config-import"}, extras);
     if (flags.help) {
         std::fputs(kRunHelp, stdout);
-        std::fputs(runconfig::workerFlagsHelp().c_str(), stdout);
+        std::fputs(runconfig::workerFlagsHelp(launcherFlags()).c_str(), stdout);
         return 0;
     }
     std::optional<ConfigImportResult> imported;

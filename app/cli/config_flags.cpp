@@ -6,6 +6,7 @@
 #include "plan/policy.h"
 #include "plan/shape.h"
 #include "protocol/protocol.h"
+#include "runconfig/fields.h"
 #include "runconfig/presets.h"
 
 #include <algorithm>
@@ -20,26 +21,6 @@ namespace {
 const std::set<std::string> kSwitches = {"--checkpointing", "--deterministic", "--no-events",
                                          "--no-sync",       "--shared-device", "--nondeterministic",
                                          "--keep-nvme",     "--save-async",    "--help"};
-
-// Worker flags a configuration may set for a job.
-const std::set<std::string> kJobFlags = {"--strategy",
-                                         "--precision",
-                                         "--micro-batch",
-                                         "--grad-accum",
-                                         "--lr",
-                                         "--bucket-bytes",
-                                         "--prefetch",
-                                         "--max-inflight",
-                                         "--persistence-threshold",
-                                         "--reshard-after-forward",
-                                         "--hybrid-group",
-                                         "--checkpointing",
-                                         "--ranks",
-                                         "--offload-optimizer",
-                                         "--offload-params",
-                                         "--nvme-dir",
-                                         "--aio-block-bytes",
-                                         "--aio-queue-depth"};
 
 // Reads and parses --ds-config / --accelerate-config FILE (`file`: the flag and the path).
 config_import::Imported importFile(const std::pair<std::string, std::string>& file,
@@ -83,7 +64,8 @@ ConfigImportResult importForJob(const std::pair<std::string, std::string>& file,
         ctx.defaultMicroBatch = preset->microBatch;
         ctx.defaultLearningRate = preset->learningRate;
     }
-    ctx.accepted = kJobFlags;
+    for (const std::string& flag : runconfig::importableFlags())
+        ctx.accepted.insert(flag);
     if (command == "compare") {
         ctx.accepted.erase("--strategy");
         ctx.unsupported["--strategy"] = "compare runs every strategy in --strategies";

@@ -30,6 +30,12 @@ const std::vector<std::string> kLauncherValueFlags = {
 
 } // namespace
 
+std::vector<std::string> launcherFlags() {
+    std::vector<std::string> out = kLauncherValueFlags;
+    out.insert(out.end(), {"--shared-device", "--backend"});
+    return out;
+}
+
 bool noteWhereWritten(const std::string& path, const std::string& wentTo) {
     if (wentTo == path) return true;
     std::fprintf(stderr,

@@ -68,6 +68,8 @@ void checkOutputs(const LauncherFlags& flags, const runconfig::RunConfig& config
 // on stderr when `wentTo` is not `path` and counts it (the command then exits 1). Returns
 // whether the file went where it was asked to.
 bool noteWhereWritten(const std::string& path, const std::string& wentTo);
+// The flags run and compare take for themselves (the rest go to the worker): for the help.
+std::vector<std::string> launcherFlags();
 int& conflicts(); // how many outputs this process could not put in place
 
 } // namespace shardscope::cli

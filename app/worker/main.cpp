@@ -45,9 +45,6 @@ constexpr const char* kUsage =
     "  process per rank; with --shared-device --ranks N, N rank threads in one process).\n"
     "  Flags (runconfig/run_config.h):\n";
 constexpr const char* kUsageTail =
-    "  [--backend cpu|cuda] [--shared-device --ranks N]\n"
-    "  Outputs: [--trace FILE] [--json FILE]; --stream SOCKET is the event\n"
-    "  stream to the launching process's Unix socket (set by shardscope-cli and the GUI).\n"
     "usage: shardscope-worker --predict REQUEST\n"
     "  Trains nothing: prints the dry run's predicted peak of each scenario in REQUEST (JSON, as\n"
     "  shardscope-cli estimate writes it) on stdout.\n";

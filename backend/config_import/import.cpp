@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 #include "core/user_files.h"
+#include "plan/strategy.h"
+#include "runconfig/fields.h"
 
 #include <algorithm>
 #include <unistd.h>
@@ -15,11 +17,29 @@ Imported finish(const Parsed& parsed, const Context& context, const std::string&
                      " keys; ShardScope reads configurations of at most " +
                      std::to_string(kMaxConfigKeys));
     Imported out;
+    // The run's strategy: the command line's, else the file's, else the caller's. A setting that
+    // strategy does not read (runconfig's field table) sets nothing and is listed as ignored.
+    std::string strategy = context.strategy;
+    for (const Setting& s : parsed.settings)
+        if (s.flag == "--strategy") {
+            strategy = s.value;
+            break;
+        }
+    if (const auto it = context.given.find("--strategy"); it != context.given.end())
+        strategy = it->second;
+    const std::optional<plan::Strategy> runStrategy = plan::parseStrategy(strategy);
     for (const Setting& s : parsed.settings) {
         const auto alias = context.aliases.find(s.flag);
         const std::string flag = alias == context.aliases.end() ? s.flag : alias->second;
         if (context.given.count(flag)) {
             out.ignored.push_back({s.key, "overridden by " + flag + " on the command line"});
+            continue;
+        }
+        if (const std::optional<runconfig::Field> field = runconfig::fieldOfFlag(flag);
+            field && runStrategy && !runconfig::appliesToStrategy(*field, *runStrategy)) {
+            out.ignored.push_back({s.key, "sets " + flag + ", which " +
+                                              std::string(plan::strategyName(*runStrategy)) +
+                                              " does not read"});
             continue;
         }
         if (!context.accepted.count(flag)) {

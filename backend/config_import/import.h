@@ -55,6 +55,9 @@ struct Context {
     std::set<std::string> accepted;                 // flags this command takes
     std::map<std::string, std::string> unsupported; // flag → why a key mapping to it is ignored
     std::map<std::string, std::string> aliases;     // flag → this command's spelling of it
+    // The strategy of the run when neither the file nor the command line names one (the GUI's
+    // run settings); empty: unknown (compare runs several).
+    std::string strategy;
 };
 
 // A reader's result before finish(): settings and keys already known to be ignored.

@@ -85,6 +85,8 @@ bool splitNumber(const std::string& text, double& number, double& scale,
         if (digits.size() > suffix.size() &&
             digits.compare(digits.size() - suffix.size(), suffix.size(), suffix) == 0) {
             digits.resize(digits.size() - suffix.size());
+            // "1.5 GB" as "1.5GB": one space between the number and its unit.
+            if (!digits.empty() && digits.back() == ' ') digits.pop_back();
             scale = factor;
             break;
         }

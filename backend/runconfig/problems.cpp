@@ -10,16 +10,6 @@ namespace shardscope::runconfig {
 
 namespace {
 
-std::int64_t clampToInt64(std::uint64_t v) {
-    return v > static_cast<std::uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(v);
-}
-
-void checkRange(std::vector<Problem>& out, Field field, std::int64_t value) {
-    const Limit& l = limitOf(field);
-    if (value < l.min || value > l.max)
-        out.push_back({field, Code::OutOfRange, value, l.min, l.max, {}});
-}
-
 // The run-configuration field behind an input theory refused (the model preset for what the
 // configuration does not set directly: the shape, its parameter count).
 Field fieldOf(theory::InputField f, bool sharedDevice) {
@@ -44,9 +34,20 @@ std::vector<Problem> validate(const RunConfig& c) {
     std::vector<Problem> out;
     if (!findPreset(c.preset.name))
         out.push_back({Field::Model, Code::UnknownName, 0, 0, 0, c.preset.name});
-    checkRange(out, c.sharedDevice ? Field::SharedRanks : Field::Ranks, c.worldSize);
-    // --steps 0 with --resume and --save converts a checkpoint to this run's layout.
-    if (!(c.steps == 0 && c.resumePath && c.saveDir)) checkRange(out, Field::Steps, c.steps);
+    // Every whole number against the table's limits, where the field means something for this run.
+    for (const FieldSpec& s : kFields) {
+        if (s.kind != ValueKind::Integer && s.kind != ValueKind::Bytes) continue;
+        if (!applies(c, s.field)) continue;
+        const FieldValue v = getField(c, s.field);
+        const std::int64_t* x = std::get_if<std::int64_t>(&v);
+        if (!x) continue; // unset: no budget, …
+        // --steps 0 with --resume and --save converts a checkpoint to this run's layout; a
+        // --save-every of 0 saves after the last step only.
+        if (s.field == Field::Steps && *x == 0 && c.resumePath && c.saveDir) continue;
+        if (s.field == Field::SaveEvery && *x == 0) continue;
+        if (*x < s.min || *x > s.max)
+            out.push_back({s.field, Code::OutOfRange, *x, s.min, s.max, {}});
+    }
     if (c.saveEvery != 0 && !c.saveDir)
         out.push_back({Field::SaveEvery, Code::NeedsFlag, c.saveEvery, 0, 0, "--save"});
     // The checkpoint format describes DP shards of whole units held in device or host memory; a
@@ -59,10 +60,6 @@ std::vector<Problem> validate(const RunConfig& c) {
         else if (c.offload.optimizer == Tier::Nvme || c.offload.param == Tier::Nvme)
             out.push_back({f, Code::CheckpointUnsupported, 0, 0, 0, "the NVMe tier"});
     }
-    if (c.saveEvery < 0 || c.saveEvery > kMaxSaveEvery)
-        out.push_back({Field::SaveEvery, Code::OutOfRange, c.saveEvery, 1, kMaxSaveEvery, {}});
-    checkRange(out, Field::Seed, clampToInt64(c.seed));
-    checkRange(out, Field::MicroBatch, c.preset.microBatch);
     if (!(c.preset.learningRate > 0.0 && c.preset.learningRate <= kMaxLearningRate))
         out.push_back({Field::LearningRate,
                        Code::OutOfRange,
@@ -71,29 +68,17 @@ std::vector<Problem> validate(const RunConfig& c) {
                        static_cast<std::int64_t>(kMaxLearningRate),
                        {}});
     const plan::Knobs& k = c.knobs;
-    checkRange(out, Field::BucketBytes, clampToInt64(k.reduceBucketBytes));
-    checkRange(out, Field::Prefetch, k.prefetchDepth);
-    checkRange(out, Field::MaxInflight, k.maxInflightAllGathers);
-    checkRange(out, Field::Persistence, clampToInt64(k.persistenceThresholdParams));
-    checkRange(out, Field::GradAccum, k.gradAccumSteps);
-    checkRange(out, Field::TimeoutMs, c.timeoutMs);
-    if (c.capacityBytes && *c.capacityBytes < 1)
-        out.push_back({Field::Capacity, Code::OutOfRange, 0, 1, INT64_MAX, {}});
     if (c.strategy == plan::Strategy::FsdpShardGradOp && k.reshardAfterForward)
         out.push_back({Field::ReshardAfterForward, Code::ContradictsStrategy, 1, 0, 0, {}});
     const plan::Policy policy = plan::policyFor(c.strategy);
     if (k.noSync && !policy.usesNoSync())
         out.push_back({Field::NoSync, Code::NotForStrategy, 1, 0, 0, {}});
-    if (policy.usesHybridGroup()) {
-        const Limit& g = limitOf(Field::HybridGroup);
-        if (k.hybridGroupSize < g.min || k.hybridGroupSize > g.max)
-            out.push_back(
-                {Field::HybridGroup, Code::OutOfRange, k.hybridGroupSize, g.min, g.max, {}});
-        else if (c.dataParallel() >= 1 && c.dataParallel() % k.hybridGroupSize != 0)
+    const Limit g = limitOf(Field::HybridGroup);
+    if (policy.usesHybridGroup() && k.hybridGroupSize >= g.min && k.hybridGroupSize <= g.max) {
+        if (c.dataParallel() >= 1 && c.dataParallel() % k.hybridGroupSize != 0)
             out.push_back({Field::HybridGroup, Code::NotADivisor, k.hybridGroupSize, 0,
                            c.dataParallel(), c.tensorParallel > 1 ? "data-parallel" : ""});
     }
-    checkRange(out, Field::TensorParallel, c.tensorParallel);
     if (c.tensorParallel >= 1) {
         const std::int64_t t = c.tensorParallel;
         const plan::GptShape& shape = c.preset.shape;
@@ -127,76 +112,6 @@ std::vector<Problem> validate(const RunConfig& c) {
         out.push_back({fieldOf(e.field(), c.sharedDevice), Code::Theory, 0, 0, 0, e.what()});
     }
     return out;
-}
-
-std::string_view flagName(Field field) {
-    switch (field) {
-    case Field::Model:
-        return "--model";
-    case Field::Strategy:
-        return "--strategy";
-    case Field::Ranks:
-        return "mpirun -np";
-    case Field::SharedRanks:
-        return "--ranks";
-    case Field::Steps:
-        return "--steps";
-    case Field::Seed:
-        return "--seed";
-    case Field::Precision:
-        return "--precision";
-    case Field::MicroBatch:
-        return "--micro-batch";
-    case Field::LearningRate:
-        return "--lr";
-    case Field::BucketBytes:
-        return "--bucket-bytes";
-    case Field::Prefetch:
-        return "--prefetch";
-    case Field::ReshardAfterForward:
-        return "--reshard-after-forward";
-    case Field::MaxInflight:
-        return "--max-inflight";
-    case Field::Persistence:
-        return "--persistence-threshold";
-    case Field::HybridGroup:
-        return "--hybrid-group";
-    case Field::GradAccum:
-        return "--grad-accum";
-    case Field::NoSync:
-        return "--no-sync";
-    case Field::Capacity:
-        return "--capacity";
-    case Field::TimeoutMs:
-        return "--timeout-ms";
-    case Field::Backend:
-        return "--backend";
-    case Field::SharedDevice:
-        return "--shared-device";
-    case Field::Data:
-        return "--data";
-    case Field::Stream:
-        return "--stream";
-    case Field::Trace:
-        return "--trace";
-    case Field::Json:
-        return "--json";
-    case Field::WeightsOut:
-        return "--weights-out";
-    case Field::OffloadOptimizer:
-        return "--offload-optimizer";
-    case Field::OffloadParams:
-        return "--offload-params";
-    case Field::TensorParallel:
-        return "--tp";
-    case Field::Save:
-        return "--save";
-    case Field::SaveEvery:
-        return "--save-every";
-    case Field::Resume:
-        return "--resume";
-    }
-    return "?";
 }
 
 std::string describeForFlags(const Problem& p, bool sharedDevice) {

@@ -88,9 +88,10 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
 std::vector<std::string> toWorkerArgs(const RunConfig& config);
 // The configuration as JSON (the handshake's base): names as the flags spell them.
 nlohmann::json toJson(const RunConfig& config);
-// The worker's flags as help text (models and strategies from their tables), the one text the
-// worker's usage and `shardscope-cli run --help` print.
-std::string workerFlagsHelp();
+// The worker's flags as help text, from the field table (fields.h), the one text the worker's
+// usage and `shardscope-cli run --help` print; flags in `ownedByCaller` (the CLI's launcher
+// flags, which it lists itself) are left out. Lines stay within 100 columns.
+std::string workerFlagsHelp(const std::vector<std::string>& ownedByCaller = {});
 
 // The theory engine's view of this run: with --tp the shape is one TP rank's slice and the
 // ranks are the DP group's.

@@ -10,6 +10,7 @@
 #include "config_import/hf_model.h"
 #include "config_import/import.h"
 #include "core/error.h"
+#include "runconfig/fields.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -26,19 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     c.worldSize = 1 + static_cast<int>(size % 8);
     c.hiddenSize = static_cast<std::int64_t>(size % 3) * 64;
     c.blockParams = c.hiddenSize * c.hiddenSize * 12;
-    c.accepted = {"--strategy",
-                  "--precision",
-                  "--micro-batch",
-                  "--grad-accum",
-                  "--lr",
-                  "--bucket-bytes",
-                  "--prefetch",
-                  "--max-inflight",
-                  "--persistence-threshold",
-                  "--ranks",
-                  "--hybrid-group",
-                  "--checkpointing",
-                  "--reshard-after-forward"};
+    for (const std::string& flag : shardscope::runconfig::importableFlags())
+        c.accepted.insert(flag);
     try {
         const Parsed p = parseDsConfig(text, "fuzz.json", c);
         const Imported i = finish(p, c, "fuzz.json");

@@ -334,9 +334,8 @@ private Q_SLOTS:
         tp.resumePath.clear();
         tp.saveDir = tmp_.filePath(QStringLiteral("new-save"));
         ranks->configPanel()->setRequest(tp);
-        QVERIFY2(
-            ranks->configPanel()->errorText(RunField::SaveDir).contains(QStringLiteral("--tp 2")),
-            qPrintable(ranks->configPanel()->errorText(RunField::SaveDir)));
+        QVERIFY2(ranks->configPanel()->errorText(RunField::Save).contains(QStringLiteral("--tp 2")),
+                 qPrintable(ranks->configPanel()->errorText(RunField::Save)));
         // Save every K needs a folder.
         RunRequest every = r;
         every.saveEvery = 2;

@@ -344,11 +344,11 @@ private Q_SLOTS:
         QVERIFY(model->item(1)->isEnabled());
         backend->setCurrentIndex(1);
         qobject_cast<QSpinBox*>(panel->fieldWidget(RunField::Ranks))->setValue(2);
-        QVERIFY2(panel->errorText(RunField::Threads).contains(QStringLiteral("GPU")),
-                 qPrintable(panel->errorText(RunField::Threads)));
+        QVERIFY2(panel->errorText(RunField::SharedDevice).contains(QStringLiteral("GPU")),
+                 qPrintable(panel->errorText(RunField::SharedDevice)));
         QVERIFY(!page.findChild<QPushButton*>(QStringLiteral("runButton"))->isEnabled());
         panel->findChild<QCheckBox*>(QStringLiteral("threadsCheck"))->setChecked(true);
-        QVERIFY(panel->errorText(RunField::Threads).isEmpty());
+        QVERIFY(panel->errorText(RunField::SharedDevice).isEmpty());
         QVERIFY(panel->isValid());
         QVERIFY2(panel->launchNote().contains(QStringLiteral("GPU 0")),
                  qPrintable(panel->launchNote()));

@@ -164,8 +164,10 @@ private Q_SLOTS:
         // are.
         QVERIFY(page.openRecording(page.saveRecording()));
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
-        QVERIFY2(page.settingsTitle().contains(QStringLiteral("names no preset (synthetic)")),
-                 qPrintable(page.settingsTitle()));
+        QVERIFY2(
+            page.settingsTitle().contains(QStringLiteral("\"model\" names no choice of tiny")) &&
+                page.settingsTitle().contains(QStringLiteral("('synthetic')")),
+            qPrintable(page.settingsTitle()));
     }
 };
 

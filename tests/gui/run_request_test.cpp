@@ -1,6 +1,8 @@
 // The Ranks page's run settings are the worker's run configuration: the same presets (every
 // entry of models.json), the same limits (one table), the worker's flags from toWorkerArgs;
 // validation with reasons, threads vs mpirun, GPU placement.
+#include "core/args.h"
+#include "core/error.h"
 #include "run/run_config_panel.h"
 #include "run/run_request.h"
 #include "runconfig/problems.h"
@@ -120,6 +122,17 @@ private Q_SLOTS:
         QVERIFY(!parseByteText(QString(), &error) && error.isEmpty());
         QVERIFY(!parseByteText(QStringLiteral("lots"), &error) &&
                 error.contains(QStringLiteral("lots")));
+        // One grammar: the panel takes exactly the sizes the flags take (core/args.h).
+        for (const char* text :
+             {"64MiB", "1.5 GB", "4096", "2KB", "12 mb", "0x10", "1.5B", "3 Ki"}) {
+            std::optional<std::uint64_t> flag;
+            try {
+                flag = parseBytes(text, "--bucket-bytes");
+            } catch (const Error&) {
+            }
+            QString why;
+            QCOMPARE(parseByteText(QString::fromLatin1(text), &why), flag);
+        }
     }
 
     // Tensor parallel (T): a spin box of the panel, --tp on the worker's command line, and a
@@ -262,7 +275,7 @@ private Q_SLOTS:
         r.gpu = true;
         const auto issues = validate(r, one);
         QCOMPARE(issues.size(), std::size_t{1});
-        QCOMPARE(issues[0].field, RunField::Threads);
+        QCOMPARE(issues[0].field, RunField::SharedDevice);
         QVERIFY2(issues[0].message.contains(QStringLiteral("Ranks as threads in one process")),
                  qPrintable(issues[0].message));
         r.threads = true;

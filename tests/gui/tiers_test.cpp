@@ -226,10 +226,10 @@ private Q_SLOTS:
                  qPrintable(args.join(u' ')));
         QVERIFY(contains(args, {QStringLiteral("--aio-queue-depth"), QStringLiteral("16")}));
         block->setText(QStringLiteral("5000")); // not a multiple of 4 KiB: the worker's own reason
-        QVERIFY2(panel.errorText(RunField::AioBlock).contains(QStringLiteral("4096")),
-                 qPrintable(panel.errorText(RunField::AioBlock)));
+        QVERIFY2(panel.errorText(RunField::AioBlockBytes).contains(QStringLiteral("4096")),
+                 qPrintable(panel.errorText(RunField::AioBlockBytes)));
         block->setText(QStringLiteral("a lot"));
-        QVERIFY(!panel.errorText(RunField::AioBlock).isEmpty());
+        QVERIFY(!panel.errorText(RunField::AioBlockBytes).isEmpty());
 
         // Back on the host: no NVMe rows, no NVMe flags.
         optimizer->setCurrentIndex(optimizer->findData(static_cast<int>(Tier::Host)));

@@ -109,6 +109,17 @@ TEST(configImportDs, EveryKeyIsAppliedOrListed) {
     }
 }
 
+// A key whose flag the run's strategy does not read sets nothing: FSDP's in-flight limit is no
+// ZeRO-3 knob (runconfig's field table says which strategies read a flag).
+TEST(configImportDs, AKnobTheStrategyDoesNotReadIsListedAsIgnored) {
+    const Imported i =
+        import(R"({"zero_optimization": {"stage": 3, "stage3_max_live_parameters": 200000}})");
+    ASSERT_TRUE(ignored(i, "zero_optimization.stage3_max_live_parameters"));
+    EXPECT_EQ(ignored(i, "zero_optimization.stage3_max_live_parameters")->why,
+              "sets --max-inflight, which zero3 does not read");
+    EXPECT_EQ(std::count(i.args.begin(), i.args.end(), "--max-inflight"), 0);
+}
+
 TEST(configImportDs, AutoResolvesAsHuggingFaceDoes) {
     const Imported i = import(kHfZero3);
     ASSERT_TRUE(applied(i, "zero_optimization.stage"));

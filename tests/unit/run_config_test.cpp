@@ -375,15 +375,19 @@ TEST(runConfig, ProblemsAreStructuredAndPhrasedPerFrontEnd) {
               "hybrid group size (--hybrid-group) 3 does not divide the data-parallel ranks (ranks "
               "/ --tp) 2");
     // The flags are accepted at the table's lower edges and refused just below them.
-    for (const runconfig::Limit& l : runconfig::kLimits) {
-        if (l.field == runconfig::Field::Ranks || l.field == runconfig::Field::SharedRanks)
+    for (const runconfig::FieldSpec& l : runconfig::kFields) {
+        if (l.kind != runconfig::ValueKind::Integer && l.kind != runconfig::ValueKind::Bytes)
             continue;
+        if (l.role == runconfig::Role::Launch || l.role == runconfig::Role::Offload ||
+            l.role == runconfig::Role::Checkpoint)
+            continue; // with their own preconditions (threads, an NVMe folder, a save folder)
         const std::string flag(runconfig::flagName(l.field));
         std::vector<std::string> argv = {"--model", "tiny", "--strategy", "zero3",
                                          "--steps", "1",    flag,         std::to_string(l.min)};
         if (l.field == runconfig::Field::Steps)
             argv = {"--model", "tiny", "--strategy", "zero3", "--steps", std::to_string(l.min)};
         if (l.field == runconfig::Field::HybridGroup) argv[3] = "fsdp_hybrid";
+        if (l.field == runconfig::Field::MaxInflight) argv[3] = "fsdp";
         EXPECT_NO_THROW(runconfig::parseRunConfig(argv, 4)) << flag << " " << l.min;
         if (l.min > 0) {
             argv.back() = std::to_string(l.min - 1);

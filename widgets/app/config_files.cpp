@@ -23,56 +23,6 @@
 
 namespace shardscope::widgets {
 
-namespace {
-
-// The settings a configuration can change on the Ranks page (it has no learning rate or
-// accumulation field: keys setting those are listed as ignored, naming the flag).
-const std::set<std::string> kPanelFlags = {"--strategy",
-                                           "--precision",
-                                           "--micro-batch",
-                                           "--bucket-bytes",
-                                           "--prefetch",
-                                           "--max-inflight",
-                                           "--persistence-threshold",
-                                           "--reshard-after-forward",
-                                           "--hybrid-group",
-                                           "--checkpointing",
-                                           "--ranks",
-                                           "--offload-optimizer",
-                                           "--offload-params",
-                                           "--nvme-dir",
-                                           "--aio-block-bytes",
-                                           "--aio-queue-depth",
-                                           "--tp"};
-
-// The panel's values after the configuration's flags (parsed by the one parser, runconfig).
-RunRequest applied(const RunRequest& base, const runconfig::RunConfig& c, int ranks) {
-    RunRequest r = base;
-    r.ranks = ranks;
-    r.strategy = c.strategy;
-    r.precision = c.precision;
-    r.checkpointing = c.checkpointing;
-    const runconfig::ModelPreset* preset = findRunPreset(base.model);
-    r.microBatch = preset && c.preset.microBatch == preset->microBatch
-                       ? 0
-                       : static_cast<int>(c.preset.microBatch);
-    r.bucketBytes = c.knobs.reduceBucketBytes;
-    r.prefetch = c.knobs.prefetchDepth;
-    r.reshardAfterForward = c.knobs.reshardAfterForward;
-    r.maxInflight = c.knobs.maxInflightAllGathers;
-    r.persistenceThreshold = c.knobs.persistenceThresholdParams;
-    if (c.knobs.hybridGroupSize > 0) r.hybridGroup = c.knobs.hybridGroupSize;
-    r.offloadOptimizer = c.offload.optimizer;
-    r.offloadParams = c.offload.param;
-    r.nvmeDir = QString::fromStdString(c.nvmeDir);
-    r.aioBlockBytes = c.aioBlockBytes;
-    r.aioQueueDepth = static_cast<int>(c.aioQueueDepth);
-    r.tensorParallel = c.tensorParallel;
-    return r;
-}
-
-} // namespace
-
 ConfigFiles::ConfigFiles(MainWindow& window, RunDocument& document, RunConfigPanel& panel)
     : QObject(&window), window_(window), document_(document), panel_(panel) {
     import_ = new QAction(this);
@@ -120,12 +70,16 @@ bool ConfigFiles::importConfig(const QString& path, QStringList* listing, QStrin
     config_import::Context ctx;
     ctx.command = "the Ranks page";
     ctx.worldSize = base.ranks;
+    ctx.strategy = std::string(plan::strategyName(base.strategy));
     ctx.hiddenSize = current.preset.shape.dModel;
     const std::vector<plan::UnitParams> units = plan::unitParams(current.preset.shape);
     if (units.size() > 2) ctx.blockParams = units[1].params;
     ctx.defaultMicroBatch = current.preset.microBatch;
     ctx.defaultLearningRate = current.preset.learningRate;
-    ctx.accepted = kPanelFlags;
+    // Every setting a configuration may set (runconfig/fields.h): the panel shows it in its
+    // field, or lists it among the settings it carries.
+    for (const std::string& flag : runconfig::importableFlags())
+        ctx.accepted.insert(flag);
     try {
         const std::string file = path.toStdString();
         const std::string text = config_import::readConfigFile(file, "import");
@@ -140,7 +94,9 @@ bool ConfigFiles::importConfig(const QString& path, QStringList* listing, QStrin
         int ranks = base.ranks;
         for (std::size_t i = 0; i < imported.args.size(); ++i) {
             const std::string& flag = imported.args[i];
-            const bool hasValue = flag != "--checkpointing";
+            const std::optional<runconfig::Field> field = runconfig::fieldOfFlag(flag);
+            const bool hasValue =
+                !field || runconfig::specOf(*field).kind != runconfig::ValueKind::Switch;
             if (flag == "--ranks") {
                 ranks = std::stoi(imported.args[++i]);
                 continue;
@@ -170,7 +126,10 @@ bool ConfigFiles::importConfig(const QString& path, QStringList* listing, QStrin
                 ++it;
         }
         const runconfig::RunConfig result = runconfig::parseRunConfig(args, ranks);
-        panel_.setRequest(applied(base, result, ranks));
+        RunRequest now = fromRunConfig(result, base);
+        now.ranks = ranks;
+        now.threads = base.threads;
+        panel_.setRequest(now);
         // Runs from here on carry the listing into their reports (shardscope-cli --config-import).
         report::ConfigImport forRuns;
         forRuns.source = config_import::utf8Text(file);

@@ -9,7 +9,9 @@
 #include "core/error.h"
 #include "playback/explain_text.h"
 #include "playback/glossary_terms.h"
+#include "runconfig/fields.h"
 #include "runconfig/presets.h"
+#include "runconfig/run_config.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -57,7 +59,14 @@ RunRequest resumeRequest(RunRequest base, const ResumeChoice& c) {
     base.ranks = c.ranks;
     base.strategy = c.strategy;
     if (c.hybridGroup > 0) base.hybridGroup = c.hybridGroup;
-    base.seed = c.seed;
+    // The checkpoint's seed, and its learning rate (the resume reads it): none carried from
+    // earlier settings.
+    std::erase_if(base.carried, [](const auto& entry) {
+        return entry.first == runconfig::Field::Seed ||
+               entry.first == runconfig::Field::LearningRate;
+    });
+    if (c.seed != runconfig::RunConfig{}.seed)
+        base.carry(runconfig::Field::Seed, static_cast<std::int64_t>(c.seed));
     base.precision = c.precision;
     base.microBatch = c.microBatch;
     base.tensorParallel = 1;

@@ -78,7 +78,7 @@ void RunConfigPanel::build() {
     prefetch_ = spin(limitMin(Field::Prefetch), limitMax(Field::Prefetch), 1);
     reshard_ = new QCheckBox;
     inflight_ = spin(limitMin(Field::MaxInflight), limitMax(Field::MaxInflight), 2);
-    persistence_ = spin(limitMin(Field::Persistence), limitMax(Field::Persistence, 1000000000), 0);
+    persistence_ = spin(limitMin(Field::Persistence), limitMax(Field::Persistence), 0);
     hybrid_ = spin(limitMin(Field::HybridGroup), kMaxRanks, 2);
     microBatch_ = spin(0, limitMax(Field::MicroBatch), 0); // 0: the preset's
     tensorParallel_ = spin(limitMin(Field::TensorParallel), kMaxRanks, 1);
@@ -89,7 +89,7 @@ void RunConfigPanel::build() {
     addField(RunField::Backend, backend_);
     threads_ = new QCheckBox;
     threads_->setObjectName(QStringLiteral("threadsCheck"));
-    addField(RunField::Threads, threads_); // a whole row: its text is longer than a field
+    addField(RunField::SharedDevice, threads_); // a whole row: its text is longer than a field
     launchNote_ = new QLabel;
     launchNote_->setObjectName(QStringLiteral("launchNote"));
     launchNote_->setWordWrap(true);
@@ -109,7 +109,7 @@ void RunConfigPanel::build() {
     capacityWarning_->setStyleSheet(QStringLiteral("color: #8a5300;"));
     capacityWarning_->setVisible(false);
     form_->addRow(capacityWarning_);
-    addField(RunField::Bucket, bucket_);
+    addField(RunField::BucketBytes, bucket_);
     addField(RunField::Prefetch, prefetch_);
     form_->addRow(QString(), reshard_);
     addField(RunField::MaxInflight, inflight_);
@@ -128,6 +128,7 @@ void RunConfigPanel::build() {
     addField(RunField::OffloadParams, offloadParams_);
     buildCheckpointFields();
     buildNvmeRows();
+    buildCarriedRow();
     preview_ = new QLabel;
     preview_->setObjectName(QStringLiteral("theoryPreview"));
     preview_->setWordWrap(true);
@@ -148,6 +149,45 @@ void RunConfigPanel::build() {
         connect(c, &QCheckBox::toggled, this, &RunConfigPanel::onChanged);
     for (QLineEdit* e : {capacity_, bucket_})
         connect(e, &QLineEdit::textChanged, this, &RunConfigPanel::onChanged);
+}
+
+// The settings without a field here that a loaded run or an imported configuration set: listed
+// so that what runs is what the panel shows, with a button back to their defaults.
+void RunConfigPanel::buildCarriedRow() {
+    auto* row = new QWidget;
+    row->setObjectName(QStringLiteral("carriedRow"));
+    auto* h = new QHBoxLayout(row);
+    h->setContentsMargins(0, 0, 0, 0);
+    carriedNote_ = new QLabel;
+    carriedNote_->setObjectName(QStringLiteral("carriedNote"));
+    carriedNote_->setWordWrap(true);
+    carriedNote_->setStyleSheet(QStringLiteral("color: #4a5968;"));
+    carriedClear_ = new QToolButton;
+    carriedClear_->setObjectName(QStringLiteral("carriedClear"));
+    h->addWidget(carriedNote_, 1);
+    h->addWidget(carriedClear_, 0, Qt::AlignTop);
+    form_->insertRow(0, row); // first: what runs beside the fields must not hide below them
+    row->setVisible(false);
+    connect(carriedClear_, &QToolButton::clicked, this, [this] {
+        carried_.clear();
+        updateCarriedRow();
+        onChanged();
+    });
+}
+
+void RunConfigPanel::updateCarriedRow() {
+    RunRequest r;
+    r.carried = carried_;
+    const QStringList flags = r.carriedFlags();
+    // A flag and its value wrap as one ("--lr 0.02", never "--" at a line's end): non-breaking
+    // hyphens and spaces inside each.
+    QStringList unbroken;
+    for (QString flag : flags)
+        unbroken << flag.replace(QLatin1Char('-'), QChar(0x2011))
+                        .replace(QLatin1Char(' '), QChar(0x00A0));
+    carriedNote_->setText(tr("Also set, kept from the loaded run or configuration: %1")
+                              .arg(unbroken.join(QStringLiteral(", "))));
+    carriedNote_->parentWidget()->setVisible(!flags.isEmpty());
 }
 
 // Save folder, save every K steps, resume from: passed as --save, --save-every, --resume.
@@ -175,7 +215,7 @@ void RunConfigPanel::buildCheckpointFields() {
         });
         return row;
     };
-    addField(RunField::SaveDir, withBrowse(saveDir_, QStringLiteral("saveDirBrowse")));
+    addField(RunField::Save, withBrowse(saveDir_, QStringLiteral("saveDirBrowse")));
     addField(RunField::SaveEvery, saveEvery_);
     addField(RunField::Resume, withBrowse(resume_, QStringLiteral("resumeBrowse")));
     for (QLineEdit* e : {saveDir_, resume_})
@@ -192,7 +232,7 @@ void RunConfigPanel::addField(RunField field, QWidget* widget) {
     row.error->setStyleSheet(QStringLiteral("color: #c0392b;"));
     row.error->setVisible(false);
     row.error->setObjectName(QStringLiteral("fieldError%1").arg(static_cast<int>(field)));
-    if (field == RunField::Threads) {
+    if (field == RunField::SharedDevice) {
         row.label->setVisible(false);
         form_->addRow(widget);
     } else {
@@ -286,6 +326,7 @@ RunRequest RunConfigPanel::request() const {
     r.saveDir = saveDir_->text().trimmed();
     r.saveEvery = saveEvery_->value();
     r.resumePath = resume_->text().trimmed();
+    r.carried = carried_;
     return r;
 }
 
@@ -318,6 +359,8 @@ void RunConfigPanel::setRequest(const RunRequest& r) {
     saveDir_->setText(r.saveDir);
     saveEvery_->setValue(r.saveEvery);
     resume_->setText(r.resumePath);
+    carried_ = r.carried;
+    updateCarriedRow();
     loading_ = false;
     onChanged();
 }
@@ -329,10 +372,10 @@ std::vector<FieldIssue> RunConfigPanel::issues() const {
         out.push_back({RunField::Capacity, error});
     error.clear();
     if (parseByteText(bucket_->text(), &error); !error.isEmpty())
-        out.push_back({RunField::Bucket, error});
+        out.push_back({RunField::BucketBytes, error});
     error.clear();
     if (request().usesNvme() && (parseByteText(aioBlock_->text(), &error), !error.isEmpty()))
-        out.push_back({RunField::AioBlock, error});
+        out.push_back({RunField::AioBlockBytes, error});
     for (FieldIssue& i : validate(request(), gpu_))
         if (std::none_of(out.begin(), out.end(),
                          [&](const FieldIssue& o) { return o.field == i.field; }))
@@ -469,7 +512,7 @@ void RunConfigPanel::buildNvmeRows() {
     aioBlock_->setObjectName(QStringLiteral("aioBlockEdit"));
     aioQueueDepth_ = spin(1, 1024, static_cast<int>(runconfig::RunConfig{}.aioQueueDepth));
     aioQueueDepth_->setObjectName(QStringLiteral("aioQueueDepthSpin"));
-    addField(RunField::AioBlock, aioBlock_);
+    addField(RunField::AioBlockBytes, aioBlock_);
     addField(RunField::AioQueueDepth, aioQueueDepth_);
     connect(nvmeBrowse_, &QToolButton::clicked, this, &RunConfigPanel::chooseNvmeDir);
     connect(nvmeAdvanced_, &QToolButton::toggled, this, [this](bool on) {
@@ -572,7 +615,7 @@ void RunConfigPanel::retranslateUi() {
         {RunField::Steps, tr("Steps")},
         {RunField::MicroBatch, tr("Micro-batch")},
         {RunField::Capacity, tr("Capacity budget")},
-        {RunField::Bucket, tr("Bucket size")},
+        {RunField::BucketBytes, tr("Bucket size")},
         {RunField::Prefetch, tr("Prefetch (units)")},
         {RunField::MaxInflight, tr("In-flight all-gathers")},
         {RunField::Persistence, tr("Persistence threshold")},
@@ -581,11 +624,11 @@ void RunConfigPanel::retranslateUi() {
         {RunField::OffloadParams, tr("Parameter shards")},
 
         {RunField::TensorParallel, tr("Tensor parallel (T)")},
-        {RunField::SaveDir, tr("Save checkpoints to")},
+        {RunField::Save, tr("Save checkpoints to")},
         {RunField::SaveEvery, tr("Save every K steps")},
         {RunField::Resume, tr("Resume from")},
         {RunField::NvmeDir, tr("NVMe folder")},
-        {RunField::AioBlock, tr("I/O block size")},
+        {RunField::AioBlockBytes, tr("I/O block size")},
         {RunField::AioQueueDepth, tr("I/O queue depth")}};
     for (const auto& [field, text] : labels)
         rows_[field].label->setText(text);
@@ -653,6 +696,9 @@ void RunConfigPanel::retranslateUi() {
     resume_->setToolTip(tr(
         "A checkpoint folder (its latest step) or one step-K folder in it. The run continues its "
         "step, data and seed; each rank reads only the byte ranges of its new shard."));
+    carriedClear_->setText(tr("Use defaults"));
+    carriedClear_->setToolTip(tr("Forget these settings: the next run uses their defaults."));
+    updateCarriedRow();
     onChanged(); // error texts are translated when they are made
 }
 

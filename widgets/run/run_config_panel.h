@@ -66,6 +66,8 @@ private:
     void fillCombos();
     void updateBackendItem();
     void buildCheckpointFields();
+    void buildCarriedRow();
+    void updateCarriedRow();
 
     QFormLayout* form_ = nullptr;
     QComboBox* model_ = nullptr;
@@ -98,6 +100,9 @@ private:
     QToolButton* nvmeAdvanced_ = nullptr; // shows the aio rows
     QLineEdit* aioBlock_ = nullptr;
     QSpinBox* aioQueueDepth_ = nullptr;
+    QLabel* carriedNote_ = nullptr;
+    QToolButton* carriedClear_ = nullptr;
+    std::vector<std::pair<runconfig::Field, runconfig::FieldValue>> carried_;
     QLabel* preview_ = nullptr;
     QLabel* capacityWarning_ = nullptr;
     std::optional<std::uint64_t> predictedPeak_;

@@ -1,5 +1,6 @@
 #include "run/run_request.h"
 
+#include "core/args.h"
 #include "core/error.h"
 #include "launch/mpirun.h"
 #include "plan/policy.h"
@@ -9,7 +10,6 @@
 
 #include <QCoreApplication>
 #include <QFileInfo>
-#include <QRegularExpression>
 #include <algorithm>
 #include <cmath>
 
@@ -41,7 +41,6 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
         c.preset.name = r.model.toStdString();
     c.strategy = r.strategy;
     c.steps = r.steps;
-    c.seed = r.seed;
     c.precision = r.precision;
     c.checkpointing = r.checkpointing;
     c.worldSize = r.ranks;
@@ -50,28 +49,94 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     c.capacityBytes = r.capacityBytes;
     c.tensorParallel = r.tensorParallel;
     if (r.microBatch > 0) c.preset.microBatch = r.microBatch;
-    // Knobs are set only where the strategy reads them, so the worker's command line shows
-    // exactly what the user changed.
+    // Knobs the strategy does not read are neither passed nor recorded (runconfig::applies).
     plan::Knobs& k = c.knobs;
     k.reduceBucketBytes = k.allGatherBucketBytes = r.bucketBytes;
-    const plan::Policy policy = plan::policyFor(r.strategy);
-    if (policy.usesPrefetch()) k.prefetchDepth = r.prefetch;
-    if (policy.usesReshardAfterForward()) k.reshardAfterForward = r.reshardAfterForward;
-    if (r.strategy == Strategy::FsdpShardGradOp)
-        k.reshardAfterForward = false; // as the worker sets it
-    if (policy.usesMaxInflight()) k.maxInflightAllGathers = r.maxInflight;
-    if (policy.usesPersistence()) k.persistenceThresholdParams = r.persistenceThreshold;
-    if (policy.usesHybridGroup()) k.hybridGroupSize = r.hybridGroup;
+    k.prefetchDepth = r.prefetch;
+    // SHARD_GRAD_OP never reshards after forward, as the worker sets it.
+    k.reshardAfterForward = r.strategy != Strategy::FsdpShardGradOp && r.reshardAfterForward;
+    k.maxInflightAllGathers = r.maxInflight;
+    k.persistenceThresholdParams = r.persistenceThreshold;
+    k.hybridGroupSize = r.hybridGroup;
     c.offload = {r.offloadOptimizer, r.offloadParams};
     if (!r.saveDir.isEmpty()) c.saveDir = r.saveDir.toStdString();
     c.saveEvery = r.saveEvery;
     if (!r.resumePath.isEmpty()) c.resumePath = r.resumePath.toStdString();
-    if (r.usesNvme()) {
-        c.nvmeDir = r.nvmeDir.toStdString();
-        c.aioBlockBytes = r.aioBlockBytes;
-        c.aioQueueDepth = r.aioQueueDepth;
-    }
+    c.nvmeDir = r.nvmeDir.toStdString();
+    c.aioBlockBytes = r.aioBlockBytes;
+    c.aioQueueDepth = r.aioQueueDepth;
+    for (const auto& [field, value] : r.carried)
+        runconfig::setField(c, field, value);
     return c;
+}
+
+RunRequest fromRunConfig(const runconfig::RunConfig& c, const RunRequest& base) {
+    RunRequest r = base;
+    const runconfig::ModelPreset* preset = runconfig::findPreset(c.preset.name);
+    r.model = QString::fromStdString(c.preset.name);
+    r.ranks = c.worldSize;
+    r.gpu = c.backend == runconfig::Backend::Cuda;
+    r.threads = c.sharedDevice;
+    r.strategy = c.strategy;
+    r.precision = c.precision;
+    r.checkpointing = c.checkpointing;
+    r.steps = static_cast<int>(std::clamp<std::int64_t>(c.steps, 1, kMaxSteps));
+    r.tensorParallel = std::min(c.tensorParallel, kMaxRanks);
+    r.capacityBytes = c.capacityBytes;
+    // The preset's own micro-batch shows as "the preset's" (0).
+    r.microBatch = preset && c.preset.microBatch != preset->microBatch
+                       ? static_cast<int>(c.preset.microBatch)
+                       : 0;
+    const plan::Knobs& k = c.knobs;
+    const auto applies = [&c](Field f) { return runconfig::applies(c, f); };
+    r.bucketBytes = k.reduceBucketBytes;
+    if (applies(Field::Prefetch)) r.prefetch = k.prefetchDepth;
+    if (applies(Field::ReshardAfterForward)) r.reshardAfterForward = k.reshardAfterForward;
+    if (applies(Field::MaxInflight)) r.maxInflight = k.maxInflightAllGathers;
+    if (applies(Field::Persistence)) r.persistenceThreshold = k.persistenceThresholdParams;
+    if (applies(Field::HybridGroup) && k.hybridGroupSize >= 1)
+        r.hybridGroup = std::min(k.hybridGroupSize, kMaxRanks);
+    r.offloadOptimizer = c.offload.optimizer;
+    r.offloadParams = c.offload.param;
+    if (applies(Field::NvmeDir)) {
+        r.nvmeDir = QString::fromStdString(c.nvmeDir);
+        r.aioBlockBytes = c.aioBlockBytes;
+        r.aioQueueDepth = static_cast<int>(std::clamp<std::int64_t>(c.aioQueueDepth, 1, 1024));
+    }
+    r.saveDir = c.saveDir ? QString::fromStdString(*c.saveDir) : QString();
+    r.saveEvery = static_cast<int>(c.saveEvery);
+    r.resumePath = c.resumePath ? QString::fromStdString(*c.resumePath) : QString();
+    // Everything else that differs from its default travels with the request.
+    r.carried.clear();
+    const runconfig::RunConfig defaults = runconfig::defaultsFor(c);
+    for (const runconfig::FieldSpec& s : runconfig::kFields) {
+        if (s.panel || s.role == runconfig::Role::Output || !applies(s.field)) continue;
+        runconfig::FieldValue v = runconfig::getField(c, s.field);
+        if (v != runconfig::getField(defaults, s.field))
+            r.carried.emplace_back(s.field, std::move(v));
+    }
+    return r;
+}
+
+void RunRequest::carry(runconfig::Field field, runconfig::FieldValue value) {
+    for (auto& [f, v] : carried)
+        if (f == field) {
+            v = std::move(value);
+            return;
+        }
+    carried.emplace_back(field, std::move(value));
+}
+
+QStringList RunRequest::carriedFlags() const {
+    QStringList out;
+    for (const auto& [f, v] : carried) {
+        const runconfig::FieldSpec& s = runconfig::specOf(f);
+        QString flag = QString::fromUtf8(s.flag.data(), static_cast<qsizetype>(s.flag.size()));
+        if (s.kind != runconfig::ValueKind::Switch)
+            flag += QLatin1Char(' ') + QString::fromStdString(runconfig::fieldText(v));
+        out << flag;
+    }
+    return out;
 }
 
 std::optional<RunRequest> requestFromConfigJson(const std::string& text, QString* why) {
@@ -91,84 +156,21 @@ std::optional<RunRequest> requestFromConfigJson(const std::string& text, QString
                           "RunRequest", "its %1 ranks are more than the rank view shows (%2)")
                           .arg(c.worldSize)
                           .arg(kMaxRanks));
-    const runconfig::ModelPreset* preset = runconfig::findPreset(c.preset.name);
-    RunRequest r;
-    r.model = QString::fromStdString(c.preset.name);
-    r.ranks = c.worldSize;
-    r.gpu = c.backend == runconfig::Backend::Cuda;
-    r.threads = c.sharedDevice;
-    r.strategy = c.strategy;
-    r.precision = c.precision;
-    r.checkpointing = c.checkpointing;
     if (c.steps == 0)
         return refuse(QCoreApplication::translate(
             "RunRequest",
             "it converted a checkpoint (0 steps); the run settings train at least one step"));
-    r.steps = static_cast<int>(c.steps); // within kLimits' steps, which is the panel's range
-    r.tensorParallel = std::min(c.tensorParallel, kMaxRanks);
-    r.seed = c.seed;
-    r.capacityBytes = c.capacityBytes;
-    // The preset's own micro-batch shows as "the preset's" (0).
-    r.microBatch = preset && c.preset.microBatch != preset->microBatch
-                       ? static_cast<int>(c.preset.microBatch)
-                       : 0;
-    const plan::Knobs& k = c.knobs;
-    r.bucketBytes = k.reduceBucketBytes;
-    r.prefetch = k.prefetchDepth;
-    r.reshardAfterForward = k.reshardAfterForward;
-    r.maxInflight = k.maxInflightAllGathers;
-    r.persistenceThreshold = k.persistenceThresholdParams;
-    if (k.hybridGroupSize >= 1) r.hybridGroup = std::min(k.hybridGroupSize, kMaxRanks);
-    r.offloadOptimizer = c.offload.optimizer;
-    r.offloadParams = c.offload.param;
-    r.nvmeDir = QString::fromStdString(c.nvmeDir);
-    r.aioBlockBytes = c.aioBlockBytes;
-    r.aioQueueDepth = static_cast<int>(std::clamp<std::int64_t>(c.aioQueueDepth, 1, 1024));
-    return r;
+    return fromRunConfig(c);
 }
 
 RunField fieldOf(Field f) {
-    switch (f) {
-    case Field::Model:
-        return RunField::Model;
-    case Field::Ranks:
-    case Field::SharedRanks:
-        return RunField::Ranks;
-    case Field::Steps:
-        return RunField::Steps;
-    case Field::MicroBatch:
-        return RunField::MicroBatch;
-    case Field::BucketBytes:
-        return RunField::Bucket;
-    case Field::Prefetch:
-        return RunField::Prefetch;
-    case Field::MaxInflight:
-        return RunField::MaxInflight;
-    case Field::Persistence:
-        return RunField::Persistence;
-    case Field::HybridGroup:
-        return RunField::HybridGroup;
-    case Field::Capacity:
-        return RunField::Capacity;
-    case Field::Backend:
-        return RunField::Backend;
-    case Field::SharedDevice:
-        return RunField::Threads;
-    case Field::OffloadOptimizer:
-        return RunField::OffloadOptimizer;
-    case Field::OffloadParams:
-        return RunField::OffloadParams;
-    case Field::TensorParallel:
-        return RunField::TensorParallel;
-    case Field::Save:
-        return RunField::SaveDir;
-    case Field::SaveEvery:
-        return RunField::SaveEvery;
-    case Field::Resume:
-        return RunField::Resume;
-    default:
-        return RunField::Strategy; // options of the strategy the panel sets itself
-    }
+    if (f == Field::SharedRanks) return RunField::Ranks;
+    // Choices shown beside the strategy (precision, checkpointing, resharding) and settings the
+    // panel carries without a widget report on the strategy's row.
+    if (!runconfig::specOf(f).panel || f == Field::Precision || f == Field::Checkpointing ||
+        f == Field::ReshardAfterForward)
+        return RunField::Strategy;
+    return f;
 }
 
 namespace {
@@ -297,7 +299,7 @@ std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu) {
             add(RunField::Backend, why);
         } else if (!r.threads && r.ranks > gpu.cuda.deviceCount) {
             // NCCL refuses two ranks on one GPU (docs/design.md, Running ranks).
-            add(RunField::Threads,
+            add(RunField::SharedDevice,
                 QCoreApplication::translate(
                     "RunRequest",
                     "%1 ranks on %n GPU(s): under mpirun each rank needs its own GPU. "
@@ -305,7 +307,7 @@ std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu) {
                     nullptr, gpu.cuda.deviceCount)
                     .arg(r.ranks));
         } else if (!r.threads && r.ranks > 1 && !gpu.workerNccl) {
-            add(RunField::Threads,
+            add(RunField::SharedDevice,
                 QCoreApplication::translate(
                     "RunRequest", "This build has no NCCL, which GPU ranks under mpirun need. "
                                   "Tick “Ranks as threads in one process” to run them on GPU 0."));
@@ -325,7 +327,7 @@ std::vector<FieldIssue> validate(const RunRequest& r, const GpuSupport& gpu) {
             QCoreApplication::translate("RunRequest", "'%1' is not a checkpoint folder")
                 .arg(r.resumePath));
     if (!r.saveDir.isEmpty() && QFileInfo::exists(r.saveDir) && !QFileInfo(r.saveDir).isDir())
-        add(RunField::SaveDir,
+        add(RunField::Save,
             QCoreApplication::translate("RunRequest", "'%1' is not a folder").arg(r.saveDir));
     for (FieldIssue& i : validateNvme(r))
         add(i.field, i.message);
@@ -354,7 +356,8 @@ std::vector<FieldIssue> validateNvme(const RunRequest& r) {
         runconfig::parseRunConfig(runconfig::toWorkerArgs(c), r.threads ? 1 : r.ranks);
     } catch (const Error& e) {
         const QString why = QString::fromUtf8(e.what());
-        if (why.startsWith(QLatin1String("--aio-block-bytes"))) return {{RunField::AioBlock, why}};
+        if (why.startsWith(QLatin1String("--aio-block-bytes")))
+            return {{RunField::AioBlockBytes, why}};
         if (why.startsWith(QLatin1String("--aio-queue-depth")))
             return {{RunField::AioQueueDepth, why}};
         if (why.contains(QLatin1String("--nvme-dir"))) return {{RunField::NvmeDir, why}};
@@ -364,23 +367,11 @@ std::vector<FieldIssue> validateNvme(const RunRequest& r) {
 
 report::ConfigImport importListingAsRun(const report::ConfigImport& listing,
                                         const RunRequest& atImport, const RunRequest& now) {
-    // The flags an import can set on the panel (app/config_files.cpp), each with its field.
+    // Whether the setting a flag makes is the same in both (the field table names its field).
+    const runconfig::RunConfig a = toRunConfig(atImport), b = toRunConfig(now);
     const auto same = [&](const std::string& flag) -> bool {
-        const RunRequest &a = atImport, &b = now;
-        if (flag == "--strategy") return a.strategy == b.strategy;
-        if (flag == "--precision") return a.precision == b.precision;
-        if (flag == "--micro-batch") return a.microBatch == b.microBatch;
-        if (flag == "--bucket-bytes") return a.bucketBytes == b.bucketBytes;
-        if (flag == "--prefetch") return a.prefetch == b.prefetch;
-        if (flag == "--max-inflight") return a.maxInflight == b.maxInflight;
-        if (flag == "--persistence-threshold")
-            return a.persistenceThreshold == b.persistenceThreshold;
-        if (flag == "--reshard-after-forward")
-            return a.reshardAfterForward == b.reshardAfterForward;
-        if (flag == "--hybrid-group") return a.hybridGroup == b.hybridGroup;
-        if (flag == "--checkpointing") return a.checkpointing == b.checkpointing;
-        if (flag == "--ranks") return a.ranks == b.ranks;
-        return true;
+        const std::optional<Field> f = runconfig::fieldOfFlag(flag);
+        return !f || runconfig::getField(a, *f) == runconfig::getField(b, *f);
     };
     report::ConfigImport out;
     out.source = listing.source;
@@ -408,28 +399,17 @@ QStringList workerArguments(const RunRequest& r, const QString& socketPath) {
 std::optional<std::uint64_t> parseByteText(const QString& text, QString* error) {
     const QString t = text.trimmed();
     if (t.isEmpty()) return std::nullopt;
-    static const QRegularExpression re(
-        QStringLiteral("^([0-9]+(?:\\.[0-9]+)?)\\s*([KMGT]i?B?|B)?$"),
-        QRegularExpression::CaseInsensitiveOption);
-    const auto m = re.match(t);
-    if (!m.hasMatch()) {
-        *error = QCoreApplication::translate("RunRequest",
-                                             "'%1' is not a size (examples: 64MiB, 1.5GB, 1000000)")
-                     .arg(t);
+    // The flags' own grammar (core/args.h: parseBytes), so the panel accepts what the CLI does.
+    try {
+        return parseBytes(t.toStdString(), "size");
+    } catch (const Error& e) {
+        *error = std::string_view(e.what()).find("too large") != std::string_view::npos
+                     ? QCoreApplication::translate("RunRequest", "'%1' is too large").arg(t)
+                     : QCoreApplication::translate(
+                           "RunRequest", "'%1' is not a size (examples: 64MiB, 1.5GB, 1000000)")
+                           .arg(t);
         return std::nullopt;
     }
-    const QString unit = m.captured(2).toUpper();
-    double scale = 1;
-    if (!unit.isEmpty() && unit != QLatin1String("B")) {
-        const int power = QStringLiteral("KMGT").indexOf(unit.front()) + 1;
-        scale = std::pow(unit.contains(QLatin1Char('I')) ? 1024.0 : 1000.0, power);
-    }
-    const double bytes = m.captured(1).toDouble() * scale;
-    if (!(bytes < 1.8e19)) {
-        *error = QCoreApplication::translate("RunRequest", "'%1' is too large").arg(t);
-        return std::nullopt;
-    }
-    return static_cast<std::uint64_t>(std::llround(bytes));
 }
 
 QString gpuUnavailableReason() {

@@ -22,30 +22,9 @@ namespace shardscope::widgets {
 // when `id` is not one.
 const runconfig::ModelPreset* findRunPreset(const QString& id);
 
-enum class RunField {
-    Model,
-    Ranks,
-    Backend,
-    Strategy,
-    Steps,
-    Capacity,
-    Bucket,
-    Prefetch,
-    MaxInflight,
-    Persistence,
-    HybridGroup,
-    MicroBatch,
-    Threads,
-    OffloadOptimizer,
-    OffloadParams,
-    TensorParallel,
-    SaveDir,
-    SaveEvery,
-    Resume,
-    NvmeDir,
-    AioBlock,
-    AioQueueDepth
-};
+// A field of the run settings is a field of the run configuration (runconfig/fields.h); the
+// panel shows the ranks of both launch modes in one spin box (Ranks).
+using RunField = runconfig::Field;
 
 struct FieldIssue {
     RunField field;
@@ -71,7 +50,6 @@ struct RunRequest {
     std::uint64_t persistenceThreshold = 0;
     int hybridGroup = 2;
     int microBatch = 0; // 0: the preset's
-    std::uint64_t seed = 1;
     Tier offloadOptimizer =
         Tier::Device; // --offload-optimizer: master, m, v (and grad shards) on the host
     Tier offloadParams = Tier::Device; // --offload-params: param shards on the host
@@ -85,6 +63,14 @@ struct RunRequest {
     QString saveDir;    // --save DIR: saves after the last step (and every saveEvery steps)
     int saveEvery = 0;  // --save-every K; 0: only after the last step
     QString resumePath; // --resume DIR (its latest) or DIR/step-K
+    // Settings the panel has no widget for (runconfig::FieldSpec::panel), kept as a loaded
+    // recording, an imported configuration or a checkpoint set them so that a run with these
+    // settings is that run: the seed, the learning rate, accumulation, the data file, … Only
+    // values that differ from their defaults are kept; the panel lists them.
+    std::vector<std::pair<runconfig::Field, runconfig::FieldValue>> carried;
+    void carry(runconfig::Field field, runconfig::FieldValue value);
+    // The carried settings as flags ("--lr 0.02", "--no-sync"), for the panel's note.
+    QStringList carriedFlags() const;
 };
 
 inline constexpr int kMaxRanks = 64; // the rank view's columns (the worker takes more)
@@ -107,6 +93,9 @@ std::vector<FieldIssue> validateNvme(const RunRequest& r);
 // The run configuration these settings make (an unknown model keeps the name with a default
 // shape; validate() reports it). Knobs the strategy does not read keep their defaults.
 runconfig::RunConfig toRunConfig(const RunRequest& r);
+// The settings of a run configuration: the panel's fields, everything else carried. A field the
+// strategy does not read keeps the panel's value from `base`.
+RunRequest fromRunConfig(const runconfig::RunConfig& config, const RunRequest& base = {});
 // The settings a recording or report was made with (the run configuration's JSON as the
 // handshake carries it, runconfig::toJson), so the settings panel can show the loaded run.
 // Every value is type- and range-checked; nullopt with *why (translated) when one is not the
@@ -114,6 +103,8 @@ runconfig::RunConfig toRunConfig(const RunRequest& r);
 std::optional<RunRequest> requestFromConfigJson(const std::string& json, QString* why);
 // A configuration problem in the panel's words (translated), and the field that shows it.
 QString describe(const runconfig::Problem& p);
+// The panel's field that shows a problem of `f` (the strategy's row for settings it has no
+// widget for).
 RunField fieldOf(runconfig::Field f);
 
 // The listing of an imported configuration (report::ConfigImport) as it holds for a run of
