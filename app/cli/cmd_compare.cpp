@@ -26,6 +26,7 @@ namespace {
 constexpr const char* kCompareHelp =
     "usage: shardscope-cli compare --ranks N --strategies ddp,zero1,zero2,zero3,fsdp --steps K\n"
     "                              [--model PRESET] [--json FILE] [--ending FILE]\n"
+    "                              [--progress human|json]\n"
     "                              [worker flags]\n"
     "  Runs each strategy with the same seed (DDP first: the baseline) and prints them side by\n"
     "  side. --deterministic is on unless --nondeterministic is given. Worker flags as in `run`\n"
@@ -140,9 +141,18 @@ int cmdCompare(std::span<const std::string> argv) {
         for (std::size_t i = 0; i < configs.size(); ++i) {
             runconfig::RunConfig cfg = configs[i];
             cfg.weightsPath = (dir / (strategies[i] + ".weights")).string();
-            std::printf("compare: %s on %d rank%s%s …\n", strategies[i].c_str(), flags.ranks,
-                        flags.ranks == 1 ? "" : "s", flags.sharedDevice ? " (shared device)" : "");
-            std::fflush(stdout);
+            if (flags.progressJson) {
+                printProgressEvent({{"event", "job"},
+                                    {"strategy", strategies[i]},
+                                    {"index", i + 1},
+                                    {"jobs", configs.size()},
+                                    {"ranks", flags.ranks}});
+            } else {
+                std::printf("compare: %s on %d rank%s%s …\n", strategies[i].c_str(), flags.ranks,
+                            flags.ranks == 1 ? "" : "s",
+                            flags.sharedDevice ? " (shared device)" : "");
+                std::fflush(stdout);
+            }
             if (const int signal = launch::pendingSignal()) {
                 const char* name = signal == SIGINT    ? "SIGINT"
                                    : signal == SIGTERM ? "SIGTERM"

@@ -34,6 +34,8 @@ constexpr const char* kRunHelp =
     "  --ending FILE             write how the job ended as JSON (kind, rank, step, cause)\n"
     "  --worker PATH             the shardscope-worker to run (default: beside this binary)\n"
     "  --mpirun PATH             the mpirun to run (default: mpirun on PATH)\n"
+    "  --progress human|json     json: one JSON object per line on stdout per job and step\n"
+    "                            (for programs; the human text is left out)\n"
     "  --ds-config FILE          DeepSpeed ds_config.json: its keys become flags (flags given "
     "win);\n"
     "                            every key is listed as applied or ignored, with why\n"

@@ -25,10 +25,33 @@ namespace shardscope::cli {
 
 namespace {
 const std::vector<std::string> kLauncherValueFlags = {
-    "--ranks",         "--hostfile", "--mpirun-args", "--json",   "--trace",
-    "--stall-timeout", "--stream",   "--ending",      "--worker", "--mpirun"};
+    "--ranks",  "--hostfile", "--mpirun-args", "--json",   "--trace",   "--stall-timeout",
+    "--stream", "--ending",   "--worker",      "--mpirun", "--progress"};
 
 } // namespace
+
+namespace {
+FILE* gEvents = stdout; // --progress json: the real stdout; fd 1 then goes to /dev/null
+
+// The human text (summaries, tables, notes on stdout) goes nowhere, so that what a program reads
+// on stdout is the events alone, whatever a later printf says.
+void divertHumanOutput() {
+    const int events = ::dup(STDOUT_FILENO);
+    const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (events < 0 || null < 0) throw Error(ErrorKind::Io, "--progress json: cannot set up stdout");
+    std::fflush(stdout);
+    ::dup2(null, STDOUT_FILENO);
+    ::close(null);
+    ::fcntl(events, F_SETFD, FD_CLOEXEC);
+    gEvents = ::fdopen(events, "w");
+    if (!gEvents) throw Error(ErrorKind::Io, "--progress json: cannot set up stdout");
+}
+} // namespace
+
+void printProgressEvent(const nlohmann::json& event) {
+    std::fprintf(gEvents, "%s\n", event.dump().c_str());
+    std::fflush(gEvents);
+}
 
 std::vector<std::string> launcherFlags() {
     std::vector<std::string> out = kLauncherValueFlags;
@@ -116,11 +139,16 @@ splitLauncherFlags(std::span<const std::string> argv, LauncherFlags& out,
             out.workerPath = *value;
         else if (flag == "--mpirun")
             out.mpirun = *value;
-        else { // --mpirun-args
+        else if (flag == "--progress") {
+            if (*value != "human" && *value != "json")
+                throwInvalid("--progress must be human or json, got '" + *value + "'");
+            out.progressJson = *value == "json";
+        } else { // --mpirun-args
             for (std::string& w : launch::splitMpirunArgs(*value))
                 out.mpirunArgs.push_back(std::move(w));
         }
     }
+    if (out.progressJson && !out.help) divertHumanOutput();
     return worker;
 }
 
@@ -216,7 +244,15 @@ report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags
     workerConfig.jsonPath.reset();
     req.workerArgs = runconfig::toWorkerArgs(workerConfig);
     const auto steps = config.steps;
-    if (!quiet)
+    if (flags.progressJson)
+        req.onStep = [steps](const protocol::StepSummary& s) {
+            printProgressEvent({{"event", "step"},
+                                {"step", displayStep(s.step)},
+                                {"steps", steps},
+                                {"loss", s.loss},
+                                {"ms", static_cast<double>(s.stepNs) / 1e6}});
+        };
+    else if (!quiet)
         req.onStep = [steps](const protocol::StepSummary& s) {
             std::printf("step %5lld/%lld  loss %.4f  %9.2f ms\n",
                         static_cast<long long>(displayStep(s.step)), static_cast<long long>(steps),

@@ -29,8 +29,15 @@ struct LauncherFlags {
     std::string workerPath; // --worker: this shardscope-worker instead of the one beside the CLI
     std::string mpirun = "mpirun"; // --mpirun
     bool sharedDevice = false; // --shared-device: the worker runs the ranks as threads (no mpirun)
+    // --progress json: progress as one JSON object per line on stdout, for programs (the GUI's
+    // supervisor); the human text goes nowhere. Events: {"event":"job","strategy","index",
+    // "jobs","ranks"} as a job starts, {"event":"step","step","steps","loss","ms"} per step.
+    bool progressJson = false;
     bool help = false;
 };
+
+// One progress event as a JSON line on stdout (--progress json), flushed.
+void printProgressEvent(const nlohmann::json& event);
 
 // Takes the launcher flags out of argv; the rest (including --backend) is returned.
 // `extraValueFlags` / `extraSwitches` are command-specific flags also taken out (values land

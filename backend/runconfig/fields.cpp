@@ -61,7 +61,9 @@ Tier tierOf(Field f, const FieldValue& v) {
     const std::string& name = as<std::string>(f, v);
     // "cpu" is DeepSpeed's name for the host tier.
     const std::optional<Tier> t = name == "cpu" ? std::optional<Tier>(Tier::Host) : parseTier(name);
-    if (!t) throwInvalid(std::string(flagName(f)) + " must be device, host or nvme, got '" + name + "'");
+    if (!t)
+        throwInvalid(std::string(flagName(f)) + " must be device, host or nvme, got '" + name +
+                     "'");
     return *t;
 }
 
@@ -74,119 +76,127 @@ std::string choiceList(Field f) {
 
 #define SHARDSCOPE_FIELD(F, GET, SET)                                                              \
     Access {                                                                                       \
-        Field::F, [](const RunConfig& c) -> FieldValue { return GET; },                          \
+        Field::F, [](const RunConfig& c) -> FieldValue { return GET; },                            \
             [](RunConfig& c, const FieldValue& v) {                                                \
                 [[maybe_unused]] constexpr Field f = Field::F;                                     \
                 SET;                                                                               \
             }                                                                                      \
     }
 
-const std::array<Access, kFieldCount> kAccess = {{
-    SHARDSCOPE_FIELD(Model, c.preset.name,
-                     {
-                         const std::string& name = as<std::string>(f, v);
-                         const ModelPreset* p = findPreset(name);
-                         if (!p)
-                             throwInvalid("--model: unknown model preset '" + name.substr(0, 64) +
-                                          "' (choices: " + presetChoices() + ")");
-                         c.preset = *p;
-                     }),
-    SHARDSCOPE_FIELD(Strategy, std::string(plan::strategyName(c.strategy)),
-                     {
-                         const std::string& name = as<std::string>(f, v);
-                         const auto s = plan::parseStrategy(name);
-                         if (!s)
-                             throwInvalid("--strategy: unknown strategy '" + name.substr(0, 64) +
-                                          "' (" + choiceList(Field::Strategy) + ")");
-                         c.strategy = *s;
-                     }),
-    SHARDSCOPE_FIELD(Steps, c.steps, c.steps = narrow<std::int64_t>(f, v)),
-    SHARDSCOPE_FIELD(Seed, clamped(c.seed), c.seed = narrow<std::uint64_t>(f, v)),
-    SHARDSCOPE_FIELD(Precision, std::string(plan::precisionName(c.precision)),
-                     {
-                         const std::string& name = as<std::string>(f, v);
-                         if (name == "bf16")
-                             c.precision = plan::PrecisionKind::MixedBf16;
-                         else if (name == "fp32")
-                             c.precision = plan::PrecisionKind::Fp32;
-                         else
-                             throwInvalid("--precision must be bf16 or fp32, got '" +
-                                          name.substr(0, 64) + "'");
-                     }),
-    SHARDSCOPE_FIELD(Checkpointing, c.checkpointing, c.checkpointing = as<bool>(f, v)),
-    SHARDSCOPE_FIELD(MicroBatch, c.preset.microBatch,
-                     c.preset.microBatch = narrow<std::int64_t>(f, v)),
-    SHARDSCOPE_FIELD(LearningRate, c.preset.learningRate,
-                     c.preset.learningRate = as<double>(f, v)),
-    SHARDSCOPE_FIELD(Deterministic, c.deterministic, c.deterministic = as<bool>(f, v)),
-    // One flag for both buckets, as DeepSpeed's reduce and all-gather bucket sizes usually are.
-    SHARDSCOPE_FIELD(BucketBytes, clamped(c.knobs.reduceBucketBytes),
-                     c.knobs.reduceBucketBytes = c.knobs.allGatherBucketBytes =
-                         narrow<std::uint64_t>(f, v)),
-    SHARDSCOPE_FIELD(Prefetch, std::int64_t{c.knobs.prefetchDepth},
-                     c.knobs.prefetchDepth = narrow<int>(f, v)),
-    SHARDSCOPE_FIELD(ReshardAfterForward, c.knobs.reshardAfterForward,
-                     c.knobs.reshardAfterForward = as<bool>(f, v)),
-    SHARDSCOPE_FIELD(MaxInflight, std::int64_t{c.knobs.maxInflightAllGathers},
-                     c.knobs.maxInflightAllGathers = narrow<int>(f, v)),
-    SHARDSCOPE_FIELD(Persistence, clamped(c.knobs.persistenceThresholdParams),
-                     c.knobs.persistenceThresholdParams = narrow<std::uint64_t>(f, v)),
-    SHARDSCOPE_FIELD(HybridGroup, std::int64_t{c.knobs.hybridGroupSize},
-                     c.knobs.hybridGroupSize = narrow<int>(f, v)),
-    SHARDSCOPE_FIELD(GradAccum, std::int64_t{c.knobs.gradAccumSteps},
-                     c.knobs.gradAccumSteps = narrow<int>(f, v)),
-    SHARDSCOPE_FIELD(NoSync, c.knobs.noSync, c.knobs.noSync = as<bool>(f, v)),
-    SHARDSCOPE_FIELD(Capacity,
-                     c.capacityBytes ? FieldValue(clamped(*c.capacityBytes)) : FieldValue(),
-                     {
-                         if (std::holds_alternative<std::monostate>(v))
-                             c.capacityBytes.reset();
-                         else
-                             c.capacityBytes = narrow<std::uint64_t>(f, v);
-                     }),
-    SHARDSCOPE_FIELD(TimeoutMs, c.timeoutMs, c.timeoutMs = narrow<std::int64_t>(f, v)),
-    SHARDSCOPE_FIELD(OffloadOptimizer, std::string(tierName(c.offload.optimizer)),
-                     c.offload.optimizer = tierOf(f, v)),
-    SHARDSCOPE_FIELD(OffloadParams, std::string(tierName(c.offload.param)),
-                     c.offload.param = tierOf(f, v)),
-    SHARDSCOPE_FIELD(NvmeDir, c.nvmeDir.empty() ? FieldValue() : FieldValue(c.nvmeDir),
-                     c.nvmeDir = textOrNone(f, v).value_or("")),
-    SHARDSCOPE_FIELD(KeepNvme, c.keepNvme, c.keepNvme = as<bool>(f, v)),
-    SHARDSCOPE_FIELD(AioBlockBytes, clamped(c.aioBlockBytes),
-                     c.aioBlockBytes = narrow<std::uint64_t>(f, v)),
-    SHARDSCOPE_FIELD(AioQueueDepth, c.aioQueueDepth, c.aioQueueDepth = narrow<std::int64_t>(f, v)),
-    // Training on a file's bytes makes the vocabulary the 256 byte values.
-    SHARDSCOPE_FIELD(Data, optionalText(c.dataFile),
-                     {
-                         c.dataFile = textOrNone(f, v);
-                         if (c.dataFile) c.preset.shape.vocab = 256;
-                     }),
-    SHARDSCOPE_FIELD(Events, c.events, c.events = as<bool>(f, v)),
-    SHARDSCOPE_FIELD(Stream, optionalText(c.streamPath), c.streamPath = textOrNone(f, v)),
-    SHARDSCOPE_FIELD(Trace, optionalText(c.tracePath), c.tracePath = textOrNone(f, v)),
-    SHARDSCOPE_FIELD(Json, optionalText(c.jsonPath), c.jsonPath = textOrNone(f, v)),
-    SHARDSCOPE_FIELD(WeightsOut, optionalText(c.weightsPath), c.weightsPath = textOrNone(f, v)),
-    SHARDSCOPE_FIELD(Save, optionalText(c.saveDir), c.saveDir = textOrNone(f, v)),
-    SHARDSCOPE_FIELD(SaveEvery, c.saveEvery, c.saveEvery = narrow<std::int64_t>(f, v)),
-    SHARDSCOPE_FIELD(SaveAsync, c.saveAsync, c.saveAsync = as<bool>(f, v)),
-    SHARDSCOPE_FIELD(Resume, optionalText(c.resumePath), c.resumePath = textOrNone(f, v)),
-    SHARDSCOPE_FIELD(Backend, std::string(backendName(c.backend)),
-                     {
-                         const std::string& name = as<std::string>(f, v);
-                         if (name == "cpu")
-                             c.backend = Backend::Cpu;
-                         else if (name == "cuda")
-                             c.backend = Backend::Cuda;
-                         else
-                             throwInvalid("--backend must be cpu or cuda, got '" +
-                                          name.substr(0, 64) + "'");
-                     }),
-    SHARDSCOPE_FIELD(Ranks, std::int64_t{c.worldSize}, c.worldSize = narrow<int>(f, v)),
-    SHARDSCOPE_FIELD(SharedDevice, c.sharedDevice, c.sharedDevice = as<bool>(f, v)),
-    SHARDSCOPE_FIELD(SharedRanks, std::int64_t{c.worldSize}, c.worldSize = narrow<int>(f, v)),
-    SHARDSCOPE_FIELD(TensorParallel, std::int64_t{c.tensorParallel},
-                     c.tensorParallel = narrow<int>(f, v)),
-}};
+const std::array<Access, kFieldCount> kAccess =
+    {
+        {
+            SHARDSCOPE_FIELD(Model, c.preset.name,
+                             {
+                                 const std::string& name = as<std::string>(f, v);
+                                 const ModelPreset* p = findPreset(name);
+                                 if (!p)
+                                     throwInvalid("--model: unknown model preset '" +
+                                                  name.substr(0, 64) +
+                                                  "' (choices: " + presetChoices() + ")");
+                                 c.preset = *p;
+                             }),
+            SHARDSCOPE_FIELD(Strategy, std::string(plan::strategyName(c.strategy)),
+                             {
+                                 const std::string& name = as<std::string>(f, v);
+                                 const auto s = plan::parseStrategy(name);
+                                 if (!s)
+                                     throwInvalid("--strategy: unknown strategy '" +
+                                                  name.substr(0, 64) + "' (" +
+                                                  choiceList(Field::Strategy) + ")");
+                                 c.strategy = *s;
+                             }),
+            SHARDSCOPE_FIELD(Steps, c.steps, c.steps = narrow<std::int64_t>(f, v)),
+            SHARDSCOPE_FIELD(Seed, clamped(c.seed), c.seed = narrow<std::uint64_t>(f, v)),
+            SHARDSCOPE_FIELD(Precision, std::string(plan::precisionName(c.precision)),
+                             {
+                                 const std::string& name = as<std::string>(f, v);
+                                 if (name == "bf16")
+                                     c.precision = plan::PrecisionKind::MixedBf16;
+                                 else if (name == "fp32")
+                                     c.precision = plan::PrecisionKind::Fp32;
+                                 else
+                                     throwInvalid("--precision must be bf16 or fp32, got '" +
+                                                  name.substr(0, 64) + "'");
+                             }),
+            SHARDSCOPE_FIELD(Checkpointing, c.checkpointing, c.checkpointing = as<bool>(f, v)),
+            SHARDSCOPE_FIELD(MicroBatch, c.preset.microBatch,
+                             c.preset.microBatch = narrow<std::int64_t>(f, v)),
+            SHARDSCOPE_FIELD(LearningRate, c.preset.learningRate,
+                             c.preset.learningRate = as<double>(f, v)),
+            SHARDSCOPE_FIELD(Deterministic, c.deterministic, c.deterministic = as<bool>(f, v)),
+            // One flag for both buckets, as DeepSpeed's reduce and all-gather bucket sizes usually
+            // are.
+            SHARDSCOPE_FIELD(BucketBytes, clamped(c.knobs.reduceBucketBytes),
+                             c.knobs.reduceBucketBytes = c.knobs.allGatherBucketBytes =
+                                 narrow<std::uint64_t>(f, v)),
+            SHARDSCOPE_FIELD(Prefetch, std::int64_t{c.knobs.prefetchDepth},
+                             c.knobs.prefetchDepth = narrow<int>(f, v)),
+            SHARDSCOPE_FIELD(ReshardAfterForward, c.knobs.reshardAfterForward,
+                             c.knobs.reshardAfterForward = as<bool>(f, v)),
+            SHARDSCOPE_FIELD(MaxInflight, std::int64_t{c.knobs.maxInflightAllGathers},
+                             c.knobs.maxInflightAllGathers = narrow<int>(f, v)),
+            SHARDSCOPE_FIELD(Persistence, clamped(c.knobs.persistenceThresholdParams),
+                             c.knobs.persistenceThresholdParams = narrow<std::uint64_t>(f, v)),
+            SHARDSCOPE_FIELD(HybridGroup, std::int64_t{c.knobs.hybridGroupSize},
+                             c.knobs.hybridGroupSize = narrow<int>(f, v)),
+            SHARDSCOPE_FIELD(GradAccum, std::int64_t{c.knobs.gradAccumSteps},
+                             c.knobs.gradAccumSteps = narrow<int>(f, v)),
+            SHARDSCOPE_FIELD(NoSync, c.knobs.noSync, c.knobs.noSync = as<bool>(f, v)),
+            SHARDSCOPE_FIELD(Capacity,
+                             c.capacityBytes ? FieldValue(clamped(*c.capacityBytes)) : FieldValue(),
+                             {
+                                 if (std::holds_alternative<std::monostate>(v))
+                                     c.capacityBytes.reset();
+                                 else
+                                     c.capacityBytes = narrow<std::uint64_t>(f, v);
+                             }),
+            SHARDSCOPE_FIELD(TimeoutMs, c.timeoutMs, c.timeoutMs = narrow<std::int64_t>(f, v)),
+            SHARDSCOPE_FIELD(OffloadOptimizer, std::string(tierName(c.offload.optimizer)),
+                             c.offload.optimizer = tierOf(f, v)),
+            SHARDSCOPE_FIELD(OffloadParams, std::string(tierName(c.offload.param)),
+                             c.offload.param = tierOf(f, v)),
+            SHARDSCOPE_FIELD(NvmeDir, c.nvmeDir.empty() ? FieldValue() : FieldValue(c.nvmeDir),
+                             c.nvmeDir = textOrNone(f, v).value_or("")),
+            SHARDSCOPE_FIELD(KeepNvme, c.keepNvme, c.keepNvme = as<bool>(f, v)),
+            SHARDSCOPE_FIELD(AioBlockBytes, clamped(c.aioBlockBytes),
+                             c.aioBlockBytes = narrow<std::uint64_t>(f, v)),
+            SHARDSCOPE_FIELD(AioQueueDepth, c.aioQueueDepth,
+                             c.aioQueueDepth = narrow<std::int64_t>(f, v)),
+            // Training on a file's bytes makes the vocabulary the 256 byte values.
+            SHARDSCOPE_FIELD(Data, optionalText(c.dataFile),
+                             {
+                                 c.dataFile = textOrNone(f, v);
+                                 if (c.dataFile) c.preset.shape.vocab = 256;
+                             }),
+            SHARDSCOPE_FIELD(Events, c.events, c.events = as<bool>(f, v)),
+            SHARDSCOPE_FIELD(Stream, optionalText(c.streamPath), c.streamPath = textOrNone(f, v)),
+            SHARDSCOPE_FIELD(Trace, optionalText(c.tracePath), c.tracePath = textOrNone(f, v)),
+            SHARDSCOPE_FIELD(Json, optionalText(c.jsonPath), c.jsonPath = textOrNone(f, v)),
+            SHARDSCOPE_FIELD(WeightsOut, optionalText(c.weightsPath),
+                             c.weightsPath = textOrNone(f, v)),
+            SHARDSCOPE_FIELD(Save, optionalText(c.saveDir), c.saveDir = textOrNone(f, v)),
+            SHARDSCOPE_FIELD(SaveEvery, c.saveEvery, c.saveEvery = narrow<std::int64_t>(f, v)),
+            SHARDSCOPE_FIELD(SaveAsync, c.saveAsync, c.saveAsync = as<bool>(f, v)),
+            SHARDSCOPE_FIELD(Resume, optionalText(c.resumePath), c.resumePath = textOrNone(f, v)),
+            SHARDSCOPE_FIELD(Backend, std::string(backendName(c.backend)),
+                             {
+                                 const std::string& name = as<std::string>(f, v);
+                                 if (name == "cpu")
+                                     c.backend = Backend::Cpu;
+                                 else if (name == "cuda")
+                                     c.backend = Backend::Cuda;
+                                 else
+                                     throwInvalid("--backend must be cpu or cuda, got '" +
+                                                  name.substr(0, 64) + "'");
+                             }),
+            SHARDSCOPE_FIELD(Ranks, std::int64_t{c.worldSize}, c.worldSize = narrow<int>(f, v)),
+            SHARDSCOPE_FIELD(SharedDevice, c.sharedDevice, c.sharedDevice = as<bool>(f, v)),
+            SHARDSCOPE_FIELD(SharedRanks, std::int64_t{c.worldSize},
+                             c.worldSize = narrow<int>(f, v)),
+            SHARDSCOPE_FIELD(TensorParallel, std::int64_t{c.tensorParallel},
+                             c.tensorParallel = narrow<int>(f, v)),
+        }};
 #undef SHARDSCOPE_FIELD
 
 bool accessInEnumOrder() {

@@ -11,8 +11,8 @@
 
 #include <QLabel>
 #include <QTemporaryDir>
-#include <QToolButton>
 #include <QTest>
+#include <QToolButton>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -112,7 +112,8 @@ private Q_SLOTS:
             const auto it = samples.find(f);
             QVERIFY2(it != samples.end(), ("no sample for " + name).c_str());
             const Sample& s = it->second;
-            const bool nvmeField = std::find(s.flags.begin(), s.flags.end(), "nvme") != s.flags.end();
+            const bool nvmeField =
+                std::find(s.flags.begin(), s.flags.end(), "nvme") != s.flags.end();
             if (nvmeField && !runconfig::kNvmeTierBuilt) continue; // this build has no NVMe tier
 
             std::vector<std::string> args = {"--strategy", s.strategy};
@@ -129,13 +130,14 @@ private Q_SLOTS:
             // The sample sets something: it is not what the field would be without it.
             if (!spec.always) {
                 const FieldValue unset = runconfig::getField(runconfig::defaultsFor(fromFlags), f);
-                QVERIFY2(want != unset, (name + ": the sample is the default " + show(want)).c_str());
+                QVERIFY2(want != unset,
+                         (name + ": the sample is the default " + show(want)).c_str());
             }
             const auto expectSame = [&](const runconfig::RunConfig& c, const char* path) {
                 const FieldValue got = runconfig::getField(c, f);
                 return got == want ? std::string()
-                                   : name + " lost on " + path + ": " + show(got) +
-                                         " instead of " + show(want);
+                                   : name + " lost on " + path + ": " + show(got) + " instead of " +
+                                         show(want);
             };
 
             // JSON: every field but the run's own outputs (and the ranks' twin, world_size).
@@ -161,10 +163,12 @@ private Q_SLOTS:
             const std::string lostGui = expectSame(toRunConfig(request), "config → GUI request");
             QVERIFY2(lostGui.empty(), lostGui.c_str());
             std::vector<std::string> started;
-            for (const QString& a : workerArguments(request, dir.path() + QStringLiteral("/gui.sock")))
+            for (const QString& a :
+                 workerArguments(request, dir.path() + QStringLiteral("/gui.sock")))
                 started.push_back(a.toStdString());
-            const std::string lostStart = expectSame(parse(started, request.threads ? 1 : request.ranks),
-                                                     "GUI request → worker flags → config");
+            const std::string lostStart =
+                expectSame(parse(started, request.threads ? 1 : request.ranks),
+                           "GUI request → worker flags → config");
             QVERIFY2(lostStart.empty(), lostStart.c_str());
         }
     }

@@ -4,6 +4,7 @@
 #include "common/theory_names.h"
 #include "launch/ending.h"
 #include "plan/strategy.h"
+#include "run/cli_process.h"
 #include "run/run_request.h"
 #include "run/run_session.h"
 
@@ -18,8 +19,6 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSpinBox>
-#include <QTemporaryDir>
-#include <QTimer>
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
 
@@ -28,8 +27,6 @@ namespace {
 
 // The order the CLI runs them in (DDP first: the baseline every parity badge measures against).
 const std::vector<plan::Strategy> kStrategies = plan::classicStrategies();
-// The CLI's own SIGTERM-to-SIGKILL teardown must finish first; killing it sooner orphans the job.
-constexpr int kKillAfterMs = RunSession::kGraceMs;
 
 } // namespace
 
@@ -40,7 +37,7 @@ CompareRunner::CompareRunner(QWidget* parent)
       stepsLabel_(new QLabel(this)), ranks_(new QSpinBox(this)), model_(new QComboBox(this)),
       steps_(new QSpinBox(this)), threads_(new QCheckBox(this)), run_(new QPushButton(this)),
       tpLabel_(new QLabel(this)), tp_(new QSpinBox(this)), progress_(new QLabel(this)),
-      error_(new QLabel(this)), killTimer_(new QTimer(this)) {
+      error_(new QLabel(this)), cli_(new CliProcess(this)) {
     QFont bold = title_->font();
     bold.setBold(true);
     title_->setFont(bold);
@@ -68,10 +65,8 @@ CompareRunner::CompareRunner(QWidget* parent)
     error_->setStyleSheet(QStringLiteral("background: #fdecea; color: #8e1f14; border: 1px solid "
                                          "#e6a49c; padding: 6px; font-weight: bold;"));
     error_->setVisible(false);
-    killTimer_->setSingleShot(true);
-    connect(killTimer_, &QTimer::timeout, this, [this] {
-        if (process_ && process_->state() != QProcess::NotRunning) process_->kill();
-    });
+    connect(cli_, &CliProcess::progress, this, &CompareRunner::onProgress);
+    connect(cli_, &CliProcess::finished, this, &CompareRunner::onFinished);
     connect(run_, &QPushButton::clicked, this, [this] { running_ ? stop() : start(); });
     connect(threads_, &QCheckBox::toggled, this, &CompareRunner::retranslateUi);
 
@@ -100,17 +95,9 @@ CompareRunner::CompareRunner(QWidget* parent)
     retranslateUi();
 }
 
+// The supervisor, a child, stops a running comparison (the CLI tears its jobs down).
 CompareRunner::~CompareRunner() {
-    // Never leave a job running behind a closed window: the CLI tears down its mpirun tree on
-    // SIGTERM; the kill is the backstop.
-    if (process_ && process_->state() != QProcess::NotRunning) {
-        process_->disconnect(this);
-        process_->terminate();
-        if (!process_->waitForFinished(kKillAfterMs)) {
-            process_->kill();
-            process_->waitForFinished(1000);
-        }
-    }
+    cli_->disconnect(this);
 }
 
 void CompareRunner::setRanks(int ranks) {
@@ -143,10 +130,10 @@ void CompareRunner::setModel(const QString& preset) {
 }
 
 bool CompareRunner::isRunning() const {
-    return process_ && process_->state() != QProcess::NotRunning;
+    return cli_->isRunning();
 }
 qint64 CompareRunner::processId() const {
-    return isRunning() ? process_->processId() : 0;
+    return cli_->processId();
 }
 QString CompareRunner::runButtonText() const {
     return run_->text();
@@ -169,9 +156,7 @@ QStringList CompareRunner::arguments(const QString& jsonPath) const {
                   QStringLiteral("--strategies"),
                   QString::fromStdString(plan::strategyList(kStrategies)),
                   QStringLiteral("--json"),
-                  jsonPath,
-                  QStringLiteral("--ending"),
-                  QFileInfo(jsonPath).dir().filePath(QStringLiteral("ending.json"))};
+                  jsonPath};
     if (threads_->isChecked()) a << QStringLiteral("--shared-device");
     if (tp_->value() > 1) a << QStringLiteral("--tp") << QString::number(tp_->value());
     return a;
@@ -187,91 +172,68 @@ void CompareRunner::start() {
                       .arg(QDir::toNativeSeparators(cliPath_)));
         return;
     }
-    dir_ = std::make_unique<QTemporaryDir>();
-    if (!dir_->isValid()) {
-        showError(
-            tr("cannot create a temporary folder for the report: %1").arg(dir_->errorString()));
+    QString why;
+    const QString folder = cli_->prepareFolder(&why);
+    if (folder.isEmpty()) {
+        showError(tr("cannot create a temporary folder for the report: %1").arg(why));
         return;
     }
-    jsonPath_ = dir_->filePath(QStringLiteral("compare.json"));
-    delete process_;
-    process_ = new QProcess(this);
-    superviseFromHere(*process_);
-    stdoutBuffer_.clear();
-    stderr_.clear();
-    stopping_ = false;
-    done_ = 0;
-    connect(process_, &QProcess::readyReadStandardOutput, this, &CompareRunner::readProgress);
-    connect(process_, &QProcess::readyReadStandardError, this,
-            [this] { stderr_ += process_->readAllStandardError(); });
-    connect(process_, &QProcess::finished, this, &CompareRunner::onFinished);
-    connect(process_, &QProcess::errorOccurred, this, &CompareRunner::onError);
+    jsonPath_ = QDir(folder).filePath(QStringLiteral("compare.json"));
+    jobs_ = 0;
     progress_->setText(tr("Starting shardscope-cli compare…"));
     setRunning(true);
-    process_->start(cliPath_, arguments(jsonPath_));
+    cli_->start(cliPath_, arguments(jsonPath_));
 }
 
 void CompareRunner::stop() {
-    if (!isRunning() || stopping_) return;
-    stopping_ = true;
+    if (!isRunning() || cli_->stopRequested()) return;
+    cli_->stop();
     progress_->setText(tr("Stopping…"));
     Q_EMIT statusMessage(progress_->text());
-    process_->terminate();
-    killTimer_->start(kKillAfterMs);
 }
 
-// "compare: zero2 on 4 ranks …" per strategy, then the table; only the former is progress.
-void CompareRunner::readProgress() {
-    stdoutBuffer_ += process_->readAllStandardOutput();
-    for (qsizetype nl = stdoutBuffer_.indexOf('\n'); nl >= 0; nl = stdoutBuffer_.indexOf('\n')) {
-        const QString line = QString::fromUtf8(stdoutBuffer_.left(nl)).trimmed();
-        stdoutBuffer_.remove(0, nl + 1);
-        if (!line.startsWith(QStringLiteral("compare: "))) continue;
-        const QString name = line.section(QLatin1Char(' '), 1, 1);
-        const auto s = strategyFromName(name.toStdString());
-        ++done_;
-        progress_->setText(tr("Running %1 on %n rank(s) (%2 of %3)…", nullptr, ranks_->value())
-                               .arg(s ? strategyShortLabel(*s) : name)
-                               .arg(done_)
-                               .arg(static_cast<int>(kStrategies.size())));
-        Q_EMIT statusMessage(progress_->text());
-    }
+// The CLI's progress events (--progress json): a job per strategy, then its steps.
+void CompareRunner::onProgress(const QJsonObject& event) {
+    if (cli_->stopRequested()) return;
+    if (event.value(QStringLiteral("event")).toString() != QStringLiteral("job")) return;
+    const QString name = event.value(QStringLiteral("strategy")).toString();
+    const auto s = strategyFromName(name.toStdString());
+    jobs_ = event.value(QStringLiteral("jobs")).toInt();
+    progress_->setText(tr("Running %1 on %n rank(s) (%2 of %3)…", nullptr,
+                          event.value(QStringLiteral("ranks")).toInt())
+                           .arg(s ? strategyShortLabel(*s) : name)
+                           .arg(event.value(QStringLiteral("index")).toInt())
+                           .arg(jobs_));
+    Q_EMIT statusMessage(progress_->text());
 }
 
-void CompareRunner::onFinished(int exitCode, QProcess::ExitStatus status) {
-    killTimer_->stop();
+void CompareRunner::onFinished() {
     setRunning(false);
-    if (stopping_) {
+    if (cli_->stopRequested()) {
         progress_->setText(tr("Stopped."));
         Q_EMIT statusMessage(tr("Comparison stopped"));
         return;
     }
-    if (status != QProcess::NormalExit || exitCode != 0) {
-        // A job that ran and failed: the CLI's typed ending, in the user's language.
-        QFile endingFile(QFileInfo(jsonPath_).dir().filePath(QStringLiteral("ending.json")));
-        if (endingFile.open(QIODevice::ReadOnly)) {
-            try {
-                const auto ending = launch::endingFromJson(
-                    nlohmann::json::parse(endingFile.readAll().toStdString()));
-                if (ending.kind != launch::EndingKind::Completed) {
-                    progress_->clear();
-                    showError(RunSession::endingText(ending));
-                    return;
-                }
-            } catch (const std::exception&) {
-                // unreadable: the stderr line below says what the CLI said
-            }
-        }
-        // Refused before any job ran: the CLI's one line naming what was wrong (the last one).
-        const QStringList lines =
-            QString::fromUtf8(stderr_).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-        const QString why = lines.isEmpty()
-                                ? (status == QProcess::CrashExit
-                                       ? tr("shardscope-cli crashed")
-                                       : tr("shardscope-cli exited with code %1").arg(exitCode))
-                                : lines.last().trimmed();
+    if (cli_->failedToStart()) {
         progress_->clear();
-        showError(why);
+        showError(tr("cannot start %1: %2")
+                      .arg(QDir::toNativeSeparators(cliPath_), cli_->lastErrorLine()));
+        return;
+    }
+    if (cli_->crashed() || cli_->exitCode() != 0) {
+        progress_->clear();
+        // A job that ran and failed: the CLI's typed ending, in the user's language.
+        if (const auto& ending = cli_->ending();
+            ending && ending->kind != launch::EndingKind::Completed) {
+            showError(RunSession::endingText(*ending));
+            return;
+        }
+        // Refused before any job ran: the CLI's one line naming what was wrong.
+        const QString why = cli_->lastErrorLine();
+        showError(!why.isEmpty() ? why
+                  : cli_->crashed()
+                      ? tr("shardscope-cli crashed")
+                      : tr("shardscope-cli exited with code %1").arg(cli_->exitCode()));
         return;
     }
     QFile f(jsonPath_);
@@ -282,18 +244,10 @@ void CompareRunner::onFinished(int exitCode, QProcess::ExitStatus status) {
     }
     const QByteArray json = f.readAll();
     f.close();
-    dir_.reset(); // the report is in memory now; the folder goes
-    progress_->setText(tr("Done: %1 strategies on %n rank(s).", nullptr, ranks_->value())
-                           .arg(static_cast<int>(kStrategies.size())));
+    cli_->releaseFolder(); // the report is in memory now; the folder goes
+    progress_->setText(
+        tr("Done: %1 strategies on %n rank(s).", nullptr, ranks_->value()).arg(jobs_));
     Q_EMIT finished(json);
-}
-
-void CompareRunner::onError(QProcess::ProcessError error) {
-    if (error != QProcess::FailedToStart) return; // the others end in finished()
-    setRunning(false);
-    progress_->clear();
-    showError(
-        tr("cannot start %1: %2").arg(QDir::toNativeSeparators(cliPath_), process_->errorString()));
 }
 
 void CompareRunner::showError(const QString& text) {

@@ -1,24 +1,24 @@
 #pragma once
-// "Run all strategies" on the Compare page: starts the real `shardscope-cli compare` (beside
-// the GUI binary) as a QProcess with an argument list — the CLI validates, runs DDP, ZeRO-1/2/3
-// and FSDP one after another through mpirun (or as threads of one worker process, --shared-device)
-// with the same seed and --deterministic, and writes
-// one JSON report into a private temporary folder, which is handed on through finished().
-// The CLI, not the GUI, owns the launch logic, so GUI and CLI comparisons are the same runs.
-#include <QProcess>
+// "Run all strategies" on the Compare page: the real `shardscope-cli compare` (beside the GUI
+// binary) under the GUI's one supervisor (CliProcess: private folder, typed ending, JSON progress,
+// Stop tears the tree down) — the CLI validates, runs the classic strategies (DDP first) one after
+// another through mpirun (or as threads of one worker process, --shared-device) with the same
+// seed and --deterministic, and writes one JSON report into the supervisor's folder, which is
+// handed on through finished(). The CLI, not the GUI, owns the launch logic, so GUI and CLI
+// comparisons are the same runs.
+#include <QJsonObject>
 #include <QString>
 #include <QWidget>
-#include <memory>
 
 class QCheckBox;
 class QComboBox;
 class QLabel;
 class QPushButton;
 class QSpinBox;
-class QTemporaryDir;
-class QTimer;
 
 namespace shardscope::widgets {
+
+class CliProcess;
 
 class CompareRunner : public QWidget {
     Q_OBJECT
@@ -59,9 +59,8 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
-    void readProgress();
-    void onFinished(int exitCode, QProcess::ExitStatus status);
-    void onError(QProcess::ProcessError error);
+    void onProgress(const QJsonObject& event);
+    void onFinished();
     void showError(const QString& text);
     void setRunning(bool running);
     void retranslateUi();
@@ -81,15 +80,10 @@ private:
     QSpinBox* tp_; // --tp: every strategy on the same T × D mesh
     QLabel* progress_;
     QLabel* error_;
-    QProcess* process_ = nullptr;
-    QTimer* killTimer_;
-    std::unique_ptr<QTemporaryDir> dir_;
+    CliProcess* cli_;
     QString jsonPath_;
-    QByteArray stdoutBuffer_;
-    QByteArray stderr_;
-    bool stopping_ = false;
     bool running_ = false; // from start() until the CLI has exited (the button is Stop meanwhile)
-    int done_ = 0;         // strategies started so far (progress lines seen)
+    int jobs_ = 0;         // strategies the comparison runs (from its progress)
 };
 
 } // namespace shardscope::widgets

@@ -3,23 +3,14 @@
 #include "common/run_labels.h"
 #include "core/error.h"
 #include "launch/mpirun.h"
-#include "launch/process_tree.h"
 
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QTemporaryDir>
-#include <csignal>
 #include <nlohmann/json.hpp>
-#include <sys/prctl.h>
 
 namespace shardscope::widgets {
-
-void superviseFromHere(QProcess& process) {
-    // Runs in the child between fork and exec: only async-signal-safe calls.
-    process.setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGTERM); });
-}
 
 RunSession::RunSession(QObject* parent)
     : QObject(parent),
@@ -49,30 +40,24 @@ RunSession::RunSession(QObject* parent)
     thread_.setObjectName(QStringLiteral("shardscope-decoder"));
     thread_.start();
 
-    killTimer_.setSingleShot(true);
-    killTimer_.setInterval(kGraceMs);
-    connect(&killTimer_, &QTimer::timeout, this, &RunSession::killTree);
+    cli_ = new CliProcess(this);
+    connect(cli_, &CliProcess::finished, this, &RunSession::onCliFinished);
     drainTimer_.setSingleShot(true);
     drainTimer_.setInterval(kDrainMs);
     connect(&drainTimer_, &QTimer::timeout, this, &RunSession::finishLive);
 }
 
 RunSession::~RunSession() {
-    if (process_) {
-        disconnect(process_, nullptr, this, nullptr);
-        process_->terminate(); // the CLI tears its job down
-        if (!process_->waitForFinished(kGraceMs)) {
-            killTree();
-            process_->waitForFinished(1000);
-        }
-    }
+    disconnect(cli_, nullptr, this, nullptr);
+    delete cli_; // stops a running CLI and waits for it
+    cli_ = nullptr;
     QMetaObject::invokeMethod(receiver_, &StreamReceiver::close, Qt::BlockingQueuedConnection);
     thread_.quit();
     thread_.wait();
 }
 
 qint64 RunSession::processId() const {
-    return process_ ? process_->processId() : 0;
+    return cli_ ? cli_->processId() : 0;
 }
 
 double RunSession::elapsedSeconds() const {
@@ -86,14 +71,10 @@ bool RunSession::refuse(const QString& message) {
 
 void RunSession::beginSession(bool live) {
     active_ = true;
-    streamOpen_ = streamEnded_ = processExited_ = stopRequested_ = crashed_ = failedToStart_ =
-        false;
+    streamOpen_ = streamEnded_ = processExited_ = false;
     failure_.reset();
     streamError_.clear();
-    stderrTail_.clear();
-    ending_.reset();
     completeSteps_ = 0;
-    exitCode_ = 0;
     clock_.start();
     live_ = live;
 }
@@ -120,13 +101,13 @@ bool RunSession::start(const RunRequest& request) {
                          "shardscope-cli); it supervises every run")
                           .arg(cliPath_));
 
-    // A private 0700 folder: only this user can reach the socket, and the name never collides.
-    socketDir_ =
-        std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/shardscope-XXXXXX"));
-    if (!socketDir_->isValid())
-        return refuse(tr("cannot create a private folder for the event stream: %1")
-                          .arg(socketDir_->errorString()));
-    const QString socketPath = socketDir_->filePath(QStringLiteral("stream.sock"));
+    // The supervisor's private 0700 folder: only this user can reach the socket.
+    QString folderError;
+    const QString folder = cli_->prepareFolder(&folderError);
+    if (folder.isEmpty())
+        return refuse(
+            tr("cannot create a private folder for the event stream: %1").arg(folderError));
+    const QString socketPath = QDir(folder).filePath(QStringLiteral("stream.sock"));
     QString listenError;
     QMetaObject::invokeMethod(
         receiver_, [&] { return receiver_->listen(socketPath); }, Qt::BlockingQueuedConnection,
@@ -139,14 +120,12 @@ bool RunSession::start(const RunRequest& request) {
 
     // The CLI validates again, supervises the job and forwards the stream to socketPath; the
     // worker's flags are the same either way (threads: they carry --shared-device --ranks N).
-    endingPath_ = socketDir_->filePath(QStringLiteral("ending.json"));
     QStringList arguments{QStringLiteral("run")};
     if (!request.threads) arguments << QStringLiteral("--ranks") << QString::number(request.ranks);
-    arguments << workerArguments(request, socketPath) << QStringLiteral("--worker") << workerPath_
-              << QStringLiteral("--ending") << endingPath_;
+    arguments << workerArguments(request, socketPath) << QStringLiteral("--worker") << workerPath_;
     if (mpirun) arguments << QStringLiteral("--mpirun") << QString::fromStdString(*mpirun);
     if (const auto listing = importListingFor(request)) {
-        const QString path = socketDir_->filePath(QStringLiteral("config_import.json"));
+        const QString path = QDir(folder).filePath(QStringLiteral("config_import.json"));
         const QByteArray json = QByteArray::fromStdString(report::toJson(*listing).dump());
         QFile file(path);
         if (!file.open(QIODevice::WriteOnly) || file.write(json) != json.size() || !file.flush())
@@ -157,28 +136,9 @@ bool RunSession::start(const RunRequest& request) {
 
     beginSession(true);
     direct_ = request.threads;
-    process_ = new QProcess(this);
-    superviseFromHere(*process_);
-    process_->setStandardOutputFile(
-        QProcess::nullDevice()); // progress lines; the stream carries the data
-    process_->setProgram(cliPath_);
-    process_->setArguments(arguments);
-    connect(process_, &QProcess::readyReadStandardError, this, [this] {
-        stderrTail_ += QString::fromLocal8Bit(process_->readAllStandardError());
-        if (stderrTail_.size() > 65536)
-            stderrTail_ = stderrTail_.right(65536); // the CLI's one line is at the end
-    });
-    connect(process_, &QProcess::finished, this, &RunSession::onProcessFinished);
-    connect(process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
-        if (e != QProcess::FailedToStart) return;
-        crashed_ = failedToStart_ = true;
-        stderrTail_ = process_->errorString();
-        processExited_ = true;
-        finishLive();
-    });
-    // Announced once the process exists, so whoever listens sees a job it can stop.
+    // Announced before the process starts, so whoever listens sees a job it can stop.
     Q_EMIT started(true);
-    process_->start();
+    cli_->start(cliPath_, arguments);
     return true;
 }
 
@@ -206,18 +166,7 @@ bool RunSession::openRecording(const QString& path) {
 }
 
 void RunSession::stop() {
-    if (!process_ || processExited_) return;
-    stopRequested_ = true;
-    process_->terminate();
-    killTimer_.start();
-}
-
-// The last resort when the CLI did not end within its own grace period: nothing of its tree
-// may outlive the session.
-void RunSession::killTree() {
-    if (!process_ || processExited_) return;
-    launch::signalAll(launch::descendantPids(static_cast<pid_t>(process_->processId())), SIGKILL);
-    process_->kill();
+    if (isLive()) cli_->stop();
 }
 
 void RunSession::onSteps(const StepListPtr& steps) {
@@ -229,18 +178,13 @@ void RunSession::onSteps(const StepListPtr& steps) {
 void RunSession::onStreamError(const QString& message) {
     if (streamError_.isEmpty()) streamError_ = message;
     // A stream we cannot read is useless to keep running; a recording just stops here.
-    if (process_ && !processExited_) {
-        process_->terminate();
-        killTimer_.start();
-    }
+    if (isLive()) cli_->stop();
 }
 
-void RunSession::onProcessFinished(int exitCode, QProcess::ExitStatus status) {
-    exitCode_ = exitCode;
-    crashed_ = status == QProcess::CrashExit;
+void RunSession::onCliFinished() {
+    if (!isLive()) return;
     processExited_ = true;
-    killTimer_.stop();
-    if (streamOpen_)
+    if (streamOpen_ && !cli_->failedToStart())
         drainTimer_.start(); // the stream's tail is still in flight
     else
         finishLive();
@@ -323,54 +267,47 @@ bool RunSession::hasNamedCause(const launch::JobEnding& e) {
 QString RunSession::liveFailureMessage() {
     if (!streamError_.isEmpty())
         return tr("The event stream could not be read: %1").arg(streamError_);
-    if (ending_ && ending_->kind != launch::EndingKind::Completed) {
+    const std::optional<launch::JobEnding>& ending = cli_->ending();
+    if (ending && ending->kind != launch::EndingKind::Completed) {
         // A rank's exit status alone ("exited (exit code 1)") hides why it exited: the stream's
         // Failure record, where one arrived, names it (an allocation beyond the budget, …).
-        if (ending_->kind == launch::EndingKind::Failed && !hasNamedCause(*ending_) && failure_ &&
+        if (ending->kind == launch::EndingKind::Failed && !hasNamedCause(*ending) && failure_ &&
             !failure_->message.empty()) {
-            launch::JobEnding named = *ending_;
+            launch::JobEnding named = *ending;
             named.cause = failure_->message;
             return endingText(named);
         }
-        return endingText(*ending_);
+        return endingText(*ending);
     }
-    const QStringList lines = stderrTail_.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-    const QString last = lines.isEmpty() ? QString() : lines.last().trimmed();
-    if (failedToStart_) return tr("shardscope-cli did not run: %1").arg(last);
-    if (crashed_) return tr("shardscope-cli was killed or crashed");
-    if (exitCode_ != 0)
-        return tr("shardscope-cli exited with code %1: %2").arg(exitCode_).arg(last);
+    const QString last = cli_->lastErrorLine();
+    if (cli_->failedToStart()) return tr("shardscope-cli did not run: %1").arg(last);
+    if (cli_->crashed()) return tr("shardscope-cli was killed or crashed");
+    if (cli_->exitCode() != 0)
+        return tr("shardscope-cli exited with code %1: %2").arg(cli_->exitCode()).arg(last);
     return tr("The run ended without finishing its event stream (complete steps: %1)")
         .arg(completeSteps_);
 }
 
 void RunSession::finishLive() {
-    if (!active_ || !process_) return;
+    if (!isLive() || !processExited_) return;
     drainTimer_.stop();
-    QFile endingFile(endingPath_);
-    if (endingFile.open(QIODevice::ReadOnly)) {
-        try {
-            ending_ =
-                launch::endingFromJson(nlohmann::json::parse(endingFile.readAll().toStdString()));
-        } catch (const std::exception&) {
-            ending_.reset(); // a CLI that died while writing it: its exit status says the rest
-        }
-    }
-    if (stopRequested_) {
+    if (cli_->stopRequested()) {
         cleanup(Outcome::Stopped, completeSteps_ > 0
                                       ? tr("Stopped after %n step(s)", nullptr, completeSteps_)
                                       : tr("Stopped before the first step"));
         return;
     }
-    const bool ok = !crashed_ && exitCode_ == 0 && streamEnded_ && streamError_.isEmpty() &&
-                    !failure_ && ending_ && ending_->kind == launch::EndingKind::Completed;
+    const std::optional<launch::JobEnding>& ending = cli_->ending();
+    const bool ok = !cli_->crashed() && cli_->exitCode() == 0 && streamEnded_ &&
+                    streamError_.isEmpty() && !failure_ && ending &&
+                    ending->kind == launch::EndingKind::Completed;
     cleanup(ok ? Outcome::Completed : Outcome::Failed,
             ok ? tr("Run finished in %1 s").arg(elapsedSeconds(), 0, 'f', 1)
                : liveFailureMessage());
 }
 
 void RunSession::finishRecording() {
-    if (!active_ || process_) return;
+    if (!active_ || live_) return;
     if (!streamError_.isEmpty()) {
         cleanup(Outcome::Failed, tr("Cannot open the recording: %1").arg(streamError_));
     } else if (failure_ && failure_->rank < 0) {
@@ -389,13 +326,8 @@ void RunSession::finishRecording() {
 }
 
 void RunSession::cleanup(Outcome outcome, const QString& message) {
-    if (process_) {
-        process_->disconnect(this);
-        process_->deleteLater();
-        process_ = nullptr;
-    }
     QMetaObject::invokeMethod(receiver_, &StreamReceiver::close, Qt::QueuedConnection);
-    socketDir_.reset();
+    if (live_) cli_->releaseFolder(); // its ending is read; the socket file goes with it
     active_ = false;
     Q_EMIT finished(outcome, message);
 }

@@ -1,12 +1,13 @@
 #pragma once
 // One job or one recording at a time, as the GUI sees it. A live run is `shardscope-cli run …
-// --stream SOCKET --ending FILE` (a QProcess with an argument list): the CLI supervises the job
-// (launch::Job: mpirun or, with RunRequest::threads, the worker alone) and forwards its event
-// stream to this session's private local socket, decoded on a QThread (StreamReceiver). Stop
-// sends SIGTERM to the CLI, which tears the job's tree down. The CLI's typed ending
-// (launch::JobEnding) becomes finished(outcome, one translated line); the session is reusable.
+// --stream SOCKET` under the GUI's one supervisor (CliProcess: private folder, --ending, Stop):
+// the CLI supervises the job (launch::Job: mpirun or, with RunRequest::threads, the worker
+// alone) and forwards its event stream to the socket in the supervisor's folder, decoded on a
+// QThread (StreamReceiver). The CLI's typed ending (launch::JobEnding) becomes
+// finished(outcome, one translated line); the session is reusable.
 #include "launch/ending.h"
 #include "report/report.h"
+#include "run/cli_process.h"
 #include "run/run_request.h"
 #include "run/stream_receiver.h"
 
@@ -23,10 +24,6 @@
 class QTemporaryDir;
 
 namespace shardscope::widgets {
-
-// The CLI started by `process` gets SIGTERM when this process dies (even by SIGKILL), so it
-// tears its job down instead of training on behind a crashed GUI.
-void superviseFromHere(QProcess& process);
 
 class RunSession : public QObject {
     Q_OBJECT
@@ -45,15 +42,13 @@ public:
     void setMpirun(const QString& nameOrPath) { mpirun_ = nameOrPath; }
 
     bool isActive() const { return active_; }
-    bool isLive() const { return process_ != nullptr; }
+    bool isLive() const { return active_ && live_; }
     // A live job is running and stop() would end it (from started(true) until finished()).
-    bool canStop() const {
-        return active_ && live_ && process_ != nullptr && !stopRequested_ && !processExited_;
-    }
+    bool canStop() const { return isLive() && !processExited_ && !cli_->stopRequested(); }
     qint64 processId() const; // the supervising shardscope-cli's pid while running, else 0
     bool isDirect() const { return direct_; } // the last live run started the worker without mpirun
     // How the last live run ended, as the CLI classified it (none: it never got that far).
-    const std::optional<launch::JobEnding>& lastEnding() const { return ending_; }
+    const std::optional<launch::JobEnding>& lastEnding() const { return cli_->ending(); }
     double elapsedSeconds() const;
     // Why the last stream or recording could not be read to its end (empty if it could).
     QString streamError() const { return streamError_; }
@@ -70,7 +65,8 @@ public:
     void setConfigImport(const report::ConfigImport& listing, const RunRequest& afterImport);
     std::optional<report::ConfigImport> importListingFor(const RunRequest& request) const;
     bool openRecording(const QString& path);
-    // SIGTERM to the CLI, which tears the job down; kill after kGraceMs as the last resort.
+    // SIGTERM to the CLI, which tears the job down; its tree killed after kGraceMs as the last
+    // resort (CliProcess::stop).
     void stop();
 
     // The ending in the user's language, from its typed fields.
@@ -78,7 +74,7 @@ public:
     // The ending's cause names what happened, not only how a process exited ("exited (…)").
     static bool hasNamedCause(const launch::JobEnding& ending);
 
-    static constexpr int kGraceMs = 6000; // the CLI's own SIGTERM-to-SIGKILL grace, and some
+    static constexpr int kGraceMs = CliProcess::kGraceMs;
     static constexpr int kDrainMs =
         2000; // after the CLI exits, wait this long for the stream's tail
 
@@ -95,12 +91,11 @@ private:
     bool refuse(const QString& message);
     void beginSession(bool live);
     void onSteps(const StepListPtr& steps);
-    void onProcessFinished(int exitCode, QProcess::ExitStatus status);
+    void onCliFinished();
     void onStreamError(const QString& message);
     void finishLive();
     void finishRecording();
     QString liveFailureMessage();
-    void killTree();
     void cleanup(Outcome outcome, const QString& message);
 
     QString cliPath_;
@@ -108,29 +103,20 @@ private:
     QString mpirun_ = QStringLiteral("mpirun");
     QThread thread_;
     StreamReceiver* receiver_ = nullptr; // lives on thread_
-    QProcess* process_ = nullptr;
-    std::unique_ptr<QTemporaryDir> socketDir_;
+    CliProcess* cli_ = nullptr;
     std::optional<std::pair<report::ConfigImport, RunRequest>> configImport_;
-    QTimer killTimer_;
     QTimer drainTimer_;
     QElapsedTimer clock_;
-    QString endingPath_;
-    std::optional<launch::JobEnding> ending_;
     QString recordingPath_;
-    QString stderrTail_;
     QString streamError_;
     std::optional<replay::FailureInfo> failure_;
     int completeSteps_ = 0;
-    int exitCode_ = 0;
-    bool crashed_ = false;
-    bool failedToStart_ = false;
     bool direct_ = false;
     bool active_ = false;
     bool live_ = false;
     bool streamOpen_ = false;
     bool streamEnded_ = false;
     bool processExited_ = false;
-    bool stopRequested_ = false;
 };
 
 } // namespace shardscope::widgets
