@@ -753,10 +753,6 @@
         <translation>张量并行 all-reduce</translation>
     </message>
     <message>
-        <source>TP all-reduce</source>
-        <translation>TP all-reduce</translation>
-    </message>
-    <message>
         <source>device → host</source>
         <translation>设备 → 主机</translation>
     </message>

@@ -160,6 +160,7 @@ int cmdCompare(std::span<const std::string> argv) {
                 throw Error(ErrorKind::Comm, std::string("interrupted by ") + name + " before " +
                                                  strategies[i] + " started: the job was torn down");
             }
+            noteUnreadFlags(workerArgs, cfg.strategy);
             report::RunReport run = runJob(cfg, flags, std::nullopt, true);
             if (imported) addToReport(*imported, run);
             const std::vector<float> weights = report::readWeightsFile(*cfg.weightsPath);

@@ -39,12 +39,11 @@ constexpr const char* kRunHelp =
     "  --ds-config FILE          DeepSpeed ds_config.json: its keys become flags (flags given "
     "win);\n"
     "                            every key is listed as applied or ignored, with why\n"
-    "  --accelerate-config FILE  Accelerate's config YAML (FSDP or DEEPSPEED, num_processes, …), "
-    "the same way\n"
-    "  --config-import FILE      (the GUI's) the listing of a configuration it imported, as the "
-    "report's\n"
-    "                            config_import {source, applied, ignored}: carried into the report "
-    "and notes\n"
+    "  --accelerate-config FILE  Accelerate's config YAML (FSDP or DEEPSPEED, num_processes,\n"
+    "                            …), the same way\n"
+    "  --config-import FILE      (the GUI's) the listing of a configuration it imported, as the\n"
+    "                            report's config_import {source, applied, ignored}: carried\n"
+    "                            into the report and notes\n"
     "worker (see docs/strategies.md):\n";
 
 // A checkpoint to resume is re-hashed before anything starts: a damaged file is bad input
@@ -103,6 +102,7 @@ int cmdRun(std::span<const std::string> argv) {
     std::fflush(stdout);
     std::function<void(report::RunReport&)> amend;
     if (imported) amend = [&imported](report::RunReport& r) { addToReport(*imported, r); };
+    noteUnreadFlags(workerArgs, config.strategy);
     report::RunReport result = runJob(config, flags, flags.tracePath, false, amend);
     printRunSummary(result);
     if (flags.jsonPath &&

@@ -9,6 +9,7 @@
 #include "launch/mpirun.h"
 #include "platform/cuda_probe.h"
 #include "report/files.h"
+#include "runconfig/fields.h"
 #include "runconfig/problems.h"
 
 #include <cerrno>
@@ -51,6 +52,18 @@ void divertHumanOutput() {
 void printProgressEvent(const nlohmann::json& event) {
     std::fprintf(gEvents, "%s\n", event.dump().c_str());
     std::fflush(gEvents);
+}
+
+void noteUnreadFlags(const std::vector<std::string>& workerArgs, plan::Strategy strategy) {
+    std::set<std::string> noted;
+    for (const std::string& a : workerArgs) {
+        const std::string flag = a.substr(0, a.find('='));
+        const std::optional<runconfig::Field> field = runconfig::fieldOfFlag(flag);
+        if (field && !runconfig::appliesToStrategy(*field, strategy) && noted.insert(flag).second)
+            std::fprintf(stderr,
+                         "shardscope-cli: note: %s is not read by %s; the run does not use it\n",
+                         flag.c_str(), std::string(plan::strategyName(strategy)).c_str());
+    }
 }
 
 std::vector<std::string> launcherFlags() {
@@ -163,7 +176,8 @@ runconfig::RunConfig parseJobConfig(const std::vector<std::string>& workerArgs,
                 "--hostfile: --shared-device runs every rank in one process on this machine");
         if (!flags.mpirunArgs.empty())
             throwInvalid("--mpirun-args: --shared-device does not use mpirun");
-        args.insert(args.end(), {"--shared-device", "--ranks", std::to_string(flags.ranks)});
+        // In front: a last flag given without its value must not take these as its value.
+        args.insert(args.begin(), {"--shared-device", "--ranks", std::to_string(flags.ranks)});
         processes = 1;
     }
     runconfig::RunConfig config = runconfig::parseRunConfig(args, processes);

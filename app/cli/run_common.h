@@ -75,6 +75,9 @@ void checkOutputs(const LauncherFlags& flags, const runconfig::RunConfig& config
 // on stderr when `wentTo` is not `path` and counts it (the command then exits 1). Returns
 // whether the file went where it was asked to.
 bool noteWhereWritten(const std::string& path, const std::string& wentTo);
+// A knob the strategy does not read is neither passed nor recorded: a note on stderr per such
+// flag among `workerArgs`, printed as its job starts (after every refusal could have happened).
+void noteUnreadFlags(const std::vector<std::string>& workerArgs, plan::Strategy strategy);
 // The flags run and compare take for themselves (the rest go to the worker): for the help.
 std::vector<std::string> launcherFlags();
 int& conflicts(); // how many outputs this process could not put in place

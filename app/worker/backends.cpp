@@ -223,15 +223,15 @@ std::optional<train::DeviceMemory> measureDevice(device::Device& d) {
     train::DeviceMemory out;
     out.name = cuda.name();
     out.ordinal = m.ordinal;
-    out.ledgerPeak = m.ledgerPeak;
-    out.poolUsed = m.poolUsed;
-    out.poolUsedHigh = m.poolUsedHigh;
-    out.poolReserved = m.poolReserved;
-    out.poolReservedHigh = m.poolReservedHigh;
-    out.deviceTotal = m.deviceTotal;
-    out.deviceUsed = m.deviceUsed();
-    out.outsideLedger = m.outsideLedger();
-    out.declaredWorkspace = m.declaredWorkspace;
+    out.ledgerPeakBytes = m.ledgerPeak;
+    out.poolUsedBytes = m.poolUsed;
+    out.poolUsedHighBytes = m.poolUsedHigh;
+    out.poolReservedBytes = m.poolReserved;
+    out.poolReservedHighBytes = m.poolReservedHigh;
+    out.deviceTotalBytes = m.deviceTotal;
+    out.deviceUsedBytes = m.deviceUsed();
+    out.outsideLedgerBytes = m.outsideLedger();
+    out.declaredWorkspaceBytes = m.declaredWorkspace;
     return out;
 #else
     (void)d;

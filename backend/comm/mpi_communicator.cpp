@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/numeric.h"
 #include "device/device.h"
+#include "plan/collective.h"
 
 #include <algorithm>
 #include <chrono>
@@ -130,7 +131,7 @@ protected:
         check(MPI_Iallgather(send, toInt(count), mpiType(t), full, toInt(count), mpiType(t), comm_,
                              &req),
               "MPI_Iallgather");
-        wait(req, "all-gather");
+        wait(req, plan::displayText(CollectiveOp::AllGather));
     }
 
     bool doStartAllGather(const void* shard, void* full, std::size_t count, DType t) override {
@@ -146,7 +147,9 @@ protected:
     // Progress: MPI moves a started collective only inside MPI calls (this wait, and the waits
     // of collectives called meanwhile), so time spent computing before the wait hides nothing
     // on its own; what the wait still takes is the exposed part, and the span shows it.
-    void doFinishAllGather() override { wait(started_, "all-gather"); }
+    void doFinishAllGather() override {
+        wait(started_, plan::displayText(CollectiveOp::AllGather));
+    }
 
     void doReduceScatter(const void* full, void* shard, std::size_t count, DType t) override {
         if (!deterministic()) {
@@ -154,7 +157,7 @@ protected:
             check(MPI_Ireduce_scatter_block(full, shard, toInt(count), mpiType(t), sumOp(t), comm_,
                                             &req),
                   "MPI_Ireduce_scatter_block");
-            wait(req, "reduce-scatter");
+            wait(req, plan::displayText(CollectiveOp::ReduceScatter));
             return;
         }
         // Every rank receives everybody's copy of its chunk and sums them in rank order.
@@ -170,7 +173,7 @@ protected:
             check(
                 MPI_Iallreduce(MPI_IN_PLACE, data, toInt(count), mpiType(t), sumOp(t), comm_, &req),
                 "MPI_Iallreduce");
-            wait(req, "all-reduce");
+            wait(req, plan::displayText(CollectiveOp::AllReduce));
             return;
         }
         // Deterministic all-reduce = padded reduce-scatter in rank order + all-gather, so each
@@ -189,14 +192,14 @@ protected:
         check(MPI_Iallgather(MPI_IN_PLACE, toInt(chunk), mpiType(t), staging.data(), toInt(chunk),
                              mpiType(t), comm_, &req),
               "MPI_Iallgather");
-        wait(req, "all-reduce");
+        wait(req, plan::displayText(CollectiveOp::AllReduce));
         std::memcpy(data, staging.data(), count * eb);
     }
 
     void doBroadcast(void* data, std::size_t bytes, int root) override {
         MPI_Request req;
         check(MPI_Ibcast(data, toInt(bytes), MPI_BYTE, root, comm_, &req), "MPI_Ibcast");
-        wait(req, "broadcast");
+        wait(req, plan::displayText(CollectiveOp::Broadcast));
     }
 
     double doScalar(double value, bool max) override {
@@ -237,7 +240,7 @@ private:
         check(MPI_Ialltoall(send, toInt(count), mpiType(t), recv, toInt(count), mpiType(t), comm_,
                             &req),
               "MPI_Ialltoall");
-        wait(req, "reduce-scatter");
+        wait(req, plan::displayText(CollectiveOp::ReduceScatter));
     }
 
     void sumChunks(const char* recv, void* out, std::size_t count, DType t) const {

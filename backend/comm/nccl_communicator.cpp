@@ -4,6 +4,7 @@
 #include "device/cuda_device.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/ops.h"
+#include "plan/collective.h"
 
 #include <chrono>
 #include <cstdint>
@@ -100,8 +101,9 @@ public:
 protected:
     void doAllGather(const void* shard, void* full, std::size_t count, DType t) override {
         // NCCL runs it in place when shard == full + rank·count, as the interface allows.
-        run("all-gather", [&] {
-            settle(ncclAllGather(shard, full, count, ncclType(t), comm_, comm()), "all-gather");
+        run(plan::displayText(CollectiveOp::AllGather), [&] {
+            settle(ncclAllGather(shard, full, count, ncclType(t), comm_, comm()),
+                   plan::displayText(CollectiveOp::AllGather));
         });
     }
 
@@ -110,32 +112,33 @@ protected:
     // and orders the compute stream after it. Collectives called meanwhile queue behind it on
     // the same stream.
     bool doStartAllGather(const void* shard, void* full, std::size_t count, DType t) override {
-        ensureAlive("all-gather");
+        ensureAlive(plan::displayText(CollectiveOp::AllGather));
         CUDA_CHECK(cudaEventRecord(computeReady_.get(), cuda_.stream()));
         CUDA_CHECK(cudaStreamWaitEvent(comm(), computeReady_.get(), 0));
-        settle(ncclAllGather(shard, full, count, ncclType(t), comm_, comm()), "all-gather");
+        settle(ncclAllGather(shard, full, count, ncclType(t), comm_, comm()),
+               plan::displayText(CollectiveOp::AllGather));
         CUDA_CHECK(cudaEventRecord(startedDone_.get(), comm()));
         return true;
     }
 
     void doFinishAllGather() override {
-        ensureAlive("all-gather");
-        waitFor(startedDone_.get(), "all-gather");
+        ensureAlive(plan::displayText(CollectiveOp::AllGather));
+        waitFor(startedDone_.get(), plan::displayText(CollectiveOp::AllGather));
         CUDA_CHECK(cudaStreamWaitEvent(cuda_.stream(), startedDone_.get(), 0));
     }
 
     void doReduceScatter(const void* full, void* shard, std::size_t count, DType t) override {
         if (!deterministic()) {
-            run("reduce-scatter", [&] {
+            run(plan::displayText(CollectiveOp::ReduceScatter), [&] {
                 settle(ncclReduceScatter(full, shard, count, ncclType(t), ncclSum, comm_, comm()),
-                       "reduce-scatter");
+                       plan::displayText(CollectiveOp::ReduceScatter));
             });
             return;
         }
         // Every rank receives everybody's copy of its chunk and sums them in rank order.
         Scratch recv(cuda_, count * dtypeBytes(t) * static_cast<std::size_t>(size_));
-        run("reduce-scatter", [&] {
-            allToAll(full, recv.data(), count, t, "reduce-scatter");
+        run(plan::displayText(CollectiveOp::ReduceScatter), [&] {
+            allToAll(full, recv.data(), count, t, plan::displayText(CollectiveOp::ReduceScatter));
             kernels::cuda::sumStridedInRankOrder(recv.data(), count, size_, shard, count, elem(t),
                                                  comm());
         });
@@ -143,9 +146,9 @@ protected:
 
     void doAllReduce(void* data, std::size_t count, DType t) override {
         if (!deterministic()) {
-            run("all-reduce", [&] {
+            run(plan::displayText(CollectiveOp::AllReduce), [&] {
                 settle(ncclAllReduce(data, data, count, ncclType(t), ncclSum, comm_, comm()),
-                       "all-reduce");
+                       plan::displayText(CollectiveOp::AllReduce));
             });
             return;
         }
@@ -155,25 +158,27 @@ protected:
         const std::size_t chunk = (count + n - 1) / n, eb = dtypeBytes(t);
         Scratch staging(cuda_, chunk * n * eb);
         Scratch recv(cuda_, chunk * n * eb);
-        run("all-reduce", [&] {
+        run(plan::displayText(CollectiveOp::AllReduce), [&] {
             CUDA_CHECK(cudaMemcpyAsync(staging.data(), data, count * eb, cudaMemcpyDeviceToDevice,
                                        comm()));
             CUDA_CHECK(
                 cudaMemsetAsync(staging.data() + count * eb, 0, (chunk * n - count) * eb, comm()));
-            allToAll(staging.data(), recv.data(), chunk, t, "all-reduce");
+            allToAll(staging.data(), recv.data(), chunk, t,
+                     plan::displayText(CollectiveOp::AllReduce));
             char* mine = staging.data() + static_cast<std::size_t>(rank_) * chunk * eb;
             kernels::cuda::sumStridedInRankOrder(recv.data(), chunk, size_, mine, chunk, elem(t),
                                                  comm());
             settle(ncclAllGather(mine, staging.data(), chunk, ncclType(t), comm_, comm()),
-                   "all-reduce");
+                   plan::displayText(CollectiveOp::AllReduce));
             CUDA_CHECK(cudaMemcpyAsync(data, staging.data(), count * eb, cudaMemcpyDeviceToDevice,
                                        comm()));
         });
     }
 
     void doBroadcast(void* data, std::size_t bytes, int root) override {
-        run("broadcast", [&] {
-            settle(ncclBroadcast(data, data, bytes, ncclUint8, root, comm_, comm()), "broadcast");
+        run(plan::displayText(CollectiveOp::Broadcast), [&] {
+            settle(ncclBroadcast(data, data, bytes, ncclUint8, root, comm_, comm()),
+                   plan::displayText(CollectiveOp::Broadcast));
         });
     }
 

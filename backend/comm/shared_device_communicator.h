@@ -30,6 +30,7 @@
 #include "comm/communicator.h"
 #include "core/error.h"
 #include "device/device.h"
+#include "plan/collective.h"
 
 #include <algorithm>
 #include <chrono>
@@ -234,19 +235,20 @@ public:
 
 protected:
     void doAllGather(const void* shard, void* full, std::size_t count, DType t) override {
-        meet(call(SharedCall::Op::AllGather, shard, full, count, t), "all-gather", true);
+        meet(call(SharedCall::Op::AllGather, shard, full, count, t),
+             plan::displayText(CollectiveOp::AllGather), true);
         const std::size_t bytes = count * dtypeBytes(t);
         for (int q = 0; q < size(); ++q) {
             char* dst = static_cast<char*>(full) + static_cast<std::size_t>(q) * bytes;
             const void* src = group_->calls[static_cast<std::size_t>(q)].in;
             if (dst != src) group_->backend.copy(rank_, dst, src, bytes); // skip in-place shard
         }
-        finish("all-gather", true);
+        finish(plan::displayText(CollectiveOp::AllGather), true);
     }
 
     bool doStartAllGather(const void* shard, void* full, std::size_t count, DType t) override {
-        meet(call(SharedCall::Op::AllGather, shard, full, count, t), "all-gather", true,
-             group_->started, false);
+        meet(call(SharedCall::Op::AllGather, shard, full, count, t),
+             plan::displayText(CollectiveOp::AllGather), true, group_->started, false);
         group_->backend.beginAside(rank_);
         const std::size_t bytes = count * dtypeBytes(t);
         for (int q = 0; q < size(); ++q) {
@@ -260,14 +262,16 @@ protected:
 
     void doFinishAllGather() override {
         group_->backend.joinAside(rank_);
-        finish("all-gather", true); // nobody reads a shard any more; the gathered data is here
+        finish(plan::displayText(CollectiveOp::AllGather),
+               true); // nobody reads a shard any more; the gathered data is here
     }
 
     void doReduceScatter(const void* full, void* shard, std::size_t count, DType t) override {
-        meet(call(SharedCall::Op::ReduceScatter, full, shard, count, t), "reduce-scatter", true);
+        meet(call(SharedCall::Op::ReduceScatter, full, shard, count, t),
+             plan::displayText(CollectiveOp::ReduceScatter), true);
         std::vector<const void*> parts = chunkOfEveryRank(rank_, count, t);
         group_->backend.reduce(rank_, parts.data(), size(), shard, count, t);
-        finish("reduce-scatter", true);
+        finish(plan::displayText(CollectiveOp::ReduceScatter), true);
     }
 
     void doAllReduce(void* data, std::size_t count, DType t) override {
@@ -282,28 +286,30 @@ protected:
         Scratch scratch(device_, chunk * eb);
         SharedCall c = call(SharedCall::Op::AllReduce, data, data, count, t);
         c.scratch = scratch.data();
-        meet(c, "all-reduce", true);
+        meet(c, plan::displayText(CollectiveOp::AllReduce), true);
         const auto me = static_cast<std::size_t>(rank_);
         if (length(me) > 0) {
             std::vector<const void*> parts = chunkOfEveryRank(rank_, chunk, t);
             group_->backend.reduce(rank_, parts.data(), size(), scratch.data(), length(me), t);
         }
-        finish("all-reduce", true); // every chunk is summed and nobody reads `data` any more
+        finish(plan::displayText(CollectiveOp::AllReduce),
+               true); // every chunk is summed and nobody reads `data` any more
         for (std::size_t q = 0; q < n; ++q)
             if (length(q) > 0)
                 group_->backend.copy(rank_, static_cast<char*>(data) + q * chunk * eb,
                                      group_->calls[q].scratch, length(q) * eb);
-        finish("all-reduce", true); // nobody reads a scratch any more: it may be freed
+        finish(plan::displayText(CollectiveOp::AllReduce),
+               true); // nobody reads a scratch any more: it may be freed
     }
 
     void doBroadcast(void* data, std::size_t bytes, int root) override {
         SharedCall c = call(SharedCall::Op::Broadcast, data, data, bytes, DType::F32);
         c.root = root;
-        meet(c, "broadcast", true);
+        meet(c, plan::displayText(CollectiveOp::Broadcast), true);
         if (rank_ != root && bytes > 0)
             group_->backend.copy(rank_, data, group_->calls[static_cast<std::size_t>(root)].in,
                                  bytes);
-        finish("broadcast", true);
+        finish(plan::displayText(CollectiveOp::Broadcast), true);
     }
 
     double doScalar(double value, bool max) override {

@@ -40,6 +40,17 @@ struct AdamWScalars {
     float gradScale = 1;   // clipping coefficient (and 1 / (ranks × micro-steps))
 };
 
+// One element of AdamW's update from its raw gradient: the definition every C++ path rounds like
+// (kernels/cpu/adamw.cpp's scalar loop and host offload's loops call it; the vector path evaluates
+// the same operations in the same order without FMA; the CUDA kernel spells each rounding out).
+inline void adamwElement(const AdamWScalars& s, float grad, float& p, float& m, float& v) {
+    grad *= s.gradScale;
+    m = s.beta1 * m + (1.0f - s.beta1) * grad;
+    v = s.beta2 * v + (1.0f - s.beta2) * grad * grad;
+    const float denom = std::sqrt(v) / s.vCorrection + s.eps;
+    p = p * s.decay - s.stepSize * m / denom;
+}
+
 inline AdamWScalars adamwScalars(double learningRate, double beta1, double beta2, double eps,
                                  double weightDecay, std::int64_t step, bool decay,
                                  float gradScale) {

@@ -13,18 +13,13 @@ inline float gradAt(const void* g, bool bf16, std::uint64_t i) {
     return bf16 ? toFloat(static_cast<const Bf16*>(g)[i]) : static_cast<const float*>(g)[i];
 }
 
-// The element update of kernels/cpu/adamw.cpp, term for term. Written per dtype so the compiler
-// vectorises each loop (no branch inside).
+// The one element update (core/numeric.h: adamwElement), per dtype so the compiler vectorises
+// each loop (no branch inside).
 template <class G, class ToFloat>
 void update(const AdamWScalars& s, float* __restrict p, const G* __restrict g, float* __restrict m,
             float* __restrict v, std::uint64_t n, ToFloat toF) {
-    for (std::uint64_t i = 0; i < n; ++i) {
-        const float grad = toF(g[i]) * s.gradScale;
-        m[i] = s.beta1 * m[i] + (1.0f - s.beta1) * grad;
-        v[i] = s.beta2 * v[i] + (1.0f - s.beta2) * grad * grad;
-        const float denom = std::sqrt(v[i]) / s.vCorrection + s.eps;
-        p[i] = p[i] * s.decay - s.stepSize * m[i] / denom;
-    }
+    for (std::uint64_t i = 0; i < n; ++i)
+        adamwElement(s, toF(g[i]), p[i], m[i], v[i]);
 }
 
 void updateRange(const AdamWScalars& s, float* p, const void* g, bool bf16, float* m, float* v,
@@ -72,13 +67,8 @@ void hostAdamW(const AdamWScalars& s, float* params, const void* grads, bool gra
 
 void hostAdamWScalar(const AdamWScalars& s, float* params, const void* grads, bool gradsBf16,
                      float* m, float* v, std::uint64_t n) {
-    for (std::uint64_t i = 0; i < n; ++i) {
-        const float grad = gradAt(grads, gradsBf16, i) * s.gradScale;
-        m[i] = s.beta1 * m[i] + (1.0f - s.beta1) * grad;
-        v[i] = s.beta2 * v[i] + (1.0f - s.beta2) * grad * grad;
-        const float denom = std::sqrt(v[i]) / s.vCorrection + s.eps;
-        params[i] = params[i] * s.decay - s.stepSize * m[i] / denom;
-    }
+    for (std::uint64_t i = 0; i < n; ++i)
+        adamwElement(s, gradAt(grads, gradsBf16, i), params[i], m[i], v[i]);
 }
 
 void hostToBf16(const float* in, Bf16* out, std::uint64_t n) {

@@ -18,27 +18,39 @@
 
 namespace shardscope::plan {
 
+// The display names are English and marked for Qt's lupdate (translations/CMakeLists.txt reads
+// this header), so the GUI translates exactly these texts in trContext; the macro is the text.
+#define SHARDSCOPE_TRANSLATE_NOOP(context, text) text
+
 struct CollectiveTraits {
     CollectiveOp op;
     std::string_view wireName;    // events, reports, JSON: core/event.h's collectiveOpName
-    std::string_view displayName; // human-facing English ("all-gather"); the GUI translates its own
+    std::string_view displayName; // human-facing English ("all-gather"): CLI, messages, the GUI
     std::uint32_t busNumerator;   // busbw factor = busNumerator·(N−1)/N; 0: no factor (None)
     bool fullPayload;             // broadcast: factor 1, the root sends the whole payload
+    std::string_view trContext = "RunLabels"; // the GUI's translation context of displayName
 };
 
 inline constexpr std::array<CollectiveTraits, kCollectiveOpCount> kCollectiveTraits = {{
     {CollectiveOp::None, collectiveOpName(CollectiveOp::None), "none", 0, false},
-    {CollectiveOp::AllGather, collectiveOpName(CollectiveOp::AllGather), "all-gather", 1, false},
-    {CollectiveOp::ReduceScatter, collectiveOpName(CollectiveOp::ReduceScatter), "reduce-scatter",
-     1, false},
-    {CollectiveOp::AllReduce, collectiveOpName(CollectiveOp::AllReduce), "all-reduce", 2, false},
-    {CollectiveOp::Broadcast, collectiveOpName(CollectiveOp::Broadcast), "broadcast", 0, true},
+    {CollectiveOp::AllGather, collectiveOpName(CollectiveOp::AllGather),
+     SHARDSCOPE_TRANSLATE_NOOP("RunLabels", "all-gather"), 1, false},
+    {CollectiveOp::ReduceScatter, collectiveOpName(CollectiveOp::ReduceScatter),
+     SHARDSCOPE_TRANSLATE_NOOP("RunLabels", "reduce-scatter"), 1, false},
+    {CollectiveOp::AllReduce, collectiveOpName(CollectiveOp::AllReduce),
+     SHARDSCOPE_TRANSLATE_NOOP("RunLabels", "all-reduce"), 2, false},
+    {CollectiveOp::Broadcast, collectiveOpName(CollectiveOp::Broadcast),
+     SHARDSCOPE_TRANSLATE_NOOP("RunLabels", "broadcast"), 0, true},
     {CollectiveOp::TpAllReduce, collectiveOpName(CollectiveOp::TpAllReduce),
-     "tensor-parallel all-reduce", 2, false},
+     SHARDSCOPE_TRANSLATE_NOOP("RunLabels", "tensor-parallel all-reduce"), 2, false},
 }};
 
 constexpr const CollectiveTraits& traits(CollectiveOp op) {
     return kCollectiveTraits[static_cast<std::size_t>(op)];
+}
+// The display name as a C string (the table's literals end in '\0'): for messages that take one.
+constexpr const char* displayText(CollectiveOp op) {
+    return traits(op).displayName.data();
 }
 
 // The collectives a step can call (every CollectiveOp but None), in enum order.

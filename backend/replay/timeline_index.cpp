@@ -7,69 +7,28 @@
 
 namespace shardscope::replay {
 
+namespace {
+template <class Pred> SpanKind firstKind(Pred pred, SpanKind otherwise) {
+    for (const SpanKindTraits& t : kSpanKinds)
+        if (pred(t)) return t.kind;
+    return otherwise;
+}
+} // namespace
+
 SpanKind spanKindOf(Phase p) {
-    switch (p) {
-    case Phase::Backward:
-        return SpanKind::Backward;
-    case Phase::Recompute:
-        return SpanKind::Recompute;
-    case Phase::Optimizer:
-        return SpanKind::Optimizer;
-    case Phase::Save:
-        return SpanKind::Save;
-    case Phase::Forward:
-    case Phase::None:
-        break;
-    }
-    return SpanKind::Forward;
+    return firstKind([p](const SpanKindTraits& t) { return p != Phase::None && t.phase == p; },
+                     SpanKind::Forward);
 }
 
 SpanKind spanKindOf(CollectiveOp c) {
-    switch (c) {
-    case CollectiveOp::ReduceScatter:
-        return SpanKind::ReduceScatter;
-    case CollectiveOp::AllReduce:
-        return SpanKind::AllReduce;
-    case CollectiveOp::TpAllReduce:
-        return SpanKind::TpAllReduce;
-    case CollectiveOp::Broadcast:
-        return SpanKind::Broadcast;
-    case CollectiveOp::AllGather:
-    case CollectiveOp::None:
-        break;
-    }
-    return SpanKind::AllGather;
+    return firstKind([c](const SpanKindTraits& t) { return c != CollectiveOp::None && t.op == c; },
+                     SpanKind::AllGather);
 }
 
-SpanKind spanKindOf(Transfer t) {
-    switch (t) {
-    case Transfer::HostToDevice:
-        return SpanKind::HostToDevice;
-    case Transfer::NvmeRead:
-        return SpanKind::NvmeRead;
-    case Transfer::NvmeWrite:
-        return SpanKind::NvmeWrite;
-    case Transfer::DeviceToHost:
-    case Transfer::None:
-        break;
-    }
-    return SpanKind::DeviceToHost;
-}
-
-TimelineRow rowOf(SpanKind k) {
-    if (k == SpanKind::ParamFull) return TimelineRow::Buffers;
-    if (isTransfer(k)) return TimelineRow::Transfers;
-    return isCollective(k) ? TimelineRow::Comm : TimelineRow::Compute;
-}
-
-bool isCollective(SpanKind k) {
-    return k == SpanKind::AllGather || k == SpanKind::ReduceScatter || k == SpanKind::AllReduce ||
-           k == SpanKind::Broadcast || k == SpanKind::TpAllReduce;
-}
-
-bool isTransfer(SpanKind k) {
-    return k == SpanKind::DeviceToHost || k == SpanKind::HostToDevice || k == SpanKind::NvmeRead ||
-           k == SpanKind::NvmeWrite;
+SpanKind spanKindOf(Transfer x) {
+    return firstKind(
+        [x](const SpanKindTraits& t) { return x != Transfer::None && t.transfer == x; },
+        SpanKind::DeviceToHost);
 }
 
 double algBandwidth(std::uint64_t bytes, std::uint64_t ns) {
@@ -79,20 +38,8 @@ double algBandwidth(std::uint64_t bytes, std::uint64_t ns) {
 
 double busBandwidth(SpanKind kind, std::uint64_t bytes, std::uint64_t ns, int peers) {
     const double alg = algBandwidth(bytes, ns);
-    switch (kind) {
-    case SpanKind::AllGather:
-        return alg * plan::busBandwidthFactor(CollectiveOp::AllGather, peers);
-    case SpanKind::ReduceScatter:
-        return alg * plan::busBandwidthFactor(CollectiveOp::ReduceScatter, peers);
-    case SpanKind::AllReduce:
-        return alg * plan::busBandwidthFactor(CollectiveOp::AllReduce, peers);
-    case SpanKind::Broadcast:
-        return alg * plan::busBandwidthFactor(CollectiveOp::Broadcast, peers);
-    case SpanKind::TpAllReduce:
-        return alg * plan::busBandwidthFactor(CollectiveOp::TpAllReduce, peers);
-    default:
-        return alg;
-    }
+    const CollectiveOp op = traitsOf(kind).op;
+    return op == CollectiveOp::None ? alg : alg * plan::busBandwidthFactor(op, peers);
 }
 
 void TimelineIndex::reset(int worldSize) {

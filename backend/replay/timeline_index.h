@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 namespace shardscope::replay {
@@ -44,12 +45,117 @@ inline constexpr std::size_t kTimelineRowCount = 4;
 // prefetched unit's buffer beside the current one). Deeper overlaps share the last sub-row.
 inline constexpr std::uint8_t kMaxDepth = 3;
 
+// What each span kind is: its row and the one Phase, CollectiveOp or Transfer it shows (a
+// buffer's lifetime shows none), and its name in exports (Perfetto's event names).
+// Note: kSpanKinds is in SpanKind's order (static_assert below); every mapping between a span
+// kind and the event vocabulary reads this table, so a new phase, collective or transfer is
+// one row here.
+struct SpanKindTraits {
+    SpanKind kind;
+    TimelineRow row;
+    Phase phase = Phase::None;            // Compute
+    CollectiveOp op = CollectiveOp::None; // Comm
+    Transfer transfer = Transfer::None;   // Transfers
+    std::string_view name;
+};
+
+inline constexpr std::array<SpanKindTraits, kSpanKindCount> kSpanKinds = {{
+    {SpanKind::Forward, TimelineRow::Compute, Phase::Forward, {}, {}, phaseName(Phase::Forward)},
+    {SpanKind::Backward, TimelineRow::Compute, Phase::Backward, {}, {}, phaseName(Phase::Backward)},
+    {SpanKind::Recompute,
+     TimelineRow::Compute,
+     Phase::Recompute,
+     {},
+     {},
+     phaseName(Phase::Recompute)},
+    {SpanKind::Optimizer,
+     TimelineRow::Compute,
+     Phase::Optimizer,
+     {},
+     {},
+     phaseName(Phase::Optimizer)},
+    {SpanKind::AllGather,
+     TimelineRow::Comm,
+     {},
+     CollectiveOp::AllGather,
+     {},
+     collectiveOpName(CollectiveOp::AllGather)},
+    {SpanKind::ReduceScatter,
+     TimelineRow::Comm,
+     {},
+     CollectiveOp::ReduceScatter,
+     {},
+     collectiveOpName(CollectiveOp::ReduceScatter)},
+    {SpanKind::AllReduce,
+     TimelineRow::Comm,
+     {},
+     CollectiveOp::AllReduce,
+     {},
+     collectiveOpName(CollectiveOp::AllReduce)},
+    {SpanKind::Broadcast,
+     TimelineRow::Comm,
+     {},
+     CollectiveOp::Broadcast,
+     {},
+     collectiveOpName(CollectiveOp::Broadcast)},
+    {SpanKind::ParamFull, TimelineRow::Buffers, {}, {}, {}, "param_full"},
+    {SpanKind::TpAllReduce,
+     TimelineRow::Comm,
+     {},
+     CollectiveOp::TpAllReduce,
+     {},
+     collectiveOpName(CollectiveOp::TpAllReduce)},
+    {SpanKind::Save, TimelineRow::Compute, Phase::Save, {}, {}, "checkpoint_save"},
+    {SpanKind::DeviceToHost,
+     TimelineRow::Transfers,
+     {},
+     {},
+     Transfer::DeviceToHost,
+     transferName(Transfer::DeviceToHost)},
+    {SpanKind::HostToDevice,
+     TimelineRow::Transfers,
+     {},
+     {},
+     Transfer::HostToDevice,
+     transferName(Transfer::HostToDevice)},
+    {SpanKind::NvmeRead,
+     TimelineRow::Transfers,
+     {},
+     {},
+     Transfer::NvmeRead,
+     transferName(Transfer::NvmeRead)},
+    {SpanKind::NvmeWrite,
+     TimelineRow::Transfers,
+     {},
+     {},
+     Transfer::NvmeWrite,
+     transferName(Transfer::NvmeWrite)},
+}};
+
+constexpr bool spanKindsInEnumOrder() {
+    for (std::size_t i = 0; i < kSpanKinds.size(); ++i)
+        if (static_cast<std::size_t>(kSpanKinds[i].kind) != i) return false;
+    return true;
+}
+static_assert(spanKindsInEnumOrder(), "kSpanKinds lists every SpanKind once, in the enum's order");
+
+constexpr const SpanKindTraits& traitsOf(SpanKind k) {
+    return kSpanKinds[static_cast<std::size_t>(k)];
+}
+constexpr TimelineRow rowOf(SpanKind k) {
+    return traitsOf(k).row;
+}
+constexpr bool isCollective(SpanKind k) {
+    return traitsOf(k).op != CollectiveOp::None;
+}
+constexpr bool isTransfer(SpanKind k) {
+    return traitsOf(k).transfer != Transfer::None;
+}
+// The span kind that shows a phase, a collective or a transfer (None: Forward, AllGather and
+// DeviceToHost, as a damaged recording's spans are drawn).
 SpanKind spanKindOf(Phase p);
 SpanKind spanKindOf(CollectiveOp c);
 SpanKind spanKindOf(Transfer t);
-TimelineRow rowOf(SpanKind k);
-bool isCollective(SpanKind k);
-bool isTransfer(SpanKind k);
 
 struct TimelineSpan {
     std::uint64_t beginNs = 0; // replay clock

@@ -103,9 +103,13 @@ RunConfig configFromJson(const nlohmann::json& j) {
             if (s.field == Field::Model || s.field == Field::Strategy) refuse(s.key, "is missing");
             continue;
         }
-        // Older recordings name the synthetic tokens; a file is a path.
-        if (s.field == Field::Data && v->is_string() && v->get<std::string>() == "synthetic")
-            continue;
+        // Older recordings name the synthetic tokens "synthetic"; a file of that name trained a
+        // byte-level model (vocabulary 256), which synthetic tokens never are.
+        if (s.field == Field::Data && v->is_string() && v->get<std::string>() == "synthetic") {
+            const nlohmann::json* vocab = at(j, "shape.vocab");
+            if (!vocab || !vocab->is_number_integer() || vocab->get<std::int64_t>() != 256)
+                continue;
+        }
         // 0 steps: a conversion of the resumed checkpoint; 0 saves: only after the last step.
         std::int64_t lo = s.min;
         if ((s.field == Field::Steps && resumes) || s.field == Field::SaveEvery) lo = 0;

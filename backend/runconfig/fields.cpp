@@ -5,7 +5,7 @@
 #include "plan/strategy.h"
 #include "runconfig/run_config.h"
 
-#include <cstdio>
+#include <charconv>
 
 namespace shardscope::runconfig {
 namespace {
@@ -281,9 +281,11 @@ RunConfig defaultsFor(const RunConfig& c) {
 std::string fieldText(const FieldValue& value) {
     if (const auto* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
     if (const auto* d = std::get_if<double>(&value)) {
+        // The shortest text that reads back as the same double ("0.003", not
+        // 0.0030000000000000001).
         char text[64];
-        std::snprintf(text, sizeof(text), "%.17g", *d);
-        return text;
+        const auto [end, ec] = std::to_chars(text, text + sizeof(text), *d);
+        return ec == std::errc() ? std::string(text, end) : std::string();
     }
     if (const auto* b = std::get_if<bool>(&value)) return *b ? "1" : "0";
     if (const auto* s = std::get_if<std::string>(&value)) return *s;

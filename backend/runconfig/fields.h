@@ -112,6 +112,9 @@ struct FieldSpec {
 inline constexpr std::int64_t kMaxSharedRanks = 256;
 inline constexpr std::int64_t kMaxSaveEvery = 1'000'000;
 inline constexpr double kMaxLearningRate = 10.0;
+// Sizes and counts stop at 2^53, where a double (the size grammar's, JSON readers') still holds
+// every integer: the flags (core/args.h) and the JSON read the same range.
+inline constexpr std::int64_t kMaxExactCount = std::int64_t{1} << 53;
 
 inline constexpr std::array<FieldSpec, kFieldCount> kFields = {{
     {Field::Model, "--model", "model", ValueKind::Choice, Role::Job, 0, 0, false, true, nullptr,
@@ -134,7 +137,7 @@ inline constexpr std::array<FieldSpec, kFieldCount> kFields = {{
     {Field::Deterministic, "--deterministic", "deterministic", ValueKind::Switch, Role::Job, 0, 0,
      false, false, nullptr, "", "reductions summed in rank order: bitwise equal across strategies"},
     {Field::BucketBytes, "--bucket-bytes", "knobs.reduce_bucket_bytes", ValueKind::Bytes, Role::Job,
-     1, INT64_MAX, true, true, nullptr, "BYTES",
+     1, kMaxExactCount, true, true, nullptr, "BYTES",
      "reduce and all-gather bucket size (DDP, ZeRO-1/2; default 25MiB)"},
     {Field::Prefetch, "--prefetch", "knobs.prefetch", ValueKind::Integer, Role::Job, 0, 64, true,
      true, &plan::Policy::usesPrefetch, "D", "units gathered ahead (ZeRO-3, FSDP; default 1)"},
@@ -145,7 +148,7 @@ inline constexpr std::array<FieldSpec, kFieldCount> kFields = {{
      64, true, true, &plan::Policy::usesMaxInflight, "N",
      "all-gathers in flight at once (FSDP's limit_all_gathers; default 2)"},
     {Field::Persistence, "--persistence-threshold", "knobs.persistence_threshold",
-     ValueKind::Integer, Role::Job, 0, INT32_MAX, true, true, &plan::Policy::usesPersistence,
+     ValueKind::Integer, Role::Job, 0, kMaxExactCount, true, true, &plan::Policy::usesPersistence,
      "PARAMS", "units this small stay whole (ZeRO-3; default 0)"},
     {Field::HybridGroup, "--hybrid-group", "knobs.hybrid_group", ValueKind::Integer, Role::Job, 1,
      1 << 20, true, true, &plan::Policy::usesHybridGroup, "G",
@@ -154,8 +157,9 @@ inline constexpr std::array<FieldSpec, kFieldCount> kFields = {{
      true, false, nullptr, "A", "micro-steps per step (gradient accumulation; default 1)"},
     {Field::NoSync, "--no-sync", "knobs.no_sync", ValueKind::Switch, Role::Job, 0, 0, false, false,
      &plan::Policy::usesNoSync, "", "FSDP no_sync: keep full gradients while accumulating"},
-    {Field::Capacity, "--capacity", "capacity_bytes", ValueKind::Bytes, Role::Job, 1, INT64_MAX,
-     false, true, nullptr, "BYTES", "the device memory budget per rank (the ledger's limit)"},
+    {Field::Capacity, "--capacity", "capacity_bytes", ValueKind::Bytes, Role::Job, 1,
+     kMaxExactCount, false, true, nullptr, "BYTES",
+     "the device memory budget per rank (the ledger's limit)"},
     {Field::TimeoutMs, "--timeout-ms", "timeout_ms", ValueKind::Integer, Role::Job, 100, 3'600'000,
      false, false, nullptr, "T", "collective deadline: a rank silent this long is named"},
     {Field::OffloadOptimizer, "--offload-optimizer", "offload.optimizer", ValueKind::Choice,

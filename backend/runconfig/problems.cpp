@@ -123,7 +123,8 @@ std::string describeForFlags(const Problem& p, bool sharedDevice) {
             return "--lr must be more than 0 and at most " + std::to_string(p.max);
         if (p.field == Field::HybridGroup && p.value < 1)
             return "fsdp_hybrid needs a shard group size (--hybrid-group) of at least 1";
-        if (p.max == INT64_MAX) return flag + " must be at least " + std::to_string(p.min);
+        if (p.value < p.min && p.max >= kMaxExactCount)
+            return flag + " must be at least " + std::to_string(p.min);
         return flag + " must be between " + std::to_string(p.min) + " and " +
                std::to_string(p.max) + ", got " + std::to_string(p.value);
     case Code::UnknownName:

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -186,6 +187,11 @@ FieldValue flagValue(const Args& args, const FieldSpec& s) {
 // so that a bad one is exit 2 before anything starts.
 void checkFiles(const Args& args, RunConfig& c) {
     if (c.dataFile) {
+        // Absolute, so that a recording reopened elsewhere (the GUI's working folder) names the
+        // same file.
+        std::error_code error;
+        const std::filesystem::path absolute = std::filesystem::absolute(*c.dataFile, error);
+        if (!error) c.dataFile = absolute.lexically_normal().string();
         const auto [fd, size] =
             openInputFile(*c.dataFile, "--data",
                           static_cast<std::uint64_t>(c.preset.shape.seqLen) + 1, kMaxDataFileBytes);

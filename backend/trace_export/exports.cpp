@@ -55,39 +55,7 @@ std::string rowName(replay::TimelineRow row) {
 }
 
 std::string spanName(replay::SpanKind k) {
-    switch (k) {
-    case replay::SpanKind::Forward:
-        return "forward";
-    case replay::SpanKind::Backward:
-        return "backward";
-    case replay::SpanKind::Recompute:
-        return "recompute";
-    case replay::SpanKind::Optimizer:
-        return "optimizer";
-    case replay::SpanKind::AllGather:
-        return "all_gather";
-    case replay::SpanKind::ReduceScatter:
-        return "reduce_scatter";
-    case replay::SpanKind::AllReduce:
-        return "all_reduce";
-    case replay::SpanKind::Broadcast:
-        return "broadcast";
-    case replay::SpanKind::ParamFull:
-        return "param_full";
-    case replay::SpanKind::TpAllReduce:
-        return "tp_all_reduce";
-    case replay::SpanKind::Save:
-        return "checkpoint_save";
-    case replay::SpanKind::DeviceToHost:
-        return "device_to_host";
-    case replay::SpanKind::HostToDevice:
-        return "host_to_device";
-    case replay::SpanKind::NvmeRead:
-        return "nvme_read";
-    case replay::SpanKind::NvmeWrite:
-        return "nvme_write";
-    }
-    return "span";
+    return std::string(replay::traitsOf(k).name);
 }
 
 // Thread ids: 100 per row, one per sub-track (pid = rank + 1: pid 0 is special in some viewers).

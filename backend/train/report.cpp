@@ -78,22 +78,6 @@ report::ExposedTransfer exposedTransfer(const std::vector<StepOverlap>& steps) {
     return e;
 }
 
-report::DeviceMemory deviceMemory(const DeviceMemory& d) {
-    report::DeviceMemory m;
-    m.name = d.name;
-    m.ordinal = d.ordinal;
-    m.ledgerPeakBytes = d.ledgerPeak;
-    m.poolUsedBytes = d.poolUsed;
-    m.poolUsedHighBytes = d.poolUsedHigh;
-    m.poolReservedBytes = d.poolReserved;
-    m.poolReservedHighBytes = d.poolReservedHigh;
-    m.deviceTotalBytes = d.deviceTotal;
-    m.deviceUsedBytes = d.deviceUsed;
-    m.outsideLedgerBytes = d.outsideLedger;
-    m.declaredWorkspaceBytes = d.declaredWorkspace;
-    return m;
-}
-
 // One tier's bytes by category; model-state categories only when asked.
 report::TierCategoryBytes tierCategoryBytes(const ByteTable& table, bool statesOnly) {
     report::TierCategoryBytes out{};
@@ -145,9 +129,9 @@ std::string encodeRankResult(const RankResult& r) {
         put(out, static_cast<std::uint64_t>(d.name.size()));
         out += d.name;
         put(out, d.ordinal);
-        for (std::uint64_t v :
-             {d.ledgerPeak, d.poolUsed, d.poolUsedHigh, d.poolReserved, d.poolReservedHigh,
-              d.deviceTotal, d.deviceUsed, d.outsideLedger, d.declaredWorkspace})
+        for (std::uint64_t v : {d.ledgerPeakBytes, d.poolUsedBytes, d.poolUsedHighBytes,
+                                d.poolReservedBytes, d.poolReservedHighBytes, d.deviceTotalBytes,
+                                d.deviceUsedBytes, d.outsideLedgerBytes, d.declaredWorkspaceBytes})
             put(out, v);
     }
     put(out, r.checkpointBytesRead);
@@ -188,8 +172,9 @@ RankResult decodeRankResult(const std::string& in) {
         at += static_cast<std::size_t>(nameBytes);
         d.ordinal = take<std::int32_t>(in, at);
         for (std::uint64_t* v :
-             {&d.ledgerPeak, &d.poolUsed, &d.poolUsedHigh, &d.poolReserved, &d.poolReservedHigh,
-              &d.deviceTotal, &d.deviceUsed, &d.outsideLedger, &d.declaredWorkspace})
+             {&d.ledgerPeakBytes, &d.poolUsedBytes, &d.poolUsedHighBytes, &d.poolReservedBytes,
+              &d.poolReservedHighBytes, &d.deviceTotalBytes, &d.deviceUsedBytes,
+              &d.outsideLedgerBytes, &d.declaredWorkspaceBytes})
             *v = take<std::uint64_t>(in, at);
         r.device = d;
     }
@@ -253,7 +238,7 @@ report::RunReport makeReport(const RunOutcome& o) {
         rank.peakTotalByTier = rr.tierPeaks;
         rank.commBytesPerStep = commPerStep(rr.comm, c.steps, 0);
         rank.exposedComm = exposedComm(rr.overlap);
-        if (rr.device) rank.device = deviceMemory(*rr.device);
+        rank.device = rr.device;
         rank.exposedTransfer = exposedTransfer(rr.overlap);
         rank.checkpointBytesRead = rr.checkpointBytesRead;
         r.exposedCommFraction = std::max(r.exposedCommFraction, rank.exposedComm.fractionMedian);

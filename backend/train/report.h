@@ -21,21 +21,8 @@
 namespace shardscope::train {
 
 // A CUDA rank's memory as the GPU saw it (device::CudaDevice::measure() at the end of the run,
-// copied here so that the report needs no CUDA): the ledger's device-tier peak next to the
-// rank's pool (what it used / reserved, now and at the high-water mark) and the whole GPU.
-struct DeviceMemory {
-    std::string name; // "cuda:0 (NVIDIA H200)"
-    std::int32_t ordinal = 0;
-    std::uint64_t ledgerPeak = 0;                         // bytes the model asked for, at peak
-    std::uint64_t poolUsed = 0, poolUsedHigh = 0;         // ledger + the pool's rounding
-    std::uint64_t poolReserved = 0, poolReservedHigh = 0; // what the rank holds from the driver
-    std::uint64_t deviceTotal = 0, deviceUsed = 0;        // cudaMemGetInfo (every process)
-    std::uint64_t outsideLedger = 0; // used − every ShardScope pool's reserve
-    // Outside the pool on purpose and counted in outsideLedger: cuBLAS workspace, the bf16 cast
-    // buffer of mixed-precision GEMMs, reduction scratch (device/cuda_ops.h).
-    std::uint64_t declaredWorkspace = 0;
-    bool operator==(const DeviceMemory&) const = default;
-};
+// copied so that the report needs no CUDA): the report's own struct, sent as it is.
+using DeviceMemory = report::DeviceMemory;
 
 // What one rank measured over the whole run (sent to rank 0 with Communicator::gatherBytes).
 struct RankResult {

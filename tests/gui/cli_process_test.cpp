@@ -82,11 +82,10 @@ private Q_SLOTS:
         process.stop();
         QVERIFY(process.stopRequested());
         QVERIFY(finished.wait(CliProcess::kGraceMs + 5000));
-        QTRY_VERIFY_WITH_TIMEOUT(std::none_of(tree.begin(), tree.end(),
-                                              [](const launch::ProcessId& p) {
-                                                  return ::kill(p.pid, 0) == 0;
-                                              }),
-                                 3000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            std::none_of(tree.begin(), tree.end(),
+                         [](const launch::ProcessId& p) { return ::kill(p.pid, 0) == 0; }),
+            3000);
     }
 
     void aProgramThatDoesNotStartIsSaid() {

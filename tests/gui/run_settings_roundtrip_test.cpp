@@ -7,6 +7,7 @@
 #include "runconfig/build_features.h"
 #include "runconfig/config_json.h"
 #include "runconfig/fields.h"
+#include "runconfig/problems.h"
 #include "runconfig/run_config.h"
 
 #include <QLabel>
@@ -199,6 +200,22 @@ private Q_SLOTS:
         clear->click();
         QVERIFY(panel.request().carried.empty());
         QVERIFY(note->parentWidget()->isHidden());
+        // The learning rate reads as typed, not as its 17-digit double.
+        QVERIFY2(fromRunConfig(runconfig::parseRunConfig(
+                                   std::vector<std::string>{"--model", "tiny", "--strategy", "ddp",
+                                                            "--steps", "1", "--lr", "0.003"},
+                                   2))
+                     .carriedFlags()
+                     .contains(QStringLiteral("--lr 0.003")),
+                 "--lr 0.003");
+        // A carried FSDP option does not block another strategy: after switching to ZeRO-3 the
+        // request validates and starts without it (and keeps it for a switch back).
+        RunRequest switched = r;
+        switched.strategy = plan::Strategy::Zero3;
+        switched.ranks = 2;
+        QVERIFY(!toRunConfig(switched).knobs.noSync);
+        QVERIFY(runconfig::validate(toRunConfig(switched)).empty());
+        QVERIFY(switched.carriedFlags().contains(QStringLiteral("--no-sync")));
         // A setting the strategy does not read is not kept: ZeRO-3 has no no_sync.
         c.strategy = plan::Strategy::Zero3;
         QVERIFY(!fromRunConfig(c).carriedFlags().contains(QStringLiteral("--no-sync")));

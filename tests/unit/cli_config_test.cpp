@@ -325,3 +325,29 @@ TEST(cliConfig, CompareWithoutFsdpHybridIgnoresTheFilesShardGroup) {
 }
 
 } // namespace
+
+namespace {
+
+// A last flag without its value is named, even where the launcher adds flags of its own
+// (--shared-device --ranks N went after it, and became its value).
+TEST(cliConfig, ALastFlagWithoutItsValueIsNamed) {
+    const CliResult r = runProgram(kCli, {"run", "--model", "tiny", "--shared-device", "--ranks",
+                                          "2", "--strategy", "ddp", "--steps", "1", "--lr"});
+    expectOneLineExit2(r, "--lr needs a value");
+}
+
+// A knob the strategy does not read is not passed: the run says so instead of dropping it
+// silently, and the report's configuration does not claim it.
+TEST(cliConfig, AKnobTheStrategyDoesNotReadIsNoted) {
+    const std::string json = ::testing::TempDir() + "/unread-knob.json";
+    const CliResult r =
+        runProgram(kCli, {"run", "--model", "tiny", "--shared-device", "--ranks", "2", "--strategy",
+                          "ddp", "--steps", "1", "--prefetch", "3", "--json", json});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.err.find("note: --prefetch is not read by ddp"), std::string::npos) << r.err;
+    std::ifstream in(json);
+    const nlohmann::json report = nlohmann::json::parse(in);
+    EXPECT_FALSE(report.at("config").at("knobs").contains("prefetch")) << report.at("config");
+}
+
+} // namespace

@@ -2,6 +2,8 @@
 // carry): the round trip through toJson, and input that must be refused naming its key.
 #include "core/error.h"
 #include "runconfig/config_json.h"
+#include "runconfig/fields.h"
+#include "runconfig/run_config.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -172,3 +174,44 @@ TEST(ConfigJson, RoundTripsOffload) {
     bad["offload"] = 3;
     EXPECT_NE(refusal(bad).find("\"offload\" is not an object"), std::string::npos);
 }
+
+namespace shardscope::runconfig {
+namespace {
+
+// "synthetic" named the synthetic tokens in older recordings; a data file of that name trained
+// a byte-level model (vocabulary 256) and stays a file.
+TEST(ConfigJson, ADataFileNamedSyntheticIsAFile) {
+    RunConfig c;
+    c.preset = *findPreset("tiny");
+    c.strategy = plan::Strategy::Ddp;
+    c.dataFile = "synthetic";
+    c.preset.shape.vocab = 256;
+    EXPECT_EQ(configFromJson(toJson(c)).dataFile, std::optional<std::string>("synthetic"));
+    RunConfig synthetic;
+    synthetic.preset = *findPreset("tiny");
+    nlohmann::json old = toJson(synthetic);
+    old["data"] = "synthetic";
+    EXPECT_FALSE(configFromJson(old).dataFile.has_value());
+}
+
+// Counts and sizes reach 2^53 on every path (flags, JSON), as the size grammar does.
+TEST(ConfigJson, PersistenceAndSizesReachTwoToThe53) {
+    const RunConfig c =
+        parseRunConfig(std::vector<std::string>{"--model", "tiny", "--strategy", "zero3", "--steps",
+                                                "1", "--persistence-threshold", "3000000000"},
+                       2);
+    EXPECT_EQ(c.knobs.persistenceThresholdParams, 3'000'000'000u);
+    EXPECT_EQ(configFromJson(toJson(c)).knobs.persistenceThresholdParams, 3'000'000'000u);
+    nlohmann::json j = toJson(c);
+    j["capacity_bytes"] = (std::uint64_t{1} << 53) + 1;
+    EXPECT_THROW(configFromJson(j), Error);
+}
+
+// A real number as a flag's text is the shortest that reads back the same.
+TEST(ConfigJson, RealsAreWrittenShortest) {
+    EXPECT_EQ(fieldText(FieldValue(0.003)), "0.003");
+    EXPECT_EQ(std::stod(fieldText(FieldValue(0.1 + 0.2))), 0.1 + 0.2);
+}
+
+} // namespace
+} // namespace shardscope::runconfig

@@ -24,15 +24,15 @@ RankResult sample(std::int32_t rank, bool cuda) {
         DeviceMemory d;
         d.name = "cuda:0 (test GPU)";
         d.ordinal = 0;
-        d.ledgerPeak = 5678;
-        d.poolUsed = 4096;
-        d.poolUsedHigh = 8192;
-        d.poolReserved = 1 << 20;
-        d.poolReservedHigh = 2 << 20;
-        d.deviceTotal = 80ull << 30;
-        d.deviceUsed = 3ull << 30;
-        d.outsideLedger = 500ull << 20;
-        d.declaredWorkspace = 96ull << 20;
+        d.ledgerPeakBytes = 5678;
+        d.poolUsedBytes = 4096;
+        d.poolUsedHighBytes = 8192;
+        d.poolReservedBytes = 1 << 20;
+        d.poolReservedHighBytes = 2 << 20;
+        d.deviceTotalBytes = 80ull << 30;
+        d.deviceUsedBytes = 3ull << 30;
+        d.outsideLedgerBytes = 500ull << 20;
+        d.declaredWorkspaceBytes = 96ull << 20;
         r.device = d;
     }
     return r;

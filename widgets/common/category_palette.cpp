@@ -70,39 +70,10 @@ QColor transferColor(Transfer t) {
 }
 
 QColor spanKindColor(replay::SpanKind k) {
-    switch (k) {
-    case replay::SpanKind::Forward:
-        return activityColor(Activity::Forward);
-    case replay::SpanKind::Backward:
-        return activityColor(Activity::Backward);
-    case replay::SpanKind::Recompute:
-        return activityColor(Activity::Recompute);
-    case replay::SpanKind::Optimizer:
-        return activityColor(Activity::Optimizer);
-    case replay::SpanKind::AllGather:
-        return activityColor(Activity::AllGather);
-    case replay::SpanKind::ReduceScatter:
-        return activityColor(Activity::ReduceScatter);
-    case replay::SpanKind::AllReduce:
-        return activityColor(Activity::AllReduce);
-    case replay::SpanKind::Broadcast:
-        return activityColor(Activity::Broadcast);
-    case replay::SpanKind::ParamFull:
-        return categoryColor(Category::ParamFull);
-    case replay::SpanKind::TpAllReduce:
-        return activityColor(Activity::TpAllReduce);
-    case replay::SpanKind::Save:
-        return activityColor(Activity::Save);
-    case replay::SpanKind::DeviceToHost:
-        return transferColor(Transfer::DeviceToHost);
-    case replay::SpanKind::HostToDevice:
-        return transferColor(Transfer::HostToDevice);
-    case replay::SpanKind::NvmeRead:
-        return transferColor(Transfer::NvmeRead);
-    case replay::SpanKind::NvmeWrite:
-        return transferColor(Transfer::NvmeWrite);
-    }
-    return neutralColor(128);
+    const replay::SpanKindTraits& t = replay::traitsOf(k);
+    if (t.row == replay::TimelineRow::Buffers) return categoryColor(Category::ParamFull);
+    if (t.transfer != Transfer::None) return transferColor(t.transfer);
+    return activityColor(activityOf(k));
 }
 
 namespace {

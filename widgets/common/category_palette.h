@@ -35,6 +35,25 @@ enum class Activity : std::uint8_t {
     Save,
 };
 inline constexpr std::size_t kActivityCount = 10;
+// The span kind each activity colours, in Activity's order: the compute and communication rows.
+inline constexpr std::array<replay::SpanKind, kActivityCount> kActivityKinds = {
+    replay::SpanKind::Forward,   replay::SpanKind::Backward,  replay::SpanKind::Recompute,
+    replay::SpanKind::Optimizer, replay::SpanKind::AllGather, replay::SpanKind::ReduceScatter,
+    replay::SpanKind::AllReduce, replay::SpanKind::Broadcast, replay::SpanKind::TpAllReduce,
+    replay::SpanKind::Save};
+constexpr bool activitiesAreComputeAndComm() {
+    for (const replay::SpanKind k : kActivityKinds)
+        if (replay::rowOf(k) != replay::TimelineRow::Compute &&
+            replay::rowOf(k) != replay::TimelineRow::Comm)
+            return false;
+    return true;
+}
+static_assert(activitiesAreComputeAndComm());
+constexpr Activity activityOf(replay::SpanKind k) {
+    for (std::size_t i = 0; i < kActivityKinds.size(); ++i)
+        if (kActivityKinds[i] == k) return static_cast<Activity>(i);
+    return Activity::Forward;
+}
 
 // Memory family.
 QColor categoryColor(Category c);

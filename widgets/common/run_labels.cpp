@@ -1,6 +1,7 @@
 #include "common/run_labels.h"
 
 #include "core/step_number.h"
+#include "plan/collective.h"
 
 #include <QCoreApplication>
 #include <QStringList>
@@ -25,58 +26,20 @@ QString phaseLabel(Phase p) {
 }
 
 QString collectiveLabel(CollectiveOp c) {
-    switch (c) {
-    case CollectiveOp::None:
-        return {};
-    case CollectiveOp::AllGather:
-        return QCoreApplication::translate("RunLabels", "all-gather");
-    case CollectiveOp::ReduceScatter:
-        return QCoreApplication::translate("RunLabels", "reduce-scatter");
-    case CollectiveOp::AllReduce:
-        return QCoreApplication::translate("RunLabels", "all-reduce");
-    case CollectiveOp::Broadcast:
-        return QCoreApplication::translate("RunLabels", "broadcast");
-    case CollectiveOp::TpAllReduce:
-        return QCoreApplication::translate("RunLabels", "tensor-parallel all-reduce");
-    }
-    return {};
+    // The traits table's display name, translated in its context (marked there for lupdate).
+    const plan::CollectiveTraits& t = plan::traits(c);
+    return c == CollectiveOp::None
+               ? QString()
+               : QCoreApplication::translate(t.trContext.data(), t.displayName.data());
 }
 
 QString spanKindLabel(replay::SpanKind k) {
-    switch (k) {
-    case replay::SpanKind::Forward:
-        return phaseLabel(Phase::Forward);
-    case replay::SpanKind::Backward:
-        return phaseLabel(Phase::Backward);
-    case replay::SpanKind::Recompute:
-        return phaseLabel(Phase::Recompute);
-    case replay::SpanKind::Optimizer:
-        return phaseLabel(Phase::Optimizer);
-    case replay::SpanKind::Save:
-        return phaseLabel(Phase::Save);
-    case replay::SpanKind::AllGather:
-        return collectiveLabel(CollectiveOp::AllGather);
-    case replay::SpanKind::ReduceScatter:
-        return collectiveLabel(CollectiveOp::ReduceScatter);
-    case replay::SpanKind::AllReduce:
-        return collectiveLabel(CollectiveOp::AllReduce);
-    case replay::SpanKind::Broadcast:
-        return collectiveLabel(CollectiveOp::Broadcast);
-    // The timeline's context keeps the existing translation.
-    case replay::SpanKind::ParamFull:
-        return QCoreApplication::translate("TimelinePainter", "gathered parameters");
-    case replay::SpanKind::TpAllReduce:
-        return QCoreApplication::translate("RunLabels", "TP all-reduce");
-    case replay::SpanKind::DeviceToHost:
-        return transferLabel(Transfer::DeviceToHost);
-    case replay::SpanKind::HostToDevice:
-        return transferLabel(Transfer::HostToDevice);
-    case replay::SpanKind::NvmeRead:
-        return transferLabel(Transfer::NvmeRead);
-    case replay::SpanKind::NvmeWrite:
-        return transferLabel(Transfer::NvmeWrite);
-    }
-    return {};
+    const replay::SpanKindTraits& t = replay::traitsOf(k);
+    if (t.op != CollectiveOp::None) return collectiveLabel(t.op);
+    if (t.transfer != Transfer::None) return transferLabel(t.transfer);
+    if (t.phase != Phase::None) return phaseLabel(t.phase);
+    // A gathered unit's lifetime: the timeline's context keeps the existing translation.
+    return QCoreApplication::translate("TimelinePainter", "gathered parameters");
 }
 
 QString transferLabel(Transfer t) {

@@ -6,11 +6,13 @@
 #include "common/qcustomplot.h"
 #include "common/run_labels.h"
 #include "common/theory_names.h"
+#include "core/error.h"
 #include "playback/replay_player.h"
 #include "ranks/rank_ledger_view.h"
 #include "ranks/run_theory_charts.h"
 #include "ranks/run_timeline_charts.h"
 #include "run/run_config_panel.h"
+#include "runconfig/config_json.h"
 
 #include <QAction>
 #include <QEvent>
@@ -31,6 +33,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 namespace shardscope::widgets {
 
@@ -399,7 +402,16 @@ void RanksPage::updateHeader() {
             .arg(info->worldSize)
             .arg(QString::fromStdString(info->model),
                  formatCount(static_cast<double>(info->paramCount)), how));
-    story_->setText(strategy ? strategyStory(*strategy, info->worldSize, 0) : QString());
+    // The shard group of fsdp_hybrid, as the run's configuration has it.
+    int hybridGroup = 0;
+    try {
+        hybridGroup =
+            runconfig::configFromJson(nlohmann::json::parse(info->configJson, nullptr, false))
+                .knobs.hybridGroupSize;
+    } catch (const Error&) {
+        hybridGroup = 0; // a configuration this build cannot read: the story without the group
+    }
+    story_->setText(strategy ? strategyStory(*strategy, info->worldSize, hybridGroup) : QString());
     title_->setToolTip(info->sharedDevice
                            ? tr("The ranks ran as threads of one shardscope-worker process "
                                 "(--shared-device), not as mpirun processes.")

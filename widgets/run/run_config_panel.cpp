@@ -8,6 +8,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QEvent>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -19,6 +20,7 @@
 #include <QToolButton>
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 namespace shardscope::widgets {
 namespace {
@@ -78,7 +80,12 @@ void RunConfigPanel::build() {
     prefetch_ = spin(limitMin(Field::Prefetch), limitMax(Field::Prefetch), 1);
     reshard_ = new QCheckBox;
     inflight_ = spin(limitMin(Field::MaxInflight), limitMax(Field::MaxInflight), 2);
-    persistence_ = spin(limitMin(Field::Persistence), limitMax(Field::Persistence), 0);
+    // Parameters up to the table's 2^53: a double spin box holds every such integer exactly.
+    persistence_ = new QDoubleSpinBox;
+    persistence_->setDecimals(0);
+    persistence_->setRange(static_cast<double>(runconfig::limitOf(Field::Persistence).min),
+                           static_cast<double>(runconfig::limitOf(Field::Persistence).max));
+    persistence_->setKeyboardTracking(false);
     hybrid_ = spin(limitMin(Field::HybridGroup), kMaxRanks, 2);
     microBatch_ = spin(0, limitMax(Field::MicroBatch), 0); // 0: the preset's
     tensorParallel_ = spin(limitMin(Field::TensorParallel), kMaxRanks, 1);
@@ -142,8 +149,9 @@ void RunConfigPanel::build() {
         c->setMinimumContentsLength(8);
         connect(c, &QComboBox::currentIndexChanged, this, &RunConfigPanel::onChanged);
     }
-    for (QSpinBox* s : {ranks_, steps_, prefetch_, inflight_, persistence_, hybrid_, microBatch_,
-                        tensorParallel_})
+    connect(persistence_, &QDoubleSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
+    for (QSpinBox* s :
+         {ranks_, steps_, prefetch_, inflight_, hybrid_, microBatch_, tensorParallel_})
         connect(s, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
     for (QCheckBox* c : {checkpointing_, reshard_, threads_})
         connect(c, &QCheckBox::toggled, this, &RunConfigPanel::onChanged);
@@ -309,7 +317,7 @@ RunRequest RunConfigPanel::request() const {
     r.prefetch = prefetch_->value();
     r.reshardAfterForward = reshard_->isChecked();
     r.maxInflight = inflight_->value();
-    r.persistenceThreshold = static_cast<std::uint64_t>(persistence_->value());
+    r.persistenceThreshold = static_cast<std::uint64_t>(std::llround(persistence_->value()));
     r.hybridGroup = hybrid_->value();
     r.microBatch = microBatch_->value();
     // A disabled choice is not a choice: the strategy cannot offload that state. (Disabled by the
@@ -345,7 +353,7 @@ void RunConfigPanel::setRequest(const RunRequest& r) {
     prefetch_->setValue(r.prefetch);
     reshard_->setChecked(r.reshardAfterForward);
     inflight_->setValue(r.maxInflight);
-    persistence_->setValue(static_cast<int>(r.persistenceThreshold));
+    persistence_->setValue(static_cast<double>(r.persistenceThreshold));
     hybrid_->setValue(r.hybridGroup);
     microBatch_->setValue(r.microBatch);
     offloadOptimizer_->setCurrentIndex(

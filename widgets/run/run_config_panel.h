@@ -11,6 +11,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
 class QLineEdit;
@@ -85,7 +86,7 @@ private:
     QSpinBox* prefetch_ = nullptr;
     QCheckBox* reshard_ = nullptr;
     QSpinBox* inflight_ = nullptr;
-    QSpinBox* persistence_ = nullptr;
+    QDoubleSpinBox* persistence_ = nullptr;
     QSpinBox* hybrid_ = nullptr;
     QSpinBox* tensorParallel_ = nullptr;
     QSpinBox* microBatch_ = nullptr;

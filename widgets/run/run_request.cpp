@@ -65,8 +65,10 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     c.nvmeDir = r.nvmeDir.toStdString();
     c.aioBlockBytes = r.aioBlockBytes;
     c.aioQueueDepth = r.aioQueueDepth;
+    // A carried setting the strategy now chosen does not read (no_sync after switching from FSDP)
+    // stays carried for a switch back, but sets nothing.
     for (const auto& [field, value] : r.carried)
-        runconfig::setField(c, field, value);
+        if (runconfig::appliesToStrategy(field, c.strategy)) runconfig::setField(c, field, value);
     return c;
 }
 

@@ -19,17 +19,12 @@ float asFloat(Bf16 x) {
     return toFloat(x);
 }
 
-// The definition: one element at a time. The vector path below evaluates the same operations in
-// the same order (no FMA), so both round identically.
+// The definition (core/numeric.h: adamwElement), one element at a time. The vector path below
+// evaluates the same operations in the same order (no FMA), so both round identically.
 template <class G>
 void update(const AdamWScalars& s, float* p, const G* g, float* m, float* v, std::uint64_t n) {
-    for (std::uint64_t i = 0; i < n; ++i) {
-        const float grad = asFloat(g[i]) * s.gradScale;
-        m[i] = s.beta1 * m[i] + (1.0f - s.beta1) * grad;
-        v[i] = s.beta2 * v[i] + (1.0f - s.beta2) * grad * grad;
-        const float denom = std::sqrt(v[i]) / s.vCorrection + s.eps;
-        p[i] = p[i] * s.decay - s.stepSize * m[i] / denom;
-    }
+    for (std::uint64_t i = 0; i < n; ++i)
+        adamwElement(s, asFloat(g[i]), p[i], m[i], v[i]);
 }
 
 #if SHARDSCOPE_X86_SIMD
