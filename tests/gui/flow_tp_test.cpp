@@ -6,7 +6,7 @@
 #include "flows/flow_page.h"
 #include "flows/flow_view.h"
 #include "playback/explain_text.h"
-#include "playback/replay_player.h"
+#include "run/replay_player.h"
 #include "run/run_document.h"
 
 #include <QCheckBox>

@@ -9,9 +9,9 @@
 #include "lessons/lesson_library.h"
 #include "lessons/lesson_overlay.h"
 #include "lessons/lesson_player.h"
-#include "playback/replay_player.h"
 #include "protocol/protocol.h"
 #include "ranks/ranks_page.h"
+#include "run/replay_player.h"
 #include "run/run_config_panel.h"
 #include "run/run_document.h"
 

@@ -1,7 +1,7 @@
 // The PlaybackBar driving the shared ReplayPlayer on a ZeRO-3 recording: keys, speed range, loop.
 // The navigation targets themselves are tested in tests/unit/playback_nav_test.cpp.
 #include "playback/playback_bar.h"
-#include "playback/replay_player.h"
+#include "run/replay_player.h"
 #include "timeline_test_recording.h"
 
 #include <QSignalSpy>

@@ -5,12 +5,12 @@
 #include "launch/mpirun.h"
 #include "launch/process_tree.h"
 #include "ledger_reference.h"
-#include "playback/replay_player.h"
 #include "ranks/rank_ledger_view.h"
 #include "ranks/ranks_page.h"
 #include "ranks/run_theory_charts.h"
 #include "ranks/run_timeline_charts.h"
 #include "ranks_page_fixture.h"
+#include "run/replay_player.h"
 #include "run/run_config_panel.h"
 #include "synthetic_stream.h"
 

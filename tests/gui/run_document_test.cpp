@@ -3,7 +3,7 @@
 // share its playhead; the next recording resets the document and the pages with it.
 #include "flows/flow_page.h"
 #include "flows/flow_view.h"
-#include "playback/replay_player.h"
+#include "run/replay_player.h"
 #include "run/run_document.h"
 #include "timeline/timeline_page.h"
 #include "timeline/timeline_view.h"

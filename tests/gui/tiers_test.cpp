@@ -8,11 +8,11 @@
 #include "cli_process.h"
 #include "common/category_palette.h"
 #include "playback/explain_text.h"
-#include "playback/replay_player.h"
 #include "predict/predict.h"
 #include "ranks/rank_ledger_view.h"
 #include "ranks_page_fixture.h"
 #include "report/report.h"
+#include "run/replay_player.h"
 #include "run/run_config_panel.h"
 
 #include <QComboBox>

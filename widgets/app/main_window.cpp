@@ -115,6 +115,10 @@ bool MainWindow::showPage(const QString& id) {
     return false;
 }
 
+QWidget* MainWindow::pageArea() {
+    return pages_.empty() ? centralWidget() : stack_;
+}
+
 QStringList MainWindow::pageIds() const {
     QStringList ids;
     for (const Page& p : pages_)

@@ -2,6 +2,8 @@
 // The main window wires pages into a sidebar + stack; it does not contain them. A page is any
 // QWidget registered with addPage(); its sidebar entry and View-menu action follow the language.
 // The window owns the run the pages show (RunDocument); app/pages.h creates the pages over it.
+#include "lessons/lesson_host.h"
+
 #include <QMainWindow>
 #include <functional>
 #include <vector>
@@ -18,7 +20,7 @@ namespace shardscope::widgets {
 class LanguageManager;
 class RunDocument;
 
-class MainWindow : public QMainWindow {
+class MainWindow : public QMainWindow, public LessonHost {
     Q_OBJECT
 public:
     using TitleFn = std::function<QString()>; // re-evaluated on every language change
@@ -29,12 +31,14 @@ public:
     void addPage(const QString& id, TitleFn title, QWidget* page);
     // Puts a page's action into the File menu, above Quit (e.g. "Open recording…").
     void addFileAction(QAction* action);
-    bool showPage(const QString& id); // false for an unknown id
+    bool showPage(const QString& id) override; // false for an unknown id
     QStringList pageIds() const;
-    QWidget* page(const QString& id) const;
-    LanguageManager* language() const { return language_; }
-    QMenu* helpMenu() const { return helpMenu_; } // Help → Lessons adds itself here
-    RunDocument& document() const { return *document_; }
+    QWidget* page(const QString& id) const override;
+    LanguageManager* language() const override { return language_; }
+    QMenu* helpMenu() const override { return helpMenu_; } // Help → Lessons adds itself here
+    RunDocument& document() const override { return *document_; }
+    QWidget* hostWidget() override { return this; }
+    QWidget* pageArea() override; // the stack of pages (the central widget before any page)
 
 protected:
     void changeEvent(QEvent* event) override;

@@ -4,7 +4,7 @@
 #include "common/run_labels.h"
 #include "common/theory_names.h"
 #include "core/categories.h"
-#include "playback/replay_player.h"
+#include "run/replay_player.h"
 #include "run/run_document.h"
 
 #include <QCoreApplication>

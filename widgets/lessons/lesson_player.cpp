@@ -1,11 +1,10 @@
 #include "lessons/lesson_player.h"
 
-#include "app/main_window.h"
 #include "common/language.h"
 #include "lessons/lesson_facts.h"
 #include "lessons/lesson_overlay.h"
-#include "playback/replay_player.h"
 #include "ranks/ranks_page.h"
+#include "run/replay_player.h"
 #include "run/run_config_panel.h"
 #include "run/run_document.h"
 #include "timeline/timeline_page.h"
@@ -61,16 +60,16 @@ void reveal(QWidget* w) {
 
 } // namespace
 
-LessonPlayer::LessonPlayer(MainWindow& window, const LessonLibrary& library)
-    : QObject(&window), window_(window), library_(library) {
+LessonPlayer::LessonPlayer(LessonHost& host, const LessonLibrary& library)
+    : QObject(host.hostWidget()), host_(host), window_(*host.hostWidget()), library_(library) {
     setObjectName(QStringLiteral("lessonPlayer"));
     buildPanel();
     overlay_ = new LessonOverlay(&window_);
     menu_ = new QMenu(&window_);
     menu_->setObjectName(QStringLiteral("lessonsMenu"));
-    if (QMenu* help = window_.helpMenu())
+    if (QMenu* help = host_.helpMenu())
         help->insertMenu(help->actions().isEmpty() ? nullptr : help->actions().first(), menu_);
-    RunSession& session = window_.document().session();
+    RunSession& session = host_.document().session();
     // Another run or recording replaces the one the lesson opened: the next step opens it again.
     connect(&session, &RunSession::started, this, [this] {
         if (loading_) return;
@@ -88,14 +87,13 @@ LessonPlayer::LessonPlayer(MainWindow& window, const LessonLibrary& library)
             [this](RunSession::Outcome, const QString& message) {
                 if (!loading_) return;
                 loading_ = false;
-                if (window_.document().model().stepCount() == 0) {
+                if (host_.document().model().stepCount() == 0) {
                     problem_ = message.isEmpty() ? tr("the recording holds no steps") : message;
                     loaded_.clear();
                 }
                 finishStep();
             });
-    connect(window_.language(), &LanguageManager::languageChanged, this,
-            &LessonPlayer::retranslate);
+    connect(host_.language(), &LanguageManager::languageChanged, this, &LessonPlayer::retranslate);
     retranslate();
 }
 
@@ -187,9 +185,7 @@ bool LessonPlayer::eventFilter(QObject* watched, QEvent* event) {
 // The card goes into the corner of the page area that covers least of the outlined element.
 void LessonPlayer::placePanel() {
     // The pages' area (right of the sidebar), or the whole central widget without pages.
-    QWidget* area = window_.pageIds().isEmpty()
-                        ? window_.centralWidget()
-                        : window_.page(window_.pageIds().first())->parentWidget();
+    QWidget* area = host_.pageArea();
     if (!area) return;
     const QRect a(area->mapTo(&window_, QPoint(0, 0)), area->size());
     const int margin = 12;
@@ -225,7 +221,7 @@ void LessonPlayer::placePanel() {
 
 void LessonPlayer::rebuildMenu() {
     menu_->clear();
-    const QString language = window_.language()->current();
+    const QString language = host_.language()->current();
     for (const lessons::Lesson& l : library_.lessons) {
         QAction* a = menu_->addAction(q(l.title.in(language.toStdString())));
         a->setObjectName(QStringLiteral("lesson_") + q(l.id));
@@ -249,7 +245,7 @@ void LessonPlayer::updateControls() {
     next_->setText(step_ + 1 < count ? tr("Next") : tr("Finish"));
     if (!lesson_) return;
     lessonTitle_->setText(
-        tr("Lesson: %1").arg(q(lesson_->title.in(window_.language()->current().toStdString()))));
+        tr("Lesson: %1").arg(q(lesson_->title.in(host_.language()->current().toStdString()))));
     counter_->setText(tr("Step %1 of %2").arg(step_ + 1).arg(count));
     back_->setEnabled(step_ > 0);
 }
@@ -288,7 +284,7 @@ void LessonPlayer::close() {
 }
 
 RanksPage* LessonPlayer::ranks() const {
-    return qobject_cast<RanksPage*>(window_.page(QStringLiteral("ranks")));
+    return qobject_cast<RanksPage*>(host_.page(QStringLiteral("ranks")));
 }
 
 void LessonPlayer::showStep() {
@@ -351,7 +347,7 @@ void LessonPlayer::showStep() {
 QWidget* LessonPlayer::findTarget(const QString& name) const {
     const lessons::Step& s = lesson_->steps[static_cast<std::size_t>(step_)];
     if (!s.page.empty())
-        if (QWidget* page = window_.page(q(s.page))) {
+        if (QWidget* page = host_.page(q(s.page))) {
             if (page->objectName() == name) return page;
             if (auto* w = page->findChild<QWidget*>(name)) return w;
         }
@@ -367,17 +363,17 @@ void LessonPlayer::finishStep() {
         if (RanksPage* page = ranks())
             page->configPanel()->setRequest(
                 requestFor(*s.configure, page->configPanel()->request()));
-    if (!s.page.empty() && !window_.showPage(q(s.page)))
+    if (!s.page.empty() && !host_.showPage(q(s.page)))
         problem_ = tr("this window has no page '%1'").arg(q(s.page));
     if (s.seek && problem_.isEmpty()) {
         QString why;
-        if (const auto k = seekIndex(window_.document().model(), *s.seek, &why)) {
-            window_.document().player().pause();
-            window_.document().player().seek(*k);
+        if (const auto k = seekIndex(host_.document().model(), *s.seek, &why)) {
+            host_.document().player().pause();
+            host_.document().player().seek(*k);
             if (RanksPage* page = ranks()) page->finishPendingDraws();
             // The timeline shows the step holding the playhead, so one unit's cycle is readable.
             if (auto* timeline =
-                    qobject_cast<TimelinePage*>(window_.page(QStringLiteral("timeline"))))
+                    qobject_cast<TimelinePage*>(host_.page(QStringLiteral("timeline"))))
                 timeline->zoomToCurrentStep();
         } else {
             problem_ = why;
@@ -401,10 +397,10 @@ void LessonPlayer::finishStep() {
 void LessonPlayer::render() {
     if (!lesson_) return;
     const lessons::Step& s = lesson_->steps[static_cast<std::size_t>(step_)];
-    const std::string language = window_.language()->current().toStdString();
+    const std::string language = host_.language()->current().toStdString();
     title_->setText(q(s.title.in(language)));
     const int rank = s.seek ? s.seek->rank : 0;
-    LessonFacts facts = lessonFacts(window_.document(), rank);
+    LessonFacts facts = lessonFacts(host_.document(), rank);
     if (!s.reference.empty())
         if (const auto reference = bundledReport(q(s.reference)))
             addReportFacts(facts, *reference, rank, QStringLiteral("ref."));

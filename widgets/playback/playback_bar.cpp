@@ -1,7 +1,7 @@
 #include "playback/playback_bar.h"
 
 #include "core/step_number.h"
-#include "playback/replay_player.h"
+#include "run/replay_player.h"
 
 #include <QCheckBox>
 #include <QEvent>

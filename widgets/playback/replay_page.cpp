@@ -2,7 +2,7 @@
 
 #include "playback/explain_panel.h"
 #include "playback/playback_bar.h"
-#include "playback/replay_player.h"
+#include "run/replay_player.h"
 #include "run/run_document.h"
 
 #include <QSplitter>

@@ -7,10 +7,10 @@
 #include "common/run_labels.h"
 #include "common/theory_names.h"
 #include "core/error.h"
-#include "playback/replay_player.h"
 #include "ranks/rank_ledger_view.h"
 #include "ranks/run_theory_charts.h"
 #include "ranks/run_timeline_charts.h"
+#include "run/replay_player.h"
 #include "run/run_config_panel.h"
 #include "runconfig/config_json.h"
 

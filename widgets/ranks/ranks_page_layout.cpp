@@ -4,11 +4,11 @@
 #include "common/run_labels.h"
 #include "common/side_column.h"
 #include "common/theory_names.h"
-#include "playback/replay_player.h"
 #include "ranks/rank_ledger_view.h"
 #include "ranks/ranks_page.h"
 #include "ranks/run_theory_charts.h"
 #include "ranks/run_timeline_charts.h"
+#include "run/replay_player.h"
 #include "run/run_config_panel.h"
 
 #include <QAction>

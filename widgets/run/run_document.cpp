@@ -1,6 +1,6 @@
 #include "run/run_document.h"
 
-#include "playback/replay_player.h"
+#include "run/replay_player.h"
 
 namespace shardscope::widgets {
 

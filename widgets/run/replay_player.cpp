@@ -1,4 +1,4 @@
-#include "playback/replay_player.h"
+#include "run/replay_player.h"
 
 #include <algorithm>
 
