@@ -13,6 +13,7 @@
 // Versions read: kProtocolVersion and kOldestReadableVersion up to it. Version 2 is version 3
 // without transfers: an event has no transfer byte (kEventBytesV2) and no Transfer* kind.
 #include "core/event.h"
+#include "core/printable.h"
 
 #include <cstdint>
 #include <optional>
@@ -85,10 +86,9 @@ using Record = std::variant<Handshake, EventBatch, StepSummary, Report, Failure,
 // CRC-32C (Castagnoli), continuing from `crc` (0 to start).
 std::uint32_t crc32c(std::string_view bytes, std::uint32_t crc = 0);
 
-// Text from a stream, made safe to show: control characters and invalid bytes escaped (\n,
-// \x1b…), capped at `maxChars` with "…" appended. A message from a file is shown, never
-// interpreted.
-std::string printableText(std::string_view text, std::size_t maxChars = 2000);
+// Text from a stream, made safe to show: core/printable.h (a message from a file is shown, never
+// interpreted).
+using shardscope::printableText;
 
 // Appends the stream header / one record to `out`.
 void writeHeader(std::string& out);

@@ -4,6 +4,7 @@
 // page, seeks the shared playhead, outlines the widget it names (by objectName) and shows its
 // paragraph with the numbers of the run actually loaded (lesson_facts.h). Back/Next replay the
 // step's actions, so any step can be reached directly.
+#include "lessons/lesson_host.h"
 #include "lessons/lesson_library.h"
 
 #include <QObject>
@@ -23,13 +24,12 @@ class QWidget;
 namespace shardscope::widgets {
 
 class LessonOverlay;
-class MainWindow;
 class RanksPage;
 
 class LessonPlayer : public QObject {
     Q_OBJECT
 public:
-    explicit LessonPlayer(MainWindow& window,
+    explicit LessonPlayer(LessonHost& host,
                           const LessonLibrary& library = LessonLibrary::bundled());
     ~LessonPlayer() override;
 
@@ -76,7 +76,8 @@ private:
     QWidget* findTarget(const QString& name) const;
     RanksPage* ranks() const;
 
-    MainWindow& window_;
+    LessonHost& host_;
+    QWidget& window_; // host_.hostWidget()
     const LessonLibrary& library_;
     const lessons::Lesson* lesson_ = nullptr;
     int step_ = 0;
