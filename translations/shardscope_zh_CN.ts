@@ -1153,6 +1153,10 @@
         <source>peak %1</source>
         <translation>峰值 %1</translation>
     </message>
+    <message>
+        <source>live bytes</source>
+        <translation>实时字节数</translation>
+    </message>
 </context>
 <context>
     <name>main</name>

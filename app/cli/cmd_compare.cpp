@@ -65,7 +65,6 @@ int cmdCompare(std::span<const std::string> argv) {
     if (const auto file = configFileFlag(extras)) {
         imported = importForJob(*file, "compare", argv, flags.ranks, workerArgs);
         if (imported->ranks) flags.ranks = *imported->ranks;
-        printImport(*imported);
     }
     if (flags.tracePath)
         throwInvalid("--trace: compare runs several jobs; record them one by one with `run`");
@@ -122,13 +121,17 @@ int cmdCompare(std::span<const std::string> argv) {
     if (!hybridGroup.empty() && std::none_of(strategies.begin(), strategies.end(), hasGroups))
         throwInvalid("--hybrid-group is an fsdp_hybrid option; --strategies " + strategiesText +
                      " has no shard groups");
-    for (const auto& s : strategies) {
-        std::vector<std::string> args = workerArgs;
-        if (hasGroups(s)) args.insert(args.end(), hybridGroup.begin(), hybridGroup.end());
-        args.insert(args.end(), {"--strategy", s});
-        configs.push_back(parseJobConfig(args, flags));
-    }
-    checkOutputs(flags, configs.front());
+    validatedWith(imported, [&] {
+        for (const auto& s : strategies) {
+            std::vector<std::string> args = workerArgs;
+            if (hasGroups(s)) args.insert(args.end(), hybridGroup.begin(), hybridGroup.end());
+            args.insert(args.end(), {"--strategy", s});
+            configs.push_back(parseJobConfig(args, flags));
+        }
+        checkOutputs(flags, configs.front());
+        return 0;
+    });
+    if (imported) printImport(*imported);
     // Installed before the folder exists: a signal between two jobs is noticed, and the folder
     // with the weights goes with it; one left by a compare killed with SIGKILL goes next time.
     const launch::SignalGuard guard;

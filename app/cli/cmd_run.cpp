@@ -72,17 +72,20 @@ int cmdRun(std::span<const std::string> argv) {
     if (const auto file = configFileFlag(extras)) {
         imported = importForJob(*file, "run", argv, flags.ranks, workerArgs);
         if (imported->ranks) flags.ranks = *imported->ranks;
-        printImport(*imported);
     }
     if (auto listing = importListing(extras)) {
         if (imported)
             throwInvalid("--config-import: give it or --ds-config / --accelerate-config, not both");
         imported = std::move(listing);
-        printImport(*imported);
     }
-    // Everything is validated here, before anything is launched.
-    const runconfig::RunConfig config = parseJobConfig(workerArgs, flags);
-    checkOutputs(flags, config);
+    // Everything is validated here, before anything is launched; a refusal is one line (naming
+    // the file's key where one set the flag), the file's listing only for a run that starts.
+    const runconfig::RunConfig config = validatedWith(imported, [&] {
+        runconfig::RunConfig c = parseJobConfig(workerArgs, flags);
+        checkOutputs(flags, c);
+        return c;
+    });
+    if (imported) printImport(*imported);
     if (config.resumePath) verifyCheckpoint(*config.resumePath);
     std::optional<checkpoint::SaveFolderLock> saveLock;
     if (config.saveDir) saveLock.emplace(*config.saveDir);

@@ -161,6 +161,16 @@ importListing(const std::vector<std::pair<std::string, std::string>>& extras) {
     return out;
 }
 
+void rethrowNamingKey(const Error& e, const ConfigImportResult& imported) {
+    const std::string what = e.what();
+    for (const config_import::Applied& a : imported.imported.applied) {
+        const std::string flag = a.setting.substr(0, a.setting.find(' '));
+        if (what.rfind(flag + " ", 0) == 0 || what.rfind(flag + ":", 0) == 0)
+            throw Error(e.kind(), what + " (set by " + imported.source + ": " + a.key + ")");
+    }
+    throw Error(e.kind(), what + " (with the settings of " + imported.source + ")");
+}
+
 void printImport(const ConfigImportResult& result) {
     // Key paths and values come from the user's file: control characters are shown escaped.
     std::printf("config %s:\n", protocol::printableText(result.source).c_str());

@@ -4,6 +4,7 @@
 // what was applied and what was ignored is printed and kept for the report.
 #include "config_import/hf_model.h"
 #include "config_import/import.h"
+#include "core/error.h"
 #include "report/report.h"
 
 #include <optional>
@@ -42,6 +43,19 @@ importListing(const std::vector<std::pair<std::string, std::string>>& extras);
 
 // Prints "config FILE:" and the listing (stdout).
 void printImport(const ConfigImportResult& result);
+[[noreturn]] void rethrowNamingKey(const Error& e, const ConfigImportResult& imported);
+// Runs `validate` (the job's checks); a refusal of a flag the file set names the file's key too,
+// in its one line: "--micro-batch must be …, got 99999 (set by ds.json:
+// train_micro_batch_size_per_gpu)". Without a file, `validate` runs as it is.
+template <class F>
+auto validatedWith(const std::optional<ConfigImportResult>& imported, F validate) {
+    try {
+        return validate();
+    } catch (const Error& e) {
+        if (!imported || !e.isUserInput()) throw;
+        rethrowNamingKey(e, *imported);
+    }
+}
 // The report's config_import and the run's notes ("ignored: key — why").
 void addToReport(const ConfigImportResult& result, report::RunReport& report);
 

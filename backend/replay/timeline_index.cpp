@@ -48,6 +48,7 @@ void TimelineIndex::reset(int worldSize) {
     steps_ = 0;
     endNs_ = 0;
     peak_ = 0;
+    kinds_ = 0;
 }
 
 std::size_t TimelineIndex::spanCount() const {
@@ -56,6 +57,10 @@ std::size_t TimelineIndex::spanCount() const {
         for (const auto& r : l.rows)
             n += r.size();
     return n;
+}
+
+bool TimelineIndex::hasKind(SpanKind k) const {
+    return (kinds_ >> static_cast<unsigned>(k)) & 1u;
 }
 
 bool TimelineIndex::hasTransfers() const {
@@ -76,6 +81,7 @@ void TimelineIndex::close(int rank, TimelineRow row, const Open& o, std::uint64_
     s.peers = o.peers;
     s.kind = o.kind;
     s.depth = o.depth;
+    kinds_ |= 1u << static_cast<unsigned>(o.kind);
     build_[static_cast<std::size_t>(rank)].fresh[static_cast<std::size_t>(row)].push_back(s);
 }
 

@@ -195,7 +195,8 @@ public:
     std::uint64_t endNs() const { return endNs_; }    // replay clock at the last event
     std::uint64_t peakBytes() const { return peak_; } // highest live total of any rank
     std::size_t spanCount() const;
-    bool hasTransfers() const; // any lane's transfer row holds a span (the view adds that row)
+    bool hasTransfers() const;      // any lane's transfer row holds a span (the view adds that row)
+    bool hasKind(SpanKind k) const; // some span of this kind was indexed (the legend lists it)
 
     // Index of the first span of (rank,row) that may overlap [t, …): its end ≥ t.
     std::size_t firstEndingAtOrAfter(int rank, TimelineRow row, std::uint64_t t) const;
@@ -226,6 +227,8 @@ private:
     std::size_t steps_ = 0;
     std::uint64_t endNs_ = 0;
     std::uint64_t peak_ = 0;
+    std::uint32_t kinds_ = 0; // bit k: a span of SpanKind k was closed
+    static_assert(kSpanKindCount <= 32);
 };
 
 // ---- level of detail ----

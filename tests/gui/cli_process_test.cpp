@@ -4,11 +4,15 @@
 #include "launch/process_tree.h"
 #include "run/cli_process.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 #include <csignal>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -86,6 +90,28 @@ private Q_SLOTS:
             std::none_of(tree.begin(), tree.end(),
                          [](const launch::ProcessId& p) { return ::kill(p.pid, 0) == 0; }),
             3000);
+    }
+
+    // A GUI killed with SIGKILL leaves its folder (the socket, the ending): the next supervisor
+    // sweeps it, and only folders whose process is gone.
+    void foldersOfAKilledGuiAreSwept() {
+        const pid_t child = ::fork();
+        if (child == 0) ::_exit(0);
+        QVERIFY(child > 0);
+        ::waitpid(child, nullptr, 0); // its pid is free now: a GUI that is gone
+        const QString dead = QStringLiteral("/tmp/shardscope-gui-%1-Ab3dEf").arg(child);
+        const QString alive = QStringLiteral("/tmp/shardscope-gui-%1-Xy9zQw").arg(::getppid());
+        QVERIFY(QDir().mkpath(dead) && QDir().mkpath(alive));
+        CliProcess process;
+        QString why;
+        const QString folder = process.prepareFolder(&why);
+        QVERIFY2(!folder.isEmpty(), qPrintable(why));
+        QVERIFY(folder.startsWith(QStringLiteral("/tmp/shardscope-gui-%1-").arg(::getpid())));
+        QVERIFY(!QFileInfo::exists(dead));
+        QVERIFY(QFileInfo::exists(alive));
+        QDir(alive).removeRecursively();
+        process.releaseFolder();
+        QVERIFY(!QFileInfo::exists(folder));
     }
 
     void aProgramThatDoesNotStartIsSaid() {

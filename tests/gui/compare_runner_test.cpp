@@ -9,6 +9,7 @@
 #include "launch/process_tree.h"
 
 #include <QElapsedTimer>
+#include <QFile>
 #include <QFileInfo>
 #include <QLabel>
 #include <QTemporaryDir>
@@ -103,8 +104,16 @@ private Q_SLOTS:
         QCOMPARE(page.runner()->runButtonText(), QStringLiteral("Stop"));
         const auto cli = static_cast<pid_t>(page.runner()->processId());
         QVERIFY(cli > 0);
-        QTRY_VERIFY_WITH_TIMEOUT(!launch::descendantPids(cli).empty(),
-                                 90000); // the first job's worker (slow on a busy machine)
+        // The first job's worker (slow on a busy machine) — not the CLI's short-lived probes.
+        const auto workerRuns = [cli] {
+            for (const launch::ProcessId& p : launch::descendantPids(cli)) {
+                QFile comm(QStringLiteral("/proc/%1/comm").arg(p.pid));
+                if (comm.open(QIODevice::ReadOnly) && comm.readAll().startsWith("shardscope-work"))
+                    return true;
+            }
+            return false;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(workerRuns(), 90000);
         QTest::qWait(300);
         std::vector<launch::ProcessId> tree = launch::descendantPids(cli);
         tree.push_back({cli, 0});

@@ -303,22 +303,22 @@ TEST(cliConfig, AConfigPathThatIsNotUtf8StillMakesAReport) {
 }
 
 // The file's HYBRID_SHARD group is for fsdp_hybrid rows: with none in --strategies it is listed
-// as ignored, not refused as if the user had typed --hybrid-group. (The missing --json folder
-// stops compare after the listing, before any job starts.)
+// as ignored, not refused as if the user had typed --hybrid-group. (Tiny runs of one step, as
+// threads: the listing is printed for a comparison that starts.)
 TEST(cliConfig, CompareWithoutFsdpHybridIgnoresTheFilesShardGroup) {
-    const std::string out = "/nonexistent-cli-config-dir/r.json";
-    CliResult r = runProgram(kCli, {"compare", "--steps", "1", "--strategies", "ddp,zero3",
-                                    "--accelerate-config", data("accelerate_fsdp_hybrid.yaml"),
-                                    "--json", out});
-    expectOneLineExit2(r, "--json: folder");
+    const std::string out = ::testing::TempDir() + "/hybrid-compare.json";
+    CliResult r = runProgram(kCli, {"compare", "--model", "tiny", "--shared-device", "--steps", "1",
+                                    "--strategies", "ddp,zero3", "--accelerate-config",
+                                    data("accelerate_fsdp_hybrid.yaml"), "--json", out});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
     EXPECT_NE(
         r.out.find("ignored: fsdp_config.fsdp_sharding_strategy — --strategies has no fsdp_hybrid"),
         std::string::npos)
         << r.out;
-    r = runProgram(kCli,
-                   {"compare", "--steps", "1", "--strategies", "ddp,fsdp_hybrid",
-                    "--accelerate-config", data("accelerate_fsdp_hybrid.yaml"), "--json", out});
-    expectOneLineExit2(r, "--json: folder");
+    r = runProgram(kCli, {"compare", "--model", "tiny", "--shared-device", "--steps", "1",
+                          "--strategies", "ddp,fsdp_hybrid", "--accelerate-config",
+                          data("accelerate_fsdp_hybrid.yaml"), "--json", out});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
     EXPECT_NE(r.out.find("applied: fsdp_config.fsdp_sharding_strategy → --hybrid-group 2"),
               std::string::npos)
         << r.out;
@@ -348,6 +348,25 @@ TEST(cliConfig, AKnobTheStrategyDoesNotReadIsNoted) {
     std::ifstream in(json);
     const nlohmann::json report = nlohmann::json::parse(in);
     EXPECT_FALSE(report.at("config").at("knobs").contains("prefetch")) << report.at("config");
+}
+
+} // namespace
+
+namespace {
+
+// A configuration the run refuses is one line, naming the file's key that set the flag; the
+// file's listing belongs to a run that starts.
+TEST(cliConfig, ARefusedConfigurationIsOneLineNamingItsKey) {
+    const std::string file = ::testing::TempDir() + "/huge-micro-batch.json";
+    std::ofstream(file)
+        << R"({"zero_optimization": {"stage": 3}, "train_micro_batch_size_per_gpu": 99999})";
+    for (const char* command : {"run", "compare"}) {
+        const CliResult r = runProgram(kCli, {command, "--model", "tiny", "--shared-device",
+                                              "--ranks", "2", "--steps", "1", "--ds-config", file});
+        expectOneLineExit2(r, "--micro-batch must be between 1 and 4096, got 99999 (set by " +
+                                  file + ": train_micro_batch_size_per_gpu)");
+        EXPECT_EQ(r.out, "") << command;
+    }
 }
 
 } // namespace

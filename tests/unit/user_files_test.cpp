@@ -7,16 +7,19 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace shardscope {
@@ -270,6 +273,38 @@ TEST_F(coreFiles, DeadWritersTemporariesAreSweptAndNothingElse) {
     EXPECT_TRUE(fs::is_symlink(path("out.json.99999996-0123abcd.partial")));
     ::close(held);
     EXPECT_EQ(slurp("out.json"), "{}");
+}
+
+} // namespace
+} // namespace shardscope
+
+namespace shardscope {
+namespace {
+
+// An error quoting a file's bytes stays one whole, printable line: a NUL no longer cuts it short
+// (what() is a C string) and broken UTF-8 is escaped, never echoed raw to a terminal.
+TEST(errorText, NulAndBrokenUtf8AreEscapedNotCut) {
+    using namespace std::string_literals;
+    const Error e(ErrorKind::InvalidArgument,
+                  "value 'a\0b' and '\xff\xfe' in "s + "x.yaml → refused");
+    const std::string what = e.what();
+    EXPECT_EQ(what, "value 'a\\x00b' and '\\xff\\xfe' in x.yaml → refused");
+}
+
+TEST(errorText, CliRefusalQuotingBadBytesIsOnePrintableLine) {
+    const std::string dir = ::testing::TempDir();
+    const std::string file = dir + "/nul-value.yaml";
+    std::ofstream(file) << "distributed_type: FSDP\nnum_processes: 2\nfsdp_config:\n"
+                           "  fsdp_sharding_strategy: \"a\\0b\"\n";
+    const std::string cmd = std::string(SHARDSCOPE_BIN_DIR) +
+                            "/shardscope-cli run --model tiny --shared-device --ranks 2 "
+                            "--strategy ddp --steps 1 --accelerate-config " +
+                            file + " 2>" + dir + "/nul-value.err";
+    EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
+    std::ifstream in(dir + "/nul-value.err");
+    const std::string err((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_NE(err.find("'a\\x00b': must be"), std::string::npos) << err;
+    EXPECT_EQ(err.find('\n'), err.size() - 1) << err;
 }
 
 } // namespace

@@ -1,14 +1,17 @@
 #include "run/cli_process.h"
 
+#include "core/error.h"
+#include "launch/job.h"
 #include "launch/process_tree.h"
 
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
-#include <QTemporaryDir>
 #include <csignal>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sys/prctl.h>
+#include <utility>
 
 namespace shardscope::widgets {
 
@@ -19,48 +22,59 @@ CliProcess::CliProcess(QObject* parent) : QObject(parent) {
 }
 
 CliProcess::~CliProcess() {
-    if (!isRunning()) return;
-    process_->disconnect(this);
-    process_->terminate(); // the CLI tears its job down
-    if (!process_->waitForFinished(kGraceMs)) {
-        killTree();
-        process_->waitForFinished(1000);
+    if (isRunning()) {
+        process_->disconnect(this);
+        process_->terminate(); // the CLI tears its job down
+        if (!process_->waitForFinished(kGraceMs)) {
+            killTree();
+            process_->waitForFinished(1000);
+        }
     }
+    releaseFolder();
 }
 
 QString CliProcess::prepareFolder(QString* why) {
     if (isRunning()) return {};
-    // 0700: only this user reaches the socket and the files; the name never collides.
-    folder_ =
-        std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/shardscope-XXXXXX"));
-    if (!folder_->isValid()) {
-        if (why) *why = folder_->errorString();
-        folder_.reset();
+    releaseFolder();
+    // /tmp/shardscope-gui-<pid>-XXXXXX, 0700: only this user reaches the socket and the files;
+    // the folders of a GUI that was killed (its pid gone) are swept first.
+    try {
+        folder_ = QString::fromStdString(launch::makePrivateFolder("shardscope-gui"));
+    } catch (const Error& e) {
+        if (why) *why = QString::fromUtf8(e.what());
         return {};
     }
-    return folder_->path();
+    return folder_;
 }
 
 QString CliProcess::folder() const {
-    return folder_ ? folder_->path() : QString();
+    return folder_;
 }
 
 void CliProcess::releaseFolder() {
-    if (!isRunning()) folder_.reset();
+    if (isRunning() || folder_.isEmpty()) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(folder_.toStdString(), ignored);
+    folder_.clear();
+}
+
+QString CliProcess::filePath(const QString& name) const {
+    return folder_.isEmpty() ? QString() : QDir(folder_).filePath(name);
 }
 
 bool CliProcess::start(const QString& program, const QStringList& arguments) {
-    if (isRunning() || !folder_) return false;
-    delete process_;
+    if (isRunning() || folder_.isEmpty()) return false;
+    if (process_) process_->deleteLater(); // it may be emitting the signal that got us here
     process_ = new QProcess(this);
     // Runs in the child between fork and exec: only async-signal-safe calls.
     process_->setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGTERM); });
     stdout_.clear();
+    discarding_ = false;
     stderrTail_.clear();
     ending_.reset();
     exitCode_ = 0;
     crashed_ = failedToStart_ = stopRequested_ = false;
-    QFile::remove(folder_->filePath(QStringLiteral("ending.json")));
+    QFile::remove(filePath(QStringLiteral("ending.json")));
     connect(process_, &QProcess::readyReadStandardOutput, this, &CliProcess::readProgress);
     connect(process_, &QProcess::readyReadStandardError, this, [this] {
         stderrTail_ += QString::fromLocal8Bit(process_->readAllStandardError());
@@ -75,7 +89,7 @@ bool CliProcess::start(const QString& program, const QStringList& arguments) {
         Q_EMIT finished();
     });
     QStringList all = arguments;
-    all << QStringLiteral("--ending") << folder_->filePath(QStringLiteral("ending.json"))
+    all << QStringLiteral("--ending") << filePath(QStringLiteral("ending.json"))
         << QStringLiteral("--progress") << QStringLiteral("json");
     process_->start(program, all);
     return true;
@@ -102,17 +116,21 @@ QString CliProcess::lastErrorLine() const {
 }
 
 // One JSON object per line; anything else (there is nothing else with --progress json) is
-// skipped, as is a line past 64 KiB.
+// skipped, as is a line past kMaxLineBytes (the rest of it up to its newline too).
 void CliProcess::readProgress() {
     stdout_ += process_->readAllStandardOutput();
     for (qsizetype nl = stdout_.indexOf('\n'); nl >= 0; nl = stdout_.indexOf('\n')) {
         const QByteArray line = stdout_.left(nl);
         stdout_.remove(0, nl + 1);
+        if (std::exchange(discarding_, false) || line.size() > kMaxLineBytes) continue;
         const QJsonDocument doc = QJsonDocument::fromJson(line);
         if (doc.isObject() && doc.object().contains(QStringLiteral("event")))
             Q_EMIT progress(doc.object());
     }
-    if (stdout_.size() > 65536) stdout_.clear();
+    if (stdout_.size() > kMaxLineBytes) {
+        stdout_.clear();
+        discarding_ = true;
+    }
 }
 
 void CliProcess::onFinished(int exitCode, QProcess::ExitStatus status) {
@@ -120,8 +138,8 @@ void CliProcess::onFinished(int exitCode, QProcess::ExitStatus status) {
     readProgress();
     exitCode_ = exitCode;
     crashed_ = status == QProcess::CrashExit;
-    QFile file(folder_ ? folder_->filePath(QStringLiteral("ending.json")) : QString());
-    if (folder_ && file.open(QIODevice::ReadOnly)) {
+    QFile file(filePath(QStringLiteral("ending.json")));
+    if (!folder_.isEmpty() && file.open(QIODevice::ReadOnly)) {
         try {
             ending_ = launch::endingFromJson(nlohmann::json::parse(file.readAll().toStdString()));
         } catch (const std::exception&) {

@@ -1,6 +1,7 @@
 #pragma once
 // The GUI's one supervisor of a `shardscope-cli` invocation (a run on the Ranks page, "Run all
-// strategies" on the Compare page): a private 0700 folder for the run's files, the CLI started
+// strategies" on the Compare page): a private 0700 folder for the run's files (those of a GUI
+// that was killed are swept when the next is made), the CLI started
 // with an argument list plus `--ending FILE --progress json`, its progress read as JSON lines
 // from stdout (never its human text), the last line of stderr kept for a refusal, one Stop path
 // (SIGTERM to the CLI, which tears its job down; after kGraceMs the whole process tree is
@@ -14,10 +15,7 @@
 #include <QString>
 #include <QStringList>
 #include <QTimer>
-#include <memory>
 #include <optional>
-
-class QTemporaryDir;
 
 namespace shardscope::widgets {
 
@@ -35,7 +33,8 @@ public:
     // empty with *why when it cannot be made. The previous run's folder goes.
     QString prepareFolder(QString* why);
     QString folder() const;
-    void releaseFolder(); // the folder goes (not while the CLI runs)
+    void releaseFolder();                        // the folder goes (not while the CLI runs)
+    QString filePath(const QString& name) const; // in the folder (empty without one)
 
     // Starts `program arguments… --ending FOLDER/ending.json --progress json`; false (nothing
     // started) when a run is going on or no folder was prepared.
@@ -64,9 +63,11 @@ private:
     void killTree();
 
     QProcess* process_ = nullptr;
-    std::unique_ptr<QTemporaryDir> folder_;
+    QString folder_;
     QTimer killTimer_;
+    static constexpr qsizetype kMaxLineBytes = 65536; // an event is a few hundred bytes
     QByteArray stdout_;
+    bool discarding_ = false; // the rest of an over-long line, up to its newline
     QString stderrTail_;
     std::optional<launch::JobEnding> ending_;
     int exitCode_ = 0;

@@ -71,7 +71,7 @@ bool RunSession::refuse(const QString& message) {
 
 void RunSession::beginSession(bool live) {
     active_ = true;
-    streamOpen_ = streamEnded_ = processExited_ = false;
+    streamOpen_ = streamEnded_ = processExited_ = userStopped_ = false;
     failure_.reset();
     streamError_.clear();
     completeSteps_ = 0;
@@ -166,7 +166,9 @@ bool RunSession::openRecording(const QString& path) {
 }
 
 void RunSession::stop() {
-    if (isLive()) cli_->stop();
+    if (!isLive()) return;
+    userStopped_ = true; // the user's Stop, not a stream this session could not read
+    cli_->stop();
 }
 
 void RunSession::onSteps(const StepListPtr& steps) {
@@ -291,7 +293,7 @@ QString RunSession::liveFailureMessage() {
 void RunSession::finishLive() {
     if (!isLive() || !processExited_) return;
     drainTimer_.stop();
-    if (cli_->stopRequested()) {
+    if (userStopped_ && streamError_.isEmpty()) {
         cleanup(Outcome::Stopped, completeSteps_ > 0
                                       ? tr("Stopped after %n step(s)", nullptr, completeSteps_)
                                       : tr("Stopped before the first step"));

@@ -117,6 +117,7 @@ private:
     bool streamOpen_ = false;
     bool streamEnded_ = false;
     bool processExited_ = false;
+    bool userStopped_ = false; // stop() ended the run (not an unreadable stream)
 };
 
 } // namespace shardscope::widgets

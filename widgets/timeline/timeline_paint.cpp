@@ -280,26 +280,44 @@ void paintLane(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, i
     }
 }
 
-void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal) {
+// The kinds this run has (an empty index: the common ones, for the empty view), on one line:
+// where they do not fit, tighter gaps and the memory curve's short name.
+void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal,
+                 const replay::TimelineIndex* index) {
     const QFontMetrics fm(p.font());
-    int x = g.legend.left();
-    const int y = g.legend.top() + 3;
+    const bool empty = !index || index->spanCount() == 0;
+    std::vector<std::pair<QColor, QString>> entries;
     for (std::size_t k = 0; k < replay::kSpanKindCount; ++k) {
         const auto kind = static_cast<replay::SpanKind>(k);
-        // Rare (broadcast) or only in runs that save (checkpoint): their boxes and tooltips name
-        // them.
-        if (kind == replay::SpanKind::Broadcast || kind == replay::SpanKind::Save) continue;
-        if (replay::isTransfer(kind) && !g.transfers) continue; // only runs that offload have them
-        const QString text = spanKindLabel(kind);
-        p.fillRect(QRect(x, y + 2, 12, 10), spanKindColor(kind));
-        p.setPen(pal.color(QPalette::WindowText));
-        p.drawText(QPoint(x + 16, y + fm.ascent()), text);
-        x += 16 + fm.horizontalAdvance(text) + 14;
+        if (empty ? replay::rowOf(kind) == replay::TimelineRow::Transfers ||
+                        kind == replay::SpanKind::Broadcast || kind == replay::SpanKind::Save ||
+                        kind == replay::SpanKind::TpAllReduce
+                  : !index->hasKind(kind))
+            continue;
+        entries.emplace_back(spanKindColor(kind), spanKindLabel(kind));
     }
     QColor curve = neutralColor(0x50);
     curve.setAlpha(120);
-    p.fillRect(QRect(x, y + 2, 12, 10), curve);
-    p.drawText(QPoint(x + 16, y + fm.ascent()), TimelinePainter::tr("live bytes (memory curve)"));
+    entries.emplace_back(curve, TimelinePainter::tr("live bytes (memory curve)"));
+    const auto width = [&](int gap) {
+        int w = 0;
+        for (const auto& e : entries)
+            w += 16 + fm.horizontalAdvance(e.second) + gap;
+        return w;
+    };
+    int gap = 14;
+    if (width(gap) > g.legend.width()) {
+        gap = 8;
+        entries.back().second = TimelinePainter::tr("live bytes");
+    }
+    int x = g.legend.left();
+    const int y = g.legend.top() + 3;
+    p.setPen(pal.color(QPalette::WindowText));
+    for (const auto& [color, text] : entries) {
+        p.fillRect(QRect(x, y + 2, 12, 10), color);
+        p.drawText(QPoint(x + 16, y + fm.ascent()), text);
+        x += 16 + fm.horizontalAdvance(text) + gap;
+    }
 }
 
 } // namespace
@@ -371,7 +389,7 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
                 tr("peak %1").arg(formatDecimal(static_cast<double>(s.index->lane(r).peakBytes))));
         }
     }
-    paintLegend(p, g, pal);
+    paintLegend(p, g, pal, in.index);
     p.restore();
     return stats;
 }
