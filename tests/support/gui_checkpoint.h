@@ -27,7 +27,9 @@ inline QString saveTinyCheckpoint(const QString& dir, int ranks, const std::stri
                                   "--save",
                                   dir.toStdString()};
     if (every > 0) args.insert(args.end(), {"--save-every", std::to_string(every)});
-    const CliResult r = runProgram(std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli", args);
+    std::string cli = SHARDSCOPE_BIN_DIR;
+    cli.append("/shardscope-cli"); // (appended: GCC 12 at -O1 misreads "literal" + string)
+    const CliResult r = runProgram(cli, args);
     if (r.exitCode == 0) return {};
     return QStringLiteral("shardscope-cli exited %1: %2")
         .arg(r.exitCode)
