@@ -99,7 +99,8 @@ Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize) {
         info.ddpTheoryModelStates = categoryBytes(*theory, "ddp_model_state_bytes");
         info.predictedPeakBytes = valueOr<std::uint64_t>(*theory, "predicted_peak_bytes", 0);
     }
-    if (const auto cap = j.find("capacity_bytes"); cap != j.end() && cap->is_number_unsigned())
+    if (const auto cap = j.find("capacity_bytes");
+        cap != j.end() && cap->is_number_integer() && cap->get<std::int64_t>() > 0)
         info.capacityBytes = cap->get<std::uint64_t>();
     return {std::move(info), {}};
 }

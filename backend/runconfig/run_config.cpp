@@ -350,9 +350,15 @@ nlohmann::json toJson(const RunConfig& c) {
         pointer.append(s.key);
         std::replace(pointer.begin(), pointer.end(), '.', '/');
         nlohmann::json& slot = j[nlohmann::json::json_pointer(pointer)];
+        // Counts and sizes as unsigned JSON numbers (as readers of sizes expect them).
         std::visit(
             [&](const auto& x) {
-                if constexpr (!std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) slot = x;
+                using T = std::decay_t<decltype(x)>;
+                if constexpr (std::is_same_v<T, std::int64_t>)
+                    slot =
+                        x >= 0 ? nlohmann::json(static_cast<std::uint64_t>(x)) : nlohmann::json(x);
+                else if constexpr (!std::is_same_v<T, std::monostate>)
+                    slot = x;
             },
             v);
     }

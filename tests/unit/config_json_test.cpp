@@ -1,6 +1,7 @@
 // A run configuration read back from its JSON (what a recording's handshake and a report
 // carry): the round trip through toJson, and input that must be refused naming its key.
 #include "core/error.h"
+#include "report/run_info.h"
 #include "runconfig/config_json.h"
 #include "runconfig/fields.h"
 #include "runconfig/run_config.h"
@@ -211,6 +212,33 @@ TEST(ConfigJson, PersistenceAndSizesReachTwoToThe53) {
 TEST(ConfigJson, RealsAreWrittenShortest) {
     EXPECT_EQ(fieldText(FieldValue(0.003)), "0.003");
     EXPECT_EQ(std::stod(fieldText(FieldValue(0.1 + 0.2))), 0.1 + 0.2);
+}
+
+} // namespace
+} // namespace shardscope::runconfig
+
+namespace shardscope::runconfig {
+namespace {
+
+// The recording's summary (report/run_info.h, below runconfig) reads nine of the field table's
+// keys by name: whatever toJson writes for them, it reads back.
+TEST(ConfigJson, TheRecordingsSummaryReadsWhatTheTableWrites) {
+    RunConfig c = parseRunConfig(
+        std::vector<std::string>{"--model", "tiny_tp", "--strategy", "fsdp", "--steps", "7",
+                                 "--precision", "fp32", "--tp", "2", "--capacity", "64MiB",
+                                 "--shared-device", "--ranks", "4", "--backend", "cuda"},
+        1);
+    const report::Parsed<report::RunInfo> info = report::parseRunInfo(toJson(c).dump(), 99);
+    ASSERT_TRUE(info.value) << info.error;
+    EXPECT_EQ(info.value->strategy, "fsdp");
+    EXPECT_EQ(info.value->worldSize, 4);
+    EXPECT_EQ(info.value->model, "tiny_tp");
+    EXPECT_EQ(info.value->precision, "fp32");
+    EXPECT_EQ(info.value->backend, "cuda");
+    EXPECT_TRUE(info.value->sharedDevice);
+    EXPECT_EQ(info.value->tensorParallel, 2);
+    EXPECT_EQ(info.value->steps, 7);
+    EXPECT_EQ(info.value->capacityBytes, std::optional<std::uint64_t>(64ull << 20));
 }
 
 } // namespace
