@@ -34,6 +34,8 @@ trap 'rm -rf "$work"' EXIT
 export OMPI_MCA_rmaps_base_oversubscribe=1 OPENBLAS_NUM_THREADS=1
 [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 have_mpirun=0; command -v mpirun > /dev/null && have_mpirun=1
+# SIGHUP (signal 1) ignored by whoever started this script (nohup): bit 0 of SigIgn.
+hup_ignored=$(( 0x$(awk '/^SigIgn/ {print $2}' /proc/$$/status) & 1 ))
 
 violations=0
 violation() {
@@ -145,7 +147,10 @@ for round in $(seq 1 "$rounds"); do
         worker_signal)
             # Not SIGINT: a background job of a non-interactive shell starts with it ignored,
             # and the worker keeps an ignored signal ignored (as nohup expects).
+            # SIGHUP only where it is not ignored already (under nohup the worker inherits it
+            # ignored and, as nohup expects, keeps it so: the run would go on).
             wsig=$(shuf -n1 -e TERM HUP)
+            [ "$hup_ignored" = 1 ] && wsig=TERM
             desc="$desc SIG$wsig"
             kill "-$wsig" "$cli_pid" 2> /dev/null ;;
     esac
@@ -154,6 +159,14 @@ for round in $(seq 1 "$rounds"); do
     for _ in $(seq 1 600); do kill -0 "$cli_pid" 2> /dev/null || break; sleep 0.1; done
     if kill -0 "$cli_pid" 2> /dev/null; then
         violation "the CLI did not exit within 60 s"
+        # Where it hangs, for whoever reads the log: every thread's stack.
+        if command -v gdb > /dev/null; then
+            for p in "$cli_pid" $(job_pids); do
+                echo "  stacks of $p ($(tr '\0' ' ' < /proc/$p/cmdline 2> /dev/null | cut -c1-80)):"
+                timeout 30 gdb -p "$p" -batch -ex "thread apply all bt 12" 2> /dev/null \
+                    | grep -E '^(Thread|#)' | sed 's/^/    /' | head -80
+            done
+        fi
         kill -KILL "$cli_pid" 2> /dev/null
     fi
     wait "$cli_pid" 2> /dev/null

@@ -270,12 +270,19 @@ JobEnding classify(const JobEvidence& e) {
         out.kind = EndingKind::LaunchError;
         out.exitCode = e.exitCode;
         out.cause = e.direct ? lastLine(e.stderrText) : mpirunMessage(e.stderrText);
-        // mpirun ending mid-run without a word and without a rank's: what a signal from outside
-        // does to it when the ranks' notes did not all survive (they died by SIGKILL after it).
-        if (!e.direct && out.cause.empty() && e.lastCompleteStep >= 0 && !e.sawEnd) {
+        // mpirun ending without a word and without a rank's: what a signal from outside does to
+        // it when the ranks' notes did not all survive (they died by SIGKILL after it) — in a
+        // step, or before the first one completed (its ranks still starting).
+        if (!e.direct && out.cause.empty()) {
             out.cause = "it ended without a message, as it does on a signal from outside (a "
                         "scheduler's SIGTERM)";
-            atRunningStep(out);
+            if (e.sawEnd)
+                out.cause.insert(0, "after the job's last record (" +
+                                        std::to_string(e.lastCompleteStep + 1) + " steps done): ");
+            else if (e.lastCompleteStep >= 0)
+                atRunningStep(out);
+            else
+                out.cause.insert(0, "before the first step completed: ");
         }
         return out;
     }

@@ -190,6 +190,20 @@ TEST(launchEnding, ASignalToMpirunFromOutsideIsNamed) {
     EXPECT_EQ(describe(classify(e)),
               "mpirun exited with code 1 in step 209: it ended without a message, as it does on a "
               "signal from outside (a scheduler's SIGTERM)");
+    // The same before any step completed (the ranks still starting, their notes not written).
+    JobEvidence early;
+    early.exited = true;
+    early.exitCode = 1;
+    early.stallTimeout = std::chrono::seconds(60);
+    EXPECT_EQ(describe(classify(early)),
+              "mpirun exited with code 1: before the first step completed: it ended without a "
+              "message, as it does on a signal from outside (a scheduler's SIGTERM)");
+    // … and after the job's End (the signal came while mpirun tore the finished job down).
+    early.sawEnd = true;
+    early.lastCompleteStep = 299;
+    EXPECT_EQ(describe(classify(early)),
+              "mpirun exited with code 1: after the job's last record (300 steps done): it ended "
+              "without a message, as it does on a signal from outside (a scheduler's SIGTERM)");
     // mpirun naming a rank that exited on the signal: that rank was signalled alone.
     e.progress[1].signal = SIGTERM;
     e.stderrText = kMpirunSignal9;
