@@ -13,15 +13,10 @@
 
 #include <QElapsedTimer>
 #include <QObject>
-#include <QPointer>
-#include <QProcess>
 #include <QThread>
 #include <QTimer>
-#include <memory>
 #include <optional>
 #include <utility>
-
-class QTemporaryDir;
 
 namespace shardscope::widgets {
 
