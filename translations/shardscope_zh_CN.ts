@@ -2060,14 +2060,6 @@ Press Run in the “Run all strategies” row above to train DDP, ZeRO-1, ZeRO-2
         <translation>无</translation>
     </message>
     <message>
-        <source>Why they differ: DeepSpeed budgets 18 B/param for ZeRO-3 (16 B of Adam states plus a 2 B fp16 gradient partition), adds 4 B × the largest layer on every GPU for the gathered layer, and multiplies every CPU figure by additional_buffer_factor = 1.5; ShardScope counts the bytes this implementation keeps between steps (padded shards, K = 12) and reports gathered units and buckets in the peak, not in model states.</source>
-        <translation>差异原因：DeepSpeed 为 ZeRO-3 按每参数 18 B 估算（16 B 的 Adam 状态加 2 B 的 fp16 梯度分片），在每个 GPU 上为 all-gather 后的层额外计入 4 B × 最大层参数量，并把所有 CPU 数字乘以 additional_buffer_factor = 1.5；ShardScope 只统计本实现在两步之间保留的字节（含填充的分片，K = 12），并把 all-gather 的单元和通信桶计入峰值，而不计入模型状态。</translation>
-    </message>
-    <message>
-        <source>Why they differ: DeepSpeed&apos;s ZeRO-2 estimate keeps fp16 params and gradients whole on the GPU (4 B/param) plus 16 B/param of partitioned optimizer state and fp32 gradients, and multiplies every CPU figure by additional_buffer_factor = 1.5 (with ≥ 16 B/param on the host under offload); ShardScope counts only what this implementation keeps between steps, shard by shard.</source>
-        <translation>差异原因：DeepSpeed 的 ZeRO-2 估算在 GPU 上保留完整的 fp16 参数和梯度（每参数 4 B），外加每参数 16 B 的分片优化器状态与 fp32 梯度，并把所有 CPU 数字乘以 additional_buffer_factor = 1.5（卸载时主机内存每参数至少 16 B）；ShardScope 只逐分片统计本实现在两步之间保留的内容。</translation>
-    </message>
-    <message>
         <source>Init</source>
         <translation>Init</translation>
     </message>
@@ -2118,6 +2110,14 @@ CPU/节点</translation>
     <message>
         <source>optim.</source>
         <translation>优化器</translation>
+    </message>
+    <message>
+        <source>Why they differ: DeepSpeed budgets 18 B/param for ZeRO-3: 2 B of 16-bit parameters and 16 B in fp32 — master weights, Adam m and v, and an fp32 copy of the gradient shard that its optimizer step makes (freed after each update; a CPU buffer kept all along when the optimizer is offloaded). It leaves out the 2 B 16-bit gradient shard it also keeps, adds 4 B × the largest layer on every GPU for the gathered layer, and multiplies every CPU figure by additional_buffer_factor = 1.5. ShardScope&apos;s AdamW reads the bf16 gradient shard and keeps no fp32 gradient: it counts the bytes kept between steps (2 + 2 + 12, padded shards) and reports gathered units and buckets in the peak, not in model states.</source>
+        <translation>差异原因：DeepSpeed 为 ZeRO-3 按每参数 18 B 计算：16 位参数 2 B，加上 fp32 的 16 B——主权重、Adam 的 m 和 v，以及其优化器步骤生成的梯度分片 fp32 副本（每次更新后释放；优化器卸载时则是一直保留的 CPU 缓冲区）。它没有计入同样保留的 2 B 16 位梯度分片，在每个 GPU 上为收集的层加上 4 B × 最大层，并把每个 CPU 数值乘以 additional_buffer_factor = 1.5。ShardScope 的 AdamW 直接读取 bf16 梯度分片，不保留 fp32 梯度：它统计步骤之间保留的字节（2 + 2 + 12，分片含填充），收集的单元和桶计入峰值，而不计入模型状态。</translation>
+    </message>
+    <message>
+        <source>Why they differ: DeepSpeed&apos;s ZeRO-2 estimate keeps the 16-bit parameters whole on every GPU (2 B/param) plus 18 B/param of partitioned state — 16-bit gradients 2, an fp32 gradient copy 4 (made during the optimizer step; kept on the CPU under offload), fp32 parameters 4 and Adam m, v 8 — and multiplies every CPU figure by additional_buffer_factor = 1.5 (with ≥ 16 B/param on the host under offload). ShardScope keeps no fp32 gradient and counts only what this implementation keeps between steps, shard by shard.</source>
+        <translation>差异原因：DeepSpeed 的 ZeRO-2 估算在每个 GPU 上保留完整的 16 位参数（每参数 2 B），另加每参数 18 B 的分区状态——16 位梯度 2、fp32 梯度副本 4（在优化器步骤中生成；卸载时保留在 CPU 上）、fp32 参数 4、Adam 的 m 和 v 共 8——并把每个 CPU 数值乘以 additional_buffer_factor = 1.5（卸载时主机上至少每参数 16 B）。ShardScope 不保留 fp32 梯度，只逐分片统计本实现在步骤之间保留的字节。</translation>
     </message>
 </context>
 <context>
@@ -2533,6 +2533,10 @@ CPU/节点</translation>
     <message>
         <source>this window has no element &apos;%1&apos; to point at</source>
         <translation>此窗口中没有可指向的元素“%1”</translation>
+    </message>
+    <message>
+        <source>the bundled recording %1 has no report</source>
+        <translation>内置录制 %1 没有报告</translation>
     </message>
 </context>
 <context>

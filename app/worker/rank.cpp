@@ -59,6 +59,20 @@ void shipEvents(RankEvents& events, comm::Communicator& world, StreamWriter* wri
         writer->writeEncoded(part);
 }
 
+// A step that failed on this rank (out of memory, a peer gone): its events up to the failure,
+// and the frees that unwound it, go into rank 0's recording before the Failure record, so the
+// replay shows the ledger at the moment the allocation did not fit. Rank 0's own only: a peer that
+// failed stops without shipping its batch. Best effort: the failure itself is what is reported.
+void keepFailedStepsEvents(RankEvents& events, int rank, StreamWriter* writer) noexcept {
+    if (!writer || !writer->active() || events.pending.empty()) return;
+    try {
+        writer->writeEncoded(
+            protocol::encode(protocol::EventBatch{rank, std::move(events.pending)}));
+    } catch (...) {
+    }
+    events.pending.clear();
+}
+
 } // namespace
 
 namespace {
@@ -160,7 +174,13 @@ void runRank(const train::RunConfig& cfg, device::Device& device,
             saver.finish(); // a save still being written completes: its step is done
             throw Interrupted(signal, k);
         }
-        const train::StepResult r = trainer.step();
+        train::StepResult r;
+        try {
+            r = trainer.step();
+        } catch (...) {
+            keepFailedStepsEvents(events, rank, writer);
+            throw;
+        }
         if (k == 0) modelStates = r.modelStates;
         outcome.losses.push_back(r.loss);
         outcome.stepMs.push_back(static_cast<double>(r.stepNs) / 1e6);

@@ -1,5 +1,9 @@
 #include "lessons/lesson.h"
 
+#include "lessons/elements.h"
+
+#include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -91,7 +95,10 @@ std::size_t enumIndex(const json& value, const std::array<std::string_view, N>& 
 }
 
 Seek seek(const json& value, const std::string& where) {
-    onlyKeys(value, {"at", "step", "kind", "collective", "phase", "unit", "rank", "nth"}, where);
+    onlyKeys(value,
+             {"at", "step", "kind", "collective", "phase", "category", "transfer", "unit", "rank",
+              "nth"},
+             where);
     Seek s;
     if (value.contains("at")) {
         const std::string at = name(value["at"], where + ".at");
@@ -114,13 +121,21 @@ Seek seek(const json& value, const std::string& where) {
             enumIndex(value["collective"], kCollectiveOpNames, where + ".collective"));
     if (value.contains("phase"))
         s.phase = static_cast<Phase>(enumIndex(value["phase"], kPhaseNames, where + ".phase"));
+    if (value.contains("category")) {
+        const std::string c = name(value["category"], where + ".category");
+        s.category = parseCategory(c);
+        if (!s.category) bad(where + ".category", "unknown value \"" + c + "\"");
+    }
+    if (value.contains("transfer"))
+        s.transfer = static_cast<Transfer>(
+            enumIndex(value["transfer"], kTransferNames, where + ".transfer"));
     if (value.contains("unit")) s.unit = name(value["unit"], where + ".unit");
     if (value.contains("rank"))
         s.rank = static_cast<int>(integer(value["rank"], 0, kMaxRanks - 1, where + ".rank"));
     if (value.contains("nth"))
         s.nth = static_cast<int>(integer(value["nth"], 1, kMaxNth, where + ".nth"));
-    const bool filtered =
-        s.kind || s.collective || s.phase || !s.unit.empty() || value.contains("nth");
+    const bool filtered = s.kind || s.collective || s.phase || s.category || s.transfer ||
+                          !s.unit.empty() || value.contains("nth");
     if (filtered && s.at != Seek::At::Event) bad(where, "event filters need \"at\": \"event\"");
     return s;
 }
@@ -149,10 +164,112 @@ RunSettings settings(const json& value, const std::string& where) {
     return r;
 }
 
+// An event seek names the event it is about: its kind, step and unit, and what tells apart the
+// events of one unit of that kind (a rank frees a unit's gathered parameters and its workspace).
+void checkEventSeek(const Seek& k, const std::string& where) {
+    if (k.at != Seek::At::Event) return;
+    if (!k.kind) bad(where, "an event seek names its \"kind\"");
+    if (k.step == 0) bad(where, "an event seek names its \"step\"");
+    switch (*k.kind) {
+    case EventKind::Alloc:
+    case EventKind::Free:
+        if (!k.category) bad(where, "an alloc or free seek names its \"category\"");
+        break;
+    case EventKind::CollectiveBegin:
+    case EventKind::CollectiveEnd:
+        if (!k.collective) bad(where, "a collective seek names its \"collective\"");
+        break;
+    case EventKind::ComputeBegin:
+    case EventKind::ComputeEnd:
+        if (!k.phase) bad(where, "a compute seek names its \"phase\"");
+        break;
+    case EventKind::TransferBegin:
+    case EventKind::TransferEnd:
+    case EventKind::TransferWait:
+        if (!k.transfer) bad(where, "a transfer seek names its \"transfer\"");
+        break;
+    case EventKind::StepBegin:
+    case EventKind::StepEnd:
+        return; // a step's boundary belongs to no unit
+    }
+    if (k.unit.empty()) bad(where, "an event seek names its \"unit\"");
+}
+
+bool isCollectiveSeek(const std::optional<Seek>& k) {
+    return k && k->at == Seek::At::Event && k->kind &&
+           (*k->kind == EventKind::CollectiveBegin || *k->kind == EventKind::CollectiveEnd);
+}
+
+// A byte size written into a paragraph ("1.6 MB") instead of quoted from the run.
+bool hasLiteralSize(std::string_view t) {
+    for (const std::string_view unit : {"kB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"}) {
+        for (std::size_t at = t.find(unit); at != std::string_view::npos;
+             at = t.find(unit, at + 1)) {
+            const std::size_t end = at + unit.size();
+            if (end < t.size() && std::isalpha(static_cast<unsigned char>(t[end]))) continue;
+            std::size_t i = at;
+            if (i > 0 && t[i - 1] == ' ') --i;
+            if (i > 0 && t[i - 1] >= '0' && t[i - 1] <= '9') return true;
+        }
+    }
+    return false;
+}
+
+// Note: a step is about one thing. Its paragraph quotes only facts the outlined element shows
+// (elements.h), the moment at the playhead only where a seek put it, and no byte size of its own;
+// its outline is on the page it shows.
+void checkOneSubject(const Step& s, const std::string& where) {
+    const ElementTraits* element = nullptr;
+    if (!s.highlight.empty()) {
+        element = findElement(s.highlight);
+        if (!element)
+            bad(where + ".highlight", "\"" + s.highlight +
+                                          "\" is not an element lessons can outline "
+                                          "(backend/lessons/elements.h)");
+        if (!s.page.empty() && element->page != s.page)
+            bad(where + ".highlight", "\"" + s.highlight + "\" is on the " +
+                                          std::string(element->page) + " page, the step shows " +
+                                          s.page);
+    }
+    if (s.seek) checkEventSeek(*s.seek, where + ".seek");
+    if (element && element->collectivesOnly && s.seek && !isCollectiveSeek(s.seek))
+        bad(where + ".seek", "\"" + s.highlight +
+                                 "\" draws the last collective before the playhead: seek to a "
+                                 "collective's begin or end");
+    const std::vector<std::string> english = placeholders(s.text.en);
+    for (const std::string* t : {&s.text.en, &s.text.zhCN}) {
+        const std::string lang = t == &s.text.en ? ".text.en" : ".text.zh_CN";
+        if (hasLiteralSize(*t))
+            bad(where + lang, "writes a byte size of its own: quote it from the run");
+        if (t->empty()) continue;
+        std::vector<std::string> names = placeholders(*t);
+        if (t != &s.text.en) {
+            std::vector<std::string> a = names, b = english;
+            std::sort(a.begin(), a.end());
+            std::sort(b.begin(), b.end());
+            a.erase(std::unique(a.begin(), a.end()), a.end());
+            b.erase(std::unique(b.begin(), b.end()), b.end());
+            if (a != b) bad(where + lang, "quotes other facts than the English text");
+        }
+        for (const std::string& n : names) {
+            const Facts f = factsOf(n);
+            if (f == Facts::Run || f == Facts::Reference) continue;
+            if (f == Facts::Moment && !s.seek)
+                bad(where + lang, "{" + n +
+                                      "} is the moment at the playhead: the step needs a "
+                                      "\"seek\"");
+            if (!element || !(element->shows & bit(f)))
+                bad(where + lang, "{" + n + "} quotes " + std::string(factsName(f)) + ", which " +
+                                      (element ? "\"" + s.highlight + "\" does not show"
+                                               : std::string("no outlined element shows")));
+        }
+    }
+}
+
 Step step(const json& value, const std::string& where) {
     onlyKeys(value,
-             {"title", "text", "recording", "reference", "configure", "run", "page", "seek",
-              "highlight"},
+             {"title", "text", "recording", "reference", "compare", "configure", "run", "page",
+              "seek", "highlight"},
              where);
     Step s;
     s.title = text(need(value, "title", where), where + ".title");
@@ -161,6 +278,14 @@ Step step(const json& value, const std::string& where) {
         s.recording = name(value["recording"], where + ".recording", true);
     if (value.contains("reference"))
         s.reference = name(value["reference"], where + ".reference", true);
+    if (value.contains("compare")) {
+        const json& list = value["compare"];
+        if (!list.is_array() || list.empty() || list.size() > kMaxCompared)
+            bad(where + ".compare",
+                "must be a list of 1 to " + std::to_string(kMaxCompared) + " recordings");
+        for (std::size_t i = 0; i < list.size(); ++i)
+            s.compare.push_back(name(list[i], where + ".compare[" + std::to_string(i) + "]", true));
+    }
     if (value.contains("configure"))
         s.configure = settings(value["configure"], where + ".configure");
     if (value.contains("run")) {
@@ -174,6 +299,7 @@ Step step(const json& value, const std::string& where) {
     if (s.seek && s.recording.empty() && !s.run)
         bad(where + ".seek", "needs a \"recording\" or \"run\" in the same step");
     if (value.contains("highlight")) s.highlight = name(value["highlight"], where + ".highlight");
+    checkOneSubject(s, where);
     return s;
 }
 

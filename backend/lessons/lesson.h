@@ -26,6 +26,7 @@ inline constexpr std::int64_t kMaxSeekStep = 1'000'000;
 inline constexpr int kMaxNth = 1'000'000;
 inline constexpr int kMaxRanks = 64;
 inline constexpr int kMaxRunSteps = 1000;
+inline constexpr std::size_t kMaxCompared = 8;
 
 // One text in every language the lesson carries; English is required, others fall back to it.
 struct Text {
@@ -44,7 +45,9 @@ struct Seek {
     std::optional<EventKind> kind;
     std::optional<CollectiveOp> collective;
     std::optional<Phase> phase;
-    std::string unit; // unit name ("block0"); empty: any
+    std::optional<Category> category; // Alloc / Free: which buffer (param_full, not workspace)
+    std::optional<Transfer> transfer; // Transfer*: which copy between tiers
+    std::string unit;                 // unit name ("block0"); empty: any
     int rank = 0;
     int nth = 1;
     bool operator==(const Seek&) const = default;
@@ -66,6 +69,7 @@ struct Step {
     Text text;             // with {placeholders}
     std::string recording; // a bundled recording's file name ("zero3_tiny_4r.sstrace"), or empty
     std::string reference; // a bundled recording whose report the text quotes as {ref.…}
+    std::vector<std::string> compare; // bundled recordings whose reports fill the Compare page
     std::optional<RunSettings> configure;
     bool run = false; // start `configure` as a live run
     std::string page; // "ranks", "timeline", …; empty: stay

@@ -5,10 +5,13 @@
 #include "app/pages.h"
 #include "common/byte_format.h"
 #include "common/language.h"
+#include "flows/flow_view.h"
 #include "lessons/lesson_facts.h"
 #include "lessons/lesson_library.h"
 #include "lessons/lesson_overlay.h"
 #include "lessons/lesson_player.h"
+#include "playback/explain_panel.h"
+#include "playback/explain_text.h"
 #include "protocol/protocol.h"
 #include "ranks/ranks_page.h"
 #include "run/replay_player.h"
@@ -20,6 +23,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QStackedWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -64,6 +68,65 @@ QWidget* currentPage(MainWindow& window) {
     return nullptr;
 }
 
+// The moment a step with a seek is about: the playhead stands just after the event it declares
+// (its kind, unit, rank, step and what tells that event apart), the page's explain panel describes
+// that same event for that rank, the Ranks page's charts follow that rank, the paragraph's {ev.…}
+// are that event's, and an outlined flow view draws that collective.
+void checkTheMoment(Fixture& f, const lessons::Step& step, const QString& where) {
+    const lessons::Seek& seek = *step.seek;
+    const replay::ReplayModel& model = f.window.document().model();
+    const std::uint64_t k = f.window.document().player().cursor().index();
+    const auto at = Explain::eventForRank(model, k, seek.rank);
+    QVERIFY2(at, qPrintable(where + QStringLiteral(": rank %1 has no event").arg(seek.rank)));
+    const Event& e = model.event(*at);
+    const QString unit =
+        e.unit == kNoUnit ? QString() : QString::fromStdString(model.info()->unitName(e.unit));
+    QCOMPARE(e.rank, seek.rank);
+    if (seek.at == lessons::Seek::At::Event) {
+        QVERIFY2(*at + 1 == k, qPrintable(where));
+        QCOMPARE(static_cast<std::int64_t>(model.stepIndexOf(*at)) + 1, seek.step);
+        QCOMPARE(e.kind, *seek.kind);
+        if (!seek.unit.empty()) QCOMPARE(unit, QString::fromStdString(seek.unit));
+        if (seek.category) QCOMPARE(e.category, *seek.category);
+        if (seek.collective) QCOMPARE(e.collective, *seek.collective);
+        if (seek.phase) QCOMPARE(e.phase, *seek.phase);
+        if (seek.transfer) QCOMPARE(e.transfer, *seek.transfer);
+    }
+    if (QWidget* page = currentPage(f.window))
+        if (auto* explain = page->findChild<ExplainPanel*>()) {
+            QCOMPARE(explain->focusRank(), seek.rank);
+            QVERIFY2(explain->describedEvent() == at,
+                     qPrintable(where + QStringLiteral(": the explain panel describes ") +
+                                explain->sentence()));
+        }
+    if (auto* chartRank = f.window.findChild<QSpinBox*>(QStringLiteral("chartRank")))
+        QCOMPARE(chartRank->value(), seek.rank);
+    const LessonFacts facts = lessonFacts(f.window.document(), seek.rank);
+    QCOMPARE(facts.value(QStringLiteral("ev.bytes")), formatDecimal(static_cast<double>(e.bytes)));
+    QCOMPARE(facts.value(QStringLiteral("ev.rank")), QString::number(e.rank));
+    if (!unit.isEmpty()) {
+        QCOMPARE(facts.value(QStringLiteral("ev.unit")), unit);
+        // The rank's gathered units are those after this event: a freed unit is no longer
+        // gathered, a gathered one is.
+        const QStringList gathered =
+            facts.value(QStringLiteral("gathered")).split(QStringLiteral(", "));
+        if (e.kind == EventKind::Free && e.category == Category::ParamFull)
+            QVERIFY2(!gathered.contains(unit), qPrintable(where));
+        if (e.kind == EventKind::CollectiveEnd && e.collective == CollectiveOp::AllGather)
+            QVERIFY2(gathered.contains(unit), qPrintable(where));
+    }
+    if (step.highlight == "flowView") {
+        auto* flow = f.window.findChild<FlowView*>(QStringLiteral("flowView"));
+        QVERIFY(flow);
+        const replay::FlowState& drawn = flow->state();
+        QVERIFY2(drawn.valid && drawn.atPlayhead,
+                 qPrintable(where + QStringLiteral(": ") + flow->title()));
+        QCOMPARE(drawn.kind, e.collective);
+        QCOMPARE(drawn.unit, e.unit);
+        QCOMPARE(drawn.step, e.step);
+    }
+}
+
 } // namespace
 
 class LessonPlayerTest : public QObject {
@@ -91,6 +154,10 @@ private Q_SLOTS:
                                       endsInFailure(QString::fromStdString(name))),
                                  name.c_str());
                     }
+        for (const auto& l : library.lessons)
+            for (const auto& s : l.steps)
+                for (const std::string& name : s.compare)
+                    QVERIFY2(bundledReport(QString::fromStdString(name)), name.c_str());
     }
 
     void walksEveryStep_data() {
@@ -153,6 +220,10 @@ private Q_SLOTS:
                     QVERIFY2(f.window.rect().intersects(r), qPrintable(where));
                 }
                 if (!step.recording.empty()) QVERIFY(f.window.document().model().stepCount() > 0);
+                if (step.seek) {
+                    checkTheMoment(f, step, where);
+                    if (QTest::currentTestFailed()) return;
+                }
                 if (step.configure) {
                     const RunRequest r =
                         qobject_cast<RanksPage*>(f.window.page(QStringLiteral("ranks")))

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <signal.h>
 #include <spawn.h>
@@ -237,6 +238,39 @@ TEST(cliJobs, RunWritesReportAndRecordingThatAgree) {
     EXPECT_NE(out.find("step     2/2"), std::string::npos) << out;
     EXPECT_EQ(out.find("step     0/"), std::string::npos) << out;
     fs::remove(json);
+    fs::remove(trace);
+}
+
+// A run that runs out of memory keeps the failing step's events in its recording: replayed, the
+// rank's device ledger reaches what the failure says was live (the Ranks page shows the moment
+// the allocation did not fit, not just the model states allocated before the step).
+TEST(cliJobs, ARunOutOfMemoryRecordsTheMomentItFailed) {
+    const fs::path trace = scratch("oom.sstrace");
+    const Proc p = start({"run", "--model", "tiny", "--ranks", "1", "--strategy", "zero3",
+                          "--steps", "2", "--capacity", "1300000", "--trace", trace.string()},
+                         "oom");
+    ASSERT_EQ(finish(p), 1) << slurp(p.err);
+    shardscope::protocol::StreamDecoder decoder;
+    decoder.feed(slurp(trace));
+    std::int64_t live = 0, most = 0;
+    std::optional<shardscope::protocol::Failure> failure;
+    while (auto record = decoder.next()) {
+        if (const auto* batch = std::get_if<shardscope::protocol::EventBatch>(&*record))
+            for (const shardscope::Event& e : batch->events) {
+                if (e.tier != shardscope::Tier::Device) continue;
+                if (e.kind == shardscope::EventKind::Alloc)
+                    live += static_cast<std::int64_t>(e.bytes);
+                if (e.kind == shardscope::EventKind::Free)
+                    live -= static_cast<std::int64_t>(e.bytes);
+                most = std::max(most, live);
+            }
+        if (const auto* f = std::get_if<shardscope::protocol::Failure>(&*record)) failure = *f;
+    }
+    ASSERT_TRUE(failure) << slurp(p.err);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(failure->message, m, std::regex(R"(\((\d+) bytes live\))")))
+        << failure->message;
+    EXPECT_EQ(most, std::stoll(m[1].str())) << failure->message;
     fs::remove(trace);
 }
 

@@ -127,6 +127,100 @@ TEST(lessonFile, RefusesBadInputWithOneLine) {
     }
 }
 
+// A step is about one thing: its paragraph, its seek and its outline (lessons/elements.h). Each
+// case is a step a lesson once shipped (or the kind of slip that makes one), refused by name.
+TEST(lessonFile, RefusesAStepWhoseScreenAndTextDisagree) {
+    const auto step = [](const std::string& body) {
+        return lessonWith(R"({"title":{"en":"T"},"recording":"zero3_tiny_4r.sstrace",)" + body +
+                          "}");
+    };
+    const BadCase cases[] = {
+        {"free of which buffer",
+         step(R"("text":{"en":"{ev.unit} freed"},"page":"timeline","highlight":"timelineView",)"
+              R"("seek":{"at":"event","step":2,"kind":"free","unit":"block0"})"),
+         "\"category\""},
+        {"flows at a compute",
+         step(
+             R"("text":{"en":"{ev.unit} computes"},"page":"flows","highlight":"flowView",)"
+             R"("seek":{"at":"event","step":2,"kind":"compute_begin","phase":"forward","unit":"block0"})"),
+         "last collective"},
+        {"peak beside the model states",
+         step(R"("text":{"en":"peak {peak}"},"page":"ranks","highlight":"measuredVsTheoryPlot",)"
+              R"("seek":{"at":"peak","step":2})"),
+         "{peak} quotes the peak, which \"measuredVsTheoryPlot\" does not show"},
+        {"saving beside the run button",
+         step(R"("text":{"en":"measured {saving}"},"page":"ranks","highlight":"runButton")"),
+         "\"runButton\" does not show"},
+        {"a whole page outlined",
+         step(R"("text":{"en":"x"},"page":"calculator","highlight":"calculatorPage")"),
+         "not an element"},
+        {"an element of another page",
+         step(R"("text":{"en":"x"},"page":"timeline","highlight":"rankLedgerView")"),
+         "on the ranks page"},
+        {"the moment without a seek",
+         step(R"("text":{"en":"{live.total} live"},"page":"ranks","highlight":"rankLedgerView")"),
+         "needs a \"seek\""},
+        {"the moment with nothing outlined",
+         step(R"("text":{"en":"{live.total} live"},"seek":{"at":"peak"})"),
+         "no outlined element shows"},
+        {"a size of its own",
+         step(
+             R"("text":{"en":"a budget of <b>1.6 MB</b>"},"page":"ranks","highlight":"rankLedgerView")"),
+         "byte size of its own"},
+        {"a size of its own in Chinese",
+         step(
+             R"("text":{"en":"a budget","zh_CN":"预算 2GiB"},"page":"ranks","highlight":"rankLedgerView")"),
+         "text.zh_CN"},
+        {"Chinese quotes other numbers",
+         step(
+             R"("text":{"en":"{psi} {n}","zh_CN":"{psi}"},"page":"ranks","highlight":"rankLedgerView")"),
+         "other facts than the English"},
+        {"event without unit",
+         step(
+             R"("text":{"en":"x"},"page":"timeline","highlight":"timelineView",)"
+             R"("seek":{"at":"event","step":2,"kind":"collective_begin","collective":"all_gather"})"),
+         "\"unit\""},
+        {"event without step",
+         step(R"("text":{"en":"x"},"seek":{"at":"event","kind":"step_begin"})"), "\"step\""},
+        {"transfer without which",
+         step(
+             R"("text":{"en":"x"},"seek":{"at":"event","step":1,"kind":"transfer_begin","unit":"block0"})"),
+         "\"transfer\""},
+        {"unknown category",
+         step(
+             R"("text":{"en":"x"},"seek":{"at":"event","step":1,"kind":"free","category":"ram","unit":"b"})"),
+         "ram"},
+        {"empty comparison", step(R"("text":{"en":"x"},"compare":[])"), "compare"},
+        {"comparison of a path", step(R"("text":{"en":"x"},"compare":["../a.sstrace"])"),
+         "compare[0]"},
+    };
+    for (const BadCase& c : cases) {
+        const ParsedLesson p = parseLesson(c.text);
+        EXPECT_FALSE(p) << c.name;
+        EXPECT_NE(p.error.find(c.says), std::string::npos) << c.name << ": " << p.error;
+        EXPECT_EQ(p.error.find('\n'), std::string::npos) << c.name;
+    }
+    // The same steps, made coherent, read.
+    for (
+        const std::string& good : {
+            step(
+                R"("text":{"en":"{ev.unit} freed, {gathered}"},"page":"timeline","highlight":"timelineView",)"
+                R"("seek":{"at":"event","step":2,"kind":"free","category":"param_full","unit":"block0"})"),
+            step(R"("text":{"en":"peak {peak}, {live.total} live of {capacity}"},"page":"ranks",)"
+                 R"("highlight":"rankLedgerView","seek":{"at":"peak","step":2})"),
+            step(
+                R"("text":{"en":"{ref.peak} and {n} ranks, 16 B/param"},"compare":["a.sstrace","b.sstrace"],)"
+                R"("page":"compare","highlight":"comparePeakPlot")"),
+        }) {
+        const ParsedLesson p = parseLesson(good);
+        EXPECT_TRUE(p) << p.error;
+    }
+    const ParsedLesson p = parseLesson(step(
+        R"("text":{"en":"x"},"seek":{"at":"event","step":1,"kind":"transfer_wait","transfer":"nvme_read","unit":"block0"})"));
+    ASSERT_TRUE(p) << p.error;
+    EXPECT_EQ(p.lesson->steps[0].seek->transfer, Transfer::NvmeRead);
+}
+
 TEST(lessonFile, BoundsStepsAndSize) {
     std::string steps;
     for (std::size_t i = 0; i <= kMaxSteps; ++i)

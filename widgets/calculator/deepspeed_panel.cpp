@@ -159,23 +159,23 @@ void DeepSpeedPanel::fillTable() {
 QString DeepSpeedPanel::whyTheyDiffer() const {
     if (!result_ || !result_->error.isEmpty()) return {};
     if (result_->deepspeed.zero3)
-        return tr("Why they differ: DeepSpeed budgets 18 B/param for ZeRO-3 (16 B of Adam states "
-                  "plus a 2 B "
-                  "fp16 gradient partition), adds 4 B × the largest layer on every GPU for the "
-                  "gathered layer, "
-                  "and multiplies every CPU figure by additional_buffer_factor = 1.5; ShardScope "
-                  "counts the bytes "
-                  "this implementation keeps between steps (padded shards, K = 12) and reports "
-                  "gathered units and "
-                  "buckets in the peak, not in model states.");
-    return tr(
-        "Why they differ: DeepSpeed's ZeRO-2 estimate keeps fp16 params and gradients whole on the "
-        "GPU "
-        "(4 B/param) plus 16 B/param of partitioned optimizer state and fp32 gradients, and "
-        "multiplies every "
-        "CPU figure by additional_buffer_factor = 1.5 (with ≥ 16 B/param on the host under "
-        "offload); "
-        "ShardScope counts only what this implementation keeps between steps, shard by shard.");
+        return tr("Why they differ: DeepSpeed budgets 18 B/param for ZeRO-3: 2 B of 16-bit "
+                  "parameters and 16 B in fp32 — master weights, Adam m and v, and an fp32 copy of "
+                  "the gradient shard that its optimizer step makes (freed after each update; a "
+                  "CPU buffer kept all along when the optimizer is offloaded). It leaves out the "
+                  "2 B 16-bit gradient shard it also keeps, adds 4 B × the largest layer on every "
+                  "GPU for the gathered layer, and multiplies every CPU figure by "
+                  "additional_buffer_factor = 1.5. ShardScope's AdamW reads the bf16 gradient "
+                  "shard and keeps no fp32 gradient: it counts the bytes kept between steps "
+                  "(2 + 2 + 12, padded shards) and reports gathered units and buckets in the peak, "
+                  "not in model states.");
+    return tr("Why they differ: DeepSpeed's ZeRO-2 estimate keeps the 16-bit parameters whole on "
+              "every GPU (2 B/param) plus 18 B/param of partitioned state — 16-bit gradients 2, an "
+              "fp32 gradient copy 4 (made during the optimizer step; kept on the CPU under "
+              "offload), fp32 parameters 4 and Adam m, v 8 — and multiplies every CPU figure by "
+              "additional_buffer_factor = 1.5 (with ≥ 16 B/param on the host under offload). "
+              "ShardScope keeps no fp32 gradient and counts only what this implementation keeps "
+              "between steps, shard by shard.");
 }
 
 } // namespace shardscope::widgets

@@ -4,6 +4,7 @@
 #include "common/run_labels.h"
 #include "common/theory_names.h"
 #include "core/categories.h"
+#include "playback/explain_text.h"
 #include "run/replay_player.h"
 #include "run/run_document.h"
 
@@ -31,6 +32,8 @@ void addInfo(LessonFacts& f, const replay::RunInfo& info) {
     if (const auto s = strategyFromName(info.strategy))
         f[QStringLiteral("strategy")] = strategyLabel(*s);
     f[QStringLiteral("units")] = QString::number(info.units.size());
+    if (info.capacityBytes)
+        f[QStringLiteral("capacity")] = formatDecimal(static_cast<double>(*info.capacityBytes));
     const auto largest = std::max_element(
         info.units.begin(), info.units.end(),
         [](const report::UnitInfo& a, const report::UnitInfo& b) { return a.params < b.params; });
@@ -142,8 +145,11 @@ void addPlayhead(LessonFacts& f, RunDocument& document, int rank) {
                                             : gathered.join(QStringLiteral(", "));
     }
     if (k == 0 || k > model.eventCount() || !model.info()) return;
-    const Event& e = model.event(k - 1);
-    f[QStringLiteral("ev.step")] = QString::number(model.stepIndexOf(k - 1) + 1);
+    // The event the explain panel describes for this rank: its last one the playhead applied.
+    const auto at = Explain::eventForRank(model, k, rank);
+    if (!at) return;
+    const Event& e = model.event(*at);
+    f[QStringLiteral("ev.step")] = QString::number(model.stepIndexOf(*at) + 1);
     f[QStringLiteral("ev.rank")] = QString::number(e.rank);
     f[QStringLiteral("ev.unit")] = e.unit == kNoUnit
                                        ? QCoreApplication::translate("LessonFacts", "no unit")
@@ -159,6 +165,8 @@ bool matches(const Event& e, const lessons::Seek& s, const replay::RunInfo* info
     if (s.kind && e.kind != *s.kind) return false;
     if (s.collective && e.collective != *s.collective) return false;
     if (s.phase && e.phase != *s.phase) return false;
+    if (s.category && e.category != *s.category) return false;
+    if (s.transfer && e.transfer != *s.transfer) return false;
     if (!s.unit.empty() && (!info || e.unit == kNoUnit || info->unitName(e.unit) != s.unit))
         return false;
     return true;

@@ -1,8 +1,10 @@
 #include "lessons/lesson_player.h"
 
 #include "common/language.h"
+#include "compare/compare_page.h"
 #include "lessons/lesson_facts.h"
 #include "lessons/lesson_overlay.h"
+#include "playback/playback_bar.h"
 #include "ranks/ranks_page.h"
 #include "run/replay_player.h"
 #include "run/run_config_panel.h"
@@ -21,6 +23,7 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QShortcut>
+#include <QSpinBox>
 #include <QStackedWidget>
 #include <QTabWidget>
 #include <QTimer>
@@ -363,11 +366,29 @@ void LessonPlayer::finishStep() {
         if (RanksPage* page = ranks())
             page->configPanel()->setRequest(
                 requestFor(*s.configure, page->configPanel()->request()));
+    if (!s.compare.empty()) {
+        if (auto* compare = qobject_cast<ComparePage*>(host_.page(QStringLiteral("compare")))) {
+            compare->clear();
+            for (const std::string& name : s.compare)
+                if (const auto report = bundledReport(q(name)))
+                    compare->addReport(*report);
+                else
+                    problem_ = tr("the bundled recording %1 has no report").arg(q(name));
+        } else {
+            problem_ = tr("this window has no page '%1'").arg(QStringLiteral("compare"));
+        }
+    }
     if (!s.page.empty() && !host_.showPage(q(s.page)))
         problem_ = tr("this window has no page '%1'").arg(q(s.page));
     if (s.seek && problem_.isEmpty()) {
         QString why;
         if (const auto k = seekIndex(host_.document().model(), *s.seek, &why)) {
+            // Every page follows the step's rank: the explain panels describe its last event and
+            // the Ranks page's charts show its memory, as the paragraph does.
+            for (PlaybackBar* bar : window_.findChildren<PlaybackBar*>())
+                bar->setFocusRank(s.seek->rank);
+            if (auto* chartRank = window_.findChild<QSpinBox*>(QStringLiteral("chartRank")))
+                chartRank->setValue(s.seek->rank);
             host_.document().player().pause();
             host_.document().player().seek(*k);
             if (RanksPage* page = ranks()) page->finishPendingDraws();

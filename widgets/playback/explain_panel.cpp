@@ -69,6 +69,13 @@ void ExplainPanel::setFocusRank(int rank) {
     refreshText();
 }
 
+std::optional<std::uint64_t> ExplainPanel::describedEvent() const {
+    if (!model_ || !model_->info() || position_ == 0 || model_->eventCount() == 0)
+        return std::nullopt;
+    if (focusRank_ >= 0) return Explain::eventForRank(*model_, position_, focusRank_);
+    return std::min(position_, model_->eventCount()) - 1;
+}
+
 QString ExplainPanel::sentenceHtml() const {
     return Glossary::linkTerms(sentence_, Glossary::entries());
 }

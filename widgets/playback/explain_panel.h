@@ -5,6 +5,7 @@
 #include "replay/replay_model.h"
 
 #include <QWidget>
+#include <optional>
 
 class QLabel;
 class QTextBrowser;
@@ -24,7 +25,9 @@ public:
     void setFocusRank(int rank);
     int focusRank() const { return focusRank_; }
     QString sentence() const { return sentence_; } // plain text
-    QString sentenceHtml() const;                  // with glossary links
+    // The event the sentence is about (its index in the model), if it is about one.
+    std::optional<std::uint64_t> describedEvent() const;
+    QString sentenceHtml() const; // with glossary links
     bool glossaryVisible() const;
     void showGlossary(const QString& id = {}); // opens the glossary (at an entry)
 

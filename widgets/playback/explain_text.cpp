@@ -133,13 +133,20 @@ QString Explain::explain(const replay::ReplayModel& model, std::uint64_t index,
 QString Explain::explainForRank(const replay::ReplayModel& model, std::uint64_t index,
                                 const replay::RunInfo& info, int rank) {
     if (model.eventCount() == 0 || index == 0) return explain(model, index, info);
+    if (const auto k = eventForRank(model, index, rank)) return sentence(model, *k, info);
+    return tr("Rank %1 has not logged an event yet at this point of the replay.").arg(rank);
+}
+
+std::optional<std::uint64_t> Explain::eventForRank(const replay::ReplayModel& model,
+                                                   std::uint64_t index, int rank) {
+    if (model.eventCount() == 0 || index == 0) return std::nullopt;
     const std::uint64_t last = std::min(index, model.eventCount()) - 1;
     // Back through this step and the one before: a seek costs at most two steps' events.
     const std::size_t step = model.stepIndexOf(last);
     const std::uint64_t floor = model.step(step > 0 ? step - 1 : 0).firstEvent;
     for (std::uint64_t k = last + 1; k-- > floor;)
-        if (model.event(k).rank == rank) return sentence(model, k, info);
-    return tr("Rank %1 has not logged an event yet at this point of the replay.").arg(rank);
+        if (model.event(k).rank == rank) return k;
+    return std::nullopt;
 }
 
 QString Explain::transferSentence(const replay::ReplayModel& model, std::uint64_t i,

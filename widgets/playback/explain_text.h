@@ -7,6 +7,7 @@
 
 #include <QCoreApplication>
 #include <QString>
+#include <optional>
 
 namespace shardscope::widgets {
 
@@ -20,6 +21,9 @@ public:
     // the user follows is doing, not whichever rank happened to log last.
     static QString explainForRank(const replay::ReplayModel& model, std::uint64_t index,
                                   const replay::RunInfo& info, int rank);
+    // The event explainForRank describes: the last one of `rank` applied by `index`, if any.
+    static std::optional<std::uint64_t> eventForRank(const replay::ReplayModel& model,
+                                                     std::uint64_t index, int rank);
     // The same, for a given event (tests, tooltips).
     static QString sentence(const replay::ReplayModel& model, std::uint64_t eventIndex,
                             const replay::RunInfo& info);
