@@ -784,6 +784,31 @@
         <source>&lt;b&gt;Exposed transfers&lt;/b&gt; between tiers: %1.</source>
         <translation>&lt;b&gt;暴露传输&lt;/b&gt;（层级之间）：%1。</translation>
     </message>
+    <message>
+        <source>all-gather</source>
+        <comment>short, on a bar</comment>
+        <translation>all-gather</translation>
+    </message>
+    <message>
+        <source>reduce-scatter</source>
+        <comment>short, on a bar</comment>
+        <translation>reduce-scatter</translation>
+    </message>
+    <message>
+        <source>all-reduce</source>
+        <comment>short, on a bar</comment>
+        <translation>all-reduce</translation>
+    </message>
+    <message>
+        <source>broadcast</source>
+        <comment>short, on a bar</comment>
+        <translation>broadcast</translation>
+    </message>
+    <message>
+        <source>TP all-reduce</source>
+        <comment>short, on a bar</comment>
+        <translation>TP all-reduce</translation>
+    </message>
 </context>
 <context>
     <name>RunRequest</name>
@@ -1256,6 +1281,10 @@
         <source>Open a recording (.sstrace) on the Ranks page, a run/compare report (.json) on the Compare page, or a checkpoint folder on the Checkpoints page.</source>
         <translation>在“Rank 视图”页面打开录制文件（.sstrace），在“对比”页面打开运行/对比报告（.json），或在“检查点”页面打开检查点文件夹。</translation>
     </message>
+    <message>
+        <source>Presentation mode: large text for a projector, side panels put away (F5 toggles it).</source>
+        <translation>演示模式：为投影仪放大文字，收起侧边面板（F5 切换）。</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::CalculatorInputs</name>
@@ -1686,10 +1715,6 @@
         <translation>清空</translation>
     </message>
     <message>
-        <source>Remove every run from the comparison (runs finished from now on are added again)</source>
-        <translation>从对比中移除所有运行（之后完成的运行会重新加入）</translation>
-    </message>
-    <message>
         <source>Compare</source>
         <translation>对比</translation>
     </message>
@@ -1698,6 +1723,18 @@
         <translation>
             <numerusform>对比完成：%n 种策略</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Add the Ranks page&apos;s run</source>
+        <translation>加入 Ranks 页的运行</translation>
+    </message>
+    <message>
+        <source>Put the run or recording the Ranks page shows beside these runs</source>
+        <translation>把 Ranks 页正在显示的运行或录制放到这些运行旁边</translation>
+    </message>
+    <message>
+        <source>Remove every run from the comparison</source>
+        <translation>从对比中移除所有运行</translation>
     </message>
 </context>
 <context>
@@ -1894,10 +1931,6 @@
         <translation>rank</translation>
     </message>
     <message>
-        <source>%1 theory</source>
-        <translation>%1 理论值</translation>
-    </message>
-    <message>
         <source>Communication per rank per step</source>
         <translation>每个 rank 每步的通信量</translation>
     </message>
@@ -1954,14 +1987,6 @@
         <translation>，微批 %1 × %2 次累积</translation>
     </message>
     <message>
-        <source>Nothing to compare yet.
-
-Press Run in the “Run all strategies” row above to train DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP on the same model and see their memory, peaks, communication and final weights side by side, or open reports with “Open reports…” (shardscope-cli compare --json FILE, or several run --json files).</source>
-        <translation>还没有可对比的内容。
-
-点击上方“运行全部策略”一行中的“运行”，在同一模型上训练 DDP、ZeRO-1、ZeRO-2、ZeRO-3 和 FSDP，并排查看它们的内存、峰值、通信量和最终权重；或通过“打开报告…”打开报告（shardscope-cli compare --json FILE，或多个 run --json 文件）。</translation>
-    </message>
-    <message>
         <source>Runs: %1 · %2. Bars: measured; ◆ and lines: the theory for the same configuration.</source>
         <translation>运行：%1 · %2。柱形：实测值；◆ 和线条：相同配置下的理论值。</translation>
     </message>
@@ -1976,6 +2001,18 @@ Press Run in the “Run all strategies” row above to train DDP, ZeRO-1, ZeRO-2
     <message>
         <source>Final fp32 master weights of %1 against those of a DDP run of the same configuration (%2). Digest %3.</source>
         <translation>%1 的最终 fp32 主权重与相同配置下 DDP 运行的主权重对比（%2）。摘要 %3。</translation>
+    </message>
+    <message>
+        <source>Nothing to compare yet.
+
+Press Run in the “Run all strategies” row above to train DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP on the same model and see their memory, peaks, communication and final weights side by side, open reports with “Open reports…” (shardscope-cli compare --json FILE, or several run --json files), or add the run the Ranks page shows with “Add the Ranks page&apos;s run”.</source>
+        <translation>还没有可对比的内容。
+
+按上方“运行全部策略”一行中的“运行”，在同一模型上训练 DDP、ZeRO-1、ZeRO-2、ZeRO-3 和 FSDP，并排查看它们的内存、峰值、通信和最终权重；或用“打开报告…”打开报告（shardscope-cli compare --json FILE，或多个 run --json 文件）；或用“加入 Ranks 页的运行”加入 Ranks 页正在显示的运行。</translation>
+    </message>
+    <message>
+        <source>theory: dashed, in the run&apos;s colour</source>
+        <translation>理论值：虚线，颜色同该运行</translation>
     </message>
 </context>
 <context>
@@ -2888,6 +2925,13 @@ CPU/节点</translation>
     </message>
 </context>
 <context>
+    <name>shardscope::widgets::Presentation</name>
+    <message>
+        <source>&amp;Presentation (large text for a projector)</source>
+        <translation>演示模式（投影仪大字）(&amp;P)</translation>
+    </message>
+</context>
+<context>
     <name>shardscope::widgets::RankLedgerView</name>
     <message>
         <source>No run yet. Press Run to train real sharded steps, or open a recording (.sstrace).</source>
@@ -3174,6 +3218,14 @@ CPU/节点</translation>
         <source>%1 on the device</source>
         <translation>设备上 %1</translation>
     </message>
+    <message>
+        <source>Settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>Show or fold away the run settings</source>
+        <translation>显示或收起运行设置</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RecordingFiles</name>
@@ -3224,6 +3276,17 @@ CPU/节点</translation>
     <message>
         <source>Save the current chart or view as PNG, SVG or PDF</source>
         <translation>将当前图表或视图保存为 PNG、SVG 或 PDF</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::ReplayPageBase</name>
+    <message>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <source>Stop the running job: every rank ends, what it recorded stays (Esc)</source>
+        <translation>停止正在运行的作业：所有 rank 都会结束，已记录的内容保留（Esc）</translation>
     </message>
 </context>
 <context>

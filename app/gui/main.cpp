@@ -4,6 +4,7 @@
 #include "app/batch_capture.h"
 #include "app/main_window.h"
 #include "app/pages.h"
+#include "app/presentation.h"
 #include "app/screenshot.h"
 #include "checkpoints/checkpoints_page.h"
 #include "common/chart_export.h"
@@ -180,6 +181,10 @@ struct Options {
         QStringLiteral("lesson-step"),
         QApplication::translate("main", "With --lesson: start at step K (from 1)."),
         QStringLiteral("K")};
+    QCommandLineOption present{
+        QStringLiteral("present"),
+        QApplication::translate("main", "Presentation mode: large text for a projector, side "
+                                        "panels put away (F5 toggles it).")};
 };
 
 // Options that only print (help, version, the lesson list) need no display: with one of them
@@ -220,7 +225,7 @@ int main(int argc, char** argv) {
     parser.addVersionOption();
     const Options o;
     parser.addOptions({o.screenshot, o.view, o.lang, o.open, o.runDefault, o.afterSteps, o.size,
-                       o.listLessons, o.lesson, o.lessonStep});
+                       o.listLessons, o.lesson, o.lessonStep, o.present});
     if (!parser.parse(QApplication::arguments())) return fail(parser.errorText());
     if (parser.isSet(QStringLiteral("help"))) parser.showHelp(0);
     if (parser.isSet(QStringLiteral("version"))) parser.showVersion();
@@ -295,6 +300,7 @@ int main(int argc, char** argv) {
 
     shardscope::widgets::MainWindow window(&language);
     shardscope::widgets::addDefaultPages(window);
+    if (parser.isSet(o.present)) window.presentation().setPresenting(true);
     if (!window.showPage(parser.value(o.view)))
         return fail(QApplication::translate("main", "unknown view '%1' (expected: %2)")
                         .arg(parser.value(o.view), window.pageIds().join(QStringLiteral(", "))));
@@ -302,7 +308,7 @@ int main(int argc, char** argv) {
         qobject_cast<shardscope::widgets::RanksPage*>(window.page(QStringLiteral("ranks")));
     // A picture smaller than the window's smallest layout cannot be rendered: said before any
     // run or rendering starts, with the smallest size that can.
-    const QSize least = window.minimumSizeHint().expandedTo(window.minimumSize());
+    const QSize least = window.leastSizeForCurrentPage();
     if (parser.isSet(o.screenshot) && parser.isSet(o.size) &&
         (size.width() < least.width() || size.height() < least.height()))
         return fail(QApplication::translate("main", "--size %1x%2 is smaller than the window can "

@@ -37,10 +37,12 @@ private Q_SLOTS:
         QVERIFY2(badges[3].contains(QStringLiteral("bitwise equal")), qPrintable(badges[3]));
         QVERIFY2(badges[4].contains(QStringLiteral("2.5e-07")), qPrintable(badges[4]));
         // Ledger: one stacked bar series per category present (param_shard, adam_m), a peak and
-        // a theory series; peak chart: one bar series per strategy + one theory line each;
+        // a theory series; peak chart: one bar series per strategy + one theory line each, and
+        // one legend entry for all the theory lines (five runs' entries would crowd the legend);
         // comm: all-gather and reduce-scatter stacks + theory markers.
         QCOMPARE(view.ledgerPlot()->plottableCount(), 4);
-        QCOMPARE(view.peakPlot()->plottableCount(), 10);
+        QCOMPARE(view.peakPlot()->plottableCount(), 11);
+        QCOMPARE(view.peakPlot()->legend->itemCount(), 6);
         QCOMPARE(view.commPlot()->plottableCount(), 3);
         auto* bars = qobject_cast<QCPBars*>(view.commPlot()->plottable(0));
         QVERIFY(bars);

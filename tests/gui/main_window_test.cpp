@@ -3,15 +3,21 @@
 #include "app/pages.h"
 #include "calculator/calculator_page.h"
 #include "common/language.h"
+#include "compare/compare_page.h"
+#include "compare/compare_view.h"
+#include "lessons/lesson_library.h"
 #include "ranks/ranks_page.h"
+#include "run/run_document.h"
 
 #include <QComboBox>
+#include <QFile>
 #include <QGroupBox>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenu>
 #include <QMenuBar>
 #include <QPushButton>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace shardscope::widgets;
@@ -73,6 +79,36 @@ private Q_SLOTS:
         QTRY_COMPARE(pages->item(4)->text(), QStringLiteral("Calculator"));
         QCOMPARE(run->text(), QStringLiteral("Run"));
         QCOMPARE(strategy->currentText(), englishStrategy);
+    }
+
+    // A comparison holds what it ran and what the user added: a recording opened on the Ranks
+    // page does not join it on its own (it once did, beside a fresh "Run all strategies"), the
+    // button adds it, and a long status line wraps instead of widening the page.
+    void compareHoldsOnlyWhatWasAdded() {
+        LanguageManager language;
+        MainWindow window(&language);
+        addDefaultPages(window);
+        auto* ranks = qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks")));
+        auto* compare = qobject_cast<ComparePage*>(window.page(QStringLiteral("compare")));
+        auto* add = compare->findChild<QPushButton*>(QStringLiteral("compareAddCurrent"));
+        QVERIFY(add && !add->isEnabled());
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("ddp.sstrace"));
+        QVERIFY(QFile::copy(bundledRecording(QStringLiteral("ddp_tiny_4r.sstrace")), path));
+        QVERIFY(ranks->openRecording(path));
+        QTRY_VERIFY_WITH_TIMEOUT(!ranks->isBusy() && window.document().report(), 20000);
+        QVERIFY(compare->view()->runs().empty());
+        QVERIFY(add->isEnabled());
+        QTest::mouseClick(add, Qt::LeftButton);
+        QCOMPARE(compare->view()->runs().size(), std::size_t{1});
+        QCOMPARE(compare->view()->runs().front().strategy, std::string("ddp"));
+        auto* progress = compare->findChild<QLabel*>(QStringLiteral("compareProgress"));
+        QVERIFY(progress);
+        progress->setVisible(true);
+        progress->setText(
+            QStringLiteral("Running FSDP hybrid on 64 rank(s) (7 of 7)… ").repeated(6));
+        QVERIFY2(compare->minimumSizeHint().width() <= 1024,
+                 qPrintable(QString::number(compare->minimumSizeHint().width())));
     }
 
     void unknownLanguageIsRefused() {

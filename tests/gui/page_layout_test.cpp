@@ -4,6 +4,7 @@
 // row of Compare badges wraps instead of widening the window.
 #include "app/main_window.h"
 #include "app/pages.h"
+#include "chart_readability.h"
 #include "checkpoints/checkpoints_page.h"
 #include "common/language.h"
 #include "common/qcustomplot.h"
@@ -11,6 +12,7 @@
 #include "gui_checkpoint.h"
 #include "ranks/rank_ledger_view.h"
 #include "ranks/ranks_page.h"
+#include "run/run_config_panel.h"
 #include "sample_reports.h"
 
 #include <QListWidget>
@@ -18,9 +20,11 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
+using namespace shardscope::testing;
 
 namespace {
 
@@ -28,104 +32,6 @@ const QSize kSmall(1024, 700), kLarge(1920, 1080);
 // The bars' own height (inside the view, below its legend and above the rank labels); the
 // defect left ~60 px at 1024×700 (a window this short is tight for bars, labels and legend).
 constexpr int kUsableRankChartHeight = 85;
-
-QString sizeText(QSize s) {
-    return QStringLiteral("%1×%2").arg(s.width()).arg(s.height());
-}
-
-// On failure: which descendants ask for much of the budget (the culprits' class and name).
-QString greedyChildren(const QWidget* w, int depth = 0) {
-    QString out;
-    for (const QWidget* c : w->findChildren<QWidget*>(Qt::FindDirectChildrenOnly)) {
-        if (c->isHidden()) continue;
-        const QSize m = c->minimumSizeHint().expandedTo(c->minimumSize());
-        if (m.width() < 250 && m.height() < 300) continue;
-        out += QStringLiteral("\n") + QString(depth * 2, QLatin1Char(' ')) +
-               QString::fromLatin1(c->metaObject()->className()) + QLatin1Char(' ') +
-               c->objectName() + QLatin1Char(' ') + sizeText(m);
-        if (depth < 12) out += greedyChildren(c, depth + 1);
-    }
-    return out;
-}
-
-QString rectText(QRectF r) {
-    return QStringLiteral("(%1,%2 %3×%4)").arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height());
-}
-
-// What a reader of a chart on this page could not read: legend entries cut off by the plot's
-// edge or drawn over each other, in-plot labels drawn over each other. Empty when all is well.
-QString unreadableChartParts(QWidget* page) {
-    QString out;
-    for (QCustomPlot* plot : page->findChildren<QCustomPlot*>()) {
-        if (!plot->isVisible()) continue;
-        plot->replot(QCustomPlot::rpImmediateRefresh); // lays the plot out at its current size
-        const QString where = QStringLiteral("\n") + plot->objectName() + QStringLiteral(": ");
-        QList<QPair<QString, QRectF>> entries;
-        if (plot->legend && plot->legend->visible())
-            for (int i = 0; i < plot->legend->itemCount(); ++i)
-                if (auto* item = qobject_cast<QCPPlottableLegendItem*>(plot->legend->item(i))) {
-                    const QRectF r(item->outerRect());
-                    entries.append({item->plottable()->name(), r});
-                    // A cell narrower or shorter than its entry cuts the text ("DDI" for "DDP").
-                    const QSize needs =
-                        static_cast<const QCPLayoutElement*>(item)->minimumOuterSizeHint();
-                    if (!QRectF(plot->rect()).contains(r) || r.width() < needs.width() ||
-                        r.height() < needs.height())
-                        out +=
-                            where + QStringLiteral("legend entry \"%1\" clipped at %2, needs %3×%4")
-                                        .arg(item->plottable()->name(), rectText(r))
-                                        .arg(needs.width())
-                                        .arg(needs.height());
-                }
-        QList<QPair<QString, QRectF>> labels;
-        for (int i = 0; i < plot->itemCount(); ++i)
-            if (auto* text = qobject_cast<QCPItemText*>(plot->item(i));
-                text && text->visible() && !text->text().isEmpty()) {
-                const QRectF r =
-                    QRectF(text->topLeft->pixelPosition(), text->bottomRight->pixelPosition())
-                        .normalized();
-                labels.append({text->text(), r});
-                if (text->clipToAxisRect() &&
-                    !QRectF(text->clipAxisRect()->rect()).adjusted(-1, -1, 1, 1).contains(r))
-                    out += where + QStringLiteral("label \"%1\" %2 cut by the axes %3")
-                                       .arg(text->text(), rectText(r),
-                                            rectText(text->clipAxisRect()->rect()));
-            }
-        for (const auto* group : {&entries, &labels})
-            for (int i = 0; i < group->size(); ++i)
-                for (int j = i + 1; j < group->size(); ++j)
-                    if ((*group)[i]
-                            .second.adjusted(1, 1, -1, -1)
-                            .intersects((*group)[j].second.adjusted(1, 1, -1, -1)))
-                        out += where + QStringLiteral("\"%1\" %2 overlaps \"%3\" %4")
-                                           .arg((*group)[i].first, rectText((*group)[i].second),
-                                                (*group)[j].first, rectText((*group)[j].second));
-    }
-    return out;
-}
-
-// The same for the charts behind every tab, each brought to the front in turn.
-// With SHARDSCOPE_LAYOUT_SHOTS set, each such tab is kept as shotPrefix-tabN.png.
-QString unreadableInAnyTab(QWidget* page, const QString& shotPrefix) {
-    QString out = unreadableChartParts(page);
-    int pane = 0;
-    for (QTabWidget* tabs : page->findChildren<QTabWidget*>()) {
-        if (!tabs->isVisible()) continue;
-        ++pane;
-        const int shown = tabs->currentIndex();
-        for (int i = 0; i < tabs->count(); ++i) {
-            if (i == shown) continue;
-            tabs->setCurrentIndex(i);
-            QCoreApplication::processEvents();
-            out += unreadableChartParts(tabs->widget(i));
-            if (!shotPrefix.isEmpty())
-                tabs->grab().save(
-                    QStringLiteral("%1-pane%2-tab%3.png").arg(shotPrefix).arg(pane).arg(i));
-        }
-        tabs->setCurrentIndex(shown);
-    }
-    return out;
-}
 
 } // namespace
 
@@ -248,6 +154,36 @@ private Q_SLOTS:
                 for (Tier t : {Tier::Device, Tier::Host})
                     QVERIFY(ranks->rankView()->tierBarRect(r, t).width() >= 12);
         }
+    }
+
+    // At 1024×700 the settings column took over a third of the page: folded away (one click) the
+    // rank view gets its width and the bars their height back; unfolded, it returns.
+    void foldingTheSettingsGivesTheRunTheRoom() {
+        LanguageManager language;
+        MainWindow window(&language);
+        addDefaultPages(window);
+        auto* ranks = qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks")));
+        window.resize(kSmall);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(ranks->openRecording(
+            QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace")));
+        QTRY_VERIFY_WITH_TIMEOUT(!ranks->isBusy() && ranks->model().stepCount() > 0, 20000);
+        const int wide = ranks->rankView()->width();
+        const int tall = ranks->rankView()->plotArea().height();
+        auto* toggle = ranks->findChild<QToolButton*>(QStringLiteral("settingsToggle"));
+        QVERIFY(toggle && toggle->isChecked());
+        QTest::mouseClick(toggle, Qt::LeftButton);
+        QCoreApplication::processEvents();
+        QVERIFY(!ranks->configPanel()->isVisible());
+        QVERIFY2(ranks->rankView()->width() >= wide + 250,
+                 qPrintable(QStringLiteral("%1 → %2").arg(wide).arg(ranks->rankView()->width())));
+        QVERIFY2(ranks->rankView()->plotArea().height() >= tall,
+                 qPrintable(QStringLiteral("%1 → %2").arg(tall).arg(
+                     ranks->rankView()->plotArea().height())));
+        QTest::mouseClick(toggle, Qt::LeftButton);
+        QCoreApplication::processEvents();
+        QVERIFY(ranks->configPanel()->isVisible());
     }
 
     // Twelve runs' parity badges and exposed-communication chips on one line would need ~1500 px.

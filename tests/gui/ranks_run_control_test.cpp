@@ -6,10 +6,12 @@
 #include "fake_cli.h"
 #include "ranks_page_fixture.h"
 #include "run/run_config_panel.h"
+#include "timeline/timeline_page.h"
 
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QPushButton>
+#include <QToolButton>
 
 class RanksRunControlTest : public QObject {
     Q_OBJECT
@@ -56,6 +58,24 @@ private Q_SLOTS:
                  qPrintable(status.last()));
         QVERIFY(!stopButton->isEnabled());
         QVERIFY(page.findChild<QPushButton*>(QStringLiteral("runButton"))->isEnabled());
+    }
+
+    // A live run animating on the Timeline stops there too: its Stop shows while the job runs,
+    // ends the whole job, and greys the Ranks page's Stop at once.
+    void theTimelineStopsALiveRun() {
+        SKIP_IF_MISSING(missingForThreads());
+        LivePage page;
+        TimelinePage timeline(page.document);
+        auto* stop = timeline.findChild<QToolButton*>(QStringLiteral("replayStop"));
+        QVERIFY(stop && stop->isHidden());
+        QVERIFY(page.runRequest(tinyThreadsRequest(100000)));
+        QVERIFY(!stop->isHidden() && stop->isEnabled());
+        QTRY_VERIFY_WITH_TIMEOUT(page.model().stepCount() >= 1, 60000);
+        QTest::mouseClick(stop, Qt::LeftButton);
+        QVERIFY(!stop->isEnabled());
+        QVERIFY(!page.findChild<QPushButton*>(QStringLiteral("stopButton"))->isEnabled());
+        QCOMPARE(page.waitForEnd(5000), RunSession::Outcome::Stopped);
+        QVERIFY(stop->isHidden());
     }
 
     // A capacity failure keeps its reason: a rank's exit status alone is not the cause, the

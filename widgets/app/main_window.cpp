@@ -1,6 +1,8 @@
 #include "app/main_window.h"
 
+#include "app/presentation.h"
 #include "common/language.h"
+#include "common/side_column.h"
 #include "run/run_document.h"
 
 #include <QAction>
@@ -12,18 +14,58 @@
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScrollArea>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QVBoxLayout>
 
 namespace shardscope::widgets {
+namespace {
+
+// A page inside its scroll area: the page gets the frame's whole size, never less than its
+// minimum. (Handed straight to the scroll area, a page with wrapping rows, which lay out height
+// for width, would be sized by its preferred height rather than its minimum and scroll without
+// need.)
+class PageFrame : public QWidget {
+public:
+    explicit PageFrame(QWidget* page) : page_(page) {
+        page->setParent(this);
+        page->installEventFilter(this);
+    }
+    QSize minimumSizeHint() const override {
+        return page_->minimumSizeHint().expandedTo(page_->minimumSize());
+    }
+    QSize sizeHint() const override { return page_->sizeHint(); }
+
+protected:
+    void resizeEvent(QResizeEvent*) override { page_->setGeometry(rect()); }
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (watched == page_ && event->type() == QEvent::LayoutRequest) updateGeometry();
+        return false;
+    }
+
+private:
+    QWidget* page_;
+};
+
+} // namespace
 
 MainWindow::MainWindow(LanguageManager* language, QWidget* parent)
     : QMainWindow(parent), language_(language ? language : new LanguageManager(this)) {
     setObjectName(QStringLiteral("mainWindow"));
     auto* central = new QWidget(this);
-    auto* layout = new QHBoxLayout(central);
+    auto* column = new QVBoxLayout(central);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->setSpacing(0);
+    auto* layout = new QHBoxLayout;
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
+    column->addLayout(layout, 1);
+    lessonBar_ = new QWidget(central);
+    lessonBar_->setObjectName(QStringLiteral("lessonBar"));
+    auto* bar = new QVBoxLayout(lessonBar_);
+    bar->setContentsMargins(4, 2, 4, 2);
+    column->addWidget(lessonBar_);
     sidebar_ = new QListWidget(central);
     sidebar_->setObjectName(QStringLiteral("pageList"));
     sidebar_->setFixedWidth(120);
@@ -31,12 +73,16 @@ MainWindow::MainWindow(LanguageManager* language, QWidget* parent)
     // Every item state gets the same box (padding, border, margin): with the box set on
     // ::item alone, the style drew unselected items without it and the selected text stood
     // shifted right of the others. outline: none drops the focus frame that also nudged it.
-    sidebar_->setStyleSheet(QStringLiteral(
-        "QListWidget { background: #2b3440; color: #e8edf2; font-size: 11pt; outline: none; }"
-        "QListWidget::item, QListWidget::item:selected, QListWidget::item:hover {"
-        " padding: 10px 8px; margin: 0px; border: 0px; }"
-        "QListWidget::item:selected { background: #4c78a8; color: white; }"
-        "QListWidget::item:hover:!selected { background: #35404e; }"));
+    QFont sidebarFont = sidebar_->font();
+    sidebarFont.setPointSizeF(11);
+    sidebar_->setFont(sidebarFont);
+    putAwayWhilePresenting(sidebar_); // presenting: pages from the View menu and the lessons
+    sidebar_->setStyleSheet(
+        QStringLiteral("QListWidget { background: #2b3440; color: #e8edf2; outline: none; }"
+                       "QListWidget::item, QListWidget::item:selected, QListWidget::item:hover {"
+                       " padding: 10px 8px; margin: 0px; border: 0px; }"
+                       "QListWidget::item:selected { background: #4c78a8; color: white; }"
+                       "QListWidget::item:hover:!selected { background: #35404e; }"));
     stack_ = new QStackedWidget(central);
     layout->addWidget(sidebar_);
     layout->addWidget(stack_, 1);
@@ -46,6 +92,7 @@ MainWindow::MainWindow(LanguageManager* language, QWidget* parent)
         stack_->setCurrentIndex(row);
         pages_[static_cast<std::size_t>(row)].action->setChecked(true);
     });
+    presentation_ = new Presentation(*this);
     versionLabel_ = new QLabel(this);
     statusBar()->addPermanentWidget(versionLabel_);
     buildMenus();
@@ -55,11 +102,17 @@ MainWindow::MainWindow(LanguageManager* language, QWidget* parent)
     document_ = new RunDocument(this);
 }
 
+MainWindow::~MainWindow() {
+    presentation_->setPresenting(false); // the application's font back while the pages exist
+}
+
 void MainWindow::buildMenus() {
     fileMenu_ = menuBar()->addMenu(QString());
     quitAction_ = fileMenu_->addAction(QString(), qApp, &QApplication::quit);
     quitAction_->setShortcut(QKeySequence::Quit);
     viewMenu_ = menuBar()->addMenu(QString());
+    viewMenu_->addAction(presentation_->action());
+    viewMenu_->addSeparator();
     pageGroup_ = new QActionGroup(this);
     languageMenu_ = menuBar()->addMenu(QString());
     languageGroup_ = new QActionGroup(this);
@@ -86,8 +139,15 @@ void MainWindow::buildMenus() {
 }
 
 void MainWindow::addPage(const QString& id, TitleFn title, QWidget* page) {
-    page->setParent(stack_);
-    stack_->addWidget(page);
+    // Each page scrolls inside the window rather than growing it: a page that asks for more than
+    // the screen (large text on a projector, a long status line) never pushes the window, and its
+    // Run and Stop, past the screen's edge.
+    auto* scroll = new QScrollArea(stack_);
+    scroll->setObjectName(QStringLiteral("pageScroll_") + id);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidgetResizable(true);
+    scroll->setWidget(new PageFrame(page));
+    stack_->addWidget(scroll);
     auto* item = new QListWidgetItem(title(), sidebar_);
     item->setData(Qt::UserRole, id);
     QAction* action = viewMenu_->addAction(title());
@@ -119,6 +179,26 @@ QWidget* MainWindow::pageArea() {
     return pages_.empty() ? centralWidget() : stack_;
 }
 
+QWidget* MainWindow::currentPage() const {
+    const int i = stack_->currentIndex();
+    return i >= 0 && i < static_cast<int>(pages_.size())
+               ? pages_[static_cast<std::size_t>(i)].widget
+               : nullptr;
+}
+
+QSize MainWindow::leastSizeForCurrentPage() const {
+    const QSize window = minimumSizeHint().expandedTo(minimumSize());
+    const QWidget* page = currentPage();
+    if (!page) return window;
+    const QWidget* scroll = stack_->currentWidget();
+    const QSize chrome = (window - scroll->minimumSizeHint()).expandedTo(QSize(0, 0));
+    return window.expandedTo(chrome + page->minimumSizeHint().expandedTo(page->minimumSize()));
+}
+
+bool MainWindow::presenting() const {
+    return presentation_->presenting();
+}
+
 QStringList MainWindow::pageIds() const {
     QStringList ids;
     for (const Page& p : pages_)
@@ -145,6 +225,7 @@ void MainWindow::retranslateUi() {
     languageMenu_->setTitle(tr("&Language"));
     helpMenu_->setTitle(tr("&Help"));
     aboutAction_->setText(tr("&About ShardScope"));
+    presentation_->retranslate();
     versionLabel_->setText(tr("ShardScope %1").arg(QCoreApplication::applicationVersion()));
     for (std::size_t i = 0; i < pages_.size(); ++i) {
         const QString title = pages_[i].title();

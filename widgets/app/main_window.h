@@ -18,6 +18,7 @@ class QStackedWidget;
 namespace shardscope::widgets {
 
 class LanguageManager;
+class Presentation;
 class RunDocument;
 
 class MainWindow : public QMainWindow, public LessonHost {
@@ -27,18 +28,26 @@ public:
 
     // `language` may be shared with main(); when null the window owns one.
     explicit MainWindow(LanguageManager* language = nullptr, QWidget* parent = nullptr);
+    ~MainWindow() override;
 
     void addPage(const QString& id, TitleFn title, QWidget* page);
     // Puts a page's action into the File menu, above Quit (e.g. "Open recording…").
     void addFileAction(QAction* action);
     bool showPage(const QString& id) override; // false for an unknown id
     QStringList pageIds() const;
+    QWidget* currentPage() const; // the page shown (nullptr before any)
+    // The smallest window that shows the current page whole: pages scroll rather than grow the
+    // window, and a picture of a scrolled page would be cut.
+    QSize leastSizeForCurrentPage() const;
     QWidget* page(const QString& id) const override;
     LanguageManager* language() const override { return language_; }
     QMenu* helpMenu() const override { return helpMenu_; } // Help → Lessons adds itself here
     RunDocument& document() const override { return *document_; }
     QWidget* hostWidget() override { return this; }
     QWidget* pageArea() override; // the stack of pages (the central widget before any page)
+    bool presenting() const override;
+    QWidget* lessonBar() override { return lessonBar_; }
+    Presentation& presentation() const { return *presentation_; }
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -68,6 +77,8 @@ private:
     QActionGroup* pageGroup_ = nullptr;
     QActionGroup* languageGroup_ = nullptr;
     QLabel* versionLabel_ = nullptr;
+    QWidget* lessonBar_ = nullptr;
+    Presentation* presentation_ = nullptr;
 };
 
 } // namespace shardscope::widgets

@@ -2,10 +2,12 @@
 
 #include "app/config_files.h"
 #include "app/main_window.h"
+#include "app/presentation.h"
 #include "app/recording_files.h"
 #include "calculator/calculator_page.h"
 #include "checkpoints/checkpoints_page.h"
 #include "compare/compare_page.h"
+#include "compare/compare_view.h"
 #include "flows/flow_page.h"
 #include "lessons/lesson_player.h"
 #include "ranks/ranks_page.h"
@@ -29,16 +31,18 @@ void addDefaultPages(MainWindow& window) {
     auto* compare = new ComparePage;
     window.addPage(
         QStringLiteral("compare"), [] { return ComparePage::tr("Compare"); }, compare);
-    // Every finished run and opened recording joins the comparison (one per strategy).
+    // The Ranks page's run joins the comparison when the user adds it, never on its own.
     QObject::connect(&document.session(), &RunSession::reportReady, compare,
-                     [compare](const RunReportPtr& r) {
-                         if (r) compare->addReport(*r);
-                     });
+                     [compare](const RunReportPtr& r) { compare->setCurrentReport(r); });
+    QObject::connect(&document.session(), &RunSession::started, compare,
+                     [compare] { compare->setCurrentReport(nullptr); });
     new RecordingFiles(window, document);
     new ConfigFiles(window, document, *ranks->configPanel());
+    auto* calculator = new CalculatorPage;
     window.addPage(
-        QStringLiteral("calculator"), [] { return MainWindow::tr("Calculator"); },
-        new CalculatorPage);
+        QStringLiteral("calculator"), [] { return MainWindow::tr("Calculator"); }, calculator);
+    QObject::connect(&window.presentation(), &Presentation::presentingChanged, calculator,
+                     &CalculatorPage::setPresenting);
     auto* checkpoints = new CheckpointsPage;
     window.addPage(
         QStringLiteral("checkpoints"), [] { return CheckpointsPage::tr("Checkpoints"); },
@@ -51,6 +55,10 @@ void addDefaultPages(MainWindow& window) {
                              resumeRequest(ranks->configPanel()->request(), c));
                          window.showPage(QStringLiteral("ranks"));
                      });
+    QObject::connect(&window.presentation(), &Presentation::presentingChanged, ranks,
+                     &RanksPage::setPresenting);
+    QObject::connect(&window.presentation(), &Presentation::presentingChanged, compare->view(),
+                     &CompareView::setPresenting);
     new LessonPlayer(window); // Help → Lessons, over the pages above
 }
 

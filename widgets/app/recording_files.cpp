@@ -117,8 +117,7 @@ bool RecordingFiles::saveRecording(const QString& path, QString* error) const {
 }
 
 QWidget* RecordingFiles::currentExportTarget() const {
-    auto* stack = window_.findChild<QStackedWidget*>();
-    QWidget* page = stack ? stack->currentWidget() : nullptr;
+    QWidget* page = window_.currentPage();
     if (!page) return nullptr;
     if (auto* replay = qobject_cast<ReplayPageBase*>(page)) return replay->exportTarget();
     if (auto* compare = qobject_cast<ComparePage*>(page)) return compare->exportTarget();

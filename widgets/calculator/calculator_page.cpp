@@ -65,7 +65,9 @@ QWidget* CalculatorPage::buildInputColumn() {
     leftLayout->addWidget(inputs_);
     leftLayout->addWidget(errorLabel_);
     leftLayout->addWidget(deepspeed_, 1);
-    return sideColumn(left);
+    QScrollArea* column = sideColumn(left);
+    putAwayWhilePresenting(column); // the charts fill a projector; F5 brings the inputs back
+    return column;
 }
 
 // Right: the two charts on top, the numbers (summary, derivation) below.
@@ -111,6 +113,7 @@ QWidget* CalculatorPage::buildOutputs() {
     numbersLayout->addWidget(summary_);
     numbersLayout->addWidget(numberTabs_, 1);
     auto* outputs = new QSplitter(Qt::Vertical);
+    outputs_ = outputs;
     outputs->addWidget(charts);
     outputs->addWidget(numbers);
     outputs->setStretchFactor(0, 1);
@@ -119,6 +122,10 @@ QWidget* CalculatorPage::buildOutputs() {
     // ~370 px instead of ~220; the numbers below scroll).
     outputs->setSizes({580, 420});
     return outputs;
+}
+
+void CalculatorPage::setPresenting(bool on) {
+    presentPane(outputs_, 0, on); // the charts; the numbers below are a drag away
 }
 
 QString CalculatorPage::errorText() const {

@@ -9,6 +9,7 @@
 #include <memory>
 
 class QLabel;
+class QSplitter;
 class QTableView;
 class QTabWidget;
 
@@ -30,6 +31,8 @@ public:
     // The result on screen (the last valid one while the input is invalid).
     std::shared_ptr<const CalculatorResult> result() const { return shown_; }
     QString errorText() const;
+    // Presentation mode: the two charts take the page (the numbers below collapse to a handle).
+    void setPresenting(bool on);
     // Runs a pending recompute now (batch screenshots, tests).
     void recomputeNow();
 
@@ -61,6 +64,7 @@ private:
     MeshChart* mesh_ = nullptr;
     QTabWidget* numberTabs_ = nullptr;
     DeepSpeedPanel* deepspeed_ = nullptr;
+    QSplitter* outputs_ = nullptr; // the charts over the numbers
     int followedRanks_ = 0;
     QLabel* inputsTitle_ = nullptr;
     std::shared_ptr<const CalculatorResult> shown_;

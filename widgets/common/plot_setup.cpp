@@ -16,7 +16,16 @@ const char* const kAsideTitle = "shardscopeAsideTitle";
 const char* const kLegendFits = "shardscopeLegendFits";
 const char* const kFullAxisTitle = "shardscopeFullAxisTitle";
 const char* const kCrampedAxisTitle = "shardscopeCrampedAxisTitle";
+const char* const kBuiltFont = "shardscopeBuiltFont";
+const char* const kFloorHooked = "shardscopeTextFloor";
 constexpr int kCrampedWidth = 420, kCrampedHeight = 200, kTitledHeight = 170;
+int gTextFloor = 0;
+
+// Large text (presentation mode) needs more room for the same parts: the thresholds below which a
+// plot gives up its title and axis titles grow with it (12 px: the text the charts are built for).
+int scaled(int pixels) {
+    return gTextFloor > 12 ? pixels * gTextFloor / 12 : pixels;
+}
 
 // Greedy line filling at spaces; a run without spaces (Chinese) breaks between characters.
 QString wrapToWidth(const QString& text, const QFont& font, int width) {
@@ -57,7 +66,7 @@ void rewrapTitle(QCustomPlot* plot) {
     if (!t) return;
     // One too short for title, axes and legend together (a chart under a tab bar in a 700 px
     // window) gives the title's lines to the data: the tab and the page around it name it.
-    const bool room = plot->height() >= kTitledHeight;
+    const bool room = plot->height() >= scaled(kTitledHeight);
     const bool shown = plot->plotLayout()->element(0, 0) == t;
     if (room != shown) {
         if (room) {
@@ -108,13 +117,84 @@ public:
     }
 };
 
+// One font of a chart: remembered as built the first time it is seen, then the floor applied to
+// that (so leaving presentation gives every text back its own size).
+template <typename Get, typename Set>
+void floorFont(QObject* owner, const char* key, Get get, Set set) {
+    const QVariant built = owner->property(key);
+    const QFont base = built.isValid() ? built.value<QFont>() : get();
+    if (!built.isValid()) owner->setProperty(key, base);
+    const QFont want = gTextFloor > 0 ? atLeastPixels(base, gTextFloor) : base;
+    if (get() != want) set(want);
+}
+
+void applyTextFloor(QCustomPlot* plot) {
+    for (QCPAxisRect* rect : plot->axisRects())
+        for (QCPAxis* axis : rect->axes()) {
+            floorFont(
+                axis, "shardscopeBuiltTickFont", [axis] { return axis->tickLabelFont(); },
+                [axis](const QFont& f) { axis->setTickLabelFont(f); });
+            floorFont(
+                axis, "shardscopeBuiltLabelFont", [axis] { return axis->labelFont(); },
+                [axis](const QFont& f) { axis->setLabelFont(f); });
+        }
+    if (QCPLegend* legend = plot->legend) {
+        floorFont(
+            legend, kBuiltFont, [legend] { return legend->font(); },
+            [legend](const QFont& f) { legend->setFont(f); });
+        for (int i = 0; i < legend->itemCount(); ++i)
+            if (QCPAbstractLegendItem* item = legend->item(i))
+                floorFont(
+                    item, kBuiltFont, [item] { return item->font(); },
+                    [item](const QFont& f) { item->setFont(f); });
+    }
+    const auto text = [](QCPTextElement* t) {
+        floorFont(
+            t, kBuiltFont, [t] { return t->font(); }, [t](const QFont& f) { t->setFont(f); });
+    };
+    for (QCPLayoutElement* e : plot->plotLayout()->elements(true))
+        if (auto* t = qobject_cast<QCPTextElement*>(e)) text(t);
+    if (auto* aside = qobject_cast<QCPTextElement*>(plot->property(kAsideTitle).value<QObject*>()))
+        text(aside);
+    for (int i = 0; i < plot->itemCount(); ++i)
+        if (auto* t = qobject_cast<QCPItemText*>(plot->item(i)))
+            floorFont(
+                t, kBuiltFont, [t] { return t->font(); }, [t](const QFont& f) { t->setFont(f); });
+}
+
 void followSize(QCustomPlot* plot) {
+    followTextFloor(plot);
     if (plot->property(kWrapper).toBool()) return;
     plot->installEventFilter(new SizeFollower(plot));
     plot->setProperty(kWrapper, true);
 }
 
 } // namespace
+
+QFont atLeastPixels(QFont font, int pixels) {
+    const int now = QFontInfo(font).pixelSize();
+    if (pixels <= 0 || now <= 0 || now >= pixels) return font;
+    const double points = font.pointSizeF() > 0 ? font.pointSizeF() : 9.0;
+    font.setPointSizeF(points * pixels / now);
+    // Rounding in the font engine may leave it a pixel short: step up until it is not.
+    for (int i = 0; i < 8 && QFontInfo(font).pixelSize() < pixels; ++i)
+        font.setPointSizeF(font.pointSizeF() + 0.5);
+    return font;
+}
+
+void setChartTextFloor(int pixels) {
+    gTextFloor = std::max(0, pixels);
+}
+
+int chartTextFloor() {
+    return gTextFloor;
+}
+
+void followTextFloor(QCustomPlot* plot) {
+    if (plot->property(kFloorHooked).toBool()) return;
+    plot->setProperty(kFloorHooked, true);
+    QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { applyTextFloor(plot); });
+}
 
 QString ByteTicker::getTickLabel(double tick, const QLocale&, QChar, int) {
     return formatDecimal(tick);
@@ -146,7 +226,7 @@ QString plotTitle(const QCustomPlot* plot) {
 }
 
 bool isCramped(const QWidget* plot) {
-    return plot->width() < kCrampedWidth || plot->height() < kCrampedHeight;
+    return plot->width() < scaled(kCrampedWidth) || plot->height() < scaled(kCrampedHeight);
 }
 
 void placeLegendBelow(QCustomPlot* plot, QSize iconSize, double fontScale) {

@@ -34,4 +34,14 @@ void fitLegendToWidth(QCustomPlot* plot);
 // An axis title that gives way to `cramped` (empty: none) while the plot isCramped.
 void setAxisTitle(QCPAxis* axis, const QString& full, const QString& cramped = QString());
 
+// Presentation mode (View → Presentation): every text of every chart at least `pixels` tall
+// (0: the sizes the charts were built with). Applied before each replot, so texts a chart makes
+// afresh on a refresh are raised too; followTextFloor hooks a plot not made by makeTitledPlot.
+void setChartTextFloor(int pixels);
+int chartTextFloor();
+void followTextFloor(QCustomPlot* plot);
+
+// `font` raised to at least `pixels` tall (in points, as the widgets scale fonts by points).
+QFont atLeastPixels(QFont font, int pixels);
+
 } // namespace shardscope::widgets

@@ -42,6 +42,29 @@ QString spanKindLabel(replay::SpanKind k) {
     return QCoreApplication::translate("TimelinePainter", "gathered parameters");
 }
 
+QString collectiveShortLabel(CollectiveOp c) {
+    switch (c) {
+    case CollectiveOp::AllGather:
+        return QCoreApplication::translate("RunLabels", "all-gather", "short, on a bar");
+    case CollectiveOp::ReduceScatter:
+        return QCoreApplication::translate("RunLabels", "reduce-scatter", "short, on a bar");
+    case CollectiveOp::AllReduce:
+        return QCoreApplication::translate("RunLabels", "all-reduce", "short, on a bar");
+    case CollectiveOp::Broadcast:
+        return QCoreApplication::translate("RunLabels", "broadcast", "short, on a bar");
+    case CollectiveOp::TpAllReduce:
+        return QCoreApplication::translate("RunLabels", "TP all-reduce", "short, on a bar");
+    case CollectiveOp::None:
+        break;
+    }
+    return {};
+}
+
+QString spanKindShortLabel(replay::SpanKind k) {
+    const replay::SpanKindTraits& t = replay::traitsOf(k);
+    return t.op != CollectiveOp::None ? collectiveShortLabel(t.op) : spanKindLabel(k);
+}
+
 QString transferLabel(Transfer t) {
     switch (t) {
     case Transfer::DeviceToHost:

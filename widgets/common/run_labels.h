@@ -16,6 +16,10 @@ QString phaseLabel(Phase p);               // "forward", "backward", …
 QString collectiveLabel(CollectiveOp c);   // "all-gather", "reduce-scatter", …
 QString transferLabel(Transfer t);         // "device → host", "NVMe read", …
 QString spanKindLabel(replay::SpanKind k); // a phase, a collective, or "gathered parameters"
+// The same where room is short (a timeline bar, a chart's legend): a collective by its term alone
+// ("all-gather", not the gloss a language adds to it), so the unit beside it stays readable.
+QString collectiveShortLabel(CollectiveOp c);
+QString spanKindShortLabel(replay::SpanKind k);
 // What this strategy shards and what it gathers, in one sentence for newcomers.
 QString strategyStory(plan::Strategy s, int ranks, int hybridGroup);
 std::optional<plan::Strategy> strategyFromName(const std::string& name);

@@ -2,6 +2,8 @@
 
 #include <QFrame>
 #include <QScrollArea>
+#include <QSplitter>
+#include <QVariant>
 
 namespace shardscope::widgets {
 
@@ -13,6 +15,42 @@ QScrollArea* sideColumn(QWidget* content, int minimumWidth) {
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setMinimumWidth(minimumWidth);
     return scroll;
+}
+
+namespace {
+const char* const kPutAway = "shardscopePutAwayWhilePresenting";
+const char* const kSizesBefore = "shardscopeSizesBeforePresenting";
+} // namespace
+
+void presentPane(QSplitter* split, int shown, bool presenting) {
+    const bool vertical = split->orientation() == Qt::Vertical;
+    for (int i = 0; i < split->count(); ++i) {
+        QWidget* pane = split->widget(i);
+        if (vertical)
+            pane->setMinimumHeight(presenting ? 1 : 0);
+        else
+            pane->setMinimumWidth(presenting ? 1 : 0);
+    }
+    if (presenting) {
+        split->setProperty(kSizesBefore, QVariant::fromValue(split->sizes()));
+        QList<int> sizes(split->count(), 0);
+        if (shown >= 0 && shown < sizes.size()) sizes[shown] = 1;
+        split->setSizes(sizes);
+    } else if (const QVariant before = split->property(kSizesBefore); before.isValid()) {
+        split->setSizes(before.value<QList<int>>());
+    }
+}
+
+void putAwayWhilePresenting(QWidget* w) {
+    w->setProperty(kPutAway, true);
+}
+
+bool isPutAwayWhilePresenting(const QWidget* w) {
+    return w->property(kPutAway).toBool();
+}
+
+bool isPresenting(const QWidget* w) {
+    return w->window()->property(kPresentingProperty).toBool();
 }
 
 } // namespace shardscope::widgets

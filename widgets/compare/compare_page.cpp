@@ -1,7 +1,9 @@
 #include "compare/compare_page.h"
 
+#include "common/flow_layout.h"
 #include "common/palette_legend.h"
 #include "common/qcustomplot.h"
+#include "common/side_column.h"
 #include "compare/compare_runner.h"
 #include "compare/compare_view.h"
 #include "core/error.h"
@@ -21,6 +23,9 @@ namespace shardscope::widgets {
 ComparePage::ComparePage(QWidget* parent)
     : QWidget(parent), view_(new CompareView(this)), runner_(new CompareRunner(this)) {
     runner_->setObjectName(QStringLiteral("compareRunner"));
+    // On a projector the comparison shows; "Run all strategies" is a key away (F5), and a run
+    // started before keeps going while put away.
+    putAwayWhilePresenting(runner_);
     connect(runner_, &CompareRunner::finished, this, &ComparePage::showComparison);
     connect(runner_, &CompareRunner::statusMessage, this, &ComparePage::statusMessage);
     // Escape cancels "Run all strategies" while this page is showing.
@@ -28,20 +33,31 @@ ComparePage::ComparePage(QWidget* parent)
     escape->setObjectName(QStringLiteral("compareStopShortcut"));
     connect(escape, &QShortcut::activated, runner_, &CompareRunner::stop);
     open_ = new QPushButton(this);
+    addCurrent_ = new QPushButton(this);
+    addCurrent_->setObjectName(QStringLiteral("compareAddCurrent"));
+    addCurrent_->setEnabled(false);
     clear_ = new QPushButton(this);
     connect(open_, &QPushButton::clicked, this, &ComparePage::chooseFiles);
+    connect(addCurrent_, &QPushButton::clicked, this, [this] {
+        if (current_) addReport(*current_);
+    });
     connect(clear_, &QPushButton::clicked, this, &ComparePage::clear);
-    auto* buttons = new QHBoxLayout;
+    auto* buttonRow = new QWidget(this); // put away in presentation mode (F5 brings it back)
+    putAwayWhilePresenting(buttonRow);
+    auto* buttons = new FlowLayout(buttonRow, 6, 4);
+    buttons->setContentsMargins(0, 0, 0, 0);
     buttons->addWidget(open_);
+    buttons->addWidget(addCurrent_);
     buttons->addWidget(clear_);
-    buttons->addStretch(1);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(runner_);
-    layout->addLayout(buttons);
+    layout->addWidget(buttonRow);
     layout->addWidget(view_, 1);
-    layout->addWidget(new PaletteLegend(
-        {ColorFamily::Memory, ColorFamily::Activities, ColorFamily::Ranks}, this));
+    auto* legend =
+        new PaletteLegend({ColorFamily::Memory, ColorFamily::Activities, ColorFamily::Ranks}, this);
+    putAwayWhilePresenting(legend); // the charts' own legends name every colour
+    layout->addWidget(legend);
     retranslateUi();
 }
 
@@ -76,6 +92,11 @@ void ComparePage::merge(std::vector<report::RunReport> runs) {
 
 void ComparePage::addReport(const report::RunReport& report) {
     merge({report});
+}
+
+void ComparePage::setCurrentReport(std::shared_ptr<const report::RunReport> report) {
+    current_ = std::move(report);
+    addCurrent_->setEnabled(current_ != nullptr);
 }
 
 bool ComparePage::openFiles(const QStringList& paths, QString* error) {
@@ -140,9 +161,10 @@ void ComparePage::retranslateUi() {
     open_->setText(tr("Open reports…"));
     open_->setToolTip(tr(
         "Add runs from JSON reports: shardscope-cli run --json, or shardscope-cli compare --json"));
+    addCurrent_->setText(tr("Add the Ranks page's run"));
+    addCurrent_->setToolTip(tr("Put the run or recording the Ranks page shows beside these runs"));
     clear_->setText(tr("Clear"));
-    clear_->setToolTip(
-        tr("Remove every run from the comparison (runs finished from now on are added again)"));
+    clear_->setToolTip(tr("Remove every run from the comparison"));
 }
 
 } // namespace shardscope::widgets

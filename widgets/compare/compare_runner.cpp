@@ -1,5 +1,6 @@
 #include "compare/compare_runner.h"
 
+#include "common/flow_layout.h"
 #include "common/run_labels.h"
 #include "common/theory_names.h"
 #include "launch/ending.h"
@@ -70,26 +71,32 @@ CompareRunner::CompareRunner(QWidget* parent)
     connect(run_, &QPushButton::clicked, this, [this] { running_ ? stop() : start(); });
     connect(threads_, &QCheckBox::toggled, this, &CompareRunner::retranslateUi);
 
-    auto* row = new QHBoxLayout;
+    // One wrapping row: each label with its field, Run right after the title so no setting can
+    // push it off the screen; the progress on its own line, wrapped, so a long status never
+    // widens the window.
+    auto* row = new FlowLayout(nullptr, 10, 4);
     row->setContentsMargins(0, 0, 0, 0);
     row->addWidget(title_);
-    row->addSpacing(8);
+    row->addWidget(run_);
     for (auto [label, field] : {std::pair<QLabel*, QWidget*>{ranksLabel_, ranks_},
                                 {modelLabel_, model_},
                                 {stepsLabel_, steps_},
                                 {tpLabel_, tp_}}) {
         label->setBuddy(field);
-        row->addWidget(label);
-        row->addWidget(field);
-        row->addSpacing(6);
+        auto* pair = new QWidget(this);
+        auto* h = new QHBoxLayout(pair);
+        h->setContentsMargins(0, 0, 0, 0);
+        h->addWidget(label);
+        h->addWidget(field);
+        row->addWidget(pair);
     }
     row->addWidget(threads_);
-    row->addSpacing(6);
-    row->addWidget(run_);
-    row->addWidget(progress_, 1);
+    progress_->setWordWrap(true);
+    progress_->setVisible(false); // shown once a comparison reports
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(row);
+    layout->addWidget(progress_);
     layout->addWidget(error_);
     setMpiUnavailable(mpiUnavailableReason());
     retranslateUi();
@@ -180,6 +187,7 @@ void CompareRunner::start() {
     }
     jsonPath_ = QDir(folder).filePath(QStringLiteral("compare.json"));
     jobs_ = 0;
+    progress_->setVisible(true);
     progress_->setText(tr("Starting shardscope-cli compare…"));
     setRunning(true);
     cli_->start(cliPath_, arguments(jsonPath_));

@@ -6,6 +6,7 @@
 #include "common/plot_setup.h"
 #include "common/qcustomplot.h"
 #include "common/run_labels.h"
+#include "common/side_column.h"
 #include "common/theory_names.h"
 #include "core/error.h"
 #include "plan/collective.h"
@@ -52,13 +53,9 @@ QCustomPlot* makePlot(QWidget* parent) {
     plot->plotLayout()->insertRow(0);
     plot->plotLayout()->addElement(
         0, 0, new QCPTextElement(plot, QString(), QFont(parent->font().family(), 10, QFont::Bold)));
-    plot->legend->setVisible(true);
-    plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    plot->legend->setWrap(4);
-    plot->legend->setBorderPen(Qt::NoPen);
-    plot->legend->setIconSize(14, 10);
-    plot->plotLayout()->addElement(2, 0, plot->legend);
-    plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    // The legend wraps to the plot's width (as every chart's): seven strategies' entries are
+    // neither cut at the edge nor drawn over each other.
+    placeLegendBelow(plot, QSize(14, 10), 1.0);
     return plot;
 }
 
@@ -83,6 +80,7 @@ QCPGraph* markers(QCustomPlot* plot, const QString& name, const QColor& c,
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     header_ = new QLabel(this);
     header_->setWordWrap(true);
+    putAwayWhilePresenting(header_); // the configuration's details; the charts need the height
     auto* badgesRow = new QWidget(this);
     badgesRow->setObjectName(QStringLiteral("compareBadgesRow"));
     badges_ = new FlowLayout(badgesRow);
@@ -112,8 +110,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
     empty_->setObjectName(QStringLiteral("compareEmpty"));
     empty_->setAlignment(Qt::AlignCenter);
     empty_->setWordWrap(true);
-    empty_->setStyleSheet(
-        QStringLiteral("color: palette(placeholder-text); font-size: 12pt; padding: 24px;"));
+    empty_->setStyleSheet(QStringLiteral("color: palette(placeholder-text); padding: 24px;"));
+    QFont larger = empty_->font();
+    larger.setPointSizeF(12);
+    empty_->setFont(larger);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(header_);
     layout->addWidget(badgesRow);
@@ -212,13 +212,20 @@ QStringList CompareView::badgeTexts() const {
     return out;
 }
 
+void CompareView::setPresenting(bool on) {
+    const int total = charts_->orientation() == Qt::Vertical ? charts_->height() : 0;
+    const int h = std::max(total, 2);
+    charts_->setSizes(on ? QList<int>{h / 2, h - h / 2} : QList<int>{h * 3 / 5, h - h * 3 / 5});
+}
+
 QString CompareView::emptyText() const {
     return tr("Nothing to compare yet.\n\nPress Run in the “Run all strategies” row above to train "
               "DDP, ZeRO-1, ZeRO-2, ZeRO-3 and FSDP "
               "on the same model and see their memory, peaks, communication and final weights side "
               "by side, "
-              "or open reports with “Open reports…” (shardscope-cli compare --json FILE, or "
-              "several run --json files).");
+              "open reports with “Open reports…” (shardscope-cli compare --json FILE, or "
+              "several run --json files), or add the run the Ranks page shows with “Add the "
+              "Ranks page's run”.");
 }
 
 void CompareView::rebuild() {
@@ -348,7 +355,7 @@ void CompareView::buildLedger() {
         for (const auto& rk : r.ranks)
             maxBytes = std::max(maxBytes, static_cast<double>(rk.peakTotal));
     const AxisUnit u = unitFor(maxBytes);
-    ledger_->yAxis->setLabel(tr("bytes per rank (%1)").arg(u.name));
+    setAxisTitle(ledger_->yAxis, tr("bytes per rank (%1)").arg(u.name), u.name);
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     std::vector<double> xs;
     std::vector<std::pair<const report::RunReport*, const report::RankReport*>> columns;
@@ -405,6 +412,7 @@ void CompareView::buildLedger() {
     ledger_->xAxis->setTicker(ticker);
     ledger_->xAxis->setRange(-0.8, std::max(x - 1.2, 1.0)); // x ran one gap past the last group
     ledger_->yAxis->setRange(0, maxBytes / u.scale * 1.12);
+    fitLegendToWidth(ledger_);
     ledger_->replot();
 }
 
@@ -419,8 +427,8 @@ void CompareView::buildPeak() {
         ranks = std::max(ranks, static_cast<int>(r.ranks.size()));
     }
     const AxisUnit u = unitFor(maxBytes);
-    peak_->yAxis->setLabel(tr("peak (%1)").arg(u.name));
-    peak_->xAxis->setLabel(tr("rank"));
+    setAxisTitle(peak_->yAxis, tr("peak (%1)").arg(u.name), u.name);
+    setAxisTitle(peak_->xAxis, tr("rank"));
     auto* group = new QCPBarsGroup(peak_);
     const double width = 0.8 / std::max<std::size_t>(runs_.size(), 1);
     for (std::size_t i = 0; i < runs_.size(); ++i) {
@@ -435,17 +443,23 @@ void CompareView::buildPeak() {
         bars->setBarsGroup(group);
         if (r.theory.predictedPeakBytes > 0) {
             QCPGraph* line = peak_->addGraph();
-            line->setName(tr("%1 theory").arg(runLabel(i)));
             line->setPen(QPen(colorOf(r.strategy), 1.5, Qt::DashLine));
             line->addData(-0.5, static_cast<double>(r.theory.predictedPeakBytes) / u.scale);
             line->addData(ranks - 0.5, static_cast<double>(r.theory.predictedPeakBytes) / u.scale);
+            line->removeFromLegend(); // one entry for all: the dash in the run's own colour
         }
+    }
+    if (peak_->graphCount() > 0) {
+        QCPGraph* key = peak_->addGraph(); // no data: the legend's "theory" entry
+        key->setName(tr("theory: dashed, in the run's colour"));
+        key->setPen(QPen(neutralColor(110), 1.5, Qt::DashLine));
     }
     auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
     ticker->setTickStep(1);
     peak_->xAxis->setTicker(ticker);
     peak_->xAxis->setRange(-0.6, ranks - 0.4);
     peak_->yAxis->setRange(0, maxBytes / u.scale * 1.15);
+    fitLegendToWidth(peak_);
     peak_->replot();
 }
 
@@ -457,7 +471,7 @@ void CompareView::buildComm() {
         maxBytes = std::max({maxBytes, report::total(r.commBytesPerStep),
                              report::total(r.theory.commBytesPerStep)});
     const AxisUnit u = unitFor(maxBytes);
-    comm_->yAxis->setLabel(tr("bytes sent (%1)").arg(u.name));
+    setAxisTitle(comm_->yAxis, tr("bytes sent (%1)").arg(u.name), u.name);
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     for (std::size_t i = 0; i < runs_.size(); ++i)
         ticker->addTick(static_cast<double>(i), runLabel(i));
@@ -477,7 +491,7 @@ void CompareView::buildComm() {
         }
         if (!any) continue;
         auto* bars = new QCPBars(comm_->xAxis, comm_->yAxis);
-        bars->setName(spanKindLabel(kind));
+        bars->setName(spanKindShortLabel(kind));
         bars->setData(keys, values);
         bars->setWidth(0.55);
         bars->setPen(Qt::NoPen);
@@ -493,6 +507,7 @@ void CompareView::buildComm() {
     comm_->xAxis->setTicker(ticker);
     comm_->xAxis->setRange(-0.6, std::max<double>(static_cast<double>(runs_.size()) - 0.4, 0.6));
     comm_->yAxis->setRange(0, maxBytes / u.scale * 1.15);
+    fitLegendToWidth(comm_);
     comm_->replot();
 }
 

@@ -15,6 +15,7 @@
 
 class QCustomPlot;
 class QLabel;
+class QSplitter;
 
 namespace shardscope::widgets {
 
@@ -44,6 +45,9 @@ public:
     static QString parityText(const replay::Parity& p);
     static QString exposedExplanation(); // what "exposed communication" means (tooltips)
     QString emptyText() const;           // shown while there is nothing to compare
+    // Presentation mode: the ledgers and the charts below share the height equally (each needs
+    // room for its axes at a projector's text size).
+    void setPresenting(bool on);
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -70,8 +74,8 @@ private:
     QCustomPlot* ledger_ = nullptr;
     QCustomPlot* peak_ = nullptr;
     QCustomPlot* comm_ = nullptr;
-    QWidget* charts_ = nullptr;
-    QLabel* empty_ = nullptr; // instead of empty axes: what to do to fill the page
+    QSplitter* charts_ = nullptr; // the ledgers over the peaks and the traffic
+    QLabel* empty_ = nullptr;     // instead of empty axes: what to do to fill the page
 };
 
 } // namespace shardscope::widgets

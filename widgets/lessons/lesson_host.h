@@ -22,6 +22,10 @@ public:
     virtual LanguageManager* language() const = 0;
     virtual QWidget* page(const QString& id) const = 0; // nullptr for an unknown id
     virtual bool showPage(const QString& id) = 0;       // false for an unknown id
+    // Presentation mode: the card docks into this strip under the pages (a widget with a layout),
+    // so it never covers what it outlines; otherwise it floats over the pages' corner.
+    virtual bool presenting() const = 0;
+    virtual QWidget* lessonBar() = 0;
 
 protected:
     ~LessonHost() = default;

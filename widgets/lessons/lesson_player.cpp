@@ -1,6 +1,7 @@
 #include "lessons/lesson_player.h"
 
 #include "common/language.h"
+#include "common/side_column.h"
 #include "compare/compare_page.h"
 #include "lessons/lesson_facts.h"
 #include "lessons/lesson_overlay.h"
@@ -24,6 +25,7 @@
 #include <QScrollBar>
 #include <QShortcut>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QStackedWidget>
 #include <QTabWidget>
 #include <QTimer>
@@ -48,17 +50,48 @@ RunRequest requestFor(const lessons::RunSettings& s, const RunRequest& current) 
     return r;
 }
 
-// Makes `w` the current page of every tab widget it sits in and scrolls it into view, so it can
-// be seen.
-void reveal(QWidget* w) {
+// Makes `w` the current page of every tab widget it sits in, gives it the splitters it sits in
+// and scrolls it into view, so it can be seen.
+void reveal(QWidget* w, bool presenting) {
+    // A panel presentation mode put away comes back when a step outlines what is in it.
+    for (QWidget* p = w; p && p != w->window(); p = p->parentWidget())
+        if (p->isHidden() && isPutAwayWhilePresenting(p)) p->show();
     for (QWidget* child = w; child && child->parentWidget(); child = child->parentWidget()) {
         auto* stack = qobject_cast<QStackedWidget*>(child->parentWidget());
         if (!stack) continue;
         if (auto* tabs = qobject_cast<QTabWidget*>(stack->parentWidget()))
             tabs->setCurrentWidget(child);
     }
-    for (QWidget* p = w->parentWidget(); p; p = p->parentWidget())
-        if (auto* scroll = qobject_cast<QScrollArea*>(p)) scroll->ensureWidgetVisible(w);
+    // A splitter pane holding it gets most of the splitter (the Ranks page's charts under its
+    // rank view): an outlined chart is big enough to read from the back of a room.
+    for (QWidget* child = w; child && child->parentWidget(); child = child->parentWidget()) {
+        auto* split = qobject_cast<QSplitter*>(child->parentWidget());
+        if (!split || split->count() < 2) continue;
+        const int pane = split->indexOf(child);
+        QList<int> sizes = split->sizes();
+        int total = 0;
+        for (int s : sizes)
+            total += s;
+        // Presenting, the pane takes the whole splitter: a projector has no height to share.
+        const int want = presenting ? total : total * 3 / 5;
+        if (pane < 0 || total <= 0 || sizes[pane] >= want) continue;
+        const int others = total - sizes[pane];
+        for (int i = 0; i < sizes.size(); ++i)
+            sizes[i] = i == pane ? want
+                                 : (others > 0 ? sizes[i] * (total - want) / others
+                                               : (total - want) / (sizes.size() - 1));
+        split->setSizes(sizes);
+    }
+    // Scrolled into view; one taller than the view from its top (Qt would centre it, hiding its
+    // title).
+    for (QWidget* p = w->parentWidget(); p; p = p->parentWidget()) {
+        auto* scroll = qobject_cast<QScrollArea*>(p);
+        if (!scroll || !scroll->widget()) continue;
+        if (w->height() > scroll->viewport()->height())
+            scroll->verticalScrollBar()->setValue(w->mapTo(scroll->widget(), QPoint(0, 0)).y());
+        else
+            scroll->ensureWidgetVisible(w);
+    }
 }
 
 } // namespace
@@ -178,30 +211,56 @@ void LessonPlayer::buildPanel() {
 
 bool LessonPlayer::eventFilter(QObject* watched, QEvent* event) {
     // The window's children are laid out after its resize: place the card once they are.
+    // Fonts grow and shrink with presentation mode: the card docks or floats again.
     if (watched == &window_ &&
-        (event->type() == QEvent::Resize || event->type() == QEvent::LayoutRequest) &&
-        !panel_->isHidden())
+        (event->type() == QEvent::Resize || event->type() == QEvent::LayoutRequest ||
+         event->type() == QEvent::FontChange) &&
+        lesson_)
         placeTimer_.start();
     return QObject::eventFilter(watched, event);
 }
 
 // The card goes into the corner of the page area that covers least of the outlined element.
+// The card's height at width `w` that shows the whole paragraph.
+int LessonPlayer::panelHeight(int w) const {
+    const int chrome =
+        panel_->layout()->contentsMargins().top() + panel_->layout()->contentsMargins().bottom() +
+        lessonTitle_->heightForWidth(w - 20) + title_->heightForWidth(w - 120) +
+        back_->sizeHint().height() +
+        (problemLabel_->isVisible() ? problemLabel_->heightForWidth(w - 20) : 0) + 4 * 4;
+    return chrome +
+           text_->heightForWidth(w - 20 - scroll_->verticalScrollBar()->sizeHint().width()) + 4;
+}
+
 void LessonPlayer::placePanel() {
+    // Presenting, the card is a bar under the pages: it takes its height from them instead of
+    // covering any part, whatever it outlines.
+    QWidget* bar = host_.lessonBar();
+    if (host_.presenting() && bar && bar->layout()) {
+        if (panel_->parentWidget() != bar) {
+            const bool shown = lesson_ != nullptr;
+            bar->layout()->addWidget(panel_);
+            panel_->setVisible(shown);
+        }
+        const int h = std::min(panelHeight(bar->width() - 8), window_.height() / 3);
+        panel_->setFixedHeight(h);
+        return;
+    }
+    if (panel_->parentWidget() != &window_) {
+        const bool shown = lesson_ != nullptr;
+        panel_->setParent(&window_);
+        panel_->setMinimumHeight(0);
+        panel_->setMaximumHeight(QWIDGETSIZE_MAX);
+        panel_->setVisible(shown);
+    }
     // The pages' area (right of the sidebar), or the whole central widget without pages.
     QWidget* area = host_.pageArea();
     if (!area) return;
     const QRect a(area->mapTo(&window_, QPoint(0, 0)), area->size());
     const int margin = 12;
     const int w = std::clamp(a.width() * 2 / 5, std::min(320, a.width() - 2 * margin), 520);
-    const int chrome =
-        panel_->layout()->contentsMargins().top() + panel_->layout()->contentsMargins().bottom() +
-        lessonTitle_->heightForWidth(w - 20) + title_->heightForWidth(w - 120) +
-        back_->sizeHint().height() +
-        (problemLabel_->isVisible() ? problemLabel_->heightForWidth(w - 20) : 0) + 4 * 4;
-    const int textHeight =
-        text_->heightForWidth(w - 20 - scroll_->verticalScrollBar()->sizeHint().width()) + 4;
-    const int h = std::clamp(chrome + textHeight, std::min(160, a.height()),
-                             std::max(160, a.height() * 9 / 20));
+    const int h =
+        std::clamp(panelHeight(w), std::min(160, a.height()), std::max(160, a.height() * 9 / 20));
     const QRect target = overlay_->targetRect();
     const QPoint corners[] = {{a.right() - w - margin, a.bottom() - h - margin},
                               {a.right() - w - margin, a.top() + margin},
@@ -403,7 +462,7 @@ void LessonPlayer::finishStep() {
     if (!s.highlight.empty()) {
         QWidget* target = findTarget(q(s.highlight));
         if (target)
-            reveal(target);
+            reveal(target, host_.presenting());
         else
             problem_ = tr("this window has no element '%1' to point at").arg(q(s.highlight));
         overlay_->setTarget(target);

@@ -66,6 +66,7 @@ protected:
 
 private:
     void placePanel();
+    int panelHeight(int width) const;
     void buildPanel();
     void rebuildMenu();
     void retranslate();

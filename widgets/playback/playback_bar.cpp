@@ -1,5 +1,6 @@
 #include "playback/playback_bar.h"
 
+#include "common/flow_layout.h"
 #include "core/step_number.h"
 #include "run/replay_player.h"
 
@@ -63,7 +64,9 @@ QString navTip(replay::NavTarget t, bool forward) {
 PlaybackBar::PlaybackBar(const replay::ReplayModel& model, ReplayPlayer& player, QWidget* parent)
     : QWidget(parent), model_(model), player_(player) {
     setFocusPolicy(Qt::StrongFocus);
-    auto* top = new QHBoxLayout;
+    // The buttons wrap onto a second line rather than widen the page (large text on a projector).
+    auto* top = new FlowLayout(nullptr, 4, 2);
+    top_ = top;
     top->setContentsMargins(0, 0, 0, 0);
     for (replay::NavTarget t : {replay::NavTarget::Step, replay::NavTarget::Phase,
                                 replay::NavTarget::Unit, replay::NavTarget::Event})
@@ -77,14 +80,16 @@ PlaybackBar::PlaybackBar(const replay::ReplayModel& model, ReplayPlayer& player,
     for (replay::NavTarget t : {replay::NavTarget::Event, replay::NavTarget::Unit,
                                 replay::NavTarget::Phase, replay::NavTarget::Step})
         top->addWidget(navButton(t, true));
-    top->addSpacing(12);
     rankLabel_ = new QLabel(this);
     rank_ = new QSpinBox(this);
     rank_->setRange(0, 0);
     connect(rank_, &QSpinBox::valueChanged, this, &PlaybackBar::setFocusRank);
-    top->addWidget(rankLabel_);
-    top->addWidget(rank_);
-    top->addStretch(1);
+    auto* rankPair = new QWidget(this); // label and box wrap together
+    auto* rankRow = new QHBoxLayout(rankPair);
+    rankRow->setContentsMargins(8, 0, 0, 0);
+    rankRow->addWidget(rankLabel_);
+    rankRow->addWidget(rank_);
+    top->addWidget(rankPair);
     followLive_ = new QCheckBox(this);
     followLive_->setObjectName(QStringLiteral("followLive"));
     connect(followLive_, &QCheckBox::toggled, this, [this] { catchUp(); });
@@ -101,8 +106,6 @@ PlaybackBar::PlaybackBar(const replay::ReplayModel& model, ReplayPlayer& player,
             player_.seek(static_cast<std::uint64_t>(v));
     });
     positionLabel_ = new QLabel(this);
-    positionLabel_->setMinimumWidth(positionLabel_->fontMetrics().horizontalAdvance(
-        QStringLiteral("event 0000000 / 0000000 · step 0000")));
     speedSlider_ = new QSlider(Qt::Horizontal, this);
     speedSlider_->setRange(static_cast<int>(std::lround(std::log10(kMinSpeed) * kSpeedTicks)),
                            static_cast<int>(std::lround(std::log10(kMaxSpeed) * kSpeedTicks)));
@@ -111,8 +114,7 @@ PlaybackBar::PlaybackBar(const replay::ReplayModel& model, ReplayPlayer& player,
     connect(speedSlider_, &QSlider::valueChanged, this,
             [this](int v) { setSpeed(std::pow(10.0, v / double(kSpeedTicks))); });
     speedLabel_ = new QLabel(this);
-    speedLabel_->setMinimumWidth(
-        speedLabel_->fontMetrics().horizontalAdvance(QStringLiteral("speed 100×")));
+    fitLabels();
     bottom->addWidget(scrub_, 1);
     bottom->addWidget(positionLabel_);
     bottom->addSpacing(8);
@@ -284,8 +286,22 @@ void PlaybackBar::keyPressEvent(QKeyEvent* e) {
     e->accept();
 }
 
+// Room for the longest position and speed texts in the font shown (it grows on a projector), so
+// the row does not jump as the numbers change.
+void PlaybackBar::fitLabels() {
+    positionLabel_->setMinimumWidth(positionLabel_->fontMetrics().horizontalAdvance(
+        QStringLiteral("event 0000000 / 0000000 · step 0000")));
+    speedLabel_->setMinimumWidth(
+        speedLabel_->fontMetrics().horizontalAdvance(QStringLiteral("speed 100×")));
+}
+
+void PlaybackBar::insertAfterPlay(QWidget* w) {
+    top_->insertWidget(top_->indexOf(play_) + 1, w);
+}
+
 void PlaybackBar::changeEvent(QEvent* event) {
     if (event->type() == QEvent::LanguageChange) retranslateUi();
+    if (event->type() == QEvent::FontChange) fitLabels();
     QWidget::changeEvent(event);
 }
 

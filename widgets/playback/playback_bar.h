@@ -20,6 +20,7 @@ class QToolButton;
 
 namespace shardscope::widgets {
 
+class FlowLayout;
 class ReplayPlayer;
 
 class PlaybackBar : public QWidget {
@@ -41,6 +42,8 @@ public:
     void setFollowLive(bool follow);
     int focusRank() const { return focusRank_; }
     void setFocusRank(int rank);
+    // Puts `w` right after Play (the replay pages' Stop for a live run).
+    void insertAfterPlay(QWidget* w);
     // Slow-motion factor at 1×: one step of the run lasts about kTargetStepSeconds.
     double baseSlowMotion() const;
 
@@ -60,6 +63,7 @@ private:
     void applySpeed();
     void catchUp();
     void retranslateUi();
+    void fitLabels();
     QToolButton* navButton(replay::NavTarget target, bool forward);
 
     const replay::ReplayModel& model_;
@@ -67,6 +71,7 @@ private:
     double speed_ = 1.0;
     int focusRank_ = 0;
     QToolButton* play_ = nullptr;
+    FlowLayout* top_ = nullptr;
     std::vector<std::pair<QToolButton*, std::pair<replay::NavTarget, bool>>> nav_;
     QSlider* scrub_ = nullptr;
     QSlider* speedSlider_ = nullptr;

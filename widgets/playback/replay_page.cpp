@@ -5,7 +5,11 @@
 #include "run/replay_player.h"
 #include "run/run_document.h"
 
+#include <QEvent>
+#include <QShortcut>
 #include <QSplitter>
+#include <QStyle>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 namespace shardscope::widgets {
@@ -16,6 +20,32 @@ ReplayPageBase::ReplayPageBase(RunDocument& document, QWidget* view, QWidget* pa
     explain_->setObjectName(QStringLiteral("explainPanel"));
     playback_ = new PlaybackBar(document.model(), document.player(), this);
     playback_->setObjectName(QStringLiteral("playbackBar"));
+    // A live run animating here stops here too (as on the Ranks page: the button and Escape).
+    stop_ = new QToolButton(this);
+    stop_->setObjectName(QStringLiteral("replayStop"));
+    stop_->setIcon(style()->standardIcon(QStyle::SP_MediaStop));
+    stop_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    stop_->setFocusPolicy(Qt::NoFocus);
+    playback_->insertAfterPlay(stop_);
+    RunSession& session = document.session();
+    connect(stop_, &QToolButton::clicked, this, [&session] {
+        if (session.canStop()) session.stop();
+    });
+    auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), this);
+    escape->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(escape, &QShortcut::activated, this, [&session] {
+        if (session.canStop()) session.stop();
+    });
+    const auto updateStop = [this, &session] {
+        stop_->setVisible(session.isLive());
+        stop_->setEnabled(session.canStop());
+    };
+    connect(&session, &RunSession::started, this, updateStop);
+    connect(&session, &RunSession::runInfoReady, this, updateStop);
+    connect(&session, &RunSession::finished, this, updateStop);
+    connect(&session, &RunSession::stopRequested, this, updateStop);
+    updateStop();
+    retranslateStop();
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(view);
     split->addWidget(explain_);
@@ -26,6 +56,16 @@ ReplayPageBase::ReplayPageBase(RunDocument& document, QWidget* view, QWidget* pa
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(split, 1);
     layout->addWidget(playback_);
+}
+
+void ReplayPageBase::retranslateStop() {
+    stop_->setText(tr("Stop"));
+    stop_->setToolTip(tr("Stop the running job: every rank ends, what it recorded stays (Esc)"));
+}
+
+void ReplayPageBase::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::LanguageChange) retranslateStop();
+    QWidget::changeEvent(event);
 }
 
 void ReplayPageBase::connectAll() {

@@ -1,10 +1,12 @@
 #pragma once
 // What the Timeline and Flows pages share: a view over the window's RunDocument (its
 // ReplayModel and ReplayPlayer, shared so every page shows the same playhead) on top, the
-// explain panel and the playback bar below. A new run or recording resets the view; new steps
-// extend it; the playhead moves it.
+// explain panel and the playback bar below (with Stop while a live run animates here). A new
+// run or recording resets the view; new steps extend it; the playhead moves it.
 #include <QWidget>
 #include <cstdint>
+
+class QToolButton;
 
 namespace shardscope::widgets {
 
@@ -26,12 +28,16 @@ protected:
     virtual void growView() = 0;  // steps appended
     virtual void moveView(std::uint64_t index) = 0;
     void connectAll();
+    void changeEvent(QEvent* event) override;
 
 private:
+    void retranslateStop();
+
     RunDocument& document_;
     QWidget* view_;
     ExplainPanel* explain_;
     PlaybackBar* playback_;
+    QToolButton* stop_ = nullptr; // a live run's Stop, shown while one runs
 };
 
 } // namespace shardscope::widgets

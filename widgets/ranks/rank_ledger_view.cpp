@@ -48,7 +48,10 @@ struct RankLedgerView::Geometry {
 
 namespace {
 
-constexpr int kAxisWidth = 64;
+// The axis' labels ("1.95 MB") in the font shown: it grows on a projector.
+int axisWidth(const QFontMetrics& fm) {
+    return std::max(64, fm.horizontalAdvance(QStringLiteral("0.00 MB")) + 10);
+}
 constexpr int kGuideWidth = 104;   // right of the columns: labels of the theory and capacity lines
 constexpr double kSmoothing = 0.3; // fraction of the remaining distance covered per frame
 
@@ -214,18 +217,18 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
     const int bottom = height() - 4 - textHeight - g.stripHeight - 4;
     int top = g.legend.bottom() + 8;
     if (const QString failure = failureText(); !failure.isEmpty()) {
-        // A band of its own: drawn over the plot, the text hid peak labels and guide lines.
+        // A band of its own, one line: drawn over the plot, the text hid peak labels and guide
+        // lines; wrapped, it took the bars' height (the page's banner and the tooltip hold it
+        // whole).
         QFont bold = font();
         bold.setBold(true);
-        const QRect area(kAxisWidth, top, std::max(40, width() - kAxisWidth - 8), 1000);
-        const int h = QFontMetrics(bold)
-                          .boundingRect(area, Qt::AlignHCenter | Qt::TextWordWrap, failure)
-                          .height();
-        g.failureBand = QRect(area.left(), top, area.width(), h);
+        const int h = QFontMetrics(bold).height() + QFontMetrics(bold).height() / 3;
+        g.failureBand = QRect(axisWidth(fm), top, std::max(40, width() - axisWidth(fm) - 8), h);
         top += h + 4;
     }
     top += fm.height(); // room for the peak labels
-    g.plot = QRect(kAxisWidth, top, width() - kAxisWidth - kGuideWidth, std::max(20, bottom - top));
+    g.plot = QRect(axisWidth(fm), top, width() - axisWidth(fm) - kGuideWidth,
+                   std::max(20, bottom - top));
     g.columnWidth = std::max(1, g.plot.width() / g.ranks);
     g.barWidth = g.tiers == 1 ? std::max(2, std::min(110, g.columnWidth * 3 / 5))
                               : std::max(3 * g.tiers,
@@ -351,13 +354,17 @@ void RankLedgerView::paintAxis(QPainter& p, const Geometry& g) const {
     p.setPen(palette().color(QPalette::Mid));
     p.drawLine(g.plot.bottomLeft(), g.plot.bottomRight());
     const QFontMetrics fm(font());
-    for (int i = 0; i <= 4; ++i) {
-        const double bytes = static_cast<double>(scale_) * i / 4.0;
+    // Quarters where the labels have room, else halves or the top alone: never overprinted.
+    const int intervals = g.plot.height() >= 6 * fm.height()   ? 4
+                          : g.plot.height() >= 3 * fm.height() ? 2
+                                                               : 1;
+    for (int i = 0; i <= intervals; ++i) {
+        const double bytes = static_cast<double>(scale_) * i / intervals;
         const int y = yFor(g, bytes);
         p.setPen(QPen(palette().color(QPalette::Midlight), 1, Qt::DotLine));
         if (i > 0) p.drawLine(g.plot.left(), y, g.plot.right(), y);
         p.setPen(palette().color(QPalette::Text));
-        p.drawText(QRect(0, y - fm.height() / 2, kAxisWidth - 6, fm.height()),
+        p.drawText(QRect(0, y - fm.height() / 2, axisWidth(fm) - 6, fm.height()),
                    Qt::AlignRight | Qt::AlignVCenter, formatDecimal(bytes));
     }
 }
@@ -542,8 +549,9 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
         QFont bold = font();
         bold.setBold(true);
         p.setFont(bold);
-        p.drawText(g.failureBand, Qt::AlignTop | Qt::AlignHCenter | Qt::TextWordWrap,
-                   failureText());
+        p.drawText(
+            g.failureBand, Qt::AlignTop | Qt::AlignHCenter,
+            QFontMetrics(bold).elidedText(failureText(), Qt::ElideRight, g.failureBand.width()));
         p.setFont(font());
     }
 }

@@ -5,6 +5,7 @@
 #include "common/palette_legend.h"
 #include "common/qcustomplot.h"
 #include "common/run_labels.h"
+#include "common/side_column.h"
 #include "common/theory_names.h"
 #include "core/error.h"
 #include "ranks/rank_ledger_view.h"
@@ -24,6 +25,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QShortcut>
+#include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
 #include <QSplitter>
@@ -70,6 +72,7 @@ RanksPage::RanksPage(RunDocument& document, QWidget* parent)
     connect(&document_, &RunDocument::reportUnreadable, this, [this] { comparisonTimer_.start(); });
     connect(session_, &RunSession::failureReceived, this, &RanksPage::onFailure);
     connect(session_, &RunSession::finished, this, &RanksPage::onFinished);
+    connect(session_, &RunSession::stopRequested, this, &RanksPage::updateButtons);
     connect(player_, &ReplayPlayer::positionChanged, this, &RanksPage::onPosition);
     connect(player_, &ReplayPlayer::playingChanged, this, [this](bool playing) {
         playButton_->setIcon(
@@ -110,6 +113,13 @@ bool RanksPage::openRecording(const QString& path) {
     plannedSteps_ = 0;
     lastRecordingDir_ = QFileInfo(path).absolutePath();
     return session_->openRecording(path);
+}
+
+void RanksPage::setPresenting(bool on) {
+    presentPane(split_, 0, on); // the rank view; a step outlining a chart gives that the room
+    banner_->setVisible(!banner_->text().isEmpty() && !on);
+    const QSignalBlocker quiet(settingsToggle_); // presentation put the column away, or back
+    settingsToggle_->setChecked(!settingsColumn_->isHidden());
 }
 
 void RanksPage::stop() {
@@ -262,7 +272,8 @@ void RanksPage::onPosition(std::uint64_t index) {
 
 void RanksPage::showBanner(const QString& text) {
     banner_->setText(text);
-    banner_->setVisible(!text.isEmpty());
+    // On a projector the rank view's own line names the failure: its bars keep the height.
+    banner_->setVisible(!text.isEmpty() && !isPresenting(banner_));
 }
 
 QString RanksPage::exposedText() const {
@@ -321,7 +332,7 @@ void RanksPage::updateExposed(int chartRank) {
                                  : QStringLiteral("<p>%1</p><p>%2</p>")
                                        .arg(exposedCommExplanation().toHtmlEscaped(),
                                             exposedTransferExplanation().toHtmlEscaped()));
-    exposedLine_->setVisible(!parts.isEmpty());
+    exposedLine_->setVisible(!parts.isEmpty() && !isPresenting(exposedLine_));
 }
 
 QString RanksPage::settingsTitle() const {
@@ -529,6 +540,8 @@ void RanksPage::changeEvent(QEvent* event) {
 
 void RanksPage::retranslateUi() {
     updateSettingsTitle();
+    settingsToggle_->setText(tr("Settings"));
+    settingsToggle_->setToolTip(tr("Show or fold away the run settings"));
     runButton_->setText(tr("Run"));
     stopButton_->setText(tr("Stop"));
     stopButton_->setToolTip(tr("Stop the job and every process it started (Esc)"));

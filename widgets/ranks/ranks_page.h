@@ -17,6 +17,7 @@ class QProgressBar;
 class QPushButton;
 class QSlider;
 class QSpinBox;
+class QSplitter;
 class QTabWidget;
 class QToolButton;
 
@@ -43,6 +44,9 @@ public:
     bool openRecording(const QString& path);
     void stop();
     QAction* openAction() const { return openAction_; }
+    // Presentation mode: the rank view takes the height the charts under it had (a lesson step
+    // that outlines a chart gives that chart the room instead; the handle drags them back).
+    void setPresenting(bool on);
 
     // Shows the moment of step i (0-based in arrival order) with the highest rank total, settled:
     // what a still picture should show (units gathered, activations live).
@@ -124,6 +128,9 @@ private:
     QLabel* speedLabel_ = nullptr;
     QLabel* rankLabel_ = nullptr;
     QSpinBox* chartRank_ = nullptr;
+    QSplitter* split_ = nullptr; // the rank view over the charts
+    QWidget* settingsColumn_ = nullptr;
+    QToolButton* settingsToggle_ = nullptr;
     QTabWidget* timeTabs_ = nullptr;
     QTabWidget* theoryTabs_ = nullptr;
     MemoryTimelineChart* memory_ = nullptr;

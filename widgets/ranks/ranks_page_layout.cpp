@@ -59,7 +59,10 @@ QWidget* RanksPage::buildLeft() {
     v->addWidget(settingsTitle_);
     v->addWidget(config_);
     v->addStretch(1);
-    return sideColumn(left);
+    QScrollArea* column = sideColumn(left);
+    putAwayWhilePresenting(column); // a class sees the run; the settings are a click away (F5)
+    settingsColumn_ = column;
+    return column;
 }
 
 QWidget* RanksPage::buildRight() {
@@ -68,10 +71,16 @@ QWidget* RanksPage::buildRight() {
     v->setContentsMargins(4, 0, 0, 0);
     v->setSpacing(4);
     title_ = wrapped(right, QStringLiteral("runTitle"));
-    title_->setStyleSheet(QStringLiteral("font-size: 13pt; font-weight: bold;"));
+    QFont big = title_->font();
+    big.setPointSizeF(13);
+    big.setBold(true);
+    title_->setFont(big);
     story_ = wrapped(right, QStringLiteral("runStory"));
+    putAwayWhilePresenting(story_); // the lesson's text tells the story in front of a class
     savingsLine_ = wrapped(right, QStringLiteral("runSavings"));
+    putAwayWhilePresenting(savingsLine_); // its numbers are on the bars and in the lesson's text
     exposedLine_ = wrapped(right, QStringLiteral("runExposed"));
+    putAwayWhilePresenting(exposedLine_);
     auto* buttons = new QHBoxLayout;
     runButton_ = new QPushButton(right);
     runButton_->setObjectName(QStringLiteral("runButton"));
@@ -85,6 +94,14 @@ QWidget* RanksPage::buildRight() {
     connect(runButton_, &QPushButton::clicked, this, &RanksPage::runConfigured);
     connect(stopButton_, &QPushButton::clicked, this, &RanksPage::stop);
     connect(openButton_, &QPushButton::clicked, this, &RanksPage::chooseRecording);
+    // The settings column folds away, giving the run its width (a 1024 px screen): one click.
+    settingsToggle_ = new QToolButton(right);
+    settingsToggle_->setObjectName(QStringLiteral("settingsToggle"));
+    settingsToggle_->setCheckable(true);
+    settingsToggle_->setChecked(true);
+    connect(settingsToggle_, &QToolButton::toggled, this,
+            [this](bool shown) { settingsColumn_->setVisible(shown); });
+    buttons->addWidget(settingsToggle_);
     for (QWidget* w : {static_cast<QWidget*>(runButton_), static_cast<QWidget*>(stopButton_),
                        static_cast<QWidget*>(openButton_)})
         buttons->addWidget(w);
@@ -102,10 +119,12 @@ QWidget* RanksPage::buildRight() {
     topLayout->addWidget(view_, 1);
     topLayout->addWidget(buildControls());
     auto* vsplit = new QSplitter(Qt::Vertical);
+    vsplit->setObjectName(QStringLiteral("ranksSplit"));
     vsplit->addWidget(top);
     vsplit->addWidget(buildCharts());
     vsplit->setStretchFactor(0, 3); // the rank view first: the charts below have tabs
     vsplit->setStretchFactor(1, 2);
+    split_ = vsplit;
     // Run/Stop on top: the header lines below grow as a run reports, and must not move them.
     v->addLayout(buttons);
     for (QWidget* w : {static_cast<QWidget*>(title_), static_cast<QWidget*>(story_),
@@ -158,7 +177,12 @@ QWidget* RanksPage::buildCharts() {
     auto* charts = new QWidget;
     auto* v = new QVBoxLayout(charts);
     v->setContentsMargins(0, 0, 0, 0);
-    auto* rankRow = new QHBoxLayout;
+    // Which rank the charts follow, and their colours: put away on a projector (a lesson sets the
+    // rank; each chart names its colours).
+    auto* rankRowWidget = new QWidget(charts);
+    putAwayWhilePresenting(rankRowWidget);
+    auto* rankRow = new QHBoxLayout(rankRowWidget);
+    rankRow->setContentsMargins(0, 0, 0, 0);
     rankLabel_ = new QLabel(charts);
     chartRank_ = new QSpinBox(charts);
     chartRank_->setObjectName(QStringLiteral("chartRank"));
@@ -190,7 +214,7 @@ QWidget* RanksPage::buildCharts() {
         comparisonTimer_.start();
     });
     connect(view_, &RankLedgerView::rankClicked, chartRank_, &QSpinBox::setValue);
-    v->addLayout(rankRow);
+    v->addWidget(rankRowWidget);
     v->addWidget(split, 1);
     return charts;
 }

@@ -169,6 +169,7 @@ void RunSession::stop() {
     if (!isLive()) return;
     userStopped_ = true; // the user's Stop, not a stream this session could not read
     cli_->stop();
+    Q_EMIT stopRequested();
 }
 
 void RunSession::onSteps(const StepListPtr& steps) {

@@ -81,6 +81,7 @@ Q_SIGNALS:
     void reportUnreadable(const QString& reason); // the run replays without its report
     void failureReceived(shardscope::replay::FailureInfo failure);
     void finished(shardscope::widgets::RunSession::Outcome outcome, const QString& message);
+    void stopRequested(); // stop() asked the job to end (every page greys its Stop)
 
 private:
     bool refuse(const QString& message);

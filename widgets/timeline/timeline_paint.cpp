@@ -225,9 +225,10 @@ QString boxLabel(const TimelineScene& s, const replay::TimelineSpan& span) {
         unit = s.model && s.model->info()
                    ? QString::fromStdString(s.model->info()->unitName(span.unit))
                    : TimelinePainter::tr("unit %1").arg(span.unit);
+    // The unit first: a bar too short for both keeps the unit, which its colour cannot say.
     if (replay::isCollective(span.kind) || replay::isTransfer(span.kind))
-        return unit.isEmpty() ? spanKindLabel(span.kind)
-                              : spanKindLabel(span.kind) + QLatin1Char(' ') + unit;
+        return unit.isEmpty() ? spanKindShortLabel(span.kind)
+                              : unit + QLatin1Char(' ') + spanKindShortLabel(span.kind);
     if (span.kind == replay::SpanKind::Optimizer || span.kind == replay::SpanKind::Save)
         return spanKindLabel(span.kind);
     return unit;
@@ -274,7 +275,7 @@ void paintLane(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, i
             r.height() >= fm.height() - 2) {
             const QString text =
                 fm.elidedText(boxLabel(s, span), Qt::ElideRight, static_cast<int>(r.width()) - 4);
-            p.setPen(Qt::white);
+            p.setPen(textOn(c)); // dark on the pale bars (all-reduce, TP), white on the rest
             p.drawText(r.adjusted(3, 0, -1, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
         }
     }
