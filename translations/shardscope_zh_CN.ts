@@ -3226,6 +3226,14 @@ CPU/节点</translation>
         <source>Show or fold away the run settings</source>
         <translation>显示或收起运行设置</translation>
     </message>
+    <message>
+        <source>%1 of %2 steps done, resumed after step %3</source>
+        <translation>已完成 %1/%2 步，从第 %3 步之后恢复</translation>
+    </message>
+    <message>
+        <source>resumed after step %1</source>
+        <translation>从第 %1 步之后恢复</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RecordingFiles</name>

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "config_flags.h"
 #include "core/error.h"
+#include "core/step_number.h"
 #include "report/files.h"
 #include "report_print.h"
 #include "run_common.h"
@@ -102,6 +103,11 @@ int cmdRun(std::span<const std::string> argv) {
                 std::string(runconfig::backendName(config.backend)).c_str(),
                 std::string(plan::strategyName(config.strategy)).c_str(),
                 static_cast<long long>(config.steps));
+    if (config.resumePath)
+        std::printf("resuming %s after step %lld: this run makes steps %lld to %lld\n",
+                    config.resumePath->c_str(), static_cast<long long>(config.stepsBefore),
+                    static_cast<long long>(displayStep(0, config.stepsBefore)),
+                    static_cast<long long>(config.stepsBefore + config.steps));
     std::fflush(stdout);
     std::function<void(report::RunReport&)> amend;
     if (imported) amend = [&imported](report::RunReport& r) { addToReport(*imported, r); };

@@ -257,20 +257,23 @@ report::RunReport runJob(const runconfig::RunConfig& config, const LauncherFlags
     workerConfig.tracePath.reset();
     workerConfig.jsonPath.reset();
     req.workerArgs = runconfig::toWorkerArgs(workerConfig);
-    const auto steps = config.steps;
+    // A resumed run counts on from its checkpoint: saved at 3 and resumed for 2, it prints
+    // steps 4/5 and 5/5 (json: "step" the same, "steps_before" 3).
+    const std::int64_t before = config.stepsBefore, last = before + config.steps;
     if (flags.progressJson)
-        req.onStep = [steps](const protocol::StepSummary& s) {
+        req.onStep = [before, last](const protocol::StepSummary& s) {
             printProgressEvent({{"event", "step"},
-                                {"step", displayStep(s.step)},
-                                {"steps", steps},
+                                {"step", displayStep(s.step, before)},
+                                {"steps", last},
+                                {"steps_before", before},
                                 {"loss", s.loss},
                                 {"ms", static_cast<double>(s.stepNs) / 1e6}});
         };
     else if (!quiet)
-        req.onStep = [steps](const protocol::StepSummary& s) {
+        req.onStep = [before, last](const protocol::StepSummary& s) {
             std::printf("step %5lld/%lld  loss %.4f  %9.2f ms\n",
-                        static_cast<long long>(displayStep(s.step)), static_cast<long long>(steps),
-                        s.loss, static_cast<double>(s.stepNs) / 1e6);
+                        static_cast<long long>(displayStep(s.step, before)),
+                        static_cast<long long>(last), s.loss, static_cast<double>(s.stepNs) / 1e6);
             std::fflush(stdout);
         };
     const LaunchOutcome out = launchJob(req);

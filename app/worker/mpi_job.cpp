@@ -83,7 +83,7 @@ int runMpiJob(const train::RunConfig& config, int rank, int size) {
         if (code == 2)
             std::fprintf(stderr, "shardscope-worker: %s\n", message.c_str());
         else
-            printRankFailure(who, step, config.steps, message);
+            printRankFailure(who, step, config, message);
         if (rank == 0 && writer.active()) {
             try {
                 writer.write(protocol::Failure{who, step, message});

@@ -3,6 +3,7 @@
 #include "backends.h"
 #include "core/error.h"
 #include "core/ledger.h"
+#include "core/step_number.h"
 #include "launch/ending.h"
 #include "predict/predict.h"
 #include "protocol/protocol.h"
@@ -172,7 +173,7 @@ void runRank(const train::RunConfig& cfg, device::Device& device,
     for (std::int64_t k = 0; k < cfg.steps; ++k) {
         if (const int signal = agreedInterrupt(world)) {
             saver.finish(); // a save still being written completes: its step is done
-            throw Interrupted(signal, k);
+            throw Interrupted(signal, cfg.stepsBefore + k); // steps done, counted on
         }
         train::StepResult r;
         try {
@@ -241,13 +242,16 @@ std::string describeFailure(const std::exception& e) {
     return e.what();
 }
 
-void printRankFailure(int rank, std::int64_t ledgerStep, std::int64_t steps,
+void printRankFailure(int rank, std::int64_t ledgerStep, const train::RunConfig& config,
                       const std::string& message) {
-    // Steps are counted from 1 for people (the progress lines do the same); -1 is setup, and
-    // the ledger's step after the last one is the final weights and the report.
-    const std::string when = ledgerStep < 0        ? "setup"
-                             : ledgerStep >= steps ? "after step " + std::to_string(steps)
-                                                   : "step " + std::to_string(ledgerStep + 1);
+    // Steps are counted from 1 for people, a resumed run's after its checkpoint's (the progress
+    // lines do the same); -1 is setup, and the ledger's step after the last one is the final
+    // weights and the report.
+    const std::int64_t steps = config.steps, before = config.stepsBefore;
+    const std::string when = ledgerStep < 0 ? "setup"
+                             : ledgerStep >= steps
+                                 ? "after step " + std::to_string(displayStep(steps - 1, before))
+                                 : "step " + std::to_string(displayStep(ledgerStep, before));
     std::fprintf(stderr, "shardscope-worker: rank %d, %s: %s\n", rank, when.c_str(),
                  message.c_str());
     std::fflush(stderr);

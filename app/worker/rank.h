@@ -58,7 +58,7 @@ std::string describeFailure(const std::exception& e);
 
 // "shardscope-worker: rank R, step S: message" (S counted from 1; "setup" before the first
 // step, "after step K" once the K steps are done), flushed: the one line a failing job prints.
-void printRankFailure(int rank, std::int64_t ledgerStep, std::int64_t steps,
+void printRankFailure(int rank, std::int64_t ledgerStep, const train::RunConfig& config,
                       const std::string& message);
 
 } // namespace shardscope::worker

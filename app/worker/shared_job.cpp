@@ -131,7 +131,7 @@ int runSharedJob(const train::RunConfig& config) {
         comms = makeSharedComms(config, raw);
     } catch (const std::exception& e) {
         const RankFailure f{settingUp, -1, describeFailure(e), false};
-        printRankFailure(f.rank, f.step, config.steps, f.message);
+        printRankFailure(f.rank, f.step, config, f.message);
         writeFailure(writer, f);
         return 1;
     }
@@ -193,7 +193,7 @@ int runSharedJob(const train::RunConfig& config) {
         supervisor.waitAll(std::chrono::milliseconds(config.timeoutMs) + std::chrono::seconds(5));
     const std::optional<RankFailure> cause = supervisor.cause();
     if (!allDone) {
-        printRankFailure(cause->rank, cause->step, config.steps,
+        printRankFailure(cause->rank, cause->step, config,
                          cause->message + " (a rank thread did not stop; ending the process)");
         // Rank 0's thread may still use the stream: write the Failure record only if it is done.
         if (supervisor.rankZeroDone()) writeFailure(writer, *cause);
@@ -212,7 +212,7 @@ int runSharedJob(const train::RunConfig& config) {
         writeFailure(writer, *cause);
         return 2;
     }
-    printRankFailure(cause->rank, cause->step, config.steps, cause->message);
+    printRankFailure(cause->rank, cause->step, config, cause->message);
     writeFailure(writer, *cause);
     return 1;
 }

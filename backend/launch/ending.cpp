@@ -1,6 +1,7 @@
 #include "launch/ending.h"
 
 #include "core/error.h"
+#include "core/step_number.h"
 #include "launch/mpirun.h"
 
 #include <algorithm>
@@ -23,8 +24,13 @@ std::string lastLine(const std::string& text) {
 }
 
 // The step the job was in when a rank died without saying so itself.
+// Steps as people count them, a resumed run's after its checkpoint's (core/step_number.h).
+std::int64_t counted(const JobEvidence& e, std::int64_t streamStep) {
+    return displayStep(streamStep, e.stepsBefore);
+}
+
 std::int64_t runningStep(const JobEvidence& e) {
-    return e.lastCompleteStep + 2;
+    return counted(e, e.lastCompleteStep + 1);
 }
 
 constexpr std::string_view kDidNotArrive = "it did not arrive at ";
@@ -58,7 +64,7 @@ std::optional<JobEnding> stuckEnding(const JobEvidence& e) {
     out.completedSteps = e.lastCompleteStep + 1;
     out.rank = stuck->rank;
     if (stuck->step >= 0)
-        out.step = stuck->step + 1;
+        out.step = counted(e, stuck->step);
     else
         out.setup = true;
     out.cause = (stuck->arrived ? std::string("it stopped inside ") : std::string(kDidNotArrive)) +
@@ -148,7 +154,7 @@ JobEnding classify(const JobEvidence& e) {
         out.kind = EndingKind::Stalled;
         out.rank = *e.failureRank;
         if (e.failureStep >= 0)
-            out.step = e.failureStep + 1;
+            out.step = counted(e, e.failureStep);
         else
             out.setup = true;
         out.cause = e.failureMessage;
@@ -158,7 +164,7 @@ JobEnding classify(const JobEvidence& e) {
         out.kind = EndingKind::Failed;
         if (*e.failureRank >= 0) out.rank = *e.failureRank;
         if (e.failureStep >= 0)
-            out.step = e.failureStep + 1;
+            out.step = counted(e, e.failureStep);
         else
             out.setup = true;
         out.cause = e.failureMessage;

@@ -32,7 +32,7 @@ struct JobEnding {
     EndingKind kind = EndingKind::Completed;
     std::optional<int> rank; // the rank that ended the job, where one did
     std::optional<std::int64_t>
-        step;                        // 1-based step in which it ended; none: during setup / unknown
+        step; // 1-based step in which it ended (a resumed run's counted on); none: setup / unknown
     std::string cause;               // what happened, in the source's words ("out of memory …")
     int signal = 0;                  // a rank (or this process, when Interrupted) got this signal
     int exitCode = 0;                // a rank's (or mpirun's) non-zero exit status
@@ -44,6 +44,7 @@ struct JobEnding {
 // whoever decodes the stream (the CLI decodes in the launcher, the GUI on its decoder thread).
 struct JobEvidence {
     std::int64_t lastCompleteStep = -1; // 0-based StepSummary::step of the last step; -1: none
+    std::int64_t stepsBefore = 0;       // a resumed run's checkpoint step (the handshake's)
     bool sawEnd = false;                // an End record arrived
     bool sawReport = false;             // a Report record arrived
     std::optional<int> failureRank;     // the first Failure record (-1: the launcher)

@@ -418,6 +418,13 @@ JobEnding Job::run(const std::vector<std::string>& argv,
                            h && evidence.unitNames.empty()) {
                     evidence.worldSize = h->worldSize;
                     const auto config = nlohmann::json::parse(h->configJson, nullptr, false);
+                    // Bounded: added to the step the ending names.
+                    if (config.is_object() && config.contains("steps_before") &&
+                        config["steps_before"].is_number_integer()) {
+                        const auto before = config["steps_before"].get<std::int64_t>();
+                        if (before >= 0 && before <= (std::int64_t{1} << 53))
+                            evidence.stepsBefore = before;
+                    }
                     if (config.is_object() && config.contains("units") &&
                         config["units"].is_array())
                         for (const auto& u : config["units"])

@@ -8,6 +8,7 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxUnits = 1 << 20;
 constexpr int kMaxWorldSize = 1 << 20;
+constexpr std::int64_t kMaxStepsBefore = std::int64_t{1} << 53; // exact in a JSON double
 
 template <class T> T valueOr(const json& j, const char* key, T fallback) {
     const auto it = j.find(key);
@@ -48,11 +49,13 @@ std::string RunInfo::unitName(std::int32_t unit) const {
 
 json handshakeJson(json config, std::uint64_t paramCount, const std::vector<UnitInfo>& units,
                    const CategoryBytes& theoryModelStates,
-                   const CategoryBytes& ddpTheoryModelStates, std::uint64_t predictedPeakBytes) {
+                   const CategoryBytes& ddpTheoryModelStates, std::uint64_t predictedPeakBytes,
+                   std::int64_t stepsBefore) {
     json list = json::array();
     for (const UnitInfo& u : units)
         list.push_back({{"name", u.name}, {"params", u.params}, {"padded", u.padded}});
     config["param_count"] = paramCount;
+    config["steps_before"] = stepsBefore;
     config["units"] = std::move(list);
     config["theory"] = {{"model_state_bytes", statesJson(theoryModelStates)},
                         {"ddp_model_state_bytes", statesJson(ddpTheoryModelStates)},
@@ -77,6 +80,11 @@ Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize) {
     info.backend = valueOr<std::string>(j, "backend", "cpu");
     info.sharedDevice = valueOr<bool>(j, "shared_device", false);
     info.steps = valueOr<std::int64_t>(j, "steps", 0);
+    info.stepsBefore = valueOr<std::int64_t>(j, "steps_before", 0);
+    // Bounded: it is added to every step a label shows.
+    if (info.stepsBefore < 0 || info.stepsBefore > kMaxStepsBefore)
+        return {std::nullopt, "the handshake's steps_before " + std::to_string(info.stepsBefore) +
+                                  " is out of range"};
     // A T that does not split the world into whole groups describes no mesh: refused, not drawn.
     info.tensorParallel = valueOr<int>(j, "tp", 1);
     if (info.tensorParallel < 1 || info.tensorParallel > info.worldSize ||

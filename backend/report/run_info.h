@@ -36,6 +36,9 @@ struct RunInfo {
     bool sharedDevice = false;   // ranks were threads of one worker process (--shared-device)
     int tensorParallel = 1;      // --tp: T of the T × D mesh (TP groups: T consecutive ranks)
     std::int64_t steps = 0;      // steps the run will make (0: unknown)
+    // A resumed run's steps before it (its checkpoint's step): labels count on from there
+    // (core/step_number.h).
+    std::int64_t stepsBefore = 0;
     std::vector<UnitInfo> units;
     std::optional<CategoryBytes> theoryModelStates;    // per rank, by category
     std::optional<CategoryBytes> ddpTheoryModelStates; // DDP at the same N, per rank
@@ -51,7 +54,7 @@ nlohmann::json handshakeJson(nlohmann::json config, std::uint64_t paramCount,
                              const std::vector<UnitInfo>& units,
                              const CategoryBytes& theoryModelStates,
                              const CategoryBytes& ddpTheoryModelStates,
-                             std::uint64_t predictedPeakBytes);
+                             std::uint64_t predictedPeakBytes, std::int64_t stepsBefore = 0);
 // `worldSize`: the handshake record's own (used when the JSON has none). Not a JSON object:
 // an error line.
 Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize);

@@ -101,6 +101,7 @@ void checkResumable(const Args& args, const checkpoint::Opened& opened, RunConfi
     c.seed = opened.meta.seed;
     // The optimizer continues as it was saved: its learning rate too, unless --lr is given.
     c.checkpointLearningRate = opened.meta.optimizer.learningRate;
+    c.stepsBefore = opened.meta.step;
     if (!args.has("--lr")) c.preset.learningRate = opened.meta.optimizer.learningRate;
 }
 

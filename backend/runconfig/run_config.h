@@ -68,6 +68,9 @@ struct RunConfig {
     // --resume: the saved run's learning rate, which the resume takes unless --lr says otherwise
     // (then the report notes the override). Read from the checkpoint, never written as a setting.
     std::optional<double> checkpointLearningRate;
+    // --resume: the checkpoint's step, i.e. the steps done before this run (core/step_number.h).
+    // Read from the checkpoint, never written as a setting.
+    std::int64_t stepsBefore = 0;
 };
 
 // Throws Error(InvalidArgument) naming the flag (unknown flags, missing --model/--strategy/

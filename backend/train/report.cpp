@@ -194,9 +194,10 @@ nlohmann::json handshakeJson(const RunConfig& config, const std::vector<plan::Un
         list.push_back({u.name(), u.elements(), u.paddedElements(shards)});
     // Ψ of the whole model, as the final report says; the units are this rank's TP slices.
     const std::uint64_t params = plan::modelParamCount(*s.shape);
-    return report::handshakeJson(
-        toJson(config), params, list, categoryBytes(theory::modelStates(s).perRank, true),
-        categoryBytes(theory::modelStates(ddp).perRank, true), predictedPeakBytes);
+    return report::handshakeJson(toJson(config), params, list,
+                                 categoryBytes(theory::modelStates(s).perRank, true),
+                                 categoryBytes(theory::modelStates(ddp).perRank, true),
+                                 predictedPeakBytes, config.stepsBefore);
 }
 
 report::RunReport makeReport(const RunOutcome& o) {

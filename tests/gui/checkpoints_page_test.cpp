@@ -10,17 +10,22 @@
 #include "checkpoints/reshard_view.h"
 #include "common/byte_format.h"
 #include "common/language.h"
+#include "common/qcustomplot.h"
 #include "gui_checkpoint.h"
 #include "plan/policy.h"
+#include "playback/explain_text.h"
 #include "playback/glossary_terms.h"
 #include "ranks/ranks_page.h"
+#include "run/replay_player.h"
 #include "run/run_config_panel.h"
+#include "run/run_document.h"
 
 #include <QComboBox>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -350,6 +355,47 @@ private Q_SLOTS:
                     .contains(QStringLiteral("--save ") + every.saveDir +
                               QStringLiteral(" --save-every 2")));
         QTRY_VERIFY_WITH_TIMEOUT(!page->verifying(), 10000);
+    }
+
+    // A resumed run's recording counts on from its checkpoint on every page: saved after step 3
+    // and resumed for 2, the header says so, the playhead is in step 4 of 5, the loss axis
+    // starts at 4, the progress names the resume (it read "2 of 2 steps", the axis from 1).
+    void aResumedRecordingCountsOn() {
+        const QString ck = tmp_.filePath(QStringLiteral("on"));
+        const QString saved = testing::saveTinyCheckpoint(ck, 2, "zero3", 3);
+        QVERIFY2(saved.isEmpty(), qPrintable(saved));
+        const QString trace = tmp_.filePath(QStringLiteral("resumed.sstrace"));
+        std::string cli = SHARDSCOPE_BIN_DIR;
+        cli.append("/shardscope-cli"); // (appended: GCC 12 at -O1 misreads "literal" + string)
+        const testing::CliResult run =
+            testing::runProgram(cli, {"run", "--model", "tiny", "--shared-device", "--ranks", "2",
+                                      "--strategy", "zero3", "--steps", "2", "--resume",
+                                      ck.toStdString(), "--trace", trace.toStdString()});
+        QVERIFY2(run.exitCode == 0, run.err.c_str());
+        LanguageManager language;
+        MainWindow window(&language);
+        addDefaultPages(window);
+        auto* ranks = qobject_cast<RanksPage*>(window.page(QStringLiteral("ranks")));
+        QVERIFY(ranks->openRecording(trace));
+        QTRY_VERIFY_WITH_TIMEOUT(!ranks->isBusy() && ranks->model().stepCount() == 2, 20000);
+        QVERIFY2(window.findChild<QLabel*>(QStringLiteral("runTitle"))
+                     ->text()
+                     .contains(QStringLiteral("resumed after step 3")),
+                 qPrintable(window.findChild<QLabel*>(QStringLiteral("runTitle"))->text()));
+        auto* progress = window.findChild<QProgressBar*>(QStringLiteral("runProgress"));
+        QVERIFY2(progress->format().contains(QStringLiteral("resumed after step 3")),
+                 qPrintable(progress->format()));
+        auto* loss = window.findChild<QCustomPlot*>(QStringLiteral("lossPlot"));
+        QVERIFY(loss && loss->graph(0)->dataCount() == 2);
+        QCOMPARE(loss->graph(0)->data()->at(0)->key, 4.0);
+        QCOMPARE(loss->graph(0)->data()->at(1)->key, 5.0);
+        std::uint64_t begin = 0;
+        while (begin < ranks->model().eventCount() &&
+               ranks->model().event(begin).kind != EventKind::StepBegin)
+            ++begin;
+        QVERIFY(begin < ranks->model().eventCount());
+        const QString sentence = Explain::sentence(ranks->model(), begin, *ranks->model().info());
+        QVERIFY2(sentence.contains(QStringLiteral("begins step 4")), qPrintable(sentence));
     }
 };
 

@@ -54,6 +54,39 @@ TEST_P(checkpointSameWorld, ResumeIsBitwiseTheUninterruptedRun) {
     EXPECT_EQ(first["saves"][0]["bytes"], 71900u * 12); // no byte twice, no padding
 }
 
+// A resumed run counts on from its checkpoint wherever a person reads a step: saved after step 3
+// and resumed for 2, the CLI says so and prints steps 4/5 and 5/5 (it printed 1/2 and 2/2, as if
+// fresh), its JSON progress events the same, its recording's handshake carries the 3, and a
+// failure in its first step is named as step 4.
+TEST_F(checkpointRun, AResumedRunCountsOnFromItsCheckpoint) {
+    const std::string ck = path("on");
+    run("zero3", 2, 3, "--save " + ck);
+    const std::string trace = path("resumed.sstrace");
+    Result r = cli("run --model tiny --shared-device --ranks 2 --strategy zero3 --steps 2 "
+                   "--resume " +
+                   ck + " --trace " + trace);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("after step 3: this run makes steps 4 to 5"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("step     4/5"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("step     5/5"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("step     1/"), std::string::npos) << r.out;
+    const auto rec = shardscope::protocol::readRecording(trace);
+    ASSERT_FALSE(rec.handshakes.empty());
+    EXPECT_EQ(nlohmann::json::parse(rec.handshakes.front().configJson)["steps_before"], 3);
+    r = cli("run --model tiny --shared-device --ranks 2 --strategy zero3 --steps 2 --progress "
+            "json --resume " +
+            ck);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find(R"("step":4,"steps":5,"steps_before":3)"), std::string::npos) << r.out;
+    // Out of memory in the first resumed step: step 4, in the worker's line and the ending.
+    r = cli("run --model tiny --shared-device --ranks 2 --strategy zero3 --steps 2 --capacity "
+            "700000 --resume " +
+            ck);
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("step 4"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("step 1"), std::string::npos) << r.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryStrategy, checkpointSameWorld,
                          ::testing::Values("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op",
                                            "fsdp_hybrid"));

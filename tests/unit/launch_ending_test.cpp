@@ -41,6 +41,25 @@ TEST(launchEnding, FailureRecordCountsFromZeroAndIsReportedFromOne) {
     EXPECT_EQ(describe(end), "rank 2, step 3: out of memory: 4096 bytes of activation");
 }
 
+// A resumed run's steps count on from its checkpoint (the handshake's steps_before): a failure
+// in its first step, a stop in its second, are steps 4 and 5 after a checkpoint at 3.
+TEST(launchEnding, AResumedRunsStepsCountOn) {
+    JobEvidence e = diedInStep3();
+    e.stepsBefore = 3;
+    e.lastCompleteStep = -1;
+    e.failureRank = 1;
+    e.failureStep = 0;
+    e.failureMessage = "out of memory";
+    EXPECT_EQ(classify(e).step, 4);
+    EXPECT_EQ(describe(classify(e)), "rank 1, step 4: out of memory");
+    JobEvidence stop;
+    stop.stepsBefore = 3;
+    stop.lastCompleteStep = 0;
+    stop.stopRequested = true;
+    EXPECT_EQ(classify(stop).step, 5);
+    EXPECT_EQ(classify(stop).completedSteps, 1); // this run's own steps
+}
+
 TEST(launchEnding, WorkerStderrLineIsAlreadyFromOne) {
     JobEvidence e = diedInStep3();
     e.exitCode = 1;

@@ -252,6 +252,11 @@ TEST(reportSchema, HandshakeRunInfoIsTolerantButBounded) {
     EXPECT_EQ(info.value->worldSize, 2);
     EXPECT_FALSE(parseRunInfo("[1]", 2));
     EXPECT_FALSE(parseRunInfo(R"({"world_size": -3})", 2));
+    // A resumed run's steps before it: counted on in every label, so bounded.
+    EXPECT_EQ(parseRunInfo(R"({"steps_before": 3})", 2).value->stepsBefore, 3);
+    EXPECT_FALSE(parseRunInfo(R"({"steps_before": -1})", 2));
+    EXPECT_FALSE(parseRunInfo(R"({"steps_before": 18446744073709551615})", 2));
+    EXPECT_FALSE(parseRunInfo(R"({"steps_before": 9007199254740993})", 2));
     const json written = handshakeJson({{"strategy", "ddp"}}, 10, {{"block0", 10, 12}}, {}, {}, 99);
     const Parsed<RunInfo> back = parseRunInfo(written.dump(), 1);
     ASSERT_TRUE(back);

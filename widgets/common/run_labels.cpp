@@ -128,9 +128,10 @@ std::optional<plan::Strategy> strategyFromName(const std::string& name) {
     return plan::parseStrategy(name);
 }
 
-QString failureWhen(std::int64_t protocolStep) {
+QString failureWhen(std::int64_t protocolStep, std::int64_t stepsBefore) {
     if (protocolStep < 0) return QCoreApplication::translate("RunLabels", "during setup");
-    return QCoreApplication::translate("RunLabels", "in step %1").arg(displayStep(protocolStep));
+    return QCoreApplication::translate("RunLabels", "in step %1")
+        .arg(displayStep(protocolStep, stepsBefore));
 }
 
 QString exposedTransferExplanation() {

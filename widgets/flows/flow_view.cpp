@@ -236,7 +236,7 @@ QString FlowView::title() const {
             QStringLiteral(" · ") + phaseLabel(s.phase == Phase::None ? Phase::Forward : s.phase);
     else if (s.phase == Phase::Forward || s.phase == Phase::Backward)
         text += QStringLiteral(" · ") + tr("for its %1").arg(phaseLabel(s.phase));
-    text += QStringLiteral(" · ") + tr("step %1").arg(displayStep(s.step));
+    text += QStringLiteral(" · ") + tr("step %1").arg(displayStep(s.step, stepsBefore()));
     if (!s.atPlayhead)
         text += QStringLiteral(" · ") + tr("nearest (done)");
     else if (!s.active)
@@ -246,6 +246,10 @@ QString FlowView::title() const {
         text +=
             QStringLiteral(" · ") + tr("prefetched while %1 computes").arg(unitName(s.overlapUnit));
     return text;
+}
+
+std::int64_t FlowView::stepsBefore() const {
+    return model_ && model_->info() ? model_->info()->stepsBefore : 0;
 }
 
 QString FlowView::emptyText() const {
@@ -258,9 +262,9 @@ QString FlowView::emptyText() const {
     if (state_.earlierStep)
         return tr("No collective in step %1 so far: the last one, the %2 of step %3, has finished; "
                   "the flows appear with this step's first collective.")
-            .arg(displayStep(state_.playheadStep))
+            .arg(displayStep(state_.playheadStep, stepsBefore()))
             .arg(collectiveLabel(state_.kind))
-            .arg(displayStep(state_.step));
+            .arg(displayStep(state_.step, stepsBefore()));
     return tr("No collective yet at this point of the replay: the flows appear with the first "
               "all-gather, reduce-scatter or all-reduce.");
 }

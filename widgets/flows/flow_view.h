@@ -36,6 +36,7 @@ public:
     static QString cycleLabel(replay::UnitCycle c, Phase phase);
     QString title() const;             // what the picture shows, one line
     QString rankLabel(int rank) const; // the rank's state under its column
+    std::int64_t stepsBefore() const;  // a resumed run's: its labels count on (step_number.h)
     static QColor cycleColor(replay::UnitCycle c);
 
     QSize sizeHint() const override { return {900, 460}; }

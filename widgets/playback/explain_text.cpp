@@ -228,9 +228,9 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i,
     case EventKind::TransferWait:
         return transferSentence(model, i, info);
     case EventKind::StepBegin:
-        return tr("Rank %1 begins step %2.").arg(rank).arg(displayStep(e.step));
+        return tr("Rank %1 begins step %2.").arg(rank).arg(displayStep(e.step, info.stepsBefore));
     case EventKind::StepEnd:
-        return tr("Rank %1 finishes step %2.").arg(rank).arg(displayStep(e.step));
+        return tr("Rank %1 finishes step %2.").arg(rank).arg(displayStep(e.step, info.stepsBefore));
     case EventKind::CollectiveBegin:
         switch (e.collective) {
         case CollectiveOp::AllGather: {

@@ -240,7 +240,8 @@ void PlaybackBar::onPosition(std::uint64_t index) {
     QString step;
     if (model_.stepCount() > 0 && n > 0)
         step = tr(" · step %1")
-                   .arg(displayStep(model_.step(model_.stepIndexOf(std::min(index, n - 1))).step));
+                   .arg(displayStep(model_.step(model_.stepIndexOf(std::min(index, n - 1))).step,
+                                    model_.info() ? model_.info()->stepsBefore : 0));
     positionLabel_->setText(tr("event %1 / %2").arg(index).arg(n) + step);
 }
 

@@ -559,11 +559,12 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
 QString RankLedgerView::failureText() const {
     if (!failure_) return {};
     const QString message = QString::fromStdString(failure_->message);
-    return failure_->rank >= 0 ? tr("Rank %1 failed %2: %3")
-                                     .arg(failure_->rank)
-                                     .arg(failureWhen(failure_->step))
-                                     .arg(message)
-                               : tr("The run ended early: %1").arg(message);
+    return failure_->rank >= 0
+               ? tr("Rank %1 failed %2: %3")
+                     .arg(failure_->rank)
+                     .arg(failureWhen(failure_->step, info_ ? info_->stepsBefore : 0))
+                     .arg(message)
+               : tr("The run ended early: %1").arg(message);
 }
 
 QString RankLedgerView::activityText(const replay::RankState& s) const {

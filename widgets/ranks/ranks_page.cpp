@@ -8,6 +8,7 @@
 #include "common/side_column.h"
 #include "common/theory_names.h"
 #include "core/error.h"
+#include "core/step_number.h"
 #include "ranks/rank_ledger_view.h"
 #include "ranks/run_theory_charts.h"
 #include "ranks/run_timeline_charts.h"
@@ -172,6 +173,7 @@ void RanksPage::onRunInfo(const RunInfoPtr& info) {
     view_->setState(model_.emptyState());
     chartRank_->setRange(0, std::max(0, info->worldSize - 1));
     if (info->steps > 0) plannedSteps_ = info->steps;
+    loss_->setStepsBefore(info->stepsBefore);
     scale_ = std::max<std::uint64_t>(view_->theoryTallest(), info->capacityBytes.value_or(0));
     view_->setScaleBytes(scale_ + scale_ / 10);
     updateHeader();
@@ -214,14 +216,16 @@ void RanksPage::onSteps(const StepListPtr& steps) {
     memory_->appendSteps(*steps);
     loss_->appendSteps(*steps);
     if (session_->canStop()) {
-        const auto done = static_cast<std::int64_t>(model_.stepCount());
-        Q_EMIT statusMessage(
-            plannedSteps_ > done
-                ? tr("Running: step %1 of %2 finished, step %3 in progress…")
-                      .arg(done)
-                      .arg(plannedSteps_)
-                      .arg(done + 1)
-                : tr("Running: step %1 of %2 finished").arg(done).arg(plannedSteps_));
+        // A resumed run counts on from its checkpoint (core/step_number.h).
+        const std::int64_t before = stepsBefore();
+        const auto done = before + static_cast<std::int64_t>(model_.stepCount());
+        const std::int64_t last = before + plannedSteps_;
+        Q_EMIT statusMessage(last > done
+                                 ? tr("Running: step %1 of %2 finished, step %3 in progress…")
+                                       .arg(done)
+                                       .arg(last)
+                                       .arg(done + 1)
+                                 : tr("Running: step %1 of %2 finished").arg(done).arg(last));
     }
     scrub_->setRange(0, static_cast<int>(std::min<std::uint64_t>(model_.eventCount(), INT32_MAX)));
     updateProgress();
@@ -262,8 +266,8 @@ void RanksPage::onPosition(std::uint64_t index) {
     }
     const std::size_t step = model_.stepIndexOf(index == 0 ? 0 : index - 1);
     position_->setText(tr("step %1 of %2 · event %3 of %4")
-                           .arg(step + 1)
-                           .arg(model_.stepCount())
+                           .arg(displayStep(static_cast<std::int64_t>(step), stepsBefore()))
+                           .arg(stepsBefore() + static_cast<std::int64_t>(model_.stepCount()))
                            .arg(index)
                            .arg(model_.eventCount()));
     position_->setToolTip(position_->text());
@@ -384,8 +388,14 @@ void RanksPage::updateProgress() {
     const auto done = std::count_if(model_.steps().begin(), model_.steps().end(),
                                     [](const replay::StepPtr& s) { return s->complete; });
     progress_->setValue(static_cast<int>(done));
-    progress_->setFormat(plannedSteps_ > 0 ? tr("%1 of %2 steps done").arg(done).arg(plannedSteps_)
-                                           : tr("%1 steps done").arg(done));
+    const std::int64_t before = stepsBefore();
+    progress_->setFormat(
+        before > 0 && plannedSteps_ > 0 ? tr("%1 of %2 steps done, resumed after step %3")
+                                              .arg(done)
+                                              .arg(plannedSteps_)
+                                              .arg(before)
+        : plannedSteps_ > 0 ? tr("%1 of %2 steps done").arg(done).arg(plannedSteps_)
+                            : tr("%1 steps done").arg(done));
     elapsed_->setText(session_->isLive() || live_
                           ? tr("%1 s").arg(session_->elapsedSeconds(), 0, 'f', 1)
                           : QString());
@@ -406,6 +416,7 @@ void RanksPage::updateHeader() {
     QStringList details{QString::fromStdString(info->precision)};
     if (info->backend == "cuda") details << tr("CUDA");
     if (info->sharedDevice) details << tr("threads");
+    if (info->stepsBefore > 0) details << tr("resumed after step %1").arg(info->stepsBefore);
     const QString how = details.join(QStringLiteral(", "));
     title_->setText(
         tr("%1 on %2 ranks · model %3 (Ψ = %4 parameters, %5)")
@@ -427,6 +438,10 @@ void RanksPage::updateHeader() {
                            ? tr("The ranks ran as threads of one shardscope-worker process "
                                 "(--shared-device), not as mpirun processes.")
                            : QString());
+}
+
+std::int64_t RanksPage::stepsBefore() const {
+    return model_.info() ? model_.info()->stepsBefore : 0;
 }
 
 void RanksPage::updateComparison() {

@@ -98,6 +98,7 @@ private:
     void updateComparison();
     void updateTierTooltip(int rank); // the savings line's tooltip: each tier's peak
     void updateExposed(int chartRank);
+    std::int64_t stepsBefore() const; // a resumed run's (0: a fresh run)
     void updateProgress();
     void updateSpeedLabel();
     void setSlowMotionFromSlider(int value);

@@ -142,7 +142,8 @@ void LossChart::reset() {
 void LossChart::appendSteps(const replay::StepList& steps) {
     for (const replay::StepPtr& s : steps)
         if (s->complete)
-            plot_->graph(0)->addData(static_cast<double>(displayStep(s->step)), s->loss);
+            plot_->graph(0)->addData(static_cast<double>(displayStep(s->step, stepsBefore_)),
+                                     s->loss);
     if (!redraw_.isActive()) redraw_.start();
 }
 

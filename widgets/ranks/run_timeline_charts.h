@@ -53,6 +53,8 @@ class LossChart : public QWidget {
 public:
     explicit LossChart(QWidget* parent = nullptr);
     void reset();
+    // A resumed run's steps before it: the x axis counts on from the checkpoint's step.
+    void setStepsBefore(std::int64_t steps) { stepsBefore_ = steps; }
     void appendSteps(const replay::StepList& steps);
     QCustomPlot* plot() const { return plot_; }
     int pointCount() const;
@@ -64,6 +66,7 @@ private:
     void retranslateUi();
     QCustomPlot* plot_;
     QTimer redraw_;
+    std::int64_t stepsBefore_ = 0;
 };
 
 } // namespace shardscope::widgets

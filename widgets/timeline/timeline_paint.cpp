@@ -139,7 +139,8 @@ std::vector<std::pair<QPointF, QString>> paintSteps(QPainter& p, const TimelineG
             lastLine = x;
         }
         const double labelX = std::max<double>(x, g.plot.left()) + 3;
-        QString label = TimelinePainter::tr("step %1").arg(displayStep(st.step));
+        QString label = TimelinePainter::tr("step %1").arg(
+            displayStep(st.step, s.model && s.model->info() ? s.model->info()->stepsBefore : 0));
         // A step that began left of the window is labelled at the edge, but gives way to the
         // next step's label when that one's boundary is in sight.
         if (labelX < lastLabelEnd && !(x >= g.plot.left() && clampedLabel)) continue;
