@@ -24,4 +24,11 @@ if "$cli" run "${capacity[@]}" --trace "$out/zero3_oom_tiny_2r.sstrace"; then
   exit 1
 fi
 "$cli" run "${capacity[@]}" --offload-optimizer host --trace "$out/zero3_offload_tiny_2r.sstrace"
+# Resume at another N (lesson "resume"): ZeRO-3 saved by 3 ranks after step 3, resumed by 2 for 2
+# steps (its steps are 4 and 5).
+ck=$(mktemp -d)
+trap 'rm -rf "$ck"' EXIT
+"$cli" run --model tiny --ranks 3 --steps 3 --precision bf16 --strategy zero3 --no-events --save "$ck/ckpt"
+"$cli" run --model tiny --ranks 2 --steps 2 --precision bf16 --strategy zero3 --resume "$ck/ckpt" \
+  --trace "$out/zero3_resumed_3to2_tiny.sstrace"
 ls -l "$out"

@@ -809,6 +809,34 @@
         <comment>short, on a bar</comment>
         <translation>TP all-reduce</translation>
     </message>
+    <message>
+        <source>the forward of %1</source>
+        <translation>%1 的前向</translation>
+    </message>
+    <message>
+        <source>the backward of %1</source>
+        <translation>%1 的反向</translation>
+    </message>
+    <message>
+        <source>the gradient reduction of %1</source>
+        <translation>%1 的梯度归约</translation>
+    </message>
+    <message>
+        <source>the gradient reduce-scatter</source>
+        <translation>梯度 reduce-scatter</translation>
+    </message>
+    <message>
+        <source>the parameter all-gather</source>
+        <translation>参数 all-gather</translation>
+    </message>
+    <message>
+        <source>the start of the step</source>
+        <translation>步骤开始时</translation>
+    </message>
+    <message>
+        <source>the backward pass</source>
+        <translation>反向传播</translation>
+    </message>
 </context>
 <context>
     <name>RunRequest</name>

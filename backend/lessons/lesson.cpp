@@ -178,7 +178,7 @@ void checkEventSeek(const Seek& k, const std::string& where) {
     case EventKind::CollectiveBegin:
     case EventKind::CollectiveEnd:
         if (!k.collective) bad(where, "a collective seek names its \"collective\"");
-        break;
+        return; // a bucket's collective (ZeRO-1/2, DDP) belongs to no unit
     case EventKind::ComputeBegin:
     case EventKind::ComputeEnd:
         if (!k.phase) bad(where, "a compute seek names its \"phase\"");

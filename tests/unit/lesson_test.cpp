@@ -176,9 +176,8 @@ TEST(lessonFile, RefusesAStepWhoseScreenAndTextDisagree) {
              R"("text":{"en":"{psi} {n}","zh_CN":"{psi}"},"page":"ranks","highlight":"rankLedgerView")"),
          "other facts than the English"},
         {"event without unit",
-         step(
-             R"("text":{"en":"x"},"page":"timeline","highlight":"timelineView",)"
-             R"("seek":{"at":"event","step":2,"kind":"collective_begin","collective":"all_gather"})"),
+         step(R"("text":{"en":"x"},"page":"timeline","highlight":"timelineView",)"
+              R"("seek":{"at":"event","step":2,"kind":"compute_begin","phase":"forward"})"),
          "\"unit\""},
         {"event without step",
          step(R"("text":{"en":"x"},"seek":{"at":"event","kind":"step_begin"})"), "\"step\""},

@@ -2,6 +2,7 @@
 
 #include "common/byte_format.h"
 #include "common/category_palette.h"
+#include "common/run_labels.h"
 #include "common/theory_names.h"
 #include "plan/policy.h"
 
@@ -203,9 +204,8 @@ QString PeakBreakdown::termName(PeakTermKind k) {
 QString PeakBreakdown::formula(const PeakTerm& t) const {
     const CalculatorResult& r = *result_;
     const plan::Policy policy = plan::policyFor(r.input.strategy);
-    const QString where = r.peak && !r.peak->peakPhase.empty()
-                              ? QString::fromStdString(r.peak->peakPhase)
-                              : QString();
+    const QString where =
+        r.peak && !r.peak->peakPhase.empty() ? peakPhaseLabel(r.peak->peakPhase) : QString();
     switch (t.kind) {
     case PeakTermKind::ModelStates:
         return tr(
@@ -240,7 +240,7 @@ QString PeakBreakdown::assumptionText() const {
         return tr("Predicted device peak %1 (%2) = model states + activations + gathered unit(s) + "
                   "buffers + workspace, from a dry run of one step.")
             .arg(formatDecimal(static_cast<double>(result_->peak->peakBytes)),
-                 QString::fromStdString(result_->peak->peakPhase));
+                 peakPhaseLabel(result_->peak->peakPhase));
     return tr("A bare parameter count has no model shape, so this peak assumes: no activations and "
               "no workspace (not predicted), "
               "and the whole model as one unit for the gathered bytes. Choose a preset with a "

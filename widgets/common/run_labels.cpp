@@ -128,6 +128,27 @@ std::optional<plan::Strategy> strategyFromName(const std::string& name) {
     return plan::parseStrategy(name);
 }
 
+QString peakPhaseLabel(const std::string& phase) {
+    static const std::pair<const char*, const char*> kOfUnit[] = {
+        {"forward of ", QT_TRANSLATE_NOOP("RunLabels", "the forward of %1")},
+        {"backward of ", QT_TRANSLATE_NOOP("RunLabels", "the backward of %1")},
+        {"gradient reduction of ", QT_TRANSLATE_NOOP("RunLabels", "the gradient reduction of %1")},
+    };
+    for (const auto& [prefix, text] : kOfUnit)
+        if (phase.rfind(prefix, 0) == 0)
+            return QCoreApplication::translate("RunLabels", text)
+                .arg(QString::fromStdString(phase.substr(std::string_view(prefix).size())));
+    static const std::pair<const char*, const char*> kWhole[] = {
+        {"gradient reduce-scatter", QT_TRANSLATE_NOOP("RunLabels", "the gradient reduce-scatter")},
+        {"parameter all-gather", QT_TRANSLATE_NOOP("RunLabels", "the parameter all-gather")},
+        {"start of step", QT_TRANSLATE_NOOP("RunLabels", "the start of the step")},
+        {"backward", QT_TRANSLATE_NOOP("RunLabels", "the backward pass")},
+    };
+    for (const auto& [name, text] : kWhole)
+        if (phase == name) return QCoreApplication::translate("RunLabels", text);
+    return QString::fromStdString(phase);
+}
+
 QString failureWhen(std::int64_t protocolStep, std::int64_t stepsBefore) {
     if (protocolStep < 0) return QCoreApplication::translate("RunLabels", "during setup");
     return QCoreApplication::translate("RunLabels", "in step %1")

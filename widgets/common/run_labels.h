@@ -25,6 +25,9 @@ QString strategyStory(plan::Strategy s, int ranks, int hybridGroup);
 std::optional<plan::Strategy> strategyFromName(const std::string& name);
 // Where a failure happened, for people: protocol steps count from 0 (−1 = setup), the CLI's
 // and the worker's messages count from 1 — so "in step 3" means the same step everywhere.
+// Where the dry run puts the peak (theory's peakPhase: "backward of block1", "parameter
+// all-gather", …), in the UI's language; a phrase it does not know is shown as written.
+QString peakPhaseLabel(const std::string& phase);
 QString failureWhen(std::int64_t protocolStep, std::int64_t stepsBefore = 0);
 // Exposed communication, for tooltips: the share of the step spent waiting for communication
 // that no compute hid (union of intervals) — what the reports' exposed_comm figures mean.

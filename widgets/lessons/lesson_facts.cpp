@@ -4,6 +4,7 @@
 #include "common/run_labels.h"
 #include "common/theory_names.h"
 #include "core/categories.h"
+#include "core/step_number.h"
 #include "playback/explain_text.h"
 #include "run/replay_player.h"
 #include "run/run_document.h"
@@ -32,6 +33,7 @@ void addInfo(LessonFacts& f, const replay::RunInfo& info) {
     if (const auto s = strategyFromName(info.strategy))
         f[QStringLiteral("strategy")] = strategyLabel(*s);
     f[QStringLiteral("units")] = QString::number(info.units.size());
+    f[QStringLiteral("steps_before")] = QString::number(info.stepsBefore);
     if (info.capacityBytes)
         f[QStringLiteral("capacity")] = formatDecimal(static_cast<double>(*info.capacityBytes));
     const auto largest = std::max_element(
@@ -88,12 +90,21 @@ void addReportFacts(LessonFacts& f, const report::RunReport& r, int rank, const 
     f[p + QStringLiteral("ddp_total")] = formatDecimal(static_cast<double>(ddp));
     f[p + QStringLiteral("bpp_ddp")] = ratio(static_cast<double>(ddp) / psi);
     if (total > 0)
+        // Three decimals: padding keeps a saving just under N (3.996×), which two would round
+        // to N and contradict.
         f[p + QStringLiteral("saving")] =
-            ratio(static_cast<double>(ddp) / static_cast<double>(total)) + QStringLiteral("×");
+            QLocale().toString(static_cast<double>(ddp) / static_cast<double>(total), 'f', 3) +
+            QStringLiteral("×");
     f[p + QStringLiteral("peak")] = formatDecimal(static_cast<double>(me.peakTotal));
+    if (r.resumedFrom) { // the checkpoint a resumed run started from
+        f[p + QStringLiteral("resumed.step")] = QString::number(r.resumedFrom->step);
+        f[p + QStringLiteral("resumed.n")] = QString::number(r.resumedFrom->worldSize);
+        if (const auto s = strategyFromName(r.resumedFrom->strategy))
+            f[p + QStringLiteral("resumed.strategy")] = strategyLabel(*s);
+    }
     f[p + QStringLiteral("predicted_peak")] =
         formatDecimal(static_cast<double>(r.theory.predictedPeakBytes));
-    f[p + QStringLiteral("peak_phase")] = QString::fromStdString(r.theory.peakPhase);
+    f[p + QStringLiteral("peak_phase")] = peakPhaseLabel(r.theory.peakPhase);
     f[p + QStringLiteral("beyond_states")] =
         formatDecimal(static_cast<double>(me.peakTotal > total ? me.peakTotal - total : 0));
     if (total > 0)
@@ -149,7 +160,8 @@ void addPlayhead(LessonFacts& f, RunDocument& document, int rank) {
     const auto at = Explain::eventForRank(model, k, rank);
     if (!at) return;
     const Event& e = model.event(*at);
-    f[QStringLiteral("ev.step")] = QString::number(model.stepIndexOf(*at) + 1);
+    f[QStringLiteral("ev.step")] = QString::number(
+        displayStep(static_cast<std::int64_t>(model.stepIndexOf(*at)), model.info()->stepsBefore));
     f[QStringLiteral("ev.rank")] = QString::number(e.rank);
     f[QStringLiteral("ev.unit")] = e.unit == kNoUnit
                                        ? QCoreApplication::translate("LessonFacts", "no unit")
