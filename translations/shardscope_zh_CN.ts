@@ -419,6 +419,85 @@
     </message>
 </context>
 <context>
+    <name>FailureText</name>
+    <message>
+        <source>the %1 of %2</source>
+        <translation>%2 的 %1</translation>
+    </message>
+    <message>
+        <source>barrier</source>
+        <translation>屏障</translation>
+    </message>
+    <message>
+        <source>out of %5 memory on rank %1: %2 of %3 for %4 do not fit under its capacity of %6 (%7 live)</source>
+        <translation>rank %1 的%5内存不足：%4 的 %2 %3放不下，容量为 %6（已占用 %7）</translation>
+    </message>
+    <message>
+        <source>the %1 on rank %2 waited %3 s for its peers and timed out</source>
+        <translation>rank %2 上的 %1 等待其他 rank %3 秒后超时</translation>
+    </message>
+    <message>
+        <source>rank %1: the %2 waited %3 ms for rank(s) %4 and timed out</source>
+        <translation>rank %1：%2 等待 rank %4 %3 毫秒后超时</translation>
+    </message>
+    <message>
+        <source>rank %1: the %2 can never complete: rank %3 has left the group</source>
+        <translation>rank %1：%2 永远无法完成：rank %3 已离开通信组</translation>
+    </message>
+    <message>
+        <source>rank %1 left the group while its peers waited in a collective</source>
+        <translation>rank %1 在其他 rank 等待集合通信时离开了通信组</translation>
+    </message>
+    <message>
+        <source>it did not arrive at the %1 (rank %2 waited %3 ms)</source>
+        <translation>它没有到达 %1（rank %2 等待了 %3 毫秒）</translation>
+    </message>
+    <message>
+        <source>it stopped inside %1</source>
+        <translation>它停在了 %1 内部</translation>
+    </message>
+    <message>
+        <source>it did not arrive at %1</source>
+        <translation>它没有到达 %1</translation>
+    </message>
+    <message>
+        <source> (nor did rank(s) %1)</source>
+        <translation>（rank %1 也没有）</translation>
+    </message>
+    <message>
+        <source>interrupted by %1 after step %2</source>
+        <translation>在第 %2 步之后被 %1 中断</translation>
+    </message>
+    <message>
+        <source>interrupted by %1</source>
+        <translation>被 %1 中断</translation>
+    </message>
+    <message>
+        <source>terminated by %1 from outside (sent to mpirun)</source>
+        <translation>被外部的 %1 终止（发给 mpirun）</translation>
+    </message>
+    <message>
+        <source>its process is stopped (SIGSTOP)</source>
+        <translation>它的进程已暂停（SIGSTOP）</translation>
+    </message>
+    <message>
+        <source>no progress for %1 s: a rank is stuck</source>
+        <translation>%1 秒没有进展：有 rank 卡住了</translation>
+    </message>
+    <message>
+        <source>no progress for %1 s: mpirun is stopped (SIGSTOP)</source>
+        <translation>%1 秒没有进展：mpirun 已暂停（SIGSTOP）</translation>
+    </message>
+    <message>
+        <source>no progress for %1 s: the worker process holding every rank thread is stopped (SIGSTOP)</source>
+        <translation>%1 秒没有进展：承载所有 rank 线程的 worker 进程已暂停（SIGSTOP）</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+</context>
+<context>
     <name>Glossary</name>
     <message>
         <source>unit</source>

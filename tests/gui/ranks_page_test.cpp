@@ -390,7 +390,7 @@ private Q_SLOTS:
         r.capacityBytes = 1500000; // below the tiny model's ZeRO-3 peak on 3 ranks
         QVERIFY(page.runRequest(r));
         QCOMPARE(page.waitForEnd(30000), RunSession::Outcome::Failed);
-        QVERIFY2(page.bannerText().contains(QStringLiteral("out of memory")) &&
+        QVERIFY2(page.bannerText().contains(QStringLiteral("out of device memory")) &&
                      page.bannerText().contains(QStringLiteral("Rank ")),
                  qPrintable(page.bannerText()));
     }

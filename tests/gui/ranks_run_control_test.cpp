@@ -3,6 +3,7 @@
 // and a budget below the predicted peak is warned before the run, and the settings show what
 // is loaded.
 #include "common/byte_format.h"
+#include "common/failure_text.h"
 #include "fake_cli.h"
 #include "ranks_page_fixture.h"
 #include "run/run_config_panel.h"
@@ -89,12 +90,15 @@ private Q_SLOTS:
         page.session().setWorkerPath(QStringLiteral("/bin/sh")); // never started by the fake
         QVERIFY(page.runRequest(tinyThreadsRequest(2)));
         QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Failed);
+        // The worker's words, in the UI's (common/failure_text.h): what did not fit, in kB.
         QCOMPARE(
             page.bannerText(),
-            QStringLiteral(
-                "Rank 3 exited (exit code 1) in step 1: out of memory on rank 3: allocating 25600 "
-                "bytes of workspace for head would exceed the device capacity of 1500000 bytes "
-                "(1479880 bytes live)"));
+            QStringLiteral("Rank 3 exited (exit code 1) in step 1: ") +
+                failureText(QStringLiteral(
+                    "out of memory on rank 3: allocating 25600 bytes of workspace for head "
+                    "would exceed the device capacity of 1500000 bytes (1479880 bytes live)")));
+        QVERIFY2(page.bannerText().contains(QStringLiteral("25.6 kB")),
+                 qPrintable(page.bannerText()));
         // An exit status with nothing more to say stays as it was.
         launch::JobEnding plain{.kind = launch::EndingKind::Failed,
                                 .rank = 1,
@@ -143,8 +147,8 @@ private Q_SLOTS:
                  qPrintable(status.join(QLatin1Char('|'))));
         QCOMPARE(page.waitForEnd(60000), RunSession::Outcome::Failed);
         const QString banner = page.bannerText();
-        QVERIFY2(banner.contains(QStringLiteral("out of memory")) &&
-                     banner.contains(QStringLiteral("allocating")) &&
+        QVERIFY2(banner.contains(QStringLiteral("out of device memory")) &&
+                     banner.contains(QStringLiteral("do not fit")) &&
                      banner.contains(QStringLiteral("in step 1")),
                  qPrintable(banner));
         QVERIFY2(!banner.contains(QStringLiteral("step 0")), qPrintable(banner));

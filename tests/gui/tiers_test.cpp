@@ -75,8 +75,8 @@ private Q_SLOTS:
         LivePage page;
         QVERIFY(page.runRequest(capacityScenario(false)));
         QCOMPARE(page.waitForEnd(30000), RunSession::Outcome::Failed);
-        QVERIFY2(page.bannerText().contains(QStringLiteral("out of memory")) &&
-                     page.bannerText().contains(QStringLiteral("device capacity")),
+        QVERIFY2(page.bannerText().contains(QStringLiteral("out of device memory")) &&
+                     page.bannerText().contains(QStringLiteral("capacity of 1.60 MB")),
                  qPrintable(page.bannerText()));
         QCOMPARE(page.rankView()->shownTiers(), std::vector<Tier>{Tier::Device});
     }

@@ -2,6 +2,7 @@
 
 #include "common/byte_format.h"
 #include "common/category_palette.h"
+#include "common/failure_text.h"
 #include "common/run_labels.h"
 
 #include <QHelpEvent>
@@ -558,7 +559,7 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
 
 QString RankLedgerView::failureText() const {
     if (!failure_) return {};
-    const QString message = QString::fromStdString(failure_->message);
+    const QString message = widgets::failureText(failure_->message);
     return failure_->rank >= 0
                ? tr("Rank %1 failed %2: %3")
                      .arg(failure_->rank)

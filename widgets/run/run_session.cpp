@@ -1,5 +1,6 @@
 #include "run/run_session.h"
 
+#include "common/failure_text.h"
 #include "common/run_labels.h"
 #include "core/error.h"
 #include "launch/mpirun.h"
@@ -195,7 +196,7 @@ void RunSession::onCliFinished() {
 
 QString RunSession::endingText(const launch::JobEnding& e) {
     using launch::EndingKind;
-    const QString cause = QString::fromStdString(e.cause);
+    const QString cause = failureText(e.cause);
     switch (e.kind) {
     case EndingKind::Completed:
         return tr("Run finished");
@@ -317,12 +318,12 @@ void RunSession::finishRecording() {
         // The launcher closed the recording (a stop, a signal, a stall without a rank): its
         // message says what ended the run and when; no rank failed.
         cleanup(Outcome::Failed,
-                tr("This recording ends early: %1").arg(QString::fromStdString(failure_->message)));
+                tr("This recording ends early: %1").arg(failureText(failure_->message)));
     } else if (failure_) {
         cleanup(Outcome::Failed, tr("This recording ends in a failure: rank %1 %2: %3")
                                      .arg(failure_->rank)
                                      .arg(failureWhen(failure_->step))
-                                     .arg(QString::fromStdString(failure_->message)));
+                                     .arg(failureText(failure_->message)));
     } else {
         cleanup(Outcome::Completed, tr("Opened %1").arg(QFileInfo(recordingPath_).fileName()));
     }
