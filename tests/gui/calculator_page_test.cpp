@@ -113,8 +113,27 @@ private Q_SLOTS:
                  QString::number(static_cast<double>(want.perRank.total()) / 1e9, 'f', 3));
     }
 
+    // The page opens on a real model's units (a shipped Hugging Face config: Llama-2-7B), not a
+    // bare count: a bare 7.5B made the whole model one gathered unit, a 31.9 GB peak beside
+    // 1.88 GB of states.
+    void opensOnARealModelsUnits() {
+        CalculatorPage page;
+        page.recomputeNow();
+        QCOMPARE(child<QComboBox>(page, "presetCombo")->currentData().toString(),
+                 QStringLiteral("hf-llama-2-7b"));
+        QVERIFY2(page.result()->input.units.size() > 30, // embedding, 32 blocks, head
+                 qPrintable(QString::number(page.result()->input.units.size())));
+        QVERIFY(page.result()->peak);
+        const auto states = page.result()->atN[3].perRank->tier(Tier::Device); // ZeRO-3
+        QVERIFY2(
+            page.result()->peak->peakBytes < 10 * states,
+            qPrintable(QStringLiteral("%1 vs %2").arg(page.result()->peak->peakBytes).arg(states)));
+    }
+
     void zeroPaperTableOneAtN64() {
-        CalculatorPage page; // default preset: the ZeRO paper's Ψ = 7.5B, N = 64
+        CalculatorPage page; // the ZeRO paper's Ψ = 7.5B, N = 64
+        auto* preset = child<QComboBox>(page, "presetCombo");
+        preset->setCurrentIndex(preset->findData(QStringLiteral("zero-paper-7.5b")));
         page.recomputeNow();
         const auto& atN = page.result()->atN;
         const double want[] = {120e9, 31.40625e9, 16.6406e9, 1.875e9}; // Table 1, N = 64

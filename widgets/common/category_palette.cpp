@@ -35,18 +35,21 @@ QColor tierColor(Tier t) {
 }
 
 QColor activityColor(Activity a) {
-    // Compute phases red/orange/brown, collectives gold/yellow/rust.
+    // Compute phases red/orange/brown, collectives gold/yellow/rust. Neighbours differ in
+    // lightness as much as in hue, so a class tells them apart on a projector and with red-green
+    // colour blindness (tests/gui/palette_test: ΔE under a deuteranopia and protanopia
+    // simulation).
     static const std::array<QColor, kActivityCount> colors = {
-        QColor(0xf2, 0x8e, 0x2b), // forward        orange
-        QColor(0xd6, 0x27, 0x28), // backward       red
-        QColor(0xf4, 0xa3, 0xa8), // recompute      light red
-        QColor(0x8c, 0x51, 0x0a), // optimizer      brown
-        QColor(0xe6, 0xab, 0x02), // all-gather     gold
-        QColor(0xc4, 0x45, 0x1c), // reduce-scatter rust
-        QColor(0xff, 0xd9, 0x2f), // all-reduce     yellow
-        QColor(0xd9, 0xb3, 0x8c), // broadcast      tan
-        QColor(0xfd, 0xd0, 0xa2), // TP all-reduce  peach
-        QColor(0x7a, 0x2a, 0x1f), // checkpoint save maroon
+        QColor(0xe6, 0x84, 0x39), // forward        orange
+        QColor(0xe6, 0x2e, 0x3d), // backward       red
+        QColor(0xe6, 0x7f, 0x8b), // recompute      light red
+        QColor(0x66, 0x2b, 0x00), // optimizer      brown
+        QColor(0xdf, 0xab, 0x16), // all-gather     gold
+        QColor(0xa2, 0x37, 0x09), // reduce-scatter dark rust
+        QColor(0xfa, 0xef, 0x76), // all-reduce     pale yellow
+        QColor(0xb3, 0x9f, 0x63), // broadcast      khaki
+        QColor(0xfd, 0xe6, 0xd7), // TP all-reduce  pale peach
+        QColor(0x4c, 0x17, 0x17), // checkpoint save maroon
     };
     return colors[static_cast<std::size_t>(a)];
 }
@@ -79,16 +82,17 @@ QColor spanKindColor(replay::SpanKind k) {
 namespace {
 constexpr int kStrategyColors = 7;
 const std::array<QColor, kStrategyColors>& strategyColors() {
-    // FSDP variants sit near their ZeRO twins (full ≈ ZeRO-3, grad-op ≈ ZeRO-2) and are drawn
-    // dashed, so overlapping curves stay distinguishable.
+    // FSDP variants sit near their ZeRO twins in hue (full ≈ ZeRO-3, grad-op ≈ ZeRO-2) but not
+    // in lightness, and are drawn dashed: seven strategies on one chart stay apart, also with
+    // red-green colour blindness (tests/gui/palette_test).
     static const std::array<QColor, kStrategyColors> colors = {
-        QColor(0x3f, 0x00, 0x7d), // DDP               deep purple
-        QColor(0x84, 0x70, 0xc8), // ZeRO-1            violet
-        QColor(0xb1, 0x5a, 0xc5), // ZeRO-2            orchid
-        QColor(0xd6, 0x33, 0x8a), // ZeRO-3            magenta
-        QColor(0xa8, 0x32, 0x7a), // FSDP full shard   dark magenta
-        QColor(0xd4, 0xa6, 0xe8), // FSDP shard grad-op lilac
-        QColor(0xa9, 0x9a, 0xd0), // FSDP hybrid       periwinkle
+        QColor(0x36, 0x0c, 0x59), // DDP               deep purple
+        QColor(0x7a, 0x30, 0xf2), // ZeRO-1            violet
+        QColor(0xa3, 0x21, 0xa6), // ZeRO-2            orchid
+        QColor(0xe5, 0x1d, 0x89), // ZeRO-3            magenta
+        QColor(0x79, 0x00, 0x35), // FSDP full shard   wine
+        QColor(0xe4, 0x9f, 0xde), // FSDP shard grad-op lilac
+        QColor(0x8e, 0x7b, 0xeb), // FSDP hybrid       periwinkle
     };
     return colors;
 }
