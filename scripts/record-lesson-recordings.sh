@@ -24,6 +24,13 @@ if "$cli" run "${capacity[@]}" --trace "$out/zero3_oom_tiny_2r.sstrace"; then
   exit 1
 fi
 "$cli" run "${capacity[@]}" --offload-optimizer host --trace "$out/zero3_offload_tiny_2r.sstrace"
+# Offload transfers (lesson "offload-transfers"): the optimizer on NVMe, params on the host. Its
+# step 3 points at a read rank 0 waited on (block1 in step 2): check the lesson after re-recording.
+nvme=$(mktemp -d)
+"$cli" run --model tiny --ranks 2 --steps 2 --precision bf16 --strategy zero3 \
+  --offload-optimizer nvme --offload-params host --nvme-dir "$nvme" \
+  --trace "$out/zero3_nvme_tiny_2r.sstrace"
+rm -rf "$nvme"
 # Resume at another N (lesson "resume"): ZeRO-3 saved by 3 ranks after step 3, resumed by 2 for 2
 # steps (its steps are 4 and 5).
 ck=$(mktemp -d)

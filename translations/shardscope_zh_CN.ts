@@ -1289,6 +1289,10 @@
         <source>live bytes</source>
         <translation>实时字节数</translation>
     </message>
+    <message>
+        <source>▼ waits on a transfer</source>
+        <translation>▼ 等待传输</translation>
+    </message>
 </context>
 <context>
     <name>main</name>

@@ -176,6 +176,8 @@ void TimelineIndex::update(const ReplayModel& model) {
                     close(e.rank, TimelineRow::Transfers, *o, ns, k);
                 break;
             case EventKind::TransferWait:
+                lane.waits.push_back({ns, k, e.transfer, e.unit, e.bytes});
+                break;
             case EventKind::StepBegin:
             case EventKind::StepEnd:
                 break;

@@ -170,8 +170,19 @@ struct TimelineSpan {
     std::uint64_t durationNs() const { return endNs - beginNs; }
 };
 
+// A moment a rank waited on a tier transfer it needed (Event::TransferWait: the NVMe read of the
+// state the CPU optimizer is about to update had not finished): exposed transfer time.
+struct TransferWaitMark {
+    std::uint64_t ns = 0;    // replay clock
+    std::uint64_t event = 0; // global event index
+    Transfer transfer = Transfer::None;
+    std::int32_t unit = kNoUnit;
+    std::uint64_t bytes = 0;
+};
+
 struct TimelineLane {
     std::array<std::vector<TimelineSpan>, kTimelineRowCount> rows;    // sorted by beginNs
+    std::vector<TransferWaitMark> waits;                              // in replay order
     std::array<std::vector<std::uint64_t>, kTimelineRowCount> maxEnd; // running max of endNs
     std::vector<std::uint64_t> memNs;    // after each alloc/free: when …
     std::vector<std::uint64_t> memBytes; // … and the rank's live total then

@@ -9,6 +9,8 @@
 #include <QSignalSpy>
 #include <QTest>
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 using namespace shardscope;
 using namespace shardscope::widgets;
@@ -110,6 +112,35 @@ private Q_SLOTS:
         const double t = view.window().tOf(x - g.plot.left());
         QCOMPARE(seek.takeFirst().at(0).value<std::uint64_t>(),
                  model->indexAtReplayNs(static_cast<std::uint64_t>(t)));
+    }
+
+    // A rank waiting on a transfer it needs (a real NVMe-offloaded run's TransferWait records) is
+    // marked on the timeline, where the transfer that kept it waiting is drawn; it was recorded
+    // and never shown.
+    void transferWaitsAreMarked() {
+        std::ifstream in(QT_TESTCASE_SOURCEDIR "/../data/offload_nvme_tiny_2r.sstrace",
+                         std::ios::binary);
+        std::ostringstream bytes;
+        bytes << in.rdbuf();
+        const auto model = testrec::loadModel(bytes.str());
+        std::size_t recorded = 0;
+        for (std::uint64_t i = 0; i < model->eventCount(); ++i)
+            recorded += model->event(i).kind == EventKind::TransferWait;
+        TimelineIndex index;
+        index.update(*model);
+        std::size_t indexed = 0;
+        for (int r = 0; r < index.laneCount(); ++r)
+            indexed += index.lane(r).waits.size();
+        QCOMPARE(indexed, recorded);
+        QVERIFY2(recorded > 0, "the NVMe run waited on its reads");
+        QImage image(1200, 600, QImage::Format_ARGB32_Premultiplied);
+        TimelineScene scene;
+        scene.index = &index;
+        scene.model = model.get();
+        scene.window = TimeWindow{0, static_cast<double>(index.endNs()), 1};
+        QPainter p(&image);
+        const TimelinePaintStats stats = TimelinePainter::paint(p, image.rect(), scene);
+        QCOMPARE(stats.waitMarks, recorded);
     }
 
     void narrowSpansMergeAtWideZoom() {

@@ -282,6 +282,32 @@ void paintLane(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, i
     }
 }
 
+// A rank waiting on a transfer it needs: a down-pointing wedge in the alert colour on the
+// transfers row, at the moment it began to wait (the transfer's own bar shows how long).
+void paintWaits(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, int rank,
+                TimelinePaintStats& stats) {
+    if (!g.transfers) return;
+    const QRectF row = g.rowRect(rank, replay::TimelineRow::Transfers);
+    const double h = std::max(6.0, row.height() * 0.8);
+    p.setPen(Qt::NoPen);
+    p.setBrush(alertColor());
+    for (const replay::TransferWaitMark& w : s.index->lane(rank).waits) {
+        const double x = g.plot.left() + s.window.xOf(static_cast<double>(w.ns));
+        if (x < g.plot.left() - h || x > g.plot.right() + h) continue;
+        const QPointF wedge[] = {
+            {x - h / 2, row.top()}, {x + h / 2, row.top()}, {x, row.top() + h}};
+        p.drawPolygon(wedge, 3);
+        ++stats.waitMarks;
+    }
+}
+
+bool hasWaits(const replay::TimelineIndex* index) {
+    if (!index) return false;
+    for (int r = 0; r < index->laneCount(); ++r)
+        if (!index->lane(r).waits.empty()) return true;
+    return false;
+}
+
 // The kinds this run has (an empty index: the common ones, for the empty view), on one line:
 // where they do not fit, tighter gaps and the memory curve's short name.
 void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal,
@@ -298,6 +324,8 @@ void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal,
             continue;
         entries.emplace_back(spanKindColor(kind), spanKindLabel(kind));
     }
+    if (hasWaits(index))
+        entries.emplace_back(alertColor(), TimelinePainter::tr("▼ waits on a transfer"));
     QColor curve = neutralColor(0x50);
     curve.setAlpha(120);
     entries.emplace_back(curve, TimelinePainter::tr("live bytes (memory curve)"));
@@ -352,6 +380,7 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
                        QColor(0, 0, 0, 8));
         paintMemory(p, g, s, r, cols);
         paintLane(p, g, s, r, boxes, stats);
+        paintWaits(p, g, s, r, stats);
     }
     paintStepLabels(p, stepLabels, pal);
     for (const auto& [at, text] : stepLabels)

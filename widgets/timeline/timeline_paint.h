@@ -49,6 +49,7 @@ struct TimelinePaintStats {
     std::size_t summaries = 0;
     std::size_t spansCovered = 0;
     std::vector<QString> stepLabels; // the step boundaries' labels drawn, left to right
+    std::size_t waitMarks = 0;       // a rank waiting on a transfer (exposed transfer time)
 };
 
 class TimelinePainter {
