@@ -31,6 +31,9 @@ nvme=$(mktemp -d)
   --offload-optimizer nvme --offload-params host --nvme-dir "$nvme" \
   --trace "$out/zero3_nvme_tiny_2r.sstrace"
 rm -rf "$nvme"
+# TP beside ZeRO (lesson "tp-and-zero"): a 2 × 2 mesh of the TP-ready preset.
+"$cli" run --model tiny_tp --ranks 4 --tp 2 --steps 2 --precision bf16 --strategy zero3 \
+  --trace "$out/zero3_tp2_tiny_4r.sstrace"
 # Resume at another N (lesson "resume"): ZeRO-3 saved by 3 ranks after step 3, resumed by 2 for 2
 # steps (its steps are 4 and 5).
 ck=$(mktemp -d)

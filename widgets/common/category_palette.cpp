@@ -40,15 +40,15 @@ QColor activityColor(Activity a) {
     // colour blindness (tests/gui/palette_test: ΔE under a deuteranopia and protanopia
     // simulation).
     static const std::array<QColor, kActivityCount> colors = {
-        QColor(0xe6, 0x84, 0x39), // forward        orange
+        QColor(0xe6, 0x84, 0x32), // forward        orange
         QColor(0xe6, 0x2e, 0x3d), // backward       red
-        QColor(0xe6, 0x7f, 0x8b), // recompute      light red
+        QColor(0xec, 0xb1, 0xb7), // recompute      pale red (drawn inset)
         QColor(0x66, 0x2b, 0x00), // optimizer      brown
-        QColor(0xdf, 0xab, 0x16), // all-gather     gold
+        QColor(0xf2, 0xa7, 0x0f), // all-gather     gold
         QColor(0xa2, 0x37, 0x09), // reduce-scatter dark rust
-        QColor(0xfa, 0xef, 0x76), // all-reduce     pale yellow
-        QColor(0xb3, 0x9f, 0x63), // broadcast      khaki
-        QColor(0xfd, 0xe6, 0xd7), // TP all-reduce  pale peach
+        QColor(0xf2, 0xde, 0x61), // all-reduce     yellow
+        QColor(0x99, 0x88, 0x56), // broadcast      khaki
+        QColor(0xff, 0x73, 0x89), // TP all-reduce  coral: short spans must still show
         QColor(0x4c, 0x17, 0x17), // checkpoint save maroon
     };
     return colors[static_cast<std::size_t>(a)];

@@ -34,6 +34,8 @@ void addInfo(LessonFacts& f, const replay::RunInfo& info) {
         f[QStringLiteral("strategy")] = strategyLabel(*s);
     f[QStringLiteral("units")] = QString::number(info.units.size());
     f[QStringLiteral("steps_before")] = QString::number(info.stepsBefore);
+    f[QStringLiteral("tp")] = QString::number(info.tensorParallel); // T of the T × D mesh
+    f[QStringLiteral("dp")] = QString::number(info.worldSize / std::max(info.tensorParallel, 1));
     if (info.capacityBytes)
         f[QStringLiteral("capacity")] = formatDecimal(static_cast<double>(*info.capacityBytes));
     const auto largest = std::max_element(
