@@ -496,6 +496,14 @@
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
+    <message>
+        <source>no unit in particular</source>
+        <translation>不属于特定单元</translation>
+    </message>
+    <message>
+        <source>unit %1</source>
+        <translation>单元 %1</translation>
+    </message>
 </context>
 <context>
     <name>Glossary</name>

@@ -103,7 +103,7 @@ int cmdRun(std::span<const std::string> argv) {
                 std::string(runconfig::backendName(config.backend)).c_str(),
                 std::string(plan::strategyName(config.strategy)).c_str(),
                 static_cast<long long>(config.steps));
-    if (config.resumePath)
+    if (config.resumePath && config.steps > 0)
         std::printf("resuming %s after step %lld: this run makes steps %lld to %lld\n",
                     config.resumePath->c_str(), static_cast<long long>(config.stepsBefore),
                     static_cast<long long>(displayStep(0, config.stepsBefore)),

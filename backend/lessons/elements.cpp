@@ -17,7 +17,8 @@ bool oneOf(std::string_view s, std::initializer_list<std::string_view> names) {
 
 Facts factsOf(std::string_view p) {
     if (startsWith(p, "ref.")) return Facts::Reference;
-    if (startsWith(p, "ev.") || startsWith(p, "live.") || p == "gathered") return Facts::Moment;
+    if (startsWith(p, "ev.") || startsWith(p, "live.") || p == "gathered" || p == "event_index")
+        return Facts::Moment;
     if (startsWith(p, "tier_")) return Facts::Tiers;
     if (startsWith(p, "peak") || startsWith(p, "at_peak.") ||
         oneOf(p, {"predicted_peak", "beyond_states", "activation_theory"}))

@@ -8,7 +8,11 @@
 #include <utility>
 
 namespace shardscope::replay {
+
 namespace {
+// A step number a recording may carry: it is counted on after a resume (core/step_number.h,
+// with at most 2^53 steps before) and shown, so it stays far from overflowing.
+constexpr std::int64_t kMaxRecordedStep = std::int64_t{1} << 53;
 
 [[noreturn]] void inconsistent(const std::string& what) {
     throw Error(ErrorKind::Format, what);
@@ -75,6 +79,8 @@ void StreamAssembler::consume(protocol::Record record) {
         else
             out_.reportProblem = "the run's report: " + parsed.error;
     } else if (auto* f = std::get_if<protocol::Failure>(&record)) {
+        if (f->step < -1 || f->step > kMaxRecordedStep)
+            inconsistent("a failure names step " + std::to_string(f->step));
         flushPartialStep();
         // The message is the file's text: shown, never interpreted (escaped, capped).
         out_.failures.push_back({f->rank, f->step, protocol::printableText(f->message)});
@@ -114,6 +120,10 @@ void StreamAssembler::onBatch(protocol::EventBatch&& b) {
                      std::to_string(worldSize_) + " ranks");
     // Units index the configuration's list where it has one (a run without one names none).
     const std::size_t units = info_->units.size();
+    for (const Event& e : b.events)
+        if (e.step < -1 || e.step > kMaxRecordedStep) // counted on and shown: bounded
+            inconsistent("rank " + std::to_string(b.rank) + " sent an event of step " +
+                         std::to_string(e.step));
     for (const Event& e : b.events)
         if (units > 0 && e.unit != kNoUnit &&
             (e.unit < 0 || static_cast<std::size_t>(e.unit) >= units))

@@ -80,6 +80,9 @@ Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize) {
     info.backend = valueOr<std::string>(j, "backend", "cpu");
     info.sharedDevice = valueOr<bool>(j, "shared_device", false);
     info.steps = valueOr<std::int64_t>(j, "steps", 0);
+    // An integer (1e300 is no step count), as the launcher reads it (launch/job.cpp).
+    if (const auto b = j.find("steps_before"); b != j.end() && !b->is_number_integer())
+        return {std::nullopt, "the handshake's steps_before is not an integer"};
     info.stepsBefore = valueOr<std::int64_t>(j, "steps_before", 0);
     // Bounded: it is added to every step a label shows.
     if (info.stepsBefore < 0 || info.stepsBefore > kMaxStepsBefore)

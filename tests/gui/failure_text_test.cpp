@@ -88,6 +88,16 @@ private Q_SLOTS:
                      zhOom.contains(QStringLiteral("block1")),
                  qPrintable(zhOom));
         QVERIFY2(!zhOom.contains(QStringLiteral("out of memory")), qPrintable(zhOom));
+        // A buffer of no unit in particular is named in the UI's words too.
+        Ledger bare(0);
+        bare.setCapacity(Tier::Device, 10);
+        try {
+            bare.recordAlloc(Category::Workspace, Tier::Device, 100, kNoUnit);
+            QFAIL("the allocation fitted");
+        } catch (const Error& e) {
+            const QString zh = failureText(std::string(e.what()));
+            QVERIFY2(!zh.contains(QStringLiteral("no unit")), qPrintable(zh));
+        }
         // A message of no known form is shown as written.
         const QString other =
             QStringLiteral("NAME: the GPU refused 4096 bytes (0 of 80 bytes free)");

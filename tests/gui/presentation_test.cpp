@@ -10,6 +10,7 @@
 #include "common/language.h"
 #include "common/qcustomplot.h"
 #include "compare/compare_page.h"
+#include "compare/compare_view.h"
 #include "lessons/lesson_library.h"
 #include "lessons/lesson_player.h"
 #include "ranks/rank_ledger_view.h"
@@ -172,6 +173,12 @@ private Q_SLOTS:
             QFontInfo(f.window.findChild<QLabel*>(QStringLiteral("runTitle"))->font()).pixelSize() <
             QFontInfo(ranksTitle).pixelSize());
         QVERIFY(f.window.findChild<QWidget*>(QStringLiteral("pageList"))->isVisible());
+        // A chart's texts made while presenting (the comparison's legend) are made again.
+        compare->view()->ledgerPlot()->replot(QCustomPlot::rpImmediateRefresh);
+        QCPLegend* legend = compare->view()->ledgerPlot()->legend;
+        QVERIFY(legend->itemCount() > 0);
+        QVERIFY2(QFontInfo(legend->item(0)->font()).pixelSize() < kFloor,
+                 qPrintable(QString::number(QFontInfo(legend->item(0)->font()).pixelSize())));
     }
 
     void everyLessonStepFitsAProjector_data() { languages_data(); }

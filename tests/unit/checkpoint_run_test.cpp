@@ -85,6 +85,12 @@ TEST_F(checkpointRun, AResumedRunCountsOnFromItsCheckpoint) {
     EXPECT_EQ(r.code, 1) << r.err;
     EXPECT_NE(r.err.find("step 4"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("step 1"), std::string::npos) << r.err;
+    // Converting (--steps 0) makes no step: nothing says it does.
+    r = cli("run --model tiny --shared-device --ranks 2 --strategy zero3 --steps 0 --no-events "
+            "--resume " +
+            ck + " --save " + path("converted"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out.find("makes steps"), std::string::npos) << r.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryStrategy, checkpointSameWorld,

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -336,6 +337,15 @@ TEST(ReplayModel, inconsistentStreamsAreFormatErrors) {
     }
     StreamAssembler c;
     EXPECT_THROW(c.consume(protocol::Handshake{0, 1, "not json"}), Error);
+    // A step is counted on after a resume and shown: one past 2^53 is no step (it overflowed).
+    Event far;
+    far.step = std::numeric_limits<std::int64_t>::max();
+    StreamAssembler d;
+    d.consume(protocol::Handshake{0, 1, "{}"});
+    EXPECT_THROW(d.consume(protocol::EventBatch{0, {far}}), Error);
+    StreamAssembler f;
+    f.consume(protocol::Handshake{0, 1, "{}"});
+    EXPECT_THROW(f.consume(protocol::Failure{0, far.step, "x"}), Error);
 }
 
 TEST(ReplayModel, runInfoToleratesMissingAndUnknownKeys) {

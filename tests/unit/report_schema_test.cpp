@@ -257,6 +257,7 @@ TEST(reportSchema, HandshakeRunInfoIsTolerantButBounded) {
     EXPECT_FALSE(parseRunInfo(R"({"steps_before": -1})", 2));
     EXPECT_FALSE(parseRunInfo(R"({"steps_before": 18446744073709551615})", 2));
     EXPECT_FALSE(parseRunInfo(R"({"steps_before": 9007199254740993})", 2));
+    EXPECT_FALSE(parseRunInfo(R"({"steps_before": 1e300})", 2));
     const json written = handshakeJson({{"strategy", "ddp"}}, 10, {{"block0", 10, 12}}, {}, {}, 99);
     const Parsed<RunInfo> back = parseRunInfo(written.dump(), 1);
     ASSERT_TRUE(back);

@@ -126,6 +126,7 @@ QWidget* CalculatorPage::buildOutputs() {
 
 void CalculatorPage::setPresenting(bool on) {
     presentPane(outputs_, 0, on); // the charts; the numbers below are a drag away
+    if (!on) recompute();         // texts made while presenting copied the large fonts: made again
 }
 
 QString CalculatorPage::errorText() const {

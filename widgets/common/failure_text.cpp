@@ -32,6 +32,16 @@ QString collective(const QString& what) {
     return what;
 }
 
+// The ledger names a unit ("block1") where it can, else "no unit" or "unit 7".
+QString unit(const QString& name) {
+    static const QRegularExpression numbered(QStringLiteral("^unit (\\d+)$"));
+    if (name == QLatin1String("no unit"))
+        return QCoreApplication::translate("FailureText", "no unit in particular");
+    if (const auto m = numbered.match(name); m.hasMatch())
+        return QCoreApplication::translate("FailureText", "unit %1").arg(m.captured(1));
+    return name;
+}
+
 QString category(const QString& name) {
     const auto c = parseCategory(name.toStdString());
     return c ? categoryLabel(*c) : name;
@@ -64,7 +74,7 @@ const std::vector<Form>& forms() {
                            "out of %5 memory on rank %1: %2 of %3 for %4 do not fit under its "
                            "capacity of %6 (%7 live)")
                     .arg(m.captured(1), bytes(m.captured(2)), category(m.captured(3)),
-                         m.captured(4), tier(m.captured(5)), bytes(m.captured(6)),
+                         unit(m.captured(4)), tier(m.captured(5)), bytes(m.captured(6)),
                          bytes(m.captured(7)));
             });
         add(R"(^(.+) on rank (\d+) timed out after (\d+) s waiting for its peers$)",

@@ -213,6 +213,8 @@ QStringList CompareView::badgeTexts() const {
 }
 
 void CompareView::setPresenting(bool on) {
+    // Legend entries and labels made while presenting copied the large text: made again.
+    if (!on) rebuild();
     const int total = charts_->orientation() == Qt::Vertical ? charts_->height() : 0;
     const int h = std::max(total, 2);
     charts_->setSizes(on ? QList<int>{h / 2, h - h / 2} : QList<int>{h * 3 / 5, h - h * 3 / 5});

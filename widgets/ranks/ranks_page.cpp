@@ -119,6 +119,7 @@ bool RanksPage::openRecording(const QString& path) {
 void RanksPage::setPresenting(bool on) {
     presentPane(split_, 0, on); // the rank view; a step outlining a chart gives that the room
     banner_->setVisible(!banner_->text().isEmpty() && !on);
+    updateExposed(chartRank_->value());          // shown or kept hidden by what it says now
     const QSignalBlocker quiet(settingsToggle_); // presentation put the column away, or back
     settingsToggle_->setChecked(!settingsColumn_->isHidden());
 }

@@ -21,7 +21,10 @@ RunSession::RunSession(QObject* parent)
     receiver_ = new StreamReceiver;
     receiver_->moveToThread(&thread_);
     connect(&thread_, &QThread::finished, receiver_, &QObject::deleteLater);
-    connect(receiver_, &StreamReceiver::runInfoReady, this, &RunSession::runInfoReady);
+    connect(receiver_, &StreamReceiver::runInfoReady, this, [this](const RunInfoPtr& info) {
+        stepsBefore_ = info ? info->stepsBefore : 0; // a resumed run's steps count on
+        Q_EMIT runInfoReady(info);
+    });
     connect(receiver_, &StreamReceiver::stepsReady, this, &RunSession::onSteps);
     connect(receiver_, &StreamReceiver::reportReady, this, &RunSession::reportReady);
     connect(receiver_, &StreamReceiver::reportUnreadable, this, &RunSession::reportUnreadable);
@@ -76,6 +79,7 @@ void RunSession::beginSession(bool live) {
     failure_.reset();
     streamError_.clear();
     completeSteps_ = 0;
+    stepsBefore_ = 0;
     clock_.start();
     live_ = live;
 }
@@ -322,7 +326,7 @@ void RunSession::finishRecording() {
     } else if (failure_) {
         cleanup(Outcome::Failed, tr("This recording ends in a failure: rank %1 %2: %3")
                                      .arg(failure_->rank)
-                                     .arg(failureWhen(failure_->step))
+                                     .arg(failureWhen(failure_->step, stepsBefore_))
                                      .arg(failureText(failure_->message)));
     } else {
         cleanup(Outcome::Completed, tr("Opened %1").arg(QFileInfo(recordingPath_).fileName()));

@@ -107,6 +107,7 @@ private:
     QString streamError_;
     std::optional<replay::FailureInfo> failure_;
     int completeSteps_ = 0;
+    std::int64_t stepsBefore_ = 0; // the run's handshake: a resumed run's steps before it
     bool direct_ = false;
     bool active_ = false;
     bool live_ = false;

@@ -291,9 +291,16 @@ void paintWaits(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, 
     const double h = std::max(6.0, row.height() * 0.8);
     p.setPen(Qt::NoPen);
     p.setBrush(alertColor());
-    for (const replay::TransferWaitMark& w : s.index->lane(rank).waits) {
+    // In time order: only the window's are looked at (a long NVMe run has many).
+    const auto& waits = s.index->lane(rank).waits;
+    const double slack = h * s.window.nsPerPx();
+    const auto from = std::lower_bound(
+        waits.begin(), waits.end(), s.window.t0 - slack,
+        [](const replay::TransferWaitMark& w, double t) { return static_cast<double>(w.ns) < t; });
+    for (auto it = from; it != waits.end(); ++it) {
+        const replay::TransferWaitMark& w = *it;
         const double x = g.plot.left() + s.window.xOf(static_cast<double>(w.ns));
-        if (x < g.plot.left() - h || x > g.plot.right() + h) continue;
+        if (x > g.plot.right() + h) break;
         const QPointF wedge[] = {
             {x - h / 2, row.top()}, {x + h / 2, row.top()}, {x, row.top() + h}};
         p.drawPolygon(wedge, 3);
