@@ -481,18 +481,6 @@
         <translation>它的进程已暂停（SIGSTOP）</translation>
     </message>
     <message>
-        <source>no progress for %1 s: a rank is stuck</source>
-        <translation>%1 秒没有进展：有 rank 卡住了</translation>
-    </message>
-    <message>
-        <source>no progress for %1 s: mpirun is stopped (SIGSTOP)</source>
-        <translation>%1 秒没有进展：mpirun 已暂停（SIGSTOP）</translation>
-    </message>
-    <message>
-        <source>no progress for %1 s: the worker process holding every rank thread is stopped (SIGSTOP)</source>
-        <translation>%1 秒没有进展：承载所有 rank 线程的 worker 进程已暂停（SIGSTOP）</translation>
-    </message>
-    <message>
         <source>stopped</source>
         <translation>已停止</translation>
     </message>
@@ -503,6 +491,22 @@
     <message>
         <source>unit %1</source>
         <translation>单元 %1</translation>
+    </message>
+    <message>
+        <source>no progress for %1 s: %2</source>
+        <translation>%1 秒没有进展：%2</translation>
+    </message>
+    <message>
+        <source>a rank is stuck</source>
+        <translation>有 rank 卡住了</translation>
+    </message>
+    <message>
+        <source>mpirun is stopped (SIGSTOP)</source>
+        <translation>mpirun 已暂停（SIGSTOP）</translation>
+    </message>
+    <message>
+        <source>the worker process holding every rank thread is stopped (SIGSTOP)</source>
+        <translation>承载所有 rank 线程的 worker 进程已暂停（SIGSTOP）</translation>
     </message>
 </context>
 <context>

@@ -143,24 +143,22 @@ const std::vector<Form>& forms() {
         add(R"(^its process is stopped \(SIGSTOP\)$)", [](const QRegularExpressionMatch&) {
             return QCoreApplication::translate("FailureText", "its process is stopped (SIGSTOP)");
         });
-        add(R"(^no progress for (\d+) s: a rank is stuck$)", [](const QRegularExpressionMatch& m) {
-            return QCoreApplication::translate("FailureText",
-                                               "no progress for %1 s: a rank is stuck")
-                .arg(m.captured(1));
+        // A stall: how long, then why (each why a form of its own below).
+        add(R"(^no progress for (\d+) s: (.+)$)", [](const QRegularExpressionMatch& m) {
+            return QCoreApplication::translate("FailureText", "no progress for %1 s: %2")
+                .arg(m.captured(1), failureText(m.captured(2)));
         });
-        add(R"(^no progress for (\d+) s: mpirun is stopped \(SIGSTOP\)$)",
-            [](const QRegularExpressionMatch& m) {
+        add(R"(^a rank is stuck$)", [](const QRegularExpressionMatch&) {
+            return QCoreApplication::translate("FailureText", "a rank is stuck");
+        });
+        add(R"(^mpirun is stopped \(SIGSTOP\)$)", [](const QRegularExpressionMatch&) {
+            return QCoreApplication::translate("FailureText", "mpirun is stopped (SIGSTOP)");
+        });
+        add(R"(^the worker process holding every rank thread is stopped \(SIGSTOP\)$)",
+            [](const QRegularExpressionMatch&) {
                 return QCoreApplication::translate(
-                           "FailureText", "no progress for %1 s: mpirun is stopped (SIGSTOP)")
-                    .arg(m.captured(1));
-            });
-        add(R"(^no progress for (\d+) s: the worker process holding every rank thread is stopped \(SIGSTOP\)$)",
-            [](const QRegularExpressionMatch& m) {
-                return QCoreApplication::translate(
-                           "FailureText",
-                           "no progress for %1 s: the worker process holding every rank thread is "
-                           "stopped (SIGSTOP)")
-                    .arg(m.captured(1));
+                    "FailureText",
+                    "the worker process holding every rank thread is stopped (SIGSTOP)");
             });
         add(R"(^stopped$)", [](const QRegularExpressionMatch&) {
             return QCoreApplication::translate("FailureText", "stopped");
