@@ -928,6 +928,22 @@
         <source>the backward pass</source>
         <translation>反向传播</translation>
     </message>
+    <message>
+        <source>%1 ms</source>
+        <translation>%1 毫秒</translation>
+    </message>
+    <message>
+        <source>On GPUs: an estimate, not a measurement. Each collective this rank called in a step is priced on a ring over NVLink 4 between H100 GPUs: a latency per call and per ring step (NCCL&apos;s own model: %1 µs + %2 µs a step) plus the bytes the rank sent at a bus bandwidth of %3 GB/s. No contention and no overlap with compute: GPUs also compute faster, so the exposed share on a GPU cluster depends on both.</source>
+        <translation>在 GPU 上：这是估算，不是测量。该 rank 一步中调用的每个集合通信都按 H100 GPU 之间 NVLink 4 上的环形算法计价：每次调用和每个环步的延迟（NCCL 自己的模型：%1 µs + 每步 %2 µs），加上该 rank 发送的字节按 %3 GB/s 的总线带宽计算。不考虑争用，也不考虑与计算的重叠：GPU 的计算也更快，因此 GPU 集群上暴露的比例取决于两者。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;On %1&lt;/b&gt;: ≈ %2 a step (estimate; here %3).</source>
+        <translation>&lt;b&gt;%1 上&lt;/b&gt;约 %2/步（估算；此处 %3）。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;On %1&lt;/b&gt;: ≈ %2 a step (estimate).</source>
+        <translation>&lt;b&gt;%1 上&lt;/b&gt;约 %2/步（估算）。</translation>
+    </message>
 </context>
 <context>
     <name>RunRequest</name>
@@ -1581,6 +1597,10 @@
     <message>
         <source>data-parallel traffic (DP group of %1): %2 in %3 calls</source>
         <translation>数据并行通信量（%1 个 rank 的 DP 组）：%3 次调用共 %2</translation>
+    </message>
+    <message>
+        <source>Communication per rank per step: &lt;b&gt;%1&lt;/b&gt; sent, tensor- and data-parallel together (the data-parallel part alone ≈ %2 Ψ)</source>
+        <translation>每个 rank 每步通信：发送 &lt;b&gt;%1&lt;/b&gt;，张量并行与数据并行合计（仅数据并行部分 ≈ %2 Ψ）</translation>
     </message>
 </context>
 <context>
@@ -3065,14 +3085,6 @@ CPU/节点</translation>
         <translation>每根柱下方的单元：</translation>
     </message>
     <message>
-        <source>only this rank&apos;s shard</source>
-        <translation>仅有本 rank 的分片</translation>
-    </message>
-    <message>
-        <source>gathered: the full unit is here</source>
-        <translation>已收集：完整单元在此</translation>
-    </message>
-    <message>
         <source>computing</source>
         <translation>正在计算</translation>
     </message>
@@ -3136,6 +3148,14 @@ CPU/节点</translation>
         <source>(theory %1)</source>
         <translation>（理论 %1）</translation>
     </message>
+    <message>
+        <source>its shard only</source>
+        <translation>仅本 rank 分片</translation>
+    </message>
+    <message>
+        <source>gathered: whole unit</source>
+        <translation>已收集：整个单元</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RanksPage</name>
@@ -3170,10 +3190,6 @@ CPU/节点</translation>
     <message>
         <source>Ranks: what every rank holds, step by step</source>
         <translation>Rank 视图：每个 rank 逐步持有的内容</translation>
-    </message>
-    <message>
-        <source>%1 on %2 ranks · model %3 (Ψ = %4 parameters, %5)</source>
-        <translation>%1，%2 个 rank · 模型 %3（Ψ = %4 个参数，%5）</translation>
     </message>
     <message>
         <source>slow motion %1× (a step ≈ %2 s)</source>
@@ -3356,6 +3372,10 @@ CPU/节点</translation>
     <message>
         <source>resumed after step %1</source>
         <translation>从第 %1 步之后恢复</translation>
+    </message>
+    <message>
+        <source>%1 on %2 ranks · model %3 (Ψ = %4, %5)</source>
+        <translation>%1，%2 个 rank · 模型 %3（Ψ = %4，%5）</translation>
     </message>
 </context>
 <context>

@@ -19,6 +19,7 @@
 #include <QTableWidget>
 #include <QTest>
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 using namespace shardscope;
@@ -392,6 +393,16 @@ private Q_SLOTS:
                  qPrintable(summary));
         QVERIFY(summary.contains(formatDecimal(static_cast<double>(tp))));
         QVERIFY(summary.contains(formatDecimal(static_cast<double>(total - tp))));
+        // The Ψ figure is the data-parallel part's (TP's all-reduces are not a multiple of Ψ):
+        // beside the total that holds both, it says so.
+        const QString psi = QString::number(r.comm.psiEquivalents, 'f', 2);
+        QVERIFY2(summary.contains(QStringLiteral("data-parallel part alone ≈ %1 Ψ").arg(psi)),
+                 qPrintable(summary));
+        const double dpPsi =
+            static_cast<double>(total - tp) / (static_cast<double>(r.states.paramCount) *
+                                               static_cast<double>(r.input.precision.paramBytes()));
+        QVERIFY2(std::abs(dpPsi - r.comm.psiEquivalents) < 0.01 * dpPsi,
+                 qPrintable(QStringLiteral("%1 vs %2").arg(dpPsi).arg(r.comm.psiEquivalents)));
     }
 };
 

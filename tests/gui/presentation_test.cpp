@@ -11,10 +11,12 @@
 #include "common/qcustomplot.h"
 #include "compare/compare_page.h"
 #include "compare/compare_view.h"
+#include "flows/flow_view.h"
 #include "lessons/lesson_library.h"
 #include "lessons/lesson_player.h"
 #include "ranks/rank_ledger_view.h"
 #include "ranks/ranks_page.h"
+#include "timeline/timeline_view.h"
 
 #include <QAbstractButton>
 #include <QAbstractSpinBox>
@@ -227,6 +229,26 @@ private Q_SLOTS:
                         QVERIFY2(target->width() >= 300 && target->height() >= 150,
                                  qPrintable(where + QStringLiteral(": ") + target->objectName() +
                                             QStringLiteral(" is ") + sizeText(target->size())));
+                    // The diagrams lay their texts out by the font: room for them at 20 px.
+                    if (auto* flow = qobject_cast<FlowView*>(target))
+                        QVERIFY2(flow->height() >= flow->minimumSizeHint().height(),
+                                 qPrintable(where + QStringLiteral(": the flow view is %1 px high, "
+                                                                   "its texts need %2")
+                                                        .arg(flow->height())
+                                                        .arg(flow->minimumSizeHint().height())));
+                    if (auto* timeline = qobject_cast<TimelineView*>(target)) {
+                        const QFontMetrics fm(timeline->font());
+                        const TimelineGeometry g = timeline->geometry();
+                        QVERIFY2(
+                            g.legend.height() >= fm.height() && g.axis.height() >= fm.height() &&
+                                g.legend.bottom() < timeline->height() &&
+                                g.plot.left() >= QFontMetrics(timeline->font())
+                                                     .horizontalAdvance(QStringLiteral("rank 0")),
+                            qPrintable(where + QStringLiteral(": the timeline's legend %1, axis "
+                                                              "%2 for %3 px text")
+                                                   .arg(rectText(g.legend), rectText(g.axis))
+                                                   .arg(fm.height())));
+                    }
                     if (auto* ledger = qobject_cast<RankLedgerView*>(target))
                         QVERIFY2(ledger->plotArea().height() >= kLedgerBars,
                                  qPrintable(where + QStringLiteral(": the bars are %1 px high")

@@ -5,6 +5,7 @@
 #include "launch/mpirun.h"
 #include "launch/process_tree.h"
 #include "ledger_reference.h"
+#include "plan/collective.h"
 #include "ranks/rank_ledger_view.h"
 #include "ranks/ranks_page.h"
 #include "ranks/run_theory_charts.h"
@@ -13,6 +14,7 @@
 #include "run/replay_player.h"
 #include "run/run_config_panel.h"
 #include "synthetic_stream.h"
+#include "theory/link.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -124,6 +126,34 @@ private Q_SLOTS:
         page.finishPendingDraws();
         QVERIFY2(!page.exposedText().contains(QStringLiteral("Exposed transfers")),
                  qPrintable(page.exposedText()));
+    }
+
+    // CPU ranks over MPI wait most of a step: the page says, as an estimate, what the same
+    // collectives would take on GPUs linked by NVLink, priced from this rank's own bytes and calls.
+    void theExposedLineEstimatesTheCollectivesOnAGpuLink() {
+        TestPage page;
+        QVERIFY(page.openRecording(
+            QStringLiteral(QT_TESTCASE_SOURCEDIR "/../data/golden_zero3_tiny_2r.sstrace")));
+        QCOMPARE(page.waitForEnd(10000), RunSession::Outcome::Completed);
+        page.finishPendingDraws();
+        const report::RunReport& r = *page.document.report();
+        QCOMPARE(r.worldSize, 2);
+        theory::LinkEstimate expect;
+        for (const auto& [kind, sent] : r.ranks.at(0).commBytesPerStep)
+            for (CollectiveOp op : plan::kCollectives)
+                if (collectiveOpName(op) == kind)
+                    for (const auto& [k, calls] : r.commCallsPerStep)
+                        if (k == kind)
+                            expect += theory::estimateCollectives(theory::kNvlinkH100, op, sent,
+                                                                  calls, 2);
+        QVERIFY(expect.seconds() > 0);
+        const double ms = expect.seconds() * 1e3;
+        const QString figure =
+            QStringLiteral("≈ %1 ms").arg(ms, 0, 'f', ms < 0.1 ? 3 : (ms < 10 ? 2 : 1));
+        QVERIFY2(page.exposedText().contains(QStringLiteral("<b>On H100 NVLink</b>: ")) &&
+                     page.exposedText().contains(QStringLiteral("(estimate; here ")) &&
+                     page.exposedText().contains(figure),
+                 qPrintable(page.exposedText() + QStringLiteral(" / ") + figure));
     }
 
     void goldenRecordingDrivesTheRankView() {

@@ -23,11 +23,16 @@ void addDefaultPages(MainWindow& window) {
     window.addPage(
         QStringLiteral("ranks"), [] { return MainWindow::tr("Ranks"); }, ranks);
     window.addFileAction(ranks->openAction());
+    auto* timeline = new TimelinePage(document);
+    auto* flows = new FlowPage(document);
     window.addPage(
-        QStringLiteral("timeline"), [] { return TimelinePage::tr("Timeline"); },
-        new TimelinePage(document));
+        QStringLiteral("timeline"), [] { return TimelinePage::tr("Timeline"); }, timeline);
     window.addPage(
-        QStringLiteral("flows"), [] { return FlowPage::tr("Flows"); }, new FlowPage(document));
+        QStringLiteral("flows"), [] { return FlowPage::tr("Flows"); }, flows);
+    for (ReplayPageBase* page :
+         {static_cast<ReplayPageBase*>(timeline), static_cast<ReplayPageBase*>(flows)})
+        QObject::connect(&window.presentation(), &Presentation::presentingChanged, page,
+                         &ReplayPageBase::setPresenting);
     auto* compare = new ComparePage;
     window.addPage(
         QStringLiteral("compare"), [] { return ComparePage::tr("Compare"); }, compare);

@@ -219,10 +219,16 @@ QString CalculatorPage::summaryText() const {
             html += QStringLiteral(" ") +
                     tr("(a bare parameter count: activations and workspace not predicted)");
     }
-    html +=
-        QStringLiteral("<br>") + tr("Communication per rank per step: <b>%1</b> sent (≈ %2 Ψ)")
-                                     .arg(formatDecimal(static_cast<double>(r.comm.totalSentBytes)))
-                                     .arg(QString::number(r.comm.psiEquivalents, 'f', 2));
+    // Ψ-equivalents count the data-parallel collectives alone (estimate.h): beside a total that
+    // holds the TP all-reduces too, the figure says which part it is.
+    const QString sent = formatDecimal(static_cast<double>(r.comm.totalSentBytes));
+    const QString psi = QString::number(r.comm.psiEquivalents, 'f', 2);
+    html += QStringLiteral("<br>") +
+            (r.input.tensorParallel > 1
+                 ? tr("Communication per rank per step: <b>%1</b> sent, tensor- and data-parallel "
+                      "together (the data-parallel part alone ≈ %2 Ψ)")
+                       .arg(sent, psi)
+                 : tr("Communication per rank per step: <b>%1</b> sent (≈ %2 Ψ)").arg(sent, psi));
     if (r.input.tensorParallel > 1 && r.input.shape) {
         const int tp = r.input.tensorParallel, dp = r.input.ranks / tp;
         html += QStringLiteral("<br>&nbsp;&nbsp;· ") +

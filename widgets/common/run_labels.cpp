@@ -2,9 +2,11 @@
 
 #include "core/step_number.h"
 #include "plan/collective.h"
+#include "theory/link.h"
 
 #include <QCoreApplication>
 #include <QStringList>
+#include <algorithm>
 
 namespace shardscope::widgets {
 QString phaseLabel(Phase p) {
@@ -194,6 +196,64 @@ QString exposedCommExplanation() {
 
 QString percentText(double fraction) {
     return QStringLiteral("%1%").arg(fraction * 100.0, 0, 'f', 1);
+}
+
+namespace {
+
+QString millisecondsText(double seconds) {
+    const double ms = seconds * 1e3;
+    return QCoreApplication::translate("RunLabels", "%1 ms")
+        .arg(ms, 0, 'f', ms < 0.1 ? 3 : (ms < 10 ? 2 : 1));
+}
+
+} // namespace
+
+QString gpuLinkEstimateText(const report::RunReport& report, int rank, int tensorParallel) {
+    const auto it = std::find_if(report.ranks.begin(), report.ranks.end(),
+                                 [rank](const report::RankReport& r) { return r.rank == rank; });
+    if (it == report.ranks.end()) return {};
+    const int t = std::max(tensorParallel, 1);
+    const int dp = std::max(report.worldSize / t, 1);
+    theory::LinkEstimate estimate;
+    for (const auto& [kind, sent] : it->commBytesPerStep) {
+        const auto op =
+            std::find_if(plan::kCollectives.begin(), plan::kCollectives.end(),
+                         [&kind](CollectiveOp c) { return collectiveOpName(c) == kind; });
+        if (op == plan::kCollectives.end() || !(sent > 0)) continue;
+        double calls = 0;
+        for (const auto& [k, c] : report.commCallsPerStep)
+            if (k == kind) calls = c;
+        estimate += theory::estimateCollectives(theory::kNvlinkH100, *op, sent, calls,
+                                                *op == CollectiveOp::TpAllReduce ? t : dp);
+    }
+    if (!(estimate.seconds() > 0)) return {};
+    const std::size_t steps = it->exposedComm.fractionPerStep.size();
+    const QString link = QString::fromUtf8(theory::kNvlinkH100.name.data(),
+                                           static_cast<qsizetype>(theory::kNvlinkH100.name.size()));
+    const double measured = steps == 0 ? 0
+                                       : static_cast<double>(it->exposedComm.commUnionNs) * 1e-9 /
+                                             static_cast<double>(steps);
+    if (measured > 0)
+        return QCoreApplication::translate("RunLabels",
+                                           "<b>On %1</b>: ≈ %2 a step (estimate; here %3).")
+            .arg(link, millisecondsText(estimate.seconds()), millisecondsText(measured));
+    return QCoreApplication::translate("RunLabels", "<b>On %1</b>: ≈ %2 a step (estimate).")
+        .arg(link, millisecondsText(estimate.seconds()));
+}
+
+QString gpuLinkEstimateExplanation() {
+    return QCoreApplication::translate(
+               "RunLabels",
+               "On GPUs: an estimate, not a measurement. Each collective this rank called in a "
+               "step is "
+               "priced on a ring over NVLink 4 between H100 GPUs: a latency per call and per ring "
+               "step "
+               "(NCCL's own model: %1 µs + %2 µs a step) plus the bytes the rank sent at a bus "
+               "bandwidth of %3 GB/s. No contention and no overlap with compute: GPUs also compute "
+               "faster, so the exposed share on a GPU cluster depends on both.")
+        .arg(theory::kNvlinkH100.callLatencyUs)
+        .arg(theory::kNvlinkH100.hopLatencyUs)
+        .arg(theory::kNvlinkH100.busGBs);
 }
 
 } // namespace shardscope::widgets

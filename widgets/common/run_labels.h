@@ -37,5 +37,10 @@ QString exposedCommExplanation();
 QString exposedTransferExplanation();
 QString exposedTransferText(const report::RunReport& report);
 QString percentText(double fraction); // 0.4706 → "47.1%"
+// What `rank`'s collectives of one step would take on GPUs linked by NVLink (theory/link.h's
+// α-β estimate, labelled as one) beside the communication it measured per step; "" when the
+// rank sent nothing. TP all-reduces run over groups of `tensorParallel`, the rest over N/T.
+QString gpuLinkEstimateText(const report::RunReport& report, int rank, int tensorParallel);
+QString gpuLinkEstimateExplanation();
 
 } // namespace shardscope::widgets

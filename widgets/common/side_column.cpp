@@ -26,10 +26,13 @@ void presentPane(QSplitter* split, int shown, bool presenting) {
     const bool vertical = split->orientation() == Qt::Vertical;
     for (int i = 0; i < split->count(); ++i) {
         QWidget* pane = split->widget(i);
+        // The shown pane keeps its own least size (a view that needs its height to draw
+        // without overprinting); the others may shrink to nothing.
+        const int least = presenting && i != shown ? 1 : 0;
         if (vertical)
-            pane->setMinimumHeight(presenting ? 1 : 0);
+            pane->setMinimumHeight(least);
         else
-            pane->setMinimumWidth(presenting ? 1 : 0);
+            pane->setMinimumWidth(least);
     }
     if (presenting) {
         split->setProperty(kSizesBefore, QVariant::fromValue(split->sizes()));

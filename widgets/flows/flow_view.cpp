@@ -112,57 +112,6 @@ void FlowView::setPosition(std::uint64_t index) {
     update();
 }
 
-QString FlowView::cycleLabel(replay::UnitCycle c, Phase phase) {
-    switch (c) {
-    case replay::UnitCycle::ShardOnly:
-        return tr("shard only");
-    case replay::UnitCycle::Gathering:
-        return tr("unsharding (all-gather)");
-    case replay::UnitCycle::Gathered:
-        return tr("full parameters");
-    case replay::UnitCycle::Computing:
-        return tr("computing %1").arg(phaseLabel(phase));
-    case replay::UnitCycle::Freed:
-        return tr("resharded (full freed)");
-    case replay::UnitCycle::ReduceScattering:
-        return tr("reduce-scattering");
-    case replay::UnitCycle::Reduced:
-        return tr("gradient shard summed");
-    case replay::UnitCycle::AllReducing:
-        return tr("all-reducing");
-    case replay::UnitCycle::AllReduced:
-        return tr("gradient summed");
-    case replay::UnitCycle::GradientsReady:
-        return tr("gradients computed");
-    case replay::UnitCycle::SliceUpdated:
-        return tr("own slice updated");
-    case replay::UnitCycle::GatheringUpdates:
-        return tr("all-gathering updates");
-    case replay::UnitCycle::ParamsUpdated:
-        return tr("all parameters updated");
-    case replay::UnitCycle::NormPart:
-        return tr("own part of the norm");
-    case replay::UnitCycle::NormSummed:
-        return tr("global norm known");
-    case replay::UnitCycle::PartialSum:
-        return phase == Phase::Backward ? tr("partial input gradient") : tr("partial activation");
-    case replay::UnitCycle::TpReducing:
-        return tr("all-reducing (TP group)");
-    case replay::UnitCycle::FullSum:
-        return phase == Phase::Backward ? tr("full input gradient") : tr("full activation");
-    }
-    return {};
-}
-
-QString FlowView::rankLabel(int rank) const {
-    if (rank < 0 || static_cast<std::size_t>(rank) >= state_.ranks.size()) return {};
-    const replay::FlowRank& fr = state_.ranks[static_cast<std::size_t>(rank)];
-    // A TP all-reduce's states are its own phase's (a rank may already compute the next phase).
-    return cycleLabel(fr.cycle, state_.scope == replay::CollectiveScope::TensorParallel
-                                    ? state_.phase
-                                    : fr.phase);
-}
-
 QColor FlowView::cycleColor(replay::UnitCycle c) {
     // A state is drawn in the colour of what it is: a collective in flight in its activity's
     // colour, what a rank holds in its memory category's; waiting is neutral.
@@ -199,133 +148,6 @@ QColor FlowView::cycleColor(replay::UnitCycle c) {
         return neutralColor(0x50);
     }
     return neutralColor(0x8a);
-}
-
-QString FlowView::unitName(std::int32_t unit) const {
-    return model_ && model_->info() ? QString::fromStdString(model_->info()->unitName(unit))
-                                    : tr("unit %1").arg(unit);
-}
-
-QString FlowView::subject() const {
-    const replay::FlowState& s = state_;
-    switch (s.scope) {
-    case replay::CollectiveScope::Unit:
-        return unitName(s.unit);
-    case replay::CollectiveScope::GradNorm:
-        return tr("the gradient norm");
-    case replay::CollectiveScope::TensorParallel:
-        return s.phase == Phase::Backward ? tr("%1's input gradient").arg(unitName(s.unit))
-                                          : tr("%1's output activation").arg(unitName(s.unit));
-    case replay::CollectiveScope::Bucket:
-        return s.kind == CollectiveOp::AllGather
-                   ? tr("updated parameters of several units (one bucket)")
-                   : tr("gradients of several units (one bucket)");
-    }
-    return {};
-}
-
-QString FlowView::title() const {
-    const replay::FlowState& s = state_;
-    QString text = collectiveLabel(s.kind) + QStringLiteral(" · ") + subject();
-    if (s.scope == replay::CollectiveScope::Bucket)
-        text += QStringLiteral(" · ") + (s.kind == CollectiveOp::AllGather
-                                             ? tr("after the optimizer step")
-                                             : tr("of the backward pass"));
-    else if (s.scope == replay::CollectiveScope::TensorParallel)
-        text +=
-            QStringLiteral(" · ") + phaseLabel(s.phase == Phase::None ? Phase::Forward : s.phase);
-    else if (s.phase == Phase::Forward || s.phase == Phase::Backward)
-        text += QStringLiteral(" · ") + tr("for its %1").arg(phaseLabel(s.phase));
-    text += QStringLiteral(" · ") + tr("step %1").arg(displayStep(s.step, stepsBefore()));
-    if (!s.atPlayhead)
-        text += QStringLiteral(" · ") + tr("nearest (done)");
-    else if (!s.active)
-        text += QStringLiteral(" · ") + tr("done");
-    if (s.overlapUnit >= 0 && s.kind == CollectiveOp::AllGather &&
-        s.scope == replay::CollectiveScope::Unit)
-        text +=
-            QStringLiteral(" · ") + tr("prefetched while %1 computes").arg(unitName(s.overlapUnit));
-    return text;
-}
-
-std::int64_t FlowView::stepsBefore() const {
-    return model_ && model_->info() ? model_->info()->stepsBefore : 0;
-}
-
-QString FlowView::emptyText() const {
-    if (!model_ || model_->eventCount() == 0)
-        return tr("No run yet: start a run or open a recording, then play it.");
-    if (pick_ == Pick::TensorParallel)
-        return tr("This recording has no tensor-parallel all-reduce (run with T > 1).");
-    if (pick_ == Pick::DataParallel)
-        return tr("This recording has no data-parallel collective (D = 1: nothing to shard over).");
-    if (state_.earlierStep)
-        return tr("No collective in step %1 so far: the last one, the %2 of step %3, has finished; "
-                  "the flows appear with this step's first collective.")
-            .arg(displayStep(state_.playheadStep, stepsBefore()))
-            .arg(collectiveLabel(state_.kind))
-            .arg(displayStep(state_.step, stepsBefore()));
-    return tr("No collective yet at this point of the replay: the flows appear with the first "
-              "all-gather, reduce-scatter or all-reduce.");
-}
-
-QString FlowView::subtitle() const {
-    const replay::FlowState& s = state_;
-    const QString full = formatDecimal(static_cast<double>(s.bytes));
-    const QString chunk = formatDecimal(static_cast<double>(s.chunkBytes));
-    const QString sent = formatDecimal(static_cast<double>(s.sentPerRank));
-    const int n = std::max(s.groupSize, 1);
-    const bool mesh = s.members.size() > 1;
-    if (s.scope == replay::CollectiveScope::GradNorm)
-        return tr("Every rank contributes its part of the squared gradient norm (%1) and ends with "
-                  "the same global norm, so every rank clips its gradients alike.")
-            .arg(full);
-    if (s.scope == replay::CollectiveScope::Bucket && s.kind == CollectiveOp::AllGather)
-        return tr("Each rank updated only its own slice (%1); %2 slices become %3 of updated "
-                  "parameters on every rank; each rank sends %4.")
-            .arg(chunk)
-            .arg(n)
-            .arg(full, sent);
-    switch (s.kind) {
-    case CollectiveOp::AllGather:
-        if (mesh)
-            return tr("In each data-parallel group, %1 shards of %2 become %3 of full parameters "
-                      "(one TP slice of the unit); each rank sends %4. Each rank then computes the "
-                      "whole slice on its own samples: the storage is split.")
-                .arg(n)
-                .arg(chunk, full, sent);
-        return tr("%1 shards of %2 become %3 of full parameters on every rank; each rank sends %4.")
-            .arg(n)
-            .arg(chunk, full, sent);
-    case CollectiveOp::ReduceScatter:
-        return tr("Every rank's %1 gradient is cut into %2 chunks of %3; chunk j is summed over "
-                  "all ranks into rank j's shard; each rank sends %4.")
-            .arg(full)
-            .arg(n)
-            .arg(chunk, sent);
-    case CollectiveOp::AllReduce:
-        return tr("Every rank contributes %1 and ends with the same sum; each rank sends %2 "
-                  "(2(N−1)/N of it).")
-            .arg(full, sent);
-    case CollectiveOp::Broadcast:
-        return tr("One rank sends %1 to every other rank.").arg(full);
-    case CollectiveOp::TpAllReduce:
-        if (s.phase == Phase::Backward)
-            return tr("Each of the %1 TP ranks computed the input gradient from its own heads / "
-                      "MLP columns: %2 of partial sums, added into the full input gradient on "
-                      "each; each rank sends %3 (2(T−1)/T). The computation is split, nothing is "
-                      "sharded.")
-                .arg(n)
-                .arg(full, sent);
-        return tr("Each of the %1 TP ranks computed the output from its own heads / MLP columns: "
-                  "%2 of partial sums, added into the full activation on each; each rank sends %3 "
-                  "(2(T−1)/T). The computation is split, nothing is sharded.")
-            .arg(n)
-            .arg(full, sent);
-    case CollectiveOp::None:
-        break;
-    }
-    return {};
 }
 
 double FlowView::chunkFill(int holder, int chunk, bool top) const {
@@ -406,42 +228,6 @@ void FlowView::paintRow(QPainter& p, const Layout& l, bool top) const {
                palette().color(QPalette::Base));
     p.setPen(QColor(90, 90, 90));
     p.drawText(QRectF(l.area.left(), y, l.area.width(), fm.height()), Qt::AlignHCenter, caption);
-}
-
-QString FlowView::rowCaption(bool top) const {
-    const replay::FlowState& s = state_;
-    const bool bucket = s.scope == replay::CollectiveScope::Bucket;
-    switch (s.kind) {
-    case CollectiveOp::AllGather:
-        if (bucket)
-            return top ? tr("each rank's updated slice") : tr("updated parameters on every rank");
-        return top ? tr("each rank's shard") : tr("full parameters");
-    case CollectiveOp::ReduceScatter:
-        return top ? tr("full gradients") : tr("summed gradient shard");
-    case CollectiveOp::TpAllReduce:
-        if (s.phase == Phase::Backward)
-            return top ? tr("each rank's partial input gradient (its heads / columns)")
-                       : tr("after: the full input gradient on every rank of the TP group");
-        return top ? tr("each rank's partial activation (its heads / columns)")
-                   : tr("after: the full activation on every rank of the TP group");
-    default:
-        if (s.scope == replay::CollectiveScope::GradNorm)
-            return top ? tr("each rank's part of the norm")
-                       : tr("after: the global norm on every rank");
-        return top ? tr("each rank's buffer") : tr("after: the sum on every rank");
-    }
-}
-
-QString FlowView::groupCaption(std::size_t g) const {
-    const replay::FlowState& s = state_;
-    QStringList ranks;
-    for (int r : s.members[g])
-        ranks << QString::number(r);
-    const QString list = ranks.join(QStringLiteral(", "));
-    if (s.kind == CollectiveOp::TpAllReduce) return tr("TP group %1: ranks %2").arg(g).arg(list);
-    const int t = model_ && model_->info() ? model_->info()->tensorParallel : 1;
-    if (s.groupSize * t == s.worldSize) return tr("DP group %1: ranks %2").arg(g).arg(list);
-    return tr("group %1: ranks %2").arg(g).arg(list);
 }
 
 // Each communicator group framed and named, in the collective's colour: who talks to whom.
@@ -527,59 +313,6 @@ void FlowView::paintLinks(QPainter& p, const Layout& l) const {
     }
 }
 
-// The cycle as a chain, so a still picture says where these states sit in the story.
-FlowView::Chain FlowView::chain() const {
-    const replay::FlowState& s = state_;
-    const bool gradients =
-        s.kind == CollectiveOp::ReduceScatter || s.kind == CollectiveOp::AllReduce;
-    std::vector<replay::UnitCycle> cycles;
-    QString lead = gradients ? tr("Gradient cycle:") : tr("Unit cycle:");
-    if (s.scope == replay::CollectiveScope::GradNorm) {
-        cycles = {replay::UnitCycle::NormPart, replay::UnitCycle::AllReducing,
-                  replay::UnitCycle::NormSummed};
-        lead = tr("Gradient norm:");
-    } else if (s.scope == replay::CollectiveScope::TensorParallel) {
-        cycles = {replay::UnitCycle::PartialSum, replay::UnitCycle::TpReducing,
-                  replay::UnitCycle::FullSum};
-        lead = tr("Tensor parallelism:");
-    } else if (s.scope == replay::CollectiveScope::Bucket) {
-        if (s.kind == CollectiveOp::AllGather) {
-            cycles = {replay::UnitCycle::SliceUpdated, replay::UnitCycle::GatheringUpdates,
-                      replay::UnitCycle::ParamsUpdated};
-            lead = tr("Parameter update:");
-        } else if (s.kind == CollectiveOp::ReduceScatter) {
-            cycles = {replay::UnitCycle::GradientsReady, replay::UnitCycle::ReduceScattering,
-                      replay::UnitCycle::Reduced};
-        } else {
-            cycles = {replay::UnitCycle::GradientsReady, replay::UnitCycle::AllReducing,
-                      replay::UnitCycle::AllReduced};
-        }
-    } else if (s.kind == CollectiveOp::AllReduce)
-        cycles = {replay::UnitCycle::Computing, replay::UnitCycle::AllReducing,
-                  replay::UnitCycle::AllReduced};
-    else if (gradients)
-        cycles = {replay::UnitCycle::Computing, replay::UnitCycle::Freed,
-                  replay::UnitCycle::ReduceScattering, replay::UnitCycle::Reduced};
-    else
-        cycles = {replay::UnitCycle::ShardOnly, replay::UnitCycle::Gathering,
-                  replay::UnitCycle::Gathered, replay::UnitCycle::Computing,
-                  replay::UnitCycle::Freed};
-    Chain out{lead, {}};
-    for (replay::UnitCycle c : cycles) {
-        const int count = static_cast<int>(
-            std::count_if(s.ranks.begin(), s.ranks.end(),
-                          [c](const replay::FlowRank& f) { return f.cycle == c; }));
-        out.items.push_back(
-            {c,
-             cycleLabel(c, gradients && s.scope != replay::CollectiveScope::TensorParallel
-                               ? Phase::Backward
-                               : s.phase) +
-                 (count > 0 ? tr(" (ranks: %1)").arg(count) : QString()),
-             count > 0});
-    }
-    return out;
-}
-
 // Lines the chain takes at this width: items wrap under the first one.
 int FlowView::chainLines(const QFont& font, double width) const {
     const Chain ch = chain();
@@ -648,6 +381,34 @@ void FlowView::paintCycle(QPainter& p, const Layout& l) const {
     }
 }
 
+QFont FlowView::titleFont(const QFont& body) {
+    QFont big = body;
+    big.setPointSizeF(big.pointSizeF() * 1.25);
+    big.setBold(true);
+    return big;
+}
+
+// The two rows with their captions and the least room for the links between them.
+double FlowView::diagramHeight(const QFontMetrics& fm) {
+    const double leastRow = std::max(18, fm.height());
+    return 2 * leastRow + 2 * (fm.height() + 4) + 2 * fm.height() + 10;
+}
+
+// The pills, the gap under them and the chain's lines.
+double FlowView::cycleBlockHeight(const QFontMetrics& fm, int chainLineCount) {
+    return (fm.height() + 8) + 28 + chainLineCount * (fm.height() + 4);
+}
+
+QSize FlowView::minimumSizeHint() const {
+    // One title line, no subtitle, the chain on two lines: the least that draws without
+    // overprinting at this font (a projector's 20 px needs more than a desk's 13).
+    const QFontMetrics fm(font());
+    const QFontMetrics bfm(titleFont(font()));
+    const double h = 20 + bfm.lineSpacing() * 1.1 + 2 + fm.height() + 8 + fm.height() + 6 +
+                     diagramHeight(fm) + cycleBlockHeight(fm, 2);
+    return {420, static_cast<int>(std::ceil(h))};
+}
+
 FlowView::Layout FlowView::layoutFor(const QRectF& area, double body, double cycleBlock,
                                      const QFontMetrics& fm) const {
     Layout l;
@@ -669,7 +430,9 @@ FlowView::Layout FlowView::layoutFor(const QRectF& area, double body, double cyc
         if (!placed[static_cast<std::size_t>(r)]) l.column[static_cast<std::size_t>(r)] = col++;
     l.colW = l.area.width() / l.n;
     l.cardW = l.colW * (l.n <= 8 ? 0.82 : 0.9);
-    l.rowH = std::clamp((l.area.bottom() - body - cycleBlock) * 0.16, 14.0, 48.0);
+    const double leastRow = std::max(18, fm.height()); // as diagramHeight counts it
+    l.rowH = std::clamp((l.area.bottom() - body - cycleBlock) * 0.16, leastRow,
+                        std::max(48.0, leastRow));
     l.topY = body;
     l.bottomY = l.area.bottom() - cycleBlock - l.rowH - fm.height();
     l.cycleY = l.bottomY + l.rowH + 10;
@@ -688,9 +451,7 @@ void FlowView::paintEvent(QPaintEvent*) {
         return;
     }
     const QRectF area = QRectF(rect()).adjusted(16, 10, -16, -10);
-    QFont big = p.font();
-    big.setPointSizeF(big.pointSizeF() * 1.25);
-    big.setBold(true);
+    const QFont big = titleFont(p.font());
     p.save();
     p.setFont(big);
     p.setPen(palette().color(QPalette::WindowText));
@@ -705,18 +466,21 @@ void FlowView::paintEvent(QPaintEvent*) {
     p.drawText(QRectF(area.left(), area.top(), area.width(), titleH),
                Qt::AlignLeft | Qt::TextWordWrap, title());
     p.restore();
-    p.setPen(QColor(70, 70, 70));
-    // As many lines as the subtitle needs at this width (a narrow view wraps more).
+    // The cycle's chain wraps in a narrow view (side by side, or a small window).
+    const double cycleBlock = cycleBlockHeight(fm, chainLines(p.font(), area.width()));
+    const double groupsH = state_.members.size() > 1 ? fm.height() + 6 : 0; // the groups' captions
+    // The subtitle (what moves, in bytes) as many lines as it needs at this width, where the
+    // rows, links and cycle keep their least room beneath it; else none (the explain panel and a
+    // lesson's card say it too): a short view (a projector's large text) never overprints.
     const QRect subNeed = fm.boundingRect(QRectF(area.left(), 0, area.width(), 1e4).toRect(),
                                           Qt::AlignLeft | Qt::TextWordWrap, subtitle());
-    const QRectF sub(area.left(), area.top() + titleH + 2, area.width(),
-                     std::min<double>(subNeed.height(), fm.height() * 5) + 2);
-    p.drawText(sub, Qt::AlignLeft | Qt::TextWordWrap, subtitle());
-    const double groupsH = state_.members.size() > 1 ? fm.height() + 6 : 0; // the groups' captions
+    const double fixed = titleH + 2 + fm.height() + 8 + groupsH + diagramHeight(fm) + cycleBlock;
+    const double subH = std::min<double>(subNeed.height(), fm.height() * 5) + 2;
+    const bool withSubtitle = fixed + subH <= area.height();
+    const QRectF sub(area.left(), area.top() + titleH + 2, area.width(), withSubtitle ? subH : 0);
+    p.setPen(QColor(70, 70, 70));
+    if (withSubtitle) p.drawText(sub, Qt::AlignLeft | Qt::TextWordWrap, subtitle());
     const double body = sub.bottom() + fm.height() + 8 + groupsH;
-    // The cycle's chain wraps in a narrow view (side by side, or a small window).
-    const double cycleBlock =
-        (fm.height() + 8) + 28 + chainLines(p.font(), area.width()) * (fm.height() + 4);
     const Layout l = layoutFor(area, body, cycleBlock, fm);
     paintGroups(p, l);
     paintLinks(p, l);
@@ -729,6 +493,7 @@ void FlowView::paintEvent(QPaintEvent*) {
 
 void FlowView::changeEvent(QEvent* event) {
     if (event->type() == QEvent::LanguageChange) update();
+    if (event->type() == QEvent::FontChange) updateGeometry(); // its least height follows the font
     QWidget::changeEvent(event);
 }
 

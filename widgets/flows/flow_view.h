@@ -40,7 +40,7 @@ public:
     static QColor cycleColor(replay::UnitCycle c);
 
     QSize sizeHint() const override { return {900, 460}; }
-    QSize minimumSizeHint() const override { return {420, 260}; }
+    QSize minimumSizeHint() const override; // grows with the font (presentation mode)
 
 protected:
     void paintEvent(QPaintEvent* event) override;
@@ -59,6 +59,9 @@ private:
     };
     Chain chain() const;
     int chainLines(const QFont& font, double width) const;
+    static QFont titleFont(const QFont& body);
+    static double diagramHeight(const QFontMetrics& fm);
+    static double cycleBlockHeight(const QFontMetrics& fm, int chainLineCount);
     QString unitName(std::int32_t unit) const;
     QString subject() const; // what the collective moves: a unit, a bucket, the gradient norm
     QString emptyText() const;

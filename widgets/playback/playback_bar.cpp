@@ -9,6 +9,7 @@
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QResizeEvent>
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
@@ -298,6 +299,25 @@ void PlaybackBar::fitLabels() {
 
 void PlaybackBar::insertAfterPlay(QWidget* w) {
     top_->insertWidget(top_->indexOf(play_) + 1, w);
+}
+
+QSize PlaybackBar::minimumSizeHint() const {
+    QSize least = QWidget::minimumSizeHint();
+    if (layout() && layout()->hasHeightForWidth() && width() > 0)
+        least.setHeight(std::max(least.height(), layout()->totalMinimumHeightForWidth(width())));
+    return least;
+}
+
+void PlaybackBar::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    // A new width may wrap the buttons onto another row (or unwrap them): ask again.
+    const int h = layout() && layout()->hasHeightForWidth()
+                      ? layout()->totalMinimumHeightForWidth(width())
+                      : 0;
+    if (h != wrappedHeight_) {
+        wrappedHeight_ = h;
+        updateGeometry();
+    }
 }
 
 void PlaybackBar::changeEvent(QEvent* event) {

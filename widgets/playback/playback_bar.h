@@ -47,6 +47,10 @@ public:
     // Slow-motion factor at 1×: one step of the run lasts about kTargetStepSeconds.
     double baseSlowMotion() const;
 
+    // At least the height its rows take at its width: the buttons wrap in large text, and the
+    // page's layout must give them that room instead of taking it from the view above.
+    QSize minimumSizeHint() const override;
+
     static constexpr double kMinSpeed = 0.1;
     static constexpr double kMaxSpeed = 100.0;
 
@@ -56,6 +60,7 @@ Q_SIGNALS:
 protected:
     void keyPressEvent(QKeyEvent* event) override;
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void onPosition(std::uint64_t index);
@@ -70,6 +75,7 @@ private:
     ReplayPlayer& player_;
     double speed_ = 1.0;
     int focusRank_ = 0;
+    int wrappedHeight_ = 0; // the rows' height at the last width
     QToolButton* play_ = nullptr;
     FlowLayout* top_ = nullptr;
     std::vector<std::pair<QToolButton*, std::pair<replay::NavTarget, bool>>> nav_;

@@ -1,5 +1,6 @@
 #include "playback/replay_page.h"
 
+#include "common/side_column.h"
 #include "playback/explain_panel.h"
 #include "playback/playback_bar.h"
 #include "run/replay_player.h"
@@ -9,6 +10,7 @@
 #include <QShortcut>
 #include <QSplitter>
 #include <QStyle>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -46,16 +48,26 @@ ReplayPageBase::ReplayPageBase(RunDocument& document, QWidget* view, QWidget* pa
     connect(&session, &RunSession::stopRequested, this, updateStop);
     updateStop();
     retranslateStop();
-    auto* split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(view);
-    split->addWidget(explain_);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 0);
-    split->setChildrenCollapsible(false);
+    split_ = new QSplitter(Qt::Vertical, this);
+    split_->addWidget(view);
+    split_->addWidget(explain_);
+    split_->setStretchFactor(0, 1);
+    split_->setStretchFactor(1, 0);
+    split_->setChildrenCollapsible(false);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    layout->addWidget(split, 1);
+    layout->addWidget(split_, 1);
     layout->addWidget(playback_);
+}
+
+void ReplayPageBase::setPresenting(bool on) {
+    // The view takes the height; the explain panel is a drag of the splitter's handle away (a
+    // lesson's card narrates in its place).
+    presentPane(split_, 0, on);
+    // The view's least height follows its font, raised just now: the page's layout asks the
+    // splitter again once the fonts have landed (a splitter does not pass its panes' new least
+    // sizes up on its own).
+    QTimer::singleShot(0, split_, [split = split_] { split->updateGeometry(); });
 }
 
 void ReplayPageBase::retranslateStop() {

@@ -6,6 +6,7 @@
 #include <QWidget>
 #include <cstdint>
 
+class QSplitter;
 class QToolButton;
 
 namespace shardscope::widgets {
@@ -22,6 +23,7 @@ public:
     ExplainPanel* explain() const { return explain_; }
     PlaybackBar* playback() const { return playback_; }
     QWidget* exportTarget() const { return view_; } // File → Export current view
+    void setPresenting(bool on);                    // presentation mode: the view takes the room
 
 protected:
     virtual void resetView() = 0; // a new run or recording: re-read the model
@@ -37,6 +39,7 @@ private:
     QWidget* view_;
     ExplainPanel* explain_;
     PlaybackBar* playback_;
+    QSplitter* split_ = nullptr;  // the view over the explain panel
     QToolButton* stop_ = nullptr; // a live run's Stop, shown while one runs
 };
 

@@ -177,18 +177,56 @@ bool RankLedgerView::isCompact() const {
 }
 
 // The categories, then (split by tier) one key per off-device tier and the theory's bracket.
-int RankLedgerView::legendItemCount() const {
-    return static_cast<int>(kCategoryCount) +
-           (tiers_.size() > 1 ? static_cast<int>(tiers_.size()) : 0);
+QStringList RankLedgerView::legendLabels() const {
+    QStringList labels;
+    for (Category c : categoryStackOrder())
+        labels << categoryLabel(c);
+    if (tiers_.size() > 1) {
+        for (Tier t : tiers_)
+            if (t != Tier::Device) labels << tierLabel(t);
+        labels << tr("theory per tier");
+    }
+    return labels;
 }
 
-// As wide as the longest category name needs: more keys per row leave the bars more height.
-int RankLedgerView::legendItemWidth() const {
+// The keys packed in rows by their own widths (whole names at any font size, as many per row
+// as fit: more per row leave the bars more height), relative to the legend's top-left; then the
+// unit strip's lead and its keys (legendLabels().size() on), the lead kept with its first key.
+std::vector<QRect> RankLedgerView::legendItems(int width) const {
     const QFontMetrics fm(font());
-    int widest = 0;
-    for (Category c : kAllCategories)
-        widest = std::max(widest, fm.horizontalAdvance(categoryLabel(c)));
-    return std::min(170, widest + 24);
+    std::vector<QRect> items;
+    int x = 0, y = 0;
+    const auto place = [&](int w, int together) {
+        w = std::min(w, std::max(width, 1));
+        if (x > 0 && x + together > width) {
+            x = 0;
+            y += fm.height() + 2;
+        }
+        items.emplace_back(x, y, w, fm.height());
+        x += w + 14;
+    };
+    for (const QString& label : legendLabels()) {
+        const int w = 20 + fm.horizontalAdvance(label);
+        place(w, w);
+    }
+    const auto keys = unitKeys();
+    const int lead = fm.horizontalAdvance(unitKeyLead()) + 4;
+    place(lead, lead + 14 + 24 + fm.horizontalAdvance(keys.front().second));
+    for (const auto& [colour, text] : keys) {
+        const int w = 24 + fm.horizontalAdvance(text); // its box, a gap and the whole text
+        place(w, w);
+    }
+    return items;
+}
+
+QString RankLedgerView::unitKeyLead() const {
+    return tr("Units under each bar:");
+}
+
+std::vector<std::pair<QColor, QString>> RankLedgerView::unitKeys() const {
+    return {{categoryColor(Category::ParamShard), tr("its shard only")},
+            {categoryColor(Category::ParamFull), tr("gathered: whole unit")},
+            {QColor(), tr("computing")}};
 }
 
 QRect RankLedgerView::plotArea() const {
@@ -200,9 +238,8 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
     g.ranks = std::max<int>(1, static_cast<int>(state_.size()));
     g.compact = isCompact();
     const QFontMetrics fm(font());
-    const int itemWidth = legendItemWidth();
-    const int perRow = std::max(1, (width() - 16) / itemWidth);
-    const int legendRows = (legendItemCount() + perRow - 1) / perRow + 1; // + the unit strip's key
+    const std::vector<QRect> keys = legendItems(width() - 16);
+    const int legendRows = keys.empty() ? 0 : keys.back().top() / (fm.height() + 2) + 1;
     g.legend = QRect(8, 4, width() - 16, legendRows * (fm.height() + 2) + 2);
     g.stripHeight = g.compact ? 6 : 14;
     g.tiers = static_cast<int>(tiers_.size());
@@ -287,57 +324,54 @@ void RankLedgerView::paintTensorGroups(QPainter& p, const Geometry& g) const {
 
 void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
     const QFontMetrics fm(font());
-    const int itemWidth = legendItemWidth();
-    const int perRow = std::max(1, area.width() / itemWidth);
+    const std::vector<QRect> items = legendItems(area.width());
+    const QStringList labels = legendLabels();
     const auto& order = categoryStackOrder();
-    auto itemAt = [&](int i) {
-        return QRect(area.left() + (i % perRow) * itemWidth,
-                     area.top() + (i / perRow) * (fm.height() + 2), itemWidth, fm.height());
+    const auto itemAt = [&](std::size_t i) { return items[i].translated(area.topLeft()); };
+    const auto label = [&](const QRect& item, std::size_t i) {
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(
+            item.adjusted(16, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
+            fm.elidedText(labels[static_cast<qsizetype>(i)], Qt::ElideRight, item.width() - 16));
     };
-    for (std::size_t i = 0; i < order.size(); ++i) {
-        const QRect item = itemAt(static_cast<int>(i));
+    for (std::size_t i = 0; i < order.size() && i < items.size(); ++i) {
+        const QRect item = itemAt(i);
         p.fillRect(QRect(item.left(), item.top() + 2, 12, fm.height() - 4),
                    categoryColor(order[i]));
-        p.setPen(palette().color(QPalette::Text));
-        p.drawText(item.adjusted(16, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                   fm.elidedText(categoryLabel(order[i]), Qt::ElideRight, itemWidth - 20));
+        label(item, i);
     }
     // Split by tier, the keys of the off-device slots and of the theory's bracket follow in the
     // same rows (a row of their own would take the bars' height at 1024×700).
     if (tiers_.size() > 1) {
-        int i = static_cast<int>(order.size());
+        std::size_t i = order.size();
         for (Tier t : tiers_) {
-            if (t == Tier::Device) continue;
-            const QRect item = itemAt(i++);
+            if (t == Tier::Device || i >= items.size()) continue;
+            const QRect item = itemAt(i);
             QColor tint = tierColor(t);
             tint.setAlpha(32);
             p.fillRect(QRect(item.left(), item.top() + 1, 12, fm.height() - 3), tint);
             p.fillRect(QRect(item.left(), item.top() + fm.height() - 4, 12, 3), tierColor(t));
-            p.setPen(palette().color(QPalette::Text));
-            p.drawText(item.adjusted(16, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                       fm.elidedText(tierLabel(t), Qt::ElideRight, itemWidth - 20));
+            label(item, i++);
         }
-        const QRect item = itemAt(i);
-        p.setPen(QPen(neutralColor(0x40), 1.5));
-        p.drawLine(item.left() + 6, item.top() + fm.height() - 2, item.left() + 6, item.top() + 2);
-        p.drawLine(item.left() + 2, item.top() + 2, item.left() + 7, item.top() + 2);
-        p.setPen(palette().color(QPalette::Text));
-        p.drawText(item.adjusted(16, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                   fm.elidedText(tr("theory per tier"), Qt::ElideRight, itemWidth - 20));
+        if (i < items.size()) {
+            const QRect item = itemAt(i);
+            p.setPen(QPen(neutralColor(0x40), 1.5));
+            p.drawLine(item.left() + 6, item.top() + fm.height() - 2, item.left() + 6,
+                       item.top() + 2);
+            p.drawLine(item.left() + 2, item.top() + 2, item.left() + 7, item.top() + 2);
+            label(item, i);
+        }
     }
-    // The unit strip's key, on its own line: what "sharded" and "gathered" look like.
-    const int y = area.top() + ((legendItemCount() + perRow - 1) / perRow) * (fm.height() + 2);
-    int x = area.left();
+    // The unit strip's key: what "sharded" and "gathered" look like.
+    const auto lead = static_cast<std::size_t>(labels.size());
+    if (lead >= items.size()) return;
     p.setPen(palette().color(QPalette::Text));
-    const QString lead = tr("Units under each bar:");
-    p.drawText(QRect(x, y, fm.horizontalAdvance(lead) + 4, fm.height()), Qt::AlignVCenter, lead);
-    x += fm.horizontalAdvance(lead) + 10;
-    const std::pair<QColor, QString> keys[] = {
-        {categoryColor(Category::ParamShard), tr("only this rank's shard")},
-        {categoryColor(Category::ParamFull), tr("gathered: the full unit is here")},
-        {QColor(), tr("computing")}};
-    for (const auto& [colour, text] : keys) {
-        const QRect box(x, y + 2, 16, fm.height() - 4);
+    p.drawText(itemAt(lead), Qt::AlignVCenter | Qt::AlignLeft, unitKeyLead());
+    const auto keys = unitKeys();
+    for (std::size_t i = 0; i < keys.size() && lead + 1 + i < items.size(); ++i) {
+        const auto& [colour, text] = keys[i];
+        const QRect item = itemAt(lead + 1 + i);
+        const QRect box(item.left(), item.top() + 2, 16, fm.height() - 4);
         if (colour.isValid())
             p.fillRect(box, colour);
         else {
@@ -345,9 +379,8 @@ void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
             p.drawRect(box.adjusted(1, 1, -1, -1));
         }
         p.setPen(palette().color(QPalette::Text));
-        p.drawText(QRect(x + 20, y, fm.horizontalAdvance(text) + 4, fm.height()), Qt::AlignVCenter,
-                   text);
-        x += 20 + fm.horizontalAdvance(text) + 16;
+        p.drawText(item.adjusted(20, 0, 0, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                   fm.elidedText(text, Qt::ElideRight, item.width() - 20));
     }
 }
 

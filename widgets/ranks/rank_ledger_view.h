@@ -10,9 +10,15 @@
 #include "ranks/tier_theory.h"
 #include "replay/run_data.h"
 
+#include <QColor>
+#include <QPoint>
+#include <QRect>
+#include <QStringList>
 #include <QTimer>
 #include <QWidget>
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace shardscope::widgets {
 
@@ -61,13 +67,15 @@ public:
 private:
     struct Geometry;
     Geometry geometry() const;
-    int legendItemWidth() const;
     void paintLegend(QPainter& p, const QRect& area) const;
     void paintAxis(QPainter& p, const Geometry& g) const;
     void paintTensorGroups(QPainter& p, const Geometry& g) const;
     void paintColumn(QPainter& p, const Geometry& g, int rank) const;
     void paintTierBar(QPainter& p, const Geometry& g, int rank, std::size_t slot) const;
-    int legendItemCount() const;
+    QStringList legendLabels() const;
+    std::vector<QRect> legendItems(int width) const;
+    QString unitKeyLead() const;
+    std::vector<std::pair<QColor, QString>> unitKeys() const;
     void updateTiers();
     void paintUnits(QPainter& p, const QRect& strip, const replay::RankState& s) const;
     void paintGuides(QPainter& p, const Geometry& g) const;

@@ -119,8 +119,11 @@ bool RanksPage::openRecording(const QString& path) {
 void RanksPage::setPresenting(bool on) {
     presentPane(split_, 0, on); // the rank view; a step outlining a chart gives that the room
     banner_->setVisible(!banner_->text().isEmpty() && !on);
-    updateExposed(chartRank_->value());          // shown or kept hidden by what it says now
-    const QSignalBlocker quiet(settingsToggle_); // presentation put the column away, or back
+    updateExposed(chartRank_->value()); // shown or kept hidden by what it says now
+    updateSpeedLabel();                 // its short form on a projector
+    position_->setWordWrap(
+        on); // large text: a second line rather than a cut    const QSignalBlocker
+             // quiet(settingsToggle_); // presentation put the column away, or back
     settingsToggle_->setChecked(!settingsColumn_->isHidden());
 }
 
@@ -311,16 +314,24 @@ void RanksPage::updateExposed(int chartRank) {
                 for (const auto& [rank, f] : exposed)
                     if (rank == chartRank) values << tr("rank %1 %2").arg(rank).arg(percentText(f));
             }
-            // With transfers too, both figures stay on one or two lines at 1024×700: the
-            // definitions are in the tooltip.
-            parts << (exposedTransferText(*report_).isEmpty()
+            // With transfers or the GPU estimate too, the figures stay on one or two lines at
+            // 1024×700: the definitions are in the tooltip.
+            const auto& info = document_.model().info();
+            // CPU ranks over MPI wait far longer than GPUs would: said once, as an estimate (a
+            // CUDA run measured its own).
+            const QString gpu =
+                info && info->backend == "cuda"
+                    ? QString()
+                    : gpuLinkEstimateText(*report_, chartRank, info ? info->tensorParallel : 1);
+            const QString transfers = exposedTransferText(*report_);
+            parts << (transfers.isEmpty() && gpu.isEmpty()
                           ? tr("<b>Exposed communication</b> (median share of a step waiting for "
                                "communication no compute hid): %1.")
                           : tr("<b>Exposed communication</b>: %1."))
                          .arg(values.join(QStringLiteral(" · ")));
+            if (!transfers.isEmpty()) parts << transfers;
+            if (!gpu.isEmpty()) parts << gpu;
         }
-        if (const QString transfers = exposedTransferText(*report_); !transfers.isEmpty())
-            parts << transfers;
         for (const report::RankReport& rr : report_->ranks)
             if (rr.rank == chartRank && rr.device && !rr.device->name.empty())
                 parts << tr("<b>GPU</b> %1 (rank %2): pool high-water %3, outside the ledger %4.")
@@ -334,9 +345,10 @@ void RanksPage::updateExposed(int chartRank) {
     exposedLine_->setText(parts.join(QStringLiteral(" ")));
     exposedLine_->setToolTip(parts.isEmpty() || !report_
                                  ? QString()
-                                 : QStringLiteral("<p>%1</p><p>%2</p>")
+                                 : QStringLiteral("<p>%1</p><p>%2</p><p>%3</p>")
                                        .arg(exposedCommExplanation().toHtmlEscaped(),
-                                            exposedTransferExplanation().toHtmlEscaped()));
+                                            exposedTransferExplanation().toHtmlEscaped(),
+                                            gpuLinkEstimateExplanation().toHtmlEscaped()));
     exposedLine_->setVisible(!parts.isEmpty() && !isPresenting(exposedLine_));
 }
 
@@ -420,7 +432,7 @@ void RanksPage::updateHeader() {
     if (info->stepsBefore > 0) details << tr("resumed after step %1").arg(info->stepsBefore);
     const QString how = details.join(QStringLiteral(", "));
     title_->setText(
-        tr("%1 on %2 ranks · model %3 (Ψ = %4 parameters, %5)")
+        tr("%1 on %2 ranks · model %3 (Ψ = %4, %5)")
             .arg(strategy ? strategyLabel(*strategy) : QString::fromStdString(info->strategy))
             .arg(info->worldSize)
             .arg(QString::fromStdString(info->model),
@@ -542,11 +554,14 @@ void RanksPage::updateSpeedLabel() {
     const double f = player_->slowMotion();
     const double stepSeconds =
         model_.stepCount() > 0 ? static_cast<double>(model_.step(0).durationNs) * f / 1e9 : 0;
-    speedLabel_->setText(
+    const QString whole =
         stepSeconds > 0
             ? tr("slow motion %1× (a step ≈ %2 s)").arg(f, 0, 'f', 0).arg(stepSeconds, 0, 'f', 1)
-            : tr("slow motion %1×").arg(f, 0, 'f', 0));
-    speedLabel_->setToolTip(speedLabel_->text()); // the label may be cut at small widths
+            : tr("slow motion %1×").arg(f, 0, 'f', 0);
+    // On a projector the short form: a second line would come out of the bars' height.
+    speedLabel_->setText(isPresenting(speedLabel_) ? tr("slow motion %1×").arg(f, 0, 'f', 0)
+                                                   : whole);
+    speedLabel_->setToolTip(whole); // the label may be cut at small widths
 }
 
 void RanksPage::changeEvent(QEvent* event) {

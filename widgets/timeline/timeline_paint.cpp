@@ -13,8 +13,6 @@
 namespace shardscope::widgets {
 namespace {
 
-constexpr int kAxisH = 22;
-constexpr int kLegendH = 20;
 // Share of a lane's height per row, top to bottom: compute, communication, buffers, transfers
 // (when the run has any: taken from compute and the memory curve), memory.
 constexpr double kComputeShare = 0.30, kCommShare = 0.22, kBufferShare = 0.14, kLanePad = 0.06;
@@ -22,16 +20,17 @@ constexpr double kTransferShare = 0.16, kTransferFromCompute = 0.06;
 
 } // namespace
 
-TimelineGeometry TimelineGeometry::compute(const QRect& rect, int lanes, bool transfers) {
+TimelineGeometry TimelineGeometry::compute(const QRect& rect, int lanes, bool transfers,
+                                           const TimelineFrame& f) {
     TimelineGeometry g;
     g.lanes = std::max(lanes, 0);
     g.transfers = transfers;
-    g.axis =
-        QRect(rect.left() + kGutter, rect.top(), std::max(rect.width() - kGutter - 8, 1), kAxisH);
-    g.legend = QRect(rect.left() + 8, rect.bottom() - kLegendH + 1, std::max(rect.width() - 16, 1),
-                     kLegendH);
+    g.axis = QRect(rect.left() + f.gutter, rect.top(), std::max(rect.width() - f.gutter - 8, 1),
+                   f.axisH);
+    g.legend = QRect(rect.left() + 8, rect.bottom() - f.legendH + 1, std::max(rect.width() - 16, 1),
+                     f.legendH);
     g.plot = QRect(g.axis.left(), g.axis.bottom() + 1, g.axis.width(),
-                   std::max(rect.height() - kAxisH - kLegendH - 2, 1));
+                   std::max(rect.height() - f.axisH - f.legendH - 2, 1));
     g.laneH = g.lanes > 0 ? static_cast<double>(g.plot.height()) / g.lanes : 0;
     return g;
 }
@@ -315,13 +314,12 @@ bool hasWaits(const replay::TimelineIndex* index) {
     return false;
 }
 
-// The kinds this run has (an empty index: the common ones, for the empty view), on one line:
-// where they do not fit, tighter gaps and the memory curve's short name.
-void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal,
-                 const replay::TimelineIndex* index) {
-    const QFontMetrics fm(p.font());
+using LegendEntries = std::vector<std::pair<QColor, QString>>;
+
+// The kinds this run has (an empty index: the common ones, for the empty view).
+LegendEntries legendEntries(const replay::TimelineIndex* index) {
     const bool empty = !index || index->spanCount() == 0;
-    std::vector<std::pair<QColor, QString>> entries;
+    LegendEntries entries;
     for (std::size_t k = 0; k < replay::kSpanKindCount; ++k) {
         const auto kind = static_cast<replay::SpanKind>(k);
         if (empty ? replay::rowOf(kind) == replay::TimelineRow::Transfers ||
@@ -336,28 +334,75 @@ void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal,
     QColor curve = neutralColor(0x50);
     curve.setAlpha(120);
     entries.emplace_back(curve, TimelinePainter::tr("live bytes (memory curve)"));
-    const auto width = [&](int gap) {
-        int w = 0;
-        for (const auto& e : entries)
-            w += 16 + fm.horizontalAdvance(e.second) + gap;
-        return w;
-    };
+    return entries;
+}
+
+// Where they do not fit on one line: tighter gaps and the memory curve's short name, then as
+// many lines as they need (large text). Calls `put` for each entry at its place; returns lines.
+template <typename Put>
+int layLegend(LegendEntries& entries, const QFontMetrics& fm, int left, int width, Put put) {
     int gap = 14;
-    if (width(gap) > g.legend.width()) {
+    int all = 0;
+    for (const auto& e : entries)
+        all += 16 + fm.horizontalAdvance(e.second) + gap;
+    if (all > width) {
         gap = 8;
         entries.back().second = TimelinePainter::tr("live bytes");
     }
-    int x = g.legend.left();
-    const int y = g.legend.top() + 3;
-    p.setPen(pal.color(QPalette::WindowText));
+    int x = left, line = 0;
     for (const auto& [color, text] : entries) {
-        p.fillRect(QRect(x, y + 2, 12, 10), color);
-        p.drawText(QPoint(x + 16, y + fm.ascent()), text);
-        x += 16 + fm.horizontalAdvance(text) + gap;
+        const int w = 16 + fm.horizontalAdvance(text);
+        if (x > left && x + w > left + width) {
+            x = left;
+            ++line;
+        }
+        put(x, line, color, text);
+        x += w + gap;
     }
+    return line + 1;
+}
+
+int legendLineH(const QFontMetrics& fm) {
+    return fm.height() + 2;
+}
+
+void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal,
+                 const replay::TimelineIndex* index) {
+    const QFontMetrics fm(p.font());
+    LegendEntries entries = legendEntries(index);
+    p.setPen(pal.color(QPalette::WindowText));
+    const int box = std::max(10, fm.ascent() * 2 / 3);
+    layLegend(entries, fm, g.legend.left(), g.legend.width(),
+              [&](int x, int line, const QColor& color, const QString& text) {
+                  const int y = g.legend.top() + 3 + line * legendLineH(fm);
+                  p.fillRect(QRect(x, y + (fm.ascent() - box) / 2 + 1, 12, box), color);
+                  p.drawText(QPoint(x + 16, y + fm.ascent()), text);
+              });
 }
 
 } // namespace
+
+TimelineFrame TimelinePainter::frame(const QFont& font, const replay::TimelineIndex* index,
+                                     int width) {
+    const QFontMetrics fm(font);
+    TimelineFrame f;
+    f.axisH = std::max(f.axisH, fm.height() + 6);
+    LegendEntries entries = legendEntries(index);
+    const int lines = layLegend(entries, fm, 0, std::max(width - 16, 1),
+                                [](int, int, const QColor&, const QString&) {});
+    f.legendH = std::max(f.legendH, lines * legendLineH(fm) + 4);
+    // The lanes' labels: "rank N" in bold and its peak, never more than a quarter of the width.
+    QFont bold = font;
+    bold.setBold(true);
+    int labels =
+        QFontMetrics(bold).horizontalAdvance(tr("rank %1").arg(index ? index->laneCount() : 0));
+    for (int r = 0; index && r < index->laneCount(); ++r)
+        labels = std::max(labels, fm.horizontalAdvance(tr("peak %1").arg(formatDecimal(
+                                      static_cast<double>(index->lane(r).peakBytes)))));
+    f.gutter = std::clamp(labels + 16, TimelineGeometry::kGutter,
+                          std::max(TimelineGeometry::kGutter, width / 4));
+    return f;
+}
 
 TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const TimelineScene& in) {
     TimelinePaintStats stats;
@@ -365,8 +410,9 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
     p.save();
     p.fillRect(rect, pal.color(QPalette::Base));
     const int lanes = in.index ? in.index->laneCount() : 0;
+    const TimelineFrame frame = TimelinePainter::frame(p.font(), in.index, rect.width());
     const TimelineGeometry g =
-        TimelineGeometry::compute(rect, lanes, in.index && in.index->hasTransfers());
+        TimelineGeometry::compute(rect, lanes, in.index && in.index->hasTransfers(), frame);
     if (lanes == 0 || in.index->spanCount() == 0) {
         p.setPen(pal.color(QPalette::PlaceholderText));
         p.drawText(rect, Qt::AlignCenter, tr("No events yet: run a job or open a recording."));
@@ -415,14 +461,14 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
         bold.setBold(true);
         p.save();
         p.setFont(bold);
-        p.drawText(QRectF(rect.left() + 6, compute.top(), TimelineGeometry::kGutter - 10,
+        p.drawText(QRectF(rect.left() + 6, compute.top(), frame.gutter - 10,
                           compute.height() + g.laneH * 0.2),
                    Qt::AlignLeft | Qt::AlignVCenter, tr("rank %1").arg(r));
         p.restore();
         if (mem.height() >= fm.height()) {
             p.setPen(QColor(90, 90, 90));
             p.drawText(
-                QRectF(rect.left() + 6, mem.top(), TimelineGeometry::kGutter - 10, mem.height()),
+                QRectF(rect.left() + 6, mem.top(), frame.gutter - 10, mem.height()),
                 Qt::AlignLeft | Qt::AlignVCenter,
                 tr("peak %1").arg(formatDecimal(static_cast<double>(s.index->lane(r).peakBytes))));
         }

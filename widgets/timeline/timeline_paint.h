@@ -18,6 +18,14 @@ class QPainter;
 
 namespace shardscope::widgets {
 
+// What the text takes around the lanes at the painter's font: the axis's height, the legend's
+// lines and the labels' gutter grow with large text (presentation mode), never below the desk's.
+struct TimelineFrame {
+    int axisH = 22;
+    int legendH = 20;
+    int gutter = 104;
+};
+
 struct TimelineGeometry {
     QRect plot;   // the lanes' area, right of the labels
     QRect axis;   // time axis above the lanes
@@ -26,13 +34,14 @@ struct TimelineGeometry {
     double laneH = 0;       // pixels per lane
     bool transfers = false; // the lanes have a transfer row
 
-    static TimelineGeometry compute(const QRect& rect, int lanes, bool transfers = false);
+    static TimelineGeometry compute(const QRect& rect, int lanes, bool transfers = false,
+                                    const TimelineFrame& frame = {});
     int laneAt(int y) const; // −1 outside
     std::optional<replay::TimelineRow> rowAt(int lane,
                                              int y) const; // nullopt: the memory curve or a gap
     QRectF rowRect(int lane, replay::TimelineRow row) const;
     QRectF memoryRect(int lane) const;
-    static constexpr int kGutter = 104;
+    static constexpr int kGutter = 104; // the least gutter (TimelineFrame's)
 };
 
 struct TimelineScene {
@@ -56,6 +65,8 @@ class TimelinePainter {
     Q_DECLARE_TR_FUNCTIONS(TimelinePainter)
 public:
     static TimelinePaintStats paint(QPainter& p, const QRect& rect, const TimelineScene& scene);
+    // The frame `paint` uses for this font, run and width: hit-testing lays out the same.
+    static TimelineFrame frame(const QFont& font, const replay::TimelineIndex* index, int width);
 
     static QString formatDuration(double ns);
     static QString formatRate(double bytesPerSecond);

@@ -65,7 +65,8 @@ void TimelineView::setPlayheadNs(std::uint64_t ns) {
 }
 
 TimelineGeometry TimelineView::geometry() const {
-    return TimelineGeometry::compute(rect(), index_.laneCount(), index_.hasTransfers());
+    return TimelineGeometry::compute(rect(), index_.laneCount(), index_.hasTransfers(),
+                                     TimelinePainter::frame(font(), &index_, width()));
 }
 
 replay::TimeWindow TimelineView::window() const {
