@@ -52,6 +52,43 @@ private Q_SLOTS:
         QVERIFY(found);
     }
 
+    // Large text in a short view (a projector): the cycle's chain gives way first, then the
+    // subtitle, and the least height the view asks for draws the subtitle lessons quote.
+    void aShortViewDropsTheChainBeforeTheBytesAndAsksForTheirRoom() {
+        const auto model = testrec::loadModel(testrec::makeRecording({}));
+        FlowView view;
+        QFont big = view.font();
+        big.setPixelSize(20);
+        view.setFont(big);
+        view.setModel(model.get());
+        view.setPosition(
+            testrec::findEvent(
+                *model, 2, collective(EventKind::CollectiveBegin, CollectiveOp::ReduceScatter, 1)) +
+            1);
+        const auto drawnAt = [&](int h) {
+            view.resize(1000, h);
+            view.grab();
+            return view.lastPaintStats();
+        };
+        const FlowView::PaintStats tall = drawnAt(700);
+        QVERIFY(tall.subtitle && tall.chain);
+        const FlowView::PaintStats least = drawnAt(view.minimumSizeHint().height());
+        QVERIFY2(least.subtitle && !least.chain,
+                 qPrintable(QStringLiteral("at its least height %1: subtitle %2, chain %3")
+                                .arg(view.minimumSizeHint().height())
+                                .arg(least.subtitle)
+                                .arg(least.chain)));
+        const FlowView::PaintStats shorter =
+            drawnAt(view.minimumSizeHint().height() - 4 * QFontMetrics(big).height());
+        QVERIFY(!shorter.subtitle && !shorter.chain);
+        // The least height grows with the font: 13 px text needs less than 20 px.
+        FlowView desk;
+        QFont small = desk.font();
+        small.setPixelSize(13);
+        desk.setFont(small);
+        QVERIFY(desk.minimumSizeHint().height() < view.minimumSizeHint().height());
+    }
+
     // ZeRO-1's reduce-scatter and all-gather move buckets spanning every unit: titled as such,
     // never "the gradient norm"; the norm's own all-reduce keeps that title.
     void zero1CollectivesTitledByWhatTheyMove() {

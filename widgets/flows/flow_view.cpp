@@ -333,7 +333,7 @@ int FlowView::chainLines(const QFont& font, double width) const {
     return lines;
 }
 
-void FlowView::paintCycle(QPainter& p, const Layout& l) const {
+void FlowView::paintCycle(QPainter& p, const Layout& l, bool withChain) const {
     const replay::FlowState& s = state_;
     const QFontMetrics fm(p.font());
     const double pillH = fm.height() + 8;
@@ -347,6 +347,7 @@ void FlowView::paintCycle(QPainter& p, const Layout& l) const {
         p.drawText(pill, Qt::AlignCenter,
                    fm.elidedText(rankLabel(r), Qt::ElideRight, static_cast<int>(pill.width()) - 8));
     }
+    if (!withChain) return;
     const Chain ch = chain();
     double y = l.cycleY + pillH + 14;
     double x = l.area.left();
@@ -396,16 +397,20 @@ double FlowView::diagramHeight(const QFontMetrics& fm) {
 
 // The pills, the gap under them and the chain's lines.
 double FlowView::cycleBlockHeight(const QFontMetrics& fm, int chainLineCount) {
-    return (fm.height() + 8) + 28 + chainLineCount * (fm.height() + 4);
+    const double pills = fm.height() + 8;
+    return chainLineCount > 0 ? pills + 28 + chainLineCount * (fm.height() + 4) : pills + 4;
 }
 
 QSize FlowView::minimumSizeHint() const {
-    // One title line, no subtitle, the chain on two lines: the least that draws without
-    // overprinting at this font (a projector's 20 px needs more than a desk's 13).
+    // One title line, two of the subtitle (what moves, in bytes: lessons quote it), no chain
+    // under the pills: the least that draws without overprinting at this font (a projector's
+    // 20 px needs more than a desk's 13).
     const QFontMetrics fm(font());
     const QFontMetrics bfm(titleFont(font()));
-    const double h = 20 + bfm.lineSpacing() * 1.1 + 2 + fm.height() + 8 + fm.height() + 6 +
-                     diagramHeight(fm) + cycleBlockHeight(fm, 2);
+    // (CJK lines measure a quarter taller than the Latin font's.)
+    const double h = 20 + bfm.lineSpacing() * 1.1 + 2 + (2 * fm.lineSpacing() * 1.25 + 2) +
+                     fm.height() + 8 + fm.height() + 6 + diagramHeight(fm) +
+                     cycleBlockHeight(fm, 0);
     return {420, static_cast<int>(std::ceil(h))};
 }
 
@@ -459,24 +464,31 @@ void FlowView::paintEvent(QPaintEvent*) {
     // The title wraps onto a second line in a narrow (side-by-side) view rather than clipping.
     const QRectF titleRect =
         bfm.boundingRect(area.toRect(), Qt::AlignLeft | Qt::TextWordWrap, title());
-    // Lines × a spacing with room for taller fallback glyphs (CJK), at most three lines.
-    const int titleLines = std::clamp(
-        static_cast<int>(std::ceil(titleRect.height() / bfm.lineSpacing() - 0.01)), 1, 3);
+    // Lines × a spacing with room for taller fallback glyphs (CJK), at most three lines; one
+    // where the whole title fits the width (a CJK line measures taller than one Latin line).
+    const int titleLines =
+        bfm.horizontalAdvance(title()) <= area.width()
+            ? 1
+            : std::clamp(static_cast<int>(std::ceil(titleRect.height() / bfm.lineSpacing() - 0.01)),
+                         1, 3);
     const double titleH = titleLines * bfm.lineSpacing() * 1.1;
     p.drawText(QRectF(area.left(), area.top(), area.width(), titleH),
                Qt::AlignLeft | Qt::TextWordWrap, title());
     p.restore();
-    // The cycle's chain wraps in a narrow view (side by side, or a small window).
-    const double cycleBlock = cycleBlockHeight(fm, chainLines(p.font(), area.width()));
     const double groupsH = state_.members.size() > 1 ? fm.height() + 6 : 0; // the groups' captions
-    // The subtitle (what moves, in bytes) as many lines as it needs at this width, where the
-    // rows, links and cycle keep their least room beneath it; else none (the explain panel and a
-    // lesson's card say it too): a short view (a projector's large text) never overprints.
+    // The subtitle (what moves, in bytes: lessons quote it) and the cycle's chain (wrapping in a
+    // narrow view) where the rows, links and pills keep their least room; short of it (a
+    // projector's large text) the chain gives way first, then the subtitle — never an overprint.
     const QRect subNeed = fm.boundingRect(QRectF(area.left(), 0, area.width(), 1e4).toRect(),
                                           Qt::AlignLeft | Qt::TextWordWrap, subtitle());
-    const double fixed = titleH + 2 + fm.height() + 8 + groupsH + diagramHeight(fm) + cycleBlock;
     const double subH = std::min<double>(subNeed.height(), fm.height() * 5) + 2;
-    const bool withSubtitle = fixed + subH <= area.height();
+    const double base = titleH + 2 + fm.height() + 8 + groupsH + diagramHeight(fm);
+    const double chainBlock = cycleBlockHeight(fm, chainLines(p.font(), area.width()));
+    const double pillsBlock = cycleBlockHeight(fm, 0);
+    const bool withChain = base + subH + chainBlock <= area.height();
+    const bool withSubtitle = base + subH + (withChain ? chainBlock : pillsBlock) <= area.height();
+    const double cycleBlock = withChain ? chainBlock : pillsBlock;
+    stats_ = {withSubtitle, withChain};
     const QRectF sub(area.left(), area.top() + titleH + 2, area.width(), withSubtitle ? subH : 0);
     p.setPen(QColor(70, 70, 70));
     if (withSubtitle) p.drawText(sub, Qt::AlignLeft | Qt::TextWordWrap, subtitle());
@@ -488,7 +500,7 @@ void FlowView::paintEvent(QPaintEvent*) {
     paintRow(p, l, true);
     paintRow(p, l, false);
     p.setRenderHint(QPainter::Antialiasing);
-    paintCycle(p, l);
+    paintCycle(p, l, withChain);
 }
 
 void FlowView::changeEvent(QEvent* event) {

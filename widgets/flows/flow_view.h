@@ -39,6 +39,13 @@ public:
     std::int64_t stepsBefore() const;  // a resumed run's: its labels count on (step_number.h)
     static QColor cycleColor(replay::UnitCycle c);
 
+    // What the last paint had the room to draw besides the diagram (it never overprints).
+    struct PaintStats {
+        bool subtitle = false; // the bytes moved (lessons quote them)
+        bool chain = false;    // the cycle's states under the pills
+    };
+    const PaintStats& lastPaintStats() const { return stats_; }
+
     QSize sizeHint() const override { return {900, 460}; }
     QSize minimumSizeHint() const override; // grows with the font (presentation mode)
 
@@ -68,7 +75,7 @@ private:
     QString subtitle() const;
     void paintRow(QPainter& p, const Layout& l, bool top) const;
     void paintLinks(QPainter& p, const Layout& l) const;
-    void paintCycle(QPainter& p, const Layout& l) const;
+    void paintCycle(QPainter& p, const Layout& l, bool withChain) const;
     void paintGroups(QPainter& p, const Layout& l) const;
     Layout layoutFor(const QRectF& area, double body, double cycleBlock,
                      const QFontMetrics& fm) const;
@@ -82,6 +89,7 @@ private:
     replay::FlowState state_;
     std::uint64_t position_ = 0;
     Pick pick_ = Pick::Playhead;
+    PaintStats stats_;
     bool hasAllGather_ = false; // the recording has ZeRO's all-gathers (else DDP: all-reduces)
 };
 

@@ -303,7 +303,8 @@ void PlaybackBar::insertAfterPlay(QWidget* w) {
 
 QSize PlaybackBar::minimumSizeHint() const {
     QSize least = QWidget::minimumSizeHint();
-    if (layout() && layout()->hasHeightForWidth() && width() > 0)
+    // Only once laid out at a real width (not yet shown, its width is a default, far too narrow).
+    if (layout() && layout()->hasHeightForWidth() && width() >= least.width())
         least.setHeight(std::max(least.height(), layout()->totalMinimumHeightForWidth(width())));
     return least;
 }
