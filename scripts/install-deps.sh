@@ -9,6 +9,7 @@ packages=(
   libqcustomplot-dev
   openmpi-bin libopenmpi-dev
   libopenblas-dev
+  libdnnl-dev                   # oneDNN: AVX-512 fp32 and bf16-unit GEMMs (kernels/cpu/gemm.h)
   liburing-dev                  # the NVMe tier (ZeRO-Infinity): O_DIRECT through io_uring
   nlohmann-json3-dev
   libssl-dev                    # checkpoint checksums: OpenSSL's SHA-256

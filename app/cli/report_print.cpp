@@ -84,6 +84,9 @@ void printRunSummary(const report::RunReport& r) {
                 100.0 * r.comparison.peakDeltaFraction, 100.0 * r.comparison.commDeltaFraction);
     for (const std::string& n : r.notes)
         std::printf("note: %s\n", protocol::printableText(n).c_str());
+    if (!r.gemmEngine.empty())
+        std::printf("gemm: %s%s\n", protocol::printableText(r.gemmEngine).c_str(),
+                    r.bf16Gemm ? "; linear layers in bf16 on the CPU's bf16 units" : "");
     if (!r.losses.empty()) std::printf("final loss %.4f; ", r.losses.back());
     std::printf("param digest %s\n", r.paramDigest.c_str());
 }

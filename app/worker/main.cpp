@@ -108,6 +108,19 @@ std::optional<std::string> agreedSaveLock(const train::RunConfig& config, int ra
     return rank == 0 ? mine : std::string(); // rank 0 prints
 }
 
+// bf16 linear layers on the CPU's bf16 units (kernels/cpu/gemm.h) where every rank's CPU has
+// them: ranks on different machines must round alike, and rank 0's prediction counts the same
+// workspace as every rank's run.
+bool agreedBf16Gemm(const train::RunConfig& config, int size) {
+    (void)kernels::gemmEngine(); // a bad SHARDSCOPE_GEMM is refused here, before any rank starts
+    const bool mine = config.backend == runconfig::Backend::Cpu &&
+                      config.precision == plan::PrecisionKind::MixedBf16 &&
+                      kernels::nativeBf16Gemm();
+    if (size == 1 || config.sharedDevice) return mine;
+    const std::unique_ptr<comm::Communicator> world = comm::makeMpiWorldCommunicator(nullptr);
+    return world->maxScalar(mine ? 0.0 : 1.0) == 0.0; // no rank without
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -155,6 +168,7 @@ int main(int argc, char** argv) {
             if (rank == 0) std::fprintf(stderr, "shardscope-worker: %s\n", problem->c_str());
             return 2;
         }
+        config.bf16Gemm = agreedBf16Gemm(config, size);
     } catch (const Error& e) {
         return refuse(rank, e);
     }

@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "core/ledger.h"
 #include "core/step_number.h"
+#include "kernels/cpu/gemm.h"
 #include "launch/ending.h"
 #include "predict/predict.h"
 #include "protocol/protocol.h"
@@ -158,6 +159,7 @@ void runRank(const train::RunConfig& cfg, device::Device& device,
     std::uint64_t checkpointBytesRead = 0;
     outcome.config = cfg;
     outcome.paramCount = trainer.paramCount();
+    if (cfg.backend == runconfig::Backend::Cpu) outcome.gemmEngine = kernels::gemmEngine();
     outcome.predicted = predicted;
     if (cfg.resumePath) {
         const train::ResumeResult resumed = train::resumeCheckpoint(trainer, cfg, *cfg.resumePath);

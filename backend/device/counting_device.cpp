@@ -35,6 +35,10 @@ public:
                        std::int64_t, bool) override {}
     void linearBackward(const float*, const float*, const float*, float*, float*, float*,
                         std::int64_t, std::int64_t, std::int64_t) override {}
+    void linearForwardBf16(const Bf16*, const Bf16*, const float*, float*, std::int64_t,
+                           std::int64_t, std::int64_t, bool) override {}
+    void linearBackwardBf16(const float*, const Bf16*, const Bf16*, const Bf16*, float*, float*,
+                            float*, std::int64_t, std::int64_t, std::int64_t) override {}
     void attentionForward(const float*, float*, float*, std::int64_t, std::int64_t, std::int64_t,
                           std::int64_t) override {}
     void attentionBackward(const float*, const float*, const float*, float*, float*, std::int64_t,

@@ -78,6 +78,16 @@ void CpuOps::linearBackward(const float* dy, const float* x, const float* w, flo
                             float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out) {
     k::linearBackward(dy, x, w, dx, dw, dbias, rows, in, out);
 }
+void CpuOps::linearForwardBf16(const Bf16* x, const Bf16* w, const float* bias, float* y,
+                               std::int64_t rows, std::int64_t in, std::int64_t out,
+                               bool accumulate) {
+    k::linearForwardBf16(x, w, bias, y, rows, in, out, accumulate);
+}
+void CpuOps::linearBackwardBf16(const float* dy, const Bf16* dyBf16, const Bf16* xBf16,
+                                const Bf16* w, float* dx, float* dw, float* dbias,
+                                std::int64_t rows, std::int64_t in, std::int64_t out) {
+    k::linearBackwardBf16(dy, dyBf16, xBf16, w, dx, dw, dbias, rows, in, out);
+}
 void CpuOps::attentionForward(const float* qkv, float* probs, float* out, std::int64_t batch,
                               std::int64_t seq, std::int64_t heads, std::int64_t headDim) {
     k::attentionForward(qkv, probs, out, batch, seq, heads, headDim);

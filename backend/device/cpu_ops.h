@@ -34,6 +34,12 @@ public:
     void linearBackward(const float* dy, const float* x, const float* w, float* dx, float* dw,
                         float* dbias, std::int64_t rows, std::int64_t in,
                         std::int64_t out) override;
+    void linearForwardBf16(const Bf16* x, const Bf16* w, const float* bias, float* y,
+                           std::int64_t rows, std::int64_t in, std::int64_t out,
+                           bool accumulate) override;
+    void linearBackwardBf16(const float* dy, const Bf16* dyBf16, const Bf16* xBf16, const Bf16* w,
+                            float* dx, float* dw, float* dbias, std::int64_t rows, std::int64_t in,
+                            std::int64_t out) override;
     void attentionForward(const float* qkv, float* probs, float* out, std::int64_t batch,
                           std::int64_t seq, std::int64_t heads, std::int64_t headDim) override;
     void attentionBackward(const float* dout, const float* qkv, const float* probs, float* dqkv,

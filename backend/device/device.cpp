@@ -100,4 +100,14 @@ void Device::rawFreeHost(void* data, std::uint64_t) noexcept {
     std::free(data);
 }
 
+void Ops::linearForwardBf16(const Bf16*, const Bf16*, const float*, float*, std::int64_t,
+                            std::int64_t, std::int64_t, bool) {
+    throw Error(ErrorKind::Internal, "this device has no bf16 linear layers");
+}
+
+void Ops::linearBackwardBf16(const float*, const Bf16*, const Bf16*, const Bf16*, float*, float*,
+                             float*, std::int64_t, std::int64_t, std::int64_t) {
+    throw Error(ErrorKind::Internal, "this device has no bf16 linear layers");
+}
+
 } // namespace shardscope::device

@@ -76,6 +76,16 @@ public:
     virtual void linearBackward(const float* dy, const float* x, const float* w, float* dx,
                                 float* dw, float* dbias, std::int64_t rows, std::int64_t in,
                                 std::int64_t out) = 0;
+    // Linear layers on a CPU's bf16 units (the model's bf16 GEMM path, train::TrainConfig's
+    // bf16Gemm): the operands already bf16 — the caller's workspace copies of x and dy, the
+    // unit's bf16 parameters — products accumulated in fp32 (kernels/cpu/ops.h). Devices
+    // without that path throw Error(Internal).
+    virtual void linearForwardBf16(const Bf16* x, const Bf16* w, const float* bias, float* y,
+                                   std::int64_t rows, std::int64_t in, std::int64_t out,
+                                   bool accumulate);
+    virtual void linearBackwardBf16(const float* dy, const Bf16* dyBf16, const Bf16* xBf16,
+                                    const Bf16* w, float* dx, float* dw, float* dbias,
+                                    std::int64_t rows, std::int64_t in, std::int64_t out);
     virtual void attentionForward(const float* qkv, float* probs, float* out, std::int64_t batch,
                                   std::int64_t seq, std::int64_t heads, std::int64_t headDim) = 0;
     // scratch: attentionScratchFloats(seq) floats.

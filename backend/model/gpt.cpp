@@ -53,8 +53,64 @@ float* GptModel::slot(float* grads, std::int32_t unit, const char* name) const {
     return grads + units_[static_cast<std::size_t>(unit)].slot(name).offset;
 }
 
-void GptModel::forward(std::int32_t unit, const float* params, const Batch& batch) {
+// Note: paramsBf16_ lives for one forward/backward call (the strategy may free or move the
+// unit's parameters after it); every path out of the call clears it.
+class GptModel::Bf16Params {
+public:
+    Bf16Params(const Bf16*& slot, const Bf16* params) : slot_(slot) { slot_ = params; }
+    ~Bf16Params() { slot_ = nullptr; }
+    Bf16Params(const Bf16Params&) = delete;
+    Bf16Params& operator=(const Bf16Params&) = delete;
+
+private:
+    const Bf16*& slot_;
+};
+
+template <class Produce>
+Buffer GptModel::gemmInput(std::uint64_t n, std::int32_t unit, Produce produce) {
+    if (!bf16Gemm_) {
+        Buffer out = activation(n, unit);
+        produce(out.ptr<float>());
+        return out;
+    }
+    Buffer fp32 = workspace(n, unit, false);
+    produce(fp32.ptr<float>());
+    Buffer out = device_.allocateArray<Bf16>(n, {Category::Activation, Tier::Device, unit});
+    ops_.toBf16(fp32.ptr<const float>(), out.ptr<Bf16>(), n);
+    return out;
+}
+
+void GptModel::linear(std::int32_t unit, const float* p, const Buffer& x, const char* w,
+                      const char* bias, float* y, std::int64_t rows, std::int64_t in,
+                      std::int64_t out, bool accumulate) {
+    const float* b = bias ? slot(p, unit, bias) : nullptr;
+    if (!bf16Gemm_)
+        return ops_.linearForward(x.ptr<const float>(), slot(p, unit, w), b, y, rows, in, out,
+                                  accumulate);
+    const auto offset = units_[static_cast<std::size_t>(unit)].slot(w).offset;
+    ops_.linearForwardBf16(x.ptr<const Bf16>(), paramsBf16_ + offset, b, y, rows, in, out,
+                           accumulate);
+}
+
+void GptModel::linearGrad(std::int32_t unit, const float* p, float* g, const float* dy,
+                          const Buffer& x, const char* w, const char* bias, float* dx,
+                          std::int64_t rows, std::int64_t in, std::int64_t out) {
+    float* db = bias ? slot(g, unit, bias) : nullptr;
+    if (!bf16Gemm_)
+        return ops_.linearBackward(dy, x.ptr<const float>(), slot(p, unit, w), dx, slot(g, unit, w),
+                                   db, rows, in, out);
+    const auto offset = units_[static_cast<std::size_t>(unit)].slot(w).offset;
+    const auto n = static_cast<std::uint64_t>(rows * out);
+    const Buffer dyBf16 = device_.allocateArray<Bf16>(n, {Category::Workspace, Tier::Device, unit});
+    ops_.toBf16(dy, dyBf16.ptr<Bf16>(), n);
+    ops_.linearBackwardBf16(dy, dyBf16.ptr<const Bf16>(), x.ptr<const Bf16>(), paramsBf16_ + offset,
+                            dx, slot(g, unit, w), db, rows, in, out);
+}
+
+void GptModel::forward(std::int32_t unit, const float* params, const Batch& batch,
+                       const Bf16* paramsBf16) {
     if (unit < 0 || unit >= unitCount()) throw Error(ErrorKind::Internal, "forward: bad unit");
+    const Bf16Params bf16(paramsBf16_, paramsBf16);
     switch (units_[static_cast<std::size_t>(unit)].kind()) {
     case plan::UnitKind::Embedding:
         embeddingForward(params, batch);
@@ -70,8 +126,10 @@ void GptModel::forward(std::int32_t unit, const float* params, const Batch& batc
     }
 }
 
-void GptModel::backward(std::int32_t unit, const float* params, float* grads) {
+void GptModel::backward(std::int32_t unit, const float* params, float* grads,
+                        const Bf16* paramsBf16) {
     if (unit < 0 || unit >= unitCount()) throw Error(ErrorKind::Internal, "backward: bad unit");
+    const Bf16Params bf16(paramsBf16_, paramsBf16);
     switch (units_[static_cast<std::size_t>(unit)].kind()) {
     case plan::UnitKind::Embedding:
         embeddingBackward(grads);
@@ -148,51 +206,50 @@ void GptModel::blockForward(std::int32_t unit, const float* p, BlockActs& a, boo
     // Row-parallel outputs: TP rank 0 starts from the residual and adds the bias, the others
     // contribute their partial product alone, so the TP sum is residual + x·W + b.
     const bool addsResidual = tpRank_ == 0;
-    auto rowParallel = [&](const float* in, const char* w, const char* bias, Buffer& out,
+    auto rowParallel = [&](const Buffer& in, const char* w, const char* bias, Buffer& out,
                            std::int64_t inWidth, const float* residual) {
         if (addsResidual) {
             ops_.copy(out.data(), residual, td * sizeof(float));
-            ops_.linearForward(in, slot(p, unit, w), slot(p, unit, bias), out.ptr<float>(), T,
-                               inWidth, d, true);
+            linear(unit, p, in, w, bias, out.ptr<float>(), T, inWidth, d, true);
         } else {
-            ops_.linearForward(in, slot(p, unit, w), nullptr, out.ptr<float>(), T, inWidth, d,
-                               false);
+            linear(unit, p, in, w, nullptr, out.ptr<float>(), T, inWidth, d, false);
         }
         tpSum(out, td, unit);
     };
 
     a.ln1Stats = activation(2 * t, unit);
-    a.ln1Out = activation(td, unit);
-    ops_.layerNormForward(x, slot(p, unit, "ln1.weight"), slot(p, unit, "ln1.bias"),
-                          a.ln1Out.ptr<float>(), a.ln1Stats.ptr<float>(),
-                          a.ln1Stats.ptr<float>() + T, T, d);
+    a.ln1Out = gemmInput(td, unit, [&](float* out) {
+        ops_.layerNormForward(x, slot(p, unit, "ln1.weight"), slot(p, unit, "ln1.bias"), out,
+                              a.ln1Stats.ptr<float>(), a.ln1Stats.ptr<float>() + T, T, d);
+    });
     a.qkv = activation(3 * tdl, unit);
-    ops_.linearForward(a.ln1Out.ptr<float>(), slot(p, unit, "attn.qkv.weight"),
-                       slot(p, unit, "attn.qkv.bias"), a.qkv.ptr<float>(), T, d, 3 * dl, false);
+    linear(unit, p, a.ln1Out, "attn.qkv.weight", "attn.qkv.bias", a.qkv.ptr<float>(), T, d, 3 * dl,
+           false);
     a.attnProbs =
         activation(static_cast<std::uint64_t>(config_.microBatch * (heads / tp) * seq * seq), unit);
-    a.attnOut = activation(tdl, unit);
-    ops_.attentionForward(a.qkv.ptr<float>(), a.attnProbs.ptr<float>(), a.attnOut.ptr<float>(),
-                          config_.microBatch, seq, heads / tp, d / heads);
+    a.attnOut = gemmInput(tdl, unit, [&](float* out) {
+        ops_.attentionForward(a.qkv.ptr<float>(), a.attnProbs.ptr<float>(), out, config_.microBatch,
+                              seq, heads / tp, d / heads);
+    });
     // Residual: resid1 = x + attnOut·Wproj + b.
     a.resid1 = activation(td, unit);
-    rowParallel(a.attnOut.ptr<float>(), "attn.proj.weight", "attn.proj.bias", a.resid1, dl, x);
+    rowParallel(a.attnOut, "attn.proj.weight", "attn.proj.bias", a.resid1, dl, x);
     a.ln2Stats = activation(2 * t, unit);
-    a.ln2Out = activation(td, unit);
-    ops_.layerNormForward(a.resid1.ptr<float>(), slot(p, unit, "ln2.weight"),
-                          slot(p, unit, "ln2.bias"), a.ln2Out.ptr<float>(), a.ln2Stats.ptr<float>(),
-                          a.ln2Stats.ptr<float>() + T, T, d);
+    a.ln2Out = gemmInput(td, unit, [&](float* out) {
+        ops_.layerNormForward(a.resid1.ptr<float>(), slot(p, unit, "ln2.weight"),
+                              slot(p, unit, "ln2.bias"), out, a.ln2Stats.ptr<float>(),
+                              a.ln2Stats.ptr<float>() + T, T, d);
+    });
     a.fcPre = activation(tfl, unit);
-    ops_.linearForward(a.ln2Out.ptr<float>(), slot(p, unit, "mlp.fc.weight"),
-                       slot(p, unit, "mlp.fc.bias"), a.fcPre.ptr<float>(), T, d, fl, false);
-    a.geluOut = activation(tfl, unit);
-    ops_.geluForward(a.fcPre.ptr<float>(), a.geluOut.ptr<float>(), T * fl);
+    linear(unit, p, a.ln2Out, "mlp.fc.weight", "mlp.fc.bias", a.fcPre.ptr<float>(), T, d, fl,
+           false);
+    a.geluOut = gemmInput(tfl, unit,
+                          [&](float* out) { ops_.geluForward(a.fcPre.ptr<float>(), out, T * fl); });
     // The recompute in backward does not need the block output (nobody reads it there).
     if (!keepOutput) return;
     Buffer& out = outs_[static_cast<std::size_t>(unit)];
     out = activation(td, unit);
-    rowParallel(a.geluOut.ptr<float>(), "mlp.proj.weight", "mlp.proj.bias", out, fl,
-                a.resid1.ptr<float>());
+    rowParallel(a.geluOut, "mlp.proj.weight", "mlp.proj.bias", out, fl, a.resid1.ptr<float>());
 }
 
 void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
@@ -218,18 +275,16 @@ void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
     float* dStream = gradStream_.ptr<float>();
 
     Buffer dGelu = workspace(tfl, unit, true);
-    ops_.linearBackward(dStream, a.geluOut.ptr<float>(), slot(p, unit, "mlp.proj.weight"),
-                        dGelu.ptr<float>(), slot(g, unit, "mlp.proj.weight"),
-                        slot(g, unit, "mlp.proj.bias"), T, fl, d);
+    linearGrad(unit, p, g, dStream, a.geluOut, "mlp.proj.weight", "mlp.proj.bias",
+               dGelu.ptr<float>(), T, fl, d);
     a.geluOut.reset();
     Buffer dFcPre = workspace(tfl, unit, false);
     ops_.geluBackward(dGelu.ptr<float>(), a.fcPre.ptr<float>(), dFcPre.ptr<float>(), T * fl);
     a.fcPre.reset();
     dGelu.reset();
     Buffer dLn2 = workspace(td, unit, true);
-    ops_.linearBackward(dFcPre.ptr<float>(), a.ln2Out.ptr<float>(), slot(p, unit, "mlp.fc.weight"),
-                        dLn2.ptr<float>(), slot(g, unit, "mlp.fc.weight"),
-                        slot(g, unit, "mlp.fc.bias"), T, d, fl);
+    linearGrad(unit, p, g, dFcPre.ptr<float>(), a.ln2Out, "mlp.fc.weight", "mlp.fc.bias",
+               dLn2.ptr<float>(), T, d, fl);
     a.ln2Out.reset();
     dFcPre.reset();
     tpSum(dLn2, td, unit); // column-parallel input gradient: partial over this rank's features
@@ -241,9 +296,8 @@ void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
     dLn2.reset();
 
     Buffer dAttn = workspace(tdl, unit, true);
-    ops_.linearBackward(dStream, a.attnOut.ptr<float>(), slot(p, unit, "attn.proj.weight"),
-                        dAttn.ptr<float>(), slot(g, unit, "attn.proj.weight"),
-                        slot(g, unit, "attn.proj.bias"), T, dl, d);
+    linearGrad(unit, p, g, dStream, a.attnOut, "attn.proj.weight", "attn.proj.bias",
+               dAttn.ptr<float>(), T, dl, d);
     a.attnOut.reset();
     Buffer dQkv = workspace(3 * tdl, unit, false);
     Buffer scratch = workspace(static_cast<std::uint64_t>(device::Ops::attentionScratchFloats(seq)),
@@ -256,9 +310,8 @@ void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
     scratch.reset();
     dAttn.reset();
     Buffer dLn1 = workspace(td, unit, true);
-    ops_.linearBackward(dQkv.ptr<float>(), a.ln1Out.ptr<float>(), slot(p, unit, "attn.qkv.weight"),
-                        dLn1.ptr<float>(), slot(g, unit, "attn.qkv.weight"),
-                        slot(g, unit, "attn.qkv.bias"), T, d, 3 * dl);
+    linearGrad(unit, p, g, dQkv.ptr<float>(), a.ln1Out, "attn.qkv.weight", "attn.qkv.bias",
+               dLn1.ptr<float>(), T, d, 3 * dl);
     a.ln1Out.reset();
     dQkv.reset();
     tpSum(dLn1, td, unit);
@@ -279,13 +332,13 @@ void GptModel::headForward(const float* p, const Batch& batch) {
     const auto t = static_cast<std::uint64_t>(T);
     const float* x = outs_[static_cast<std::size_t>(unit - 1)].ptr<float>();
     head_.lnfStats = activation(2 * t, unit);
-    head_.lnfOut = activation(t * static_cast<std::uint64_t>(d), unit);
-    ops_.layerNormForward(x, slot(p, unit, "ln_f.weight"), slot(p, unit, "ln_f.bias"),
-                          head_.lnfOut.ptr<float>(), head_.lnfStats.ptr<float>(),
-                          head_.lnfStats.ptr<float>() + T, T, d);
+    head_.lnfOut = gemmInput(t * static_cast<std::uint64_t>(d), unit, [&](float* out) {
+        ops_.layerNormForward(x, slot(p, unit, "ln_f.weight"), slot(p, unit, "ln_f.bias"), out,
+                              head_.lnfStats.ptr<float>(), head_.lnfStats.ptr<float>() + T, T, d);
+    });
     head_.probs = activation(t * static_cast<std::uint64_t>(vocab), unit);
-    ops_.linearForward(head_.lnfOut.ptr<float>(), slot(p, unit, "lm_head.weight"), nullptr,
-                       head_.probs.ptr<float>(), T, d, vocab, false);
+    linear(unit, p, head_.lnfOut, "lm_head.weight", nullptr, head_.probs.ptr<float>(), T, d, vocab,
+           false);
     head_.targets =
         device_.allocateArray<std::int32_t>(t, {Category::Activation, Tier::Device, unit});
     checkIds(batch.targets, vocab, "target");
@@ -308,8 +361,8 @@ void GptModel::headBackward(const float* p, float* g) {
                               1.0f / static_cast<float>(T));
     head_.targets.reset();
     Buffer dLnf = workspace(td, unit, true);
-    ops_.linearBackward(dLogits, head_.lnfOut.ptr<float>(), slot(p, unit, "lm_head.weight"),
-                        dLnf.ptr<float>(), slot(g, unit, "lm_head.weight"), nullptr, T, d, vocab);
+    linearGrad(unit, p, g, dLogits, head_.lnfOut, "lm_head.weight", nullptr, dLnf.ptr<float>(), T,
+               d, vocab);
     head_.probs.reset();
     head_.lnfOut.reset();
     gradStream_ = workspace(td, unit, true);

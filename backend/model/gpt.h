@@ -46,14 +46,21 @@ public:
     std::int32_t unitCount() const { return static_cast<std::int32_t>(units_.size()); }
     std::int64_t tokensPerBatch() const { return tokens_; }
 
+    // Linear layers on the CPU's bf16 units (train::TrainConfig::bf16Gemm): their inputs are kept
+    // in bf16 (gemmInput) and forward/backward then need `paramsBf16`, the unit's parameters in
+    // bf16 in the layout of `params` (a dry run's device has no memory: null there).
+    void setBf16Gemm(bool on) { bf16Gemm_ = on; }
+
     // Forward of `unit` (units in order 0 … U−1 within a step); `params` is the unit's flat fp32
     // parameters. The batch must have microBatch × seqLen tokens.
-    void forward(std::int32_t unit, const float* params, const Batch& batch);
+    void forward(std::int32_t unit, const float* params, const Batch& batch,
+                 const Bf16* paramsBf16 = nullptr);
     double loss() const { return loss_; } // mean cross-entropy of the last complete forward
 
     // Backward of `unit` (U−1 … 0, after a complete forward); ACCUMULATES into `grads`, the
     // unit's flat fp32 gradient.
-    void backward(std::int32_t unit, const float* params, float* grads);
+    void backward(std::int32_t unit, const float* params, float* grads,
+                  const Bf16* paramsBf16 = nullptr);
 
     // Frees every saved activation and the gradient in flight (a step abandoned midway).
     void discardActivations();
@@ -63,6 +70,7 @@ public:
     void setTensorGroup(comm::Communicator* group);
 
 private:
+    class Bf16Params; // sets paramsBf16_ for one call
     struct BlockActs {
         device::Buffer ln1Stats, ln1Out, qkv, attnProbs, attnOut, resid1, ln2Stats, ln2Out, fcPre,
             geluOut;
@@ -76,6 +84,20 @@ private:
     device::Buffer workspace(std::uint64_t floats, std::int32_t unit, bool zeroed);
     const float* slot(const float* params, std::int32_t unit, const char* name) const;
     float* slot(float* grads, std::int32_t unit, const char* name) const;
+    // A linear layer y (+)= x·W + b of the unit's tensors named `w` and `bias` (may be null), and
+    // its backward: fp32 GEMMs, or bf16 ones with bf16Gemm_ — then x is a GEMM input
+    // made by gemmInput (bf16) and dy is copied to bf16 workspace for the call.
+    void linear(std::int32_t unit, const float* p, const device::Buffer& x, const char* w,
+                const char* bias, float* y, std::int64_t rows, std::int64_t in, std::int64_t out,
+                bool accumulate);
+    void linearGrad(std::int32_t unit, const float* p, float* g, const float* dy,
+                    const device::Buffer& x, const char* w, const char* bias, float* dx,
+                    std::int64_t rows, std::int64_t in, std::int64_t out);
+    // An activation only linear layers read (LayerNorm, attention and GELU outputs): `produce`
+    // writes it in fp32; on the bf16 path it is kept in bf16 (as autocast saves the cast copy),
+    // the fp32 values a transient workspace.
+    template <class Produce>
+    device::Buffer gemmInput(std::uint64_t n, std::int32_t unit, Produce produce);
 
     void embeddingForward(const float* params, const Batch& batch);
     void blockForward(std::int32_t unit, const float* params, BlockActs& acts, bool keepOutput);
@@ -101,6 +123,8 @@ private:
     comm::Communicator* tensor_ = nullptr; // the TP group (shape.tp > 1)
     std::int64_t tpRank_ = 0;
     double loss_ = 0.0;
+    bool bf16Gemm_ = false;
+    const Bf16* paramsBf16_ = nullptr; // the unit's bf16 parameters during forward/backward
 };
 
 } // namespace shardscope::model

@@ -196,6 +196,7 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
     tc.model = {*s.shape, s.activations.microBatch, s.activations.checkpointing};
     tc.precision = precision;
     tc.gradAccumSteps = s.knobs.gradAccumSteps;
+    tc.bf16Gemm = s.knobs.bf16Gemm && precision == plan::PrecisionKind::MixedBf16;
     const model::MarkovSource data(s.shape->vocab, s.shape->seqLen, s.activations.microBatch, 0);
     train::Trainer trainer(tc, device, data, &marked);
 
@@ -244,7 +245,11 @@ theory::PeakPrediction predictPeak(const theory::Scenario& s) {
     }
     out.peakPhase = step.peakPhase;
     out.tierPeaks = step.tierPeaks;
-    out.activationBytes = theory::activationBreakdown(*s.shape, s.activations).peakBytes;
+    out.activationBytes =
+        theory::activationBreakdown(*s.shape, s.activations,
+                                    s.knobs.bf16Gemm &&
+                                        s.precision.kind == plan::PrecisionKind::MixedBf16)
+            .peakBytes;
     const auto grown = [&](Category c) {
         return out.categoryPeaks.category(c) - step.stepStart.at(c, Tier::Device);
     };

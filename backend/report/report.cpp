@@ -357,6 +357,11 @@ RunReport readRun(const json& j, const std::string& path) {
     out.notes = r.texts("notes");
     out.paramDigest = r.text("param_digest");
     if (r.has("max_abs_delta_vs_ddp")) out.maxAbsDeltaVsDdp = r.real("max_abs_delta_vs_ddp");
+    if (r.has("gemm")) {
+        const Reader g = r.object("gemm");
+        out.gemmEngine = g.text("engine");
+        out.bf16Gemm = g.boolean("bf16_units");
+    }
     if (r.has("resumed_from")) {
         const Reader f = r.object("resumed_from");
         out.resumedFrom =
@@ -511,6 +516,7 @@ json toJson(const RunReport& r) {
         {"notes", r.notes},
         {"param_digest", r.paramDigest}};
     if (r.maxAbsDeltaVsDdp) out["max_abs_delta_vs_ddp"] = *r.maxAbsDeltaVsDdp;
+    if (!r.gemmEngine.empty()) out["gemm"] = {{"engine", r.gemmEngine}, {"bf16_units", r.bf16Gemm}};
     if (r.resumedFrom)
         out["resumed_from"] = {{"path", r.resumedFrom->path},
                                {"step", r.resumedFrom->step},

@@ -33,7 +33,8 @@
 //         comm_calls_per_step {kind}, psi_equivalents, notes [..]},
 // comparison {model_states_equal, peak_delta_bytes, peak_delta_fraction, comm_delta_fraction},
 // notes [why measured and predicted differ], param_digest (16 hex digits),
-// max_abs_delta_vs_ddp (only in `compare`'s reports, which has both runs' weights).
+// max_abs_delta_vs_ddp (only in `compare`'s reports, which has both runs' weights),
+// gemm {engine, bf16_units} (CPU ranks: what ran the GEMMs, kernels/cpu/gemm.h; absent before).
 // Compare report: {schema, ranks, deterministic, strategies [run report…]}, DDP first.
 #include "core/categories.h"
 
@@ -198,6 +199,8 @@ struct RunReport {
     std::vector<std::string> notes;
     std::string paramDigest;
     std::optional<double> maxAbsDeltaVsDdp; // compare only
+    std::string gemmEngine; // CPU ranks: "oneDNN avx512_core_bf16 (fp32 and bf16)", …
+    bool bf16Gemm = false;  // linear layers ran in bf16 on the CPU's bf16 units
     std::optional<ResumedFrom> resumedFrom; // "resumed_from", with --resume
     std::vector<SaveRecord> saves;          // "saves", with --save
     std::optional<ConfigImport>

@@ -121,6 +121,11 @@ RunConfig configFromJson(const nlohmann::json& j) {
         c.knobs.allGatherBucketBytes = static_cast<std::uint64_t>(
             std::get<std::int64_t>(jsonValue(gather, *v, FieldValue(), gather.min)));
     }
+    // The handshake's: the worker's bf16 linear layers on its CPU's bf16 units (not a setting).
+    if (const nlohmann::json* v = at(j, "bf16_gemm")) {
+        if (!v->is_boolean()) refuse("bf16_gemm", "is not true or false");
+        c.bf16Gemm = v->get<bool>();
+    }
     return c;
 }
 

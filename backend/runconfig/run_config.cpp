@@ -386,6 +386,7 @@ theory::Scenario scenarioOf(const RunConfig& c) {
     if (c.strategy == plan::Strategy::FsdpShardGradOp) s.knobs.reshardAfterForward = false;
     s.knobs.deterministicReductions = c.deterministic;
     s.knobs.sharedDeviceCollectives = c.sharedDevice;
+    s.knobs.bf16Gemm = c.bf16Gemm && c.precision == plan::PrecisionKind::MixedBf16;
     s.activations = {c.preset.microBatch, c.checkpointing};
     s.offload = c.offload;
     return s;

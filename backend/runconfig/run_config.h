@@ -71,6 +71,9 @@ struct RunConfig {
     // --resume: the checkpoint's step, i.e. the steps done before this run (core/step_number.h).
     // Read from the checkpoint, never written as a setting.
     std::int64_t stepsBefore = 0;
+    // bf16 linear layers on this CPU's bf16 units (plan::Knobs::bf16Gemm): what the machine can
+    // do, resolved by the worker from its CPU, never written as a setting.
+    bool bf16Gemm = false;
 };
 
 // Throws Error(InvalidArgument) naming the flag (unknown flags, missing --model/--strategy/

@@ -43,6 +43,7 @@ std::uint64_t totalBytes(const std::vector<ActivationTensor>& tensors);
 
 // Throws Error(InvalidArgument) for an invalid shape or a micro-batch < 1.
 ActivationBreakdown activationBreakdown(const plan::GptShape& shape,
-                                        const plan::ActivationConfig& cfg);
+                                        const plan::ActivationConfig& cfg,
+                                        bool bf16GemmInputs = false);
 
 } // namespace shardscope::theory

@@ -194,10 +194,12 @@ nlohmann::json handshakeJson(const RunConfig& config, const std::vector<plan::Un
         list.push_back({u.name(), u.elements(), u.paddedElements(shards)});
     // Ψ of the whole model, as the final report says; the units are this rank's TP slices.
     const std::uint64_t params = plan::modelParamCount(*s.shape);
-    return report::handshakeJson(toJson(config), params, list,
-                                 categoryBytes(theory::modelStates(s).perRank, true),
-                                 categoryBytes(theory::modelStates(ddp).perRank, true),
-                                 predictedPeakBytes, config.stepsBefore);
+    nlohmann::json j = report::handshakeJson(toJson(config), params, list,
+                                             categoryBytes(theory::modelStates(s).perRank, true),
+                                             categoryBytes(theory::modelStates(ddp).perRank, true),
+                                             predictedPeakBytes, config.stepsBefore);
+    j["bf16_gemm"] = s.knobs.bf16Gemm; // read back by configFromJson: the GUI's theory of the run
+    return j;
 }
 
 report::RunReport makeReport(const RunOutcome& o) {
@@ -210,6 +212,8 @@ report::RunReport makeReport(const RunOutcome& o) {
     ddpScenario.strategy = plan::Strategy::Ddp;
 
     report::RunReport r;
+    r.gemmEngine = o.gemmEngine;
+    r.bf16Gemm = s.knobs.bf16Gemm;
     r.paramCount = o.paramCount;
     r.worldSize = c.worldSize;
     r.strategy = std::string(plan::strategyName(c.strategy));

@@ -51,6 +51,7 @@ struct RunOutcome {
     theory::PeakPrediction predicted;
     std::optional<report::ResumedFrom> resumedFrom; // --resume
     std::vector<report::SaveRecord> saves;          // --save
+    std::string gemmEngine; // CPU ranks: kernels::gemmEngine() (train links no kernels)
 };
 
 report::RunReport makeReport(const RunOutcome& outcome);

@@ -10,6 +10,7 @@ TrainConfig trainConfigOf(const RunConfig& c) {
     t.optimizer.learningRate = c.preset.learningRate;
     t.seed = c.seed;
     t.gradAccumSteps = c.knobs.gradAccumSteps;
+    t.bf16Gemm = scenarioOf(c).knobs.bf16Gemm;
     return t;
 }
 

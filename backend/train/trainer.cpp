@@ -51,6 +51,7 @@ Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSo
     if (sharding_->units().size() != model_.units().size())
         throw Error(ErrorKind::Internal, "the strategy was built for another model");
     model_.setTensorGroup(sharding_->tensorGroup());
+    model_.setBf16Gemm(config_.bf16Gemm && mixed());
     // The norm's fixed-point sum runs over every TP slice: T times the slice's elements bound it.
     for (const auto& u : model_.units())
         paddedTotal_ += u.paddedElements(static_cast<std::uint64_t>(sharding_->dataRanks()));
@@ -77,6 +78,11 @@ void Trainer::emitSpan(EventKind kind, std::int32_t unit, Phase phase) const {
     device_.ledger().emit(e);
 }
 
+// The unit's bf16 parameters for the model's bf16 linear layers (TrainConfig::bf16Gemm), or null.
+const Bf16* Trainer::bf16Linear(const strategy::ParamView& view) const {
+    return config_.bf16Gemm && mixed() ? static_cast<const Bf16*>(view.data) : nullptr;
+}
+
 Buffer Trainer::widen(std::int32_t unit, const strategy::ParamView& view) {
     const std::uint64_t n = model_.units()[static_cast<std::size_t>(unit)].elements();
     Buffer fp32 = device_.allocateArray<float>(n, {Category::Workspace, Tier::Device, unit});
@@ -90,7 +96,7 @@ void Trainer::forwardUnit(std::int32_t unit, const model::Batch& batch) {
     const strategy::ParamView view = sharding_->params(unit);
     if (mixed()) {
         Buffer params = widen(unit, view);
-        model_.forward(unit, params.ptr<float>(), batch);
+        model_.forward(unit, params.ptr<float>(), batch, bf16Linear(view));
     } else {
         model_.forward(unit, static_cast<const float*>(view.data), batch);
     }
@@ -107,7 +113,7 @@ void Trainer::backwardUnit(std::int32_t unit, const strategy::MicroStep& micro) 
     if (mixed()) params = widen(unit, view);
     Buffer grads = device_.allocateArray<float>(n, {Category::Workspace, Tier::Device, unit}, true);
     model_.backward(unit, mixed() ? params.ptr<float>() : static_cast<const float*>(view.data),
-                    grads.ptr<float>());
+                    grads.ptr<float>(), mixed() ? bf16Linear(view) : nullptr);
     params.reset();
     emitSpan(EventKind::ComputeEnd, unit, Phase::Backward);
     sharding_->storeGradients(unit, grads.as<const float>(), micro);

@@ -33,6 +33,7 @@ struct TrainConfig {
     AdamWConfig optimizer;
     std::uint64_t seed = 0; // parameter initialisation (the data source has its own seed)
     int gradAccumSteps = 1; // micro-steps per optimizer step
+    bool bf16Gemm = false;  // mixed precision: linear layers on the CPU's bf16 units (plan::Knobs)
 };
 
 struct StepResult {
@@ -91,6 +92,7 @@ private:
     device::Buffer widen(std::int32_t unit, const strategy::ParamView& view);
     void emitSpan(EventKind kind, std::int32_t unit, Phase phase) const;
     bool mixed() const { return config_.precision == plan::PrecisionKind::MixedBf16; }
+    const Bf16* bf16Linear(const strategy::ParamView& view) const;
 
     TrainConfig config_;
     device::Device& device_;

@@ -143,7 +143,8 @@ INSTANTIATE_TEST_SUITE_P(WorldSizesAndStrategies, checkpointReshardPairs,
 // (c) A run resumed at M ≠ N continues as an M-rank run from the saved state: bitwise equal
 // for every strategy at M (they all compute DDP's math), and — with the same global batch
 // (micro-batch × ranks) — the uninterrupted N-rank run within fp32 rounding (the gradient
-// sums group the same sequences differently, so not bitwise).
+// sums group the same sequences differently, so not bitwise); within bf16 rounding where the
+// linear layers round their operands to bf16 (a CPU with bf16 units: the report's gemm).
 TEST_F(checkpointRun, ResumedAtAnotherWorldSizeContinuesAsThatWorld) {
     const nlohmann::json full = run("zero3", 2, 4, "--micro-batch 2");
     const std::string ck = path("c");
@@ -155,10 +156,12 @@ TEST_F(checkpointRun, ResumedAtAnotherWorldSizeContinuesAsThatWorld) {
     EXPECT_EQ(asZero1["losses"], asDdp["losses"]);
     EXPECT_EQ(asFsdp["param_digest"], asDdp["param_digest"]);
     EXPECT_EQ(asZero1["param_digest"], asDdp["param_digest"]);
+    const bool bf16Units = full.contains("gemm") && full["gemm"]["bf16_units"].get<bool>();
+    const double tolerance = bf16Units ? 1e-3 : 1e-5; // bf16 keeps 8 bits of mantissa
     for (int i = 0; i < 2; ++i) {
         const double a = asDdp["losses"][static_cast<std::size_t>(i)].get<double>();
         const double b = full["losses"][static_cast<std::size_t>(i + 2)].get<double>();
-        EXPECT_NEAR(a, b, 1e-5 * std::abs(b)) << i;
+        EXPECT_NEAR(a, b, tolerance * std::abs(b)) << i;
     }
 }
 

@@ -31,15 +31,15 @@ std::string slurp(const fs::path& p) {
     return s.str();
 }
 
-Result runCli(const std::string& args) {
+Result runCli(const std::string& args, const std::string& env = "") {
     // ctest runs test cases as parallel processes: every call gets its own capture files.
     static int calls = 0;
     const std::string stem =
         "shardscope_train_cli_" + std::to_string(::getpid()) + "_" + std::to_string(++calls);
     const fs::path dir = fs::temp_directory_path();
     const fs::path out = dir / (stem + ".out"), err = dir / (stem + ".err");
-    const std::string cmd = std::string(SHARDSCOPE_BIN_DIR) + "/shardscope-cli " + args + " >" +
-                            out.string() + " 2>" + err.string();
+    const std::string cmd = env + (env.empty() ? "" : " ") + std::string(SHARDSCOPE_BIN_DIR) +
+                            "/shardscope-cli " + args + " >" + out.string() + " 2>" + err.string();
     const int status = std::system(cmd.c_str());
     Result r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -370,6 +370,48 @@ TEST(trainCli, TwoRunsWithOneTraceNeitherCorruptNorSilentlyReplace) {
     }
     EXPECT_EQ(recordings, 2) << "both recordings kept";
     EXPECT_EQ(partial, 0) << "no temporary file left behind";
+}
+
+// bf16 runs on the CPU's bf16 units where it has them (kernels/cpu/gemm.h): the report says
+// which engine ran the GEMMs, the linear layers' inputs kept in bf16 lower the activations, the
+// prediction still equals the measurement byte for byte, and the numbers stay within bf16 of
+// the OpenBLAS path (SHARDSCOPE_GEMM=blas, the path of a CPU without them).
+TEST(trainCli, Bf16RunsOnTheCpusBf16UnitsWhereItHasThem) {
+    const fs::path dir = fs::temp_directory_path();
+    const std::string stem = "shardscope_train_cli_bf16_" + std::to_string(::getpid());
+    const fs::path native = dir / (stem + "_native.json"), blas = dir / (stem + "_blas.json");
+    const std::string args = "run --model tiny --ranks 1 --strategy ddp --steps 3 --json ";
+    const Result a = runCli(args + native.string());
+    ASSERT_EQ(a.code, 0) << a.err;
+    const Result b = runCli(args + blas.string(), "SHARDSCOPE_GEMM=blas");
+    ASSERT_EQ(b.code, 0) << b.err;
+    const auto ra = nlohmann::json::parse(slurp(native)), rb = nlohmann::json::parse(slurp(blas));
+    fs::remove(native);
+    fs::remove(blas);
+    ASSERT_TRUE(ra.contains("gemm") && rb.contains("gemm"));
+    EXPECT_FALSE(rb["gemm"]["bf16_units"].get<bool>());
+    EXPECT_EQ(rb["gemm"]["engine"].get<std::string>().rfind("OpenBLAS", 0), 0u) << rb["gemm"];
+    for (const auto* r : {&ra, &rb})
+        EXPECT_EQ((*r)["ranks"][0]["peak_bytes"]["total"], (*r)["theory"]["predicted_peak_bytes"]);
+    const bool units = ra["gemm"]["bf16_units"].get<bool>();
+    EXPECT_NE(a.out.find("gemm: "), std::string::npos) << a.out;
+    if (!units) GTEST_SKIP() << "no bf16 units on this CPU: " << ra["gemm"]["engine"];
+    EXPECT_NE(a.out.find("linear layers in bf16 on the CPU's bf16 units"), std::string::npos);
+    EXPECT_LT(ra["ranks"][0]["peak_bytes"]["activation"].get<std::uint64_t>(),
+              rb["ranks"][0]["peak_bytes"]["activation"].get<std::uint64_t>());
+    for (std::size_t i = 0; i < 3; ++i) {
+        const double x = ra["losses"][i].get<double>(), y = rb["losses"][i].get<double>();
+        EXPECT_NEAR(x, y, 1e-2 * std::abs(y)) << "step " << i + 1;
+    }
+}
+
+TEST(trainCli, ABadGemmEngineIsOneLineAndExitTwo) {
+    const Result r =
+        runCli("run --model tiny --ranks 1 --strategy ddp --steps 1", "SHARDSCOPE_GEMM=fastest");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("SHARDSCOPE_GEMM=fastest: expected blas or onednn"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 } // namespace

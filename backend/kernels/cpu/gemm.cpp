@@ -6,14 +6,51 @@
 #include <cblas.h>
 #endif
 
+#include "core/error.h"
 #include "core/event.h"
 #include "kernels/cpu/gemm_builtin.h"
+#if SHARDSCOPE_HAVE_ONEDNN
+#include "kernels/cpu/gemm_onednn.h"
+#endif
+
+#include <cstdlib>
+#include <string_view>
 
 namespace shardscope::kernels {
 
 namespace {
 thread_local GemmTimer* tlsTimer = nullptr;
+
+// The engine of fp32 GEMMs (gemm.h's note): decided once, from the CPU or SHARDSCOPE_GEMM.
+bool fp32ThroughOnednn() {
+    static const bool use = [] {
+        const char* forced = std::getenv("SHARDSCOPE_GEMM");
+        const std::string_view want = forced ? forced : "";
+        if (!want.empty() && want != "blas" && want != "onednn")
+            throw Error(ErrorKind::InvalidArgument,
+                        "SHARDSCOPE_GEMM=" + std::string(want) + ": expected blas or onednn");
+#if SHARDSCOPE_HAVE_ONEDNN
+        if (want == "onednn") return true;
+        if (want == "blas") return false;
+        return onednn::reachesAvx512();
+#else
+        if (want == "onednn")
+            throw Error(ErrorKind::InvalidArgument,
+                        "SHARDSCOPE_GEMM=onednn: this build has no oneDNN (libdnnl-dev)");
+        return false;
+#endif
+    }();
+    return use;
 }
+
+void timed(GemmTimer* timer, std::uint64_t begin, std::int64_t m, std::int64_t n, std::int64_t k) {
+    if (!timer) return;
+    timer->ns += monotonicNs() - begin;
+    timer->calls += 1;
+    timer->flops += 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+}
+
+} // namespace
 
 GemmTimer* setGemmTimer(GemmTimer* timer) {
     GemmTimer* previous = tlsTimer;
@@ -26,6 +63,14 @@ void gemm(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t
           std::int64_t ldc) {
     GemmTimer* timer = tlsTimer;
     const std::uint64_t begin = timer ? monotonicNs() : 0;
+#if SHARDSCOPE_HAVE_ONEDNN
+    if (fp32ThroughOnednn()) {
+        onednn::gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return timed(timer, begin, m, n, k);
+    }
+#else
+    (void)fp32ThroughOnednn(); // a bad SHARDSCOPE_GEMM is refused in every build
+#endif
 #if SHARDSCOPE_HAVE_OPENBLAS
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
                 transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
@@ -35,12 +80,47 @@ void gemm(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t
 #else
     gemmBuiltin(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 #endif
-    if (timer) {
-        timer->ns += monotonicNs() - begin;
-        timer->calls += 1;
-        timer->flops +=
-            2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-    }
+    timed(timer, begin, m, n, k);
+}
+
+void gemmBf16(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+              const Bf16* a, std::int64_t lda, const Bf16* b, std::int64_t ldb, float beta,
+              float* c, std::int64_t ldc) {
+    if (!nativeBf16Gemm())
+        throw Error(ErrorKind::Internal, "gemmBf16: this CPU (or build) has no native bf16 GEMM");
+#if SHARDSCOPE_HAVE_ONEDNN
+    GemmTimer* timer = tlsTimer;
+    const std::uint64_t begin = timer ? monotonicNs() : 0;
+    onednn::gemmBf16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    timed(timer, begin, m, n, k);
+#else
+    (void)transA, (void)transB, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
+    (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
+#endif
+}
+
+bool nativeBf16Gemm() {
+#if SHARDSCOPE_HAVE_ONEDNN
+    static const bool have = [] {
+        const char* forced = std::getenv("SHARDSCOPE_GEMM"); // blas: the OpenBLAS-only path
+        return onednn::hasNativeBf16() && !(forced && std::string_view(forced) == "blas");
+    }();
+    return have;
+#else
+    return false;
+#endif
+}
+
+std::string gemmEngine() {
+#if SHARDSCOPE_HAVE_ONEDNN
+    const std::string isa = onednn::isaName();
+    if (fp32ThroughOnednn())
+        return "oneDNN " + isa + (nativeBf16Gemm() ? " (fp32 and bf16)" : " (fp32)");
+    return "OpenBLAS " + blasCoreName() +
+           (nativeBf16Gemm() ? " (fp32); oneDNN " + isa + " (bf16)" : std::string(" (fp32)"));
+#else
+    return blasCoreName();
+#endif
 }
 
 #if SHARDSCOPE_HAVE_OPENBLAS

@@ -1,7 +1,15 @@
 #pragma once
-// Row-major single-precision GEMM through OpenBLAS (or, in a build without it, the built-in
-// blocked kernel of gemm_builtin.h), with an optional per-thread timer so a benchmark can report
-// which fraction of a step is spent in GEMM.
+// Row-major GEMMs with an optional per-thread timer so a benchmark can report which fraction of a
+// step is spent in GEMM. fp32 runs through oneDNN where its kernels reach AVX-512 (about twice
+// OpenBLAS's single-thread fp32 there: docs/performance.md), else through OpenBLAS (or, in a build
+// without it, the built-in blocked kernel of gemm_builtin.h); bf16 operands with fp32
+// accumulation run on the CPU's bf16 units through oneDNN where it has them.
+//
+// Note: the engine is chosen once per process, from the CPU alone (never from a timing: every
+// rank must round alike), or by SHARDSCOPE_GEMM=blas|onednn. ONEDNN_MAX_CPU_ISA masks oneDNN's
+// kernels (AVX2 or below: OpenBLAS as before; below AVX512_CORE_BF16: no native bf16).
+#include "core/numeric.h"
+
 #include <cstdint>
 #include <string>
 
@@ -11,6 +19,17 @@ namespace shardscope::kernels {
 void gemm(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
           std::int64_t ldc);
+
+// The same with bf16 operands, products accumulated and C kept in fp32. Only where
+// nativeBf16Gemm(); throws Error(Internal) elsewhere.
+void gemmBf16(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+              const Bf16* a, std::int64_t lda, const Bf16* b, std::int64_t ldb, float beta,
+              float* c, std::int64_t ldc);
+// The CPU has bf16 units oneDNN uses (AVX512-BF16, AMX-BF16), not masked.
+bool nativeBf16Gemm();
+// What runs gemm() and gemmBf16() here, for benchmarks and reports: "oneDNN avx512_core_bf16
+// (fp32 and bf16)", "OpenBLAS Haswell", …
+std::string gemmEngine();
 
 struct GemmTimer {
     std::uint64_t ns = 0;

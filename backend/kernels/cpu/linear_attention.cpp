@@ -36,9 +36,11 @@ void columnSums(const float* __restrict dy, float* __restrict dbias, std::int64_
 
 } // namespace
 
-void linearForward(const float* x, const float* w, const float* bias, float* y, std::int64_t rows,
-                   std::int64_t in, std::int64_t out, bool accumulate) {
-    // The bias is broadcast into y first so one GEMM with beta = 1 finishes the job.
+namespace {
+
+// The bias is broadcast into y first so one GEMM with beta = 1 finishes the job; the beta.
+float biasIntoOutput(const float* bias, float* y, std::int64_t rows, std::int64_t out,
+                     bool accumulate) {
     if (bias) {
         for (std::int64_t r = 0; r < rows; ++r) {
             float* yr = y + r * out;
@@ -49,7 +51,14 @@ void linearForward(const float* x, const float* w, const float* bias, float* y, 
                 std::memcpy(yr, bias, static_cast<std::size_t>(out) * sizeof(float));
         }
     }
-    const float beta = (bias || accumulate) ? 1.0f : 0.0f;
+    return (bias || accumulate) ? 1.0f : 0.0f;
+}
+
+} // namespace
+
+void linearForward(const float* x, const float* w, const float* bias, float* y, std::int64_t rows,
+                   std::int64_t in, std::int64_t out, bool accumulate) {
+    const float beta = biasIntoOutput(bias, y, rows, out, accumulate);
     gemm(false, false, rows, out, in, 1.0f, x, in, w, out, beta, y, out);
 }
 
@@ -57,6 +66,20 @@ void linearBackward(const float* dy, const float* x, const float* w, float* dx, 
                     float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out) {
     if (dx) gemm(false, true, rows, in, out, 1.0f, dy, out, w, out, 1.0f, dx, in);
     gemm(true, false, in, out, rows, 1.0f, x, in, dy, out, 1.0f, dw, out);
+    if (dbias) columnSums(dy, dbias, rows, out);
+}
+
+void linearForwardBf16(const Bf16* x, const Bf16* w, const float* bias, float* y, std::int64_t rows,
+                       std::int64_t in, std::int64_t out, bool accumulate) {
+    const float beta = biasIntoOutput(bias, y, rows, out, accumulate);
+    gemmBf16(false, false, rows, out, in, 1.0f, x, in, w, out, beta, y, out);
+}
+
+void linearBackwardBf16(const float* dy, const Bf16* dyBf16, const Bf16* xBf16, const Bf16* w,
+                        float* dx, float* dw, float* dbias, std::int64_t rows, std::int64_t in,
+                        std::int64_t out) {
+    if (dx) gemmBf16(false, true, rows, in, out, 1.0f, dyBf16, out, w, out, 1.0f, dx, in);
+    gemmBf16(true, false, in, out, rows, 1.0f, xBf16, in, dyBf16, out, 1.0f, dw, out);
     if (dbias) columnSums(dy, dbias, rows, out);
 }
 

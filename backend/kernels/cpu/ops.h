@@ -3,6 +3,8 @@
 // Conventions: T = rows (tokens = batch·seq), d = model width; weights are [in × out] so a
 // linear layer is y = x·W + b (GPT-2's Conv1D layout). Backward functions ACCUMULATE (+=) into
 // parameter gradients and into `dx` where documented, so residual branches can share a buffer.
+#include "core/numeric.h"
+
 #include <cstdint>
 #include <span>
 
@@ -30,6 +32,14 @@ void linearForward(const float* x, const float* w, const float* bias, float* y, 
 // dx += dy·Wᵀ (skipped when dx is null); dW += xᵀ·dy; dbias += Σ_rows dy (skipped when null).
 void linearBackward(const float* dy, const float* x, const float* w, float* dx, float* dw,
                     float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out);
+// The same with bf16 operands on the CPU's bf16 units (gemm.h: gemmBf16), products accumulated
+// and results kept in fp32, as autocast computes them: x and W in forward; dy, x and W in
+// backward, where dbias sums the fp32 dy.
+void linearForwardBf16(const Bf16* x, const Bf16* w, const float* bias, float* y, std::int64_t rows,
+                       std::int64_t in, std::int64_t out, bool accumulate);
+void linearBackwardBf16(const float* dy, const Bf16* dyBf16, const Bf16* xBf16, const Bf16* w,
+                        float* dx, float* dw, float* dbias, std::int64_t rows, std::int64_t in,
+                        std::int64_t out);
 
 // Causal multi-head self-attention on a fused qkv [B, S, 3d] (q | k | v, heads contiguous
 // inside each). Saves the softmax probabilities [B, H, S, S] (zeros above the diagonal);
