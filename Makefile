@@ -47,7 +47,8 @@ bench: build
 # ShardScope vs PyTorch (PyPI, a venv of its own) on this CPU, every strategy at 1 and 4 ranks;
 # then the CPU performance goals as ratios. Not part of CI.
 bench-torch: build
-	@bash scripts/bench-torch.sh $(BUILD) --markdown
+	@bash scripts/bench-torch.sh $(BUILD) --markdown --ours-precision fp32
+	@bash scripts/bench-torch.sh $(BUILD) --markdown --ours-precision bf16
 	@./$(BUILD)/bin/shardscope_bench_goals
 
 translations: configure

@@ -111,7 +111,8 @@ def main():
     ap.add_argument("--strategies", default="ddp,zero1,zero2,zero3,fsdp", help="cpu: ours, each with its peer")
     ap.add_argument("--repeats", type=int, default=4, help="cpu: interleaved repeats")
     ap.add_argument("--ours-precision", choices=["fp32", "bf16"], default="fp32",
-                    help="cpu: our precision (PyTorch runs fp32 on the CPU)")
+                    help="cpu: the precision of both sides (PyTorch: bf16 = autocast, FSDP2 "
+                         "param_dtype=bf16; fp32 = neither)")
     ap.add_argument("--markdown", action="store_true", help="cpu: also print the table as Markdown")
     ap.add_argument("--print-cpu-requirements", action="store_true",
                     help="print what the installed torch needs to import on a CPU (scripts/bench-torch.sh)")
@@ -198,6 +199,26 @@ TORCH_PEER = {"ddp": "DDP", "zero1": "DDP+ZeroRedundancyOptimizer", "zero2": "FS
               "zero3": "FSDP2 reshard=True", "fsdp": "FSDP2 reshard=True"}
 
 
+def cpu_description():
+    """The CPU model and its bf16 units (every figure says which CPU it is from)."""
+    model, flags = "unknown CPU", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and model == "unknown CPU":
+                    model = value.strip()
+                elif key.strip() == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    units = [name for flag, name in (("amx_bf16", "AMX-BF16"), ("avx512_bf16", "AVX512-BF16"))
+             if flag in flags]
+    isa = "AVX-512" if "avx512f" in flags else ("AVX2" if "avx2" in flags else "no AVX2")
+    return (f"CPU: {model}, {os.cpu_count()} logical CPUs, {isa}; bf16 units: "
+            f"{', '.join(units) if units else 'none'}")
+
+
 def cpu_requirements():
     """torch's requirements (torch installed with --no-deps) less the CUDA stack: the PyPI wheel
     imports on a CPU with only four CUDA wheels beside it — NCCL, cuSPARSELt, NVSHMEM and cuFile
@@ -236,6 +257,9 @@ def cpu_rank(args, p):
     model = build_model(torch, p, args.attention)
     params = sum(t.numel() for t in model.parameters())
     strategy = args.strategies
+    # bf16 as PyTorch users run it on a CPU: autocast around the forward (DDP and ZeRO-1; FSDP2 as
+    # well, where the bf16 parameters make its casts no-ops).
+    bf16 = args.dtype == "bf16"
     groups = lambda m: [{"params": [t for t in m.parameters() if t.dim() == 2], "weight_decay": 0.1},
                         {"params": [t for t in m.parameters() if t.dim() != 2], "weight_decay": 0.0}]
     hyper = dict(lr=p.get("learning_rate", 1e-3), betas=(0.9, 0.95), eps=1e-8)
@@ -248,11 +272,15 @@ def cpu_rank(args, p):
             from torch.distributed.optim import ZeroRedundancyOptimizer
             opt = ZeroRedundancyOptimizer(groups(model), optimizer_class=torch.optim.AdamW, **hyper)
     else:
-        from torch.distributed.fsdp import fully_shard
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
         reshard = strategy != "zero2"
+        # bf16: FSDP2 gathers and computes in bf16, the sharded fp32 parameters are the master
+        # copy, gradients are reduced in fp32 (ShardScope reduces bf16 gradients: a lead to them).
+        mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) \
+            if bf16 else MixedPrecisionPolicy()
         for blk in model.blocks:
-            fully_shard(blk, reshard_after_forward=reshard)
-        fully_shard(model, reshard_after_forward=reshard)
+            fully_shard(blk, reshard_after_forward=reshard, mp_policy=mp)
+        fully_shard(model, reshard_after_forward=reshard, mp_policy=mp)
         opt = torch.optim.AdamW(groups(model), **hyper)
     g = torch.Generator().manual_seed(1 + rank)
     mb, seq, vocab = args.micro_batch or p["micro_batch"], p["seq_len"], p["vocab"]
@@ -261,7 +289,8 @@ def cpu_rank(args, p):
     times = []
     for i in range(args.warmup + args.steps):
         t0 = time.perf_counter()
-        loss = model(ids, targets)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = model(ids, targets)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -291,6 +320,7 @@ def run_torch(args, strategy, ranks, tmp):
     out = os.path.join(tmp, "torch.json")
     port = free_port()
     cmd = [sys.executable, "-W", "ignore", os.path.abspath(__file__), "--device", "cpu", "--preset", args.preset,
+           "--dtype", args.ours_precision,
            "--attention", args.attention, "--micro-batch", str(args.micro_batch), "--steps", str(args.steps),
            "--warmup", str(args.warmup), "--strategies", strategy, "--rank-worker"]
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
@@ -365,10 +395,10 @@ def cpu_main(args, p):
                     ours.setdefault((s, n, "rss"), []).append(a["rss_bytes"])
                     print(f"repeat {rep + 1}: {s} N={n}: ours {ours[(s, n)][-1]:.1f} ms, "
                           f"torch {theirs[(s, n)][-1]:.1f} ms", flush=True)
-    import platform
     print(f"\n{args.preset} ({p['micro_batch'] if not args.micro_batch else args.micro_batch} x {p['seq_len']} tokens "
-          f"per rank), ours {args.ours_precision} vs torch {torch_version} fp32, one thread per rank, "
-          f"{args.repeats} interleaved repeats, {args.steps} timed steps each; {platform.processor() or platform.machine()}")
+          f"per rank), {args.ours_precision} on both sides (torch {torch_version}), one thread per rank, "
+          f"{args.repeats} interleaved repeats, {args.steps} timed steps each")
+    print(cpu_description())
     head = (f"{'strategy':8} {'N':>2} {'torch peer':28} {'ours min':>9} {'ours med':>9} {'torch min':>9} "
             f"{'torch med':>9} {'torch/ours':>10} {'torch RSS':>10} {'ours RSS':>10} {'ours ledger peak':>16}")
     print(head)

@@ -77,8 +77,8 @@ public:
                                 float* dw, float* dbias, std::int64_t rows, std::int64_t in,
                                 std::int64_t out) = 0;
     // Linear layers on a CPU's bf16 units (the model's bf16 GEMM path, train::TrainConfig's
-    // bf16Gemm): the operands already bf16 — the caller's workspace copies of x and dy, the
-    // unit's bf16 parameters — products accumulated in fp32 (kernels/cpu/ops.h). Devices
+    // bf16Gemm): the operands already bf16 — x as the model keeps it, the caller's workspace copy
+    // of dy, the unit's bf16 parameters — products accumulated in fp32 (kernels/cpu/ops.h). Devices
     // without that path throw Error(Internal).
     virtual void linearForwardBf16(const Bf16* x, const Bf16* w, const float* bias, float* y,
                                    std::int64_t rows, std::int64_t in, std::int64_t out,

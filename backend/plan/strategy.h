@@ -75,7 +75,8 @@ struct Knobs {
     // in rank order, reduce-scatter needs no scratch, all-reduce one chunk of ⌈count/N⌉.
     bool sharedDeviceCollectives = false;
     // bf16 on a CPU with bf16 units (kernels/cpu/gemm.h): linear layers' GEMMs in bf16, their
-    // x (and dy) copied to bf16 workspace for each call, which the peak prediction counts.
+    // inputs kept in bf16 and dy copied to bf16 workspace for each call, which the peak
+    // prediction counts.
     bool bf16Gemm = false;
 };
 

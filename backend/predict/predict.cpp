@@ -196,7 +196,7 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
     tc.model = {*s.shape, s.activations.microBatch, s.activations.checkpointing};
     tc.precision = precision;
     tc.gradAccumSteps = s.knobs.gradAccumSteps;
-    tc.bf16Gemm = s.knobs.bf16Gemm && precision == plan::PrecisionKind::MixedBf16;
+    tc.bf16Gemm = s.knobs.bf16Gemm; // the trainer takes it in bf16 only
     const model::MarkovSource data(s.shape->vocab, s.shape->seqLen, s.activations.microBatch, 0);
     train::Trainer trainer(tc, device, data, &marked);
 

@@ -51,7 +51,7 @@ Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSo
     if (sharding_->units().size() != model_.units().size())
         throw Error(ErrorKind::Internal, "the strategy was built for another model");
     model_.setTensorGroup(sharding_->tensorGroup());
-    model_.setBf16Gemm(config_.bf16Gemm && mixed());
+    model_.setBf16Gemm(bf16Gemm());
     // The norm's fixed-point sum runs over every TP slice: T times the slice's elements bound it.
     for (const auto& u : model_.units())
         paddedTotal_ += u.paddedElements(static_cast<std::uint64_t>(sharding_->dataRanks()));
@@ -80,7 +80,7 @@ void Trainer::emitSpan(EventKind kind, std::int32_t unit, Phase phase) const {
 
 // The unit's bf16 parameters for the model's bf16 linear layers (TrainConfig::bf16Gemm), or null.
 const Bf16* Trainer::bf16Linear(const strategy::ParamView& view) const {
-    return config_.bf16Gemm && mixed() ? static_cast<const Bf16*>(view.data) : nullptr;
+    return bf16Gemm() ? static_cast<const Bf16*>(view.data) : nullptr;
 }
 
 Buffer Trainer::widen(std::int32_t unit, const strategy::ParamView& view) {
@@ -113,7 +113,7 @@ void Trainer::backwardUnit(std::int32_t unit, const strategy::MicroStep& micro) 
     if (mixed()) params = widen(unit, view);
     Buffer grads = device_.allocateArray<float>(n, {Category::Workspace, Tier::Device, unit}, true);
     model_.backward(unit, mixed() ? params.ptr<float>() : static_cast<const float*>(view.data),
-                    grads.ptr<float>(), mixed() ? bf16Linear(view) : nullptr);
+                    grads.ptr<float>(), bf16Linear(view));
     params.reset();
     emitSpan(EventKind::ComputeEnd, unit, Phase::Backward);
     sharding_->storeGradients(unit, grads.as<const float>(), micro);

@@ -92,6 +92,7 @@ private:
     device::Buffer widen(std::int32_t unit, const strategy::ParamView& view);
     void emitSpan(EventKind kind, std::int32_t unit, Phase phase) const;
     bool mixed() const { return config_.precision == plan::PrecisionKind::MixedBf16; }
+    bool bf16Gemm() const { return config_.bf16Gemm && mixed(); }
     const Bf16* bf16Linear(const strategy::ParamView& view) const;
 
     TrainConfig config_;

@@ -2,10 +2,12 @@
 // the same run (never an absolute time): usage
 //   shardscope_bench_goals [--repeats R] [--steps K] [--ranks N] [--no-cli]
 // 1. the small GPT's whole fp32 step (one rank, 512 tokens) in GFLOP/s against single-thread
-//    sgemm (FLOPs: 6 × matmul params × tokens + 12 · layers · d · seq · tokens for attention);
+//    sgemm through the same engine (kernels::gemm: oneDNN or OpenBLAS; FLOPs: 6 × matmul params
+//    × tokens + 12 · layers · d · seq · tokens for attention);
 // 2. optimizer + clipping + grad norm (the step's Optimizer span) against the STREAM-triad bound
 //    of AdamW's 28 bytes per parameter;
-// 3. bf16 against fp32 step time at one rank (here) and at N ranks (through shardscope-cli);
+// 3. bf16 against fp32 step time at one rank (here) and at N ranks (through shardscope-cli): at
+//    least 2.5× where the GEMMs run on AMX tiles, never slower elsewhere;
 // 4. tracing on (events streamed and recorded) against --no-events through the CLI (one rank)
 //    and under mpirun (N ranks): step-time throughput, and the whole job's CPU time (CLI, mpirun
 //    and ranks), which shows the consumer's share even where the cores are busy with other work.
@@ -103,6 +105,8 @@ struct Rig {
         train::TrainConfig cfg;
         cfg.model = {p.shape, p.microBatch, false};
         cfg.precision = precision;
+        // As the worker resolves it: bf16 linear layers where the CPU has bf16 units.
+        cfg.bf16Gemm = precision == plan::PrecisionKind::MixedBf16 && kernels::nativeBf16Gemm();
         cfg.optimizer.learningRate = p.learningRate;
         ledger.setSink([this](const Event& e) {
             if (e.phase != Phase::Optimizer) return;
@@ -212,8 +216,14 @@ int main(int argc, char** argv) {
     }
     kernels::setBlasThreads(1);    // one compute thread per rank, as the worker
     device::keepFreedHostMemory(); // as the worker
-    std::printf("blas core %s, %d thread(s); small preset, one rank, %d interleaved repeats\n",
-                kernels::blasCoreName().c_str(), kernels::blasThreads(), repeats);
+    std::printf("gemm %s (blas core %s, %d thread(s)); small preset, one rank, %d interleaved "
+                "repeats\n",
+                kernels::gemmEngine().c_str(), kernels::blasCoreName().c_str(),
+                kernels::blasThreads(), repeats);
+    // bf16 on AMX tiles: the GEMMs' share falls ~7×, so the whole step 2.5× (the goal);
+    // elsewhere bf16 is never slower than fp32.
+    const bool amx = kernels::gemmEngine().find("amx") != std::string::npos;
+    const double bf16Target = amx ? 2.5 : 1.0;
 
     Rig fp32(plan::PrecisionKind::Fp32), bf16(plan::PrecisionKind::MixedBf16);
     const double flops = stepFlops(fp32.p.shape, fp32.trainer->model().tokensPerBatch());
@@ -245,10 +255,11 @@ int main(int argc, char** argv) {
     }
     const Stats g1 = stats(gemmFraction), g2f = stats(optBoundFp32), g2b = stats(optBoundBf16),
                 g3 = stats(bf16Speed);
-    line("1", "fp32 step GFLOP/s / sgemm GFLOP/s", g1, "x", ">= 0.70", g1.median >= 0.70);
+    line("1", "fp32 step GFLOP/s / sgemm GFLOP/s", g1, "x", ">= 0.75", g1.median >= 0.75);
     line("2", "optimizer+clip+norm / triad bound (fp32)", g2f, "x", "<= 2.0", g2f.median <= 2.0);
     line("2", "optimizer+clip+norm / triad bound (bf16)", g2b, "x", "<= 2.0", g2b.median <= 2.0);
-    line("3", "bf16 / fp32 throughput, 1 rank", g3, "x", ">= 1.0", g3.median >= 1.0);
+    line("3", "bf16 / fp32 throughput, 1 rank", g3, "x", amx ? ">= 2.5" : ">= 1.0",
+         g3.median >= bf16Target);
     if (!cli) return 0;
 
     const fs::path self = fs::canonical(fs::path(argv[0])).parent_path();

@@ -563,7 +563,15 @@ void RunConfigPanel::updatePreview() {
         double allTiers = 0;
         for (Tier t : kAllTiers)
             allTiers += static_cast<double>(perRank.tier(t));
+        // A bf16 run's linear layers run in bf16 where the worker's CPU has bf16 units, which
+        // moves the peak (its inputs kept in bf16, dy copied for each call): the worker decides,
+        // so the budget is held to the larger of the two.
         predictedPeak_ = predict::predictPeak(sc).peakBytes;
+        if (sc.precision.kind == plan::PrecisionKind::MixedBf16) {
+            theory::Scenario units = sc;
+            units.knobs.bf16Gemm = true;
+            predictedPeak_ = std::max(*predictedPeak_, predict::predictPeak(units).peakBytes);
+        }
         const auto peak = static_cast<double>(*predictedPeak_);
         sc.strategy = Strategy::Ddp;
         sc.offload = {}; // the baseline keeps everything on the device

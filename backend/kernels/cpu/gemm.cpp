@@ -69,7 +69,7 @@ void gemm(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t
         return timed(timer, begin, m, n, k);
     }
 #else
-    (void)fp32ThroughOnednn(); // a bad SHARDSCOPE_GEMM is refused in every build
+    (void)fp32ThroughOnednn(); // refused at the first GEMM too (the worker asks gemmEngine first)
 #endif
 #if SHARDSCOPE_HAVE_OPENBLAS
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
@@ -112,14 +112,21 @@ bool nativeBf16Gemm() {
 }
 
 std::string gemmEngine() {
+    const bool onednn = fp32ThroughOnednn(); // refuses a bad SHARDSCOPE_GEMM in every build
+#if SHARDSCOPE_HAVE_OPENBLAS
+    std::string blas = "OpenBLAS " + blasCoreName();
+#else
+    std::string blas = "the built-in kernel (no OpenBLAS)";
+#endif
 #if SHARDSCOPE_HAVE_ONEDNN
     const std::string isa = onednn::isaName();
-    if (fp32ThroughOnednn())
-        return "oneDNN " + isa + (nativeBf16Gemm() ? " (fp32 and bf16)" : " (fp32)");
-    return "OpenBLAS " + blasCoreName() +
-           (nativeBf16Gemm() ? " (fp32); oneDNN " + isa + " (bf16)" : std::string(" (fp32)"));
+    if (onednn) return "oneDNN " + isa + (nativeBf16Gemm() ? " (fp32 and bf16)" : " (fp32)");
+    blas.append(" (fp32)");
+    if (nativeBf16Gemm()) blas.append("; oneDNN ").append(isa).append(" (bf16)");
+    return blas;
 #else
-    return blasCoreName();
+    (void)onednn;
+    return blas.append(" (fp32)");
 #endif
 }
 

@@ -6,7 +6,8 @@
 // accumulation run on the CPU's bf16 units through oneDNN where it has them.
 //
 // Note: the engine is chosen once per process, from the CPU alone (never from a timing: every
-// rank must round alike), or by SHARDSCOPE_GEMM=blas|onednn. ONEDNN_MAX_CPU_ISA masks oneDNN's
+// rank must round alike; ranks on one CPU kind choose alike, the bf16 path is agreed by all
+// ranks in the worker), or by SHARDSCOPE_GEMM=blas|onednn. ONEDNN_MAX_CPU_ISA masks oneDNN's
 // kernels (AVX2 or below: OpenBLAS as before; below AVX512_CORE_BF16: no native bf16).
 #include "core/numeric.h"
 

@@ -5,6 +5,13 @@
 #include <array>
 #include <map>
 #include <oneapi/dnnl/dnnl.hpp>
+
+// One thread per rank rests on oneDNN running on OpenMP (Debian's build), whose thread count is
+// set per calling thread below; oneDNN 3 changed the matmul API (kernels/cpu/CMakeLists.txt asks
+// for 2.x).
+#if DNNL_CPU_THREADING_RUNTIME != DNNL_RUNTIME_OMP
+#error "ShardScope needs oneDNN built with the OpenMP runtime"
+#endif
 #include <tuple>
 
 // The OpenMP runtime oneDNN runs on (Debian's libdnnl: libgomp), linked by
@@ -55,16 +62,10 @@ memory::desc operand(std::int64_t rows, std::int64_t cols, std::int64_t ld, bool
 // Bounded: a run has a few dozen shapes (units × their GEMMs, attention's row blocks).
 constexpr std::size_t kMaxCached = 4096;
 
-void run(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-         const void* a, std::int64_t lda, const void* b, std::int64_t ldb, float beta, float* c,
-         std::int64_t ldc, bool bf16) {
-    if (m <= 0 || n <= 0) return;
-    if (k <= 0) { // no products: C = beta·C (BLAS semantics, beta = 0 overwrites NaNs)
-        for (std::int64_t i = 0; i < m; ++i)
-            for (std::int64_t j = 0; j < n; ++j)
-                c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-        return;
-    }
+// One matmul through the thread's cached primitive (oneDNN throws dnnl::error; run() wraps it).
+void execute(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+             const void* a, std::int64_t lda, const void* b, std::int64_t ldb, float beta, float* c,
+             std::int64_t ldc, bool bf16) {
     ThreadState& s = state();
     const Key key{transA, transB, m, n, k, lda, ldb, ldc, alpha, beta, bf16};
     auto it = s.cache.find(key);
@@ -82,12 +83,8 @@ void run(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t 
             post.append_sum(beta);
             attr.set_post_ops(post);
         }
-        try {
-            p.primitive = dnnl::matmul(
-                dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.a, p.b, p.c), attr, s.engine));
-        } catch (const dnnl::error& e) {
-            throw Error(ErrorKind::Internal, std::string("oneDNN matmul: ") + e.what());
-        }
+        p.primitive = dnnl::matmul(
+            dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.a, p.b, p.c), attr, s.engine));
         it = s.cache.emplace(key, std::move(p)).first;
     }
     const Prepared& p = it->second;
@@ -96,6 +93,23 @@ void run(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t 
     memory cm(p.c, s.engine, c);
     p.primitive.execute(s.stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
     s.stream.wait();
+}
+
+void run(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+         const void* a, std::int64_t lda, const void* b, std::int64_t ldb, float beta, float* c,
+         std::int64_t ldc, bool bf16) {
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0) { // no products: C = beta·C (BLAS semantics, beta = 0 overwrites NaNs)
+        for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j)
+                c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        return;
+    }
+    try {
+        execute(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bf16);
+    } catch (const dnnl::error& e) {
+        throw Error(ErrorKind::Internal, std::string("oneDNN matmul: ") + e.what());
+    }
 }
 
 } // namespace
