@@ -933,16 +933,16 @@
         <translation>%1 毫秒</translation>
     </message>
     <message>
-        <source>On GPUs: an estimate, not a measurement. Each collective this rank called in a step is priced on a ring over NVLink 4 between H100 GPUs: a latency per call and per ring step (NCCL&apos;s own model: %1 µs + %2 µs a step) plus the bytes the rank sent at a bus bandwidth of %3 GB/s. No contention and no overlap with compute: GPUs also compute faster, so the exposed share on a GPU cluster depends on both.</source>
-        <translation>在 GPU 上：这是估算，不是测量。该 rank 一步中调用的每个集合通信都按 H100 GPU 之间 NVLink 4 上的环形算法计价：每次调用和每个环步的延迟（NCCL 自己的模型：%1 µs + 每步 %2 µs），加上该 rank 发送的字节按 %3 GB/s 的总线带宽计算。不考虑争用，也不考虑与计算的重叠：GPU 的计算也更快，因此 GPU 集群上暴露的比例取决于两者。</translation>
-    </message>
-    <message>
         <source>&lt;b&gt;On %1&lt;/b&gt;: ≈ %2 a step (estimate; here %3).</source>
         <translation>&lt;b&gt;%1 上&lt;/b&gt;约 %2/步（估算；此处 %3）。</translation>
     </message>
     <message>
         <source>&lt;b&gt;On %1&lt;/b&gt;: ≈ %2 a step (estimate).</source>
         <translation>&lt;b&gt;%1 上&lt;/b&gt;约 %2/步（估算）。</translation>
+    </message>
+    <message>
+        <source>On GPUs: an estimate, not a measurement, and an optimistic one. Each collective this rank called in a step is priced on a ring over NVLink 4 between the H100 GPUs of one node (up to 8): a latency per call and per ring step (%1 µs + %2 µs a step, the latency of NCCL&apos;s low-latency protocol) plus the bytes the rank sent at a bus bandwidth of %3 GB/s (a large message&apos;s). No contention and no overlap with compute; the gradient norm&apos;s scalar all-reduces are not in the run&apos;s traffic figures. GPUs also compute faster, so the exposed share on a GPU cluster depends on both.</source>
+        <translation>在 GPU 上：这是估算，不是测量，而且偏乐观。该 rank 一步中调用的每个集合通信都按一个节点内（最多 8 块）H100 GPU 之间 NVLink 4 上的环形算法计价：每次调用和每个环步的延迟（%1 µs + 每步 %2 µs，即 NCCL 低延迟协议的延迟），加上该 rank 发送的字节按 %3 GB/s 的总线带宽（大消息的带宽）计算。不考虑争用，也不考虑与计算的重叠；梯度范数的标量 all-reduce 不在本次运行的通信量数字中。GPU 的计算也更快，因此 GPU 集群上暴露的比例取决于两者。</translation>
     </message>
 </context>
 <context>

@@ -22,9 +22,11 @@ struct LinkModel {
     double busGBs;        // busbw a large collective reaches (10^9 bytes/s)
 };
 
-// NVLink 4 between H100 SXM GPUs in one node: latencies from NCCL's ring/LL tuning model for
-// NVLink (src/graph/tuning.cc: base 6.6 µs, 0.47 µs per hop), busbw from NVLink 4's 450 GB/s
-// per direction at the 80 % large collectives reach.
+// NVLink 4 between H100 SXM GPUs in one node: latencies of NCCL's ring with its low-latency
+// protocol on NVLink (src/graph/tuning.cc: a base of 6.6 µs; 0.47 µs per hop, the per-hop figure
+// of its earlier releases), busbw from NVLink 4's 450 GB/s per direction at the 80 % large
+// collectives reach. LL's latency with a large message's bandwidth: optimistic for mid-size
+// messages, which NCCL sends with protocols of higher latency or lower bandwidth.
 inline constexpr LinkModel kNvlinkH100{"H100 NVLink", 6.6, 0.47, 360.0};
 
 struct LinkEstimate {

@@ -1,6 +1,7 @@
 // The Ranks page as a user drives it: recordings replay deterministically into the rank view,
 // every error path ends in an inline message with the page still usable, settings are
 // validated inline, and — where the worker and mpirun exist — real jobs run, stop and die.
+#include "common/run_labels.h"
 #include "fake_cli.h"
 #include "launch/mpirun.h"
 #include "launch/process_tree.h"
@@ -154,6 +155,33 @@ private Q_SLOTS:
                      page.exposedText().contains(QStringLiteral("(estimate; here ")) &&
                      page.exposedText().contains(figure),
                  qPrintable(page.exposedText() + QStringLiteral(" / ") + figure));
+    }
+
+    // Each collective is priced over the group it ran in: HYBRID_SHARD gathers and
+    // reduce-scatters within its shard group and all-reduces across the replicas; a job larger
+    // than one node's NVLink domain gets no NVLink figure.
+    void theGpuEstimatePricesEachCollectiveOverItsGroup() {
+        report::RunReport r;
+        r.worldSize = 8;
+        r.strategy = "fsdp_hybrid";
+        r.config = {{"knobs", {{"hybrid_group", 2}}}};
+        r.ranks.resize(1);
+        r.ranks[0].commBytesPerStep = {
+            {"all_gather", 3e6}, {"reduce_scatter", 2e6}, {"all_reduce", 1e6}};
+        r.commCallsPerStep = {{"all_gather", 10}, {"reduce_scatter", 5}, {"all_reduce", 5}};
+        theory::LinkEstimate expect =
+            theory::estimateCollectives(theory::kNvlinkH100, CollectiveOp::AllGather, 3e6, 10, 2);
+        expect += theory::estimateCollectives(theory::kNvlinkH100, CollectiveOp::ReduceScatter, 2e6,
+                                              5, 2);
+        expect +=
+            theory::estimateCollectives(theory::kNvlinkH100, CollectiveOp::AllReduce, 1e6, 5, 4);
+        const double ms = expect.seconds() * 1e3;
+        const QString text = gpuLinkEstimateText(r, 0, 1);
+        QVERIFY2(text.contains(
+                     QStringLiteral("≈ %1 ms").arg(ms, 0, 'f', ms < 0.1 ? 3 : (ms < 10 ? 2 : 1))),
+                 qPrintable(text));
+        r.worldSize = 16;
+        QVERIFY(gpuLinkEstimateText(r, 0, 1).isEmpty());
     }
 
     void goldenRecordingDrivesTheRankView() {

@@ -212,8 +212,20 @@ QString gpuLinkEstimateText(const report::RunReport& report, int rank, int tenso
     const auto it = std::find_if(report.ranks.begin(), report.ranks.end(),
                                  [rank](const report::RankReport& r) { return r.rank == rank; });
     if (it == report.ranks.end()) return {};
+    // One node's NVLink domain: an HGX board holds 8 GPUs, a larger job spans nodes.
+    if (report.worldSize > 8) return {};
     const int t = std::max(tensorParallel, 1);
     const int dp = std::max(report.worldSize / t, 1);
+    // HYBRID_SHARD gathers and reduce-scatters in its shard group, all-reduces across replicas.
+    int shardGroup = dp;
+    if (report.strategy == "fsdp_hybrid") {
+        const auto knobs = report.config.find("knobs");
+        if (knobs != report.config.end() && knobs->is_object())
+            if (const auto g = knobs->find("hybrid_group");
+                g != knobs->end() && g->is_number_integer() && g->get<int>() >= 1 &&
+                dp % g->get<int>() == 0)
+                shardGroup = g->get<int>();
+    }
     theory::LinkEstimate estimate;
     for (const auto& [kind, sent] : it->commBytesPerStep) {
         const auto op =
@@ -223,8 +235,14 @@ QString gpuLinkEstimateText(const report::RunReport& report, int rank, int tenso
         double calls = 0;
         for (const auto& [k, c] : report.commCallsPerStep)
             if (k == kind) calls = c;
-        estimate += theory::estimateCollectives(theory::kNvlinkH100, *op, sent, calls,
-                                                *op == CollectiveOp::TpAllReduce ? t : dp);
+        int group = shardGroup;
+        if (*op == CollectiveOp::TpAllReduce)
+            group = t;
+        else if (*op == CollectiveOp::AllReduce && report.strategy == "fsdp_hybrid")
+            group = dp / shardGroup;
+        else if (*op == CollectiveOp::AllReduce || *op == CollectiveOp::Broadcast)
+            group = dp;
+        estimate += theory::estimateCollectives(theory::kNvlinkH100, *op, sent, calls, group);
     }
     if (!(estimate.seconds() > 0)) return {};
     const std::size_t steps = it->exposedComm.fractionPerStep.size();
@@ -244,13 +262,14 @@ QString gpuLinkEstimateText(const report::RunReport& report, int rank, int tenso
 QString gpuLinkEstimateExplanation() {
     return QCoreApplication::translate(
                "RunLabels",
-               "On GPUs: an estimate, not a measurement. Each collective this rank called in a "
-               "step is "
-               "priced on a ring over NVLink 4 between H100 GPUs: a latency per call and per ring "
-               "step "
-               "(NCCL's own model: %1 µs + %2 µs a step) plus the bytes the rank sent at a bus "
-               "bandwidth of %3 GB/s. No contention and no overlap with compute: GPUs also compute "
-               "faster, so the exposed share on a GPU cluster depends on both.")
+               "On GPUs: an estimate, not a measurement, and an optimistic one. Each collective "
+               "this rank called in a step is priced on a ring over NVLink 4 between the H100 GPUs "
+               "of one node (up to 8): a latency per call and per ring step (%1 µs + %2 µs a step, "
+               "the latency of NCCL's low-latency protocol) plus the bytes the rank sent at a bus "
+               "bandwidth of %3 GB/s (a large message's). No contention and no overlap with "
+               "compute; the gradient norm's scalar all-reduces are not in the run's traffic "
+               "figures. GPUs also compute faster, so the exposed share on a GPU cluster depends "
+               "on both.")
         .arg(theory::kNvlinkH100.callLatencyUs)
         .arg(theory::kNvlinkH100.hopLatencyUs)
         .arg(theory::kNvlinkH100.busGBs);

@@ -220,7 +220,9 @@ void FlowView::paintRow(QPainter& p, const Layout& l, bool top) const {
             p.restore();
         }
     }
-    const QString caption = rowCaption(top);
+    // Elided to the view (a narrow side-by-side view at large text), never clipped at both ends.
+    const QString caption =
+        fm.elidedText(rowCaption(top), Qt::ElideRight, static_cast<int>(l.area.width()) - 8);
     const double y = top ? l.topY + l.rowH + 2 : l.bottomY - fm.height() - 2;
     // On a backdrop: the links pass under the caption.
     const double w = fm.horizontalAdvance(caption) + 8;
@@ -408,7 +410,7 @@ QSize FlowView::minimumSizeHint() const {
     const QFontMetrics fm(font());
     const QFontMetrics bfm(titleFont(font()));
     // (CJK lines measure a quarter taller than the Latin font's.)
-    const double h = 20 + bfm.lineSpacing() * 1.1 + 2 + (2 * fm.lineSpacing() * 1.25 + 2) +
+    const double h = 20 + bfm.lineSpacing() * 1.25 + 2 + (2 * fm.lineSpacing() * 1.25 + 2) +
                      fm.height() + 8 + fm.height() + 6 + diagramHeight(fm) +
                      cycleBlockHeight(fm, 0);
     return {420, static_cast<int>(std::ceil(h))};
@@ -471,7 +473,8 @@ void FlowView::paintEvent(QPaintEvent*) {
             ? 1
             : std::clamp(static_cast<int>(std::ceil(titleRect.height() / bfm.lineSpacing() - 0.01)),
                          1, 3);
-    const double titleH = titleLines * bfm.lineSpacing() * 1.1;
+    // A CJK line is a quarter taller than the Latin font's spacing (as minimumSizeHint counts).
+    const double titleH = titleLines * bfm.lineSpacing() * 1.25;
     p.drawText(QRectF(area.left(), area.top(), area.width(), titleH),
                Qt::AlignLeft | Qt::TextWordWrap, title());
     p.restore();

@@ -119,11 +119,10 @@ bool RanksPage::openRecording(const QString& path) {
 void RanksPage::setPresenting(bool on) {
     presentPane(split_, 0, on); // the rank view; a step outlining a chart gives that the room
     banner_->setVisible(!banner_->text().isEmpty() && !on);
-    updateExposed(chartRank_->value()); // shown or kept hidden by what it says now
-    updateSpeedLabel();                 // its short form on a projector
-    position_->setWordWrap(
-        on); // large text: a second line rather than a cut    const QSignalBlocker
-             // quiet(settingsToggle_); // presentation put the column away, or back
+    updateExposed(chartRank_->value());          // shown or kept hidden by what it says now
+    updateSpeedLabel();                          // its short form on a projector
+    position_->setWordWrap(on);                  // large text: a second line rather than a cut
+    const QSignalBlocker quiet(settingsToggle_); // presentation put the column away, or back
     settingsToggle_->setChecked(!settingsColumn_->isHidden());
 }
 
