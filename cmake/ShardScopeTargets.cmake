@@ -37,12 +37,25 @@ if(SHARDSCOPE_FUZZ)
 endif()
 target_link_libraries(shardscope_options INTERFACE shardscope_warnings shardscope_sanitizers)
 
+# Note: the project's libraries are static (one self-contained worker binary to copy to a cluster
+# node), except where SHARDSCOPE_SHARED_LIBS asks for shared ones. The asan preset does: statically
+# linked, each of its ~70 test executables carried its own copy of every library's instrumented
+# code and debug info (about 200 MB apiece, 10 GB a build tree, more than a CI machine's disk
+# holds); shared, each library is there once. The preset also keeps line tables only (-g1), all a
+# sanitizer's report needs for its file:line stacks.
+if(SHARDSCOPE_SHARED_LIBS)
+  set(SHARDSCOPE_LIBRARY_TYPE SHARED)
+else()
+  set(SHARDSCOPE_LIBRARY_TYPE STATIC)
+endif()
+
 # shardscope_add_library(name SOURCES ... ) — one library per backend folder; includes are
 # rooted at backend/ so code says #include "core/ledger.h".
 function(shardscope_add_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
-  add_library(${name} STATIC ${ARG_SOURCES})
+  add_library(${name} ${SHARDSCOPE_LIBRARY_TYPE} ${ARG_SOURCES})
   add_library(shardscope::${name} ALIAS ${name})
+  set_property(GLOBAL APPEND PROPERTY SHARDSCOPE_LIBRARIES ${name})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/backend)
   target_link_libraries(${name} PRIVATE shardscope::options)
   target_compile_features(${name} PUBLIC cxx_std_20)
