@@ -8,6 +8,10 @@
 #include <fstream>
 #include <sstream>
 
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
+
 namespace shardscope::protocol {
 namespace {
 
@@ -241,11 +245,42 @@ Record decodePayload(RecordType type, std::string_view payload, std::uint32_t ve
 
 } // namespace
 
-std::uint32_t crc32c(std::string_view bytes, std::uint32_t crc) {
+std::uint32_t crc32cPortable(std::string_view bytes, std::uint32_t crc) {
     crc = ~crc;
     for (const char c : bytes)
         crc = kCrcTable[(crc ^ static_cast<std::uint8_t>(c)) & 0xffu] ^ (crc >> 8);
     return ~crc;
+}
+
+#if defined(__x86_64__)
+namespace {
+// SSE4.2's crc32 instruction is CRC-32C itself (the same reflected polynomial, no final
+// inversion): 8 bytes an instruction instead of a table lookup a byte. Every record is checked
+// by the GUI's decoder and checksummed by the worker's writer, so this is on both paths.
+__attribute__((target("sse4.2"))) std::uint32_t crc32cSse42(std::string_view bytes,
+                                                            std::uint32_t crc) {
+    const char* p = bytes.data();
+    std::size_t n = bytes.size();
+    std::uint64_t c = ~crc;
+    for (; n >= 8; p += 8, n -= 8) {
+        std::uint64_t word = 0;
+        std::memcpy(&word, p, sizeof word);
+        c = _mm_crc32_u64(c, word);
+    }
+    auto c32 = static_cast<std::uint32_t>(c);
+    for (; n > 0; ++p, --n)
+        c32 = _mm_crc32_u8(c32, static_cast<std::uint8_t>(*p));
+    return ~c32;
+}
+const bool kHasSse42 = __builtin_cpu_supports("sse4.2");
+} // namespace
+#endif
+
+std::uint32_t crc32c(std::string_view bytes, std::uint32_t crc) {
+#if defined(__x86_64__)
+    if (kHasSse42) return crc32cSse42(bytes, crc);
+#endif
+    return crc32cPortable(bytes, crc);
 }
 
 void writeHeader(std::string& out) {
@@ -309,11 +344,12 @@ std::optional<Record> StreamDecoder::next() {
     }
     const std::size_t avail = buffer_.size() - offset_;
     if (avail < kRecordHeaderBytes) return std::nullopt;
-    const std::string at = "damaged at byte " + std::to_string(position()) + ": ";
+    const auto at = [this] { return "damaged at byte " + std::to_string(position()) + ": "; };
     std::uint32_t length = 0;
     std::memcpy(&length, buffer_.data() + offset_, sizeof length);
     if (length > kMaxRecordBytes)
-        malformed(at + "record length " + std::to_string(length) + " exceeds the protocol's limit");
+        malformed(at() + "record length " + std::to_string(length) +
+                  " exceeds the protocol's limit");
     if (avail < kRecordHeaderBytes + std::size_t{length}) return std::nullopt;
     const std::string_view typeByte(buffer_.data() + offset_ + 4, 1);
     std::uint32_t checksum = 0;
@@ -321,12 +357,12 @@ std::optional<Record> StreamDecoder::next() {
     const std::string_view payload(buffer_.data() + offset_ + kRecordHeaderBytes, length);
     const auto rawType = static_cast<std::uint8_t>(typeByte[0]);
     if (crc32c(payload, crc32c(typeByte)) != checksum)
-        malformed(at + "the " + recordName(rawType) + " record's checksum does not match");
+        malformed(at() + "the " + recordName(rawType) + " record's checksum does not match");
     Record record = [&] {
         try {
             return decodePayload(static_cast<RecordType>(rawType), payload, version_);
         } catch (const Error& e) {
-            malformed(at + e.what());
+            malformed(at() + e.what());
         }
     }();
     offset_ += kRecordHeaderBytes + std::size_t{length};

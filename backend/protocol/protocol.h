@@ -83,8 +83,10 @@ struct End {};
 
 using Record = std::variant<Handshake, EventBatch, StepSummary, Report, Failure, End>;
 
-// CRC-32C (Castagnoli), continuing from `crc` (0 to start).
+// CRC-32C (Castagnoli), continuing from `crc` (0 to start): the CPU's crc32 instruction where it
+// has one (SSE4.2), else crc32cPortable, a table a byte (the definition the tests compare with).
 std::uint32_t crc32c(std::string_view bytes, std::uint32_t crc = 0);
+std::uint32_t crc32cPortable(std::string_view bytes, std::uint32_t crc = 0);
 
 // Text from a stream, made safe to show: core/printable.h (a message from a file is shown, never
 // interpreted).

@@ -263,6 +263,23 @@ TEST(Protocol, RefusesWorldSizesPastTheLimit) {
     EXPECT_EQ(decodeRecording(ok).handshakes.size(), 1u);
 }
 
+// The instruction path and the table agree on every length and alignment, chained or not.
+TEST(Protocol, Crc32cOfTheCpuIsTheTablesCrc) {
+    std::string bytes(300, '\0');
+    std::uint32_t x = 12345;
+    for (char& c : bytes) {
+        x = x * 1664525u + 1013904223u;
+        c = static_cast<char>(x >> 24);
+    }
+    const std::string_view all(bytes);
+    for (std::size_t at = 0; at < 9; ++at)
+        for (std::size_t len = 0; len + at <= 64; ++len)
+            ASSERT_EQ(crc32c(all.substr(at, len)), crc32cPortable(all.substr(at, len)))
+                << at << "+" << len;
+    EXPECT_EQ(crc32c(all.substr(100), crc32c(all.substr(0, 100))), crc32cPortable(all));
+    EXPECT_EQ(crc32cPortable("123456789"), 0xE3069283u);
+}
+
 // Every record carries a CRC-32C: one flipped bit anywhere in a record names the byte where
 // the damaged record starts.
 TEST(Protocol, ChecksumsFindDamageAndNameTheByte) {

@@ -230,6 +230,31 @@ TEST(ReplayModel, aRunWithoutEventsAnswersEveryQuery) {
     EXPECT_EQ(cursor.index(), std::uint64_t{0});
 }
 
+// A step's events play in time order, a tie in rank order and, within a rank, in the order it
+// sent them; a rank whose batch is out of time order is put in order, not trusted.
+TEST(ReplayModel, eventsPlayInTimeOrderWithTiesInRankOrder) {
+    const auto ev = [](std::uint64_t t, std::uint64_t tag) {
+        Event e;
+        e.timeNs = t;
+        e.bytes = tag; // names the event
+        e.step = 0;
+        return e;
+    };
+    StreamAssembler a;
+    a.consume(protocol::Handshake{0, 4, "{}"});
+    a.consume(protocol::EventBatch{2, {ev(5, 20), ev(5, 21), ev(9, 22)}});
+    a.consume(protocol::EventBatch{0, {ev(5, 1), ev(3, 2), ev(5, 3)}}); // out of order
+    a.consume(protocol::EventBatch{3, {ev(1, 30)}});
+    a.consume(protocol::EventBatch{1, {ev(5, 10)}});
+    a.consume(protocol::StepSummary{0, 1, 1});
+    const auto out = a.take();
+    ASSERT_EQ(out.steps.size(), std::size_t{1});
+    std::vector<std::uint64_t> tags;
+    for (const Event& e : out.steps[0]->events)
+        tags.push_back(e.bytes);
+    EXPECT_EQ(tags, (std::vector<std::uint64_t>{30, 2, 1, 3, 10, 20, 21, 22}));
+}
+
 TEST(ReplayModel, splitFeedingGivesTheSameSteps) {
     const std::string bytes = shardscope::testing::syntheticStream(SyntheticRun{});
     ReplayModel whole, bytewise;
