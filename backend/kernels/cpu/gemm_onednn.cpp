@@ -13,6 +13,7 @@
 #error "ShardScope needs oneDNN built with the OpenMP runtime"
 #endif
 #include <tuple>
+#include <unordered_map>
 
 // The OpenMP runtime oneDNN runs on (Debian's libdnnl: libgomp), linked by
 // kernels/cpu/CMakeLists.txt.
@@ -33,9 +34,13 @@ dnnl::cpu_isa effectiveIsa() {
 using Key = std::tuple<bool, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
                        std::int64_t, std::int64_t, float, float, bool>;
 
+// The primitive and its three memory objects, made once per shape: a call only points them at
+// its operands (set_data_handle), since making a memory object costs about as much as a small
+// attention block's GEMM.
 struct Prepared {
     dnnl::matmul primitive;
-    memory::desc a, b, c;
+    memory a, b, c;
+    std::unordered_map<int, memory> args; // the same three objects (handles), by argument
 };
 
 // Per thread: a rank's thread keeps its own engine, stream and primitives (oneDNN objects are
@@ -73,9 +78,9 @@ void execute(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int6
         if (s.cache.size() >= kMaxCached) s.cache.clear();
         const auto type = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
         Prepared p;
-        p.a = operand(m, k, lda, transA, type);
-        p.b = operand(k, n, ldb, transB, type);
-        p.c = memory::desc({m, n}, memory::data_type::f32, memory::dims{ldc, 1});
+        const memory::desc ad = operand(m, k, lda, transA, type);
+        const memory::desc bd = operand(k, n, ldb, transB, type);
+        const memory::desc cd({m, n}, memory::data_type::f32, memory::dims{ldc, 1});
         dnnl::primitive_attr attr;
         if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
         if (beta != 0.0f) {
@@ -84,14 +89,18 @@ void execute(bool transA, bool transB, std::int64_t m, std::int64_t n, std::int6
             attr.set_post_ops(post);
         }
         p.primitive = dnnl::matmul(
-            dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.a, p.b, p.c), attr, s.engine));
+            dnnl::matmul::primitive_desc(dnnl::matmul::desc(ad, bd, cd), attr, s.engine));
+        p.a = memory(ad, s.engine, DNNL_MEMORY_NONE);
+        p.b = memory(bd, s.engine, DNNL_MEMORY_NONE);
+        p.c = memory(cd, s.engine, DNNL_MEMORY_NONE);
+        p.args = {{DNNL_ARG_SRC, p.a}, {DNNL_ARG_WEIGHTS, p.b}, {DNNL_ARG_DST, p.c}};
         it = s.cache.emplace(key, std::move(p)).first;
     }
-    const Prepared& p = it->second;
-    memory am(p.a, s.engine, const_cast<void*>(a));
-    memory bm(p.b, s.engine, const_cast<void*>(b));
-    memory cm(p.c, s.engine, c);
-    p.primitive.execute(s.stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+    Prepared& p = it->second;
+    p.a.set_data_handle(const_cast<void*>(a));
+    p.b.set_data_handle(const_cast<void*>(b));
+    p.c.set_data_handle(c);
+    p.primitive.execute(s.stream, p.args);
     s.stream.wait();
 }
 

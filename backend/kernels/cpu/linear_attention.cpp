@@ -205,9 +205,10 @@ namespace {
 // products stop at r1 instead of seq (about 5/8 of the full products at four blocks). The
 // skipped entries are the masked ones (P and dS are 0 there), so only exact zeros drop out of
 // the sums. Blocks much smaller than this cost more in per-call overhead than they save.
-// 32 rows measured fastest for the small preset's 128 × 128 × 50 heads (64 and 16 rows: 5–10 %
-// slower, one block of 128: 25 % slower).
-constexpr std::int64_t kCausalBlock = 32;
+// 64 rows measured fastest for the small preset's 128 × 128 × 50 heads through oneDNN (32 and
+// 16 rows 2-5 % slower on the whole forward + backward, 48 rows and one block of 128 2-3 %);
+// through OpenBLAS 32 rows had been.
+constexpr std::int64_t kCausalBlock = 64;
 
 } // namespace
 
