@@ -1,0 +1,28 @@
+#pragma once
+// Pipeline parallelism's closed forms, beside which a schedule's execution (plan/pipeline.h) and
+// a run's recording are read: the bubble each schedule leaves and the activations each stage
+// holds at once.
+//
+// Note: the bubble is the share of the step a stage spends idle, (P − 1)·(one stage's
+// micro-batch time lost per pipeline fill and drain) ÷ the step:
+//   GPipe, 1F1B   (P − 1) / (M + P − 1)
+//   interleaved   (P − 1) / (V·M + P − 1)        (Narayanan et al. 2021: the fill costs 1/V)
+//   ZB-H1         (P − 1)(F + B − W) / (M(F + B + W) + (P − 1)(F + B − W))  (Qi et al. 2024)
+// with F, B, W one stage's forward, input-gradient and weight-gradient times per micro-batch.
+// ZB-H1's is the paper's at equal F, B and W, once M ≥ P (before that, M − 1 in place of P − 1
+// in front of W: fewer deferred Ws to fill the drain); other times are put into the same
+// formula, as the paper does, an estimate there (the schedule was made for equal times).
+#include "plan/pipeline.h"
+
+namespace shardscope::theory {
+
+double pipeBubble(plan::PipeSchedule schedule, const plan::PipeShape& shape,
+                  const plan::PipeOpTimes& times);
+
+// The most micro-batches (with V chunks: model chunks of micro-batches, 1/V of a stage's layers
+// each) whose activations stage `stage` holds at once, from a forward until its last backward op
+// (W where split): GPipe M; 1F1B min(P − s, M); ZB-H1 min(P, M) on every stage (1F1B's peak,
+// stage 0's); interleaved min(2(P − s − 1) + (V − 1)·P + 1, V·M), or V·M when M = P.
+int pipeActivationsInFlight(plan::PipeSchedule schedule, const plan::PipeShape& shape, int stage);
+
+} // namespace shardscope::theory
