@@ -36,6 +36,12 @@ constexpr const char* kHelp =
     "  --micro-batch B          micro-batch for the activation term of the peak (with a shape)\n"
     "  --tp T                   tensor parallel: a T x D mesh of --ranks (with a shape); per-rank\n"
     "                           states of one TP slice over D, TP all-reduce bytes per step\n"
+    "  --pp P                   pipeline stages: a P x T x D mesh of --ranks (with a shape);\n"
+    "                           the stages' layers, each schedule's bubble and the activations\n"
+    "                           each stage holds; the rows become the largest stage's\n"
+    "  --micro-batches M        micro-batches per step and data-parallel rank (with --pp)\n"
+    "  --pp-schedule S          gpipe|1f1b|interleaved|zb1|all, or a comma list (default all)\n"
+    "  --virtual-stages V       model chunks per rank for interleaved (default 2)\n"
     "  --model-config FILE      a Hugging Face config.json (gpt2, llama, mistral, qwen2): exact\n"
     "                           params, largest layer, its own units (instead of --params)\n"
     "  --ds-config FILE         DeepSpeed ds_config.json: stage, precision, micro-batch, offload\n"
@@ -147,7 +153,7 @@ int cmdEstimate(std::span<const std::string> argv) {
               {"--params", "--model-shape", "--ranks", "--strategy", "--precision",
                "--optimizer-bytes", "--hybrid-group", "--offload-optimizer", "--offload-param",
                "--micro-batch", "--deepspeed", "--largest-layer", "--gpus-per-node", "--nodes",
-               "--tp"},
+               "--tp", "--pp", "--micro-batches", "--pp-schedule", "--virtual-stages"},
               {"--json"});
     std::vector<std::string> argList(argv.begin(), argv.end());
     const EstimateFiles files = readFiles(argList);

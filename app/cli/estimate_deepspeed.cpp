@@ -26,7 +26,8 @@ struct DeepSpeedRun {
 DeepSpeedRun parseRun(const Args& args) {
     rejectFlags(args,
                 {"--ranks", "--strategy", "--precision", "--optimizer-bytes", "--hybrid-group",
-                 "--offload-optimizer", "--offload-param", "--micro-batch", "--tp"},
+                 "--offload-optimizer", "--offload-param", "--micro-batch", "--tp", "--pp",
+                 "--micro-batches", "--pp-schedule", "--virtual-stages"},
                 "does not apply to --deepspeed (it takes --gpus-per-node and --nodes and lists "
                 "every offload option)");
     DeepSpeedRun run;

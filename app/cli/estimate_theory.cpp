@@ -2,6 +2,7 @@
 // shape the predicted peak is the worker's dry run of the step (dryRunPeaks).
 #include "core/error.h"
 #include "estimate_common.h"
+#include "estimate_pipeline.h"
 #include "theory/estimate.h"
 
 #include <cstdio>
@@ -65,7 +66,8 @@ plan::Precision precisionFlag(const Args& args) {
     return p;
 }
 
-Scenario baseScenario(const Args& args, const EstimateFiles& files) {
+Scenario baseScenario(const Args& args, const EstimateFiles& files,
+                      std::optional<PipelineEstimate>& pipeline) {
     rejectFlags(args, {"--largest-layer", "--gpus-per-node", "--nodes"},
                 "applies only with --deepspeed");
     Scenario s;
@@ -108,12 +110,14 @@ Scenario baseScenario(const Args& args, const EstimateFiles& files) {
                          " does not divide the " + std::to_string(s.ranks) +
                          " data-parallel ranks (--ranks / --tp)");
     }
+    pipeline = pipelineFlags(args, s);
     return s;
 }
 
 // Everything is computed (and validated) before anything is printed: errors leave stdout empty.
-std::vector<Row> computeRows(const Args& args, const EstimateFiles& files) {
-    const Scenario base = baseScenario(args, files);
+std::vector<Row> computeRows(const Args& args, const EstimateFiles& files,
+                             std::optional<PipelineEstimate>& pipeline) {
+    const Scenario base = baseScenario(args, files, pipeline);
     std::vector<Row> rows;
     for (plan::Strategy st : strategiesFlag(args)) {
         Scenario s = base;
@@ -176,7 +180,8 @@ nlohmann::json rowJson(const Row& r) {
             {"peak_notes", r.peak.notes}};
 }
 
-void printJson(const std::vector<Row>& rows, const EstimateFiles& files) {
+void printJson(const std::vector<Row>& rows, const EstimateFiles& files,
+               const std::optional<PipelineEstimate>& pipeline) {
     const Scenario& s = rows.front().scenario;
     nlohmann::json out = {{"params", rows.front().states.paramCount},
                           {"ranks", s.ranks},
@@ -215,6 +220,8 @@ void printJson(const std::vector<Row>& rows, const EstimateFiles& files) {
             config_import::toJson(files.imported->imported, files.imported->source);
     for (const Row& r : rows)
         out["rows"].push_back(rowJson(r));
+    // With --pp: "params" and the rows are the rows_stage's units over the data-parallel ranks.
+    if (pipeline) out["pipeline"] = pipelineJson(*pipeline);
     std::printf("%s\n", out.dump(2).c_str());
 }
 
@@ -242,7 +249,8 @@ void printDerivation(const Row& r) {
         std::printf("  note: %s\n", note.c_str());
 }
 
-void printTable(const std::vector<Row>& rows, const EstimateFiles& files) {
+void printTable(const std::vector<Row>& rows, const EstimateFiles& files,
+                const std::optional<PipelineEstimate>& pipeline) {
     const Scenario& s = rows.front().scenario;
     if (files.imported) printImport(*files.imported);
     if (const auto& m = files.model)
@@ -281,21 +289,27 @@ void printTable(const std::vector<Row>& rows, const EstimateFiles& files) {
                     humanBytes(t.group(StateGroup::Optimizer)).c_str(),
                     humanBytes(t.total()).c_str(), humanBytes(r.comm.totalSentBytes).c_str());
     }
+    if (pipeline)
+        std::printf("(pipeline stage %d's units over D = %d: the stage with the most parameters; "
+                    "its activations below)\n",
+                    pipeline->rowsStage, pipeline->dataRanks);
     if (rows.size() == 1)
         printDerivation(rows.front());
     else
         std::printf(
             "(--strategy S shows the derivation, communication and peak of one strategy)\n");
+    if (pipeline) printPipeline(*pipeline);
 }
 
 } // namespace
 
 int estimateTheory(const Args& args, const EstimateFiles& files) {
-    const std::vector<Row> rows = computeRows(args, files);
+    std::optional<PipelineEstimate> pipeline;
+    const std::vector<Row> rows = computeRows(args, files, pipeline);
     if (args.has("--json"))
-        printJson(rows, files);
+        printJson(rows, files, pipeline);
     else
-        printTable(rows, files);
+        printTable(rows, files, pipeline);
     return 0;
 }
 

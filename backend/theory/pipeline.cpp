@@ -1,5 +1,8 @@
 #include "theory/pipeline.h"
 
+#include "core/error.h"
+#include "theory/activations.h"
+
 #include <algorithm>
 
 namespace shardscope::theory {
@@ -36,6 +39,76 @@ int pipeActivationsInFlight(plan::PipeSchedule schedule, const plan::PipeShape& 
         return m == p ? v * m : std::min(2 * (p - stage - 1) + (v - 1) * p + 1, v * m);
     }
     return 0;
+}
+
+std::vector<PipeStage> pipeStages(const plan::GptShape& gpt, const plan::PipeShape& shape) {
+    const int p = shape.stages, v = shape.virtualStages, all = p * v;
+    if (p < 1 || v < 1 || static_cast<std::int64_t>(all) > gpt.layers)
+        throwInvalid(std::to_string(all) + " pipeline stages for a model of " +
+                     std::to_string(gpt.layers) + " layers: every stage needs a layer");
+    const std::vector<plan::UnitParams> units = plan::unitParams(gpt); // embedding, blocks, head
+    const std::vector<int> first = plan::stageFirstLayers(static_cast<int>(gpt.layers), all);
+    std::vector<PipeStage> out(static_cast<std::size_t>(p));
+    for (int k = 0; k < all; ++k) { // virtual stages in model order: units stay in model order
+        PipeStage& st = out[static_cast<std::size_t>(k % p)];
+        const int lo = first[static_cast<std::size_t>(k)],
+                  hi = first[static_cast<std::size_t>(k) + 1];
+        st.layers.push_back({lo, hi});
+        if (k == 0) {
+            st.embedding = true;
+            st.units.push_back(units.front());
+        }
+        for (int l = lo; l < hi; ++l)
+            st.units.push_back(units[static_cast<std::size_t>(l) + 1]);
+        if (k == all - 1) {
+            st.head = true;
+            st.units.push_back(units.back());
+        }
+    }
+    for (PipeStage& st : out)
+        for (const plan::UnitParams& u : st.units)
+            st.params += u.params;
+    return out;
+}
+
+std::vector<PipeStageActivations> pipeActivations(plan::PipeSchedule schedule,
+                                                  const plan::PipeShape& shape,
+                                                  const plan::GptShape& gpt,
+                                                  const plan::ActivationConfig& cfg) {
+    const int p = shape.stages, v = shape.virtualStages, all = p * v;
+    const ActivationBreakdown act = activationBreakdown(gpt, cfg);
+    const std::vector<int> first = plan::stageFirstLayers(static_cast<int>(gpt.layers), all);
+    std::vector<std::uint64_t> chunkBytes(static_cast<std::size_t>(all));
+    for (int k = 0; k < all; ++k) {
+        const auto layers = static_cast<std::uint64_t>(first[static_cast<std::size_t>(k) + 1] -
+                                                       first[static_cast<std::size_t>(k)]);
+        chunkBytes[static_cast<std::size_t>(k)] = layers * totalBytes(act.perBlock) +
+                                                  (k == 0 ? totalBytes(act.embedding) : 0) +
+                                                  (k == all - 1 ? totalBytes(act.head) : 0);
+    }
+    const bool split = plan::traits(schedule).splitBackward;
+    const auto order = plan::pipeOrder(schedule, shape);
+    std::vector<PipeStageActivations> out(static_cast<std::size_t>(p));
+    for (int s = 0; s < p; ++s) {
+        PipeStageActivations& a = out[static_cast<std::size_t>(s)];
+        for (int c = 0; c < v; ++c)
+            a.perMicroBatchBytes += chunkBytes[static_cast<std::size_t>(c * p + s)];
+        int held = 0;
+        std::uint64_t bytes = 0;
+        for (const plan::PipeOp& op : order[static_cast<std::size_t>(s)]) {
+            const std::uint64_t b = chunkBytes[static_cast<std::size_t>(op.chunk * p + s)];
+            if (op.kind == plan::PipeOpKind::Forward) {
+                ++held;
+                bytes += b;
+                a.heldChunks = std::max(a.heldChunks, held);
+                a.peakBytes = std::max(a.peakBytes, bytes);
+            } else if (op.kind == plan::PipeOpKind::WeightGrad || !split) {
+                --held;
+                bytes -= b;
+            }
+        }
+    }
+    return out;
 }
 
 } // namespace shardscope::theory

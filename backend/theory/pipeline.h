@@ -13,6 +13,11 @@
 // in front of W: fewer deferred Ws to fill the drain); other times are put into the same
 // formula, as the paper does, an estimate there (the schedule was made for equal times).
 #include "plan/pipeline.h"
+#include "plan/shape.h"
+#include "plan/strategy.h"
+
+#include <cstdint>
+#include <vector>
 
 namespace shardscope::theory {
 
@@ -24,5 +29,31 @@ double pipeBubble(plan::PipeSchedule schedule, const plan::PipeShape& shape,
 // (W where split): GPipe M; 1F1B min(P − s, M); ZB-H1 min(P, M) on every stage (1F1B's peak,
 // stage 0's); interleaved min(2(P − s − 1) + (V − 1)·P + 1, V·M), or V·M when M = P.
 int pipeActivationsInFlight(plan::PipeSchedule schedule, const plan::PipeShape& shape, int stage);
+
+// What one pipeline rank holds of a GPT: its chunks' layers (virtual stage c·P + s for chunk c),
+// the embedding on the first virtual stage, the final LayerNorm + head on the last; its units
+// (unitParams' names and counts, TP slices when shape.tp > 1) in model order.
+struct PipeStage {
+    std::vector<std::pair<int, int>> layers; // [first, end) per chunk
+    bool embedding = false, head = false;
+    std::vector<plan::UnitParams> units;
+    std::uint64_t params = 0;
+};
+// Throws Error(InvalidArgument) when P·V exceeds the layers or the GPT shape is invalid.
+std::vector<PipeStage> pipeStages(const plan::GptShape& gpt, const plan::PipeShape& shape);
+
+// The activations each rank holds at its peak under the schedule: the activations one chunk
+// keeps from its forward to its backward (theory/activations.h: the embedding's on the first
+// virtual stage, a block's per layer, the head's on the last) summed over what the schedule's
+// order has in flight at once, walked op by op.
+struct PipeStageActivations {
+    int heldChunks = 0;                   // most micro-batch chunks held at once
+    std::uint64_t peakBytes = 0;          // their activations at the worst moment
+    std::uint64_t perMicroBatchBytes = 0; // one micro-batch through all of the rank's chunks
+};
+std::vector<PipeStageActivations> pipeActivations(plan::PipeSchedule schedule,
+                                                  const plan::PipeShape& shape,
+                                                  const plan::GptShape& gpt,
+                                                  const plan::ActivationConfig& cfg);
 
 } // namespace shardscope::theory

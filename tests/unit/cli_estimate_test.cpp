@@ -1,6 +1,7 @@
 // shardscope-cli estimate, run as the real binary: JSON shape and values, DeepSpeed tables,
 // and bad input → exit code 2 with one line naming the flag and nothing on stdout.
 #include "cli_process.h"
+#include "plan/shape.h"
 #include "predict/predict.h"
 #include "theory/estimate.h"
 
@@ -8,6 +9,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <initializer_list>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -205,3 +207,63 @@ TEST(cliEstimate, RepeatedFlagsHexCountsAndStrayOptionsAreRefused) {
 }
 
 } // namespace
+
+// --pp: the stages' layers and parameters (all of the model's, once), each schedule's bubble
+// from its formula and the activations each stage holds; the per-rank rows are the largest
+// stage's units over D = --ranks / (P·T).
+TEST(cliEstimate, PipelineStagesSchedulesAndTheLargestStagesRows) {
+    const Result r = runCli({"--model-shape", "6,64,4,100,32", "--ranks", "8", "--tp", "2", "--pp",
+                             "2", "--micro-batches", "4", "--strategy", "zero3", "--json"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& p = j["pipeline"];
+    EXPECT_EQ(p["stages"], 2);
+    EXPECT_EQ(p["tp"], 2);
+    EXPECT_EQ(p["dp"], 2);
+    EXPECT_EQ(j["ranks"], 2);
+    shardscope::plan::GptShape slice{6, 64, 4, 100, 32, 2};
+    const auto& stages = p["stage_list"];
+    ASSERT_EQ(stages.size(), 2u);
+    EXPECT_EQ(stages[0]["params"].get<std::uint64_t>() + stages[1]["params"].get<std::uint64_t>(),
+              shardscope::plan::paramCount(slice));
+    EXPECT_EQ(stages[0]["layers"][0]["end"], 3);
+    EXPECT_TRUE(stages[0]["embedding"].get<bool>() && stages[1]["head"].get<bool>());
+    EXPECT_EQ(j["params"], stages[p["rows_stage"].get<int>()]["params"]);
+    std::map<std::string, nlohmann::json> byName;
+    for (const auto& s : p["schedules"])
+        byName[s["schedule"].get<std::string>()] = s;
+    ASSERT_EQ(byName.size(), 4u);
+    EXPECT_DOUBLE_EQ(byName["1f1b"]["bubble"].get<double>(), 1.0 / 5.0); // (P−1)/(M+P−1)
+    EXPECT_DOUBLE_EQ(byName["interleaved"]["bubble"].get<double>(), 1.0 / 9.0);
+    EXPECT_EQ(byName["interleaved"]["virtual_stages"], 2);
+    EXPECT_EQ(byName["gpipe"]["stages"][0]["held_micro_batch_chunks"], 4);
+    EXPECT_EQ(byName["1f1b"]["stages"][0]["held_micro_batch_chunks"], 2);
+    EXPECT_EQ(byName["1f1b"]["stages"][1]["held_micro_batch_chunks"], 1);
+    EXPECT_EQ(byName["gpipe"]["stages"][0]["activation_bytes"].get<std::uint64_t>(),
+              2 * byName["1f1b"]["stages"][0]["activation_bytes"].get<std::uint64_t>());
+}
+
+TEST(cliEstimate, BadPipelinesAreOneLineNamingTheFlag) {
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--pp", "2", "--micro-batches", "4"},
+                   "--pp needs --model-shape");
+    expectBadInput({"--model-shape", "4,64,4,100,32", "--ranks", "4", "--pp", "2"},
+                   "--micro-batches");
+    expectBadInput(
+        {"--model-shape", "4,64,4,100,32", "--ranks", "6", "--pp", "4", "--micro-batches", "4"},
+        "--pp 4 does not divide");
+    expectBadInput(
+        {"--model-shape", "4,64,4,100,32", "--ranks", "8", "--pp", "8", "--micro-batches", "4"},
+        "8 stages for a model of 4 layers");
+    expectBadInput({"--model-shape", "4,64,4,100,32", "--ranks", "4", "--micro-batches", "4"},
+                   "--micro-batches goes with --pp");
+    expectBadInput({"--model-shape", "4,64,4,100,32", "--ranks", "4", "--pp", "2",
+                    "--micro-batches", "3", "--pp-schedule", "interleaved"},
+                   "multiple of --pp");
+    expectBadInput({"--model-shape", "4,64,4,100,32", "--ranks", "4", "--pp", "2",
+                    "--micro-batches", "4", "--pp-schedule", "1f1b", "--virtual-stages", "2"},
+                   "--virtual-stages 2");
+    expectBadInput({"--model-shape", "4,64,4,100,32", "--ranks", "4", "--pp", "2",
+                    "--micro-batches", "4", "--pp-schedule", "pipedream"},
+                   "--pp-schedule");
+    expectBadInput({"--deepspeed", "zero3", "--params", "1e9", "--pp", "2"}, "--pp");
+}

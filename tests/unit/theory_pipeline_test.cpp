@@ -1,6 +1,7 @@
 // Pipeline schedules (plan/pipeline.h) against their closed forms (theory/pipeline.h): every
 // schedule's order runs every op once without a deadlock for every P ≤ 8, M ≤ 16, V ≤ 4, its
 // bubble is the literature's formula and each stage holds the activations the formula says.
+#include "core/error.h"
 #include "plan/pipeline.h"
 #include "theory/pipeline.h"
 
@@ -143,4 +144,56 @@ TEST(pipeTheory, EachStageHoldsTheActivationsOfTheFormula) {
                           theory::pipeActivationsInFlight(t.kind, shape, s))
                     << nameOf(t.kind, shape) << " stage " << s;
         }
+}
+
+// A stage holds contiguous layers, the embedding on the first stage and the head on the last; an
+// uneven split gives earlier stages the extra layer; every unit lands on exactly one stage.
+TEST(pipeTheory, StagesSplitTheModelsUnits) {
+    plan::GptShape gpt;
+    gpt.layers = 5;
+    gpt.dModel = 16;
+    gpt.heads = 2;
+    gpt.vocab = 50;
+    gpt.seqLen = 8;
+    const auto stages = theory::pipeStages(gpt, {2, 4, 1});
+    ASSERT_EQ(stages.size(), 2u);
+    EXPECT_EQ(stages[0].layers, (std::vector<std::pair<int, int>>{{0, 3}}));
+    EXPECT_EQ(stages[1].layers, (std::vector<std::pair<int, int>>{{3, 5}}));
+    EXPECT_TRUE(stages[0].embedding && !stages[0].head && stages[1].head && !stages[1].embedding);
+    EXPECT_EQ(stages[0].units.front().name, "embedding");
+    EXPECT_EQ(stages[1].units.back().name, "head");
+    EXPECT_EQ(stages[0].params + stages[1].params, plan::paramCount(gpt));
+    // Interleaved: rank 0 holds virtual stages 0 and 2, rank 1 stages 1 and 3 (and the head).
+    gpt.layers = 4;
+    const auto chunks = theory::pipeStages(gpt, {2, 2, 2});
+    EXPECT_EQ(chunks[0].layers, (std::vector<std::pair<int, int>>{{0, 1}, {2, 3}}));
+    EXPECT_EQ(chunks[1].layers, (std::vector<std::pair<int, int>>{{1, 2}, {3, 4}}));
+    EXPECT_EQ(chunks[0].params + chunks[1].params, plan::paramCount(gpt));
+    EXPECT_THROW(theory::pipeStages(gpt, {5, 4, 1}), Error);
+}
+
+// The activations a stage holds: its chunk's bytes per micro-batch times what the schedule keeps
+// in flight (GPipe every micro-batch, 1F1B P − s); ZB-H1 holds them until W.
+TEST(pipeTheory, StageActivationsAreTheScheduleTimesTheChunk) {
+    plan::GptShape gpt;
+    gpt.layers = 4;
+    gpt.dModel = 16;
+    gpt.heads = 2;
+    gpt.vocab = 50;
+    gpt.seqLen = 8;
+    const plan::ActivationConfig cfg{2, false};
+    const PipeShape shape{2, 4, 1};
+    for (const auto& t : plan::kPipeScheduleTraits) {
+        if (t.virtualStages) continue;
+        const auto act = theory::pipeActivations(t.kind, shape, gpt, cfg);
+        for (int s = 0; s < 2; ++s) {
+            const auto& a = act[static_cast<std::size_t>(s)];
+            EXPECT_EQ(a.heldChunks, theory::pipeActivationsInFlight(t.kind, shape, s));
+            EXPECT_EQ(a.peakBytes, static_cast<std::uint64_t>(a.heldChunks) * a.perMicroBatchBytes)
+                << t.flag << " stage " << s;
+        }
+    }
+    const auto gp = theory::pipeActivations(PipeSchedule::GPipe, shape, gpt, cfg);
+    EXPECT_GT(gp[0].perMicroBatchBytes, 0u);
+    EXPECT_EQ(gp[0].peakBytes, 4 * gp[0].perMicroBatchBytes);
 }

@@ -1,0 +1,170 @@
+#include "estimate_pipeline.h"
+
+#include "core/error.h"
+#include "estimate_common.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace shardscope::cli {
+
+namespace {
+
+std::vector<plan::PipeSchedule> schedulesFlag(const Args& args) {
+    const std::string text = args.value("--pp-schedule").value_or("all");
+    std::vector<plan::PipeSchedule> out;
+    std::stringstream in(text);
+    for (std::string name; std::getline(in, name, ',');) {
+        if (name == "all") {
+            for (const auto& t : plan::kPipeScheduleTraits)
+                out.push_back(t.kind);
+        } else if (const auto s = plan::pipeScheduleFromFlag(name)) {
+            out.push_back(*s);
+        } else {
+            throwInvalid("--pp-schedule: unknown schedule '" + name +
+                         "' (gpipe, 1f1b, interleaved, zb1, all)");
+        }
+    }
+    if (out.empty()) throwInvalid("--pp-schedule needs at least one schedule");
+    return out;
+}
+
+std::string layersText(const theory::PipeStage& st) {
+    std::string out;
+    for (const auto& [lo, hi] : st.layers) {
+        if (!out.empty()) out += ", ";
+        out +=
+            hi - lo == 1 ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi - 1);
+    }
+    if (st.embedding) out += " + embedding";
+    if (st.head) out += " + head";
+    return out;
+}
+
+} // namespace
+
+std::optional<PipelineEstimate> pipelineFlags(const Args& args, theory::Scenario& s) {
+    if (!args.has("--pp")) {
+        for (const char* f : {"--micro-batches", "--pp-schedule", "--virtual-stages"})
+            if (args.has(f)) throwInvalid(std::string(f) + " goes with --pp P (pipeline stages)");
+        return std::nullopt;
+    }
+    if (!s.shape) throwInvalid("--pp needs --model-shape (a pipeline splits the model's layers)");
+    PipelineEstimate p;
+    p.gpt = *s.shape;
+    p.stages = static_cast<int>(args.integer("--pp", 1, plan::kMaxPipeStages));
+    if (!args.has("--micro-batches"))
+        throwInvalid("--pp needs --micro-batches M (the micro-batches of a step, which fill the "
+                     "pipeline)");
+    p.microBatches = static_cast<int>(args.integer("--micro-batches", 1, plan::kMaxMicroBatches));
+    p.microBatch = s.activations.microBatch;
+    if (s.ranks % p.stages != 0)
+        throwInvalid(
+            "--pp " + std::to_string(p.stages) + " does not divide the " + std::to_string(s.ranks) +
+            " ranks" +
+            (s.shape->tp > 1 ? " left by --tp (--ranks / T)" : std::string(" of --ranks")));
+    p.dataRanks = s.ranks / p.stages;
+    const std::vector<plan::PipeSchedule> kinds = schedulesFlag(args);
+    const bool askedV = args.has("--virtual-stages");
+    const int v =
+        askedV ? static_cast<int>(args.integer("--virtual-stages", 1, plan::kMaxVirtualStages)) : 2;
+    const bool onlyOne = kinds.size() == 1;
+    std::string firstProblem;
+    for (plan::PipeSchedule k : kinds) {
+        const plan::PipeScheduleTraits& t = plan::traits(k);
+        const plan::PipeShape shape{p.stages, p.microBatches, t.virtualStages ? v : 1};
+        if (onlyOne && askedV && !t.virtualStages && v > 1)
+            throwInvalid(plan::validatePipe(k, {p.stages, p.microBatches, v},
+                                            static_cast<int>(p.gpt.layers)));
+        const std::string why = plan::validatePipe(k, shape, static_cast<int>(p.gpt.layers));
+        if (!why.empty()) {
+            if (onlyOne) throwInvalid(why);
+            if (firstProblem.empty()) firstProblem = why;
+            p.notes.push_back(std::string(t.flag) + " left out: " + why);
+            continue;
+        }
+        p.schedules.push_back({k, shape.virtualStages, theory::pipeBubble(k, shape, {1, 1, 1}),
+                               theory::pipeActivations(
+                                   k, shape, p.gpt, {p.microBatch, s.activations.checkpointing})});
+    }
+    if (p.schedules.empty()) throwInvalid(firstProblem); // none runs: the first one's reason
+    p.split = theory::pipeStages(p.gpt, {p.stages, p.microBatches, 1});
+    for (std::size_t i = 1; i < p.split.size(); ++i)
+        if (p.split[i].params > p.split[static_cast<std::size_t>(p.rowsStage)].params)
+            p.rowsStage = static_cast<int>(i);
+    const theory::PipeStage& rows = p.split[static_cast<std::size_t>(p.rowsStage)];
+    s.shape.reset();
+    s.units = rows.units;
+    s.params = rows.params;
+    s.ranks = p.dataRanks;
+    return p;
+}
+
+nlohmann::json pipelineJson(const PipelineEstimate& p) {
+    nlohmann::json stages = nlohmann::json::array(), schedules = nlohmann::json::array();
+    for (std::size_t i = 0; i < p.split.size(); ++i) {
+        const theory::PipeStage& st = p.split[i];
+        nlohmann::json layers = nlohmann::json::array();
+        for (const auto& [lo, hi] : st.layers)
+            layers.push_back({{"first", lo}, {"end", hi}});
+        stages.push_back({{"stage", i},
+                          {"layers", layers},
+                          {"embedding", st.embedding},
+                          {"head", st.head},
+                          {"params", st.params}});
+    }
+    for (const PipelineSchedule& s : p.schedules) {
+        nlohmann::json per = nlohmann::json::array();
+        for (const auto& a : s.stages)
+            per.push_back({{"held_micro_batch_chunks", a.heldChunks},
+                           {"activation_bytes", a.peakBytes},
+                           {"per_micro_batch_bytes", a.perMicroBatchBytes}});
+        schedules.push_back({{"schedule", plan::traits(s.kind).flag},
+                             {"virtual_stages", s.virtualStages},
+                             {"bubble", s.bubble},
+                             {"stages", per}});
+    }
+    return {{"stages", p.stages},
+            {"tp", p.gpt.tp},
+            {"dp", p.dataRanks},
+            {"micro_batches", p.microBatches},
+            {"micro_batch", p.microBatch},
+            {"rows_stage", p.rowsStage},
+            {"stage_list", stages},
+            {"schedules", schedules},
+            {"notes", p.notes}};
+}
+
+void printPipeline(const PipelineEstimate& p) {
+    std::printf(
+        "\npipeline P = %d × T = %lld × D = %d = %lld ranks (pipeline outermost, then data, "
+        "tensor innermost); M = %d micro-batches of %lld per data-parallel rank and step\n",
+        p.stages, static_cast<long long>(p.gpt.tp), p.dataRanks,
+        static_cast<long long>(p.stages) * p.gpt.tp * p.dataRanks, p.microBatches,
+        static_cast<long long>(p.microBatch));
+    std::printf("%-6s %-26s %s\n", "stage", "layers", "params");
+    for (std::size_t i = 0; i < p.split.size(); ++i)
+        std::printf("%-6zu %-26s %llu%s\n", i, layersText(p.split[i]).c_str(),
+                    static_cast<unsigned long long>(p.split[i].params),
+                    static_cast<int>(i) == p.rowsStage ? "  (the rows above: this stage's units)"
+                                                       : "");
+    std::printf("%-12s %-19s %s\n", "schedule", "bubble (theory)",
+                "activations held at the peak, per stage (micro-batch chunks, bytes)");
+    for (const PipelineSchedule& s : p.schedules) {
+        char percent[32];
+        std::snprintf(percent, sizeof percent, "%.1f %%", s.bubble * 100.0);
+        std::string bubble = percent;
+        if (s.virtualStages > 1) bubble += " (V = " + std::to_string(s.virtualStages) + ")";
+        if (plan::traits(s.kind).splitBackward) bubble += " (F = B = W)";
+        std::string held;
+        for (const auto& a : s.stages)
+            held += (held.empty() ? "" : " | ") + std::to_string(a.heldChunks) + ", " +
+                    humanBytes(a.peakBytes);
+        std::printf("%-12s %-19s %s\n", std::string(plan::traits(s.kind).flag).c_str(),
+                    bubble.c_str(), held.c_str());
+    }
+    for (const std::string& n : p.notes)
+        std::printf("  note: %s\n", n.c_str());
+}
+
+} // namespace shardscope::cli
