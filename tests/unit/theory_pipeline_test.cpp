@@ -29,6 +29,10 @@ std::vector<PipeShape> shapesOf(PipeSchedule s) {
     return out;
 }
 
+plan::GptShape smallGpt(std::int64_t layers) {
+    return {layers, 16, 2, 50, 8, 1}; // L, d, heads, vocab, seq, T
+}
+
 std::string nameOf(PipeSchedule s, const PipeShape& shape) {
     return std::string(plan::traits(s).flag) + " P=" + std::to_string(shape.stages) +
            " M=" + std::to_string(shape.microBatches) + " V=" + std::to_string(shape.virtualStages);
@@ -149,12 +153,7 @@ TEST(pipeTheory, EachStageHoldsTheActivationsOfTheFormula) {
 // A stage holds contiguous layers, the embedding on the first stage and the head on the last; an
 // uneven split gives earlier stages the extra layer; every unit lands on exactly one stage.
 TEST(pipeTheory, StagesSplitTheModelsUnits) {
-    plan::GptShape gpt;
-    gpt.layers = 5;
-    gpt.dModel = 16;
-    gpt.heads = 2;
-    gpt.vocab = 50;
-    gpt.seqLen = 8;
+    plan::GptShape gpt = smallGpt(5);
     const auto stages = theory::pipeStages(gpt, {2, 4, 1});
     ASSERT_EQ(stages.size(), 2u);
     EXPECT_EQ(stages[0].layers, (std::vector<std::pair<int, int>>{{0, 3}}));
@@ -175,12 +174,7 @@ TEST(pipeTheory, StagesSplitTheModelsUnits) {
 // The activations a stage holds: its chunk's bytes per micro-batch times what the schedule keeps
 // in flight (GPipe every micro-batch, 1F1B P − s); ZB-H1 holds them until W.
 TEST(pipeTheory, StageActivationsAreTheScheduleTimesTheChunk) {
-    plan::GptShape gpt;
-    gpt.layers = 4;
-    gpt.dModel = 16;
-    gpt.heads = 2;
-    gpt.vocab = 50;
-    gpt.seqLen = 8;
+    const plan::GptShape gpt = smallGpt(4);
     const plan::ActivationConfig cfg{2, false};
     const PipeShape shape{2, 4, 1};
     for (const auto& t : plan::kPipeScheduleTraits) {
