@@ -50,6 +50,25 @@ std::string collectiveOf(const StuckRank& s, const std::vector<std::string>& uni
     return out;
 }
 
+// A rank whose process is stopped (SIGSTOP, a debugger's breakpoint) while a peer's collective
+// times out is the stuck one, whatever the heartbeats say: on a loaded machine a waiting rank's
+// last heartbeat can be as old as the stopped one's.
+std::optional<JobEnding> stoppedEnding(const JobEvidence& e, int failingRank) {
+    for (const int r : e.stoppedRanks) {
+        if (r == failingRank) continue;
+        JobEnding out;
+        out.kind = EndingKind::Stalled;
+        out.completedSteps = e.lastCompleteStep + 1;
+        out.rank = r;
+        out.step = runningStep(e);
+        for (const RankProgress& p : e.progress)
+            if (p.rank == r && p.step >= 0) out.step = counted(e, p.step);
+        out.cause = "its process is stopped (SIGSTOP)";
+        return out;
+    }
+    return std::nullopt;
+}
+
 // The rank the progress records single out, as a Stalled ending; none when they do not.
 std::optional<JobEnding> stuckEnding(const JobEvidence& e) {
     // A stuck rank has been silent for about the stall timeout (or the collective's deadline);
@@ -147,6 +166,7 @@ JobEnding classify(const JobEvidence& e) {
     if (e.sawEnd && e.sawReport && !e.failureRank && (e.hungAfterEnd || e.stalled))
         return out; // Completed: everything the run produces has arrived
     if (e.failureRank && isTimeout(e.failureMessage)) {
+        if (auto stopped = stoppedEnding(e, *e.failureRank)) return *stopped;
         if (auto stuck = stuckEnding(e); stuck && stuck->rank != *e.failureRank) return *stuck;
     }
     if (e.failureRank && *e.failureRank >= 0 && e.failureMessage.starts_with(kDidNotArrive)) {
@@ -224,6 +244,7 @@ JobEnding classify(const JobEvidence& e) {
     }
     if (const auto line = parseWorkerErrorLine(e.stderrText); line && line->rank >= 0) {
         if (isTimeout(line->message)) {
+            if (auto stopped = stoppedEnding(e, line->rank)) return *stopped;
             if (auto stuck = stuckEnding(e); stuck && stuck->rank != line->rank) return *stuck;
         }
         out.kind = EndingKind::Failed;

@@ -62,7 +62,7 @@ struct JobEvidence {
     bool stopRequested = false;
     bool hungAfterEnd = false;     // report and End arrived, then the job did not exit
     bool childStopped = false;     // at a stall the child (worker or mpirun) was stopped (SIGSTOP)
-    std::vector<int> stoppedRanks; // at a stall: ranks whose process was stopped
+    std::vector<int> stoppedRanks; // ranks whose process was stopped (at a stall or a failure)
     int worldSize = 0;             // from the handshake (0: none arrived)
     std::vector<RankProgress> progress; // the ranks' progress records (progress.h)
     std::vector<std::string> unitNames; // from the handshake: unit index → name

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <map>
 #include <net/if.h>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -396,6 +397,18 @@ JobEnding Job::run(const std::vector<std::string>& argv,
     auto exitedAt = std::chrono::steady_clock::time_point{};
     auto endAt = std::chrono::steady_clock::time_point{};
     auto failureAt = std::chrono::steady_clock::time_point{};
+    // Which ranks' processes are stopped (SIGSTOP, a debugger), as of each scan of the tree: the
+    // most direct evidence of a stuck rank. A rank whose process is gone keeps its last state
+    // (a stopped rank is killed by the tear-down that its peers' timeout starts).
+    std::map<int, bool> rankStopped;
+    const auto scanTree = [&] {
+        collectTree();
+        for (const ProcessId& p : tree_)
+            if (const int rank = mpiRankOf(p.pid); rank >= 0) rankStopped[rank] = isStopped(p.pid);
+        evidence.stoppedRanks.clear();
+        for (const auto& [rank, stopped] : rankStopped)
+            if (stopped) evidence.stoppedRanks.push_back(rank);
+    };
     bool progressTaken = false;
     // The ranks' progress while they still run: the ones waiting keep their heartbeat fresh.
     const auto takeProgress = [&] {
@@ -441,6 +454,7 @@ JobEnding Job::run(const std::vector<std::string>& argv,
                     evidence.failureMessage =
                         protocol::printableText(f->message); // shown, never interpreted
                     failureAt = std::chrono::steady_clock::now();
+                    scanTree();
                     takeProgress();
                 }
                 if (onRecord) onRecord(*record);
@@ -481,8 +495,8 @@ JobEnding Job::run(const std::vector<std::string>& argv,
         // After exit, give the socket and stderr a moment to drain, then stop.
         if (evidence.exited && ((conn < 0 && errFd < 0) || now - exitedAt > kDrain)) break;
         if (evidence.exited) continue;
-        if (now - lastTreeScan > std::chrono::milliseconds(500)) {
-            collectTree();
+        if (now - lastTreeScan > std::chrono::milliseconds(500) && !evidence.failureRank) {
+            scanTree();
             lastTreeScan = now;
         }
         // The run is complete (report and End received) but the job does not exit — mpirun
@@ -506,12 +520,7 @@ JobEnding Job::run(const std::vector<std::string>& argv,
         if (now - lastBytes > stallTimeout) {
             evidence.stalled = true;
             evidence.childStopped = isStopped(pid_);
-            collectTree();
-            for (const ProcessId& p : tree_)
-                if (isStopped(p.pid))
-                    if (const int rank = mpiRankOf(p.pid); rank >= 0)
-                        evidence.stoppedRanks.push_back(rank);
-            std::sort(evidence.stoppedRanks.begin(), evidence.stoppedRanks.end());
+            scanTree();
             takeProgress();
             break;
         }

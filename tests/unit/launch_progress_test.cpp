@@ -160,6 +160,32 @@ TEST(launchEnding, ACollectiveTimeoutOnAHealthyRankNamesTheRankThatDidNotArrive)
     EXPECT_EQ(classify(e).rank.value_or(-1), 0);
 }
 
+// The records say rank 2 went silent first (a rank starved on a loaded machine), but rank 1's
+// process is stopped: the stopped one is named, from the failure record or the stderr line.
+TEST(launchEnding, AStoppedProcessOutweighsAStaleHeartbeat) {
+    const std::uint64_t now = 100 * kSecond;
+    JobEvidence e = stalledWith(rank2Stopped(now));
+    e.stalled = false;
+    e.exited = true;
+    e.exitCode = 1;
+    e.failureRank = 0;
+    e.failureStep = 2;
+    e.failureMessage = "all-gather on rank 0 timed out after 3 s waiting for its peers";
+    e.stoppedRanks = {1};
+    JobEnding end = classify(e);
+    EXPECT_EQ(end.kind, EndingKind::Stalled);
+    EXPECT_EQ(end.rank.value_or(-1), 1) << describe(end);
+    EXPECT_NE(describe(end).find("rank 1 is stuck in step "), std::string::npos) << describe(end);
+    EXPECT_NE(describe(end).find("stopped (SIGSTOP)"), std::string::npos) << describe(end);
+    e.failureRank.reset();
+    e.stderrText = "shardscope-worker: rank 0, step 3: all-gather on rank 0 timed out after 3 s "
+                   "waiting for its peers\n";
+    EXPECT_EQ(classify(e).rank.value_or(-1), 1);
+    // The reporting rank's own process is never the stuck one.
+    e.stoppedRanks = {0};
+    EXPECT_EQ(classify(e).rank.value_or(-1), 2);
+}
+
 TEST(launchEnding, ACompleteRunWhoseMpirunHangsIsCompleted) {
     JobEvidence e;
     e.sawEnd = true;
