@@ -136,15 +136,22 @@ TEST(launchEnding, AStallNamesTheStuckRankTheStepAndTheCollective) {
                              "block1; the job was torn down");
 }
 
-TEST(launchEnding, ACollectiveTimeoutOnAHealthyRankNamesTheRankThatDidNotArrive) {
-    const std::uint64_t now = 100 * kSecond;
-    JobEvidence e = stalledWith(rank2Stopped(now));
+// Rank 0's all-gather timed out after `seconds` in step 3 (stream step 2); the records say rank 2
+// went silent first.
+JobEvidence rank0TimedOut(int seconds) {
+    JobEvidence e = stalledWith(rank2Stopped(100 * kSecond));
     e.stalled = false;
     e.exited = true;
     e.exitCode = 1;
     e.failureRank = 0;
     e.failureStep = 2;
-    e.failureMessage = "all-gather on rank 0 timed out after 30 s waiting for its peers";
+    e.failureMessage = "all-gather on rank 0 timed out after " + std::to_string(seconds) +
+                       " s waiting for its peers";
+    return e;
+}
+
+TEST(launchEnding, ACollectiveTimeoutOnAHealthyRankNamesTheRankThatDidNotArrive) {
+    JobEvidence e = rank0TimedOut(30);
     const JobEnding end = classify(e);
     EXPECT_EQ(end.kind, EndingKind::Stalled);
     ASSERT_TRUE(end.rank);
@@ -163,14 +170,7 @@ TEST(launchEnding, ACollectiveTimeoutOnAHealthyRankNamesTheRankThatDidNotArrive)
 // The records say rank 2 went silent first (a rank starved on a loaded machine), but rank 1's
 // process is stopped: the stopped one is named, from the failure record or the stderr line.
 TEST(launchEnding, AStoppedProcessOutweighsAStaleHeartbeat) {
-    const std::uint64_t now = 100 * kSecond;
-    JobEvidence e = stalledWith(rank2Stopped(now));
-    e.stalled = false;
-    e.exited = true;
-    e.exitCode = 1;
-    e.failureRank = 0;
-    e.failureStep = 2;
-    e.failureMessage = "all-gather on rank 0 timed out after 3 s waiting for its peers";
+    JobEvidence e = rank0TimedOut(3);
     e.stoppedRanks = {1};
     JobEnding end = classify(e);
     EXPECT_EQ(end.kind, EndingKind::Stalled);
