@@ -1602,6 +1602,10 @@
         <source>Communication per rank per step: &lt;b&gt;%1&lt;/b&gt; sent, tensor- and data-parallel together (the data-parallel part alone ≈ %2 Ψ)</source>
         <translation>每个 rank 每步通信：发送 &lt;b&gt;%1&lt;/b&gt;，张量并行与数据并行合计（仅数据并行部分 ≈ %2 Ψ）</translation>
     </message>
+    <message>
+        <source>Pipeline bubble</source>
+        <translation>流水线气泡</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::CategoryBarChart</name>
@@ -2942,6 +2946,45 @@ CPU/节点</translation>
     <message>
         <source>No peak prediction for this scenario.</source>
         <translation>此场景没有峰值预测。</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::widgets::PipelineChart</name>
+    <message>
+        <source>Pipeline stages P</source>
+        <translation>流水线级数 P</translation>
+    </message>
+    <message>
+        <source>Chunks per rank V (interleaved)</source>
+        <translation>每个 rank 的模型块数 V（交错）</translation>
+    </message>
+    <message>
+        <source>micro-batches per step M</source>
+        <translation>每步微批次数 M</translation>
+    </message>
+    <message>
+        <source>bubble (% of the step)</source>
+        <translation>气泡（占一步的 %）</translation>
+    </message>
+    <message>
+        <source>Bubble: GPipe and 1F1B (P − 1)/(M + P − 1); interleaved (P − 1)/(V·M + P − 1), M a multiple of P; ZB-H1 (P − 1)/(3M + P − 1) at equal F, B and W, once M ≥ P. Activations each stage holds at once: GPipe all M micro-batches; 1F1B at most P − s on stage s; ZB-H1 up to P, until their weight gradients; interleaved 2(P − s − 1) + (V − 1)·P + 1 chunks. For a model shape: shardscope-cli estimate --pp.</source>
+        <translation>气泡：GPipe 与 1F1B 为 (P − 1)/(M + P − 1)；交错调度为 (P − 1)/(V·M + P − 1)，M 须为 P 的倍数；ZB-H1 在 F、B、W 耗时相等且 M ≥ P 时为 (P − 1)/(3M + P − 1)。每级同时保存的激活：GPipe 保存全部 M 个微批次；1F1B 在第 s 级最多 P − s 个；ZB-H1 最多 P 个，直到其权重梯度算完；交错调度 2(P − s − 1) + (V − 1)·P + 1 个模型块。针对具体模型形状：shardscope-cli estimate --pp。</translation>
+    </message>
+    <message>
+        <source>Pipeline bubble: the share of a step each of P = %1 stages waits</source>
+        <translation>流水线气泡：P = %1 级中每级在一步里等待的时间占比</translation>
+    </message>
+    <message>
+        <source>GPipe and 1F1B</source>
+        <translation>GPipe 与 1F1B</translation>
+    </message>
+    <message>
+        <source>interleaved 1F1B (V = %1)</source>
+        <translation>交错 1F1B（V = %1）</translation>
+    </message>
+    <message>
+        <source>ZB-H1 (F = B = W)</source>
+        <translation>ZB-H1（F = B = W）</translation>
     </message>
 </context>
 <context>

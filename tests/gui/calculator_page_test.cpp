@@ -4,18 +4,23 @@
 #include "calculator/derivation_model.h"
 #include "calculator/mesh_chart.h"
 #include "calculator/peak_breakdown.h"
+#include "calculator/pipeline_chart.h"
 #include "calculator/scaling_chart.h"
 #include "cli_process.h"
 #include "common/byte_format.h"
 #include "common/category_palette.h"
+#include "common/plot_setup.h"
 #include "common/qcustomplot.h"
+#include "plan/pipeline.h"
 #include "theory/estimate.h"
+#include "theory/pipeline.h"
 
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTest>
 #include <algorithm>
@@ -403,6 +408,41 @@ private Q_SLOTS:
                                                static_cast<double>(r.input.precision.paramBytes()));
         QVERIFY2(std::abs(dpPsi - r.comm.psiEquivalents) < 0.01 * dpPsi,
                  qPrintable(QStringLiteral("%1 vs %2").arg(dpPsi).arg(r.comm.psiEquivalents)));
+    }
+
+    // The pipeline tab draws each schedule's bubble from theory for M = 1 … 32 at the chosen P
+    // (and V): interleaved only where M is a multiple of P; ZB-H1 below 1F1B from M = 2 on.
+    void pipelineBubbleIsTheoryForEveryMicroBatchCount() {
+        CalculatorPage page;
+        page.resize(1024, 700);
+        page.show();
+        auto* chart = child<PipelineChart>(page, "pipelineChart");
+        child<QSpinBox>(page, "pipelineStages")->setValue(4);
+        child<QSpinBox>(page, "pipelineVirtualStages")->setValue(3);
+        QCustomPlot* plot = chart->plot();
+        QCOMPARE(plot->graphCount(), 3);
+        for (int g = 0; g < plot->graphCount(); ++g) {
+            QCPGraph* graph = plot->graph(g);
+            const auto kind = static_cast<plan::PipeSchedule>(graph->property("schedule").toInt());
+            const int v = plan::traits(kind).virtualStages ? 3 : 1;
+            const int points = graph->data()->size();
+            QCOMPARE(points, kind == plan::PipeSchedule::Interleaved ? 8 : 32);
+            for (int i = 0; i < points; ++i) {
+                const int m = static_cast<int>(graph->data()->at(i)->key);
+                if (kind == plan::PipeSchedule::Interleaved) QCOMPARE(m % 4, 0);
+                const double expect = 100.0 * theory::pipeBubble(kind, {4, m, v}, {1, 1, 1});
+                QVERIFY(std::abs(graph->data()->at(i)->value - expect) < 1e-9);
+            }
+        }
+        QVERIFY(plotTitle(plot).contains(QStringLiteral("P = 4")));
+        QVERIFY(plot->graph(2)->data()->at(1)->value < plot->graph(0)->data()->at(1)->value);
+        if (qEnvironmentVariableIsSet("SHARDSCOPE_LAYOUT_SHOTS")) {
+            auto* tabs = child<QTabWidget>(page, "calculatorNumberTabs");
+            tabs->setCurrentWidget(chart);
+            QTest::qWait(50);
+            page.grab().save(qEnvironmentVariable("SHARDSCOPE_LAYOUT_SHOTS") +
+                             QStringLiteral("/calculator-pipeline-1024x700.png"));
+        }
     }
 };
 

@@ -6,6 +6,7 @@
 #include "calculator/derivation_model.h"
 #include "calculator/mesh_chart.h"
 #include "calculator/peak_breakdown.h"
+#include "calculator/pipeline_chart.h"
 #include "calculator/scaling_chart.h"
 #include "common/byte_format.h"
 #include "common/palette_legend.h"
@@ -102,11 +103,18 @@ QWidget* CalculatorPage::buildOutputs() {
     peak_ = new PeakBreakdown;
     numberTabs_ = new QTabWidget;
     numberTabs_->setObjectName(QStringLiteral("calculatorNumberTabs"));
+    // Four tabs in a 1024 px window: each gives up the end of its name (the tooltip keeps it)
+    // rather than the last ones hiding behind scroll arrows.
+    numberTabs_->setElideMode(Qt::ElideRight);
+    numberTabs_->setUsesScrollButtons(false);
     numberTabs_->addTab(peak_, QString());
     numberTabs_->addTab(table_, QString());
     mesh_ = new MeshChart;
     mesh_->setObjectName(QStringLiteral("meshChart"));
     numberTabs_->addTab(mesh_, QString());
+    pipeline_ = new PipelineChart;
+    pipeline_->setObjectName(QStringLiteral("pipelineChart"));
+    numberTabs_->addTab(pipeline_, QString());
     auto* numbers = new QWidget;
     auto* numbersLayout = new QVBoxLayout(numbers);
     numbersLayout->setContentsMargins(0, 0, 0, 0);
@@ -184,6 +192,9 @@ void CalculatorPage::retranslateUi() {
     numberTabs_->setTabText(0, tr("Why the peak exceeds the model states"));
     numberTabs_->setTabText(1, tr("Model-state derivation"));
     numberTabs_->setTabText(2, tr("Memory vs T × D"));
+    numberTabs_->setTabText(3, tr("Pipeline bubble"));
+    for (int i = 0; i < numberTabs_->count(); ++i)
+        numberTabs_->setTabToolTip(i, numberTabs_->tabText(i));
     derivation_->retranslate();
     summary_->setText(summaryText());
     if (!error_.isEmpty()) recompute(); // our own messages are translated at compute time

@@ -21,6 +21,7 @@ class DeepSpeedPanel;
 class DerivationModel;
 class MeshChart;
 class PeakBreakdown;
+class PipelineChart;
 class ScalingChart;
 
 class CalculatorPage : public QWidget {
@@ -63,6 +64,7 @@ private:
     PeakBreakdown* peak_ = nullptr;
     MeshChart* mesh_ = nullptr;
     QTabWidget* numberTabs_ = nullptr;
+    PipelineChart* pipeline_ = nullptr;
     DeepSpeedPanel* deepspeed_ = nullptr;
     QSplitter* outputs_ = nullptr; // the charts over the numbers
     int followedRanks_ = 0;
