@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "estimate_common.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -13,19 +14,24 @@ namespace {
 std::vector<plan::PipeSchedule> schedulesFlag(const Args& args) {
     const std::string text = args.value("--pp-schedule").value_or("all");
     std::vector<plan::PipeSchedule> out;
+    const auto add = [&](plan::PipeSchedule k) { // each once, in the order first named
+        if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+    };
     std::stringstream in(text);
     for (std::string name; std::getline(in, name, ',');) {
         if (name == "all") {
             for (const auto& t : plan::kPipeScheduleTraits)
-                out.push_back(t.kind);
+                add(t.kind);
         } else if (const auto s = plan::pipeScheduleFromFlag(name)) {
-            out.push_back(*s);
+            add(*s);
         } else {
             throwInvalid("--pp-schedule: unknown schedule '" + name +
                          "' (gpipe, 1f1b, interleaved, zb1, all)");
         }
     }
-    if (out.empty()) throwInvalid("--pp-schedule needs at least one schedule");
+    if (out.empty() || text.back() == ',')
+        throwInvalid("--pp-schedule: an empty name in '" + text +
+                     "' (gpipe, 1f1b, interleaved, zb1, all)");
     return out;
 }
 
@@ -64,11 +70,24 @@ std::optional<PipelineEstimate> pipelineFlags(const Args& args, theory::Scenario
             " ranks" +
             (s.shape->tp > 1 ? " left by --tp (--ranks / T)" : std::string(" of --ranks")));
     p.dataRanks = s.ranks / p.stages;
+    if (s.knobs.hybridGroupSize > 0 && p.dataRanks % s.knobs.hybridGroupSize != 0)
+        throwInvalid("--hybrid-group " + std::to_string(s.knobs.hybridGroupSize) +
+                     " does not divide the " + std::to_string(p.dataRanks) +
+                     " data-parallel ranks (--ranks / (P·T))");
+    // The whole model's activations must fit 64 bits before a stage's are summed (validate
+    // checks them, naming --micro-batch, as without --pp).
+    theory::validate(s);
     const std::vector<plan::PipeSchedule> kinds = schedulesFlag(args);
     const bool askedV = args.has("--virtual-stages");
     const int v =
         askedV ? static_cast<int>(args.integer("--virtual-stages", 1, plan::kMaxVirtualStages)) : 2;
     const bool onlyOne = kinds.size() == 1;
+    const bool anyInterleaved = std::any_of(kinds.begin(), kinds.end(), [](plan::PipeSchedule k) {
+        return plan::traits(k).virtualStages;
+    });
+    if (askedV && !anyInterleaved && !onlyOne)
+        throwInvalid("--virtual-stages " + std::to_string(v) +
+                     ": only interleaved has virtual stages, and --pp-schedule does not list it");
     std::string firstProblem;
     for (plan::PipeSchedule k : kinds) {
         const plan::PipeScheduleTraits& t = plan::traits(k);
@@ -83,16 +102,34 @@ std::optional<PipelineEstimate> pipelineFlags(const Args& args, theory::Scenario
             p.notes.push_back(std::string(t.flag) + " left out: " + why);
             continue;
         }
-        p.schedules.push_back({k, shape.virtualStages, theory::pipeBubble(k, shape, {1, 1, 1}),
-                               theory::pipeActivations(
-                                   k, shape, p.gpt, {p.microBatch, s.activations.checkpointing})});
+        std::vector<theory::PipeStageActivations> held;
+        try {
+            held = theory::pipeActivations(k, shape, p.gpt,
+                                           {p.microBatch, s.activations.checkpointing});
+        } catch (const Error& e) {
+            throwInvalid("--micro-batches " + std::to_string(p.microBatches) + " × --micro-batch " +
+                         std::to_string(p.microBatch) + " (" + std::string(t.flag) +
+                         "): " + e.what());
+        }
+        p.schedules.push_back(
+            {k, shape.virtualStages, theory::pipeBubble(k, shape, {1, 1, 1}), std::move(held)});
     }
     if (p.schedules.empty()) throwInvalid(firstProblem); // none runs: the first one's reason
     p.split = theory::pipeStages(p.gpt, {p.stages, p.microBatches, 1});
     for (std::size_t i = 1; i < p.split.size(); ++i)
         if (p.split[i].params > p.split[static_cast<std::size_t>(p.rowsStage)].params)
             p.rowsStage = static_cast<int>(i);
+    if (p.stages == 1) return p; // one stage is the whole model: the rows stay the model's
     const theory::PipeStage& rows = p.split[static_cast<std::size_t>(p.rowsStage)];
+    p.rowsNote = "the rows are stage " + std::to_string(p.rowsStage) +
+                 "'s model states over its D = " + std::to_string(p.dataRanks) +
+                 " data-parallel ranks and their collectives once per step; the stage's TP "
+                 "all-reduces and activations are not in them; its activations are below";
+    p.notes.push_back("beside a pipeline ZeRO-2 reduce-scatters gradients and ZeRO-3 and FSDP "
+                      "gather parameters once per micro-batch: M = " +
+                      std::to_string(p.microBatches) +
+                      " times those collectives' figures in the rows (DeepSpeed allows only ZeRO-1 "
+                      "with pipelines)");
     s.shape.reset();
     s.units = rows.units;
     s.params = rows.params;
@@ -126,6 +163,7 @@ nlohmann::json pipelineJson(const PipelineEstimate& p) {
     }
     return {{"stages", p.stages},
             {"tp", p.gpt.tp},
+            {"rows_note", p.rowsNote},
             {"dp", p.dataRanks},
             {"micro_batches", p.microBatches},
             {"micro_batch", p.microBatch},
@@ -142,9 +180,10 @@ void printPipeline(const PipelineEstimate& p) {
         p.stages, static_cast<long long>(p.gpt.tp), p.dataRanks,
         static_cast<long long>(p.stages) * p.gpt.tp * p.dataRanks, p.microBatches,
         static_cast<long long>(p.microBatch));
-    std::printf("%-6s %-26s %s\n", "stage", "layers", "params");
+    if (!p.rowsNote.empty()) std::printf("(%s)\n", p.rowsNote.c_str());
+    std::printf("%-6s %-28s %s\n", "stage", "layers (one chunk per rank)", "params");
     for (std::size_t i = 0; i < p.split.size(); ++i)
-        std::printf("%-6zu %-26s %llu%s\n", i, layersText(p.split[i]).c_str(),
+        std::printf("%-6zu %-28s %llu%s\n", i, layersText(p.split[i]).c_str(),
                     static_cast<unsigned long long>(p.split[i].params),
                     static_cast<int>(i) == p.rowsStage ? "  (the rows above: this stage's units)"
                                                        : "");

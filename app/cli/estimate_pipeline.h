@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace shardscope::cli {
@@ -25,7 +26,8 @@ struct PipelineEstimate {
     int stages = 1, dataRanks = 1, microBatches = 1;
     std::int64_t microBatch = 1;
     std::vector<theory::PipeStage> split; // V = 1
-    int rowsStage = 0;                    // the stage the per-rank rows describe
+    int rowsStage = 0;                    // the stage the per-rank rows describe (P > 1)
+    std::string rowsNote;                 // what those rows hold and leave out (P > 1)
     std::vector<PipelineSchedule> schedules;
     std::vector<std::string> notes; // schedules left out, and why
 };

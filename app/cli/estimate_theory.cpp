@@ -187,16 +187,18 @@ void printJson(const std::vector<Row>& rows, const EstimateFiles& files,
                           {"ranks", s.ranks},
                           {"precision", plan::precisionName(s.precision.kind)},
                           {"rows", nlohmann::json::array()}};
-    if (s.shape)
-        out["model_shape"] = {{"layers", s.shape->layers},
-                              {"d_model", s.shape->dModel},
-                              {"heads", s.shape->heads},
-                              {"vocab", s.shape->vocab},
-                              {"seq_len", s.shape->seqLen}};
+    // With --pp the rows' scenario has the stage's units instead of the shape: the shape given.
+    const plan::GptShape* shape = s.shape ? &*s.shape : pipeline ? &pipeline->gpt : nullptr;
+    if (shape)
+        out["model_shape"] = {{"layers", shape->layers},
+                              {"d_model", shape->dModel},
+                              {"heads", shape->heads},
+                              {"vocab", shape->vocab},
+                              {"seq_len", shape->seqLen}};
     // With --tp: "params" and the per-rank rows are one TP slice's, "ranks" the DP group's.
-    if (s.shape && s.shape->tp > 1) {
-        out["tp"] = s.shape->tp;
-        out["model_params"] = plan::modelParamCount(*s.shape);
+    if (shape && shape->tp > 1) {
+        out["tp"] = shape->tp;
+        out["model_params"] = plan::modelParamCount(*shape);
     }
     if (const auto& m = files.model) {
         out["largest_layer_params"] = m->largestLayerParams;
@@ -289,10 +291,6 @@ void printTable(const std::vector<Row>& rows, const EstimateFiles& files,
                     humanBytes(t.group(StateGroup::Optimizer)).c_str(),
                     humanBytes(t.total()).c_str(), humanBytes(r.comm.totalSentBytes).c_str());
     }
-    if (pipeline)
-        std::printf("(pipeline stage %d's units over D = %d: the stage with the most parameters; "
-                    "its activations below)\n",
-                    pipeline->rowsStage, pipeline->dataRanks);
     if (rows.size() == 1)
         printDerivation(rows.front());
     else

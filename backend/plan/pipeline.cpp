@@ -110,8 +110,9 @@ std::vector<PipeOp> interleaved(int p, int m, int v, int s) {
 // the backward split into B (input gradients, which the previous stage waits for) and W (weight
 // gradients, which nobody waits for). Stage s runs, for x = 0 … M + P − 2, the forward of x, the
 // B of x − (P − 1 − s) and the W of x − (P − 1), each where it exists: 1F1B's forwards and Bs,
-// with every W P − 1 − … places later, where 1F1B's stage would wait. The last stage runs F B W
-// in turn; earlier stages fill their drain with the Ws they deferred. A micro-batch's activations
+// each W as late as its stage's distance from the first allows: stage 0 runs every W right after
+// its B, stage s defers its Ws by s places and fills its drain with them, where 1F1B's stage
+// would wait. A micro-batch's activations
 // are held from its F to its W: at most P at once on every stage (1F1B's peak, stage 0's), and
 // the bubble shrinks to (P − 1)(F + B − W) once M ≥ P.
 std::vector<PipeOp> zeroBubbleH1(int p, int m, int s) {

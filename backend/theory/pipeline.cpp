@@ -78,13 +78,25 @@ std::vector<PipeStageActivations> pipeActivations(plan::PipeSchedule schedule,
     const int p = shape.stages, v = shape.virtualStages, all = p * v;
     const ActivationBreakdown act = activationBreakdown(gpt, cfg);
     const std::vector<int> first = plan::stageFirstLayers(static_cast<int>(gpt.layers), all);
+    // Sums of up to V·M chunks: every step checked (a bound on M alone would not say).
+    const auto overflow = [] {
+        throwInvalid("activation bytes overflow 64 bits: fewer micro-batches or a smaller "
+                     "micro-batch");
+    };
+    const auto sum = [&](std::uint64_t a, std::uint64_t b) {
+        std::uint64_t out = 0;
+        if (__builtin_add_overflow(a, b, &out)) overflow();
+        return out;
+    };
     std::vector<std::uint64_t> chunkBytes(static_cast<std::size_t>(all));
     for (int k = 0; k < all; ++k) {
         const auto layers = static_cast<std::uint64_t>(first[static_cast<std::size_t>(k) + 1] -
                                                        first[static_cast<std::size_t>(k)]);
-        chunkBytes[static_cast<std::size_t>(k)] = layers * totalBytes(act.perBlock) +
-                                                  (k == 0 ? totalBytes(act.embedding) : 0) +
-                                                  (k == all - 1 ? totalBytes(act.head) : 0);
+        std::uint64_t blocks = 0;
+        if (__builtin_mul_overflow(layers, totalBytes(act.perBlock), &blocks)) overflow();
+        chunkBytes[static_cast<std::size_t>(k)] =
+            sum(sum(blocks, k == 0 ? totalBytes(act.embedding) : 0),
+                k == all - 1 ? totalBytes(act.head) : 0);
     }
     const bool split = plan::traits(schedule).splitBackward;
     const auto order = plan::pipeOrder(schedule, shape);
@@ -92,14 +104,15 @@ std::vector<PipeStageActivations> pipeActivations(plan::PipeSchedule schedule,
     for (int s = 0; s < p; ++s) {
         PipeStageActivations& a = out[static_cast<std::size_t>(s)];
         for (int c = 0; c < v; ++c)
-            a.perMicroBatchBytes += chunkBytes[static_cast<std::size_t>(c * p + s)];
+            a.perMicroBatchBytes =
+                sum(a.perMicroBatchBytes, chunkBytes[static_cast<std::size_t>(c * p + s)]);
         int held = 0;
         std::uint64_t bytes = 0;
         for (const plan::PipeOp& op : order[static_cast<std::size_t>(s)]) {
             const std::uint64_t b = chunkBytes[static_cast<std::size_t>(op.chunk * p + s)];
             if (op.kind == plan::PipeOpKind::Forward) {
                 ++held;
-                bytes += b;
+                bytes = sum(bytes, b);
                 a.heldChunks = std::max(a.heldChunks, held);
                 a.peakBytes = std::max(a.peakBytes, bytes);
             } else if (op.kind == plan::PipeOpKind::WeightGrad || !split) {

@@ -266,4 +266,34 @@ TEST(cliEstimate, BadPipelinesAreOneLineNamingTheFlag) {
                     "--micro-batches", "4", "--pp-schedule", "pipedream"},
                    "--pp-schedule");
     expectBadInput({"--deepspeed", "zero3", "--params", "1e9", "--pp", "2"}, "--pp");
+    // A stage's activations in flight that overflow 64 bits, where the model's alone do not.
+    expectBadInput({"--model-shape", "2,64,4,1000,1048576", "--ranks", "2", "--micro-batch", "1024",
+                    "--pp", "2", "--micro-batches", "4096", "--pp-schedule", "gpipe"},
+                   "--micro-batches 4096 × --micro-batch 1024");
+    expectBadInput({"--model-shape", "4,64,4,100,32", "--ranks", "4", "--pp", "2",
+                    "--micro-batches", "4", "--pp-schedule", "gpipe,1f1b", "--virtual-stages", "4"},
+                   "--pp-schedule does not list it");
+    expectBadInput({"--model-shape", "4,64,4,100,32", "--ranks", "4", "--pp", "2",
+                    "--micro-batches", "4", "--pp-schedule", "1f1b,"},
+                   "an empty name");
+    expectBadInput({"--model-shape", "4,64,4,100,32", "--ranks", "16", "--pp", "4",
+                    "--micro-batches", "4", "--strategy", "fsdp_hybrid", "--hybrid-group", "8"},
+                   "does not divide the 4 data-parallel ranks (--ranks / (P·T))");
+}
+
+// One stage is the whole model: --pp 1 leaves the rows as they were (TP traffic included); a
+// schedule named twice is listed once.
+TEST(cliEstimate, OneStageChangesNoRowAndSchedulesAreListedOnce) {
+    const Result plain = runCli({"--model-shape", "4,64,4,100,32", "--ranks", "4", "--tp", "2",
+                                 "--strategy", "zero3", "--json"});
+    const Result one = runCli({"--model-shape", "4,64,4,100,32", "--ranks", "4", "--tp", "2",
+                               "--strategy", "zero3", "--pp", "1", "--micro-batches", "2",
+                               "--pp-schedule", "1f1b,1f1b,all", "--json"});
+    ASSERT_EQ(plain.exitCode, 0) << plain.err;
+    ASSERT_EQ(one.exitCode, 0) << one.err;
+    const auto a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(one.out);
+    EXPECT_EQ(a["rows"], b["rows"]);
+    EXPECT_EQ(a["model_shape"], b["model_shape"]);
+    EXPECT_EQ(b["pipeline"]["schedules"].size(), 4u); // 1f1b first, then the rest of all, once
+    EXPECT_EQ(b["pipeline"]["schedules"][0]["schedule"], "1f1b");
 }
