@@ -50,9 +50,9 @@ std::string collectiveOf(const StuckRank& s, const std::vector<std::string>& uni
     return out;
 }
 
-// A rank whose process is stopped (SIGSTOP, a debugger's breakpoint) while a peer's collective
-// times out is the stuck one, whatever the heartbeats say: on a loaded machine a waiting rank's
-// last heartbeat can be as old as the stopped one's.
+// A rank whose process is stopped (SIGSTOP) while a peer's collective times out is the stuck one,
+// whatever the heartbeats say: on a loaded machine a waiting rank's last heartbeat can be as old
+// as the stopped one's.
 std::optional<JobEnding> stoppedEnding(const JobEvidence& e, int failingRank) {
     for (const int r : e.stoppedRanks) {
         if (r == failingRank) continue;
@@ -61,8 +61,15 @@ std::optional<JobEnding> stoppedEnding(const JobEvidence& e, int failingRank) {
         out.completedSteps = e.lastCompleteStep + 1;
         out.rank = r;
         out.step = runningStep(e);
-        for (const RankProgress& p : e.progress)
-            if (p.rank == r && p.step >= 0) out.step = counted(e, p.step);
+        for (const RankProgress& p : e.progress) {
+            if (p.rank != r) continue;
+            if (p.step >= 0) {
+                out.step = counted(e, p.step);
+            } else { // stopped before its first step
+                out.step.reset();
+                out.setup = true;
+            }
+        }
         out.cause = "its process is stopped (SIGSTOP)";
         return out;
     }

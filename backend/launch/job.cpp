@@ -397,14 +397,23 @@ JobEnding Job::run(const std::vector<std::string>& argv,
     auto exitedAt = std::chrono::steady_clock::time_point{};
     auto endAt = std::chrono::steady_clock::time_point{};
     auto failureAt = std::chrono::steady_clock::time_point{};
-    // Which ranks' processes are stopped (SIGSTOP, a debugger), as of each scan of the tree: the
-    // most direct evidence of a stuck rank. A rank whose process is gone keeps its last state
-    // (a stopped rank is killed by the tear-down that its peers' timeout starts).
+    // Which ranks' processes are stopped (SIGSTOP), as of each scan of the tree: the most direct
+    // evidence of a stuck rank. A rank is stopped when any live process of it is (a wrapper or a
+    // child shares its rank); a rank whose processes are gone keeps its last state (a stopped rank
+    // is killed by the tear-down its peers' timeout starts). The scan when a failure arrives only
+    // adds (mpirun's tear-down may have sent SIGCONT already), and none runs once this supervisor
+    // froze the job (then every process is stopped).
     std::map<int, bool> rankStopped;
-    const auto scanTree = [&] {
+    bool frozen = false;
+    const auto scanTree = [&](bool onlyAdd) {
+        if (frozen) return;
         collectTree();
+        std::map<int, bool> now;
         for (const ProcessId& p : tree_)
-            if (const int rank = mpiRankOf(p.pid); rank >= 0) rankStopped[rank] = isStopped(p.pid);
+            if (const int rank = mpiRankOf(p.pid); rank >= 0 && startTimeOf(p.pid) == p.startTime)
+                now[rank] = now[rank] || isStopped(p.pid);
+        for (const auto& [rank, stopped] : now)
+            rankStopped[rank] = stopped || (onlyAdd && rankStopped[rank]);
         evidence.stoppedRanks.clear();
         for (const auto& [rank, stopped] : rankStopped)
             if (stopped) evidence.stoppedRanks.push_back(rank);
@@ -454,7 +463,7 @@ JobEnding Job::run(const std::vector<std::string>& argv,
                     evidence.failureMessage =
                         protocol::printableText(f->message); // shown, never interpreted
                     failureAt = std::chrono::steady_clock::now();
-                    scanTree();
+                    scanTree(true);
                     takeProgress();
                 }
                 if (onRecord) onRecord(*record);
@@ -496,7 +505,7 @@ JobEnding Job::run(const std::vector<std::string>& argv,
         if (evidence.exited && ((conn < 0 && errFd < 0) || now - exitedAt > kDrain)) break;
         if (evidence.exited) continue;
         if (now - lastTreeScan > std::chrono::milliseconds(500) && !evidence.failureRank) {
-            scanTree();
+            scanTree(false);
             lastTreeScan = now;
         }
         // The run is complete (report and End received) but the job does not exit — mpirun
@@ -520,7 +529,7 @@ JobEnding Job::run(const std::vector<std::string>& argv,
         if (now - lastBytes > stallTimeout) {
             evidence.stalled = true;
             evidence.childStopped = isStopped(pid_);
-            scanTree();
+            scanTree(false);
             takeProgress();
             break;
         }
@@ -531,6 +540,7 @@ JobEnding Job::run(const std::vector<std::string>& argv,
     // train on. What the frozen ranks had already sent is then read to its end, so the recording
     // and the ending agree; only then are the processes ended (teardown).
     if (!evidence.exited && pid_ > 0) {
+        frozen = true; // every process is stopped from here: no scan tells anything
         freeze();
         for (bool more = conn >= 0; more;) {
             std::string rest;

@@ -184,6 +184,12 @@ TEST(launchEnding, AStoppedProcessOutweighsAStaleHeartbeat) {
     // The reporting rank's own process is never the stuck one.
     e.stoppedRanks = {0};
     EXPECT_EQ(classify(e).rank.value_or(-1), 2);
+    // Stopped before its first step: it is stuck during setup, not in a step.
+    e.stoppedRanks = {1};
+    e.progress[1].step = -1;
+    end = classify(e);
+    EXPECT_EQ(end.rank.value_or(-1), 1);
+    EXPECT_TRUE(end.setup && !end.step) << describe(end);
 }
 
 TEST(launchEnding, ACompleteRunWhoseMpirunHangsIsCompleted) {
