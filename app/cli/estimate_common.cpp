@@ -75,4 +75,16 @@ void rejectFlags(const Args& args, std::initializer_list<const char*> flags,
         if (args.has(flag)) throwInvalid(std::string(flag) + " " + why);
 }
 
+void forEachListed(const std::string& flag, const std::string& text, const std::string& known,
+                   const std::function<bool(const std::string&)>& each) {
+    std::stringstream in(text);
+    for (std::string name; std::getline(in, name, ',');) {
+        if (name.empty()) break;
+        if (!each(name)) throwInvalid(flag + ": unknown name '" + name + "' (" + known + ")");
+    }
+    if (text.empty() || text.front() == ',' || text.back() == ',' ||
+        text.find(",,") != std::string::npos)
+        throwInvalid(flag + ": an empty name in '" + text + "' (" + known + ")");
+}
+
 } // namespace shardscope::cli

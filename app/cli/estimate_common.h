@@ -9,6 +9,7 @@
 #include "theory/estimate.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,12 @@ Tier tierFlag(const Args& args, const std::string& flag);
 // Rejects flags of the other estimate mode, e.g. --ranks together with --deepspeed.
 void rejectFlags(const Args& args, std::initializer_list<const char*> flags,
                  const std::string& why);
+
+// A flag's comma list of names (--strategy, --pp-schedule): `each` takes every name in order
+// and returns false for one it does not know. An unknown or empty name is one line naming the
+// flag and listing `known`.
+void forEachListed(const std::string& flag, const std::string& text, const std::string& known,
+                   const std::function<bool(const std::string&)>& each);
 
 // The predicted peak of each (shaped) scenario, from the worker's dry run of the real step
 // (shardscope-worker --predict, estimate_predict.cpp). Throws Error(InvalidArgument) when the

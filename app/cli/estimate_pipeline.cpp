@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
 
 namespace shardscope::cli {
 
@@ -17,21 +16,18 @@ std::vector<plan::PipeSchedule> schedulesFlag(const Args& args) {
     const auto add = [&](plan::PipeSchedule k) { // each once, in the order first named
         if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
     };
-    std::stringstream in(text);
-    for (std::string name; std::getline(in, name, ',');) {
-        if (name == "all") {
-            for (const auto& t : plan::kPipeScheduleTraits)
-                add(t.kind);
-        } else if (const auto s = plan::pipeScheduleFromFlag(name)) {
-            add(*s);
-        } else {
-            throwInvalid("--pp-schedule: unknown schedule '" + name +
-                         "' (gpipe, 1f1b, interleaved, zb1, all)");
-        }
-    }
-    if (out.empty() || text.back() == ',')
-        throwInvalid("--pp-schedule: an empty name in '" + text +
-                     "' (gpipe, 1f1b, interleaved, zb1, all)");
+    forEachListed("--pp-schedule", text, "gpipe, 1f1b, interleaved, zb1, all",
+                  [&](const std::string& name) {
+                      if (name == "all") {
+                          for (const auto& t : plan::kPipeScheduleTraits)
+                              add(t.kind);
+                      } else if (const auto s = plan::pipeScheduleFromFlag(name)) {
+                          add(*s);
+                      } else {
+                          return false;
+                      }
+                      return true;
+                  });
     return out;
 }
 

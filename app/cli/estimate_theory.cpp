@@ -7,7 +7,6 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <vector>
 
 namespace shardscope::cli {
@@ -28,21 +27,21 @@ struct Row {
 std::vector<plan::Strategy> strategiesFlag(const Args& args) {
     const std::string text = args.value("--strategy").value_or("all");
     std::vector<plan::Strategy> out;
-    std::stringstream in(text);
-    std::string name;
-    while (std::getline(in, name, ',')) {
-        if (name == "all") {
-            for (plan::Strategy s : plan::classicStrategies())
-                out.push_back(s);
-            if (args.has("--hybrid-group")) out.push_back(plan::Strategy::FsdpHybridShard);
-        } else if (auto s = plan::parseStrategy(name)) {
-            out.push_back(*s);
-        } else {
-            throwInvalid("--strategy: unknown strategy '" + name +
-                         "' (ddp, zero1, zero2, zero3, fsdp, fsdp_grad_op, fsdp_hybrid, all)");
-        }
-    }
-    if (out.empty()) throwInvalid("--strategy needs at least one strategy");
+    forEachListed("--strategy", text,
+                  "ddp, zero1, zero2, zero3, fsdp, fsdp_grad_op, fsdp_hybrid, all",
+                  [&](const std::string& name) {
+                      if (name == "all") {
+                          for (plan::Strategy s : plan::classicStrategies())
+                              out.push_back(s);
+                          if (args.has("--hybrid-group"))
+                              out.push_back(plan::Strategy::FsdpHybridShard);
+                      } else if (auto s = plan::parseStrategy(name)) {
+                          out.push_back(*s);
+                      } else {
+                          return false;
+                      }
+                      return true;
+                  });
     return out;
 }
 

@@ -272,13 +272,21 @@ __attribute__((target("sse4.2"))) std::uint32_t crc32cSse42(std::string_view byt
         c32 = _mm_crc32_u8(c32, static_cast<std::uint8_t>(*p));
     return ~c32;
 }
-const bool kHasSse42 = __builtin_cpu_supports("sse4.2");
+// Asked on first use, not in a static initializer: __builtin_cpu_supports needs
+// __builtin_cpu_init before it when it may run ahead of libgcc's own constructor.
+bool hasSse42() {
+    static const bool have = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("sse4.2") != 0;
+    }();
+    return have;
+}
 } // namespace
 #endif
 
 std::uint32_t crc32c(std::string_view bytes, std::uint32_t crc) {
 #if defined(__x86_64__)
-    if (kHasSse42) return crc32cSse42(bytes, crc);
+    if (hasSse42()) return crc32cSse42(bytes, crc);
 #endif
     return crc32cPortable(bytes, crc);
 }

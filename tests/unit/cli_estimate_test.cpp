@@ -266,6 +266,9 @@ TEST(cliEstimate, BadPipelinesAreOneLineNamingTheFlag) {
                     "--micro-batches", "4", "--pp-schedule", "pipedream"},
                    "--pp-schedule");
     expectBadInput({"--deepspeed", "zero3", "--params", "1e9", "--pp", "2"}, "--pp");
+    // Both comma lists read alike (estimate_common's forEachListed).
+    expectBadInput({"--params", "1e9", "--ranks", "4", "--strategy", "ddp,,zero3"},
+                   "--strategy: an empty name");
     // A stage's activations in flight that overflow 64 bits, where the model's alone do not.
     expectBadInput({"--model-shape", "2,64,4,1000,1048576", "--ranks", "2", "--micro-batch", "1024",
                     "--pp", "2", "--micro-batches", "4096", "--pp-schedule", "gpipe"},
