@@ -417,6 +417,26 @@
             <numerusform>加载时重新分片：M = %1 个新 rank 各自计算自己新分片的元素范围，并从 N = %2 个已保存文件中只读取与之重叠的字节范围——映射的是元素范围，填充字节从不映射。新 rank %3 从 %4 个文件读取 %n 次，共 %5。</numerusform>
         </translation>
     </message>
+    <message>
+        <source>Rank %1 sends the gradient of its stage&apos;s input (%2, after %3) to the previous pipeline stage.</source>
+        <translation>rank %1 把本阶段输入的梯度（%2，%3 之后）发送给上一个流水线阶段。</translation>
+    </message>
+    <message>
+        <source>Rank %1 sends its stage&apos;s output (%2, from %3) to the next pipeline stage.</source>
+        <translation>rank %1 把本阶段的输出（%2，来自 %3）发送给下一个流水线阶段。</translation>
+    </message>
+    <message>
+        <source>Rank %1 waits for %2 from its neighbouring pipeline stage: until it arrives, this stage idles (the bubble).</source>
+        <translation>rank %1 等待相邻流水线阶段发来的 %2：在它到达之前，本阶段空闲（即气泡）。</translation>
+    </message>
+    <message>
+        <source>Rank %1 has posted the message (%2); it computes on while its neighbour copies it.</source>
+        <translation>rank %1 已发出消息（%2）；相邻阶段复制它的同时，本 rank 继续计算。</translation>
+    </message>
+    <message>
+        <source>Rank %1 has received %2 from its neighbouring stage.</source>
+        <translation>rank %1 已从相邻阶段收到 %2。</translation>
+    </message>
 </context>
 <context>
     <name>FailureText</name>
@@ -944,6 +964,24 @@
         <source>On GPUs: an estimate, not a measurement, and an optimistic one. Each collective this rank called in a step is priced on a ring over NVLink 4 between the H100 GPUs of one node (up to 8): a latency per call and per ring step (%1 µs + %2 µs a step, the latency of NCCL&apos;s low-latency protocol) plus the bytes the rank sent at a bus bandwidth of %3 GB/s (a large message&apos;s). No contention and no overlap with compute; the gradient norm&apos;s scalar all-reduces are not in the run&apos;s traffic figures. GPUs also compute faster, so the exposed share on a GPU cluster depends on both.</source>
         <translation>在 GPU 上：这是估算，不是测量，而且偏乐观。该 rank 一步中调用的每个集合通信都按一个节点内（最多 8 块）H100 GPU 之间 NVLink 4 上的环形算法计价：每次调用和每个环步的延迟（%1 µs + 每步 %2 µs，即 NCCL 低延迟协议的延迟），加上该 rank 发送的字节按 %3 GB/s 的总线带宽（大消息的带宽）计算。不考虑争用，也不考虑与计算的重叠；梯度范数的标量 all-reduce 不在本次运行的通信量数字中。GPU 的计算也更快，因此 GPU 集群上暴露的比例取决于两者。</translation>
     </message>
+    <message>
+        <source>send</source>
+        <comment>short, on a bar</comment>
+        <translation>发送</translation>
+    </message>
+    <message>
+        <source>receive</source>
+        <comment>short, on a bar</comment>
+        <translation>接收</translation>
+    </message>
+    <message>
+        <source>pipeline send</source>
+        <translation>流水线发送</translation>
+    </message>
+    <message>
+        <source>pipeline receive</source>
+        <translation>流水线接收</translation>
+    </message>
 </context>
 <context>
     <name>RunRequest</name>
@@ -1116,6 +1154,10 @@
     <message>
         <source>Choose a folder for the NVMe tier&apos;s files (one per rank).</source>
         <translation>请为 NVMe 层级的文件选择一个文件夹（每个 rank 一个文件）。</translation>
+    </message>
+    <message>
+        <source>pipeline: %1</source>
+        <translation>流水线：%1</translation>
     </message>
 </context>
 <context>
@@ -2654,6 +2696,18 @@ CPU/节点</translation>
     <message>
         <source>Tensor parallelism:</source>
         <translation>张量并行：</translation>
+    </message>
+    <message>
+        <source>A pipeline stage hands the gradient of its input, %1, back to the previous stage: one message between two ranks, nothing summed or sharded.</source>
+        <translation>流水线阶段把其输入的梯度（%1）交还给上一个阶段：两个 rank 之间的一条消息，不求和，也不分片。</translation>
+    </message>
+    <message>
+        <source>A pipeline stage hands its output activations, %1, to the next stage: one message between two ranks, nothing summed or sharded.</source>
+        <translation>流水线阶段把其输出激活（%1）交给下一个阶段：两个 rank 之间的一条消息，不求和，也不分片。</translation>
+    </message>
+    <message>
+        <source>A pipeline stage waits for %1 from its neighbour: the time until it arrives is the stage&apos;s share of the bubble.</source>
+        <translation>流水线阶段等待相邻阶段发来的 %1：等到它到达的这段时间，就是本阶段在气泡中所占的部分。</translation>
     </message>
 </context>
 <context>

@@ -27,6 +27,7 @@ bool hybrid(const train::RunConfig& c) {
 // with the replay, which tells from them who talked to whom.
 using plan::dataColor;
 using plan::groupsBy;
+using plan::pipeColor;
 using plan::replicaColor;
 using plan::shardColor;
 using plan::tensorColor;
@@ -108,12 +109,13 @@ std::vector<RankComms> makeSharedComms(const train::RunConfig& c,
     // Separate shared groups, each with its own rendezvous: a rank is in several groups and
     // calls them in the order the model and the strategy do, exactly like the MPI split
     // communicators.
-    const int t = c.tensorParallel, d = n / t;
-    if (t > 1) {
-        for (const auto& members : groupsBy(n, [&](int r) { return tensorColor(r, t); }))
-            distribute(sharedGroup(c, devices, members), members, out,
-                       &strategy::CommGroups::tensor);
-        for (const auto& members : groupsBy(n, [&](int r) { return dataColor(r, t); }))
+    const int t = c.tensorParallel, d = n / (t * c.pipeParallel);
+    if (t > 1 || c.pipeParallel > 1) {
+        if (t > 1)
+            for (const auto& members : groupsBy(n, [&](int r) { return tensorColor(r, t); }))
+                distribute(sharedGroup(c, devices, members), members, out,
+                           &strategy::CommGroups::tensor);
+        for (const auto& members : groupsBy(n, [&](int r) { return dataColor(r, t, d); }))
             distribute(sharedGroup(c, devices, members), members, out, &strategy::CommGroups::data);
     } else {
         for (RankComms& rc : out)
@@ -124,13 +126,16 @@ std::vector<RankComms> makeSharedComms(const train::RunConfig& c,
         for (const auto& members : groupsBy(n, [&](int r) { return shardColor(r, t, d, g); }))
             distribute(sharedGroup(c, devices, members), members, out,
                        &strategy::CommGroups::shard);
-        for (const auto& members : groupsBy(n, [&](int r) { return replicaColor(r, t, g); }))
+        for (const auto& members : groupsBy(n, [&](int r) { return replicaColor(r, t, d, g); }))
             distribute(sharedGroup(c, devices, members), members, out,
                        &strategy::CommGroups::replica);
     } else {
         for (RankComms& rc : out)
             rc.groups.shard = rc.groups.data;
     }
+    if (c.pipeParallel > 1)
+        for (const auto& members : groupsBy(n, [&](int r) { return pipeColor(r, t, d); }))
+            distribute(sharedGroup(c, devices, members), members, out, &strategy::CommGroups::pipe);
     for (RankComms& rc : out)
         configureComms(rc, c);
     return out;
@@ -140,7 +145,7 @@ MpiRankSetup makeMpiRank(const train::RunConfig& c, Ledger& ledger, int rank, in
     MpiRankSetup s;
     const bool mpi = comm::mpiCompiledIn();
     const int g = hybrid(c) ? c.knobs.hybridGroupSize : 0;
-    const int t = c.tensorParallel, d = size / t;
+    const int t = c.tensorParallel, d = size / (t * c.pipeParallel);
     if (c.backend == train::Backend::Cpu) {
         s.device = std::make_unique<device::CpuDevice>(ledger);
         device::Device* dev = s.device.get();
@@ -156,15 +161,16 @@ MpiRankSetup makeMpiRank(const train::RunConfig& c, Ledger& ledger, int rank, in
         s.comms.groups.world =
             add(mpi ? comm::makeMpiWorldCommunicator(dev) : comm::makeSelfCommunicator(dev));
         s.comms.groups.data = s.comms.groups.world;
-        if (t > 1) { // split once: the TP group, then the DP group
-            s.comms.groups.tensor = split(tensorColor(rank, t));
-            s.comms.groups.data = split(dataColor(rank, t));
-        }
+        // Every rank splits the same groups in the same order: the TP group, the DP group, the
+        // hybrid groups, the pipeline group.
+        if (t > 1) s.comms.groups.tensor = split(tensorColor(rank, t));
+        if (t > 1 || c.pipeParallel > 1) s.comms.groups.data = split(dataColor(rank, t, d));
         s.comms.groups.shard = s.comms.groups.data;
         if (g > 0) {
             s.comms.groups.shard = split(shardColor(rank, t, d, g));
-            s.comms.groups.replica = split(replicaColor(rank, t, g));
+            s.comms.groups.replica = split(replicaColor(rank, t, d, g));
         }
+        if (c.pipeParallel > 1) s.comms.groups.pipe = split(pipeColor(rank, t, d));
         configureComms(s.comms, c);
         return s;
     }
@@ -194,11 +200,11 @@ MpiRankSetup makeMpiRank(const train::RunConfig& c, Ledger& ledger, int rank, in
     };
     if (t > 1) {
         s.comms.groups.tensor = split(tensorColor(rank, t));
-        s.comms.groups.data = s.comms.groups.shard = split(dataColor(rank, t));
+        s.comms.groups.data = s.comms.groups.shard = split(dataColor(rank, t, d));
     }
     if (g > 0) {
         s.comms.groups.shard = split(shardColor(rank, t, d, g));
-        s.comms.groups.replica = split(replicaColor(rank, t, g));
+        s.comms.groups.replica = split(replicaColor(rank, t, d, g));
     }
     configureComms(s.comms, c);
     return s;

@@ -142,8 +142,8 @@ void runRank(const train::RunConfig& cfg, device::Device& device,
     if (rank == 0) predicted = predict::predictPeak(train::scenarioOf(cfg));
 
     const std::unique_ptr<model::DataSource> data = train::makeDataSource(cfg);
-    const std::unique_ptr<strategy::Sharding> sharding =
-        strategy::makeSharding(train::strategyConfigOf(cfg), device, groups);
+    const std::unique_ptr<strategy::Sharding> sharding = strategy::makeSharding(
+        train::strategyConfigOf(cfg, groups.pipe ? groups.pipe->rank() : 0), device, groups);
     train::Trainer trainer(train::trainConfigOf(cfg), device, *data, sharding.get());
 
     // Handshakes (one per rank, rank 0 first), then the states' allocations (step −1).

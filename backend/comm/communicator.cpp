@@ -171,6 +171,56 @@ void Communicator::broadcast(void* data, std::size_t bytes, int root) {
         rank() == root);
 }
 
+// ---- point-to-point ---------------------------------------------------------------------------
+
+namespace {
+void checkPeer(const Communicator& c, int peer) {
+    if (peer < 0 || peer >= c.size() || peer == c.rank())
+        throw Error(ErrorKind::Internal, "point-to-point peer " + std::to_string(peer) +
+                                             " is not another rank of a group of " +
+                                             std::to_string(c.size()));
+}
+} // namespace
+
+std::uint64_t Communicator::send(const void* data, std::size_t count, DType t, int peer,
+                                 std::int32_t unit) {
+    checkPeer(*this, peer);
+    const std::uint64_t bytes = count * dtypeBytes(t);
+    std::uint64_t handle = 0;
+    traced(CollectiveOp::PipeSend, unit, bytes, [&] { handle = doSend(data, bytes, peer); });
+    return handle;
+}
+
+bool Communicator::sendDone(std::uint64_t ticket) {
+    return doSendDone(ticket, false);
+}
+
+void Communicator::waitSend(std::uint64_t ticket) {
+    noteEntered(plan::traits(CollectiveOp::PipeSend).displayName.data(), kNoUnit, false);
+    const LeaveGuard leave;
+    doSendDone(ticket, true);
+}
+
+void Communicator::recv(void* data, std::size_t count, DType t, int peer, std::int32_t unit) {
+    checkPeer(*this, peer);
+    const std::uint64_t bytes = count * dtypeBytes(t);
+    traced(
+        CollectiveOp::PipeRecv, unit, bytes, [&] { doRecv(data, bytes, peer); }, false);
+}
+
+std::uint64_t Communicator::doSend(const void*, std::size_t, int) {
+    throw Error(ErrorKind::InvalidArgument,
+                "the " + name() + " communicator has no point-to-point messages");
+}
+bool Communicator::doSendDone(std::uint64_t, bool) {
+    throw Error(ErrorKind::InvalidArgument,
+                "the " + name() + " communicator has no point-to-point messages");
+}
+void Communicator::doRecv(void*, std::size_t, int) {
+    throw Error(ErrorKind::InvalidArgument,
+                "the " + name() + " communicator has no point-to-point messages");
+}
+
 double Communicator::sumScalar(double value) {
     noteEntered("scalar sum", kNoUnit);
     const LeaveGuard leave;

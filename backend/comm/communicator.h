@@ -109,6 +109,21 @@ public:
     // counted and traced as CollectiveOp::TpAllReduce.
     void tpAllReduce(void* data, std::size_t count, DType t, std::int32_t unit);
     void broadcast(void* data, std::size_t bytes, int root);
+    // Point-to-point messages (pipeline parallelism: activations and their gradients between
+    // neighbouring stages; `peer` is a rank of this communicator). send posts `count` elements
+    // and returns at once: the buffer must stay untouched until sendDone(ticket) is true or
+    // waitSend(ticket) has returned. recv returns when the message from `peer` is in `data`; a
+    // peer that does not send within the deadline is named (CollectiveTimeout). Messages between
+    // two ranks arrive in the order they were sent, and a receive's count must equal the send's.
+    // The span of a send is its posting (payload and sent bytes counted there), a receive's the
+    // wait and the copy (payload counted, nothing sent).
+    std::uint64_t send(const void* data, std::size_t count, DType t, int peer, std::int32_t unit);
+    bool sendDone(std::uint64_t ticket);
+    void waitSend(std::uint64_t ticket);
+    void recv(void* data, std::size_t count, DType t, int peer, std::int32_t unit);
+    // A step abandoned midway: sends not yet received are withdrawn (or waited for where a copy
+    // of them is under way), so their buffers may be freed.
+    void cancelSends() { doCancelSends(); }
     // Small scalar reductions (loss, squared gradient norm); not counted as payload.
     double sumScalar(double value);
     double maxScalar(double value);
@@ -141,6 +156,13 @@ protected:
         return false;
     }
     virtual void doFinishAllGather() {}
+    // Point-to-point: doSend returns a handle of the posted send; doSendDone tests it (wait:
+    // until it completes, within the deadline, naming the peer). The defaults refuse (a
+    // communicator without messages between ranks).
+    virtual std::uint64_t doSend(const void* data, std::size_t bytes, int peer);
+    virtual bool doSendDone(std::uint64_t handle, bool wait);
+    virtual void doRecv(void* data, std::size_t bytes, int peer);
+    virtual void doCancelSends() {}
 
 private:
     // Runs one collective between its Begin/End events and counts it; a rank that only

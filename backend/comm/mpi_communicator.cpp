@@ -251,22 +251,82 @@ private:
         sumInRankOrder(parts.data(), size_, out, count, t);
     }
 
+    // Point-to-point on one tag: MPI keeps the messages between two ranks of a communicator in
+    // order, which is the order the schedule sends them.
+    static constexpr int kPipeTag = 7;
+
+    std::uint64_t doSend(const void* data, std::size_t bytes, int peer) override {
+        MPI_Request req;
+        check(MPI_Isend(data, toInt(bytes), MPI_BYTE, peer, kPipeTag, comm_, &req), "MPI_Isend");
+        const std::uint64_t handle = nextSend_++;
+        sends_.push_back({handle, req, peer});
+        return handle;
+    }
+
+    bool doSendDone(std::uint64_t handle, bool wait) override {
+        const auto it = std::find_if(sends_.begin(), sends_.end(),
+                                     [&](const PendingSend& s) { return s.handle == handle; });
+        if (it == sends_.end())
+            throw Error(ErrorKind::Internal, "no send " + std::to_string(handle) + " is pending");
+        const char* what = plan::displayText(CollectiveOp::PipeSend);
+        if (wait) {
+            waitPeer(it->req, what, it->peer);
+        } else {
+            int done = 0;
+            check(MPI_Test(&it->req, &done, MPI_STATUS_IGNORE), what);
+            if (!done) return false;
+        }
+        sends_.erase(it);
+        return true;
+    }
+
+    void doRecv(void* data, std::size_t bytes, int peer) override {
+        const char* what = plan::displayText(CollectiveOp::PipeRecv);
+        MPI_Request req;
+        check(MPI_Irecv(data, toInt(bytes), MPI_BYTE, peer, kPipeTag, comm_, &req), "MPI_Irecv");
+        MPI_Status status{};
+        waitPeer(req, what, peer, &status);
+        int got = 0;
+        MPI_Get_count(&status, MPI_BYTE, &got);
+        if (static_cast<std::size_t>(got) != bytes)
+            throw Error(ErrorKind::Internal,
+                        std::string(what) + " on rank " + std::to_string(rank_) + " expected " +
+                            std::to_string(bytes) + " bytes from rank " + std::to_string(peer) +
+                            ", got " + std::to_string(got));
+    }
+
+    void doCancelSends() override {
+        // The job is ending: a send nobody receives is cancelled and its request released.
+        for (PendingSend& s : sends_) {
+            MPI_Cancel(&s.req);
+            MPI_Request_free(&s.req);
+        }
+        sends_.clear();
+    }
+
     // Polls instead of MPI_Wait so a dead or stuck peer becomes an error, never a hang.
     // Non-blocking collectives only progress inside MPI_Test, so the loop never sleeps: it
     // yields the core (ranks may outnumber cores) and reads the clock every 256 polls.
-    void wait(MPI_Request& req, const char* what) const {
+    void wait(MPI_Request& req, const char* what) const { waitPeer(req, what, -1); }
+
+    // As wait(), for a message with one peer (peer ≥ 0): a timeout names it.
+    void waitPeer(MPI_Request& req, const char* what, int peer,
+                  MPI_Status* status = MPI_STATUS_IGNORE) const {
         using clock = std::chrono::steady_clock;
         const auto deadline = clock::now() + timeout();
         for (unsigned polls = 1;; ++polls) {
             int done = 0;
-            check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), what);
+            check(MPI_Test(&req, &done, status), what);
             if (done) return;
             if (polls % 16 == 0) noteAlive();
-            if (polls % 256 == 0 && clock::now() > deadline)
-                throw Error(ErrorKind::Comm, std::string(what) + " on rank " +
-                                                 std::to_string(rank_) + " timed out after " +
-                                                 std::to_string(timeout().count() / 1000) +
-                                                 " s waiting for its peers");
+            if (polls % 256 == 0 && clock::now() > deadline) {
+                const std::string reason =
+                    std::string(what) + " on rank " + std::to_string(rank_) + " timed out after " +
+                    std::to_string(timeout().count() / 1000) + " s waiting for " +
+                    (peer < 0 ? std::string("its peers") : "rank " + std::to_string(peer));
+                if (peer < 0) throw Error(ErrorKind::Comm, reason);
+                throw CollectiveTimeout(reason, what, {peer}, size_);
+            }
             if (polls > 64) std::this_thread::yield();
         }
     }
@@ -277,6 +337,13 @@ private:
     bool owned_;
     int rank_ = 0;
     int size_ = 1;
+    struct PendingSend {
+        std::uint64_t handle;
+        MPI_Request req;
+        int peer;
+    };
+    std::vector<PendingSend> sends_;
+    std::uint64_t nextSend_ = 1;
 };
 
 } // namespace

@@ -37,6 +37,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -189,16 +190,48 @@ struct HostCopyReduce {
     void joinAside(int) {}
 };
 
+// Point-to-point messages between a group's ranks (Communicator::send/recv). A posted send
+// waits in its pair's queue (sender → receiver, first in first out) until the receiver has
+// copied it; the sender's buffer is read in place, so it stays untouched until then (sendDone).
+// A rank whose communicator is destroyed leaves: its peers' receives from it, and its
+// receivers' pending sends to it, fail at once.
+struct SharedMessages {
+    struct Posted {
+        const void* data = nullptr;
+        std::size_t bytes = 0;
+        int to = 0;
+        bool done = false;
+    };
+    explicit SharedMessages(int ranks)
+        : n(ranks), queues(static_cast<std::size_t>(ranks) * static_cast<std::size_t>(ranks)),
+          left(static_cast<std::size_t>(ranks), false) {}
+    std::deque<std::shared_ptr<Posted>>& queue(int from, int to) {
+        return queues[static_cast<std::size_t>(from) * static_cast<std::size_t>(n) +
+                      static_cast<std::size_t>(to)];
+    }
+    void leave(int rank) {
+        std::lock_guard lock(mutex);
+        left[static_cast<std::size_t>(rank)] = true;
+        cv.notify_all();
+    }
+    int n;
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<std::deque<std::shared_ptr<Posted>>> queues;
+    std::vector<bool> left;
+};
+
 template <class Backend> struct SharedGroup {
     SharedGroup(int n, Backend b)
         : backend(std::move(b)), barrier(n), calls(static_cast<std::size_t>(n)),
-          started(static_cast<std::size_t>(n)) {}
+          started(static_cast<std::size_t>(n)), messages(n) {}
     Backend backend;
     RankBarrier barrier;
     std::vector<SharedCall> calls;
     // A started all-gather's calls: its peers read them after collectives that ran in between
     // have reused `calls`; the all-gather's finish barrier ends their use.
     std::vector<SharedCall> started;
+    SharedMessages messages;
 };
 
 template <class Backend> class SharedRankCommunicator final : public Communicator {
@@ -206,7 +239,10 @@ public:
     SharedRankCommunicator(device::Device* device, std::shared_ptr<SharedGroup<Backend>> group,
                            int rank)
         : Communicator(device), group_(std::move(group)), rank_(rank) {}
-    ~SharedRankCommunicator() override { group_->barrier.leave(rank_); }
+    ~SharedRankCommunicator() override {
+        group_->barrier.leave(rank_);
+        group_->messages.leave(rank_);
+    }
 
     int rank() const override { return rank_; }
     int size() const override { return static_cast<int>(group_->calls.size()); }
@@ -325,6 +361,108 @@ protected:
         return out;
     }
 
+    std::uint64_t doSend(const void* data, std::size_t bytes, int peer) override {
+        auto posted = std::make_shared<SharedMessages::Posted>();
+        posted->data = data;
+        posted->bytes = bytes;
+        posted->to = peer;
+        group_->backend.publish(rank_); // the data the rank queued is visible to the receiver
+        SharedMessages& m = group_->messages;
+        {
+            std::lock_guard lock(m.mutex);
+            m.queue(rank_, peer).push_back(posted);
+            m.cv.notify_all();
+        }
+        const std::uint64_t handle = nextSend_++;
+        sends_.emplace_back(handle, std::move(posted));
+        return handle;
+    }
+
+    bool doSendDone(std::uint64_t handle, bool wait) override {
+        const auto it = std::find_if(sends_.begin(), sends_.end(),
+                                     [&](const auto& s) { return s.first == handle; });
+        if (it == sends_.end())
+            throw Error(ErrorKind::Internal, "no send " + std::to_string(handle) + " is pending");
+        SharedMessages& m = group_->messages;
+        std::unique_lock lock(m.mutex);
+        const SharedMessages::Posted& p = *it->second;
+        if (wait) {
+            const char* what = plan::displayText(CollectiveOp::PipeSend);
+            const auto deadline = std::chrono::steady_clock::now() + timeout();
+            while (!p.done) {
+                if (m.left[static_cast<std::size_t>(p.to)])
+                    throw Error(ErrorKind::Comm, "rank " + std::to_string(rank_) + ": " + what +
+                                                     " can never complete: rank " +
+                                                     std::to_string(p.to) + " has left the group");
+                if (m.cv.wait_until(lock, deadline) == std::cv_status::timeout && !p.done)
+                    throw CollectiveTimeout("rank " + std::to_string(rank_) + ": " + what +
+                                                " timed out after " +
+                                                std::to_string(timeout().count()) +
+                                                " ms waiting for rank(s) " + std::to_string(p.to),
+                                            what, {p.to}, size());
+            }
+        }
+        if (!p.done) return false;
+        lock.unlock();
+        sends_.erase(it);
+        return true;
+    }
+
+    void doCancelSends() override {
+        SharedMessages& m = group_->messages;
+        std::unique_lock lock(m.mutex);
+        for (const auto& [handle, posted] : sends_) {
+            auto& q = m.queue(rank_, posted->to);
+            const auto at = std::find(q.begin(), q.end(), posted);
+            if (at != q.end()) {
+                q.erase(at);
+                continue;
+            }
+            // Taken: the receiver is copying it now (no wait in between), or has.
+            m.cv.wait(lock, [&] { return posted->done; });
+        }
+        sends_.clear();
+    }
+
+    void doRecv(void* data, std::size_t bytes, int peer) override {
+        const char* what = plan::displayText(CollectiveOp::PipeRecv);
+        SharedMessages& m = group_->messages;
+        std::shared_ptr<SharedMessages::Posted> posted;
+        {
+            std::unique_lock lock(m.mutex);
+            auto& q = m.queue(peer, rank_);
+            const auto deadline = std::chrono::steady_clock::now() + timeout();
+            while (q.empty()) {
+                if (m.left[static_cast<std::size_t>(peer)])
+                    throw Error(ErrorKind::Comm, "rank " + std::to_string(rank_) + ": " + what +
+                                                     " can never complete: rank " +
+                                                     std::to_string(peer) + " has left the group");
+                if (m.cv.wait_until(lock, deadline) == std::cv_status::timeout && q.empty())
+                    throw CollectiveTimeout("rank " + std::to_string(rank_) + ": " + what +
+                                                " timed out after " +
+                                                std::to_string(timeout().count()) +
+                                                " ms waiting for rank(s) " + std::to_string(peer),
+                                            what, {peer}, size());
+            }
+            posted = q.front();
+            q.pop_front();
+        }
+        if (posted->bytes != bytes) {
+            const std::string reason = "rank " + std::to_string(rank_) + ": " + what + " of " +
+                                       std::to_string(bytes) + " bytes got a message of " +
+                                       std::to_string(posted->bytes) + " bytes from rank " +
+                                       std::to_string(peer);
+            group_->barrier.breakWith(reason);
+            throw Error(ErrorKind::Internal, reason);
+        }
+        group_->backend.acquire(rank_, peer);
+        if (bytes > 0) group_->backend.copy(rank_, data, posted->data, bytes);
+        group_->backend.complete(rank_); // the copy is done: the sender may reuse its buffer
+        std::lock_guard lock(m.mutex);
+        posted->done = true;
+        m.cv.notify_all();
+    }
+
 private:
     // comm_buffer in the rank's ledger (device memory for a CudaDevice), heap without a device.
     class Scratch {
@@ -405,6 +543,8 @@ private:
 
     std::shared_ptr<SharedGroup<Backend>> group_;
     int rank_;
+    std::vector<std::pair<std::uint64_t, std::shared_ptr<SharedMessages::Posted>>> sends_;
+    std::uint64_t nextSend_ = 1;
 };
 
 // One communicator per rank for ranks that are threads of this process, over a Backend.

@@ -46,15 +46,20 @@ inline constexpr std::size_t kPhaseCount = 6;
 // that are not collectives. TpAllReduce is the all-reduce of activations (forward) and input
 // gradients (backward) over a tensor-parallel group: the same primitive as AllReduce, its own
 // kind so reports, theory and the timeline tell TP traffic from the data-parallel traffic.
+// PipeSend and PipeRecv are pipeline parallelism's point-to-point messages between neighbouring
+// stages (activations forward, their gradients backward): a send is posted and returns (its
+// span is the posting), a receive spans the wait for the message and its copy.
 enum class CollectiveOp : std::uint8_t {
     None,
     AllGather,
     ReduceScatter,
     AllReduce,
     Broadcast,
-    TpAllReduce
+    TpAllReduce,
+    PipeSend,
+    PipeRecv
 };
-inline constexpr std::size_t kCollectiveOpCount = 6;
+inline constexpr std::size_t kCollectiveOpCount = 8;
 
 // A copy of offloaded state across tiers (TransferBegin / TransferEnd, bytes moved, unit).
 // Device ↔ host copies run on the rank's thread and wait for the copy: the rank computes nothing
@@ -97,13 +102,14 @@ inline constexpr std::array<std::string_view, kEventKindCount> kEventKindNames =
 inline constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {
     "none", "forward", "backward", "optimizer", "recompute", "save"};
 inline constexpr std::array<std::string_view, kCollectiveOpCount> kCollectiveOpNames = {
-    "none", "all_gather", "reduce_scatter", "all_reduce", "broadcast", "tp_all_reduce"};
+    "none",      "all_gather",    "reduce_scatter", "all_reduce",
+    "broadcast", "tp_all_reduce", "pp_send",        "pp_recv"};
 inline constexpr std::array<std::string_view, kTransferCount> kTransferNames = {
     "none", "device_to_host", "host_to_device", "nvme_read", "nvme_write"};
 static_assert(kEventKindNames.size() == static_cast<std::size_t>(EventKind::TransferWait) + 1);
 static_assert(kTransferNames.size() == static_cast<std::size_t>(Transfer::NvmeWrite) + 1);
 static_assert(kPhaseNames.size() == static_cast<std::size_t>(Phase::Save) + 1);
-static_assert(kCollectiveOpNames.size() == static_cast<std::size_t>(CollectiveOp::TpAllReduce) + 1);
+static_assert(kCollectiveOpNames.size() == static_cast<std::size_t>(CollectiveOp::PipeRecv) + 1);
 
 constexpr std::string_view eventKindName(EventKind k) {
     return kEventKindNames[static_cast<std::size_t>(k)];

@@ -153,6 +153,32 @@ void GptModel::discardActivations() {
     gradStream_.reset();
 }
 
+// ---- stage boundaries (pipeline parallelism) ---------------------------------------------------
+
+void GptModel::setInput(std::int32_t unit, device::Buffer input) {
+    if (unit < 1 || unit >= unitCount() || input.bytes() != boundaryFloats() * sizeof(float))
+        throw Error(ErrorKind::Internal, "setInput: not a stage's input");
+    discardActivations(); // a new micro-batch: nothing of the previous one may survive
+    outs_[static_cast<std::size_t>(unit - 1)] = std::move(input);
+}
+
+device::Buffer GptModel::takeOutput(std::int32_t unit) {
+    if (unit < 0 || unit + 1 >= unitCount() || outs_[static_cast<std::size_t>(unit)].empty())
+        throw Error(ErrorKind::Internal, "takeOutput: no output of that unit");
+    return std::move(outs_[static_cast<std::size_t>(unit)]);
+}
+
+void GptModel::setOutputGrad(device::Buffer grad) {
+    if (grad.bytes() != boundaryFloats() * sizeof(float))
+        throw Error(ErrorKind::Internal, "setOutputGrad: not a stage's output gradient");
+    gradStream_ = std::move(grad);
+}
+
+device::Buffer GptModel::takeInputGrad() {
+    if (gradStream_.empty()) throw Error(ErrorKind::Internal, "takeInputGrad: no gradient");
+    return std::move(gradStream_);
+}
+
 // ---- embedding -------------------------------------------------------------------------------
 
 void GptModel::embeddingForward(const float* params, const Batch& batch) {

@@ -65,6 +65,18 @@ public:
     // Frees every saved activation and the gradient in flight (a step abandoned midway).
     void discardActivations();
 
+    // Pipeline parallelism: a stage runs units [first, end) of the model. Its first forward
+    // takes the previous stage's output as `unit`'s input (setInput, before forward(unit)), its
+    // last hands its output on (takeOutput(end − 1), after forward); backward starts from the
+    // next stage's gradient of that output (setOutputGrad, before backward(end − 1)) and ends
+    // with the gradient of the stage's input (takeInputGrad, after backward(first)). Both are
+    // [micro-batch × context × d] fp32: boundaryFloats().
+    std::uint64_t boundaryFloats() const { return static_cast<std::uint64_t>(tokens_ * d_); }
+    void setInput(std::int32_t unit, device::Buffer input);
+    device::Buffer takeOutput(std::int32_t unit);
+    void setOutputGrad(device::Buffer grad);
+    device::Buffer takeInputGrad();
+
     // The TP group (its size must be shape.tp; it must outlive the model). Needed when
     // shape.tp > 1; this rank's slice is the group rank.
     void setTensorGroup(comm::Communicator* group);

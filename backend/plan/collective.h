@@ -5,8 +5,9 @@
 //
 // nccl-tests (doc/PERFORMANCE.md): algbw = payload bytes / time, busbw = algbw × factor, with
 // factor (N−1)/N for all-gather and reduce-scatter, 2(N−1)/N for all-reduce and 1 for
-// broadcast — the fraction of the payload each rank puts on the wire in the ring algorithm, so
-// busbw is comparable to the link's speed whatever N is.
+// broadcast and a point-to-point message — the fraction of the payload each rank puts on the
+// wire in the ring algorithm, so busbw is comparable to the link's speed whatever N is (a
+// pipeline receive sends nothing: its sender counts the bytes).
 //
 // Note: "payload" is the collective's full buffer per rank (nccl-tests' "size"): the gathered
 // buffer for all-gather, the input for reduce-scatter, the buffer for all-reduce/broadcast.
@@ -27,7 +28,7 @@ struct CollectiveTraits {
     std::string_view wireName;    // events, reports, JSON: core/event.h's collectiveOpName
     std::string_view displayName; // human-facing English ("all-gather"): CLI, messages, the GUI
     std::uint32_t busNumerator;   // busbw factor = busNumerator·(N−1)/N; 0: no factor (None)
-    bool fullPayload;             // broadcast: factor 1, the root sends the whole payload
+    bool fullPayload; // broadcast, point-to-point: factor 1, the sender sends the whole payload
     std::string_view trContext = "RunLabels"; // the GUI's translation context of displayName
 };
 
@@ -43,6 +44,10 @@ inline constexpr std::array<CollectiveTraits, kCollectiveOpCount> kCollectiveTra
      SHARDSCOPE_TRANSLATE_NOOP("RunLabels", "broadcast"), 0, true},
     {CollectiveOp::TpAllReduce, collectiveOpName(CollectiveOp::TpAllReduce),
      SHARDSCOPE_TRANSLATE_NOOP("RunLabels", "tensor-parallel all-reduce"), 2, false},
+    {CollectiveOp::PipeSend, collectiveOpName(CollectiveOp::PipeSend),
+     SHARDSCOPE_TRANSLATE_NOOP("RunLabels", "pipeline send"), 0, true},
+    {CollectiveOp::PipeRecv, collectiveOpName(CollectiveOp::PipeRecv),
+     SHARDSCOPE_TRANSLATE_NOOP("RunLabels", "pipeline receive"), 0, true},
 }};
 
 constexpr const CollectiveTraits& traits(CollectiveOp op) {
@@ -56,7 +61,8 @@ constexpr const char* displayText(CollectiveOp op) {
 // The collectives a step can call (every CollectiveOp but None), in enum order.
 inline constexpr std::array<CollectiveOp, kCollectiveOpCount - 1> kCollectives = {
     CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce,
-    CollectiveOp::Broadcast, CollectiveOp::TpAllReduce};
+    CollectiveOp::Broadcast, CollectiveOp::TpAllReduce,   CollectiveOp::PipeSend,
+    CollectiveOp::PipeRecv};
 
 // nccl-tests' busbw / algbw for `ranks` participants (0 for None; 0 for a lone rank except
 // broadcast, which stays 1).

@@ -54,6 +54,17 @@ std::vector<int> stageFirstLayers(int layers, int virtualStagesInAll) {
     return first;
 }
 
+StageUnits stageUnits(int layers, int stages, int stage) {
+    if (stages < 1 || stage < 0 || stage >= stages || stages > layers)
+        throw Error(ErrorKind::Internal, "stageUnits: stage " + std::to_string(stage) + " of " +
+                                             std::to_string(stages) + " over " +
+                                             std::to_string(layers) + " layers");
+    const std::vector<int> first = stageFirstLayers(layers, stages);
+    const auto s = static_cast<std::size_t>(stage);
+    // Block l is unit l + 1; the embedding (unit 0) joins stage 0, the head (L + 1) the last.
+    return {stage == 0 ? 0 : first[s] + 1, stage + 1 == stages ? layers + 2 : first[s + 1] + 1};
+}
+
 namespace {
 
 using Order = std::vector<std::vector<PipeOp>>;

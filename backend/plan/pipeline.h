@@ -68,6 +68,14 @@ std::string validatePipe(PipeSchedule schedule, const PipeShape& shape, int laye
 // P·V virtual stages.
 std::vector<int> stageFirstLayers(int layers, int virtualStagesInAll);
 
+// The units (plan/units.h: embedding, block0 … block{L−1}, head) stage `stage` of `stages`
+// runs: its layers' blocks (stageFirstLayers), the embedding on the first stage, the head on
+// the last: [first, end).
+struct StageUnits {
+    int first = 0, end = 0;
+};
+StageUnits stageUnits(int layers, int stages, int stage);
+
 enum class PipeOpKind : std::uint8_t { Forward, Backward, WeightGrad };
 
 struct PipeOp {

@@ -25,12 +25,12 @@ std::vector<std::vector<int>> collectiveMembers(CollectiveOp op, int peers, int 
         return peers == t ? plan::groupsBy(n, [t](int r) { return plan::tensorColor(r, t); })
                           : std::vector<std::vector<int>>{};
     if (peers == n) return {plan::groupsBy(n, [](int) { return 0; })};
-    if (peers == d) return plan::groupsBy(n, [t](int r) { return plan::dataColor(r, t); });
+    if (peers == d) return plan::groupsBy(n, [t, d](int r) { return plan::dataColor(r, t, d); });
     if (d % peers != 0) return {};
     if (op ==
         CollectiveOp::AllReduce) { // HYBRID's replica groups: D / G ranks, one per shard group
         const int g = d / peers;
-        return plan::groupsBy(n, [t, g](int r) { return plan::replicaColor(r, t, g); });
+        return plan::groupsBy(n, [t, d, g](int r) { return plan::replicaColor(r, t, d, g); });
     }
     return plan::groupsBy(n, [t, d, peers](int r) { return plan::shardColor(r, t, d, peers); });
 }

@@ -36,8 +36,10 @@ enum class SpanKind : std::uint8_t {
     HostToDevice,
     NvmeRead,
     NvmeWrite, // transfer row: offloaded state crossing tiers
+    PipeSend,
+    PipeRecv, // communication row: pipeline stages' messages
 };
-inline constexpr std::size_t kSpanKindCount = 15;
+inline constexpr std::size_t kSpanKindCount = 17;
 
 enum class TimelineRow : std::uint8_t { Compute, Comm, Buffers, Transfers };
 inline constexpr std::size_t kTimelineRowCount = 4;
@@ -130,6 +132,18 @@ inline constexpr std::array<SpanKindTraits, kSpanKindCount> kSpanKinds = {{
      {},
      Transfer::NvmeWrite,
      transferName(Transfer::NvmeWrite)},
+    {SpanKind::PipeSend,
+     TimelineRow::Comm,
+     {},
+     CollectiveOp::PipeSend,
+     {},
+     collectiveOpName(CollectiveOp::PipeSend)},
+    {SpanKind::PipeRecv,
+     TimelineRow::Comm,
+     {},
+     CollectiveOp::PipeRecv,
+     {},
+     collectiveOpName(CollectiveOp::PipeRecv)},
 }};
 
 constexpr bool spanKindsInEnumOrder() {

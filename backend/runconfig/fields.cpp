@@ -2,6 +2,7 @@
 
 #include "core/categories.h"
 #include "core/error.h"
+#include "plan/pipeline.h"
 #include "plan/strategy.h"
 #include "runconfig/run_config.h"
 
@@ -196,6 +197,17 @@ const std::array<Access, kFieldCount> kAccess =
                              c.worldSize = narrow<int>(f, v)),
             SHARDSCOPE_FIELD(TensorParallel, std::int64_t{c.tensorParallel},
                              c.tensorParallel = narrow<int>(f, v)),
+            SHARDSCOPE_FIELD(PipeParallel, std::int64_t{c.pipeParallel},
+                             c.pipeParallel = narrow<int>(f, v)),
+            SHARDSCOPE_FIELD(PipeSchedule, std::string(plan::traits(c.pipeSchedule).flag),
+                             {
+                                 const std::string& name = as<std::string>(f, v);
+                                 const auto s = plan::pipeScheduleFromFlag(name);
+                                 if (!s || !pipeScheduleRuns(*s))
+                                     throwInvalid("--pp-schedule must be gpipe or 1f1b, got '" +
+                                                  name.substr(0, 64) + "'");
+                                 c.pipeSchedule = *s;
+                             }),
         }};
 #undef SHARDSCOPE_FIELD
 
@@ -262,6 +274,8 @@ bool applies(const RunConfig& c, Field field) {
         return c.sharedDevice;
     case Field::Ranks:
         return !c.sharedDevice;
+    case Field::PipeSchedule:
+        return c.pipeParallel > 1;
     default:
         return true;
     }
@@ -313,6 +327,10 @@ std::vector<std::string> choicesOf(Field field) {
         break;
     case Field::Backend:
         out = {"cpu", "cuda"};
+        break;
+    case Field::PipeSchedule:
+        for (const plan::PipeScheduleTraits& t : plan::kPipeScheduleTraits)
+            if (pipeScheduleRuns(t.kind)) out.emplace_back(t.flag);
         break;
     default:
         break;

@@ -66,6 +66,8 @@ enum class Field : std::uint8_t {
     SharedDevice,
     SharedRanks,
     TensorParallel,
+    PipeParallel,
+    PipeSchedule,
     kCount
 };
 inline constexpr std::size_t kFieldCount = static_cast<std::size_t>(Field::kCount);
@@ -209,6 +211,12 @@ inline constexpr std::array<FieldSpec, kFieldCount> kFields = {{
      nullptr, "T",
      "a T x D mesh: T consecutive ranks split each block's heads and MLP, the strategy shards "
      "over D = ranks / T"},
+    {Field::PipeParallel, "--pp", "pp", ValueKind::Integer, Role::Launch, 1, 64, false, false,
+     nullptr, "P",
+     "a P x T x D mesh: P pipeline stages of consecutive layers; a step sends --grad-accum "
+     "micro-batches through them"},
+    {Field::PipeSchedule, "--pp-schedule", "pp_schedule", ValueKind::Choice, Role::Launch, 0, 0,
+     false, false, nullptr, "gpipe|1f1b", "the pipeline's schedule (with --pp; default 1f1b)"},
 }};
 
 constexpr bool fieldsInEnumOrder() {

@@ -57,6 +57,9 @@ std::vector<Problem> validate(const RunConfig& c) {
         if (c.tensorParallel > 1)
             out.push_back({f, Code::CheckpointUnsupported, c.tensorParallel, 0, 0,
                            "--tp " + std::to_string(c.tensorParallel)});
+        else if (c.pipeParallel > 1)
+            out.push_back({f, Code::CheckpointUnsupported, c.pipeParallel, 0, 0,
+                           "--pp " + std::to_string(c.pipeParallel)});
         else if (c.offload.optimizer == Tier::Nvme || c.offload.param == Tier::Nvme)
             out.push_back({f, Code::CheckpointUnsupported, 0, 0, 0, "the NVMe tier"});
     }
@@ -90,6 +93,24 @@ std::vector<Problem> validate(const RunConfig& c) {
         else if (shape.dModel >= 1 && (4 * shape.dModel) % t != 0)
             out.push_back(
                 {Field::TensorParallel, Code::NotADivisor, t, 0, 4 * shape.dModel, "MLP width"});
+    }
+    if (c.pipeParallel > 1) {
+        const int p = c.pipeParallel, t = std::max(c.tensorParallel, 1);
+        const std::string line = plan::validatePipe(c.pipeSchedule, {p, c.knobs.gradAccumSteps, 1},
+                                                    c.preset.shape.layers);
+        auto problem = [&](std::string text) {
+            out.push_back({Field::PipeParallel, Code::Pipeline, p, 0, 0, std::move(text)});
+        };
+        if (!line.empty())
+            problem(line);
+        else if (c.worldSize >= 1 && c.worldSize % (p * t) != 0)
+            problem("--pp " + std::to_string(p) + (t > 1 ? " × --tp " + std::to_string(t) : "") +
+                    " does not divide the " + std::to_string(c.worldSize) + " ranks");
+        else if (c.backend == Backend::Cuda)
+            problem("--pp " + std::to_string(p) +
+                    ": pipeline stages run on CPU ranks (--backend cpu) in this build");
+        else if (c.offload.optimizer == Tier::Nvme || c.offload.param == Tier::Nvme)
+            problem("--pp " + std::to_string(p) + ": the NVMe tier does not run with pipelines");
     }
     const std::string strategyText(plan::strategyName(c.strategy));
     for (const auto& [field, tier] : {std::pair{Field::OffloadOptimizer, c.offload.optimizer},
@@ -175,6 +196,8 @@ std::string describeForFlags(const Problem& p, bool sharedDevice) {
         return flag + " needs " + p.text;
     case Code::CheckpointUnsupported:
         return flag + ": checkpoints of a run with " + p.text + " are not supported";
+    case Code::Pipeline:
+        return p.text;
     }
     return p.text;
 }

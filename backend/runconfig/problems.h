@@ -35,6 +35,7 @@ enum class Code : std::uint8_t {
     NeedsFlag,             // the field needs another one: text is the flag it needs
     CheckpointUnsupported, // --save/--resume with a layout the checkpoint format does not describe:
                            // text names it
+    Pipeline,              // text: what is wrong with the pipeline, one line naming the flags
 };
 
 struct Problem {

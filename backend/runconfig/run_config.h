@@ -5,15 +5,20 @@
 //
 // Worker flags: workerFlagsHelp() (the worker's usage and `shardscope-cli run --help` print it).
 //
-// --tp T: a T × D mesh of the world's ranks (D = ranks / T): TP groups are T consecutive ranks,
-// DP groups stride across them; the strategy shards over the DP group.
+// --tp T, --pp P: a P × T × D mesh of the world's ranks (D = ranks / (P·T); plan/mesh.h): TP
+// groups are T consecutive ranks, DP groups stride across them within a stage, and the stages
+// (consecutive layers, plan/pipeline.h) are the outermost blocks of T·D ranks; the strategy
+// shards over the DP group. A pipelined step runs --grad-accum micro-batches (M) through the
+// stages in --pp-schedule's order.
 //
 // The job's size is mpirun's -np, except with --shared-device: then the worker is ONE process
 // (not under mpirun) that runs --ranks N ranks as threads — on one GPU with --backend cuda,
 // or on the CPU (same protocol, shared-host communicators).
+#include "plan/pipeline.h"
 #include "runconfig/presets.h"
 #include "theory/estimate.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -26,6 +31,11 @@ namespace shardscope::runconfig {
 
 enum class Backend : std::uint8_t { Cpu, Cuda };
 std::string_view backendName(Backend b); // "cpu", "cuda"
+
+// The pipeline schedules a run executes (interleaved and zb1 are sized by estimate --pp only).
+constexpr bool pipeScheduleRuns(plan::PipeSchedule s) {
+    return s == plan::PipeSchedule::GPipe || s == plan::PipeSchedule::OneFOneB;
+}
 
 struct RunConfig {
     ModelPreset preset; // --model, with --micro-batch, --lr and --data applied
@@ -47,9 +57,12 @@ struct RunConfig {
     int worldSize = 1;                     // mpirun's -np, or --ranks with --shared-device
     Backend backend = Backend::Cpu;        // --backend
     bool sharedDevice = false;             // --shared-device: ranks are threads of one process
-    int tensorParallel = 1;                // --tp: T of the T × D mesh (divides worldSize)
-    int dataParallel() const {
-        return tensorParallel >= 1 ? worldSize / tensorParallel : worldSize;
+    int tensorParallel = 1;                // --tp: T of the P × T × D mesh
+    int pipeParallel = 1;                  // --pp: P, the pipeline's stages
+    plan::PipeSchedule pipeSchedule = plan::PipeSchedule::OneFOneB; // --pp-schedule
+    int dataParallel() const {                                      // D = ranks / (P·T)
+        const int pt = std::max(tensorParallel, 1) * std::max(pipeParallel, 1);
+        return worldSize / pt;
     }
 
     // Worker I/O and instrumentation.

@@ -16,7 +16,7 @@ namespace shardscope::strategy {
 
 std::vector<comm::Communicator*> CommGroups::distinct() const {
     std::vector<comm::Communicator*> out;
-    for (comm::Communicator* c : {world, shard, replica, tensor, data})
+    for (comm::Communicator* c : {world, shard, replica, tensor, data, pipe})
         if (c && std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
     return out;
 }
@@ -35,11 +35,23 @@ Sharded::Sharded(const StrategyConfig& config, device::Device& device, const Com
     if (!groups_.data) groups_.data = groups_.world;
     if (!groups_.shard) groups_.shard = groups_.data;
     const std::int64_t tp = config.shape.tp;
+    const int stages = groups_.pipe ? groups_.pipe->size() : 1;
     if (tp > 1 && (!groups_.tensor || groups_.tensor->size() != tp ||
-                   groups_.tensor->size() * groups_.data->size() != groups_.world->size()))
+                   groups_.tensor->size() * groups_.data->size() * stages != groups_.world->size()))
         throw Error(ErrorKind::Internal,
                     "tensor parallel " + std::to_string(tp) +
                         " needs a TP group of that size and a DP group across them");
+    const auto unitTotal = static_cast<std::int32_t>(layouts_.size());
+    first_ = config.firstUnit;
+    end_ = config.endUnit == 0 ? unitTotal : config.endUnit;
+    if (first_ < 0 || first_ >= end_ || end_ > unitTotal ||
+        (stages == 1 && (first_ != 0 || end_ != unitTotal)))
+        throw Error(ErrorKind::Internal, "a stage's units [" + std::to_string(first_) + ", " +
+                                             std::to_string(end_) + ") of " +
+                                             std::to_string(unitTotal));
+    if (stages > 1 && tp <= 1 && groups_.data->size() * stages != groups_.world->size())
+        throw Error(ErrorKind::Internal, "a pipeline of " + std::to_string(stages) +
+                                             " stages needs a DP group of world / stages ranks");
     if (policy_.hybrid) {
         const int g = config.knobs.hybridGroupSize;
         if (!groups_.replica || groups_.shard->size() != g ||
@@ -71,6 +83,7 @@ void Sharded::setup() {
         UnitState& s = state(u);
         s.layout = &layouts_[static_cast<std::size_t>(u)];
         s.n = s.layout->elements();
+        if (!holds(u)) continue; // another stage's unit
         s.padded = s.layout->paddedElements(shards_);
         s.shard = s.padded / shards_;
         s.lo = shardRank_ * s.shard;
@@ -139,7 +152,7 @@ void Sharded::setup() {
     if (policy_.bucketedReduce && groups_.data->size() > 1) {
         reduceOp_ = policy_.shardOptimizer ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
         std::vector<plan::UnitRange> backward, forward;
-        for (std::int32_t u = count - 1; u >= 0; --u) {
+        for (std::int32_t u = end_ - 1; u >= first_; --u) {
             const UnitState& s = state(u);
             backward.push_back({u, reduceOp_ == CollectiveOp::AllReduce ? s.n : s.shard});
         }
@@ -147,7 +160,7 @@ void Sharded::setup() {
         reducePlan_ = plan::planBuckets(
             backward, plan::bucketCapacity(config_.knobs.reduceBucketBytes, eb_, slots));
         if (policy_.shardOptimizer) {
-            for (std::int32_t u = 0; u < count; ++u)
+            for (std::int32_t u = first_; u < end_; ++u)
                 forward.push_back({u, state(u).shard});
             gatherPlan_ = plan::planBuckets(
                 forward, plan::bucketCapacity(config_.knobs.allGatherBucketBytes, eb_, shards_));
@@ -232,10 +245,10 @@ void Sharded::reshard(std::int32_t unit) {
 void Sharded::beforeForward(std::int32_t unit) {
     if (!policy_.shardParams) return;
     // The unit itself first, then the prefetched ones (they are live while this one computes).
-    const std::int32_t end = std::min(unitCount(), unit + policy_.gatherWindow);
+    const std::int32_t end = std::min(end_, unit + policy_.gatherWindow);
     for (std::int32_t u = unit; u < end; ++u)
         gather(u, u != unit);
-    if (end < unitCount())
+    if (end < end_)
         startParamRead(end); // NVMe: the next unit's read in flight while this one computes
 }
 
@@ -245,10 +258,10 @@ void Sharded::afterForward(std::int32_t unit) {
 
 void Sharded::beforeBackward(std::int32_t unit) {
     if (!policy_.shardParams) return;
-    const std::int32_t end = std::max(-1, unit - policy_.gatherWindow);
+    const std::int32_t end = std::max(first_ - 1, unit - policy_.gatherWindow);
     for (std::int32_t u = unit; u > end; --u)
         gather(u, u != unit);
-    if (end >= 0) startParamRead(end);
+    if (end >= first_) startParamRead(end);
 }
 
 ParamView Sharded::params(std::int32_t unit) const {
@@ -316,7 +329,7 @@ void Sharded::endBackward(const MicroStep& micro) {
     // ZeRO-1: the full gradients are reduce-scattered after the (last) backward.
     if (policy_.bucketedReduce && policy_.shardOptimizer && !policy_.shardGrads && micro.last() &&
         !reducePlan_.empty())
-        for (std::int32_t u = unitCount() - 1; u >= 0; --u)
+        for (std::int32_t u = end_ - 1; u >= first_; --u)
             packForReduce(u, micro);
     if (reduceBucket_ != 0 && reduceBucket_ != reducePlan_.size())
         throw Error(ErrorKind::Internal, "a reduce bucket was left unflushed");
@@ -476,28 +489,28 @@ void Sharded::writeOwnParams(UnitState& s, std::uint64_t offset, std::uint64_t l
 void Sharded::afterOptimizer() {
     updateComputeWeights();
     finishParamWrite(); // the next forward reads the files
-    for (UnitState& s : units_)
+    for (UnitState& s : held())
         s.rounded.reset(); // the NVMe tier's rounded weights are consumed
 }
 
 void Sharded::updateComputeWeights() {
     if (!policy_.shardOptimizer) { // DDP
         if (mixed_)
-            for (UnitState& s : units_)
+            for (UnitState& s : held())
                 ops_.toBf16(s.master.ptr<const float>(), s.paramFull.ptr<Bf16>(), s.n);
         return;
     }
     if (!policy_.shardParams) { // ZeRO-1/2: all-gather the updated parameters
         if (shards_ == 1) {
             if (mixed_)
-                for (UnitState& s : units_)
+                for (UnitState& s : held())
                     writeOwnParams(s, 0, s.padded, s.paramFull.data());
             return;
         }
         gatherUpdatedParams();
         return;
     }
-    for (std::int32_t u = 0; u < unitCount(); ++u) {
+    for (std::int32_t u = first_; u < end_; ++u) {
         UnitState& s = state(u);
         if (s.persistent)
             gatherPersistent(s, u);
@@ -558,6 +571,45 @@ void Sharded::gatherPersistent(UnitState& s, std::int32_t unit) {
 // ---- bookkeeping ------------------------------------------------------------------------------
 
 std::vector<std::vector<float>> Sharded::gatherWeights() {
+    std::vector<std::vector<float>> stage = stageWeights();
+    if (!groups_.pipe || groups_.pipe->size() == 1) return stage;
+    // Every stage's leader (DP rank 0 of TP rank 0) holds its units whole: the pipeline group of
+    // world rank 0 gathers them there. Every pipeline group gathers (a collective), the others
+    // discard what they got.
+    std::string mine;
+    for (const auto& unit : stage) {
+        const std::uint64_t n = unit.size();
+        mine.append(reinterpret_cast<const char*>(&n), sizeof(n));
+        mine.append(reinterpret_cast<const char*>(unit.data()), n * sizeof(float));
+    }
+    const std::vector<std::string> parts = groups_.pipe->gatherBytes(mine, 0);
+    if (groups_.world->rank() != 0) return {};
+    std::vector<std::vector<float>> out(units_.size());
+    for (const std::string& part : parts) {
+        std::size_t at = 0;
+        for (std::size_t u = 0; at < part.size() && u < out.size(); ++u) {
+            std::uint64_t n = 0;
+            if (at + sizeof(n) > part.size())
+                throw Error(ErrorKind::Internal, "gatherWeights: short stage part");
+            std::memcpy(&n, part.data() + at, sizeof(n));
+            at += sizeof(n);
+            if (n > (part.size() - at) / sizeof(float))
+                throw Error(ErrorKind::Internal, "gatherWeights: malformed stage part");
+            if (n == 0) continue;
+            out[u].resize(n);
+            std::memcpy(out[u].data(), part.data() + at, n * sizeof(float));
+            at += n * sizeof(float);
+        }
+    }
+    for (std::size_t u = 0; u < out.size(); ++u)
+        if (out[u].empty())
+            throw Error(ErrorKind::Internal, "gatherWeights: no stage sent " + layouts_[u].name());
+    return out;
+}
+
+// The weights of this rank's stage, whole (every TP slice put back), at the stage's leader: DP
+// rank 0 of TP rank 0 (other ranks get an empty vector; units of other stages are empty).
+std::vector<std::vector<float>> Sharded::stageWeights() {
     std::vector<std::vector<float>> slices = gatherSlices();
     const std::int64_t tp = config_.shape.tp;
     if (tp <= 1) return slices;
@@ -567,19 +619,20 @@ std::vector<std::vector<float>> Sharded::gatherWeights() {
     for (const auto& unit : slices)
         mine.append(reinterpret_cast<const char*>(unit.data()), unit.size() * sizeof(float));
     const std::vector<std::string> parts = groups_.tensor->gatherBytes(mine, 0);
-    if (groups_.world->rank() != 0) return {};
+    if (groups_.tensor->rank() != 0 || groups_.data->rank() != 0) return {};
     if (parts.size() != static_cast<std::size_t>(tp))
         throw Error(ErrorKind::Internal,
-                    "gatherWeights: the TP group of world rank 0 is not T ranks");
+                    "gatherWeights: the TP group of a stage's leader is not T ranks");
     const std::vector<plan::UnitLayout> whole = plan::unitLayouts(plan::untiled(config_.shape));
     std::vector<std::vector<float>> out(whole.size());
     std::vector<float> slice;
     for (std::size_t u = 0; u < whole.size(); ++u)
-        out[u].assign(whole[u].elements(), 0.0f);
+        if (holds(static_cast<std::int32_t>(u))) out[u].assign(whole[u].elements(), 0.0f);
     for (std::int64_t r = 0; r < tp; ++r) {
         const std::string& part = parts[static_cast<std::size_t>(r)];
         std::size_t at = 0;
         for (std::size_t u = 0; u < whole.size(); ++u) {
+            if (!holds(static_cast<std::int32_t>(u))) continue;
             const std::uint64_t n = layouts_[u].elements();
             if (at + n * sizeof(float) > part.size())
                 throw Error(ErrorKind::Internal, "gatherWeights: short TP part");
@@ -601,6 +654,10 @@ std::vector<std::vector<float>> Sharded::gatherSlices() {
                                               : groups_.data->rank() == 0;
     for (std::int32_t u = 0; u < unitCount(); ++u) {
         std::uint64_t range[2] = {0, 0};
+        if (!holds(u)) { // another stage's: nothing from this rank
+            mine.append(reinterpret_cast<const char*>(range), sizeof(range));
+            continue;
+        }
         OwnedSlice o = owned(u);
         if (sends) {
             range[0] = o.begin;
@@ -622,7 +679,7 @@ std::vector<std::vector<float>> Sharded::gatherSlices() {
     if (groups_.data->rank() != 0) return out;
     out.resize(units_.size());
     for (std::size_t u = 0; u < units_.size(); ++u)
-        out[u].assign(units_[u].n, 0.0f);
+        if (holds(static_cast<std::int32_t>(u))) out[u].assign(units_[u].n, 0.0f);
     for (const std::string& part : parts) {
         std::size_t at = 0;
         for (std::size_t u = 0; u < units_.size(); ++u) {
@@ -630,7 +687,8 @@ std::vector<std::vector<float>> Sharded::gatherSlices() {
             std::memcpy(range, part.data() + at, sizeof(range));
             at += sizeof(range);
             const std::uint64_t len = range[1] - range[0];
-            if (range[1] > units_[u].n || at + len * sizeof(float) > part.size())
+            if (range[1] > out[u].size() || range[0] > range[1] ||
+                at + len * sizeof(float) > part.size())
                 throw Error(ErrorKind::Internal, "gatherWeights: malformed part");
             std::memcpy(out[u].data() + range[0], part.data() + at, len * sizeof(float));
             at += len * sizeof(float);
@@ -650,7 +708,7 @@ void Sharded::discardTransients() {
     reducePiece_ = 0;
     if (nvme_) nvme_->waitAll(); // before the staging it reads into or writes from is freed
     paramWriting_ = kNoUnit;
-    for (UnitState& s : units_) {
+    for (UnitState& s : held()) {
         s.paramReadTicket = s.paramWriteTicket = 0;
         s.paramRead.reset();
         s.paramWrite.reset();

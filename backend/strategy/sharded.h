@@ -77,6 +77,9 @@ public:
     int dataRanks() const override { return groups_.data->size(); }
     comm::Communicator& dataGroup() override { return *groups_.data; }
     comm::Communicator* tensorGroup() override { return groups_.tensor; }
+    comm::Communicator* pipeGroup() override { return groups_.pipe; }
+    std::int32_t firstUnit() const override { return first_; }
+    std::int32_t endUnit() const override { return end_; }
 
     void beforeForward(std::int32_t unit) override;
     void afterForward(std::int32_t unit) override;
@@ -99,6 +102,12 @@ private:
         return static_cast<std::int32_t>(&s - units_.data());
     }
     std::int32_t unitCount() const { return static_cast<std::int32_t>(units_.size()); }
+    // The states of this rank's stage (every unit without pipeline parallelism).
+    std::span<UnitState> held() {
+        return std::span<UnitState>(units_).subspan(static_cast<std::size_t>(first_),
+                                                    static_cast<std::size_t>(end_ - first_));
+    }
+    bool holds(std::int32_t u) const { return u >= first_ && u < end_; }
     comm::Communicator& shardComm() { return *groups_.shard; }
     comm::DType dtype() const { return mixed_ ? comm::DType::Bf16 : comm::DType::F32; }
     Buffer allocate(std::uint64_t elements, Category c, std::int32_t unit, bool zeroed = false,
@@ -143,6 +152,7 @@ private:
     void validateOffload() const;
     void setup();
     void initialValues(std::int32_t unit, std::vector<float>& padded) const;
+    std::vector<std::vector<float>> stageWeights();
     std::vector<std::vector<float>> gatherSlices();
     void gather(std::int32_t unit, bool prefetch);
     void finishInflight();
@@ -174,6 +184,7 @@ private:
     std::uint64_t shardRank_ = 0;
     std::vector<plan::UnitLayout> layouts_;
     std::vector<UnitState> units_;
+    std::int32_t first_ = 0, end_ = 0; // the stage's units [first_, end_)
 
     CollectiveOp reduceOp_ =
         CollectiveOp::AllReduce;           // of the reduce buckets: all-reduce or reduce-scatter

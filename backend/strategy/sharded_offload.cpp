@@ -136,7 +136,7 @@ void Sharded::finishNvmeTransfer(UnitState& s) {
 
 void Sharded::pollNvme() {
     if (!nvme_) return;
-    for (UnitState& s : units_)
+    for (UnitState& s : held())
         if (s.nvmeTicket != 0 && nvme_->poll(s.nvmeTicket)) finishNvmeTransfer(s);
 }
 
@@ -148,7 +148,7 @@ OwnedSlice Sharded::beginUpdate(std::int32_t unit, OwnedSlice o) {
     UnitState& s = state(unit);
     if (s.nvmeStage.empty()) startNvmeRead(s, unit); // not prefetched: the first unit
     finishNvmeTransfer(s);
-    if (unit + 1 < unitCount()) startNvmeRead(state(unit + 1), unit + 1);
+    if (unit + 1 < end_) startNvmeRead(state(unit + 1), unit + 1);
     char* base = s.nvmeStage.ptr<char>();
     o.weights = reinterpret_cast<float*>(base);
     o.m = reinterpret_cast<float*>(base + s.nvmeRegion);
@@ -182,7 +182,7 @@ void Sharded::endUpdate(std::int32_t unit) {
         s.rounded = device_.allocateArray<Bf16>(s.shard, {Category::Workspace, Tier::Host, unit});
         if (device_.holdsData()) offload::hostToBf16(master, s.rounded.ptr<Bf16>(), s.shard);
     }
-    if (unit + 1 == unitCount()) { // the last: the step goes on with every state in its file
+    if (unit + 1 == end_) { // the last: the step goes on with every state in its file
         finishNvmeTransfer(s);
         s.nvmeStage.reset();
     }

@@ -33,13 +33,16 @@ namespace shardscope::strategy {
 // its DP group (the D ranks holding the same TP slice, stride T); without it both may be null
 // (data = world). `shard` is where a unit's flat buffer is split (the DP group, or the
 // HYBRID_SHARD group inside it); `replica` joins the ranks that hold the same shard
-// (HYBRID_SHARD only). A single-rank run may pass the same self communicator everywhere.
+// (HYBRID_SHARD only). With pipeline parallelism (a P × T × D mesh) `pipe` joins the ranks of
+// the same DP and TP position across the P stages (group rank = stage), and tensor/data are the
+// stage's groups. A single-rank run may pass the same self communicator everywhere.
 struct CommGroups {
     comm::Communicator* world = nullptr;
     comm::Communicator* shard = nullptr;
     comm::Communicator* replica = nullptr;
     comm::Communicator* tensor = nullptr;
     comm::Communicator* data = nullptr;
+    comm::Communicator* pipe = nullptr;
     std::vector<comm::Communicator*> distinct() const; // each communicator once
 };
 
@@ -54,6 +57,10 @@ struct StrategyConfig {
     // FSDP).
     plan::Offload offload{};
     offload::NvmeOptions nvme{}; // where and how the NVMe tier's file is written (offload nvme)
+    // Pipeline parallelism: the rank's stage holds the units [firstUnit, endUnit) (endUnit 0:
+    // every unit). units() stays the whole model's list; the others have no states here.
+    std::int32_t firstUnit = 0;
+    std::int32_t endUnit = 0;
 };
 
 struct MicroStep {
@@ -106,6 +113,10 @@ public:
     // The DP group (the world without tensor parallelism) and the TP group (null: none).
     virtual comm::Communicator& dataGroup() { return world(); }
     virtual comm::Communicator* tensorGroup() { return nullptr; }
+    // The pipeline group (null: one stage) and the units of this rank's stage.
+    virtual comm::Communicator* pipeGroup() { return nullptr; }
+    virtual std::int32_t firstUnit() const { return 0; }
+    virtual std::int32_t endUnit() const { return static_cast<std::int32_t>(units().size()); }
 
     virtual void beforeForward(std::int32_t unit) = 0;
     virtual void afterForward(std::int32_t unit) = 0;

@@ -11,10 +11,11 @@ TrainConfig trainConfigOf(const RunConfig& c) {
     t.seed = c.seed;
     t.gradAccumSteps = c.knobs.gradAccumSteps;
     t.bf16Gemm = scenarioOf(c).knobs.bf16Gemm;
+    t.pipeSchedule = c.pipeSchedule;
     return t;
 }
 
-strategy::StrategyConfig strategyConfigOf(const RunConfig& c) {
+strategy::StrategyConfig strategyConfigOf(const RunConfig& c, int stage) {
     strategy::StrategyConfig s;
     s.strategy = c.strategy;
     s.knobs = scenarioOf(c).knobs;
@@ -24,6 +25,12 @@ strategy::StrategyConfig strategyConfigOf(const RunConfig& c) {
     s.seed = c.seed;
     s.offload = c.offload;
     s.nvme = {c.nvmeDir, c.keepNvme, c.aioBlockBytes, static_cast<int>(c.aioQueueDepth)};
+    if (c.pipeParallel > 1) {
+        const plan::StageUnits units =
+            plan::stageUnits(static_cast<int>(c.preset.shape.layers), c.pipeParallel, stage);
+        s.firstUnit = units.first;
+        s.endUnit = units.end;
+    }
     return s;
 }
 

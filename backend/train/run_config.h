@@ -21,7 +21,8 @@ using runconfig::toJson;
 using runconfig::toWorkerArgs;
 
 TrainConfig trainConfigOf(const RunConfig& config);
-strategy::StrategyConfig strategyConfigOf(const RunConfig& config);
+// `stage`: the rank's pipeline stage (0 without --pp), whose units the strategy holds.
+strategy::StrategyConfig strategyConfigOf(const RunConfig& config, int stage = 0);
 std::unique_ptr<model::DataSource> makeDataSource(const RunConfig& config);
 
 } // namespace shardscope::train

@@ -14,6 +14,18 @@ namespace shardscope::train {
 
 using device::Buffer;
 
+namespace {
+// The ledger's model-state cells now (StepResult::modelStates).
+ByteTable modelStatesNow(const Ledger& ledger) {
+    ByteTable out;
+    for (Category c : kAllCategories)
+        if (stateGroup(c) != StateGroup::Other)
+            for (Tier t : kAllTiers)
+                out.at(c, t) = ledger.live().at(c, t);
+    return out;
+}
+} // namespace
+
 Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSource& data,
                  strategy::Sharding* sharding)
     : config_(config), device_(device), data_(data), sharding_(sharding),
@@ -52,6 +64,22 @@ Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSo
         throw Error(ErrorKind::Internal, "the strategy was built for another model");
     model_.setTensorGroup(sharding_->tensorGroup());
     model_.setBf16Gemm(bf16Gemm());
+    first_ = sharding_->firstUnit();
+    end_ = sharding_->endUnit();
+    if (comm::Communicator* pipe = sharding_->pipeGroup(); pipe && pipe->size() > 1) {
+        pipe_ = pipe;
+        stage_ = pipe->rank();
+        stages_ = pipe->size();
+        const bool first = stage_ == 0, last = stage_ + 1 == stages_;
+        if ((first_ == 0) != first || (end_ == model_.unitCount()) != last)
+            throw Error(ErrorKind::Internal, "a pipeline stage's units do not match its rank");
+        // Every micro-batch of the step may be in flight at once (GPipe): an activation set each.
+        for (int m = 0; m < config_.gradAccumSteps; ++m) {
+            micro_.push_back(std::make_unique<model::GptModel>(config_.model, device_));
+            micro_.back()->setTensorGroup(sharding_->tensorGroup());
+            micro_.back()->setBf16Gemm(bf16Gemm());
+        }
+    }
     // The norm's fixed-point sum runs over every TP slice: T times the slice's elements bound it.
     for (const auto& u : model_.units())
         paddedTotal_ += u.paddedElements(static_cast<std::uint64_t>(sharding_->dataRanks()));
@@ -90,21 +118,22 @@ Buffer Trainer::widen(std::int32_t unit, const strategy::ParamView& view) {
     return fp32;
 }
 
-void Trainer::forwardUnit(std::int32_t unit, const model::Batch& batch) {
+void Trainer::forwardUnit(model::GptModel& model, std::int32_t unit, const model::Batch& batch) {
     sharding_->beforeForward(unit);
     emitSpan(EventKind::ComputeBegin, unit, Phase::Forward);
     const strategy::ParamView view = sharding_->params(unit);
     if (mixed()) {
         Buffer params = widen(unit, view);
-        model_.forward(unit, params.ptr<float>(), batch, bf16Linear(view));
+        model.forward(unit, params.ptr<float>(), batch, bf16Linear(view));
     } else {
-        model_.forward(unit, static_cast<const float*>(view.data), batch);
+        model.forward(unit, static_cast<const float*>(view.data), batch);
     }
     emitSpan(EventKind::ComputeEnd, unit, Phase::Forward);
     sharding_->afterForward(unit);
 }
 
-void Trainer::backwardUnit(std::int32_t unit, const strategy::MicroStep& micro) {
+void Trainer::backwardUnit(model::GptModel& model, std::int32_t unit,
+                           const strategy::MicroStep& micro) {
     sharding_->beforeBackward(unit);
     emitSpan(EventKind::ComputeBegin, unit, Phase::Backward);
     const std::uint64_t n = model_.units()[static_cast<std::size_t>(unit)].elements();
@@ -112,8 +141,8 @@ void Trainer::backwardUnit(std::int32_t unit, const strategy::MicroStep& micro) 
     Buffer params;
     if (mixed()) params = widen(unit, view);
     Buffer grads = device_.allocateArray<float>(n, {Category::Workspace, Tier::Device, unit}, true);
-    model_.backward(unit, mixed() ? params.ptr<float>() : static_cast<const float*>(view.data),
-                    grads.ptr<float>(), bf16Linear(view));
+    model.backward(unit, mixed() ? params.ptr<float>() : static_cast<const float*>(view.data),
+                   grads.ptr<float>(), bf16Linear(view));
     params.reset();
     emitSpan(EventKind::ComputeEnd, unit, Phase::Backward);
     sharding_->storeGradients(unit, grads.as<const float>(), micro);
@@ -124,11 +153,13 @@ void Trainer::backwardUnit(std::int32_t unit, const strategy::MicroStep& micro) 
 double Trainer::computeGradients(const model::Batch& batch, int micro, int micros) {
     const strategy::MicroStep m{micro, micros};
     try {
+        if (pipe_)
+            throw Error(ErrorKind::Internal, "computeGradients runs one stage of a pipeline");
         for (std::int32_t u = 0; u < model_.unitCount(); ++u)
-            forwardUnit(u, batch);
+            forwardUnit(model_, u, batch);
         const double loss = model_.loss();
         for (std::int32_t u = model_.unitCount() - 1; u >= 0; --u)
-            backwardUnit(u, m);
+            backwardUnit(model_, u, m);
         sharding_->endBackward(m);
         return loss;
     } catch (...) {
@@ -147,9 +178,11 @@ double Trainer::optimizerStep() {
     // TP rank 0 adds those to the norm; the TP-split tensors are disjoint and all count.
     const comm::Communicator* tensor = sharding_->tensorGroup();
     const bool skipReplicated = tensor && tensor->size() > 1 && tensor->rank() != 0;
-    for (std::int32_t u = 0; u < units; ++u) {
+    // With a pipeline the stage's units only: the norm's sum over the world adds the others.
+    slices.resize(static_cast<std::size_t>(units));
+    for (std::int32_t u = first_; u < end_; ++u) {
         const strategy::OwnedSlice o = sharding_->owned(u);
-        slices.push_back(o);
+        slices[static_cast<std::size_t>(u)] = o;
         const std::uint64_t eb = o.gradsBf16 ? sizeof(Bf16) : sizeof(float);
         const char* base = static_cast<const char*>(o.grads);
         if (!skipReplicated) {
@@ -173,7 +206,7 @@ double Trainer::optimizerStep() {
     const auto gradScale = static_cast<float>(coefficient / parts);
     const AdamWConfig& opt = config_.optimizer;
     device::Ops& ops = device_.ops();
-    for (std::int32_t u = 0; u < units; ++u) {
+    for (std::int32_t u = first_; u < end_; ++u) {
         strategy::OwnedSlice o = sharding_->beginUpdate(u, slices[static_cast<std::size_t>(u)]);
         const auto& layout = model_.units()[static_cast<std::size_t>(u)];
         // ZeRO-Offload with device gradients (ZeRO-1's slice of the all-reduced gradient): the
@@ -220,35 +253,119 @@ StepResult Trainer::step() {
     const int micros = config_.gradAccumSteps;
     double lossSum = 0.0;
     try {
-        for (int m = 0; m < micros; ++m) {
-            const strategy::MicroStep micro{m, micros};
-            const model::Batch batch = data_.batchFor(
-                baseData_ + step_ * micros + m, sharding_->dataRank(), sharding_->dataRanks());
-            for (std::int32_t u = 0; u < model_.unitCount(); ++u)
-                forwardUnit(u, batch);
-            lossSum += model_.loss();
-            if (m == 0)
-                for (Category c : kAllCategories)
-                    if (stateGroup(c) != StateGroup::Other)
-                        for (Tier t : kAllTiers)
-                            r.modelStates.at(c, t) = ledger.live().at(c, t);
-            for (std::int32_t u = model_.unitCount() - 1; u >= 0; --u)
-                backwardUnit(u, micro);
-            sharding_->endBackward(micro);
+        if (pipe_) {
+            lossSum = pipelineMicroSteps(r);
+        } else {
+            for (int m = 0; m < micros; ++m) {
+                const strategy::MicroStep micro{m, micros};
+                const model::Batch batch = data_.batchFor(
+                    baseData_ + step_ * micros + m, sharding_->dataRank(), sharding_->dataRanks());
+                for (std::int32_t u = 0; u < model_.unitCount(); ++u)
+                    forwardUnit(model_, u, batch);
+                lossSum += model_.loss();
+                if (m == 0) r.modelStates = modelStatesNow(ledger);
+                for (std::int32_t u = model_.unitCount() - 1; u >= 0; --u)
+                    backwardUnit(model_, u, micro);
+                sharding_->endBackward(micro);
+            }
         }
         r.gradNorm = optimizerStep();
     } catch (...) {
-        model_.discardActivations();
-        sharding_->discardTransients();
+        abandonStep();
         throw;
     }
     // TP ranks compute the same loss (the head is replicated): the mean runs over the DP group.
+    // With a pipeline only the last stage has it: the pipeline group adds it to the others'
+    // zeros (exactly: x + 0 = x).
     r.loss = sharding_->dataGroup().sumScalar(lossSum) /
              (static_cast<double>(sharding_->dataRanks()) * micros);
+    if (pipe_) r.loss = pipe_->sumScalar(stage_ + 1 == stages_ ? r.loss : 0.0);
     r.stepNs = monotonicNs() - begin;
     emitSpan(EventKind::StepEnd, kNoUnit, Phase::None);
     ++step_;
     return r;
+}
+
+void Trainer::abandonStep() {
+    if (pipe_) pipe_->cancelSends(); // before the buffers they read are freed
+    sending_.clear();
+    model_.discardActivations();
+    for (auto& m : micro_)
+        m->discardActivations();
+    sharding_->discardTransients();
+}
+
+// ---- pipeline ---------------------------------------------------------------------------------
+
+void Trainer::reapSends(bool wait) {
+    std::erase_if(sending_, [&](const auto& s) {
+        if (wait) {
+            pipe_->waitSend(s.first);
+            return true;
+        }
+        return pipe_->sendDone(s.first);
+    });
+}
+
+double Trainer::pipelineMicroSteps(StepResult& r) {
+    const int micros = config_.gradAccumSteps;
+    const std::vector<plan::PipeOp> ops = plan::pipeOrder(
+        config_.pipeSchedule, {stages_, micros, 1})[static_cast<std::size_t>(stage_)];
+    const bool first = stage_ == 0, last = stage_ + 1 == stages_;
+    const std::uint64_t floats = model_.boundaryFloats();
+    // A message's unit is its boundary's: the unit whose output crosses it (the earlier stage's
+    // last), on both sides and in both directions, so a send and its receive name the same.
+    double lossSum = 0.0;
+    bool statesTaken = false;
+    for (const plan::PipeOp& op : ops) {
+        reapSends(false);
+        model::GptModel& model = *micro_[static_cast<std::size_t>(op.microBatch)];
+        const strategy::MicroStep micro{op.microBatch, micros};
+        // Tokens on the first stage (embedding), targets on the last (loss): both read the same
+        // micro-batch of the data source; the stages between need neither.
+        model::Batch batch;
+        if (first || last)
+            batch = data_.batchFor(baseData_ + step_ * micros + op.microBatch,
+                                   sharding_->dataRank(), sharding_->dataRanks());
+        if (op.kind == plan::PipeOpKind::Forward) {
+            if (!first) {
+                Buffer in = device_.allocateArray<float>(
+                    floats, {Category::Activation, Tier::Device, first_ - 1});
+                pipe_->recv(in.data(), floats, comm::DType::F32, stage_ - 1, first_ - 1);
+                model.setInput(first_, std::move(in));
+            }
+            for (std::int32_t u = first_; u < end_; ++u)
+                forwardUnit(model, u, batch);
+            if (last)
+                lossSum += model.loss();
+            else {
+                Buffer out = model.takeOutput(end_ - 1);
+                const std::uint64_t ticket =
+                    pipe_->send(out.data(), floats, comm::DType::F32, stage_ + 1, end_ - 1);
+                sending_.emplace_back(ticket, std::move(out));
+            }
+            if (!statesTaken) r.modelStates = modelStatesNow(device_.ledger());
+            statesTaken = true;
+        } else {
+            if (!last) {
+                Buffer grad = device_.allocateArray<float>(
+                    floats, {Category::Workspace, Tier::Device, end_ - 1});
+                pipe_->recv(grad.data(), floats, comm::DType::F32, stage_ + 1, end_ - 1);
+                model.setOutputGrad(std::move(grad));
+            }
+            for (std::int32_t u = end_ - 1; u >= first_; --u)
+                backwardUnit(model, u, micro);
+            if (!first) {
+                Buffer grad = model.takeInputGrad();
+                const std::uint64_t ticket =
+                    pipe_->send(grad.data(), floats, comm::DType::F32, stage_ - 1, first_ - 1);
+                sending_.emplace_back(ticket, std::move(grad));
+            }
+            sharding_->endBackward(micro);
+        }
+    }
+    reapSends(true);
+    return lossSum;
 }
 
 void Trainer::markSpan(EventKind kind, Phase phase, std::uint64_t bytes) const {

@@ -15,6 +15,7 @@
 #include "device/device.h"
 #include "model/data.h"
 #include "model/gpt.h"
+#include "plan/pipeline.h"
 #include "plan/strategy.h"
 #include "strategy/sharding.h"
 #include "train/optimizer.h"
@@ -34,6 +35,9 @@ struct TrainConfig {
     std::uint64_t seed = 0; // parameter initialisation (the data source has its own seed)
     int gradAccumSteps = 1; // micro-steps per optimizer step
     bool bf16Gemm = false;  // mixed precision: linear layers on the CPU's bf16 units (plan::Knobs)
+    // With a pipeline group (the strategy's pipeGroup, P > 1): the order of each stage's
+    // forwards and backwards of the gradAccumSteps micro-batches (plan/pipeline.h).
+    plan::PipeSchedule pipeSchedule = plan::PipeSchedule::OneFOneB;
 };
 
 struct StepResult {
@@ -85,9 +89,18 @@ public:
     // optimizer; returns this rank's loss. Public for benchmarks and gradient tests.
     double computeGradients(const model::Batch& batch, int micro = 0, int micros = 1);
 
+    // Pipeline parallelism: this rank's stage (0 … stages − 1; one stage without a pipeline).
+    int stage() const { return stage_; }
+    int stages() const { return stages_; }
+
 private:
-    void forwardUnit(std::int32_t unit, const model::Batch& batch);
-    void backwardUnit(std::int32_t unit, const strategy::MicroStep& micro);
+    // A pipelined step's forwards and backwards on this rank's stage, in the schedule's order;
+    // returns the sum of the micro-batches' losses (the last stage's; 0 elsewhere).
+    double pipelineMicroSteps(StepResult& r);
+    void reapSends(bool wait); // frees the sent buffers whose receivers have them
+    void abandonStep();        // frees every transient of a step that failed midway
+    void forwardUnit(model::GptModel& model, std::int32_t unit, const model::Batch& batch);
+    void backwardUnit(model::GptModel& model, std::int32_t unit, const strategy::MicroStep& micro);
     double optimizerStep(); // returns the norm of the averaged gradient
     device::Buffer widen(std::int32_t unit, const strategy::ParamView& view);
     void emitSpan(EventKind kind, std::int32_t unit, Phase phase) const;
@@ -102,6 +115,13 @@ private:
     std::unique_ptr<strategy::Sharding> ownSharding_;
     strategy::Sharding* sharding_;
     model::GptModel model_;
+    // Pipeline: the pipeline group, this stage's units [first_, end_), a model (its activation
+    // set) per micro-batch in flight, and the sends whose buffers the receiver has not copied.
+    comm::Communicator* pipe_ = nullptr;
+    int stage_ = 0, stages_ = 1;
+    std::int32_t first_ = 0, end_ = 0;
+    std::vector<std::unique_ptr<model::GptModel>> micro_;
+    std::vector<std::pair<std::uint64_t, device::Buffer>> sending_;
     std::uint64_t paddedTotal_ = 0;
     std::int64_t step_ = 0;
     std::int64_t baseStep_ = 0; // a resumed run's step before this trainer's first

@@ -358,5 +358,131 @@ TEST(commShared, ARankThatDiedBreaksTheGroupAtOnce) {
             << errors[static_cast<std::size_t>(r)];
 }
 
+// ---- point-to-point (pipeline parallelism) -----------------------------------------------------
+
+TEST(commSharedP2P, MessagesArriveInOrderAndSendsCompleteWhenReceived) {
+    Comms comms = makeGroup(3);
+    std::vector<std::vector<float>> got(3);
+    const auto errors = runRanks(comms, [&](int r, Communicator& c) {
+        if (r == 0) { // two messages to rank 1, one to rank 2, posted before anyone receives
+            std::vector<float> a(5, 1.5f), b(5, -2.0f), x(3, 7.0f);
+            const std::uint64_t ta = c.send(a.data(), a.size(), DType::F32, 1, 0);
+            const std::uint64_t tb = c.send(b.data(), b.size(), DType::F32, 1, 0);
+            const std::uint64_t tx = c.send(x.data(), x.size(), DType::F32, 2, 0);
+            c.waitSend(ta);
+            c.waitSend(tb);
+            c.waitSend(tx);
+            return;
+        }
+        const std::size_t count = r == 1 ? 5 : 3;
+        std::vector<float> in(count);
+        for (int k = 0; k < (r == 1 ? 2 : 1); ++k) {
+            c.recv(in.data(), count, DType::F32, 0, 0);
+            got[static_cast<std::size_t>(r)].insert(got[static_cast<std::size_t>(r)].end(),
+                                                    in.begin(), in.end());
+        }
+    });
+    expectNoErrors(errors);
+    EXPECT_EQ(got[1], (std::vector<float>{1.5f, 1.5f, 1.5f, 1.5f, 1.5f, -2.0f, -2.0f, -2.0f, -2.0f,
+                                          -2.0f}));
+    EXPECT_EQ(got[2], (std::vector<float>(3, 7.0f)));
+}
+
+TEST(commSharedP2P, SendsAndReceivesAreTracedAndCounted) {
+    Ledger l0(0), l1(1);
+    device::CpuDevice d0(l0), d1(l1);
+    Comms comms = makeSharedHostCommunicators({&d0, &d1});
+    std::vector<Event> e0, e1;
+    l0.setSink([&](const Event& e) { e0.push_back(e); });
+    l1.setSink([&](const Event& e) { e1.push_back(e); });
+    CommStats s0, s1;
+    const auto errors = runRanks(comms, [&](int r, Communicator& c) {
+        std::vector<Bf16> v(6);
+        if (r == 0)
+            c.waitSend(c.send(v.data(), v.size(), DType::Bf16, 1, 3));
+        else
+            c.recv(v.data(), v.size(), DType::Bf16, 0, 3);
+        (r == 0 ? s0 : s1) = c.stats();
+    });
+    expectNoErrors(errors);
+    const auto send = static_cast<std::size_t>(CollectiveOp::PipeSend);
+    const auto recv = static_cast<std::size_t>(CollectiveOp::PipeRecv);
+    EXPECT_EQ(s0.calls[send], 1u);
+    EXPECT_EQ(s0.sentBytes[send], 12u);
+    EXPECT_EQ(s1.calls[recv], 1u);
+    EXPECT_EQ(s1.payloadBytes[recv], 12u);
+    EXPECT_EQ(s1.sentBytes[recv], 0u);
+    ASSERT_EQ(e0.size(), 2u);
+    EXPECT_EQ(e0[0].collective, CollectiveOp::PipeSend);
+    EXPECT_EQ(e0[0].unit, 3);
+    ASSERT_EQ(e1.size(), 2u);
+    EXPECT_EQ(e1[1].kind, EventKind::CollectiveEnd);
+    EXPECT_EQ(e1[1].collective, CollectiveOp::PipeRecv);
+    EXPECT_EQ(e1[1].bytes, 12u);
+}
+
+TEST(commSharedP2P, ASilentSenderIsNamedWithinTheDeadline) {
+    Comms comms = makeGroup(3);
+    std::atomic<bool> done{false};
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto errors = runRanks(comms, [&](int r, Communicator& c) {
+        c.setTimeout(std::chrono::milliseconds(300));
+        if (r != 2) { // alive, sending nothing, until rank 2 gave up
+            while (!done.load())
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            return;
+        }
+        std::vector<float> v(4);
+        try {
+            c.recv(v.data(), v.size(), DType::F32, 1, 0);
+        } catch (...) {
+            done = true;
+            throw;
+        }
+    });
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    EXPECT_NE(errors[2].find("pipeline receive timed out"), std::string::npos) << errors[2];
+    EXPECT_NE(errors[2].find("waiting for rank(s) 1"), std::string::npos) << errors[2];
+}
+
+TEST(commSharedP2P, APeerThatLeftFailsItsReceiverAtOnceAndSizesMustAgree) {
+    Comms comms = makeGroup(2);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto errors = runRanks(comms, [](int r, Communicator& c) {
+        c.setTimeout(std::chrono::seconds(60)); // must not be needed
+        if (r == 0) throw Error(ErrorKind::Internal, "rank 0 crashed");
+        std::vector<float> v(4);
+        c.recv(v.data(), v.size(), DType::F32, 0, 0);
+    });
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+    EXPECT_NE(errors[1].find("rank 0 has left the group"), std::string::npos) << errors[1];
+
+    // A receive of another size than the send is an error on the receiver, and its sender's
+    // wait ends when the receiver is gone.
+    Comms sized = makeGroup(2);
+    const auto mismatch = runRanks(sized, [](int r, Communicator& c) {
+        c.setTimeout(std::chrono::seconds(60));
+        std::vector<float> v(8);
+        if (r == 0)
+            c.waitSend(c.send(v.data(), 8, DType::F32, 1, 0));
+        else
+            c.recv(v.data(), 4, DType::F32, 0, 0);
+    });
+    EXPECT_NE(
+        mismatch[1].find("pipeline receive of 16 bytes got a message of 32 bytes from rank 0"),
+        std::string::npos)
+        << mismatch[1];
+    EXPECT_NE(mismatch[0].find("rank 1 has left the group"), std::string::npos) << mismatch[0];
+}
+
+TEST(commSharedP2P, APeerOutsideTheGroupOrItselfIsRefused) {
+    Comms comms = makeGroup(2);
+    std::vector<float> v(2);
+    EXPECT_THROW(comms[0]->send(v.data(), 2, DType::F32, 0, 0), Error);
+    EXPECT_THROW(comms[0]->recv(v.data(), 2, DType::F32, 2, 0), Error);
+    EXPECT_THROW(comms[0]->send(v.data(), 2, DType::F32, -1, 0), Error);
+    EXPECT_THROW(makeSelfCommunicator(nullptr)->send(v.data(), 2, DType::F32, 0, 0), Error);
+}
+
 } // namespace
 } // namespace shardscope::comm

@@ -100,6 +100,8 @@ private Q_SLOTS:
             {Field::SharedDevice, {"zero3", {"--shared-device", "--ranks", "3"}, 1}},
             {Field::SharedRanks, {"zero3", {"--shared-device", "--ranks", "5"}, 1}},
             {Field::TensorParallel, {"zero3", {"--tp", "2"}, 4, "tiny_tp"}},
+            {Field::PipeParallel, {"zero3", {"--pp", "2"}, 4, "tiny"}},
+            {Field::PipeSchedule, {"zero3", {"--pp", "2", "--pp-schedule", "gpipe"}, 4, "tiny"}},
         };
         for (const Field f : {Field::KeepNvme, Field::AioBlockBytes, Field::AioQueueDepth}) {
             std::vector<std::string>& flags = samples[f].flags;

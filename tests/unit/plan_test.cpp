@@ -30,6 +30,8 @@ double ncclTestsBusFactor(CollectiveOp op, int n) {
     case CollectiveOp::TpAllReduce:
         return 2.0 * (n - 1) / n; // an all-reduce over the TP group
     case CollectiveOp::Broadcast:
+    case CollectiveOp::PipeSend: // a point-to-point message: the whole payload on one link
+    case CollectiveOp::PipeRecv:
         return 1.0;
     case CollectiveOp::None:
         return 0.0;
@@ -103,7 +105,7 @@ TEST(planStatic, RecordedEnumsAndEventLayout) {
     static_assert(kEventKindCount == static_cast<std::size_t>(EventKind::TransferWait) + 1);
     static_assert(kTransferCount == static_cast<std::size_t>(Transfer::NvmeWrite) + 1);
     static_assert(kPhaseCount == static_cast<std::size_t>(Phase::Save) + 1);
-    static_assert(kCollectiveOpCount == static_cast<std::size_t>(CollectiveOp::TpAllReduce) + 1);
+    static_assert(kCollectiveOpCount == static_cast<std::size_t>(CollectiveOp::PipeRecv) + 1);
     static_assert(kCategoryCount == static_cast<std::size_t>(Category::Workspace) + 1);
     static_assert(kTierCount == static_cast<std::size_t>(Tier::Nvme) + 1);
     static_assert(sizeof(CollectiveOp) == 1 && sizeof(EventKind) == 1 && sizeof(Phase) == 1 &&

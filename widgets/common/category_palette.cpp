@@ -35,7 +35,8 @@ QColor tierColor(Tier t) {
 }
 
 QColor activityColor(Activity a) {
-    // Compute phases red/orange/brown, collectives gold/yellow/rust. Neighbours differ in
+    // Compute phases red/orange/brown, collectives gold/yellow/rust, a pipeline's point-to-point
+    // messages muted (mauve, peach). Neighbours differ in
     // lightness as much as in hue, so a class tells them apart on a projector and with red-green
     // colour blindness (tests/gui/palette_test: ΔE under a deuteranopia and protanopia
     // simulation).
@@ -50,6 +51,8 @@ QColor activityColor(Activity a) {
         QColor(0x99, 0x88, 0x56), // broadcast      khaki
         QColor(0xff, 0x73, 0x89), // TP all-reduce  coral: short spans must still show
         QColor(0x4c, 0x17, 0x17), // checkpoint save maroon
+        QColor(0x75, 0x5a, 0x5c), // pipeline send  greyed mauve: a message posted, nothing summed
+        QColor(0xf0, 0xb6, 0x84), // pipeline recv  peach: mostly waiting (the bubble)
     };
     return colors[static_cast<std::size_t>(a)];
 }

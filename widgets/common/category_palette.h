@@ -21,7 +21,7 @@ enum class ColorFamily : std::uint8_t { Memory, Activities, Ranks, Transfers };
 inline constexpr std::size_t kColorFamilyCount = 4;
 
 // What a rank is busy with: the timeline's compute phases and collectives, plus the
-// tensor-parallel all-reduce of a layer's partial outputs.
+// tensor-parallel all-reduce of a layer's partial outputs and a pipeline stage's messages.
 enum class Activity : std::uint8_t {
     Forward,
     Backward,
@@ -33,14 +33,16 @@ enum class Activity : std::uint8_t {
     Broadcast,
     TpAllReduce,
     Save,
+    PipeSend,
+    PipeRecv,
 };
-inline constexpr std::size_t kActivityCount = 10;
+inline constexpr std::size_t kActivityCount = 12;
 // The span kind each activity colours, in Activity's order: the compute and communication rows.
 inline constexpr std::array<replay::SpanKind, kActivityCount> kActivityKinds = {
     replay::SpanKind::Forward,   replay::SpanKind::Backward,  replay::SpanKind::Recompute,
     replay::SpanKind::Optimizer, replay::SpanKind::AllGather, replay::SpanKind::ReduceScatter,
     replay::SpanKind::AllReduce, replay::SpanKind::Broadcast, replay::SpanKind::TpAllReduce,
-    replay::SpanKind::Save};
+    replay::SpanKind::Save,      replay::SpanKind::PipeSend,  replay::SpanKind::PipeRecv};
 constexpr bool activitiesAreComputeAndComm() {
     for (const replay::SpanKind k : kActivityKinds)
         if (replay::rowOf(k) != replay::TimelineRow::Compute &&

@@ -56,6 +56,10 @@ QString collectiveShortLabel(CollectiveOp c) {
         return QCoreApplication::translate("RunLabels", "broadcast", "short, on a bar");
     case CollectiveOp::TpAllReduce:
         return QCoreApplication::translate("RunLabels", "TP all-reduce", "short, on a bar");
+    case CollectiveOp::PipeSend:
+        return QCoreApplication::translate("RunLabels", "send", "short, on a bar");
+    case CollectiveOp::PipeRecv:
+        return QCoreApplication::translate("RunLabels", "receive", "short, on a bar");
     case CollectiveOp::None:
         break;
     }

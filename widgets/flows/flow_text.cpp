@@ -181,6 +181,18 @@ QString FlowView::subtitle() const {
                   "(2(T−1)/T). The computation is split, nothing is sharded.")
             .arg(n)
             .arg(full, sent);
+    case CollectiveOp::PipeSend:
+        if (s.phase == Phase::Backward)
+            return tr("A pipeline stage hands the gradient of its input, %1, back to the previous "
+                      "stage: one message between two ranks, nothing summed or sharded.")
+                .arg(full);
+        return tr("A pipeline stage hands its output activations, %1, to the next stage: one "
+                  "message between two ranks, nothing summed or sharded.")
+            .arg(full);
+    case CollectiveOp::PipeRecv:
+        return tr("A pipeline stage waits for %1 from its neighbour: the time until it arrives "
+                  "is the stage's share of the bubble.")
+            .arg(full);
     case CollectiveOp::None:
         break;
     }

@@ -290,6 +290,17 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i,
                       "splits the computation, on the critical path).")
                 .arg(rank, bytes(e.bytes), unit, group);
         }
+        case CollectiveOp::PipeSend:
+            if (replay::computePhaseAt(model, i) == Phase::Backward)
+                return tr("Rank %1 sends the gradient of its stage's input (%2, after %3) to the "
+                          "previous pipeline stage.")
+                    .arg(rank, bytes(e.bytes), unit);
+            return tr("Rank %1 sends its stage's output (%2, from %3) to the next pipeline stage.")
+                .arg(rank, bytes(e.bytes), unit);
+        case CollectiveOp::PipeRecv:
+            return tr("Rank %1 waits for %2 from its neighbouring pipeline stage: until it "
+                      "arrives, this stage idles (the bubble).")
+                .arg(rank, bytes(e.bytes));
         case CollectiveOp::None:
             break;
         }
@@ -313,6 +324,13 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i,
             return tr("Rank %1 holds the full activation of %2 (%3), the same on every rank of its "
                       "tensor-parallel group.")
                 .arg(rank, unit, bytes(e.bytes));
+        case CollectiveOp::PipeSend:
+            return tr("Rank %1 has posted the message (%2); it computes on while its neighbour "
+                      "copies it.")
+                .arg(rank, bytes(e.bytes));
+        case CollectiveOp::PipeRecv:
+            return tr("Rank %1 has received %2 from its neighbouring stage.")
+                .arg(rank, bytes(e.bytes));
         case CollectiveOp::None:
             break;
         }

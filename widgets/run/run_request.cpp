@@ -271,6 +271,8 @@ QString ProblemText::describe(const runconfig::Problem& p) {
     case Code::CheckpointUnsupported:
         return tr("checkpoints of a run with %1 are not supported")
             .arg(QString::fromStdString(p.text));
+    case Code::Pipeline:
+        return tr("pipeline: %1").arg(QString::fromStdString(p.text));
     case Code::NeedsFlag:
         if (p.field == Field::SaveEvery) return tr("saving every K steps needs a save folder");
         return tr("%1 needs %2")
