@@ -139,7 +139,13 @@ void runRank(const train::RunConfig& cfg, device::Device& device,
     // Rank 0 writes the handshake and the report: the predicted peak is its dry run of one step,
     // made once, before this rank's own states exist.
     theory::PeakPrediction predicted;
-    if (rank == 0) predicted = predict::predictPeak(train::scenarioOf(cfg));
+    std::vector<theory::PeakPrediction> stagePredicted;
+    if (rank == 0) {
+        predicted = predict::predictPeak(train::scenarioOf(cfg));
+        for (int s = 0; cfg.pipeParallel > 1 && s < cfg.pipeParallel; ++s)
+            stagePredicted.push_back(s == 0 ? predicted
+                                            : predict::predictPeak(train::scenarioOf(cfg, s)));
+    }
 
     const std::unique_ptr<model::DataSource> data = train::makeDataSource(cfg);
     const std::unique_ptr<strategy::Sharding> sharding = strategy::makeSharding(
@@ -161,6 +167,7 @@ void runRank(const train::RunConfig& cfg, device::Device& device,
     outcome.paramCount = trainer.paramCount();
     if (cfg.backend == runconfig::Backend::Cpu) outcome.gemmEngine = kernels::gemmEngine();
     outcome.predicted = predicted;
+    outcome.stagePredicted = std::move(stagePredicted);
     if (cfg.resumePath) {
         const train::ResumeResult resumed = train::resumeCheckpoint(trainer, cfg, *cfg.resumePath);
         outcome.resumedFrom = resumed.from;

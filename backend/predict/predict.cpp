@@ -8,6 +8,7 @@
 #include "plan/policy.h"
 #include "strategy/sharding.h"
 #include "theory/activations.h"
+#include "theory/pipeline.h"
 #include "train/trainer.h"
 
 #include <algorithm>
@@ -30,6 +31,9 @@ public:
     int dataRanks() const override { return inner_.dataRanks(); }
     comm::Communicator& dataGroup() override { return inner_.dataGroup(); }
     comm::Communicator* tensorGroup() override { return inner_.tensorGroup(); }
+    comm::Communicator* pipeGroup() override { return inner_.pipeGroup(); }
+    std::int32_t firstUnit() const override { return inner_.firstUnit(); }
+    std::int32_t endUnit() const override { return inner_.endUnit(); }
     void beforeForward(std::int32_t u) override {
         phase_ = "forward of " + unitName(u);
         inner_.beforeForward(u);
@@ -151,16 +155,23 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
         s.knobs.sharedDeviceCollectives ? comm::VirtualKind::SharedGroup : comm::VirtualKind::Mpi;
     // With tensor parallelism s.ranks is the DP group and `rank` this rank's place in it; the
     // rank is TP rank 0 of a T-rank TP group (every TP rank holds the same slice sizes).
-    const int tp = static_cast<int>(s.shape->tp);
-    std::unique_ptr<comm::Communicator> world =
-        comm::makeVirtualCommunicator(&device, s.ranks * tp, rank * tp, kind);
-    std::unique_ptr<comm::Communicator> shardGroup, replicaGroup, dataGroup, tensorGroup;
+    // With a pipeline, the rank is in stage s.pipeStage: its world rank is that stage's block.
+    const int tp = static_cast<int>(s.shape->tp), stages = s.pipeStages;
+    std::unique_ptr<comm::Communicator> world = comm::makeVirtualCommunicator(
+        &device, s.ranks * tp * stages, (s.pipeStage * s.ranks + rank) * tp, kind);
+    std::unique_ptr<comm::Communicator> shardGroup, replicaGroup, dataGroup, tensorGroup, pipeGroup;
     strategy::CommGroups groups{world.get(), world.get(), nullptr};
-    if (tp > 1) {
+    if (tp > 1 || stages > 1) {
         dataGroup = comm::makeVirtualCommunicator(&device, s.ranks, rank, kind);
-        tensorGroup = comm::makeVirtualCommunicator(&device, tp, 0, kind);
         groups.data = groups.shard = dataGroup.get();
+    }
+    if (tp > 1) {
+        tensorGroup = comm::makeVirtualCommunicator(&device, tp, 0, kind);
         groups.tensor = tensorGroup.get();
+    }
+    if (stages > 1) {
+        pipeGroup = comm::makeVirtualCommunicator(&device, stages, s.pipeStage, kind);
+        groups.pipe = pipeGroup.get();
     }
     if (s.strategy == plan::Strategy::FsdpHybridShard) {
         const int g = s.knobs.hybridGroupSize;
@@ -183,6 +194,11 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
                                               : plan::PrecisionKind::MixedBf16;
     sc.precision = precision;
     sc.shape = *s.shape;
+    if (stages > 1) {
+        const plan::StageUnits units = s.stageUnits();
+        sc.firstUnit = units.first;
+        sc.endUnit = units.end;
+    }
     // Offload the strategy runs (host tier, bf16) is dry-run as such: its staging buffers and
     // the device-side reduce buffers are then in the prediction. Anything else (NVMe, fp16, a
     // custom optimizer, DDP) is restated afterwards (restateOptimizer).
@@ -197,6 +213,7 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
     tc.precision = precision;
     tc.gradAccumSteps = s.knobs.gradAccumSteps;
     tc.bf16Gemm = s.knobs.bf16Gemm; // the trainer takes it in bf16 only
+    tc.pipeSchedule = s.pipeSchedule;
     const model::MarkovSource data(s.shape->vocab, s.shape->seqLen, s.activations.microBatch, 0);
     train::Trainer trainer(tc, device, data, &marked);
 
@@ -246,10 +263,18 @@ theory::PeakPrediction predictPeak(const theory::Scenario& s) {
     out.peakPhase = step.peakPhase;
     out.tierPeaks = step.tierPeaks;
     out.activationBytes =
-        theory::activationBreakdown(*s.shape, s.activations,
-                                    s.knobs.bf16Gemm &&
-                                        s.precision.kind == plan::PrecisionKind::MixedBf16)
-            .peakBytes;
+        s.pipeStages > 1
+            ? theory::pipeActivations(
+                  s.pipeSchedule, {s.pipeStages, s.knobs.gradAccumSteps, 1}, *s.shape,
+                  s.activations,
+                  s.knobs.bf16Gemm &&
+                      s.precision.kind ==
+                          plan::PrecisionKind::MixedBf16)[static_cast<std::size_t>(s.pipeStage)]
+                  .peakBytes
+            : theory::activationBreakdown(*s.shape, s.activations,
+                                          s.knobs.bf16Gemm &&
+                                              s.precision.kind == plan::PrecisionKind::MixedBf16)
+                  .peakBytes;
     const auto grown = [&](Category c) {
         return out.categoryPeaks.category(c) - step.stepStart.at(c, Tier::Device);
     };
@@ -263,6 +288,12 @@ theory::PeakPrediction predictPeak(const theory::Scenario& s) {
                             std::to_string(theory::gatheredBytesBound(s)) + " B");
     out.notes.push_back("dry run of this implementation's step: the peak is at the " +
                         out.peakPhase);
+    if (s.pipeStages > 1)
+        out.notes.push_back(
+            "pipeline stage " + std::to_string(s.pipeStage) + " of " +
+            std::to_string(s.pipeStages) +
+            ": a message's buffer is held until its neighbour has copied it, which the dry run "
+            "(messages arrive at once) does not wait for: comm_buffer may peak higher");
     if (!s.knobs.deterministicReductions && !s.knobs.sharedDeviceCollectives && s.ranks > 1)
         out.notes.emplace_back(
             "MPI's internal reduction buffers are outside the ledger and not predicted");

@@ -375,8 +375,11 @@ nlohmann::json toJson(const RunConfig& c) {
     return j;
 }
 
-theory::Scenario scenarioOf(const RunConfig& c) {
+theory::Scenario scenarioOf(const RunConfig& c, int stage) {
     theory::Scenario s;
+    s.pipeStages = std::max(c.pipeParallel, 1);
+    s.pipeStage = stage;
+    s.pipeSchedule = c.pipeSchedule;
     s.shape = c.preset.shape;
     s.shape->tp = c.tensorParallel;
     s.strategy = c.strategy;

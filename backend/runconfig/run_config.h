@@ -113,7 +113,7 @@ nlohmann::json toJson(const RunConfig& config);
 std::string workerFlagsHelp(const std::vector<std::string>& ownedByCaller = {});
 
 // The theory engine's view of this run: with --tp the shape is one TP rank's slice and the
-// ranks are the DP group's.
-theory::Scenario scenarioOf(const RunConfig& config);
+// ranks are the DP group's; with --pp a rank of pipeline stage `stage` (its units, messages).
+theory::Scenario scenarioOf(const RunConfig& config, int stage = 0);
 
 } // namespace shardscope::runconfig

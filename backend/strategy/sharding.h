@@ -113,10 +113,12 @@ public:
     // The DP group (the world without tensor parallelism) and the TP group (null: none).
     virtual comm::Communicator& dataGroup() { return world(); }
     virtual comm::Communicator* tensorGroup() { return nullptr; }
-    // The pipeline group (null: one stage) and the units of this rank's stage.
-    virtual comm::Communicator* pipeGroup() { return nullptr; }
-    virtual std::int32_t firstUnit() const { return 0; }
-    virtual std::int32_t endUnit() const { return static_cast<std::int32_t>(units().size()); }
+    // The pipeline group (null: one stage) and the units of this rank's stage [first, end). A
+    // wrapper around another Sharding must forward them (no default: a wrapper that did not
+    // would turn a stage into a whole model).
+    virtual comm::Communicator* pipeGroup() = 0;
+    virtual std::int32_t firstUnit() const = 0;
+    virtual std::int32_t endUnit() const = 0;
 
     virtual void beforeForward(std::int32_t unit) = 0;
     virtual void afterForward(std::int32_t unit) = 0;

@@ -46,14 +46,32 @@ void addTensorParallel(CommPerStep& out, const Scenario& s) {
     const auto perCall =
         static_cast<std::uint64_t>(s.activations.microBatch * s.shape->seqLen * s.shape->dModel) *
         sizeof(float);
-    const std::uint64_t calls = static_cast<std::uint64_t>(s.shape->layers) *
-                                (s.activations.checkpointing ? 5 : 4) *
+    // Every block of the stage (plan::stageUnits: its units but the embedding and the head).
+    const plan::StageUnits stage = s.stageUnits();
+    const auto blocks = static_cast<std::uint64_t>(
+        std::min<std::int64_t>(stage.end, s.shape->layers + 1) - std::max(stage.first, 1));
+    const std::uint64_t calls = blocks * (s.activations.checkpointing ? 5 : 4) *
                                 static_cast<std::uint64_t>(s.knobs.gradAccumSteps);
     const std::uint64_t sent = plan::sentBytes(CollectiveOp::TpAllReduce, perCall,
                                                static_cast<std::uint64_t>(s.shape->tp));
     out.byKind.push_back(
         {CollectiveOp::TpAllReduce, perCall * calls, sent * calls, static_cast<int>(calls)});
     out.totalSentBytes += sent * calls;
+}
+
+// A pipeline stage's messages per step: each micro-batch's activation to the next stage and its
+// gradient back to the previous one, [micro-batch × context × d] fp32 each (train/trainer.cpp).
+void addPipeline(CommPerStep& out, const Scenario& s) {
+    if (!s.shape || s.pipeStages <= 1) return;
+    const auto perCall =
+        static_cast<std::uint64_t>(s.activations.microBatch * s.shape->seqLen * s.shape->dModel) *
+        sizeof(float);
+    const int neighbours = (s.pipeStage > 0 ? 1 : 0) + (s.pipeStage + 1 < s.pipeStages ? 1 : 0);
+    const int calls = neighbours * s.knobs.gradAccumSteps;
+    const std::uint64_t bytes = perCall * static_cast<std::uint64_t>(calls);
+    out.byKind.push_back({CollectiveOp::PipeSend, bytes, bytes, calls});
+    out.byKind.push_back({CollectiveOp::PipeRecv, bytes, 0, calls});
+    out.totalSentBytes += bytes;
 }
 
 int bucketCalls(std::uint64_t bytes, std::uint64_t bucketBytes) {
@@ -181,6 +199,7 @@ CommPerStep commPerStep(const Scenario& s) {
     b.out.psiEquivalents =
         psiBytes > 0 ? static_cast<double>(b.out.totalSentBytes) / psiBytes : 0.0;
     addTensorParallel(b.out, s);
+    addPipeline(b.out, s);
     return std::move(b.out);
 }
 

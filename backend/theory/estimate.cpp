@@ -74,8 +74,11 @@ ShardPlan makePlan(const Scenario& s) {
         for (const plan::UnitParams& u : s.units)
             add(u.name, u.params);
     } else {
-        for (auto& u : plan::unitParams(*s.shape))
-            add(std::move(u.name), u.params);
+        std::vector<plan::UnitParams> units = plan::unitParams(*s.shape);
+        const plan::StageUnits stage = s.stageUnits();
+        for (int u = stage.first; u < stage.end; ++u)
+            add(std::move(units[static_cast<std::size_t>(u)].name),
+                units[static_cast<std::size_t>(u)].params);
     }
     return plan;
 }
@@ -205,9 +208,28 @@ int shardCount(const Scenario& s) {
     return detail::policyOf(s).shardCount(s.ranks);
 }
 
+plan::StageUnits Scenario::stageUnits() const {
+    const int layers = shape ? static_cast<int>(shape->layers) : 0;
+    if (pipeStages <= 1 || !shape) return {0, layers + 2};
+    return plan::stageUnits(layers, pipeStages, pipeStage);
+}
+
 void validate(const Scenario& s) {
     check(s.ranks >= 1, InputField::Ranks,
           "ranks must be at least 1, got " + std::to_string(s.ranks));
+    if (s.pipeStages != 1 || s.pipeStage != 0) {
+        check(s.shape.has_value(), InputField::ModelShape,
+              "pipeline stages need a model shape (layers to split)");
+        check(s.pipeStages >= 1 && s.pipeStages <= plan::kMaxPipeStages, InputField::Ranks,
+              "pipeline stages must be 1 to " + std::to_string(plan::kMaxPipeStages) + ", got " +
+                  std::to_string(s.pipeStages));
+        check(s.shape->layers >= s.pipeStages, InputField::ModelShape,
+              std::to_string(s.pipeStages) + " pipeline stages for a model of " +
+                  std::to_string(s.shape->layers) + " layers: every stage needs a layer");
+        check(s.pipeStage >= 0 && s.pipeStage < s.pipeStages, InputField::Ranks,
+              "pipeline stage " + std::to_string(s.pipeStage) + " is not one of " +
+                  std::to_string(s.pipeStages));
+    }
     // With tensor parallelism `ranks` is the DP group; the world (ranks × T) is an int too.
     if (s.shape && s.shape->tp > 1)
         check(s.shape->tp <= (std::int64_t{1} << 30) / s.ranks, InputField::Ranks,

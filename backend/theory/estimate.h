@@ -3,6 +3,7 @@
 // Every formula names its source next to it in estimate.cpp.
 #include "core/categories.h"
 #include "core/event.h"
+#include "plan/pipeline.h"
 #include "plan/shape.h"
 #include "plan/strategy.h"
 
@@ -28,6 +29,15 @@ struct Scenario {
     plan::Offload offload{};
     plan::Knobs knobs{};
     plan::ActivationConfig activations{};
+    // Pipeline parallelism (with a shape): the scenario is one rank of stage `pipeStage` of
+    // `pipeStages` (plan::stageUnits): its units' states and collectives (`ranks` stays the
+    // stage's DP group), plus the stage's messages to its neighbours, knobs.gradAccumSteps
+    // micro-batches per step run in `pipeSchedule`'s order.
+    int pipeStages = 1;
+    int pipeStage = 0;
+    plan::PipeSchedule pipeSchedule = plan::PipeSchedule::OneFOneB;
+    // The stage's units [first, end) of the shape's unit list (all of them without a pipeline).
+    plan::StageUnits stageUnits() const;
 };
 
 // Throws InputError (theory/input_error.h) naming the input at fault: ranks < 1, params == 0,

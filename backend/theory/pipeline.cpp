@@ -71,12 +71,14 @@ std::vector<PipeStage> pipeStages(const plan::GptShape& gpt, const plan::PipeSha
     return out;
 }
 
-std::vector<PipeStageActivations> pipeActivations(plan::PipeSchedule schedule,
-                                                  const plan::PipeShape& shape,
-                                                  const plan::GptShape& gpt,
-                                                  const plan::ActivationConfig& cfg) {
+std::vector<PipeStageActivations>
+pipeActivations(plan::PipeSchedule schedule, const plan::PipeShape& shape,
+                const plan::GptShape& gpt, const plan::ActivationConfig& cfg, bool bf16GemmInputs) {
     const int p = shape.stages, v = shape.virtualStages, all = p * v;
-    const ActivationBreakdown act = activationBreakdown(gpt, cfg);
+    const ActivationBreakdown act = activationBreakdown(gpt, cfg, bf16GemmInputs);
+    // The stage boundary: a block's output ("block.out"), in fp32 whatever the precision.
+    const auto boundary =
+        static_cast<std::uint64_t>(cfg.microBatch * gpt.seqLen * gpt.dModel) * sizeof(float);
     const std::vector<int> first = plan::stageFirstLayers(static_cast<int>(gpt.layers), all);
     // Sums of up to V·M chunks: every step checked (a bound on M alone would not say).
     const auto overflow = [] {
@@ -94,9 +96,13 @@ std::vector<PipeStageActivations> pipeActivations(plan::PipeSchedule schedule,
                                                        first[static_cast<std::size_t>(k)]);
         std::uint64_t blocks = 0;
         if (__builtin_mul_overflow(layers, totalBytes(act.perBlock), &blocks)) overflow();
+        // In: the received input (every chunk but the first); out: the last block's output,
+        // handed on (every chunk but the last), which `blocks` counted.
         chunkBytes[static_cast<std::size_t>(k)] =
-            sum(sum(blocks, k == 0 ? totalBytes(act.embedding) : 0),
-                k == all - 1 ? totalBytes(act.head) : 0);
+            sum(sum(sum(blocks, k == 0 ? totalBytes(act.embedding) : 0),
+                    k == all - 1 ? totalBytes(act.head) : 0),
+                k > 0 ? boundary : 0) -
+            (k < all - 1 ? boundary : 0);
     }
     const bool split = plan::traits(schedule).splitBackward;
     const auto order = plan::pipeOrder(schedule, shape);
@@ -109,12 +115,14 @@ std::vector<PipeStageActivations> pipeActivations(plan::PipeSchedule schedule,
         int held = 0;
         std::uint64_t bytes = 0;
         for (const plan::PipeOp& op : order[static_cast<std::size_t>(s)]) {
-            const std::uint64_t b = chunkBytes[static_cast<std::size_t>(op.chunk * p + s)];
+            const int k = op.chunk * p + s;
+            const std::uint64_t b = chunkBytes[static_cast<std::size_t>(k)];
             if (op.kind == plan::PipeOpKind::Forward) {
                 ++held;
                 bytes = sum(bytes, b);
                 a.heldChunks = std::max(a.heldChunks, held);
-                a.peakBytes = std::max(a.peakBytes, bytes);
+                // The forward's output is held a moment before it leaves: the peak's instant.
+                a.peakBytes = std::max(a.peakBytes, sum(bytes, k < all - 1 ? boundary : 0));
             } else if (op.kind == plan::PipeOpKind::WeightGrad || !split) {
                 --held;
                 bytes -= b;

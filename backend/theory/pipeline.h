@@ -44,8 +44,12 @@ std::vector<PipeStage> pipeStages(const plan::GptShape& gpt, const plan::PipeSha
 
 // The activations each rank holds at its peak under the schedule: the activations one chunk
 // keeps from its forward to its backward (theory/activations.h: the embedding's on the first
-// virtual stage, a block's per layer, the head's on the last) summed over what the schedule's
-// order has in flight at once, walked op by op.
+// virtual stage, a block's per layer, the head's on the last; a chunk's input, received from
+// the previous stage, is its activation too, while its output leaves for the next one: one
+// [micro-batch × context × d] fp32 boundary in, one out, held a moment at the end of the
+// chunk's forward) summed over what the schedule's order has in flight at once, walked op by op.
+// With checkpointing the recompute set a block's forward allocates for a moment is not in it (the
+// dry run, predict/, has it).
 struct PipeStageActivations {
     int heldChunks = 0;                   // most micro-batch chunks held at once
     std::uint64_t peakBytes = 0;          // their activations at the worst moment
@@ -54,6 +58,7 @@ struct PipeStageActivations {
 std::vector<PipeStageActivations> pipeActivations(plan::PipeSchedule schedule,
                                                   const plan::PipeShape& shape,
                                                   const plan::GptShape& gpt,
-                                                  const plan::ActivationConfig& cfg);
+                                                  const plan::ActivationConfig& cfg,
+                                                  bool bf16GemmInputs = false);
 
 } // namespace shardscope::theory

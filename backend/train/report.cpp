@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "theory/activations.h"
+#include "theory/pipeline.h"
 
 #include <algorithm>
 #include <bit>
@@ -202,6 +203,53 @@ nlohmann::json handshakeJson(const RunConfig& config, const std::vector<plan::Un
     return j;
 }
 
+namespace {
+
+// One line per pipeline stage: its ranks and units, its model states and peak against its own
+// theory, its messages per step.
+void pipelineNotes(const RunConfig& c, const std::vector<theory::ModelStates>& states,
+                   const std::vector<theory::PeakPrediction>& predicted,
+                   const std::vector<std::uint64_t>& measuredPeak,
+                   std::vector<std::string>& notes) {
+    const int stages = static_cast<int>(states.size());
+    const int perStage = c.worldSize / stages;
+    const std::vector<plan::UnitParams> units = plan::unitParams(scenarioOf(c).shape.value());
+    notes.push_back("pipeline: " + std::to_string(stages) + " stages × " +
+                    std::to_string(perStage) + (perStage == 1 ? " rank" : " ranks") + " (T × D), " +
+                    std::string(plan::traits(c.pipeSchedule).name) + ", " +
+                    std::to_string(c.knobs.gradAccumSteps) +
+                    " micro-batches per step; each rank is compared with its stage's theory");
+    for (int st = 0; st < stages; ++st) {
+        const theory::Scenario s = scenarioOf(c, st);
+        const plan::StageUnits u = s.stageUnits();
+        std::string line =
+            "stage " + std::to_string(st) +
+            (perStage == 1 ? " (rank " + std::to_string(st)
+                           : " (ranks " + std::to_string(st * perStage) + "–" +
+                                 std::to_string((st + 1) * perStage - 1)) +
+            "): " + units[static_cast<std::size_t>(u.first)].name + " … " +
+            units[static_cast<std::size_t>(u.end - 1)].name + ", model states " +
+            mib(static_cast<double>(states[static_cast<std::size_t>(st)].perRank.total()));
+        if (!predicted.empty()) {
+            const theory::PeakPrediction& p = predicted[static_cast<std::size_t>(st)];
+            const int held = theory::pipeActivationsInFlight(
+                c.pipeSchedule, {stages, c.knobs.gradAccumSteps, 1}, st);
+            line += ", peak " +
+                    mib(static_cast<double>(measuredPeak[static_cast<std::size_t>(st)])) +
+                    " (predicted " + mib(static_cast<double>(p.peakBytes)) + ", activations of " +
+                    std::to_string(held) + (held == 1 ? " micro-batch" : " micro-batches") +
+                    " in flight)";
+        }
+        for (const theory::CommVolume& v : theory::commPerStep(s).byKind)
+            if (v.kind == CollectiveOp::PipeSend)
+                line += ", sends " + std::to_string(v.calls) + " messages (" +
+                        mib(static_cast<double>(v.sentBytes)) + ") per step";
+        notes.push_back(line);
+    }
+}
+
+} // namespace
+
 report::RunReport makeReport(const RunOutcome& o) {
     const RunConfig& c = o.config;
     const theory::Scenario s = scenarioOf(c);
@@ -230,9 +278,22 @@ report::RunReport makeReport(const RunOutcome& o) {
     r.losses = o.losses;
     r.stepMs = o.stepMs;
 
+    // With a pipeline every stage has its own theory (its units) and its own dry run; a rank is
+    // compared with its stage's (stage = rank / (T·D), plan/mesh.h).
+    const int stages = std::max(c.pipeParallel, 1);
+    const int perStage = std::max(c.worldSize / stages, 1);
+    const auto stageOf = [&](int rank) { return std::clamp(rank / perStage, 0, stages - 1); };
+    std::vector<theory::ModelStates> stageStates;
+    for (int st = 0; st < stages; ++st)
+        stageStates.push_back(st == 0 ? states : theory::modelStates(scenarioOf(c, st)));
+    const bool perStagePeaks =
+        stages > 1 && o.stagePredicted.size() == static_cast<std::size_t>(stages);
+    std::vector<std::uint64_t> stagePeak(static_cast<std::size_t>(stages), 0);
+    std::vector<std::size_t> stagePeakRank(static_cast<std::size_t>(stages), 0);
+
     bool statesEqual = true;
-    std::uint64_t peakMax = 0;
-    for (const RankResult& rr : o.ranks) {
+    for (std::size_t i = 0; i < o.ranks.size(); ++i) {
+        const RankResult& rr = o.ranks[i];
         report::RankReport rank;
         rank.rank = rr.rank;
         rank.peakBytes = categoryBytes(rr.peak, false);
@@ -250,10 +311,29 @@ report::RunReport makeReport(const RunOutcome& o) {
         r.exposedTransferFraction =
             std::max(r.exposedTransferFraction, rank.exposedTransfer.fractionMedian);
         r.ranks.push_back(std::move(rank));
-        statesEqual = statesEqual && rr.modelStates == states.perRank;
-        peakMax = std::max(
-            peakMax, rr.tierPeaks[index(Tier::Device)]); // the prediction is the device tier's
+        const auto st = static_cast<std::size_t>(stageOf(rr.rank));
+        statesEqual = statesEqual && rr.modelStates == stageStates[st].perRank;
+        // The prediction is the device tier's.
+        if (rr.tierPeaks[index(Tier::Device)] >= stagePeak[st]) {
+            stagePeak[st] = rr.tierPeaks[index(Tier::Device)];
+            stagePeakRank[st] = i;
+        }
     }
+    // The stage whose peak is furthest from its prediction speaks for the run (one stage
+    // without a pipeline).
+    std::size_t worst = 0;
+    const auto predictedOf = [&](std::size_t st) -> const theory::PeakPrediction& {
+        return perStagePeaks ? o.stagePredicted[st] : peak;
+    };
+    const auto deltaOf = [&](std::size_t st) {
+        return static_cast<std::int64_t>(stagePeak[st]) -
+               static_cast<std::int64_t>(predictedOf(st).peakBytes);
+    };
+    if (perStagePeaks)
+        for (std::size_t st = 1; st < stagePeak.size(); ++st)
+            if (std::llabs(deltaOf(st)) > std::llabs(deltaOf(worst))) worst = st;
+    const std::uint64_t peakMax = stagePeak[worst];
+    const theory::PeakPrediction& reference = predictedOf(worst);
 
     report::TheoryValues& t = r.theory;
     t.modelStateBytes = categoryBytes(states.perRank, true);
@@ -282,11 +362,11 @@ report::RunReport makeReport(const RunOutcome& o) {
                                  ? (measuredSent - static_cast<double>(comm.totalSentBytes)) /
                                        static_cast<double>(comm.totalSentBytes)
                                  : measuredSent;
-    const auto peakDelta =
-        static_cast<std::int64_t>(peakMax) - static_cast<std::int64_t>(peak.peakBytes);
+    const std::int64_t peakDelta = deltaOf(worst);
     const double peakFraction =
-        peak.peakBytes > 0 ? static_cast<double>(peakDelta) / static_cast<double>(peak.peakBytes)
-                           : 0.0;
+        reference.peakBytes > 0
+            ? static_cast<double>(peakDelta) / static_cast<double>(reference.peakBytes)
+            : 0.0;
     r.comparison = {statesEqual, peakDelta, peakFraction, commDelta};
     std::vector<std::string>& notes = r.notes;
     // A conversion (--resume … --steps 0 --save NEW) trains no step: there is no step to set
@@ -305,20 +385,23 @@ report::RunReport makeReport(const RunOutcome& o) {
         std::string same = "measured peak equals the predicted peak byte for byte (";
         same.append(mib(static_cast<double>(peakMax)))
             .append(", ")
-            .append(peak.peakPhase)
+            .append(reference.peakPhase)
             .append(")");
         notes.push_back(same);
     } else {
         std::string why = "measured peak ";
         why.append(mib(static_cast<double>(peakMax))).append(" vs predicted ");
-        why.append(mib(static_cast<double>(peak.peakBytes))).append(" (");
+        why.append(mib(static_cast<double>(reference.peakBytes))).append(" (");
         if (peakDelta > 0) why.push_back('+');
         why.append(std::to_string(peakDelta)).append(" B):");
+        bool onlyMessages = stages > 1;
         if (!o.ranks.empty())
             for (Category cat : kAllCategories) {
-                const auto m =
-                    static_cast<std::int64_t>(o.ranks.front().peak.at(cat, Tier::Device));
-                const auto pt = static_cast<std::int64_t>(peak.categoryPeaks.at(cat, Tier::Device));
+                const auto m = static_cast<std::int64_t>(
+                    o.ranks[stagePeakRank[worst]].peak.at(cat, Tier::Device));
+                const auto pt =
+                    static_cast<std::int64_t>(reference.categoryPeaks.at(cat, Tier::Device));
+                if (m != pt && cat != Category::CommBuffer) onlyMessages = false;
                 if (m != pt)
                     why.append(" ")
                         .append(categoryName(cat))
@@ -326,10 +409,19 @@ report::RunReport makeReport(const RunOutcome& o) {
                         .append(std::to_string(m - pt))
                         .append(" B;");
             }
-        why.append(" the prediction is a dry run of this implementation's step, so a difference is "
-                   "a gap in the dry run");
+        if (onlyMessages)
+            why.append(" a pipeline message's comm_buffer is held until the neighbouring stage "
+                       "has copied it, which depends on timing; the dry run's messages arrive at "
+                       "once");
+        else
+            why.append(" the prediction is a dry run of this implementation's step, so a "
+                       "difference is a gap in the dry run");
         notes.push_back(why);
     }
+    if (stages > 1 && !conversion)
+        pipelineNotes(c, stageStates,
+                      perStagePeaks ? o.stagePredicted : std::vector<theory::PeakPrediction>{},
+                      stagePeak, notes);
     if (c.sharedDevice)
         notes.push_back(
             "--shared-device: the ranks are threads of one process; collectives copy between their "

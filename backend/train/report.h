@@ -49,6 +49,8 @@ struct RunOutcome {
     // predict::predictPeak(scenarioOf(config)), the dry run of one step: the caller computes it
     // once per run (predict links train, so train cannot call it).
     theory::PeakPrediction predicted;
+    // With --pp P > 1: each stage's (scenarioOf(config, s)); predicted is stage 0's.
+    std::vector<theory::PeakPrediction> stagePredicted;
     std::optional<report::ResumedFrom> resumedFrom; // --resume
     std::vector<report::SaveRecord> saves;          // --save
     std::string gemmEngine; // CPU ranks: kernels::gemmEngine() (train links no kernels)

@@ -307,6 +307,18 @@ void Trainer::reapSends(bool wait) {
     });
 }
 
+// The message leaves from a comm_buffer copy: the activation or gradient it carries is freed at
+// once (its category's bytes do not depend on when the neighbour copies it), the copy when the
+// neighbour has it.
+void Trainer::post(Buffer tensor, int peer, std::int32_t unit) {
+    Buffer message = device_.allocate(tensor.bytes(), {Category::CommBuffer, Tier::Device, unit});
+    device_.ops().copy(message.data(), tensor.data(), tensor.bytes());
+    tensor.reset();
+    const std::uint64_t ticket =
+        pipe_->send(message.data(), message.bytes() / sizeof(float), comm::DType::F32, peer, unit);
+    sending_.emplace_back(ticket, std::move(message));
+}
+
 double Trainer::pipelineMicroSteps(StepResult& r) {
     const int micros = config_.gradAccumSteps;
     const std::vector<plan::PipeOp> ops = plan::pipeOrder(
@@ -338,12 +350,8 @@ double Trainer::pipelineMicroSteps(StepResult& r) {
                 forwardUnit(model, u, batch);
             if (last)
                 lossSum += model.loss();
-            else {
-                Buffer out = model.takeOutput(end_ - 1);
-                const std::uint64_t ticket =
-                    pipe_->send(out.data(), floats, comm::DType::F32, stage_ + 1, end_ - 1);
-                sending_.emplace_back(ticket, std::move(out));
-            }
+            else
+                post(model.takeOutput(end_ - 1), stage_ + 1, end_ - 1);
             if (!statesTaken) r.modelStates = modelStatesNow(device_.ledger());
             statesTaken = true;
         } else {
@@ -355,12 +363,7 @@ double Trainer::pipelineMicroSteps(StepResult& r) {
             }
             for (std::int32_t u = end_ - 1; u >= first_; --u)
                 backwardUnit(model, u, micro);
-            if (!first) {
-                Buffer grad = model.takeInputGrad();
-                const std::uint64_t ticket =
-                    pipe_->send(grad.data(), floats, comm::DType::F32, stage_ - 1, first_ - 1);
-                sending_.emplace_back(ticket, std::move(grad));
-            }
+            if (!first) post(model.takeInputGrad(), stage_ - 1, first_ - 1);
             sharding_->endBackward(micro);
         }
     }

@@ -97,6 +97,7 @@ private:
     // A pipelined step's forwards and backwards on this rank's stage, in the schedule's order;
     // returns the sum of the micro-batches' losses (the last stage's; 0 elsewhere).
     double pipelineMicroSteps(StepResult& r);
+    void post(device::Buffer tensor, int peer, std::int32_t unit); // sends, frees `tensor`
     void reapSends(bool wait); // frees the sent buffers whose receivers have them
     void abandonStep();        // frees every transient of a step that failed midway
     void forwardUnit(model::GptModel& model, std::int32_t unit, const model::Batch& batch);

@@ -19,6 +19,7 @@
 #include "plan/mesh.h"
 #include "plan/pipeline.h"
 #include "strategy/sharding.h"
+#include "theory/pipeline.h"
 #include "train/trainer.h"
 
 #include <exception>
@@ -62,6 +63,7 @@ struct RankRun {
     std::string ops;        // the stage's forwards and backwards as run: "FFBFB…"
     comm::CommStats comm;   // summed over the rank's groups, whole run
     std::uint64_t peak = 0; // device tier
+    std::uint64_t activationPeak = 0;
     std::vector<double> losses;
 };
 
@@ -152,6 +154,7 @@ MeshRun runMesh(const Mesh& m) {
                 for (comm::Communicator* c : groups[at].distinct())
                     mine.comm.add(c->stats());
                 mine.peak = ledgers[at]->peakBytes();
+                mine.activationPeak = ledgers[at]->peak().category(Category::Activation);
                 const auto weights = trainer.fullWeights();
                 if (r == 0) {
                     out.losses = mine.losses;
@@ -198,14 +201,20 @@ TEST(pipelineParallel, EverySplitAndScheduleIsBitwiseGradientAccumulationOnOneSt
                 const MeshRun run = runMesh(m);
                 EXPECT_EQ(run.losses, reference.losses) << meshName(m);
                 EXPECT_EQ(run.digest, reference.digest) << meshName(m);
-                // Each stage ran its schedule's order, op by op, every step.
+                // Each stage ran its schedule's order, op by op, every step, and held the
+                // activations theory/pipeline.h says, byte for byte.
                 const auto order = plan::pipeOrder(schedule, {pp, micro, 1});
+                const auto held = theory::pipeActivations(schedule, {pp, micro, 1}, shape(),
+                                                          {kMicroBatch, false});
                 for (int stage = 0; stage < pp; ++stage) {
                     const std::string kinds = kindsOf(order[static_cast<std::size_t>(stage)]);
                     std::string expected;
                     for (int k = 0; k < m.steps; ++k)
                         expected += kinds;
                     EXPECT_EQ(run.ranks[static_cast<std::size_t>(stage)].ops, expected)
+                        << meshName(m) << " stage " << stage;
+                    EXPECT_EQ(run.ranks[static_cast<std::size_t>(stage)].activationPeak,
+                              held[static_cast<std::size_t>(stage)].peakBytes)
                         << meshName(m) << " stage " << stage;
                 }
             }

@@ -415,3 +415,73 @@ TEST(trainCli, ABadGemmEngineIsOneLineAndExitTwo) {
 }
 
 } // namespace
+
+// ---- pipeline parallelism ----------------------------------------------------------------------
+
+// A pipelined run's report compares every rank with its own stage's theory: its units' model
+// states byte for byte, its DP collectives and its messages; stage 0's activation peak is the
+// theory's (theory/pipeline.h).
+TEST(trainCli, APipelineReportComparesEachStageWithItsOwnTheory) {
+    const Scratch s("pipeline_report");
+    const Result r = runCli("run --model small --strategy zero3 --shared-device --ranks 4 --pp 2 "
+                            "--grad-accum 4 --steps 1 --precision fp32 --json " +
+                            s / "r.json");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(slurp(s / "r.json"));
+    EXPECT_TRUE(j["comparison"]["model_states_equal"].get<bool>());
+    EXPECT_EQ(j["comparison"]["comm_delta_fraction"].get<double>(), 0.0);
+    EXPECT_EQ(j["config"]["pp"], 2);
+    EXPECT_EQ(j["config"]["pp_schedule"], "1f1b");
+    // The stages hold different units: different model states (stage 1 has the head).
+    EXPECT_NE(j["ranks"][0]["model_state_bytes"], j["ranks"][2]["model_state_bytes"]);
+    EXPECT_EQ(j["ranks"][0]["model_state_bytes"], j["ranks"][1]["model_state_bytes"]);
+    EXPECT_EQ(j["ranks"][0]["peak_bytes"]["activation"], j["theory"]["activation_peak_bytes"]);
+    // Four activations sent forward per step, 4 × 128 × 250 fp32 each, counted by the sender.
+    const std::uint64_t message = 4ull * 128 * 250 * 4;
+    EXPECT_EQ(j["comm_bytes_per_step"]["pp_send"].get<double>(), 4.0 * message);
+    EXPECT_EQ(j["theory"]["comm_bytes_per_step"]["pp_send"].get<double>(), 4.0 * message);
+    const std::string notes = j["notes"].dump();
+    EXPECT_NE(notes.find("stage 1 (ranks 2–3): block2 … head"), std::string::npos) << notes;
+}
+
+TEST(trainCli, APipelineUnderMpirunIsBitwiseTheRankThreadsAndGradientAccumulation) {
+    const std::string common =
+        "--model tiny --strategy zero2 --grad-accum 4 --steps 2 --precision fp32 --deterministic ";
+    const auto digestOf = [](const Result& r) {
+        const std::size_t at = r.out.find("param digest ");
+        return at == std::string::npos ? std::string() : r.out.substr(at + 13, 16);
+    };
+    const Result threads = runCli("run " + common + "--shared-device --ranks 4 --pp 2");
+    const Result mpi = runCli("run " + common + "--ranks 4 --pp 2");
+    const Result flat = runCli("run " + common + "--shared-device --ranks 2");
+    ASSERT_EQ(threads.code, 0) << threads.err;
+    ASSERT_EQ(mpi.code, 0) << mpi.err;
+    ASSERT_EQ(flat.code, 0) << flat.err;
+    EXPECT_FALSE(digestOf(threads).empty()) << threads.out;
+    EXPECT_EQ(digestOf(mpi), digestOf(threads));
+    EXPECT_EQ(digestOf(flat), digestOf(threads));
+}
+
+TEST(trainCli, BadPipelinesAreOneLineNamingTheFlagBeforeAnythingRuns) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"--ranks 3 --pp 2", "does not divide the 3 ranks"},
+        {"--ranks 5 --pp 2 --tp 5", "--pp 2 × --tp 5 does not divide the 5 ranks"},
+        {"--ranks 4 --pp 4", "--pp 4 = 4 stages for a model of 2 layers"},
+        {"--ranks 2 --pp 2 --pp-schedule zb1", "--pp-schedule must be gpipe or 1f1b"},
+        {"--ranks 2 --pp 2 --pp-schedule interleaved", "--pp-schedule must be gpipe or 1f1b"},
+        {"--ranks 2 --pp 2 --pp-schedule x", "--pp-schedule must be gpipe or 1f1b"},
+        {"--ranks 2 --pp 0", "--pp must be between 1 and 64"},
+        {"--ranks 2 --pp 2 --save /tmp/shardscope_never", "checkpoints of a run with --pp 2"},
+        {"--ranks 2 --pp 2 --backend cuda", "pipeline stages run on CPU ranks"},
+    };
+    for (const auto& [flags, says] : cases) {
+        const std::string args =
+            std::string("run --model tiny --strategy ddp --steps 1 --shared-device ") + flags;
+        const Result r = runCli(args);
+        EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+        EXPECT_NE(r.err.find(says), std::string::npos) << args << "\n" << r.err;
+        EXPECT_TRUE(noStepRan(r)) << args;
+    }
+    EXPECT_FALSE(fs::exists("/tmp/shardscope_never"));
+}

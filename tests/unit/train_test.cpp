@@ -148,6 +148,9 @@ public:
     comm::Communicator& world() override { return inner->world(); }
     int dataRank() const override { return 0; }
     int dataRanks() const override { return 1; }
+    comm::Communicator* pipeGroup() override { return nullptr; }
+    std::int32_t firstUnit() const override { return 0; }
+    std::int32_t endUnit() const override { return inner->endUnit(); }
     void beforeForward(std::int32_t u) override {
         calls.push_back("unshard " + nameOf(u));
         inner->beforeForward(u);
