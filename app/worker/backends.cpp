@@ -66,6 +66,7 @@ void distribute(std::vector<std::unique_ptr<comm::Communicator>> group,
                 comm::Communicator* strategy::CommGroups::*slot) {
     for (std::size_t i = 0; i < members.size(); ++i) {
         RankComms& rc = out[static_cast<std::size_t>(members[i])];
+        group[i]->setWorldRanks(members);
         rc.groups.*slot = group[i].get();
         rc.owned.push_back(std::move(group[i]));
     }

@@ -10,6 +10,7 @@
 #include "backends.h"
 #include "core/error.h"
 #include "jobs.h"
+#include "plan/collective.h"
 #include "rank.h"
 #include "train/checkpointing.h"
 
@@ -146,14 +147,21 @@ int runSharedJob(const train::RunConfig& config) {
                 runRank(config, *devices[static_cast<std::size_t>(r)], mine.groups,
                         r == 0 ? &writer : nullptr);
             } catch (const comm::CollectiveTimeout& e) {
-                // The rank that did not arrive is the cause, not this one that waited for it.
+                // The rank that did not arrive (a world rank) is the cause, not this one that
+                // waited for it; a pipeline receive waited for its neighbour's send.
                 const std::int64_t step = ledgers[static_cast<std::size_t>(r)]->step();
-                if (e.groupSize() == n && !e.missing().empty())
-                    supervisor.failed({e.missing().front(), step,
-                                       "it did not arrive at the " + e.collective() + " (rank " +
-                                           std::to_string(r) + " waited " +
-                                           std::to_string(config.timeoutMs) + " ms)",
-                                       false});
+                const bool message = e.collective() == plan::displayText(CollectiveOp::PipeRecv) ||
+                                     e.collective() == plan::displayText(CollectiveOp::PipeSend);
+                if (!e.missing().empty())
+                    supervisor.failed(
+                        {e.missing().front(), step,
+                         "it did not arrive at the " +
+                             (message
+                                  ? std::string("pipeline message rank ") + std::to_string(r) +
+                                        " waited " + std::to_string(config.timeoutMs) + " ms for"
+                                  : e.collective() + " (rank " + std::to_string(r) + " waited " +
+                                        std::to_string(config.timeoutMs) + " ms)"),
+                         false});
                 else
                     supervisor.failed({r, step, e.what(), false});
             } catch (const Interrupted& e) {

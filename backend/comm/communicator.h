@@ -42,7 +42,8 @@ struct CommStats {
 };
 
 // A collective whose deadline passed, where the communicator knows who did not arrive (rank
-// threads do): `missing` are ranks of a group of `groupSize`, `what` the collective.
+// threads do, and a point-to-point receive knows its sender): `missing` are WORLD ranks (of the
+// job, Communicator::worldRankOf), `groupSize` the group's size, `what` the collective.
 class CollectiveTimeout : public Error {
 public:
     CollectiveTimeout(const std::string& message, std::string what, std::vector<int> missing,
@@ -86,6 +87,14 @@ public:
 
     virtual int rank() const = 0;
     virtual int size() const = 0;
+    // The job's (world) rank of group rank `groupRank`: messages and timeouts name world ranks.
+    // The creator of a sub-group sets its members' world ranks (identity when unset).
+    void setWorldRanks(std::vector<int> worldRanks) { worldRanks_ = std::move(worldRanks); }
+    int worldRankOf(int groupRank) const {
+        return groupRank >= 0 && static_cast<std::size_t>(groupRank) < worldRanks_.size()
+                   ? worldRanks_[static_cast<std::size_t>(groupRank)]
+                   : groupRank;
+    }
     virtual std::string name() const = 0; // "self", "mpi", …
 
     // shard (count) → full (count × size), rank order.
@@ -122,8 +131,9 @@ public:
     void waitSend(std::uint64_t ticket);
     void recv(void* data, std::size_t count, DType t, int peer, std::int32_t unit);
     // A step abandoned midway: sends not yet received are withdrawn (or waited for where a copy
-    // of them is under way), so their buffers may be freed.
-    void cancelSends() { doCancelSends(); }
+    // of them is under way). Returns the tickets of those that could not be withdrawn (MPI may
+    // not cancel a send its peer has begun to receive): their buffers must outlive the process.
+    std::vector<std::uint64_t> cancelSends() { return doCancelSends(); }
     // Small scalar reductions (loss, squared gradient norm); not counted as payload.
     double sumScalar(double value);
     double maxScalar(double value);
@@ -162,7 +172,7 @@ protected:
     virtual std::uint64_t doSend(const void* data, std::size_t bytes, int peer);
     virtual bool doSendDone(std::uint64_t handle, bool wait);
     virtual void doRecv(void* data, std::size_t bytes, int peer);
-    virtual void doCancelSends() {}
+    virtual std::vector<std::uint64_t> doCancelSends() { return {}; }
 
 private:
     // Runs one collective between its Begin/End events and counts it; a rank that only
@@ -191,6 +201,7 @@ private:
     std::optional<Started> started_;
     std::uint64_t nextTicket_ = 1;
     CommStats stats_{};
+    std::vector<int> worldRanks_; // by group rank; empty: the world itself
     bool deterministic_ = false;
     std::chrono::milliseconds timeout_{30000};
 };

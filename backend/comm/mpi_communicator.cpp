@@ -76,6 +76,19 @@ public:
         : Communicator(dev), comm_(comm), owned_(owned) {
         MPI_Comm_rank(comm_, &rank_);
         MPI_Comm_size(comm_, &size_);
+        if (comm_ == MPI_COMM_WORLD) return;
+        // A sub-group's members in the world's numbering: what messages and timeouts name.
+        MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+        std::vector<int> mine(static_cast<std::size_t>(size_)), theirs(mine.size());
+        for (int r = 0; r < size_; ++r)
+            mine[static_cast<std::size_t>(r)] = r;
+        if (MPI_Comm_group(comm_, &group) == MPI_SUCCESS &&
+            MPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
+            MPI_Group_translate_ranks(group, size_, mine.data(), world, theirs.data()) ==
+                MPI_SUCCESS)
+            setWorldRanks(theirs);
+        if (group != MPI_GROUP_NULL) MPI_Group_free(&group);
+        if (world != MPI_GROUP_NULL) MPI_Group_free(&world);
     }
     ~MpiCommunicator() override {
         if (owned_) MPI_Comm_free(&comm_);
@@ -285,47 +298,80 @@ private:
         MPI_Request req;
         check(MPI_Irecv(data, toInt(bytes), MPI_BYTE, peer, kPipeTag, comm_, &req), "MPI_Irecv");
         MPI_Status status{};
-        waitPeer(req, what, peer, &status);
+        try {
+            waitPeer(req, what, peer, &status);
+        } catch (...) {
+            // `data` is freed as the error unwinds: no late message may land in it. A receive
+            // whose message has begun to arrive may not cancel (and MPI_Wait would then hang on
+            // a stopped sender): it gets a moment, then goes back to MPI, and the failing rank
+            // makes no further progress calls that could fill it.
+            withdraw(req);
+            throw;
+        }
         int got = 0;
         MPI_Get_count(&status, MPI_BYTE, &got);
         if (static_cast<std::size_t>(got) != bytes)
             throw Error(ErrorKind::Internal,
-                        std::string(what) + " on rank " + std::to_string(rank_) + " expected " +
-                            std::to_string(bytes) + " bytes from rank " + std::to_string(peer) +
-                            ", got " + std::to_string(got));
+                        std::string(what) + " on rank " + std::to_string(worldRankOf(rank_)) +
+                            " expected " + std::to_string(bytes) + " bytes from rank " +
+                            std::to_string(worldRankOf(peer)) + ", got " + std::to_string(got));
     }
 
-    void doCancelSends() override {
-        // The job is ending: a send nobody receives is cancelled and its request released.
-        for (PendingSend& s : sends_) {
-            MPI_Cancel(&s.req);
-            MPI_Request_free(&s.req);
-        }
+    // Cancels a request and gives it a moment to complete (MPI may complete it instead, or not
+    // cancel a message already under way); one still pending is released to MPI. True when it
+    // completed.
+    static bool withdraw(MPI_Request& req) {
+        MPI_Cancel(&req);
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+        int done = 0;
+        while (!done && std::chrono::steady_clock::now() < until)
+            if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
+        if (!done) MPI_Request_free(&req);
+        return done != 0;
+    }
+
+    std::vector<std::uint64_t> doCancelSends() override {
+        // The job is ending: the sends still pending after withdraw are named, their buffers
+        // must stay.
+        std::vector<std::uint64_t> pending;
+        for (PendingSend& s : sends_)
+            if (!withdraw(s.req)) pending.push_back(s.handle);
         sends_.clear();
+        return pending;
     }
 
     // Polls instead of MPI_Wait so a dead or stuck peer becomes an error, never a hang.
     // Non-blocking collectives only progress inside MPI_Test, so the loop never sleeps: it
-    // yields the core (ranks may outnumber cores) and reads the clock every 256 polls.
+    // yields the core (ranks may outnumber cores).
     void wait(MPI_Request& req, const char* what) const { waitPeer(req, what, -1); }
 
     // As wait(), for a message with one peer (peer ≥ 0): a timeout names it.
+    // Time this process did not run (stopped by SIGSTOP) does not count against its peers: a gap
+    // of more than half a second between two polls moves the deadline on, so a rank stopped
+    // while it waits, then resumed by mpirun's tear-down, does not time out itself and stand in
+    // for the stuck one.
     void waitPeer(MPI_Request& req, const char* what, int peer,
                   MPI_Status* status = MPI_STATUS_IGNORE) const {
         using clock = std::chrono::steady_clock;
-        const auto deadline = clock::now() + timeout();
+        auto deadline = clock::now() + timeout();
+        auto last = clock::now();
         for (unsigned polls = 1;; ++polls) {
             int done = 0;
             check(MPI_Test(&req, &done, status), what);
             if (done) return;
             if (polls % 16 == 0) noteAlive();
-            if (polls % 256 == 0 && clock::now() > deadline) {
+            const auto now = clock::now();
+            if (now - last > std::chrono::milliseconds(500)) deadline += now - last;
+            last = now;
+            if (now > deadline) {
                 const std::string reason =
-                    std::string(what) + " on rank " + std::to_string(rank_) + " timed out after " +
-                    std::to_string(timeout().count() / 1000) + " s waiting for " +
-                    (peer < 0 ? std::string("its peers") : "rank " + std::to_string(peer));
+                    std::string(what) + " on rank " + std::to_string(worldRankOf(rank_)) +
+                    " timed out after " + std::to_string(timeout().count() / 1000) +
+                    " s waiting for " +
+                    (peer < 0 ? std::string("its peers")
+                              : "rank " + std::to_string(worldRankOf(peer)));
                 if (peer < 0) throw Error(ErrorKind::Comm, reason);
-                throw CollectiveTimeout(reason, what, {peer}, size_);
+                throw CollectiveTimeout(reason, what, {worldRankOf(peer)}, size_);
             }
             if (polls > 64) std::this_thread::yield();
         }

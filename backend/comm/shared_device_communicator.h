@@ -390,16 +390,9 @@ protected:
             const char* what = plan::displayText(CollectiveOp::PipeSend);
             const auto deadline = std::chrono::steady_clock::now() + timeout();
             while (!p.done) {
-                if (m.left[static_cast<std::size_t>(p.to)])
-                    throw Error(ErrorKind::Comm, "rank " + std::to_string(rank_) + ": " + what +
-                                                     " can never complete: rank " +
-                                                     std::to_string(p.to) + " has left the group");
+                if (m.left[static_cast<std::size_t>(p.to)]) leftGroup(what, p.to);
                 if (m.cv.wait_until(lock, deadline) == std::cv_status::timeout && !p.done)
-                    throw CollectiveTimeout("rank " + std::to_string(rank_) + ": " + what +
-                                                " timed out after " +
-                                                std::to_string(timeout().count()) +
-                                                " ms waiting for rank(s) " + std::to_string(p.to),
-                                            what, {p.to}, size());
+                    timedOut(what, p.to);
             }
         }
         if (!p.done) return false;
@@ -408,7 +401,7 @@ protected:
         return true;
     }
 
-    void doCancelSends() override {
+    std::vector<std::uint64_t> doCancelSends() override {
         SharedMessages& m = group_->messages;
         std::unique_lock lock(m.mutex);
         for (const auto& [handle, posted] : sends_) {
@@ -418,10 +411,13 @@ protected:
                 q.erase(at);
                 continue;
             }
-            // Taken: the receiver is copying it now (no wait in between), or has.
-            m.cv.wait(lock, [&] { return posted->done; });
+            // Taken: the receiver is copying it now (no wait in between), has, or refused it
+            // (done either way), or left (its thread unwound: it reads nothing more).
+            m.cv.wait(lock,
+                      [&] { return posted->done || m.left[static_cast<std::size_t>(posted->to)]; });
         }
         sends_.clear();
+        return {};
     }
 
     void doRecv(void* data, std::size_t bytes, int peer) override {
@@ -433,25 +429,23 @@ protected:
             auto& q = m.queue(peer, rank_);
             const auto deadline = std::chrono::steady_clock::now() + timeout();
             while (q.empty()) {
-                if (m.left[static_cast<std::size_t>(peer)])
-                    throw Error(ErrorKind::Comm, "rank " + std::to_string(rank_) + ": " + what +
-                                                     " can never complete: rank " +
-                                                     std::to_string(peer) + " has left the group");
+                if (m.left[static_cast<std::size_t>(peer)]) leftGroup(what, peer);
                 if (m.cv.wait_until(lock, deadline) == std::cv_status::timeout && q.empty())
-                    throw CollectiveTimeout("rank " + std::to_string(rank_) + ": " + what +
-                                                " timed out after " +
-                                                std::to_string(timeout().count()) +
-                                                " ms waiting for rank(s) " + std::to_string(peer),
-                                            what, {peer}, size());
+                    timedOut(what, peer);
             }
             posted = q.front();
             q.pop_front();
         }
         if (posted->bytes != bytes) {
-            const std::string reason = "rank " + std::to_string(rank_) + ": " + what + " of " +
-                                       std::to_string(bytes) + " bytes got a message of " +
+            const std::string reason = "rank " + std::to_string(worldRankOf(rank_)) + ": " + what +
+                                       " of " + std::to_string(bytes) + " bytes got a message of " +
                                        std::to_string(posted->bytes) + " bytes from rank " +
-                                       std::to_string(peer);
+                                       std::to_string(worldRankOf(peer));
+            {
+                std::lock_guard lock(m.mutex); // the sender waits for it no more
+                posted->done = true;
+                m.cv.notify_all();
+            }
             group_->barrier.breakWith(reason);
             throw Error(ErrorKind::Internal, reason);
         }
@@ -464,6 +458,36 @@ protected:
     }
 
 private:
+    // A point-to-point wait's ends, in world ranks.
+    [[noreturn]] void leftGroup(const char* what, int peer) const {
+        throw Error(ErrorKind::Comm, "rank " + std::to_string(worldRankOf(rank_)) + ": " + what +
+                                         " can never complete: rank " +
+                                         std::to_string(worldRankOf(peer)) + " has left the group");
+    }
+    [[noreturn]] void timedOut(const char* what, int peer) const {
+        throw CollectiveTimeout("rank " + std::to_string(worldRankOf(rank_)) + ": " + what +
+                                    " timed out after " + std::to_string(timeout().count()) +
+                                    " ms waiting for rank(s) " + std::to_string(worldRankOf(peer)),
+                                what, {worldRankOf(peer)}, size());
+    }
+    // A barrier's timeout names group ranks: the same in world ranks.
+    void arrive(const char* what) {
+        try {
+            group_->barrier.arriveAndWait(rank_, timeout(), what);
+        } catch (const CollectiveTimeout& e) {
+            std::vector<int> missing;
+            std::string names;
+            for (const int q : e.missing()) {
+                missing.push_back(worldRankOf(q));
+                names += (names.empty() ? "" : ", ") + std::to_string(worldRankOf(q));
+            }
+            throw CollectiveTimeout("rank " + std::to_string(worldRankOf(rank_)) + ": " + what +
+                                        " timed out after " + std::to_string(timeout().count()) +
+                                        " ms waiting for rank(s) " + names,
+                                    e.collective(), std::move(missing), e.groupSize());
+        }
+    }
+
     // comm_buffer in the rank's ledger (device memory for a CudaDevice), heap without a device.
     class Scratch {
     public:
@@ -510,7 +534,7 @@ private:
               bool acquire) {
         slots[static_cast<std::size_t>(rank_)] = mine;
         if (device) group_->backend.publish(rank_);
-        group_->barrier.arriveAndWait(rank_, timeout(), what);
+        arrive(what);
         const SharedCall& first = slots[0];
         for (std::size_t q = 1; q < slots.size(); ++q) {
             const SharedCall& c = slots[q];
@@ -534,7 +558,7 @@ private:
     // Step 4: this rank's reads are done; after the barrier every peer's are too.
     void finish(const char* what, bool device) {
         if (device) group_->backend.publish(rank_);
-        group_->barrier.arriveAndWait(rank_, timeout(), what);
+        arrive(what);
         if (!device) return;
         for (int q = 0; q < size(); ++q)
             if (q != rank_) group_->backend.acquire(rank_, q);

@@ -203,14 +203,16 @@ JobEnding classify(const JobEvidence& e) {
         return out;
     }
     if (e.stalled) {
-        if (auto stuck = stuckEnding(e)) return *stuck;
-        if (!e.stoppedRanks.empty()) { // before its first collective: its process state says it
-            out.kind = EndingKind::Stalled;
-            out.rank = e.stoppedRanks.front();
-            atRunningStep(out);
-            out.cause = "its process is stopped (SIGSTOP)";
-            return out;
-        }
+        // A stopped process outweighs the progress records here too: the stream's writer (rank
+        // 0) may be the stopped one, its peers' timeouts then unheard, and ranks that call
+        // different collectives (pipeline stages) cannot be told apart by how many they entered.
+        const std::optional<JobEnding> stuck = stuckEnding(e);
+        const bool agrees = stuck && stuck->rank &&
+                            std::find(e.stoppedRanks.begin(), e.stoppedRanks.end(), *stuck->rank) !=
+                                e.stoppedRanks.end();
+        if (stuck && (e.stoppedRanks.empty() || agrees)) return *stuck; // says where it stopped
+        if (auto stopped = stoppedEnding(e, -1)) return *stopped;
+        if (stuck) return *stuck;
         if (e.childStopped && !e.direct) {
             out.kind = EndingKind::Stalled;
             atRunningStep(out);

@@ -80,7 +80,8 @@ std::vector<Problem> validate(const RunConfig& c) {
     if (policy.usesHybridGroup() && k.hybridGroupSize >= g.min && k.hybridGroupSize <= g.max) {
         if (c.dataParallel() >= 1 && c.dataParallel() % k.hybridGroupSize != 0)
             out.push_back({Field::HybridGroup, Code::NotADivisor, k.hybridGroupSize, 0,
-                           c.dataParallel(), c.tensorParallel > 1 ? "data-parallel" : ""});
+                           c.dataParallel(),
+                           c.tensorParallel > 1 || c.pipeParallel > 1 ? "data-parallel" : ""});
     }
     if (c.tensorParallel >= 1) {
         const std::int64_t t = c.tensorParallel;
@@ -159,10 +160,11 @@ std::string describeForFlags(const Problem& p, bool sharedDevice) {
             return "tensor parallel (--tp) " + std::to_string(p.value) + " does not divide the " +
                    what + " " + std::to_string(p.max) + (p.text == "ranks" ? "" : " of this model");
         }
-        // With --tp the shard groups split the data-parallel ranks, not the world.
+        // With --tp or --pp the shard groups split the data-parallel ranks, not the world.
         return "hybrid group size (--hybrid-group) " + std::to_string(p.value) +
                " does not divide " +
-               (p.text == "data-parallel" ? "the data-parallel ranks (ranks / --tp)" : ranks) +
+               (p.text == "data-parallel" ? "the data-parallel ranks D = ranks / (--pp × --tp) ="
+                                          : ranks) +
                " " + std::to_string(p.max);
     case Code::ContradictsStrategy:
         return "--reshard-after-forward 1 contradicts fsdp_grad_op (SHARD_GRAD_OP keeps params "

@@ -251,6 +251,8 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
         }
         setField(c, s.field, flagValue(args, s));
     }
+    if (args.has("--pp-schedule") && c.pipeParallel <= 1)
+        throwInvalid("--pp-schedule needs --pp P > 1 (the schedule of a pipeline's stages)");
     // SHARD_GRAD_OP never reshards after forward: the default follows it, an explicit 1 is a
     // problem validate() reports.
     if (c.strategy == plan::Strategy::FsdpShardGradOp && !args.has("--reshard-after-forward"))

@@ -218,7 +218,8 @@ void pipelineNotes(const RunConfig& c, const std::vector<theory::ModelStates>& s
                     std::to_string(perStage) + (perStage == 1 ? " rank" : " ranks") + " (T × D), " +
                     std::string(plan::traits(c.pipeSchedule).name) + ", " +
                     std::to_string(c.knobs.gradAccumSteps) +
-                    " micro-batches per step; each rank is compared with its stage's theory");
+                    " micro-batches per step; each rank is compared with its stage's theory; "
+                    "exposed comm includes the pipeline receives' waits, the bubble");
     for (int st = 0; st < stages; ++st) {
         const theory::Scenario s = scenarioOf(c, st);
         const plan::StageUnits u = s.stageUnits();

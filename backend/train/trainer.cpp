@@ -287,7 +287,15 @@ StepResult Trainer::step() {
 }
 
 void Trainer::abandonStep() {
-    if (pipe_) pipe_->cancelSends(); // before the buffers they read are freed
+    if (pipe_) { // before the buffers they read are freed
+        const std::vector<std::uint64_t> stuck = pipe_->cancelSends();
+        // A message MPI could not withdraw may still be read: its buffer outlives the process
+        // (the job is ending; the ledger keeps counting it, as it is still held).
+        static auto* const kept = new std::vector<Buffer>();
+        for (auto& [ticket, buffer] : sending_)
+            if (std::find(stuck.begin(), stuck.end(), ticket) != stuck.end())
+                kept->push_back(std::move(buffer));
+    }
     sending_.clear();
     model_.discardActivations();
     for (auto& m : micro_)

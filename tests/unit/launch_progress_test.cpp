@@ -192,6 +192,36 @@ TEST(launchEnding, AStoppedProcessOutweighsAStaleHeartbeat) {
     EXPECT_TRUE(end.setup && !end.step) << describe(end);
 }
 
+// Pipeline stages: stage 0 (rank 0, the stream's writer) is stopped, so stage 1's timeout is never
+// reported; a stage posts sends the other does not enter, so the counts of collectives entered
+// (rank 1 fewer) would name the waiting stage. Its process state names the stopped one.
+TEST(launchEnding, AStoppedStreamWriterIsNamedWhenTheJobStalls) {
+    JobEvidence e;
+    e.stalled = true;
+    e.stallTimeout = std::chrono::seconds(5);
+    e.lastCompleteStep = 17;
+    RankProgress stage0, stage1;
+    stage0.rank = 0;
+    stage0.entered = 90;
+    stage0.what = "pipeline send";
+    stage0.step = 18;
+    stage0.heartbeatNs = 12 * kSecond;
+    stage1.rank = 1;
+    stage1.entered = 60;
+    stage1.inside = true;
+    stage1.what = "pipeline receive";
+    stage1.step = 18;
+    stage1.heartbeatNs = 13 * kSecond; // its timeout ended it: as silent as the stopped one now
+    e.progress = {stage0, stage1};
+    EXPECT_EQ(classify(e).rank.value_or(-1), 1) << "the counts alone name the waiting stage";
+    e.stoppedRanks = {0};
+    const JobEnding end = classify(e);
+    EXPECT_EQ(end.rank.value_or(-1), 0) << describe(end);
+    EXPECT_NE(describe(end).find("rank 0 is stuck in step 19: its process is stopped"),
+              std::string::npos)
+        << describe(end);
+}
+
 TEST(launchEnding, ACompleteRunWhoseMpirunHangsIsCompleted) {
     JobEvidence e;
     e.sawEnd = true;

@@ -372,8 +372,20 @@ TEST(runConfig, ProblemsAreStructuredAndPhrasedPerFrontEnd) {
     });
     ASSERT_NE(hybrid, tp.end());
     EXPECT_EQ(runconfig::describeForFlags(*hybrid, true),
-              "hybrid group size (--hybrid-group) 3 does not divide the data-parallel ranks (ranks "
-              "/ --tp) 2");
+              "hybrid group size (--hybrid-group) 3 does not divide the data-parallel ranks D = "
+              "ranks / (--pp × --tp) = 2");
+    // With --pp too: 12 ranks over P = 2 × T = 2 are 3.
+    c.worldSize = 12;
+    c.tensorParallel = 2;
+    c.pipeParallel = 2;
+    c.knobs.hybridGroupSize = 2;
+    const auto pp = runconfig::validate(c);
+    const auto piped = std::find_if(pp.begin(), pp.end(), [](const auto& p) {
+        return p.field == runconfig::Field::HybridGroup;
+    });
+    ASSERT_NE(piped, pp.end());
+    EXPECT_NE(runconfig::describeForFlags(*piped, true).find("= 3"), std::string::npos);
+    c.pipeParallel = 1;
     // The flags are accepted at the table's lower edges and refused just below them.
     for (const runconfig::FieldSpec& l : runconfig::kFields) {
         if (l.kind != runconfig::ValueKind::Integer && l.kind != runconfig::ValueKind::Bytes)

@@ -473,6 +473,7 @@ TEST(trainCli, BadPipelinesAreOneLineNamingTheFlagBeforeAnythingRuns) {
         {"--ranks 2 --pp 0", "--pp must be between 1 and 64"},
         {"--ranks 2 --pp 2 --save /tmp/shardscope_never", "checkpoints of a run with --pp 2"},
         {"--ranks 2 --pp 2 --backend cuda", "pipeline stages run on CPU ranks"},
+        {"--ranks 2 --pp-schedule gpipe", "--pp-schedule needs --pp P > 1"},
     };
     for (const auto& [flags, says] : cases) {
         const std::string args =
