@@ -2,6 +2,7 @@
 
 #include "plan/collective.h"
 #include "plan/mesh.h"
+#include "plan/pipeline.h"
 
 #include <algorithm>
 
@@ -17,12 +18,15 @@ std::uint64_t ringBytesSent(CollectiveOp op, std::uint64_t bytes, int peers) {
 }
 
 std::vector<std::vector<int>> collectiveMembers(CollectiveOp op, int peers, int worldSize,
-                                                int tensorParallel) {
-    const int n = worldSize, t = std::max(tensorParallel, 1);
-    if (n < 1 || peers < 1 || peers > n || n % t != 0) return {};
-    const int d = n / t;
+                                                int tensorParallel, int pipeParallel) {
+    const int n = worldSize, t = std::max(tensorParallel, 1), p = std::max(pipeParallel, 1);
+    if (n < 1 || peers < 1 || peers > n || n % (t * p) != 0) return {};
+    const int d = n / (t * p);
     if (op == CollectiveOp::TpAllReduce)
         return peers == t ? plan::groupsBy(n, [t](int r) { return plan::tensorColor(r, t); })
+                          : std::vector<std::vector<int>>{};
+    if (op == CollectiveOp::PipeSend || op == CollectiveOp::PipeRecv)
+        return peers == p ? plan::groupsBy(n, [t, d](int r) { return plan::pipeColor(r, t, d); })
                           : std::vector<std::vector<int>>{};
     if (peers == n) return {plan::groupsBy(n, [](int) { return 0; })};
     if (peers == d) return plan::groupsBy(n, [t, d](int r) { return plan::dataColor(r, t, d); });
@@ -38,9 +42,40 @@ std::vector<std::vector<int>> collectiveMembers(CollectiveOp op, int peers, int 
 void FlowIndex::reset(int worldSize) {
     groups_.clear();
     worldSize_ = worldSize;
-    ordinal_.assign(static_cast<std::size_t>(std::max(worldSize, 0)), 0);
+    byKey_.clear();
+    ordinal_.assign(static_cast<std::size_t>(std::max(worldSize, 0)), {});
     open_.assign(static_cast<std::size_t>(std::max(worldSize, 0)), {});
     steps_ = 0;
+}
+
+FlowIndex::Key FlowIndex::keyOf(const Event& e, const ReplayModel& model) const {
+    const auto& info = model.info();
+    const int n = worldSize_, t = info ? std::max(info->tensorParallel, 1) : 1;
+    const int p = info ? std::max(info->pipeParallel, 1) : 1;
+    Key key{e.collective, e.unit, e.peers, -1, -1};
+    if (e.collective == CollectiveOp::PipeSend || e.collective == CollectiveOp::PipeRecv) {
+        // The boundary's unit is the earlier stage's last: a send of it leaves that stage
+        // forward (an activation), a receive of it arrives there backward (its gradient).
+        key.op = CollectiveOp::PipeSend;
+        const auto layers = info ? static_cast<int>(info->units.size()) - 2 : 0;
+        if (p <= 1 || n % p != 0 || layers < p) return key;
+        const int td = n / p, stage = e.rank / td;
+        if (stage >= p) return key;
+        const plan::StageUnits units = plan::stageUnits(layers, p, stage);
+        const bool send = e.collective == CollectiveOp::PipeSend;
+        const bool outgoingBoundary = e.unit == units.end - 1; // this stage's output
+        const int other = outgoingBoundary ? e.rank + td : e.rank - td;
+        key.group = send ? e.rank : other;
+        key.receiver = send ? other : e.rank;
+        key.peers = 2;
+        return key;
+    }
+    // The index of the rank's group among the groups of this kind and size.
+    const auto groups = collectiveMembers(e.collective, e.peers, n, t, p);
+    for (std::size_t g = 0; g < groups.size(); ++g)
+        if (std::find(groups[g].begin(), groups[g].end(), e.rank) != groups[g].end())
+            key.group = static_cast<int>(g);
+    return key;
 }
 
 void FlowIndex::update(const ReplayModel& model) {
@@ -52,30 +87,36 @@ void FlowIndex::update(const ReplayModel& model) {
             const Event& e = step.events[i];
             if (e.rank < 0 || static_cast<std::size_t>(e.rank) >= n) continue;
             const auto r = static_cast<std::size_t>(e.rank);
-            const std::uint64_t k = step.firstEvent + i;
+            const std::uint64_t at = step.firstEvent + i;
             if (e.kind == EventKind::CollectiveBegin) {
-                const std::size_t g = ordinal_[r]++;
-                if (g >= groups_.size()) {
+                const Key key = keyOf(e, model);
+                std::vector<std::size_t>& ofKey = byKey_[key];
+                const std::size_t k = ordinal_[r][key]++;
+                if (k >= ofKey.size()) {
+                    ofKey.push_back(groups_.size());
                     CollectiveGroup grp;
                     grp.op = e.collective;
                     grp.unit = e.unit;
                     grp.bytes = e.bytes;
                     grp.peers = e.peers > 0 ? e.peers : worldSize_;
                     grp.step = e.step;
-                    grp.firstBegin = k;
+                    grp.firstBegin = at;
                     grp.beginNs = step.replayNs(i);
                     grp.beginEvent.assign(n, UINT64_MAX);
                     grp.endEvent.assign(n, UINT64_MAX);
+                    if (grp.op == CollectiveOp::PipeRecv) grp.op = CollectiveOp::PipeSend;
+                    if (grp.op == CollectiveOp::PipeSend) grp.sender = key.group;
                     groups_.push_back(std::move(grp));
                 }
-                groups_[g].beginEvent[r] = k;
+                const std::size_t g = ofKey[k];
+                groups_[g].beginEvent[r] = at;
                 open_[r].open(*spanKeyOf(e), g);
             } else if (e.kind == EventKind::CollectiveEnd) {
                 const auto g = open_[r].close(*spanKeyOf(e));
                 if (!g) continue;
                 CollectiveGroup& grp = groups_[*g];
-                grp.endEvent[r] = k;
-                grp.lastEnd = std::max(grp.lastEnd, k);
+                grp.endEvent[r] = at;
+                grp.lastEnd = std::max(grp.lastEnd, at);
                 grp.endNs = std::max(grp.endNs, step.replayNs(i));
             }
         }
@@ -192,7 +233,8 @@ void fillGroupState(const ReplayModel& model, const FlowIndex& index, std::size_
     s.valid = true;
     s.groupSize = n;
     s.members =
-        collectiveMembers(g.op, n, s.worldSize, model.info() ? model.info()->tensorParallel : 1);
+        collectiveMembers(g.op, n, s.worldSize, model.info() ? model.info()->tensorParallel : 1,
+                          model.info() ? model.info()->pipeParallel : 1);
     s.scope = collectiveScopeAt(model, g.firstBegin);
     s.bytes = g.bytes;
     s.chunkBytes = g.bytes / static_cast<std::uint64_t>(n);

@@ -3,13 +3,17 @@
 // flight (or the last one, finished), which shard goes where, and each rank's place in the
 // unit's unshard → compute → reshard cycle. Pure C++ so tests check it for a known collective.
 //
-// Collectives are matched across ranks by order: every rank issues the same collectives in the
-// same order (MPI and NCCL require it), so rank r's i-th collective is everyone's i-th.
+// Collectives are matched across ranks by order within their group: the members of a group
+// issue its collectives in the same order (MPI and NCCL require it), so rank r's i-th collective
+// of a kind, unit and group is every member's i-th — ranks of different groups (TP groups,
+// pipeline stages) may run different sequences. A pipeline message pairs a send with its
+// receive: the i-th message across one stage boundary from one rank is its neighbour's i-th.
 #include "core/span_pairing.h"
 #include "replay/replay_model.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace shardscope::replay {
@@ -25,6 +29,7 @@ struct CollectiveGroup {
     std::uint64_t lastEnd = 0;            // … of the latest rank's end (eventCount if still open)
     std::uint64_t beginNs = 0, endNs = 0; // replay clock, earliest begin / latest end
     std::vector<std::uint64_t> beginEvent, endEvent; // per rank
+    int sender = -1; // a pipeline message's sender (its receiver may begin waiting first)
 };
 
 class FlowIndex {
@@ -41,8 +46,22 @@ public:
     std::ptrdiff_t nearestGroup(std::uint64_t k, std::int64_t playheadStep, Pred matches) const;
 
 private:
+    // What a rank's collective is matched by: its kind (a message: PipeSend for both ends), its
+    // unit, its group (the index of the rank's group among collectiveMembers'; a message: its
+    // sender and receiver).
+    struct Key {
+        CollectiveOp op;
+        std::int32_t unit;
+        std::int32_t peers;
+        int group;
+        int receiver;
+        auto operator<=>(const Key&) const = default;
+    };
+    Key keyOf(const Event& e, const ReplayModel& model) const;
+
     std::vector<CollectiveGroup> groups_;
-    std::vector<std::size_t> ordinal_; // per rank: collectives seen
+    std::map<Key, std::vector<std::size_t>> byKey_;   // groups of one key, in order
+    std::vector<std::map<Key, std::size_t>> ordinal_; // per rank: collectives seen of each key
     // Per rank: the groups begun and not yet ended (a prefetch's all-gather stays open while other
     // collectives run), paired with their ends by core/span_pairing.h.
     std::vector<SpanPairing<std::size_t>> open_;
@@ -130,12 +149,13 @@ FlowState computeFlowState(const ReplayModel& model, std::uint64_t k);
 
 std::uint64_t ringBytesSent(CollectiveOp op, std::uint64_t bytes, int peers);
 
-// The groups a collective of `peers` ranks ran in on a T × D mesh of worldSize ranks
-// (plan/mesh.h): a TP all-reduce over the TP groups, a collective of D ranks over the DP groups,
-// of fewer (HYBRID) over the shard groups (all-gather, reduce-scatter) or the replica groups
-// (all-reduce). Empty when peers fits none of them (a malformed recording).
+// The groups a collective of `peers` ranks ran in on a P × T × D mesh of worldSize ranks
+// (plan/mesh.h): a TP all-reduce over the TP groups, a pipeline message over the pipeline
+// groups, a collective of D ranks over the DP groups (every stage's), of all ranks over the
+// world, of fewer (HYBRID) over the shard groups (all-gather, reduce-scatter) or the replica
+// groups (all-reduce). Empty when peers fits none of them (a malformed recording).
 std::vector<std::vector<int>> collectiveMembers(CollectiveOp op, int peers, int worldSize,
-                                                int tensorParallel);
+                                                int tensorParallel, int pipeParallel = 1);
 
 // The compute span event k's rank was inside at k (None: between spans; k < eventCount()): a TP
 // all-reduce's forward (partial activations) or backward (partial input gradients).

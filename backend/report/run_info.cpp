@@ -94,6 +94,13 @@ Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize) {
         info.worldSize % info.tensorParallel != 0)
         return {std::nullopt, "the handshake's tp " + std::to_string(info.tensorParallel) +
                                   " does not divide world_size " + std::to_string(info.worldSize)};
+    info.pipeParallel = valueOr<int>(j, "pp", 1);
+    if (info.pipeParallel < 1 || info.pipeParallel > info.worldSize ||
+        info.worldSize % info.pipeParallel != 0 ||
+        (info.worldSize / info.pipeParallel) % info.tensorParallel != 0)
+        return {std::nullopt, "the handshake's pp " + std::to_string(info.pipeParallel) +
+                                  " × tp does not divide world_size " +
+                                  std::to_string(info.worldSize)};
     if (const auto units = j.find("units"); units != j.end() && units->is_array()) {
         if (units->size() > kMaxUnits)
             return {std::nullopt, "the handshake lists " + std::to_string(units->size()) +

@@ -34,7 +34,8 @@ struct RunInfo {
     std::string precision;       // bf16 | fp32
     std::string backend = "cpu"; // cpu | cuda
     bool sharedDevice = false;   // ranks were threads of one worker process (--shared-device)
-    int tensorParallel = 1;      // --tp: T of the T × D mesh (TP groups: T consecutive ranks)
+    int tensorParallel = 1;      // --tp: T of the P × T × D mesh (TP groups: T consecutive ranks)
+    int pipeParallel = 1;        // --pp: P, the pipeline's stages (plan/mesh.h)
     std::int64_t steps = 0;      // steps the run will make (0: unknown)
     // A resumed run's steps before it (its checkpoint's step): labels count on from there
     // (core/step_number.h).

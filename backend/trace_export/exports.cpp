@@ -250,6 +250,9 @@ private:
             if (ends.size() < 2) continue;
             std::stable_sort(ends.begin(), ends.end(),
                              [](const End& a, const End& b) { return a.ns < b.ns; });
+            // A message's arrow leaves its sender, whoever began first.
+            std::stable_partition(ends.begin(), ends.end(),
+                                  [&](const End& e) { return e.rank == g.sender; });
             ++id;
             const std::string name =
                 std::string(collectiveOpName(g.op)) + " " + model_.info()->unitName(g.unit);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -485,4 +486,43 @@ TEST(trainCli, BadPipelinesAreOneLineNamingTheFlagBeforeAnythingRuns) {
         EXPECT_TRUE(noStepRan(r)) << args;
     }
     EXPECT_FALSE(fs::exists("/tmp/shardscope_never"));
+}
+
+// The recording of a pipelined run, exported for Perfetto: every message is one arrow from its
+// sender to its receiver on the neighbouring stage, and every collective joins the ranks of one
+// stage's group, not the stages' different sequences matched by position.
+TEST(trainCli, APipelinesFlowsPairEachMessageAndKeepCollectivesInsideAStage) {
+    const Scratch s("pipeline_flows");
+    const Result r = runCli("run --model tiny --strategy zero2 --shared-device --ranks 4 --pp 2 "
+                            "--grad-accum 2 --steps 1 --trace " +
+                            s / "t.sstrace");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const Result x = runCli("export " + s / "t.sstrace" + " --perfetto " + s / "t.json");
+    ASSERT_EQ(x.code, 0) << x.err;
+    const nlohmann::json j = nlohmann::json::parse(slurp(s / "t.json"));
+    std::map<int, std::vector<std::pair<std::string, int>>> flows; // id → (phase, rank)
+    std::map<int, std::string> names;
+    for (const auto& e : j["traceEvents"]) {
+        if (e.value("cat", "") != "collective") continue;
+        const int id = e["id"].get<int>();
+        flows[id].emplace_back(e["ph"].get<std::string>(), e["pid"].get<int>() - 1);
+        names[id] = e["name"].get<std::string>();
+    }
+    int messages = 0, collectives = 0;
+    for (const auto& [id, ends] : flows) {
+        ASSERT_EQ(ends.size(), 2u) << names[id];
+        const int from = ends[0].second, to = ends[1].second;
+        EXPECT_EQ(ends[0].first, "s");
+        if (names[id].starts_with("pp_send")) {
+            ++messages;
+            EXPECT_EQ(std::abs(from - to), 2) << "stage 0 is ranks 0, 1; stage 1 ranks 2, 3";
+        } else {
+            ++collectives;
+            EXPECT_EQ(from / 2, to / 2) << names[id] << ": one stage's DP group";
+        }
+    }
+    // Two micro-batches: an activation forward and its gradient back, per DP rank.
+    EXPECT_EQ(messages, 2 * 2 * 2);
+    // ZeRO-2 per stage: a reduce-scatter per micro-batch and the updated parameters' all-gather.
+    EXPECT_EQ(collectives, 2 * (2 + 1));
 }

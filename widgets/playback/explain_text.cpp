@@ -105,8 +105,8 @@ QString offTierSentence(const Event& e, const QString& rank, const QString& unit
 // e.g. "2" or "0, 4, 6"; empty without a mesh or when the groups are unknown.
 QString partnersOf(const Event& e, const replay::RunInfo& info) {
     if (info.tensorParallel <= 1) return {};
-    for (const auto& g :
-         replay::collectiveMembers(e.collective, e.peers, info.worldSize, info.tensorParallel)) {
+    for (const auto& g : replay::collectiveMembers(e.collective, e.peers, info.worldSize,
+                                                   info.tensorParallel, info.pipeParallel)) {
         if (std::find(g.begin(), g.end(), e.rank) == g.end()) continue;
         QStringList others;
         for (int r : g)
