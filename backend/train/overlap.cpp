@@ -87,6 +87,28 @@ StepOverlap stepOverlap(std::uint64_t stepBegin, std::uint64_t stepEnd, std::spa
     return o;
 }
 
+void addWork(StepOverlap& o, std::uint64_t stepBegin, std::uint64_t stepEnd,
+             std::span<const Span> forward, std::span<const Span> backward) {
+    std::vector<Span> f, b, all;
+    for (const auto& [in, out] : {std::pair{forward, &f}, std::pair{backward, &b}})
+        for (const Span& s : in) {
+            const Span c{std::max(s.begin, stepBegin), std::min(s.end, stepEnd)};
+            if (c.end <= c.begin) continue;
+            out->push_back(c);
+            all.push_back(c);
+        }
+    o.forwardNs = unionNs(f);
+    o.backwardNs = unionNs(b);
+    o.workNs = unionNs(all);
+    if (all.empty()) return;
+    std::uint64_t first = all.front().begin, last = all.front().end;
+    for (const Span& s : all) {
+        first = std::min(first, s.begin);
+        last = std::max(last, s.end);
+    }
+    o.workWindowNs = last - first;
+}
+
 namespace {
 double median(std::vector<double> v) {
     if (v.empty()) return 0.0;
@@ -124,11 +146,15 @@ void OverlapTracker::onEvent(const Event& e) {
         compute_.clear();
         blocking_.clear();
         transfers_.clear();
+        forward_.clear();
+        backward_.clear();
         return;
     case EventKind::StepEnd:
-        if (inStep_)
+        if (inStep_) {
             steps_.push_back(
                 stepOverlap(stepBegin_, e.timeNs, comm_, compute_, blocking_, transfers_));
+            addWork(steps_.back(), stepBegin_, e.timeNs, forward_, backward_);
+        }
         inStep_ = false;
         return;
     case EventKind::ComputeBegin:
@@ -154,6 +180,10 @@ void OverlapTracker::onEvent(const Event& e) {
         if (!inStep_) return;
         if (const auto begin = open_.close(*spanKeyOf(e))) {
             (e.kind == EventKind::ComputeEnd ? compute_ : comm_).push_back({*begin, e.timeNs});
+            if (e.kind == EventKind::ComputeEnd && e.phase == Phase::Forward)
+                forward_.push_back({*begin, e.timeNs});
+            if (e.kind == EventKind::ComputeEnd && e.phase == Phase::Backward)
+                backward_.push_back({*begin, e.timeNs});
             if (e.kind == EventKind::CollectiveEnd && e.collective == CollectiveOp::TpAllReduce)
                 blocking_.push_back({*begin, e.timeNs});
         }

@@ -123,6 +123,10 @@ std::string encodeRankResult(const RankResult& r) {
         put(out, o.exposedNs);
         put(out, o.transferUnionNs);
         put(out, o.transferExposedNs);
+        put(out, o.workWindowNs);
+        put(out, o.workNs);
+        put(out, o.forwardNs);
+        put(out, o.backwardNs);
     }
     put(out, static_cast<std::uint8_t>(r.device ? 1 : 0));
     if (r.device) {
@@ -152,9 +156,9 @@ RankResult decodeRankResult(const std::string& in) {
         for (std::uint64_t& v : *arr)
             v = take<std::uint64_t>(in, at);
     const auto steps = take<std::uint64_t>(in, at);
-    // Each step is five u64s: a count that the remaining bytes cannot hold is corrupt (and must
+    // Each step is nine u64s: a count that the remaining bytes cannot hold is corrupt (and must
     // not drive a huge reserve).
-    if (steps > (in.size() - at) / (5 * sizeof(std::uint64_t)))
+    if (steps > (in.size() - at) / (9 * sizeof(std::uint64_t)))
         throw Error(ErrorKind::Format, "rank result is truncated");
     for (std::uint64_t k = 0; k < steps; ++k) {
         StepOverlap o;
@@ -163,6 +167,10 @@ RankResult decodeRankResult(const std::string& in) {
         o.exposedNs = take<std::uint64_t>(in, at);
         o.transferUnionNs = take<std::uint64_t>(in, at);
         o.transferExposedNs = take<std::uint64_t>(in, at);
+        o.workWindowNs = take<std::uint64_t>(in, at);
+        o.workNs = take<std::uint64_t>(in, at);
+        o.forwardNs = take<std::uint64_t>(in, at);
+        o.backwardNs = take<std::uint64_t>(in, at);
         r.overlap.push_back(o);
     }
     if (take<std::uint8_t>(in, at) != 0) {
@@ -247,6 +255,59 @@ void pipelineNotes(const RunConfig& c, const std::vector<theory::ModelStates>& s
                         mib(static_cast<double>(v.sentBytes)) + ") per step";
         notes.push_back(line);
     }
+}
+
+// The bubble each stage measured against the schedule's: measured = median over the steps of
+// the stage's idle time between its first and last compute ÷ the step (its ranks averaged); the
+// schedule's = the same idle ÷ the pipeline's span when the schedule runs on the measured
+// forward and backward times (plan::runPipe, every stage at the stages' mean); the textbook
+// bubble of the schedule on those times (theory/pipeline.h) for the pipeline as a whole.
+void bubbleNotes(const RunConfig& c, const std::vector<RankResult>& ranks,
+                 std::vector<std::string>& notes) {
+    const int stages = std::max(c.pipeParallel, 1), micros = c.knobs.gradAccumSteps;
+    const int perStage = std::max(c.worldSize / stages, 1);
+    std::vector<double> measured(static_cast<std::size_t>(stages), 0.0);
+    std::vector<int> counted(static_cast<std::size_t>(stages), 0);
+    double forward = 0, backward = 0;
+    int samples = 0;
+    for (const RankResult& rr : ranks) {
+        std::vector<double> idle;
+        for (const StepOverlap& s : rr.overlap) {
+            if (s.stepNs == 0) continue;
+            idle.push_back(static_cast<double>(s.workWindowNs - s.workNs) /
+                           static_cast<double>(s.stepNs));
+            forward += static_cast<double>(s.forwardNs) / micros;
+            backward += static_cast<double>(s.backwardNs) / micros;
+            ++samples;
+        }
+        if (idle.empty()) continue;
+        std::sort(idle.begin(), idle.end());
+        const auto st = static_cast<std::size_t>(std::clamp(rr.rank / perStage, 0, stages - 1));
+        measured[st] += idle[idle.size() / 2];
+        ++counted[st];
+    }
+    if (samples == 0) return;
+    const plan::PipeOpTimes times{forward / samples, backward / samples, 0.0};
+    const plan::PipeShape shape{stages, micros, 1};
+    const plan::PipeRun run =
+        plan::runPipe(shape, false, plan::pipeOrder(c.pipeSchedule, shape), times);
+    char text[1024];
+    std::snprintf(text, sizeof text,
+                  "bubble: the schedule's on the measured op times (forward %.3g ms, backward "
+                  "%.3g ms per micro-batch and stage) %.1f %% of the step, (P − 1)/(M + P − 1) = "
+                  "%.1f %% at equal times; per stage, idle between its first and last compute:",
+                  times.forward * 1e-6, times.backward * 1e-6,
+                  100.0 * theory::pipeBubble(c.pipeSchedule, shape, times),
+                  100.0 * (stages - 1) / (micros + stages - 1));
+    std::string line = text;
+    for (int st = 0; st < stages; ++st) {
+        const auto i = static_cast<std::size_t>(st);
+        std::snprintf(text, sizeof text, " stage %d measured %.1f %% (schedule %.1f %%)%s", st,
+                      counted[i] > 0 ? 100.0 * measured[i] / counted[i] : 0.0,
+                      100.0 * run.innerIdle(st), st + 1 < stages ? ";" : "");
+        line += text;
+    }
+    notes.push_back(line);
 }
 
 } // namespace
@@ -419,10 +480,12 @@ report::RunReport makeReport(const RunOutcome& o) {
                        "difference is a gap in the dry run");
         notes.push_back(why);
     }
-    if (stages > 1 && !conversion)
+    if (stages > 1 && !conversion) {
         pipelineNotes(c, stageStates,
                       perStagePeaks ? o.stagePredicted : std::vector<theory::PeakPrediction>{},
                       stagePeak, notes);
+        bubbleNotes(c, o.ranks, notes);
+    }
     if (c.sharedDevice)
         notes.push_back(
             "--shared-device: the ranks are threads of one process; collectives copy between their "

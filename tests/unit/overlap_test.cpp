@@ -123,6 +123,38 @@ TEST(trainOverlap, TrackerPairsSpansThatDoNotNest) {
     EXPECT_EQ(t.steps().size(), 1u);
 }
 
+// A pipeline stage's bubble as the recording sees it: the idle time between its first and last
+// forward/backward span (a receive's wait in between), not before or after them, nor the
+// optimizer's.
+TEST(trainOverlap, AStagesWorkWindowHoldsItsIdleBetweenFirstAndLastCompute) {
+    using K = EventKind;
+    OverlapTracker t;
+    const std::vector<Event> events = {
+        at(K::StepBegin, 0),
+        at(K::CollectiveBegin, 0, 0, Phase::None, CollectiveOp::PipeRecv), // waits to start
+        at(K::CollectiveEnd, 15, 0, Phase::None, CollectiveOp::PipeRecv),
+        at(K::ComputeBegin, 15, 1, Phase::Forward),
+        at(K::ComputeEnd, 25, 1, Phase::Forward),
+        at(K::CollectiveBegin, 25, 1, Phase::None, CollectiveOp::PipeRecv), // the bubble
+        at(K::CollectiveEnd, 45, 1, Phase::None, CollectiveOp::PipeRecv),
+        at(K::ComputeBegin, 45, 1, Phase::Backward),
+        at(K::ComputeBegin, 47, 1, Phase::Recompute), // nested: counted once
+        at(K::ComputeEnd, 50, 1, Phase::Recompute),
+        at(K::ComputeEnd, 65, 1, Phase::Backward),
+        at(K::ComputeBegin, 70, kNoUnit, Phase::Optimizer),
+        at(K::ComputeEnd, 90, kNoUnit, Phase::Optimizer),
+        at(K::StepEnd, 100),
+    };
+    for (const Event& e : events)
+        t.onEvent(e);
+    ASSERT_EQ(t.steps().size(), 1u);
+    const StepOverlap& o = t.steps()[0];
+    EXPECT_EQ(o.workWindowNs, 50u); // 15–65
+    EXPECT_EQ(o.workNs, 30u);       // 10 forward + 20 backward
+    EXPECT_EQ(o.forwardNs, 10u);
+    EXPECT_EQ(o.backwardNs, 20u);
+}
+
 // A tensor-parallel all-reduce runs inside its unit's compute span, yet the compute waits for
 // it: it is exposed, unlike a data-parallel collective under the same span.
 TEST(trainOverlap, TensorParallelAllReducesInsideComputeAreExposed) {
