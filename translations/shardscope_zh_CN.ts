@@ -1363,6 +1363,10 @@
         <source>▼ waits on a transfer</source>
         <translation>▼ 等待传输</translation>
     </message>
+    <message>
+        <source>stage %1</source>
+        <translation>阶段 %1</translation>
+    </message>
 </context>
 <context>
     <name>main</name>

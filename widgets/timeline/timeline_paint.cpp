@@ -452,7 +452,10 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
         p.drawLine(QPointF(x, g.plot.top()), QPointF(x, g.plot.bottom()));
     }
     p.setClipping(false);
-    // Lane labels: rank and its peak, beside the lanes.
+    // Lane labels: rank and its peak, beside the lanes; with a pipeline, the rank's stage under
+    // its name (stage = rank / (T·D), plan/mesh.h).
+    const int stages = s.model && s.model->info() ? std::max(s.model->info()->pipeParallel, 1) : 1;
+    const int perStage = std::max(lanes / stages, 1);
     for (int r = 0; r < lanes; ++r) {
         const QRectF compute = g.rowRect(r, replay::TimelineRow::Compute);
         const QRectF mem = g.memoryRect(r);
@@ -465,6 +468,14 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
                           compute.height() + g.laneH * 0.2),
                    Qt::AlignLeft | Qt::AlignVCenter, tr("rank %1").arg(r));
         p.restore();
+        if (const QRectF comm = g.rowRect(r, replay::TimelineRow::Comm);
+            stages > 1 && comm.height() >= fm.height() * 0.8) {
+            p.setPen(QColor(90, 90, 90));
+            p.drawText(QRectF(rect.left() + 6, comm.top(), frame.gutter - 10, comm.height()),
+                       Qt::AlignLeft | Qt::AlignVCenter,
+                       fm.elidedText(tr("stage %1").arg(r / perStage), Qt::ElideRight,
+                                     static_cast<int>(frame.gutter) - 10));
+        }
         if (mem.height() >= fm.height()) {
             p.setPen(QColor(90, 90, 90));
             p.drawText(
