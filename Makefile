@@ -44,11 +44,13 @@ ci:
 bench: build
 	@bash scripts/run-bench.sh $(BUILD)
 
-# ShardScope vs PyTorch (PyPI, a venv of its own) on this CPU, every strategy at 1 and 4 ranks;
-# then the CPU performance goals as ratios. Not part of CI.
+# ShardScope vs PyTorch (PyPI, a venv of its own) on this CPU, every strategy at 1 and 4 ranks,
+# and run --pp against torch.distributed.pipelining; then the CPU performance goals as ratios.
+# Not part of CI.
 bench-torch: build
 	@bash scripts/bench-torch.sh $(BUILD) --markdown --ours-precision fp32
 	@bash scripts/bench-torch.sh $(BUILD) --markdown --ours-precision bf16
+	@bash scripts/bench-torch.sh $(BUILD) --pipeline --markdown
 	@./$(BUILD)/bin/shardscope_bench_goals
 
 translations: configure

@@ -5,6 +5,8 @@
 # (SHARDSCOPE_TORCH_VENV, default ~/.cache/shardscope/torch-venv), installed once: torch without
 # its CUDA stack, plus the four CUDA wheels its import needs even on a CPU.
 # usage: scripts/bench-torch.sh [build] [torch_gpt_bench.py flags, e.g. --repeats 6 --markdown]
+#        scripts/bench-torch.sh [build] --pipeline [torch_pipeline_bench.py flags]: run --pp against
+#        torch.distributed.pipelining (GPipe and 1F1B over gloo; it needs numpy too)
 set -euo pipefail
 build=${1:-build}
 [ $# -gt 0 ] && shift
@@ -20,6 +22,11 @@ if ! "$venv/bin/python" -W ignore -c "import torch" >/dev/null 2>&1; then
   "$venv/bin/pip" install --quiet --no-deps torch
   "$venv/bin/python" "$here/torch_gpt_bench.py" --print-cpu-requirements | tr '\n' '\0' |
     xargs -0 "$venv/bin/pip" install --quiet
+fi
+if [ "${1:-}" = "--pipeline" ]; then
+  shift
+  "$venv/bin/python" -W ignore -c "import numpy" >/dev/null 2>&1 || "$venv/bin/pip" install --quiet numpy
+  exec "$venv/bin/python" -W ignore "$here/torch_pipeline_bench.py" --build "$build" "$@"
 fi
 exec "$venv/bin/python" -W ignore "$here/torch_gpt_bench.py" --device cpu --build "$build" \
   --warmup 2 --steps 8 "$@"

@@ -119,6 +119,7 @@ Buffer Trainer::widen(std::int32_t unit, const strategy::ParamView& view) {
 }
 
 void Trainer::forwardUnit(model::GptModel& model, std::int32_t unit, const model::Batch& batch) {
+    if (!sending_.empty()) reapSends(false); // see pipelineMicroSteps: a message's progress
     sharding_->beforeForward(unit);
     emitSpan(EventKind::ComputeBegin, unit, Phase::Forward);
     const strategy::ParamView view = sharding_->params(unit);
@@ -134,6 +135,7 @@ void Trainer::forwardUnit(model::GptModel& model, std::int32_t unit, const model
 
 void Trainer::backwardUnit(model::GptModel& model, std::int32_t unit,
                            const strategy::MicroStep& micro) {
+    if (!sending_.empty()) reapSends(false);
     sharding_->beforeBackward(unit);
     emitSpan(EventKind::ComputeBegin, unit, Phase::Backward);
     const std::uint64_t n = model_.units()[static_cast<std::size_t>(unit)].elements();
@@ -337,6 +339,10 @@ double Trainer::pipelineMicroSteps(StepResult& r) {
     // last), on both sides and in both directions, so a send and its receive name the same.
     double lossSum = 0.0;
     bool statesTaken = false;
+    // Note: MPI moves a large message (a rendezvous) only while its sender calls into MPI, and
+    // the sender computes on after posting it: its pending sends are tested before every unit,
+    // not only between ops, or the neighbour would wait for a whole op's compute beyond the
+    // schedule's bubble.
     for (const plan::PipeOp& op : ops) {
         reapSends(false);
         model::GptModel& model = *micro_[static_cast<std::size_t>(op.microBatch)];
