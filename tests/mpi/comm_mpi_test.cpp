@@ -105,6 +105,54 @@ TEST(CommMpi, ScalarsAndEventGather) {
     }
 }
 
+// Pipeline messages: two to the next rank of a ring and two from the previous one, posted before
+// anyone receives; they arrive in order, and a send is complete once received.
+TEST(CommMpi, PointToPointMessagesArriveInOrder) {
+    const int n = gComm->size(), r = gComm->rank();
+    if (n < 2) GTEST_SKIP() << "needs two ranks";
+    const std::size_t count = 300000; // beyond the eager limit: a rendezvous
+    std::vector<float> a(count), b(count), in(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        a[i] = valueAt(r, i);
+        b[i] = -valueAt(r, i);
+    }
+    const int next = (r + 1) % n, prev = (r + n - 1) % n;
+    const std::uint64_t ta = gComm->send(a.data(), count, DType::F32, next, 0);
+    const std::uint64_t tb = gComm->send(b.data(), count, DType::F32, next, 0);
+    gComm->recv(in.data(), count, DType::F32, prev, 0);
+    for (std::size_t i = 0; i < count; i += 4999)
+        ASSERT_EQ(in[i], valueAt(prev, i));
+    gComm->recv(in.data(), count, DType::F32, prev, 0);
+    for (std::size_t i = 0; i < count; i += 4999)
+        ASSERT_EQ(in[i], -valueAt(prev, i));
+    gComm->waitSend(ta);
+    gComm->waitSend(tb);
+    EXPECT_THROW(gComm->sendDone(ta), Error) << "a completed send is no longer pending";
+    const auto send = static_cast<std::size_t>(CollectiveOp::PipeSend);
+    EXPECT_GE(gComm->stats().sentBytes[send], 2 * count * sizeof(float));
+}
+
+// A sub-group's message names world ranks: rank 0 waits in a group of the even ranks for its
+// group rank 1, world rank 2, which sends nothing.
+TEST(CommMpi, ASilentSendersTimeoutNamesItsWorldRank) {
+    const int n = gComm->size(), r = gComm->rank();
+    if (n < 3) GTEST_SKIP() << "needs three ranks";
+    std::unique_ptr<Communicator> even = makeMpiSplitCommunicator(&gDevice, r % 2, r);
+    if (r == 0) {
+        even->setTimeout(std::chrono::milliseconds(300));
+        std::vector<float> in(8);
+        try {
+            even->recv(in.data(), in.size(), DType::F32, 1, 0);
+            FAIL() << "a message arrived that nobody sent";
+        } catch (const CollectiveTimeout& e) {
+            EXPECT_EQ(e.missing(), std::vector<int>{2});
+            EXPECT_NE(std::string(e.what()).find("waiting for rank 2"), std::string::npos)
+                << e.what();
+        }
+    }
+    gComm->barrier();
+}
+
 // Runs last: a peer that does not arrive in time is an error naming the rank, not a hang.
 TEST(CommMpi, ZLateRankIsATimeoutNotAHang) {
     if (gComm->size() < 2) GTEST_SKIP() << "needs two ranks";
