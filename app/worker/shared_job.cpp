@@ -157,8 +157,8 @@ int runSharedJob(const train::RunConfig& config) {
                         {e.missing().front(), step,
                          "it did not arrive at the " +
                              (message
-                                  ? std::string("pipeline message rank ") + std::to_string(r) +
-                                        " waited " + std::to_string(config.timeoutMs) + " ms for"
+                                  ? "pipeline message to rank " + std::to_string(r) +
+                                        ", which waited " + std::to_string(config.timeoutMs) + " ms"
                                   : e.collective() + " (rank " + std::to_string(r) + " waited " +
                                         std::to_string(config.timeoutMs) + " ms)"),
                          false});

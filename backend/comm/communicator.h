@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardscope::device {
@@ -134,6 +135,9 @@ public:
     // of them is under way). Returns the tickets of those that could not be withdrawn (MPI may
     // not cancel a send its peer has begun to receive): their buffers must outlive the process.
     std::vector<std::uint64_t> cancelSends() { return doCancelSends(); }
+    // After a recv that threw: true when its message could not be withdrawn (MPI may still write
+    // it into the buffer, which must then outlive the process). Clears the flag.
+    bool receiveAbandoned() { return std::exchange(receiveAbandoned_, false); }
     // Small scalar reductions (loss, squared gradient norm); not counted as payload.
     double sumScalar(double value);
     double maxScalar(double value);
@@ -190,6 +194,7 @@ protected:
     static void noteAlive();
 
     device::Device* device_;
+    bool receiveAbandoned_ = false; // doRecv: a failed receive still in flight
 
 private:
     struct Started {

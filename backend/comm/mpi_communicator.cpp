@@ -303,9 +303,10 @@ private:
         } catch (...) {
             // `data` is freed as the error unwinds: no late message may land in it. A receive
             // whose message has begun to arrive may not cancel (and MPI_Wait would then hang on
-            // a stopped sender): it gets a moment, then goes back to MPI, and the failing rank
-            // makes no further progress calls that could fill it.
-            withdraw(req);
+            // a stopped sender): it gets a moment, then goes back to MPI, and the caller keeps
+            // its buffer (receiveAbandoned).
+            std::vector<MPI_Request> one = {req};
+            receiveAbandoned_ = !withdraw(one).empty();
             throw;
         }
         int got = 0;
@@ -317,25 +318,43 @@ private:
                             std::to_string(worldRankOf(peer)) + ", got " + std::to_string(got));
     }
 
-    // Cancels a request and gives it a moment to complete (MPI may complete it instead, or not
-    // cancel a message already under way); one still pending is released to MPI. True when it
-    // completed.
-    static bool withdraw(MPI_Request& req) {
-        MPI_Cancel(&req);
+    // Cancels requests and gives them one moment together to complete (MPI may complete one
+    // instead, or not cancel a message already under way); those still pending are released to
+    // MPI. Returns their indices.
+    static std::vector<std::size_t> withdraw(std::vector<MPI_Request>& reqs) {
+        for (MPI_Request& r : reqs)
+            MPI_Cancel(&r);
+        std::vector<bool> done(reqs.size(), false);
+        std::size_t left = reqs.size();
         const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-        int done = 0;
-        while (!done && std::chrono::steady_clock::now() < until)
-            if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
-        if (!done) MPI_Request_free(&req);
-        return done != 0;
+        while (left > 0 && std::chrono::steady_clock::now() < until)
+            for (std::size_t i = 0; i < reqs.size(); ++i) {
+                int flag = 0;
+                if (done[i] || MPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                    continue;
+                if (flag) {
+                    done[i] = true;
+                    --left;
+                }
+            }
+        std::vector<std::size_t> pending;
+        for (std::size_t i = 0; i < reqs.size(); ++i)
+            if (!done[i]) {
+                MPI_Request_free(&reqs[i]);
+                pending.push_back(i);
+            }
+        return pending;
     }
 
     std::vector<std::uint64_t> doCancelSends() override {
         // The job is ending: the sends still pending after withdraw are named, their buffers
         // must stay.
+        std::vector<MPI_Request> reqs;
+        for (const PendingSend& s : sends_)
+            reqs.push_back(s.req);
         std::vector<std::uint64_t> pending;
-        for (PendingSend& s : sends_)
-            if (!withdraw(s.req)) pending.push_back(s.handle);
+        for (const std::size_t i : withdraw(reqs))
+            pending.push_back(sends_[i].handle);
         sends_.clear();
         return pending;
     }

@@ -43,12 +43,13 @@ void FlowIndex::reset(int worldSize) {
     groups_.clear();
     worldSize_ = worldSize;
     byKey_.clear();
+    groupOf_.clear();
     ordinal_.assign(static_cast<std::size_t>(std::max(worldSize, 0)), {});
     open_.assign(static_cast<std::size_t>(std::max(worldSize, 0)), {});
     steps_ = 0;
 }
 
-FlowIndex::Key FlowIndex::keyOf(const Event& e, const ReplayModel& model) const {
+FlowIndex::Key FlowIndex::keyOf(const Event& e, const ReplayModel& model) {
     const auto& info = model.info();
     const int n = worldSize_, t = info ? std::max(info->tensorParallel, 1) : 1;
     const int p = info ? std::max(info->pipeParallel, 1) : 1;
@@ -71,10 +72,19 @@ FlowIndex::Key FlowIndex::keyOf(const Event& e, const ReplayModel& model) const 
         return key;
     }
     // The index of the rank's group among the groups of this kind and size.
-    const auto groups = collectiveMembers(e.collective, e.peers, n, t, p);
-    for (std::size_t g = 0; g < groups.size(); ++g)
-        if (std::find(groups[g].begin(), groups[g].end(), e.rank) != groups[g].end())
-            key.group = static_cast<int>(g);
+    if (groupMesh_ != std::pair{t, p}) {
+        groupOf_.clear();
+        groupMesh_ = {t, p};
+    }
+    auto [at, fresh] = groupOf_.try_emplace({e.collective, e.peers});
+    if (fresh) {
+        at->second.assign(static_cast<std::size_t>(std::max(n, 0)), -1);
+        const auto groups = collectiveMembers(e.collective, e.peers, n, t, p);
+        for (std::size_t g = 0; g < groups.size(); ++g)
+            for (const int r : groups[g])
+                if (r >= 0 && r < n) at->second[static_cast<std::size_t>(r)] = static_cast<int>(g);
+    }
+    if (e.rank >= 0 && e.rank < n) key.group = at->second[static_cast<std::size_t>(e.rank)];
     return key;
 }
 
@@ -105,7 +115,11 @@ void FlowIndex::update(const ReplayModel& model) {
                     grp.beginEvent.assign(n, UINT64_MAX);
                     grp.endEvent.assign(n, UINT64_MAX);
                     if (grp.op == CollectiveOp::PipeRecv) grp.op = CollectiveOp::PipeSend;
-                    if (grp.op == CollectiveOp::PipeSend) grp.sender = key.group;
+                    if (grp.op == CollectiveOp::PipeSend && key.receiver >= 0) {
+                        grp.sender = key.group; // a message joins two ranks
+                        grp.receiver = key.receiver;
+                        grp.peers = 2;
+                    }
                     groups_.push_back(std::move(grp));
                 }
                 const std::size_t g = ofKey[k];
@@ -232,12 +246,14 @@ void fillGroupState(const ReplayModel& model, const FlowIndex& index, std::size_
     const int n = std::max(g.peers, 1);
     s.valid = true;
     s.groupSize = n;
-    s.members =
-        collectiveMembers(g.op, n, s.worldSize, model.info() ? model.info()->tensorParallel : 1,
-                          model.info() ? model.info()->pipeParallel : 1);
+    // A pipeline message joins its sender and receiver and moves its bytes whole.
+    s.members = g.sender >= 0 ? std::vector<std::vector<int>>{{g.sender, g.receiver}}
+                              : collectiveMembers(g.op, n, s.worldSize,
+                                                  model.info() ? model.info()->tensorParallel : 1,
+                                                  model.info() ? model.info()->pipeParallel : 1);
     s.scope = collectiveScopeAt(model, g.firstBegin);
     s.bytes = g.bytes;
-    s.chunkBytes = g.bytes / static_cast<std::uint64_t>(n);
+    s.chunkBytes = g.sender >= 0 ? g.bytes : g.bytes / static_cast<std::uint64_t>(n);
     s.sentPerRank = ringBytesSent(g.op, g.bytes, n);
     s.phase = phaseOf(model, g, s.scope);
     const bool sharded = g.op == CollectiveOp::AllGather || g.op == CollectiveOp::ReduceScatter;

@@ -29,7 +29,7 @@ struct CollectiveGroup {
     std::uint64_t lastEnd = 0;            // … of the latest rank's end (eventCount if still open)
     std::uint64_t beginNs = 0, endNs = 0; // replay clock, earliest begin / latest end
     std::vector<std::uint64_t> beginEvent, endEvent; // per rank
-    int sender = -1; // a pipeline message's sender (its receiver may begin waiting first)
+    int sender = -1, receiver = -1; // a pipeline message's ends (the receiver may begin first)
 };
 
 class FlowIndex {
@@ -57,10 +57,13 @@ private:
         int receiver;
         auto operator<=>(const Key&) const = default;
     };
-    Key keyOf(const Event& e, const ReplayModel& model) const;
+    Key keyOf(const Event& e, const ReplayModel& model);
 
     std::vector<CollectiveGroup> groups_;
-    std::map<Key, std::vector<std::size_t>> byKey_;   // groups of one key, in order
+    std::map<Key, std::vector<std::size_t>> byKey_; // groups of one key, in order
+    // Each rank's group index among collectiveMembers(op, peers, …) (−1: none), built once.
+    std::map<std::pair<CollectiveOp, std::int32_t>, std::vector<int>> groupOf_;
+    std::pair<int, int> groupMesh_{0, 0};             // the T and P groupOf_ was built for
     std::vector<std::map<Key, std::size_t>> ordinal_; // per rank: collectives seen of each key
     // Per rank: the groups begun and not yet ended (a prefetch's all-gather stays open while other
     // collectives run), paired with their ends by core/span_pairing.h.

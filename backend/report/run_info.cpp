@@ -1,5 +1,7 @@
 #include "report/run_info.h"
 
+#include "plan/pipeline.h"
+
 namespace shardscope::report {
 
 namespace {
@@ -94,9 +96,13 @@ Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize) {
         info.worldSize % info.tensorParallel != 0)
         return {std::nullopt, "the handshake's tp " + std::to_string(info.tensorParallel) +
                                   " does not divide world_size " + std::to_string(info.worldSize)};
-    info.pipeParallel = valueOr<int>(j, "pp", 1);
-    if (info.pipeParallel < 1 || info.pipeParallel > info.worldSize ||
-        info.worldSize % info.pipeParallel != 0 ||
+    if (const auto pp = j.find("pp"); pp != j.end() && !pp->is_number_integer())
+        return {std::nullopt, "the handshake's pp is not an integer"};
+    const auto pp = j.contains("pp") ? j["pp"].get<std::int64_t>() : 1;
+    if (pp < 1 || pp > plan::kMaxPipeStages)
+        return {std::nullopt, "the handshake's pp " + std::to_string(pp) + " is out of range"};
+    info.pipeParallel = static_cast<int>(pp);
+    if (info.pipeParallel > info.worldSize || info.worldSize % info.pipeParallel != 0 ||
         (info.worldSize / info.pipeParallel) % info.tensorParallel != 0)
         return {std::nullopt, "the handshake's pp " + std::to_string(info.pipeParallel) +
                                   " × tp does not divide world_size " +
@@ -112,6 +118,12 @@ Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize) {
                                   valueOr<std::uint64_t>(u, "padded", 0)});
         }
     }
+    // Stages of layers: every stage needs one (units = embedding, L blocks, head).
+    if (!info.units.empty() && info.pipeParallel > 1 &&
+        static_cast<std::size_t>(info.pipeParallel) + 2 > info.units.size())
+        return {std::nullopt, "the handshake's pp " + std::to_string(info.pipeParallel) +
+                                  " exceeds its " + std::to_string(info.units.size() - 2) +
+                                  " layers"};
     if (const auto theory = j.find("theory"); theory != j.end() && theory->is_object()) {
         info.theoryModelStates = categoryBytes(*theory, "model_state_bytes");
         info.ddpTheoryModelStates = categoryBytes(*theory, "ddp_model_state_bytes");

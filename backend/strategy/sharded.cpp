@@ -580,7 +580,7 @@ std::vector<std::vector<float>> Sharded::gatherWeights() {
     for (const auto& unit : stage) {
         const std::uint64_t n = unit.size();
         mine.append(reinterpret_cast<const char*>(&n), sizeof(n));
-        mine.append(reinterpret_cast<const char*>(unit.data()), n * sizeof(float));
+        if (n > 0) mine.append(reinterpret_cast<const char*>(unit.data()), n * sizeof(float));
     }
     const std::vector<std::string> parts = groups_.pipe->gatherBytes(mine, 0);
     if (groups_.world->rank() != 0) return {};
@@ -617,7 +617,8 @@ std::vector<std::vector<float>> Sharded::stageWeights() {
     // TP group gathers them at world rank 0, which puts each slice back into the whole tensors.
     std::string mine;
     for (const auto& unit : slices)
-        mine.append(reinterpret_cast<const char*>(unit.data()), unit.size() * sizeof(float));
+        if (!unit.empty())
+            mine.append(reinterpret_cast<const char*>(unit.data()), unit.size() * sizeof(float));
     const std::vector<std::string> parts = groups_.tensor->gatherBytes(mine, 0);
     if (groups_.tensor->rank() != 0 || groups_.data->rank() != 0) return {};
     if (parts.size() != static_cast<std::size_t>(tp))
@@ -690,7 +691,8 @@ std::vector<std::vector<float>> Sharded::gatherSlices() {
             if (range[1] > out[u].size() || range[0] > range[1] ||
                 at + len * sizeof(float) > part.size())
                 throw Error(ErrorKind::Internal, "gatherWeights: malformed part");
-            std::memcpy(out[u].data() + range[0], part.data() + at, len * sizeof(float));
+            if (len > 0) // another stage's unit is an empty vector (no data to copy into)
+                std::memcpy(out[u].data() + range[0], part.data() + at, len * sizeof(float));
             at += len * sizeof(float);
         }
     }

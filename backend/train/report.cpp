@@ -171,6 +171,8 @@ RankResult decodeRankResult(const std::string& in) {
         o.workNs = take<std::uint64_t>(in, at);
         o.forwardNs = take<std::uint64_t>(in, at);
         o.backwardNs = take<std::uint64_t>(in, at);
+        if (o.workNs > o.workWindowNs || o.workWindowNs > o.stepNs)
+            throw Error(ErrorKind::Format, "rank result's step work exceeds its window");
         r.overlap.push_back(o);
     }
     if (take<std::uint8_t>(in, at) != 0) {
@@ -257,25 +259,27 @@ void pipelineNotes(const RunConfig& c, const std::vector<theory::ModelStates>& s
     }
 }
 
-// The bubble each stage measured against the schedule's: measured = median over the steps of
-// the stage's idle time between its first and last compute ÷ the step (its ranks averaged); the
-// schedule's = the same idle ÷ the pipeline's span when the schedule runs on the measured
-// forward and backward times (plan::runPipe, every stage at the stages' mean); the textbook
-// bubble of the schedule on those times (theory/pipeline.h) for the pipeline as a whole.
+// The bubble each stage measured beside the schedule's. Measured: the stage's idle time between
+// its first and last forward/backward of a step (median over steps; its ranks averaged), in ms
+// and as a share of the step (data-parallel collectives and message copies between the stage's
+// compute spans count as idle too). The schedule's: the same idle when its order runs on the
+// measured mean forward and backward times (plan::runPipe), in ms — the same quantity — and
+// the textbook share of the step, (P − 1)/(M + P − 1) for GPipe and 1F1B.
 void bubbleNotes(const RunConfig& c, const std::vector<RankResult>& ranks,
                  std::vector<std::string>& notes) {
-    const int stages = std::max(c.pipeParallel, 1), micros = c.knobs.gradAccumSteps;
+    const int stages = std::max(c.pipeParallel, 1), micros = std::max(c.knobs.gradAccumSteps, 1);
     const int perStage = std::max(c.worldSize / stages, 1);
-    std::vector<double> measured(static_cast<std::size_t>(stages), 0.0);
+    std::vector<double> idleMs(static_cast<std::size_t>(stages), 0.0),
+        share(static_cast<std::size_t>(stages), 0.0);
     std::vector<int> counted(static_cast<std::size_t>(stages), 0);
     double forward = 0, backward = 0;
     int samples = 0;
     for (const RankResult& rr : ranks) {
-        std::vector<double> idle;
+        std::vector<std::pair<double, double>> idle; // (ns, share of the step)
         for (const StepOverlap& s : rr.overlap) {
-            if (s.stepNs == 0) continue;
-            idle.push_back(static_cast<double>(s.workWindowNs - s.workNs) /
-                           static_cast<double>(s.stepNs));
+            if (s.stepNs == 0 || s.workNs > s.workWindowNs) continue;
+            const auto ns = static_cast<double>(s.workWindowNs - s.workNs);
+            idle.emplace_back(ns, ns / static_cast<double>(s.stepNs));
             forward += static_cast<double>(s.forwardNs) / micros;
             backward += static_cast<double>(s.backwardNs) / micros;
             ++samples;
@@ -283,7 +287,8 @@ void bubbleNotes(const RunConfig& c, const std::vector<RankResult>& ranks,
         if (idle.empty()) continue;
         std::sort(idle.begin(), idle.end());
         const auto st = static_cast<std::size_t>(std::clamp(rr.rank / perStage, 0, stages - 1));
-        measured[st] += idle[idle.size() / 2];
+        idleMs[st] += idle[idle.size() / 2].first * 1e-6;
+        share[st] += idle[idle.size() / 2].second;
         ++counted[st];
     }
     if (samples == 0) return;
@@ -293,18 +298,21 @@ void bubbleNotes(const RunConfig& c, const std::vector<RankResult>& ranks,
         plan::runPipe(shape, false, plan::pipeOrder(c.pipeSchedule, shape), times);
     char text[1024];
     std::snprintf(text, sizeof text,
-                  "bubble: the schedule's on the measured op times (forward %.3g ms, backward "
-                  "%.3g ms per micro-batch and stage) %.1f %% of the step, (P − 1)/(M + P − 1) = "
-                  "%.1f %% at equal times; per stage, idle between its first and last compute:",
-                  times.forward * 1e-6, times.backward * 1e-6,
-                  100.0 * theory::pipeBubble(c.pipeSchedule, shape, times),
-                  100.0 * (stages - 1) / (micros + stages - 1));
+                  "bubble: the schedule's textbook share of the step %.1f %%; per stage, its idle "
+                  "time between its first and last compute of a step, measured against the "
+                  "schedule run on the measured op times (forward %.3g ms, backward %.3g ms per "
+                  "micro-batch and stage; data-parallel collectives between its compute count as "
+                  "idle):",
+                  100.0 * theory::pipeBubble(c.pipeSchedule, shape, times), times.forward * 1e-6,
+                  times.backward * 1e-6);
     std::string line = text;
     for (int st = 0; st < stages; ++st) {
         const auto i = static_cast<std::size_t>(st);
-        std::snprintf(text, sizeof text, " stage %d measured %.1f %% (schedule %.1f %%)%s", st,
-                      counted[i] > 0 ? 100.0 * measured[i] / counted[i] : 0.0,
-                      100.0 * run.innerIdle(st), st + 1 < stages ? ";" : "");
+        const double n = counted[i] > 0 ? counted[i] : 1.0;
+        const double scheduled = run.innerIdle(st) * run.makespan * 1e-6; // runPipe's times are ns
+        std::snprintf(text, sizeof text,
+                      " stage %d %.1f ms (%.1f %% of the step; schedule %.1f ms)%s", st,
+                      idleMs[i] / n, 100.0 * share[i] / n, scheduled, st + 1 < stages ? ";" : "");
         line += text;
     }
     notes.push_back(line);
@@ -376,11 +384,13 @@ report::RunReport makeReport(const RunOutcome& o) {
         const auto st = static_cast<std::size_t>(stageOf(rr.rank));
         statesEqual = statesEqual && rr.modelStates == stageStates[st].perRank;
         // The prediction is the device tier's.
-        if (rr.tierPeaks[index(Tier::Device)] >= stagePeak[st]) {
+        if (rr.tierPeaks[index(Tier::Device)] > stagePeak[st]) {
             stagePeak[st] = rr.tierPeaks[index(Tier::Device)];
             stagePeakRank[st] = i;
         }
     }
+    // Without a pipeline the breakdown is rank 0's, as it always was.
+    if (stages == 1) stagePeakRank[0] = 0;
     // The stage whose peak is furthest from its prediction speaks for the run (one stage
     // without a pipeline).
     std::size_t worst = 0;
@@ -456,7 +466,7 @@ report::RunReport makeReport(const RunOutcome& o) {
         why.append(mib(static_cast<double>(reference.peakBytes))).append(" (");
         if (peakDelta > 0) why.push_back('+');
         why.append(std::to_string(peakDelta)).append(" B):");
-        bool onlyMessages = stages > 1;
+        bool onlyMessages = stages > 1, messages = false;
         if (!o.ranks.empty())
             for (Category cat : kAllCategories) {
                 const auto m = static_cast<std::int64_t>(
@@ -464,6 +474,7 @@ report::RunReport makeReport(const RunOutcome& o) {
                 const auto pt =
                     static_cast<std::int64_t>(reference.categoryPeaks.at(cat, Tier::Device));
                 if (m != pt && cat != Category::CommBuffer) onlyMessages = false;
+                if (m != pt && cat == Category::CommBuffer) messages = true;
                 if (m != pt)
                     why.append(" ")
                         .append(categoryName(cat))
@@ -471,7 +482,7 @@ report::RunReport makeReport(const RunOutcome& o) {
                         .append(std::to_string(m - pt))
                         .append(" B;");
             }
-        if (onlyMessages)
+        if (onlyMessages && messages)
             why.append(" a pipeline message's comm_buffer is held until the neighbouring stage "
                        "has copied it, which depends on timing; the dry run's messages arrive at "
                        "once");

@@ -288,15 +288,30 @@ StepResult Trainer::step() {
     return r;
 }
 
+namespace {
+// A message buffer MPI could not withdraw may still be read or written: it outlives the process
+// (the job is ending; the ledger keeps counting it, as it is still held).
+void keepForever(Buffer buffer) {
+    static auto* const kept = new std::vector<Buffer>();
+    kept->push_back(std::move(buffer));
+}
+} // namespace
+
+void Trainer::receive(Buffer& into, int peer, std::int32_t unit) {
+    try {
+        pipe_->recv(into.data(), into.bytes() / sizeof(float), comm::DType::F32, peer, unit);
+    } catch (...) {
+        if (pipe_->receiveAbandoned()) keepForever(std::move(into));
+        throw;
+    }
+}
+
 void Trainer::abandonStep() {
     if (pipe_) { // before the buffers they read are freed
         const std::vector<std::uint64_t> stuck = pipe_->cancelSends();
-        // A message MPI could not withdraw may still be read: its buffer outlives the process
-        // (the job is ending; the ledger keeps counting it, as it is still held).
-        static auto* const kept = new std::vector<Buffer>();
         for (auto& [ticket, buffer] : sending_)
             if (std::find(stuck.begin(), stuck.end(), ticket) != stuck.end())
-                kept->push_back(std::move(buffer));
+                keepForever(std::move(buffer));
     }
     sending_.clear();
     model_.discardActivations();
@@ -357,7 +372,7 @@ double Trainer::pipelineMicroSteps(StepResult& r) {
             if (!first) {
                 Buffer in = device_.allocateArray<float>(
                     floats, {Category::Activation, Tier::Device, first_ - 1});
-                pipe_->recv(in.data(), floats, comm::DType::F32, stage_ - 1, first_ - 1);
+                receive(in, stage_ - 1, first_ - 1);
                 model.setInput(first_, std::move(in));
             }
             for (std::int32_t u = first_; u < end_; ++u)
@@ -372,7 +387,7 @@ double Trainer::pipelineMicroSteps(StepResult& r) {
             if (!last) {
                 Buffer grad = device_.allocateArray<float>(
                     floats, {Category::Workspace, Tier::Device, end_ - 1});
-                pipe_->recv(grad.data(), floats, comm::DType::F32, stage_ + 1, end_ - 1);
+                receive(grad, stage_ + 1, end_ - 1);
                 model.setOutputGrad(std::move(grad));
             }
             for (std::int32_t u = end_ - 1; u >= first_; --u)

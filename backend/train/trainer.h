@@ -98,6 +98,7 @@ private:
     // returns the sum of the micro-batches' losses (the last stage's; 0 elsewhere).
     double pipelineMicroSteps(StepResult& r);
     void post(device::Buffer tensor, int peer, std::int32_t unit); // sends, frees `tensor`
+    void receive(device::Buffer& into, int peer, std::int32_t unit);
     void reapSends(bool wait); // frees the sent buffers whose receivers have them
     void abandonStep();        // frees every transient of a step that failed midway
     void forwardUnit(model::GptModel& model, std::int32_t unit, const model::Batch& batch);

@@ -271,6 +271,21 @@ TEST(reportSchema, HandshakeRunInfoIsTolerantButBounded) {
     for (const char* bad : {R"({"world_size": 6, "tp": 4})", R"({"world_size": 4, "tp": 0})",
                             R"({"world_size": 2, "tp": 4})"})
         EXPECT_FALSE(parseRunInfo(bad, 2)) << bad;
+    // P (absent: 1): an integer within the stages' limit, P × T cutting the world, a layer each.
+    const Parsed<RunInfo> piped = parseRunInfo(
+        R"({"world_size": 8, "tp": 2, "pp": 2, "units": [{"name": "embedding"},
+           {"name": "block0"}, {"name": "block1"}, {"name": "head"}]})",
+        8);
+    ASSERT_TRUE(piped) << piped.error;
+    EXPECT_EQ(piped.value->pipeParallel, 2);
+    EXPECT_EQ(mesh.value->pipeParallel, 1);
+    for (const char* bad :
+         {R"({"world_size": 8, "tp": 2, "pp": 3})", R"({"world_size": 8, "pp": 2.5})",
+          R"({"world_size": 8, "pp": 4294967298})", R"({"world_size": 8, "pp": 0})",
+          R"({"world_size": 128, "pp": 128})",
+          R"({"world_size": 8, "pp": 4, "units": [{"name": "embedding"}, {"name": "block0"},
+             {"name": "head"}]})"})
+        EXPECT_FALSE(parseRunInfo(bad, 8)) << bad;
 }
 
 } // namespace

@@ -20,6 +20,10 @@ RankResult sample(std::int32_t rank, bool cuda) {
     r.comm.calls[1] = 3;
     r.comm.sentBytes[1] = 300;
     r.overlap = {{1000, 400, 100, 0, 0}, {1000, 500, 300, 50, 20}, {2000, 600, 200, 700, 300}};
+    r.overlap[2].workWindowNs = 1500; // a pipeline stage's work: 1200 ns of it in 1500
+    r.overlap[2].workNs = 1200;
+    r.overlap[2].forwardNs = 500;
+    r.overlap[2].backwardNs = 700;
     if (cuda) {
         DeviceMemory d;
         d.name = "cuda:0 (test GPU)";
@@ -54,7 +58,15 @@ TEST(trainReport, RankResultRoundTripsWithOverlapAndDeviceMemory) {
         EXPECT_EQ(back.overlap[2].exposedNs, 200u);
         EXPECT_EQ(back.overlap[2].transferUnionNs, r.overlap[2].transferUnionNs);
         EXPECT_EQ(back.overlap[2].transferExposedNs, r.overlap[2].transferExposedNs);
+        EXPECT_EQ(back.overlap[2].workWindowNs, 1500u);
+        EXPECT_EQ(back.overlap[2].workNs, 1200u);
+        EXPECT_EQ(back.overlap[2].forwardNs, 500u);
+        EXPECT_EQ(back.overlap[2].backwardNs, 700u);
         EXPECT_EQ(back.device, r.device);
+        // Work beyond its window (or a window beyond the step) is corrupt, not a huge bubble.
+        RankResult bad = r;
+        bad.overlap[2].workNs = 1600;
+        EXPECT_THROW(decodeRankResult(encodeRankResult(bad)), Error);
         // Every truncation is a Format error, never a crash or a partial result.
         for (std::size_t cut = 0; cut < bytes.size(); cut += 7) {
             try {
