@@ -214,7 +214,7 @@ inline constexpr std::array<FieldSpec, kFieldCount> kFields = {{
     {Field::PipeParallel, "--pp", "pp", ValueKind::Integer, Role::Launch, 1, 64, false, false,
      nullptr, "P",
      "a P x T x D mesh: P pipeline stages of consecutive layers; a step sends --grad-accum "
-     "micro-batches through them"},
+     "(or --micro-batches) micro-batches through them"},
     {Field::PipeSchedule, "--pp-schedule", "pp_schedule", ValueKind::Choice, Role::Launch, 0, 0,
      false, false, nullptr, "gpipe|1f1b", "the pipeline's schedule (with --pp; default 1f1b)"},
 }};

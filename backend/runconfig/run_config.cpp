@@ -210,12 +210,17 @@ void checkFiles(const Args& args, RunConfig& c) {
 
 } // namespace
 
+namespace {
+const std::string kMicroBatchesFlag = "--micro-batches"; // = --grad-accum
+} // namespace
+
 RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize) {
     std::set<std::string> valueFlags, switches;
     for (const FieldSpec& s : kFields) {
         if (!s.flag.starts_with("--")) continue;
         (s.kind == ValueKind::Switch ? switches : valueFlags).emplace(s.flag);
     }
+    valueFlags.emplace(kMicroBatchesFlag);
     Args args("shardscope-worker", valueFlags, switches);
     args.parse(workerArgs);
     if (worldSize < 1)
@@ -250,6 +255,15 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
             continue;
         }
         setField(c, s.field, flagValue(args, s));
+    }
+    // A pipeline's micro-batches are its gradient accumulation steps (as DeepSpeed's are): the
+    // name estimate --pp uses, one count.
+    if (args.has(kMicroBatchesFlag)) {
+        if (args.has("--grad-accum"))
+            throwInvalid("--micro-batches and --grad-accum name the same count (a step's "
+                         "micro-batches): give one");
+        const Limit l = limitOf(Field::GradAccum);
+        c.knobs.gradAccumSteps = static_cast<int>(args.integer(kMicroBatchesFlag, l.min, l.max));
     }
     if (args.has("--pp-schedule") && c.pipeParallel <= 1)
         throwInvalid("--pp-schedule needs --pp P > 1 (the schedule of a pipeline's stages)");

@@ -447,12 +447,15 @@ TEST(trainCli, APipelineReportComparesEachStageWithItsOwnTheory) {
 
 TEST(trainCli, APipelineUnderMpirunIsBitwiseTheRankThreadsAndGradientAccumulation) {
     const std::string common =
-        "--model tiny --strategy zero2 --grad-accum 4 --steps 2 --precision fp32 --deterministic ";
+        "--model tiny --strategy zero2 --steps 2 --precision fp32 --deterministic --grad-accum 4 ";
     const auto digestOf = [](const Result& r) {
         const std::size_t at = r.out.find("param digest ");
         return at == std::string::npos ? std::string() : r.out.substr(at + 13, 16);
     };
-    const Result threads = runCli("run " + common + "--shared-device --ranks 4 --pp 2");
+    // --micro-batches (estimate's name) is --grad-accum.
+    std::string threadArgs = common;
+    threadArgs.replace(threadArgs.find("--grad-accum"), 12, "--micro-batches");
+    const Result threads = runCli("run " + threadArgs + "--shared-device --ranks 4 --pp 2");
     const Result mpi = runCli("run " + common + "--ranks 4 --pp 2");
     const Result flat = runCli("run " + common + "--shared-device --ranks 2");
     ASSERT_EQ(threads.code, 0) << threads.err;
@@ -475,6 +478,8 @@ TEST(trainCli, BadPipelinesAreOneLineNamingTheFlagBeforeAnythingRuns) {
         {"--ranks 2 --pp 2 --save /tmp/shardscope_never", "checkpoints of a run with --pp 2"},
         {"--ranks 2 --pp 2 --backend cuda", "pipeline stages run on CPU ranks"},
         {"--ranks 2 --pp-schedule gpipe", "--pp-schedule needs --pp P > 1"},
+        {"--ranks 2 --pp 2 --micro-batches 2 --grad-accum 2", "name the same count"},
+        {"--ranks 2 --pp 2 --micro-batches 0", "--micro-batches must be between 1 and 4096"},
     };
     for (const auto& [flags, says] : cases) {
         const std::string args =
