@@ -1,7 +1,8 @@
 #pragma once
 // The one mechanism behind every strategy, shared by its source files: sharded.cpp (unshard,
-// reshard, gradient reduction, the optimizer's slices) and sharded_offload.cpp (ZeRO-Offload's
-// tier crossings). Private to the strategy library: the interface is strategy/sharding.h.
+// reshard, gradient reduction, the optimizer's slices), sharded_offload.cpp (ZeRO-Offload's
+// tier crossings) and sharded_weights.cpp (the final weights, gathered). Private to the strategy
+// library: the interface is strategy/sharding.h.
 #include "plan/buckets.h"
 #include "plan/policy.h"
 #include "strategy/sharding.h"
