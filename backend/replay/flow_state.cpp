@@ -115,6 +115,7 @@ void FlowIndex::update(const ReplayModel& model) {
                     grp.beginEvent.assign(n, UINT64_MAX);
                     grp.endEvent.assign(n, UINT64_MAX);
                     if (grp.op == CollectiveOp::PipeRecv) grp.op = CollectiveOp::PipeSend;
+                    grp.member = key.group;
                     if (grp.op == CollectiveOp::PipeSend && key.receiver >= 0) {
                         grp.sender = key.group; // a message joins two ranks
                         grp.receiver = key.receiver;
@@ -251,6 +252,17 @@ void fillGroupState(const ReplayModel& model, const FlowIndex& index, std::size_
                               : collectiveMembers(g.op, n, s.worldSize,
                                                   model.info() ? model.info()->tensorParallel : 1,
                                                   model.info() ? model.info()->pipeParallel : 1);
+    // The groups of one stage run a collective side by side (TP groups, DP groups of a mesh);
+    // another stage runs its own sequence: draw only the stage's groups.
+    const int stages = model.info() ? std::max(model.info()->pipeParallel, 1) : 1;
+    if (stages > 1 && g.sender < 0 && g.member >= 0 &&
+        static_cast<std::size_t>(g.member) < s.members.size() && s.worldSize % stages == 0) {
+        const int td = s.worldSize / stages;
+        const int stage = s.members[static_cast<std::size_t>(g.member)].front() / td;
+        std::erase_if(s.members, [&](const std::vector<int>& m) {
+            return m.empty() || m.front() / td != stage;
+        });
+    }
     s.scope = collectiveScopeAt(model, g.firstBegin);
     s.bytes = g.bytes;
     s.chunkBytes = g.sender >= 0 ? g.bytes : g.bytes / static_cast<std::uint64_t>(n);

@@ -30,6 +30,7 @@ struct CollectiveGroup {
     std::uint64_t beginNs = 0, endNs = 0; // replay clock, earliest begin / latest end
     std::vector<std::uint64_t> beginEvent, endEvent; // per rank
     int sender = -1, receiver = -1; // a pipeline message's ends (the receiver may begin first)
+    int member = -1;                // a collective's group among collectiveMembers' (−1: unknown)
 };
 
 class FlowIndex {
