@@ -3257,6 +3257,30 @@ CPU/节点</translation>
         <source>gathered: whole unit</source>
         <translation>已收集：整个单元</translation>
     </message>
+    <message>
+        <source>another stage&apos;s</source>
+        <translation>其他阶段的</translation>
+    </message>
+    <message>
+        <source>stage %1</source>
+        <translation>阶段 %1</translation>
+    </message>
+    <message>
+        <source>stage %1 · %2</source>
+        <translation>阶段 %1 · %2</translation>
+    </message>
+    <message>
+        <source>stage %1 · %2 … %3</source>
+        <translation>阶段 %1 · %2 … %3</translation>
+    </message>
+    <message>
+        <source>theory: stage %1 peak</source>
+        <translation>理论：阶段 %1 峰值</translation>
+    </message>
+    <message>
+        <source>Pipeline stage %1 of %2: units %3 … %4, theory peak %5</source>
+        <translation>流水线阶段 %1（共 %2 个）：单元 %3 … %4，理论峰值 %5</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RanksPage</name>
@@ -3477,6 +3501,14 @@ CPU/节点</translation>
     <message>
         <source>%1 on %2 ranks · model %3 (Ψ = %4, %5)</source>
         <translation>%1，%2 个 rank · 模型 %3（Ψ = %4，%5）</translation>
+    </message>
+    <message>
+        <source>%1 pipeline stages</source>
+        <translation>%1 个流水线阶段</translation>
+    </message>
+    <message>
+        <source>TP %1</source>
+        <translation>TP %1</translation>
     </message>
 </context>
 <context>

@@ -155,7 +155,8 @@ void runRank(const train::RunConfig& cfg, device::Device& device,
     // Handshakes (one per rank, rank 0 first), then the states' allocations (step −1).
     if (writer) {
         const std::string configJson =
-            train::handshakeJson(cfg, trainer.model().units(), predicted.peakBytes).dump();
+            train::handshakeJson(cfg, trainer.model().units(), predicted.peakBytes, stagePredicted)
+                .dump();
         for (int r = 0; r < size; ++r)
             writer->write(protocol::Handshake{r, size, configJson});
     }

@@ -2,6 +2,8 @@
 
 #include "plan/pipeline.h"
 
+#include <algorithm>
+
 namespace shardscope::report {
 
 namespace {
@@ -49,10 +51,38 @@ std::string RunInfo::unitName(std::int32_t unit) const {
     return "unit " + std::to_string(unit);
 }
 
+int RunInfo::stageOf(int rank) const {
+    if (pipeParallel <= 1 || worldSize < pipeParallel) return 0;
+    return std::clamp(rank / (worldSize / pipeParallel), 0, pipeParallel - 1);
+}
+
+std::pair<int, int> RunInfo::stageUnitRange(int stage) const {
+    const int n = static_cast<int>(units.size());
+    if (pipeParallel <= 1 || n < pipeParallel + 2) return {0, n};
+    const plan::StageUnits s =
+        plan::stageUnits(n - 2, pipeParallel, std::clamp(stage, 0, pipeParallel - 1));
+    return {s.first, s.end};
+}
+
+std::optional<CategoryBytes> RunInfo::theoryModelStatesOf(int rank) const {
+    if (stageTheory.empty()) return theoryModelStates;
+    return stageTheory[static_cast<std::size_t>(stageOf(rank))].modelStates;
+}
+
+std::optional<CategoryBytes> RunInfo::ddpTheoryModelStatesOf(int rank) const {
+    if (stageTheory.empty()) return ddpTheoryModelStates;
+    return stageTheory[static_cast<std::size_t>(stageOf(rank))].ddpModelStates;
+}
+
+std::uint64_t RunInfo::predictedPeakOf(int rank) const {
+    if (stageTheory.empty()) return predictedPeakBytes;
+    return stageTheory[static_cast<std::size_t>(stageOf(rank))].predictedPeakBytes;
+}
+
 json handshakeJson(json config, std::uint64_t paramCount, const std::vector<UnitInfo>& units,
                    const CategoryBytes& theoryModelStates,
                    const CategoryBytes& ddpTheoryModelStates, std::uint64_t predictedPeakBytes,
-                   std::int64_t stepsBefore) {
+                   std::int64_t stepsBefore, const std::vector<StageTheory>& stages) {
     json list = json::array();
     for (const UnitInfo& u : units)
         list.push_back({{"name", u.name}, {"params", u.params}, {"padded", u.padded}});
@@ -62,6 +92,14 @@ json handshakeJson(json config, std::uint64_t paramCount, const std::vector<Unit
     config["theory"] = {{"model_state_bytes", statesJson(theoryModelStates)},
                         {"ddp_model_state_bytes", statesJson(ddpTheoryModelStates)},
                         {"predicted_peak_bytes", predictedPeakBytes}};
+    if (!stages.empty()) {
+        json perStage = json::array();
+        for (const StageTheory& st : stages)
+            perStage.push_back({{"model_state_bytes", statesJson(st.modelStates)},
+                                {"ddp_model_state_bytes", statesJson(st.ddpModelStates)},
+                                {"predicted_peak_bytes", st.predictedPeakBytes}});
+        config["theory"]["stages"] = std::move(perStage);
+    }
     return config;
 }
 
@@ -128,6 +166,21 @@ Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize) {
         info.theoryModelStates = categoryBytes(*theory, "model_state_bytes");
         info.ddpTheoryModelStates = categoryBytes(*theory, "ddp_model_state_bytes");
         info.predictedPeakBytes = valueOr<std::uint64_t>(*theory, "predicted_peak_bytes", 0);
+        // One entry per stage or none: a list of another length describes another mesh.
+        if (const auto st = theory->find("stages"); st != theory->end()) {
+            if (!st->is_array() || info.pipeParallel <= 1 ||
+                st->size() != static_cast<std::size_t>(info.pipeParallel))
+                return {std::nullopt, "the handshake's theory lists " +
+                                          std::to_string(st->is_array() ? st->size() : 0) +
+                                          " stages for pp " + std::to_string(info.pipeParallel)};
+            for (const json& e : *st) {
+                if (!e.is_object()) return {std::nullopt, "a handshake stage is not an object"};
+                info.stageTheory.push_back(
+                    {categoryBytes(e, "model_state_bytes").value_or(CategoryBytes{}),
+                     categoryBytes(e, "ddp_model_state_bytes").value_or(CategoryBytes{}),
+                     valueOr<std::uint64_t>(e, "predicted_peak_bytes", 0)});
+            }
+        }
     }
     if (const auto cap = j.find("capacity_bytes");
         cap != j.end() && cap->is_number_integer() && cap->get<std::int64_t>() > 0)

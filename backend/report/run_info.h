@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace shardscope::report {
@@ -24,6 +25,15 @@ struct UnitInfo {
     std::uint64_t params = 0;
     std::uint64_t padded = 0;
     bool operator==(const UnitInfo&) const = default;
+};
+
+// One pipeline stage's theory: its units' model states under the run's strategy and under DDP,
+// and its dry run's peak (a stage's ranks hold only its units: plan::stageUnits).
+struct StageTheory {
+    CategoryBytes modelStates{};
+    CategoryBytes ddpModelStates{};
+    std::uint64_t predictedPeakBytes = 0;
+    bool operator==(const StageTheory&) const = default;
 };
 
 struct RunInfo {
@@ -44,10 +54,21 @@ struct RunInfo {
     std::optional<CategoryBytes> theoryModelStates;    // per rank, by category
     std::optional<CategoryBytes> ddpTheoryModelStates; // DDP at the same N, per rank
     std::uint64_t predictedPeakBytes = 0;
+    // With a pipeline, one entry per stage (the fields above are stage 0's); empty otherwise
+    // or when the handshake has none (every rank is then compared with the fields above).
+    std::vector<StageTheory> stageTheory;
     std::optional<std::uint64_t> capacityBytes;
     std::string configJson; // as received, for the details tooltip
 
     std::string unitName(std::int32_t unit) const; // "block2", or "unit 7" when unnamed
+    // The pipeline stage of `rank` (plan/mesh.h: stage = rank / (T·D); 0 without a pipeline).
+    int stageOf(int rank) const;
+    // The units stage `stage` runs, [first, end) of `units` (all of them without a pipeline).
+    std::pair<int, int> stageUnitRange(int stage) const;
+    // The theory `rank` is compared with: its stage's where the handshake has stages.
+    std::optional<CategoryBytes> theoryModelStatesOf(int rank) const;
+    std::optional<CategoryBytes> ddpTheoryModelStatesOf(int rank) const;
+    std::uint64_t predictedPeakOf(int rank) const;
 };
 
 // `config` is the run configuration's JSON (runconfig::toJson); the rest is added to it.
@@ -55,7 +76,8 @@ nlohmann::json handshakeJson(nlohmann::json config, std::uint64_t paramCount,
                              const std::vector<UnitInfo>& units,
                              const CategoryBytes& theoryModelStates,
                              const CategoryBytes& ddpTheoryModelStates,
-                             std::uint64_t predictedPeakBytes, std::int64_t stepsBefore = 0);
+                             std::uint64_t predictedPeakBytes, std::int64_t stepsBefore = 0,
+                             const std::vector<StageTheory>& stages = {});
 // `worldSize`: the handshake record's own (used when the JSON has none). Not a JSON object:
 // an error line.
 Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize);

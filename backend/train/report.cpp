@@ -195,7 +195,8 @@ RankResult decodeRankResult(const std::string& in) {
 }
 
 nlohmann::json handshakeJson(const RunConfig& config, const std::vector<plan::UnitLayout>& units,
-                             std::uint64_t predictedPeakBytes) {
+                             std::uint64_t predictedPeakBytes,
+                             const std::vector<theory::PeakPrediction>& stagePredicted) {
     const theory::Scenario s = scenarioOf(config);
     theory::Scenario ddp = s;
     ddp.strategy = plan::Strategy::Ddp;
@@ -205,10 +206,21 @@ nlohmann::json handshakeJson(const RunConfig& config, const std::vector<plan::Un
         list.push_back({u.name(), u.elements(), u.paddedElements(shards)});
     // Ψ of the whole model, as the final report says; the units are this rank's TP slices.
     const std::uint64_t params = plan::modelParamCount(*s.shape);
+    // A pipeline's stages hold different units: each has its own theory (and dry run).
+    std::vector<report::StageTheory> stages;
+    if (config.pipeParallel > 1 &&
+        stagePredicted.size() == static_cast<std::size_t>(config.pipeParallel))
+        for (int st = 0; st < config.pipeParallel; ++st) {
+            theory::Scenario one = scenarioOf(config, st), oneDdp = one;
+            oneDdp.strategy = plan::Strategy::Ddp;
+            stages.push_back({categoryBytes(theory::modelStates(one).perRank, true),
+                              categoryBytes(theory::modelStates(oneDdp).perRank, true),
+                              stagePredicted[static_cast<std::size_t>(st)].peakBytes});
+        }
     nlohmann::json j = report::handshakeJson(toJson(config), params, list,
                                              categoryBytes(theory::modelStates(s).perRank, true),
                                              categoryBytes(theory::modelStates(ddp).perRank, true),
-                                             predictedPeakBytes, config.stepsBefore);
+                                             predictedPeakBytes, config.stepsBefore, stages);
     j["bf16_gemm"] = s.knobs.bf16Gemm; // read back by configFromJson: the GUI's theory of the run
     return j;
 }

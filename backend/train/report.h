@@ -61,9 +61,11 @@ nlohmann::json buildReport(const RunOutcome& outcome); // report::toJson(makeRep
 
 // Each rank's Handshake configJson: toJson(config) + param_count, units [{name, params,
 // padded}], theory {model_state_bytes, ddp_model_state_bytes, predicted_peak_bytes} (the last
-// from the caller, as RunOutcome::predicted).
+// from the caller, as RunOutcome::predicted) and, with a pipeline and one prediction per stage
+// (RunOutcome::stagePredicted), theory.stages: the same three per stage.
 nlohmann::json handshakeJson(const RunConfig& config, const std::vector<plan::UnitLayout>& units,
-                             std::uint64_t predictedPeakBytes);
+                             std::uint64_t predictedPeakBytes,
+                             const std::vector<theory::PeakPrediction>& stagePredicted = {});
 
 // The run's files (report/files.h), for the worker.
 using report::maxAbsDelta;

@@ -102,8 +102,8 @@ private Q_SLOTS:
         QCOMPARE(view->shownTiers(), (std::vector<Tier>{Tier::Device, Tier::Host}));
 
         // The theory beside the bars is the report's, byte for byte, per tier and category.
-        QVERIFY(view->tierTheory().has_value());
-        const TierTheory& theory = *view->tierTheory();
+        QVERIFY(view->tierTheory(0) != nullptr);
+        const TierTheory& theory = *view->tierTheory(0);
         for (Tier t : kAllTiers) {
             for (Category c : kAllCategories)
                 QCOMPARE(theory.modelStates.at(c, t),

@@ -286,6 +286,35 @@ TEST(reportSchema, HandshakeRunInfoIsTolerantButBounded) {
           R"({"world_size": 8, "pp": 4, "units": [{"name": "embedding"}, {"name": "block0"},
              {"name": "head"}]})"})
         EXPECT_FALSE(parseRunInfo(bad, 8)) << bad;
+    // A pipeline's stages have their own theory: each rank is compared with its stage's.
+    CategoryBytes first{}, second{}, ddpFirst{}, ddpSecond{};
+    first[index(Category::ParamShard)] = 40;
+    second[index(Category::ParamShard)] = 24;
+    ddpFirst[index(Category::ParamShard)] = 80;
+    ddpSecond[index(Category::ParamShard)] = 48;
+    json staged =
+        handshakeJson({{"strategy", "zero3"}, {"world_size", 4}, {"pp", 2}}, 10,
+                      {{"embedding", 4, 4}, {"block0", 2, 2}, {"block1", 2, 2}, {"head", 2, 2}},
+                      first, ddpFirst, 99, 0, {{first, ddpFirst, 99}, {second, ddpSecond, 60}});
+    const Parsed<RunInfo> stages = parseRunInfo(staged.dump(), 4);
+    ASSERT_TRUE(stages) << stages.error;
+    ASSERT_EQ(stages.value->stageTheory.size(), 2u);
+    EXPECT_EQ(stages.value->stageOf(1), 0);
+    EXPECT_EQ(stages.value->stageOf(2), 1);
+    EXPECT_EQ(stages.value->theoryModelStatesOf(3), second);
+    EXPECT_EQ(stages.value->ddpTheoryModelStatesOf(2), ddpSecond);
+    EXPECT_EQ(stages.value->predictedPeakOf(3), 60u);
+    EXPECT_EQ(stages.value->predictedPeakOf(0), 99u);
+    EXPECT_EQ(stages.value->stageUnitRange(0), (std::pair{0, 2}));
+    EXPECT_EQ(stages.value->stageUnitRange(1), (std::pair{2, 4}));
+    // Without stages every rank has the one theory.
+    EXPECT_EQ(back.value->theoryModelStatesOf(0), back.value->theoryModelStates);
+    EXPECT_EQ(back.value->predictedPeakOf(0), 99u);
+    // A list of another length than pp describes another mesh: refused, not drawn.
+    staged["theory"]["stages"].push_back(staged["theory"]["stages"][0]);
+    EXPECT_FALSE(parseRunInfo(staged.dump(), 4));
+    staged["theory"]["stages"] = 7;
+    EXPECT_FALSE(parseRunInfo(staged.dump(), 4));
 }
 
 } // namespace

@@ -28,6 +28,7 @@ struct RankLedgerView::Geometry {
     int tiers = 1;     // bars per column (device, then host / NVMe when offloaded)
     int bracket = 0;   // room right of each tier bar for the theory's bracket
     int tierNames = 0; // height of the tier names' row under the bars (0: not drawn)
+    QRect stageBand;   // a pipeline's stage names, above the peak labels (empty: no pipeline)
     QRect column(int rank) const {
         return {plot.left() + rank * columnWidth, plot.top(), columnWidth, plot.height()};
     }
@@ -56,6 +57,15 @@ int axisWidth(const QFontMetrics& fm) {
 constexpr int kGuideWidth = 104;   // right of the columns: labels of the theory and capacity lines
 constexpr double kSmoothing = 0.3; // fraction of the remaining distance covered per frame
 
+// A unit another pipeline stage holds: no shard of it on this rank.
+QColor otherStageColor() {
+    return neutralColor(0xe4);
+}
+// A pipeline's stage groups: the colour of its messages (pp_send) in the timeline.
+QColor stageColor() {
+    return activityColor(Activity::PipeSend);
+}
+
 } // namespace
 
 RankLedgerView::RankLedgerView(QWidget* parent) : QWidget(parent) {
@@ -68,7 +78,7 @@ RankLedgerView::RankLedgerView(QWidget* parent) : QWidget(parent) {
 
 void RankLedgerView::setRunInfo(std::shared_ptr<const replay::RunInfo> info) {
     info_ = std::move(info);
-    theory_ = info_ ? tierTheoryOf(*info_) : std::nullopt;
+    theories_ = info_ ? tierTheoriesOf(*info_) : std::vector<TierTheory>{};
     updateTiers();
     update();
 }
@@ -78,7 +88,9 @@ void RankLedgerView::setRunInfo(std::shared_ptr<const replay::RunInfo> info) {
 void RankLedgerView::updateTiers() {
     std::vector<Tier> tiers{Tier::Device};
     for (Tier t : {Tier::Host, Tier::Nvme}) {
-        bool used = theory_ && (theory_->modelStates.tier(t) > 0 || theory_->peak[index(t)] > 0);
+        bool used = false;
+        for (const TierTheory& th : theories_)
+            used = used || th.modelStates.tier(t) > 0 || th.peak[index(t)] > 0;
         for (const replay::RankState& s : state_)
             used = used || s.peakByTier[index(t)] > 0;
         if (used) tiers.push_back(t);
@@ -104,10 +116,42 @@ std::optional<int> RankLedgerView::capacityY() const {
 
 std::uint64_t RankLedgerView::theoryTallest() const {
     std::uint64_t tallest = info_ ? info_->predictedPeakBytes : 0;
-    if (theory_)
-        for (std::uint64_t b : theory_->peak)
+    for (int st = 0; st < stageCount(); ++st)
+        tallest = std::max(tallest, stagePredictedPeak(st));
+    for (const TierTheory& th : theories_)
+        for (std::uint64_t b : th.peak)
             tallest = std::max(tallest, b);
     return tallest;
+}
+
+const TierTheory* RankLedgerView::tierTheory(int rank) const {
+    if (theories_.empty()) return nullptr;
+    const int stage = info_ ? info_->stageOf(rank) : 0;
+    return &theories_[static_cast<std::size_t>(
+        std::clamp(stage, 0, static_cast<int>(theories_.size()) - 1))];
+}
+
+// TP groups are framed when T cuts the columns into whole groups (0: no frames).
+int RankLedgerView::tensorGroups() const {
+    const int t = info_ ? info_->tensorParallel : 1;
+    const int ranks = static_cast<int>(state_.size());
+    return t > 1 && ranks >= t && ranks % t == 0 ? ranks / t : 0;
+}
+
+// Stages are drawn as groups when they split the columns shown into whole groups.
+int RankLedgerView::stageCount() const {
+    const int p = info_ ? info_->pipeParallel : 1;
+    const int ranks = static_cast<int>(state_.size());
+    return p > 1 && ranks >= p && ranks % p == 0 ? p : 1;
+}
+
+// The worker's dry run of the stage (the handshake's), else this build's.
+std::uint64_t RankLedgerView::stagePredictedPeak(int stage) const {
+    if (!info_) return 0;
+    const auto st = static_cast<std::size_t>(stage);
+    if (st < info_->stageTheory.size()) return info_->stageTheory[st].predictedPeakBytes;
+    if (stageCount() > 1 && st < theories_.size()) return theories_[st].peak[index(Tier::Device)];
+    return info_->predictedPeakBytes;
 }
 
 void RankLedgerView::clear() {
@@ -115,7 +159,7 @@ void RankLedgerView::clear() {
     state_.clear();
     shown_.clear();
     failure_.reset();
-    theory_.reset();
+    theories_.clear();
     tiers_ = {Tier::Device};
     scale_ = 1;
     frame_.stop();
@@ -224,9 +268,12 @@ QString RankLedgerView::unitKeyLead() const {
 }
 
 std::vector<std::pair<QColor, QString>> RankLedgerView::unitKeys() const {
-    return {{categoryColor(Category::ParamShard), tr("its shard only")},
-            {categoryColor(Category::ParamFull), tr("gathered: whole unit")},
-            {QColor(), tr("computing")}};
+    std::vector<std::pair<QColor, QString>> keys{
+        {categoryColor(Category::ParamShard), tr("its shard only")},
+        {categoryColor(Category::ParamFull), tr("gathered: whole unit")},
+        {QColor(), tr("computing")}};
+    if (stageCount() > 1) keys.insert(keys.begin() + 2, {otherStageColor(), tr("another stage's")});
+    return keys;
 }
 
 QRect RankLedgerView::plotArea() const {
@@ -264,6 +311,13 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
         g.failureBand = QRect(axisWidth(fm), top, std::max(40, width() - axisWidth(fm) - 8), h);
         top += h + 4;
     }
+    if (stageCount() > 1) {
+        g.stageBand = QRect(axisWidth(fm), top, std::max(40, width() - axisWidth(fm) - kGuideWidth),
+                            fm.height() + fm.height() / 3 + 4);
+        top += g.stageBand.height() + 2;
+    }
+    // A T × D mesh's group frames name themselves in a row of their own, above the peak labels.
+    if (tensorGroups() > 0) top += fm.height() + 2;
     top += fm.height(); // room for the peak labels
     g.plot = QRect(axisWidth(fm), top, width() - axisWidth(fm) - kGuideWidth,
                    std::max(20, bottom - top));
@@ -297,20 +351,53 @@ void RankLedgerView::paintEvent(QPaintEvent*) {
         paintColumn(p, g, r);
     paintGuides(p, g);
     paintTensorGroups(p, g);
+    paintStages(p, g);
+}
+
+// A pipeline's stages: a bracket over each stage's columns naming its units, in the colour of
+// the messages between stages.
+void RankLedgerView::paintStages(QPainter& p, const Geometry& g) const {
+    const int stages = stageCount();
+    if (stages <= 1 || g.stageBand.isEmpty()) return;
+    const QFontMetrics fm(font());
+    const int per = g.ranks / stages;
+    for (int st = 0; st < stages; ++st) {
+        const QRect first = g.column(st * per), last = g.column(st * per + per - 1);
+        const int left = first.left() + 3, right = last.right() - 3;
+        const int y = g.stageBand.bottom() - 2;
+        p.setPen(QPen(stageColor(), 2));
+        p.drawLine(left, y, right, y);
+        p.drawLine(left, y, left, y + 5);
+        p.drawLine(right, y, right, y + 5);
+        const auto [u0, u1] = info_->stageUnitRange(st);
+        QString label = tr("stage %1").arg(st);
+        if (u1 > u0 && !g.compact)
+            label =
+                u1 - u0 == 1
+                    ? tr("stage %1 · %2").arg(st).arg(QString::fromStdString(info_->unitName(u0)))
+                    : tr("stage %1 · %2 … %3")
+                          .arg(st)
+                          .arg(QString::fromStdString(info_->unitName(u0)),
+                               QString::fromStdString(info_->unitName(u1 - 1)));
+        p.setPen(stageColor());
+        p.drawText(QRect(left, g.stageBand.top(), right - left, y - g.stageBand.top() - 1),
+                   Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip,
+                   fm.elidedText(label, Qt::ElideRight, right - left));
+    }
 }
 
 // A T × D mesh: each TP group (T consecutive ranks, one DP rank) in a violet frame — the
 // colour of its TP all-reduces in the timeline.
 void RankLedgerView::paintTensorGroups(QPainter& p, const Geometry& g) const {
-    const int t = info_ ? info_->tensorParallel : 1;
-    if (t <= 1 || g.ranks % t != 0) return;
+    if (tensorGroups() == 0) return;
+    const int t = info_->tensorParallel;
     const QFontMetrics fm(font());
     const QColor violet(0x7b, 0x3f, 0xb5);
+    const int above = 2 * fm.height() + 2; // its name's row and the peak labels'
     for (int k = 0; k < g.ranks / t; ++k) {
         const QRect first = g.column(k * t), last = g.column(k * t + t - 1);
-        const QRect frame(first.left() + 2, g.plot.top() - fm.height(),
-                          last.right() - first.left() - 3,
-                          g.textTop - g.plot.top() + fm.height() + 2);
+        const QRect frame(first.left() + 2, g.plot.top() - above, last.right() - first.left() - 3,
+                          g.textTop - g.plot.top() + above + 2);
         p.setPen(QPen(violet, 1.5, Qt::DashLine));
         p.setBrush(Qt::NoBrush);
         p.drawRoundedRect(frame, 4, 4);
@@ -418,16 +505,20 @@ void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const
     p.setPen(QPen(neutralColor(0x20), 2));
     p.drawLine(bar.left() - 3, peakY, bar.right() + 3, peakY);
     const QFontMetrics fm(font());
-    if (!g.compact)
+    if (!g.compact) {
+        // A narrow column keeps the number (the tick says what it is), never a clipped word.
+        const QString value = formatDecimal(static_cast<double>(devicePeak));
+        const QString named = tr("peak %1").arg(value);
         p.drawText(QRect(column.left(), peakY - fm.height() - 1, column.width(), fm.height()),
                    Qt::AlignHCenter | Qt::AlignBottom,
-                   tr("peak %1").arg(formatDecimal(static_cast<double>(devicePeak))));
+                   fm.horizontalAdvance(named) <= column.width() ? named : value);
+    }
     if (failed) {
         p.setPen(QPen(alertColor(), 2));
         p.drawRect(column.adjusted(1, 0, -2, 0));
     }
     paintUnits(p, QRect(bar.left(), g.plot.bottom() + 3, bar.width(), g.stripHeight - g.tierNames),
-               s);
+               rank, s);
     p.setPen(failed ? alertColor() : palette().color(QPalette::Text));
     const int every = g.compact ? std::max(1, (fm.horizontalAdvance(QStringLiteral("63")) + 6) /
                                                       std::max(1, g.columnWidth) +
@@ -480,15 +571,16 @@ void RankLedgerView::paintTierBar(QPainter& p, const Geometry& g, int rank,
         p.setPen(QPen(neutralColor(0x20), 2));
         p.drawLine(bar.left() - 2, y, bar.right() + 2, y);
     }
-    if (theory_ && g.bracket > 0) {
-        if (const std::uint64_t states = theory_->modelStates.tier(t); states > 0) {
+    const TierTheory* theory = tierTheory(rank);
+    if (theory && g.bracket > 0) {
+        if (const std::uint64_t states = theory->modelStates.tier(t); states > 0) {
             const int y = yFor(g, static_cast<double>(states));
             const int x = bar.right() + 3;
             p.setPen(QPen(neutralColor(0x40), 1.5));
             p.drawLine(x, g.plot.bottom(), x, y);
             p.drawLine(x - 3, y, x + 1, y);
         }
-        if (const std::uint64_t peak = theory_->peak[index(t)]; peak > 0 && t != Tier::Device) {
+        if (const std::uint64_t peak = theory->peak[index(t)]; peak > 0 && t != Tier::Device) {
             const int y = yFor(g, static_cast<double>(peak));
             p.setPen(QPen(neutralColor(0x55), 1.5, Qt::DotLine));
             p.drawLine(bar.left() - 2, y, bar.right() + 2, y);
@@ -515,15 +607,19 @@ void RankLedgerView::paintTierBar(QPainter& p, const Geometry& g, int rank,
 
 // One cell per unit: dark = only this rank's shard is here, light = the full unit is gathered
 // (param_full live), outlined = computing now.
-void RankLedgerView::paintUnits(QPainter& p, const QRect& strip, const replay::RankState& s) const {
+void RankLedgerView::paintUnits(QPainter& p, const QRect& strip, int rank,
+                                const replay::RankState& s) const {
     const int units =
         info_ ? static_cast<int>(std::min(info_->units.size(), replay::kTrackedUnits)) : 0;
     if (units == 0 || strip.width() < units) return;
     const double w = static_cast<double>(strip.width()) / units;
+    const auto [held0, held1] =
+        stageCount() > 1 ? info_->stageUnitRange(info_->stageOf(rank)) : std::pair{0, units};
     for (int u = 0; u < units; ++u) {
         const QRectF cell(strip.left() + u * w, strip.top(), w - (w > 4 ? 1 : 0), strip.height());
-        p.fillRect(cell, s.isGathered(u) ? categoryColor(Category::ParamFull)
-                                         : categoryColor(Category::ParamShard));
+        p.fillRect(cell, u < held0 || u >= held1 ? otherStageColor()
+                         : s.isGathered(u)       ? categoryColor(Category::ParamFull)
+                                                 : categoryColor(Category::ParamShard));
         if (s.computeUnit == u) {
             p.setPen(QPen(neutralColor(0x20), 2));
             p.drawRect(cell.adjusted(1, 1, -1, -1));
@@ -542,28 +638,48 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
         QString text;
     };
     std::vector<Label> labels;
+    // Over columns [from, to) (a pipeline stage's; all by default), labelled when `name` is set.
     auto guide = [&](std::uint64_t bytes, const QColor& colour, Qt::PenStyle style,
-                     const QString& name) {
+                     const QString& name, int from = 0, int to = -1) {
+        if (to < 0) to = g.ranks;
         const int y = yFor(g, static_cast<double>(bytes));
         p.setPen(QPen(colour, 1.5, style));
         if (g.tiers == 1) {
-            p.drawLine(g.plot.left(), y, g.plot.right() + 6, y);
+            p.drawLine(from == 0 ? g.plot.left() : g.column(from).left() + 2, y,
+                       to == g.ranks ? g.plot.right() + 6 : g.column(to - 1).right() - 2, y);
         } else {
-            for (int r = 0; r < g.ranks; ++r) {
+            for (int r = from; r < to; ++r) {
                 const QRect bar = g.tierBar(r, 0);
                 p.drawLine(bar.left() - 5, y, bar.right() + 5, y);
             }
-            p.drawLine(g.plot.right() - 4, y, g.plot.right() + 6, y);
+            if (to == g.ranks) p.drawLine(g.plot.right() - 4, y, g.plot.right() + 6, y);
         }
+        if (name.isEmpty()) return;
         const QString text = name + QLatin1Char('\n') + formatDecimal(static_cast<double>(bytes));
         const int w = kGuideWidth - 10;
         const int h =
             fm.boundingRect(QRect(0, 0, w, 1000), Qt::AlignLeft | Qt::TextWordWrap, text).height();
         labels.push_back({QRect(g.plot.right() + 8, y - h / 2, w, h), colour, text});
     };
-    if (info_ && info_->predictedPeakBytes > 0)
+    if (const int stages = stageCount(); stages > 1) {
+        // Each stage's own prediction over its columns; past four stages only the highest is
+        // named (a rank's tooltip gives its stage's).
+        int highest = 0;
+        for (int st = 1; st < stages; ++st)
+            if (stagePredictedPeak(st) > stagePredictedPeak(highest)) highest = st;
+        const int per = g.ranks / stages;
+        for (int st = 0; st < stages; ++st) {
+            const std::uint64_t peak = stagePredictedPeak(st);
+            if (peak == 0) continue;
+            const bool named = stages <= 4 || st == highest;
+            guide(peak, neutralColor(0x55), Qt::DotLine,
+                  named ? tr("theory: stage %1 peak").arg(st) : QString(), st * per,
+                  st * per + per);
+        }
+    } else if (info_ && info_->predictedPeakBytes > 0) {
         guide(info_->predictedPeakBytes, neutralColor(0x55), Qt::DotLine,
               g.tiers == 1 ? tr("theory: peak") : tr("theory: device peak"));
+    }
     if (info_ && info_->capacityBytes)
         guide(*info_->capacityBytes, alertColor(), Qt::DashLine,
               g.tiers == 1 ? tr("capacity") : tr("device capacity"));
@@ -647,12 +763,24 @@ QString RankLedgerView::tooltipFor(int rank) const {
                     .arg(tierLabel(t), formatDecimal(static_cast<double>(s.live.tier(t))),
                          formatDecimal(static_cast<double>(s.peakByTier[index(t)])),
                          formatDecimal(static_cast<double>(states)));
-            if (theory_)
+            if (const TierTheory* theory = tierTheory(rank))
                 line += QLatin1Char(' ') +
                         tr("(theory %1)")
-                            .arg(formatDecimal(static_cast<double>(theory_->modelStates.tier(t))));
+                            .arg(formatDecimal(static_cast<double>(theory->modelStates.tier(t))));
             html += QStringLiteral("<br>") + line.toHtmlEscaped();
         }
+    }
+    if (stageCount() > 1) {
+        const int st = info_->stageOf(rank);
+        const auto [u0, u1] = info_->stageUnitRange(st);
+        html += QStringLiteral("<br>") +
+                tr("Pipeline stage %1 of %2: units %3 … %4, theory peak %5")
+                    .arg(st)
+                    .arg(stageCount())
+                    .arg(QString::fromStdString(info_->unitName(u0)),
+                         QString::fromStdString(info_->unitName(std::max(u0, u1 - 1))),
+                         formatDecimal(static_cast<double>(stagePredictedPeak(st))))
+                    .toHtmlEscaped();
     }
     const QString activity = activityText(s);
     if (!activity.isEmpty())

@@ -7,6 +7,9 @@
 // A run with bytes on the host or NVMe tier (offload) splits each column into a bar per tier,
 // side by side: the capacity budget and the predicted peak are lines over the device bars only,
 // and each tier bar has the theory's model states for that tier as a bracket beside it.
+// A pipeline's ranks are grouped by stage (a band above the bars naming each stage's units):
+// each stage's predicted peak is a line over its own columns, and a unit strip marks the units
+// another stage holds.
 #include "ranks/tier_theory.h"
 #include "replay/run_data.h"
 
@@ -41,7 +44,8 @@ public:
     bool isCompact() const;
     // The tiers with a bar of their own (device first; one entry: no split).
     const std::vector<Tier>& shownTiers() const { return tiers_; }
-    const std::optional<TierTheory>& tierTheory() const { return theory_; }
+    // The theory `rank` is drawn against: its pipeline stage's (nullptr when none can be sized).
+    const TierTheory* tierTheory(int rank) const;
     // Where the bar of `tier` for `rank` is drawn (full plot height; empty when not shown), the
     // bytes it shows of a category, and the capacity line's y (nullopt without a budget).
     QRect tierBarRect(int rank, Tier tier) const;
@@ -70,6 +74,10 @@ private:
     void paintLegend(QPainter& p, const QRect& area) const;
     void paintAxis(QPainter& p, const Geometry& g) const;
     void paintTensorGroups(QPainter& p, const Geometry& g) const;
+    void paintStages(QPainter& p, const Geometry& g) const;
+    int stageCount() const;   // the pipeline's stages drawn as groups (1: none)
+    int tensorGroups() const; // TP groups drawn as frames (0: none)
+    std::uint64_t stagePredictedPeak(int stage) const;
     void paintColumn(QPainter& p, const Geometry& g, int rank) const;
     void paintTierBar(QPainter& p, const Geometry& g, int rank, std::size_t slot) const;
     QStringList legendLabels() const;
@@ -77,7 +85,7 @@ private:
     QString unitKeyLead() const;
     std::vector<std::pair<QColor, QString>> unitKeys() const;
     void updateTiers();
-    void paintUnits(QPainter& p, const QRect& strip, const replay::RankState& s) const;
+    void paintUnits(QPainter& p, const QRect& strip, int rank, const replay::RankState& s) const;
     void paintGuides(QPainter& p, const Geometry& g) const;
     int yFor(const Geometry& g, double bytes) const;
     QString activityText(const replay::RankState& s) const;
@@ -89,8 +97,8 @@ private:
     std::shared_ptr<const replay::RunInfo> info_;
     replay::LedgerState state_;
     using Shown = std::array<std::array<double, kTierCount>, kCategoryCount>;
-    std::vector<Shown> shown_; // animated bytes per rank, category, tier
-    std::optional<TierTheory> theory_;
+    std::vector<Shown> shown_;         // animated bytes per rank, category, tier
+    std::vector<TierTheory> theories_; // per pipeline stage (one without a pipeline)
     std::vector<Tier> tiers_{Tier::Device};
     std::uint64_t scale_ = 1;
     std::optional<replay::FailureInfo> failure_;

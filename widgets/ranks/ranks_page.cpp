@@ -428,6 +428,9 @@ void RanksPage::updateHeader() {
     QStringList details{QString::fromStdString(info->precision)};
     if (info->backend == "cuda") details << tr("CUDA");
     if (info->sharedDevice) details << tr("threads");
+    if (info->pipeParallel > 1)
+        details << tr("%1 pipeline stages").arg(info->pipeParallel); // P ≥ 2
+    if (info->tensorParallel > 1) details << tr("TP %1").arg(info->tensorParallel);
     if (info->stepsBefore > 0) details << tr("resumed after step %1").arg(info->stepsBefore);
     const QString how = details.join(QStringLiteral(", "));
     title_->setText(
@@ -485,9 +488,9 @@ void RanksPage::updateComparison() {
         savingsLine_->clear();
         return;
     }
-    const auto ddp = ddpModelStates(*c.info);
-    const std::uint64_t theoryStates =
-        c.info->theoryModelStates ? modelStateTotal(*c.info->theoryModelStates) : 0;
+    const auto ddp = ddpModelStates(*c.info, c.rank);
+    const auto theoryOfRank = c.info->theoryModelStatesOf(c.rank);
+    const std::uint64_t theoryStates = theoryOfRank ? modelStateTotal(*theoryOfRank) : 0;
     if (strategyFromName(c.info->strategy) ==
         plan::Strategy::Ddp) { // the baseline saves nothing against itself
         savingsLine_->setText(

@@ -62,8 +62,8 @@ std::uint64_t modelStateTotal(const replay::CategoryBytes& bytes) {
     return t;
 }
 
-std::optional<std::uint64_t> ddpModelStates(const replay::RunInfo& info) {
-    if (info.ddpTheoryModelStates) return modelStateTotal(*info.ddpTheoryModelStates);
+std::optional<std::uint64_t> ddpModelStates(const replay::RunInfo& info, int rank) {
+    if (const auto ddp = info.ddpTheoryModelStatesOf(rank)) return modelStateTotal(*ddp);
     if (const auto d = theoryDevice(info, Strategy::Ddp, info.worldSize))
         return static_cast<std::uint64_t>(*d);
     return std::nullopt;
@@ -112,9 +112,8 @@ void MeasuredVsTheoryChart::rebuild() {
     for (Category c : kAllCategories) {
         if (stateGroup(c) == StateGroup::Other) continue;
         const auto m = static_cast<double>(data_.measuredStates[index(c)]);
-        const double t = info && info->theoryModelStates
-                             ? static_cast<double>((*info->theoryModelStates)[index(c)])
-                             : 0.0;
+        const auto rankTheory = info ? info->theoryModelStatesOf(data_.rank) : std::nullopt;
+        const double t = rankTheory ? static_cast<double>((*rankTheory)[index(c)]) : 0.0;
         if (m == 0 && t == 0) continue;
         measured->addData(x, m);
         theory->addData(x, t);
@@ -240,10 +239,10 @@ void SavingsChart::addLimits(double xMax) {
 void SavingsChart::addMeasuredPoint() {
     const replay::RunInfo& info = *data_.info;
     const std::uint64_t measured = modelStateTotal(data_.measuredStates);
-    const auto ddp = ddpModelStates(info);
-    if (info.theoryModelStates && ddp && modelStateTotal(*info.theoryModelStates) > 0)
-        theory_ = static_cast<double>(*ddp) /
-                  static_cast<double>(modelStateTotal(*info.theoryModelStates));
+    const auto ddp = ddpModelStates(info, data_.rank);
+    const auto states = info.theoryModelStatesOf(data_.rank);
+    if (states && ddp && modelStateTotal(*states) > 0)
+        theory_ = static_cast<double>(*ddp) / static_cast<double>(modelStateTotal(*states));
     if (!ddp || measured == 0) return;
     measured_ = static_cast<double>(*ddp) / static_cast<double>(measured);
     QCPGraph* point = plot_->addGraph();
@@ -254,7 +253,11 @@ void SavingsChart::addMeasuredPoint() {
     point->setLineStyle(QCPGraph::lsNone);
     point->setScatterStyle(
         QCPScatterStyle(QCPScatterStyle::ssDiamond, neutralColor(0x20), Qt::white, 11));
-    point->addData(info.worldSize, *measured_);
+    // With --tp or --pp the baseline is DDP on the same slice of the model (the rank's TP slice,
+    // its stage's units), sharded over the data-parallel ranks: the point sits at D, where the
+    // curves (the whole model over D ranks) give the same ratios.
+    point->addData(std::max(1, info.worldSize / (info.tensorParallel * info.pipeParallel)),
+                   *measured_);
 }
 
 void SavingsChart::resizeEvent(QResizeEvent* event) {

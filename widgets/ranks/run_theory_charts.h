@@ -65,7 +65,8 @@ private:
     std::optional<double> theory_;
 };
 
-// DDP's per-rank model states for this run: from the handshake, else the theory engine.
-std::optional<std::uint64_t> ddpModelStates(const replay::RunInfo& info);
+// DDP's model states for `rank` of this run (a pipeline's: its stage's units): from the
+// handshake, else the theory engine.
+std::optional<std::uint64_t> ddpModelStates(const replay::RunInfo& info, int rank);
 
 } // namespace shardscope::widgets

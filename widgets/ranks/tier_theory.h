@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace shardscope::widgets {
 
@@ -21,8 +22,9 @@ struct TierTheory {
     }
 };
 
-// nullopt when the handshake's configuration does not describe a run the theory can size
-// (an older recording, a model without a shape).
-std::optional<TierTheory> tierTheoryOf(const replay::RunInfo& info);
+// One per pipeline stage (one without a pipeline: every rank's), a stage's ranks holding only
+// its units (runconfig::scenarioOf(config, stage)). Empty when the handshake's configuration
+// does not describe a run the theory can size (an older recording, a model without a shape).
+std::vector<TierTheory> tierTheoriesOf(const replay::RunInfo& info);
 
 } // namespace shardscope::widgets

@@ -1,0 +1,100 @@
+// The Ranks page on a real pipelined recording (P = 2 stages × D = 2, ZeRO-3, rank threads, made
+// here by shardscope-cli): each rank is drawn against its own stage's theory — the stages hold
+// different units, so one theory for every rank put stage 1's bars under stage 0's numbers.
+#include "cli_process.h"
+#include "common/byte_format.h"
+#include "ranks/rank_ledger_view.h"
+#include "ranks_page_fixture.h"
+#include "report/report.h"
+#include "run/replay_player.h"
+
+#include <QLabel>
+#include <QSpinBox>
+
+namespace {
+
+std::uint64_t deviceStates(const ByteTable& t) {
+    std::uint64_t n = 0;
+    for (Category c : kAllCategories)
+        if (stateGroup(c) != StateGroup::Other) n += t.at(c, Tier::Device);
+    return n;
+}
+
+} // namespace
+
+class RanksPipelineTest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() {
+        qRegisterMetaType<RunSession::Outcome>();
+        QVERIFY(dir_.isValid());
+        path_ = dir_.filePath(QStringLiteral("pp2.sstrace"));
+        const auto r = shardscope::testing::runProgram(
+            SHARDSCOPE_BIN_DIR "/shardscope-cli",
+            {"run", "--model", "tiny", "--ranks", "4", "--pp", "2", "--micro-batches", "2",
+             "--strategy", "zero3", "--steps", "1", "--deterministic", "--shared-device", "--trace",
+             path_.toStdString()});
+        QVERIFY2(r.exitCode == 0, r.err.c_str());
+    }
+
+    void eachRankHasItsStagesTheory() {
+        TestPage page;
+        page.resize(1280, 860);
+        page.show();
+        QVERIFY(page.openRecording(path_));
+        QCOMPARE(page.waitForEnd(20000), RunSession::Outcome::Completed);
+        const auto info = page.model().info();
+        QVERIFY(info);
+        QCOMPARE(info->pipeParallel, 2);
+        QCOMPARE(info->stageTheory.size(), std::size_t{2});
+        const auto report = page.document.report();
+        QVERIFY(report);
+        page.player().pause();
+        page.player().seek(page.model().eventCount());
+        RankLedgerView* view = page.rankView();
+        view->settle();
+        page.finishPendingDraws();
+
+        // Measured model states equal the theory byte for byte, rank by rank: the view's theory
+        // and the handshake's are the rank's stage's.
+        for (const report::RankReport& rr : report->ranks) {
+            const TierTheory* theory = view->tierTheory(rr.rank);
+            QVERIFY(theory);
+            for (Category c : kAllCategories)
+                if (stateGroup(c) != StateGroup::Other)
+                    QCOMPARE(theory->modelStates.at(c, Tier::Device),
+                             rr.modelStateBytesByTier[index(Tier::Device)][index(c)]);
+            QCOMPARE(*info->theoryModelStatesOf(rr.rank), rr.modelStateBytes);
+        }
+        // The stages differ (stage 0 holds the embedding, stage 1 the head), and so do their
+        // predicted peaks.
+        const std::uint64_t first = deviceStates(view->tierTheory(0)->modelStates);
+        const std::uint64_t second = deviceStates(view->tierTheory(2)->modelStates);
+        QVERIFY(first != second);
+        QVERIFY(info->predictedPeakOf(0) != info->predictedPeakOf(2));
+        QCOMPARE(view->tierTheory(3), view->tierTheory(2));
+
+        // The summary of a stage-1 rank quotes stage 1's theory.
+        auto* rank = page.findChild<QSpinBox*>(QStringLiteral("chartRank"));
+        QVERIFY(rank);
+        rank->setValue(2);
+        page.finishPendingDraws();
+        auto* line = page.findChild<QLabel*>(QStringLiteral("runSavings"));
+        QVERIFY(line);
+        const QString expected =
+            QStringLiteral("(theory %1)").arg(formatDecimal(static_cast<double>(second)));
+        QVERIFY2(line->text().contains(expected), qPrintable(line->text() + " / " + expected));
+        // The title says the run was pipelined.
+        bool named = false;
+        for (QLabel* l : page.findChildren<QLabel*>())
+            named = named || l->text().contains(QStringLiteral("2 pipeline stages"));
+        QVERIFY(named);
+    }
+
+private:
+    QTemporaryDir dir_;
+    QString path_;
+};
+
+QTEST_MAIN(RanksPipelineTest)
+#include "ranks_pipeline_test.moc"
