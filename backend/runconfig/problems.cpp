@@ -50,16 +50,14 @@ std::vector<Problem> validate(const RunConfig& c) {
     }
     if (c.saveEvery != 0 && !c.saveDir)
         out.push_back({Field::SaveEvery, Code::NeedsFlag, c.saveEvery, 0, 0, "--save"});
-    // The checkpoint format describes DP shards of whole units held in device or host memory; a
-    // TP slice or states in NVMe files are not in it, so such a run refuses before it starts.
+    // The checkpoint format describes DP shards of whole units held in device or host memory (a
+    // pipeline stage's ranks save their units' shards); a TP slice or states in NVMe files are
+    // not in it, so such a run refuses before it starts.
     if (c.saveDir || c.resumePath) {
         const Field f = c.saveDir ? Field::Save : Field::Resume;
         if (c.tensorParallel > 1)
             out.push_back({f, Code::CheckpointUnsupported, c.tensorParallel, 0, 0,
                            "--tp " + std::to_string(c.tensorParallel)});
-        else if (c.pipeParallel > 1)
-            out.push_back({f, Code::CheckpointUnsupported, c.pipeParallel, 0, 0,
-                           "--pp " + std::to_string(c.pipeParallel)});
         else if (c.offload.optimizer == Tier::Nvme || c.offload.param == Tier::Nvme)
             out.push_back({f, Code::CheckpointUnsupported, 0, 0, 0, "the NVMe tier"});
     }

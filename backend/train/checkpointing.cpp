@@ -21,24 +21,31 @@ plan::Policy policyOf(const RunConfig& c) {
     return plan::policyFor(c.strategy, c.knobs);
 }
 
-// The spans this rank owns, from the one plan (checkpoint/reshard.h), checked against what the
-// strategy actually holds: the loader's plan and the engine can never disagree silently.
+// Where this rank sits among the ranks that share its units: its stage's data-parallel group
+// (the world without a pipeline). Another stage's ranks hold other units, so no byte is placed
+// twice across stages.
+checkpoint::Placement placementOf(Trainer& t, const plan::Policy& policy) {
+    return checkpoint::placementOf(policy, t.sharding().dataRanks(), t.sharding().dataRank());
+}
+
+// The spans this rank owns of its stage's units (every unit without a pipeline), from the one
+// plan (checkpoint/reshard.h), checked against what the strategy actually holds: the loader's
+// plan and the engine can never disagree silently.
 std::vector<Span> ownedSpans(Trainer& t, const RunConfig& c) {
     const plan::Policy policy = policyOf(c);
-    comm::Communicator& world = t.sharding().world();
-    const checkpoint::Placement p = checkpoint::placementOf(policy, world.size(), world.rank());
+    const checkpoint::Placement p = placementOf(t, policy);
     std::vector<Span> out;
     const auto& units = t.sharding().units();
-    for (std::size_t u = 0; u < units.size(); ++u) {
-        const Span s = checkpoint::ownedSpan(p, policy.shardOptimizer, static_cast<std::int32_t>(u),
-                                             units[u].elements());
-        const strategy::OwnedSlice o = t.sharding().owned(static_cast<std::int32_t>(u));
+    for (std::int32_t u = t.sharding().firstUnit(); u < t.sharding().endUnit(); ++u) {
+        const Span s = checkpoint::ownedSpan(p, policy.shardOptimizer, u,
+                                             units[static_cast<std::size_t>(u)].elements());
+        const strategy::OwnedSlice o = t.sharding().owned(u);
         if (o.begin != s.begin || o.end != s.end)
             throw Error(ErrorKind::Internal,
                         "checkpoint: the strategy owns [" + std::to_string(o.begin) + ", " +
-                            std::to_string(o.end) + ") of unit " + units[u].name() +
-                            ", the plan says [" + std::to_string(s.begin) + ", " +
-                            std::to_string(s.end) + ")");
+                            std::to_string(o.end) + ") of unit " +
+                            units[static_cast<std::size_t>(u)].name() + ", the plan says [" +
+                            std::to_string(s.begin) + ", " + std::to_string(s.end) + ")");
         out.push_back(s);
     }
     return out;
@@ -65,8 +72,8 @@ checkpoint::Metadata checkpointMetadata(Trainer& t, const RunConfig& c) {
     checkpoint::Metadata m;
     const plan::Policy policy = policyOf(c);
     const int world = t.sharding().world().size();
-    checkpoint::describeModel(m, c.preset.shape,
-                              static_cast<std::uint64_t>(policy.shardCount(world)));
+    checkpoint::describeModel(
+        m, c.preset.shape, static_cast<std::uint64_t>(policy.shardCount(t.sharding().dataRanks())));
     m.strategy = std::string(plan::strategyName(c.strategy));
     m.worldSize = world;
     m.hybridGroup = policy.hybrid ? policy.hybridGroup : 0;
@@ -125,7 +132,7 @@ std::unique_ptr<PendingSave> beginSave(Trainer& t, const RunConfig& c, const std
     p->temp = checkpoint::tempDirName(p->meta.step, std::to_string(static_cast<std::uint64_t>(id)));
 
     const plan::Policy policy = policyOf(c);
-    const checkpoint::Placement place = checkpoint::placementOf(policy, world.size(), world.rank());
+    const checkpoint::Placement place = placementOf(t, policy);
     const std::vector<Span> owned = ownedSpans(t, c);
     std::vector<Span> parts;
     std::uint64_t elements = 0;
@@ -141,7 +148,7 @@ std::unique_ptr<PendingSave> beginSave(Trainer& t, const RunConfig& c, const std
     for (std::size_t u = 0; u < owned.size(); ++u) {
         const Span& part = parts[u];
         const std::uint64_t n = part.elements();
-        const strategy::OwnedSlice o = t.sharding().owned(static_cast<std::int32_t>(u));
+        const strategy::OwnedSlice o = t.sharding().owned(owned[u].unit);
         const float* from[3] = {o.weights, o.m, o.v};
         for (int s = 0; s < 3; ++s)
             if (n > 0)
@@ -309,7 +316,7 @@ ResumeResult resumeCheckpoint(Trainer& t, const RunConfig& c, const std::string&
     }
     device::Ops& ops = t.deviceOps();
     for (std::size_t u = 0; u < owned.size(); ++u) {
-        const strategy::OwnedSlice o = t.sharding().owned(static_cast<std::int32_t>(u));
+        const strategy::OwnedSlice o = t.sharding().owned(owned[u].unit);
         const std::uint64_t bytes = owned[u].elements() * sizeof(float);
         if (bytes == 0) continue;
         ops.upload(o.weights, targets[u].master, bytes);

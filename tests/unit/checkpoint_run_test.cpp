@@ -165,6 +165,36 @@ TEST_F(checkpointRun, ResumedAtAnotherWorldSizeContinuesAsThatWorld) {
     }
 }
 
+// A pipelined run's checkpoint is one logical model: each stage's ranks write their units'
+// shards (no byte twice), and it resumes at P = 2 bitwise as the uninterrupted run, at P = 1 as
+// the same run with gradient accumulation (a pipeline is bitwise that), and converts into and
+// out of a pipeline with the same consolidated state.
+TEST_F(checkpointRun, APipelinesCheckpointIsOneModelAtAnyStageCount) {
+    const std::string piped = "--pp 2 --grad-accum 2";
+    const nlohmann::json ref = run("zero3", 4, 4, piped);
+    const std::string ck = path("pp");
+    const nlohmann::json first = run("zero3", 4, 2, piped + " --save " + ck);
+    ASSERT_EQ(first["saves"].size(), 1u);
+    EXPECT_EQ(first["saves"][0]["bytes"], 71900u * 12);
+    EXPECT_EQ(cli("checkpoint verify " + ck).code, 0);
+    const nlohmann::json again = run("zero3", 4, 2, piped + " --resume " + ck);
+    const nlohmann::json flat = run("fsdp", 2, 2, "--grad-accum 2 --resume " + ck);
+    for (const nlohmann::json* r : {&again, &flat}) {
+        ASSERT_EQ((*r)["losses"].size(), 2u);
+        EXPECT_EQ((*r)["losses"][0], ref["losses"][2]);
+        EXPECT_EQ((*r)["losses"][1], ref["losses"][3]);
+        EXPECT_EQ((*r)["param_digest"], ref["param_digest"]);
+    }
+    // Into and out of a pipeline: converted (--steps 0), the state is the saved one, bit for bit.
+    const std::string flatCk = path("flat"), intoPipe = path("into");
+    run("zero2", 2, 1, "--save " + flatCk);
+    run("ddp", 2, 0, "--pp 2 --resume " + flatCk + " --save " + intoPipe);
+    EXPECT_EQ(consolidated(intoPipe), consolidated(flatCk));
+    const std::string outOfPipe = path("out");
+    run("zero1", 3, 0, "--resume " + ck + " --save " + outOfPipe);
+    EXPECT_EQ(consolidated(outOfPipe), consolidated(ck));
+}
+
 TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     const std::string ck = path("bad");
     run("zero3", 3, 1, "--save " + ck);
