@@ -3906,6 +3906,34 @@ CPU/节点</translation>
         <source>Forget these settings: the next run uses their defaults.</source>
         <translation>清除这些设置：下一次运行使用它们的默认值。</translation>
     </message>
+    <message>
+        <source>Pipeline stages (P)</source>
+        <translation>流水线阶段数（P）</translation>
+    </message>
+    <message>
+        <source>Pipeline schedule</source>
+        <translation>流水线调度</translation>
+    </message>
+    <message>
+        <source>Micro-batches per step</source>
+        <translation>每步微批次数</translation>
+    </message>
+    <message>
+        <source>Pipeline parallelism: the ranks form a P × T × D mesh. The model&apos;s layers are split into P stages of consecutive layers; each stage&apos;s ranks hold only its layers, and activations (forward) and their gradients (backward) travel between neighbouring stages as messages. P must leave every stage a layer, and P × T must divide the ranks.</source>
+        <translation>流水线并行：各 rank 组成 P × T × D 网格。模型的层被切分为 P 个由连续层组成的阶段；每个阶段的 rank 只持有本阶段的层，激活值（前向）及其梯度（反向）以消息形式在相邻阶段之间传递。P 必须让每个阶段至少有一层，且 P × T 必须整除 rank 数。</translation>
+    </message>
+    <message>
+        <source>The order of each stage&apos;s forward and backward passes: GPipe runs every micro-batch&apos;s forward before any backward (the most activations in flight); 1F1B alternates them once the pipeline is full (at most P − s micro-batches on stage s).</source>
+        <translation>每个阶段前向与反向的执行顺序：GPipe 先完成所有微批次的前向再做反向（在途激活最多）；1F1B 在流水线填满后交替执行两者（阶段 s 上最多 P − s 个微批次）。</translation>
+    </message>
+    <message>
+        <source>Micro-steps per optimizer step (gradient accumulation, --grad-accum). With pipeline stages these are the micro-batches the schedule sends through them (--micro-batches): more of them shrink the bubble, (P − 1)/(M + P − 1) of the step.</source>
+        <translation>每个优化器步的微步数（梯度累积，--grad-accum）。有流水线阶段时，它就是调度送入各阶段的微批次数（--micro-batches）：微批次越多，气泡越小，占步长的 (P − 1)/(M + P − 1)。</translation>
+    </message>
+    <message>
+        <source>(With %1 pipeline stages: stage %2&apos;s ranks, the fullest.)</source>
+        <translation>（共 %1 个流水线阶段：此为最满的阶段 %2 的 rank。）</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::RunSession</name>

@@ -156,7 +156,7 @@ inline constexpr std::array<FieldSpec, kFieldCount> kFields = {{
      1 << 20, true, true, &plan::Policy::usesHybridGroup, "G",
      "ranks per shard group (fsdp_hybrid, required there)"},
     {Field::GradAccum, "--grad-accum", "knobs.grad_accum", ValueKind::Integer, Role::Job, 1, 4096,
-     true, false, nullptr, "A", "micro-steps per step (gradient accumulation; default 1)"},
+     true, true, nullptr, "A", "micro-steps per step (gradient accumulation; default 1)"},
     {Field::NoSync, "--no-sync", "knobs.no_sync", ValueKind::Switch, Role::Job, 0, 0, false, false,
      &plan::Policy::usesNoSync, "", "FSDP no_sync: keep full gradients while accumulating"},
     {Field::Capacity, "--capacity", "capacity_bytes", ValueKind::Bytes, Role::Job, 1,
@@ -211,12 +211,12 @@ inline constexpr std::array<FieldSpec, kFieldCount> kFields = {{
      nullptr, "T",
      "a T x D mesh: T consecutive ranks split each block's heads and MLP, the strategy shards "
      "over D = ranks / T"},
-    {Field::PipeParallel, "--pp", "pp", ValueKind::Integer, Role::Launch, 1, 64, false, false,
+    {Field::PipeParallel, "--pp", "pp", ValueKind::Integer, Role::Launch, 1, 64, false, true,
      nullptr, "P",
      "a P x T x D mesh: P pipeline stages of consecutive layers; a step sends --grad-accum "
      "(or --micro-batches) micro-batches through them"},
     {Field::PipeSchedule, "--pp-schedule", "pp_schedule", ValueKind::Choice, Role::Launch, 0, 0,
-     false, false, nullptr, "gpipe|1f1b", "the pipeline's schedule (with --pp; default 1f1b)"},
+     false, true, nullptr, "gpipe|1f1b", "the pipeline's schedule (with --pp; default 1f1b)"},
 }};
 
 constexpr bool fieldsInEnumOrder() {

@@ -7,6 +7,8 @@
 #include "ranks_page_fixture.h"
 #include "report/report.h"
 #include "run/replay_player.h"
+#include "run/run_config_panel.h"
+#include "run/run_request.h"
 
 #include <QLabel>
 #include <QSpinBox>
@@ -89,6 +91,46 @@ private Q_SLOTS:
         for (QLabel* l : page.findChildren<QLabel*>())
             named = named || l->text().contains(QStringLiteral("2 pipeline stages"));
         QVERIFY(named);
+    }
+
+    // The run settings take the pipeline's flags: P stages, the schedule (only with P > 1) and
+    // the micro-batches, checked as the CLI checks them, and a run from the page is pipelined.
+    void theSettingsRunAPipeline() {
+        SKIP_IF_MISSING(missingForThreads());
+        LivePage page;
+        RunConfigPanel* panel = page.configPanel();
+        RunRequest r = tinyThreadsRequest(1);
+        r.ranks = 4;
+        r.pipeParallel = 3; // tiny has 2 layers
+        panel->setRequest(r);
+        QVERIFY2(panel->errorText(RunField::PipeParallel).contains(QStringLiteral("layers")),
+                 qPrintable(panel->errorText(RunField::PipeParallel)));
+        r.pipeParallel = 1;
+        panel->setRequest(r);
+        QVERIFY(!panel->fieldWidget(RunField::PipeSchedule)->isEnabled());
+        r.pipeParallel = 2;
+        r.pipeSchedule = plan::PipeSchedule::GPipe;
+        r.gradAccum = 3;
+        panel->setRequest(r);
+        QVERIFY(panel->fieldWidget(RunField::PipeSchedule)->isEnabled());
+        QVERIFY(panel->errorText(RunField::PipeParallel).isEmpty());
+        const RunRequest shown = panel->request();
+        QCOMPARE(shown.pipeParallel, 2);
+        QCOMPARE(shown.pipeSchedule, plan::PipeSchedule::GPipe);
+        QCOMPARE(shown.gradAccum, 3);
+        const QStringList args = workerArguments(shown, QStringLiteral("/tmp/x.sock"));
+        const QString line = args.join(QLatin1Char(' '));
+        QVERIFY2(line.contains(QStringLiteral("--pp 2")) &&
+                     line.contains(QStringLiteral("--pp-schedule gpipe")) &&
+                     line.contains(QStringLiteral("--grad-accum 3")),
+                 qPrintable(line));
+        QVERIFY(page.runConfigured());
+        QCOMPARE(page.waitForEnd(30000), RunSession::Outcome::Completed);
+        QCOMPARE(page.model().info()->pipeParallel, 2);
+        QCOMPARE(page.model().info()->stageTheory.size(), std::size_t{2});
+        const auto report = page.document.report();
+        QVERIFY(report);
+        QCOMPARE(report->gradAccum, 3);
     }
 
 private:

@@ -180,13 +180,13 @@ private Q_SLOTS:
     void settingsWithoutAWidgetAreCarriedAndListed() {
         runconfig::RunConfig c = runconfig::parseRunConfig(
             std::vector<std::string>{"--model", "tiny", "--strategy", "fsdp", "--steps", "2",
-                                     "--lr", "0.02", "--grad-accum", "2", "--no-sync", "--seed",
+                                     "--lr", "0.02", "--timeout-ms", "5000", "--no-sync", "--seed",
                                      "7"},
             2);
         const RunRequest r = fromRunConfig(c);
         const QStringList flags = r.carriedFlags();
         QVERIFY2(flags.contains(QStringLiteral("--lr 0.02")) &&
-                     flags.contains(QStringLiteral("--grad-accum 2")) &&
+                     flags.contains(QStringLiteral("--timeout-ms 5000")) &&
                      flags.contains(QStringLiteral("--no-sync")) &&
                      flags.contains(QStringLiteral("--seed 7")),
                  qPrintable(flags.join(QStringLiteral(", "))));

@@ -2,6 +2,7 @@
 
 #include "common/byte_format.h"
 #include "common/theory_names.h"
+#include "plan/pipeline.h"
 #include "plan/policy.h"
 #include "predict/predict.h"
 #include "run/run_request.h"
@@ -90,9 +91,22 @@ void RunConfigPanel::build() {
     microBatch_ = spin(0, limitMax(Field::MicroBatch), 0); // 0: the preset's
     tensorParallel_ = spin(limitMin(Field::TensorParallel), kMaxRanks, 1);
     tensorParallel_->setObjectName(QStringLiteral("tensorParallelSpin"));
+    pipeParallel_ = spin(limitMin(Field::PipeParallel), limitMax(Field::PipeParallel), 1);
+    pipeParallel_->setObjectName(QStringLiteral("pipeParallelSpin"));
+    pipeSchedule_ = new QComboBox;
+    pipeSchedule_->setObjectName(QStringLiteral("pipeScheduleCombo"));
+    for (const plan::PipeScheduleTraits& t : plan::kPipeScheduleTraits)
+        if (runconfig::pipeScheduleRuns(t.kind))
+            pipeSchedule_->addItem(
+                QString::fromLatin1(t.name.data(), static_cast<qsizetype>(t.name.size())),
+                static_cast<int>(t.kind));
+    gradAccum_ = spin(limitMin(Field::GradAccum), limitMax(Field::GradAccum), 1);
+    gradAccum_->setObjectName(QStringLiteral("gradAccumSpin"));
     addField(RunField::Model, model_);
     addField(RunField::Ranks, ranks_);
     addField(RunField::TensorParallel, tensorParallel_);
+    addField(RunField::PipeParallel, pipeParallel_);
+    addField(RunField::PipeSchedule, pipeSchedule_);
     addField(RunField::Backend, backend_);
     threads_ = new QCheckBox;
     threads_->setObjectName(QStringLiteral("threadsCheck"));
@@ -106,6 +120,7 @@ void RunConfigPanel::build() {
     addField(RunField::Strategy, strategy_);
     addField(RunField::Steps, steps_);
     addField(RunField::MicroBatch, microBatch_);
+    addField(RunField::GradAccum, gradAccum_);
     precisionLabel_ = new QLabel;
     form_->addRow(precisionLabel_, precision_);
     form_->addRow(QString(), checkpointing_);
@@ -142,16 +157,16 @@ void RunConfigPanel::build() {
     preview_->setTextFormat(Qt::RichText);
     form_->addRow(preview_);
 
-    for (QComboBox* c :
-         {model_, backend_, strategy_, precision_, offloadOptimizer_, offloadParams_}) {
+    for (QComboBox* c : {model_, backend_, strategy_, precision_, offloadOptimizer_, offloadParams_,
+                         pipeSchedule_}) {
         // Long entries (strategy names) must not widen the settings column past the screen.
         c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
         c->setMinimumContentsLength(8);
         connect(c, &QComboBox::currentIndexChanged, this, &RunConfigPanel::onChanged);
     }
     connect(persistence_, &QDoubleSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
-    for (QSpinBox* s :
-         {ranks_, steps_, prefetch_, inflight_, hybrid_, microBatch_, tensorParallel_})
+    for (QSpinBox* s : {ranks_, steps_, prefetch_, inflight_, hybrid_, microBatch_, tensorParallel_,
+                        pipeParallel_, gradAccum_})
         connect(s, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
     for (QCheckBox* c : {checkpointing_, reshard_, threads_})
         connect(c, &QCheckBox::toggled, this, &RunConfigPanel::onChanged);
@@ -331,6 +346,9 @@ RunRequest RunConfigPanel::request() const {
         parseByteText(aioBlock_->text(), &ignored).value_or(RunRequest{}.aioBlockBytes);
     r.aioQueueDepth = aioQueueDepth_->value();
     r.tensorParallel = tensorParallel_->value();
+    r.pipeParallel = pipeParallel_->value();
+    r.pipeSchedule = static_cast<plan::PipeSchedule>(pipeSchedule_->currentData().toInt());
+    r.gradAccum = gradAccum_->value();
     r.saveDir = saveDir_->text().trimmed();
     r.saveEvery = saveEvery_->value();
     r.resumePath = resume_->text().trimmed();
@@ -364,6 +382,10 @@ void RunConfigPanel::setRequest(const RunRequest& r) {
     aioBlock_->setText(bytesText(r.aioBlockBytes));
     aioQueueDepth_->setValue(r.aioQueueDepth);
     tensorParallel_->setValue(r.tensorParallel);
+    pipeParallel_->setValue(r.pipeParallel);
+    pipeSchedule_->setCurrentIndex(
+        std::max(0, pipeSchedule_->findData(static_cast<int>(r.pipeSchedule))));
+    gradAccum_->setValue(r.gradAccum);
     saveDir_->setText(r.saveDir);
     saveEvery_->setValue(r.saveEvery);
     resume_->setText(r.resumePath);
@@ -411,6 +433,7 @@ void RunConfigPanel::onChanged() {
     inflight_->setEnabled(policy.usesMaxInflight());
     persistence_->setEnabled(policy.usesPersistence());
     hybrid_->setEnabled(policy.usesHybridGroup());
+    pipeSchedule_->setEnabled(pipeParallel_->value() > 1); // a schedule orders stages
     updateOffloadChoices(policy);
     updateNvmeRows();
     const RunRequest r = request();
@@ -556,22 +579,38 @@ void RunConfigPanel::updatePreview() {
         return;
     }
     try {
-        theory::Scenario sc = runconfig::scenarioOf(toRunConfig(r));
+        // A bf16 run's linear layers run in bf16 where the worker's CPU has bf16 units, which
+        // moves the peak (its inputs kept in bf16, dy copied for each call): the worker decides,
+        // so the budget is held to the larger of the two.
+        const auto peakOf = [](const theory::Scenario& one) {
+            std::uint64_t p = predict::predictPeak(one).peakBytes;
+            if (one.precision.kind == plan::PrecisionKind::MixedBf16) {
+                theory::Scenario units = one;
+                units.knobs.bf16Gemm = true;
+                p = std::max(p, predict::predictPeak(units).peakBytes);
+            }
+            return p;
+        };
+        // A pipeline's stages hold different units: the fullest stage speaks for the budget.
+        const runconfig::RunConfig config = toRunConfig(r);
+        int stage = 0;
+        theory::Scenario sc = runconfig::scenarioOf(config);
         theory::validate(sc);
+        predictedPeak_ = peakOf(sc);
+        for (int st = 1; st < config.pipeParallel; ++st) {
+            const theory::Scenario other = runconfig::scenarioOf(config, st);
+            theory::validate(other);
+            if (const std::uint64_t p = peakOf(other); p > *predictedPeak_) {
+                predictedPeak_ = p;
+                sc = other;
+                stage = st;
+            }
+        }
         const auto perRank = theory::modelStates(sc).perRank;
         const auto states = static_cast<double>(perRank.tier(Tier::Device));
         double allTiers = 0;
         for (Tier t : kAllTiers)
             allTiers += static_cast<double>(perRank.tier(t));
-        // A bf16 run's linear layers run in bf16 where the worker's CPU has bf16 units, which
-        // moves the peak (its inputs kept in bf16, dy copied for each call): the worker decides,
-        // so the budget is held to the larger of the two.
-        predictedPeak_ = predict::predictPeak(sc).peakBytes;
-        if (sc.precision.kind == plan::PrecisionKind::MixedBf16) {
-            theory::Scenario units = sc;
-            units.knobs.bf16Gemm = true;
-            predictedPeak_ = std::max(*predictedPeak_, predict::predictPeak(units).peakBytes);
-        }
         const auto peak = static_cast<double>(*predictedPeak_);
         sc.strategy = Strategy::Ddp;
         sc.offload = {}; // the baseline keeps everything on the device
@@ -579,6 +618,12 @@ void RunConfigPanel::updatePreview() {
         const QString params = formatCount(static_cast<double>(plan::paramCount(preset->shape)));
         // With offload the saving is the sharding's (all tiers); the device part is what the budget
         // sees.
+        const QString ofStage =
+            config.pipeParallel > 1
+                ? QLatin1Char(' ') + tr("(With %1 pipeline stages: stage %2's ranks, the fullest.)")
+                                         .arg(config.pipeParallel)
+                                         .arg(stage)
+                : QString();
         if (allTiers > states)
             preview_->setText(
                 tr("<b>Theory per rank</b>: model states %1 on the device, %2 in all tiers (DDP: "
@@ -586,13 +631,15 @@ void RunConfigPanel::updatePreview() {
                    "predicted peak %5. Ψ = %6 parameters.")
                     .arg(formatDecimal(states), formatDecimal(allTiers), formatDecimal(ddp))
                     .arg(ddp / std::max(allTiers, 1.0), 0, 'f', 2)
-                    .arg(formatDecimal(peak), params));
+                    .arg(formatDecimal(peak), params) +
+                ofStage);
         else
             preview_->setText(tr("<b>Theory per rank</b>: model states %1 (DDP: %2, %3× less), "
                                  "predicted peak %4. Ψ = %5 parameters.")
                                   .arg(formatDecimal(states), formatDecimal(ddp))
                                   .arg(ddp / std::max(states, 1.0), 0, 'f', 2)
-                                  .arg(formatDecimal(peak), params));
+                                  .arg(formatDecimal(peak), params) +
+                              ofStage);
     } catch (const std::exception& e) {
         preview_->setText(tr("Theory cannot size this run: %1")
                               .arg(QString::fromStdString(e.what()).toHtmlEscaped()));
@@ -615,107 +662,6 @@ void RunConfigPanel::updateCapacityWarning(const RunRequest& r) {
 
 QString RunConfigPanel::capacityWarning() const {
     return capacityWarning_->text();
-}
-
-void RunConfigPanel::changeEvent(QEvent* event) {
-    if (event->type() == QEvent::LanguageChange) retranslateUi();
-    QWidget::changeEvent(event);
-}
-
-void RunConfigPanel::retranslateUi() {
-    const std::pair<RunField, QString> labels[] = {
-        {RunField::Model, tr("Model preset")},
-        {RunField::Ranks, tr("Ranks")},
-        {RunField::Backend, tr("Backend")},
-        {RunField::Strategy, tr("Strategy")},
-        {RunField::Steps, tr("Steps")},
-        {RunField::MicroBatch, tr("Micro-batch")},
-        {RunField::Capacity, tr("Capacity budget")},
-        {RunField::BucketBytes, tr("Bucket size")},
-        {RunField::Prefetch, tr("Prefetch (units)")},
-        {RunField::MaxInflight, tr("In-flight all-gathers")},
-        {RunField::Persistence, tr("Persistence threshold")},
-        {RunField::HybridGroup, tr("Hybrid group (ranks)")},
-        {RunField::OffloadOptimizer, tr("Optimizer states")},
-        {RunField::OffloadParams, tr("Parameter shards")},
-
-        {RunField::TensorParallel, tr("Tensor parallel (T)")},
-        {RunField::Save, tr("Save checkpoints to")},
-        {RunField::SaveEvery, tr("Save every K steps")},
-        {RunField::Resume, tr("Resume from")},
-        {RunField::NvmeDir, tr("NVMe folder")},
-        {RunField::AioBlockBytes, tr("I/O block size")},
-        {RunField::AioQueueDepth, tr("I/O queue depth")}};
-    for (const auto& [field, text] : labels)
-        rows_[field].label->setText(text);
-    backend_->setItemText(0, tr("CPU"));
-    backend_->setItemText(1, tr("GPU (CUDA)"));
-    backend_->setItemData(0, tr("Every rank computes on the CPU."), Qt::ToolTipRole);
-    backend_->setItemData(1, gpuDescription(gpu_), Qt::ToolTipRole);
-    threads_->setText(tr("Ranks as threads in one process (no MPI)"));
-    threads_->setToolTip(tr(
-        "Run every rank as a thread of one shardscope-worker process (--shared-device --ranks N) "
-        "instead of one process per rank under mpirun. On the CPU the ranks exchange data through "
-        "shared memory; with the GPU backend they all share GPU 0. Needed for more ranks than "
-        "GPUs."));
-    for (int i = 0; i < strategy_->count(); ++i)
-        strategy_->setItemText(
-            i, strategyLabel(static_cast<Strategy>(strategy_->itemData(i).toInt())));
-    for (int i = 0; i < precision_->count(); ++i)
-        precision_->setItemText(
-            i, precisionLabel(static_cast<plan::PrecisionKind>(precision_->itemData(i).toInt())));
-    precisionLabel_->setText(tr("Precision"));
-    checkpointing_->setText(tr("Activation checkpointing"));
-    checkpointing_->setToolTip(
-        tr("Keep only each block's input and recompute its activations in backward."));
-    reshard_->setText(tr("Reshard after forward"));
-    reshard_->setToolTip(
-        tr("FSDP: free the gathered parameters after forward and gather them again for backward."));
-    capacity_->setPlaceholderText(tr("none (e.g. 64MiB)"));
-    capacity_->setToolTip(tr("Device memory budget per rank; an allocation beyond it fails the run "
-                             "and names what failed."));
-    bucket_->setToolTip(tr("All-reduce / reduce-scatter bucket size (DDP, ZeRO-1/2) and all-gather "
-                           "bucket (ZeRO-1/2)."));
-    prefetch_->setToolTip(tr("Units all-gathered ahead of the one computing (ZeRO-3, FSDP)."));
-    inflight_->setToolTip(tr("FSDP's limit on all-gathers in flight at once."));
-    persistence_->setToolTip(
-        tr("ZeRO-3: units with at most this many parameters stay whole on every rank."));
-    hybrid_->setToolTip(tr("FSDP hybrid shard: ranks per shard group; must divide the ranks."));
-    microBatch_->setSpecialValueText(tr("preset's"));
-    for (QComboBox* c : {offloadOptimizer_, offloadParams_}) {
-        c->setItemText(0, tr("on the device"));
-        c->setItemText(1, tr("offloaded to host memory"));
-        c->setItemText(2, tr("offloaded to NVMe files"));
-    }
-    nvmeDir_->setPlaceholderText(tr("a folder on a fast disk"));
-    nvmeDir_->setToolTip(
-        tr("--nvme-dir: one file per rank holds its offloaded states; removed when the run ends."));
-    nvmeBrowse_->setText(tr("Browse…"));
-    nvmeAdvanced_->setText(tr("Advanced NVMe I/O"));
-    aioBlock_->setToolTip(tr("--aio-block-bytes: bytes per read or write (a multiple of 4 KiB; "
-                             "DeepSpeed's aio block_size)."));
-    aioQueueDepth_->setToolTip(
-        tr("--aio-queue-depth: reads and writes in flight at once (DeepSpeed's aio queue_depth)."));
-    tensorParallel_->setToolTip(tr(
-        "Tensor parallelism: the ranks form a T × D mesh. Each group of T consecutive ranks splits "
-        "every block's computation (heads and MLP features; all-reduces of activations), and the "
-        "strategy shards each slice's states over the D data-parallel ranks. T must divide the "
-        "ranks and the model's heads (the *_tp presets have 4)."));
-    saveDir_->setPlaceholderText(tr("none (a folder)"));
-    saveDir_->setToolTip(tr(
-        "Save a checkpoint into this folder after the last step (and every K steps): it restores "
-        "at any number of ranks and any strategy."));
-    saveEvery_->setSpecialValueText(tr("after the last step only"));
-    saveEvery_->setToolTip(
-        tr("Also save after every K steps; the folder's “latest” names the newest complete one."));
-    resume_->setPlaceholderText(tr("none: start from step 1"));
-    resume_->setToolTip(tr(
-        "A checkpoint folder (its latest step) or one step-K folder in it. The run continues its "
-        "step, data and seed; each rank reads only the byte ranges of its new shard."));
-    carriedClear_->setText(tr("Use defaults"));
-    carriedClear_->setToolTip(tr("Forget these settings: the next run uses their defaults."));
-    updateCarriedRow();
-    onChanged(); // error texts are translated when they are made
 }
 
 } // namespace shardscope::widgets

@@ -89,6 +89,10 @@ private:
     QDoubleSpinBox* persistence_ = nullptr;
     QSpinBox* hybrid_ = nullptr;
     QSpinBox* tensorParallel_ = nullptr;
+    QSpinBox* pipeParallel_ = nullptr;
+    QComboBox* pipeSchedule_ =
+        nullptr; // the schedules a run executes (runconfig::pipeScheduleRuns)
+    QSpinBox* gradAccum_ = nullptr;
     QSpinBox* microBatch_ = nullptr;
     QComboBox* offloadOptimizer_ = nullptr; // device | host
     QComboBox* offloadParams_ = nullptr;

@@ -48,6 +48,8 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     c.backend = r.gpu ? runconfig::Backend::Cuda : runconfig::Backend::Cpu;
     c.capacityBytes = r.capacityBytes;
     c.tensorParallel = r.tensorParallel;
+    c.pipeParallel = r.pipeParallel;
+    c.pipeSchedule = r.pipeSchedule;
     if (r.microBatch > 0) c.preset.microBatch = r.microBatch;
     // Knobs the strategy does not read are neither passed nor recorded (runconfig::applies).
     plan::Knobs& k = c.knobs;
@@ -58,6 +60,7 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     k.maxInflightAllGathers = r.maxInflight;
     k.persistenceThresholdParams = r.persistenceThreshold;
     k.hybridGroupSize = r.hybridGroup;
+    k.gradAccumSteps = r.gradAccum;
     c.offload = {r.offloadOptimizer, r.offloadParams};
     if (!r.saveDir.isEmpty()) c.saveDir = r.saveDir.toStdString();
     c.saveEvery = r.saveEvery;
@@ -84,6 +87,9 @@ RunRequest fromRunConfig(const runconfig::RunConfig& c, const RunRequest& base) 
     r.checkpointing = c.checkpointing;
     r.steps = static_cast<int>(std::clamp<std::int64_t>(c.steps, 1, kMaxSteps));
     r.tensorParallel = std::min(c.tensorParallel, kMaxRanks);
+    r.pipeParallel = std::clamp(c.pipeParallel, 1, kMaxRanks);
+    r.pipeSchedule = c.pipeSchedule;
+    r.gradAccum = std::max(c.knobs.gradAccumSteps, 1);
     r.capacityBytes = c.capacityBytes;
     // The preset's own micro-batch shows as "the preset's" (0).
     r.microBatch = preset && c.preset.microBatch != preset->microBatch
