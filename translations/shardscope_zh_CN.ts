@@ -1876,6 +1876,10 @@
         <source>Files</source>
         <translation>文件</translation>
     </message>
+    <message>
+        <source>A pipeline of %1 stages saved it: each stage&apos;s %2 ranks shared its units.</source>
+        <translation>由 %1 个阶段的流水线保存：每个阶段的 %2 个 rank 共同持有该阶段的单元。</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::ComparePage</name>
@@ -3226,10 +3230,6 @@ CPU/节点</translation>
         <translation>Rank %1 %2失败：%3</translation>
     </message>
     <message>
-        <source>TP group %1 (DP rank %1)</source>
-        <translation>TP 组 %1（DP rank %1）</translation>
-    </message>
-    <message>
         <source>theory per tier</source>
         <translation>各层级理论值</translation>
     </message>
@@ -3258,20 +3258,8 @@ CPU/节点</translation>
         <translation>已收集：整个单元</translation>
     </message>
     <message>
-        <source>another stage&apos;s</source>
-        <translation>其他阶段的</translation>
-    </message>
-    <message>
         <source>stage %1</source>
         <translation>阶段 %1</translation>
-    </message>
-    <message>
-        <source>stage %1 · %2</source>
-        <translation>阶段 %1 · %2</translation>
-    </message>
-    <message>
-        <source>stage %1 · %2 … %3</source>
-        <translation>阶段 %1 · %2 … %3</translation>
     </message>
     <message>
         <source>theory: stage %1 peak</source>
@@ -3280,6 +3268,30 @@ CPU/节点</translation>
     <message>
         <source>Pipeline stage %1 of %2: units %3 … %4, theory peak %5</source>
         <translation>流水线阶段 %1（共 %2 个）：单元 %3 … %4，理论峰值 %5</translation>
+    </message>
+    <message>
+        <source>held by another stage</source>
+        <translation>由其他阶段持有</translation>
+    </message>
+    <message>
+        <source>%1 … %2</source>
+        <translation>%1 … %2</translation>
+    </message>
+    <message>
+        <source>%1 · %2 · theory peak %3</source>
+        <translation>%1 · %2 · 理论峰值 %3</translation>
+    </message>
+    <message>
+        <source>%1 · %2</source>
+        <translation>%1 · %2</translation>
+    </message>
+    <message>
+        <source>TP group %1 (DP rank %2)</source>
+        <translation>TP 组 %1（DP rank %2）</translation>
+    </message>
+    <message>
+        <source>theory: stage %1 device peak</source>
+        <translation>理论：阶段 %1 设备峰值</translation>
     </message>
 </context>
 <context>

@@ -15,6 +15,11 @@
 namespace shardscope::cli {
 namespace {
 
+// " (2 pipeline stages)" after "zero3 on 4 ranks" for a pipelined run's checkpoint.
+std::string stagesText(const checkpoint::Metadata& m) {
+    return m.pipeParallel > 1 ? " (" + std::to_string(m.pipeParallel) + " pipeline stages)" : "";
+}
+
 constexpr const char* kCheckpointHelp =
     "usage: shardscope-cli checkpoint inspect DIR [--json]\n"
     "       shardscope-cli checkpoint verify DIR[/step-K]\n"
@@ -47,11 +52,13 @@ int inspect(const std::string& dir, bool json) {
         j.update({{"step", m.step},
                   {"strategy", m.strategy},
                   {"world_size", m.worldSize},
+                  {"pipe_parallel", m.pipeParallel},
                   {"param_count", m.paramCount}});
         if (!json)
-            std::printf("  %s: step %lld, %s on %d rank%s, %llu parameters\n", s.name.c_str(),
+            std::printf("  %s: step %lld, %s on %d rank%s%s, %llu parameters\n", s.name.c_str(),
                         static_cast<long long>(m.step), m.strategy.c_str(), m.worldSize,
-                        m.worldSize == 1 ? "" : "s", static_cast<unsigned long long>(m.paramCount));
+                        m.worldSize == 1 ? "" : "s", stagesText(m).c_str(),
+                        static_cast<unsigned long long>(m.paramCount));
         const checkpoint::Opened c{l.root, l.root + "/" + s.name, m};
         nlohmann::json files = nlohmann::json::array();
         for (const checkpoint::FileCheck& f : checkpoint::verifyFiles(c)) {
@@ -83,9 +90,10 @@ int verify(const std::string& path) {
             throw Error(ErrorKind::Format, "'" + c.dir + "/" + f.name + "': " + f.problem);
         bytes += f.bytes;
     }
-    std::printf("%s: sound (step %lld, %s on %d ranks, %zu files, %llu bytes)\n", c.dir.c_str(),
+    std::printf("%s: sound (step %lld, %s on %d ranks%s, %zu files, %llu bytes)\n", c.dir.c_str(),
                 static_cast<long long>(c.meta.step), c.meta.strategy.c_str(), c.meta.worldSize,
-                c.meta.files.size(), static_cast<unsigned long long>(bytes));
+                stagesText(c.meta).c_str(), c.meta.files.size(),
+                static_cast<unsigned long long>(bytes));
     return 0;
 }
 

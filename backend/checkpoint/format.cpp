@@ -3,6 +3,7 @@
 #include "checkpoint/sha256.h"
 #include "core/error.h"
 #include "core/json_strict.h"
+#include "plan/pipeline.h"
 #include "plan/strategy.h"
 #include "plan/units.h"
 
@@ -319,6 +320,7 @@ std::string toJson(const Metadata& m) {
         {"strategy", m.strategy},
         {"world_size", m.worldSize},
         {"hybrid_group", m.hybridGroup},
+        {"pipe_parallel", m.pipeParallel},
         {"step", m.step},
         {"data",
          {{"position", m.dataPosition},
@@ -409,6 +411,13 @@ Metadata parseMetadata(std::string_view text, const std::string& where) {
         top.fail("names an unknown strategy '" + m.strategy + "'");
     m.worldSize = static_cast<int>(top.integer("world_size", 1, kMaxWorldSize));
     m.hybridGroup = static_cast<int>(top.integer("hybrid_group", 0, m.worldSize));
+    if (j.contains("pipe_parallel")) {
+        m.pipeParallel = static_cast<int>(top.integer("pipe_parallel", 1, plan::kMaxPipeStages));
+        if (m.worldSize % m.pipeParallel != 0)
+            top.sub("pipe_parallel")
+                .fail("(" + std::to_string(m.pipeParallel) + ") does not divide world_size " +
+                      std::to_string(m.worldSize));
+    }
     m.step = top.integer("step", 0, kMaxStep);
     const Fields data = top.object("data");
     m.dataPosition = data.integer("position", 0, kMaxStep);

@@ -98,7 +98,11 @@ struct Metadata {
     std::vector<ParamEntry> params;
     std::string strategy; // plan::strategyName
     int worldSize = 1;
-    int hybridGroup = 0;           // fsdp_hybrid's shard group size, 0 otherwise
+    int hybridGroup = 0; // fsdp_hybrid's shard group size, 0 otherwise
+    // The pipeline stages of the run that saved it (1: none): each stage's world_size / P ranks
+    // shared its units' shards. Informational (a load reads the files' ranges); absent in older
+    // metadata.
+    int pipeParallel = 1;
     std::string precision;         // bf16 | fp32 (compute); stored state is always fp32
     std::int64_t step = 0;         // optimizer steps done: the next step's index
     std::int64_t dataPosition = 0; // the data source's next step index

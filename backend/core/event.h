@@ -92,7 +92,14 @@ struct Event {
     Transfer transfer = Transfer::None;
     // StepBegin / StepEnd (and stamped on every event so a replay can group them)
     std::int64_t step = -1;
+    // The micro-batch of the step the event belongs to (gradient accumulation's micro-steps, a
+    // pipeline's micro-batches: 0 … M − 1), stamped like the step; −1 outside any (the optimizer,
+    // the states' allocations).
+    std::int16_t microBatch = -1;
 };
+// The most micro-batches a step may have (runconfig's --grad-accum limit): a recorded index
+// beyond it is damage.
+inline constexpr std::int16_t kMaxMicroBatches = 4096;
 
 // Wire and JSON names: index = enumerator value.
 inline constexpr std::array<std::string_view, kEventKindCount> kEventKindNames = {

@@ -63,6 +63,7 @@ void Ledger::emit(Event e) const noexcept {
     e.timeNs = monotonicNs();
     e.rank = rank_;
     e.step = step_;
+    e.microBatch = microBatch_;
     sink_(e);
 }
 

@@ -33,6 +33,8 @@ public:
 
     // Stamped on every event from now on (-1 before the first step).
     void setStep(std::int64_t step) { step_ = step; }
+    // The micro-batch every event from now on belongs to (−1: none), as the step.
+    void setMicroBatch(int micro) { microBatch_ = static_cast<std::int16_t>(micro); }
     std::int64_t step() const { return step_; }
 
     void recordAlloc(Category c, Tier t, std::uint64_t bytes, std::int32_t unit);
@@ -57,6 +59,7 @@ public:
 private:
     std::int32_t rank_;
     std::int64_t step_ = -1;
+    std::int16_t microBatch_ = -1;
     EventSink sink_;
     std::vector<std::string> unitNames_;
     std::array<std::optional<std::uint64_t>, kTierCount> capacity_{};

@@ -25,8 +25,9 @@ template <class E> constexpr bool fitsU8(std::size_t count) {
 static_assert(fitsU8<EventKind>(kEventKindCount) && fitsU8<Category>(kCategoryCount) &&
               fitsU8<Tier>(kTierCount) && fitsU8<Phase>(kPhaseCount) &&
               fitsU8<CollectiveOp>(kCollectiveOpCount) && fitsU8<Transfer>(kTransferCount));
-// Version 3's event layout; a different size means a changed layout and a new kProtocolVersion.
-static_assert(kEventBytes == 42 && kEventBytesV2 == 41 && kProtocolVersion == 3,
+// Version 4's event layout; a different size means a changed layout and a new kProtocolVersion.
+static_assert(kEventBytes == 44 && kEventBytesV3 == 42 && kEventBytesV2 == 41 &&
+                  kProtocolVersion == 4,
               "event layout changed: bump kProtocolVersion");
 // What version 2 could name: its kinds and enum ranges, before transfers (and an old writer may
 // not have known Phase::Save or CollectiveOp::TpAllReduce, appended last; reading them is safe).
@@ -129,6 +130,7 @@ void putEvent(std::string& out, const Event& e) {
     put<std::uint8_t>(out, static_cast<std::uint8_t>(e.phase));
     put<std::uint8_t>(out, static_cast<std::uint8_t>(e.collective));
     put<std::uint8_t>(out, static_cast<std::uint8_t>(e.transfer));
+    put<std::int16_t>(out, e.microBatch);
 }
 
 Event getEvent(Reader& r, std::uint32_t version) {
@@ -148,6 +150,11 @@ Event getEvent(Reader& r, std::uint32_t version) {
     e.collective =
         checkedEnum<CollectiveOp>(r.get<std::uint8_t>(), kCollectiveOpCount, "collective");
     if (!v2) e.transfer = checkedEnum<Transfer>(r.get<std::uint8_t>(), kTransferCount, "transfer");
+    if (version >= 4) {
+        e.microBatch = r.get<std::int16_t>();
+        if (e.microBatch < -1 || e.microBatch >= kMaxMicroBatches)
+            malformed("event has an invalid micro-batch (" + std::to_string(e.microBatch) + ")");
+    }
     // A transfer event says which way it moves; no other event moves anything between tiers.
     const bool transferKind = e.kind == EventKind::TransferBegin ||
                               e.kind == EventKind::TransferEnd || e.kind == EventKind::TransferWait;
@@ -208,7 +215,9 @@ Record decodePayload(RecordType type, std::string_view payload, std::uint32_t ve
         EventBatch b;
         b.rank = r.get<std::int32_t>();
         const auto n = r.get<std::uint32_t>();
-        const std::size_t eventBytes = version == 2 ? kEventBytesV2 : kEventBytes;
+        const std::size_t eventBytes = version == 2   ? kEventBytesV2
+                                       : version == 3 ? kEventBytesV3
+                                                      : kEventBytes;
         if (payload.size() != 8 + std::uint64_t{n} * eventBytes)
             malformed("event batch says " + std::to_string(n) + " events but holds " +
                       std::to_string(payload.size()) + " bytes");

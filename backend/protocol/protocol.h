@@ -10,8 +10,9 @@
 // Note: bump kProtocolVersion whenever a record's payload changes; readers refuse other
 // versions with a message naming both (no best-effort decoding of a foreign layout).
 // Event enum values are part of this format (see core/event.h, core/categories.h).
-// Versions read: kProtocolVersion and kOldestReadableVersion up to it. Version 2 is version 3
-// without transfers: an event has no transfer byte (kEventBytesV2) and no Transfer* kind.
+// Versions read: kProtocolVersion and kOldestReadableVersion up to it. Version 3 is version 4
+// without micro-batches: an event has no micro-batch field (kEventBytesV3). Version 2 is version
+// 3 without transfers: an event has no transfer byte (kEventBytesV2) and no Transfer* kind.
 #include "core/event.h"
 #include "core/printable.h"
 
@@ -26,7 +27,7 @@
 namespace shardscope::protocol {
 
 inline constexpr std::string_view kMagic = "SSTRACE\n";
-inline constexpr std::uint32_t kProtocolVersion = 3;
+inline constexpr std::uint32_t kProtocolVersion = 4;
 inline constexpr std::uint32_t kOldestReadableVersion = 2;
 inline constexpr std::size_t kHeaderBytes = 12;             // magic + version
 inline constexpr std::size_t kRecordHeaderBytes = 9;        // length + type + checksum
@@ -40,8 +41,9 @@ inline constexpr std::size_t kEventBytes =
     sizeof(Event::timeNs) + sizeof(Event::bytes) + sizeof(Event::step) + sizeof(Event::rank) +
     sizeof(Event::unit) + sizeof(Event::peers) + sizeof(Event::kind) + sizeof(Event::category) +
     sizeof(Event::tier) + sizeof(Event::phase) + sizeof(Event::collective) +
-    sizeof(Event::transfer);
-inline constexpr std::size_t kEventBytesV2 = kEventBytes - sizeof(Event::transfer);
+    sizeof(Event::transfer) + sizeof(Event::microBatch);
+inline constexpr std::size_t kEventBytesV3 = kEventBytes - sizeof(Event::microBatch);
+inline constexpr std::size_t kEventBytesV2 = kEventBytesV3 - sizeof(Event::transfer);
 
 enum class RecordType : std::uint8_t {
     Handshake = 1,   // once per rank: who it is and what it runs

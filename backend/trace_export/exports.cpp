@@ -180,6 +180,8 @@ private:
     void begin(int rank, int tid, const replay::TimelineSpan& s) {
         const std::string unit = model_.info()->unitName(s.unit);
         json args = {{"unit", unit}, {"step", model_.event(s.beginEvent).step}};
+        if (const int micro = model_.event(s.beginEvent).microBatch; micro >= 0)
+            args["micro_batch"] = micro;
         if (replay::rowOf(s.kind) == replay::TimelineRow::Compute) args["phase"] = spanName(s.kind);
         if (s.bytes) args["bytes"] = s.bytes;
         if (replay::isCollective(s.kind)) {

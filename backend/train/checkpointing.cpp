@@ -77,6 +77,7 @@ checkpoint::Metadata checkpointMetadata(Trainer& t, const RunConfig& c) {
     m.strategy = std::string(plan::strategyName(c.strategy));
     m.worldSize = world;
     m.hybridGroup = policy.hybrid ? policy.hybridGroup : 0;
+    m.pipeParallel = std::max(c.pipeParallel, 1);
     m.precision = c.precision == plan::PrecisionKind::Fp32 ? "fp32" : "bf16";
     m.step = t.runStep();
     m.dataPosition = t.dataPosition();

@@ -157,14 +157,17 @@ double Trainer::computeGradients(const model::Batch& batch, int micro, int micro
     try {
         if (pipe_)
             throw Error(ErrorKind::Internal, "computeGradients runs one stage of a pipeline");
+        device_.ledger().setMicroBatch(micro);
         for (std::int32_t u = 0; u < model_.unitCount(); ++u)
             forwardUnit(model_, u, batch);
         const double loss = model_.loss();
         for (std::int32_t u = model_.unitCount() - 1; u >= 0; --u)
             backwardUnit(model_, u, m);
         sharding_->endBackward(m);
+        device_.ledger().setMicroBatch(-1);
         return loss;
     } catch (...) {
+        device_.ledger().setMicroBatch(-1);
         model_.discardActivations(); // leave the ledger at the model states
         sharding_->discardTransients();
         throw;
@@ -259,6 +262,7 @@ StepResult Trainer::step() {
             lossSum = pipelineMicroSteps(r);
         } else {
             for (int m = 0; m < micros; ++m) {
+                ledger.setMicroBatch(m);
                 const strategy::MicroStep micro{m, micros};
                 const model::Batch batch = data_.batchFor(
                     baseData_ + step_ * micros + m, sharding_->dataRank(), sharding_->dataRanks());
@@ -271,8 +275,10 @@ StepResult Trainer::step() {
                 sharding_->endBackward(micro);
             }
         }
+        ledger.setMicroBatch(-1); // the update belongs to the whole step
         r.gradNorm = optimizerStep();
     } catch (...) {
+        ledger.setMicroBatch(-1);
         abandonStep();
         throw;
     }
@@ -360,6 +366,7 @@ double Trainer::pipelineMicroSteps(StepResult& r) {
     // schedule's bubble.
     for (const plan::PipeOp& op : ops) {
         reapSends(false);
+        device_.ledger().setMicroBatch(op.microBatch);
         model::GptModel& model = *micro_[static_cast<std::size_t>(op.microBatch)];
         const strategy::MicroStep micro{op.microBatch, micros};
         // Tokens on the first stage (embedding), targets on the last (loss): both read the same

@@ -215,6 +215,32 @@ private Q_SLOTS:
     }
 
     // Two steps saved: the latest opens by default, a step folder opens at that step.
+    // A pipelined run's checkpoint: each stage sharded its units over its own ranks (6 ranks in
+    // 2 stages: 3 shards, padding to 3), and the page says a pipeline saved it.
+    void aPipelinesCheckpointIsShardedPerStage() {
+        const QString dir = tmp_.filePath(QStringLiteral("zero3-6-pp2"));
+        const QString error = testing::saveTinyCheckpoint(dir, 6, "zero3", 1, 0, 2);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const checkpoint::Metadata meta = checkpoint::openCheckpoint(dir.toStdString()).meta;
+        QCOMPARE(meta.pipeParallel, 2);
+        QCOMPARE(savedShardCount(meta), 3);
+        for (const checkpoint::UnitEntry& u : meta.units)
+            QCOMPARE(u.padded % 3, std::uint64_t{0}); // divisible into 3 equal shards
+        CheckpointsPage page;
+        page.resize(1200, 800);
+        page.show();
+        QVERIFY(page.openFolder(dir));
+        page.setTarget(2, plan::Strategy::Zero3);
+        const LoadPlan* plan = page.loadPlan();
+        QVERIFY(plan);
+        for (const UnitLoadPlan& u : plan->units)
+            QCOMPARE(u.shardsSaved, 3);
+        bool said = false;
+        for (QLabel* l : page.findChildren<QLabel*>())
+            said = said || l->text().contains(QStringLiteral("A pipeline of 2 stages saved it"));
+        QVERIFY(said);
+    }
+
     void latestStepByDefault() {
         const QString two = tmp_.filePath(QStringLiteral("two-steps"));
         const QString error = testing::saveTinyCheckpoint(two, 2, "fsdp", 2, 1);

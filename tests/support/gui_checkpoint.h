@@ -10,9 +10,10 @@
 namespace shardscope::testing {
 
 // Saves `steps` step(s) of `strategy` on `ranks` rank threads into `dir` (every `every` steps
-// too when > 0). Empty on success, else the CLI's exit code and stderr.
+// too when > 0; as `stages` pipeline stages when > 1). Empty on success, else the CLI's exit
+// code and stderr.
 inline QString saveTinyCheckpoint(const QString& dir, int ranks, const std::string& strategy,
-                                  int steps = 1, int every = 0) {
+                                  int steps = 1, int every = 0, int stages = 1) {
     std::vector<std::string> args{"run",
                                   "--model",
                                   "tiny",
@@ -27,6 +28,7 @@ inline QString saveTinyCheckpoint(const QString& dir, int ranks, const std::stri
                                   "--save",
                                   dir.toStdString()};
     if (every > 0) args.insert(args.end(), {"--save-every", std::to_string(every)});
+    if (stages > 1) args.insert(args.end(), {"--pp", std::to_string(stages)});
     std::string cli = SHARDSCOPE_BIN_DIR;
     cli.append("/shardscope-cli"); // (appended: GCC 12 at -O1 misreads "literal" + string)
     const CliResult r = runProgram(cli, args);

@@ -176,7 +176,10 @@ TEST_F(checkpointRun, APipelinesCheckpointIsOneModelAtAnyStageCount) {
     const nlohmann::json first = run("zero3", 4, 2, piped + " --save " + ck);
     ASSERT_EQ(first["saves"].size(), 1u);
     EXPECT_EQ(first["saves"][0]["bytes"], 71900u * 12);
-    EXPECT_EQ(cli("checkpoint verify " + ck).code, 0);
+    const Result verified = cli("checkpoint verify " + ck);
+    EXPECT_EQ(verified.code, 0) << verified.err;
+    EXPECT_NE(verified.out.find("zero3 on 4 ranks (2 pipeline stages)"), std::string::npos)
+        << verified.out;
     const nlohmann::json again = run("zero3", 4, 2, piped + " --resume " + ck);
     const nlohmann::json flat = run("fsdp", 2, 2, "--grad-accum 2 --resume " + ck);
     for (const nlohmann::json* r : {&again, &flat}) {

@@ -336,6 +336,10 @@ TEST_F(checkpointDir, MetadataOfAnotherShapeVersionOrLayoutIsRefused) {
          "lists no file for rank 4 of a world of 5"},
         {[](nlohmann::json& j) { j["files"][0]["sha256"] = "xyz"; }, "is not a sha256"},
         {[](nlohmann::json& j) { j["params"][0]["offset"] = 3; }, "does not match the model shape"},
+        {[](nlohmann::json& j) { j["pipe_parallel"] = 3; },
+         "pipe_parallel (3) does not divide world_size 4"},
+        {[](nlohmann::json& j) { j["pipe_parallel"] = 0; }, "pipe_parallel is 0, outside"},
+        {[](nlohmann::json& j) { j["pipe_parallel"] = "two"; }, "pipe_parallel is not an integer"},
     };
     for (const Case& c : cases) {
         restore();

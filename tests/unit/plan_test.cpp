@@ -111,7 +111,8 @@ TEST(planStatic, RecordedEnumsAndEventLayout) {
     static_assert(sizeof(CollectiveOp) == 1 && sizeof(EventKind) == 1 && sizeof(Phase) == 1 &&
                   sizeof(Transfer) == 1);
     // Version 3's event: three u64/i64, three i32, six u8 (version 2's had five: no transfer).
-    static_assert(protocol::kEventBytes == 3 * 8 + 3 * 4 + 6 * 1);
+    static_assert(protocol::kEventBytes == 3 * 8 + 3 * 4 + 6 * 1 + 2);
+    static_assert(protocol::kEventBytesV3 == 3 * 8 + 3 * 4 + 6 * 1);
     static_assert(protocol::kEventBytesV2 == 3 * 8 + 3 * 4 + 5 * 1);
     // The encoder writes exactly kEventBytes per event.
     protocol::EventBatch one;

@@ -23,6 +23,7 @@ Event sampleEvent(int i) {
     e.phase = Phase::Backward;
     e.collective = CollectiveOp::ReduceScatter;
     e.peers = 4;
+    e.microBatch = static_cast<std::int16_t>(i % 5 - 1);
     const bool transferKind = e.kind == EventKind::TransferBegin ||
                               e.kind == EventKind::TransferEnd || e.kind == EventKind::TransferWait;
     e.transfer = transferKind
@@ -58,7 +59,7 @@ bool sameEvent(const Event& a, const Event& b) {
     return a.timeNs == b.timeNs && a.rank == b.rank && a.kind == b.kind &&
            a.category == b.category && a.tier == b.tier && a.bytes == b.bytes && a.unit == b.unit &&
            a.phase == b.phase && a.collective == b.collective && a.peers == b.peers &&
-           a.transfer == b.transfer && a.step == b.step;
+           a.transfer == b.transfer && a.step == b.step && a.microBatch == b.microBatch;
 }
 
 } // namespace
@@ -108,14 +109,20 @@ TEST(Protocol, RefusesAnotherVersionNamingBoth) {
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::Format);
         EXPECT_NE(std::string(e.what()).find("version 7"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("versions 2 to 3"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("versions 2 to 4"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("newer ShardScope"), std::string::npos) << e.what();
     }
 }
 
-// A version-2 event: version 3's fields without the transfer byte (kEventBytesV2).
-std::string v2Event(const Event& e) {
+// A version-3 event: version 4's fields without the micro-batch (kEventBytesV3); a version-2
+// event also without the transfer byte (kEventBytesV2).
+std::string v3Event(const Event& e) {
     std::string out = encode(EventBatch{0, {e}}).substr(kRecordHeaderBytes + 8);
+    out.resize(kEventBytesV3);
+    return out;
+}
+std::string v2Event(const Event& e) {
+    std::string out = v3Event(e);
     out.pop_back();
     return out;
 }
@@ -144,6 +151,7 @@ TEST(Protocol, ReadsVersionTwoRecordings) {
     Event a = sampleEvent(4), b = sampleEvent(7);
     a.rank = b.rank = 0;
     a.transfer = b.transfer = Transfer::None;
+    a.microBatch = b.microBatch = -1; // not in version 2
     s += v2Batch({v2Event(a), v2Event(b)});
     writeRecord(s, End{});
     const Recording rec = decodeRecording(s);
@@ -166,6 +174,46 @@ TEST(Protocol, ReadsVersionTwoRecordings) {
     }
 }
 
+// Recordings from before micro-batches (version 3, 42-byte events) still read: every event
+// belongs to no micro-batch.
+TEST(Protocol, ReadsVersionThreeRecordings) {
+    std::string s;
+    writeHeader(s);
+    s[8] = 3;
+    writeRecord(s, Handshake{0, 1, "{}"});
+    Event a = sampleEvent(4), b = sampleEvent(8);
+    a.rank = b.rank = 0;
+    a.microBatch = 3;
+    b.microBatch = 1;
+    s += v2Batch({v3Event(a), v3Event(b)});
+    writeRecord(s, End{});
+    const Recording rec = decodeRecording(s);
+    ASSERT_EQ(rec.batches.size(), 1u);
+    ASSERT_EQ(rec.batches[0].events.size(), 2u);
+    a.microBatch = b.microBatch = -1;
+    EXPECT_TRUE(sameEvent(rec.batches[0].events[0], a));
+    EXPECT_TRUE(sameEvent(rec.batches[0].events[1], b));
+}
+
+// A micro-batch index is −1 (none) or below the most a step may have: anything else is damage.
+TEST(Protocol, RefusesAMicroBatchOutsideItsRange) {
+    for (const std::int16_t bad : {std::int16_t{-2}, kMaxMicroBatches, std::int16_t{32767}}) {
+        std::string s;
+        writeHeader(s);
+        writeRecord(s, Handshake{0, 1, "{}"});
+        Event e = sampleEvent(4);
+        e.rank = 0;
+        e.microBatch = bad;
+        writeRecord(s, EventBatch{0, {e}});
+        try {
+            decodeRecording(s);
+            FAIL() << "micro-batch " << bad << " was accepted";
+        } catch (const Error& err) {
+            EXPECT_NE(std::string(err.what()).find("micro-batch"), std::string::npos) << err.what();
+        }
+    }
+}
+
 // The committed golden recording is a version-2 file written by an older build.
 TEST(Protocol, ReadsTheVersionTwoGoldenRecording) {
     const Recording rec =
@@ -180,7 +228,7 @@ TEST(Protocol, RefusesAnInvalidTransferDirection) {
     writeHeader(s);
     writeRecord(s, Handshake{0, 1, "{}"});
     std::string batch = encode(EventBatch{0, {sampleEvent(8)}});
-    batch[kRecordHeaderBytes + 8 + kEventBytes - 1] = 9; // the transfer byte
+    batch[kRecordHeaderBytes + 8 + kEventBytesV3 - 1] = 9; // the transfer byte
     reseal(batch);
     s += batch;
     try {

@@ -163,6 +163,11 @@ void CheckpointsPage::updateSummary() {
                    .arg(m.files.size())
                    .arg(formatDecimal(
                        static_cast<double>(m.paramCount * checkpoint::kBytesPerElement)));
+        if (m.pipeParallel > 1)
+            text += QLatin1Char(' ') +
+                    tr("A pipeline of %1 stages saved it: each stage's %2 ranks shared its units.")
+                        .arg(m.pipeParallel)
+                        .arg(m.worldSize / m.pipeParallel);
         if (!verifying_ && verifyError_.isEmpty() && !checks_.empty()) {
             const auto bad =
                 std::count_if(checks_.begin(), checks_.end(), [](const checkpoint::FileCheck& c) {

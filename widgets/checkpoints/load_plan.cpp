@@ -20,7 +20,9 @@ plan::Policy policyOf(plan::Strategy s, int hybridGroup) {
 int savedShardCount(const checkpoint::Metadata& meta) {
     const auto s = plan::parseStrategy(meta.strategy);
     if (!s) return 1;
-    return policyOf(*s, meta.hybridGroup).shardCount(meta.worldSize);
+    // A pipeline's stages each sharded their units over their own world_size / P ranks.
+    return policyOf(*s, meta.hybridGroup)
+        .shardCount(meta.worldSize / std::max(meta.pipeParallel, 1));
 }
 
 LoadPlan planLoad(const checkpoint::Metadata& meta, plan::Strategy strategy, int world,

@@ -272,7 +272,8 @@ std::vector<std::pair<QColor, QString>> RankLedgerView::unitKeys() const {
         {categoryColor(Category::ParamShard), tr("its shard only")},
         {categoryColor(Category::ParamFull), tr("gathered: whole unit")},
         {QColor(), tr("computing")}};
-    if (stageCount() > 1) keys.insert(keys.begin() + 2, {otherStageColor(), tr("another stage's")});
+    if (stageCount() > 1)
+        keys.insert(keys.begin() + 2, {otherStageColor(), tr("held by another stage")});
     return keys;
 }
 
@@ -370,15 +371,21 @@ void RankLedgerView::paintStages(QPainter& p, const Geometry& g) const {
         p.drawLine(left, y, left, y + 5);
         p.drawLine(right, y, right, y + 5);
         const auto [u0, u1] = info_->stageUnitRange(st);
-        QString label = tr("stage %1").arg(st);
-        if (u1 > u0 && !g.compact)
-            label =
-                u1 - u0 == 1
-                    ? tr("stage %1 · %2").arg(st).arg(QString::fromStdString(info_->unitName(u0)))
-                    : tr("stage %1 · %2 … %3")
-                          .arg(st)
-                          .arg(QString::fromStdString(info_->unitName(u0)),
-                               QString::fromStdString(info_->unitName(u1 - 1)));
+        // The longest that fits whole: units and the stage's predicted peak, the units, the name.
+        const QString name = tr("stage %1").arg(st);
+        const QString units =
+            u1 - u0 <= 1 ? QString::fromStdString(info_->unitName(u0))
+                         : tr("%1 … %2").arg(QString::fromStdString(info_->unitName(u0)),
+                                             QString::fromStdString(info_->unitName(u1 - 1)));
+        QString label = name;
+        for (const QString& candidate :
+             {tr("%1 · %2 · theory peak %3")
+                  .arg(name, units, formatDecimal(static_cast<double>(stagePredictedPeak(st)))),
+              tr("%1 · %2").arg(name, units)})
+            if (u1 > u0 && !g.compact && fm.horizontalAdvance(candidate) <= right - left) {
+                label = candidate;
+                break;
+            }
         p.setPen(stageColor());
         p.drawText(QRect(left, g.stageBand.top(), right - left, y - g.stageBand.top() - 1),
                    Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip,
@@ -394,6 +401,8 @@ void RankLedgerView::paintTensorGroups(QPainter& p, const Geometry& g) const {
     const QFontMetrics fm(font());
     const QColor violet(0x7b, 0x3f, 0xb5);
     const int above = 2 * fm.height() + 2; // its name's row and the peak labels'
+    // Ranks are (stage, DP rank, TP rank), TP innermost (plan/mesh.h): group k is DP rank k % D.
+    const int dataRanks = std::max(1, g.ranks / (t * stageCount()));
     for (int k = 0; k < g.ranks / t; ++k) {
         const QRect first = g.column(k * t), last = g.column(k * t + t - 1);
         const QRect frame(first.left() + 2, g.plot.top() - above, last.right() - first.left() - 3,
@@ -404,8 +413,8 @@ void RankLedgerView::paintTensorGroups(QPainter& p, const Geometry& g) const {
         p.setPen(violet);
         p.drawText(QRect(frame.left() + 4, frame.top(), frame.width() - 8, fm.height()),
                    Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(tr("TP group %1 (DP rank %1)").arg(k), Qt::ElideRight,
-                                 frame.width() - 8));
+                   fm.elidedText(tr("TP group %1 (DP rank %2)").arg(k).arg(k % dataRanks),
+                                 Qt::ElideRight, frame.width() - 8));
     }
 }
 
@@ -506,12 +515,16 @@ void RankLedgerView::paintColumn(QPainter& p, const Geometry& g, int rank) const
     p.drawLine(bar.left() - 3, peakY, bar.right() + 3, peakY);
     const QFontMetrics fm(font());
     if (!g.compact) {
-        // A narrow column keeps the number (the tick says what it is), never a clipped word.
+        // A narrow column keeps the number (the tick says what it is), never a clipped word;
+        // neighbours' numbers must not run together: none where even the number has no margin
+        // (the tooltip gives it).
         const QString value = formatDecimal(static_cast<double>(devicePeak));
         const QString named = tr("peak %1").arg(value);
-        p.drawText(QRect(column.left(), peakY - fm.height() - 1, column.width(), fm.height()),
-                   Qt::AlignHCenter | Qt::AlignBottom,
-                   fm.horizontalAdvance(named) <= column.width() ? named : value);
+        const int room = column.width() - 8;
+        if (fm.horizontalAdvance(value) <= room)
+            p.drawText(QRect(column.left(), peakY - fm.height() - 1, column.width(), fm.height()),
+                       Qt::AlignHCenter | Qt::AlignBottom,
+                       fm.horizontalAdvance(named) <= room ? named : value);
     }
     if (failed) {
         p.setPen(QPen(alertColor(), 2));
@@ -662,8 +675,8 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
         labels.push_back({QRect(g.plot.right() + 8, y - h / 2, w, h), colour, text});
     };
     if (const int stages = stageCount(); stages > 1) {
-        // Each stage's own prediction over its columns; past four stages only the highest is
-        // named (a rank's tooltip gives its stage's).
+        // Each stage's own prediction over its columns; the highest is named at the right (the
+        // stage band and a rank's tooltip give each stage's).
         int highest = 0;
         for (int st = 1; st < stages; ++st)
             if (stagePredictedPeak(st) > stagePredictedPeak(highest)) highest = st;
@@ -671,10 +684,11 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
         for (int st = 0; st < stages; ++st) {
             const std::uint64_t peak = stagePredictedPeak(st);
             if (peak == 0) continue;
-            const bool named = stages <= 4 || st == highest;
-            guide(peak, neutralColor(0x55), Qt::DotLine,
-                  named ? tr("theory: stage %1 peak").arg(st) : QString(), st * per,
-                  st * per + per);
+            QString name;
+            if (st == highest)
+                name = g.tiers == 1 ? tr("theory: stage %1 peak").arg(st)
+                                    : tr("theory: stage %1 device peak").arg(st);
+            guide(peak, neutralColor(0x55), Qt::DotLine, name, st * per, st * per + per);
         }
     } else if (info_ && info_->predictedPeakBytes > 0) {
         guide(info_->predictedPeakBytes, neutralColor(0x55), Qt::DotLine,

@@ -448,7 +448,10 @@ void RanksPage::updateHeader() {
     } catch (const Error&) {
         hybridGroup = 0; // a configuration this build cannot read: the story without the group
     }
-    story_->setText(strategy ? strategyStory(*strategy, info->worldSize, hybridGroup) : QString());
+    // The strategy shards over the data-parallel ranks D = N / (P·T), not the world.
+    const int dataRanks =
+        std::max(1, info->worldSize / (info->tensorParallel * info->pipeParallel));
+    story_->setText(strategy ? strategyStory(*strategy, dataRanks, hybridGroup) : QString());
     title_->setToolTip(info->sharedDevice
                            ? tr("The ranks ran as threads of one shardscope-worker process "
                                 "(--shared-device), not as mpirun processes.")
