@@ -1367,6 +1367,30 @@
         <source>stage %1</source>
         <translation>阶段 %1</translation>
     </message>
+    <message>
+        <source>stage %1 · bubble %2 %</source>
+        <translation>阶段 %1 · 气泡 %2 %</translation>
+    </message>
+    <message>
+        <source>#%1</source>
+        <translation>#%1</translation>
+    </message>
+    <message>
+        <source>F%1 %2</source>
+        <translation>F%1 %2</translation>
+    </message>
+    <message>
+        <source>B%1 %2</source>
+        <translation>B%1 %2</translation>
+    </message>
+    <message>
+        <source>bubble (%1 theory: %2 %)</source>
+        <translation>气泡（%1 理论值：%2 %）</translation>
+    </message>
+    <message>
+        <source>bubble</source>
+        <translation>气泡</translation>
+    </message>
 </context>
 <context>
     <name>main</name>

@@ -97,8 +97,8 @@ struct Event {
     // the states' allocations).
     std::int16_t microBatch = -1;
 };
-// The most micro-batches a step may have (runconfig's --grad-accum limit): a recorded index
-// beyond it is damage.
+// The most micro-batches a step may have (plan::kMaxMicroBatches, runconfig's --grad-accum
+// limit): a recorded index beyond it is damage.
 inline constexpr std::int16_t kMaxMicroBatches = 4096;
 
 // Wire and JSON names: index = enumerator value.

@@ -12,6 +12,8 @@
 // it sends); a weight-gradient op (zb1) needs the backward of its own micro-batch and chunk.
 // A micro-batch's activations are held from its forward until its last backward op of the chunk
 // (B, or W where the schedule splits the backward).
+#include "core/event.h"
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -50,7 +52,7 @@ std::optional<PipeSchedule> pipeScheduleFromFlag(std::string_view flag);
 
 // Bounds of what a shape may ask for (the tests cover every shape within them).
 inline constexpr int kMaxPipeStages = 64;
-inline constexpr int kMaxMicroBatches = 4096;
+inline constexpr int kMaxMicroBatches = shardscope::kMaxMicroBatches; // core/event.h's
 inline constexpr int kMaxVirtualStages = 16;
 
 struct PipeShape {

@@ -81,6 +81,7 @@ void TimelineIndex::close(int rank, TimelineRow row, const Open& o, std::uint64_
     s.peers = o.peers;
     s.kind = o.kind;
     s.depth = o.depth;
+    s.microBatch = o.micro;
     kinds_ |= 1u << static_cast<unsigned>(o.kind);
     build_[static_cast<std::size_t>(rank)].fresh[static_cast<std::size_t>(row)].push_back(s);
 }
@@ -126,7 +127,8 @@ void TimelineIndex::update(const ReplayModel& model) {
             case EventKind::ComputeBegin:
                 b.compute.open(*spanKeyOf(e), {ns, k, 0, e.unit, 0, spanKindOf(e.phase),
                                                static_cast<std::uint8_t>(std::min<std::size_t>(
-                                                   b.compute.openCount(), kMaxDepth))});
+                                                   b.compute.openCount(), kMaxDepth)),
+                                               e.microBatch});
                 break;
             case EventKind::ComputeEnd:
                 if (const auto o = b.compute.close(*spanKeyOf(e)))
@@ -136,7 +138,8 @@ void TimelineIndex::update(const ReplayModel& model) {
                 b.collectives.open(*spanKeyOf(e),
                                    {ns, k, e.bytes, e.unit, e.peers, spanKindOf(e.collective),
                                     static_cast<std::uint8_t>(std::min<std::size_t>(
-                                        b.collectives.openCount(), kMaxDepth))});
+                                        b.collectives.openCount(), kMaxDepth)),
+                                    e.microBatch});
                 break;
             case EventKind::CollectiveEnd:
                 if (const auto o = b.collectives.close(*spanKeyOf(e)))
@@ -184,8 +187,42 @@ void TimelineIndex::update(const ReplayModel& model) {
             }
         }
     }
-    for (std::size_t r = 0; r < lanes_.size(); ++r)
+    for (std::size_t r = 0; r < lanes_.size(); ++r) {
+        addIdle(lanes_[r], build_[r].fresh[static_cast<std::size_t>(TimelineRow::Compute)], model);
         merge(lanes_[r], build_[r]);
+    }
+}
+
+std::optional<double> TimelineLane::idleFraction() const {
+    if (workWindowNs == 0) return std::nullopt;
+    return static_cast<double>(idleNs) / static_cast<double>(workWindowNs);
+}
+
+// Steps arrive whole (update indexes complete steps), so a step's spans are all in one call.
+void TimelineIndex::addIdle(TimelineLane& lane, const std::vector<TimelineSpan>& compute,
+                            const ReplayModel& model) {
+    std::vector<const TimelineSpan*> work;
+    for (const TimelineSpan& s : compute)
+        if (s.depth == 0 && (s.kind == SpanKind::Forward || s.kind == SpanKind::Backward))
+            work.push_back(&s);
+    std::sort(work.begin(), work.end(),
+              [](const TimelineSpan* a, const TimelineSpan* b) { return a->beginNs < b->beginNs; });
+    const auto stepOf = [&](const TimelineSpan* s) {
+        return s->beginEvent < model.eventCount() ? model.event(s->beginEvent).step : -1;
+    };
+    for (std::size_t i = 0; i < work.size();) {
+        const std::int64_t step = stepOf(work[i]);
+        const std::uint64_t begin = work[i]->beginNs;
+        std::uint64_t end = work[i]->endNs;
+        for (++i; i < work.size() && stepOf(work[i]) == step; ++i) {
+            if (work[i]->beginNs > end) {
+                lane.idle.push_back({end, work[i]->beginNs});
+                lane.idleNs += work[i]->beginNs - end;
+            }
+            end = std::max(end, work[i]->endNs);
+        }
+        lane.workWindowNs += end - begin;
+    }
 }
 
 std::size_t TimelineIndex::firstEndingAtOrAfter(int rank, TimelineRow row, std::uint64_t t) const {

@@ -181,7 +181,16 @@ struct TimelineSpan {
     std::int32_t peers = 0; // collectives: the group size
     SpanKind kind = SpanKind::Forward;
     std::uint8_t depth = 0;
+    std::int16_t microBatch = -1; // the opening event's (core/event.h)
     std::uint64_t durationNs() const { return endNs - beginNs; }
+};
+
+// Time a rank sat idle inside its step's work: between two of its forward / backward spans
+// (outermost), after the step's first and before its last. With a pipeline that is the stage's
+// bubble (waiting for a neighbour's activation or gradient, and its data-parallel collectives).
+struct IdleGap {
+    std::uint64_t beginNs = 0;
+    std::uint64_t endNs = 0;
 };
 
 // A moment a rank waited on a tier transfer it needed (Event::TransferWait: the NVMe read of the
@@ -201,6 +210,11 @@ struct TimelineLane {
     std::vector<std::uint64_t> memNs;    // after each alloc/free: when …
     std::vector<std::uint64_t> memBytes; // … and the rank's live total then
     std::uint64_t peakBytes = 0;
+    std::vector<IdleGap> idle;      // in time order
+    std::uint64_t idleNs = 0;       // their sum …
+    std::uint64_t workWindowNs = 0; // … within these windows: each step's first to last F/B span
+    // idleNs ÷ workWindowNs: a pipeline stage's measured bubble (nullopt before any work).
+    std::optional<double> idleFraction() const;
 };
 
 // nccl-tests' bandwidths in bytes per second: algbw = bytes / time; busbw = algbw × the
@@ -235,6 +249,7 @@ private:
         std::int32_t unit, peers;
         SpanKind kind;
         std::uint8_t depth;
+        std::int16_t micro = -1;
     };
     struct RankBuild {
         SpanPairing<Open> compute;     // open compute spans: their count is the next one's depth
@@ -246,6 +261,8 @@ private:
     };
     void close(int rank, TimelineRow row, const Open& o, std::uint64_t ns, std::uint64_t event);
     void merge(TimelineLane& lane, RankBuild& b);
+    static void addIdle(TimelineLane& lane, const std::vector<TimelineSpan>& compute,
+                        const ReplayModel& model);
 
     std::vector<TimelineLane> lanes_;
     std::vector<RankBuild> build_;

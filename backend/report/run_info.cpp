@@ -140,6 +140,14 @@ Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize) {
     if (pp < 1 || pp > plan::kMaxPipeStages)
         return {std::nullopt, "the handshake's pp " + std::to_string(pp) + " is out of range"};
     info.pipeParallel = static_cast<int>(pp);
+    info.pipeSchedule = valueOr<std::string>(j, "pp_schedule", "1f1b");
+    if (const auto k = j.find("knobs"); k != j.end() && k->is_object()) {
+        const auto m = valueOr<std::int64_t>(*k, "grad_accum", 1);
+        if (m < 1 || m > plan::kMaxMicroBatches)
+            return {std::nullopt,
+                    "the handshake's grad_accum " + std::to_string(m) + " is out of range"};
+        info.gradAccum = static_cast<int>(m);
+    }
     if (info.pipeParallel > info.worldSize || info.worldSize % info.pipeParallel != 0 ||
         (info.worldSize / info.pipeParallel) % info.tensorParallel != 0)
         return {std::nullopt, "the handshake's pp " + std::to_string(info.pipeParallel) +

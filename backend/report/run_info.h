@@ -46,7 +46,9 @@ struct RunInfo {
     bool sharedDevice = false;   // ranks were threads of one worker process (--shared-device)
     int tensorParallel = 1;      // --tp: T of the P × T × D mesh (TP groups: T consecutive ranks)
     int pipeParallel = 1;        // --pp: P, the pipeline's stages (plan/mesh.h)
-    std::int64_t steps = 0;      // steps the run will make (0: unknown)
+    std::string pipeSchedule = "1f1b"; // --pp-schedule's flag (with P > 1)
+    int gradAccum = 1;      // micro-batches per step (--grad-accum; a pipeline's M), 1 … 4096
+    std::int64_t steps = 0; // steps the run will make (0: unknown)
     // A resumed run's steps before it (its checkpoint's step): labels count on from there
     // (core/step_number.h).
     std::int64_t stepsBefore = 0;

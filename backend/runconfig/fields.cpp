@@ -9,6 +9,10 @@
 #include <charconv>
 
 namespace shardscope::runconfig {
+
+// A recorded micro-batch index is bounded by the most a step may have (core/event.h).
+static_assert(limitOf(Field::GradAccum).max == plan::kMaxMicroBatches);
+
 namespace {
 
 using Get = FieldValue (*)(const RunConfig&);

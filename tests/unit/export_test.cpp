@@ -4,8 +4,10 @@
 // of the summed categories = the report's peak per rank); a broken recording through the real
 // CLI: one line, exit 2, no output file.
 #include "../support/cli_process.h"
+#include "plan/pipeline.h"
 #include "replay/timeline_index.h"
 #include "trace_export/exports.h"
+#include "trace_export/recording_file.h"
 
 #include <filesystem>
 #include <fstream>
@@ -284,6 +286,75 @@ TEST(exportCli, BrokenRecordingIsOneLineAndWritesNothing) {
         SHARDSCOPE_BIN_DIR "/shardscope-cli", {"export", kGolden, "--csv", csv});
     EXPECT_EQ(ok.exitCode, 0) << ok.err;
     EXPECT_TRUE(fs::exists(csv));
+}
+
+// A pipelined run's recording names the micro-batch of every forward and backward: each stage
+// ran its schedule's ops in the schedule's order (plan::pipeOrder), op by op; the update belongs
+// to no micro-batch; the timeline's bubble (idle inside each step's work) lies between the
+// stage's compute spans, never over one.
+TEST(exportCli, APipelinesRecordingNamesEachOpsMicroBatchInScheduleOrder) {
+    using namespace shardscope;
+    TempDir dir;
+    for (const char* schedule : {"gpipe", "1f1b"}) {
+        const std::string trace = (dir.path / (std::string(schedule) + ".sstrace")).string();
+        const shardscope::testing::CliResult r = shardscope::testing::runProgram(
+            SHARDSCOPE_BIN_DIR "/shardscope-cli",
+            {"run", "--model", "tiny", "--strategy", "zero2", "--shared-device", "--ranks", "4",
+             "--pp", "2", "--pp-schedule", schedule, "--grad-accum", "4", "--steps", "2", "--trace",
+             trace});
+        ASSERT_EQ(r.exitCode, 0) << r.err;
+        const trace_export::LoadedRecording rec = trace_export::loadRecording(trace, "test");
+        const replay::ReplayModel& model = rec.model;
+        const auto kind = *plan::pipeScheduleFromFlag(schedule);
+        const auto order = plan::pipeOrder(kind, {2, 4, 1});
+        for (int rank = 0; rank < 4; ++rank) {
+            const int stage = rank / 2;
+            const plan::StageUnits units = plan::stageUnits(2, 2, stage);
+            for (std::size_t step = 0; step < model.stepCount(); ++step) {
+                std::vector<plan::PipeOp> ran;
+                for (const Event& e : model.step(step).events) {
+                    if (e.rank != rank || e.kind != EventKind::ComputeBegin) continue;
+                    if (e.phase == Phase::Optimizer) {
+                        EXPECT_EQ(e.microBatch, -1);
+                    }
+                    if (e.phase != Phase::Forward && e.phase != Phase::Backward) continue;
+                    EXPECT_GE(e.microBatch, 0);
+                    EXPECT_LT(e.microBatch, 4);
+                    // One op = the stage's units in order: its first unit opens it.
+                    if (e.phase == Phase::Forward && e.unit == units.first)
+                        ran.push_back({plan::PipeOpKind::Forward, e.microBatch, 0});
+                    if (e.phase == Phase::Backward && e.unit == units.end - 1)
+                        ran.push_back({plan::PipeOpKind::Backward, e.microBatch, 0});
+                }
+                EXPECT_EQ(ran, order[static_cast<std::size_t>(stage)])
+                    << schedule << " rank " << rank << " step " << step;
+            }
+        }
+        replay::TimelineIndex index;
+        index.update(model);
+        for (int rank = 0; rank < 4; ++rank) {
+            const replay::TimelineLane& lane = index.lane(rank);
+            std::uint64_t sum = 0;
+            for (const replay::IdleGap& g : lane.idle) {
+                EXPECT_LT(g.beginNs, g.endNs);
+                sum += g.endNs - g.beginNs;
+                for (const replay::TimelineSpan& s :
+                     lane.rows[static_cast<std::size_t>(replay::TimelineRow::Compute)])
+                    if (s.depth == 0 && (s.kind == replay::SpanKind::Forward ||
+                                         s.kind == replay::SpanKind::Backward)) {
+                        EXPECT_TRUE(s.endNs <= g.beginNs || s.beginNs >= g.endNs)
+                            << "a gap over a compute span, rank " << rank;
+                    }
+            }
+            EXPECT_EQ(sum, lane.idleNs);
+            ASSERT_TRUE(lane.idleFraction());
+            EXPECT_LT(*lane.idleFraction(), 1.0);
+            // The first stage waits for its first gradient at least: a bubble there is physics.
+            if (rank < 2) {
+                EXPECT_GT(lane.idleNs, 0u) << schedule << " rank " << rank;
+            }
+        }
+    }
 }
 
 } // namespace

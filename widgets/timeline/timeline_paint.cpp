@@ -4,6 +4,8 @@
 #include "common/category_palette.h"
 #include "common/run_labels.h"
 #include "core/step_number.h"
+#include "plan/pipeline.h"
+#include "theory/pipeline.h"
 
 #include <QPainter>
 #include <QPalette>
@@ -17,6 +19,48 @@ namespace {
 // (when the run has any: taken from compute and the memory curve), memory.
 constexpr double kComputeShare = 0.30, kCommShare = 0.22, kBufferShare = 0.14, kLanePad = 0.06;
 constexpr double kTransferShare = 0.16, kTransferFromCompute = 0.06;
+
+// What the lanes show of a run's micro-batches and pipeline: F/B spans labelled by micro-batch
+// when a step has several, and a pipeline's bubble beside the schedule's theory.
+struct PipelineFacts {
+    int stages = 1;
+    bool microLabels = false;
+    QString schedule;             // "1F1B", as the literature names it
+    std::optional<double> theory; // the schedule's bubble share, (P − 1)/(M + P − 1) for 1F1B
+};
+
+PipelineFacts pipelineFacts(const replay::ReplayModel* model) {
+    PipelineFacts f;
+    const auto info = model ? model->info() : nullptr;
+    if (!info) return f;
+    f.stages = std::max(info->pipeParallel, 1);
+    f.microLabels = f.stages > 1 || info->gradAccum > 1;
+    if (f.stages == 1) return f;
+    if (const auto s = plan::pipeScheduleFromFlag(info->pipeSchedule)) {
+        const std::string_view name = plan::traits(*s).name;
+        f.schedule = QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));
+        try {
+            f.theory = theory::pipeBubble(*s, {f.stages, info->gradAccum, 1}, {});
+        } catch (const std::exception&) {
+            f.theory.reset(); // a shape the schedule cannot run: no theory to print
+        }
+    }
+    return f;
+}
+
+// "stage 1 · bubble 58 %": the lane's stage and its measured bubble (its idle share of its work).
+QString stageLabel(int stage, const replay::TimelineLane& lane) {
+    const auto idle = lane.idleFraction();
+    return idle ? TimelinePainter::tr("stage %1 · bubble %2 %")
+                      .arg(stage)
+                      .arg(*idle * 100, 0, 'f', 0)
+                : TimelinePainter::tr("stage %1").arg(stage);
+}
+
+// Hatched: time a pipeline stage waited inside its work (TimelineLane::idle).
+QBrush bubbleBrush() {
+    return QBrush(neutralColor(0x8c), Qt::BDiagPattern);
+}
 
 } // namespace
 
@@ -219,23 +263,52 @@ void paintMemory(QPainter& p, const TimelineGeometry& g, const TimelineScene& s,
     if (!swings.empty()) p.drawLines(swings.data(), static_cast<int>(swings.size()));
 }
 
-QString boxLabel(const TimelineScene& s, const replay::TimelineSpan& span) {
+QString boxLabel(const TimelineScene& s, const replay::TimelineSpan& span, bool microLabels) {
     QString unit;
     if (span.unit >= 0)
         unit = s.model && s.model->info()
                    ? QString::fromStdString(s.model->info()->unitName(span.unit))
                    : TimelinePainter::tr("unit %1").arg(span.unit);
+    const bool micro = microLabels && span.microBatch >= 0;
     // The unit first: a bar too short for both keeps the unit, which its colour cannot say.
-    if (replay::isCollective(span.kind) || replay::isTransfer(span.kind))
-        return unit.isEmpty() ? spanKindShortLabel(span.kind)
-                              : unit + QLatin1Char(' ') + spanKindShortLabel(span.kind);
+    if (replay::isCollective(span.kind) || replay::isTransfer(span.kind)) {
+        QString text = unit.isEmpty() ? spanKindShortLabel(span.kind)
+                                      : unit + QLatin1Char(' ') + spanKindShortLabel(span.kind);
+        if (micro &&
+            (span.kind == replay::SpanKind::PipeSend || span.kind == replay::SpanKind::PipeRecv))
+            text += QLatin1Char(' ') + TimelinePainter::tr("#%1").arg(span.microBatch);
+        return text;
+    }
     if (span.kind == replay::SpanKind::Optimizer || span.kind == replay::SpanKind::Save)
         return spanKindLabel(span.kind);
+    // The pipeline picture's names: F3 = micro-batch 3's forward, B3 its backward.
+    if (micro && span.kind == replay::SpanKind::Forward)
+        return TimelinePainter::tr("F%1 %2").arg(span.microBatch).arg(unit).trimmed();
+    if (micro && span.kind == replay::SpanKind::Backward)
+        return TimelinePainter::tr("B%1 %2").arg(span.microBatch).arg(unit).trimmed();
     return unit;
 }
 
+// A pipeline stage's bubble on the compute row: hatched where it waited inside its work.
+void paintIdle(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, int rank) {
+    const auto& idle = s.index->lane(rank).idle;
+    const QRectF row = g.rowRect(rank, replay::TimelineRow::Compute);
+    // In time order, disjoint: the first that ends inside the window, until one starts past it.
+    const auto from = std::lower_bound(
+        idle.begin(), idle.end(), s.window.t0,
+        [](const replay::IdleGap& gap, double t) { return static_cast<double>(gap.endNs) < t; });
+    for (auto it = from; it != idle.end(); ++it) {
+        const double x0 = s.window.xOf(static_cast<double>(it->beginNs));
+        if (x0 > g.plot.width()) break;
+        const double x1 = s.window.xOf(static_cast<double>(it->endNs));
+        if (x1 - x0 < 1) continue;
+        p.fillRect(QRectF(g.plot.left() + x0, row.top() + 1, x1 - x0, row.height() - 2),
+                   bubbleBrush());
+    }
+}
+
 void paintLane(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, int rank,
-               std::vector<replay::DrawBox>& boxes, TimelinePaintStats& stats) {
+               bool microLabels, std::vector<replay::DrawBox>& boxes, TimelinePaintStats& stats) {
     boxes.clear();
     replay::layoutLane(s.index->lane(rank), s.window, boxes);
     const QFontMetrics fm(p.font());
@@ -273,8 +346,8 @@ void paintLane(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, i
             s.index->lane(rank).rows[static_cast<std::size_t>(b.row)][b.span];
         if (b.row != replay::TimelineRow::Buffers && r.width() > 36 &&
             r.height() >= fm.height() - 2) {
-            const QString text =
-                fm.elidedText(boxLabel(s, span), Qt::ElideRight, static_cast<int>(r.width()) - 4);
+            const QString text = fm.elidedText(boxLabel(s, span, microLabels), Qt::ElideRight,
+                                               static_cast<int>(r.width()) - 4);
             p.setPen(textOn(c)); // dark on the pale bars (all-reduce, TP), white on the rest
             p.drawText(r.adjusted(3, 0, -1, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
         }
@@ -314,10 +387,11 @@ bool hasWaits(const replay::TimelineIndex* index) {
     return false;
 }
 
-using LegendEntries = std::vector<std::pair<QColor, QString>>;
+using LegendEntries = std::vector<std::pair<QBrush, QString>>;
 
-// The kinds this run has (an empty index: the common ones, for the empty view).
-LegendEntries legendEntries(const replay::TimelineIndex* index) {
+// The kinds this run has (an empty index: the common ones, for the empty view), and a pipeline's
+// bubble with its schedule's theory.
+LegendEntries legendEntries(const replay::TimelineIndex* index, const PipelineFacts& pipe) {
     const bool empty = !index || index->spanCount() == 0;
     LegendEntries entries;
     for (std::size_t k = 0; k < replay::kSpanKindCount; ++k) {
@@ -331,6 +405,12 @@ LegendEntries legendEntries(const replay::TimelineIndex* index) {
     }
     if (hasWaits(index))
         entries.emplace_back(alertColor(), TimelinePainter::tr("▼ waits on a transfer"));
+    if (pipe.stages > 1 && !empty)
+        entries.emplace_back(bubbleBrush(), pipe.theory
+                                                ? TimelinePainter::tr("bubble (%1 theory: %2 %)")
+                                                      .arg(pipe.schedule)
+                                                      .arg(*pipe.theory * 100, 0, 'f', 0)
+                                                : TimelinePainter::tr("bubble"));
     QColor curve = neutralColor(0x50);
     curve.setAlpha(120);
     entries.emplace_back(curve, TimelinePainter::tr("live bytes (memory curve)"));
@@ -350,13 +430,13 @@ int layLegend(LegendEntries& entries, const QFontMetrics& fm, int left, int widt
         entries.back().second = TimelinePainter::tr("live bytes");
     }
     int x = left, line = 0;
-    for (const auto& [color, text] : entries) {
+    for (const auto& [brush, text] : entries) {
         const int w = 16 + fm.horizontalAdvance(text);
         if (x > left && x + w > left + width) {
             x = left;
             ++line;
         }
-        put(x, line, color, text);
+        put(x, line, brush, text);
         x += w + gap;
     }
     return line + 1;
@@ -367,15 +447,15 @@ int legendLineH(const QFontMetrics& fm) {
 }
 
 void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal,
-                 const replay::TimelineIndex* index) {
+                 const replay::TimelineIndex* index, const PipelineFacts& pipe) {
     const QFontMetrics fm(p.font());
-    LegendEntries entries = legendEntries(index);
+    LegendEntries entries = legendEntries(index, pipe);
     p.setPen(pal.color(QPalette::WindowText));
     const int box = std::max(10, fm.ascent() * 2 / 3);
     layLegend(entries, fm, g.legend.left(), g.legend.width(),
-              [&](int x, int line, const QColor& color, const QString& text) {
+              [&](int x, int line, const QBrush& brush, const QString& text) {
                   const int y = g.legend.top() + 3 + line * legendLineH(fm);
-                  p.fillRect(QRect(x, y + (fm.ascent() - box) / 2 + 1, 12, box), color);
+                  p.fillRect(QRect(x, y + (fm.ascent() - box) / 2 + 1, 12, box), brush);
                   p.drawText(QPoint(x + 16, y + fm.ascent()), text);
               });
 }
@@ -383,13 +463,14 @@ void paintLegend(QPainter& p, const TimelineGeometry& g, const QPalette& pal,
 } // namespace
 
 TimelineFrame TimelinePainter::frame(const QFont& font, const replay::TimelineIndex* index,
-                                     int width) {
+                                     int width, const replay::ReplayModel* model) {
     const QFontMetrics fm(font);
     TimelineFrame f;
     f.axisH = std::max(f.axisH, fm.height() + 6);
-    LegendEntries entries = legendEntries(index);
+    const PipelineFacts pipe = pipelineFacts(model);
+    LegendEntries entries = legendEntries(index, pipe);
     const int lines = layLegend(entries, fm, 0, std::max(width - 16, 1),
-                                [](int, int, const QColor&, const QString&) {});
+                                [](int, int, const QBrush&, const QString&) {});
     f.legendH = std::max(f.legendH, lines * legendLineH(fm) + 4);
     // The lanes' labels: "rank N" in bold and its peak, never more than a quarter of the width.
     QFont bold = font;
@@ -399,6 +480,9 @@ TimelineFrame TimelinePainter::frame(const QFont& font, const replay::TimelineIn
     for (int r = 0; index && r < index->laneCount(); ++r)
         labels = std::max(labels, fm.horizontalAdvance(tr("peak %1").arg(formatDecimal(
                                       static_cast<double>(index->lane(r).peakBytes)))));
+    const int perStage = index ? std::max(index->laneCount() / pipe.stages, 1) : 1;
+    for (int r = 0; index && pipe.stages > 1 && r < index->laneCount(); ++r)
+        labels = std::max(labels, fm.horizontalAdvance(stageLabel(r / perStage, index->lane(r))));
     f.gutter = std::clamp(labels + 16, TimelineGeometry::kGutter,
                           std::max(TimelineGeometry::kGutter, width / 4));
     return f;
@@ -410,7 +494,8 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
     p.save();
     p.fillRect(rect, pal.color(QPalette::Base));
     const int lanes = in.index ? in.index->laneCount() : 0;
-    const TimelineFrame frame = TimelinePainter::frame(p.font(), in.index, rect.width());
+    const TimelineFrame frame = TimelinePainter::frame(p.font(), in.index, rect.width(), in.model);
+    const PipelineFacts pipe = pipelineFacts(in.model);
     const TimelineGeometry g =
         TimelineGeometry::compute(rect, lanes, in.index && in.index->hasTransfers(), frame);
     if (lanes == 0 || in.index->spanCount() == 0) {
@@ -432,7 +517,8 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
             p.fillRect(QRectF(g.plot.left(), g.plot.top() + r * g.laneH, g.plot.width(), g.laneH),
                        QColor(0, 0, 0, 8));
         paintMemory(p, g, s, r, cols);
-        paintLane(p, g, s, r, boxes, stats);
+        if (pipe.stages > 1) paintIdle(p, g, s, r);
+        paintLane(p, g, s, r, pipe.microLabels, boxes, stats);
         paintWaits(p, g, s, r, stats);
     }
     paintStepLabels(p, stepLabels, pal);
@@ -454,7 +540,7 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
     p.setClipping(false);
     // Lane labels: rank and its peak, beside the lanes; with a pipeline, the rank's stage under
     // its name (stage = rank / (T·D), plan/mesh.h).
-    const int stages = s.model && s.model->info() ? std::max(s.model->info()->pipeParallel, 1) : 1;
+    const int stages = pipe.stages;
     const int perStage = std::max(lanes / stages, 1);
     for (int r = 0; r < lanes; ++r) {
         const QRectF compute = g.rowRect(r, replay::TimelineRow::Compute);
@@ -473,7 +559,7 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
             p.setPen(QColor(90, 90, 90));
             p.drawText(QRectF(rect.left() + 6, comm.top(), frame.gutter - 10, comm.height()),
                        Qt::AlignLeft | Qt::AlignVCenter,
-                       fm.elidedText(tr("stage %1").arg(r / perStage), Qt::ElideRight,
+                       fm.elidedText(stageLabel(r / perStage, s.index->lane(r)), Qt::ElideRight,
                                      static_cast<int>(frame.gutter) - 10));
         }
         if (mem.height() >= fm.height()) {
@@ -484,7 +570,7 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
                 tr("peak %1").arg(formatDecimal(static_cast<double>(s.index->lane(r).peakBytes))));
         }
     }
-    paintLegend(p, g, pal, in.index);
+    paintLegend(p, g, pal, in.index, pipe);
     p.restore();
     return stats;
 }

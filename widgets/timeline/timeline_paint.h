@@ -3,7 +3,9 @@
 // one lane per rank with a compute row, a communication row, a thin row of gathered-parameter
 // lifetimes, a row of tier transfers (device ↔ host copies, NVMe reads and writes: only when the
 // run has any) and the rank's memory curve; step boundaries, a time axis, a legend and the
-// playhead. The geometry is shared with hit-testing so a click lands on what was drawn.
+// playhead. With several micro-batches a step's forward and backward spans are named by them
+// (F3, B3); a pipeline's lanes hatch the stage's bubble and name its share beside the schedule's
+// theory. The geometry is shared with hit-testing so a click lands on what was drawn.
 #include "replay/timeline_index.h"
 
 #include <QColor>
@@ -66,7 +68,8 @@ class TimelinePainter {
 public:
     static TimelinePaintStats paint(QPainter& p, const QRect& rect, const TimelineScene& scene);
     // The frame `paint` uses for this font, run and width: hit-testing lays out the same.
-    static TimelineFrame frame(const QFont& font, const replay::TimelineIndex* index, int width);
+    static TimelineFrame frame(const QFont& font, const replay::TimelineIndex* index, int width,
+                               const replay::ReplayModel* model = nullptr);
 
     static QString formatDuration(double ns);
     static QString formatRate(double bytesPerSecond);

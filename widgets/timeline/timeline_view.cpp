@@ -66,7 +66,7 @@ void TimelineView::setPlayheadNs(std::uint64_t ns) {
 
 TimelineGeometry TimelineView::geometry() const {
     return TimelineGeometry::compute(rect(), index_.laneCount(), index_.hasTransfers(),
-                                     TimelinePainter::frame(font(), &index_, width()));
+                                     TimelinePainter::frame(font(), &index_, width(), model_));
 }
 
 replay::TimeWindow TimelineView::window() const {
