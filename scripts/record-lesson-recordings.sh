@@ -34,6 +34,13 @@ rm -rf "$nvme"
 # TP beside ZeRO (lesson "tp-and-zero"): a 2 × 2 mesh of the TP-ready preset.
 "$cli" run --model tiny_tp --ranks 4 --tp 2 --steps 2 --precision bf16 --strategy zero3 \
   --trace "$out/zero3_tp2_tiny_4r.sstrace"
+# ZeRO vs TP vs PP (lesson "zero-tp-pp"): the same model on 8 ranks as D = 8, T = 2 × D = 4,
+# P = 2 × D = 4 and P = 2 × T = 2 × D = 2, each data-parallel rank 2 micro-batches per step.
+mesh=(--model tiny_tp --ranks 8 --steps 2 --precision bf16 --strategy zero3 --grad-accum 2)
+"$cli" run "${mesh[@]}" --trace "$out/zero3_d8_tiny_tp_8r.sstrace"
+"$cli" run "${mesh[@]}" --tp 2 --trace "$out/zero3_t2d4_tiny_tp_8r.sstrace"
+"$cli" run "${mesh[@]}" --pp 2 --trace "$out/zero3_p2d4_tiny_tp_8r.sstrace"
+"$cli" run "${mesh[@]}" --pp 2 --tp 2 --trace "$out/zero3_p2t2d2_tiny_tp_8r.sstrace"
 # Resume at another N (lesson "resume"): ZeRO-3 saved by 3 ranks after step 3, resumed by 2 for 2
 # steps (its steps are 4 and 5).
 ck=$(mktemp -d)

@@ -704,8 +704,36 @@
         <translation>流水线并行</translation>
     </message>
     <message>
-        <source>Placing consecutive layers on different ranks and streaming micro-batches through them. Not simulated here: ShardScope runs data parallelism (DDP, ZeRO, FSDP) and tensor parallelism only.</source>
-        <translation>把连续的层放在不同的 rank 上，让微批依次流过它们。此处不模拟：ShardScope 只运行数据并行（DDP、ZeRO、FSDP）和张量并行。</translation>
+        <source>pipeline stage</source>
+        <translation>流水线阶段</translation>
+    </message>
+    <message>
+        <source>P × T × D mesh</source>
+        <translation>P × T × D 网格</translation>
+    </message>
+    <message>
+        <source>Placing consecutive layers on different ranks (P stages) and streaming each step&apos;s M micro-batches through them: a stage receives the activations of its predecessor, computes its layers and sends its output on (a point-to-point message, pp_send / pp_recv), and the gradients travel back the same way. Each stage&apos;s ranks hold only its layers&apos; states, sharded by ZeRO / FSDP over its D data-parallel ranks, and T ranks may split each layer: N = P × T × D, the pipeline outermost (its messages carry the least), TP innermost (it all-reduces inside every layer). Its price is the bubble and the activations of the micro-batches in flight.</source>
+        <translation>把连续的层放到不同的 rank 上（P 个阶段），并让每步的 M 个微批次依次流过它们：一个阶段接收前一阶段的激活值，计算自己的层，再把输出发给下一阶段（点对点消息，pp_send / pp_recv），梯度沿原路返回。每个阶段的 rank 只持有本阶段各层的状态，由 ZeRO / FSDP 在该阶段的 D 个数据并行 rank 上分片，另外 T 个 rank 可以切分每一层：N = P × T × D，流水线在最外层（它的消息传输量最小），TP 在最内层（它在每一层内部做 all-reduce）。代价是气泡以及在途微批次的激活值。</translation>
+    </message>
+    <message>
+        <source>bubble</source>
+        <translation>气泡</translation>
+    </message>
+    <message>
+        <source>pipeline bubble</source>
+        <translation>流水线气泡</translation>
+    </message>
+    <message>
+        <source>1F1B</source>
+        <translation>1F1B</translation>
+    </message>
+    <message>
+        <source>GPipe</source>
+        <translation>GPipe</translation>
+    </message>
+    <message>
+        <source>The time a pipeline stage waits for its neighbour inside a step: while the first micro-batches fill the pipeline and the last ones drain it. GPipe (every forward, then every backward) and 1F1B (one forward, one backward once the pipeline is full) idle (P − 1)/(M + P − 1) of the step in theory; 1F1B holds fewer micro-batches&apos; activations (at most P − s on stage s, GPipe all M). The Timeline hatches each stage&apos;s measured bubble beside the schedule&apos;s theory.</source>
+        <translation>一个流水线阶段在一步之内等待相邻阶段的时间：发生在最初几个微批次填充流水线、以及最后几个微批次排空流水线时。GPipe（先做完所有前向，再做所有反向）和 1F1B（流水线填满后前向、反向交替）在理论上空闲 (P − 1)/(M + P − 1) 的步长；1F1B 保留的微批次激活值更少（阶段 s 上最多 P − s 个，GPipe 为全部 M 个）。时间线用斜线阴影标出每个阶段实测的气泡，并与调度的理论值并列。</translation>
     </message>
 </context>
 <context>
@@ -2234,6 +2262,18 @@ Press Run in the “Run all strategies” row above to train DDP, ZeRO-1, ZeRO-2
     <message>
         <source>theory: dashed, in the run&apos;s colour</source>
         <translation>理论值：虚线，颜色同该运行</translation>
+    </message>
+    <message>
+        <source>P%1</source>
+        <translation>P%1</translation>
+    </message>
+    <message>
+        <source>T%1</source>
+        <translation>T%1</translation>
+    </message>
+    <message>
+        <source>D%1</source>
+        <translation>D%1</translation>
     </message>
 </context>
 <context>

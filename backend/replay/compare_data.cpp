@@ -28,6 +28,18 @@ bool comparable(const report::RunReport& a, const report::RunReport& b) {
            a.data == b.data && a.microBatch == b.microBatch && a.gradAccum == b.gradAccum;
 }
 
+Mesh meshOf(const report::RunReport& r) {
+    const auto degree = [&r](const char* key) {
+        const auto it = r.config.find(key);
+        if (it == r.config.end() || !it->is_number_integer()) return 1;
+        const auto v = it->get<std::int64_t>();
+        return v >= 1 && v <= r.worldSize && r.worldSize % v == 0 ? static_cast<int>(v) : 1;
+    };
+    Mesh m{degree("tp"), degree("pp")};
+    if (r.worldSize % (m.tensorParallel * m.pipeParallel) != 0) m = {};
+    return m;
+}
+
 std::vector<std::vector<std::size_t>>
 configurationGroups(const std::vector<report::RunReport>& runs) {
     std::vector<std::vector<std::size_t>> groups;

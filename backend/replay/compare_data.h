@@ -25,6 +25,15 @@ int exposedRank(const report::RunReport& run);
 // (micro-batch and gradient accumulation). Their strategies may differ.
 bool comparable(const report::RunReport& a, const report::RunReport& b);
 
+// A run's mesh beside its strategy: T (--tp) and P (--pp) as its configuration says (1 where it
+// says nothing usable). One strategy on two meshes is two runs to compare, not one.
+struct Mesh {
+    int tensorParallel = 1;
+    int pipeParallel = 1;
+    bool operator==(const Mesh&) const = default;
+};
+Mesh meshOf(const report::RunReport& r);
+
 // Runs split into configurations (comparable runs together), in order of first appearance;
 // each group holds indices into `runs`.
 std::vector<std::vector<std::size_t>>

@@ -61,14 +61,15 @@ ComparePage::ComparePage(QWidget* parent)
     retranslateUi();
 }
 
-// Same strategy of the same configuration (replay::comparable): the newer report wins; a run
-// of another configuration joins as its own group. Order: the configurations as they first
-// arrived, inside each DDP, ZeRO-1…3, FSDP variants (the theory's).
+// Same strategy on the same mesh of the same configuration (replay::comparable): the newer
+// report wins; a run of another configuration joins as its own group. Order: the configurations as
+// they first arrived, inside each DDP, ZeRO-1…3, FSDP variants (the theory's).
 void ComparePage::merge(std::vector<report::RunReport> runs) {
     std::vector<report::RunReport> all = view_->runs();
     for (report::RunReport& r : runs) {
         const auto same = std::find_if(all.begin(), all.end(), [&r](const report::RunReport& o) {
-            return o.strategy == r.strategy && replay::comparable(o, r);
+            return o.strategy == r.strategy && replay::meshOf(o) == replay::meshOf(r) &&
+                   replay::comparable(o, r);
         });
         if (same != all.end())
             *same = std::move(r);

@@ -10,6 +10,7 @@
 #include "common/theory_names.h"
 #include "core/error.h"
 #include "plan/collective.h"
+#include "replay/compare_data.h"
 #include "replay/timeline_index.h"
 
 #include <QEvent>
@@ -185,8 +186,30 @@ QString CompareView::headerText() const {
     return header_->text();
 }
 
-QString CompareView::runLabel(std::size_t i) const {
-    const QString name = strategyText(runs_[i].strategy);
+// The strategy's colour; a strategy's second, third … run (another mesh) alternately darker and
+// lighter, so its bars stay apart.
+QColor CompareView::runColor(std::size_t i) const {
+    const QColor base = colorOf(runs_[i].strategy);
+    int earlier = 0;
+    for (std::size_t j = 0; j < i; ++j)
+        earlier += runs_[j].strategy == runs_[i].strategy ? 1 : 0;
+    if (earlier == 0) return base;
+    const int step = 100 + 30 * ((earlier + 1) / 2);
+    return earlier % 2 == 1 ? base.darker(step) : base.lighter(step);
+}
+
+QString CompareView::runLabel(std::size_t i, QChar beforeMesh) const {
+    // Runs of one strategy on different meshes are told apart by their mesh (P × T × D).
+    QString name = strategyText(runs_[i].strategy);
+    const replay::Mesh m = replay::meshOf(runs_[i]);
+    const int t = m.tensorParallel, pp = m.pipeParallel;
+    if (t > 1 || pp > 1) {
+        QStringList mesh;
+        if (pp > 1) mesh << tr("P%1").arg(pp);
+        if (t > 1) mesh << tr("T%1").arg(t);
+        mesh << tr("D%1").arg(runs_[i].worldSize / (t * pp));
+        name += beforeMesh + mesh.join(QStringLiteral("×"));
+    }
     if (groupCount_ <= 1 || i >= groupOf_.size()) return name;
     return tr("%1 (%2)").arg(name, QChar(u'A' + groupOf_[i] % 26));
 }
@@ -365,8 +388,10 @@ void CompareView::buildLedger() {
     for (std::size_t i = 0; i < runs_.size(); ++i) {
         const report::RunReport& r = runs_[i];
         for (const report::RankReport& rk : r.ranks) {
+            // The run's name on the second line, under r0: the other ranks' ticks leave that line
+            // free, so a long name ("ZeRO-3 P2×T2×D2") never runs into r1.
             ticker->addTick(x, rk.rank == 0
-                                   ? runLabel(i) + QStringLiteral("\n") + tr("r%1").arg(rk.rank)
+                                   ? tr("r%1").arg(rk.rank) + QStringLiteral("\n") + runLabel(i)
                                    : tr("r%1").arg(rk.rank));
             xs.push_back(x);
             columns.emplace_back(&r, &rk);
@@ -441,11 +466,11 @@ void CompareView::buildPeak() {
             bars->addData(rk.rank, static_cast<double>(rk.peakTotal) / u.scale);
         bars->setWidth(width);
         bars->setPen(Qt::NoPen);
-        bars->setBrush(colorOf(r.strategy));
+        bars->setBrush(runColor(i));
         bars->setBarsGroup(group);
         if (r.theory.predictedPeakBytes > 0) {
             QCPGraph* line = peak_->addGraph();
-            line->setPen(QPen(colorOf(r.strategy), 1.5, Qt::DashLine));
+            line->setPen(QPen(runColor(i), 1.5, Qt::DashLine));
             line->addData(-0.5, static_cast<double>(r.theory.predictedPeakBytes) / u.scale);
             line->addData(ranks - 0.5, static_cast<double>(r.theory.predictedPeakBytes) / u.scale);
             line->removeFromLegend(); // one entry for all: the dash in the run's own colour
@@ -476,7 +501,7 @@ void CompareView::buildComm() {
     setAxisTitle(comm_->yAxis, tr("bytes sent (%1)").arg(u.name), u.name);
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
     for (std::size_t i = 0; i < runs_.size(); ++i)
-        ticker->addTick(static_cast<double>(i), runLabel(i));
+        ticker->addTick(static_cast<double>(i), runLabel(i, QLatin1Char('\n')));
     QCPBars* below = nullptr;
     for (CollectiveOp op : plan::kCollectives) {
         const std::string name(collectiveOpName(op)); // the report's key

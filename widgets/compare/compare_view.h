@@ -36,8 +36,10 @@ public:
     QCustomPlot* commPlot() const { return comm_; }
     QStringList badgeTexts() const;
     QString headerText() const;
-    QString
-    runLabel(std::size_t i) const; // "ZeRO-3", or "ZeRO-3 (B)" when configurations are mixed
+    QString runLabel(std::size_t i, QChar beforeMesh = QLatin1Char(' '))
+        const; // "ZeRO-3", or "ZeRO-3 (B)" when configurations are mixed; "ZeRO-3 P2×D4" on a
+               // mesh (a chart's narrow tick: the mesh after a line break)
+    QColor runColor(std::size_t i) const;
     static QString
     configurationText(const report::RunReport& run); // "model tiny on 4 ranks, 3 steps, …"
     QStringList exposedTexts() const; // "ZeRO-3 47.1%" per run (empty when no run has it)

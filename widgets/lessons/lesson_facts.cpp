@@ -5,9 +5,12 @@
 #include "common/theory_names.h"
 #include "core/categories.h"
 #include "core/step_number.h"
+#include "plan/pipeline.h"
 #include "playback/explain_text.h"
+#include "replay/timeline_index.h"
 #include "run/replay_player.h"
 #include "run/run_document.h"
+#include "theory/pipeline.h"
 
 #include <QCoreApplication>
 #include <QLocale>
@@ -26,6 +29,20 @@ QString ratio(double value) {
     return QLocale().toString(value, 'f', 2);
 }
 
+QString percent(double share) {
+    return QLocale().toString(share * 100, 'f', 0) + QStringLiteral(" %");
+}
+
+// The rank's measured bubble: its idle share of its steps' work (the timeline's hatching).
+void addBubble(LessonFacts& f, const replay::ReplayModel& model, int rank) {
+    const auto info = model.info();
+    if (!info || info->pipeParallel <= 1 || rank < 0 || rank >= model.worldSize()) return;
+    replay::TimelineIndex index;
+    index.update(model);
+    if (const auto idle = index.lane(rank).idleFraction())
+        f[QStringLiteral("bubble")] = percent(*idle);
+}
+
 void addInfo(LessonFacts& f, const replay::RunInfo& info) {
     f[QStringLiteral("psi")] = QLocale().toString(static_cast<qulonglong>(info.paramCount));
     f[QStringLiteral("n")] = QString::number(info.worldSize);
@@ -34,8 +51,20 @@ void addInfo(LessonFacts& f, const replay::RunInfo& info) {
         f[QStringLiteral("strategy")] = strategyLabel(*s);
     f[QStringLiteral("units")] = QString::number(info.units.size());
     f[QStringLiteral("steps_before")] = QString::number(info.stepsBefore);
-    f[QStringLiteral("tp")] = QString::number(info.tensorParallel); // T of the T × D mesh
-    f[QStringLiteral("dp")] = QString::number(info.worldSize / std::max(info.tensorParallel, 1));
+    // The P × T × D mesh: pipeline stages, TP ranks per block, data-parallel ranks per stage.
+    const int t = std::max(info.tensorParallel, 1), pp = std::max(info.pipeParallel, 1);
+    f[QStringLiteral("tp")] = QString::number(t);
+    f[QStringLiteral("pp")] = QString::number(pp);
+    f[QStringLiteral("dp")] = QString::number(info.worldSize / (t * pp));
+    f[QStringLiteral("micro_batches")] = QString::number(info.gradAccum);
+    if (const auto s = plan::pipeScheduleFromFlag(info.pipeSchedule); s && pp > 1) {
+        try {
+            f[QStringLiteral("bubble_theory")] =
+                percent(theory::pipeBubble(*s, {pp, info.gradAccum, 1}, {}));
+        } catch (const std::exception&) {
+            // a shape its schedule cannot run: the paragraph that quotes it says what is missing
+        }
+    }
     if (info.capacityBytes)
         f[QStringLiteral("capacity")] = formatDecimal(static_cast<double>(*info.capacityBytes));
     const auto largest = std::max_element(
@@ -193,6 +222,7 @@ LessonFacts lessonFacts(RunDocument& document, int rank) {
     if (const auto& info = document.model().info()) addInfo(f, *info);
     if (const auto& r = document.report()) addReportFacts(f, *r, rank, QString());
     addPlayhead(f, document, rank);
+    addBubble(f, document.model(), rank);
     return f;
 }
 

@@ -117,11 +117,24 @@ std::vector<GlossaryEntry> Glossary::entries() {
             "compete with it for bandwidth.")},
         {QStringLiteral("pipeline-parallel"),
          tr("pipeline parallelism"),
-         {tr("pipeline parallelism")},
-         tr("Placing consecutive layers on different ranks and streaming micro-batches through "
-            "them. Not simulated "
-            "here: ShardScope runs data parallelism (DDP, ZeRO, FSDP) and tensor parallelism "
-            "only.")},
+         {tr("pipeline parallelism"), tr("pipeline stage"), tr("P × T × D mesh")},
+         tr("Placing consecutive layers on different ranks (P stages) and streaming each step's "
+            "M micro-batches through them: a stage receives the activations of its predecessor, "
+            "computes its layers and sends its output on (a point-to-point message, pp_send / "
+            "pp_recv), and the gradients travel back the same way. Each stage's ranks hold only "
+            "its layers' states, sharded by ZeRO / FSDP over its D data-parallel ranks, and T "
+            "ranks may split each layer: N = P × T × D, the pipeline outermost (its messages carry "
+            "the least), TP innermost (it all-reduces inside every layer). Its price is the "
+            "bubble and the activations of the micro-batches in flight.")},
+        {QStringLiteral("bubble"),
+         tr("bubble"),
+         {tr("bubble"), tr("pipeline bubble"), tr("1F1B"), tr("GPipe")},
+         tr("The time a pipeline stage waits for its neighbour inside a step: while the first "
+            "micro-batches fill the pipeline and the last ones drain it. GPipe (every forward, "
+            "then every backward) and 1F1B (one forward, one backward once the pipeline is full) "
+            "idle (P − 1)/(M + P − 1) of the step in theory; 1F1B holds fewer micro-batches' "
+            "activations (at most P − s on stage s, GPipe all M). The Timeline hatches each "
+            "stage's measured bubble beside the schedule's theory.")},
         {QStringLiteral("ledger"),
          tr("ledger"),
          {tr("ledger")},

@@ -312,14 +312,19 @@ RankLedgerView::Geometry RankLedgerView::geometry() const {
         g.failureBand = QRect(axisWidth(fm), top, std::max(40, width() - axisWidth(fm) - 8), h);
         top += h + 4;
     }
-    if (stageCount() > 1) {
-        g.stageBand = QRect(axisWidth(fm), top, std::max(40, width() - axisWidth(fm) - kGuideWidth),
-                            fm.height() + fm.height() / 3 + 4);
-        top += g.stageBand.height() + 2;
-    }
     // A T × D mesh's group frames name themselves in a row of their own, above the peak labels.
     if (tensorGroups() > 0) top += fm.height() + 2;
     top += fm.height(); // room for the peak labels
+    // A pipeline's stage names take a row where the bars keep five lines' height beside it (a
+    // projector's large text may not spare it: the stages' tinted groups and the tooltips
+    // remain).
+    if (const int band = fm.height() + fm.height() / 3 + 4;
+        stageCount() > 1 && bottom - top - band - 2 >= 5 * fm.height()) {
+        const int tpRow = tensorGroups() > 0 ? fm.height() + 2 : 0;
+        g.stageBand = QRect(axisWidth(fm), top - fm.height() - tpRow,
+                            std::max(40, width() - axisWidth(fm) - kGuideWidth), band);
+        top += band + 2;
+    }
     g.plot = QRect(axisWidth(fm), top, width() - axisWidth(fm) - kGuideWidth,
                    std::max(20, bottom - top));
     g.columnWidth = std::max(1, g.plot.width() / g.ranks);
@@ -348,11 +353,30 @@ void RankLedgerView::paintEvent(QPaintEvent*) {
         return;
     }
     paintAxis(p, g);
+    paintStageTints(p, g);
     for (int r = 0; r < g.ranks; ++r)
         paintColumn(p, g, r);
     paintGuides(p, g);
     paintTensorGroups(p, g);
     paintStages(p, g);
+}
+
+// A pipeline's stages as groups: every other stage's columns on a faint tint of the stage
+// colour, from the peak labels to the rank labels.
+void RankLedgerView::paintStageTints(QPainter& p, const Geometry& g) const {
+    const int stages = stageCount();
+    if (stages <= 1) return;
+    const QFontMetrics fm(font());
+    const int per = g.ranks / stages;
+    QColor tint = stageColor();
+    tint.setAlpha(22);
+    for (int st = 0; st < stages; st += 2) {
+        const QRect first = g.column(st * per), last = g.column(st * per + per - 1);
+        p.fillRect(QRect(first.left() + 1, g.plot.top() - fm.height(),
+                         last.right() - first.left() - 1,
+                         g.textTop - g.plot.top() + fm.height() + 2 * fm.height()),
+                   tint);
+    }
 }
 
 // A pipeline's stages: a bracket over each stage's columns naming its units, in the colour of

@@ -75,6 +75,7 @@ private:
     void paintAxis(QPainter& p, const Geometry& g) const;
     void paintTensorGroups(QPainter& p, const Geometry& g) const;
     void paintStages(QPainter& p, const Geometry& g) const;
+    void paintStageTints(QPainter& p, const Geometry& g) const;
     int stageCount() const;   // the pipeline's stages drawn as groups (1: none)
     int tensorGroups() const; // TP groups drawn as frames (0: none)
     std::uint64_t stagePredictedPeak(int stage) const;
