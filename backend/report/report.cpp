@@ -1,5 +1,7 @@
 #include "report/report.h"
 
+#include "plan/pipeline.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -348,6 +350,31 @@ RunReport readRun(const json& j, const std::string& path) {
     th.commCallsPerStep = t.kinds("comm_calls_per_step");
     th.psiEquivalents = t.real("psi_equivalents");
     th.notes = t.texts("notes");
+    if (t.has("stages")) {
+        // One per pipeline stage: at most the stages a run may have, each a unit range.
+        const json& stages = t.at("stages");
+        if (!stages.is_array() || stages.size() < 2 ||
+            stages.size() > static_cast<std::size_t>(plan::kMaxPipeStages) ||
+            stages.size() > static_cast<std::size_t>(out.worldSize))
+            throw Bad{"report: theory.stages: expected an array of 2 to " +
+                      std::to_string(plan::kMaxPipeStages) + " stages, at most world_size"};
+        std::int32_t next = 0;
+        for (const json& item : stages) {
+            const Reader s(item, "theory.stages");
+            StageTheoryValues v;
+            v.firstUnit = static_cast<std::int32_t>(s.i64("first_unit", 0, 1 << 20));
+            v.endUnit = static_cast<std::int32_t>(s.i64("end_unit", v.firstUnit + 1, 1 << 20));
+            if (v.firstUnit != next)
+                throw Bad{"report: theory.stages: the stages' units are not consecutive at unit " +
+                          std::to_string(v.firstUnit)};
+            next = v.endUnit;
+            v.modelStateBytes = s.categories("model_state_bytes");
+            v.ddpModelStateBytes = s.categories("ddp_model_state_bytes");
+            v.predictedPeakBytes = s.u64("predicted_peak_bytes");
+            v.commBytesPerStep = s.kinds("comm_bytes_per_step");
+            th.stages.push_back(std::move(v));
+        }
+    }
 
     const Reader c = r.object("comparison");
     out.comparison.modelStatesEqual = c.boolean("model_states_equal");
@@ -533,6 +560,17 @@ json toJson(const RunReport& r) {
         out["saves"] = saves;
     }
     if (r.configImport) out["config_import"] = toJson(*r.configImport);
+    if (!t.stages.empty()) {
+        json stages = json::array();
+        for (const StageTheoryValues& s : t.stages)
+            stages.push_back({{"first_unit", s.firstUnit},
+                              {"end_unit", s.endUnit},
+                              {"model_state_bytes", categoriesJson(s.modelStateBytes, true)},
+                              {"ddp_model_state_bytes", categoriesJson(s.ddpModelStateBytes, true)},
+                              {"predicted_peak_bytes", s.predictedPeakBytes},
+                              {"comm_bytes_per_step", kindsJson(s.commBytesPerStep)}});
+        out["theory"]["stages"] = std::move(stages);
+    }
     return out;
 }
 

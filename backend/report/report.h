@@ -117,6 +117,17 @@ struct RankReport {
     bool operator==(const RankReport&) const = default;
 };
 
+// One pipeline stage's theory (a stage's ranks hold only its units [firstUnit, endUnit)).
+struct StageTheoryValues {
+    std::int32_t firstUnit = 0;
+    std::int32_t endUnit = 0;
+    CategoryBytes modelStateBytes{};
+    CategoryBytes ddpModelStateBytes{};
+    std::uint64_t predictedPeakBytes = 0;
+    KindValues commBytesPerStep;
+    bool operator==(const StageTheoryValues&) const = default;
+};
+
 struct TheoryValues {
     CategoryBytes modelStateBytes{};
     CategoryBytes ddpModelStateBytes{};
@@ -131,6 +142,8 @@ struct TheoryValues {
     KindValues commBytesPerStep, commPayloadBytesPerStep, commCallsPerStep;
     double psiEquivalents = 0;
     std::vector<std::string> notes;
+    // With a pipeline: every stage's own (the fields above are stage 0's); empty otherwise.
+    std::vector<StageTheoryValues> stages;
     bool operator==(const TheoryValues&) const = default;
 };
 

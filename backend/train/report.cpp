@@ -331,6 +331,24 @@ report::RunReport makeReport(const RunOutcome& o) {
     }
     t.psiEquivalents = comm.psiEquivalents;
     t.notes = peak.notes;
+    // A pipeline's stages, each with its own units, states, dry-run peak and traffic.
+    for (int st = 0; perStagePeaks && st < stages; ++st) {
+        const auto i = static_cast<std::size_t>(st);
+        const theory::Scenario one = scenarioOf(c, st);
+        theory::Scenario oneDdp = one;
+        oneDdp.strategy = plan::Strategy::Ddp;
+        const plan::StageUnits units = one.stageUnits();
+        report::StageTheoryValues v;
+        v.firstUnit = units.first;
+        v.endUnit = units.end;
+        v.modelStateBytes = categoryBytes(stageStates[i].perRank, true);
+        v.ddpModelStateBytes = categoryBytes(theory::modelStates(oneDdp).perRank, true);
+        v.predictedPeakBytes = o.stagePredicted[i].peakBytes;
+        for (const theory::CommVolume& cv : theory::commPerStep(one).byKind)
+            v.commBytesPerStep.emplace_back(std::string(collectiveOpName(cv.kind)),
+                                            static_cast<double>(cv.sentBytes));
+        t.stages.push_back(std::move(v));
+    }
 
     // How measurement and prediction compare, and why they differ where they do.
     const comm::CommStats& rank0 = o.ranks.empty() ? comm::CommStats{} : o.ranks.front().comm;

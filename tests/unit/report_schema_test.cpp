@@ -87,6 +87,36 @@ TEST(reportSchema, RunReportRoundTrips) {
     EXPECT_EQ(*text.value, r);
 }
 
+// A pipeline's per-stage theory round-trips; stages that do not cover the units in order, or
+// more of them than the run has ranks, are a damaged report.
+TEST(reportSchema, PipelineStagesRoundTripAndAreBounded) {
+    RunReport r = sample();
+    for (std::int32_t s = 0; s < 2; ++s) {
+        StageTheoryValues v;
+        v.firstUnit = s * 2;
+        v.endUnit = s * 2 + 2;
+        v.modelStateBytes[index(Category::ParamShard)] = 100u + static_cast<std::uint64_t>(s);
+        v.predictedPeakBytes = 1000u + static_cast<std::uint64_t>(s);
+        v.commBytesPerStep = {{"pp_send", 64.0}};
+        r.theory.stages.push_back(v);
+    }
+    const json j = toJson(r);
+    const Parsed<RunReport> back = fromJson(j);
+    ASSERT_TRUE(back) << back.error;
+    EXPECT_EQ(*back.value, r);
+    json gap = j;
+    gap["theory"]["stages"][1]["first_unit"] = 3;
+    gap["theory"]["stages"][1]["end_unit"] = 4;
+    EXPECT_FALSE(fromJson(gap));
+    json one = j;
+    one["theory"]["stages"].erase(1);
+    EXPECT_FALSE(fromJson(one));
+    json many = j;
+    for (int k = 0; k < 70; ++k)
+        many["theory"]["stages"].push_back(many["theory"]["stages"][1]);
+    EXPECT_FALSE(fromJson(many));
+}
+
 // A share of a step outside [0, 1] is a damaged report, not a figure to print.
 TEST(reportSchema, FractionsOutsideZeroToOneAreRefused) {
     for (const char* key : {"exposed_comm_fraction", "exposed_transfer_fraction"})

@@ -437,6 +437,17 @@ TEST(trainCli, APipelineReportComparesEachStageWithItsOwnTheory) {
     EXPECT_NE(j["ranks"][0]["model_state_bytes"], j["ranks"][2]["model_state_bytes"]);
     EXPECT_EQ(j["ranks"][0]["model_state_bytes"], j["ranks"][1]["model_state_bytes"]);
     EXPECT_EQ(j["ranks"][0]["peak_bytes"]["activation"], j["theory"]["activation_peak_bytes"]);
+    // The report's theory per stage: each rank's measured model states are its stage's, byte for
+    // byte, and the stages cover the units once, in order.
+    const nlohmann::json& stages = j["theory"]["stages"];
+    ASSERT_EQ(stages.size(), 2u);
+    EXPECT_EQ(stages[0]["first_unit"], 0);
+    EXPECT_EQ(stages[1]["first_unit"], stages[0]["end_unit"]);
+    for (int rank = 0; rank < 4; ++rank)
+        EXPECT_EQ(j["ranks"][rank]["model_state_bytes"], stages[rank / 2]["model_state_bytes"])
+            << rank;
+    EXPECT_EQ(stages[0]["model_state_bytes"], j["theory"]["model_state_bytes"]);
+    EXPECT_NE(stages[0]["predicted_peak_bytes"], stages[1]["predicted_peak_bytes"]);
     // Four activations sent forward per step, 4 × 128 × 250 fp32 each, counted by the sender.
     const std::uint64_t message = 4ull * 128 * 250 * 4;
     EXPECT_EQ(j["comm_bytes_per_step"]["pp_send"].get<double>(), 4.0 * message);
