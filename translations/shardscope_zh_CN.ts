@@ -1681,10 +1681,6 @@
         <translation>（仅参数量：不预测激活值和工作区）</translation>
     </message>
     <message>
-        <source>Memory vs T × D</source>
-        <translation>内存随 T × D 变化</translation>
-    </message>
-    <message>
         <source>Mesh T × D = %1 × %2: Ψ below is one TP rank&apos;s slice of the model&apos;s %3</source>
         <translation>网格 T × D = %1 × %2：下方的 Ψ 是模型 %3 中一个 TP rank 的切片</translation>
     </message>
@@ -1703,6 +1699,10 @@
     <message>
         <source>Pipeline bubble</source>
         <translation>流水线气泡</translation>
+    </message>
+    <message>
+        <source>Memory vs P × T × D</source>
+        <translation>内存与 P × T × D</translation>
     </message>
 </context>
 <context>
@@ -2956,14 +2956,6 @@ CPU/节点</translation>
 <context>
     <name>shardscope::widgets::MeshChart</name>
     <message>
-        <source>%1: model states per rank on the device for each T × D = %2</source>
-        <translation>%1：各 T × D = %2 下每个 rank 在设备上的模型状态</translation>
-    </message>
-    <message>
-        <source>Model states per rank on the device for each T × D</source>
-        <translation>各 T × D 下每个 rank 在设备上的模型状态</translation>
-    </message>
-    <message>
         <source>Per rank (%1)</source>
         <translation>每个 rank（%1）</translation>
     </message>
@@ -2972,8 +2964,20 @@ CPU/节点</translation>
         <translation>T = %1 × D = %2</translation>
     </message>
     <message>
-        <source>tensor parallel T × data parallel D</source>
-        <translation>张量并行 T × 数据并行 D</translation>
+        <source>%1: model states per rank on the device for each P × T × D = %2 (P &gt; 1: the fullest stage)</source>
+        <translation>%1：每种 P × T × D = %2 下每个 rank 在设备上的模型状态（P &gt; 1 时为最满的阶段）</translation>
+    </message>
+    <message>
+        <source>Model states per rank on the device for each P × T × D</source>
+        <translation>每种 P × T × D 下每个 rank 在设备上的模型状态</translation>
+    </message>
+    <message>
+        <source>P = %1 × T = %2 × D = %3</source>
+        <translation>P = %1 × T = %2 × D = %3</translation>
+    </message>
+    <message>
+        <source>pipeline stages P × tensor parallel T × data parallel D</source>
+        <translation>流水线阶段 P × 张量并行 T × 数据并行 D</translation>
     </message>
 </context>
 <context>

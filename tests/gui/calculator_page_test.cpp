@@ -319,7 +319,30 @@ private Q_SLOTS:
         QTRY_VERIFY(page.result() && page.result()->input.ranks == 4 &&
                     page.result()->input.tensorParallel == 2);
         const auto& r = *page.result();
-        QCOMPARE(r.meshes.size(), std::size_t{3});
+        // P = 1 first (T = 1, 2, 4), then the pipelines: P = 2 × T = 1, 2 and P = 4 × T = 1.
+        QCOMPARE(r.meshes.size(), std::size_t{6});
+        const int ps[] = {1, 1, 1, 2, 2, 4}, pts[] = {1, 2, 4, 1, 2, 1};
+        for (std::size_t i = 0; i < 6; ++i) {
+            const MeshPoint& m = r.meshes[i];
+            QCOMPARE(m.pp, ps[i]);
+            QCOMPARE(m.tp, pts[i]);
+            QCOMPARE(m.pp * m.tp * m.dp, 4);
+            if (m.pp == 1) continue;
+            // The fullest stage's states: no stage of the mesh holds more on the device.
+            CalculatorInput in = r.input;
+            in.tensorParallel = m.tp;
+            theory::Scenario sc = scenarioFor(in, plan::Strategy::Zero3, 4 / m.pp);
+            sc.pipeStages = m.pp;
+            std::uint64_t fullest = 0;
+            for (int st = 0; st < m.pp; ++st) {
+                sc.pipeStage = st;
+                fullest = std::max(fullest, theory::modelStates(sc).perRank.tier(Tier::Device));
+            }
+            QCOMPARE(m.perRank.tier(Tier::Device), fullest);
+            sc.pipeStage = m.stage;
+            QCOMPARE(m.perRank, theory::modelStates(sc).perRank);
+            QVERIFY(m.traffic.ppSentBytes > 0); // the stage's messages, not data-parallel traffic
+        }
         const int ts[] = {1, 2, 4};
         for (std::size_t i = 0; i < 3; ++i) {
             const MeshPoint& m = r.meshes[i];

@@ -1,6 +1,7 @@
 #include "calculator/calculator_compute.h"
 
 #include "core/error.h"
+#include "plan/pipeline.h"
 #include "plan/policy.h"
 #include "plan/shape.h"
 #include "predict/predict.h"
@@ -160,6 +161,9 @@ TrafficSplit splitTraffic(const theory::CommPerStep& comm) {
         if (v.kind == CollectiveOp::TpAllReduce) {
             t.tpSentBytes += v.sentBytes;
             t.tpCalls += v.calls;
+        } else if (v.kind == CollectiveOp::PipeSend || v.kind == CollectiveOp::PipeRecv) {
+            t.ppSentBytes += v.sentBytes;
+            t.ppCalls += v.calls;
         } else {
             t.dpSentBytes += v.sentBytes;
             t.dpCalls += v.calls;
@@ -171,19 +175,33 @@ TrafficSplit splitTraffic(const theory::CommPerStep& comm) {
 std::vector<MeshPoint> meshSweep(const CalculatorInput& in) {
     std::vector<MeshPoint> out;
     if (!in.shape || in.ranks < 1) return out;
-    for (int t = 1; t <= in.ranks; ++t) {
-        if (in.ranks % t != 0 || in.shape->heads % t != 0 || (4 * in.shape->dModel) % t != 0)
-            continue;
-        CalculatorInput mine = in;
-        mine.tensorParallel = t;
-        const theory::Scenario sc = scenarioFor(mine, in.strategy, in.ranks);
-        MeshPoint m{t, in.ranks / t, {}, {}};
-        const QString err = guarded([&] {
-            theory::validate(sc);
-            m.perRank = theory::modelStates(sc).perRank;
-            m.traffic = splitTraffic(theory::commPerStep(sc));
-        });
-        if (err.isEmpty()) out.push_back(m); // e.g. a hybrid group that does not divide this D
+    const int maxStages = std::min<std::int64_t>(in.shape->layers, plan::kMaxPipeStages);
+    for (int p = 1; p <= std::min(in.ranks, maxStages); ++p) {
+        if (in.ranks % p != 0) continue;
+        const int perStage = in.ranks / p;
+        for (int t = 1; t <= perStage; ++t) {
+            if (perStage % t != 0 || in.shape->heads % t != 0 || (4 * in.shape->dModel) % t != 0)
+                continue;
+            CalculatorInput mine = in;
+            mine.tensorParallel = t;
+            // One stage's scenario: D ranks of one TP slice of its units.
+            theory::Scenario sc = scenarioFor(mine, in.strategy, perStage);
+            sc.pipeStages = p;
+            MeshPoint m{p, t, perStage / t, 0, {}, {}};
+            const QString err = guarded([&] {
+                for (int s = 0; s < p; ++s) {
+                    sc.pipeStage = s;
+                    theory::validate(sc);
+                    const ByteTable states = theory::modelStates(sc).perRank;
+                    if (s == 0 || states.tier(Tier::Device) > m.perRank.tier(Tier::Device)) {
+                        m.perRank = states;
+                        m.stage = s;
+                        m.traffic = splitTraffic(theory::commPerStep(sc));
+                    }
+                }
+            });
+            if (err.isEmpty()) out.push_back(m); // e.g. a hybrid group that does not divide D
+        }
     }
     return out;
 }

@@ -65,17 +65,21 @@ struct DeepSpeedComparison {
 };
 
 // Communication per rank per step split by the group it crosses: the TP all-reduces over the TP
-// group (T ranks), everything else over the DP group (D ranks). Sums of theory's CommPerStep.
+// group (T ranks), a pipeline's messages to the neighbouring stages, everything else over the DP
+// group (D ranks). Sums of theory's CommPerStep.
 struct TrafficSplit {
-    std::uint64_t tpSentBytes = 0, dpSentBytes = 0;
-    int tpCalls = 0, dpCalls = 0;
+    std::uint64_t tpSentBytes = 0, dpSentBytes = 0, ppSentBytes = 0;
+    int tpCalls = 0, dpCalls = 0, ppCalls = 0;
 };
 TrafficSplit splitTraffic(const theory::CommPerStep& comm);
 
-// One (T, D) of a fixed world size N = T × D: the chosen strategy's per-rank model states and
-// traffic there, from the same theory the run uses (one TP slice over D ranks).
+// One (P, T, D) of a fixed world size N = P × T × D: the chosen strategy's per-rank model states
+// and traffic there, from the same theory the run uses (one TP slice of one stage's units over D
+// ranks). With P > 1, the fullest stage's ranks (the most model states on the device): the
+// stage a device budget has to hold.
 struct MeshPoint {
-    int tp = 1, dp = 1;
+    int pp = 1, tp = 1, dp = 1;
+    int stage = 0; // the fullest stage (P > 1)
     ByteTable perRank;
     TrafficSplit traffic;
 };
@@ -92,12 +96,12 @@ struct CalculatorResult {
     std::optional<theory::PeakPrediction> peak;
     DeepSpeedComparison deepspeed;
     TrafficSplit traffic;          // comm split into TP and DP traffic
-    std::vector<MeshPoint> meshes; // every T dividing N, the heads and the MLP width (with a shape)
+    std::vector<MeshPoint> meshes; // every (P, T) the mesh sweep allows (with a shape)
     QString meshNote;              // why there are no mesh points (no shape), else empty
 };
 
-// Every (T, D = N / T) the model allows: T divides N, the heads and the MLP width; states by
-// theory.
+// Every (P, T, D = N / (P·T)) the model allows: P divides N and leaves each stage a layer, T
+// divides N / P, the heads and the MLP width; P = 1 first, T ascending; states by theory.
 std::vector<MeshPoint> meshSweep(const CalculatorInput& in);
 
 // Ranks of the scaling sweep: powers of two 1..1024 plus the chosen N (at most 13 points).

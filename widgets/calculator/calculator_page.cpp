@@ -191,7 +191,7 @@ void CalculatorPage::retranslateUi() {
     inputsTitle_->setText(tr("Scenario"));
     numberTabs_->setTabText(0, tr("Why the peak exceeds the model states"));
     numberTabs_->setTabText(1, tr("Model-state derivation"));
-    numberTabs_->setTabText(2, tr("Memory vs T × D"));
+    numberTabs_->setTabText(2, tr("Memory vs P × T × D"));
     numberTabs_->setTabText(3, tr("Pipeline bubble"));
     for (int i = 0; i < numberTabs_->count(); ++i)
         numberTabs_->setTabToolTip(i, numberTabs_->tabText(i));
