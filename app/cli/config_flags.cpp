@@ -129,8 +129,8 @@ ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& 
             ctx.hiddenSize = 0;
         }
     }
-    ctx.accepted = {"--strategy",          "--precision",     "--micro-batch",
-                    "--offload-optimizer", "--offload-param", "--hybrid-group"};
+    ctx.accepted = {"--strategy",      "--precision",    "--micro-batch", "--offload-optimizer",
+                    "--offload-param", "--hybrid-group", "--pp"};
     if (!ctx.given.count("--ranks")) ctx.accepted.insert("--ranks");
     ctx.aliases = {{"--offload-params", "--offload-param"}};
     ConfigImportResult out;

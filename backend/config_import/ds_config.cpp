@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/json_strict.h"
+#include "plan/pipeline.h"
 #include "runconfig/problems.h"
 
 #include <cmath>
@@ -98,6 +99,7 @@ private:
         if (key == "gradient_clipping")
             return engineMatch(key, v, engine_.clipNorm, "clips the global gradient norm at");
         if (key == "aio") return aio(v);
+        if (key == "pipeline") return pipeline(v);
         if (key == "scheduler")
             return ignore(key, "this build trains at a constant learning rate (no scheduler)");
         if (key == "steps_per_print" || key == "wall_clock_breakdown" || key == "flops_profiler" ||
@@ -156,7 +158,7 @@ private:
     // DeepSpeed's _configure_train_batch_size: the missing one of the three is derived, and the
     // product must equal the batch. Flags given on the command line take the place of the file's.
     void finishBatch() {
-        const std::int64_t world = ctx_.worldSize;
+        std::int64_t world = ctx_.worldSize;
         auto flagValue = [&](const char* flag) -> std::optional<std::int64_t> {
             const auto it = ctx_.given.find(flag);
             if (it == ctx_.given.end()) return std::nullopt;
@@ -180,6 +182,11 @@ private:
                              ": micro-batch × gradient accumulation × world size is past 2^63");
             return p;
         };
+        // DeepSpeed's batch counts data-parallel ranks: the world over the pipeline's stages and
+        // the tensor-parallel ranks (a mesh the run refuses is named by the run's own checks).
+        const std::int64_t stages = flagValue("--pp").value_or(pipeStages_.value_or(1));
+        const std::int64_t tensor = flagValue("--tp").value_or(1);
+        if (stages * tensor > 1 && world % (stages * tensor) == 0) world /= stages * tensor;
         std::optional<std::int64_t> micro = flagValue("--micro-batch");
         std::optional<std::int64_t> accum = flagValue("--grad-accum");
         if (!micro) micro = micro_;
@@ -380,6 +387,52 @@ private:
         }
     }
 
+    // DeepSpeed's "pipeline" block (its runtime config: stages, partition, seed_layers,
+    // activation_checkpoint_interval, pipe_partitioned, grad_partitioned). DeepSpeed takes the
+    // stages from PipelineModule(num_stages=…) in code; a number here sets --pp. Its micro-batches
+    // are gradient_accumulation_steps, as ShardScope's --micro-batches are --grad-accum.
+    void pipeline(const json& v) {
+        if (!v.is_object()) bad("pipeline", v, "must be an object");
+        for (const auto& [k, value] : v.items()) {
+            const std::string key = "pipeline." + k;
+            if (k == "stages") {
+                if (isAuto(value))
+                    ignore(key, "auto: DeepSpeed takes the stages from PipelineModule(num_stages) "
+                                "in code; give --pp P");
+                else {
+                    pipeStages_ = integer(key, value, 1, plan::kMaxPipeStages);
+                    set(key, "--pp", std::to_string(*pipeStages_));
+                }
+            } else if (k == "partition") {
+                if (!value.is_string()) bad(key, value, "must be a partition method (a string)");
+                const std::string m = value.get<std::string>();
+                ignore(key, m == "uniform"
+                                ? "matches: stages of consecutive layers, as even as possible "
+                                  "(nothing to set)"
+                                : "ShardScope splits the layers evenly by count (DeepSpeed's "
+                                  "\"uniform\"); its blocks are equal, so a split by parameters "
+                                  "differs only by the embedding and the head");
+            } else if (k == "activation_checkpoint_interval") {
+                const std::int64_t every = integer(key, value, 0, 1 << 20);
+                if (every == 1)
+                    set(key, "--checkpointing", "", "every block keeps only its input");
+                else
+                    ignore(key, every == 0 ? "0: no activation checkpointing (nothing to set)"
+                                           : "ShardScope checkpoints every block or none "
+                                             "(interval 1 or 0)");
+            } else if (k == "pipe_partitioned" || k == "grad_partitioned") {
+                boolean(key, value);
+                ignore(key, "splitting a message over the tensor-parallel ranks is not "
+                            "modelled: each stage boundary carries the whole activation");
+            } else if (k == "seed_layers") {
+                boolean(key, value);
+                ignore(key, "initialisation is a pure function of --seed on every stage already");
+            } else {
+                ignore(key, "not a setting ShardScope models");
+            }
+        }
+    }
+
     // DeepSpeed's async I/O settings for the NVMe tier: block size and queue depth map onto the
     // NVMe store's (offload/nvme_store.h); they apply only where something goes to NVMe.
     void aio(const json& v) {
@@ -545,6 +598,7 @@ private:
     EngineOptimizer engine_;
     Parsed out_;
     std::optional<std::int64_t> batch_, micro_, accum_;
+    std::optional<std::int64_t> pipeStages_; // pipeline.stages when a number
     std::map<const std::optional<std::int64_t>*, std::string> keys_;
     std::vector<std::string> autoKeys_;
     std::optional<bool> bf16_, fp16_, halfPrecision_;

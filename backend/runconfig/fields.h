@@ -211,7 +211,7 @@ inline constexpr std::array<FieldSpec, kFieldCount> kFields = {{
      nullptr, "T",
      "a T x D mesh: T consecutive ranks split each block's heads and MLP, the strategy shards "
      "over D = ranks / T"},
-    {Field::PipeParallel, "--pp", "pp", ValueKind::Integer, Role::Launch, 1, 64, false, true,
+    {Field::PipeParallel, "--pp", "pp", ValueKind::Integer, Role::Launch, 1, 64, true, true,
      nullptr, "P",
      "a P x T x D mesh: P pipeline stages of consecutive layers; a step sends --grad-accum "
      "(or --micro-batches) micro-batches through them"},

@@ -219,6 +219,44 @@ TEST(configImportDs, FlagsOnTheCommandLineWin) {
     EXPECT_TRUE(std::find(i.args.begin(), i.args.end(), "--strategy") == i.args.end());
 }
 
+// DeepSpeed's "pipeline" block: a number of stages sets --pp, "auto" is DeepSpeed's code's
+// (PipelineModule's num_stages), interval 1 checkpoints every block; the rest is listed with why;
+// the batch counts the data-parallel ranks (world / stages), as DeepSpeed's does.
+TEST(configImportDs, PipelineBlockSetsTheStagesAndTheBatchCountsDataParallelRanks) {
+    Context c = runContext();
+    c.worldSize = 4;
+    c.accepted.insert({"--pp", "--checkpointing"});
+    const Imported i = import(R"({"train_batch_size": 32, "gradient_accumulation_steps": 4,
+        "pipeline": {"stages": 2, "partition": "uniform", "activation_checkpoint_interval": 1,
+                     "pipe_partitioned": true, "grad_partitioned": false, "seed_layers": false,
+                     "something": 1}})",
+                              c);
+    ASSERT_TRUE(applied(i, "pipeline.stages"));
+    EXPECT_EQ(applied(i, "pipeline.stages")->setting, "--pp 2");
+    ASSERT_TRUE(applied(i, "pipeline.activation_checkpoint_interval"));
+    EXPECT_EQ(
+        applied(i, "pipeline.activation_checkpoint_interval")->setting.rfind("--checkpointing", 0),
+        0u);
+    // 32 = micro-batch × 4 accumulated × D = 4 / 2 stages: a micro-batch of 4.
+    ASSERT_TRUE(applied(i, "train_batch_size"));
+    EXPECT_EQ(applied(i, "train_batch_size")->setting.rfind("--micro-batch 4", 0), 0u)
+        << applied(i, "train_batch_size")->setting;
+    for (const char* key :
+         {"pipeline.partition", "pipeline.pipe_partitioned", "pipeline.grad_partitioned",
+          "pipeline.seed_layers", "pipeline.something"})
+        EXPECT_TRUE(ignored(i, key)) << key;
+    EXPECT_NE(ignored(i, "pipeline.partition")->why.find("matches"), std::string::npos);
+    const Imported automatic =
+        import(R"({"pipeline": {"stages": "auto", "activation_checkpoint_interval": 2}})", c);
+    ASSERT_TRUE(ignored(automatic, "pipeline.stages"));
+    EXPECT_NE(ignored(automatic, "pipeline.stages")->why.find("num_stages"), std::string::npos);
+    EXPECT_TRUE(ignored(automatic, "pipeline.activation_checkpoint_interval"));
+    for (const char* bad : {R"({"pipeline": {"stages": 0}})", R"({"pipeline": {"stages": 65}})",
+                            R"({"pipeline": {"stages": 1.5}})", R"({"pipeline": 3})",
+                            R"({"pipeline": {"partition": 7}})"})
+        EXPECT_NE(errorOf(bad, c).find("pipeline"), std::string::npos) << bad;
+}
+
 TEST(configImportDs, BadValuesNameTheKeyPathAndValue) {
     EXPECT_NE(errorOf(R"({"zero_optimization": {"stage": 4}})")
                   .find("zero_optimization.stage = 4: must be in 0–3"),
