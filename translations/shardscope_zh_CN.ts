@@ -2781,6 +2781,14 @@ CPU/节点</translation>
         <source>A pipeline stage waits for %1 from its neighbour: the time until it arrives is the stage&apos;s share of the bubble.</source>
         <translation>流水线阶段等待相邻阶段发来的 %1：等到它到达的这段时间，就是本阶段在气泡中所占的部分。</translation>
     </message>
+    <message>
+        <source>stage %1: other units</source>
+        <translation>阶段 %1：其他单元</translation>
+    </message>
+    <message>
+        <source>stage %1</source>
+        <translation>阶段 %1</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::LessonPlayer</name>

@@ -3,13 +3,17 @@
 // different units, so one theory for every rank put stage 1's bars under stage 0's numbers.
 #include "cli_process.h"
 #include "common/byte_format.h"
+#include "flows/flow_page.h"
+#include "flows/flow_view.h"
 #include "ranks/rank_ledger_view.h"
 #include "ranks_page_fixture.h"
 #include "report/report.h"
 #include "run/replay_player.h"
 #include "run/run_config_panel.h"
+#include "run/run_document.h"
 #include "run/run_request.h"
 
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QSpinBox>
 
@@ -91,6 +95,40 @@ private Q_SLOTS:
         for (QLabel* l : page.findChildren<QLabel*>())
             named = named || l->text().contains(QStringLiteral("2 pipeline stages"));
         QVERIFY(named);
+    }
+
+    // Flows: a stage's collective draws the other stage's ranks as what they are, ranks of
+    // another stage running other units, not idle members with a shard.
+    void flowsSayWhichRanksAreAnotherStage() {
+        RunDocument document;
+        FlowPage page(document);
+        page.resize(1200, 700);
+        page.show();
+        QVERIFY(document.session().openRecording(path_));
+        QElapsedTimer clock;
+        clock.start();
+        while (document.session().isActive() && clock.elapsed() < 20000)
+            QTest::qWait(20);
+        const replay::ReplayModel& model = document.model();
+        std::uint64_t at = 0;
+        for (std::uint64_t i = 0; i < model.eventCount() && !at; ++i) {
+            const Event& e = model.event(i);
+            if (e.rank == 0 && e.kind == EventKind::CollectiveBegin &&
+                e.collective == CollectiveOp::ReduceScatter)
+                at = i + 1;
+        }
+        QVERIFY(at > 0);
+        document.player().seek(at);
+        FlowView* view = page.view();
+        QCOMPARE(view->state().kind, CollectiveOp::ReduceScatter);
+        for (int r : {0, 1}) {
+            QCOMPARE(view->otherStage(r), -1);
+            QVERIFY(!view->rankLabel(r).contains(QStringLiteral("stage")));
+        }
+        for (int r : {2, 3}) {
+            QCOMPARE(view->otherStage(r), 1);
+            QCOMPARE(view->rankLabel(r), QStringLiteral("stage 1: other units"));
+        }
     }
 
     // The run settings take the pipeline's flags: P stages, the schedule (only with P > 1) and

@@ -51,8 +51,18 @@ QString FlowView::cycleLabel(replay::UnitCycle c, Phase phase) {
     return {};
 }
 
+int FlowView::otherStage(int rank) const {
+    const auto info = model_ ? model_->info() : nullptr;
+    if (!info || info->pipeParallel <= 1 || state_.members.empty()) return -1;
+    for (const auto& g : state_.members)
+        if (std::find(g.begin(), g.end(), rank) != g.end()) return -1;
+    return info->stageOf(rank);
+}
+
 QString FlowView::rankLabel(int rank) const {
     if (rank < 0 || static_cast<std::size_t>(rank) >= state_.ranks.size()) return {};
+    if (const int stage = otherStage(rank); stage >= 0)
+        return tr("stage %1: other units").arg(stage);
     const replay::FlowRank& fr = state_.ranks[static_cast<std::size_t>(rank)];
     // A TP all-reduce's states are its own phase's (a rank may already compute the next phase).
     return cycleLabel(fr.cycle, state_.scope == replay::CollectiveScope::TensorParallel

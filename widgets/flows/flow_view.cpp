@@ -180,6 +180,19 @@ void FlowView::paintRow(QPainter& p, const Layout& l, bool top) const {
         const std::vector<int>* group = nullptr;
         for (const auto& g : s.members)
             if (std::find(g.begin(), g.end(), r) != g.end()) group = &g;
+        // Another pipeline stage's rank: no part in this collective, nothing of it drawn here.
+        if (const int stage = otherStage(r); stage >= 0) {
+            p.setPen(QColor(150, 150, 150));
+            p.drawText(card, Qt::AlignCenter,
+                       fm.elidedText(tr("stage %1").arg(stage), Qt::ElideRight,
+                                     static_cast<int>(card.width()) - 4));
+            if (top) {
+                p.drawText(
+                    QRectF(card.left(), card.top() - fm.height() - 2, card.width(), fm.height()),
+                    Qt::AlignCenter, tr("rank %1").arg(r));
+            }
+            continue;
+        }
         // An all-reduce moves whole buffers: one block per card, not chunks.
         const int chunks = summed ? 1 : l.k;
         for (int j = 0; j < chunks; ++j) {
@@ -342,10 +355,12 @@ void FlowView::paintCycle(QPainter& p, const Layout& l, bool withChain) const {
     for (int r = 0; r < l.n && r < static_cast<int>(s.ranks.size()); ++r) {
         const replay::FlowRank& fr = s.ranks[static_cast<std::size_t>(r)];
         const QRectF pill(l.cardLeft(r), l.cycleY, l.cardW, pillH);
+        // Another stage's rank: a pale pill saying so, not a state of this collective's cycle.
+        const QColor fill = otherStage(r) >= 0 ? neutralColor(0xdd) : cycleColor(fr.cycle);
         p.setPen(Qt::NoPen);
-        p.setBrush(cycleColor(fr.cycle));
+        p.setBrush(fill);
         p.drawRoundedRect(pill, pillH / 2, pillH / 2);
-        p.setPen(textOn(cycleColor(fr.cycle)));
+        p.setPen(textOn(fill));
         p.drawText(pill, Qt::AlignCenter,
                    fm.elidedText(rankLabel(r), Qt::ElideRight, static_cast<int>(pill.width()) - 8));
     }

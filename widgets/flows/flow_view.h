@@ -36,7 +36,10 @@ public:
     static QString cycleLabel(replay::UnitCycle c, Phase phase);
     QString title() const;             // what the picture shows, one line
     QString rankLabel(int rank) const; // the rank's state under its column
-    std::int64_t stepsBefore() const;  // a resumed run's: its labels count on (step_number.h)
+    // A pipeline's rank outside the collective's groups: its stage (it runs other units, in a
+    // sequence of its own); −1 for a rank that takes part, or without a pipeline.
+    int otherStage(int rank) const;
+    std::int64_t stepsBefore() const; // a resumed run's: its labels count on (step_number.h)
     static QColor cycleColor(replay::UnitCycle c);
 
     // What the last paint had the room to draw besides the diagram (it never overprints).
