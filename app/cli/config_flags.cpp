@@ -55,6 +55,9 @@ ConfigImportResult importForJob(const std::pair<std::string, std::string>& file,
     config_import::Context ctx;
     ctx.command = command;
     ctx.given = config_import::givenFlags({argv.begin(), argv.end()}, kSwitches);
+    // --micro-batches is --grad-accum's other name: given, it wins over the file's accumulation.
+    if (const auto m = ctx.given.find("--micro-batches"); m != ctx.given.end())
+        ctx.given.emplace("--grad-accum", m->second);
     ctx.worldSize = ranks;
     const std::string model = ctx.given.count("--model") ? ctx.given.at("--model") : "tiny";
     if (const runconfig::ModelPreset* preset = runconfig::findPreset(model)) {
@@ -130,9 +133,12 @@ ConfigImportResult importForEstimate(const std::pair<std::string, std::string>& 
         }
     }
     ctx.accepted = {"--strategy",      "--precision",    "--micro-batch", "--offload-optimizer",
-                    "--offload-param", "--hybrid-group", "--pp"};
+                    "--offload-param", "--hybrid-group", "--pp",          "--micro-batches"};
     if (!ctx.given.count("--ranks")) ctx.accepted.insert("--ranks");
-    ctx.aliases = {{"--offload-params", "--offload-param"}};
+    // estimate's names: its --micro-batches are a pipeline's (DeepSpeed's accumulation steps).
+    ctx.aliases = {{"--offload-params", "--offload-param"}, {"--grad-accum", "--micro-batches"}};
+    if (const auto m = ctx.given.find("--micro-batches"); m != ctx.given.end())
+        ctx.given.emplace("--grad-accum", m->second);
     ConfigImportResult out;
     out.source = file.second;
     out.imported = importFile(file, ctx);

@@ -187,6 +187,7 @@ private:
         const std::int64_t stages = flagValue("--pp").value_or(pipeStages_.value_or(1));
         const std::int64_t tensor = flagValue("--tp").value_or(1);
         if (stages * tensor > 1 && world % (stages * tensor) == 0) world /= stages * tensor;
+        const std::string size = world == ctx_.worldSize ? "world size" : "data-parallel size";
         std::optional<std::int64_t> micro = flagValue("--micro-batch");
         std::optional<std::int64_t> accum = flagValue("--grad-accum");
         if (!micro) micro = micro_;
@@ -196,22 +197,22 @@ private:
             if (*batch_ % times(*accum, world) != 0)
                 bad(keys_[&batch_], *batch_,
                     "is not a multiple of gradient_accumulation_steps " + std::to_string(*accum) +
-                        " × world size " + std::to_string(world));
+                        " × " + size + " " + std::to_string(world));
             micro = *batch_ / times(*accum, world);
-            derivedMicro = "train_batch_size / (accumulation × world size)";
+            derivedMicro = "train_batch_size / (accumulation × " + size + ")";
         } else if (batch_ && micro && !accum) {
             if (*batch_ % times(*micro, world) != 0)
                 bad(keys_[&batch_], *batch_,
-                    "is not a multiple of the micro-batch " + std::to_string(*micro) +
-                        " × world size " + std::to_string(world));
+                    "is not a multiple of the micro-batch " + std::to_string(*micro) + " × " +
+                        size + " " + std::to_string(world));
             accum = *batch_ / times(*micro, world);
-            derivedAccum = "train_batch_size / (micro-batch × world size)";
+            derivedAccum = "train_batch_size / (micro-batch × " + size + ")";
         } else if (batch_ && !micro && !accum) {
             if (*batch_ % world != 0)
                 bad(keys_[&batch_], *batch_,
-                    "is not a multiple of the world size " + std::to_string(world));
+                    "is not a multiple of the " + size + " " + std::to_string(world));
             micro = *batch_ / world;
-            derivedMicro = "train_batch_size / world size";
+            derivedMicro = "train_batch_size / " + size;
         }
         const std::int64_t m = micro.value_or(ctx_.defaultMicroBatch);
         const std::int64_t a = accum.value_or(1);
@@ -219,7 +220,7 @@ private:
         if (batch_ && *batch_ != total)
             bad(keys_[&batch_], *batch_,
                 "must equal micro-batch " + std::to_string(m) + " × gradient accumulation " +
-                    std::to_string(a) + " × world size " + std::to_string(world) + " = " +
+                    std::to_string(a) + " × " + size + " " + std::to_string(world) + " = " +
                     std::to_string(total));
         const runconfig::Limit& mb = runconfig::limitOf(runconfig::Field::MicroBatch);
         const runconfig::Limit& ga = runconfig::limitOf(runconfig::Field::GradAccum);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace shardscope::replay {
 
@@ -187,41 +188,63 @@ void TimelineIndex::update(const ReplayModel& model) {
             }
         }
     }
-    for (std::size_t r = 0; r < lanes_.size(); ++r) {
-        addIdle(lanes_[r], build_[r].fresh[static_cast<std::size_t>(TimelineRow::Compute)], model);
+    addIdle(model);
+    for (std::size_t r = 0; r < lanes_.size(); ++r)
         merge(lanes_[r], build_[r]);
-    }
 }
 
 std::optional<double> TimelineLane::idleFraction() const {
-    if (workWindowNs == 0) return std::nullopt;
-    return static_cast<double>(idleNs) / static_cast<double>(workWindowNs);
+    if (stepIdle.empty()) return std::nullopt;
+    std::vector<double> steps(stepIdle.begin() + (stepIdle.size() > 1 ? 1 : 0), stepIdle.end());
+    std::sort(steps.begin(), steps.end());
+    const std::size_t n = steps.size();
+    return n % 2 == 1 ? steps[n / 2] : (steps[n / 2 - 1] + steps[n / 2]) / 2;
 }
 
-// Steps arrive whole (update indexes complete steps), so a step's spans are all in one call.
-void TimelineIndex::addIdle(TimelineLane& lane, const std::vector<TimelineSpan>& compute,
-                            const ReplayModel& model) {
-    std::vector<const TimelineSpan*> work;
-    for (const TimelineSpan& s : compute)
-        if (s.depth == 0 && (s.kind == SpanKind::Forward || s.kind == SpanKind::Backward))
-            work.push_back(&s);
-    std::sort(work.begin(), work.end(),
-              [](const TimelineSpan* a, const TimelineSpan* b) { return a->beginNs < b->beginNs; });
-    const auto stepOf = [&](const TimelineSpan* s) {
-        return s->beginEvent < model.eventCount() ? model.event(s->beginEvent).step : -1;
+// Steps arrive whole (update indexes complete steps), so every rank's spans of a step are in
+// one call: the step's window is known before any rank's gaps are cut from it.
+void TimelineIndex::addIdle(const ReplayModel& model) {
+    const auto stepOf = [&](const TimelineSpan& s) {
+        return s.beginEvent < model.eventCount() ? model.event(s.beginEvent).step : -1;
     };
-    for (std::size_t i = 0; i < work.size();) {
-        const std::int64_t step = stepOf(work[i]);
-        const std::uint64_t begin = work[i]->beginNs;
-        std::uint64_t end = work[i]->endNs;
-        for (++i; i < work.size() && stepOf(work[i]) == step; ++i) {
-            if (work[i]->beginNs > end) {
-                lane.idle.push_back({end, work[i]->beginNs});
-                lane.idleNs += work[i]->beginNs - end;
+    std::map<std::int64_t, std::pair<std::uint64_t, std::uint64_t>> window; // step → [begin, end)
+    std::vector<std::vector<const TimelineSpan*>> work(lanes_.size());
+    for (std::size_t r = 0; r < lanes_.size(); ++r)
+        for (const TimelineSpan& s :
+             build_[r].fresh[static_cast<std::size_t>(TimelineRow::Compute)])
+            if (s.depth == 0 && (s.kind == SpanKind::Forward || s.kind == SpanKind::Backward)) {
+                work[r].push_back(&s);
+                const auto [it, fresh] = window.try_emplace(stepOf(s), s.beginNs, s.endNs);
+                if (!fresh) {
+                    it->second.first = std::min(it->second.first, s.beginNs);
+                    it->second.second = std::max(it->second.second, s.endNs);
+                }
             }
-            end = std::max(end, work[i]->endNs);
+    for (std::size_t r = 0; r < lanes_.size(); ++r) {
+        auto& spans = work[r];
+        std::sort(spans.begin(), spans.end(), [](const TimelineSpan* a, const TimelineSpan* b) {
+            return a->beginNs < b->beginNs;
+        });
+        TimelineLane& lane = lanes_[r];
+        for (std::size_t i = 0; i < spans.size();) {
+            const std::int64_t step = stepOf(*spans[i]);
+            const auto [begin, end] = window.at(step);
+            std::uint64_t cursor = begin, idle = 0;
+            const auto gap = [&](std::uint64_t to) {
+                if (to <= cursor) return;
+                lane.idle.push_back({cursor, to});
+                idle += to - cursor;
+            };
+            for (; i < spans.size() && stepOf(*spans[i]) == step; ++i) {
+                gap(spans[i]->beginNs);
+                cursor = std::max(cursor, spans[i]->endNs);
+            }
+            gap(end);
+            lane.idleNs += idle;
+            if (end > begin)
+                lane.stepIdle.push_back(static_cast<double>(idle) /
+                                        static_cast<double>(end - begin));
         }
-        lane.workWindowNs += end - begin;
     }
 }
 

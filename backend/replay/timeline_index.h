@@ -185,9 +185,12 @@ struct TimelineSpan {
     std::uint64_t durationNs() const { return endNs - beginNs; }
 };
 
-// Time a rank sat idle inside its step's work: between two of its forward / backward spans
-// (outermost), after the step's first and before its last. With a pipeline that is the stage's
-// bubble (waiting for a neighbour's activation or gradient, and its data-parallel collectives).
+// Time a rank sat idle inside the step's work, as the textbook counts a pipeline's bubble: the
+// window runs from the step's first forward on any rank to its last backward on any rank (the
+// schedule's makespan), and a rank is idle wherever it runs no forward or backward span
+// (outermost) inside it: the pipeline's fill and drain, waits for a neighbour's activation or
+// gradient, its data-parallel collectives. (The report's per-stage note measures between the
+// stage's own first and last compute, as the run's theory schedules it.)
 struct IdleGap {
     std::uint64_t beginNs = 0;
     std::uint64_t endNs = 0;
@@ -210,10 +213,11 @@ struct TimelineLane {
     std::vector<std::uint64_t> memNs;    // after each alloc/free: when …
     std::vector<std::uint64_t> memBytes; // … and the rank's live total then
     std::uint64_t peakBytes = 0;
-    std::vector<IdleGap> idle;      // in time order
-    std::uint64_t idleNs = 0;       // their sum …
-    std::uint64_t workWindowNs = 0; // … within these windows: each step's first to last F/B span
-    // idleNs ÷ workWindowNs: a pipeline stage's measured bubble (nullopt before any work).
+    std::vector<IdleGap> idle;    // in time order
+    std::uint64_t idleNs = 0;     // their sum
+    std::vector<double> stepIdle; // per step: idle ÷ the step's window
+    // A pipeline stage's measured bubble: the median step's share, the first step left out when
+    // there are more (it carries one-off allocation and warm-up); nullopt before any work.
     std::optional<double> idleFraction() const;
 };
 
@@ -261,8 +265,7 @@ private:
     };
     void close(int rank, TimelineRow row, const Open& o, std::uint64_t ns, std::uint64_t event);
     void merge(TimelineLane& lane, RankBuild& b);
-    static void addIdle(TimelineLane& lane, const std::vector<TimelineSpan>& compute,
-                        const ReplayModel& model);
+    void addIdle(const ReplayModel& model);
 
     std::vector<TimelineLane> lanes_;
     std::vector<RankBuild> build_;

@@ -358,6 +358,11 @@ RunReport readRun(const json& j, const std::string& path) {
             stages.size() > static_cast<std::size_t>(out.worldSize))
             throw Bad{"report: theory.stages: expected an array of 2 to " +
                       std::to_string(plan::kMaxPipeStages) + " stages, at most world_size"};
+        const auto pp = out.config.find("pp");
+        if (pp == out.config.end() || !pp->is_number_integer() ||
+            pp->get<std::int64_t>() != static_cast<std::int64_t>(stages.size()))
+            throw Bad{"report: theory.stages: " + std::to_string(stages.size()) +
+                      " stages, but the configuration's pp is not that"};
         std::int32_t next = 0;
         for (const json& item : stages) {
             const Reader s(item, "theory.stages");
@@ -448,6 +453,25 @@ const RankReport& RunReport::worstRank() const {
     return *std::max_element(
         ranks.begin(), ranks.end(),
         [](const RankReport& a, const RankReport& b) { return a.peakTotal < b.peakTotal; });
+}
+
+namespace {
+const StageTheoryValues* stageOf(const RunReport& r, int rank) {
+    const auto stages = static_cast<int>(r.theory.stages.size());
+    if (stages < 2 || r.worldSize < stages || r.worldSize % stages != 0) return nullptr;
+    const int stage = std::clamp(rank / (r.worldSize / stages), 0, stages - 1);
+    return &r.theory.stages[static_cast<std::size_t>(stage)];
+}
+} // namespace
+
+const CategoryBytes& RunReport::theoryModelStatesOf(int rank) const {
+    const StageTheoryValues* s = stageOf(*this, rank);
+    return s ? s->modelStateBytes : theory.modelStateBytes;
+}
+
+std::uint64_t RunReport::predictedPeakOf(int rank) const {
+    const StageTheoryValues* s = stageOf(*this, rank);
+    return s ? s->predictedPeakBytes : theory.predictedPeakBytes;
 }
 
 std::uint64_t RunReport::peakMax() const {

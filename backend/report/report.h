@@ -221,6 +221,10 @@ struct RunReport {
 
     const RankReport& worstRank() const; // the largest peak: it decides whether a job fits
     std::uint64_t peakMax() const;       // over ranks
+    // The theory `rank` is compared with: its pipeline stage's (theory.stages; stage = rank /
+    // (world_size / stages)), the run's single figures without a pipeline.
+    const CategoryBytes& theoryModelStatesOf(int rank) const;
+    std::uint64_t predictedPeakOf(int rank) const;
     bool operator==(const RunReport&) const = default;
 };
 

@@ -22,7 +22,8 @@ void pipelineNotes(const RunConfig& c, const std::vector<theory::ModelStates>& s
                     std::to_string(perStage) + (perStage == 1 ? " rank" : " ranks") + " (T × D), " +
                     std::string(plan::traits(c.pipeSchedule).name) + ", " +
                     std::to_string(c.knobs.gradAccumSteps) +
-                    " micro-batches per step; each rank is compared with its stage's theory; "
+                    (c.knobs.gradAccumSteps == 1 ? " micro-batch" : " micro-batches") +
+                    " per step; each rank is compared with its stage's theory; "
                     "exposed comm includes the pipeline receives' waits, the bubble");
     for (int st = 0; st < stages; ++st) {
         const theory::Scenario s = scenarioOf(c, st);
@@ -32,8 +33,10 @@ void pipelineNotes(const RunConfig& c, const std::vector<theory::ModelStates>& s
             (perStage == 1 ? " (rank " + std::to_string(st)
                            : " (ranks " + std::to_string(st * perStage) + "–" +
                                  std::to_string((st + 1) * perStage - 1)) +
-            "): " + units[static_cast<std::size_t>(u.first)].name + " … " +
-            units[static_cast<std::size_t>(u.end - 1)].name + ", model states " +
+            "): " + units[static_cast<std::size_t>(u.first)].name +
+            (u.end - u.first > 1 ? " … " + units[static_cast<std::size_t>(u.end - 1)].name
+                                 : std::string()) +
+            ", model states " +
             mib(static_cast<double>(states[static_cast<std::size_t>(st)].perRank.total()));
         if (!predicted.empty()) {
             const theory::PeakPrediction& p = predicted[static_cast<std::size_t>(st)];

@@ -91,6 +91,7 @@ TEST(reportSchema, RunReportRoundTrips) {
 // more of them than the run has ranks, are a damaged report.
 TEST(reportSchema, PipelineStagesRoundTripAndAreBounded) {
     RunReport r = sample();
+    r.config["pp"] = 2;
     for (std::int32_t s = 0; s < 2; ++s) {
         StageTheoryValues v;
         v.firstUnit = s * 2;
@@ -111,6 +112,11 @@ TEST(reportSchema, PipelineStagesRoundTripAndAreBounded) {
     json one = j;
     one["theory"]["stages"].erase(1);
     EXPECT_FALSE(fromJson(one));
+    json otherMesh = j; // stages of another pipeline than the run's
+    otherMesh["config"]["pp"] = 4;
+    EXPECT_FALSE(fromJson(otherMesh));
+    otherMesh["config"].erase("pp");
+    EXPECT_FALSE(fromJson(otherMesh));
     json many = j;
     for (int k = 0; k < 70; ++k)
         many["theory"]["stages"].push_back(many["theory"]["stages"][1]);

@@ -427,8 +427,9 @@ void CompareView::buildLedger() {
     theory->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
     for (std::size_t i = 0; i < columns.size(); ++i) {
         peaks->addData(xs[i], static_cast<double>(columns[i].second->peakTotal) / u.scale);
-        const double sum =
-            static_cast<double>(report::stateTotal(columns[i].first->theory.modelStateBytes));
+        // A pipelined run's rank against its own stage's theory (the stages hold other units).
+        const double sum = static_cast<double>(
+            report::stateTotal(columns[i].first->theoryModelStatesOf(columns[i].second->rank)));
         // A short horizontal dash over the bar; NaN breaks the line between bars.
         theory->addData(xs[i] - 0.4, sum / u.scale);
         theory->addData(xs[i] + 0.4, sum / u.scale);
@@ -469,10 +470,16 @@ void CompareView::buildPeak() {
         bars->setBrush(runColor(i));
         bars->setBarsGroup(group);
         if (r.theory.predictedPeakBytes > 0) {
+            // Each rank's prediction across its slot (a pipeline's stages predict their own
+            // peaks); NaN between slots.
             QCPGraph* line = peak_->addGraph();
             line->setPen(QPen(runColor(i), 1.5, Qt::DashLine));
-            line->addData(-0.5, static_cast<double>(r.theory.predictedPeakBytes) / u.scale);
-            line->addData(ranks - 0.5, static_cast<double>(r.theory.predictedPeakBytes) / u.scale);
+            for (const report::RankReport& rk : r.ranks) {
+                const double y = static_cast<double>(r.predictedPeakOf(rk.rank)) / u.scale;
+                line->addData(rk.rank - 0.49, y);
+                line->addData(rk.rank + 0.49, y);
+                line->addData(rk.rank + 0.5, qQNaN());
+            }
             line->removeFromLegend(); // one entry for all: the dash in the run's own colour
         }
     }

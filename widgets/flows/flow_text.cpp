@@ -54,9 +54,12 @@ QString FlowView::cycleLabel(replay::UnitCycle c, Phase phase) {
 int FlowView::otherStage(int rank) const {
     const auto info = model_ ? model_->info() : nullptr;
     if (!info || info->pipeParallel <= 1 || state_.members.empty()) return -1;
+    // A stage with a rank in the collective is this collective's (a message joins two stages).
+    const int stage = info->stageOf(rank);
     for (const auto& g : state_.members)
-        if (std::find(g.begin(), g.end(), rank) != g.end()) return -1;
-    return info->stageOf(rank);
+        for (const int m : g)
+            if (info->stageOf(m) == stage) return -1;
+    return stage;
 }
 
 QString FlowView::rankLabel(int rank) const {

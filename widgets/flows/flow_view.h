@@ -36,8 +36,9 @@ public:
     static QString cycleLabel(replay::UnitCycle c, Phase phase);
     QString title() const;             // what the picture shows, one line
     QString rankLabel(int rank) const; // the rank's state under its column
-    // A pipeline's rank outside the collective's groups: its stage (it runs other units, in a
-    // sequence of its own); −1 for a rank that takes part, or without a pipeline.
+    // A pipeline's rank of a stage with no rank in the collective's groups: its stage (it runs
+    // other units, in a sequence of its own); −1 for a stage that takes part, or without a
+    // pipeline.
     int otherStage(int rank) const;
     std::int64_t stepsBefore() const; // a resumed run's: its labels count on (step_number.h)
     static QColor cycleColor(replay::UnitCycle c);

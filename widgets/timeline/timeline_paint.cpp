@@ -34,7 +34,7 @@ PipelineFacts pipelineFacts(const replay::ReplayModel* model) {
     const auto info = model ? model->info() : nullptr;
     if (!info) return f;
     f.stages = std::max(info->pipeParallel, 1);
-    f.microLabels = f.stages > 1 || info->gradAccum > 1;
+    f.microLabels = info->gradAccum > 1; // one micro-batch a step: nothing to tell apart
     if (f.stages == 1) return f;
     if (const auto s = plan::pipeScheduleFromFlag(info->pipeSchedule)) {
         const std::string_view name = plan::traits(*s).name;
@@ -550,12 +550,17 @@ TimelinePaintStats TimelinePainter::paint(QPainter& p, const QRect& rect, const 
         bold.setBold(true);
         p.save();
         p.setFont(bold);
+        // With the stage's line under it, the name keeps to the compute row (centred lower, it
+        // ran into that line on a short lane).
+        const QRectF comm = g.rowRect(r, replay::TimelineRow::Comm);
+        const bool stageLine = stages > 1 && comm.height() >= fm.height() * 0.8;
         p.drawText(QRectF(rect.left() + 6, compute.top(), frame.gutter - 10,
-                          compute.height() + g.laneH * 0.2),
-                   Qt::AlignLeft | Qt::AlignVCenter, tr("rank %1").arg(r));
+                          stageLine ? std::max(compute.height(), comm.top() - compute.top())
+                                    : compute.height() + g.laneH * 0.2),
+                   Qt::AlignLeft | (stageLine ? Qt::AlignBottom : Qt::AlignVCenter),
+                   tr("rank %1").arg(r));
         p.restore();
-        if (const QRectF comm = g.rowRect(r, replay::TimelineRow::Comm);
-            stages > 1 && comm.height() >= fm.height() * 0.8) {
+        if (stageLine) {
             p.setPen(QColor(90, 90, 90));
             p.drawText(QRectF(rect.left() + 6, comm.top(), frame.gutter - 10, comm.height()),
                        Qt::AlignLeft | Qt::AlignVCenter,
