@@ -4,6 +4,7 @@
 #include "common/category_palette.h"
 #include "common/failure_text.h"
 #include "common/run_labels.h"
+#include "ranks/rank_ledger_geometry.h"
 
 #include <QHelpEvent>
 #include <QMouseEvent>
@@ -15,39 +16,6 @@
 
 namespace shardscope::widgets {
 
-struct RankLedgerView::Geometry {
-    QRect legend;
-    QRect plot; // bars live here
-    int columnWidth = 0;
-    int barWidth = 0;
-    int stripHeight = 0; // unit strip under each bar
-    int textTop = 0;     // rank labels start here
-    QRect failureBand;   // the failure's text, above the plot and its peak labels (empty: none)
-    int ranks = 0;
-    bool compact = false;
-    int tiers = 1;     // bars per column (device, then host / NVMe when offloaded)
-    int bracket = 0;   // room right of each tier bar for the theory's bracket
-    int tierNames = 0; // height of the tier names' row under the bars (0: not drawn)
-    QRect stageBand;   // a pipeline's stage names, above the peak labels (empty: no pipeline)
-    QRect column(int rank) const {
-        return {plot.left() + rank * columnWidth, plot.top(), columnWidth, plot.height()};
-    }
-    QRect bar(int rank) const { return tierBar(rank, 0); }
-    // Device bars weigh 3, the others 2: the device is the tier the lesson is about.
-    QRect tierBar(int rank, int slot) const {
-        const QRect c = column(rank);
-        if (tiers == 1) return {c.center().x() - barWidth / 2, c.top(), barWidth, c.height()};
-        const int gap = 4 + bracket;
-        const int weights = 3 + 2 * (tiers - 1);
-        const int usable = barWidth - gap * (tiers - 1) - bracket;
-        const int unit = std::max(1, usable / weights);
-        int x = c.center().x() - barWidth / 2;
-        for (int i = 0; i < slot; ++i)
-            x += (i == 0 ? 3 : 2) * unit + gap;
-        return {x, c.top(), (slot == 0 ? 3 : 2) * unit, c.height()};
-    }
-};
-
 namespace {
 
 // The axis' labels ("1.95 MB") in the font shown: it grows on a projector.
@@ -57,15 +25,6 @@ int axisWidth(const QFontMetrics& fm) {
 constexpr int kGuideWidth = 104;   // right of the columns: labels of the theory and capacity lines
 constexpr double kSmoothing = 0.3; // fraction of the remaining distance covered per frame
 
-// A unit another pipeline stage holds: no shard of it on this rank.
-QColor otherStageColor() {
-    return neutralColor(0xe4);
-}
-// A pipeline's stage groups: the colour of its messages (pp_send) in the timeline.
-QColor stageColor() {
-    return activityColor(Activity::PipeSend);
-}
-
 } // namespace
 
 RankLedgerView::RankLedgerView(QWidget* parent) : QWidget(parent) {
@@ -74,6 +33,11 @@ RankLedgerView::RankLedgerView(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
     frame_.setInterval(16);
     connect(&frame_, &QTimer::timeout, this, &RankLedgerView::animate);
+}
+
+// A unit another pipeline stage holds: no shard of it on this rank.
+QColor RankLedgerView::otherStageColor() {
+    return neutralColor(0xe4);
 }
 
 void RankLedgerView::setRunInfo(std::shared_ptr<const replay::RunInfo> info) {
@@ -129,29 +93,6 @@ const TierTheory* RankLedgerView::tierTheory(int rank) const {
     const int stage = info_ ? info_->stageOf(rank) : 0;
     return &theories_[static_cast<std::size_t>(
         std::clamp(stage, 0, static_cast<int>(theories_.size()) - 1))];
-}
-
-// TP groups are framed when T cuts the columns into whole groups (0: no frames).
-int RankLedgerView::tensorGroups() const {
-    const int t = info_ ? info_->tensorParallel : 1;
-    const int ranks = static_cast<int>(state_.size());
-    return t > 1 && ranks >= t && ranks % t == 0 ? ranks / t : 0;
-}
-
-// Stages are drawn as groups when they split the columns shown into whole groups.
-int RankLedgerView::stageCount() const {
-    const int p = info_ ? info_->pipeParallel : 1;
-    const int ranks = static_cast<int>(state_.size());
-    return p > 1 && ranks >= p && ranks % p == 0 ? p : 1;
-}
-
-// The worker's dry run of the stage (the handshake's), else this build's.
-std::uint64_t RankLedgerView::stagePredictedPeak(int stage) const {
-    if (!info_) return 0;
-    const auto st = static_cast<std::size_t>(stage);
-    if (st < info_->stageTheory.size()) return info_->stageTheory[st].predictedPeakBytes;
-    if (stageCount() > 1 && st < theories_.size()) return theories_[st].peak[index(Tier::Device)];
-    return info_->predictedPeakBytes;
 }
 
 void RankLedgerView::clear() {
@@ -218,63 +159,6 @@ void RankLedgerView::animate() {
 
 bool RankLedgerView::isCompact() const {
     return static_cast<int>(state_.size()) > kCompactAbove;
-}
-
-// The categories, then (split by tier) one key per off-device tier and the theory's bracket.
-QStringList RankLedgerView::legendLabels() const {
-    QStringList labels;
-    for (Category c : categoryStackOrder())
-        labels << categoryLabel(c);
-    if (tiers_.size() > 1) {
-        for (Tier t : tiers_)
-            if (t != Tier::Device) labels << tierLabel(t);
-        labels << tr("theory per tier");
-    }
-    return labels;
-}
-
-// The keys packed in rows by their own widths (whole names at any font size, as many per row
-// as fit: more per row leave the bars more height), relative to the legend's top-left; then the
-// unit strip's lead and its keys (legendLabels().size() on), the lead kept with its first key.
-std::vector<QRect> RankLedgerView::legendItems(int width) const {
-    const QFontMetrics fm(font());
-    std::vector<QRect> items;
-    int x = 0, y = 0;
-    const auto place = [&](int w, int together) {
-        w = std::min(w, std::max(width, 1));
-        if (x > 0 && x + together > width) {
-            x = 0;
-            y += fm.height() + 2;
-        }
-        items.emplace_back(x, y, w, fm.height());
-        x += w + 14;
-    };
-    for (const QString& label : legendLabels()) {
-        const int w = 20 + fm.horizontalAdvance(label);
-        place(w, w);
-    }
-    const auto keys = unitKeys();
-    const int lead = fm.horizontalAdvance(unitKeyLead()) + 4;
-    place(lead, lead + 14 + 24 + fm.horizontalAdvance(keys.front().second));
-    for (const auto& [colour, text] : keys) {
-        const int w = 24 + fm.horizontalAdvance(text); // its box, a gap and the whole text
-        place(w, w);
-    }
-    return items;
-}
-
-QString RankLedgerView::unitKeyLead() const {
-    return tr("Units under each bar:");
-}
-
-std::vector<std::pair<QColor, QString>> RankLedgerView::unitKeys() const {
-    std::vector<std::pair<QColor, QString>> keys{
-        {categoryColor(Category::ParamShard), tr("its shard only")},
-        {categoryColor(Category::ParamFull), tr("gathered: whole unit")},
-        {QColor(), tr("computing")}};
-    if (stageCount() > 1)
-        keys.insert(keys.begin() + 2, {otherStageColor(), tr("held by another stage")});
-    return keys;
 }
 
 QRect RankLedgerView::plotArea() const {
@@ -359,87 +243,6 @@ void RankLedgerView::paintEvent(QPaintEvent*) {
     paintGuides(p, g);
     paintTensorGroups(p, g);
     paintStages(p, g);
-}
-
-// A pipeline's stages as groups: every other stage's columns on a faint tint of the stage
-// colour, from the peak labels to the rank labels.
-void RankLedgerView::paintStageTints(QPainter& p, const Geometry& g) const {
-    const int stages = stageCount();
-    if (stages <= 1) return;
-    const QFontMetrics fm(font());
-    const int per = g.ranks / stages;
-    QColor tint = stageColor();
-    tint.setAlpha(22);
-    for (int st = 0; st < stages; st += 2) {
-        const QRect first = g.column(st * per), last = g.column(st * per + per - 1);
-        p.fillRect(QRect(first.left() + 1, g.plot.top() - fm.height(),
-                         last.right() - first.left() - 1,
-                         g.textTop - g.plot.top() + fm.height() + 2 * fm.height()),
-                   tint);
-    }
-}
-
-// A pipeline's stages: a bracket over each stage's columns naming its units, in the colour of
-// the messages between stages.
-void RankLedgerView::paintStages(QPainter& p, const Geometry& g) const {
-    const int stages = stageCount();
-    if (stages <= 1 || g.stageBand.isEmpty()) return;
-    const QFontMetrics fm(font());
-    const int per = g.ranks / stages;
-    for (int st = 0; st < stages; ++st) {
-        const QRect first = g.column(st * per), last = g.column(st * per + per - 1);
-        const int left = first.left() + 3, right = last.right() - 3;
-        const int y = g.stageBand.bottom() - 2;
-        p.setPen(QPen(stageColor(), 2));
-        p.drawLine(left, y, right, y);
-        p.drawLine(left, y, left, y + 5);
-        p.drawLine(right, y, right, y + 5);
-        const auto [u0, u1] = info_->stageUnitRange(st);
-        // The longest that fits whole: units and the stage's predicted peak, the units, the name.
-        const QString name = tr("stage %1").arg(st);
-        const QString units =
-            u1 - u0 <= 1 ? QString::fromStdString(info_->unitName(u0))
-                         : tr("%1 … %2").arg(QString::fromStdString(info_->unitName(u0)),
-                                             QString::fromStdString(info_->unitName(u1 - 1)));
-        QString label = name;
-        for (const QString& candidate :
-             {tr("%1 · %2 · theory peak %3")
-                  .arg(name, units, formatDecimal(static_cast<double>(stagePredictedPeak(st)))),
-              tr("%1 · %2").arg(name, units)})
-            if (u1 > u0 && !g.compact && fm.horizontalAdvance(candidate) <= right - left) {
-                label = candidate;
-                break;
-            }
-        p.setPen(stageColor());
-        p.drawText(QRect(left, g.stageBand.top(), right - left, y - g.stageBand.top() - 1),
-                   Qt::AlignHCenter | Qt::AlignBottom | Qt::TextDontClip,
-                   fm.elidedText(label, Qt::ElideRight, right - left));
-    }
-}
-
-// A T × D mesh: each TP group (T consecutive ranks, one DP rank) in a violet frame — the
-// colour of its TP all-reduces in the timeline.
-void RankLedgerView::paintTensorGroups(QPainter& p, const Geometry& g) const {
-    if (tensorGroups() == 0) return;
-    const int t = info_->tensorParallel;
-    const QFontMetrics fm(font());
-    const QColor violet(0x7b, 0x3f, 0xb5);
-    const int above = 2 * fm.height() + 2; // its name's row and the peak labels'
-    // Ranks are (stage, DP rank, TP rank), TP innermost (plan/mesh.h): group k is DP rank k % D.
-    const int dataRanks = std::max(1, g.ranks / (t * stageCount()));
-    for (int k = 0; k < g.ranks / t; ++k) {
-        const QRect first = g.column(k * t), last = g.column(k * t + t - 1);
-        const QRect frame(first.left() + 2, g.plot.top() - above, last.right() - first.left() - 3,
-                          g.textTop - g.plot.top() + above + 2);
-        p.setPen(QPen(violet, 1.5, Qt::DashLine));
-        p.setBrush(Qt::NoBrush);
-        p.drawRoundedRect(frame, 4, 4);
-        p.setPen(violet);
-        p.drawText(QRect(frame.left() + 4, frame.top(), frame.width() - 8, fm.height()),
-                   Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(tr("TP group %1 (DP rank %2)").arg(k).arg(k % dataRanks),
-                                 Qt::ElideRight, frame.width() - 8));
-    }
 }
 
 void RankLedgerView::paintLegend(QPainter& p, const QRect& area) const {
@@ -744,86 +547,11 @@ void RankLedgerView::paintGuides(QPainter& p, const Geometry& g) const {
     }
 }
 
-QString RankLedgerView::failureText() const {
-    if (!failure_) return {};
-    const QString message = widgets::failureText(failure_->message);
-    return failure_->rank >= 0
-               ? tr("Rank %1 failed %2: %3")
-                     .arg(failure_->rank)
-                     .arg(failureWhen(failure_->step, info_ ? info_->stepsBefore : 0))
-                     .arg(message)
-               : tr("The run ended early: %1").arg(message);
-}
-
-QString RankLedgerView::activityText(const replay::RankState& s) const {
-    auto unit = [this](std::int32_t u) {
-        return info_ ? QString::fromStdString(info_->unitName(u)) : QString::number(u);
-    };
-    if (s.collective != CollectiveOp::None)
-        return s.collectiveUnit >= 0
-                   ? tr("%1 %2").arg(collectiveLabel(s.collective), unit(s.collectiveUnit))
-                   : collectiveLabel(s.collective);
-    if (s.phase != Phase::None)
-        return s.computeUnit >= 0 ? tr("%1 %2").arg(phaseLabel(s.phase), unit(s.computeUnit))
-                                  : phaseLabel(s.phase);
-    return {};
-}
-
 int RankLedgerView::rankAt(QPoint pos) const {
     const Geometry g = geometry();
     if (state_.empty() || pos.x() < g.plot.left()) return -1;
     const int r = (pos.x() - g.plot.left()) / g.columnWidth;
     return r < g.ranks ? r : -1;
-}
-
-QString RankLedgerView::tooltipFor(int rank) const {
-    const replay::RankState& s = state_[static_cast<std::size_t>(rank)];
-    QString html = tr("<b>Rank %1</b>: %2 live, peak %3")
-                       .arg(rank)
-                       .arg(formatBoth(static_cast<double>(s.liveTotal)),
-                            formatBoth(static_cast<double>(s.peakTotal)));
-    for (auto it = categoryStackOrder().rbegin(); it != categoryStackOrder().rend(); ++it) {
-        const std::uint64_t b = s.live.category(*it); // over the tiers; the split follows below
-        if (b == 0) continue;
-        const auto wire = categoryName(*it);
-        html += QStringLiteral("<br><span style='color:%1'>■</span> %2 <i>(%3)</i>: %4")
-                    .arg(categoryColor(*it).name(), categoryLabel(*it).toHtmlEscaped(),
-                         QString::fromLatin1(wire.data(), static_cast<qsizetype>(wire.size())),
-                         formatDecimal(static_cast<double>(b)));
-    }
-    if (tiers_.size() > 1) {
-        for (Tier t : tiers_) {
-            std::uint64_t states = 0;
-            for (Category c : kAllCategories)
-                if (stateGroup(c) != StateGroup::Other) states += s.live.at(c, t);
-            QString line =
-                tr("%1: %2 live, peak %3, model states %4")
-                    .arg(tierLabel(t), formatDecimal(static_cast<double>(s.live.tier(t))),
-                         formatDecimal(static_cast<double>(s.peakByTier[index(t)])),
-                         formatDecimal(static_cast<double>(states)));
-            if (const TierTheory* theory = tierTheory(rank))
-                line += QLatin1Char(' ') +
-                        tr("(theory %1)")
-                            .arg(formatDecimal(static_cast<double>(theory->modelStates.tier(t))));
-            html += QStringLiteral("<br>") + line.toHtmlEscaped();
-        }
-    }
-    if (stageCount() > 1) {
-        const int st = info_->stageOf(rank);
-        const auto [u0, u1] = info_->stageUnitRange(st);
-        html += QStringLiteral("<br>") +
-                tr("Pipeline stage %1 of %2: units %3 … %4, theory peak %5")
-                    .arg(st)
-                    .arg(stageCount())
-                    .arg(QString::fromStdString(info_->unitName(u0)),
-                         QString::fromStdString(info_->unitName(std::max(u0, u1 - 1))),
-                         formatDecimal(static_cast<double>(stagePredictedPeak(st))))
-                    .toHtmlEscaped();
-    }
-    const QString activity = activityText(s);
-    if (!activity.isEmpty())
-        html += QStringLiteral("<br>") + tr("Now: %1").arg(activity.toHtmlEscaped());
-    return html;
 }
 
 void RankLedgerView::mousePressEvent(QMouseEvent* event) {

@@ -76,8 +76,9 @@ private:
     void paintTensorGroups(QPainter& p, const Geometry& g) const;
     void paintStages(QPainter& p, const Geometry& g) const;
     void paintStageTints(QPainter& p, const Geometry& g) const;
-    int stageCount() const;   // the pipeline's stages drawn as groups (1: none)
-    int tensorGroups() const; // TP groups drawn as frames (0: none)
+    static QColor otherStageColor(); // a unit strip's cell of another stage's unit
+    int stageCount() const;          // the pipeline's stages drawn as groups (1: none)
+    int tensorGroups() const;        // TP groups drawn as frames (0: none)
     std::uint64_t stagePredictedPeak(int stage) const;
     void paintColumn(QPainter& p, const Geometry& g, int rank) const;
     void paintTierBar(QPainter& p, const Geometry& g, int rank, std::size_t slot) const;
