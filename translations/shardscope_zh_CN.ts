@@ -437,6 +437,14 @@
         <source>Rank %1 has received %2 from its neighbouring stage.</source>
         <translation>rank %1 已从相邻阶段收到 %2。</translation>
     </message>
+    <message>
+        <source>Rank %1 runs %2&apos;s backward for its input only: the gradient the previous stage waits for. Its weight gradients come later (W).</source>
+        <translation>rank %1 只为 %2 的输入运行反向计算：这是前一阶段正在等待的梯度。它的权重梯度稍后计算（W）。</translation>
+    </message>
+    <message>
+        <source>Rank %1 computes %2&apos;s weight gradients (W), deferred from its backward: no stage waits for them, so the zero-bubble schedule runs them where the pipeline would idle.</source>
+        <translation>rank %1 计算 %2 的权重梯度（W），它们从反向计算中推迟而来：没有阶段在等待它们，因此零气泡调度把它们放在流水线原本空闲的时候执行。</translation>
+    </message>
 </context>
 <context>
     <name>FailureText</name>
@@ -1010,6 +1018,10 @@
         <source>pipeline receive</source>
         <translation>流水线接收</translation>
     </message>
+    <message>
+        <source>weight gradients</source>
+        <translation>权重梯度</translation>
+    </message>
 </context>
 <context>
     <name>RunRequest</name>
@@ -1418,6 +1430,10 @@
     <message>
         <source>bubble</source>
         <translation>气泡</translation>
+    </message>
+    <message>
+        <source>W%1 %2</source>
+        <translation>W%1 %2</translation>
     </message>
 </context>
 <context>

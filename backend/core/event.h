@@ -38,8 +38,11 @@ inline constexpr std::size_t kEventKindCount = 11;
 // What a compute span is doing. Recompute is the forward replay of a checkpointed block
 // inside backward, so the timeline can show the extra work checkpointing costs.
 // Save is a rank writing its part of a checkpoint (bytes: its file's, on the span's end).
-enum class Phase : std::uint8_t { None, Forward, Backward, Optimizer, Recompute, Save };
-inline constexpr std::size_t kPhaseCount = 6;
+// WeightGrad is the second half of a split backward (the zb1 pipeline schedule): a unit's
+// weight gradients, computed after its input gradients (Backward) have left for the previous
+// stage.
+enum class Phase : std::uint8_t { None, Forward, Backward, Optimizer, Recompute, Save, WeightGrad };
+inline constexpr std::size_t kPhaseCount = 7;
 
 // The one collective vocabulary: events, the communicators' statistics, the theory engine's
 // volumes and plan/collective.h's traits table are all indexed by it. None (0) marks events
@@ -107,7 +110,7 @@ inline constexpr std::array<std::string_view, kEventKindCount> kEventKindNames =
     "collective_end", "step_begin", "step_end",      "transfer_begin", "transfer_end",
     "transfer_wait"};
 inline constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {
-    "none", "forward", "backward", "optimizer", "recompute", "save"};
+    "none", "forward", "backward", "optimizer", "recompute", "save", "weight_grad"};
 inline constexpr std::array<std::string_view, kCollectiveOpCount> kCollectiveOpNames = {
     "none",      "all_gather",    "reduce_scatter", "all_reduce",
     "broadcast", "tp_all_reduce", "pp_send",        "pp_recv"};
@@ -115,7 +118,7 @@ inline constexpr std::array<std::string_view, kTransferCount> kTransferNames = {
     "none", "device_to_host", "host_to_device", "nvme_read", "nvme_write"};
 static_assert(kEventKindNames.size() == static_cast<std::size_t>(EventKind::TransferWait) + 1);
 static_assert(kTransferNames.size() == static_cast<std::size_t>(Transfer::NvmeWrite) + 1);
-static_assert(kPhaseNames.size() == static_cast<std::size_t>(Phase::Save) + 1);
+static_assert(kPhaseNames.size() == static_cast<std::size_t>(Phase::WeightGrad) + 1);
 static_assert(kCollectiveOpNames.size() == static_cast<std::size_t>(CollectiveOp::PipeRecv) + 1);
 
 constexpr std::string_view eventKindName(EventKind k) {

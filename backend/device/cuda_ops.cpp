@@ -199,14 +199,16 @@ void CudaOps::linearBackward(const float* dy, const float* x, const float* w, fl
     }
     // dy, x and (only for dx) W rounded to bf16; both GEMMs by the Bf16 overload. dbias is the
     // fp32 column sum of the fp32 dy, as in fp32 mode (the bias is no GEMM operand).
-    const std::uint64_t dyBytes = castBytesOf(rows, out), xBytes = castBytesOf(rows, in);
+    // Only the dx GEMM reads W, only the dW GEMM x (a split backward runs them apart).
+    const std::uint64_t dyBytes = castBytesOf(rows, out);
+    const std::uint64_t xBytes = dw ? castBytesOf(rows, in) : 0;
     const std::uint64_t wBytes = dx ? castBytesOf(in, out) : 0;
     void* base = castSpace(dyBytes + xBytes + wBytes);
     Bf16* dyb = at(base, 0);
-    Bf16* xb = at(base, dyBytes);
-    Bf16* wb = dx ? at(base, dyBytes + xBytes) : nullptr; // only the dx GEMM reads W
+    Bf16* xb = dw ? at(base, dyBytes) : nullptr;
+    Bf16* wb = dx ? at(base, dyBytes + xBytes) : nullptr;
     kc::toBf16(dy, dyb, rows * out, stream_);
-    kc::toBf16(x, xb, rows * in, stream_);
+    if (dw) kc::toBf16(x, xb, rows * in, stream_);
     if (dx) kc::toBf16(w, wb, in * out, stream_);
     kc::linearBackward(*blas_, dyb, xb, wb, dx, dw, nullptr, rows, in, out);
     if (dbias) kc::columnSum(dy, dbias, rows, out, stream_);

@@ -73,6 +73,8 @@ public:
     virtual void linearForward(const float* x, const float* w, const float* bias, float* y,
                                std::int64_t rows, std::int64_t in, std::int64_t out,
                                bool accumulate) = 0;
+    // dx += dy·Wᵀ, dW += xᵀ·dy, dbias += Σ dy, each skipped when its pointer is null (also in
+    // linearBackwardBf16): a split backward (zb1) runs dx alone, then dW and dbias alone.
     virtual void linearBackward(const float* dy, const float* x, const float* w, float* dx,
                                 float* dw, float* dbias, std::int64_t rows, std::int64_t in,
                                 std::int64_t out) = 0;

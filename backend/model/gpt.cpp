@@ -4,6 +4,8 @@
 #include "device/ops.h"
 
 #include <algorithm>
+#include <cstring>
+#include <span>
 #include <string>
 
 namespace shardscope::model {
@@ -18,6 +20,22 @@ void checkIds(const std::vector<std::int32_t>& ids, std::int64_t vocab, const ch
         if (id < 0 || id >= vocab)
             throwInvalid(std::string(what) + " id " + std::to_string(id) +
                          " is outside the vocabulary (" + std::to_string(vocab) + ")");
+}
+
+// The LayerNorm parameters of a unit kind, d floats each: the parameter gradients a split
+// backward's B computes (GptModel::Deferred::normGrads, in this order).
+std::span<const char* const> normGradSlots(plan::UnitKind kind) {
+    static constexpr const char* kBlock[] = {"ln1.weight", "ln1.bias", "ln2.weight", "ln2.bias"};
+    static constexpr const char* kHead[] = {"ln_f.weight", "ln_f.bias"};
+    switch (kind) {
+    case plan::UnitKind::Block:
+        return kBlock;
+    case plan::UnitKind::Head:
+        return kHead;
+    case plan::UnitKind::Embedding:
+        break;
+    }
+    return {};
 }
 
 } // namespace
@@ -35,6 +53,7 @@ GptModel::GptModel(ModelConfig config, device::Device& device)
     if (config_.microBatch < 1) throwInvalid("micro-batch must be at least 1");
     outs_.resize(units_.size());
     blocks_.resize(units_.size());
+    deferred_.resize(units_.size());
 }
 
 Buffer GptModel::activation(std::uint64_t floats, std::int32_t unit) {
@@ -51,6 +70,15 @@ const float* GptModel::slot(const float* params, std::int32_t unit, const char* 
 
 float* GptModel::slot(float* grads, std::int32_t unit, const char* name) const {
     return grads + units_[static_cast<std::size_t>(unit)].slot(name).offset;
+}
+
+float* GptModel::normGrad(float* grads, std::int32_t unit, const char* name) {
+    if (!splitting_) return slot(grads, unit, name);
+    const auto names = normGradSlots(units_[static_cast<std::size_t>(unit)].kind());
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (std::strcmp(names[i], name) == 0)
+            return splitting_->normGrads.ptr<float>() + i * static_cast<std::uint64_t>(d_);
+    throw Error(ErrorKind::Internal, std::string("normGrad: ") + name + " is not a LayerNorm's");
 }
 
 // Note: paramsBf16_ lives for one forward/backward call (the strategy may free or move the
@@ -92,19 +120,47 @@ void GptModel::linear(std::int32_t unit, const float* p, const Buffer& x, const 
                            accumulate);
 }
 
-void GptModel::linearGrad(std::int32_t unit, const float* p, float* g, const float* dy,
-                          const Buffer& x, const char* w, const char* bias, float* dx,
-                          std::int64_t rows, std::int64_t in, std::int64_t out) {
-    float* db = bias ? slot(g, unit, bias) : nullptr;
-    if (!bf16Gemm_)
-        return ops_.linearBackward(dy, x.ptr<const float>(), slot(p, unit, w), dx, slot(g, unit, w),
-                                   db, rows, in, out);
+void GptModel::linearGrad(std::int32_t unit, const float* p, float* g, const float* dy, Buffer& x,
+                          const char* w, const char* bias, float* dx, std::int64_t rows,
+                          std::int64_t in, std::int64_t out, Buffer* dyOwner) {
     const auto offset = units_[static_cast<std::size_t>(unit)].slot(w).offset;
     const auto n = static_cast<std::uint64_t>(rows * out);
+    // B of a split backward: dx now, dW and dbias by W from what is kept here.
+    float* dw = splitting_ ? nullptr : slot(g, unit, w);
+    float* db = splitting_ || !bias ? nullptr : slot(g, unit, bias);
+    if (!bf16Gemm_) {
+        ops_.linearBackward(dy, x.ptr<const float>(), slot(p, unit, w), dx, dw, db, rows, in, out);
+    } else {
+        const Buffer dyBf16 =
+            device_.allocateArray<Bf16>(n, {Category::Workspace, Tier::Device, unit});
+        ops_.toBf16(dy, dyBf16.ptr<Bf16>(), n);
+        ops_.linearBackwardBf16(dy, dyBf16.ptr<const Bf16>(), x.ptr<const Bf16>(),
+                                paramsBf16_ + offset, dx, dw, db, rows, in, out);
+    }
+    if (!splitting_) return;
+    DeferredLinear kept{std::move(x), {}, w, bias, rows, in, out};
+    if (dyOwner) {
+        kept.dy = std::move(*dyOwner);
+    } else { // the caller goes on writing into dy (the residual stream): a copy
+        kept.dy = workspace(n, unit, false);
+        ops_.copy(kept.dy.data(), dy, n * sizeof(float));
+    }
+    splitting_->linears.push_back(std::move(kept));
+}
+
+void GptModel::weightGrad(std::int32_t unit, float* g, const DeferredLinear& l) {
+    float* dw = slot(g, unit, l.weight);
+    float* db = l.bias ? slot(g, unit, l.bias) : nullptr;
+    const float* dy = l.dy.ptr<const float>();
+    if (!bf16Gemm_)
+        return ops_.linearBackward(dy, l.x.ptr<const float>(), nullptr, nullptr, dw, db, l.rows,
+                                   l.in, l.out);
+    // The bf16 copy of dy B made for its dx GEMM, made again: the same rounding, the same bits.
+    const auto n = static_cast<std::uint64_t>(l.rows * l.out);
     const Buffer dyBf16 = device_.allocateArray<Bf16>(n, {Category::Workspace, Tier::Device, unit});
     ops_.toBf16(dy, dyBf16.ptr<Bf16>(), n);
-    ops_.linearBackwardBf16(dy, dyBf16.ptr<const Bf16>(), x.ptr<const Bf16>(), paramsBf16_ + offset,
-                            dx, slot(g, unit, w), db, rows, in, out);
+    ops_.linearBackwardBf16(dy, dyBf16.ptr<const Bf16>(), l.x.ptr<const Bf16>(), nullptr, nullptr,
+                            dw, db, l.rows, l.in, l.out);
 }
 
 void GptModel::forward(std::int32_t unit, const float* params, const Batch& batch,
@@ -143,7 +199,66 @@ void GptModel::backward(std::int32_t unit, const float* params, float* grads,
     }
 }
 
+void GptModel::backwardInput(std::int32_t unit, const float* params, const Bf16* paramsBf16) {
+    if (unit < 0 || unit >= unitCount())
+        throw Error(ErrorKind::Internal, "backwardInput: bad unit");
+    Deferred& kept = deferred_[static_cast<std::size_t>(unit)];
+    if (kept.pending)
+        throw Error(ErrorKind::Internal, "backwardInput: the unit's weight gradients are pending");
+    const Bf16Params bf16(paramsBf16_, paramsBf16);
+    const plan::UnitKind kind = units_[static_cast<std::size_t>(unit)].kind();
+    kept = Deferred{};
+    kept.pending = true;
+    if (const auto norms = normGradSlots(kind); !norms.empty())
+        kept.normGrads = workspace(norms.size() * static_cast<std::uint64_t>(d_), unit, true);
+    // Note: splitting_ routes linearGrad and the LayerNorms' gradients into `kept` for this call.
+    splitting_ = &kept;
+    struct Reset {
+        Deferred*& at;
+        ~Reset() { at = nullptr; }
+    } const reset{splitting_};
+    switch (kind) {
+    case plan::UnitKind::Embedding: // no input gradient: all of it is W's
+        kept.tokenIds = std::move(tokenIds_);
+        kept.embeddingGrad = std::move(gradStream_);
+        break;
+    case plan::UnitKind::Block:
+        blockBackward(unit, params, nullptr);
+        break;
+    case plan::UnitKind::Head:
+        headBackward(params, nullptr);
+        break;
+    }
+}
+
+void GptModel::backwardWeights(std::int32_t unit, float* grads) {
+    if (unit < 0 || unit >= unitCount())
+        throw Error(ErrorKind::Internal, "backwardWeights: bad unit");
+    Deferred& kept = deferred_[static_cast<std::size_t>(unit)];
+    if (!kept.pending)
+        throw Error(ErrorKind::Internal, "backwardWeights: no input gradient of the unit before");
+    const plan::UnitLayout& layout = units_[static_cast<std::size_t>(unit)];
+    if (layout.kind() == plan::UnitKind::Embedding) {
+        ops_.embeddingBackward(kept.tokenIds.ptr<std::int32_t>(), kept.embeddingGrad.ptr<float>(),
+                               slot(grads, 0, "wte"), slot(grads, 0, "wpe"), config_.microBatch,
+                               config_.shape.seqLen, d_, config_.shape.vocab);
+    } else {
+        const auto norms = normGradSlots(layout.kind());
+        for (std::size_t i = 0; i < norms.size(); ++i) {
+            float* into = slot(grads, unit, norms[i]);
+            ops_.add(into, kept.normGrads.ptr<const float>() + i * static_cast<std::uint64_t>(d_),
+                     into, d_);
+        }
+        // In B's order: each layer's dW and dbias as the fused backward computes them.
+        for (const DeferredLinear& l : kept.linears)
+            weightGrad(unit, grads, l);
+    }
+    kept = Deferred{};
+}
+
 void GptModel::discardActivations() {
+    for (Deferred& d : deferred_)
+        d = Deferred{};
     tokenIds_.reset();
     for (Buffer& b : outs_)
         b.reset();
@@ -310,13 +425,13 @@ void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
     dGelu.reset();
     Buffer dLn2 = workspace(td, unit, true);
     linearGrad(unit, p, g, dFcPre.ptr<float>(), a.ln2Out, "mlp.fc.weight", "mlp.fc.bias",
-               dLn2.ptr<float>(), T, d, fl);
+               dLn2.ptr<float>(), T, d, fl, &dFcPre);
     a.ln2Out.reset();
     dFcPre.reset();
     tpSum(dLn2, td, unit); // column-parallel input gradient: partial over this rank's features
     ops_.layerNormBackward(dLn2.ptr<float>(), a.resid1.ptr<float>(), a.ln2Stats.ptr<float>(),
                            a.ln2Stats.ptr<float>() + T, slot(p, unit, "ln2.weight"), dStream,
-                           slot(g, unit, "ln2.weight"), slot(g, unit, "ln2.bias"), T, d);
+                           normGrad(g, unit, "ln2.weight"), normGrad(g, unit, "ln2.bias"), T, d);
     a.resid1.reset();
     a.ln2Stats.reset();
     dLn2.reset();
@@ -337,14 +452,14 @@ void GptModel::blockBackward(std::int32_t unit, const float* p, float* g) {
     dAttn.reset();
     Buffer dLn1 = workspace(td, unit, true);
     linearGrad(unit, p, g, dQkv.ptr<float>(), a.ln1Out, "attn.qkv.weight", "attn.qkv.bias",
-               dLn1.ptr<float>(), T, d, 3 * dl);
+               dLn1.ptr<float>(), T, d, 3 * dl, &dQkv);
     a.ln1Out.reset();
     dQkv.reset();
     tpSum(dLn1, td, unit);
     Buffer& input = outs_[static_cast<std::size_t>(unit - 1)];
     ops_.layerNormBackward(dLn1.ptr<float>(), input.ptr<float>(), a.ln1Stats.ptr<float>(),
                            a.ln1Stats.ptr<float>() + T, slot(p, unit, "ln1.weight"), dStream,
-                           slot(g, unit, "ln1.weight"), slot(g, unit, "ln1.bias"), T, d);
+                           normGrad(g, unit, "ln1.weight"), normGrad(g, unit, "ln1.bias"), T, d);
     a.ln1Stats.reset();
     dLn1.reset();
     input.reset(); // the previous unit's output: this was its last use
@@ -388,15 +503,15 @@ void GptModel::headBackward(const float* p, float* g) {
     head_.targets.reset();
     Buffer dLnf = workspace(td, unit, true);
     linearGrad(unit, p, g, dLogits, head_.lnfOut, "lm_head.weight", nullptr, dLnf.ptr<float>(), T,
-               d, vocab);
+               d, vocab, &head_.probs);
     head_.probs.reset();
     head_.lnfOut.reset();
     gradStream_ = workspace(td, unit, true);
     Buffer& input = outs_[static_cast<std::size_t>(unit - 1)];
     ops_.layerNormBackward(dLnf.ptr<float>(), input.ptr<float>(), head_.lnfStats.ptr<float>(),
                            head_.lnfStats.ptr<float>() + T, slot(p, unit, "ln_f.weight"),
-                           gradStream_.ptr<float>(), slot(g, unit, "ln_f.weight"),
-                           slot(g, unit, "ln_f.bias"), T, d);
+                           gradStream_.ptr<float>(), normGrad(g, unit, "ln_f.weight"),
+                           normGrad(g, unit, "ln_f.bias"), T, d);
     head_.lnfStats.reset();
     dLnf.reset();
     input.reset();

@@ -62,6 +62,17 @@ public:
     void backward(std::int32_t unit, const float* params, float* grads,
                   const Bf16* paramsBf16 = nullptr);
 
+    // A split backward (the zb1 pipeline schedule) in two calls per unit, the same arithmetic as
+    // backward(): backwardInput(u) (B) computes the gradient of the unit's input, which the
+    // previous unit or stage waits for, and its LayerNorms' parameter gradients; it keeps what
+    // the linear layers' weight gradients need — their inputs (activations) and output gradients
+    // (workspace) — until backwardWeights(u) (W) computes every parameter gradient of the unit
+    // into `grads` (ACCUMULATES, like backward) and frees them. W needs no parameters: the
+    // strategy may reshard the unit after B. The embedding has no input gradient: its B keeps
+    // the gradient of its output, its W scatters it.
+    void backwardInput(std::int32_t unit, const float* params, const Bf16* paramsBf16 = nullptr);
+    void backwardWeights(std::int32_t unit, float* grads);
+
     // Frees every saved activation and the gradient in flight (a step abandoned midway).
     void discardActivations();
 
@@ -92,19 +103,41 @@ private:
         device::Buffer lnfStats, lnfOut, probs, targets;
     };
 
+    // What a unit's W needs from its B (backwardInput): per linear layer its input x and output
+    // gradient dy; the LayerNorms' gradients B computed (normGradSlots' order, d floats each);
+    // the embedding's token ids and output gradient.
+    struct DeferredLinear {
+        device::Buffer x, dy;
+        const char* weight = nullptr;
+        const char* bias = nullptr;
+        std::int64_t rows = 0, in = 0, out = 0;
+    };
+    struct Deferred {
+        bool pending = false;
+        std::vector<DeferredLinear> linears;
+        device::Buffer normGrads, tokenIds, embeddingGrad;
+    };
+
     device::Buffer activation(std::uint64_t floats, std::int32_t unit);
     device::Buffer workspace(std::uint64_t floats, std::int32_t unit, bool zeroed);
     const float* slot(const float* params, std::int32_t unit, const char* name) const;
     float* slot(float* grads, std::int32_t unit, const char* name) const;
+    // Where a LayerNorm's parameter gradient goes: its slot of `grads`, or during a B the unit's
+    // small buffer (Deferred::normGrads) that W copies into place.
+    float* normGrad(float* grads, std::int32_t unit, const char* name);
     // A linear layer y (+)= x·W + b of the unit's tensors named `w` and `bias` (may be null), and
     // its backward: fp32 GEMMs, or bf16 ones with bf16Gemm_ — then x is a GEMM input
-    // made by gemmInput (bf16) and dy is copied to bf16 workspace for the call.
+    // made by gemmInput (bf16) and dy is copied to bf16 workspace for the call. During a B
+    // (splitting_) linearGrad computes dx only and keeps x (moved out of the caller's buffer)
+    // and dy (moved from dyOwner where the caller is done with it, else copied) for W.
     void linear(std::int32_t unit, const float* p, const device::Buffer& x, const char* w,
                 const char* bias, float* y, std::int64_t rows, std::int64_t in, std::int64_t out,
                 bool accumulate);
-    void linearGrad(std::int32_t unit, const float* p, float* g, const float* dy,
-                    const device::Buffer& x, const char* w, const char* bias, float* dx,
-                    std::int64_t rows, std::int64_t in, std::int64_t out);
+    void linearGrad(std::int32_t unit, const float* p, float* g, const float* dy, device::Buffer& x,
+                    const char* w, const char* bias, float* dx, std::int64_t rows, std::int64_t in,
+                    std::int64_t out, device::Buffer* dyOwner = nullptr);
+    // W of one deferred linear layer: dW and dbias into the unit's gradient `g`.
+    void weightGrad(std::int32_t unit, float* g, const DeferredLinear& l);
     // An activation only linear layers read (LayerNorm, attention and GELU outputs): `produce`
     // writes it in fp32; on the bf16 path it is kept in bf16 (as autocast saves the cast copy),
     // the fp32 values a transient workspace.
@@ -137,6 +170,8 @@ private:
     double loss_ = 0.0;
     bool bf16Gemm_ = false;
     const Bf16* paramsBf16_ = nullptr; // the unit's bf16 parameters during forward/backward
+    std::vector<Deferred> deferred_;   // by unit: what each unit's W waits for
+    Deferred* splitting_ = nullptr;    // during a B: the unit's Deferred
 };
 
 } // namespace shardscope::model

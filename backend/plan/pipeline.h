@@ -39,7 +39,7 @@ inline constexpr std::array<PipeScheduleTraits, kPipeScheduleCount> kPipeSchedul
     {PipeSchedule::GPipe, "gpipe", "GPipe", false, false, false},
     {PipeSchedule::OneFOneB, "1f1b", "1F1B", false, false, false},
     {PipeSchedule::Interleaved, "interleaved", "Interleaved 1F1B", true, false, true},
-    {PipeSchedule::ZeroBubbleH1, "zb1", "Zero Bubble (ZB-H1)", false, true, false},
+    {PipeSchedule::ZeroBubbleH1, "zb1", "Zero Bubble H1", false, true, false},
 }};
 static_assert(kPipeScheduleTraits[static_cast<std::size_t>(PipeSchedule::ZeroBubbleH1)].kind ==
                   PipeSchedule::ZeroBubbleH1,

@@ -48,9 +48,10 @@ public:
                         const strategy::MicroStep& m) override {
         inner_.storeGradients(u, g, m);
     }
-    void afterBackward(std::int32_t u, const strategy::MicroStep& m) override {
+    void afterInputGradients(std::int32_t u) override { inner_.afterInputGradients(u); }
+    void afterWeightGradients(std::int32_t u, const strategy::MicroStep& m) override {
         phase_ = "gradient reduction of " + unitName(u);
-        inner_.afterBackward(u, m);
+        inner_.afterWeightGradients(u, m);
     }
     void endBackward(const strategy::MicroStep& m) override {
         phase_ = "gradient reduce-scatter";

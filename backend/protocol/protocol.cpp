@@ -25,13 +25,15 @@ template <class E> constexpr bool fitsU8(std::size_t count) {
 static_assert(fitsU8<EventKind>(kEventKindCount) && fitsU8<Category>(kCategoryCount) &&
               fitsU8<Tier>(kTierCount) && fitsU8<Phase>(kPhaseCount) &&
               fitsU8<CollectiveOp>(kCollectiveOpCount) && fitsU8<Transfer>(kTransferCount));
-// Version 4's event layout; a different size means a changed layout and a new kProtocolVersion.
+// Version 5's event layout; a different size means a changed layout and a new kProtocolVersion.
 static_assert(kEventBytes == 44 && kEventBytesV3 == 42 && kEventBytesV2 == 41 &&
-                  kProtocolVersion == 4,
+                  kProtocolVersion == 5,
               "event layout changed: bump kProtocolVersion");
 // What version 2 could name: its kinds and enum ranges, before transfers (and an old writer may
 // not have known Phase::Save or CollectiveOp::TpAllReduce, appended last; reading them is safe).
 constexpr std::size_t kEventKindCountV2 = static_cast<std::size_t>(EventKind::StepEnd) + 1;
+// Before version 5 no phase came after Save.
+constexpr std::size_t kPhaseCountV4 = static_cast<std::size_t>(Phase::Save) + 1;
 
 constexpr std::array<std::uint32_t, 256> crcTable() {
     std::array<std::uint32_t, 256> t{};
@@ -146,7 +148,8 @@ Event getEvent(Reader& r, std::uint32_t version) {
                                     "kind");
     e.category = checkedEnum<Category>(r.get<std::uint8_t>(), kCategoryCount, "category");
     e.tier = checkedEnum<Tier>(r.get<std::uint8_t>(), kTierCount, "tier");
-    e.phase = checkedEnum<Phase>(r.get<std::uint8_t>(), kPhaseCount, "phase");
+    e.phase = checkedEnum<Phase>(r.get<std::uint8_t>(), version >= 5 ? kPhaseCount : kPhaseCountV4,
+                                 "phase");
     e.collective =
         checkedEnum<CollectiveOp>(r.get<std::uint8_t>(), kCollectiveOpCount, "collective");
     if (!v2) e.transfer = checkedEnum<Transfer>(r.get<std::uint8_t>(), kTransferCount, "transfer");

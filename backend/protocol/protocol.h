@@ -10,9 +10,10 @@
 // Note: bump kProtocolVersion whenever a record's payload changes; readers refuse other
 // versions with a message naming both (no best-effort decoding of a foreign layout).
 // Event enum values are part of this format (see core/event.h, core/categories.h).
-// Versions read: kProtocolVersion and kOldestReadableVersion up to it. Version 3 is version 4
-// without micro-batches: an event has no micro-batch field (kEventBytesV3). Version 2 is version
-// 3 without transfers: an event has no transfer byte (kEventBytesV2) and no Transfer* kind.
+// Versions read: kProtocolVersion and kOldestReadableVersion up to it. Version 4 is version 5
+// without Phase::WeightGrad (the same layout; its writers never split a backward). Version 3 is
+// version 4 without micro-batches: an event has no micro-batch field (kEventBytesV3). Version 2 is
+// version 3 without transfers: an event has no transfer byte (kEventBytesV2) and no Transfer* kind.
 #include "core/event.h"
 #include "core/printable.h"
 
@@ -27,7 +28,7 @@
 namespace shardscope::protocol {
 
 inline constexpr std::string_view kMagic = "SSTRACE\n";
-inline constexpr std::uint32_t kProtocolVersion = 4;
+inline constexpr std::uint32_t kProtocolVersion = 5;
 inline constexpr std::uint32_t kOldestReadableVersion = 2;
 inline constexpr std::size_t kHeaderBytes = 12;             // magic + version
 inline constexpr std::size_t kRecordHeaderBytes = 9;        // length + type + checksum

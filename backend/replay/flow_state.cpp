@@ -175,8 +175,9 @@ Phase phaseOf(const ReplayModel& m, const CollectiveGroup& g, CollectiveScope sc
     for (std::uint64_t d = 1; d <= kPhaseLookahead; ++d) {
         if (forwardLook ? g.firstBegin + d >= n : d > g.firstBegin) break;
         const Event& e = m.event(forwardLook ? g.firstBegin + d : g.firstBegin - d);
-        if (e.kind == EventKind::ComputeBegin && e.unit == g.unit)
-            return e.phase == Phase::Recompute ? Phase::Backward : e.phase;
+        if (e.kind == EventKind::ComputeBegin && e.unit == g.unit) // W: a split backward's half
+            return e.phase == Phase::Recompute || e.phase == Phase::WeightGrad ? Phase::Backward
+                                                                               : e.phase;
     }
     return Phase::None;
 }

@@ -212,7 +212,8 @@ void TimelineIndex::addIdle(const ReplayModel& model) {
     for (std::size_t r = 0; r < lanes_.size(); ++r)
         for (const TimelineSpan& s :
              build_[r].fresh[static_cast<std::size_t>(TimelineRow::Compute)])
-            if (s.depth == 0 && (s.kind == SpanKind::Forward || s.kind == SpanKind::Backward)) {
+            if (s.depth == 0 && (s.kind == SpanKind::Forward || s.kind == SpanKind::Backward ||
+                                 s.kind == SpanKind::WeightGrad)) {
                 work[r].push_back(&s);
                 const auto [it, fresh] = window.try_emplace(stepOf(s), s.beginNs, s.endNs);
                 if (!fresh) {

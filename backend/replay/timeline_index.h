@@ -37,9 +37,10 @@ enum class SpanKind : std::uint8_t {
     NvmeRead,
     NvmeWrite, // transfer row: offloaded state crossing tiers
     PipeSend,
-    PipeRecv, // communication row: pipeline stages' messages
+    PipeRecv,   // communication row: pipeline stages' messages
+    WeightGrad, // compute row: a split backward's weight gradients (zb1's W)
 };
-inline constexpr std::size_t kSpanKindCount = 17;
+inline constexpr std::size_t kSpanKindCount = 18;
 
 enum class TimelineRow : std::uint8_t { Compute, Comm, Buffers, Transfers };
 inline constexpr std::size_t kTimelineRowCount = 4;
@@ -144,6 +145,12 @@ inline constexpr std::array<SpanKindTraits, kSpanKindCount> kSpanKinds = {{
      CollectiveOp::PipeRecv,
      {},
      collectiveOpName(CollectiveOp::PipeRecv)},
+    {SpanKind::WeightGrad,
+     TimelineRow::Compute,
+     Phase::WeightGrad,
+     {},
+     {},
+     phaseName(Phase::WeightGrad)},
 }};
 
 constexpr bool spanKindsInEnumOrder() {
@@ -187,8 +194,8 @@ struct TimelineSpan {
 
 // Time a rank sat idle inside the step's work, as the textbook counts a pipeline's bubble: the
 // window runs from the step's first forward on any rank to its last backward on any rank (the
-// schedule's makespan), and a rank is idle wherever it runs no forward or backward span
-// (outermost) inside it: the pipeline's fill and drain, waits for a neighbour's activation or
+// schedule's makespan), and a rank is idle wherever it runs no forward, backward or weight-gradient
+// span (outermost) inside it: the pipeline's fill and drain, waits for a neighbour's activation or
 // gradient, its data-parallel collectives. (The report's per-stage note measures between the
 // stage's own first and last compute, as the run's theory schedules it.)
 struct IdleGap {

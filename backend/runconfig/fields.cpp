@@ -208,8 +208,9 @@ const std::array<Access, kFieldCount> kAccess =
                                  const std::string& name = as<std::string>(f, v);
                                  const auto s = plan::pipeScheduleFromFlag(name);
                                  if (!s || !pipeScheduleRuns(*s))
-                                     throwInvalid("--pp-schedule must be gpipe or 1f1b, got '" +
-                                                  name.substr(0, 64) + "'");
+                                     throwInvalid(
+                                         "--pp-schedule must be gpipe, 1f1b or zb1, got '" +
+                                         name.substr(0, 64) + "'");
                                  c.pipeSchedule = *s;
                              }),
         }};

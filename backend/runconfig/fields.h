@@ -216,7 +216,7 @@ inline constexpr std::array<FieldSpec, kFieldCount> kFields = {{
      "a P x T x D mesh: P pipeline stages of consecutive layers; a step sends --grad-accum "
      "(or --micro-batches) micro-batches through them"},
     {Field::PipeSchedule, "--pp-schedule", "pp_schedule", ValueKind::Choice, Role::Launch, 0, 0,
-     false, true, nullptr, "gpipe|1f1b", "the pipeline's schedule (with --pp; default 1f1b)"},
+     false, true, nullptr, "gpipe|1f1b|zb1", "the pipeline's schedule (with --pp; default 1f1b)"},
 }};
 
 constexpr bool fieldsInEnumOrder() {

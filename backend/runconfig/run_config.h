@@ -32,9 +32,9 @@ namespace shardscope::runconfig {
 enum class Backend : std::uint8_t { Cpu, Cuda };
 std::string_view backendName(Backend b); // "cpu", "cuda"
 
-// The pipeline schedules a run executes (interleaved and zb1 are sized by estimate --pp only).
+// The pipeline schedules a run executes (interleaved is sized by estimate --pp only).
 constexpr bool pipeScheduleRuns(plan::PipeSchedule s) {
-    return s == plan::PipeSchedule::GPipe || s == plan::PipeSchedule::OneFOneB;
+    return s != plan::PipeSchedule::Interleaved;
 }
 
 struct RunConfig {

@@ -302,9 +302,12 @@ void Sharded::storeGradients(std::int32_t unit, std::span<const float> grads,
     }
 }
 
-void Sharded::afterBackward(std::int32_t unit, const MicroStep& micro) {
-    UnitState& s = state(unit);
+void Sharded::afterInputGradients(std::int32_t unit) {
     if (policy_.shardParams) reshard(unit);
+}
+
+void Sharded::afterWeightGradients(std::int32_t unit, const MicroStep& micro) {
+    UnitState& s = state(unit);
     if (policy_.bucketedReduce) {
         const bool reduceNow =
             policy_.reduceEveryMicroStep ? true : (micro.last() && !policy_.shardOptimizer);

@@ -88,7 +88,8 @@ public:
     ParamView params(std::int32_t unit) const override;
     void storeGradients(std::int32_t unit, std::span<const float> grads,
                         const MicroStep& micro) override;
-    void afterBackward(std::int32_t unit, const MicroStep& micro) override;
+    void afterInputGradients(std::int32_t unit) override;
+    void afterWeightGradients(std::int32_t unit, const MicroStep& micro) override;
     void endBackward(const MicroStep& micro) override;
     OwnedSlice owned(std::int32_t unit) override;
     OwnedSlice beginUpdate(std::int32_t unit, OwnedSlice slice) override;

@@ -9,6 +9,9 @@
 //   backward: beforeBackward(u) → params(u) → storeGradients(u, fp32) → afterBackward(u)
 //                                                                              u = U−1 … 0
 //             endBackward()
+// A split backward (the zb1 pipeline schedule) calls afterBackward's two halves apart: in its B
+// beforeBackward(u) → params(u) → afterInputGradients(u) (the parameters may be resharded), in
+// its W, later, storeGradients(u) → afterWeightGradients(u) for every unit, then endBackward().
 // then owned(u) for the optimizer (AdamW on the rank's slice) and afterOptimizer().
 // Every allocation goes through the device (ledger category per docs/design.md), every transfer
 // through a comm::Communicator (events + CommStats), so the ledger and the counters are
@@ -127,7 +130,13 @@ public:
     // The unit's local fp32 gradient of this micro-step (its unpadded elements).
     virtual void storeGradients(std::int32_t unit, std::span<const float> grads,
                                 const MicroStep& micro) = 0;
-    virtual void afterBackward(std::int32_t unit, const MicroStep& micro) = 0;
+    // Reshards what the backward read (after the input gradients), then reduces the gradients.
+    void afterBackward(std::int32_t unit, const MicroStep& micro) {
+        afterInputGradients(unit);
+        afterWeightGradients(unit, micro);
+    }
+    virtual void afterInputGradients(std::int32_t unit) = 0;
+    virtual void afterWeightGradients(std::int32_t unit, const MicroStep& micro) = 0;
     virtual void endBackward(const MicroStep& micro) = 0;
 
     virtual OwnedSlice owned(std::int32_t unit) = 0;

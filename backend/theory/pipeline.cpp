@@ -4,6 +4,8 @@
 #include "theory/activations.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <string_view>
 
 namespace shardscope::theory {
 
@@ -104,6 +106,29 @@ pipeActivations(plan::PipeSchedule schedule, const plan::PipeShape& shape,
                 k > 0 ? boundary : 0) -
             (k < all - 1 ? boundary : 0);
     }
+    // A split backward's B frees a chunk's activations but the linear layers' inputs, which its W
+    // reads (model/gpt.h: backwardInput): the kept set, whatever the checkpointing (B recomputes
+    // them), and the probabilities the head's W reads as ∂logits.
+    const auto named = [](const std::vector<ActivationTensor>& set,
+                          std::initializer_list<std::string_view> names) {
+        std::uint64_t bytes = 0;
+        for (const ActivationTensor& t : set)
+            for (std::string_view n : names)
+                if (t.name == n) bytes += t.bytes;
+        return bytes;
+    };
+    const std::uint64_t keptPerBlock = named(
+        act.blockFull, {"block.ln1_out", "block.attn_out", "block.ln2_out", "block.gelu_out"});
+    std::vector<std::uint64_t> keptBytes(static_cast<std::size_t>(all));
+    for (int k = 0; k < all; ++k) {
+        const auto layers = static_cast<std::uint64_t>(first[static_cast<std::size_t>(k) + 1] -
+                                                       first[static_cast<std::size_t>(k)]);
+        std::uint64_t blocks = 0;
+        if (__builtin_mul_overflow(layers, keptPerBlock, &blocks)) overflow();
+        keptBytes[static_cast<std::size_t>(k)] =
+            sum(sum(blocks, k == 0 ? named(act.embedding, {"embedding.token_ids"}) : 0),
+                k == all - 1 ? named(act.head, {"head.lnf_out", "head.probs"}) : 0);
+    }
     const bool split = plan::traits(schedule).splitBackward;
     const auto order = plan::pipeOrder(schedule, shape);
     std::vector<PipeStageActivations> out(static_cast<std::size_t>(p));
@@ -123,9 +148,14 @@ pipeActivations(plan::PipeSchedule schedule, const plan::PipeShape& shape,
                 a.heldChunks = std::max(a.heldChunks, held);
                 // The forward's output is held a moment before it leaves: the peak's instant.
                 a.peakBytes = std::max(a.peakBytes, sum(bytes, k < all - 1 ? boundary : 0));
-            } else if (op.kind == plan::PipeOpKind::WeightGrad || !split) {
+            } else if (!split) {
                 --held;
                 bytes -= b;
+            } else if (op.kind == plan::PipeOpKind::Backward) { // B: W's inputs stay
+                bytes = bytes - b + keptBytes[static_cast<std::size_t>(k)];
+            } else { // W
+                --held;
+                bytes -= keptBytes[static_cast<std::size_t>(k)];
             }
         }
     }

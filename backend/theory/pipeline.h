@@ -48,6 +48,8 @@ std::vector<PipeStage> pipeStages(const plan::GptShape& gpt, const plan::PipeSha
 // the previous stage, is its activation too, while its output leaves for the next one: one
 // [micro-batch × context × d] fp32 boundary in, one out, held a moment at the end of the
 // chunk's forward) summed over what the schedule's order has in flight at once, walked op by op.
+// A split backward (zb1) frees a chunk's activations in two parts: its B all but the linear
+// layers' inputs (and the head's probabilities, ∂logits by then), its W those.
 // With checkpointing the recompute set a block's forward allocates for a moment is not in it (the
 // dry run, predict/, has it).
 struct PipeStageActivations {

@@ -88,9 +88,11 @@ StepOverlap stepOverlap(std::uint64_t stepBegin, std::uint64_t stepEnd, std::spa
 }
 
 void addWork(StepOverlap& o, std::uint64_t stepBegin, std::uint64_t stepEnd,
-             std::span<const Span> forward, std::span<const Span> backward) {
-    std::vector<Span> f, b, all;
-    for (const auto& [in, out] : {std::pair{forward, &f}, std::pair{backward, &b}})
+             std::span<const Span> forward, std::span<const Span> backward,
+             std::span<const Span> weightGrad) {
+    std::vector<Span> f, b, w, all;
+    for (const auto& [in, out] :
+         {std::pair{forward, &f}, std::pair{backward, &b}, std::pair{weightGrad, &w}})
         for (const Span& s : in) {
             const Span c{std::max(s.begin, stepBegin), std::min(s.end, stepEnd)};
             if (c.end <= c.begin) continue;
@@ -99,6 +101,7 @@ void addWork(StepOverlap& o, std::uint64_t stepBegin, std::uint64_t stepEnd,
         }
     o.forwardNs = unionNs(f);
     o.backwardNs = unionNs(b);
+    o.weightGradNs = unionNs(w);
     o.workNs = unionNs(all);
     if (all.empty()) return;
     std::uint64_t first = all.front().begin, last = all.front().end;
@@ -148,12 +151,13 @@ void OverlapTracker::onEvent(const Event& e) {
         transfers_.clear();
         forward_.clear();
         backward_.clear();
+        weightGrad_.clear();
         return;
     case EventKind::StepEnd:
         if (inStep_) {
             steps_.push_back(
                 stepOverlap(stepBegin_, e.timeNs, comm_, compute_, blocking_, transfers_));
-            addWork(steps_.back(), stepBegin_, e.timeNs, forward_, backward_);
+            addWork(steps_.back(), stepBegin_, e.timeNs, forward_, backward_, weightGrad_);
         }
         inStep_ = false;
         return;
@@ -184,6 +188,8 @@ void OverlapTracker::onEvent(const Event& e) {
                 forward_.push_back({*begin, e.timeNs});
             if (e.kind == EventKind::ComputeEnd && e.phase == Phase::Backward)
                 backward_.push_back({*begin, e.timeNs});
+            if (e.kind == EventKind::ComputeEnd && e.phase == Phase::WeightGrad)
+                weightGrad_.push_back({*begin, e.timeNs});
             if (e.kind == EventKind::CollectiveEnd && e.collective == CollectiveOp::TpAllReduce)
                 blocking_.push_back({*begin, e.timeNs});
         }

@@ -48,13 +48,14 @@ struct StepOverlap {
     std::uint64_t exposedNs = 0;         // ≤ commUnionNs
     std::uint64_t transferUnionNs = 0;   // ≤ stepNs
     std::uint64_t transferExposedNs = 0; // ≤ transferUnionNs
-    // A pipeline stage's work (forward and backward spans, recompute inside them): the time from
+    // A pipeline stage's work (forward, backward and — a split backward's — weight-gradient
+    // spans, recompute inside them): the time from
     // its first begin to its last end, the time inside some span, and each phase's. The stage's
     // bubble as a recording sees it is (workWindowNs − workNs) / stepNs: idle between its first
     // and last compute of the step.
     std::uint64_t workWindowNs = 0;
     std::uint64_t workNs = 0; // ≤ workWindowNs
-    std::uint64_t forwardNs = 0, backwardNs = 0;
+    std::uint64_t forwardNs = 0, backwardNs = 0, weightGradNs = 0;
     double fraction() const { // exposedNs / stepNs, 0 for an empty step
         return stepNs > 0 ? static_cast<double>(exposedNs) / static_cast<double>(stepNs) : 0.0;
     }
@@ -67,9 +68,11 @@ struct StepOverlap {
 // ∪ a \ ∪ b as sorted, disjoint, non-empty spans.
 std::vector<Span> subtractSpans(std::span<const Span> a, std::span<const Span> b);
 
-// A step's forward and backward spans: the work fields of StepOverlap (clipped to the step).
+// A step's forward, backward and weight-gradient spans: the work fields of StepOverlap (clipped
+// to the step).
 void addWork(StepOverlap& o, std::uint64_t stepBegin, std::uint64_t stepEnd,
-             std::span<const Span> forward, std::span<const Span> backward);
+             std::span<const Span> forward, std::span<const Span> backward,
+             std::span<const Span> weightGrad = {});
 
 // One step from its boundaries and spans (spans are clipped to [stepBegin, stepEnd]).
 // `blocking`: collectives the compute itself waits for (tensor-parallel all-reduces, called
@@ -106,7 +109,7 @@ private:
         open_; // begin times of the open compute, collective and transfer spans
     SpanPairing<std::uint64_t>
         waits_; // TransferWait times of open transfers, by the transfer's key
-    std::vector<Span> comm_, compute_, blocking_, transfers_, forward_, backward_;
+    std::vector<Span> comm_, compute_, blocking_, transfers_, forward_, backward_, weightGrad_;
     std::vector<StepOverlap> steps_;
 };
 

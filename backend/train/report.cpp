@@ -127,6 +127,7 @@ std::string encodeRankResult(const RankResult& r) {
         put(out, o.workNs);
         put(out, o.forwardNs);
         put(out, o.backwardNs);
+        put(out, o.weightGradNs);
     }
     put(out, static_cast<std::uint8_t>(r.device ? 1 : 0));
     if (r.device) {
@@ -156,9 +157,9 @@ RankResult decodeRankResult(const std::string& in) {
         for (std::uint64_t& v : *arr)
             v = take<std::uint64_t>(in, at);
     const auto steps = take<std::uint64_t>(in, at);
-    // Each step is nine u64s: a count that the remaining bytes cannot hold is corrupt (and must
+    // Each step is ten u64s: a count that the remaining bytes cannot hold is corrupt (and must
     // not drive a huge reserve).
-    if (steps > (in.size() - at) / (9 * sizeof(std::uint64_t)))
+    if (steps > (in.size() - at) / (10 * sizeof(std::uint64_t)))
         throw Error(ErrorKind::Format, "rank result is truncated");
     for (std::uint64_t k = 0; k < steps; ++k) {
         StepOverlap o;
@@ -171,6 +172,7 @@ RankResult decodeRankResult(const std::string& in) {
         o.workNs = take<std::uint64_t>(in, at);
         o.forwardNs = take<std::uint64_t>(in, at);
         o.backwardNs = take<std::uint64_t>(in, at);
+        o.weightGradNs = take<std::uint64_t>(in, at);
         if (o.workNs > o.workWindowNs || o.workWindowNs > o.stepNs)
             throw Error(ErrorKind::Format, "rank result's step work exceeds its window");
         r.overlap.push_back(o);

@@ -69,7 +69,7 @@ void bubbleNotes(const RunConfig& c, const std::vector<RankResult>& ranks,
     std::vector<double> idleMs(static_cast<std::size_t>(stages), 0.0),
         share(static_cast<std::size_t>(stages), 0.0);
     std::vector<int> counted(static_cast<std::size_t>(stages), 0);
-    double forward = 0, backward = 0;
+    double forward = 0, backward = 0, weightGrad = 0;
     int samples = 0;
     for (const RankResult& rr : ranks) {
         std::vector<std::pair<double, double>> idle; // (ns, share of the step)
@@ -79,6 +79,7 @@ void bubbleNotes(const RunConfig& c, const std::vector<RankResult>& ranks,
             idle.emplace_back(ns, ns / static_cast<double>(s.stepNs));
             forward += static_cast<double>(s.forwardNs) / micros;
             backward += static_cast<double>(s.backwardNs) / micros;
+            weightGrad += static_cast<double>(s.weightGradNs) / micros;
             ++samples;
         }
         if (idle.empty()) continue;
@@ -89,19 +90,24 @@ void bubbleNotes(const RunConfig& c, const std::vector<RankResult>& ranks,
         ++counted[st];
     }
     if (samples == 0) return;
-    const plan::PipeOpTimes times{forward / samples, backward / samples, 0.0};
+    const plan::PipeOpTimes times{forward / samples, backward / samples, weightGrad / samples};
     const plan::PipeShape shape{stages, micros, 1};
+    const bool split = plan::traits(c.pipeSchedule).splitBackward;
     const plan::PipeRun run =
-        plan::runPipe(shape, false, plan::pipeOrder(c.pipeSchedule, shape), times);
+        plan::runPipe(shape, split, plan::pipeOrder(c.pipeSchedule, shape), times);
+    char weightText[64] = "";
+    if (split) // ZB-H1's bubble depends on the three times (theory/pipeline.h)
+        std::snprintf(weightText, sizeof weightText, ", weight gradients %.3g ms",
+                      times.weightGrad * 1e-6);
     char text[1024];
     std::snprintf(text, sizeof text,
                   "bubble: the schedule's textbook share of the step %.1f %%; per stage, its idle "
                   "time between its first and last compute of a step, measured against the "
-                  "schedule run on the measured op times (forward %.3g ms, backward %.3g ms per "
+                  "schedule run on the measured op times (forward %.3g ms, backward %.3g ms%s per "
                   "micro-batch and stage; data-parallel collectives between its compute count as "
                   "idle):",
                   100.0 * theory::pipeBubble(c.pipeSchedule, shape, times), times.forward * 1e-6,
-                  times.backward * 1e-6);
+                  times.backward * 1e-6, weightText);
     std::string line = text;
     for (int st = 0; st < stages; ++st) {
         const auto i = static_cast<std::size_t>(st);

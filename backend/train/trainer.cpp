@@ -152,6 +152,33 @@ void Trainer::backwardUnit(model::GptModel& model, std::int32_t unit,
     sharding_->afterBackward(unit, micro);
 }
 
+void Trainer::inputGradUnit(model::GptModel& model, std::int32_t unit) {
+    if (!sending_.empty()) reapSends(false);
+    sharding_->beforeBackward(unit);
+    emitSpan(EventKind::ComputeBegin, unit, Phase::Backward);
+    const strategy::ParamView view = sharding_->params(unit);
+    Buffer params;
+    if (mixed()) params = widen(unit, view);
+    model.backwardInput(unit, mixed() ? params.ptr<float>() : static_cast<const float*>(view.data),
+                        bf16Linear(view));
+    params.reset();
+    emitSpan(EventKind::ComputeEnd, unit, Phase::Backward);
+    sharding_->afterInputGradients(unit);
+}
+
+void Trainer::weightGradUnit(model::GptModel& model, std::int32_t unit,
+                             const strategy::MicroStep& micro) {
+    if (!sending_.empty()) reapSends(false);
+    emitSpan(EventKind::ComputeBegin, unit, Phase::WeightGrad);
+    const std::uint64_t n = model_.units()[static_cast<std::size_t>(unit)].elements();
+    Buffer grads = device_.allocateArray<float>(n, {Category::Workspace, Tier::Device, unit}, true);
+    model.backwardWeights(unit, grads.ptr<float>());
+    emitSpan(EventKind::ComputeEnd, unit, Phase::WeightGrad);
+    sharding_->storeGradients(unit, grads.as<const float>(), micro);
+    grads.reset();
+    sharding_->afterWeightGradients(unit, micro);
+}
+
 double Trainer::computeGradients(const model::Batch& batch, int micro, int micros) {
     const strategy::MicroStep m{micro, micros};
     try {
@@ -355,6 +382,7 @@ double Trainer::pipelineMicroSteps(StepResult& r) {
     const std::vector<plan::PipeOp> ops = plan::pipeOrder(
         config_.pipeSchedule, {stages_, micros, 1})[static_cast<std::size_t>(stage_)];
     const bool first = stage_ == 0, last = stage_ + 1 == stages_;
+    const bool split = plan::traits(config_.pipeSchedule).splitBackward;
     const std::uint64_t floats = model_.boundaryFloats();
     // A message's unit is its boundary's: the unit whose output crosses it (the earlier stage's
     // last), on both sides and in both directions, so a send and its receive name the same.
@@ -372,7 +400,7 @@ double Trainer::pipelineMicroSteps(StepResult& r) {
         // Tokens on the first stage (embedding), targets on the last (loss): both read the same
         // micro-batch of the data source; the stages between need neither.
         model::Batch batch;
-        if (first || last)
+        if ((first || last) && op.kind == plan::PipeOpKind::Forward)
             batch = data_.batchFor(baseData_ + step_ * micros + op.microBatch,
                                    sharding_->dataRank(), sharding_->dataRanks());
         if (op.kind == plan::PipeOpKind::Forward) {
@@ -390,7 +418,7 @@ double Trainer::pipelineMicroSteps(StepResult& r) {
                 post(model.takeOutput(end_ - 1), stage_ + 1, end_ - 1);
             if (!statesTaken) r.modelStates = modelStatesNow(device_.ledger());
             statesTaken = true;
-        } else {
+        } else if (op.kind == plan::PipeOpKind::Backward) {
             if (!last) {
                 Buffer grad = device_.allocateArray<float>(
                     floats, {Category::Workspace, Tier::Device, end_ - 1});
@@ -398,8 +426,15 @@ double Trainer::pipelineMicroSteps(StepResult& r) {
                 model.setOutputGrad(std::move(grad));
             }
             for (std::int32_t u = end_ - 1; u >= first_; --u)
-                backwardUnit(model, u, micro);
+                if (split)
+                    inputGradUnit(model, u);
+                else
+                    backwardUnit(model, u, micro);
             if (!first) post(model.takeInputGrad(), stage_ - 1, first_ - 1);
+            if (!split) sharding_->endBackward(micro);
+        } else { // W: nobody waits for it, it fills what would be the bubble
+            for (std::int32_t u = end_ - 1; u >= first_; --u)
+                weightGradUnit(model, u, micro);
             sharding_->endBackward(micro);
         }
     }

@@ -103,6 +103,11 @@ private:
     void abandonStep();        // frees every transient of a step that failed midway
     void forwardUnit(model::GptModel& model, std::int32_t unit, const model::Batch& batch);
     void backwardUnit(model::GptModel& model, std::int32_t unit, const strategy::MicroStep& micro);
+    // A split backward's halves (zb1): B, the input gradient; W, the weight gradients, stored
+    // and reduced by the strategy.
+    void inputGradUnit(model::GptModel& model, std::int32_t unit);
+    void weightGradUnit(model::GptModel& model, std::int32_t unit,
+                        const strategy::MicroStep& micro);
     double optimizerStep(); // returns the norm of the averaged gradient
     device::Buffer widen(std::int32_t unit, const strategy::ParamView& view);
     void emitSpan(EventKind kind, std::int32_t unit, Phase phase) const;

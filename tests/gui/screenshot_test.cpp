@@ -192,7 +192,8 @@ private Q_SLOTS:
         older[8] = 1; // a recording from before checksums (protocol version 1)
         QTest::newRow("older version")
             << QByteArray::fromStdString(older)
-            << QStringLiteral("protocol version 1, but this build reads versions 2 to 4");
+            << QStringLiteral("protocol version 1, but this build reads versions 2 to %1")
+                   .arg(shardscope::protocol::kProtocolVersion);
         std::string huge;
         shardscope::protocol::writeHeader(huge);
         shardscope::protocol::writeRecord(huge, shardscope::protocol::Handshake{0, 1 << 24, "{}"});

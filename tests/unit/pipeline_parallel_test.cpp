@@ -1,15 +1,18 @@
 // Pipeline parallelism run for real on rank threads (the shared host communicators of
 // --shared-device, grouped by plan/mesh.h's colours as the worker groups them): a P × T × D mesh
 // whose stages hold consecutive layers and hand activations and their gradients on by
-// point-to-point messages, in GPipe's or 1F1B's order.
+// point-to-point messages, in GPipe's, 1F1B's or ZB-H1's order (its backward split for real:
+// input gradients in B, weight gradients later in W).
 //
 // Parity. A pipelined step computes each micro-batch's forward and backward exactly as one rank
 // does (the same kernels on the same values: a stage boundary moves bytes, it sums nothing), and
 // every stage accumulates its units' gradients over the micro-batches in micro-batch order
-// 0 … M − 1 (both schedules run backwards in that order), as gradient accumulation does on one
-// stage. The global norm is an exact fixed-point sum (train/grad_norm.h), whoever adds which
-// part. So P stages × D ranks are bitwise equal to one stage × D ranks with --grad-accum M, in
-// fp32 and bf16, for every strategy; with T > 1 the TP mesh's own tolerance applies
+// 0 … M − 1 (every schedule runs backwards — ZB-H1 its Ws — in that order), as gradient
+// accumulation does on one stage. ZB-H1's W computes a unit's weight gradients with the very GEMM
+// calls of the fused backward (the dx and dW GEMMs were always two), on the same kept inputs. The
+// global norm is an exact fixed-point sum (train/grad_norm.h), whoever adds which part. So P stages
+// × D ranks are bitwise equal to one stage × D ranks with --grad-accum M, in fp32 and bf16, for
+// every strategy; with T > 1 the TP mesh's own tolerance applies
 // (tests/unit/tensor_parallel_test.cpp), and the pipeline adds nothing to it (asserted: a
 // P = 2 × T = 2 mesh is bitwise the T = 2 mesh).
 #include "comm/shared_device_communicator.h"
@@ -56,11 +59,12 @@ struct Mesh {
     PipeSchedule schedule = PipeSchedule::OneFOneB;
     Strategy strategy = Strategy::Ddp;
     PrecisionKind precision = PrecisionKind::Fp32;
+    bool bf16Gemm = false; // mixed precision's linear layers on the CPU's bf16 units
     int steps = 2;
 };
 
 struct RankRun {
-    std::string ops;        // the stage's forwards and backwards as run: "FFBFB…"
+    std::string ops;        // the stage's forwards, backwards and Ws as run: "FFBFB…"
     comm::CommStats comm;   // summed over the rank's groups, whole run
     std::uint64_t peak = 0; // device tier
     std::uint64_t activationPeak = 0;
@@ -126,6 +130,7 @@ MeshRun runMesh(const Mesh& m) {
                     if (e.kind != EventKind::ComputeBegin) return;
                     if (e.phase == Phase::Forward && e.unit == units.first) mine.ops += 'F';
                     if (e.phase == Phase::Backward && e.unit == units.end - 1) mine.ops += 'B';
+                    if (e.phase == Phase::WeightGrad && e.unit == units.end - 1) mine.ops += 'W';
                 });
                 device::CpuDevice& cpu = *devices[at];
                 const model::MarkovSource data(s.vocab, s.seqLen, kMicroBatch, 5);
@@ -148,6 +153,7 @@ MeshRun runMesh(const Mesh& m) {
                 tc.seed = 5;
                 tc.gradAccumSteps = m.micro;
                 tc.pipeSchedule = m.schedule;
+                tc.bf16Gemm = m.bf16Gemm;
                 train::Trainer trainer(tc, cpu, data, sharding.get());
                 for (int k = 0; k < m.steps; ++k)
                     mine.losses.push_back(trainer.step().loss);
@@ -176,7 +182,9 @@ MeshRun runMesh(const Mesh& m) {
 std::string kindsOf(const std::vector<plan::PipeOp>& ops) {
     std::string out;
     for (const plan::PipeOp& op : ops)
-        out += op.kind == plan::PipeOpKind::Forward ? 'F' : 'B';
+        out += op.kind == plan::PipeOpKind::Forward    ? 'F'
+               : op.kind == plan::PipeOpKind::Backward ? 'B'
+                                                       : 'W';
     return out;
 }
 
@@ -194,7 +202,8 @@ TEST(pipelineParallel, EverySplitAndScheduleIsBitwiseGradientAccumulationOnOneSt
         one.micro = micro;
         const MeshRun reference = runMesh(one);
         for (const int pp : {2, 3, 4})
-            for (const PipeSchedule schedule : {PipeSchedule::GPipe, PipeSchedule::OneFOneB}) {
+            for (const PipeSchedule schedule :
+                 {PipeSchedule::GPipe, PipeSchedule::OneFOneB, PipeSchedule::ZeroBubbleH1}) {
                 Mesh m = one;
                 m.pp = pp;
                 m.schedule = schedule;
@@ -253,12 +262,34 @@ TEST(pipelineParallel, EveryStrategyInsideTheStagesIsBitwiseTheUnpipelinedMesh) 
             flat.micro = 3;
             flat.strategy = strategy;
             flat.precision = precision;
-            Mesh piped = flat;
-            piped.pp = 2;
-            const MeshRun a = runMesh(flat), b = runMesh(piped);
-            EXPECT_EQ(b.losses, a.losses) << meshName(piped);
-            EXPECT_EQ(b.digest, a.digest) << meshName(piped);
+            const MeshRun a = runMesh(flat);
+            for (const PipeSchedule schedule :
+                 {PipeSchedule::OneFOneB, PipeSchedule::ZeroBubbleH1}) {
+                Mesh piped = flat;
+                piped.pp = 2;
+                piped.schedule = schedule;
+                const MeshRun b = runMesh(piped);
+                EXPECT_EQ(b.losses, a.losses) << meshName(piped);
+                EXPECT_EQ(b.digest, a.digest) << meshName(piped);
+            }
         }
+}
+
+// ZB-H1's W on the bf16 GEMM path: the bf16 copy of each kept output gradient is made again,
+// the same rounding, so the weight gradients are the fused backward's bit for bit.
+TEST(pipelineParallel, ASplitBackwardOnBf16GemmsIsBitwiseTheFusedOne) {
+    Mesh flat;
+    flat.dp = 2;
+    flat.micro = 4;
+    flat.strategy = Strategy::Zero3;
+    flat.precision = PrecisionKind::MixedBf16;
+    flat.bf16Gemm = true;
+    Mesh piped = flat;
+    piped.pp = 3;
+    piped.schedule = PipeSchedule::ZeroBubbleH1;
+    const MeshRun a = runMesh(flat), b = runMesh(piped);
+    EXPECT_EQ(b.losses, a.losses) << meshName(piped);
+    EXPECT_EQ(b.digest, a.digest) << meshName(piped);
 }
 
 TEST(pipelineParallel, APipelineOfTensorParallelStagesIsBitwiseTheTensorParallelMesh) {
@@ -269,9 +300,13 @@ TEST(pipelineParallel, APipelineOfTensorParallelStagesIsBitwiseTheTensorParallel
     tp.strategy = Strategy::Zero3;
     Mesh mesh = tp;
     mesh.pp = 2; // 8 rank threads: P = 2 × T = 2 × D = 2
-    const MeshRun a = runMesh(tp), b = runMesh(mesh);
-    EXPECT_EQ(b.losses, a.losses);
-    EXPECT_EQ(b.digest, a.digest);
+    const MeshRun a = runMesh(tp);
+    for (const PipeSchedule schedule : {PipeSchedule::OneFOneB, PipeSchedule::ZeroBubbleH1}) {
+        mesh.schedule = schedule;
+        const MeshRun b = runMesh(mesh);
+        EXPECT_EQ(b.losses, a.losses) << meshName(mesh);
+        EXPECT_EQ(b.digest, a.digest) << meshName(mesh);
+    }
 }
 
 TEST(pipelineParallel, GPipeHoldsMoreActivationsThan1F1BOnTheFirstStage) {

@@ -104,7 +104,7 @@ TEST(planStatic, RecordedEnumsAndEventLayout) {
     // Counts cover every enumerator, and every enum fits the record's u8 field.
     static_assert(kEventKindCount == static_cast<std::size_t>(EventKind::TransferWait) + 1);
     static_assert(kTransferCount == static_cast<std::size_t>(Transfer::NvmeWrite) + 1);
-    static_assert(kPhaseCount == static_cast<std::size_t>(Phase::Save) + 1);
+    static_assert(kPhaseCount == static_cast<std::size_t>(Phase::WeightGrad) + 1);
     static_assert(kCollectiveOpCount == static_cast<std::size_t>(CollectiveOp::PipeRecv) + 1);
     static_assert(kCategoryCount == static_cast<std::size_t>(Category::Workspace) + 1);
     static_assert(kTierCount == static_cast<std::size_t>(Tier::Nvme) + 1);

@@ -109,7 +109,9 @@ TEST(Protocol, RefusesAnotherVersionNamingBoth) {
     } catch (const Error& e) {
         EXPECT_EQ(e.kind(), ErrorKind::Format);
         EXPECT_NE(std::string(e.what()).find("version 7"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("versions 2 to 4"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("versions 2 to " + std::to_string(kProtocolVersion)),
+                  std::string::npos)
+            << e.what();
         EXPECT_NE(std::string(e.what()).find("newer ShardScope"), std::string::npos) << e.what();
     }
 }
@@ -210,6 +212,36 @@ TEST(Protocol, RefusesAMicroBatchOutsideItsRange) {
             FAIL() << "micro-batch " << bad << " was accepted";
         } catch (const Error& err) {
             EXPECT_NE(std::string(err.what()).find("micro-batch"), std::string::npos) << err.what();
+        }
+    }
+}
+
+// Version 5 added one phase, weight_grad (a split backward's W): a version-4 file cannot hold it,
+// a version-5 file can.
+TEST(Protocol, AWeightGradientPhaseIsVersionFivesOnly) {
+    for (const std::uint32_t version : {4u, 5u}) {
+        std::string s;
+        writeHeader(s);
+        s[8] = static_cast<char>(version);
+        writeRecord(s, Handshake{0, 1, "{}"});
+        Event e = sampleEvent(4);
+        e.rank = 0;
+        e.kind = EventKind::ComputeBegin;
+        e.phase = Phase::WeightGrad;
+        e.collective = CollectiveOp::None;
+        writeRecord(s, EventBatch{0, {e}});
+        writeRecord(s, End{});
+        if (version == 5) {
+            const Recording rec = decodeRecording(s);
+            ASSERT_EQ(rec.batches.size(), 1u);
+            EXPECT_EQ(rec.batches[0].events.at(0).phase, Phase::WeightGrad);
+            continue;
+        }
+        try {
+            decodeRecording(s);
+            FAIL() << "a version-4 file named phase weight_grad";
+        } catch (const Error& err) {
+            EXPECT_NE(std::string(err.what()).find("phase"), std::string::npos) << err.what();
         }
     }
 }

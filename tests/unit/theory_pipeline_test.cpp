@@ -172,8 +172,10 @@ TEST(pipeTheory, StagesSplitTheModelsUnits) {
 }
 
 // The activations a stage holds: its chunk's bytes per micro-batch times what the schedule keeps
-// in flight (GPipe every micro-batch, 1F1B P − s); ZB-H1 holds them until W. A stage but the
-// last holds its forward's output a moment more, until it leaves for the next stage.
+// in flight (GPipe every micro-batch, 1F1B P − s); ZB-H1 holds them until W, but only the linear
+// layers' inputs between B and W: less than whole chunks. A stage but the last holds its forward's
+// output a moment more, until it leaves for the next stage. (The ledger's measurement of each is
+// tests/unit/pipeline_parallel_test.cpp's.)
 TEST(pipeTheory, StageActivationsAreTheScheduleTimesTheChunk) {
     const plan::GptShape gpt = smallGpt(4);
     const plan::ActivationConfig cfg{2, false};
@@ -186,9 +188,19 @@ TEST(pipeTheory, StageActivationsAreTheScheduleTimesTheChunk) {
             EXPECT_EQ(a.heldChunks, theory::pipeActivationsInFlight(t.kind, shape, s));
             const std::uint64_t boundary =
                 s == 0 ? static_cast<std::uint64_t>(2 * gpt.seqLen * gpt.dModel) * 4 : 0;
-            EXPECT_EQ(a.peakBytes,
-                      static_cast<std::uint64_t>(a.heldChunks) * a.perMicroBatchBytes + boundary)
-                << t.flag << " stage " << s;
+            const std::uint64_t whole =
+                static_cast<std::uint64_t>(a.heldChunks) * a.perMicroBatchBytes + boundary;
+            if (t.splitBackward) {
+                // Stage 0 runs each W right after its B (whole chunks at its peak); the last
+                // stage's next forward comes before its W, on top of a B's kept part only.
+                EXPECT_LE(a.peakBytes, whole) << t.flag << " stage " << s;
+                EXPECT_GT(a.peakBytes, whole - a.perMicroBatchBytes) << t.flag << " stage " << s;
+                if (s == 1) {
+                    EXPECT_LT(a.peakBytes, whole) << t.flag;
+                }
+            } else {
+                EXPECT_EQ(a.peakBytes, whole) << t.flag << " stage " << s;
+            }
         }
     }
     const auto gp = theory::pipeActivations(PipeSchedule::GPipe, shape, gpt, cfg);

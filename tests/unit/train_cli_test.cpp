@@ -468,12 +468,16 @@ TEST(trainCli, APipelineUnderMpirunIsBitwiseTheRankThreadsAndGradientAccumulatio
     threadArgs.replace(threadArgs.find("--grad-accum"), 12, "--micro-batches");
     const Result threads = runCli("run " + threadArgs + "--shared-device --ranks 4 --pp 2");
     const Result mpi = runCli("run " + common + "--ranks 4 --pp 2");
+    // ZB-H1's split backward over MPI: B and W apart, the same bits.
+    const Result zb1 = runCli("run " + common + "--ranks 4 --pp 2 --pp-schedule zb1");
     const Result flat = runCli("run " + common + "--shared-device --ranks 2");
     ASSERT_EQ(threads.code, 0) << threads.err;
     ASSERT_EQ(mpi.code, 0) << mpi.err;
+    ASSERT_EQ(zb1.code, 0) << zb1.err;
     ASSERT_EQ(flat.code, 0) << flat.err;
     EXPECT_FALSE(digestOf(threads).empty()) << threads.out;
     EXPECT_EQ(digestOf(mpi), digestOf(threads));
+    EXPECT_EQ(digestOf(zb1), digestOf(threads));
     EXPECT_EQ(digestOf(flat), digestOf(threads));
 }
 
@@ -482,9 +486,8 @@ TEST(trainCli, BadPipelinesAreOneLineNamingTheFlagBeforeAnythingRuns) {
         {"--ranks 3 --pp 2", "does not divide the 3 ranks"},
         {"--ranks 5 --pp 2 --tp 5", "--pp 2 × --tp 5 does not divide the 5 ranks"},
         {"--ranks 4 --pp 4", "--pp 4 = 4 stages for a model of 2 layers"},
-        {"--ranks 2 --pp 2 --pp-schedule zb1", "--pp-schedule must be gpipe or 1f1b"},
-        {"--ranks 2 --pp 2 --pp-schedule interleaved", "--pp-schedule must be gpipe or 1f1b"},
-        {"--ranks 2 --pp 2 --pp-schedule x", "--pp-schedule must be gpipe or 1f1b"},
+        {"--ranks 2 --pp 2 --pp-schedule interleaved", "--pp-schedule must be gpipe, 1f1b or zb1"},
+        {"--ranks 2 --pp 2 --pp-schedule x", "--pp-schedule must be gpipe, 1f1b or zb1"},
         {"--ranks 2 --pp 0", "--pp must be between 1 and 64"},
         {"--ranks 4 --pp 2 --tp 2 --save /tmp/shardscope_never",
          "checkpoints of a run with --tp 2"},

@@ -169,9 +169,10 @@ public:
         EXPECT_EQ(g.size(), inner->units()[static_cast<std::size_t>(u)].elements());
         inner->storeGradients(u, g, m);
     }
-    void afterBackward(std::int32_t u, const strategy::MicroStep& m) override {
+    void afterInputGradients(std::int32_t u) override { inner->afterInputGradients(u); }
+    void afterWeightGradients(std::int32_t u, const strategy::MicroStep& m) override {
         calls.push_back("reduce-scatter " + nameOf(u));
-        inner->afterBackward(u, m);
+        inner->afterWeightGradients(u, m);
     }
     void endBackward(const strategy::MicroStep& m) override { inner->endBackward(m); }
     strategy::OwnedSlice owned(std::int32_t u) override {

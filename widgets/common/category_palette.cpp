@@ -53,6 +53,7 @@ QColor activityColor(Activity a) {
         QColor(0x4c, 0x17, 0x17), // checkpoint save maroon
         QColor(0x75, 0x5a, 0x5c), // pipeline send  greyed mauve: a message posted, nothing summed
         QColor(0xf0, 0xb6, 0x84), // pipeline recv  peach: mostly waiting (the bubble)
+        QColor(0xa0, 0x28, 0x34), // weight grad    crimson: the backward's deferred half (zb1)
     };
     return colors[static_cast<std::size_t>(a)];
 }

@@ -35,14 +35,16 @@ enum class Activity : std::uint8_t {
     Save,
     PipeSend,
     PipeRecv,
+    WeightGrad,
 };
-inline constexpr std::size_t kActivityCount = 12;
+inline constexpr std::size_t kActivityCount = 13;
 // The span kind each activity colours, in Activity's order: the compute and communication rows.
 inline constexpr std::array<replay::SpanKind, kActivityCount> kActivityKinds = {
     replay::SpanKind::Forward,   replay::SpanKind::Backward,  replay::SpanKind::Recompute,
     replay::SpanKind::Optimizer, replay::SpanKind::AllGather, replay::SpanKind::ReduceScatter,
     replay::SpanKind::AllReduce, replay::SpanKind::Broadcast, replay::SpanKind::TpAllReduce,
-    replay::SpanKind::Save,      replay::SpanKind::PipeSend,  replay::SpanKind::PipeRecv};
+    replay::SpanKind::Save,      replay::SpanKind::PipeSend,  replay::SpanKind::PipeRecv,
+    replay::SpanKind::WeightGrad};
 constexpr bool activitiesAreComputeAndComm() {
     for (const replay::SpanKind k : kActivityKinds)
         if (replay::rowOf(k) != replay::TimelineRow::Compute &&

@@ -23,6 +23,8 @@ QString phaseLabel(Phase p) {
         return QCoreApplication::translate("RunLabels", "recompute");
     case Phase::Save:
         return QCoreApplication::translate("RunLabels", "checkpoint save");
+    case Phase::WeightGrad:
+        return QCoreApplication::translate("RunLabels", "weight gradients");
     }
     return {};
 }

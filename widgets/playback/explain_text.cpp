@@ -400,7 +400,16 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i,
                     .arg(rank, unit);
             return tr("Rank %1 runs %2's forward on the gathered full parameters.").arg(rank, unit);
         case Phase::Backward:
+            if (info.pipeParallel > 1 && info.pipeSchedule == "zb1")
+                return tr("Rank %1 runs %2's backward for its input only: the gradient the "
+                          "previous stage waits for. Its weight gradients come later (W).")
+                    .arg(rank, unit);
             return tr("Rank %1 runs %2's backward: gradients for its parameters and its input.")
+                .arg(rank, unit);
+        case Phase::WeightGrad:
+            return tr("Rank %1 computes %2's weight gradients (W), deferred from its backward: "
+                      "no stage waits for them, so the zero-bubble schedule runs them where the "
+                      "pipeline would idle.")
                 .arg(rank, unit);
         case Phase::Recompute:
             return tr("Rank %1 recomputes %2's forward activations (activation checkpointing "

@@ -281,11 +281,14 @@ QString boxLabel(const TimelineScene& s, const replay::TimelineSpan& span, bool 
     }
     if (span.kind == replay::SpanKind::Optimizer || span.kind == replay::SpanKind::Save)
         return spanKindLabel(span.kind);
-    // The pipeline picture's names: F3 = micro-batch 3's forward, B3 its backward.
+    // The pipeline picture's names: F3 = micro-batch 3's forward, B3 its backward (its input
+    // gradients where the schedule splits it), W3 its weight gradients.
     if (micro && span.kind == replay::SpanKind::Forward)
         return TimelinePainter::tr("F%1 %2").arg(span.microBatch).arg(unit).trimmed();
     if (micro && span.kind == replay::SpanKind::Backward)
         return TimelinePainter::tr("B%1 %2").arg(span.microBatch).arg(unit).trimmed();
+    if (micro && span.kind == replay::SpanKind::WeightGrad)
+        return TimelinePainter::tr("W%1 %2").arg(span.microBatch).arg(unit).trimmed();
     return unit;
 }
 

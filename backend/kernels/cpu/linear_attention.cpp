@@ -65,7 +65,7 @@ void linearForward(const float* x, const float* w, const float* bias, float* y, 
 void linearBackward(const float* dy, const float* x, const float* w, float* dx, float* dw,
                     float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out) {
     if (dx) gemm(false, true, rows, in, out, 1.0f, dy, out, w, out, 1.0f, dx, in);
-    gemm(true, false, in, out, rows, 1.0f, x, in, dy, out, 1.0f, dw, out);
+    if (dw) gemm(true, false, in, out, rows, 1.0f, x, in, dy, out, 1.0f, dw, out);
     if (dbias) columnSums(dy, dbias, rows, out);
 }
 
@@ -79,7 +79,7 @@ void linearBackwardBf16(const float* dy, const Bf16* dyBf16, const Bf16* xBf16, 
                         float* dx, float* dw, float* dbias, std::int64_t rows, std::int64_t in,
                         std::int64_t out) {
     if (dx) gemmBf16(false, true, rows, in, out, 1.0f, dyBf16, out, w, out, 1.0f, dx, in);
-    gemmBf16(true, false, in, out, rows, 1.0f, xBf16, in, dyBf16, out, 1.0f, dw, out);
+    if (dw) gemmBf16(true, false, in, out, rows, 1.0f, xBf16, in, dyBf16, out, 1.0f, dw, out);
     if (dbias) columnSums(dy, dbias, rows, out);
 }
 

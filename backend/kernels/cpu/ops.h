@@ -29,7 +29,8 @@ void layerNormBackward(const float* dout, const float* x, const float* mean, con
 // y = x·W + b (accumulate = false) or y += x·W + b (accumulate = true: a residual add).
 void linearForward(const float* x, const float* w, const float* bias, float* y, std::int64_t rows,
                    std::int64_t in, std::int64_t out, bool accumulate);
-// dx += dy·Wᵀ (skipped when dx is null); dW += xᵀ·dy; dbias += Σ_rows dy (skipped when null).
+// dx += dy·Wᵀ; dW += xᵀ·dy; dbias += Σ_rows dy — each skipped when its pointer is null (a split
+// backward runs the dx GEMM in one call and dW, dbias in another: the same arithmetic).
 void linearBackward(const float* dy, const float* x, const float* w, float* dx, float* dw,
                     float* dbias, std::int64_t rows, std::int64_t in, std::int64_t out);
 // The same with bf16 operands on the CPU's bf16 units (gemm.h: gemmBf16), products accumulated

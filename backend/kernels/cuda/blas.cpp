@@ -102,8 +102,9 @@ void linearBackwardImpl(Blas& blas, const T* dy, const T* x, const T* w, float* 
     if (dx)
         gemmBatched(blas, false, true, rows, in, out, 1.0f, dy, out, 0, w, out, 0, 1.0f, dx, in, 0,
                     1, p);
-    gemmBatched(blas, true, false, in, out, rows, 1.0f, x, in, 0, dy, out, 0, 1.0f, dw, out, 0, 1,
-                p);
+    if (dw)
+        gemmBatched(blas, true, false, in, out, rows, 1.0f, x, in, 0, dy, out, 0, 1.0f, dw, out, 0,
+                    1, p);
     if (dbias) columnSum(dy, dbias, rows, out, blas.stream());
 }
 
