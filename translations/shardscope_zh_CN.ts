@@ -445,6 +445,14 @@
         <source>Rank %1 computes %2&apos;s weight gradients (W), deferred from its backward: no stage waits for them, so the zero-bubble schedule runs them where the pipeline would idle.</source>
         <translation>rank %1 计算 %2 的权重梯度（W），它们从反向计算中推迟而来：没有阶段在等待它们，因此零气泡调度把它们放在流水线原本空闲的时候执行。</translation>
     </message>
+    <message>
+        <source>Rank %1 keeps %2&apos;s output gradient for later: the embedding has no input gradient, all of its backward is weight gradients (W).</source>
+        <translation>rank %1 先保留 %2 的输出梯度：嵌入层没有输入梯度，它的反向计算全部是权重梯度（W）。</translation>
+    </message>
+    <message>
+        <source>Rank %1 runs %2&apos;s backward for its input only; its weight gradients come later (W).</source>
+        <translation>rank %1 只为 %2 的输入运行反向计算；它的权重梯度稍后计算（W）。</translation>
+    </message>
 </context>
 <context>
     <name>FailureText</name>
@@ -1434,6 +1442,14 @@
     <message>
         <source>W%1 %2</source>
         <translation>W%1 %2</translation>
+    </message>
+    <message>
+        <source>F%1.%2 %3</source>
+        <translation>F%1.%2 %3</translation>
+    </message>
+    <message>
+        <source>B%1.%2 %3</source>
+        <translation>B%1.%2 %3</translation>
     </message>
 </context>
 <context>
@@ -3358,10 +3374,6 @@ CPU/节点</translation>
         <translation>理论：阶段 %1 峰值</translation>
     </message>
     <message>
-        <source>Pipeline stage %1 of %2: units %3 … %4, theory peak %5</source>
-        <translation>流水线阶段 %1（共 %2 个）：单元 %3 … %4，理论峰值 %5</translation>
-    </message>
-    <message>
         <source>held by another stage</source>
         <translation>由其他阶段持有</translation>
     </message>
@@ -3384,6 +3396,10 @@ CPU/节点</translation>
     <message>
         <source>theory: stage %1 device peak</source>
         <translation>理论：阶段 %1 设备峰值</translation>
+    </message>
+    <message>
+        <source>Pipeline stage %1 of %2: units %3, theory peak %4</source>
+        <translation>流水线阶段 %1（共 %2 个）：单元 %3，理论峰值 %4</translation>
     </message>
 </context>
 <context>
@@ -4027,16 +4043,24 @@ CPU/节点</translation>
         <translation>流水线并行：各 rank 组成 P × T × D 网格。模型的层被切分为 P 个由连续层组成的阶段；每个阶段的 rank 只持有本阶段的层，激活值（前向）及其梯度（反向）以消息形式在相邻阶段之间传递。P 必须让每个阶段至少有一层，且 P × T 必须整除 rank 数。</translation>
     </message>
     <message>
-        <source>The order of each stage&apos;s forward and backward passes: GPipe runs every micro-batch&apos;s forward before any backward (the most activations in flight); 1F1B alternates them once the pipeline is full (at most P − s micro-batches on stage s).</source>
-        <translation>每个阶段前向与反向的执行顺序：GPipe 先完成所有微批次的前向再做反向（在途激活最多）；1F1B 在流水线填满后交替执行两者（阶段 s 上最多 P − s 个微批次）。</translation>
-    </message>
-    <message>
         <source>Micro-steps per optimizer step (gradient accumulation, --grad-accum). With pipeline stages these are the micro-batches the schedule sends through them (--micro-batches): more of them shrink the bubble, (P − 1)/(M + P − 1) of the step.</source>
         <translation>每个优化器步的微步数（梯度累积，--grad-accum）。有流水线阶段时，它就是调度送入各阶段的微批次数（--micro-batches）：微批次越多，气泡越小，占步长的 (P − 1)/(M + P − 1)。</translation>
     </message>
     <message>
         <source>(With %1 pipeline stages: stage %2&apos;s ranks, the fullest.)</source>
         <translation>（共 %1 个流水线阶段：此为最满的阶段 %2 的 rank。）</translation>
+    </message>
+    <message>
+        <source>Chunks per rank (V)</source>
+        <translation>每个 rank 的块数（V）</translation>
+    </message>
+    <message>
+        <source>The order of each stage&apos;s forward and backward passes: GPipe runs every micro-batch&apos;s forward before any backward (the most activations in flight); 1F1B alternates them once the pipeline is full (at most P − s micro-batches on stage s); Interleaved 1F1B gives each rank V chunks of layers, which shrinks the bubble V times; Zero Bubble H1 splits each backward into the input gradients (B) and the weight gradients (W) and runs the Ws where the pipeline would idle.</source>
+        <translation>每个阶段前向与反向的执行顺序：GPipe 先完成所有微批次的前向再做反向（在途激活最多）；1F1B 在流水线填满后交替执行两者（阶段 s 上最多 P − s 个微批次）；交错 1F1B 让每个 rank 持有 V 块层，使气泡缩小为 1/V；零气泡 H1 把每次反向拆成输入梯度（B）和权重梯度（W），并把 W 放在流水线原本空闲的时候执行。</translation>
+    </message>
+    <message>
+        <source>Interleaved 1F1B: the layers are cut into P × V chunks and rank s holds chunks s, s + P, … (--virtual-stages). A micro-batch passes every rank V times: the bubble falls to (P − 1)/(V·M + P − 1), for V times the messages. The micro-batches per step must be a multiple of P.</source>
+        <translation>交错 1F1B：把层切成 P × V 块，rank s 持有第 s、s + P、… 块（--virtual-stages）。一个微批次经过每个 rank V 次：气泡降为 (P − 1)/(V·M + P − 1)，代价是 V 倍的消息。每步的微批次数必须是 P 的倍数。</translation>
     </message>
 </context>
 <context>

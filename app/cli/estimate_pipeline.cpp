@@ -111,6 +111,12 @@ std::optional<PipelineEstimate> pipelineFlags(const Args& args, theory::Scenario
             {k, shape.virtualStages, theory::pipeBubble(k, shape, {1, 1, 1}), std::move(held)});
     }
     if (p.schedules.empty()) throwInvalid(firstProblem); // none runs: the first one's reason
+    for (const PipelineSchedule& one : p.schedules)
+        if (plan::traits(one.kind).splitBackward)
+            p.notes.push_back(std::string(plan::traits(one.kind).flag) +
+                              ": between a micro-batch's B and its W a stage keeps W's inputs "
+                              "(in its activations) and each linear layer's output gradient, "
+                              "fp32 workspace (\"+ … for W\", at most at once)");
     p.split = theory::pipeStages(p.gpt, {p.stages, p.microBatches, 1});
     for (std::size_t i = 1; i < p.split.size(); ++i)
         if (p.split[i].params > p.split[static_cast<std::size_t>(p.rowsStage)].params)
@@ -151,7 +157,8 @@ nlohmann::json pipelineJson(const PipelineEstimate& p) {
         for (const auto& a : s.stages)
             per.push_back({{"held_micro_batch_chunks", a.heldChunks},
                            {"activation_bytes", a.peakBytes},
-                           {"per_micro_batch_bytes", a.perMicroBatchBytes}});
+                           {"per_micro_batch_bytes", a.perMicroBatchBytes},
+                           {"kept_gradient_bytes", a.keptGradientBytes}});
         schedules.push_back({{"schedule", plan::traits(s.kind).flag},
                              {"virtual_stages", s.virtualStages},
                              {"bubble", s.bubble},
@@ -194,7 +201,9 @@ void printPipeline(const PipelineEstimate& p) {
         std::string held;
         for (const auto& a : s.stages)
             held += (held.empty() ? "" : " | ") + std::to_string(a.heldChunks) + ", " +
-                    humanBytes(a.peakBytes);
+                    humanBytes(a.peakBytes) +
+                    (a.keptGradientBytes > 0 ? " + " + humanBytes(a.keptGradientBytes) + " for W"
+                                             : std::string());
         std::printf("%-12s %-19s %s\n", std::string(plan::traits(s.kind).flag).c_str(),
                     bubble.c_str(), held.c_str());
     }

@@ -273,7 +273,6 @@ void GptModel::discardActivations() {
 void GptModel::setInput(std::int32_t unit, device::Buffer input) {
     if (unit < 1 || unit >= unitCount() || input.bytes() != boundaryFloats() * sizeof(float))
         throw Error(ErrorKind::Internal, "setInput: not a stage's input");
-    discardActivations(); // a new micro-batch: nothing of the previous one may survive
     outs_[static_cast<std::size_t>(unit - 1)] = std::move(input);
 }
 

@@ -55,14 +55,28 @@ std::vector<int> stageFirstLayers(int layers, int virtualStagesInAll) {
 }
 
 StageUnits stageUnits(int layers, int stages, int stage) {
-    if (stages < 1 || stage < 0 || stage >= stages || stages > layers)
-        throw Error(ErrorKind::Internal, "stageUnits: stage " + std::to_string(stage) + " of " +
-                                             std::to_string(stages) + " over " +
+    return stageChunks(layers, stages, 1, stage).front();
+}
+
+std::vector<StageUnits> stageChunks(int layers, int stages, int virtualStages, int stage) {
+    if (stages < 1 || virtualStages < 1 || stage < 0 || stage >= stages ||
+        static_cast<long long>(stages) * virtualStages > layers)
+        throw Error(ErrorKind::Internal, "stageChunks: stage " + std::to_string(stage) + " of " +
+                                             std::to_string(stages) + " × " +
+                                             std::to_string(virtualStages) + " over " +
                                              std::to_string(layers) + " layers");
-    const std::vector<int> first = stageFirstLayers(layers, stages);
-    const auto s = static_cast<std::size_t>(stage);
-    // Block l is unit l + 1; the embedding (unit 0) joins stage 0, the head (L + 1) the last.
-    return {stage == 0 ? 0 : first[s] + 1, stage + 1 == stages ? layers + 2 : first[s + 1] + 1};
+    const int all = stages * virtualStages;
+    const std::vector<int> first = stageFirstLayers(layers, all);
+    std::vector<StageUnits> chunks;
+    for (int c = 0; c < virtualStages; ++c) {
+        const int k = c * stages + stage;
+        const auto ku = static_cast<std::size_t>(k);
+        // Block l is unit l + 1; the embedding (unit 0) joins virtual stage 0, the head (L + 1)
+        // the last.
+        chunks.push_back(
+            {k == 0 ? 0 : first[ku] + 1, k + 1 == all ? layers + 2 : first[ku + 1] + 1});
+    }
+    return chunks;
 }
 
 namespace {

@@ -75,8 +75,13 @@ std::vector<int> stageFirstLayers(int layers, int virtualStagesInAll);
 // the last: [first, end).
 struct StageUnits {
     int first = 0, end = 0;
+    bool operator==(const StageUnits&) const = default;
 };
 StageUnits stageUnits(int layers, int stages, int stage);
+// With V virtual stages: the units of each of the stage's V chunks, chunk c being virtual stage
+// c·P + stage (its layers' blocks, the embedding on virtual stage 0, the head on the last), in
+// chunk order; V = 1 gives stageUnits. Needs P·V ≤ layers.
+std::vector<StageUnits> stageChunks(int layers, int stages, int virtualStages, int stage);
 
 enum class PipeOpKind : std::uint8_t { Forward, Backward, WeightGrad };
 

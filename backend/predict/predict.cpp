@@ -199,6 +199,7 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
         const plan::StageUnits units = s.stageUnits();
         sc.firstUnit = units.first;
         sc.endUnit = units.end;
+        sc.virtualStages = s.virtualStages;
     }
     // Offload the strategy runs (host tier, bf16) is dry-run as such: its staging buffers and
     // the device-side reduce buffers are then in the prediction. Anything else (NVMe, fp16, a
@@ -215,6 +216,7 @@ StepPrediction predictStep(const theory::Scenario& s, int rank) {
     tc.gradAccumSteps = s.knobs.gradAccumSteps;
     tc.bf16Gemm = s.knobs.bf16Gemm; // the trainer takes it in bf16 only
     tc.pipeSchedule = s.pipeSchedule;
+    tc.virtualStages = stages > 1 ? s.virtualStages : 1;
     const model::MarkovSource data(s.shape->vocab, s.shape->seqLen, s.activations.microBatch, 0);
     train::Trainer trainer(tc, device, data, &marked);
 
@@ -266,7 +268,7 @@ theory::PeakPrediction predictPeak(const theory::Scenario& s) {
     out.activationBytes =
         s.pipeStages > 1
             ? theory::pipeActivations(
-                  s.pipeSchedule, {s.pipeStages, s.knobs.gradAccumSteps, 1}, *s.shape,
+                  s.pipeSchedule, {s.pipeStages, s.knobs.gradAccumSteps, s.virtualStages}, *s.shape,
                   s.activations,
                   s.knobs.bf16Gemm &&
                       s.precision.kind ==

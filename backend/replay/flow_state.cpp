@@ -62,10 +62,12 @@ FlowIndex::Key FlowIndex::keyOf(const Event& e, const ReplayModel& model) {
         if (p <= 1 || n % p != 0 || layers < p) return key;
         const int td = n / p, stage = e.rank / td;
         if (stage >= p) return key;
-        const plan::StageUnits units = plan::stageUnits(layers, p, stage);
+        if (layers < p * std::max(info->virtualStages, 1)) return key;
         const bool send = e.collective == CollectiveOp::PipeSend;
-        const bool outgoingBoundary = e.unit == units.end - 1; // this stage's output
-        const int other = outgoingBoundary ? e.rank + td : e.rank - td;
+        bool outgoingBoundary = false; // a chunk's output (the last rank's goes to rank 0)
+        for (const auto& [first, end] : info->stageChunks(stage))
+            outgoingBoundary = outgoingBoundary || e.unit == end - 1;
+        const int other = (e.rank + (outgoingBoundary ? td : n - td)) % n;
         key.group = send ? e.rank : other;
         key.receiver = send ? other : e.rank;
         key.peers = 2;

@@ -330,16 +330,61 @@ RunReport readRun(const json& j, const std::string& path) {
             pp->get<std::int64_t>() != static_cast<std::int64_t>(stages.size()))
             throw Bad{"report: theory.stages: " + std::to_string(stages.size()) +
                       " stages, but the configuration's pp is not that"};
+        // With V virtual stages each stage lists its V chunks; the P·V chunks, in virtual-stage
+        // order (chunk c of stage s is c·P + s), tile the model's units as the stages do without.
+        std::int64_t perStage = 1; // chunks
+        if (const auto vs = out.config.find("virtual_stages"); vs != out.config.end()) {
+            if (!vs->is_number_integer() || vs->get<std::int64_t>() < 1 ||
+                vs->get<std::int64_t>() > plan::kMaxVirtualStages)
+                throw Bad{"report: config.virtual_stages: expected 1 to " +
+                          std::to_string(plan::kMaxVirtualStages)};
+            perStage = vs->get<std::int64_t>();
+        }
+        const auto p = static_cast<std::int64_t>(stages.size());
+        std::vector<StageTheoryValues> stageValues;
+        std::vector<std::pair<std::int32_t, std::int32_t>> tiles(
+            static_cast<std::size_t>(p * perStage));
+        for (std::size_t st = 0; st < stages.size(); ++st) {
+            const Reader s(stages[st], "theory.stages");
+            StageTheoryValues val;
+            val.firstUnit = static_cast<std::int32_t>(s.i64("first_unit", 0, 1 << 20));
+            val.endUnit = static_cast<std::int32_t>(s.i64("end_unit", val.firstUnit + 1, 1 << 20));
+            if (perStage == 1) {
+                tiles[st] = {val.firstUnit, val.endUnit};
+            } else {
+                const json& chunks =
+                    stages[st].contains("chunks") ? stages[st].at("chunks") : json();
+                if (!chunks.is_array() || static_cast<std::int64_t>(chunks.size()) != perStage)
+                    throw Bad{"report: theory.stages: a stage of " + std::to_string(perStage) +
+                              " virtual stages needs that many chunks"};
+                for (std::int64_t c = 0; c < perStage; ++c) {
+                    const json& pair = chunks[static_cast<std::size_t>(c)];
+                    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() ||
+                        !pair[1].is_number_integer() || pair[0].get<std::int64_t>() < 0 ||
+                        pair[1].get<std::int64_t>() <= pair[0].get<std::int64_t>() ||
+                        pair[1].get<std::int64_t>() > val.endUnit ||
+                        pair[0].get<std::int64_t>() < val.firstUnit)
+                        throw Bad{"report: theory.stages: a chunk is not a unit range [first, "
+                                  "end) inside its stage's"};
+                    const std::pair<std::int32_t, std::int32_t> range{
+                        static_cast<std::int32_t>(pair[0].get<std::int64_t>()),
+                        static_cast<std::int32_t>(pair[1].get<std::int64_t>())};
+                    val.chunks.push_back(range);
+                    tiles[static_cast<std::size_t>(c * p) + st] = range;
+                }
+            }
+            stageValues.push_back(std::move(val));
+        }
         std::int32_t next = 0;
-        for (const json& item : stages) {
-            const Reader s(item, "theory.stages");
-            StageTheoryValues v;
-            v.firstUnit = static_cast<std::int32_t>(s.i64("first_unit", 0, 1 << 20));
-            v.endUnit = static_cast<std::int32_t>(s.i64("end_unit", v.firstUnit + 1, 1 << 20));
-            if (v.firstUnit != next)
+        for (const auto& [first, end] : tiles) {
+            if (first != next)
                 throw Bad{"report: theory.stages: the stages' units are not consecutive at unit " +
-                          std::to_string(v.firstUnit)};
-            next = v.endUnit;
+                          std::to_string(first)};
+            next = end;
+        }
+        for (std::size_t st = 0; st < stages.size(); ++st) {
+            const Reader s(stages[st], "theory.stages");
+            StageTheoryValues v = std::move(stageValues[st]);
             v.modelStateBytes = s.categories("model_state_bytes");
             v.ddpModelStateBytes = s.categories("ddp_model_state_bytes");
             v.predictedPeakBytes = s.u64("predicted_peak_bytes");

@@ -119,8 +119,11 @@ struct RankReport {
 
 // One pipeline stage's theory (a stage's ranks hold only its units [firstUnit, endUnit)).
 struct StageTheoryValues {
-    std::int32_t firstUnit = 0;
+    std::int32_t firstUnit = 0; // the span of the stage's units
     std::int32_t endUnit = 0;
+    // With virtual stages (interleaved): the stage's chunks [first, end), chunk c being virtual
+    // stage c·P + stage; empty with one chunk.
+    std::vector<std::pair<std::int32_t, std::int32_t>> chunks;
     CategoryBytes modelStateBytes{};
     CategoryBytes ddpModelStateBytes{};
     std::uint64_t predictedPeakBytes = 0;

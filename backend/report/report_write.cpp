@@ -153,13 +153,21 @@ json toJson(const RunReport& r) {
     if (r.configImport) out["config_import"] = toJson(*r.configImport);
     if (!t.stages.empty()) {
         json stages = json::array();
-        for (const StageTheoryValues& s : t.stages)
-            stages.push_back({{"first_unit", s.firstUnit},
-                              {"end_unit", s.endUnit},
-                              {"model_state_bytes", categoriesJson(s.modelStateBytes, true)},
-                              {"ddp_model_state_bytes", categoriesJson(s.ddpModelStateBytes, true)},
-                              {"predicted_peak_bytes", s.predictedPeakBytes},
-                              {"comm_bytes_per_step", kindsJson(s.commBytesPerStep)}});
+        for (const StageTheoryValues& s : t.stages) {
+            json stage = {{"first_unit", s.firstUnit},
+                          {"end_unit", s.endUnit},
+                          {"model_state_bytes", categoriesJson(s.modelStateBytes, true)},
+                          {"ddp_model_state_bytes", categoriesJson(s.ddpModelStateBytes, true)},
+                          {"predicted_peak_bytes", s.predictedPeakBytes},
+                          {"comm_bytes_per_step", kindsJson(s.commBytesPerStep)}};
+            if (!s.chunks.empty()) {
+                json chunks = json::array();
+                for (const auto& [first, end] : s.chunks)
+                    chunks.push_back({first, end});
+                stage["chunks"] = std::move(chunks);
+            }
+            stages.push_back(std::move(stage));
+        }
         out["theory"]["stages"] = std::move(stages);
     }
     return out;

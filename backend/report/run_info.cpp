@@ -56,12 +56,26 @@ int RunInfo::stageOf(int rank) const {
     return std::clamp(rank / (worldSize / pipeParallel), 0, pipeParallel - 1);
 }
 
-std::pair<int, int> RunInfo::stageUnitRange(int stage) const {
+std::vector<std::pair<int, int>> RunInfo::stageChunks(int stage) const {
     const int n = static_cast<int>(units.size());
-    if (pipeParallel <= 1 || n < pipeParallel + 2) return {0, n};
-    const plan::StageUnits s =
-        plan::stageUnits(n - 2, pipeParallel, std::clamp(stage, 0, pipeParallel - 1));
-    return {s.first, s.end};
+    const int v = std::clamp(virtualStages, 1, plan::kMaxVirtualStages);
+    if (pipeParallel <= 1 || n < pipeParallel * v + 2) return {{0, n}};
+    std::vector<std::pair<int, int>> out;
+    for (const plan::StageUnits& c :
+         plan::stageChunks(n - 2, pipeParallel, v, std::clamp(stage, 0, pipeParallel - 1)))
+        out.emplace_back(c.first, c.end);
+    return out;
+}
+
+std::pair<int, int> RunInfo::stageUnitRange(int stage) const {
+    const std::vector<std::pair<int, int>> chunks = stageChunks(stage);
+    return {chunks.front().first, chunks.back().second};
+}
+
+bool RunInfo::stageHolds(int stage, int unit) const {
+    for (const auto& [first, end] : stageChunks(stage))
+        if (unit >= first && unit < end) return true;
+    return false;
 }
 
 std::optional<CategoryBytes> RunInfo::theoryModelStatesOf(int rank) const {
@@ -141,6 +155,13 @@ Parsed<RunInfo> parseRunInfo(std::string_view configJson, int worldSize) {
         return {std::nullopt, "the handshake's pp " + std::to_string(pp) + " is out of range"};
     info.pipeParallel = static_cast<int>(pp);
     info.pipeSchedule = valueOr<std::string>(j, "pp_schedule", "1f1b");
+    if (const auto v = j.find("virtual_stages"); v != j.end()) {
+        if (!v->is_number_integer() || v->get<std::int64_t>() < 1 ||
+            v->get<std::int64_t>() > plan::kMaxVirtualStages)
+            return {std::nullopt, "the handshake's virtual_stages is not 1 to " +
+                                      std::to_string(plan::kMaxVirtualStages)};
+        info.virtualStages = static_cast<int>(v->get<std::int64_t>());
+    }
     if (const auto k = j.find("knobs"); k != j.end() && k->is_object()) {
         const auto m = valueOr<std::int64_t>(*k, "grad_accum", 1);
         if (m < 1 || m > plan::kMaxMicroBatches)

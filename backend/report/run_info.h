@@ -47,6 +47,7 @@ struct RunInfo {
     int tensorParallel = 1;      // --tp: T of the P × T × D mesh (TP groups: T consecutive ranks)
     int pipeParallel = 1;        // --pp: P, the pipeline's stages (plan/mesh.h)
     std::string pipeSchedule = "1f1b"; // --pp-schedule's flag (with P > 1)
+    int virtualStages = 1;  // --virtual-stages: V model chunks per stage (interleaved), 1 … 16
     int gradAccum = 1;      // micro-batches per step (--grad-accum; a pipeline's M), 1 … 4096
     std::int64_t steps = 0; // steps the run will make (0: unknown)
     // A resumed run's steps before it (its checkpoint's step): labels count on from there
@@ -65,8 +66,11 @@ struct RunInfo {
     std::string unitName(std::int32_t unit) const; // "block2", or "unit 7" when unnamed
     // The pipeline stage of `rank` (plan/mesh.h: stage = rank / (T·D); 0 without a pipeline).
     int stageOf(int rank) const;
-    // The units stage `stage` runs, [first, end) of `units` (all of them without a pipeline).
+    // The units stage `stage` runs: its chunks, each [first, end) of `units` (one chunk, every
+    // unit, without a pipeline; V chunks with virtual stages), and their span.
+    std::vector<std::pair<int, int>> stageChunks(int stage) const;
     std::pair<int, int> stageUnitRange(int stage) const;
+    bool stageHolds(int stage, int unit) const;
     // The theory `rank` is compared with: its stage's where the handshake has stages.
     std::optional<CategoryBytes> theoryModelStatesOf(int rank) const;
     std::optional<CategoryBytes> ddpTheoryModelStatesOf(int rank) const;

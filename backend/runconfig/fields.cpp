@@ -12,6 +12,7 @@ namespace shardscope::runconfig {
 
 // A recorded micro-batch index is bounded by the most a step may have (core/event.h).
 static_assert(limitOf(Field::GradAccum).max == plan::kMaxMicroBatches);
+static_assert(limitOf(Field::VirtualStages).max == plan::kMaxVirtualStages);
 
 namespace {
 
@@ -207,12 +208,14 @@ const std::array<Access, kFieldCount> kAccess =
                              {
                                  const std::string& name = as<std::string>(f, v);
                                  const auto s = plan::pipeScheduleFromFlag(name);
-                                 if (!s || !pipeScheduleRuns(*s))
-                                     throwInvalid(
-                                         "--pp-schedule must be gpipe, 1f1b or zb1, got '" +
-                                         name.substr(0, 64) + "'");
+                                 if (!s)
+                                     throwInvalid("--pp-schedule must be gpipe, 1f1b, interleaved "
+                                                  "or zb1, got '" +
+                                                  name.substr(0, 64) + "'");
                                  c.pipeSchedule = *s;
                              }),
+            SHARDSCOPE_FIELD(VirtualStages, std::int64_t{c.virtualStages},
+                             c.virtualStages = narrow<int>(f, v)),
         }};
 #undef SHARDSCOPE_FIELD
 
@@ -280,6 +283,7 @@ bool applies(const RunConfig& c, Field field) {
     case Field::Ranks:
         return !c.sharedDevice;
     case Field::PipeSchedule:
+    case Field::VirtualStages:
         return c.pipeParallel > 1;
     default:
         return true;
@@ -335,7 +339,7 @@ std::vector<std::string> choicesOf(Field field) {
         break;
     case Field::PipeSchedule:
         for (const plan::PipeScheduleTraits& t : plan::kPipeScheduleTraits)
-            if (pipeScheduleRuns(t.kind)) out.emplace_back(t.flag);
+            out.emplace_back(t.flag);
         break;
     default:
         break;

@@ -68,6 +68,7 @@ enum class Field : std::uint8_t {
     TensorParallel,
     PipeParallel,
     PipeSchedule,
+    VirtualStages,
     kCount
 };
 inline constexpr std::size_t kFieldCount = static_cast<std::size_t>(Field::kCount);
@@ -216,7 +217,11 @@ inline constexpr std::array<FieldSpec, kFieldCount> kFields = {{
      "a P x T x D mesh: P pipeline stages of consecutive layers; a step sends --grad-accum "
      "(or --micro-batches) micro-batches through them"},
     {Field::PipeSchedule, "--pp-schedule", "pp_schedule", ValueKind::Choice, Role::Launch, 0, 0,
-     false, true, nullptr, "gpipe|1f1b|zb1", "the pipeline's schedule (with --pp; default 1f1b)"},
+     false, true, nullptr, "gpipe|1f1b|interleaved|zb1",
+     "the pipeline's schedule (with --pp; default 1f1b)"},
+    {Field::VirtualStages, "--virtual-stages", "virtual_stages", ValueKind::Integer, Role::Launch,
+     1, 16, false, true, nullptr, "V",
+     "model chunks per pipeline rank (--pp-schedule interleaved: at least 2)"},
 }};
 
 constexpr bool fieldsInEnumOrder() {

@@ -60,6 +60,9 @@ std::vector<Problem> validate(const RunConfig& c) {
                            "--tp " + std::to_string(c.tensorParallel)});
         else if (c.offload.optimizer == Tier::Nvme || c.offload.param == Tier::Nvme)
             out.push_back({f, Code::CheckpointUnsupported, 0, 0, 0, "the NVMe tier"});
+        else if (c.pipeParallel > 1 && c.virtualStages > 1)
+            out.push_back({f, Code::CheckpointUnsupported, c.virtualStages, 0, 0,
+                           "--virtual-stages " + std::to_string(c.virtualStages)});
     }
     if (!(c.preset.learningRate > 0.0 && c.preset.learningRate <= kMaxLearningRate))
         out.push_back({Field::LearningRate,
@@ -95,8 +98,8 @@ std::vector<Problem> validate(const RunConfig& c) {
     }
     if (c.pipeParallel > 1) {
         const int p = c.pipeParallel, t = std::max(c.tensorParallel, 1);
-        const std::string line = plan::validatePipe(c.pipeSchedule, {p, c.knobs.gradAccumSteps, 1},
-                                                    c.preset.shape.layers);
+        const std::string line = plan::validatePipe(
+            c.pipeSchedule, {p, c.knobs.gradAccumSteps, c.virtualStages}, c.preset.shape.layers);
         auto problem = [&](std::string text) {
             out.push_back({Field::PipeParallel, Code::Pipeline, p, 0, 0, std::move(text)});
         };

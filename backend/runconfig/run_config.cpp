@@ -396,6 +396,7 @@ theory::Scenario scenarioOf(const RunConfig& c, int stage) {
     s.pipeStages = std::max(c.pipeParallel, 1);
     s.pipeStage = stage;
     s.pipeSchedule = c.pipeSchedule;
+    s.virtualStages = c.pipeParallel > 1 ? c.virtualStages : 1;
     s.shape = c.preset.shape;
     s.shape->tp = c.tensorParallel;
     s.strategy = c.strategy;

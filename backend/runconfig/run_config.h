@@ -32,11 +32,6 @@ namespace shardscope::runconfig {
 enum class Backend : std::uint8_t { Cpu, Cuda };
 std::string_view backendName(Backend b); // "cpu", "cuda"
 
-// The pipeline schedules a run executes (interleaved is sized by estimate --pp only).
-constexpr bool pipeScheduleRuns(plan::PipeSchedule s) {
-    return s != plan::PipeSchedule::Interleaved;
-}
-
 struct RunConfig {
     ModelPreset preset; // --model, with --micro-batch, --lr and --data applied
     plan::Strategy strategy = plan::Strategy::Ddp;
@@ -60,7 +55,8 @@ struct RunConfig {
     int tensorParallel = 1;                // --tp: T of the P × T × D mesh
     int pipeParallel = 1;                  // --pp: P, the pipeline's stages
     plan::PipeSchedule pipeSchedule = plan::PipeSchedule::OneFOneB; // --pp-schedule
-    int dataParallel() const {                                      // D = ranks / (P·T)
+    int virtualStages = 1;     // --virtual-stages: V model chunks per pipeline rank (interleaved)
+    int dataParallel() const { // D = ranks / (P·T)
         const int pt = std::max(tensorParallel, 1) * std::max(pipeParallel, 1);
         return worldSize / pt;
     }

@@ -49,6 +49,14 @@ Sharded::Sharded(const StrategyConfig& config, device::Device& device, const Com
         throw Error(ErrorKind::Internal, "a stage's units [" + std::to_string(first_) + ", " +
                                              std::to_string(end_) + ") of " +
                                              std::to_string(unitTotal));
+    chunks_ = {{first_, end_}};
+    if (config.virtualStages > 1) {
+        if (stages <= 1) throw Error(ErrorKind::Internal, "virtual stages need a pipeline group");
+        chunks_ = plan::stageChunks(static_cast<int>(config.shape.layers), stages,
+                                    config.virtualStages, groups_.pipe->rank());
+        if (chunks_.front().first != first_ || chunks_.back().end != end_)
+            throw Error(ErrorKind::Internal, "a stage's span is not its chunks'");
+    }
     if (stages > 1 && tp <= 1 && groups_.data->size() * stages != groups_.world->size())
         throw Error(ErrorKind::Internal, "a pipeline of " + std::to_string(stages) +
                                              " stages needs a DP group of world / stages ranks");
@@ -151,17 +159,20 @@ void Sharded::setup() {
     // Bucket plans (plan/buckets.h: the prediction cuts them the same way).
     if (policy_.bucketedReduce && groups_.data->size() > 1) {
         reduceOp_ = policy_.shardOptimizer ? CollectiveOp::ReduceScatter : CollectiveOp::AllReduce;
-        std::vector<plan::UnitRange> backward, forward;
-        for (std::int32_t u = end_ - 1; u >= first_; --u) {
-            const UnitState& s = state(u);
-            backward.push_back({u, reduceOp_ == CollectiveOp::AllReduce ? s.n : s.shard});
-        }
         const std::uint64_t slots = reduceOp_ == CollectiveOp::AllReduce ? 1 : shards_;
-        reducePlan_ = plan::planBuckets(
-            backward, plan::bucketCapacity(config_.knobs.reduceBucketBytes, eb_, slots));
+        for (const plan::StageUnits& c : chunks_) {
+            std::vector<plan::UnitRange> backward;
+            for (std::int32_t u = c.end - 1; u >= c.first; --u) {
+                const UnitState& s = state(u);
+                backward.push_back({u, reduceOp_ == CollectiveOp::AllReduce ? s.n : s.shard});
+            }
+            reducePlans_.push_back(plan::planBuckets(
+                backward, plan::bucketCapacity(config_.knobs.reduceBucketBytes, eb_, slots)));
+        }
         if (policy_.shardOptimizer) {
+            std::vector<plan::UnitRange> forward;
             for (std::int32_t u = first_; u < end_; ++u)
-                forward.push_back({u, state(u).shard});
+                if (holds(u)) forward.push_back({u, state(u).shard});
             gatherPlan_ = plan::planBuckets(
                 forward, plan::bucketCapacity(config_.knobs.allGatherBucketBytes, eb_, shards_));
         }
@@ -242,13 +253,21 @@ void Sharded::reshard(std::int32_t unit) {
     if (!s.persistent) s.paramFull.reset();
 }
 
+int Sharded::chunkOf(std::int32_t u) const {
+    for (std::size_t c = 0; c < chunks_.size(); ++c)
+        if (u >= chunks_[c].first && u < chunks_[c].end) return static_cast<int>(c);
+    return -1;
+}
+
+// Prefetches stay inside the unit's chunk: the next chunk's forward comes after other ops.
 void Sharded::beforeForward(std::int32_t unit) {
     if (!policy_.shardParams) return;
+    const std::int32_t chunkEnd = chunk(unit).end;
     // The unit itself first, then the prefetched ones (they are live while this one computes).
-    const std::int32_t end = std::min(end_, unit + policy_.gatherWindow);
+    const std::int32_t end = std::min(chunkEnd, unit + policy_.gatherWindow);
     for (std::int32_t u = unit; u < end; ++u)
         gather(u, u != unit);
-    if (end < end_)
+    if (end < chunkEnd)
         startParamRead(end); // NVMe: the next unit's read in flight while this one computes
 }
 
@@ -258,10 +277,11 @@ void Sharded::afterForward(std::int32_t unit) {
 
 void Sharded::beforeBackward(std::int32_t unit) {
     if (!policy_.shardParams) return;
-    const std::int32_t end = std::max(first_ - 1, unit - policy_.gatherWindow);
+    const std::int32_t chunkFirst = chunk(unit).first;
+    const std::int32_t end = std::max(chunkFirst - 1, unit - policy_.gatherWindow);
     for (std::int32_t u = unit; u > end; --u)
         gather(u, u != unit);
-    if (end >= first_) startParamRead(end);
+    if (end >= chunkFirst) startParamRead(end);
 }
 
 ParamView Sharded::params(std::int32_t unit) const {
@@ -312,12 +332,12 @@ void Sharded::afterWeightGradients(std::int32_t unit, const MicroStep& micro) {
         const bool reduceNow =
             policy_.reduceEveryMicroStep ? true : (micro.last() && !policy_.shardOptimizer);
         if (policy_.shardGrads) { // ZeRO-2: pack, free the full gradient
-            if (reducePlan_.empty())
+            if (reducePlans_.empty())
                 combine(s.gradShard.data(), s.gradFull.data(), s.shard, !micro.first());
             else
                 packForReduce(unit, micro);
             s.gradFull.reset();
-        } else if (reduceNow && !reducePlan_.empty()) { // DDP, last micro-step
+        } else if (reduceNow && !reducePlans_.empty()) { // DDP, last micro-step
             packForReduce(unit, micro);
         }
         return;
@@ -331,13 +351,11 @@ void Sharded::afterWeightGradients(std::int32_t unit, const MicroStep& micro) {
 void Sharded::endBackward(const MicroStep& micro) {
     // ZeRO-1: the full gradients are reduce-scattered after the (last) backward.
     if (policy_.bucketedReduce && policy_.shardOptimizer && !policy_.shardGrads && micro.last() &&
-        !reducePlan_.empty())
+        !reducePlans_.empty())
         for (std::int32_t u = end_ - 1; u >= first_; --u)
-            packForReduce(u, micro);
-    if (reduceBucket_ != 0 && reduceBucket_ != reducePlan_.size())
+            if (holds(u)) packForReduce(u, micro);
+    if (reduceBucket_ != 0 || reducePiece_ != 0)
         throw Error(ErrorKind::Internal, "a reduce bucket was left unflushed");
-    reduceBucket_ = 0;
-    reducePiece_ = 0;
 }
 
 // Copies unit's pieces into the bucket(s) they belong to; a bucket is reduced as soon as its
@@ -345,8 +363,11 @@ void Sharded::endBackward(const MicroStep& micro) {
 void Sharded::packForReduce(std::int32_t unit, const MicroStep& micro) {
     const UnitState& s = state(unit);
     const std::uint64_t slots = reduceOp_ == CollectiveOp::AllReduce ? 1 : shards_;
-    while (reduceBucket_ < reducePlan_.size()) {
-        const plan::Bucket& b = reducePlan_[reduceBucket_];
+    if (reduceBucket_ == 0 && reducePiece_ == 0)
+        reduceChunk_ = static_cast<std::size_t>(chunkOf(unit));
+    const std::vector<plan::Bucket>& plan = reducePlans_.at(reduceChunk_);
+    while (reduceBucket_ < plan.size()) {
+        const plan::Bucket& b = plan[reduceBucket_];
         const plan::BucketPiece& p = b.pieces[reducePiece_];
         if (p.unit != unit) return;
         if (bucket_.empty())
@@ -367,6 +388,7 @@ void Sharded::packForReduce(std::int32_t unit, const MicroStep& micro) {
             reducePiece_ = 0;
         }
     }
+    if (reduceBucket_ == plan.size()) reduceBucket_ = 0; // the chunk's plan is complete
 }
 
 void Sharded::flushReduce(const plan::Bucket& b, const MicroStep& micro) {
@@ -514,6 +536,7 @@ void Sharded::updateComputeWeights() {
         return;
     }
     for (std::int32_t u = first_; u < end_; ++u) {
+        if (!holds(u)) continue; // another stage's (between two chunks)
         UnitState& s = state(u);
         if (s.persistent)
             gatherPersistent(s, u);

@@ -4,11 +4,13 @@
 // tier crossings) and sharded_weights.cpp (the final weights, gathered). Private to the strategy
 // library: the interface is strategy/sharding.h.
 #include "plan/buckets.h"
+#include "plan/pipeline.h"
 #include "plan/policy.h"
 #include "strategy/sharding.h"
 
 #include <cstdint>
 #include <memory>
+#include <ranges>
 #include <span>
 #include <string>
 #include <vector>
@@ -105,11 +107,15 @@ private:
     }
     std::int32_t unitCount() const { return static_cast<std::int32_t>(units_.size()); }
     // The states of this rank's stage (every unit without pipeline parallelism).
-    std::span<UnitState> held() {
-        return std::span<UnitState>(units_).subspan(static_cast<std::size_t>(first_),
-                                                    static_cast<std::size_t>(end_ - first_));
+    auto held() {
+        return units_ | std::views::filter([this](UnitState& s) { return holds(unitOf(s)); });
     }
-    bool holds(std::int32_t u) const { return u >= first_ && u < end_; }
+    bool holds(std::int32_t u) const { return chunkOf(u) >= 0; }
+    // The chunk of the stage that holds unit u (-1: none); its units.
+    int chunkOf(std::int32_t u) const;
+    const plan::StageUnits& chunk(std::int32_t u) const {
+        return chunks_.at(static_cast<std::size_t>(chunkOf(u)));
+    }
     comm::Communicator& shardComm() { return *groups_.shard; }
     comm::DType dtype() const { return mixed_ ? comm::DType::Bf16 : comm::DType::F32; }
     Buffer allocate(std::uint64_t elements, Category c, std::int32_t unit, bool zeroed = false,
@@ -186,11 +192,15 @@ private:
     std::uint64_t shardRank_ = 0;
     std::vector<plan::UnitLayout> layouts_;
     std::vector<UnitState> units_;
-    std::int32_t first_ = 0, end_ = 0; // the stage's units [first_, end_)
+    std::int32_t first_ = 0, end_ = 0;     // the span of the stage's units [first_, end_)
+    std::vector<plan::StageUnits> chunks_; // its chunks (one without virtual stages)
 
     CollectiveOp reduceOp_ =
-        CollectiveOp::AllReduce;           // of the reduce buckets: all-reduce or reduce-scatter
-    std::vector<plan::Bucket> reducePlan_; // backward order U−1 … 0
+        CollectiveOp::AllReduce; // of the reduce buckets: all-reduce or reduce-scatter
+    // Per chunk, in backward order (U−1 … 0): a chunk's backward runs whole in one pipeline op, so
+    // a plan is packed and flushed in one go, the cursor back at 0 when it completes.
+    std::vector<std::vector<plan::Bucket>> reducePlans_;
+    std::size_t reduceChunk_ = 0;          // cursor: the plan being packed
     std::vector<plan::Bucket> gatherPlan_; // unit order 0 … U−1 (ZeRO-1/2 after the optimizer)
     std::size_t reduceBucket_ = 0;         // cursor: the bucket being packed
     std::size_t reducePiece_ = 0;

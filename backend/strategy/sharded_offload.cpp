@@ -148,7 +148,7 @@ OwnedSlice Sharded::beginUpdate(std::int32_t unit, OwnedSlice o) {
     UnitState& s = state(unit);
     if (s.nvmeStage.empty()) startNvmeRead(s, unit); // not prefetched: the first unit
     finishNvmeTransfer(s);
-    if (unit + 1 < end_) startNvmeRead(state(unit + 1), unit + 1);
+    if (holds(unit + 1)) startNvmeRead(state(unit + 1), unit + 1);
     char* base = s.nvmeStage.ptr<char>();
     o.weights = reinterpret_cast<float*>(base);
     o.m = reinterpret_cast<float*>(base + s.nvmeRegion);
@@ -159,7 +159,7 @@ OwnedSlice Sharded::beginUpdate(std::int32_t unit, OwnedSlice o) {
 void Sharded::endUpdate(std::int32_t unit) {
     if (optimizerTier_ != Tier::Nvme) return;
     pollNvme();
-    if (unit > 0) { // the previous unit's write has drained behind this unit's update
+    if (holds(unit - 1)) { // the previous unit's write has drained behind this unit's update
         UnitState& previous = state(unit - 1);
         finishNvmeTransfer(previous);
         previous.nvmeStage.reset();
@@ -182,7 +182,7 @@ void Sharded::endUpdate(std::int32_t unit) {
         s.rounded = device_.allocateArray<Bf16>(s.shard, {Category::Workspace, Tier::Host, unit});
         if (device_.holdsData()) offload::hostToBf16(master, s.rounded.ptr<Bf16>(), s.shard);
     }
-    if (unit + 1 == end_) { // the last: the step goes on with every state in its file
+    if (!holds(unit + 1)) { // the last: the step goes on with every state in its file
         finishNvmeTransfer(s);
         s.nvmeStage.reset();
     }

@@ -61,9 +61,12 @@ struct StrategyConfig {
     plan::Offload offload{};
     offload::NvmeOptions nvme{}; // where and how the NVMe tier's file is written (offload nvme)
     // Pipeline parallelism: the rank's stage holds the units [firstUnit, endUnit) (endUnit 0:
-    // every unit). units() stays the whole model's list; the others have no states here.
+    // every unit). units() stays the whole model's list; the others have no states here. With
+    // V > 1 virtual stages (the interleaved schedule) it holds V chunks (plan::stageChunks of the
+    // pipe group's size and rank), and [firstUnit, endUnit) is their span.
     std::int32_t firstUnit = 0;
     std::int32_t endUnit = 0;
+    int virtualStages = 1;
 };
 
 struct MicroStep {

@@ -47,9 +47,10 @@ void addTensorParallel(CommPerStep& out, const Scenario& s) {
         static_cast<std::uint64_t>(s.activations.microBatch * s.shape->seqLen * s.shape->dModel) *
         sizeof(float);
     // Every block of the stage (plan::stageUnits: its units but the embedding and the head).
-    const plan::StageUnits stage = s.stageUnits();
-    const auto blocks = static_cast<std::uint64_t>(
-        std::min<std::int64_t>(stage.end, s.shape->layers + 1) - std::max(stage.first, 1));
+    std::uint64_t blocks = 0;
+    for (const plan::StageUnits& c : s.stageChunks())
+        blocks += static_cast<std::uint64_t>(std::min<std::int64_t>(c.end, s.shape->layers + 1) -
+                                             std::max(c.first, 1));
     const std::uint64_t calls = blocks * (s.activations.checkpointing ? 5 : 4) *
                                 static_cast<std::uint64_t>(s.knobs.gradAccumSteps);
     const std::uint64_t sent = plan::sentBytes(CollectiveOp::TpAllReduce, perCall,
@@ -60,13 +61,20 @@ void addTensorParallel(CommPerStep& out, const Scenario& s) {
 }
 
 // A pipeline stage's messages per step: each micro-batch's activation to the next stage and its
-// gradient back to the previous one, [micro-batch × context × d] fp32 each (train/trainer.cpp).
+// gradient back to the previous one, [micro-batch × context × d] fp32 each (train/trainer.cpp),
+// from each of its chunks (virtual stage k = c·P + s sends on unless it is the last, back unless
+// it is the first).
 void addPipeline(CommPerStep& out, const Scenario& s) {
     if (!s.shape || s.pipeStages <= 1) return;
     const auto perCall =
         static_cast<std::uint64_t>(s.activations.microBatch * s.shape->seqLen * s.shape->dModel) *
         sizeof(float);
-    const int neighbours = (s.pipeStage > 0 ? 1 : 0) + (s.pipeStage + 1 < s.pipeStages ? 1 : 0);
+    const int all = s.pipeStages * s.virtualStages;
+    int neighbours = 0;
+    for (int c = 0; c < s.virtualStages; ++c) {
+        const int k = c * s.pipeStages + s.pipeStage;
+        neighbours += (k > 0 ? 1 : 0) + (k + 1 < all ? 1 : 0);
+    }
     const int calls = neighbours * s.knobs.gradAccumSteps;
     const std::uint64_t bytes = perCall * static_cast<std::uint64_t>(calls);
     out.byKind.push_back({CollectiveOp::PipeSend, bytes, bytes, calls});
@@ -92,21 +100,30 @@ struct ShapedBuckets {
 ShapedBuckets bucketed(const detail::ShardPlan& plan, CollectiveOp k, std::uint64_t bucketBytes,
                        std::uint64_t elementBytes, std::uint64_t participants, bool forward) {
     const bool allReduce = k == CollectiveOp::AllReduce;
-    std::vector<plan::UnitRange> ranges;
-    const std::size_t n = plan.units.size();
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t u = forward ? i : n - 1 - i;
-        ranges.push_back({static_cast<std::int32_t>(u),
-                          allReduce ? plan.units[u].params : plan.units[u].padded / plan.shards});
-    }
+    // The reductions are cut per pipeline chunk (a chunk's backward is one op), the all-gather
+    // after the optimizer over every unit at once.
+    int chunks = 1;
+    for (const detail::PlanUnit& u : plan.units)
+        chunks = std::max(chunks, u.chunk + 1);
     ShapedBuckets out;
-    for (const plan::Bucket& b :
-         plan::planBuckets(ranges, plan::bucketCapacity(bucketBytes, elementBytes,
-                                                        allReduce ? 1 : plan.shards))) {
-        const std::uint64_t payload = b.count * elementBytes * (allReduce ? 1 : participants);
-        out.calls += 1;
-        out.payload += payload;
-        out.sent += plan::sentBytes(k, payload, participants);
+    for (int c = 0; c < (forward ? 1 : chunks); ++c) {
+        std::vector<plan::UnitRange> ranges;
+        const std::size_t n = plan.units.size();
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t u = forward ? i : n - 1 - i;
+            if (!forward && plan.units[u].chunk != c) continue;
+            ranges.push_back(
+                {static_cast<std::int32_t>(u),
+                 allReduce ? plan.units[u].params : plan.units[u].padded / plan.shards});
+        }
+        for (const plan::Bucket& b :
+             plan::planBuckets(ranges, plan::bucketCapacity(bucketBytes, elementBytes,
+                                                            allReduce ? 1 : plan.shards))) {
+            const std::uint64_t payload = b.count * elementBytes * (allReduce ? 1 : participants);
+            out.calls += 1;
+            out.payload += payload;
+            out.sent += plan::sentBytes(k, payload, participants);
+        }
     }
     return out;
 }

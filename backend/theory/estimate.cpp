@@ -62,10 +62,10 @@ ShardPlan makePlan(const Scenario& s) {
     plan.bare = !s.shape.has_value() && s.units.empty();
     // DeepSpeed's param_persistence_threshold: only ZeRO-3 keeps small params whole.
     const std::uint64_t threshold = policyOf(s).persistenceThreshold;
-    auto add = [&](std::string name, std::uint64_t params) {
+    auto add = [&](std::string name, std::uint64_t params, int chunk = 0) {
         const bool persistent = threshold > 0 && params <= threshold;
         const std::uint64_t padded = plan.bare ? params : plan::paddedElements(params, plan.shards);
-        plan.units.push_back({std::move(name), params, padded, persistent});
+        plan.units.push_back({std::move(name), params, padded, persistent, chunk});
         plan.params += params;
     };
     if (plan.bare) {
@@ -75,10 +75,11 @@ ShardPlan makePlan(const Scenario& s) {
             add(u.name, u.params);
     } else {
         std::vector<plan::UnitParams> units = plan::unitParams(*s.shape);
-        const plan::StageUnits stage = s.stageUnits();
-        for (int u = stage.first; u < stage.end; ++u)
-            add(std::move(units[static_cast<std::size_t>(u)].name),
-                units[static_cast<std::size_t>(u)].params);
+        const std::vector<plan::StageUnits> chunks = s.stageChunks();
+        for (std::size_t c = 0; c < chunks.size(); ++c)
+            for (int u = chunks[c].first; u < chunks[c].end; ++u)
+                add(std::move(units[static_cast<std::size_t>(u)].name),
+                    units[static_cast<std::size_t>(u)].params, static_cast<int>(c));
     }
     return plan;
 }
@@ -208,10 +209,15 @@ int shardCount(const Scenario& s) {
     return detail::policyOf(s).shardCount(s.ranks);
 }
 
-plan::StageUnits Scenario::stageUnits() const {
+std::vector<plan::StageUnits> Scenario::stageChunks() const {
     const int layers = shape ? static_cast<int>(shape->layers) : 0;
-    if (pipeStages <= 1 || !shape) return {0, layers + 2};
-    return plan::stageUnits(layers, pipeStages, pipeStage);
+    if (pipeStages <= 1 || !shape) return {{0, layers + 2}};
+    return plan::stageChunks(layers, pipeStages, virtualStages, pipeStage);
+}
+
+plan::StageUnits Scenario::stageUnits() const {
+    const std::vector<plan::StageUnits> chunks = stageChunks();
+    return {chunks.front().first, chunks.back().end};
 }
 
 void validate(const Scenario& s) {
@@ -223,8 +229,12 @@ void validate(const Scenario& s) {
         check(s.pipeStages >= 1 && s.pipeStages <= plan::kMaxPipeStages, InputField::Ranks,
               "pipeline stages must be 1 to " + std::to_string(plan::kMaxPipeStages) + ", got " +
                   std::to_string(s.pipeStages));
-        check(s.shape->layers >= s.pipeStages, InputField::ModelShape,
-              std::to_string(s.pipeStages) + " pipeline stages for a model of " +
+        check(s.virtualStages >= 1 && s.virtualStages <= plan::kMaxVirtualStages, InputField::Ranks,
+              "virtual stages must be 1 to " + std::to_string(plan::kMaxVirtualStages) + ", got " +
+                  std::to_string(s.virtualStages));
+        check(s.shape->layers >= static_cast<std::int64_t>(s.pipeStages) * s.virtualStages,
+              InputField::ModelShape,
+              std::to_string(s.pipeStages * s.virtualStages) + " pipeline stages for a model of " +
                   std::to_string(s.shape->layers) + " layers: every stage needs a layer");
         check(s.pipeStage >= 0 && s.pipeStage < s.pipeStages, InputField::Ranks,
               "pipeline stage " + std::to_string(s.pipeStage) + " is not one of " +

@@ -33,10 +33,14 @@ struct Scenario {
     // `pipeStages` (plan::stageUnits): its units' states and collectives (`ranks` stays the
     // stage's DP group), plus the stage's messages to its neighbours, knobs.gradAccumSteps
     // micro-batches per step run in `pipeSchedule`'s order.
+    // With V virtual stages (interleaved) the rank holds V chunks (plan::stageChunks).
     int pipeStages = 1;
     int pipeStage = 0;
+    int virtualStages = 1;
     plan::PipeSchedule pipeSchedule = plan::PipeSchedule::OneFOneB;
-    // The stage's units [first, end) of the shape's unit list (all of them without a pipeline).
+    // The stage's chunks of the shape's unit list (one, all units, without a pipeline), and
+    // their span [first, end).
+    std::vector<plan::StageUnits> stageChunks() const;
     plan::StageUnits stageUnits() const;
 };
 

@@ -19,10 +19,17 @@ double pipeBubble(plan::PipeSchedule schedule, const plan::PipeShape& shape,
     case plan::PipeSchedule::Interleaved:
         return (p - 1) / (v * m + p - 1);
     case plan::PipeSchedule::ZeroBubbleH1: {
-        // Before M reaches P only M − 1 deferred Ws are there to fill the drain.
-        const double lost =
-            (p - 1) * (times.forward + times.backward) - std::min(m - 1, p - 1) * times.weightGrad;
-        return lost / (m * (times.forward + times.backward + times.weightGrad) + lost);
+        if (times.forward == times.backward && times.backward == times.weightGrad) {
+            // Before M reaches P only M − 1 deferred Ws are there to fill the drain.
+            const double lost = (p - 1) * (times.forward + times.backward) -
+                                std::min(m - 1, p - 1) * times.weightGrad;
+            return lost / (m * (times.forward + times.backward + times.weightGrad) + lost);
+        }
+        // Other times: the schedule run on them (the closed form misses the last stage's
+        // deferred Ws outlasting the gradients' trip back once W > B, and can go negative).
+        const plan::PipeRun run = plan::runPipe(
+            shape, true, plan::pipeOrder(plan::PipeSchedule::ZeroBubbleH1, shape), times);
+        return run.bubble(0);
     }
     }
     return 0;
@@ -73,6 +80,16 @@ std::vector<PipeStage> pipeStages(const plan::GptShape& gpt, const plan::PipeSha
     return out;
 }
 
+SplitKept splitBackwardKept(const plan::GptShape& gpt, const plan::ActivationConfig& cfg) {
+    const auto tokens = static_cast<std::uint64_t>(cfg.microBatch * gpt.seqLen);
+    const auto d = static_cast<std::uint64_t>(gpt.dModel);
+    const auto dl = d / static_cast<std::uint64_t>(std::max<std::int64_t>(gpt.tp, 1));
+    const std::uint64_t f = sizeof(float);
+    // mlp.proj's and attn.proj's dy (the residual stream, d each, copied), mlp.fc's (4d/T) and
+    // attn.qkv's (3d/T), moved from B's buffers.
+    return {tokens * (2 * d + 7 * dl) * f + 4 * d * f, tokens * d * f, 2 * d * f};
+}
+
 std::vector<PipeStageActivations>
 pipeActivations(plan::PipeSchedule schedule, const plan::PipeShape& shape,
                 const plan::GptShape& gpt, const plan::ActivationConfig& cfg, bool bf16GemmInputs) {
@@ -119,15 +136,21 @@ pipeActivations(plan::PipeSchedule schedule, const plan::PipeShape& shape,
     };
     const std::uint64_t keptPerBlock = named(
         act.blockFull, {"block.ln1_out", "block.attn_out", "block.ln2_out", "block.gelu_out"});
-    std::vector<std::uint64_t> keptBytes(static_cast<std::size_t>(all));
+    const SplitKept kept = splitBackwardKept(gpt, cfg);
+    std::vector<std::uint64_t> keptBytes(static_cast<std::size_t>(all)),
+        keptGradients(static_cast<std::size_t>(all));
     for (int k = 0; k < all; ++k) {
         const auto layers = static_cast<std::uint64_t>(first[static_cast<std::size_t>(k) + 1] -
                                                        first[static_cast<std::size_t>(k)]);
-        std::uint64_t blocks = 0;
-        if (__builtin_mul_overflow(layers, keptPerBlock, &blocks)) overflow();
+        std::uint64_t blocks = 0, gradients = 0;
+        if (__builtin_mul_overflow(layers, keptPerBlock, &blocks) ||
+            __builtin_mul_overflow(layers, kept.perBlock, &gradients))
+            overflow();
         keptBytes[static_cast<std::size_t>(k)] =
             sum(sum(blocks, k == 0 ? named(act.embedding, {"embedding.token_ids"}) : 0),
                 k == all - 1 ? named(act.head, {"head.lnf_out", "head.probs"}) : 0);
+        keptGradients[static_cast<std::size_t>(k)] =
+            sum(sum(gradients, k == 0 ? kept.embedding : 0), k == all - 1 ? kept.head : 0);
     }
     const bool split = plan::traits(schedule).splitBackward;
     const auto order = plan::pipeOrder(schedule, shape);
@@ -138,7 +161,7 @@ pipeActivations(plan::PipeSchedule schedule, const plan::PipeShape& shape,
             a.perMicroBatchBytes =
                 sum(a.perMicroBatchBytes, chunkBytes[static_cast<std::size_t>(c * p + s)]);
         int held = 0;
-        std::uint64_t bytes = 0;
+        std::uint64_t bytes = 0, gradients = 0;
         for (const plan::PipeOp& op : order[static_cast<std::size_t>(s)]) {
             const int k = op.chunk * p + s;
             const std::uint64_t b = chunkBytes[static_cast<std::size_t>(k)];
@@ -153,9 +176,12 @@ pipeActivations(plan::PipeSchedule schedule, const plan::PipeShape& shape,
                 bytes -= b;
             } else if (op.kind == plan::PipeOpKind::Backward) { // B: W's inputs stay
                 bytes = bytes - b + keptBytes[static_cast<std::size_t>(k)];
+                gradients = sum(gradients, keptGradients[static_cast<std::size_t>(k)]);
+                a.keptGradientBytes = std::max(a.keptGradientBytes, gradients);
             } else { // W
                 --held;
                 bytes -= keptBytes[static_cast<std::size_t>(k)];
+                gradients -= keptGradients[static_cast<std::size_t>(k)];
             }
         }
     }

@@ -19,6 +19,7 @@ struct PlanUnit {
     std::uint64_t params = 0; // elements before padding
     std::uint64_t padded = 0; // elements padded to a multiple of the shard count
     bool persistent = false;  // ZeRO-3 param persistence: the param stays whole on every rank
+    int chunk = 0;            // the pipeline chunk holding it (interleaved: 0 … V − 1)
 };
 
 struct ShardPlan {

@@ -343,6 +343,9 @@ report::RunReport makeReport(const RunOutcome& o) {
         report::StageTheoryValues v;
         v.firstUnit = units.first;
         v.endUnit = units.end;
+        if (one.virtualStages > 1)
+            for (const plan::StageUnits& chunk : one.stageChunks())
+                v.chunks.emplace_back(chunk.first, chunk.end);
         v.modelStateBytes = categoryBytes(stageStates[i].perRank, true);
         v.ddpModelStateBytes = categoryBytes(theory::modelStates(oneDdp).perRank, true);
         v.predictedPeakBytes = o.stagePredicted[i].peakBytes;

@@ -18,8 +18,10 @@ void pipelineNotes(const RunConfig& c, const std::vector<theory::ModelStates>& s
     const int stages = static_cast<int>(states.size());
     const int perStage = c.worldSize / stages;
     const std::vector<plan::UnitParams> units = plan::unitParams(scenarioOf(c).shape.value());
+    const int chunks = std::max(c.virtualStages, 1);
     notes.push_back("pipeline: " + std::to_string(stages) + " stages × " +
                     std::to_string(perStage) + (perStage == 1 ? " rank" : " ranks") + " (T × D), " +
+                    (chunks > 1 ? std::to_string(chunks) + " model chunks each, " : std::string()) +
                     std::string(plan::traits(c.pipeSchedule).name) + ", " +
                     std::to_string(c.knobs.gradAccumSteps) +
                     (c.knobs.gradAccumSteps == 1 ? " micro-batch" : " micro-batches") +
@@ -27,25 +29,28 @@ void pipelineNotes(const RunConfig& c, const std::vector<theory::ModelStates>& s
                     "exposed comm includes the pipeline receives' waits, the bubble");
     for (int st = 0; st < stages; ++st) {
         const theory::Scenario s = scenarioOf(c, st);
-        const plan::StageUnits u = s.stageUnits();
+        std::string held;
+        for (const plan::StageUnits& u : s.stageChunks())
+            held += (held.empty() ? "" : " + ") + units[static_cast<std::size_t>(u.first)].name +
+                    (u.end - u.first > 1 ? " … " + units[static_cast<std::size_t>(u.end - 1)].name
+                                         : std::string());
         std::string line =
             "stage " + std::to_string(st) +
             (perStage == 1 ? " (rank " + std::to_string(st)
                            : " (ranks " + std::to_string(st * perStage) + "–" +
                                  std::to_string((st + 1) * perStage - 1)) +
-            "): " + units[static_cast<std::size_t>(u.first)].name +
-            (u.end - u.first > 1 ? " … " + units[static_cast<std::size_t>(u.end - 1)].name
-                                 : std::string()) +
-            ", model states " +
+            "): " + held + ", model states " +
             mib(static_cast<double>(states[static_cast<std::size_t>(st)].perRank.total()));
         if (!predicted.empty()) {
             const theory::PeakPrediction& p = predicted[static_cast<std::size_t>(st)];
-            const int held = theory::pipeActivationsInFlight(
-                c.pipeSchedule, {stages, c.knobs.gradAccumSteps, 1}, st);
+            const int inFlight = theory::pipeActivationsInFlight(
+                c.pipeSchedule, {stages, c.knobs.gradAccumSteps, chunks}, st);
             line += ", peak " +
                     mib(static_cast<double>(measuredPeak[static_cast<std::size_t>(st)])) +
                     " (predicted " + mib(static_cast<double>(p.peakBytes)) + ", activations of " +
-                    std::to_string(held) + (held == 1 ? " micro-batch" : " micro-batches") +
+                    std::to_string(inFlight) +
+                    (chunks > 1 ? (inFlight == 1 ? " micro-batch chunk" : " micro-batch chunks")
+                                : (inFlight == 1 ? " micro-batch" : " micro-batches")) +
                     " in flight)";
         }
         for (const theory::CommVolume& v : theory::commPerStep(s).byKind)
@@ -91,7 +96,7 @@ void bubbleNotes(const RunConfig& c, const std::vector<RankResult>& ranks,
     }
     if (samples == 0) return;
     const plan::PipeOpTimes times{forward / samples, backward / samples, weightGrad / samples};
-    const plan::PipeShape shape{stages, micros, 1};
+    const plan::PipeShape shape{stages, micros, std::max(c.virtualStages, 1)};
     const bool split = plan::traits(c.pipeSchedule).splitBackward;
     const plan::PipeRun run =
         plan::runPipe(shape, split, plan::pipeOrder(c.pipeSchedule, shape), times);
@@ -112,7 +117,8 @@ void bubbleNotes(const RunConfig& c, const std::vector<RankResult>& ranks,
     for (int st = 0; st < stages; ++st) {
         const auto i = static_cast<std::size_t>(st);
         const double n = counted[i] > 0 ? counted[i] : 1.0;
-        const double scheduled = run.innerIdle(st) * run.makespan * 1e-6; // runPipe's times are ns
+        // runPipe's times are ns; rounding can leave a last stage's nothing at −0.
+        const double scheduled = std::max(0.0, run.innerIdle(st) * run.makespan * 1e-6);
         std::snprintf(text, sizeof text,
                       " stage %d %.1f ms (%.1f %% of the step; schedule %.1f ms)%s", st,
                       idleMs[i] / n, 100.0 * share[i] / n, scheduled, st + 1 < stages ? ";" : "");

@@ -12,6 +12,7 @@ TrainConfig trainConfigOf(const RunConfig& c) {
     t.gradAccumSteps = c.knobs.gradAccumSteps;
     t.bf16Gemm = scenarioOf(c).knobs.bf16Gemm;
     t.pipeSchedule = c.pipeSchedule;
+    t.virtualStages = c.pipeParallel > 1 ? c.virtualStages : 1;
     return t;
 }
 
@@ -26,10 +27,10 @@ strategy::StrategyConfig strategyConfigOf(const RunConfig& c, int stage) {
     s.offload = c.offload;
     s.nvme = {c.nvmeDir, c.keepNvme, c.aioBlockBytes, static_cast<int>(c.aioQueueDepth)};
     if (c.pipeParallel > 1) {
-        const plan::StageUnits units =
-            plan::stageUnits(static_cast<int>(c.preset.shape.layers), c.pipeParallel, stage);
+        const plan::StageUnits units = scenarioOf(c, stage).stageUnits(); // the chunks' span
         s.firstUnit = units.first;
         s.endUnit = units.end;
+        s.virtualStages = c.virtualStages;
     }
     return s;
 }

@@ -66,6 +66,7 @@ Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSo
     model_.setBf16Gemm(bf16Gemm());
     first_ = sharding_->firstUnit();
     end_ = sharding_->endUnit();
+    chunks_ = {{first_, end_}};
     if (comm::Communicator* pipe = sharding_->pipeGroup(); pipe && pipe->size() > 1) {
         pipe_ = pipe;
         stage_ = pipe->rank();
@@ -73,6 +74,13 @@ Trainer::Trainer(TrainConfig config, device::Device& device, const model::DataSo
         const bool first = stage_ == 0, last = stage_ + 1 == stages_;
         if ((first_ == 0) != first || (end_ == model_.unitCount()) != last)
             throw Error(ErrorKind::Internal, "a pipeline stage's units do not match its rank");
+        if (config_.virtualStages > 1) {
+            chunks_ = plan::stageChunks(static_cast<int>(shape.layers), stages_,
+                                        config_.virtualStages, stage_);
+            if (chunks_.front().first != first_ || chunks_.back().end != end_)
+                throw Error(ErrorKind::Internal,
+                            "a pipeline stage's chunks do not match its units");
+        }
         // Every micro-batch of the step may be in flight at once (GPipe): an activation set each.
         for (int m = 0; m < config_.gradAccumSteps; ++m) {
             micro_.push_back(std::make_unique<model::GptModel>(config_.model, device_));
@@ -213,6 +221,7 @@ double Trainer::optimizerStep() {
     // With a pipeline the stage's units only: the norm's sum over the world adds the others.
     slices.resize(static_cast<std::size_t>(units));
     for (std::int32_t u = first_; u < end_; ++u) {
+        if (!holds(u)) continue; // between two chunks: another stage's
         const strategy::OwnedSlice o = sharding_->owned(u);
         slices[static_cast<std::size_t>(u)] = o;
         const std::uint64_t eb = o.gradsBf16 ? sizeof(Bf16) : sizeof(float);
@@ -239,6 +248,7 @@ double Trainer::optimizerStep() {
     const AdamWConfig& opt = config_.optimizer;
     device::Ops& ops = device_.ops();
     for (std::int32_t u = first_; u < end_; ++u) {
+        if (!holds(u)) continue;
         strategy::OwnedSlice o = sharding_->beginUpdate(u, slices[static_cast<std::size_t>(u)]);
         const auto& layout = model_.units()[static_cast<std::size_t>(u)];
         // ZeRO-Offload with device gradients (ZeRO-1's slice of the all-reduced gradient): the
@@ -377,14 +387,24 @@ void Trainer::post(Buffer tensor, int peer, std::int32_t unit) {
     sending_.emplace_back(ticket, std::move(message));
 }
 
+bool Trainer::holds(std::int32_t unit) const {
+    return std::any_of(chunks_.begin(), chunks_.end(), [unit](const plan::StageUnits& c) {
+        return unit >= c.first && unit < c.end;
+    });
+}
+
 double Trainer::pipelineMicroSteps(StepResult& r) {
-    const int micros = config_.gradAccumSteps;
+    const int micros = config_.gradAccumSteps, chunks = static_cast<int>(chunks_.size());
     const std::vector<plan::PipeOp> ops = plan::pipeOrder(
-        config_.pipeSchedule, {stages_, micros, 1})[static_cast<std::size_t>(stage_)];
-    const bool first = stage_ == 0, last = stage_ + 1 == stages_;
+        config_.pipeSchedule, {stages_, micros, chunks})[static_cast<std::size_t>(stage_)];
+    const int virtualStages = stages_ * chunks;
+    // Chunk c of this rank is virtual stage c·P + s: its input comes from the previous rank (the
+    // last rank's chunk c − 1 for rank 0), its output goes to the next (rank 0's chunk c + 1 for
+    // the last rank).
+    const int previous = (stage_ + stages_ - 1) % stages_, next = (stage_ + 1) % stages_;
     const bool split = plan::traits(config_.pipeSchedule).splitBackward;
     const std::uint64_t floats = model_.boundaryFloats();
-    // A message's unit is its boundary's: the unit whose output crosses it (the earlier stage's
+    // A message's unit is its boundary's: the unit whose output crosses it (the earlier chunk's
     // last), on both sides and in both directions, so a send and its receive name the same.
     double lossSum = 0.0;
     bool statesTaken = false;
@@ -397,45 +417,52 @@ double Trainer::pipelineMicroSteps(StepResult& r) {
         device_.ledger().setMicroBatch(op.microBatch);
         model::GptModel& model = *micro_[static_cast<std::size_t>(op.microBatch)];
         const strategy::MicroStep micro{op.microBatch, micros};
-        // Tokens on the first stage (embedding), targets on the last (loss): both read the same
-        // micro-batch of the data source; the stages between need neither.
+        const plan::StageUnits& units = chunks_[static_cast<std::size_t>(op.chunk)];
+        const int k = op.chunk * stages_ + stage_;
+        const bool first = k == 0, last = k + 1 == virtualStages;
+        // Tokens on the first virtual stage (embedding), targets on the last (loss): both read
+        // the same micro-batch of the data source; the stages between need neither.
         model::Batch batch;
         if ((first || last) && op.kind == plan::PipeOpKind::Forward)
             batch = data_.batchFor(baseData_ + step_ * micros + op.microBatch,
                                    sharding_->dataRank(), sharding_->dataRanks());
         if (op.kind == plan::PipeOpKind::Forward) {
             if (!first) {
+                // A new micro-batch: nothing of its previous step may survive (a later chunk
+                // keeps the earlier chunks' activations of the same micro-batch).
+                if (op.chunk == 0) model.discardActivations();
                 Buffer in = device_.allocateArray<float>(
-                    floats, {Category::Activation, Tier::Device, first_ - 1});
-                receive(in, stage_ - 1, first_ - 1);
-                model.setInput(first_, std::move(in));
+                    floats, {Category::Activation, Tier::Device, units.first - 1});
+                receive(in, previous, units.first - 1);
+                model.setInput(units.first, std::move(in));
             }
-            for (std::int32_t u = first_; u < end_; ++u)
+            for (std::int32_t u = units.first; u < units.end; ++u)
                 forwardUnit(model, u, batch);
             if (last)
                 lossSum += model.loss();
             else
-                post(model.takeOutput(end_ - 1), stage_ + 1, end_ - 1);
+                post(model.takeOutput(units.end - 1), next, units.end - 1);
             if (!statesTaken) r.modelStates = modelStatesNow(device_.ledger());
             statesTaken = true;
         } else if (op.kind == plan::PipeOpKind::Backward) {
             if (!last) {
                 Buffer grad = device_.allocateArray<float>(
-                    floats, {Category::Workspace, Tier::Device, end_ - 1});
-                receive(grad, stage_ + 1, end_ - 1);
+                    floats, {Category::Workspace, Tier::Device, units.end - 1});
+                receive(grad, next, units.end - 1);
                 model.setOutputGrad(std::move(grad));
             }
-            for (std::int32_t u = end_ - 1; u >= first_; --u)
+            for (std::int32_t u = units.end - 1; u >= units.first; --u)
                 if (split)
                     inputGradUnit(model, u);
                 else
                     backwardUnit(model, u, micro);
-            if (!first) post(model.takeInputGrad(), stage_ - 1, first_ - 1);
-            if (!split) sharding_->endBackward(micro);
+            if (!first) post(model.takeInputGrad(), previous, units.first - 1);
+            // The micro-batch's backward is done on this rank with its first chunk's.
+            if (!split && op.chunk == 0) sharding_->endBackward(micro);
         } else { // W: nobody waits for it, it fills what would be the bubble
-            for (std::int32_t u = end_ - 1; u >= first_; --u)
+            for (std::int32_t u = units.end - 1; u >= units.first; --u)
                 weightGradUnit(model, u, micro);
-            sharding_->endBackward(micro);
+            if (op.chunk == 0) sharding_->endBackward(micro);
         }
     }
     reapSends(true);

@@ -38,6 +38,7 @@ struct TrainConfig {
     // With a pipeline group (the strategy's pipeGroup, P > 1): the order of each stage's
     // forwards and backwards of the gradAccumSteps micro-batches (plan/pipeline.h).
     plan::PipeSchedule pipeSchedule = plan::PipeSchedule::OneFOneB;
+    int virtualStages = 1; // V model chunks per stage (interleaved; the strategy's too)
 };
 
 struct StepResult {
@@ -127,6 +128,8 @@ private:
     comm::Communicator* pipe_ = nullptr;
     int stage_ = 0, stages_ = 1;
     std::int32_t first_ = 0, end_ = 0;
+    std::vector<plan::StageUnits> chunks_; // the stage's chunks (one but with virtual stages)
+    bool holds(std::int32_t unit) const;
     std::vector<std::unique_ptr<model::GptModel>> micro_;
     std::vector<std::pair<std::uint64_t, device::Buffer>> sending_;
     std::uint64_t paddedTotal_ = 0;

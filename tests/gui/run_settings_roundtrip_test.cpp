@@ -102,6 +102,12 @@ private Q_SLOTS:
             {Field::TensorParallel, {"zero3", {"--tp", "2"}, 4, "tiny_tp"}},
             {Field::PipeParallel, {"zero3", {"--pp", "2"}, 4, "tiny"}},
             {Field::PipeSchedule, {"zero3", {"--pp", "2", "--pp-schedule", "gpipe"}, 4, "tiny"}},
+            {Field::VirtualStages,
+             {"zero3",
+              {"--pp", "2", "--pp-schedule", "interleaved", "--virtual-stages", "2", "--grad-accum",
+               "2"},
+              4,
+              "small"}},
         };
         for (const Field f : {Field::KeepNvme, Field::AioBlockBytes, Field::AioQueueDepth}) {
             std::vector<std::string>& flags = samples[f].flags;

@@ -9,8 +9,10 @@
 #include "runconfig/presets.h"
 #include "theory/activations.h"
 #include "theory/estimate.h"
+#include "theory/pipeline.h"
 #include "train/trainer.h"
 
+#include <cmath>
 #include <gtest/gtest.h>
 #include <map>
 #include <string>
@@ -155,6 +157,50 @@ TEST(ledgerTraining, EachUnitAllocatesExactlyTheListedTensorsAndFreesThemInBackw
                                          (2 * theory::totalBytes(predicted.blockFull) - outBytes));
         }
     }
+}
+
+// A split backward (zb1): after every unit's B the ledger holds, in workspace, exactly what
+// theory::splitBackwardKept says W needs (the linear layers' output gradients and the
+// LayerNorms' gradients; the embedding's output gradient), and W then computes the fused
+// backward's gradients bit for bit and frees all of it and the activations W read.
+TEST(ledgerTraining, ASplitBackwardKeepsWhatTheoryCountsAndGivesTheFusedGradients) {
+    const runconfig::ModelPreset preset = runconfig::modelPreset("tiny");
+    Ledger ledger;
+    device::CpuDevice cpu(ledger);
+    const model::ModelConfig mc{preset.shape, preset.microBatch, false};
+    const model::MarkovSource data(preset.shape.vocab, preset.shape.seqLen, preset.microBatch, 1);
+    const model::Batch batch = data.batchFor(0, 0, 1);
+    model::GptModel fused(mc, cpu), split(mc, cpu);
+    const std::int32_t units = fused.unitCount();
+    std::vector<std::vector<float>> params(static_cast<std::size_t>(units)),
+        fusedGrads(params.size()), splitGrads(params.size());
+    for (std::int32_t u = 0; u < units; ++u) {
+        const std::size_t n = fused.units()[static_cast<std::size_t>(u)].elements();
+        auto& p = params[static_cast<std::size_t>(u)];
+        for (std::size_t i = 0; i < n; ++i)
+            p.push_back(0.02f * std::sin(static_cast<float>(i % 977) + static_cast<float>(u)));
+        fusedGrads[static_cast<std::size_t>(u)].assign(n, 0.0f);
+        splitGrads[static_cast<std::size_t>(u)].assign(n, 0.0f);
+    }
+    for (model::GptModel* m : {&fused, &split})
+        for (std::int32_t u = 0; u < units; ++u)
+            m->forward(u, params[static_cast<std::size_t>(u)].data(), batch);
+    for (std::int32_t u = units - 1; u >= 0; --u)
+        fused.backward(u, params[static_cast<std::size_t>(u)].data(),
+                       fusedGrads[static_cast<std::size_t>(u)].data());
+    const std::uint64_t workspaceBefore = ledger.live().category(Category::Workspace);
+    for (std::int32_t u = units - 1; u >= 0; --u)
+        split.backwardInput(u, params[static_cast<std::size_t>(u)].data());
+    const theory::SplitKept kept =
+        theory::splitBackwardKept(preset.shape, {preset.microBatch, false});
+    EXPECT_EQ(ledger.live().category(Category::Workspace) - workspaceBefore,
+              static_cast<std::uint64_t>(preset.shape.layers) * kept.perBlock + kept.head +
+                  kept.embedding);
+    for (std::int32_t u = units - 1; u >= 0; --u)
+        split.backwardWeights(u, splitGrads[static_cast<std::size_t>(u)].data());
+    EXPECT_EQ(splitGrads, fusedGrads);
+    EXPECT_EQ(ledger.live().category(Category::Workspace), workspaceBefore);
+    EXPECT_EQ(ledger.live().category(Category::Activation), 0u);
 }
 
 TEST(ledgerTraining, CapacityBudgetStopsTheStepAndNamesTheAllocation) {

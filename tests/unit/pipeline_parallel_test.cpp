@@ -42,9 +42,9 @@ using plan::PrecisionKind;
 using plan::Strategy;
 
 // Five layers: P = 2, 3 and 4 split them unevenly (3+2, 2+2+1, 2+1+1+1).
-plan::GptShape shape() {
+plan::GptShape shape(std::int64_t layers = 5) {
     plan::GptShape s;
-    s.layers = 5;
+    s.layers = layers;
     s.dModel = 24;
     s.heads = 4;
     s.vocab = 37;
@@ -55,6 +55,8 @@ constexpr std::int64_t kMicroBatch = 2;
 
 struct Mesh {
     int pp = 1, tp = 1, dp = 1;
+    int virtualStages = 1; // V: model chunks per pipeline rank (interleaved)
+    std::int64_t layers = 5;
     int micro = 1; // M: micro-batches per step (gradient accumulation without a pipeline)
     PipeSchedule schedule = PipeSchedule::OneFOneB;
     Strategy strategy = Strategy::Ddp;
@@ -111,7 +113,7 @@ MeshRun runMesh(const Mesh& m) {
     for (auto& g : groups)
         g.shard = g.data;
 
-    plan::GptShape s = shape();
+    plan::GptShape s = shape(m.layers);
     MeshRun out;
     out.ranks.resize(static_cast<std::size_t>(n));
     std::mutex failed;
@@ -122,15 +124,19 @@ MeshRun runMesh(const Mesh& m) {
             try {
                 const auto at = static_cast<std::size_t>(r);
                 const int stage = r / (t * d);
-                const plan::StageUnits units =
-                    m.pp > 1 ? plan::stageUnits(static_cast<int>(s.layers), m.pp, stage)
-                             : plan::StageUnits{0, static_cast<int>(s.layers) + 2};
+                const std::vector<plan::StageUnits> chunks =
+                    m.pp > 1 ? plan::stageChunks(static_cast<int>(s.layers), m.pp, m.virtualStages,
+                                                 stage)
+                             : std::vector<plan::StageUnits>{{0, static_cast<int>(s.layers) + 2}};
+                const plan::StageUnits units{chunks.front().first, chunks.back().end};
                 RankRun& mine = out.ranks[at];
-                ledgers[at]->setSink([&](const Event& e) {
+                ledgers[at]->setSink([&, chunks](const Event& e) {
                     if (e.kind != EventKind::ComputeBegin) return;
-                    if (e.phase == Phase::Forward && e.unit == units.first) mine.ops += 'F';
-                    if (e.phase == Phase::Backward && e.unit == units.end - 1) mine.ops += 'B';
-                    if (e.phase == Phase::WeightGrad && e.unit == units.end - 1) mine.ops += 'W';
+                    for (const plan::StageUnits& c : chunks) { // one letter per chunk op
+                        if (e.phase == Phase::Forward && e.unit == c.first) mine.ops += 'F';
+                        if (e.phase == Phase::Backward && e.unit == c.end - 1) mine.ops += 'B';
+                        if (e.phase == Phase::WeightGrad && e.unit == c.end - 1) mine.ops += 'W';
+                    }
                 });
                 device::CpuDevice& cpu = *devices[at];
                 const model::MarkovSource data(s.vocab, s.seqLen, kMicroBatch, 5);
@@ -144,6 +150,7 @@ MeshRun runMesh(const Mesh& m) {
                 if (m.pp > 1) {
                     sc.firstUnit = units.first;
                     sc.endUnit = units.end;
+                    sc.virtualStages = m.virtualStages;
                 }
                 auto sharding = strategy::makeSharding(sc, cpu, groups[at]);
                 train::TrainConfig tc;
@@ -154,6 +161,7 @@ MeshRun runMesh(const Mesh& m) {
                 tc.gradAccumSteps = m.micro;
                 tc.pipeSchedule = m.schedule;
                 tc.bf16Gemm = m.bf16Gemm;
+                tc.virtualStages = m.virtualStages;
                 train::Trainer trainer(tc, cpu, data, sharding.get());
                 for (int k = 0; k < m.steps; ++k)
                     mine.losses.push_back(trainer.step().loss);
@@ -189,10 +197,11 @@ std::string kindsOf(const std::vector<plan::PipeOp>& ops) {
 }
 
 std::string meshName(const Mesh& m) {
-    return "P=" + std::to_string(m.pp) + " T=" + std::to_string(m.tp) +
-           " D=" + std::to_string(m.dp) + " M=" + std::to_string(m.micro) + " " +
-           std::string(plan::traits(m.schedule).flag) + " " +
-           std::string(plan::strategyName(m.strategy)) +
+    return "P=" + std::to_string(m.pp) +
+           (m.virtualStages > 1 ? "×V=" + std::to_string(m.virtualStages) : std::string()) +
+           " T=" + std::to_string(m.tp) + " D=" + std::to_string(m.dp) +
+           " M=" + std::to_string(m.micro) + " " + std::string(plan::traits(m.schedule).flag) +
+           " " + std::string(plan::strategyName(m.strategy)) +
            (m.precision == PrecisionKind::Fp32 ? " fp32" : " bf16");
 }
 
@@ -228,6 +237,63 @@ TEST(pipelineParallel, EverySplitAndScheduleIsBitwiseGradientAccumulationOnOneSt
                 }
             }
     }
+}
+
+// Interleaved 1F1B: each rank holds V chunks (virtual stage c·P + s), a micro-batch passes every
+// rank V times, the last rank hands chunk c's output to rank 0's chunk c + 1. Each unit still
+// accumulates its micro-batches in order 0 … M − 1 (a chunk's backwards run in that order):
+// bitwise gradient accumulation on one stage, every split, with the schedule's op order and the
+// activations theory::pipeActivations says, byte for byte.
+TEST(pipelineParallel, InterleavedChunksAreBitwiseGradientAccumulationOnOneStage) {
+    struct Case {
+        int pp, v;
+        std::int64_t layers;
+    };
+    for (const Case k : {Case{2, 2, 5}, Case{2, 3, 7}, Case{3, 2, 7}, Case{4, 2, 8}})
+        for (const int micro : {k.pp, 2 * k.pp}) {
+            Mesh one;
+            one.layers = k.layers;
+            one.micro = micro;
+            const MeshRun reference = runMesh(one);
+            Mesh m = one;
+            m.pp = k.pp;
+            m.virtualStages = k.v;
+            m.schedule = PipeSchedule::Interleaved;
+            const MeshRun run = runMesh(m);
+            EXPECT_EQ(run.losses, reference.losses) << meshName(m);
+            EXPECT_EQ(run.digest, reference.digest) << meshName(m);
+            const plan::PipeShape shape3{k.pp, micro, k.v};
+            const auto order = plan::pipeOrder(m.schedule, shape3);
+            const auto held =
+                theory::pipeActivations(m.schedule, shape3, shape(k.layers), {kMicroBatch, false});
+            for (int stage = 0; stage < k.pp; ++stage) {
+                const std::string kinds = kindsOf(order[static_cast<std::size_t>(stage)]);
+                EXPECT_EQ(run.ranks[static_cast<std::size_t>(stage)].ops, kinds + kinds)
+                    << meshName(m) << " stage " << stage;
+                EXPECT_EQ(run.ranks[static_cast<std::size_t>(stage)].activationPeak,
+                          held[static_cast<std::size_t>(stage)].peakBytes)
+                    << meshName(m) << " stage " << stage;
+            }
+        }
+}
+
+TEST(pipelineParallel, InterleavedStagesUnderEveryStrategyAreBitwiseTheUnpipelinedMesh) {
+    for (const PrecisionKind precision : {PrecisionKind::Fp32, PrecisionKind::MixedBf16})
+        for (const Strategy strategy : {Strategy::Ddp, Strategy::Zero1, Strategy::Zero2,
+                                        Strategy::Zero3, Strategy::FsdpFullShard}) {
+            Mesh flat;
+            flat.dp = 2;
+            flat.micro = 4;
+            flat.strategy = strategy;
+            flat.precision = precision;
+            Mesh piped = flat;
+            piped.pp = 2;
+            piped.virtualStages = 2;
+            piped.schedule = PipeSchedule::Interleaved;
+            const MeshRun a = runMesh(flat), b = runMesh(piped);
+            EXPECT_EQ(b.losses, a.losses) << meshName(piped);
+            EXPECT_EQ(b.digest, a.digest) << meshName(piped);
+        }
 }
 
 TEST(pipelineParallel, StagesExchangeOneActivationAndOneGradientPerMicroBatch) {

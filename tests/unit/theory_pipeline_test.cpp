@@ -124,6 +124,23 @@ TEST(pipeTheory, EveryStagesBubbleIsTheSchedulesFormula) {
     }
 }
 
+// ZB-H1 at unequal times, W beyond B among them: the share of the step the schedule idles, never
+// the closed form's (which undercounts the drain there, negative at F = B = 1, W = 2.5).
+TEST(pipeTheory, ZeroBubbleAtUnequalTimesIsTheScheduleRunOnThem) {
+    for (const plan::PipeOpTimes times :
+         {plan::PipeOpTimes{16.9, 10.9, 12.2}, plan::PipeOpTimes{10, 5, 8},
+          plan::PipeOpTimes{1, 1, 2.5}, plan::PipeOpTimes{1, 1.2, 0.8}})
+        for (const PipeShape& shape : shapesOf(PipeSchedule::ZeroBubbleH1)) {
+            const plan::PipeRun run = plan::runPipe(
+                shape, true, plan::pipeOrder(PipeSchedule::ZeroBubbleH1, shape), times);
+            const double b = theory::pipeBubble(PipeSchedule::ZeroBubbleH1, shape, times);
+            EXPECT_NEAR(b, run.bubble(0), 1e-9) << nameOf(PipeSchedule::ZeroBubbleH1, shape);
+            EXPECT_GE(b, 0.0);
+        }
+    EXPECT_NEAR(theory::pipeBubble(PipeSchedule::ZeroBubbleH1, {4, 8, 1}, {10, 5, 8}), 0.140,
+                0.001); // 10.2 % by the closed form
+}
+
 // ZB-H1 keeps its bubble below 1F1B's at the same work (B + W = 1F1B's backward) everywhere.
 TEST(pipeTheory, ZeroBubbleNeverIdlesMoreThan1F1B) {
     for (const PipeShape& shape : shapesOf(PipeSchedule::ZeroBubbleH1)) {

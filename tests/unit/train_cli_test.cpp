@@ -481,13 +481,48 @@ TEST(trainCli, APipelineUnderMpirunIsBitwiseTheRankThreadsAndGradientAccumulatio
     EXPECT_EQ(digestOf(flat), digestOf(threads));
 }
 
+// Interleaved over MPI: rank 1 (the last stage) hands chunk 0's output to rank 0's chunk 1 and
+// back; the weights are the unpipelined run's with the same micro-batches, bit for bit. Its
+// checkpoints are refused before anything runs, and M must be a multiple of P.
+TEST(trainCli, AnInterleavedPipelineUnderMpirunIsBitwiseGradientAccumulation) {
+    const std::string common = "--model small --strategy zero1 --steps 2 --precision fp32 "
+                               "--deterministic --grad-accum 4 ";
+    const auto digestOf = [](const Result& r) {
+        const std::size_t at = r.out.find("param digest ");
+        return at == std::string::npos ? std::string() : r.out.substr(at + 13, 16);
+    };
+    const Result mpi =
+        runCli("run " + common + "--ranks 4 --pp 2 --pp-schedule interleaved --virtual-stages 2");
+    const Result flat = runCli("run " + common + "--shared-device --ranks 2");
+    ASSERT_EQ(mpi.code, 0) << mpi.err;
+    ASSERT_EQ(flat.code, 0) << flat.err;
+    EXPECT_FALSE(digestOf(mpi).empty()) << mpi.out;
+    EXPECT_EQ(digestOf(mpi), digestOf(flat));
+    EXPECT_NE(mpi.out.find("embedding … block0 + block2"), std::string::npos) << mpi.out;
+    for (const auto& [flags, says] :
+         {std::pair{"--save /tmp/shardscope_never", "--virtual-stages 2"},
+          std::pair{"--grad-accum 3", "multiple of --pp"}}) {
+        const Result r = runCli("run --model small --strategy ddp --steps 1 --shared-device "
+                                "--ranks 2 --pp 2 --pp-schedule interleaved --virtual-stages 2 " +
+                                std::string(flags));
+        EXPECT_EQ(r.code, 2) << flags << "\n" << r.err;
+        EXPECT_NE(r.err.find(says), std::string::npos) << flags << "\n" << r.err;
+    }
+    EXPECT_FALSE(fs::exists("/tmp/shardscope_never"));
+}
+
 TEST(trainCli, BadPipelinesAreOneLineNamingTheFlagBeforeAnythingRuns) {
     const std::pair<const char*, const char*> cases[] = {
         {"--ranks 3 --pp 2", "does not divide the 3 ranks"},
         {"--ranks 5 --pp 2 --tp 5", "--pp 2 × --tp 5 does not divide the 5 ranks"},
         {"--ranks 4 --pp 4", "--pp 4 = 4 stages for a model of 2 layers"},
-        {"--ranks 2 --pp 2 --pp-schedule interleaved", "--pp-schedule must be gpipe, 1f1b or zb1"},
-        {"--ranks 2 --pp 2 --pp-schedule x", "--pp-schedule must be gpipe, 1f1b or zb1"},
+        {"--ranks 2 --pp 2 --pp-schedule interleaved",
+         "--pp-schedule interleaved needs --virtual-stages of at least 2"},
+        {"--ranks 2 --pp 2 --virtual-stages 2", "the 1f1b schedule has no virtual stages"},
+        {"--ranks 2 --pp 2 --pp-schedule interleaved --virtual-stages 2",
+         "--pp 2 × --virtual-stages 2 = 4 stages for a model of 2 layers"},
+        {"--ranks 2 --pp 2 --pp-schedule x",
+         "--pp-schedule must be gpipe, 1f1b, interleaved or zb1"},
         {"--ranks 2 --pp 0", "--pp must be between 1 and 64"},
         {"--ranks 4 --pp 2 --tp 2 --save /tmp/shardscope_never",
          "checkpoints of a run with --tp 2"},

@@ -60,7 +60,7 @@ void addInfo(LessonFacts& f, const replay::RunInfo& info) {
     if (const auto s = plan::pipeScheduleFromFlag(info.pipeSchedule); s && pp > 1) {
         try {
             f[QStringLiteral("bubble_theory")] =
-                percent(theory::pipeBubble(*s, {pp, info.gradAccum, 1}, {}));
+                percent(theory::pipeBubble(*s, {pp, info.gradAccum, info.virtualStages}, {}));
         } catch (const std::exception&) {
             // a shape its schedule cannot run: the paragraph that quotes it says what is missing
         }

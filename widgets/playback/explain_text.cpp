@@ -400,10 +400,19 @@ QString Explain::sentence(const replay::ReplayModel& model, std::uint64_t i,
                     .arg(rank, unit);
             return tr("Rank %1 runs %2's forward on the gathered full parameters.").arg(rank, unit);
         case Phase::Backward:
-            if (info.pipeParallel > 1 && info.pipeSchedule == "zb1")
+            if (info.pipeParallel > 1 && info.pipeSchedule == "zb1") {
+                if (e.unit == 0) // the embedding: no input to differentiate
+                    return tr("Rank %1 keeps %2's output gradient for later: the embedding has no "
+                              "input gradient, all of its backward is weight gradients (W).")
+                        .arg(rank, unit);
+                if (info.stageOf(e.rank) == 0)
+                    return tr("Rank %1 runs %2's backward for its input only; its weight "
+                              "gradients come later (W).")
+                        .arg(rank, unit);
                 return tr("Rank %1 runs %2's backward for its input only: the gradient the "
                           "previous stage waits for. Its weight gradients come later (W).")
                     .arg(rank, unit);
+            }
             return tr("Rank %1 runs %2's backward: gradients for its parameters and its input.")
                 .arg(rank, unit);
         case Phase::WeightGrad:

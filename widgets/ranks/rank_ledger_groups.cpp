@@ -72,10 +72,7 @@ void RankLedgerView::paintStages(QPainter& p, const Geometry& g) const {
         const auto [u0, u1] = info_->stageUnitRange(st);
         // The longest that fits whole: units and the stage's predicted peak, the units, the name.
         const QString name = tr("stage %1").arg(st);
-        const QString units =
-            u1 - u0 <= 1 ? QString::fromStdString(info_->unitName(u0))
-                         : tr("%1 … %2").arg(QString::fromStdString(info_->unitName(u0)),
-                                             QString::fromStdString(info_->unitName(u1 - 1)));
+        const QString units = stageUnitsText(st);
         QString label = name;
         for (const QString& candidate :
              {tr("%1 · %2 · theory peak %3")

@@ -126,20 +126,28 @@ QString RankLedgerView::tooltipFor(int rank) const {
     }
     if (stageCount() > 1) {
         const int st = info_->stageOf(rank);
-        const auto [u0, u1] = info_->stageUnitRange(st);
-        html += QStringLiteral("<br>") +
-                tr("Pipeline stage %1 of %2: units %3 … %4, theory peak %5")
-                    .arg(st)
-                    .arg(stageCount())
-                    .arg(QString::fromStdString(info_->unitName(u0)),
-                         QString::fromStdString(info_->unitName(std::max(u0, u1 - 1))),
-                         formatDecimal(static_cast<double>(stagePredictedPeak(st))))
-                    .toHtmlEscaped();
+        html +=
+            QStringLiteral("<br>") +
+            tr("Pipeline stage %1 of %2: units %3, theory peak %4")
+                .arg(st)
+                .arg(stageCount())
+                .arg(stageUnitsText(st), formatDecimal(static_cast<double>(stagePredictedPeak(st))))
+                .toHtmlEscaped();
     }
     const QString activity = activityText(s);
     if (!activity.isEmpty())
         html += QStringLiteral("<br>") + tr("Now: %1").arg(activity.toHtmlEscaped());
     return html;
+}
+
+QString RankLedgerView::stageUnitsText(int stage) const {
+    QStringList chunks;
+    for (const auto& [u0, u1] : info_->stageChunks(stage))
+        chunks << (u1 - u0 <= 1
+                       ? QString::fromStdString(info_->unitName(u0))
+                       : tr("%1 … %2").arg(QString::fromStdString(info_->unitName(u0)),
+                                           QString::fromStdString(info_->unitName(u1 - 1))));
+    return chunks.join(QStringLiteral(" + "));
 }
 
 } // namespace shardscope::widgets

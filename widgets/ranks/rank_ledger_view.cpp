@@ -453,13 +453,12 @@ void RankLedgerView::paintUnits(QPainter& p, const QRect& strip, int rank,
         info_ ? static_cast<int>(std::min(info_->units.size(), replay::kTrackedUnits)) : 0;
     if (units == 0 || strip.width() < units) return;
     const double w = static_cast<double>(strip.width()) / units;
-    const auto [held0, held1] =
-        stageCount() > 1 ? info_->stageUnitRange(info_->stageOf(rank)) : std::pair{0, units};
+    const int stage = stageCount() > 1 ? info_->stageOf(rank) : 0;
     for (int u = 0; u < units; ++u) {
         const QRectF cell(strip.left() + u * w, strip.top(), w - (w > 4 ? 1 : 0), strip.height());
-        p.fillRect(cell, u < held0 || u >= held1 ? otherStageColor()
-                         : s.isGathered(u)       ? categoryColor(Category::ParamFull)
-                                                 : categoryColor(Category::ParamShard));
+        p.fillRect(cell, stageCount() > 1 && !info_->stageHolds(stage, u) ? otherStageColor()
+                         : s.isGathered(u) ? categoryColor(Category::ParamFull)
+                                           : categoryColor(Category::ParamShard));
         if (s.computeUnit == u) {
             p.setPen(QPen(neutralColor(0x20), 2));
             p.drawRect(cell.adjusted(1, 1, -1, -1));

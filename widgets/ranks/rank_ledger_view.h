@@ -93,6 +93,8 @@ private:
     QString activityText(const replay::RankState& s) const;
     QString failureText() const; // empty without a failure
     QString tooltipFor(int rank) const;
+    // A stage's units: "block2 … head", its chunks joined by " + " with virtual stages.
+    QString stageUnitsText(int stage) const;
     int rankAt(QPoint pos) const;
     void animate();
 

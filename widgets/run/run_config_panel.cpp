@@ -96,10 +96,11 @@ void RunConfigPanel::build() {
     pipeSchedule_ = new QComboBox;
     pipeSchedule_->setObjectName(QStringLiteral("pipeScheduleCombo"));
     for (const plan::PipeScheduleTraits& t : plan::kPipeScheduleTraits)
-        if (runconfig::pipeScheduleRuns(t.kind))
-            pipeSchedule_->addItem(
-                QString::fromLatin1(t.name.data(), static_cast<qsizetype>(t.name.size())),
-                static_cast<int>(t.kind));
+        pipeSchedule_->addItem(
+            QString::fromLatin1(t.name.data(), static_cast<qsizetype>(t.name.size())),
+            static_cast<int>(t.kind));
+    virtualStages_ = spin(limitMin(Field::VirtualStages), limitMax(Field::VirtualStages), 1);
+    virtualStages_->setObjectName(QStringLiteral("virtualStagesSpin"));
     gradAccum_ = spin(limitMin(Field::GradAccum), limitMax(Field::GradAccum), 1);
     gradAccum_->setObjectName(QStringLiteral("gradAccumSpin"));
     addField(RunField::Model, model_);
@@ -107,6 +108,7 @@ void RunConfigPanel::build() {
     addField(RunField::TensorParallel, tensorParallel_);
     addField(RunField::PipeParallel, pipeParallel_);
     addField(RunField::PipeSchedule, pipeSchedule_);
+    addField(RunField::VirtualStages, virtualStages_);
     addField(RunField::Backend, backend_);
     threads_ = new QCheckBox;
     threads_->setObjectName(QStringLiteral("threadsCheck"));
@@ -166,7 +168,7 @@ void RunConfigPanel::build() {
     }
     connect(persistence_, &QDoubleSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
     for (QSpinBox* s : {ranks_, steps_, prefetch_, inflight_, hybrid_, microBatch_, tensorParallel_,
-                        pipeParallel_, gradAccum_})
+                        pipeParallel_, virtualStages_, gradAccum_})
         connect(s, &QSpinBox::valueChanged, this, &RunConfigPanel::onChanged);
     for (QCheckBox* c : {checkpointing_, reshard_, threads_})
         connect(c, &QCheckBox::toggled, this, &RunConfigPanel::onChanged);
@@ -348,6 +350,7 @@ RunRequest RunConfigPanel::request() const {
     r.tensorParallel = tensorParallel_->value();
     r.pipeParallel = pipeParallel_->value();
     r.pipeSchedule = static_cast<plan::PipeSchedule>(pipeSchedule_->currentData().toInt());
+    r.virtualStages = virtualStages_->value();
     r.gradAccum = gradAccum_->value();
     r.saveDir = saveDir_->text().trimmed();
     r.saveEvery = saveEvery_->value();
@@ -385,6 +388,7 @@ void RunConfigPanel::setRequest(const RunRequest& r) {
     pipeParallel_->setValue(r.pipeParallel);
     pipeSchedule_->setCurrentIndex(
         std::max(0, pipeSchedule_->findData(static_cast<int>(r.pipeSchedule))));
+    virtualStages_->setValue(r.virtualStages);
     gradAccum_->setValue(r.gradAccum);
     saveDir_->setText(r.saveDir);
     saveEvery_->setValue(r.saveEvery);
@@ -434,6 +438,10 @@ void RunConfigPanel::onChanged() {
     persistence_->setEnabled(policy.usesPersistence());
     hybrid_->setEnabled(policy.usesHybridGroup());
     pipeSchedule_->setEnabled(pipeParallel_->value() > 1); // a schedule orders stages
+    virtualStages_->setEnabled(
+        pipeParallel_->value() > 1 &&
+        plan::traits(static_cast<plan::PipeSchedule>(pipeSchedule_->currentData().toInt()))
+            .virtualStages);
     updateOffloadChoices(policy);
     updateNvmeRows();
     const RunRequest r = request();

@@ -90,8 +90,8 @@ private:
     QSpinBox* hybrid_ = nullptr;
     QSpinBox* tensorParallel_ = nullptr;
     QSpinBox* pipeParallel_ = nullptr;
-    QComboBox* pipeSchedule_ =
-        nullptr; // the schedules a run executes (runconfig::pipeScheduleRuns)
+    QComboBox* pipeSchedule_ = nullptr; // every schedule (plan::kPipeScheduleTraits)
+    QSpinBox* virtualStages_ = nullptr; // V: chunks per rank (interleaved only)
     QSpinBox* gradAccum_ = nullptr;
     QSpinBox* microBatch_ = nullptr;
     QComboBox* offloadOptimizer_ = nullptr; // device | host

@@ -42,6 +42,7 @@ void RunConfigPanel::retranslateUi() {
         {RunField::TensorParallel, tr("Tensor parallel (T)")},
         {RunField::PipeParallel, tr("Pipeline stages (P)")},
         {RunField::PipeSchedule, tr("Pipeline schedule")},
+        {RunField::VirtualStages, tr("Chunks per rank (V)")},
         {RunField::GradAccum, tr("Micro-batches per step")},
         {RunField::Save, tr("Save checkpoints to")},
         {RunField::SaveEvery, tr("Save every K steps")},
@@ -112,7 +113,15 @@ void RunConfigPanel::retranslateUi() {
     pipeSchedule_->setToolTip(
         tr("The order of each stage's forward and backward passes: GPipe runs every "
            "micro-batch's forward before any backward (the most activations in flight); 1F1B "
-           "alternates them once the pipeline is full (at most P − s micro-batches on stage s)."));
+           "alternates them once the pipeline is full (at most P − s micro-batches on stage s); "
+           "Interleaved 1F1B gives each rank V chunks of layers, which shrinks the bubble V "
+           "times; Zero Bubble H1 splits each backward into the input gradients (B) and the "
+           "weight gradients (W) and runs the Ws where the pipeline would idle."));
+    virtualStages_->setToolTip(
+        tr("Interleaved 1F1B: the layers are cut into P × V chunks and rank s holds chunks s, "
+           "s + P, … (--virtual-stages). A micro-batch passes every rank V times: the bubble "
+           "falls to (P − 1)/(V·M + P − 1), for V times the messages. The micro-batches per "
+           "step must be a multiple of P."));
     gradAccum_->setToolTip(
         tr("Micro-steps per optimizer step (gradient accumulation, --grad-accum). With pipeline "
            "stages these are the micro-batches the schedule sends through them (--micro-batches): "

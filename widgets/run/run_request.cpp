@@ -50,6 +50,7 @@ runconfig::RunConfig toRunConfig(const RunRequest& r) {
     c.tensorParallel = r.tensorParallel;
     c.pipeParallel = r.pipeParallel;
     c.pipeSchedule = r.pipeSchedule;
+    c.virtualStages = r.virtualStages;
     if (r.microBatch > 0) c.preset.microBatch = r.microBatch;
     // Knobs the strategy does not read are neither passed nor recorded (runconfig::applies).
     plan::Knobs& k = c.knobs;
@@ -89,6 +90,7 @@ RunRequest fromRunConfig(const runconfig::RunConfig& c, const RunRequest& base) 
     r.tensorParallel = std::min(c.tensorParallel, kMaxRanks);
     r.pipeParallel = std::clamp(c.pipeParallel, 1, kMaxRanks);
     r.pipeSchedule = c.pipeSchedule;
+    r.virtualStages = std::clamp(c.virtualStages, 1, plan::kMaxVirtualStages);
     r.gradAccum = std::max(c.knobs.gradAccumSteps, 1);
     r.capacityBytes = c.capacityBytes;
     // The preset's own micro-batch shows as "the preset's" (0).

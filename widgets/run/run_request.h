@@ -61,7 +61,8 @@ struct RunRequest {
     int tensorParallel = 1; // --tp: T of a T × D mesh of the ranks
     int pipeParallel = 1;   // --pp: P pipeline stages (the mesh is P × T × D)
     plan::PipeSchedule pipeSchedule = plan::PipeSchedule::OneFOneB; // --pp-schedule (P > 1)
-    int gradAccum = 1; // --grad-accum: micro-steps per step (a pipeline's micro-batches)
+    int virtualStages = 1; // --virtual-stages: chunks per rank (interleaved)
+    int gradAccum = 1;     // --grad-accum: micro-steps per step (a pipeline's micro-batches)
     // Checkpoints (docs/checkpoints.md); empty paths: none.
     QString saveDir;    // --save DIR: saves after the last step (and every saveEvery steps)
     int saveEvery = 0;  // --save-every K; 0: only after the last step

@@ -40,7 +40,7 @@ PipelineFacts pipelineFacts(const replay::ReplayModel* model) {
         const std::string_view name = plan::traits(*s).name;
         f.schedule = QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));
         try {
-            f.theory = theory::pipeBubble(*s, {f.stages, info->gradAccum, 1}, {});
+            f.theory = theory::pipeBubble(*s, {f.stages, info->gradAccum, info->virtualStages}, {});
         } catch (const std::exception&) {
             f.theory.reset(); // a shape the schedule cannot run: no theory to print
         }
@@ -263,7 +263,18 @@ void paintMemory(QPainter& p, const TimelineGeometry& g, const TimelineScene& s,
     if (!swings.empty()) p.drawLines(swings.data(), static_cast<int>(swings.size()));
 }
 
-QString boxLabel(const TimelineScene& s, const replay::TimelineSpan& span, bool microLabels) {
+// The chunk of `rank`'s stage that holds `unit` (interleaved), or -1 with one chunk a stage.
+int chunkOf(const TimelineScene& s, int rank, std::int32_t unit) {
+    const report::RunInfo* info = s.model ? s.model->info().get() : nullptr;
+    if (!info || info->virtualStages <= 1 || info->pipeParallel <= 1) return -1;
+    const auto chunks = info->stageChunks(info->stageOf(rank));
+    for (std::size_t c = 0; c < chunks.size(); ++c)
+        if (unit >= chunks[c].first && unit < chunks[c].second) return static_cast<int>(c);
+    return -1;
+}
+
+QString boxLabel(const TimelineScene& s, const replay::TimelineSpan& span, bool microLabels,
+                 int rank) {
     QString unit;
     if (span.unit >= 0)
         unit = s.model && s.model->info()
@@ -282,7 +293,17 @@ QString boxLabel(const TimelineScene& s, const replay::TimelineSpan& span, bool 
     if (span.kind == replay::SpanKind::Optimizer || span.kind == replay::SpanKind::Save)
         return spanKindLabel(span.kind);
     // The pipeline picture's names: F3 = micro-batch 3's forward, B3 its backward (its input
-    // gradients where the schedule splits it), W3 its weight gradients.
+    // gradients where the schedule splits it), W3 its weight gradients; with virtual stages
+    // F3.1 = micro-batch 3 through the rank's chunk 1.
+    const int chunk = micro ? chunkOf(s, rank, span.unit) : -1;
+    if (chunk >= 0 &&
+        (span.kind == replay::SpanKind::Forward || span.kind == replay::SpanKind::Backward))
+        return (span.kind == replay::SpanKind::Forward ? TimelinePainter::tr("F%1.%2 %3")
+                                                       : TimelinePainter::tr("B%1.%2 %3"))
+            .arg(span.microBatch)
+            .arg(chunk)
+            .arg(unit)
+            .trimmed();
     if (micro && span.kind == replay::SpanKind::Forward)
         return TimelinePainter::tr("F%1 %2").arg(span.microBatch).arg(unit).trimmed();
     if (micro && span.kind == replay::SpanKind::Backward)
@@ -349,7 +370,7 @@ void paintLane(QPainter& p, const TimelineGeometry& g, const TimelineScene& s, i
             s.index->lane(rank).rows[static_cast<std::size_t>(b.row)][b.span];
         if (b.row != replay::TimelineRow::Buffers && r.width() > 36 &&
             r.height() >= fm.height() - 2) {
-            const QString text = fm.elidedText(boxLabel(s, span, microLabels), Qt::ElideRight,
+            const QString text = fm.elidedText(boxLabel(s, span, microLabels, rank), Qt::ElideRight,
                                                static_cast<int>(r.width()) - 4);
             p.setPen(textOn(c)); // dark on the pale bars (all-reduce, TP), white on the rest
             p.drawText(r.adjusted(3, 0, -1, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
