@@ -6,7 +6,8 @@
 # its CUDA stack, plus the four CUDA wheels its import needs even on a CPU.
 # usage: scripts/bench-torch.sh [build] [torch_gpt_bench.py flags, e.g. --repeats 6 --markdown]
 #        scripts/bench-torch.sh [build] --pipeline [torch_pipeline_bench.py flags]: run --pp against
-#        torch.distributed.pipelining (GPipe and 1F1B over gloo; it needs numpy too)
+#        torch.distributed.pipelining (GPipe, 1F1B, Interleaved 1F1B over gloo; our ZB-H1; the
+#        measured bubble per stage on both sides; it needs numpy too)
 set -euo pipefail
 build=${1:-build}
 [ $# -gt 0 ] && shift

@@ -117,7 +117,9 @@ std::optional<PipelineEstimate> pipelineFlags(const Args& args, theory::Scenario
                               ": between a micro-batch's B and its W a stage keeps W's inputs "
                               "(in its activations) and each linear layer's output gradient, "
                               "fp32 workspace (\"+ … for W\", at most at once)");
-    p.split = theory::pipeStages(p.gpt, {p.stages, p.microBatches, 1});
+    // The stage list shows the one schedule's chunks when it has several a rank (interleaved).
+    p.splitChunks = onlyOne ? p.schedules.front().virtualStages : 1;
+    p.split = theory::pipeStages(p.gpt, {p.stages, p.microBatches, p.splitChunks});
     for (std::size_t i = 1; i < p.split.size(); ++i)
         if (p.split[i].params > p.split[static_cast<std::size_t>(p.rowsStage)].params)
             p.rowsStage = static_cast<int>(i);
@@ -184,7 +186,11 @@ void printPipeline(const PipelineEstimate& p) {
         static_cast<long long>(p.stages) * p.gpt.tp * p.dataRanks, p.microBatches,
         static_cast<long long>(p.microBatch));
     if (!p.rowsNote.empty()) std::printf("(%s)\n", p.rowsNote.c_str());
-    std::printf("%-6s %-28s %s\n", "stage", "layers (one chunk per rank)", "params");
+    std::printf("%-6s %-28s %s\n", "stage",
+                p.splitChunks > 1
+                    ? ("layers (" + std::to_string(p.splitChunks) + " chunks per rank)").c_str()
+                    : "layers (one chunk per rank)",
+                "params");
     for (std::size_t i = 0; i < p.split.size(); ++i)
         std::printf("%-6zu %-28s %llu%s\n", i, layersText(p.split[i]).c_str(),
                     static_cast<unsigned long long>(p.split[i].params),

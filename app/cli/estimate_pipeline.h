@@ -25,7 +25,8 @@ struct PipelineEstimate {
     plan::GptShape gpt; // one TP slice
     int stages = 1, dataRanks = 1, microBatches = 1;
     std::int64_t microBatch = 1;
-    std::vector<theory::PipeStage> split; // V = 1
+    std::vector<theory::PipeStage> split; // splitChunks chunks per rank
+    int splitChunks = 1;                  // V where interleaved is the one schedule, else 1
     int rowsStage = 0;                    // the stage the per-rank rows describe (P > 1)
     std::string rowsNote;                 // what those rows hold and leave out (P > 1)
     std::vector<PipelineSchedule> schedules;

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "launch/job.h"
 #include "launch/mpirun.h"
+#include "launch/single_copy.h"
 #include "protocol/stream_writer.h"
 
 #include <cerrno>
@@ -99,6 +100,7 @@ LaunchOutcome launchJob(const LaunchRequest& req) {
     opts.extraArgs = req.mpirunArgs;
     opts.runningAsRoot = ::geteuid() == 0;
     opts.localCores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    opts.singleCopy = req.hostfile.empty() && launch::crossMemoryAttachWorks();
     std::vector<std::string> workerArgs = req.workerArgs;
     workerArgs.insert(workerArgs.end(), {"--stream", job.socketPath()});
     std::vector<std::string> argv{worker};

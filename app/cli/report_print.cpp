@@ -96,13 +96,16 @@ void printCompareTable(const report::CompareReport& c) {
     const report::RunReport& ddp = c.strategies.front();
     const double ddpStates =
         static_cast<double>(report::stateTotal(ddp.worstRank().modelStateBytes));
-    const double ddpTheory = static_cast<double>(report::stateTotal(ddp.theory.modelStateBytes));
+    const double ddpTheory =
+        static_cast<double>(report::stateTotal(ddp.theoryModelStatesOf(ddp.worstRank().rank)));
     std::printf("\n%-13s %13s %13s %6s %15s %13s %13s %9s %8s %12s\n", "strategy", "states meas.",
                 "states theory", "equal", "savings m/t", "comm meas.", "comm theory", "step ms",
                 "exposed", "max|Δ| vs ddp");
     for (const report::RunReport& r : c.strategies) {
-        const std::uint64_t states = report::stateTotal(r.worstRank().modelStateBytes);
-        const std::uint64_t theoryStates = report::stateTotal(r.theory.modelStateBytes);
+        // A pipelined run's worst rank is compared with its own stage's theory.
+        const report::RankReport& worst = r.worstRank();
+        const std::uint64_t states = report::stateTotal(worst.modelStateBytes);
+        const std::uint64_t theoryStates = report::stateTotal(r.theoryModelStatesOf(worst.rank));
         char savings[32];
         std::snprintf(savings, sizeof savings, "%.2f×/%.2f×",
                       ddpStates / static_cast<double>(states),
@@ -133,7 +136,7 @@ void printCompareTable(const report::CompareReport& c) {
         for (Category cat : kAllCategories)
             std::printf(" %11llu", static_cast<unsigned long long>(worst.peakBytes[index(cat)]));
         std::printf(" %11llu %11llu\n", static_cast<unsigned long long>(worst.peakTotal),
-                    static_cast<unsigned long long>(r.theory.predictedPeakBytes));
+                    static_cast<unsigned long long>(r.predictedPeakOf(worst.rank)));
     }
 }
 

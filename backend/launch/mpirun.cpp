@@ -47,7 +47,7 @@ std::vector<std::string> mpirunArgv(const MpirunOptions& o, const std::string& w
     };
     if (o.hostfile.empty()) {
         mca("btl", "self,vader");
-        mca("btl_vader_single_copy_mechanism", "none");
+        mca("btl_vader_single_copy_mechanism", o.singleCopy ? "cma" : "none");
     } else {
         argv.insert(argv.end(), {"--hostfile", o.hostfile});
     }

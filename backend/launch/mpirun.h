@@ -17,6 +17,7 @@ struct MpirunOptions {
     std::vector<std::string> extraArgs; // passed to mpirun verbatim, before the worker
     bool runningAsRoot = false;         // adds --allow-run-as-root
     int localCores = 1;                 // adds --oversubscribe when ranks exceed it
+    bool singleCopy = false;            // one machine: ranks may use CMA (single_copy.h)
 };
 
 // True when the job stays on this machine: no hostfile, and no host given in the extra
@@ -24,7 +25,8 @@ struct MpirunOptions {
 bool singleHost(const MpirunOptions& options);
 
 // mpirun [flags] -np N <worker> <workerArgs…>. On one machine: shared-memory transport only
-// (btl self,vader) without single-copy (process_vm_readv is blocked in many containers), and
+// (btl self,vader), single-copy by CMA where `singleCopy` (launch/single_copy.h: the probe
+// found process_vm_readv allowed between sibling processes), else without it, and
 // mpirun's own out-of-band traffic and any TCP transport on loopback (oob_tcp_if_include lo,
 // btl_tcp_if_include lo). mpirun's listener still binds every interface; Job::setLoopbackOnly
 // is what keeps it unreachable (docs/architecture.md, "What a job opens").

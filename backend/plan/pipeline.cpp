@@ -39,7 +39,7 @@ std::string validatePipe(PipeSchedule schedule, const PipeShape& shape, int laye
                " layers: every stage needs a layer";
     if (t.microBatchesByStages && m % p != 0)
         return "--pp-schedule " + std::string(t.flag) +
-               " needs --micro-batches to be a multiple of "
+               " needs --micro-batches (--grad-accum) to be a multiple of "
                "--pp (M = " +
                std::to_string(m) + ", P = " + std::to_string(p) + ")";
     return {};

@@ -372,6 +372,10 @@ RunReport readRun(const json& j, const std::string& path) {
                     val.chunks.push_back(range);
                     tiles[static_cast<std::size_t>(c * p) + st] = range;
                 }
+                if (val.chunks.front().first != val.firstUnit ||
+                    val.chunks.back().second != val.endUnit)
+                    throw Bad{"report: theory.stages: a stage's chunks do not span its first_unit "
+                              "to end_unit"};
             }
             stageValues.push_back(std::move(val));
         }

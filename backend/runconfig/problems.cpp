@@ -6,6 +6,8 @@
 #include "runconfig/run_config.h"
 #include "theory/input_error.h"
 
+#include <cstdint>
+
 namespace shardscope::runconfig {
 
 namespace {
@@ -113,6 +115,15 @@ std::vector<Problem> validate(const RunConfig& c) {
                     ": pipeline stages run on CPU ranks (--backend cpu) in this build");
         else if (c.offload.optimizer == Tier::Nvme || c.offload.param == Tier::Nvme)
             problem("--pp " + std::to_string(p) + ": the NVMe tier does not run with pipelines");
+        else if (const double bytes = static_cast<double>(c.preset.microBatch) *
+                                      static_cast<double>(c.preset.shape.seqLen) *
+                                      static_cast<double>(c.preset.shape.dModel) * sizeof(float);
+                 !c.sharedDevice && bytes > static_cast<double>(INT32_MAX))
+            // MPI counts a message's bytes in an int: one activation must fit in it.
+            problem("--pp " + std::to_string(p) + ": a stage's activation message of " +
+                    std::to_string(static_cast<std::uint64_t>(bytes)) +
+                    " bytes (micro-batch × context × d × 4) exceeds MPI's 2 GiB message; use a "
+                    "smaller --micro-batch");
     }
     const std::string strategyText(plan::strategyName(c.strategy));
     for (const auto& [field, tier] : {std::pair{Field::OffloadOptimizer, c.offload.optimizer},

@@ -267,6 +267,8 @@ RunConfig parseRunConfig(std::span<const std::string> workerArgs, int worldSize)
     }
     if (args.has("--pp-schedule") && c.pipeParallel <= 1)
         throwInvalid("--pp-schedule needs --pp P > 1 (the schedule of a pipeline's stages)");
+    if (args.has("--virtual-stages") && c.pipeParallel <= 1)
+        throwInvalid("--virtual-stages needs --pp P > 1 (model chunks per pipeline rank)");
     // SHARD_GRAD_OP never reshards after forward: the default follows it, an explicit 1 is a
     // problem validate() reports.
     if (c.strategy == plan::Strategy::FsdpShardGradOp && !args.has("--reshard-after-forward"))

@@ -390,11 +390,12 @@ report::RunReport makeReport(const RunOutcome& o) {
         notes.push_back(same);
     } else {
         std::string why = "measured peak ";
+        if (stages > 1) why.append("of stage ").append(std::to_string(worst)).append(" ");
         why.append(mib(static_cast<double>(peakMax))).append(" vs predicted ");
         why.append(mib(static_cast<double>(reference.peakBytes))).append(" (");
         if (peakDelta > 0) why.push_back('+');
         why.append(std::to_string(peakDelta)).append(" B):");
-        bool onlyMessages = stages > 1, messages = false;
+        bool onlyMessages = stages > 1, messages = false, anyCategory = false;
         if (!o.ranks.empty())
             for (Category cat : kAllCategories) {
                 const auto m = static_cast<std::int64_t>(
@@ -403,6 +404,7 @@ report::RunReport makeReport(const RunOutcome& o) {
                     static_cast<std::int64_t>(reference.categoryPeaks.at(cat, Tier::Device));
                 if (m != pt && cat != Category::CommBuffer) onlyMessages = false;
                 if (m != pt && cat == Category::CommBuffer) messages = true;
+                anyCategory = anyCategory || m != pt;
                 if (m != pt)
                     why.append(" ")
                         .append(categoryName(cat))
@@ -414,6 +416,10 @@ report::RunReport makeReport(const RunOutcome& o) {
             why.append(" a pipeline message's comm_buffer is held until the neighbouring stage "
                        "has copied it, which depends on timing; the dry run's messages arrive at "
                        "once");
+        else if (stages > 1 && !anyCategory)
+            why.append(" every category peaks as predicted, but not at the same moment: when the "
+                       "total peaked, more pipeline messages' comm_buffers were waiting for the "
+                       "neighbouring stage than in the dry run, where messages arrive at once");
         else
             why.append(" the prediction is a dry run of this implementation's step, so a "
                        "difference is a gap in the dry run");

@@ -442,8 +442,12 @@ double Trainer::pipelineMicroSteps(StepResult& r) {
                 lossSum += model.loss();
             else
                 post(model.takeOutput(units.end - 1), next, units.end - 1);
-            if (!statesTaken) r.modelStates = modelStatesNow(device_.ledger());
-            statesTaken = true;
+            // Every chunk's states coexist once the last chunk has run its first forward (the
+            // earlier chunks' gathered parameters wait for their backwards).
+            if (!statesTaken && op.chunk + 1 == chunks) {
+                r.modelStates = modelStatesNow(device_.ledger());
+                statesTaken = true;
+            }
         } else if (op.kind == plan::PipeOpKind::Backward) {
             if (!last) {
                 Buffer grad = device_.allocateArray<float>(

@@ -1,9 +1,11 @@
 // The mpirun command line and the reading of mpirun's failure messages (real OpenMPI 4.1 text).
 #include "launch/ending.h"
 #include "launch/mpirun.h"
+#include "launch/single_copy.h"
 
 #include <algorithm>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 using namespace shardscope::launch;
 
@@ -29,6 +31,33 @@ TEST(launchMpirun, OneMachineAsRootOversubscribed) {
     EXPECT_EQ(*(np + 1), "4");
     EXPECT_EQ(*(np + 2), "/opt/bin/shardscope-worker");
     EXPECT_EQ(argv.back(), "3");
+}
+
+// Single-copy transfers where the probe allowed them, the fragment path otherwise; the user's
+// --mpirun-args still win.
+TEST(launchMpirun, SingleCopyOnlyWhereTheProbeFoundItAllowed) {
+    const auto mechanism = [](const std::vector<std::string>& argv) {
+        const auto it = std::find(argv.begin(), argv.end(), "btl_vader_single_copy_mechanism");
+        return it == argv.end() || it + 1 == argv.end() ? std::string() : *(it + 1);
+    };
+    MpirunOptions o;
+    o.ranks = 2;
+    EXPECT_EQ(mechanism(mpirunArgv(o, "w", {})), "none");
+    o.singleCopy = true;
+    EXPECT_EQ(mechanism(mpirunArgv(o, "w", {})), "cma");
+    o.extraArgs = {"--mca", "btl_vader_single_copy_mechanism", "none"};
+    const auto argv = mpirunArgv(o, "w", {});
+    EXPECT_EQ(std::count(argv.begin(), argv.end(), "btl_vader_single_copy_mechanism"), 1);
+    EXPECT_EQ(mechanism(argv), "none");
+}
+
+// The probe reads a sibling process's memory the way two ranks would: where it says yes, a
+// 2-rank job's large messages go single-copy (tests/mpi/* then run over it).
+TEST(launchMpirun, TheCrossMemoryProbeAnswersTheSameTwiceAndLeavesNoChild) {
+    const bool first = crossMemoryAttachWorks();
+    EXPECT_EQ(crossMemoryAttachWorks(), first);
+    int status = 0;
+    EXPECT_EQ(::waitpid(-1, &status, WNOHANG), -1) << "a probe child is left";
 }
 
 TEST(launchMpirun, HostfileAndExtraArgsPassThroughWithoutLocalFlags) {

@@ -123,6 +123,44 @@ TEST(reportSchema, PipelineStagesRoundTripAndAreBounded) {
     EXPECT_FALSE(fromJson(many));
 }
 
+// Interleaved: each stage lists its chunks, which tile the model in virtual-stage order (chunk c
+// of stage s is c·P + s) and span the stage's first_unit to end_unit; anything else is damage.
+TEST(reportSchema, InterleavedStagesListTheirChunksAndAreBounded) {
+    RunReport r = sample();
+    r.config["pp"] = 2;
+    r.config["virtual_stages"] = 2;
+    // Units 0 … 5: stage 0 holds [0, 2) and [3, 4), stage 1 [2, 3) and [4, 6).
+    const std::vector<std::vector<std::pair<std::int32_t, std::int32_t>>> chunks = {
+        {{0, 2}, {3, 4}}, {{2, 3}, {4, 6}}};
+    for (const auto& c : chunks) {
+        StageTheoryValues v;
+        v.firstUnit = c.front().first;
+        v.endUnit = c.back().second;
+        v.chunks = c;
+        r.theory.stages.push_back(v);
+    }
+    const json j = toJson(r);
+    const Parsed<RunReport> back = fromJson(j);
+    ASSERT_TRUE(back) << back.error;
+    EXPECT_EQ(*back.value, r);
+    json beyond = j; // the last chunk runs past its stage's end_unit
+    beyond["theory"]["stages"][1]["chunks"][1][1] = 100;
+    EXPECT_FALSE(fromJson(beyond));
+    json wider = j; // a span wider than the chunks
+    wider["theory"]["stages"][0]["end_unit"] = 6;
+    EXPECT_FALSE(fromJson(wider));
+    json swapped = j; // not in virtual-stage order
+    swapped["theory"]["stages"][0]["chunks"] =
+        json::array({json::array({3, 4}), json::array({0, 2})});
+    EXPECT_FALSE(fromJson(swapped));
+    json missing = j;
+    missing["theory"]["stages"][1].erase("chunks");
+    EXPECT_FALSE(fromJson(missing));
+    json badV = j;
+    badV["config"]["virtual_stages"] = 17;
+    EXPECT_FALSE(fromJson(badV));
+}
+
 // A share of a step outside [0, 1] is a damaged report, not a figure to print.
 TEST(reportSchema, FractionsOutsideZeroToOneAreRefused) {
     for (const char* key : {"exposed_comm_fraction", "exposed_transfer_fraction"})

@@ -509,6 +509,15 @@ TEST(trainCli, AnInterleavedPipelineUnderMpirunIsBitwiseGradientAccumulation) {
         EXPECT_NE(r.err.find(says), std::string::npos) << flags << "\n" << r.err;
     }
     EXPECT_FALSE(fs::exists("/tmp/shardscope_never"));
+    // SHARD_GRAD_OP holds every chunk's gathered parameters from its forward to its backward:
+    // the model states are measured once the last chunk has run a forward, equal to theory;
+    // compare holds each strategy's worst rank against its own stage's theory.
+    const Result gradOp = runCli("compare --model small --strategies ddp,fsdp_grad_op --steps 1 "
+                                 "--grad-accum 2 --shared-device --ranks 4 --pp 2 "
+                                 "--pp-schedule interleaved --virtual-stages 2");
+    ASSERT_EQ(gradOp.code, 0) << gradOp.err;
+    EXPECT_NE(gradOp.out.find(" yes "), std::string::npos) << gradOp.out;
+    EXPECT_EQ(gradOp.out.find(" NO "), std::string::npos) << gradOp.out;
 }
 
 TEST(trainCli, BadPipelinesAreOneLineNamingTheFlagBeforeAnythingRuns) {
@@ -523,6 +532,7 @@ TEST(trainCli, BadPipelinesAreOneLineNamingTheFlagBeforeAnythingRuns) {
          "--pp 2 × --virtual-stages 2 = 4 stages for a model of 2 layers"},
         {"--ranks 2 --pp 2 --pp-schedule x",
          "--pp-schedule must be gpipe, 1f1b, interleaved or zb1"},
+        {"--ranks 2 --virtual-stages 3", "--virtual-stages needs --pp P > 1"},
         {"--ranks 2 --pp 0", "--pp must be between 1 and 64"},
         {"--ranks 4 --pp 2 --tp 2 --save /tmp/shardscope_never",
          "checkpoints of a run with --tp 2"},
@@ -541,6 +551,13 @@ TEST(trainCli, BadPipelinesAreOneLineNamingTheFlagBeforeAnythingRuns) {
         EXPECT_TRUE(noStepRan(r)) << args;
     }
     EXPECT_FALSE(fs::exists("/tmp/shardscope_never"));
+    // MPI counts a message's bytes in an int: 4096 × 256 × 770 × 4 B is 3.2 GB. Rank threads
+    // have no such limit.
+    const Result huge = runCli("run --model gpt100m --strategy ddp --steps 1 --ranks 2 --pp 2 "
+                               "--micro-batch 4096");
+    EXPECT_EQ(huge.code, 2) << huge.err;
+    EXPECT_NE(huge.err.find("exceeds MPI's 2 GiB message"), std::string::npos) << huge.err;
+    EXPECT_TRUE(noStepRan(huge));
 }
 
 // The recording of a pipelined run, exported for Perfetto: every message is one arrow from its

@@ -350,7 +350,8 @@ RunRequest RunConfigPanel::request() const {
     r.tensorParallel = tensorParallel_->value();
     r.pipeParallel = pipeParallel_->value();
     r.pipeSchedule = static_cast<plan::PipeSchedule>(pipeSchedule_->currentData().toInt());
-    r.virtualStages = virtualStages_->value();
+    // A schedule without virtual stages runs one chunk a rank, whatever the greyed box holds.
+    r.virtualStages = plan::traits(r.pipeSchedule).virtualStages ? virtualStages_->value() : 1;
     r.gradAccum = gradAccum_->value();
     r.saveDir = saveDir_->text().trimmed();
     r.saveEvery = saveEvery_->value();
