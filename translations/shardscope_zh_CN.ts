@@ -2821,6 +2821,14 @@ CPU/节点</translation>
         <source>stage %1</source>
         <translation>阶段 %1</translation>
     </message>
+    <message>
+        <source>the sending stage&apos;s activation or gradient</source>
+        <translation>发送阶段的激活值或梯度</translation>
+    </message>
+    <message>
+        <source>after: the same bytes on the receiving stage (nothing summed)</source>
+        <translation>之后：接收阶段得到同样的字节（不做求和）</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::widgets::LessonPlayer</name>

@@ -294,11 +294,40 @@ std::vector<FileCheck> verifyFiles(const Opened& c) {
     return out;
 }
 
+namespace {
+// What DIR/latest names ("?" when unreadable, "" when absent).
+void readLatest(Listing& l) {
+    if (!exists(l.root + "/latest")) return;
+    try {
+        l.latest = readSmallFile(l.root + "/latest", 64);
+        while (!l.latest.empty() && (l.latest.back() == '\n' || l.latest.back() == '\r'))
+            l.latest.pop_back();
+    } catch (const Error&) {
+        l.latest = "?";
+    }
+}
+} // namespace
+
 Listing listCheckpoints(const std::string& rootIn) {
     Listing l;
     l.root = rootIn;
     while (l.root.size() > 1 && l.root.back() == '/')
         l.root.pop_back();
+    // DIR/step-K itself (what verify and --resume also take): that one step of its folder.
+    if (exists(l.root + "/metadata.json")) {
+        StepEntry s;
+        s.name = fs::path(l.root).filename().string();
+        try {
+            s.meta = readMetadata(l.root);
+        } catch (const Error& e) {
+            s.problem = e.what();
+        }
+        l.steps.push_back(std::move(s));
+        l.root = fs::path(l.root).parent_path().string();
+        if (l.root.empty()) l.root = ".";
+        readLatest(l);
+        return l;
+    }
     std::error_code ec;
     fs::directory_iterator it(l.root, ec);
     if (ec) ioFail(l.root, "list", ec.value());
@@ -322,15 +351,7 @@ Listing listCheckpoints(const std::string& rootIn) {
         }
         l.steps.push_back(std::move(s));
     }
-    if (exists(l.root + "/latest")) {
-        try {
-            l.latest = readSmallFile(l.root + "/latest", 64);
-            while (!l.latest.empty() && (l.latest.back() == '\n' || l.latest.back() == '\r'))
-                l.latest.pop_back();
-        } catch (const Error&) {
-            l.latest = "?";
-        }
-    }
+    readLatest(l);
     if (l.steps.empty() && l.temps.empty() && l.latest.empty())
         throw Error(ErrorKind::Format,
                     "'" + l.root + "' is not a checkpoint folder (no step-K, no 'latest')");

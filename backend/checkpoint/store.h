@@ -133,6 +133,7 @@ struct Listing {
     std::vector<std::string> temps; // leftovers of interrupted saves
 };
 // Error(Io) when DIR cannot be listed; Error(Format) when it holds no step, temp or `latest`.
+// DIR may be one step's folder (it holds metadata.json): the listing is that step of its parent.
 Listing listCheckpoints(const std::string& root);
 
 // The consolidated fp32 weights (and with `optimizer` the Adam moments as <name>.exp_avg and

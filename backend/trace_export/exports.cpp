@@ -178,8 +178,11 @@ private:
     }
 
     void begin(int rank, int tid, const replay::TimelineSpan& s) {
-        const std::string unit = model_.info()->unitName(s.unit);
-        json args = {{"unit", unit}, {"step", model_.event(s.beginEvent).step}};
+        // The optimizer and a checkpoint save belong to no unit: no "unit -1" in their names.
+        const std::string unit =
+            s.unit == kNoUnit ? std::string() : model_.info()->unitName(s.unit);
+        json args = {{"step", model_.event(s.beginEvent).step}};
+        if (!unit.empty()) args["unit"] = unit;
         if (const int micro = model_.event(s.beginEvent).microBatch; micro >= 0)
             args["micro_batch"] = micro;
         if (replay::rowOf(s.kind) == replay::TimelineRow::Compute) args["phase"] = spanName(s.kind);
@@ -196,7 +199,7 @@ private:
             args["GBps"] = replay::algBandwidth(s.bytes, s.durationNs()) / 1e9;
         }
         emit({{"ph", "B"},
-              {"name", spanName(s.kind) + " " + unit},
+              {"name", unit.empty() ? spanName(s.kind) : spanName(s.kind) + " " + unit},
               {"cat", rowName(rowOf(s.kind))},
               {"pid", rank + 1},
               {"tid", tid},

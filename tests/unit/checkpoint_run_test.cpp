@@ -249,6 +249,10 @@ TEST_F(checkpointRun, BadCheckpointsAreOneLineAndExitTwo) {
     r = cli("run --model small --ranks 1 --strategy ddp --steps 1 --resume " + path("other"));
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.err.find("holds another model"), std::string::npos) << r.err;
+    // One step's folder, as verify and --resume take it: inspect lists that step.
+    r = cli("checkpoint inspect " + path("other") + "/step-1");
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("step-1"), std::string::npos) << r.out;
     // Not a checkpoint.
     fs::create_directories(path("empty"));
     r = resume(path("empty"));

@@ -222,6 +222,10 @@ QString FlowView::rowCaption(bool top) const {
         return top ? tr("each rank's shard") : tr("full parameters");
     case CollectiveOp::ReduceScatter:
         return top ? tr("full gradients") : tr("summed gradient shard");
+    case CollectiveOp::PipeSend:
+    case CollectiveOp::PipeRecv: // a point-to-point message: moved, not summed
+        return top ? tr("the sending stage's activation or gradient")
+                   : tr("after: the same bytes on the receiving stage (nothing summed)");
     case CollectiveOp::TpAllReduce:
         if (s.phase == Phase::Backward)
             return top ? tr("each rank's partial input gradient (its heads / columns)")
